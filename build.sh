@@ -1,0 +1,418 @@
+#!/bin/sh
+# build.sh: the only entry point for building and testing tracebox.
+#
+#   ./build.sh            out/tracebox: static (musl), stripped, reproducible
+#   ./build.sh test       everything the tests need, then every test tier
+#   ./build.sh asan       glibc build with ASan+UBSan, whole suite against it
+#   ./build.sh fuzz [T] [SECONDS]   libFuzzer campaign (clang) on target T
+#   ./build.sh release    out/release/: archive, SHA256SUMS, pinned launcher
+#   ./build.sh clean      remove out/ (keeps downloaded dependency sources)
+#   ./build.sh help
+#
+# Third-party code (DEPS) is fetched from Debian's source packages through a
+# private apt configuration under out/apt, verified against the SHA-256 pinned
+# in DEPS before it is unpacked, built once into out/deps/<name>-<key>/ (key =
+# hash of archive checksum and recipe) and reused until DEPS or this file's
+# recipes change. Our own objects are rebuilt only when a source or a header
+# they include changed, so a second run with nothing changed takes seconds.
+set -eu
+
+ROOT=$(cd "$(dirname "$0")" && pwd)
+OUT=$ROOT/out
+JOBS=$(nproc 2>/dev/null || echo 2)
+cd "$ROOT"
+
+WARN="-Wall -Wextra -Werror -Wvla -Wshadow -Wstrict-prototypes -Wno-unused-parameter"
+BANNED='strcpy|strcat|sprintf|vsprintf|strtok|atoi|gets|alloca'
+
+say() { printf '%s\n' "$*" >&2; }
+die() { printf 'build.sh: %s\n' "$*" >&2; exit 1; }
+hash_str() { printf '%s' "$1" | sha256sum | cut -c1-12; }
+
+# ---- build tools ---------------------------------------------------------
+
+# command:debian-package pairs this build needs on a fresh Debian 12.
+TOOLS="gcc:gcc ar:binutils make:make patch:patch protoc-c:protobuf-c-compiler
+protoc:protobuf-compiler tclsh:tcl xz:xz-utils bzip2:bzip2 apt-get:apt
+sha256sum:coreutils curl:curl python3:python3 gzip:gzip tar:tar file:file"
+
+ensure_tools() {
+	missing=
+	for pair in $TOOLS $*; do
+		cmd=${pair%%:*} pkg=${pair#*:}
+		command -v "$cmd" >/dev/null 2>&1 || missing="$missing $pkg"
+	done
+	[ -z "$missing" ] && return 0
+	[ "$(id -u)" = 0 ] || die "missing build tools:$missing (install them, or run as root)"
+	say "installing build tools:$missing"
+	apt-get update -qq >/dev/null || die "apt-get update failed"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing \
+		>/dev/null || die "apt-get install$missing failed"
+}
+
+# ---- pinned third-party sources ------------------------------------------
+
+APT_DIR=$OUT/apt
+SRC_DIR=$OUT/deps/src
+
+# A private apt configuration with deb-src entries for the machine's own
+# Debian archive (taken from its apt sources), so fetching sources never
+# touches the machine's apt setup.
+apt_private() {
+	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+	[ -n "$codename" ] || die "cannot tell the Debian release from /etc/os-release"
+	mkdir -p "$APT_DIR/sources" "$APT_DIR/lists/partial" "$APT_DIR/cache/archives/partial"
+	srcs=$APT_DIR/sources/tracebox-src.sources
+	: >"$srcs.tmp"
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		# deb822 stanzas for this release, with Types rewritten to deb-src.
+		awk -v rel="$codename" 'BEGIN { RS=""; ORS="\n\n" }
+			$0 ~ ("Suites:[^\n]*" rel) { gsub(/Types:[^\n]*/, "Types: deb-src"); print }' \
+			"$f" >>"$srcs.tmp"
+	done
+	if [ -f /etc/apt/sources.list ]; then
+		grep -E "^deb[[:space:]].*[[:space:]]$codename([-[:space:]]|$)" /etc/apt/sources.list |
+			sed 's/^deb[[:space:]]/deb-src /' >"$APT_DIR/sources/tracebox-src.list" || true
+	fi
+	mv "$srcs.tmp" "$srcs"
+	[ -s "$srcs" ] || [ -s "$APT_DIR/sources/tracebox-src.list" ] ||
+		die "no Debian '$codename' entry in the machine's apt sources to take source packages from"
+	APT_OPTS="-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts=$APT_DIR/sources
+		-o Dir::State::Lists=$APT_DIR/lists -o Dir::Cache=$APT_DIR/cache
+		-o APT::Sandbox::User=root -o Debug::NoLocking=1"
+	if [ ! -f "$APT_DIR/lists/.updated" ]; then
+		say "fetching the source package index (private apt configuration in out/apt)"
+		# shellcheck disable=SC2086
+		apt-get $APT_OPTS update -qq >/dev/null 2>"$APT_DIR/update.log" ||
+			die "apt-get update for source packages failed (see out/apt/update.log)"
+		touch "$APT_DIR/lists/.updated"
+	fi
+}
+
+# verify FILE SHA256: stop the build on a mismatch, naming both hashes.
+verify() {
+	actual=$(sha256sum "$1" | cut -d' ' -f1)
+	[ "$actual" = "$2" ] && return 0
+	die "checksum mismatch for '$(basename "$1")': expected $2, got $actual"
+}
+
+# dep_archive NAME: path of NAME's verified source archive (fetched if absent).
+dep_archive() {
+	line=$(grep -E "^$1[[:space:]]" "$ROOT/DEPS") || die "'$1' is not pinned in DEPS"
+	set -- $line
+	pkg=$2 file=$3 sum=$4
+	if [ ! -f "$SRC_DIR/$file" ]; then
+		apt_private
+		mkdir -p "$SRC_DIR/.dl"
+		say "fetching $file ($pkg)"
+		# shellcheck disable=SC2086
+		(cd "$SRC_DIR/.dl" && apt-get $APT_OPTS source --download-only -qq "$pkg" \
+			>/dev/null 2>"$APT_DIR/source.log") ||
+			die "apt-get source $pkg failed (see out/apt/source.log)"
+		[ -f "$SRC_DIR/.dl/$file" ] || die "source package $pkg has no file '$file'"
+		verify "$SRC_DIR/.dl/$file" "$sum"
+		mv "$SRC_DIR/.dl/$file" "$SRC_DIR/$file"
+		rm -rf "$SRC_DIR/.dl"
+	fi
+	verify "$SRC_DIR/$file" "$sum"
+	echo "$SRC_DIR/$file"
+}
+
+# unpack ARCHIVE DIR: verified archive into a fresh DIR (top folder stripped).
+unpack() {
+	rm -rf "$2" && mkdir -p "$2"
+	tar -xf "$1" -C "$2" --strip-components=1 --no-same-owner
+}
+
+# logged LOG CMD...: run CMD with its output in LOG; on failure show the tail.
+logged() {
+	log=$1
+	shift
+	"$@" >"$log" 2>&1 && return 0
+	tail -20 "$log" >&2
+	return 1
+}
+
+dep_sum() { grep -E "^$1[[:space:]]" "$ROOT/DEPS" | awk '{print $4}'; }
+
+# Recipe versions: bump one to force a rebuild of that dependency.
+R_MUSL=1 R_ZLIB=1 R_MBEDTLS=1 R_SQLITE=1 R_PBC=1
+# Debian's security and bug fixes applied to SQLite (its packaging patches
+# that change how Debian builds it are left out).
+SQLITE_PATCHES="0001 0002 0003 41 42"
+SQLITE_DEFS="-DSQLITE_THREADSAFE=0 -DSQLITE_DEFAULT_MEMSTATUS=0 -DSQLITE_OMIT_LOAD_EXTENSION
+	-DSQLITE_OMIT_DEPRECATED -DSQLITE_OMIT_SHARED_CACHE -DSQLITE_DQS=0 -DSQLITE_ENABLE_MATH_FUNCTIONS
+	-DSQLITE_OMIT_PROGRESS_CALLBACK -DSQLITE_MAX_EXPR_DEPTH=0 -DSQLITE_USE_ALLOCA=0
+	-DSQLITE_ENABLE_FTS5=0 -DSQLITE_OMIT_AUTHORIZATION -DSQLITE_OMIT_TCL_VARIABLE"
+
+# musl: the libc of the release binary, installed with its musl-gcc wrapper.
+build_musl() {
+	key=$(hash_str "$(dep_sum musl)$R_MUSL")
+	MUSL=$OUT/deps/musl-$key
+	[ -f "$MUSL/.done" ] && return 0
+	a=$(dep_archive musl)
+	say "building musl (once)"
+	w=$OUT/deps/work/musl && unpack "$a" "$w"
+	(cd "$w" && logged ../musl.log sh -c "./configure --prefix='$MUSL' --disable-shared \
+		CFLAGS='-O2 -ffile-prefix-map=$w=musl' && make -j$JOBS && make install") ||
+		die "musl build failed (out/deps/work/musl.log)"
+	rm -rf "$w" && touch "$MUSL/.done"
+}
+
+# SQLite's amalgamation (needs tclsh), generated once for every flavor.
+build_sqlite_amalgamation() {
+	key=$(hash_str "$(dep_sum sqlite)$(dep_sum sqlite-deb)$SQLITE_PATCHES$R_SQLITE")
+	SQLITE_SRC=$OUT/deps/sqlite-src-$key
+	[ -f "$SQLITE_SRC/.done" ] && return 0
+	a=$(dep_archive sqlite) p=$(dep_archive sqlite-deb)
+	say "generating the SQLite amalgamation (once)"
+	w=$OUT/deps/work/sqlite && unpack "$a" "$w"
+	mkdir -p "$w/deb" && tar -xf "$p" -C "$w/deb"
+	for n in $SQLITE_PATCHES; do
+		(cd "$w" && patch -p1 -s <"$(ls deb/debian/patches/$n-*)") || die "sqlite patch $n failed"
+	done
+	(cd "$w" && logged ../sqlite.log sh -c "./configure --disable-tcl && make sqlite3.c") ||
+		die "sqlite amalgamation failed (out/deps/work/sqlite.log)"
+	mkdir -p "$SQLITE_SRC" && cp "$w/sqlite3.c" "$w/sqlite3.h" "$SQLITE_SRC/"
+	rm -rf "$w" && touch "$SQLITE_SRC/.done"
+}
+
+# build_libs FLAVOR CC CFLAGS: zlib, mbedtls, SQLite and the protobuf-c
+# runtime compiled with one toolchain into $OUT/deps/libs-FLAVOR-<key>.
+build_libs() {
+	flavor=$1 cc=$2 cflags=$3
+	build_sqlite_amalgamation
+	key=$(hash_str "$flavor$cc$cflags$(dep_sum zlib)$(dep_sum mbedtls)$(dep_sum protobuf-c)$SQLITE_SRC$SQLITE_DEFS$R_ZLIB$R_MBEDTLS$R_PBC")
+	LIBS=$OUT/deps/libs-$flavor-$key
+	[ -f "$LIBS/.done" ] && return 0
+	say "building zlib, mbedtls, sqlite, protobuf-c for $flavor (once)"
+	rm -rf "$LIBS" && mkdir -p "$LIBS/include" "$LIBS/lib"
+	w=$OUT/deps/work/$flavor && rm -rf "$w" && mkdir -p "$w"
+	cf="$cflags -ffile-prefix-map=$w=deps -ffile-prefix-map=$OUT=out -ffunction-sections -fdata-sections"
+
+	unpack "$(dep_archive zlib)" "$w/zlib"
+	(cd "$w/zlib" && CC="$cc" CFLAGS="$cf" logged ../zlib.log sh -c "./configure --static && make -j$JOBS libz.a") ||
+		die "zlib build failed"
+	cp "$w/zlib/libz.a" "$LIBS/lib/" && cp "$w/zlib/zlib.h" "$w/zlib/zconf.h" "$LIBS/include/"
+
+	unpack "$(dep_archive mbedtls)" "$w/mbedtls"
+	(cd "$w/mbedtls/library" && logged ../../mbedtls.log make -j"$JOBS" CC="$cc" CFLAGS="$cf -I../include" \
+		libmbedcrypto.a libmbedx509.a libmbedtls.a) || die "mbedtls build failed"
+	cp "$w"/mbedtls/library/*.a "$LIBS/lib/" && cp -r "$w/mbedtls/include/mbedtls" "$LIBS/include/"
+
+	unpack "$(dep_archive protobuf-c)" "$w/pbc"
+	mkdir -p "$LIBS/include/protobuf-c"
+	cp "$w/pbc/protobuf-c/protobuf-c.h" "$LIBS/include/protobuf-c/"
+	$cc $cf -I"$LIBS/include" -c "$w/pbc/protobuf-c/protobuf-c.c" -o "$w/pbc.o" || die "protobuf-c build failed"
+	ar rcs "$LIBS/lib/libprotobuf-c.a" "$w/pbc.o"
+
+	cp "$SQLITE_SRC/sqlite3.h" "$LIBS/include/"
+	# shellcheck disable=SC2086
+	$cc $cf $SQLITE_DEFS -c "$SQLITE_SRC/sqlite3.c" -o "$w/sqlite3.o" || die "sqlite build failed"
+	ar rcs "$LIBS/lib/libsqlite3.a" "$w/sqlite3.o"
+
+	rm -rf "$w" && touch "$LIBS/.done"
+}
+LINK_LIBS="-lsqlite3 -lmbedtls -lmbedx509 -lmbedcrypto -lprotobuf-c -lz"
+
+# ---- our code ------------------------------------------------------------
+
+GEN=$OUT/gen
+
+# protoc-c output for components/protos/**.proto, under out/gen/.
+gen_protos() {
+	protos=$(cd components/protos && find . -name '*.proto' | sed 's|^\./||' | LC_ALL=C sort)
+	[ -n "$protos" ] || return 0
+	stamp=$GEN/.protos
+	if [ -f "$stamp" ] && [ -z "$(find components/protos -name '*.proto' -newer "$stamp")" ] &&
+		[ "$(cat "$stamp")" = "$protos" ]; then
+		return 0
+	fi
+	rm -rf "$GEN/protos" && mkdir -p "$GEN/protos"
+	# shellcheck disable=SC2086
+	(cd components/protos && protoc-c --c_out="$GEN/protos" $protos) || die "protoc-c failed"
+	printf '%s\n' "$protos" >"$stamp"
+}
+
+# The version and source revision baked into the binary. Derived from the
+# tree only, so two builds of one commit are byte-identical.
+gen_version() {
+	v=$(cat VERSION)
+	rev=$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+	if [ "$rev" != unknown ] && [ -n "$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+		rev="$rev-dirty"
+	fi
+	mkdir -p "$GEN"
+	new="#define TB_VERSION \"$v\"
+#define TB_REVISION \"$rev\""
+	[ -f "$GEN/version.h" ] && [ "$(cat "$GEN/version.h")" = "$new" ] && return 0
+	printf '%s\n' "$new" >"$GEN/version.h"
+}
+
+# True (0) when OBJ is missing or older than any file its .d lists.
+stale() {
+	[ -f "$1" ] && [ -f "$2" ] || return 0
+	for dep in $(sed -e 's/^[^:]*://' -e 's/\\$//' "$2"); do
+		[ "$dep" -nt "$1" ] && return 0
+	done
+	return 1
+}
+
+# compile FLAVOR CC "CFLAGS" SRC... : objects under out/FLAVOR/obj, rebuilt
+# when stale, JOBS at a time. Prints the object paths.
+compile() {
+	flavor=$1 cc=$2 cflags=$3
+	shift 3
+	objs= pids= n=0
+	for src in "$@"; do
+		obj=$OUT/$flavor/obj/${src%.c}.o
+		objs="$objs $obj"
+		stale "$obj" "${obj%.o}.d" || continue
+		mkdir -p "$(dirname "$obj")"
+		# shellcheck disable=SC2086
+		$cc $cflags -MMD -MF "${obj%.o}.d" -c "$src" -o "$obj" &
+		pids="$pids $!" n=$((n + 1))
+		if [ "$n" -ge "$JOBS" ]; then
+			for p in $pids; do wait "$p" || die "compile failed ($flavor)"; done
+			pids= n=0
+		fi
+	done
+	for p in $pids; do wait "$p" || die "compile failed ($flavor)"; done
+	echo "$objs"
+}
+
+component_sources() { ls components/*/*.c 2>/dev/null | LC_ALL=C sort; }
+proto_sources() { [ -d "$GEN/protos" ] && find "$GEN/protos" -name '*.pb-c.c' | LC_ALL=C sort; }
+
+includes() {
+	inc="-I$GEN -I$GEN/protos -I$LIBS/include"
+	for d in components/*/; do inc="$inc -I${d%/}"; done
+	echo "$inc"
+}
+
+check_banned() {
+	hits=$(grep -nE "(^|[^_a-zA-Z0-9.>])($BANNED)[[:space:]]*\(" components/*/*.c components/*/*.h \
+		tests/unit/*.c tests/fuzz/*.c 2>/dev/null || true)
+	[ -z "$hits" ] || die "banned functions used (see STYLE.md):
+$hits"
+}
+
+# link_tracebox FLAVOR CC "CFLAGS" "LDFLAGS" OUTPUT
+link_tracebox() {
+	flavor=$1 cc=$2 cflags="$3 $(includes)" ldflags=$4 output=$5
+	# shellcheck disable=SC2046
+	objs=$(compile "$flavor" "$cc" "$cflags" $(component_sources) $(proto_sources))
+	newest=$(ls -t $objs "$LIBS/.done" 2>/dev/null | head -1)
+	if [ ! -f "$output" ] || [ "$newest" -nt "$output" ]; then
+		# shellcheck disable=SC2086
+		$cc $cflags -o "$output.tmp" $objs -L"$LIBS/lib" $LINK_LIBS $ldflags || die "link failed ($flavor)"
+		mv "$output.tmp" "$output"
+	fi
+}
+
+RELEASE_CFLAGS="-std=c11 -D_GNU_SOURCE -O2 -g0 $WARN -fno-plt -ffunction-sections -fdata-sections
+	-ffile-prefix-map=$ROOT/= -ffile-prefix-map=$OUT=out -fno-asynchronous-unwind-tables -DNDEBUG"
+HOST_DEP_CFLAGS="-O1 -g -fPIC"
+ASAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+ASAN_CFLAGS="-std=c11 -D_GNU_SOURCE -O1 -g $WARN $ASAN_FLAGS -DTB_TEST_BUILD"
+
+# out/tracebox: the release binary.
+build_release_binary() {
+	ensure_tools
+	check_banned
+	build_musl
+	build_libs musl "$MUSL/bin/musl-gcc" "-O2 -g0 -DNDEBUG"
+	gen_protos
+	gen_version
+	link_tracebox musl "$MUSL/bin/musl-gcc" "$RELEASE_CFLAGS" \
+		"-static -s -Wl,--gc-sections -Wl,--build-id=none -Wl,-z,noexecstack" "$OUT/tracebox"
+}
+
+# out/asan/tracebox and the unit-test and fuzz-replay binaries (glibc).
+build_asan() {
+	ensure_tools
+	check_banned
+	build_libs host gcc "$HOST_DEP_CFLAGS"
+	gen_protos
+	gen_version
+	mkdir -p "$OUT/asan"
+	link_tracebox asan gcc "$ASAN_CFLAGS" "$ASAN_FLAGS -lm" "$OUT/asan/tracebox"
+
+	# Unit tests: every TEST(name) in tests/unit/*_test.c, one binary.
+	grep -h '^TEST(' tests/unit/*_test.c 2>/dev/null | sed 's/^TEST(\([a-zA-Z0-9_]*\)).*/X(\1)/' \
+		>"$OUT/asan/unit_tests.h.tmp" || true
+	cmp -s "$OUT/asan/unit_tests.h.tmp" "$OUT/asan/unit_tests.h" 2>/dev/null ||
+		mv "$OUT/asan/unit_tests.h.tmp" "$OUT/asan/unit_tests.h"
+	rm -f "$OUT/asan/unit_tests.h.tmp"
+	cflags="$ASAN_CFLAGS $(includes) -I$OUT/asan -Itests/unit"
+	# shellcheck disable=SC2046
+	lib_objs=$(compile asan gcc "$cflags" $(component_sources | grep -v '/main\.c$') $(proto_sources))
+	# shellcheck disable=SC2046
+	test_objs=$(compile asan gcc "$cflags" $(ls tests/unit/*.c))
+	# shellcheck disable=SC2086
+	gcc $cflags -o "$OUT/asan/unit" $test_objs $lib_objs -L"$LIBS/lib" $LINK_LIBS $ASAN_FLAGS -lm ||
+		die "link failed (unit tests)"
+
+	# Fuzz targets, linked with a main that replays their corpora.
+	for t in tests/fuzz/*_fuzz.c; do
+		[ -f "$t" ] || continue
+		name=$(basename "$t" .c)
+		# shellcheck disable=SC2046
+		objs=$(compile asan gcc "$cflags" "$t" tests/fuzz/replay.c)
+		# shellcheck disable=SC2086
+		gcc $cflags -o "$OUT/asan/$name" $objs $lib_objs -L"$LIBS/lib" $LINK_LIBS $ASAN_FLAGS -lm ||
+			die "link failed ($name)"
+	done
+}
+
+# ---- release -------------------------------------------------------------
+
+build_release() {
+	build_release_binary
+	sh release/package.sh "$OUT/tracebox" "$(cat VERSION)" "$OUT/release" || die "packaging failed"
+}
+
+# ---- modes ---------------------------------------------------------------
+
+run_tests() {
+	tracebox=$1
+	TB_TEST_ROOT=$ROOT TRACEBOX=$tracebox TB_OUT=$OUT sh tests/run.sh
+}
+
+mode=${1:-build}
+case $mode in
+build | "")
+	build_release_binary
+	say "out/tracebox: $(stat -c %s "$OUT/tracebox") bytes"
+	;;
+test)
+	build_release
+	build_asan
+	run_tests "$OUT/tracebox"
+	;;
+asan)
+	build_release
+	build_asan
+	run_tests "$OUT/asan/tracebox"
+	;;
+fuzz)
+	ensure_tools clang:clang
+	shift
+	sh tests/fuzz/campaign.sh "${1:-}" "${2:-60}"
+	;;
+release)
+	build_release
+	ls -l "$OUT/release" >&2
+	;;
+clean)
+	find "$OUT" -mindepth 1 -maxdepth 1 ! -name deps -exec rm -rf {} + 2>/dev/null || true
+	find "$OUT/deps" -mindepth 1 -maxdepth 1 ! -name src -exec rm -rf {} + 2>/dev/null || true
+	;;
+help | -h | --help)
+	sed -n '2,/^$/p' "$0" | sed 's/^# \{0,1\}//'
+	;;
+*)
+	die "unknown mode '$mode' (try ./build.sh help)"
+	;;
+esac

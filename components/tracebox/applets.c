@@ -1,0 +1,31 @@
+/*
+ * The applet table. A new applet is one line here plus its component; it is
+ * added only when it really works, so `tracebox --help` never lists a stub.
+ * Names are Perfetto's: traced, traced_probes, traced_perf, perfetto,
+ * trace_processor_shell (alias trace_processor), traceconv.
+ */
+#include "tracebox.h"
+
+#include <string.h>
+
+const struct tracebox_applet tracebox_applets[] = {
+	{NULL, NULL, NULL},
+};
+
+/* Other names an applet answers to (argv[0] symlinks, Perfetto's aliases). */
+static const struct {
+	const char *alias, *name;
+} aliases[] = {
+	{"trace_processor", "trace_processor_shell"},
+};
+
+const struct tracebox_applet *tracebox_find_applet(const char *name)
+{
+	for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+		if (strcmp(name, aliases[i].alias) == 0)
+			name = aliases[i].name;
+	for (const struct tracebox_applet *a = tracebox_applets; a->name; a++)
+		if (strcmp(a->name, name) == 0)
+			return a;
+	return NULL;
+}

@@ -1,0 +1,61 @@
+# tests/lib.sh: sourced by every tests/cli/*.sh (and tests/root/*.sh) script.
+#
+# A script runs with cwd = the repository root and these variables set by
+# tests/run.sh: TRACEBOX (the binary under test), TB_OUT (out/, absolute),
+# TB_TEST_ROOT (the repository root). It reports each case on one line:
+#   PASS cli/<script>/<case>   FAIL cli/<script>/<case>   SKIP cli/<script>/<case>: why
+# which tests/run.sh counts. A script's exit status does not matter; a
+# script that dies before reporting anything is counted as one failure.
+set -u
+
+TB_SCRIPT=$(basename "$0" .sh)
+TB_TIER=$(basename "$(dirname "$0")")
+TB_SHARED=$TB_TEST_ROOT/../shared
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/tb-$TB_SCRIPT.XXXXXX")
+tb_cleanup_hooks=
+# at_exit CMD: run CMD (a string) when the script ends, before TMP is removed.
+at_exit() { tb_cleanup_hooks="$1; $tb_cleanup_hooks"; }
+trap 'eval "$tb_cleanup_hooks"; rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM
+
+pass() { echo "PASS $TB_TIER/$TB_SCRIPT/$1"; }
+fail() { echo "FAIL $TB_TIER/$TB_SCRIPT/$1"; shift; [ $# -gt 0 ] && printf '  %s\n' "$@" >&2; return 0; }
+skip() { echo "SKIP $TB_TIER/$TB_SCRIPT/$1: $2"; }
+
+# check NAME CMD [ARGS...]: pass if CMD exits 0, else fail (with its output).
+check() {
+	name=$1
+	shift
+	if out=$("$@" 2>&1); then
+		pass "$name"
+	else
+		fail "$name" "command failed: $*" "$out"
+	fi
+}
+
+# expect_eq NAME EXPECTED ACTUAL
+expect_eq() {
+	if [ "$2" = "$3" ]; then
+		pass "$1"
+	else
+		fail "$1" "expected: $2" "actual:   $3"
+	fi
+}
+
+# expect_exit NAME CODE CMD [ARGS...]: pass if CMD exits with CODE.
+# Its stdout and stderr are left in $TMP/out and $TMP/err.
+expect_exit() {
+	name=$1 code=$2
+	shift 2
+	"$@" >"$TMP/out" 2>"$TMP/err" && rc=0 || rc=$?
+	if [ "$rc" = "$code" ]; then
+		pass "$name"
+	else
+		fail "$name" "expected exit $code, got $rc: $*" "$(cat "$TMP/err")"
+	fi
+}
+
+# free_port: an unused loopback TCP port.
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}

@@ -1,0 +1,78 @@
+# tests/run.sh: runs every test tier against $TRACEBOX and prints the
+# closing line `N passed, N failed, N skipped`. Called by build.sh (test,
+# asan), which builds everything first. Tiers:
+#   unit  out/asan/unit: C unit tests under ASan+UBSan
+#   fuzz  out/asan/*_fuzz replaying tests/fuzz/corpus/<target>/
+#   cli   tests/cli/t*.sh driving the binary like a user
+#   tp    tests/tp/ golden SQL tests
+#   root  tests/root/t*.sh: tracefs and perf_event (SKIP when not permitted)
+# Each tier prints PASS/FAIL/SKIP lines; failing details go to stderr.
+set -u
+: "${TRACEBOX:?}" "${TB_OUT:?}" "${TB_TEST_ROOT:?}"
+export TRACEBOX TB_OUT TB_TEST_ROOT
+cd "$TB_TEST_ROOT" || exit 1
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+# run_tier LABEL CMD...: run, echo its result lines, count a crash as a failure.
+run_tier() {
+	label=$1
+	shift
+	before=$(wc -l <"$log")
+	"$@" 2>&1 | while IFS= read -r line; do
+		case $line in
+		PASS\ * | FAIL\ * | SKIP\ *) echo "$line" >>"$log" ;;
+		esac
+		printf '%s\n' "$line"
+	done
+	if [ "$(wc -l <"$log")" -eq "$before" ]; then
+		echo "FAIL $label (reported nothing)" | tee -a "$log"
+	fi
+}
+
+# A command whose non-zero exit counts as a failure even when every line it
+# printed was PASS (a sanitizer report after the last test, say).
+strict() {
+	label=$1
+	shift
+	"$@" || echo "FAIL $label (exit status $?)"
+}
+
+echo "== unit"
+run_tier unit strict unit "$TB_OUT/asan/unit"
+
+echo "== fuzz corpora"
+for bin in "$TB_OUT"/asan/*_fuzz; do
+	[ -x "$bin" ] || continue
+	name=$(basename "$bin" _fuzz)
+	corpus=tests/fuzz/corpus/$name
+	if [ -d "$corpus" ]; then
+		run_tier "fuzz/$name" sh -c "'$bin' '$corpus' >/dev/null 2>&1 && echo 'PASS fuzz/$name' || echo 'FAIL fuzz/$name'"
+	else
+		echo "FAIL fuzz/$name (no corpus at $corpus)" | tee -a "$log"
+	fi
+done
+
+for tier in cli root; do
+	echo "== $tier"
+	for t in tests/$tier/t*.sh; do
+		[ -f "$t" ] || continue
+		run_tier "$tier/$(basename "$t" .sh)" timeout 600 sh "$t"
+	done
+done
+
+if [ -x tests/tp/run.sh ]; then
+	echo "== tp"
+	run_tier tp sh tests/tp/run.sh
+fi
+
+p=$(grep -c '^PASS ' "$log")
+f=$(grep -c '^FAIL ' "$log")
+s=$(grep -c '^SKIP ' "$log")
+echo
+if [ "$f" -gt 0 ]; then
+	echo "failed:"
+	grep '^FAIL ' "$log" | sed 's/^/  /'
+fi
+echo "$p passed, $f failed, $s skipped"
+[ "$f" -eq 0 ]
