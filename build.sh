@@ -4,7 +4,8 @@
 #   ./build.sh            out/tracebox: static (musl), stripped, reproducible
 #   ./build.sh test       everything the tests need, then every test tier
 #   ./build.sh asan       glibc build with ASan+UBSan, whole suite against it
-#   ./build.sh fuzz [T] [SECONDS]   libFuzzer campaign (clang) on target T
+#   ./build.sh fuzz [T] [SECONDS]  libFuzzer campaign (clang) on target T, or all
+#   ./build.sh bench [NAME]        run bench/*_bench.c (figures, no assertions)
 #   ./build.sh release    out/release/: archive, SHA256SUMS, pinned launcher
 #   ./build.sh clean      remove out/ (keeps downloaded dependency sources)
 #   ./build.sh help
@@ -183,7 +184,8 @@ build_sqlite_amalgamation() {
 build_libs() {
 	flavor=$1 cc=$2 cflags=$3
 	build_sqlite_amalgamation
-	key=$(hash_str "$flavor$cc$cflags$(dep_sum zlib)$(dep_sum mbedtls)$(dep_sum protobuf-c)$SQLITE_SRC$SQLITE_DEFS$R_ZLIB$R_MBEDTLS$R_PBC")
+	# Keyed on paths relative to out/, so clones sharing out/deps share it.
+	key=$(hash_str "$flavor${cc#"$OUT"/}$cflags$(dep_sum zlib)$(dep_sum mbedtls)$(dep_sum protobuf-c)${SQLITE_SRC#"$OUT"/}$SQLITE_DEFS$R_ZLIB$R_MBEDTLS$R_PBC")
 	LIBS=$OUT/deps/libs-$flavor-$key
 	[ -f "$LIBS/.done" ] && return 0
 	say "building zlib, mbedtls, sqlite, protobuf-c for $flavor (once)"
@@ -222,6 +224,7 @@ GEN=$OUT/gen
 
 # protoc-c output for components/protos/**.proto, under out/gen/.
 gen_protos() {
+	[ -d components/protos ] || return 0
 	protos=$(cd components/protos && find . -name '*.proto' | sed 's|^\./||' | LC_ALL=C sort)
 	[ -n "$protos" ] || return 0
 	stamp=$GEN/.protos
@@ -282,7 +285,8 @@ compile() {
 	echo "$objs"
 }
 
-component_sources() { ls components/*/*.c 2>/dev/null | LC_ALL=C sort; }
+# Sources of every component, subfolders included (e.g. trace_processor/io/).
+component_sources() { find components -name '*.c' | LC_ALL=C sort; }
 proto_sources() { [ -d "$GEN/protos" ] && find "$GEN/protos" -name '*.pb-c.c' | LC_ALL=C sort; }
 
 includes() {
@@ -292,8 +296,8 @@ includes() {
 }
 
 check_banned() {
-	hits=$(grep -nE "(^|[^_a-zA-Z0-9.>])($BANNED)[[:space:]]*\(" components/*/*.c components/*/*.h \
-		tests/unit/*.c tests/fuzz/*.c 2>/dev/null || true)
+	hits=$(find components tests bench -name '*.[ch]' -exec \
+		grep -nE "(^|[^_a-zA-Z0-9.>])($BANNED)[[:space:]]*\(" {} + 2>/dev/null || true)
 	[ -z "$hits" ] || die "banned functions used (see STYLE.md):
 $hits"
 }
@@ -347,7 +351,7 @@ build_asan() {
 	rm -f "$OUT/asan/unit_tests.h.tmp"
 	cflags="$ASAN_CFLAGS $(includes) -I$OUT/asan -Itests/unit"
 	# shellcheck disable=SC2046
-	lib_objs=$(compile asan gcc "$cflags" $(component_sources | grep -v '/main\.c$') $(proto_sources))
+	lib_objs=$(compile asan gcc "$cflags" $(component_sources | grep -v '^components/tracebox/main\.c$') $(proto_sources))
 	# shellcheck disable=SC2046
 	test_objs=$(compile asan gcc "$cflags" $(ls tests/unit/*.c))
 	# shellcheck disable=SC2086
@@ -363,6 +367,50 @@ build_asan() {
 		# shellcheck disable=SC2086
 		gcc $cflags -o "$OUT/asan/$name" $objs $lib_objs -L"$LIBS/lib" $LINK_LIBS $ASAN_FLAGS -lm ||
 			die "link failed ($name)"
+	done
+}
+
+# build_fuzz [TARGET] [SECONDS]: libFuzzer campaign on one target (or each in
+# turn). New inputs land in out/fuzz/<target>/; crashes are saved there too,
+# to be added to tests/fuzz/corpus/<target>/ as regression inputs.
+build_fuzz() {
+	ensure_tools clang:clang
+	build_libs host gcc "$HOST_DEP_CFLAGS"
+	gen_protos
+	gen_version
+	cflags="-std=c11 -D_GNU_SOURCE -O1 -g $WARN -fsanitize=fuzzer,address,undefined $(includes)"
+	for t in tests/fuzz/*_fuzz.c; do
+		name=$(basename "$t" _fuzz.c)
+		[ -z "$1" ] || [ "$1" = "$name" ] || continue
+		dir=$OUT/fuzz/$name && mkdir -p "$dir/new"
+		# shellcheck disable=SC2046,SC2086
+		clang $cflags -o "$dir/fuzzer" "$t" $(component_sources | grep -v '^components/tracebox/main\.c$') \
+			$(proto_sources) -L"$LIBS/lib" $LINK_LIBS -lm || die "cannot build fuzzer $name"
+		say "fuzzing $name for $2 s (corpus tests/fuzz/corpus/$name, new inputs in $dir/new)"
+		(cd "$dir" && ./fuzzer -max_total_time="$2" -print_final_stats=1 new \
+			"$ROOT/tests/fuzz/corpus/$name") || die "fuzzer $name found a crash (see $dir)"
+	done
+}
+
+# build_bench [NAME]: bench/*_bench.c built like the release binary (musl,
+# -O2, static) and run; they print figures and assert nothing.
+build_bench() {
+	build_release_binary
+	cflags="$RELEASE_CFLAGS $(includes)"
+	# shellcheck disable=SC2046
+	lib_objs=$(compile musl "$MUSL/bin/musl-gcc" "$cflags" \
+		$(component_sources | grep -v '^components/tracebox/main\.c$') $(proto_sources))
+	mkdir -p "$OUT/bench"
+	for b in bench/*_bench.c; do
+		[ -f "$b" ] || continue
+		name=$(basename "$b" .c)
+		[ -z "$1" ] || [ "$1" = "$name" ] || [ "$1_bench" = "$name" ] || continue
+		objs=$(compile musl "$MUSL/bin/musl-gcc" "$cflags" "$b")
+		# shellcheck disable=SC2086
+		"$MUSL/bin/musl-gcc" $cflags -static -o "$OUT/bench/$name" $objs $lib_objs \
+			-L"$LIBS/lib" $LINK_LIBS || die "link failed ($name)"
+		echo "== $name"
+		(cd "$ROOT" && "$OUT/bench/$name") || die "$name failed"
 	done
 }
 
@@ -397,9 +445,12 @@ asan)
 	run_tests "$OUT/asan/tracebox"
 	;;
 fuzz)
-	ensure_tools clang:clang
 	shift
-	sh tests/fuzz/campaign.sh "${1:-}" "${2:-60}"
+	build_fuzz "${1:-}" "${2:-60}"
+	;;
+bench)
+	shift
+	build_bench "${1:-}"
 	;;
 release)
 	build_release
