@@ -17,7 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <string.h>
 #include <sys/types.h>
+#include <time.h>
 
 #define TB_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #define TB_NORETURN __attribute__((noreturn))
@@ -98,5 +100,397 @@ int tb_err_set(struct tb_err *e, int code, const char *fmt, ...) TB_PRINTF(3, 4)
 /* Like tb_err_set but appends ": strerror(-code)". */
 int tb_err_errno(struct tb_err *e, int code, const char *fmt, ...) TB_PRINTF(3, 4);
 static inline bool tb_err_is_set(const struct tb_err *e) { return e->code != 0; }
+
+/* ---- hashing (hash.c) ---------------------------------------------------- */
+
+/* A fast 64-bit hash of n bytes (multiply-mix, 16 bytes per round). Not
+ * cryptographic and not stable across versions or byte orders: for in-memory
+ * tables only, never for anything written to disk. */
+uint64_t tb_hash_bytes(const void *p, size_t n, uint64_t seed);
+
+/* A bijective 64-bit mixer (murmur3's finalizer): spreads integer keys such
+ * as pids, pointers or sequential ids over all bits. */
+static inline uint64_t tb_hash_u64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+/* ---- arena (arena.c) ----------------------------------------------------- */
+
+/* A bump allocator for data that dies together (per-packet scratch, per-query
+ * scratch, the string pool). Memory comes in blocks from tb_malloc; a request
+ * bigger than a quarter of a block gets a block of its own so it does not
+ * waste the rest of the current one. Pointers stay valid until arena_reset or
+ * arena_release. Zero-initialise or arena_init before use. */
+struct arena_block;
+struct arena {
+	struct arena_block *blocks; /* newest first; blocks is the bump block */
+	char *cur, *end;            /* free space in the bump block */
+	size_t block_size;          /* 0 means ARENA_DEFAULT_BLOCK */
+	size_t held;                /* bytes of block memory held */
+};
+
+#define ARENA_DEFAULT_BLOCK ((size_t)64 * 1024)
+
+/* Set up an empty arena whose ordinary blocks are block_size bytes (0 for the
+ * default). Allocates nothing until the first arena_alloc. */
+void arena_init(struct arena *a, size_t block_size);
+
+void *arena_alloc_slow_(struct arena *a, size_t size, size_t align);
+
+/* size bytes aligned to align (a power of two, at most 4096), uninitialised,
+ * owned by the arena. Never returns NULL: aborts on OOM like tb_malloc. */
+static inline void *arena_alloc(struct arena *a, size_t size, size_t align)
+{
+	uintptr_t p = ((uintptr_t)a->cur + (align - 1)) & ~(uintptr_t)(align - 1);
+	if (TB_LIKELY(a->cur && p <= (uintptr_t)a->end && size <= (uintptr_t)a->end - p)) {
+		a->cur = (char *)p + size;
+		return (void *)p;
+	}
+	return arena_alloc_slow_(a, size, align);
+}
+
+/* Like arena_alloc but zeroed. */
+void *arena_zalloc(struct arena *a, size_t size, size_t align);
+/* Copy n bytes (unaligned) into the arena and return the copy. */
+void *arena_memdup(struct arena *a, const void *p, size_t n);
+/* Copy at most n bytes of s, stopping at a NUL, and NUL-terminate. */
+char *arena_strndup(struct arena *a, const char *s, size_t n);
+/* Forget every allocation but keep one ordinary block for reuse, so a
+ * per-packet or per-query arena stops calling tb_malloc once warm. */
+void arena_reset(struct arena *a);
+/* Free every block; the arena is empty and may be used again. */
+void arena_release(struct arena *a);
+
+/* ---- vectors (vec.c) ----------------------------------------------------- */
+
+/* A growable array of any element type, type-checked by the compiler:
+ *
+ *     VEC(uint32_t) ids = VEC_INIT;          (an anonymous vector)
+ *     VEC_DEFINE(slice_vec, struct slice);   (a named one, for prototypes)
+ *     vec_push(&ids, 42);
+ *     for (size_t i = 0; i < ids.len; i++) use(ids.data[i]);
+ *     vec_release(&ids);
+ *
+ * data is owned by the vector (tb_malloc'd) and moves when it grows, so
+ * pointers into it are valid only until the next push or reserve. Growth
+ * doubles the capacity with overflow checks (an impossible size aborts like
+ * OOM; vec_try_reserve returns -ENOMEM instead, for sizes from input).
+ * The macros evaluate v more than once: pass a plain pointer expression. */
+#define VEC(type)                                                              \
+	struct {                                                               \
+		type *data;                                                    \
+		size_t len, cap;                                               \
+	}
+#define VEC_DEFINE(name, type)                                                 \
+	struct name {                                                          \
+		type *data;                                                    \
+		size_t len, cap;                                               \
+	}
+#define VEC_INIT {NULL, 0, 0}
+
+/* Grow the array whose T* lives at pdata to hold len + add elements of esz
+ * bytes. Returns 0, or -ENOMEM when soft and the size overflows or the
+ * allocation fails (then nothing changed). Used by the macros below. */
+int vec_grow_(void *pdata, size_t *cap, size_t len, size_t add, size_t esz, bool soft);
+
+/* Make room for n more elements without changing len. */
+#define vec_reserve(v, n)                                                      \
+	((void)vec_grow_(&(v)->data, &(v)->cap, (v)->len, (n), sizeof *(v)->data, false))
+/* The same, returning 0 or -ENOMEM instead of aborting. */
+#define vec_try_reserve(v, n)                                                  \
+	vec_grow_(&(v)->data, &(v)->cap, (v)->len, (n), sizeof *(v)->data, true)
+/* Append val (an expression of the element type). */
+#define vec_push(v, val)                                                       \
+	((void)((v)->len < (v)->cap || (vec_reserve(v, 1), 1)),                \
+	 (void)((v)->data[(v)->len++] = (val)))
+/* Append one zeroed element and return a pointer to it. */
+#define vec_push_zeroed(v)                                                     \
+	((void)((v)->len < (v)->cap || (vec_reserve(v, 1), 1)),                \
+	 memset(&(v)->data[(v)->len++], 0, sizeof *(v)->data))
+/* Remove and return the last element (the vector must not be empty). */
+#define vec_pop(v) ((v)->data[--(v)->len])
+/* Pointer to the last element (the vector must not be empty). */
+#define vec_last(v) (&(v)->data[(v)->len - 1])
+/* Set len to n; new elements are zeroed. */
+#define vec_resize(v, n)                                                       \
+	((void)((n) <= (v)->len || (vec_reserve(v, (n) - (v)->len),            \
+				    memset(&(v)->data[(v)->len], 0,            \
+					   ((n) - (v)->len) * sizeof *(v)->data), 1)), \
+	 (void)((v)->len = (n)))
+/* Forget the elements, keep the memory. */
+#define vec_clear(v) ((void)((v)->len = 0))
+/* Free the memory; the vector is empty and may be used again. */
+#define vec_release(v) (tb_free((v)->data), (v)->data = NULL, (v)->len = (v)->cap = 0)
+
+/* ---- hash map (hmap.c) --------------------------------------------------- */
+
+/* One open-addressing hash map with linear probing and backward-shift
+ * deletion (no tombstones), keyed by uint64_t with a uint64_t value.
+ *
+ * Two ways to use it:
+ *  - integer keys: hmap_get/hmap_put/hmap_del hash the key with tb_hash_u64
+ *    and compare keys directly;
+ *  - any other key (byte strings, structs): the caller computes the hash
+ *    (tb_hash_bytes), stores a handle to the key in `key` (an id, an index, a
+ *    pointer) and supplies an equality callback to hmap_lookup. The map never
+ *    touches the key itself, so keys stored elsewhere (the string pool) are
+ *    not duplicated. A map must use one way only.
+ *
+ * A parallel meta array keeps 32 bits of each hash, so lookups scan dense
+ * memory, compare keys only on a likely match, and growth never rehashes
+ * keys; key and value share a slot, so a hit costs one more cache line.
+ * Load factor stays <= 3/4.
+ * Slot indexes (size_t) are valid until the next insert or delete.
+ * Zero-initialise or hmap_init before use. */
+struct hmap_slot {
+	uint64_t key;
+	uint64_t val;
+};
+struct hmap {
+	uint32_t *meta; /* 0 = empty, else hash bits with bit 31 set */
+	struct hmap_slot *slots;
+	size_t cap; /* 0 or a power of two */
+	size_t len;
+};
+
+#define HMAP_END ((size_t)-1)
+
+typedef bool (*hmap_eq_fn)(const void *ctx, uint64_t key);
+
+void hmap_init(struct hmap *m);
+/* Free the slots; the map is empty and may be used again. */
+void hmap_release(struct hmap *m);
+/* Remove every entry, keep the memory. */
+void hmap_clear(struct hmap *m);
+/* Make room for n entries in total without growing again. */
+void hmap_reserve(struct hmap *m, size_t n);
+
+/* Integer keys. hmap_get copies the value of key into *val (if val) and
+ * returns true when present. hmap_put inserts or overwrites and returns true
+ * if key was new. hmap_del removes key, copies its value to *val (if val) and
+ * returns true if it was present. hmap_upsert returns a pointer to key's
+ * value, inserting it with value 0 (and *is_new = true) when absent; the
+ * pointer is valid until the next insert or delete. */
+bool hmap_get(const struct hmap *m, uint64_t key, uint64_t *val);
+bool hmap_put(struct hmap *m, uint64_t key, uint64_t val);
+bool hmap_del(struct hmap *m, uint64_t key, uint64_t *val);
+uint64_t *hmap_upsert(struct hmap *m, uint64_t key, bool *is_new);
+
+/* Pointer values on integer keys; NULL when absent. */
+static inline void *hmap_get_ptr(const struct hmap *m, uint64_t key)
+{
+	uint64_t v;
+	return hmap_get(m, key, &v) ? (void *)(uintptr_t)v : NULL;
+}
+static inline bool hmap_put_ptr(struct hmap *m, uint64_t key, void *p)
+{
+	return hmap_put(m, key, (uint64_t)(uintptr_t)p);
+}
+
+/* Caller-hashed keys. hmap_lookup returns the slot index of the entry with
+ * this hash for which eq(ctx, stored key) is true, or HMAP_END. hmap_insert
+ * adds an entry without looking for a duplicate (look up first) and returns
+ * its slot index. hmap_remove_at removes the entry at a slot index. */
+size_t hmap_lookup(const struct hmap *m, uint64_t hash, hmap_eq_fn eq, const void *ctx);
+size_t hmap_insert(struct hmap *m, uint64_t hash, uint64_t key, uint64_t val);
+void hmap_remove_at(struct hmap *m, size_t slot);
+
+/* Iteration: the first occupied slot index >= i, or HMAP_END.
+ *     for (size_t i = hmap_next(m, 0); i != HMAP_END; i = hmap_next(m, i + 1))
+ *             use(m->slots[i].key, m->slots[i].val);
+ * Do not insert or delete while iterating (deletion shifts entries back). */
+size_t hmap_next(const struct hmap *m, size_t i);
+
+/* ---- string pool (strpool.c) ------------------------------------------- */
+
+/* Interns byte strings to dense 32-bit ids, each distinct string stored
+ * once. Id 0 is the empty string (and NULL). Strings live in large arena
+ * blocks, NUL-terminated, at pointers that never move while the pool lives,
+ * so the trace processor can keep `const char *` and ids alike. Not
+ * thread-safe. Strings may contain NUL bytes; lengths are at most
+ * STRPOOL_MAX_LEN. */
+struct strpool {
+	struct hmap map;   /* key = pointer to the bytes, val = id */
+	struct arena mem;  /* [u32 len][bytes][NUL] records */
+	const char **strs; /* id -> bytes; strs[0] = "" */
+	size_t count, cap; /* ids in use (including 0), capacity of strs */
+};
+
+#define STRPOOL_MAX_LEN ((size_t)UINT32_MAX - 1)
+
+void strpool_init(struct strpool *p);
+/* Free every string; pointers from strpool_get become invalid. */
+void strpool_release(struct strpool *p);
+/* The id of the len bytes at s, adding them if new. s == NULL or len == 0
+ * gives 0. The pool copies the bytes; the caller keeps s. Aborts if len is
+ * over STRPOOL_MAX_LEN or the pool is out of ids (callers cap lengths). */
+uint32_t strpool_intern(struct strpool *p, const char *s, size_t len);
+/* strpool_intern of a NUL-terminated string. */
+uint32_t strpool_intern_cstr(struct strpool *p, const char *s);
+/* Like strpool_intern but never adds: true and *id when present. */
+bool strpool_find(const struct strpool *p, const char *s, size_t len, uint32_t *id);
+/* The NUL-terminated bytes for id (owned by the pool, stable until release)
+ * and their length in *len (if len). id must come from this pool. */
+const char *strpool_get(const struct strpool *p, uint32_t id, size_t *len);
+/* Number of ids in use, counting the empty string. */
+static inline size_t strpool_size(const struct strpool *p) { return p->count ? p->count : 1; }
+/* Bytes of memory the pool holds (strings, index and map). */
+size_t strpool_bytes(const struct strpool *p);
+
+/* ---- logging (log.c) ----------------------------------------------------- */
+
+/* Tagged, levelled logging to stderr, one write(2) per line:
+ *
+ *     [    12.345678 traced] I ipc: producer 'x' connected
+ *
+ * (seconds of CLOCK_MONOTONIC, the process name if log_set_name was called,
+ * the level letter, the tag). The threshold comes from TRACEBOX_LOG, read on
+ * first use: a level (`debug`), per-tag levels (`ipc=debug,traced=info`), or
+ * both (`warn,ipc=debug`). The default is info. Levels: error, warn, info,
+ * debug. Messages are formatted only when enabled. Safe to call from any
+ * thread; configuration calls are for startup. */
+enum log_level {
+	LOG_LEVEL_ERROR = 0,
+	LOG_LEVEL_WARN = 1,
+	LOG_LEVEL_INFO = 2,
+	LOG_LEVEL_DEBUG = 3,
+};
+
+#define LOG_LINE_MAX 1024 /* longer messages are truncated */
+
+#define log_error(tag, ...) log_at_(LOG_LEVEL_ERROR, tag, __VA_ARGS__)
+#define log_warn(tag, ...) log_at_(LOG_LEVEL_WARN, tag, __VA_ARGS__)
+#define log_info(tag, ...) log_at_(LOG_LEVEL_INFO, tag, __VA_ARGS__)
+#define log_debug(tag, ...) log_at_(LOG_LEVEL_DEBUG, tag, __VA_ARGS__)
+#define log_at_(lvl, tag, ...)                                                 \
+	do {                                                                   \
+		if (log_enabled(tag, lvl))                                     \
+			log_write(lvl, tag, __VA_ARGS__);                      \
+	} while (0)
+
+/* True if a message of this level and tag would be written. */
+bool log_enabled(const char *tag, enum log_level level);
+/* Write one message (no trailing newline needed) if enabled. */
+void log_write(enum log_level level, const char *tag, const char *fmt, ...) TB_PRINTF(3, 4);
+void log_vwrite(enum log_level level, const char *tag, const char *fmt, va_list ap);
+/* Replace the thresholds with spec (the TRACEBOX_LOG syntax). Returns 0, or
+ * -EINVAL with a message in err (then nothing changed). */
+int log_set_spec(const char *spec, struct tb_err *err);
+/* Name shown in every line (e.g. the applet); copied, NULL for none. */
+void log_set_name(const char *name);
+/* Parse "error", "warn", "info" or "debug"; -EINVAL otherwise. */
+int log_level_parse(const char *s, size_t n, enum log_level *out);
+
+/* Redirect output (tests): fn gets the level, tag and formatted message
+ * (without prefix or newline) instead of stderr. NULL restores stderr. */
+typedef void (*log_sink_fn)(void *ctx, enum log_level level, const char *tag, const char *msg);
+void log_set_sink(log_sink_fn fn, void *ctx);
+
+/* ---- time (time.c) ------------------------------------------------------- */
+
+/* Nanoseconds on a clock (CLOCK_BOOTTIME, CLOCK_MONOTONIC, ...); 0 if the
+ * clock is not available. Trace timestamps are BOOTTIME (tb_boot_ns). */
+int64_t tb_now_ns(clockid_t clk);
+int64_t tb_boot_ns(void);
+int64_t tb_mono_ns(void);
+int64_t tb_realtime_ns(void);
+
+/* Perfetto's -t format: digits then one of ms, s, m, h ("10s", "500ms",
+ * "2m", "1h"). Stores milliseconds in *ms and returns 0, or returns -EINVAL
+ * (bad syntax, no or unknown suffix) / -ERANGE (overflow) with a message in
+ * err. */
+int tb_parse_duration_ms(const char *s, uint64_t *ms, struct tb_err *err);
+/* Perfetto's -b/-s format: digits then one of kb, mb, gb, k, m, g (powers of
+ * 1024: "64k", "32mb", "1g"). Stores bytes in *bytes; errors as above. */
+int tb_parse_size(const char *s, uint64_t *bytes, struct tb_err *err);
+
+/* ---- file descriptors (fd.c) --------------------------------------------- */
+
+/* Read up to n bytes, retrying on EINTR and short reads and waiting with
+ * poll on EAGAIN. Returns the bytes read (< n only at end of file) or -errno. */
+ssize_t tb_read_all(int fd, void *buf, size_t n);
+/* Write all n bytes, retrying like tb_read_all. Returns 0 or -errno. */
+int tb_write_all(int fd, const void *buf, size_t n);
+/* Turn O_NONBLOCK / FD_CLOEXEC on or off. Return 0 or -errno. */
+int tb_set_nonblock(int fd, bool on);
+int tb_set_cloexec(int fd, bool on);
+/* Read a whole file (regular, procfs or a pipe) into a new tb_malloc'd
+ * buffer, NUL-terminated (not counted in *len), which the caller frees.
+ * Returns 0, or -errno with a message in err: -EFBIG when it holds more than
+ * max_bytes. On failure *buf is NULL. */
+int tb_read_file(const char *path, char **buf, size_t *len, size_t max_bytes,
+		 struct tb_err *err);
+/* close(*fd) if it is >= 0 and set it to -1. Keeps errno. */
+void tb_close(int *fd);
+
+/* ---- event loop (loop.c) ------------------------------------------------- */
+
+/* One epoll loop per daemon: fds, timers (a timerfd each, CLOCK_BOOTTIME),
+ * signals (one signalfd) and posted tasks, all run on the thread that calls
+ * loop_run. Every loop_* function must be called on that thread (or before
+ * the loop runs). Callbacks may add and delete anything, including the source
+ * being dispatched: a deleted source gets no further callbacks, even for
+ * events already returned in the same epoll batch, and is freed only after
+ * the batch. Delete an fd from the loop before closing it. */
+struct loop;
+
+/* Event bits for loop_add_fd (the epoll values). */
+#define LOOP_IN 0x001u
+#define LOOP_OUT 0x004u
+#define LOOP_ERR 0x008u
+#define LOOP_HUP 0x010u
+
+typedef void (*loop_fd_fn)(struct loop *l, int fd, uint32_t events, void *ctx);
+typedef void (*loop_timer_fn)(struct loop *l, uint64_t timer_id, void *ctx);
+typedef void (*loop_signal_fn)(struct loop *l, int signo, void *ctx);
+typedef void (*loop_task_fn)(struct loop *l, void *ctx);
+
+/* A new loop, or NULL with a message in err. Free with loop_free. */
+struct loop *loop_new(struct tb_err *err);
+/* Free the loop and its sources (it does not close user fds) and unblock the
+ * signals loop_add_signal blocked. Not from inside a callback. */
+void loop_free(struct loop *l);
+/* The loop's error slot: loop_* failures record their message here. */
+struct tb_err *loop_err(struct loop *l);
+
+/* Watch fd for events (LOOP_IN | LOOP_OUT; ERR and HUP are always
+ * reported); cb gets the events that fired. The caller keeps owning fd.
+ * Returns 0 or -errno (-EEXIST if fd is already watched). */
+int loop_add_fd(struct loop *l, int fd, uint32_t events, loop_fd_fn cb, void *ctx);
+/* Change the events watched on fd. Returns 0 or -errno (-ENOENT). */
+int loop_mod_fd(struct loop *l, int fd, uint32_t events);
+/* Stop watching fd. Returns 0 or -ENOENT. */
+int loop_del_fd(struct loop *l, int fd);
+
+/* Run cb after delay_ms, then every period_ms if period_ms > 0 (a one-shot
+ * timer is gone after its callback). Returns a timer id (> 0, never reused),
+ * or 0 on failure with a message in loop_err. */
+uint64_t loop_add_timer(struct loop *l, uint64_t delay_ms, uint64_t period_ms,
+			loop_timer_fn cb, void *ctx);
+/* Cancel a pending or periodic timer. Returns true if it existed. */
+bool loop_cancel_timer(struct loop *l, uint64_t timer_id);
+
+/* Block signo for the calling thread and deliver it through the loop to cb
+ * (one handler per signal; a second call replaces it). Returns 0 or -errno. */
+int loop_add_signal(struct loop *l, int signo, loop_signal_fn cb, void *ctx);
+
+/* Run cb(l, ctx) once at the start of the next iteration (tasks posted by a
+ * task run one iteration later). */
+void loop_post(struct loop *l, loop_task_fn cb, void *ctx);
+
+/* Run until loop_quit; returns its code, or -errno if epoll fails. */
+int loop_run(struct loop *l);
+/* Make loop_run return code at the end of the current iteration. */
+void loop_quit(struct loop *l, int code);
+/* One iteration: posted tasks, then wait up to timeout_ms (-1 forever, 0 not
+ * at all; 0 anyway if tasks are pending) and dispatch what fired. Returns the
+ * number of callbacks run, or -errno. */
+int loop_run_once(struct loop *l, int timeout_ms);
 
 #endif /* TB_BASE_H */

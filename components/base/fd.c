@@ -1,0 +1,154 @@
+/*
+ * File descriptor helpers: whole reads and writes that survive EINTR, short
+ * transfers and non-blocking fds (they wait with poll instead of spinning),
+ * flag setters, a capped whole-file read for procfs, sysfs and config files,
+ * and a close that cannot be done twice.
+ */
+#include "base.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Wait until fd is ready for events; 0 or -errno. */
+static int wait_fd(int fd, short events)
+{
+	struct pollfd pfd = {.fd = fd, .events = events};
+	for (;;) {
+		int r = poll(&pfd, 1, -1);
+		if (r >= 0)
+			return 0;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+ssize_t tb_read_all(int fd, void *buf, size_t n)
+{
+	size_t done = 0;
+	while (done < n) {
+		ssize_t r = read(fd, (char *)buf + done, n - done);
+		if (r > 0) {
+			done += (size_t)r;
+		} else if (r == 0) {
+			break;
+		} else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			int w = wait_fd(fd, POLLIN);
+			if (w < 0)
+				return w;
+		} else if (errno != EINTR) {
+			return -errno;
+		}
+	}
+	return (ssize_t)done;
+}
+
+int tb_write_all(int fd, const void *buf, size_t n)
+{
+	size_t done = 0;
+	while (done < n) {
+		ssize_t r = write(fd, (const char *)buf + done, n - done);
+		if (r >= 0) {
+			done += (size_t)r;
+		} else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			int w = wait_fd(fd, POLLOUT);
+			if (w < 0)
+				return w;
+		} else if (errno != EINTR) {
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+static int set_flag(int fd, int get, int set, int flag, bool on)
+{
+	int fl = fcntl(fd, get);
+	if (fl < 0)
+		return -errno;
+	int nfl = on ? fl | flag : fl & ~flag;
+	if (nfl != fl && fcntl(fd, set, nfl) < 0)
+		return -errno;
+	return 0;
+}
+
+int tb_set_nonblock(int fd, bool on)
+{
+	return set_flag(fd, F_GETFL, F_SETFL, O_NONBLOCK, on);
+}
+
+int tb_set_cloexec(int fd, bool on)
+{
+	return set_flag(fd, F_GETFD, F_SETFD, FD_CLOEXEC, on);
+}
+
+int tb_read_file(const char *path, char **buf, size_t *len, size_t max_bytes, struct tb_err *err)
+{
+	int fd = -1, ret = 0;
+	char *data = NULL;
+	size_t used = 0, cap = 0;
+	struct stat st;
+
+	*buf = NULL;
+	*len = 0;
+	if (max_bytes > SIZE_MAX / 4)
+		max_bytes = SIZE_MAX / 4; /* keeps the growth arithmetic below exact */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = tb_err_errno(err, -errno, "cannot open '%s'", path);
+		goto out;
+	}
+	/* procfs and pipes report size 0: start small and grow. */
+	cap = 4096;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+		cap = (size_t)st.st_size < max_bytes ? (size_t)st.st_size + 1 : max_bytes + 1;
+	for (;;) {
+		if (used == cap || !data) {
+			size_t ncap = data ? cap * 2 : cap;
+			if (ncap > max_bytes + 1)
+				ncap = max_bytes + 1;
+			char *nd = tb_try_realloc(data, ncap + 1);
+			if (!nd) {
+				ret = tb_err_set(err, -ENOMEM,
+				                 "cannot read '%s': out of memory for %zu bytes",
+				                 path, ncap);
+				goto out;
+			}
+			data = nd;
+			cap = ncap;
+		}
+		ssize_t r = tb_read_all(fd, data + used, cap - used);
+		if (r < 0) {
+			ret = tb_err_errno(err, (int)r, "cannot read '%s'", path);
+			goto out;
+		}
+		used += (size_t)r;
+		if (used > max_bytes) {
+			ret = tb_err_set(err, -EFBIG, "'%s' is larger than %zu bytes", path,
+			                 max_bytes);
+			goto out;
+		}
+		if (used < cap)
+			break; /* end of file */
+	}
+	data[used] = '\0';
+	*buf = data;
+	*len = used;
+	data = NULL;
+out:
+	tb_free(data);
+	tb_close(&fd);
+	return ret;
+}
+
+void tb_close(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+		close(*fd);
+		errno = saved;
+		*fd = -1;
+	}
+}
