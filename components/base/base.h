@@ -13,6 +13,7 @@
 #ifndef TB_BASE_H
 #define TB_BASE_H
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

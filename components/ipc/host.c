@@ -1,0 +1,490 @@
+/*
+ * The IPC host: accepts clients on listening sockets (or adopts connected
+ * ones), answers BindService from the table of exposed services and
+ * dispatches InvokeMethod to method handlers, which reply through a
+ * deferred-reply handle (struct ipc_call) now or later, once or streaming.
+ *
+ * Lifetimes: a client lives from accept to disconnect; its calls are owned
+ * by the handlers and outlive it, detached (client = NULL), so a reply after
+ * a disconnect is a harmless no-op. Peer identity (SO_PEERCRED) is copied
+ * into each call. Every malformed frame disconnects its client and counts as
+ * a protocol error; the host keeps serving everyone else.
+ */
+#include <errno.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ipc_int.h"
+
+#define LOG_TAG "ipc"
+
+struct host_service {
+	const struct ipc_service_desc *desc;
+	void *ctx;
+};
+
+struct host_client {
+	struct ipc_host *host;
+	struct ipc_conn conn;
+	struct ipc_peer peer;
+	struct ipc_call *calls;   /* open calls, doubly linked */
+	struct ipc_call *current; /* the call whose handler is running */
+};
+
+struct ipc_call {
+	struct host_client *client; /* NULL once detached */
+	struct ipc_call *prev, *next;
+	struct ipc_peer peer;
+	uint64_t request_id;
+	bool drop_reply;
+};
+
+struct ipc_host {
+	struct loop *loop;
+	struct ipc_host_ops ops;
+	void *ctx;
+	VEC(struct host_service) services;
+	VEC(int) listeners;
+	struct hmap clients; /* client id -> struct host_client * */
+	uint64_t next_client_id;
+	size_t max_queue;
+	uint32_t timeout_ms;
+	struct ipc_host_stats stats;
+	struct tb_err err;
+};
+
+static void client_on_frame(void *owner, const uint8_t *p, size_t n);
+static void client_on_error(void *owner, int code);
+static void client_destroy(void *owner);
+
+static const struct ipc_conn_ops client_conn_ops = {client_on_frame, client_on_error,
+						    client_destroy};
+
+struct ipc_host *ipc_host_new(struct loop *l, const struct ipc_host_ops *ops, void *ctx)
+{
+	struct ipc_host *h = tb_calloc(1, sizeof *h);
+	h->loop = l;
+	if (ops)
+		h->ops = *ops;
+	h->ctx = ctx;
+	hmap_init(&h->clients);
+	h->next_client_id = 1;
+	h->max_queue = IPC_SEND_QUEUE_MAX;
+	h->timeout_ms = IPC_SEND_TIMEOUT_MS;
+	return h;
+}
+
+static void detach_calls(struct host_client *hc)
+{
+	for (struct ipc_call *call = hc->calls; call; call = call->next)
+		call->client = NULL;
+	hc->calls = NULL;
+}
+
+static void client_destroy(void *owner)
+{
+	tb_free(owner);
+}
+
+/* Tear a client down: detach its calls, forget it, tell the owner. */
+static void client_drop(struct host_client *hc, bool notify)
+{
+	struct ipc_host *h = hc->host;
+	conn_close(&hc->conn);
+	detach_calls(hc);
+	hmap_del(&h->clients, hc->peer.client_id, NULL);
+	h->stats.clients_disconnected++;
+	if (notify && h->ops.on_disconnect) {
+		conn_enter(&hc->conn);
+		h->ops.on_disconnect(h->ctx, &hc->peer);
+		hc->conn.busy--; /* the free below decides */
+	}
+	conn_free_owner(&hc->conn);
+}
+
+void ipc_host_free(struct ipc_host *h)
+{
+	if (!h)
+		return;
+	size_t i;
+	while ((i = hmap_next(&h->clients, 0)) != HMAP_END)
+		client_drop((struct host_client *)(uintptr_t)h->clients.slots[i].val, false);
+	for (size_t k = 0; k < h->listeners.len; k++) {
+		loop_del_fd(h->loop, h->listeners.data[k]);
+		close(h->listeners.data[k]);
+	}
+	vec_release(&h->listeners);
+	vec_release(&h->services);
+	hmap_release(&h->clients);
+	tb_free(h);
+}
+
+int ipc_host_add_service(struct ipc_host *h, const struct ipc_service_desc *desc, void *svc_ctx)
+{
+	if (!desc->name || !*desc->name || desc->n_methods == 0)
+		return -EINVAL;
+	for (size_t i = 0; i < h->services.len; i++)
+		if (strcmp(h->services.data[i].desc->name, desc->name) == 0)
+			return -EEXIST;
+	struct host_service s = {desc, svc_ctx};
+	vec_push(&h->services, s);
+	return (int)h->services.len;
+}
+
+void ipc_host_set_limits(struct ipc_host *h, size_t max_queue_bytes, uint32_t timeout_ms)
+{
+	if (max_queue_bytes)
+		h->max_queue = max_queue_bytes;
+	if (timeout_ms)
+		h->timeout_ms = timeout_ms;
+}
+
+const struct ipc_host_stats *ipc_host_stats(const struct ipc_host *h)
+{
+	return &h->stats;
+}
+
+struct tb_err *ipc_host_err(struct ipc_host *h)
+{
+	return &h->err;
+}
+
+size_t ipc_host_num_clients(const struct ipc_host *h)
+{
+	return h->clients.len;
+}
+
+/* ---- accepting ------------------------------------------------------------- */
+
+int64_t ipc_host_adopt_fd(struct ipc_host *h, int fd)
+{
+	struct host_client *hc = tb_calloc(1, sizeof *hc);
+	hc->host = h;
+	hc->peer.client_id = h->next_client_id++;
+	hc->peer.uid = (uid_t)-1;
+	hc->peer.pid = -1;
+	ipc_sock_peercred(fd, &hc->peer.uid, &hc->peer.pid);
+	int r = conn_init(&hc->conn, h->loop, fd, &client_conn_ops, hc);
+	if (r < 0) {
+		tb_free(hc);
+		return tb_err_errno(&h->err, r, "cannot watch client socket");
+	}
+	hc->conn.max_queue = h->max_queue;
+	hc->conn.timeout_ms = h->timeout_ms;
+	hmap_put_ptr(&h->clients, hc->peer.client_id, hc);
+	h->stats.clients_accepted++;
+	log_debug(LOG_TAG, "client %llu connected (uid %d pid %d)",
+		  (unsigned long long)hc->peer.client_id, (int)hc->peer.uid, (int)hc->peer.pid);
+	if (h->ops.on_connect)
+		h->ops.on_connect(h->ctx, &hc->peer);
+	return (int64_t)hc->peer.client_id;
+}
+
+static void on_accept(struct loop *l, int lfd, uint32_t events, void *ctx)
+{
+	struct ipc_host *h = ctx;
+	(void)l;
+	(void)events;
+	for (int i = 0; i < 16; i++) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				log_warn(LOG_TAG, "accept failed: %s", strerror(errno));
+			return;
+		}
+		ipc_host_adopt_fd(h, fd);
+	}
+}
+
+int ipc_host_listen_fd(struct ipc_host *h, int fd)
+{
+	int r = tb_set_nonblock(fd, true);
+	if (r == 0)
+		r = loop_add_fd(h->loop, fd, LOOP_IN, on_accept, h);
+	if (r < 0) {
+		close(fd);
+		return tb_err_errno(&h->err, r, "cannot watch listening socket");
+	}
+	vec_push(&h->listeners, fd);
+	return 0;
+}
+
+int ipc_host_listen(struct ipc_host *h, const char *names)
+{
+	const char *p = names;
+	for (;;) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+		if (n > 0) {
+			char *name = tb_strndup(p, n);
+			int fd = ipc_sock_listen(name, &h->err);
+			tb_free(name);
+			if (fd < 0)
+				return fd;
+			int r = ipc_host_listen_fd(h, fd);
+			if (r < 0)
+				return r;
+		}
+		if (!comma)
+			return 0;
+		p = comma + 1;
+	}
+}
+
+int ipc_host_disconnect(struct ipc_host *h, uint64_t client_id)
+{
+	struct host_client *hc = hmap_get_ptr(&h->clients, client_id);
+	if (!hc)
+		return -ENOENT;
+	client_drop(hc, true);
+	return 0;
+}
+
+/* ---- dispatch -------------------------------------------------------------- */
+
+static void client_on_error(void *owner, int code)
+{
+	struct host_client *hc = owner;
+	struct ipc_host *h = hc->host;
+	if (code == -ENOBUFS || code == -ETIMEDOUT)
+		h->stats.send_overflows++;
+	if (code == -EPROTO)
+		h->stats.protocol_errors++;
+	log_debug(LOG_TAG, "client %llu disconnected (%s)", (unsigned long long)hc->peer.client_id,
+		  code ? strerror(-code) : "eof");
+	client_drop(hc, true);
+}
+
+static int send_frame(struct host_client *hc, Perfetto__Protos__IPCFrame *f, int fd)
+{
+	int r = conn_send_frame(&hc->conn, f, fd);
+	if (r == 0)
+		hc->host->stats.frames_sent++;
+	return r;
+}
+
+static void reply_request_error(struct host_client *hc, uint64_t request_id)
+{
+	Perfetto__Protos__IPCFrame f = PERFETTO__PROTOS__IPCFRAME__INIT;
+	Perfetto__Protos__IPCFrame__RequestError e = PERFETTO__PROTOS__IPCFRAME__REQUEST_ERROR__INIT;
+	f.has_request_id = true;
+	f.request_id = request_id;
+	e.error = (char *)"unknown request";
+	f.msg_case = PERFETTO__PROTOS__IPCFRAME__MSG_MSG_REQUEST_ERROR;
+	f.msg_request_error = &e;
+	send_frame(hc, &f, -1);
+}
+
+static void on_bind(struct host_client *hc, uint64_t request_id, const char *name)
+{
+	struct ipc_host *h = hc->host;
+	Perfetto__Protos__IPCFrame f = PERFETTO__PROTOS__IPCFRAME__INIT;
+	Perfetto__Protos__IPCFrame__BindServiceReply rep =
+		PERFETTO__PROTOS__IPCFRAME__BIND_SERVICE_REPLY__INIT;
+	Perfetto__Protos__IPCFrame__BindServiceReply__MethodInfo *infos = NULL;
+	Perfetto__Protos__IPCFrame__BindServiceReply__MethodInfo **ptrs = NULL;
+	f.has_request_id = true;
+	f.request_id = request_id;
+	f.msg_case = PERFETTO__PROTOS__IPCFRAME__MSG_MSG_BIND_SERVICE_REPLY;
+	f.msg_bind_service_reply = &rep;
+	rep.has_success = true;
+	for (size_t i = 0; name && i < h->services.len; i++) {
+		const struct ipc_service_desc *d = h->services.data[i].desc;
+		if (strcmp(d->name, name) != 0)
+			continue;
+		size_t n = d->n_methods;
+		infos = tb_calloc(n, sizeof *infos);
+		ptrs = tb_calloc(n, sizeof *ptrs);
+		for (size_t m = 0; m < n; m++) {
+			Perfetto__Protos__IPCFrame__BindServiceReply__MethodInfo mi =
+				PERFETTO__PROTOS__IPCFRAME__BIND_SERVICE_REPLY__METHOD_INFO__INIT;
+			mi.has_id = true;
+			mi.id = (uint32_t)(m + 1);
+			mi.name = (char *)d->methods[m].name;
+			infos[m] = mi;
+			ptrs[m] = &infos[m];
+		}
+		rep.success = true;
+		rep.has_service_id = true;
+		rep.service_id = (uint32_t)(i + 1);
+		rep.n_methods = n;
+		rep.methods = ptrs;
+		break;
+	}
+	send_frame(hc, &f, -1);
+	tb_free(infos);
+	tb_free(ptrs);
+}
+
+static void reply_invoke_failure(struct host_client *hc, uint64_t request_id)
+{
+	Perfetto__Protos__IPCFrame f = PERFETTO__PROTOS__IPCFRAME__INIT;
+	Perfetto__Protos__IPCFrame__InvokeMethodReply rep =
+		PERFETTO__PROTOS__IPCFRAME__INVOKE_METHOD_REPLY__INIT;
+	f.has_request_id = true;
+	f.request_id = request_id;
+	f.msg_case = PERFETTO__PROTOS__IPCFRAME__MSG_MSG_INVOKE_METHOD_REPLY;
+	f.msg_invoke_method_reply = &rep;
+	rep.has_success = true;
+	rep.success = false;
+	send_frame(hc, &f, -1);
+}
+
+static void on_invoke(struct host_client *hc, uint64_t request_id,
+		      const Perfetto__Protos__IPCFrame__InvokeMethod *im)
+{
+	struct ipc_host *h = hc->host;
+	uint32_t sid = im->has_service_id ? im->service_id : 0;
+	uint32_t mid = im->has_method_id ? im->method_id : 0;
+	if (sid == 0 || sid > h->services.len) {
+		reply_invoke_failure(hc, request_id);
+		return;
+	}
+	struct host_service *svc = &h->services.data[sid - 1];
+	if (mid == 0 || mid > svc->desc->n_methods || !svc->desc->methods[mid - 1].fn) {
+		reply_invoke_failure(hc, request_id);
+		return;
+	}
+	struct ipc_call *call = tb_calloc(1, sizeof *call);
+	call->client = hc;
+	call->peer = hc->peer;
+	call->request_id = request_id;
+	call->drop_reply = im->has_drop_reply && im->drop_reply;
+	call->next = hc->calls;
+	if (hc->calls)
+		hc->calls->prev = call;
+	hc->calls = call;
+	const uint8_t *args = im->has_args_proto ? im->args_proto.data : NULL;
+	size_t alen = im->has_args_proto ? im->args_proto.len : 0;
+	/* The handler may finish (free) call; hc stays valid because the
+	 * connection is busy dispatching. */
+	hc->current = call;
+	svc->desc->methods[mid - 1].fn(svc->ctx, call, args ? args : (const uint8_t *)"", alen);
+	hc->current = NULL;
+}
+
+static void client_on_frame(void *owner, const uint8_t *p, size_t n)
+{
+	struct host_client *hc = owner;
+	struct ipc_host *h = hc->host;
+	Perfetto__Protos__IPCFrame *f = ipc_frame_decode(p, n);
+	h->stats.frames_received++;
+	if (!f) {
+		h->stats.protocol_errors++;
+		log_debug(LOG_TAG, "client %llu sent an undecodable frame",
+			  (unsigned long long)hc->peer.client_id);
+		client_drop(hc, true);
+		return;
+	}
+	uint64_t rid = f->has_request_id ? f->request_id : 0;
+	switch (f->msg_case) {
+	case PERFETTO__PROTOS__IPCFRAME__MSG_MSG_BIND_SERVICE:
+		on_bind(hc, rid, f->msg_bind_service->service_name);
+		break;
+	case PERFETTO__PROTOS__IPCFRAME__MSG_MSG_INVOKE_METHOD:
+		on_invoke(hc, rid, f->msg_invoke_method);
+		break;
+	case PERFETTO__PROTOS__IPCFRAME__MSG_SET_PEER_IDENTITY:
+		/* Honoured by Perfetto only on non-AF_UNIX sockets; we only
+		 * have AF_UNIX, where SO_PEERCRED is the truth. */
+		break;
+	default:
+		reply_request_error(hc, rid);
+		break;
+	}
+	ipc_frame_free(f);
+}
+
+/* ---- calls ----------------------------------------------------------------- */
+
+static void call_finish(struct ipc_call *call)
+{
+	struct host_client *hc = call->client;
+	if (hc) {
+		if (hc->current == call)
+			hc->current = NULL;
+		if (call->prev)
+			call->prev->next = call->next;
+		else
+			hc->calls = call->next;
+		if (call->next)
+			call->next->prev = call->prev;
+	}
+	tb_free(call);
+}
+
+static int call_send(struct ipc_call *call, bool success, const void *data, size_t len,
+		     bool has_more, int fd)
+{
+	struct host_client *hc = call->client;
+	if (!hc || call->drop_reply) {
+		tb_close(&fd);
+		return -ENOTCONN;
+	}
+	Perfetto__Protos__IPCFrame f = PERFETTO__PROTOS__IPCFRAME__INIT;
+	Perfetto__Protos__IPCFrame__InvokeMethodReply rep =
+		PERFETTO__PROTOS__IPCFRAME__INVOKE_METHOD_REPLY__INIT;
+	f.has_request_id = true;
+	f.request_id = call->request_id;
+	f.msg_case = PERFETTO__PROTOS__IPCFRAME__MSG_MSG_INVOKE_METHOD_REPLY;
+	f.msg_invoke_method_reply = &rep;
+	rep.has_success = true;
+	rep.success = success;
+	rep.has_has_more = true;
+	rep.has_more = has_more;
+	if (success) {
+		rep.has_reply_proto = true;
+		rep.reply_proto.data = (uint8_t *)(data ? data : "");
+		rep.reply_proto.len = len;
+	}
+	int r = send_frame(hc, &f, fd);
+	if (r == -EMSGSIZE) {
+		rep.success = false;
+		rep.has_reply_proto = false;
+		send_frame(hc, &f, -1);
+	}
+	return r;
+}
+
+int ipc_call_reply(struct ipc_call *call, const void *data, size_t len, bool has_more, int fd)
+{
+	int r = call_send(call, true, data, len, has_more, fd);
+	if (!has_more)
+		call_finish(call);
+	return r;
+}
+
+int ipc_call_fail(struct ipc_call *call)
+{
+	int r = call_send(call, false, NULL, 0, false, -1);
+	call_finish(call);
+	return r;
+}
+
+void ipc_call_drop(struct ipc_call *call)
+{
+	call_finish(call);
+}
+
+const struct ipc_peer *ipc_call_peer(const struct ipc_call *call)
+{
+	return &call->peer;
+}
+
+uint64_t ipc_call_request_id(const struct ipc_call *call)
+{
+	return call->request_id;
+}
+
+bool ipc_call_alive(const struct ipc_call *call)
+{
+	return call->client && !call->drop_reply && !call->client->conn.closed &&
+	       !call->client->conn.failing;
+}
+
+int ipc_call_take_fd(struct ipc_call *call)
+{
+	if (!call->client || call->client->current != call)
+		return -1;
+	return conn_take_fd(&call->client->conn);
+}
