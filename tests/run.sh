@@ -61,7 +61,7 @@ for tier in cli root; do
 	done
 done
 
-if [ -x tests/tp/run.sh ]; then
+if [ -f tests/tp/run.sh ]; then
 	echo "== tp"
 	run_tier tp sh tests/tp/run.sh
 fi

@@ -8,7 +8,11 @@
 
 #include <string.h>
 
+#include "trace_processor.h"
+
 const struct tracebox_applet tracebox_applets[] = {
+	{"trace_processor_shell", "SQL over Perfetto protobuf and JSON traces",
+	 trace_processor_shell_main},
 	{NULL, NULL, NULL},
 };
 

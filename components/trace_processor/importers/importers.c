@@ -1,0 +1,11 @@
+/*
+ * The importer registry: every trace format the trace processor reads, in
+ * the order their sniffers are tried on the first bytes of a trace.
+ */
+#include "../tp_int.h"
+
+const struct tp_importer_ops *const tp_importers[] = {
+	&tp_proto_importer,
+	&tp_json_importer,
+	NULL,
+};

@@ -1,0 +1,149 @@
+/*
+ * Chrome JSON (Trace Event Format) importer, private declarations shared by
+ * its files:
+ *
+ *   tokenizer.c  the container state machine: finds each event object in
+ *                the byte stream (chunks of any size), keeps only the
+ *                unfinished tail between chunks, decodes the event's fields
+ *                into a struct json_event and pushes it to the sorter.
+ *   lex.c        JSON lexing helpers on complete text: strings (with
+ *                unescaping), numbers, value skipping, Perfetto's µs -> ns.
+ *   args.c       the `args` object -> args table rows; top-level metadata.
+ *   parser.c     event semantics in timestamp order (slices, instants,
+ *                counters, async, flows, metadata events) and the
+ *                tp_importer_ops glue.
+ */
+#ifndef TB_TP_JSON_INT_H
+#define TB_TP_JSON_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../tp_int.h"
+
+/* ---- the event record (sorter payload) -------------------------------- */
+
+#define JSON_EV_PID 0x001u       /* pid present (numeric or name) */
+#define JSON_EV_TID 0x002u       /* tid present */
+#define JSON_EV_PID_NAME 0x004u  /* pid was a string: pid_name is its name */
+#define JSON_EV_TID_NAME 0x008u  /* tid was a string */
+#define JSON_EV_V1_ID 0x010u     /* v1_id (from "id") is valid */
+#define JSON_EV_BIND_ID 0x020u   /* bind_id is valid */
+#define JSON_EV_BIND_KEY 0x040u  /* "bind_id" key present (even if invalid) */
+#define JSON_EV_FLOW_IN 0x080u
+#define JSON_EV_FLOW_OUT 0x100u
+#define JSON_EV_BP_E 0x200u      /* "bp": "e" */
+#define JSON_EV_HAS_ARGS 0x400u  /* "args" key present */
+
+/* One event as the tokenizer decoded it. The raw JSON text of its `args`
+ * value (args_len bytes) follows the struct in the same sorter payload.
+ * Strings are pool ids (0 = absent or empty). Times are ns; TP_NULL_I64 when
+ * absent or not a valid number. */
+struct json_event {
+	int64_t ts, dur, tts, tdur;
+	int64_t pid, tid; /* valid when JSON_EV_PID / JSON_EV_TID */
+	uint64_t v1_id, bind_id;
+	uint32_t name, cat;
+	uint32_t id;        /* "id" as a string (numbers as their text) */
+	uint32_t id2_local, id2_global;
+	uint32_t args_len;
+	uint16_t flags;
+	char ph;
+	char scope; /* "s": 0 absent, 'g' 'p' 't', '?' anything else */
+};
+
+static inline const char *json_event_args(const struct json_event *e)
+{
+	return (const char *)(e + 1);
+}
+
+/* ---- lex.c: helpers on complete JSON text ----------------------------- */
+
+/* A scratch buffer for unescaped strings and built keys. */
+struct json_buf {
+	VEC(char) v;
+};
+
+static inline bool json_is_ws(unsigned char c)
+{
+	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+static inline const char *json_skip_ws(const char *p, const char *end)
+{
+	while (p < end && json_is_ws((unsigned char)*p))
+		p++;
+	return p;
+}
+
+/* The first '"' or '\\' in [p, end), or end. */
+const char *json_find_quote_or_bs(const char *p, const char *end);
+
+/* A string starting at p (which is '"'). On success returns the byte after
+ * the closing quote and points *s and *n at the unescaped text: into the input
+ * when it has no escapes, else into buf. NULL when malformed or cut off. */
+const char *json_string(const char *p, const char *end, struct json_buf *buf, const char **s,
+			size_t *n);
+
+/* A number token: its extent, and whether it is integral. */
+struct json_num {
+	const char *s;
+	size_t n;
+	bool is_int;   /* no '.', 'e', 'E' and fits int64 */
+	int64_t i;     /* when is_int */
+	double d;      /* always */
+};
+/* Parse a number at p. Returns the byte after it, NULL if not a number. */
+const char *json_number(const char *p, const char *end, struct json_num *out);
+
+/* Skip one value at p (after whitespace). Returns the byte after it or
+ * NULL when malformed or cut off. depth bounds nesting. */
+const char *json_skip_value(const char *p, const char *end);
+
+/* Perfetto's CoerceToTs: a JSON number (µs) to ns, integers exactly and
+ * doubles truncated toward zero; a string is re-read as a decimal number by
+ * moving the decimal point. false if not a valid time. */
+bool json_number_to_ns(const struct json_num *num, int64_t *ns);
+bool json_string_to_ns(const char *s, size_t n, int64_t *ns);
+
+/* strtod over the whole of s (Perfetto's CStringToDouble): false unless
+ * every byte was consumed. */
+bool json_parse_double(const char *s, size_t n, double *out);
+/* strtoull base 10/16 over the whole of s. */
+bool json_parse_u64(const char *s, size_t n, int base, uint64_t *out);
+
+/* Find key in the object text [p, end) (top level only). Returns a pointer
+ * to its value or NULL. */
+const char *json_object_find(const char *p, const char *end, const char *key,
+			     struct json_buf *buf);
+
+/* ---- args.c --------------------------------------------------------------- */
+
+struct json_args_ctx {
+	struct json_buf flat, key, str;
+};
+/* Add the JSON value at [p, end) under `prefix` (e.g. "args") to the args
+ * builder b, Perfetto-style: objects -> dotted keys, arrays -> [i] in key
+ * only, nulls skipped, ints/reals/strings/bools typed. */
+void json_args_add(struct tp *tp, struct json_args_ctx *c, struct tp_args_builder *b,
+		   const char *p, const char *end, const char *prefix);
+/* The top-level "metadata" object: json_metadata.<key> metadata rows. */
+void json_metadata_add(struct tp *tp, struct json_args_ctx *c, const char *p, const char *end);
+void json_args_ctx_release(struct json_args_ctx *c);
+
+/* ---- tokenizer.c ----------------------------------------------------------- */
+
+struct json_tokenizer;
+struct json_tokenizer *json_tokenizer_new(struct tp *tp);
+void json_tokenizer_free(struct json_tokenizer *t);
+/* Feed the next n bytes; events go to tp->sorter. Returns 0 or a negative
+ * code after tp_fail() (input is not JSON at all). */
+int json_tokenizer_feed(struct json_tokenizer *t, const uint8_t *p, size_t n);
+/* Whether any complete ('X') event was pushed: the sorter order then
+ * follows Perfetto's slow comparator (see parser.c). */
+bool json_tokenizer_saw_complete(const struct json_tokenizer *t);
+/* Decode one complete event object [p, end) and push it. Returns false when
+ * the text is not a well-formed object. Exposed for the parser tests. */
+bool json_tokenizer_event(struct json_tokenizer *t, const char *p, const char *end);
+
+#endif /* TB_TP_JSON_INT_H */

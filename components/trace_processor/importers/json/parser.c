@@ -1,0 +1,603 @@
+/*
+ * The JSON importer's parser: event semantics, run at end of file on the
+ * events the tokenizer pushed, in timestamp order. Mirrors Perfetto's
+ * json_trace_parser: B/E/X slices on thread tracks (partially overlapping X
+ * events spill onto thread_overlapping_slice lanes), instants with g/p/t
+ * scope, C counters, b/e/n legacy async slices, s/t/f flow v1 and bind_id
+ * flow v2, M metadata (names, sort index hints). Also the tp_importer_ops
+ * glue ("json").
+ *
+ * Ordering: the sorter orders by (ts, push order). Like Perfetto's "slow"
+ * sorter comparator, once a trace has complete events, events with equal ts
+ * are re-ordered here: E events first, then X events longest first, then
+ * the rest, each in push order, so a parent X precedes its equal-ts child.
+ */
+#include "json_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct grp_ev {
+	int64_t key;
+	uint32_t seq;
+	size_t off, len;
+};
+
+struct pending_flow {
+	uint32_t track;
+	uint64_t flow;
+};
+
+struct tp_importer {
+	struct tp *tp;
+	struct json_tokenizer *tok;
+	struct json_args_ctx args;
+	struct json_buf sbuf;
+	struct tp_args_builder ab;
+	struct hmap async_tracks; /* cookie key -> track id */
+	struct hmap lanes;        /* utid -> overlap lanes created */
+	VEC(struct pending_flow) pending;
+	VEC(char) group_mem;      /* equal-ts events, when re-ordering */
+	VEC(struct grp_ev) group;
+	int64_t group_ts;
+	uint32_t no_name;         /* "[No name]" */
+};
+
+#define FLOW_V1_BIT (1ull << 63)
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static uint32_t commit_args(struct tp_importer *imp, const struct json_event *e)
+{
+	if (!(e->flags & JSON_EV_HAS_ARGS))
+		return TP_NULL_U32;
+	const char *a = json_event_args(e);
+	tp_args_begin(&imp->ab);
+	json_args_add(imp->tp, &imp->args, &imp->ab, a, a + e->args_len, "args");
+	return tp_args_commit(imp->tp, &imp->ab);
+}
+
+/* The value of a top-level key of the args object, or NULL. */
+static const char *arg_value(struct tp_importer *imp, const struct json_event *e, const char *key,
+			     const char **end)
+{
+	if (!(e->flags & JSON_EV_HAS_ARGS))
+		return NULL;
+	const char *a = json_event_args(e);
+	*end = a + e->args_len;
+	const char *v = json_object_find(a, *end, key, &imp->sbuf);
+	return v && v < *end ? v : NULL;
+}
+
+/* Slices beginning on a track resolve flow v1 ends waiting for "the next
+ * slice" there. */
+static void on_new_slice(struct tp_importer *imp, uint32_t track, uint32_t slice)
+{
+	struct tp *tp = imp->tp;
+	for (size_t i = 0; i < imp->pending.len;) {
+		struct pending_flow *pf = &imp->pending.data[i];
+		if (pf->track != track) {
+			i++;
+			continue;
+		}
+		uint64_t prev;
+		if (hmap_get(&tp->open_flows, pf->flow, &prev))
+			tp_flow_add(tp, (uint32_t)prev, slice);
+		else
+			tp_stat_inc(tp, TP_STAT_flow_end_without_start);
+		*pf = *vec_last(&imp->pending);
+		imp->pending.len--;
+	}
+}
+
+static void flow_begin(struct tp *tp, uint64_t id, uint32_t slice)
+{
+	if (hmap_get(&tp->open_flows, id, NULL)) {
+		tp_stat_inc(tp, TP_STAT_flow_duplicate_id);
+		return;
+	}
+	hmap_put(&tp->open_flows, id, slice);
+}
+
+static void flow_step(struct tp *tp, uint64_t id, uint32_t slice)
+{
+	uint64_t prev;
+	if (!hmap_get(&tp->open_flows, id, &prev)) {
+		tp_stat_inc(tp, TP_STAT_flow_step_without_start);
+		return;
+	}
+	tp_flow_add(tp, (uint32_t)prev, slice);
+	hmap_put(&tp->open_flows, id, slice);
+}
+
+static void flow_end(struct tp *tp, uint64_t id, uint32_t slice, bool close)
+{
+	uint64_t prev;
+	if (!hmap_get(&tp->open_flows, id, &prev)) {
+		tp_stat_inc(tp, TP_STAT_flow_end_without_start);
+		return;
+	}
+	tp_flow_add(tp, (uint32_t)prev, slice);
+	if (close)
+		hmap_del(&tp->open_flows, id, NULL);
+}
+
+/* Flow v2: bind_id with flow_in / flow_out on a slice-creating event. */
+static void maybe_flow_v2(struct tp *tp, const struct json_event *e, uint32_t slice)
+{
+	if (!(e->flags & JSON_EV_BIND_ID) || slice == TP_NULL_U32)
+		return;
+	uint64_t id = e->bind_id & ~FLOW_V1_BIT;
+	bool in = e->flags & JSON_EV_FLOW_IN, out = e->flags & JSON_EV_FLOW_OUT;
+	if (in && out)
+		flow_step(tp, id, slice);
+	else if (out)
+		flow_begin(tp, id, slice);
+	else if (in)
+		flow_end(tp, id, slice, false);
+	else
+		tp_stat_inc(tp, TP_STAT_flow_without_direction);
+}
+
+static uint64_t flow_v1_key(const struct json_event *e)
+{
+	uint64_t h = tb_hash_u64(e->v1_id ^ tb_hash_u64((uint64_t)e->cat << 32 | e->name));
+	return h | FLOW_V1_BIT;
+}
+
+static void flow_v1(struct tp_importer *imp, const struct json_event *e, uint32_t track,
+		    int64_t ts)
+{
+	struct tp *tp = imp->tp;
+	if (!(e->flags & JSON_EV_V1_ID)) {
+		tp_stat_inc(tp, TP_STAT_flow_invalid_id);
+		return;
+	}
+	uint64_t key = flow_v1_key(e);
+	if (e->ph == 'f' && !(e->flags & JSON_EV_BP_E)) {
+		struct pending_flow pf = {track, key};
+		vec_push(&imp->pending, pf);
+		return;
+	}
+	uint32_t slice = tp_slice_innermost(tp, track, ts);
+	if (slice == TP_NULL_U32) {
+		tp_stat_inc(tp, TP_STAT_flow_no_enclosing_slice);
+		return;
+	}
+	if (e->ph == 's')
+		flow_begin(tp, key, slice);
+	else if (e->ph == 't')
+		flow_step(tp, key, slice);
+	else
+		flow_end(tp, key, slice, false);
+}
+
+/* A track of the thread's overlap lanes with room for [ts, ts+dur). */
+static uint32_t spill_track(struct tp_importer *imp, uint32_t utid, int64_t ts, int64_t dur)
+{
+	struct tp *tp = imp->tp;
+	uint64_t n = 0;
+	hmap_get(&imp->lanes, utid, &n);
+	struct tp_track_key k = {.type = "thread_overlapping_slice", .event_type = "slice",
+				 .utid = utid, .upid = -1, .cpu = -1};
+	for (uint64_t i = 0; i < n; i++) {
+		k.extra_dim = i;
+		uint32_t tr = tp_track_get(tp, &k);
+		if (!tp_slice_would_overlap(tp, tr, ts, dur, NULL, NULL))
+			return tr;
+	}
+	hmap_put(&imp->lanes, utid, n + 1);
+	k.extra_dim = n;
+	return tp_track_get(tp, &k);
+}
+
+/* ---- phases -------------------------------------------------------------- */
+
+static void parse_complete(struct tp_importer *imp, const struct json_event *e, uint32_t utid,
+			   uint32_t cat, uint32_t name)
+{
+	struct tp *tp = imp->tp;
+	if (e->dur == TP_NULL_I64) {
+		tp_stat_inc(tp, TP_STAT_json_parser_failure);
+		return;
+	}
+	uint32_t track = tp_track_for_thread(tp, utid);
+	if (e->dur >= 0 && tp_slice_would_overlap(tp, track, e->ts, e->dur, NULL, NULL)) {
+		tp_stat_inc(tp, TP_STAT_slice_spill_overlapping_complete_event);
+		track = spill_track(imp, utid, e->ts, e->dur);
+	}
+	uint32_t args = commit_args(imp, e);
+	uint32_t s = tp_slice_complete(tp, track, e->ts, e->dur, cat, name, args);
+	if (s == TP_NULL_U32)
+		return;
+	tp->t.slice.thread_ts[s] = e->tts;
+	tp->t.slice.thread_dur[s] = e->tdur;
+	on_new_slice(imp, track, s);
+	maybe_flow_v2(tp, e, s);
+}
+
+static void parse_instant(struct tp_importer *imp, const struct json_event *e, uint32_t utid,
+			  uint32_t cat, uint32_t slice_name)
+{
+	struct tp *tp = imp->tp;
+	struct tp_track_key k = {.event_type = "slice", .utid = -1, .upid = -1, .cpu = -1};
+	uint32_t track;
+	switch (e->scope) {
+	case 'g':
+		k.type = "legacy_chrome_global_instants";
+		track = tp_track_get(tp, &k);
+		break;
+	case 'p':
+		if (!(e->flags & JSON_EV_PID)) {
+			tp_stat_inc(tp, TP_STAT_json_parser_failure);
+			return;
+		}
+		k.type = "chrome_process_instant";
+		k.upid = tp_process_for_pid(tp, e->pid);
+		track = tp_track_get(tp, &k);
+		break;
+	case 't':
+	case 0: {
+		if (!(e->flags & JSON_EV_TID)) {
+			tp_stat_inc(tp, TP_STAT_json_parser_failure);
+			return;
+		}
+		track = tp_track_for_thread(tp, utid);
+		uint32_t s = tp_slice_complete(tp, track, e->ts, 0, cat, slice_name, commit_args(imp, e));
+		if (s != TP_NULL_U32) {
+			tp->t.slice.thread_ts[s] = e->tts;
+			if (e->tts != TP_NULL_I64)
+				tp->t.slice.thread_dur[s] = 0;
+			on_new_slice(imp, track, s);
+		}
+		return;
+	}
+	default:
+		tp_stat_inc(tp, TP_STAT_json_parser_failure);
+		return;
+	}
+	uint32_t s = tp_slice_complete(tp, track, e->ts, 0, cat, e->name, commit_args(imp, e));
+	if (s != TP_NULL_U32)
+		on_new_slice(imp, track, s);
+}
+
+static void parse_counter(struct tp_importer *imp, const struct json_event *e, uint32_t utid)
+{
+	struct tp *tp = imp->tp;
+	const char *p = json_event_args(e), *end = p + e->args_len;
+	p = json_skip_ws(p, end);
+	if (!(e->flags & JSON_EV_HAS_ARGS) || p >= end || *p != '{') {
+		tp_stat_inc(tp, TP_STAT_json_parser_failure);
+		return;
+	}
+	int64_t upid = tp->t.thread.upid[utid];
+	if (upid == TP_NULL_I64)
+		upid = tp_process_for_pid(tp, (e->flags & JSON_EV_PID) ? e->pid : 0);
+	size_t nlen = 0, ilen = 0;
+	const char *name = e->name ? strpool_get(&tp->strings, e->name, &nlen) : "";
+	const char *id = e->id ? strpool_get(&tp->strings, e->id, &ilen) : "";
+	struct json_buf *b = &imp->sbuf;
+	p++;
+	for (;;) {
+		p = json_skip_ws(p, end);
+		while (p < end && *p == ',')
+			p = json_skip_ws(p + 1, end);
+		if (p >= end || *p != '"')
+			return;
+		const char *k;
+		size_t kn;
+		p = json_string(p, end, &imp->args.str, &k, &kn);
+		if (!p)
+			return;
+		p = json_skip_ws(p, end);
+		if (p >= end || *p != ':')
+			return;
+		p = json_skip_ws(p + 1, end);
+		if (p >= end)
+			return;
+		double v;
+		bool ok = false;
+		if (*p == '"') {
+			const char *s;
+			size_t n;
+			p = json_string(p, end, &imp->args.key, &s, &n);
+			if (!p)
+				return;
+			ok = json_parse_double(s, n, &v);
+		} else if (*p == '-' || (*p >= '0' && *p <= '9')) {
+			struct json_num num;
+			p = json_number(p, end, &num);
+			if (!p)
+				return;
+			v = num.d;
+			ok = true;
+		} else {
+			p = json_skip_value(p, end);
+			if (!p)
+				return;
+		}
+		if (!ok) {
+			tp_stat_inc(tp, TP_STAT_json_parser_failure);
+			continue;
+		}
+		vec_clear(&b->v);
+		vec_reserve(&b->v, nlen + ilen + kn + 8);
+		memcpy(b->v.data, name, nlen);
+		b->v.len = nlen;
+		if (ilen) {
+			memcpy(b->v.data + b->v.len, " id: ", 5);
+			memcpy(b->v.data + b->v.len + 5, id, ilen);
+			b->v.len += 5 + ilen;
+		}
+		b->v.data[b->v.len++] = ' ';
+		memcpy(b->v.data + b->v.len, k, kn);
+		b->v.len += kn;
+		struct tp_track_key tk = {.type = "json_counter", .event_type = "counter",
+					  .utid = -1, .upid = upid, .cpu = -1,
+					  .name = tp_intern(tp, b->v.data, b->v.len)};
+		tp_counter_add(tp, tp_track_get(tp, &tk), e->ts, v, TP_NULL_U32);
+	}
+}
+
+static void parse_async(struct tp_importer *imp, const struct json_event *e, uint32_t cat,
+			uint32_t slice_name)
+{
+	struct tp *tp = imp->tp;
+	if (!(e->flags & JSON_EV_PID) || (!e->id && !e->id2_global && !e->id2_local)) {
+		tp_stat_inc(tp, TP_STAT_json_parser_failure);
+		return;
+	}
+	uint32_t upid = tp_process_for_pid(tp, e->pid);
+	bool scoped = !e->id && !e->id2_global;
+	uint32_t real_id = e->id ? e->id : scoped ? e->id2_local : e->id2_global;
+	uint64_t cookie = tb_hash_u64((uint64_t)cat << 32 | real_id);
+	uint64_t key = scoped ? tb_hash_u64(cookie ^ ((uint64_t)upid << 1 | 1)) : cookie;
+	uint64_t track;
+	if (!hmap_get(&imp->async_tracks, key, &track)) {
+		struct tp_track_key k = {.type = scoped ? "legacy_async_process_slice"
+							: "legacy_async_global_slice",
+					 .event_type = "slice", .utid = -1,
+					 .upid = scoped ? (int64_t)upid : -1, .cpu = -1,
+					 .extra_dim = cookie, .name = e->name};
+		track = tp_track_new(tp, &k);
+		hmap_put(&imp->async_tracks, key, track);
+	}
+	uint32_t tr = (uint32_t)track, s;
+	uint32_t args = commit_args(imp, e);
+	if (e->ph == 'b') {
+		s = tp_slice_begin(tp, tr, e->ts, cat, slice_name, args);
+		tp->t.slice.thread_ts[s] = e->tts;
+	} else if (e->ph == 'e') {
+		tp_slice_end(tp, tr, e->ts, cat, e->name, args);
+		return;
+	} else {
+		s = tp_slice_complete(tp, tr, e->ts, 0, cat, e->name, args);
+	}
+	if (s == TP_NULL_U32)
+		return;
+	on_new_slice(imp, tr, s);
+	maybe_flow_v2(tp, e, s);
+}
+
+static void sort_index_hint(struct tp *tp, uint32_t *set, const char *key, int64_t v)
+{
+	struct tp_args_builder b = {VEC_INIT};
+	uint32_t k = tp_intern_cstr(tp, key);
+	tp_args_add_int(&b, k, k, v);
+	uint32_t add = tp_args_commit(tp, &b);
+	tp_args_builder_release(&b);
+	*set = *set == TP_NULL_U32 ? add : tp_args_merge(tp, *set, add);
+}
+
+static void parse_metadata(struct tp_importer *imp, const struct json_event *e, int64_t pid,
+			   uint32_t utid)
+{
+	struct tp *tp = imp->tp;
+	const char *what = e->name ? tp_str(tp, e->name) : "";
+	const char *v, *end;
+	if (strcmp(what, "thread_name") == 0 || strcmp(what, "process_name") == 0) {
+		v = arg_value(imp, e, "name", &end);
+		const char *s;
+		size_t n;
+		if (!v)
+			return;
+		if (*v != '"' || !json_string(v, end, &imp->sbuf, &s, &n) || n == 0) {
+			tp_stat_inc(tp, TP_STAT_json_parser_failure);
+			return;
+		}
+		uint32_t id = tp_intern(tp, s, n);
+		if (what[0] == 't')
+			tp_thread_set_name(tp, utid, id);
+		else
+			tp_process_set_name(tp, tp_process_for_pid(tp, pid), id);
+		return;
+	}
+	bool proc = strcmp(what, "process_sort_index") == 0;
+	if (!proc && strcmp(what, "thread_sort_index") != 0)
+		return;
+	v = arg_value(imp, e, "sort_index", &end);
+	struct json_num num;
+	if (!v)
+		return;
+	if (!json_number(v, end, &num) || (!num.is_int && !(num.d > -9.2e18 && num.d < 9.2e18))) {
+		tp_stat_inc(tp, TP_STAT_json_parser_failure);
+		return;
+	}
+	int64_t idx = num.is_int ? num.i : (int64_t)num.d;
+	if (proc)
+		sort_index_hint(tp, &tp->t.process.arg_set_id[tp_process_for_pid(tp, pid)],
+				"process_sort_index_hint", idx);
+	else
+		sort_index_hint(tp, &tp->t.thread.arg_set_id[utid], "thread_sort_index_hint", idx);
+}
+
+static void parse_event(struct tp_importer *imp, const struct json_event *e)
+{
+	struct tp *tp = imp->tp;
+	int64_t pid = (e->flags & JSON_EV_PID) ? e->pid : 0;
+	/* A missing tid, or tid 0 in a real process, is the process's main
+	 * thread (Perfetto's difftest json_sort_index_hints). */
+	int64_t tid = (e->flags & JSON_EV_TID) && e->tid ? e->tid : pid;
+	if (e->flags & JSON_EV_PID_NAME)
+		tp_process_set_name(tp, tp_process_for_pid(tp, pid), (uint32_t)pid);
+	uint32_t utid = tp_thread_for_tid(tp, tid, pid);
+	if (e->flags & JSON_EV_TID_NAME)
+		tp_thread_set_name(tp, utid, (uint32_t)tid);
+	uint32_t cat = e->cat;
+	uint32_t slice_name = e->name ? e->name : imp->no_name;
+
+	switch (e->ph) {
+	case 'B': {
+		uint32_t track = tp_track_for_thread(tp, utid);
+		uint32_t s = tp_slice_begin(tp, track, e->ts, cat, slice_name, commit_args(imp, e));
+		tp->t.slice.thread_ts[s] = e->tts;
+		on_new_slice(imp, track, s);
+		maybe_flow_v2(tp, e, s);
+		break;
+	}
+	case 'E': {
+		uint32_t track = tp_track_for_thread(tp, utid);
+		uint32_t s = tp_slice_end(tp, track, e->ts, cat, e->name, commit_args(imp, e));
+		if (s != TP_NULL_U32 && e->tts != TP_NULL_I64 &&
+		    tp->t.slice.thread_ts[s] != TP_NULL_I64)
+			tp->t.slice.thread_dur[s] = e->tts - tp->t.slice.thread_ts[s];
+		break;
+	}
+	case 'X':
+		parse_complete(imp, e, utid, cat, slice_name);
+		break;
+	case 'I':
+	case 'i':
+	case 'R':
+		parse_instant(imp, e, utid, cat, slice_name);
+		break;
+	case 'C':
+		parse_counter(imp, e, utid);
+		break;
+	case 'b':
+	case 'e':
+	case 'n':
+		parse_async(imp, e, cat, slice_name);
+		break;
+	case 's':
+	case 't':
+	case 'f':
+		flow_v1(imp, e, tp_track_for_thread(tp, utid), e->ts);
+		break;
+	case 'M':
+		parse_metadata(imp, e, pid, utid);
+		break;
+	default:
+		/* P (V8 samples), T (thread state), S/F/p/O/N/D...: not imported. */
+		break;
+	}
+}
+
+/* ---- ordering ------------------------------------------------------------- */
+
+static int cmp_grp(const void *a, const void *b)
+{
+	const struct grp_ev *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void flush_group(struct tp_importer *imp)
+{
+	if (!imp->group.len)
+		return;
+	qsort(imp->group.data, imp->group.len, sizeof *imp->group.data, cmp_grp);
+	for (size_t i = 0; i < imp->group.len; i++)
+		parse_event(imp, (const struct json_event *)(imp->group_mem.data +
+							     imp->group.data[i].off));
+	vec_clear(&imp->group);
+	vec_clear(&imp->group_mem);
+}
+
+static void on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len, void *ctx)
+{
+	struct tp_importer *imp = ctx;
+	(void)tp;
+	const struct json_event *e = payload;
+	if (!json_tokenizer_saw_complete(imp->tok)) {
+		parse_event(imp, e);
+		return;
+	}
+	if (imp->group.len && ts != imp->group_ts)
+		flush_group(imp);
+	imp->group_ts = ts;
+	struct grp_ev g = {INT64_MAX, (uint32_t)imp->group.len, 0, len};
+	if (e->ph == 'E')
+		g.key = INT64_MIN;
+	else if (e->ph == 'X' && e->dur != TP_NULL_I64 && e->dur >= 0)
+		g.key = INT64_MAX - e->dur;
+	/* Payloads are kept 8-aligned so they can be read as structs. */
+	size_t off = (imp->group_mem.len + 7) & ~(size_t)7;
+	vec_reserve(&imp->group_mem, off - imp->group_mem.len + len);
+	imp->group_mem.len = off;
+	memcpy(imp->group_mem.data + off, payload, len);
+	imp->group_mem.len += len;
+	g.off = off;
+	vec_push(&imp->group, g);
+}
+
+/* ---- tp_importer_ops ------------------------------------------------------- */
+
+static bool json_sniff(const uint8_t *p, size_t n)
+{
+	size_t i = 0;
+	if (n >= 3 && p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf)
+		i = 3;
+	while (i < n && json_is_ws(p[i]))
+		i++;
+	return i < n && (p[i] == '{' || p[i] == '[');
+}
+
+static struct tp_importer *json_create(struct tp *tp)
+{
+	struct tp_importer *imp = tb_calloc(1, sizeof *imp);
+	imp->tp = tp;
+	imp->tok = json_tokenizer_new(tp);
+	hmap_init(&imp->async_tracks);
+	hmap_init(&imp->lanes);
+	imp->no_name = tp_intern_cstr(tp, "[No name]");
+	return imp;
+}
+
+static int json_parse(struct tp_importer *imp, const uint8_t *p, size_t n)
+{
+	return json_tokenizer_feed(imp->tok, p, n);
+}
+
+static int json_eof(struct tp_importer *imp)
+{
+	tp_sorter_flush(imp->tp->sorter, imp->tp, on_sorted, imp);
+	flush_group(imp);
+	return 0;
+}
+
+static void json_destroy(struct tp_importer *imp)
+{
+	if (!imp)
+		return;
+	json_tokenizer_free(imp->tok);
+	json_args_ctx_release(&imp->args);
+	vec_release(&imp->sbuf.v);
+	tp_args_builder_release(&imp->ab);
+	hmap_release(&imp->async_tracks);
+	hmap_release(&imp->lanes);
+	vec_release(&imp->pending);
+	vec_release(&imp->group_mem);
+	vec_release(&imp->group);
+	tb_free(imp);
+}
+
+const struct tp_importer_ops tp_json_importer = {
+	.name = "json",
+	.sniff = json_sniff,
+	.create = json_create,
+	.parse = json_parse,
+	.eof = json_eof,
+	.destroy = json_destroy,
+};

@@ -1,0 +1,675 @@
+/*
+ * The JSON tokenizer: a byte-resumable state machine over the trace's outer
+ * structure, fed chunks of any size (even one byte). It finds each event
+ * object of the traceEvents array, decodes its fields into a struct
+ * json_event (strings interned, times in ns, the raw `args` text kept) and
+ * pushes it to the sorter. No DOM is built.
+ *
+ * An event that lies wholly inside the current chunk is decoded in place.
+ * One cut by the chunk's end is copied to `tail` and completed by a
+ * resumable brace/string scanner over the following chunks (so each byte is
+ * copied at most once, whatever the chunk sizes), then decoded from there.
+ * Values of top-level keys we do not use are skipped by the same scanner
+ * without being copied; "metadata" is captured like an event.
+ *
+ *   START --'{'--> KEY <-----------------------------+
+ *     |             |"traceEvents" : [               |
+ *     |'['          v                                |
+ *     +--------> ARRAY --'{'--> event (in place or CAPTURE)
+ *                   | ']'                             |
+ *                   +--> KEY (outer dict) or DONE     |
+ *   KEY --other key--> SKIP (resumable) ------------->+
+ */
+#include "json_int.h"
+
+#include <errno.h>
+#include <string.h>
+
+enum tok_state {
+	S_START,
+	S_KEY_OR_END, /* in the outer dict, before a key */
+	S_KEY,        /* inside a key string */
+	S_COLON,
+	S_VALUE,      /* before the value of key */
+	S_ARRAY,      /* in traceEvents, between events */
+	S_SKIP,       /* skipping a value, then back to ret */
+	S_CAPTURE,    /* copying a cut value into tail, then process it */
+	S_DONE,
+};
+
+enum capture_kind { CAP_EVENT, CAP_METADATA };
+
+/* Resumable scan of one JSON value for its end: nesting depth and string
+ * state survive across chunks. */
+struct vscan {
+	uint64_t depth;
+	bool in_str, esc, scalar, started;
+};
+
+struct json_tokenizer {
+	struct tp *tp;
+	enum tok_state state, ret;
+	enum capture_kind cap;
+	bool outer_dict;
+	bool saw_complete;
+	int bom; /* UTF-8 BOM bytes skipped so far */
+	char key[32];
+	size_t key_len;
+	bool key_esc;
+	struct vscan scan;
+	VEC(char) tail;
+	struct json_buf str; /* unescaped strings of the current event */
+	struct json_args_ctx args;
+};
+
+struct json_tokenizer *json_tokenizer_new(struct tp *tp)
+{
+	struct json_tokenizer *t = tb_calloc(1, sizeof *t);
+	t->tp = tp;
+	return t;
+}
+
+void json_tokenizer_free(struct json_tokenizer *t)
+{
+	if (!t)
+		return;
+	vec_release(&t->tail);
+	vec_release(&t->str.v);
+	json_args_ctx_release(&t->args);
+	tb_free(t);
+}
+
+bool json_tokenizer_saw_complete(const struct json_tokenizer *t)
+{
+	return t->saw_complete;
+}
+
+/* ---- the resumable value scanner -------------------------------------- */
+
+/* Scan [p, end) of a value; returns true and *used = bytes of the value
+ * when it ends inside, else false (all consumed). A scalar ends before the
+ * delimiter that follows it. */
+static bool vscan_run(struct vscan *s, const char *p, const char *end, size_t *used)
+{
+	const char *start = p;
+	if (!s->started) {
+		s->started = true;
+		if (*p == '"') {
+			s->in_str = true;
+			p++;
+		} else if (*p != '{' && *p != '[') {
+			/* A scalar (or a stray byte): its first byte always counts,
+			 * so a stray ',' '}' ']' is consumed and the scan progresses. */
+			s->scalar = true;
+			p++;
+		}
+	}
+	if (s->scalar) {
+		for (; p < end; p++) {
+			char c = *p;
+			if (c == ',' || c == '}' || c == ']' || json_is_ws((unsigned char)c)) {
+				*used = (size_t)(p - start);
+				return true;
+			}
+		}
+		return false;
+	}
+	while (p < end) {
+		if (s->in_str) {
+			if (s->esc) {
+				s->esc = false;
+				p++;
+				continue;
+			}
+			p = json_find_quote_or_bs(p, end);
+			if (p == end)
+				break;
+			if (*p == '\\') {
+				s->esc = true;
+				p++;
+				continue;
+			}
+			s->in_str = false;
+			p++;
+			if (s->depth == 0) {
+				*used = (size_t)(p - start);
+				return true;
+			}
+			continue;
+		}
+		char c = *p++;
+		if (c == '"') {
+			s->in_str = true;
+		} else if (c == '{' || c == '[') {
+			s->depth++;
+		} else if (c == '}' || c == ']') {
+			if (s->depth)
+				s->depth--;
+			if (s->depth == 0) {
+				*used = (size_t)(p - start);
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* ---- decoding one event ------------------------------------------------- */
+
+static const char *str_value(struct json_tokenizer *t, const char *p, const char *end,
+			     uint32_t *id)
+{
+	const char *s;
+	size_t n;
+	p = json_string(p, end, &t->str, &s, &n);
+	if (p)
+		*id = tp_intern(t->tp, s, n);
+	return p;
+}
+
+/* A time: number or numeric string. Invalid -> TP_NULL_I64. */
+static const char *time_value(struct json_tokenizer *t, const char *p, const char *end,
+			      int64_t *out)
+{
+	*out = TP_NULL_I64;
+	if (*p == '"') {
+		const char *s;
+		size_t n;
+		p = json_string(p, end, &t->str, &s, &n);
+		int64_t v;
+		if (p && json_string_to_ns(s, n, &v))
+			*out = v;
+		return p;
+	}
+	if (*p == '-' || (*p >= '0' && *p <= '9')) {
+		/* Perfetto converts the number's text, not a double: exact. */
+		struct json_num num;
+		p = json_number(p, end, &num);
+		int64_t v;
+		if (p && json_string_to_ns(num.s, num.n, &v))
+			*out = v;
+		return p;
+	}
+	return json_skip_value(p, end);
+}
+
+/* pid/tid: a number in [0, 2^32) (truncated if fractional) or a string,
+ * which Perfetto treats as a name with a synthetic id. */
+static const char *pid_value(struct json_tokenizer *t, const char *p, const char *end,
+			     struct json_event *e, bool is_tid)
+{
+	if (*p == '"') {
+		uint32_t id = 0;
+		p = str_value(t, p, end, &id);
+		if (!p)
+			return NULL;
+		if (is_tid) {
+			e->tid = id;
+			e->flags |= JSON_EV_TID | JSON_EV_TID_NAME;
+		} else {
+			e->pid = id;
+			e->flags |= JSON_EV_PID | JSON_EV_PID_NAME;
+		}
+		return p;
+	}
+	if (*p == '-' || (*p >= '0' && *p <= '9')) {
+		struct json_num num;
+		p = json_number(p, end, &num);
+		if (!p)
+			return NULL;
+		double d = num.is_int ? (double)num.i : num.d;
+		if (d >= 0 && d <= 4294967295.0) {
+			int64_t v = num.is_int ? num.i : (int64_t)d;
+			if (is_tid) {
+				e->tid = v;
+				e->flags |= JSON_EV_TID;
+			} else {
+				e->pid = v;
+				e->flags |= JSON_EV_PID;
+			}
+		}
+		return p;
+	}
+	return json_skip_value(p, end);
+}
+
+/* "id" / "bind_id": a number (decimal) or a string (hex for flow ids). */
+static const char *id_value(struct json_tokenizer *t, const char *p, const char *end,
+			    uint32_t *as_str, uint64_t *flow_id, bool *flow_ok)
+{
+	*flow_ok = false;
+	if (*p == '"') {
+		const char *s;
+		size_t n;
+		p = json_string(p, end, &t->str, &s, &n);
+		if (!p)
+			return NULL;
+		if (as_str)
+			*as_str = tp_intern(t->tp, s, n);
+		*flow_ok = json_parse_u64(s, n, 16, flow_id);
+		return p;
+	}
+	if (*p == '-' || (*p >= '0' && *p <= '9')) {
+		struct json_num num;
+		p = json_number(p, end, &num);
+		if (!p)
+			return NULL;
+		if (as_str)
+			*as_str = tp_intern(t->tp, num.s, num.n);
+		*flow_id = num.is_int ? (uint64_t)num.i : (uint64_t)num.d;
+		*flow_ok = true;
+		return p;
+	}
+	return json_skip_value(p, end);
+}
+
+static const char *id2_value(struct json_tokenizer *t, const char *p, const char *end,
+			     struct json_event *e)
+{
+	if (*p != '{')
+		return json_skip_value(p, end);
+	const char *vend = json_skip_value(p, end);
+	if (!vend)
+		return NULL;
+	uint64_t unused;
+	bool ok;
+	const char *v = json_object_find(p, vend, "local", &t->str);
+	if (v && v < vend)
+		id_value(t, v, vend, &e->id2_local, &unused, &ok);
+	v = json_object_find(p, vend, "global", &t->str);
+	if (v && v < vend)
+		id_value(t, v, vend, &e->id2_global, &unused, &ok);
+	return vend;
+}
+
+static const char *bool_value(const char *p, const char *end, bool *out)
+{
+	*out = end - p >= 4 && memcmp(p, "true", 4) == 0;
+	return json_skip_value(p, end);
+}
+
+static bool key_is(const char *k, size_t n, const char *lit)
+{
+	return strlen(lit) == n && memcmp(k, lit, n) == 0;
+}
+
+/* Decode the value of one event key. */
+static const char *event_field(struct json_tokenizer *t, const char *k, size_t kn, const char *p,
+			       const char *end, struct json_event *e, const char **args,
+			       const char **args_end)
+{
+	bool b, ok;
+	switch (kn) {
+	case 1:
+		if (k[0] == 's' && *p == '"') {
+			const char *s;
+			size_t n;
+			p = json_string(p, end, &t->str, &s, &n);
+			if (p)
+				e->scope = n == 1 && (s[0] == 'g' || s[0] == 'p' || s[0] == 't') ? s[0] : '?';
+			return p;
+		}
+		break;
+	case 2:
+		if (key_is(k, kn, "ph") && *p == '"') {
+			const char *s;
+			size_t n;
+			p = json_string(p, end, &t->str, &s, &n);
+			if (p)
+				e->ph = n ? s[0] : 0;
+			return p;
+		}
+		if (key_is(k, kn, "ts"))
+			return time_value(t, p, end, &e->ts);
+		if (key_is(k, kn, "id"))
+			p = id_value(t, p, end, &e->id, &e->v1_id, &ok);
+		else if (key_is(k, kn, "bp") && *p == '"') {
+			const char *s;
+			size_t n;
+			p = json_string(p, end, &t->str, &s, &n);
+			if (p && n == 1 && s[0] == 'e')
+				e->flags |= JSON_EV_BP_E;
+			return p;
+		} else
+			break;
+		if (p && ok)
+			e->flags |= JSON_EV_V1_ID;
+		return p;
+	case 3:
+		if (key_is(k, kn, "pid"))
+			return pid_value(t, p, end, e, false);
+		if (key_is(k, kn, "tid"))
+			return pid_value(t, p, end, e, true);
+		if (key_is(k, kn, "dur"))
+			return time_value(t, p, end, &e->dur);
+		if (key_is(k, kn, "tts"))
+			return time_value(t, p, end, &e->tts);
+		if (key_is(k, kn, "cat") && *p == '"')
+			return str_value(t, p, end, &e->cat);
+		if (key_is(k, kn, "id2"))
+			return id2_value(t, p, end, e);
+		break;
+	case 4:
+		if (key_is(k, kn, "name") && *p == '"')
+			return str_value(t, p, end, &e->name);
+		if (key_is(k, kn, "tdur"))
+			return time_value(t, p, end, &e->tdur);
+		if (key_is(k, kn, "args")) {
+			const char *q = json_skip_value(p, end);
+			if (q) {
+				*args = p;
+				*args_end = q;
+				e->flags |= JSON_EV_HAS_ARGS;
+			}
+			return q;
+		}
+		break;
+	case 7:
+		if (key_is(k, kn, "bind_id")) {
+			e->flags |= JSON_EV_BIND_KEY;
+			p = id_value(t, p, end, NULL, &e->bind_id, &ok);
+			if (p && ok)
+				e->flags |= JSON_EV_BIND_ID;
+			return p;
+		}
+		if (key_is(k, kn, "flow_in")) {
+			p = bool_value(p, end, &b);
+			if (b)
+				e->flags |= JSON_EV_FLOW_IN;
+			return p;
+		}
+		break;
+	case 8:
+		if (key_is(k, kn, "flow_out")) {
+			p = bool_value(p, end, &b);
+			if (b)
+				e->flags |= JSON_EV_FLOW_OUT;
+			return p;
+		}
+		break;
+	}
+	return json_skip_value(p, end);
+}
+
+/* Decode the event object at p; returns the byte after its '}', or NULL
+ * when it is malformed or cut off by end. */
+static const char *decode_event(struct json_tokenizer *t, const char *p, const char *end)
+{
+	struct json_event e;
+	memset(&e, 0, sizeof e);
+	e.ts = e.dur = e.tts = e.tdur = TP_NULL_I64;
+	const char *args = NULL, *args_end = NULL;
+	bool empty = true;
+
+	p = json_skip_ws(p, end);
+	if (p >= end || *p != '{')
+		return NULL;
+	p++;
+	for (;;) {
+		p = json_skip_ws(p, end);
+		while (p < end && *p == ',')
+			p = json_skip_ws(p + 1, end);
+		if (p >= end)
+			return NULL;
+		if (*p == '}')
+			break;
+		if (*p != '"')
+			return NULL;
+		const char *k;
+		size_t kn;
+		char kcopy[16];
+		p = json_string(p, end, &t->str, &k, &kn);
+		if (!p)
+			return NULL;
+		/* Keys we know are short: keep a copy, the value may reuse str. */
+		if (kn < sizeof kcopy) {
+			memcpy(kcopy, k, kn);
+			k = kcopy;
+		} else {
+			kn = 0;
+		}
+		p = json_skip_ws(p, end);
+		if (p >= end || *p != ':')
+			return NULL;
+		p = json_skip_ws(p + 1, end);
+		if (p >= end)
+			return NULL;
+		empty = false;
+		p = event_field(t, k, kn, p, end, &e, &args, &args_end);
+		if (!p)
+			return NULL;
+	}
+	p++;
+	struct tp *tp = t->tp;
+	if (empty)
+		return p; /* {} is skipped silently */
+	if (!e.ph) {
+		tp_stat_inc(tp, TP_STAT_json_tokenizer_failure);
+		return p;
+	}
+	if (e.ts == TP_NULL_I64) {
+		if (e.ph != 'M') {
+			tp_stat_inc(tp, TP_STAT_json_tokenizer_failure);
+			return p;
+		}
+		e.ts = 0;
+	}
+	if (e.ph == 'X' && e.dur != TP_NULL_I64)
+		t->saw_complete = true;
+	size_t alen = args ? (size_t)(args_end - args) : 0;
+	if (alen > UINT32_MAX - sizeof e - 8) {
+		tp_stat_inc(tp, TP_STAT_json_tokenizer_failure);
+		return p;
+	}
+	e.args_len = (uint32_t)alen;
+	char *dst = tp_sorter_push(tp->sorter, e.ts, NULL, sizeof e + alen);
+	memcpy(dst, &e, sizeof e);
+	if (alen)
+		memcpy(dst + sizeof e, args, alen);
+	return p;
+}
+
+bool json_tokenizer_event(struct json_tokenizer *t, const char *p, const char *end)
+{
+	return decode_event(t, p, end) != NULL;
+}
+
+/* ---- the outer state machine ------------------------------------------- */
+
+static void start_skip(struct json_tokenizer *t, enum tok_state ret)
+{
+	memset(&t->scan, 0, sizeof t->scan);
+	t->state = S_SKIP;
+	t->ret = ret;
+}
+
+static void finish_capture(struct json_tokenizer *t)
+{
+	const char *p = t->tail.data, *end = p + t->tail.len;
+	if (t->cap == CAP_EVENT) {
+		if (!json_tokenizer_event(t, p, end))
+			tp_stat_inc(t->tp, TP_STAT_json_tokenizer_failure);
+	} else {
+		json_metadata_add(t->tp, &t->args, p, end);
+	}
+	vec_clear(&t->tail);
+}
+
+static void tail_append(struct json_tokenizer *t, const char *p, size_t n)
+{
+	vec_reserve(&t->tail, n);
+	memcpy(t->tail.data + t->tail.len, p, n);
+	t->tail.len += n;
+}
+
+/* An event starting at p: decode it in place when it is complete here,
+ * else start capturing it. Returns the position after what was used. */
+static const char *event_at(struct json_tokenizer *t, const char *p, const char *end)
+{
+	const char *q = decode_event(t, p, end);
+	if (q)
+		return q;
+	/* Malformed, or cut off by the chunk's end: find out which. */
+	memset(&t->scan, 0, sizeof t->scan);
+	size_t used;
+	if (!vscan_run(&t->scan, p, end, &used)) {
+		tail_append(t, p, (size_t)(end - p));
+		t->cap = CAP_EVENT;
+		t->state = S_CAPTURE;
+		t->ret = S_ARRAY;
+		return end;
+	}
+	tp_stat_inc(t->tp, TP_STAT_json_tokenizer_failure);
+	return p + used;
+}
+
+static bool key_eq(const struct json_tokenizer *t, const char *lit)
+{
+	return t->key_len == strlen(lit) && memcmp(t->key, lit, t->key_len) == 0;
+}
+
+static int run(struct json_tokenizer *t, const char *p, const char *end)
+{
+	while (p < end) {
+		switch (t->state) {
+		case S_START: {
+			unsigned char c = (unsigned char)*p;
+			static const unsigned char bom[3] = {0xef, 0xbb, 0xbf};
+			if (t->bom < 3 && c == bom[t->bom]) {
+				t->bom++;
+				p++;
+				break;
+			}
+			t->bom = 3;
+			if (json_is_ws(c)) {
+				p++;
+			} else if (c == '{') {
+				t->outer_dict = true;
+				t->state = S_KEY_OR_END;
+				p++;
+			} else if (c == '[') {
+				t->state = S_ARRAY;
+				p++;
+			} else {
+				return tp_fail(t->tp, -EINVAL,
+					       "cannot parse json: the first character is not '{' or '['");
+			}
+			break;
+		}
+		case S_KEY_OR_END:
+			p = json_skip_ws(p, end);
+			if (p == end)
+				break;
+			if (*p == ',') {
+				p++;
+			} else if (*p == '}') {
+				t->state = S_DONE;
+				p++;
+			} else if (*p == '"') {
+				t->key_len = 0;
+				t->key_esc = false;
+				t->state = S_KEY;
+				p++;
+			} else {
+				tp_stat_inc(t->tp, TP_STAT_json_tokenizer_failure);
+				t->state = S_DONE;
+			}
+			break;
+		case S_KEY:
+			for (; p < end; p++) {
+				char c = *p;
+				if (t->key_esc) {
+					t->key_esc = false;
+				} else if (c == '\\') {
+					t->key_esc = true;
+				} else if (c == '"') {
+					t->state = S_COLON;
+					p++;
+					break;
+				}
+				if (t->key_len < sizeof t->key)
+					t->key[t->key_len] = c;
+				t->key_len++; /* > sizeof key: matches nothing */
+			}
+			break;
+		case S_COLON:
+			p = json_skip_ws(p, end);
+			if (p == end)
+				break;
+			if (*p != ':') {
+				tp_stat_inc(t->tp, TP_STAT_json_tokenizer_failure);
+				t->state = S_DONE;
+				break;
+			}
+			p++;
+			t->state = S_VALUE;
+			break;
+		case S_VALUE:
+			p = json_skip_ws(p, end);
+			if (p == end)
+				break;
+			if (key_eq(t, "traceEvents") && *p == '[') {
+				t->state = S_ARRAY;
+				p++;
+			} else if (key_eq(t, "metadata") && *p == '{') {
+				memset(&t->scan, 0, sizeof t->scan);
+				t->cap = CAP_METADATA;
+				t->state = S_CAPTURE;
+				t->ret = S_KEY_OR_END;
+			} else {
+				if (key_eq(t, "displayTimeUnit"))
+					tp_stat_inc(t->tp, TP_STAT_json_display_time_unit);
+				/* systemTraceEvents (systrace text) is not imported. */
+				start_skip(t, S_KEY_OR_END);
+			}
+			break;
+		case S_ARRAY:
+			p = json_skip_ws(p, end);
+			if (p == end)
+				break;
+			if (*p == ',') {
+				p++;
+			} else if (*p == ']') {
+				t->state = t->outer_dict ? S_KEY_OR_END : S_DONE;
+				p++;
+			} else if (*p == '{') {
+				p = event_at(t, p, end);
+			} else {
+				tp_stat_inc(t->tp, TP_STAT_json_tokenizer_failure);
+				start_skip(t, S_ARRAY);
+			}
+			break;
+		case S_SKIP: {
+			size_t used;
+			if (vscan_run(&t->scan, p, end, &used)) {
+				p += used;
+				t->state = t->ret;
+			} else {
+				p = end;
+			}
+			break;
+		}
+		case S_CAPTURE: {
+			size_t used;
+			if (vscan_run(&t->scan, p, end, &used)) {
+				tail_append(t, p, used);
+				p += used;
+				t->state = t->ret;
+				finish_capture(t);
+			} else {
+				tail_append(t, p, (size_t)(end - p));
+				p = end;
+			}
+			break;
+		}
+		case S_DONE:
+			return 0; /* trailing bytes after the trace are ignored */
+		}
+	}
+	return 0;
+}
+
+int json_tokenizer_feed(struct json_tokenizer *t, const uint8_t *p, size_t n)
+{
+	return run(t, (const char *)p, (const char *)p + n);
+}

@@ -1,0 +1,109 @@
+/*
+ * The Perfetto protobuf importer's entry points (struct tp_importer_ops):
+ * sniffing, lifetime, streaming bytes into the tokenizer, and dispatching
+ * the sorted events to the parse-time handlers at end of file.
+ */
+#include "proto_int.h"
+
+#include <string.h>
+
+/* Perfetto guesses a proto trace from a first byte of 0x0a (field 1,
+ * length-delimited). We also want the length varint to be well formed. */
+static bool proto_sniff(const uint8_t *p, size_t n)
+{
+	if (n == 0 || p[0] != 0x0a)
+		return false;
+	/* JSON after a newline: Perfetto tries JSON before proto. */
+	size_t i = 0;
+	while (i < n && (p[i] == '\n' || p[i] == ' ' || p[i] == '\t' || p[i] == '\r'))
+		i++;
+	if (i < n && (p[i] == '{' || p[i] == '['))
+		return false;
+	uint64_t len;
+	const uint8_t *end = p + (n < 1 + PB_VARINT_MAX_LEN ? n : 1 + PB_VARINT_MAX_LEN);
+	if (!pb_read_varint(p + 1, end, &len))
+		return n < 1 + PB_VARINT_MAX_LEN; /* cut short: give it the benefit */
+	return len <= PROTO_MAX_PACKET;
+}
+
+static struct tp_importer *proto_create(struct tp *tp)
+{
+	struct proto_importer *im = tb_calloc(1, sizeof *im);
+	im->tp = tp;
+	hmap_init(&im->seqs);
+	hmap_init(&im->tracks_by_uuid);
+	hmap_init(&im->desc_of_tid);
+	hmap_init(&im->desc_of_pid);
+	hmap_init(&im->first_packet_seqs);
+	im->clocks = proto_clocks_new();
+	im->default_track = TP_NULL_U32;
+	return (struct tp_importer *)(void *)im;
+}
+
+static int proto_parse(struct tp_importer *imp, const uint8_t *p, size_t n)
+{
+	proto_tokenize((struct proto_importer *)(void *)imp, p, n, true);
+	return 0;
+}
+
+static void on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len, void *ctx)
+{
+	struct proto_importer *im = ctx;
+	struct proto_ev ev;
+	(void)tp;
+	(void)len;
+	memcpy(&ev, payload, sizeof ev);
+	const uint8_t *p = (const uint8_t *)payload + sizeof ev;
+	switch (ev.kind) {
+	case EV_TRACK_EVENT:
+		proto_track_event_parse(im, ts, &ev, p, ev.len);
+		break;
+	case EV_TRACK_DESCRIPTOR:
+		proto_descriptor_parse(im, p, ev.len);
+		break;
+	case EV_THREAD_DESCRIPTOR:
+		proto_thread_descriptor_parse(im, p, ev.len);
+		break;
+	case EV_PROCESS_DESCRIPTOR:
+		proto_process_descriptor_parse(im, p, ev.len);
+		break;
+	case EV_PROCESS_TREE:
+		proto_process_tree_parse(im, p, ev.len);
+		break;
+	default:
+		break;
+	}
+	proto_gen_unref(im, ev.gen);
+}
+
+static int proto_eof(struct tp_importer *imp)
+{
+	struct proto_importer *im = (struct proto_importer *)(void *)imp;
+	proto_tokenize_eof(im);
+	tp_sorter_flush(im->tp->sorter, im->tp, on_sorted, im);
+	tp_metadata_set_int(im->tp, "trace_time_clock_id", proto_clocks_trace_clock(im->clocks));
+	return 0;
+}
+
+static void proto_destroy(struct tp_importer *imp)
+{
+	struct proto_importer *im = (struct proto_importer *)(void *)imp;
+	if (!im)
+		return;
+	vec_release(&im->tail);
+	proto_seqs_free(im);
+	proto_clocks_free(im->clocks);
+	proto_tracks_free(im);
+	vec_release(&im->scratch);
+	tp_args_builder_release(&im->args);
+	tb_free(im);
+}
+
+const struct tp_importer_ops tp_proto_importer = {
+	.name = "proto",
+	.sniff = proto_sniff,
+	.create = proto_create,
+	.parse = proto_parse,
+	.eof = proto_eof,
+	.destroy = proto_destroy,
+};

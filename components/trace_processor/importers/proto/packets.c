@@ -1,0 +1,462 @@
+/*
+ * One TracePacket at tokenize time, in trace order: sequence flags and
+ * incremental state, TracePacketDefaults, interned data, clock snapshots,
+ * the packet timestamp (converted to the trace clock), then the payload:
+ * events that must be ordered (track events, descriptors, process trees)
+ * go to the sorter; compressed_packets are inflated and tokenized in place;
+ * metadata-only packets (system_info, trace_uuid, service events) are
+ * applied at once. Also the parse-time ProcessTree handler.
+ */
+#include "proto_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../../io/io.h"
+
+void proto_scratch_add(struct proto_importer *im, const void *p, size_t n)
+{
+	vec_reserve(&im->scratch, n);
+	memcpy(im->scratch.data + im->scratch.len, p, n);
+	im->scratch.len += n;
+}
+
+struct proto_ev *proto_push(struct proto_importer *im, int64_t ts, enum proto_ev_kind kind,
+			    struct proto_gen *gen, const struct proto_seq *seq, const uint8_t *p,
+			    size_t n)
+{
+	return proto_push_extra(im, ts, kind, gen, seq, p, n, NULL, 0);
+}
+
+struct proto_ev *proto_push_extra(struct proto_importer *im, int64_t ts, enum proto_ev_kind kind,
+				  struct proto_gen *gen, const struct proto_seq *seq,
+				  const uint8_t *p, size_t n, const void *extra, size_t extra_len)
+{
+	struct proto_ev h = {
+		.gen = gen,
+		.kind = kind,
+		.len = (uint32_t)n,
+		.seq_id = seq ? seq->id : 0,
+		.pid = seq ? seq->pid : -1,
+		.tid = seq ? seq->tid : -1,
+		.thread_ts = TP_NULL_I64,
+		.thread_instr = TP_NULL_I64,
+		.counter_value = NAN,
+	};
+	uint8_t *dst = tp_sorter_push(im->tp->sorter, ts, NULL, sizeof h + n + extra_len);
+	memcpy(dst, &h, sizeof h);
+	if (n)
+		memcpy(dst + sizeof h, p, n);
+	if (extra_len)
+		memcpy(dst + sizeof h + n, extra, extra_len);
+	proto_gen_ref(gen);
+	return (struct proto_ev *)(void *)dst;
+}
+
+/* A ThreadDescriptor (legacy packet or a thread TrackDescriptor's): the
+ * sequence's pid/tid and the bases of legacy delta timestamps. */
+static void seq_thread(struct proto_seq *seq, const uint8_t *p, size_t n)
+{
+	struct pb_reader tr;
+	struct pb_field tf = {0};
+	pb_reader_init(&tr, p, n);
+	while (pb_next(&tr, &tf)) {
+		if (tf.wire != PB_WIRE_VARINT)
+			continue;
+		if (tf.id == 1)
+			seq->pid = (int32_t)tf.val;
+		else if (tf.id == 2)
+			seq->tid = (int64_t)tf.val;
+		else if (tf.id == 6)
+			seq->ref_ts_ns = proto_sat_mul_1000((int64_t)tf.val);
+		else if (tf.id == 7)
+			seq->ref_thread_ns = (int64_t)(tf.val * 1000);
+		else if (tf.id == 8)
+			seq->ref_instr = (int64_t)tf.val;
+	}
+}
+
+/* The fields of a TracePacket the tokenizer looks at. */
+struct pkt {
+	bool has_ts, has_clock;
+	uint64_t ts;
+	uint32_t clock_id, seq_id, flags;
+	bool cleared, dropped, first_on_seq;
+	struct pb_field defaults, interned, snapshot, payload;
+	bool has_defaults, has_snapshot, has_payload;
+	unsigned n_interned;
+};
+
+static void compressed(struct proto_importer *im, const uint8_t *p, size_t n)
+{
+	uint8_t *out = NULL;
+	size_t out_len = 0;
+	if (im->depth >= PROTO_MAX_COMPRESSED_DEPTH ||
+	    tp_zlib_inflate(p, n, PROTO_MAX_INFLATED, &out, &out_len) != 0) {
+		tp_stat_inc(im->tp, TP_STAT_compressed_packets_failure);
+		tb_free(out);
+		return;
+	}
+	bool was_failed = im->failed;
+	im->depth++;
+	proto_tokenize(im, out, out_len, false);
+	im->depth--;
+	if (!was_failed && im->failed) {
+		/* A bad inner stream loses that payload, not the trace. */
+		im->failed = false;
+		tp_stat_inc(im->tp, TP_STAT_compressed_packets_failure);
+	}
+	tb_free(out);
+}
+
+void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
+{
+	struct tp *tp = im->tp;
+	struct pkt k;
+	memset(&k, 0, sizeof k);
+	struct pb_reader r;
+	struct pb_field f = {0};
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		switch (f.id) {
+		case PKT_TIMESTAMP:
+			k.has_ts = true;
+			k.ts = f.val;
+			break;
+		case PKT_TIMESTAMP_CLOCK_ID:
+			k.has_clock = true;
+			k.clock_id = (uint32_t)f.val;
+			break;
+		case PKT_SEQ_ID:
+			k.seq_id = (uint32_t)f.val;
+			break;
+		case PKT_SEQUENCE_FLAGS:
+			k.flags = (uint32_t)f.val;
+			break;
+		case PKT_INCREMENTAL_STATE_CLEARED:
+			k.cleared = f.val != 0;
+			break;
+		case PKT_PREVIOUS_PACKET_DROPPED:
+			k.dropped = f.val != 0;
+			break;
+		case PKT_FIRST_PACKET_ON_SEQUENCE:
+			k.first_on_seq = f.val != 0;
+			break;
+		case PKT_DEFAULTS:
+			k.defaults = f;
+			k.has_defaults = f.wire == PB_WIRE_LEN;
+			break;
+		case PKT_INTERNED_DATA:
+			k.interned = f;
+			k.n_interned += f.wire == PB_WIRE_LEN;
+			break;
+		case PKT_CLOCK_SNAPSHOT:
+			k.snapshot = f;
+			k.has_snapshot = f.wire == PB_WIRE_LEN;
+			break;
+		case PKT_PROCESS_TREE:
+		case PKT_TRACK_EVENT:
+		case PKT_TRACE_CONFIG:
+		case PKT_TRACE_STATS:
+		case PKT_PROCESS_DESCRIPTOR:
+		case PKT_THREAD_DESCRIPTOR:
+		case PKT_SYSTEM_INFO:
+		case PKT_COMPRESSED_PACKETS:
+		case PKT_TRACK_DESCRIPTOR:
+		case PKT_SERVICE_EVENT:
+		case PKT_TRACE_UUID:
+			if (f.wire == PB_WIRE_LEN) {
+				k.payload = f;
+				k.has_payload = true;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	if (pb_reader_error(&r)) {
+		tp_stat_inc(tp, TP_STAT_invalid_trace_packet);
+		return;
+	}
+	if (k.has_payload && k.payload.id == PKT_COMPRESSED_PACKETS) {
+		compressed(im, k.payload.data, k.payload.len);
+		return;
+	}
+
+	struct proto_seq *seq = proto_seq_get(im, k.seq_id);
+	if (k.first_on_seq)
+		hmap_put(&im->first_packet_seqs, k.seq_id, 1);
+	if ((k.flags & SEQ_INCREMENTAL_STATE_CLEARED) || k.cleared) {
+		proto_seq_new_gen(im, seq, false);
+		seq->valid = true;
+	} else if (k.dropped) {
+		seq->valid = false;
+	}
+	if (k.has_defaults)
+		proto_seq_set_defaults(im, seq, k.defaults.data, k.defaults.len);
+	if (k.n_interned == 1) {
+		proto_seq_add_interned(im, seq, k.interned.data, k.interned.len);
+	} else if (k.n_interned > 1) {
+		/* Repeated occurrences of a message field merge. */
+		pb_reader_init(&r, p, n);
+		while (pb_next(&r, &f))
+			if (f.id == PKT_INTERNED_DATA && f.wire == PB_WIRE_LEN)
+				proto_seq_add_interned(im, seq, f.data, f.len);
+	}
+	if ((k.flags & SEQ_NEEDS_INCREMENTAL_STATE) && !seq->valid) {
+		tp_stat_inc(tp, TP_STAT_packet_skipped_seq_needs_incremental_state_invalid);
+		return;
+	}
+	if (k.has_snapshot)
+		proto_clocks_add_snapshot(im->clocks, k.seq_id, k.snapshot.data, k.snapshot.len);
+
+	int64_t ts = im->last_ts;
+	if (k.has_ts) {
+		uint32_t clock = k.has_clock ? k.clock_id
+			       : seq->gen && seq->gen->clock_id ? seq->gen->clock_id
+								: PROTO_CLOCK_BOOTTIME;
+		if (!proto_clocks_to_trace(im->clocks, k.seq_id, clock, k.ts, &ts)) {
+			tp_stat_inc(tp, TP_STAT_clock_sync_failure);
+			return;
+		}
+		if (ts > im->last_ts)
+			im->last_ts = ts;
+	}
+	if (!k.has_payload)
+		return;
+	const uint8_t *pp = k.payload.data;
+	size_t pn = k.payload.len;
+	struct proto_ev *ev;
+	switch (k.payload.id) {
+	case PKT_TRACK_EVENT: {
+		struct proto_ev tmp = {.thread_ts = TP_NULL_I64, .thread_instr = TP_NULL_I64,
+				       .counter_value = NAN};
+		struct proto_abs_counters abs;
+		abs.n_int = abs.n_dbl = 0;
+		if (!proto_track_event_tokenize(im, seq, pp, pn, &ts, k.has_ts, &tmp, &abs))
+			return;
+		ev = proto_push_extra(im, ts, EV_TRACK_EVENT, seq->gen, seq, pp, pn, abs.v,
+				      (abs.n_int + abs.n_dbl) * sizeof abs.v[0]);
+		ev->n_abs_int = abs.n_int;
+		ev->n_abs_dbl = abs.n_dbl;
+		ev->thread_ts = tmp.thread_ts;
+		ev->thread_instr = tmp.thread_instr;
+		ev->counter_value = tmp.counter_value;
+		break;
+	}
+	case PKT_TRACK_DESCRIPTOR: {
+		/* A thread's descriptor is also the sequence's thread, as a
+		 * legacy ThreadDescriptor would be (if the state is valid). */
+		struct pb_field tf = {0};
+		proto_descriptor_tokenize(im, pp, pn);
+		if (seq->valid && pb_find_field(pp, pn, 4, &tf) == 1 && tf.wire == PB_WIRE_LEN &&
+		    pb_find_field(tf.data, tf.len, 1, &(struct pb_field){0}) == 1 &&
+		    pb_find_field(tf.data, tf.len, 2, &(struct pb_field){0}) == 1)
+			seq_thread(seq, tf.data, tf.len);
+		proto_push(im, ts, EV_TRACK_DESCRIPTOR, NULL, seq, pp, pn);
+		break;
+	}
+	case PKT_THREAD_DESCRIPTOR:
+		seq_thread(seq, pp, pn);
+		proto_push(im, ts, EV_THREAD_DESCRIPTOR, NULL, seq, pp, pn);
+		break;
+	case PKT_PROCESS_DESCRIPTOR:
+		proto_push(im, ts, EV_PROCESS_DESCRIPTOR, NULL, seq, pp, pn);
+		break;
+	case PKT_PROCESS_TREE:
+		proto_push(im, ts, EV_PROCESS_TREE, NULL, seq, pp, pn);
+		break;
+	default:
+		proto_metadata_packet(im, k.payload.id, ts, pp, pn);
+		break;
+	}
+}
+
+/* ---- metadata packets ------------------------------------------------------- */
+
+static void set_str_meta(struct proto_importer *im, const char *name, const struct pb_field *f)
+{
+	if (f->wire == PB_WIRE_LEN)
+		tp_metadata_set_str(im->tp, name, tp_intern(im->tp, (const char *)f->data, f->len));
+}
+
+static void system_info(struct proto_importer *im, const uint8_t *p, size_t n)
+{
+	struct pb_reader r;
+	struct pb_field f = {0};
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id == 1 && f.wire == PB_WIRE_LEN) {
+			static const char *const uts[] = {NULL, "system_name", "system_version",
+							  "system_release", "system_machine"};
+			struct pb_reader ur;
+			struct pb_field uf = {0};
+			pb_reader_init_field(&ur, &f);
+			while (pb_next(&ur, &uf))
+				if (uf.id >= 1 && uf.id <= 4)
+					set_str_meta(im, uts[uf.id], &uf);
+		} else if (f.id == 2) {
+			set_str_meta(im, "android_build_fingerprint", &f);
+		} else if (f.id == 4) {
+			set_str_meta(im, "tracing_service_version", &f);
+		} else if (f.id == 5 && f.wire == PB_WIRE_VARINT) {
+			tp_metadata_set_int(im->tp, "android_sdk_version", (int64_t)f.val);
+		} else if (f.id == 7 && f.wire == PB_WIRE_VARINT) {
+			tp_metadata_set_int(im->tp, "timezone_off_mins", (int32_t)f.val);
+		} else if (f.id == 16 && f.wire == PB_WIRE_VARINT) {
+			tp_metadata_set_int(im->tp, "system_ram_bytes", (int64_t)f.val);
+		}
+	}
+}
+
+/* Perfetto prints the 16 bytes lsb-first, little-endian, as 8-4-4-4-12. */
+static void trace_uuid(struct proto_importer *im, const uint8_t *p, size_t n)
+{
+	struct pb_field f = {0};
+	uint64_t msb = 0, lsb = 0;
+	if (pb_find_field(p, n, 1, &f) == 1)
+		msb = f.val;
+	if (pb_find_field(p, n, 2, &f) == 1)
+		lsb = f.val;
+	uint8_t b[16];
+	for (int i = 0; i < 8; i++) {
+		b[i] = (uint8_t)(lsb >> (8 * i));
+		b[8 + i] = (uint8_t)(msb >> (8 * i));
+	}
+	char s[40];
+	size_t o = 0;
+	for (int i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			s[o++] = '-';
+		o += (size_t)snprintf(s + o, sizeof s - o, "%02x", b[15 - i]);
+	}
+	tp_metadata_set_str(im->tp, "trace_uuid", tp_intern(im->tp, s, o));
+}
+
+static void service_event(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n)
+{
+	struct pb_reader r;
+	struct pb_field f = {0};
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.wire != PB_WIRE_VARINT || !f.val)
+			continue;
+		if (f.id == 1)
+			tp_metadata_set_int(im->tp, "all_data_source_started_ns", ts);
+		else if (f.id == 2)
+			tp_metadata_set_int(im->tp, "tracing_started_ns", ts);
+		else if (f.id == 5)
+			tp_metadata_set_int(im->tp, "tracing_disabled_ns", ts);
+	}
+}
+
+void proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts, const uint8_t *p,
+			   size_t n)
+{
+	switch (field) {
+	case PKT_SYSTEM_INFO:
+		system_info(im, p, n);
+		break;
+	case PKT_TRACE_UUID:
+		trace_uuid(im, p, n);
+		break;
+	case PKT_SERVICE_EVENT:
+		service_event(im, ts, p, n);
+		break;
+	case PKT_TRACE_CONFIG: {
+		struct pb_field f = {0};
+		if (pb_find_field(p, n, 22, &f) == 1)
+			set_str_meta(im, "unique_session_name", &f);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+/* ---- ProcessTree (parse time) ------------------------------------------------ */
+
+static void process_tree_process(struct proto_importer *im, const uint8_t *p, size_t n)
+{
+	struct tp *tp = im->tp;
+	int64_t pid = -1, ppid = -1, uid = -1;
+	bool cmdline_is_comm = false;
+	uint32_t argv0 = 0;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	proto_scratch_reset(im);
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id == 1 && f.wire == PB_WIRE_VARINT) {
+			pid = (int32_t)f.val;
+		} else if (f.id == 2 && f.wire == PB_WIRE_VARINT) {
+			ppid = (int32_t)f.val;
+		} else if (f.id == 5 && f.wire == PB_WIRE_VARINT) {
+			uid = (int32_t)f.val;
+		} else if (f.id == 9 && f.wire == PB_WIRE_VARINT) {
+			cmdline_is_comm = f.val != 0;
+		} else if (f.id == 3 && f.wire == PB_WIRE_LEN) {
+			if (!argv0)
+				argv0 = tp_intern(tp, (const char *)f.data, f.len);
+			if (im->scratch.len)
+				proto_scratch_add(im, " ", 1);
+			proto_scratch_add(im, f.data, f.len);
+		}
+	}
+	if (pid < 0)
+		return;
+	uint32_t upid = tp_process_for_pid(tp, pid);
+	struct tp_process_table *t = &tp->t.process;
+	if (ppid > 0) {
+		uint32_t pp = tp_process_for_pid(tp, ppid);
+		t = &tp->t.process; /* may have grown */
+		t->parent_upid[upid] = pp;
+	}
+	if (uid >= 0) {
+		t->uid[upid] = uid;
+		t->android_appid[upid] = uid >= 10000 ? uid % 100000 : TP_NULL_I64;
+		if (uid >= 10000)
+			t->android_user_id[upid] = uid / 100000;
+	}
+	tp_process_set_name(tp, upid, argv0);
+	if (im->scratch.len && !cmdline_is_comm)
+		t->cmdline[upid] = tp_intern(tp, im->scratch.data, im->scratch.len);
+	/* The main thread is known as soon as the process is. */
+	tp_thread_for_tid(tp, pid, pid);
+}
+
+static void process_tree_thread(struct proto_importer *im, const uint8_t *p, size_t n)
+{
+	int64_t tid = -1, tgid = -1;
+	uint32_t name = 0;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id == 1 && f.wire == PB_WIRE_VARINT)
+			tid = (int32_t)f.val;
+		else if (f.id == 3 && f.wire == PB_WIRE_VARINT)
+			tgid = (int32_t)f.val;
+		else if (f.id == 2 && f.wire == PB_WIRE_LEN)
+			name = tp_intern(im->tp, (const char *)f.data, f.len);
+	}
+	if (tid < 0)
+		return;
+	uint32_t utid = tp_thread_for_tid(im->tp, tid, tgid);
+	tp_thread_set_name(im->tp, utid, name);
+}
+
+void proto_process_tree_parse(struct proto_importer *im, const uint8_t *p, size_t n)
+{
+	struct pb_reader r;
+	struct pb_field f = {0};
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.wire != PB_WIRE_LEN)
+			continue;
+		if (f.id == 1)
+			process_tree_process(im, f.data, f.len);
+		else if (f.id == 2)
+			process_tree_thread(im, f.data, f.len);
+	}
+}

@@ -1,0 +1,308 @@
+/*
+ * Private declarations of the Perfetto protobuf importer, shared by its
+ * files (see README.md for the design):
+ *
+ *   tokenizer.c    splits the Trace stream into TracePackets across chunks
+ *   sequence.c     per-sequence state: interning generations, defaults
+ *   clocks.c       ClockSnapshots and conversion to the trace clock
+ *   packets.c      per-packet tokenization, ProcessTree, metadata packets
+ *   descriptors.c  TrackDescriptor / ThreadDescriptor -> tracks, threads
+ *   track_event.c  TrackEvent semantics (slices, counters, flows, args)
+ *   importer.c     struct tp_importer_ops glue and the sorted-event dispatch
+ *
+ * Tokenize time (in trace order): sequence state, interned data and clocks
+ * are applied, timestamps converted, and each event pushed into the sorter
+ * as a struct proto_ev header followed by the payload bytes it needs. The
+ * header holds a reference on the interning generation in effect, so the
+ * parse stage (in timestamp order) resolves iids exactly as they were.
+ */
+#ifndef TB_TP_PROTO_INT_H
+#define TB_TP_PROTO_INT_H
+
+#include "../../tp_int.h"
+#include "pb.h"
+
+/* Limits. */
+#define PROTO_MAX_PACKET ((size_t)256 << 20)    /* one TracePacket */
+#define PROTO_MAX_INFLATED ((size_t)512 << 20)  /* one compressed_packets */
+#define PROTO_MAX_COMPRESSED_DEPTH 4            /* compressed in compressed */
+#define PROTO_MAX_ARG_DEPTH 16                  /* nested debug annotations */
+#define PROTO_KEY_MAX 512                       /* arg key bytes */
+#define PROTO_MAX_EXTRA_COUNTERS 32             /* extra counter values per event */
+
+/* TracePacket field numbers. */
+enum {
+	PKT_PROCESS_TREE = 2,
+	PKT_CLOCK_SNAPSHOT = 6,
+	PKT_TIMESTAMP = 8,
+	PKT_SEQ_ID = 10,
+	PKT_TRACK_EVENT = 11,
+	PKT_INTERNED_DATA = 12,
+	PKT_SEQUENCE_FLAGS = 13,
+	PKT_TRACE_CONFIG = 33,
+	PKT_TRACE_STATS = 35,
+	PKT_INCREMENTAL_STATE_CLEARED = 41,
+	PKT_PREVIOUS_PACKET_DROPPED = 42,
+	PKT_PROCESS_DESCRIPTOR = 43,
+	PKT_THREAD_DESCRIPTOR = 44,
+	PKT_SYSTEM_INFO = 45,
+	PKT_COMPRESSED_PACKETS = 50,
+	PKT_TIMESTAMP_CLOCK_ID = 58,
+	PKT_DEFAULTS = 59,
+	PKT_TRACK_DESCRIPTOR = 60,
+	PKT_SERVICE_EVENT = 69,
+	PKT_TRUSTED_PID = 79,
+	PKT_FIRST_PACKET_ON_SEQUENCE = 87,
+	PKT_TRACE_UUID = 89,
+};
+#define SEQ_INCREMENTAL_STATE_CLEARED 1u
+#define SEQ_NEEDS_INCREMENTAL_STATE 2u
+
+/* InternedData field numbers used here. */
+enum {
+	INTERN_EVENT_CATEGORIES = 1,
+	INTERN_EVENT_NAMES = 2,
+	INTERN_DEBUG_ANNOTATION_NAMES = 3,
+	INTERN_SOURCE_LOCATIONS = 4,
+	INTERN_LOG_MESSAGE_BODY = 20,
+	INTERN_DEBUG_ANNOTATION_STRING_VALUES = 29,
+};
+
+#define PROTO_CLOCK_MONOTONIC 3u
+#define PROTO_CLOCK_BOOTTIME 6u
+
+/* ---- sequences and interning (sequence.c) ------------------------------- */
+
+/* One interned message, copied into its generation's arena. str caches the
+ * pool id of its field 2 (the name/str of every interned type we read);
+ * UINT32_MAX until first resolved. */
+struct proto_interned {
+	const uint8_t *data;
+	uint32_t len;
+	uint32_t str;
+};
+
+/* A generation of a sequence's incremental state: the interned messages and
+ * the TracePacketDefaults in effect between two resets. Refcounted: the
+ * sequence holds one reference while it is current, each sorter event
+ * another. */
+struct proto_gen {
+	uint32_t refs;
+	struct proto_gen *parent;  /* inherited entries live in its arena */
+	struct proto_gen *next, *prev; /* the importer's list of live gens */
+	struct arena mem;
+	struct hmap interned; /* proto_intern_key(field, iid) -> struct proto_interned * */
+	/* TracePacketDefaults */
+	uint32_t clock_id; /* 0 = none */
+	bool has_track_uuid;
+	uint64_t track_uuid;
+	uint64_t *counter_uuids, *dbl_counter_uuids;
+	uint32_t n_counter_uuids, n_dbl_counter_uuids;
+};
+
+/* One trusted_packet_sequence_id. */
+struct proto_seq {
+	uint32_t id;
+	bool valid; /* incremental state usable */
+	struct proto_gen *gen;
+	int64_t pid, tid; /* from ThreadDescriptor; -1 unknown */
+	int64_t ref_ts_ns, ref_thread_ns, ref_instr; /* legacy delta bases */
+	struct hmap inc_counters; /* uuid -> double bits: incremental counters */
+};
+
+struct proto_importer;
+
+struct proto_seq *proto_seq_get(struct proto_importer *im, uint32_t id);
+/* Start a new generation: fresh (inherit == false: incremental state
+ * cleared) or a copy of the current one's interned data (new defaults). */
+void proto_seq_new_gen(struct proto_importer *im, struct proto_seq *seq, bool inherit);
+void proto_seq_set_defaults(struct proto_importer *im, struct proto_seq *seq, const uint8_t *p,
+			    size_t n);
+void proto_seq_add_interned(struct proto_importer *im, struct proto_seq *seq, const uint8_t *p,
+			    size_t n);
+void proto_gen_ref(struct proto_gen *g);
+void proto_gen_unref(struct proto_importer *im, struct proto_gen *g);
+void proto_seqs_free(struct proto_importer *im);
+
+static inline uint64_t proto_intern_key(uint32_t field, uint64_t iid)
+{
+	return iid << 8 | (field & 0xff);
+}
+/* The interned message (field, iid) of generation g, or NULL. */
+static inline struct proto_interned *proto_gen_lookup(const struct proto_gen *g, uint32_t field,
+						      uint64_t iid)
+{
+	return g ? hmap_get_ptr(&g->interned, proto_intern_key(field, iid)) : NULL;
+}
+/* The pool id of the interned entry's field 2 string; 0 (and a stat) if the
+ * iid is unknown. */
+uint32_t proto_interned_str(struct tp *tp, const struct proto_gen *g, uint32_t field,
+			    uint64_t iid);
+
+/* ---- clocks (clocks.c) ----------------------------------------------------- */
+
+struct proto_clocks;
+struct proto_clocks *proto_clocks_new(void);
+void proto_clocks_free(struct proto_clocks *c);
+/* Apply a ClockSnapshot seen on sequence seq_id. */
+void proto_clocks_add_snapshot(struct proto_clocks *c, uint32_t seq_id, const uint8_t *p,
+			       size_t n);
+/* Convert a packet timestamp on clock_id (seen on seq_id) to trace time.
+ * Incremental clocks advance. Returns false when no path exists. */
+bool proto_clocks_to_trace(struct proto_clocks *c, uint32_t seq_id, uint32_t clock_id,
+			   uint64_t raw, int64_t *out);
+uint32_t proto_clocks_trace_clock(const struct proto_clocks *c);
+
+/* ---- tracks from descriptors (descriptors.c) ------------------------------ */
+
+enum proto_track_kind { PT_GLOBAL, PT_PROCESS, PT_THREAD };
+struct proto_track {
+	uint64_t uuid, parent_uuid;
+	bool has_parent;
+	enum proto_track_kind kind;
+	int64_t pid, tid;
+	uint32_t name;         /* pool id, 0 none */
+	uint32_t process_name; /* ProcessDescriptor.process_name */
+	uint32_t thread_name;
+	uint32_t host_app;     /* chrome_process.host_app_package_name */
+	uint32_t description;
+	bool separate;         /* disallow_merging_with_system_tracks */
+	bool merge_none;       /* sibling_merge_behavior NONE: names may change */
+	bool has_rank;
+	int32_t rank;          /* sibling_order_rank */
+	uint32_t ordering;     /* child_ordering: 1 lexicographic .. 3 explicit */
+	uint32_t category;     /* counter categories joined with "," */
+	uint32_t y_axis_share_key;
+	bool is_counter;
+	uint32_t counter_type; /* 1 thread time, 2 instruction count */
+	uint32_t unit;         /* pool id */
+	int64_t unit_multiplier;
+	bool is_incremental;
+	double last_value;     /* incremental counters */
+	uint32_t track_id;     /* TP_NULL_U32 until materialised */
+	uint32_t utid, upid;   /* thread/process bound to, TP_NULL_U32 until then */
+};
+
+/* Record a TrackDescriptor (tokenize time). */
+void proto_descriptor_tokenize(struct proto_importer *im, const uint8_t *p, size_t n);
+/* Parse time: materialise the track, name its process/thread. */
+void proto_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t n);
+/* The descriptor of uuid, or NULL. */
+struct proto_track *proto_track_find(struct proto_importer *im, uint64_t uuid);
+/* The track id of uuid (materialised on first use), or TP_NULL_U32. */
+uint32_t proto_track_resolve(struct proto_importer *im, uint64_t uuid);
+/* The same for an event: a child track without a name of its own takes
+ * event_name (pool id, 0 none) when materialised; seq_id is the event's
+ * sequence (PROTO_NO_SEQ: none), recorded in the track's source args. */
+#define PROTO_NO_SEQ UINT32_MAX
+uint32_t proto_track_resolve_for(struct proto_importer *im, uint64_t uuid, uint32_t event_name,
+				 uint32_t seq_id);
+/* The utid of a thread descriptor track (or the thread its ancestors
+ * name), or TP_NULL_U32. */
+uint32_t proto_track_utid(struct proto_importer *im, struct proto_track *t);
+/* Parse time: a legacy ThreadDescriptor / ProcessDescriptor packet. */
+void proto_thread_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t n);
+void proto_process_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t n);
+void proto_tracks_free(struct proto_importer *im);
+
+/* ---- the importer ------------------------------------------------------------ */
+
+/* Kinds of sorter events. */
+enum proto_ev_kind {
+	EV_TRACK_EVENT = 1,
+	EV_TRACK_DESCRIPTOR,
+	EV_THREAD_DESCRIPTOR,
+	EV_PROCESS_DESCRIPTOR,
+	EV_PROCESS_TREE,
+};
+
+/* Sorter payload header; the payload bytes follow (8-aligned). */
+struct proto_ev {
+	struct proto_gen *gen; /* referenced; may be NULL */
+	uint32_t kind;
+	uint32_t len;          /* payload bytes after the header */
+	uint32_t seq_id;       /* trusted_packet_sequence_id */
+	int64_t pid, tid;      /* the sequence's thread at tokenize time, -1 */
+	int64_t thread_ts;     /* legacy thread time (ns), TP_NULL_I64 */
+	int64_t thread_instr;  /* legacy instruction count, TP_NULL_I64 */
+	double counter_value;  /* COUNTER events: the absolute value, or NaN */
+	/* Extra counter values made absolute at tokenize time (incremental
+	 * counters): n_abs_int int values then n_abs_dbl double values follow
+	 * the payload as doubles; 0 when the event's own values are absolute. */
+	uint32_t n_abs_int, n_abs_dbl;
+};
+
+/* Tokenize-time absolute extra counter values of one event. */
+struct proto_abs_counters {
+	uint32_t n_int, n_dbl;
+	double v[2 * PROTO_MAX_EXTRA_COUNTERS];
+};
+
+struct proto_importer {
+	struct tp *tp;
+	/* tokenizer */
+	VEC(uint8_t) tail; /* an incomplete packet carried between chunks */
+	bool failed;       /* bad framing: ignore the rest of the stream */
+	unsigned depth;    /* compressed_packets nesting */
+	/* sequences */
+	struct hmap seqs; /* seq id -> struct proto_seq * */
+	struct proto_seq *last_seq;
+	struct proto_gen *gens; /* every live generation */
+	struct proto_clocks *clocks;
+	int64_t last_ts;
+	/* tracks */
+	struct hmap tracks_by_uuid; /* uuid -> index in tracks */
+	VEC(struct proto_track) tracks;
+	uint32_t default_track; /* uuid 0, TP_NULL_U32 until used */
+	struct hmap desc_of_tid, desc_of_pid; /* tid/pid -> uuid of its descriptor */
+	struct hmap first_packet_seqs; /* seq ids with first_packet_on_sequence */
+	/* parse scratch */
+	VEC(char) scratch;
+	struct tp_args_builder args;
+};
+
+/* Tokenize the concatenated `0a len packet` records in p[0, n) (tokenizer.c).
+ * Keeps an incomplete tail when `stream`; else a tail is a failure. */
+void proto_tokenize(struct proto_importer *im, const uint8_t *p, size_t n, bool stream);
+void proto_tokenize_eof(struct proto_importer *im);
+/* One TracePacket (packets.c). */
+void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n);
+/* Push an event for parsing at ts (packets.c). */
+struct proto_ev *proto_push(struct proto_importer *im, int64_t ts, enum proto_ev_kind kind,
+			    struct proto_gen *gen, const struct proto_seq *seq, const uint8_t *p,
+			    size_t n);
+/* The same with extra bytes copied after the payload. */
+struct proto_ev *proto_push_extra(struct proto_importer *im, int64_t ts, enum proto_ev_kind kind,
+				  struct proto_gen *gen, const struct proto_seq *seq,
+				  const uint8_t *p, size_t n, const void *extra, size_t extra_len);
+/* Parse-time handlers. */
+void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
+			     const uint8_t *p, size_t n);
+void proto_process_tree_parse(struct proto_importer *im, const uint8_t *p, size_t n);
+/* Tokenize-time metadata packets (packets.c). */
+void proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts,
+			   const uint8_t *p, size_t n);
+/* TrackEvent tokenize-time timestamps: legacy *_us fields (track_event.c).
+ * Returns false to drop the event. */
+bool proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq,
+				const uint8_t *p, size_t n, int64_t *ts, bool has_ts,
+				struct proto_ev *out, struct proto_abs_counters *abs);
+
+/* v * 1000 (µs to ns), saturated at the int64 limits. */
+static inline int64_t proto_sat_mul_1000(int64_t v)
+{
+	if (v > INT64_MAX / 1000)
+		return INT64_MAX;
+	if (v < INT64_MIN / 1000)
+		return INT64_MIN;
+	return v * 1000;
+}
+
+/* Intern a string made of the scratch buffer. */
+static inline void proto_scratch_reset(struct proto_importer *im)
+{
+	vec_clear(&im->scratch);
+}
+void proto_scratch_add(struct proto_importer *im, const void *p, size_t n);
+
+#endif /* TB_TP_PROTO_INT_H */

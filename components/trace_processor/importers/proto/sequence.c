@@ -1,0 +1,205 @@
+/*
+ * Packet sequences (one per trusted_packet_sequence_id, i.e. one per
+ * producer TraceWriter) and their incremental state. Interned data and
+ * TracePacketDefaults live in a generation; clearing the incremental state
+ * starts an empty generation, new defaults start one that inherits the
+ * interned entries. Generations are refcounted so events still in the
+ * sorter resolve their iids against the state in effect when they were
+ * tokenized, as Perfetto does.
+ */
+#include "proto_int.h"
+
+#include <string.h>
+
+struct proto_seq *proto_seq_get(struct proto_importer *im, uint32_t id)
+{
+	if (im->last_seq && im->last_seq->id == id)
+		return im->last_seq;
+	struct proto_seq *s = hmap_get_ptr(&im->seqs, id);
+	if (!s) {
+		s = tb_calloc(1, sizeof *s);
+		s->id = id;
+		s->valid = false; /* until a packet clears the incremental state */
+		s->pid = s->tid = -1;
+		hmap_init(&s->inc_counters);
+		hmap_put_ptr(&im->seqs, id, s);
+	}
+	im->last_seq = s;
+	return s;
+}
+
+void proto_gen_ref(struct proto_gen *g)
+{
+	if (g)
+		g->refs++;
+}
+
+static void gen_destroy(struct proto_importer *im, struct proto_gen *g)
+{
+	if (g->prev)
+		g->prev->next = g->next;
+	else
+		im->gens = g->next;
+	if (g->next)
+		g->next->prev = g->prev;
+	hmap_release(&g->interned);
+	arena_release(&g->mem);
+	struct proto_gen *parent = g->parent;
+	tb_free(g);
+	if (parent)
+		proto_gen_unref(im, parent);
+}
+
+void proto_gen_unref(struct proto_importer *im, struct proto_gen *g)
+{
+	if (g && --g->refs == 0)
+		gen_destroy(im, g);
+}
+
+void proto_seq_new_gen(struct proto_importer *im, struct proto_seq *seq, bool inherit)
+{
+	struct proto_gen *g = tb_calloc(1, sizeof *g);
+	struct proto_gen *old = seq->gen;
+	g->refs = 1;
+	arena_init(&g->mem, 4096);
+	hmap_init(&g->interned);
+	g->next = im->gens;
+	if (im->gens)
+		im->gens->prev = g;
+	im->gens = g;
+	if (inherit && old) {
+		for (size_t i = hmap_next(&old->interned, 0); i != HMAP_END;
+		     i = hmap_next(&old->interned, i + 1))
+			hmap_put(&g->interned, old->interned.slots[i].key, old->interned.slots[i].val);
+		g->parent = old;
+		proto_gen_ref(old);
+		g->clock_id = old->clock_id;
+		g->has_track_uuid = old->has_track_uuid;
+		g->track_uuid = old->track_uuid;
+		g->counter_uuids = old->counter_uuids;
+		g->n_counter_uuids = old->n_counter_uuids;
+		g->dbl_counter_uuids = old->dbl_counter_uuids;
+		g->n_dbl_counter_uuids = old->n_dbl_counter_uuids;
+	}
+	seq->gen = g;
+	if (!inherit)
+		hmap_clear(&seq->inc_counters);
+	proto_gen_unref(im, old);
+}
+
+/* Repeated uint64 field values (packed or not) gathered into the arena. */
+static void add_uuid(struct arena *a, uint64_t **arr, uint32_t *n, uint64_t v)
+{
+	uint64_t *na = arena_alloc(a, sizeof(uint64_t) * (*n + 1), 8);
+	if (*n)
+		memcpy(na, *arr, sizeof(uint64_t) * *n);
+	na[(*n)++] = v;
+	*arr = na;
+}
+
+static void add_uuids(struct arena *a, const struct pb_field *f, uint64_t **arr, uint32_t *n)
+{
+	if (f->wire == PB_WIRE_VARINT) {
+		add_uuid(a, arr, n, f->val);
+	} else if (f->wire == PB_WIRE_LEN) {
+		struct pb_packed it;
+		uint64_t v;
+		pb_packed_init(&it, f->data, f->len, PB_WIRE_VARINT);
+		while (*n < 64 && pb_packed_next(&it, &v))
+			add_uuid(a, arr, n, v);
+	}
+}
+
+void proto_seq_set_defaults(struct proto_importer *im, struct proto_seq *seq, const uint8_t *p,
+			    size_t n)
+{
+	proto_seq_new_gen(im, seq, true);
+	struct proto_gen *g = seq->gen;
+	g->clock_id = 0;
+	g->has_track_uuid = false;
+	g->counter_uuids = g->dbl_counter_uuids = NULL;
+	g->n_counter_uuids = g->n_dbl_counter_uuids = 0;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id == 58 && f.wire == PB_WIRE_VARINT) {
+			g->clock_id = (uint32_t)f.val;
+		} else if (f.id == 11 && f.wire == PB_WIRE_LEN) {
+			struct pb_reader tr;
+			struct pb_field tf = {0};
+			pb_reader_init_field(&tr, &f);
+			while (pb_next(&tr, &tf)) {
+				if (tf.id == 11 && tf.wire == PB_WIRE_VARINT) {
+					g->has_track_uuid = true;
+					g->track_uuid = tf.val;
+				} else if (tf.id == 31) {
+					add_uuids(&g->mem, &tf, &g->counter_uuids, &g->n_counter_uuids);
+				} else if (tf.id == 45) {
+					add_uuids(&g->mem, &tf, &g->dbl_counter_uuids,
+						  &g->n_dbl_counter_uuids);
+				}
+			}
+		}
+	}
+}
+
+void proto_seq_add_interned(struct proto_importer *im, struct proto_seq *seq, const uint8_t *p,
+			    size_t n)
+{
+	if (!seq->gen)
+		proto_seq_new_gen(im, seq, false);
+	struct proto_gen *g = seq->gen;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.wire != PB_WIRE_LEN || f.id > 0xff)
+			continue;
+		uint64_t iid = 0;
+		struct pb_field idf = {0};
+		if (pb_find_field(f.data, f.len, 1, &idf) == 1 && idf.wire == PB_WIRE_VARINT)
+			iid = idf.val;
+		struct proto_interned *e = arena_alloc(&g->mem, sizeof *e, 8);
+		e->data = arena_memdup(&g->mem, f.data, f.len);
+		e->len = (uint32_t)f.len;
+		e->str = UINT32_MAX;
+		hmap_put_ptr(&g->interned, proto_intern_key(f.id, iid), e);
+	}
+	if (pb_reader_error(&r))
+		tp_stat_inc(im->tp, TP_STAT_interned_data_tokenizer_errors);
+}
+
+uint32_t proto_interned_str(struct tp *tp, const struct proto_gen *g, uint32_t field, uint64_t iid)
+{
+	struct proto_interned *e = proto_gen_lookup(g, field, iid);
+	if (!e) {
+		tp_stat_inc(tp, TP_STAT_interned_data_tokenizer_errors);
+		return 0;
+	}
+	if (e->str == UINT32_MAX) {
+		struct pb_field f = {0};
+		e->str = 0;
+		if (pb_find_field(e->data, e->len, 2, &f) == 1 && f.wire == PB_WIRE_LEN)
+			e->str = tp_intern(tp, (const char *)f.data, f.len);
+	}
+	return e->str;
+}
+
+void proto_seqs_free(struct proto_importer *im)
+{
+	for (size_t i = hmap_next(&im->seqs, 0); i != HMAP_END; i = hmap_next(&im->seqs, i + 1)) {
+		struct proto_seq *s = (void *)(uintptr_t)im->seqs.slots[i].val;
+		hmap_release(&s->inc_counters);
+		tb_free(s);
+	}
+	hmap_release(&im->seqs);
+	/* Generations still referenced by undispatched sorter events. */
+	while (im->gens) {
+		struct proto_gen *g = im->gens;
+		im->gens = g->next;
+		hmap_release(&g->interned);
+		arena_release(&g->mem);
+		tb_free(g);
+	}
+}

@@ -1,0 +1,962 @@
+/*
+ * TrackEvent semantics (protos/perfetto/trace/track_event/track_event.proto).
+ *
+ * Tokenize time: legacy timestamps (timestamp_delta_us / _absolute_us
+ * relative to the sequence's ThreadDescriptor), legacy thread time and
+ * instruction counts, and incremental counter values, all of which depend
+ * on trace order. Parse time (timestamp order): the track (track_uuid, the
+ * defaults' track_uuid, legacy pid/tid overrides and instant scopes, the
+ * sequence's thread, else the "Default Track"), name and categories
+ * (interned or inline, categories joined with ","), debug annotations as
+ * `debug.*` args, source locations as `source.*`, slices (BEGIN/END/INSTANT,
+ * legacy B/E/X/I/i/R and async b/e/n), counters and extra counter values,
+ * thread time, and flows (flow_ids v2, flow_ids_old, legacy bind_id).
+ */
+#include "proto_int.h"
+
+#include <string.h>
+
+enum {
+	TE_TS_DELTA_US = 1,
+	TE_THREAD_TIME_DELTA_US = 2,
+	TE_CATEGORY_IIDS = 3,
+	TE_DEBUG_ANNOTATIONS = 4,
+	TE_LEGACY_EVENT = 6,
+	TE_INSTR_DELTA = 8,
+	TE_TYPE = 9,
+	TE_NAME_IID = 10,
+	TE_TRACK_UUID = 11,
+	TE_EXTRA_COUNTER_VALUES = 12,
+	TE_TS_ABSOLUTE_US = 16,
+	TE_THREAD_TIME_ABSOLUTE_US = 17,
+	TE_INSTR_ABSOLUTE = 20,
+	TE_CATEGORIES = 22,
+	TE_NAME = 23,
+	TE_COUNTER_VALUE = 30,
+	TE_EXTRA_COUNTER_UUIDS = 31,
+	TE_SOURCE_LOCATION = 33,
+	TE_SOURCE_LOCATION_IID = 34,
+	TE_FLOW_IDS_OLD = 36,
+	TE_TERMINATING_FLOW_IDS_OLD = 42,
+	TE_DOUBLE_COUNTER_VALUE = 44,
+	TE_EXTRA_DOUBLE_COUNTER_UUIDS = 45,
+	TE_EXTRA_DOUBLE_COUNTER_VALUES = 46,
+	TE_FLOW_IDS = 47,
+	TE_TERMINATING_FLOW_IDS = 48,
+};
+
+enum { TYPE_UNSPECIFIED, TYPE_SLICE_BEGIN, TYPE_SLICE_END, TYPE_INSTANT, TYPE_COUNTER };
+
+#define MAX_EXTRA_COUNTERS PROTO_MAX_EXTRA_COUNTERS
+
+/* Values of a repeated scalar field, packed or not: varint or fixed64. */
+static void repeated_u64(const struct pb_field *f, uint64_t *out, uint32_t *n, uint32_t cap)
+{
+	if (f->wire == PB_WIRE_LEN) {
+		struct pb_packed it;
+		uint64_t v;
+		pb_packed_init(&it, f->data, f->len, PB_WIRE_VARINT);
+		while (*n < cap && pb_packed_next(&it, &v))
+			out[(*n)++] = v;
+	} else if (*n < cap) {
+		out[(*n)++] = f->val;
+	}
+}
+
+/* Extra counter uuids and values of a TrackEvent (own fields only). */
+struct extra {
+	uint64_t ctr_uuids[MAX_EXTRA_COUNTERS], dbl_uuids[MAX_EXTRA_COUNTERS];
+	double ctr_vals[MAX_EXTRA_COUNTERS], dbl_vals[MAX_EXTRA_COUNTERS];
+	uint32_t n_ctr_uuids, n_dbl_uuids, n_ctr_vals, n_dbl_vals;
+};
+
+/* Decode f if it is one of the extra counter fields; false otherwise. */
+static bool decode_extra(const struct pb_field *f, struct extra *x)
+{
+	switch (f->id) {
+	case TE_EXTRA_COUNTER_UUIDS:
+		repeated_u64(f, x->ctr_uuids, &x->n_ctr_uuids, MAX_EXTRA_COUNTERS);
+		return true;
+	case TE_EXTRA_DOUBLE_COUNTER_UUIDS:
+		repeated_u64(f, x->dbl_uuids, &x->n_dbl_uuids, MAX_EXTRA_COUNTERS);
+		return true;
+	case TE_EXTRA_COUNTER_VALUES: {
+		uint64_t v[MAX_EXTRA_COUNTERS];
+		uint32_t k = 0;
+		repeated_u64(f, v, &k, MAX_EXTRA_COUNTERS);
+		for (uint32_t i = 0; i < k && x->n_ctr_vals < MAX_EXTRA_COUNTERS; i++)
+			x->ctr_vals[x->n_ctr_vals++] = (double)(int64_t)v[i];
+		return true;
+	}
+	case TE_EXTRA_DOUBLE_COUNTER_VALUES:
+		if (f->wire == PB_WIRE_LEN) {
+			struct pb_packed it;
+			uint64_t v;
+			pb_packed_init(&it, f->data, f->len, PB_WIRE_FIXED64);
+			while (x->n_dbl_vals < MAX_EXTRA_COUNTERS && pb_packed_next(&it, &v)) {
+				struct pb_field tmp = {.val = v};
+				x->dbl_vals[x->n_dbl_vals++] = pb_field_double(&tmp);
+			}
+		} else if (x->n_dbl_vals < MAX_EXTRA_COUNTERS) {
+			x->dbl_vals[x->n_dbl_vals++] = pb_field_double(f);
+		}
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The value of an incremental counter track after adding v (per sequence,
+ * reset with the incremental state); v itself for other tracks. */
+static double absolute_value(struct proto_importer *im, struct proto_seq *seq, uint64_t uuid,
+			     double v, bool *changed)
+{
+	struct proto_track *t = proto_track_find(im, uuid);
+	if (!t || !t->is_incremental)
+		return v;
+	bool is_new;
+	uint64_t *slot = hmap_upsert(&seq->inc_counters, uuid, &is_new);
+	double last = 0;
+	if (!is_new)
+		memcpy(&last, slot, sizeof last);
+	v += last;
+	memcpy(slot, &v, sizeof v);
+	*changed = true;
+	return v;
+}
+
+/* Make the extra counter values of incremental tracks absolute, in trace
+ * order; abs is left empty when no value needed it. */
+static void absolute_extra(struct proto_importer *im, struct proto_seq *seq,
+			   const struct extra *x, struct proto_abs_counters *abs)
+{
+	const struct proto_gen *g = seq->gen;
+	const uint64_t *uu = x->n_ctr_uuids || !g ? x->ctr_uuids : g->counter_uuids;
+	uint32_t nu = x->n_ctr_uuids || !g ? x->n_ctr_uuids : g->n_counter_uuids;
+	bool changed = false;
+	for (uint32_t i = 0; i < x->n_ctr_vals; i++)
+		abs->v[i] = i < nu ? absolute_value(im, seq, uu[i], x->ctr_vals[i], &changed)
+				   : x->ctr_vals[i];
+	uu = x->n_dbl_uuids || !g ? x->dbl_uuids : g->dbl_counter_uuids;
+	nu = x->n_dbl_uuids || !g ? x->n_dbl_uuids : g->n_dbl_counter_uuids;
+	for (uint32_t i = 0; i < x->n_dbl_vals; i++)
+		abs->v[x->n_ctr_vals + i] =
+			i < nu ? absolute_value(im, seq, uu[i], x->dbl_vals[i], &changed)
+			       : x->dbl_vals[i];
+	if (changed) {
+		abs->n_int = x->n_ctr_vals;
+		abs->n_dbl = x->n_dbl_vals;
+	}
+}
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	if (b > 0 && a > INT64_MAX - b)
+		return INT64_MAX;
+	if (b < 0 && a < INT64_MIN - b)
+		return INT64_MIN;
+	return a + b;
+}
+
+/* ---- tokenize time -------------------------------------------------------------- */
+
+bool proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq,
+				const uint8_t *p, size_t n, int64_t *ts, bool has_ts,
+				struct proto_ev *out, struct proto_abs_counters *abs)
+{
+	struct extra x;
+	int64_t legacy_ts = 0;
+	bool has_legacy_ts = false;
+	uint32_t type = 0;
+	bool has_uuid = false, has_value = false;
+	uint64_t uuid = 0;
+	double value = 0;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	(void)has_ts;
+	x.n_ctr_uuids = x.n_dbl_uuids = x.n_ctr_vals = x.n_dbl_vals = 0;
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (decode_extra(&f, &x))
+			continue;
+		switch (f.id) {
+		case TE_TS_DELTA_US:
+			seq->ref_ts_ns = sat_add(seq->ref_ts_ns, proto_sat_mul_1000((int64_t)f.val));
+			legacy_ts = seq->ref_ts_ns;
+			has_legacy_ts = true;
+			break;
+		case TE_TS_ABSOLUTE_US:
+			if (f.val) {
+				legacy_ts = proto_sat_mul_1000((int64_t)f.val);
+				has_legacy_ts = true;
+			}
+			break;
+		case TE_THREAD_TIME_DELTA_US:
+			seq->ref_thread_ns = (int64_t)((uint64_t)seq->ref_thread_ns + f.val * 1000);
+			out->thread_ts = seq->ref_thread_ns;
+			break;
+		case TE_THREAD_TIME_ABSOLUTE_US:
+			out->thread_ts = (int64_t)(f.val * 1000);
+			break;
+		case TE_INSTR_DELTA:
+			seq->ref_instr = (int64_t)((uint64_t)seq->ref_instr + f.val);
+			out->thread_instr = seq->ref_instr;
+			break;
+		case TE_INSTR_ABSOLUTE:
+			out->thread_instr = (int64_t)f.val;
+			break;
+		case TE_TYPE:
+			type = (uint32_t)f.val;
+			break;
+		case TE_TRACK_UUID:
+			has_uuid = true;
+			uuid = f.val;
+			break;
+		case TE_COUNTER_VALUE:
+			has_value = true;
+			value = (double)(int64_t)f.val;
+			break;
+		case TE_DOUBLE_COUNTER_VALUE:
+			has_value = true;
+			value = pb_field_double(&f);
+			break;
+		default:
+			break;
+		}
+	}
+	if (pb_reader_error(&r)) {
+		tp_stat_inc(im->tp, TP_STAT_track_event_tokenizer_errors);
+		return false;
+	}
+	if (has_legacy_ts) {
+		/* Legacy timestamps are MONOTONIC; negative ones are dropped
+		 * before conversion, where an offset could hide them. */
+		if (legacy_ts < 0) {
+			tp_stat_inc(im->tp, TP_STAT_track_event_invalid_timestamp);
+			return false;
+		}
+		if (!proto_clocks_to_trace(im->clocks, seq->id, PROTO_CLOCK_MONOTONIC,
+					   (uint64_t)legacy_ts, ts))
+			*ts = legacy_ts;
+	} else if (*ts < 0) {
+		tp_stat_inc(im->tp, TP_STAT_track_event_invalid_timestamp);
+		return false;
+	}
+	if (x.n_ctr_vals || x.n_dbl_vals)
+		absolute_extra(im, seq, &x, abs);
+	if (type == TYPE_COUNTER && has_value) {
+		if (!has_uuid && seq->gen && seq->gen->has_track_uuid) {
+			has_uuid = true;
+			uuid = seq->gen->track_uuid;
+		}
+		bool changed = false;
+		if (has_uuid)
+			value = absolute_value(im, seq, uuid, value, &changed);
+		out->counter_value = value;
+	}
+	return true;
+}
+
+/* ---- parse time ---------------------------------------------------------------- */
+
+struct te {
+	uint32_t type;
+	bool has_type, has_uuid, has_legacy;
+	uint64_t uuid;
+	uint32_t name, cat;
+	bool has_value;
+	double value;
+	bool has_args, has_flows;
+	/* legacy_event */
+	int32_t phase;
+	int64_t duration_us, thread_duration_us;
+	int64_t pid_override, tid_override;
+	uint32_t instant_scope;
+	bool has_id, global_id;
+	uint64_t id;
+	uint64_t bind_id;
+	uint32_t flow_direction;
+	struct extra x;
+};
+
+static void add_category(struct proto_importer *im, struct te *e, uint32_t id)
+{
+	if (!id)
+		return;
+	if (!e->cat) {
+		e->cat = id;
+		return;
+	}
+	if (!im->scratch.len) {
+		const char *s = tp_str(im->tp, e->cat);
+		proto_scratch_add(im, s, strlen(s));
+	}
+	const char *s = tp_str(im->tp, id);
+	proto_scratch_add(im, ",", 1);
+	proto_scratch_add(im, s, strlen(s));
+}
+
+static void decode_legacy(struct te *e, const struct pb_field *lf)
+{
+	struct pb_reader r;
+	struct pb_field f = {0};
+	e->has_legacy = true;
+	pb_reader_init_field(&r, lf);
+	while (pb_next(&r, &f)) {
+		switch (f.id) {
+		case 2:
+			e->phase = (int32_t)f.val;
+			break;
+		case 3:
+			e->duration_us = (int64_t)f.val;
+			break;
+		case 4:
+			e->thread_duration_us = (int64_t)f.val;
+			break;
+		case 6:
+		case 10:
+			e->has_id = true;
+			e->id = f.val;
+			break;
+		case 11:
+			e->has_id = true;
+			e->global_id = true;
+			e->id = f.val;
+			break;
+		case 8:
+			e->bind_id = f.val;
+			break;
+		case 13:
+			e->flow_direction = (uint32_t)f.val;
+			break;
+		case 14:
+			e->instant_scope = (uint32_t)f.val;
+			break;
+		case 18:
+			e->pid_override = (int32_t)f.val;
+			break;
+		case 19:
+			e->tid_override = (int32_t)f.val;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+static bool decode(struct proto_importer *im, const struct proto_gen *g, const uint8_t *p,
+		   size_t n, struct te *e)
+{
+	struct tp *tp = im->tp;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	proto_scratch_reset(im);
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (decode_extra(&f, &e->x))
+			continue;
+		switch (f.id) {
+		case TE_TYPE:
+			e->has_type = true;
+			e->type = (uint32_t)f.val;
+			break;
+		case TE_TRACK_UUID:
+			e->has_uuid = true;
+			e->uuid = f.val;
+			break;
+		case TE_NAME:
+			if (f.wire == PB_WIRE_LEN)
+				e->name = tp_intern(tp, (const char *)f.data, f.len);
+			break;
+		case TE_NAME_IID:
+			e->name = proto_interned_str(tp, g, INTERN_EVENT_NAMES, f.val);
+			break;
+		case TE_CATEGORY_IIDS: {
+			uint64_t iids[16];
+			uint32_t k = 0;
+			repeated_u64(&f, iids, &k, 16);
+			for (uint32_t i = 0; i < k; i++)
+				add_category(im, e,
+					     proto_interned_str(tp, g, INTERN_EVENT_CATEGORIES, iids[i]));
+			break;
+		}
+		case TE_CATEGORIES:
+			if (f.wire == PB_WIRE_LEN)
+				add_category(im, e, tp_intern(tp, (const char *)f.data, f.len));
+			break;
+		case TE_COUNTER_VALUE:
+			e->has_value = true;
+			e->value = (double)(int64_t)f.val;
+			break;
+		case TE_DOUBLE_COUNTER_VALUE:
+			e->has_value = true;
+			e->value = pb_field_double(&f);
+			break;
+		case TE_DEBUG_ANNOTATIONS:
+		case TE_SOURCE_LOCATION:
+		case TE_SOURCE_LOCATION_IID:
+			e->has_args = true;
+			break;
+		case TE_FLOW_IDS:
+		case TE_TERMINATING_FLOW_IDS:
+		case TE_FLOW_IDS_OLD:
+		case TE_TERMINATING_FLOW_IDS_OLD:
+			e->has_flows = true;
+			break;
+		case TE_LEGACY_EVENT:
+			if (f.wire == PB_WIRE_LEN)
+				decode_legacy(e, &f);
+			break;
+		default:
+			break;
+		}
+	}
+	if (im->scratch.len)
+		e->cat = tp_intern(tp, im->scratch.data, im->scratch.len);
+	return pb_reader_error(&r) == PB_OK;
+}
+
+/* ---- args ------------------------------------------------------------------------ */
+
+struct keybuf {
+	char key[PROTO_KEY_MAX], flat[PROTO_KEY_MAX];
+	size_t kn, fn;
+};
+
+static void kb_add(struct keybuf *kb, const char *s, size_t n, bool flat_too)
+{
+	if (kb->kn + n < PROTO_KEY_MAX) {
+		memcpy(kb->key + kb->kn, s, n);
+		kb->kn += n;
+	}
+	if (flat_too && kb->fn + n < PROTO_KEY_MAX) {
+		memcpy(kb->flat + kb->fn, s, n);
+		kb->fn += n;
+	}
+}
+
+static void kb_ids(struct tp *tp, const struct keybuf *kb, uint32_t *flat, uint32_t *key)
+{
+	*key = tp_intern(tp, kb->key, kb->kn);
+	*flat = kb->fn == kb->kn && memcmp(kb->key, kb->flat, kb->fn) == 0
+			? *key
+			: tp_intern(tp, kb->flat, kb->fn);
+}
+
+static void nested_value(struct proto_importer *im, const uint8_t *p, size_t n, struct keybuf *kb,
+			 int depth);
+
+static void annotation_value(struct proto_importer *im, const struct proto_gen *g,
+			     const uint8_t *p, size_t n, struct keybuf *kb, int depth);
+
+/* A DebugAnnotation with a name: appends ".name" and adds its value. */
+static void annotation(struct proto_importer *im, const struct proto_gen *g, const uint8_t *p,
+		       size_t n, struct keybuf *kb, int depth)
+{
+	struct pb_field f = {0};
+	const char *name = NULL;
+	size_t nlen = 0;
+	if (pb_find_field(p, n, 10, &f) == 1 && f.wire == PB_WIRE_LEN) {
+		name = (const char *)f.data;
+		nlen = f.len;
+	} else if (pb_find_field(p, n, 1, &f) == 1 && f.wire == PB_WIRE_VARINT) {
+		uint32_t id = proto_interned_str(im->tp, g, INTERN_DEBUG_ANNOTATION_NAMES, f.val);
+		if (id) {
+			name = tp_str(im->tp, id);
+			nlen = strlen(name);
+		}
+	}
+	if (!name)
+		return;
+	size_t kn = kb->kn, fn = kb->fn;
+	kb_add(kb, ".", 1, true);
+	kb_add(kb, name, nlen, true);
+	annotation_value(im, g, p, n, kb, depth);
+	kb->kn = kn;
+	kb->fn = fn;
+}
+
+static void add_index(struct keybuf *kb, uint32_t i)
+{
+	char b[16];
+	size_t o = 0;
+	char d[10];
+	size_t dn = 0;
+	do
+		d[dn++] = (char)('0' + i % 10);
+	while ((i /= 10) && dn < sizeof d);
+	b[o++] = '[';
+	while (dn)
+		b[o++] = d[--dn];
+	b[o++] = ']';
+	kb_add(kb, b, o, false);
+}
+
+static void annotation_value(struct proto_importer *im, const struct proto_gen *g,
+			     const uint8_t *p, size_t n, struct keybuf *kb, int depth)
+{
+	struct tp *tp = im->tp;
+	struct tp_args_builder *b = &im->args;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	uint32_t fk, k, idx = 0;
+	if (depth > PROTO_MAX_ARG_DEPTH)
+		return;
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		switch (f.id) {
+		case 2:
+			kb_ids(tp, kb, &fk, &k);
+			tp_args_add_bool(b, fk, k, f.val != 0);
+			break;
+		case 3:
+			kb_ids(tp, kb, &fk, &k);
+			tp_args_add_uint(b, fk, k, f.val);
+			break;
+		case 4:
+			kb_ids(tp, kb, &fk, &k);
+			tp_args_add_int(b, fk, k, (int64_t)f.val);
+			break;
+		case 5:
+			kb_ids(tp, kb, &fk, &k);
+			tp_args_add_real(b, fk, k, pb_field_double(&f));
+			break;
+		case 6:
+			if (f.wire != PB_WIRE_LEN)
+				break;
+			kb_ids(tp, kb, &fk, &k);
+			tp_args_add_string(b, fk, k, tp_intern(tp, (const char *)f.data, f.len));
+			break;
+		case 17:
+			kb_ids(tp, kb, &fk, &k);
+			tp_args_add_string(
+				b, fk, k,
+				proto_interned_str(tp, g, INTERN_DEBUG_ANNOTATION_STRING_VALUES, f.val));
+			break;
+		case 7:
+			kb_ids(tp, kb, &fk, &k);
+			tp_args_add_pointer(b, fk, k, f.val);
+			break;
+		case 9:
+			if (f.wire != PB_WIRE_LEN)
+				break;
+			kb_ids(tp, kb, &fk, &k);
+			tp_args_add_json(b, fk, k, tp_intern(tp, (const char *)f.data, f.len));
+			break;
+		case 8:
+			if (f.wire == PB_WIRE_LEN)
+				nested_value(im, f.data, f.len, kb, depth + 1);
+			break;
+		case 11:
+			if (f.wire == PB_WIRE_LEN)
+				annotation(im, g, f.data, f.len, kb, depth + 1);
+			break;
+		case 12:
+			if (f.wire == PB_WIRE_LEN) {
+				size_t kn = kb->kn;
+				add_index(kb, idx++);
+				annotation_value(im, g, f.data, f.len, kb, depth + 1);
+				kb->kn = kn;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* Legacy NestedValue: DICT (keys[i] -> values[i]), ARRAY, or a scalar. */
+static void nested_value(struct proto_importer *im, const uint8_t *p, size_t n, struct keybuf *kb,
+			 int depth)
+{
+	struct tp *tp = im->tp;
+	struct tp_args_builder *b = &im->args;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	uint32_t fk, k, type = 0, ki = 0, vi = 0, ai = 0;
+	if (depth > PROTO_MAX_ARG_DEPTH)
+		return;
+	if (pb_find_field(p, n, 1, &f) == 1)
+		type = (uint32_t)f.val;
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (type == 1 && f.id == 3 && f.wire == PB_WIRE_LEN) {
+			/* The vi-th value pairs with the vi-th key. */
+			struct pb_reader kr;
+			struct pb_field kf = {0};
+			ki = 0;
+			pb_reader_init(&kr, p, n);
+			while (pb_next(&kr, &kf)) {
+				if (kf.id != 2)
+					continue;
+				if (ki++ != vi)
+					continue;
+				size_t kn = kb->kn, fn = kb->fn;
+				kb_add(kb, ".", 1, true);
+				kb_add(kb, (const char *)kf.data, kf.len, true);
+				nested_value(im, f.data, f.len, kb, depth + 1);
+				kb->kn = kn;
+				kb->fn = fn;
+				break;
+			}
+			vi++;
+		} else if (type == 2 && f.id == 4 && f.wire == PB_WIRE_LEN) {
+			size_t kn = kb->kn;
+			add_index(kb, ai++);
+			nested_value(im, f.data, f.len, kb, depth + 1);
+			kb->kn = kn;
+		} else if (type == 0 && f.id == 5) {
+			kb_ids(tp, kb, &fk, &k);
+			tp_args_add_int(b, fk, k, (int64_t)f.val);
+		} else if (type == 0 && f.id == 6) {
+			kb_ids(tp, kb, &fk, &k);
+			tp_args_add_real(b, fk, k, pb_field_double(&f));
+		} else if (type == 0 && f.id == 7) {
+			kb_ids(tp, kb, &fk, &k);
+			tp_args_add_bool(b, fk, k, f.val != 0);
+		} else if (type == 0 && f.id == 8 && f.wire == PB_WIRE_LEN) {
+			kb_ids(tp, kb, &fk, &k);
+			tp_args_add_string(b, fk, k, tp_intern(tp, (const char *)f.data, f.len));
+		}
+	}
+}
+
+static void source_location(struct proto_importer *im, const uint8_t *p, size_t n)
+{
+	static const char *const keys[] = {NULL, NULL, "source.file_name", "source.function_name",
+					   "source.line_number"};
+	struct tp *tp = im->tp;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id < 2 || f.id > 4)
+			continue;
+		uint32_t k = tp_intern_cstr(tp, keys[f.id]);
+		if (f.id == 4)
+			tp_args_add_int(&im->args, k, k, (int64_t)f.val);
+		else if (f.wire == PB_WIRE_LEN)
+			tp_args_add_string(&im->args, k, k, tp_intern(tp, (const char *)f.data, f.len));
+	}
+}
+
+static uint32_t build_args(struct proto_importer *im, const struct proto_gen *g, const uint8_t *p,
+			   size_t n)
+{
+	struct pb_reader r;
+	struct pb_field f = {0};
+	struct keybuf kb;
+	tp_args_begin(&im->args);
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id == TE_DEBUG_ANNOTATIONS && f.wire == PB_WIRE_LEN) {
+			kb.kn = kb.fn = 0;
+			kb_add(&kb, "debug", 5, true);
+			annotation(im, g, f.data, f.len, &kb, 0);
+		} else if (f.id == TE_SOURCE_LOCATION && f.wire == PB_WIRE_LEN) {
+			source_location(im, f.data, f.len);
+		} else if (f.id == TE_SOURCE_LOCATION_IID) {
+			struct proto_interned *e = proto_gen_lookup(g, INTERN_SOURCE_LOCATIONS, f.val);
+			if (e)
+				source_location(im, e->data, e->len);
+			else
+				tp_stat_inc(im->tp, TP_STAT_interned_data_tokenizer_errors);
+		}
+	}
+	return tp_args_commit(im->tp, &im->args);
+}
+
+/* ---- flows ------------------------------------------------------------------------ */
+
+static void flows(struct proto_importer *im, const uint8_t *p, size_t n, uint32_t slice)
+{
+	struct pb_reader r;
+	struct pb_field f = {0};
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		bool term = f.id == TE_TERMINATING_FLOW_IDS || f.id == TE_TERMINATING_FLOW_IDS_OLD;
+		enum pb_wire w;
+		if (f.id == TE_FLOW_IDS || f.id == TE_TERMINATING_FLOW_IDS)
+			w = PB_WIRE_FIXED64;
+		else if (f.id == TE_FLOW_IDS_OLD || f.id == TE_TERMINATING_FLOW_IDS_OLD)
+			w = PB_WIRE_VARINT;
+		else
+			continue;
+		if (f.wire == PB_WIRE_LEN) {
+			struct pb_packed it;
+			uint64_t v;
+			pb_packed_init(&it, f.data, f.len, w);
+			while (pb_packed_next(&it, &v))
+				tp_flow_step(im->tp, v, slice, term);
+		} else {
+			tp_flow_step(im->tp, f.val, slice, term);
+		}
+	}
+}
+
+/* ---- tracks ------------------------------------------------------------------------ */
+
+static uint32_t legacy_track(struct proto_importer *im, const struct proto_ev *ev, struct te *e,
+			     uint32_t *utid_out)
+{
+	struct tp *tp = im->tp;
+	int64_t pid = e->pid_override ? e->pid_override : ev->pid;
+	int64_t tid = e->tid_override ? e->tid_override : ev->tid;
+	if (e->pid_override && !e->tid_override)
+		tid = -1;
+	int ph = e->phase;
+	if (e->has_id && (ph == 'b' || ph == 'e' || ph == 'n' || ph == 'S' || ph == 'F' ||
+			  ph == 'T' || ph == 'p')) {
+		struct tp_track_key key = {.event_type = "slice", .utid = -1, .upid = -1,
+					   .cpu = -1, .extra_dim = e->id, .name = e->name};
+		if (e->global_id || pid < 0) {
+			key.type = "legacy_async_global_slice";
+		} else {
+			key.type = "legacy_async_process_slice";
+			key.upid = tp_process_for_pid(tp, pid);
+		}
+		return tp_track_get(tp, &key);
+	}
+	if ((ph == 'I' || ph == 'i' || ph == 'R') && e->instant_scope == 1) {
+		return proto_track_resolve(im, 0);
+	}
+	if ((ph == 'I' || ph == 'i' || ph == 'R') && e->instant_scope == 2 && pid >= 0) {
+		struct tp_track_key key = {.type = "legacy_chrome_global_instants",
+					   .event_type = "slice", .utid = -1,
+					   .upid = tp_process_for_pid(tp, pid), .cpu = -1};
+		return tp_track_get(tp, &key);
+	}
+	if (tid >= 0) {
+		uint32_t utid = tp_thread_for_tid(tp, tid, pid > 0 ? pid : -1);
+		*utid_out = utid;
+		return tp_track_for_thread(tp, utid);
+	}
+	return proto_track_resolve(im, 0);
+}
+
+static uint32_t event_track(struct proto_importer *im, const struct proto_ev *ev, struct te *e,
+			    uint32_t *utid_out)
+{
+	const struct proto_gen *g = ev->gen;
+	bool legacy_fallback = e->has_legacy && !e->has_type &&
+			       (e->has_uuid ? e->uuid == 0 : !(g && g->has_track_uuid));
+	if (legacy_fallback || e->pid_override || e->tid_override)
+		return legacy_track(im, ev, e, utid_out);
+	uint64_t uuid = 0;
+	if (e->has_uuid) {
+		uuid = e->uuid;
+	} else if (g && g->has_track_uuid) {
+		uuid = g->track_uuid;
+	} else if (ev->tid >= 0) {
+		uint32_t utid = tp_thread_for_tid(im->tp, ev->tid, ev->pid > 0 ? ev->pid : -1);
+		*utid_out = utid;
+		return tp_track_for_thread(im->tp, utid);
+	}
+	uint32_t track = proto_track_resolve_for(im, uuid, e->name, ev->seq_id);
+	struct proto_track *t = track != TP_NULL_U32 ? proto_track_find(im, uuid) : NULL;
+	if (t)
+		*utid_out = proto_track_utid(im, t);
+	return track;
+}
+
+/* ---- counters ------------------------------------------------------------------------ */
+
+/* Add value to the counter track of uuid; returns the track's descriptor. */
+static struct proto_track *counter_value(struct proto_importer *im, uint64_t uuid, int64_t ts,
+					 double v, uint32_t seq_id)
+{
+	struct proto_track *t = proto_track_find(im, uuid);
+	if (!t || !t->is_counter) {
+		tp_stat_inc(im->tp, TP_STAT_track_event_parser_errors);
+		return NULL;
+	}
+	uint32_t track = proto_track_resolve_for(im, uuid, 0, seq_id);
+	if (t->unit_multiplier > 0)
+		v *= (double)t->unit_multiplier;
+	tp_counter_add(im->tp, track, ts, v, TP_NULL_U32);
+	return t;
+}
+
+struct thread_counters {
+	int64_t time, instr; /* TP_NULL_I64 when absent */
+};
+
+static void extra_counters(struct proto_importer *im, const struct proto_gen *g, struct te *e,
+			   int64_t ts, uint32_t seq_id, struct thread_counters *tc)
+{
+	const uint64_t *uu = e->x.ctr_uuids;
+	uint32_t nu = e->x.n_ctr_uuids;
+	if (!nu && g) {
+		uu = g->counter_uuids;
+		nu = g->n_counter_uuids;
+	}
+	for (uint32_t i = 0; i < e->x.n_ctr_vals; i++) {
+		if (i >= nu) {
+			tp_stat_inc(im->tp, TP_STAT_track_event_parser_errors);
+			break;
+		}
+		struct proto_track *t = counter_value(im, uu[i], ts, e->x.ctr_vals[i], seq_id);
+		double v = e->x.ctr_vals[i] * (t && t->unit_multiplier > 0 ? (double)t->unit_multiplier : 1);
+		if (t && t->counter_type == 1)
+			tc->time = (int64_t)v;
+		else if (t && t->counter_type == 2)
+			tc->instr = (int64_t)v;
+	}
+	uu = e->x.dbl_uuids;
+	nu = e->x.n_dbl_uuids;
+	if (!nu && g) {
+		uu = g->dbl_counter_uuids;
+		nu = g->n_dbl_counter_uuids;
+	}
+	for (uint32_t i = 0; i < e->x.n_dbl_vals; i++) {
+		if (i >= nu) {
+			tp_stat_inc(im->tp, TP_STAT_track_event_parser_errors);
+			break;
+		}
+		counter_value(im, uu[i], ts, e->x.dbl_vals[i], seq_id);
+	}
+}
+
+/* Legacy thread time / instruction count fields also become counters on
+ * the thread ("thread_time", "thread_instruction_count", no unit). */
+static void legacy_thread_counters(struct proto_importer *im, const struct proto_ev *ev,
+				   int64_t ts, uint32_t utid)
+{
+	struct tp *tp = im->tp;
+	struct tp_track_key key = {.event_type = "counter", .utid = utid, .upid = -1, .cpu = -1};
+	if (ev->thread_ts != TP_NULL_I64) {
+		key.type = "thread_time";
+		key.name = tp_intern_cstr(tp, "thread_time");
+		tp_counter_add(tp, tp_track_get(tp, &key), ts, (double)ev->thread_ts, TP_NULL_U32);
+	}
+	if (ev->thread_instr != TP_NULL_I64) {
+		key.type = "thread_instructions";
+		key.name = tp_intern_cstr(tp, "thread_instruction_count");
+		tp_counter_add(tp, tp_track_get(tp, &key), ts, (double)ev->thread_instr,
+			       TP_NULL_U32);
+	}
+}
+
+/* ---- the event ------------------------------------------------------------------------ */
+
+void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
+			     const uint8_t *p, size_t n)
+{
+	struct tp *tp = im->tp;
+	struct te e;
+	memset(&e, 0, sizeof e);
+	if (!decode(im, ev->gen, p, n, &e)) {
+		tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
+		return;
+	}
+	uint32_t type = e.type;
+	if (!e.has_type && e.has_legacy) {
+		switch (e.phase) {
+		case 'B':
+			type = TYPE_SLICE_BEGIN;
+			break;
+		case 'E':
+			type = TYPE_SLICE_END;
+			break;
+		case 'I':
+		case 'i':
+		case 'R':
+		case 'n':
+			type = TYPE_INSTANT;
+			break;
+		case 'b':
+			type = TYPE_SLICE_BEGIN;
+			break;
+		case 'e':
+			type = TYPE_SLICE_END;
+			break;
+		case 'X':
+			type = 100; /* complete */
+			break;
+		default:
+			tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
+			return;
+		}
+	}
+	uint32_t utid = TP_NULL_U32;
+	uint32_t track = event_track(im, ev, &e, &utid);
+	if (track == TP_NULL_U32)
+		return;
+	if (type == TYPE_COUNTER) {
+		double v = !isnan(ev->counter_value) ? ev->counter_value : e.value;
+		if (!e.has_value && isnan(ev->counter_value)) {
+			tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
+			return;
+		}
+		uint64_t uuid = e.has_uuid ? e.uuid : ev->gen && ev->gen->has_track_uuid
+							      ? ev->gen->track_uuid
+							      : 0;
+		counter_value(im, uuid, ts, v, ev->seq_id);
+		return;
+	}
+	/* Values made absolute at tokenize time replace the event's own. */
+	const uint8_t *abs = p + n;
+	for (uint32_t i = 0; i < ev->n_abs_int && i < e.x.n_ctr_vals; i++)
+		memcpy(&e.x.ctr_vals[i], abs + i * sizeof(double), sizeof(double));
+	abs += ev->n_abs_int * sizeof(double);
+	for (uint32_t i = 0; i < ev->n_abs_dbl && i < e.x.n_dbl_vals; i++)
+		memcpy(&e.x.dbl_vals[i], abs + i * sizeof(double), sizeof(double));
+	if (utid != TP_NULL_U32)
+		legacy_thread_counters(im, ev, ts, utid);
+	struct thread_counters tc = {ev->thread_ts, ev->thread_instr};
+	if (e.x.n_ctr_vals || e.x.n_dbl_vals)
+		extra_counters(im, ev->gen, &e, ts, ev->seq_id, &tc);
+	uint32_t args = e.has_args ? build_args(im, ev->gen, p, n) : TP_NULL_U32;
+	struct tp_slice_table *st = &tp->t.slice;
+	uint32_t slice = TP_NULL_U32;
+	switch (type) {
+	case TYPE_SLICE_BEGIN:
+		slice = tp_slice_begin(tp, track, ts, e.cat, e.name, args);
+		if (slice != TP_NULL_U32) {
+			st->thread_ts[slice] = tc.time;
+			st->thread_instruction_count[slice] = tc.instr;
+		}
+		break;
+	case TYPE_SLICE_END:
+		slice = tp_slice_end(tp, track, ts, 0, 0, args);
+		if (slice != TP_NULL_U32) {
+			if (tc.time != TP_NULL_I64 && st->thread_ts[slice] != TP_NULL_I64)
+				st->thread_dur[slice] = tc.time - st->thread_ts[slice];
+			if (tc.instr != TP_NULL_I64 &&
+			    st->thread_instruction_count[slice] != TP_NULL_I64)
+				st->thread_instruction_delta[slice] =
+					tc.instr - st->thread_instruction_count[slice];
+		}
+		break;
+	case TYPE_INSTANT:
+		slice = tp_slice_complete(tp, track, ts, 0, e.cat, e.name, args);
+		if (slice != TP_NULL_U32 && tc.time != TP_NULL_I64) {
+			st->thread_ts[slice] = tc.time;
+			st->thread_dur[slice] = 0;
+		}
+		break;
+	case 100:
+		slice = tp_slice_complete(tp, track, ts, (int64_t)((uint64_t)e.duration_us * 1000),
+					  e.cat, e.name, args);
+		if (slice != TP_NULL_U32 && tc.time != TP_NULL_I64) {
+			st->thread_ts[slice] = tc.time;
+			st->thread_dur[slice] = (int64_t)((uint64_t)e.thread_duration_us * 1000);
+		}
+		break;
+	default:
+		/* TYPE_STATE and unknown types are not imported yet. */
+		tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
+		return;
+	}
+	if (slice == TP_NULL_U32)
+		return;
+	if (e.has_flows)
+		flows(im, p, n, slice);
+	if (e.bind_id && e.flow_direction) {
+		uint64_t id = e.bind_id ^ 0x8000000000000000ull; /* v1 namespace */
+		if (e.flow_direction == 1)
+			tp_flow_end(tp, id, slice);
+		else
+			tp_flow_step(tp, id, slice, false);
+	}
+}

@@ -1,0 +1,233 @@
+/*
+ * Arg sets: the key/value pairs attached to slices, counters, tracks and the
+ * rest, stored once in the args table and referenced by arg_set_id.
+ *
+ * Importers fill a builder and commit it. Rows of a set are appended
+ * together, so arg_set_id is non-decreasing down the table and a set is
+ * found by binary search. Identical sets share one id (found by a content
+ * hash). A merge (end-event args added to a begin's set) makes a new set;
+ * the old one stays, since another row may share it.
+ */
+#include "../tp_int.h"
+
+#include <string.h>
+
+static const char *const type_names[] = {
+	[TP_ARG_INT] = "int",     [TP_ARG_UINT] = "uint", [TP_ARG_STRING] = "string",
+	[TP_ARG_REAL] = "real",   [TP_ARG_BOOL] = "bool", [TP_ARG_POINTER] = "pointer",
+	[TP_ARG_JSON] = "json",   [TP_ARG_NULL] = "null",
+};
+
+void tp_args_begin(struct tp_args_builder *b)
+{
+	vec_clear(&b->args);
+}
+
+static struct tp_arg *add(struct tp_args_builder *b, uint32_t flat_key, uint32_t key, int type)
+{
+	vec_push_zeroed(&b->args);
+	struct tp_arg *a = vec_last(&b->args);
+	a->flat_key = flat_key;
+	a->key = key;
+	a->type = type;
+	return a;
+}
+
+void tp_args_add_int(struct tp_args_builder *b, uint32_t fk, uint32_t k, int64_t v)
+{
+	add(b, fk, k, TP_ARG_INT)->v.i = v;
+}
+void tp_args_add_uint(struct tp_args_builder *b, uint32_t fk, uint32_t k, uint64_t v)
+{
+	add(b, fk, k, TP_ARG_UINT)->v.i = (int64_t)v;
+}
+void tp_args_add_real(struct tp_args_builder *b, uint32_t fk, uint32_t k, double v)
+{
+	add(b, fk, k, TP_ARG_REAL)->v.d = v;
+}
+void tp_args_add_bool(struct tp_args_builder *b, uint32_t fk, uint32_t k, bool v)
+{
+	add(b, fk, k, TP_ARG_BOOL)->v.i = v;
+}
+void tp_args_add_string(struct tp_args_builder *b, uint32_t fk, uint32_t k, uint32_t s)
+{
+	add(b, fk, k, TP_ARG_STRING)->v.s = s;
+}
+void tp_args_add_pointer(struct tp_args_builder *b, uint32_t fk, uint32_t k, uint64_t v)
+{
+	add(b, fk, k, TP_ARG_POINTER)->v.i = (int64_t)v;
+}
+void tp_args_add_json(struct tp_args_builder *b, uint32_t fk, uint32_t k, uint32_t s)
+{
+	add(b, fk, k, TP_ARG_JSON)->v.s = s;
+}
+void tp_args_add_null(struct tp_args_builder *b, uint32_t fk, uint32_t k)
+{
+	add(b, fk, k, TP_ARG_NULL);
+}
+
+void tp_args_builder_release(struct tp_args_builder *b)
+{
+	vec_release(&b->args);
+}
+
+/* The value of arg a as the args table stores it. */
+static void store_row(struct tp *tp, uint32_t set, const struct tp_arg *a)
+{
+	struct tp_args_table *t = &tp->t.args;
+	uint32_t row = tp_args_append(t);
+	t->arg_set_id[row] = set;
+	t->flat_key[row] = a->flat_key;
+	t->key[row] = a->key;
+	t->value_type[row] = tp_intern_cstr(tp, type_names[a->type]);
+	switch (a->type) {
+	case TP_ARG_INT:
+	case TP_ARG_UINT:
+	case TP_ARG_BOOL:
+	case TP_ARG_POINTER:
+		t->int_value[row] = a->v.i;
+		break;
+	case TP_ARG_REAL:
+		t->real_value[row] = a->v.d;
+		break;
+	case TP_ARG_STRING:
+	case TP_ARG_JSON:
+		t->string_value[row] = a->v.s;
+		break;
+	case TP_ARG_NULL:
+		break;
+	}
+}
+
+static uint64_t args_hash(const struct tp_arg *a, size_t n)
+{
+	uint64_t h = 0x61726773;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t w[3] = {(uint64_t)a[i].flat_key << 32 | a[i].key, (uint64_t)a[i].type,
+				 (uint64_t)a[i].v.i};
+		if (a[i].type == TP_ARG_STRING || a[i].type == TP_ARG_JSON)
+			w[2] = a[i].v.s;
+		h = tb_hash_bytes(w, sizeof w, h);
+	}
+	return h;
+}
+
+/* Does the stored set equal the builder's args? */
+struct eq_ctx {
+	struct tp *tp;
+	const struct tp_arg *a;
+	size_t n;
+};
+
+static bool set_eq(const void *ctx, uint64_t set)
+{
+	const struct eq_ctx *c = ctx;
+	struct tp *tp = c->tp;
+	const struct tp_args_table *t = &tp->t.args;
+	uint32_t start = tp->arg_set_start.data[set];
+	uint32_t end = set + 1 < tp->arg_set_start.len ? tp->arg_set_start.data[set + 1] : t->n;
+	if (end - start != c->n)
+		return false;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct tp_arg *a = &c->a[i];
+		uint32_t r = start + (uint32_t)i;
+		if (t->key[r] != a->key || t->flat_key[r] != a->flat_key ||
+		    t->value_type[r] != tp_intern_cstr(tp, type_names[a->type]))
+			return false;
+		switch (a->type) {
+		case TP_ARG_REAL:
+			if (t->real_value[r] != a->v.d)
+				return false;
+			break;
+		case TP_ARG_STRING:
+		case TP_ARG_JSON:
+			if (t->string_value[r] != a->v.s)
+				return false;
+			break;
+		case TP_ARG_NULL:
+			break;
+		default:
+			if (t->int_value[r] != a->v.i)
+				return false;
+		}
+	}
+	return true;
+}
+
+static uint32_t commit_array(struct tp *tp, const struct tp_arg *a, size_t n)
+{
+	if (n == 0)
+		return TP_NULL_U32;
+	uint64_t h = args_hash(a, n);
+	struct eq_ctx c = {tp, a, n};
+	size_t slot = hmap_lookup(&tp->arg_sets, h, set_eq, &c);
+	if (slot != HMAP_END)
+		return (uint32_t)tp->arg_sets.slots[slot].val;
+	uint32_t set = (uint32_t)tp->arg_set_start.len;
+	vec_push(&tp->arg_set_start, tp->t.args.n);
+	for (size_t i = 0; i < n; i++)
+		store_row(tp, set, &a[i]);
+	hmap_insert(&tp->arg_sets, h, set, set);
+	return set;
+}
+
+uint32_t tp_args_commit(struct tp *tp, struct tp_args_builder *b)
+{
+	uint32_t set = commit_array(tp, b->args.data, b->args.len);
+	vec_clear(&b->args);
+	return set;
+}
+
+/* Rebuild the args of a stored set as builder entries. */
+static void load_set(struct tp *tp, uint32_t set, struct tp_args_builder *b)
+{
+	const struct tp_args_table *t = &tp->t.args;
+	uint32_t start = tp->arg_set_start.data[set];
+	uint32_t end = set + 1 < tp->arg_set_start.len ? tp->arg_set_start.data[set + 1] : t->n;
+	for (uint32_t r = start; r < end; r++) {
+		const char *type = tp_str(tp, t->value_type[r]);
+		int ty = TP_ARG_NULL;
+		for (int i = 0; i < (int)TB_ARRAY_SIZE(type_names); i++)
+			if (strcmp(type, type_names[i]) == 0)
+				ty = i;
+		struct tp_arg *a = add(b, t->flat_key[r], t->key[r], ty);
+		if (ty == TP_ARG_REAL)
+			a->v.d = t->real_value[r];
+		else if (ty == TP_ARG_STRING || ty == TP_ARG_JSON)
+			a->v.s = t->string_value[r];
+		else if (ty != TP_ARG_NULL)
+			a->v.i = t->int_value[r];
+	}
+}
+
+uint32_t tp_args_merge(struct tp *tp, uint32_t a, uint32_t b)
+{
+	if (a == TP_NULL_U32)
+		return b;
+	if (b == TP_NULL_U32 || a == b)
+		return a;
+	struct tp_args_builder m = {VEC_INIT};
+	load_set(tp, a, &m);
+	struct tp_args_builder nb = {VEC_INIT};
+	load_set(tp, b, &nb);
+	/* b wins on equal keys: overwrite in place, append the new ones. */
+	for (size_t i = 0; i < nb.args.len; i++) {
+		size_t j = 0;
+		while (j < m.args.len && m.args.data[j].key != nb.args.data[i].key)
+			j++;
+		if (j < m.args.len)
+			m.args.data[j] = nb.args.data[i];
+		else
+			vec_push(&m.args, nb.args.data[i]);
+	}
+	uint32_t set = commit_array(tp, m.args.data, m.args.len);
+	tp_args_builder_release(&m);
+	tp_args_builder_release(&nb);
+	return set;
+}
+
+void tp_args_free(struct tp *tp)
+{
+	hmap_release(&tp->arg_sets);
+	vec_release(&tp->arg_set_start);
+}

@@ -1,0 +1,81 @@
+/*
+ * Counters, flows and metadata: the rows that need no nesting logic.
+ *
+ * Flow ids (proto flow_ids, JSON v2 bind_id) link the last slice seen with an
+ * id to the next one; a terminating id closes the chain.
+ */
+#include "../tp_int.h"
+
+#include <string.h>
+
+uint32_t tp_counter_add(struct tp *tp, uint32_t track, int64_t ts, double value,
+			uint32_t arg_set_id)
+{
+	struct tp_counter_table *t = &tp->t.counter;
+	uint32_t id = tp_counter_append(t);
+	t->ts[id] = ts;
+	t->track_id[id] = track;
+	t->value[id] = value;
+	t->arg_set_id[id] = arg_set_id;
+	return id;
+}
+
+uint32_t tp_flow_add(struct tp *tp, uint32_t slice_out, uint32_t slice_in)
+{
+	struct tp_flow_table *t = &tp->t.flow;
+	uint32_t id = tp_flow_append(t);
+	t->slice_out[id] = slice_out;
+	t->slice_in[id] = slice_in;
+	return id;
+}
+
+void tp_flow_step(struct tp *tp, uint64_t id, uint32_t slice, bool terminate)
+{
+	uint64_t prev;
+	if (hmap_get(&tp->open_flows, id, &prev))
+		tp_flow_add(tp, (uint32_t)prev, slice);
+	if (terminate)
+		hmap_del(&tp->open_flows, id, NULL);
+	else
+		hmap_put(&tp->open_flows, id, slice);
+}
+
+void tp_flow_end(struct tp *tp, uint64_t id, uint32_t slice)
+{
+	uint64_t prev;
+	if (!hmap_get(&tp->open_flows, id, &prev)) {
+		tp_stat_inc(tp, TP_STAT_flow_end_without_start);
+		return;
+	}
+	tp_flow_add(tp, (uint32_t)prev, slice);
+	hmap_del(&tp->open_flows, id, NULL);
+}
+
+/* The metadata row called name, created when missing. */
+static uint32_t metadata_row(struct tp *tp, const char *name)
+{
+	struct tp_metadata_table *t = &tp->t.metadata;
+	uint32_t name_id = tp_intern_cstr(tp, name);
+	for (uint32_t i = 0; i < t->n; i++)
+		if (t->name[i] == name_id)
+			return i;
+	uint32_t row = tp_metadata_append(t);
+	t->name[row] = name_id;
+	t->machine_id[row] = TP_NULL_I64;
+	t->trace_id[row] = TP_NULL_I64;
+	return row;
+}
+
+void tp_metadata_set_int(struct tp *tp, const char *name, int64_t v)
+{
+	uint32_t row = metadata_row(tp, name);
+	tp->t.metadata.key_type[row] = tp_intern_cstr(tp, "single");
+	tp->t.metadata.int_value[row] = v;
+}
+
+void tp_metadata_set_str(struct tp *tp, const char *name, uint32_t str_id)
+{
+	uint32_t row = metadata_row(tp, name);
+	tp->t.metadata.key_type[row] = tp_intern_cstr(tp, "single");
+	tp->t.metadata.str_value[row] = str_id;
+}

@@ -1,0 +1,173 @@
+/*
+ * Slices: begin/end pairs, complete events and instants on tracks, nested by
+ * a stack of open slices per track (depth and parent_id come from it).
+ *
+ * A stack entry is either open-ended (a begin waiting for its end) or a
+ * complete slice with a known end. Before anything happens on a track at ts,
+ * complete entries that ended at or before ts are popped. A complete slice
+ * that starts inside the innermost complete one but ends after it would
+ * break nesting: it is dropped (and counted), or, for JSON, spilled by the
+ * importer onto an overlap track (tp_slice_would_overlap).
+ */
+#include "../tp_int.h"
+#include "slices.h"
+
+#include <string.h>
+
+#define OPEN_END INT64_MAX
+
+struct open_slice {
+	uint32_t id;
+	int64_t end; /* OPEN_END for a begin without end yet */
+};
+
+VEC_DEFINE(open_stack, struct open_slice);
+typedef struct open_stack stack_t_;
+
+struct tp_slice_stacks {
+	VEC(struct open_stack) by_track;
+};
+
+void tp_slices_init(struct tp *tp)
+{
+	tp->stacks = tb_calloc(1, sizeof *tp->stacks);
+}
+
+void tp_slices_release(struct tp *tp)
+{
+	if (!tp->stacks)
+		return;
+	for (size_t i = 0; i < tp->stacks->by_track.len; i++)
+		vec_release(&tp->stacks->by_track.data[i]);
+	vec_release(&tp->stacks->by_track);
+	tb_free(tp->stacks);
+	tp->stacks = NULL;
+}
+
+void tp_slices_finish(struct tp *tp)
+{
+	/* Open slices already have dur = -1; nothing to close. */
+	(void)tp;
+}
+
+static stack_t_ *stack_for(struct tp *tp, uint32_t track)
+{
+	struct tp_slice_stacks *s = tp->stacks;
+	if (track >= s->by_track.len)
+		vec_resize(&s->by_track, (size_t)track + 1);
+	return &s->by_track.data[track];
+}
+
+/* Pop complete slices that ended at or before ts. */
+static void pop_ended(stack_t_ *st, int64_t ts)
+{
+	while (st->len && st->data[st->len - 1].end != OPEN_END && st->data[st->len - 1].end <= ts)
+		st->len--;
+}
+
+static uint32_t insert(struct tp *tp, stack_t_ *st, uint32_t track, int64_t ts, int64_t dur,
+		       uint32_t cat, uint32_t name, uint32_t arg_set_id)
+{
+	struct tp_slice_table *t = &tp->t.slice;
+	uint32_t id = tp_slice_append(t);
+	t->ts[id] = ts;
+	t->dur[id] = dur;
+	t->track_id[id] = track;
+	t->category[id] = cat;
+	t->name[id] = name;
+	t->depth[id] = (uint32_t)st->len;
+	t->parent_id[id] = st->len ? st->data[st->len - 1].id : TP_NULL_I64;
+	t->arg_set_id[id] = arg_set_id;
+	return id;
+}
+
+uint32_t tp_slice_begin(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+			uint32_t arg_set_id)
+{
+	stack_t_ *st = stack_for(tp, track);
+	pop_ended(st, ts);
+	uint32_t id = insert(tp, st, track, ts, -1, cat, name, arg_set_id);
+	vec_push(st, ((struct open_slice){id, OPEN_END}));
+	return id;
+}
+
+uint32_t tp_slice_end(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+		      uint32_t arg_set_id)
+{
+	stack_t_ *st = stack_for(tp, track);
+	pop_ended(st, ts);
+	struct tp_slice_table *t = &tp->t.slice;
+	size_t i = st->len;
+	while (i > 0) {
+		struct open_slice *o = &st->data[i - 1];
+		if (o->end == OPEN_END && (!cat || t->category[o->id] == cat) &&
+		    (!name || t->name[o->id] == name))
+			break;
+		i--;
+	}
+	if (i == 0) {
+		tp_stat_inc(tp, st->len ? TP_STAT_misplaced_end_event : TP_STAT_stackless_end_event);
+		return TP_NULL_U32;
+	}
+	uint32_t id = st->data[i - 1].id;
+	if (ts < t->ts[id]) {
+		tp_stat_inc(tp, TP_STAT_slice_negative_duration);
+		return TP_NULL_U32;
+	}
+	t->dur[id] = ts - t->ts[id];
+	tp_slice_add_args(tp, id, arg_set_id);
+	/* Only the matched slice leaves the stack: slices opened inside it
+	 * stay open and can still be ended, as in Perfetto. */
+	memmove(&st->data[i - 1], &st->data[i], (st->len - i) * sizeof *st->data);
+	st->len--;
+	return id;
+}
+
+bool tp_slice_would_overlap(struct tp *tp, uint32_t track, int64_t ts, int64_t dur,
+			    int64_t *conflict_end, uint32_t *conflict_slice)
+{
+	stack_t_ *st = stack_for(tp, track);
+	pop_ended(st, ts);
+	if (!st->len)
+		return false;
+	struct open_slice *top = &st->data[st->len - 1];
+	if (top->end == OPEN_END || ts + dur <= top->end)
+		return false;
+	if (conflict_end)
+		*conflict_end = top->end;
+	if (conflict_slice)
+		*conflict_slice = top->id;
+	return true;
+}
+
+uint32_t tp_slice_complete(struct tp *tp, uint32_t track, int64_t ts, int64_t dur, uint32_t cat,
+			   uint32_t name, uint32_t arg_set_id)
+{
+	if (dur < 0) {
+		tp_stat_inc(tp, TP_STAT_slice_negative_duration);
+		return TP_NULL_U32;
+	}
+	if (tp_slice_would_overlap(tp, track, ts, dur, NULL, NULL)) {
+		tp_stat_inc(tp, TP_STAT_slice_drop_overlapping_complete_event);
+		return TP_NULL_U32;
+	}
+	stack_t_ *st = stack_for(tp, track);
+	uint32_t id = insert(tp, st, track, ts, dur, cat, name, arg_set_id);
+	vec_push(st, ((struct open_slice){id, ts + dur}));
+	return id;
+}
+
+uint32_t tp_slice_innermost(struct tp *tp, uint32_t track, int64_t ts)
+{
+	stack_t_ *st = stack_for(tp, track);
+	pop_ended(st, ts);
+	return st->len ? st->data[st->len - 1].id : TP_NULL_U32;
+}
+
+void tp_slice_add_args(struct tp *tp, uint32_t slice, uint32_t arg_set_id)
+{
+	if (arg_set_id == TP_NULL_U32)
+		return;
+	uint32_t *cur = &tp->t.slice.arg_set_id[slice];
+	*cur = *cur == TP_NULL_U32 ? arg_set_id : tp_args_merge(tp, *cur, arg_set_id);
+}

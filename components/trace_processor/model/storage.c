@@ -1,0 +1,76 @@
+/*
+ * Column storage. Every table of tp_int.h's TP_TABLES list gets, from its
+ * X-macro column list: an append function that grows all of its columns
+ * together and fills the new row with NULLs, a release function, and the
+ * column descriptors the SQL layer serves the table from. Nothing here is
+ * written by hand per table.
+ */
+#include "../tp_int.h"
+
+#include <stddef.h>
+#include <string.h>
+
+/* The value of a new row, per column type: NULL where nullable, else 0. */
+#define NEW_TP_I64 0
+#define NEW_TP_I64N TP_NULL_I64
+#define NEW_TP_U32 0
+#define NEW_TP_U32N TP_NULL_U32
+#define NEW_TP_DBL 0.0
+#define NEW_TP_DBLN TP_NULL_DBL
+#define NEW_TP_STR TP_NULL_STR
+
+static void *grow(void *p, uint32_t cap, size_t esz)
+{
+	size_t bytes;
+	TB_CHECK(tb_mul_ok(cap, esz, &bytes));
+	return tb_realloc(p, bytes);
+}
+
+static uint32_t next_cap(uint32_t cap)
+{
+	TB_CHECK(cap < UINT32_MAX / 2);
+	return cap ? cap * 2 : 64;
+}
+
+#define GROW_COL_(s, name, type, flags) t->name = grow(t->name, cap, sizeof *t->name);
+#define INIT_COL_(s, name, type, flags) t->name[row] = NEW_##type;
+#define APPEND_FN_(sql, s, COLS)                                               \
+	uint32_t tp_##s##_append(struct tp_##s##_table *t)                     \
+	{                                                                      \
+		if (t->n == t->cap) {                                          \
+			uint32_t cap = next_cap(t->cap);                       \
+			COLS(GROW_COL_, s)                                     \
+			t->cap = cap;                                          \
+		}                                                              \
+		uint32_t row = t->n++;                                         \
+		COLS(INIT_COL_, s)                                             \
+		return row;                                                    \
+	}
+TP_TABLES(APPEND_FN_)
+
+#define COL_DESC_(s, name, type, flags) {#name, type, flags, offsetof(struct tp_##s##_table, name)},
+#define DESC_ARRAY_(sql, s, COLS) static const struct tp_col_desc s##_cols[] = {COLS(COL_DESC_, s)};
+TP_TABLES(DESC_ARRAY_)
+
+#define TABLE_DESC_(sql, s, COLS)                                              \
+	{#sql, offsetof(struct tp_tables, s), s##_cols, TB_ARRAY_SIZE(s##_cols)},
+const struct tp_table_desc tp_table_descs[] = {TP_TABLES(TABLE_DESC_)};
+const uint32_t tp_table_count = TB_ARRAY_SIZE(tp_table_descs);
+
+#define FREE_COL_(s, name, type, flags) tb_free(t->name);
+#define RELEASE_FN_(sql, s, COLS)                                              \
+	static void release_##s(struct tp_##s##_table *t)                      \
+	{                                                                      \
+		COLS(FREE_COL_, s)                                             \
+		memset(t, 0, sizeof *t);                                       \
+	}
+TP_TABLES(RELEASE_FN_)
+
+void tp_tables_release(struct tp_tables *tables)
+{
+#define CALL_RELEASE_(sql, s, COLS) release_##s(&tables->s);
+	TP_TABLES(CALL_RELEASE_)
+}
+
+#define STAT_INFO_(n, sev, src, desc) {#n, sev, src, desc},
+const struct tp_stat_info tp_stat_infos[TP_STAT_COUNT] = {TP_STATS(STAT_INFO_)};

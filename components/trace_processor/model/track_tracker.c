@@ -1,0 +1,110 @@
+/*
+ * Tracks: the timelines slices and counters live on. A track is identified by
+ * its type, dimensions (utid, upid, cpu, an opaque extra key such as an async
+ * cookie or a lane index) and name; asking twice gives the same track id.
+ * The identity of each track is kept beside the table (track_keys) so the
+ * hash map can resolve collisions exactly.
+ */
+#include "../tp_int.h"
+
+#include <string.h>
+
+struct track_ident {
+	uint32_t type, event_type, name;
+	int64_t utid, upid, cpu;
+	uint64_t extra_dim;
+};
+
+struct tp_track_keys {
+	VEC(struct track_ident) v;
+};
+
+static uint64_t ident_hash(const struct track_ident *k)
+{
+	return tb_hash_bytes(k, sizeof *k, 0x7472616b);
+}
+
+static void ident_from_key(struct tp *tp, const struct tp_track_key *key, struct track_ident *k)
+{
+	memset(k, 0, sizeof *k); /* padding takes part in the hash */
+	k->type = tp_intern_cstr(tp, key->type);
+	k->event_type = tp_intern_cstr(tp, key->event_type ? key->event_type : "slice");
+	k->name = key->name;
+	k->utid = key->utid;
+	k->upid = key->upid;
+	k->cpu = key->cpu;
+	k->extra_dim = key->extra_dim;
+}
+
+struct eq_ctx {
+	const struct tp_track_keys *keys;
+	const struct track_ident *want;
+};
+
+static bool ident_eq(const void *ctx, uint64_t track)
+{
+	const struct eq_ctx *c = ctx;
+	return memcmp(&c->keys->v.data[track], c->want, sizeof *c->want) == 0;
+}
+
+static uint32_t append_track(struct tp *tp, const struct track_ident *k)
+{
+	struct tp_track_table *t = &tp->t.track;
+	uint32_t id = tp_track_append(t);
+	t->type[id] = k->type;
+	t->event_type[id] = k->event_type;
+	t->name[id] = k->name;
+	t->utid[id] = k->utid >= 0 ? k->utid : TP_NULL_I64;
+	t->upid[id] = k->upid >= 0 ? k->upid : TP_NULL_I64;
+	t->cpu[id] = k->cpu >= 0 ? k->cpu : TP_NULL_I64;
+	t->machine_id[id] = TP_NULL_I64;
+	if (!tp->track_keys)
+		tp->track_keys = tb_calloc(1, sizeof *tp->track_keys);
+	vec_push(&tp->track_keys->v, *k);
+	return id;
+}
+
+uint32_t tp_track_new(struct tp *tp, const struct tp_track_key *key)
+{
+	struct track_ident k;
+	ident_from_key(tp, key, &k);
+	/* Never shared: a unique extra dimension keeps lookups from finding it. */
+	k.extra_dim = ~(uint64_t)tp->t.track.n;
+	return append_track(tp, &k);
+}
+
+uint32_t tp_track_get(struct tp *tp, const struct tp_track_key *key)
+{
+	struct track_ident k;
+	ident_from_key(tp, key, &k);
+	uint64_t h = ident_hash(&k);
+	if (tp->track_keys) {
+		struct eq_ctx c = {tp->track_keys, &k};
+		size_t slot = hmap_lookup(&tp->track_by_key, h, ident_eq, &c);
+		if (slot != HMAP_END)
+			return (uint32_t)tp->track_by_key.slots[slot].val;
+	}
+	uint32_t id = append_track(tp, &k);
+	hmap_insert(&tp->track_by_key, h, id, id);
+	return id;
+}
+
+uint32_t tp_track_for_thread(struct tp *tp, uint32_t utid)
+{
+	uint64_t v;
+	if (hmap_get(&tp->thread_track, utid, &v))
+		return (uint32_t)v;
+	struct tp_track_key key = {.type = "thread_execution", .event_type = "slice",
+				   .utid = utid, .upid = -1, .cpu = -1};
+	uint32_t id = tp_track_get(tp, &key);
+	hmap_put(&tp->thread_track, utid, id);
+	return id;
+}
+
+void tp_track_keys_free(struct tp *tp)
+{
+	if (tp->track_keys) {
+		vec_release(&tp->track_keys->v);
+		tb_free(tp->track_keys);
+	}
+}

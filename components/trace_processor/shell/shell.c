@@ -1,0 +1,327 @@
+/*
+ * trace_processor_shell: the command line over the trace processor library,
+ * with Perfetto's flags and output formats (compat §5.3).
+ *
+ *   trace_processor_shell query TRACE "SQL"      query -f FILE TRACE     SQL on stdin
+ *   trace_processor_shell -q FILE | -Q SQL TRACE    (classic flags)
+ *   trace_processor_shell [-i] TRACE              interactive shell
+ *
+ * Query results print as Perfetto's CSV: quoted header names, quoted
+ * strings, decimal integers, doubles with %f, NULL as "[NULL]", one blank
+ * line between result sets.
+ */
+#include "shell.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "version.h"
+#include "../tp_int.h"
+#include "sqlite3.h"
+
+#define READ_CHUNK (1u << 20)
+#define TP_RPC_API_VERSION 14
+
+struct opts {
+	const char *trace;
+	const char *query_file;   /* -q / query -f */
+	const char *query_string; /* -Q / query "SQL" */
+	bool interactive, wide, full_sort, query_mode;
+};
+
+static void usage(FILE *out, const char *argv0)
+{
+	fprintf(out,
+		"Usage: %s [FLAGS] TRACE\n"
+		"       %s query [-f FILE] TRACE [SQL]   (SQL from FILE, the argument or stdin)\n"
+		"       %s interactive TRACE\n"
+		"\n"
+		"TRACE is a Perfetto protobuf or JSON trace, gzip'd or not, or - for stdin.\n"
+		"\n"
+		"Flags:\n"
+		"  -q, --query-file FILE    run the SQL in FILE and print the results as CSV\n"
+		"  -Q, --query-string SQL   run SQL and print the results as CSV\n"
+		"  -i, --interactive        interactive shell (also the default without -q/-Q)\n"
+		"  -W, --wide               wider columns in the interactive shell\n"
+		"      --full-sort          sort all events before parsing (the default here)\n"
+		"  -v, --version            print the version\n"
+		"  -h, --help               this text\n",
+		argv0, argv0, argv0);
+}
+
+/* ---- loading ------------------------------------------------------------ */
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int load_trace(struct tp *tp, const char *path)
+{
+	int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "trace_processor_shell: cannot open '%s': %s\n", path, strerror(errno));
+		return -1;
+	}
+	uint8_t *buf = tb_malloc(READ_CHUNK);
+	bool tty = isatty(2);
+	double start = now_s(), last_progress = start;
+	uint64_t total = 0;
+	int rc = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf, READ_CHUNK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			fprintf(stderr, "trace_processor_shell: cannot read '%s': %s\n", path,
+				strerror(errno));
+			rc = -1;
+			break;
+		}
+		if (n == 0)
+			break;
+		total += (uint64_t)n;
+		if (tp_parse(tp, buf, (size_t)n) < 0) {
+			rc = -1;
+			break;
+		}
+		double t = now_s();
+		if (tty && t - last_progress > 0.25) {
+			fprintf(stderr, "\rLoading trace: %.2f MB (%.1f MB/s)", (double)total / 1e6,
+				(double)total / 1e6 / (t - start));
+			last_progress = t;
+		}
+	}
+	if (tty && last_progress != start)
+		fputc('\n', stderr);
+	tb_free(buf);
+	if (fd != 0)
+		close(fd);
+	if (rc == 0 && tp_end_of_file(tp) < 0)
+		rc = -1;
+	if (rc < 0 && tp_error(tp)[0]) {
+		fprintf(stderr, "trace_processor_shell: cannot load '%s': %s\n", path, tp_error(tp));
+		return -1;
+	}
+	if (rc < 0)
+		return -1;
+	double secs = now_s() - start;
+	fprintf(stderr, "Trace loaded: %.2f MB in %.2fs (%.1f MB/s)\n", (double)total / 1e6, secs,
+		secs > 0 ? (double)total / 1e6 / secs : 0.0);
+	return 0;
+}
+
+/* ---- CSV output (query mode) --------------------------------------------- */
+
+static void print_csv_value(FILE *out, sqlite3_stmt *st, int i)
+{
+	switch (sqlite3_column_type(st, i)) {
+	case SQLITE_INTEGER:
+		fprintf(out, "%lld", (long long)sqlite3_column_int64(st, i));
+		break;
+	case SQLITE_FLOAT:
+		fprintf(out, "%f", sqlite3_column_double(st, i));
+		break;
+	case SQLITE_TEXT:
+		fprintf(out, "\"%s\"", (const char *)sqlite3_column_text(st, i));
+		break;
+	case SQLITE_BLOB:
+		fputs("\"<raw bytes>\"", out);
+		break;
+	default:
+		fputs("\"[NULL]\"", out);
+	}
+}
+
+/* Run every statement of sql, printing each result set. Returns 0, or -1
+ * after printing the error and the failing statement. */
+static int run_queries_csv(struct tp *tp, const char *sql, FILE *out)
+{
+	sqlite3 *db = tp_db(tp);
+	const char *tail = sql;
+	bool printed_any = false;
+	while (tail && *tail) {
+		sqlite3_stmt *st = NULL;
+		const char *start = tail;
+		char err[512];
+		if (tp_prepare(tp, tail, &st, &tail, err, sizeof err) != SQLITE_OK) {
+			fprintf(stderr, "Error in statement: %.*s\n%s\n", (int)strcspn(start, ";"), start,
+				err);
+			return -1;
+		}
+		if (!st)
+			continue; /* whitespace or a comment */
+		int ncol = sqlite3_column_count(st);
+		bool suppress = ncol == 1 && strcmp(sqlite3_column_name(st, 0), "suppress_query_output") == 0;
+		bool print = ncol > 0 && !suppress;
+		if (print) {
+			if (printed_any)
+				fputc('\n', out);
+			for (int i = 0; i < ncol; i++)
+				fprintf(out, "%s\"%s\"", i ? "," : "", sqlite3_column_name(st, i));
+			fputc('\n', out);
+			printed_any = true;
+		}
+		int rc;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			if (!print)
+				continue;
+			for (int i = 0; i < ncol; i++) {
+				if (i)
+					fputc(',', out);
+				print_csv_value(out, st, i);
+			}
+			fputc('\n', out);
+		}
+		if (rc != SQLITE_DONE) {
+			fprintf(stderr, "Error in statement: %s\n%s\n", sqlite3_sql(st), sqlite3_errmsg(db));
+			sqlite3_finalize(st);
+			return -1;
+		}
+		sqlite3_finalize(st);
+	}
+	return 0;
+}
+
+/* ---- reading SQL ------------------------------------------------------------ */
+
+static char *read_stream(FILE *f)
+{
+	size_t cap = 4096, len = 0;
+	char *s = tb_malloc(cap);
+	size_t n;
+	while ((n = fread(s + len, 1, cap - len - 1, f)) > 0) {
+		len += n;
+		if (cap - len - 1 == 0)
+			s = tb_realloc(s, cap *= 2);
+	}
+	s[len] = '\0';
+	return s;
+}
+
+static char *read_sql_file(const char *path)
+{
+	if (strcmp(path, "-") == 0)
+		return read_stream(stdin);
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		fprintf(stderr, "trace_processor_shell: cannot open '%s': %s\n", path, strerror(errno));
+		return NULL;
+	}
+	char *s = read_stream(f);
+	fclose(f);
+	return s;
+}
+
+/* ---- argument parsing ---------------------------------------------------------- */
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	enum { OPT_FULL_SORT = 256, OPT_VERSION };
+	static const struct option longopts[] = {
+		{"query-file", required_argument, NULL, 'q'},
+		{"query-string", required_argument, NULL, 'Q'},
+		{"interactive", no_argument, NULL, 'i'},
+		{"wide", no_argument, NULL, 'W'},
+		{"full-sort", no_argument, NULL, OPT_FULL_SORT},
+		{"version", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+	/* Subcommands: `query` and `interactive` take the trace positionally. */
+	if (argc > 1 && (strcmp(argv[1], "query") == 0 || strcmp(argv[1], "interactive") == 0)) {
+		o->query_mode = strcmp(argv[1], "query") == 0;
+		o->interactive = !o->query_mode;
+		argv++;
+		argc--;
+	}
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+q:Q:f:iWvhD", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'q':
+		case 'f':
+			o->query_file = optarg;
+			break;
+		case 'Q':
+			o->query_string = optarg;
+			break;
+		case 'i':
+			o->interactive = true;
+			break;
+		case 'W':
+			o->wide = true;
+			break;
+		case OPT_FULL_SORT:
+			o->full_sort = true;
+			break;
+		case 'v':
+			printf("tracebox %s (%s)\nTrace Processor RPC API version: %d\n", TB_VERSION,
+			       TB_REVISION, TP_RPC_API_VERSION);
+			return 1;
+		case 'h':
+			usage(stdout, "trace_processor_shell");
+			return 1;
+		default:
+			usage(stderr, "trace_processor_shell");
+			return -1;
+		}
+	}
+	if (optind < argc)
+		o->trace = argv[optind++];
+	if (o->query_mode && optind < argc && !o->query_string && !o->query_file)
+		o->query_string = argv[optind++];
+	if (optind < argc) {
+		fprintf(stderr, "trace_processor_shell: unexpected argument '%s'\n", argv[optind]);
+		return -1;
+	}
+	if (!o->trace) {
+		fprintf(stderr, "trace_processor_shell: no trace file given (see --help)\n");
+		return -1;
+	}
+	return 0;
+}
+
+int trace_processor_shell_main(int argc, char **argv)
+{
+	struct opts o = {0};
+	int rc = parse_args(argc, argv, &o);
+	if (rc != 0)
+		return rc > 0 ? 0 : 1;
+
+	char *sql = NULL;
+	if (o.query_file) {
+		sql = read_sql_file(o.query_file);
+		if (!sql)
+			return 1;
+	} else if (o.query_string) {
+		sql = tb_strdup(o.query_string);
+	} else if (o.query_mode) {
+		sql = read_stream(stdin);
+	}
+
+	struct tp_config cfg = {.full_sort = o.full_sort};
+	struct tp *tp = tp_new(&cfg);
+	int status = 0;
+	if (load_trace(tp, o.trace) < 0) {
+		status = 1;
+		goto out;
+	}
+	if (sql && run_queries_csv(tp, sql, stdout) < 0)
+		status = 1;
+	if (status == 0 && (o.interactive || !sql))
+		status = tp_shell_interactive(tp, o.wide) < 0;
+out:
+	fflush(stdout);
+	tb_free(sql);
+	tp_free(tp);
+	return status;
+}

@@ -1,0 +1,215 @@
+/*
+ * SQL functions Perfetto queries use, with Perfetto's names and semantics:
+ *
+ *   EXTRACT_ARG(arg_set_id, key)  the typed value of `key` in the set, or
+ *                                 NULL; a binary search on args.arg_set_id
+ *                                 (sorted by construction), not a scan
+ *   HASH(v, ...)                  64-bit FNV-1a over integers (8 bytes,
+ *                                 little endian) and strings (their bytes);
+ *                                 NULL, real or blob arguments are an error
+ *   STR_SPLIT(s, delim, n)        the n-th (0-based) part of s, or NULL
+ *   __intrinsic_rows_visited()    rows the table cursors stepped over so far
+ *                                 (tests and plan debugging)
+ *
+ * GLOB, printf, iif, coalesce, the math functions & co. are SQLite's own.
+ */
+#include "sql_int.h"
+
+/* ---- EXTRACT_ARG --------------------------------------------------------- */
+
+static bool args_cols(const struct tp_table_desc *d, struct tp_sql_args_cols *c)
+{
+	c->set = tp_sql_col_find(d, "arg_set_id");
+	c->key = tp_sql_col_find(d, "key");
+	c->int_value = tp_sql_col_find(d, "int_value");
+	c->string_value = tp_sql_col_find(d, "string_value");
+	c->real_value = tp_sql_col_find(d, "real_value");
+	c->value_type = tp_sql_col_find(d, "value_type");
+	return c->set >= 0 && c->key >= 0 && c->int_value >= 0 && c->string_value >= 0 &&
+	       c->real_value >= 0 && c->value_type >= 0 && d->cols[c->set].type == TP_U32 &&
+	       d->cols[c->key].type == TP_STR && d->cols[c->int_value].type == TP_I64N &&
+	       d->cols[c->string_value].type == TP_STR && d->cols[c->real_value].type == TP_DBLN &&
+	       d->cols[c->value_type].type == TP_STR;
+}
+
+static void result_arg(sqlite3_context *ctx, const struct tp_sql_table *t,
+                       const struct tp_sql_args_cols *c, uint32_t row)
+{
+	const struct strpool *pool = &t->sql->tp->strings;
+	uint32_t ty = ((const uint32_t *)tp_sql_col_data(t, (uint32_t)c->value_type))[row];
+	const char *type = strpool_get(pool, ty, NULL);
+
+	if (strcmp(type, "string") == 0 || strcmp(type, "json") == 0) {
+		uint32_t s = ((const uint32_t *)tp_sql_col_data(t, (uint32_t)c->string_value))[row];
+		size_t len;
+		const char *str = strpool_get(pool, s, &len);
+		/* The pool keeps "" as id 0: a string arg with id 0 is empty. */
+		sqlite3_result_text64(ctx, str, len, SQLITE_STATIC, SQLITE_UTF8);
+	} else if (strcmp(type, "real") == 0) {
+		double v = ((const double *)tp_sql_col_data(t, (uint32_t)c->real_value))[row];
+		if (!isnan(v))
+			sqlite3_result_double(ctx, v);
+	} else if (strcmp(type, "null") != 0) {
+		int64_t v = ((const int64_t *)tp_sql_col_data(t, (uint32_t)c->int_value))[row];
+		if (v != TP_NULL_I64)
+			sqlite3_result_int64(ctx, v);
+	}
+}
+
+static void fn_extract_arg(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct tp_sql *sql = sqlite3_user_data(ctx);
+	struct tp_sql_table *t = sql->args;
+	struct tp_sql_args_cols c = sql->args_cols;
+	const uint32_t *sets, *keys;
+	const unsigned char *key;
+	uint32_t key_id, first = 0, end;
+	int64_t set;
+
+	if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
+		return;
+	if (sqlite3_value_type(argv[0]) != SQLITE_INTEGER) {
+		sqlite3_result_error(ctx, "EXTRACT_ARG: 1st argument should be arg set id", -1);
+		return;
+	}
+	if (sqlite3_value_type(argv[1]) != SQLITE_TEXT) {
+		sqlite3_result_error(ctx, "EXTRACT_ARG: 2nd argument should be key", -1);
+		return;
+	}
+	if (!t || !c.ok) {
+		sqlite3_result_error(ctx, "EXTRACT_ARG: no usable args table", -1);
+		return;
+	}
+	set = sqlite3_value_int64(argv[0]);
+	key = sqlite3_value_text(argv[1]);
+	if (set < 0 || set >= UINT32_MAX || !key ||
+	    !strpool_find(&sql->tp->strings, (const char *)key,
+	                  (size_t)sqlite3_value_bytes(argv[1]), &key_id) ||
+	    key_id == 0)
+		return;
+
+	end = tp_sql_table_rows(t);
+	if (tp_sql_col_sorted(t, (uint32_t)c.set))
+		tp_sql_sorted_range(t, (uint32_t)c.set, set, set, &first, &end);
+	sets = tp_sql_col_data(t, (uint32_t)c.set);
+	keys = tp_sql_col_data(t, (uint32_t)c.key);
+	for (uint32_t r = first; r < end; r++) {
+		if (sets[r] == (uint32_t)set && keys[r] == key_id) {
+			result_arg(ctx, t, &c, r);
+			return;
+		}
+	}
+}
+
+/* ---- HASH ---------------------------------------------------------------- */
+
+#define FNV1A_OFFSET 0xcbf29ce484222325ull
+#define FNV1A_PRIME 0x100000001b3ull
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= FNV1A_PRIME;
+	}
+	return h;
+}
+
+static void fn_hash(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	uint64_t h = FNV1A_OFFSET;
+	for (int i = 0; i < argc; i++) {
+		switch (sqlite3_value_type(argv[i])) {
+		case SQLITE_INTEGER: {
+			uint64_t v = (uint64_t)sqlite3_value_int64(argv[i]);
+			unsigned char le[8];
+			for (int k = 0; k < 8; k++)
+				le[k] = (unsigned char)(v >> (8 * k));
+			h = fnv1a(h, le, sizeof le);
+			break;
+		}
+		case SQLITE_TEXT: {
+			const char *s = (const char *)sqlite3_value_text(argv[i]);
+			h = fnv1a(h, s, s ? strlen(s) : 0);
+			break;
+		}
+		default: {
+			char *msg = sqlite3_mprintf("HASH: arg %d has unknown type", i);
+			sqlite3_result_error(ctx, msg ? msg : "HASH: bad argument", -1);
+			sqlite3_free(msg);
+			return;
+		}
+		}
+	}
+	sqlite3_result_int64(ctx, (sqlite3_int64)h);
+}
+
+/* ---- STR_SPLIT ----------------------------------------------------------- */
+
+static void fn_str_split(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	const char *in, *delim, *next;
+	size_t dlen;
+	int fld;
+
+	if (sqlite3_value_type(argv[1]) != SQLITE_TEXT ||
+	    !(delim = (const char *)sqlite3_value_text(argv[1])) || !(dlen = strlen(delim))) {
+		sqlite3_result_error(ctx, "STR_SPLIT: delimiter must be a non-empty string", -1);
+		return;
+	}
+	if (sqlite3_value_type(argv[2]) != SQLITE_INTEGER ||
+	    (fld = sqlite3_value_int(argv[2])) < 0) {
+		sqlite3_result_error(ctx, "STR_SPLIT: field number must be a non-negative integer",
+		                     -1);
+		return;
+	}
+	if (sqlite3_value_type(argv[0]) != SQLITE_TEXT ||
+	    !(in = (const char *)sqlite3_value_text(argv[0])))
+		return;
+	for (;;) {
+		next = strstr(in, delim);
+		if (fld == 0) {
+			size_t len = next ? (size_t)(next - in) : strlen(in);
+			sqlite3_result_text64(ctx, in, len, SQLITE_TRANSIENT, SQLITE_UTF8);
+			return;
+		}
+		if (!next)
+			return;
+		in = next + dlen;
+		fld--;
+	}
+}
+
+/* ---- debugging ----------------------------------------------------------- */
+
+static void fn_rows_visited(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct tp_sql *sql = sqlite3_user_data(ctx);
+	sqlite3_result_int64(ctx, (sqlite3_int64)sql->rows_visited);
+}
+
+int tp_sql_register_functions(sqlite3 *db, struct tp_sql *sql)
+{
+	sql->args = tp_sql_table_find(sql, "__intrinsic_args");
+	sql->args_cols.ok = sql->args && args_cols(sql->args->desc, &sql->args_cols);
+	static const struct {
+		const char *name;
+		int nargs;
+		int flags;
+		void (*fn)(sqlite3_context *, int, sqlite3_value **);
+	} fns[] = {
+	    {"extract_arg", 2, SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, fn_extract_arg},
+	    {"hash", -1, SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, fn_hash},
+	    {"str_split", 3, SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, fn_str_split},
+	    {"__intrinsic_rows_visited", 0, 0, fn_rows_visited},
+	};
+	for (size_t i = 0; i < TB_ARRAY_SIZE(fns); i++) {
+		int rc = sqlite3_create_function_v2(db, fns[i].name, fns[i].nargs,
+		                                    SQLITE_UTF8 | fns[i].flags, sql, fns[i].fn,
+		                                    NULL, NULL, NULL);
+		if (rc != SQLITE_OK)
+			return rc;
+	}
+	return SQLITE_OK;
+}

@@ -1,0 +1,153 @@
+/*
+ * Opening the trace's SQL database: an in-memory SQLite connection with the
+ * storage tables (vtab.c), `__intrinsic_stats` (stats.c), the functions
+ * (functions.c) and the public views under Perfetto's names and column
+ * orders (the prelude of src/trace_processor/perfetto_sql/stdlib, compat
+ * §6). Users paste Perfetto queries, so those names are the contract.
+ *
+ * The views are single-table SELECTs (or joins on ids) over the eponymous
+ * virtual tables, which SQLite flattens into the user's query so WHERE
+ * constraints still reach xBestIndex. Perfetto's track views select tracks
+ * by their dimension args; ours read the dimension columns of
+ * __intrinsic_track directly (utid, upid, cpu) and event_type.
+ */
+#include <errno.h>
+
+#include "sql_int.h"
+
+#define TRACK_COLS "id, name, type, parent_id, source_arg_set_id, machine_id"
+#define COUNTER_TRACK_COLS \
+	"id, name, type, parent_id, source_arg_set_id, machine_id, unit, description"
+
+static const char *const tp_views[] = {
+    "CREATE VIEW slice AS SELECT *, category AS cat, id AS slice_id FROM __intrinsic_slice",
+    "CREATE VIEW slices AS SELECT * FROM slice",
+    "CREATE VIEW instant AS SELECT ts, track_id, name, arg_set_id FROM slice WHERE dur = 0",
+    "CREATE VIEW thread AS SELECT id, id AS utid, tid, name, start_ts, end_ts, upid, "
+    "is_main_thread, is_idle, machine_id, arg_set_id FROM __intrinsic_thread",
+    "CREATE VIEW process AS SELECT id, id AS upid, pid, name, start_ts, end_ts, parent_upid, "
+    "uid, android_appid, android_user_id, cmdline, arg_set_id, machine_id "
+    "FROM __intrinsic_process",
+    "CREATE VIEW track AS SELECT id, name, type, dimension_arg_set_id, parent_id, "
+    "source_arg_set_id, machine_id, track_group_id FROM __intrinsic_track",
+    "CREATE VIEW thread_track AS SELECT " TRACK_COLS ", utid FROM __intrinsic_track "
+    "WHERE event_type = 'slice' AND utid IS NOT NULL",
+    "CREATE VIEW process_track AS SELECT " TRACK_COLS ", upid FROM __intrinsic_track "
+    "WHERE event_type = 'slice' AND upid IS NOT NULL AND utid IS NULL",
+    "CREATE VIEW cpu_track AS SELECT " TRACK_COLS ", cpu FROM __intrinsic_track "
+    "WHERE event_type = 'slice' AND cpu IS NOT NULL",
+    "CREATE VIEW counter_track AS SELECT id, name, parent_id, type, dimension_arg_set_id, "
+    "source_arg_set_id, machine_id, unit, description FROM __intrinsic_track "
+    "WHERE event_type = 'counter'",
+    "CREATE VIEW cpu_counter_track AS SELECT " COUNTER_TRACK_COLS ", cpu "
+    "FROM __intrinsic_track WHERE event_type = 'counter' AND cpu IS NOT NULL",
+    "CREATE VIEW process_counter_track AS SELECT " COUNTER_TRACK_COLS ", upid "
+    "FROM __intrinsic_track WHERE event_type = 'counter' AND upid IS NOT NULL",
+    "CREATE VIEW thread_counter_track AS SELECT " COUNTER_TRACK_COLS ", utid "
+    "FROM __intrinsic_track WHERE event_type = 'counter' AND utid IS NOT NULL",
+    "CREATE VIEW counter AS SELECT id, ts, track_id, value, arg_set_id FROM __intrinsic_counter",
+    "CREATE VIEW counters AS SELECT v.*, t.name, t.unit FROM counter AS v "
+    "JOIN counter_track AS t ON v.track_id = t.id ORDER BY ts",
+    "CREATE VIEW flow AS SELECT id, slice_out, slice_in, trace_id, arg_set_id "
+    "FROM __intrinsic_flow",
+    /* display_value as Perfetto's args view: CAST(x AS TEXT) for numbers. */
+    "CREATE VIEW args AS SELECT *, CASE value_type "
+    "WHEN 'int' THEN CAST(int_value AS TEXT) "
+    "WHEN 'uint' THEN printf('%u', int_value) "
+    "WHEN 'string' THEN string_value "
+    "WHEN 'real' THEN CAST(real_value AS TEXT) "
+    "WHEN 'pointer' THEN printf('0x%x', int_value) "
+    "WHEN 'bool' THEN (CASE WHEN int_value != 0 THEN 'true' ELSE 'false' END) "
+    "WHEN 'json' THEN string_value "
+    "ELSE NULL END AS display_value FROM __intrinsic_args",
+    /* stdlib slices.with_context, always present (INCLUDE is then a no-op). */
+    "CREATE VIEW thread_slice AS SELECT s.id, s.ts, s.dur, s.category, s.name, s.track_id, "
+    "tt.name AS track_name, t.name AS thread_name, t.utid, t.tid, t.is_main_thread, "
+    "p.name AS process_name, p.upid, p.pid, s.depth, s.parent_id, s.arg_set_id, s.thread_ts, "
+    "s.thread_dur FROM slice AS s JOIN thread_track AS tt ON s.track_id = tt.id "
+    "JOIN thread AS t USING (utid) LEFT JOIN process AS p ON p.upid = t.upid",
+    "CREATE VIEW process_slice AS SELECT s.id, s.ts, s.dur, s.category, s.name, s.track_id, "
+    "pt.name AS track_name, p.name AS process_name, p.upid, p.pid, s.depth, s.parent_id, "
+    "s.arg_set_id, s.thread_ts, s.thread_dur FROM slice AS s "
+    "JOIN process_track AS pt ON s.track_id = pt.id JOIN process AS p USING (upid)",
+    "CREATE VIEW thread_or_process_slice AS SELECT id, ts, dur, category, name, track_id, "
+    "track_name, thread_name, utid, tid, process_name, upid, pid, depth, parent_id, arg_set_id "
+    "FROM thread_slice UNION ALL SELECT id, ts, dur, category, name, track_id, track_name, "
+    "NULL, NULL, NULL, process_name, upid, pid, depth, parent_id, arg_set_id FROM process_slice",
+    "CREATE VIEW metadata AS SELECT id, name, key_type, int_value, str_value, machine_id, "
+    "trace_id FROM __intrinsic_metadata",
+    "CREATE VIEW stats AS SELECT id, name, \"key\", idx, severity, source, value, description, "
+    "machine_id, trace_id FROM __intrinsic_stats",
+};
+
+int tp_sql_create_views(sqlite3 *db, char **errmsg)
+{
+	for (size_t i = 0; i < TB_ARRAY_SIZE(tp_views); i++) {
+		int rc = sqlite3_exec(db, tp_views[i], NULL, NULL, errmsg);
+		if (rc != SQLITE_OK)
+			return rc;
+	}
+	return SQLITE_OK;
+}
+
+int tp_sql_open(struct tp *tp)
+{
+	sqlite3 *db = NULL;
+	struct tp_sql *sql;
+	char *msg = NULL;
+	const char *what = "cannot open the sql database";
+	int rc, ret = 0;
+
+	if (tp->db)
+		return 0;
+	sql = tb_calloc(1, sizeof *sql + tp_table_count * sizeof sql->tables[0]);
+	sql->tp = tp;
+	sql->ntables = tp_table_count;
+	for (uint32_t i = 0; i < tp_table_count; i++) {
+		sql->tables[i].sql = sql;
+		sql->tables[i].desc = &tp_table_descs[i];
+	}
+
+	rc = sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+	if (rc != SQLITE_OK) {
+		tb_free(sql);
+		goto out;
+	}
+	/* Perfetto accepts "double-quoted" string literals in queries (its
+	 * difftests use them); the build's SQLITE_DQS=0 only sets the default. */
+	sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, 1, (int *)NULL);
+	rc = tp_sql_register_stats(db, sql); /* db owns sql from here on */
+	if (rc == SQLITE_OK)
+		rc = tp_sql_register_tables(db, sql);
+	if (rc == SQLITE_OK)
+		rc = tp_sql_register_functions(db, sql);
+	if (rc != SQLITE_OK) {
+		what = "cannot register the sql tables";
+		goto out;
+	}
+	what = "cannot create the sql views";
+	rc = tp_sql_create_views(db, &msg);
+
+out:
+	if (rc != SQLITE_OK) {
+		ret = tp_fail(tp, rc == SQLITE_NOMEM ? -ENOMEM : -EIO, "%s: %s", what,
+		              msg  ? msg
+		              : db ? sqlite3_errmsg(db)
+		                   : sqlite3_errstr(rc));
+		sqlite3_free(msg);
+		sqlite3_close(db);
+		return ret;
+	}
+	tp->db = db;
+	return 0;
+}
+
+void tp_sql_close(struct tp *tp)
+{
+	if (!tp->db)
+		return;
+	/* A statement still open keeps the connection (and sql) alive until it
+	 * is finalized; the tables must outlive it then. */
+	sqlite3_close_v2(tp->db);
+	tp->db = NULL;
+}

@@ -1,0 +1,86 @@
+/*
+ * Private declarations of the trace processor's SQL layer (sql/): the state
+ * shared by the virtual tables (vtab.c, stats in schema.c), the functions
+ * (functions.c) and the schema setup (schema.c).
+ *
+ * One struct tp_sql per database connection. It is owned by the connection:
+ * the destructor of the `__intrinsic_stats` module frees it when
+ * sqlite3_close runs (after every virtual table was disconnected), so
+ * tp_sql_close only has to close the database.
+ */
+#ifndef TB_TP_SQL_INT_H
+#define TB_TP_SQL_INT_H
+
+#include <sqlite3.h>
+
+#include "../tp_int.h"
+
+/* Per-table facts the planner and EXTRACT_ARG rely on, computed lazily. A
+ * TP_COL_SORTED column is only treated as sorted after one scan confirmed it
+ * (non-decreasing by row, no NULL sentinel); the answer is cached until the
+ * table's row count changes. */
+struct tp_sql_table {
+	struct tp_sql *sql;
+	const struct tp_table_desc *desc;
+	uint32_t checked_n; /* row count when sorted_mask was computed */
+	bool checked;
+	uint64_t sorted_mask; /* bit c: described column c (0-based) is sorted */
+};
+
+/* Described-column indexes of the args table EXTRACT_ARG reads (-1 if the
+ * table lacks one; then EXTRACT_ARG reports an error). */
+struct tp_sql_args_cols {
+	int set, key, int_value, string_value, real_value, value_type;
+	bool ok;
+};
+
+struct tp_sql {
+	struct tp *tp;
+	struct tp_sql_table *args; /* __intrinsic_args, or NULL */
+	struct tp_sql_args_cols args_cols;
+	/* Rows the table cursors stepped over (matching or not), for tests and
+	 * EXPLAIN-style debugging: SELECT __intrinsic_rows_visited(). */
+	uint64_t rows_visited;
+	uint32_t ntables;
+	struct tp_sql_table tables[]; /* parallel to tp_table_descs[] */
+};
+
+/* The row storage of a table: its struct inside tp->t. */
+static inline void *tp_sql_table_ptr(const struct tp_sql_table *t)
+{
+	return (char *)&t->sql->tp->t + t->desc->offset;
+}
+static inline uint32_t tp_sql_table_rows(const struct tp_sql_table *t)
+{
+	return *(const uint32_t *)tp_sql_table_ptr(t);
+}
+/* The column array of described column c (its element type follows
+ * desc->cols[c].type). */
+static inline const void *tp_sql_col_data(const struct tp_sql_table *t, uint32_t c)
+{
+	return *(const void *const *)((char *)tp_sql_table_ptr(t) + t->desc->cols[c].offset);
+}
+
+/* Is described column c (0-based, not counting id) sorted right now? */
+bool tp_sql_col_sorted(struct tp_sql_table *t, uint32_t c);
+/* The table state by SQL name (e.g. "__intrinsic_args"), or NULL. */
+struct tp_sql_table *tp_sql_table_find(struct tp_sql *sql, const char *sql_name);
+/* Described column index by name, or -1. */
+int tp_sql_col_find(const struct tp_table_desc *d, const char *name);
+
+/* First and one-past-last row whose sorted column c lies in [lo, hi]
+ * (int64 compare; the column must be sorted and integer-typed). */
+void tp_sql_sorted_range(const struct tp_sql_table *t, uint32_t c, int64_t lo, int64_t hi,
+                         uint32_t *first, uint32_t *end);
+
+/* Register the generic module for every table of tp_table_descs[]
+ * (eponymous: each is queryable by its sql_name). 0 or an SQLite code. */
+int tp_sql_register_tables(sqlite3 *db, struct tp_sql *sql);
+/* Register `__intrinsic_stats`; its destructor frees sql (see above). */
+int tp_sql_register_stats(sqlite3 *db, struct tp_sql *sql);
+/* Register EXTRACT_ARG, HASH & co. */
+int tp_sql_register_functions(sqlite3 *db, struct tp_sql *sql);
+/* CREATE the public views (slice, thread, process, track, args, ...). */
+int tp_sql_create_views(sqlite3 *db, char **errmsg);
+
+#endif /* TB_TP_SQL_INT_H */

@@ -1,0 +1,452 @@
+/*
+ * trace_processor internals shared by its stages: the trace model (column
+ * tables declared once as X-macro lists), the trackers importers call to turn
+ * events into rows (threads, processes, tracks, slices, counters, flows, args,
+ * stats, metadata), and the sorter that orders events before they are parsed.
+ *
+ *   bytes -> io (gzip) -> sniff -> tokenizer -> sorter -> parser -> trackers -> tables -> sql
+ *
+ * Tables are structs of column arrays. A table is declared by a list
+ *   #define TP_FOO_COLUMNS(X, T) X(T, name, TYPE, FLAGS) ...
+ * from which the struct, the append function and the column descriptors the
+ * SQL layer uses are all generated (storage.c, sql/). The row id is the row
+ * index (column `id`, not stored).
+ *
+ * Nullable columns use sentinels, so a column is one plain array:
+ *   TP_I64N  INT64_MIN is NULL      TP_U32N  UINT32_MAX is NULL
+ *   TP_DBLN  NaN is NULL            TP_STR   string id 0 is NULL
+ */
+#ifndef TB_TP_INT_H
+#define TB_TP_INT_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "base.h"
+#include "trace_processor.h"
+
+/* ---- column types ------------------------------------------------------- */
+
+enum tp_col_type {
+	TP_I64,  /* int64_t */
+	TP_I64N, /* int64_t, INT64_MIN = NULL */
+	TP_U32,  /* uint32_t */
+	TP_U32N, /* uint32_t, UINT32_MAX = NULL */
+	TP_DBL,  /* double */
+	TP_DBLN, /* double, NaN = NULL */
+	TP_STR,  /* uint32_t string pool id, 0 = NULL */
+};
+#define TP_CTYPE_TP_I64 int64_t
+#define TP_CTYPE_TP_I64N int64_t
+#define TP_CTYPE_TP_U32 uint32_t
+#define TP_CTYPE_TP_U32N uint32_t
+#define TP_CTYPE_TP_DBL double
+#define TP_CTYPE_TP_DBLN double
+#define TP_CTYPE_TP_STR uint32_t
+
+#define TP_NULL_I64 INT64_MIN
+#define TP_NULL_U32 UINT32_MAX
+#define TP_NULL_DBL NAN
+#define TP_NULL_STR 0u
+
+/* Column flags. */
+#define TP_COL_SORTED 0x1u /* non-decreasing by row (checked at end of file) */
+#define TP_COL_HIDDEN 0x2u /* not in SELECT * */
+
+/* ---- tables ------------------------------------------------------------- */
+
+/* slice: every slice, thread or async or global. Rows are in ts order. */
+#define TP_SLICE_COLUMNS(X, T)                                                    \
+	X(T, ts, TP_I64, TP_COL_SORTED)                                           \
+	X(T, dur, TP_I64, 0)                                                      \
+	X(T, track_id, TP_U32, 0)                                                 \
+	X(T, category, TP_STR, 0)                                                 \
+	X(T, name, TP_STR, 0)                                                     \
+	X(T, depth, TP_U32, 0)                                                    \
+	X(T, parent_id, TP_I64N, 0)                                               \
+	X(T, arg_set_id, TP_U32N, 0)                                              \
+	X(T, thread_ts, TP_I64N, 0)                                               \
+	X(T, thread_dur, TP_I64N, 0)                                              \
+	X(T, thread_instruction_count, TP_I64N, 0)                                \
+	X(T, thread_instruction_delta, TP_I64N, 0)
+
+/* track: every track. thread_track, process_track, counter_track & co. are
+ * views over it selecting on the dimension columns and event_type. */
+#define TP_TRACK_COLUMNS(X, T)                                                    \
+	X(T, name, TP_STR, 0)                                                     \
+	X(T, type, TP_STR, 0)                                                     \
+	X(T, parent_id, TP_I64N, 0)                                               \
+	X(T, dimension_arg_set_id, TP_U32N, 0)                                    \
+	X(T, source_arg_set_id, TP_U32N, 0)                                       \
+	X(T, machine_id, TP_I64N, 0)                                              \
+	X(T, track_group_id, TP_I64N, 0)                                          \
+	X(T, event_type, TP_STR, 0) /* "slice", "counter" */                      \
+	X(T, utid, TP_I64N, 0)                                                    \
+	X(T, upid, TP_I64N, 0)                                                    \
+	X(T, cpu, TP_I64N, 0)                                                     \
+	X(T, unit, TP_STR, 0)                                                     \
+	X(T, description, TP_STR, 0)                                              \
+	X(T, uuid, TP_I64N, TP_COL_HIDDEN) /* TrackDescriptor uuid, if any */
+
+#define TP_THREAD_COLUMNS(X, T)                                                   \
+	X(T, tid, TP_I64, 0)                                                      \
+	X(T, name, TP_STR, 0)                                                     \
+	X(T, start_ts, TP_I64N, 0)                                                \
+	X(T, end_ts, TP_I64N, 0)                                                  \
+	X(T, upid, TP_I64N, 0)                                                    \
+	X(T, is_main_thread, TP_I64N, 0)                                          \
+	X(T, is_idle, TP_I64, 0)                                                  \
+	X(T, machine_id, TP_I64N, 0)                                              \
+	X(T, arg_set_id, TP_U32N, 0)
+
+#define TP_PROCESS_COLUMNS(X, T)                                                  \
+	X(T, pid, TP_I64, 0)                                                      \
+	X(T, name, TP_STR, 0)                                                     \
+	X(T, start_ts, TP_I64N, 0)                                                \
+	X(T, end_ts, TP_I64N, 0)                                                  \
+	X(T, parent_upid, TP_I64N, 0)                                             \
+	X(T, uid, TP_I64N, 0)                                                     \
+	X(T, android_appid, TP_I64N, 0)                                           \
+	X(T, android_user_id, TP_I64N, 0)                                         \
+	X(T, cmdline, TP_STR, 0)                                                  \
+	X(T, arg_set_id, TP_U32N, 0)                                              \
+	X(T, machine_id, TP_I64N, 0)
+
+#define TP_COUNTER_COLUMNS(X, T)                                                  \
+	X(T, ts, TP_I64, TP_COL_SORTED)                                           \
+	X(T, track_id, TP_U32, 0)                                                 \
+	X(T, value, TP_DBL, 0)                                                    \
+	X(T, arg_set_id, TP_U32N, 0)
+
+#define TP_FLOW_COLUMNS(X, T)                                                     \
+	X(T, slice_out, TP_U32, 0)                                                \
+	X(T, slice_in, TP_U32, 0)                                                 \
+	X(T, trace_id, TP_I64N, 0)                                                \
+	X(T, arg_set_id, TP_U32N, 0)
+
+/* args: rows of one arg set are contiguous, sets in increasing id order. */
+#define TP_ARGS_COLUMNS(X, T)                                                     \
+	X(T, arg_set_id, TP_U32, TP_COL_SORTED)                                   \
+	X(T, flat_key, TP_STR, 0)                                                 \
+	X(T, key, TP_STR, 0)                                                      \
+	X(T, int_value, TP_I64N, 0)                                               \
+	X(T, string_value, TP_STR, 0)                                             \
+	X(T, real_value, TP_DBLN, 0)                                              \
+	X(T, value_type, TP_STR, 0)
+
+#define TP_METADATA_COLUMNS(X, T)                                                 \
+	X(T, name, TP_STR, 0)                                                     \
+	X(T, key_type, TP_STR, 0)                                                 \
+	X(T, int_value, TP_I64N, 0)                                               \
+	X(T, str_value, TP_STR, 0)                                                \
+	X(T, machine_id, TP_I64N, 0)                                              \
+	X(T, trace_id, TP_I64N, 0)
+
+/* Every table: X(sql_name, struct_name, COLUMNS). */
+#define TP_TABLES(T)                                                           \
+	T(__intrinsic_slice, slice, TP_SLICE_COLUMNS)                          \
+	T(__intrinsic_track, track, TP_TRACK_COLUMNS)                          \
+	T(__intrinsic_thread, thread, TP_THREAD_COLUMNS)                       \
+	T(__intrinsic_process, process, TP_PROCESS_COLUMNS)                    \
+	T(__intrinsic_counter, counter, TP_COUNTER_COLUMNS)                    \
+	T(__intrinsic_flow, flow, TP_FLOW_COLUMNS)                             \
+	T(__intrinsic_args, args, TP_ARGS_COLUMNS)                             \
+	T(__intrinsic_metadata, metadata, TP_METADATA_COLUMNS)
+
+#define TP_COL_FIELD_(s, name, type, flags) TP_CTYPE_##type *name;
+#define TP_TABLE_STRUCT_(sql, s, COLS)                                         \
+	struct tp_##s##_table {                                                \
+		uint32_t n, cap;                                               \
+		COLS(TP_COL_FIELD_, s)                                            \
+	};
+TP_TABLES(TP_TABLE_STRUCT_)
+#undef TP_TABLE_STRUCT_
+
+/* Append a row to a table: every column grows, the new row's values are
+ * their NULLs (or 0 for non-nullable). Returns the row id. */
+#define TP_APPEND_DECL_(sql, s, COLS) uint32_t tp_##s##_append(struct tp_##s##_table *t);
+TP_TABLES(TP_APPEND_DECL_)
+#undef TP_APPEND_DECL_
+
+/* Column descriptors for the SQL layer, generated from the lists. */
+struct tp_col_desc {
+	const char *name;
+	enum tp_col_type type;
+	uint32_t flags;
+	size_t offset; /* of the column pointer in the table struct */
+};
+struct tp_table_desc {
+	const char *sql_name;
+	size_t offset; /* of the table struct in struct tp_tables */
+	const struct tp_col_desc *cols;
+	uint32_t ncols;
+};
+extern const struct tp_table_desc tp_table_descs[];
+extern const uint32_t tp_table_count;
+
+struct tp_tables {
+#define TP_TABLE_MEMBER_(sql, s, COLS) struct tp_##s##_table s;
+	TP_TABLES(TP_TABLE_MEMBER_)
+#undef TP_TABLE_MEMBER_
+};
+
+/* Free every column of every table. */
+void tp_tables_release(struct tp_tables *tables);
+
+/* ---- stats -------------------------------------------------------------- */
+
+/* Perfetto's stat names. X(name, severity, source, description). */
+#define TP_STATS(X)                                                            \
+	X(json_tokenizer_failure, "error", "trace", "The JSON tokenizer could not parse an event.") \
+	X(json_parser_failure, "error", "trace", "The JSON parser could not parse an event.") \
+	X(json_display_time_unit, "info", "trace", "displayTimeUnit was set; it is ignored.") \
+	X(misplaced_end_event, "data_loss", "analysis", "An end event did not match an open slice.") \
+	X(slice_drop_overlapping_complete_event, "error", "analysis", "A complete event partially overlapping another was dropped.") \
+	X(slice_spill_overlapping_complete_event, "error", "analysis", "A JSON complete event partially overlapping another was moved to an overlap track.") \
+	X(flow_invalid_id, "error", "trace", "A flow event had an invalid id.") \
+	X(flow_without_direction, "error", "trace", "A flow binding had neither flow_in nor flow_out.") \
+	X(flow_duplicate_id, "error", "trace", "A flow v1 begin reused an open id.") \
+	X(flow_end_without_start, "info", "trace", "A flow end had no matching start.") \
+	X(flow_step_without_start, "info", "trace", "A flow step had no matching start.") \
+	X(flow_no_enclosing_slice, "data_loss", "trace", "A flow event had no enclosing slice.") \
+	X(stackless_end_event, "error", "trace", "An end event with no open slice on its track.") \
+	X(slice_negative_duration, "error", "analysis", "A slice ended before it began.") \
+	X(counter_events_with_non_numeric_value, "error", "trace", "A counter had a non-numeric value.") \
+	X(proto_tokenizer_failure, "error", "trace", "A protobuf packet could not be split from the stream.") \
+	X(packet_skipped_seq_needs_incremental_state_invalid, "data_loss", "trace", "A packet needed incremental state its sequence did not have.") \
+	X(interned_data_tokenizer_errors, "info", "analysis", "An interned id was not found.") \
+	X(clock_sync_failure, "error", "analysis", "A timestamp could not be converted to the trace clock.") \
+	X(track_event_parser_errors, "info", "analysis", "A track event could not be parsed.") \
+	X(track_event_tokenizer_errors, "info", "analysis", "A track event packet could not be tokenized.") \
+	X(compressed_packets_failure, "error", "trace", "A compressed_packets payload did not inflate.") \
+	X(track_event_invalid_timestamp, "error", "analysis", "A TrackEvent resolved to a negative timestamp and was dropped.") \
+	X(invalid_trace_packet, "error", "trace", "A packet was malformed.") \
+	X(gzip_failure, "error", "trace", "The gzip stream was corrupt or truncated.") \
+	X(sorter_out_of_order, "error", "analysis", "An event arrived out of order.")
+
+enum tp_stat {
+#define TP_STAT_ENUM_(n, sev, src, desc) TP_STAT_##n,
+	TP_STATS(TP_STAT_ENUM_)
+#undef TP_STAT_ENUM_
+	TP_STAT_COUNT
+};
+
+struct tp_stat_info {
+	const char *name, *severity, *source, *description;
+};
+extern const struct tp_stat_info tp_stat_infos[TP_STAT_COUNT];
+
+/* ---- args --------------------------------------------------------------- */
+
+/* An arg set under construction. Importers add key/value pairs, then commit
+ * it to get an arg_set_id (TP_NULL_U32 for an empty set). Keys are
+ * Perfetto's: `flat_key` drops array indexes ("args.a.b"), `key` keeps them
+ * ("args.a[0].b"). Strings are copied into the pool. */
+struct tp_arg {
+	uint32_t flat_key, key;
+	enum { TP_ARG_INT, TP_ARG_UINT, TP_ARG_STRING, TP_ARG_REAL, TP_ARG_BOOL, TP_ARG_POINTER,
+	       TP_ARG_JSON, TP_ARG_NULL } type;
+	union {
+		int64_t i;
+		double d;
+		uint32_t s; /* string id */
+	} v;
+};
+struct tp_args_builder {
+	VEC(struct tp_arg) args;
+};
+
+/* ---- the context ---------------------------------------------------------- */
+
+struct tp_sorter;
+struct tp_importer;
+
+struct tp {
+	struct tp_config cfg;
+	struct tb_err err;
+	struct strpool strings;
+	struct tp_tables t;
+	uint64_t stats[TP_STAT_COUNT];
+	uint64_t bytes_parsed;
+
+	/* pid -> upid, (upid<<32 | tid) and tid -> utid, uuid -> track id ... */
+	struct hmap pid_to_upid;  /* pid -> upid of the live process */
+	struct hmap tid_to_utid;  /* tid -> utid of the live thread */
+	struct hmap thread_track; /* utid -> track id of its thread_execution track */
+	struct hmap track_by_key; /* hash of (type, dims, name) -> track id */
+	struct tp_track_keys *track_keys; /* identity of each track (track_tracker.c) */
+	struct hmap arg_sets;      /* content hash -> arg_set_id (args.c) */
+	VEC(uint32_t) arg_set_start; /* arg_set_id -> first row in args */
+	struct tp_slice_stacks *stacks; /* open slices per track (slices.c) */
+	struct hmap open_flows;         /* flow id -> last slice (events.c) */
+	struct tp_args_builder args_scratch;
+
+	struct tp_sorter *sorter;
+	const struct tp_importer_ops *importer_ops; /* chosen by sniffing */
+	struct tp_importer *importer;
+	struct tp_gunzip *gunzip; /* when the input is gzip'd */
+	uint8_t *sniff_buf;       /* the first bytes, held until sniffed */
+	size_t sniff_len;
+	const char *trace_type;
+	struct sqlite3 *db;
+	bool eof;
+};
+
+/* Record a fatal error (the first wins); returns code. */
+int tp_fail(struct tp *tp, int code, const char *fmt, ...) TB_PRINTF(3, 4);
+
+static inline void tp_stat_inc(struct tp *tp, enum tp_stat s) { tp->stats[s]++; }
+
+/* Intern into the trace's string pool (0 for NULL / empty). */
+static inline uint32_t tp_intern(struct tp *tp, const char *s, size_t n)
+{
+	return strpool_intern(&tp->strings, s, n);
+}
+uint32_t tp_intern_cstr(struct tp *tp, const char *s);
+static inline const char *tp_str(const struct tp *tp, uint32_t id)
+{
+	return strpool_get(&tp->strings, id, NULL);
+}
+
+/* ---- processes and threads (process_tracker.c) -------------------------- */
+
+/* The upid of the live process `pid`, created when first seen. upid 0 is the
+ * swapper placeholder (pid 0). */
+uint32_t tp_process_for_pid(struct tp *tp, int64_t pid);
+/* The utid of the live thread `tid` in process `pid` (pid < 0: unknown),
+ * created when first seen; a tid seen first without a process is attached
+ * to it once pid is known. utid 0 is the swapper placeholder (tid 0). */
+uint32_t tp_thread_for_tid(struct tp *tp, int64_t tid, int64_t pid);
+/* Names. name_id is a pool id; 0 leaves the current name. */
+void tp_process_set_name(struct tp *tp, uint32_t upid, uint32_t name_id);
+void tp_thread_set_name(struct tp *tp, uint32_t utid, uint32_t name_id);
+/* A process or thread ended / a pid or tid was reused: the next lookup
+ * creates a new upid/utid. */
+void tp_process_end(struct tp *tp, uint32_t upid, int64_t ts);
+void tp_thread_end(struct tp *tp, uint32_t utid, int64_t ts);
+
+/* ---- tracks (track_tracker.c) --------------------------------------------- */
+
+/* The thread's slice track (type "thread_execution", utid dimension). */
+uint32_t tp_track_for_thread(struct tp *tp, uint32_t utid);
+/* A track identified by its type, dimensions and name: the same arguments
+ * give the same track. utid/upid/cpu < 0 = absent dimension. extra_dim is
+ * an opaque extra key (e.g. an async cookie, a lane index), 0 if none.
+ * event_type is "slice" or "counter". name may be 0 (NULL name). */
+struct tp_track_key {
+	const char *type;
+	const char *event_type;
+	int64_t utid, upid, cpu;
+	uint64_t extra_dim;
+	uint32_t name;
+};
+uint32_t tp_track_get(struct tp *tp, const struct tp_track_key *key);
+/* A new track that is never shared (TrackDescriptor uuids and the like). */
+uint32_t tp_track_new(struct tp *tp, const struct tp_track_key *key);
+
+/* ---- slices (slices.c) ---------------------------------------------------- */
+
+/* Open a slice on track at ts. It nests under the innermost open slice of
+ * the track. cat/name are pool ids; arg_set_id may be TP_NULL_U32. Returns
+ * the slice id. */
+uint32_t tp_slice_begin(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+			uint32_t arg_set_id);
+/* Close the innermost open slice on track (if cat/name are non-zero, the
+ * innermost one matching them, as Perfetto's JSON E does). Args are merged
+ * into the slice's set. Returns the slice id, or TP_NULL_U32 (and counts a
+ * stat) when nothing was open. */
+uint32_t tp_slice_end(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+		      uint32_t arg_set_id);
+/* A slice with a known duration (dur 0 = instant). Slices that ended at or
+ * before ts are popped first; a slice partially overlapping the innermost
+ * open one is dropped with slice_drop_overlapping_complete_event and
+ * TP_NULL_U32 is returned. */
+uint32_t tp_slice_complete(struct tp *tp, uint32_t track, int64_t ts, int64_t dur, uint32_t cat,
+			   uint32_t name, uint32_t arg_set_id);
+/* Would a complete slice [ts, ts+dur) partially overlap the innermost open
+ * slice on track (after popping the ended ones)? Used by the JSON importer
+ * to spill onto thread_overlapping_slice lanes. */
+bool tp_slice_would_overlap(struct tp *tp, uint32_t track, int64_t ts, int64_t dur,
+			    int64_t *conflict_end, uint32_t *conflict_slice);
+/* The innermost open slice on track at ts (after popping ended complete
+ * slices), or TP_NULL_U32. */
+uint32_t tp_slice_innermost(struct tp *tp, uint32_t track, int64_t ts);
+/* Add args to an existing slice (merging with its set). */
+void tp_slice_add_args(struct tp *tp, uint32_t slice, uint32_t arg_set_id);
+
+/* ---- counters, flows, metadata ---------------------------------------------- */
+
+uint32_t tp_counter_add(struct tp *tp, uint32_t track, int64_t ts, double value,
+			uint32_t arg_set_id);
+/* A flow from slice_out to slice_in. */
+uint32_t tp_flow_add(struct tp *tp, uint32_t slice_out, uint32_t slice_in);
+/* Flow ids (v2 / proto flow_ids): begin or step from `slice` for id; the
+ * next tp_flow_step/end with the same id links to it. terminate closes it. */
+void tp_flow_step(struct tp *tp, uint64_t id, uint32_t slice, bool terminate);
+void tp_flow_end(struct tp *tp, uint64_t id, uint32_t slice);
+
+void tp_metadata_set_int(struct tp *tp, const char *name, int64_t v);
+void tp_metadata_set_str(struct tp *tp, const char *name, uint32_t str_id);
+
+/* ---- args (args.c) -------------------------------------------------------------- */
+
+void tp_args_begin(struct tp_args_builder *b);
+void tp_args_add_int(struct tp_args_builder *b, uint32_t flat_key, uint32_t key, int64_t v);
+void tp_args_add_uint(struct tp_args_builder *b, uint32_t flat_key, uint32_t key, uint64_t v);
+void tp_args_add_real(struct tp_args_builder *b, uint32_t flat_key, uint32_t key, double v);
+void tp_args_add_bool(struct tp_args_builder *b, uint32_t flat_key, uint32_t key, bool v);
+void tp_args_add_string(struct tp_args_builder *b, uint32_t flat_key, uint32_t key, uint32_t s);
+void tp_args_add_pointer(struct tp_args_builder *b, uint32_t flat_key, uint32_t key, uint64_t v);
+void tp_args_add_json(struct tp_args_builder *b, uint32_t flat_key, uint32_t key, uint32_t s);
+void tp_args_add_null(struct tp_args_builder *b, uint32_t flat_key, uint32_t key);
+/* Store the set; returns its arg_set_id (TP_NULL_U32 if empty). Identical
+ * sets may share an id. The builder is emptied for reuse. */
+uint32_t tp_args_commit(struct tp *tp, struct tp_args_builder *b);
+/* A new set = the args of a, then those of b (b wins on equal keys). */
+uint32_t tp_args_merge(struct tp *tp, uint32_t a, uint32_t b);
+void tp_args_builder_release(struct tp_args_builder *b);
+
+void tp_args_free(struct tp *tp);
+void tp_track_keys_free(struct tp *tp);
+
+/* ---- sorter (sorter.c) --------------------------------------------------------- */
+
+/* Importers push events with their trace-clock timestamp; the sorter hands
+ * them back to the importer's parse callback in (ts, push order) order. The
+ * payload is copied into sorter-owned memory that lives until the event was
+ * parsed. */
+typedef void (*tp_sorted_fn)(struct tp *tp, int64_t ts, const void *payload, size_t len, void *ctx);
+struct tp_sorter *tp_sorter_new(void);
+void tp_sorter_free(struct tp_sorter *s);
+/* Copy len bytes of payload; returns a pointer to the copy (valid until it
+ * has been dispatched) so the caller may fill it in place. */
+void *tp_sorter_push(struct tp_sorter *s, int64_t ts, const void *payload, size_t len);
+/* Dispatch every pushed event in order and forget them. */
+void tp_sorter_flush(struct tp_sorter *s, struct tp *tp, tp_sorted_fn fn, void *ctx);
+
+/* ---- importers --------------------------------------------------------------- */
+
+/* One per input format. parse gets the (un-gzipped) bytes in chunks; eof
+ * flushes. Both return 0 or a negative code after tp_fail(). */
+struct tp_importer_ops {
+	const char *name; /* trace_type: "proto", "json", ... */
+	/* Does this prefix (>= 1 byte, usually a few KB) look like the format? */
+	bool (*sniff)(const uint8_t *p, size_t n);
+	struct tp_importer *(*create)(struct tp *tp);
+	int (*parse)(struct tp_importer *imp, const uint8_t *p, size_t n);
+	int (*eof)(struct tp_importer *imp);
+	void (*destroy)(struct tp_importer *imp);
+};
+extern const struct tp_importer_ops tp_json_importer;
+extern const struct tp_importer_ops tp_proto_importer;
+/* Every importer, in sniffing order, NULL-terminated (importers/importers.c). */
+extern const struct tp_importer_ops *const tp_importers[];
+
+/* ---- sql (sql/) -------------------------------------------------------------------- */
+
+/* Open the in-memory database, register the virtual tables over tp->t, the
+ * views and the functions. */
+int tp_sql_open(struct tp *tp);
+void tp_sql_close(struct tp *tp);
+
+#endif /* TB_TP_INT_H */

@@ -1,0 +1,63 @@
+/*
+ * trace_processor: load a trace (Perfetto protobuf, Chrome JSON, ...) into
+ * column storage and answer Perfetto SQL over it.
+ *
+ * A library first: push bytes in chunks of any size with tp_parse(), call
+ * tp_end_of_file(), then run queries. The shell, `query`, the RPC server and
+ * the tests are all clients of this API; nothing assumes the input is a file.
+ * Single-threaded: one struct tp is used from one thread at a time.
+ */
+#ifndef TB_TRACE_PROCESSOR_H
+#define TB_TRACE_PROCESSOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct tp;
+struct sqlite3;
+
+struct tp_config {
+	bool full_sort; /* --full-sort: sort everything at the end (the default today) */
+};
+
+/* A new, empty trace processor. cfg may be NULL. Never fails (aborts on OOM). */
+struct tp *tp_new(const struct tp_config *cfg);
+void tp_free(struct tp *tp);
+
+/* Push the next len bytes of the trace. The format is sniffed from the first
+ * bytes (gzip is unwrapped first). Returns 0, or a negative code when the
+ * trace cannot be read at all (unknown format, corrupt gzip); tp_error() then
+ * says why. Bad events inside a readable trace are counted in `stats`, not
+ * errors. The bytes are copied or consumed; the caller may reuse buf. */
+int tp_parse(struct tp *tp, const uint8_t *buf, size_t len);
+
+/* No more bytes: flush the sorter, close what is still open, build indexes.
+ * Returns 0 or a negative code (tp_error()). Queries work after this. */
+int tp_end_of_file(struct tp *tp);
+
+/* The message of the first fatal error, or "" if none. */
+const char *tp_error(const struct tp *tp);
+
+/* The name of the detected trace format ("proto", "json", ...) or "unknown". */
+const char *tp_trace_type(const struct tp *tp);
+
+/* The SQLite connection holding the trace's tables and views. Owned by tp;
+ * valid until tp_free. Use sqlite3_prepare_v2 & co. on it. */
+struct sqlite3 *tp_db(struct tp *tp);
+
+struct sqlite3_stmt;
+/* Prepare the first statement of sql on tp_db(tp), like sqlite3_prepare_v2,
+ * plus PerfettoSQL's `INCLUDE PERFETTO MODULE m;` (accepted for modules our
+ * prelude already has: *st is then NULL). Returns an SQLite result code; on
+ * error err holds the message. *tail is where the next statement starts. */
+int tp_prepare(struct tp *tp, const char *sql, struct sqlite3_stmt **st, const char **tail,
+	       char *err, size_t err_size);
+
+/* Bytes of trace pushed so far. */
+uint64_t tp_bytes_parsed(const struct tp *tp);
+
+/* The trace_processor_shell applet (alias trace_processor). */
+int trace_processor_shell_main(int argc, char **argv);
+
+#endif /* TB_TRACE_PROCESSOR_H */

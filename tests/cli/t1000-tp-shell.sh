@@ -1,0 +1,82 @@
+# trace_processor_shell as users drive it: query modes, Perfetto's CSV
+# format, trace from stdin and gzip, errors with exit status 1.
+. tests/lib.sh
+
+tps() { "$TRACEBOX" trace_processor_shell "$@"; }
+
+cat >"$TMP/t.json" <<'JSON'
+{"traceEvents":[
+ {"ph":"X","name":"outer","cat":"c","ts":1,"dur":10,"pid":1,"tid":2,"args":{"n":3,"s":"x"}},
+ {"ph":"X","name":"inner","cat":"c","ts":2,"dur":3,"pid":1,"tid":2},
+ {"ph":"M","name":"thread_name","pid":1,"tid":2,"args":{"name":"worker"}}
+]}
+JSON
+
+q='select name, ts, dur, depth, parent_id from slice order by ts'
+expected='"name","ts","dur","depth","parent_id"
+"outer",1000,10000,0,"[NULL]"
+"inner",2000,3000,1,0'
+
+expect_exit query-positional 0 tps query "$TMP/t.json" "$q"
+expect_eq query-csv "$expected" "$(cat "$TMP/out")"
+grep -q '^Trace loaded: ' "$TMP/err" && pass trace-loaded-line || fail trace-loaded-line "$(cat "$TMP/err")"
+
+printf '%s;\n' "$q" >"$TMP/q.sql"
+expect_exit query-file 0 tps query -f "$TMP/q.sql" "$TMP/t.json"
+expect_eq query-file-csv "$expected" "$(cat "$TMP/out")"
+expect_exit classic-q 0 tps -q "$TMP/q.sql" "$TMP/t.json"
+expect_eq classic-q-csv "$expected" "$(cat "$TMP/out")"
+expect_exit classic-Q 0 tps -Q "$q" "$TMP/t.json"
+expect_eq classic-Q-csv "$expected" "$(cat "$TMP/out")"
+expect_exit query-stdin-sql 0 sh -c "printf '%s' '$q' | '$TRACEBOX' trace_processor_shell query '$TMP/t.json'"
+expect_eq query-stdin-sql-csv "$expected" "$(cat "$TMP/out")"
+
+# Trace from stdin, and gzip'd.
+expect_exit trace-stdin 0 sh -c "'$TRACEBOX' trace_processor_shell query - '$q' < '$TMP/t.json'"
+expect_eq trace-stdin-csv "$expected" "$(cat "$TMP/out")"
+gzip -c "$TMP/t.json" >"$TMP/t.json.gz"
+expect_exit trace-gzip 0 tps query "$TMP/t.json.gz" "$q"
+expect_eq trace-gzip-csv "$expected" "$(cat "$TMP/out")"
+
+# Value formats: doubles %f, strings quoted, NULL, several result sets.
+expect_exit formats 0 tps query "$TMP/t.json" \
+	"select 1.5 as d, 'a' as s, null as n, 7 as i; select 2 as two"
+expect_eq formats-csv '"d","s","n","i"
+1.500000,"a","[NULL]",7
+
+"two"
+2' "$(cat "$TMP/out")"
+
+# Joins users paste: slice -> thread_track -> thread, args.
+expect_exit join 0 tps query "$TMP/t.json" \
+	"select s.name, t.name as thread, t.tid from slice s join thread_track tt on s.track_id = tt.id join thread t using(utid) order by s.ts"
+expect_eq join-csv '"name","thread","tid"
+"outer","worker",2
+"inner","worker",2' "$(cat "$TMP/out")"
+expect_exit args 0 tps query "$TMP/t.json" \
+	"select key, int_value, string_value from args join slice using(arg_set_id) where slice.name = 'outer' order by key"
+expect_eq args-csv '"key","int_value","string_value"
+"args.n",3,"[NULL]"
+"args.s","[NULL]","x"' "$(cat "$TMP/out")"
+
+# Errors: one clear line, exit 1.
+expect_exit missing-trace 1 tps query "$TMP/nope.json" "select 1"
+grep -q "cannot open '$TMP/nope.json'" "$TMP/err" && pass missing-trace-message ||
+	fail missing-trace-message "$(cat "$TMP/err")"
+printf 'this is not a trace\n' >"$TMP/bad.txt"
+expect_exit unknown-format 1 tps query "$TMP/bad.txt" "select 1"
+grep -q 'unknown trace format' "$TMP/err" && pass unknown-format-message ||
+	fail unknown-format-message "$(cat "$TMP/err")"
+expect_exit sql-error 1 tps query "$TMP/t.json" "select no_such_column from slice"
+grep -q 'no such column: no_such_column' "$TMP/err" && pass sql-error-message ||
+	fail sql-error-message "$(cat "$TMP/err")"
+
+# Interactive shell on piped input: errors do not end it.
+expect_exit interactive 0 sh -c "printf 'select bad;\nselect count(*) as n from slice;\n.quit\n' |
+	'$TRACEBOX' trace_processor_shell '$TMP/t.json'"
+grep -q 'Error: no such column: bad' "$TMP/out" && grep -q '^2 ' "$TMP/out" &&
+	pass interactive-output || fail interactive-output "$(cat "$TMP/out")"
+
+expect_exit alias-trace_processor 0 "$TRACEBOX" trace_processor --version
+grep -q 'Trace Processor RPC API version: 14' "$TMP/out" && pass version-api ||
+	fail version-api "$(cat "$TMP/out")"

@@ -1,0 +1,38 @@
+# Every JSON and Perfetto-protobuf trace in ../shared/corpus (MANIFEST.tsv)
+# and the golden Perfetto traces load with exit 0, under ASan when the
+# sanitizer build exists. Files that are not one trace we import (zip
+# archives, cpuprofile) are left to the issues that add those formats.
+. tests/lib.sh
+
+corpus=$TB_SHARED/corpus
+if [ ! -f "$corpus/MANIFEST.tsv" ]; then
+	skip corpus "../shared/corpus not found"
+	exit 0
+fi
+bin=$TRACEBOX
+[ -x "$TB_OUT/asan/tracebox" ] && bin=$TB_OUT/asan/tracebox
+
+load() { # NAME FILE
+	if timeout 300 "$bin" trace_processor_shell query "$2" 'select count(*) from slice' \
+		>"$TMP/out" 2>"$TMP/err"; then
+		pass "$1"
+	else
+		fail "$1" "$(tail -3 "$TMP/err")"
+	fi
+}
+
+tab=$(printf '\t')
+while IFS=$tab read -r path format _; do
+	case $format in
+	chrome_json | go_trace_json | node_trace_events | pytorch_kineto | devtools | derived_gzip) ;;
+	*) continue ;;
+	esac
+	case $path in *.zip) continue ;; esac
+	# derived_gzip also holds gzip'd ftrace text and systrace HTML (issue 5).
+	[ "$format" = derived_gzip ] && case $path in *json*) ;; *) continue ;; esac
+	load "$(echo "$path" | tr '/' '_')" "$corpus/$path"
+done <"$corpus/MANIFEST.tsv"
+
+for f in "$TB_SHARED"/reference/golden/traces/*.pftrace "$TB_SHARED"/reference/golden/ipc/*.pftrace; do
+	[ -f "$f" ] && load "golden_$(basename "$f")" "$f"
+done

@@ -1,0 +1,33 @@
+/*
+ * Fuzz target for the Chrome JSON importer: the input is fed to a fresh
+ * trace processor in two or three chunks at positions derived from its
+ * first bytes (so chunk boundaries land everywhere, including inside
+ * events, strings and escapes), then the trace is finished and freed.
+ * Built with -fsanitize=fuzzer for campaigns, or linked with replay.c to
+ * re-run tests/fuzz/corpus/tp_json/ in every CI build.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "tp_int.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	size_t cut1 = 0, cut2 = 0;
+	if (size > 2) {
+		cut1 = (data[0] | (size_t)data[1] << 8) % size;
+		cut2 = cut1 + (data[size - 1] * 131u) % (size - cut1 + 1);
+	}
+	struct tp *tp = tp_new(NULL);
+	/* Force the JSON importer: prefix '[' unless the input starts a
+	 * container itself, so every input reaches the tokenizer. */
+	if (!(size && (data[0] == '[' || data[0] == '{')))
+		tp_parse(tp, (const uint8_t *)"[", 1);
+	if (tp_parse(tp, data, cut1) == 0 && tp_parse(tp, data + cut1, cut2 - cut1) == 0)
+		tp_parse(tp, data + cut2, size - cut2);
+	tp_end_of_file(tp);
+	tp_free(tp);
+	return 0;
+}

@@ -1,0 +1,107 @@
+# tests/tp/run.sh: golden SQL tests for trace_processor_shell.
+#
+# 1. tests/tp/<name>/: an input (trace.json, trace.pb, trace.*), query.sql and
+#    expected.csv. `sh tests/tp/run.sh --rebase` rewrites expected.csv from
+#    the current output; review the diff in the commit.
+# 2. Perfetto's own diff tests in ../shared/corpus/perfetto_difftests/ whose
+#    input we import and whose query needs no INCLUDE PERFETTO MODULE, in the
+#    suites listed in difftest_suites.txt. Lines are compared with surrounding
+#    whitespace stripped, as Perfetto's runner does. difftest_known_failures.txt
+#    lists those we do not pass yet: a listed test is reported SKIP, an
+#    unlisted failure FAIL, and a listed test that now passes FAIL too, so
+#    the list only shrinks.
+# Run by tests/run.sh with TRACEBOX, TB_TEST_ROOT set; prints PASS/FAIL/SKIP.
+set -u
+cd "${TB_TEST_ROOT:?}" || exit 1
+here=tests/tp
+rebase=false
+[ "${1:-}" = --rebase ] && rebase=true
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+strip() { sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//' "$1"; }
+
+# run_query TRACE QUERY OUT ERR: the shell's query mode, bounded in time.
+run_query() {
+	timeout 120 "$TRACEBOX" trace_processor_shell query -f "$2" "$1" >"$3" 2>"$4"
+}
+
+input_of() {
+	for f in "$1"/trace.*; do
+		[ -f "$f" ] && { echo "$f"; return; }
+	done
+}
+
+for dir in "$here"/*/; do
+	dir=${dir%/}
+	name=$(basename "$dir")
+	[ -f "$dir/query.sql" ] || continue
+	trace=$(input_of "$dir")
+	if $rebase; then
+		run_query "$trace" "$dir/query.sql" "$dir/expected.csv" "$tmp/err"
+		echo "rebased $name"
+		continue
+	fi
+	if run_query "$trace" "$dir/query.sql" "$tmp/out" "$tmp/err" &&
+		[ "$(strip "$tmp/out")" = "$(strip "$dir/expected.csv")" ]; then
+		echo "PASS tp/$name"
+	else
+		echo "FAIL tp/$name"
+		diff "$dir/expected.csv" "$tmp/out" | head -20 >&2
+		head -5 "$tmp/err" >&2
+	fi
+done
+$rebase && exit 0
+
+difftests=$TB_TEST_ROOT/../shared/corpus/perfetto_difftests
+if [ ! -d "$difftests" ]; then
+	echo "SKIP tp/difftests: ../shared/corpus/perfetto_difftests not found"
+	exit 0
+fi
+known=$here/difftest_known_failures.txt
+suites=$(grep -v '^#' "$here/difftest_suites.txt")
+for suite in $suites; do
+	ran=0 passed=0
+	for dir in "$difftests/${suite}__"*/; do
+		dir=${dir%/}
+		name=$(basename "$dir")
+		[ -f "$dir/query.sql" ] || continue
+		# Only modules our prelude has (sql/include.c) may be included.
+		grep -i 'INCLUDE PERFETTO MODULE' "$dir/query.sql" |
+			grep -viqE 'MODULE[[:space:]]+slices\.with_context[[:space:]]*;' && continue
+		trace=
+		for f in trace.json trace.pb; do
+			[ -f "$dir/$f" ] && trace=$dir/$f
+		done
+		[ -n "$trace" ] || continue
+		ran=$((ran + 1))
+		ok=false
+		if [ -f "$dir/expected.error" ]; then
+			! run_query "$trace" "$dir/query.sql" "$tmp/out" "$tmp/err" &&
+				grep -qF "$(cat "$dir/expected.error")" "$tmp/err" && ok=true
+		elif [ -f "$dir/expected.csv" ]; then
+			run_query "$trace" "$dir/query.sql" "$tmp/out" "$tmp/err" &&
+				[ "$(strip "$tmp/out")" = "$(strip "$dir/expected.csv")" ] && ok=true
+		else
+			ran=$((ran - 1))
+			continue
+		fi
+		listed=false
+		grep -qx "$name" "$known" 2>/dev/null && listed=true
+		if $ok; then
+			passed=$((passed + 1))
+			if $listed; then
+				echo "FAIL tp/difftest/$name (passes now: remove it from $known)"
+			else
+				echo "PASS tp/difftest/$name"
+			fi
+		elif $listed; then
+			echo "SKIP tp/difftest/$name: known failure"
+		else
+			echo "FAIL tp/difftest/$name"
+			diff "$dir/expected.csv" "$tmp/out" 2>/dev/null | head -10 >&2
+			head -3 "$tmp/err" >&2
+		fi
+	done
+	echo "difftests $suite: $passed of $ran pass" >&2
+done

@@ -1,0 +1,537 @@
+/*
+ * Tests of the Chrome JSON importer (components/trace_processor/importers/
+ * json): each phase, nesting, overlap spill lanes, args keys and types,
+ * streaming (byte-by-byte input gives the same tables), gzip, truncated
+ * files, and loading the shared JSON corpus. They inspect tp->t directly.
+ */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+#include "tp_int.h"
+
+static struct tp *load_chunked(const char *json, size_t len, size_t chunk)
+{
+	struct tp *tp = tp_new(NULL);
+	for (size_t off = 0; off < len; off += chunk) {
+		size_t n = len - off < chunk ? len - off : chunk;
+		if (tp_parse(tp, (const uint8_t *)json + off, n) != 0)
+			break;
+	}
+	tp_end_of_file(tp);
+	return tp;
+}
+
+static struct tp *load(const char *json)
+{
+	return load_chunked(json, strlen(json), strlen(json) + 1);
+}
+
+static const char *s_(const struct tp *tp, uint32_t id)
+{
+	return id ? tp_str(tp, id) : "(null)";
+}
+
+/* The first slice called name, or -1. */
+static long find_slice(const struct tp *tp, const char *name)
+{
+	const struct tp_slice_table *t = &tp->t.slice;
+	for (uint32_t i = 0; i < t->n; i++)
+		if (t->name[i] && strcmp(tp_str(tp, t->name[i]), name) == 0)
+			return i;
+	return -1;
+}
+
+/* The args row of set with key, or -1. */
+static long find_arg(const struct tp *tp, uint32_t set, const char *key)
+{
+	const struct tp_args_table *t = &tp->t.args;
+	for (uint32_t i = 0; i < t->n; i++)
+		if (t->arg_set_id[i] == set && strcmp(s_(tp, t->key[i]), key) == 0)
+			return i;
+	return -1;
+}
+
+static const char *track_type(const struct tp *tp, long slice)
+{
+	return s_(tp, tp->t.track.type[tp->t.slice.track_id[slice]]);
+}
+
+TEST(tp_json_begin_end_nesting)
+{
+	struct tp *tp = load("[{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":10,\"name\":\"outer\",\"cat\":\"c\"},"
+			     "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":11,\"name\":\"inner\"},"
+			     "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":12,\"args\":{\"r\":1}},"
+			     "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":15,\"name\":\"nomatch\"},"
+			     "{\"ph\":\"E\",\"pid\":1,\"tid\":3,\"ts\":16}]");
+	CHECK_STR_EQ(tp_trace_type(tp), "json");
+	long o = find_slice(tp, "outer"), i = find_slice(tp, "inner");
+	CHECK(o >= 0 && i >= 0);
+	CHECK_EQ(tp->t.slice.ts[o], 10000);
+	CHECK_EQ(tp->t.slice.dur[o], -1); /* never closed: E named "nomatch" */
+	CHECK_STR_EQ(s_(tp, tp->t.slice.category[o]), "c");
+	CHECK_EQ(tp->t.slice.depth[i], 1);
+	CHECK_EQ(tp->t.slice.parent_id[i], o);
+	CHECK_EQ(tp->t.slice.dur[i], 1000);
+	CHECK(find_arg(tp, tp->t.slice.arg_set_id[i], "args.r") >= 0);
+	CHECK_STR_EQ(track_type(tp, i), "thread_execution");
+	CHECK_EQ(tp->stats[TP_STAT_misplaced_end_event] + tp->stats[TP_STAT_stackless_end_event], 2);
+	/* utid of tid 2 belongs to pid 1. */
+	uint32_t utid = (uint32_t)tp->t.track.utid[tp->t.slice.track_id[o]];
+	CHECK_EQ(tp->t.thread.tid[utid], 2);
+	CHECK_EQ(tp->t.process.pid[tp->t.thread.upid[utid]], 1);
+	tp_free(tp);
+}
+
+TEST(tp_json_complete_order_and_times)
+{
+	/* Equal ts: the longer X becomes the parent (Perfetto's sorter). */
+	struct tp *tp = load("[{\"name\":\"Child\",\"ph\":\"X\",\"ts\":1,\"dur\":5,\"pid\":1},"
+			     "{\"name\":\"Parent\",\"ph\":\"X\",\"ts\":1,\"dur\":10,\"pid\":1,\"tid\":1},"
+			     "{\"name\":\"S\",\"ph\":\"X\",\"ts\":\"250\",\"dur\":\"50.5\",\"tts\":\"240\","
+			     "\"tdur\":\"40.5\",\"pid\":2,\"tid\":3},"
+			     "{\"name\":\"F\",\"ph\":\"X\",\"ts\":5.1,\"dur\":500.1,\"pid\":2,\"tid\":4},"
+			     "{\"name\":\"Bad\",\"ph\":\"X\",\"ts\":\"100a\",\"dur\":1,\"pid\":2,\"tid\":5},"
+			     "{\"name\":\"BadDur\",\"ph\":\"X\",\"ts\":1,\"dur\":\"5x\",\"pid\":2,\"tid\":5},"
+			     "{\"name\":\"NoTs\",\"ph\":\"X\",\"dur\":1,\"pid\":2,\"tid\":5}]");
+	long c = find_slice(tp, "Child"), p = find_slice(tp, "Parent");
+	CHECK(c >= 0 && p >= 0);
+	CHECK(p < c);
+	CHECK_EQ(tp->t.slice.depth[p], 0);
+	CHECK_EQ(tp->t.slice.depth[c], 1);
+	long s = find_slice(tp, "S");
+	CHECK_EQ(tp->t.slice.ts[s], 250000);
+	CHECK_EQ(tp->t.slice.dur[s], 50500);
+	CHECK_EQ(tp->t.slice.thread_ts[s], 240000);
+	CHECK_EQ(tp->t.slice.thread_dur[s], 40500);
+	long f = find_slice(tp, "F");
+	CHECK_EQ(tp->t.slice.ts[f], 5100);
+	CHECK_EQ(tp->t.slice.dur[f], 500100);
+	CHECK_EQ(find_slice(tp, "Bad"), -1);
+	CHECK_EQ(find_slice(tp, "BadDur"), -1);
+	CHECK_EQ(find_slice(tp, "NoTs"), -1);
+	CHECK_EQ(tp->stats[TP_STAT_json_tokenizer_failure], 2);
+	CHECK_EQ(tp->stats[TP_STAT_json_parser_failure], 1);
+	tp_free(tp);
+}
+
+TEST(tp_json_overlap_spill_lanes)
+{
+	struct tp *tp = load("{\"traceEvents\":["
+			     "{\"ph\":\"X\",\"ts\":100,\"dur\":100,\"pid\":1,\"tid\":1,\"name\":\"outer\"},"
+			     "{\"ph\":\"X\",\"ts\":150,\"dur\":100,\"pid\":1,\"tid\":1,\"name\":\"inner\"},"
+			     "{\"ph\":\"X\",\"ts\":160,\"dur\":10,\"pid\":1,\"tid\":1,\"name\":\"nested\"},"
+			     "{\"ph\":\"X\",\"ts\":170,\"dur\":100,\"pid\":1,\"tid\":1,\"name\":\"third\"},"
+			     "{\"ph\":\"X\",\"ts\":300,\"dur\":10,\"pid\":1,\"tid\":1,\"name\":\"after\"}]}");
+	CHECK_EQ(tp->t.slice.n, 5);
+	CHECK_EQ(tp->stats[TP_STAT_slice_spill_overlapping_complete_event], 2);
+	CHECK_EQ(tp->stats[TP_STAT_slice_drop_overlapping_complete_event], 0);
+	long o = find_slice(tp, "outer"), i = find_slice(tp, "inner"), n = find_slice(tp, "nested");
+	long t3 = find_slice(tp, "third"), a = find_slice(tp, "after");
+	CHECK_STR_EQ(track_type(tp, o), "thread_execution");
+	CHECK_STR_EQ(track_type(tp, i), "thread_overlapping_slice");
+	CHECK_EQ(tp->t.track.name[tp->t.slice.track_id[i]], 0);
+	/* nested fits inside outer: normal nesting on the thread track. */
+	CHECK_STR_EQ(track_type(tp, n), "thread_execution");
+	CHECK_EQ(tp->t.slice.depth[n], 1);
+	/* third overlaps outer and does not fit in inner: a second lane. */
+	CHECK_STR_EQ(track_type(tp, t3), "thread_overlapping_slice");
+	CHECK(tp->t.slice.track_id[t3] != tp->t.slice.track_id[i]);
+	CHECK_EQ(tp->t.track.utid[tp->t.slice.track_id[t3]], tp->t.track.utid[tp->t.slice.track_id[o]]);
+	CHECK_STR_EQ(track_type(tp, a), "thread_execution");
+	tp_free(tp);
+}
+
+TEST(tp_json_instants)
+{
+	struct tp *tp = load("[{\"ph\":\"i\",\"s\":\"g\",\"ts\":1,\"pid\":1,\"tid\":1,\"name\":\"G\"},"
+			     "{\"ph\":\"I\",\"s\":\"p\",\"ts\":2,\"pid\":1,\"tid\":1,\"name\":\"P\","
+			     "\"args\":{\"scope_val\":\"process\"}},"
+			     "{\"ph\":\"R\",\"s\":\"t\",\"ts\":3,\"pid\":1,\"tid\":1,\"name\":\"T\",\"tts\":2},"
+			     "{\"ph\":\"i\",\"ts\":4,\"pid\":1,\"tid\":1,\"name\":\"D\"},"
+			     "{\"ph\":\"i\",\"s\":\"x\",\"ts\":5,\"pid\":1,\"tid\":1,\"name\":\"Bad\"}]");
+	long g = find_slice(tp, "G"), p = find_slice(tp, "P"), t = find_slice(tp, "T");
+	long d = find_slice(tp, "D");
+	CHECK(g >= 0 && p >= 0 && t >= 0 && d >= 0);
+	CHECK_STR_EQ(track_type(tp, g), "legacy_chrome_global_instants");
+	CHECK_STR_EQ(track_type(tp, p), "chrome_process_instant");
+	CHECK_STR_EQ(track_type(tp, t), "thread_execution");
+	CHECK_STR_EQ(track_type(tp, d), "thread_execution");
+	CHECK_EQ(tp->t.slice.dur[g], 0);
+	CHECK_EQ(tp->t.slice.thread_dur[t], 0);
+	CHECK_EQ(tp->t.slice.thread_dur[d], TP_NULL_I64);
+	long a = find_arg(tp, tp->t.slice.arg_set_id[p], "args.scope_val");
+	CHECK(a >= 0);
+	CHECK_STR_EQ(s_(tp, tp->t.args.string_value[a]), "process");
+	CHECK_EQ(find_slice(tp, "Bad"), -1);
+	CHECK_EQ(tp->stats[TP_STAT_json_parser_failure], 1);
+	tp_free(tp);
+}
+
+TEST(tp_json_counters)
+{
+	struct tp *tp = load("[{\"ph\":\"C\",\"pid\":300,\"tid\":301,\"ts\":3000,\"name\":\"Ctr\","
+			     "\"args\":{\"leading_dot\":\".75\",\"trailing_dot\":\"246.\",\"i\":\"050\","
+			     "\"bad\":\"1.5e\",\"plus\":\"+10.5\",\"minus\":\"-\",\"num\":7,\"obj\":{}}},"
+			     "{\"ph\":\"C\",\"pid\":300,\"ts\":3001,\"name\":\"Ctr\",\"id\":\"x\","
+			     "\"args\":{\"v\":1.5}},"
+			     "{\"ph\":\"C\",\"pid\":300,\"ts\":3002,\"name\":\"NoArgs\"}]");
+	CHECK_EQ(tp->t.counter.n, 6);
+	CHECK_EQ(tp->stats[TP_STAT_json_parser_failure], 4); /* bad, minus, obj, NoArgs */
+	int found = 0;
+	for (uint32_t i = 0; i < tp->t.counter.n; i++) {
+		uint32_t tr = tp->t.counter.track_id[i];
+		const char *name = s_(tp, tp->t.track.name[tr]);
+		CHECK_STR_EQ(s_(tp, tp->t.track.event_type[tr]), "counter");
+		CHECK_EQ(tp->t.process.pid[tp->t.track.upid[tr]], 300);
+		if (strcmp(name, "Ctr leading_dot") == 0) {
+			CHECK_DBL_EQ(tp->t.counter.value[i], 0.75);
+			found++;
+		} else if (strcmp(name, "Ctr i") == 0) {
+			CHECK_DBL_EQ(tp->t.counter.value[i], 50);
+			found++;
+		} else if (strcmp(name, "Ctr id: x v") == 0) {
+			CHECK_DBL_EQ(tp->t.counter.value[i], 1.5);
+			CHECK_EQ(tp->t.counter.ts[i], 3001000);
+			found++;
+		}
+	}
+	CHECK_EQ(found, 3);
+	tp_free(tp);
+}
+
+TEST(tp_json_async)
+{
+	struct tp *tp = load("[{\"ph\":\"b\",\"pid\":400,\"tid\":401,\"ts\":4000,\"name\":\"L\",\"cat\":\"c\","
+			     "\"id2\":{\"local\":\"x\"}},"
+			     "{\"ph\":\"e\",\"pid\":400,\"tid\":401,\"ts\":4100,\"name\":\"L\",\"cat\":\"c\","
+			     "\"id2\":{\"local\":\"x\"}},"
+			     "{\"ph\":\"b\",\"pid\":1,\"ts\":0,\"name\":\"A\",\"cat\":\"c\",\"id\":\"0x31\"},"
+			     "{\"ph\":\"b\",\"pid\":1,\"ts\":0,\"name\":\"B\",\"cat\":\"c\",\"id\":\"0x31\"},"
+			     "{\"ph\":\"e\",\"pid\":1,\"ts\":1,\"name\":\"B\",\"cat\":\"c\",\"id\":\"0x31\"},"
+			     "{\"ph\":\"n\",\"pid\":1,\"ts\":2,\"name\":\"N\",\"cat\":\"c\",\"id\":\"0x31\"},"
+			     "{\"ph\":\"e\",\"pid\":1,\"ts\":4,\"name\":\"A\",\"cat\":\"c\",\"id\":\"0x31\"},"
+			     "{\"ph\":\"b\",\"pid\":1,\"ts\":5,\"name\":\"G\",\"id2\":{\"global\":12}},"
+			     "{\"ph\":\"b\",\"pid\":1,\"ts\":5,\"name\":\"NoId\",\"id\":\"\"}]");
+	long l = find_slice(tp, "L"), a = find_slice(tp, "A"), b = find_slice(tp, "B");
+	long n = find_slice(tp, "N"), g = find_slice(tp, "G");
+	CHECK(l >= 0 && a >= 0 && b >= 0 && n >= 0 && g >= 0);
+	CHECK_EQ(tp->t.slice.dur[l], 100000);
+	CHECK_STR_EQ(track_type(tp, l), "legacy_async_process_slice");
+	CHECK_STR_EQ(s_(tp, tp->t.track.name[tp->t.slice.track_id[l]]), "L");
+	CHECK_STR_EQ(track_type(tp, a), "legacy_async_global_slice");
+	CHECK_EQ(tp->t.slice.track_id[a], tp->t.slice.track_id[b]);
+	CHECK_STR_EQ(s_(tp, tp->t.track.name[tp->t.slice.track_id[b]]), "A");
+	CHECK_EQ(tp->t.slice.dur[a], 4000);
+	CHECK_EQ(tp->t.slice.dur[b], 1000);
+	CHECK_EQ(tp->t.slice.depth[b], 1);
+	CHECK_EQ(tp->t.slice.dur[n], 0);
+	CHECK_STR_EQ(track_type(tp, g), "legacy_async_global_slice");
+	CHECK_EQ(tp->t.slice.dur[g], -1);
+	CHECK_EQ(find_slice(tp, "NoId"), -1);
+	CHECK_EQ(tp->stats[TP_STAT_json_parser_failure], 1);
+	tp_free(tp);
+}
+
+static int flow_between(const struct tp *tp, const char *out, const char *in)
+{
+	long o = find_slice(tp, out), i = find_slice(tp, in);
+	int n = 0;
+	for (uint32_t f = 0; f < tp->t.flow.n; f++)
+		n += tp->t.flow.slice_out[f] == o && tp->t.flow.slice_in[f] == i;
+	return n;
+}
+
+TEST(tp_json_flows)
+{
+	struct tp *tp = load("[{\"ph\":\"X\",\"ts\":0,\"dur\":10,\"pid\":1,\"tid\":1,\"name\":\"S1\"},"
+			     "{\"ph\":\"s\",\"ts\":1,\"pid\":1,\"tid\":1,\"name\":\"f\",\"cat\":\"c\",\"id\":\"a\"},"
+			     "{\"ph\":\"X\",\"ts\":20,\"dur\":10,\"pid\":1,\"tid\":2,\"name\":\"S2\"},"
+			     "{\"ph\":\"t\",\"ts\":21,\"pid\":1,\"tid\":2,\"name\":\"f\",\"cat\":\"c\",\"id\":\"0xa\"},"
+			     "{\"ph\":\"f\",\"ts\":35,\"pid\":1,\"tid\":3,\"name\":\"f\",\"cat\":\"c\",\"id\":10},"
+			     "{\"ph\":\"X\",\"ts\":40,\"dur\":10,\"pid\":1,\"tid\":3,\"name\":\"S3\"},"
+			     "{\"ph\":\"s\",\"ts\":41,\"pid\":1,\"tid\":3,\"name\":\"f\",\"id\":\"zz\"},"
+			     "{\"ph\":\"X\",\"ts\":60,\"dur\":1,\"pid\":1,\"tid\":4,\"name\":\"V1\","
+			     "\"bind_id\":\"0x5\",\"flow_out\":true},"
+			     "{\"ph\":\"B\",\"ts\":70,\"pid\":1,\"tid\":5,\"name\":\"V2\","
+			     "\"bind_id\":5,\"flow_in\":true,\"flow_out\":true},"
+			     "{\"ph\":\"X\",\"ts\":80,\"dur\":1,\"pid\":1,\"tid\":6,\"name\":\"V3\","
+			     "\"bind_id\":\"0x5\",\"flow_in\":true},"
+			     "{\"ph\":\"X\",\"ts\":90,\"dur\":1,\"pid\":1,\"tid\":6,\"name\":\"V4\","
+			     "\"bind_id\":\"0x6\"}]");
+	CHECK_EQ(flow_between(tp, "S1", "S2"), 1);
+	CHECK_EQ(flow_between(tp, "S2", "S3"), 1);
+	CHECK_EQ(flow_between(tp, "V1", "V2"), 1);
+	CHECK_EQ(flow_between(tp, "V2", "V3"), 1);
+	CHECK_EQ(tp->t.flow.n, 4);
+	CHECK_EQ(tp->stats[TP_STAT_flow_invalid_id], 1);
+	CHECK_EQ(tp->stats[TP_STAT_flow_without_direction], 1);
+	tp_free(tp);
+}
+
+TEST(tp_json_metadata_events)
+{
+	struct tp *tp = load("[{\"ph\":\"M\",\"pid\":30,\"tid\":0,\"name\":\"process_sort_index\","
+			     "\"args\":{\"sort_index\":-2}},"
+			     "{\"ph\":\"M\",\"pid\":30,\"tid\":31,\"name\":\"thread_sort_index\","
+			     "\"args\":{\"sort_index\":5}},"
+			     "{\"ph\":\"M\",\"pid\":30,\"tid\":31,\"name\":\"thread_name\",\"args\":{\"name\":\"T1\"}},"
+			     "{\"ph\":\"M\",\"pid\":30,\"tid\":31,\"ts\":5,\"name\":\"thread_name\","
+			     "\"args\":{\"name\":\"T2\"}},"
+			     "{\"ph\":\"M\",\"pid\":30,\"name\":\"process_name\",\"args\":{\"name\":\"P\"}},"
+			     "{\"pid\":\"foo\",\"tid\":\"bar\",\"ts\":5.1,\"dur\":500.1,\"name\":\"n\",\"ph\":\"XXX\"}]");
+	const struct tp_thread_table *th = &tp->t.thread;
+	const struct tp_process_table *pr = &tp->t.process;
+	int seen = 0;
+	for (uint32_t u = 0; u < th->n; u++) {
+		if (th->tid[u] == 31) {
+			CHECK_STR_EQ(s_(tp, th->name[u]), "T2");
+			long a = find_arg(tp, th->arg_set_id[u], "thread_sort_index_hint");
+			CHECK(a >= 0);
+			CHECK_EQ(tp->t.args.int_value[a], 5);
+			seen++;
+		}
+	}
+	for (uint32_t u = 0; u < pr->n; u++) {
+		if (pr->pid[u] == 30) {
+			CHECK_STR_EQ(s_(tp, pr->name[u]), "P");
+			long a = find_arg(tp, pr->arg_set_id[u], "process_sort_index_hint");
+			CHECK(a >= 0);
+			CHECK_EQ(tp->t.args.int_value[a], -2);
+			seen++;
+		}
+	}
+	CHECK_EQ(seen, 2);
+	long n = find_slice(tp, "n");
+	CHECK(n >= 0);
+	CHECK_EQ(tp->t.slice.ts[n], 5100);
+	uint32_t utid = (uint32_t)tp->t.track.utid[tp->t.slice.track_id[n]];
+	CHECK_STR_EQ(s_(tp, th->name[utid]), "bar");
+	CHECK_STR_EQ(s_(tp, pr->name[th->upid[utid]]), "foo");
+	tp_free(tp);
+}
+
+TEST(tp_json_args_types)
+{
+	struct tp *tp = load("[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":1,\"name\":\"a\","
+			     "\"args\":{\"i\":-5,\"r\":1.5,\"s\":\"h\\u00e9\\n\",\"t\":true,\"f\":false,"
+			     "\"n\":null,\"o\":{\"x\":{\"y\":1}},\"arr\":[1,null,{\"k\":\"v\"},[2]],\"e\":{},"
+			     "\"big\":18446744073709551615}}]");
+	long s = find_slice(tp, "a");
+	CHECK(s >= 0);
+	uint32_t set = tp->t.slice.arg_set_id[s];
+	const struct tp_args_table *t = &tp->t.args;
+	long a;
+	CHECK((a = find_arg(tp, set, "args.i")) >= 0);
+	CHECK_STR_EQ(s_(tp, t->value_type[a]), "int");
+	CHECK_EQ(t->int_value[a], -5);
+	CHECK((a = find_arg(tp, set, "args.r")) >= 0);
+	CHECK_STR_EQ(s_(tp, t->value_type[a]), "real");
+	CHECK_DBL_EQ(t->real_value[a], 1.5);
+	CHECK((a = find_arg(tp, set, "args.s")) >= 0);
+	CHECK_STR_EQ(s_(tp, t->string_value[a]), "h\xc3\xa9\n");
+	CHECK((a = find_arg(tp, set, "args.t")) >= 0);
+	CHECK_STR_EQ(s_(tp, t->value_type[a]), "bool");
+	CHECK_EQ(t->int_value[a], 1);
+	CHECK((a = find_arg(tp, set, "args.f")) >= 0);
+	CHECK_EQ(t->int_value[a], 0);
+	CHECK_EQ(find_arg(tp, set, "args.n"), -1);
+	CHECK((a = find_arg(tp, set, "args.o.x.y")) >= 0);
+	CHECK_STR_EQ(s_(tp, t->flat_key[a]), "args.o.x.y");
+	CHECK((a = find_arg(tp, set, "args.arr[0]")) >= 0);
+	CHECK_STR_EQ(s_(tp, t->flat_key[a]), "args.arr");
+	CHECK((a = find_arg(tp, set, "args.arr[1].k")) >= 0);
+	CHECK_STR_EQ(s_(tp, t->flat_key[a]), "args.arr.k");
+	CHECK((a = find_arg(tp, set, "args.arr[2][0]")) >= 0);
+	CHECK_STR_EQ(s_(tp, t->flat_key[a]), "args.arr");
+	CHECK_EQ(find_arg(tp, set, "args.e"), -1);
+	CHECK((a = find_arg(tp, set, "args.big")) >= 0);
+	CHECK_STR_EQ(s_(tp, t->value_type[a]), "real");
+	/* Keys in document order. */
+	CHECK(find_arg(tp, set, "args.i") < find_arg(tp, set, "args.r"));
+	tp_free(tp);
+}
+
+static const char mixed_trace[] =
+	"\xef\xbb\xbf {\"displayTimeUnit\":\"ns\",\"stackFrames\":{\"1\":{\"name\":\"x]}\\\"\"}},"
+	"\"metadata\":{\"source\":\"DevTools\",\"n\":12,\"obj\":{\"a\":[1]}},"
+	"\"traceEvents\":[\n"
+	"{\"ph\":\"B\",\"pid\":1,\"tid\":1,\"ts\":1,\"name\":\"b \\\"q\\\" {\",\"args\":{\"a\":[1,2,{\"b\":\"}\"}]}},\n"
+	"{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":2,\"dur\":3,\"name\":\"x\",\"args\":{\"v\":1.25}},\n"
+	"{},\n"
+	"{\"ts\":3,\"name\":\"noph\"},\n"
+	"{\"ph\":\"C\",\"pid\":1,\"ts\":4,\"name\":\"c\",\"args\":{\"v\":3}},\n"
+	"{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":9},\n"
+	"{\"ph\":\"b\",\"pid\":1,\"ts\":5,\"name\":\"as\",\"cat\":\"k\",\"id\":7},\n"
+	"{\"ph\":\"e\",\"pid\":1,\"ts\":6,\"name\":\"as\",\"cat\":\"k\",\"id\":7},\n"
+	"],\"systemTraceEvents\":\"# tracer: nop\\n\",\"other\":[1,2,{\"}\":\"]\"}]}";
+
+/* Every row of the slice, counter and args tables, as text. */
+static char *dump(const struct tp *tp)
+{
+	size_t cap = 1 << 16, len = 0;
+	char *out = tb_malloc(cap);
+	for (uint32_t i = 0; i < tp->t.slice.n && len + 256 < cap; i++)
+		len += (size_t)snprintf(out + len, cap - len, "s %lld %lld %s %u %u\n",
+					(long long)tp->t.slice.ts[i], (long long)tp->t.slice.dur[i],
+					s_(tp, tp->t.slice.name[i]), tp->t.slice.depth[i],
+					tp->t.slice.arg_set_id[i]);
+	for (uint32_t i = 0; i < tp->t.counter.n && len + 256 < cap; i++)
+		len += (size_t)snprintf(out + len, cap - len, "c %lld %g\n",
+					(long long)tp->t.counter.ts[i], tp->t.counter.value[i]);
+	for (uint32_t i = 0; i < tp->t.args.n && len + 256 < cap; i++)
+		len += (size_t)snprintf(out + len, cap - len, "a %u %s %s\n", tp->t.args.arg_set_id[i],
+					s_(tp, tp->t.args.key[i]), s_(tp, tp->t.args.flat_key[i]));
+	for (uint32_t i = 0; i < tp->t.metadata.n && len + 256 < cap; i++)
+		len += (size_t)snprintf(out + len, cap - len, "m %s\n", s_(tp, tp->t.metadata.name[i]));
+	for (int i = 0; i < TP_STAT_COUNT && len + 256 < cap; i++)
+		len += (size_t)snprintf(out + len, cap - len, "%llu ", (unsigned long long)tp->stats[i]);
+	return out;
+}
+
+TEST(tp_json_container_and_chunking)
+{
+	size_t len = sizeof mixed_trace - 1;
+	struct tp *whole = load_chunked(mixed_trace, len, len);
+	CHECK_STR_EQ(tp_error(whole), "");
+	CHECK_EQ(whole->t.slice.n, 3);
+	long b = find_slice(whole, "b \"q\" {");
+	CHECK(b >= 0);
+	CHECK_EQ(whole->t.slice.dur[b], 8000);
+	CHECK(find_arg(whole, whole->t.slice.arg_set_id[b], "args.a[2].b") >= 0);
+	CHECK_EQ(whole->t.counter.n, 1);
+	CHECK_EQ(whole->stats[TP_STAT_json_display_time_unit], 1);
+	CHECK_EQ(whole->stats[TP_STAT_json_tokenizer_failure], 1);
+	int md = 0;
+	for (uint32_t i = 0; i < whole->t.metadata.n; i++) {
+		const char *n = s_(whole, whole->t.metadata.name[i]);
+		if (strcmp(n, "json_metadata.source") == 0) {
+			CHECK_STR_EQ(s_(whole, whole->t.metadata.str_value[i]), "DevTools");
+			md++;
+		} else if (strcmp(n, "json_metadata.n") == 0) {
+			CHECK_EQ(whole->t.metadata.int_value[i], 12);
+			md++;
+		}
+	}
+	CHECK_EQ(md, 2);
+	char *want = dump(whole);
+	tp_free(whole);
+	static const size_t chunks[] = {1, 2, 3, 7, 64};
+	for (size_t c = 0; c < TB_ARRAY_SIZE(chunks); c++) {
+		struct tp *tp = load_chunked(mixed_trace, len, chunks[c]);
+		char *got = dump(tp);
+		tp_free(tp);
+		int same = strcmp(got, want) == 0;
+		if (!same)
+			fprintf(stderr, "chunk %zu:\n%s\nwant:\n%s\n", chunks[c], got, want);
+		tb_free(got);
+		if (!same)
+			tb_free(want);
+		CHECK(same);
+	}
+	tb_free(want);
+}
+
+TEST(tp_json_truncated_and_trailing)
+{
+	/* Perfetto's test_json_incomplete: the last event is cut off. */
+	struct tp *tp = load("\n[\n{\"name\":\"typecheck\",\"ph\":\"X\",\"ts\":4619295550.000,"
+			     "\"dur\":8000.000,\"pid\":306339,\"tid\":3},\n"
+			     "{\"name\":\"cut\",\"ph\":\"X\",\"ts\":46192955");
+	CHECK_EQ(tp->t.slice.n, 1);
+	CHECK_EQ(tp->t.slice.ts[0], 4619295550000LL);
+	CHECK_EQ(tp->t.slice.dur[0], 8000000);
+	tp_free(tp);
+	tp = load("{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1,"
+		  "\"name\":\"real_event\",},{},]}");
+	CHECK_EQ(tp->t.slice.n, 1);
+	CHECK_EQ(tp->stats[TP_STAT_json_tokenizer_failure], 0);
+	tp_free(tp);
+	/* Malformed events are counted and skipped; later ones still load. */
+	tp = load("[{\"ph\":\"X\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":},"
+		  "{\"ph\":\"X\",\"ts\":3,\"dur\":2,\"pid\":1,\"tid\":1,\"name\":\"ok\"}]");
+	CHECK_EQ(tp->t.slice.n, 1);
+	CHECK_EQ(tp->stats[TP_STAT_json_tokenizer_failure], 1);
+	tp_free(tp);
+	/* Stray closers and scalars in the array are skipped (used to hang). */
+	tp = load("[{\"ph\":\"X\",\"pid\":1,]},}, 5, \"s\", {\"ph\":\"X\",\"ts\":3,\"dur\":2,\"pid\":1,"
+		  "\"name\":\"ok\"}]");
+	CHECK_EQ(tp->t.slice.n, 1);
+	tp_free(tp);
+	tp = tp_new(NULL);
+	CHECK(tp_parse(tp, (const uint8_t *)"  x", 3) == 0 || tp_error(tp)[0]);
+	tp_free(tp);
+}
+
+/* Load a file in 64 KiB chunks; returns the tp or NULL. */
+static struct tp *load_file(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	struct tp *tp = tp_new(NULL);
+	static uint8_t buf[1 << 16];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+		if (tp_parse(tp, buf, n) != 0)
+			break;
+	fclose(f);
+	tp_end_of_file(tp);
+	return tp;
+}
+
+TEST(tp_json_gzip)
+{
+	const char *shared = test_shared_dir();
+	if (!shared) {
+		printf("SKIP: ../shared not found\n");
+		return;
+	}
+	char path[1024];
+	snprintf(path, sizeof path, "%s/corpus/chrome_json/GoogleChrome+lighthouse__lh-animation-trace.json.gz",
+		 shared);
+	struct tp *tp = load_file(path);
+	if (!tp) {
+		printf("SKIP: %s not found\n", path);
+		return;
+	}
+	CHECK_STR_EQ(tp_error(tp), "");
+	CHECK_STR_EQ(tp_trace_type(tp), "json");
+	CHECK(tp->t.slice.n > 100);
+	tp_free(tp);
+}
+
+TEST(tp_json_corpus_loads)
+{
+	const char *shared = test_shared_dir();
+	if (!shared) {
+		printf("SKIP: ../shared not found\n");
+		return;
+	}
+	static const char *const dirs[] = {"chrome_json", "pytorch_kineto", "go_trace_json",
+					   "node_trace_events", "devtools"};
+	int loaded = 0;
+	for (size_t d = 0; d < TB_ARRAY_SIZE(dirs); d++) {
+		char dir[1024];
+		snprintf(dir, sizeof dir, "%s/corpus/%s", shared, dirs[d]);
+		DIR *dp = opendir(dir);
+		if (!dp)
+			continue;
+		struct dirent *de;
+		while ((de = readdir(dp))) {
+			if (de->d_name[0] == '.')
+				continue;
+			char path[2048];
+			snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+			struct tp *tp = load_file(path);
+			if (tp) {
+				loaded++;
+				tp_free(tp);
+			}
+		}
+		closedir(dp);
+	}
+	if (!loaded)
+		printf("SKIP: no corpus files\n");
+}

@@ -1,0 +1,182 @@
+/*
+ * The trace model's trackers and sorter, driven directly (no importer):
+ * nesting of begin/end/complete slices, overlap handling, arg set sharing and
+ * merging, pid/tid reuse, track identity, and the sorter's stable order.
+ */
+#include "test.h"
+
+#include "tp_int.h"
+
+static uint32_t S(struct tp *tp, const char *s)
+{
+	return tp_intern_cstr(tp, s);
+}
+
+TEST(tp_model_slices_nest)
+{
+	struct tp *tp = tp_new(NULL);
+	uint32_t utid = tp_thread_for_tid(tp, 11, 10);
+	uint32_t tr = tp_track_for_thread(tp, utid);
+	CHECK_EQ(tp_track_for_thread(tp, utid), tr);
+	uint32_t a = tp_slice_begin(tp, tr, 100, S(tp, "c"), S(tp, "A"), TP_NULL_U32);
+	uint32_t b = tp_slice_complete(tp, tr, 110, 20, S(tp, "c"), S(tp, "B"), TP_NULL_U32);
+	uint32_t c = tp_slice_complete(tp, tr, 115, 5, 0, S(tp, "C"), TP_NULL_U32);
+	/* D starts after B ended: B and C are popped, D nests under A. */
+	uint32_t d = tp_slice_complete(tp, tr, 130, 10, 0, S(tp, "D"), TP_NULL_U32);
+	CHECK_EQ(tp_slice_end(tp, tr, 200, 0, 0, TP_NULL_U32), a);
+	struct tp_slice_table *t = &tp->t.slice;
+	CHECK_EQ(t->dur[a], 100);
+	CHECK_EQ(t->depth[a], 0);
+	CHECK_EQ(t->parent_id[a], TP_NULL_I64);
+	CHECK_EQ(t->depth[b], 1);
+	CHECK_EQ(t->parent_id[b], a);
+	CHECK_EQ(t->depth[c], 2);
+	CHECK_EQ(t->parent_id[c], b);
+	CHECK_EQ(t->depth[d], 1);
+	CHECK_EQ(t->parent_id[d], a);
+	/* An end with nothing open is counted, not fatal. */
+	CHECK_EQ(tp_slice_end(tp, tr, 300, 0, 0, TP_NULL_U32), TP_NULL_U32);
+	CHECK_EQ(tp->stats[TP_STAT_stackless_end_event], 1);
+	tp_free(tp);
+}
+
+TEST(tp_model_slice_end_matches_name)
+{
+	struct tp *tp = tp_new(NULL);
+	uint32_t tr = tp_track_for_thread(tp, tp_thread_for_tid(tp, 1, 1));
+	uint32_t a = tp_slice_begin(tp, tr, 10, 0, S(tp, "A"), TP_NULL_U32);
+	uint32_t b = tp_slice_begin(tp, tr, 20, 0, S(tp, "B"), TP_NULL_U32);
+	/* E for A while B is open closes A only; B stays open and can still be
+	 * closed, as in Perfetto. */
+	CHECK_EQ(tp_slice_end(tp, tr, 30, 0, S(tp, "A"), TP_NULL_U32), a);
+	CHECK_EQ(tp->t.slice.dur[a], 20);
+	CHECK_EQ(tp->t.slice.dur[b], -1);
+	CHECK_EQ(tp_slice_end(tp, tr, 40, 0, S(tp, "X"), TP_NULL_U32), TP_NULL_U32);
+	CHECK_EQ(tp_slice_end(tp, tr, 50, 0, S(tp, "B"), TP_NULL_U32), b);
+	CHECK_EQ(tp->t.slice.dur[b], 30);
+	tp_free(tp);
+}
+
+TEST(tp_model_partial_overlap_dropped)
+{
+	struct tp *tp = tp_new(NULL);
+	uint32_t tr = tp_track_for_thread(tp, tp_thread_for_tid(tp, 1, 1));
+	tp_slice_complete(tp, tr, 0, 10, 0, S(tp, "A"), TP_NULL_U32);
+	int64_t end = 0;
+	uint32_t who = 0;
+	CHECK(tp_slice_would_overlap(tp, tr, 5, 10, &end, &who));
+	CHECK_EQ(end, 10);
+	CHECK_EQ(who, 0);
+	CHECK_EQ(tp_slice_complete(tp, tr, 5, 10, 0, S(tp, "B"), TP_NULL_U32), TP_NULL_U32);
+	CHECK_EQ(tp->stats[TP_STAT_slice_drop_overlapping_complete_event], 1);
+	/* Touching end points nest fine. */
+	CHECK(!tp_slice_would_overlap(tp, tr, 5, 5, NULL, NULL));
+	CHECK(tp_slice_complete(tp, tr, 10, 5, 0, S(tp, "C"), TP_NULL_U32) != TP_NULL_U32);
+	CHECK_EQ(tp->t.slice.depth[1], 0);
+	tp_free(tp);
+}
+
+TEST(tp_model_args_shared_and_merged)
+{
+	struct tp *tp = tp_new(NULL);
+	struct tp_args_builder b = {VEC_INIT};
+	uint32_t k1 = S(tp, "args.x"), k2 = S(tp, "args.y");
+	tp_args_add_int(&b, k1, k1, 5);
+	uint32_t s1 = tp_args_commit(tp, &b);
+	tp_args_add_int(&b, k1, k1, 5);
+	CHECK_EQ(tp_args_commit(tp, &b), s1); /* identical content, same set */
+	CHECK_EQ(tp_args_commit(tp, &b), TP_NULL_U32);
+	tp_args_add_int(&b, k1, k1, 7);
+	tp_args_add_string(&b, k2, k2, S(tp, "hello"));
+	uint32_t s2 = tp_args_commit(tp, &b);
+	CHECK(s2 != s1);
+	uint32_t m = tp_args_merge(tp, s1, s2);
+	struct tp_args_table *t = &tp->t.args;
+	uint32_t rows = 0;
+	for (uint32_t r = 0; r < t->n; r++) {
+		if (t->arg_set_id[r] != m)
+			continue;
+		rows++;
+		if (t->key[r] == k1)
+			CHECK_EQ(t->int_value[r], 7); /* the later set wins */
+		else
+			CHECK_STR_EQ(tp_str(tp, t->string_value[r]), "hello");
+	}
+	CHECK_EQ(rows, 2);
+	/* Rows are grouped by set in increasing order. */
+	for (uint32_t r = 1; r < t->n; r++)
+		CHECK(t->arg_set_id[r - 1] <= t->arg_set_id[r]);
+	tp_args_builder_release(&b);
+	tp_free(tp);
+}
+
+TEST(tp_model_threads_and_reuse)
+{
+	struct tp *tp = tp_new(NULL);
+	CHECK_EQ(tp->t.thread.n, 1); /* utid 0: swapper */
+	CHECK_EQ(tp->t.process.n, 1);
+	uint32_t t1 = tp_thread_for_tid(tp, 42, -1);
+	CHECK_EQ(tp->t.thread.upid[t1], TP_NULL_I64);
+	CHECK_EQ(tp_thread_for_tid(tp, 42, 40), t1); /* pid learnt later */
+	uint32_t p40 = tp_process_for_pid(tp, 40);
+	CHECK_EQ(tp->t.thread.upid[t1], p40);
+	CHECK_EQ(tp->t.thread.is_main_thread[t1], 0);
+	/* The same tid in another process is another thread. */
+	uint32_t t2 = tp_thread_for_tid(tp, 42, 50);
+	CHECK(t2 != t1);
+	tp_thread_end(tp, t2, 1000);
+	uint32_t t3 = tp_thread_for_tid(tp, 42, 50);
+	CHECK(t3 != t2);
+	CHECK_EQ(tp->t.thread.end_ts[t2], 1000);
+	tp_free(tp);
+}
+
+TEST(tp_model_track_identity)
+{
+	struct tp *tp = tp_new(NULL);
+	struct tp_track_key k = {.type = "legacy_async_process_slice", .event_type = "slice",
+				 .utid = -1, .upid = 3, .cpu = -1, .extra_dim = 77,
+				 .name = S(tp, "req")};
+	uint32_t a = tp_track_get(tp, &k);
+	CHECK_EQ(tp_track_get(tp, &k), a);
+	k.extra_dim = 78;
+	uint32_t b = tp_track_get(tp, &k);
+	CHECK(b != a);
+	CHECK(tp_track_new(tp, &k) != b);
+	CHECK_STR_EQ(tp_str(tp, tp->t.track.type[a]), "legacy_async_process_slice");
+	CHECK_EQ(tp->t.track.upid[a], 3);
+	CHECK_EQ(tp->t.track.utid[a], TP_NULL_I64);
+	tp_free(tp);
+}
+
+struct order_ctx {
+	int64_t ts[8];
+	int vals[8];
+	int n;
+};
+
+static void collect(struct tp *tp, int64_t ts, const void *payload, size_t len, void *ctx)
+{
+	struct order_ctx *o = ctx;
+	(void)tp;
+	(void)len;
+	o->ts[o->n] = ts;
+	o->vals[o->n++] = *(const int *)payload;
+}
+
+TEST(tp_model_sorter_stable)
+{
+	struct tp *tp = tp_new(NULL);
+	struct tp_sorter *s = tp_sorter_new();
+	int64_t ts[] = {30, 10, 20, 10, 30};
+	for (int i = 0; i < 5; i++)
+		tp_sorter_push(s, ts[i], &i, sizeof i);
+	struct order_ctx o = {0};
+	tp_sorter_flush(s, tp, collect, &o);
+	CHECK_EQ(o.n, 5);
+	int want[] = {1, 3, 2, 0, 4};
+	for (int i = 0; i < 5; i++)
+		CHECK_EQ(o.vals[i], want[i]);
+	tp_sorter_free(s);
+	tp_free(tp);
+}

@@ -1,0 +1,808 @@
+/*
+ * Tests of the Perfetto protobuf importer (components/trace_processor/
+ * importers/proto): traces built with the pb writer, fed through tp_parse in
+ * chunks, checked directly in the tables; plus every track_event difftest
+ * trace and golden trace from ../shared loading without error.
+ */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <zlib.h>
+
+#include "../../components/trace_processor/tp_int.h"
+#include "pb.h"
+#include "test.h"
+
+/* ---- trace building ----------------------------------------------------------- */
+
+struct tb {
+	struct pb_writer w;
+	unsigned pkt;
+};
+
+static void tb_init(struct tb *t)
+{
+	pb_writer_init_growable(&t->w);
+}
+static void pkt_begin(struct tb *t, uint32_t seq, uint64_t ts)
+{
+	t->pkt = pb_begin_nested(&t->w, 1);
+	if (seq)
+		pb_put_uint32(&t->w, 10, seq);
+	if (ts != UINT64_MAX)
+		pb_put_uint64(&t->w, 8, ts);
+}
+static void pkt_end(struct tb *t)
+{
+	pb_end_nested(&t->w, t->pkt);
+}
+static void interned_name(struct tb *t, uint32_t field, uint64_t iid, const char *name)
+{
+	unsigned id = pb_begin_nested(&t->w, 12);
+	unsigned e = pb_begin_nested(&t->w, field);
+	pb_put_uint64(&t->w, 1, iid);
+	pb_put_string(&t->w, 2, name);
+	pb_end_nested(&t->w, e);
+	pb_end_nested(&t->w, id);
+}
+static void thread_track(struct tb *t, uint64_t uuid, int pid, int tid, const char *name)
+{
+	unsigned d = pb_begin_nested(&t->w, 60);
+	pb_put_uint64(&t->w, 1, uuid);
+	unsigned th = pb_begin_nested(&t->w, 4);
+	pb_put_int32(&t->w, 1, pid);
+	pb_put_int32(&t->w, 2, tid);
+	if (name)
+		pb_put_string(&t->w, 5, name);
+	pb_end_nested(&t->w, th);
+	pb_end_nested(&t->w, d);
+}
+/* A TrackEvent of type on uuid (0 = none) named by iid or string. */
+static void track_event(struct tb *t, int type, uint64_t uuid, uint64_t name_iid,
+			const char *name, uint64_t cat_iid)
+{
+	unsigned e = pb_begin_nested(&t->w, 11);
+	pb_put_uint32(&t->w, 9, (uint32_t)type);
+	if (uuid)
+		pb_put_uint64(&t->w, 11, uuid);
+	if (name_iid)
+		pb_put_uint64(&t->w, 10, name_iid);
+	if (name)
+		pb_put_string(&t->w, 23, name);
+	if (cat_iid)
+		pb_put_uint64(&t->w, 3, cat_iid);
+	pb_end_nested(&t->w, e);
+}
+
+static uint8_t *tb_take(struct tb *t, size_t *n)
+{
+	return pb_writer_take(&t->w, n);
+}
+
+static struct tp *load(const uint8_t *p, size_t n, size_t chunk)
+{
+	struct tp *tp = tp_new(NULL);
+	if (!chunk)
+		chunk = n;
+	for (size_t o = 0; o < n; o += chunk)
+		if (tp_parse(tp, p + o, n - o < chunk ? n - o : chunk) != 0)
+			break;
+	tp_end_of_file(tp);
+	return tp;
+}
+
+static const char *sname(struct tp *tp, uint32_t id)
+{
+	const char *s = id ? tp_str(tp, id) : NULL;
+	return s ? s : "(null)";
+}
+
+/* A typical SDK sequence: thread descriptor track 1, interned names, nested
+ * begin/end pairs, an instant, debug annotations. */
+static uint8_t *build_basic(size_t *n)
+{
+	struct tb t;
+	tb_init(&t);
+	pkt_begin(&t, 1, 0);
+	pb_put_uint32(&t.w, 13, 1 | 2);
+	thread_track(&t, 1, 10, 11, "main");
+	interned_name(&t, 2, 1, "outer");
+	interned_name(&t, 1, 1, "cat1");
+	{
+		unsigned d = pb_begin_nested(&t.w, 59);
+		unsigned te = pb_begin_nested(&t.w, 11);
+		pb_put_uint64(&t.w, 11, 1);
+		pb_end_nested(&t.w, te);
+		pb_end_nested(&t.w, d);
+	}
+	pkt_end(&t);
+	pkt_begin(&t, 1, 100);
+	pb_put_uint32(&t.w, 13, 2);
+	track_event(&t, 1, 0, 1, NULL, 1);
+	pkt_end(&t);
+	pkt_begin(&t, 1, 150);
+	pb_put_uint32(&t.w, 13, 2);
+	interned_name(&t, 2, 2, "inner");
+	{
+		unsigned e = pb_begin_nested(&t.w, 11);
+		pb_put_uint32(&t.w, 9, 1);
+		pb_put_uint64(&t.w, 10, 2);
+		pb_put_string(&t.w, 22, "a");
+		pb_put_string(&t.w, 22, "b");
+		unsigned da = pb_begin_nested(&t.w, 4);
+		pb_put_string(&t.w, 10, "x");
+		pb_put_int64(&t.w, 4, -5);
+		pb_end_nested(&t.w, da);
+		da = pb_begin_nested(&t.w, 4);
+		pb_put_string(&t.w, 10, "d");
+		unsigned ent = pb_begin_nested(&t.w, 11);
+		pb_put_string(&t.w, 10, "k");
+		pb_put_string(&t.w, 6, "v");
+		pb_end_nested(&t.w, ent);
+		unsigned arr = pb_begin_nested(&t.w, 12);
+		pb_put_bool(&t.w, 2, true);
+		pb_end_nested(&t.w, arr);
+		pb_end_nested(&t.w, da);
+		pb_end_nested(&t.w, e);
+	}
+	pkt_end(&t);
+	pkt_begin(&t, 1, 160);
+	track_event(&t, 3, 0, 0, "instant", 0);
+	pkt_end(&t);
+	pkt_begin(&t, 1, 200);
+	track_event(&t, 2, 0, 0, NULL, 0);
+	pkt_end(&t);
+	pkt_begin(&t, 1, 300);
+	track_event(&t, 2, 0, 0, NULL, 0);
+	pkt_end(&t);
+	return tb_take(&t, n);
+}
+
+static int find_arg(struct tp *tp, uint32_t set, const char *key)
+{
+	struct tp_args_table *a = &tp->t.args;
+	for (uint32_t i = 0; i < a->n; i++)
+		if (a->arg_set_id[i] == set && strcmp(sname(tp, a->key[i]), key) == 0)
+			return (int)i;
+	return -1;
+}
+
+TEST(tp_proto_basic_slices)
+{
+	size_t n;
+	uint8_t *buf = build_basic(&n);
+	struct tp *tp = load(buf, n, 0);
+	tb_free(buf);
+	CHECK_STR_EQ(tp_trace_type(tp), "proto");
+	struct tp_slice_table *s = &tp->t.slice;
+	int ok = s->n == 3;
+	if (ok) {
+		CHECK_STR_EQ(sname(tp, s->name[0]), "outer");
+		CHECK_STR_EQ(sname(tp, s->category[0]), "cat1");
+		CHECK_EQ(s->ts[0], 100);
+		CHECK_EQ(s->dur[0], 200);
+		CHECK_STR_EQ(sname(tp, s->name[1]), "inner");
+		CHECK_STR_EQ(sname(tp, s->category[1]), "a,b");
+		CHECK_EQ(s->dur[1], 50);
+		CHECK_EQ(s->depth[1], 1);
+		CHECK_EQ(s->parent_id[1], 0);
+		CHECK_STR_EQ(sname(tp, s->name[2]), "instant");
+		CHECK_EQ(s->dur[2], 0);
+		CHECK_EQ(s->depth[2], 2);
+		uint32_t track = s->track_id[0];
+		CHECK_EQ(s->track_id[1], track);
+		CHECK_EQ(s->track_id[2], track);
+		uint32_t utid = (uint32_t)tp->t.track.utid[track];
+		CHECK_EQ(tp->t.thread.tid[utid], 11);
+		CHECK_STR_EQ(sname(tp, tp->t.thread.name[utid]), "main");
+		CHECK_EQ(tp->t.process.pid[tp->t.thread.upid[utid]], 10);
+		uint32_t set = s->arg_set_id[1];
+		CHECK(set != TP_NULL_U32);
+		int i = find_arg(tp, set, "debug.x");
+		CHECK(i >= 0);
+		CHECK_EQ(tp->t.args.int_value[i], -5);
+		i = find_arg(tp, set, "debug.d.k");
+		CHECK(i >= 0);
+		CHECK_STR_EQ(sname(tp, tp->t.args.string_value[i]), "v");
+		i = find_arg(tp, set, "debug.d[0]");
+		CHECK(i >= 0);
+		CHECK_STR_EQ(sname(tp, tp->t.args.flat_key[i]), "debug.d");
+	}
+	tp_free(tp);
+	CHECK(ok);
+}
+
+/* Feeding one byte at a time gives the same tables as one chunk. */
+TEST(tp_proto_chunked_identical)
+{
+	size_t n;
+	uint8_t *buf = build_basic(&n);
+	struct tp *a = load(buf, n, 0), *b = load(buf, n, 1), *c = load(buf, n, 7);
+	tb_free(buf);
+	int ok = a->t.slice.n == b->t.slice.n && a->t.slice.n == c->t.slice.n &&
+		 a->t.args.n == b->t.args.n && a->t.track.n == b->t.track.n;
+	for (uint32_t i = 0; ok && i < a->t.slice.n; i++)
+		ok = a->t.slice.ts[i] == b->t.slice.ts[i] && a->t.slice.dur[i] == b->t.slice.dur[i] &&
+		     a->t.slice.ts[i] == c->t.slice.ts[i] &&
+		     strcmp(sname(a, a->t.slice.name[i]), sname(b, b->t.slice.name[i])) == 0;
+	uint64_t f1 = b->stats[TP_STAT_proto_tokenizer_failure];
+	tp_free(a);
+	tp_free(b);
+	tp_free(c);
+	CHECK(ok);
+	CHECK_EQ(f1, 0);
+}
+
+/* iids resolve against the generation in effect when the packet was
+ * tokenized, even when sorting moves it after a later reset. */
+TEST(tp_proto_interning_generations)
+{
+	struct tb t;
+	tb_init(&t);
+	pkt_begin(&t, 1, 0);
+	pb_put_uint32(&t.w, 13, 1);
+	thread_track(&t, 1, 5, 6, NULL);
+	pkt_end(&t);
+	pkt_begin(&t, 1, 500);
+	pb_put_uint32(&t.w, 13, 1 | 2);
+	interned_name(&t, 2, 1, "first");
+	track_event(&t, 3, 1, 1, NULL, 0);
+	pkt_end(&t);
+	pkt_begin(&t, 1, 100);
+	pb_put_uint32(&t.w, 13, 1 | 2);
+	interned_name(&t, 2, 1, "second");
+	track_event(&t, 3, 1, 1, NULL, 0);
+	pkt_end(&t);
+	/* Dropped packets invalidate the state: skipped and counted. */
+	pkt_begin(&t, 1, 600);
+	pb_put_uint32(&t.w, 42, 1);
+	pb_put_uint32(&t.w, 13, 2);
+	track_event(&t, 3, 1, 1, NULL, 0);
+	pkt_end(&t);
+	/* A sequence that never cleared its state. */
+	pkt_begin(&t, 2, 700);
+	pb_put_uint32(&t.w, 13, 2);
+	track_event(&t, 3, 1, 0, "x", 0);
+	pkt_end(&t);
+	size_t n;
+	uint8_t *buf = tb_take(&t, &n);
+	struct tp *tp = load(buf, n, 0);
+	tb_free(buf);
+	uint32_t ns = tp->t.slice.n;
+	const char *n0 = ns > 0 ? sname(tp, tp->t.slice.name[0]) : "";
+	const char *n1 = ns > 1 ? sname(tp, tp->t.slice.name[1]) : "";
+	int ok = ns == 2 && strcmp(n0, "second") == 0 && strcmp(n1, "first") == 0;
+	uint64_t skipped = tp->stats[TP_STAT_packet_skipped_seq_needs_incremental_state_invalid];
+	tp_free(tp);
+	CHECK(ok);
+	CHECK_EQ(skipped, 2);
+}
+
+static void clock_snapshot(struct tb *t, uint32_t id, uint64_t ts, bool inc, uint64_t mult,
+			   uint64_t boot)
+{
+	unsigned cs = pb_begin_nested(&t->w, 6);
+	unsigned c = pb_begin_nested(&t->w, 1);
+	pb_put_uint32(&t->w, 1, 6);
+	pb_put_uint64(&t->w, 2, boot);
+	pb_end_nested(&t->w, c);
+	c = pb_begin_nested(&t->w, 1);
+	pb_put_uint32(&t->w, 1, id);
+	pb_put_uint64(&t->w, 2, ts);
+	if (inc)
+		pb_put_bool(&t->w, 3, true);
+	if (mult)
+		pb_put_uint64(&t->w, 4, mult);
+	pb_end_nested(&t->w, c);
+	pb_end_nested(&t->w, cs);
+}
+
+TEST(tp_proto_clocks)
+{
+	struct tb t;
+	tb_init(&t);
+	/* MONOTONIC (3) = BOOTTIME - 1000. */
+	pkt_begin(&t, 1, UINT64_MAX);
+	clock_snapshot(&t, 3, 4000, false, 0, 5000);
+	pkt_end(&t);
+	/* Sequence 2: incremental clock 64 in microseconds starting at 10 us
+	 * = BOOTTIME 20000. */
+	pkt_begin(&t, 2, 20000);
+	pb_put_uint32(&t.w, 58, 6);
+	pb_put_uint32(&t.w, 13, 1);
+	clock_snapshot(&t, 64, 10, true, 1000, 20000);
+	thread_track(&t, 1, 1, 1, NULL);
+	{
+		unsigned d = pb_begin_nested(&t.w, 59);
+		pb_put_uint32(&t.w, 58, 64);
+		pb_end_nested(&t.w, d);
+	}
+	pkt_end(&t);
+	pkt_begin(&t, 2, 5); /* +5 us */
+	track_event(&t, 1, 1, 0, "a", 0);
+	pkt_end(&t);
+	pkt_begin(&t, 2, 3); /* +3 us */
+	track_event(&t, 2, 1, 0, NULL, 0);
+	pkt_end(&t);
+	pkt_begin(&t, 1, 6000); /* MONOTONIC 6000 = BOOTTIME 7000 */
+	pb_put_uint32(&t.w, 58, 3);
+	track_event(&t, 3, 1, 0, "mono", 0);
+	pkt_end(&t);
+	pkt_begin(&t, 1, 1); /* REALTIME: no snapshot */
+	pb_put_uint32(&t.w, 58, 1);
+	track_event(&t, 3, 1, 0, "lost", 0);
+	pkt_end(&t);
+	size_t n;
+	uint8_t *buf = tb_take(&t, &n);
+	struct tp *tp = load(buf, n, 3);
+	tb_free(buf);
+	struct tp_slice_table *s = &tp->t.slice;
+	int ok = s->n == 2 && s->ts[0] == 7000 && s->ts[1] == 25000 && s->dur[1] == 3000;
+	if (!ok)
+		for (uint32_t i = 0; i < s->n; i++)
+			printf("slice %u ts %lld dur %lld\n", i, (long long)s->ts[i],
+			       (long long)s->dur[i]);
+	uint64_t fail = tp->stats[TP_STAT_clock_sync_failure];
+	tp_free(tp);
+	CHECK(ok);
+	CHECK_EQ(fail, 1);
+}
+
+TEST(tp_proto_truncated_packet)
+{
+	size_t n;
+	uint8_t *buf = build_basic(&n);
+	struct tp *tp = load(buf, n - 2, 5);
+	uint32_t ns = tp->t.slice.n;
+	uint64_t fail = tp->stats[TP_STAT_proto_tokenizer_failure];
+	tp_free(tp);
+	/* Garbage after valid packets: the rest is ignored. */
+	uint8_t *bad = tb_malloc(n + 4);
+	memcpy(bad, buf, n);
+	memcpy(bad + n, "\x12\x02zz", 4);
+	tp = load(bad, n + 4, 0);
+	uint32_t ns2 = tp->t.slice.n;
+	uint64_t fail2 = tp->stats[TP_STAT_proto_tokenizer_failure];
+	tp_free(tp);
+	tb_free(bad);
+	tb_free(buf);
+	CHECK_EQ(fail, 1);
+	CHECK_EQ(ns, 3); /* the last end is lost: slices stay open */
+	CHECK_EQ(fail2, 1);
+	CHECK_EQ(ns2, 3);
+}
+
+TEST(tp_proto_compressed_packets)
+{
+	size_t n;
+	uint8_t *inner = build_basic(&n);
+	uLongf clen = compressBound(n);
+	uint8_t *z = tb_malloc(clen);
+	int zrc = compress2(z, &clen, inner, n, 6);
+	tb_free(inner);
+	struct tb t;
+	tb_init(&t);
+	pkt_begin(&t, 0, UINT64_MAX);
+	pb_put_bytes(&t.w, 50, z, clen);
+	pkt_end(&t);
+	pkt_begin(&t, 0, UINT64_MAX);
+	pb_put_bytes(&t.w, 50, "garbage", 7);
+	pkt_end(&t);
+	tb_free(z);
+	size_t tn;
+	uint8_t *buf = tb_take(&t, &tn);
+	struct tp *tp = load(buf, tn, 0);
+	tb_free(buf);
+	uint32_t ns = tp->t.slice.n;
+	uint64_t fail = tp->stats[TP_STAT_compressed_packets_failure];
+	tp_free(tp);
+	CHECK_EQ(zrc, Z_OK);
+	CHECK_EQ(ns, 3);
+	CHECK_EQ(fail, 1);
+}
+
+TEST(tp_proto_counters)
+{
+	struct tb t;
+	tb_init(&t);
+	pkt_begin(&t, 1, 0);
+	pb_put_uint32(&t.w, 13, 1);
+	{
+		unsigned d = pb_begin_nested(&t.w, 60);
+		pb_put_uint64(&t.w, 1, 7);
+		pb_put_string(&t.w, 2, "mem");
+		unsigned c = pb_begin_nested(&t.w, 8);
+		pb_put_uint32(&t.w, 3, 3);
+		pb_put_bool(&t.w, 5, true);
+		pb_end_nested(&t.w, c);
+		pb_end_nested(&t.w, d);
+	}
+	pkt_end(&t);
+	for (int i = 0; i < 3; i++) {
+		pkt_begin(&t, 1, 100 + (uint64_t)i * 10);
+		unsigned e = pb_begin_nested(&t.w, 11);
+		pb_put_uint32(&t.w, 9, 4);
+		pb_put_uint64(&t.w, 11, 7);
+		pb_put_int64(&t.w, 30, 5);
+		pb_end_nested(&t.w, e);
+		pkt_end(&t);
+	}
+	size_t n;
+	uint8_t *buf = tb_take(&t, &n);
+	struct tp *tp = load(buf, n, 0);
+	tb_free(buf);
+	struct tp_counter_table *c = &tp->t.counter;
+	int ok = c->n == 3 && c->value[2] == 15.0 && c->ts[2] == 120;
+	int named = ok && strcmp(sname(tp, tp->t.track.name[c->track_id[0]]), "mem") == 0 &&
+		    strcmp(sname(tp, tp->t.track.unit[c->track_id[0]]), "bytes") == 0;
+	tp_free(tp);
+	CHECK(ok);
+	CHECK(named);
+}
+
+/* The track of the slice named name, or TP_NULL_U32. */
+static uint32_t slice_track(struct tp *tp, const char *name)
+{
+	for (uint32_t i = 0; i < tp->t.slice.n; i++)
+		if (strcmp(sname(tp, tp->t.slice.name[i]), name) == 0)
+			return tp->t.slice.track_id[i];
+	return TP_NULL_U32;
+}
+
+/* Descriptor tracks carry Perfetto's source args; a child track without a
+ * name takes its first event's; a uuid without a descriptor is an implicit
+ * global track; the thread track of a separate thread descriptor is its own. */
+TEST(tp_proto_track_source_args)
+{
+	struct tb t;
+	tb_init(&t);
+	pkt_begin(&t, 1, 0);
+	pb_put_uint32(&t.w, 13, 1);
+	pb_put_bool(&t.w, 87, true);
+	{
+		unsigned d = pb_begin_nested(&t.w, 60);
+		pb_put_uint64(&t.w, 1, 1);
+		unsigned th = pb_begin_nested(&t.w, 4);
+		pb_put_int32(&t.w, 1, 5);
+		pb_put_int32(&t.w, 2, 6);
+		pb_end_nested(&t.w, th);
+		pb_put_string(&t.w, 14, "the thread");
+		pb_put_bool(&t.w, 9, true);
+		pb_end_nested(&t.w, d);
+	}
+	pkt_end(&t);
+	pkt_begin(&t, 1, 0);
+	{
+		unsigned d = pb_begin_nested(&t.w, 60);
+		pb_put_uint64(&t.w, 1, 2);
+		pb_put_uint64(&t.w, 5, 1);
+		pb_put_int32(&t.w, 12, -3);
+		pb_end_nested(&t.w, d);
+	}
+	pkt_end(&t);
+	pkt_begin(&t, 1, 10);
+	track_event(&t, 3, 1, 0, "on_thread", 0);
+	pkt_end(&t);
+	pkt_begin(&t, 1, 20);
+	track_event(&t, 3, 2, 0, "on_child", 0);
+	pkt_end(&t);
+	pkt_begin(&t, 2, 30);
+	track_event(&t, 3, 99, 0, "on_implicit", 0);
+	pkt_end(&t);
+	size_t n;
+	uint8_t *buf = tb_take(&t, &n);
+	struct tp *tp = load(buf, n, 0);
+	tb_free(buf);
+	struct tp_track_table *tr = &tp->t.track;
+	uint32_t th = slice_track(tp, "on_thread"), ch = slice_track(tp, "on_child"),
+		 im = slice_track(tp, "on_implicit");
+	int ok = th != TP_NULL_U32 && ch != TP_NULL_U32 && im != TP_NULL_U32 && th != ch;
+	int first = -1, desc = -1, rank = -1, root = -1, id = -1;
+	char child_name[32] = "", implicit_name[32] = "";
+	int64_t child_utid = -1, implicit_parent = 0;
+	if (ok) {
+		first = find_arg(tp, tr->source_arg_set_id[th], "has_first_packet_on_sequence");
+		desc = find_arg(tp, tr->source_arg_set_id[th], "description");
+		root = find_arg(tp, tr->source_arg_set_id[th], "is_root_in_scope");
+		rank = find_arg(tp, tr->source_arg_set_id[ch], "sibling_order_rank");
+		id = find_arg(tp, tr->source_arg_set_id[im], "trace_id");
+		snprintf(child_name, sizeof child_name, "%s", sname(tp, tr->name[ch]));
+		child_utid = tr->utid[ch];
+		snprintf(implicit_name, sizeof implicit_name, "%s", sname(tp, tr->name[im]));
+		implicit_parent = tr->parent_id[im];
+		ok = first >= 0 && tp->t.args.int_value[first] == 1 && desc >= 0 &&
+		     strcmp(sname(tp, tp->t.args.string_value[desc]), "the thread") == 0 &&
+		     root >= 0 && tp->t.args.int_value[root] == 1 && rank >= 0 &&
+		     tp->t.args.int_value[rank] == -3 && id >= 0 &&
+		     tp->t.args.int_value[id] == 99 &&
+		     find_arg(tp, tr->source_arg_set_id[im], "has_first_packet_on_sequence") < 0;
+	}
+	tp_free(tp);
+	CHECK(ok);
+	CHECK_STR_EQ(child_name, "on_child");
+	CHECK(child_utid != TP_NULL_I64);
+	CHECK_STR_EQ(implicit_name, "on_implicit");
+	CHECK_EQ(implicit_parent, TP_NULL_I64);
+}
+
+/* A re-emitted descriptor renames a track only when merging is disabled. */
+TEST(tp_proto_track_rename_merge_none)
+{
+	struct tb t;
+	tb_init(&t);
+	const char *names[] = {"first", "second"};
+	for (int i = 0; i < 2; i++) {
+		pkt_begin(&t, 1, 100 + (uint64_t)i);
+		unsigned d = pb_begin_nested(&t.w, 60);
+		pb_put_uint64(&t.w, 1, 1);
+		pb_put_string(&t.w, 2, names[i]);
+		pb_put_uint32(&t.w, 15, 2);
+		pb_end_nested(&t.w, d);
+		pkt_end(&t);
+		pkt_begin(&t, 1, 100 + (uint64_t)i);
+		d = pb_begin_nested(&t.w, 60);
+		pb_put_uint64(&t.w, 1, 2);
+		pb_put_string(&t.w, 2, names[i]);
+		pb_end_nested(&t.w, d);
+		pkt_end(&t);
+	}
+	pkt_begin(&t, 1, 300);
+	track_event(&t, 3, 1, 0, "a", 0);
+	pkt_end(&t);
+	pkt_begin(&t, 1, 300);
+	track_event(&t, 3, 2, 0, "b", 0);
+	pkt_end(&t);
+	size_t n;
+	uint8_t *buf = tb_take(&t, &n);
+	struct tp *tp = load(buf, n, 0);
+	tb_free(buf);
+	uint32_t a = slice_track(tp, "a"), b = slice_track(tp, "b");
+	char na[16] = "", nb[16] = "";
+	if (a != TP_NULL_U32 && b != TP_NULL_U32) {
+		snprintf(na, sizeof na, "%s", sname(tp, tp->t.track.name[a]));
+		snprintf(nb, sizeof nb, "%s", sname(tp, tp->t.track.name[b]));
+	}
+	tp_free(tp);
+	CHECK_STR_EQ(na, "second");
+	CHECK_STR_EQ(nb, "first");
+}
+
+/* Extra counter values of incremental tracks are deltas in trace order,
+ * reset with the sequence's incremental state; legacy thread time fields
+ * become "thread_time" counters on the thread. */
+TEST(tp_proto_incremental_extra_counters)
+{
+	struct tb t;
+	tb_init(&t);
+	for (int gen = 0; gen < 2; gen++) {
+		pkt_begin(&t, 1, 1000 * (uint64_t)gen);
+		pb_put_uint32(&t.w, 13, 1);
+		thread_track(&t, 1, 5, 6, "t");
+		unsigned df = pb_begin_nested(&t.w, 59);
+		unsigned te = pb_begin_nested(&t.w, 11);
+		pb_put_uint64(&t.w, 11, 1);
+		pb_put_uint64(&t.w, 31, 10);
+		pb_end_nested(&t.w, te);
+		pb_end_nested(&t.w, df);
+		pkt_end(&t);
+		pkt_begin(&t, 1, 1000 * (uint64_t)gen);
+		unsigned d = pb_begin_nested(&t.w, 60);
+		pb_put_uint64(&t.w, 1, 10);
+		pb_put_uint64(&t.w, 5, 1);
+		unsigned c = pb_begin_nested(&t.w, 8);
+		pb_put_uint32(&t.w, 1, 1);
+		pb_put_int64(&t.w, 4, 1000);
+		pb_put_bool(&t.w, 5, true);
+		pb_end_nested(&t.w, c);
+		pb_end_nested(&t.w, d);
+		pkt_end(&t);
+		for (int i = 0; i < 2; i++) {
+			pkt_begin(&t, 1, 1000 * (uint64_t)gen + 10 + (uint64_t)i);
+			pb_put_uint32(&t.w, 13, 2);
+			unsigned e = pb_begin_nested(&t.w, 11);
+			pb_put_uint32(&t.w, 9, (uint32_t)(i + 1));
+			pb_put_string(&t.w, 23, "s");
+			pb_put_int64(&t.w, 12, gen ? 7 : 3);
+			pb_end_nested(&t.w, e);
+			pkt_end(&t);
+		}
+	}
+	pkt_begin(&t, 2, 5000);
+	{
+		unsigned e = pb_begin_nested(&t.w, 11);
+		pb_put_uint32(&t.w, 9, 3);
+		pb_put_uint64(&t.w, 11, 1);
+		pb_put_string(&t.w, 23, "legacy");
+		pb_put_int64(&t.w, 17, 42);
+		pb_end_nested(&t.w, e);
+	}
+	pkt_end(&t);
+	size_t n;
+	uint8_t *buf = tb_take(&t, &n);
+	struct tp *tp = load(buf, n, 0);
+	tb_free(buf);
+	struct tp_counter_table *c = &tp->t.counter;
+	double v[5] = {0};
+	const char *last_name = "";
+	for (uint32_t i = 0; i < c->n && i < 5; i++)
+		v[i] = c->value[i];
+	if (c->n == 5)
+		last_name = sname(tp, tp->t.track.name[c->track_id[4]]);
+	uint32_t cn = c->n;
+	int thread_dur = tp->t.slice.n > 0 && tp->t.slice.thread_dur[0] == 3000;
+	char name[32];
+	snprintf(name, sizeof name, "%s", last_name);
+	tp_free(tp);
+	CHECK_EQ(cn, 5);
+	CHECK_DBL_EQ(v[0], 3000.0);
+	CHECK_DBL_EQ(v[1], 6000.0);
+	CHECK_DBL_EQ(v[2], 7000.0);
+	CHECK_DBL_EQ(v[3], 14000.0);
+	CHECK_DBL_EQ(v[4], 42000.0);
+	CHECK_STR_EQ(name, "thread_time");
+	CHECK(thread_dur);
+}
+
+/* Legacy µs timestamps are MONOTONIC and converted to the trace clock;
+ * negative ones (overflowed deltas included) are dropped and counted. */
+TEST(tp_proto_legacy_timestamps)
+{
+	struct tb t;
+	tb_init(&t);
+	pkt_begin(&t, 1, UINT64_MAX);
+	{
+		unsigned cs = pb_begin_nested(&t.w, 6);
+		unsigned c = pb_begin_nested(&t.w, 1);
+		pb_put_uint32(&t.w, 1, 3);
+		pb_put_uint64(&t.w, 2, 1);
+		pb_end_nested(&t.w, c);
+		c = pb_begin_nested(&t.w, 1);
+		pb_put_uint32(&t.w, 1, 6);
+		pb_put_uint64(&t.w, 2, 0);
+		pb_end_nested(&t.w, c);
+		pb_end_nested(&t.w, cs);
+	}
+	pkt_end(&t);
+	pkt_begin(&t, 1, UINT64_MAX);
+	pb_put_uint32(&t.w, 13, 1);
+	pkt_end(&t);
+	int64_t abs_us[] = {1000, -9223372036854776LL};
+	for (int i = 0; i < 2; i++) {
+		pkt_begin(&t, 1, UINT64_MAX);
+		unsigned e = pb_begin_nested(&t.w, 11);
+		pb_put_uint32(&t.w, 9, 3);
+		pb_put_string(&t.w, 23, i ? "bad" : "good");
+		pb_put_int64(&t.w, 16, abs_us[i]);
+		pb_end_nested(&t.w, e);
+		pkt_end(&t);
+	}
+	pkt_begin(&t, 1, UINT64_MAX);
+	{
+		unsigned d = pb_begin_nested(&t.w, 44);
+		pb_put_int64(&t.w, 6, -9223372036854775LL);
+		pb_end_nested(&t.w, d);
+	}
+	pkt_end(&t);
+	pkt_begin(&t, 1, UINT64_MAX);
+	{
+		unsigned e = pb_begin_nested(&t.w, 11);
+		pb_put_uint32(&t.w, 9, 3);
+		pb_put_string(&t.w, 23, "bad2");
+		pb_put_int64(&t.w, 1, -1);
+		pb_end_nested(&t.w, e);
+	}
+	pkt_end(&t);
+	size_t n;
+	uint8_t *buf = tb_take(&t, &n);
+	struct tp *tp = load(buf, n, 0);
+	tb_free(buf);
+	uint32_t ns = tp->t.slice.n;
+	int64_t ts = ns ? tp->t.slice.ts[0] : -1;
+	uint64_t bad = tp->stats[TP_STAT_track_event_invalid_timestamp];
+	tp_free(tp);
+	CHECK_EQ(ns, 1);
+	CHECK_EQ(ts, 999999);
+	CHECK_EQ(bad, 2);
+}
+
+/* A thread TrackDescriptor is also the sequence's thread: legacy events
+ * with track_uuid 0 land on that thread. */
+TEST(tp_proto_thread_descriptor_track_sets_sequence_thread)
+{
+	struct tb t;
+	tb_init(&t);
+	pkt_begin(&t, 1, 0);
+	pb_put_uint32(&t.w, 13, 1);
+	thread_track(&t, 1, 5, 7, "t");
+	pkt_end(&t);
+	pkt_begin(&t, 1, 10);
+	{
+		unsigned e = pb_begin_nested(&t.w, 11);
+		pb_put_uint64(&t.w, 11, 0);
+		pb_put_string(&t.w, 23, "legacy");
+		unsigned l = pb_begin_nested(&t.w, 6);
+		pb_put_int32(&t.w, 2, 'I');
+		pb_end_nested(&t.w, l);
+		pb_end_nested(&t.w, e);
+	}
+	pkt_end(&t);
+	size_t n;
+	uint8_t *buf = tb_take(&t, &n);
+	struct tp *tp = load(buf, n, 0);
+	tb_free(buf);
+	uint32_t tr = slice_track(tp, "legacy");
+	int64_t tid = -1;
+	if (tr != TP_NULL_U32 && tp->t.track.utid[tr] != TP_NULL_I64)
+		tid = tp->t.thread.tid[tp->t.track.utid[tr]];
+	tp_free(tp);
+	CHECK_EQ(tid, 7);
+}
+
+static uint32_t load_file(const char *path, uint32_t *nslices)
+{
+	char *data = NULL;
+	size_t len = 0;
+	struct tb_err err = {0};
+	if (tb_read_file(path, &data, &len, (size_t)1 << 30, &err) != 0) {
+		printf("cannot read %s\n", path);
+		return 1;
+	}
+	struct tp *tp = tp_new(NULL);
+	int rc = tp_parse(tp, (const uint8_t *)data, len);
+	if (rc == 0)
+		rc = tp_end_of_file(tp);
+	uint32_t bad = rc != 0 || tp->stats[TP_STAT_proto_tokenizer_failure] ||
+		       tp->stats[TP_STAT_invalid_trace_packet] ||
+		       strcmp(tp_trace_type(tp), "proto") != 0;
+	if (bad)
+		printf("%s: rc %d (%s) type %s\n", path, rc, tp_error(tp), tp_trace_type(tp));
+	*nslices += tp->t.slice.n;
+	tp_free(tp);
+	tb_free(data);
+	return bad;
+}
+
+/* Every track_event difftest and golden trace loads without error. */
+TEST(tp_proto_corpus_loads)
+{
+	const char *shared = test_shared_dir();
+	if (!shared) {
+		printf("SKIP: ../shared not found\n");
+		return;
+	}
+	static const char *const dirs[] = {"corpus/perfetto_difftests", "reference/golden/traces",
+					   "reference/golden/ipc"};
+	uint32_t files = 0, bad = 0, slices = 0;
+	char path[1024];
+	for (size_t d = 0; d < 3; d++) {
+		snprintf(path, sizeof path, "%s/%s", shared, dirs[d]);
+		DIR *dir = opendir(path);
+		if (!dir)
+			continue;
+		struct dirent *de;
+		while ((de = readdir(dir))) {
+			if (d == 0) {
+				if (strncmp(de->d_name, "parser_track_event__", 20) != 0)
+					continue;
+				snprintf(path, sizeof path, "%s/%s/%s/trace.pb", shared, dirs[d],
+					 de->d_name);
+			} else {
+				size_t l = strlen(de->d_name);
+				if (l < 8 || strcmp(de->d_name + l - 8, ".pftrace") != 0)
+					continue;
+				snprintf(path, sizeof path, "%s/%s/%s", shared, dirs[d], de->d_name);
+			}
+			FILE *f = fopen(path, "rb");
+			if (!f)
+				continue;
+			fclose(f);
+			files++;
+			bad += load_file(path, &slices);
+		}
+		closedir(dir);
+	}
+	CHECK(files > 40);
+	CHECK_EQ(bad, 0);
+	CHECK(slices > 100);
+}
