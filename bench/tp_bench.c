@@ -1,0 +1,245 @@
+/*
+ * Trace processor ingest benchmark (DESIGN.md §6): makes deterministic
+ * synthetic traces once (out/bench/synth.json: nested X events with args;
+ * out/bench/synth.pftrace: interned begin/end track events on 8 threads),
+ * then loads each in a fresh process and prints MB/s and peak RSS for
+ * loading plus `select count(*) from slice`. Prints figures; asserts nothing.
+ *
+ *   tp_bench                 generate if missing, then load both
+ *   tp_bench load FILE       load one trace (what the parent runs)
+ *   TB_BENCH_MB=50 tp_bench  smaller traces (default 200 MB)
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base.h"
+#include "pb.h"
+#include "sqlite3.h"
+#include "trace_processor.h"
+
+#define OUT_DIR "out/bench"
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static long peak_rss_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+	while (f && fgets(line, sizeof line, f))
+		if (strncmp(line, "VmHWM:", 6) == 0)
+			kb = strtol(line + 6, NULL, 10);
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint32_t next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)rng;
+}
+
+/* JSON: per thread, a tree of X events (depth up to 4) with a few args. */
+static void gen_json(const char *path, size_t target)
+{
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	static const char *const names[] = {"MessageLoop::RunTask", "ThreadControllerImpl::DoWork",
+					     "v8.run", "Layout", "Paint", "GPUTask", "aten::matmul",
+					     "cudaLaunchKernel"};
+	fputs("{\"traceEvents\":[\n", f);
+	size_t bytes = 0;
+	uint64_t ts = 1000;
+	int first = 1;
+	while (bytes < target) {
+		int tid = 100 + (int)(next_rand() % 8);
+		/* a root of 1000 us with children nested inside */
+		uint64_t root = ts;
+		int depth = 1 + (int)(next_rand() % 4);
+		uint64_t dur = 1000;
+		for (int d = 0; d < depth; d++) {
+			int n = fprintf(f,
+					"%s{\"ph\":\"X\",\"cat\":\"bench,cat%d\",\"name\":\"%s\",\"pid\":1,"
+					"\"tid\":%d,\"ts\":%llu,\"dur\":%llu,\"args\":{\"seq\":%u,"
+					"\"src\":\"file_%u.cc\",\"depth\":%d}}",
+					first ? "" : ",\n", d, names[next_rand() % 8], tid,
+					(unsigned long long)(root + (uint64_t)d * 10),
+					(unsigned long long)(dur - (uint64_t)d * 20), next_rand() % 100000,
+					next_rand() % 500, d);
+			first = 0;
+			bytes += (size_t)n;
+		}
+		ts += 1000 + next_rand() % 50;
+	}
+	fputs("\n]}\n", f);
+	fclose(f);
+}
+
+/* Proto: 8 threads (one sequence each) of interned begin/end events. */
+static void gen_proto(const char *path, size_t target)
+{
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	struct pb_writer w;
+	pb_writer_init_growable(&w);
+	uint64_t ts[8];
+	size_t bytes = 0;
+	for (int t = 0; t < 8; t++) {
+		ts[t] = 1000000;
+		/* Descriptor + interning packet, state cleared. */
+		pb_writer_reset(&w);
+		pb_put_uint32(&w, 10, (uint32_t)(t + 1)); /* trusted_packet_sequence_id */
+		pb_put_uint32(&w, 13, 1);                 /* SEQ_INCREMENTAL_STATE_CLEARED */
+		unsigned td = pb_begin_nested(&w, 60);    /* track_descriptor */
+		pb_put_uint64(&w, 1, 1000 + (uint64_t)t);  /* uuid */
+		unsigned th = pb_begin_nested(&w, 4);     /* thread */
+		pb_put_int32(&w, 1, 1);
+		pb_put_int32(&w, 2, 100 + t);
+		pb_end_nested(&w, th);
+		pb_end_nested(&w, td);
+		unsigned id = pb_begin_nested(&w, 12); /* interned_data */
+		for (int n = 1; n <= 16; n++) {
+			char name[32];
+			snprintf(name, sizeof name, "Event%02d", n);
+			unsigned en = pb_begin_nested(&w, 2); /* event_names */
+			pb_put_uint64(&w, 1, (uint64_t)n);
+			pb_put_string(&w, 2, name);
+			pb_end_nested(&w, en);
+		}
+		unsigned ec = pb_begin_nested(&w, 1); /* event_categories */
+		pb_put_uint64(&w, 1, 1);
+		pb_put_string(&w, 2, "bench");
+		pb_end_nested(&w, ec);
+		pb_end_nested(&w, id);
+		uint8_t hdr[16];
+		size_t hl = 0;
+		hdr[hl++] = 0x0a;
+		hl = (size_t)(pb_encode_varint(hdr + hl, pb_writer_size(&w)) - hdr);
+		fwrite(hdr, 1, hl, f);
+		fwrite(pb_writer_data(&w), 1, pb_writer_size(&w), f);
+	}
+	while (bytes < target) {
+		int t = (int)(next_rand() % 8);
+		for (int be = 0; be < 2; be++) {
+			pb_writer_reset(&w);
+			ts[t] += 100 + next_rand() % 100;
+			pb_put_uint64(&w, 8, ts[t]);               /* timestamp */
+			pb_put_uint32(&w, 10, (uint32_t)(t + 1));  /* sequence id */
+			pb_put_uint32(&w, 13, 2);                  /* SEQ_NEEDS_INCREMENTAL_STATE */
+			unsigned te = pb_begin_nested(&w, 11);     /* track_event */
+			pb_put_int32(&w, 9, be ? 2 : 1);           /* type */
+			pb_put_uint64(&w, 11, 1000 + (uint64_t)t); /* track_uuid */
+			if (!be) {
+				pb_put_uint64(&w, 3, 1);                  /* category_iids */
+				pb_put_uint64(&w, 10, 1 + next_rand() % 16); /* name_iid */
+			}
+			pb_end_nested(&w, te);
+			uint8_t hdr[16];
+			size_t hl = 0;
+			hdr[hl++] = 0x0a;
+			hl = (size_t)(pb_encode_varint(hdr + hl, pb_writer_size(&w)) - hdr);
+			fwrite(hdr, 1, hl, f);
+			fwrite(pb_writer_data(&w), 1, pb_writer_size(&w), f);
+			bytes += hl + pb_writer_size(&w);
+		}
+	}
+	pb_writer_release(&w);
+	fclose(f);
+}
+
+static int load(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	if (fd < 0) {
+		perror(path);
+		return 1;
+	}
+	size_t chunk = 4u << 20;
+	uint8_t *buf = malloc(chunk);
+	struct tp *tp = tp_new(NULL);
+	double t0 = now_s();
+	uint64_t total = 0;
+	ssize_t n;
+	while ((n = read(fd, buf, chunk)) > 0) {
+		total += (uint64_t)n;
+		if (tp_parse(tp, buf, (size_t)n) < 0)
+			break;
+	}
+	close(fd);
+	free(buf);
+	if (tp_end_of_file(tp) < 0)
+		fprintf(stderr, "load failed: %s\n", tp_error(tp));
+	double t1 = now_s();
+	sqlite3_stmt *st;
+	long long slices = -1;
+	if (sqlite3_prepare_v2(tp_db(tp), "select count(*) from slice", -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			slices = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	double t2 = now_s();
+	double mb = (double)total / 1e6;
+	long rss = peak_rss_kb();
+	printf("%-28s %8.1f MB  load %6.2f s  %7.1f MB/s  count(*) %lld slices in %.3f s  "
+	       "peak RSS %7.1f MB (%.2f x trace)\n",
+	       strrchr(path, '/') ? strrchr(path, '/') + 1 : path, mb, t1 - t0, mb / (t1 - t0),
+	       slices, t2 - t1, (double)rss / 1024, (double)rss * 1024 / (double)total);
+	tp_free(tp);
+	return 0;
+}
+
+static void run_child(const char *self, const char *path)
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl(self, self, "load", path, (char *)NULL);
+		_exit(127);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && strcmp(argv[1], "load") == 0)
+		return load(argv[2]);
+	const char *mbs = getenv("TB_BENCH_MB");
+	size_t mb = mbs ? strtoul(mbs, NULL, 10) : 200;
+	char json[256], proto[256];
+	snprintf(json, sizeof json, OUT_DIR "/synth-%zumb.json", mb);
+	snprintf(proto, sizeof proto, OUT_DIR "/synth-%zumb.pftrace", mb);
+	struct stat st;
+	if (stat(json, &st) != 0) {
+		fprintf(stderr, "generating %s\n", json);
+		gen_json(json, mb << 20);
+	}
+	if (stat(proto, &st) != 0) {
+		fprintf(stderr, "generating %s\n", proto);
+		gen_proto(proto, mb << 20);
+	}
+	run_child(argv[0], json);
+	run_child(argv[0], proto);
+	return 0;
+}
