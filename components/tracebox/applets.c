@@ -9,10 +9,12 @@
 #include <string.h>
 
 #include "trace_processor.h"
+#include "traced.h"
 
 const struct tracebox_applet tracebox_applets[] = {
 	{"trace_processor_shell", "SQL over Perfetto protobuf and JSON traces",
 	 trace_processor_shell_main},
+	{"traced", "the tracing service", traced_main},
 	{NULL, NULL, NULL},
 };
 

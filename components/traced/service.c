@@ -1,0 +1,600 @@
+/*
+ * service.c: the tracing service's state and the session lifecycle.
+ *
+ * The service owns the two IPC hosts, the connected producers and
+ * consumers (keyed by IPC client id) and the tracing sessions. A session is
+ * created by a consumer's EnableTracing, starts the matching data sources on
+ * producers, optionally stops itself after duration_ms (flush, then stop),
+ * and ends DISABLED when every data source has stopped, at which point the
+ * EnableTracing call is answered. Its buffers live until the consumer frees
+ * them or goes away. Producers and consumers may vanish at any point: every
+ * cross reference is by id and looked up again, never a dangling pointer.
+ * This file also holds the applet traced_main.
+ */
+#include "traced_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "version.h"
+
+struct traced_producer *traced_producer_by_id(struct traced *t, uint16_t id)
+{
+	for (size_t i = hmap_next(&t->producers, 0); i != HMAP_END;
+	     i = hmap_next(&t->producers, i + 1)) {
+		struct traced_producer *p = (void *)(uintptr_t)t->producers.slots[i].val;
+		if (p->id == id)
+			return p;
+	}
+	return NULL;
+}
+
+struct traced_session *traced_session_by_id(struct traced *t, uint64_t id)
+{
+	for (size_t i = 0; i < t->sessions.len; i++)
+		if (t->sessions.data[i]->id == id)
+			return t->sessions.data[i];
+	return NULL;
+}
+
+struct traced_buffer *traced_session_buffer(struct traced_session *s, uint32_t id)
+{
+	for (size_t i = 0; i < s->buffers.len; i++)
+		if (traced_buffer_id(s->buffers.data[i]) == id)
+			return s->buffers.data[i];
+	return NULL;
+}
+
+struct traced_buffer *traced_buffer_for_producer(struct traced *t, struct traced_producer *p,
+						 uint32_t id)
+{
+	for (size_t i = 0; i < t->sessions.len; i++) {
+		struct traced_session *s = t->sessions.data[i];
+		struct traced_buffer *b = traced_session_buffer(s, id);
+		if (!b)
+			continue;
+		for (size_t j = 0; j < s->instances.len; j++)
+			if (s->instances.data[j].producer_id == p->id)
+				return b;
+		return NULL;
+	}
+	return NULL;
+}
+
+/* ---- session lifecycle ---------------------------------------------------- */
+
+static int validate_config(struct traced *t, const Perfetto__Protos__TraceConfig *cfg,
+			   char *errbuf, size_t errlen)
+{
+	if (cfg->n_buffers == 0) {
+		snprintf(errbuf, errlen, "trace config has no buffers");
+		return -EINVAL;
+	}
+	if (cfg->n_buffers > TRACED_MAX_BUFFERS_PER_SESSION) {
+		snprintf(errbuf, errlen, "too many buffers (%zu)", cfg->n_buffers);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < cfg->n_buffers; i++) {
+		uint64_t bytes = (uint64_t)cfg->buffers[i]->size_kb * 1024;
+		if (bytes == 0 || bytes > TRACED_MAX_BUFFER_BYTES) {
+			snprintf(errbuf, errlen, "invalid size for buffer %zu: %u kb", i,
+				 cfg->buffers[i]->size_kb);
+			return -EINVAL;
+		}
+	}
+	for (size_t i = 0; i < cfg->n_data_sources; i++) {
+		const Perfetto__Protos__DataSourceConfig *dc = cfg->data_sources[i]->config;
+		if (!dc || !dc->name || !dc->name[0]) {
+			snprintf(errbuf, errlen, "data source %zu has no name", i);
+			return -EINVAL;
+		}
+		if (dc->target_buffer >= cfg->n_buffers) {
+			snprintf(errbuf, errlen, "data source '%s' targets buffer %u of %zu",
+				 dc->name, dc->target_buffer, cfg->n_buffers);
+			return -EINVAL;
+		}
+	}
+	if (cfg->duration_ms > TRACED_MAX_DURATION_MS) {
+		snprintf(errbuf, errlen, "duration_ms %u exceeds 7 days", cfg->duration_ms);
+		return -EINVAL;
+	}
+	if (cfg->write_into_file) {
+		snprintf(errbuf, errlen, "write_into_file is not supported by this traced");
+		return -ENOTSUP;
+	}
+	if (t->sessions.len >= TRACED_MAX_SESSIONS) {
+		snprintf(errbuf, errlen, "too many concurrent tracing sessions");
+		return -EBUSY;
+	}
+	if (cfg->unique_session_name && cfg->unique_session_name[0]) {
+		for (size_t i = 0; i < t->sessions.len; i++) {
+			const char *n = t->sessions.data[i]->cfg->unique_session_name;
+			if (n && strcmp(n, cfg->unique_session_name) == 0) {
+				snprintf(errbuf, errlen, "a session named '%s' already exists", n);
+				return -EEXIST;
+			}
+		}
+	}
+	return 0;
+}
+
+int traced_session_create(struct traced *t, struct traced_consumer *c, const uint8_t *cfg_bytes,
+			  size_t cfg_len, struct ipc_call *call, char *errbuf, size_t errlen)
+{
+	Perfetto__Protos__TraceConfig *cfg;
+	struct traced_session *s;
+	int rc;
+
+	cfg = perfetto__protos__trace_config__unpack(ipc_pb_allocator(), cfg_len, cfg_bytes);
+	if (!cfg) {
+		snprintf(errbuf, errlen, "cannot decode the trace config");
+		return -EINVAL;
+	}
+	if ((rc = validate_config(t, cfg, errbuf, errlen))) {
+		protobuf_c_message_free_unpacked(&cfg->base, ipc_pb_allocator());
+		return rc;
+	}
+	s = tb_calloc(1, sizeof *s);
+	s->svc = t;
+	s->id = ++t->next_session_id;
+	s->consumer = c;
+	s->cfg = cfg;
+	s->config = tb_memdup(cfg_bytes, cfg_len ? cfg_len : 1);
+	s->config_len = cfg_len;
+	s->next_seq_id = TRACED_SERVICE_SEQ_ID + 1;
+	s->enable_call = call;
+	for (size_t i = 0; i < cfg->n_buffers; i++) {
+		bool discard = cfg->buffers[i]->fill_policy ==
+			       PERFETTO__PROTOS__TRACE_CONFIG__BUFFER_CONFIG__FILL_POLICY__DISCARD;
+		vec_push(&s->buffers, traced_buffer_new(++t->next_buffer_id,
+							(size_t)cfg->buffers[i]->size_kb * 1024,
+							discard, &s->next_seq_id));
+	}
+	vec_push(&t->sessions, s);
+	c->session = s;
+	t->stats.tracing_sessions++;
+	log_info(TRACED_LOG, "session %" PRIu64 ": %zu buffers, %zu data sources, %u ms", s->id,
+		 cfg->n_buffers, cfg->n_data_sources, cfg->duration_ms);
+	if (!cfg->deferred_start)
+		traced_session_start(s);
+	return 0;
+}
+
+static bool producer_matches(const Perfetto__Protos__TraceConfig__DataSource *ds,
+			     const struct traced_producer *p)
+{
+	if (ds->n_producer_name_filter == 0)
+		return true;
+	for (size_t i = 0; i < ds->n_producer_name_filter; i++)
+		if (p->name && strcmp(ds->producer_name_filter[i], p->name) == 0)
+			return true;
+	return false;
+}
+
+/* Start one config data source on one producer. */
+static void start_instance(struct traced_session *s, struct traced_producer *p,
+			   const Perfetto__Protos__TraceConfig__DataSource *ds,
+			   const struct traced_ds_reg *reg)
+{
+	Perfetto__Protos__DataSourceConfig dc = *ds->config;
+	struct traced_instance in = {0};
+	if (traced_producer_setup_smb(p, s->cfg))
+		return;
+	in.id = ++s->svc->next_instance_id;
+	in.producer_id = p->id;
+	in.name = tb_strdup(reg->name);
+	in.notify_stop = reg->notify_on_stop;
+	vec_push(&s->instances, in);
+	dc.has_target_buffer = true;
+	dc.target_buffer = traced_buffer_id(s->buffers.data[ds->config->target_buffer]);
+	dc.has_tracing_session_id = true;
+	dc.tracing_session_id = s->id;
+	traced_producer_send_setup_start(p, in.id, &dc);
+}
+
+static void match_sources(struct traced_session *s, struct traced_producer *only,
+			  const struct traced_ds_reg *only_reg)
+{
+	struct traced *t = s->svc;
+	for (size_t i = 0; i < s->cfg->n_data_sources; i++) {
+		const Perfetto__Protos__TraceConfig__DataSource *ds = s->cfg->data_sources[i];
+		if (only) {
+			if (strcmp(only_reg->name, ds->config->name) == 0 && producer_matches(ds, only))
+				start_instance(s, only, ds, only_reg);
+			continue;
+		}
+		for (size_t k = hmap_next(&t->producers, 0); k != HMAP_END;
+		     k = hmap_next(&t->producers, k + 1)) {
+			struct traced_producer *p = (void *)(uintptr_t)t->producers.slots[k].val;
+			if (!p->initialized || !producer_matches(ds, p))
+				continue;
+			for (size_t j = 0; j < p->sources.len; j++)
+				if (strcmp(p->sources.data[j].name, ds->config->name) == 0)
+					start_instance(s, p, ds, &p->sources.data[j]);
+		}
+	}
+}
+
+static void on_duration(struct loop *l, uint64_t id, void *ctx)
+{
+	struct traced_session *s = ctx;
+	s->duration_timer = 0;
+	log_info(TRACED_LOG, "session %" PRIu64 ": duration elapsed", s->id);
+	traced_flush_start(s, s->cfg->flush_timeout_ms ? s->cfg->flush_timeout_ms
+						       : TRACED_DEFAULT_FLUSH_TIMEOUT_MS,
+			   2 | 1 << 4, NULL);
+}
+
+void traced_session_start(struct traced_session *s)
+{
+	if (s->state != TRACED_CONFIGURED)
+		return;
+	s->state = TRACED_STARTED;
+	s->start_ns = tb_boot_ns();
+	match_sources(s, NULL, NULL);
+	if (s->cfg->duration_ms)
+		s->duration_timer =
+			loop_add_timer(s->svc->loop, s->cfg->duration_ms, 0, on_duration, s);
+}
+
+void traced_sessions_on_new_source(struct traced *t, struct traced_producer *p,
+				   const struct traced_ds_reg *reg)
+{
+	for (size_t i = 0; i < t->sessions.len; i++)
+		if (t->sessions.data[i]->state == TRACED_STARTED)
+			match_sources(t->sessions.data[i], p, reg);
+}
+
+static void session_finish(struct traced_session *s)
+{
+	if (s->state == TRACED_DISABLED)
+		return;
+	s->state = TRACED_DISABLED;
+	if (s->stop_timer)
+		loop_cancel_timer(s->svc->loop, s->stop_timer);
+	s->stop_timer = 0;
+	log_info(TRACED_LOG, "session %" PRIu64 ": disabled", s->id);
+	traced_session_notify_disabled(s, NULL);
+}
+
+static void check_all_stopped(struct traced_session *s)
+{
+	if (s->state != TRACED_DISABLING)
+		return;
+	for (size_t i = 0; i < s->instances.len; i++)
+		if (!s->instances.data[i].stopped)
+			return;
+	session_finish(s);
+}
+
+static void on_stop_timeout(struct loop *l, uint64_t id, void *ctx)
+{
+	struct traced_session *s = ctx;
+	s->stop_timer = 0;
+	log_warn(TRACED_LOG, "session %" PRIu64 ": data sources did not stop in time", s->id);
+	session_finish(s);
+}
+
+void traced_session_disable(struct traced_session *s)
+{
+	struct traced *t = s->svc;
+	if (s->state == TRACED_DISABLING || s->state == TRACED_DISABLED)
+		return;
+	if (s->duration_timer)
+		loop_cancel_timer(t->loop, s->duration_timer);
+	s->duration_timer = 0;
+	s->state = TRACED_DISABLING;
+	for (size_t i = 0; i < s->instances.len; i++) {
+		struct traced_instance *in = &s->instances.data[i];
+		struct traced_producer *p = traced_producer_by_id(t, in->producer_id);
+		if (p && !in->stopped)
+			traced_producer_send_stop(p, in->id);
+		if (!p || !in->notify_stop)
+			in->stopped = true;
+	}
+	s->stop_timer = loop_add_timer(t->loop,
+				       s->cfg->data_source_stop_timeout_ms
+					       ? s->cfg->data_source_stop_timeout_ms
+					       : TRACED_DEFAULT_STOP_TIMEOUT_MS,
+				       0, on_stop_timeout, s);
+	check_all_stopped(s);
+}
+
+void traced_session_instance_stopped(struct traced_session *s, uint64_t instance_id)
+{
+	for (size_t i = 0; i < s->instances.len; i++)
+		if (s->instances.data[i].id == instance_id)
+			s->instances.data[i].stopped = true;
+	check_all_stopped(s);
+}
+
+void traced_session_free(struct traced_session *s)
+{
+	struct traced *t = s->svc;
+	if (s->state == TRACED_STARTED || s->state == TRACED_DISABLING) {
+		for (size_t i = 0; i < s->instances.len; i++) {
+			struct traced_producer *p =
+				traced_producer_by_id(t, s->instances.data[i].producer_id);
+			if (p && !s->instances.data[i].stopped)
+				traced_producer_send_stop(p, s->instances.data[i].id);
+		}
+	}
+	if (s->duration_timer)
+		loop_cancel_timer(t->loop, s->duration_timer);
+	if (s->stop_timer)
+		loop_cancel_timer(t->loop, s->stop_timer);
+	if (s->enable_call)
+		ipc_call_drop(s->enable_call);
+	if (s->consumer)
+		s->consumer->session = NULL;
+	for (size_t i = 0; i < t->sessions.len; i++)
+		if (t->sessions.data[i] == s)
+			t->sessions.data[i] = t->sessions.data[--t->sessions.len];
+	for (size_t i = 0; i < s->buffers.len; i++)
+		traced_buffer_free(s->buffers.data[i]);
+	vec_release(&s->buffers);
+	for (size_t i = 0; i < s->instances.len; i++)
+		tb_free(s->instances.data[i].name);
+	vec_release(&s->instances);
+	protobuf_c_message_free_unpacked(&s->cfg->base, ipc_pb_allocator());
+	tb_free(s->config);
+	tb_free(s);
+}
+
+/* ---- flushes -------------------------------------------------------------- */
+
+static void flush_finish(struct traced *t, struct traced_flush *f, bool ok)
+{
+	struct traced_session *s;
+	for (size_t i = 0; i < t->flushes.len; i++)
+		if (t->flushes.data[i] == f)
+			t->flushes.data[i] = t->flushes.data[--t->flushes.len];
+	if (f->timer)
+		loop_cancel_timer(t->loop, f->timer);
+	if (ok)
+		t->stats.flushes_succeeded++;
+	else
+		t->stats.flushes_failed++;
+	if (f->call) {
+		if (ok)
+			ipc_call_reply(f->call, NULL, 0, false, -1);
+		else
+			ipc_call_fail(f->call);
+	} else if ((s = traced_session_by_id(t, f->session_id))) {
+		traced_session_disable(s);
+	}
+	vec_release(&f->pending);
+	tb_free(f);
+}
+
+static void on_flush_timeout(struct loop *l, uint64_t id, void *ctx)
+{
+	struct traced_flush *f = ctx;
+	f->timer = 0;
+	for (size_t i = 0; i < f->pending.len; i++)
+		log_warn(TRACED_LOG, "flush %" PRIu64 ": producer %u did not ack", f->id,
+			 f->pending.data[i]);
+	flush_finish(f->svc, f, false);
+}
+
+void traced_flush_start(struct traced_session *s, uint32_t timeout_ms, uint64_t flags,
+			struct ipc_call *call)
+{
+	struct traced *t = s->svc;
+	struct traced_flush *f = tb_calloc(1, sizeof *f);
+	f->svc = t;
+	f->id = ++t->next_flush_id;
+	f->session_id = s->id;
+	f->call = call;
+	t->stats.flushes_requested++;
+	for (size_t i = 0; i < s->instances.len; i++) {
+		struct traced_instance *in = &s->instances.data[i];
+		struct traced_producer *p = traced_producer_by_id(t, in->producer_id);
+		bool seen = false;
+		if (!p || in->stopped)
+			continue;
+		for (size_t j = 0; j < f->pending.len; j++)
+			seen |= f->pending.data[j] == p->id;
+		if (seen)
+			continue;
+		vec_push(&f->pending, p->id);
+		{
+			uint64_t ids[64];
+			size_t n = 0;
+			for (size_t j = i; j < s->instances.len && n < TB_ARRAY_SIZE(ids); j++)
+				if (s->instances.data[j].producer_id == p->id &&
+				    !s->instances.data[j].stopped)
+					ids[n++] = s->instances.data[j].id;
+			traced_producer_send_flush(p, ids, n, f->id, flags);
+		}
+	}
+	vec_push(&t->flushes, f);
+	if (f->pending.len == 0) {
+		flush_finish(t, f, true);
+		return;
+	}
+	f->timer = loop_add_timer(t->loop, timeout_ms ? timeout_ms : TRACED_DEFAULT_FLUSH_TIMEOUT_MS,
+				  0, on_flush_timeout, f);
+}
+
+void traced_flush_ack(struct traced *t, uint16_t producer_id, uint64_t flush_id)
+{
+	/* An ack covers every flush up to its id, as in Perfetto. */
+	for (size_t i = 0; i < t->flushes.len;) {
+		struct traced_flush *f = t->flushes.data[i];
+		bool removed = false;
+		if (f->id <= flush_id) {
+			for (size_t j = 0; j < f->pending.len; j++)
+				if (f->pending.data[j] == producer_id) {
+					f->pending.data[j] = f->pending.data[--f->pending.len];
+					break;
+				}
+			if (f->pending.len == 0) {
+				flush_finish(t, f, true);
+				removed = true;
+			}
+		}
+		if (!removed)
+			i++;
+	}
+}
+
+/* ---- the service ---------------------------------------------------------- */
+
+static void prod_connect(void *ctx, const struct ipc_peer *peer)
+{
+	traced_producer_on_connect(ctx, peer);
+}
+static void prod_disconnect(void *ctx, const struct ipc_peer *peer)
+{
+	traced_producer_on_disconnect(ctx, peer);
+}
+static void cons_connect(void *ctx, const struct ipc_peer *peer)
+{
+	traced_consumer_on_connect(ctx, peer);
+}
+static void cons_disconnect(void *ctx, const struct ipc_peer *peer)
+{
+	traced_consumer_on_disconnect(ctx, peer);
+}
+
+struct traced *traced_new(struct loop *l, const struct traced_opts *opts, struct tb_err *err)
+{
+	static const struct ipc_host_ops pops = {prod_connect, prod_disconnect};
+	static const struct ipc_host_ops cops = {cons_connect, cons_disconnect};
+	const char *pname = opts && opts->producer_socket ? opts->producer_socket
+							  : ipc_producer_socket_name();
+	const char *cname = opts && opts->consumer_socket ? opts->consumer_socket
+							  : ipc_consumer_socket_name();
+	struct traced *t = tb_calloc(1, sizeof *t);
+	t->loop = l;
+	hmap_init(&t->producers);
+	hmap_init(&t->consumers);
+	t->prod_host = ipc_host_new(l, &pops, t);
+	t->cons_host = ipc_host_new(l, &cops, t);
+	if (ipc_host_add_service(t->prod_host, &traced_producer_port, t) < 0 ||
+	    ipc_host_add_service(t->cons_host, &traced_consumer_port, t) < 0) {
+		tb_err_set(err, -EINVAL, "cannot register the IPC services");
+		goto fail;
+	}
+	if (ipc_host_listen(t->prod_host, pname) < 0) {
+		tb_err_set(err, ipc_host_err(t->prod_host)->code, "%s",
+			   ipc_host_err(t->prod_host)->msg);
+		goto fail;
+	}
+	if (ipc_host_listen(t->cons_host, cname) < 0) {
+		tb_err_set(err, ipc_host_err(t->cons_host)->code, "%s",
+			   ipc_host_err(t->cons_host)->msg);
+		goto fail;
+	}
+	log_info(TRACED_LOG, "listening on '%s' (producers) and '%s' (consumers)", pname, cname);
+	return t;
+fail:
+	traced_free(t);
+	return NULL;
+}
+
+void traced_free(struct traced *t)
+{
+	if (!t)
+		return;
+	while (t->flushes.len) {
+		struct traced_flush *f = vec_pop(&t->flushes);
+		if (f->timer)
+			loop_cancel_timer(t->loop, f->timer);
+		if (f->call)
+			ipc_call_drop(f->call);
+		vec_release(&f->pending);
+		tb_free(f);
+	}
+	vec_release(&t->flushes);
+	while (t->sessions.len) {
+		struct traced_session *s = t->sessions.data[0];
+		s->state = TRACED_DISABLED; /* nobody to tell: the hosts go too */
+		traced_session_free(s);
+	}
+	vec_release(&t->sessions);
+	for (size_t i = hmap_next(&t->producers, 0); i != HMAP_END;
+	     i = hmap_next(&t->producers, i + 1))
+		traced_producer_free((void *)(uintptr_t)t->producers.slots[i].val);
+	for (size_t i = hmap_next(&t->consumers, 0); i != HMAP_END;
+	     i = hmap_next(&t->consumers, i + 1))
+		tb_free((void *)(uintptr_t)t->consumers.slots[i].val);
+	hmap_release(&t->producers);
+	hmap_release(&t->consumers);
+	ipc_host_free(t->prod_host);
+	ipc_host_free(t->cons_host);
+	tb_free(t);
+}
+
+const struct traced_stats *traced_get_stats(const struct traced *t) { return &t->stats; }
+size_t traced_num_sessions(const struct traced *t) { return t->sessions.len; }
+
+/* ---- the applet ----------------------------------------------------------- */
+
+static void on_signal(struct loop *l, int signo, void *ctx)
+{
+	log_info(TRACED_LOG, "signal %d, exiting", signo);
+	loop_quit(l, 0);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: traced [--background] [--version]\n"
+		   "The Perfetto tracing service. Sockets: $PERFETTO_PRODUCER_SOCK_NAME,\n"
+		   "$PERFETTO_CONSUMER_SOCK_NAME (defaults under /run/perfetto or /tmp).\n");
+}
+
+int traced_main(int argc, char **argv)
+{
+	struct tb_err err = {0};
+	struct loop *l = NULL;
+	struct traced *t = NULL;
+	bool background = false;
+	int rc = 1;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-v") == 0) {
+			printf("tracebox traced %s (%s)\n", TB_VERSION, TB_REVISION);
+			return 0;
+		} else if (strcmp(argv[i], "--background") == 0) {
+			background = true;
+		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			usage(stdout);
+			return 0;
+		} else if (strcmp(argv[i], "--set-socket-permissions") == 0 && i + 1 < argc) {
+			i++; /* Android-only; sockets keep their default mode here */
+		} else if (strncmp(argv[i], "--enable-relay-endpoint", 23) == 0) {
+			fprintf(stderr, "traced: ignoring unsupported option '%s'\n", argv[i]);
+		} else {
+			fprintf(stderr, "traced: unknown option '%s'\n", argv[i]);
+			usage(stderr);
+			return 1;
+		}
+	}
+	log_set_name("traced");
+	signal(SIGPIPE, SIG_IGN);
+	if (!(l = loop_new(&err)))
+		goto out;
+	if (loop_add_signal(l, SIGINT, on_signal, NULL) || loop_add_signal(l, SIGTERM, on_signal, NULL)) {
+		tb_err_set(&err, -EINVAL, "%s", loop_err(l)->msg);
+		goto out;
+	}
+	if (!(t = traced_new(l, NULL, &err)))
+		goto out;
+	if (background && daemon(0, 0) != 0) {
+		tb_err_errno(&err, -errno, "cannot daemonize");
+		goto out;
+	}
+	rc = loop_run(l) < 0 ? 1 : 0;
+out:
+	if (tb_err_is_set(&err))
+		fprintf(stderr, "traced: %s\n", err.msg);
+	traced_free(t);
+	if (l)
+		loop_free(l);
+	return rc;
+}

@@ -1,0 +1,304 @@
+/*
+ * trace_buffer.c: one central buffer of a tracing session (one
+ * TraceConfig.buffers entry), the service side of trace_buffer_v1.
+ *
+ * Committed chunks are copied in whole as records charged at 16 bytes of
+ * header plus the payload rounded up to 16, against the configured size.
+ * Records sit on two lists: the buffer-wide FIFO in commit order (what a
+ * RING_BUFFER overwrites first) and their sequence's list in chunk_id order
+ * (what the reader walks). A lookaside map keyed by (producer, writer,
+ * chunk_id) finds a record for patches and re-commits. Reading stitches each
+ * sequence's fragments back into packets with the tracing reassembler, which
+ * keeps a packet split across a read boundary and flags gaps; chunks fed to
+ * it are freed. See README.md for the layout.
+ */
+#include "traced_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct tb_chunk;
+
+struct tb_seq {
+	uint16_t producer_id, writer_id;
+	uint32_t seq_id;
+	uid_t uid;
+	pid_t pid;
+	struct tb_chunk *head, *tail; /* chunk_id order */
+	struct tracing_reassembler ra;
+	struct tb_seq *next;
+};
+
+struct tb_chunk {
+	struct tb_chunk *prev, *next;         /* buffer FIFO */
+	struct tb_chunk *seq_prev, *seq_next; /* sequence order */
+	struct tb_seq *seq;
+	struct tracing_chunk_header hdr;
+	size_t len, cost;
+	uint8_t payload[];
+};
+
+struct traced_buffer {
+	uint32_t id;
+	size_t size, used;
+	bool discard, full;
+	uint32_t *next_seq_id;
+	struct tb_chunk *head, *tail;
+	struct hmap index; /* chunk key -> struct tb_chunk * */
+	struct hmap seqs;  /* producer << 16 | writer -> struct tb_seq * */
+	struct tb_seq *seq_list;
+	struct traced_buffer_stats stats;
+};
+
+#define TB_RECORD_HEADER 16u
+
+static uint64_t chunk_key(uint16_t producer, uint16_t writer, uint32_t chunk_id)
+{
+	return (uint64_t)producer << 48 | (uint64_t)writer << 32 | chunk_id;
+}
+
+struct traced_buffer *traced_buffer_new(uint32_t id, size_t size, bool discard,
+					uint32_t *next_seq_id)
+{
+	struct traced_buffer *b = tb_calloc(1, sizeof *b);
+	b->id = id;
+	b->size = size;
+	b->discard = discard;
+	b->next_seq_id = next_seq_id;
+	hmap_init(&b->index);
+	hmap_init(&b->seqs);
+	return b;
+}
+
+void traced_buffer_free(struct traced_buffer *b)
+{
+	if (!b)
+		return;
+	for (struct tb_chunk *c = b->head, *n; c; c = n) {
+		n = c->next;
+		tb_free(c);
+	}
+	for (struct tb_seq *s = b->seq_list, *n; s; s = n) {
+		n = s->next;
+		tracing_reassembler_release(&s->ra);
+		tb_free(s);
+	}
+	hmap_release(&b->index);
+	hmap_release(&b->seqs);
+	tb_free(b);
+}
+
+uint32_t traced_buffer_id(const struct traced_buffer *b) { return b->id; }
+size_t traced_buffer_size(const struct traced_buffer *b) { return b->size; }
+const struct traced_buffer_stats *traced_buffer_stats(const struct traced_buffer *b)
+{
+	return &b->stats;
+}
+
+static struct tb_seq *seq_get(struct traced_buffer *b, uint16_t producer, uint16_t writer,
+			      uid_t uid, pid_t pid)
+{
+	uint64_t key = (uint64_t)producer << 16 | writer;
+	struct tb_seq *s = hmap_get_ptr(&b->seqs, key);
+	if (s)
+		return s;
+	s = tb_calloc(1, sizeof *s);
+	s->producer_id = producer;
+	s->writer_id = writer;
+	s->seq_id = (*b->next_seq_id)++;
+	s->uid = uid;
+	s->pid = pid;
+	tracing_reassembler_init(&s->ra);
+	s->next = b->seq_list;
+	b->seq_list = s;
+	hmap_put_ptr(&b->seqs, key, s);
+	return s;
+}
+
+/* Unlink c from both lists and the index and free it. */
+static void chunk_remove(struct traced_buffer *b, struct tb_chunk *c)
+{
+	struct tb_seq *s = c->seq;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		b->head = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	else
+		b->tail = c->prev;
+	if (c->seq_prev)
+		c->seq_prev->seq_next = c->seq_next;
+	else
+		s->head = c->seq_next;
+	if (c->seq_next)
+		c->seq_next->seq_prev = c->seq_prev;
+	else
+		s->tail = c->seq_prev;
+	hmap_del(&b->index, chunk_key(s->producer_id, s->writer_id, c->hdr.chunk_id), NULL);
+	b->used -= c->cost;
+	tb_free(c);
+}
+
+/* Chunk ids wrap: a is before b if the forward distance from a is short. */
+static bool chunk_id_before(uint32_t a, uint32_t b)
+{
+	return (uint32_t)(b - a) < 0x80000000u && a != b;
+}
+
+int traced_buffer_copy_chunk(struct traced_buffer *b, uint16_t producer_id, uid_t uid, pid_t pid,
+			     const struct tracing_chunk_header *h, const uint8_t *payload,
+			     size_t len)
+{
+	size_t cost = TB_RECORD_HEADER + ((len + 15) & ~(size_t)15);
+	struct tb_chunk *c, *old, *at;
+	struct tb_seq *s;
+	uint64_t key = chunk_key(producer_id, h->writer_id, h->chunk_id);
+
+	if ((old = hmap_get_ptr(&b->index, key))) {
+		b->stats.chunks_rewritten++;
+		chunk_remove(b, old);
+	}
+	if (cost > b->size || (b->discard && (b->full || b->used + cost > b->size))) {
+		b->full = b->discard;
+		b->stats.chunks_discarded++;
+		return -ENOSPC;
+	}
+	while (b->used + cost > b->size && b->head) {
+		b->stats.chunks_overwritten++;
+		chunk_remove(b, b->head);
+	}
+	if (b->stats.bytes_written + cost > 0 &&
+	    (b->stats.bytes_written % b->size) + cost > b->size)
+		b->stats.write_wrap_count++;
+	c = tb_malloc(sizeof *c + len);
+	memset(c, 0, sizeof *c);
+	c->hdr = *h;
+	c->len = len;
+	c->cost = cost;
+	memcpy(c->payload, payload, len);
+	s = seq_get(b, producer_id, h->writer_id, uid, pid);
+	c->seq = s;
+	c->prev = b->tail;
+	if (b->tail)
+		b->tail->next = c;
+	else
+		b->head = c;
+	b->tail = c;
+	/* Usually appended; an out-of-order commit is inserted in id order. */
+	for (at = s->tail; at && chunk_id_before(h->chunk_id, at->hdr.chunk_id); at = at->seq_prev)
+		;
+	c->seq_prev = at;
+	c->seq_next = at ? at->seq_next : s->head;
+	if (c->seq_next)
+		c->seq_next->seq_prev = c;
+	else
+		s->tail = c;
+	if (at)
+		at->seq_next = c;
+	else
+		s->head = c;
+	hmap_put_ptr(&b->index, key, c);
+	b->used += cost;
+	b->stats.bytes_written += cost;
+	b->stats.chunks_written++;
+	return 0;
+}
+
+int traced_buffer_patch(struct traced_buffer *b, uint16_t producer_id, uint16_t writer_id,
+			uint32_t chunk_id, uint32_t offset, const uint8_t *data, size_t len)
+{
+	struct tb_chunk *c = hmap_get_ptr(&b->index, chunk_key(producer_id, writer_id, chunk_id));
+	if (!c || len != 4 || tracing_chunk_apply_patch(c->payload, c->len, offset, data, len)) {
+		b->stats.patches_failed++;
+		return c ? -EINVAL : -ENOENT;
+	}
+	b->stats.patches_succeeded++;
+	return 0;
+}
+
+void traced_buffer_patch_done(struct traced_buffer *b, uint16_t producer_id, uint16_t writer_id,
+			      uint32_t chunk_id)
+{
+	struct tb_chunk *c = hmap_get_ptr(&b->index, chunk_key(producer_id, writer_id, chunk_id));
+	if (c)
+		c->hdr.flags &= (uint8_t)~TRACING_CHUNK_NEEDS_PATCHING;
+}
+
+/* Top-level TracePacket fields only the service may write (compat §2.6). */
+static bool reserved_field(uint32_t id)
+{
+	switch (id) {
+	case 3: case 10: case 33: case 35: case 36: case 50: case 69: case 79:
+	case 98: case 124: case 125: case 133:
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool traced_packet_is_reserved(const uint8_t *data, size_t len)
+{
+	struct pb_reader r;
+	struct pb_field f = {0};
+	pb_reader_init(&r, data, len);
+	while (pb_next(&r, &f))
+		if (reserved_field(f.id))
+			return true;
+	return pb_reader_error(&r) != PB_OK;
+}
+
+struct read_ctx {
+	struct traced_buffer *b;
+	struct tb_seq *seq;
+	traced_packet_fn cb;
+	void *ctx;
+	uint64_t *invalid;
+};
+
+static int on_packet(void *ctx, const uint8_t *data, size_t len, bool previous_dropped)
+{
+	struct read_ctx *rc = ctx;
+	uint8_t trailer[40];
+	struct pb_writer w;
+	if (traced_packet_is_reserved(data, len)) {
+		(*rc->invalid)++;
+		return 0;
+	}
+	pb_writer_init_fixed(&w, trailer, sizeof trailer);
+	pb_put_int32(&w, 3, (int32_t)rc->seq->uid);
+	pb_put_uint32(&w, 10, rc->seq->seq_id);
+	if (rc->seq->pid > 0)
+		pb_put_int32(&w, 79, (int32_t)rc->seq->pid);
+	if (previous_dropped)
+		pb_put_uint32(&w, 42, 1);
+	TB_CHECK(pb_writer_error(&w) == 0);
+	return rc->cb(rc->ctx, data, len, trailer, pb_writer_size(&w));
+}
+
+int traced_buffer_read(struct traced_buffer *b, traced_packet_fn cb, void *ctx,
+		       uint64_t *invalid)
+{
+	struct read_ctx rc = {b, NULL, cb, ctx, invalid};
+	int ret = 0;
+	for (struct tb_seq *s = b->seq_list; s && !ret; s = s->next) {
+		rc.seq = s;
+		while (s->head && !(s->head->hdr.flags & TRACING_CHUNK_NEEDS_PATCHING)) {
+			struct tb_chunk *c = s->head;
+			uint64_t before = s->ra.stats.dropped_packets;
+			ret = tracing_reassembler_push(&s->ra, &c->hdr, c->payload, c->len, on_packet,
+						       &rc);
+			if (ret == -EBADMSG) {
+				b->stats.abi_violations++;
+				ret = 0;
+			}
+			b->stats.packets_dropped += s->ra.stats.dropped_packets - before;
+			b->stats.chunks_read++;
+			b->stats.bytes_read += c->cost;
+			chunk_remove(b, c);
+			if (ret)
+				break;
+		}
+	}
+	return ret;
+}

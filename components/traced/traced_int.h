@@ -1,0 +1,240 @@
+/*
+ * Private declarations shared by the files of components/traced: the
+ * service state (service.c), the two IPC ports (producer_port.c,
+ * consumer_port.c), the per-buffer chunk store (trace_buffer.c) and the
+ * packets the service writes itself (service_packets.c).
+ */
+#ifndef TB_TRACED_INT_H
+#define TB_TRACED_INT_H
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base.h"
+#include "ipc.h"
+#include "pb.h"
+#include "protos.h"
+#include "traced.h"
+#include "tracing.h"
+
+#define TRACED_LOG "traced"
+
+/* Limits (Perfetto's, compat §1.6). */
+#define TRACED_MAX_BUFFERS_PER_SESSION 128
+#define TRACED_MAX_SESSIONS 15
+#define TRACED_MAX_DURATION_MS (7u * 24 * 3600 * 1000)
+#define TRACED_MAX_BUFFER_BYTES ((size_t)1 << 30)
+#define TRACED_DEFAULT_FLUSH_TIMEOUT_MS 5000u
+#define TRACED_DEFAULT_STOP_TIMEOUT_MS 5000u
+/* ReadBuffers replies stay below the frame cap with room for the frame. */
+#define TRACED_READ_REPLY_MAX ((size_t)128 * 1024 - 1024)
+#define TRACED_SERVICE_SEQ_ID 1u
+
+/* ---- trace buffer (trace_buffer.c) --------------------------------------- */
+
+struct traced_buffer;
+
+struct traced_buffer_stats {
+	uint64_t bytes_written, chunks_written, chunks_overwritten, chunks_rewritten;
+	uint64_t chunks_discarded, patches_succeeded, patches_failed, abi_violations;
+	uint64_t bytes_read, chunks_read, write_wrap_count, packets_dropped;
+};
+
+/* One packet read out of a buffer: the producer's bytes (borrowed) and the
+ * trusted trailer the service appends (borrowed). Non-zero return stops. */
+typedef int (*traced_packet_fn)(void *ctx, const uint8_t *data, size_t len,
+				const uint8_t *trailer, size_t trailer_len);
+
+struct traced_buffer *traced_buffer_new(uint32_t id, size_t size, bool discard,
+					uint32_t *next_seq_id);
+void traced_buffer_free(struct traced_buffer *b);
+uint32_t traced_buffer_id(const struct traced_buffer *b);
+size_t traced_buffer_size(const struct traced_buffer *b);
+const struct traced_buffer_stats *traced_buffer_stats(const struct traced_buffer *b);
+/* Copy one committed chunk (payload borrowed) in; replaces an earlier copy
+ * of the same (producer, writer, chunk_id). Returns 0 or -ENOSPC when the
+ * buffer's policy dropped it. */
+int traced_buffer_copy_chunk(struct traced_buffer *b, uint16_t producer_id, uid_t uid, pid_t pid,
+			     const struct tracing_chunk_header *h, const uint8_t *payload,
+			     size_t len);
+/* Apply one 4-byte patch at offset of a stored chunk's payload; has_more =
+ * false makes the chunk readable. 0, or -ENOENT / -EINVAL (counted). */
+int traced_buffer_patch(struct traced_buffer *b, uint16_t producer_id, uint16_t writer_id,
+			uint32_t chunk_id, uint32_t offset, const uint8_t *data, size_t len);
+void traced_buffer_patch_done(struct traced_buffer *b, uint16_t producer_id, uint16_t writer_id,
+			      uint32_t chunk_id);
+/* Hand every whole readable packet to cb (sequence by sequence) and forget
+ * the chunks they came from. Packets with reserved fields are dropped and
+ * counted in *invalid. Returns 0 or cb's non-zero return. */
+int traced_buffer_read(struct traced_buffer *b, traced_packet_fn cb, void *ctx,
+		       uint64_t *invalid);
+/* True if a top-level field of the packet is one only the service may set,
+ * or the packet does not parse. */
+bool traced_packet_is_reserved(const uint8_t *data, size_t len);
+
+/* ---- service state (service.c) ------------------------------------------- */
+
+struct traced_cmd {
+	uint8_t *buf;
+	size_t len;
+	int fd;
+};
+
+struct traced_ds_reg {
+	char *name;
+	uint64_t id;
+	bool notify_on_start, notify_on_stop, no_flush;
+};
+
+struct traced_producer {
+	struct traced *svc;
+	uint64_t client_id;
+	uint16_t id;
+	uid_t uid;
+	pid_t pid;
+	char *name, *sdk_version;
+	bool initialized;
+	uint32_t page_hint, size_hint;
+	bool provided_shmem;
+	struct tracing_smb *smb;
+	bool setup_sent;
+	struct ipc_call *async_call; /* the pending GetAsyncCommand */
+	VEC(struct traced_cmd) queued; /* commands before GetAsyncCommand */
+	VEC(struct traced_ds_reg) sources;
+	VEC(uint32_t) writers; /* registered trace writer ids (informational) */
+	uint8_t *scratch;      /* one page, for copying chunks out */
+};
+
+struct traced_instance {
+	uint64_t id;
+	uint16_t producer_id;
+	char *name;
+	bool notify_stop, started, stopped;
+};
+
+enum traced_session_state {
+	TRACED_CONFIGURED,
+	TRACED_STARTED,
+	TRACED_DISABLING,
+	TRACED_DISABLED,
+};
+
+struct traced_consumer;
+
+struct traced_session {
+	struct traced *svc;
+	uint64_t id;
+	struct traced_consumer *consumer; /* NULL once it went away */
+	enum traced_session_state state;
+	uint8_t *config; /* the TraceConfig bytes as received */
+	size_t config_len;
+	Perfetto__Protos__TraceConfig *cfg;
+	VEC(struct traced_buffer *) buffers; /* config index -> buffer */
+	VEC(struct traced_instance) instances;
+	uint32_t next_seq_id;
+	uint64_t duration_timer, stop_timer;
+	struct ipc_call *enable_call;
+	int64_t start_ns;
+	bool emitted_header, emitted_disabled;
+};
+
+struct traced_consumer {
+	struct traced *svc;
+	uint64_t client_id;
+	uid_t uid;
+	struct traced_session *session;
+};
+
+/* A flush in progress: producers that still owe an ack. */
+struct traced_flush {
+	struct traced *svc;
+	uint64_t id;
+	uint64_t session_id;
+	VEC(uint16_t) pending;
+	uint64_t timer;
+	struct ipc_call *call; /* consumer Flush, or NULL: then disable the session */
+};
+
+struct traced {
+	struct loop *loop;
+	struct ipc_host *prod_host, *cons_host;
+	struct hmap producers; /* client_id -> producer */
+	struct hmap consumers; /* client_id -> consumer */
+	VEC(struct traced_session *) sessions;
+	VEC(struct traced_flush *) flushes;
+	uint16_t last_producer_id;
+	uint64_t next_session_id, next_instance_id, next_flush_id;
+	uint32_t next_buffer_id;
+	struct traced_stats stats;
+};
+
+struct traced_producer *traced_producer_by_id(struct traced *t, uint16_t id);
+struct traced_session *traced_session_by_id(struct traced *t, uint64_t id);
+/* The buffer with global id in s, or NULL. */
+struct traced_buffer *traced_session_buffer(struct traced_session *s, uint32_t id);
+/* True if producer p has an instance in a session owning buffer id. */
+struct traced_buffer *traced_buffer_for_producer(struct traced *t, struct traced_producer *p,
+						 uint32_t id);
+
+/* Session lifecycle. */
+int traced_session_create(struct traced *t, struct traced_consumer *c, const uint8_t *cfg,
+			  size_t cfg_len, struct ipc_call *call, char *errbuf, size_t errlen);
+void traced_session_start(struct traced_session *s);
+/* Begin stopping data sources; the session becomes DISABLED (and the
+ * EnableTracing call gets disabled=true) when they are all stopped. */
+void traced_session_disable(struct traced_session *s);
+void traced_session_free(struct traced_session *s);
+/* Offer producer p's data source reg to every started session. */
+void traced_sessions_on_new_source(struct traced *t, struct traced_producer *p,
+				   const struct traced_ds_reg *reg);
+void traced_session_instance_stopped(struct traced_session *s, uint64_t instance_id);
+
+/* Flushes: ask every producer with an instance in s; call (if any) gets the
+ * outcome, else the session is disabled when the flush ends. */
+void traced_flush_start(struct traced_session *s, uint32_t timeout_ms, uint64_t flags,
+			struct ipc_call *call);
+void traced_flush_ack(struct traced *t, uint16_t producer_id, uint64_t flush_id);
+
+/* ---- producer port (producer_port.c) -------------------------------------- */
+
+extern const struct ipc_service_desc traced_producer_port;
+void traced_producer_on_connect(struct traced *t, const struct ipc_peer *peer);
+void traced_producer_on_disconnect(struct traced *t, const struct ipc_peer *peer);
+void traced_producer_free(struct traced_producer *p);
+/* Queue or send a GetAsyncCommandResponse (ownership of the packed bytes and
+ * fd passes). */
+void traced_producer_send(struct traced_producer *p, uint8_t *buf, size_t len, int fd);
+/* Make sure p has an SMB and was sent SetupTracing. 0 or -errno. */
+int traced_producer_setup_smb(struct traced_producer *p, const Perfetto__Protos__TraceConfig *cfg);
+void traced_producer_send_setup_start(struct traced_producer *p, uint64_t instance_id,
+				      const Perfetto__Protos__DataSourceConfig *cfg);
+void traced_producer_send_stop(struct traced_producer *p, uint64_t instance_id);
+void traced_producer_send_flush(struct traced_producer *p, const uint64_t *ids, size_t n,
+				uint64_t flush_id, uint64_t flags);
+
+/* ---- consumer port (consumer_port.c) -------------------------------------- */
+
+extern const struct ipc_service_desc traced_consumer_port;
+void traced_consumer_on_connect(struct traced *t, const struct ipc_peer *peer);
+void traced_consumer_on_disconnect(struct traced *t, const struct ipc_peer *peer);
+/* Reply disabled=true (and error if non-NULL) to the session's EnableTracing. */
+void traced_session_notify_disabled(struct traced_session *s, const char *error);
+
+/* ---- service packets (service_packets.c) ---------------------------------- */
+
+/* Emit the packets the service writes at the start of a session's first
+ * read (clock snapshot, sync marker, trace config, system info, service
+ * events), through cb with an empty trailer. */
+int traced_emit_header_packets(struct traced_session *s, traced_packet_fn cb, void *ctx);
+/* Emit the end-of-read packets: tracing_disabled event (once, after the
+ * session ended) and trace_stats. */
+int traced_emit_trailer_packets(struct traced_session *s, traced_packet_fn cb, void *ctx);
+/* Fill a TraceStats for s (NULL: service-wide only). Free with
+ * traced_trace_stats_release. */
+void traced_trace_stats_fill(struct traced *t, struct traced_session *s,
+			     Perfetto__Protos__TraceStats *ts);
+void traced_trace_stats_release(Perfetto__Protos__TraceStats *ts);
+
+#endif /* TB_TRACED_INT_H */
