@@ -35,7 +35,7 @@ hash_str() { printf '%s' "$1" | sha256sum | cut -c1-12; }
 # command:debian-package pairs this build needs on a fresh Debian 12.
 TOOLS="gcc:gcc ar:binutils make:make patch:patch protoc-c:protobuf-c-compiler
 protoc:protobuf-compiler tclsh:tcl xz:xz-utils bzip2:bzip2 apt-get:apt
-sha256sum:coreutils curl:curl python3:python3 gzip:gzip tar:tar file:file"
+sha256sum:coreutils curl:curl python3:python3 gzip:gzip tar:tar file:file openssl:openssl"
 
 ensure_tools() {
 	missing=

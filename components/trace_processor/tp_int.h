@@ -222,7 +222,7 @@ void tp_tables_release(struct tp_tables *tables);
 	X(track_event_invalid_timestamp, "error", "analysis", "A TrackEvent resolved to a negative timestamp and was dropped.") \
 	X(invalid_trace_packet, "error", "trace", "A packet was malformed.") \
 	X(gzip_failure, "error", "trace", "The gzip stream was corrupt or truncated.") \
-	X(sorter_out_of_order, "error", "analysis", "An event arrived out of order.")
+	X(sorter_push_event_out_of_order, "error", "analysis", "Trace events are out of order event after sorting. This can happen due to many factors including clock sync drift, producers emitting events out of order or a bug in trace processor's logic of sorting.")
 
 enum tp_stat {
 #define TP_STAT_ENUM_(n, sev, src, desc) TP_STAT_##n,
@@ -275,7 +275,8 @@ struct tp {
 	struct hmap thread_track; /* utid -> track id of its thread_execution track */
 	struct hmap track_by_key; /* hash of (type, dims, name) -> track id */
 	struct tp_track_keys *track_keys; /* identity of each track (track_tracker.c) */
-	struct hmap arg_sets;      /* content hash -> arg_set_id (args.c) */
+	struct hmap arg_sets;      /* content hash -> arg_set_id of recent sets (args.c) */
+	uint32_t arg_type_ids[TP_ARG_NULL + 1]; /* pool ids of "int", "real"...; 0 = not yet */
 	VEC(uint32_t) arg_set_start; /* arg_set_id -> first row in args */
 	struct tp_slice_stacks *stacks; /* open slices per track (slices.c) */
 	struct hmap open_flows;         /* flow id -> last slice (events.c) */
@@ -414,13 +415,30 @@ void tp_track_keys_free(struct tp *tp);
 /* Importers push events with their trace-clock timestamp; the sorter hands
  * them back to the importer's parse callback in (ts, push order) order. The
  * payload is copied into sorter-owned memory that lives until the event was
- * parsed. */
+ * parsed. Events are kept in one run per source (e.g. a packet sequence),
+ * merged at dispatch. All of these run on the caller's (parsing) thread. */
 typedef void (*tp_sorted_fn)(struct tp *tp, int64_t ts, const void *payload, size_t len, void *ctx);
 struct tp_sorter *tp_sorter_new(void);
 void tp_sorter_free(struct tp_sorter *s);
-/* Copy len bytes of payload; returns a pointer to the copy (valid until it
- * has been dispatched) so the caller may fill it in place. */
+/* Copy len bytes of payload (or reserve them when payload is NULL) into run
+ * src (a small dense index chosen by the importer); returns a pointer to the
+ * copy (valid until it has been dispatched) so the caller may fill it in
+ * place. Returns NULL when ts is older than an event already dispatched by
+ * tp_sorter_extract: the event is dropped and counted as
+ * sorter_push_event_out_of_order. */
+void *tp_sorter_push_src(struct tp_sorter *s, uint32_t src, int64_t ts, const void *payload,
+			 size_t len);
+/* tp_sorter_push_src into run 0; never NULL unless tp_sorter_extract ran. */
 void *tp_sorter_push(struct tp_sorter *s, int64_t ts, const void *payload, size_t len);
+/* Streaming: true once the buffered events pass the window (32 MiB by
+ * default); then tp_sorter_extract dispatches, in order, every event no run
+ * can still precede (ts <= the smallest latest ts of the runs with pending
+ * events) and releases their memory. Late events after that are dropped. */
+bool tp_sorter_want_extract(const struct tp_sorter *s);
+void tp_sorter_extract(struct tp_sorter *s, struct tp *tp, tp_sorted_fn fn, void *ctx);
+void tp_sorter_set_window(struct tp_sorter *s, size_t bytes);
+/* Events buffered, not yet dispatched. */
+size_t tp_sorter_pending(const struct tp_sorter *s);
 /* Dispatch every pushed event in order and forget them. */
 void tp_sorter_flush(struct tp_sorter *s, struct tp *tp, tp_sorted_fn fn, void *ctx);
 

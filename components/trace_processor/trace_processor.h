@@ -18,7 +18,7 @@ struct tp;
 struct sqlite3;
 
 struct tp_config {
-	bool full_sort; /* --full-sort: sort everything at the end (the default today) */
+	bool full_sort; /* --full-sort: sort everything at the end (proto traces otherwise stream) */
 };
 
 /* A new, empty trace processor. cfg may be NULL. Never fails (aborts on OOM). */

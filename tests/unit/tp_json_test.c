@@ -116,6 +116,42 @@ TEST(tp_json_complete_order_and_times)
 	tp_free(tp);
 }
 
+TEST(tp_json_time_shapes_and_arg_keys)
+{
+	/* Times through the digit fast path and the general text path; arg
+	 * keys that share `key` but not `flat_key`; identical sets share. */
+	struct tp *tp = load("[{\"name\":\"T1\",\"ph\":\"X\",\"ts\":1.23456,\"dur\":7,\"pid\":1,\"tid\":1},"
+			     "{\"name\":\"T2\",\"ph\":\"X\",\"ts\":12.5e1,\"dur\":0.0019,\"pid\":1,\"tid\":2},"
+			     "{\"name\":\"T3\",\"ph\":\"X\",\"ts\":\"007.5\",\"dur\":\"3.\",\"pid\":1,\"tid\":3},"
+			     "{\"name\":\"T4\",\"ph\":\"X\",\"ts\":1234567890123456,\"dur\":1,\"pid\":1,\"tid\":4},"
+			     "{\"name\":\"K1\",\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":5,\"args\":{\"a[0]\":1}},"
+			     "{\"name\":\"K2\",\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":6,\"args\":{\"a\":[1]}},"
+			     "{\"name\":\"D1\",\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":7,\"args\":{\"x\":\"y\"}},"
+			     "{\"name\":\"D2\",\"ph\":\"X\",\"ts\":2,\"dur\":1,\"pid\":1,\"tid\":8,\"args\":{\"x\":\"y\"}}]");
+	const struct tp_slice_table *t = &tp->t.slice;
+	long s = find_slice(tp, "T1");
+	CHECK_EQ(t->ts[s], 1234);
+	CHECK_EQ(t->dur[s], 7000);
+	s = find_slice(tp, "T2");
+	CHECK_EQ(t->ts[s], 125000);
+	CHECK_EQ(t->dur[s], 1);
+	s = find_slice(tp, "T3");
+	CHECK_EQ(t->ts[s], 7500);
+	CHECK_EQ(t->dur[s], 3000);
+	s = find_slice(tp, "T4");
+	CHECK_EQ(t->ts[s], 1234567890123456000);
+	long k1 = find_slice(tp, "K1"), k2 = find_slice(tp, "K2");
+	long a1 = find_arg(tp, t->arg_set_id[k1], "args.a[0]");
+	long a2 = find_arg(tp, t->arg_set_id[k2], "args.a[0]");
+	CHECK(a1 >= 0 && a2 >= 0);
+	CHECK_STR_EQ(s_(tp, tp->t.args.flat_key[a1]), "args.a[0]");
+	CHECK_STR_EQ(s_(tp, tp->t.args.flat_key[a2]), "args.a");
+	CHECK_STR_EQ(s_(tp, tp->t.args.value_type[a1]), "int");
+	CHECK_EQ(t->arg_set_id[find_slice(tp, "D1")], t->arg_set_id[find_slice(tp, "D2")]);
+	CHECK_EQ(tp->stats[TP_STAT_json_tokenizer_failure], 0);
+	tp_free(tp);
+}
+
 TEST(tp_json_overlap_spill_lanes)
 {
 	struct tp *tp = load("{\"traceEvents\":["

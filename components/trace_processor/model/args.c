@@ -4,19 +4,36 @@
  *
  * Importers fill a builder and commit it. Rows of a set are appended
  * together, so arg_set_id is non-decreasing down the table and a set is
- * found by binary search. Identical sets share one id (found by a content
- * hash). A merge (end-event args added to a begin's set) makes a new set;
- * the old one stays, since another row may share it.
+ * found by binary search. Identical sets share one id, found by a content
+ * hash in `arg_sets`. That map only remembers the last ARG_SETS_RECENT
+ * distinct sets (it is emptied when full): big traces whose arg sets are
+ * mostly unique would otherwise pay ~30 bytes a set for it, and repeats are
+ * nearly always close together. A merge (end-event args added to a begin's
+ * set) makes a new set; the old one stays, since another row may share it.
+ *
+ * The value_type strings ("int", "string", ...) are interned once per trace
+ * (tp->arg_type_ids), not per row.
  */
 #include "../tp_int.h"
 
 #include <string.h>
+
+#define ARG_SETS_RECENT (1u << 18)
 
 static const char *const type_names[] = {
 	[TP_ARG_INT] = "int",     [TP_ARG_UINT] = "uint", [TP_ARG_STRING] = "string",
 	[TP_ARG_REAL] = "real",   [TP_ARG_BOOL] = "bool", [TP_ARG_POINTER] = "pointer",
 	[TP_ARG_JSON] = "json",   [TP_ARG_NULL] = "null",
 };
+
+/* The pool id of the value_type string of type. */
+static uint32_t type_id(struct tp *tp, int type)
+{
+	uint32_t *id = &tp->arg_type_ids[type];
+	if (!*id)
+		*id = tp_intern_cstr(tp, type_names[type]);
+	return *id;
+}
 
 void tp_args_begin(struct tp_args_builder *b)
 {
@@ -79,7 +96,7 @@ static void store_row(struct tp *tp, uint32_t set, const struct tp_arg *a)
 	t->arg_set_id[row] = set;
 	t->flat_key[row] = a->flat_key;
 	t->key[row] = a->key;
-	t->value_type[row] = tp_intern_cstr(tp, type_names[a->type]);
+	t->value_type[row] = type_id(tp, a->type);
 	switch (a->type) {
 	case TP_ARG_INT:
 	case TP_ARG_UINT:
@@ -103,11 +120,13 @@ static uint64_t args_hash(const struct tp_arg *a, size_t n)
 {
 	uint64_t h = 0x61726773;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t w[3] = {(uint64_t)a[i].flat_key << 32 | a[i].key, (uint64_t)a[i].type,
-				 (uint64_t)a[i].v.i};
+		uint64_t v = (uint64_t)a[i].v.i;
 		if (a[i].type == TP_ARG_STRING || a[i].type == TP_ARG_JSON)
-			w[2] = a[i].v.s;
-		h = tb_hash_bytes(w, sizeof w, h);
+			v = a[i].v.s;
+		else if (a[i].type == TP_ARG_NULL)
+			v = 0;
+		h = tb_hash_u64(h ^ ((uint64_t)a[i].flat_key << 32 | a[i].key));
+		h = tb_hash_u64(h ^ v ^ (uint64_t)a[i].type << 59);
 	}
 	return h;
 }
@@ -132,7 +151,7 @@ static bool set_eq(const void *ctx, uint64_t set)
 		const struct tp_arg *a = &c->a[i];
 		uint32_t r = start + (uint32_t)i;
 		if (t->key[r] != a->key || t->flat_key[r] != a->flat_key ||
-		    t->value_type[r] != tp_intern_cstr(tp, type_names[a->type]))
+		    t->value_type[r] != type_id(tp, a->type))
 			return false;
 		switch (a->type) {
 		case TP_ARG_REAL:
@@ -167,6 +186,8 @@ static uint32_t commit_array(struct tp *tp, const struct tp_arg *a, size_t n)
 	vec_push(&tp->arg_set_start, tp->t.args.n);
 	for (size_t i = 0; i < n; i++)
 		store_row(tp, set, &a[i]);
+	if (tp->arg_sets.len >= ARG_SETS_RECENT)
+		hmap_clear(&tp->arg_sets);
 	hmap_insert(&tp->arg_sets, h, set, set);
 	return set;
 }
@@ -185,10 +206,9 @@ static void load_set(struct tp *tp, uint32_t set, struct tp_args_builder *b)
 	uint32_t start = tp->arg_set_start.data[set];
 	uint32_t end = set + 1 < tp->arg_set_start.len ? tp->arg_set_start.data[set + 1] : t->n;
 	for (uint32_t r = start; r < end; r++) {
-		const char *type = tp_str(tp, t->value_type[r]);
 		int ty = TP_ARG_NULL;
 		for (int i = 0; i < (int)TB_ARRAY_SIZE(type_names); i++)
-			if (strcmp(type, type_names[i]) == 0)
+			if (t->value_type[r] == type_id(tp, i))
 				ty = i;
 		struct tp_arg *a = add(b, t->flat_key[r], t->key[r], ty);
 		if (ty == TP_ARG_REAL)

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "version.h"
+#include "../io/io.h"
 #include "../tp_int.h"
 #include "sqlite3.h"
 
@@ -42,7 +43,8 @@ static void usage(FILE *out, const char *argv0)
 		"       %s query [-f FILE] TRACE [SQL]   (SQL from FILE, the argument or stdin)\n"
 		"       %s interactive TRACE\n"
 		"\n"
-		"TRACE is a Perfetto protobuf or JSON trace, gzip'd or not, or - for stdin.\n"
+		"TRACE is a Perfetto protobuf or JSON trace, gzip'd or not, - for stdin, or an\n"
+		"http:// or https:// URL (streamed; SSL_CERT_FILE names the CA bundle).\n"
 		"\n"
 		"Flags:\n"
 		"  -q, --query-file FILE    run the SQL in FILE and print the results as CSV\n"
@@ -64,17 +66,32 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int load_trace(struct tp *tp, const char *path)
+/* Feeds a trace to tp from any source, with progress on a terminal. */
+struct loader {
+	struct tp *tp;
+	bool tty;
+	double start, last_progress;
+	uint64_t total;
+};
+
+static int loader_feed(void *ctx, const uint8_t *p, size_t n)
 {
-	int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, "trace_processor_shell: cannot open '%s': %s\n", path, strerror(errno));
+	struct loader *l = ctx;
+	l->total += n;
+	if (tp_parse(l->tp, p, n) < 0)
 		return -1;
+	double t = now_s();
+	if (l->tty && t - l->last_progress > 0.25) {
+		fprintf(stderr, "\rLoading trace: %.2f MB (%.1f MB/s)", (double)l->total / 1e6,
+			(double)l->total / 1e6 / (t - l->start));
+		l->last_progress = t;
 	}
+	return 0;
+}
+
+static int load_fd(struct loader *l, int fd, const char *path)
+{
 	uint8_t *buf = tb_malloc(READ_CHUNK);
-	bool tty = isatty(2);
-	double start = now_s(), last_progress = start;
-	uint64_t total = 0;
 	int rc = 0;
 	for (;;) {
 		ssize_t n = read(fd, buf, READ_CHUNK);
@@ -86,25 +103,37 @@ static int load_trace(struct tp *tp, const char *path)
 			rc = -1;
 			break;
 		}
-		if (n == 0)
+		if (n == 0 || (rc = loader_feed(l, buf, (size_t)n)) < 0)
 			break;
-		total += (uint64_t)n;
-		if (tp_parse(tp, buf, (size_t)n) < 0) {
-			rc = -1;
-			break;
-		}
-		double t = now_s();
-		if (tty && t - last_progress > 0.25) {
-			fprintf(stderr, "\rLoading trace: %.2f MB (%.1f MB/s)", (double)total / 1e6,
-				(double)total / 1e6 / (t - start));
-			last_progress = t;
-		}
 	}
-	if (tty && last_progress != start)
-		fputc('\n', stderr);
 	tb_free(buf);
-	if (fd != 0)
-		close(fd);
+	return rc;
+}
+
+static int load_trace(struct tp *tp, const char *path)
+{
+	struct loader l = {.tp = tp, .tty = isatty(2)};
+	struct tb_err err = {0};
+	l.start = l.last_progress = now_s();
+	int rc;
+	if (tp_http_is_url(path)) {
+		/* Streamed without a local copy; tp_parse errors surface via tp_error. */
+		rc = tp_http_get(path, NULL, loader_feed, &l, &err) < 0 ? -1 : 0;
+	} else {
+		int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			fprintf(stderr, "trace_processor_shell: cannot open '%s': %s\n", path,
+				strerror(errno));
+			return -1;
+		}
+		rc = load_fd(&l, fd, path);
+		if (fd != 0)
+			close(fd);
+	}
+	if (l.tty && l.last_progress != l.start)
+		fputc('\n', stderr);
+	if (tb_err_is_set(&err))
+		fprintf(stderr, "trace_processor_shell: %s\n", err.msg);
 	if (rc == 0 && tp_end_of_file(tp) < 0)
 		rc = -1;
 	if (rc < 0 && tp_error(tp)[0]) {
@@ -113,9 +142,9 @@ static int load_trace(struct tp *tp, const char *path)
 	}
 	if (rc < 0)
 		return -1;
-	double secs = now_s() - start;
-	fprintf(stderr, "Trace loaded: %.2f MB in %.2fs (%.1f MB/s)\n", (double)total / 1e6, secs,
-		secs > 0 ? (double)total / 1e6 / secs : 0.0);
+	double secs = now_s() - l.start;
+	fprintf(stderr, "Trace loaded: %.2f MB in %.2fs (%.1f MB/s)\n", (double)l.total / 1e6, secs,
+		secs > 0 ? (double)l.total / 1e6 / secs : 0.0);
 	return 0;
 }
 

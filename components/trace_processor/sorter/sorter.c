@@ -1,35 +1,91 @@
 /*
  * The sorter: the one place that orders events. Importers push events with
- * their trace-clock timestamp in whatever order the trace has them; at flush
- * the sorter hands them to the parse callback ordered by (ts, push order), so
+ * their trace-clock timestamp in whatever order the trace has them; the
+ * sorter hands them to the parse callback ordered by (ts, push order), so
  * equal timestamps keep the trace's order.
  *
- * Payloads are copied into an arena; the index is 24 bytes an event. Traces
- * are often sorted already, which is detected and costs nothing; otherwise
- * the index is radix-sorted on ts (LSD, 11-bit digits over the bits the ts
- * range needs). LSD radix sort is stable, so push order breaks ties.
+ * Events are kept in runs, one per source (a packet sequence): a source's
+ * events are nearly always in order already, so ordering is a k-way merge
+ * of the runs' heads (a binary heap on (ts, push number)). A run that went
+ * out of order is radix-sorted (LSD, 11-bit digits over the bits its ts
+ * range needs; stable, so push order breaks ties) before it is merged.
+ *
+ * Streaming: once the buffered events pass the window (1 MiB), the importer
+ * may extract every event no source can still precede: ts <= the minimum,
+ * over runs that have pending events or pushed recently (within the last
+ * 64 MiB of events), of the latest ts the run has seen. Their memory is released as
+ * they go; held-back data only doubles the window for the next round. An event pushed later with a ts older than the
+ * last one extracted is dropped and counted (sorter_push_event_out_of_order,
+ * as Perfetto does). tp_sorter_flush extracts everything (end of file,
+ * --full-sort).
+ *
+ *   run:    [ entry | entry | ... ]  head ─▶ first pending entry
+ *   entry:  ts (8) | push number (8) | payload* (8) | len (4) | block (4)
+ *   block:  refcounted payload memory (256 KiB), freed when its last event
+ *           was dispatched; a few are kept for reuse.
  */
 #include "../tp_int.h"
 
 #include <string.h>
 
+#define BLOCK_SIZE ((size_t)256 << 10)
+#define SPARE_BLOCKS 64
+/* Small enough that extracted events are still in cache. */
+#define DEFAULT_WINDOW ((size_t)1 << 20)
+/* A run that got nothing while this many bytes of events arrived is taken
+ * as finished: it no longer holds the others back. */
+#define IDLE_BYTES ((uint64_t)64 << 20)
+
 struct entry {
 	int64_t ts;
-	uint32_t len;
+	uint64_t ord;
 	void *payload;
+	uint32_t len;
+	uint32_t blk;
+};
+
+struct block {
+	uint32_t live; /* undispatched events in it */
+	size_t used, cap;
+	uint8_t *data;
+};
+
+struct run {
+	VEC(struct entry) q;
+	size_t head;    /* q[head, len) are pending */
+	int64_t latest; /* the largest ts pushed */
+	uint64_t last_push; /* the sorter's pushed bytes at its last push */
+	bool sorted;    /* pending entries are in ts order */
+};
+
+/* A heap slot: the head of a run. */
+struct head {
+	int64_t ts;
+	uint64_t ord;
+	uint32_t run;
 };
 
 struct tp_sorter {
-	struct arena mem;
-	VEC(struct entry) events;
-	bool sorted; /* events are in ts order so far */
+	VEC(struct run) runs;
+	VEC(struct block) blocks; /* indexed by entry.blk; data NULL when free */
+	VEC(uint32_t) free_slots; /* block indexes whose data is NULL */
+	VEC(uint8_t *) spare;     /* BLOCK_SIZE buffers for reuse */
+	uint32_t cur;             /* block being filled, UINT32_MAX none */
+	uint64_t next_ord;
+	size_t pending, bytes;    /* buffered events and payload bytes */
+	size_t window, trigger;   /* extract once bytes passes trigger */
+	bool extracted;           /* something was extracted: late events drop */
+	int64_t last_ts;          /* ts of the last extracted event */
+	uint64_t late;            /* dropped, not yet added to the stats */
+	uint64_t pushed;          /* bytes ever pushed */
+	VEC(struct head) heap;    /* runs with events to extract, by (ts, ord) */
 };
 
 struct tp_sorter *tp_sorter_new(void)
 {
 	struct tp_sorter *s = tb_calloc(1, sizeof *s);
-	arena_init(&s->mem, 1 << 20);
-	s->sorted = true;
+	s->cur = UINT32_MAX;
+	s->window = s->trigger = DEFAULT_WINDOW;
 	return s;
 }
 
@@ -37,22 +93,127 @@ void tp_sorter_free(struct tp_sorter *s)
 {
 	if (!s)
 		return;
-	arena_release(&s->mem);
-	vec_release(&s->events);
+	for (size_t i = 0; i < s->runs.len; i++)
+		vec_release(&s->runs.data[i].q);
+	vec_release(&s->runs);
+	for (size_t i = 0; i < s->blocks.len; i++)
+		tb_free(s->blocks.data[i].data);
+	vec_release(&s->blocks);
+	vec_release(&s->free_slots);
+	for (size_t i = 0; i < s->spare.len; i++)
+		tb_free(s->spare.data[i]);
+	vec_release(&s->spare);
+	vec_release(&s->heap);
 	tb_free(s);
+}
+
+void tp_sorter_set_window(struct tp_sorter *s, size_t bytes)
+{
+	s->window = s->trigger = bytes;
+}
+
+size_t tp_sorter_pending(const struct tp_sorter *s)
+{
+	return s->pending;
+}
+
+bool tp_sorter_want_extract(const struct tp_sorter *s)
+{
+	return s->bytes > s->trigger;
+}
+
+/* Payload bytes an event takes in its block (8-aligned, at least 8). */
+static size_t slot_size(size_t len)
+{
+	return len ? (len + 7) & ~(size_t)7 : 8;
+}
+
+static uint32_t new_block(struct tp_sorter *s, size_t cap)
+{
+	uint32_t i;
+	if (s->free_slots.len) {
+		i = vec_pop(&s->free_slots);
+	} else {
+		TB_CHECK(s->blocks.len < UINT32_MAX);
+		i = (uint32_t)s->blocks.len;
+		vec_push_zeroed(&s->blocks);
+	}
+	struct block *b = &s->blocks.data[i];
+	b->data = cap == BLOCK_SIZE && s->spare.len ? vec_pop(&s->spare) : tb_malloc(cap);
+	b->cap = cap;
+	b->used = 0;
+	b->live = 0;
+	return i;
+}
+
+static void drop_block(struct tp_sorter *s, uint32_t i)
+{
+	struct block *b = &s->blocks.data[i];
+	if (b->cap == BLOCK_SIZE && s->spare.len < SPARE_BLOCKS)
+		vec_push(&s->spare, b->data);
+	else
+		tb_free(b->data);
+	b->data = NULL;
+	if (s->cur == i)
+		s->cur = UINT32_MAX;
+	vec_push(&s->free_slots, i);
+}
+
+void *tp_sorter_push_src(struct tp_sorter *s, uint32_t src, int64_t ts, const void *payload,
+			 size_t len)
+{
+	TB_CHECK(len <= UINT32_MAX - 8);
+	if (s->extracted && ts < s->last_ts) {
+		s->late++;
+		return NULL;
+	}
+	if (src >= s->runs.len) {
+		TB_CHECK(src < UINT32_MAX);
+		size_t old = s->runs.len;
+		vec_resize(&s->runs, (size_t)src + 1);
+		for (size_t i = old; i < s->runs.len; i++) {
+			s->runs.data[i].latest = INT64_MIN;
+			s->runs.data[i].sorted = true;
+		}
+	}
+	size_t need = slot_size(len);
+	uint32_t bi;
+	if (need > BLOCK_SIZE / 4) {
+		bi = new_block(s, need); /* its own block */
+	} else {
+		if (s->cur == UINT32_MAX || s->blocks.data[s->cur].cap - s->blocks.data[s->cur].used < need) {
+			uint32_t old = s->cur;
+			s->cur = UINT32_MAX;
+			if (old != UINT32_MAX && !s->blocks.data[old].live)
+				drop_block(s, old);
+			s->cur = new_block(s, BLOCK_SIZE);
+		}
+		bi = s->cur;
+	}
+	struct block *b = &s->blocks.data[bi];
+	void *copy = b->data + b->used;
+	b->used += need;
+	b->live++;
+	if (len && payload)
+		memcpy(copy, payload, len);
+
+	struct run *r = &s->runs.data[src];
+	if (r->q.len > r->head && r->q.data[r->q.len - 1].ts > ts)
+		r->sorted = false;
+	if (ts > r->latest)
+		r->latest = ts;
+	struct entry e = {ts, s->next_ord++, copy, (uint32_t)len, bi};
+	vec_push(&r->q, e);
+	s->pending++;
+	s->bytes += need + sizeof e;
+	s->pushed += need + sizeof e;
+	r->last_push = s->pushed;
+	return copy;
 }
 
 void *tp_sorter_push(struct tp_sorter *s, int64_t ts, const void *payload, size_t len)
 {
-	TB_CHECK(len <= UINT32_MAX && s->events.len < UINT32_MAX);
-	void *copy = arena_alloc(&s->mem, len ? len : 1, 8);
-	if (len && payload)
-		memcpy(copy, payload, len);
-	if (s->events.len && vec_last(&s->events)->ts > ts)
-		s->sorted = false;
-	struct entry e = {ts, (uint32_t)len, copy};
-	vec_push(&s->events, e);
-	return copy;
+	return tp_sorter_push_src(s, 0, ts, payload, len);
 }
 
 #define RADIX_BITS 11
@@ -93,15 +254,145 @@ static void radix_sort(struct entry *e, size_t n)
 	tb_free(tmp);
 }
 
+static bool before(const struct head *x, const struct head *y)
+{
+	return x->ts != y->ts ? x->ts < y->ts : x->ord < y->ord;
+}
+
+static void sift_down(struct head *h, size_t n, size_t i)
+{
+	struct head v = h[i];
+	for (;;) {
+		size_t l = 2 * i + 1, m;
+		if (l >= n)
+			break;
+		m = l + 1 < n && before(&h[l + 1], &h[l]) ? l + 1 : l;
+		if (!before(&h[m], &v))
+			break;
+		h[i] = h[m];
+		i = m;
+	}
+	h[i] = v;
+}
+
+/* Dispatch every pending event with ts <= limit, in (ts, push) order: a
+ * k-way merge of the runs on a heap of their heads. */
+static void extract(struct tp_sorter *s, int64_t limit, struct tp *tp, tp_sorted_fn fn, void *ctx)
+{
+	vec_clear(&s->heap);
+	for (size_t i = 0; i < s->runs.len; i++) {
+		struct run *r = &s->runs.data[i];
+		if (r->head == r->q.len)
+			continue;
+		if (!r->sorted) {
+			radix_sort(r->q.data + r->head, r->q.len - r->head);
+			r->sorted = true;
+		}
+		const struct entry *e = &r->q.data[r->head];
+		if (e->ts <= limit)
+			vec_push(&s->heap, ((struct head){e->ts, e->ord, (uint32_t)i}));
+	}
+	struct head *h = s->heap.data;
+	size_t n = s->heap.len;
+	for (size_t i = n / 2; i-- > 0;)
+		sift_down(h, n, i);
+	while (n) {
+		struct run *r = &s->runs.data[h[0].run];
+		/* Drain this run while it stays ahead of the runner-up. */
+		const struct head *second = n > 2 && before(&h[2], &h[1]) ? &h[2] : n > 1 ? &h[1] : NULL;
+		const struct entry *e = &r->q.data[r->head];
+		const struct entry *end = r->q.data + r->q.len;
+		for (;;) {
+			if (e + 1 < end)
+				__builtin_prefetch(e[1].payload);
+			s->pending--;
+			s->bytes -= slot_size(e->len) + sizeof *e;
+			s->last_ts = e->ts;
+			s->extracted = true;
+			fn(tp, e->ts, e->payload, e->len, ctx);
+			struct block *b = &s->blocks.data[e->blk];
+			if (--b->live == 0 && e->blk != s->cur)
+				drop_block(s, e->blk);
+			e++;
+			if (e == end || e->ts > limit)
+				break;
+			if (second && (e->ts != second->ts ? e->ts > second->ts : e->ord > second->ord))
+				break;
+		}
+		r->head = (size_t)(e - r->q.data);
+		if (e != end && e->ts <= limit) {
+			h[0].ts = e->ts;
+			h[0].ord = e->ord;
+		} else {
+			h[0] = h[--n];
+		}
+		if (n)
+			sift_down(h, n, 0);
+	}
+	/* Compact the runs: drop dispatched entries. */
+	for (size_t i = 0; i < s->runs.len; i++) {
+		struct run *r = &s->runs.data[i];
+		if (r->head == r->q.len) {
+			r->q.len = r->head = 0;
+			if (r->q.cap > 4096) /* do not keep a big idle index */
+				vec_release(&r->q);
+		} else if (r->head > r->q.len / 2) {
+			memmove(r->q.data, r->q.data + r->head, (r->q.len - r->head) * sizeof *r->q.data);
+			r->q.len -= r->head;
+			r->head = 0;
+		}
+	}
+	if (s->late) {
+		tp->stats[TP_STAT_sorter_push_event_out_of_order] += s->late;
+		s->late = 0;
+	}
+}
+
+void tp_sorter_extract(struct tp_sorter *s, struct tp *tp, tp_sorted_fn fn, void *ctx)
+{
+	int64_t limit = INT64_MAX;
+	bool any = false;
+	for (size_t i = 0; i < s->runs.len; i++) {
+		const struct run *r = &s->runs.data[i];
+		bool pending = r->head != r->q.len;
+		/* A run without pending events still holds the others back
+		 * until it has been idle for a while: its next events may be
+		 * as old as its latest. */
+		if (!pending && (r->latest == INT64_MIN ||
+				 s->pushed - r->last_push > IDLE_BYTES))
+			continue;
+		any |= pending;
+		if (r->latest < limit)
+			limit = r->latest;
+	}
+	if (any)
+		extract(s, limit, tp, fn, ctx);
+	/* Whatever is still held back waits for the buffer to double, so a
+	 * slow source does not make every push extract. */
+	s->trigger = s->bytes * 2 > s->window ? s->bytes * 2 : s->window;
+}
+
 void tp_sorter_flush(struct tp_sorter *s, struct tp *tp, tp_sorted_fn fn, void *ctx)
 {
-	if (!s->sorted)
-		radix_sort(s->events.data, s->events.len);
-	for (size_t i = 0; i < s->events.len; i++) {
-		const struct entry *e = &s->events.data[i];
-		fn(tp, e->ts, e->payload, e->len, ctx);
+	extract(s, INT64_MAX, tp, fn, ctx);
+	for (size_t i = 0; i < s->runs.len; i++) {
+		vec_release(&s->runs.data[i].q);
+		s->runs.data[i].head = 0;
+		s->runs.data[i].latest = INT64_MIN;
+		s->runs.data[i].sorted = true;
 	}
-	vec_release(&s->events);
-	arena_reset(&s->mem);
-	s->sorted = true;
+	for (size_t i = 0; i < s->blocks.len; i++) {
+		if (s->blocks.data[i].data) {
+			tb_free(s->blocks.data[i].data);
+			s->blocks.data[i].data = NULL;
+		}
+	}
+	vec_release(&s->blocks);
+	vec_release(&s->free_slots);
+	for (size_t i = 0; i < s->spare.len; i++)
+		tb_free(s->spare.data[i]);
+	vec_release(&s->spare);
+	s->cur = UINT32_MAX;
+	s->bytes = s->pending = 0;
+	s->trigger = s->window;
 }

@@ -20,15 +20,39 @@ static void buf_set_len(struct json_buf *b, size_t n)
 
 static void buf_put(struct json_buf *b, const char *s, size_t n)
 {
-	vec_reserve(&b->v, n + 1);
+	if (b->v.cap - b->v.len < n + 1)
+		vec_reserve(&b->v, n + 1);
 	if (n)
 		memcpy(b->v.data + b->v.len, s, n);
 	b->v.len += n;
 }
 
-static uint32_t intern_buf(struct tp *tp, struct json_buf *b)
+static bool pool_eq(struct tp *tp, uint32_t id, const struct json_buf *b)
 {
-	return tp_intern(tp, b->v.data, b->v.len);
+	size_t n;
+	const char *s = strpool_get(&tp->strings, id, &n);
+	return n == b->v.len && json_same_bytes(s, b->v.data, n);
+}
+
+/* The pool ids of the current flat key and key, through the cache. */
+static void leaf_keys(struct tp *tp, struct json_args_ctx *c, uint32_t *fk, uint32_t *k)
+{
+	uint64_t h = tb_hash_bytes(c->key.v.data, c->key.v.len, c->flat.v.len);
+	if (c->flat.v.len != c->key.v.len)
+		h = tb_hash_bytes(c->flat.v.data, c->flat.v.len, h);
+	h |= 1; /* 0 marks an empty entry */
+	struct json_key_ent *e = &c->cache[(h >> 32) & (JSON_KEY_CACHE - 1)];
+	if (e->hash == h && pool_eq(tp, e->key, &c->key) &&
+	    (e->flat == e->key || pool_eq(tp, e->flat, &c->flat))) {
+		*fk = e->flat;
+		*k = e->key;
+		return;
+	}
+	*fk = tp_intern(tp, c->flat.v.data, c->flat.v.len);
+	*k = c->key.v.len == c->flat.v.len ? *fk : tp_intern(tp, c->key.v.data, c->key.v.len);
+	e->hash = h;
+	e->flat = *fk;
+	e->key = *k;
 }
 
 /* Add the value at p; returns the byte after it, or NULL when malformed. */
@@ -95,9 +119,8 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct tp_a
 		p = json_string(p, end, &c->str, &s, &n);
 		if (!p)
 			return NULL;
-		uint32_t sid = tp_intern(tp, s, n);
-		fk = intern_buf(tp, &c->flat);
-		k = intern_buf(tp, &c->key);
+		uint32_t sid = json_intern(tp, &c->values, s, n);
+		leaf_keys(tp, c, &fk, &k);
 		tp_args_add_string(b, fk, k, sid);
 		return p;
 	}
@@ -106,8 +129,7 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct tp_a
 		size_t len = v ? 4 : 5;
 		if ((size_t)(end - p) < len || memcmp(p, v ? "true" : "false", len) != 0)
 			return NULL;
-		fk = intern_buf(tp, &c->flat);
-		k = intern_buf(tp, &c->key);
+		leaf_keys(tp, c, &fk, &k);
 		tp_args_add_bool(b, fk, k, v);
 		return p + len;
 	}
@@ -120,8 +142,7 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct tp_a
 	p = json_number(p, end, &num);
 	if (!p)
 		return NULL;
-	fk = intern_buf(tp, &c->flat);
-	k = intern_buf(tp, &c->key);
+	leaf_keys(tp, c, &fk, &k);
 	if (num.is_int)
 		tp_args_add_int(b, fk, k, num.i);
 	else

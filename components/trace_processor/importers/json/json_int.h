@@ -36,10 +36,10 @@
 #define JSON_EV_BP_E 0x200u      /* "bp": "e" */
 #define JSON_EV_HAS_ARGS 0x400u  /* "args" key present */
 
-/* One event as the tokenizer decoded it. The raw JSON text of its `args`
- * value (args_len bytes) follows the struct in the same sorter payload.
- * Strings are pool ids (0 = absent or empty). Times are ns; TP_NULL_I64 when
- * absent or not a valid number. */
+/* One event as the tokenizer decoded it. Strings are pool ids (0 = absent
+ * or empty). Times are ns; TP_NULL_I64 when absent or not a valid number.
+ * The sorter holds it in the compact record form below (json_event_encode);
+ * the parser gets it back with json_event_decode. */
 struct json_event {
 	int64_t ts, dur, tts, tdur;
 	int64_t pid, tid; /* valid when JSON_EV_PID / JSON_EV_TID */
@@ -51,12 +51,22 @@ struct json_event {
 	uint16_t flags;
 	char ph;
 	char scope; /* "s": 0 absent, 'g' 'p' 't', '?' anything else */
+	const char *args; /* args_len bytes of raw JSON text */
 };
 
 static inline const char *json_event_args(const struct json_event *e)
 {
-	return (const char *)(e + 1);
+	return e->args;
 }
+
+/* The sorter record of e and its args text, appended to out (cleared
+ * first); its length. ts is not stored: the sorter keeps it. */
+struct json_rec_buf {
+	VEC(char) v;
+};
+size_t json_event_encode(const struct json_event *e, const char *args, struct json_rec_buf *out);
+/* Decode a record made by json_event_encode; e->args points into rec. */
+void json_event_decode(const void *rec, int64_t ts, struct json_event *e);
 
 /* ---- lex.c: helpers on complete JSON text ----------------------------- */
 
@@ -105,6 +115,11 @@ const char *json_skip_value(const char *p, const char *end);
  * moving the decimal point. false if not a valid time. */
 bool json_number_to_ns(const struct json_num *num, int64_t *ns);
 bool json_string_to_ns(const char *s, size_t n, int64_t *ns);
+/* Fast path for a JSON number at p that is a time: plain [-]digits[.digits]
+ * (<= 15 integer digits) -> ns as json_string_to_ns would, returning the
+ * byte after it. NULL when the number has another shape (use json_number
+ * and json_string_to_ns then). */
+const char *json_time_number(const char *p, const char *end, int64_t *ns);
 
 /* strtod over the whole of s (Perfetto's CStringToDouble): false unless
  * every byte was consumed. */
@@ -117,10 +132,33 @@ bool json_parse_u64(const char *s, size_t n, int base, uint64_t *out);
 const char *json_object_find(const char *p, const char *end, const char *key,
 			     struct json_buf *buf);
 
+/* Byte equality a word at a time (musl's memcmp goes byte by byte). */
+bool json_same_bytes(const char *a, const char *b, size_t n);
+
+/* A direct-mapped cache in front of the string pool: traces repeat a few
+ * names, categories and values, which then cost a hash and a compare. */
+struct json_icache {
+	struct {
+		uint64_t hash; /* 0 = empty */
+		uint32_t id;
+	} e[512];
+};
+uint32_t json_intern(struct tp *tp, struct json_icache *c, const char *s, size_t n);
+
 /* ---- args.c --------------------------------------------------------------- */
+
+/* A remembered (flat_key, key) pair of pool ids, by a hash of both texts:
+ * traces repeat the same few arg names, so most leaves skip interning. */
+struct json_key_ent {
+	uint64_t hash;
+	uint32_t flat, key;
+};
+#define JSON_KEY_CACHE 256 /* entries, a power of two */
 
 struct json_args_ctx {
 	struct json_buf flat, key, str;
+	struct json_key_ent cache[JSON_KEY_CACHE];
+	struct json_icache values;
 };
 /* Add the JSON value at [p, end) under `prefix` (e.g. "args") to the args
  * builder b, Perfetto-style: objects -> dotted keys, arrays -> [i] in key

@@ -31,6 +31,39 @@ const char *json_find_quote_or_bs(const char *p, const char *end)
 	return p;
 }
 
+bool json_same_bytes(const char *a, const char *b, size_t n)
+{
+	for (; n >= 8; a += 8, b += 8, n -= 8) {
+		uint64_t x, y;
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		if (x != y)
+			return false;
+	}
+	while (n--)
+		if (*a++ != *b++)
+			return false;
+	return true;
+}
+
+uint32_t json_intern(struct tp *tp, struct json_icache *c, const char *s, size_t n)
+{
+	if (!n)
+		return 0;
+	uint64_t h = tb_hash_bytes(s, n, 0x6a736f6e) | 1;
+	size_t i = (size_t)(h >> 40) & (TB_ARRAY_SIZE(c->e) - 1);
+	if (c->e[i].hash == h) {
+		size_t len;
+		const char *p = strpool_get(&tp->strings, c->e[i].id, &len);
+		if (len == n && json_same_bytes(p, s, n))
+			return c->e[i].id;
+	}
+	uint32_t id = tp_intern(tp, s, n);
+	c->e[i].hash = h;
+	c->e[i].id = id;
+	return id;
+}
+
 static int hexval(char c)
 {
 	if (c >= '0' && c <= '9')
@@ -323,12 +356,57 @@ bool json_number_to_ns(const struct json_num *num, int64_t *ns)
 	return true;
 }
 
+/* The common time text: [-]digits[.digits], at most 15 integer digits.
+ * Reads from *pp and leaves it after the digits; false (nothing decided)
+ * when the text is not of that shape. Same result as the general path:
+ * fraction digits past the third are cut, missing ones are zeros. */
+static bool dec_to_ns(const char **pp, const char *end, int64_t *ns)
+{
+	const char *p = *pp;
+	bool neg = p < end && *p == '-';
+	p += neg;
+	uint64_t v = 0;
+	int id = 0, fd = 0;
+	for (; p < end && (unsigned)(*p - '0') < 10; p++, id++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	if (id == 0 || id > 15)
+		return false;
+	if (p < end && *p == '.') {
+		for (p++; p < end && (unsigned)(*p - '0') < 10; p++) {
+			if (fd < 3) {
+				v = v * 10 + (uint64_t)(*p - '0');
+				fd++;
+			}
+		}
+	}
+	for (; fd < 3; fd++)
+		v *= 10;
+	*ns = neg ? -(int64_t)v : (int64_t)v;
+	*pp = p;
+	return true;
+}
+
+const char *json_time_number(const char *p, const char *end, int64_t *ns)
+{
+	const char *q = p;
+	int64_t v;
+	if (!dec_to_ns(&q, end, &v) || q[-1] == '.') /* "5." is not JSON */
+		return NULL;
+	if (q < end && (*q == 'e' || *q == 'E' || *q == '.' || *q == '-' || *q == '+'))
+		return NULL;
+	*ns = v;
+	return q;
+}
+
 /* Perfetto reformats the string: drop the exponent (shifting the point),
  * drop the '.', then pad with '0' or cut to int_digits + exp + 3 chars and
  * parse what is left as an integer. */
 bool json_string_to_ns(const char *s, size_t n, int64_t *ns)
 {
 	char tmp[96];
+	const char *q = s;
+	if (dec_to_ns(&q, s + n, ns) && q == s + n)
+		return true;
 	if (n == 0 || n >= 64)
 		return false;
 	int exp_shift = 0;

@@ -507,10 +507,13 @@ static void flush_group(struct tp_importer *imp)
 {
 	if (!imp->group.len)
 		return;
-	qsort(imp->group.data, imp->group.len, sizeof *imp->group.data, cmp_grp);
-	for (size_t i = 0; i < imp->group.len; i++)
-		parse_event(imp, (const struct json_event *)(imp->group_mem.data +
-							     imp->group.data[i].off));
+	if (imp->group.len > 1)
+		qsort(imp->group.data, imp->group.len, sizeof *imp->group.data, cmp_grp);
+	for (size_t i = 0; i < imp->group.len; i++) {
+		struct json_event e;
+		json_event_decode(imp->group_mem.data + imp->group.data[i].off, imp->group_ts, &e);
+		parse_event(imp, &e);
+	}
 	vec_clear(&imp->group);
 	vec_clear(&imp->group_mem);
 }
@@ -519,7 +522,8 @@ static void on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len
 {
 	struct tp_importer *imp = ctx;
 	(void)tp;
-	const struct json_event *e = payload;
+	struct json_event ev, *e = &ev;
+	json_event_decode(payload, ts, e);
 	if (!json_tokenizer_saw_complete(imp->tok)) {
 		parse_event(imp, e);
 		return;
@@ -532,10 +536,9 @@ static void on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len
 		g.key = INT64_MIN;
 	else if (e->ph == 'X' && e->dur != TP_NULL_I64 && e->dur >= 0)
 		g.key = INT64_MAX - e->dur;
-	/* Payloads are kept 8-aligned so they can be read as structs. */
-	size_t off = (imp->group_mem.len + 7) & ~(size_t)7;
-	vec_reserve(&imp->group_mem, off - imp->group_mem.len + len);
-	imp->group_mem.len = off;
+	/* Records are copied: the sorter may free them once this returns. */
+	size_t off = imp->group_mem.len;
+	vec_reserve(&imp->group_mem, len);
 	memcpy(imp->group_mem.data + off, payload, len);
 	imp->group_mem.len += len;
 	g.off = off;

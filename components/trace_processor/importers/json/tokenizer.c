@@ -58,7 +58,9 @@ struct json_tokenizer {
 	bool key_esc;
 	struct vscan scan;
 	VEC(char) tail;
+	struct json_rec_buf rec; /* the sorter record being assembled */
 	struct json_buf str; /* unescaped strings of the current event */
+	struct json_icache names; /* cat, name, string pid/tid */
 	struct json_args_ctx args;
 };
 
@@ -74,6 +76,7 @@ void json_tokenizer_free(struct json_tokenizer *t)
 	if (!t)
 		return;
 	vec_release(&t->tail);
+	vec_release(&t->rec.v);
 	vec_release(&t->str.v);
 	json_args_ctx_release(&t->args);
 	tb_free(t);
@@ -163,7 +166,7 @@ static const char *str_value(struct json_tokenizer *t, const char *p, const char
 	size_t n;
 	p = json_string(p, end, &t->str, &s, &n);
 	if (p)
-		*id = tp_intern(t->tp, s, n);
+		*id = json_intern(t->tp, &t->names, s, n);
 	return p;
 }
 
@@ -183,6 +186,9 @@ static const char *time_value(struct json_tokenizer *t, const char *p, const cha
 	}
 	if (*p == '-' || (*p >= '0' && *p <= '9')) {
 		/* Perfetto converts the number's text, not a double: exact. */
+		const char *q = json_time_number(p, end, out);
+		if (q)
+			return q;
 		struct json_num num;
 		p = json_number(p, end, &num);
 		int64_t v;
@@ -288,10 +294,8 @@ static const char *bool_value(const char *p, const char *end, bool *out)
 	return json_skip_value(p, end);
 }
 
-static bool key_is(const char *k, size_t n, const char *lit)
-{
-	return strlen(lit) == n && memcmp(k, lit, n) == 0;
-}
+/* A constant length lets the compiler inline the compare. */
+#define key_is(k, n, lit) ((n) == sizeof(lit) - 1 && memcmp((k), (lit), sizeof(lit) - 1) == 0)
 
 /* Decode the value of one event key. */
 static const char *event_field(struct json_tokenizer *t, const char *k, size_t kn, const char *p,
@@ -421,12 +425,13 @@ static const char *decode_event(struct json_tokenizer *t, const char *p, const c
 		p = json_string(p, end, &t->str, &k, &kn);
 		if (!p)
 			return NULL;
-		/* Keys we know are short: keep a copy, the value may reuse str. */
-		if (kn < sizeof kcopy) {
+		/* Keys we know are short. An unescaped key points into the
+		 * input; an escaped one into str, which the value may reuse. */
+		if (kn >= sizeof kcopy) {
+			kn = 0;
+		} else if (k == t->str.v.data) {
 			memcpy(kcopy, k, kn);
 			k = kcopy;
-		} else {
-			kn = 0;
 		}
 		p = json_skip_ws(p, end);
 		if (p >= end || *p != ':')
@@ -462,11 +467,130 @@ static const char *decode_event(struct json_tokenizer *t, const char *p, const c
 		return p;
 	}
 	e.args_len = (uint32_t)alen;
-	char *dst = tp_sorter_push(tp->sorter, e.ts, NULL, sizeof e + alen);
-	memcpy(dst, &e, sizeof e);
-	if (alen)
-		memcpy(dst + sizeof e, args, alen);
+	/* The record is assembled first and pushed whole: a streaming sorter
+	 * may dispatch (and so parse) older events inside tp_sorter_push. */
+	size_t n = json_event_encode(&e, args, &t->rec);
+	tp_sorter_push(tp->sorter, e.ts, t->rec.v.data, n);
 	return p;
+}
+
+/* ---- the sorter record ----------------------------------------------------
+ *
+ *  0      4      8      12         16  17     18
+ *  +------+------+------+----------+---+-----+------------------------+-----------+
+ *  |flags | name | cat  | args_len |ph |scope| present fields, in the | args text |
+ *  | u32  | u32  | u32  | u32      |   |     | order below, unaligned |           |
+ *  +------+------+------+----------+---+-----+------------------------+-----------+
+ *
+ * flags is json_event.flags plus REC_* bits saying which optional fields
+ * follow: dur tts tdur (i64), pid tid (u32: numbers < 2^32 or pool ids),
+ * v1_id bind_id (u64), id id2_local id2_global (u32). A typical X event is
+ * 34 bytes before its args instead of sizeof(struct json_event). */
+#define REC_DUR (1u << 16)
+#define REC_TTS (1u << 17)
+#define REC_TDUR (1u << 18)
+#define REC_ID (1u << 19)
+#define REC_ID2L (1u << 20)
+#define REC_ID2G (1u << 21)
+#define REC_HDR 18
+
+static char *put(char *q, const void *v, size_t n)
+{
+	memcpy(q, v, n);
+	return q + n;
+}
+
+size_t json_event_encode(const struct json_event *e, const char *args, struct json_rec_buf *out)
+{
+	uint32_t flags = e->flags;
+	flags |= (e->dur != TP_NULL_I64 ? REC_DUR : 0) | (e->tts != TP_NULL_I64 ? REC_TTS : 0) |
+		 (e->tdur != TP_NULL_I64 ? REC_TDUR : 0) | (e->id ? REC_ID : 0) |
+		 (e->id2_local ? REC_ID2L : 0) | (e->id2_global ? REC_ID2G : 0);
+	vec_clear(&out->v);
+	vec_reserve(&out->v, REC_HDR + 3 * 8 + 2 * 4 + 2 * 8 + 3 * 4 + e->args_len);
+	char *q = out->v.data;
+	q = put(q, &flags, 4);
+	q = put(q, &e->name, 4);
+	q = put(q, &e->cat, 4);
+	q = put(q, &e->args_len, 4);
+	*q++ = e->ph;
+	*q++ = e->scope;
+	if (flags & REC_DUR)
+		q = put(q, &e->dur, 8);
+	if (flags & REC_TTS)
+		q = put(q, &e->tts, 8);
+	if (flags & REC_TDUR)
+		q = put(q, &e->tdur, 8);
+	uint32_t u;
+	if (flags & JSON_EV_PID) {
+		u = (uint32_t)e->pid;
+		q = put(q, &u, 4);
+	}
+	if (flags & JSON_EV_TID) {
+		u = (uint32_t)e->tid;
+		q = put(q, &u, 4);
+	}
+	if (flags & JSON_EV_V1_ID)
+		q = put(q, &e->v1_id, 8);
+	if (flags & JSON_EV_BIND_ID)
+		q = put(q, &e->bind_id, 8);
+	if (flags & REC_ID)
+		q = put(q, &e->id, 4);
+	if (flags & REC_ID2L)
+		q = put(q, &e->id2_local, 4);
+	if (flags & REC_ID2G)
+		q = put(q, &e->id2_global, 4);
+	if (e->args_len)
+		q = put(q, args, e->args_len);
+	out->v.len = (size_t)(q - out->v.data);
+	return out->v.len;
+}
+
+static const char *get(const char *q, void *v, size_t n)
+{
+	memcpy(v, q, n);
+	return q + n;
+}
+
+void json_event_decode(const void *rec, int64_t ts, struct json_event *e)
+{
+	const char *q = rec;
+	uint32_t flags, u;
+	memset(e, 0, sizeof *e);
+	e->ts = ts;
+	e->dur = e->tts = e->tdur = TP_NULL_I64;
+	q = get(q, &flags, 4);
+	q = get(q, &e->name, 4);
+	q = get(q, &e->cat, 4);
+	q = get(q, &e->args_len, 4);
+	e->ph = *q++;
+	e->scope = *q++;
+	e->flags = (uint16_t)flags;
+	if (flags & REC_DUR)
+		q = get(q, &e->dur, 8);
+	if (flags & REC_TTS)
+		q = get(q, &e->tts, 8);
+	if (flags & REC_TDUR)
+		q = get(q, &e->tdur, 8);
+	if (flags & JSON_EV_PID) {
+		q = get(q, &u, 4);
+		e->pid = u;
+	}
+	if (flags & JSON_EV_TID) {
+		q = get(q, &u, 4);
+		e->tid = u;
+	}
+	if (flags & JSON_EV_V1_ID)
+		q = get(q, &e->v1_id, 8);
+	if (flags & JSON_EV_BIND_ID)
+		q = get(q, &e->bind_id, 8);
+	if (flags & REC_ID)
+		q = get(q, &e->id, 4);
+	if (flags & REC_ID2L)
+		q = get(q, &e->id2_local, 4);
+	if (flags & REC_ID2G)
+		q = get(q, &e->id2_global, 4);
+	e->args = q;
 }
 
 bool json_tokenizer_event(struct json_tokenizer *t, const char *p, const char *end)

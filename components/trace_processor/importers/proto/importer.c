@@ -46,12 +46,18 @@ static int proto_parse(struct tp_importer *imp, const uint8_t *p, size_t n)
 	return 0;
 }
 
-static void on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len, void *ctx)
+void proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len, void *ctx)
 {
 	struct proto_importer *im = ctx;
 	struct proto_ev ev;
+	uint32_t kind;
 	(void)tp;
-	(void)len;
+	memcpy(&kind, payload, sizeof kind);
+	if (kind == EV_TE_SIMPLE) {
+		proto_track_event_parse_simple(im, ts, payload);
+		return;
+	}
+	TB_DCHECK(len >= sizeof ev);
 	memcpy(&ev, payload, sizeof ev);
 	const uint8_t *p = (const uint8_t *)payload + sizeof ev;
 	switch (ev.kind) {
@@ -80,7 +86,7 @@ static int proto_eof(struct tp_importer *imp)
 {
 	struct proto_importer *im = (struct proto_importer *)(void *)imp;
 	proto_tokenize_eof(im);
-	tp_sorter_flush(im->tp->sorter, im->tp, on_sorted, im);
+	tp_sorter_flush(im->tp->sorter, im->tp, proto_on_sorted, im);
 	tp_metadata_set_int(im->tp, "trace_time_clock_id", proto_clocks_trace_clock(im->clocks));
 	return 0;
 }

@@ -43,7 +43,10 @@ struct proto_ev *proto_push_extra(struct proto_importer *im, int64_t ts, enum pr
 		.thread_instr = TP_NULL_I64,
 		.counter_value = NAN,
 	};
-	uint8_t *dst = tp_sorter_push(im->tp->sorter, ts, NULL, sizeof h + n + extra_len);
+	uint8_t *dst = tp_sorter_push_src(im->tp->sorter, seq ? seq->src : 0, ts, NULL,
+					  sizeof h + n + extra_len);
+	if (!dst)
+		return NULL;
 	memcpy(dst, &h, sizeof h);
 	if (n)
 		memcpy(dst + sizeof h, p, n);
@@ -232,11 +235,22 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		struct proto_ev tmp = {.thread_ts = TP_NULL_I64, .thread_instr = TP_NULL_I64,
 				       .counter_value = NAN};
 		struct proto_abs_counters abs;
+		struct proto_te_rec rec;
 		abs.n_int = abs.n_dbl = 0;
-		if (!proto_track_event_tokenize(im, seq, pp, pn, &ts, k.has_ts, &tmp, &abs))
+		rec.kind = 0;
+		if (!proto_track_event_tokenize(im, seq, pp, pn, &ts, k.has_ts, &tmp, &abs, &rec))
 			return;
+		if (rec.kind == EV_TE_SIMPLE) {
+			rec.seq_id = seq->id;
+			rec.pid = seq->pid;
+			rec.tid = seq->tid;
+			tp_sorter_push_src(tp->sorter, seq->src, ts, &rec, sizeof rec);
+			break;
+		}
 		ev = proto_push_extra(im, ts, EV_TRACK_EVENT, seq->gen, seq, pp, pn, abs.v,
 				      (abs.n_int + abs.n_dbl) * sizeof abs.v[0]);
+		if (!ev)
+			return;
 		ev->n_abs_int = abs.n_int;
 		ev->n_abs_dbl = abs.n_dbl;
 		ev->thread_ts = tmp.thread_ts;

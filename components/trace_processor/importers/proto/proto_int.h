@@ -103,6 +103,7 @@ struct proto_gen {
 /* One trusted_packet_sequence_id. */
 struct proto_seq {
 	uint32_t id;
+	uint32_t src; /* the sequence's sorter run: dense, in order of appearance */
 	bool valid; /* incremental state usable */
 	struct proto_gen *gen;
 	int64_t pid, tid; /* from ThreadDescriptor; -1 unknown */
@@ -214,13 +215,29 @@ enum proto_ev_kind {
 	EV_THREAD_DESCRIPTOR,
 	EV_PROCESS_DESCRIPTOR,
 	EV_PROCESS_TREE,
+	EV_TE_SIMPLE, /* struct proto_te_rec, no payload */
 };
 
-/* Sorter payload header; the payload bytes follow (8-aligned). */
+/* The sorter record of a plain TrackEvent (SLICE_BEGIN/END/INSTANT with
+ * only a track, a name and categories), decoded once at tokenize time:
+ * names are resolved against the generation in effect then, so it needs
+ * neither the payload nor a reference on the generation. */
+struct proto_te_rec {
+	uint32_t kind; /* EV_TE_SIMPLE */
+	uint32_t seq_id;
+	uint32_t type;
+	uint32_t has_uuid; /* track_uuid or the defaults' */
+	uint64_t uuid;
+	uint32_t name, cat; /* pool ids, 0 none */
+	int64_t pid, tid;   /* the sequence's thread at tokenize time, -1 */
+};
+
+/* Sorter payload header; the payload bytes follow (8-aligned). Every
+ * sorter record starts with its uint32_t kind. */
 struct proto_ev {
-	struct proto_gen *gen; /* referenced; may be NULL */
 	uint32_t kind;
 	uint32_t len;          /* payload bytes after the header */
+	struct proto_gen *gen; /* referenced; may be NULL */
 	uint32_t seq_id;       /* trusted_packet_sequence_id */
 	int64_t pid, tid;      /* the sequence's thread at tokenize time, -1 */
 	int64_t thread_ts;     /* legacy thread time (ns), TP_NULL_I64 */
@@ -246,6 +263,9 @@ struct proto_importer {
 	unsigned depth;    /* compressed_packets nesting */
 	/* sequences */
 	struct hmap seqs; /* seq id -> struct proto_seq * */
+	uint32_t n_seqs;
+#define PROTO_SEQ_CACHE 256
+	struct proto_seq *seq_cache[PROTO_SEQ_CACHE]; /* by id, for small ids */
 	struct proto_seq *last_seq;
 	struct proto_gen *gens; /* every live generation */
 	struct proto_clocks *clocks;
@@ -267,7 +287,11 @@ void proto_tokenize(struct proto_importer *im, const uint8_t *p, size_t n, bool 
 void proto_tokenize_eof(struct proto_importer *im);
 /* One TracePacket (packets.c). */
 void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n);
-/* Push an event for parsing at ts (packets.c). */
+/* The sorter callback: dispatch one event to its parse-time handler
+ * (importer.c). */
+void proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len, void *ctx);
+/* Push an event for parsing at ts (packets.c); NULL when the sorter
+ * dropped it as late. */
 struct proto_ev *proto_push(struct proto_importer *im, int64_t ts, enum proto_ev_kind kind,
 			    struct proto_gen *gen, const struct proto_seq *seq, const uint8_t *p,
 			    size_t n);
@@ -286,7 +310,10 @@ void proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts
  * Returns false to drop the event. */
 bool proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq,
 				const uint8_t *p, size_t n, int64_t *ts, bool has_ts,
-				struct proto_ev *out, struct proto_abs_counters *abs);
+				struct proto_ev *out, struct proto_abs_counters *abs,
+				struct proto_te_rec *simple);
+void proto_track_event_parse_simple(struct proto_importer *im, int64_t ts,
+				    const struct proto_te_rec *r);
 
 /* v * 1000 (µs to ns), saturated at the int64 limits. */
 static inline int64_t proto_sat_mul_1000(int64_t v)

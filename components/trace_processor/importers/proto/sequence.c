@@ -15,15 +15,20 @@ struct proto_seq *proto_seq_get(struct proto_importer *im, uint32_t id)
 {
 	if (im->last_seq && im->last_seq->id == id)
 		return im->last_seq;
+	if (id < PROTO_SEQ_CACHE && im->seq_cache[id])
+		return im->last_seq = im->seq_cache[id];
 	struct proto_seq *s = hmap_get_ptr(&im->seqs, id);
 	if (!s) {
 		s = tb_calloc(1, sizeof *s);
 		s->id = id;
+		s->src = im->n_seqs++;
 		s->valid = false; /* until a packet clears the incremental state */
 		s->pid = s->tid = -1;
 		hmap_init(&s->inc_counters);
 		hmap_put_ptr(&im->seqs, id, s);
 	}
+	if (id < PROTO_SEQ_CACHE)
+		im->seq_cache[id] = s;
 	im->last_seq = s;
 	return s;
 }

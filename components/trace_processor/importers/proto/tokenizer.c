@@ -34,6 +34,15 @@ static int frame(const uint8_t *p, size_t n, size_t *hdr, size_t *len)
 	return 1;
 }
 
+/* After a top-level packet: let the sorter dispatch what can no longer be
+ * preceded, unless the user asked for a full sort. */
+static void maybe_extract(struct proto_importer *im)
+{
+	struct tp *tp = im->tp;
+	if (im->depth == 0 && !tp->cfg.full_sort && tp_sorter_want_extract(tp->sorter))
+		tp_sorter_extract(tp->sorter, tp, proto_on_sorted, im);
+}
+
 static void fail(struct proto_importer *im)
 {
 	if (!im->failed)
@@ -70,6 +79,7 @@ static size_t finish_tail(struct proto_importer *im, const uint8_t *p, size_t n)
 		 * the streaming tail, so the buffer stays put. */
 		proto_packet(im, im->tail.data + hdr, len);
 		vec_clear(&im->tail);
+		maybe_extract(im);
 	}
 	return used;
 }
@@ -103,6 +113,7 @@ void proto_tokenize(struct proto_importer *im, const uint8_t *p, size_t n, bool 
 			return;
 		}
 		proto_packet(im, p + hdr, len);
+		maybe_extract(im);
 		p += hdr + len;
 		n -= hdr + len;
 	}

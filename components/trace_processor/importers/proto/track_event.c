@@ -160,10 +160,94 @@ static int64_t sat_add(int64_t a, int64_t b)
 
 /* ---- tokenize time -------------------------------------------------------------- */
 
+/* Up to this many category fields keep an event on the simple path. */
+#define SIMPLE_MAX_CATS 4
+
+/* The name, categories and track of a plain event (see proto_te_rec). */
+struct simple_fields {
+	bool ok;
+	unsigned n_name, n_cat;
+	struct pb_field name;
+	struct pb_field cats[SIMPLE_MAX_CATS];
+};
+
+static void simple_field(struct simple_fields *sf, const struct pb_field *f)
+{
+	switch (f->id) {
+	case TE_TYPE:
+	case TE_TRACK_UUID:
+		sf->ok &= f->wire == PB_WIRE_VARINT;
+		break;
+	case TE_NAME_IID:
+	case TE_NAME:
+		sf->ok &= f->wire == (f->id == TE_NAME ? PB_WIRE_LEN : PB_WIRE_VARINT) &&
+			  sf->n_name++ == 0;
+		sf->name = *f;
+		break;
+	case TE_CATEGORY_IIDS:
+	case TE_CATEGORIES:
+		sf->ok &= f->wire == (f->id == TE_CATEGORIES ? PB_WIRE_LEN : PB_WIRE_VARINT) &&
+			  sf->n_cat < SIMPLE_MAX_CATS;
+		if (sf->ok)
+			sf->cats[sf->n_cat++] = *f;
+		break;
+	default:
+		sf->ok = false;
+		break;
+	}
+}
+
+/* Resolve a plain event's strings now, as decode() would at parse time
+ * against the same generation. */
+static void simple_record(struct proto_importer *im, const struct proto_seq *seq,
+			  const struct simple_fields *sf, uint32_t type, bool has_uuid,
+			  uint64_t uuid, struct proto_te_rec *rec)
+{
+	struct tp *tp = im->tp;
+	const struct proto_gen *g = seq->gen;
+	memset(rec, 0, sizeof *rec);
+	rec->kind = EV_TE_SIMPLE;
+	rec->type = type;
+	if (!has_uuid && g && g->has_track_uuid) {
+		has_uuid = true;
+		uuid = g->track_uuid;
+	}
+	rec->has_uuid = has_uuid;
+	rec->uuid = uuid;
+	if (sf->n_name)
+		rec->name = sf->name.id == TE_NAME
+				    ? tp_intern(tp, (const char *)sf->name.data, sf->name.len)
+				    : proto_interned_str(tp, g, INTERN_EVENT_NAMES, sf->name.val);
+	proto_scratch_reset(im);
+	for (unsigned i = 0; i < sf->n_cat; i++) {
+		const struct pb_field *f = &sf->cats[i];
+		uint32_t id = f->id == TE_CATEGORIES
+				      ? tp_intern(tp, (const char *)f->data, f->len)
+				      : proto_interned_str(tp, g, INTERN_EVENT_CATEGORIES, f->val);
+		if (!id)
+			continue;
+		if (!rec->cat) {
+			rec->cat = id;
+			continue;
+		}
+		if (!im->scratch.len) {
+			const char *c = tp_str(tp, rec->cat);
+			proto_scratch_add(im, c, strlen(c));
+		}
+		const char *c = tp_str(tp, id);
+		proto_scratch_add(im, ",", 1);
+		proto_scratch_add(im, c, strlen(c));
+	}
+	if (im->scratch.len)
+		rec->cat = tp_intern(tp, im->scratch.data, im->scratch.len);
+}
+
 bool proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq,
 				const uint8_t *p, size_t n, int64_t *ts, bool has_ts,
-				struct proto_ev *out, struct proto_abs_counters *abs)
+				struct proto_ev *out, struct proto_abs_counters *abs,
+				struct proto_te_rec *simple)
 {
+	struct simple_fields sf;
 	struct extra x;
 	int64_t legacy_ts = 0;
 	bool has_legacy_ts = false;
@@ -175,8 +259,12 @@ bool proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq
 	struct pb_field f = {0};
 	(void)has_ts;
 	x.n_ctr_uuids = x.n_dbl_uuids = x.n_ctr_vals = x.n_dbl_vals = 0;
+	sf.ok = true;
+	sf.n_name = sf.n_cat = 0;
+	memset(&sf.name, 0, sizeof sf.name);
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
+		simple_field(&sf, &f);
 		if (decode_extra(&f, &x))
 			continue;
 		switch (f.id) {
@@ -254,6 +342,8 @@ bool proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq
 			value = absolute_value(im, seq, uuid, value, &changed);
 		out->counter_value = value;
 	}
+	if (sf.ok && type >= TYPE_SLICE_BEGIN && type <= TYPE_INSTANT)
+		simple_record(im, seq, &sf, type, has_uuid, uuid, simple);
 	return true;
 }
 
@@ -838,6 +928,44 @@ static void legacy_thread_counters(struct proto_importer *im, const struct proto
 }
 
 /* ---- the event ------------------------------------------------------------------------ */
+
+void proto_track_event_parse_simple(struct proto_importer *im, int64_t ts,
+				    const struct proto_te_rec *r)
+{
+	struct tp *tp = im->tp;
+	uint32_t track;
+	if (r->has_uuid) {
+		/* A materialised track needs nothing but its id (its thread is
+		 * bound since); else the full resolution of event_track(). */
+		struct proto_track *t = proto_track_find(im, r->uuid);
+		if (t && t->track_id != TP_NULL_U32) {
+			track = t->track_id;
+		} else {
+			track = proto_track_resolve_for(im, r->uuid, r->name, r->seq_id);
+			t = track != TP_NULL_U32 ? proto_track_find(im, r->uuid) : NULL;
+			if (t)
+				proto_track_utid(im, t);
+		}
+	} else if (r->tid >= 0) {
+		uint32_t utid = tp_thread_for_tid(tp, r->tid, r->pid > 0 ? r->pid : -1);
+		track = tp_track_for_thread(tp, utid);
+	} else {
+		track = proto_track_resolve_for(im, 0, r->name, r->seq_id);
+	}
+	if (track == TP_NULL_U32)
+		return;
+	switch (r->type) {
+	case TYPE_SLICE_BEGIN:
+		tp_slice_begin(tp, track, ts, r->cat, r->name, TP_NULL_U32);
+		break;
+	case TYPE_SLICE_END:
+		tp_slice_end(tp, track, ts, 0, 0, TP_NULL_U32);
+		break;
+	default:
+		tp_slice_complete(tp, track, ts, 0, r->cat, r->name, TP_NULL_U32);
+		break;
+	}
+}
 
 void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
 			     const uint8_t *p, size_t n)
