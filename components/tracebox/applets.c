@@ -8,10 +8,12 @@
 
 #include <string.h>
 
+#include "perfetto_cmd.h"
 #include "trace_processor.h"
 #include "traced.h"
 
 const struct tracebox_applet tracebox_applets[] = {
+	{"perfetto", "record a trace (Perfetto's command line client)", perfetto_cmd_main},
 	{"trace_processor_shell", "SQL over Perfetto protobuf and JSON traces",
 	 trace_processor_shell_main},
 	{"traced", "the tracing service", traced_main},

@@ -4,16 +4,32 @@
  *     (so `ln -s tracebox traced; ./traced` works);
  *   - else argv[1] names an applet -> run it with argv shifted by one;
  *   - `--help`, `--version`, `help [APPLET]` are answered here;
- *   - an unknown applet name is one error line and exit status 2.
- * Autostart mode (any other arguments: record with private daemons) is
- * handled here once the recorder applets exist.
+ *   - autostart mode: a first argument that is a flag ("-t", "--txt", ...) or
+ *     an ftrace event ("sched/sched_switch") runs the perfetto client with
+ *     a private traced child on private sockets (Perfetto's tracebox
+ *     autostart), see autostart() below;
+ *   - any other word that is not an applet is one error line and exit
+ *     status 2 (a typo of an applet name should not start a recording).
  */
 #include "tracebox.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "base.h"
+#include "perfetto_cmd.h"
 #include "version.h"
+
+/* How long autostart waits for a service child to say it is ready, and for
+ * it to exit after SIGTERM before SIGKILL. */
+#define AUTOSTART_READY_TIMEOUT_MS 10000
+#define AUTOSTART_STOP_TIMEOUT_MS 5000
 
 static const char *base_name(const char *path)
 {
@@ -40,10 +56,120 @@ static void usage(FILE *out)
 		fprintf(out, "  (none in this build yet)\n");
 	fprintf(out,
 		"\n"
-		"Autostart mode (tracebox followed by perfetto's own arguments, e.g.\n"
-		"`tracebox -t 10s -o trace.pftrace sched/sched_switch`) records with private\n"
-		"traced, traced_probes and traced_perf children, as Perfetto's tracebox does;\n"
-		"it becomes available when those applets are in the list above.\n");
+		"Autostart mode: tracebox followed by perfetto's own arguments, e.g.\n"
+		"  tracebox -t 10s -o trace.pftrace sched/sched_switch\n"
+		"  tracebox -c config.pbtx --txt -o trace.pftrace\n"
+		"records with a private traced child on private sockets (@traced-c-PID,\n"
+		"@traced-p-PID), as Perfetto's tracebox does, and stops it afterwards.\n"
+		"--system-sockets uses the system socket names instead. The first argument\n"
+		"must be a flag or an ftrace event; see `tracebox perfetto --help`.\n");
+}
+
+/* ---- autostart mode ------------------------------------------------------- */
+
+struct autostart {
+	pid_t traced;
+};
+
+/* Spawn `<self> traced` in a new process group with a pipe in
+ * TRACED_NOTIFY_FD and wait for its "1". */
+static int spawn_traced(void *ctx, struct tb_err *err)
+{
+	struct autostart *as = ctx;
+	int pfd[2];
+	char c = 0;
+	struct pollfd p;
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC) != 0)
+		return tb_err_errno(err, -errno, "cannot create a pipe");
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return tb_err_errno(err, -errno, "cannot fork traced");
+	}
+	if (pid == 0) {
+		char fdstr[16];
+		setpgid(0, 0);
+		close(pfd[0]);
+		tb_set_cloexec(pfd[1], false);
+		snprintf(fdstr, sizeof fdstr, "%d", pfd[1]);
+		setenv("TRACED_NOTIFY_FD", fdstr, 1);
+		setenv("TRACEBOX_LOG", "warn", 0); /* keep the recording's terminal quiet */
+		execl("/proc/self/exe", "tracebox", "traced", (char *)NULL);
+		_exit(127);
+	}
+	as->traced = pid;
+	setpgid(pid, pid); /* also here, so the group exists before we signal it */
+	close(pfd[1]);
+	p.fd = pfd[0];
+	p.events = POLLIN;
+	if (poll(&p, 1, AUTOSTART_READY_TIMEOUT_MS) != 1 || read(pfd[0], &c, 1) != 1 || c != '1') {
+		close(pfd[0]);
+		return tb_err_set(err, -EIO, "the private traced did not start");
+	}
+	close(pfd[0]);
+	return 0;
+}
+
+static void stop_children(void *ctx)
+{
+	struct autostart *as = ctx;
+	pid_t pid = as->traced;
+	if (pid <= 0)
+		return;
+	as->traced = 0;
+	if (kill(-pid, SIGTERM) != 0)
+		kill(pid, SIGTERM);
+	for (int waited = 0; waited < AUTOSTART_STOP_TIMEOUT_MS; waited += 10) {
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return;
+		usleep(10 * 1000);
+	}
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static bool is_autostart_arg(const char *arg)
+{
+	return arg[0] == '-' || strchr(arg, '/') != NULL;
+}
+
+static int autostart(int argc, char **argv)
+{
+	struct autostart as = {0};
+	struct perfetto_cmd_hooks hooks = {
+		.usage_extra = "\nAutostart mode (tracebox without an applet name):\n"
+			       "  --system-sockets         : Use the system's socket names instead "
+			       "of private ones\n",
+		.start_services = spawn_traced,
+		.stop_services = stop_children,
+		.ctx = &as,
+	};
+	char **args = tb_calloc((size_t)argc + 1, sizeof *args);
+	bool system_sockets = false;
+	int n = 0, rc;
+
+	for (int i = 0; i < argc; i++) {
+		if (i > 0 && !system_sockets && strcmp(argv[i], "--system-sockets") == 0) {
+			system_sockets = true;
+			continue;
+		}
+		args[n++] = argv[i];
+	}
+	if (!system_sockets) {
+		char name[64];
+		snprintf(name, sizeof name, "@traced-c-%d", (int)getpid());
+		setenv("PERFETTO_CONSUMER_SOCK_NAME", name, 0);
+		snprintf(name, sizeof name, "@traced-p-%d", (int)getpid());
+		setenv("PERFETTO_PRODUCER_SOCK_NAME", name, 0);
+	}
+	rc = perfetto_cmd_run(n, args, &hooks);
+	stop_children(&as);
+	tb_free(args);
+	return rc;
 }
 
 static int run_applet(const struct tracebox_applet *a, int argc, char **argv)
@@ -88,6 +214,8 @@ int tracebox_main(int argc, char **argv)
 	a = tracebox_find_applet(arg);
 	if (a)
 		return run_applet(a, argc - 1, argv + 1);
+	if (is_autostart_arg(arg))
+		return autostart(argc, argv);
 	fprintf(stderr, "tracebox: unknown applet '%s' (see tracebox --help)\n", arg);
 	return 2;
 }

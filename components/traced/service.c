@@ -541,6 +541,27 @@ static void on_signal(struct loop *l, int signo, void *ctx)
 	loop_quit(l, 0);
 }
 
+/* tracebox autostart passes a pipe in TRACED_NOTIFY_FD and waits for the
+ * byte "1", written once both sockets listen (as Perfetto's traced does). */
+static void notify_listening(void)
+{
+	const char *s = getenv("TRACED_NOTIFY_FD");
+	char *end;
+	long fd;
+
+	if (!s)
+		return;
+	errno = 0;
+	fd = strtol(s, &end, 10);
+	if (!errno && end != s && !*end && fd >= 0 && fd <= INT32_MAX) {
+		int f = (int)fd;
+		if (tb_write_all(f, "1", 1) != 0)
+			log_warn(TRACED_LOG, "cannot write to TRACED_NOTIFY_FD %d", f);
+		tb_close(&f);
+	}
+	unsetenv("TRACED_NOTIFY_FD");
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: traced [--background] [--version]\n"
@@ -585,6 +606,7 @@ int traced_main(int argc, char **argv)
 	}
 	if (!(t = traced_new(l, NULL, &err)))
 		goto out;
+	notify_listening();
 	if (background && daemon(0, 0) != 0) {
 		tb_err_errno(&err, -errno, "cannot daemonize");
 		goto out;

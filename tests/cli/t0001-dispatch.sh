@@ -1,5 +1,6 @@
 # The multi-call binary: --help, --version, help APPLET, argv[0] and argv[1]
-# dispatch, the unknown-applet error, and that the release binary is static.
+# dispatch, the unknown-applet error versus autostart mode, and that the
+# release binary is static.
 . tests/lib.sh
 
 version=$(cat VERSION)
@@ -23,8 +24,21 @@ expect_eq unknown-applet-one-line \
 	"tracebox: unknown applet 'no_such_applet' (see tracebox --help)" "$(cat "$TMP/err")"
 expect_exit help-unknown-applet 2 "$TRACEBOX" help no_such_applet
 
-# argv[0] dispatch: a symlink named like an applet runs it. With no applet
-# registered yet, a symlink with another name still behaves as tracebox.
+# Autostart mode: a first argument that is a flag or an ftrace event is
+# perfetto's (here failing before any daemon starts: no -o; a bad flag
+# prints perfetto's usage plus the autostart extra).
+expect_exit autostart-flag 1 "$TRACEBOX" -t 1s
+grep -q -- '--out is required' "$TMP/err" && pass autostart-flag-is-perfetto ||
+	fail autostart-flag-is-perfetto "$(cat "$TMP/err")"
+expect_exit autostart-event 1 "$TRACEBOX" sched/sched_switch
+grep -q -- '--out is required' "$TMP/err" && pass autostart-event-is-perfetto ||
+	fail autostart-event-is-perfetto "$(cat "$TMP/err")"
+expect_exit autostart-bad-flag 1 "$TRACEBOX" --no-such-flag
+grep -q -- '--system-sockets' "$TMP/err" && pass autostart-usage-extra ||
+	fail autostart-usage-extra "$(cat "$TMP/err")"
+
+# argv[0] dispatch: a symlink named like an applet runs it; a symlink with
+# another name behaves as tracebox.
 ln -s "$TRACEBOX" "$TMP/not_an_applet"
 expect_exit symlink-other-name 0 "$TMP/not_an_applet" --version
 

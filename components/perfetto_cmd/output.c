@@ -1,0 +1,154 @@
+/*
+ * The trace file the perfetto client writes. Each packet read back from the
+ * service becomes one Trace.packet field:
+ *
+ *     0x0A | varint(len) | TracePacket bytes (len)      ... repeated
+ *
+ * which is exactly a serialized `Trace` message. A file target is written
+ * to a temporary file in the same folder (".NAME.XXXXXX") and renamed over
+ * the target only once the trace is complete, so an interrupted or failed
+ * capture never leaves a truncated file behind; with --no-clobber the final
+ * step is link(2), which refuses an existing target atomically. "-" writes
+ * straight to stdout.
+ */
+#include "perfetto_cmd_int.h"
+#include "pb.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define OUT_BUF_SIZE ((size_t)256 * 1024)
+
+int perfetto_cmd_out_open(struct perfetto_cmd_out *o, const char *path, bool no_clobber,
+                          uint64_t max_bytes, struct tb_err *err)
+{
+	struct stat st;
+	const char *slash;
+	size_t dir_len, n;
+
+	memset(o, 0, sizeof *o);
+	o->fd = -1;
+	o->no_clobber = no_clobber;
+	o->max_bytes = max_bytes;
+	if (strcmp(path, "-") == 0) {
+		o->fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
+		if (o->fd < 0)
+			return tb_err_errno(err, -errno, "cannot use stdout");
+		o->buf = tb_malloc(OUT_BUF_SIZE);
+		return 0;
+	}
+	if (no_clobber && lstat(path, &st) == 0)
+		return tb_err_set(err, -EEXIST, "cannot write '%s': File exists (--no-clobber)",
+		                  path);
+	slash = strrchr(path, '/');
+	dir_len = slash ? (size_t)(slash - path) + 1 : 0;
+	n = strlen(path) + 16;
+	o->path = tb_strdup(path);
+	o->tmp_path = tb_malloc(n);
+	snprintf(o->tmp_path, n, "%.*s.%s.XXXXXX", (int)dir_len, path, path + dir_len);
+	o->fd = mkstemp(o->tmp_path);
+	if (o->fd < 0) {
+		int e = -errno;
+		tb_free(o->tmp_path);
+		o->tmp_path = NULL;
+		tb_free(o->path);
+		o->path = NULL;
+		return tb_err_errno(err, e, "cannot create a file beside '%s'", path);
+	}
+	tb_set_cloexec(o->fd, true);
+	o->buf = tb_malloc(OUT_BUF_SIZE);
+	return 0;
+}
+
+static int flush_buf(struct perfetto_cmd_out *o, struct tb_err *err)
+{
+	int rc;
+	if (o->buf_len == 0)
+		return 0;
+	rc = tb_write_all(o->fd, o->buf, o->buf_len);
+	o->buf_len = 0;
+	if (rc)
+		return tb_err_errno(err, rc, "cannot write '%s'", o->path ? o->path : "stdout");
+	return 0;
+}
+
+int perfetto_cmd_out_packet(struct perfetto_cmd_out *o, const uint8_t *p, size_t n,
+                            struct tb_err *err)
+{
+	uint8_t hdr[11];
+	size_t hlen = (size_t)(pb_encode_varint(hdr + 1, n) - hdr);
+	int rc;
+
+	hdr[0] = 0x0A;
+	if (o->max_bytes && o->bytes + hlen + n > o->max_bytes) {
+		o->dropped++;
+		return 0;
+	}
+	if (o->buf_len + hlen + n > OUT_BUF_SIZE && (rc = flush_buf(o, err)))
+		return rc;
+	if (hlen + n > OUT_BUF_SIZE) {
+		if ((rc = tb_write_all(o->fd, hdr, hlen)) || (rc = tb_write_all(o->fd, p, n)))
+			return tb_err_errno(err, rc, "cannot write '%s'",
+			                    o->path ? o->path : "stdout");
+	} else {
+		memcpy(o->buf + o->buf_len, hdr, hlen);
+		memcpy(o->buf + o->buf_len + hlen, p, n);
+		o->buf_len += hlen + n;
+	}
+	o->bytes += hlen + n;
+	o->packets++;
+	return 0;
+}
+
+static void release(struct perfetto_cmd_out *o)
+{
+	tb_close(&o->fd);
+	tb_free(o->buf);
+	tb_free(o->path);
+	tb_free(o->tmp_path);
+	o->buf = NULL;
+	o->path = o->tmp_path = NULL;
+}
+
+int perfetto_cmd_out_finish(struct perfetto_cmd_out *o, struct tb_err *err)
+{
+	int rc = flush_buf(o, err);
+	if (rc)
+		goto fail;
+	if (close(o->fd) != 0) {
+		o->fd = -1;
+		rc = tb_err_errno(err, -errno, "cannot write '%s'", o->path ? o->path : "stdout");
+		goto fail;
+	}
+	o->fd = -1;
+	if (!o->tmp_path) {
+		release(o);
+		return 0;
+	}
+	if (o->no_clobber) {
+		if (link(o->tmp_path, o->path) != 0) {
+			rc = tb_err_errno(err, -errno, "cannot write '%s'%s", o->path,
+			                  errno == EEXIST ? " (--no-clobber)" : "");
+			goto fail;
+		}
+		unlink(o->tmp_path);
+	} else if (rename(o->tmp_path, o->path) != 0) {
+		rc = tb_err_errno(err, -errno, "cannot rename '%s' to '%s'", o->tmp_path, o->path);
+		goto fail;
+	}
+	release(o);
+	return 0;
+fail:
+	perfetto_cmd_out_abort(o);
+	return rc;
+}
+
+void perfetto_cmd_out_abort(struct perfetto_cmd_out *o)
+{
+	if (o->tmp_path)
+		unlink(o->tmp_path);
+	release(o);
+}

@@ -1,0 +1,84 @@
+/*
+ * Private declarations shared by the perfetto_cmd files: config loading and
+ * finishing (config.c), the output file (output.c) and the consumer session
+ * on the service (session.c). perfetto_cmd.c holds the flags and the flow.
+ */
+#ifndef TB_PERFETTO_CMD_INT_H
+#define TB_PERFETTO_CMD_INT_H
+
+#include "perfetto_cmd.h"
+#include "protos.h"
+
+#define PERFETTO_CMD_TAG "perfetto_cmd"
+/* Largest config file read (-c). */
+#define PERFETTO_CMD_MAX_CONFIG_BYTES ((size_t)16 * 1024 * 1024)
+
+/* ---- config.c ---------------------------------------------------------- */
+
+enum perfetto_cmd_txt { PERFETTO_CMD_BINARY, PERFETTO_CMD_TXT, PERFETTO_CMD_TXT_LOSSY };
+
+/* Decode the config bytes read from name (binary, or text per mode) into a
+ * TraceConfig allocated with ipc_pb_allocator(); free it with
+ * perfetto_cmd_config_free. On failure returns -EINVAL with the message
+ * lines (Perfetto's wording, '\n' separated, including the --txt hint for a
+ * printable config given without --txt) in err. */
+int perfetto_cmd_config_decode(const char *name, const uint8_t *raw, size_t len,
+                               enum perfetto_cmd_txt mode, Perfetto__Protos__TraceConfig **out,
+                               struct tb_err *err);
+void perfetto_cmd_config_free(Perfetto__Protos__TraceConfig *cfg);
+
+/* Fill a random trace UUID (trace_uuid_msb/lsb) if both are unset. */
+void perfetto_cmd_config_set_uuid(Perfetto__Protos__TraceConfig *cfg);
+
+/* The config as sent to the service: write_into_file and output_path
+ * removed (the client writes the file itself, see README.md), everything
+ * else (unknown fields too) kept. Returns a tb_malloc'd buffer. */
+uint8_t *perfetto_cmd_config_pack_for_service(Perfetto__Protos__TraceConfig *cfg, size_t *len);
+
+/* ---- output.c ---------------------------------------------------------- */
+
+/* The trace file being written: a temporary file beside the target,
+ * renamed over it once complete (so an interrupted capture never leaves a
+ * truncated file), or stdout for "-". Packets are framed as Trace.packet
+ * (tag 0x0A, varint length). max_bytes > 0 caps the file: packets that
+ * would cross it are dropped and counted (emulating max_file_size_bytes). */
+struct perfetto_cmd_out {
+	char *path;     /* target; NULL for stdout */
+	char *tmp_path; /* temporary file, NULL for stdout */
+	int fd;
+	bool no_clobber;
+	uint64_t max_bytes;
+	uint64_t bytes, packets, dropped;
+	uint8_t *buf;
+	size_t buf_len;
+};
+
+/* Open the output ("-" = stdout). With no_clobber an existing path is an
+ * error. Returns 0 or a negative code with a message in err. */
+int perfetto_cmd_out_open(struct perfetto_cmd_out *o, const char *path, bool no_clobber,
+                          uint64_t max_bytes, struct tb_err *err);
+/* Append one packet (its TracePacket bytes). Returns 0 or -errno. */
+int perfetto_cmd_out_packet(struct perfetto_cmd_out *o, const uint8_t *p, size_t n,
+                            struct tb_err *err);
+/* Flush, fsync-free close, and rename onto the target. 0 or -errno. */
+int perfetto_cmd_out_finish(struct perfetto_cmd_out *o, struct tb_err *err);
+/* Close and remove the temporary file (no-op after finish). */
+void perfetto_cmd_out_abort(struct perfetto_cmd_out *o);
+
+/* ---- session.c --------------------------------------------------------- */
+
+struct perfetto_cmd_session_opts {
+	const char *socket;    /* consumer socket name */
+	const uint8_t *config; /* binary TraceConfig */
+	size_t config_len;
+	struct perfetto_cmd_out *out;
+	int notify_fd; /* -1, or written one status byte once tracing is enabled */
+};
+
+/* Record one session on a new loop: connect, bind, EnableTracing, wait for
+ * the end (duration or SIGINT/SIGTERM -> Flush + DisableTracing), read the
+ * buffers into out, FreeBuffers. Returns 0, or a negative code with one
+ * line in err. */
+int perfetto_cmd_session_run(const struct perfetto_cmd_session_opts *o, struct tb_err *err);
+
+#endif /* TB_PERFETTO_CMD_INT_H */

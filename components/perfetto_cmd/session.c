@@ -1,0 +1,268 @@
+/*
+ * One recording session of the perfetto client, as a consumer of the
+ * service (ConsumerPort over components/ipc), on its own event loop:
+ *
+ *   connect ─▶ BindService("ConsumerPort") ─▶ EnableTracing(config)
+ *      │          + GetTraceStats (its reply proves the session exists:
+ *      │            --notify-fd / -D are answered then)
+ *      ▼
+ *   EnableTracing reply arrives when the session ends (duration elapsed, or
+ *   SIGINT/SIGTERM here ─▶ Flush ─▶ DisableTracing); {error} fails the run
+ *      ▼
+ *   ReadBuffers (streamed; slices joined until last_slice_for_packet, each
+ *   packet appended to the output) ─▶ FreeBuffers ─▶ done
+ *
+ * A second SIGINT/SIGTERM abandons the capture.
+ */
+#include "perfetto_cmd_int.h"
+
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "ipc.h"
+#include "pb.h"
+
+/* Largest packet accepted from ReadBuffers; bigger ones are dropped. */
+#define MAX_PACKET_BYTES ((size_t)64 * 1024 * 1024)
+/* Flush flags: reason "trace stop" (2), initiator perfetto_cmd (2). */
+#define FLUSH_FLAGS_STOP (2u | 2u << 4)
+
+struct session {
+	const struct perfetto_cmd_session_opts *o;
+	struct loop *l;
+	struct ipc_client *c;
+	struct ipc_svc *svc;
+	struct tb_err *err;
+	bool stopping, disabled, done, dropping;
+	int signals;
+	int notify_fd; /* -1 once written */
+	VEC(uint8_t) partial;
+	uint64_t oversized;
+};
+
+static void finish(struct session *s, int rc)
+{
+	if (s->done)
+		return;
+	s->done = true;
+	loop_quit(s->l, rc);
+}
+
+static void fail(struct session *s, const char *msg)
+{
+	if (s->done)
+		return;
+	tb_err_set(s->err, -EIO, "%s", msg);
+	finish(s, -EIO);
+}
+
+static int64_t invoke(struct session *s, const char *method, const void *args, size_t len,
+                      ipc_reply_fn cb)
+{
+	int64_t id = ipc_client_invoke(s->c, s->svc, method, args, len, -1, false, cb, s);
+	if (id < 0) {
+		char msg[128];
+		snprintf(msg, sizeof msg, "cannot send %s to the tracing service", method);
+		fail(s, msg);
+	}
+	return id;
+}
+
+static void notify(struct session *s, uint8_t status)
+{
+	if (s->notify_fd < 0)
+		return;
+	(void)tb_write_all(s->notify_fd, &status, 1);
+	tb_close(&s->notify_fd);
+}
+
+static void on_free(void *ctx, const struct ipc_reply *r)
+{
+	finish(ctx, 0);
+}
+
+static void on_read(void *ctx, const struct ipc_reply *r)
+{
+	struct session *s = ctx;
+	struct pb_reader rd, sr;
+	struct pb_field f = {0}, g = {0};
+
+	if (!r->success) {
+		fail(s, "ReadBuffers failed");
+		return;
+	}
+	pb_reader_init(&rd, r->data, r->len);
+	while (pb_next(&rd, &f)) {
+		bool last = false;
+		if (f.id != 2 || f.wire != PB_WIRE_LEN)
+			continue;
+		pb_reader_init_field(&sr, &f);
+		while (pb_next(&sr, &g)) {
+			if (g.id == 1 && g.wire == PB_WIRE_LEN && !s->dropping) {
+				if (s->partial.len + g.len > MAX_PACKET_BYTES ||
+				    vec_try_reserve(&s->partial, g.len)) {
+					s->dropping = true;
+					vec_release(&s->partial);
+					continue;
+				}
+				memcpy(s->partial.data + s->partial.len, g.data, g.len);
+				s->partial.len += g.len;
+			} else if (g.id == 2) {
+				last = g.val != 0;
+			}
+		}
+		if (!last)
+			continue;
+		if (s->dropping) {
+			s->oversized++;
+		} else if (perfetto_cmd_out_packet(
+		               s->o->out, s->partial.data ? s->partial.data : (const uint8_t *)"",
+		               s->partial.len, s->err)) {
+			finish(s, -EIO);
+			return;
+		}
+		s->dropping = false;
+		vec_clear(&s->partial);
+	}
+	if (r->has_more)
+		return;
+	if (s->oversized)
+		log_warn(PERFETTO_CMD_TAG, "dropped %" PRIu64 " packets over %zu bytes",
+		         s->oversized, MAX_PACKET_BYTES);
+	invoke(s, "FreeBuffers", NULL, 0, on_free);
+}
+
+static void on_enable(void *ctx, const struct ipc_reply *r)
+{
+	struct session *s = ctx;
+	Perfetto__Protos__EnableTracingResponse *resp;
+
+	s->disabled = true;
+	if (!r->success) {
+		fail(s, "the tracing service rejected EnableTracing");
+		return;
+	}
+	resp = perfetto__protos__enable_tracing_response__unpack(
+	    ipc_pb_allocator(), r->len, r->data ? r->data : (const uint8_t *)"");
+	if (resp && resp->error && resp->error[0]) {
+		char msg[TB_ERR_MSG_MAX];
+		snprintf(msg, sizeof msg, "Service error: %s", resp->error);
+		notify(s, 1);
+		fail(s, msg);
+	} else {
+		invoke(s, "ReadBuffers", NULL, 0, on_read);
+	}
+	if (resp)
+		protobuf_c_message_free_unpacked(&resp->base, ipc_pb_allocator());
+}
+
+static void on_started(void *ctx, const struct ipc_reply *r)
+{
+	struct session *s = ctx;
+	if (!s->disabled)
+		notify(s, 0);
+}
+
+static void on_flushed(void *ctx, const struct ipc_reply *r)
+{
+	struct session *s = ctx;
+	if (!r->success)
+		log_warn(PERFETTO_CMD_TAG, "final flush unsuccessful");
+	if (!s->disabled)
+		invoke(s, "DisableTracing", NULL, 0, NULL);
+}
+
+static void on_signal(struct loop *l, int signo, void *ctx)
+{
+	struct session *s = ctx;
+	if (++s->signals == 1 && s->disabled)
+		return; /* already reading the trace back */
+	if (s->signals > 1 || !s->svc) {
+		fail(s, "interrupted");
+		return;
+	}
+	log_info(PERFETTO_CMD_TAG, "SIGINT/SIGTERM received: disabling tracing.");
+	s->stopping = true;
+	{
+		uint8_t args[16], *p = args;
+		*p++ = 0x08; /* timeout_ms: 0 = the service's default */
+		*p++ = 0x00;
+		*p++ = 0x10; /* flags */
+		p = pb_encode_varint(p, FLUSH_FLAGS_STOP);
+		invoke(s, "Flush", args, (size_t)(p - args), on_flushed);
+	}
+}
+
+static void on_bind(void *ctx, struct ipc_svc *svc, bool ok)
+{
+	struct session *s = ctx;
+	const struct perfetto_cmd_session_opts *o = s->o;
+	uint8_t *req, *p;
+	size_t n;
+
+	if (!ok) {
+		fail(s, "the tracing service has no ConsumerPort");
+		return;
+	}
+	s->svc = svc;
+	/* EnableTracingRequest { trace_config (1) = the config bytes } */
+	req = tb_malloc(o->config_len + 11);
+	req[0] = 0x0A;
+	p = pb_encode_varint(req + 1, o->config_len);
+	memcpy(p, o->config, o->config_len);
+	n = (size_t)(p - req) + o->config_len;
+	if (invoke(s, "EnableTracing", req, n, on_enable) > 0)
+		invoke(s, "GetTraceStats", NULL, 0, on_started);
+	tb_free(req);
+}
+
+static void on_disconnect(void *ctx, struct ipc_client *c)
+{
+	fail(ctx, "the tracing service closed the connection");
+}
+
+int perfetto_cmd_session_run(const struct perfetto_cmd_session_opts *o, struct tb_err *err)
+{
+	struct session s = {.o = o, .err = err, .notify_fd = o->notify_fd};
+	struct ipc_client_ops ops = {.on_disconnect = on_disconnect};
+	struct tb_err cerr = {0};
+	int rc = -EIO;
+
+	if (!(s.l = loop_new(err)))
+		return -ENOMEM;
+	if (loop_add_signal(s.l, SIGINT, on_signal, &s) ||
+	    loop_add_signal(s.l, SIGTERM, on_signal, &s)) {
+		rc = tb_err_set(err, -EINVAL, "%s", loop_err(s.l)->msg);
+		goto out;
+	}
+	s.c = ipc_client_new(s.l, o->socket, &ops, &s, &cerr);
+	if (!s.c) {
+		rc = tb_err_set(err, -ECONNREFUSED,
+		                "cannot connect to the tracing service at '%s' (%s): traced is not "
+		                "running; start it with `tracebox traced &`, or record with "
+		                "`tracebox -t 10s -o FILE ...` (autostart mode)",
+		                o->socket, cerr.msg);
+		goto out;
+	}
+	if (!ipc_client_bind(s.c, "ConsumerPort", on_bind, &s)) {
+		rc = tb_err_set(err, -ENOTCONN, "cannot talk to the tracing service at '%s'",
+		                o->socket);
+		goto out;
+	}
+	rc = loop_run(s.l);
+	if (rc && !tb_err_is_set(err))
+		tb_err_errno(err, rc, "event loop failed");
+	if (rc == 0 && o->out->dropped)
+		log_warn(PERFETTO_CMD_TAG, "max file size reached: %" PRIu64 " packets not written",
+		         o->out->dropped);
+out:
+	if (rc)
+		notify(&s, 1);
+	if (s.c)
+		ipc_client_free(s.c);
+	vec_release(&s.partial);
+	loop_free(s.l);
+	return rc;
+}

@@ -1,0 +1,288 @@
+/*
+ * Tests for components/perfetto_cmd: the light config (decoded back with
+ * protobuf-c and checked field by field), the -t/-b/-s value parsing,
+ * config decoding (binary, --txt, the --txt hint, the random UUID) and the
+ * output file (Trace.packet framing, temporary file, --no-clobber).
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ipc.h"
+#include "perfetto_cmd_int.h"
+#include "test.h"
+
+static Perfetto__Protos__TraceConfig *light(const struct perfetto_cmd_light_opts *o)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	struct tb_err err = {0};
+	Perfetto__Protos__TraceConfig *cfg;
+	if (perfetto_cmd_light_config(o, &buf, &len, &err) != 0) {
+		fprintf(stderr, "light config: %s\n", err.msg);
+		return NULL;
+	}
+	cfg = perfetto__protos__trace_config__unpack(ipc_pb_allocator(), len, buf);
+	tb_free(buf);
+	return cfg;
+}
+
+static const Perfetto__Protos__DataSourceConfig *ds(const Perfetto__Protos__TraceConfig *c,
+                                                    size_t i)
+{
+	return i < c->n_data_sources ? c->data_sources[i]->config : NULL;
+}
+
+TEST(perfetto_cmd_light_config_defaults)
+{
+	struct perfetto_cmd_light_opts o = {0};
+	Perfetto__Protos__TraceConfig *c = light(&o);
+	const Perfetto__Protos__DataSourceConfig *d;
+	bool ok;
+	CHECK(c);
+	ok = c->has_duration_ms && c->duration_ms == 10000 && c->n_buffers == 1 &&
+	     c->buffers[0]->has_size_kb && c->buffers[0]->size_kb == 32 * 1024 &&
+	     c->has_flush_period_ms && c->flush_period_ms == 30000 && c->has_max_file_size_bytes &&
+	     c->max_file_size_bytes == 0 && !c->has_write_into_file && c->n_data_sources == 3;
+	if (ok) {
+		d = ds(c, 0);
+		ok = strcmp(d->name, "linux.ftrace") == 0 && d->ftrace_config &&
+		     d->ftrace_config->n_ftrace_events == 0 &&
+		     d->ftrace_config->n_atrace_categories == 0 &&
+		     d->ftrace_config->n_atrace_apps == 0 &&
+		     d->ftrace_config->has_symbolize_ksyms && d->ftrace_config->symbolize_ksyms &&
+		     !d->has_target_buffer;
+	}
+	if (ok) {
+		d = ds(c, 1);
+		ok = strcmp(d->name, "linux.process_stats") == 0 && d->has_target_buffer &&
+		     d->target_buffer == 0 && !d->ftrace_config;
+	}
+	if (ok) {
+		d = ds(c, 2);
+		ok = strcmp(d->name, "linux.system_info") == 0 && d->has_target_buffer &&
+		     d->target_buffer == 0;
+	}
+	perfetto_cmd_config_free(c);
+	CHECK(ok);
+}
+
+TEST(perfetto_cmd_light_config_events)
+{
+	const char *apps[] = {"com.example"};
+	const char *events[] = {"sched/sched_switch", "gfx", "power/cpu_idle", "disk"};
+	struct perfetto_cmd_light_opts o = {
+	    .time = "1500ms",
+	    .buffer = "64k",
+	    .max_file_size = "1m",
+	    .apps = apps,
+	    .n_apps = 1,
+	    .events = events,
+	    .n_events = 4,
+	};
+	Perfetto__Protos__TraceConfig *c = light(&o);
+	const Perfetto__Protos__DataSourceConfig *d;
+	const Perfetto__Protos__FtraceConfig *f;
+	int bad = 0;
+	CHECK(c);
+	bad |= !(c->duration_ms == 1500 && c->buffers[0]->size_kb == 64) << 0;
+	bad |=
+	    !(c->has_write_into_file && c->write_into_file && c->max_file_size_bytes == 1024 * 1024)
+	    << 1;
+	bad |= !(c->n_data_sources == 5) << 2;
+	if (!bad) {
+		bad |= !(strcmp(ds(c, 0)->name, "android.surfaceflinger.frametimeline") == 0) << 3;
+		d = ds(c, 1);
+		f = d->ftrace_config;
+		bad |=
+		    !(strcmp(d->name, "linux.ftrace") == 0 && f && f->n_ftrace_events == 2 &&
+		      strcmp(f->ftrace_events[0], "sched/sched_switch") == 0 &&
+		      strcmp(f->ftrace_events[1], "power/cpu_idle") == 0 &&
+		      f->n_atrace_categories == 2 && strcmp(f->atrace_categories[0], "gfx") == 0 &&
+		      strcmp(f->atrace_categories[1], "disk") == 0 && f->n_atrace_apps == 1 &&
+		      strcmp(f->atrace_apps[0], "com.example") == 0 && f->symbolize_ksyms)
+		    << 4;
+		bad |= !(strcmp(ds(c, 2)->name, "linux.process_stats") == 0) << 5;
+		bad |= !(strcmp(ds(c, 3)->name, "linux.system_info") == 0) << 6;
+		d = ds(c, 4);
+		bad |= !(strcmp(d->name, "linux.sys_stats") == 0 && d->sys_stats_config &&
+		         d->sys_stats_config->diskstat_period_ms == 1000)
+		       << 7;
+	}
+	perfetto_cmd_config_free(c);
+	CHECK_EQ(bad, 0);
+}
+
+TEST(perfetto_cmd_light_config_bad_flags)
+{
+	struct perfetto_cmd_light_opts o = {.time = "10x"};
+	struct tb_err err = {0};
+	uint8_t *buf = NULL;
+	size_t len;
+	CHECK_EQ(perfetto_cmd_light_config(&o, &buf, &len, &err), -EINVAL);
+	CHECK_STR_EQ(err.msg, "--time argument is invalid");
+	CHECK(buf == NULL);
+	o.time = NULL;
+	o.buffer = "32";
+	tb_err_clear(&err);
+	CHECK_EQ(perfetto_cmd_light_config(&o, &buf, &len, &err), -EINVAL);
+	CHECK_STR_EQ(err.msg, "--buffer argument is invalid");
+	o.buffer = "8gb"; /* 8 GiB = 2^23 KiB fits size_kb */
+	o.max_file_size = "1tb";
+	tb_err_clear(&err);
+	CHECK_EQ(perfetto_cmd_light_config(&o, &buf, &len, &err), -EINVAL);
+	CHECK_STR_EQ(err.msg, "--size argument is invalid");
+	o.max_file_size = NULL;
+	o.time = "2000000h"; /* over uint32 milliseconds */
+	tb_err_clear(&err);
+	CHECK_EQ(perfetto_cmd_light_config(&o, &buf, &len, &err), -EINVAL);
+	CHECK_STR_EQ(err.msg, "--time argument is invalid");
+}
+
+TEST(perfetto_cmd_parse_time_and_size)
+{
+	uint64_t v;
+	CHECK_EQ(perfetto_cmd_parse_time_ms("0", &v), 0);
+	CHECK_UEQ(v, 0);
+	CHECK_EQ(perfetto_cmd_parse_time_ms("", &v), 0);
+	CHECK_UEQ(v, 0);
+	CHECK_EQ(perfetto_cmd_parse_time_ms("500ms", &v), 0);
+	CHECK_UEQ(v, 500);
+	CHECK_EQ(perfetto_cmd_parse_time_ms("10s", &v), 0);
+	CHECK_UEQ(v, 10000);
+	CHECK_EQ(perfetto_cmd_parse_time_ms("2m", &v), 0);
+	CHECK_UEQ(v, 120000);
+	CHECK_EQ(perfetto_cmd_parse_time_ms("1h", &v), 0);
+	CHECK_UEQ(v, 3600000);
+	CHECK_EQ(perfetto_cmd_parse_time_ms("10", &v), -EINVAL);
+	CHECK_EQ(perfetto_cmd_parse_time_ms("s", &v), -EINVAL);
+	CHECK_EQ(perfetto_cmd_parse_time_ms("1d", &v), -EINVAL);
+	CHECK_EQ(perfetto_cmd_parse_size_kb("32mb", &v), 0);
+	CHECK_UEQ(v, 32768);
+	CHECK_EQ(perfetto_cmd_parse_size_kb("64k", &v), 0);
+	CHECK_UEQ(v, 64);
+	CHECK_EQ(perfetto_cmd_parse_size_kb("1g", &v), 0);
+	CHECK_UEQ(v, 1024 * 1024);
+	CHECK_EQ(perfetto_cmd_parse_size_kb("2kb", &v), 0);
+	CHECK_UEQ(v, 2);
+	CHECK_EQ(perfetto_cmd_parse_size_kb("0", &v), 0);
+	CHECK_UEQ(v, 0);
+	CHECK_EQ(perfetto_cmd_parse_size_kb("1tb", &v), -EINVAL);
+	CHECK_EQ(perfetto_cmd_parse_size_kb("-1m", &v), -EINVAL);
+	CHECK_EQ(perfetto_cmd_parse_size_kb("99999999999999999999k", &v), -EINVAL);
+}
+
+TEST(perfetto_cmd_config_decode_modes)
+{
+	static const char text[] = "duration_ms: 1234\nbuffers { size_kb: 512 }\n";
+	/* buffers { size_kb: 512 } duration_ms: 1234 */
+	static const uint8_t bin[] = {0x0A, 0x03, 0x08, 0x80, 0x04, 0x18, 0xD2, 0x09};
+	Perfetto__Protos__TraceConfig *c = NULL;
+	struct tb_err err = {0};
+	bool ok;
+
+	CHECK_EQ(perfetto_cmd_config_decode("c", bin, sizeof bin, PERFETTO_CMD_BINARY, &c, &err),
+	         0);
+	ok = c->duration_ms == 1234 && c->n_buffers == 1 && c->buffers[0]->size_kb == 512;
+	perfetto_cmd_config_free(c);
+	CHECK(ok);
+
+	CHECK_EQ(perfetto_cmd_config_decode("c", (const uint8_t *)text, strlen(text),
+	                                    PERFETTO_CMD_TXT, &c, &err),
+	         0);
+	ok = c->duration_ms == 1234 && c->n_buffers == 1 && c->buffers[0]->size_kb == 512;
+	CHECK(!c->has_trace_uuid_msb);
+	perfetto_cmd_config_set_uuid(c);
+	ok = ok && c->has_trace_uuid_msb && c->has_trace_uuid_lsb &&
+	     (c->trace_uuid_msb != 0 || c->trace_uuid_lsb != 0);
+	perfetto_cmd_config_free(c);
+	CHECK(ok);
+
+	CHECK_EQ(perfetto_cmd_config_decode("c", (const uint8_t *)text, strlen(text),
+	                                    PERFETTO_CMD_BINARY, &c, &err),
+	         -EINVAL);
+	CHECK(c == NULL);
+	CHECK(strstr(err.msg, "The trace config is invalid, bailing out.") != NULL);
+	CHECK(strstr(err.msg, "Try adding --txt to the cmdline.") != NULL);
+
+	tb_err_clear(&err);
+	CHECK_EQ(perfetto_cmd_config_decode("c", (const uint8_t *)"\xff\xff", 2,
+	                                    PERFETTO_CMD_BINARY, &c, &err),
+	         -EINVAL);
+	CHECK(strstr(err.msg, "--txt") == NULL);
+
+	tb_err_clear(&err);
+	CHECK_EQ(perfetto_cmd_config_decode("c", NULL, 0, PERFETTO_CMD_BINARY, &c, &err), -EINVAL);
+	CHECK_STR_EQ(err.msg, "The TraceConfig is empty");
+
+	tb_err_clear(&err);
+	CHECK_EQ(perfetto_cmd_config_decode("c.pbtx", (const uint8_t *)"no_such_field: 1\n", 17,
+	                                    PERFETTO_CMD_TXT, &c, &err),
+	         -EINVAL);
+	CHECK(strncmp(err.msg, "c.pbtx:1:", 9) == 0);
+	CHECK_EQ(perfetto_cmd_config_decode("c.pbtx", (const uint8_t *)"no_such_field: 1\n", 17,
+	                                    PERFETTO_CMD_TXT_LOSSY, &c, &err),
+	         0);
+	perfetto_cmd_config_free(c);
+}
+
+TEST(perfetto_cmd_pack_strips_file_fields)
+{
+	Perfetto__Protos__TraceConfig cfg = PERFETTO__PROTOS__TRACE_CONFIG__INIT;
+	Perfetto__Protos__TraceConfig *back;
+	uint8_t *buf;
+	size_t len;
+	bool ok;
+	cfg.has_write_into_file = cfg.write_into_file = true;
+	cfg.output_path = "/tmp/x";
+	cfg.has_duration_ms = true;
+	cfg.duration_ms = 7;
+	buf = perfetto_cmd_config_pack_for_service(&cfg, &len);
+	back = perfetto__protos__trace_config__unpack(ipc_pb_allocator(), len, buf);
+	tb_free(buf);
+	CHECK(back);
+	ok = !back->has_write_into_file && back->output_path == NULL && back->duration_ms == 7;
+	perfetto_cmd_config_free(back);
+	CHECK(ok);
+	CHECK(cfg.write_into_file && cfg.output_path != NULL);
+}
+
+TEST(perfetto_cmd_output_framing_and_no_clobber)
+{
+	char path[128];
+	struct perfetto_cmd_out o;
+	struct tb_err err = {0};
+	char *data = NULL;
+	size_t len = 0;
+	uint8_t big[300];
+	bool ok;
+
+	memset(big, 0xAB, sizeof big);
+	snprintf(path, sizeof path, "/tmp/tb-perfetto-cmd-%d.pftrace", (int)getpid());
+	unlink(path);
+	CHECK_EQ(perfetto_cmd_out_open(&o, path, true, 0, &err), 0);
+	CHECK(access(path, F_OK) != 0); /* only the temporary file exists */
+	CHECK_EQ(perfetto_cmd_out_packet(&o, (const uint8_t *)"\x08\x01", 2, &err), 0);
+	CHECK_EQ(perfetto_cmd_out_packet(&o, big, sizeof big, &err), 0);
+	CHECK_EQ(perfetto_cmd_out_finish(&o, &err), 0);
+	CHECK_EQ(tb_read_file(path, &data, &len, 1 << 20, &err), 0);
+	ok = len == 4 + 3 + sizeof big && memcmp(data, "\x0a\x02\x08\x01\x0a\xac\x02", 7) == 0 &&
+	     (uint8_t)data[7] == 0xAB;
+	tb_free(data);
+	CHECK(ok);
+
+	CHECK_EQ(perfetto_cmd_out_open(&o, path, true, 0, &err), -EEXIST);
+	CHECK(strstr(err.msg, "--no-clobber") != NULL);
+
+	/* A capped output drops what does not fit; abort leaves no file. */
+	unlink(path);
+	CHECK_EQ(perfetto_cmd_out_open(&o, path, false, 100, &err), 0);
+	CHECK_EQ(perfetto_cmd_out_packet(&o, big, sizeof big, &err), 0);
+	CHECK_EQ(perfetto_cmd_out_packet(&o, (const uint8_t *)"\x08\x01", 2, &err), 0);
+	ok = o.dropped == 1 && o.packets == 1 && o.bytes == 4;
+	perfetto_cmd_out_abort(&o);
+	CHECK(ok);
+	CHECK(access(path, F_OK) != 0);
+}
