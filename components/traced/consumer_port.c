@@ -7,7 +7,7 @@
  * slices (the producer's bytes, then the trusted trailer with
  * last_slice_for_packet) in replies kept under the IPC frame cap. A consumer
  * that goes away takes its session with it. Methods are listed in proto
- * declaration order; the ones not implemented answer success=false.
+ * declaration order; methods this service does not support yet answer success=false.
  */
 #include "traced_int.h"
 

@@ -502,7 +502,7 @@ static void m_notify_stopped(void *ctx, struct ipc_call *call, const uint8_t *ar
 static void m_activate_triggers(void *ctx, struct ipc_call *call, const uint8_t *args,
 				size_t len)
 {
-	reply_empty(call); /* triggers are not implemented: accepted and ignored */
+	reply_empty(call); /* triggers are unsupported yet: accepted and ignored */
 }
 
 static void m_sync(void *ctx, struct ipc_call *call, const uint8_t *args, size_t len)
