@@ -1,10 +1,10 @@
 /*
  * tracing: Perfetto's shared memory buffer (SMB) ABI, the producer-side trace
  * writer that fills it, and the service-side chunk reader that gets packets
- * back out of it. The producer client library, traced and traced_probes are
- * built on this header.
+ * back out of it, and the producer client library (producer.c) that traced_
+ * probes, traced_perf and tests use to talk to a service.
  *
- * Three layers, one per file:
+ * One concern per file:
  *
  *   smb.c           create/adopt/unmap an SMB; page header bitmap and chunk
  *                   state machine (C11 atomics, the only cross-process
@@ -17,6 +17,8 @@
  *                   out of the SMB (hostile bytes), apply patches, and stitch
  *                   fragments of one writer's consecutive chunks into packets.
  *   commit.c        batch commits into a CommitDataRequest.
+ *   producer.c      the producer client library: ProducerPort over ipc,
+ *                   SMB adoption, writers and commit batching.
  *
  * Everything here is single-threaded per object except the page bitmap and
  * chunk header fields, which another process may touch concurrently. The
@@ -391,5 +393,115 @@ void tracing_reassembler_release(struct tracing_reassembler *r);
  * packet is dropped and counted). */
 int tracing_reassembler_push(struct tracing_reassembler *r, const struct tracing_chunk_header *h,
 			     const uint8_t *payload, size_t size, tracing_packet_fn cb, void *ctx);
+
+/* ---- producer client library (producer.c) -------------------------------- */
+
+/* A Perfetto producer: connects to a tracing service's producer socket,
+ * speaks ProducerPort (compat §1.5), adopts the SMB the service hands over,
+ * hands out trace writers on it and batches their commits into CommitData.
+ * What traced_probes, traced_perf and tests build on. Everything runs on the
+ * loop given to tracing_producer_new; every function must be called on its
+ * thread. No reconnection: a lost connection is reported once through
+ * on_disconnect and the producer is inert afterwards (free it, make a new
+ * one). */
+struct tracing_producer; /* opaque */
+
+/* Callbacks, all optional, all called on the loop with opts.ctx. Config
+ * bytes are the serialized DataSourceConfig exactly as the service sent it
+ * (borrowed for the call). Any of them may call tracing_producer_free. */
+struct tracing_producer_opts {
+	const char *name;        /* producer_name, e.g. "perfetto.traced_probes" */
+	const char *socket_name; /* NULL: ipc_producer_socket_name() */
+	const char *sdk_version; /* NULL: "tracebox <version>" */
+	uint32_t smb_size_hint;  /* bytes; 0: the service's default */
+	uint32_t smb_page_hint;  /* bytes; 0: the service's default */
+	void *ctx;
+	/* InitializeConnection succeeded; data sources registered before this
+	 * are sent just before it is called. */
+	void (*on_connect)(void *ctx, struct tracing_producer *p);
+	/* The connection is gone (service exit, protocol error, an SMB that
+	 * could not be adopted). Called once; never from tracing_producer_free. */
+	void (*on_disconnect)(void *ctx, struct tracing_producer *p);
+	/* SetupDataSource: always before start for the same instance, and only
+	 * once the SMB exists (commands that arrive earlier are held back and
+	 * replayed in order). */
+	void (*setup)(void *ctx, struct tracing_producer *p, uint64_t instance_id,
+		      const char *ds_name, const uint8_t *config, size_t config_len);
+	/* StartDataSource. target_buffer is the service's global buffer id to
+	 * pass to tracing_producer_new_writer. Without this callback a data
+	 * source that will_notify_on_start is reported started at once. */
+	void (*start)(void *ctx, struct tracing_producer *p, uint64_t instance_id,
+		      const uint8_t *config, size_t config_len, uint32_t target_buffer);
+	/* StopDataSource. Without this callback a data source that
+	 * will_notify_on_stop is reported stopped at once. */
+	void (*stop)(void *ctx, struct tracing_producer *p, uint64_t instance_id);
+	/* Flush of the given instances: write what is pending, then call
+	 * tracing_producer_flush_done(p, request_id), now or later. Without
+	 * this callback the flush is acknowledged at once. */
+	void (*flush)(void *ctx, struct tracing_producer *p, const uint64_t *instance_ids,
+		      size_t n, uint64_t request_id);
+	/* ClearIncrementalState (only for data sources registered with
+	 * handles_incremental_state_clear). */
+	void (*clear_incremental_state)(void *ctx, struct tracing_producer *p,
+					const uint64_t *instance_ids, size_t n);
+};
+
+/* Connect to the producer socket on l and start the handshake: BindService
+ * ("ProducerPort"), then InitializeConnection and GetAsyncCommand pipelined
+ * (kept pending for the service's commands). opts is copied (its strings
+ * too). Returns the producer, or NULL with a message in err when the socket
+ * cannot be connected. Free with tracing_producer_free. */
+struct tracing_producer *tracing_producer_new(struct loop *l,
+					      const struct tracing_producer_opts *opts,
+					      struct tb_err *err);
+
+/* Free writers (flushing and committing what they hold), the SMB, the
+ * connection and the producer. From inside one of its callbacks the free
+ * happens when the callback returns. NULL is a no-op. */
+void tracing_producer_free(struct tracing_producer *p);
+
+/* Register a data source (RegisterDataSource; queued until the connection
+ * is initialized). Returns 0, -EINVAL for an empty name, or -ENOTCONN once
+ * disconnected. */
+int tracing_producer_register_data_source(struct tracing_producer *p, const char *name,
+					  bool will_notify_on_start, bool will_notify_on_stop,
+					  bool handles_incremental_state_clear);
+
+/* A new writer on the SMB for target_buffer with a writer id unique in the
+ * producer (1..32767), announced with RegisterTraceWriter. Completed chunks
+ * go to the commit batch, sent once per loop iteration. The producer owns
+ * the writer: release it with tracing_producer_free_writer (or let
+ * tracing_producer_free do it). NULL before SetupTracing gave us an SMB,
+ * after a disconnect, or when all writer ids are taken. */
+struct tracing_writer *tracing_producer_new_writer(struct tracing_producer *p,
+						   uint32_t target_buffer);
+
+/* Flush w (its last chunk joins the commit batch), free it, send
+ * UnregisterTraceWriter and make its id reusable. NULL is a no-op. */
+void tracing_producer_free_writer(struct tracing_producer *p, struct tracing_writer *w);
+
+/* Flush every writer (completing its current chunk) and send the commit
+ * batch now as one CommitData, if it holds anything. Returns 0 or
+ * -ENOTCONN. */
+int tracing_producer_commit(struct tracing_producer *p);
+
+/* tracing_producer_commit, then CommitData{flush_request_id} to acknowledge
+ * the service's Flush. Returns 0 or -ENOTCONN. */
+int tracing_producer_flush_done(struct tracing_producer *p, uint64_t request_id);
+
+/* NotifyDataSourceStarted / NotifyDataSourceStopped for instance_id (for data
+ * sources registered with will_notify_on_start / _stop). Returns 0 or
+ * -ENOTCONN. */
+int tracing_producer_notify_started(struct tracing_producer *p, uint64_t instance_id);
+int tracing_producer_notify_stopped(struct tracing_producer *p, uint64_t instance_id);
+
+/* True from InitializeConnection's reply until the connection closes. */
+bool tracing_producer_connected(const struct tracing_producer *p);
+
+/* The adopted SMB, or NULL before SetupTracing (borrowed). */
+struct tracing_smb *tracing_producer_smb(const struct tracing_producer *p);
+
+/* The first error recorded (disconnect reason, rejected SMB, ...). */
+const struct tb_err *tracing_producer_err(const struct tracing_producer *p);
 
 #endif /* TB_TRACING_H */
