@@ -15,6 +15,18 @@
  * Nullable columns use sentinels, so a column is one plain array:
  *   TP_I64N  INT64_MIN is NULL      TP_U32N  UINT32_MAX is NULL
  *   TP_DBLN  NaN is NULL            TP_STR   string id 0 is NULL
+ *
+ * A TP_COL_SPARSE column (one that is nearly always NULL) has no array until
+ * its first value is set: a NULL pointer reads as all NULL. Write it only
+ * through the generated setter tp_set_<table>_<column>(t, row, v), which
+ * allocates it (filled with NULL up to the table's capacity) unless v is
+ * NULL; once it exists
+ * the append grows it with the others. Read it through
+ * tp_get_<table>_<column>(t, row) (generated for every column).
+ *
+ * A table may also have computed columns (TP_COL_COMPUTED, the second list
+ * of its TP_TABLES entry): no storage, the SQL layer asks a getter
+ * tp_<table>_computed_<column>() written by hand for each row's value.
  */
 #ifndef TB_TP_INT_H
 #define TB_TP_INT_H
@@ -35,6 +47,7 @@ enum tp_col_type {
 	TP_DBL,  /* double */
 	TP_DBLN, /* double, NaN = NULL */
 	TP_STR,  /* uint32_t string pool id, 0 = NULL */
+	TP_U8,   /* uint8_t (small enums) */
 };
 #define TP_CTYPE_TP_I64 int64_t
 #define TP_CTYPE_TP_I64N int64_t
@@ -43,15 +56,37 @@ enum tp_col_type {
 #define TP_CTYPE_TP_DBL double
 #define TP_CTYPE_TP_DBLN double
 #define TP_CTYPE_TP_STR uint32_t
+#define TP_CTYPE_TP_U8 uint8_t
 
 #define TP_NULL_I64 INT64_MIN
 #define TP_NULL_U32 UINT32_MAX
 #define TP_NULL_DBL NAN
 #define TP_NULL_STR 0u
 
+/* The value of a new row, per column type: NULL where nullable, else 0. */
+#define TP_NEW_TP_I64 0
+#define TP_NEW_TP_I64N TP_NULL_I64
+#define TP_NEW_TP_U32 0
+#define TP_NEW_TP_U32N TP_NULL_U32
+#define TP_NEW_TP_DBL 0.0
+#define TP_NEW_TP_DBLN TP_NULL_DBL
+#define TP_NEW_TP_STR TP_NULL_STR
+#define TP_NEW_TP_U8 0
+/* Is v the new-row value (then a sparse column need not exist to hold it)? */
+#define TP_ISNEW_TP_I64(v) ((v) == 0)
+#define TP_ISNEW_TP_I64N(v) ((v) == TP_NULL_I64)
+#define TP_ISNEW_TP_U32(v) ((v) == 0)
+#define TP_ISNEW_TP_U32N(v) ((v) == TP_NULL_U32)
+#define TP_ISNEW_TP_DBL(v) false /* keep -0.0 */
+#define TP_ISNEW_TP_DBLN(v) isnan(v)
+#define TP_ISNEW_TP_STR(v) ((v) == TP_NULL_STR)
+#define TP_ISNEW_TP_U8(v) ((v) == 0)
+
 /* Column flags. */
 #define TP_COL_SORTED 0x1u /* non-decreasing by row (checked at end of file) */
 #define TP_COL_HIDDEN 0x2u /* not in SELECT * */
+#define TP_COL_SPARSE 0x4u /* array allocated on first non-NULL write */
+#define TP_COL_COMPUTED 0x8u /* no storage: a getter computes it (SQL only) */
 
 /* ---- tables ------------------------------------------------------------- */
 
@@ -63,12 +98,12 @@ enum tp_col_type {
 	X(T, category, TP_STR, 0)                                                 \
 	X(T, name, TP_STR, 0)                                                     \
 	X(T, depth, TP_U32, 0)                                                    \
-	X(T, parent_id, TP_I64N, 0)                                               \
+	X(T, parent_id, TP_U32N, 0)                                               \
 	X(T, arg_set_id, TP_U32N, 0)                                              \
-	X(T, thread_ts, TP_I64N, 0)                                               \
-	X(T, thread_dur, TP_I64N, 0)                                              \
-	X(T, thread_instruction_count, TP_I64N, 0)                                \
-	X(T, thread_instruction_delta, TP_I64N, 0)
+	X(T, thread_ts, TP_I64N, TP_COL_SPARSE)                                   \
+	X(T, thread_dur, TP_I64N, TP_COL_SPARSE)                                  \
+	X(T, thread_instruction_count, TP_I64N, TP_COL_SPARSE)                    \
+	X(T, thread_instruction_delta, TP_I64N, TP_COL_SPARSE)
 
 /* track: every track. thread_track, process_track, counter_track & co. are
  * views over it selecting on the dimension columns and event_type. */
@@ -124,15 +159,26 @@ enum tp_col_type {
 	X(T, trace_id, TP_I64N, 0)                                                \
 	X(T, arg_set_id, TP_U32N, 0)
 
-/* args: rows of one arg set are contiguous, sets in increasing id order. */
+/* args: rows of one arg set are contiguous, sets in increasing id order.
+ * One 8-byte value per row, read according to its TP_ARG_* type: the
+ * integer (int, uint, bool, pointer), the double's bits (real) or the string
+ * id (string, json); flat_key is only stored where it differs from key.
+ * Perfetto's columns are computed from these (tp_args_computed_*, args.c);
+ * C code reads them with tp_args_row(). */
 #define TP_ARGS_COLUMNS(X, T)                                                     \
 	X(T, arg_set_id, TP_U32, TP_COL_SORTED)                                   \
-	X(T, flat_key, TP_STR, 0)                                                 \
 	X(T, key, TP_STR, 0)                                                      \
-	X(T, int_value, TP_I64N, 0)                                               \
-	X(T, string_value, TP_STR, 0)                                             \
-	X(T, real_value, TP_DBLN, 0)                                              \
-	X(T, value_type, TP_STR, 0)
+	X(T, flat_key_diff, TP_STR, TP_COL_SPARSE | TP_COL_HIDDEN) /* 0 = key */  \
+	X(T, value, TP_I64, TP_COL_HIDDEN)                                        \
+	X(T, type, TP_U8, TP_COL_HIDDEN) /* enum tp_arg_type */
+#define TP_ARGS_COMPUTED(X, T)                                                    \
+	X(T, flat_key, TP_STR, TP_COL_COMPUTED)                                   \
+	X(T, int_value, TP_I64N, TP_COL_COMPUTED)                                 \
+	X(T, string_value, TP_STR, TP_COL_COMPUTED)                               \
+	X(T, real_value, TP_DBLN, TP_COL_COMPUTED)                                \
+	X(T, value_type, TP_STR, TP_COL_COMPUTED)
+
+#define TP_NO_COLUMNS(X, T)
 
 #define TP_METADATA_COLUMNS(X, T)                                                 \
 	X(T, name, TP_STR, 0)                                                     \
@@ -142,19 +188,19 @@ enum tp_col_type {
 	X(T, machine_id, TP_I64N, 0)                                              \
 	X(T, trace_id, TP_I64N, 0)
 
-/* Every table: X(sql_name, struct_name, COLUMNS). */
+/* Every table: T(sql_name, struct_name, COLUMNS, COMPUTED_COLUMNS). */
 #define TP_TABLES(T)                                                           \
-	T(__intrinsic_slice, slice, TP_SLICE_COLUMNS)                          \
-	T(__intrinsic_track, track, TP_TRACK_COLUMNS)                          \
-	T(__intrinsic_thread, thread, TP_THREAD_COLUMNS)                       \
-	T(__intrinsic_process, process, TP_PROCESS_COLUMNS)                    \
-	T(__intrinsic_counter, counter, TP_COUNTER_COLUMNS)                    \
-	T(__intrinsic_flow, flow, TP_FLOW_COLUMNS)                             \
-	T(__intrinsic_args, args, TP_ARGS_COLUMNS)                             \
-	T(__intrinsic_metadata, metadata, TP_METADATA_COLUMNS)
+	T(__intrinsic_slice, slice, TP_SLICE_COLUMNS, TP_NO_COLUMNS)           \
+	T(__intrinsic_track, track, TP_TRACK_COLUMNS, TP_NO_COLUMNS)           \
+	T(__intrinsic_thread, thread, TP_THREAD_COLUMNS, TP_NO_COLUMNS)        \
+	T(__intrinsic_process, process, TP_PROCESS_COLUMNS, TP_NO_COLUMNS)     \
+	T(__intrinsic_counter, counter, TP_COUNTER_COLUMNS, TP_NO_COLUMNS)     \
+	T(__intrinsic_flow, flow, TP_FLOW_COLUMNS, TP_NO_COLUMNS)              \
+	T(__intrinsic_args, args, TP_ARGS_COLUMNS, TP_ARGS_COMPUTED)           \
+	T(__intrinsic_metadata, metadata, TP_METADATA_COLUMNS, TP_NO_COLUMNS)
 
 #define TP_COL_FIELD_(s, name, type, flags) TP_CTYPE_##type *name;
-#define TP_TABLE_STRUCT_(sql, s, COLS)                                         \
+#define TP_TABLE_STRUCT_(sql, s, COLS, COMP)                                   \
 	struct tp_##s##_table {                                                \
 		uint32_t n, cap;                                               \
 		COLS(TP_COL_FIELD_, s)                                            \
@@ -162,19 +208,57 @@ enum tp_col_type {
 TP_TABLES(TP_TABLE_STRUCT_)
 #undef TP_TABLE_STRUCT_
 
-/* Append a row to a table: every column grows, the new row's values are
- * their NULLs (or 0 for non-nullable). Returns the row id. */
-#define TP_APPEND_DECL_(sql, s, COLS) uint32_t tp_##s##_append(struct tp_##s##_table *t);
+/* Append a row to a table: every column grows (sparse ones only once they
+ * exist), the new row's values are their NULLs (or 0 for non-nullable).
+ * Returns the row id. */
+#define TP_APPEND_DECL_(sql, s, COLS, COMP) uint32_t tp_##s##_append(struct tp_##s##_table *t);
 TP_TABLES(TP_APPEND_DECL_)
 #undef TP_APPEND_DECL_
 
+/* Allocate a sparse column of cap rows, the first n (the table's rows) set
+ * to NULL; the append initialises the rest as they are used, so the unused
+ * tail is never touched (storage.c). */
+void *tp_col_materialize(enum tp_col_type type, uint32_t cap, uint32_t n);
+
+/* tp_get_<table>_<column>(t, row) and tp_set_<table>_<column>(t, row, v):
+ * the only way to touch a TP_COL_SPARSE column; fine for any other. */
+#define TP_COL_ACCESS_(s, name, type, flags)                                         \
+	static inline TP_CTYPE_##type tp_get_##s##_##name(const struct tp_##s##_table *t, \
+							  uint32_t row)                   \
+	{                                                                             \
+		return t->name ? t->name[row] : (TP_CTYPE_##type)TP_NEW_##type;       \
+	}                                                                             \
+	static inline void tp_set_##s##_##name(struct tp_##s##_table *t, uint32_t row,   \
+					       TP_CTYPE_##type v)                        \
+	{                                                                             \
+		if (((flags) & TP_COL_SPARSE) && !t->name) {                          \
+			if (TP_ISNEW_##type(v))                                       \
+				return;                                               \
+			t->name = tp_col_materialize(type, t->cap, t->n);                   \
+		}                                                                     \
+		t->name[row] = v;                                                     \
+	}
+#define TP_TABLE_ACCESS_(sql, s, COLS, COMP) COLS(TP_COL_ACCESS_, s)
+TP_TABLES(TP_TABLE_ACCESS_)
+#undef TP_TABLE_ACCESS_
+
 /* Column descriptors for the SQL layer, generated from the lists. */
+struct tp;
+/* A computed column's value at row, in the C type of its column type
+ * (NULL as its sentinel), written to *out. */
+typedef void (*tp_col_compute_fn)(const struct tp *tp, uint32_t row, void *out);
 struct tp_col_desc {
 	const char *name;
 	enum tp_col_type type;
 	uint32_t flags;
-	size_t offset; /* of the column pointer in the table struct */
+	size_t offset;          /* of the column pointer in the table struct */
+	tp_col_compute_fn get; /* TP_COL_COMPUTED only */
 };
+#define TP_COMPUTED_DECL_(s, name, type, flags)                                \
+	void tp_##s##_computed_##name(const struct tp *tp, uint32_t row, void *out);
+#define TP_TABLE_COMPUTED_DECL_(sql, s, COLS, COMP) COMP(TP_COMPUTED_DECL_, s)
+TP_TABLES(TP_TABLE_COMPUTED_DECL_)
+#undef TP_TABLE_COMPUTED_DECL_
 struct tp_table_desc {
 	const char *sql_name;
 	size_t offset; /* of the table struct in struct tp_tables */
@@ -185,7 +269,7 @@ extern const struct tp_table_desc tp_table_descs[];
 extern const uint32_t tp_table_count;
 
 struct tp_tables {
-#define TP_TABLE_MEMBER_(sql, s, COLS) struct tp_##s##_table s;
+#define TP_TABLE_MEMBER_(sql, s, COLS, COMP) struct tp_##s##_table s;
 	TP_TABLES(TP_TABLE_MEMBER_)
 #undef TP_TABLE_MEMBER_
 };
@@ -242,10 +326,13 @@ extern const struct tp_stat_info tp_stat_infos[TP_STAT_COUNT];
  * it to get an arg_set_id (TP_NULL_U32 for an empty set). Keys are
  * Perfetto's: `flat_key` drops array indexes ("args.a.b"), `key` keeps them
  * ("args.a[0].b"). Strings are copied into the pool. */
+enum tp_arg_type { /* TP_ARG_NULL = 0: a new args row is a null arg */
+	TP_ARG_NULL, TP_ARG_INT, TP_ARG_UINT, TP_ARG_STRING, TP_ARG_REAL, TP_ARG_BOOL,
+	TP_ARG_POINTER, TP_ARG_JSON, TP_ARG_COUNT
+};
 struct tp_arg {
 	uint32_t flat_key, key;
-	enum { TP_ARG_INT, TP_ARG_UINT, TP_ARG_STRING, TP_ARG_REAL, TP_ARG_BOOL, TP_ARG_POINTER,
-	       TP_ARG_JSON, TP_ARG_NULL } type;
+	enum tp_arg_type type;
 	union {
 		int64_t i;
 		double d;
@@ -276,7 +363,7 @@ struct tp {
 	struct hmap track_by_key; /* hash of (type, dims, name) -> track id */
 	struct tp_track_keys *track_keys; /* identity of each track (track_tracker.c) */
 	struct hmap arg_sets;      /* content hash -> arg_set_id of recent sets (args.c) */
-	uint32_t arg_type_ids[TP_ARG_NULL + 1]; /* pool ids of "int", "real"...; 0 = not yet */
+	uint32_t arg_type_ids[TP_ARG_COUNT]; /* pool ids of "int", "real"...; 0 = not yet */
 	VEC(uint32_t) arg_set_start; /* arg_set_id -> first row in args */
 	struct tp_slice_stacks *stacks; /* open slices per track (slices.c) */
 	struct hmap open_flows;         /* flow id -> last slice (events.c) */
@@ -406,6 +493,11 @@ uint32_t tp_args_commit(struct tp *tp, struct tp_args_builder *b);
 /* A new set = the args of a, then those of b (b wins on equal keys). */
 uint32_t tp_args_merge(struct tp *tp, uint32_t a, uint32_t b);
 void tp_args_builder_release(struct tp_args_builder *b);
+/* Row `row` of the args table as a builder entry (keys resolved). */
+struct tp_arg tp_args_row(const struct tp *tp, uint32_t row);
+/* The pool id of a type's value_type name ("int", "string", ...), 0 if no
+ * arg of that type was stored yet. */
+uint32_t tp_args_type_name_id(const struct tp *tp, enum tp_arg_type type);
 
 void tp_args_free(struct tp *tp);
 void tp_track_keys_free(struct tp *tp);

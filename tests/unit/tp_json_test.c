@@ -103,8 +103,8 @@ TEST(tp_json_complete_order_and_times)
 	long s = find_slice(tp, "S");
 	CHECK_EQ(tp->t.slice.ts[s], 250000);
 	CHECK_EQ(tp->t.slice.dur[s], 50500);
-	CHECK_EQ(tp->t.slice.thread_ts[s], 240000);
-	CHECK_EQ(tp->t.slice.thread_dur[s], 40500);
+	CHECK_EQ(tp_get_slice_thread_ts(&tp->t.slice, (uint32_t)s), 240000);
+	CHECK_EQ(tp_get_slice_thread_dur(&tp->t.slice, (uint32_t)s), 40500);
 	long f = find_slice(tp, "F");
 	CHECK_EQ(tp->t.slice.ts[f], 5100);
 	CHECK_EQ(tp->t.slice.dur[f], 500100);
@@ -144,9 +144,9 @@ TEST(tp_json_time_shapes_and_arg_keys)
 	long a1 = find_arg(tp, t->arg_set_id[k1], "args.a[0]");
 	long a2 = find_arg(tp, t->arg_set_id[k2], "args.a[0]");
 	CHECK(a1 >= 0 && a2 >= 0);
-	CHECK_STR_EQ(s_(tp, tp->t.args.flat_key[a1]), "args.a[0]");
-	CHECK_STR_EQ(s_(tp, tp->t.args.flat_key[a2]), "args.a");
-	CHECK_STR_EQ(s_(tp, tp->t.args.value_type[a1]), "int");
+	CHECK_STR_EQ(s_(tp, tp_args_row(tp, (uint32_t)a1).flat_key), "args.a[0]");
+	CHECK_STR_EQ(s_(tp, tp_args_row(tp, (uint32_t)a2).flat_key), "args.a");
+	CHECK_STR_EQ(s_(tp, tp_args_type_name_id(tp, tp_args_row(tp, (uint32_t)a1).type)), "int");
 	CHECK_EQ(t->arg_set_id[find_slice(tp, "D1")], t->arg_set_id[find_slice(tp, "D2")]);
 	CHECK_EQ(tp->stats[TP_STAT_json_tokenizer_failure], 0);
 	tp_free(tp);
@@ -195,11 +195,11 @@ TEST(tp_json_instants)
 	CHECK_STR_EQ(track_type(tp, t), "thread_execution");
 	CHECK_STR_EQ(track_type(tp, d), "thread_execution");
 	CHECK_EQ(tp->t.slice.dur[g], 0);
-	CHECK_EQ(tp->t.slice.thread_dur[t], 0);
-	CHECK_EQ(tp->t.slice.thread_dur[d], TP_NULL_I64);
+	CHECK_EQ(tp_get_slice_thread_dur(&tp->t.slice, (uint32_t)t), 0);
+	CHECK_EQ(tp_get_slice_thread_dur(&tp->t.slice, (uint32_t)d), TP_NULL_I64);
 	long a = find_arg(tp, tp->t.slice.arg_set_id[p], "args.scope_val");
 	CHECK(a >= 0);
-	CHECK_STR_EQ(s_(tp, tp->t.args.string_value[a]), "process");
+	CHECK_STR_EQ(s_(tp, tp_args_row(tp, (uint32_t)a).v.s), "process");
 	CHECK_EQ(find_slice(tp, "Bad"), -1);
 	CHECK_EQ(tp->stats[TP_STAT_json_parser_failure], 1);
 	tp_free(tp);
@@ -325,7 +325,7 @@ TEST(tp_json_metadata_events)
 			CHECK_STR_EQ(s_(tp, th->name[u]), "T2");
 			long a = find_arg(tp, th->arg_set_id[u], "thread_sort_index_hint");
 			CHECK(a >= 0);
-			CHECK_EQ(tp->t.args.int_value[a], 5);
+			CHECK_EQ(tp_args_row(tp, (uint32_t)a).v.i, 5);
 			seen++;
 		}
 	}
@@ -334,7 +334,7 @@ TEST(tp_json_metadata_events)
 			CHECK_STR_EQ(s_(tp, pr->name[u]), "P");
 			long a = find_arg(tp, pr->arg_set_id[u], "process_sort_index_hint");
 			CHECK(a >= 0);
-			CHECK_EQ(tp->t.args.int_value[a], -2);
+			CHECK_EQ(tp_args_row(tp, (uint32_t)a).v.i, -2);
 			seen++;
 		}
 	}
@@ -357,33 +357,32 @@ TEST(tp_json_args_types)
 	long s = find_slice(tp, "a");
 	CHECK(s >= 0);
 	uint32_t set = tp->t.slice.arg_set_id[s];
-	const struct tp_args_table *t = &tp->t.args;
 	long a;
 	CHECK((a = find_arg(tp, set, "args.i")) >= 0);
-	CHECK_STR_EQ(s_(tp, t->value_type[a]), "int");
-	CHECK_EQ(t->int_value[a], -5);
+	CHECK_STR_EQ(s_(tp, tp_args_type_name_id(tp, tp_args_row(tp, (uint32_t)a).type)), "int");
+	CHECK_EQ(tp_args_row(tp, (uint32_t)a).v.i, -5);
 	CHECK((a = find_arg(tp, set, "args.r")) >= 0);
-	CHECK_STR_EQ(s_(tp, t->value_type[a]), "real");
-	CHECK_DBL_EQ(t->real_value[a], 1.5);
+	CHECK_STR_EQ(s_(tp, tp_args_type_name_id(tp, tp_args_row(tp, (uint32_t)a).type)), "real");
+	CHECK_DBL_EQ(tp_args_row(tp, (uint32_t)a).v.d, 1.5);
 	CHECK((a = find_arg(tp, set, "args.s")) >= 0);
-	CHECK_STR_EQ(s_(tp, t->string_value[a]), "h\xc3\xa9\n");
+	CHECK_STR_EQ(s_(tp, tp_args_row(tp, (uint32_t)a).v.s), "h\xc3\xa9\n");
 	CHECK((a = find_arg(tp, set, "args.t")) >= 0);
-	CHECK_STR_EQ(s_(tp, t->value_type[a]), "bool");
-	CHECK_EQ(t->int_value[a], 1);
+	CHECK_STR_EQ(s_(tp, tp_args_type_name_id(tp, tp_args_row(tp, (uint32_t)a).type)), "bool");
+	CHECK_EQ(tp_args_row(tp, (uint32_t)a).v.i, 1);
 	CHECK((a = find_arg(tp, set, "args.f")) >= 0);
-	CHECK_EQ(t->int_value[a], 0);
+	CHECK_EQ(tp_args_row(tp, (uint32_t)a).v.i, 0);
 	CHECK_EQ(find_arg(tp, set, "args.n"), -1);
 	CHECK((a = find_arg(tp, set, "args.o.x.y")) >= 0);
-	CHECK_STR_EQ(s_(tp, t->flat_key[a]), "args.o.x.y");
+	CHECK_STR_EQ(s_(tp, tp_args_row(tp, (uint32_t)a).flat_key), "args.o.x.y");
 	CHECK((a = find_arg(tp, set, "args.arr[0]")) >= 0);
-	CHECK_STR_EQ(s_(tp, t->flat_key[a]), "args.arr");
+	CHECK_STR_EQ(s_(tp, tp_args_row(tp, (uint32_t)a).flat_key), "args.arr");
 	CHECK((a = find_arg(tp, set, "args.arr[1].k")) >= 0);
-	CHECK_STR_EQ(s_(tp, t->flat_key[a]), "args.arr.k");
+	CHECK_STR_EQ(s_(tp, tp_args_row(tp, (uint32_t)a).flat_key), "args.arr.k");
 	CHECK((a = find_arg(tp, set, "args.arr[2][0]")) >= 0);
-	CHECK_STR_EQ(s_(tp, t->flat_key[a]), "args.arr");
+	CHECK_STR_EQ(s_(tp, tp_args_row(tp, (uint32_t)a).flat_key), "args.arr");
 	CHECK_EQ(find_arg(tp, set, "args.e"), -1);
 	CHECK((a = find_arg(tp, set, "args.big")) >= 0);
-	CHECK_STR_EQ(s_(tp, t->value_type[a]), "real");
+	CHECK_STR_EQ(s_(tp, tp_args_type_name_id(tp, tp_args_row(tp, (uint32_t)a).type)), "real");
 	/* Keys in document order. */
 	CHECK(find_arg(tp, set, "args.i") < find_arg(tp, set, "args.r"));
 	tp_free(tp);
@@ -418,7 +417,7 @@ static char *dump(const struct tp *tp)
 					(long long)tp->t.counter.ts[i], tp->t.counter.value[i]);
 	for (uint32_t i = 0; i < tp->t.args.n && len + 256 < cap; i++)
 		len += (size_t)snprintf(out + len, cap - len, "a %u %s %s\n", tp->t.args.arg_set_id[i],
-					s_(tp, tp->t.args.key[i]), s_(tp, tp->t.args.flat_key[i]));
+					s_(tp, tp->t.args.key[i]), s_(tp, tp_args_row(tp, (uint32_t)i).flat_key));
 	for (uint32_t i = 0; i < tp->t.metadata.n && len + 256 < cap; i++)
 		len += (size_t)snprintf(out + len, cap - len, "m %s\n", s_(tp, tp->t.metadata.name[i]));
 	for (int i = 0; i < TP_STAT_COUNT && len + 256 < cap; i++)

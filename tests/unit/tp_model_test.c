@@ -27,7 +27,7 @@ TEST(tp_model_slices_nest)
 	struct tp_slice_table *t = &tp->t.slice;
 	CHECK_EQ(t->dur[a], 100);
 	CHECK_EQ(t->depth[a], 0);
-	CHECK_EQ(t->parent_id[a], TP_NULL_I64);
+	CHECK_EQ(t->parent_id[a], TP_NULL_U32);
 	CHECK_EQ(t->depth[b], 1);
 	CHECK_EQ(t->parent_id[b], a);
 	CHECK_EQ(t->depth[c], 2);
@@ -98,9 +98,9 @@ TEST(tp_model_args_shared_and_merged)
 			continue;
 		rows++;
 		if (t->key[r] == k1)
-			CHECK_EQ(t->int_value[r], 7); /* the later set wins */
+			CHECK_EQ(tp_args_row(tp, r).v.i, 7); /* the later set wins */
 		else
-			CHECK_STR_EQ(tp_str(tp, t->string_value[r]), "hello");
+			CHECK_STR_EQ(tp_str(tp, tp_args_row(tp, r).v.s), "hello");
 	}
 	CHECK_EQ(rows, 2);
 	/* Rows are grouped by set in increasing order. */

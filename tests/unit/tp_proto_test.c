@@ -201,13 +201,13 @@ TEST(tp_proto_basic_slices)
 		CHECK(set != TP_NULL_U32);
 		int i = find_arg(tp, set, "debug.x");
 		CHECK(i >= 0);
-		CHECK_EQ(tp->t.args.int_value[i], -5);
+		CHECK_EQ(tp_args_row(tp, (uint32_t)i).v.i, -5);
 		i = find_arg(tp, set, "debug.d.k");
 		CHECK(i >= 0);
-		CHECK_STR_EQ(sname(tp, tp->t.args.string_value[i]), "v");
+		CHECK_STR_EQ(sname(tp, tp_args_row(tp, (uint32_t)i).v.s), "v");
 		i = find_arg(tp, set, "debug.d[0]");
 		CHECK(i >= 0);
-		CHECK_STR_EQ(sname(tp, tp->t.args.flat_key[i]), "debug.d");
+		CHECK_STR_EQ(sname(tp, tp_args_row(tp, (uint32_t)i).flat_key), "debug.d");
 	}
 	tp_free(tp);
 	CHECK(ok);
@@ -511,11 +511,11 @@ TEST(tp_proto_track_source_args)
 		child_utid = tr->utid[ch];
 		snprintf(implicit_name, sizeof implicit_name, "%s", sname(tp, tr->name[im]));
 		implicit_parent = tr->parent_id[im];
-		ok = first >= 0 && tp->t.args.int_value[first] == 1 && desc >= 0 &&
-		     strcmp(sname(tp, tp->t.args.string_value[desc]), "the thread") == 0 &&
-		     root >= 0 && tp->t.args.int_value[root] == 1 && rank >= 0 &&
-		     tp->t.args.int_value[rank] == -3 && id >= 0 &&
-		     tp->t.args.int_value[id] == 99 &&
+		ok = first >= 0 && tp_args_row(tp, (uint32_t)first).v.i == 1 && desc >= 0 &&
+		     strcmp(sname(tp, tp_args_row(tp, (uint32_t)desc).v.s), "the thread") == 0 &&
+		     root >= 0 && tp_args_row(tp, (uint32_t)root).v.i == 1 && rank >= 0 &&
+		     tp_args_row(tp, (uint32_t)rank).v.i == -3 && id >= 0 &&
+		     tp_args_row(tp, (uint32_t)id).v.i == 99 &&
 		     find_arg(tp, tr->source_arg_set_id[im], "has_first_packet_on_sequence") < 0;
 	}
 	tp_free(tp);
@@ -630,7 +630,7 @@ TEST(tp_proto_incremental_extra_counters)
 	if (c->n == 5)
 		last_name = sname(tp, tp->t.track.name[c->track_id[4]]);
 	uint32_t cn = c->n;
-	int thread_dur = tp->t.slice.n > 0 && tp->t.slice.thread_dur[0] == 3000;
+	int thread_dur = tp->t.slice.n > 0 && tp_get_slice_thread_dur(&tp->t.slice, (uint32_t)0) == 3000;
 	char name[32];
 	snprintf(name, sizeof name, "%s", last_name);
 	tp_free(tp);

@@ -419,6 +419,102 @@ TEST(tp_sql_extract_arg_and_args_view)
 	tp_free(tp);
 }
 
+/* Sparse columns (thread_ts & co.) have no array until written: reads,
+ * filters and ORDER BY see NULL; the first write allocates the column and
+ * later appends grow it. */
+TEST(tp_sql_sparse_columns)
+{
+	struct tp *tp = big_slices(100);
+	char buf[256];
+	CHECK(tp->t.slice.thread_ts == NULL);
+	tp_set_slice_thread_ts(&tp->t.slice, 3, TP_NULL_I64); /* NULL: stays unallocated */
+	CHECK(tp->t.slice.thread_ts == NULL);
+	CHECK_EQ(tp_get_slice_thread_ts(&tp->t.slice, 3), TP_NULL_I64);
+	CHECK_EQ(q_int(tp, "SELECT count(*) FROM slice WHERE thread_ts IS NULL"), 100);
+	CHECK_EQ(q_int(tp, "SELECT count(*) FROM slice WHERE thread_ts IS NOT NULL"), 0);
+	CHECK_EQ(q_int(tp, "SELECT count(*) FROM slice WHERE thread_dur >= 0"), 0);
+	CHECK_EQ(q_int(tp, "SELECT count(*) FROM slice WHERE thread_instruction_count < 5"), 0);
+	CHECK_STR_EQ(q_rows(tp, "SELECT typeof(thread_ts), typeof(thread_instruction_delta) "
+	                        "FROM slice WHERE id = 7",
+	                    buf, sizeof buf),
+	             "null|null");
+	CHECK_EQ(q_int(tp, "SELECT id FROM slice ORDER BY thread_ts DESC, id LIMIT 1"), 0);
+
+	tp_set_slice_thread_ts(&tp->t.slice, 5, 42);
+	tp_set_slice_thread_dur(&tp->t.slice, 5, 0);
+	CHECK(tp->t.slice.thread_ts != NULL && tp->t.slice.thread_instruction_count == NULL);
+	for (uint32_t i = 0; i < 200; i++) { /* grows past the capacity it was made with */
+		uint32_t r = tp_slice_append(&tp->t.slice);
+		tp->t.slice.ts[r] = 1000 + (int64_t)i;
+	}
+	tp_set_slice_thread_ts(&tp->t.slice, 299, 7);
+	CHECK_EQ(q_int(tp, "SELECT count(*) FROM slice WHERE thread_ts IS NOT NULL"), 2);
+	CHECK_EQ(q_int(tp, "SELECT id FROM slice WHERE thread_ts = 42"), 5);
+	CHECK_EQ(q_int(tp, "SELECT id FROM slice WHERE thread_ts < 10"), 299);
+	CHECK_EQ(q_int(tp, "SELECT count(*) FROM slice WHERE thread_dur = 0"), 1);
+	CHECK_EQ(q_int(tp, "SELECT id FROM slice ORDER BY thread_ts DESC, id LIMIT 1"), 5);
+	CHECK_EQ(q_int(tp, "SELECT thread_ts FROM slice WHERE id = 250"), INT64_MIN);
+	CHECK_EQ(q_int(tp, "SELECT count(*) FROM thread_slice WHERE thread_ts = 42"), 1);
+	tp_free(tp);
+}
+
+/* args stores one value + a type per row and flat_key only where it differs
+ * from key; the view computes Perfetto's columns, filters work on them. */
+TEST(tp_sql_args_computed_columns)
+{
+	struct tp *tp = tp_new(NULL);
+	struct tp_args_builder b = {0};
+	char buf[512];
+	uint32_t k = S(tp, "args.k");
+
+	tp_args_begin(&b);
+	tp_args_add_int(&b, k, k, 1);
+	tp_args_add_real(&b, S(tp, "args.r"), S(tp, "args.r"), -0.5);
+	tp_args_add_json(&b, S(tp, "args.j"), S(tp, "args.j"), S(tp, "{}"));
+	uint32_t s1 = tp_args_commit(tp, &b);
+	CHECK(tp->t.args.flat_key_diff == NULL); /* no array keys yet */
+	tp_args_begin(&b);
+	tp_args_add_string(&b, S(tp, "args.a"), S(tp, "args.a[1]"), S(tp, "x"));
+	tp_args_add_int(&b, k, k, (int64_t)1 << 40);
+	uint32_t s2 = tp_args_commit(tp, &b);
+	CHECK(tp->t.args.flat_key_diff != NULL);
+	/* Identical content shares a set. */
+	tp_args_begin(&b);
+	tp_args_add_int(&b, k, k, 1);
+	tp_args_add_real(&b, S(tp, "args.r"), S(tp, "args.r"), -0.5);
+	tp_args_add_json(&b, S(tp, "args.j"), S(tp, "args.j"), S(tp, "{}"));
+	CHECK_EQ(tp_args_commit(tp, &b), s1);
+	/* A merge re-reads stored rows: b's value wins, others are kept. */
+	uint32_t m = tp_args_merge(tp, s1, s2);
+	tp_args_builder_release(&b);
+
+	CHECK_STR_EQ(q_rows(tp, "SELECT * FROM args WHERE id < 5", buf, sizeof buf),
+	             "0|0|args.k|args.k|1|NULL|NULL|int|1;"
+	             "1|0|args.r|args.r|NULL|NULL|-0.5|real|-0.5;"
+	             "2|0|args.j|args.j|NULL|{}|NULL|json|{};"
+	             "3|1|args.a|args.a[1]|NULL|x|NULL|string|x;"
+	             "4|1|args.k|args.k|1099511627776|NULL|NULL|int|1099511627776");
+	CHECK_EQ(q_int(tp, "SELECT count(*) FROM args WHERE flat_key = 'args.a'"), 2);
+	CHECK_EQ(q_int(tp, "SELECT count(*) FROM args WHERE flat_key = 'args.k' AND key = 'args.k'"),
+	         3);
+	CHECK_EQ(q_int(tp, "SELECT count(*) FROM args WHERE int_value > 1"), 2);
+	CHECK_EQ(q_int(tp, "SELECT count(*) FROM args WHERE real_value < 0"), 2);
+	CHECK_EQ(q_int(tp, "SELECT count(*) FROM args WHERE value_type = 'json'"), 2);
+	CHECK_EQ(q_int(tp, "SELECT count(*) FROM args WHERE string_value IS NULL"), 5);
+	CHECK_EQ(q_int(tp, "SELECT count(*) FROM args WHERE value_type = 'pointer'"), 0);
+	char sql[200];
+	snprintf(sql, sizeof sql,
+	         "SELECT extract_arg(%u, 'args.k'), extract_arg(%u, 'args.r'), "
+	         "extract_arg(%u, 'args.j'), extract_arg(%u, 'args.a[1]'), extract_arg(%u, 'args.a')",
+	         m, m, m, m, m);
+	CHECK_STR_EQ(q_rows(tp, sql, buf, sizeof buf), "1099511627776|-0.5|{}|x|NULL");
+	struct tp_arg a = tp_args_row(tp, 3);
+	CHECK_EQ(a.type, TP_ARG_STRING);
+	CHECK_STR_EQ(tp_str(tp, a.flat_key), "args.a");
+	CHECK_STR_EQ(tp_str(tp, a.key), "args.a[1]");
+	tp_free(tp);
+}
+
 TEST(tp_sql_extract_arg_unsorted_args)
 {
 	struct tp *tp = tp_new(NULL);
@@ -427,9 +523,8 @@ TEST(tp_sql_extract_arg_unsorted_args)
 		uint32_t r = tp_args_append(&tp->t.args);
 		tp->t.args.arg_set_id[r] = 10 - i;
 		tp->t.args.key[r] = S(tp, "k");
-		tp->t.args.flat_key[r] = S(tp, "k");
-		tp->t.args.int_value[r] = i;
-		tp->t.args.value_type[r] = S(tp, "int");
+		tp->t.args.value[r] = i;
+		tp->t.args.type[r] = TP_ARG_INT;
 	}
 	CHECK_EQ(q_int(tp, "SELECT extract_arg(3, 'k')"), 7);
 	CHECK_EQ(q_int(tp, "SELECT count(*) FROM args WHERE arg_set_id >= 3"), 8);

@@ -11,8 +11,12 @@
  * nearly always close together. A merge (end-event args added to a begin's
  * set) makes a new set; the old one stays, since another row may share it.
  *
+ * A row stores the key, the type (1 byte) and one 8-byte value; flat_key
+ * only where it differs from key (a sparse column, so traces without array
+ * args never allocate it). Perfetto's flat_key, int_value, string_value,
+ * real_value and value_type columns are computed here for the SQL layer.
  * The value_type strings ("int", "string", ...) are interned once per trace
- * (tp->arg_type_ids), not per row.
+ * (tp->arg_type_ids), when the first arg of the type is stored.
  */
 #include "../tp_int.h"
 
@@ -88,32 +92,101 @@ void tp_args_builder_release(struct tp_args_builder *b)
 	vec_release(&b->args);
 }
 
-/* The value of arg a as the args table stores it. */
+/* The 8-byte value column of an arg: the integer, the double's bits or the
+ * string id; 0 for null. */
+static int64_t packed_value(const struct tp_arg *a)
+{
+	int64_t v = 0;
+	switch (a->type) {
+	case TP_ARG_REAL:
+		memcpy(&v, &a->v.d, sizeof v);
+		break;
+	case TP_ARG_STRING:
+	case TP_ARG_JSON:
+		v = a->v.s;
+		break;
+	case TP_ARG_NULL:
+		break;
+	default:
+		v = a->v.i;
+	}
+	return v;
+}
+
 static void store_row(struct tp *tp, uint32_t set, const struct tp_arg *a)
 {
 	struct tp_args_table *t = &tp->t.args;
 	uint32_t row = tp_args_append(t);
+	type_id(tp, a->type);
 	t->arg_set_id[row] = set;
-	t->flat_key[row] = a->flat_key;
 	t->key[row] = a->key;
-	t->value_type[row] = type_id(tp, a->type);
-	switch (a->type) {
-	case TP_ARG_INT:
-	case TP_ARG_UINT:
-	case TP_ARG_BOOL:
-	case TP_ARG_POINTER:
-		t->int_value[row] = a->v.i;
-		break;
+	if (a->flat_key != a->key)
+		tp_set_args_flat_key_diff(t, row, a->flat_key);
+	t->value[row] = packed_value(a);
+	t->type[row] = (uint8_t)a->type;
+}
+
+struct tp_arg tp_args_row(const struct tp *tp, uint32_t row)
+{
+	const struct tp_args_table *t = &tp->t.args;
+	struct tp_arg a = {0};
+	uint32_t fk = tp_get_args_flat_key_diff(t, row);
+	int64_t v = t->value[row];
+	a.key = t->key[row];
+	a.flat_key = fk ? fk : a.key;
+	a.type = (enum tp_arg_type)t->type[row];
+	switch (a.type) {
 	case TP_ARG_REAL:
-		t->real_value[row] = a->v.d;
+		memcpy(&a.v.d, &v, sizeof v);
 		break;
 	case TP_ARG_STRING:
 	case TP_ARG_JSON:
-		t->string_value[row] = a->v.s;
+		a.v.s = (uint32_t)v;
 		break;
 	case TP_ARG_NULL:
 		break;
+	default:
+		a.v.i = v;
 	}
+	return a;
+}
+
+uint32_t tp_args_type_name_id(const struct tp *tp, enum tp_arg_type type)
+{
+	return (unsigned)type < TB_ARRAY_SIZE(tp->arg_type_ids) ? tp->arg_type_ids[type] : 0;
+}
+
+/* Perfetto's columns, computed for the SQL layer. */
+void tp_args_computed_flat_key(const struct tp *tp, uint32_t row, void *out)
+{
+	uint32_t fk = tp_get_args_flat_key_diff(&tp->t.args, row);
+	*(uint32_t *)out = fk ? fk : tp->t.args.key[row];
+}
+
+void tp_args_computed_int_value(const struct tp *tp, uint32_t row, void *out)
+{
+	struct tp_arg a = tp_args_row(tp, row);
+	bool is_int = a.type == TP_ARG_INT || a.type == TP_ARG_UINT || a.type == TP_ARG_BOOL ||
+		      a.type == TP_ARG_POINTER;
+	*(int64_t *)out = is_int ? a.v.i : TP_NULL_I64;
+}
+
+void tp_args_computed_string_value(const struct tp *tp, uint32_t row, void *out)
+{
+	struct tp_arg a = tp_args_row(tp, row);
+	bool is_str = a.type == TP_ARG_STRING || a.type == TP_ARG_JSON;
+	*(uint32_t *)out = is_str ? a.v.s : TP_NULL_STR;
+}
+
+void tp_args_computed_real_value(const struct tp *tp, uint32_t row, void *out)
+{
+	struct tp_arg a = tp_args_row(tp, row);
+	*(double *)out = a.type == TP_ARG_REAL ? a.v.d : TP_NULL_DBL;
+}
+
+void tp_args_computed_value_type(const struct tp *tp, uint32_t row, void *out)
+{
+	*(uint32_t *)out = tp_args_type_name_id(tp, (enum tp_arg_type)tp->t.args.type[row]);
 }
 
 static uint64_t args_hash(const struct tp_arg *a, size_t n)
@@ -150,23 +223,23 @@ static bool set_eq(const void *ctx, uint64_t set)
 	for (size_t i = 0; i < c->n; i++) {
 		const struct tp_arg *a = &c->a[i];
 		uint32_t r = start + (uint32_t)i;
-		if (t->key[r] != a->key || t->flat_key[r] != a->flat_key ||
-		    t->value_type[r] != type_id(tp, a->type))
+		struct tp_arg s = tp_args_row(tp, r);
+		if (s.key != a->key || s.flat_key != a->flat_key || s.type != a->type)
 			return false;
 		switch (a->type) {
 		case TP_ARG_REAL:
-			if (t->real_value[r] != a->v.d)
+			if (s.v.d != a->v.d)
 				return false;
 			break;
 		case TP_ARG_STRING:
 		case TP_ARG_JSON:
-			if (t->string_value[r] != a->v.s)
+			if (s.v.s != a->v.s)
 				return false;
 			break;
 		case TP_ARG_NULL:
 			break;
 		default:
-			if (t->int_value[r] != a->v.i)
+			if (s.v.i != a->v.i)
 				return false;
 		}
 	}
@@ -205,19 +278,8 @@ static void load_set(struct tp *tp, uint32_t set, struct tp_args_builder *b)
 	const struct tp_args_table *t = &tp->t.args;
 	uint32_t start = tp->arg_set_start.data[set];
 	uint32_t end = set + 1 < tp->arg_set_start.len ? tp->arg_set_start.data[set + 1] : t->n;
-	for (uint32_t r = start; r < end; r++) {
-		int ty = TP_ARG_NULL;
-		for (int i = 0; i < (int)TB_ARRAY_SIZE(type_names); i++)
-			if (t->value_type[r] == type_id(tp, i))
-				ty = i;
-		struct tp_arg *a = add(b, t->flat_key[r], t->key[r], ty);
-		if (ty == TP_ARG_REAL)
-			a->v.d = t->real_value[r];
-		else if (ty == TP_ARG_STRING || ty == TP_ARG_JSON)
-			a->v.s = t->string_value[r];
-		else if (ty != TP_ARG_NULL)
-			a->v.i = t->int_value[r];
-	}
+	for (uint32_t r = start; r < end; r++)
+		vec_push(&b->args, tp_args_row(tp, r));
 }
 
 uint32_t tp_args_merge(struct tp *tp, uint32_t a, uint32_t b)

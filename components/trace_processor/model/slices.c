@@ -76,7 +76,7 @@ static uint32_t insert(struct tp *tp, stack_t_ *st, uint32_t track, int64_t ts, 
 	t->category[id] = cat;
 	t->name[id] = name;
 	t->depth[id] = (uint32_t)st->len;
-	t->parent_id[id] = st->len ? st->data[st->len - 1].id : TP_NULL_I64;
+	t->parent_id[id] = st->len ? st->data[st->len - 1].id : TP_NULL_U32;
 	t->arg_set_id[id] = arg_set_id;
 	return id;
 }

@@ -1,23 +1,19 @@
 /*
  * Column storage. Every table of tp_int.h's TP_TABLES list gets, from its
- * X-macro column list: an append function that grows all of its columns
- * together and fills the new row with NULLs, a release function, and the
- * column descriptors the SQL layer serves the table from. Nothing here is
- * written by hand per table.
+ * X-macro column lists: an append function that grows all of its columns
+ * together and fills the new row with NULLs (sparse columns only once they
+ * exist), a release function, and the column descriptors the SQL layer
+ * serves the table from (stored columns, then computed ones). Nothing here
+ * is written by hand per table.
+ *
+ * Columns double when full. Big ones are mmapped and grow with mremap, so
+ * the unused tail costs address space, not resident memory (1.5x growth
+ * measured no different in peak RSS).
  */
 #include "../tp_int.h"
 
 #include <stddef.h>
 #include <string.h>
-
-/* The value of a new row, per column type: NULL where nullable, else 0. */
-#define NEW_TP_I64 0
-#define NEW_TP_I64N TP_NULL_I64
-#define NEW_TP_U32 0
-#define NEW_TP_U32N TP_NULL_U32
-#define NEW_TP_DBL 0.0
-#define NEW_TP_DBLN TP_NULL_DBL
-#define NEW_TP_STR TP_NULL_STR
 
 static void *grow(void *p, uint32_t cap, size_t esz)
 {
@@ -32,9 +28,45 @@ static uint32_t next_cap(uint32_t cap)
 	return cap ? cap * 2 : 64;
 }
 
-#define GROW_COL_(s, name, type, flags) t->name = grow(t->name, cap, sizeof *t->name);
-#define INIT_COL_(s, name, type, flags) t->name[row] = NEW_##type;
-#define APPEND_FN_(sql, s, COLS)                                               \
+void *tp_col_materialize(enum tp_col_type type, uint32_t cap, uint32_t n)
+{
+	switch (type) {
+	case TP_I64:
+	case TP_I64N: {
+		int64_t *a = grow(NULL, cap, sizeof *a);
+		for (uint32_t i = 0; i < n; i++)
+			a[i] = type == TP_I64N ? TP_NULL_I64 : 0;
+		return a;
+	}
+	case TP_U32:
+	case TP_U32N:
+	case TP_STR: {
+		uint32_t *a = grow(NULL, cap, sizeof *a);
+		for (uint32_t i = 0; i < n; i++)
+			a[i] = type == TP_U32N ? TP_NULL_U32 : 0;
+		return a;
+	}
+	case TP_DBL:
+	case TP_DBLN: {
+		double *a = grow(NULL, cap, sizeof *a);
+		for (uint32_t i = 0; i < n; i++)
+			a[i] = type == TP_DBLN ? TP_NULL_DBL : 0.0;
+		return a;
+	}
+	case TP_U8:
+		break;
+	}
+	return memset(grow(NULL, cap, 1), 0, n);
+}
+
+/* Sparse columns that do not exist yet stay NULL. */
+#define GROW_COL_(s, name, type, flags)                                        \
+	if (!((flags) & TP_COL_SPARSE) || t->name)                             \
+		t->name = grow(t->name, cap, sizeof *t->name);
+#define INIT_COL_(s, name, type, flags)                                        \
+	if (!((flags) & TP_COL_SPARSE) || t->name)                             \
+		t->name[row] = TP_NEW_##type;
+#define APPEND_FN_(sql, s, COLS, COMP)                                         \
 	uint32_t tp_##s##_append(struct tp_##s##_table *t)                     \
 	{                                                                      \
 		if (t->n == t->cap) {                                          \
@@ -48,17 +80,20 @@ static uint32_t next_cap(uint32_t cap)
 	}
 TP_TABLES(APPEND_FN_)
 
-#define COL_DESC_(s, name, type, flags) {#name, type, flags, offsetof(struct tp_##s##_table, name)},
-#define DESC_ARRAY_(sql, s, COLS) static const struct tp_col_desc s##_cols[] = {COLS(COL_DESC_, s)};
+#define COL_DESC_(s, name, type, flags)                                        \
+	{#name, type, flags, offsetof(struct tp_##s##_table, name), NULL},
+#define COMPUTED_DESC_(s, name, type, flags) {#name, type, flags, 0, tp_##s##_computed_##name},
+#define DESC_ARRAY_(sql, s, COLS, COMP)                                        \
+	static const struct tp_col_desc s##_cols[] = {COLS(COL_DESC_, s) COMP(COMPUTED_DESC_, s)};
 TP_TABLES(DESC_ARRAY_)
 
-#define TABLE_DESC_(sql, s, COLS)                                              \
+#define TABLE_DESC_(sql, s, COLS, COMP)                                              \
 	{#sql, offsetof(struct tp_tables, s), s##_cols, TB_ARRAY_SIZE(s##_cols)},
 const struct tp_table_desc tp_table_descs[] = {TP_TABLES(TABLE_DESC_)};
 const uint32_t tp_table_count = TB_ARRAY_SIZE(tp_table_descs);
 
 #define FREE_COL_(s, name, type, flags) tb_free(t->name);
-#define RELEASE_FN_(sql, s, COLS)                                              \
+#define RELEASE_FN_(sql, s, COLS, COMP)                                              \
 	static void release_##s(struct tp_##s##_table *t)                      \
 	{                                                                      \
 		COLS(FREE_COL_, s)                                             \
@@ -68,7 +103,7 @@ TP_TABLES(RELEASE_FN_)
 
 void tp_tables_release(struct tp_tables *tables)
 {
-#define CALL_RELEASE_(sql, s, COLS) release_##s(&tables->s);
+#define CALL_RELEASE_(sql, s, COLS, COMP) release_##s(&tables->s);
 	TP_TABLES(CALL_RELEASE_)
 }
 

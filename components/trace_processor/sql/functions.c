@@ -21,38 +21,34 @@ static bool args_cols(const struct tp_table_desc *d, struct tp_sql_args_cols *c)
 {
 	c->set = tp_sql_col_find(d, "arg_set_id");
 	c->key = tp_sql_col_find(d, "key");
-	c->int_value = tp_sql_col_find(d, "int_value");
-	c->string_value = tp_sql_col_find(d, "string_value");
-	c->real_value = tp_sql_col_find(d, "real_value");
-	c->value_type = tp_sql_col_find(d, "value_type");
-	return c->set >= 0 && c->key >= 0 && c->int_value >= 0 && c->string_value >= 0 &&
-	       c->real_value >= 0 && c->value_type >= 0 && d->cols[c->set].type == TP_U32 &&
-	       d->cols[c->key].type == TP_STR && d->cols[c->int_value].type == TP_I64N &&
-	       d->cols[c->string_value].type == TP_STR && d->cols[c->real_value].type == TP_DBLN &&
-	       d->cols[c->value_type].type == TP_STR;
+	return c->set >= 0 && c->key >= 0 && d->cols[c->set].type == TP_U32 &&
+	       d->cols[c->key].type == TP_STR && !(d->cols[c->set].flags & TP_COL_SPARSE) &&
+	       !(d->cols[c->key].flags & TP_COL_SPARSE);
 }
 
-static void result_arg(sqlite3_context *ctx, const struct tp_sql_table *t,
-                       const struct tp_sql_args_cols *c, uint32_t row)
+static void result_arg(sqlite3_context *ctx, const struct tp_sql_table *t, uint32_t row)
 {
-	const struct strpool *pool = &t->sql->tp->strings;
-	uint32_t ty = ((const uint32_t *)tp_sql_col_data(t, (uint32_t)c->value_type))[row];
-	const char *type = strpool_get(pool, ty, NULL);
+	const struct tp *tp = t->sql->tp;
+	struct tp_arg a = tp_args_row(tp, row);
 
-	if (strcmp(type, "string") == 0 || strcmp(type, "json") == 0) {
-		uint32_t s = ((const uint32_t *)tp_sql_col_data(t, (uint32_t)c->string_value))[row];
+	switch (a.type) {
+	case TP_ARG_STRING:
+	case TP_ARG_JSON: {
 		size_t len;
-		const char *str = strpool_get(pool, s, &len);
+		const char *str = strpool_get(&tp->strings, a.v.s, &len);
 		/* The pool keeps "" as id 0: a string arg with id 0 is empty. */
 		sqlite3_result_text64(ctx, str, len, SQLITE_STATIC, SQLITE_UTF8);
-	} else if (strcmp(type, "real") == 0) {
-		double v = ((const double *)tp_sql_col_data(t, (uint32_t)c->real_value))[row];
-		if (!isnan(v))
-			sqlite3_result_double(ctx, v);
-	} else if (strcmp(type, "null") != 0) {
-		int64_t v = ((const int64_t *)tp_sql_col_data(t, (uint32_t)c->int_value))[row];
-		if (v != TP_NULL_I64)
-			sqlite3_result_int64(ctx, v);
+		break;
+	}
+	case TP_ARG_REAL:
+		if (!isnan(a.v.d))
+			sqlite3_result_double(ctx, a.v.d);
+		break;
+	case TP_ARG_NULL:
+		break;
+	default:
+		if (a.v.i != TP_NULL_I64) /* the int_value column reads it as NULL too */
+			sqlite3_result_int64(ctx, a.v.i);
 	}
 }
 
@@ -95,7 +91,7 @@ static void fn_extract_arg(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	keys = tp_sql_col_data(t, (uint32_t)c.key);
 	for (uint32_t r = first; r < end; r++) {
 		if (sets[r] == (uint32_t)set && keys[r] == key_id) {
-			result_arg(ctx, t, &c, r);
+			result_arg(ctx, t, r);
 			return;
 		}
 	}

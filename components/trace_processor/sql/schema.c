@@ -51,7 +51,8 @@ static const char *const tp_views[] = {
     "CREATE VIEW flow AS SELECT id, slice_out, slice_in, trace_id, arg_set_id "
     "FROM __intrinsic_flow",
     /* display_value as Perfetto's args view: CAST(x AS TEXT) for numbers. */
-    "CREATE VIEW args AS SELECT *, CASE value_type "
+    "CREATE VIEW args AS SELECT id, arg_set_id, flat_key, key, int_value, string_value, "
+    "real_value, value_type, CASE value_type "
     "WHEN 'int' THEN CAST(int_value AS TEXT) "
     "WHEN 'uint' THEN printf('%u', int_value) "
     "WHEN 'string' THEN string_value "

@@ -30,7 +30,7 @@ struct tp_sql_table {
 /* Described-column indexes of the args table EXTRACT_ARG reads (-1 if the
  * table lacks one; then EXTRACT_ARG reports an error). */
 struct tp_sql_args_cols {
-	int set, key, int_value, string_value, real_value, value_type;
+	int set, key;
 	bool ok;
 };
 
@@ -55,9 +55,12 @@ static inline uint32_t tp_sql_table_rows(const struct tp_sql_table *t)
 	return *(const uint32_t *)tp_sql_table_ptr(t);
 }
 /* The column array of described column c (its element type follows
- * desc->cols[c].type). */
+ * desc->cols[c].type); NULL for a computed column and for a sparse column
+ * never written (all NULL). */
 static inline const void *tp_sql_col_data(const struct tp_sql_table *t, uint32_t c)
 {
+	if (t->desc->cols[c].flags & TP_COL_COMPUTED)
+		return NULL;
 	return *(const void *const *)((char *)tp_sql_table_ptr(t) + t->desc->cols[c].offset);
 }
 

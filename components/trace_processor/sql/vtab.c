@@ -10,7 +10,10 @@
  * flattens, keeping WHERE constraints pushed down to xBestIndex.
  *
  * Schema: `id` (the row index, also the rowid) then the described columns,
- * TP_COL_HIDDEN ones declared HIDDEN. NULL sentinels become SQL NULL.
+ * TP_COL_HIDDEN ones declared HIDDEN, then the computed ones. NULL
+ * sentinels become SQL NULL; a sparse column that was never written (NULL
+ * array) is NULL on every row. Every read goes through cell(), so filters,
+ * the sortedness scan and xColumn agree on what a row holds.
  *
  * Planning (xBestIndex) turns constraints into a row range plus per-row
  * filters, and says so in idxStr ("<col><op>" items, e.g. "0= 1g 1l 4="),
@@ -81,26 +84,69 @@ struct tp_vtab_cursor {
 
 static bool is_int_type(enum tp_col_type ty)
 {
-	return ty == TP_I64 || ty == TP_I64N || ty == TP_U32 || ty == TP_U32N;
+	return ty == TP_I64 || ty == TP_I64N || ty == TP_U32 || ty == TP_U32N || ty == TP_U8;
+}
+
+/* One cell in its column type's C representation (NULL as the sentinel). */
+union tp_cell {
+	int64_t i;  /* TP_I64, TP_I64N */
+	uint32_t u; /* TP_U32, TP_U32N, TP_STR */
+	double d;   /* TP_DBL, TP_DBLN */
+	uint8_t b;  /* TP_U8 */
+};
+
+static union tp_cell cell(const struct tp_sql_table *t, uint32_t c, uint32_t row)
+{
+	const struct tp_col_desc *cd = &t->desc->cols[c];
+	const void *p;
+	union tp_cell v;
+
+	if (cd->flags & TP_COL_COMPUTED) {
+		cd->get(t->sql->tp, row, &v);
+		return v;
+	}
+	p = tp_sql_col_data(t, c);
+	switch (cd->type) {
+	case TP_I64:
+	case TP_I64N:
+		v.i = p ? ((const int64_t *)p)[row] : cd->type == TP_I64N ? TP_NULL_I64 : 0;
+		break;
+	case TP_U32:
+	case TP_U32N:
+	case TP_STR:
+		v.u = p ? ((const uint32_t *)p)[row] : cd->type == TP_U32N ? TP_NULL_U32 : 0;
+		break;
+	case TP_DBL:
+	case TP_DBLN:
+		v.d = p ? ((const double *)p)[row] : cd->type == TP_DBLN ? TP_NULL_DBL : 0.0;
+		break;
+	case TP_U8:
+		v.b = p ? ((const uint8_t *)p)[row] : 0;
+		break;
+	}
+	return v;
 }
 
 /* Value of an integer column; false if it is NULL. */
 static bool col_int(const struct tp_sql_table *t, uint32_t c, uint32_t row, int64_t *out)
 {
-	const void *p = tp_sql_col_data(t, c);
+	union tp_cell v = cell(t, c, row);
 	switch (t->desc->cols[c].type) {
 	case TP_I64:
-		*out = ((const int64_t *)p)[row];
+		*out = v.i;
 		return true;
 	case TP_I64N:
-		*out = ((const int64_t *)p)[row];
+		*out = v.i;
 		return *out != TP_NULL_I64;
 	case TP_U32:
-		*out = ((const uint32_t *)p)[row];
+		*out = v.u;
 		return true;
 	case TP_U32N:
-		*out = ((const uint32_t *)p)[row];
+		*out = v.u;
 		return *out != TP_NULL_U32;
+	case TP_U8:
+		*out = v.b;
+		return true;
 	default:
 		return false;
 	}
@@ -405,20 +451,19 @@ static bool int_cmp(int64_t x, char op, int64_t v)
 static bool filter_match(const struct tp_sql_table *t, const struct tp_vtab_filter *f, uint32_t row)
 {
 	enum tp_col_type ty = t->desc->cols[f->col].type;
-	const void *p = tp_sql_col_data(t, f->col);
 	bool null;
 	int64_t iv = 0;
 	double dv = 0;
 
 	if (ty == TP_STR) {
-		uint32_t id = ((const uint32_t *)p)[row];
+		uint32_t id = cell(t, f->col, row).u;
 		null = id == TP_NULL_STR;
 		if (!op_has_rhs(f->op))
 			return null == (f->op == OP_ISNULL);
 		return !null && f->rhs == RHS_STR && id == f->s;
 	}
 	if (ty == TP_DBL || ty == TP_DBLN) {
-		dv = ((const double *)p)[row];
+		dv = cell(t, f->col, row).d;
 		null = ty == TP_DBLN && isnan(dv);
 	} else {
 		null = !col_int(t, f->col, row, &iv);
@@ -677,7 +722,6 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
 {
 	struct tp_vtab_cursor *c = (struct tp_vtab_cursor *)cur;
 	const struct tp_sql_table *t = c->t;
-	const void *p;
 	uint32_t row = c->row, col;
 
 	if (i <= 0) {
@@ -685,12 +729,12 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
 		return SQLITE_OK;
 	}
 	col = (uint32_t)i - 1;
-	p = tp_sql_col_data(t, col);
 	switch (t->desc->cols[col].type) {
 	case TP_I64:
 	case TP_I64N:
 	case TP_U32:
-	case TP_U32N: {
+	case TP_U32N:
+	case TP_U8: {
 		int64_t v;
 		if (col_int(t, col, row, &v))
 			sqlite3_result_int64(ctx, v);
@@ -698,13 +742,13 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
 	}
 	case TP_DBL:
 	case TP_DBLN: {
-		double v = ((const double *)p)[row];
+		double v = cell(t, col, row).d;
 		if (!isnan(v))
 			sqlite3_result_double(ctx, v);
 		break;
 	}
 	case TP_STR: {
-		uint32_t id = ((const uint32_t *)p)[row];
+		uint32_t id = cell(t, col, row).u;
 		if (id != TP_NULL_STR) {
 			size_t len;
 			const char *str = strpool_get(&t->sql->tp->strings, id, &len);

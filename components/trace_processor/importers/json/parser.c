@@ -210,8 +210,8 @@ static void parse_complete(struct tp_importer *imp, const struct json_event *e, 
 	uint32_t s = tp_slice_complete(tp, track, e->ts, e->dur, cat, name, args);
 	if (s == TP_NULL_U32)
 		return;
-	tp->t.slice.thread_ts[s] = e->tts;
-	tp->t.slice.thread_dur[s] = e->tdur;
+	tp_set_slice_thread_ts(&tp->t.slice, s, e->tts);
+	tp_set_slice_thread_dur(&tp->t.slice, s, e->tdur);
 	on_new_slice(imp, track, s);
 	maybe_flow_v2(tp, e, s);
 }
@@ -245,9 +245,9 @@ static void parse_instant(struct tp_importer *imp, const struct json_event *e, u
 		track = tp_track_for_thread(tp, utid);
 		uint32_t s = tp_slice_complete(tp, track, e->ts, 0, cat, slice_name, commit_args(imp, e));
 		if (s != TP_NULL_U32) {
-			tp->t.slice.thread_ts[s] = e->tts;
+			tp_set_slice_thread_ts(&tp->t.slice, s, e->tts);
 			if (e->tts != TP_NULL_I64)
-				tp->t.slice.thread_dur[s] = 0;
+				tp_set_slice_thread_dur(&tp->t.slice, s, 0);
 			on_new_slice(imp, track, s);
 		}
 		return;
@@ -366,7 +366,7 @@ static void parse_async(struct tp_importer *imp, const struct json_event *e, uin
 	uint32_t args = commit_args(imp, e);
 	if (e->ph == 'b') {
 		s = tp_slice_begin(tp, tr, e->ts, cat, slice_name, args);
-		tp->t.slice.thread_ts[s] = e->tts;
+		tp_set_slice_thread_ts(&tp->t.slice, s, e->tts);
 	} else if (e->ph == 'e') {
 		tp_slice_end(tp, tr, e->ts, cat, e->name, args);
 		return;
@@ -450,7 +450,7 @@ static void parse_event(struct tp_importer *imp, const struct json_event *e)
 	case 'B': {
 		uint32_t track = tp_track_for_thread(tp, utid);
 		uint32_t s = tp_slice_begin(tp, track, e->ts, cat, slice_name, commit_args(imp, e));
-		tp->t.slice.thread_ts[s] = e->tts;
+		tp_set_slice_thread_ts(&tp->t.slice, s, e->tts);
 		on_new_slice(imp, track, s);
 		maybe_flow_v2(tp, e, s);
 		break;
@@ -459,8 +459,9 @@ static void parse_event(struct tp_importer *imp, const struct json_event *e)
 		uint32_t track = tp_track_for_thread(tp, utid);
 		uint32_t s = tp_slice_end(tp, track, e->ts, cat, e->name, commit_args(imp, e));
 		if (s != TP_NULL_U32 && e->tts != TP_NULL_I64 &&
-		    tp->t.slice.thread_ts[s] != TP_NULL_I64)
-			tp->t.slice.thread_dur[s] = e->tts - tp->t.slice.thread_ts[s];
+		    tp_get_slice_thread_ts(&tp->t.slice, s) != TP_NULL_I64)
+			tp_set_slice_thread_dur(&tp->t.slice, s,
+						e->tts - tp_get_slice_thread_ts(&tp->t.slice, s));
 		break;
 	}
 	case 'X':

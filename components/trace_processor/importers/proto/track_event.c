@@ -1041,34 +1041,37 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 	case TYPE_SLICE_BEGIN:
 		slice = tp_slice_begin(tp, track, ts, e.cat, e.name, args);
 		if (slice != TP_NULL_U32) {
-			st->thread_ts[slice] = tc.time;
-			st->thread_instruction_count[slice] = tc.instr;
+			tp_set_slice_thread_ts(st, slice, tc.time);
+			tp_set_slice_thread_instruction_count(st, slice, tc.instr);
 		}
 		break;
 	case TYPE_SLICE_END:
 		slice = tp_slice_end(tp, track, ts, 0, 0, args);
 		if (slice != TP_NULL_U32) {
-			if (tc.time != TP_NULL_I64 && st->thread_ts[slice] != TP_NULL_I64)
-				st->thread_dur[slice] = tc.time - st->thread_ts[slice];
+			if (tc.time != TP_NULL_I64 && tp_get_slice_thread_ts(st, slice) != TP_NULL_I64)
+				tp_set_slice_thread_dur(st, slice,
+							tc.time - tp_get_slice_thread_ts(st, slice));
 			if (tc.instr != TP_NULL_I64 &&
-			    st->thread_instruction_count[slice] != TP_NULL_I64)
-				st->thread_instruction_delta[slice] =
-					tc.instr - st->thread_instruction_count[slice];
+			    tp_get_slice_thread_instruction_count(st, slice) != TP_NULL_I64)
+				tp_set_slice_thread_instruction_delta(
+					st, slice,
+					tc.instr - tp_get_slice_thread_instruction_count(st, slice));
 		}
 		break;
 	case TYPE_INSTANT:
 		slice = tp_slice_complete(tp, track, ts, 0, e.cat, e.name, args);
 		if (slice != TP_NULL_U32 && tc.time != TP_NULL_I64) {
-			st->thread_ts[slice] = tc.time;
-			st->thread_dur[slice] = 0;
+			tp_set_slice_thread_ts(st, slice, tc.time);
+			tp_set_slice_thread_dur(st, slice, 0);
 		}
 		break;
 	case 100:
 		slice = tp_slice_complete(tp, track, ts, (int64_t)((uint64_t)e.duration_us * 1000),
 					  e.cat, e.name, args);
 		if (slice != TP_NULL_U32 && tc.time != TP_NULL_I64) {
-			st->thread_ts[slice] = tc.time;
-			st->thread_dur[slice] = (int64_t)((uint64_t)e.thread_duration_us * 1000);
+			tp_set_slice_thread_ts(st, slice, tc.time);
+			tp_set_slice_thread_dur(st, slice,
+						(int64_t)((uint64_t)e.thread_duration_us * 1000));
 		}
 		break;
 	default:
