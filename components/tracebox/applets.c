@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "perfetto_cmd.h"
+#include "probes.h"
 #include "trace_processor.h"
 #include "traced.h"
 
@@ -17,6 +18,7 @@ const struct tracebox_applet tracebox_applets[] = {
 	{"trace_processor_shell", "SQL over Perfetto protobuf and JSON traces",
 	 trace_processor_shell_main},
 	{"traced", "the tracing service", traced_main},
+	{"traced_probes", "ftrace, process and system stats data sources", traced_probes_main},
 	{NULL, NULL, NULL},
 };
 

@@ -6,8 +6,8 @@
  *   - `--help`, `--version`, `help [APPLET]` are answered here;
  *   - autostart mode: a first argument that is a flag ("-t", "--txt", ...) or
  *     an ftrace event ("sched/sched_switch") runs the perfetto client with
- *     a private traced child on private sockets (Perfetto's tracebox
- *     autostart), see autostart() below;
+ *     private traced and traced_probes children on private sockets
+ *     (Perfetto's tracebox autostart), see autostart() below;
  *   - any other word that is not an applet is one error line and exit
  *     status 2 (a typo of an applet name should not start a recording).
  */
@@ -59,8 +59,9 @@ static void usage(FILE *out)
 		"Autostart mode: tracebox followed by perfetto's own arguments, e.g.\n"
 		"  tracebox -t 10s -o trace.pftrace sched/sched_switch\n"
 		"  tracebox -c config.pbtx --txt -o trace.pftrace\n"
-		"records with a private traced child on private sockets (@traced-c-PID,\n"
-		"@traced-p-PID), as Perfetto's tracebox does, and stops it afterwards.\n"
+		"records with private traced and traced_probes children on private sockets\n"
+		"(@traced-c-PID, @traced-p-PID), as Perfetto's tracebox does, and stops\n"
+		"them afterwards.\n"
 		"--system-sockets uses the system socket names instead. The first argument\n"
 		"must be a flag or an ftrace event; see `tracebox perfetto --help`.\n");
 }
@@ -68,14 +69,17 @@ static void usage(FILE *out)
 /* ---- autostart mode ------------------------------------------------------- */
 
 struct autostart {
-	pid_t traced;
+	pid_t traced; /* leader of the services' process group */
+	pid_t probes;
 };
 
-/* Spawn `<self> traced` in a new process group with a pipe in
- * TRACED_NOTIFY_FD and wait for its "1". */
-static int spawn_traced(void *ctx, struct tb_err *err)
+/* Fork `<self> APPLET [ARG]` with a pipe in the environment variable
+ * notify_env, in process group pgid (0: a new group led by the child), and
+ * wait for the "1" it writes once ready (compat §5.2). The child's pid in
+ * *out (also on failure after the fork, so it can be stopped). */
+static int spawn_service(const char *applet, const char *arg, const char *notify_env, pid_t pgid,
+			 pid_t *out, struct tb_err *err)
 {
-	struct autostart *as = ctx;
 	int pfd[2];
 	char c = 0;
 	struct pollfd p;
@@ -87,49 +91,84 @@ static int spawn_traced(void *ctx, struct tb_err *err)
 	if (pid < 0) {
 		close(pfd[0]);
 		close(pfd[1]);
-		return tb_err_errno(err, -errno, "cannot fork traced");
+		return tb_err_errno(err, -errno, "cannot fork %s", applet);
 	}
 	if (pid == 0) {
 		char fdstr[16];
-		setpgid(0, 0);
+		setpgid(0, pgid);
 		close(pfd[0]);
 		tb_set_cloexec(pfd[1], false);
 		snprintf(fdstr, sizeof fdstr, "%d", pfd[1]);
-		setenv("TRACED_NOTIFY_FD", fdstr, 1);
+		setenv(notify_env, fdstr, 1);
 		setenv("TRACEBOX_LOG", "warn", 0); /* keep the recording's terminal quiet */
-		execl("/proc/self/exe", "tracebox", "traced", (char *)NULL);
+		execl("/proc/self/exe", "tracebox", applet, arg, (char *)NULL);
 		_exit(127);
 	}
-	as->traced = pid;
-	setpgid(pid, pid); /* also here, so the group exists before we signal it */
+	*out = pid;
+	setpgid(pid, pgid ? pgid : pid); /* also here, so the group exists before we signal it */
 	close(pfd[1]);
 	p.fd = pfd[0];
 	p.events = POLLIN;
 	if (poll(&p, 1, AUTOSTART_READY_TIMEOUT_MS) != 1 || read(pfd[0], &c, 1) != 1 || c != '1') {
 		close(pfd[0]);
-		return tb_err_set(err, -EIO, "the private traced did not start");
+		return tb_err_set(err, -EIO, "the private %s did not start", applet);
 	}
 	close(pfd[0]);
 	return 0;
 }
 
+/* Spawn `<self> traced` in a new process group with TRACED_NOTIFY_FD, then
+ * `<self> traced_probes --reset-ftrace` in the same group with
+ * TRACED_PROBES_NOTIFY_FD, waiting for each one's "1". */
+static int spawn_services(void *ctx, struct tb_err *err)
+{
+	struct autostart *as = ctx;
+	int rc = spawn_service("traced", NULL, "TRACED_NOTIFY_FD", 0, &as->traced, err);
+	if (rc == 0)
+		rc = spawn_service("traced_probes", "--reset-ftrace", "TRACED_PROBES_NOTIFY_FD",
+				   as->traced, &as->probes, err);
+	return rc;
+}
+
+/* Wait up to the stop timeout for pid to exit; false if it did not. */
+static bool reap(pid_t pid, int *waited)
+{
+	for (; *waited < AUTOSTART_STOP_TIMEOUT_MS; *waited += 10) {
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return true;
+		usleep(10 * 1000);
+	}
+	return false;
+}
+
+/* SIGTERM the services' process group, reap both, SIGKILL what lingers. */
 static void stop_children(void *ctx)
 {
 	struct autostart *as = ctx;
-	pid_t pid = as->traced;
+	pid_t pid = as->traced, probes = as->probes;
+	int waited = 0;
+	bool gone;
+
 	if (pid <= 0)
 		return;
-	as->traced = 0;
-	if (kill(-pid, SIGTERM) != 0)
+	as->traced = as->probes = 0;
+	if (kill(-pid, SIGTERM) != 0) {
 		kill(pid, SIGTERM);
-	for (int waited = 0; waited < AUTOSTART_STOP_TIMEOUT_MS; waited += 10) {
-		if (waitpid(pid, NULL, WNOHANG) == pid)
-			return;
-		usleep(10 * 1000);
+		if (probes > 0)
+			kill(probes, SIGTERM);
 	}
+	gone = reap(pid, &waited);
+	if (probes > 0)
+		gone = reap(probes, &waited) && gone;
+	if (gone)
+		return;
 	kill(-pid, SIGKILL);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+	if (probes > 0) {
+		kill(probes, SIGKILL);
+		waitpid(probes, NULL, 0);
+	}
 }
 
 static bool is_autostart_arg(const char *arg)
@@ -144,7 +183,7 @@ static int autostart(int argc, char **argv)
 		.usage_extra = "\nAutostart mode (tracebox without an applet name):\n"
 			       "  --system-sockets         : Use the system's socket names instead "
 			       "of private ones\n",
-		.start_services = spawn_traced,
+		.start_services = spawn_services,
 		.stop_services = stop_children,
 		.ctx = &as,
 	};

@@ -1,0 +1,323 @@
+/*
+ * traced_probes: the producer "perfetto.traced_probes". It connects to the
+ * service's producer socket with the tracing library, registers its data
+ * sources, and for each data source instance the service sets up owns one
+ * trace writer and the object that fills it:
+ *
+ *   linux.process_stats  procfs/process_stats.c  ProcessTree, ProcessStats
+ *   linux.sys_stats      sysstats/sysstats.c     SysStats
+ *   linux.system_info    system_info.c           CpuInfo, once at start
+ *   linux.ftrace         ftrace/ (not registered yet: see FTRACE HOOK below)
+ *
+ * Every data source is registered will_notify_on_start/_stop, as Perfetto's
+ * are; start and stop are acknowledged once the instance has written its
+ * first packet or freed its writer. A Flush commits every writer and acks.
+ * When the connection drops (traced restarted) the instances are dropped
+ * and the producer reconnects every PROBES_RECONNECT_MS, as Perfetto's
+ * traced_probes does. Single-threaded on one loop; SIGINT/SIGTERM exit 0.
+ */
+#include "probes.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "procfs/procfs.h"
+#include "sysstats/sysstats.h"
+#include "tracing.h"
+#include "version.h"
+
+#define PROBES_LOG "probes"
+#define PROBES_PRODUCER_NAME "perfetto.traced_probes"
+#define PROBES_RECONNECT_MS 1000
+
+enum ds_kind { DS_PROCESS_STATS, DS_SYS_STATS, DS_SYSTEM_INFO };
+
+static const struct {
+	const char *name;
+	enum ds_kind kind;
+} data_sources[] = {
+	{"linux.process_stats", DS_PROCESS_STATS},
+	{"linux.sys_stats", DS_SYS_STATS},
+	{"linux.system_info", DS_SYSTEM_INFO},
+	/* FTRACE HOOK: once ftrace/ has its data source object, add
+	 * {"linux.ftrace", DS_FTRACE} here, create it in on_start and pass the
+	 * pids its events mention to probes_process_stats_on_pids of the
+	 * session's process_stats instance. */
+};
+
+struct instance {
+	uint64_t id;
+	enum ds_kind kind;
+	uint8_t *config; /* the serialized DataSourceConfig from setup */
+	size_t config_len;
+	struct tracing_writer *w;
+	struct probes_process_stats *ps;
+	struct probes_sys_stats *ss;
+};
+
+struct probes {
+	struct loop *loop;
+	struct tracing_producer *p;
+	VEC(struct instance *) instances;
+	bool notified;
+	uint64_t reconnect_timer;
+};
+
+static struct instance *find(struct probes *pr, uint64_t id, size_t *index)
+{
+	for (size_t i = 0; i < pr->instances.len; i++) {
+		if (pr->instances.data[i]->id == id) {
+			if (index)
+				*index = i;
+			return pr->instances.data[i];
+		}
+	}
+	return NULL;
+}
+
+static void instance_free(struct probes *pr, struct instance *in)
+{
+	probes_process_stats_free(in->ps);
+	probes_sys_stats_free(in->ss);
+	if (pr->p && in->w)
+		tracing_producer_free_writer(pr->p, in->w);
+	tb_free(in->config);
+	tb_free(in);
+}
+
+static void drop_all(struct probes *pr)
+{
+	for (size_t i = 0; i < pr->instances.len; i++)
+		instance_free(pr, pr->instances.data[i]);
+	vec_clear(&pr->instances);
+}
+
+/* tracebox autostart passes a pipe in TRACED_PROBES_NOTIFY_FD and waits for
+ * "1", written once our data sources are registered (compat §5.2). */
+static void notify_ready(struct probes *pr)
+{
+	const char *s = getenv("TRACED_PROBES_NOTIFY_FD");
+	char *end;
+	long fd;
+
+	if (pr->notified || !s)
+		return;
+	pr->notified = true;
+	errno = 0;
+	fd = strtol(s, &end, 10);
+	if (!errno && end != s && !*end && fd >= 0 && fd <= INT32_MAX) {
+		int f = (int)fd;
+		if (tb_write_all(f, "1", 1) != 0)
+			log_warn(PROBES_LOG, "cannot write to TRACED_PROBES_NOTIFY_FD %d", f);
+		tb_close(&f);
+	}
+	unsetenv("TRACED_PROBES_NOTIFY_FD");
+}
+
+static void on_connect(void *ctx, struct tracing_producer *p)
+{
+	log_info(PROBES_LOG, "connected to the tracing service");
+	notify_ready(ctx);
+}
+
+static void on_setup(void *ctx, struct tracing_producer *p, uint64_t id, const char *ds_name,
+		     const uint8_t *config, size_t config_len)
+{
+	struct probes *pr = ctx;
+	struct instance *in;
+	size_t k;
+
+	for (k = 0; k < TB_ARRAY_SIZE(data_sources); k++)
+		if (strcmp(data_sources[k].name, ds_name) == 0)
+			break;
+	if (k == TB_ARRAY_SIZE(data_sources) || find(pr, id, NULL)) {
+		log_warn(PROBES_LOG, "ignoring setup of '%s' (instance %llu)", ds_name,
+			 (unsigned long long)id);
+		return;
+	}
+	in = tb_calloc(1, sizeof *in);
+	in->id = id;
+	in->kind = data_sources[k].kind;
+	in->config = config_len ? tb_memdup(config, config_len) : NULL;
+	in->config_len = config_len;
+	vec_push(&pr->instances, in);
+	log_debug(PROBES_LOG, "setup %s instance %llu", ds_name, (unsigned long long)id);
+}
+
+static void on_start(void *ctx, struct tracing_producer *p, uint64_t id, const uint8_t *config,
+		     size_t config_len, uint32_t target_buffer)
+{
+	struct probes *pr = ctx;
+	struct instance *in = find(pr, id, NULL);
+
+	if (!in) {
+		tracing_producer_notify_started(p, id);
+		return;
+	}
+	if (!in->w && !(in->w = tracing_producer_new_writer(p, target_buffer))) {
+		log_warn(PROBES_LOG, "no trace writer for instance %llu", (unsigned long long)id);
+		tracing_producer_notify_started(p, id);
+		return;
+	}
+	switch (in->kind) {
+	case DS_PROCESS_STATS:
+		if (!in->ps) {
+			in->ps = probes_process_stats_new(pr->loop, in->w, in->config,
+							  in->config_len, NULL);
+			probes_process_stats_start(in->ps);
+		}
+		break;
+	case DS_SYS_STATS:
+		if (!in->ss) {
+			in->ss = probes_sys_stats_new(pr->loop, in->w, in->config, in->config_len,
+						      NULL);
+			probes_sys_stats_start(in->ss);
+		}
+		break;
+	case DS_SYSTEM_INFO: {
+		struct pb_writer *pw = tracing_writer_begin_packet(in->w);
+		pb_put_uint64(pw, 8, (uint64_t)tb_boot_ns());
+		probes_system_info_write_cpu_info(pw, NULL, NULL);
+		tracing_writer_end_packet(in->w);
+		tracing_writer_flush(in->w);
+		break;
+	}
+	}
+	tracing_producer_notify_started(p, id);
+}
+
+static void on_stop(void *ctx, struct tracing_producer *p, uint64_t id)
+{
+	struct probes *pr = ctx;
+	size_t i;
+	struct instance *in = find(pr, id, &i);
+
+	if (in) {
+		pr->instances.data[i] = *vec_last(&pr->instances);
+		pr->instances.len--;
+		instance_free(pr, in);
+	}
+	tracing_producer_notify_stopped(p, id);
+}
+
+static void on_flush(void *ctx, struct tracing_producer *p, const uint64_t *ids, size_t n,
+		     uint64_t request_id)
+{
+	/* Our data sources write synchronously: committing every writer's
+	 * chunk is the whole flush. */
+	tracing_producer_flush_done(p, request_id);
+}
+
+static int connect_service(struct probes *pr, struct tb_err *err);
+
+static void on_reconnect(struct loop *l, uint64_t id, void *ctx)
+{
+	struct probes *pr = ctx;
+	struct tb_err err = {0};
+	pr->reconnect_timer = 0;
+	if (connect_service(pr, &err) != 0)
+		pr->reconnect_timer = loop_add_timer(l, PROBES_RECONNECT_MS, 0, on_reconnect, pr);
+}
+
+static void on_disconnect(void *ctx, struct tracing_producer *p)
+{
+	struct probes *pr = ctx;
+	log_warn(PROBES_LOG, "disconnected from the tracing service: %s",
+		 tracing_producer_err(p)->msg);
+	drop_all(pr);
+	tracing_producer_free(p); /* deferred until this callback returns */
+	pr->p = NULL;
+	pr->reconnect_timer = loop_add_timer(pr->loop, PROBES_RECONNECT_MS, 0, on_reconnect, pr);
+}
+
+static int connect_service(struct probes *pr, struct tb_err *err)
+{
+	struct tracing_producer_opts o = {0};
+
+	o.name = PROBES_PRODUCER_NAME;
+	o.ctx = pr;
+	o.on_connect = on_connect;
+	o.on_disconnect = on_disconnect;
+	o.setup = on_setup;
+	o.start = on_start;
+	o.stop = on_stop;
+	o.flush = on_flush;
+	if (!(pr->p = tracing_producer_new(pr->loop, &o, err)))
+		return err->code ? err->code : -ECONNREFUSED;
+	for (size_t i = 0; i < TB_ARRAY_SIZE(data_sources); i++)
+		tracing_producer_register_data_source(pr->p, data_sources[i].name, true, true,
+						      false);
+	return 0;
+}
+
+static void on_signal(struct loop *l, int signo, void *ctx)
+{
+	log_info(PROBES_LOG, "signal %d, exiting", signo);
+	loop_quit(l, 0);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: traced_probes [--background] [--reset-ftrace] [--cleanup-after-crash]\n"
+		   "                     [--version]\n"
+		   "The producer of Linux data sources (linux.process_stats, linux.sys_stats,\n"
+		   "linux.system_info). Socket: $PERFETTO_PRODUCER_SOCK_NAME.\n");
+}
+
+int traced_probes_main(int argc, char **argv)
+{
+	struct tb_err err = {0};
+	struct probes pr = {0};
+	bool background = false;
+	int rc = 1;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-v") == 0) {
+			printf("tracebox traced_probes %s (%s)\n", TB_VERSION, TB_REVISION);
+			return 0;
+		} else if (strcmp(argv[i], "--background") == 0) {
+			background = true;
+		} else if (strcmp(argv[i], "--reset-ftrace") == 0 ||
+			   strcmp(argv[i], "--cleanup-after-crash") == 0) {
+			/* Nothing of ours is left in tracefs to reset yet. */
+		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			usage(stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "traced_probes: unknown option '%s'\n", argv[i]);
+			usage(stderr);
+			return 1;
+		}
+	}
+	log_set_name("traced_probes");
+	signal(SIGPIPE, SIG_IGN);
+	if (!(pr.loop = loop_new(&err)))
+		goto out;
+	if (loop_add_signal(pr.loop, SIGINT, on_signal, NULL) ||
+	    loop_add_signal(pr.loop, SIGTERM, on_signal, NULL)) {
+		tb_err_set(&err, -EINVAL, "%s", loop_err(pr.loop)->msg);
+		goto out;
+	}
+	if (connect_service(&pr, &err) != 0) {
+		log_warn(PROBES_LOG, "%s; retrying", err.msg);
+		tb_err_clear(&err);
+		pr.reconnect_timer =
+			loop_add_timer(pr.loop, PROBES_RECONNECT_MS, 0, on_reconnect, &pr);
+	}
+	if (background && daemon(0, 0) != 0) {
+		tb_err_errno(&err, -errno, "cannot daemonize");
+		goto out;
+	}
+	rc = loop_run(pr.loop) < 0 ? 1 : 0;
+out:
+	if (tb_err_is_set(&err))
+		fprintf(stderr, "traced_probes: %s\n", err.msg);
+	drop_all(&pr);
+	vec_release(&pr.instances);
+	tracing_producer_free(pr.p);
+	if (pr.loop)
+		loop_free(pr.loop);
+	return rc;
+}

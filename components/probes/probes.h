@@ -1,0 +1,337 @@
+/*
+ * probes: traced_probes, the producer that records the kernel. This header
+ * is its public face; for now it holds the kernel-facing core of the
+ * linux.ftrace data source (ftrace/), which the producer part (in progress)
+ * drives:
+ *
+ *   tracefs.c  find or mount tracefs, change settings and undo every change
+ *   format.c   events/<group>/<name>/format files -> struct ftrace_event_format
+ *   page.c     ring-buffer pages from per_cpu/cpuN/trace_pipe_raw -> records
+ *   encode.c   records -> FtraceEventBundle / FtraceStats protobuf (pb writer)
+ *
+ * Nothing here is thread-safe; everything runs on the producer's loop. See
+ * README.md for the page and record layouts.
+ */
+#ifndef TB_PROBES_H
+#define TB_PROBES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base.h"
+#include "pb.h"
+
+/* ---- tracefs (ftrace/tracefs.c) ------------------------------------------ */
+
+#define FTRACE_PATH_MAX 256
+
+/* One setting changed through ftrace_tracefs_write: the file (relative to
+ * the tracefs root) and the value to write back. */
+struct ftrace_saved_setting {
+	char *rel;
+	char *value;
+};
+
+/* An open tracefs: where it is, whether we mounted it, and every setting
+ * changed since ftrace_tracefs_open (first value only), so that
+ * ftrace_tracefs_restore puts the kernel back as it was. Embed; release
+ * with ftrace_tracefs_close. */
+struct ftrace_tracefs {
+	char root[FTRACE_PATH_MAX]; /* with a trailing '/' */
+	bool mounted_by_us;
+	VEC(struct ftrace_saved_setting) saved;
+	struct tb_err err;
+};
+
+/* Find tracefs at /sys/kernel/tracing or /sys/kernel/debug/tracing (a root
+ * override first, if root is not NULL: tests use it). When none is mounted
+ * and allow_mount is true, mount tracefs at /sys/kernel/tracing (needs
+ * CAP_SYS_ADMIN). Returns 0, or -ENOENT / -errno with a message in fs->err. */
+int ftrace_tracefs_open(struct ftrace_tracefs *fs, const char *root, bool allow_mount);
+
+/* Restore what was changed (ftrace_tracefs_restore) and free the saved
+ * state. A tracefs we mounted stays mounted (others may be using it by
+ * then). Safe on a zeroed struct. */
+void ftrace_tracefs_close(struct ftrace_tracefs *fs);
+
+/* Read the tracefs file rel (e.g. "trace_clock") into a tb_malloc'd,
+ * NUL-terminated buffer the caller frees. Returns 0 or -errno (message in
+ * fs->err). */
+int ftrace_tracefs_read(struct ftrace_tracefs *fs, const char *rel, char **buf, size_t *len);
+
+/* Write value to rel, first saving the current value (once per file) so
+ * restore can put it back. Returns 0 or -errno (message in fs->err). */
+int ftrace_tracefs_write(struct ftrace_tracefs *fs, const char *rel, const char *value);
+
+/* Enable or disable events/<group>/<name> (name "*" for the whole group).
+ * Returns 0 or -errno (-ENOENT: no such event). */
+int ftrace_tracefs_enable_event(struct ftrace_tracefs *fs, const char *group, const char *name,
+				bool on);
+
+/* Per-CPU ring-buffer size in KiB (buffer_size_kb), the trace clock
+ * ("boot", "global", ...; -EINVAL if the kernel lacks it) and tracing_on.
+ * Saved for restore like any write. Return 0 or -errno. */
+int ftrace_tracefs_set_buffer_size_kb(struct ftrace_tracefs *fs, uint32_t kb);
+int ftrace_tracefs_set_clock(struct ftrace_tracefs *fs, const char *clock);
+int ftrace_tracefs_set_tracing_on(struct ftrace_tracefs *fs, bool on);
+
+/* The selected trace clock (the bracketed entry of trace_clock) into
+ * out[0, n). Returns 0 or -errno. */
+int ftrace_tracefs_get_clock(struct ftrace_tracefs *fs, char *out, size_t n);
+
+/* Call fn(ctx, group, name) for every line of available_events; stops early
+ * when fn returns non-zero. Returns 0, fn's value, or -errno. */
+typedef int (*ftrace_event_name_fn)(void *ctx, const char *group, const char *name);
+int ftrace_tracefs_list_events(struct ftrace_tracefs *fs, ftrace_event_name_fn fn, void *ctx);
+
+/* Number of per_cpu/cpuN folders (CPUs the kernel keeps buffers for). */
+int ftrace_tracefs_num_cpus(struct ftrace_tracefs *fs);
+
+/* Open per_cpu/cpu<cpu>/trace_pipe_raw, non-blocking and close-on-exec.
+ * Returns the fd (the caller closes it) or -errno. */
+int ftrace_tracefs_open_pipe_raw(struct ftrace_tracefs *fs, int cpu);
+
+/* Write back every saved setting, newest first, and forget them. Returns 0
+ * or the first -errno (the others are still attempted). */
+int ftrace_tracefs_restore(struct ftrace_tracefs *fs);
+
+/* The last-resort reset of --reset-ftrace and --cleanup-after-crash, as
+ * Perfetto does it: tracing_on 0, buffer_size_kb 4, every event disabled,
+ * current_tracer nop, the trace buffer cleared. Saves nothing. Returns 0 or
+ * -errno. */
+int ftrace_tracefs_reset(struct ftrace_tracefs *fs);
+
+/* Counters of per_cpu/cpuN/stats (FtraceCpuStats). */
+struct ftrace_cpu_stats {
+	uint32_t cpu;
+	uint64_t entries, overrun, commit_overrun, bytes_read;
+	uint64_t dropped_events, read_events;
+	double oldest_event_ts, now_ts; /* seconds */
+};
+
+/* Parse the text of a per_cpu/cpuN/stats file. Unknown lines are ignored.
+ * Pure. */
+void ftrace_parse_cpu_stats(const char *text, size_t len, struct ftrace_cpu_stats *st);
+
+/* Read per_cpu/cpu<cpu>/stats. Returns 0 or -errno. */
+int ftrace_tracefs_read_cpu_stats(struct ftrace_tracefs *fs, int cpu, struct ftrace_cpu_stats *st);
+
+/* ---- event formats (ftrace/format.c) ------------------------------------- */
+
+/* How a field's bytes are read. */
+enum ftrace_field_kind {
+	FTRACE_FIELD_INT,        /* integer, bool or pointer of 1, 2, 4 or 8 bytes */
+	FTRACE_FIELD_CHAR_ARRAY, /* char name[N]: string, NUL-terminated within N */
+	FTRACE_FIELD_STR_TAIL,   /* char name[] (size 0): string to the record's end */
+	FTRACE_FIELD_DATA_LOC,   /* __data_loc T[]: u32, len << 16 | offset in record */
+	FTRACE_FIELD_REL_LOC,    /* __rel_loc T[]: u32, len << 16 | offset after field */
+	FTRACE_FIELD_ARRAY,      /* T name[N], T not char: N elements of size/N bytes */
+	FTRACE_FIELD_OTHER,      /* anything else: skipped */
+};
+
+struct ftrace_field {
+	char *name;     /* "prev_comm" */
+	char *type;     /* "char[16]"-less declaration type: "char", "__data_loc char[]" */
+	uint16_t offset, size;
+	uint8_t kind;      /* enum ftrace_field_kind */
+	uint8_t elem_size; /* ARRAY: bytes per element */
+	bool is_signed;
+	bool is_char; /* DATA_LOC / REL_LOC of char: a string */
+};
+
+struct ftrace_proto_event;
+
+/* One event's layout, from its format file. Owned by an ftrace_table (or by
+ * the caller of ftrace_format_parse, who releases it). */
+struct ftrace_event_format {
+	char *group, *name;
+	uint32_t id;
+	struct ftrace_field *fields; /* common_* first, as in the file */
+	size_t n_fields;
+	int common_pid;  /* index of common_pid in fields, or -1 */
+	int common_type; /* index of common_type in fields, or -1 */
+	/* Set by ftrace_table_add: the typed FtraceEvent message, or NULL for
+	 * `generic`, and for each of its fields the index in fields (or -1). */
+	const struct ftrace_proto_event *proto;
+	int8_t proto_field[8];
+};
+
+/* Parse the text of events/<group>/<name>/format. group is not in the file
+ * and is copied from the argument. Returns 0, or -EINVAL with a message in
+ * err for a file without name, ID or fields; bad field lines are skipped.
+ * On success the caller owns *out (ftrace_format_release). Pure. */
+int ftrace_format_parse(const char *group, const char *text, size_t len,
+			struct ftrace_event_format *out, struct tb_err *err);
+void ftrace_format_release(struct ftrace_event_format *f);
+
+/* The field called name, or NULL. */
+const struct ftrace_field *ftrace_format_field(const struct ftrace_event_format *f,
+					       const char *name);
+
+/* Read an INT field (sign- or zero-extended to 64 bits) from a record's
+ * payload rec[0, len). Returns false if it lies outside the payload or is
+ * not an INT field. */
+bool ftrace_field_int(const struct ftrace_field *fd, const uint8_t *rec, size_t len,
+		      uint64_t *out);
+/* A string field (CHAR_ARRAY, STR_TAIL, char DATA_LOC/REL_LOC) as bytes in
+ * rec, up to its first NUL: *s points into rec. false if out of bounds or
+ * not a string field. */
+bool ftrace_field_str(const struct ftrace_field *fd, const uint8_t *rec, size_t len,
+		      const uint8_t **s, size_t *n);
+
+/* Where a ring-buffer page keeps its header fields, from events/header_page
+ * (see README.md), and where every record keeps its event id (common_type,
+ * from any event's format). */
+struct ftrace_page_layout {
+	uint16_t ts_off, ts_size;         /* u64 timestamp */
+	uint16_t commit_off, commit_size; /* local_t commit: size and flags */
+	uint16_t data_off;                /* first record */
+	uint32_t page_size;               /* data_off + data size */
+	uint16_t type_off, type_size;     /* common_type inside a record */
+};
+
+/* Parse events/header_page into the page part of *l (type_* untouched).
+ * Returns 0 or -EINVAL (message in err). Pure. */
+int ftrace_parse_header_page(const char *text, size_t len, struct ftrace_page_layout *l,
+			     struct tb_err *err);
+
+/* The layouts of the events of one tracefs, by id. Embed; zero or
+ * ftrace_table_init, then ftrace_table_release. */
+struct ftrace_table {
+	struct ftrace_page_layout layout;
+	bool have_type; /* layout.type_* come from a format */
+	VEC(struct ftrace_event_format *) events;
+	struct hmap by_id; /* id -> index in events */
+};
+
+void ftrace_table_init(struct ftrace_table *t);
+void ftrace_table_release(struct ftrace_table *t);
+
+/* Parse a format file and add the event (replacing one with the same id).
+ * The first event added also sets layout.type_off/type_size from its
+ * common_type field. Returns 0 or -EINVAL (message in err). */
+int ftrace_table_add_format(struct ftrace_table *t, const char *group, const char *text,
+			    size_t len, struct tb_err *err);
+
+/* The event with this id, or NULL. */
+const struct ftrace_event_format *ftrace_table_find(const struct ftrace_table *t, uint32_t id);
+
+/* Read events/header_page and events/<group>/<name>/format from tracefs into
+ * t. Returns 0 or -errno (message in fs->err). */
+int ftrace_table_load_header(struct ftrace_table *t, struct ftrace_tracefs *fs);
+int ftrace_table_load_event(struct ftrace_table *t, struct ftrace_tracefs *fs, const char *group,
+			    const char *name);
+
+/* ---- ring-buffer pages (ftrace/page.c) ----------------------------------- */
+
+/* Perfetto's FtraceParseStatus values (ftrace_stats.proto): why decoding a
+ * page stopped early. */
+enum ftrace_parse_status {
+	FTRACE_STATUS_OK = 1,
+	FTRACE_STATUS_PARTIAL_PAGE_READ = 3,
+	FTRACE_STATUS_ABI_INVALID_PAGE_HEADER = 4,
+	FTRACE_STATUS_ABI_SHORT_EVENT_HEADER = 5,
+	FTRACE_STATUS_ABI_NULL_PADDING = 6,
+	FTRACE_STATUS_ABI_SHORT_PADDING_LENGTH = 7,
+	FTRACE_STATUS_ABI_INVALID_PADDING_LENGTH = 8,
+	FTRACE_STATUS_ABI_SHORT_TIME_EXTEND = 9,
+	FTRACE_STATUS_ABI_SHORT_TIME_STAMP = 10,
+	FTRACE_STATUS_ABI_SHORT_DATA_LENGTH = 11,
+	FTRACE_STATUS_ABI_ZERO_DATA_LENGTH = 12,
+	FTRACE_STATUS_ABI_INVALID_DATA_LENGTH = 13,
+	FTRACE_STATUS_ABI_SHORT_EVENT_ID = 14,
+	FTRACE_STATUS_ABI_END_OVERFLOW = 15,
+	FTRACE_STATUS_INVALID_EVENT = 17,
+};
+
+/* One data record: its timestamp (ftrace clock, ns), event id and payload
+ * (common fields included; borrowed from the page). */
+struct ftrace_record {
+	uint64_t ts;
+	uint32_t event_id;
+	const uint8_t *data;
+	size_t len;
+};
+
+/* Walks the records of one page in place. */
+struct ftrace_page_iter {
+	const struct ftrace_page_layout *l;
+	const uint8_t *p, *end; /* unread records */
+	uint64_t ts;            /* running timestamp */
+	uint64_t page_ts;       /* from the page header */
+	uint32_t commit;        /* bytes of records */
+	bool missed_events;     /* the kernel lost events before this page */
+	uint64_t missed_count;  /* how many, when the kernel stored it (else 0) */
+	bool partial;           /* commit runs past the bytes read */
+	int status;             /* enum ftrace_parse_status; OK until an error */
+};
+
+/* Start walking page[0, len) (one page; len may be short if the read was).
+ * Returns FTRACE_STATUS_OK, or an error status (then next yields nothing):
+ * ABI_INVALID_PAGE_HEADER when the header is cut off or commit runs past
+ * the page. A commit past len (a short read) is clipped and reported as
+ * PARTIAL_PAGE_READ by next at the cut. Pure; never reads outside page. */
+int ftrace_page_begin(struct ftrace_page_iter *it, const struct ftrace_page_layout *l,
+		      const uint8_t *page, size_t len);
+
+/* The next data record into *rec: true, or false at the end of the page or
+ * on malformed data (it->status says which: OK at a clean end). Padding,
+ * time extends and absolute timestamps are consumed silently. */
+bool ftrace_page_next(struct ftrace_page_iter *it, struct ftrace_record *rec);
+
+/* ---- encoding (ftrace/encode.c) ------------------------------------------ */
+
+/* Counters kept while encoding (for FtraceStats and tests). */
+struct ftrace_encode_stats {
+	uint64_t pages, events, generic_events, unknown_events;
+	uint64_t lost_pages;       /* pages with the missed-events flag */
+	uint64_t parse_errors;     /* pages that stopped on a bad record */
+	uint64_t fields_skipped;   /* fields outside their record */
+	int last_status;           /* enum ftrace_parse_status of the last error */
+};
+
+/* Write one FtraceEvent (as field 2, FtraceEventBundle.event) for rec:
+ * timestamp, pid and either the typed message or GenericFtraceEvent. Events
+ * whose id t does not know are skipped (false). */
+bool ftrace_encode_event(struct pb_writer *w, const struct ftrace_table *t,
+			 const struct ftrace_record *rec, struct ftrace_encode_stats *st);
+
+/* Write the body of an FtraceEventBundle for the pages in buf[0, len)
+ * (consecutive layout.page_size pages, the last one possibly short) read
+ * from cpu: cpu, every event, lost_events if a page had the missed-events
+ * flag, and an error entry {timestamp, status} for each page that could not
+ * be fully decoded. The caller opens and closes the enclosing message
+ * (TracePacket.ftrace_events = 1). Returns the number of events written. */
+size_t ftrace_encode_bundle(struct pb_writer *w, const struct ftrace_table *t, uint32_t cpu,
+			    const uint8_t *buf, size_t len, struct ftrace_encode_stats *st);
+
+/* FtraceStats.Phase values. */
+enum ftrace_stats_phase {
+	FTRACE_STATS_START_OF_TRACE = 1,
+	FTRACE_STATS_END_OF_TRACE = 2,
+};
+
+/* Write the body of an FtraceStats message (TracePacket.ftrace_stats = 34):
+ * the phase and one FtraceCpuStats per entry of cpus. */
+void ftrace_encode_stats(struct pb_writer *w, enum ftrace_stats_phase phase,
+			 const struct ftrace_cpu_stats *cpus, size_t n);
+
+/* ---- traced_probes (main.c, system_info.c) -------------------------------- */
+
+/* The traced_probes applet: connect to the producer socket as
+ * "perfetto.traced_probes", register linux.process_stats, linux.sys_stats
+ * and linux.system_info, write "1" to $TRACED_PROBES_NOTIFY_FD once they are
+ * registered, serve sessions until SIGINT/SIGTERM or the service goes away.
+ * Flags: --background, --reset-ftrace, --cleanup-after-crash, --version.
+ * Returns the exit status. Main thread only. */
+int traced_probes_main(int argc, char **argv);
+
+/* Write the linux.system_info data source's TracePacket field cpu_info (67,
+ * a CpuInfo) into w, positioned inside a TracePacket: one Cpu per
+ * processor of PROC/cpuinfo with capacity and frequencies from SYS (NULL
+ * roots: /proc and /sys; tests pass fixture directories). Loop thread. */
+void probes_system_info_write_cpu_info(struct pb_writer *w, const char *proc_root,
+				       const char *sys_root);
+
+#endif /* TB_PROBES_H */

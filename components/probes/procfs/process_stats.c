@@ -1,0 +1,166 @@
+/*
+ * The linux.process_stats data source (Perfetto's ProcessStatsDataSource):
+ *
+ *   start      scan_all_processes_on_start: one TracePacket{timestamp,
+ *              process_tree{processes.., threads.., collection_end_timestamp}}
+ *              with every process of /proc; the first packet of the
+ *              sequence carries incremental_state_cleared, as Perfetto's.
+ *   poll       proc_stats_poll_ms: every period (first at start) one
+ *              TracePacket{timestamp, process_stats{processes{pid, memory
+ *              counters, oom_score_adj}.., collection_end_timestamp}} for
+ *              every process with memory (kernel threads are skipped).
+ *   on_pids    tids first seen by another data source (ftrace) resolved
+ *              into a ProcessTree packet of their own.
+ *
+ * Timestamps are CLOCK_BOOTTIME (the trace clock; no timestamp_clock_id).
+ * Everything runs on the producer's loop.
+ */
+#include "procfs.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+enum {
+	TP_TIMESTAMP = 8,
+	TP_PROCESS_TREE = 2,
+	TP_PROCESS_STATS = 9,
+	TP_INCREMENTAL_STATE_CLEARED = 41,
+	PT_COLLECTION_END = 3,
+	PS_COLLECTION_END = 2,
+};
+
+struct probes_process_stats {
+	struct loop *loop;
+	struct tracing_writer *w;
+	struct probes_procfs_config cfg;
+	char *root;
+	uint64_t poll_timer;
+	struct hmap seen; /* tids already in a ProcessTree: key tid */
+	bool wrote_first;
+};
+
+/* Begin a packet stamped now; the first of the sequence clears state. */
+static struct pb_writer *begin(struct probes_process_stats *ps)
+{
+	struct pb_writer *pw = tracing_writer_begin_packet(ps->w);
+	pb_put_uint64(pw, TP_TIMESTAMP, (uint64_t)tb_boot_ns());
+	if (!ps->wrote_first) {
+		pb_put_bool(pw, TP_INCREMENTAL_STATE_CLEARED, true);
+		ps->wrote_first = true;
+	}
+	return pw;
+}
+
+static void poll_tick(struct loop *l, uint64_t id, void *ctx)
+{
+	struct probes_process_stats *ps = ctx;
+	struct pb_writer *pw = begin(ps);
+	unsigned h = pb_begin_nested(pw, TP_PROCESS_STATS);
+	DIR *d = opendir(ps->root);
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' || *end || pid <= 0 || pid > INT32_MAX)
+			continue;
+		probes_procfs_write_mem_counters(pw, ps->root, (int32_t)pid);
+	}
+	if (d)
+		closedir(d);
+	pb_put_uint64(pw, PS_COLLECTION_END, (uint64_t)tb_boot_ns());
+	pb_end_nested(pw, h);
+	tracing_writer_end_packet(ps->w);
+}
+
+struct probes_process_stats *probes_process_stats_new(struct loop *l, struct tracing_writer *w,
+						      const uint8_t *cfg, size_t len,
+						      const char *root)
+{
+	struct probes_process_stats *ps = tb_calloc(1, sizeof *ps);
+	ps->loop = l;
+	ps->w = w;
+	ps->root = tb_strdup(root ? root : PROBES_PROC_ROOT);
+	probes_procfs_config_parse(cfg, len, &ps->cfg);
+	hmap_init(&ps->seen);
+	return ps;
+}
+
+void probes_process_stats_start(struct probes_process_stats *ps)
+{
+	if (ps->cfg.scan_all_processes_on_start) {
+		struct pb_writer *pw = begin(ps);
+		unsigned h = pb_begin_nested(pw, TP_PROCESS_TREE);
+		probes_procfs_write_all(pw, ps->root, &ps->cfg, &ps->seen);
+		pb_put_uint64(pw, PT_COLLECTION_END, (uint64_t)tb_boot_ns());
+		pb_end_nested(pw, h);
+		tracing_writer_end_packet(ps->w);
+	}
+	if (ps->cfg.proc_stats_poll_ms) {
+		poll_tick(ps->loop, 0, ps);
+		ps->poll_timer = loop_add_timer(ps->loop, ps->cfg.proc_stats_poll_ms,
+						ps->cfg.proc_stats_poll_ms, poll_tick, ps);
+		if (!ps->poll_timer)
+			log_warn("probes", "process_stats: %s", loop_err(ps->loop)->msg);
+	}
+}
+
+/* The thread group of tid from /proc/TID/status, or 0 if it is gone. */
+static int32_t tgid_of(const char *root, int32_t tid)
+{
+	char path[512], *buf = NULL;
+	size_t len = 0;
+	int32_t tgid = 0;
+	snprintf(path, sizeof path, "%s/%d/status", root, (int)tid);
+	if (tb_read_file(path, &buf, &len, (size_t)64 << 10, NULL) == 0) {
+		const char *v = strstr(buf, "\nTgid:");
+		if (v)
+			tgid = (int32_t)strtol(v + 6, NULL, 10);
+	}
+	tb_free(buf);
+	return tgid;
+}
+
+void probes_process_stats_on_pids(struct probes_process_stats *ps, const int32_t *tids, size_t n)
+{
+	struct pb_writer *pw = NULL;
+	unsigned h = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int32_t tid = tids[i], tgid;
+		if (tid <= 0 || hmap_get(&ps->seen, (uint64_t)(uint32_t)tid, NULL))
+			continue;
+		hmap_put(&ps->seen, (uint64_t)(uint32_t)tid, 1);
+		if (!(tgid = tgid_of(ps->root, tid)))
+			continue;
+		if (!pw) {
+			pw = begin(ps);
+			h = pb_begin_nested(pw, TP_PROCESS_TREE);
+		}
+		if (tgid != tid && hmap_get(&ps->seen, (uint64_t)(uint32_t)tgid, NULL)) {
+			unsigned t = pb_begin_nested(pw, 2);
+			pb_put_int32(pw, 1, tid);
+			pb_put_int32(pw, 3, tgid);
+			pb_end_nested(pw, t);
+		} else {
+			probes_procfs_write_process(pw, ps->root, tgid, &ps->cfg, &ps->seen);
+		}
+	}
+	if (pw) {
+		pb_put_uint64(pw, PT_COLLECTION_END, (uint64_t)tb_boot_ns());
+		pb_end_nested(pw, h);
+		tracing_writer_end_packet(ps->w);
+	}
+}
+
+void probes_process_stats_free(struct probes_process_stats *ps)
+{
+	if (!ps)
+		return;
+	if (ps->poll_timer)
+		loop_cancel_timer(ps->loop, ps->poll_timer);
+	hmap_release(&ps->seen);
+	tb_free(ps->root);
+	tb_free(ps);
+}

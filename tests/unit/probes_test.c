@@ -1,0 +1,796 @@
+/*
+ * Unit tests for components/probes (ftrace core): format and header_page
+ * parsing, ring-buffer pages built here record by record (time extends,
+ * absolute timestamps, padding, missed events, every truncation), encoding
+ * into FtraceEventBundle / FtraceStats decoded back with protobuf-c, the
+ * saved-state logic of tracefs on a fake directory, and, when run as root
+ * with tracefs available, a live capture of sched_switch.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "test.h"
+
+#include "base.h"
+#include "pb.h"
+#include "probes.h"
+#include "protos.h"
+
+static void *tb_pb_alloc(void *data, size_t size)
+{
+	(void)data;
+	return tb_malloc(size ? size : 1);
+}
+
+static void tb_pb_free(void *data, void *p)
+{
+	(void)data;
+	tb_free(p);
+}
+
+static ProtobufCAllocator pb_alloc = {tb_pb_alloc, tb_pb_free, NULL};
+
+/* As a 6.x x86-64 kernel prints them. */
+static const char k_header_page[] =
+    "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+    "\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+    "\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+    "\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
+
+#define COMMON_FIELDS                                                                      \
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"             \
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"             \
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"     \
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+
+static const char k_sched_switch[] =
+    "name: sched_switch\nID: 372\nformat:\n" COMMON_FIELDS
+    "\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+    "\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+    "\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n"
+    "\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n"
+    "\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n"
+    "\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"
+    "\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n\n"
+    "print fmt: \"prev_comm=%s ...\", REC->prev_comm\n";
+
+static const char k_print[] = "name: print\nID: 5\nformat:\n" COMMON_FIELDS
+			      "\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n"
+			      "\tfield:char buf[];\toffset:16;\tsize:0;\tsigned:0;\n";
+
+/* An event without a typed message: every field kind. */
+static const char k_generic[] =
+    "name: tb_test\nID: 900\nformat:\n" COMMON_FIELDS
+    "\tfield:int delta;\toffset:8;\tsize:4;\tsigned:1;\n"
+    "\tfield:unsigned long addr;\toffset:16;\tsize:8;\tsigned:0;\n"
+    "\tfield:char tag[8];\toffset:24;\tsize:8;\tsigned:0;\n"
+    "\tfield:__data_loc char[] path;\toffset:32;\tsize:4;\tsigned:0;\n"
+    "\tfield:u8 mac[4];\toffset:36;\tsize:4;\tsigned:0;\n"
+    "\tfield:const char * fmt;\toffset:40;\tsize:8;\tsigned:0;\n"
+    "\tfield:__rel_loc char[] rel;\toffset:48;\tsize:4;\tsigned:0;\n"
+    "\tfield:struct foo blob;\toffset:52;\tsize:12;\tsigned:0;\n";
+
+/* ---- a page builder ----------------------------------------------------- */
+
+struct pgb {
+	uint8_t page[4096];
+	size_t pos; /* bytes of records after the 16-byte header */
+};
+
+static void pg_init(struct pgb *b, uint64_t ts)
+{
+	memset(b->page, 0, sizeof b->page);
+	memcpy(b->page, &ts, 8);
+	b->pos = 0;
+}
+
+static void pg_bytes(struct pgb *b, const void *p, size_t n)
+{
+	TB_CHECK(16 + b->pos + n <= sizeof b->page);
+	memcpy(b->page + 16 + b->pos, p, n);
+	b->pos += n;
+}
+
+static void pg_u32(struct pgb *b, uint32_t v)
+{
+	pg_bytes(b, &v, 4);
+}
+
+static void pg_hdr(struct pgb *b, uint32_t type_len, uint32_t delta)
+{
+	pg_u32(b, type_len | delta << 5);
+}
+
+/* A data record; long ones (or force_len) use the length word. */
+static void pg_event(struct pgb *b, uint32_t delta, const void *payload, size_t n, bool force_len)
+{
+	size_t padded = (n + 3) & ~(size_t)3;
+	uint8_t zero[4] = {0};
+	if (!force_len && padded <= 28 * 4) {
+		pg_hdr(b, (uint32_t)(padded / 4), delta);
+	} else {
+		pg_hdr(b, 0, delta);
+		pg_u32(b, (uint32_t)padded + 4);
+	}
+	pg_bytes(b, payload, n);
+	pg_bytes(b, zero, padded - n);
+}
+
+static void pg_finish(struct pgb *b, uint64_t flags)
+{
+	uint64_t commit = b->pos | flags;
+	memcpy(b->page + 8, &commit, 8);
+}
+
+/* A sched_switch payload (the k_sched_switch layout). */
+static size_t make_switch(uint8_t *p, int32_t pid, const char *prev, int32_t prev_pid,
+			  int64_t state, const char *next, int32_t next_pid)
+{
+	uint16_t type = 372;
+	int32_t prio = 120;
+	memset(p, 0, 64);
+	memcpy(p, &type, 2);
+	memcpy(p + 4, &pid, 4);
+	memcpy(p + 8, prev, strlen(prev));
+	memcpy(p + 24, &prev_pid, 4);
+	memcpy(p + 28, &prio, 4);
+	memcpy(p + 32, &state, 8);
+	memcpy(p + 40, next, strlen(next));
+	memcpy(p + 56, &next_pid, 4);
+	memcpy(p + 60, &prio, 4);
+	return 64;
+}
+
+static size_t make_print(uint8_t *p, int32_t pid, const char *text)
+{
+	uint16_t type = 5;
+	uint64_t ip = 0xffffffff81000000ull;
+	size_t n = strlen(text) + 1;
+	memset(p, 0, 16);
+	memcpy(p, &type, 2);
+	memcpy(p + 4, &pid, 4);
+	memcpy(p + 8, &ip, 8);
+	memcpy(p + 16, text, n);
+	return 16 + n;
+}
+
+static size_t make_generic(uint8_t *p)
+{
+	uint16_t type = 900;
+	int32_t pid = 77, delta = -5;
+	uint64_t addr = 0xdeadbeef, fmt = 0x1000;
+	uint32_t loc = (uint32_t)6 << 16 | 64, rel = (uint32_t)3 << 16 | (72 - 52);
+	memset(p, 0, 80);
+	memcpy(p, &type, 2);
+	memcpy(p + 4, &pid, 4);
+	memcpy(p + 8, &delta, 4);
+	memcpy(p + 16, &addr, 8);
+	memcpy(p + 24, "abc", 3);
+	memcpy(p + 32, &loc, 4);
+	memcpy(p + 36, "\x01\x02\x03\xff", 4);
+	memcpy(p + 40, &fmt, 8);
+	memcpy(p + 48, &rel, 4);
+	memcpy(p + 64, "/bin/", 6);
+	memcpy(p + 72, "xy", 3);
+	return 76;
+}
+
+static int load_table(struct ftrace_table *t)
+{
+	struct tb_err err = {0};
+	ftrace_table_init(t);
+	if (ftrace_parse_header_page(k_header_page, strlen(k_header_page), &t->layout, &err) < 0 ||
+	    ftrace_table_add_format(t, "sched", k_sched_switch, strlen(k_sched_switch), &err) < 0 ||
+	    ftrace_table_add_format(t, "ftrace", k_print, strlen(k_print), &err) < 0 ||
+	    ftrace_table_add_format(t, "tb", k_generic, strlen(k_generic), &err) < 0) {
+		test_report(__FILE__, __LINE__, "%s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- formats ------------------------------------------------------------ */
+
+TEST(probes_format_sched_switch)
+{
+	struct ftrace_event_format f;
+	struct tb_err err = {0};
+	const struct ftrace_field *fd;
+	CHECK_EQ(ftrace_format_parse("sched", k_sched_switch, strlen(k_sched_switch), &f, &err), 0);
+	CHECK_STR_EQ(f.name, "sched_switch");
+	CHECK_STR_EQ(f.group, "sched");
+	CHECK_EQ(f.id, 372);
+	CHECK_EQ(f.n_fields, 11);
+	CHECK_EQ(f.common_pid, 3);
+	CHECK_EQ(f.common_type, 0);
+	fd = ftrace_format_field(&f, "prev_comm");
+	CHECK(fd);
+	CHECK_EQ(fd->kind, FTRACE_FIELD_CHAR_ARRAY);
+	CHECK_EQ(fd->offset, 8);
+	CHECK_EQ(fd->size, 16);
+	CHECK_STR_EQ(fd->type, "char");
+	fd = ftrace_format_field(&f, "prev_state");
+	CHECK(fd && fd->kind == FTRACE_FIELD_INT && fd->is_signed && fd->size == 8);
+	CHECK_STR_EQ(fd->type, "long");
+	CHECK(!ftrace_format_field(&f, "nope"));
+	ftrace_format_release(&f);
+}
+
+TEST(probes_format_field_kinds)
+{
+	struct ftrace_event_format f;
+	struct tb_err err = {0};
+	const struct ftrace_field *fd;
+	CHECK_EQ(ftrace_format_parse("tb", k_generic, strlen(k_generic), &f, &err), 0);
+	CHECK_EQ(f.n_fields, 12);
+	CHECK((fd = ftrace_format_field(&f, "path")) && fd->kind == FTRACE_FIELD_DATA_LOC &&
+	      fd->is_char);
+	CHECK((fd = ftrace_format_field(&f, "rel")) && fd->kind == FTRACE_FIELD_REL_LOC);
+	CHECK((fd = ftrace_format_field(&f, "mac")) && fd->kind == FTRACE_FIELD_ARRAY &&
+	      fd->elem_size == 1);
+	CHECK((fd = ftrace_format_field(&f, "fmt")) && fd->kind == FTRACE_FIELD_INT &&
+	      !fd->is_signed);
+	CHECK_STR_EQ(fd->type, "const char *");
+	CHECK((fd = ftrace_format_field(&f, "blob")) && fd->kind == FTRACE_FIELD_OTHER);
+	ftrace_format_release(&f);
+
+	CHECK_EQ(ftrace_format_parse("ftrace", k_print, strlen(k_print), &f, &err), 0);
+	CHECK((fd = ftrace_format_field(&f, "buf")) && fd->kind == FTRACE_FIELD_STR_TAIL);
+	ftrace_format_release(&f);
+
+	/* No ID, no fields, garbage: errors, nothing leaked. */
+	CHECK_EQ(ftrace_format_parse("x", "name: a\nformat:\n", 16, &f, &err), -EINVAL);
+	tb_err_clear(&err);
+	CHECK_EQ(ftrace_format_parse("x", "name: a\nID: 3\n\tfield:int;\n", 26, &f, &err), -EINVAL);
+	CHECK_EQ(ftrace_format_parse("x", "", 0, &f, &err), -EINVAL);
+}
+
+TEST(probes_header_page)
+{
+	struct ftrace_page_layout l = {0};
+	struct tb_err err = {0};
+	CHECK_EQ(ftrace_parse_header_page(k_header_page, strlen(k_header_page), &l, &err), 0);
+	CHECK_EQ(l.ts_off, 0);
+	CHECK_EQ(l.commit_off, 8);
+	CHECK_EQ(l.commit_size, 8);
+	CHECK_EQ(l.data_off, 16);
+	CHECK_EQ(l.page_size, 4096);
+	CHECK_EQ(ftrace_parse_header_page("field: u64 timestamp;\toffset:0;\tsize:8;", 38, &l, &err),
+		 -EINVAL);
+}
+
+/* ---- pages -------------------------------------------------------------- */
+
+TEST(probes_page_records)
+{
+	struct ftrace_table t;
+	struct pgb b;
+	struct ftrace_page_iter it;
+	struct ftrace_record r;
+	uint8_t ev[128];
+	size_t n;
+	uint32_t pad_len = 12;
+
+	CHECK_EQ(load_table(&t), 0);
+	pg_init(&b, 1000);
+	n = make_switch(ev, 10, "a", 10, 1, "b", 11);
+	pg_event(&b, 5, ev, n, false);                /* ts 1005 */
+	pg_hdr(&b, 30, 3);                            /* time extend: +3 + (2 << 27) */
+	pg_u32(&b, 2);
+	pg_event(&b, 1, ev, n, true);                 /* length word */
+	pg_hdr(&b, 29, 7);                            /* discarded event: padding */
+	pg_u32(&b, pad_len);
+	pg_bytes(&b, "\0\0\0\0\0\0\0\0", pad_len - 4);
+	pg_hdr(&b, 31, 0x123);                        /* absolute timestamp */
+	pg_u32(&b, 1);
+	n = make_print(ev, 12, "B|12|hello\n");
+	pg_event(&b, 0, ev, n, false);
+	pg_finish(&b, 0);
+
+	CHECK_EQ(ftrace_page_begin(&it, &t.layout, b.page, sizeof b.page), FTRACE_STATUS_OK);
+	CHECK(!it.missed_events);
+	CHECK(ftrace_page_next(&it, &r));
+	CHECK_UEQ(r.ts, 1005);
+	CHECK_EQ(r.event_id, 372);
+	CHECK_EQ(r.len, 64);
+	CHECK(ftrace_page_next(&it, &r));
+	CHECK_UEQ(r.ts, 1005 + 3 + (2ull << 27) + 1);
+	CHECK_EQ(r.event_id, 372);
+	CHECK_EQ(r.len, 64);
+	CHECK(ftrace_page_next(&it, &r));
+	CHECK_UEQ(r.ts, (1ull << 27) + 0x123);
+	CHECK_EQ(r.event_id, 5);
+	CHECK(!ftrace_page_next(&it, &r));
+	CHECK_EQ(it.status, FTRACE_STATUS_OK);
+	ftrace_table_release(&t);
+}
+
+TEST(probes_page_missed_events_and_null_padding)
+{
+	struct ftrace_table t;
+	struct pgb b;
+	struct ftrace_page_iter it;
+	struct ftrace_record r;
+	uint8_t ev[128];
+	unsigned long missed = 42;
+
+	CHECK_EQ(load_table(&t), 0);
+	pg_init(&b, 50);
+	pg_event(&b, 1, ev, make_switch(ev, 1, "x", 1, 0, "y", 2), false);
+	pg_finish(&b, (1u << 31) | (1u << 30));
+	memcpy(b.page + 16 + b.pos, &missed, sizeof missed);
+	CHECK_EQ(ftrace_page_begin(&it, &t.layout, b.page, sizeof b.page), FTRACE_STATUS_OK);
+	CHECK(it.missed_events);
+	CHECK_UEQ(it.missed_count, 42);
+	CHECK(ftrace_page_next(&it, &r));
+	CHECK(!ftrace_page_next(&it, &r));
+	CHECK_EQ(it.status, FTRACE_STATUS_OK);
+
+	/* Null padding ends the page early; commit past the page is rejected. */
+	pg_init(&b, 50);
+	pg_event(&b, 1, ev, make_switch(ev, 1, "x", 1, 0, "y", 2), false);
+	pg_hdr(&b, 29, 0);
+	pg_event(&b, 1, ev, 64, false);
+	pg_finish(&b, 0);
+	CHECK_EQ(ftrace_page_begin(&it, &t.layout, b.page, sizeof b.page), FTRACE_STATUS_OK);
+	CHECK(ftrace_page_next(&it, &r));
+	CHECK(!ftrace_page_next(&it, &r));
+	CHECK_EQ(it.status, FTRACE_STATUS_OK);
+	pg_finish(&b, 4081);
+	CHECK_EQ(ftrace_page_begin(&it, &t.layout, b.page, sizeof b.page),
+		 FTRACE_STATUS_ABI_INVALID_PAGE_HEADER);
+	CHECK(!ftrace_page_next(&it, &r));
+	ftrace_table_release(&t);
+}
+
+TEST(probes_page_malformed)
+{
+	struct ftrace_table t;
+	struct pgb b;
+	struct ftrace_page_iter it;
+	struct ftrace_record r;
+	static const struct {
+		uint32_t words[3];
+		size_t n;
+		int status;
+	} cases[] = {
+	    {{0 | 1 << 5, 0}, 2, FTRACE_STATUS_ABI_ZERO_DATA_LENGTH},
+	    {{0 | 1 << 5, 2}, 2, FTRACE_STATUS_ABI_INVALID_DATA_LENGTH},
+	    {{0 | 1 << 5, 400}, 2, FTRACE_STATUS_ABI_END_OVERFLOW},
+	    {{29 | 1 << 5, 2}, 2, FTRACE_STATUS_ABI_INVALID_PADDING_LENGTH},
+	    {{29 | 1 << 5}, 1, FTRACE_STATUS_ABI_SHORT_PADDING_LENGTH},
+	    {{30 | 1 << 5}, 1, FTRACE_STATUS_ABI_SHORT_TIME_EXTEND},
+	    {{31 | 1 << 5}, 1, FTRACE_STATUS_ABI_SHORT_TIME_STAMP},
+	    {{1 | 1 << 5, 0}, 1, FTRACE_STATUS_ABI_END_OVERFLOW},
+	};
+	CHECK_EQ(load_table(&t), 0);
+	for (size_t i = 0; i < TB_ARRAY_SIZE(cases); i++) {
+		pg_init(&b, 1);
+		for (size_t k = 0; k < cases[i].n; k++)
+			pg_u32(&b, cases[i].words[k]);
+		pg_finish(&b, 0);
+		CHECK_EQ(ftrace_page_begin(&it, &t.layout, b.page, sizeof b.page), FTRACE_STATUS_OK);
+		CHECK(!ftrace_page_next(&it, &r));
+		CHECK_EQ(it.status, cases[i].status);
+	}
+	/* A 2-byte commit tail: too short for a record header. */
+	pg_init(&b, 1);
+	pg_bytes(&b, "\1\0", 2);
+	pg_finish(&b, 0);
+	CHECK_EQ(ftrace_page_begin(&it, &t.layout, b.page, sizeof b.page), FTRACE_STATUS_OK);
+	CHECK(!ftrace_page_next(&it, &r));
+	CHECK_EQ(it.status, FTRACE_STATUS_ABI_SHORT_EVENT_HEADER);
+	ftrace_table_release(&t);
+}
+
+/* Every prefix of a good page: no reads past it (ASan watches a heap copy
+ * of exactly that size), and a clean status only when nothing was cut. */
+TEST(probes_page_truncated)
+{
+	struct ftrace_table t;
+	struct pgb b;
+	uint8_t ev[128];
+	CHECK_EQ(load_table(&t), 0);
+	pg_init(&b, 7);
+	pg_event(&b, 1, ev, make_switch(ev, 1, "x", 1, 0, "y", 2), false);
+	pg_hdr(&b, 30, 3);
+	pg_u32(&b, 2);
+	pg_event(&b, 1, ev, make_print(ev, 3, "hello"), true);
+	pg_finish(&b, 0);
+	for (size_t len = 0; len <= 16 + b.pos; len++) {
+		struct ftrace_page_iter it;
+		struct ftrace_record r;
+		uint8_t *copy = tb_memdup(b.page, len ? len : 1);
+		int st = ftrace_page_begin(&it, &t.layout, copy, len), count = 0;
+		while (ftrace_page_next(&it, &r))
+			count++;
+		tb_free(copy);
+		if (len < 16) {
+			CHECK_EQ(st, FTRACE_STATUS_ABI_INVALID_PAGE_HEADER);
+		} else if (len == 16 + b.pos) {
+			CHECK_EQ(it.status, FTRACE_STATUS_OK);
+			CHECK_EQ(count, 2);
+		} else {
+			CHECK_EQ(it.status, FTRACE_STATUS_PARTIAL_PAGE_READ);
+			CHECK(count <= 1);
+		}
+	}
+	ftrace_table_release(&t);
+}
+
+/* ---- encoding ----------------------------------------------------------- */
+
+static const Perfetto__Protos__GenericFtraceEvent__Field *
+gfield(const Perfetto__Protos__GenericFtraceEvent *g, const char *name)
+{
+	for (size_t i = 0; i < g->n_field; i++)
+		if (strcmp(g->field[i]->name, name) == 0)
+			return g->field[i];
+	return NULL;
+}
+
+TEST(probes_encode_bundle_roundtrip)
+{
+	struct ftrace_table t;
+	struct ftrace_encode_stats st = {0};
+	struct pb_writer w;
+	struct pgb b;
+	uint8_t ev[128], pages[4096 * 2];
+	Perfetto__Protos__TracePacket *pkt = NULL;
+	const Perfetto__Protos__FtraceEventBundle *bun;
+	const Perfetto__Protos__GenericFtraceEvent__Field *gf;
+	unsigned h;
+	size_t n;
+
+	CHECK_EQ(load_table(&t), 0);
+	pg_init(&b, 1000);
+	pg_event(&b, 1, ev, make_switch(ev, 10, "swapper/0", 0, 0, "tb-spin-1", 4242), false);
+	pg_event(&b, 1, ev, make_print(ev, 4242, "C|4242|n|7"), false);
+	pg_event(&b, 1, ev, make_generic(ev), false);
+	n = make_switch(ev, 10, "x", 1, 0, "y", 2);
+	((uint16_t *)(void *)ev)[0] = 999; /* an id the table does not know */
+	pg_event(&b, 1, ev, n, false);
+	pg_finish(&b, 1u << 31);
+	memcpy(pages, b.page, 4096);
+	/* The second page is cut after its first record's header. */
+	pg_init(&b, 5000);
+	pg_event(&b, 1, ev, make_switch(ev, 1, "x", 1, 0, "y", 2), false);
+	pg_finish(&b, 0);
+	memcpy(pages + 4096, b.page, 4096);
+
+	pb_writer_init_growable(&w);
+	h = pb_begin_nested(&w, 1); /* TracePacket.ftrace_events */
+	CHECK_EQ(ftrace_encode_bundle(&w, &t, 3, pages, 4096 + 16 + 8, &st), 3);
+	pb_end_nested(&w, h);
+	CHECK_EQ(pb_writer_error(&w), 0);
+	CHECK_EQ(st.events, 3);
+	CHECK_EQ(st.generic_events, 1);
+	CHECK_EQ(st.unknown_events, 1);
+	CHECK_EQ(st.lost_pages, 1);
+	CHECK_EQ(st.parse_errors, 1);
+	pkt = perfetto__protos__trace_packet__unpack(&pb_alloc, pb_writer_size(&w),
+						     pb_writer_data(&w));
+	pb_writer_release(&w);
+	CHECK(pkt);
+	CHECK_EQ(pkt->data_case, PERFETTO__PROTOS__TRACE_PACKET__DATA_FTRACE_EVENTS);
+	bun = pkt->ftrace_events;
+	CHECK_EQ(bun->cpu, 3);
+	CHECK(bun->has_lost_events && bun->lost_events);
+	CHECK_EQ(bun->n_error, 1);
+	CHECK_EQ(bun->error[0]->status, PERFETTO__PROTOS__FTRACE_PARSE_STATUS__FTRACE_STATUS_PARTIAL_PAGE_READ);
+	CHECK_EQ(bun->n_event, 3);
+
+	CHECK_UEQ(bun->event[0]->timestamp, 1001);
+	CHECK_EQ(bun->event[0]->pid, 10);
+	CHECK_EQ(bun->event[0]->event_case, PERFETTO__PROTOS__FTRACE_EVENT__EVENT_SCHED_SWITCH);
+	CHECK_STR_EQ(bun->event[0]->sched_switch->prev_comm, "swapper/0");
+	CHECK_EQ(bun->event[0]->sched_switch->prev_pid, 0);
+	CHECK(bun->event[0]->sched_switch->has_prev_state);
+	CHECK_STR_EQ(bun->event[0]->sched_switch->next_comm, "tb-spin-1");
+	CHECK_EQ(bun->event[0]->sched_switch->next_pid, 4242);
+	CHECK_EQ(bun->event[0]->sched_switch->next_prio, 120);
+
+	CHECK_EQ(bun->event[1]->event_case, PERFETTO__PROTOS__FTRACE_EVENT__EVENT_PRINT);
+	CHECK_STR_EQ(bun->event[1]->print->buf, "C|4242|n|7");
+	CHECK_UEQ(bun->event[1]->print->ip, 0xffffffff81000000ull);
+
+	CHECK_EQ(bun->event[2]->event_case, PERFETTO__PROTOS__FTRACE_EVENT__EVENT_GENERIC);
+	CHECK_STR_EQ(bun->event[2]->generic->event_name, "tb_test");
+	CHECK_EQ(bun->event[2]->generic->n_field, 7); /* blob (a struct) is skipped */
+	CHECK((gf = gfield(bun->event[2]->generic, "delta")));
+	CHECK_EQ(gf->int_value, -5);
+	CHECK((gf = gfield(bun->event[2]->generic, "addr")));
+	CHECK_UEQ(gf->uint_value, 0xdeadbeef);
+	CHECK((gf = gfield(bun->event[2]->generic, "tag")));
+	CHECK_STR_EQ(gf->str_value, "abc");
+	CHECK((gf = gfield(bun->event[2]->generic, "path")));
+	CHECK_STR_EQ(gf->str_value, "/bin/");
+	CHECK((gf = gfield(bun->event[2]->generic, "rel")));
+	CHECK_STR_EQ(gf->str_value, "xy");
+	CHECK((gf = gfield(bun->event[2]->generic, "mac")));
+	CHECK_STR_EQ(gf->str_value, "[1, 2, 3, 255]");
+	protobuf_c_message_free_unpacked(&pkt->base, &pb_alloc);
+	ftrace_table_release(&t);
+}
+
+TEST(probes_encode_stats)
+{
+	static const char text[] = "entries: 12\noverrun: 3\ncommit overrun: 1\nbytes: 4096\n"
+				   "oldest event ts:  5311.500000\nnow ts:  5311.737388\n"
+				   "dropped events: 2\nread events: 9\n";
+	struct ftrace_cpu_stats cpus[2] = {{.cpu = 0}, {.cpu = 1}};
+	struct pb_writer w;
+	Perfetto__Protos__FtraceStats *fs;
+	unsigned h;
+
+	ftrace_parse_cpu_stats(text, strlen(text), &cpus[1]);
+	CHECK_EQ(cpus[1].cpu, 1);
+	CHECK_EQ(cpus[1].entries, 12);
+	CHECK_EQ(cpus[1].overrun, 3);
+	CHECK_EQ(cpus[1].commit_overrun, 1);
+	CHECK_EQ(cpus[1].bytes_read, 4096);
+	CHECK_EQ(cpus[1].dropped_events, 2);
+	CHECK_EQ(cpus[1].read_events, 9);
+	CHECK_DBL_EQ(cpus[1].now_ts, 5311.737388);
+
+	pb_writer_init_growable(&w);
+	h = pb_begin_nested(&w, 34);
+	ftrace_encode_stats(&w, FTRACE_STATS_END_OF_TRACE, cpus, 2);
+	pb_end_nested(&w, h);
+	{
+		Perfetto__Protos__TracePacket *pkt = perfetto__protos__trace_packet__unpack(
+		    &pb_alloc, pb_writer_size(&w), pb_writer_data(&w));
+		pb_writer_release(&w);
+		CHECK(pkt);
+		CHECK_EQ(pkt->data_case, PERFETTO__PROTOS__TRACE_PACKET__DATA_FTRACE_STATS);
+		fs = pkt->ftrace_stats;
+		CHECK_EQ(fs->phase, PERFETTO__PROTOS__FTRACE_STATS__PHASE__END_OF_TRACE);
+		CHECK_EQ(fs->n_cpu_stats, 2);
+		CHECK_EQ(fs->cpu_stats[1]->cpu, 1);
+		CHECK_EQ(fs->cpu_stats[1]->overrun, 3);
+		CHECK_EQ(fs->cpu_stats[1]->entries, 12);
+		CHECK_EQ(fs->cpu_stats[1]->dropped_events, 2);
+		protobuf_c_message_free_unpacked(&pkt->base, &pb_alloc);
+	}
+}
+
+/* ---- tracefs state on a fake tree --------------------------------------- */
+
+static int put_file(const char *dir, const char *rel, const char *text)
+{
+	char p[512];
+	int fd;
+	snprintf(p, sizeof p, "%s/%s", dir, rel);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		return -1;
+	tb_write_all(fd, text, strlen(text));
+	close(fd);
+	return 0;
+}
+
+static char *get_file(const char *dir, const char *rel)
+{
+	char p[512], *buf = NULL;
+	size_t len;
+	snprintf(p, sizeof p, "%s/%s", dir, rel);
+	return tb_read_file(p, &buf, &len, 4096, NULL) == 0 ? buf : NULL;
+}
+
+static void rm_tree(const char *dir)
+{
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "  cannot remove %s\n", dir);
+}
+
+TEST(probes_tracefs_restore_fake)
+{
+	char dir[] = "/tmp/tb-probes-XXXXXX", p[256], *v;
+	struct ftrace_tracefs fs;
+	CHECK(mkdtemp(dir));
+	snprintf(p, sizeof p, "%s/events/sched/sched_switch", dir);
+	{
+		char cmd[1024];
+		snprintf(cmd, sizeof cmd, "mkdir -p '%s' '%s/per_cpu/cpu0' '%s/per_cpu/cpu1'", p,
+			 dir, dir);
+		CHECK(system(cmd) == 0);
+	}
+	CHECK(put_file(dir, "tracing_on", "1\n") == 0);
+	CHECK(put_file(dir, "trace_clock", "[local] global boot\n") == 0);
+	CHECK(put_file(dir, "buffer_size_kb", "7 (expanded: 1408)\n") == 0);
+	CHECK(put_file(dir, "events/sched/sched_switch/enable", "0*\n") == 0);
+	CHECK(put_file(dir, "available_events", "sched:sched_switch\nftrace:print\n") == 0);
+
+	CHECK_EQ(ftrace_tracefs_open(&fs, "/nonexistent-tb", false), -ENOENT);
+	CHECK_EQ(ftrace_tracefs_open(&fs, dir, false), 0);
+	CHECK_EQ(ftrace_tracefs_num_cpus(&fs), 2);
+	CHECK_EQ(ftrace_tracefs_set_tracing_on(&fs, false), 0);
+	CHECK_EQ(ftrace_tracefs_set_tracing_on(&fs, true), 0); /* saved once */
+	CHECK_EQ(ftrace_tracefs_set_clock(&fs, "boot"), 0);
+	CHECK_EQ(ftrace_tracefs_set_clock(&fs, "nope"), -EINVAL);
+	CHECK_EQ(ftrace_tracefs_set_buffer_size_kb(&fs, 4096), 0);
+	CHECK_EQ(ftrace_tracefs_enable_event(&fs, "sched", "sched_switch", true), 0);
+	CHECK_EQ(ftrace_tracefs_enable_event(&fs, "..", "x", true), -EINVAL);
+	CHECK_EQ(fs.saved.len, 4);
+	CHECK((v = get_file(dir, "buffer_size_kb")));
+	CHECK_STR_EQ(v, "4096");
+	tb_free(v);
+	CHECK_EQ(ftrace_tracefs_restore(&fs), 0);
+	CHECK((v = get_file(dir, "tracing_on")));
+	CHECK_STR_EQ(v, "1");
+	tb_free(v);
+	CHECK((v = get_file(dir, "trace_clock")));
+	CHECK_STR_EQ(v, "local");
+	tb_free(v);
+	CHECK((v = get_file(dir, "buffer_size_kb")));
+	CHECK_STR_EQ(v, "1408");
+	tb_free(v);
+	CHECK((v = get_file(dir, "events/sched/sched_switch/enable")));
+	CHECK_STR_EQ(v, "0");
+	tb_free(v);
+	ftrace_tracefs_close(&fs);
+	rm_tree(dir);
+}
+
+/* ---- live capture (root and tracefs only) ------------------------------- */
+
+struct snapshot {
+	char *on, *clock, *size, *enable;
+};
+
+static void snap_take(struct ftrace_tracefs *fs, struct snapshot *s)
+{
+	size_t len;
+	ftrace_tracefs_read(fs, "tracing_on", &s->on, &len);
+	ftrace_tracefs_read(fs, "trace_clock", &s->clock, &len);
+	ftrace_tracefs_read(fs, "buffer_size_kb", &s->size, &len);
+	ftrace_tracefs_read(fs, "events/sched/sched_switch/enable", &s->enable, &len);
+}
+
+static void snap_free(struct snapshot *s)
+{
+	tb_free(s->on), tb_free(s->clock), tb_free(s->size), tb_free(s->enable);
+}
+
+/* The effective per-CPU size: "7 (expanded: 1408)" is 1408. */
+static unsigned long snap_size(const char *s)
+{
+	const char *e = strstr(s, "expanded: ");
+	return strtoul(e ? e + 10 : s, NULL, 10);
+}
+
+/* Same settings; sizes may differ by the kernel's rounding to pages (an
+ * unexpanded buffer comes back expanded: it cannot be un-expanded). */
+static bool snap_same(const struct snapshot *a, const struct snapshot *b)
+{
+	unsigned long sa, sb;
+	if (!a->on || !b->on || !a->clock || !b->clock || !a->enable || !b->enable || !a->size ||
+	    !b->size)
+		return false;
+	sa = snap_size(a->size), sb = snap_size(b->size);
+	return strcmp(a->on, b->on) == 0 && strcmp(a->clock, b->clock) == 0 &&
+	       a->enable[0] == b->enable[0] && (sa > sb ? sa - sb : sb - sa) <= 16;
+}
+
+/* Read every available page of every CPU; count sched_switch records and
+ * those where our own pid switched out or in. */
+static int drain(struct ftrace_tracefs *fs, const struct ftrace_table *t, int ncpu, int *events,
+		 int *ours, int *bad, size_t *encoded)
+{
+	const struct ftrace_event_format *f = NULL;
+	uint8_t *page = tb_malloc(t->layout.page_size);
+	int32_t me = (int32_t)getpid();
+	for (size_t i = 0; i < t->events.len; i++)
+		if (strcmp(t->events.data[i]->name, "sched_switch") == 0)
+			f = t->events.data[i];
+	for (int cpu = 0; cpu < ncpu && f; cpu++) {
+		int fd = ftrace_tracefs_open_pipe_raw(fs, cpu);
+		if (fd < 0)
+			continue;
+		for (int pages = 0; pages < 4096; pages++) {
+			ssize_t n = read(fd, page, t->layout.page_size);
+			struct ftrace_page_iter it;
+			struct ftrace_record r;
+			struct pb_writer w;
+			struct ftrace_encode_stats st = {0};
+			if (n <= 0)
+				break;
+			ftrace_page_begin(&it, &t->layout, page, (size_t)n);
+			while (ftrace_page_next(&it, &r)) {
+				uint64_t prev = 0, next = 0;
+				if (r.event_id != f->id)
+					continue;
+				(*events)++;
+				if (!ftrace_field_int(ftrace_format_field(f, "prev_pid"), r.data, r.len,
+						      &prev) ||
+				    !ftrace_field_int(ftrace_format_field(f, "next_pid"), r.data, r.len,
+						      &next) ||
+				    (int64_t)prev < 0 || (int64_t)next < 0 || prev > 4194304 ||
+				    next > 4194304)
+					(*bad)++;
+				if ((int32_t)prev == me || (int32_t)next == me)
+					(*ours)++;
+			}
+			pb_writer_init_growable(&w);
+			*encoded += ftrace_encode_bundle(&w, t, (uint32_t)cpu, page, (size_t)n, &st);
+			pb_writer_release(&w);
+		}
+		close(fd);
+	}
+	tb_free(page);
+	return 0;
+}
+
+/* The capture itself; the caller restores and frees whatever happens. */
+static void live_capture(struct ftrace_tracefs *fs, struct ftrace_table *t)
+{
+	int events = 0, ours = 0, bad = 0, ncpu = ftrace_tracefs_num_cpus(fs);
+	size_t encoded = 0;
+
+	CHECK(ncpu > 0);
+	CHECK_EQ(ftrace_tracefs_set_tracing_on(fs, false), 0);
+	CHECK_EQ(ftrace_tracefs_set_buffer_size_kb(fs, 1024), 0); /* also empties the buffers */
+	CHECK_EQ(ftrace_tracefs_enable_event(fs, "sched", "sched_switch", true), 0);
+	CHECK_EQ(ftrace_tracefs_set_tracing_on(fs, true), 0);
+	for (int i = 0; i < 20; i++) {
+		struct timespec ts = {0, 10 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	CHECK_EQ(ftrace_tracefs_write(fs, "tracing_on", "0"), 0);
+	drain(fs, t, ncpu, &events, &ours, &bad, &encoded);
+	CHECK(events > 0);
+	CHECK(ours >= 2);
+	CHECK_EQ(bad, 0);
+	CHECK(encoded >= (size_t)events);
+}
+
+TEST(probes_live_sched_switch)
+{
+	struct ftrace_tracefs fs;
+	struct ftrace_table t;
+	struct snapshot before = {0}, after = {0};
+	int rc, lock;
+
+	if (geteuid() != 0) {
+		printf("SKIP unit/probes_live_sched_switch: not root\n");
+		return;
+	}
+	if (ftrace_tracefs_open(&fs, NULL, true) < 0) {
+		printf("SKIP unit/probes_live_sched_switch: %s\n", fs.err.msg);
+		ftrace_tracefs_close(&fs);
+		return;
+	}
+	/* Test suites of other checkouts may run this at the same time. */
+	lock = open("/tmp/tb-ftrace-live.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lock >= 0)
+		(void)flock(lock, LOCK_EX);
+	ftrace_table_init(&t);
+	snap_take(&fs, &before);
+	rc = ftrace_table_load_header(&t, &fs);
+	if (rc == 0)
+		rc = ftrace_table_load_event(&t, &fs, "sched", "sched_switch");
+	if (rc < 0) {
+		printf("SKIP unit/probes_live_sched_switch: %s\n", fs.err.msg);
+	} else {
+		live_capture(&fs, &t);
+		if (ftrace_tracefs_restore(&fs) < 0)
+			test_report(__FILE__, __LINE__, "restore failed: %s", fs.err.msg);
+		snap_take(&fs, &after);
+		if (!snap_same(&before, &after))
+			test_report(__FILE__, __LINE__, "tracefs not restored: on %s/%s size %s/%s",
+				    before.on, after.on, before.size, after.size);
+	}
+	snap_free(&before);
+	snap_free(&after);
+	ftrace_table_release(&t);
+	ftrace_tracefs_close(&fs);
+	if (lock >= 0)
+		close(lock);
+}
