@@ -1,0 +1,340 @@
+/*
+ * perf: the kernel-facing core of traced_perf. It opens perf_event_open
+ * sampling events (one per CPU, for the whole system or one process), reads
+ * their mmap ring buffers, parses PERF_RECORD_SAMPLE / PERF_RECORD_LOST,
+ * turns callchain pcs into (mapping, rel_pc, function) frames using
+ * /proc/PID/maps, ELF build ids and /proc/kallsyms, and encodes samples as
+ * Perfetto's PerfSample packets with interned callstacks (compat §3.6, §3.8).
+ *
+ * Layers, bottom up (one file each):
+ *   events.c   perf_event_attr setup, per-CPU fds, mmap rings, enable/disable
+ *   ring.c     ring buffer reader and record parser (pure; fuzzed)
+ *   maps.c     /proc/PID/maps parser, rel_pc math, per-process cache
+ *   buildid.c  ELF program/section header walk: build id and load bias
+ *   kallsyms.c /proc/kallsyms loader and kernel pc lookup
+ *   emit.c     interning and PerfSample packet encoding into a pb_writer
+ *
+ * Nothing here is thread-safe; traced_perf drives it from its one loop.
+ * Errors: fallible functions return 0 or a negative errno-style code and
+ * record a message in the struct tb_err they are given (which may be NULL).
+ */
+#ifndef TB_PERF_H
+#define TB_PERF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base.h"
+#include "pb.h"
+
+/* ---- limits --------------------------------------------------------------- */
+
+#define PERF_MAX_CPUS 1024                  /* CPUs we open events on */
+#define PERF_MAX_FRAMES 256                 /* callchain entries kept per section */
+#define PERF_MAX_RECORD 65536               /* largest record (header.size is u16) */
+#define PERF_MAX_RING_PAGES (1u << 16)      /* ring_buffer_pages cap (256 MiB at 4K) */
+#define PERF_DEFAULT_RING_PAGES 256         /* 1 MiB per CPU at 4 KiB pages */
+#define PERF_BUILD_ID_MAX 64                /* bytes; GNU build ids are 16 or 20 */
+#define PERF_MAX_MAPS 65536                 /* mappings kept from one maps file */
+#define PERF_MAPS_MAX_BYTES (16u << 20)     /* /proc/PID/maps read cap */
+#define PERF_KALLSYMS_MAX_BYTES (64u << 20) /* /proc/kallsyms read cap */
+
+/* Name of the mapping kernel frames belong to, as traced_perf names it. */
+#define PERF_KERNEL_MAPPING_NAME "kernel"
+
+/* Perfetto enum values we use (PerfEvents.Counter, PerfClock, CpuMode). */
+enum {
+	PERF_COUNTER_SW_CPU_CLOCK = 1,
+	PERF_COUNTER_SW_TASK_CLOCK = 3,
+	PERF_COUNTER_HW_CPU_CYCLES = 10,
+	PERF_COUNTER_HW_INSTRUCTIONS = 11,
+};
+enum {
+	PERF_CLOCK_UNSPECIFIED = 0, /* -> MONOTONIC_RAW, as Perfetto */
+	PERF_CLOCK_REALTIME = 1,
+	PERF_CLOCK_MONOTONIC = 2,
+	PERF_CLOCK_MONOTONIC_RAW = 3,
+	PERF_CLOCK_BOOTTIME = 4,
+};
+
+/* ---- events.c: opening and owning the per-CPU events ---------------------- */
+
+/* What to sample. Zero-initialise, then set what differs from the defaults. */
+struct perf_event_opts {
+	int32_t pid;                /* 0 or -1: every process; > 0: only this one */
+	int32_t cpu;                /* -1 or 0..: with all_cpus false, only this CPU */
+	bool all_cpus;              /* true: every online CPU (traced_perf's mode) */
+	uint32_t counter;           /* PerfEvents.Counter; 0 = SW_CPU_CLOCK */
+	uint64_t frequency;         /* samples per second (used when period == 0) */
+	uint64_t period;            /* events per sample; wins over frequency */
+	uint32_t clock;             /* PERF_CLOCK_*; 0 = MONOTONIC_RAW */
+	bool kernel_frames;         /* keep kernel callchains (else exclude them) */
+	bool exclude_kernel;        /* count only user mode (exclude_kernel=1) */
+	bool no_callchain;          /* sample without PERF_SAMPLE_CALLCHAIN */
+	uint32_t ring_buffer_pages; /* data pages per CPU, power of two; 0 = 256 */
+};
+
+/* One ring reader: the mmap'd control page and data area of one event, or
+ * (in tests) any memory laid out the same way. data_size is a power of two. */
+struct perf_ring {
+	volatile uint64_t *head; /* data_head, written by the kernel */
+	volatile uint64_t *tail; /* data_tail, written by us */
+	const uint8_t *data;
+	uint64_t data_size;
+	uint64_t sample_type; /* attr.sample_type the records were made with */
+	uint8_t *scratch;     /* PERF_MAX_RECORD bytes, 8-aligned, owned */
+};
+
+/* Counters of one CPU's stream (also what goes into the trace). */
+struct perf_ring_stats {
+	uint64_t samples;      /* PERF_RECORD_SAMPLE parsed */
+	uint64_t lost_records; /* sum of PERF_RECORD_LOST.lost */
+	uint64_t lost_events;  /* PERF_RECORD_LOST records seen */
+	uint64_t bad_records;  /* records skipped as malformed */
+	uint64_t other;        /* other record types, skipped */
+};
+
+struct perf_cpu_stream {
+	int cpu;
+	int fd;
+	void *map; /* control page + data pages */
+	size_t map_len;
+	struct perf_ring ring;
+	struct perf_ring_stats stats;
+};
+
+/* The open events of one data source instance. */
+struct perf_events {
+	struct perf_cpu_stream *streams;
+	size_t n_streams;
+	uint64_t sample_type;
+	uint32_t clock_id; /* BuiltinClock of sample timestamps (5 or 6, ...) */
+	uint32_t counter;  /* resolved PerfEvents.Counter */
+	uint64_t frequency, period;
+};
+
+/* Open one event per CPU (every online CPU with all_cpus, else opts->cpu, or
+ * for a pid with all_cpus false: that pid on any CPU, one stream), mmap each
+ * ring and leave them disabled. On failure nothing stays open and err says
+ * which setting to change: perf_event_paranoid for EACCES/EPERM, ptrace
+ * scope when a target pid belongs to someone else, kptr_restrict for kernel
+ * frames. Call from the producer's loop thread. */
+int perf_events_open(struct perf_events *ev, const struct perf_event_opts *opts,
+                     struct tb_err *err);
+
+/* Start / stop counting on every stream. Return 0 or -errno (err set). */
+int perf_events_enable(struct perf_events *ev, struct tb_err *err);
+int perf_events_disable(struct perf_events *ev, struct tb_err *err);
+
+/* Unmap and close everything; ev may be zeroed or half-open. */
+void perf_events_close(struct perf_events *ev);
+
+/* ---- ring.c: parsing records ---------------------------------------------- */
+
+enum perf_rec_kind {
+	PERF_REC_SAMPLE = 1,
+	PERF_REC_LOST = 2,
+	PERF_REC_OTHER = 3, /* any other type: skipped */
+};
+
+/* One parsed record. ips point into the ring's scratch copy (borrowed until
+ * the callback returns). kernel_ips / user_ips are leaf first, markers
+ * removed; pcs from other contexts (hypervisor, guest) are dropped. */
+struct perf_record {
+	int kind;      /* enum perf_rec_kind */
+	uint16_t misc; /* header.misc; cpu mode = misc & 7 */
+	uint32_t pid, tid, cpu;
+	uint64_t time;
+	uint64_t ip, period;
+	uint64_t lost; /* PERF_REC_LOST: records the kernel dropped */
+	const uint64_t *kernel_ips;
+	size_t n_kernel;
+	const uint64_t *user_ips;
+	size_t n_user;
+	size_t n_truncated; /* callchain entries dropped over PERF_MAX_FRAMES */
+};
+
+/* Parse one whole record rec[0, len) (header included, as laid out in the
+ * ring) made with sample_type. The record's ips are copied to ips_out
+ * (2 * PERF_MAX_FRAMES entries), which the result points into. Returns 0 or
+ * -EINVAL for a malformed record (sizes, counts or an unsupported
+ * sample_type bit); never reads outside rec. Pure. */
+int perf_record_parse(const uint8_t *rec, size_t len, uint64_t sample_type, struct perf_record *out,
+                      uint64_t *ips_out);
+
+typedef void (*perf_record_fn)(void *ctx, const struct perf_record *rec);
+
+/* Set up r over an mmap'd event (control page at map, data pages after it).
+ * Allocates the scratch buffer; release with perf_ring_release. */
+void perf_ring_init(struct perf_ring *r, void *map, uint64_t data_size, uint64_t sample_type);
+
+/* The same over caller-supplied head/tail words and data (tests, fuzzing). */
+void perf_ring_init_raw(struct perf_ring *r, volatile uint64_t *head, volatile uint64_t *tail,
+                        const uint8_t *data, uint64_t data_size, uint64_t sample_type);
+void perf_ring_release(struct perf_ring *r);
+
+/* Read the records between data_tail and data_head (acquire), up to
+ * max_bytes of them (0 = all), calling fn for each parsed sample or lost
+ * record, then publish the new data_tail (release). Records that wrap the
+ * end of the ring are reassembled in scratch. A malformed header (size < 8,
+ * not a multiple of 8, larger than what is available) is counted in
+ * stats->bad_records and the rest of the region is dropped, since record
+ * boundaries are lost. Returns the bytes consumed. */
+uint64_t perf_ring_read(struct perf_ring *r, uint64_t max_bytes, perf_record_fn fn, void *ctx,
+                        struct perf_ring_stats *stats);
+
+/* ---- buildid.c: ELF build ids and load bias -------------------------------- */
+
+struct perf_elf_info {
+	uint8_t build_id[PERF_BUILD_ID_MAX];
+	size_t build_id_len; /* 0 when the file has none */
+	uint64_t load_bias;  /* p_vaddr - p_offset of the first executable PT_LOAD */
+	bool is_elf;
+};
+
+/* Read build id and load bias of ELF image buf[0, len) (32/64-bit, either
+ * byte order): the NT_GNU_BUILD_ID note from PT_NOTE segments, else from
+ * SHT_NOTE sections. Returns 0, or -EINVAL when buf is not an ELF file.
+ * Bounds-checked against len; pure. */
+int perf_elf_info_mem(const uint8_t *buf, size_t len, struct perf_elf_info *out);
+
+/* The same for a file, reading only its headers and notes with pread.
+ * Returns 0, -errno when it cannot be read, -EINVAL if not ELF. */
+int perf_elf_info_file(const char *path, struct perf_elf_info *out, struct tb_err *err);
+
+/* Find NT_GNU_BUILD_ID in a block of ELF notes notes[0, len) (4-byte aligned
+ * name/desc as in SHT_NOTE/PT_NOTE). Returns its length (copied to id,
+ * truncated to PERF_BUILD_ID_MAX) or 0. big_endian selects the header order. */
+size_t perf_elf_notes_build_id(const uint8_t *notes, size_t len, bool big_endian,
+                               uint8_t id[PERF_BUILD_ID_MAX]);
+
+/* ---- maps.c: /proc/PID/maps ------------------------------------------------ */
+
+struct perf_mapping {
+	uint64_t start, end, offset;
+	bool exec;
+	char *path;               /* tb_strdup'd; "" for anonymous mappings */
+	struct perf_elf_info elf; /* filled by perf_maps_load_elf */
+	bool elf_loaded;
+};
+
+/* The mappings of one process, sorted by start. */
+struct perf_maps {
+	struct perf_mapping *v;
+	size_t n, cap;
+	uint64_t bad_lines; /* lines that did not parse */
+};
+
+/* Parse the text of a maps file text[0, len) into m (initially zeroed).
+ * Bad lines are counted and skipped. Returns 0 (or -E2BIG past
+ * PERF_MAX_MAPS mappings, keeping the first ones). */
+int perf_maps_parse(struct perf_maps *m, const char *text, size_t len);
+
+/* Read /proc/<pid>/maps into m. Returns 0 or -errno (err says which file). */
+int perf_maps_load(struct perf_maps *m, int pid, struct tb_err *err);
+
+/* Read build id and load bias of every executable file-backed mapping
+ * (mappings of one file share one read). Files that cannot be read keep
+ * elf.is_elf false. */
+void perf_maps_load_elf(struct perf_maps *m);
+
+/* The mapping containing pc, or NULL. Borrowed from m. */
+const struct perf_mapping *perf_maps_find(const struct perf_maps *m, uint64_t pc);
+
+/* Free the paths and the array; m is empty afterwards. */
+void perf_maps_release(struct perf_maps *m);
+
+/* Perfetto's (libunwindstack's) relative pc: the address in the ELF's own
+ * virtual address space, pc - start + offset + load_bias. Pure. */
+static inline uint64_t perf_rel_pc(uint64_t pc, uint64_t map_start, uint64_t map_offset,
+                                   uint64_t load_bias)
+{
+	return pc - map_start + map_offset + load_bias;
+}
+
+/* ---- kallsyms.c ------------------------------------------------------------ */
+
+struct perf_ksym {
+	uint64_t addr;
+	uint32_t name_off; /* into names */
+};
+
+struct perf_kallsyms {
+	struct perf_ksym *syms; /* sorted by addr */
+	size_t n;
+	char *names;
+	size_t names_len;
+};
+
+/* Parse kallsyms text ("addr type name [module]" lines), keeping text
+ * symbols. Returns 0, or -EPERM when every address is zero (kptr_restrict
+ * hides them; the table is then left empty). */
+int perf_kallsyms_parse(struct perf_kallsyms *k, const char *text, size_t len);
+
+/* Load /proc/kallsyms. Returns 0, -EPERM with a message naming
+ * kernel.kptr_restrict when addresses are hidden, or -errno. */
+int perf_kallsyms_load(struct perf_kallsyms *k, struct tb_err *err);
+
+/* Name of the symbol containing pc (the nearest at or below it), or NULL. */
+const char *perf_kallsyms_lookup(const struct perf_kallsyms *k, uint64_t pc);
+
+void perf_kallsyms_release(struct perf_kallsyms *k);
+
+/* ---- emit.c: interning and PerfSample packets ----------------------------- */
+
+/* One resolved frame, as emit.c interns it. Strings and bytes are borrowed
+ * for the duration of the call. */
+struct perf_frame {
+	const char *mapping_path; /* "kernel" for kernel frames; "" unknown */
+	const uint8_t *build_id;  /* raw bytes, may be NULL */
+	size_t build_id_len;
+	uint64_t map_start, map_end, map_offset, load_bias;
+	uint64_t rel_pc;
+	const char *function_name; /* NULL or "" when unknown */
+};
+
+/* Interning state of one sequence (one data source instance's writer). */
+struct perf_emitter {
+	struct hmap strs[3];        /* build ids, mapping paths, function names */
+	VEC(uint8_t *) str_vals[3]; /* iid - 1 -> [u32 len][bytes], owned */
+	struct hmap tuples[3];      /* mappings, frames, callstacks: key = offset in keys */
+	VEC(uint64_t) keys;         /* [kind, n, values...] records of the tuples */
+	uint64_t next_iid[3];       /* last iid handed out per tuple kind */
+	uint32_t clock_id;          /* BuiltinClock of sample timestamps */
+	uint32_t counter;           /* PerfEvents.Counter of the timebase */
+	uint64_t frequency, period;
+	bool started;
+	struct pb_writer scratch; /* interned_data of the packet being built */
+};
+
+/* Start a sequence: zero the state and remember the timebase for the
+ * defaults packet. clock_id is a BuiltinClock (5 MONOTONIC_RAW, 6 BOOTTIME). */
+void perf_emitter_init(struct perf_emitter *e, uint32_t clock_id, uint32_t counter,
+                       uint64_t frequency, uint64_t period);
+void perf_emitter_release(struct perf_emitter *e);
+
+/* Write the sequence's first packets into w, each as a Trace.packet field
+ * (0x0a len TracePacket): the SEQ_INCREMENTAL_STATE_CLEARED packet with
+ * TracePacketDefaults, then the interned iid-0 "" strings. boot_ts is the
+ * BOOTTIME timestamp of the first packet. Called once, before any sample. */
+void perf_emit_start(struct perf_emitter *e, struct pb_writer *w, uint64_t boot_ts);
+
+/* One sample: frames are leaf first (kernel frames, then user frames); the
+ * callstack is interned root first as Perfetto does. New strings, mappings,
+ * frames and the callstack go into the packet's interned_data. */
+void perf_emit_sample(struct perf_emitter *e, struct pb_writer *w, uint64_t ts, uint32_t cpu,
+                      uint32_t pid, uint32_t tid, uint32_t cpu_mode,
+                      const struct perf_frame *frames, size_t n_frames);
+
+/* A PerfSample that only reports kernel_records_lost for cpu. */
+void perf_emit_lost(struct perf_emitter *e, struct pb_writer *w, uint64_t ts, uint32_t cpu,
+                    uint64_t lost);
+
+/* Resolve one parsed sample to frames using maps (of rec->pid; may be NULL)
+ * and ksyms (may be NULL). frames_out has room for 2 * PERF_MAX_FRAMES.
+ * Returns the frame count. Borrowed pointers stay valid while maps/ksyms do. */
+size_t perf_resolve_frames(const struct perf_record *rec, const struct perf_maps *maps,
+                           const struct perf_kallsyms *ksyms, struct perf_frame *frames_out);
+
+#endif /* TB_PERF_H */
