@@ -806,3 +806,247 @@ TEST(tp_proto_corpus_loads)
 	CHECK_EQ(bad, 0);
 	CHECK(slices > 100);
 }
+
+/* ---- SysStats / ProcessStats (system_probes.c) ---------------------------------- */
+
+/* The counter track named name (with cpu/upid -1 = any), or UINT32_MAX. */
+static uint32_t find_counter_track(struct tp *tp, const char *name, int64_t cpu, int64_t upid)
+{
+	const struct tp_track_table *t = &tp->t.track;
+	for (uint32_t i = 0; i < t->n; i++) {
+		if (strcmp(sname(tp, t->event_type[i]), "counter") != 0 ||
+		    strcmp(sname(tp, t->name[i]), name) != 0)
+			continue;
+		if ((cpu < 0 || t->cpu[i] == cpu) && (upid < 0 || t->upid[i] == upid))
+			return i;
+	}
+	return UINT32_MAX;
+}
+
+/* The value of the n-th counter on track (NaN if none). */
+static double counter_value(struct tp *tp, uint32_t track, uint32_t nth, int64_t *ts)
+{
+	const struct tp_counter_table *c = &tp->t.counter;
+	for (uint32_t i = 0; i < c->n; i++) {
+		if (c->track_id[i] != track)
+			continue;
+		if (nth-- == 0) {
+			if (ts)
+				*ts = c->ts[i];
+			return c->value[i];
+		}
+	}
+	return NAN;
+}
+
+static void kv(struct tb *t, uint32_t field, uint64_t key, uint64_t value)
+{
+	unsigned m = pb_begin_nested(&t->w, field);
+	pb_put_uint64(&t->w, 1, key);
+	pb_put_uint64(&t->w, 2, value);
+	pb_end_nested(&t->w, m);
+}
+
+/* The shape of the golden sched traces' linux.sys_stats packets: four
+ * meminfo keys, cpu times of two cpus, num_forks. */
+static void sys_stats_golden_packet(struct tb *t, uint64_t ts, uint64_t mem_free)
+{
+	pkt_begin(t, 1, ts);
+	unsigned s = pb_begin_nested(&t->w, 7);
+	kv(t, 1, 1, 24684092);  /* MEMINFO_MEM_TOTAL */
+	kv(t, 1, 2, mem_free);  /* MEMINFO_MEM_FREE */
+	kv(t, 1, 3, 24228912);  /* MEMINFO_MEM_AVAILABLE */
+	kv(t, 1, 5, 1689028);   /* MEMINFO_CACHED */
+	for (uint32_t cpu = 0; cpu < 2; cpu++) {
+		unsigned c = pb_begin_nested(&t->w, 3);
+		pb_put_uint32(&t->w, 1, cpu);
+		for (uint32_t f = 2; f <= 9; f++)
+			pb_put_uint64(&t->w, f, (uint64_t)f * 1000000000 + cpu);
+		pb_end_nested(&t->w, c);
+	}
+	pb_put_uint64(&t->w, 4, 63308);
+	pb_end_nested(&t->w, s);
+	pkt_end(t);
+}
+
+TEST(tp_proto_sys_stats_golden_shape)
+{
+	struct tb t;
+	size_t n;
+	tb_init(&t);
+	sys_stats_golden_packet(&t, 2000, 22653464);
+	sys_stats_golden_packet(&t, 1000, 22653720); /* out of order: sorted */
+	uint8_t *buf = tb_take(&t, &n);
+	struct tp *tp = load(buf, n, 7);
+	/* 2 x (4 meminfo + 2 x 8 cpu times + num_forks), as the golden trace's
+	 * 7 packets give 147 counters on 13 distinct track names. */
+	CHECK_EQ(tp->t.counter.n, 42);
+	CHECK_EQ(tp->t.track.n, 4 + 16 + 1);
+	static const char *const names[] = {
+		"Cached",	       "MemAvailable",		"MemFree",
+		"MemTotal",	       "cpu.times.idle_ns",	"cpu.times.io_wait_ns",
+		"cpu.times.irq_ns",    "cpu.times.softirq_ns",	"cpu.times.steal_ns",
+		"cpu.times.system_mode_ns", "cpu.times.user_nice_ns", "cpu.times.user_ns",
+		"num_forks",
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		CHECK(find_counter_track(tp, names[i], -1, -1) != UINT32_MAX);
+
+	uint32_t mf = find_counter_track(tp, "MemFree", -1, -1);
+	CHECK(mf != UINT32_MAX);
+	if (mf != UINT32_MAX) {
+		int64_t ts = 0;
+		CHECK_STR_EQ(sname(tp, tp->t.track.type[mf]), "meminfo");
+		CHECK_STR_EQ(sname(tp, tp->t.track.unit[mf]), "bytes");
+		CHECK_EQ(tp->t.track.cpu[mf], TP_NULL_I64);
+		CHECK_DBL_EQ(counter_value(tp, mf, 0, &ts), 22653720.0 * 1024);
+		CHECK_EQ(ts, 1000);
+		CHECK_DBL_EQ(counter_value(tp, mf, 1, &ts), 22653464.0 * 1024);
+		CHECK_EQ(ts, 2000);
+	}
+	uint32_t u1 = find_counter_track(tp, "cpu.times.user_ns", 1, -1);
+	uint32_t u0 = find_counter_track(tp, "cpu.times.user_ns", 0, -1);
+	CHECK(u0 != UINT32_MAX && u1 != UINT32_MAX && u0 != u1);
+	if (u1 != UINT32_MAX) {
+		CHECK_STR_EQ(sname(tp, tp->t.track.type[u1]), "cpustat");
+		CHECK_EQ(tp->t.track.unit[u1], 0);
+		CHECK_DBL_EQ(counter_value(tp, u1, 0, NULL), 2000000001.0);
+	}
+	uint32_t st = find_counter_track(tp, "cpu.times.steal_ns", 0, -1);
+	if (st != UINT32_MAX)
+		CHECK_DBL_EQ(counter_value(tp, st, 0, NULL), 9000000000.0);
+	uint32_t nf = find_counter_track(tp, "num_forks", -1, -1);
+	if (nf != UINT32_MAX) {
+		CHECK_STR_EQ(sname(tp, tp->t.track.type[nf]), "num_forks");
+		CHECK_DBL_EQ(counter_value(tp, nf, 1, NULL), 63308.0);
+	}
+	tp_free(tp);
+	tb_free(buf);
+}
+
+TEST(tp_proto_sys_stats_vmstat_irq_psi)
+{
+	struct tb t;
+	size_t n;
+	tb_init(&t);
+	pkt_begin(&t, 1, 500);
+	unsigned s = pb_begin_nested(&t.w, 7);
+	kv(&t, 1, 28, 100);     /* MEMINFO_COMMITED_AS */
+	kv(&t, 1, 9, 7);        /* MEMINFO_ACTIVE_ANON */
+	kv(&t, 1, 1000, 1);     /* unknown: skipped */
+	kv(&t, 2, 1, 4242);     /* VMSTAT_NR_FREE_PAGES */
+	kv(&t, 2, 127, 5);      /* VMSTAT_SWAP_RA_HIT */
+	kv(&t, 2, 100000, 5);   /* unknown: skipped */
+	kv(&t, 6, 27, 900);     /* num_irq */
+	kv(&t, 8, 3, 80);       /* num_softirq */
+	pb_put_uint64(&t.w, 5, 11);
+	pb_put_uint64(&t.w, 7, 12);
+	kv(&t, 14, 5, 777);     /* PSI_RESOURCE_MEMORY_SOME */
+	{
+		unsigned z = pb_begin_nested(&t.w, 15);
+		pb_put_string(&t.w, 1, "thermal_zone0");
+		pb_put_uint64(&t.w, 2, 45);
+		pb_put_string(&t.w, 3, "cpu-thermal");
+		pb_end_nested(&t.w, z);
+	}
+	pb_end_nested(&t.w, s);
+	pkt_end(&t);
+	uint8_t *buf = tb_take(&t, &n);
+	struct tp *tp = load(buf, n, 0);
+	CHECK_EQ(tp->t.counter.n, 10);
+	static const struct {
+		const char *name, *type, *unit;
+		double v;
+	} want[] = {
+		{"Committed_AS", "meminfo", "bytes", 102400},
+		{"Active(anon)", "meminfo", "bytes", 7168},
+		{"nr_free_pages", "vmstat", NULL, 4242},
+		{"swap_ra_hit", "vmstat", NULL, 5},
+		{"num_irq (id: 27)", "num_irq", NULL, 900},
+		{"num_softirq (id: 3)", "num_softirq", NULL, 80},
+		{"num_irq_total", "num_irq_total", NULL, 11},
+		{"num_softirq_total", "num_softirq_total", NULL, 12},
+		{"psi.mem.some", "psi", NULL, 777},
+		{"cpu-thermal", "thermal_temperature_sys", "C", 45},
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		uint32_t id = find_counter_track(tp, want[i].name, -1, -1);
+		if (id == UINT32_MAX)
+			printf("missing track '%s'\n", want[i].name);
+		CHECK(id != UINT32_MAX);
+		CHECK_STR_EQ(sname(tp, tp->t.track.type[id]), want[i].type);
+		CHECK_STR_EQ(sname(tp, tp->t.track.unit[id]), want[i].unit ? want[i].unit : "(null)");
+		CHECK_DBL_EQ(counter_value(tp, id, 0, NULL), want[i].v);
+	}
+	tp_free(tp);
+	tb_free(buf);
+}
+
+TEST(tp_proto_process_stats_memory)
+{
+	struct tb t;
+	size_t n;
+	tb_init(&t);
+	for (uint64_t ts = 100; ts <= 200; ts += 100) {
+		pkt_begin(&t, 1, ts);
+		unsigned ps = pb_begin_nested(&t.w, 9);
+		unsigned p = pb_begin_nested(&t.w, 1);
+		pb_put_uint64(&t.w, 2, 1000 + ts); /* vm_size_kb, before pid */
+		pb_put_int32(&t.w, 1, 42);
+		pb_put_uint64(&t.w, 3, 10);  /* vm_rss_kb */
+		pb_put_uint64(&t.w, 4, 4);   /* rss_anon_kb */
+		pb_put_uint64(&t.w, 5, 5);   /* rss_file_kb */
+		pb_put_uint64(&t.w, 6, 1);   /* rss_shmem_kb */
+		pb_put_uint64(&t.w, 7, 2);   /* vm_swap_kb */
+		pb_put_uint64(&t.w, 8, 3);   /* vm_locked_kb */
+		pb_put_uint64(&t.w, 9, 11);  /* vm_hwm_kb */
+		pb_put_int64(&t.w, 10, -100); /* oom_score_adj */
+		pb_put_uint64(&t.w, 17, 6);  /* smr_pss_kb */
+		pb_put_uint64(&t.w, 21, 999); /* runtime_user_mode */
+		unsigned th = pb_begin_nested(&t.w, 11);
+		pb_put_int32(&t.w, 1, 43);
+		pb_end_nested(&t.w, th);
+		pb_end_nested(&t.w, p);
+		pb_end_nested(&t.w, ps);
+		pkt_end(&t);
+	}
+	uint8_t *buf = tb_take(&t, &n);
+	struct tp *tp = load(buf, n, 0);
+	uint32_t upid = tp_process_for_pid(tp, 42);
+	CHECK_EQ(tp->t.counter.n, 2 * 11);
+	static const struct {
+		const char *name, *type;
+		double v;
+	} want[] = {
+		{"mem.virt", "process_memory", 1100.0 * 1024},
+		{"mem.rss", "process_memory", 10240},
+		{"mem.rss.anon", "process_memory", 4096},
+		{"mem.rss.file", "process_memory", 5120},
+		{"mem.rss.shmem", "process_memory", 1024},
+		{"mem.swap", "process_memory", 2048},
+		{"mem.locked", "process_memory", 3072},
+		{"mem.rss.watermark", "process_memory", 11264},
+		{"oom_score_adj", "oom_score_adj", -100},
+		{"mem.smaps.pss", "smaps", 6144},
+		{"runtime.user_ns", "proc_stat_runtime", 999},
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		uint32_t id = find_counter_track(tp, want[i].name, -1, upid);
+		if (id == UINT32_MAX)
+			printf("missing track '%s'\n", want[i].name);
+		CHECK(id != UINT32_MAX);
+		int64_t ts = 0;
+		CHECK_STR_EQ(sname(tp, tp->t.track.type[id]), want[i].type);
+		CHECK_EQ(tp->t.track.unit[id], 0);
+		CHECK_EQ(tp->t.track.cpu[id], TP_NULL_I64);
+		CHECK_DBL_EQ(counter_value(tp, id, 0, &ts), want[i].v);
+		CHECK_EQ(ts, 100);
+	}
+	uint32_t virt = find_counter_track(tp, "mem.virt", -1, upid);
+	if (virt != UINT32_MAX)
+		CHECK_DBL_EQ(counter_value(tp, virt, 1, NULL), 1200.0 * 1024);
+	uint32_t utid = tp_thread_for_tid(tp, 43, 42);
+	CHECK_EQ(tp->t.thread.upid[utid], upid);
+	tp_free(tp);
+	tb_free(buf);
+}

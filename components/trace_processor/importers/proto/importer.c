@@ -76,6 +76,12 @@ void proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len,
 	case EV_PROCESS_TREE:
 		proto_process_tree_parse(im, p, ev.len);
 		break;
+	case EV_SYS_STATS:
+		proto_sys_stats_parse(im, ts, p, ev.len);
+		break;
+	case EV_PROCESS_STATS:
+		proto_process_stats_parse(im, ts, p, ev.len);
+		break;
 	default:
 		break;
 	}

@@ -158,6 +158,8 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 			k.has_snapshot = f.wire == PB_WIRE_LEN;
 			break;
 		case PKT_PROCESS_TREE:
+		case PKT_SYS_STATS:
+		case PKT_PROCESS_STATS:
 		case PKT_TRACK_EVENT:
 		case PKT_TRACE_CONFIG:
 		case PKT_TRACE_STATS:
@@ -279,6 +281,12 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		break;
 	case PKT_PROCESS_TREE:
 		proto_push(im, ts, EV_PROCESS_TREE, NULL, seq, pp, pn);
+		break;
+	case PKT_SYS_STATS:
+		proto_push(im, ts, EV_SYS_STATS, NULL, seq, pp, pn);
+		break;
+	case PKT_PROCESS_STATS:
+		proto_push(im, ts, EV_PROCESS_STATS, NULL, seq, pp, pn);
 		break;
 	default:
 		proto_metadata_packet(im, k.payload.id, ts, pp, pn);

@@ -34,6 +34,8 @@
 enum {
 	PKT_PROCESS_TREE = 2,
 	PKT_CLOCK_SNAPSHOT = 6,
+	PKT_SYS_STATS = 7,
+	PKT_PROCESS_STATS = 9,
 	PKT_TIMESTAMP = 8,
 	PKT_SEQ_ID = 10,
 	PKT_TRACK_EVENT = 11,
@@ -216,6 +218,8 @@ enum proto_ev_kind {
 	EV_PROCESS_DESCRIPTOR,
 	EV_PROCESS_TREE,
 	EV_TE_SIMPLE, /* struct proto_te_rec, no payload */
+	EV_SYS_STATS,
+	EV_PROCESS_STATS,
 };
 
 /* The sorter record of a plain TrackEvent (SLICE_BEGIN/END/INSTANT with
@@ -303,6 +307,9 @@ struct proto_ev *proto_push_extra(struct proto_importer *im, int64_t ts, enum pr
 void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
 			     const uint8_t *p, size_t n);
 void proto_process_tree_parse(struct proto_importer *im, const uint8_t *p, size_t n);
+/* SysStats / ProcessStats at ts → counter tracks (system_probes.c). */
+void proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
+void proto_process_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
 /* Tokenize-time metadata packets (packets.c). */
 void proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts,
 			   const uint8_t *p, size_t n);

@@ -1,0 +1,328 @@
+/*
+ * SysStats (TracePacket field 7) and ProcessStats (field 9) at parse time:
+ * the linux.sys_stats and linux.process_stats data sources' polled values
+ * become counters at the packet's timestamp, on tracks named, typed and
+ * scaled as Perfetto's SystemProbesParser does (ParseSysStats,
+ * ParseProcessStats; names from tracks_common.h and sys_stats_counters.h):
+ *
+ *   type              name                         dims   unit   value
+ *   meminfo           MemTotal, Active(anon), ...  -      bytes  kB * 1024
+ *   vmstat            nr_free_pages, ...           -      -      as is
+ *   cpustat           cpu.times.<field>            cpu    -      ns
+ *   num_irq           num_irq (id: N)              -      -      count
+ *   num_softirq       num_softirq (id: N)          -      -      count
+ *   num_forks, num_irq_total, num_softirq_total    -      -      count
+ *   psi               psi.cpu.some, ...            -      -      total ns
+ *   thermal_temperature_sys  <zone type>           -      C
+ *   cpu_idle_state    cpuidle<N>.<state>           cpu    us
+ *   process_memory    mem.virt, mem.rss, ...       upid   -      kB * 1024
+ *   smaps             mem.smaps.rss, ...           upid   -      kB * 1024
+ *   oom_score_adj     oom_score_adj                upid   -
+ *   proc_stat_runtime runtime.user_ns / kernel_ns  upid   -
+ *
+ * Sub-messages are handled in Perfetto's order (all meminfo values, then
+ * vmstat, ...) so counter rows of one packet come out in the same order.
+ * Not yet imported: devfreq, cpufreq_khz, gpufreq_mhz, buddy_info,
+ * disk_stat, slab_info, cgroup, ProcessStats fds.
+ */
+#include "proto_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "protos.h"
+
+/* Perfetto's kMeminfoKeys (include/perfetto/ext/traced/sys_stats_counters.h),
+ * indexed by MeminfoCounters value: /proc/meminfo's own spelling, which the
+ * enum names do not carry (COMMITED_AS = "Committed_AS"). Keys past the end
+ * are unknown to Perfetto too and are skipped. */
+static const char *const meminfo_names[] = {
+	"MemUnspecified", "MemTotal",     "MemFree",        "MemAvailable",
+	"Buffers",        "Cached",       "SwapCached",     "Active",
+	"Inactive",       "Active(anon)", "Inactive(anon)", "Active(file)",
+	"Inactive(file)", "Unevictable",  "Mlocked",        "SwapTotal",
+	"SwapFree",       "Dirty",        "Writeback",      "AnonPages",
+	"Mapped",         "Shmem",        "Slab",           "SReclaimable",
+	"SUnreclaim",     "KernelStack",  "PageTables",     "CommitLimit",
+	"Committed_AS",   "VmallocTotal", "VmallocUsed",    "VmallocChunk",
+	"CmaTotal",       "CmaFree",
+};
+
+/* A counter track: the same (type, name, dims) gives the same track. */
+static uint32_t counter_track(struct tp *tp, const char *type, const char *name, int64_t upid,
+			      int64_t cpu, uint64_t extra_dim, const char *unit)
+{
+	struct tp_track_key key = {
+		.type = type,
+		.event_type = "counter",
+		.utid = -1,
+		.upid = upid,
+		.cpu = cpu,
+		.extra_dim = extra_dim,
+		.name = tp_intern_cstr(tp, name),
+	};
+	uint32_t id = tp_track_get(tp, &key);
+	if (unit && !tp->t.track.unit[id])
+		tp->t.track.unit[id] = tp_intern_cstr(tp, unit);
+	return id;
+}
+
+static void push(struct tp *tp, int64_t ts, uint32_t track, double v)
+{
+	tp_counter_add(tp, track, ts, v, TP_NULL_U32);
+}
+
+/* VmstatCounters value -> Perfetto's name: the enum name without "VMSTAT_",
+ * lower case (kVmstatKeys spells every key that way), "VmstatUnspecified"
+ * for 0. False for a value the enum does not have. */
+static bool vmstat_name(uint64_t key, char *buf, size_t cap)
+{
+	if (key == 0) {
+		snprintf(buf, cap, "VmstatUnspecified");
+		return true;
+	}
+	if (key > INT32_MAX)
+		return false;
+	const ProtobufCEnumValue *v =
+		protobuf_c_enum_descriptor_get_value(&perfetto__protos__vmstat_counters__descriptor,
+						     (int)key);
+	if (!v || strncmp(v->name, "VMSTAT_", 7) != 0)
+		return false;
+	size_t i = 0;
+	for (const char *s = v->name + 7; *s && i + 1 < cap; s++)
+		buf[i++] = (char)(*s >= 'A' && *s <= 'Z' ? *s - 'A' + 'a' : *s);
+	buf[i] = 0;
+	return true;
+}
+
+/* A {key = 1, value = 2} pair message (MeminfoValue, VmstatValue,
+ * InterruptCount, DevfreqValue's numeric part). */
+static void key_value(const struct pb_field *f, uint64_t *key, uint64_t *val)
+{
+	struct pb_field k = {0};
+	*key = *val = 0;
+	if (pb_find_field(f->data, f->len, 1, &k) == 1 && k.wire == PB_WIRE_VARINT)
+		*key = k.val;
+	if (pb_find_field(f->data, f->len, 2, &k) == 1 && k.wire == PB_WIRE_VARINT)
+		*val = k.val;
+}
+
+static void cpu_times(struct tp *tp, int64_t ts, const struct pb_field *f)
+{
+	static const char *const names[] = {
+		NULL,
+		NULL,
+		"cpu.times.user_ns",
+		"cpu.times.user_nice_ns",
+		"cpu.times.system_mode_ns",
+		"cpu.times.idle_ns",
+		"cpu.times.io_wait_ns",
+		"cpu.times.irq_ns",
+		"cpu.times.softirq_ns",
+		"cpu.times.steal_ns",
+	};
+	uint64_t v[10] = {0};
+	bool has_cpu = false;
+	struct pb_reader r;
+	struct pb_field c = {0};
+	pb_reader_init_field(&r, f);
+	while (pb_next(&r, &c)) {
+		if (c.wire != PB_WIRE_VARINT || c.id < 1 || c.id > 9)
+			continue;
+		v[c.id] = c.val;
+		has_cpu |= c.id == 1;
+	}
+	if (!has_cpu) /* Perfetto: invalid_cpu_times */
+		return;
+	uint32_t cpu = (uint32_t)v[1];
+	for (unsigned i = 2; i <= 9; i++)
+		push(tp, ts, counter_track(tp, "cpustat", names[i], -1, cpu, 0, NULL), (double)v[i]);
+}
+
+static const char *psi_key(uint64_t resource)
+{
+	static const char *const keys[] = {"resource.unspecified", "cpu.some", "cpu.full",
+					   "io.some",		   "io.full",  "mem.some",
+					   "mem.full"};
+	return resource < sizeof keys / sizeof keys[0] ? keys[resource] : NULL;
+}
+
+static void cpuidle(struct tp *tp, int64_t ts, const struct pb_field *f)
+{
+	struct pb_field c = {0};
+	uint32_t cpu = 0;
+	if (pb_find_field(f->data, f->len, 1, &c) == 1 && c.wire == PB_WIRE_VARINT)
+		cpu = (uint32_t)c.val;
+	struct pb_reader r;
+	pb_reader_init_field(&r, f);
+	while (pb_next(&r, &c)) {
+		if (c.id != 2 || c.wire != PB_WIRE_LEN)
+			continue;
+		struct pb_field s = {0}, d = {0};
+		const char *state = "";
+		int state_len = 0;
+		if (pb_find_field(c.data, c.len, 1, &s) == 1 && s.wire == PB_WIRE_LEN) {
+			state = (const char *)s.data;
+			state_len = s.len > 256 ? 256 : (int)s.len;
+		}
+		uint64_t us = 0;
+		if (pb_find_field(c.data, c.len, 2, &d) == 1 && d.wire == PB_WIRE_VARINT)
+			us = d.val;
+		char name[300];
+		snprintf(name, sizeof name, "cpuidle%u.%.*s", cpu, state_len, state);
+		push(tp, ts, counter_track(tp, "cpu_idle_state", name, -1, cpu, 0, "us"),
+		     (double)us);
+	}
+}
+
+void proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n)
+{
+	struct tp *tp = im->tp;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	uint64_t key, val;
+	char name[96];
+
+	/* One pass per kind, in ParseSysStats' order. */
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id != 1 || f.wire != PB_WIRE_LEN)
+			continue;
+		key_value(&f, &key, &val);
+		if (key >= sizeof meminfo_names / sizeof meminfo_names[0])
+			continue; /* Perfetto: meminfo_unknown_keys */
+		push(tp, ts, counter_track(tp, "meminfo", meminfo_names[key], -1, -1, 0, "bytes"),
+		     (double)val * 1024);
+	}
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id != 2 || f.wire != PB_WIRE_LEN)
+			continue;
+		key_value(&f, &key, &val);
+		if (!vmstat_name(key, name, sizeof name))
+			continue; /* Perfetto: vmstat_unknown_keys */
+		push(tp, ts, counter_track(tp, "vmstat", name, -1, -1, 0, NULL), (double)val);
+	}
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f))
+		if (f.id == 3 && f.wire == PB_WIRE_LEN)
+			cpu_times(tp, ts, &f);
+	for (uint32_t id = 6; id <= 8; id += 2) {
+		const char *type = id == 6 ? "num_irq" : "num_softirq";
+		pb_reader_init(&r, p, n);
+		while (pb_next(&r, &f)) {
+			if (f.id != id || f.wire != PB_WIRE_LEN)
+				continue;
+			key_value(&f, &key, &val);
+			snprintf(name, sizeof name, "%s (id: %u)", type, (uint32_t)key);
+			push(tp, ts, counter_track(tp, type, name, -1, -1, (uint32_t)key, NULL),
+			     (double)val);
+		}
+	}
+	static const struct {
+		uint32_t id;
+		const char *name;
+	} totals[] = {{4, "num_forks"}, {5, "num_irq_total"}, {7, "num_softirq_total"}};
+	for (size_t i = 0; i < sizeof totals / sizeof totals[0]; i++)
+		if (pb_find_field(p, n, totals[i].id, &f) == 1 && f.wire == PB_WIRE_VARINT)
+			push(tp, ts, counter_track(tp, totals[i].name, totals[i].name, -1, -1, 0, NULL),
+			     (double)f.val);
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id != 14 || f.wire != PB_WIRE_LEN)
+			continue;
+		key_value(&f, &key, &val);
+		const char *res = psi_key(key);
+		if (!res)
+			return; /* as Perfetto (psi_unknown_resource): the rest is lost */
+		snprintf(name, sizeof name, "psi.%s", res);
+		push(tp, ts, counter_track(tp, "psi", name, -1, -1, 0, NULL), (double)val);
+	}
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id != 15 || f.wire != PB_WIRE_LEN)
+			continue;
+		struct pb_field t = {0};
+		uint64_t temp = 0;
+		uint32_t zone = tp_intern(tp, "", 0);
+		if (pb_find_field(f.data, f.len, 3, &t) == 1 && t.wire == PB_WIRE_LEN)
+			zone = tp_intern(tp, (const char *)t.data, t.len);
+		if (pb_find_field(f.data, f.len, 2, &t) == 1 && t.wire == PB_WIRE_VARINT)
+			temp = t.val;
+		push(tp, ts,
+		     counter_track(tp, "thermal_temperature_sys", tp_str(tp, zone), -1, -1, 0, "C"),
+		     (double)temp);
+	}
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f))
+		if (f.id == 16 && f.wire == PB_WIRE_LEN)
+			cpuidle(tp, ts, &f);
+}
+
+/* ProcessStats.Process field -> "mem.<key>" (GetProcessMemoryKey) or
+ * "mem.smaps.<key>" (GetSmapsKey); NULL otherwise. */
+static const char *process_memory_name(uint32_t id, const char **type)
+{
+	static const char *const mem[] = {
+		[2] = "mem.virt",	   [3] = "mem.rss",	    [4] = "mem.rss.anon",
+		[5] = "mem.rss.file",	   [6] = "mem.rss.shmem",   [7] = "mem.swap",
+		[8] = "mem.locked",	   [9] = "mem.rss.watermark", [24] = "mem.dmabuf_rss",
+		[16] = "mem.smaps.rss",	   [17] = "mem.smaps.pss",  [18] = "mem.smaps.pss.anon",
+		[19] = "mem.smaps.pss.file", [20] = "mem.smaps.pss.smem", [23] = "mem.smaps.swap.pss",
+	};
+	if (id >= sizeof mem / sizeof mem[0] || !mem[id])
+		return NULL;
+	*type = id >= 16 && id <= 23 ? "smaps" : "process_memory";
+	return mem[id];
+}
+
+static void process_stats_process(struct tp *tp, int64_t ts, const uint8_t *p, size_t n)
+{
+	struct pb_field f = {0};
+	int64_t pid = 0;
+	if (pb_find_field(p, n, 1, &f) == 1 && f.wire == PB_WIRE_VARINT)
+		pid = (uint32_t)f.val;
+	struct pb_reader r;
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id == 1 || f.id == 12 || f.id == 13 || f.id == 15)
+			continue; /* pid; chrome fields; fds (no filedescriptor table yet) */
+		if (f.id == 11) {
+			struct pb_field t = {0};
+			if (f.wire == PB_WIRE_LEN && pb_find_field(f.data, f.len, 1, &t) == 1 &&
+			    t.wire == PB_WIRE_VARINT)
+				tp_thread_for_tid(tp, (int32_t)t.val, pid);
+			continue;
+		}
+		uint32_t upid = tp_process_for_pid(tp, pid);
+		if (f.wire != PB_WIRE_VARINT)
+			continue;
+		const char *type = NULL;
+		const char *name = process_memory_name(f.id, &type);
+		if (f.id == 10) {
+			push(tp, ts, counter_track(tp, "oom_score_adj", "oom_score_adj", upid, -1, 0, NULL),
+			     (double)(int64_t)f.val);
+		} else if (name) {
+			/* kB, kept in bytes */
+			push(tp, ts, counter_track(tp, type, name, upid, -1, 0, NULL),
+			     (double)((int64_t)f.val * 1024));
+		} else if (f.id == 21 || f.id == 22) {
+			push(tp, ts,
+			     counter_track(tp, "proc_stat_runtime",
+					   f.id == 21 ? "runtime.user_ns" : "runtime.kernel_ns", upid,
+					   -1, 0, NULL),
+			     (double)(int64_t)f.val);
+		}
+		/* else Perfetto: proc_stat_unknown_counters */
+	}
+}
+
+void proto_process_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n)
+{
+	struct pb_reader r;
+	struct pb_field f = {0};
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f))
+		if (f.id == 1 && f.wire == PB_WIRE_LEN)
+			process_stats_process(im->tp, ts, f.data, f.len);
+}
