@@ -7,7 +7,7 @@
  *   linux.process_stats  procfs/process_stats.c  ProcessTree, ProcessStats
  *   linux.sys_stats      sysstats/sysstats.c     SysStats
  *   linux.system_info    system_info.c           CpuInfo, once at start
- *   linux.ftrace         ftrace/ (not registered yet: see FTRACE HOOK below)
+ *   linux.ftrace         ftrace/data_source.c    FtraceEventBundle, FtraceStats
  *
  * Every data source is registered will_notify_on_start/_stop, as Perfetto's
  * are; start and stop are acknowledged once the instance has written its
@@ -32,7 +32,7 @@
 #define PROBES_PRODUCER_NAME "perfetto.traced_probes"
 #define PROBES_RECONNECT_MS 1000
 
-enum ds_kind { DS_PROCESS_STATS, DS_SYS_STATS, DS_SYSTEM_INFO };
+enum ds_kind { DS_PROCESS_STATS, DS_SYS_STATS, DS_SYSTEM_INFO, DS_FTRACE };
 
 static const struct {
 	const char *name;
@@ -41,10 +41,9 @@ static const struct {
 	{"linux.process_stats", DS_PROCESS_STATS},
 	{"linux.sys_stats", DS_SYS_STATS},
 	{"linux.system_info", DS_SYSTEM_INFO},
-	/* FTRACE HOOK: once ftrace/ has its data source object, add
-	 * {"linux.ftrace", DS_FTRACE} here, create it in on_start and pass the
-	 * pids its events mention to probes_process_stats_on_pids of the
-	 * session's process_stats instance. */
+	/* FTRACE HOOK: pids its events mention are not yet passed to
+	 * probes_process_stats_on_pids of the session's process_stats. */
+	{"linux.ftrace", DS_FTRACE},
 };
 
 struct instance {
@@ -55,6 +54,7 @@ struct instance {
 	struct tracing_writer *w;
 	struct probes_process_stats *ps;
 	struct probes_sys_stats *ss;
+	struct probes_ftrace *ft;
 };
 
 struct probes {
@@ -81,6 +81,7 @@ static void instance_free(struct probes *pr, struct instance *in)
 {
 	probes_process_stats_free(in->ps);
 	probes_sys_stats_free(in->ss);
+	probes_ftrace_free(in->ft); /* last drain into in->w, tracefs restored */
 	if (pr->p && in->w)
 		tracing_producer_free_writer(pr->p, in->w);
 	tb_free(in->config);
@@ -176,6 +177,13 @@ static void on_start(void *ctx, struct tracing_producer *p, uint64_t id, const u
 			probes_sys_stats_start(in->ss);
 		}
 		break;
+	case DS_FTRACE:
+		if (!in->ft) {
+			in->ft = probes_ftrace_new(pr->loop, in->w, in->config, in->config_len,
+						   NULL);
+			probes_ftrace_start(in->ft); /* failures are logged */
+		}
+		break;
 	case DS_SYSTEM_INFO: {
 		struct pb_writer *pw = tracing_writer_begin_packet(in->w);
 		pb_put_uint64(pw, 8, (uint64_t)tb_boot_ns());
@@ -205,8 +213,14 @@ static void on_stop(void *ctx, struct tracing_producer *p, uint64_t id)
 static void on_flush(void *ctx, struct tracing_producer *p, const uint64_t *ids, size_t n,
 		     uint64_t request_id)
 {
-	/* Our data sources write synchronously: committing every writer's
-	 * chunk is the whole flush. */
+	/* ftrace reads what the kernel holds now; the others write
+	 * synchronously. Then committing every writer's chunk is the flush. */
+	struct probes *pr = ctx;
+	for (size_t i = 0; i < n; i++) {
+		struct instance *in = find(pr, ids[i], NULL);
+		if (in && in->ft)
+			probes_ftrace_drain(in->ft);
+	}
 	tracing_producer_flush_done(p, request_id);
 }
 
@@ -263,7 +277,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: traced_probes [--background] [--reset-ftrace] [--cleanup-after-crash]\n"
 		   "                     [--version]\n"
 		   "The producer of Linux data sources (linux.process_stats, linux.sys_stats,\n"
-		   "linux.system_info). Socket: $PERFETTO_PRODUCER_SOCK_NAME.\n");
+		   "linux.system_info, linux.ftrace). Socket: $PERFETTO_PRODUCER_SOCK_NAME.\n");
 }
 
 int traced_probes_main(int argc, char **argv)

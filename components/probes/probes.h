@@ -317,11 +317,51 @@ enum ftrace_stats_phase {
 void ftrace_encode_stats(struct pb_writer *w, enum ftrace_stats_phase phase,
 			 const struct ftrace_cpu_stats *cpus, size_t n);
 
+/* ---- the linux.ftrace data source (ftrace/data_source.c) ----------------- */
+
+#define FTRACE_DS_DEFAULT_DRAIN_MS 100 /* Perfetto's kDefaultTickPeriodMs */
+#define FTRACE_DS_MAX_PAGES 256        /* pages read per CPU per drain */
+
+struct loop;
+struct tracing_writer;
+struct probes_ftrace; /* opaque */
+
+/* A linux.ftrace instance writing into w (borrowed; must outlive it) on
+ * loop l. cfg[0, len) is the serialized DataSourceConfig (its ftrace_config
+ * = 100 is decoded here; ftrace_events, buffer_size_kb, drain_period_ms,
+ * use_monotonic_raw_clock are used). tracefs_root: NULL for the system's
+ * (tests may pass a directory). Nothing touches tracefs until start. Never
+ * NULL; free with probes_ftrace_free. Loop thread. */
+struct probes_ftrace *probes_ftrace_new(struct loop *l, struct tracing_writer *w,
+					const uint8_t *cfg, size_t len, const char *tracefs_root);
+
+/* Configure tracefs (tracing_on 0, buffer size, clock, the configured
+ * events; unknown events are logged and skipped), write FtraceStats
+ * {START_OF_TRACE}, turn tracing on and drain every drain_period_ms on the
+ * loop. Returns 0, or -errno when tracefs cannot be used (logged; whatever
+ * was changed is restored by stop/free) or -EBUSY while another instance
+ * owns tracefs. */
+int probes_ftrace_start(struct probes_ftrace *ft);
+
+/* Read every CPU's pending pages now: one TracePacket{ftrace_events} per
+ * CPU that had data. What a flush does before it is acknowledged. */
+void probes_ftrace_drain(struct probes_ftrace *ft);
+
+/* Turn tracing off, drain a last time, write FtraceStats{END_OF_TRACE} and
+ * restore every tracefs setting changed. Idempotent. */
+void probes_ftrace_stop(struct probes_ftrace *ft);
+
+/* probes_ftrace_stop, then free. NULL is a no-op. */
+void probes_ftrace_free(struct probes_ftrace *ft);
+
+/* The encoder's counters so far (pages, events, lost pages, errors). */
+const struct ftrace_encode_stats *probes_ftrace_stats(const struct probes_ftrace *ft);
+
 /* ---- traced_probes (main.c, system_info.c) -------------------------------- */
 
 /* The traced_probes applet: connect to the producer socket as
- * "perfetto.traced_probes", register linux.process_stats, linux.sys_stats
- * and linux.system_info, write "1" to $TRACED_PROBES_NOTIFY_FD once they are
+ * "perfetto.traced_probes", register linux.ftrace, linux.process_stats,
+ * linux.sys_stats and linux.system_info, write "1" to $TRACED_PROBES_NOTIFY_FD once they are
  * registered, serve sessions until SIGINT/SIGTERM or the service goes away.
  * Flags: --background, --reset-ftrace, --cleanup-after-crash, --version.
  * Returns the exit status. Main thread only. */

@@ -1,0 +1,87 @@
+# linux.ftrace through tracebox autostart: `tracebox -t 1s -o F
+# sched/sched_switch` records FtraceEventBundle packets with events (counted
+# with a minimal protobuf walker, as the trace processor does not import
+# ftrace yet), the trace loads, and tracefs is left as it was (sched_switch
+# enable, tracing_on, trace_clock, buffer_size_kb). Needs root and tracefs;
+# serialised with other live ftrace tests by /tmp/tb-ftrace-live.lock.
+. tests/lib.sh
+
+TRACEFS=
+for d in /sys/kernel/tracing /sys/kernel/debug/tracing; do
+	[ -f "$d/tracing_on" ] && TRACEFS=$d && break
+done
+if [ "$(id -u)" != 0 ]; then
+	skip record "not root"
+	exit 0
+fi
+if [ -z "$TRACEFS" ] || [ ! -f "$TRACEFS/events/sched/sched_switch/enable" ]; then
+	skip record "tracefs with sched/sched_switch is not available"
+	exit 0
+fi
+if ! command -v flock >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then
+	skip record "flock or python3 missing"
+	exit 0
+fi
+
+# The effective per-CPU size: "7 (expanded: 1408)" is 1408.
+size_kb() { sed -n 's/.*expanded: \([0-9]*\).*/\1/p; /expanded/!p' "$TRACEFS/buffer_size_kb"; }
+state() {
+	printf 'enable=%s on=%s clock=%s\n' "$(cat "$TRACEFS/events/sched/sched_switch/enable")" \
+		"$(cat "$TRACEFS/tracing_on")" \
+		"$(sed 's/.*\[\(.*\)\].*/\1/' "$TRACEFS/trace_clock")"
+}
+
+exec 9>/tmp/tb-ftrace-live.lock
+flock 9
+before=$(state) size_before=$(size_kb)
+expect_exit record 0 "$TRACEBOX" -t 1s -o "$TMP/f.pftrace" sched/sched_switch
+after=$(state) size_after=$(size_kb)
+flock -u 9
+
+expect_eq tracefs-restored "$before" "$after"
+d=$((size_before - size_after))
+[ "${d#-}" -le 16 ] && pass buffer-size-restored ||
+	fail buffer-size-restored "before $size_before kB, after $size_after kB"
+
+check trace-loads $TRACEBOX trace_processor_shell query "$TMP/f.pftrace" \
+	'select count(*) from slice'
+
+# Trace{packet=1} -> TracePacket{ftrace_events=1} -> FtraceEventBundle{event=2}.
+python3 - "$TMP/f.pftrace" >"$TMP/counts" <<'PY'
+import sys
+def fields(b):
+    i = 0
+    while i < len(b):
+        k = 0; s = 0
+        while True:
+            c = b[i]; i += 1; k |= (c & 0x7f) << s; s += 7
+            if c < 0x80: break
+        fid, wt = k >> 3, k & 7
+        if wt == 0:
+            while b[i] & 0x80: i += 1
+            i += 1; yield fid, None
+        elif wt == 1: i += 8; yield fid, None
+        elif wt == 5: i += 4; yield fid, None
+        elif wt == 2:
+            n = 0; s = 0
+            while True:
+                c = b[i]; i += 1; n |= (c & 0x7f) << s; s += 7
+                if c < 0x80: break
+            yield fid, b[i:i + n]; i += n
+        else: raise ValueError("wire type %d" % wt)
+data = open(sys.argv[1], 'rb').read()
+bundles = events = stats = 0
+for fid, pkt in fields(data):
+    if fid != 1 or pkt is None: continue
+    for pf, pv in fields(pkt):
+        if pf == 34: stats += 1
+        if pf != 1 or pv is None: continue
+        n = sum(1 for ef, _ in fields(pv) if ef == 2)
+        if n:
+            bundles += 1; events += n
+print(bundles, events, stats)
+PY
+read -r bundles events stats <"$TMP/counts" || bundles=0 events=0 stats=0
+[ "${bundles:-0}" -gt 0 ] && [ "${events:-0}" -gt 0 ] && pass ftrace-bundles ||
+	fail ftrace-bundles "bundles with events: ${bundles:-0}, events: ${events:-0}"
+expect_eq ftrace-stats-start-and-end 2 "${stats:-0}"
