@@ -337,4 +337,13 @@ void perf_emit_lost(struct perf_emitter *e, struct pb_writer *w, uint64_t ts, ui
 size_t perf_resolve_frames(const struct perf_record *rec, const struct perf_maps *maps,
                            const struct perf_kallsyms *ksyms, struct perf_frame *frames_out);
 
+/* ---- main.c: the traced_perf applet ---------------------------------------- */
+
+/* The traced_perf applet: the producer "perfetto.traced_perf" serving the
+ * linux.perf data source on $PERFETTO_PRODUCER_SOCK_NAME. Flags:
+ * --background, --version, --help. Writes "1" to $TRACED_PERF_NOTIFY_FD once
+ * its data source is registered. Runs its own loop until SIGINT/SIGTERM;
+ * returns the process exit status (0, or 1 on a bad flag or setup error). */
+int traced_perf_main(int argc, char **argv);
+
 #endif /* TB_PERF_H */

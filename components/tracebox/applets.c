@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "perf.h"
 #include "perfetto_cmd.h"
 #include "probes.h"
 #include "trace_processor.h"
@@ -19,6 +20,7 @@ const struct tracebox_applet tracebox_applets[] = {
 	 trace_processor_shell_main},
 	{"traced", "the tracing service", traced_main},
 	{"traced_probes", "ftrace, process and system stats data sources", traced_probes_main},
+	{"traced_perf", "callstack sampling data source", traced_perf_main},
 	{NULL, NULL, NULL},
 };
 

@@ -6,7 +6,7 @@
  *   - `--help`, `--version`, `help [APPLET]` are answered here;
  *   - autostart mode: a first argument that is a flag ("-t", "--txt", ...) or
  *     an ftrace event ("sched/sched_switch") runs the perfetto client with
- *     private traced and traced_probes children on private sockets
+ *     private traced, traced_probes and traced_perf children on private sockets
  *     (Perfetto's tracebox autostart), see autostart() below;
  *   - any other word that is not an applet is one error line and exit
  *     status 2 (a typo of an applet name should not start a recording).
@@ -59,9 +59,9 @@ static void usage(FILE *out)
 		"Autostart mode: tracebox followed by perfetto's own arguments, e.g.\n"
 		"  tracebox -t 10s -o trace.pftrace sched/sched_switch\n"
 		"  tracebox -c config.pbtx --txt -o trace.pftrace\n"
-		"records with private traced and traced_probes children on private sockets\n"
-		"(@traced-c-PID, @traced-p-PID), as Perfetto's tracebox does, and stops\n"
-		"them afterwards.\n"
+		"records with private traced, traced_probes and traced_perf children on\n"
+		"private sockets (@traced-c-PID, @traced-p-PID), as Perfetto's tracebox\n"
+		"does, and stops them afterwards.\n"
 		"--system-sockets uses the system socket names instead. The first argument\n"
 		"must be a flag or an ftrace event; see `tracebox perfetto --help`.\n");
 }
@@ -71,6 +71,7 @@ static void usage(FILE *out)
 struct autostart {
 	pid_t traced; /* leader of the services' process group */
 	pid_t probes;
+	pid_t perf;
 };
 
 /* Fork `<self> APPLET [ARG]` with a pipe in the environment variable
@@ -119,7 +120,8 @@ static int spawn_service(const char *applet, const char *arg, const char *notify
 
 /* Spawn `<self> traced` in a new process group with TRACED_NOTIFY_FD, then
  * `<self> traced_probes --reset-ftrace` in the same group with
- * TRACED_PROBES_NOTIFY_FD, waiting for each one's "1". */
+ * TRACED_PROBES_NOTIFY_FD, then `<self> traced_perf` with
+ * TRACED_PERF_NOTIFY_FD, waiting for each one's "1". */
 static int spawn_services(void *ctx, struct tb_err *err)
 {
 	struct autostart *as = ctx;
@@ -127,6 +129,9 @@ static int spawn_services(void *ctx, struct tb_err *err)
 	if (rc == 0)
 		rc = spawn_service("traced_probes", "--reset-ftrace", "TRACED_PROBES_NOTIFY_FD",
 				   as->traced, &as->probes, err);
+	if (rc == 0)
+		rc = spawn_service("traced_perf", NULL, "TRACED_PERF_NOTIFY_FD", as->traced,
+				   &as->perf, err);
 	return rc;
 }
 
@@ -141,33 +146,38 @@ static bool reap(pid_t pid, int *waited)
 	return false;
 }
 
-/* SIGTERM the services' process group, reap both, SIGKILL what lingers. */
+/* SIGTERM the services' process group, reap them all, SIGKILL what
+ * lingers. */
 static void stop_children(void *ctx)
 {
 	struct autostart *as = ctx;
-	pid_t pid = as->traced, probes = as->probes;
+	pid_t pid = as->traced, others[2] = {as->probes, as->perf};
 	int waited = 0;
 	bool gone;
 
 	if (pid <= 0)
 		return;
-	as->traced = as->probes = 0;
+	as->traced = as->probes = as->perf = 0;
 	if (kill(-pid, SIGTERM) != 0) {
 		kill(pid, SIGTERM);
-		if (probes > 0)
-			kill(probes, SIGTERM);
+		for (size_t i = 0; i < TB_ARRAY_SIZE(others); i++)
+			if (others[i] > 0)
+				kill(others[i], SIGTERM);
 	}
 	gone = reap(pid, &waited);
-	if (probes > 0)
-		gone = reap(probes, &waited) && gone;
+	for (size_t i = 0; i < TB_ARRAY_SIZE(others); i++)
+		if (others[i] > 0)
+			gone = reap(others[i], &waited) && gone;
 	if (gone)
 		return;
 	kill(-pid, SIGKILL);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	if (probes > 0) {
-		kill(probes, SIGKILL);
-		waitpid(probes, NULL, 0);
+	for (size_t i = 0; i < TB_ARRAY_SIZE(others); i++) {
+		if (others[i] > 0) {
+			kill(others[i], SIGKILL);
+			waitpid(others[i], NULL, 0);
+		}
 	}
 }
 

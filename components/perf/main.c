@@ -1,0 +1,657 @@
+/*
+ * traced_perf: the producer "perfetto.traced_perf" with one data source,
+ * linux.perf. For each instance the service starts it decodes the
+ * PerfEventConfig (DataSourceConfig field 111), opens one sampling event per
+ * CPU (events.c), and every ring_buffer_read_period_ms drains the rings on a
+ * loop timer: samples of processes in the configured scope are resolved to
+ * frames (per-process /proc/PID/maps, kallsyms for kernel frames) and
+ * written as PerfSample packets with interned callstacks (emit.c) through
+ * the instance's trace writer; PERF_RECORD_LOST counts are written per CPU
+ * as they appear. A Flush reads the rings before acknowledging; a Stop does
+ * a final read, closes the events and frees the writer.
+ *
+ * Scope, as Perfetto's: with no target_pid / target_cmdline every process is
+ * sampled (less the exclusions); otherwise only the targets. Events are
+ * system-wide in both cases and out-of-scope samples are dropped in the
+ * daemon (counted, not written), so processes that start after the
+ * recording can still match by cmdline. The decision is cached per pid, and
+ * so are the maps of the last PERF_MAX_CACHED_PIDS processes sampled.
+ *
+ * Single-threaded on one loop; reconnects every PERF_RECONNECT_MS when the
+ * service goes away; SIGINT/SIGTERM exit 0.
+ */
+#include "perf.h"
+
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ipc.h"
+#include "tracing.h"
+#include "version.h"
+
+#define PERF_LOG "perf"
+#define PERF_PRODUCER_NAME "perfetto.traced_perf"
+#define PERF_DS_NAME "linux.perf"
+#define PERF_RECONNECT_MS 1000
+#define PERF_DEFAULT_READ_PERIOD_MS 100
+#define PERF_MIN_READ_PERIOD_MS 1
+#define PERF_DEFAULT_FREQUENCY 10
+#define PERF_CMDLINE_MAX 4096
+#define PERF_MAX_SCOPE_PIDS 4096  /* scope cache entries before it is reset */
+#define PERF_MAX_CACHED_PIDS 1024 /* processes whose maps are kept */
+
+enum { SCOPE_IN = 1, SCOPE_OUT = 2 };
+
+struct perf_scope {
+	VEC(int32_t) target_pids, exclude_pids;
+	VEC(char *) target_cmds, exclude_cmds; /* tb_strdup'd glob patterns */
+	struct hmap cache;                     /* pid -> SCOPE_IN / SCOPE_OUT */
+};
+
+struct instance {
+	uint64_t id;
+	uint8_t *config; /* serialized DataSourceConfig from setup */
+	size_t config_len;
+	struct perf_daemon *d;
+	struct tracing_writer *w;
+	bool started, opened;
+	struct perf_events ev;
+	struct perf_emitter em;
+	struct pb_writer buf; /* packets from emit.c, framed as Trace.packet */
+	uint64_t timer;
+	bool kernel_frames, have_ksyms;
+	clockid_t clk; /* the clock of sample timestamps, for lost-record packets */
+	struct perf_kallsyms ksyms;
+	struct perf_scope scope;
+	struct hmap maps; /* pid -> struct perf_maps * (empty when unreadable) */
+	struct perf_frame *frames;
+	uint64_t *lost_written; /* per stream: lost_records already emitted */
+	uint64_t skipped;       /* samples outside the scope */
+};
+
+struct perf_daemon {
+	struct loop *loop;
+	struct tracing_producer *p;
+	VEC(struct instance *) instances;
+	bool notified;
+	uint64_t reconnect_timer;
+};
+
+/* ---- scope ------------------------------------------------------------------ */
+
+static void scope_release(struct perf_scope *s)
+{
+	for (size_t i = 0; i < s->target_cmds.len; i++)
+		tb_free(s->target_cmds.data[i]);
+	for (size_t i = 0; i < s->exclude_cmds.len; i++)
+		tb_free(s->exclude_cmds.data[i]);
+	vec_release(&s->target_pids);
+	vec_release(&s->exclude_pids);
+	vec_release(&s->target_cmds);
+	vec_release(&s->exclude_cmds);
+	hmap_release(&s->cache);
+}
+
+static void scope_add(struct perf_scope *s, const int32_t *tp, size_t ntp, char **tc, size_t ntc,
+		      const int32_t *ep, size_t nep, char **ec, size_t nec)
+{
+	for (size_t i = 0; i < ntp; i++)
+		vec_push(&s->target_pids, tp[i]);
+	for (size_t i = 0; i < ntc; i++)
+		vec_push(&s->target_cmds, tb_strdup(tc[i]));
+	for (size_t i = 0; i < nep; i++)
+		vec_push(&s->exclude_pids, ep[i]);
+	for (size_t i = 0; i < nec; i++)
+		vec_push(&s->exclude_cmds, tb_strdup(ec[i]));
+}
+
+/* argv[0] of pid, NUL-terminated into buf; false for kernel threads and
+ * processes that are gone. */
+static bool read_argv0(int32_t pid, char *buf, size_t cap)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	n = read(fd, buf, cap - 1);
+	tb_close(&fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	return true;
+}
+
+/* Perfetto matches a cmdline pattern against argv[0] and its basename
+ * (glob patterns allowed). */
+static bool cmd_matches(const char *const *pats, size_t n, const char *argv0)
+{
+	const char *slash = strrchr(argv0, '/');
+	const char *base = slash ? slash + 1 : argv0;
+	for (size_t i = 0; i < n; i++)
+		if (fnmatch(pats[i], argv0, 0) == 0 || fnmatch(pats[i], base, 0) == 0)
+			return true;
+	return false;
+}
+
+static bool scope_decide(const struct perf_scope *s, int32_t pid)
+{
+	char argv0[PERF_CMDLINE_MAX];
+	bool have_cmd = false, targeted = s->target_pids.len || s->target_cmds.len;
+
+	for (size_t i = 0; i < s->exclude_pids.len; i++)
+		if (s->exclude_pids.data[i] == pid)
+			return false;
+	if (s->exclude_cmds.len || s->target_cmds.len)
+		have_cmd = read_argv0(pid, argv0, sizeof argv0);
+	if (have_cmd && cmd_matches((const char *const *)s->exclude_cmds.data,
+				    s->exclude_cmds.len, argv0))
+		return false;
+	if (!targeted)
+		return true;
+	for (size_t i = 0; i < s->target_pids.len; i++)
+		if (s->target_pids.data[i] == pid)
+			return true;
+	return have_cmd && cmd_matches((const char *const *)s->target_cmds.data,
+				       s->target_cmds.len, argv0);
+}
+
+static bool in_scope(struct perf_scope *s, int32_t pid)
+{
+	uint64_t v;
+
+	if (!s->target_pids.len && !s->target_cmds.len && !s->exclude_pids.len &&
+	    !s->exclude_cmds.len)
+		return true;
+	if (hmap_get(&s->cache, (uint64_t)(uint32_t)pid, &v))
+		return v == SCOPE_IN;
+	if (s->cache.len >= PERF_MAX_SCOPE_PIDS)
+		hmap_clear(&s->cache);
+	v = scope_decide(s, pid) ? SCOPE_IN : SCOPE_OUT;
+	hmap_put(&s->cache, (uint64_t)(uint32_t)pid, v);
+	return v == SCOPE_IN;
+}
+
+/* ---- instances ------------------------------------------------------------- */
+
+static struct instance *find(struct perf_daemon *d, uint64_t id, size_t *index)
+{
+	for (size_t i = 0; i < d->instances.len; i++) {
+		if (d->instances.data[i]->id == id) {
+			if (index)
+				*index = i;
+			return d->instances.data[i];
+		}
+	}
+	return NULL;
+}
+
+static void maps_cache_release(struct hmap *m)
+{
+	for (size_t i = hmap_next(m, 0); i != HMAP_END; i = hmap_next(m, i + 1)) {
+		struct perf_maps *pm = (void *)(uintptr_t)m->slots[i].val;
+		perf_maps_release(pm);
+		tb_free(pm);
+	}
+	hmap_release(m);
+}
+
+static const struct perf_maps *maps_for(struct instance *in, uint32_t pid)
+{
+	struct perf_maps *pm = hmap_get_ptr(&in->maps, pid);
+
+	if (pm)
+		return pm->n ? pm : NULL;
+	if (in->maps.len >= PERF_MAX_CACHED_PIDS) { /* bound memory on busy systems */
+		maps_cache_release(&in->maps);
+		hmap_init(&in->maps);
+	}
+	pm = tb_calloc(1, sizeof *pm);
+	if (pid > 0 && perf_maps_load(pm, (int)pid, NULL) == 0)
+		perf_maps_load_elf(pm);
+	hmap_put_ptr(&in->maps, pid, pm);
+	return pm->n ? pm : NULL;
+}
+
+/* Move the packets emit.c wrote into buf to the trace writer. */
+static void drain_packets(struct instance *in)
+{
+	struct pb_reader r;
+	struct pb_field f = {0};
+
+	pb_reader_init(&r, pb_writer_data(&in->buf), pb_writer_size(&in->buf));
+	while (pb_next(&r, &f)) {
+		if (f.id != 1 || f.wire != PB_WIRE_LEN)
+			continue;
+		pb_put_raw(tracing_writer_begin_packet(in->w), f.data, f.len);
+		tracing_writer_end_packet(in->w);
+	}
+	pb_writer_reset(&in->buf);
+}
+
+static void on_record(void *ctx, const struct perf_record *rec)
+{
+	struct instance *in = ctx;
+	size_t n;
+
+	if (rec->kind != PERF_REC_SAMPLE)
+		return; /* lost counts are emitted from the stream stats */
+	if (!in_scope(&in->scope, (int32_t)rec->pid)) {
+		in->skipped++;
+		return;
+	}
+	n = perf_resolve_frames(rec, rec->n_user ? maps_for(in, rec->pid) : NULL,
+				in->have_ksyms ? &in->ksyms : NULL, in->frames);
+	perf_emit_sample(&in->em, &in->buf, rec->time, rec->cpu, rec->pid, rec->tid,
+			 rec->misc & 7, in->frames, n);
+	drain_packets(in);
+}
+
+/* Drain every ring, then report new PERF_RECORD_LOST counts per CPU. */
+static void read_rings(struct instance *in)
+{
+	if (!in->opened || !in->w)
+		return;
+	for (size_t i = 0; i < in->ev.n_streams; i++) {
+		struct perf_cpu_stream *s = &in->ev.streams[i];
+		perf_ring_read(&s->ring, 0, on_record, in, &s->stats);
+		if (s->stats.lost_records > in->lost_written[i]) {
+			perf_emit_lost(&in->em, &in->buf, (uint64_t)tb_now_ns(in->clk),
+				       (uint32_t)s->cpu, s->stats.lost_records - in->lost_written[i]);
+			in->lost_written[i] = s->stats.lost_records;
+			drain_packets(in);
+		}
+	}
+}
+
+static void on_read_timer(struct loop *l, uint64_t id, void *ctx)
+{
+	struct instance *in = ctx;
+	read_rings(in);
+	if (in->d->p)
+		tracing_producer_commit(in->d->p);
+}
+
+static void instance_free(struct perf_daemon *d, struct instance *in)
+{
+	if (in->timer)
+		loop_cancel_timer(d->loop, in->timer);
+	if (in->opened) {
+		perf_events_disable(&in->ev, NULL);
+		perf_events_close(&in->ev);
+		perf_emitter_release(&in->em);
+	}
+	if (d->p && in->w)
+		tracing_producer_free_writer(d->p, in->w);
+	pb_writer_release(&in->buf);
+	perf_kallsyms_release(&in->ksyms);
+	scope_release(&in->scope);
+	maps_cache_release(&in->maps);
+	tb_free(in->frames);
+	tb_free(in->lost_written);
+	tb_free(in->config);
+	tb_free(in);
+}
+
+static void drop_all(struct perf_daemon *d)
+{
+	for (size_t i = 0; i < d->instances.len; i++)
+		instance_free(d, d->instances.data[i]);
+	vec_clear(&d->instances);
+}
+
+static uint32_t clock_from_proto(int c)
+{
+	switch (c) {
+	case PERFETTO__PROTOS__PERF_EVENTS__PERF_CLOCK__PERF_CLOCK_REALTIME:
+		return PERF_CLOCK_REALTIME;
+	case PERFETTO__PROTOS__PERF_EVENTS__PERF_CLOCK__PERF_CLOCK_MONOTONIC:
+		return PERF_CLOCK_MONOTONIC;
+	case PERFETTO__PROTOS__PERF_EVENTS__PERF_CLOCK__PERF_CLOCK_BOOTTIME:
+		return PERF_CLOCK_BOOTTIME;
+	default:
+		return PERF_CLOCK_MONOTONIC_RAW;
+	}
+}
+
+/* Fill the event options, read period and scope of in from its config.
+ * Returns 0 or -EINVAL with err set for what we cannot sample on. */
+static int parse_config(struct instance *in, struct perf_event_opts *o, uint32_t *read_ms,
+			struct tb_err *err)
+{
+	Perfetto__Protos__DataSourceConfig *dsc = NULL;
+	const Perfetto__Protos__PerfEventConfig *c;
+	const Perfetto__Protos__PerfEvents__Timebase *tb;
+	const Perfetto__Protos__PerfEventConfig__CallstackSampling *cs;
+	int rc = 0;
+
+	memset(o, 0, sizeof *o);
+	o->all_cpus = true;
+	o->cpu = -1;
+	o->frequency = PERF_DEFAULT_FREQUENCY;
+	*read_ms = PERF_DEFAULT_READ_PERIOD_MS;
+	if (in->config_len)
+		dsc = perfetto__protos__data_source_config__unpack(ipc_pb_allocator(),
+								   in->config_len, in->config);
+	if (in->config_len && !dsc) {
+		rc = tb_err_set(err, -EINVAL, "cannot decode the data source config");
+		goto out;
+	}
+	c = dsc ? dsc->perf_event_config : NULL;
+	if (!c) {
+		o->no_callchain = true;
+		goto out;
+	}
+	if (c->has_sampling_frequency && c->sampling_frequency)
+		o->frequency = c->sampling_frequency;
+	if (c->has_ring_buffer_pages && c->ring_buffer_pages)
+		o->ring_buffer_pages = c->ring_buffer_pages;
+	if (c->has_ring_buffer_read_period_ms && c->ring_buffer_read_period_ms)
+		*read_ms = c->ring_buffer_read_period_ms < PERF_MIN_READ_PERIOD_MS
+				   ? PERF_MIN_READ_PERIOD_MS
+				   : c->ring_buffer_read_period_ms;
+	if ((tb = c->timebase)) {
+		if (tb->interval_case == PERFETTO__PROTOS__PERF_EVENTS__TIMEBASE__INTERVAL_PERIOD &&
+		    tb->period)
+			o->period = tb->period;
+		else if (tb->interval_case ==
+				 PERFETTO__PROTOS__PERF_EVENTS__TIMEBASE__INTERVAL_FREQUENCY &&
+			 tb->frequency)
+			o->frequency = tb->frequency;
+		if (tb->event_case == PERFETTO__PROTOS__PERF_EVENTS__TIMEBASE__EVENT_COUNTER) {
+			o->counter = (uint32_t)tb->counter;
+		} else if (tb->event_case != PERFETTO__PROTOS__PERF_EVENTS__TIMEBASE__EVENT__NOT_SET) {
+			rc = tb_err_set(err, -EINVAL,
+					"only counter timebases are supported (not tracepoints "
+					"or raw events)");
+			goto out;
+		}
+		if (tb->has_timestamp_clock)
+			o->clock = clock_from_proto(tb->timestamp_clock);
+		if (tb->n_modifiers) {
+			bool user = false, kernel = false;
+			for (size_t i = 0; i < tb->n_modifiers; i++) {
+				user |= tb->modifiers[i] ==
+					PERFETTO__PROTOS__PERF_EVENTS__EVENT_MODIFIER__EVENT_MODIFIER_COUNT_USERSPACE;
+				kernel |= tb->modifiers[i] ==
+					  PERFETTO__PROTOS__PERF_EVENTS__EVENT_MODIFIER__EVENT_MODIFIER_COUNT_KERNEL;
+			}
+			o->exclude_kernel = user && !kernel;
+		}
+	}
+	cs = c->callstack_sampling;
+	/* Legacy top-level fields imply callstack sampling, as in Perfetto. */
+	o->no_callchain = !cs && !c->n_target_pid && !c->n_target_cmdline && !c->has_kernel_frames;
+	o->kernel_frames = (cs && cs->has_kernel_frames && cs->kernel_frames) ||
+			   (c->has_kernel_frames && c->kernel_frames);
+	scope_add(&in->scope, c->target_pid, c->n_target_pid, c->target_cmdline,
+		  c->n_target_cmdline, c->exclude_pid, c->n_exclude_pid, c->exclude_cmdline,
+		  c->n_exclude_cmdline);
+	if (cs && cs->scope) {
+		const Perfetto__Protos__PerfEventConfig__Scope *s = cs->scope;
+		scope_add(&in->scope, s->target_pid, s->n_target_pid, s->target_cmdline,
+			  s->n_target_cmdline, s->exclude_pid, s->n_exclude_pid,
+			  s->exclude_cmdline, s->n_exclude_cmdline);
+	}
+out:
+	if (dsc)
+		perfetto__protos__data_source_config__free_unpacked(dsc, ipc_pb_allocator());
+	return rc;
+}
+
+/* Open, enable and arm the read timer. Failures are logged: the instance
+ * then records nothing, and the session goes on. */
+static void instance_start(struct perf_daemon *d, struct instance *in)
+{
+	struct perf_event_opts o;
+	struct tb_err err = {0};
+	uint32_t read_ms;
+
+	if (parse_config(in, &o, &read_ms, &err) != 0)
+		goto fail;
+	in->kernel_frames = o.kernel_frames;
+	in->clk = o.clock == PERF_CLOCK_REALTIME    ? CLOCK_REALTIME
+		  : o.clock == PERF_CLOCK_MONOTONIC ? CLOCK_MONOTONIC
+		  : o.clock == PERF_CLOCK_BOOTTIME  ? CLOCK_BOOTTIME
+						    : CLOCK_MONOTONIC_RAW;
+	if (perf_events_open(&in->ev, &o, &err) != 0)
+		goto fail;
+	in->opened = true;
+	perf_emitter_init(&in->em, in->ev.clock_id, in->ev.counter, in->ev.frequency,
+			  in->ev.period);
+	if (in->kernel_frames) {
+		struct tb_err kerr = {0};
+		if (perf_kallsyms_load(&in->ksyms, &kerr) == 0)
+			in->have_ksyms = true;
+		else
+			log_warn(PERF_LOG, "kernel frames stay unnamed: %s", kerr.msg);
+	}
+	in->frames = tb_calloc(2 * PERF_MAX_FRAMES, sizeof *in->frames);
+	in->lost_written = tb_calloc(in->ev.n_streams ? in->ev.n_streams : 1, sizeof(uint64_t));
+	perf_emit_start(&in->em, &in->buf, (uint64_t)tb_boot_ns());
+	drain_packets(in);
+	tracing_writer_flush(in->w);
+	if (perf_events_enable(&in->ev, &err) != 0)
+		goto fail;
+	in->timer = loop_add_timer(d->loop, read_ms, read_ms, on_read_timer, in);
+	log_debug(PERF_LOG, "instance %llu: %zu cpu streams, reading every %u ms",
+		  (unsigned long long)in->id, in->ev.n_streams, read_ms);
+	return;
+fail:
+	log_error(PERF_LOG, "linux.perf instance %llu records nothing: %s",
+		  (unsigned long long)in->id, err.msg);
+}
+
+/* ---- producer callbacks ------------------------------------------------------ */
+
+/* tracebox autostart passes a pipe in TRACED_PERF_NOTIFY_FD and waits for
+ * "1", written once our data source is registered (compat §5.2). */
+static void notify_ready(struct perf_daemon *d)
+{
+	const char *s = getenv("TRACED_PERF_NOTIFY_FD");
+	char *end;
+	long fd;
+
+	if (d->notified || !s)
+		return;
+	d->notified = true;
+	errno = 0;
+	fd = strtol(s, &end, 10);
+	if (!errno && end != s && !*end && fd >= 0 && fd <= INT32_MAX) {
+		int f = (int)fd;
+		if (tb_write_all(f, "1", 1) != 0)
+			log_warn(PERF_LOG, "cannot write to TRACED_PERF_NOTIFY_FD %d", f);
+		tb_close(&f);
+	}
+	unsetenv("TRACED_PERF_NOTIFY_FD");
+}
+
+static void on_connect(void *ctx, struct tracing_producer *p)
+{
+	log_info(PERF_LOG, "connected to the tracing service");
+	notify_ready(ctx);
+}
+
+static void on_setup(void *ctx, struct tracing_producer *p, uint64_t id, const char *ds_name,
+		     const uint8_t *config, size_t config_len)
+{
+	struct perf_daemon *d = ctx;
+	struct instance *in;
+
+	if (strcmp(ds_name, PERF_DS_NAME) != 0 || find(d, id, NULL)) {
+		log_warn(PERF_LOG, "ignoring setup of '%s' (instance %llu)", ds_name,
+			 (unsigned long long)id);
+		return;
+	}
+	in = tb_calloc(1, sizeof *in);
+	in->id = id;
+	in->d = d;
+	in->config = config_len ? tb_memdup(config, config_len) : NULL;
+	in->config_len = config_len;
+	pb_writer_init_growable(&in->buf);
+	hmap_init(&in->maps);
+	hmap_init(&in->scope.cache);
+	vec_push(&d->instances, in);
+}
+
+static void on_start(void *ctx, struct tracing_producer *p, uint64_t id, const uint8_t *config,
+		     size_t config_len, uint32_t target_buffer)
+{
+	struct perf_daemon *d = ctx;
+	struct instance *in = find(d, id, NULL);
+
+	if (in && !in->started) {
+		in->started = true;
+		if ((in->w = tracing_producer_new_writer(p, target_buffer)))
+			instance_start(d, in);
+		else
+			log_warn(PERF_LOG, "no trace writer for instance %llu",
+				 (unsigned long long)id);
+	}
+	tracing_producer_notify_started(p, id);
+}
+
+static void on_stop(void *ctx, struct tracing_producer *p, uint64_t id)
+{
+	struct perf_daemon *d = ctx;
+	size_t i;
+	struct instance *in = find(d, id, &i);
+
+	if (in) {
+		if (in->opened)
+			perf_events_disable(&in->ev, NULL);
+		read_rings(in);
+		if (in->skipped)
+			log_debug(PERF_LOG, "instance %llu: %llu samples out of scope",
+				  (unsigned long long)id, (unsigned long long)in->skipped);
+		d->instances.data[i] = *vec_last(&d->instances);
+		d->instances.len--;
+		instance_free(d, in);
+	}
+	tracing_producer_notify_stopped(p, id);
+}
+
+static void on_flush(void *ctx, struct tracing_producer *p, const uint64_t *ids, size_t n,
+		     uint64_t request_id)
+{
+	struct perf_daemon *d = ctx;
+	for (size_t i = 0; i < n; i++) {
+		struct instance *in = find(d, ids[i], NULL);
+		if (in)
+			read_rings(in);
+	}
+	tracing_producer_flush_done(p, request_id);
+}
+
+static int connect_service(struct perf_daemon *d, struct tb_err *err);
+
+static void on_reconnect(struct loop *l, uint64_t id, void *ctx)
+{
+	struct perf_daemon *d = ctx;
+	struct tb_err err = {0};
+	d->reconnect_timer = 0;
+	if (connect_service(d, &err) != 0)
+		d->reconnect_timer = loop_add_timer(l, PERF_RECONNECT_MS, 0, on_reconnect, d);
+}
+
+static void on_disconnect(void *ctx, struct tracing_producer *p)
+{
+	struct perf_daemon *d = ctx;
+	log_warn(PERF_LOG, "disconnected from the tracing service: %s",
+		 tracing_producer_err(p)->msg);
+	drop_all(d);
+	tracing_producer_free(p); /* deferred until this callback returns */
+	d->p = NULL;
+	d->reconnect_timer = loop_add_timer(d->loop, PERF_RECONNECT_MS, 0, on_reconnect, d);
+}
+
+static int connect_service(struct perf_daemon *d, struct tb_err *err)
+{
+	struct tracing_producer_opts o = {0};
+
+	o.name = PERF_PRODUCER_NAME;
+	o.ctx = d;
+	o.on_connect = on_connect;
+	o.on_disconnect = on_disconnect;
+	o.setup = on_setup;
+	o.start = on_start;
+	o.stop = on_stop;
+	o.flush = on_flush;
+	if (!(d->p = tracing_producer_new(d->loop, &o, err)))
+		return err->code ? err->code : -ECONNREFUSED;
+	tracing_producer_register_data_source(d->p, PERF_DS_NAME, true, true, false);
+	return 0;
+}
+
+static void on_signal(struct loop *l, int signo, void *ctx)
+{
+	log_info(PERF_LOG, "signal %d, exiting", signo);
+	loop_quit(l, 0);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: traced_perf [--background] [--version]\n"
+		   "The producer of the linux.perf data source (callstack sampling with\n"
+		   "perf_event_open). Socket: $PERFETTO_PRODUCER_SOCK_NAME.\n");
+}
+
+int traced_perf_main(int argc, char **argv)
+{
+	struct tb_err err = {0};
+	struct perf_daemon d = {0};
+	bool background = false;
+	int rc = 1;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-v") == 0) {
+			printf("tracebox traced_perf %s (%s)\n", TB_VERSION, TB_REVISION);
+			return 0;
+		} else if (strcmp(argv[i], "--background") == 0) {
+			background = true;
+		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			usage(stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "traced_perf: unknown option '%s'\n", argv[i]);
+			usage(stderr);
+			return 1;
+		}
+	}
+	log_set_name("traced_perf");
+	signal(SIGPIPE, SIG_IGN);
+	if (!(d.loop = loop_new(&err)))
+		goto out;
+	if (loop_add_signal(d.loop, SIGINT, on_signal, NULL) ||
+	    loop_add_signal(d.loop, SIGTERM, on_signal, NULL)) {
+		tb_err_set(&err, -EINVAL, "%s", loop_err(d.loop)->msg);
+		goto out;
+	}
+	if (connect_service(&d, &err) != 0) {
+		log_warn(PERF_LOG, "%s; retrying", err.msg);
+		tb_err_clear(&err);
+		d.reconnect_timer = loop_add_timer(d.loop, PERF_RECONNECT_MS, 0, on_reconnect, &d);
+	}
+	if (background && daemon(0, 0) != 0) {
+		tb_err_errno(&err, -errno, "cannot daemonize");
+		goto out;
+	}
+	rc = loop_run(d.loop) < 0 ? 1 : 0;
+out:
+	if (tb_err_is_set(&err))
+		fprintf(stderr, "traced_perf: %s\n", err.msg);
+	drop_all(&d);
+	vec_release(&d.instances);
+	tracing_producer_free(d.p);
+	if (d.loop)
+		loop_free(d.loop);
+	return rc;
+}

@@ -1,0 +1,84 @@
+# traced_perf through tracebox autostart: linux.perf at 1000 Hz on every CPU
+# with callstack sampling and no scope, recorded for 1 s while a busy loop
+# runs; the trace loads in the trace processor, holds well over 100
+# PerfSample packets, and no service child outlives the capture. Needs root
+# and a kernel that lets us open cpu-clock sampling events.
+. tests/lib.sh
+
+leftovers() {
+	grep -l -a "T2400_MARK=$1" /proc/[0-9]*/environ 2>/dev/null |
+		sed 's|/proc/\([0-9]*\)/environ|\1|' | grep -v "^$$\$" || true
+}
+busy=
+at_exit '[ -n "$busy" ] && kill $busy 2>/dev/null; for p in $(leftovers $$); do kill -9 $p; done'
+
+check applet-version "$TRACEBOX" traced_perf --version
+expect_exit applet-bad-flag 1 "$TRACEBOX" traced_perf --no-such-flag
+"$TRACEBOX" --help | grep -q '^  traced_perf ' && pass applet-listed || fail applet-listed
+
+if [ "$(id -u)" != 0 ]; then
+	skip record "not root"
+	exit 0
+fi
+# Can this kernel (or container) open a sampling cpu-clock event at all?
+if ! python3 - <<'PY' 2>/dev/null; then
+import ctypes, os, struct
+libc = ctypes.CDLL(None, use_errno=True)
+nr = {"x86_64": 298, "aarch64": 241, "armv7l": 364, "i686": 336}.get(os.uname().machine)
+# perf_event_attr (size 112): type=1 (software), config=0 (cpu-clock),
+# sample_freq=1000, flags: disabled | freq (bits 0 and 10).
+attr = struct.pack("<IIQQQQQ", 1, 112, 0, 1000, 0, 0, (1 << 0) | (1 << 10)) + bytes(64)
+fd = libc.syscall(nr, ctypes.c_char_p(attr), -1, 0, -1, 0) if nr else -1
+raise SystemExit(0 if fd >= 0 else 1)
+PY
+	skip record "perf_event_open is refused here (perf_event_paranoid, seccomp or no python3)"
+	exit 0
+fi
+
+cat >"$TMP/perf.pbtxt" <<'CFG'
+duration_ms: 1000
+buffers { size_kb: 65536 fill_policy: RING_BUFFER }
+data_sources { config { name: "linux.perf" perf_event_config {
+	timebase { frequency: 1000 }
+	callstack_sampling { }
+} } }
+CFG
+sh -c 'while :; do :; done' &
+busy=$!
+expect_exit record 0 env T2400_MARK=$$ "$TRACEBOX" --txt -c "$TMP/perf.pbtxt" -o "$TMP/p.pftrace"
+kill $busy 2>/dev/null
+wait $busy 2>/dev/null
+busy=
+expect_eq no-children-left "" "$(leftovers $$)"
+
+check trace-loads "$TRACEBOX" trace_processor_shell query "$TMP/p.pftrace" "select 1"
+
+# TracePacket.perf_sample (field 66), counted with a minimal protobuf walker.
+n=$(python3 - "$TMP/p.pftrace" <<'PY'
+import sys
+def varint(b, i):
+    v = 0; s = 0
+    while True:
+        c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
+        if c < 0x80: return v, i
+def fields(b):
+    i = 0
+    while i < len(b):
+        k, i = varint(b, i)
+        fid, wt = k >> 3, k & 7
+        if wt == 0:
+            v, i = varint(b, i); yield fid, v
+        elif wt == 2:
+            n, i = varint(b, i); yield fid, b[i:i + n]; i += n
+        elif wt == 1: yield fid, b[i:i + 8]; i += 8
+        elif wt == 5: yield fid, b[i:i + 4]; i += 4
+        else: raise ValueError("wire type %d" % wt)
+n = 0
+for fid, pkt in fields(open(sys.argv[1], "rb").read()):
+    if fid == 1:
+        n += sum(1 for f, _ in fields(pkt) if f == 66)
+print(n)
+PY
+)
+[ "${n:-0}" -gt 100 ] 2>/dev/null && pass perf-samples ||
+	fail perf-samples "PerfSample packets: ${n:-none}"
