@@ -230,17 +230,12 @@ void perfetto_cmd_config_set_uuid(Perfetto__Protos__TraceConfig *cfg)
 uint8_t *perfetto_cmd_config_pack_for_service(Perfetto__Protos__TraceConfig *cfg, size_t *len)
 {
 	char *output_path = cfg->output_path;
-	protobuf_c_boolean has_wif = cfg->has_write_into_file, wif = cfg->write_into_file;
 	uint8_t *buf;
 
 	cfg->output_path = NULL;
-	cfg->has_write_into_file = false;
-	cfg->write_into_file = false;
 	*len = perfetto__protos__trace_config__get_packed_size(cfg);
 	buf = tb_malloc(*len ? *len : 1);
 	perfetto__protos__trace_config__pack(cfg, buf);
 	cfg->output_path = output_path;
-	cfg->has_write_into_file = has_wif;
-	cfg->write_into_file = wif;
 	return buf;
 }

@@ -31,6 +31,9 @@ enum {
 	OPT_NO_CLOBBER,
 	OPT_VERSION,
 	OPT_NOTIFY_FD,
+	OPT_QUERY,
+	OPT_QUERY_RAW,
+	OPT_LONG,
 	OPT_UNSUPPORTED,
 	OPT_UNSUPPORTED_ARG,
 };
@@ -51,9 +54,9 @@ static const struct option long_options[] = {
     {"version", no_argument, NULL, OPT_VERSION},
     {"notify-fd", required_argument, NULL, OPT_NOTIFY_FD},
     /* Perfetto flags this client does not implement: named, then refused. */
-    {"query", no_argument, NULL, OPT_UNSUPPORTED},
-    {"query-raw", no_argument, NULL, OPT_UNSUPPORTED},
-    {"long", no_argument, NULL, OPT_UNSUPPORTED},
+    {"query", no_argument, NULL, OPT_QUERY},
+    {"query-raw", no_argument, NULL, OPT_QUERY_RAW},
+    {"long", no_argument, NULL, OPT_LONG},
     {"detach", required_argument, NULL, OPT_UNSUPPORTED_ARG},
     {"attach", required_argument, NULL, OPT_UNSUPPORTED_ARG},
     {"is_detached", required_argument, NULL, OPT_UNSUPPORTED_ARG},
@@ -79,6 +82,7 @@ struct args {
 	const char *config_path, *out_path;
 	enum perfetto_cmd_txt txt;
 	bool txt_flag, txt_lossy_flag, no_clobber, background, background_wait;
+	bool query, query_raw, query_long;
 	int notify_fd;
 	bool light;
 	struct perfetto_cmd_light_opts lo;
@@ -99,8 +103,10 @@ static void usage(FILE *f, const char *argv0, const struct perfetto_cmd_hooks *h
 	    "  --no-clobber             : Do not overwrite an existing output file\n"
 	    "  --txt                    : Parse config as pbtxt\n"
 	    "  --txt-lossy              : Like --txt, but drops unknown fields and enum values\n"
-	    "  --notify-fd      FD      : Write a status byte (0 = ok) to FD once tracing is\n"
-	    "                             enabled, then close it\n"
+	    "  --notify-fd      FD      : Write a status byte (0 = ok) to FD once all data\n"
+	    "                             sources started, then close it\n"
+	    "  --query [--long]         : Print the tracing service state and exit\n"
+	    "  --query-raw              : Like --query, as a binary TracingServiceState\n"
 	    "  --version                : Print the version and exit\n"
 	    "  --help           -h\n"
 	    "\n"
@@ -194,6 +200,15 @@ static int parse_args(int argc, char **argv, struct args *a, const struct perfet
 			a->notify_fd = (int)v;
 			break;
 		}
+		case OPT_QUERY:
+			a->query = true;
+			break;
+		case OPT_QUERY_RAW:
+			a->query_raw = true;
+			break;
+		case OPT_LONG:
+			a->query_long = true;
+			break;
 		case OPT_UNSUPPORTED:
 		case OPT_UNSUPPORTED_ARG:
 			fprintf(stderr, "perfetto: --%s is not supported by this build\n",
@@ -325,7 +340,6 @@ int perfetto_cmd_run(int argc, char **argv, const struct perfetto_cmd_hooks *hoo
 	struct perfetto_cmd_session_opts so = {0};
 	Perfetto__Protos__TraceConfig *cfg = NULL;
 	const char *out_path;
-	uint64_t max_bytes = 0;
 	bool out_open = false, services = false;
 	int rc;
 
@@ -338,6 +352,15 @@ int perfetto_cmd_run(int argc, char **argv, const struct perfetto_cmd_hooks *hoo
 		fprintf(stderr, "perfetto: --notify-fd %d is not an open file descriptor\n",
 		        a.notify_fd);
 		return 1;
+	}
+	if (a.query || a.query_raw) {
+		signal(SIGPIPE, SIG_IGN);
+		if (perfetto_cmd_query_run(ipc_consumer_socket_name(), a.query_raw, a.query_long,
+		                           &err)) {
+			fprintf(stderr, "perfetto: %s\n", err.msg);
+			return 1;
+		}
+		return 0;
 	}
 	if (load_config(&a, &cfg))
 		goto out;
@@ -360,9 +383,8 @@ int perfetto_cmd_run(int argc, char **argv, const struct perfetto_cmd_hooks *hoo
 		fprintf(stderr, "perfetto: --background cannot write the trace to stdout\n");
 		goto out;
 	}
-	if (cfg->has_write_into_file && cfg->write_into_file && cfg->has_max_file_size_bytes)
-		max_bytes = cfg->max_file_size_bytes;
-	if (perfetto_cmd_out_open(&out, out_path, a.no_clobber, max_bytes, &err)) {
+	/* write_into_file: traced writes (and caps) the file through our fd. */
+	if (perfetto_cmd_out_open(&out, out_path, a.no_clobber, 0, &err)) {
 		fprintf(stderr, "perfetto: %s\n", err.msg);
 		goto out;
 	}
@@ -386,6 +408,7 @@ int perfetto_cmd_run(int argc, char **argv, const struct perfetto_cmd_hooks *hoo
 	so.socket = ipc_consumer_socket_name();
 	so.config = perfetto_cmd_config_pack_for_service(cfg, &so.config_len);
 	so.out = &out;
+	so.write_into_file = cfg->write_into_file;
 	so.notify_fd = a.notify_fd;
 	signal(SIGPIPE, SIG_IGN);
 	if (perfetto_cmd_session_run(&so, &err)) {
@@ -393,8 +416,11 @@ int perfetto_cmd_run(int argc, char **argv, const struct perfetto_cmd_hooks *hoo
 		goto out;
 	}
 	{
+		struct stat st;
 		uint64_t bytes = out.bytes;
 		char *name = tb_strdup(out.path ? out.path : "stdout");
+		if (so.write_into_file && out.path && fstat(out.fd, &st) == 0)
+			bytes = (uint64_t)st.st_size;
 		if (perfetto_cmd_out_finish(&out, &err)) {
 			out_open = false;
 			tb_free(name);

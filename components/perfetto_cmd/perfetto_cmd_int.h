@@ -30,8 +30,8 @@ void perfetto_cmd_config_free(Perfetto__Protos__TraceConfig *cfg);
 /* Fill a random trace UUID (trace_uuid_msb/lsb) if both are unset. */
 void perfetto_cmd_config_set_uuid(Perfetto__Protos__TraceConfig *cfg);
 
-/* The config as sent to the service: write_into_file and output_path
- * removed (the client writes the file itself, see README.md), everything
+/* The config as sent to the service: output_path removed (the client opens
+ * the file and passes its fd with EnableTracing, see README.md), everything
  * else (unknown fields too) kept. Returns a tb_malloc'd buffer. */
 uint8_t *perfetto_cmd_config_pack_for_service(Perfetto__Protos__TraceConfig *cfg, size_t *len);
 
@@ -41,7 +41,8 @@ uint8_t *perfetto_cmd_config_pack_for_service(Perfetto__Protos__TraceConfig *cfg
  * renamed over it once complete (so an interrupted capture never leaves a
  * truncated file), or stdout for "-". Packets are framed as Trace.packet
  * (tag 0x0A, varint length). max_bytes > 0 caps the file: packets that
- * would cross it are dropped and counted (emulating max_file_size_bytes). */
+ * would cross it are dropped and counted. (With write_into_file traced
+ * writes and caps the file through fd, and the client passes 0.) */
 struct perfetto_cmd_out {
 	char *path;     /* target; NULL for stdout */
 	char *tmp_path; /* temporary file, NULL for stdout */
@@ -72,13 +73,24 @@ struct perfetto_cmd_session_opts {
 	const uint8_t *config; /* binary TraceConfig */
 	size_t config_len;
 	struct perfetto_cmd_out *out;
-	int notify_fd; /* -1, or written one status byte once tracing is enabled */
+	/* write_into_file: the service writes into out->fd (passed with
+	 * EnableTracing); nothing is read back. */
+	bool write_into_file;
+	int notify_fd; /* -1, or written one status byte once all data sources
+	                * started (ObserveEvents) */
 };
 
 /* Record one session on a new loop: connect, bind, EnableTracing, wait for
  * the end (duration or SIGINT/SIGTERM -> Flush + DisableTracing), read the
- * buffers into out, FreeBuffers. Returns 0, or a negative code with one
- * line in err. */
+ * buffers into out (unless write_into_file), FreeBuffers. Returns 0, or a
+ * negative code with one line in err. */
 int perfetto_cmd_session_run(const struct perfetto_cmd_session_opts *o, struct tb_err *err);
+
+/* ---- query.c ----------------------------------------------------------- */
+
+/* --query / --query-raw: QueryServiceState on socket, printed to stdout as
+ * text (raw: the TracingServiceState bytes). Returns 0 or a negative code
+ * with one line in err. Applet-only (writes stdout). */
+int perfetto_cmd_query_run(const char *socket, bool raw, bool verbose, struct tb_err *err);
 
 #endif /* TB_PERFETTO_CMD_INT_H */

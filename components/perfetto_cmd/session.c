@@ -2,20 +2,23 @@
  * One recording session of the perfetto client, as a consumer of the
  * service (ConsumerPort over components/ipc), on its own event loop:
  *
- *   connect ─▶ BindService("ConsumerPort") ─▶ EnableTracing(config)
- *      │          + GetTraceStats (its reply proves the session exists:
- *      │            --notify-fd / -D are answered then)
+ *   connect ─▶ BindService("ConsumerPort") ─▶ [ObserveEvents(all data
+ *      │          sources started), for --notify-fd / -D]
+ *      │        ─▶ EnableTracing(config [+ the output fd: write_into_file])
  *      ▼
- *   EnableTracing reply arrives when the session ends (duration elapsed, or
- *   SIGINT/SIGTERM here ─▶ Flush ─▶ DisableTracing); {error} fails the run
+ *   EnableTracing reply arrives when the session ends (duration elapsed,
+ *   max_file_size_bytes reached, or SIGINT/SIGTERM here ─▶ Flush ─▶
+ *   DisableTracing); {error} fails the run
  *      ▼
- *   ReadBuffers (streamed; slices joined until last_slice_for_packet, each
- *   packet appended to the output) ─▶ FreeBuffers ─▶ done
+ *   write_into_file: the service already wrote the file ─▶ FreeBuffers
+ *   else ReadBuffers (streamed; slices joined until last_slice_for_packet,
+ *   each packet appended to the output) ─▶ FreeBuffers ─▶ done
  *
  * A second SIGINT/SIGTERM abandons the capture.
  */
 #include "perfetto_cmd_int.h"
 
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -35,7 +38,7 @@ struct session {
 	struct ipc_client *c;
 	struct ipc_svc *svc;
 	struct tb_err *err;
-	bool stopping, disabled, done, dropping;
+	bool stopping, disabled, done, dropping, observing;
 	int signals;
 	int notify_fd; /* -1 once written */
 	VEC(uint8_t) partial;
@@ -58,16 +61,22 @@ static void fail(struct session *s, const char *msg)
 	finish(s, -EIO);
 }
 
-static int64_t invoke(struct session *s, const char *method, const void *args, size_t len,
-                      ipc_reply_fn cb)
+static int64_t invoke_fd(struct session *s, const char *method, const void *args, size_t len,
+                         int fd, ipc_reply_fn cb)
 {
-	int64_t id = ipc_client_invoke(s->c, s->svc, method, args, len, -1, false, cb, s);
+	int64_t id = ipc_client_invoke(s->c, s->svc, method, args, len, fd, false, cb, s);
 	if (id < 0) {
 		char msg[128];
 		snprintf(msg, sizeof msg, "cannot send %s to the tracing service", method);
 		fail(s, msg);
 	}
 	return id;
+}
+
+static int64_t invoke(struct session *s, const char *method, const void *args, size_t len,
+                      ipc_reply_fn cb)
+{
+	return invoke_fd(s, method, args, len, -1, cb);
 }
 
 static void notify(struct session *s, uint8_t status)
@@ -151,6 +160,8 @@ static void on_enable(void *ctx, const struct ipc_reply *r)
 		snprintf(msg, sizeof msg, "Service error: %s", resp->error);
 		notify(s, 1);
 		fail(s, msg);
+	} else if (s->o->write_into_file) {
+		invoke(s, "FreeBuffers", NULL, 0, on_free);
 	} else {
 		invoke(s, "ReadBuffers", NULL, 0, on_read);
 	}
@@ -158,10 +169,26 @@ static void on_enable(void *ctx, const struct ipc_reply *r)
 		protobuf_c_message_free_unpacked(&resp->base, ipc_pb_allocator());
 }
 
+/* ObserveEvents stream: all_data_sources_started answers --notify-fd. A
+ * service without ObserveEvents fails the call; then the session existing
+ * (GetTraceStats answered) has to do. */
+static void on_observe(void *ctx, const struct ipc_reply *r)
+{
+	struct session *s = ctx;
+	struct pb_field f = {0}, g = {0};
+	if (!r->success) {
+		s->observing = false;
+		return;
+	}
+	if (pb_find_field(r->data, r->len, 1, &f) == 1 && f.wire == PB_WIRE_LEN &&
+	    pb_find_field(f.data, f.len, 2, &g) == 1 && g.val && !s->disabled)
+		notify(s, 0);
+}
+
 static void on_started(void *ctx, const struct ipc_reply *r)
 {
 	struct session *s = ctx;
-	if (!s->disabled)
+	if (!s->disabled && !s->observing)
 		notify(s, 0);
 }
 
@@ -213,8 +240,24 @@ static void on_bind(void *ctx, struct ipc_svc *svc, bool ok)
 	p = pb_encode_varint(req + 1, o->config_len);
 	memcpy(p, o->config, o->config_len);
 	n = (size_t)(p - req) + o->config_len;
-	if (invoke(s, "EnableTracing", req, n, on_enable) > 0)
+	if (s->notify_fd >= 0) {
+		/* ObserveEventsRequest { events_to_observe: TYPE_ALL_DATA_SOURCES_STARTED } */
+		static const uint8_t observe[] = {0x08, 0x02};
+		s->observing = invoke(s, "ObserveEvents", observe, sizeof observe, on_observe) > 0;
+	}
+	if (o->write_into_file) {
+		/* Like Perfetto, the service writes the trace into our fd. */
+		int fd = fcntl(o->out->fd, F_DUPFD_CLOEXEC, 0);
+		if (fd < 0) {
+			fail(s, "cannot duplicate the output file descriptor");
+			tb_free(req);
+			return;
+		}
+		if (invoke_fd(s, "EnableTracing", req, n, fd, on_enable) > 0)
+			invoke(s, "GetTraceStats", NULL, 0, on_started);
+	} else if (invoke(s, "EnableTracing", req, n, on_enable) > 0) {
 		invoke(s, "GetTraceStats", NULL, 0, on_started);
+	}
 	tb_free(req);
 }
 

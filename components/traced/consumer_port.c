@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "version.h"
+
 static struct traced_consumer *consumer_of(struct traced *t, struct ipc_call *call)
 {
 	return hmap_get_ptr(&t->consumers, ipc_call_peer(call)->client_id);
@@ -35,6 +37,8 @@ void traced_consumer_on_disconnect(struct traced *t, const struct ipc_peer *peer
 	if (!hmap_del(&t->consumers, peer->client_id, &v))
 		return;
 	c = (void *)(uintptr_t)v;
+	if (c->observe_call)
+		ipc_call_drop(c->observe_call);
 	if (c->session)
 		traced_session_free(c->session);
 	tb_free(c);
@@ -64,9 +68,11 @@ static void m_enable_tracing(void *ctx, struct ipc_call *call, const uint8_t *ar
 	struct traced_consumer *c = consumer_of(t, call);
 	struct pb_field f = {0};
 	char err[256] = "";
+	int fd = ipc_call_take_fd(call); /* write_into_file output, if any */
 	int rc;
 
 	if (!c) {
+		tb_close(&fd);
 		ipc_call_fail(call);
 		return;
 	}
@@ -75,8 +81,10 @@ static void m_enable_tracing(void *ctx, struct ipc_call *call, const uint8_t *ar
 		if (c->session && !c->session->enable_call &&
 		    c->session->state != TRACED_DISABLED) {
 			c->session->enable_call = call;
+			tb_close(&fd);
 			return;
 		}
+		tb_close(&fd);
 		ipc_call_fail(call);
 		return;
 	}
@@ -84,9 +92,13 @@ static void m_enable_tracing(void *ctx, struct ipc_call *call, const uint8_t *ar
 		snprintf(err, sizeof err, "the consumer already has a tracing session");
 	} else if (pb_find_field(args, len, 1, &f) != 1 || f.wire != PB_WIRE_LEN) {
 		snprintf(err, sizeof err, "EnableTracing without a trace config");
-	} else if ((rc = traced_session_create(t, c, f.data, f.len, call, err, sizeof err)) == 0) {
+	} else if ((rc = traced_session_create(t, c, f.data, f.len, call, fd, err, sizeof err)) ==
+		   0) {
 		return; /* answered when the session ends */
+	} else {
+		fd = -1; /* traced_session_create closed it */
 	}
+	tb_close(&fd);
 	log_warn(TRACED_LOG, "EnableTracing rejected: %s", err);
 	{
 		struct traced_session tmp = {.enable_call = call};
@@ -162,7 +174,8 @@ static void m_read_buffers(void *ctx, struct ipc_call *call, const uint8_t *args
 	struct traced_session *s;
 	struct rb_out o;
 	o.call = call;
-	if (!c || !(s = c->session)) {
+	if (!c || !(s = c->session) || s->write_into_file) {
+		/* write_into_file sessions stream into their file instead */
 		ipc_call_fail(call);
 		return;
 	}
@@ -200,7 +213,7 @@ static void m_flush(void *ctx, struct ipc_call *call, const uint8_t *args, size_
 		return;
 	}
 	traced_flush_start(c->session, req->timeout_ms, req->flags ? req->flags : (4 | 2 << 4),
-			   call);
+			   call, false);
 	protobuf_c_message_free_unpacked(&req->base, ipc_pb_allocator());
 }
 
@@ -242,6 +255,189 @@ static void m_get_trace_stats(void *ctx, struct ipc_call *call, const uint8_t *a
 	traced_trace_stats_release(&ts);
 }
 
+/* ---- ObserveEvents -------------------------------------------------------- */
+
+void traced_consumer_notify_all_started(struct traced_session *s)
+{
+	Perfetto__Protos__ObservableEvents ev = PERFETTO__PROTOS__OBSERVABLE_EVENTS__INIT;
+	Perfetto__Protos__ObserveEventsResponse resp =
+		PERFETTO__PROTOS__OBSERVE_EVENTS_RESPONSE__INIT;
+	struct traced_consumer *c = s->consumer;
+	uint8_t buf[16];
+	size_t n;
+	if (!c || !c->observe_call || !c->observe_all_started || s->all_started_sent)
+		return;
+	s->all_started_sent = true;
+	ev.has_all_data_sources_started = true;
+	ev.all_data_sources_started = true;
+	resp.events = &ev;
+	n = perfetto__protos__observe_events_response__pack(&resp, buf);
+	ipc_call_reply(c->observe_call, buf, n, true, -1);
+}
+
+static void m_observe_events(void *ctx, struct ipc_call *call, const uint8_t *args, size_t len)
+{
+	struct traced_consumer *c = consumer_of(ctx, call);
+	Perfetto__Protos__ObserveEventsRequest *req;
+	if (!c) {
+		ipc_call_fail(call);
+		return;
+	}
+	req = perfetto__protos__observe_events_request__unpack(ipc_pb_allocator(), len, args);
+	if (!req) {
+		ipc_call_fail(call);
+		return;
+	}
+	if (c->observe_call)
+		ipc_call_drop(c->observe_call); /* a new request replaces the old one */
+	c->observe_call = call;
+	c->observe_all_started = false;
+	for (size_t i = 0; i < req->n_events_to_observe; i++)
+		if (req->events_to_observe[i] ==
+		    PERFETTO__PROTOS__OBSERVABLE_EVENTS__TYPE__TYPE_ALL_DATA_SOURCES_STARTED)
+			c->observe_all_started = true;
+	protobuf_c_message_free_unpacked(&req->base, ipc_pb_allocator());
+	if (c->session)
+		traced_session_check_all_started(c->session);
+}
+
+/* ---- QueryServiceState ---------------------------------------------------- */
+
+static const char *session_state_name(enum traced_session_state st)
+{
+	switch (st) {
+	case TRACED_CONFIGURED: return "CONFIGURED";
+	case TRACED_STARTED: return "STARTED";
+	case TRACED_DISABLING: return "DISABLING_WAITING_STOP_ACKS";
+	case TRACED_DISABLED: return "DISABLED";
+	}
+	return "UNKNOWN";
+}
+
+/* Everything is borrowed from the service except the arrays, which the
+ * caller frees (one tb_malloc'd block per array). */
+static void fill_state(struct traced *t, const struct traced_consumer *c, bool sessions_only,
+		       Perfetto__Protos__TracingServiceState *st)
+{
+	size_t np = 0, nd = 0;
+	perfetto__protos__tracing_service_state__init(st);
+	st->tracing_service_version = "tracebox " TB_VERSION " (" TB_REVISION ")";
+	st->has_supports_tracing_sessions = true;
+	st->supports_tracing_sessions = true;
+	for (size_t i = hmap_next(&t->producers, 0); i != HMAP_END;
+	     i = hmap_next(&t->producers, i + 1)) {
+		struct traced_producer *p = (void *)(uintptr_t)t->producers.slots[i].val;
+		np++;
+		nd += p->sources.len;
+	}
+	if (sessions_only)
+		np = nd = 0;
+	st->producers = tb_calloc(np + 1, sizeof *st->producers);
+	st->data_sources = tb_calloc(nd + 1, sizeof *st->data_sources);
+	for (size_t i = hmap_next(&t->producers, 0); np && i != HMAP_END;
+	     i = hmap_next(&t->producers, i + 1)) {
+		struct traced_producer *p = (void *)(uintptr_t)t->producers.slots[i].val;
+		Perfetto__Protos__TracingServiceState__Producer *pp = tb_malloc(sizeof *pp);
+		perfetto__protos__tracing_service_state__producer__init(pp);
+		pp->has_id = pp->has_uid = pp->has_pid = true;
+		pp->id = p->id;
+		pp->uid = (int32_t)p->uid;
+		pp->pid = (int32_t)p->pid;
+		pp->name = p->name;
+		pp->sdk_version = p->sdk_version;
+		st->producers[st->n_producers++] = pp;
+		for (size_t j = 0; j < p->sources.len; j++) {
+			const struct traced_ds_reg *r = &p->sources.data[j];
+			Perfetto__Protos__TracingServiceState__DataSource *d = tb_malloc(sizeof *d);
+			Perfetto__Protos__DataSourceDescriptor *dd = tb_malloc(sizeof *dd);
+			perfetto__protos__tracing_service_state__data_source__init(d);
+			perfetto__protos__data_source_descriptor__init(dd);
+			dd->name = r->name;
+			dd->has_id = true;
+			dd->id = r->id;
+			dd->has_will_notify_on_start = dd->has_will_notify_on_stop = true;
+			dd->will_notify_on_start = r->notify_on_start;
+			dd->will_notify_on_stop = r->notify_on_stop;
+			d->ds_descriptor = dd;
+			d->has_producer_id = true;
+			d->producer_id = p->id;
+			st->data_sources[st->n_data_sources++] = d;
+		}
+	}
+	st->tracing_sessions = tb_calloc(t->sessions.len + 1, sizeof *st->tracing_sessions);
+	st->has_num_sessions = st->has_num_sessions_started = true;
+	for (size_t i = 0; i < t->sessions.len; i++) {
+		struct traced_session *s = t->sessions.data[i];
+		Perfetto__Protos__TracingServiceState__TracingSession *ts;
+		uid_t owner = s->consumer ? s->consumer->uid : 0;
+		st->num_sessions++;
+		if (s->state == TRACED_STARTED)
+			st->num_sessions_started++;
+		if (c->uid != 0 && owner != c->uid)
+			continue; /* other users' sessions are counted, not shown */
+		ts = tb_malloc(sizeof *ts);
+		perfetto__protos__tracing_service_state__tracing_session__init(ts);
+		ts->has_id = ts->has_consumer_uid = ts->has_duration_ms = true;
+		ts->id = s->id;
+		ts->consumer_uid = (int32_t)owner;
+		ts->state = (char *)session_state_name(s->state);
+		ts->unique_session_name = s->cfg->unique_session_name;
+		ts->duration_ms = s->cfg->duration_ms;
+		ts->has_num_data_sources = true;
+		ts->num_data_sources = (uint32_t)s->cfg->n_data_sources;
+		ts->has_is_started = true;
+		ts->is_started = s->state == TRACED_STARTED;
+		ts->n_buffer_size_kb = s->cfg->n_buffers;
+		ts->buffer_size_kb = tb_calloc(s->cfg->n_buffers + 1, sizeof *ts->buffer_size_kb);
+		for (size_t j = 0; j < s->cfg->n_buffers; j++)
+			ts->buffer_size_kb[j] = s->cfg->buffers[j]->size_kb;
+		st->tracing_sessions[st->n_tracing_sessions++] = ts;
+	}
+}
+
+static void release_state(Perfetto__Protos__TracingServiceState *st)
+{
+	for (size_t i = 0; i < st->n_producers; i++)
+		tb_free(st->producers[i]);
+	for (size_t i = 0; i < st->n_data_sources; i++) {
+		tb_free(st->data_sources[i]->ds_descriptor);
+		tb_free(st->data_sources[i]);
+	}
+	for (size_t i = 0; i < st->n_tracing_sessions; i++) {
+		tb_free(st->tracing_sessions[i]->buffer_size_kb);
+		tb_free(st->tracing_sessions[i]);
+	}
+	tb_free(st->producers);
+	tb_free(st->data_sources);
+	tb_free(st->tracing_sessions);
+}
+
+static void m_query_service_state(void *ctx, struct ipc_call *call, const uint8_t *args,
+				  size_t len)
+{
+	struct traced *t = ctx;
+	struct traced_consumer *c = consumer_of(t, call);
+	Perfetto__Protos__TracingServiceState st;
+	Perfetto__Protos__QueryServiceStateResponse resp =
+		PERFETTO__PROTOS__QUERY_SERVICE_STATE_RESPONSE__INIT;
+	struct pb_field f = {0};
+	bool sessions_only = pb_find_field(args, len, 1, &f) == 1 && f.val;
+	uint8_t *buf;
+	size_t n;
+	if (!c) {
+		ipc_call_fail(call);
+		return;
+	}
+	fill_state(t, c, sessions_only, &st);
+	resp.service_state = &st;
+	n = perfetto__protos__query_service_state_response__get_packed_size(&resp);
+	buf = tb_malloc(n ? n : 1);
+	perfetto__protos__query_service_state_response__pack(&resp, buf);
+	ipc_call_reply(call, buf, n, false, -1);
+	tb_free(buf);
+	release_state(&st);
+}
+
 static void m_query_capabilities(void *ctx, struct ipc_call *call, const uint8_t *args,
 				 size_t len)
 {
@@ -261,8 +457,8 @@ static const struct ipc_method consumer_methods[] = {
 	{"Detach", m_unsupported},
 	{"Attach", m_unsupported},
 	{"GetTraceStats", m_get_trace_stats},
-	{"ObserveEvents", m_unsupported},
-	{"QueryServiceState", m_unsupported},
+	{"ObserveEvents", m_observe_events},
+	{"QueryServiceState", m_query_service_state},
 	{"QueryCapabilities", m_query_capabilities},
 	{"SaveTraceForBugreport", m_unsupported},
 	{"CloneSession", m_unsupported},

@@ -483,7 +483,7 @@ static void notify_ds(struct traced *t, struct ipc_call *call, const uint8_t *ar
 			if (stopped)
 				traced_session_instance_stopped(s, id);
 			else
-				in->started = true;
+				traced_session_instance_started(s, id);
 			return;
 		}
 	}

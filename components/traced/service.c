@@ -13,6 +13,7 @@
  */
 #include "traced_int.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,10 +102,6 @@ static int validate_config(struct traced *t, const Perfetto__Protos__TraceConfig
 		snprintf(errbuf, errlen, "duration_ms %u exceeds 7 days", cfg->duration_ms);
 		return -EINVAL;
 	}
-	if (cfg->write_into_file) {
-		snprintf(errbuf, errlen, "write_into_file is not supported by this traced");
-		return -ENOTSUP;
-	}
 	if (t->sessions.len >= TRACED_MAX_SESSIONS) {
 		snprintf(errbuf, errlen, "too many concurrent tracing sessions");
 		return -EBUSY;
@@ -121,8 +118,47 @@ static int validate_config(struct traced *t, const Perfetto__Protos__TraceConfig
 	return 0;
 }
 
+/* The write_into_file output: the consumer's fd, else output_path (created,
+ * never an existing file, as Perfetto). -1 with a message in errbuf. */
+static int open_output(const Perfetto__Protos__TraceConfig *cfg, int *fd, char *errbuf,
+		       size_t errlen)
+{
+	if (!cfg->write_into_file) {
+		tb_close(fd);
+		return 0;
+	}
+	if (cfg->output_path && cfg->output_path[0]) {
+		tb_close(fd);
+		*fd = open(cfg->output_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (*fd < 0) {
+			snprintf(errbuf, errlen, "cannot open '%s': %s", cfg->output_path,
+				 strerror(errno));
+			return -EIO;
+		}
+		return 0;
+	}
+	if (*fd < 0) {
+		snprintf(errbuf, errlen, "write_into_file without an output fd or output_path");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void on_write_period(struct loop *l, uint64_t id, void *ctx)
+{
+	traced_session_write_file(ctx, false);
+}
+
+static void on_flush_period(struct loop *l, uint64_t id, void *ctx)
+{
+	struct traced_session *s = ctx;
+	if (s->state == TRACED_STARTED)
+		traced_flush_start(s, s->cfg->flush_timeout_ms, 1 | 1 << 4, NULL, false);
+}
+
 int traced_session_create(struct traced *t, struct traced_consumer *c, const uint8_t *cfg_bytes,
-			  size_t cfg_len, struct ipc_call *call, char *errbuf, size_t errlen)
+			  size_t cfg_len, struct ipc_call *call, int fd, char *errbuf,
+			  size_t errlen)
 {
 	Perfetto__Protos__TraceConfig *cfg;
 	struct traced_session *s;
@@ -130,14 +166,20 @@ int traced_session_create(struct traced *t, struct traced_consumer *c, const uin
 
 	cfg = perfetto__protos__trace_config__unpack(ipc_pb_allocator(), cfg_len, cfg_bytes);
 	if (!cfg) {
+		tb_close(&fd);
 		snprintf(errbuf, errlen, "cannot decode the trace config");
 		return -EINVAL;
 	}
-	if ((rc = validate_config(t, cfg, errbuf, errlen))) {
+	if ((rc = validate_config(t, cfg, errbuf, errlen)) ||
+	    (rc = open_output(cfg, &fd, errbuf, errlen))) {
+		tb_close(&fd);
 		protobuf_c_message_free_unpacked(&cfg->base, ipc_pb_allocator());
 		return rc;
 	}
 	s = tb_calloc(1, sizeof *s);
+	s->out_fd = fd;
+	s->write_into_file = cfg->write_into_file;
+	s->max_file_bytes = cfg->write_into_file ? cfg->max_file_size_bytes : 0;
 	s->svc = t;
 	s->id = ++t->next_session_id;
 	s->consumer = c;
@@ -186,7 +228,9 @@ static void start_instance(struct traced_session *s, struct traced_producer *p,
 	in.id = ++s->svc->next_instance_id;
 	in.producer_id = p->id;
 	in.name = tb_strdup(reg->name);
+	in.notify_start = reg->notify_on_start;
 	in.notify_stop = reg->notify_on_stop;
+	in.started = !reg->notify_on_start;
 	vec_push(&s->instances, in);
 	dc.has_target_buffer = true;
 	dc.target_buffer = traced_buffer_id(s->buffers.data[ds->config->target_buffer]);
@@ -225,19 +269,57 @@ static void on_duration(struct loop *l, uint64_t id, void *ctx)
 	log_info(TRACED_LOG, "session %" PRIu64 ": duration elapsed", s->id);
 	traced_flush_start(s, s->cfg->flush_timeout_ms ? s->cfg->flush_timeout_ms
 						       : TRACED_DEFAULT_FLUSH_TIMEOUT_MS,
-			   2 | 1 << 4, NULL);
+			   2 | 1 << 4, NULL, true);
 }
 
 void traced_session_start(struct traced_session *s)
 {
+	struct loop *l = s->svc->loop;
 	if (s->state != TRACED_CONFIGURED)
 		return;
 	s->state = TRACED_STARTED;
 	s->start_ns = tb_boot_ns();
 	match_sources(s, NULL, NULL);
 	if (s->cfg->duration_ms)
-		s->duration_timer =
-			loop_add_timer(s->svc->loop, s->cfg->duration_ms, 0, on_duration, s);
+		s->duration_timer = loop_add_timer(l, s->cfg->duration_ms, 0, on_duration, s);
+	if (s->write_into_file) {
+		uint32_t ms = s->cfg->file_write_period_ms ? s->cfg->file_write_period_ms
+							   : TRACED_DEFAULT_WRITE_PERIOD_MS;
+		if (ms < TRACED_MIN_WRITE_PERIOD_MS)
+			ms = TRACED_MIN_WRITE_PERIOD_MS;
+		s->write_timer = loop_add_timer(l, ms, ms, on_write_period, s);
+	}
+	if (s->cfg->flush_period_ms) {
+		uint32_t ms = s->cfg->flush_period_ms;
+		if (ms < TRACED_MIN_FLUSH_PERIOD_MS)
+			ms = TRACED_MIN_FLUSH_PERIOD_MS;
+		s->flush_timer = loop_add_timer(l, ms, ms, on_flush_period, s);
+	}
+	traced_session_check_all_started(s);
+}
+
+bool traced_session_all_started(const struct traced_session *s)
+{
+	if (s->state != TRACED_STARTED)
+		return false;
+	for (size_t i = 0; i < s->instances.len; i++)
+		if (!s->instances.data[i].started && !s->instances.data[i].stopped)
+			return false;
+	return true;
+}
+
+void traced_session_check_all_started(struct traced_session *s)
+{
+	if (!s->all_started_sent && traced_session_all_started(s))
+		traced_consumer_notify_all_started(s);
+}
+
+void traced_session_instance_started(struct traced_session *s, uint64_t instance_id)
+{
+	for (size_t i = 0; i < s->instances.len; i++)
+		if (s->instances.data[i].id == instance_id)
+			s->instances.data[i].started = true;
+	traced_session_check_all_started(s);
 }
 
 void traced_sessions_on_new_source(struct traced *t, struct traced_producer *p,
@@ -248,15 +330,24 @@ void traced_sessions_on_new_source(struct traced *t, struct traced_producer *p,
 			match_sources(t->sessions.data[i], p, reg);
 }
 
+static void cancel_timer(struct traced_session *s, uint64_t *timer)
+{
+	if (*timer)
+		loop_cancel_timer(s->svc->loop, *timer);
+	*timer = 0;
+}
+
 static void session_finish(struct traced_session *s)
 {
 	if (s->state == TRACED_DISABLED)
 		return;
 	s->state = TRACED_DISABLED;
-	if (s->stop_timer)
-		loop_cancel_timer(s->svc->loop, s->stop_timer);
-	s->stop_timer = 0;
+	cancel_timer(s, &s->stop_timer);
+	cancel_timer(s, &s->write_timer);
+	cancel_timer(s, &s->flush_timer);
 	log_info(TRACED_LOG, "session %" PRIu64 ": disabled", s->id);
+	if (s->write_into_file)
+		traced_session_write_file(s, true);
 	traced_session_notify_disabled(s, NULL);
 }
 
@@ -283,9 +374,8 @@ void traced_session_disable(struct traced_session *s)
 	struct traced *t = s->svc;
 	if (s->state == TRACED_DISABLING || s->state == TRACED_DISABLED)
 		return;
-	if (s->duration_timer)
-		loop_cancel_timer(t->loop, s->duration_timer);
-	s->duration_timer = 0;
+	cancel_timer(s, &s->duration_timer);
+	cancel_timer(s, &s->flush_timer);
 	s->state = TRACED_DISABLING;
 	for (size_t i = 0; i < s->instances.len; i++) {
 		struct traced_instance *in = &s->instances.data[i];
@@ -309,6 +399,7 @@ void traced_session_instance_stopped(struct traced_session *s, uint64_t instance
 		if (s->instances.data[i].id == instance_id)
 			s->instances.data[i].stopped = true;
 	check_all_stopped(s);
+	traced_session_check_all_started(s);
 }
 
 void traced_session_free(struct traced_session *s)
@@ -322,10 +413,11 @@ void traced_session_free(struct traced_session *s)
 				traced_producer_send_stop(p, s->instances.data[i].id);
 		}
 	}
-	if (s->duration_timer)
-		loop_cancel_timer(t->loop, s->duration_timer);
-	if (s->stop_timer)
-		loop_cancel_timer(t->loop, s->stop_timer);
+	cancel_timer(s, &s->duration_timer);
+	cancel_timer(s, &s->stop_timer);
+	cancel_timer(s, &s->write_timer);
+	cancel_timer(s, &s->flush_timer);
+	tb_close(&s->out_fd);
 	if (s->enable_call)
 		ipc_call_drop(s->enable_call);
 	if (s->consumer)
@@ -363,7 +455,7 @@ static void flush_finish(struct traced *t, struct traced_flush *f, bool ok)
 			ipc_call_reply(f->call, NULL, 0, false, -1);
 		else
 			ipc_call_fail(f->call);
-	} else if ((s = traced_session_by_id(t, f->session_id))) {
+	} else if (f->disable_after && (s = traced_session_by_id(t, f->session_id))) {
 		traced_session_disable(s);
 	}
 	vec_release(&f->pending);
@@ -381,11 +473,12 @@ static void on_flush_timeout(struct loop *l, uint64_t id, void *ctx)
 }
 
 void traced_flush_start(struct traced_session *s, uint32_t timeout_ms, uint64_t flags,
-			struct ipc_call *call)
+			struct ipc_call *call, bool disable_after)
 {
 	struct traced *t = s->svc;
 	struct traced_flush *f = tb_calloc(1, sizeof *f);
 	f->svc = t;
+	f->disable_after = disable_after;
 	f->id = ++t->next_flush_id;
 	f->session_id = s->id;
 	f->call = call;
@@ -521,8 +614,12 @@ void traced_free(struct traced *t)
 	     i = hmap_next(&t->producers, i + 1))
 		traced_producer_free((void *)(uintptr_t)t->producers.slots[i].val);
 	for (size_t i = hmap_next(&t->consumers, 0); i != HMAP_END;
-	     i = hmap_next(&t->consumers, i + 1))
-		tb_free((void *)(uintptr_t)t->consumers.slots[i].val);
+	     i = hmap_next(&t->consumers, i + 1)) {
+		struct traced_consumer *c = (void *)(uintptr_t)t->consumers.slots[i].val;
+		if (c->observe_call)
+			ipc_call_drop(c->observe_call);
+		tb_free(c);
+	}
 	hmap_release(&t->producers);
 	hmap_release(&t->consumers);
 	ipc_host_free(t->prod_host);

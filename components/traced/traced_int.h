@@ -31,6 +31,11 @@
 /* ReadBuffers replies stay below the frame cap with room for the frame. */
 #define TRACED_READ_REPLY_MAX ((size_t)128 * 1024 - 1024)
 #define TRACED_SERVICE_SEQ_ID 1u
+/* write_into_file: drain period default and floor (compat §1.6). */
+#define TRACED_DEFAULT_WRITE_PERIOD_MS 5000u
+#define TRACED_MIN_WRITE_PERIOD_MS 100u
+/* flush_period_ms floor, so a tiny value cannot flood producers. */
+#define TRACED_MIN_FLUSH_PERIOD_MS 100u
 
 /* ---- trace buffer (trace_buffer.c) --------------------------------------- */
 
@@ -111,7 +116,7 @@ struct traced_instance {
 	uint64_t id;
 	uint16_t producer_id;
 	char *name;
-	bool notify_stop, started, stopped;
+	bool notify_start, notify_stop, started, stopped;
 };
 
 enum traced_session_state {
@@ -138,6 +143,13 @@ struct traced_session {
 	struct ipc_call *enable_call;
 	int64_t start_ns;
 	bool emitted_header, emitted_disabled;
+	/* write_into_file: the output fd (-1: none or closed), bytes written,
+	 * the cap (0: none), the drain and periodic flush timers. */
+	int out_fd;
+	bool write_into_file, file_full;
+	uint64_t file_bytes, max_file_bytes;
+	uint64_t write_timer, flush_timer;
+	bool all_started_sent; /* ObserveEvents got all_data_sources_started */
 };
 
 struct traced_consumer {
@@ -145,6 +157,8 @@ struct traced_consumer {
 	uint64_t client_id;
 	uid_t uid;
 	struct traced_session *session;
+	struct ipc_call *observe_call; /* ObserveEvents stream, or NULL */
+	bool observe_all_started;      /* TYPE_ALL_DATA_SOURCES_STARTED asked */
 };
 
 /* A flush in progress: producers that still owe an ack. */
@@ -154,7 +168,8 @@ struct traced_flush {
 	uint64_t session_id;
 	VEC(uint16_t) pending;
 	uint64_t timer;
-	struct ipc_call *call; /* consumer Flush, or NULL: then disable the session */
+	struct ipc_call *call; /* consumer Flush, or NULL */
+	bool disable_after;    /* no call: disable the session when done */
 };
 
 struct traced {
@@ -179,8 +194,11 @@ struct traced_buffer *traced_buffer_for_producer(struct traced *t, struct traced
 						 uint32_t id);
 
 /* Session lifecycle. */
+/* fd: the output file passed with EnableTracing (ownership passes, also
+ * on failure), or -1. */
 int traced_session_create(struct traced *t, struct traced_consumer *c, const uint8_t *cfg,
-			  size_t cfg_len, struct ipc_call *call, char *errbuf, size_t errlen);
+			  size_t cfg_len, struct ipc_call *call, int fd, char *errbuf,
+			  size_t errlen);
 void traced_session_start(struct traced_session *s);
 /* Begin stopping data sources; the session becomes DISABLED (and the
  * EnableTracing call gets disabled=true) when they are all stopped. */
@@ -190,11 +208,21 @@ void traced_session_free(struct traced_session *s);
 void traced_sessions_on_new_source(struct traced *t, struct traced_producer *p,
 				   const struct traced_ds_reg *reg);
 void traced_session_instance_stopped(struct traced_session *s, uint64_t instance_id);
+void traced_session_instance_started(struct traced_session *s, uint64_t instance_id);
+/* True once every data source instance of s reported started. */
+bool traced_session_all_started(const struct traced_session *s);
+/* Answer s's pending ObserveEvents calls if all its sources started. */
+void traced_session_check_all_started(struct traced_session *s);
+/* write_into_file: drain s's buffers into its file (service packets first;
+ * final adds the trailer packets and closes the file). Stops the session
+ * when max_file_size_bytes is reached. */
+void traced_session_write_file(struct traced_session *s, bool final);
 
 /* Flushes: ask every producer with an instance in s; call (if any) gets the
- * outcome, else the session is disabled when the flush ends. */
+ * outcome, else with disable_after the session is disabled when the flush
+ * ends. */
 void traced_flush_start(struct traced_session *s, uint32_t timeout_ms, uint64_t flags,
-			struct ipc_call *call);
+			struct ipc_call *call, bool disable_after);
 void traced_flush_ack(struct traced *t, uint16_t producer_id, uint64_t flush_id);
 
 /* ---- producer port (producer_port.c) -------------------------------------- */
@@ -219,6 +247,9 @@ void traced_producer_send_flush(struct traced_producer *p, const uint64_t *ids, 
 extern const struct ipc_service_desc traced_consumer_port;
 void traced_consumer_on_connect(struct traced *t, const struct ipc_peer *peer);
 void traced_consumer_on_disconnect(struct traced *t, const struct ipc_peer *peer);
+/* Send all_data_sources_started on the consumer's ObserveEvents stream if
+ * it asked and every data source of its session started (once). */
+void traced_consumer_notify_all_started(struct traced_session *s);
 /* Reply disabled=true (and error if non-NULL) to the session's EnableTracing. */
 void traced_session_notify_disabled(struct traced_session *s, const char *error);
 

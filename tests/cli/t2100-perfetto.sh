@@ -1,7 +1,8 @@
 # The perfetto client and tracebox autostart mode: record with a private
 # traced, text and binary configs, graceful SIGINT, --no-clobber, config
-# errors, -o -, --background, and `tracebox perfetto` against a separately
-# started traced on sockets named by the environment.
+# errors, -o -, --background, `tracebox perfetto` (and --query) against a
+# separately started traced on sockets named by the environment,
+# write_into_file with a size cap, and --notify-fd.
 . tests/lib.sh
 
 TP="$TRACEBOX trace_processor_shell"
@@ -138,6 +139,45 @@ expect_exit perfetto-applet 0 "$TRACEBOX" perfetto -t 300ms -o "$TMP/h.pftrace"
 	fail perfetto-applet-trace "$(cat "$TMP/err")"
 ln -s "$TRACEBOX" "$TMP/perfetto"
 expect_exit perfetto-argv0 0 "$TMP/perfetto" --txt -c "$TMP/b.pbtx" -o "$TMP/h2.pftrace"
+# --query prints the service state (no session running now).
+expect_exit query 0 "$TRACEBOX" perfetto --query
+grep -q '^TRACING SESSIONS:' "$TMP/out" && grep -q '^Service: tracebox' "$TMP/out" &&
+	pass query-output || fail query-output "$(cat "$TMP/out" "$TMP/err")"
+expect_exit query-raw 0 "$TRACEBOX" perfetto --query-raw
 kill -0 $tpid 2>/dev/null && pass traced-still-running || fail traced-still-running
 kill -TERM $tpid
 wait_gone $tpid || kill -9 $tpid
+
+# (i) write_into_file: -s makes traced write the trace into the fd perfetto
+# passes with EnableTracing; the file never exceeds the cap and still loads.
+unset PERFETTO_PRODUCER_SOCK_NAME PERFETTO_CONSUMER_SOCK_NAME
+cat >"$TMP/i.pbtx" <<'CFG'
+duration_ms: 2000
+write_into_file: true
+file_write_period_ms: 100
+max_file_size_bytes: 1024
+buffers { size_kb: 1024 fill_policy: RING_BUFFER }
+data_sources { config { name: "linux.process_stats" target_buffer: 0 } }
+data_sources { config { name: "linux.system_info" target_buffer: 0 } }
+CFG
+expect_exit wif-size-cap 0 "$TRACEBOX" --txt -c "$TMP/i.pbtx" -o "$TMP/i.pftrace"
+isize=$(stat -c %s "$TMP/i.pftrace" 2>/dev/null || echo 0)
+[ "$isize" -gt 0 ] && [ "$isize" -le 1024 ] && pass wif-size-cap-respected ||
+	fail wif-size-cap-respected "size $isize: $(cat "$TMP/err")"
+[ -n "$(meta_int "$TMP/i.pftrace" trace_size_bytes)" ] && pass wif-size-cap-loads ||
+	fail wif-size-cap-loads
+expect_exit wif-light-size 0 "$TRACEBOX" -t 1s -s 1k -o "$TMP/i2.pftrace"
+isize=$(stat -c %s "$TMP/i2.pftrace" 2>/dev/null || echo 0)
+[ "$isize" -gt 0 ] && [ "$isize" -le 1024 ] && pass wif-light-size-respected ||
+	fail wif-light-size-respected "size $isize: $(cat "$TMP/err")"
+[ -n "$(meta_int "$TMP/i2.pftrace" trace_size_bytes)" ] && pass wif-light-size-loads ||
+	fail wif-light-size-loads
+ls -a "$TMP" | grep -q '^\.i2\.pftrace\.' && fail wif-no-temp-file || pass wif-no-temp-file
+# without a cap the whole trace is streamed in
+expect_exit wif-uncapped 0 "$TRACEBOX" -t 300ms -s 64m -o "$TMP/i3.pftrace"
+[ -n "$(meta_int "$TMP/i3.pftrace" tracing_disabled_ns)" ] && pass wif-uncapped-trace ||
+	fail wif-uncapped-trace "$(cat "$TMP/err")"
+
+# (j) --notify-fd: status 0 once every data source started (ObserveEvents).
+T2100_MARK=$$-a "$TRACEBOX" -t 500ms --notify-fd 3 -o "$TMP/j.pftrace" 3>"$TMP/j.notify" 2>"$TMP/j.err"
+expect_eq notify-fd-status 00 "$(od -An -tx1 "$TMP/j.notify" | tr -d ' \n')"

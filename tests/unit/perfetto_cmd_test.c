@@ -228,7 +228,7 @@ TEST(perfetto_cmd_config_decode_modes)
 	perfetto_cmd_config_free(c);
 }
 
-TEST(perfetto_cmd_pack_strips_file_fields)
+TEST(perfetto_cmd_pack_strips_output_path)
 {
 	Perfetto__Protos__TraceConfig cfg = PERFETTO__PROTOS__TRACE_CONFIG__INIT;
 	Perfetto__Protos__TraceConfig *back;
@@ -243,7 +243,8 @@ TEST(perfetto_cmd_pack_strips_file_fields)
 	back = perfetto__protos__trace_config__unpack(ipc_pb_allocator(), len, buf);
 	tb_free(buf);
 	CHECK(back);
-	ok = !back->has_write_into_file && back->output_path == NULL && back->duration_ms == 7;
+	/* write_into_file goes to traced (with our fd); the path stays ours. */
+	ok = back->write_into_file && back->output_path == NULL && back->duration_ms == 7;
 	perfetto_cmd_config_free(back);
 	CHECK(ok);
 	CHECK(cfg.write_into_file && cfg.output_path != NULL);

@@ -129,13 +129,36 @@ int tfx_enable(struct tfx *e, const char *ds_name, const char *legacy_config, ui
 	cfg.data_sources = dss;
 	cfg.has_duration_ms = duration_ms != 0;
 	cfg.duration_ms = duration_ms;
+	cfg.has_write_into_file = e->write_into_file;
+	cfg.write_into_file = e->write_into_file;
+	cfg.has_max_file_size_bytes = e->max_file_bytes != 0;
+	cfg.max_file_size_bytes = e->max_file_bytes;
+	cfg.has_file_write_period_ms = e->file_write_period_ms != 0;
+	cfg.file_write_period_ms = e->file_write_period_ms;
 	req.trace_config = &cfg;
 	if (perfetto__protos__enable_tracing_request__get_packed_size(&req) > sizeof out)
 		return -1;
 	n = perfetto__protos__enable_tracing_request__pack(&req, out);
-	return ipc_client_invoke(e->c, e->svc, "EnableTracing", out, n, -1, false, on_enable, e) > 0
+	return ipc_client_invoke(e->c, e->svc, "EnableTracing", out, n,
+	                         e->write_into_file ? e->out_fd : -1, false, on_enable, e) > 0
 	           ? 0
 	           : -1;
+}
+
+int tfx_parse_file(struct tfx *e, const uint8_t *data, size_t len)
+{
+	struct pb_reader rd;
+	struct pb_field f;
+	int n = 0;
+	pb_reader_init(&rd, data, len);
+	while (pb_next(&rd, &f)) {
+		if (f.id != 1 || f.wire != PB_WIRE_LEN)
+			return -1;
+		vec_push(&e->packets, tb_memdup(f.len ? f.data : (const uint8_t *)"", f.len ? f.len : 1));
+		vec_push(&e->lens, f.len);
+		n++;
+	}
+	return pb_reader_error(&rd) ? -1 : n;
 }
 
 bool tfx_disable(struct tfx *e)

@@ -26,6 +26,12 @@ struct tfx {
 	VEC(uint8_t) partial;
 	VEC(uint8_t *) packets; /* whole packets read back, tb_malloc'd */
 	VEC(size_t) lens;
+	/* set before tfx_enable for a write_into_file session: out_fd goes with
+	 * EnableTracing (ownership passes) */
+	bool write_into_file;
+	int out_fd;
+	uint64_t max_file_bytes;
+	uint32_t file_write_period_ms;
 };
 
 /* Loop + service on fresh socket names. 0 or -1. */
@@ -42,6 +48,10 @@ void tfx_spin(struct tfx *e, int n, int ms);
  * and duration_ms (0: none). 0 or -1. */
 int tfx_enable(struct tfx *e, const char *ds_name, const char *legacy_config, uint32_t size_kb,
                bool discard, uint32_t duration_ms);
+/* Parse a trace file's bytes (Trace.packet records) into e->packets.
+ * Returns the number of records, or -1 on a malformed record. */
+int tfx_parse_file(struct tfx *e, const uint8_t *data, size_t len);
+
 /* Send DisableTracing and wait for the session to end. Returns e->disabled. */
 bool tfx_disable(struct tfx *e);
 /* ReadBuffers into e->packets. True when the read completed. */

@@ -313,3 +313,190 @@ TEST(traced_duration_flushes_then_stops)
 	prod_close(&p);
 	tfx_release(&e);
 }
+
+/* ---- write_into_file ------------------------------------------------------ */
+
+/* A temporary file: *rd to read it back, the returned fd goes to traced. */
+static int wif_tmpfile(int *rd)
+{
+	char path[] = "/tmp/tb-traced-wif-XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	unlink(path);
+	*rd = fd;
+	return dup(fd);
+}
+
+static size_t wif_read_back(int fd, uint8_t **out)
+{
+	off_t end = lseek(fd, 0, SEEK_END);
+	size_t n = end > 0 ? (size_t)end : 0;
+	*out = tb_malloc(n + 1);
+	if (n && pread(fd, *out, n, 0) != (ssize_t)n)
+		n = 0;
+	return n;
+}
+
+TEST(traced_write_into_file_streams)
+{
+	struct tfx e;
+	struct tprod p;
+	uint64_t ts[64];
+	uint8_t *data = NULL;
+	size_t len;
+	int rd = -1, n, svc;
+	struct pb_field f = {0};
+	CHECK_EQ(tfx_init(&e), 0);
+	CHECK_EQ(prod_connect(&e, &p), 0);
+	e.write_into_file = true;
+	e.file_write_period_ms = 100;
+	e.out_fd = wif_tmpfile(&rd);
+	CHECK(e.out_fd >= 0);
+	CHECK_EQ(tfx_enable(&e, "test.ds", NULL, 64, false, 0), 0);
+	CHECK(wait_started(&e, &p));
+	for (int i = 0; i < 20; i++)
+		prod_write(&p, (uint64_t)i, 500, false);
+	CHECK_EQ(tracing_producer_commit(p.p), 0);
+	tfx_spin(&e, 30, 10);
+	/* Written during the session: more than the 64 KiB buffer would hold. */
+	CHECK(lseek(rd, 0, SEEK_END) > 20 * 500);
+	for (int i = 20; i < 40; i++)
+		prod_write(&p, (uint64_t)i, 2000, false);
+	CHECK_EQ(tracing_producer_commit(p.p), 0);
+	tfx_spin(&e, 30, 10);
+	for (int i = 40; i < 50; i++)
+		prod_write(&p, (uint64_t)i, 2000, false);
+	CHECK_EQ(tracing_producer_commit(p.p), 0);
+	CHECK(tfx_disable(&e));
+	/* ReadBuffers is refused: the trace went into the file. */
+	CHECK(tfx_read(&e));
+	CHECK_EQ(e.packets.len, 0);
+	len = wif_read_back(rd, &data);
+	CHECK(tfx_parse_file(&e, data, len) > 0);
+	n = tfx_collect(&e, ts, 64, &svc);
+	CHECK_EQ(n, 50);
+	for (int i = 0; i < n; i++)
+		CHECK_UEQ(ts[i], (uint64_t)i);
+	CHECK(svc >= 6);
+	/* Service packets first (clock snapshot), trace_stats last. */
+	CHECK_EQ(pb_find_field(e.packets.data[0], e.lens.data[0], 6, &f), 1);
+	CHECK_EQ(pb_find_field(e.packets.data[e.packets.len - 1], e.lens.data[e.packets.len - 1],
+	                       35, &f),
+	         1);
+	tb_free(data);
+	close(rd);
+	prod_close(&p);
+	tfx_release(&e);
+}
+
+TEST(traced_write_into_file_size_cap)
+{
+	struct tfx e;
+	struct tprod p;
+	uint64_t ts[128];
+	uint8_t *data = NULL;
+	size_t len;
+	int rd = -1, n, svc;
+	CHECK_EQ(tfx_init(&e), 0);
+	CHECK_EQ(prod_connect(&e, &p), 0);
+	e.write_into_file = true;
+	e.file_write_period_ms = 100;
+	e.max_file_bytes = 20000;
+	e.out_fd = wif_tmpfile(&rd);
+	CHECK(e.out_fd >= 0);
+	CHECK_EQ(tfx_enable(&e, "test.ds", NULL, 1024, false, 0), 0);
+	CHECK(wait_started(&e, &p));
+	for (int i = 0; i < 100; i++)
+		prod_write(&p, (uint64_t)i, 1000, false);
+	CHECK_EQ(tracing_producer_commit(p.p), 0);
+	/* The service stops the session by itself once the cap is reached. */
+	CHECK(tfx_pump(&e, &e.disabled));
+	CHECK(p.stopped);
+	len = wif_read_back(rd, &data);
+	CHECK(len > 0 && len <= 20000);
+	CHECK(tfx_parse_file(&e, data, len) > 0);
+	n = tfx_collect(&e, ts, 128, &svc);
+	CHECK(n > 5 && n < 20);
+	for (int i = 0; i < n; i++)
+		CHECK_UEQ(ts[i], (uint64_t)i);
+	tb_free(data);
+	close(rd);
+	prod_close(&p);
+	tfx_release(&e);
+}
+
+TEST(traced_write_into_file_needs_output)
+{
+	struct tfx e;
+	CHECK_EQ(tfx_init(&e), 0);
+	e.write_into_file = true;
+	e.out_fd = -1;
+	CHECK_EQ(tfx_enable(&e, "test.ds", NULL, 64, false, 0), 0);
+	CHECK(tfx_pump(&e, &e.disabled)); /* rejected at once */
+	CHECK_EQ(traced_num_sessions(e.t), 0);
+	tfx_release(&e);
+}
+
+/* ---- ObserveEvents and QueryServiceState ---------------------------------- */
+
+struct obs {
+	bool all_started, state_done;
+	Perfetto__Protos__TracingServiceState *st;
+};
+
+static void on_observe(void *ctx, const struct ipc_reply *r)
+{
+	struct obs *o = ctx;
+	struct pb_field f = {0}, g = {0};
+	if (r->success && pb_find_field(r->data, r->len, 1, &f) == 1 &&
+	    pb_find_field(f.data, f.len, 2, &g) == 1 && g.val)
+		o->all_started = true;
+}
+
+static void on_state(void *ctx, const struct ipc_reply *r)
+{
+	struct obs *o = ctx;
+	Perfetto__Protos__QueryServiceStateResponse *resp;
+	o->state_done = true;
+	if (!r->success)
+		return;
+	resp = perfetto__protos__query_service_state_response__unpack(
+	    ipc_pb_allocator(), r->len, r->data ? r->data : (const uint8_t *)"");
+	if (resp) {
+		o->st = resp->service_state;
+		resp->service_state = NULL;
+		protobuf_c_message_free_unpacked(&resp->base, ipc_pb_allocator());
+	}
+}
+
+TEST(traced_observe_events_and_query_state)
+{
+	static const uint8_t observe_args[] = {0x08, 0x02}; /* TYPE_ALL_DATA_SOURCES_STARTED */
+	struct tfx e;
+	struct tprod p;
+	struct obs o = {0};
+	CHECK_EQ(tfx_init(&e), 0);
+	CHECK_EQ(prod_connect(&e, &p), 0);
+	CHECK_EQ(tfx_enable(&e, "test.ds", NULL, 64, false, 0), 0);
+	CHECK(ipc_client_invoke(e.c, e.svc, "ObserveEvents", observe_args, sizeof observe_args, -1,
+	                        false, on_observe, &o) > 0);
+	CHECK(wait_started(&e, &p));
+	CHECK(tfx_pump(&e, &o.all_started));
+	CHECK(ipc_client_invoke(e.c, e.svc, "QueryServiceState", NULL, 0, -1, false, on_state,
+	                        &o) > 0);
+	CHECK(tfx_pump(&e, &o.state_done));
+	CHECK(o.st != NULL);
+	CHECK_EQ(o.st->n_producers, 1);
+	CHECK_STR_EQ(o.st->producers[0]->name, "test");
+	CHECK_EQ(o.st->n_data_sources, 1);
+	CHECK_STR_EQ(o.st->data_sources[0]->ds_descriptor->name, "test.ds");
+	CHECK_EQ(o.st->n_tracing_sessions, 1);
+	CHECK_STR_EQ(o.st->tracing_sessions[0]->state, "STARTED");
+	CHECK_EQ(o.st->tracing_sessions[0]->buffer_size_kb[0], 64);
+	CHECK_EQ(o.st->num_sessions_started, 1);
+	protobuf_c_message_free_unpacked(&o.st->base, ipc_pb_allocator());
+	CHECK(tfx_disable(&e));
+	prod_close(&p);
+	tfx_release(&e);
+}
