@@ -178,6 +178,51 @@ enum tp_col_type {
 	X(T, real_value, TP_DBLN, TP_COL_COMPUTED)                                \
 	X(T, value_type, TP_STR, TP_COL_COMPUTED)
 
+/* sched: one row per sched_switch (ftrace), the slice of the thread switched
+ * in on that cpu; dur -1 and end_state NULL while still running. */
+#define TP_SCHED_COLUMNS(X, T)                                                    \
+	X(T, ts, TP_I64, 0)                                                       \
+	X(T, dur, TP_I64, 0)                                                      \
+	X(T, cpu, TP_U32, 0)                                                      \
+	X(T, utid, TP_U32, 0)                                                     \
+	X(T, end_state, TP_STR, 0)                                                \
+	X(T, priority, TP_I64, 0)                                                 \
+	X(T, ucpu, TP_U32, 0)
+
+/* thread_state: a thread's scheduling state over [ts, ts + dur) (dur -1:
+ * still open at the end of the trace). cpu is set while Running. */
+#define TP_THREAD_STATE_COLUMNS(X, T)                                             \
+	X(T, ts, TP_I64, 0)                                                       \
+	X(T, dur, TP_I64, 0)                                                      \
+	X(T, cpu, TP_U32N, 0)                                                     \
+	X(T, utid, TP_U32, 0)                                                     \
+	X(T, state, TP_STR, 0)                                                    \
+	X(T, io_wait, TP_I64N, 0)                                                 \
+	X(T, blocked_function, TP_STR, 0)                                         \
+	X(T, waker_utid, TP_U32N, 0)                                              \
+	X(T, waker_id, TP_U32N, 0)                                                \
+	X(T, irq_context, TP_I64N, 0)                                             \
+	X(T, ucpu, TP_U32N, 0)
+
+/* ftrace_event (alias raw): every ftrace event, its fields as args. */
+#define TP_FTRACE_EVENT_COLUMNS(X, T)                                             \
+	X(T, ts, TP_I64, 0)                                                       \
+	X(T, name, TP_STR, 0)                                                     \
+	X(T, cpu, TP_U32, 0)                                                      \
+	X(T, utid, TP_U32, 0)                                                     \
+	X(T, arg_set_id, TP_U32N, 0)                                              \
+	X(T, common_flags, TP_U32N, 0)                                            \
+	X(T, ucpu, TP_U32, 0)
+
+/* cpu: one row per cpu seen (ucpu = row id). */
+#define TP_CPU_COLUMNS(X, T)                                                      \
+	X(T, cpu, TP_U32, 0)                                                      \
+	X(T, cluster_id, TP_U32, 0)                                               \
+	X(T, processor, TP_STR, 0)                                                \
+	X(T, machine_id, TP_I64N, 0)                                              \
+	X(T, capacity, TP_I64N, 0)                                                \
+	X(T, arg_set_id, TP_U32N, 0)
+
 #define TP_NO_COLUMNS(X, T)
 
 #define TP_METADATA_COLUMNS(X, T)                                                 \
@@ -188,6 +233,62 @@ enum tp_col_type {
 	X(T, machine_id, TP_I64N, 0)                                              \
 	X(T, trace_id, TP_I64N, 0)
 
+/* ---- stack profiles (model/stack_profile.c) ---- */
+
+/* perf_session: one per imported perf recording (perf script file, traced_perf
+ * data source). perf_session_id is the row id. */
+#define TP_PERF_SESSION_COLUMNS(X, T)                                             \
+	X(T, cmdline, TP_STR, 0)
+
+/* perf_sample: one row per sampled callstack. cpu_mode is Perfetto's
+ * "kernel"/"user"/"unknown"...; callsite_id is the leaf callsite. */
+#define TP_PERF_SAMPLE_COLUMNS(X, T)                                              \
+	X(T, ts, TP_I64, 0)                                                       \
+	X(T, utid, TP_I64N, 0)                                                    \
+	X(T, cpu, TP_U32N, 0)                                                     \
+	X(T, cpu_mode, TP_STR, 0)                                                 \
+	X(T, callsite_id, TP_I64N, 0)                                             \
+	X(T, unwind_error, TP_STR, 0)                                             \
+	X(T, perf_session_id, TP_I64, 0)                                          \
+	X(T, event_name, TP_STR, TP_COL_HIDDEN) /* "cycles", "cpu-clock" ... */   \
+	X(T, comm, TP_STR, TP_COL_HIDDEN) /* thread name at the sample */         \
+	X(T, period, TP_I64N, TP_COL_HIDDEN) /* events per sample, if printed */
+
+/* stack_profile_callsite: a frame under a parent callsite (NULL at the root,
+ * the outermost frame, depth 0). Interned: (parent, frame) is unique. */
+#define TP_STACK_PROFILE_CALLSITE_COLUMNS(X, T)                                   \
+	X(T, depth, TP_U32, 0)                                                    \
+	X(T, parent_id, TP_I64N, 0)                                               \
+	X(T, frame_id, TP_U32, 0)
+
+/* stack_profile_frame: a function (name, may be NULL) at rel_pc in a
+ * mapping. Interned by (mapping, rel_pc, name). */
+#define TP_STACK_PROFILE_FRAME_COLUMNS(X, T)                                      \
+	X(T, name, TP_STR, 0)                                                     \
+	X(T, mapping, TP_U32, 0)                                                  \
+	X(T, rel_pc, TP_I64, 0)                                                   \
+	X(T, symbol_set_id, TP_U32N, 0)                                           \
+	X(T, deobfuscated_name, TP_STR, 0)
+
+/* stack_profile_mapping: a mapped file (or pseudo-file such as
+ * "[kernel.kallsyms]"). Interned by (name, build_id). */
+#define TP_STACK_PROFILE_MAPPING_COLUMNS(X, T)                                    \
+	X(T, build_id, TP_STR, 0)                                                 \
+	X(T, exact_offset, TP_I64, 0)                                             \
+	X(T, start_offset, TP_I64, 0)                                             \
+	X(T, start, TP_I64, 0)                                                    \
+	X(T, end, TP_I64, 0)                                                      \
+	X(T, load_bias, TP_I64, 0)                                                \
+	X(T, name, TP_STR, 0)
+
+/* stack_profile_symbol: symbolization results (rows of one set contiguous). */
+#define TP_STACK_PROFILE_SYMBOL_COLUMNS(X, T)                                     \
+	X(T, symbol_set_id, TP_U32, 0)                                            \
+	X(T, name, TP_STR, 0)                                                     \
+	X(T, source_file, TP_STR, 0)                                              \
+	X(T, line_number, TP_U32N, 0)                                             \
+	X(T, inlined, TP_I64N, 0)
+
 /* Every table: T(sql_name, struct_name, COLUMNS, COMPUTED_COLUMNS). */
 #define TP_TABLES(T)                                                           \
 	T(__intrinsic_slice, slice, TP_SLICE_COLUMNS, TP_NO_COLUMNS)           \
@@ -197,7 +298,21 @@ enum tp_col_type {
 	T(__intrinsic_counter, counter, TP_COUNTER_COLUMNS, TP_NO_COLUMNS)     \
 	T(__intrinsic_flow, flow, TP_FLOW_COLUMNS, TP_NO_COLUMNS)              \
 	T(__intrinsic_args, args, TP_ARGS_COLUMNS, TP_ARGS_COMPUTED)           \
-	T(__intrinsic_metadata, metadata, TP_METADATA_COLUMNS, TP_NO_COLUMNS)
+	T(__intrinsic_perf_session, perf_session, TP_PERF_SESSION_COLUMNS, TP_NO_COLUMNS) \
+	T(__intrinsic_perf_sample, perf_sample, TP_PERF_SAMPLE_COLUMNS, TP_NO_COLUMNS) \
+	T(__intrinsic_stack_profile_callsite, stack_profile_callsite,        \
+	  TP_STACK_PROFILE_CALLSITE_COLUMNS, TP_NO_COLUMNS)                      \
+	T(__intrinsic_stack_profile_frame, stack_profile_frame, TP_STACK_PROFILE_FRAME_COLUMNS, \
+	  TP_NO_COLUMNS)                                                         \
+	T(__intrinsic_stack_profile_mapping, stack_profile_mapping,          \
+	  TP_STACK_PROFILE_MAPPING_COLUMNS, TP_NO_COLUMNS)                       \
+	T(__intrinsic_stack_profile_symbol, stack_profile_symbol,            \
+	  TP_STACK_PROFILE_SYMBOL_COLUMNS, TP_NO_COLUMNS)                        \
+	T(__intrinsic_metadata, metadata, TP_METADATA_COLUMNS, TP_NO_COLUMNS)          \
+	T(__intrinsic_sched, sched, TP_SCHED_COLUMNS, TP_NO_COLUMNS)           \
+	T(__intrinsic_thread_state, thread_state, TP_THREAD_STATE_COLUMNS, TP_NO_COLUMNS) \
+	T(__intrinsic_ftrace_event, ftrace_event, TP_FTRACE_EVENT_COLUMNS, TP_NO_COLUMNS) \
+	T(__intrinsic_cpu, cpu, TP_CPU_COLUMNS, TP_NO_COLUMNS)
 
 #define TP_COL_FIELD_(s, name, type, flags) TP_CTYPE_##type *name;
 #define TP_TABLE_STRUCT_(sql, s, COLS, COMP)                                   \
@@ -306,6 +421,13 @@ void tp_tables_release(struct tp_tables *tables);
 	X(track_event_invalid_timestamp, "error", "analysis", "A TrackEvent resolved to a negative timestamp and was dropped.") \
 	X(invalid_trace_packet, "error", "trace", "A packet was malformed.") \
 	X(gzip_failure, "error", "trace", "The gzip stream was corrupt or truncated.") \
+	X(perf_text_importer_sample_line_error, "error", "trace", "A perf script text line could not be parsed as a sample or a frame.") \
+	X(compact_sched_switch_skipped, "info", "analysis", "The first compact sched_switch of a cpu, whose prev task is unknown, was skipped.") \
+	X(compact_sched_waking_skipped, "info", "analysis", "A compact sched_waking before any sched_switch on its cpu was skipped.") \
+	X(mismatched_sched_switch_tids, "error", "analysis", "A sched_switch prev_pid did not match the next_pid of the cpu's previous switch.") \
+	X(ftrace_bundle_tokenizer_errors, "error", "analysis", "An ftrace bundle could not be tokenized.") \
+	X(ftrace_generic_descriptor_errors, "error", "analysis", "A generic ftrace event had no descriptor.") \
+	X(systrace_parse_failure, "error", "analysis", "A print event's atrace text could not be parsed.") \
 	X(sorter_push_event_out_of_order, "error", "analysis", "Trace events are out of order event after sorting. This can happen due to many factors including clock sync drift, producers emitting events out of order or a bug in trace processor's logic of sorting.")
 
 enum tp_stat {
@@ -502,6 +624,29 @@ uint32_t tp_args_type_name_id(const struct tp *tp, enum tp_arg_type type);
 void tp_args_free(struct tp *tp);
 void tp_track_keys_free(struct tp *tp);
 
+/* ---- stack profiles (model/stack_profile.c) -------------------------------- */
+
+/* Interning of mappings, frames and callsites into the stack_profile_*
+ * tables, owned by one importer (embedded; _init/_release). Ids are rows. */
+struct tp_stack_profile {
+	struct hmap mappings;  /* hash(name, build_id) -> mapping row */
+	struct hmap frames;    /* hash(mapping, rel_pc, name) -> frame row */
+	struct hmap callsites; /* hash(parent, frame, depth) -> callsite row */
+};
+void tp_stack_profile_init(struct tp_stack_profile *sp);
+void tp_stack_profile_release(struct tp_stack_profile *sp);
+/* The mapping named name (pool id) with build_id (pool id, 0 = none). */
+uint32_t tp_stack_profile_mapping(struct tp *tp, struct tp_stack_profile *sp, uint32_t name,
+				  uint32_t build_id);
+/* The frame at rel_pc in mapping, named name (pool id, 0 = unknown). */
+uint32_t tp_stack_profile_frame(struct tp *tp, struct tp_stack_profile *sp, uint32_t mapping,
+				int64_t rel_pc, uint32_t name);
+/* The callsite of frame under parent (TP_NULL_U32 for a root, depth 0). */
+uint32_t tp_stack_profile_callsite(struct tp *tp, struct tp_stack_profile *sp, uint32_t parent,
+				   uint32_t frame);
+/* A new perf_session row; returns its id. */
+uint32_t tp_perf_session_new(struct tp *tp, uint32_t cmdline);
+
 /* ---- sorter (sorter.c) --------------------------------------------------------- */
 
 /* Importers push events with their trace-clock timestamp; the sorter hands
@@ -549,6 +694,7 @@ struct tp_importer_ops {
 };
 extern const struct tp_importer_ops tp_json_importer;
 extern const struct tp_importer_ops tp_proto_importer;
+extern const struct tp_importer_ops tp_perf_text_importer;
 /* Every importer, in sniffing order, NULL-terminated (importers/importers.c). */
 extern const struct tp_importer_ops *const tp_importers[];
 

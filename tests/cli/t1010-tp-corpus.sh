@@ -1,4 +1,4 @@
-# Every JSON and Perfetto-protobuf trace in ../shared/corpus (MANIFEST.tsv)
+# Every JSON, perf script text and Perfetto-protobuf trace in ../shared/corpus (MANIFEST.tsv)
 # and the golden Perfetto traces load with exit 0, under ASan when the
 # sanitizer build exists. Files that are not one trace we import (zip
 # archives, cpuprofile) are left to the issues that add those formats.
@@ -24,7 +24,7 @@ load() { # NAME FILE
 tab=$(printf '\t')
 while IFS=$tab read -r path format _; do
 	case $format in
-	chrome_json | go_trace_json | node_trace_events | pytorch_kineto | devtools | derived_gzip) ;;
+	chrome_json | go_trace_json | node_trace_events | pytorch_kineto | devtools | derived_gzip | perf_script) ;;
 	*) continue ;;
 	esac
 	case $path in *.zip) continue ;; esac

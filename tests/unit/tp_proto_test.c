@@ -1050,3 +1050,161 @@ TEST(tp_proto_process_stats_memory)
 	tp_free(tp);
 	tb_free(buf);
 }
+
+/* ---- ftrace ------------------------------------------------------------------- */
+
+static void ft_switch(struct tb *t, uint64_t ts, int pid, const char *prev_comm, int prev_pid,
+		      int64_t prev_state, const char *next_comm, int next_pid, int next_prio)
+{
+	unsigned e = pb_begin_nested(&t->w, 2);
+	pb_put_uint64(&t->w, 1, ts);
+	pb_put_uint32(&t->w, 2, (uint32_t)pid);
+	unsigned s = pb_begin_nested(&t->w, 4);
+	pb_put_string(&t->w, 1, prev_comm);
+	pb_put_int32(&t->w, 2, prev_pid);
+	pb_put_int32(&t->w, 3, 120);
+	pb_put_int64(&t->w, 4, prev_state);
+	pb_put_string(&t->w, 5, next_comm);
+	pb_put_int32(&t->w, 6, next_pid);
+	pb_put_int32(&t->w, 7, next_prio);
+	pb_end_nested(&t->w, s);
+	pb_end_nested(&t->w, e);
+}
+
+static uint32_t tid_utid(struct tp *tp, int64_t tid)
+{
+	for (uint32_t i = tp->t.thread.n; i-- > 0;)
+		if (tp->t.thread.tid[i] == tid)
+			return i;
+	return UINT32_MAX;
+}
+
+/* Typed sched_switch / sched_waking on cpu 1: sched rows per switch,
+ * thread_state Running / end state / Runnable with the waker. */
+TEST(tp_proto_ftrace_sched_switch)
+{
+	struct tb t;
+	size_t n;
+	tb_init(&t);
+	pkt_begin(&t, 1, UINT64_MAX);
+	unsigned b = pb_begin_nested(&t.w, 1); /* ftrace_events */
+	pb_put_uint32(&t.w, 1, 1);             /* cpu */
+	ft_switch(&t, 1000, 0, "swapper/1", 0, 0, "a", 10, 110);
+	ft_switch(&t, 2000, 10, "a", 10, 1, "swapper/1", 0, 120);
+	unsigned e = pb_begin_nested(&t.w, 2);
+	pb_put_uint64(&t.w, 1, 2500);
+	pb_put_uint32(&t.w, 2, 0);
+	unsigned w = pb_begin_nested(&t.w, 20); /* sched_waking */
+	pb_put_string(&t.w, 1, "a");
+	pb_put_int32(&t.w, 2, 10);
+	pb_put_int32(&t.w, 5, 1);
+	pb_end_nested(&t.w, w);
+	pb_end_nested(&t.w, e);
+	ft_switch(&t, 3000, 0, "swapper/1", 0, 0x100, "a", 10, 110);
+	pb_end_nested(&t.w, b);
+	pkt_end(&t);
+	uint8_t *buf = tb_take(&t, &n);
+	struct tp *tp = load(buf, n, 0);
+	uint32_t a = tid_utid(tp, 10);
+	CHECK(a != UINT32_MAX);
+	CHECK_STR_EQ(sname(tp, tp->t.thread.name[a]), "a");
+
+	struct tp_sched_table *s = &tp->t.sched;
+	CHECK_EQ(s->n, 3);
+	CHECK_EQ(s->ts[0], 1000);
+	CHECK_EQ(s->dur[0], 1000);
+	CHECK_EQ(s->utid[0], a);
+	CHECK_EQ(s->cpu[0], 1);
+	CHECK_EQ(s->priority[0], 110);
+	CHECK_STR_EQ(sname(tp, s->end_state[0]), "S");
+	CHECK_EQ(s->utid[1], 0);
+	CHECK_STR_EQ(sname(tp, s->end_state[1]), "R+");
+	CHECK_EQ(s->dur[2], -1);
+	CHECK_EQ(s->end_state[2], 0);
+
+	struct tp_thread_state_table *ts = &tp->t.thread_state;
+	CHECK_EQ(ts->n, 4); /* the swapper has none */
+	static const struct {
+		int64_t ts, dur;
+		const char *state;
+		uint32_t cpu;
+	} want[] = {
+		{1000, 1000, "Running", 1},
+		{2000, 500, "S", UINT32_MAX},
+		{2500, 500, "R", UINT32_MAX},
+		{3000, -1, "Running", 1},
+	};
+	for (uint32_t i = 0; i < 4 && i < ts->n; i++) {
+		CHECK_EQ(ts->utid[i], a);
+		CHECK_EQ(ts->ts[i], want[i].ts);
+		CHECK_EQ(ts->dur[i], want[i].dur);
+		CHECK_STR_EQ(sname(tp, ts->state[i]), want[i].state);
+		CHECK_EQ(ts->cpu[i], want[i].cpu);
+	}
+	CHECK_EQ(ts->waker_utid[2], 0);
+
+	struct tp_ftrace_event_table *fe = &tp->t.ftrace_event;
+	CHECK_EQ(fe->n, 4);
+	CHECK_STR_EQ(sname(tp, fe->name[0]), "sched_switch");
+	CHECK_STR_EQ(sname(tp, fe->name[2]), "sched_waking");
+	CHECK_EQ(fe->utid[1], a);
+	CHECK(find_arg(tp, fe->arg_set_id[0], "next_comm") >= 0);
+	CHECK_EQ(tp->t.cpu.n, 1);
+	CHECK_EQ(tp->t.cpu.cpu[0], 1);
+	tp_free(tp);
+	tb_free(buf);
+}
+
+static void packed_put(struct tb *t, uint32_t field, const uint64_t *v, size_t n)
+{
+	uint8_t tmp[64];
+	size_t len = 0;
+	for (size_t i = 0; i < n; i++)
+		len = (size_t)(pb_encode_varint(tmp + len, v[i]) - tmp);
+	pb_put_bytes(&t->w, field, tmp, len);
+}
+
+/* compact_sched: the first switch of a cpu only sets its current task. */
+TEST(tp_proto_ftrace_compact_sched)
+{
+	struct tb t;
+	size_t n;
+	tb_init(&t);
+	pkt_begin(&t, 1, UINT64_MAX);
+	unsigned b = pb_begin_nested(&t.w, 1);
+	pb_put_uint32(&t.w, 1, 0);
+	unsigned c = pb_begin_nested(&t.w, 4);
+	pb_put_string(&t.w, 5, "a");
+	pb_put_string(&t.w, 5, "swapper/0");
+	packed_put(&t, 1, (const uint64_t[]){1000, 1000}, 2);
+	packed_put(&t, 2, (const uint64_t[]){0, 2}, 2);
+	packed_put(&t, 3, (const uint64_t[]){10, 0}, 2);
+	packed_put(&t, 4, (const uint64_t[]){120, 120}, 2);
+	packed_put(&t, 6, (const uint64_t[]){0, 1}, 2);
+	packed_put(&t, 7, (const uint64_t[]){2500}, 1);
+	packed_put(&t, 8, (const uint64_t[]){10}, 1);
+	packed_put(&t, 9, (const uint64_t[]){0}, 1);
+	packed_put(&t, 10, (const uint64_t[]){120}, 1);
+	packed_put(&t, 11, (const uint64_t[]){0}, 1);
+	pb_end_nested(&t.w, c);
+	pb_end_nested(&t.w, b);
+	pkt_end(&t);
+	uint8_t *buf = tb_take(&t, &n);
+	struct tp *tp = load(buf, n, 0);
+	uint32_t a = tid_utid(tp, 10);
+	CHECK(a != UINT32_MAX);
+	CHECK_EQ(tp->stats[TP_STAT_compact_sched_switch_skipped], 1);
+	CHECK_EQ(tp->t.sched.n, 1);
+	CHECK_EQ(tp->t.sched.ts[0], 2000);
+	CHECK_EQ(tp->t.sched.utid[0], 0);
+	CHECK_EQ(tp->t.thread_state.n, 2);
+	CHECK_EQ(tp->t.thread_state.utid[0], a);
+	CHECK_STR_EQ(sname(tp, tp->t.thread_state.state[0]), "D");
+	CHECK_EQ(tp->t.thread_state.dur[0], 500);
+	CHECK_STR_EQ(sname(tp, tp->t.thread_state.state[1]), "R");
+	CHECK_EQ(tp->t.thread_state.waker_utid[1], 0);
+	CHECK_EQ(tp->t.ftrace_event.n, 2);
+	CHECK_EQ(tp->t.ftrace_event.utid[0], a); /* the prev task */
+	tp_free(tp);
+	tb_free(buf);
+}

@@ -7,5 +7,6 @@
 const struct tp_importer_ops *const tp_importers[] = {
 	&tp_proto_importer,
 	&tp_json_importer,
+	&tp_perf_text_importer,
 	NULL,
 };

@@ -75,10 +75,35 @@ static const char *const tp_views[] = {
     "track_name, thread_name, utid, tid, process_name, upid, pid, depth, parent_id, arg_set_id "
     "FROM thread_slice UNION ALL SELECT id, ts, dur, category, name, track_id, track_name, "
     "NULL, NULL, NULL, process_name, upid, pid, depth, parent_id, arg_set_id FROM process_slice",
+    /* Stack profiles (compat §6). */
+    "CREATE VIEW perf_session AS SELECT id, id AS perf_session_id, cmdline "
+    "FROM __intrinsic_perf_session",
+    "CREATE VIEW perf_sample AS SELECT id, ts, utid, cpu, cpu_mode, callsite_id, unwind_error, "
+    "perf_session_id FROM __intrinsic_perf_sample",
+    "CREATE VIEW stack_profile_callsite AS SELECT id, depth, parent_id, frame_id "
+    "FROM __intrinsic_stack_profile_callsite",
+    "CREATE VIEW stack_profile_frame AS SELECT id, name, mapping, rel_pc, symbol_set_id, "
+    "deobfuscated_name, NULL AS type FROM __intrinsic_stack_profile_frame",
+    "CREATE VIEW stack_profile_mapping AS SELECT id, build_id, exact_offset, start_offset, "
+    "start, \"end\", load_bias, name FROM __intrinsic_stack_profile_mapping",
+    "CREATE VIEW stack_profile_symbol AS SELECT id, symbol_set_id, name, source_file, "
+    "line_number, inlined FROM __intrinsic_stack_profile_symbol",
     "CREATE VIEW metadata AS SELECT id, name, key_type, int_value, str_value, machine_id, "
     "trace_id FROM __intrinsic_metadata",
     "CREATE VIEW stats AS SELECT id, name, \"key\", idx, severity, source, value, description, "
     "machine_id, trace_id FROM __intrinsic_stats",
+    /* ftrace scheduling (importers/proto/ftrace.c). */
+    "CREATE VIEW sched_slice AS SELECT id, ts, dur, cpu, utid, end_state, priority, ucpu "
+    "FROM __intrinsic_sched",
+    "CREATE VIEW sched AS SELECT id, ts, dur, cpu, utid, end_state, priority, ucpu, "
+    "ts + dur AS ts_end FROM __intrinsic_sched",
+    "CREATE VIEW thread_state AS SELECT id, ts, dur, cpu, utid, state, io_wait, "
+    "blocked_function, waker_utid, waker_id, irq_context, ucpu FROM __intrinsic_thread_state",
+    "CREATE VIEW ftrace_event AS SELECT id, ts, name, cpu, utid, arg_set_id, common_flags, ucpu "
+    "FROM __intrinsic_ftrace_event",
+    "CREATE VIEW raw AS SELECT * FROM ftrace_event",
+    "CREATE VIEW cpu AS SELECT id, id AS ucpu, cpu, cluster_id, processor, machine_id, "
+    "capacity, arg_set_id FROM __intrinsic_cpu",
 };
 
 int tp_sql_create_views(sqlite3 *db, char **errmsg)

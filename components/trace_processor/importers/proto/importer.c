@@ -57,6 +57,10 @@ void proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len,
 		proto_track_event_parse_simple(im, ts, payload);
 		return;
 	}
+	if (kind == EV_FTRACE_COMPACT_SWITCH || kind == EV_FTRACE_COMPACT_WAKING) {
+		proto_ftrace_compact_parse(im, ts, payload);
+		return;
+	}
 	TB_DCHECK(len >= sizeof ev);
 	memcpy(&ev, payload, sizeof ev);
 	const uint8_t *p = (const uint8_t *)payload + sizeof ev;
@@ -82,6 +86,9 @@ void proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len,
 	case EV_PROCESS_STATS:
 		proto_process_stats_parse(im, ts, p, ev.len);
 		break;
+	case EV_FTRACE:
+		proto_ftrace_parse(im, ts, &ev, p, ev.len);
+		break;
 	default:
 		break;
 	}
@@ -106,6 +113,7 @@ static void proto_destroy(struct tp_importer *imp)
 	proto_seqs_free(im);
 	proto_clocks_free(im->clocks);
 	proto_tracks_free(im);
+	proto_ftrace_free(im);
 	vec_release(&im->scratch);
 	tp_args_builder_release(&im->args);
 	tb_free(im);

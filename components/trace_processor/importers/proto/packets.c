@@ -157,6 +157,7 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 			k.snapshot = f;
 			k.has_snapshot = f.wire == PB_WIRE_LEN;
 			break;
+		case PKT_FTRACE_EVENTS:
 		case PKT_PROCESS_TREE:
 		case PKT_SYS_STATS:
 		case PKT_PROCESS_STATS:
@@ -287,6 +288,9 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		break;
 	case PKT_PROCESS_STATS:
 		proto_push(im, ts, EV_PROCESS_STATS, NULL, seq, pp, pn);
+		break;
+	case PKT_FTRACE_EVENTS:
+		proto_ftrace_tokenize(im, seq, pp, pn);
 		break;
 	default:
 		proto_metadata_packet(im, k.payload.id, ts, pp, pn);

@@ -32,6 +32,7 @@
 
 /* TracePacket field numbers. */
 enum {
+	PKT_FTRACE_EVENTS = 1,
 	PKT_PROCESS_TREE = 2,
 	PKT_CLOCK_SNAPSHOT = 6,
 	PKT_SYS_STATS = 7,
@@ -220,6 +221,9 @@ enum proto_ev_kind {
 	EV_TE_SIMPLE, /* struct proto_te_rec, no payload */
 	EV_SYS_STATS,
 	EV_PROCESS_STATS,
+	EV_FTRACE,                /* one FtraceEvent, its cpu (uint32) after it */
+	EV_FTRACE_COMPACT_SWITCH, /* struct ftrace_compact_rec, no header */
+	EV_FTRACE_COMPACT_WAKING,
 };
 
 /* The sorter record of a plain TrackEvent (SLICE_BEGIN/END/INSTANT with
@@ -283,6 +287,7 @@ struct proto_importer {
 	/* parse scratch */
 	VEC(char) scratch;
 	struct tp_args_builder args;
+	struct proto_ftrace *ftrace; /* ftrace.c state, NULL until used */
 };
 
 /* Tokenize the concatenated `0a len packet` records in p[0, n) (tokenizer.c).
@@ -310,6 +315,14 @@ void proto_process_tree_parse(struct proto_importer *im, const uint8_t *p, size_
 /* SysStats / ProcessStats at ts → counter tracks (system_probes.c). */
 void proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
 void proto_process_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
+/* Ftrace bundles (ftrace.c): tokenize pushes each event at its own ts;
+ * parse fills sched, thread_state, ftrace_event and friends. */
+void proto_ftrace_tokenize(struct proto_importer *im, struct proto_seq *seq, const uint8_t *p,
+			   size_t n);
+void proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
+			const uint8_t *p, size_t n);
+void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const void *payload);
+void proto_ftrace_free(struct proto_importer *im);
 /* Tokenize-time metadata packets (packets.c). */
 void proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts,
 			   const uint8_t *p, size_t n);
