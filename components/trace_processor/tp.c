@@ -33,6 +33,8 @@ struct tp *tp_new(const struct tp_config *cfg)
 	hmap_init(&tp->arg_sets);
 	tp->sorter = tp_sorter_new();
 	tp->trace_type = "unknown";
+	tp->ts_min = INT64_MAX;
+	tp->ts_max = INT64_MIN;
 	tp_slices_init(tp);
 	/* utid 0 / upid 0: the swapper placeholders Perfetto always has. */
 	tp_process_for_pid(tp, 0);

@@ -500,6 +500,9 @@ struct tp {
 	const char *trace_type;
 	struct sqlite3 *db;
 	bool eof;
+	/* Bounds of every timestamp the sorter delivered (trace_start() and
+	 * trace_end() in SQL); start > end while nothing was delivered. */
+	int64_t ts_min, ts_max;
 };
 
 /* Record a fatal error (the first wins); returns code. */

@@ -177,6 +177,28 @@ static void fn_str_split(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	}
 }
 
+/* ---- trace bounds ------------------------------------------------------------ */
+
+/* trace_start() / trace_end() / trace_dur(): the first and last timestamp of
+ * the events parsed (0 for an empty trace, as Perfetto). */
+static void fn_trace_start(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	const struct tp *tp = ((struct tp_sql *)sqlite3_user_data(ctx))->tp;
+	sqlite3_result_int64(ctx, tp->ts_min <= tp->ts_max ? tp->ts_min : 0);
+}
+
+static void fn_trace_end(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	const struct tp *tp = ((struct tp_sql *)sqlite3_user_data(ctx))->tp;
+	sqlite3_result_int64(ctx, tp->ts_min <= tp->ts_max ? tp->ts_max : 0);
+}
+
+static void fn_trace_dur(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	const struct tp *tp = ((struct tp_sql *)sqlite3_user_data(ctx))->tp;
+	sqlite3_result_int64(ctx, tp->ts_min <= tp->ts_max ? tp->ts_max - tp->ts_min : 0);
+}
+
 /* ---- debugging ----------------------------------------------------------- */
 
 static void fn_rows_visited(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -198,6 +220,9 @@ int tp_sql_register_functions(sqlite3 *db, struct tp_sql *sql)
 	    {"extract_arg", 2, SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, fn_extract_arg},
 	    {"hash", -1, SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, fn_hash},
 	    {"str_split", 3, SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, fn_str_split},
+	    {"trace_start", 0, 0, fn_trace_start},
+	    {"trace_end", 0, 0, fn_trace_end},
+	    {"trace_dur", 0, 0, fn_trace_dur},
 	    {"__intrinsic_rows_visited", 0, 0, fn_rows_visited},
 	};
 	for (size_t i = 0; i < TB_ARRAY_SIZE(fns); i++) {
