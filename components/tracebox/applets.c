@@ -12,12 +12,14 @@
 #include "perfetto_cmd.h"
 #include "probes.h"
 #include "trace_processor.h"
+#include "traceconv.h"
 #include "traced.h"
 
 const struct tracebox_applet tracebox_applets[] = {
 	{"perfetto", "record a trace (Perfetto's command line client)", perfetto_cmd_main},
 	{"trace_processor_shell", "SQL over Perfetto protobuf and JSON traces",
 	 trace_processor_shell_main},
+	{"traceconv", "convert traces: folded stacks, textproto to binary", traceconv_main},
 	{"traced", "the tracing service", traced_main},
 	{"traced_probes", "ftrace, process and system stats data sources", traced_probes_main},
 	{"traced_perf", "callstack sampling data source", traced_perf_main},

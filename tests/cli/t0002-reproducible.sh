@@ -6,8 +6,11 @@ if ! git -C "$TB_TEST_ROOT" rev-parse HEAD >/dev/null 2>&1; then
 	skip identical-builds "not a git checkout"
 	exit 0
 fi
+# Both clones build the same commit, even if HEAD moves meanwhile.
+rev=$(git -C "$TB_TEST_ROOT" rev-parse HEAD)
 for n in a b; do
-	git clone -q "$TB_TEST_ROOT" "$TMP/$n" && mkdir -p "$TMP/$n/out" &&
+	git clone -q "$TB_TEST_ROOT" "$TMP/$n" && git -C "$TMP/$n" checkout -q "$rev" &&
+		mkdir -p "$TMP/$n/out" &&
 		ln -s "$TB_OUT/deps" "$TMP/$n/out/deps" ||
 		{ fail identical-builds "cannot clone into $TMP/$n"; exit 0; }
 	(cd "$TMP/$n" && ./build.sh) >"$TMP/$n.log" 2>&1 ||

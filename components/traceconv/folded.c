@@ -1,0 +1,204 @@
+/*
+ * traceconv folded: the trace's perf samples as Brendan Gregg's collapsed
+ * stacks, one line per distinct stack, root first, sorted bytewise:
+ *
+ *   comm;root_fn;...;leaf_fn COUNT
+ *
+ * which flamegraph.pl and speedscope read. The trace is loaded with the
+ * trace_processor library and the stacks are built by one recursive SQL query
+ * over perf_sample and stack_profile_callsite/frame/mapping that applies the
+ * naming rules of FlameGraph's stackcollapse-perf.pl, so its output for a
+ * `perf script` text file is the script's (tests/cli/t1040 checks the same
+ * rules): only the first event type counts; COUNT sums the printed period
+ * (1 if none); "[unknown]" symbols are named after their DSO; arguments,
+ * quotes and Java's leading 'L' are tidied away; a frame without a symbol is
+ * " ". The script ignores a last sample that no blank line ends; we mirror
+ * that for perf script input, which is why the text's last bytes are tracked
+ * (through gzip, when the input is compressed).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "base.h"
+#include "sqlite3.h"
+#include "trace_processor.h"
+#include "traceconv_int.h"
+
+#define TRACECONV_CHUNK ((size_t)1 << 20)
+
+/* ?1: count the last sample; ?2/?3: kernel/JIT annotations; ?4: stack name
+ * 0 comm, 1 comm-PID, 2 comm-PID/TID. */
+static const char traceconv_folded_sql[] =
+    "WITH RECURSIVE\n"
+    "s AS (SELECT id, callsite_id, coalesce(period, 1) AS period, replace(\n"
+    "  CASE ?4 WHEN 0 THEN x.comm ELSE x.comm || '-' || coalesce((SELECT p.pid FROM thread t\n"
+    "    JOIN process p USING (upid) WHERE t.utid = x.utid AND t.tid != 0), '?') ||\n"
+    "    CASE ?4 WHEN 2 THEN '/' || (SELECT tid FROM thread t WHERE t.utid = x.utid)\n"
+    "    ELSE '' END END, ' ', '_') AS pname\n"
+    "  FROM __intrinsic_perf_sample x\n"
+    "  WHERE event_name IS (SELECT event_name FROM __intrinsic_perf_sample ORDER BY id LIMIT 1)\n"
+    "  AND (?1 OR id != (SELECT max(id) FROM __intrinsic_perf_sample))),\n"
+    "fr AS (SELECT f.id, m.name AS mname,\n"
+    "  CASE WHEN f.name = '[unknown]' THEN\n"
+    "    CASE WHEN m.name != '[unknown]' THEN\n"
+    "      '[' || replace(m.name, rtrim(m.name, replace(m.name, '/', '')), '') || ']'\n"
+    "    ELSE '[unknown]' END\n"
+    "  ELSE coalesce(f.name, ' ') END AS u,\n"
+    "  substr(f.name, 1, 1) = '(' AS skip\n"
+    "  FROM stack_profile_frame f JOIN stack_profile_mapping m ON f.mapping = m.id),\n"
+    "tidy AS (SELECT id, mname, skip,\n"
+    "  replace(replace(CASE WHEN u GLOB '*.(*).*' THEN u ELSE\n"
+    "    replace(CASE WHEN instr(replace(u, '(anonymous namespace)', char(1)), '(') > 0\n"
+    "      THEN substr(replace(u, '(anonymous namespace)', char(1)), 1,\n"
+    "                  instr(replace(u, '(anonymous namespace)', char(1)), '(') - 1)\n"
+    "      ELSE replace(u, '(anonymous namespace)', char(1)) END, char(1),\n"
+    "      '(anonymous namespace)')\n"
+    "  END, '\"', ''), '''', '') AS t\n"
+    "  FROM (SELECT id, mname, skip, replace(u, ';', ':') AS u FROM fr)),\n"
+    "walk(sid, java, cs, stack) AS (\n"
+    "  SELECT s.id, s.pname = 'java', s.callsite_id, '' FROM s\n"
+    "  UNION ALL\n"
+    "  SELECT w.sid, w.java, c.parent_id,\n"
+    "    CASE WHEN f.skip THEN w.stack ELSE\n"
+    "      (CASE WHEN w.java AND f.t GLOB '*/*' AND f.t GLOB 'L*' THEN substr(f.t, 2)\n"
+    "       ELSE f.t END)\n"
+    "      || CASE WHEN ?2 AND (f.mname GLOB '[[]*' OR f.mname GLOB '*vmlinux')\n"
+    "           AND f.mname NOT GLOB '*unknown*' THEN '_[k]'\n"
+    "         WHEN ?3 AND f.mname GLOB '*/tmp/perf-[0-9]*.map*' THEN '_[j]' ELSE '' END\n"
+    "      || CASE WHEN w.stack = '' THEN '' ELSE ';' || w.stack END END\n"
+    "  FROM walk w JOIN stack_profile_callsite c ON c.id = w.cs\n"
+    "  JOIN tidy f ON f.id = c.frame_id)\n"
+    "SELECT folded, n FROM (\n"
+    "  SELECT s.pname || CASE WHEN w.stack = '' THEN '' ELSE ';' || w.stack END AS folded,\n"
+    "    sum(s.period) AS n\n"
+    "  FROM walk w JOIN s ON s.id = w.sid WHERE w.cs IS NULL GROUP BY folded)\n"
+    "WHERE folded IS NOT NULL ORDER BY folded";
+
+/* The last two bytes of the (decompressed) text, to tell whether a blank
+ * line ends it. */
+struct traceconv_tail {
+	bool gzip, started, broken;
+	z_stream z;
+	unsigned char last[2];
+	size_t seen;
+};
+
+static void traceconv_tail_bytes(struct traceconv_tail *t, const unsigned char *p, size_t n)
+{
+	if (n >= 2) {
+		t->last[0] = p[n - 2];
+		t->last[1] = p[n - 1];
+	} else if (n == 1) {
+		t->last[0] = t->last[1];
+		t->last[1] = p[0];
+	}
+	t->seen += n;
+}
+
+static void traceconv_tail_push(struct traceconv_tail *t, const unsigned char *p, size_t n)
+{
+	unsigned char buf[16384];
+
+	if (!t->started && n > 0) {
+		t->started = true;
+		t->gzip = n >= 2 && p[0] == 0x1f && p[1] == 0x8b;
+		if (t->gzip && inflateInit2(&t->z, 16 + MAX_WBITS) != Z_OK)
+			t->broken = true;
+	}
+	if (!t->gzip) {
+		traceconv_tail_bytes(t, p, n);
+		return;
+	}
+	t->z.next_in = (unsigned char *)p;
+	t->z.avail_in = (uInt)n;
+	while (!t->broken && t->z.avail_in > 0) {
+		t->z.next_out = buf;
+		t->z.avail_out = sizeof buf;
+		int r = inflate(&t->z, Z_NO_FLUSH);
+		traceconv_tail_bytes(t, buf, sizeof buf - t->z.avail_out);
+		if (r == Z_STREAM_END)
+			inflateReset(&t->z); /* another gzip member may follow */
+		else if (r != Z_OK && r != Z_BUF_ERROR)
+			t->broken = true;
+		else if (r == Z_BUF_ERROR && t->z.avail_out != 0)
+			break;
+	}
+}
+
+/* Whether stackcollapse-perf.pl counts the text's last sample. */
+static bool traceconv_tail_blank(const struct traceconv_tail *t)
+{
+	return t->seen >= 2 && t->last[0] == '\n' && t->last[1] == '\n';
+}
+
+static int traceconv_load(struct tp *tp, int fd, const char *name, struct traceconv_tail *tail)
+{
+	unsigned char *buf = tb_malloc(TRACECONV_CHUNK);
+	int rc = -1;
+
+	for (;;) {
+		ssize_t n = tb_read_all(fd, buf, TRACECONV_CHUNK);
+		if (n < 0) {
+			fprintf(stderr, "traceconv: cannot read '%s': %s\n", name,
+			        strerror((int)-n));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		traceconv_tail_push(tail, buf, (size_t)n);
+		if (tp_parse(tp, buf, (size_t)n) < 0) {
+			fprintf(stderr, "traceconv: cannot load '%s': %s\n", name, tp_error(tp));
+			goto out;
+		}
+		if ((size_t)n < TRACECONV_CHUNK)
+			break;
+	}
+	if (tp_end_of_file(tp) < 0) {
+		fprintf(stderr, "traceconv: cannot load '%s': %s\n", name, tp_error(tp));
+		goto out;
+	}
+	rc = 0;
+out:
+	tb_free(buf);
+	return rc;
+}
+
+int traceconv_folded(int in_fd, const char *in_name, FILE *out,
+                     const struct traceconv_folded_opts *o)
+{
+	struct traceconv_tail tail = {0};
+	struct tp *tp = tp_new(NULL);
+	sqlite3_stmt *st = NULL;
+	int rc = -1, r;
+
+	if (traceconv_load(tp, in_fd, in_name, &tail) < 0)
+		goto out;
+	bool last = strcmp(tp_trace_type(tp), "perf_text") != 0 || tail.broken ||
+	            traceconv_tail_blank(&tail);
+	if (sqlite3_prepare_v2(tp_db(tp), traceconv_folded_sql, -1, &st, NULL) != SQLITE_OK) {
+		fprintf(stderr, "traceconv: %s\n", sqlite3_errmsg(tp_db(tp)));
+		goto out;
+	}
+	sqlite3_bind_int(st, 1, last);
+	sqlite3_bind_int(st, 2, o->kernel);
+	sqlite3_bind_int(st, 3, o->jit);
+	sqlite3_bind_int(st, 4, o->tid ? 2 : o->pid ? 1 : 0);
+	while ((r = sqlite3_step(st)) == SQLITE_ROW)
+		fprintf(out, "%s %lld\n", (const char *)sqlite3_column_text(st, 0),
+		        (long long)sqlite3_column_int64(st, 1));
+	if (r != SQLITE_DONE) {
+		fprintf(stderr, "traceconv: %s\n", sqlite3_errmsg(tp_db(tp)));
+		goto out;
+	}
+	rc = 0;
+out:
+	if (tail.gzip && tail.started)
+		inflateEnd(&tail.z);
+	sqlite3_finalize(st);
+	tp_free(tp);
+	return rc;
+}

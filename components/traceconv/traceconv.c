@@ -1,0 +1,119 @@
+/*
+ * The traceconv applet: argument parsing, input and output files, and the
+ * dispatch to one function per mode (folded.c, binary.c). Perfetto's other
+ * modes (json, systrace, profile, ...) are refused with the list of the ones
+ * we have, so nothing half-done is offered.
+ */
+#include "traceconv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base.h"
+#include "traceconv_int.h"
+
+#define TRACECONV_MODES "folded, binary"
+
+static void traceconv_usage(FILE *f)
+{
+	fprintf(f, "usage: traceconv MODE [OPTIONS] [input [output]]\n"
+	           "Convert a trace; input and output default to stdin and stdout ('-').\n"
+	           "\n"
+	           "modes:\n"
+	           "  folded   perf samples as collapsed stacks 'a;b;c count', for flamegraph.pl\n"
+	           "           and speedscope (as FlameGraph's stackcollapse-perf.pl prints them)\n"
+	           "    --pid      name stacks comm-PID\n"
+	           "    --tid      name stacks comm-PID/TID\n"
+	           "    --kernel   annotate kernel frames with _[k]\n"
+	           "    --jit      annotate JIT frames with _[j]\n"
+	           "    --all      --kernel and --jit\n"
+	           "  binary   a text-format Trace (.textproto) to binary protobuf\n");
+}
+
+int traceconv_main(int argc, char **argv)
+{
+	struct traceconv_folded_opts fo = {0};
+	const char *mode = NULL, *in = NULL, *outp = NULL;
+	int in_fd = -1, rc = 1;
+	FILE *out = NULL;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			traceconv_usage(stdout);
+			return 0;
+		} else if (a[0] == '-' && a[1] == '-' && mode && strcmp(mode, "folded") == 0) {
+			if (strcmp(a, "--pid") == 0)
+				fo.pid = true;
+			else if (strcmp(a, "--tid") == 0)
+				fo.tid = true;
+			else if (strcmp(a, "--kernel") == 0)
+				fo.kernel = true;
+			else if (strcmp(a, "--jit") == 0)
+				fo.jit = true;
+			else if (strcmp(a, "--all") == 0)
+				fo.kernel = fo.jit = true;
+			else
+				goto bad_opt;
+		} else if (a[0] == '-' && a[1] != '\0') {
+			goto bad_opt;
+		} else if (!mode) {
+			mode = a;
+		} else if (!in) {
+			in = a;
+		} else if (!outp) {
+			outp = a;
+		} else {
+			fprintf(stderr, "traceconv: too many arguments: '%s'\n", a);
+			return 1;
+		}
+		continue;
+	bad_opt:
+		fprintf(stderr, "traceconv: unknown option '%s'\n", a);
+		return 1;
+	}
+	if (!mode) {
+		traceconv_usage(stderr);
+		return 1;
+	}
+	if (strcmp(mode, "folded") != 0 && strcmp(mode, "binary") != 0) {
+		fprintf(stderr, "traceconv: unknown mode '%s' (modes: " TRACECONV_MODES ")\n",
+		        mode);
+		return 1;
+	}
+	if (!in || strcmp(in, "-") == 0) {
+		in = NULL;
+		in_fd = STDIN_FILENO;
+	} else if ((in_fd = open(in, O_RDONLY | O_CLOEXEC)) < 0) {
+		fprintf(stderr, "traceconv: cannot open '%s': %s\n", in, strerror(errno));
+		return 1;
+	}
+	if (!outp || strcmp(outp, "-") == 0) {
+		out = stdout;
+	} else if (!(out = fopen(outp, "wb"))) {
+		fprintf(stderr, "traceconv: cannot create '%s': %s\n", outp, strerror(errno));
+		goto out;
+	}
+
+	if (strcmp(mode, "folded") == 0)
+		rc = traceconv_folded(in_fd, in ? in : "stdin", out, &fo) ? 1 : 0;
+	else
+		rc = traceconv_binary(in ? in : "/dev/stdin", in ? in : "stdin", out) ? 1 : 0;
+
+out:
+	if (out && fflush(out) != 0 && rc == 0) {
+		fprintf(stderr, "traceconv: cannot write '%s': %s\n", outp ? outp : "stdout",
+		        strerror(errno));
+		rc = 1;
+	}
+	if (out && out != stdout && fclose(out) != 0 && rc == 0)
+		rc = 1;
+	if (out && out != stdout && rc != 0)
+		unlink(outp); /* no half-written output left behind */
+	if (in_fd > STDERR_FILENO)
+		close(in_fd);
+	return rc;
+}

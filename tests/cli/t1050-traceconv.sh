@@ -1,0 +1,98 @@
+#!/bin/sh
+# traceconv: `folded` on every FlameGraph perf script input in ../shared/corpus
+# prints what stackcollapse-perf.pl prints (expected/flamegraph_collapsed/):
+# --all and --tid against the -all and -tid files, and the default (no
+# annotations, comm only) against the -all file with its _[k]/_[j]
+# annotations removed and re-sorted; stdin and a gzip'd input work too.
+# `binary` turns a diff test's trace.textproto into a trace that answers a
+# slice query like the provided trace.pb (not byte-identical: our nested
+# lengths are 4-byte varints). Errors: unknown mode, missing input.
+. tests/lib.sh
+
+bin=$TRACEBOX
+[ -x "$TB_OUT/asan/tracebox" ] && bin=$TB_OUT/asan/tracebox
+corpus=$TB_SHARED/corpus
+
+expect_exit unknown_mode 1 "$bin" traceconv json
+grep -q "unknown mode 'json' (modes: folded, binary)" "$TMP/err" && pass unknown_mode_msg ||
+	fail unknown_mode_msg "$(cat "$TMP/err")"
+expect_exit missing_input 1 "$bin" traceconv folded "$TMP/nonexistent"
+grep -q "cannot open '.*nonexistent': No such file or directory" "$TMP/err" &&
+	pass missing_input_msg || fail missing_input_msg "$(cat "$TMP/err")"
+expect_exit missing_input_binary 1 "$bin" traceconv binary "$TMP/nonexistent" "$TMP/o.pb"
+[ ! -e "$TMP/o.pb" ] && pass no_output_on_error || fail no_output_on_error
+
+# ---- folded ----------------------------------------------------------------
+exp=$corpus/expected/flamegraph_collapsed
+if [ ! -d "$corpus/perf_script" ] || [ ! -d "$exp" ]; then
+	skip folded "../shared/corpus/perf_script not found"
+else
+	for f in "$corpus"/perf_script/brendangregg+FlameGraph__*; do
+		base=$(basename "$f")
+		base=${base%.gz}
+		base=${base%.txt}
+		for mode in all tid default; do
+			case $mode in
+			all) opt=--all want=$exp/$base-collapsed-all.txt ;;
+			tid) opt=--tid want=$exp/$base-collapsed-tid.txt ;;
+			default) opt= want=$exp/$base-collapsed-all.txt ;;
+			esac
+			[ -f "$want" ] || continue
+			if [ "$mode" = default ]; then
+				sed 's/_\[[kj]\]//g' "$want" | LC_ALL=C sort >"$TMP/want"
+			else
+				cp "$want" "$TMP/want"
+			fi
+			# shellcheck disable=SC2086
+			if ! timeout 300 "$bin" traceconv folded $opt "$f" "$TMP/got" 2>"$TMP/err"; then
+				fail "folded_${mode}_$base" "$(tail -3 "$TMP/err")"
+			elif cmp -s "$TMP/want" "$TMP/got"; then
+				pass "folded_${mode}_$base"
+			else
+				fail "folded_${mode}_$base" "$(diff "$TMP/want" "$TMP/got" | head -6)"
+			fi
+		done
+	done
+	f=$corpus/perf_script/brendangregg+FlameGraph__perf-funcab-cmd-01.txt
+	if [ -f "$f" ]; then
+		"$bin" traceconv folded --all - - <"$f" >"$TMP/got" 2>"$TMP/err" &&
+			cmp -s "$TMP/got" "$exp/brendangregg+FlameGraph__perf-funcab-cmd-01-collapsed-all.txt" &&
+			pass folded_stdin || fail folded_stdin "$(cat "$TMP/err")"
+		gzip -c "$f" >"$TMP/in.gz"
+		"$bin" traceconv folded --all "$TMP/in.gz" >"$TMP/got" 2>"$TMP/err" &&
+			cmp -s "$TMP/got" "$exp/brendangregg+FlameGraph__perf-funcab-cmd-01-collapsed-all.txt" &&
+			pass folded_gzip || fail folded_gzip "$(cat "$TMP/err")"
+	fi
+	f=$corpus/perf_script/brendangregg+FlameGraph__example-perf-stacks.txt.gz
+	if [ -f "$f" ]; then
+		"$bin" traceconv folded "$f" >"$TMP/got" 2>"$TMP/err" &&
+			[ -s "$TMP/got" ] && ! grep -qv '^[^ ].* [0-9][0-9]*$' "$TMP/got" &&
+			pass folded_gz_shape || fail folded_gz_shape "$(head -3 "$TMP/got") $(cat "$TMP/err")"
+	fi
+fi
+
+# ---- binary ----------------------------------------------------------------
+q='select count(*), sum(dur), group_concat(name) from slice'
+n=0
+for t in parser_track_event__test_flow_events_proto_v1 \
+	parser_track_event__test_track_event_with_atrace \
+	parser_track_event__test_track_event_name_resolution_extended; do
+	d=$corpus/perfetto_difftests/$t
+	[ -f "$d/trace.textproto" ] && [ -f "$d/trace.pb" ] || continue
+	n=$((n + 1))
+	if ! "$bin" traceconv binary "$d/trace.textproto" "$TMP/t.pb" 2>"$TMP/err"; then
+		fail "binary_$t" "$(cat "$TMP/err")"
+		continue
+	fi
+	got=$("$bin" trace_processor_shell query "$TMP/t.pb" "$q" 2>&1)
+	want=$("$bin" trace_processor_shell query "$d/trace.pb" "$q" 2>&1)
+	expect_eq "binary_$t" "$(echo "$want" | tail -n +2)" "$(echo "$got" | tail -n +2)"
+	"$bin" traceconv binary <"$d/trace.textproto" >"$TMP/s.pb" 2>"$TMP/err" &&
+		cmp -s "$TMP/s.pb" "$TMP/t.pb" && pass "binary_stdin_$t" ||
+		fail "binary_stdin_$t" "$(cat "$TMP/err")"
+done
+[ "$n" -gt 0 ] || skip binary "../shared/corpus/perfetto_difftests not found"
+printf 'packet { bogus: 1 }\n' >"$TMP/bad.textproto"
+expect_exit binary_bad_text 1 "$bin" traceconv binary "$TMP/bad.textproto"
+grep -q 'bad.textproto:1:10 error: No field named "bogus"' "$TMP/err" && pass binary_bad_text_msg ||
+	fail binary_bad_text_msg "$(cat "$TMP/err")"
