@@ -427,6 +427,12 @@ void tp_tables_release(struct tp_tables *tables);
 	X(mismatched_sched_switch_tids, "error", "analysis", "A sched_switch prev_pid did not match the next_pid of the cpu's previous switch.") \
 	X(ftrace_bundle_tokenizer_errors, "error", "analysis", "An ftrace bundle could not be tokenized.") \
 	X(ftrace_generic_descriptor_errors, "error", "analysis", "A generic ftrace event had no descriptor.") \
+	X(perf_samples_skipped, "info", "trace", "A perf sample was skipped by the producer (sample_skipped_reason).") \
+	X(perf_samples_skipped_dataloss, "data_loss", "trace", "Perf samples were lost: kernel ring buffer records lost, or the producer's unwind queue was full.") \
+	X(stackprofile_invalid_string_id, "error", "trace", "An interned string of a stack profile was not found.") \
+	X(stackprofile_invalid_mapping_id, "error", "trace", "An interned mapping of a stack profile was not found.") \
+	X(stackprofile_invalid_frame_id, "error", "trace", "An interned frame of a stack profile was not found.") \
+	X(stackprofile_invalid_callstack_id, "error", "trace", "An interned callstack of a stack profile was not found.") \
 	X(systrace_parse_failure, "error", "analysis", "A print event's atrace text could not be parsed.") \
 	X(sorter_push_event_out_of_order, "error", "analysis", "Trace events are out of order event after sorting. This can happen due to many factors including clock sync drift, producers emitting events out of order or a bug in trace processor's logic of sorting.")
 

@@ -53,8 +53,10 @@ expect_eq no-children-left "" "$(leftovers $$)"
 
 check trace-loads "$TRACEBOX" trace_processor_shell query "$TMP/p.pftrace" "select 1"
 
-# TracePacket.perf_sample (field 66), counted with a minimal protobuf walker.
-n=$(python3 - "$TMP/p.pftrace" <<'PY'
+# TracePacket.perf_sample (field 66), counted with a minimal protobuf walker:
+# all of them, then the real samples (no kernel_records_lost 17,
+# sample_skipped_reason 18 or producer_event 19), which become perf_sample rows.
+set -- $(python3 - "$TMP/p.pftrace" <<'PY'
 import sys
 def varint(b, i):
     v = 0; s = 0
@@ -73,12 +75,27 @@ def fields(b):
         elif wt == 1: yield fid, b[i:i + 8]; i += 8
         elif wt == 5: yield fid, b[i:i + 4]; i += 4
         else: raise ValueError("wire type %d" % wt)
-n = 0
+n = rows = 0
 for fid, pkt in fields(open(sys.argv[1], "rb").read()):
-    if fid == 1:
-        n += sum(1 for f, _ in fields(pkt) if f == 66)
-print(n)
+    if fid != 1:
+        continue
+    for f, v in fields(pkt):
+        if f == 66:
+            n += 1
+            rows += not any(g in (17, 18, 19) for g, _ in fields(v))
+print(n, rows)
 PY
 )
+n=${1:-}
+rows=${2:-}
 [ "${n:-0}" -gt 100 ] 2>/dev/null && pass perf-samples ||
 	fail perf-samples "PerfSample packets: ${n:-none}"
+
+# The trace processor imports every real sample, most with a callstack.
+got=$("$TRACEBOX" trace_processor_shell query "$TMP/p.pftrace" \
+	"select count(*) from perf_sample" 2>/dev/null | tail -n +2)
+expect_eq perf-sample-rows "${rows:-none}" "$got"
+cs=$("$TRACEBOX" trace_processor_shell query "$TMP/p.pftrace" \
+	"select count(*) from perf_sample where callsite_id is not null" 2>/dev/null | tail -n +2)
+[ "${cs:-0}" -gt 0 ] 2>/dev/null && pass perf-sample-callsites ||
+	fail perf-sample-callsites "samples with a callsite: ${cs:-none}"

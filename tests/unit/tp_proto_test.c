@@ -1208,3 +1208,157 @@ TEST(tp_proto_ftrace_compact_sched)
 	tp_free(tp);
 	tb_free(buf);
 }
+
+/* ---- perf_sample ---------------------------------------------------------- */
+
+static void perf_interned(struct tb *t)
+{
+	unsigned id = pb_begin_nested(&t->w, 12);
+	unsigned e = pb_begin_nested(&t->w, 16); /* build_ids */
+	pb_put_uint64(&t->w, 1, 1);
+	pb_put_bytes(&t->w, 2, (const uint8_t *)"\xab\x01", 2);
+	pb_end_nested(&t->w, e);
+	const char *comps[] = {"usr", "lib", "libc.so"};
+	for (unsigned i = 0; i < 3; i++) {
+		e = pb_begin_nested(&t->w, 17); /* mapping_paths */
+		pb_put_uint64(&t->w, 1, i + 1);
+		pb_put_string(&t->w, 2, comps[i]);
+		pb_end_nested(&t->w, e);
+	}
+	const char *fns[] = {"main", "work"};
+	for (unsigned i = 0; i < 2; i++) {
+		e = pb_begin_nested(&t->w, 5); /* function_names */
+		pb_put_uint64(&t->w, 1, i + 1);
+		pb_put_string(&t->w, 2, fns[i]);
+		pb_end_nested(&t->w, e);
+	}
+	e = pb_begin_nested(&t->w, 19); /* mappings */
+	pb_put_uint64(&t->w, 1, 1);
+	pb_put_uint64(&t->w, 2, 1);
+	pb_put_uint64(&t->w, 4, 0x1000);
+	pb_put_uint64(&t->w, 5, 0x5000);
+	packed_put(t, 7, (const uint64_t[]){1, 2, 3}, 3);
+	pb_end_nested(&t->w, e);
+	for (unsigned i = 0; i < 2; i++) {
+		e = pb_begin_nested(&t->w, 6); /* frames */
+		pb_put_uint64(&t->w, 1, i + 1);
+		pb_put_uint64(&t->w, 2, i + 1);
+		pb_put_uint64(&t->w, 3, 1);
+		pb_put_uint64(&t->w, 4, 0x10 * (i + 1));
+		pb_end_nested(&t->w, e);
+	}
+	e = pb_begin_nested(&t->w, 7); /* callstacks: main -> work */
+	pb_put_uint64(&t->w, 1, 1);
+	packed_put(t, 2, (const uint64_t[]){1, 2}, 2);
+	pb_end_nested(&t->w, e);
+	e = pb_begin_nested(&t->w, 7); /* main alone */
+	pb_put_uint64(&t->w, 1, 2);
+	pb_put_uint64(&t->w, 2, 1);
+	pb_end_nested(&t->w, e);
+	pb_end_nested(&t->w, id);
+}
+
+static void perf_sample(struct tb *t, uint64_t ts, uint64_t cs, uint32_t mode)
+{
+	pkt_begin(t, 7, ts);
+	pb_put_uint32(&t->w, 13, 2);
+	unsigned s = pb_begin_nested(&t->w, 66);
+	pb_put_uint32(&t->w, 1, 3);
+	pb_put_uint32(&t->w, 2, 40);
+	pb_put_uint32(&t->w, 3, 41);
+	pb_put_uint64(&t->w, 4, cs);
+	pb_put_uint32(&t->w, 5, mode);
+	pb_put_uint32(&t->w, 16, 1);
+	pb_end_nested(&t->w, s);
+	pkt_end(t);
+}
+
+/* Two samples sharing the root callsite, a lost-records and a skipped one. */
+TEST(tp_proto_perf_sample_callstacks)
+{
+	struct tb t;
+	size_t n;
+	tb_init(&t);
+	pkt_begin(&t, 7, 100);
+	pb_put_uint32(&t.w, 13, 1);
+	perf_interned(&t);
+	pkt_end(&t);
+	perf_sample(&t, 200, 1, 2);
+	perf_sample(&t, 300, 2, 1);
+	pkt_begin(&t, 7, 400);
+	pb_put_uint32(&t.w, 13, 2);
+	unsigned s = pb_begin_nested(&t.w, 66);
+	pb_put_uint32(&t.w, 1, 0);
+	pb_put_uint64(&t.w, 17, 5);
+	pb_end_nested(&t.w, s);
+	pkt_end(&t);
+	pkt_begin(&t, 7, 500);
+	pb_put_uint32(&t.w, 13, 2);
+	s = pb_begin_nested(&t.w, 66);
+	pb_put_uint32(&t.w, 18, 1);
+	pb_end_nested(&t.w, s);
+	pkt_end(&t);
+	uint8_t *buf = tb_take(&t, &n);
+	struct tp *tp = load(buf, n, 7);
+
+	const struct tp_perf_sample_table *ps = &tp->t.perf_sample;
+	CHECK_EQ(ps->n, 2);
+	CHECK_EQ(tp->t.perf_session.n, 1);
+	CHECK_EQ(tp->stats[TP_STAT_perf_samples_skipped_dataloss], 5);
+	CHECK_EQ(tp->stats[TP_STAT_perf_samples_skipped], 1);
+	CHECK_EQ(ps->ts[0], 200);
+	CHECK_EQ(ps->ts[1], 300);
+	CHECK_EQ(ps->cpu[0], 3);
+	CHECK_EQ(ps->utid[0], (int64_t)tid_utid(tp, 41));
+	CHECK_EQ(ps->utid[1], ps->utid[0]);
+	CHECK_STR_EQ(sname(tp, ps->cpu_mode[0]), "user");
+	CHECK_STR_EQ(sname(tp, ps->cpu_mode[1]), "kernel");
+	CHECK_STR_EQ(sname(tp, ps->unwind_error[0]), "none");
+	CHECK_EQ(ps->perf_session_id[0], 0);
+	CHECK_EQ(ps->perf_session_id[1], 0);
+
+	const struct tp_stack_profile_mapping_table *m = &tp->t.stack_profile_mapping;
+	CHECK_EQ(m->n, 1);
+	CHECK_STR_EQ(sname(tp, m->name[0]), "/usr/lib/libc.so");
+	CHECK_STR_EQ(sname(tp, m->build_id[0]), "ab01");
+	CHECK_EQ(m->start[0], 0x1000);
+	CHECK_EQ(m->end[0], 0x5000);
+	const struct tp_stack_profile_frame_table *fr = &tp->t.stack_profile_frame;
+	CHECK_EQ(fr->n, 2);
+	CHECK_STR_EQ(sname(tp, fr->name[0]), "main");
+	CHECK_STR_EQ(sname(tp, fr->name[1]), "work");
+	CHECK_EQ(fr->rel_pc[1], 0x20);
+	CHECK_EQ(fr->mapping[1], 0);
+	const struct tp_stack_profile_callsite_table *cs = &tp->t.stack_profile_callsite;
+	CHECK_EQ(cs->n, 2);
+	CHECK_EQ(cs->depth[0], 0);
+	CHECK_EQ(cs->parent_id[0], TP_NULL_I64);
+	CHECK_EQ(cs->frame_id[0], 0);
+	CHECK_EQ(cs->depth[1], 1);
+	CHECK_EQ(cs->parent_id[1], 0);
+	CHECK_EQ(cs->frame_id[1], 1);
+	CHECK_EQ(ps->callsite_id[0], 1); /* leaf: work */
+	CHECK_EQ(ps->callsite_id[1], 0); /* main, shared */
+	tp_free(tp);
+	tb_free(buf);
+}
+
+/* An unknown callstack iid still gives a sample, without a callsite. */
+TEST(tp_proto_perf_sample_unknown_callstack)
+{
+	struct tb t;
+	size_t n;
+	tb_init(&t);
+	pkt_begin(&t, 7, 100);
+	pb_put_uint32(&t.w, 13, 1);
+	pkt_end(&t);
+	perf_sample(&t, 200, 9, 7);
+	uint8_t *buf = tb_take(&t, &n);
+	struct tp *tp = load(buf, n, 0);
+	CHECK_EQ(tp->t.perf_sample.n, 1);
+	CHECK_EQ(tp->t.perf_sample.callsite_id[0], TP_NULL_I64);
+	CHECK_STR_EQ(sname(tp, tp->t.perf_sample.cpu_mode[0]), "unknown");
+	CHECK_EQ(tp->stats[TP_STAT_stackprofile_invalid_callstack_id], 1);
+	tp_free(tp);
+	tb_free(buf);
+}

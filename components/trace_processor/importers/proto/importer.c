@@ -89,6 +89,9 @@ void proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len,
 	case EV_FTRACE:
 		proto_ftrace_parse(im, ts, &ev, p, ev.len);
 		break;
+	case EV_PERF_SAMPLE:
+		proto_perf_sample_parse(im, ts, &ev, p, ev.len);
+		break;
 	default:
 		break;
 	}
@@ -114,6 +117,7 @@ static void proto_destroy(struct tp_importer *imp)
 	proto_clocks_free(im->clocks);
 	proto_tracks_free(im);
 	proto_ftrace_free(im);
+	proto_perf_free(im);
 	vec_release(&im->scratch);
 	tp_args_builder_release(&im->args);
 	tb_free(im);

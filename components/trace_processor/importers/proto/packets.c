@@ -171,6 +171,7 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		case PKT_TRACK_DESCRIPTOR:
 		case PKT_SERVICE_EVENT:
 		case PKT_TRACE_UUID:
+		case PKT_PERF_SAMPLE:
 			if (f.wire == PB_WIRE_LEN) {
 				k.payload = f;
 				k.has_payload = true;
@@ -291,6 +292,9 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		break;
 	case PKT_FTRACE_EVENTS:
 		proto_ftrace_tokenize(im, seq, pp, pn);
+		break;
+	case PKT_PERF_SAMPLE:
+		proto_push(im, ts, EV_PERF_SAMPLE, seq->gen, seq, pp, pn);
 		break;
 	default:
 		proto_metadata_packet(im, k.payload.id, ts, pp, pn);

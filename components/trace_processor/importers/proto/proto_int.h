@@ -8,6 +8,7 @@
  *   packets.c      per-packet tokenization, ProcessTree, metadata packets
  *   descriptors.c  TrackDescriptor / ThreadDescriptor -> tracks, threads
  *   track_event.c  TrackEvent semantics (slices, counters, flows, args)
+ *   perf_sample.c  PerfSample -> perf_sample, stack_profile_* rows
  *   importer.c     struct tp_importer_ops glue and the sorted-event dispatch
  *
  * Tokenize time (in trace order): sequence state, interned data and clocks
@@ -53,6 +54,7 @@ enum {
 	PKT_TIMESTAMP_CLOCK_ID = 58,
 	PKT_DEFAULTS = 59,
 	PKT_TRACK_DESCRIPTOR = 60,
+	PKT_PERF_SAMPLE = 66,
 	PKT_SERVICE_EVENT = 69,
 	PKT_TRUSTED_PID = 79,
 	PKT_FIRST_PACKET_ON_SEQUENCE = 87,
@@ -224,6 +226,7 @@ enum proto_ev_kind {
 	EV_FTRACE,                /* one FtraceEvent, its cpu (uint32) after it */
 	EV_FTRACE_COMPACT_SWITCH, /* struct ftrace_compact_rec, no header */
 	EV_FTRACE_COMPACT_WAKING,
+	EV_PERF_SAMPLE,
 };
 
 /* The sorter record of a plain TrackEvent (SLICE_BEGIN/END/INSTANT with
@@ -288,6 +291,7 @@ struct proto_importer {
 	VEC(char) scratch;
 	struct tp_args_builder args;
 	struct proto_ftrace *ftrace; /* ftrace.c state, NULL until used */
+	struct proto_perf *perf;     /* perf_sample.c state, NULL until used */
 };
 
 /* Tokenize the concatenated `0a len packet` records in p[0, n) (tokenizer.c).
@@ -323,6 +327,11 @@ void proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct prot
 			const uint8_t *p, size_t n);
 void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const void *payload);
 void proto_ftrace_free(struct proto_importer *im);
+/* PerfSample (perf_sample.c): a perf_sample row, its callstack resolved
+ * through the event's generation into stack_profile_* rows. */
+void proto_perf_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
+			     const uint8_t *p, size_t n);
+void proto_perf_free(struct proto_importer *im);
 /* Tokenize-time metadata packets (packets.c). */
 void proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts,
 			   const uint8_t *p, size_t n);
