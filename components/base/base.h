@@ -430,6 +430,12 @@ int tb_read_file(const char *path, char **buf, size_t *len, size_t max_bytes,
 /* close(*fd) if it is >= 0 and set it to -1. Keeps errno. */
 void tb_close(int *fd);
 
+/* Readiness handshake of tracebox autostart (compat §5.2): if the environment
+ * variable `env` names an fd, write "1" to it, close it and unset `env`, so
+ * the parent waiting on the pipe knows we are up. Returns 0 (also when `env`
+ * is unset), or -errno when the fd is bad or the write fails. */
+int tb_notify_ready(const char *env);
+
 /* ---- event loop (loop.c) ------------------------------------------------- */
 
 /* One epoll loop per daemon: fds, timers (a timerfd each, CLOCK_BOOTTIME),

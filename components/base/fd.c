@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -151,4 +152,25 @@ void tb_close(int *fd)
 		errno = saved;
 		*fd = -1;
 	}
+}
+
+int tb_notify_ready(const char *env)
+{
+	const char *s = getenv(env);
+	char *end;
+	int rc = 0;
+
+	if (!s)
+		return 0;
+	errno = 0;
+	long fd = strtol(s, &end, 10);
+	if (errno || end == s || *end || fd < 0 || fd > INT32_MAX) {
+		rc = -EBADF;
+	} else {
+		int f = (int)fd;
+		rc = tb_write_all(f, "1", 1);
+		tb_close(&f);
+	}
+	unsetenv(env);
+	return rc;
 }

@@ -456,22 +456,11 @@ fail:
  * "1", written once our data source is registered (compat §5.2). */
 static void notify_ready(struct perf_daemon *d)
 {
-	const char *s = getenv("TRACED_PERF_NOTIFY_FD");
-	char *end;
-	long fd;
-
-	if (d->notified || !s)
+	if (d->notified)
 		return;
 	d->notified = true;
-	errno = 0;
-	fd = strtol(s, &end, 10);
-	if (!errno && end != s && !*end && fd >= 0 && fd <= INT32_MAX) {
-		int f = (int)fd;
-		if (tb_write_all(f, "1", 1) != 0)
-			log_warn(PERF_LOG, "cannot write to TRACED_PERF_NOTIFY_FD %d", f);
-		tb_close(&f);
-	}
-	unsetenv("TRACED_PERF_NOTIFY_FD");
+	if (tb_notify_ready("TRACED_PERF_NOTIFY_FD") != 0)
+		log_warn(PERF_LOG, "cannot write to TRACED_PERF_NOTIFY_FD");
 }
 
 static void on_connect(void *ctx, struct tracing_producer *p)

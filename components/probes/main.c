@@ -99,22 +99,11 @@ static void drop_all(struct probes *pr)
  * "1", written once our data sources are registered (compat §5.2). */
 static void notify_ready(struct probes *pr)
 {
-	const char *s = getenv("TRACED_PROBES_NOTIFY_FD");
-	char *end;
-	long fd;
-
-	if (pr->notified || !s)
+	if (pr->notified)
 		return;
 	pr->notified = true;
-	errno = 0;
-	fd = strtol(s, &end, 10);
-	if (!errno && end != s && !*end && fd >= 0 && fd <= INT32_MAX) {
-		int f = (int)fd;
-		if (tb_write_all(f, "1", 1) != 0)
-			log_warn(PROBES_LOG, "cannot write to TRACED_PROBES_NOTIFY_FD %d", f);
-		tb_close(&f);
-	}
-	unsetenv("TRACED_PROBES_NOTIFY_FD");
+	if (tb_notify_ready("TRACED_PROBES_NOTIFY_FD") != 0)
+		log_warn(PROBES_LOG, "cannot write to TRACED_PROBES_NOTIFY_FD");
 }
 
 static void on_connect(void *ctx, struct tracing_producer *p)

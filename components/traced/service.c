@@ -642,21 +642,8 @@ static void on_signal(struct loop *l, int signo, void *ctx)
  * byte "1", written once both sockets listen (as Perfetto's traced does). */
 static void notify_listening(void)
 {
-	const char *s = getenv("TRACED_NOTIFY_FD");
-	char *end;
-	long fd;
-
-	if (!s)
-		return;
-	errno = 0;
-	fd = strtol(s, &end, 10);
-	if (!errno && end != s && !*end && fd >= 0 && fd <= INT32_MAX) {
-		int f = (int)fd;
-		if (tb_write_all(f, "1", 1) != 0)
-			log_warn(TRACED_LOG, "cannot write to TRACED_NOTIFY_FD %d", f);
-		tb_close(&f);
-	}
-	unsetenv("TRACED_NOTIFY_FD");
+	if (tb_notify_ready("TRACED_NOTIFY_FD") != 0)
+		log_warn(TRACED_LOG, "cannot write to TRACED_NOTIFY_FD");
 }
 
 static void usage(FILE *f)

@@ -987,3 +987,25 @@ TEST(base_loop_post_quit)
 	CHECK_EQ(c.order[1], 2);
 	loop_free(l);
 }
+
+TEST(base_notify_ready)
+{
+	int fds[2];
+	char buf[4] = {0};
+	char val[16];
+	CHECK_EQ(pipe(fds), 0);
+	snprintf(val, sizeof val, "%d", fds[1]);
+	CHECK_EQ(setenv("TB_TEST_NOTIFY_FD", val, 1), 0);
+	CHECK_EQ(tb_notify_ready("TB_TEST_NOTIFY_FD"), 0);
+	CHECK(getenv("TB_TEST_NOTIFY_FD") == NULL);
+	/* The write end was closed: "1" then end of file. */
+	CHECK_EQ(read(fds[0], buf, sizeof buf), 1);
+	CHECK_EQ(buf[0], '1');
+	CHECK_EQ(read(fds[0], buf, sizeof buf), 0);
+	close(fds[0]);
+	/* Unset: nothing to do. A bad value: an error, and the variable goes. */
+	CHECK_EQ(tb_notify_ready("TB_TEST_NOTIFY_FD"), 0);
+	CHECK_EQ(setenv("TB_TEST_NOTIFY_FD", "x1", 1), 0);
+	CHECK_EQ(tb_notify_ready("TB_TEST_NOTIFY_FD"), -EBADF);
+	CHECK(getenv("TB_TEST_NOTIFY_FD") == NULL);
+}
