@@ -3,6 +3,9 @@
 #
 #   ./build.sh            out/tracebox: static (musl), stripped, reproducible
 #   ./build.sh test       everything the tests need, then every test tier
+#   ./build.sh tests      everything the tests need, without running them
+#                         (then: out/asan/unit [FILTER], or one tests/cli script
+#                         with TRACEBOX=out/tracebox TB_OUT=out TB_TEST_ROOT=.)
 #   ./build.sh asan       glibc build with ASan+UBSan, whole suite against it
 #   ./build.sh fuzz [T] [SECONDS]  libFuzzer campaign (clang) on target T, or all
 #   ./build.sh bench [NAME]        run bench/*_bench.c (figures, no assertions)
@@ -438,6 +441,10 @@ test)
 	build_release
 	build_asan
 	run_tests "$OUT/tracebox"
+	;;
+tests)
+	build_release
+	build_asan
 	;;
 asan)
 	build_release
