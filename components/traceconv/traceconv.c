@@ -1,8 +1,8 @@
 /*
  * The traceconv applet: argument parsing, input and output files, and the
- * dispatch to one function per mode (folded.c, binary.c, profile.c). Perfetto's other
- * modes (json, systrace, profile, ...) are refused with the list of the ones
- * we have, so nothing half-done is offered.
+ * dispatch to one function per mode (folded.c, binary.c, profile.c,
+ * report.c). Perfetto's other modes (json, systrace, ...) are refused with
+ * the list of the ones we have, so nothing half-done is offered.
  */
 #include "traceconv.h"
 
@@ -16,7 +16,7 @@
 #include "base.h"
 #include "traceconv_int.h"
 
-#define TRACECONV_MODES "folded, binary, profile"
+#define TRACECONV_MODES "folded, binary, profile, report"
 
 static void traceconv_usage(FILE *f)
 {
@@ -39,7 +39,9 @@ static void traceconv_usage(FILE *f)
 	           "    --pid PID             only this process\n"
 	           "    --output-dir DIR      where the files go\n"
 	           "    --timestamps T1,...   heap dump times (heap profiles only; accepted)\n"
-	           "    --no-annotations      accepted (no frame annotations are added)\n");
+	           "    --no-annotations      accepted (no frame annotations are added)\n"
+	           "  report   perf samples as one self-contained HTML flame graph (top-down,\n"
+	           "           bottom-up, search, zoom, thread and time filters)\n");
 }
 
 /* One `profile` option at argv[*i] (advancing *i past its value). Returns 0,
@@ -141,7 +143,7 @@ int traceconv_main(int argc, char **argv)
 		return 1;
 	}
 	if (strcmp(mode, "folded") != 0 && strcmp(mode, "binary") != 0 &&
-	    strcmp(mode, "profile") != 0) {
+	    strcmp(mode, "profile") != 0 && strcmp(mode, "report") != 0) {
 		fprintf(stderr, "traceconv: unknown mode '%s' (modes: " TRACECONV_MODES ")\n",
 		        mode);
 		return 1;
@@ -174,6 +176,8 @@ int traceconv_main(int argc, char **argv)
 
 	if (strcmp(mode, "folded") == 0)
 		rc = traceconv_folded(in_fd, in ? in : "stdin", out, &fo) ? 1 : 0;
+	else if (strcmp(mode, "report") == 0)
+		rc = traceconv_report(in_fd, in ? in : "stdin", out) ? 1 : 0;
 	else
 		rc = traceconv_binary(in ? in : "/dev/stdin", in ? in : "stdin", out) ? 1 : 0;
 
