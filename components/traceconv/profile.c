@@ -16,7 +16,7 @@
  *   Line     1 function_id  2 line
  *   Function 1 id  2 name  3 system_name  4 filename   (string table indexes)
  *   Mapping  1 id  2 memory_start  3 memory_limit  4 file_offset  5 filename
- *            6 build_id  7 has_functions
+ *            6 build_id  7 has_functions (when all its frames have names)
  *   ValueType 1 type  2 unit
  *
  * Ids are 1-based: location = frame id + 1 (one Location per
@@ -135,10 +135,14 @@ static void profile_location(struct profile_ctx *c, struct profile_builder *b, u
 	const struct traceconv_frame *f = &c->st.frames.data[id];
 	const struct traceconv_mapping *m =
 	    f->mapping < c->st.mappings.len ? &c->st.mappings.data[f->mapping] : NULL;
+	uint64_t first =
+	    f->symbol_set < c->set_start.len ? c->set_start.data[f->symbol_set] : UINT64_MAX;
 	unsigned h = pb_begin_nested(&b->w, PPROF_LOCATION);
 	pb_put_uint64(&b->w, 1, (uint64_t)id + 1);
 	if (m) {
-		b->mapping_seen[f->mapping] = 1;
+		/* 1: used, every frame named so far; 2: used, a frame unnamed. */
+		if (b->mapping_seen[f->mapping] < 2)
+			b->mapping_seen[f->mapping] = f->name || first != UINT64_MAX ? 1 : 2;
 		pb_put_uint64(&b->w, 2, (uint64_t)f->mapping + 1);
 		/* rel_pc is relative to the file; back to the address in memory. */
 		pb_put_uint64(&b->w, 3,
@@ -146,8 +150,6 @@ static void profile_location(struct profile_ctx *c, struct profile_builder *b, u
 	} else {
 		pb_put_uint64(&b->w, 3, (uint64_t)f->rel_pc);
 	}
-	uint64_t first =
-	    f->symbol_set < c->set_start.len ? c->set_start.data[f->symbol_set] : UINT64_MAX;
 	if (first == UINT64_MAX) {
 		unsigned l = pb_begin_nested(&b->w, 4);
 		pb_put_uint64(&b->w, 1, profile_func(b, f->name, 0) + 1);
@@ -190,6 +192,10 @@ static void profile_tail(struct profile_ctx *c, struct profile_builder *b)
 		pb_put_uint64(&b->w, 4, (uint64_t)m->exact_offset);
 		pb_put_int64(&b->w, 5, (int64_t)profile_str(b, m->name));
 		pb_put_int64(&b->w, 6, (int64_t)profile_str(b, m->build_id));
+		/* Every frame already has its function: pprof must not look the
+		 * addresses up again in whatever file has that name here. */
+		if (b->mapping_seen[i] == 1)
+			pb_put_bool(&b->w, 7, true);
 		pb_end_nested(&b->w, h);
 	}
 	/* Strings last: everything above interned what it uses. */

@@ -36,6 +36,27 @@ if ! command -v protoc >/dev/null 2>&1; then
 	skip profile "protoc not installed"
 	exit 0
 fi
+
+# A Perfetto trace (tests/data/traceconv/perf_unnamed.textproto): a frame
+# without a name keeps its address; its mapping does not claim functions.
+if check unnamed_convert "$bin" traceconv binary "$data/perf_unnamed.textproto" "$TMP/u.pb" &&
+	check unnamed_profile "$bin" traceconv profile "$TMP/u.pb" "$TMP/u"; then
+	expect_eq unnamed_files "profile.1.pid.10.pb profile.2.pid.20.pb" "$(ls "$TMP/u" | tr '\n' ' ' | sed 's/ $//')"
+	expect_eq unnamed_pid10 'string0 ""
+sample_type samples/count
+mapping /libbar.so has_functions 1
+mapping /libfoo.so has_functions 0
+sample 1 ;main ; /libfoo.so;/libbar.so
+sample 1 bar_work;main ; /libbar.so;/libbar.so' "$(decode "$TMP/u/profile.1.pid.10.pb")"
+	expect_eq unnamed_pid20 'string0 ""
+sample_type samples/count
+mapping /libbar.so has_functions 1
+sample 1 bar_work;main ; /libbar.so;/libbar.so' "$(decode "$TMP/u/profile.2.pid.20.pb")"
+	gzip -dc "$TMP/u/profile.1.pid.10.pb" | protoc --proto_path="$data" \
+		--decode=perftools.profiles.Profile profile.proto >"$TMP/u.txt"
+	grep -q "address: $((0x7f0000001234))\$" "$TMP/u.txt" && pass unnamed_address ||
+		fail unnamed_address "$(grep address "$TMP/u.txt")"
+fi
 f=$ps/jlfwong+speedscope__simple-with-pid.linux-perf.txt
 if [ ! -f "$f" ]; then
 	skip profile "../shared/corpus/perf_script not found"
@@ -54,7 +75,11 @@ expect_eq simple_gzip "1f8b" "$(od -An -tx1 -N2 "$TMP/p1/profile.1.pid.9.pb" | t
 decode "$TMP/p1/profile.1.pid.9.pb" >"$TMP/got" 2>"$TMP/err" || fail simple_decode "$(cat "$TMP/err")"
 expect_eq simple_header 'string0 ""
 sample_type samples/count
-period_type cpu-clock/nanoseconds' "$(grep -v '^sample ' "$TMP/got")"
+period_type cpu-clock/nanoseconds
+mapping /workdir/simple-terminates has_functions 1
+mapping /lib/x86_64-linux-gnu/libc-2.27.so has_functions 1
+mapping [unknown] has_functions 1
+mapping [kernel.kallsyms] has_functions 1' "$(grep -v '^sample ' "$TMP/got")"
 want_stacks "$f" >"$TMP/want"
 expect_eq simple_sample_count 137 "$(grep -c '^sample ' "$TMP/got")"
 grep '^sample ' "$TMP/got" >"$TMP/got.s"
@@ -62,6 +87,17 @@ if [ -s "$TMP/want" ] && cmp -s "$TMP/want" "$TMP/got.s"; then
 	pass simple_stacks
 else
 	fail simple_stacks "$(diff "$TMP/want" "$TMP/got.s" | head -6)"
+fi
+
+# Go's pprof, when installed, reads the file too (without looking for the
+# binaries) and counts every sample.
+if command -v go >/dev/null 2>&1; then
+	HOME=$TMP GOCACHE=$TMP/gocache go tool pprof -symbolize=none -top \
+		"$TMP/p1/profile.1.pid.9.pb" >"$TMP/top" 2>&1
+	grep -q 'of 137 total' "$TMP/top" && grep -q ' main$' "$TMP/top" && pass go_pprof ||
+		fail go_pprof "$(head -5 "$TMP/top")"
+else
+	skip go_pprof "go (golang-go) not installed"
 fi
 
 # Four processes: one file each, numbered in process order; --pid keeps one.

@@ -5,6 +5,7 @@ stdin and prints what the traceconv tests compare, one fact a line:
     string0 "<first string table entry>"
     sample_type <type>/<unit>
     period_type <type>/<unit>            (when present)
+    mapping <filename> has_functions <0|1>   (in id order)
     sample <values,...> leaf_fn;...;root_fn ; leaf_dso;...;root_dso
 
 Checks on the way that every id a sample uses resolves (location ->
@@ -34,7 +35,7 @@ def parse(lines):
                 val = bytes(val[1:-1], "utf-8").decode("unicode_escape").encode(
                     "latin-1").decode("utf-8", "replace")
             else:
-                val = int(val)
+                val = {"true": 1, "false": 0}.get(val) if val in ("true", "false") else int(val)
             stack[-1].setdefault(key, []).append(val)
     return stack[0]
 
@@ -52,6 +53,9 @@ def main():
     funcs = {one(f, "id"): f for f in p.get("function", [])}
     maps = {one(m, "id"): m for m in p.get("mapping", [])}
     locs = {one(l, "id"): l for l in p.get("location", [])}
+    for i in sorted(maps):
+        print("mapping %s has_functions %d" % (s(one(maps[i], "filename")),
+                                               one(maps[i], "has_functions")))
     for smp in p.get("sample", []):
         names, dsos = [], []
         for lid in smp.get("location_id", []):
