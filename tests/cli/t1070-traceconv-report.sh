@@ -45,7 +45,7 @@ if [ -z "$chrome" ]; then
 fi
 python3 "$data/perf_script_stacks.py" "$f" >"$TMP/stacks"
 
-# view NAME HASH VIEW SEARCH TID FROM TO: load report.html#HASH, compare.
+# view NAME HASH VIEW SEARCH TID FROM TO [ZOOM]: load report.html#HASH, compare.
 view() {
 	name=$1 hash=$2
 	shift 2
@@ -73,6 +73,15 @@ view thread "thread=9&view=bottomup" bottomup - 9 - -
 view no_thread "thread=12345" topdown - 12345 - -
 # First 50 ms of samples (the sample times are 1 ms apart; 50.5 avoids ties).
 view time_range "from=0&to=50.5&search=main" topdown main - 0 50.5
+
+# Zoomed on main (called from __libc_start_main), searching delta: only the
+# frames on the path to main and below it are drawn.
+view zoom "zoom=%5Bunknown%5D,__libc_start_main,main&search=delta" topdown delta - - - \
+	"[unknown],__libc_start_main,main"
+grep -q 'data-zoom="3"' "$TMP/dom" && pass zoom_depth || fail zoom_depth "$(grep -o '<body[^>]*>' "$TMP/dom")"
+# A path the graph does not have zooms as far as it goes: [unknown], every
+# stack's root, so the whole graph is drawn.
+view zoom_missing "zoom=%5Bunknown%5D,nosuchframe" topdown - - - - "[unknown],nosuchframe"
 
 # A script error is reported on <body>, not swallowed.
 sed 's/"v":1,/"v":1,,/' "$TMP/r.html" >"$TMP/bad.html"

@@ -2,18 +2,21 @@
 """What the report's flame graph must show for a view, computed from
 perf_script_stacks.py output (stdin) without tracebox or JavaScript:
 
-    flame_expect.py VIEW SEARCH TID FROM_MS TO_MS     ('-' for none)
+    flame_expect.py VIEW SEARCH TID FROM_MS TO_MS [ZOOM]     ('-' for none)
 
 prints `frames N` (rectangles: the root plus one per distinct path of
 frame labels, root first for topdown, leaf first for bottomup), `samples S`,
 `matched M` (samples with a label containing SEARCH, case-insensitively) and
-`match_rects K` (rectangles whose label contains SEARCH). A label is the
+`match_rects K` (rectangles whose label contains SEARCH). ZOOM is a path of
+labels from the root, joined by ","; zoomed, only the frames on that path and
+below it are drawn (as deep as the path exists). A label is the
 function name; a nameless or "[unknown]" frame is named after its DSO's
 file name: as it is when it starts with '[', else "[name]".
 """
 import sys
 
 view, search, tid, lo, hi = sys.argv[1:6]
+zoom = tuple(sys.argv[6].split(",")) if len(sys.argv) > 6 and sys.argv[6] != "-" else ()
 search = "" if search == "-" else search.lower()
 
 
@@ -53,7 +56,10 @@ for t, when, names in samples:
         paths.add(tuple(order[:i]))
     if search and any(search in n.lower() for n in names):
         matched += 1
-print("frames %d" % (len(paths) + 1 if shown else 0))
+while zoom and zoom not in paths:  # zoom as far as the path exists
+    zoom = zoom[:-1]
+drawn = [p for p in paths if p[:len(zoom)] == zoom or zoom[:len(p)] == p]
+print("frames %d" % (len(drawn) + 1 if shown else 0))
 print("samples %d" % shown)
 print("matched %d" % matched)
-print("match_rects %d" % sum(1 for p in paths if search and search in p[-1].lower()))
+print("match_rects %d" % sum(1 for p in drawn if search and search in p[-1].lower()))
