@@ -54,6 +54,22 @@ ensure_tools() {
 		>/dev/null || die "apt-get install$missing failed"
 }
 
+# Tools only the test suite uses (tests/cli/t1070 drives the HTML report in
+# headless Chromium): installed by `test` and `asan` when run as root, never
+# needed by a build; without them those tests SKIP.
+TEST_TOOLS="chromium:chromium"
+
+ensure_test_tools() {
+	if [ "$(id -u)" = 0 ]; then
+		ensure_tools $TEST_TOOLS
+		return 0
+	fi
+	for pair in $TEST_TOOLS; do
+		command -v "${pair%%:*}" >/dev/null 2>&1 ||
+			say "note: ${pair#*:} is not installed; the tests that need it will SKIP"
+	done
+}
+
 # ---- pinned third-party sources ------------------------------------------
 
 APT_DIR=$OUT/apt
@@ -256,6 +272,31 @@ gen_version() {
 	printf '%s\n' "$new" >"$GEN/version.h"
 }
 
+# Files embedded in the binary as C strings: components/<c>/<name>.html
+# becomes out/gen/<c>_<name>_html.h defining `static const char
+# <c>_<name>_html[]` (traceconv's report page). Regenerated when newer.
+gen_embeds() {
+	mkdir -p "$GEN"
+	for f in components/*/*.html; do
+		[ -f "$f" ] || continue
+		c=$(basename "$(dirname "$f")") n=$(basename "$f" .html)
+		h=$GEN/${c}_${n}_html.h
+		[ -f "$h" ] && [ ! "$f" -nt "$h" ] && continue
+		awk -v sym="${c}_${n}_html" '
+			# esc(s, ch): ch preceded by a backslash (split/join, so no
+			# gsub replacement-escaping differences between awks).
+			function esc(s, ch,   parts, k, i, r) {
+				k = split(s, parts, ch)
+				r = parts[1]
+				for (i = 2; i <= k; i++) r = r "\\" ch parts[i]
+				return r
+			}
+			BEGIN { print "static const char " sym "[] =" }
+			{ print "\t\"" esc(esc(esc($0, "\\"), "\""), "?") "\\n\"" }
+			END { print ";" }' "$f" >"$h.tmp" && mv "$h.tmp" "$h" || die "cannot embed $f"
+	done
+}
+
 # True (0) when OBJ is missing or older than any file its .d lists.
 stale() {
 	[ -f "$1" ] && [ -f "$2" ] || return 0
@@ -332,6 +373,7 @@ build_release_binary() {
 	build_libs musl "$MUSL/bin/musl-gcc" "-O2 -g0 -DNDEBUG"
 	gen_protos
 	gen_version
+	gen_embeds
 	link_tracebox musl "$MUSL/bin/musl-gcc" "$RELEASE_CFLAGS" \
 		"-static -s -Wl,--gc-sections -Wl,--build-id=none -Wl,-z,noexecstack" "$OUT/tracebox"
 }
@@ -343,6 +385,7 @@ build_asan() {
 	build_libs host gcc "$HOST_DEP_CFLAGS"
 	gen_protos
 	gen_version
+	gen_embeds
 	mkdir -p "$OUT/asan"
 	link_tracebox asan gcc "$ASAN_CFLAGS" "$ASAN_FLAGS -lm" "$OUT/asan/tracebox"
 
@@ -381,6 +424,7 @@ build_fuzz() {
 	build_libs host gcc "$HOST_DEP_CFLAGS"
 	gen_protos
 	gen_version
+	gen_embeds
 	cflags="-std=c11 -D_GNU_SOURCE -O1 -g $WARN -fsanitize=fuzzer,address,undefined $(includes)"
 	for t in tests/fuzz/*_fuzz.c; do
 		name=$(basename "$t" _fuzz.c)
@@ -440,6 +484,7 @@ build | "")
 test)
 	build_release
 	build_asan
+	ensure_test_tools
 	run_tests "$OUT/tracebox"
 	;;
 tests)
@@ -449,6 +494,7 @@ tests)
 asan)
 	build_release
 	build_asan
+	ensure_test_tools
 	run_tests "$OUT/asan/tracebox"
 	;;
 fuzz)

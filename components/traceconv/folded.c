@@ -16,10 +16,8 @@
  * that for perf script input, which is why the text's last bytes are tracked
  * (through gzip, when the input is compressed).
  */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <zlib.h>
 
@@ -27,8 +25,6 @@
 #include "sqlite3.h"
 #include "trace_processor.h"
 #include "traceconv_int.h"
-
-#define TRACECONV_CHUNK ((size_t)1 << 20)
 
 /* ?1: count the last sample; ?2/?3: kernel/JIT annotations; ?4: stack name
  * 0 comm, 1 comm-PID, 2 comm-PID/TID. */
@@ -135,47 +131,20 @@ static bool traceconv_tail_blank(const struct traceconv_tail *t)
 	return t->seen >= 2 && t->last[0] == '\n' && t->last[1] == '\n';
 }
 
-static int traceconv_load(struct tp *tp, int fd, const char *name, struct traceconv_tail *tail)
+static void traceconv_tail_peek(void *ctx, const unsigned char *p, size_t n)
 {
-	unsigned char *buf = tb_malloc(TRACECONV_CHUNK);
-	int rc = -1;
-
-	for (;;) {
-		ssize_t n = tb_read_all(fd, buf, TRACECONV_CHUNK);
-		if (n < 0) {
-			fprintf(stderr, "traceconv: cannot read '%s': %s\n", name,
-			        strerror((int)-n));
-			goto out;
-		}
-		if (n == 0)
-			break;
-		traceconv_tail_push(tail, buf, (size_t)n);
-		if (tp_parse(tp, buf, (size_t)n) < 0) {
-			fprintf(stderr, "traceconv: cannot load '%s': %s\n", name, tp_error(tp));
-			goto out;
-		}
-		if ((size_t)n < TRACECONV_CHUNK)
-			break;
-	}
-	if (tp_end_of_file(tp) < 0) {
-		fprintf(stderr, "traceconv: cannot load '%s': %s\n", name, tp_error(tp));
-		goto out;
-	}
-	rc = 0;
-out:
-	tb_free(buf);
-	return rc;
+	traceconv_tail_push(ctx, p, n);
 }
 
 int traceconv_folded(int in_fd, const char *in_name, FILE *out,
                      const struct traceconv_folded_opts *o)
 {
 	struct traceconv_tail tail = {0};
-	struct tp *tp = tp_new(NULL);
+	struct tp *tp = traceconv_load(in_fd, in_name, traceconv_tail_peek, &tail);
 	sqlite3_stmt *st = NULL;
 	int rc = -1, r;
 
-	if (traceconv_load(tp, in_fd, in_name, &tail) < 0)
+	if (!tp)
 		goto out;
 	bool last = strcmp(tp_trace_type(tp), "perf_text") != 0 || tail.broken ||
 	            traceconv_tail_blank(&tail);
@@ -199,6 +168,7 @@ out:
 	if (tail.gzip && tail.started)
 		inflateEnd(&tail.z);
 	sqlite3_finalize(st);
-	tp_free(tp);
+	if (tp)
+		tp_free(tp);
 	return rc;
 }

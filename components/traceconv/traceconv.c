@@ -1,21 +1,22 @@
 /*
  * The traceconv applet: argument parsing, input and output files, and the
- * dispatch to one function per mode (folded.c, binary.c). Perfetto's other
- * modes (json, systrace, profile, ...) are refused with the list of the ones
- * we have, so nothing half-done is offered.
+ * dispatch to one function per mode (folded.c, binary.c, profile.c,
+ * report.c). Perfetto's other modes (json, systrace, ...) are refused with
+ * the list of the ones we have, so nothing half-done is offered.
  */
 #include "traceconv.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base.h"
 #include "traceconv_int.h"
 
-#define TRACECONV_MODES "folded, binary"
+#define TRACECONV_MODES "folded, binary, profile, report"
 
 static void traceconv_usage(FILE *f)
 {
@@ -30,12 +31,71 @@ static void traceconv_usage(FILE *f)
 	           "    --kernel   annotate kernel frames with _[k]\n"
 	           "    --jit      annotate JIT frames with _[j]\n"
 	           "    --all      --kernel and --jit\n"
-	           "  binary   a text-format Trace (.textproto) to binary protobuf\n");
+	           "  binary   a text-format Trace (.textproto) to binary protobuf\n"
+	           "  profile  perf samples as gzip'd pprof files, one per process:\n"
+	           "           OUTDIR/profile.N.pid.PID.pb (OUTDIR: the second operand,\n"
+	           "           --output-dir, or a new $TMPDIR/perf_profile-* directory)\n"
+	           "    --perf                perf samples (the default and only profile kind)\n"
+	           "    --pid PID             only this process\n"
+	           "    --output-dir DIR      where the files go\n"
+	           "    --timestamps T1,...   heap dump times (heap profiles only; accepted)\n"
+	           "    --no-annotations      accepted (no frame annotations are added)\n"
+	           "  report   perf samples as one self-contained HTML flame graph (top-down,\n"
+	           "           bottom-up, search, zoom, thread and time filters)\n");
+}
+
+/* One `profile` option at argv[*i] (advancing *i past its value). Returns 0,
+ * or -1 after printing why. */
+static int traceconv_profile_opt(struct traceconv_profile_opts *po, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+	bool has_value = strcmp(a, "--pid") == 0 || strcmp(a, "--timestamps") == 0 ||
+	                 strcmp(a, "--output-dir") == 0;
+	if (has_value && *i + 1 >= argc) {
+		fprintf(stderr, "traceconv: %s needs a value\n", a);
+		return -1;
+	}
+	const char *v = has_value ? argv[++*i] : NULL;
+	char *end = NULL;
+	if (strcmp(a, "--perf") == 0 || strcmp(a, "--no-annotations") == 0)
+		return 0;
+	if (strcmp(a, "--alloc") == 0 || strcmp(a, "--java-heap") == 0) {
+		po->heap = a[2] == 'a' ? "allocator" : "java heap";
+		return 0;
+	}
+	if (strcmp(a, "--output-dir") == 0) {
+		po->outdir = v;
+		return 0;
+	}
+	errno = 0;
+	if (strcmp(a, "--pid") == 0) {
+		unsigned long long pid = strtoull(v, &end, 10);
+		if (errno || end == v || *end || v[0] == '-') {
+			fprintf(stderr, "traceconv: invalid --pid '%s'\n", v);
+			return -1;
+		}
+		po->pid = pid;
+		return 0;
+	}
+	if (strcmp(a, "--timestamps") == 0) {
+		/* Heap dump times: checked like Perfetto does, unused for perf. */
+		for (const char *p = v; *p; p = *end ? end + 1 : end) {
+			(void)strtoull(p, &end, 10);
+			if (errno || end == p || (*end && *end != ',') || *p == '-') {
+				fprintf(stderr, "traceconv: invalid --timestamps '%s'\n", v);
+				return -1;
+			}
+		}
+		return 0;
+	}
+	fprintf(stderr, "traceconv: unknown option '%s'\n", a);
+	return -1;
 }
 
 int traceconv_main(int argc, char **argv)
 {
 	struct traceconv_folded_opts fo = {0};
+	struct traceconv_profile_opts po = {0};
 	const char *mode = NULL, *in = NULL, *outp = NULL;
 	int in_fd = -1, rc = 1;
 	FILE *out = NULL;
@@ -58,6 +118,9 @@ int traceconv_main(int argc, char **argv)
 				fo.kernel = fo.jit = true;
 			else
 				goto bad_opt;
+		} else if (a[0] == '-' && a[1] == '-' && mode && strcmp(mode, "profile") == 0) {
+			if (traceconv_profile_opt(&po, argc, argv, &i) < 0)
+				return 1;
 		} else if (a[0] == '-' && a[1] != '\0') {
 			goto bad_opt;
 		} else if (!mode) {
@@ -79,7 +142,8 @@ int traceconv_main(int argc, char **argv)
 		traceconv_usage(stderr);
 		return 1;
 	}
-	if (strcmp(mode, "folded") != 0 && strcmp(mode, "binary") != 0) {
+	if (strcmp(mode, "folded") != 0 && strcmp(mode, "binary") != 0 &&
+	    strcmp(mode, "profile") != 0 && strcmp(mode, "report") != 0) {
 		fprintf(stderr, "traceconv: unknown mode '%s' (modes: " TRACECONV_MODES ")\n",
 		        mode);
 		return 1;
@@ -91,6 +155,18 @@ int traceconv_main(int argc, char **argv)
 		fprintf(stderr, "traceconv: cannot open '%s': %s\n", in, strerror(errno));
 		return 1;
 	}
+	if (strcmp(mode, "profile") == 0) {
+		if (outp && po.outdir) {
+			fprintf(stderr,
+			        "traceconv: both --output-dir and an output directory given\n");
+			goto out;
+		}
+		if (!po.outdir)
+			po.outdir = outp;
+		outp = NULL;
+		rc = traceconv_profile(in_fd, in ? in : "stdin", &po) ? 1 : 0;
+		goto out;
+	}
 	if (!outp || strcmp(outp, "-") == 0) {
 		out = stdout;
 	} else if (!(out = fopen(outp, "wb"))) {
@@ -100,6 +176,8 @@ int traceconv_main(int argc, char **argv)
 
 	if (strcmp(mode, "folded") == 0)
 		rc = traceconv_folded(in_fd, in ? in : "stdin", out, &fo) ? 1 : 0;
+	else if (strcmp(mode, "report") == 0)
+		rc = traceconv_report(in_fd, in ? in : "stdin", out) ? 1 : 0;
 	else
 		rc = traceconv_binary(in ? in : "/dev/stdin", in ? in : "stdin", out) ? 1 : 0;
 

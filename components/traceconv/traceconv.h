@@ -6,6 +6,8 @@
  *   folded  perf samples as Brendan Gregg's collapsed stacks (flamegraph.pl,
  *           speedscope), the output of FlameGraph's stackcollapse-perf.pl
  *   binary  a text-format Trace to the binary protobuf
+ *   profile perf samples as gzip'd pprof files, one per process
+ *   report  perf samples as one self-contained HTML flame graph
  */
 #ifndef TB_TRACECONV_H
 #define TB_TRACECONV_H

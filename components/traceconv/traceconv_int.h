@@ -7,7 +7,13 @@
 #define TB_TRACECONV_INT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+
+#include "base.h"
+
+struct tp;
+struct sqlite3_stmt;
 
 /* stackcollapse-perf.pl's options. */
 struct traceconv_folded_opts {
@@ -17,8 +23,70 @@ struct traceconv_folded_opts {
 	bool jit;    /* --jit: JIT frames (/tmp/perf-PID.map) get "_[j]" */
 };
 
+/* ---- load.c: shared by the modes ---- */
+
+/* Sees every chunk of the raw input before the trace processor does. */
+typedef void (*traceconv_peek_fn)(void *ctx, const unsigned char *p, size_t n);
+
+/* Read fd to the end into a new trace processor and finish loading it.
+ * Returns it (the caller frees it with tp_free), or NULL after printing one
+ * error line naming `name`. peek (may be NULL) sees the raw bytes. */
+struct tp *traceconv_load(int fd, const char *name, traceconv_peek_fn peek, void *ctx);
+
+/* Run sql on tp's database and call row(ctx, st) for each result row.
+ * Returns 0, or -1 after printing the SQLite error. */
+int traceconv_query_rows(struct tp *tp, const char *sql,
+                         void (*row)(void *ctx, struct sqlite3_stmt *st), void *ctx);
+
+/* The stack_profile tables in memory; ids are the tables' row ids. Strings
+ * are ids in `strings` (0 = NULL or empty). */
+struct traceconv_mapping {
+	int64_t start, end, exact_offset;
+	uint32_t name, build_id;
+};
+struct traceconv_frame {
+	uint32_t name;       /* 0 when the frame has no name */
+	uint32_t mapping;    /* stack_profile_mapping id */
+	uint32_t symbol_set; /* stack_profile_symbol set, UINT32_MAX if none */
+	int64_t rel_pc;
+};
+struct traceconv_callsite {
+	int64_t parent; /* -1 at the root */
+	uint32_t frame;
+};
+VEC_DEFINE(traceconv_ids, uint32_t);
+struct traceconv_stacks {
+	struct strpool strings;
+	VEC(struct traceconv_mapping) mappings;
+	VEC(struct traceconv_frame) frames;
+	VEC(struct traceconv_callsite) callsites;
+};
+
+/* Read the mapping, frame and callsite tables of a loaded trace. Returns 0,
+ * or -1 after printing an error; release s either way. */
+int traceconv_stacks_load(struct traceconv_stacks *s, struct tp *tp);
+void traceconv_stacks_release(struct traceconv_stacks *s);
+/* The frame ids of callsite's stack into out, leaf first. Returns their
+ * number (0 for an unknown callsite). */
+size_t traceconv_stack_walk(const struct traceconv_stacks *s, int64_t callsite,
+                            struct traceconv_ids *out);
+/* The string for id (borrowed from s). */
+const char *traceconv_str(const struct traceconv_stacks *s, uint32_t id);
+
+/* ---- one function per mode ---- */
+
+/* Perfetto's `profile` options (perf samples only). */
+struct traceconv_profile_opts {
+	uint64_t pid;       /* --pid: only this process (0: all) */
+	const char *outdir; /* --output-dir (or the second operand); NULL: a new temp dir */
+	const char *heap;   /* --alloc / --java-heap: the heap profile asked for */
+};
+
 int traceconv_folded(int in_fd, const char *in_name, FILE *out,
                      const struct traceconv_folded_opts *o);
 int traceconv_binary(const char *in_path, const char *in_name, FILE *out);
+/* Writes its files itself (profile.N.pid.PID.pb under the output dir). */
+int traceconv_profile(int in_fd, const char *in_name, const struct traceconv_profile_opts *o);
+int traceconv_report(int in_fd, const char *in_name, FILE *out);
 
 #endif /* TB_TRACECONV_INT_H */
