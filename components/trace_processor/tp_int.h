@@ -433,7 +433,8 @@ void tp_tables_release(struct tp_tables *tables);
 	X(stackprofile_invalid_mapping_id, "error", "trace", "An interned mapping of a stack profile was not found.") \
 	X(stackprofile_invalid_frame_id, "error", "trace", "An interned frame of a stack profile was not found.") \
 	X(stackprofile_invalid_callstack_id, "error", "trace", "An interned callstack of a stack profile was not found.") \
-	X(systrace_parse_failure, "error", "analysis", "A print event's atrace text could not be parsed.") \
+	X(systrace_parse_failure, "error", "analysis", "A print event's atrace text, a line of a text trace or the fields of a known text event could not be parsed.") \
+	X(ftrace_text_payload_unparsed, "info", "trace", "An ftrace text event had no key=value fields; its payload is kept whole as the 'payload' arg of its ftrace_event row.") \
 	X(sorter_push_event_out_of_order, "error", "analysis", "Trace events are out of order event after sorting. This can happen due to many factors including clock sync drift, producers emitting events out of order or a bug in trace processor's logic of sorting.")
 
 enum tp_stat {
@@ -767,6 +768,7 @@ struct tp_importer_ops {
 extern const struct tp_importer_ops tp_json_importer;
 extern const struct tp_importer_ops tp_proto_importer;
 extern const struct tp_importer_ops tp_perf_text_importer;
+extern const struct tp_importer_ops tp_ftrace_text_importer;
 /* Every importer, in sniffing order, NULL-terminated (importers/importers.c). */
 extern const struct tp_importer_ops *const tp_importers[];
 

@@ -131,8 +131,8 @@ static void state_close(struct tp *tp, struct tp_ftrace *fs, uint32_t utid, int6
 		t->dur[row] = ts - t->ts[row];
 }
 
-static void state_open(struct tp *tp, struct tp_ftrace *fs, uint32_t utid, int64_t ts,
-		       uint32_t st, uint32_t cpu, uint32_t ucpu, uint32_t waker)
+static void state_open(struct tp *tp, struct tp_ftrace *fs, uint32_t utid, int64_t ts, uint32_t st,
+                       uint32_t cpu, uint32_t ucpu, uint32_t waker)
 {
 	if (utid == 0) /* the swapper has no thread states */
 		return;
@@ -152,8 +152,8 @@ static void state_open(struct tp *tp, struct tp_ftrace *fs, uint32_t utid, int64
 }
 
 void tp_ftrace_sched_switch(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uint32_t cpu,
-			    bool compact, int64_t prev_pid, uint32_t prev_comm, uint32_t end_state,
-			    int64_t next_pid, uint32_t next_comm, int32_t next_prio)
+                            bool compact, int64_t prev_pid, uint32_t prev_comm, uint32_t end_state,
+                            int64_t next_pid, uint32_t next_comm, int32_t next_prio)
 {
 	struct tp_ftrace_cpu *c = tp_ftrace_cpu(tp, fs, cpu);
 	uint32_t next_utid = tp_ftrace_thread_named(tp, next_pid, next_comm);
@@ -193,7 +193,7 @@ void tp_ftrace_sched_switch(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uin
 }
 
 void tp_ftrace_waking(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uint32_t utid,
-		      uint32_t waker)
+                      uint32_t waker)
 {
 	uint64_t row;
 	/* A thread with no state yet just becomes runnable. */
@@ -207,7 +207,7 @@ void tp_ftrace_waking(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uint32_t 
 }
 
 void tp_ftrace_blocked_reason(struct tp *tp, struct tp_ftrace *fs, uint32_t utid, int64_t io_wait,
-			      uint32_t blocked_function)
+                              uint32_t blocked_function)
 {
 	uint64_t row;
 	if (!hmap_get(&fs->last_blocked, utid, &row))
@@ -219,8 +219,8 @@ void tp_ftrace_blocked_reason(struct tp *tp, struct tp_ftrace *fs, uint32_t utid
 		t->blocked_function[row] = blocked_function;
 }
 
-void tp_ftrace_new_task(struct tp *tp, struct tp_ftrace *fs, int64_t ts, int64_t tid,
-			uint32_t comm, uint32_t creator)
+void tp_ftrace_new_task(struct tp *tp, struct tp_ftrace *fs, int64_t ts, int64_t tid, uint32_t comm,
+                        uint32_t creator)
 {
 	/* A new task with that tid: the previous one (if any) ended. */
 	uint32_t old = tp_thread_for_tid(tp, tid, -1);
@@ -240,8 +240,8 @@ void tp_ftrace_process_exit(struct tp *tp, int64_t ts, int64_t tid)
 		tp->t.thread.end_ts[u] = ts;
 }
 
-uint32_t tp_ftrace_raw(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uint32_t cpu,
-		       uint32_t name, uint32_t utid, uint32_t flags, uint32_t args)
+uint32_t tp_ftrace_raw(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uint32_t cpu, uint32_t name,
+                       uint32_t utid, uint32_t flags, uint32_t args)
 {
 	struct tp_ftrace_cpu *c = tp_ftrace_cpu(tp, fs, cpu);
 	struct tp_ftrace_event_table *t = &tp->t.ftrace_event;
@@ -256,16 +256,16 @@ uint32_t tp_ftrace_raw(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uint32_t
 	return row;
 }
 
-void tp_ftrace_cpu_counter(struct tp *tp, const char *type, uint32_t name, uint32_t cpu,
-			   int64_t ts, double value)
+void tp_ftrace_cpu_counter(struct tp *tp, const char *type, uint32_t name, uint32_t cpu, int64_t ts,
+                           double value)
 {
 	struct tp_track_key key = {
-		.type = type,
-		.event_type = "counter",
-		.utid = -1,
-		.upid = -1,
-		.cpu = cpu,
-		.name = name,
+	    .type = type,
+	    .event_type = "counter",
+	    .utid = -1,
+	    .upid = -1,
+	    .cpu = cpu,
+	    .name = name,
 	};
 	tp_counter_add(tp, tp_track_get(tp, &key), ts, value, TP_NULL_U32);
 }
@@ -296,7 +296,7 @@ static uint64_t async_key(uint32_t upid, uint32_t name, uint64_t x, uint64_t sal
 }
 
 static void async_event(struct tp *tp, struct tp_ftrace *fs, int64_t ts, int64_t tgid, bool begin,
-			uint32_t name, int64_t cookie)
+                        uint32_t name, int64_t cookie)
 {
 	uint32_t upid = tp_process_for_pid(tp, tgid);
 	uint64_t key = async_key(upid, name, (uint64_t)cookie, 0);
@@ -308,13 +308,13 @@ static void async_event(struct tp *tp, struct tp_ftrace *fs, int64_t ts, int64_t
 		while (hmap_get(&fs->async_busy, async_key(upid, name, lane, 1), NULL))
 			lane++;
 		struct tp_track_key k = {
-			.type = "atrace_async_slice",
-			.event_type = "slice",
-			.utid = -1,
-			.upid = upid,
-			.cpu = -1,
-			.extra_dim = lane,
-			.name = name,
+		    .type = "atrace_async_slice",
+		    .event_type = "slice",
+		    .utid = -1,
+		    .upid = upid,
+		    .cpu = -1,
+		    .extra_dim = lane,
+		    .name = name,
 		};
 		uint32_t track = tp_track_get(tp, &k);
 		uint32_t ck = tp_intern_cstr(tp, "cookie");
@@ -335,7 +335,7 @@ static void async_event(struct tp *tp, struct tp_ftrace *fs, int64_t ts, int64_t
 }
 
 void tp_ftrace_print(struct tp *tp, struct tp_ftrace *fs, int64_t ts, int64_t pid, const char *s,
-		     size_t len)
+                     size_t len)
 {
 	while (len && (s[len - 1] == '\n' || s[len - 1] == '\0'))
 		len--;
@@ -406,7 +406,7 @@ void tp_ftrace_print(struct tp *tp, struct tp_ftrace *fs, int64_t ts, int64_t pi
 			return;
 		}
 		async_event(tp, fs, ts, tgid, part[0][0] == 'S', tp_intern(tp, name, name_len),
-			    cookie);
+		            cookie);
 		break;
 	}
 	case 'C': {
@@ -428,12 +428,12 @@ void tp_ftrace_print(struct tp *tp, struct tp_ftrace *fs, int64_t ts, int64_t pi
 			return;
 		}
 		struct tp_track_key key = {
-			.type = "atrace_counter",
-			.event_type = "counter",
-			.utid = -1,
-			.upid = tp_process_for_pid(tp, tgid),
-			.cpu = -1,
-			.name = tp_intern(tp, part[2], plen[2]),
+		    .type = "atrace_counter",
+		    .event_type = "counter",
+		    .utid = -1,
+		    .upid = tp_process_for_pid(tp, tgid),
+		    .cpu = -1,
+		    .name = tp_intern(tp, part[2], plen[2]),
 		};
 		tp_counter_add(tp, tp_track_get(tp, &key), ts, v, TP_NULL_U32);
 		break;
