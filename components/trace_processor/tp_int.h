@@ -714,9 +714,9 @@ uint32_t tp_ftrace_raw(struct tp *tp, struct tp_ftrace *f, int64_t ts, uint32_t 
  * name (pool id). */
 void tp_ftrace_cpu_counter(struct tp *tp, const char *type, uint32_t name, uint32_t cpu,
 			   int64_t ts, double value);
-/* The atrace text of a print / tracing_mark_write written by thread pid:
- * slices, async slices and counters; malformed markers are counted in
- * systrace_parse_failure, other text ignored. */
+/* The atrace text of a print / tracing_mark_write written by thread pid
+ * (B/E/I slices, S/F and G/H async slices, N instants, C counters); other
+ * text is counted in systrace_parse_failure, as Perfetto does. */
 void tp_ftrace_print(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t pid, const char *s,
 		     size_t len);
 

@@ -13,8 +13,11 @@
  *   blocked reason  io_wait / blocked_function of the thread's last D state
  *   new task        a new thread named comm, runnable, woken by its creator
  *   cpu counters    cpu_frequency ("cpufreq"), cpu_idle ("cpuidle"), ...
- *   print           atrace text: B|pid|name, E|pid, I|pid|name,
- *                   C|pid|name|value, S|pid|name|cookie, F|pid|name|cookie
+ *   print           atrace text, split as Perfetto does: B|tgid|name,
+ *                   E|tgid, I|tgid|name, C|tgid|name|value,
+ *                   S|tgid|name|cookie, F|tgid|name|cookie,
+ *                   N|tgid|track|name, G|tgid|track|name|cookie,
+ *                   H|tgid|track|[name|]cookie
  *   raw             one `ftrace_event` row
  *
  * End states are pool ids of Perfetto's letters: tp_ftrace_end_state_raw()
@@ -272,6 +275,32 @@ void tp_ftrace_cpu_counter(struct tp *tp, const char *type, uint32_t name, uint3
 
 /* ---- print (atrace) -------------------------------------------------------- */
 
+/* One marker, split as Perfetto's ParseSystraceTracePoint does: fields
+ * separated by '|', the phase is the first character of the first. */
+struct atrace_point {
+	char phase;
+	bool has_tgid;
+	int64_t tgid;
+	const char *name, *track;
+	size_t name_len, track_len;
+	int64_t value; /* C value, S/F/G/H cookie */
+};
+
+struct field_reader {
+	const char *s;
+	size_t len, off;
+};
+
+static void next_field(struct field_reader *r, const char **f, size_t *n)
+{
+	size_t start = r->off;
+	while (r->off < r->len && r->s[r->off] != '|' && r->s[r->off] != '\0')
+		r->off++;
+	*f = r->s + (start < r->len ? start : r->len);
+	*n = start < r->off ? r->off - start : 0;
+	r->off++; /* the separator */
+}
+
 static bool parse_i64(const char *s, size_t n, int64_t *out)
 {
 	char tmp[24];
@@ -287,155 +316,213 @@ static bool parse_i64(const char *s, size_t n, int64_t *out)
 	return true;
 }
 
-/* S/F: an async slice on a track of the process named after it. Slices
- * open at once with other cookies go on further lanes of that name (as
- * Perfetto's track compressor does), so they do not nest. */
+enum { ATRACE_OK, ATRACE_FAILURE, ATRACE_UNSUPPORTED };
+
+static int atrace_parse(const char *s, size_t len, struct atrace_point *pt)
+{
+	memset(pt, 0, sizeof *pt);
+	while (len && (s[len - 1] == '\n' || s[len - 1] == '\0'))
+		len--;
+	struct field_reader r = {s, len, 0};
+	const char *f, *f2, *f3, *f4;
+	size_t n, n2, n3, n4;
+	next_field(&r, &f, &n);
+	if (n == 0)
+		return ATRACE_FAILURE;
+	pt->phase = f[0];
+	next_field(&r, &f, &n);
+	pt->has_tgid =
+	    n && f[0] != '-' && f[0] != '+' && parse_i64(f, n, &pt->tgid) && pt->tgid <= UINT32_MAX;
+	if (!pt->has_tgid)
+		pt->tgid = 0;
+	switch (pt->phase) {
+	case 'B': /* the name is the rest, '|' included */
+		if (!pt->has_tgid)
+			return ATRACE_FAILURE;
+		pt->name = r.off < len ? s + r.off : "[empty slice name]";
+		pt->name_len = r.off < len ? len - r.off : strlen("[empty slice name]");
+		return ATRACE_OK;
+	case 'E':
+		return ATRACE_OK;
+	case 'S':
+	case 'F':
+	case 'C':
+		next_field(&r, &f2, &n2);
+		next_field(&r, &f3, &n3);
+		if (!pt->has_tgid || !n2 || !parse_i64(f3, n3, &pt->value))
+			return ATRACE_FAILURE;
+		pt->name = f2;
+		pt->name_len = n2;
+		return ATRACE_OK;
+	case 'I':
+		next_field(&r, &f2, &n2);
+		if (!pt->has_tgid || !n2)
+			return ATRACE_FAILURE;
+		pt->name = f2;
+		pt->name_len = n2;
+		return ATRACE_OK;
+	case 'N':
+	case 'G':
+		next_field(&r, &f2, &n2);
+		next_field(&r, &f3, &n3);
+		if (!pt->has_tgid || !n2 || !n3)
+			return ATRACE_FAILURE;
+		if (pt->phase == 'G') {
+			next_field(&r, &f4, &n4);
+			if (!parse_i64(f4, n4, &pt->value))
+				return ATRACE_FAILURE;
+		}
+		pt->track = f2;
+		pt->track_len = n2;
+		pt->name = f3;
+		pt->name_len = n3;
+		return ATRACE_OK;
+	case 'H':
+		next_field(&r, &f2, &n2);
+		next_field(&r, &f3, &n3);
+		next_field(&r, &f4, &n4);
+		if (!pt->has_tgid || !n2 || !parse_i64(n4 ? f4 : f3, n4 ? n4 : n3, &pt->value))
+			return ATRACE_FAILURE;
+		pt->track = f2;
+		pt->track_len = n2;
+		return ATRACE_OK;
+	default:
+		if (len >= 23 && memcmp(s, "trace_event_clock_sync:", 23) == 0)
+			return ATRACE_UNSUPPORTED;
+		return ATRACE_FAILURE;
+	}
+}
+
+/* An async slice on a track of the process: S/F on the track named after
+ * the slice, G/H on the named track. Slices open at once with other
+ * cookies go on further lanes of that name (as Perfetto's track compressor
+ * does), so they do not nest; a repeated S of an open cookie is ignored. */
 static uint64_t async_key(uint32_t upid, uint32_t name, uint64_t x, uint64_t salt)
 {
 	return tb_hash_u64(((uint64_t)upid << 32 | name) ^ tb_hash_u64(x ^ salt));
 }
 
-static void async_event(struct tp *tp, struct tp_ftrace *fs, int64_t ts, int64_t tgid, bool begin,
-                        uint32_t name, int64_t cookie)
+static void async_event(struct tp *tp, struct tp_ftrace *fs, int64_t ts, bool for_track,
+                        int64_t tgid, bool begin, uint32_t track_name, uint32_t name,
+                        int64_t cookie, uint32_t args)
 {
 	uint32_t upid = tp_process_for_pid(tp, tgid);
-	uint64_t key = async_key(upid, name, (uint64_t)cookie, 0);
+	uint64_t salt = for_track ? 2 : 0;
+	uint64_t key = async_key(upid, track_name, (uint64_t)cookie, salt);
 	uint64_t v;
 	if (begin) {
 		if (hmap_get(&fs->async_open, key, &v))
-			return; /* unnestable: a repeated S is ignored */
+			return;
 		uint64_t lane = 0;
-		while (hmap_get(&fs->async_busy, async_key(upid, name, lane, 1), NULL))
+		while (hmap_get(&fs->async_busy, async_key(upid, track_name, lane, salt + 1), NULL))
 			lane++;
 		struct tp_track_key k = {
-		    .type = "atrace_async_slice",
+		    .type = for_track ? "atrace_async_slice_for_track" : "atrace_async_slice",
 		    .event_type = "slice",
 		    .utid = -1,
 		    .upid = upid,
 		    .cpu = -1,
 		    .extra_dim = lane,
-		    .name = name,
+		    .name = track_name,
 		};
 		uint32_t track = tp_track_get(tp, &k);
-		uint32_t ck = tp_intern_cstr(tp, "cookie");
-		tp_args_begin(&tp->args_scratch);
-		tp_args_add_int(&tp->args_scratch, ck, ck, cookie);
-		tp_slice_begin(tp, track, ts, 0, name, tp_args_commit(tp, &tp->args_scratch));
+		tp_slice_begin(tp, track, ts, 0, name, args);
 		hmap_put(&fs->async_open, key, lane << 32 | track);
-		hmap_put(&fs->async_busy, async_key(upid, name, lane, 1), 1);
+		hmap_put(&fs->async_busy, async_key(upid, track_name, lane, salt + 1), 1);
 		return;
 	}
 	if (!hmap_get(&fs->async_open, key, &v)) {
 		tp_stat_inc(tp, TP_STAT_misplaced_end_event);
 		return;
 	}
-	tp_slice_end(tp, (uint32_t)v, ts, 0, 0, TP_NULL_U32);
+	tp_slice_end(tp, (uint32_t)v, ts, 0, 0, args);
 	hmap_del(&fs->async_open, key, NULL);
-	hmap_del(&fs->async_busy, async_key(upid, name, v >> 32, 1), NULL);
+	hmap_del(&fs->async_busy, async_key(upid, track_name, v >> 32, salt + 1), NULL);
+}
+
+static uint32_t one_int_arg(struct tp *tp, const char *key, int64_t v)
+{
+	uint32_t k = tp_intern_cstr(tp, key);
+	tp_args_begin(&tp->args_scratch);
+	tp_args_add_int(&tp->args_scratch, k, k, v);
+	return tp_args_commit(tp, &tp->args_scratch);
 }
 
 void tp_ftrace_print(struct tp *tp, struct tp_ftrace *fs, int64_t ts, int64_t pid, const char *s,
                      size_t len)
 {
-	while (len && (s[len - 1] == '\n' || s[len - 1] == '\0'))
-		len--;
-	/* Split on '|' into at most 4 parts; the last keeps any further '|'. */
-	const char *part[4] = {0};
-	size_t plen[4] = {0};
-	size_t np = 0, st = 0;
-	for (size_t i = 0; i <= len && np < 4; i++) {
-		if (i == len || (s[i] == '|' && np < 3)) {
-			part[np] = s + st;
-			plen[np++] = i - st;
-			st = i + 1;
-		}
-	}
-	if (np == 0 || plen[0] != 1)
-		return;
-	int64_t tgid = -1;
-	if (np > 1 && plen[1] && !parse_i64(part[1], plen[1], &tgid)) {
+	struct atrace_point pt;
+	switch (atrace_parse(s, len, &pt)) {
+	case ATRACE_FAILURE:
 		tp_stat_inc(tp, TP_STAT_systrace_parse_failure);
 		return;
+	case ATRACE_UNSUPPORTED:
+		return;
+	default:
+		break;
 	}
-	switch (part[0][0]) {
+	/* tgid 0 (kernel markers, old end events): the thread alone. */
+	int64_t tgid = pt.tgid ? pt.tgid : -1;
+	uint32_t name = pt.name ? tp_intern(tp, pt.name, pt.name_len) : 0;
+	switch (pt.phase) {
 	case 'B':
 	case 'I': {
-		if (np < 3) {
-			tp_stat_inc(tp, TP_STAT_systrace_parse_failure);
-			return;
-		}
-		uint32_t utid = tp_thread_for_tid(tp, pid, tgid);
-		uint32_t track = tp_track_for_thread(tp, utid);
-		uint32_t name = tp_intern(tp, part[2], plen[2]);
-		if (part[0][0] == 'B')
+		uint32_t track = tp_track_for_thread(tp, tp_thread_for_tid(tp, pid, tgid));
+		if (pt.phase == 'B')
 			tp_slice_begin(tp, track, ts, 0, name, TP_NULL_U32);
 		else
 			tp_slice_complete(tp, track, ts, 0, 0, name, TP_NULL_U32);
 		break;
 	}
 	case 'E': {
-		uint32_t utid = tp_thread_for_tid(tp, pid, tgid);
-		tp_slice_end(tp, tp_track_for_thread(tp, utid), ts, 0, 0, TP_NULL_U32);
+		uint64_t utid;
+		if (pt.tgid == 0) {
+			/* A thread never seen cannot have begun a slice. */
+			if (!hmap_get(&tp->tid_to_utid, (uint64_t)pid, &utid))
+				break;
+		} else {
+			utid = tp_thread_for_tid(tp, pid, pt.tgid);
+		}
+		tp_slice_end(tp, tp_track_for_thread(tp, (uint32_t)utid), ts, 0, 0, TP_NULL_U32);
 		break;
 	}
 	case 'S':
-	case 'F': {
-		/* S|tgid|name|cookie: the name may itself hold '|'. */
-		if (np < 4 || tgid < 0) {
-			tp_stat_inc(tp, TP_STAT_systrace_parse_failure);
-			return;
+	case 'F':
+		async_event(tp, fs, ts, false, pt.tgid, pt.phase == 'S', name, name, pt.value,
+		            pt.phase == 'S' ? one_int_arg(tp, "cookie", pt.value) : TP_NULL_U32);
+		break;
+	case 'N':
+	case 'G':
+	case 'H': {
+		uint32_t track_name = tp_intern(tp, pt.track, pt.track_len);
+		uint32_t utid = tp_thread_for_tid(tp, pid, -1);
+		if (pt.phase == 'N') {
+			struct tp_track_key k = {
+			    .type = "atrace_async_slice_for_track",
+			    .event_type = "slice",
+			    .utid = -1,
+			    .upid = tp_process_for_pid(tp, pt.tgid),
+			    .cpu = -1,
+			    .name = track_name,
+			};
+			tp_slice_complete(tp, tp_track_get(tp, &k), ts, 0, 0, name,
+			                  one_int_arg(tp, "utid", utid));
+			break;
 		}
-		const char *bar = NULL;
-		for (size_t i = plen[3]; i-- > 0;)
-			if (part[3][i] == '|') {
-				bar = part[3] + i;
-				break;
-			}
-		const char *name = part[2];
-		size_t name_len = plen[2];
-		const char *ck = part[3];
-		size_t ck_len = plen[3];
-		if (bar) {
-			name_len = (size_t)(bar - part[2]);
-			ck = bar + 1;
-			ck_len = (size_t)(part[3] + plen[3] - ck);
-		}
-		int64_t cookie;
-		if (!parse_i64(ck, ck_len, &cookie)) {
-			tp_stat_inc(tp, TP_STAT_systrace_parse_failure);
-			return;
-		}
-		async_event(tp, fs, ts, tgid, part[0][0] == 'S', tp_intern(tp, name, name_len),
-		            cookie);
+		async_event(tp, fs, ts, true, pt.tgid, pt.phase == 'G', track_name, name, pt.value,
+		            one_int_arg(tp, pt.phase == 'G' ? "utid" : "end_utid", utid));
 		break;
 	}
 	case 'C': {
-		if (np < 4 || tgid < 0) {
-			tp_stat_inc(tp, TP_STAT_systrace_parse_failure);
-			return;
-		}
-		/* C|tgid|name|value|category: the value ends at the next '|'. */
-		const char *vend = memchr(part[3], '|', plen[3]);
-		size_t vl = vend ? (size_t)(vend - part[3]) : plen[3];
-		char tmp[64];
-		size_t l = vl < sizeof tmp - 1 ? vl : sizeof tmp - 1;
-		memcpy(tmp, part[3], l);
-		tmp[l] = 0;
-		char *e;
-		double v = strtod(tmp, &e);
-		if (e == tmp) {
-			tp_stat_inc(tp, TP_STAT_systrace_parse_failure);
-			return;
-		}
 		struct tp_track_key key = {
 		    .type = "atrace_counter",
 		    .event_type = "counter",
 		    .utid = -1,
-		    .upid = tp_process_for_pid(tp, tgid),
+		    .upid = tp_process_for_pid(tp, pt.tgid),
 		    .cpu = -1,
-		    .name = tp_intern(tp, part[2], plen[2]),
+		    .name = name,
 		};
-		tp_counter_add(tp, tp_track_get(tp, &key), ts, v, TP_NULL_U32);
+		tp_counter_add(tp, tp_track_get(tp, &key), ts, (double)pt.value, TP_NULL_U32);
 		break;
 	}
 	default:
