@@ -6,6 +6,8 @@
  * parser API for embedded text, sniffing and bad input. Whole-table answers
  * in SQL are in tests/tp/ftrace_text_*.
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
@@ -285,4 +287,26 @@ TEST(tp_ftrace_text_sniff)
 		CHECK(tp_ftrace_text_importer.sniff((const uint8_t *)yes[i], strlen(yes[i])));
 	for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
 		CHECK(!tp_ftrace_text_importer.sniff((const uint8_t *)no[i], strlen(no[i])));
+}
+
+/* Timestamps become ns exactly as Perfetto computes them (strtod, * 1e9,
+ * truncated), whatever the digits. */
+TEST(tp_ftrace_text_timestamps_match_strtod)
+{
+	uint64_t r = 88172645463325252ull;
+	for (int i = 0; i < 20000; i++) {
+		r ^= r << 13;
+		r ^= r >> 7;
+		r ^= r << 17;
+		char line[128], num[48];
+		int fd = 1 + (int)(r % 9);
+		unsigned long long sec = (r >> 8) % (i % 2 ? 10000000ull : 1000ull);
+		unsigned long long frac = (r >> 32) % 1000000000ull;
+		snprintf(num, sizeof num, "%llu.%09llu", sec, frac);
+		num[strlen(num) - (size_t)(9 - fd)] = 0;
+		snprintf(line, sizeof line, "a-1 [000] %s: e: x=1", num);
+		struct ft_line l;
+		CHECK(ft_line_tokenize(line, strlen(line), &l));
+		CHECK_EQ(l.ts, (int64_t)(strtod(num, NULL) * 1e9));
+	}
 }

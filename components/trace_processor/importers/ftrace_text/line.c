@@ -62,6 +62,37 @@ static bool digits(const char *p, const char *q, int64_t *v)
 	return true;
 }
 
+/* "S.F" (digits [t, dot), digits (dot, e)) as a double, exactly as strtod
+ * rounds it: with at most 15 digits the decimal is an integer below 2^53
+ * over an exact power of ten, and IEEE division rounds that quotient
+ * correctly, which is strtod's result. Longer ones go to strtod. */
+static bool seconds(const char *t, const char *dot, const char *e, double *out)
+{
+	static const double pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
+				       1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+	size_t nd = (size_t)(dot - t) + (size_t)(e - dot - 1);
+	double secs;
+	if (nd <= 15) {
+		uint64_t x = 0;
+		for (const char *q = t; q < e; q++)
+			if (q != dot)
+				x = x * 10 + (uint64_t)(*q - '0');
+		secs = (double)x / pow10[e - dot - 1];
+	} else {
+		char buf[64];
+		size_t tl = (size_t)(e - t);
+		if (tl >= sizeof buf)
+			return false;
+		memcpy(buf, t, tl);
+		buf[tl] = 0;
+		secs = strtod(buf, NULL);
+	}
+	if (!(secs >= 0 && secs < 9.2e9))
+		return false;
+	*out = secs;
+	return true;
+}
+
 /* `(\d+\.\d+):\s+(\S+):` at q. */
 static bool match_ts_event(const char *q, const char *e, struct ft_line *l)
 {
@@ -87,14 +118,8 @@ static bool match_ts_event(const char *q, const char *e, struct ft_line *l)
 		colon--;
 	if (colon - ev < 2) /* no ':' or an empty name */
 		return false;
-	char buf[64];
-	size_t tl = (size_t)(tend - t);
-	if (tl >= sizeof buf)
-		return false;
-	memcpy(buf, t, tl);
-	buf[tl] = 0;
-	double secs = strtod(buf, NULL);
-	if (!(secs >= 0 && secs < 9.2e9))
+	double secs;
+	if (!seconds(t, f - 1, tend, &secs))
 		return false;
 	l->ts = (int64_t)(secs * 1e9);
 	l->event = ev;
