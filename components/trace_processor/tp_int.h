@@ -678,6 +678,7 @@ struct tp_ftrace {
 	struct hmap async_open;   /* (upid, name, cookie) -> lane << 32 | track */
 	struct hmap async_busy;   /* (upid, name, lane) -> 1 while a slice is open */
 	uint32_t running, runnable; /* pool ids of "Running", "R" */
+	struct tp_binder *binder; /* model/binder.c, NULL until used */
 };
 void tp_ftrace_init(struct tp *tp, struct tp_ftrace *f);
 void tp_ftrace_release(struct tp_ftrace *f);
@@ -719,6 +720,24 @@ void tp_ftrace_cpu_counter(struct tp *tp, const char *type, uint32_t name, uint3
  * text is counted in systrace_parse_failure, as Perfetto does. */
 void tp_ftrace_print(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t pid, const char *s,
 		     size_t len);
+
+/* Binder transactions (model/binder.c), Perfetto's BinderTracker: slices
+ * "binder transaction" / "binder reply" (and the one-way instants) on the
+ * threads' tracks, flows from the sending to the receiving slice, lock
+ * slices. Parse time, in timestamp order; tid is the event's thread. */
+void tp_binder_transaction(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t tid,
+			   int32_t txn_id, int32_t dest_node, int64_t dest_tgid, int64_t dest_tid,
+			   bool is_reply, uint32_t flags, uint32_t code);
+void tp_binder_transaction_received(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t tid,
+				    int32_t txn_id);
+/* binder_command (BC_*) and binder_return (BR_*) codes. */
+void tp_binder_command(struct tp *tp, struct tp_ftrace *f, int64_t tid, uint32_t cmd);
+void tp_binder_return(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t tid, uint32_t cmd);
+/* step 0 binder_lock, 1 binder_locked, 2 binder_unlock. */
+void tp_binder_lock(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t tid, int step);
+void tp_binder_alloc_buf(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t tid,
+			 uint64_t data_size, uint64_t offsets_size);
+void tp_binder_free(struct tp_ftrace *f);
 
 /* ---- sorter (sorter.c) --------------------------------------------------------- */
 

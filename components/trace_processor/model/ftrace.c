@@ -43,6 +43,7 @@ void tp_ftrace_release(struct tp_ftrace *f)
 	hmap_release(&f->last_blocked);
 	hmap_release(&f->async_open);
 	hmap_release(&f->async_busy);
+	tp_binder_free(f);
 }
 
 struct tp_ftrace_cpu *tp_ftrace_cpu(struct tp *tp, struct tp_ftrace *f, uint32_t cpu)

@@ -147,6 +147,36 @@ static bool fint(const struct ft_fields *fs, const char *key, int64_t *v)
 	return f && parse_int(f->v, f->vl, v);
 }
 
+/* The number at the start of a value ("0x40406300 BC_TRANSACTION", "0x20"):
+ * decimal, or hex with 0x. */
+static bool fnum(const struct ft_fields *fs, const char *key, uint64_t *v)
+{
+	const struct ft_field *f = field(fs, key);
+	if (!f)
+		return false;
+	const char *p = f->v, *e = f->v + f->vl;
+	int base = 10;
+	if (e - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+		base = 16;
+		p += 2;
+	}
+	uint64_t x = 0;
+	const char *d = p;
+	for (; p < e && *p != ' '; p++) {
+		int c = *p >= '0' && *p <= '9'   ? *p - '0'
+		        : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
+		        : *p >= 'A' && *p <= 'F' ? *p - 'A' + 10
+		                                 : 99;
+		if (c >= base || p - d >= 16)
+			return false;
+		x = x * (uint64_t)base + (uint64_t)c;
+	}
+	if (p == d)
+		return false;
+	*v = x;
+	return true;
+}
+
 static uint32_t fstr(struct tp *tp, const struct ft_fields *fs, const char *key)
 {
 	const struct ft_field *f = field(fs, key);
@@ -259,31 +289,39 @@ static bool plugin_wakeup(const char *p, size_t n, struct ft_fields *fs)
 
 /* ---- handlers ------------------------------------------------------------------ */
 
-#define FT_KINDS(X)                                     \
-	X(SCHED_SWITCH, "sched_switch")                 \
-	X(SCHED_WAKING, "sched_waking")                 \
-	X(SCHED_WAKEUP, "sched_wakeup")                 \
-	X(SCHED_WAKEUP_NEW, "sched_wakeup_new")         \
-	X(SCHED_BLOCKED_REASON, "sched_blocked_reason") \
-	X(TASK_NEWTASK, "task_newtask")                 \
-	X(TASK_RENAME, "task_rename")                   \
-	X(PROCESS_FORK, "sched_process_fork")           \
-	X(PROCESS_EXIT, "sched_process_exit")           \
-	X(CPU_FREQUENCY, "cpu_frequency")               \
-	X(CPU_IDLE, "cpu_idle")                         \
-	X(CPU_FREQUENCY_LIMITS, "cpu_frequency_limits") \
-	X(CLOCK_SET_RATE, "clock_set_rate")             \
-	X(CLOCK_ENABLE, "clock_enable")                 \
-	X(CLOCK_DISABLE, "clock_disable")               \
-	X(THERMAL_TEMPERATURE, "thermal_temperature")   \
-	X(CDEV_UPDATE, "cdev_update")                   \
-	X(WORKQUEUE_START, "workqueue_execute_start")   \
-	X(WORKQUEUE_END, "workqueue_execute_end")       \
-	X(PRINT, "print")                               \
-	X(TRACING_MARK_WRITE, "tracing_mark_write")     \
-	X(ZERO, "0")                                    \
-	X(BPRINT, "bprint")                             \
-	X(BPUTS, "bputs")
+#define FT_KINDS(X)                                       \
+	X(SCHED_SWITCH, "sched_switch")                   \
+	X(SCHED_WAKING, "sched_waking")                   \
+	X(SCHED_WAKEUP, "sched_wakeup")                   \
+	X(SCHED_WAKEUP_NEW, "sched_wakeup_new")           \
+	X(SCHED_BLOCKED_REASON, "sched_blocked_reason")   \
+	X(TASK_NEWTASK, "task_newtask")                   \
+	X(TASK_RENAME, "task_rename")                     \
+	X(PROCESS_FORK, "sched_process_fork")             \
+	X(PROCESS_EXIT, "sched_process_exit")             \
+	X(CPU_FREQUENCY, "cpu_frequency")                 \
+	X(CPU_IDLE, "cpu_idle")                           \
+	X(CPU_FREQUENCY_LIMITS, "cpu_frequency_limits")   \
+	X(CLOCK_SET_RATE, "clock_set_rate")               \
+	X(CLOCK_ENABLE, "clock_enable")                   \
+	X(CLOCK_DISABLE, "clock_disable")                 \
+	X(THERMAL_TEMPERATURE, "thermal_temperature")     \
+	X(CDEV_UPDATE, "cdev_update")                     \
+	X(WORKQUEUE_START, "workqueue_execute_start")     \
+	X(WORKQUEUE_END, "workqueue_execute_end")         \
+	X(PRINT, "print")                                 \
+	X(TRACING_MARK_WRITE, "tracing_mark_write")       \
+	X(ZERO, "0")                                      \
+	X(BPRINT, "bprint")                               \
+	X(BPUTS, "bputs")                                 \
+	X(BINDER_TRANSACTION, "binder_transaction")       \
+	X(BINDER_RECEIVED, "binder_transaction_received") \
+	X(BINDER_COMMAND, "binder_command")               \
+	X(BINDER_RETURN, "binder_return")                 \
+	X(BINDER_LOCK, "binder_lock")                     \
+	X(BINDER_LOCKED, "binder_locked")                 \
+	X(BINDER_UNLOCK, "binder_unlock")                 \
+	X(BINDER_ALLOC_BUF, "binder_transaction_alloc_buf")
 
 enum ft_kind {
 	FT_OTHER,
@@ -426,8 +464,28 @@ static bool freq_limits(struct ftrace_text *ft, int64_t ts, const struct ft_fiel
 	return true;
 }
 
+static bool binder_transaction(struct ftrace_text *ft, int64_t ts, int64_t pid,
+                               const struct ft_fields *fs)
+{
+	struct tp *tp = ft->tp;
+	int64_t id, node, proc, thread, reply;
+	uint64_t flags;
+	if (!fint(fs, "transaction", &id) || !fint(fs, "dest_node", &node) ||
+	    !fint(fs, "dest_proc", &proc) || !fint(fs, "dest_thread", &thread) ||
+	    !fint(fs, "reply", &reply) || !fnum(fs, "flags", &flags))
+		return false;
+	/* As Perfetto: the text's code, marked as Java-layer dependent. */
+	const struct ft_field *c = field(fs, "code");
+	char buf[128];
+	int n = snprintf(buf, sizeof buf, "%.*s Java Layer Dependent",
+	                 c ? (int)(c->vl < 64 ? c->vl : 64) : 0, c ? c->v : "");
+	tp_binder_transaction(tp, &ft->model, ts, pid, (int32_t)id, (int32_t)node, proc, thread,
+	                      reply == 1, (uint32_t)flags, tp_intern(tp, buf, (size_t)n));
+	return true;
+}
+
 /* The model side of one event; false when its fields do not parse. */
-static bool handle(struct ftrace_text *ft, enum ft_kind kind, int64_t ts, uint32_t cpu,
+static bool handle(struct ftrace_text *ft, enum ft_kind kind, int64_t ts, uint32_t cpu, int64_t pid,
                    uint32_t utid, const struct ft_fields *fs, const char *pl, size_t pn)
 {
 	struct tp *tp = ft->tp;
@@ -527,6 +585,34 @@ static bool handle(struct ftrace_text *ft, enum ft_kind kind, int64_t ts, uint32
 	case FT_WORKQUEUE_END:
 		tp_slice_end(tp, tp_track_for_thread(tp, utid), ts, 0, 0, TP_NULL_U32);
 		return true;
+	case FT_BINDER_TRANSACTION:
+		return binder_transaction(ft, ts, pid, fs);
+	case FT_BINDER_RECEIVED:
+		if (!fint(fs, "transaction", &a))
+			return false;
+		tp_binder_transaction_received(tp, &ft->model, ts, pid, (int32_t)a);
+		return true;
+	case FT_BINDER_COMMAND:
+	case FT_BINDER_RETURN: {
+		uint64_t cmd;
+		if (!fnum(fs, "cmd", &cmd))
+			return false;
+		if (kind == FT_BINDER_COMMAND)
+			tp_binder_command(tp, &ft->model, pid, (uint32_t)cmd);
+		else
+			tp_binder_return(tp, &ft->model, ts, pid, (uint32_t)cmd);
+		return true;
+	}
+	case FT_BINDER_LOCK:
+	case FT_BINDER_LOCKED:
+	case FT_BINDER_UNLOCK:
+		tp_binder_lock(tp, &ft->model, ts, pid, kind - FT_BINDER_LOCK);
+		return true;
+	case FT_BINDER_ALLOC_BUF:
+		if (!fint(fs, "data_size", &a) || !fint(fs, "offsets_size", &b))
+			return false;
+		tp_binder_alloc_buf(tp, &ft->model, ts, pid, (uint64_t)a, (uint64_t)b);
+		return true;
 	default:
 		return true;
 	}
@@ -578,6 +664,6 @@ void ft_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len, vo
 	if (fs.n == 0 && pn)
 		tp_stat_inc(tp, TP_STAT_ftrace_text_payload_unparsed);
 	tp_ftrace_raw(tp, &ft->model, ts, r.cpu, name, utid, TP_NULL_U32, fields_args(ft, &fs));
-	if (!handle(ft, kind, ts, r.cpu, utid, &fs, pl, pn))
+	if (!handle(ft, kind, ts, r.cpu, r.pid, utid, &fs, pl, pn))
 		tp_stat_inc(tp, TP_STAT_systrace_parse_failure);
 }
