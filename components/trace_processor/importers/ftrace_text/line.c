@@ -68,8 +68,8 @@ static bool digits(const char *p, const char *q, int64_t *v)
  * correctly, which is strtod's result. Longer ones go to strtod. */
 static bool seconds(const char *t, const char *dot, const char *e, double *out)
 {
-	static const double pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
-				       1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+	static const double pow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+	                               1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
 	size_t nd = (size_t)(dot - t) + (size_t)(e - dot - 1);
 	double secs;
 	if (nd <= 15) {
@@ -152,24 +152,35 @@ static bool match_after_cpu(const char *q, const char *e, struct ft_line *l)
 	return match_ts_event(q, e, l);
 }
 
+/* The digits at q as *v: the end of them, or NULL when there are none. */
+static const char *number(const char *q, const char *e, int64_t *v)
+{
+	const char *d = q;
+	while (q < e && is_digit(*q))
+		q++;
+	return digits(d, q, v) ? q : NULL;
+}
+
+/* "-PID" and whitespace, from the '-' at q: what follows, or NULL. */
+static const char *match_pid(const char *q, const char *e, struct ft_line *l)
+{
+	q = number(q + 1, e, &l->pid);
+	if (!q || q == e || !is_space(*q))
+		return NULL;
+	return skip_space(q, e);
+}
+
 /* The bracketed-cpu layouts, from the '-' at q. */
 static bool match_at(const char *q, const char *e, struct ft_line *l)
 {
-	const char *d = ++q;
-	while (q < e && is_digit(*q))
-		q++;
-	if (!digits(d, q, &l->pid) || q == e || !is_space(*q))
+	if (!(q = match_pid(q, e, l)))
 		return false;
-	q = skip_space(q, e);
 	if (q < e && *q == '(')
 		q++;
 	q = skip_space(q, e);
-	const char *g = q;
 	l->tgid = -1;
 	if (q < e && is_digit(*q)) {
-		while (q < e && is_digit(*q))
-			q++;
-		if (!digits(g, q, &l->tgid))
+		if (!(q = number(q, e, &l->tgid)))
 			return false;
 	} else {
 		while (q < e && *q == '-')
@@ -181,11 +192,8 @@ static bool match_at(const char *q, const char *e, struct ft_line *l)
 		q++;
 	if (q == e || *q != '[')
 		return false;
-	const char *c = ++q;
-	while (q < e && is_digit(*q))
-		q++;
 	int64_t cpu;
-	if (!digits(c, q, &cpu) || q == e || *q != ']' || cpu >= FT_MAX_CPU)
+	if (!(q = number(q + 1, e, &cpu)) || q == e || *q != ']' || cpu >= FT_MAX_CPU)
 		return false;
 	l->cpu = (uint32_t)cpu;
 	return match_after_cpu(q + 1, e, l);
@@ -194,17 +202,9 @@ static bool match_at(const char *q, const char *e, struct ft_line *l)
 /* trace-cmd report -l: "TASK-PID CPUFLAGS TS: EVENT:", from the '-' at q. */
 static bool match_latency_at(const char *q, const char *e, struct ft_line *l)
 {
-	const char *d = ++q;
-	while (q < e && is_digit(*q))
-		q++;
-	if (!digits(d, q, &l->pid) || q == e || !is_space(*q))
-		return false;
-	q = skip_space(q, e);
-	const char *c = q;
-	while (q < e && is_digit(*q))
-		q++;
 	int64_t cpu;
-	if (!digits(c, q, &cpu) || cpu >= FT_MAX_CPU || q == e || !is_alpha_dot(*q))
+	if (!(q = match_pid(q, e, l)) || !(q = number(q, e, &cpu)) || cpu >= FT_MAX_CPU || q == e ||
+	    !is_alpha_dot(*q))
 		return false;
 	while (q < e && (is_alpha_dot(*q) || is_digit(*q)))
 		q++;
