@@ -1,11 +1,14 @@
 /*
  * Trace processor ingest benchmark (DESIGN.md §6): makes deterministic
  * synthetic traces once (out/bench/synth.json: nested X events with args;
- * out/bench/synth.pftrace: interned begin/end track events on 8 threads),
- * then loads each in a fresh process and prints MB/s and peak RSS for
+ * out/bench/synth.pftrace: interned begin/end track events on 8 threads;
+ * out/bench/synth.ftrace.txt: trace-cmd report text of sched_switch,
+ * sched_waking, atrace B/E and a generic event on 4 cpus), then loads each
+ * in a fresh process and prints MB/s, ftrace events/s and peak RSS for
  * loading plus `select count(*) from slice`. Prints figures; asserts nothing.
  *
- *   tp_bench                 generate if missing, then load both
+ *   tp_bench                 generate if missing, then load all three
+ *   tp_bench json|proto|ftrace   only that one
  *   tp_bench load FILE       load one trace (what the parent runs)
  *   TB_BENCH_MB=50 tp_bench  smaller traces (default 200 MB)
  */
@@ -29,6 +32,13 @@ static double now_s(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -168,6 +178,74 @@ static void gen_proto(const char *path, size_t target)
 	fclose(f);
 }
 
+/* ftrace text as `trace-cmd report` prints it: per cpu, a task switches
+ * in, wakes another, writes an atrace begin/end pair and a generic event. */
+static void gen_ftrace_text(const char *path, size_t target)
+{
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	fprintf(f, "cpus=4\n");
+	size_t written = 7;
+	int64_t ts = 1000000000;  /* ns */
+	int cur[4] = {0, 0, 0, 0}; /* running pid per cpu, 0 idle */
+	while (written < target) {
+		int cpu = (int)(next_rand() % 4);
+		int next = 1000 + (int)(next_rand() % 64);
+		int prev = cur[cpu];
+		char prev_comm[32], next_comm[32];
+		if (prev)
+			snprintf(prev_comm, sizeof prev_comm, "worker-%d", prev - 1000);
+		else
+			snprintf(prev_comm, sizeof prev_comm, "swapper/%d", cpu);
+		snprintf(next_comm, sizeof next_comm, "worker-%d", next - 1000);
+		const char *task = prev ? prev_comm : "<idle>";
+		int n = 0;
+		ts += 1 + next_rand() % 2000;
+		n += fprintf(f,
+			     "%16s-%-5d [%03d] %6lld.%06lld: sched_switch:         prev_comm=%s prev_pid=%d "
+			     "prev_prio=120 prev_state=S ==> next_comm=%s next_pid=%d next_prio=120\n",
+			     task, prev, cpu, (long long)(ts / 1000000000), (long long)(ts % 1000000000 / 1000),
+			     prev_comm, prev, next_comm, next);
+		cur[cpu] = next;
+		int wakee = 1000 + (int)(next_rand() % 64);
+		ts += 1 + next_rand() % 2000;
+		n += fprintf(f,
+			     "%16s-%-5d [%03d] %6lld.%06lld: sched_waking:         comm=worker-%d pid=%d "
+			     "prio=120 target_cpu=%03d\n",
+			     next_comm, next, cpu, (long long)(ts / 1000000000), (long long)(ts % 1000000000 / 1000),
+			     wakee - 1000, wakee, (int)(next_rand() % 4));
+		for (int k = 0; k < 2; k++) {
+			ts += 1 + next_rand() % 2000;
+			n += fprintf(f, "%16s-%-5d [%03d] %6lld.%06lld: tracing_mark_write:   %s\n", next_comm,
+				     next, cpu, (long long)(ts / 1000000000), (long long)(ts % 1000000000 / 1000),
+				     k == 0 ? "B|1000|frame" : "E|1000");
+		}
+		ts += 1 + next_rand() % 2000;
+		n += fprintf(f,
+			     "%16s-%-5d [%03d] %6lld.%06lld: sched_stat_runtime:   comm=%s pid=%d "
+			     "runtime=%u [ns] vruntime=%u [ns]\n",
+			     next_comm, next, cpu, (long long)(ts / 1000000000), (long long)(ts % 1000000000 / 1000),
+			     next_comm, next, next_rand() % 100000, next_rand());
+		written += (size_t)n;
+	}
+	fclose(f);
+}
+
+static long long count_of(struct tp *tp, const char *sql)
+{
+	sqlite3_stmt *st;
+	long long v = -1;
+	if (sqlite3_prepare_v2(tp_db(tp), sql, -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			v = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	return v;
+}
+
 static int load(const char *path)
 {
 	int fd = open(path, O_RDONLY);
@@ -178,7 +256,7 @@ static int load(const char *path)
 	size_t chunk = 4u << 20;
 	uint8_t *buf = malloc(chunk);
 	struct tp *tp = tp_new(NULL);
-	double t0 = now_s();
+	double t0 = now_s(), c0 = cpu_s();
 	uint64_t total = 0;
 	ssize_t n;
 	while ((n = read(fd, buf, chunk)) > 0) {
@@ -190,21 +268,21 @@ static int load(const char *path)
 	free(buf);
 	if (tp_end_of_file(tp) < 0)
 		fprintf(stderr, "load failed: %s\n", tp_error(tp));
-	double t1 = now_s();
-	sqlite3_stmt *st;
-	long long slices = -1;
-	if (sqlite3_prepare_v2(tp_db(tp), "select count(*) from slice", -1, &st, NULL) == SQLITE_OK) {
-		if (sqlite3_step(st) == SQLITE_ROW)
-			slices = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
-	}
+	double t1 = now_s(), c1 = cpu_s();
+	long long slices = count_of(tp, "select count(*) from slice");
 	double t2 = now_s();
+	long long events = count_of(tp, "select count(*) from ftrace_event");
 	double mb = (double)total / 1e6;
 	long rss = peak_rss_kb();
 	printf("%-28s %8.1f MB  load %6.2f s  %7.1f MB/s  count(*) %lld slices in %.3f s  "
 	       "peak RSS %7.1f MB (%.2f x trace)\n",
 	       strrchr(path, '/') ? strrchr(path, '/') + 1 : path, mb, t1 - t0, mb / (t1 - t0),
 	       slices, t2 - t1, (double)rss / 1024, (double)rss * 1024 / (double)total);
+	if (events > 0)
+		printf("%-28s %lld ftrace events: %.2f M events/s wall, %.2f M/s cpu (%.0f ns cpu "
+		       "per event), %.0f bytes RSS/event\n",
+		       "", events, (double)events / (t1 - t0) / 1e6, (double)events / (c1 - c0) / 1e6,
+		       (c1 - c0) * 1e9 / (double)events, (double)rss * 1024 / (double)events);
 	tp_free(tp);
 	return 0;
 }
@@ -227,19 +305,25 @@ int main(int argc, char **argv)
 		return load(argv[2]);
 	const char *mbs = getenv("TB_BENCH_MB");
 	size_t mb = mbs ? strtoul(mbs, NULL, 10) : 200;
-	char json[256], proto[256];
-	snprintf(json, sizeof json, OUT_DIR "/synth-%zumb.json", mb);
-	snprintf(proto, sizeof proto, OUT_DIR "/synth-%zumb.pftrace", mb);
-	struct stat st;
-	if (stat(json, &st) != 0) {
-		fprintf(stderr, "generating %s\n", json);
-		gen_json(json, mb << 20);
+	static const struct {
+		const char *name, *ext;
+		void (*gen)(const char *path, size_t target);
+	} kinds[] = {
+		{"json", "json", gen_json},
+		{"proto", "pftrace", gen_proto},
+		{"ftrace", "ftrace.txt", gen_ftrace_text},
+	};
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+		if (argc == 2 && strcmp(argv[1], kinds[i].name) != 0)
+			continue;
+		char path[256];
+		snprintf(path, sizeof path, OUT_DIR "/synth-%zumb.%s", mb, kinds[i].ext);
+		struct stat st;
+		if (stat(path, &st) != 0) {
+			fprintf(stderr, "generating %s\n", path);
+			kinds[i].gen(path, mb << 20);
+		}
+		run_child(argv[0], path);
 	}
-	if (stat(proto, &st) != 0) {
-		fprintf(stderr, "generating %s\n", proto);
-		gen_proto(proto, mb << 20);
-	}
-	run_child(argv[0], json);
-	run_child(argv[0], proto);
 	return 0;
 }

@@ -433,7 +433,8 @@ void tp_tables_release(struct tp_tables *tables);
 	X(stackprofile_invalid_mapping_id, "error", "trace", "An interned mapping of a stack profile was not found.") \
 	X(stackprofile_invalid_frame_id, "error", "trace", "An interned frame of a stack profile was not found.") \
 	X(stackprofile_invalid_callstack_id, "error", "trace", "An interned callstack of a stack profile was not found.") \
-	X(systrace_parse_failure, "error", "analysis", "A print event's atrace text could not be parsed.") \
+	X(systrace_parse_failure, "error", "analysis", "A print event's atrace text, a line of a text trace or the fields of a known text event could not be parsed.") \
+	X(ftrace_text_payload_unparsed, "info", "trace", "An ftrace text event had no key=value fields; its payload is kept whole as the 'payload' arg of its ftrace_event row.") \
 	X(sorter_push_event_out_of_order, "error", "analysis", "Trace events are out of order event after sorting. This can happen due to many factors including clock sync drift, producers emitting events out of order or a bug in trace processor's logic of sorting.")
 
 enum tp_stat {
@@ -656,6 +657,88 @@ uint32_t tp_stack_profile_callsite(struct tp *tp, struct tp_stack_profile *sp, u
 /* A new perf_session row; returns its id. */
 uint32_t tp_perf_session_new(struct tp *tp, uint32_t cmdline);
 
+/* ---- ftrace events (model/ftrace.c) ------------------------------------------ */
+
+/* The scheduling state shared by every ftrace importer (proto bundles and
+ * text): per-cpu running task, each thread's latest thread_state row, open
+ * atrace async slices. Embedded in the importer; _init/_release. All of it
+ * runs at parse time, in timestamp order. */
+struct tp_ftrace_cpu {
+	bool has_last;
+	uint32_t pending; /* open sched row, TP_NULL_U32 none */
+	int64_t last_pid;
+	uint32_t last_utid;
+	int32_t last_prio;
+	uint32_t ucpu;
+};
+struct tp_ftrace {
+	VEC(struct tp_ftrace_cpu) cpus;
+	struct hmap last_state;   /* utid -> its latest thread_state row */
+	struct hmap last_blocked; /* utid -> its latest D thread_state row */
+	struct hmap async_open;   /* (upid, name, cookie) -> lane << 32 | track */
+	struct hmap async_busy;   /* (upid, name, lane) -> 1 while a slice is open */
+	uint32_t running, runnable; /* pool ids of "Running", "R" */
+	struct tp_binder *binder; /* model/binder.c, NULL until used */
+};
+void tp_ftrace_init(struct tp *tp, struct tp_ftrace *f);
+void tp_ftrace_release(struct tp_ftrace *f);
+/* The state of cpu (its `cpu` row created on first use). */
+struct tp_ftrace_cpu *tp_ftrace_cpu(struct tp *tp, struct tp_ftrace *f, uint32_t cpu);
+/* The utid of tid, renamed to comm (pool id, 0 keeps the name; never the
+ * swapper's). */
+uint32_t tp_ftrace_thread_named(struct tp *tp, int64_t tid, uint32_t comm);
+/* End-state names (pool ids): from a kernel prev_state number, or from the
+ * letters a text trace prints ("S", "R+", "D|K"; "?" when unknown). */
+uint32_t tp_ftrace_end_state_raw(struct tp *tp, int64_t prev_state);
+uint32_t tp_ftrace_end_state_text(struct tp *tp, const char *s, size_t n);
+/* sched_switch on cpu at ts. compact: prev is the cpu's last next task
+ * (prev_pid/prev_comm ignored). end_state is a pool id. */
+void tp_ftrace_sched_switch(struct tp *tp, struct tp_ftrace *f, int64_t ts, uint32_t cpu,
+			    bool compact, int64_t prev_pid, uint32_t prev_comm, uint32_t end_state,
+			    int64_t next_pid, uint32_t next_comm, int32_t next_prio);
+/* utid becomes runnable at ts, woken by waker (TP_NULL_U32 unknown). */
+void tp_ftrace_waking(struct tp *tp, struct tp_ftrace *f, int64_t ts, uint32_t utid,
+		      uint32_t waker);
+/* sched_blocked_reason: io_wait (TP_NULL_I64 unknown) and blocked_function
+ * (pool id, 0 unknown) of utid's latest D state. */
+void tp_ftrace_blocked_reason(struct tp *tp, struct tp_ftrace *f, uint32_t utid, int64_t io_wait,
+			      uint32_t blocked_function);
+/* task_newtask: a new thread tid named comm, runnable, woken by creator. */
+void tp_ftrace_new_task(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t tid,
+			uint32_t comm, uint32_t creator);
+/* sched_process_exit: thread tid ends at ts. */
+void tp_ftrace_process_exit(struct tp *tp, int64_t ts, int64_t tid);
+/* A `ftrace_event` row; returns its id. flags: TP_NULL_U32 unknown. */
+uint32_t tp_ftrace_raw(struct tp *tp, struct tp_ftrace *f, int64_t ts, uint32_t cpu,
+		       uint32_t name, uint32_t utid, uint32_t flags, uint32_t args);
+/* A value on the cpu counter track of type ("cpu_frequency", ...) named
+ * name (pool id). */
+void tp_ftrace_cpu_counter(struct tp *tp, const char *type, uint32_t name, uint32_t cpu,
+			   int64_t ts, double value);
+/* The atrace text of a print / tracing_mark_write written by thread pid
+ * (B/E/I slices, S/F and G/H async slices, N instants, C counters); other
+ * text is counted in systrace_parse_failure, as Perfetto does. */
+void tp_ftrace_print(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t pid, const char *s,
+		     size_t len);
+
+/* Binder transactions (model/binder.c), Perfetto's BinderTracker: slices
+ * "binder transaction" / "binder reply" (and the one-way instants) on the
+ * threads' tracks, flows from the sending to the receiving slice, lock
+ * slices. Parse time, in timestamp order; tid is the event's thread. */
+void tp_binder_transaction(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t tid,
+			   int32_t txn_id, int32_t dest_node, int64_t dest_tgid, int64_t dest_tid,
+			   bool is_reply, uint32_t flags, uint32_t code);
+void tp_binder_transaction_received(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t tid,
+				    int32_t txn_id);
+/* binder_command (BC_*) and binder_return (BR_*) codes. */
+void tp_binder_command(struct tp *tp, struct tp_ftrace *f, int64_t tid, uint32_t cmd);
+void tp_binder_return(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t tid, uint32_t cmd);
+/* step 0 binder_lock, 1 binder_locked, 2 binder_unlock. */
+void tp_binder_lock(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t tid, int step);
+void tp_binder_alloc_buf(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t tid,
+			 uint64_t data_size, uint64_t offsets_size);
+void tp_binder_free(struct tp_ftrace *f);
+
 /* ---- sorter (sorter.c) --------------------------------------------------------- */
 
 /* Importers push events with their trace-clock timestamp; the sorter hands
@@ -704,6 +787,7 @@ struct tp_importer_ops {
 extern const struct tp_importer_ops tp_json_importer;
 extern const struct tp_importer_ops tp_proto_importer;
 extern const struct tp_importer_ops tp_perf_text_importer;
+extern const struct tp_importer_ops tp_ftrace_text_importer;
 /* Every importer, in sniffing order, NULL-terminated (importers/importers.c). */
 extern const struct tp_importer_ops *const tp_importers[];
 

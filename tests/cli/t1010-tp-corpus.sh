@@ -1,7 +1,9 @@
 # Every JSON, perf script text and Perfetto-protobuf trace in ../shared/corpus (MANIFEST.tsv)
 # and the golden Perfetto traces load with exit 0, under ASan when the
-# sanitizer build exists. Files that are not one trace we import (zip
-# archives, cpuprofile) are left to the issues that add those formats.
+# sanitizer build exists. Every file of corpus/ftrace and corpus/systrace_html
+# (and the systrace inputs of Perfetto's diff tests) loads as a text trace
+# with at least one ftrace event. Files that are not one trace we import
+# (zip archives, cpuprofile) are left to the issues that add those formats.
 . tests/lib.sh
 
 corpus=$TB_SHARED/corpus
@@ -28,11 +30,26 @@ while IFS=$tab read -r path format _; do
 	*) continue ;;
 	esac
 	case $path in *.zip) continue ;; esac
-	# derived_gzip also holds gzip'd ftrace text and systrace HTML (issue 5).
-	[ "$format" = derived_gzip ] && case $path in *json*) ;; *) continue ;; esac
 	load "$(echo "$path" | tr '/' '_')" "$corpus/$path"
 done <"$corpus/MANIFEST.tsv"
 
 for f in "$TB_SHARED"/reference/golden/traces/*.pftrace "$TB_SHARED"/reference/golden/ipc/*.pftrace; do
 	[ -f "$f" ] && load "golden_$(basename "$f")" "$f"
+done
+
+# load_text NAME FILE: a text trace, imported as one with events.
+load_text() {
+	if timeout 300 "$bin" trace_processor_shell query "$2" \
+		"select (select str_value from metadata where name = 'trace_type') || ' ' || \
+		 (select count(*) > 0 from ftrace_event)" >"$TMP/out" 2>"$TMP/err" &&
+		grep -q '^"systrace 1"$' "$TMP/out"; then
+		pass "$1"
+	else
+		fail "$1" "$(cat "$TMP/out")" "$(tail -3 "$TMP/err")"
+	fi
+}
+for f in "$corpus"/ftrace/* "$corpus"/systrace_html/* "$corpus"/perfetto_difftests/*/trace.systrace; do
+	[ -f "$f" ] || continue
+	case $f in */trace.systrace) name=$(basename "$(dirname "$f")") ;; *) name=$(basename "$f") ;; esac
+	load_text "text_$name" "$f"
 done

@@ -6,8 +6,10 @@
 # 2. Perfetto's own diff tests in ../shared/corpus/perfetto_difftests/ whose
 #    input we import and whose query needs no INCLUDE PERFETTO MODULE, in the
 #    suites listed in difftest_suites.txt. Lines are compared with surrounding
-#    whitespace stripped, as Perfetto's runner does. difftest_known_failures.txt
-#    lists those we do not pass yet: a listed test is reported SKIP, an
+#    whitespace stripped, as Perfetto's runner does. Inputs: trace.json,
+#    trace.pb or trace.systrace. difftest_known_failures.txt lists those we
+#    do not pass yet (a name, then optionally whitespace and a '#' reason):
+#    a listed test is reported SKIP, an
 #    unlisted failure FAIL, and a listed test that now passes FAIL too, so
 #    the list only shrinks.
 # Run by tests/run.sh with TRACEBOX, TB_TEST_ROOT set; prints PASS/FAIL/SKIP.
@@ -70,7 +72,7 @@ for suite in $suites; do
 		grep -i 'INCLUDE PERFETTO MODULE' "$dir/query.sql" |
 			grep -viqE 'MODULE[[:space:]]+slices\.with_context[[:space:]]*;' && continue
 		trace=
-		for f in trace.json trace.pb; do
+		for f in trace.json trace.pb trace.systrace; do
 			[ -f "$dir/$f" ] && trace=$dir/$f
 		done
 		[ -n "$trace" ] || continue
@@ -87,7 +89,7 @@ for suite in $suites; do
 			continue
 		fi
 		listed=false
-		grep -qx "$name" "$known" 2>/dev/null && listed=true
+		grep -qE "^$name([[:space:]]|\$)" "$known" 2>/dev/null && listed=true
 		if $ok; then
 			passed=$((passed + 1))
 			if $listed; then

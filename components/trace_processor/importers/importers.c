@@ -5,6 +5,7 @@
 #include "../tp_int.h"
 
 const struct tp_importer_ops *const tp_importers[] = {
+	&tp_ftrace_text_importer,
 	&tp_proto_importer,
 	&tp_json_importer,
 	&tp_perf_text_importer,

@@ -4,32 +4,16 @@
  * at its own timestamp (ftrace clock = BOOTTIME unless the bundle says
  * otherwise); compact_sched arrays are expanded into one fixed record per
  * switch / waking; generic_event_descriptors name the dynamic (65536+)
- * event fields. At parse time, as Perfetto's FtraceParser,
- * SchedEventTracker and ThreadStateTracker do:
- *
- *   sched_switch    close the cpu's pending `sched` row (end_state from
- *                   prev_state) and open one for next; thread_state: prev
- *                   gets its end state, next becomes Running on the cpu
- *   sched_waking    thread_state Runnable ("R") with waker_utid, unless the
- *                   wakee is already running or runnable
- *   task_newtask    a new thread (CLONE_THREAD) named comm
- *   task_rename     the thread's new name
- *   process exit    the thread ends; free ends nothing more here
- *   cpu_frequency   counter on the cpu's "cpufreq" track (cpu_frequency)
- *   cpu_idle        counter on the cpu's "cpuidle" track (cpu_idle)
- *   print           atrace text: B|pid|name, E|pid, C|pid|name|value, I
- *
- * and every event (but the first compact switch of a cpu, whose prev task
- * is unknown) is a row of `ftrace_event` with its fields as args, named
- * after the FtraceEvent oneof field (or the generic descriptor).
- *
- * prev_state letters (kernel >= 4.14 TASK_REPORT bits): 0 = R, preempted
- * (0x100) = R+, else one letter per bit: S D T t X Z P I.
+ * event fields. At parse time the fields are decoded and handed to the
+ * shared ftrace model (model/ftrace.c: sched_switch, waking, task_newtask,
+ * task_rename, process exit, cpu_frequency / cpu_idle counters, print's
+ * atrace text), and every event (but the first compact switch of a cpu,
+ * whose prev task is unknown) is a row of `ftrace_event` with its fields as
+ * args, named after the FtraceEvent oneof field (or the generic
+ * descriptor).
  */
 #include "proto_int.h"
 
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "protos.h"
@@ -61,7 +45,6 @@ enum {
 };
 
 #define FTRACE_MAX_CPUS 4096u
-#define CLONE_THREAD 0x00010000u
 
 /* The fixed record of one compact_sched event (no payload). */
 struct ftrace_compact_rec {
@@ -74,28 +57,19 @@ struct ftrace_compact_rec {
 	uint32_t flags;
 };
 
-struct ftrace_cpu {
-	bool has_last;
-	uint32_t pending; /* sched row, TP_NULL_U32 none */
-	int64_t last_pid;
-	uint32_t last_utid;
-	int32_t last_prio;
-	uint32_t ucpu;
-};
-
 struct proto_ftrace {
-	VEC(struct ftrace_cpu) cpus;
-	struct hmap last_state; /* utid -> thread_state row */
-	struct hmap generic;    /* field id -> (name pool id) */
-	uint32_t running, runnable, name_sched_switch, name_sched_waking;
+	struct tp_ftrace model;
+	struct hmap generic; /* field id -> (name pool id) */
+	uint32_t name_sched_switch, name_sched_waking, name_cpufreq, name_cpuidle;
 };
 
 static struct proto_ftrace *state(struct proto_importer *im)
 {
 	if (!im->ftrace) {
 		im->ftrace = tb_calloc(1, sizeof *im->ftrace);
-		im->ftrace->running = tp_intern_cstr(im->tp, "Running");
-		im->ftrace->runnable = tp_intern_cstr(im->tp, "R");
+		tp_ftrace_init(im->tp, &im->ftrace->model);
+		im->ftrace->name_cpufreq = tp_intern_cstr(im->tp, "cpufreq");
+		im->ftrace->name_cpuidle = tp_intern_cstr(im->tp, "cpuidle");
 		im->ftrace->name_sched_switch = tp_intern_cstr(im->tp, "sched_switch");
 		im->ftrace->name_sched_waking = tp_intern_cstr(im->tp, "sched_waking");
 	}
@@ -107,30 +81,10 @@ void proto_ftrace_free(struct proto_importer *im)
 	struct proto_ftrace *f = im->ftrace;
 	if (!f)
 		return;
-	vec_release(&f->cpus);
-	hmap_release(&f->last_state);
+	tp_ftrace_release(&f->model);
 	hmap_release(&f->generic);
 	tb_free(f);
 	im->ftrace = NULL;
-}
-
-static struct ftrace_cpu *cpu_state(struct proto_importer *im, uint32_t cpu)
-{
-	struct proto_ftrace *f = state(im);
-	if (cpu >= f->cpus.len) {
-		size_t old = f->cpus.len;
-		vec_resize(&f->cpus, cpu + 1);
-		for (size_t i = old; i <= cpu; i++) {
-			f->cpus.data[i].pending = TP_NULL_U32;
-			f->cpus.data[i].ucpu = TP_NULL_U32;
-		}
-	}
-	struct ftrace_cpu *c = &f->cpus.data[cpu];
-	if (c->ucpu == TP_NULL_U32) {
-		c->ucpu = tp_cpu_append(&im->tp->t.cpu);
-		im->tp->t.cpu.cpu[c->ucpu] = cpu;
-	}
-	return c;
 }
 
 /* ---- tokenize ------------------------------------------------------------- */
@@ -297,139 +251,6 @@ void proto_ftrace_tokenize(struct proto_importer *im, struct proto_seq *seq, con
 	}
 }
 
-/* ---- thread_state --------------------------------------------------------- */
-
-static bool is_running_or_runnable(struct proto_ftrace *fs, uint32_t st)
-{
-	return st == fs->running || st == fs->runnable;
-}
-
-static void state_close(struct tp *tp, struct proto_ftrace *fs, uint32_t utid, int64_t ts)
-{
-	uint64_t row;
-	if (!hmap_get(&fs->last_state, utid, &row))
-		return;
-	struct tp_thread_state_table *t = &tp->t.thread_state;
-	if (t->dur[row] == -1)
-		t->dur[row] = ts - t->ts[row];
-}
-
-static void state_open(struct tp *tp, struct proto_ftrace *fs, uint32_t utid, int64_t ts,
-		       uint32_t st, uint32_t cpu, uint32_t ucpu, uint32_t waker)
-{
-	if (utid == 0) /* the swapper has no thread states */
-		return;
-	struct tp_thread_state_table *t = &tp->t.thread_state;
-	uint32_t row = tp_thread_state_append(t);
-	t->ts[row] = ts;
-	t->dur[row] = -1;
-	t->utid[row] = utid;
-	t->state[row] = st;
-	t->cpu[row] = cpu;
-	t->ucpu[row] = ucpu;
-	t->waker_utid[row] = waker;
-	hmap_put(&fs->last_state, utid, row);
-}
-
-/* ---- parse ---------------------------------------------------------------- */
-
-static uint32_t end_state_str(struct tp *tp, int64_t s)
-{
-	static const char letters[] = "SDTtXZPI";
-	char buf[16];
-	size_t n = 0;
-	if (s & 0x100)
-		return tp_intern_cstr(tp, "R+");
-	if ((s & 0xff) == 0)
-		return tp_intern_cstr(tp, "R");
-	for (unsigned b = 0; b < 8; b++)
-		if (s & (1 << b))
-			buf[n++] = letters[b];
-	return tp_intern(tp, buf, n);
-}
-
-static uint32_t thread_named(struct tp *tp, int64_t tid, uint32_t comm)
-{
-	uint32_t utid = tp_thread_for_tid(tp, tid, -1);
-	if (comm && tid != 0)
-		tp_thread_set_name(tp, utid, comm);
-	return utid;
-}
-
-static void sched_switch(struct proto_importer *im, int64_t ts, uint32_t cpu, bool compact,
-			 int64_t prev_pid, uint32_t prev_comm, int64_t prev_state,
-			 int64_t next_pid, uint32_t next_comm, int32_t next_prio)
-{
-	struct tp *tp = im->tp;
-	struct proto_ftrace *fs = state(im);
-	struct ftrace_cpu *c = cpu_state(im, cpu);
-	uint32_t next_utid = thread_named(tp, next_pid, next_comm);
-	uint32_t prev_utid;
-	if (compact) {
-		prev_utid = c->last_utid;
-		prev_pid = c->last_pid;
-	} else {
-		prev_utid = thread_named(tp, prev_pid, prev_comm);
-	}
-	uint32_t end = end_state_str(tp, prev_state);
-	if (c->pending != TP_NULL_U32) {
-		if (compact || prev_pid == c->last_pid) {
-			struct tp_sched_table *s = &tp->t.sched;
-			s->dur[c->pending] = ts - s->ts[c->pending];
-			s->end_state[c->pending] = end;
-		} else {
-			tp_stat_inc(tp, TP_STAT_mismatched_sched_switch_tids);
-		}
-	}
-	struct tp_sched_table *s = &tp->t.sched;
-	uint32_t row = tp_sched_append(s);
-	s->ts[row] = ts;
-	s->dur[row] = -1;
-	s->cpu[row] = cpu;
-	s->ucpu[row] = c->ucpu;
-	s->utid[row] = next_utid;
-	s->priority[row] = next_prio;
-	c->pending = row;
-	c->has_last = true;
-	c->last_pid = next_pid;
-	c->last_utid = next_utid;
-	c->last_prio = next_prio;
-
-	state_close(tp, fs, prev_utid, ts);
-	state_open(tp, fs, prev_utid, ts, end, TP_NULL_U32, TP_NULL_U32, TP_NULL_U32);
-	state_close(tp, fs, next_utid, ts);
-	state_open(tp, fs, next_utid, ts, fs->running, cpu, c->ucpu, TP_NULL_U32);
-}
-
-static void waking(struct proto_importer *im, int64_t ts, uint32_t utid, uint32_t waker)
-{
-	struct tp *tp = im->tp;
-	struct proto_ftrace *fs = state(im);
-	uint64_t row;
-	/* A thread with no state yet just becomes runnable. */
-	if (hmap_get(&fs->last_state, utid, &row) &&
-	    is_running_or_runnable(fs, tp->t.thread_state.state[row]))
-		return;
-	state_close(tp, fs, utid, ts);
-	state_open(tp, fs, utid, ts, fs->runnable, TP_NULL_U32, TP_NULL_U32, waker);
-}
-
-static void raw_row(struct proto_importer *im, int64_t ts, uint32_t cpu, uint32_t name,
-		    uint32_t utid, uint32_t flags, uint32_t args)
-{
-	struct tp *tp = im->tp;
-	struct ftrace_cpu *c = cpu_state(im, cpu);
-	struct tp_ftrace_event_table *t = &tp->t.ftrace_event;
-	uint32_t row = tp_ftrace_event_append(t);
-	t->ts[row] = ts;
-	t->name[row] = name;
-	t->cpu[row] = cpu;
-	t->ucpu[row] = c->ucpu;
-	t->utid[row] = utid;
-	t->common_flags[row] = flags;
-	t->arg_set_id[row] = args;
-}
-
 static void arg_int(struct proto_importer *im, const char *key, int64_t v)
 {
 	uint32_t k = tp_intern_cstr(im->tp, key);
@@ -447,13 +268,14 @@ void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const voi
 	struct tp *tp = im->tp;
 	struct ftrace_compact_rec r;
 	memcpy(&r, payload, sizeof r);
-	struct ftrace_cpu *c = cpu_state(im, r.cpu);
+	struct proto_ftrace *fs = state(im);
+	struct tp_ftrace_cpu *c = tp_ftrace_cpu(tp, &fs->model, r.cpu);
 	if (r.kind == EV_FTRACE_COMPACT_SWITCH) {
 		if (!c->has_last) {
 			tp_stat_inc(tp, TP_STAT_compact_sched_switch_skipped);
 			c->has_last = true;
 			c->last_pid = r.pid;
-			c->last_utid = thread_named(tp, r.pid, r.comm);
+			c->last_utid = tp_ftrace_thread_named(tp, r.pid, r.comm);
 			c->last_prio = r.prio;
 			return;
 		}
@@ -464,23 +286,25 @@ void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const voi
 		arg_int(im, "next_prio", r.prio);
 		arg_str(im, "next_comm", r.comm);
 		uint32_t args = tp_args_commit(tp, &im->args);
-		raw_row(im, ts, r.cpu, state(im)->name_sched_switch, prev_utid, TP_NULL_U32, args);
-		sched_switch(im, ts, r.cpu, true, -1, 0, r.a, r.pid, r.comm, r.prio);
+		tp_ftrace_raw(tp, &fs->model, ts, r.cpu, fs->name_sched_switch, prev_utid, TP_NULL_U32,
+			      args);
+		tp_ftrace_sched_switch(tp, &fs->model, ts, r.cpu, true, -1, 0,
+				       tp_ftrace_end_state_raw(tp, r.a), r.pid, r.comm, r.prio);
 		return;
 	}
 	if (!c->has_last) {
 		tp_stat_inc(tp, TP_STAT_compact_sched_waking_skipped);
 		return;
 	}
-	uint32_t wakee = thread_named(tp, r.a, r.comm);
+	uint32_t wakee = tp_ftrace_thread_named(tp, r.a, r.comm);
 	tp_args_begin(&im->args);
 	arg_str(im, "comm", r.comm);
 	arg_int(im, "pid", r.a);
 	arg_int(im, "prio", r.prio);
 	arg_int(im, "target_cpu", r.pid);
 	uint32_t args = tp_args_commit(tp, &im->args);
-	raw_row(im, ts, r.cpu, state(im)->name_sched_waking, c->last_utid, r.flags, args);
-	waking(im, ts, wakee, c->last_utid);
+	tp_ftrace_raw(tp, &fs->model, ts, r.cpu, fs->name_sched_waking, c->last_utid, r.flags, args);
+	tp_ftrace_waking(tp, &fs->model, ts, wakee, c->last_utid);
 }
 
 /* Args of a typed event: its message's scalar fields by name, through the
@@ -543,108 +367,14 @@ static uint32_t field_str(struct tp *tp, const uint8_t *p, size_t n, uint32_t id
 	return tp_intern(tp, (const char *)f.data, f.len);
 }
 
-static uint32_t cpu_counter_track(struct tp *tp, const char *type, const char *name, uint32_t cpu)
-{
-	struct tp_track_key key = {
-		.type = type,
-		.event_type = "counter",
-		.utid = -1,
-		.upid = -1,
-		.cpu = cpu,
-		.name = tp_intern_cstr(tp, name),
-	};
-	return tp_track_get(tp, &key);
-}
-
-/* print: the atrace text of a userspace trace_marker write. */
+/* print: the atrace text of a userspace trace_marker write (field 2). */
 static void print_event(struct proto_importer *im, int64_t ts, int64_t pid, const uint8_t *p,
 			size_t n)
 {
-	struct tp *tp = im->tp;
 	struct pb_field b = {0};
 	if (pb_find_field(p, n, 2, &b) != 1 || b.wire != PB_WIRE_LEN || b.len < 1)
 		return;
-	const char *s = (const char *)b.data;
-	size_t len = b.len;
-	while (len && (s[len - 1] == '\n' || s[len - 1] == '\0'))
-		len--;
-	/* Split on '|' into at most 4 parts. */
-	const char *part[4] = {0};
-	size_t plen[4] = {0};
-	size_t np = 0, st = 0;
-	for (size_t i = 0; i <= len && np < 4; i++) {
-		if (i == len || (s[i] == '|' && np < 3)) {
-			part[np] = s + st;
-			plen[np++] = i - st;
-			st = i + 1;
-		}
-	}
-	if (np == 0 || plen[0] != 1)
-		return;
-	int64_t tgid = -1;
-	if (np > 1 && plen[1]) {
-		char tmp[24];
-		size_t l = plen[1] < sizeof tmp - 1 ? plen[1] : sizeof tmp - 1;
-		memcpy(tmp, part[1], l);
-		tmp[l] = 0;
-		char *e;
-		long long v = strtoll(tmp, &e, 10);
-		if (*e) {
-			tp_stat_inc(tp, TP_STAT_systrace_parse_failure);
-			return;
-		}
-		tgid = v;
-	}
-	switch (part[0][0]) {
-	case 'B':
-	case 'I': {
-		if (np < 3) {
-			tp_stat_inc(tp, TP_STAT_systrace_parse_failure);
-			return;
-		}
-		uint32_t utid = tp_thread_for_tid(tp, pid, tgid);
-		uint32_t track = tp_track_for_thread(tp, utid);
-		uint32_t name = tp_intern(tp, part[2], plen[2]);
-		if (part[0][0] == 'B')
-			tp_slice_begin(tp, track, ts, 0, name, TP_NULL_U32);
-		else
-			tp_slice_complete(tp, track, ts, 0, 0, name, TP_NULL_U32);
-		break;
-	}
-	case 'E': {
-		uint32_t utid = tp_thread_for_tid(tp, pid, tgid);
-		tp_slice_end(tp, tp_track_for_thread(tp, utid), ts, 0, 0, TP_NULL_U32);
-		break;
-	}
-	case 'C': {
-		if (np < 4 || tgid < 0) {
-			tp_stat_inc(tp, TP_STAT_systrace_parse_failure);
-			return;
-		}
-		char tmp[64];
-		size_t l = plen[3] < sizeof tmp - 1 ? plen[3] : sizeof tmp - 1;
-		memcpy(tmp, part[3], l);
-		tmp[l] = 0;
-		char *e;
-		double v = strtod(tmp, &e);
-		if (e == tmp) {
-			tp_stat_inc(tp, TP_STAT_systrace_parse_failure);
-			return;
-		}
-		struct tp_track_key key = {
-			.type = "atrace_counter",
-			.event_type = "counter",
-			.utid = -1,
-			.upid = tp_process_for_pid(tp, tgid),
-			.cpu = -1,
-			.name = tp_intern(tp, part[2], plen[2]),
-		};
-		tp_counter_add(tp, tp_track_get(tp, &key), ts, v, TP_NULL_U32);
-		break;
-	}
-	default:
-		break;
-	}
+	tp_ftrace_print(im->tp, &state(im)->model, ts, pid, (const char *)b.data, b.len);
 }
 
 /* Typed events our protos do not describe (FtraceEvent oneof numbers). */
@@ -722,62 +452,46 @@ void proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct prot
 	if (md)
 		typed_args(im, md, body.data, body.len);
 	uint32_t args = tp_args_commit(tp, &im->args);
-	raw_row(im, ts, cpu, name, utid, flags, args);
+	struct proto_ftrace *fs = state(im);
+	tp_ftrace_raw(tp, &fs->model, ts, cpu, name, utid, flags, args);
 
 	const uint8_t *bp = body.data;
 	size_t bn = body.len;
 	switch (body.id) {
 	case FE_SCHED_SWITCH:
-		sched_switch(im, ts, cpu, false, field_int(bp, bn, 2, 0), field_str(tp, bp, bn, 1),
-			     field_int(bp, bn, 4, 0), (int32_t)field_int(bp, bn, 6, 0),
-			     field_str(tp, bp, bn, 5), (int32_t)field_int(bp, bn, 7, 0));
+		tp_ftrace_sched_switch(tp, &fs->model, ts, cpu, false, field_int(bp, bn, 2, 0),
+				       field_str(tp, bp, bn, 1),
+				       tp_ftrace_end_state_raw(tp, field_int(bp, bn, 4, 0)),
+				       (int32_t)field_int(bp, bn, 6, 0), field_str(tp, bp, bn, 5),
+				       (int32_t)field_int(bp, bn, 7, 0));
 		break;
 	case FE_SCHED_WAKING:
 	case FE_SCHED_WAKEUP:
 	case FE_SCHED_WAKEUP_NEW: {
-		uint32_t wakee = thread_named(tp, (int32_t)field_int(bp, bn, 2, 0),
-					      field_str(tp, bp, bn, 1));
+		uint32_t wakee = tp_ftrace_thread_named(tp, (int32_t)field_int(bp, bn, 2, 0),
+							field_str(tp, bp, bn, 1));
 		if (body.id == FE_SCHED_WAKING)
-			waking(im, ts, wakee, utid);
+			tp_ftrace_waking(tp, &fs->model, ts, wakee, utid);
 		break;
 	}
-	case FE_TASK_NEWTASK: {
-		int64_t tid = (int32_t)field_int(bp, bn, 1, 0);
-		uint64_t clone = (uint64_t)field_int(bp, bn, 3, 0);
-		uint32_t comm = field_str(tp, bp, bn, 2);
-		uint32_t old;
-		(void)clone;
-		/* A new task with that tid: the previous one (if any) ended. */
-		old = tp_thread_for_tid(tp, tid, -1);
-		if (old != 0 && tp->t.thread.start_ts[old] != TP_NULL_I64)
-			tp_thread_end(tp, old, ts);
-		uint32_t nu = tp_thread_for_tid(tp, tid, -1);
-		tp->t.thread.start_ts[nu] = ts;
-		tp_thread_set_name(tp, nu, comm);
-		/* The new task is runnable, woken by its creator. */
-		waking(im, ts, nu, utid);
+	case FE_TASK_NEWTASK:
+		tp_ftrace_new_task(tp, &fs->model, ts, (int32_t)field_int(bp, bn, 1, 0),
+				   field_str(tp, bp, bn, 2), utid);
 		break;
-	}
 	case FE_TASK_RENAME:
-		thread_named(tp, (int32_t)field_int(bp, bn, 1, 0), field_str(tp, bp, bn, 3));
+		tp_ftrace_thread_named(tp, (int32_t)field_int(bp, bn, 1, 0), field_str(tp, bp, bn, 3));
 		break;
-	case FE_PROCESS_EXIT: {
-		uint32_t u = tp_thread_for_tid(tp, (int32_t)field_int(bp, bn, 2, 0), -1);
-		if (u != 0)
-			tp->t.thread.end_ts[u] = ts;
+	case FE_PROCESS_EXIT:
+		tp_ftrace_process_exit(tp, ts, (int32_t)field_int(bp, bn, 2, 0));
 		break;
-	}
 	case FE_CPU_FREQUENCY:
-		tp_counter_add(tp,
-			       cpu_counter_track(tp, "cpu_frequency", "cpufreq",
-						 (uint32_t)field_int(bp, bn, 2, 0)),
-			       ts, (double)(uint32_t)field_int(bp, bn, 1, 0), TP_NULL_U32);
+		tp_ftrace_cpu_counter(tp, "cpu_frequency", fs->name_cpufreq,
+				      (uint32_t)field_int(bp, bn, 2, 0), ts,
+				      (double)(uint32_t)field_int(bp, bn, 1, 0));
 		break;
 	case FE_CPU_IDLE:
-		tp_counter_add(tp,
-			       cpu_counter_track(tp, "cpu_idle", "cpuidle",
-						 (uint32_t)field_int(bp, bn, 2, 0)),
-			       ts, (double)(uint32_t)field_int(bp, bn, 1, 0), TP_NULL_U32);
+		tp_ftrace_cpu_counter(tp, "cpu_idle", fs->name_cpuidle, (uint32_t)field_int(bp, bn, 2, 0),
+				      ts, (double)(uint32_t)field_int(bp, bn, 1, 0));
 		break;
 	case FE_PRINT:
 		print_event(im, ts, pid, bp, bn);

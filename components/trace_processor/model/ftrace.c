@@ -1,0 +1,532 @@
+/*
+ * Ftrace events into the model, whatever the input: the proto importer
+ * (FtraceEventBundle, compact_sched) and the text importer (tracefs `trace`,
+ * trace-cmd report, systrace) decode their own encodings, then call these
+ * with plain values. As Perfetto's FtraceSchedEventTracker, ThreadState
+ * tracker and SystraceParser do:
+ *
+ *   sched_switch    close the cpu's pending `sched` row (end_state from
+ *                   prev_state) and open one for next; thread_state: prev
+ *                   gets its end state, next becomes Running on the cpu
+ *   waking          thread_state Runnable ("R") with waker_utid, unless the
+ *                   wakee is already running or runnable
+ *   blocked reason  io_wait / blocked_function of the thread's last D state
+ *   new task        a new thread named comm, runnable, woken by its creator
+ *   cpu counters    cpu_frequency ("cpufreq"), cpu_idle ("cpuidle"), ...
+ *   print           atrace text, split as Perfetto does: B|tgid|name,
+ *                   E|tgid, I|tgid|name, C|tgid|name|value,
+ *                   S|tgid|name|cookie, F|tgid|name|cookie,
+ *                   N|tgid|track|name, G|tgid|track|name|cookie,
+ *                   H|tgid|track|[name|]cookie
+ *   raw             one `ftrace_event` row
+ *
+ * End states are pool ids of Perfetto's letters: tp_ftrace_end_state_raw()
+ * decodes a kernel prev_state number (TASK_REPORT bits of kernels >= 4.14),
+ * tp_ftrace_end_state_text() the letters a text trace prints ("R+", "D|K").
+ */
+#include "../tp_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void tp_ftrace_init(struct tp *tp, struct tp_ftrace *f)
+{
+	memset(f, 0, sizeof *f);
+	f->running = tp_intern_cstr(tp, "Running");
+	f->runnable = tp_intern_cstr(tp, "R");
+}
+
+void tp_ftrace_release(struct tp_ftrace *f)
+{
+	vec_release(&f->cpus);
+	hmap_release(&f->last_state);
+	hmap_release(&f->last_blocked);
+	hmap_release(&f->async_open);
+	hmap_release(&f->async_busy);
+	tp_binder_free(f);
+}
+
+struct tp_ftrace_cpu *tp_ftrace_cpu(struct tp *tp, struct tp_ftrace *f, uint32_t cpu)
+{
+	if (cpu >= f->cpus.len) {
+		size_t old = f->cpus.len;
+		vec_resize(&f->cpus, cpu + 1);
+		for (size_t i = old; i <= cpu; i++) {
+			memset(&f->cpus.data[i], 0, sizeof f->cpus.data[i]);
+			f->cpus.data[i].pending = TP_NULL_U32;
+			f->cpus.data[i].ucpu = TP_NULL_U32;
+		}
+	}
+	struct tp_ftrace_cpu *c = &f->cpus.data[cpu];
+	if (c->ucpu == TP_NULL_U32) {
+		c->ucpu = tp_cpu_append(&tp->t.cpu);
+		tp->t.cpu.cpu[c->ucpu] = cpu;
+	}
+	return c;
+}
+
+uint32_t tp_ftrace_thread_named(struct tp *tp, int64_t tid, uint32_t comm)
+{
+	uint32_t utid = tp_thread_for_tid(tp, tid, -1);
+	if (comm && tid != 0)
+		tp_thread_set_name(tp, utid, comm);
+	return utid;
+}
+
+/* ---- end states ------------------------------------------------------------ */
+
+uint32_t tp_ftrace_end_state_raw(struct tp *tp, int64_t s)
+{
+	static const char letters[] = "SDTtXZPI";
+	char buf[16];
+	size_t n = 0;
+	if (s & 0x100)
+		return tp_intern_cstr(tp, "R+");
+	if ((s & 0xff) == 0)
+		return tp_intern_cstr(tp, "R");
+	for (unsigned b = 0; b < 8; b++)
+		if (s & (1 << b))
+			buf[n++] = letters[b];
+	return tp_intern(tp, buf, n);
+}
+
+uint32_t tp_ftrace_end_state_text(struct tp *tp, const char *s, size_t n)
+{
+	/* Perfetto's order of the letters once parsed into flags. */
+	static const char order[] = "SDTtXZPxKWNI";
+	bool seen[sizeof order] = {0};
+	if (n == 0)
+		return tp_intern_cstr(tp, "?");
+	if (s[0] == 'R')
+		return tp_intern_cstr(tp, n == 2 && s[1] == '+' ? "R+" : n == 1 ? "R" : "?");
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '|')
+			continue;
+		const char *k = memchr(order, s[i], sizeof order - 1);
+		if (!k)
+			return tp_intern_cstr(tp, "?");
+		seen[k - order] = true;
+	}
+	/* D + N (uninterruptible, no load) is the idle state. */
+	if (seen[1] && seen[10]) {
+		bool other = false;
+		for (size_t i = 0; i < sizeof order - 1; i++)
+			other |= seen[i] && i != 1 && i != 10;
+		if (!other)
+			return tp_intern_cstr(tp, "I");
+	}
+	char buf[sizeof order];
+	size_t m = 0;
+	for (size_t i = 0; i < sizeof order - 1; i++)
+		if (seen[i])
+			buf[m++] = order[i];
+	return m ? tp_intern(tp, buf, m) : tp_intern_cstr(tp, "?");
+}
+
+/* ---- thread_state ---------------------------------------------------------- */
+
+static void state_close(struct tp *tp, struct tp_ftrace *fs, uint32_t utid, int64_t ts)
+{
+	uint64_t row;
+	if (!hmap_get(&fs->last_state, utid, &row))
+		return;
+	struct tp_thread_state_table *t = &tp->t.thread_state;
+	if (t->dur[row] == -1)
+		t->dur[row] = ts - t->ts[row];
+}
+
+static void state_open(struct tp *tp, struct tp_ftrace *fs, uint32_t utid, int64_t ts, uint32_t st,
+                       uint32_t cpu, uint32_t ucpu, uint32_t waker)
+{
+	if (utid == 0) /* the swapper has no thread states */
+		return;
+	struct tp_thread_state_table *t = &tp->t.thread_state;
+	uint32_t row = tp_thread_state_append(t);
+	t->ts[row] = ts;
+	t->dur[row] = -1;
+	t->utid[row] = utid;
+	t->state[row] = st;
+	t->cpu[row] = cpu;
+	t->ucpu[row] = ucpu;
+	t->waker_utid[row] = waker;
+	hmap_put(&fs->last_state, utid, row);
+	const char *name = tp_str(tp, st);
+	if (name && strchr(name, 'D'))
+		hmap_put(&fs->last_blocked, utid, row);
+}
+
+void tp_ftrace_sched_switch(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uint32_t cpu,
+                            bool compact, int64_t prev_pid, uint32_t prev_comm, uint32_t end_state,
+                            int64_t next_pid, uint32_t next_comm, int32_t next_prio)
+{
+	struct tp_ftrace_cpu *c = tp_ftrace_cpu(tp, fs, cpu);
+	uint32_t next_utid = tp_ftrace_thread_named(tp, next_pid, next_comm);
+	uint32_t prev_utid;
+	if (compact) {
+		prev_utid = c->last_utid;
+		prev_pid = c->last_pid;
+	} else {
+		prev_utid = tp_ftrace_thread_named(tp, prev_pid, prev_comm);
+	}
+	struct tp_sched_table *s = &tp->t.sched;
+	if (c->pending != TP_NULL_U32) {
+		if (compact || prev_pid == c->last_pid) {
+			s->dur[c->pending] = ts - s->ts[c->pending];
+			s->end_state[c->pending] = end_state;
+		} else {
+			tp_stat_inc(tp, TP_STAT_mismatched_sched_switch_tids);
+		}
+	}
+	uint32_t row = tp_sched_append(s);
+	s->ts[row] = ts;
+	s->dur[row] = -1;
+	s->cpu[row] = cpu;
+	s->ucpu[row] = c->ucpu;
+	s->utid[row] = next_utid;
+	s->priority[row] = next_prio;
+	c->pending = row;
+	c->has_last = true;
+	c->last_pid = next_pid;
+	c->last_utid = next_utid;
+	c->last_prio = next_prio;
+
+	state_close(tp, fs, prev_utid, ts);
+	state_open(tp, fs, prev_utid, ts, end_state, TP_NULL_U32, TP_NULL_U32, TP_NULL_U32);
+	state_close(tp, fs, next_utid, ts);
+	state_open(tp, fs, next_utid, ts, fs->running, cpu, c->ucpu, TP_NULL_U32);
+}
+
+void tp_ftrace_waking(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uint32_t utid,
+                      uint32_t waker)
+{
+	uint64_t row;
+	/* A thread with no state yet just becomes runnable. */
+	if (hmap_get(&fs->last_state, utid, &row)) {
+		uint32_t st = tp->t.thread_state.state[row];
+		if (st == fs->running || st == fs->runnable)
+			return;
+	}
+	state_close(tp, fs, utid, ts);
+	state_open(tp, fs, utid, ts, fs->runnable, TP_NULL_U32, TP_NULL_U32, waker);
+}
+
+void tp_ftrace_blocked_reason(struct tp *tp, struct tp_ftrace *fs, uint32_t utid, int64_t io_wait,
+                              uint32_t blocked_function)
+{
+	uint64_t row;
+	if (!hmap_get(&fs->last_blocked, utid, &row))
+		return;
+	struct tp_thread_state_table *t = &tp->t.thread_state;
+	if (io_wait != TP_NULL_I64)
+		t->io_wait[row] = io_wait;
+	if (blocked_function)
+		t->blocked_function[row] = blocked_function;
+}
+
+void tp_ftrace_new_task(struct tp *tp, struct tp_ftrace *fs, int64_t ts, int64_t tid, uint32_t comm,
+                        uint32_t creator)
+{
+	/* A new task with that tid: the previous one (if any) ended. */
+	uint32_t old = tp_thread_for_tid(tp, tid, -1);
+	if (old != 0 && tp->t.thread.start_ts[old] != TP_NULL_I64)
+		tp_thread_end(tp, old, ts);
+	uint32_t nu = tp_thread_for_tid(tp, tid, -1);
+	tp->t.thread.start_ts[nu] = ts;
+	tp_thread_set_name(tp, nu, comm);
+	/* The new task is runnable, woken by its creator. */
+	tp_ftrace_waking(tp, fs, ts, nu, creator);
+}
+
+void tp_ftrace_process_exit(struct tp *tp, int64_t ts, int64_t tid)
+{
+	uint32_t u = tp_thread_for_tid(tp, tid, -1);
+	if (u != 0)
+		tp->t.thread.end_ts[u] = ts;
+}
+
+uint32_t tp_ftrace_raw(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uint32_t cpu, uint32_t name,
+                       uint32_t utid, uint32_t flags, uint32_t args)
+{
+	struct tp_ftrace_cpu *c = tp_ftrace_cpu(tp, fs, cpu);
+	struct tp_ftrace_event_table *t = &tp->t.ftrace_event;
+	uint32_t row = tp_ftrace_event_append(t);
+	t->ts[row] = ts;
+	t->name[row] = name;
+	t->cpu[row] = cpu;
+	t->ucpu[row] = c->ucpu;
+	t->utid[row] = utid;
+	t->common_flags[row] = flags;
+	t->arg_set_id[row] = args;
+	return row;
+}
+
+void tp_ftrace_cpu_counter(struct tp *tp, const char *type, uint32_t name, uint32_t cpu, int64_t ts,
+                           double value)
+{
+	struct tp_track_key key = {
+	    .type = type,
+	    .event_type = "counter",
+	    .utid = -1,
+	    .upid = -1,
+	    .cpu = cpu,
+	    .name = name,
+	};
+	tp_counter_add(tp, tp_track_get(tp, &key), ts, value, TP_NULL_U32);
+}
+
+/* ---- print (atrace) -------------------------------------------------------- */
+
+/* One marker, split as Perfetto's ParseSystraceTracePoint does: fields
+ * separated by '|', the phase is the first character of the first. */
+struct atrace_point {
+	char phase;
+	bool has_tgid;
+	int64_t tgid;
+	const char *name, *track;
+	size_t name_len, track_len;
+	int64_t value; /* C value, S/F/G/H cookie */
+};
+
+struct field_reader {
+	const char *s;
+	size_t len, off;
+};
+
+static void next_field(struct field_reader *r, const char **f, size_t *n)
+{
+	size_t start = r->off;
+	while (r->off < r->len && r->s[r->off] != '|' && r->s[r->off] != '\0')
+		r->off++;
+	*f = r->s + (start < r->len ? start : r->len);
+	*n = start < r->off ? r->off - start : 0;
+	r->off++; /* the separator */
+}
+
+static bool parse_i64(const char *s, size_t n, int64_t *out)
+{
+	char tmp[24];
+	if (n == 0 || n >= sizeof tmp)
+		return false;
+	memcpy(tmp, s, n);
+	tmp[n] = 0;
+	char *e;
+	long long v = strtoll(tmp, &e, 10);
+	if (*e)
+		return false;
+	*out = v;
+	return true;
+}
+
+enum { ATRACE_OK, ATRACE_FAILURE, ATRACE_UNSUPPORTED };
+
+static int atrace_parse(const char *s, size_t len, struct atrace_point *pt)
+{
+	memset(pt, 0, sizeof *pt);
+	while (len && (s[len - 1] == '\n' || s[len - 1] == '\0'))
+		len--;
+	struct field_reader r = {s, len, 0};
+	const char *f, *f2, *f3, *f4;
+	size_t n, n2, n3, n4;
+	next_field(&r, &f, &n);
+	if (n == 0)
+		return ATRACE_FAILURE;
+	pt->phase = f[0];
+	next_field(&r, &f, &n);
+	pt->has_tgid =
+	    n && f[0] != '-' && f[0] != '+' && parse_i64(f, n, &pt->tgid) && pt->tgid <= UINT32_MAX;
+	if (!pt->has_tgid)
+		pt->tgid = 0;
+	switch (pt->phase) {
+	case 'B': /* the name is the rest, '|' included */
+		if (!pt->has_tgid)
+			return ATRACE_FAILURE;
+		pt->name = r.off < len ? s + r.off : "[empty slice name]";
+		pt->name_len = r.off < len ? len - r.off : strlen("[empty slice name]");
+		return ATRACE_OK;
+	case 'E':
+		return ATRACE_OK;
+	case 'S':
+	case 'F':
+	case 'C':
+		next_field(&r, &f2, &n2);
+		next_field(&r, &f3, &n3);
+		if (!pt->has_tgid || !n2 || !parse_i64(f3, n3, &pt->value))
+			return ATRACE_FAILURE;
+		pt->name = f2;
+		pt->name_len = n2;
+		return ATRACE_OK;
+	case 'I':
+		next_field(&r, &f2, &n2);
+		if (!pt->has_tgid || !n2)
+			return ATRACE_FAILURE;
+		pt->name = f2;
+		pt->name_len = n2;
+		return ATRACE_OK;
+	case 'N':
+	case 'G':
+		next_field(&r, &f2, &n2);
+		next_field(&r, &f3, &n3);
+		if (!pt->has_tgid || !n2 || !n3)
+			return ATRACE_FAILURE;
+		if (pt->phase == 'G') {
+			next_field(&r, &f4, &n4);
+			if (!parse_i64(f4, n4, &pt->value))
+				return ATRACE_FAILURE;
+		}
+		pt->track = f2;
+		pt->track_len = n2;
+		pt->name = f3;
+		pt->name_len = n3;
+		return ATRACE_OK;
+	case 'H':
+		next_field(&r, &f2, &n2);
+		next_field(&r, &f3, &n3);
+		next_field(&r, &f4, &n4);
+		if (!pt->has_tgid || !n2 || !parse_i64(n4 ? f4 : f3, n4 ? n4 : n3, &pt->value))
+			return ATRACE_FAILURE;
+		pt->track = f2;
+		pt->track_len = n2;
+		return ATRACE_OK;
+	default:
+		if (len >= 23 && memcmp(s, "trace_event_clock_sync:", 23) == 0)
+			return ATRACE_UNSUPPORTED;
+		return ATRACE_FAILURE;
+	}
+}
+
+/* An async slice on a track of the process: S/F on the track named after
+ * the slice, G/H on the named track. Slices open at once with other
+ * cookies go on further lanes of that name (as Perfetto's track compressor
+ * does), so they do not nest; a repeated S of an open cookie is ignored. */
+static uint64_t async_key(uint32_t upid, uint32_t name, uint64_t x, uint64_t salt)
+{
+	return tb_hash_u64(((uint64_t)upid << 32 | name) ^ tb_hash_u64(x ^ salt));
+}
+
+static void async_event(struct tp *tp, struct tp_ftrace *fs, int64_t ts, bool for_track,
+                        int64_t tgid, bool begin, uint32_t track_name, uint32_t name,
+                        int64_t cookie, uint32_t args)
+{
+	uint32_t upid = tp_process_for_pid(tp, tgid);
+	uint64_t salt = for_track ? 2 : 0;
+	uint64_t key = async_key(upid, track_name, (uint64_t)cookie, salt);
+	uint64_t v;
+	if (begin) {
+		if (hmap_get(&fs->async_open, key, &v))
+			return;
+		uint64_t lane = 0;
+		while (hmap_get(&fs->async_busy, async_key(upid, track_name, lane, salt + 1), NULL))
+			lane++;
+		struct tp_track_key k = {
+		    .type = for_track ? "atrace_async_slice_for_track" : "atrace_async_slice",
+		    .event_type = "slice",
+		    .utid = -1,
+		    .upid = upid,
+		    .cpu = -1,
+		    .extra_dim = lane,
+		    .name = track_name,
+		};
+		uint32_t track = tp_track_get(tp, &k);
+		tp_slice_begin(tp, track, ts, 0, name, args);
+		hmap_put(&fs->async_open, key, lane << 32 | track);
+		hmap_put(&fs->async_busy, async_key(upid, track_name, lane, salt + 1), 1);
+		return;
+	}
+	if (!hmap_get(&fs->async_open, key, &v)) {
+		tp_stat_inc(tp, TP_STAT_misplaced_end_event);
+		return;
+	}
+	tp_slice_end(tp, (uint32_t)v, ts, 0, 0, args);
+	hmap_del(&fs->async_open, key, NULL);
+	hmap_del(&fs->async_busy, async_key(upid, track_name, v >> 32, salt + 1), NULL);
+}
+
+static uint32_t one_int_arg(struct tp *tp, const char *key, int64_t v)
+{
+	uint32_t k = tp_intern_cstr(tp, key);
+	tp_args_begin(&tp->args_scratch);
+	tp_args_add_int(&tp->args_scratch, k, k, v);
+	return tp_args_commit(tp, &tp->args_scratch);
+}
+
+void tp_ftrace_print(struct tp *tp, struct tp_ftrace *fs, int64_t ts, int64_t pid, const char *s,
+                     size_t len)
+{
+	struct atrace_point pt;
+	switch (atrace_parse(s, len, &pt)) {
+	case ATRACE_FAILURE:
+		tp_stat_inc(tp, TP_STAT_systrace_parse_failure);
+		return;
+	case ATRACE_UNSUPPORTED:
+		return;
+	default:
+		break;
+	}
+	/* tgid 0 (kernel markers, old end events): the thread alone. */
+	int64_t tgid = pt.tgid ? pt.tgid : -1;
+	uint32_t name = pt.name ? tp_intern(tp, pt.name, pt.name_len) : 0;
+	switch (pt.phase) {
+	case 'B':
+	case 'I': {
+		uint32_t track = tp_track_for_thread(tp, tp_thread_for_tid(tp, pid, tgid));
+		if (pt.phase == 'B')
+			tp_slice_begin(tp, track, ts, 0, name, TP_NULL_U32);
+		else
+			tp_slice_complete(tp, track, ts, 0, 0, name, TP_NULL_U32);
+		break;
+	}
+	case 'E': {
+		uint64_t utid;
+		if (pt.tgid == 0) {
+			/* A thread never seen cannot have begun a slice. */
+			if (!hmap_get(&tp->tid_to_utid, (uint64_t)pid, &utid))
+				break;
+		} else {
+			utid = tp_thread_for_tid(tp, pid, pt.tgid);
+		}
+		tp_slice_end(tp, tp_track_for_thread(tp, (uint32_t)utid), ts, 0, 0, TP_NULL_U32);
+		break;
+	}
+	case 'S':
+	case 'F':
+		async_event(tp, fs, ts, false, pt.tgid, pt.phase == 'S', name, name, pt.value,
+		            pt.phase == 'S' ? one_int_arg(tp, "cookie", pt.value) : TP_NULL_U32);
+		break;
+	case 'N':
+	case 'G':
+	case 'H': {
+		uint32_t track_name = tp_intern(tp, pt.track, pt.track_len);
+		uint32_t utid = tp_thread_for_tid(tp, pid, -1);
+		if (pt.phase == 'N') {
+			struct tp_track_key k = {
+			    .type = "atrace_async_slice_for_track",
+			    .event_type = "slice",
+			    .utid = -1,
+			    .upid = tp_process_for_pid(tp, pt.tgid),
+			    .cpu = -1,
+			    .name = track_name,
+			};
+			tp_slice_complete(tp, tp_track_get(tp, &k), ts, 0, 0, name,
+			                  one_int_arg(tp, "utid", utid));
+			break;
+		}
+		async_event(tp, fs, ts, true, pt.tgid, pt.phase == 'G', track_name, name, pt.value,
+		            one_int_arg(tp, pt.phase == 'G' ? "utid" : "end_utid", utid));
+		break;
+	}
+	case 'C': {
+		struct tp_track_key key = {
+		    .type = "atrace_counter",
+		    .event_type = "counter",
+		    .utid = -1,
+		    .upid = tp_process_for_pid(tp, pt.tgid),
+		    .cpu = -1,
+		    .name = name,
+		};
+		tp_counter_add(tp, tp_track_get(tp, &key), ts, (double)pt.value, TP_NULL_U32);
+		break;
+	}
+	default:
+		break;
+	}
+}
