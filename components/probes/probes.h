@@ -155,7 +155,18 @@ struct ftrace_event_format {
 	 * `generic`, and for each of its fields the index in fields (or -1). */
 	const struct ftrace_proto_event *proto;
 	int8_t proto_field[8];
+	/* Also set by ftrace_table_add: FTRACE_COMPACT_SWITCH / _WAKING when
+	 * this is sched_switch / sched_waking and its format has every field
+	 * compact_sched needs (their indexes in compact_field), else 0. */
+	uint8_t compact;
+	int8_t compact_field[5];
+	/* Also set there: when every typed field is an integer or a fixed char
+	 * array and a whole FtraceEvent fits in 127 bytes, the most it can take
+	 * (fast_max) and the record bytes its fields span (fast_len); else 0. */
+	uint16_t fast_max, fast_len;
 };
+
+enum { FTRACE_COMPACT_SWITCH = 1, FTRACE_COMPACT_WAKING = 2 };
 
 /* Parse the text of events/<group>/<name>/format. group is not in the file
  * and is copied from the argument. Returns 0, or -EINVAL with a message in
@@ -285,6 +296,7 @@ bool ftrace_page_next(struct ftrace_page_iter *it, struct ftrace_record *rec);
 /* Counters kept while encoding (for FtraceStats and tests). */
 struct ftrace_encode_stats {
 	uint64_t pages, events, generic_events, unknown_events;
+	uint64_t compact_events;   /* of events, those put in compact_sched */
 	uint64_t lost_pages;       /* pages with the missed-events flag */
 	uint64_t parse_errors;     /* pages that stopped on a bad record */
 	uint64_t fields_skipped;   /* fields outside their record */
@@ -297,12 +309,30 @@ struct ftrace_encode_stats {
 bool ftrace_encode_event(struct pb_writer *w, const struct ftrace_table *t,
 			 const struct ftrace_record *rec, struct ftrace_encode_stats *st);
 
+/* How bundles are encoded. compact_sched: write sched_switch and
+ * sched_waking into FtraceEventBundle.compact_sched (Perfetto's
+ * structure-of-arrays form, README.md) instead of one FtraceEvent each.
+ * scratch is the encoder's reusable memory: zero it with the struct, free
+ * it with ftrace_encode_opts_release. */
+struct ftrace_compact_buf;
+struct ftrace_encode_opts {
+	bool compact_sched;
+	struct ftrace_compact_buf *scratch;
+};
+void ftrace_encode_opts_release(struct ftrace_encode_opts *o);
+
 /* Write the body of an FtraceEventBundle for the pages in buf[0, len)
  * (consecutive layout.page_size pages, the last one possibly short) read
- * from cpu: cpu, every event, lost_events if a page had the missed-events
- * flag, and an error entry {timestamp, status} for each page that could not
- * be fully decoded. The caller opens and closes the enclosing message
- * (TracePacket.ftrace_events = 1). Returns the number of events written. */
+ * from cpu: cpu, every event (compact_sched as o says; o NULL: none),
+ * lost_events if a page had the missed-events flag, and an error entry
+ * {timestamp, status} for each page that could not be fully decoded. The
+ * caller opens and closes the enclosing message (TracePacket.ftrace_events
+ * = 1). Returns the number of events written. */
+size_t ftrace_encode_bundle_opts(struct pb_writer *w, const struct ftrace_table *t,
+				 struct ftrace_encode_opts *o, uint32_t cpu, const uint8_t *buf,
+				 size_t len, struct ftrace_encode_stats *st);
+
+/* ftrace_encode_bundle_opts without compact_sched. */
 size_t ftrace_encode_bundle(struct pb_writer *w, const struct ftrace_table *t, uint32_t cpu,
 			    const uint8_t *buf, size_t len, struct ftrace_encode_stats *st);
 

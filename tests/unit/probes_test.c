@@ -16,10 +16,13 @@
 
 #include "test.h"
 
+#include <sqlite3.h>
+
 #include "base.h"
 #include "pb.h"
 #include "probes.h"
 #include "protos.h"
+#include "trace_processor.h"
 
 static void *tb_pb_alloc(void *data, size_t size)
 {
@@ -58,6 +61,13 @@ static const char k_sched_switch[] =
     "\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"
     "\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n\n"
     "print fmt: \"prev_comm=%s ...\", REC->prev_comm\n";
+
+static const char k_sched_waking[] =
+    "name: sched_waking\nID: 375\nformat:\n" COMMON_FIELDS
+    "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+    "\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+    "\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n"
+    "\tfield:int target_cpu;\toffset:32;\tsize:4;\tsigned:1;\n";
 
 static const char k_print[] = "name: print\nID: 5\nformat:\n" COMMON_FIELDS
 			      "\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n"
@@ -515,6 +525,188 @@ TEST(probes_encode_bundle_roundtrip)
 	CHECK((gf = gfield(bun->event[2]->generic, "mac")));
 	CHECK_STR_EQ(gf->str_value, "[1, 2, 3, 255]");
 	protobuf_c_message_free_unpacked(&pkt->base, &pb_alloc);
+	ftrace_table_release(&t);
+}
+
+/* ---- compact_sched ------------------------------------------------------ */
+
+static size_t make_waking(uint8_t *p, int32_t pid, uint8_t flags, const char *comm,
+			  int32_t wakee, int32_t target_cpu)
+{
+	uint16_t type = 375;
+	int32_t prio = 120;
+	memset(p, 0, 36);
+	memcpy(p, &type, 2);
+	p[2] = flags;
+	memcpy(p + 4, &pid, 4);
+	memcpy(p + 8, comm, strlen(comm));
+	memcpy(p + 24, &wakee, 4);
+	memcpy(p + 28, &prio, 4);
+	memcpy(p + 32, &target_cpu, 4);
+	return 36;
+}
+
+/* Pages of NPG pages per cpu for 2 cpus: each cpu runs its own 4 threads
+ * (tid 100 * (cpu + 1) + k, "tb-spin-<tid>"), switching between them in a
+ * pseudo-random order with every prev_state kind and waking the next one
+ * first most of the time (from the running thread, as the kernel does). */
+#define CS_NPG 3
+static void make_sched_pages(uint8_t pages[2][CS_NPG * 4096])
+{
+	uint32_t rnd = 12345;
+	for (int cpu = 0; cpu < 2; cpu++) {
+		int32_t running = 0, base = 100 * (cpu + 1);
+		char running_comm[16] = "swapper/0";
+		for (int pg = 0; pg < CS_NPG; pg++) {
+			struct pgb b;
+			uint8_t ev[128];
+			pg_init(&b, 1000000ull * (uint64_t)(pg + 1) + (uint64_t)cpu * 333);
+			while (b.pos + 2 * (64 + 4) + 40 < 4080) {
+				static const int64_t states[] = {0, 1, 2, 0x100, 0x80, 1};
+				int32_t next;
+				char comm[16];
+				rnd = rnd * 1103515245u + 12345u;
+				next = base + (int32_t)(rnd >> 16) % 4;
+				if (next == running)
+					next = base + (next - base + 1) % 4;
+				snprintf(comm, sizeof comm, "tb-spin-%d", next);
+				if ((rnd >> 8) % 4 != 0)
+					pg_event(&b, 300, ev,
+						 make_waking(ev, running, (uint8_t)(rnd >> 4), comm,
+							     next, cpu),
+						 false);
+				pg_event(&b, 700, ev,
+					 make_switch(ev, running, running_comm, running,
+						     states[(rnd >> 12) % 6], comm, next),
+					 false);
+				running = next;
+				memcpy(running_comm, comm, sizeof comm);
+			}
+			pg_finish(&b, 0);
+			memcpy(pages[cpu] + pg * 4096, b.page, 4096);
+		}
+	}
+}
+
+/* A trace of one FtraceEventBundle per cpu, encoded compact or not. */
+static uint8_t *sched_trace(const struct ftrace_table *t, uint8_t pages[2][CS_NPG * 4096],
+			    bool compact, size_t *len, struct ftrace_encode_stats *st)
+{
+	struct ftrace_encode_opts o = {.compact_sched = compact};
+	struct pb_writer w;
+	pb_writer_init_growable(&w);
+	for (uint32_t cpu = 0; cpu < 2; cpu++) {
+		unsigned pkt = pb_begin_nested(&w, 1), h;
+		pb_put_uint32(&w, 10, 1); /* trusted_packet_sequence_id */
+		h = pb_begin_nested(&w, 1);
+		ftrace_encode_bundle_opts(&w, t, &o, cpu, pages[cpu], CS_NPG * 4096, st);
+		pb_end_nested(&w, h);
+		pb_end_nested(&w, pkt);
+	}
+	ftrace_encode_opts_release(&o);
+	return pb_writer_take(&w, len);
+}
+
+/* Append s to the NUL-terminated text in *v. */
+VEC_DEFINE(text_vec, char);
+
+static void text_add(struct text_vec *v, const char *s)
+{
+	size_t n = strlen(s);
+	vec_reserve(v, n + 1);
+	memcpy(v->data + v->len, s, n + 1);
+	v->len += n;
+}
+
+/* Every row of sql as text, ";a|b;c|d" (tb_malloc'd). */
+static char *rows_text(struct tp *tp, const char *sql)
+{
+	struct text_vec out = VEC_INIT;
+	sqlite3_stmt *st = NULL;
+	char err[256];
+	text_add(&out, "");
+	if (tp_prepare(tp, sql, &st, NULL, err, sizeof err) != SQLITE_OK || !st) {
+		text_add(&out, "error: ");
+		text_add(&out, err);
+		return out.data;
+	}
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		for (int i = 0; i < sqlite3_column_count(st); i++) {
+			const unsigned char *v = sqlite3_column_text(st, i);
+			text_add(&out, i ? "|" : ";");
+			text_add(&out, v ? (const char *)v : "NULL");
+		}
+	}
+	sqlite3_finalize(st);
+	return out.data;
+}
+
+static struct tp *load_trace(const uint8_t *p, size_t n)
+{
+	struct tp *tp = tp_new(NULL);
+	if (tp_parse(tp, p, n) != 0 || tp_end_of_file(tp) != 0)
+		test_report(__FILE__, __LINE__, "trace does not load: %s", tp_error(tp));
+	return tp;
+}
+
+/* The same pages recorded with and without compact_sched import into the
+ * same scheduling answers. Compact switches do not name the previous task,
+ * so each cpu's first switch only tells who runs next: rows that start
+ * before the last cpu's first switch are left out of the comparison. */
+TEST(probes_compact_sched_same_answers)
+{
+	static uint8_t pages[2][CS_NPG * 4096];
+	struct ftrace_table t;
+	struct tb_err err = {0};
+	struct ftrace_encode_stats s1 = {0}, s2 = {0};
+	static const char *const queries[] = {
+	    "select ts, dur, cpu, t.tid, end_state, priority from sched join thread t using (utid) "
+	    "where ts > %s order by ts, cpu",
+	    "select ts, dur, cpu, t.tid, state, w.tid from thread_state s join thread t "
+	    "using (utid) left join thread w on w.utid = s.waker_utid where ts > %s "
+	    "order by ts, t.tid, state",
+	    "select tid, name from thread order by tid",
+	};
+	uint8_t *plain, *compact;
+	size_t n_plain, n_compact;
+	struct tp *a, *b;
+
+	CHECK_EQ(load_table(&t), 0);
+	CHECK_EQ(ftrace_table_add_format(&t, "sched", k_sched_waking, strlen(k_sched_waking), &err),
+		 0);
+	make_sched_pages(pages);
+	plain = sched_trace(&t, pages, false, &n_plain, &s1);
+	compact = sched_trace(&t, pages, true, &n_compact, &s2);
+	CHECK(plain && compact);
+	CHECK_UEQ(s1.events, s2.events);
+	CHECK_UEQ(s1.compact_events, 0);
+	CHECK_UEQ(s2.compact_events, s2.events);
+	CHECK(s1.events > 300);
+	CHECK(n_compact * 4 < n_plain); /* the point of it */
+	a = load_trace(plain, n_plain);
+	b = load_trace(compact, n_compact);
+	{
+		/* The first switch of cpu 1 (the later one): its ts. */
+		char *t0 = rows_text(a, "select max(ts) from (select min(ts) as ts from sched "
+					"group by cpu)");
+		for (size_t i = 0; i < TB_ARRAY_SIZE(queries); i++) {
+			char sql[512], *ra, *rb;
+			snprintf(sql, sizeof sql, queries[i], t0 + 1);
+			ra = rows_text(a, sql);
+			rb = rows_text(b, sql);
+			CHECK(strlen(ra) > 1000 || i == 2);
+			if (i == 1) /* runnable with a waker */
+				CHECK(strstr(ra, "|R|1"));
+			CHECK_STR_EQ(ra, rb);
+			tb_free(ra);
+			tb_free(rb);
+		}
+		tb_free(t0);
+	}
+	tp_free(a);
+	tp_free(b);
+	tb_free(plain);
+	tb_free(compact);
 	ftrace_table_release(&t);
 }
 

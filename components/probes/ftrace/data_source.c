@@ -13,7 +13,9 @@
  *   drain   every drain_period_ms (default 100, as Perfetto's tick):
  *           per CPU, read per_cpu/cpuN/trace_pipe_raw (O_NONBLOCK) page by
  *           page, up to FTRACE_DS_MAX_PAGES, and write them as one
- *           TracePacket{ftrace_events = 1: FtraceEventBundle}. Like
+ *           TracePacket{ftrace_events = 1: FtraceEventBundle}, with
+ *           sched_switch / sched_waking in its compact_sched unless
+ *           compact_sched.enabled is false (unset means on, as in Perfetto). Like
  *           Perfetto's CpuReader, the packet has no timestamp: the events
  *           carry theirs in the trace clock, and the bundle names that clock
  *           (ftrace_clock = 5) only when it is not boot.
@@ -55,6 +57,7 @@ struct probes_ftrace {
 	VEC(char *) events;
 	uint32_t buffer_size_kb, drain_period_ms;
 	bool use_monotonic_raw_clock;
+	struct ftrace_encode_opts enc; /* compact_sched and its scratch */
 	/* Running state. */
 	bool started, owner;
 	struct ftrace_tracefs fs;
@@ -77,6 +80,7 @@ static void parse_config(struct probes_ftrace *ft, const uint8_t *cfg, size_t le
 	Perfetto__Protos__FtraceConfig *fc;
 
 	ft->drain_period_ms = FTRACE_DS_DEFAULT_DRAIN_MS;
+	ft->enc.compact_sched = true; /* Perfetto's default since v42 */
 	if (!len)
 		return;
 	dsc = perfetto__protos__data_source_config__unpack(ipc_pb_allocator(), len, cfg);
@@ -96,6 +100,8 @@ static void parse_config(struct probes_ftrace *ft, const uint8_t *cfg, size_t le
 			ft->drain_period_ms = fc->drain_period_ms;
 		ft->use_monotonic_raw_clock =
 			fc->has_use_monotonic_raw_clock && fc->use_monotonic_raw_clock;
+		if (fc->compact_sched && fc->compact_sched->has_enabled)
+			ft->enc.compact_sched = fc->compact_sched->enabled;
 	}
 	perfetto__protos__data_source_config__free_unpacked(dsc, ipc_pb_allocator());
 }
@@ -292,7 +298,8 @@ void probes_ftrace_drain(struct probes_ftrace *ft)
 			continue;
 		pw = tracing_writer_begin_packet(ft->w);
 		h = pb_begin_nested(pw, TP_FTRACE_EVENTS);
-		ftrace_encode_bundle(pw, &ft->table, (uint32_t)cpu, ft->buf, len, &ft->st);
+		ftrace_encode_bundle_opts(pw, &ft->table, &ft->enc, (uint32_t)cpu, ft->buf, len,
+					  &ft->st);
 		if (ft->clock)
 			pb_put_varint(pw, BUNDLE_FTRACE_CLOCK, ft->clock);
 		pb_end_nested(pw, h);
@@ -420,6 +427,7 @@ void probes_ftrace_free(struct probes_ftrace *ft)
 	vec_release(&ft->events);
 	tb_free(ft->pipes);
 	tb_free(ft->buf);
+	ftrace_encode_opts_release(&ft->enc);
 	tb_free(ft->root);
 	tb_free(ft);
 }
