@@ -1,24 +1,32 @@
 /*
  * Trace processor ingest benchmark (DESIGN.md §6): makes deterministic
  * synthetic traces once (out/bench/synth.json: nested X events with args;
- * out/bench/synth.pftrace: interned begin/end track events on 8 threads),
- * then loads each in a fresh process and prints MB/s and peak RSS for
- * loading plus `select count(*) from slice`. Prints figures; asserts nothing.
+ * out/bench/synth.pftrace: interned begin/end track events on 8 threads;
+ * out/bench/sched-compact.pftrace: sched_switch + sched_waking on 2 cpus
+ * recorded the way traced_probes does, ring-buffer pages through its
+ * compact_sched encoder), then loads each in a fresh process and prints
+ * MB/s and peak RSS for loading plus `select count(*)` of its main table
+ * (sched: also events/s and RSS bytes per event). Prints figures; asserts
+ * nothing.
  *
- *   tp_bench                 generate if missing, then load both
- *   tp_bench load FILE       load one trace (what the parent runs)
- *   TB_BENCH_MB=50 tp_bench  smaller traces (default 200 MB)
+ *   tp_bench                 generate if missing, then load all three
+ *   tp_bench sched           only the sched trace
+ *   tp_bench load FILE [N]   load one trace (what the parent runs); N events
+ *   TB_BENCH_MB=50 tp_bench  smaller traces (default 200 MB; the sched
+ *                            trace has 50 k events per MB of that)
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base.h"
+#include "ftrace_pages.h"
 #include "pb.h"
 #include "sqlite3.h"
 #include "trace_processor.h"
@@ -30,6 +38,16 @@ static double now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* User + system CPU seconds of this process (the machine is shared: wall
+ * time includes waiting for a core). */
+static double cpu_s(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
 static long peak_rss_kb(void)
@@ -168,7 +186,50 @@ static void gen_proto(const char *path, size_t target)
 	fclose(f);
 }
 
-static int load(const char *path)
+/* Sched: 2 cpus, bundles of 64 pages each (a busy drain), compact_sched. */
+static uint64_t gen_sched(const char *path, uint64_t target_events)
+{
+	FILE *f = fopen(path, "w");
+	struct ftrace_table t;
+	struct ftrace_encode_opts o = {.compact_sched = true};
+	struct ftrace_encode_stats st = {0};
+	struct bench_cpu cpus[2] = {{.tid_base = 1000, .ts = 1000000000ull},
+				    {.tid_base = 2000, .ts = 1000000333ull}};
+	struct pb_writer w;
+	uint8_t *pages;
+	uint64_t events = 0;
+
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	bench_load_table(&t);
+	pages = tb_malloc(64 * (size_t)t.layout.page_size);
+	pb_writer_init_growable(&w);
+	while (events < target_events) {
+		for (uint32_t cpu = 0; cpu < 2; cpu++) {
+			unsigned pkt, h;
+			bench_build_pages(&t, &cpus[cpu], true, pages, 64);
+			pb_writer_reset(&w);
+			pkt = pb_begin_nested(&w, 1);     /* Trace.packet */
+			pb_put_uint32(&w, 10, 1);         /* trusted_packet_sequence_id */
+			h = pb_begin_nested(&w, 1);       /* ftrace_events */
+			events += ftrace_encode_bundle_opts(&w, &t, &o, cpu, pages,
+							    64 * (size_t)t.layout.page_size, &st);
+			pb_end_nested(&w, h);
+			pb_end_nested(&w, pkt);
+			fwrite(pb_writer_data(&w), 1, pb_writer_size(&w), f);
+		}
+	}
+	pb_writer_release(&w);
+	ftrace_encode_opts_release(&o);
+	ftrace_table_release(&t);
+	tb_free(pages);
+	fclose(f);
+	return events;
+}
+
+static int load(const char *path, uint64_t events)
 {
 	int fd = open(path, O_RDONLY);
 	if (fd < 0) {
@@ -178,7 +239,7 @@ static int load(const char *path)
 	size_t chunk = 4u << 20;
 	uint8_t *buf = malloc(chunk);
 	struct tp *tp = tp_new(NULL);
-	double t0 = now_s();
+	double t0 = now_s(), c0 = cpu_s();
 	uint64_t total = 0;
 	ssize_t n;
 	while ((n = read(fd, buf, chunk)) > 0) {
@@ -190,10 +251,13 @@ static int load(const char *path)
 	free(buf);
 	if (tp_end_of_file(tp) < 0)
 		fprintf(stderr, "load failed: %s\n", tp_error(tp));
-	double t1 = now_s();
+	double t1 = now_s(), c1 = cpu_s();
 	sqlite3_stmt *st;
 	long long slices = -1;
-	if (sqlite3_prepare_v2(tp_db(tp), "select count(*) from slice", -1, &st, NULL) == SQLITE_OK) {
+	const char *table = events ? "sched" : "slice";
+	char sql[64];
+	snprintf(sql, sizeof sql, "select count(*) from %s", table);
+	if (sqlite3_prepare_v2(tp_db(tp), sql, -1, &st, NULL) == SQLITE_OK) {
 		if (sqlite3_step(st) == SQLITE_ROW)
 			slices = sqlite3_column_int64(st, 0);
 		sqlite3_finalize(st);
@@ -201,20 +265,27 @@ static int load(const char *path)
 	double t2 = now_s();
 	double mb = (double)total / 1e6;
 	long rss = peak_rss_kb();
-	printf("%-28s %8.1f MB  load %6.2f s  %7.1f MB/s  count(*) %lld slices in %.3f s  "
+	printf("%-28s %8.1f MB  load %6.2f s  %7.1f MB/s  count(*) %lld %s in %.3f s  "
 	       "peak RSS %7.1f MB (%.2f x trace)\n",
 	       strrchr(path, '/') ? strrchr(path, '/') + 1 : path, mb, t1 - t0, mb / (t1 - t0),
-	       slices, t2 - t1, (double)rss / 1024, (double)rss * 1024 / (double)total);
+	       slices, table, t2 - t1, (double)rss / 1024, (double)rss * 1024 / (double)total);
+	if (events)
+		printf("%-28s %llu sched events: %.2f M events/s (%.2f M per CPU second), "
+		       "%.1f bytes RSS per event\n",
+		       "", (unsigned long long)events, (double)events / (t1 - t0) / 1e6,
+		       (double)events / (c1 - c0) / 1e6, (double)rss * 1024 / (double)events);
 	tp_free(tp);
 	return 0;
 }
 
-static void run_child(const char *self, const char *path)
+static void run_child(const char *self, const char *path, uint64_t events)
 {
+	char n[32];
+	snprintf(n, sizeof n, "%llu", (unsigned long long)events);
 	fflush(stdout);
 	pid_t pid = fork();
 	if (pid == 0) {
-		execl(self, self, "load", path, (char *)NULL);
+		execl(self, self, "load", path, n, (char *)NULL);
 		_exit(127);
 	}
 	int status;
@@ -223,14 +294,22 @@ static void run_child(const char *self, const char *path)
 
 int main(int argc, char **argv)
 {
-	if (argc == 3 && strcmp(argv[1], "load") == 0)
-		return load(argv[2]);
+	if (argc >= 3 && strcmp(argv[1], "load") == 0)
+		return load(argv[2], argc > 3 ? strtoull(argv[3], NULL, 10) : 0);
 	const char *mbs = getenv("TB_BENCH_MB");
 	size_t mb = mbs ? strtoul(mbs, NULL, 10) : 200;
-	char json[256], proto[256];
+	char json[256], proto[256], sched[256];
+	uint64_t sched_events = (uint64_t)mb * 50000;
 	snprintf(json, sizeof json, OUT_DIR "/synth-%zumb.json", mb);
 	snprintf(proto, sizeof proto, OUT_DIR "/synth-%zumb.pftrace", mb);
+	snprintf(sched, sizeof sched, OUT_DIR "/sched-compact-%zumb.pftrace", mb);
 	struct stat st;
+	bool only_sched = argc == 2 && strcmp(argv[1], "sched") == 0;
+	if (only_sched) {
+		fprintf(stderr, "generating %s\n", sched);
+		run_child(argv[0], sched, gen_sched(sched, sched_events));
+		return 0;
+	}
 	if (stat(json, &st) != 0) {
 		fprintf(stderr, "generating %s\n", json);
 		gen_json(json, mb << 20);
@@ -239,7 +318,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "generating %s\n", proto);
 		gen_proto(proto, mb << 20);
 	}
-	run_child(argv[0], json);
-	run_child(argv[0], proto);
+	/* Regenerated every run (about a second): its event count is needed. */
+	fprintf(stderr, "generating %s\n", sched);
+	sched_events = gen_sched(sched, sched_events);
+	run_child(argv[0], json, 0);
+	run_child(argv[0], proto, 0);
+	run_child(argv[0], sched, sched_events);
 	return 0;
 }
