@@ -273,7 +273,7 @@ int traced_probes_main(int argc, char **argv)
 {
 	struct tb_err err = {0};
 	struct probes pr = {0};
-	bool background = false;
+	bool background = false, reset_ftrace = false;
 	int rc = 1;
 
 	for (int i = 1; i < argc; i++) {
@@ -282,9 +282,13 @@ int traced_probes_main(int argc, char **argv)
 			return 0;
 		} else if (strcmp(argv[i], "--background") == 0) {
 			background = true;
-		} else if (strcmp(argv[i], "--reset-ftrace") == 0 ||
-			   strcmp(argv[i], "--cleanup-after-crash") == 0) {
-			/* Nothing of ours is left in tracefs to reset yet. */
+		} else if (strcmp(argv[i], "--reset-ftrace") == 0) {
+			reset_ftrace = true;
+		} else if (strcmp(argv[i], "--cleanup-after-crash") == 0) {
+			/* As Perfetto: reset what a dead traced_probes left, exit. */
+			if (probes_ftrace_cleanup(NULL, true, &err) < 0)
+				fprintf(stderr, "traced_probes: %s\n", err.msg);
+			return 0;
 		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			usage(stdout);
 			return 0;
@@ -295,6 +299,11 @@ int traced_probes_main(int argc, char **argv)
 		}
 	}
 	log_set_name("traced_probes");
+	if (reset_ftrace && probes_ftrace_cleanup(NULL, false, &err) < 0) {
+		log_error(PROBES_LOG, "%s; run as root or chown -R $USER /sys/kernel/tracing",
+			  err.msg);
+		tb_err_clear(&err);
+	}
 	signal(SIGPIPE, SIG_IGN);
 	if (!(pr.loop = loop_new(&err)))
 		goto out;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 #include "probes.h"
 #include "protos.h"
 #include "trace_processor.h"
+#include "tracing.h"
 
 static void *tb_pb_alloc(void *data, size_t size)
 {
@@ -836,6 +838,216 @@ TEST(probes_tracefs_restore_fake)
 	CHECK_STR_EQ(v, "0");
 	tb_free(v);
 	ftrace_tracefs_close(&fs);
+	rm_tree(dir);
+}
+
+/* A fake tracefs with header_page, sched_switch and sched_waking (disabled),
+ * one cpu with an empty trace_pipe_raw, and the control files. */
+static int make_fake_tracefs(char *dir)
+{
+	char cmd[1024];
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(cmd, sizeof cmd,
+		 "mkdir -p '%s/events/sched/sched_switch' '%s/events/sched/sched_waking' "
+		 "'%s/per_cpu/cpu0'",
+		 dir, dir, dir);
+	if (system(cmd) != 0)
+		return -1;
+	return put_file(dir, "tracing_on", "1\n") | put_file(dir, "trace_clock", "[local] boot\n") |
+	       put_file(dir, "buffer_size_kb", "1408\n") | put_file(dir, "current_tracer", "nop\n") |
+	       put_file(dir, "trace", "") | put_file(dir, "events/enable", "X\n") |
+	       put_file(dir, "events/header_page", k_header_page) |
+	       put_file(dir, "events/sched/sched_switch/format", k_sched_switch) |
+	       put_file(dir, "events/sched/sched_switch/enable", "0\n") |
+	       put_file(dir, "events/sched/sched_waking/format", k_sched_waking) |
+	       put_file(dir, "events/sched/sched_waking/enable", "0\n") |
+	       put_file(dir, "per_cpu/cpu0/trace_pipe_raw", "") |
+	       put_file(dir, "per_cpu/cpu0/stats", "entries: 0\noverrun: 0\n");
+}
+
+/* A serialized DataSourceConfig{ftrace_config{ftrace_events..., buffer_size_kb}}. */
+static uint8_t *ftrace_cfg(const char *const *events, size_t n, uint32_t kb, size_t *len)
+{
+	struct pb_writer w;
+	unsigned h;
+	pb_writer_init_growable(&w);
+	h = pb_begin_nested(&w, 100);
+	for (size_t i = 0; i < n; i++)
+		pb_put_string(&w, 1, events[i]);
+	pb_put_uint32(&w, 10, kb);
+	pb_end_nested(&w, h);
+	return pb_writer_take(&w, len);
+}
+
+static void ignore_commit(void *ctx, const struct tracing_commit *c)
+{
+	(void)ctx, (void)c;
+}
+
+static bool file_is(const char *dir, const char *rel, const char *want)
+{
+	char *v = get_file(dir, rel);
+	bool ok = v && strcmp(v, want) == 0;
+	if (!ok)
+		printf("  %s is '%s', want '%s'\n", rel, v ? v : "(none)", want);
+	tb_free(v);
+	return ok;
+}
+
+/* Two overlapping linux.ftrace instances: the second keeps the first one's
+ * buffer size; an event both use stays enabled until the last of them
+ * stops; when the last stops, every setting is back. */
+TEST(probes_ftrace_overlapping_sessions)
+{
+	static const char *const ev_a[] = {"sched/sched_switch", "sched/sched_waking"};
+	static const char *const ev_b[] = {"sched/sched_switch"};
+	char dir[] = "/tmp/tb-probes-XXXXXX";
+	struct tb_err err = {0};
+	struct tracing_smb *smb = NULL;
+	struct tracing_writer *wa, *wb;
+	struct probes_ftrace *a, *b;
+	struct loop *l;
+	uint8_t *ca, *cb;
+	size_t la, lb;
+
+	CHECK_EQ(make_fake_tracefs(dir), 0);
+	CHECK((l = loop_new(&err)));
+	CHECK_EQ(tracing_smb_create(64 * 4096, 4096, &smb, &err), 0);
+	wa = tracing_writer_new(smb, 1, 0, ignore_commit, NULL);
+	wb = tracing_writer_new(smb, 2, 0, ignore_commit, NULL);
+	ca = ftrace_cfg(ev_a, 2, 4096, &la);
+	cb = ftrace_cfg(ev_b, 1, 512, &lb);
+	a = probes_ftrace_new(l, wa, ca, la, dir);
+	b = probes_ftrace_new(l, wb, cb, lb, dir);
+
+	CHECK_EQ(probes_ftrace_start(a), 0);
+	CHECK(file_is(dir, "events/sched/sched_switch/enable", "1"));
+	CHECK(file_is(dir, "events/sched/sched_waking/enable", "1"));
+	CHECK(file_is(dir, "buffer_size_kb", "4096"));
+	CHECK(file_is(dir, "tracing_on", "1"));
+	CHECK_EQ(probes_ftrace_start(b), 0);
+	CHECK(file_is(dir, "buffer_size_kb", "4096")); /* the first one's */
+	probes_ftrace_stop(a);
+	CHECK(file_is(dir, "events/sched/sched_switch/enable", "1")); /* b still uses it */
+	CHECK(file_is(dir, "events/sched/sched_waking/enable", "0"));
+	CHECK(file_is(dir, "tracing_on", "1"));
+	/* a restarts while b runs: it takes its references again. */
+	CHECK_EQ(probes_ftrace_start(a), 0);
+	CHECK(file_is(dir, "events/sched/sched_waking/enable", "1"));
+	probes_ftrace_stop(b);
+	CHECK(file_is(dir, "events/sched/sched_switch/enable", "1"));
+	probes_ftrace_free(a);
+	CHECK(file_is(dir, "events/sched/sched_switch/enable", "0"));
+	CHECK(file_is(dir, "events/sched/sched_waking/enable", "0"));
+	CHECK(file_is(dir, "buffer_size_kb", "1408"));
+	CHECK(file_is(dir, "trace_clock", "local"));
+	CHECK(file_is(dir, "tracing_on", "1"));
+	/* Another tracefs cannot be used while one is. */
+	{
+		char other[] = "/tmp/tb-probes-XXXXXX";
+		struct probes_ftrace *c;
+		CHECK_EQ(make_fake_tracefs(other), 0);
+		c = probes_ftrace_new(l, wa, ca, la, other);
+		CHECK_EQ(probes_ftrace_start(b), 0);
+		CHECK_EQ(probes_ftrace_start(c), -EBUSY);
+		CHECK(file_is(other, "events/sched/sched_switch/enable", "0\n")); /* untouched */
+		probes_ftrace_free(c);
+		rm_tree(other);
+	}
+	probes_ftrace_free(b);
+	CHECK(file_is(dir, "events/sched/sched_switch/enable", "0"));
+	tracing_writer_free(wa);
+	tracing_writer_free(wb);
+	tracing_smb_free(smb);
+	loop_free(l);
+	tb_free(ca);
+	tb_free(cb);
+	rm_tree(dir);
+}
+
+/* --reset-ftrace / --cleanup-after-crash: Perfetto's HardResetFtraceState. */
+TEST(probes_tracefs_hard_reset_fake)
+{
+	char dir[] = "/tmp/tb-probes-XXXXXX";
+	struct ftrace_tracefs fs;
+	CHECK_EQ(make_fake_tracefs(dir), 0);
+	CHECK(put_file(dir, "current_tracer", "function\n") == 0);
+	CHECK(put_file(dir, "trace", "old data\n") == 0);
+	CHECK_EQ(ftrace_tracefs_open(&fs, dir, false), 0);
+	CHECK_EQ(ftrace_tracefs_reset(&fs), 0);
+	CHECK_EQ(fs.saved.len, 0); /* nothing to restore: this is the restore */
+	CHECK(file_is(dir, "tracing_on", "0"));
+	CHECK(file_is(dir, "buffer_size_kb", "4"));
+	CHECK(file_is(dir, "events/enable", "0"));
+	CHECK(file_is(dir, "current_tracer", "nop"));
+	CHECK(file_is(dir, "trace", ""));
+	ftrace_tracefs_close(&fs);
+	rm_tree(dir);
+}
+
+/* A dead pid: a child that has exited and been reaped. */
+static pid_t dead_pid(void)
+{
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+	return pid;
+}
+
+/* The record of saved settings outlives a crash: the next traced_probes
+ * (--reset-ftrace / --cleanup-after-crash) writes them back, and leaves a
+ * live owner's record alone. */
+TEST(probes_tracefs_crash_record)
+{
+	char dir[] = "/tmp/tb-probes-XXXXXX", rec[FTRACE_PATH_MAX], text[256];
+	struct ftrace_tracefs fs;
+	struct tb_err err = {0};
+	size_t n = 9;
+	char *v;
+
+	CHECK_EQ(make_fake_tracefs(dir), 0);
+	ftrace_tracefs_record_path(dir, rec, sizeof rec);
+	CHECK_EQ(ftrace_tracefs_open(&fs, dir, false), 0);
+	CHECK_STR_EQ(fs.record, rec);
+	CHECK_EQ(ftrace_tracefs_set_buffer_size_kb(&fs, 4096), 0);
+	CHECK_EQ(ftrace_tracefs_enable_event(&fs, "sched", "sched_switch", true), 0);
+	CHECK(tb_read_file(rec, &v, &n, 4096, NULL) == 0);
+	snprintf(text, sizeof text, "pid %ld\nbuffer_size_kb\t1408\nevents/sched/sched_switch/enable\t0\n",
+		 (long)getpid());
+	CHECK_STR_EQ(v, text);
+	tb_free(v);
+	ftrace_tracefs_close(&fs); /* a clean stop removes it */
+	CHECK(access(rec, F_OK) != 0);
+
+	/* A crashed owner: its changes are still in tracefs, its record too. */
+	CHECK(put_file(dir, "buffer_size_kb", "4096\n") == 0);
+	CHECK(put_file(dir, "events/sched/sched_switch/enable", "1\n") == 0);
+	snprintf(text, sizeof text, "pid %ld\nbuffer_size_kb\t1408\nevents/sched/sched_switch/enable\t0\n",
+		 (long)getppid());
+	CHECK(put_file("/", rec, text) == 0);
+	CHECK_EQ(probes_ftrace_cleanup(dir, true, &err), -EBUSY); /* the owner lives */
+	CHECK(access(rec, F_OK) == 0);
+	CHECK(file_is(dir, "buffer_size_kb", "4096\n"));
+	snprintf(text, sizeof text, "pid %ld\nbuffer_size_kb\t1408\nevents/sched/sched_switch/enable\t0\n",
+		 (long)dead_pid());
+	CHECK(put_file("/", rec, text) == 0);
+	CHECK_EQ(ftrace_tracefs_open(&fs, dir, false), 0);
+	CHECK_EQ(ftrace_tracefs_recover(&fs, &n), 0);
+	CHECK_EQ(n, 2);
+	ftrace_tracefs_close(&fs);
+	CHECK(access(rec, F_OK) != 0);
+	CHECK(file_is(dir, "buffer_size_kb", "1408"));
+	CHECK(file_is(dir, "events/sched/sched_switch/enable", "0"));
+
+	/* No record: --reset-ftrace leaves tracefs alone, --cleanup-after-crash
+	 * hard resets it. */
+	CHECK_EQ(probes_ftrace_cleanup(dir, false, &err), 0);
+	CHECK(file_is(dir, "tracing_on", "1\n"));
+	CHECK_EQ(probes_ftrace_cleanup(dir, true, &err), 0);
+	CHECK(file_is(dir, "tracing_on", "0"));
+	CHECK(file_is(dir, "buffer_size_kb", "4"));
 	rm_tree(dir);
 }
 

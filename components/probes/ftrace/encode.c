@@ -593,7 +593,8 @@ size_t ftrace_encode_bundle_opts(struct pb_writer *w, const struct ftrace_table 
 	struct ftrace_compact_buf *c = NULL;
 	const struct ftrace_event_format *f = NULL;
 	uint32_t last_id = UINT32_MAX;
-	bool lost = false;
+	const uint64_t *mask = o ? o->id_mask : NULL;
+	bool lost = false, wanted = false;
 
 	pb_put_uint32(w, BUNDLE_CPU, cpu);
 	if (page == 0)
@@ -621,11 +622,16 @@ size_t ftrace_encode_bundle_opts(struct pb_writer *w, const struct ftrace_table 
 				if (rec.event_id != last_id) {
 					f = ftrace_table_find(t, rec.event_id);
 					last_id = rec.event_id;
+					wanted = !mask || (rec.event_id < 65536 &&
+							   (mask[rec.event_id / 64] >>
+							    (rec.event_id % 64) & 1));
 				}
 				if (!f) {
 					st->unknown_events++;
 					continue;
 				}
+				if (!wanted)
+					continue;
 				if (c && f->compact && compact_add(c, f, &rec)) {
 					st->events++;
 					st->compact_events++;

@@ -1,0 +1,72 @@
+# A traced_probes killed mid-capture leaves its tracefs changes behind (and
+# their record); `traced_probes --cleanup-after-crash` then puts back every
+# setting it had changed (sched_switch enable, tracing_on, trace_clock,
+# buffer_size_kb), as they were before the capture. Needs root and tracefs;
+# serialised with other live ftrace tests by /tmp/tb-ftrace-live.lock.
+. tests/lib.sh
+
+TRACEFS=
+for d in /sys/kernel/tracing /sys/kernel/debug/tracing; do
+	[ -f "$d/tracing_on" ] && TRACEFS=$d && break
+done
+if [ "$(id -u)" != 0 ]; then
+	skip crash-cleanup "not root"
+	exit 0
+fi
+if [ -z "$TRACEFS" ] || [ ! -f "$TRACEFS/events/sched/sched_switch/enable" ]; then
+	skip crash-cleanup "tracefs with sched/sched_switch is not available"
+	exit 0
+fi
+if ! command -v flock >/dev/null 2>&1; then
+	skip crash-cleanup "flock missing"
+	exit 0
+fi
+
+size_kb() { sed -n 's/.*expanded: \([0-9]*\).*/\1/p; /expanded/!p' "$TRACEFS/buffer_size_kb"; }
+state() {
+	printf 'enable=%s on=%s clock=%s size=%s\n' \
+		"$(cat "$TRACEFS/events/sched/sched_switch/enable")" "$(cat "$TRACEFS/tracing_on")" \
+		"$(sed 's/.*\[\(.*\)\].*/\1/' "$TRACEFS/trace_clock")" "$(size_kb)"
+}
+
+exec 9>/tmp/tb-ftrace-live.lock
+flock 9
+before=$(state)
+# Whatever happens below, leave tracefs as it was.
+restore_tracefs() {
+	set -- $before
+	echo "${1#enable=}" >"$TRACEFS/events/sched/sched_switch/enable"
+	echo "${2#on=}" >"$TRACEFS/tracing_on"
+	echo "${3#clock=}" >"$TRACEFS/trace_clock"
+	echo "${4#size=}" >"$TRACEFS/buffer_size_kb"
+}
+at_exit 'restore_tracefs 2>/dev/null'
+
+"$TRACEBOX" -t 30s -o "$TMP/f.pftrace" sched/sched_switch >"$TMP/log" 2>&1 &
+tbpid=$!
+i=0
+while [ "$(cat "$TRACEFS/events/sched/sched_switch/enable")" != 1 ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+probes=$(ps -o pid=,args= --ppid "$tbpid" | awk '/traced_probes/ { print $1 }')
+if [ -z "$probes" ]; then
+	kill "$tbpid" 2>/dev/null
+	wait "$tbpid" 2>/dev/null
+	fail capture-started "no traced_probes under tracebox $tbpid" "$(cat "$TMP/log")"
+	exit 0
+fi
+kill -KILL "$probes"
+sleep 0.2
+crashed=$(state)
+kill "$tbpid" 2>/dev/null
+wait "$tbpid" 2>/dev/null
+case $crashed in
+enable=1*) pass crash-leaves-event-enabled ;;
+*) fail crash-leaves-event-enabled "after the crash: $crashed" ;;
+esac
+
+expect_exit cleanup 0 "$TRACEBOX" traced_probes --cleanup-after-crash
+after=$(state)
+flock -u 9
+expect_eq tracefs-restored "$before" "$after"
