@@ -6,20 +6,9 @@
 # serialised with other live ftrace tests by /tmp/tb-ftrace-live.lock.
 . tests/lib.sh
 
-TRACEFS=
-for d in /sys/kernel/tracing /sys/kernel/debug/tracing; do
-	[ -f "$d/tracing_on" ] && TRACEFS=$d && break
-done
-if [ "$(id -u)" != 0 ]; then
-	skip record "not root"
-	exit 0
-fi
-if [ -z "$TRACEFS" ] || [ ! -f "$TRACEFS/events/sched/sched_switch/enable" ]; then
-	skip record "tracefs with sched/sched_switch is not available"
-	exit 0
-fi
-if ! command -v flock >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then
-	skip record "flock or python3 missing"
+live_tracefs record || exit 0
+if ! command -v python3 >/dev/null 2>&1; then
+	skip record "python3 missing"
 	exit 0
 fi
 

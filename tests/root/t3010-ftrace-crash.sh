@@ -5,22 +5,7 @@
 # serialised with other live ftrace tests by /tmp/tb-ftrace-live.lock.
 . tests/lib.sh
 
-TRACEFS=
-for d in /sys/kernel/tracing /sys/kernel/debug/tracing; do
-	[ -f "$d/tracing_on" ] && TRACEFS=$d && break
-done
-if [ "$(id -u)" != 0 ]; then
-	skip crash-cleanup "not root"
-	exit 0
-fi
-if [ -z "$TRACEFS" ] || [ ! -f "$TRACEFS/events/sched/sched_switch/enable" ]; then
-	skip crash-cleanup "tracefs with sched/sched_switch is not available"
-	exit 0
-fi
-if ! command -v flock >/dev/null 2>&1; then
-	skip crash-cleanup "flock missing"
-	exit 0
-fi
+live_tracefs crash-cleanup || exit 0
 
 size_kb() { sed -n 's/.*expanded: \([0-9]*\).*/\1/p; /expanded/!p' "$TRACEFS/buffer_size_kb"; }
 state() {

@@ -544,21 +544,20 @@ static bool compact_add(struct ftrace_compact_buf *c, const struct ftrace_event_
 	    n > COMM_MAX || (f->compact == FTRACE_COMPACT_WAKING && !compact_int(f, 4, rec, &fl)))
 		return false;
 	idx = compact_intern(c, s, n, comm->size);
-	if (f->compact == FTRACE_COMPACT_SWITCH) {
-		packed_push(&c->a[SW_TS], rec->ts - c->last_sw);
-		c->last_sw = rec->ts;
-		packed_push(&c->a[SW_STATE], a);
-		packed_push(&c->a[SW_PID], b);
-		packed_push(&c->a[SW_PRIO], d);
-		packed_push(&c->a[SW_COMM], idx);
-	} else {
-		packed_push(&c->a[WK_TS], rec->ts - c->last_wk);
-		c->last_wk = rec->ts;
-		packed_push(&c->a[WK_PID], a);
-		packed_push(&c->a[WK_CPU], b);
-		packed_push(&c->a[WK_PRIO], d);
-		packed_push(&c->a[WK_COMM], idx);
-		packed_push(&c->a[WK_FLAGS], (uint32_t)fl);
+	/* Both kinds' arrays run ts, three integers, comm (then waking's flags):
+	 * SW_TS.. and WK_TS.. follow that order. */
+	{
+		bool sw = f->compact == FTRACE_COMPACT_SWITCH;
+		struct packed *p = &c->a[sw ? SW_TS : WK_TS];
+		uint64_t *last = sw ? &c->last_sw : &c->last_wk;
+		packed_push(&p[0], rec->ts - *last);
+		*last = rec->ts;
+		packed_push(&p[1], a);
+		packed_push(&p[2], b);
+		packed_push(&p[3], d);
+		packed_push(&p[4], idx);
+		if (!sw)
+			packed_push(&p[5], (uint32_t)fl);
 	}
 	return true;
 }
