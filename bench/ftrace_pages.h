@@ -129,6 +129,16 @@ static size_t rec_len(const struct ftrace_event_format *f)
 	return (n + 3) & ~(size_t)3;
 }
 
+/* A data record (header with type_len = len / 4, then the payload) at p;
+ * returns where the next one goes. */
+static uint8_t *put_record(uint8_t *p, const uint8_t *rec, size_t len, uint32_t delta)
+{
+	uint32_t hdr = (uint32_t)(len / 4) | delta << 5;
+	memcpy(p, &hdr, 4);
+	memcpy(p + 4, rec, len);
+	return p + 4 + len;
+}
+
 /* Where page building is: the running thread of the cpu and the clock. */
 struct bench_cpu {
 	int32_t tid_base; /* threads tid_base .. tid_base + 7 */
@@ -159,7 +169,7 @@ static size_t bench_build_pages(const struct ftrace_table *t, struct bench_cpu *
 			int32_t cpu = 0;
 			int64_t state = (int64_t)(c->n & 1);
 			uint16_t id;
-			uint32_t delta = 700 + (uint32_t)(c->n % 300), hdr;
+			uint32_t delta = 700 + (uint32_t)(c->n % 300);
 
 			snprintf(prev, sizeof prev, "tb-spin-%d", prev_pid);
 			snprintf(next, sizeof next, "tb-spin-%d", next_pid);
@@ -171,10 +181,7 @@ static size_t bench_build_pages(const struct ftrace_table *t, struct bench_cpu *
 				put_field(rec, wk, "pid", &next_pid, 4);
 				put_field(rec, wk, "prio", &prio, 4);
 				put_field(rec, wk, "target_cpu", &cpu, 4);
-				hdr = (uint32_t)(wk_len / 4) | 100u << 5;
-				memcpy(p, &hdr, 4);
-				memcpy(p + 4, rec, wk_len);
-				p += 4 + wk_len;
+				p = put_record(p, rec, wk_len, 100);
 				c->ts += 100;
 				events++;
 				memset(rec, 0, sizeof rec);
@@ -189,10 +196,7 @@ static size_t bench_build_pages(const struct ftrace_table *t, struct bench_cpu *
 			put_field(rec, sw, "next_comm", next, strlen(next));
 			put_field(rec, sw, "next_pid", &next_pid, 4);
 			put_field(rec, sw, "next_prio", &prio, 4);
-			hdr = (uint32_t)(sw_len / 4) | delta << 5;
-			memcpy(p, &hdr, 4);
-			memcpy(p + 4, rec, sw_len);
-			p += 4 + sw_len;
+			p = put_record(p, rec, sw_len, delta);
 			c->ts += delta;
 			c->n++;
 			events++;
