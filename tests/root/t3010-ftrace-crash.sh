@@ -17,15 +17,11 @@ state() {
 exec 9>/tmp/tb-ftrace-live.lock
 flock 9
 before=$(state)
-# Whatever happens below, leave tracefs as it was.
-restore_tracefs() {
-	set -- $before
-	echo "${1#enable=}" >"$TRACEFS/events/sched/sched_switch/enable"
-	echo "${2#on=}" >"$TRACEFS/tracing_on"
-	echo "${3#clock=}" >"$TRACEFS/trace_clock"
-	echo "${4#size=}" >"$TRACEFS/buffer_size_kb"
-}
-at_exit 'restore_tracefs 2>/dev/null'
+# If the script stops before the cleanup below, still undo the dead
+# session's changes from its record (not by writing `before` back: another
+# tracefs user may have changed things meanwhile).
+cleaned=0
+at_exit '[ "$cleaned" = 1 ] || "$TRACEBOX" traced_probes --cleanup-after-crash >/dev/null 2>&1'
 
 "$TRACEBOX" -t 30s -o "$TMP/f.pftrace" sched/sched_switch >"$TMP/log" 2>&1 &
 tbpid=$!
@@ -52,6 +48,7 @@ enable=1*) pass crash-leaves-event-enabled ;;
 esac
 
 expect_exit cleanup 0 "$TRACEBOX" traced_probes --cleanup-after-crash
+cleaned=1
 after=$(state)
 flock -u 9
 expect_eq tracefs-restored "$before" "$after"
