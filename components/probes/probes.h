@@ -176,8 +176,16 @@ struct ftrace_event_format {
 	int8_t compact_field[5];
 	/* Also set there: when every typed field is an integer or a fixed char
 	 * array and a whole FtraceEvent fits in 127 bytes, the most it can take
-	 * (fast_max) and the record bytes its fields span (fast_len); else 0. */
+	 * (fast_max), the record bytes its fields span (fast_len) and each
+	 * field's encoding, precomputed (fast[0, n_fast)); else fast_max 0. */
 	uint16_t fast_max, fast_len;
+	uint8_t n_fast;
+	struct ftrace_fast_field {
+		uint16_t offset;
+		uint8_t size; /* bytes in the record */
+		uint8_t tag;  /* the field's one-byte protobuf tag */
+		uint8_t op;   /* encode.c's FAST_* */
+	} fast[8];
 };
 
 enum { FTRACE_COMPACT_SWITCH = 1, FTRACE_COMPACT_WAKING = 2 };

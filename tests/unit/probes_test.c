@@ -720,6 +720,86 @@ TEST(probes_compact_sched_same_answers)
 	ftrace_table_release(&t);
 }
 
+/* A span writer over one buffer, `step` bytes at a time (so the encoder
+ * never has room for its one-byte-size path), output contiguous. */
+struct steps {
+	uint8_t buf[16384];
+	size_t step;
+};
+
+static int steps_next(struct pb_writer *w, size_t need)
+{
+	struct steps *st = w->ctx;
+	size_t used = w->cur ? (size_t)(w->cur - st->buf) : 0;
+	size_t n = st->step > need ? st->step : need;
+	if (used + n > sizeof st->buf)
+		return -ENOSPC;
+	w->cur = st->buf + used;
+	w->end = w->cur + n;
+	return 0;
+}
+
+/* The direct one-byte-size path (room in the writer) and the nested-message
+ * path (no room) encode the same values, extremes included. */
+TEST(probes_encode_fast_path_matches)
+{
+	static struct steps sp = {.step = 24};
+	struct ftrace_table t;
+	struct tb_err err = {0};
+	struct ftrace_encode_stats s1 = {0}, s2 = {0};
+	struct pb_writer fast, slow;
+	struct pgb b;
+	uint8_t ev[128];
+	Perfetto__Protos__FtraceEventBundle *x, *y;
+	uint8_t *px, *py;
+	size_t nx, ny;
+
+	CHECK_EQ(load_table(&t), 0);
+	CHECK_EQ(ftrace_table_add_format(&t, "sched", k_sched_waking, strlen(k_sched_waking), &err),
+		 0);
+	pg_init(&b, 1000);
+	pg_event(&b, 1, ev, make_switch(ev, 7, "fifteen-chars-x", -1, (int64_t)0x7fffffffffffffffll,
+					"sixteen-chars-xy", INT32_MIN),
+		 false);
+	pg_event(&b, 1, ev, make_switch(ev, 0, "", 0, -1, "a", 2147483647), false);
+	pg_event(&b, 1, ev, make_waking(ev, -3, 0xff, "w", -42, -1), false);
+	pg_event(&b, 1, ev, make_print(ev, 9, "not on the fast path"), false);
+	pg_finish(&b, 0);
+
+	pb_writer_init_growable(&fast);
+	pb_writer_init_spans(&slow, steps_next, &sp);
+	CHECK_EQ(ftrace_encode_bundle(&fast, &t, 1, b.page, 4096, &s1), 4);
+	CHECK_EQ(ftrace_encode_bundle(&slow, &t, 1, b.page, 4096, &s2), 4);
+	CHECK_EQ(pb_writer_error(&slow), 0);
+	CHECK(pb_writer_size(&fast) < pb_writer_size(&slow)); /* one-byte sizes */
+	x = perfetto__protos__ftrace_event_bundle__unpack(&pb_alloc, pb_writer_size(&fast),
+							  pb_writer_data(&fast));
+	y = perfetto__protos__ftrace_event_bundle__unpack(&pb_alloc, pb_writer_size(&slow), sp.buf);
+	CHECK(x && y);
+	CHECK_EQ(x->n_event, 4);
+	CHECK_EQ(x->event[0]->sched_switch->next_pid, INT32_MIN);
+	CHECK_EQ(x->event[0]->sched_switch->prev_pid, -1);
+	CHECK_STR_EQ(x->event[0]->sched_switch->next_comm, "sixteen-chars-xy");
+	CHECK_EQ(x->event[1]->sched_switch->prev_state, -1);
+	CHECK_EQ(x->event[2]->sched_waking->target_cpu, -1);
+	CHECK_EQ(x->event[2]->pid, (uint32_t)-3);
+	nx = perfetto__protos__ftrace_event_bundle__get_packed_size(x);
+	ny = perfetto__protos__ftrace_event_bundle__get_packed_size(y);
+	CHECK_EQ(nx, ny);
+	px = tb_malloc(nx);
+	py = tb_malloc(ny);
+	perfetto__protos__ftrace_event_bundle__pack(x, px);
+	perfetto__protos__ftrace_event_bundle__pack(y, py);
+	CHECK_MEM_EQ(px, py, nx);
+	tb_free(px);
+	tb_free(py);
+	perfetto__protos__ftrace_event_bundle__free_unpacked(x, &pb_alloc);
+	perfetto__protos__ftrace_event_bundle__free_unpacked(y, &pb_alloc);
+	pb_writer_release(&fast);
+	pb_writer_release(&slow);
+	ftrace_table_release(&t);
+}
+
 TEST(probes_encode_stats)
 {
 	static const char text[] = "entries: 12\noverrun: 3\ncommit overrun: 1\nbytes: 4096\n"

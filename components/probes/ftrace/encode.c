@@ -122,29 +122,57 @@ static void resolve_compact(struct ftrace_event_format *f)
 	f->compact = kind;
 }
 
-/* Bounds of the single-byte-size path of put_event (put_typed_fast). */
+/* How put_typed_fast encodes a field: a string up to its NUL, or an
+ * integer read zero-extended, then sign-extended from its size (_S*),
+ * then as the proto type wants it (int32 sign-extended from 32 bits,
+ * uint32 truncated, 64-bit kept). */
+enum {
+	FAST_STR,
+	FAST_U64,
+	FAST_S64,
+	FAST_U_I32,
+	FAST_S_I32,
+	FAST_U_U32,
+	FAST_S_U32,
+};
+
+/* Bounds and plan of the single-byte-size path of put_event
+ * (put_typed_fast). */
 static void resolve_fast(struct ftrace_event_format *f)
 {
 	const struct ftrace_proto_event *e = f->proto;
 	size_t inner = 0, len = 0, outer;
 
 	f->fast_max = f->fast_len = 0;
+	f->n_fast = 0;
 	for (size_t j = 0; j < e->n_fields; j++) {
 		const struct ftrace_field *fd;
+		struct ftrace_fast_field *ff = &f->fast[f->n_fast];
+		uint8_t t = e->fields[j].type;
 		if (f->proto_field[j] < 0)
 			continue;
 		fd = &f->fields[f->proto_field[j]];
 		if (e->fields[j].id >= 16)
 			return;
-		if (e->fields[j].type == FTRACE_PT_STRING) {
+		if (t == FTRACE_PT_STRING) {
 			if (fd->kind != FTRACE_FIELD_CHAR_ARRAY || fd->size > 100)
 				return;
 			inner += 2 + fd->size;
+			ff->op = FAST_STR;
+			ff->tag = (uint8_t)(e->fields[j].id << 3 | PB_WIRE_LEN);
 		} else {
 			if (fd->kind != FTRACE_FIELD_INT)
 				return;
 			inner += 1 + 10;
+			ff->op = t == FTRACE_PT_INT32    ? FAST_U_I32
+				 : t == FTRACE_PT_UINT32 ? FAST_U_U32
+							 : FAST_U64;
+			ff->op += fd->is_signed && fd->size < 8; /* the _S twin */
+			ff->tag = (uint8_t)(e->fields[j].id << 3 | PB_WIRE_VARINT);
 		}
+		ff->offset = fd->offset;
+		ff->size = (uint8_t)fd->size;
+		f->n_fast++;
 		if ((size_t)fd->offset + fd->size > len)
 			len = (size_t)fd->offset + fd->size;
 	}
@@ -312,7 +340,6 @@ static void put_generic_field(struct pb_writer *w, const struct ftrace_field *fd
 static void put_typed_fast(struct pb_writer *w, const struct ftrace_event_format *f,
 			   const struct ftrace_record *rec)
 {
-	const struct ftrace_proto_event *e = f->proto;
 	uint8_t *o = w->cur, *outer, *inner;
 	uint64_t v = 0;
 
@@ -325,32 +352,61 @@ static void put_typed_fast(struct pb_writer *w, const struct ftrace_event_format
 		*o++ = EVENT_PID << 3 | PB_WIRE_VARINT;
 		o = pb_encode_varint(o, (uint32_t)v);
 	}
-	o = pb_encode_varint(o, (uint64_t)e->id << 3 | PB_WIRE_LEN);
+	o = pb_encode_varint(o, (uint64_t)f->proto->id << 3 | PB_WIRE_LEN);
 	inner = o++;
-	for (size_t j = 0; j < e->n_fields; j++) {
-		const struct ftrace_proto_field *pf = &e->fields[j];
-		const struct ftrace_field *fd;
-		if (f->proto_field[j] < 0)
-			continue;
-		fd = &f->fields[f->proto_field[j]];
-		if (pf->type == FTRACE_PT_STRING) {
-			const uint8_t *s = rec->data + fd->offset;
-			size_t n = ftrace_strnlen(s, fd->size);
-			*o++ = (uint8_t)(pf->id << 3 | PB_WIRE_LEN);
+	for (unsigned j = 0; j < f->n_fast; j++) {
+		const struct ftrace_fast_field *ff = &f->fast[j];
+		const uint8_t *src = rec->data + ff->offset;
+		unsigned shift;
+		*o++ = ff->tag;
+		if (ff->op == FAST_STR) {
+			size_t n = ftrace_strnlen(src, ff->size);
 			*o++ = (uint8_t)n;
-			if (fd->size == 16)
-				memcpy(o, s, 16); /* bytes past n are overwritten next */
+			if (ff->size == 16)
+				memcpy(o, src, 16); /* bytes past n are overwritten next */
 			else
-				memcpy(o, s, n);
+				memcpy(o, src, n);
 			o += n;
 			continue;
 		}
-		ftrace_rd_int(fd, rec->data, rec->len, &v);
-		if (pf->type == FTRACE_PT_INT32)
+		switch (ff->size) {
+		case 1:
+			v = src[0];
+			break;
+		case 2: {
+			uint16_t b;
+			memcpy(&b, src, 2);
+			v = b;
+			break;
+		}
+		case 4: {
+			uint32_t b;
+			memcpy(&b, src, 4);
+			v = b;
+			break;
+		}
+		default:
+			memcpy(&v, src, 8);
+			break;
+		}
+		shift = 64 - 8u * ff->size;
+		switch (ff->op) {
+		case FAST_S64:
+		case FAST_S_U32:
+			v = (uint64_t)((int64_t)(v << shift) >> shift);
+			break;
+		case FAST_S_I32:
+			v = (uint64_t)((int64_t)(v << shift) >> shift);
 			v = (uint64_t)(int64_t)(int32_t)v;
-		else if (pf->type == FTRACE_PT_UINT32)
+			break;
+		case FAST_U_I32:
+			v = (uint64_t)(int64_t)(int32_t)v;
+			break;
+		default:
+			break;
+		}
+		if (ff->op == FAST_U_U32 || ff->op == FAST_S_U32)
 			v = (uint32_t)v;
-		*o++ = (uint8_t)(pf->id << 3 | PB_WIRE_VARINT);
 		o = pb_encode_varint(o, v);
 	}
 	*inner = (uint8_t)(o - inner - 1);
