@@ -19,6 +19,7 @@
  */
 #include "probes.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,8 +250,9 @@ int traced_probes_main(int argc, char **argv)
 	}
 	log_set_name("traced_probes");
 	if (reset_ftrace && probes_ftrace_cleanup(NULL, false, &err) < 0) {
-		log_error(PROBES_LOG, "%s; run as root or chown -R $USER /sys/kernel/tracing",
-			  err.msg);
+		bool perm = err.code == -EACCES || err.code == -EPERM;
+		log_error(PROBES_LOG, "%s%s", err.msg,
+			  perm ? "; run as root or chown -R $USER /sys/kernel/tracing" : "");
 		tb_err_clear(&err);
 	}
 	signal(SIGPIPE, SIG_IGN);
