@@ -3,14 +3,18 @@
  * synthetic traces once (out/bench/synth.json: nested X events with args;
  * out/bench/synth.pftrace: interned begin/end track events on 8 threads;
  * out/bench/synth.ftrace.txt: trace-cmd report text of sched_switch,
- * sched_waking, atrace B/E and a generic event on 4 cpus), then loads each
- * in a fresh process and prints MB/s, ftrace events/s and peak RSS for
- * loading plus `select count(*) from slice`. Prints figures; asserts nothing.
+ * sched_waking, atrace B/E and a generic event on 4 cpus;
+ * out/bench/sched-compact.pftrace: sched_switch + sched_waking on 2 cpus
+ * recorded the way traced_probes does, ring-buffer pages through its
+ * compact_sched encoder), then loads each in a fresh process and prints
+ * MB/s, ftrace events/s and peak RSS (also per event) for loading plus
+ * `select count(*) from slice`. Prints figures; asserts nothing.
  *
- *   tp_bench                 generate if missing, then load all three
- *   tp_bench json|proto|ftrace   only that one
+ *   tp_bench                 generate if missing, then load all four
+ *   tp_bench json|proto|ftrace|sched   only that one
  *   tp_bench load FILE       load one trace (what the parent runs)
- *   TB_BENCH_MB=50 tp_bench  smaller traces (default 200 MB)
+ *   TB_BENCH_MB=50 tp_bench  smaller traces (default 200 MB; the sched
+ *                            trace has 50 k events per MB of that)
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -22,6 +26,7 @@
 #include <unistd.h>
 
 #include "base.h"
+#include "ftrace_pages.h"
 #include "pb.h"
 #include "sqlite3.h"
 #include "trace_processor.h"
@@ -234,6 +239,55 @@ static void gen_ftrace_text(const char *path, size_t target)
 	fclose(f);
 }
 
+/* Sched: 2 cpus, bundles of 64 pages each (a busy drain), compact_sched. */
+static uint64_t gen_sched(const char *path, uint64_t target_events)
+{
+	FILE *f = fopen(path, "w");
+	struct ftrace_table t;
+	struct ftrace_encode_opts o = {.compact_sched = true};
+	struct ftrace_encode_stats st = {0};
+	struct bench_cpu cpus[2] = {{.tid_base = 1000, .ts = 1000000000ull},
+				    {.tid_base = 2000, .ts = 1000000333ull}};
+	struct pb_writer w;
+	uint8_t *pages;
+	uint64_t events = 0;
+
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	bench_load_table(&t);
+	pages = tb_malloc(64 * (size_t)t.layout.page_size);
+	pb_writer_init_growable(&w);
+	while (events < target_events) {
+		for (uint32_t cpu = 0; cpu < 2; cpu++) {
+			unsigned pkt, h;
+			bench_build_pages(&t, &cpus[cpu], true, pages, 64);
+			pb_writer_reset(&w);
+			pkt = pb_begin_nested(&w, 1);     /* Trace.packet */
+			pb_put_uint32(&w, 10, 1);         /* trusted_packet_sequence_id */
+			h = pb_begin_nested(&w, 1);       /* ftrace_events */
+			events += ftrace_encode_bundle_opts(&w, &t, &o, cpu, pages,
+							    64 * (size_t)t.layout.page_size, &st);
+			pb_end_nested(&w, h);
+			pb_end_nested(&w, pkt);
+			fwrite(pb_writer_data(&w), 1, pb_writer_size(&w), f);
+		}
+	}
+	pb_writer_release(&w);
+	ftrace_encode_opts_release(&o);
+	ftrace_table_release(&t);
+	tb_free(pages);
+	fclose(f);
+	return events;
+}
+
+/* gen_sched sized like the others: 50 k events per MB asked for. */
+static void gen_sched_mb(const char *path, size_t target)
+{
+	gen_sched(path, (uint64_t)(target >> 20) * 50000);
+}
+
 static long long count_of(struct tp *tp, const char *sql)
 {
 	sqlite3_stmt *st;
@@ -312,6 +366,7 @@ int main(int argc, char **argv)
 		{"json", "json", gen_json},
 		{"proto", "pftrace", gen_proto},
 		{"ftrace", "ftrace.txt", gen_ftrace_text},
+		{"sched", "sched-compact.pftrace", gen_sched_mb},
 	};
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
 		if (argc == 2 && strcmp(argv[1], kinds[i].name) != 0)

@@ -59,3 +59,24 @@ expect_exit() {
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
+
+# live_tracefs CASE: for tests that drive the real kernel's ftrace. Sets
+# TRACEFS (and returns 0) when we are root, tracefs has sched/sched_switch
+# and flock exists; else reports CASE as skipped and returns 1. Such tests
+# serialise on /tmp/tb-ftrace-live.lock.
+live_tracefs() {
+	TRACEFS=
+	for d in /sys/kernel/tracing /sys/kernel/debug/tracing; do
+		[ -f "$d/tracing_on" ] && TRACEFS=$d && break
+	done
+	if [ "$(id -u)" != 0 ]; then
+		skip "$1" "not root"
+	elif [ -z "$TRACEFS" ] || [ ! -f "$TRACEFS/events/sched/sched_switch/enable" ]; then
+		skip "$1" "tracefs with sched/sched_switch is not available"
+	elif ! command -v flock >/dev/null 2>&1; then
+		skip "$1" "flock missing"
+	else
+		return 0
+	fi
+	return 1
+}

@@ -17,8 +17,9 @@
  * recording can still match by cmdline. The decision is cached per pid, and
  * so are the maps of the last PERF_MAX_CACHED_PIDS processes sampled.
  *
- * Single-threaded on one loop; reconnects every PERF_RECONNECT_MS when the
- * service goes away; SIGINT/SIGTERM exit 0.
+ * Single-threaded on one loop; the connection is a tracing_daemon
+ * (components/tracing/daemon.c), which reconnects every PERF_RECONNECT_MS
+ * when the service goes away; SIGINT/SIGTERM exit 0.
  */
 #include "perf.h"
 
@@ -77,11 +78,16 @@ struct instance {
 
 struct perf_daemon {
 	struct loop *loop;
-	struct tracing_producer *p;
+	struct tracing_daemon *td;
 	VEC(struct instance *) instances;
-	bool notified;
-	uint64_t reconnect_timer;
 };
+
+/* The current producer (during on_disconnect still the lost one, whose
+ * writers must be freed), or NULL. */
+static struct tracing_producer *producer(const struct perf_daemon *d)
+{
+	return d->td ? tracing_daemon_producer(d->td) : NULL;
+}
 
 /* ---- scope ------------------------------------------------------------------ */
 
@@ -276,8 +282,8 @@ static void on_read_timer(struct loop *l, uint64_t id, void *ctx)
 {
 	struct instance *in = ctx;
 	read_rings(in);
-	if (in->d->p)
-		tracing_producer_commit(in->d->p);
+	if (producer(in->d))
+		tracing_producer_commit(producer(in->d));
 }
 
 static void instance_free(struct perf_daemon *d, struct instance *in)
@@ -289,8 +295,8 @@ static void instance_free(struct perf_daemon *d, struct instance *in)
 		perf_events_close(&in->ev);
 		perf_emitter_release(&in->em);
 	}
-	if (d->p && in->w)
-		tracing_producer_free_writer(d->p, in->w);
+	if (producer(d) && in->w)
+		tracing_producer_free_writer(producer(d), in->w);
 	pb_writer_release(&in->buf);
 	perf_kallsyms_release(&in->ksyms);
 	scope_release(&in->scope);
@@ -452,23 +458,6 @@ fail:
 
 /* ---- producer callbacks ------------------------------------------------------ */
 
-/* tracebox autostart passes a pipe in TRACED_PERF_NOTIFY_FD and waits for
- * "1", written once our data source is registered (compat §5.2). */
-static void notify_ready(struct perf_daemon *d)
-{
-	if (d->notified)
-		return;
-	d->notified = true;
-	if (tb_notify_ready("TRACED_PERF_NOTIFY_FD") != 0)
-		log_warn(PERF_LOG, "cannot write to TRACED_PERF_NOTIFY_FD");
-}
-
-static void on_connect(void *ctx, struct tracing_producer *p)
-{
-	log_info(PERF_LOG, "connected to the tracing service");
-	notify_ready(ctx);
-}
-
 static void on_setup(void *ctx, struct tracing_producer *p, uint64_t id, const char *ds_name,
 		     const uint8_t *config, size_t config_len)
 {
@@ -540,44 +529,11 @@ static void on_flush(void *ctx, struct tracing_producer *p, const uint64_t *ids,
 	tracing_producer_flush_done(p, request_id);
 }
 
-static int connect_service(struct perf_daemon *d, struct tb_err *err);
-
-static void on_reconnect(struct loop *l, uint64_t id, void *ctx)
-{
-	struct perf_daemon *d = ctx;
-	struct tb_err err = {0};
-	d->reconnect_timer = 0;
-	if (connect_service(d, &err) != 0)
-		d->reconnect_timer = loop_add_timer(l, PERF_RECONNECT_MS, 0, on_reconnect, d);
-}
-
+/* The connection is gone, and the writers with it: stop every instance.
+ * The daemon reconnects. */
 static void on_disconnect(void *ctx, struct tracing_producer *p)
 {
-	struct perf_daemon *d = ctx;
-	log_warn(PERF_LOG, "disconnected from the tracing service: %s",
-		 tracing_producer_err(p)->msg);
-	drop_all(d);
-	tracing_producer_free(p); /* deferred until this callback returns */
-	d->p = NULL;
-	d->reconnect_timer = loop_add_timer(d->loop, PERF_RECONNECT_MS, 0, on_reconnect, d);
-}
-
-static int connect_service(struct perf_daemon *d, struct tb_err *err)
-{
-	struct tracing_producer_opts o = {0};
-
-	o.name = PERF_PRODUCER_NAME;
-	o.ctx = d;
-	o.on_connect = on_connect;
-	o.on_disconnect = on_disconnect;
-	o.setup = on_setup;
-	o.start = on_start;
-	o.stop = on_stop;
-	o.flush = on_flush;
-	if (!(d->p = tracing_producer_new(d->loop, &o, err)))
-		return err->code ? err->code : -ECONNREFUSED;
-	tracing_producer_register_data_source(d->p, PERF_DS_NAME, true, true, false);
-	return 0;
+	drop_all(ctx);
 }
 
 static void on_signal(struct loop *l, int signo, void *ctx)
@@ -624,10 +580,22 @@ int traced_perf_main(int argc, char **argv)
 		tb_err_set(&err, -EINVAL, "%s", loop_err(d.loop)->msg);
 		goto out;
 	}
-	if (connect_service(&d, &err) != 0) {
-		log_warn(PERF_LOG, "%s; retrying", err.msg);
-		tb_err_clear(&err);
-		d.reconnect_timer = loop_add_timer(d.loop, PERF_RECONNECT_MS, 0, on_reconnect, &d);
+	{
+		static const struct tracing_ds_desc ds = {PERF_DS_NAME, true, true, false};
+		struct tracing_daemon_opts o = {0};
+		o.producer.name = PERF_PRODUCER_NAME;
+		o.producer.ctx = &d;
+		o.producer.on_disconnect = on_disconnect;
+		o.producer.setup = on_setup;
+		o.producer.start = on_start;
+		o.producer.stop = on_stop;
+		o.producer.flush = on_flush;
+		o.data_sources = &ds;
+		o.n_data_sources = 1;
+		/* tracebox autostart waits for "1" here (compat §5.2). */
+		o.ready_fd_env = "TRACED_PERF_NOTIFY_FD";
+		o.retry_ms = PERF_RECONNECT_MS;
+		d.td = tracing_daemon_new(d.loop, &o);
 	}
 	if (background && daemon(0, 0) != 0) {
 		tb_err_errno(&err, -errno, "cannot daemonize");
@@ -639,7 +607,7 @@ out:
 		fprintf(stderr, "traced_perf: %s\n", err.msg);
 	drop_all(&d);
 	vec_release(&d.instances);
-	tracing_producer_free(d.p);
+	tracing_daemon_free(d.td);
 	if (d.loop)
 		loop_free(d.loop);
 	return rc;

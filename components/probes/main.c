@@ -12,12 +12,14 @@
  * Every data source is registered will_notify_on_start/_stop, as Perfetto's
  * are; start and stop are acknowledged once the instance has written its
  * first packet or freed its writer. A Flush commits every writer and acks.
- * When the connection drops (traced restarted) the instances are dropped
- * and the producer reconnects every PROBES_RECONNECT_MS, as Perfetto's
- * traced_probes does. Single-threaded on one loop; SIGINT/SIGTERM exit 0.
+ * The connection is a tracing_daemon (components/tracing/daemon.c): when it
+ * drops (traced restarted) the instances are dropped and it reconnects every
+ * PROBES_RECONNECT_MS, as Perfetto's traced_probes does, registering the
+ * data sources again. Single-threaded on one loop; SIGINT/SIGTERM exit 0.
  */
 #include "probes.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,17 +36,17 @@
 
 enum ds_kind { DS_PROCESS_STATS, DS_SYS_STATS, DS_SYSTEM_INFO, DS_FTRACE };
 
-static const struct {
-	const char *name;
-	enum ds_kind kind;
-} data_sources[] = {
-	{"linux.process_stats", DS_PROCESS_STATS},
-	{"linux.sys_stats", DS_SYS_STATS},
-	{"linux.system_info", DS_SYSTEM_INFO},
+/* Registered will_notify_on_start/_stop, as Perfetto's are. */
+static const struct tracing_ds_desc data_sources[] = {
+	{"linux.process_stats", true, true, false},
+	{"linux.sys_stats", true, true, false},
+	{"linux.system_info", true, true, false},
 	/* FTRACE HOOK: pids its events mention are not yet passed to
 	 * probes_process_stats_on_pids of the session's process_stats. */
-	{"linux.ftrace", DS_FTRACE},
+	{"linux.ftrace", true, true, false},
 };
+static const enum ds_kind data_source_kinds[] = {DS_PROCESS_STATS, DS_SYS_STATS, DS_SYSTEM_INFO,
+						 DS_FTRACE};
 
 struct instance {
 	uint64_t id;
@@ -59,10 +61,8 @@ struct instance {
 
 struct probes {
 	struct loop *loop;
-	struct tracing_producer *p;
+	struct tracing_daemon *d;
 	VEC(struct instance *) instances;
-	bool notified;
-	uint64_t reconnect_timer;
 };
 
 static struct instance *find(struct probes *pr, uint64_t id, size_t *index)
@@ -77,39 +77,24 @@ static struct instance *find(struct probes *pr, uint64_t id, size_t *index)
 	return NULL;
 }
 
-static void instance_free(struct probes *pr, struct instance *in)
+/* p: the producer in->w belongs to (NULL: it is gone, and the writer with
+ * it). */
+static void instance_free(struct tracing_producer *p, struct instance *in)
 {
 	probes_process_stats_free(in->ps);
 	probes_sys_stats_free(in->ss);
 	probes_ftrace_free(in->ft); /* last drain into in->w, tracefs restored */
-	if (pr->p && in->w)
-		tracing_producer_free_writer(pr->p, in->w);
+	if (p && in->w)
+		tracing_producer_free_writer(p, in->w);
 	tb_free(in->config);
 	tb_free(in);
 }
 
-static void drop_all(struct probes *pr)
+static void drop_all(struct probes *pr, struct tracing_producer *p)
 {
 	for (size_t i = 0; i < pr->instances.len; i++)
-		instance_free(pr, pr->instances.data[i]);
+		instance_free(p, pr->instances.data[i]);
 	vec_clear(&pr->instances);
-}
-
-/* tracebox autostart passes a pipe in TRACED_PROBES_NOTIFY_FD and waits for
- * "1", written once our data sources are registered (compat §5.2). */
-static void notify_ready(struct probes *pr)
-{
-	if (pr->notified)
-		return;
-	pr->notified = true;
-	if (tb_notify_ready("TRACED_PROBES_NOTIFY_FD") != 0)
-		log_warn(PROBES_LOG, "cannot write to TRACED_PROBES_NOTIFY_FD");
-}
-
-static void on_connect(void *ctx, struct tracing_producer *p)
-{
-	log_info(PROBES_LOG, "connected to the tracing service");
-	notify_ready(ctx);
 }
 
 static void on_setup(void *ctx, struct tracing_producer *p, uint64_t id, const char *ds_name,
@@ -129,7 +114,7 @@ static void on_setup(void *ctx, struct tracing_producer *p, uint64_t id, const c
 	}
 	in = tb_calloc(1, sizeof *in);
 	in->id = id;
-	in->kind = data_sources[k].kind;
+	in->kind = data_source_kinds[k];
 	in->config = config_len ? tb_memdup(config, config_len) : NULL;
 	in->config_len = config_len;
 	vec_push(&pr->instances, in);
@@ -194,7 +179,7 @@ static void on_stop(void *ctx, struct tracing_producer *p, uint64_t id)
 	if (in) {
 		pr->instances.data[i] = *vec_last(&pr->instances);
 		pr->instances.len--;
-		instance_free(pr, in);
+		instance_free(p, in);
 	}
 	tracing_producer_notify_stopped(p, id);
 }
@@ -213,46 +198,11 @@ static void on_flush(void *ctx, struct tracing_producer *p, const uint64_t *ids,
 	tracing_producer_flush_done(p, request_id);
 }
 
-static int connect_service(struct probes *pr, struct tb_err *err);
-
-static void on_reconnect(struct loop *l, uint64_t id, void *ctx)
-{
-	struct probes *pr = ctx;
-	struct tb_err err = {0};
-	pr->reconnect_timer = 0;
-	if (connect_service(pr, &err) != 0)
-		pr->reconnect_timer = loop_add_timer(l, PROBES_RECONNECT_MS, 0, on_reconnect, pr);
-}
-
+/* The connection is gone: so are the writers; stop every instance (ftrace
+ * restores tracefs). The daemon reconnects. */
 static void on_disconnect(void *ctx, struct tracing_producer *p)
 {
-	struct probes *pr = ctx;
-	log_warn(PROBES_LOG, "disconnected from the tracing service: %s",
-		 tracing_producer_err(p)->msg);
-	drop_all(pr);
-	tracing_producer_free(p); /* deferred until this callback returns */
-	pr->p = NULL;
-	pr->reconnect_timer = loop_add_timer(pr->loop, PROBES_RECONNECT_MS, 0, on_reconnect, pr);
-}
-
-static int connect_service(struct probes *pr, struct tb_err *err)
-{
-	struct tracing_producer_opts o = {0};
-
-	o.name = PROBES_PRODUCER_NAME;
-	o.ctx = pr;
-	o.on_connect = on_connect;
-	o.on_disconnect = on_disconnect;
-	o.setup = on_setup;
-	o.start = on_start;
-	o.stop = on_stop;
-	o.flush = on_flush;
-	if (!(pr->p = tracing_producer_new(pr->loop, &o, err)))
-		return err->code ? err->code : -ECONNREFUSED;
-	for (size_t i = 0; i < TB_ARRAY_SIZE(data_sources); i++)
-		tracing_producer_register_data_source(pr->p, data_sources[i].name, true, true,
-						      false);
-	return 0;
+	drop_all(ctx, p);
 }
 
 static void on_signal(struct loop *l, int signo, void *ctx)
@@ -273,7 +223,7 @@ int traced_probes_main(int argc, char **argv)
 {
 	struct tb_err err = {0};
 	struct probes pr = {0};
-	bool background = false;
+	bool background = false, reset_ftrace = false;
 	int rc = 1;
 
 	for (int i = 1; i < argc; i++) {
@@ -282,9 +232,13 @@ int traced_probes_main(int argc, char **argv)
 			return 0;
 		} else if (strcmp(argv[i], "--background") == 0) {
 			background = true;
-		} else if (strcmp(argv[i], "--reset-ftrace") == 0 ||
-			   strcmp(argv[i], "--cleanup-after-crash") == 0) {
-			/* Nothing of ours is left in tracefs to reset yet. */
+		} else if (strcmp(argv[i], "--reset-ftrace") == 0) {
+			reset_ftrace = true;
+		} else if (strcmp(argv[i], "--cleanup-after-crash") == 0) {
+			/* As Perfetto: reset what a dead traced_probes left, exit. */
+			if (probes_ftrace_cleanup(NULL, true, &err) < 0)
+				fprintf(stderr, "traced_probes: %s\n", err.msg);
+			return 0;
 		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			usage(stdout);
 			return 0;
@@ -295,6 +249,12 @@ int traced_probes_main(int argc, char **argv)
 		}
 	}
 	log_set_name("traced_probes");
+	if (reset_ftrace && probes_ftrace_cleanup(NULL, false, &err) < 0) {
+		bool perm = err.code == -EACCES || err.code == -EPERM;
+		log_error(PROBES_LOG, "%s%s", err.msg,
+			  perm ? "; run as root or chown -R $USER /sys/kernel/tracing" : "");
+		tb_err_clear(&err);
+	}
 	signal(SIGPIPE, SIG_IGN);
 	if (!(pr.loop = loop_new(&err)))
 		goto out;
@@ -303,11 +263,21 @@ int traced_probes_main(int argc, char **argv)
 		tb_err_set(&err, -EINVAL, "%s", loop_err(pr.loop)->msg);
 		goto out;
 	}
-	if (connect_service(&pr, &err) != 0) {
-		log_warn(PROBES_LOG, "%s; retrying", err.msg);
-		tb_err_clear(&err);
-		pr.reconnect_timer =
-			loop_add_timer(pr.loop, PROBES_RECONNECT_MS, 0, on_reconnect, &pr);
+	{
+		struct tracing_daemon_opts o = {0};
+		o.producer.name = PROBES_PRODUCER_NAME;
+		o.producer.ctx = &pr;
+		o.producer.on_disconnect = on_disconnect;
+		o.producer.setup = on_setup;
+		o.producer.start = on_start;
+		o.producer.stop = on_stop;
+		o.producer.flush = on_flush;
+		o.data_sources = data_sources;
+		o.n_data_sources = TB_ARRAY_SIZE(data_sources);
+		/* tracebox autostart waits for "1" here (compat §5.2). */
+		o.ready_fd_env = "TRACED_PROBES_NOTIFY_FD";
+		o.retry_ms = PROBES_RECONNECT_MS;
+		pr.d = tracing_daemon_new(pr.loop, &o);
 	}
 	if (background && daemon(0, 0) != 0) {
 		tb_err_errno(&err, -errno, "cannot daemonize");
@@ -317,9 +287,9 @@ int traced_probes_main(int argc, char **argv)
 out:
 	if (tb_err_is_set(&err))
 		fprintf(stderr, "traced_probes: %s\n", err.msg);
-	drop_all(&pr);
+	drop_all(&pr, pr.d ? tracing_daemon_producer(pr.d) : NULL);
 	vec_release(&pr.instances);
-	tracing_producer_free(pr.p);
+	tracing_daemon_free(pr.d);
 	if (pr.loop)
 		loop_free(pr.loop);
 	return rc;

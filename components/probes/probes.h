@@ -39,6 +39,8 @@ struct ftrace_saved_setting {
  * with ftrace_tracefs_close. */
 struct ftrace_tracefs {
 	char root[FTRACE_PATH_MAX]; /* with a trailing '/' */
+	char record[FTRACE_PATH_MAX]; /* the saved settings' file ("" = none) */
+	bool record_written;          /* it is ours to rewrite or remove */
 	bool mounted_by_us;
 	VEC(struct ftrace_saved_setting) saved;
 	struct tb_err err;
@@ -96,7 +98,19 @@ int ftrace_tracefs_open_pipe_raw(struct ftrace_tracefs *fs, int cpu);
  * or the first -errno (the others are still attempted). */
 int ftrace_tracefs_restore(struct ftrace_tracefs *fs);
 
-/* The last-resort reset of --reset-ftrace and --cleanup-after-crash, as
+/* Where the saved settings of the tracefs at root (NULL: the system's) are
+ * recorded while changed: "<root>.tb-saved" for an override, else
+ * /run/tracebox-ftrace.saved (/tmp when /run is not writable). */
+void ftrace_tracefs_record_path(const char *root, char *out, size_t n);
+
+/* Undo what a dead traced_probes changed: if fs's record file exists and
+ * its owner is gone, write its values back newest first, remove it and set
+ * *restored to the number written. No record: 0, *restored 0. -EBUSY
+ * (message in fs->err) while the owner is alive; else 0 or the first
+ * -errno of a write. */
+int ftrace_tracefs_recover(struct ftrace_tracefs *fs, size_t *restored);
+
+/* The last-resort reset of --cleanup-after-crash without a record, as
  * Perfetto does it: tracing_on 0, buffer_size_kb 4, every event disabled,
  * current_tracer nop, the trace buffer cleared. Saves nothing. Returns 0 or
  * -errno. */
@@ -155,7 +169,26 @@ struct ftrace_event_format {
 	 * `generic`, and for each of its fields the index in fields (or -1). */
 	const struct ftrace_proto_event *proto;
 	int8_t proto_field[8];
+	/* Also set by ftrace_table_add: FTRACE_COMPACT_SWITCH / _WAKING when
+	 * this is sched_switch / sched_waking and its format has every field
+	 * compact_sched needs (their indexes in compact_field), else 0. */
+	uint8_t compact;
+	int8_t compact_field[5];
+	/* Also set there: when every typed field is an integer or a fixed char
+	 * array and a whole FtraceEvent fits in 127 bytes, the most it can take
+	 * (fast_max), the record bytes its fields span (fast_len) and each
+	 * field's encoding, precomputed (fast[0, n_fast)); else fast_max 0. */
+	uint16_t fast_max, fast_len;
+	uint8_t n_fast;
+	struct ftrace_fast_field {
+		uint16_t offset;
+		uint8_t size; /* bytes in the record */
+		uint8_t tag;  /* the field's one-byte protobuf tag */
+		uint8_t op;   /* encode.c's FAST_* */
+	} fast[8];
 };
+
+enum { FTRACE_COMPACT_SWITCH = 1, FTRACE_COMPACT_WAKING = 2 };
 
 /* Parse the text of events/<group>/<name>/format. group is not in the file
  * and is copied from the argument. Returns 0, or -EINVAL with a message in
@@ -285,6 +318,7 @@ bool ftrace_page_next(struct ftrace_page_iter *it, struct ftrace_record *rec);
 /* Counters kept while encoding (for FtraceStats and tests). */
 struct ftrace_encode_stats {
 	uint64_t pages, events, generic_events, unknown_events;
+	uint64_t compact_events;   /* of events, those put in compact_sched */
 	uint64_t lost_pages;       /* pages with the missed-events flag */
 	uint64_t parse_errors;     /* pages that stopped on a bad record */
 	uint64_t fields_skipped;   /* fields outside their record */
@@ -297,12 +331,34 @@ struct ftrace_encode_stats {
 bool ftrace_encode_event(struct pb_writer *w, const struct ftrace_table *t,
 			 const struct ftrace_record *rec, struct ftrace_encode_stats *st);
 
+/* How bundles are encoded. compact_sched: write sched_switch and
+ * sched_waking into FtraceEventBundle.compact_sched (Perfetto's
+ * structure-of-arrays form, README.md) instead of one FtraceEvent each.
+ * scratch is the encoder's reusable memory: zero it with the struct, free
+ * it with ftrace_encode_opts_release. */
+struct ftrace_compact_buf;
+struct ftrace_encode_opts {
+	bool compact_sched;
+	struct ftrace_compact_buf *scratch;
+	/* Bit id % 64 of word id / 64 set for each event id to write (65536
+	 * bits); NULL: every event. Events left out are skipped silently
+	 * (another session's). Borrowed. */
+	const uint64_t *id_mask;
+};
+void ftrace_encode_opts_release(struct ftrace_encode_opts *o);
+
 /* Write the body of an FtraceEventBundle for the pages in buf[0, len)
  * (consecutive layout.page_size pages, the last one possibly short) read
- * from cpu: cpu, every event, lost_events if a page had the missed-events
- * flag, and an error entry {timestamp, status} for each page that could not
- * be fully decoded. The caller opens and closes the enclosing message
- * (TracePacket.ftrace_events = 1). Returns the number of events written. */
+ * from cpu: cpu, every event (compact_sched as o says; o NULL: none),
+ * lost_events if a page had the missed-events flag, and an error entry
+ * {timestamp, status} for each page that could not be fully decoded. The
+ * caller opens and closes the enclosing message (TracePacket.ftrace_events
+ * = 1). Returns the number of events written. */
+size_t ftrace_encode_bundle_opts(struct pb_writer *w, const struct ftrace_table *t,
+				 struct ftrace_encode_opts *o, uint32_t cpu, const uint8_t *buf,
+				 size_t len, struct ftrace_encode_stats *st);
+
+/* ftrace_encode_bundle_opts without compact_sched. */
 size_t ftrace_encode_bundle(struct pb_writer *w, const struct ftrace_table *t, uint32_t cpu,
 			    const uint8_t *buf, size_t len, struct ftrace_encode_stats *st);
 
@@ -335,24 +391,36 @@ struct probes_ftrace; /* opaque */
 struct probes_ftrace *probes_ftrace_new(struct loop *l, struct tracing_writer *w,
 					const uint8_t *cfg, size_t len, const char *tracefs_root);
 
-/* Configure tracefs (tracing_on 0, buffer size, clock, the configured
- * events; unknown events are logged and skipped), write FtraceStats
- * {START_OF_TRACE}, turn tracing on and drain every drain_period_ms on the
- * loop. Returns 0, or -errno when tracefs cannot be used (logged; whatever
- * was changed is restored by stop/free) or -EBUSY while another instance
- * owns tracefs. */
+/* Start recording. The first running instance of the process configures
+ * tracefs (tracing_on 0, buffer size, clock); every instance then enables
+ * its configured events (refcounted across instances; unknown events are
+ * logged and skipped), writes FtraceStats{START_OF_TRACE}, turns tracing on
+ * and drains every drain_period_ms on the loop (a drain feeds every running
+ * instance the events it asked for). Returns 0, or -errno when tracefs
+ * cannot be used (logged; whatever was changed is restored), or -EBUSY
+ * while instances on another tracefs root run. */
 int probes_ftrace_start(struct probes_ftrace *ft);
 
 /* Read every CPU's pending pages now: one TracePacket{ftrace_events} per
  * CPU that had data. What a flush does before it is acknowledged. */
 void probes_ftrace_drain(struct probes_ftrace *ft);
 
-/* Turn tracing off, drain a last time, write FtraceStats{END_OF_TRACE} and
- * restore every tracefs setting changed. Idempotent. */
+/* Drain a last time, write FtraceStats{END_OF_TRACE} and disable the
+ * events no other running instance holds. The last running instance also
+ * turns tracing off first and restores every tracefs setting changed.
+ * Idempotent; a stopped instance can be started again. */
 void probes_ftrace_stop(struct probes_ftrace *ft);
 
 /* probes_ftrace_stop, then free. NULL is a no-op. */
 void probes_ftrace_free(struct probes_ftrace *ft);
+
+/* --reset-ftrace (hard false) and --cleanup-after-crash (hard true) on
+ * tracefs_root (NULL: the system's; never mounted for this): the settings a
+ * dead traced_probes recorded are written back (ftrace_tracefs_recover);
+ * without a record, hard resets tracefs as Perfetto's
+ * HardResetFtraceState does (ftrace_tracefs_reset), and !hard leaves it
+ * alone. Returns 0 or -errno (message in err). Logs what it did. */
+int probes_ftrace_cleanup(const char *tracefs_root, bool hard, struct tb_err *err);
 
 /* The encoder's counters so far (pages, events, lost pages, errors). */
 const struct ftrace_encode_stats *probes_ftrace_stats(const struct probes_ftrace *ft);

@@ -508,8 +508,13 @@ struct tp {
 	struct sqlite3 *db;
 	bool eof;
 	/* Bounds of every timestamp the sorter delivered (trace_start() and
-	 * trace_end() in SQL); start > end while nothing was delivered. */
+	 * trace_end() in SQL); start > end while nothing was delivered. As in
+	 * Perfetto, whose bounds come from the rows of its tables, an event the
+	 * parser drops without a row (a compact_sched event before its cpu's
+	 * first switch names the running task) does not count: the parser
+	 * sets event_dropped, reset before each event. */
 	int64_t ts_min, ts_max;
+	bool event_dropped;
 };
 
 /* Record a fatal error (the first wins); returns code. */

@@ -504,4 +504,47 @@ struct tracing_smb *tracing_producer_smb(const struct tracing_producer *p);
 /* The first error recorded (disconnect reason, rejected SMB, ...). */
 const struct tb_err *tracing_producer_err(const struct tracing_producer *p);
 
+/* ---- producer daemons (daemon.c) ----------------------------------------- */
+
+/* An auto-reconnecting producer, what traced_probes and traced_perf run: it
+ * connects at once, registers the data sources on every new connection,
+ * writes "1" to the fd named by $ready_fd_env after the first connection
+ * (tracebox autostart waits for it), and when connecting fails or the
+ * connection is lost (traced restarted) tries again every retry_ms.
+ * Everything runs on the loop given to tracing_daemon_new. */
+struct tracing_daemon; /* opaque */
+
+/* One data source to register: RegisterDataSource's fields. */
+struct tracing_ds_desc {
+	const char *name;
+	bool will_notify_on_start, will_notify_on_stop, handles_incremental_state_clear;
+};
+
+struct tracing_daemon_opts {
+	/* name, socket_name, sdk_version, SMB hints, ctx and the callbacks, as
+	 * for tracing_producer_new; the callbacks get producer.ctx and the
+	 * current producer. on_disconnect must drop what belongs to the lost
+	 * producer (its writers are freed with it right after). A missing
+	 * start/stop/flush acknowledges at once. */
+	struct tracing_producer_opts producer;
+	const struct tracing_ds_desc *data_sources;
+	size_t n_data_sources;
+	const char *ready_fd_env; /* e.g. "TRACED_PROBES_NOTIFY_FD"; NULL: none */
+	uint32_t retry_ms;        /* 0: 1000 (Perfetto's producers retry too) */
+};
+
+/* Start connecting (a first failure is logged and retried, never fatal).
+ * opts is copied, its strings and data sources too. Never NULL. */
+struct tracing_daemon *tracing_daemon_new(struct loop *l, const struct tracing_daemon_opts *opts);
+
+/* Cancel retries and free the current producer (writers included). Not
+ * from inside one of its callbacks. NULL is a no-op. */
+void tracing_daemon_free(struct tracing_daemon *d);
+
+/* The current producer (borrowed), or NULL while disconnected. */
+struct tracing_producer *tracing_daemon_producer(const struct tracing_daemon *d);
+
+/* Connections made so far (InitializeConnection replies). */
+unsigned tracing_daemon_connections(const struct tracing_daemon *d);
+
 #endif /* TB_TRACING_H */

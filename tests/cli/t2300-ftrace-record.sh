@@ -1,25 +1,14 @@
 # linux.ftrace through tracebox autostart: `tracebox -t 1s -o F
 # sched/sched_switch` records FtraceEventBundle packets with events (counted
-# with a minimal protobuf walker, as the trace processor does not import
-# ftrace yet), the trace loads, and tracefs is left as it was (sched_switch
+# with a minimal protobuf walker; sched_switch goes to compact_sched, on by
+# default as in Perfetto) that import into `sched`, the trace loads, and tracefs is left as it was (sched_switch
 # enable, tracing_on, trace_clock, buffer_size_kb). Needs root and tracefs;
 # serialised with other live ftrace tests by /tmp/tb-ftrace-live.lock.
 . tests/lib.sh
 
-TRACEFS=
-for d in /sys/kernel/tracing /sys/kernel/debug/tracing; do
-	[ -f "$d/tracing_on" ] && TRACEFS=$d && break
-done
-if [ "$(id -u)" != 0 ]; then
-	skip record "not root"
-	exit 0
-fi
-if [ -z "$TRACEFS" ] || [ ! -f "$TRACEFS/events/sched/sched_switch/enable" ]; then
-	skip record "tracefs with sched/sched_switch is not available"
-	exit 0
-fi
-if ! command -v flock >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then
-	skip record "flock or python3 missing"
+live_tracefs record || exit 0
+if ! command -v python3 >/dev/null 2>&1; then
+	skip record "python3 missing"
 	exit 0
 fi
 
@@ -70,18 +59,32 @@ def fields(b):
             yield fid, b[i:i + n]; i += n
         else: raise ValueError("wire type %d" % wt)
 data = open(sys.argv[1], 'rb').read()
-bundles = events = stats = 0
+bundles = events = stats = compact = 0
 for fid, pkt in fields(data):
     if fid != 1 or pkt is None: continue
     for pf, pv in fields(pkt):
         if pf == 34: stats += 1
         if pf != 1 or pv is None: continue
         n = sum(1 for ef, _ in fields(pv) if ef == 2)
+        # compact_sched=4 (on by default): one varint per switch in its
+        # packed switch_timestamp=1.
+        for ef, ev in fields(pv):
+            if ef != 4 or ev is None: continue
+            for cf, cv in fields(ev):
+                if cf == 1 and cv is not None:
+                    compact += 1
+                    n += sum(1 for c in cv if c < 0x80)
         if n:
             bundles += 1; events += n
-print(bundles, events, stats)
+print(bundles, events, stats, compact)
 PY
-read -r bundles events stats <"$TMP/counts" || bundles=0 events=0 stats=0
+read -r bundles events stats compact <"$TMP/counts" || bundles=0 events=0 stats=0 compact=0
 [ "${bundles:-0}" -gt 0 ] && [ "${events:-0}" -gt 0 ] && pass ftrace-bundles ||
 	fail ftrace-bundles "bundles with events: ${bundles:-0}, events: ${events:-0}"
 expect_eq ftrace-stats-start-and-end 2 "${stats:-0}"
+[ "${compact:-0}" -gt 0 ] && pass compact-sched-by-default ||
+	fail compact-sched-by-default "no compact_sched switch_timestamp arrays"
+# The switches import as scheduling slices.
+n=$($TRACEBOX trace_processor_shell query "$TMP/f.pftrace" 'select count(*) from sched' |
+	tail -n 1 | tr -dc 0-9)
+[ "${n:-0}" -gt 0 ] && pass sched-imported || fail sched-imported "sched rows: ${n:-0}"

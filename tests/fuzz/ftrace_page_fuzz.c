@@ -46,6 +46,11 @@ static const char *const k_formats[][2] = {
 	      "\tfield:__data_loc char[] filename;\toffset:8;\tsize:4;\tsigned:0;\n"
 	      "\tfield:pid_t pid;\toffset:12;\tsize:4;\tsigned:1;\n"
 	      "\tfield:pid_t old_pid;\toffset:16;\tsize:4;\tsigned:1;\n"},
+    {"sched", "name: sched_waking\nID: 5\nformat:\n" COMMON_FIELDS
+	      "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+	      "\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+	      "\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n"
+	      "\tfield:int target_cpu;\toffset:32;\tsize:4;\tsigned:1;\n"},
     {"tb", "name: tb_test\nID: 4\nformat:\n" COMMON_FIELDS
 	   "\tfield:int delta;\toffset:8;\tsize:4;\tsigned:1;\n"
 	   "\tfield:unsigned long addr;\toffset:16;\tsize:8;\tsigned:0;\n"
@@ -86,15 +91,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* An exact-size heap copy, so ASan sees any read past the input. */
 	copy = tb_memdup(data, size ? size : 1);
 	pb_writer_init_growable(&w);
-	ftrace_encode_bundle(&w, &g_table, 0, copy, size, &st);
-	if (pb_writer_error(&w) != 0)
-		abort();
-	pb_reader_init(&r, pb_writer_data(&w), pb_writer_size(&w));
-	while (pb_next(&r, &f))
-		;
-	if (pb_reader_error(&r) != PB_OK)
-		abort();
-	pb_writer_release(&w);
+	/* Both encodings: plain events, then compact_sched. */
+	for (int compact = 0; compact < 2; compact++) {
+		struct ftrace_encode_opts o = {.compact_sched = compact != 0};
+		pb_writer_init_growable(&w);
+		ftrace_encode_bundle_opts(&w, &g_table, &o, 0, copy, size, &st);
+		ftrace_encode_opts_release(&o);
+		if (pb_writer_error(&w) != 0)
+			abort();
+		pb_reader_init(&r, pb_writer_data(&w), pb_writer_size(&w));
+		while (pb_next(&r, &f))
+			;
+		if (pb_reader_error(&r) != PB_OK)
+			abort();
+		pb_writer_release(&w);
+	}
 	tb_free(copy);
 	return 0;
 }

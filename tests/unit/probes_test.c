@@ -11,15 +11,20 @@
 #include <stdlib.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "test.h"
 
+#include <sqlite3.h>
+
 #include "base.h"
 #include "pb.h"
 #include "probes.h"
 #include "protos.h"
+#include "trace_processor.h"
+#include "tracing.h"
 
 static void *tb_pb_alloc(void *data, size_t size)
 {
@@ -58,6 +63,13 @@ static const char k_sched_switch[] =
     "\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"
     "\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n\n"
     "print fmt: \"prev_comm=%s ...\", REC->prev_comm\n";
+
+static const char k_sched_waking[] =
+    "name: sched_waking\nID: 375\nformat:\n" COMMON_FIELDS
+    "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+    "\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+    "\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n"
+    "\tfield:int target_cpu;\toffset:32;\tsize:4;\tsigned:1;\n";
 
 static const char k_print[] = "name: print\nID: 5\nformat:\n" COMMON_FIELDS
 			      "\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n"
@@ -518,6 +530,276 @@ TEST(probes_encode_bundle_roundtrip)
 	ftrace_table_release(&t);
 }
 
+/* ---- compact_sched ------------------------------------------------------ */
+
+static size_t make_waking(uint8_t *p, int32_t pid, uint8_t flags, const char *comm,
+			  int32_t wakee, int32_t target_cpu)
+{
+	uint16_t type = 375;
+	int32_t prio = 120;
+	memset(p, 0, 36);
+	memcpy(p, &type, 2);
+	p[2] = flags;
+	memcpy(p + 4, &pid, 4);
+	memcpy(p + 8, comm, strlen(comm));
+	memcpy(p + 24, &wakee, 4);
+	memcpy(p + 28, &prio, 4);
+	memcpy(p + 32, &target_cpu, 4);
+	return 36;
+}
+
+/* Pages of NPG pages per cpu for 2 cpus: each cpu runs its own 4 threads
+ * (tid 100 * (cpu + 1) + k, "tb-spin-<tid>"), switching between them in a
+ * pseudo-random order with every prev_state kind and waking the next one
+ * first most of the time (from the running thread, as the kernel does). */
+#define CS_NPG 3
+static void make_sched_pages(uint8_t pages[2][CS_NPG * 4096])
+{
+	uint32_t rnd = 12345;
+	for (int cpu = 0; cpu < 2; cpu++) {
+		int32_t running = 0, base = 100 * (cpu + 1);
+		char running_comm[16] = "swapper/0";
+		for (int pg = 0; pg < CS_NPG; pg++) {
+			struct pgb b;
+			uint8_t ev[128];
+			pg_init(&b, 1000000ull * (uint64_t)(pg + 1) + (uint64_t)cpu * 333);
+			while (b.pos + 2 * (64 + 4) + 40 < 4080) {
+				static const int64_t states[] = {0, 1, 2, 0x100, 0x80, 1};
+				int32_t next;
+				char comm[16];
+				rnd = rnd * 1103515245u + 12345u;
+				next = base + (int32_t)(rnd >> 16) % 4;
+				if (next == running)
+					next = base + (next - base + 1) % 4;
+				snprintf(comm, sizeof comm, "tb-spin-%d", next);
+				if ((rnd >> 8) % 4 != 0)
+					pg_event(&b, 300, ev,
+						 make_waking(ev, running, (uint8_t)(rnd >> 4), comm,
+							     next, cpu),
+						 false);
+				pg_event(&b, 700, ev,
+					 make_switch(ev, running, running_comm, running,
+						     states[(rnd >> 12) % 6], comm, next),
+					 false);
+				running = next;
+				memcpy(running_comm, comm, sizeof comm);
+			}
+			pg_finish(&b, 0);
+			memcpy(pages[cpu] + pg * 4096, b.page, 4096);
+		}
+	}
+}
+
+/* A trace of one FtraceEventBundle per cpu, encoded compact or not. */
+static uint8_t *sched_trace(const struct ftrace_table *t, uint8_t pages[2][CS_NPG * 4096],
+			    bool compact, size_t *len, struct ftrace_encode_stats *st)
+{
+	struct ftrace_encode_opts o = {.compact_sched = compact};
+	struct pb_writer w;
+	pb_writer_init_growable(&w);
+	for (uint32_t cpu = 0; cpu < 2; cpu++) {
+		unsigned pkt = pb_begin_nested(&w, 1), h;
+		pb_put_uint32(&w, 10, 1); /* trusted_packet_sequence_id */
+		h = pb_begin_nested(&w, 1);
+		ftrace_encode_bundle_opts(&w, t, &o, cpu, pages[cpu], CS_NPG * 4096, st);
+		pb_end_nested(&w, h);
+		pb_end_nested(&w, pkt);
+	}
+	ftrace_encode_opts_release(&o);
+	return pb_writer_take(&w, len);
+}
+
+/* Append s to the NUL-terminated text in *v. */
+VEC_DEFINE(text_vec, char);
+
+static void text_add(struct text_vec *v, const char *s)
+{
+	size_t n = strlen(s);
+	vec_reserve(v, n + 1);
+	memcpy(v->data + v->len, s, n + 1);
+	v->len += n;
+}
+
+/* Every row of sql as text, ";a|b;c|d" (tb_malloc'd). */
+static char *rows_text(struct tp *tp, const char *sql)
+{
+	struct text_vec out = VEC_INIT;
+	sqlite3_stmt *st = NULL;
+	char err[256];
+	text_add(&out, "");
+	if (tp_prepare(tp, sql, &st, NULL, err, sizeof err) != SQLITE_OK || !st) {
+		text_add(&out, "error: ");
+		text_add(&out, err);
+		return out.data;
+	}
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		for (int i = 0; i < sqlite3_column_count(st); i++) {
+			const unsigned char *v = sqlite3_column_text(st, i);
+			text_add(&out, i ? "|" : ";");
+			text_add(&out, v ? (const char *)v : "NULL");
+		}
+	}
+	sqlite3_finalize(st);
+	return out.data;
+}
+
+static struct tp *load_trace(const uint8_t *p, size_t n)
+{
+	struct tp *tp = tp_new(NULL);
+	if (tp_parse(tp, p, n) != 0 || tp_end_of_file(tp) != 0)
+		test_report(__FILE__, __LINE__, "trace does not load: %s", tp_error(tp));
+	return tp;
+}
+
+/* The same pages recorded with and without compact_sched import into the
+ * same scheduling answers. Compact switches do not name the previous task,
+ * so each cpu's first switch only tells who runs next: rows that start
+ * before the last cpu's first switch are left out of the comparison. */
+TEST(probes_compact_sched_same_answers)
+{
+	static uint8_t pages[2][CS_NPG * 4096];
+	struct ftrace_table t;
+	struct tb_err err = {0};
+	struct ftrace_encode_stats s1 = {0}, s2 = {0};
+	static const char *const queries[] = {
+	    "select ts, dur, cpu, t.tid, end_state, priority from sched join thread t using (utid) "
+	    "where ts > %s order by ts, cpu",
+	    "select ts, dur, cpu, t.tid, state, w.tid from thread_state s join thread t "
+	    "using (utid) left join thread w on w.utid = s.waker_utid where ts > %s "
+	    "order by ts, t.tid, state",
+	    "select tid, name from thread order by tid",
+	};
+	uint8_t *plain, *compact;
+	size_t n_plain, n_compact;
+	struct tp *a, *b;
+
+	CHECK_EQ(load_table(&t), 0);
+	CHECK_EQ(ftrace_table_add_format(&t, "sched", k_sched_waking, strlen(k_sched_waking), &err),
+		 0);
+	make_sched_pages(pages);
+	plain = sched_trace(&t, pages, false, &n_plain, &s1);
+	compact = sched_trace(&t, pages, true, &n_compact, &s2);
+	CHECK(plain && compact);
+	CHECK_UEQ(s1.events, s2.events);
+	CHECK_UEQ(s1.compact_events, 0);
+	CHECK_UEQ(s2.compact_events, s2.events);
+	CHECK(s1.events > 300);
+	CHECK(n_compact * 4 < n_plain); /* the point of it */
+	a = load_trace(plain, n_plain);
+	b = load_trace(compact, n_compact);
+	{
+		/* The first switch of cpu 1 (the later one): its ts. */
+		char *t0 = rows_text(a, "select max(ts) from (select min(ts) as ts from sched "
+					"group by cpu)");
+		for (size_t i = 0; i < TB_ARRAY_SIZE(queries); i++) {
+			char sql[512], *ra, *rb;
+			snprintf(sql, sizeof sql, queries[i], t0 + 1);
+			ra = rows_text(a, sql);
+			rb = rows_text(b, sql);
+			CHECK(strlen(ra) > 1000 || i == 2);
+			if (i == 1) /* runnable with a waker */
+				CHECK(strstr(ra, "|R|1"));
+			CHECK_STR_EQ(ra, rb);
+			tb_free(ra);
+			tb_free(rb);
+		}
+		tb_free(t0);
+	}
+	{
+		/* Bounds come from imported rows: in the compact trace, the events
+		 * before each cpu's first switch (dropped) do not count. */
+		char *r = rows_text(b, "select trace_start() = (select min(ts) from ftrace_event), "
+				       "trace_start() > 1000000");
+		CHECK_STR_EQ(r, ";1|1");
+		tb_free(r);
+	}
+	tp_free(a);
+	tp_free(b);
+	tb_free(plain);
+	tb_free(compact);
+	ftrace_table_release(&t);
+}
+
+/* A span writer over one buffer, `step` bytes at a time (so the encoder
+ * never has room for its one-byte-size path), output contiguous. */
+struct steps {
+	uint8_t buf[16384];
+	size_t step;
+};
+
+static int steps_next(struct pb_writer *w, size_t need)
+{
+	struct steps *st = w->ctx;
+	size_t used = w->cur ? (size_t)(w->cur - st->buf) : 0;
+	size_t n = st->step > need ? st->step : need;
+	if (used + n > sizeof st->buf)
+		return -ENOSPC;
+	w->cur = st->buf + used;
+	w->end = w->cur + n;
+	return 0;
+}
+
+/* The direct one-byte-size path (room in the writer) and the nested-message
+ * path (no room) encode the same values, extremes included. */
+TEST(probes_encode_fast_path_matches)
+{
+	static struct steps sp = {.step = 24};
+	struct ftrace_table t;
+	struct tb_err err = {0};
+	struct ftrace_encode_stats s1 = {0}, s2 = {0};
+	struct pb_writer fast, slow;
+	struct pgb b;
+	uint8_t ev[128];
+	Perfetto__Protos__FtraceEventBundle *x, *y;
+	uint8_t *px, *py;
+	size_t nx, ny;
+
+	CHECK_EQ(load_table(&t), 0);
+	CHECK_EQ(ftrace_table_add_format(&t, "sched", k_sched_waking, strlen(k_sched_waking), &err),
+		 0);
+	pg_init(&b, 1000);
+	pg_event(&b, 1, ev, make_switch(ev, 7, "fifteen-chars-x", -1, (int64_t)0x7fffffffffffffffll,
+					"sixteen-chars-xy", INT32_MIN),
+		 false);
+	pg_event(&b, 1, ev, make_switch(ev, 0, "", 0, -1, "a", 2147483647), false);
+	pg_event(&b, 1, ev, make_waking(ev, -3, 0xff, "w", -42, -1), false);
+	pg_event(&b, 1, ev, make_print(ev, 9, "not on the fast path"), false);
+	pg_finish(&b, 0);
+
+	pb_writer_init_growable(&fast);
+	pb_writer_init_spans(&slow, steps_next, &sp);
+	CHECK_EQ(ftrace_encode_bundle(&fast, &t, 1, b.page, 4096, &s1), 4);
+	CHECK_EQ(ftrace_encode_bundle(&slow, &t, 1, b.page, 4096, &s2), 4);
+	CHECK_EQ(pb_writer_error(&slow), 0);
+	CHECK(pb_writer_size(&fast) < pb_writer_size(&slow)); /* one-byte sizes */
+	x = perfetto__protos__ftrace_event_bundle__unpack(&pb_alloc, pb_writer_size(&fast),
+							  pb_writer_data(&fast));
+	y = perfetto__protos__ftrace_event_bundle__unpack(&pb_alloc, pb_writer_size(&slow), sp.buf);
+	CHECK(x && y);
+	CHECK_EQ(x->n_event, 4);
+	CHECK_EQ(x->event[0]->sched_switch->next_pid, INT32_MIN);
+	CHECK_EQ(x->event[0]->sched_switch->prev_pid, -1);
+	CHECK_STR_EQ(x->event[0]->sched_switch->next_comm, "sixteen-chars-xy");
+	CHECK_EQ(x->event[1]->sched_switch->prev_state, -1);
+	CHECK_EQ(x->event[2]->sched_waking->target_cpu, -1);
+	CHECK_EQ(x->event[2]->pid, (uint32_t)-3);
+	nx = perfetto__protos__ftrace_event_bundle__get_packed_size(x);
+	ny = perfetto__protos__ftrace_event_bundle__get_packed_size(y);
+	CHECK_EQ(nx, ny);
+	px = tb_malloc(nx);
+	py = tb_malloc(ny);
+	perfetto__protos__ftrace_event_bundle__pack(x, px);
+	perfetto__protos__ftrace_event_bundle__pack(y, py);
+	CHECK_MEM_EQ(px, py, nx);
+	tb_free(px);
+	tb_free(py);
+	perfetto__protos__ftrace_event_bundle__free_unpacked(x, &pb_alloc);
+	perfetto__protos__ftrace_event_bundle__free_unpacked(y, &pb_alloc);
+	pb_writer_release(&fast);
+	pb_writer_release(&slow);
+	ftrace_table_release(&t);
+}
+
 TEST(probes_encode_stats)
 {
 	static const char text[] = "entries: 12\noverrun: 3\ncommit overrun: 1\nbytes: 4096\n"
@@ -636,6 +918,216 @@ TEST(probes_tracefs_restore_fake)
 	CHECK_STR_EQ(v, "0");
 	tb_free(v);
 	ftrace_tracefs_close(&fs);
+	rm_tree(dir);
+}
+
+/* A fake tracefs with header_page, sched_switch and sched_waking (disabled),
+ * one cpu with an empty trace_pipe_raw, and the control files. */
+static int make_fake_tracefs(char *dir)
+{
+	char cmd[1024];
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(cmd, sizeof cmd,
+		 "mkdir -p '%s/events/sched/sched_switch' '%s/events/sched/sched_waking' "
+		 "'%s/per_cpu/cpu0'",
+		 dir, dir, dir);
+	if (system(cmd) != 0)
+		return -1;
+	return put_file(dir, "tracing_on", "1\n") | put_file(dir, "trace_clock", "[local] boot\n") |
+	       put_file(dir, "buffer_size_kb", "1408\n") | put_file(dir, "current_tracer", "nop\n") |
+	       put_file(dir, "trace", "") | put_file(dir, "events/enable", "X\n") |
+	       put_file(dir, "events/header_page", k_header_page) |
+	       put_file(dir, "events/sched/sched_switch/format", k_sched_switch) |
+	       put_file(dir, "events/sched/sched_switch/enable", "0\n") |
+	       put_file(dir, "events/sched/sched_waking/format", k_sched_waking) |
+	       put_file(dir, "events/sched/sched_waking/enable", "0\n") |
+	       put_file(dir, "per_cpu/cpu0/trace_pipe_raw", "") |
+	       put_file(dir, "per_cpu/cpu0/stats", "entries: 0\noverrun: 0\n");
+}
+
+/* A serialized DataSourceConfig{ftrace_config{ftrace_events..., buffer_size_kb}}. */
+static uint8_t *ftrace_cfg(const char *const *events, size_t n, uint32_t kb, size_t *len)
+{
+	struct pb_writer w;
+	unsigned h;
+	pb_writer_init_growable(&w);
+	h = pb_begin_nested(&w, 100);
+	for (size_t i = 0; i < n; i++)
+		pb_put_string(&w, 1, events[i]);
+	pb_put_uint32(&w, 10, kb);
+	pb_end_nested(&w, h);
+	return pb_writer_take(&w, len);
+}
+
+static void ignore_commit(void *ctx, const struct tracing_commit *c)
+{
+	(void)ctx, (void)c;
+}
+
+static bool file_is(const char *dir, const char *rel, const char *want)
+{
+	char *v = get_file(dir, rel);
+	bool ok = v && strcmp(v, want) == 0;
+	if (!ok)
+		printf("  %s is '%s', want '%s'\n", rel, v ? v : "(none)", want);
+	tb_free(v);
+	return ok;
+}
+
+/* Two overlapping linux.ftrace instances: the second keeps the first one's
+ * buffer size; an event both use stays enabled until the last of them
+ * stops; when the last stops, every setting is back. */
+TEST(probes_ftrace_overlapping_sessions)
+{
+	static const char *const ev_a[] = {"sched/sched_switch", "sched/sched_waking"};
+	static const char *const ev_b[] = {"sched/sched_switch"};
+	char dir[] = "/tmp/tb-probes-XXXXXX";
+	struct tb_err err = {0};
+	struct tracing_smb *smb = NULL;
+	struct tracing_writer *wa, *wb;
+	struct probes_ftrace *a, *b;
+	struct loop *l;
+	uint8_t *ca, *cb;
+	size_t la, lb;
+
+	CHECK_EQ(make_fake_tracefs(dir), 0);
+	CHECK((l = loop_new(&err)));
+	CHECK_EQ(tracing_smb_create(64 * 4096, 4096, &smb, &err), 0);
+	wa = tracing_writer_new(smb, 1, 0, ignore_commit, NULL);
+	wb = tracing_writer_new(smb, 2, 0, ignore_commit, NULL);
+	ca = ftrace_cfg(ev_a, 2, 4096, &la);
+	cb = ftrace_cfg(ev_b, 1, 512, &lb);
+	a = probes_ftrace_new(l, wa, ca, la, dir);
+	b = probes_ftrace_new(l, wb, cb, lb, dir);
+
+	CHECK_EQ(probes_ftrace_start(a), 0);
+	CHECK(file_is(dir, "events/sched/sched_switch/enable", "1"));
+	CHECK(file_is(dir, "events/sched/sched_waking/enable", "1"));
+	CHECK(file_is(dir, "buffer_size_kb", "4096"));
+	CHECK(file_is(dir, "tracing_on", "1"));
+	CHECK_EQ(probes_ftrace_start(b), 0);
+	CHECK(file_is(dir, "buffer_size_kb", "4096")); /* the first one's */
+	probes_ftrace_stop(a);
+	CHECK(file_is(dir, "events/sched/sched_switch/enable", "1")); /* b still uses it */
+	CHECK(file_is(dir, "events/sched/sched_waking/enable", "0"));
+	CHECK(file_is(dir, "tracing_on", "1"));
+	/* a restarts while b runs: it takes its references again. */
+	CHECK_EQ(probes_ftrace_start(a), 0);
+	CHECK(file_is(dir, "events/sched/sched_waking/enable", "1"));
+	probes_ftrace_stop(b);
+	CHECK(file_is(dir, "events/sched/sched_switch/enable", "1"));
+	probes_ftrace_free(a);
+	CHECK(file_is(dir, "events/sched/sched_switch/enable", "0"));
+	CHECK(file_is(dir, "events/sched/sched_waking/enable", "0"));
+	CHECK(file_is(dir, "buffer_size_kb", "1408"));
+	CHECK(file_is(dir, "trace_clock", "local"));
+	CHECK(file_is(dir, "tracing_on", "1"));
+	/* Another tracefs cannot be used while one is. */
+	{
+		char other[] = "/tmp/tb-probes-XXXXXX";
+		struct probes_ftrace *c;
+		CHECK_EQ(make_fake_tracefs(other), 0);
+		c = probes_ftrace_new(l, wa, ca, la, other);
+		CHECK_EQ(probes_ftrace_start(b), 0);
+		CHECK_EQ(probes_ftrace_start(c), -EBUSY);
+		CHECK(file_is(other, "events/sched/sched_switch/enable", "0\n")); /* untouched */
+		probes_ftrace_free(c);
+		rm_tree(other);
+	}
+	probes_ftrace_free(b);
+	CHECK(file_is(dir, "events/sched/sched_switch/enable", "0"));
+	tracing_writer_free(wa);
+	tracing_writer_free(wb);
+	tracing_smb_free(smb);
+	loop_free(l);
+	tb_free(ca);
+	tb_free(cb);
+	rm_tree(dir);
+}
+
+/* --reset-ftrace / --cleanup-after-crash: Perfetto's HardResetFtraceState. */
+TEST(probes_tracefs_hard_reset_fake)
+{
+	char dir[] = "/tmp/tb-probes-XXXXXX";
+	struct ftrace_tracefs fs;
+	CHECK_EQ(make_fake_tracefs(dir), 0);
+	CHECK(put_file(dir, "current_tracer", "function\n") == 0);
+	CHECK(put_file(dir, "trace", "old data\n") == 0);
+	CHECK_EQ(ftrace_tracefs_open(&fs, dir, false), 0);
+	CHECK_EQ(ftrace_tracefs_reset(&fs), 0);
+	CHECK_EQ(fs.saved.len, 0); /* nothing to restore: this is the restore */
+	CHECK(file_is(dir, "tracing_on", "0"));
+	CHECK(file_is(dir, "buffer_size_kb", "4"));
+	CHECK(file_is(dir, "events/enable", "0"));
+	CHECK(file_is(dir, "current_tracer", "nop"));
+	CHECK(file_is(dir, "trace", ""));
+	ftrace_tracefs_close(&fs);
+	rm_tree(dir);
+}
+
+/* A dead pid: a child that has exited and been reaped. */
+static pid_t dead_pid(void)
+{
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+	return pid;
+}
+
+/* The record of saved settings outlives a crash: the next traced_probes
+ * (--reset-ftrace / --cleanup-after-crash) writes them back, and leaves a
+ * live owner's record alone. */
+TEST(probes_tracefs_crash_record)
+{
+	char dir[] = "/tmp/tb-probes-XXXXXX", rec[FTRACE_PATH_MAX], text[256];
+	struct ftrace_tracefs fs;
+	struct tb_err err = {0};
+	size_t n = 9;
+	char *v;
+
+	CHECK_EQ(make_fake_tracefs(dir), 0);
+	ftrace_tracefs_record_path(dir, rec, sizeof rec);
+	CHECK_EQ(ftrace_tracefs_open(&fs, dir, false), 0);
+	CHECK_STR_EQ(fs.record, rec);
+	CHECK_EQ(ftrace_tracefs_set_buffer_size_kb(&fs, 4096), 0);
+	CHECK_EQ(ftrace_tracefs_enable_event(&fs, "sched", "sched_switch", true), 0);
+	CHECK(tb_read_file(rec, &v, &n, 4096, NULL) == 0);
+	snprintf(text, sizeof text, "pid %ld\nbuffer_size_kb\t1408\nevents/sched/sched_switch/enable\t0\n",
+		 (long)getpid());
+	CHECK_STR_EQ(v, text);
+	tb_free(v);
+	ftrace_tracefs_close(&fs); /* a clean stop removes it */
+	CHECK(access(rec, F_OK) != 0);
+
+	/* A crashed owner: its changes are still in tracefs, its record too. */
+	CHECK(put_file(dir, "buffer_size_kb", "4096\n") == 0);
+	CHECK(put_file(dir, "events/sched/sched_switch/enable", "1\n") == 0);
+	snprintf(text, sizeof text, "pid %ld\nbuffer_size_kb\t1408\nevents/sched/sched_switch/enable\t0\n",
+		 (long)getppid());
+	CHECK(put_file("/", rec, text) == 0);
+	CHECK_EQ(probes_ftrace_cleanup(dir, true, &err), -EBUSY); /* the owner lives */
+	CHECK(access(rec, F_OK) == 0);
+	CHECK(file_is(dir, "buffer_size_kb", "4096\n"));
+	snprintf(text, sizeof text, "pid %ld\nbuffer_size_kb\t1408\nevents/sched/sched_switch/enable\t0\n",
+		 (long)dead_pid());
+	CHECK(put_file("/", rec, text) == 0);
+	CHECK_EQ(ftrace_tracefs_open(&fs, dir, false), 0);
+	CHECK_EQ(ftrace_tracefs_recover(&fs, &n), 0);
+	CHECK_EQ(n, 2);
+	ftrace_tracefs_close(&fs);
+	CHECK(access(rec, F_OK) != 0);
+	CHECK(file_is(dir, "buffer_size_kb", "1408"));
+	CHECK(file_is(dir, "events/sched/sched_switch/enable", "0"));
+
+	/* No record: --reset-ftrace leaves tracefs alone, --cleanup-after-crash
+	 * hard resets it. */
+	CHECK_EQ(probes_ftrace_cleanup(dir, false, &err), 0);
+	CHECK(file_is(dir, "tracing_on", "1\n"));
+	CHECK_EQ(probes_ftrace_cleanup(dir, true, &err), 0);
+	CHECK(file_is(dir, "tracing_on", "0"));
+	CHECK(file_is(dir, "buffer_size_kb", "4"));
 	rm_tree(dir);
 }
 

@@ -253,6 +253,77 @@ TEST(tracing_producer_no_service)
 	loop_free(l);
 }
 
+/* ---- the auto-reconnecting producer of the daemons (daemon.c) -------------- */
+
+/* traced goes away and comes back on the same sockets: the daemon producer
+ * reconnects by itself, registers its data source again (a new session
+ * starts it and gets its packets) and reports readiness only once. */
+TEST(tracing_daemon_reconnects_and_reregisters)
+{
+	static const struct tracing_ds_desc ds = {"test.ds", true, true, false};
+	struct traced_opts to = {0};
+	struct tracing_daemon_opts o = {0};
+	struct tracing_daemon *d;
+	struct tb_err err = {0};
+	struct tfx e;
+	struct rec r;
+	uint64_t ts[8];
+	int fds[2], svc;
+	char env[16], b[4];
+
+	CHECK_EQ(tfx_init(&e), 0);
+	memset(&r, 0, sizeof r);
+	CHECK_EQ(pipe(fds), 0);
+	snprintf(env, sizeof env, "%d", fds[1]);
+	setenv("TB_TEST_READY_FD", env, 1);
+	o.producer.name = "test.daemon";
+	o.producer.socket_name = e.pname;
+	o.producer.smb_size_hint = 128 * 1024;
+	o.producer.smb_page_hint = 4096;
+	o.producer.ctx = &r;
+	o.producer.on_connect = cb_connect;
+	o.producer.on_disconnect = cb_disconnect;
+	o.producer.setup = cb_setup;
+	o.producer.start = cb_start;
+	o.producer.stop = cb_stop;
+	o.data_sources = &ds;
+	o.n_data_sources = 1;
+	o.ready_fd_env = "TB_TEST_READY_FD";
+	o.retry_ms = 20;
+	d = tracing_daemon_new(e.l, &o);
+	CHECK(tfx_pump(&e, &r.connected));
+	CHECK_EQ(tracing_daemon_connections(d), 1);
+	CHECK_EQ(read(fds[0], b, sizeof b), 1);
+	CHECK_EQ(b[0], '1');
+
+	traced_free(e.t); /* the service goes away */
+	e.t = NULL;
+	CHECK(tfx_pump(&e, &r.disconnected));
+	tfx_spin(&e, 5, 20); /* retries fail while nobody listens */
+	CHECK(tracing_daemon_producer(d) == NULL);
+	to.producer_socket = e.pname;
+	to.consumer_socket = e.cname;
+	CHECK((e.t = traced_new(e.l, &to, &err)));
+	r.connected = false;
+	CHECK(tfx_pump(&e, &r.connected));
+	CHECK_EQ(tracing_daemon_connections(d), 2);
+	CHECK(tracing_daemon_producer(d) != NULL);
+
+	CHECK_EQ(tfx_enable(&e, "test.ds", NULL, 256, false, 0), 0);
+	CHECK(tfx_pump(&e, &r.started));
+	CHECK(r.w);
+	write_packet(r.w, 7, 10);
+	r.free_writer_on_stop = true;
+	CHECK(tfx_disable(&e));
+	CHECK(tfx_read(&e));
+	CHECK_EQ(tfx_collect(&e, ts, 8, &svc), 1);
+	CHECK_UEQ(ts[0], 7);
+	CHECK_EQ(read(fds[0], b, sizeof b), 0); /* ready once; the fd was closed */
+	close(fds[0]);
+	tracing_daemon_free(d);
+	tfx_release(&e);
+}
+
 /* ---- a scripted fake service ---------------------------------------------- */
 
 struct fake {

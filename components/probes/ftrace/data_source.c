@@ -1,28 +1,41 @@
 /*
  * The linux.ftrace data source: what ties the ftrace core (tracefs.c,
- * format.c, page.c, encode.c) to a trace writer on the producer's loop.
+ * format.c, page.c, encode.c) to trace writers on the producer's loop.
  *
- *   start   decode FtraceConfig (DataSourceConfig.ftrace_config = 100);
- *           open tracefs; tracing_on 0; buffer_size_kb (config, else
- *           Perfetto's default: 8 MiB per CPU with >= 7 GiB of RAM, else
- *           2 MiB); trace clock as Perfetto picks it (mono_raw if asked and
- *           available, else the first of boot, global, local the kernel
- *           has); the events, each loaded from its format file and enabled
- *           (unknown ones logged and skipped); stale pages discarded;
- *           FtraceStats{START_OF_TRACE}; tracing_on 1; the drain timer.
- *   drain   every drain_period_ms (default 100, as Perfetto's tick):
- *           per CPU, read per_cpu/cpuN/trace_pipe_raw (O_NONBLOCK) page by
- *           page, up to FTRACE_DS_MAX_PAGES, and write them as one
- *           TracePacket{ftrace_events = 1: FtraceEventBundle}. Like
- *           Perfetto's CpuReader, the packet has no timestamp: the events
- *           carry theirs in the trace clock, and the bundle names that clock
- *           (ftrace_clock = 5) only when it is not boot.
- *   flush   drain now (the caller then acks).
- *   stop    last drain, FtraceStats{END_OF_TRACE}, tracing_on 0 and every
- *           changed setting written back (ftrace_tracefs_restore).
+ * tracefs and its per-CPU ring buffers are one kernel resource, so every
+ * instance of the process shares one struct ftrace_shared (tracefs, the
+ * event table, the trace_pipe_raw fds), as Perfetto's FtraceConfigMuxer
+ * and CpuReaders are shared by its sessions:
  *
- * One instance owns tracefs at a time: a second concurrent one is refused
- * (Perfetto's refcounted muxing of several sessions is not done yet).
+ *   first start  open tracefs; tracing_on 0; buffer_size_kb (config, else
+ *                Perfetto's default: 8 MiB per CPU with >= 7 GiB of RAM,
+ *                else 2 MiB); trace clock as Perfetto picks it (mono_raw if
+ *                asked and available, else the first of boot, global, local
+ *                the kernel has); stale pages discarded. Later instances
+ *                keep the buffer size and clock the first one set.
+ *   every start  its events, each loaded from its format file and enabled
+ *                unless another instance already holds it (refcounted; an
+ *                unknown one is logged and skipped); FtraceStats
+ *                {START_OF_TRACE}; tracing_on 1; its drain timer.
+ *   drain        every drain_period_ms of any instance (default 100, as
+ *                Perfetto's tick): per CPU, read per_cpu/cpuN/trace_pipe_raw
+ *                (O_NONBLOCK) page by page, up to FTRACE_DS_MAX_PAGES, and
+ *                write one TracePacket{ftrace_events = 1: FtraceEventBundle}
+ *                into each instance's writer with the events it asked for,
+ *                sched_switch / sched_waking in compact_sched unless its
+ *                compact_sched.enabled is false (unset means on, as in
+ *                Perfetto). Like Perfetto's CpuReader, the packet has no
+ *                timestamp: the events carry theirs in the trace clock, and
+ *                the bundle names that clock (ftrace_clock = 5) when it is
+ *                not boot.
+ *   flush        drain now (the caller then acks).
+ *   stop         a drain, FtraceStats{END_OF_TRACE}, and each of its events
+ *                disabled once no other instance holds it. The last one to
+ *                stop turns tracing off before its drain and writes back
+ *                every setting changed (ftrace_tracefs_restore).
+ *
+ * Instances naming different tracefs roots (tests) cannot share: the second
+ * is refused while the first runs.
  */
 #include "ftrace_int.h"
 
@@ -47,6 +60,22 @@ enum {
 	FTRACE_CLOCK_MONO_RAW = 4,
 };
 
+#define ID_MASK_WORDS (65536 / 64) /* event ids are 16-bit (format.c) */
+
+/* The kernel side every running instance shares. */
+struct ftrace_shared {
+	char *root; /* tracefs root override (tests), or NULL */
+	struct ftrace_tracefs fs;
+	struct ftrace_table table;
+	int ncpu;
+	int *pipes;     /* ncpu fds, -1 when a CPU's pipe could not be opened */
+	uint32_t clock; /* FtraceClock of the bundles; 0 = boot */
+	uint8_t *buf;
+	size_t buf_cap;
+	struct hmap refs; /* event id -> instances holding it enabled */
+	VEC(struct probes_ftrace *) users;
+};
+
 struct probes_ftrace {
 	struct loop *loop;
 	struct tracing_writer *w;
@@ -55,21 +84,18 @@ struct probes_ftrace {
 	VEC(char *) events;
 	uint32_t buffer_size_kb, drain_period_ms;
 	bool use_monotonic_raw_clock;
+	struct ftrace_encode_opts enc; /* compact_sched, its scratch, id_mask */
 	/* Running state. */
-	bool started, owner;
-	struct ftrace_tracefs fs;
-	struct ftrace_table table;
-	int ncpu;
-	int *pipes; /* ncpu fds, -1 when a CPU's pipe could not be opened */
-	uint32_t clock; /* FtraceClock of the bundle; 0 = boot */
+	bool started;
+	struct ftrace_shared *sh;
+	VEC(uint32_t) ids; /* event ids this instance holds enabled */
+	uint64_t *mask;    /* the same as a bitmap, for the encoder */
 	uint64_t timer;
-	uint8_t *buf;
-	size_t buf_cap;
 	struct ftrace_encode_stats st;
 };
 
-/* Only one instance may drive tracefs at a time. */
-static bool tracefs_busy;
+/* The one ftrace_shared of the process, while any instance runs. */
+static struct ftrace_shared *g_shared;
 
 static void parse_config(struct probes_ftrace *ft, const uint8_t *cfg, size_t len)
 {
@@ -77,6 +103,7 @@ static void parse_config(struct probes_ftrace *ft, const uint8_t *cfg, size_t le
 	Perfetto__Protos__FtraceConfig *fc;
 
 	ft->drain_period_ms = FTRACE_DS_DEFAULT_DRAIN_MS;
+	ft->enc.compact_sched = true; /* Perfetto's default since v42 */
 	if (!len)
 		return;
 	dsc = perfetto__protos__data_source_config__unpack(ipc_pb_allocator(), len, cfg);
@@ -96,6 +123,8 @@ static void parse_config(struct probes_ftrace *ft, const uint8_t *cfg, size_t le
 			ft->drain_period_ms = fc->drain_period_ms;
 		ft->use_monotonic_raw_clock =
 			fc->has_use_monotonic_raw_clock && fc->use_monotonic_raw_clock;
+		if (fc->compact_sched && fc->compact_sched->has_enabled)
+			ft->enc.compact_sched = fc->compact_sched->enabled;
 	}
 	perfetto__protos__data_source_config__free_unpacked(dsc, ipc_pb_allocator());
 }
@@ -107,7 +136,6 @@ struct probes_ftrace *probes_ftrace_new(struct loop *l, struct tracing_writer *w
 	ft->loop = l;
 	ft->w = w;
 	ft->root = tracefs_root ? tb_strdup(tracefs_root) : NULL;
-	ftrace_table_init(&ft->table);
 	parse_config(ft, cfg, len);
 	return ft;
 }
@@ -141,55 +169,93 @@ static bool clock_listed(const char *text, const char *clock)
 
 /* Perfetto's SetupClock: mono_raw when asked for and available, else the
  * first available of boot, global, local (left alone if already selected). */
-static void setup_clock(struct probes_ftrace *ft)
+static void setup_clock(struct ftrace_shared *sh, bool mono_raw)
 {
 	static const char *const prefs[] = {"boot", "global", "local"};
 	char cur[32] = "";
 	char *text = NULL;
 	size_t len;
 
-	if (ftrace_tracefs_read(&ft->fs, "trace_clock", &text, &len) < 0) {
-		log_warn(DS_LOG, "ftrace: %s", ft->fs.err.msg);
+	if (ftrace_tracefs_read(&sh->fs, "trace_clock", &text, &len) < 0) {
+		log_warn(DS_LOG, "ftrace: %s", sh->fs.err.msg);
 		return;
 	}
-	if (ft->use_monotonic_raw_clock && clock_listed(text, "mono_raw")) {
-		ftrace_tracefs_set_clock(&ft->fs, "mono_raw");
+	if (mono_raw && clock_listed(text, "mono_raw")) {
+		ftrace_tracefs_set_clock(&sh->fs, "mono_raw");
 	} else {
-		ftrace_tracefs_get_clock(&ft->fs, cur, sizeof cur);
+		ftrace_tracefs_get_clock(&sh->fs, cur, sizeof cur);
 		for (size_t i = 0; i < TB_ARRAY_SIZE(prefs); i++) {
 			if (!clock_listed(text, prefs[i]))
 				continue;
 			if (strcmp(cur, prefs[i]) != 0 &&
-			    ftrace_tracefs_set_clock(&ft->fs, prefs[i]) < 0)
-				log_warn(DS_LOG, "ftrace: %s", ft->fs.err.msg);
+			    ftrace_tracefs_set_clock(&sh->fs, prefs[i]) < 0)
+				log_warn(DS_LOG, "ftrace: %s", sh->fs.err.msg);
 			break;
 		}
 	}
 	tb_free(text);
 	cur[0] = 0;
-	ftrace_tracefs_get_clock(&ft->fs, cur, sizeof cur);
+	ftrace_tracefs_get_clock(&sh->fs, cur, sizeof cur);
 	if (strcmp(cur, "boot") == 0)
-		ft->clock = 0;
+		sh->clock = 0;
 	else if (strcmp(cur, "global") == 0)
-		ft->clock = FTRACE_CLOCK_GLOBAL;
+		sh->clock = FTRACE_CLOCK_GLOBAL;
 	else if (strcmp(cur, "local") == 0)
-		ft->clock = FTRACE_CLOCK_LOCAL;
+		sh->clock = FTRACE_CLOCK_LOCAL;
 	else if (strcmp(cur, "mono_raw") == 0)
-		ft->clock = FTRACE_CLOCK_MONO_RAW;
+		sh->clock = FTRACE_CLOCK_MONO_RAW;
 	else
-		ft->clock = FTRACE_CLOCK_UNKNOWN;
+		sh->clock = FTRACE_CLOCK_UNKNOWN;
 }
 
-/* Load one event's format and enable it. */
+/* Load one event's format, enable it unless another instance already
+ * holds it, and take a reference for ft. */
 static int enable_one(struct probes_ftrace *ft, const char *group, const char *name)
 {
-	int rc = ftrace_table_load_event(&ft->table, &ft->fs, group, name);
-	if (rc == 0)
-		rc = ftrace_tracefs_enable_event(&ft->fs, group, name, true);
-	if (rc < 0)
+	struct ftrace_shared *sh = ft->sh;
+	const struct ftrace_event_format *f = NULL;
+	uint64_t refs = 0;
+	int rc = ftrace_table_load_event(&sh->table, &sh->fs, group, name);
+
+	for (size_t i = 0; rc == 0 && i < sh->table.events.len && !f; i++)
+		if (strcmp(sh->table.events.data[i]->group, group) == 0 &&
+		    strcmp(sh->table.events.data[i]->name, name) == 0)
+			f = sh->table.events.data[i];
+	if (rc == 0 && !f)
+		rc = tb_err_set(&sh->fs.err, -ENOENT, "no format for '%s/%s'", group, name);
+	if (rc == 0 && (ft->mask[f->id / 64] >> (f->id % 64) & 1))
+		return 0; /* named twice in the config */
+	if (rc == 0 && !hmap_get(&sh->refs, f->id, &refs))
+		rc = ftrace_tracefs_enable_event(&sh->fs, group, name, true);
+	if (rc < 0) {
 		log_warn(DS_LOG, "ftrace: skipping event '%s/%s': %s", group, name,
-			 ft->fs.err.msg);
-	return rc;
+			 sh->fs.err.msg);
+		return rc;
+	}
+	hmap_put(&sh->refs, f->id, refs + 1);
+	vec_push(&ft->ids, f->id);
+	ft->mask[f->id / 64] |= 1ull << (f->id % 64);
+	return 0;
+}
+
+/* Drop ft's references; disable the events nobody holds any more. */
+static void release_events(struct probes_ftrace *ft)
+{
+	struct ftrace_shared *sh = ft->sh;
+	for (size_t i = 0; i < ft->ids.len; i++) {
+		const struct ftrace_event_format *f = ftrace_table_find(&sh->table, ft->ids.data[i]);
+		uint64_t refs = 0;
+		hmap_get(&sh->refs, ft->ids.data[i], &refs);
+		if (refs > 1) {
+			hmap_put(&sh->refs, ft->ids.data[i], refs - 1);
+			continue;
+		}
+		hmap_del(&sh->refs, ft->ids.data[i], NULL);
+		if (f && ftrace_tracefs_enable_event(&sh->fs, f->group, f->name, false) < 0)
+			log_warn(DS_LOG, "ftrace: %s", sh->fs.err.msg);
+	}
+	vec_clear(&ft->ids);
+	memset(ft->mask, 0, ID_MASK_WORDS * sizeof *ft->mask);
 }
 
 struct event_match {
@@ -238,34 +304,34 @@ static void enable_config_event(struct probes_ftrace *ft, const char *spec)
 		}
 		m.group = group;
 		m.name = "*";
-		ftrace_tracefs_list_events(&ft->fs, match_event, &m);
+		ftrace_tracefs_list_events(&ft->sh->fs, match_event, &m);
 		if (!m.matched)
 			log_warn(DS_LOG, "ftrace: no events enabled for '%s'", spec);
 		return;
 	}
 	m.name = spec;
-	ftrace_tracefs_list_events(&ft->fs, match_event, &m);
+	ftrace_tracefs_list_events(&ft->sh->fs, match_event, &m);
 	if (m.matched)
 		enable_one(ft, m.found_group, spec);
 	else
 		log_warn(DS_LOG, "ftrace: skipping unknown event '%s'", spec);
 }
 
-/* Read up to FTRACE_DS_MAX_PAGES pages of cpu into ft->buf; bytes read. */
-static size_t read_cpu(struct probes_ftrace *ft, int cpu)
+/* Read up to FTRACE_DS_MAX_PAGES pages of cpu into sh->buf; bytes read. */
+static size_t read_cpu(struct ftrace_shared *sh, int cpu)
 {
-	size_t page = ft->table.layout.page_size, len = 0;
-	int fd = ft->pipes[cpu];
+	size_t page = sh->table.layout.page_size, len = 0;
+	int fd = sh->pipes[cpu];
 
 	if (fd < 0 || page == 0)
 		return 0;
 	for (int i = 0; i < FTRACE_DS_MAX_PAGES; i++) {
 		ssize_t n;
-		if (len + page > ft->buf_cap) {
-			ft->buf_cap = ft->buf_cap ? ft->buf_cap * 2 : 16 * page;
-			ft->buf = tb_realloc(ft->buf, ft->buf_cap);
+		if (len + page > sh->buf_cap) {
+			sh->buf_cap = sh->buf_cap ? sh->buf_cap * 2 : 16 * page;
+			sh->buf = tb_realloc(sh->buf, sh->buf_cap);
 		}
-		n = read(fd, ft->buf + len, page);
+		n = read(fd, sh->buf + len, page);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -279,25 +345,31 @@ static size_t read_cpu(struct probes_ftrace *ft, int cpu)
 	return len;
 }
 
-void probes_ftrace_drain(struct probes_ftrace *ft)
+/* Read every CPU once and hand the pages to every running instance. */
+static void shared_drain(struct ftrace_shared *sh)
 {
-	if (!ft || !ft->started)
-		return;
-	for (int cpu = 0; cpu < ft->ncpu; cpu++) {
-		size_t len = read_cpu(ft, cpu);
-		struct pb_writer *pw;
-		unsigned h;
-
+	for (int cpu = 0; cpu < sh->ncpu; cpu++) {
+		size_t len = read_cpu(sh, cpu);
 		if (!len)
 			continue;
-		pw = tracing_writer_begin_packet(ft->w);
-		h = pb_begin_nested(pw, TP_FTRACE_EVENTS);
-		ftrace_encode_bundle(pw, &ft->table, (uint32_t)cpu, ft->buf, len, &ft->st);
-		if (ft->clock)
-			pb_put_varint(pw, BUNDLE_FTRACE_CLOCK, ft->clock);
-		pb_end_nested(pw, h);
-		tracing_writer_end_packet(ft->w);
+		for (size_t i = 0; i < sh->users.len; i++) {
+			struct probes_ftrace *ft = sh->users.data[i];
+			struct pb_writer *pw = tracing_writer_begin_packet(ft->w);
+			unsigned h = pb_begin_nested(pw, TP_FTRACE_EVENTS);
+			ftrace_encode_bundle_opts(pw, &sh->table, &ft->enc, (uint32_t)cpu, sh->buf,
+						  len, &ft->st);
+			if (sh->clock)
+				pb_put_varint(pw, BUNDLE_FTRACE_CLOCK, sh->clock);
+			pb_end_nested(pw, h);
+			tracing_writer_end_packet(ft->w);
+		}
 	}
+}
+
+void probes_ftrace_drain(struct probes_ftrace *ft)
+{
+	if (ft && ft->started)
+		shared_drain(ft->sh);
 }
 
 static void on_drain(struct loop *l, uint64_t id, void *ctx)
@@ -307,13 +379,14 @@ static void on_drain(struct loop *l, uint64_t id, void *ctx)
 
 static void write_stats(struct probes_ftrace *ft, enum ftrace_stats_phase phase)
 {
-	struct ftrace_cpu_stats *cpus = tb_calloc(ft->ncpu > 0 ? (size_t)ft->ncpu : 1, sizeof *cpus);
+	struct ftrace_shared *sh = ft->sh;
+	struct ftrace_cpu_stats *cpus = tb_calloc(sh->ncpu > 0 ? (size_t)sh->ncpu : 1, sizeof *cpus);
 	size_t n = 0;
 	struct pb_writer *pw;
 	unsigned h;
 
-	for (int cpu = 0; cpu < ft->ncpu; cpu++)
-		if (ftrace_tracefs_read_cpu_stats(&ft->fs, cpu, &cpus[n]) == 0)
+	for (int cpu = 0; cpu < sh->ncpu; cpu++)
+		if (ftrace_tracefs_read_cpu_stats(&sh->fs, cpu, &cpus[n]) == 0)
 			cpus[n++].cpu = (uint32_t)cpu;
 	pw = tracing_writer_begin_packet(ft->w);
 	pb_put_uint64(pw, 8, (uint64_t)tb_boot_ns());
@@ -324,88 +397,133 @@ static void write_stats(struct probes_ftrace *ft, enum ftrace_stats_phase phase)
 	tb_free(cpus);
 }
 
-/* Read and drop whatever the buffers hold from before this session. */
-static void discard_stale(struct probes_ftrace *ft)
+static void shared_free(struct ftrace_shared *sh)
 {
-	for (int cpu = 0; cpu < ft->ncpu; cpu++)
-		for (int i = 0; i < 64 && read_cpu(ft, cpu); i++)
+	if (!sh)
+		return;
+	for (int cpu = 0; cpu < sh->ncpu; cpu++)
+		if (sh->pipes[cpu] >= 0)
+			close(sh->pipes[cpu]);
+	if (ftrace_tracefs_restore(&sh->fs) < 0)
+		log_warn(DS_LOG, "ftrace: restoring tracefs: %s", sh->fs.err.msg);
+	ftrace_tracefs_close(&sh->fs);
+	ftrace_table_release(&sh->table);
+	hmap_release(&sh->refs);
+	vec_release(&sh->users);
+	tb_free(sh->pipes);
+	tb_free(sh->buf);
+	tb_free(sh->root);
+	tb_free(sh);
+	if (g_shared == sh)
+		g_shared = NULL;
+}
+
+/* The first instance's setup: tracefs opened, tracing off, buffer size and
+ * clock set, pipes opened, stale pages dropped. NULL on failure (logged;
+ * whatever was changed is restored). */
+static struct ftrace_shared *shared_new(struct probes_ftrace *ft, int *rc)
+{
+	struct ftrace_shared *sh = tb_calloc(1, sizeof *sh);
+
+	sh->root = ft->root ? tb_strdup(ft->root) : NULL;
+	ftrace_table_init(&sh->table);
+	hmap_init(&sh->refs);
+	*rc = ftrace_tracefs_open(&sh->fs, ft->root, true);
+	if (*rc == 0)
+		*rc = ftrace_table_load_header(&sh->table, &sh->fs);
+	if (*rc < 0) {
+		log_warn(DS_LOG, "ftrace: %s", sh->fs.err.msg);
+		shared_free(sh);
+		return NULL;
+	}
+	sh->ncpu = ftrace_tracefs_num_cpus(&sh->fs);
+	if (sh->ncpu < 0)
+		sh->ncpu = 0;
+	sh->pipes = tb_malloc((sh->ncpu ? (size_t)sh->ncpu : 1) * sizeof *sh->pipes);
+	if (ftrace_tracefs_set_tracing_on(&sh->fs, false) < 0)
+		log_warn(DS_LOG, "ftrace: %s", sh->fs.err.msg);
+	if (ftrace_tracefs_set_buffer_size_kb(&sh->fs, ft->buffer_size_kb ? ft->buffer_size_kb
+									   : default_buffer_kb()) < 0)
+		log_warn(DS_LOG, "ftrace: %s", sh->fs.err.msg);
+	setup_clock(sh, ft->use_monotonic_raw_clock);
+	for (int cpu = 0; cpu < sh->ncpu; cpu++) {
+		sh->pipes[cpu] = ftrace_tracefs_open_pipe_raw(&sh->fs, cpu);
+		if (sh->pipes[cpu] < 0)
+			log_warn(DS_LOG, "ftrace: cannot open trace_pipe_raw of cpu %d: %s", cpu,
+				 strerror(-sh->pipes[cpu]));
+	}
+	/* Whatever the buffers hold is from before this session. */
+	for (int cpu = 0; cpu < sh->ncpu; cpu++)
+		for (int i = 0; i < 64 && read_cpu(sh, cpu); i++)
 			;
+	return sh;
+}
+
+static bool same_root(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
 }
 
 int probes_ftrace_start(struct probes_ftrace *ft)
 {
-	int rc;
+	int rc = 0;
 
 	if (ft->started)
 		return 0;
-	if (tracefs_busy) {
-		log_warn(DS_LOG, "ftrace: another linux.ftrace instance owns tracefs; this one "
-				 "records nothing");
+	if (g_shared && !same_root(g_shared->root, ft->root)) {
+		log_warn(DS_LOG, "ftrace: another tracefs is in use; this instance records nothing");
 		return -EBUSY;
 	}
-	rc = ftrace_tracefs_open(&ft->fs, ft->root, true);
-	if (rc < 0) {
-		log_warn(DS_LOG, "ftrace: %s", ft->fs.err.msg);
+	if (!g_shared && !(g_shared = shared_new(ft, &rc)))
 		return rc;
-	}
-	tracefs_busy = ft->owner = true;
-	if ((rc = ftrace_table_load_header(&ft->table, &ft->fs)) < 0) {
-		log_warn(DS_LOG, "ftrace: %s", ft->fs.err.msg);
-		return rc;
-	}
-	ft->ncpu = ftrace_tracefs_num_cpus(&ft->fs);
-	if (ft->ncpu < 0)
-		ft->ncpu = 0;
-	ft->pipes = tb_malloc((ft->ncpu ? (size_t)ft->ncpu : 1) * sizeof *ft->pipes);
-	if (ftrace_tracefs_set_tracing_on(&ft->fs, false) < 0)
-		log_warn(DS_LOG, "ftrace: %s", ft->fs.err.msg);
-	if (ftrace_tracefs_set_buffer_size_kb(&ft->fs, ft->buffer_size_kb ? ft->buffer_size_kb
-									   : default_buffer_kb()) < 0)
-		log_warn(DS_LOG, "ftrace: %s", ft->fs.err.msg);
-	setup_clock(ft);
+	ft->sh = g_shared;
+	if (!ft->mask)
+		ft->mask = tb_calloc(ID_MASK_WORDS, sizeof *ft->mask);
+	ft->enc.id_mask = ft->mask;
 	for (size_t i = 0; i < ft->events.len; i++)
 		enable_config_event(ft, ft->events.data[i]);
-	for (int cpu = 0; cpu < ft->ncpu; cpu++) {
-		ft->pipes[cpu] = ftrace_tracefs_open_pipe_raw(&ft->fs, cpu);
-		if (ft->pipes[cpu] < 0)
-			log_warn(DS_LOG, "ftrace: cannot open trace_pipe_raw of cpu %d: %s", cpu,
-				 strerror(-ft->pipes[cpu]));
-	}
+	vec_push(&ft->sh->users, ft);
 	ft->started = true;
-	discard_stale(ft);
 	write_stats(ft, FTRACE_STATS_START_OF_TRACE);
-	if (ftrace_tracefs_set_tracing_on(&ft->fs, true) < 0)
-		log_warn(DS_LOG, "ftrace: %s", ft->fs.err.msg);
+	if (ftrace_tracefs_set_tracing_on(&ft->sh->fs, true) < 0)
+		log_warn(DS_LOG, "ftrace: %s", ft->sh->fs.err.msg);
 	ft->timer = loop_add_timer(ft->loop, ft->drain_period_ms, ft->drain_period_ms, on_drain, ft);
 	if (!ft->timer)
 		log_warn(DS_LOG, "ftrace: %s", loop_err(ft->loop)->msg);
-	log_debug(DS_LOG, "ftrace: started, %zu events in %zu specs, %d cpus",
-		  ft->table.events.len, ft->events.len, ft->ncpu);
+	log_debug(DS_LOG, "ftrace: started, %zu events in %zu specs, %d cpus, %zu instances",
+		  ft->ids.len, ft->events.len, ft->sh->ncpu, ft->sh->users.len);
 	return 0;
 }
 
 void probes_ftrace_stop(struct probes_ftrace *ft)
 {
+	struct ftrace_shared *sh;
+
 	if (!ft)
 		return;
 	if (ft->timer)
 		loop_cancel_timer(ft->loop, ft->timer);
 	ft->timer = 0;
-	if (ft->started) {
-		/* Stop the kernel writing before the last drain, so it is last. */
-		ftrace_tracefs_set_tracing_on(&ft->fs, false);
-		probes_ftrace_drain(ft);
-		write_stats(ft, FTRACE_STATS_END_OF_TRACE);
-		for (int cpu = 0; cpu < ft->ncpu; cpu++)
-			if (ft->pipes[cpu] >= 0)
-				close(ft->pipes[cpu]);
-		ft->started = false;
+	if (!ft->started)
+		return;
+	sh = ft->sh;
+	/* The last one stops the kernel writing before the last drain. */
+	if (sh->users.len == 1)
+		ftrace_tracefs_set_tracing_on(&sh->fs, false);
+	shared_drain(sh);
+	write_stats(ft, FTRACE_STATS_END_OF_TRACE);
+	release_events(ft);
+	for (size_t i = 0; i < sh->users.len; i++) {
+		if (sh->users.data[i] == ft) {
+			sh->users.data[i] = *vec_last(&sh->users);
+			sh->users.len--;
+			break;
+		}
 	}
-	if (ft->owner) {
-		if (ftrace_tracefs_restore(&ft->fs) < 0)
-			log_warn(DS_LOG, "ftrace: restoring tracefs: %s", ft->fs.err.msg);
-		tracefs_busy = ft->owner = false;
-	}
+	ft->started = false;
+	ft->sh = NULL;
+	if (!sh->users.len)
+		shared_free(sh);
 }
 
 void probes_ftrace_free(struct probes_ftrace *ft)
@@ -413,13 +531,12 @@ void probes_ftrace_free(struct probes_ftrace *ft)
 	if (!ft)
 		return;
 	probes_ftrace_stop(ft);
-	ftrace_tracefs_close(&ft->fs);
-	ftrace_table_release(&ft->table);
 	for (size_t i = 0; i < ft->events.len; i++)
 		tb_free(ft->events.data[i]);
 	vec_release(&ft->events);
-	tb_free(ft->pipes);
-	tb_free(ft->buf);
+	vec_release(&ft->ids);
+	tb_free(ft->mask);
+	ftrace_encode_opts_release(&ft->enc);
 	tb_free(ft->root);
 	tb_free(ft);
 }
@@ -427,4 +544,22 @@ void probes_ftrace_free(struct probes_ftrace *ft)
 const struct ftrace_encode_stats *probes_ftrace_stats(const struct probes_ftrace *ft)
 {
 	return &ft->st;
+}
+
+int probes_ftrace_cleanup(const char *tracefs_root, bool hard, struct tb_err *err)
+{
+	struct ftrace_tracefs fs;
+	size_t n = 0;
+	int rc = ftrace_tracefs_open(&fs, tracefs_root, false);
+
+	if (rc == 0)
+		rc = ftrace_tracefs_recover(&fs, &n);
+	if (rc == 0 && n)
+		log_info(DS_LOG, "ftrace: restored %zu tracefs settings a dead traced_probes left", n);
+	else if (rc == 0 && hard && (rc = ftrace_tracefs_reset(&fs)) == 0)
+		log_info(DS_LOG, "ftrace: tracefs reset");
+	if (rc < 0)
+		tb_err_set(err, rc, "cannot reset ftrace: %s", fs.err.msg);
+	ftrace_tracefs_close(&fs);
+	return rc;
 }

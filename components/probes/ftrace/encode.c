@@ -10,6 +10,7 @@
  * Output goes through the pb writer (nested sizes patched in place); the
  * caller owns the enclosing TracePacket.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -85,6 +86,111 @@ static const struct ftrace_proto_event k_events[] = {
     EV("sched", "sched_process_free", 240, k_free),
 };
 
+/* The fields compact_sched keeps, in the order of compact_field. */
+static const char *const k_compact_switch[] = {"prev_state", "next_pid", "next_prio",
+					       "next_comm"};
+static const char *const k_compact_waking[] = {"pid", "target_cpu", "prio", "comm",
+					       "common_flags"};
+
+/* sched_switch / sched_waking can go to compact_sched when every field it
+ * keeps is there, an integer (or the comm a fixed char array). */
+static void resolve_compact(struct ftrace_event_format *f)
+{
+	const char *const *names;
+	size_t n;
+	uint8_t kind;
+
+	f->compact = 0;
+	if (strcmp(f->group, "sched") != 0)
+		return;
+	if (strcmp(f->name, "sched_switch") == 0) {
+		names = k_compact_switch, n = TB_ARRAY_SIZE(k_compact_switch);
+		kind = FTRACE_COMPACT_SWITCH;
+	} else if (strcmp(f->name, "sched_waking") == 0) {
+		names = k_compact_waking, n = TB_ARRAY_SIZE(k_compact_waking);
+		kind = FTRACE_COMPACT_WAKING;
+	} else {
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct ftrace_field *fd = ftrace_format_field(f, names[i]);
+		bool comm = i == 3; /* next_comm / comm */
+		if (!fd || fd->kind != (comm ? FTRACE_FIELD_CHAR_ARRAY : FTRACE_FIELD_INT))
+			return;
+		f->compact_field[i] = (int8_t)(fd - f->fields);
+	}
+	f->compact = kind;
+}
+
+/* How put_typed_fast encodes a field: a string up to its NUL, or an
+ * integer read zero-extended, then sign-extended from its size (_S*),
+ * then as the proto type wants it (int32 sign-extended from 32 bits,
+ * uint32 truncated, 64-bit kept). */
+enum {
+	FAST_STR,
+	FAST_U64,
+	FAST_S64,
+	FAST_U_I32,
+	FAST_S_I32,
+	FAST_U_U32,
+	FAST_S_U32,
+};
+
+/* Bounds and plan of the single-byte-size path of put_event
+ * (put_typed_fast). */
+static void resolve_fast(struct ftrace_event_format *f)
+{
+	const struct ftrace_proto_event *e = f->proto;
+	size_t inner = 0, len = 0, outer;
+
+	f->fast_max = f->fast_len = 0;
+	f->n_fast = 0;
+	for (size_t j = 0; j < e->n_fields; j++) {
+		const struct ftrace_field *fd;
+		struct ftrace_fast_field *ff = &f->fast[f->n_fast];
+		uint8_t t = e->fields[j].type;
+		if (f->proto_field[j] < 0)
+			continue;
+		fd = &f->fields[f->proto_field[j]];
+		if (e->fields[j].id >= 16)
+			return;
+		if (t == FTRACE_PT_STRING) {
+			if (fd->kind != FTRACE_FIELD_CHAR_ARRAY || fd->size > 100)
+				return;
+			inner += 2 + fd->size;
+			ff->op = FAST_STR;
+			ff->tag = (uint8_t)(e->fields[j].id << 3 | PB_WIRE_LEN);
+		} else {
+			if (fd->kind != FTRACE_FIELD_INT)
+				return;
+			inner += 1 + 10;
+			ff->op = t == FTRACE_PT_INT32    ? FAST_U_I32
+				 : t == FTRACE_PT_UINT32 ? FAST_U_U32
+							 : FAST_U64;
+			ff->op += fd->is_signed && fd->size < 8; /* the _S twin */
+			ff->tag = (uint8_t)(e->fields[j].id << 3 | PB_WIRE_VARINT);
+		}
+		ff->offset = fd->offset;
+		ff->size = (uint8_t)fd->size;
+		f->n_fast++;
+		if ((size_t)fd->offset + fd->size > len)
+			len = (size_t)fd->offset + fd->size;
+	}
+	if (f->common_pid >= 0) {
+		const struct ftrace_field *fd = &f->fields[f->common_pid];
+		if (fd->kind != FTRACE_FIELD_INT)
+			return;
+		if ((size_t)fd->offset + fd->size > len)
+			len = (size_t)fd->offset + fd->size;
+	}
+	/* timestamp, pid, the typed message's tag and size byte. */
+	outer = 11 + 6 + (e->id < 16 ? 1 : 2) + 1 + inner;
+	if (inner > 127 || outer > 127 || e->id >= 2048)
+		return;
+	f->fast_max = (uint16_t)(outer + 2);
+	f->fast_len = (uint16_t)len;
+}
+
 void ftrace_proto_resolve(struct ftrace_event_format *f)
 {
 	f->proto = NULL;
@@ -98,8 +204,30 @@ void ftrace_proto_resolve(struct ftrace_event_format *f)
 			f->proto_field[j] = fd ? (int8_t)(fd - f->fields) : -1;
 		}
 		f->proto = e;
+		resolve_fast(f);
+		break;
+	}
+	resolve_compact(f);
+}
+
+/* A short length-delimited field: s[0, n), with s[0, avail) readable.
+ * Strings of events are a few dozen bytes at most; copy them inline (16
+ * bytes at once when they fit) rather than through pb_put_bytes. */
+static inline void put_short_bytes(struct pb_writer *w, uint32_t id, const uint8_t *s, size_t n,
+				   size_t avail)
+{
+	if (n < 128 && id < 16 && w->end - w->cur >= (ptrdiff_t)n + 18) {
+		uint8_t *o = w->cur;
+		*o++ = (uint8_t)(id << 3 | PB_WIRE_LEN);
+		*o++ = (uint8_t)n;
+		if (n <= 16 && avail >= 16)
+			memcpy(o, s, 16); /* the bytes past n are overwritten later */
+		else
+			memcpy(o, s, n);
+		w->cur = o + n;
 		return;
 	}
+	pb_put_bytes(w, id, s, n);
 }
 
 static void put_typed(struct pb_writer *w, const struct ftrace_event_format *f,
@@ -117,27 +245,26 @@ static void put_typed(struct pb_writer *w, const struct ftrace_event_format *f,
 			continue;
 		fd = &f->fields[f->proto_field[j]];
 		if (pf->type == FTRACE_PT_STRING) {
-			if (ftrace_field_str(fd, rec->data, rec->len, &s, &n))
-				pb_put_bytes(w, pf->id, s, n);
+			if (fd->kind == FTRACE_FIELD_CHAR_ARRAY
+				    ? ftrace_rd_char_array(fd, rec->data, rec->len, &s, &n)
+				    : ftrace_field_str(fd, rec->data, rec->len, &s, &n))
+				put_short_bytes(w, pf->id, s, n,
+						fd->kind == FTRACE_FIELD_CHAR_ARRAY ? fd->size : n);
 			else
 				st->fields_skipped++;
 			continue;
 		}
-		if (!ftrace_field_int(fd, rec->data, rec->len, &v)) {
+		if (!ftrace_rd_int(fd, rec->data, rec->len, &v)) {
 			st->fields_skipped++;
 			continue;
 		}
-		switch (pf->type) {
-		case FTRACE_PT_INT32:
-			pb_put_int32(w, pf->id, (int32_t)v);
-			break;
-		case FTRACE_PT_UINT32:
-			pb_put_uint32(w, pf->id, (uint32_t)v);
-			break;
-		default: /* int64 and uint64 share the varint of the raw bits */
-			pb_put_varint(w, pf->id, v);
-			break;
-		}
+		/* int32 values are sign-extended (negative ones take 10 bytes, as
+		 * protobuf says); uint32 ones truncated; 64-bit ones as they are. */
+		if (pf->type == FTRACE_PT_INT32)
+			v = (uint64_t)(int64_t)(int32_t)v;
+		else if (pf->type == FTRACE_PT_UINT32)
+			v = (uint32_t)v;
+		pb_put_varint(w, pf->id, v);
 	}
 	pb_end_nested(w, h);
 }
@@ -206,20 +333,101 @@ static void put_generic_field(struct pb_writer *w, const struct ftrace_field *fd
 	pb_end_nested(w, h);
 }
 
-bool ftrace_encode_event(struct pb_writer *w, const struct ftrace_table *t,
-			 const struct ftrace_record *rec, struct ftrace_encode_stats *st)
+/* put_event for typed events whose encoding is known to stay under 128
+ * bytes (resolve_fast): straight into the writer's span, with one-byte
+ * sizes patched at the end. The caller checked the room and the record's
+ * length, so no field read can fail. */
+static void put_typed_fast(struct pb_writer *w, const struct ftrace_event_format *f,
+			   const struct ftrace_record *rec)
 {
-	const struct ftrace_event_format *f = ftrace_table_find(t, rec->event_id);
+	uint8_t *o = w->cur, *outer, *inner;
+	uint64_t v = 0;
+
+	*o++ = BUNDLE_EVENT << 3 | PB_WIRE_LEN;
+	outer = o++;
+	*o++ = EVENT_TIMESTAMP << 3 | PB_WIRE_VARINT;
+	o = pb_encode_varint(o, rec->ts);
+	if (f->common_pid >= 0) {
+		ftrace_rd_int(&f->fields[f->common_pid], rec->data, rec->len, &v);
+		*o++ = EVENT_PID << 3 | PB_WIRE_VARINT;
+		o = pb_encode_varint(o, (uint32_t)v);
+	}
+	o = pb_encode_varint(o, (uint64_t)f->proto->id << 3 | PB_WIRE_LEN);
+	inner = o++;
+	for (unsigned j = 0; j < f->n_fast; j++) {
+		const struct ftrace_fast_field *ff = &f->fast[j];
+		const uint8_t *src = rec->data + ff->offset;
+		unsigned shift;
+		*o++ = ff->tag;
+		if (ff->op == FAST_STR) {
+			size_t n = ftrace_strnlen(src, ff->size);
+			*o++ = (uint8_t)n;
+			if (ff->size == 16)
+				memcpy(o, src, 16); /* bytes past n are overwritten next */
+			else
+				memcpy(o, src, n);
+			o += n;
+			continue;
+		}
+		switch (ff->size) {
+		case 1:
+			v = src[0];
+			break;
+		case 2: {
+			uint16_t b;
+			memcpy(&b, src, 2);
+			v = b;
+			break;
+		}
+		case 4: {
+			uint32_t b;
+			memcpy(&b, src, 4);
+			v = b;
+			break;
+		}
+		default:
+			memcpy(&v, src, 8);
+			break;
+		}
+		shift = 64 - 8u * ff->size;
+		switch (ff->op) {
+		case FAST_S64:
+		case FAST_S_U32:
+			v = (uint64_t)((int64_t)(v << shift) >> shift);
+			break;
+		case FAST_S_I32:
+			v = (uint64_t)((int64_t)(v << shift) >> shift);
+			v = (uint64_t)(int64_t)(int32_t)v;
+			break;
+		case FAST_U_I32:
+			v = (uint64_t)(int64_t)(int32_t)v;
+			break;
+		default:
+			break;
+		}
+		if (ff->op == FAST_U_U32 || ff->op == FAST_S_U32)
+			v = (uint32_t)v;
+		o = pb_encode_varint(o, v);
+	}
+	*inner = (uint8_t)(o - inner - 1);
+	*outer = (uint8_t)(o - outer - 1);
+	w->cur = o;
+}
+
+static void put_event(struct pb_writer *w, const struct ftrace_event_format *f,
+		      const struct ftrace_record *rec, struct ftrace_encode_stats *st)
+{
 	uint64_t pid;
 	unsigned h, g;
 
-	if (!f) {
-		st->unknown_events++;
-		return false;
+	if (f->fast_max && rec->len >= f->fast_len && w->end - w->cur >= f->fast_max + 16) {
+		put_typed_fast(w, f, rec);
+		st->events++;
+		return;
 	}
 	h = pb_begin_nested(w, BUNDLE_EVENT);
 	pb_put_uint64(w, EVENT_TIMESTAMP, rec->ts);
-	if (f->common_pid >= 0 && ftrace_field_int(&f->fields[f->common_pid], rec->data, rec->len, &pid))
+	if (f->common_pid >= 0 && ftrace_rd_int(&f->fields[f->common_pid], rec->data, rec->len, &pid))
 		pb_put_uint32(w, EVENT_PID, (uint32_t)pid);
 	if (f->proto) {
 		put_typed(w, f, rec, st);
@@ -234,18 +442,224 @@ bool ftrace_encode_event(struct pb_writer *w, const struct ftrace_table *t,
 	}
 	pb_end_nested(w, h);
 	st->events++;
+}
+
+bool ftrace_encode_event(struct pb_writer *w, const struct ftrace_table *t,
+			 const struct ftrace_record *rec, struct ftrace_encode_stats *st)
+{
+	const struct ftrace_event_format *f = ftrace_table_find(t, rec->event_id);
+	if (!f) {
+		st->unknown_events++;
+		return false;
+	}
+	put_event(w, f, rec, st);
 	return true;
 }
 
-size_t ftrace_encode_bundle(struct pb_writer *w, const struct ftrace_table *t, uint32_t cpu,
-			    const uint8_t *buf, size_t len, struct ftrace_encode_stats *st)
+/* ---- compact_sched ------------------------------------------------------- */
+
+/* One bundle's CompactSched, built while its pages are walked and written
+ * at the end: one array per field (values as the varints they become),
+ * timestamps as deltas from the previous one of their kind, comms interned
+ * into a per-bundle table (open addressing on the 16 comm bytes). */
+#define COMM_MAX 16
+
+/* One packed field: its values and the bytes their varints take. */
+struct packed {
+	VEC(uint64_t) v;
+	size_t bytes;
+};
+
+enum { SW_TS, SW_STATE, SW_PID, SW_PRIO, SW_COMM, WK_TS, WK_PID, WK_CPU, WK_PRIO, WK_COMM,
+       WK_FLAGS, N_PACKED };
+
+struct ftrace_compact_buf {
+	struct packed a[N_PACKED];
+	uint64_t last_sw, last_wk;
+	VEC(uint64_t) strs; /* two words per interned comm, NUL padded */
+	size_t n_strs;
+	uint32_t *slots; /* index + 1, 0 = empty */
+	size_t n_slots;
+};
+
+/* The CompactSched field number of each packed array. */
+static const uint8_t k_packed_id[N_PACKED] = {1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12};
+#define CS_INTERN_TABLE 5
+#define BUNDLE_COMPACT_SCHED 4
+
+static void compact_reset(struct ftrace_compact_buf *c)
+{
+	for (int i = 0; i < N_PACKED; i++)
+		c->a[i].v.len = c->a[i].bytes = 0;
+	c->last_sw = c->last_wk = 0;
+	c->strs.len = 0;
+	c->n_strs = 0;
+	if (c->slots)
+		memset(c->slots, 0, c->n_slots * sizeof *c->slots);
+}
+
+void ftrace_encode_opts_release(struct ftrace_encode_opts *o)
+{
+	struct ftrace_compact_buf *c = o->scratch;
+	if (!c)
+		return;
+	for (int i = 0; i < N_PACKED; i++)
+		vec_release(&c->a[i].v);
+	vec_release(&c->strs);
+	tb_free(c->slots);
+	tb_free(c);
+	o->scratch = NULL;
+}
+
+static inline void packed_push(struct packed *p, uint64_t v)
+{
+	vec_push(&p->v, v);
+	p->bytes += pb_varint_size(v);
+}
+
+static inline size_t comm_hash(uint64_t a, uint64_t b)
+{
+	a = (a ^ (b * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+	return (size_t)(a ^ (a >> 32));
+}
+
+static void compact_rehash(struct ftrace_compact_buf *c)
+{
+	size_t n = c->n_slots ? c->n_slots * 2 : 64;
+	tb_free(c->slots);
+	c->slots = tb_calloc(n, sizeof *c->slots);
+	c->n_slots = n;
+	for (size_t i = 0; i < c->n_strs; i++) {
+		size_t s = comm_hash(c->strs.data[2 * i], c->strs.data[2 * i + 1]) & (n - 1);
+		while (c->slots[s])
+			s = (s + 1) & (n - 1);
+		c->slots[s] = (uint32_t)i + 1;
+	}
+}
+
+/* The intern_table index of the comm s[0, n), n <= COMM_MAX, s[0, avail)
+ * readable. */
+static uint32_t compact_intern(struct ftrace_compact_buf *c, const uint8_t *s, size_t n,
+			       size_t avail)
+{
+	uint64_t k[2] = {0, 0};
+	size_t slot;
+
+	if (avail >= COMM_MAX) {
+		memcpy(k, s, COMM_MAX);
+		/* Clear what follows the NUL (the kernel may leave old bytes). */
+		if (n < 8)
+			k[0] &= n ? ~0ull >> (64 - 8 * n) : 0, k[1] = 0;
+		else if (n < 16)
+			k[1] &= n > 8 ? ~0ull >> (64 - 8 * (n - 8)) : 0;
+	} else {
+		memcpy(k, s, n);
+	}
+	if (2 * (c->n_strs + 1) > c->n_slots)
+		compact_rehash(c);
+	slot = comm_hash(k[0], k[1]) & (c->n_slots - 1);
+	for (;;) {
+		uint32_t v = c->slots[slot];
+		if (!v)
+			break;
+		if (c->strs.data[2 * (v - 1)] == k[0] && c->strs.data[2 * (v - 1) + 1] == k[1])
+			return v - 1;
+		slot = (slot + 1) & (c->n_slots - 1);
+	}
+	vec_push(&c->strs, k[0]);
+	vec_push(&c->strs, k[1]);
+	c->slots[slot] = (uint32_t)++c->n_strs;
+	return (uint32_t)c->n_strs - 1;
+}
+
+/* Field i of the compact list as a varint value (int32s sign-extended). */
+static bool compact_int(const struct ftrace_event_format *f, int i,
+			const struct ftrace_record *rec, uint64_t *v)
+{
+	const struct ftrace_field *fd = &f->fields[f->compact_field[i]];
+	if (!ftrace_rd_int(fd, rec->data, rec->len, v))
+		return false;
+	if (fd->size <= 4 && fd->is_signed)
+		*v = (uint64_t)(int64_t)(int32_t)*v;
+	return true;
+}
+
+/* Append rec to c; false (nothing appended) when a field lies outside the
+ * record, so the caller writes it as a plain event instead. */
+static bool compact_add(struct ftrace_compact_buf *c, const struct ftrace_event_format *f,
+			const struct ftrace_record *rec)
+{
+	const struct ftrace_field *comm = &f->fields[f->compact_field[3]];
+	uint64_t a, b, d, fl = 0;
+	const uint8_t *s;
+	size_t n;
+	uint32_t idx;
+
+	if (!compact_int(f, 0, rec, &a) || !compact_int(f, 1, rec, &b) ||
+	    !compact_int(f, 2, rec, &d) || !ftrace_rd_char_array(comm, rec->data, rec->len, &s, &n) ||
+	    n > COMM_MAX || (f->compact == FTRACE_COMPACT_WAKING && !compact_int(f, 4, rec, &fl)))
+		return false;
+	idx = compact_intern(c, s, n, comm->size);
+	/* Both kinds' arrays run ts, three integers, comm (then waking's flags):
+	 * SW_TS.. and WK_TS.. follow that order. */
+	{
+		bool sw = f->compact == FTRACE_COMPACT_SWITCH;
+		struct packed *p = &c->a[sw ? SW_TS : WK_TS];
+		uint64_t *last = sw ? &c->last_sw : &c->last_wk;
+		packed_push(&p[0], rec->ts - *last);
+		*last = rec->ts;
+		packed_push(&p[1], a);
+		packed_push(&p[2], b);
+		packed_push(&p[3], d);
+		packed_push(&p[4], idx);
+		if (!sw)
+			packed_push(&p[5], (uint32_t)fl);
+	}
+	return true;
+}
+
+static void compact_write(struct pb_writer *w, struct ftrace_compact_buf *c)
+{
+	unsigned h;
+	if (!c->a[SW_TS].v.len && !c->a[WK_TS].v.len)
+		return;
+	h = pb_begin_nested(w, BUNDLE_COMPACT_SCHED);
+	for (size_t i = 0; i < c->n_strs; i++) {
+		const uint8_t *k = (const uint8_t *)&c->strs.data[2 * i];
+		put_short_bytes(w, CS_INTERN_TABLE, k, ftrace_strnlen(k, COMM_MAX), COMM_MAX);
+	}
+	for (int i = 0; i < N_PACKED; i++) {
+		const struct packed *p = &c->a[i];
+		if (!p->v.len)
+			continue;
+		pb_put_tag(w, k_packed_id[i], PB_WIRE_LEN);
+		pb_put_raw_varint(w, p->bytes);
+		for (size_t j = 0; j < p->v.len; j++)
+			pb_put_raw_varint(w, p->v.data[j]);
+	}
+	pb_end_nested(w, h);
+}
+
+size_t ftrace_encode_bundle_opts(struct pb_writer *w, const struct ftrace_table *t,
+				 struct ftrace_encode_opts *o, uint32_t cpu, const uint8_t *buf,
+				 size_t len, struct ftrace_encode_stats *st)
 {
 	size_t page = t->layout.page_size, written = 0;
-	bool lost = false;
+	struct ftrace_compact_buf *c = NULL;
+	const struct ftrace_event_format *f = NULL;
+	uint32_t last_id = UINT32_MAX;
+	const uint64_t *mask = o ? o->id_mask : NULL;
+	bool lost = false, wanted = false;
 
 	pb_put_uint32(w, BUNDLE_CPU, cpu);
 	if (page == 0)
 		return 0;
+	if (o && o->compact_sched) {
+		if (!o->scratch)
+			o->scratch = tb_calloc(1, sizeof *o->scratch);
+		c = o->scratch;
+		compact_reset(c);
+	}
 	for (size_t off = 0; off < len; off += page) {
 		struct ftrace_page_iter it;
 		struct ftrace_record rec;
@@ -258,8 +672,29 @@ size_t ftrace_encode_bundle(struct pb_writer *w, const struct ftrace_table *t, u
 				lost = true;
 				st->lost_pages++;
 			}
-			while (ftrace_page_next(&it, &rec))
-				written += ftrace_encode_event(w, t, &rec, st);
+			while (ftrace_page_next(&it, &rec)) {
+				/* Runs of one event id are the common case. */
+				if (rec.event_id != last_id) {
+					f = ftrace_table_find(t, rec.event_id);
+					last_id = rec.event_id;
+					wanted = !mask || (rec.event_id < 65536 &&
+							   (mask[rec.event_id / 64] >>
+							    (rec.event_id % 64) & 1));
+				}
+				if (!f) {
+					st->unknown_events++;
+					continue;
+				}
+				if (!wanted)
+					continue;
+				if (c && f->compact && compact_add(c, f, &rec)) {
+					st->events++;
+					st->compact_events++;
+				} else {
+					put_event(w, f, &rec, st);
+				}
+				written++;
+			}
 		}
 		if (it.status == FTRACE_STATUS_OK)
 			continue;
@@ -270,9 +705,17 @@ size_t ftrace_encode_bundle(struct pb_writer *w, const struct ftrace_table *t, u
 		pb_put_varint(w, ERROR_STATUS, (uint64_t)it.status);
 		pb_end_nested(w, h);
 	}
+	if (c)
+		compact_write(w, c);
 	if (lost)
 		pb_put_bool(w, BUNDLE_LOST_EVENTS, true);
 	return written;
+}
+
+size_t ftrace_encode_bundle(struct pb_writer *w, const struct ftrace_table *t, uint32_t cpu,
+			    const uint8_t *buf, size_t len, struct ftrace_encode_stats *st)
+{
+	return ftrace_encode_bundle_opts(w, t, NULL, cpu, buf, len, st);
 }
 
 void ftrace_encode_stats(struct pb_writer *w, enum ftrace_stats_phase phase,

@@ -281,43 +281,10 @@ const struct ftrace_field *ftrace_format_field(const struct ftrace_event_format 
 	return NULL;
 }
 
-static uint64_t load_uint(const uint8_t *p, unsigned size)
-{
-	uint8_t b1;
-	uint16_t b2;
-	uint32_t b4;
-	uint64_t b8;
-	switch (size) {
-	case 1:
-		memcpy(&b1, p, 1);
-		return b1;
-	case 2:
-		memcpy(&b2, p, 2);
-		return b2;
-	case 4:
-		memcpy(&b4, p, 4);
-		return b4;
-	default:
-		memcpy(&b8, p, 8);
-		return b8;
-	}
-}
-
-static uint64_t sign_extend(uint64_t v, unsigned size)
-{
-	unsigned shift = 64 - size * 8;
-	return shift ? (uint64_t)((int64_t)(v << shift) >> shift) : v;
-}
-
 bool ftrace_field_int(const struct ftrace_field *fd, const uint8_t *rec, size_t len,
 		      uint64_t *out)
 {
-	uint64_t v;
-	if (fd->kind != FTRACE_FIELD_INT || (size_t)fd->offset + fd->size > len)
-		return false;
-	v = load_uint(rec + fd->offset, fd->size);
-	*out = fd->is_signed ? sign_extend(v, fd->size) : v;
-	return true;
+	return ftrace_rd_int(fd, rec, len, out);
 }
 
 /* Bytes [*b, *b + *n) of a dynamic (__data_loc / __rel_loc) field. */

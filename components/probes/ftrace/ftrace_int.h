@@ -4,6 +4,8 @@
 #ifndef TB_PROBES_FTRACE_INT_H
 #define TB_PROBES_FTRACE_INT_H
 
+#include <string.h>
+
 #include "probes.h"
 
 /* Limits on what format files may declare (they come from the kernel, but a
@@ -50,5 +52,67 @@ struct ftrace_proto_event {
 	const struct ftrace_proto_field *fields;
 	size_t n_fields;
 };
+
+/* ftrace_field_int, inline for the encoder's per-event path. */
+static inline bool ftrace_rd_int(const struct ftrace_field *fd, const uint8_t *rec, size_t len,
+				 uint64_t *out)
+{
+	uint64_t v;
+	unsigned shift;
+	if (fd->kind != FTRACE_FIELD_INT || (size_t)fd->offset + fd->size > len)
+		return false;
+	switch (fd->size) {
+	case 1:
+		v = rec[fd->offset];
+		break;
+	case 2: {
+		uint16_t b;
+		memcpy(&b, rec + fd->offset, 2);
+		v = b;
+		break;
+	}
+	case 4: {
+		uint32_t b;
+		memcpy(&b, rec + fd->offset, 4);
+		v = b;
+		break;
+	}
+	default:
+		memcpy(&v, rec + fd->offset, 8);
+		break;
+	}
+	shift = 64 - fd->size * 8u;
+	*out = fd->is_signed && shift ? (uint64_t)((int64_t)(v << shift) >> shift) : v;
+	return true;
+}
+
+/* Length of the string at p up to its first NUL, at most max: a word at a
+ * time for the 16-byte comms that fill sched events. */
+static inline size_t ftrace_strnlen(const uint8_t *p, size_t max)
+{
+	size_t i = 0;
+	for (; i + 8 <= max; i += 8) {
+		uint64_t w, z;
+		memcpy(&w, p + i, 8);
+		z = (w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull;
+		if (z) /* little-endian: the lowest flagged byte is the first NUL */
+			return i + (size_t)__builtin_ctzll(z) / 8;
+	}
+	while (i < max && p[i])
+		i++;
+	return i;
+}
+
+/* A CHAR_ARRAY field (char name[N]) up to its first NUL, inline for the
+ * encoder; other string kinds go through ftrace_field_str. */
+static inline bool ftrace_rd_char_array(const struct ftrace_field *fd, const uint8_t *rec,
+					size_t len, const uint8_t **s, size_t *n)
+{
+	if ((size_t)fd->offset + fd->size > len)
+		return false;
+	*s = rec + fd->offset;
+	*n = ftrace_strnlen(*s, fd->size);
+	return true;
+}
 
 #endif /* TB_PROBES_FTRACE_INT_H */

@@ -11,13 +11,24 @@
  * A tracefs we mounted stays mounted on close, as Perfetto leaves it: another
  * process may have found it there and be using it.
  *
- * ftrace_tracefs_reset is the crash-recovery path, which cannot know what
- * the previous state was and puts tracefs into its quiet defaults instead.
+ * The saved values also go to a record file (ftrace_tracefs_record_path),
+ * rewritten whenever a setting is first changed and removed once restored,
+ * so that a traced_probes killed mid-session can be undone by the next one
+ * (ftrace_tracefs_recover). Record layout, one line each:
+ *
+ *     pid <owner pid>
+ *     <rel>\t<value>          oldest first; written back newest first
+ *
+ * ftrace_tracefs_reset is the last resort when there is no record: it
+ * cannot know what the previous state was and puts tracefs into its quiet
+ * defaults instead, as Perfetto's HardResetFtraceState.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -47,9 +58,25 @@ static int set_root(struct ftrace_tracefs *fs, const char *dir)
 	return 0;
 }
 
+void ftrace_tracefs_record_path(const char *root, char *out, size_t n)
+{
+	struct stat st;
+	if (root) {
+		size_t k = strlen(root);
+		while (k > 1 && root[k - 1] == '/')
+			k--;
+		snprintf(out, n, "%.*s.tb-saved", (int)k, root);
+	} else if (stat("/run", &st) == 0 && S_ISDIR(st.st_mode) && access("/run", W_OK) == 0) {
+		snprintf(out, n, "/run/tracebox-ftrace.saved");
+	} else {
+		snprintf(out, n, "/tmp/tracebox-ftrace.saved");
+	}
+}
+
 int ftrace_tracefs_open(struct ftrace_tracefs *fs, const char *root, bool allow_mount)
 {
 	memset(fs, 0, sizeof *fs);
+	ftrace_tracefs_record_path(root, fs->record, sizeof fs->record);
 	if (root) {
 		int rc = set_root(fs, root);
 		if (rc == 0 && !is_tracefs(fs->root)) {
@@ -67,6 +94,89 @@ int ftrace_tracefs_open(struct ftrace_tracefs *fs, const char *root, bool allow_
 		return tb_err_errno(&fs->err, -errno, "cannot mount tracefs at '/sys/kernel/tracing'");
 	fs->mounted_by_us = true;
 	return set_root(fs, k_roots[0]);
+}
+
+static int raw_write(struct ftrace_tracefs *fs, const char *rel, const char *value);
+
+/* Rewrite the record file from fs->saved (remove it when empty). Best
+ * effort: failing to write it only loses crash recovery (logged once). */
+static void write_record(struct ftrace_tracefs *fs)
+{
+	char tmp[FTRACE_PATH_MAX + 8];
+	FILE *f;
+	if (!fs->record[0])
+		return;
+	if (!fs->saved.len) {
+		if (fs->record_written)
+			unlink(fs->record);
+		fs->record_written = false;
+		return;
+	}
+	snprintf(tmp, sizeof tmp, "%s.tmp", fs->record);
+	f = fopen(tmp, "we");
+	if (f) {
+		fprintf(f, "pid %ld\n", (long)getpid());
+		for (size_t i = 0; i < fs->saved.len; i++)
+			fprintf(f, "%s\t%s\n", fs->saved.data[i].rel, fs->saved.data[i].value);
+		if (fclose(f) == 0 && rename(tmp, fs->record) == 0) {
+			fs->record_written = true;
+			return;
+		}
+		unlink(tmp);
+	}
+	log_warn("probes", "cannot write '%s': %s; a crash would leave tracefs changed",
+		 fs->record, strerror(errno));
+	fs->record[0] = 0;
+}
+
+int ftrace_tracefs_recover(struct ftrace_tracefs *fs, size_t *restored)
+{
+	char *text = NULL, *line, *next;
+	size_t len;
+	long pid;
+	int rc, first = 0;
+	VEC(char *) lines = VEC_INIT;
+
+	*restored = 0;
+	if (!fs->record[0])
+		return 0;
+	rc = tb_read_file(fs->record, &text, &len, 1 << 20, NULL);
+	if (rc < 0)
+		return rc == -ENOENT ? 0 : tb_err_errno(&fs->err, rc, "cannot read '%s'", fs->record);
+	if (sscanf(text, "pid %ld", &pid) != 1) {
+		tb_free(text);
+		unlink(fs->record);
+		return tb_err_set(&fs->err, -EINVAL, "bad record '%s' (removed)", fs->record);
+	}
+	if (pid != (long)getpid() && pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM)) {
+		tb_free(text);
+		return tb_err_set(&fs->err, -EBUSY, "tracefs is in use by traced_probes pid %ld",
+				  pid);
+	}
+	for (line = text; *line; line = next + 1) {
+		next = strchr(line, '\n');
+		if (next)
+			*next = 0;
+		if (line != text) /* the pid line */
+			vec_push(&lines, line);
+		if (!next)
+			break;
+	}
+	while (lines.len) {
+		char *l = vec_pop(&lines), *tab = strchr(l, '\t');
+		if (!tab || !tab[1] || strstr(l, ".."))
+			continue;
+		*tab = 0;
+		rc = raw_write(fs, l, tab + 1);
+		if (rc < 0 && first == 0)
+			first = rc;
+		else if (rc == 0)
+			(*restored)++;
+	}
+	vec_release(&lines);
+	tb_free(text);
+	unlink(fs->record);
+	return first;
 }
 
 static void free_saved(struct ftrace_tracefs *fs)
@@ -161,6 +271,7 @@ int ftrace_tracefs_write(struct ftrace_tracefs *fs, const char *rel, const char 
 			tb_free(s.value);
 		} else {
 			vec_push(&fs->saved, s);
+			write_record(fs);
 		}
 	}
 	return raw_write(fs, rel, value);
@@ -292,6 +403,7 @@ int ftrace_tracefs_restore(struct ftrace_tracefs *fs)
 		tb_free(s.rel);
 		tb_free(s.value);
 	}
+	write_record(fs); /* removes it */
 	return first;
 }
 
@@ -299,7 +411,9 @@ int ftrace_tracefs_reset(struct ftrace_tracefs *fs)
 {
 	int rc = raw_write(fs, "tracing_on", "0");
 	int rc2 = raw_write(fs, "buffer_size_kb", "4");
+	/* Absent on some kernels: not checked, as Perfetto does not. */
 	(void)raw_write(fs, "events/enable", "0");
+	(void)raw_write(fs, "events/raw_syscalls/filter", "0");
 	(void)raw_write(fs, "current_tracer", "nop");
 	int rc3 = raw_write(fs, "trace", "");
 	return rc < 0 ? rc : rc2 < 0 ? rc2 : rc3;

@@ -309,11 +309,14 @@ static void extract(struct tp_sorter *s, int64_t limit, struct tp *tp, tp_sorted
 			s->bytes -= slot_size(e->len) + sizeof *e;
 			s->last_ts = e->ts;
 			s->extracted = true;
-			if (e->ts < tp->ts_min)
-				tp->ts_min = e->ts;
-			if (e->ts > tp->ts_max)
-				tp->ts_max = e->ts;
+			tp->event_dropped = false;
 			fn(tp, e->ts, e->payload, e->len, ctx);
+			if (!tp->event_dropped) {
+				if (e->ts < tp->ts_min)
+					tp->ts_min = e->ts;
+				if (e->ts > tp->ts_max)
+					tp->ts_max = e->ts;
+			}
 			struct block *b = &s->blocks.data[e->blk];
 			if (--b->live == 0 && e->blk != s->cur)
 				drop_block(s, e->blk);

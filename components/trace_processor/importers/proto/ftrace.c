@@ -57,8 +57,21 @@ struct ftrace_compact_rec {
 	uint32_t flags;
 };
 
+/* The arg sets of compact events repeat (a few threads, states and
+ * priorities): a direct-mapped cache from their values to the committed
+ * set saves building, hashing and comparing them for every event. */
+#define COMPACT_ARGS_CACHE 512
+struct compact_args_slot {
+	uint64_t k0, k1, k2; /* k2 = kind << 32 | comm; 0 = empty */
+	uint32_t set;
+};
+
 struct proto_ftrace {
 	struct tp_ftrace model;
+	struct compact_args_slot args_cache[COMPACT_ARGS_CACHE];
+	/* Arg keys of compact events, interned once. */
+	uint32_t k_prev_state, k_next_pid, k_next_prio, k_next_comm;
+	uint32_t k_comm, k_pid, k_prio, k_target_cpu;
 	struct hmap generic; /* field id -> (name pool id) */
 	uint32_t name_sched_switch, name_sched_waking, name_cpufreq, name_cpuidle;
 };
@@ -72,6 +85,14 @@ static struct proto_ftrace *state(struct proto_importer *im)
 		im->ftrace->name_cpuidle = tp_intern_cstr(im->tp, "cpuidle");
 		im->ftrace->name_sched_switch = tp_intern_cstr(im->tp, "sched_switch");
 		im->ftrace->name_sched_waking = tp_intern_cstr(im->tp, "sched_waking");
+		im->ftrace->k_prev_state = tp_intern_cstr(im->tp, "prev_state");
+		im->ftrace->k_next_pid = tp_intern_cstr(im->tp, "next_pid");
+		im->ftrace->k_next_prio = tp_intern_cstr(im->tp, "next_prio");
+		im->ftrace->k_next_comm = tp_intern_cstr(im->tp, "next_comm");
+		im->ftrace->k_comm = tp_intern_cstr(im->tp, "comm");
+		im->ftrace->k_pid = tp_intern_cstr(im->tp, "pid");
+		im->ftrace->k_prio = tp_intern_cstr(im->tp, "prio");
+		im->ftrace->k_target_cpu = tp_intern_cstr(im->tp, "target_cpu");
 	}
 	return im->ftrace;
 }
@@ -251,16 +272,33 @@ void proto_ftrace_tokenize(struct proto_importer *im, struct proto_seq *seq, con
 	}
 }
 
-static void arg_int(struct proto_importer *im, const char *key, int64_t v)
+/* The arg set of a compact event: switch {prev_state, next_pid, next_prio,
+ * next_comm}, waking {comm, pid, prio, target_cpu}, as Perfetto names them. */
+static uint32_t compact_args(struct proto_importer *im, const struct ftrace_compact_rec *r)
 {
-	uint32_t k = tp_intern_cstr(im->tp, key);
-	tp_args_add_int(&im->args, k, k, v);
-}
-
-static void arg_str(struct proto_importer *im, const char *key, uint32_t v)
-{
-	uint32_t k = tp_intern_cstr(im->tp, key);
-	tp_args_add_string(&im->args, k, k, v);
+	struct proto_ftrace *fs = state(im);
+	uint64_t k0 = (uint64_t)r->a, k1 = (uint64_t)(uint32_t)r->pid << 32 | (uint32_t)r->prio;
+	uint64_t k2 = (uint64_t)r->kind << 32 | r->comm;
+	uint64_t h = (k0 * 0x9e3779b97f4a7c15ull) ^ (k1 * 0xc2b2ae3d27d4eb4full) ^
+		     (k2 * 0x165667b19e3779f9ull);
+	struct compact_args_slot *slot = &fs->args_cache[(h ^ (h >> 29)) % COMPACT_ARGS_CACHE];
+	if (slot->k2 == k2 && slot->k0 == k0 && slot->k1 == k1)
+		return slot->set;
+	tp_args_begin(&im->args);
+	if (r->kind == EV_FTRACE_COMPACT_SWITCH) {
+		tp_args_add_int(&im->args, fs->k_prev_state, fs->k_prev_state, r->a);
+		tp_args_add_int(&im->args, fs->k_next_pid, fs->k_next_pid, r->pid);
+		tp_args_add_int(&im->args, fs->k_next_prio, fs->k_next_prio, r->prio);
+		tp_args_add_string(&im->args, fs->k_next_comm, fs->k_next_comm, r->comm);
+	} else {
+		tp_args_add_string(&im->args, fs->k_comm, fs->k_comm, r->comm);
+		tp_args_add_int(&im->args, fs->k_pid, fs->k_pid, r->a);
+		tp_args_add_int(&im->args, fs->k_prio, fs->k_prio, r->prio);
+		tp_args_add_int(&im->args, fs->k_target_cpu, fs->k_target_cpu, r->pid);
+	}
+	slot->k0 = k0, slot->k1 = k1, slot->k2 = k2;
+	slot->set = tp_args_commit(im->tp, &im->args);
+	return slot->set;
 }
 
 void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const void *payload)
@@ -273,6 +311,7 @@ void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const voi
 	if (r.kind == EV_FTRACE_COMPACT_SWITCH) {
 		if (!c->has_last) {
 			tp_stat_inc(tp, TP_STAT_compact_sched_switch_skipped);
+			tp->event_dropped = true;
 			c->has_last = true;
 			c->last_pid = r.pid;
 			c->last_utid = tp_ftrace_thread_named(tp, r.pid, r.comm);
@@ -280,12 +319,7 @@ void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const voi
 			return;
 		}
 		uint32_t prev_utid = c->last_utid;
-		tp_args_begin(&im->args);
-		arg_int(im, "prev_state", r.a);
-		arg_int(im, "next_pid", r.pid);
-		arg_int(im, "next_prio", r.prio);
-		arg_str(im, "next_comm", r.comm);
-		uint32_t args = tp_args_commit(tp, &im->args);
+		uint32_t args = compact_args(im, &r);
 		tp_ftrace_raw(tp, &fs->model, ts, r.cpu, fs->name_sched_switch, prev_utid, TP_NULL_U32,
 			      args);
 		tp_ftrace_sched_switch(tp, &fs->model, ts, r.cpu, true, -1, 0,
@@ -294,15 +328,11 @@ void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const voi
 	}
 	if (!c->has_last) {
 		tp_stat_inc(tp, TP_STAT_compact_sched_waking_skipped);
+		tp->event_dropped = true;
 		return;
 	}
 	uint32_t wakee = tp_ftrace_thread_named(tp, r.a, r.comm);
-	tp_args_begin(&im->args);
-	arg_str(im, "comm", r.comm);
-	arg_int(im, "pid", r.a);
-	arg_int(im, "prio", r.prio);
-	arg_int(im, "target_cpu", r.pid);
-	uint32_t args = tp_args_commit(tp, &im->args);
+	uint32_t args = compact_args(im, &r);
 	tp_ftrace_raw(tp, &fs->model, ts, r.cpu, fs->name_sched_waking, c->last_utid, r.flags, args);
 	tp_ftrace_waking(tp, &fs->model, ts, wakee, c->last_utid);
 }
