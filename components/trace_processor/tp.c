@@ -17,6 +17,9 @@
 #include "model/slices.h"
 
 #define SNIFF_BYTES 512
+/* A trace without a uuid of its own gets one from a hash of this many of
+ * its first bytes (as read, before any decompression), as in Perfetto. */
+#define UUID_HASH_BYTES 4096
 
 
 struct tp *tp_new(const struct tp_config *cfg)
@@ -35,6 +38,7 @@ struct tp *tp_new(const struct tp_config *cfg)
 	tp->trace_type = "unknown";
 	tp->ts_min = INT64_MAX;
 	tp->ts_max = INT64_MIN;
+	tp->head_hash = 0xcbf29ce484222325ull; /* FNV-1a 64 offset basis */
 	tp_slices_init(tp);
 	/* utid 0 / upid 0: the swapper placeholders Perfetto always has. */
 	tp_process_for_pid(tp, 0);
@@ -64,6 +68,7 @@ void tp_free(struct tp *tp)
 	tp_track_keys_free(tp);
 	tp_args_free(tp);
 	tp_tables_release(&tp->t);
+	vec_release(&tp->istats);
 	strpool_release(&tp->strings);
 	tb_free(tp);
 }
@@ -151,6 +156,8 @@ int tp_parse(struct tp *tp, const uint8_t *buf, size_t len)
 		return 0;
 	if (tp->bytes_parsed == 0 && len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b)
 		tp->gunzip = tp_gunzip_new();
+	for (uint64_t i = tp->bytes_parsed; i < UUID_HASH_BYTES && i - tp->bytes_parsed < len; i++)
+		tp->head_hash = (tp->head_hash ^ buf[i - tp->bytes_parsed]) * 0x100000001b3ull;
 	tp->bytes_parsed += len;
 	int rc;
 	if (tp->gunzip) {
@@ -186,6 +193,8 @@ int tp_end_of_file(struct tp *tp)
 	if (rc < 0)
 		return rc;
 	tp_slices_finish(tp);
+	if (!tp_metadata_has(tp, "trace_uuid"))
+		tp_metadata_set_uuid(tp, 0, tp->head_hash);
 	tp_metadata_set_int(tp, "trace_size_bytes", (int64_t)tp->bytes_parsed);
 	tp_metadata_set_str(tp, "trace_type", tp_intern_cstr(tp, tp->trace_type));
 	return 0;

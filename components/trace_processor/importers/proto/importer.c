@@ -35,6 +35,7 @@ static struct tp_importer *proto_create(struct tp *tp)
 	hmap_init(&im->desc_of_tid);
 	hmap_init(&im->desc_of_pid);
 	hmap_init(&im->first_packet_seqs);
+	hmap_init(&im->ftrace_error_seqs);
 	im->clocks = proto_clocks_new();
 	im->default_track = TP_NULL_U32;
 	return (struct tp_importer *)(void *)im;
@@ -118,6 +119,7 @@ static void proto_destroy(struct tp_importer *imp)
 	proto_tracks_free(im);
 	proto_ftrace_free(im);
 	proto_perf_free(im);
+	hmap_release(&im->ftrace_error_seqs);
 	vec_release(&im->scratch);
 	tp_args_builder_release(&im->args);
 	tb_free(im);

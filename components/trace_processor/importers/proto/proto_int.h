@@ -44,6 +44,7 @@ enum {
 	PKT_INTERNED_DATA = 12,
 	PKT_SEQUENCE_FLAGS = 13,
 	PKT_TRACE_CONFIG = 33,
+	PKT_FTRACE_STATS = 34,
 	PKT_TRACE_STATS = 35,
 	PKT_INCREMENTAL_STATE_CLEARED = 41,
 	PKT_PREVIOUS_PACKET_DROPPED = 42,
@@ -287,6 +288,8 @@ struct proto_importer {
 	uint32_t default_track; /* uuid 0, TP_NULL_U32 until used */
 	struct hmap desc_of_tid, desc_of_pid; /* tid/pid -> uuid of its descriptor */
 	struct hmap first_packet_seqs; /* seq ids with first_packet_on_sequence */
+	struct hmap ftrace_error_seqs; /* seq ids whose ftrace setup errors were counted */
+	bool uuid_from_packet; /* trace_uuid came from the trace (TraceUuid or config) */
 	/* parse scratch */
 	VEC(char) scratch;
 	struct tp_args_builder args;
@@ -335,6 +338,14 @@ void proto_perf_free(struct proto_importer *im);
 /* Tokenize-time metadata packets (packets.c). */
 void proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts,
 			   const uint8_t *p, size_t n);
+/* Tokenize time: TraceConfig (33) and SystemInfo (45) into metadata
+ * (metadata.c). */
+void proto_trace_config(struct proto_importer *im, const uint8_t *p, size_t n);
+void proto_system_info(struct proto_importer *im, const uint8_t *p, size_t n);
+/* Tokenize time: TraceStats (35) and FtraceStats (34) into `stats`
+ * (trace_stats.c). */
+void proto_trace_stats(struct proto_importer *im, const uint8_t *p, size_t n);
+void proto_ftrace_stats(struct proto_importer *im, uint32_t seq_id, const uint8_t *p, size_t n);
 /* TrackEvent tokenize-time timestamps: legacy *_us fields (track_event.c).
  * Returns false to drop the event. */
 bool proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq,
