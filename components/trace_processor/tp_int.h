@@ -225,6 +225,16 @@ enum tp_col_type {
 
 #define TP_NO_COLUMNS(X, T)
 
+/* trace_file: the trace (row 0) and, for a zip or tar, each member
+ * (parent_id 0) in archive order; processing_order is the import order. */
+#define TP_TRACE_FILE_COLUMNS(X, T)                                               \
+	X(T, parent_id, TP_U32N, 0)                                               \
+	X(T, name, TP_STR, 0)                                                     \
+	X(T, size, TP_I64, 0)                                                     \
+	X(T, trace_type, TP_STR, 0)                                               \
+	X(T, processing_order, TP_I64N, 0)                                        \
+	X(T, is_container, TP_I64, 0)
+
 #define TP_METADATA_COLUMNS(X, T)                                                 \
 	X(T, name, TP_STR, 0)                                                     \
 	X(T, key_type, TP_STR, 0)                                                 \
@@ -309,6 +319,7 @@ enum tp_col_type {
 	T(__intrinsic_stack_profile_symbol, stack_profile_symbol,            \
 	  TP_STACK_PROFILE_SYMBOL_COLUMNS, TP_NO_COLUMNS)                        \
 	T(__intrinsic_metadata, metadata, TP_METADATA_COLUMNS, TP_NO_COLUMNS)          \
+	T(__intrinsic_trace_file, trace_file, TP_TRACE_FILE_COLUMNS, TP_NO_COLUMNS)    \
 	T(__intrinsic_sched, sched, TP_SCHED_COLUMNS, TP_NO_COLUMNS)           \
 	T(__intrinsic_thread_state, thread_state, TP_THREAD_STATE_COLUMNS, TP_NO_COLUMNS) \
 	T(__intrinsic_ftrace_event, ftrace_event, TP_FTRACE_EVENT_COLUMNS, TP_NO_COLUMNS) \
@@ -589,6 +600,7 @@ struct tp {
 	const struct tp_importer_ops *importer_ops; /* chosen by sniffing */
 	struct tp_importer *importer;
 	struct tp_gunzip *gunzip; /* when the input is gzip'd */
+	struct tp_archive *archive; /* when the input is a zip or tar */
 	uint8_t *sniff_buf;       /* the first bytes, held until sniffed */
 	size_t sniff_len;
 	const char *trace_type;

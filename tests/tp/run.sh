@@ -70,7 +70,7 @@ for suite in $suites; do
 		grep -i 'INCLUDE PERFETTO MODULE' "$dir/query.sql" |
 			grep -viqE 'MODULE[[:space:]]+slices\.with_context[[:space:]]*;' && continue
 		trace=
-		for f in trace.json trace.pb; do
+		for f in trace.json trace.pb trace.zip trace.tar; do
 			[ -f "$dir/$f" ] && trace=$dir/$f
 		done
 		[ -n "$trace" ] || continue
