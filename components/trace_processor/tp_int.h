@@ -475,6 +475,7 @@ void tp_tables_release(struct tp_tables *tables);
 /* Stats with one value per index (a cpu, a trace buffer): a row per index
  * set. Same X(name, severity, source, description). */
 #define TP_ISTATS(X)                                                           \
+	X(config_write_into_file_discard, "data_loss", "trace", "The trace was written into a file (write_into_file) from a DISCARD buffer: data can go missing; use RING_BUFFER.") \
 	X(ftrace_cpu_bytes_begin, "info", "trace", "Bytes in the cpu's ftrace buffer when the trace started.") \
 	X(ftrace_cpu_bytes_end, "info", "trace", "Bytes in the cpu's ftrace buffer when the trace ended.") \
 	X(ftrace_cpu_bytes_delta, "info", "trace", "Change of the cpu's ftrace buffer bytes over the trace.") \

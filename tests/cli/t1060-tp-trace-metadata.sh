@@ -16,9 +16,14 @@ packet {
   timestamp: 1000
   trace_config {
     buffers { size_kb: 1024 fill_policy: RING_BUFFER }
-    buffers { }
+    buffers { fill_policy: DISCARD }
     data_sources { config { name: "linux.ftrace" } }
     duration_ms: 3000
+    write_into_file: true
+    trace_attributes {
+      attribute { key: "app.build" string_value: "b1" }
+      attribute { key: "app.n" long_value: 1 }
+    }
     unique_session_name: "sess\"1"
     trace_uuid_msb: 1314564453825188563
     trace_uuid_lsb: -6605018796207623390
@@ -35,6 +40,12 @@ packet {
   }
 }
 packet { trusted_packet_sequence_id: 1 timestamp: 2000 service_event { tracing_started: true } }
+packet {
+  trace_attributes {
+    attribute { key: "app.n" string_value: "two" }
+    attribute { key: "app.iterations" long_value: 10 }
+  }
+}
 packet { trusted_packet_sequence_id: 1 timestamp: 2100 service_event { all_data_sources_started: true } }
 packet {
   trusted_packet_sequence_id: 1
@@ -96,6 +107,7 @@ fi
 q "$TMP/t.pb" "select name, idx, severity, source, value from stats where value != 0 order by name, idx" >"$TMP/got"
 cat >"$TMP/want" <<'CSV'
 "name","idx","severity","source","value"
+"config_write_into_file_discard",1,"data_loss","trace",1
 "filter_input_bytes","[NULL]","info","trace",900
 "filter_input_packets","[NULL]","info","trace",9
 "filter_output_bytes","[NULL]","info","trace",800
@@ -159,11 +171,15 @@ cat >"$TMP/want" <<'CSV'
 "system_release","single","[NULL]","6.1.0"
 "system_version","single","[NULL]","#1 SMP"
 "timezone_off_mins","single",-300,"[NULL]"
+"trace_attribute.app.build","single","[NULL]","b1"
+"trace_attribute.app.iterations","single",10,"[NULL]"
+"trace_attribute.app.n","single","[NULL]","two"
 "trace_config_pbtxt","single","[NULL]","buffers {
   size_kb: 1024
   fill_policy: RING_BUFFER
 }
 buffers {
+  fill_policy: DISCARD
 }
 data_sources {
   config {
@@ -171,6 +187,17 @@ data_sources {
   }
 }
 duration_ms: 3000
+write_into_file: true
+trace_attributes {
+  attribute {
+    key: "app.build"
+    string_value: "b1"
+  }
+  attribute {
+    key: "app.n"
+    long_value: 1
+  }
+}
 unique_session_name: "sess\"1"
 trace_uuid_msb: 1314564453825188563
 trace_uuid_lsb: -6605018796207623390"

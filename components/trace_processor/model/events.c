@@ -87,12 +87,14 @@ void tp_metadata_set_int(struct tp *tp, const char *name, int64_t v)
 {
 	uint32_t row = metadata_row(tp, name); /* may grow the columns */
 	tp->t.metadata.int_value[row] = v;
+	tp->t.metadata.str_value[row] = 0; /* one value a key: the last */
 }
 
 void tp_metadata_set_str(struct tp *tp, const char *name, uint32_t str_id)
 {
 	uint32_t row = metadata_row(tp, name);
 	tp->t.metadata.str_value[row] = str_id;
+	tp->t.metadata.int_value[row] = TP_NULL_I64;
 }
 
 void tp_metadata_append_int(struct tp *tp, const char *name, int64_t v)

@@ -8,6 +8,13 @@
  *   unique_session_name  TraceConfig.unique_session_name (22)
  *   trace_uuid           from trace_uuid_msb (27) / trace_uuid_lsb (28) when
  *                        nonzero, unless a TraceUuid packet gave it
+ *   trace_attribute.KEY  each of trace_attributes (48), as the packet's
+ *
+ * and the indexed stat config_write_into_file_discard for each DISCARD
+ * buffer of a write_into_file (8) config.
+ *
+ * TracePacket.trace_attributes (126): `trace_attribute.KEY` = long_value or
+ * string_value, the last value of a key winning.
  *
  * TracePacket.system_info (45), traced_probes' linux.system_info and the
  * service's own: uname as system_name/version/release/machine,
@@ -30,9 +37,22 @@ void proto_trace_config(struct proto_importer *im, const uint8_t *p, size_t n)
 	uint64_t msb = 0, lsb = 0;
 	struct pb_reader r;
 	struct pb_field f = {0};
+	int64_t buf = 0, v;
+	bool into_file = pb_find_field(p, n, 8, &f) == 1 && f.wire == PB_WIRE_VARINT && f.val;
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == 22 && f.wire == PB_WIRE_LEN)
+		if (f.id == 1 && f.wire == PB_WIRE_LEN) {
+			struct pb_field fp = {0};
+			if (into_file && pb_find_field(f.data, f.len, 4, &fp) == 1 &&
+			    fp.val == 2 /* DISCARD */) {
+				if (!tp_istat_get(tp, TP_ISTAT_config_write_into_file_discard, buf, &v))
+					v = 0;
+				tp_istat_set(tp, TP_ISTAT_config_write_into_file_discard, buf, v + 1);
+			}
+			buf++;
+		} else if (f.id == 48 && f.wire == PB_WIRE_LEN) {
+			proto_trace_attributes(im, f.data, f.len);
+		} else if (f.id == 22 && f.wire == PB_WIRE_LEN)
 			tp_metadata_set_str(tp, "unique_session_name",
 					    tp_intern(tp, (const char *)f.data, f.len));
 		else if (f.id == 27 && f.wire == PB_WIRE_VARINT)
@@ -129,4 +149,38 @@ void proto_system_info(struct proto_importer *im, const uint8_t *p, size_t n)
 	}
 	if (sdk >= 0 || fp_sdk >= 0)
 		tp_metadata_set_int(tp, "android_sdk_version", sdk >= 0 ? sdk : fp_sdk);
+}
+
+void proto_trace_attributes(struct proto_importer *im, const uint8_t *p, size_t n)
+{
+	struct tp *tp = im->tp;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id != 1 || f.wire != PB_WIRE_LEN)
+			continue;
+		struct pb_reader ar;
+		struct pb_field af = {0}, key = {0}, val = {0};
+		pb_reader_init_field(&ar, &f);
+		while (pb_next(&ar, &af)) {
+			if (af.id == 1 && af.wire == PB_WIRE_LEN)
+				key = af;
+			else if ((af.id == 2 && af.wire == PB_WIRE_VARINT) ||
+				 (af.id == 3 && af.wire == PB_WIRE_LEN))
+				val = af;
+		}
+		if (!val.id)
+			continue;
+		proto_scratch_reset(im);
+		proto_scratch_add(im, "trace_attribute.", 16);
+		if (key.len)
+			proto_scratch_add(im, key.data, key.len);
+		proto_scratch_add(im, "", 1);
+		if (val.id == 2)
+			tp_metadata_set_int(tp, im->scratch.data, (int64_t)val.val);
+		else
+			tp_metadata_set_str(tp, im->scratch.data,
+					    tp_intern(tp, (const char *)val.data, val.len));
+	}
 }

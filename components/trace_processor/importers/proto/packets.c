@@ -172,6 +172,7 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		case PKT_TRACK_DESCRIPTOR:
 		case PKT_SERVICE_EVENT:
 		case PKT_TRACE_UUID:
+		case PKT_TRACE_ATTRIBUTES:
 		case PKT_PERF_SAMPLE:
 			if (f.wire == PB_WIRE_LEN) {
 				k.payload = f;
@@ -379,6 +380,9 @@ void proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts
 		break;
 	case PKT_TRACE_STATS:
 		proto_trace_stats(im, p, n);
+		break;
+	case PKT_TRACE_ATTRIBUTES:
+		proto_trace_attributes(im, p, n);
 		break;
 	case PKT_TRACE_CONFIG:
 		proto_trace_config(im, p, n);

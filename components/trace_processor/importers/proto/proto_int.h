@@ -60,6 +60,7 @@ enum {
 	PKT_TRUSTED_PID = 79,
 	PKT_FIRST_PACKET_ON_SEQUENCE = 87,
 	PKT_TRACE_UUID = 89,
+	PKT_TRACE_ATTRIBUTES = 126,
 };
 #define SEQ_INCREMENTAL_STATE_CLEARED 1u
 #define SEQ_NEEDS_INCREMENTAL_STATE 2u
@@ -342,6 +343,8 @@ void proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts
  * (metadata.c). */
 void proto_trace_config(struct proto_importer *im, const uint8_t *p, size_t n);
 void proto_system_info(struct proto_importer *im, const uint8_t *p, size_t n);
+/* TraceAttributes (TracePacket 126, TraceConfig 48): `trace_attribute.<key>`. */
+void proto_trace_attributes(struct proto_importer *im, const uint8_t *p, size_t n);
 /* Tokenize time: TraceStats (35) and FtraceStats (34) into `stats`
  * (trace_stats.c). */
 void proto_trace_stats(struct proto_importer *im, const uint8_t *p, size_t n);

@@ -56,11 +56,14 @@ static const struct {
 	{20, TP_ISTAT_traced_buf_chunks_relocated},
 };
 
-/* TraceStats field -> single stat (each is set, 0 when absent). */
-static const struct {
+/* A message's field and the single stat it sets. */
+struct field_stat {
 	uint32_t field;
 	enum tp_stat stat;
-} trace_fields[] = {
+};
+
+/* TraceStats field -> single stat (each is set, 0 when absent). */
+static const struct field_stat trace_fields[] = {
 	{2, TP_STAT_traced_producers_connected},  {3, TP_STAT_traced_producers_seen},
 	{4, TP_STAT_traced_data_sources_registered}, {5, TP_STAT_traced_data_sources_seen},
 	{6, TP_STAT_traced_tracing_sessions},     {7, TP_STAT_traced_total_buffers},
@@ -70,10 +73,7 @@ static const struct {
 };
 
 /* FilterStats field -> single stat (set only when filter_stats is there). */
-static const struct {
-	uint32_t field;
-	enum tp_stat stat;
-} filter_fields[] = {
+static const struct field_stat filter_fields[] = {
 	{1, TP_STAT_filter_input_packets}, {2, TP_STAT_filter_input_bytes},
 	{3, TP_STAT_filter_output_bytes},  {4, TP_STAT_filter_errors},
 	{5, TP_STAT_filter_time_taken_ns},
