@@ -215,7 +215,10 @@ static int gunzip_sink(void *ctx, const uint8_t *p, size_t n)
 		out->cap = out->cap ? out->cap : 65536;
 		while (out->cap < out->len + n)
 			out->cap *= 2;
-		out->data = tb_realloc(out->data, out->cap);
+		uint8_t *data = tb_try_realloc(out->data, out->cap);
+		if (!data)
+			return -ENOMEM;
+		out->data = data;
 	}
 	memcpy(out->data + out->len, p, n);
 	out->len += n;

@@ -202,7 +202,11 @@ static int member_room(struct tp_archive *a, size_t n, struct tb_err *err)
 		size_t cap = m->cap ? m->cap : 4096;
 		while (cap < m->len + n)
 			cap *= 2;
-		m->data = tb_realloc(m->data, cap);
+		/* A small deflated member can claim a lot: fail, not abort. */
+		uint8_t *data = tb_try_realloc(m->data, cap);
+		if (!data)
+			return bad(err, "archive member '%s' is too large to load", m->name);
+		m->data = data;
 		m->cap = cap;
 	}
 	return 0;

@@ -33,7 +33,7 @@ int tp_zlib_inflate(const uint8_t *p, size_t n, size_t max_out, uint8_t **out, s
 /* ---- zip and tar archives (archive.c) ------------------------------------ */
 
 #define TP_ARCHIVE_MAX_MEMBERS 65536
-#define TP_ARCHIVE_MAX_BYTES ((uint64_t)1 << 40) /* all members, decompressed */
+#define TP_ARCHIVE_MAX_BYTES ((uint64_t)16 << 30) /* all members, decompressed */
 #define TP_ARCHIVE_NAME_MAX 4096		  /* a GNU long name */
 #define TP_ARCHIVE_PREALLOC_MAX (64u << 20)	  /* trust in a header's size */
 
