@@ -290,8 +290,10 @@ static int import_archive(struct tp *tp)
 		tp->importer_ops = ms[i].ops;
 		tp->importer = ms[i].ops->create(tp);
 		rc = ms[i].ops->parse(tp->importer, ms[i].data, ms[i].len);
-		if (rc == 0)
+		if (rc == 0 && !tb_err_is_set(&tp->err))
 			rc = ms[i].ops->eof(tp->importer);
+		if (rc == 0 && tb_err_is_set(&tp->err))
+			rc = tp->err.code;
 		ms[i].ops->destroy(tp->importer);
 		tp->importer = NULL;
 		tp->importer_ops = NULL;
@@ -355,10 +357,12 @@ int tp_end_of_file(struct tp *tp)
 	} else {
 		trace_file_add(tp, NULL, (int64_t)tp->bytes_parsed, tp->trace_type, false);
 		tp->t.trace_file.processing_order[0] = 0;
-		rc = tp->importer_ops->eof(tp->importer);
+		if (!tb_err_is_set(&tp->err))
+			rc = tp->importer_ops->eof(tp->importer);
 	}
-	if (rc < 0)
-		return rc;
+	/* An importer may record a fatal error without returning one. */
+	if (rc < 0 || tb_err_is_set(&tp->err))
+		return tp->err.code ? tp->err.code : rc;
 	tp_slices_finish(tp);
 	if (!tp_metadata_has(tp, "trace_uuid"))
 		tp_metadata_set_uuid(tp, 0, tp->head_hash);

@@ -452,6 +452,7 @@ void tp_tables_release(struct tp_tables *tables);
 	X(ftrace_kprobe_misses_begin, "info", "trace", "kretprobe misses when the trace started.") \
 	X(ftrace_kprobe_misses_end, "info", "trace", "kretprobe misses when the trace ended.") \
 	X(ftrace_kprobe_misses_delta, "data_loss", "trace", "kretprobe events missed while the trace was recorded (maxactive too small).") \
+	X(ftrace_abi_errors_skipped_zero_data_length, "info", "analysis", "Ftrace pages with zero-length event data the recorder skipped (harmless).") \
 	X(ftrace_setup_errors, "notice", "trace", "Ftrace events or atrace categories that could not be enabled (FtraceStats at the start of the trace).") \
 	X(filter_input_bytes, "info", "trace", "Bytes given to the service's trace filter.") \
 	X(filter_input_packets, "info", "trace", "Packets given to the service's trace filter.") \

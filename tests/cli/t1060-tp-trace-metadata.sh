@@ -227,3 +227,19 @@ for b in open(sys.argv[1], "rb").read()[:4096]:
     h = ((h ^ b) * 0x100000001b3) % (1 << 64)
 s = "%016x" % h
 print(s[:4] + "-" + s[4:])' "$TMP/a.json")"'"' "$(q "$TMP/a.json" "select str_value from metadata where name = 'trace_uuid'")"
+
+# Ring-buffer parse errors reported by the recorder: the trace is refused
+# (Perfetto does too), except zero-length data, which is only counted.
+printf 'packet { trusted_packet_sequence_id: 2 ftrace_stats { phase: END_OF_TRACE ftrace_parse_errors: FTRACE_STATUS_ABI_ZERO_DATA_LENGTH ftrace_parse_errors: FTRACE_STATUS_ABI_ZERO_DATA_LENGTH } }\n' >"$TMP/z.txt"
+"$TRACEBOX" traceconv binary "$TMP/z.txt" "$TMP/z.pb" 2>"$TMP/err"
+expect_eq ftrace_zero_length_counted '"value"
+2' "$(q "$TMP/z.pb" "select value from stats where name = 'ftrace_abi_errors_skipped_zero_data_length'")"
+printf 'packet { trusted_packet_sequence_id: 2 ftrace_stats { phase: END_OF_TRACE ftrace_parse_errors: FTRACE_STATUS_ABI_ZERO_DATA_LENGTH ftrace_parse_errors: FTRACE_STATUS_ABI_END_OVERFLOW ftrace_parse_errors: FTRACE_STATUS_PARTIAL_PAGE_READ } }\n' >"$TMP/e.txt"
+"$TRACEBOX" traceconv binary "$TMP/e.txt" "$TMP/e.pb" 2>"$TMP/err"
+if "$bin" trace_processor_shell query "$TMP/e.pb" "select 1" >/dev/null 2>"$TMP/err"; then
+	fail ftrace_parse_errors_refused "loaded"
+elif grep -qF "critical ftrace parse errors (a bug in the recorder or the kernel): FTRACE_STATUS_ABI_END_OVERFLOW, FTRACE_STATUS_PARTIAL_PAGE_READ" "$TMP/err"; then
+	pass ftrace_parse_errors_refused
+else
+	fail ftrace_parse_errors_refused "$(cat "$TMP/err")"
+fi

@@ -13,7 +13,10 @@
  *    `ftrace_cpu_<counter>_begin` / `_end`, and at the end `_delta` where
  *    a begin value exists; kprobe hits/misses; and, at the start, one
  *    `ftrace_setup_errors` per event or category that failed to enable
- *    (counted once per sequence).
+ *    (counted once per sequence). ftrace_parse_errors (9) mean traced_probes
+ *    misread the kernel's ring buffer: like Perfetto, the trace is refused
+ *    (zero-length-data errors, which do not corrupt events, are only
+ *    counted in `ftrace_abi_errors_skipped_zero_data_length`).
  *
  *  TraceStats                       FtraceStats
  *  ├ buffer_stats[i] (1) ─▶ idx i   ├ phase (1): START_OF_TRACE 1, END_OF_TRACE 2
@@ -22,12 +25,17 @@
  *  ├ flushes_* (12..14)             │  oldest_event_ts 6 (s, double), now_ts 7
  *  └ final_flush_outcome (15)       │  (s, double), dropped_events 8, read_events 9
  *                                   ├ atrace_errors 5, unknown_ 6 / failed_ftrace_events 7
+ *                                   ├ ftrace_parse_errors 9 (FtraceParseStatus)
  *                                   ├ kprobe_stats (10): hits 1, misses 2
  *                                   └ exclusive_feature_error 13
  */
 #include "proto_int.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
+
+#include "protos.h"
 
 /* TraceStats.BufferStats field -> indexed stat. */
 static const struct {
@@ -203,6 +211,52 @@ static void cpu_stats(struct tp *tp, int phase, const uint8_t *p, size_t n)
 		     secs_to_ns(oldest));
 }
 
+#define FTRACE_STATUS_ABI_ZERO_DATA_LENGTH 12
+
+/* One FtraceParseStatus: counted if harmless, else named into msg. */
+static void parse_error(struct tp *tp, uint64_t code, char *msg, size_t cap, size_t *len)
+{
+	if (code == FTRACE_STATUS_ABI_ZERO_DATA_LENGTH) {
+		tp_stat_inc(tp, TP_STAT_ftrace_abi_errors_skipped_zero_data_length);
+		return;
+	}
+	const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
+	    &perfetto__protos__ftrace_parse_status__descriptor, (int)(int32_t)code);
+	if (*len < cap) {
+		int w = snprintf(msg + *len, cap - *len, "%s%s", *len ? ", " : "",
+				 v ? v->name : "FTRACE_STATUS_UNKNOWN");
+		*len += w > 0 ? (size_t)w : 0;
+	}
+}
+
+/* Perfetto refuses a trace whose recorder reported ring-buffer parse errors. */
+static void parse_errors(struct tp *tp, const uint8_t *p, size_t n)
+{
+	char msg[256];
+	size_t len = 0;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id != 9)
+			continue;
+		if (f.wire == PB_WIRE_VARINT) {
+			parse_error(tp, f.val, msg, sizeof msg, &len);
+		} else if (f.wire == PB_WIRE_LEN) {
+			struct pb_packed it;
+			uint64_t v;
+			pb_packed_init(&it, f.data, f.len, PB_WIRE_VARINT);
+			while (pb_packed_next(&it, &v))
+				parse_error(tp, v, msg, sizeof msg, &len);
+		}
+	}
+	if (len)
+		tp_fail(tp, -EINVAL,
+			"the trace was recorded with critical ftrace parse errors (a bug in the "
+			"recorder or the kernel): %s",
+			msg);
+}
+
 void proto_ftrace_stats(struct proto_importer *im, uint32_t seq_id, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
@@ -234,12 +288,16 @@ void proto_ftrace_stats(struct proto_importer *im, uint32_t seq_id, const uint8_
 	}
 	tp_stat_set(tp, TP_STAT_ftrace_kprobe_hits_begin + phase, hits);
 	tp_stat_set(tp, TP_STAT_ftrace_kprobe_misses_begin + phase, misses);
+	/* As Perfetto, a begin value of 0 counts as none: no delta then. */
 	if (phase == 1) {
-		tp_stat_set(tp, TP_STAT_ftrace_kprobe_hits_delta,
-			    hits - (int64_t)tp->stats[TP_STAT_ftrace_kprobe_hits_begin]);
-		tp_stat_set(tp, TP_STAT_ftrace_kprobe_misses_delta,
-			    misses - (int64_t)tp->stats[TP_STAT_ftrace_kprobe_misses_begin]);
+		int64_t hb = (int64_t)tp->stats[TP_STAT_ftrace_kprobe_hits_begin];
+		int64_t mb = (int64_t)tp->stats[TP_STAT_ftrace_kprobe_misses_begin];
+		if (hb)
+			tp_stat_set(tp, TP_STAT_ftrace_kprobe_hits_delta, hits - hb);
+		if (mb)
+			tp_stat_set(tp, TP_STAT_ftrace_kprobe_misses_delta, misses - mb);
 	} else if (setup_errors && hmap_put(&im->ftrace_error_seqs, seq_id, 1)) {
 		tp->stats[TP_STAT_ftrace_setup_errors] += setup_errors;
 	}
+	parse_errors(tp, p, n);
 }
