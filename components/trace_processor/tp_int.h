@@ -453,6 +453,7 @@ void tp_tables_release(struct tp_tables *tables);
 	X(ftrace_kprobe_misses_end, "info", "trace", "kretprobe misses when the trace ended.") \
 	X(ftrace_kprobe_misses_delta, "data_loss", "trace", "kretprobe events missed while the trace was recorded (maxactive too small).") \
 	X(ftrace_abi_errors_skipped_zero_data_length, "info", "analysis", "Ftrace pages with zero-length event data the recorder skipped (harmless).") \
+	X(config_write_into_file_no_flush, "error", "trace", "The trace was written into a file (write_into_file) without flush_period_ms, by a service older than v54: it was held in memory whole.") \
 	X(ftrace_setup_errors, "notice", "trace", "Ftrace events or atrace categories that could not be enabled (FtraceStats at the start of the trace).") \
 	X(filter_input_bytes, "info", "trace", "Bytes given to the service's trace filter.") \
 	X(filter_input_packets, "info", "trace", "Packets given to the service's trace filter.") \
@@ -476,6 +477,7 @@ void tp_tables_release(struct tp_tables *tables);
 /* Stats with one value per index (a cpu, a trace buffer): a row per index
  * set. Same X(name, severity, source, description). */
 #define TP_ISTATS(X)                                                           \
+	X(long_trace_mode_bytes_overwritten, "data_loss", "trace", "Bytes of the buffer overwritten while the trace was streamed into a file (write_into_file with file_write_period_ms): they are missing from the file.") \
 	X(config_write_into_file_discard, "data_loss", "trace", "The trace was written into a file (write_into_file) from a DISCARD buffer: data can go missing; use RING_BUFFER.") \
 	X(ftrace_cpu_bytes_begin, "info", "trace", "Bytes in the cpu's ftrace buffer when the trace started.") \
 	X(ftrace_cpu_bytes_end, "info", "trace", "Bytes in the cpu's ftrace buffer when the trace ended.") \

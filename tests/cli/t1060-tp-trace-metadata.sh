@@ -85,7 +85,7 @@ packet {
   trusted_packet_sequence_id: 1
   timestamp: 3300
   trace_stats {
-    buffer_stats { buffer_size: 1048576 bytes_written: 4096 chunks_written: 1 patches_failed: 2 }
+    buffer_stats { buffer_size: 1048576 bytes_written: 4096 chunks_written: 1 patches_failed: 2 bytes_overwritten: 512 }
     buffer_stats { buffer_size: 4096 }
     producers_connected: 2
     producers_seen: 3
@@ -108,6 +108,7 @@ q "$TMP/t.pb" "select name, idx, severity, source, value from stats where value 
 cat >"$TMP/want" <<'CSV'
 "name","idx","severity","source","value"
 "config_write_into_file_discard",1,"data_loss","trace",1
+"config_write_into_file_no_flush","[NULL]","error","trace",1
 "filter_input_bytes","[NULL]","info","trace",900
 "filter_input_packets","[NULL]","info","trace",9
 "filter_output_bytes","[NULL]","info","trace",800
@@ -130,10 +131,12 @@ cat >"$TMP/want" <<'CSV'
 "ftrace_kprobe_misses_begin","[NULL]","info","trace",1
 "ftrace_kprobe_misses_end","[NULL]","info","trace",1
 "ftrace_setup_errors","[NULL]","notice","trace",2
+"long_trace_mode_bytes_overwritten",0,"data_loss","trace",512
 "traced_buf_buffer_size",0,"info","trace",1048576
 "traced_buf_buffer_size",1,"info","trace",4096
 "traced_buf_bytes_filtered_out",0,"info","trace",60
 "traced_buf_bytes_filtered_out",1,"info","trace",40
+"traced_buf_bytes_overwritten",0,"info","trace",512
 "traced_buf_bytes_written",0,"info","trace",4096
 "traced_buf_chunks_written",0,"info","trace",1
 "traced_buf_patches_failed",0,"data_loss","trace",2
@@ -147,6 +150,13 @@ cat >"$TMP/want" <<'CSV'
 "traced_tracing_sessions","[NULL]","info","trace",1
 CSV
 if cmp -s "$TMP/want" "$TMP/got"; then pass stats; else fail stats "$(diff "$TMP/want" "$TMP/got")"; fi
+
+# A v54+ service flushes a file it writes into by itself: no
+# config_write_into_file_no_flush then.
+sed 's/timezone_off_mins: -300/timezone_off_mins: -300 tracing_service_version: "Perfetto v54.0 (abc)"/' "$TMP/t.txt" >"$TMP/v.txt"
+"$TRACEBOX" traceconv binary "$TMP/v.txt" "$TMP/v.pb" 2>"$TMP/err"
+expect_eq no_flush_needs_old_service '"n"
+0' "$(q "$TMP/v.pb" "select count(*) as n from stats where name = 'config_write_into_file_no_flush' and value > 0")"
 
 # Indexed rows exist only for the indexes set; zero-valued ones are listed.
 # (The shell prints strings between quotes without escaping, as Perfetto's.)

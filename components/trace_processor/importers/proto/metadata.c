@@ -64,6 +64,11 @@ void proto_trace_config(struct proto_importer *im, const uint8_t *p, size_t n)
 		tp_metadata_set_uuid(tp, msb, lsb);
 		im->uuid_from_packet = true;
 	}
+	vec_clear(&im->trace_config);
+	vec_reserve(&im->trace_config, n);
+	if (n)
+		memcpy(im->trace_config.data, p, n);
+	im->trace_config.len = n;
 	size_t len;
 	char *text = protos_binary_to_text(&perfetto__protos__trace_config__descriptor, p, n, &len);
 	tp_metadata_set_str(tp, "trace_config_pbtxt", tp_intern(tp, text, len));
@@ -109,6 +114,19 @@ static void fingerprint(struct tp *tp, const uint8_t *p, size_t n, int64_t *sdk)
 	*sdk = sdk_of_release(colon + 1, (size_t)(rel - (colon + 1)));
 }
 
+/* N of "Perfetto vN.x..." / "Perfetto vN-...", or -1. */
+static int service_major(const uint8_t *p, size_t n)
+{
+	static const char prefix[] = "Perfetto v";
+	size_t i = sizeof prefix - 1;
+	int v = 0;
+	if (n <= i || memcmp(p, prefix, i) != 0)
+		return -1;
+	for (; i < n && p[i] >= '0' && p[i] <= '9' && v < 100000; i++)
+		v = v * 10 + (p[i] - '0');
+	return i < n && (p[i] == '.' || p[i] == '-') && i > sizeof prefix - 1 ? v : -1;
+}
+
 void proto_system_info(struct proto_importer *im, const uint8_t *p, size_t n)
 {
 	static const char *const uts[] = {NULL, "system_name", "system_version", "system_release",
@@ -138,6 +156,8 @@ void proto_system_info(struct proto_importer *im, const uint8_t *p, size_t n)
 			tp_metadata_set_str(tp, strs[f.id], tp_intern(tp, (const char *)f.data, f.len));
 			if (f.id == 2)
 				fingerprint(tp, f.data, f.len, &fp_sdk);
+			else if (f.id == 4)
+				im->service_major = service_major(f.data, f.len);
 		} else if (f.wire == PB_WIRE_VARINT && f.id == 5) {
 			sdk = (int64_t)f.val;
 		} else if (f.wire == PB_WIRE_VARINT && f.id == 7) {

@@ -291,6 +291,8 @@ struct proto_importer {
 	struct hmap first_packet_seqs; /* seq ids with first_packet_on_sequence */
 	struct hmap ftrace_error_seqs; /* seq ids whose ftrace setup errors were counted */
 	bool uuid_from_packet; /* trace_uuid came from the trace (TraceUuid or config) */
+	VEC(uint8_t) trace_config; /* the last TraceConfig, for end-of-file checks */
+	int service_major; /* N of tracing_service_version "Perfetto vN.", -1 unknown */
 	/* parse scratch */
 	VEC(char) scratch;
 	struct tp_args_builder args;
@@ -349,6 +351,9 @@ void proto_trace_attributes(struct proto_importer *im, const uint8_t *p, size_t 
  * (trace_stats.c). */
 void proto_trace_stats(struct proto_importer *im, const uint8_t *p, size_t n);
 void proto_ftrace_stats(struct proto_importer *im, uint32_t seq_id, const uint8_t *p, size_t n);
+/* End of file: the stats that judge the config against what happened
+ * (long_trace_mode_bytes_overwritten, config_write_into_file_no_flush). */
+void proto_config_stats_eof(struct proto_importer *im);
 /* TrackEvent tokenize-time timestamps: legacy *_us fields (track_event.c).
  * Returns false to drop the event. */
 bool proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq,

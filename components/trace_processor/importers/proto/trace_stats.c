@@ -301,3 +301,36 @@ void proto_ftrace_stats(struct proto_importer *im, uint32_t seq_id, const uint8_
 	}
 	parse_errors(tp, p, n);
 }
+
+/* ---- the config against the outcome (end of file) -------------------------- */
+
+/* A file_write_period_ms of a day or more still means a ring-buffer trace
+ * (Perfetto's service uses the same cutoff for "long trace" mode). */
+#define RING_BUFFER_INTENT_PERIOD_MS (24u * 60 * 60 * 1000)
+
+void proto_config_stats_eof(struct proto_importer *im)
+{
+	struct tp *tp = im->tp;
+	const uint8_t *p = im->trace_config.data;
+	size_t n = im->trace_config.len;
+	struct pb_field f = {0};
+	if (!n || pb_find_field(p, n, 8, &f) != 1 || !f.val) /* write_into_file */
+		return;
+	uint64_t period = pb_find_field(p, n, 9, &f) == 1 ? f.val : 0;
+	if (period < RING_BUFFER_INTENT_PERIOD_MS) {
+		/* Overwritten bytes never reached the file: data loss. */
+		int64_t buf = 0, v;
+		struct pb_reader r;
+		pb_reader_init(&r, p, n);
+		while (pb_next(&r, &f)) {
+			if (f.id != 1 || f.wire != PB_WIRE_LEN)
+				continue;
+			if (tp_istat_get(tp, TP_ISTAT_traced_buf_bytes_overwritten, buf, &v) && v > 0)
+				tp_istat_set(tp, TP_ISTAT_long_trace_mode_bytes_overwritten, buf, v);
+			buf++;
+		}
+	}
+	/* Since v54 the service flushes on every file write by itself. */
+	if (!(pb_find_field(p, n, 13, &f) == 1 && f.val) && im->service_major < 54)
+		tp_stat_inc(tp, TP_STAT_config_write_into_file_no_flush);
+}
