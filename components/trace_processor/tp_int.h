@@ -521,7 +521,17 @@ void tp_tables_release(struct tp_tables *tables);
 	X(traced_buf_readaheads_failed, "info", "trace", "Read-aheads of fragmented packets that failed.") \
 	X(traced_buf_readaheads_succeeded, "info", "trace", "Read-aheads of fragmented packets that succeeded.") \
 	X(traced_buf_trace_writer_packet_loss, "data_loss", "trace", "Packet loss the service saw for writers into the buffer.") \
-	X(traced_buf_write_wrap_count, "info", "trace", "Times the ring buffer wrapped.")
+	X(traced_buf_write_wrap_count, "info", "trace", "Times the ring buffer wrapped.") \
+	X(traced_buf_sequence_packet_loss, "data_loss", "analysis", "Times a sequence writing into the buffer lost packets (previous_packet_dropped), summed over its sequences.") \
+	X(traced_buf_incremental_sequences_dropped, "data_loss", "analysis", "Sequences of the buffer all of whose packets needing incremental state were dropped for want of it (interned data missing: incremental state invalidation off or too rare).") \
+	X(traced_buf_data_loss_read_gap, "data_loss", "trace", "Sequence data losses of the buffer from a gap in chunk ids at read time.") \
+	X(traced_buf_data_loss_chunk_corrupted, "data_loss", "trace", "Sequence data losses of the buffer from a chunk whose fragments could not be read.") \
+	X(traced_buf_data_loss_orphan_continuation, "data_loss", "trace", "Sequence data losses of the buffer from a continuation fragment without its beginning.") \
+	X(traced_buf_data_loss_reassembly_gap, "data_loss", "trace", "Sequence data losses of the buffer from a chunk id gap inside a fragmented packet.") \
+	X(traced_buf_data_loss_reassembly_broken_chain, "data_loss", "trace", "Sequence data losses of the buffer from a broken fragment chain.") \
+	X(traced_buf_data_loss_overwrite, "data_loss", "trace", "Sequence data losses of the buffer from the ring buffer overwriting unread chunks.") \
+	X(traced_buf_data_loss_writer_abort, "data_loss", "trace", "Sequence data losses of the buffer from a writer abandoning a fragmented packet.") \
+	X(traced_buf_data_loss_smb_full, "data_loss", "trace", "Sequence data losses of the buffer from the producer's shared memory being full.")
 
 enum tp_stat {
 #define TP_STAT_ENUM_(n, sev, src, desc) TP_STAT_##n,

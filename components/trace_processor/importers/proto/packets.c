@@ -84,7 +84,8 @@ struct pkt {
 	bool has_ts, has_clock;
 	uint64_t ts;
 	uint32_t clock_id, seq_id, flags;
-	bool cleared, dropped, first_on_seq;
+	bool cleared, first_on_seq;
+	uint32_t dropped; /* previous_packet_dropped: DATA_LOSS_* reasons, or 1 */
 	struct pb_field defaults, interned, snapshot, payload;
 	bool has_defaults, has_snapshot, has_payload;
 	unsigned n_interned;
@@ -140,7 +141,7 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 			k.cleared = f.val != 0;
 			break;
 		case PKT_PREVIOUS_PACKET_DROPPED:
-			k.dropped = f.val != 0;
+			k.dropped = (uint32_t)f.val;
 			break;
 		case PKT_FIRST_PACKET_ON_SEQUENCE:
 			k.first_on_seq = f.val != 0;
@@ -193,6 +194,7 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 	}
 
 	struct proto_seq *seq = proto_seq_get(im, k.seq_id);
+	proto_seq_note_loss(seq, k.dropped);
 	if (k.first_on_seq)
 		hmap_put(&im->first_packet_seqs, k.seq_id, 1);
 	if ((k.flags & SEQ_INCREMENTAL_STATE_CLEARED) || k.cleared) {
@@ -212,7 +214,9 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 			if (f.id == PKT_INTERNED_DATA && f.wire == PB_WIRE_LEN)
 				proto_seq_add_interned(im, seq, f.data, f.len);
 	}
+	seq->loss.needs_inc += (k.flags & SEQ_NEEDS_INCREMENTAL_STATE) != 0;
 	if ((k.flags & SEQ_NEEDS_INCREMENTAL_STATE) && !seq->valid) {
+		seq->loss.needs_inc_skipped++;
 		tp_stat_inc(tp, TP_STAT_packet_skipped_seq_needs_incremental_state_invalid);
 		return;
 	}

@@ -107,8 +107,18 @@ struct proto_gen {
 	uint32_t n_counter_uuids, n_dbl_counter_uuids;
 };
 
+/* What a sequence lost, for the per-buffer stats of TraceStats.writer_stats
+ * (trace_stats.c). */
+struct proto_seq_loss {
+	bool seen;		   /* a packet of the sequence came before */
+	uint32_t dropped;	   /* later packets with previous_packet_dropped */
+	uint32_t causes[8];	   /* of those, per DATA_LOSS_* bit 1 << (i + 1) */
+	uint32_t needs_inc, needs_inc_skipped; /* SEQ_NEEDS_INCREMENTAL_STATE packets */
+};
+
 /* One trusted_packet_sequence_id. */
 struct proto_seq {
+	struct proto_seq_loss loss;
 	uint32_t id;
 	uint32_t src; /* the sequence's sorter run: dense, in order of appearance */
 	bool valid; /* incremental state usable */
@@ -354,6 +364,15 @@ void proto_ftrace_stats(struct proto_importer *im, uint32_t seq_id, const uint8_
 /* End of file: the stats that judge the config against what happened
  * (long_trace_mode_bytes_overwritten, config_write_into_file_no_flush). */
 void proto_config_stats_eof(struct proto_importer *im);
+/* Every packet of seq: count a previous_packet_dropped (reasons) on a
+ * sequence seen before (inline: it runs for every packet). */
+void proto_seq_count_loss(struct proto_seq *seq, uint32_t reasons);
+static inline void proto_seq_note_loss(struct proto_seq *seq, uint32_t reasons)
+{
+	if (TB_UNLIKELY(reasons) && seq->loss.seen && seq->id)
+		proto_seq_count_loss(seq, reasons);
+	seq->loss.seen = true;
+}
 /* TrackEvent tokenize-time timestamps: legacy *_us fields (track_event.c).
  * Returns false to drop the event. */
 bool proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq,

@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "protos.h"
 
@@ -128,6 +129,80 @@ static void filter_stats(struct tp *tp, const uint8_t *p, size_t n)
 		tp_stat_set(tp, filter_fields[i].stat, (int64_t)v[filter_fields[i].field]);
 }
 
+void proto_seq_count_loss(struct proto_seq *seq, uint32_t reasons)
+{
+	seq->loss.dropped++;
+	for (unsigned i = 0; i < 8; i++)
+		seq->loss.causes[i] += (reasons >> (i + 1)) & 1;
+}
+
+/* Per-buffer loss stats, by DATA_LOSS_* bit 1 << (i + 1). */
+static const enum tp_istat cause_stats[8] = {
+	TP_ISTAT_traced_buf_data_loss_read_gap,
+	TP_ISTAT_traced_buf_data_loss_chunk_corrupted,
+	TP_ISTAT_traced_buf_data_loss_orphan_continuation,
+	TP_ISTAT_traced_buf_data_loss_reassembly_gap,
+	TP_ISTAT_traced_buf_data_loss_reassembly_broken_chain,
+	TP_ISTAT_traced_buf_data_loss_overwrite,
+	TP_ISTAT_traced_buf_data_loss_writer_abort,
+	TP_ISTAT_traced_buf_data_loss_smb_full,
+};
+
+/* TraceStats.writer_stats: what each known sequence lost, summed per
+ * trace buffer (a sequence writes into one); every stat of such a buffer
+ * is set, zero or not. */
+static void writer_stats(struct proto_importer *im, const uint8_t *p, size_t n)
+{
+	struct tp *tp = im->tp;
+	struct {
+		int64_t buf;
+		struct proto_seq_loss sum;
+		uint32_t inc_dropped;
+	} per[64];
+	size_t n_per = 0;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id != 18 || f.wire != PB_WIRE_LEN)
+			continue;
+		struct pb_field w = {0};
+		uint64_t seq_id = 0;
+		int64_t buf = 0;
+		if (pb_find_field(f.data, f.len, 1, &w) == 1)
+			seq_id = w.val;
+		if (pb_find_field(f.data, f.len, 4, &w) == 1)
+			buf = (int32_t)w.val;
+		const struct proto_seq *seq =
+		    seq_id <= UINT32_MAX ? hmap_get_ptr(&im->seqs, seq_id) : NULL;
+		if (!seq)
+			continue;
+		size_t i = 0;
+		while (i < n_per && per[i].buf != buf)
+			i++;
+		if (i == n_per) {
+			if (n_per == sizeof per / sizeof per[0])
+				continue; /* more buffers than a service has */
+			memset(&per[i], 0, sizeof per[i]);
+			per[i].buf = buf;
+			n_per++;
+		}
+		per[i].sum.dropped += seq->loss.dropped;
+		per[i].inc_dropped += seq->loss.needs_inc_skipped > 0 &&
+				      seq->loss.needs_inc_skipped == seq->loss.needs_inc;
+		for (unsigned c = 0; c < 8; c++)
+			per[i].sum.causes[c] += seq->loss.causes[c];
+	}
+	for (size_t i = 0; i < n_per; i++) {
+		tp_istat_set(tp, TP_ISTAT_traced_buf_sequence_packet_loss, per[i].buf,
+			     per[i].sum.dropped);
+		tp_istat_set(tp, TP_ISTAT_traced_buf_incremental_sequences_dropped, per[i].buf,
+			     per[i].inc_dropped);
+		for (unsigned c = 0; c < 8; c++)
+			tp_istat_set(tp, cause_stats[c], per[i].buf, per[i].sum.causes[c]);
+	}
+}
+
 void proto_trace_stats(struct proto_importer *im, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
@@ -150,6 +225,7 @@ void proto_trace_stats(struct proto_importer *im, const uint8_t *p, size_t n)
 		tp_stat_inc(tp, TP_STAT_traced_final_flush_succeeded);
 	else if (v[15] == 2)
 		tp_stat_inc(tp, TP_STAT_traced_final_flush_failed);
+	writer_stats(im, p, n);
 }
 
 /* ---- FtraceStats ---------------------------------------------------------- */
