@@ -63,4 +63,14 @@ int protos_text_to_binary(const ProtobufCMessageDescriptor *root, const char *na
                           const char *text, size_t len, bool lossy, uint8_t **out, size_t *out_len,
                           struct tb_err *err);
 
+/* Render the binary message p[0, n) of type root in Perfetto's text format
+ * as its trace processor prints it (`trace_config_pbtxt`; the layout is in
+ * textproto_print.c): one field a line, two-space indents, fields the
+ * descriptors lack as `number: raw value`. Never fails on bad input (what
+ * does not parse is shown as `# Extra bytes`). Returns a NUL-terminated
+ * tb_malloc'd string the caller frees, its length in *out_len. Pure, any
+ * thread. */
+char *protos_binary_to_text(const ProtobufCMessageDescriptor *root, const uint8_t *p, size_t n,
+			    size_t *out_len);
+
 #endif /* TB_PROTOS_H */

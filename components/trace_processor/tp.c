@@ -6,17 +6,29 @@
  * format's importer and streams everything to it. Importers tokenize, push
  * events into the sorter, and at end of file the sorter hands them back in
  * timestamp order to be parsed into the tables.
+ *
+ * A zip or tar is streamed into io/archive.c instead; at end of file its
+ * members are imported one after another, each through the importer its
+ * first bytes select (gzip'd members unwrapped), in Perfetto's order:
+ * protobuf traces first, then gzip'd members, then the rest, by name within
+ * each group. Each member is sorted on its own (Perfetto sorts them all
+ * together; the tables differ only where members interleave on one track).
+ * Every file gets a `trace_file` row.
  */
 #include "tp_int.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "io/io.h"
 #include "model/slices.h"
 
 #define SNIFF_BYTES 512
+/* A trace without a uuid of its own gets one from a hash of this many of
+ * its first bytes (as read, before any decompression), as in Perfetto. */
+#define UUID_HASH_BYTES 4096
 
 
 struct tp *tp_new(const struct tp_config *cfg)
@@ -35,6 +47,7 @@ struct tp *tp_new(const struct tp_config *cfg)
 	tp->trace_type = "unknown";
 	tp->ts_min = INT64_MAX;
 	tp->ts_max = INT64_MIN;
+	tp->head_hash = 0xcbf29ce484222325ull; /* FNV-1a 64 offset basis */
 	tp_slices_init(tp);
 	/* utid 0 / upid 0: the swapper placeholders Perfetto always has. */
 	tp_process_for_pid(tp, 0);
@@ -52,6 +65,7 @@ void tp_free(struct tp *tp)
 	if (tp->importer)
 		tp->importer_ops->destroy(tp->importer);
 	tp_gunzip_free(tp->gunzip);
+	tp_archive_free(tp->archive);
 	tb_free(tp->sniff_buf);
 	tp_sorter_free(tp->sorter);
 	tp_slices_release(tp);
@@ -64,6 +78,7 @@ void tp_free(struct tp *tp)
 	tp_track_keys_free(tp);
 	tp_args_free(tp);
 	tp_tables_release(&tp->t);
+	vec_release(&tp->istats);
 	strpool_release(&tp->strings);
 	tb_free(tp);
 }
@@ -105,18 +120,44 @@ uint32_t tp_intern_cstr(struct tp *tp, const char *s)
 	return s ? strpool_intern(&tp->strings, s, strlen(s)) : 0;
 }
 
-/* Choose the importer from the first bytes of the (un-gzipped) trace. */
-static int pick_importer(struct tp *tp, const uint8_t *p, size_t n)
+/* The importer whose sniffer accepts the first bytes p[0, n), or NULL. */
+static const struct tp_importer_ops *sniff(const uint8_t *p, size_t n)
 {
-	for (const struct tp_importer_ops *const *imp = tp_importers; *imp; imp++) {
-		if ((*imp)->sniff(p, n)) {
-			tp->importer_ops = *imp;
-			tp->importer = (*imp)->create(tp);
-			tp->trace_type = (*imp)->name;
-			return 0;
-		}
+	for (const struct tp_importer_ops *const *imp = tp_importers; *imp; imp++)
+		if ((*imp)->sniff(p, n))
+			return *imp;
+	return NULL;
+}
+
+static uint32_t trace_file_add(struct tp *tp, const char *name, int64_t size, const char *type,
+			       bool container)
+{
+	struct tp_trace_file_table *t = &tp->t.trace_file;
+	uint32_t row = tp_trace_file_append(t);
+	t->parent_id[row] = row ? 0 : TP_NULL_U32;
+	t->name[row] = tp_intern_cstr(tp, name);
+	t->size[row] = size;
+	t->trace_type[row] = tp_intern_cstr(tp, type);
+	t->is_container[row] = container;
+	return row;
+}
+
+/* Enough bytes arrived (or the input ended): an archive, or the importer
+ * the sniff picks, which gets the held-back bytes. */
+static int start(struct tp *tp)
+{
+	enum tp_archive_kind kind;
+	if (tp_archive_sniff(tp->sniff_buf, tp->sniff_len, &kind)) {
+		tp->archive = tp_archive_new(kind);
+		tp->trace_type = kind == TP_ARCHIVE_ZIP ? "zip" : "tar";
+		return tp_archive_feed(tp->archive, tp->sniff_buf, tp->sniff_len, &tp->err);
 	}
-	return tp_fail(tp, -EINVAL, "unknown trace format");
+	tp->importer_ops = sniff(tp->sniff_buf, tp->sniff_len);
+	if (!tp->importer_ops)
+		return tp_fail(tp, -EINVAL, "unknown trace format");
+	tp->importer = tp->importer_ops->create(tp);
+	tp->trace_type = tp->importer_ops->name;
+	return tp->importer_ops->parse(tp->importer, tp->sniff_buf, tp->sniff_len);
 }
 
 /* Decoded bytes: sniff once enough arrived, then stream to the importer. */
@@ -125,6 +166,8 @@ static int feed_decoded(void *ctx, const uint8_t *p, size_t n)
 	struct tp *tp = ctx;
 	if (tp->importer)
 		return tp->importer_ops->parse(tp->importer, p, n);
+	if (tp->archive)
+		return tp_archive_feed(tp->archive, p, n, &tp->err);
 	size_t want = SNIFF_BYTES - tp->sniff_len;
 	size_t take = n < want ? n : want;
 	if (!tp->sniff_buf)
@@ -133,12 +176,139 @@ static int feed_decoded(void *ctx, const uint8_t *p, size_t n)
 	tp->sniff_len += take;
 	if (tp->sniff_len < SNIFF_BYTES)
 		return 0;
-	int rc = pick_importer(tp, tp->sniff_buf, tp->sniff_len);
-	if (rc == 0)
-		rc = tp->importer_ops->parse(tp->importer, tp->sniff_buf, tp->sniff_len);
+	int rc = start(tp);
 	if (rc == 0 && n > take)
-		rc = tp->importer_ops->parse(tp->importer, p + take, n - take);
+		rc = feed_decoded(tp, p + take, n - take);
 	return rc;
+}
+
+/* ---- archives ------------------------------------------------------------- */
+
+/* A member's decoded bytes, its importer and its place in the order. */
+struct member {
+	size_t index; /* archive order */
+	int priority; /* Perfetto's archive_priority: proto 0, gzip 1, others 2 */
+	const char *name;
+	const struct tp_importer_ops *ops;
+	uint8_t *data;
+	size_t len;
+	uint32_t row; /* trace_file row */
+};
+
+static int member_cmp(const void *a, const void *b)
+{
+	const struct member *x = a, *y = b;
+	if (x->priority != y->priority)
+		return x->priority < y->priority ? -1 : 1;
+	int c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int gunzip_sink(void *ctx, const uint8_t *p, size_t n)
+{
+	struct tp_archive_member *out = ctx;
+	if (n > TP_ARCHIVE_MAX_BYTES - out->len)
+		return -EFBIG;
+	if (out->len + n > out->cap) {
+		out->cap = out->cap ? out->cap : 65536;
+		while (out->cap < out->len + n)
+			out->cap *= 2;
+		uint8_t *data = tb_try_realloc(out->data, out->cap);
+		if (!data)
+			return -ENOMEM;
+		out->data = data;
+	}
+	memcpy(out->data + out->len, p, n);
+	out->len += n;
+	return 0;
+}
+
+/* Sniff member m (unwrapping gzip in place); -EINVAL (err set) when its
+ * format is unknown. */
+static int member_sniff(struct tp *tp, struct tp_archive_member *am, struct member *m)
+{
+	enum tp_archive_kind kind;
+	m->priority = 2;
+	if (am->len >= 2 && am->data[0] == 0x1f && am->data[1] == 0x8b) {
+		struct tp_archive_member out = {0};
+		struct tp_gunzip *g = tp_gunzip_new();
+		int rc = tp_gunzip_feed(g, am->data, am->len, gunzip_sink, &out, &tp->err);
+		if (rc == 0)
+			rc = tp_gunzip_finish(g, &tp->err);
+		tp_gunzip_free(g);
+		if (rc < 0) {
+			tb_free(out.data);
+			return tp_fail(tp, -EINVAL, "cannot decode the gzip'd archive member '%s'",
+				       am->name);
+		}
+		tb_free(am->data);
+		am->data = out.data;
+		am->len = out.len;
+		m->priority = 1;
+	}
+	size_t n = am->len < SNIFF_BYTES ? am->len : SNIFF_BYTES;
+	if (tp_archive_sniff(am->data, n, &kind))
+		return tp_fail(tp, -EINVAL, "archive member '%s' is an archive itself: not supported",
+			       am->name);
+	m->ops = sniff(am->data, n);
+	if (!m->ops)
+		return tp_fail(tp, -EINVAL, "unknown trace format in archive member '%s'", am->name);
+	if (m->priority == 2 && !strcmp(m->ops->name, "proto"))
+		m->priority = 0;
+	m->name = am->name;
+	m->data = am->data;
+	m->len = am->len;
+	return 0;
+}
+
+/* Import every member of the finished archive. */
+static int import_archive(struct tp *tp)
+{
+	int rc = tp_archive_finish(tp->archive, &tp->err);
+	size_t n = tp_archive_count(tp->archive), k = 0;
+	struct member *ms = tb_calloc(n ? n : 1, sizeof *ms);
+	trace_file_add(tp, NULL, (int64_t)tp->bytes_parsed, tp->trace_type, true);
+	tp->t.trace_file.processing_order[0] = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		struct tp_archive_member *am = tp_archive_member(tp->archive, i);
+		if (am->len == 0)
+			continue; /* nothing to import (Perfetto would not know its type) */
+		ms[k].index = i;
+		rc = member_sniff(tp, am, &ms[k]);
+		if (rc == 0)
+			ms[k].row = trace_file_add(tp, am->name, (int64_t)am->size,
+						   ms[k].priority == 1 ? "gzip" : ms[k].ops->name,
+						   ms[k].priority == 1);
+		k++;
+	}
+	if (rc == 0)
+		qsort(ms, k, sizeof *ms, member_cmp);
+	for (size_t i = 0; i < k && rc == 0; i++) {
+		tp->t.trace_file.processing_order[ms[i].row] = (int64_t)i + 1;
+		tp->importer_ops = ms[i].ops;
+		tp->importer = ms[i].ops->create(tp);
+		rc = ms[i].ops->parse(tp->importer, ms[i].data, ms[i].len);
+		if (rc == 0 && !tb_err_is_set(&tp->err))
+			rc = ms[i].ops->eof(tp->importer);
+		if (rc == 0 && tb_err_is_set(&tp->err))
+			rc = tp->err.code;
+		ms[i].ops->destroy(tp->importer);
+		tp->importer = NULL;
+		tp->importer_ops = NULL;
+		/* Each member is sorted on its own: a fresh sorter takes the next
+		 * one's events even where they precede what was delivered. */
+		tp_sorter_free(tp->sorter);
+		tp->sorter = tp_sorter_new();
+		/* The member's bytes are not needed any more. */
+		struct tp_archive_member *am = tp_archive_member(tp->archive, ms[i].index);
+		tb_free(am->data);
+		am->data = NULL;
+		am->len = am->cap = 0;
+	}
+	tb_free(ms);
+	return rc < 0 ? (tp->err.code ? tp->err.code : rc) : 0;
 }
 
 int tp_parse(struct tp *tp, const uint8_t *buf, size_t len)
@@ -151,6 +321,8 @@ int tp_parse(struct tp *tp, const uint8_t *buf, size_t len)
 		return 0;
 	if (tp->bytes_parsed == 0 && len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b)
 		tp->gunzip = tp_gunzip_new();
+	for (uint64_t i = tp->bytes_parsed; i < UUID_HASH_BYTES && i - tp->bytes_parsed < len; i++)
+		tp->head_hash = (tp->head_hash ^ buf[i - tp->bytes_parsed]) * 0x100000001b3ull;
 	tp->bytes_parsed += len;
 	int rc;
 	if (tp->gunzip) {
@@ -173,19 +345,27 @@ int tp_end_of_file(struct tp *tp)
 	int rc = 0;
 	if (tp->gunzip && tp_gunzip_finish(tp->gunzip, &tp->err) < 0)
 		return tp->err.code;
-	if (!tp->importer) {
+	if (!tp->importer && !tp->archive) {
 		if (tp->sniff_len == 0)
 			return tp_fail(tp, -EINVAL, "the trace is empty");
-		rc = pick_importer(tp, tp->sniff_buf, tp->sniff_len);
-		if (rc == 0)
-			rc = tp->importer_ops->parse(tp->importer, tp->sniff_buf, tp->sniff_len);
+		rc = start(tp);
 		if (rc < 0)
-			return rc;
+			return tp->err.code ? tp->err.code : rc;
 	}
-	rc = tp->importer_ops->eof(tp->importer);
-	if (rc < 0)
-		return rc;
+	if (tp->archive) {
+		rc = import_archive(tp);
+	} else {
+		trace_file_add(tp, NULL, (int64_t)tp->bytes_parsed, tp->trace_type, false);
+		tp->t.trace_file.processing_order[0] = 0;
+		if (!tb_err_is_set(&tp->err))
+			rc = tp->importer_ops->eof(tp->importer);
+	}
+	/* An importer may record a fatal error without returning one. */
+	if (rc < 0 || tb_err_is_set(&tp->err))
+		return tp->err.code ? tp->err.code : rc;
 	tp_slices_finish(tp);
+	if (!tp_metadata_has(tp, "trace_uuid"))
+		tp_metadata_set_uuid(tp, 0, tp->head_hash);
 	tp_metadata_set_int(tp, "trace_size_bytes", (int64_t)tp->bytes_parsed);
 	tp_metadata_set_str(tp, "trace_type", tp_intern_cstr(tp, tp->trace_type));
 	return 0;

@@ -225,6 +225,16 @@ enum tp_col_type {
 
 #define TP_NO_COLUMNS(X, T)
 
+/* trace_file: the trace (row 0) and, for a zip or tar, each member
+ * (parent_id 0) in archive order; processing_order is the import order. */
+#define TP_TRACE_FILE_COLUMNS(X, T)                                               \
+	X(T, parent_id, TP_U32N, 0)                                               \
+	X(T, name, TP_STR, 0)                                                     \
+	X(T, size, TP_I64, 0)                                                     \
+	X(T, trace_type, TP_STR, 0)                                               \
+	X(T, processing_order, TP_I64N, 0)                                        \
+	X(T, is_container, TP_I64, 0)
+
 #define TP_METADATA_COLUMNS(X, T)                                                 \
 	X(T, name, TP_STR, 0)                                                     \
 	X(T, key_type, TP_STR, 0)                                                 \
@@ -309,6 +319,7 @@ enum tp_col_type {
 	T(__intrinsic_stack_profile_symbol, stack_profile_symbol,            \
 	  TP_STACK_PROFILE_SYMBOL_COLUMNS, TP_NO_COLUMNS)                        \
 	T(__intrinsic_metadata, metadata, TP_METADATA_COLUMNS, TP_NO_COLUMNS)          \
+	T(__intrinsic_trace_file, trace_file, TP_TRACE_FILE_COLUMNS, TP_NO_COLUMNS)    \
 	T(__intrinsic_sched, sched, TP_SCHED_COLUMNS, TP_NO_COLUMNS)           \
 	T(__intrinsic_thread_state, thread_state, TP_THREAD_STATE_COLUMNS, TP_NO_COLUMNS) \
 	T(__intrinsic_ftrace_event, ftrace_event, TP_FTRACE_EVENT_COLUMNS, TP_NO_COLUMNS) \
@@ -435,7 +446,93 @@ void tp_tables_release(struct tp_tables *tables);
 	X(stackprofile_invalid_callstack_id, "error", "trace", "An interned callstack of a stack profile was not found.") \
 	X(systrace_parse_failure, "error", "analysis", "A print event's atrace text, a line of a text trace or the fields of a known text event could not be parsed.") \
 	X(ftrace_text_payload_unparsed, "info", "trace", "An ftrace text event had no key=value fields; its payload is kept whole as the 'payload' arg of its ftrace_event row.") \
-	X(sorter_push_event_out_of_order, "error", "analysis", "Trace events are out of order event after sorting. This can happen due to many factors including clock sync drift, producers emitting events out of order or a bug in trace processor's logic of sorting.")
+	X(sorter_push_event_out_of_order, "error", "analysis", "Trace events are out of order event after sorting. This can happen due to many factors including clock sync drift, producers emitting events out of order or a bug in trace processor's logic of sorting.") \
+	X(ftrace_kprobe_hits_begin, "info", "trace", "kretprobe hits when the trace started.") \
+	X(ftrace_kprobe_hits_end, "info", "trace", "kretprobe hits when the trace ended.") \
+	X(ftrace_kprobe_hits_delta, "info", "trace", "kretprobe hits while the trace was recorded.") \
+	X(ftrace_kprobe_misses_begin, "info", "trace", "kretprobe misses when the trace started.") \
+	X(ftrace_kprobe_misses_end, "info", "trace", "kretprobe misses when the trace ended.") \
+	X(ftrace_kprobe_misses_delta, "data_loss", "trace", "kretprobe events missed while the trace was recorded (maxactive too small).") \
+	X(ftrace_abi_errors_skipped_zero_data_length, "info", "analysis", "Ftrace pages with zero-length event data the recorder skipped (harmless).") \
+	X(config_write_into_file_no_flush, "error", "trace", "The trace was written into a file (write_into_file) without flush_period_ms, by a service older than v54: it was held in memory whole.") \
+	X(ftrace_setup_errors, "notice", "trace", "Ftrace events or atrace categories that could not be enabled (FtraceStats at the start of the trace).") \
+	X(filter_input_bytes, "info", "trace", "Bytes given to the service's trace filter.") \
+	X(filter_input_packets, "info", "trace", "Packets given to the service's trace filter.") \
+	X(filter_output_bytes, "info", "trace", "Bytes the service's trace filter let through.") \
+	X(filter_time_taken_ns, "info", "trace", "Time the service spent filtering the trace.") \
+	X(filter_errors, "error", "trace", "Errors of the service's trace filter.") \
+	X(traced_chunks_discarded, "info", "trace", "Chunks the service discarded (TraceStats).") \
+	X(traced_data_sources_registered, "info", "trace", "Data sources registered with the service (TraceStats).") \
+	X(traced_data_sources_seen, "info", "trace", "Data sources the service has seen (TraceStats).") \
+	X(traced_final_flush_failed, "data_loss", "trace", "The flush at the end of the trace failed.") \
+	X(traced_final_flush_succeeded, "info", "trace", "The flush at the end of the trace succeeded.") \
+	X(traced_flushes_failed, "data_loss", "trace", "Flushes of the tracing session that failed.") \
+	X(traced_flushes_requested, "info", "trace", "Flushes of the tracing session requested.") \
+	X(traced_flushes_succeeded, "info", "trace", "Flushes of the tracing session that succeeded.") \
+	X(traced_patches_discarded, "info", "trace", "Chunk patches the service discarded (TraceStats).") \
+	X(traced_producers_connected, "info", "trace", "Producers connected to the service (TraceStats).") \
+	X(traced_producers_seen, "info", "trace", "Producers the service has seen (TraceStats).") \
+	X(traced_total_buffers, "info", "trace", "Trace buffers of the service (TraceStats).") \
+	X(traced_tracing_sessions, "info", "trace", "Tracing sessions of the service (TraceStats).")
+
+/* Stats with one value per index (a cpu, a trace buffer): a row per index
+ * set. Same X(name, severity, source, description). */
+#define TP_ISTATS(X)                                                           \
+	X(long_trace_mode_bytes_overwritten, "data_loss", "trace", "Bytes of the buffer overwritten while the trace was streamed into a file (write_into_file with file_write_period_ms): they are missing from the file.") \
+	X(config_write_into_file_discard, "data_loss", "trace", "The trace was written into a file (write_into_file) from a DISCARD buffer: data can go missing; use RING_BUFFER.") \
+	X(ftrace_cpu_bytes_begin, "info", "trace", "Bytes in the cpu's ftrace buffer when the trace started.") \
+	X(ftrace_cpu_bytes_end, "info", "trace", "Bytes in the cpu's ftrace buffer when the trace ended.") \
+	X(ftrace_cpu_bytes_delta, "info", "trace", "Change of the cpu's ftrace buffer bytes over the trace.") \
+	X(ftrace_cpu_commit_overrun_begin, "info", "trace", "The cpu's ftrace commit overruns when the trace started.") \
+	X(ftrace_cpu_commit_overrun_end, "info", "trace", "The cpu's ftrace commit overruns when the trace ended.") \
+	X(ftrace_cpu_commit_overrun_delta, "error", "trace", "The cpu's ftrace commit overruns during the trace.") \
+	X(ftrace_cpu_dropped_events_begin, "info", "trace", "The cpu's dropped ftrace events when the trace started.") \
+	X(ftrace_cpu_dropped_events_end, "info", "trace", "The cpu's dropped ftrace events when the trace ended.") \
+	X(ftrace_cpu_dropped_events_delta, "error", "trace", "The cpu's ftrace events dropped during the trace.") \
+	X(ftrace_cpu_entries_begin, "info", "trace", "Entries in the cpu's ftrace buffer when the trace started.") \
+	X(ftrace_cpu_entries_end, "info", "trace", "Entries in the cpu's ftrace buffer when the trace ended.") \
+	X(ftrace_cpu_entries_delta, "info", "trace", "Change of the cpu's ftrace buffer entries over the trace.") \
+	X(ftrace_cpu_now_ts_begin, "info", "trace", "The cpu's ftrace clock (ns) when the trace started.") \
+	X(ftrace_cpu_now_ts_end, "info", "trace", "The cpu's ftrace clock (ns) when the trace ended.") \
+	X(ftrace_cpu_oldest_event_ts_begin, "info", "trace", "The oldest event (ns) in the cpu's ftrace buffer when the trace started.") \
+	X(ftrace_cpu_oldest_event_ts_end, "info", "trace", "The oldest event (ns) in the cpu's ftrace buffer when the trace ended.") \
+	X(ftrace_cpu_overrun_begin, "info", "trace", "The cpu's ftrace overruns when the trace started.") \
+	X(ftrace_cpu_overrun_end, "info", "trace", "The cpu's ftrace overruns when the trace ended.") \
+	X(ftrace_cpu_overrun_delta, "info", "trace", "The cpu's ftrace overruns during the trace.") \
+	X(ftrace_cpu_read_events_begin, "info", "trace", "Ftrace events read from the cpu when the trace started.") \
+	X(ftrace_cpu_read_events_end, "info", "trace", "Ftrace events read from the cpu when the trace ended.") \
+	X(ftrace_cpu_read_events_delta, "info", "trace", "Ftrace events read from the cpu during the trace.") \
+	X(traced_buf_abi_violations, "data_loss", "trace", "Shared memory ABI violations of writers into the buffer.") \
+	X(traced_buf_buffer_size, "info", "trace", "Size of the trace buffer.") \
+	X(traced_buf_bytes_overwritten, "info", "trace", "Bytes overwritten in the ring buffer before they were read.") \
+	X(traced_buf_bytes_read, "info", "trace", "Bytes read from the trace buffer.") \
+	X(traced_buf_bytes_filtered_out, "info", "trace", "Bytes of the buffer dropped by the service's trace filter.") \
+	X(traced_buf_bytes_written, "info", "trace", "Bytes written into the trace buffer.") \
+	X(traced_buf_chunks_discarded, "info", "trace", "Chunks discarded because the buffer was full.") \
+	X(traced_buf_chunks_overwritten, "info", "trace", "Chunks overwritten in the ring buffer.") \
+	X(traced_buf_chunks_read, "info", "trace", "Chunks read from the trace buffer.") \
+	X(traced_buf_chunks_relocated, "info", "trace", "Chunks moved to the write cursor instead of rewritten in place.") \
+	X(traced_buf_chunks_rewritten, "info", "trace", "Chunks rewritten in place (scraped, then committed).") \
+	X(traced_buf_chunks_written, "info", "trace", "Chunks written into the trace buffer.") \
+	X(traced_buf_chunks_committed_out_of_order, "info", "trace", "Chunks committed out of order.") \
+	X(traced_buf_padding_bytes_cleared, "info", "trace", "Padding bytes cleared in the trace buffer.") \
+	X(traced_buf_padding_bytes_written, "info", "trace", "Padding bytes written into the trace buffer.") \
+	X(traced_buf_patches_failed, "data_loss", "trace", "Chunk patches that found their chunk gone: data of a writer into the buffer may be lost.") \
+	X(traced_buf_patches_succeeded, "info", "trace", "Chunk patches applied.") \
+	X(traced_buf_readaheads_failed, "info", "trace", "Read-aheads of fragmented packets that failed.") \
+	X(traced_buf_readaheads_succeeded, "info", "trace", "Read-aheads of fragmented packets that succeeded.") \
+	X(traced_buf_trace_writer_packet_loss, "data_loss", "trace", "Packet loss the service saw for writers into the buffer.") \
+	X(traced_buf_write_wrap_count, "info", "trace", "Times the ring buffer wrapped.") \
+	X(traced_buf_sequence_packet_loss, "data_loss", "analysis", "Times a sequence writing into the buffer lost packets (previous_packet_dropped), summed over its sequences.") \
+	X(traced_buf_incremental_sequences_dropped, "data_loss", "analysis", "Sequences of the buffer all of whose packets needing incremental state were dropped for want of it (interned data missing: incremental state invalidation off or too rare).") \
+	X(traced_buf_data_loss_read_gap, "data_loss", "trace", "Sequence data losses of the buffer from a gap in chunk ids at read time.") \
+	X(traced_buf_data_loss_chunk_corrupted, "data_loss", "trace", "Sequence data losses of the buffer from a chunk whose fragments could not be read.") \
+	X(traced_buf_data_loss_orphan_continuation, "data_loss", "trace", "Sequence data losses of the buffer from a continuation fragment without its beginning.") \
+	X(traced_buf_data_loss_reassembly_gap, "data_loss", "trace", "Sequence data losses of the buffer from a chunk id gap inside a fragmented packet.") \
+	X(traced_buf_data_loss_reassembly_broken_chain, "data_loss", "trace", "Sequence data losses of the buffer from a broken fragment chain.") \
+	X(traced_buf_data_loss_overwrite, "data_loss", "trace", "Sequence data losses of the buffer from the ring buffer overwriting unread chunks.") \
+	X(traced_buf_data_loss_writer_abort, "data_loss", "trace", "Sequence data losses of the buffer from a writer abandoning a fragmented packet.") \
+	X(traced_buf_data_loss_smb_full, "data_loss", "trace", "Sequence data losses of the buffer from the producer's shared memory being full.")
 
 enum tp_stat {
 #define TP_STAT_ENUM_(n, sev, src, desc) TP_STAT_##n,
@@ -448,6 +545,20 @@ struct tp_stat_info {
 	const char *name, *severity, *source, *description;
 };
 extern const struct tp_stat_info tp_stat_infos[TP_STAT_COUNT];
+
+enum tp_istat {
+#define TP_ISTAT_ENUM_(n, sev, src, desc) TP_ISTAT_##n,
+	TP_ISTATS(TP_ISTAT_ENUM_)
+#undef TP_ISTAT_ENUM_
+	TP_ISTAT_COUNT
+};
+extern const struct tp_stat_info tp_istat_infos[TP_ISTAT_COUNT];
+
+/* One value of an indexed stat; struct tp keeps them sorted by (stat, idx). */
+struct tp_istat_val {
+	uint32_t stat; /* enum tp_istat */
+	int64_t idx, value;
+};
 
 /* ---- args --------------------------------------------------------------- */
 
@@ -483,7 +594,9 @@ struct tp {
 	struct strpool strings;
 	struct tp_tables t;
 	uint64_t stats[TP_STAT_COUNT];
+	VEC(struct tp_istat_val) istats; /* sorted by (stat, idx) */
 	uint64_t bytes_parsed;
+	uint64_t head_hash; /* FNV-1a of the first input bytes (tp.c) */
 
 	/* pid -> upid, (upid<<32 | tid) and tid -> utid, uuid -> track id ... */
 	struct hmap pid_to_upid;  /* pid -> upid of the live process */
@@ -502,6 +615,7 @@ struct tp {
 	const struct tp_importer_ops *importer_ops; /* chosen by sniffing */
 	struct tp_importer *importer;
 	struct tp_gunzip *gunzip; /* when the input is gzip'd */
+	struct tp_archive *archive; /* when the input is a zip or tar */
 	uint8_t *sniff_buf;       /* the first bytes, held until sniffed */
 	size_t sniff_len;
 	const char *trace_type;
@@ -521,6 +635,11 @@ struct tp {
 int tp_fail(struct tp *tp, int code, const char *fmt, ...) TB_PRINTF(3, 4);
 
 static inline void tp_stat_inc(struct tp *tp, enum tp_stat s) { tp->stats[s]++; }
+static inline void tp_stat_set(struct tp *tp, enum tp_stat s, int64_t v) { tp->stats[s] = (uint64_t)v; }
+/* Set the value of indexed stat s at idx (model/stats.c). */
+void tp_istat_set(struct tp *tp, enum tp_istat s, int64_t idx, int64_t v);
+/* The value of s at idx into *v; false if that index was never set. */
+bool tp_istat_get(const struct tp *tp, enum tp_istat s, int64_t idx, int64_t *v);
 
 /* Intern into the trace's string pool (0 for NULL / empty). */
 static inline uint32_t tp_intern(struct tp *tp, const char *s, size_t n)
@@ -612,6 +731,12 @@ void tp_flow_end(struct tp *tp, uint64_t id, uint32_t slice);
 
 void tp_metadata_set_int(struct tp *tp, const char *name, int64_t v);
 void tp_metadata_set_str(struct tp *tp, const char *name, uint32_t str_id);
+/* A row of a multi-valued key (key_type "multi"), e.g. one per flush. */
+void tp_metadata_append_int(struct tp *tp, const char *name, int64_t v);
+void tp_metadata_append_str(struct tp *tp, const char *name, uint32_t str_id);
+bool tp_metadata_has(struct tp *tp, const char *name);
+/* trace_uuid from its two halves, printed as Perfetto does. */
+void tp_metadata_set_uuid(struct tp *tp, uint64_t msb, uint64_t lsb);
 
 /* ---- args (args.c) -------------------------------------------------------------- */
 

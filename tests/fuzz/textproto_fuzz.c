@@ -5,6 +5,10 @@
  * the strict parse succeeding implies the lossy one succeeds with the same
  * bytes. A failed parse must leave one message and no output.
  *
+ * The other direction (textproto_print.c): the input as a binary
+ * TraceConfig, and each parse's output, are rendered back to text, which
+ * must be a NUL-terminated string of the returned length.
+ *
  * Built with -fsanitize=fuzzer for campaigns, or linked with replay.c to
  * re-run tests/fuzz/corpus/textproto/ in every CI build.
  */
@@ -49,6 +53,15 @@ static int parse(const uint8_t *data, size_t size, bool lossy, uint8_t **out, si
 	return ret;
 }
 
+static void render(const uint8_t *p, size_t n)
+{
+	size_t len;
+	char *text = protos_binary_to_text(&perfetto__protos__trace_config__descriptor, p, n, &len);
+	if (strlen(text) != len || text[len] != '\0')
+		abort();
+	tb_free(text);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t *strict = NULL, *lossy = NULL;
@@ -59,6 +72,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rs == 0 && (rl != 0 || strict_len != lossy_len ||
 	                (strict_len && memcmp(strict, lossy, strict_len) != 0)))
 		abort();
+	render(data, size);
+	if (rs == 0)
+		render(strict, strict_len);
 	tb_free(strict);
 	tb_free(lossy);
 	return 0;

@@ -72,7 +72,7 @@ for suite in $suites; do
 		grep -i 'INCLUDE PERFETTO MODULE' "$dir/query.sql" |
 			grep -viqE 'MODULE[[:space:]]+slices\.with_context[[:space:]]*;' && continue
 		trace=
-		for f in trace.json trace.pb trace.systrace; do
+		for f in trace.json trace.pb trace.systrace trace.zip trace.tar; do
 			[ -f "$dir/$f" ] && trace=$dir/$f
 		done
 		[ -n "$trace" ] || continue

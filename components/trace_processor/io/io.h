@@ -30,6 +30,43 @@ int tp_gunzip_finish(struct tp_gunzip *g, struct tb_err *err);
  * (tb_malloc'd, caller frees). Returns 0 or -EINVAL / -EFBIG. */
 int tp_zlib_inflate(const uint8_t *p, size_t n, size_t max_out, uint8_t **out, size_t *out_len);
 
+/* ---- zip and tar archives (archive.c) ------------------------------------ */
+
+#define TP_ARCHIVE_MAX_MEMBERS 65536
+#define TP_ARCHIVE_MAX_BYTES ((uint64_t)16 << 30) /* all members, decompressed */
+#define TP_ARCHIVE_NAME_MAX 4096		  /* a GNU long name */
+#define TP_ARCHIVE_PREALLOC_MAX (64u << 20)	  /* trust in a header's size */
+
+enum tp_archive_kind { TP_ARCHIVE_ZIP, TP_ARCHIVE_TAR };
+
+/* One file of an archive, decompressed. size is what the archive says of
+ * it (zip: the compressed size; tar: the size), as Perfetto's trace_file
+ * table reports. */
+struct tp_archive_member {
+	char *name;
+	uint8_t *data;
+	size_t len, cap;
+	uint64_t size;
+};
+
+struct tp_archive;
+
+/* True if p[0, n) starts a zip (local header) or tar (ustar/GNU magic at
+ * 257) archive; *kind says which. A tar needs 263 bytes to be seen. */
+bool tp_archive_sniff(const uint8_t *p, size_t n, enum tp_archive_kind *kind);
+struct tp_archive *tp_archive_new(enum tp_archive_kind kind);
+void tp_archive_free(struct tp_archive *a);
+/* Parse n more bytes of the archive. Returns 0, or -EINVAL with one line in
+ * err (corrupt header, CRC mismatch, unsupported compression or entry type,
+ * too large). Bytes after the end of the archive are ignored. */
+int tp_archive_feed(struct tp_archive *a, const uint8_t *p, size_t n, struct tb_err *err);
+/* End of input: -EINVAL (err set) if it stopped inside an entry. */
+int tp_archive_finish(struct tp_archive *a, struct tb_err *err);
+/* The members read so far, in archive order (directories and hidden paths
+ * left out). The archive owns them; a caller may take data (set it NULL). */
+size_t tp_archive_count(const struct tp_archive *a);
+struct tp_archive_member *tp_archive_member(struct tp_archive *a, size_t i);
+
 /* ---- HTTP (http.c) ------------------------------------------------------ */
 
 #define TP_HTTP_HOST_MAX 256

@@ -51,31 +51,84 @@ void tp_flow_end(struct tp *tp, uint64_t id, uint32_t slice)
 	hmap_del(&tp->open_flows, id, NULL);
 }
 
-/* The metadata row called name, created when missing. */
-static uint32_t metadata_row(struct tp *tp, const char *name)
+static uint32_t metadata_new_row(struct tp *tp, uint32_t name_id, const char *key_type)
 {
 	struct tp_metadata_table *t = &tp->t.metadata;
-	uint32_t name_id = tp_intern_cstr(tp, name);
-	for (uint32_t i = 0; i < t->n; i++)
-		if (t->name[i] == name_id)
-			return i;
 	uint32_t row = tp_metadata_append(t);
 	t->name[row] = name_id;
+	t->key_type[row] = tp_intern_cstr(tp, key_type);
 	t->machine_id[row] = TP_NULL_I64;
 	t->trace_id[row] = TP_NULL_I64;
 	return row;
 }
 
+static bool metadata_find(struct tp *tp, uint32_t name_id, uint32_t *row)
+{
+	const struct tp_metadata_table *t = &tp->t.metadata;
+	for (uint32_t i = 0; i < t->n; i++) {
+		if (t->name[i] == name_id) {
+			*row = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The single-valued metadata row called name, created when missing. */
+static uint32_t metadata_row(struct tp *tp, const char *name)
+{
+	uint32_t name_id = tp_intern_cstr(tp, name), row;
+	if (!metadata_find(tp, name_id, &row))
+		row = metadata_new_row(tp, name_id, "single");
+	return row;
+}
+
 void tp_metadata_set_int(struct tp *tp, const char *name, int64_t v)
 {
-	uint32_t row = metadata_row(tp, name);
-	tp->t.metadata.key_type[row] = tp_intern_cstr(tp, "single");
+	uint32_t row = metadata_row(tp, name); /* may grow the columns */
 	tp->t.metadata.int_value[row] = v;
+	tp->t.metadata.str_value[row] = 0; /* one value a key: the last */
 }
 
 void tp_metadata_set_str(struct tp *tp, const char *name, uint32_t str_id)
 {
 	uint32_t row = metadata_row(tp, name);
-	tp->t.metadata.key_type[row] = tp_intern_cstr(tp, "single");
 	tp->t.metadata.str_value[row] = str_id;
+	tp->t.metadata.int_value[row] = TP_NULL_I64;
+}
+
+void tp_metadata_append_int(struct tp *tp, const char *name, int64_t v)
+{
+	uint32_t row = metadata_new_row(tp, tp_intern_cstr(tp, name), "multi");
+	tp->t.metadata.int_value[row] = v;
+}
+
+void tp_metadata_append_str(struct tp *tp, const char *name, uint32_t str_id)
+{
+	uint32_t row = metadata_new_row(tp, tp_intern_cstr(tp, name), "multi");
+	tp->t.metadata.str_value[row] = str_id;
+}
+
+bool tp_metadata_has(struct tp *tp, const char *name)
+{
+	uint32_t row;
+	return metadata_find(tp, tp_intern_cstr(tp, name), &row);
+}
+
+/* Perfetto's pretty form of a uuid: the 16 bytes msb then lsb, each
+ * big-endian, as 8-4-4-4-12 lower-case hex. */
+void tp_metadata_set_uuid(struct tp *tp, uint64_t msb, uint64_t lsb)
+{
+	static const char hex[] = "0123456789abcdef";
+	char s[37];
+	size_t o = 0;
+	for (int i = 0; i < 16; i++) {
+		uint64_t half = i < 8 ? msb : lsb;
+		unsigned byte = (unsigned)(half >> (8 * (7 - i % 8))) & 0xff;
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			s[o++] = '-';
+		s[o++] = hex[byte >> 4];
+		s[o++] = hex[byte & 15];
+	}
+	tp_metadata_set_str(tp, "trace_uuid", tp_intern(tp, s, o));
 }

@@ -109,3 +109,4 @@ void tp_tables_release(struct tp_tables *tables)
 
 #define STAT_INFO_(n, sev, src, desc) {#n, sev, src, desc},
 const struct tp_stat_info tp_stat_infos[TP_STAT_COUNT] = {TP_STATS(STAT_INFO_)};
+const struct tp_stat_info tp_istat_infos[TP_ISTAT_COUNT] = {TP_ISTATS(STAT_INFO_)};

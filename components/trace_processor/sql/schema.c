@@ -90,6 +90,8 @@ static const char *const tp_views[] = {
     "line_number, inlined FROM __intrinsic_stack_profile_symbol",
     "CREATE VIEW metadata AS SELECT id, name, key_type, int_value, str_value, machine_id, "
     "trace_id FROM __intrinsic_metadata",
+    "CREATE VIEW trace_file AS SELECT id, parent_id, name, size, trace_type, "
+    "processing_order, is_container FROM __intrinsic_trace_file",
     "CREATE VIEW stats AS SELECT id, name, \"key\", idx, severity, source, value, description, "
     "machine_id, trace_id FROM __intrinsic_stats",
     /* ftrace scheduling (importers/proto/ftrace.c). */

@@ -4,9 +4,12 @@
  *
  *   id, name, key, idx, severity, source, value, description, machine_id, trace_id
  *
- * key is the stat's position in TP_STATS (Perfetto's is its own enum value),
- * idx is NULL (no indexed stats yet), machine_id and trace_id are 0 (the
- * host machine, the first trace), values are read live from tp->stats[].
+ * then one row per index set of each indexed stat (TP_ISTATS: per cpu, per
+ * trace buffer), in (stat, idx) order. key is the stat's position in
+ * TP_STATS, or TP_STAT_COUNT plus its position in TP_ISTATS (Perfetto's is
+ * its own enum value); idx is NULL for single-valued stats. machine_id and
+ * trace_id are 0 (the host machine, the first trace); values are read live
+ * from tp->stats[] and tp->istats.
  * The public `stats` view (schema.c) selects from it.
  *
  * This module also owns the connection's struct tp_sql: its destructor,
@@ -104,22 +107,37 @@ static int st_next(sqlite3_vtab_cursor *cur)
 
 static int st_eof(sqlite3_vtab_cursor *cur)
 {
-	return ((struct st_cursor *)cur)->row >= TP_STAT_COUNT;
+	const struct st_cursor *c = (const struct st_cursor *)cur;
+	return c->row >= TP_STAT_COUNT + c->sql->tp->istats.len;
 }
 
 static int st_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
 {
 	struct st_cursor *c = (struct st_cursor *)cur;
-	const struct tp_stat_info *s = &tp_stat_infos[c->row];
+	const struct tp *tp = c->sql->tp;
+	const struct tp_istat_val *iv = NULL;
+	const struct tp_stat_info *s;
 	const char *text = NULL;
 
+	if (c->row < TP_STAT_COUNT) {
+		s = &tp_stat_infos[c->row];
+	} else {
+		iv = &tp->istats.data[c->row - TP_STAT_COUNT];
+		s = &tp_istat_infos[iv->stat];
+	}
 	switch (i) {
 	case ST_ID:
-	case ST_KEY:
 		sqlite3_result_int64(ctx, c->row);
 		return SQLITE_OK;
+	case ST_KEY:
+		sqlite3_result_int64(ctx, iv ? TP_STAT_COUNT + iv->stat : c->row);
+		return SQLITE_OK;
+	case ST_IDX:
+		if (iv)
+			sqlite3_result_int64(ctx, iv->idx);
+		return SQLITE_OK;
 	case ST_VALUE:
-		sqlite3_result_int64(ctx, (sqlite3_int64)c->sql->tp->stats[c->row]);
+		sqlite3_result_int64(ctx, iv ? iv->value : (sqlite3_int64)tp->stats[c->row]);
 		return SQLITE_OK;
 	case ST_MACHINE_ID:
 	case ST_TRACE_ID:
@@ -134,11 +152,9 @@ static int st_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
 	case ST_SOURCE:
 		text = s->source;
 		break;
-	case ST_DESCRIPTION:
+	default: /* ST_DESCRIPTION */
 		text = s->description;
 		break;
-	default: /* ST_IDX */
-		return SQLITE_OK;
 	}
 	sqlite3_result_text(ctx, text, -1, SQLITE_STATIC);
 	return SQLITE_OK;

@@ -35,6 +35,8 @@ static struct tp_importer *proto_create(struct tp *tp)
 	hmap_init(&im->desc_of_tid);
 	hmap_init(&im->desc_of_pid);
 	hmap_init(&im->first_packet_seqs);
+	hmap_init(&im->ftrace_error_seqs);
+	im->service_major = -1;
 	im->clocks = proto_clocks_new();
 	im->default_track = TP_NULL_U32;
 	return (struct tp_importer *)(void *)im;
@@ -103,6 +105,7 @@ static int proto_eof(struct tp_importer *imp)
 	struct proto_importer *im = (struct proto_importer *)(void *)imp;
 	proto_tokenize_eof(im);
 	tp_sorter_flush(im->tp->sorter, im->tp, proto_on_sorted, im);
+	proto_config_stats_eof(im);
 	tp_metadata_set_int(im->tp, "trace_time_clock_id", proto_clocks_trace_clock(im->clocks));
 	return 0;
 }
@@ -118,6 +121,8 @@ static void proto_destroy(struct tp_importer *imp)
 	proto_tracks_free(im);
 	proto_ftrace_free(im);
 	proto_perf_free(im);
+	hmap_release(&im->ftrace_error_seqs);
+	vec_release(&im->trace_config);
 	vec_release(&im->scratch);
 	tp_args_builder_release(&im->args);
 	tb_free(im);

@@ -84,7 +84,8 @@ struct pkt {
 	bool has_ts, has_clock;
 	uint64_t ts;
 	uint32_t clock_id, seq_id, flags;
-	bool cleared, dropped, first_on_seq;
+	bool cleared, first_on_seq;
+	uint32_t dropped; /* previous_packet_dropped: DATA_LOSS_* reasons, or 1 */
 	struct pb_field defaults, interned, snapshot, payload;
 	bool has_defaults, has_snapshot, has_payload;
 	unsigned n_interned;
@@ -140,7 +141,7 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 			k.cleared = f.val != 0;
 			break;
 		case PKT_PREVIOUS_PACKET_DROPPED:
-			k.dropped = f.val != 0;
+			k.dropped = (uint32_t)f.val;
 			break;
 		case PKT_FIRST_PACKET_ON_SEQUENCE:
 			k.first_on_seq = f.val != 0;
@@ -164,6 +165,7 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		case PKT_TRACK_EVENT:
 		case PKT_TRACE_CONFIG:
 		case PKT_TRACE_STATS:
+		case PKT_FTRACE_STATS:
 		case PKT_PROCESS_DESCRIPTOR:
 		case PKT_THREAD_DESCRIPTOR:
 		case PKT_SYSTEM_INFO:
@@ -171,6 +173,7 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		case PKT_TRACK_DESCRIPTOR:
 		case PKT_SERVICE_EVENT:
 		case PKT_TRACE_UUID:
+		case PKT_TRACE_ATTRIBUTES:
 		case PKT_PERF_SAMPLE:
 			if (f.wire == PB_WIRE_LEN) {
 				k.payload = f;
@@ -191,6 +194,7 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 	}
 
 	struct proto_seq *seq = proto_seq_get(im, k.seq_id);
+	proto_seq_note_loss(seq, k.dropped);
 	if (k.first_on_seq)
 		hmap_put(&im->first_packet_seqs, k.seq_id, 1);
 	if ((k.flags & SEQ_INCREMENTAL_STATE_CLEARED) || k.cleared) {
@@ -210,7 +214,9 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 			if (f.id == PKT_INTERNED_DATA && f.wire == PB_WIRE_LEN)
 				proto_seq_add_interned(im, seq, f.data, f.len);
 	}
+	seq->loss.needs_inc += (k.flags & SEQ_NEEDS_INCREMENTAL_STATE) != 0;
 	if ((k.flags & SEQ_NEEDS_INCREMENTAL_STATE) && !seq->valid) {
+		seq->loss.needs_inc_skipped++;
 		tp_stat_inc(tp, TP_STAT_packet_skipped_seq_needs_incremental_state_invalid);
 		return;
 	}
@@ -296,6 +302,9 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 	case PKT_PERF_SAMPLE:
 		proto_push(im, ts, EV_PERF_SAMPLE, seq->gen, seq, pp, pn);
 		break;
+	case PKT_FTRACE_STATS:
+		proto_ftrace_stats(im, k.seq_id, pp, pn);
+		break;
 	default:
 		proto_metadata_packet(im, k.payload.id, ts, pp, pn);
 		break;
@@ -304,42 +313,7 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 
 /* ---- metadata packets ------------------------------------------------------- */
 
-static void set_str_meta(struct proto_importer *im, const char *name, const struct pb_field *f)
-{
-	if (f->wire == PB_WIRE_LEN)
-		tp_metadata_set_str(im->tp, name, tp_intern(im->tp, (const char *)f->data, f->len));
-}
-
-static void system_info(struct proto_importer *im, const uint8_t *p, size_t n)
-{
-	struct pb_reader r;
-	struct pb_field f = {0};
-	pb_reader_init(&r, p, n);
-	while (pb_next(&r, &f)) {
-		if (f.id == 1 && f.wire == PB_WIRE_LEN) {
-			static const char *const uts[] = {NULL, "system_name", "system_version",
-							  "system_release", "system_machine"};
-			struct pb_reader ur;
-			struct pb_field uf = {0};
-			pb_reader_init_field(&ur, &f);
-			while (pb_next(&ur, &uf))
-				if (uf.id >= 1 && uf.id <= 4)
-					set_str_meta(im, uts[uf.id], &uf);
-		} else if (f.id == 2) {
-			set_str_meta(im, "android_build_fingerprint", &f);
-		} else if (f.id == 4) {
-			set_str_meta(im, "tracing_service_version", &f);
-		} else if (f.id == 5 && f.wire == PB_WIRE_VARINT) {
-			tp_metadata_set_int(im->tp, "android_sdk_version", (int64_t)f.val);
-		} else if (f.id == 7 && f.wire == PB_WIRE_VARINT) {
-			tp_metadata_set_int(im->tp, "timezone_off_mins", (int32_t)f.val);
-		} else if (f.id == 16 && f.wire == PB_WIRE_VARINT) {
-			tp_metadata_set_int(im->tp, "system_ram_bytes", (int64_t)f.val);
-		}
-	}
-}
-
-/* Perfetto prints the 16 bytes lsb-first, little-endian, as 8-4-4-4-12. */
+/* A TraceUuid packet's uuid takes precedence over the config's. */
 static void trace_uuid(struct proto_importer *im, const uint8_t *p, size_t n)
 {
 	struct pb_field f = {0};
@@ -348,19 +322,30 @@ static void trace_uuid(struct proto_importer *im, const uint8_t *p, size_t n)
 		msb = f.val;
 	if (pb_find_field(p, n, 2, &f) == 1)
 		lsb = f.val;
-	uint8_t b[16];
-	for (int i = 0; i < 8; i++) {
-		b[i] = (uint8_t)(lsb >> (8 * i));
-		b[8 + i] = (uint8_t)(msb >> (8 * i));
+	if (msb || lsb) {
+		tp_metadata_set_uuid(im->tp, msb, lsb);
+		im->uuid_from_packet = true;
 	}
-	char s[40];
-	size_t o = 0;
-	for (int i = 0; i < 16; i++) {
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			s[o++] = '-';
-		o += (size_t)snprintf(s + o, sizeof s - o, "%02x", b[15 - i]);
+}
+
+/* "producer data_source" of each slow-starting data source. */
+static void slow_data_sources(struct proto_importer *im, const struct pb_field *list)
+{
+	struct pb_reader r;
+	struct pb_field ds = {0}, f = {0};
+	pb_reader_init_field(&r, list);
+	while (pb_next(&r, &ds)) {
+		if (ds.id != 1 || ds.wire != PB_WIRE_LEN)
+			continue;
+		proto_scratch_reset(im);
+		if (pb_find_field(ds.data, ds.len, 1, &f) == 1 && f.wire == PB_WIRE_LEN)
+			proto_scratch_add(im, f.data, f.len);
+		proto_scratch_add(im, " ", 1);
+		if (pb_find_field(ds.data, ds.len, 2, &f) == 1 && f.wire == PB_WIRE_LEN)
+			proto_scratch_add(im, f.data, f.len);
+		tp_metadata_append_str(im->tp, "slow_start_data_source",
+				       tp_intern(im->tp, im->scratch.data, im->scratch.len));
 	}
-	tp_metadata_set_str(im->tp, "trace_uuid", tp_intern(im->tp, s, o));
 }
 
 static void service_event(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n)
@@ -369,12 +354,16 @@ static void service_event(struct proto_importer *im, int64_t ts, const uint8_t *
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
+		if (f.id == 7 && f.wire == PB_WIRE_LEN)
+			slow_data_sources(im, &f);
 		if (f.wire != PB_WIRE_VARINT || !f.val)
 			continue;
 		if (f.id == 1)
 			tp_metadata_set_int(im->tp, "all_data_source_started_ns", ts);
 		else if (f.id == 2)
 			tp_metadata_set_int(im->tp, "tracing_started_ns", ts);
+		else if (f.id == 3)
+			tp_metadata_append_int(im->tp, "all_data_source_flushed_ns", ts);
 		else if (f.id == 5)
 			tp_metadata_set_int(im->tp, "tracing_disabled_ns", ts);
 	}
@@ -385,7 +374,7 @@ void proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts
 {
 	switch (field) {
 	case PKT_SYSTEM_INFO:
-		system_info(im, p, n);
+		proto_system_info(im, p, n);
 		break;
 	case PKT_TRACE_UUID:
 		trace_uuid(im, p, n);
@@ -393,12 +382,15 @@ void proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts
 	case PKT_SERVICE_EVENT:
 		service_event(im, ts, p, n);
 		break;
-	case PKT_TRACE_CONFIG: {
-		struct pb_field f = {0};
-		if (pb_find_field(p, n, 22, &f) == 1)
-			set_str_meta(im, "unique_session_name", &f);
+	case PKT_TRACE_STATS:
+		proto_trace_stats(im, p, n);
 		break;
-	}
+	case PKT_TRACE_ATTRIBUTES:
+		proto_trace_attributes(im, p, n);
+		break;
+	case PKT_TRACE_CONFIG:
+		proto_trace_config(im, p, n);
+		break;
 	default:
 		break;
 	}

@@ -44,6 +44,7 @@ enum {
 	PKT_INTERNED_DATA = 12,
 	PKT_SEQUENCE_FLAGS = 13,
 	PKT_TRACE_CONFIG = 33,
+	PKT_FTRACE_STATS = 34,
 	PKT_TRACE_STATS = 35,
 	PKT_INCREMENTAL_STATE_CLEARED = 41,
 	PKT_PREVIOUS_PACKET_DROPPED = 42,
@@ -59,6 +60,7 @@ enum {
 	PKT_TRUSTED_PID = 79,
 	PKT_FIRST_PACKET_ON_SEQUENCE = 87,
 	PKT_TRACE_UUID = 89,
+	PKT_TRACE_ATTRIBUTES = 126,
 };
 #define SEQ_INCREMENTAL_STATE_CLEARED 1u
 #define SEQ_NEEDS_INCREMENTAL_STATE 2u
@@ -105,8 +107,18 @@ struct proto_gen {
 	uint32_t n_counter_uuids, n_dbl_counter_uuids;
 };
 
+/* What a sequence lost, for the per-buffer stats of TraceStats.writer_stats
+ * (trace_stats.c). */
+struct proto_seq_loss {
+	bool seen;		   /* a packet of the sequence came before */
+	uint32_t dropped;	   /* later packets with previous_packet_dropped */
+	uint32_t causes[8];	   /* of those, per DATA_LOSS_* bit 1 << (i + 1) */
+	uint32_t needs_inc, needs_inc_skipped; /* SEQ_NEEDS_INCREMENTAL_STATE packets */
+};
+
 /* One trusted_packet_sequence_id. */
 struct proto_seq {
+	struct proto_seq_loss loss;
 	uint32_t id;
 	uint32_t src; /* the sequence's sorter run: dense, in order of appearance */
 	bool valid; /* incremental state usable */
@@ -287,6 +299,10 @@ struct proto_importer {
 	uint32_t default_track; /* uuid 0, TP_NULL_U32 until used */
 	struct hmap desc_of_tid, desc_of_pid; /* tid/pid -> uuid of its descriptor */
 	struct hmap first_packet_seqs; /* seq ids with first_packet_on_sequence */
+	struct hmap ftrace_error_seqs; /* seq ids whose ftrace setup errors were counted */
+	bool uuid_from_packet; /* trace_uuid came from the trace (TraceUuid or config) */
+	VEC(uint8_t) trace_config; /* the last TraceConfig, for end-of-file checks */
+	int service_major; /* N of tracing_service_version "Perfetto vN.", -1 unknown */
 	/* parse scratch */
 	VEC(char) scratch;
 	struct tp_args_builder args;
@@ -335,6 +351,28 @@ void proto_perf_free(struct proto_importer *im);
 /* Tokenize-time metadata packets (packets.c). */
 void proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts,
 			   const uint8_t *p, size_t n);
+/* Tokenize time: TraceConfig (33) and SystemInfo (45) into metadata
+ * (metadata.c). */
+void proto_trace_config(struct proto_importer *im, const uint8_t *p, size_t n);
+void proto_system_info(struct proto_importer *im, const uint8_t *p, size_t n);
+/* TraceAttributes (TracePacket 126, TraceConfig 48): `trace_attribute.<key>`. */
+void proto_trace_attributes(struct proto_importer *im, const uint8_t *p, size_t n);
+/* Tokenize time: TraceStats (35) and FtraceStats (34) into `stats`
+ * (trace_stats.c). */
+void proto_trace_stats(struct proto_importer *im, const uint8_t *p, size_t n);
+void proto_ftrace_stats(struct proto_importer *im, uint32_t seq_id, const uint8_t *p, size_t n);
+/* End of file: the stats that judge the config against what happened
+ * (long_trace_mode_bytes_overwritten, config_write_into_file_no_flush). */
+void proto_config_stats_eof(struct proto_importer *im);
+/* Every packet of seq: count a previous_packet_dropped (reasons) on a
+ * sequence seen before (inline: it runs for every packet). */
+void proto_seq_count_loss(struct proto_seq *seq, uint32_t reasons);
+static inline void proto_seq_note_loss(struct proto_seq *seq, uint32_t reasons)
+{
+	if (TB_UNLIKELY(reasons) && seq->loss.seen && seq->id)
+		proto_seq_count_loss(seq, reasons);
+	seq->loss.seen = true;
+}
 /* TrackEvent tokenize-time timestamps: legacy *_us fields (track_event.c).
  * Returns false to drop the event. */
 bool proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq,

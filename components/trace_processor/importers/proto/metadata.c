@@ -1,0 +1,206 @@
+/*
+ * Tokenize-time packets that fill `metadata`, as Perfetto's trace processor
+ * does. TracePacket.trace_config (33), the TraceConfig the service recorded
+ * with:
+ *
+ *   trace_config_pbtxt   the config in text format (protos_binary_to_text);
+ *                        the last config packet wins
+ *   unique_session_name  TraceConfig.unique_session_name (22)
+ *   trace_uuid           from trace_uuid_msb (27) / trace_uuid_lsb (28) when
+ *                        nonzero, unless a TraceUuid packet gave it
+ *   trace_attribute.KEY  each of trace_attributes (48), as the packet's
+ *
+ * and the indexed stat config_write_into_file_discard for each DISCARD
+ * buffer of a write_into_file (8) config.
+ *
+ * TracePacket.trace_attributes (126): `trace_attribute.KEY` = long_value or
+ * string_value, the last value of a key winning.
+ *
+ * TracePacket.system_info (45), traced_probes' linux.system_info and the
+ * service's own: uname as system_name/version/release/machine,
+ * android_build_fingerprint (and the incremental build and SDK version
+ * parsed from it, `BRAND/PRODUCT/DEVICE:RELEASE/ID/INCREMENTAL:TYPE/TAGS`,
+ * unless android_sdk_version is given), the android_* strings,
+ * tracing_service_version, timezone_off_mins, system_ram_bytes and
+ * system_ram_gb (rounded to the nearest 10^9 bytes).
+ */
+#include "proto_int.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "protos.h"
+
+void proto_trace_config(struct proto_importer *im, const uint8_t *p, size_t n)
+{
+	struct tp *tp = im->tp;
+	uint64_t msb = 0, lsb = 0;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	int64_t buf = 0, v;
+	bool into_file = pb_find_field(p, n, 8, &f) == 1 && f.wire == PB_WIRE_VARINT && f.val;
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id == 1 && f.wire == PB_WIRE_LEN) {
+			struct pb_field fp = {0};
+			if (into_file && pb_find_field(f.data, f.len, 4, &fp) == 1 &&
+			    fp.val == 2 /* DISCARD */) {
+				if (!tp_istat_get(tp, TP_ISTAT_config_write_into_file_discard, buf, &v))
+					v = 0;
+				tp_istat_set(tp, TP_ISTAT_config_write_into_file_discard, buf, v + 1);
+			}
+			buf++;
+		} else if (f.id == 48 && f.wire == PB_WIRE_LEN) {
+			proto_trace_attributes(im, f.data, f.len);
+		} else if (f.id == 22 && f.wire == PB_WIRE_LEN)
+			tp_metadata_set_str(tp, "unique_session_name",
+					    tp_intern(tp, (const char *)f.data, f.len));
+		else if (f.id == 27 && f.wire == PB_WIRE_VARINT)
+			msb = f.val;
+		else if (f.id == 28 && f.wire == PB_WIRE_VARINT)
+			lsb = f.val;
+	}
+	if (!im->uuid_from_packet && (msb || lsb)) {
+		tp_metadata_set_uuid(tp, msb, lsb);
+		im->uuid_from_packet = true;
+	}
+	vec_clear(&im->trace_config);
+	vec_reserve(&im->trace_config, n);
+	if (n)
+		memcpy(im->trace_config.data, p, n);
+	im->trace_config.len = n;
+	size_t len;
+	char *text = protos_binary_to_text(&perfetto__protos__trace_config__descriptor, p, n, &len);
+	tp_metadata_set_str(tp, "trace_config_pbtxt", tp_intern(tp, text, len));
+	tb_free(text);
+}
+
+/* The SDK level of an Android release string (CDD), or -1. */
+static int64_t sdk_of_release(const char *v, size_t n)
+{
+	static const struct {
+		const char *release;
+		int sdk;
+	} map[] = {{"12", 31}, {"11", 30}, {"10", 29}, {"9", 28}, {"8.1", 27},
+		   {"8.0", 26}, {"7.1", 25}, {"7.0", 24}, {"6.0", 23}, {"5.1", 22},
+		   {"5.1.1", 22}, {"5.0", 21}, {"5.0.1", 21}, {"5.0.2", 21}};
+	if (n && (v[0] == 'S' || v[0] == 'T'))
+		return 31;
+	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+		if (strlen(map[i].release) == n && !memcmp(map[i].release, v, n))
+			return map[i].sdk;
+	return -1;
+}
+
+static const char *find_from(const char *s, const char *end, char c)
+{
+	const char *q = s < end ? memchr(s, c, (size_t)(end - s)) : NULL;
+	return q;
+}
+
+/* android_incremental_build and, when sdk is NULL, the SDK level from the
+ * fingerprint. */
+static void fingerprint(struct tp *tp, const uint8_t *p, size_t n, int64_t *sdk)
+{
+	const char *s = (const char *)p, *end = s + n;
+	const char *colon = find_from(s, end, ':');
+	const char *rel = colon ? find_from(colon, end, '/') : NULL;
+	const char *id = rel ? find_from(rel + 1, end, '/') : NULL;
+	const char *inc = id ? find_from(id, end, ':') : NULL;
+	if (!inc)
+		return;
+	tp_metadata_set_str(tp, "android_incremental_build",
+			    tp_intern(tp, id + 1, (size_t)(inc - (id + 1))));
+	*sdk = sdk_of_release(colon + 1, (size_t)(rel - (colon + 1)));
+}
+
+/* N of "Perfetto vN.x..." / "Perfetto vN-...", or -1. */
+static int service_major(const uint8_t *p, size_t n)
+{
+	static const char prefix[] = "Perfetto v";
+	size_t i = sizeof prefix - 1;
+	int v = 0;
+	if (n <= i || memcmp(p, prefix, i) != 0)
+		return -1;
+	for (; i < n && p[i] >= '0' && p[i] <= '9' && v < 100000; i++)
+		v = v * 10 + (p[i] - '0');
+	return i < n && (p[i] == '.' || p[i] == '-') && i > sizeof prefix - 1 ? v : -1;
+}
+
+void proto_system_info(struct proto_importer *im, const uint8_t *p, size_t n)
+{
+	static const char *const uts[] = {NULL, "system_name", "system_version", "system_release",
+					  "system_machine"};
+	static const char *const strs[] = {
+	    [2] = "android_build_fingerprint",	 [4] = "tracing_service_version",
+	    [9] = "android_soc_model",		 [10] = "android_hardware_revision",
+	    [11] = "android_storage_model",	 [12] = "android_ram_model",
+	    [13] = "android_guest_soc_model",	 [14] = "android_device_manufacturer",
+	    [15] = "android_serial_console",
+	};
+	struct tp *tp = im->tp;
+	int64_t fp_sdk = -1, sdk = -1;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.wire == PB_WIRE_LEN && f.id == 1) {
+			struct pb_reader ur;
+			struct pb_field uf = {0};
+			pb_reader_init_field(&ur, &f);
+			while (pb_next(&ur, &uf))
+				if (uf.id >= 1 && uf.id <= 4 && uf.wire == PB_WIRE_LEN)
+					tp_metadata_set_str(tp, uts[uf.id],
+							    tp_intern(tp, (const char *)uf.data, uf.len));
+		} else if (f.wire == PB_WIRE_LEN && f.id < sizeof strs / sizeof strs[0] && strs[f.id]) {
+			tp_metadata_set_str(tp, strs[f.id], tp_intern(tp, (const char *)f.data, f.len));
+			if (f.id == 2)
+				fingerprint(tp, f.data, f.len, &fp_sdk);
+			else if (f.id == 4)
+				im->service_major = service_major(f.data, f.len);
+		} else if (f.wire == PB_WIRE_VARINT && f.id == 5) {
+			sdk = (int64_t)f.val;
+		} else if (f.wire == PB_WIRE_VARINT && f.id == 7) {
+			tp_metadata_set_int(tp, "timezone_off_mins", (int32_t)f.val);
+		} else if (f.wire == PB_WIRE_VARINT && f.id == 16) {
+			tp_metadata_set_int(tp, "system_ram_bytes", (int64_t)f.val);
+			tp_metadata_set_int(tp, "system_ram_gb", (int64_t)llround((double)f.val / 1e9));
+		}
+	}
+	if (sdk >= 0 || fp_sdk >= 0)
+		tp_metadata_set_int(tp, "android_sdk_version", sdk >= 0 ? sdk : fp_sdk);
+}
+
+void proto_trace_attributes(struct proto_importer *im, const uint8_t *p, size_t n)
+{
+	struct tp *tp = im->tp;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id != 1 || f.wire != PB_WIRE_LEN)
+			continue;
+		struct pb_reader ar;
+		struct pb_field af = {0}, key = {0}, val = {0};
+		pb_reader_init_field(&ar, &f);
+		while (pb_next(&ar, &af)) {
+			if (af.id == 1 && af.wire == PB_WIRE_LEN)
+				key = af;
+			else if ((af.id == 2 && af.wire == PB_WIRE_VARINT) ||
+				 (af.id == 3 && af.wire == PB_WIRE_LEN))
+				val = af;
+		}
+		if (!val.id)
+			continue;
+		proto_scratch_reset(im);
+		proto_scratch_add(im, "trace_attribute.", 16);
+		if (key.len)
+			proto_scratch_add(im, key.data, key.len);
+		proto_scratch_add(im, "", 1);
+		if (val.id == 2)
+			tp_metadata_set_int(tp, im->scratch.data, (int64_t)val.val);
+		else
+			tp_metadata_set_str(tp, im->scratch.data,
+					    tp_intern(tp, (const char *)val.data, val.len));
+	}
+}
