@@ -30,6 +30,13 @@
 #define TRACED_DEFAULT_STOP_TIMEOUT_MS 5000u
 /* ReadBuffers replies stay below the frame cap with room for the frame. */
 #define TRACED_READ_REPLY_MAX ((size_t)128 * 1024 - 1024)
+/* ReadBuffers reads this much buffer per step and takes the next step when
+ * the consumer's send queue is below the target (checked every
+ * TRACED_READ_RETRY_MS), so a buffer of any size streams out without the
+ * queue reaching its cap. */
+#define TRACED_READ_STEP_BYTES ((size_t)1 << 20)
+#define TRACED_READ_QUEUE_TARGET ((size_t)4 << 20)
+#define TRACED_READ_RETRY_MS 2
 #define TRACED_SERVICE_SEQ_ID 1u
 /* write_into_file: drain period default and floor (compat §1.6). */
 #define TRACED_DEFAULT_WRITE_PERIOD_MS 5000u
@@ -91,6 +98,11 @@ void traced_buffer_patch_done(struct traced_buffer *b, uint16_t producer_id, uin
  * counted in *invalid. Returns 0 or cb's non-zero return. */
 int traced_buffer_read(struct traced_buffer *b, traced_packet_fn cb, void *ctx,
 		       uint64_t *invalid);
+/* traced_buffer_read in steps: stops at a chunk boundary once at least
+ * budget bytes of chunk records were read, with *more set when readable
+ * chunks remain (a later call goes on from there). */
+int traced_buffer_read_some(struct traced_buffer *b, traced_packet_fn cb, void *ctx,
+			    uint64_t *invalid, size_t budget, bool *more);
 /* True if a top-level field of the packet is one only the service may set,
  * or the packet does not parse. */
 bool traced_packet_is_reserved(const uint8_t *data, size_t len);
@@ -193,6 +205,12 @@ struct traced_consumer {
 	struct traced_session *session;
 	struct ipc_call *observe_call; /* ObserveEvents stream, or NULL */
 	bool observe_all_started;      /* TYPE_ALL_DATA_SOURCES_STARTED asked */
+	/* A ReadBuffers in progress: its call, the buffer it is at, whether
+	 * the service packets went out, the timer of its next step. */
+	struct ipc_call *read_call;
+	size_t read_buf;
+	bool read_header_done;
+	uint64_t read_timer;
 };
 
 /* A flush in progress: producers that still owe an ack. */
