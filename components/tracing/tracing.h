@@ -519,6 +519,14 @@ int tracing_producer_commit(struct tracing_producer *p);
  * the service's Flush. Returns 0 or -ENOTCONN. */
 int tracing_producer_flush_done(struct tracing_producer *p, uint64_t request_id);
 
+/* tracing_producer_commit, then Sync: done(ctx, ok) runs on the loop once
+ * the service answered, i.e. processed every CommitData sent before (ok
+ * false: the connection closed first). One at a time. Returns 0, -EBUSY
+ * (a sync is pending) or -ENOTCONN; done is not called then, nor after
+ * tracing_producer_free. */
+typedef void (*tracing_sync_fn)(void *ctx, bool ok);
+int tracing_producer_sync(struct tracing_producer *p, tracing_sync_fn done, void *ctx);
+
 /* NotifyDataSourceStarted / NotifyDataSourceStopped for instance_id (for data
  * sources registered with will_notify_on_start / _stop). Returns 0 or
  * -ENOTCONN. */
