@@ -418,6 +418,7 @@ build_test_tools() {
 # -O2, static) and run; they print figures and assert nothing.
 build_bench() {
 	build_release_binary
+	build_test_tools
 	cflags="$RELEASE_CFLAGS $(includes)"
 	# shellcheck disable=SC2046
 	lib_objs=$(compile musl "$MUSL/bin/musl-gcc" "$cflags" \
