@@ -3,13 +3,9 @@
 # and exit with CMD's status; a failed capture does not fail the workload.
 . tests/lib.sh
 
-TP="$TRACEBOX trace_processor_shell"
-query() { $TP query "$1" "$2" 2>/dev/null | tail -n +2; }
-meta_int() { query "$1" "select int_value from metadata where name = '$2'"; }
-leftovers() {
-	grep -l -a "T2150_MARK=$1" /proc/[0-9]*/environ 2>/dev/null |
-		sed 's|/proc/\([0-9]*\)/environ|\1|' | grep -v "^$$\$" || true
-}
+query() { tp_query "$@"; }
+meta_int() { tp_meta_int "$@"; }
+leftovers() { marked_pids "T2150_MARK=$1"; }
 at_exit 'for p in $(leftovers $$); do kill -9 $p; done'
 export TRACEBOX_LOG=warn
 # status NAME: the status line of the last run ($TMP/err), or fail NAME.

@@ -11,8 +11,7 @@ if [ ! -x "$PRODUCER" ]; then
 	skip all "no $PRODUCER (./build.sh tests builds it)"
 	exit 0
 fi
-TP="$TRACEBOX trace_processor_shell"
-query() { $TP query "$1" "$2" 2>/dev/null | tail -n +2; }
+query() { tp_query "$@"; }
 field() { grep '^workload_status=' "$TMP/err" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 export TRACEBOX_LOG=error
 
