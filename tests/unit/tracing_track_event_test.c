@@ -175,3 +175,42 @@ TEST(tracing_te_incremental_state_and_clear)
 	tracing_producer_free(p.p);
 	tfx_release(&e);
 }
+
+static void on_synced(void *ctx, bool ok)
+{
+	*(int *)ctx = ok ? 1 : -1;
+}
+
+/* tracing_producer_sync: commits, and calls back once the service has
+ * processed everything sent before (one sync at a time). */
+TEST(tracing_producer_sync_after_commits)
+{
+	struct tfx e;
+	struct teprod p;
+	int synced = 0;
+	CHECK_EQ(tfx_init(&e), 0);
+	CHECK_EQ(te_connect(&e, &p), 0);
+	CHECK_EQ(tfx_enable(&e, "test.te", NULL, 256, false, 0), 0);
+	CHECK(tfx_pump(&e, &p.started) && p.te);
+	for (int i = 0; i < 1000; i++) {
+		CHECK_EQ(tracing_te_begin(p.te, 1000 + 2 * (uint64_t)i, "s"), 0);
+		CHECK_EQ(tracing_te_end(p.te, 1001 + 2 * (uint64_t)i), 0);
+	}
+	CHECK_EQ(tracing_producer_sync(p.p, on_synced, &synced), 0);
+	CHECK_EQ(tracing_producer_sync(p.p, on_synced, &synced), -EBUSY);
+	for (int i = 0; i < 400 && !synced; i++)
+		tfx_spin(&e, 1, 10);
+	CHECK_EQ(synced, 1);
+	/* everything is in the service's buffer now: disable without a flush */
+	CHECK(tfx_disable(&e));
+	CHECK(tfx_read(&e));
+	{
+		struct tp *tp = load_packets(&e);
+		CHECK(tp != NULL);
+		CHECK_EQ(sql_int(tp, "select count(*) from slice where name = 's'"), 1000);
+		tp_free(tp);
+	}
+	tracing_te_free(p.te);
+	tracing_producer_free(p.p);
+	tfx_release(&e);
+}
