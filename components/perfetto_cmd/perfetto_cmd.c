@@ -562,6 +562,18 @@ int perfetto_cmd_run(int argc, char **argv, const struct perfetto_cmd_hooks *hoo
 	}
 	if (load_config(&a, &cfg))
 		goto out;
+	if (cfg->n_activate_triggers) {
+		/* Perfetto's shorthand: activate the triggers, record nothing. */
+		signal(SIGPIPE, SIG_IGN);
+		if (perfetto_cmd_activate_triggers(ipc_producer_socket_name(),
+		                                   cfg->activate_triggers, cfg->n_activate_triggers,
+		                                   &err)) {
+			fprintf(stderr, "perfetto: %s\n", err.msg);
+			goto out;
+		}
+		rc = 0;
+		goto out;
+	}
 	perfetto_cmd_config_set_uuid(cfg);
 
 	out_path = a.out_path;

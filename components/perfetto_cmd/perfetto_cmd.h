@@ -41,6 +41,10 @@ struct perfetto_cmd_hooks {
  * handling and may fork (-d, -D). */
 int perfetto_cmd_main(int argc, char **argv);
 
+/* The trigger_perfetto applet: `trigger_perfetto TRIGGER...` activates the
+ * triggers on the service (ProducerPort ActivateTriggers). Exit status. */
+int perfetto_cmd_trigger_main(int argc, char **argv);
+
 /* perfetto_cmd_main with hooks (NULL: none). */
 int perfetto_cmd_run(int argc, char **argv, const struct perfetto_cmd_hooks *hooks);
 

@@ -137,6 +137,14 @@ struct perfetto_cmd_session_opts {
  * negative code with one line in err. */
 int perfetto_cmd_session_run(const struct perfetto_cmd_session_opts *o, struct tb_err *err);
 
+/* ---- trigger.c --------------------------------------------------------- */
+
+/* ActivateTriggers{names} on the producer socket, as a producer named
+ * perfetto_cmd_producer; waits (10 s at most) for the service's answer.
+ * Returns 0 or a negative code with one line in err. */
+int perfetto_cmd_activate_triggers(const char *socket, char *const *names, size_t n,
+                                   struct tb_err *err);
+
 /* ---- query.c ----------------------------------------------------------- */
 
 /* --query / --query-raw: QueryServiceState on socket, printed to stdout as

@@ -118,8 +118,6 @@ static void m_disable_tracing(void *ctx, struct ipc_call *call, const uint8_t *a
 		return;
 	}
 	ipc_call_reply(call, NULL, 0, false, -1);
-	if (c->session->state == TRACED_CONFIGURED)
-		c->session->state = TRACED_DISABLING; /* never started: nothing to stop */
 	traced_session_disable(c->session);
 }
 
@@ -201,6 +199,13 @@ static void read_step(struct traced_consumer *c)
 		return;
 	}
 	pb_writer_init_growable(&o.w);
+	if (traced_session_waiting_for_trigger(s)) {
+		/* no trigger yet: the trace is empty, as Perfetto's */
+		rb_flush(&o, true);
+		c->read_call = NULL;
+		pb_writer_release(&o.w);
+		return;
+	}
 	if (!c->read_header_done) {
 		c->read_header_done = true;
 		traced_emit_header_packets(s, rb_packet, &o);

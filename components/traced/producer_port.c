@@ -516,7 +516,16 @@ static void m_notify_stopped(void *ctx, struct ipc_call *call, const uint8_t *ar
 static void m_activate_triggers(void *ctx, struct ipc_call *call, const uint8_t *args,
 				size_t len)
 {
-	reply_empty(call); /* triggers are unsupported yet: accepted and ignored */
+	struct traced *t = ctx;
+	struct traced_producer *p = producer_of(t, call);
+	Perfetto__Protos__ActivateTriggersRequest *req =
+		UNPACK(Perfetto__Protos__ActivateTriggersRequest,
+		       perfetto__protos__activate_triggers_request, args, len);
+	if (p && req)
+		traced_activate_triggers(t, p, req->trigger_names, req->n_trigger_names);
+	if (req)
+		FREE_MSG(req);
+	reply_empty(call);
 }
 
 static void m_sync(void *ctx, struct ipc_call *call, const uint8_t *args, size_t len)

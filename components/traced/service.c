@@ -102,6 +102,8 @@ static int validate_config(struct traced *t, const Perfetto__Protos__TraceConfig
 		snprintf(errbuf, errlen, "duration_ms %u exceeds 7 days", cfg->duration_ms);
 		return -EINVAL;
 	}
+	if (traced_triggers_validate(cfg, errbuf, errlen))
+		return -EINVAL;
 	if (t->sessions.len >= TRACED_MAX_SESSIONS) {
 		snprintf(errbuf, errlen, "too many concurrent tracing sessions");
 		return -EBUSY;
@@ -200,7 +202,7 @@ int traced_session_create(struct traced *t, struct traced_consumer *c, const uin
 	t->stats.tracing_sessions++;
 	log_info(TRACED_LOG, "session %" PRIu64 ": %zu buffers, %zu data sources, %u ms", s->id,
 		 cfg->n_buffers, cfg->n_data_sources, cfg->duration_ms);
-	if (!cfg->deferred_start)
+	if (traced_triggers_on_create(s) && !cfg->deferred_start)
 		traced_session_start(s);
 	return 0;
 }
@@ -267,6 +269,8 @@ static void on_duration(struct loop *l, uint64_t id, void *ctx)
 {
 	struct traced_session *s = ctx;
 	s->duration_timer = 0;
+	if (traced_session_trigger_owns_stop(s))
+		return; /* the trigger's stop delay ends it */
 	log_info(TRACED_LOG, "session %" PRIu64 ": duration elapsed", s->id);
 	traced_flush_start(s, s->cfg->flush_timeout_ms ? s->cfg->flush_timeout_ms
 						       : TRACED_DEFAULT_FLUSH_TIMEOUT_MS,
@@ -460,6 +464,12 @@ static void on_stop_timeout(struct loop *l, uint64_t id, void *ctx)
 void traced_session_disable(struct traced_session *s)
 {
 	struct traced *t = s->svc;
+	if (s->state == TRACED_CONFIGURED) {
+		/* never started (deferred, or waiting for a start trigger) */
+		s->state = TRACED_DISABLING;
+		check_all_stopped(s);
+		return;
+	}
 	if (s->state == TRACED_DISABLING || s->state == TRACED_DISABLED)
 		return;
 	cancel_timer(s, &s->duration_timer);
@@ -508,6 +518,7 @@ void traced_session_free(struct traced_session *s)
 	cancel_timer(s, &s->flush_timer);
 	cancel_timer(s, &s->snapshot_timer);
 	cancel_timer(s, &s->clear_timer);
+	traced_triggers_release(s);
 	tb_close(&s->out_fd);
 	if (s->enable_call)
 		ipc_call_drop(s->enable_call);

@@ -210,6 +210,8 @@ int traced_emit_header_packets(struct traced_session *s, traced_packet_fn cb, vo
 			rc = rc ? rc : emit(&w, cb, ctx);
 		}
 	}
+	if (!(b && b->disable_trace_config))
+		rc = rc ? rc : traced_emit_triggers(s, &w, cb, ctx);
 	rc = rc ? rc : emit_events(s, &w, cb, ctx);
 	pb_writer_release(&w);
 	return rc;

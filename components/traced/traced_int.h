@@ -163,6 +163,14 @@ enum traced_session_state {
 
 struct traced_consumer;
 
+/* A trigger a session received (triggers.c). */
+struct traced_trigger {
+	int64_t ts; /* BOOTTIME ns */
+	char *name, *producer;
+	uid_t uid;
+	uint32_t stop_delay_ms;
+};
+
 struct traced_session {
 	struct traced *svc;
 	uint64_t id;
@@ -188,6 +196,11 @@ struct traced_session {
 	size_t n_clocks;
 	int64_t events_ns[TRACED_EV_MAX];
 	uint64_t snapshot_timer, clear_timer;
+	/* trigger_config: the triggers received, how many went into the trace,
+	 * the start-timeout or stop-delay timer. */
+	VEC(struct traced_trigger) triggers;
+	size_t triggers_emitted;
+	uint64_t trigger_timer;
 	/* write_into_file: the output fd (-1: none or closed), bytes written,
 	 * the cap (0: none), the drain and periodic flush timers. */
 	int out_fd;
@@ -282,6 +295,30 @@ void traced_session_clear_incremental_state(struct traced_session *s);
 void traced_flush_start(struct traced_session *s, uint32_t timeout_ms, uint64_t flags,
 			struct ipc_call *call, bool disable_after);
 void traced_flush_ack(struct traced *t, uint16_t producer_id, uint64_t flush_id);
+
+/* ---- triggers (triggers.c) ------------------------------------------------ */
+
+/* EnableTracing checks of trigger_config (Perfetto's messages). 0 or
+ * -EINVAL with errbuf. */
+int traced_triggers_validate(const Perfetto__Protos__TraceConfig *cfg, char *errbuf,
+			     size_t errlen);
+/* At session creation: START_TRACING arms the trigger timeout and returns
+ * false (do not start now); STOP_TRACING makes trigger_timeout_ms the
+ * duration. True: start as usual. */
+bool traced_triggers_on_create(struct traced_session *s);
+/* ActivateTriggers from producer p: each name offered to every session. */
+void traced_activate_triggers(struct traced *t, struct traced_producer *p, char *const *names,
+			      size_t n);
+/* True while a session with trigger_config has received no trigger (its
+ * reads give nothing, as Perfetto's). */
+bool traced_session_waiting_for_trigger(const struct traced_session *s);
+/* True when a STOP_TRACING trigger arrived: its stop delay, not
+ * duration_ms, ends the session. */
+bool traced_session_trigger_owns_stop(const struct traced_session *s);
+/* Trigger packets for the triggers not emitted yet (w: scratch). */
+int traced_emit_triggers(struct traced_session *s, struct pb_writer *w, traced_packet_fn cb,
+			 void *ctx);
+void traced_triggers_release(struct traced_session *s);
 
 /* ---- producer port (producer_port.c) -------------------------------------- */
 

@@ -69,6 +69,11 @@ void traced_session_write_file(struct traced_session *s, bool final)
 	struct wif o = {.s = s};
 	if (s->out_fd < 0)
 		return;
+	if (traced_session_waiting_for_trigger(s)) {
+		if (final)
+			tb_close(&s->out_fd); /* no trigger: the file stays empty */
+		return;
+	}
 	pb_writer_init_growable(&o.w);
 	traced_emit_header_packets(s, wif_packet, &o);
 	for (size_t i = 0; i < s->buffers.len && !s->file_full; i++)

@@ -139,6 +139,8 @@ int tfx_enable(struct tfx *e, const char *ds_name, const char *legacy_config, ui
 	cfg.max_file_size_bytes = e->max_file_bytes;
 	cfg.has_file_write_period_ms = e->file_write_period_ms != 0;
 	cfg.file_write_period_ms = e->file_write_period_ms;
+	cfg.has_deferred_start = e->deferred_start;
+	cfg.deferred_start = e->deferred_start;
 	if (e->clear_period_ms) {
 		inc.has_clear_period_ms = true;
 		inc.clear_period_ms = e->clear_period_ms;

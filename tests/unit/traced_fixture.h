@@ -35,6 +35,7 @@ struct tfx {
 	/* set before tfx_enable: incremental_state_config.clear_period_ms and
 	 * builtin_data_sources.snapshot_interval_ms (0: unset) */
 	uint32_t clear_period_ms, snapshot_interval_ms;
+	bool deferred_start; /* set before tfx_enable */
 };
 
 /* Loop + service on fresh socket names. 0 or -1. */

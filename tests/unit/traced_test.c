@@ -652,3 +652,18 @@ TEST(traced_read_once_service_packets)
 	prod_close(&p);
 	tfx_release(&e);
 }
+
+/* Regression: DisableTracing on a session that never started (deferred_start
+ * without StartTracing) left it DISABLING for ever, so EnableTracing was
+ * never answered. */
+TEST(traced_disable_unstarted_session)
+{
+	struct tfx e;
+	CHECK_EQ(tfx_init(&e), 0);
+	e.deferred_start = true;
+	CHECK_EQ(tfx_enable(&e, "test.ds", NULL, 64, false, 0), 0);
+	tfx_spin(&e, 5, 10);
+	CHECK(!e.disabled);
+	CHECK(tfx_disable(&e));
+	tfx_release(&e);
+}
