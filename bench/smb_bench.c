@@ -46,8 +46,8 @@ static void release_chunk(void *ctx, const struct tracing_commit *c)
 }
 
 static const char *const names[16] = {
-	"slice0", "slice1", "slice2",  "slice3",  "slice4",  "slice5",  "slice6",  "slice7",
-	"slice8", "slice9", "slice10", "slice11", "slice12", "slice13", "slice14", "slice15",
+    "slice0", "slice1", "slice2",  "slice3",  "slice4",  "slice5",  "slice6",  "slice7",
+    "slice8", "slice9", "slice10", "slice11", "slice12", "slice13", "slice14", "slice15",
 };
 
 /* ns per event of EVENTS events written by fn (best of three). */
@@ -98,11 +98,12 @@ static int capture(int n, uint64_t slices, double *secs, uint64_t *bytes, uint64
 	FILE *f;
 	double t0;
 	int rc;
-	snprintf(cmd, sizeof cmd,
-		 "TRACEBOX_LOG=error out/tracebox --txt -c out/bench/smb.pbtx -o out/bench/smb.pftrace "
-		 "-- sh -c 'i=0; while [ $i -lt %d ]; do out/tools/test_producer --slices %" PRIu64
-		 " >/dev/null & i=$((i+1)); done; wait' 2>out/bench/smb.status",
-		 n, slices);
+	snprintf(
+	    cmd, sizeof cmd,
+	    "TRACEBOX_LOG=error out/tracebox --txt -c out/bench/smb.pbtx -o out/bench/smb.pftrace "
+	    "-- sh -c 'i=0; while [ $i -lt %d ]; do out/tools/test_producer --slices %" PRIu64
+	    " >/dev/null & i=$((i+1)); done; wait' 2>out/bench/smb.status",
+	    n, slices);
 	t0 = now_s();
 	rc = system(cmd);
 	*secs = now_s() - t0;
@@ -125,9 +126,9 @@ static int capture(int n, uint64_t slices, double *secs, uint64_t *bytes, uint64
 static void service_throughput(void)
 {
 	static const char cfg[] = "buffers { size_kb: 131072 fill_policy: DISCARD }\n"
-				  "write_into_file: true\n"
-				  "file_write_period_ms: 100\n"
-				  "data_sources { config { name: \"tb.test\" } }\n";
+	                          "write_into_file: true\n"
+	                          "file_write_period_ms: 100\n"
+	                          "data_sources { config { name: \"tb.test\" } }\n";
 	FILE *f = fopen("out/bench/smb.pbtx", "w");
 	double base = 1e9, secs;
 	uint64_t bytes, lost;
@@ -150,8 +151,8 @@ static void service_throughput(void)
 		double best = 1e9;
 		uint64_t best_bytes = 0, best_lost = 0;
 		for (int rep = 0; rep < 3; rep++) {
-			if (capture(producers[i], TOTAL_SLICES / (uint64_t)producers[i], &secs, &bytes,
-				    &lost) == 0 &&
+			if (capture(producers[i], TOTAL_SLICES / (uint64_t)producers[i], &secs,
+			            &bytes, &lost) == 0 &&
 			    secs < best) {
 				best = secs;
 				best_bytes = bytes;

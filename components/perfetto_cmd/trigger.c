@@ -87,12 +87,14 @@ int perfetto_cmd_activate_triggers(const char *socket, char *const *names, size_
 	c = t.c = ipc_client_new(t.l, socket, &ops, &t, &cerr);
 	if (!c) {
 		rc = tb_err_set(err, -ECONNREFUSED,
-		                "cannot connect to the tracing service at '%s' (%s)", socket, cerr.msg);
+		                "cannot connect to the tracing service at '%s' (%s)", socket,
+		                cerr.msg);
 		goto out;
 	}
 	if (!ipc_client_bind(c, "ProducerPort", on_bind, &t) ||
 	    !loop_add_timer(t.l, TRIGGER_TIMEOUT_MS, 0, on_timeout, &t)) {
-		rc = tb_err_set(err, -ENOTCONN, "cannot talk to the tracing service at '%s'", socket);
+		rc = tb_err_set(err, -ENOTCONN, "cannot talk to the tracing service at '%s'",
+		                socket);
 		goto out;
 	}
 	rc = loop_run(t.l);
@@ -119,8 +121,9 @@ int perfetto_cmd_trigger_main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "--") == 0)
 		first = 2;
 	if (argc <= first) {
-		fprintf(stderr, "trigger_perfetto: At least one trigger must be specified.\n"
-		                "Usage: %s TRIGGER...\n",
+		fprintf(stderr,
+		        "trigger_perfetto: At least one trigger must be specified.\n"
+		        "Usage: %s TRIGGER...\n",
 		        argv[0]);
 		return 1;
 	}

@@ -36,34 +36,35 @@ static uint32_t mode_of(const Perfetto__Protos__TraceConfig *cfg)
 	return tc && tc->has_trigger_mode ? (uint32_t)tc->trigger_mode : 0;
 }
 
-int traced_triggers_validate(const Perfetto__Protos__TraceConfig *cfg, char *errbuf,
-			     size_t errlen)
+int traced_triggers_validate(const Perfetto__Protos__TraceConfig *cfg, char *errbuf, size_t errlen)
 {
 	const Perfetto__Protos__TraceConfig__TriggerConfig *tc = cfg->trigger_config;
 	uint32_t mode = mode_of(cfg);
 	if (!mode)
 		return 0;
 	if (mode != MODE_START && mode != MODE_STOP) {
-		snprintf(errbuf, errlen, "%s", mode == MODE_CLONE_SNAPSHOT
-						       ? "CLONE_SNAPSHOT triggers are not supported"
-						       : "The trace config specified an invalid trigger_mode");
+		snprintf(errbuf, errlen, "%s",
+		         mode == MODE_CLONE_SNAPSHOT
+		             ? "CLONE_SNAPSHOT triggers are not supported"
+		             : "The trace config specified an invalid trigger_mode");
 		return -EINVAL;
 	}
 	if (tc->trigger_timeout_ms == 0 || tc->trigger_timeout_ms > TRACED_MAX_DURATION_MS) {
 		snprintf(errbuf, errlen,
-			 "Traces with START_TRACING triggers must provide a positive "
-			 "trigger_timeout_ms < 7 days (received %ums)",
-			 tc->trigger_timeout_ms);
+		         "Traces with START_TRACING triggers must provide a positive "
+		         "trigger_timeout_ms < 7 days (received %ums)",
+		         tc->trigger_timeout_ms);
 		return -EINVAL;
 	}
 	if (cfg->duration_ms) {
 		snprintf(errbuf, errlen,
-			 "duration_ms was set, this must not be set for traces with triggers.");
+		         "duration_ms was set, this must not be set for traces with triggers.");
 		return -EINVAL;
 	}
 	if (mode == MODE_STOP && cfg->write_into_file) {
-		snprintf(errbuf, errlen, "Specifying trigger mode STOP_TRACING/CLONE_SNAPSHOT and "
-					 "write_into_file together is unsupported");
+		snprintf(errbuf, errlen,
+		         "Specifying trigger mode STOP_TRACING/CLONE_SNAPSHOT and "
+		         "write_into_file together is unsupported");
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < tc->n_triggers; i++)
@@ -71,7 +72,7 @@ int traced_triggers_validate(const Perfetto__Protos__TraceConfig *cfg, char *err
 			if (tc->triggers[i]->name && tc->triggers[j]->name &&
 			    strcmp(tc->triggers[i]->name, tc->triggers[j]->name) == 0) {
 				snprintf(errbuf, errlen, "Duplicate trigger name: %s",
-					 tc->triggers[i]->name);
+				         tc->triggers[i]->name);
 				return -EINVAL;
 			}
 	return 0;
@@ -91,8 +92,9 @@ bool traced_triggers_on_create(struct traced_session *s)
 {
 	uint32_t mode = mode_of(s->cfg);
 	if (mode == MODE_START) {
-		s->trigger_timer = loop_add_timer(s->svc->loop, s->cfg->trigger_config->trigger_timeout_ms,
-						  0, on_start_timeout, s);
+		s->trigger_timer =
+		    loop_add_timer(s->svc->loop, s->cfg->trigger_config->trigger_timeout_ms, 0,
+		                   on_start_timeout, s);
 		return false;
 	}
 	if (mode == MODE_STOP)
@@ -119,8 +121,7 @@ static bool producer_matches(const char *regex, const char *name)
 		return true;
 	if (regcomp(&re, regex, REG_EXTENDED) != 0)
 		return false;
-	ok = regexec(&re, name, 1, &m, 0) == 0 && m.rm_so == 0 &&
-	     (size_t)m.rm_eo == strlen(name);
+	ok = regexec(&re, name, 1, &m, 0) == 0 && m.rm_so == 0 && (size_t)m.rm_eo == strlen(name);
 	regfree(&re);
 	return ok;
 }
@@ -132,9 +133,10 @@ static void on_stop_delay(struct loop *l, uint64_t id, void *ctx)
 	if (s->state != TRACED_STARTED)
 		return;
 	log_info(TRACED_LOG, "session %" PRIu64 ": stopped by a trigger", s->id);
-	traced_flush_start(s, s->cfg->flush_timeout_ms ? s->cfg->flush_timeout_ms
-						       : TRACED_DEFAULT_FLUSH_TIMEOUT_MS,
-			   2 | 1 << 4, NULL, true);
+	traced_flush_start(s,
+	                   s->cfg->flush_timeout_ms ? s->cfg->flush_timeout_ms
+	                                            : TRACED_DEFAULT_FLUSH_TIMEOUT_MS,
+	                   2 | 1 << 4, NULL, true);
 }
 
 /* One trigger name from producer p, offered to session s. */
@@ -161,7 +163,7 @@ static void offer(struct traced_session *s, struct traced_producer *p, const cha
 	tr.stop_delay_ms = match->stop_delay_ms;
 	vec_push(&s->triggers, tr);
 	log_info(TRACED_LOG, "session %" PRIu64 ": trigger '%s' from producer %u", s->id, name,
-		 p->id);
+	         p->id);
 	if (mode == MODE_START && s->state == TRACED_CONFIGURED) {
 		if (s->trigger_timer)
 			loop_cancel_timer(s->svc->loop, s->trigger_timer);
@@ -170,12 +172,12 @@ static void offer(struct traced_session *s, struct traced_producer *p, const cha
 		traced_session_start(s);
 	} else if (mode == MODE_STOP && first && s->state == TRACED_STARTED) {
 		s->trigger_timer =
-			loop_add_timer(s->svc->loop, match->stop_delay_ms, 0, on_stop_delay, s);
+		    loop_add_timer(s->svc->loop, match->stop_delay_ms, 0, on_stop_delay, s);
 	}
 }
 
 void traced_activate_triggers(struct traced *t, struct traced_producer *p, char *const *names,
-			      size_t n)
+                              size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		for (size_t k = 0; k < t->sessions.len; k++)
@@ -184,7 +186,7 @@ void traced_activate_triggers(struct traced *t, struct traced_producer *p, char 
 }
 
 int traced_emit_triggers(struct traced_session *s, struct pb_writer *w, traced_packet_fn cb,
-			 void *ctx)
+                         void *ctx)
 {
 	int rc = 0;
 	for (; s->triggers_emitted < s->triggers.len && !rc; s->triggers_emitted++) {

@@ -47,13 +47,13 @@ struct tracing_te {
 	char *track_name;
 	int32_t pid, tid;
 	bool need_reset;
-	struct hmap names; /* hash of the name -> iid (key: iid) */
+	struct hmap names;   /* hash of the name -> iid (key: iid) */
 	VEC(char *) strings; /* iid - 1 -> the interned name */
 	VEC(struct te_counter) counters;
 };
 
 struct tracing_te *tracing_te_new(struct tracing_writer *w, uint64_t track_uuid,
-				  const char *track_name, int32_t pid, int32_t tid)
+                                  const char *track_name, int32_t pid, int32_t tid)
 {
 	struct tracing_te *te = tb_calloc(1, sizeof *te);
 	te->w = w;
@@ -107,7 +107,7 @@ static int end_packet(struct tracing_te *te)
 }
 
 static int write_descriptor(struct tracing_te *te, uint64_t ts, uint64_t uuid, const char *name,
-			    bool counter)
+                            bool counter)
 {
 	struct pb_writer *w = tracing_writer_begin_packet(te->w);
 	unsigned td, sub;
@@ -146,7 +146,7 @@ static int reset(struct tracing_te *te, uint64_t ts)
 		rc = write_descriptor(te, ts, te->track_uuid, te->track_name, false);
 	for (size_t i = 0; i < te->counters.len && !rc; i++)
 		rc = write_descriptor(te, ts, te->counters.data[i].uuid, te->counters.data[i].name,
-				      true);
+		                      true);
 	te->need_reset = false;
 	return rc;
 }

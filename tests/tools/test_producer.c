@@ -49,12 +49,12 @@ struct tp {
 };
 
 static const char *const names[16] = {
-	"slice0", "slice1", "slice2",  "slice3",  "slice4",  "slice5",  "slice6",  "slice7",
-	"slice8", "slice9", "slice10", "slice11", "slice12", "slice13", "slice14", "slice15",
+    "slice0", "slice1", "slice2",  "slice3",  "slice4",  "slice5",  "slice6",  "slice7",
+    "slice8", "slice9", "slice10", "slice11", "slice12", "slice13", "slice14", "slice15",
 };
 
 static void on_start(void *ctx, struct tracing_producer *p, uint64_t id, const uint8_t *cfg,
-		     size_t len, uint32_t target_buffer)
+                     size_t len, uint32_t target_buffer)
 {
 	struct tp *t = ctx;
 	if (t->w)
@@ -157,7 +157,7 @@ int main(int argc, char **argv)
 			t.kill_after = arg_u64(argv[i + 1]);
 		else {
 			fprintf(stderr, "usage: test_producer [--slices N] [--batch N] "
-					"[--pause-ms N] [--kill-after N]\n");
+			                "[--pause-ms N] [--kill-after N]\n");
 			return 2;
 		}
 	}

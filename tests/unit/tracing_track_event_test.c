@@ -62,7 +62,7 @@ static int64_t pkt_varint(struct tfx *e, size_t i, uint32_t id)
 {
 	struct pb_field f = {0};
 	return pb_find_field(e->packets.data[i], e->lens.data[i], id, &f) == 1 ? (int64_t)f.val
-	                                                                        : -1;
+	                                                                       : -1;
 }
 
 /* The interned event name of packet i ("" if none). */
