@@ -439,10 +439,30 @@ build_fuzz() {
 	done
 }
 
+# Test helpers (tests/tools/*.c, e.g. a producer the recording tests drive)
+# into out/tools/, built like the release binary so they run at full speed.
+build_test_tools() {
+	build_libs musl "$MUSL/bin/musl-gcc" "-O2 -g0 -DNDEBUG"
+	cflags="$RELEASE_CFLAGS $(includes)"
+	# shellcheck disable=SC2046
+	lib_objs=$(compile musl "$MUSL/bin/musl-gcc" "$cflags" \
+		$(component_sources | grep -v '^components/tracebox/main\.c$') $(proto_sources))
+	mkdir -p "$OUT/tools"
+	for t in tests/tools/*.c; do
+		[ -f "$t" ] || continue
+		name=$(basename "$t" .c)
+		objs=$(compile musl "$MUSL/bin/musl-gcc" "$cflags" "$t")
+		# shellcheck disable=SC2086
+		"$MUSL/bin/musl-gcc" $cflags -static -o "$OUT/tools/$name" $objs $lib_objs \
+			-L"$LIBS/lib" $LINK_LIBS || die "link failed ($name)"
+	done
+}
+
 # build_bench [NAME]: bench/*_bench.c built like the release binary (musl,
 # -O2, static) and run; they print figures and assert nothing.
 build_bench() {
 	build_release_binary
+	build_test_tools
 	cflags="$RELEASE_CFLAGS $(includes)"
 	# shellcheck disable=SC2046
 	lib_objs=$(compile musl "$MUSL/bin/musl-gcc" "$cflags" \
@@ -484,16 +504,19 @@ build | "")
 test)
 	build_release
 	build_asan
+	build_test_tools
 	ensure_test_tools
 	run_tests "$OUT/tracebox"
 	;;
 tests)
 	build_release
 	build_asan
+	build_test_tools
 	;;
 asan)
 	build_release
 	build_asan
+	build_test_tools
 	ensure_test_tools
 	run_tests "$OUT/asan/tracebox"
 	;;

@@ -80,3 +80,15 @@ live_tracefs() {
 	fi
 	return 1
 }
+
+# tp_query TRACE SQL: the result rows of SQL on TRACE with our trace
+# processor (CSV, header dropped).
+tp_query() { "$TRACEBOX" trace_processor_shell query "$1" "$2" 2>/dev/null | tail -n +2; }
+# tp_meta_int TRACE NAME: the int_value of metadata row NAME.
+tp_meta_int() { tp_query "$1" "select int_value from metadata where name = '$2'"; }
+# marked_pids VAR=VALUE: pids, other than this script's, of processes whose
+# environment holds VAR=VALUE (children a test marked, to find leftovers).
+marked_pids() {
+	grep -l -a "$1" /proc/[0-9]*/environ 2>/dev/null |
+		sed 's|/proc/\([0-9]*\)/environ|\1|' | grep -v "^$$\$" || true
+}

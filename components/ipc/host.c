@@ -482,6 +482,13 @@ bool ipc_call_alive(const struct ipc_call *call)
 	       !call->client->conn.failing;
 }
 
+size_t ipc_call_queued_bytes(const struct ipc_call *call)
+{
+	if (!call->client)
+		return 0;
+	return call->client->conn.txq.len - call->client->conn.tx_head;
+}
+
 int ipc_call_take_fd(struct ipc_call *call)
 {
 	if (!call->client || call->client->current != call)

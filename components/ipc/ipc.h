@@ -214,6 +214,10 @@ const struct ipc_peer *ipc_call_peer(const struct ipc_call *call);
 uint64_t ipc_call_request_id(const struct ipc_call *call);
 /* True while the client is connected and wants replies. */
 bool ipc_call_alive(const struct ipc_call *call);
+/* Bytes of replies (to any call of this client) still waiting in its send
+ * queue: a streaming reply paces itself on this instead of growing the
+ * queue past IPC_SEND_QUEUE_MAX. 0 once the client is gone. */
+size_t ipc_call_queued_bytes(const struct ipc_call *call);
 /* The fd received from this client (the latest one, at most one is kept),
  * or -1. The caller owns it. Only during the method handler itself: later
  * calls return -1 (Perfetto scopes the received fd to the invocation). */

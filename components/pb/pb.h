@@ -88,7 +88,13 @@ static inline uint8_t *pb_encode_varint(uint8_t *out, uint64_t v)
  * be reserved before it is known and patched in place later. 5 encodes as
  * 85 80 80 00; 2^28-1 (the SMB "drop packet" size) as ff ff ff 7f. Used for
  * nested sizes here and for SMB fragment headers in tracing. */
-void pb_write_redundant_varint4(uint8_t out[4], uint32_t v);
+static inline void pb_write_redundant_varint4(uint8_t out[4], uint32_t v)
+{
+	out[0] = (uint8_t)(0x80 | (v & 0x7f));
+	out[1] = (uint8_t)(0x80 | ((v >> 7) & 0x7f));
+	out[2] = (uint8_t)(0x80 | ((v >> 14) & 0x7f));
+	out[3] = (uint8_t)((v >> 21) & 0x7f);
+}
 
 /* Little-endian loads of fixed32/fixed64 wire values from unaligned memory. */
 static inline uint32_t pb_load_le32(const uint8_t *p)

@@ -14,15 +14,6 @@
 
 #include "pb.h"
 
-void pb_write_redundant_varint4(uint8_t out[4], uint32_t v)
-{
-	TB_DCHECK(v <= PB_REDUNDANT4_MAX);
-	out[0] = (uint8_t)(0x80 | (v & 0x7f));
-	out[1] = (uint8_t)(0x80 | ((v >> 7) & 0x7f));
-	out[2] = (uint8_t)(0x80 | ((v >> 14) & 0x7f));
-	out[3] = (uint8_t)((v >> 21) & 0x7f);
-}
-
 /* Record the first error and make every later fast path fall into a slow
  * path, which sees the error and drops the write. */
 static void writer_fail(struct pb_writer *w, int code)

@@ -23,6 +23,8 @@ const struct tracebox_applet tracebox_applets[] = {
 	{"traced", "the tracing service", traced_main},
 	{"traced_probes", "ftrace, process and system stats data sources", traced_probes_main},
 	{"traced_perf", "callstack sampling data source", traced_perf_main},
+	{"trigger_perfetto", "activate trace triggers (trigger_config) on the service",
+	 perfetto_cmd_trigger_main},
 	{NULL, NULL, NULL},
 };
 

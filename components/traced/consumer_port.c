@@ -39,6 +39,10 @@ void traced_consumer_on_disconnect(struct traced *t, const struct ipc_peer *peer
 	c = (void *)(uintptr_t)v;
 	if (c->observe_call)
 		ipc_call_drop(c->observe_call);
+	if (c->read_timer)
+		loop_cancel_timer(t->loop, c->read_timer);
+	if (c->read_call)
+		ipc_call_drop(c->read_call);
 	if (c->session)
 		traced_session_free(c->session);
 	tb_free(c);
@@ -114,8 +118,6 @@ static void m_disable_tracing(void *ctx, struct ipc_call *call, const uint8_t *a
 		return;
 	}
 	ipc_call_reply(call, NULL, 0, false, -1);
-	if (c->session->state == TRACED_CONFIGURED)
-		c->session->state = TRACED_DISABLING; /* never started: nothing to stop */
 	traced_session_disable(c->session);
 }
 
@@ -167,25 +169,78 @@ static int rb_packet(void *ctx, const uint8_t *data, size_t len, const uint8_t *
 	return 0;
 }
 
+static void read_step(struct traced_consumer *c);
+
+static void on_read_timer(struct loop *l, uint64_t id, void *ctx)
+{
+	struct traced_consumer *c = ctx;
+	c->read_timer = 0;
+	read_step(c);
+}
+
+/* One step of a ReadBuffers: wait while the consumer's queue is full, else
+ * read up to TRACED_READ_STEP_BYTES of buffer into replies; the last step
+ * adds the trailer packets and ends the call. */
+static void read_step(struct traced_consumer *c)
+{
+	struct traced *t = c->svc;
+	struct traced_session *s = c->session;
+	struct ipc_call *call = c->read_call;
+	struct rb_out o = {.call = call};
+	bool more = false;
+
+	if (!s || !ipc_call_alive(call)) {
+		c->read_call = NULL;
+		ipc_call_fail(call);
+		return;
+	}
+	if (ipc_call_queued_bytes(call) > TRACED_READ_QUEUE_TARGET) {
+		c->read_timer = loop_add_timer(t->loop, TRACED_READ_RETRY_MS, 0, on_read_timer, c);
+		return;
+	}
+	pb_writer_init_growable(&o.w);
+	if (traced_session_waiting_for_trigger(s)) {
+		/* no trigger yet: the trace is empty, as Perfetto's */
+		rb_flush(&o, true);
+		c->read_call = NULL;
+		pb_writer_release(&o.w);
+		return;
+	}
+	if (!c->read_header_done) {
+		c->read_header_done = true;
+		traced_emit_header_packets(s, rb_packet, &o);
+	}
+	for (; c->read_buf < s->buffers.len; c->read_buf++) {
+		traced_buffer_read_some(s->buffers.data[c->read_buf], rb_packet, &o,
+					&t->stats.invalid_packets, TRACED_READ_STEP_BYTES, &more);
+		if (more)
+			break;
+	}
+	if (more) {
+		if (pb_writer_size(&o.w))
+			rb_flush(&o, false);
+		c->read_timer = loop_add_timer(t->loop, 0, 0, on_read_timer, c);
+	} else {
+		traced_emit_trailer_packets(s, rb_packet, &o);
+		rb_flush(&o, true);
+		c->read_call = NULL;
+	}
+	pb_writer_release(&o.w);
+}
+
 static void m_read_buffers(void *ctx, struct ipc_call *call, const uint8_t *args, size_t len)
 {
 	struct traced *t = ctx;
 	struct traced_consumer *c = consumer_of(t, call);
-	struct traced_session *s;
-	struct rb_out o;
-	o.call = call;
-	if (!c || !(s = c->session) || s->write_into_file) {
+	if (!c || !c->session || c->session->write_into_file || c->read_call) {
 		/* write_into_file sessions stream into their file instead */
 		ipc_call_fail(call);
 		return;
 	}
-	pb_writer_init_growable(&o.w);
-	traced_emit_header_packets(s, rb_packet, &o);
-	for (size_t i = 0; i < s->buffers.len; i++)
-		traced_buffer_read(s->buffers.data[i], rb_packet, &o, &t->stats.invalid_packets);
-	traced_emit_trailer_packets(s, rb_packet, &o);
-	rb_flush(&o, true);
-	pb_writer_release(&o.w);
+	c->read_call = call;
+	c->read_buf = 0;
+	c->read_header_done = false;
+	read_step(c);
 }
 
 static void m_free_buffers(void *ctx, struct ipc_call *call, const uint8_t *args, size_t len)

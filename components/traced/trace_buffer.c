@@ -276,16 +276,22 @@ static int on_packet(void *ctx, const uint8_t *data, size_t len, bool previous_d
 	return rc->cb(rc->ctx, data, len, trailer, pb_writer_size(&w));
 }
 
-int traced_buffer_read(struct traced_buffer *b, traced_packet_fn cb, void *ctx,
-		       uint64_t *invalid)
+int traced_buffer_read_some(struct traced_buffer *b, traced_packet_fn cb, void *ctx,
+			    uint64_t *invalid, size_t budget, bool *more)
 {
 	struct read_ctx rc = {b, NULL, cb, ctx, invalid};
+	size_t done = 0;
 	int ret = 0;
+	*more = false;
 	for (struct tb_seq *s = b->seq_list; s && !ret; s = s->next) {
 		rc.seq = s;
 		while (s->head && !(s->head->hdr.flags & TRACING_CHUNK_NEEDS_PATCHING)) {
 			struct tb_chunk *c = s->head;
 			uint64_t before = s->ra.stats.dropped_packets;
+			if (done >= budget) {
+				*more = true;
+				return 0;
+			}
 			ret = tracing_reassembler_push(&s->ra, &c->hdr, c->payload, c->len, on_packet,
 						       &rc);
 			if (ret == -EBADMSG) {
@@ -295,10 +301,18 @@ int traced_buffer_read(struct traced_buffer *b, traced_packet_fn cb, void *ctx,
 			b->stats.packets_dropped += s->ra.stats.dropped_packets - before;
 			b->stats.chunks_read++;
 			b->stats.bytes_read += c->cost;
+			done += c->cost;
 			chunk_remove(b, c);
 			if (ret)
 				break;
 		}
 	}
 	return ret;
+}
+
+int traced_buffer_read(struct traced_buffer *b, traced_packet_fn cb, void *ctx,
+		       uint64_t *invalid)
+{
+	bool more;
+	return traced_buffer_read_some(b, cb, ctx, invalid, SIZE_MAX, &more);
 }

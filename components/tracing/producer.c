@@ -75,6 +75,8 @@ struct tracing_producer {
 	uint16_t last_writer_id;
 	struct tracing_commit_batch batch;
 	uint64_t commit_timer;
+	tracing_sync_fn sync_done; /* a pending tracing_producer_sync */
+	void *sync_ctx;
 	unsigned busy;
 	bool free_pending;
 	struct tb_err err;
@@ -205,6 +207,30 @@ int tracing_producer_flush_done(struct tracing_producer *p, uint64_t request_id)
 	if (rc)
 		return rc;
 	return invoke_varints(p, "CommitData", 3, request_id, false, 0);
+}
+
+static void on_sync_reply(void *ctx, const struct ipc_reply *r)
+{
+	struct tracing_producer *p = ctx;
+	tracing_sync_fn done = p->sync_done;
+	p->sync_done = NULL;
+	if (!done)
+		return;
+	enter(p);
+	done(p->sync_ctx, r->success);
+	leave(p);
+}
+
+int tracing_producer_sync(struct tracing_producer *p, tracing_sync_fn done, void *ctx)
+{
+	int rc;
+	if (p->sync_done)
+		return -EBUSY;
+	if ((rc = tracing_producer_commit(p)) || (rc = invoke(p, "Sync", NULL, 0, false, on_sync_reply)))
+		return rc;
+	p->sync_done = done;
+	p->sync_ctx = ctx;
+	return 0;
 }
 
 int tracing_producer_notify_started(struct tracing_producer *p, uint64_t instance_id)

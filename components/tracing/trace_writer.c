@@ -56,6 +56,7 @@ struct tracing_writer {
 	uint8_t *frag_start;
 
 	struct patch_slot slots[PB_MAX_NESTING];
+	unsigned slots_used; /* slots[] entries in use: commit's fast path */
 	struct tracing_writer_stats stats;
 	uint8_t garbage[GARBAGE_SIZE];
 };
@@ -82,6 +83,8 @@ static void commit(struct tracing_writer *tw, bool has_chunk)
 	size_t n = 0;
 	bool open[PB_MAX_NESTING];
 
+	if (!has_chunk && tw->slots_used == 0)
+		return; /* the common case: nothing to report, once per packet */
 	for (unsigned i = 0; i < PB_MAX_NESTING; i++)
 		open[i] = tw->slots[i].used && tw->in_packet && slot_is_open(tw, &tw->slots[i]);
 	for (unsigned i = 0; i < PB_MAX_NESTING; i++) {
@@ -97,6 +100,7 @@ static void commit(struct tracing_writer *tw, bool has_chunk)
 			if (open[j] && tw->slots[j].chunk_id == s->chunk_id)
 				ready[n].has_more = true;
 		s->used = false;
+		tw->slots_used--;
 		n++;
 	}
 	if (!has_chunk && n == 0)
@@ -139,6 +143,7 @@ static struct patch_slot *new_slot(struct tracing_writer *tw)
 	for (unsigned i = 0; i < PB_MAX_NESTING; i++)
 		if (!tw->slots[i].used) {
 			tw->slots[i].used = true;
+			tw->slots_used++;
 			return &tw->slots[i];
 		}
 	/* At most one slot per open nesting level, and ready ones are sent at
@@ -275,7 +280,11 @@ struct pb_writer *tracing_writer_begin_packet(struct tracing_writer *tw)
 	uint8_t *cur = tw->pb.cur, *end = tw->pb.end;
 
 	TB_CHECK(!tw->in_packet);
-	pb_writer_init_spans(&tw->pb, next_span, tw);
+	/* A fresh packet on the same span backend: what pb_writer_init_spans
+	 * would reset, without clearing the whole nesting array each time. */
+	tw->pb.base = 0;
+	tw->pb.error = 0;
+	tw->pb.depth = 0;
 	if (!tw->have_chunk || tw->dropping || tw->reached_max ||
 	    (size_t)(end - cur) < MIN_PACKET_ROOM) {
 		get_new_buffer(tw);
@@ -284,7 +293,8 @@ struct pb_writer *tracing_writer_begin_packet(struct tracing_writer *tw)
 		tw->pb.end = end;
 	}
 	/* Patches left over from the previous packet are complete now. */
-	commit(tw, false);
+	if (tw->slots_used)
+		commit(tw, false);
 
 	tw->frag_hdr = tw->dropping ? NULL : tw->pb.cur;
 	pb_write_redundant_varint4(tw->pb.cur, 0);

@@ -5,15 +5,10 @@
 # write_into_file with a size cap, and --notify-fd.
 . tests/lib.sh
 
-TP="$TRACEBOX trace_processor_shell"
-# query TRACE SQL: the result rows of SQL (CSV, header dropped).
-query() { $TP query "$1" "$2" 2>/dev/null | tail -n +2; }
-meta_int() { query "$1" "select int_value from metadata where name = '$2'"; }
+query() { tp_query "$@"; }
+meta_int() { tp_meta_int "$@"; }
 # leftovers MARK: pids of processes whose environment carries T2100_MARK=MARK.
-leftovers() {
-	grep -l -a "T2100_MARK=$1" /proc/[0-9]*/environ 2>/dev/null |
-		sed 's|/proc/\([0-9]*\)/environ|\1|' | grep -v "^$$\$" || true
-}
+leftovers() { marked_pids "T2100_MARK=$1"; }
 # wait_gone PID: wait up to 10 s for PID to exit.
 wait_gone() {
 	for _ in $(seq 100); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
