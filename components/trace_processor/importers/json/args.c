@@ -27,48 +27,94 @@ static void buf_put(struct json_buf *b, const char *s, size_t n)
 	b->v.len += n;
 }
 
-static bool pool_eq(struct tp *tp, uint32_t id, const struct json_buf *b)
+/* The pool ids of the current key and flat key. While no array is on the
+ * path (`same`) the flat key is the key and only `key` holds text. */
+static void leaf_keys(struct tp *tp, struct json_args_ctx *c, bool same, uint32_t *fk,
+		      uint32_t *k)
 {
-	size_t n;
-	const char *s = strpool_get(&tp->strings, id, &n);
-	return n == b->v.len && json_same_bytes(s, b->v.data, n);
+	*k = json_intern(tp, &c->keys, c->key.v.data, c->key.v.len);
+	*fk = same ? *k : json_intern(tp, &c->keys, c->flat.v.data, c->flat.v.len);
 }
 
-/* The pool ids of the current flat key and key, through the cache. */
-static void leaf_keys(struct tp *tp, struct json_args_ctx *c, uint32_t *fk, uint32_t *k)
+/* ---- the encoded rows ----------------------------------------------------
+ *
+ * One row:  byte 0: type (bits 0-3) | value width code (bits 4-5: 1 2 4 8
+ *           bytes) | 0x80 when a flat key follows
+ *           key (u32) [flat key (u32)] value (width bytes, little endian;
+ *           integers sign-extended from the width)
+ */
+#define ROW_FLAT 0x80u
+
+static void emit(struct json_buf *out, int type, uint32_t fk, uint32_t k, uint64_t v)
 {
-	uint64_t h = tb_hash_bytes(c->key.v.data, c->key.v.len, c->flat.v.len);
-	if (c->flat.v.len != c->key.v.len)
-		h = tb_hash_bytes(c->flat.v.data, c->flat.v.len, h);
-	h |= 1; /* 0 marks an empty entry */
-	struct json_key_ent *e = &c->cache[(h >> 32) & (JSON_KEY_CACHE - 1)];
-	if (e->hash == h && pool_eq(tp, e->key, &c->key) &&
-	    (e->flat == e->key || pool_eq(tp, e->flat, &c->flat))) {
-		*fk = e->flat;
-		*k = e->key;
-		return;
+	unsigned wc = type == TP_ARG_STRING ? 2 : type == TP_ARG_REAL ? 3 : type == TP_ARG_BOOL ? 0
+		      : (int64_t)v == (int8_t)v	  ? 0
+		      : (int64_t)v == (int16_t)v ? 1
+		      : (int64_t)v == (int32_t)v ? 2
+						 : 3;
+	if (out->v.cap - out->v.len < 17)
+		vec_reserve(&out->v, 17);
+	char *q = out->v.data + out->v.len;
+	*q++ = (char)(type | wc << 4 | (fk != k ? ROW_FLAT : 0));
+	memcpy(q, &k, 4);
+	q += 4;
+	if (fk != k) {
+		memcpy(q, &fk, 4);
+		q += 4;
 	}
-	*fk = tp_intern(tp, c->flat.v.data, c->flat.v.len);
-	*k = c->key.v.len == c->flat.v.len ? *fk : tp_intern(tp, c->key.v.data, c->key.v.len);
-	e->hash = h;
-	e->flat = *fk;
-	e->key = *k;
+	memcpy(q, &v, 8); /* little endian: the low bytes are the value */
+	q += 1u << wc;
+	out->v.len = (size_t)(q - out->v.data);
 }
 
-/* Add the value at p; returns the byte after it, or NULL when malformed. */
-static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct tp_args_builder *b,
-			     const char *p, const char *end, int depth)
+void json_args_decode(const char *p, size_t n, struct tp_args_builder *b)
+{
+	const char *end = p + n;
+	while (p < end) {
+		unsigned h = (unsigned char)*p++, wc = h >> 4 & 3;
+		struct tp_arg a = {0};
+		memcpy(&a.key, p, 4);
+		p += 4;
+		a.flat_key = a.key;
+		if (h & ROW_FLAT) {
+			memcpy(&a.flat_key, p, 4);
+			p += 4;
+		}
+		a.type = (enum tp_arg_type)(h & 15);
+		switch (wc) {
+		case 0: a.v.i = (int8_t)*p; break;
+		case 1: { int16_t x; memcpy(&x, p, 2); a.v.i = x; break; }
+		case 2: { int32_t x; memcpy(&x, p, 4); a.v.i = x; break; }
+		default: memcpy(&a.v.i, p, 8);
+		}
+		if (a.type == TP_ARG_STRING)
+			a.v.i = (uint32_t)a.v.i;
+		p += 1u << wc;
+		vec_push(&b->args, a);
+	}
+}
+
+/* Encode the value at p; returns the byte after it, or NULL when
+ * malformed. */
+static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json_buf *out,
+			     const char *p, const char *end, int depth, bool same)
 {
 	p = json_skip_ws(p, end);
 	if (p >= end)
 		return NULL;
-	size_t flat_len = c->flat.v.len, key_len = c->key.v.len;
 	char ch = *p;
 	if (ch == '{' || ch == '[') {
 		if (depth >= ARGS_MAX_DEPTH)
 			return json_skip_value(p, end);
 		bool obj = ch == '{';
 		uint32_t index = 0;
+		if (!obj && same) {
+			/* From here down flat_key and key part: flat keeps the array's key. */
+			buf_set_len(&c->flat, 0);
+			buf_put(&c->flat, c->key.v.data, c->key.v.len);
+		}
+		bool csame = same && obj;
+		size_t flat_len = c->flat.v.len, key_len = c->key.v.len;
 		p++;
 		for (;;) {
 			p = json_skip_ws(p, end);
@@ -78,8 +124,9 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct tp_a
 				return NULL;
 			if (*p == (obj ? '}' : ']'))
 				return p + 1;
-			buf_set_len(&c->flat, flat_len);
 			buf_set_len(&c->key, key_len);
+			if (!csame)
+				buf_set_len(&c->flat, flat_len);
 			if (obj) {
 				const char *k;
 				size_t kn;
@@ -92,10 +139,12 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct tp_a
 				if (p >= end || *p != ':')
 					return NULL;
 				p = json_skip_ws(p + 1, end);
-				buf_put(&c->flat, ".", 1);
-				buf_put(&c->flat, k, kn);
 				buf_put(&c->key, ".", 1);
 				buf_put(&c->key, k, kn);
+				if (!csame) {
+					buf_put(&c->flat, ".", 1);
+					buf_put(&c->flat, k, kn);
+				}
 			} else {
 				if (p < end && *p == 'n') { /* null elements take no index */
 					p = json_skip_value(p, end);
@@ -107,7 +156,7 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct tp_a
 				int n = snprintf(idx, sizeof idx, "[%u]", index++);
 				buf_put(&c->key, idx, (size_t)n);
 			}
-			p = add_value(tp, c, b, p, end, depth + 1);
+			p = add_value(tp, c, out, p, end, depth + 1, csame);
 			if (!p)
 				return NULL;
 		}
@@ -120,8 +169,8 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct tp_a
 		if (!p)
 			return NULL;
 		uint32_t sid = json_intern(tp, &c->values, s, n);
-		leaf_keys(tp, c, &fk, &k);
-		tp_args_add_string(b, fk, k, sid);
+		leaf_keys(tp, c, same, &fk, &k);
+		emit(out, TP_ARG_STRING, fk, k, sid);
 		return p;
 	}
 	if (ch == 't' || ch == 'f') {
@@ -129,8 +178,8 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct tp_a
 		size_t len = v ? 4 : 5;
 		if ((size_t)(end - p) < len || memcmp(p, v ? "true" : "false", len) != 0)
 			return NULL;
-		leaf_keys(tp, c, &fk, &k);
-		tp_args_add_bool(b, fk, k, v);
+		leaf_keys(tp, c, same, &fk, &k);
+		emit(out, TP_ARG_BOOL, fk, k, v);
 		return p + len;
 	}
 	if (ch == 'n') {
@@ -138,31 +187,38 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct tp_a
 			return NULL;
 		return p + 4;
 	}
+	uint64_t u;
+	const char *q = json_uint_fast(p, end, &u);
+	if (q) {
+		leaf_keys(tp, c, same, &fk, &k);
+		emit(out, TP_ARG_INT, fk, k, u);
+		return q;
+	}
 	struct json_num num;
 	p = json_number(p, end, &num);
 	if (!p)
 		return NULL;
-	leaf_keys(tp, c, &fk, &k);
-	if (num.is_int)
-		tp_args_add_int(b, fk, k, num.i);
-	else
-		tp_args_add_real(b, fk, k, num.d);
+	leaf_keys(tp, c, same, &fk, &k);
+	if (num.is_int) {
+		emit(out, TP_ARG_INT, fk, k, (uint64_t)num.i);
+	} else {
+		uint64_t bits;
+		memcpy(&bits, &num.d, 8);
+		emit(out, TP_ARG_REAL, fk, k, bits);
+	}
 	return p;
 }
 
-void json_args_add(struct tp *tp, struct json_args_ctx *c, struct tp_args_builder *b,
-		   const char *p, const char *end, const char *prefix)
+const char *json_args_encode(struct tp *tp, struct json_args_ctx *c, const char *p,
+			     const char *end, const char *prefix, struct json_buf *out)
 {
-	vec_clear(&c->flat.v);
 	vec_clear(&c->key.v);
-	buf_put(&c->flat, prefix, strlen(prefix));
 	buf_put(&c->key, prefix, strlen(prefix));
-	size_t before = b->args.len;
-	if (!add_value(tp, c, b, p, end, 0)) {
-		/* Malformed args: keep nothing from them, as Perfetto does. */
-		b->args.len = before;
-		tp_stat_inc(tp, TP_STAT_json_parser_failure);
-	}
+	size_t before = out->v.len;
+	const char *q = add_value(tp, c, out, p, end, 0, true);
+	if (!q)
+		out->v.len = before;
+	return q;
 }
 
 void json_metadata_add(struct tp *tp, struct json_args_ctx *c, const char *p, const char *end)

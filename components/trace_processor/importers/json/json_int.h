@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../../tp_int.h"
 
@@ -35,6 +36,8 @@
 #define JSON_EV_FLOW_OUT 0x100u
 #define JSON_EV_BP_E 0x200u      /* "bp": "e" */
 #define JSON_EV_HAS_ARGS 0x400u  /* "args" key present */
+#define JSON_EV_ARGS_ROWS 0x800u /* args holds encoded rows, not JSON text */
+#define JSON_EV_ARGS_BAD 0x1000u /* args present but not importable */
 
 /* One event as the tokenizer decoded it. Strings are pool ids (0 = absent
  * or empty). Times are ns; TP_NULL_I64 when absent or not a valid number.
@@ -47,11 +50,14 @@ struct json_event {
 	uint32_t name, cat;
 	uint32_t id;        /* "id" as a string (numbers as their text) */
 	uint32_t id2_local, id2_global;
-	uint32_t args_len;
+	uint32_t args_len; /* bytes at args */
 	uint16_t flags;
 	char ph;
 	char scope; /* "s": 0 absent, 'g' 'p' 't', '?' anything else */
-	const char *args; /* args_len bytes of raw JSON text */
+	/* With JSON_EV_ARGS_ROWS: the arg rows as json_args_encode made them
+	 * (phases whose args become args rows); else the raw JSON text of the
+	 * args value (C, M, T: read by their own rules at parse time). */
+	const char *args;
 };
 
 static inline const char *json_event_args(const struct json_event *e)
@@ -86,14 +92,41 @@ static inline const char *json_skip_ws(const char *p, const char *end)
 	return p;
 }
 
-/* The first '"' or '\\' in [p, end), or end. */
-const char *json_find_quote_or_bs(const char *p, const char *end);
+/* The first '"' or '\\' in [p, end), or end. SWAR: 8 bytes at a time. */
+static inline const char *json_find_quote_or_bs(const char *p, const char *end)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	while (end - p >= 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		uint64_t q = w ^ (ones * 0x22), b = w ^ (ones * 0x5c);
+		uint64_t hit = ((q - ones) & ~q & highs) | ((b - ones) & ~b & highs);
+		if (hit)
+			return p + (__builtin_ctzll(hit) >> 3);
+		p += 8;
+	}
+	while (p < end && *p != '"' && *p != '\\')
+		p++;
+	return p;
+}
 
 /* A string starting at p (which is '"'). On success returns the byte after
  * the closing quote and points *s and *n at the unescaped text: into the input
- * when it has no escapes, else into buf. NULL when malformed or cut off. */
-const char *json_string(const char *p, const char *end, struct json_buf *buf, const char **s,
-			size_t *n);
+ * when it has no escapes, else into buf. NULL when malformed or cut off.
+ * json_string_escaped is the general path, taken at the first backslash. */
+const char *json_string_escaped(const char *p, const char *end, struct json_buf *buf,
+				const char **s, size_t *n);
+static inline const char *json_string(const char *p, const char *end, struct json_buf *buf,
+				      const char **s, size_t *n)
+{
+	const char *q = json_find_quote_or_bs(p + 1, end);
+	if (q < end && *q == '"') {
+		*s = p + 1;
+		*n = (size_t)(q - p - 1);
+		return q + 1;
+	}
+	return json_string_escaped(p, end, buf, s, n);
+}
 
 /* A number token: its extent, and whether it is integral. */
 struct json_num {
@@ -103,6 +136,21 @@ struct json_num {
 	int64_t i;     /* when is_int */
 	double d;      /* always */
 };
+/* The common number: 1 to 18 plain digits, not followed by a fraction or
+ * an exponent. Returns the byte after it, or NULL for any other shape (or
+ * when the text ends right after the digits) so the caller takes the
+ * general path. */
+static inline const char *json_uint_fast(const char *p, const char *end, uint64_t *v)
+{
+	const char *s = p, *lim = end - p > 18 ? p + 18 : end;
+	uint64_t x = 0;
+	for (; p < lim && (unsigned)(*p - '0') < 10; p++)
+		x = x * 10 + (uint64_t)(*p - '0');
+	if (p == s || p == end || *p == '.' || *p == 'e' || *p == 'E' || (unsigned)(*p - '0') < 10)
+		return NULL;
+	*v = x;
+	return p;
+}
 /* Parse a number at p. Returns the byte after it, NULL if not a number. */
 const char *json_number(const char *p, const char *end, struct json_num *out);
 
@@ -133,38 +181,79 @@ const char *json_object_find(const char *p, const char *end, const char *key,
 			     struct json_buf *buf);
 
 /* Byte equality a word at a time (musl's memcmp goes byte by byte). */
-bool json_same_bytes(const char *a, const char *b, size_t n);
+static inline bool json_same_bytes(const char *a, const char *b, size_t n)
+{
+	for (; n >= 8; a += 8, b += 8, n -= 8) {
+		uint64_t x, y;
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		if (x != y)
+			return false;
+	}
+	while (n--)
+		if (*a++ != *b++)
+			return false;
+	return true;
+}
 
 /* A direct-mapped cache in front of the string pool: traces repeat a few
- * names, categories and values, which then cost a hash and a compare. */
+ * names, categories, arg keys and values. A string of at most 16 bytes is
+ * identified exactly by its length and two (overlapping) words, so a hit
+ * costs two loads and a compare; longer ones by a hash, checked against the
+ * pool. */
 struct json_icache {
 	struct {
-		uint64_t hash; /* 0 = empty */
-		uint32_t id;
+		uint64_t a, b; /* the words, or the hash and 0 */
+		uint32_t n, id; /* id 0 = empty */
 	} e[512];
 };
-uint32_t json_intern(struct tp *tp, struct json_icache *c, const char *s, size_t n);
+uint32_t json_intern_slow(struct tp *tp, struct json_icache *c, const char *s, size_t n);
+static inline uint32_t json_intern(struct tp *tp, struct json_icache *c, const char *s, size_t n)
+{
+	uint64_t a, b;
+	if (n >= 8 && n <= 16) {
+		memcpy(&a, s, 8);
+		memcpy(&b, s + n - 8, 8);
+	} else if (n >= 4 && n < 8) {
+		uint32_t x, y;
+		memcpy(&x, s, 4);
+		memcpy(&y, s + n - 4, 4);
+		a = x;
+		b = y;
+	} else if (n > 0 && n < 4) {
+		a = (uint64_t)(unsigned char)s[0] << 16 | (uint64_t)(unsigned char)s[n >> 1] << 8 |
+		    (unsigned char)s[n - 1];
+		b = 0;
+	} else {
+		return n ? json_intern_slow(tp, c, s, n) : 0;
+	}
+	uint64_t h = (a ^ n) * 0x9e3779b97f4a7c15ull ^ b * 0xc2b2ae3d27d4eb4full;
+	size_t i = (size_t)(h >> 55);
+	if (c->e[i].n == n && c->e[i].a == a && c->e[i].b == b && c->e[i].id)
+		return c->e[i].id;
+	uint32_t id = tp_intern(tp, s, n);
+	c->e[i].a = a;
+	c->e[i].b = b;
+	c->e[i].n = (uint32_t)n;
+	c->e[i].id = id;
+	return id;
+}
 
 /* ---- args.c --------------------------------------------------------------- */
 
-/* A remembered (flat_key, key) pair of pool ids, by a hash of both texts:
- * traces repeat the same few arg names, so most leaves skip interning. */
-struct json_key_ent {
-	uint64_t hash;
-	uint32_t flat, key;
-};
-#define JSON_KEY_CACHE 256 /* entries, a power of two */
-
 struct json_args_ctx {
 	struct json_buf flat, key, str;
-	struct json_key_ent cache[JSON_KEY_CACHE];
-	struct json_icache values;
+	struct json_icache keys, values;
 };
-/* Add the JSON value at [p, end) under `prefix` (e.g. "args") to the args
- * builder b, Perfetto-style: objects -> dotted keys, arrays -> [i] in key
- * only, nulls skipped, ints/reals/strings/bools typed. */
-void json_args_add(struct tp *tp, struct json_args_ctx *c, struct tp_args_builder *b,
-		   const char *p, const char *end, const char *prefix);
+/* Encode the JSON value at [p, end) as arg rows under `prefix` (e.g.
+ * "args"), appended to out, Perfetto-style: objects -> dotted keys, arrays
+ * -> [i] in key only, nulls skipped, ints/reals/strings/bools typed. Keys and
+ * strings are interned now. Returns the byte after the value, or NULL (and
+ * out unchanged) when it is malformed or cut off. */
+const char *json_args_encode(struct tp *tp, struct json_args_ctx *c, const char *p,
+			     const char *end, const char *prefix, struct json_buf *out);
+/* Append the n bytes of rows made by json_args_encode to b. */
+void json_args_decode(const char *rows, size_t n, struct tp_args_builder *b);
 /* The top-level "metadata" object: json_metadata.<key> metadata rows. */
 void json_metadata_add(struct tp *tp, struct json_args_ctx *c, const char *p, const char *end);
 void json_args_ctx_release(struct json_args_ctx *c);

@@ -51,9 +51,14 @@ static uint32_t commit_args(struct tp_importer *imp, const struct json_event *e)
 {
 	if (!(e->flags & JSON_EV_HAS_ARGS))
 		return TP_NULL_U32;
-	const char *a = json_event_args(e);
+	if (e->flags & JSON_EV_ARGS_BAD) {
+		/* Malformed args: keep nothing from them, as Perfetto does. */
+		tp_stat_inc(imp->tp, TP_STAT_json_parser_failure);
+		return TP_NULL_U32;
+	}
 	tp_args_begin(&imp->ab);
-	json_args_add(imp->tp, &imp->args, &imp->ab, a, a + e->args_len, "args");
+	if (e->flags & JSON_EV_ARGS_ROWS)
+		json_args_decode(json_event_args(e), e->args_len, &imp->ab);
 	return tp_args_commit(imp->tp, &imp->ab);
 }
 

@@ -60,6 +60,7 @@ struct json_tokenizer {
 	VEC(char) tail;
 	struct json_rec_buf rec; /* the sorter record being assembled */
 	struct json_buf str; /* unescaped strings of the current event */
+	struct json_buf rows; /* the current event's args as encoded rows */
 	struct json_icache names; /* cat, name, string pid/tid */
 	struct json_args_ctx args;
 };
@@ -78,6 +79,7 @@ void json_tokenizer_free(struct json_tokenizer *t)
 	vec_release(&t->tail);
 	vec_release(&t->rec.v);
 	vec_release(&t->str.v);
+	vec_release(&t->rows.v);
 	json_args_ctx_release(&t->args);
 	tb_free(t);
 }
@@ -184,9 +186,15 @@ static const char *time_value(struct json_tokenizer *t, const char *p, const cha
 			*out = v;
 		return p;
 	}
+	uint64_t u;
+	const char *q = json_uint_fast(p, end, &u);
+	if (q && u < (1ull << 53)) {
+		*out = (int64_t)u * 1000;
+		return q;
+	}
 	if (*p == '-' || (*p >= '0' && *p <= '9')) {
 		/* Perfetto converts the number's text, not a double: exact. */
-		const char *q = json_time_number(p, end, out);
+		q = json_time_number(p, end, out);
 		if (q)
 			return q;
 		struct json_num num;
@@ -199,6 +207,17 @@ static const char *time_value(struct json_tokenizer *t, const char *p, const cha
 	return json_skip_value(p, end);
 }
 
+static void set_pid(struct json_event *e, bool is_tid, int64_t v, bool is_name)
+{
+	if (is_tid) {
+		e->tid = v;
+		e->flags |= JSON_EV_TID | (is_name ? JSON_EV_TID_NAME : 0);
+	} else {
+		e->pid = v;
+		e->flags |= JSON_EV_PID | (is_name ? JSON_EV_PID_NAME : 0);
+	}
+}
+
 /* pid/tid: a number in [0, 2^32) (truncated if fractional) or a string,
  * which Perfetto treats as a name with a synthetic id. */
 static const char *pid_value(struct json_tokenizer *t, const char *p, const char *end,
@@ -207,16 +226,16 @@ static const char *pid_value(struct json_tokenizer *t, const char *p, const char
 	if (*p == '"') {
 		uint32_t id = 0;
 		p = str_value(t, p, end, &id);
-		if (!p)
-			return NULL;
-		if (is_tid) {
-			e->tid = id;
-			e->flags |= JSON_EV_TID | JSON_EV_TID_NAME;
-		} else {
-			e->pid = id;
-			e->flags |= JSON_EV_PID | JSON_EV_PID_NAME;
-		}
+		if (p)
+			set_pid(e, is_tid, id, true);
 		return p;
+	}
+	uint64_t u;
+	const char *q = json_uint_fast(p, end, &u);
+	if (q) {
+		if (u <= UINT32_MAX)
+			set_pid(e, is_tid, (int64_t)u, false);
+		return q;
 	}
 	if (*p == '-' || (*p >= '0' && *p <= '9')) {
 		struct json_num num;
@@ -224,16 +243,8 @@ static const char *pid_value(struct json_tokenizer *t, const char *p, const char
 		if (!p)
 			return NULL;
 		double d = num.is_int ? (double)num.i : num.d;
-		if (d >= 0 && d <= 4294967295.0) {
-			int64_t v = num.is_int ? num.i : (int64_t)d;
-			if (is_tid) {
-				e->tid = v;
-				e->flags |= JSON_EV_TID;
-			} else {
-				e->pid = v;
-				e->flags |= JSON_EV_PID;
-			}
-		}
+		if (d >= 0 && d <= 4294967295.0)
+			set_pid(e, is_tid, num.is_int ? num.i : (int64_t)d, false);
 		return p;
 	}
 	return json_skip_value(p, end);
@@ -359,7 +370,15 @@ static const char *event_field(struct json_tokenizer *t, const char *k, size_t k
 		if (key_is(k, kn, "tdur"))
 			return time_value(t, p, end, &e->tdur);
 		if (key_is(k, kn, "args")) {
-			const char *q = json_skip_value(p, end);
+			/* Rows now, in the same pass; the text's extent is kept
+			 * too for the phases that read it their own way. */
+			vec_clear(&t->rows.v);
+			e->flags &= ~JSON_EV_ARGS_BAD;
+			const char *q = json_args_encode(t->tp, &t->args, p, end, "args", &t->rows);
+			if (!q) {
+				q = json_skip_value(p, end);
+				e->flags |= JSON_EV_ARGS_BAD;
+			}
 			if (q) {
 				*args = p;
 				*args_end = q;
@@ -393,6 +412,13 @@ static const char *event_field(struct json_tokenizer *t, const char *k, size_t k
 		break;
 	}
 	return json_skip_value(p, end);
+}
+
+/* Phases whose args the parser reads from the JSON text by their own rules
+ * (counter values, metadata names, thread state fields), not as arg rows. */
+static bool raw_args_phase(char ph)
+{
+	return ph == 'C' || ph == 'M' || ph == 'T';
 }
 
 /* Decode the event object at p; returns the byte after its '}', or NULL
@@ -461,6 +487,13 @@ static const char *decode_event(struct json_tokenizer *t, const char *p, const c
 	}
 	if (e.ph == 'X' && e.dur != TP_NULL_I64)
 		t->saw_complete = true;
+	if (args && !raw_args_phase(e.ph)) {
+		args = t->rows.v.data;
+		args_end = args + t->rows.v.len;
+		e.flags |= JSON_EV_ARGS_ROWS;
+	} else {
+		e.flags &= ~JSON_EV_ARGS_BAD;
+	}
 	size_t alen = args ? (size_t)(args_end - args) : 0;
 	if (alen > UINT32_MAX - sizeof e - 8) {
 		tp_stat_inc(tp, TP_STAT_json_tokenizer_failure);
