@@ -205,6 +205,39 @@ TEST(tp_json_instants)
 	tp_free(tp);
 }
 
+/* 'T' thread states: state from the name, cpu / io_wait / blocked_function
+ * from int or string args; a Running state with a cpu is also a sched row;
+ * no dur is a parser failure; malformed args are counted, the row kept. */
+TEST(tp_json_thread_state)
+{
+	struct tp *tp = load("[{\"ph\":\"T\",\"name\":\"Running\",\"ts\":1,\"dur\":5,\"pid\":7,\"tid\":8,"
+			     "\"args\":{\"cpu\":3}},"
+			     "{\"ph\":\"T\",\"name\":\"D\",\"ts\":6,\"dur\":2,\"pid\":7,\"tid\":8,"
+			     "\"args\":{\"io_wait\":1,\"blocked_function\":\"f\",\"cpu\":\"x\"}},"
+			     "{\"ph\":\"T\",\"name\":\"Running\",\"ts\":8,\"dur\":1,\"pid\":7,\"tid\":8},"
+			     "{\"ph\":\"T\",\"name\":\"S\",\"ts\":9,\"pid\":7,\"tid\":8},"
+			     "{\"ph\":\"T\",\"name\":\"R\",\"ts\":10,\"dur\":1,\"pid\":7,\"tid\":8,\"args\":[1]}]");
+	const struct tp_thread_state_table *t = &tp->t.thread_state;
+	CHECK_EQ(t->n, 4);
+	CHECK_EQ(t->ts[0], 1000);
+	CHECK_EQ(t->dur[0], 5000);
+	CHECK_STR_EQ(s_(tp, t->state[0]), "Running");
+	CHECK_EQ(t->io_wait[0], TP_NULL_I64);
+	CHECK_EQ(t->cpu[0], TP_NULL_U32);
+	CHECK_EQ(tp->t.thread.tid[t->utid[0]], 8);
+	CHECK_STR_EQ(s_(tp, t->state[1]), "D");
+	CHECK_EQ(t->io_wait[1], 1);
+	CHECK_STR_EQ(s_(tp, t->blocked_function[1]), "f");
+	CHECK_STR_EQ(s_(tp, t->state[3]), "R");
+	CHECK_EQ(tp->t.sched.n, 1);
+	CHECK_EQ(tp->t.sched.ts[0], 1000);
+	CHECK_EQ(tp->t.sched.dur[0], 5000);
+	CHECK_EQ(tp->t.sched.cpu[0], 3);
+	CHECK_EQ(tp->t.cpu.cpu[tp->t.sched.ucpu[0]], 3);
+	CHECK_EQ(tp->stats[TP_STAT_json_parser_failure], 2); /* no dur, args not an object */
+	tp_free(tp);
+}
+
 TEST(tp_json_counters)
 {
 	struct tp *tp = load("[{\"ph\":\"C\",\"pid\":300,\"tid\":301,\"ts\":3000,\"name\":\"Ctr\","

@@ -228,26 +228,16 @@ void json_metadata_add(struct tp *tp, struct json_args_ctx *c, const char *p, co
 		return;
 	p++;
 	for (;;) {
-		p = json_skip_ws(p, end);
-		while (p < end && *p == ',')
-			p = json_skip_ws(p + 1, end);
-		if (p >= end || *p != '"')
-			return;
 		const char *k;
 		size_t kn;
-		p = json_string(p, end, &c->str, &k, &kn);
+		bool closed;
+		p = json_member(p, end, &c->str, &k, &kn, &closed);
 		if (!p)
 			return;
 		vec_clear(&c->key.v);
 		buf_put(&c->key, "json_metadata.", 14);
 		buf_put(&c->key, k, kn);
 		buf_put(&c->key, "", 1); /* NUL for tp_metadata_set_* */
-		p = json_skip_ws(p, end);
-		if (p >= end || *p != ':')
-			return;
-		p = json_skip_ws(p + 1, end);
-		if (p >= end)
-			return;
 		if (*p == '"') {
 			const char *s;
 			size_t n;
