@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "test.h"
+#include "importers/json/json_int.h"
 #include "tp_int.h"
 
 static struct tp *load_chunked(const char *json, size_t len, size_t chunk)
@@ -236,6 +237,55 @@ TEST(tp_json_thread_state)
 	CHECK_EQ(tp->t.cpu.cpu[tp->t.sched.ucpu[0]], 3);
 	CHECK_EQ(tp->stats[TP_STAT_json_parser_failure], 2); /* no dur, args not an object */
 	tp_free(tp);
+}
+
+struct text_sink_buf {
+	char text[256];
+	size_t len;
+	int ends;
+};
+
+static void sink_piece(void *ctx, const char *s, size_t n)
+{
+	struct text_sink_buf *b = ctx;
+	if (b->len + n < sizeof b->text) {
+		memcpy(b->text + b->len, s, n);
+		b->len += n;
+	}
+}
+
+static void sink_end(void *ctx)
+{
+	((struct text_sink_buf *)ctx)->ends++;
+}
+
+/* The systemTraceEvents string reaches its sink unescaped and whole, with
+ * escapes (surrogate pairs included) cut anywhere by chunk ends; the events
+ * after it still load. */
+TEST(tp_json_system_trace_handoff)
+{
+	static const char trace[] =
+		"{\"systemTraceEvents\":\"# tracer\\n\\tx\\u00e9\\ud83d\\ude00\\ud800y\\\"\","
+		"\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":1,\"name\":\"a\"}]}";
+	static const char want[] = "# tracer\n\tx\xc3\xa9\xf0\x9f\x98\x80\xef\xbf\xbdy\"";
+	for (size_t chunk = 1; chunk <= sizeof trace; chunk += 3) {
+		struct tp *tp = tp_new(NULL);
+		struct json_tokenizer *t = json_tokenizer_new(tp);
+		struct text_sink_buf b = {{0}, 0, 0};
+		struct json_text_sink sink = {sink_piece, sink_end, &b};
+		json_tokenizer_set_system_trace_sink(t, &sink);
+		for (size_t off = 0; off < sizeof trace - 1; off += chunk) {
+			size_t n = sizeof trace - 1 - off < chunk ? sizeof trace - 1 - off : chunk;
+			CHECK_EQ(json_tokenizer_feed(t, (const uint8_t *)trace + off, n), 0);
+		}
+		CHECK_EQ(b.ends, 1);
+		CHECK_EQ(b.len, sizeof want - 1);
+		CHECK_MEM_EQ(b.text, want, sizeof want - 1);
+		CHECK_EQ(tp_sorter_pending(tp->sorter), 1);
+		CHECK_EQ(tp->stats[TP_STAT_json_tokenizer_failure], 0);
+		json_tokenizer_free(t);
+		tp_free(tp);
+	}
 }
 
 TEST(tp_json_counters)

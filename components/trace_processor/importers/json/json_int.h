@@ -275,6 +275,18 @@ int json_tokenizer_feed(struct json_tokenizer *t, const uint8_t *p, size_t n);
 /* Whether any complete ('X') event was pushed: the sorter order then
  * follows Perfetto's slow comparator (see parser.c). */
 bool json_tokenizer_saw_complete(const struct json_tokenizer *t);
+/* A consumer of a top-level string value: `piece` gets its unescaped text
+ * in order, in pieces of any size (valid only during the call), then `end`
+ * at the closing quote. Called on the tokenizer's thread, during feed. */
+struct json_text_sink {
+	void (*piece)(void *ctx, const char *s, size_t n);
+	void (*end)(void *ctx);
+	void *ctx;
+};
+/* The sink for the "systemTraceEvents" string (systrace text) of an object
+ * trace; without one (the default) that value is skipped. */
+void json_tokenizer_set_system_trace_sink(struct json_tokenizer *t,
+					  const struct json_text_sink *sink);
 /* Decode one complete event object [p, end) and push it. Returns false when
  * the text is not a well-formed object. Exposed for the parser tests. */
 bool json_tokenizer_event(struct json_tokenizer *t, const char *p, const char *end);

@@ -34,6 +34,7 @@ enum tok_state {
 	S_ARRAY,      /* in traceEvents, between events */
 	S_SKIP,       /* skipping a value, then back to ret */
 	S_CAPTURE,    /* copying a cut value into tail, then process it */
+	S_TEXT,       /* inside a top-level string handed to a text sink */
 	S_DONE,
 };
 
@@ -57,6 +58,9 @@ struct json_tokenizer {
 	size_t key_len;
 	bool key_esc;
 	struct vscan scan;
+	struct json_text_sink system_trace; /* "systemTraceEvents" text */
+	char esc[12]; /* an escape of a handed-off string, cut by a chunk end */
+	size_t esc_len;
 	VEC(char) tail;
 	struct json_rec_buf rec; /* the sorter record being assembled */
 	struct json_buf str; /* unescaped strings of the current event */
@@ -685,6 +689,86 @@ static bool key_eq(const struct json_tokenizer *t, const char *lit)
 	return t->key_len == strlen(lit) && memcmp(t->key, lit, t->key_len) == 0;
 }
 
+/* ---- handing a top-level string to another importer -----------------------
+ *
+ * The value of "systemTraceEvents" (systrace text) is not JSON to us: when a
+ * sink is set it is streamed there, unescaped, in pieces (runs without
+ * escapes go out straight from the input), then `end` is called at its
+ * closing quote. An escape cut by a chunk end waits in `esc`. */
+
+void json_tokenizer_set_system_trace_sink(struct json_tokenizer *t,
+					  const struct json_text_sink *sink)
+{
+	t->system_trace = *sink;
+}
+
+/* Bytes the escape in esc needs in all, or 0 when it is complete. After a
+ * high surrogate \uD8xx-\uDBxx a second escape may follow to pair with it:
+ * `next` is the byte after the first (-1 when not here yet). */
+static size_t esc_need(const char *e, size_t n, int next)
+{
+	if (n < 2)
+		return 2;
+	if (e[1] != 'u')
+		return 0;
+	if (n < 6)
+		return 6;
+	char c = e[3];
+	bool high = (e[2] == 'd' || e[2] == 'D') &&
+		    (c == '8' || c == '9' || (c >= 'a' && c <= 'b') || (c >= 'A' && c <= 'B'));
+	if (!high || (n == 6 && next >= 0 && next != '\\'))
+		return 0;
+	if (n < 8)
+		return 8;
+	return e[7] == 'u' && n < 12 ? 12 : 0;
+}
+
+/* Consume string text for the sink; returns where it stopped. */
+static const char *text_run(struct json_tokenizer *t, const char *p, const char *end)
+{
+	const struct json_text_sink *k = &t->system_trace;
+	while (p < end) {
+		if (t->esc_len) {
+			while (esc_need(t->esc, t->esc_len, p < end ? (unsigned char)*p : -1)) {
+				if (p == end)
+					return p;
+				t->esc[t->esc_len++] = *p++;
+			}
+			char tmp[sizeof t->esc + 2];
+			tmp[0] = '"';
+			memcpy(tmp + 1, t->esc, t->esc_len);
+			tmp[t->esc_len + 1] = '"';
+			const char *u;
+			size_t un;
+			const char *q = json_string_escaped(tmp, tmp + t->esc_len + 2, &t->str, &u, &un);
+			t->esc_len = 0;
+			if (!q) { /* a bad escape: the rest of the string is skipped */
+				tp_stat_inc(t->tp, TP_STAT_json_tokenizer_failure);
+				memset(&t->scan, 0, sizeof t->scan);
+				t->scan.started = t->scan.in_str = true;
+				t->state = S_SKIP;
+				t->ret = S_KEY_OR_END;
+				return p;
+			}
+			k->piece(k->ctx, u, un);
+			continue;
+		}
+		const char *q = json_find_quote_or_bs(p, end);
+		if (q > p)
+			k->piece(k->ctx, p, (size_t)(q - p));
+		p = q;
+		if (p == end)
+			break;
+		if (*p == '"') {
+			k->end(k->ctx);
+			t->state = S_KEY_OR_END;
+			return p + 1;
+		}
+		t->esc[t->esc_len++] = *p++; /* the backslash */
+	}
+	return p;
+}
+
 static int run(struct json_tokenizer *t, const char *p, const char *end)
 {
 	while (p < end) {
@@ -773,10 +857,14 @@ static int run(struct json_tokenizer *t, const char *p, const char *end)
 				t->cap = CAP_METADATA;
 				t->state = S_CAPTURE;
 				t->ret = S_KEY_OR_END;
+			} else if (key_eq(t, "systemTraceEvents") && *p == '"' &&
+				   t->system_trace.piece) {
+				t->esc_len = 0;
+				t->state = S_TEXT;
+				p++;
 			} else {
 				if (key_eq(t, "displayTimeUnit"))
 					tp_stat_inc(t->tp, TP_STAT_json_display_time_unit);
-				/* systemTraceEvents (systrace text) is not imported. */
 				start_skip(t, S_KEY_OR_END);
 			}
 			break;
@@ -819,6 +907,9 @@ static int run(struct json_tokenizer *t, const char *p, const char *end)
 			}
 			break;
 		}
+		case S_TEXT:
+			p = text_run(t, p, end);
+			break;
 		case S_DONE:
 			return 0; /* trailing bytes after the trace are ignored */
 		}
