@@ -239,6 +239,38 @@ TEST(tp_json_thread_state)
 	tp_free(tp);
 }
 
+/* The SWAR digit fast path agrees with the general number parser on every
+ * length and on what may follow, and declines fractions and exponents. */
+TEST(tp_json_uint_fast_matches_general)
+{
+	static const char *const nums[] = {
+		"0", "7", "42", "1000", "12345678", "123456789", "9007199254740993",
+		"1234567890123456", "12345678901234567", "5.5", "3e2", "8E1", "00012",
+	};
+	static const char *const tails[] = {",\"x\":1}         ", "}                ",
+					    " ,               ", "]                "};
+	for (size_t i = 0; i < TB_ARRAY_SIZE(nums); i++) {
+		for (size_t j = 0; j < TB_ARRAY_SIZE(tails); j++) {
+			char buf[64];
+			int n = snprintf(buf, sizeof buf, "%s%s", nums[i], tails[j]);
+			uint64_t v = 0;
+			const char *q = json_uint_fast(buf, buf + n, &v);
+			struct json_num num;
+			const char *r = json_number(buf, buf + n, &num);
+			bool plain = strlen(nums[i]) <= 16 && !strpbrk(nums[i], ".eE");
+			CHECK_EQ(q != NULL, plain);
+			if (q) {
+				CHECK(q == r);
+				CHECK(num.is_int);
+				CHECK_UEQ(v, (uint64_t)num.i);
+			}
+		}
+	}
+	char shorty[] = "123}";
+	uint64_t v;
+	CHECK(json_uint_fast(shorty, shorty + 4, &v) == NULL); /* too near the end */
+}
+
 struct text_sink_buf {
 	char text[256];
 	size_t len;

@@ -27,13 +27,43 @@ static void buf_put(struct json_buf *b, const char *s, size_t n)
 	b->v.len += n;
 }
 
-/* The pool ids of the current key and flat key. While no array is on the
- * path (`same`) the flat key is the key and only `key` holds text. */
-static void leaf_keys(struct tp *tp, struct json_args_ctx *c, bool same, uint32_t *fk,
-		      uint32_t *k)
+/* The pool ids of the current key and flat key when an array is on the
+ * path: their texts are in c->key and c->flat. */
+static void leaf_keys(struct tp *tp, struct json_args_ctx *c, uint32_t *fk, uint32_t *k)
 {
 	*k = json_intern(tp, &c->keys, c->key.v.data, c->key.v.len);
-	*fk = same ? *k : json_intern(tp, &c->keys, c->flat.v.data, c->flat.v.len);
+	*fk = json_intern(tp, &c->keys, c->flat.v.data, c->flat.v.len);
+}
+
+/* The key id of member k of the object whose key id is parent, i.e. of
+ * "<parent>.<k>". Through a cache by (parent, k): a hit builds no text. */
+static uint32_t child_key(struct tp *tp, struct json_args_ctx *c, uint32_t parent, const char *k,
+			  size_t kn)
+{
+	uint64_t a, b = 0;
+	bool exact = json_words(k, kn, &a, &b);
+	if (!exact)
+		a = tb_hash_bytes(k, kn, parent);
+	uint64_t h = json_words_hash(a, b, kn) + parent;
+	struct json_child_key *e = &c->children[(h >> 32) & (JSON_CHILD_KEYS - 1)];
+	bool hit = e->id && e->parent == parent && e->n == kn && e->a == a && e->b == b;
+	if (hit && exact)
+		return e->id;
+	size_t plen;
+	const char *ptext = strpool_get(&tp->strings, parent, &plen);
+	if (hit) {
+		size_t len;
+		const char *s = strpool_get(&tp->strings, e->id, &len);
+		if (len == plen + 1 + kn && json_same_bytes(s + plen + 1, k, kn))
+			return e->id;
+	}
+	vec_clear(&c->key.v);
+	buf_put(&c->key, ptext, plen);
+	buf_put(&c->key, ".", 1);
+	buf_put(&c->key, k, kn);
+	uint32_t id = tp_intern(tp, c->key.v.data, c->key.v.len);
+	*e = (struct json_child_key){a, b, (uint32_t)kn, parent, id};
+	return id;
 }
 
 /* ---- the encoded rows ----------------------------------------------------
@@ -45,7 +75,7 @@ static void leaf_keys(struct tp *tp, struct json_args_ctx *c, bool same, uint32_
  */
 #define ROW_FLAT 0x80u
 
-static void emit(struct json_buf *out, int type, uint32_t fk, uint32_t k, uint64_t v)
+static inline void emit(struct json_buf *out, int type, uint32_t fk, uint32_t k, uint64_t v)
 {
 	unsigned wc = type == TP_ARG_STRING ? 2 : type == TP_ARG_REAL ? 3 : type == TP_ARG_BOOL ? 0
 		      : (int64_t)v == (int8_t)v	  ? 0
@@ -95,9 +125,10 @@ void json_args_decode(const char *p, size_t n, struct tp_args_builder *b)
 }
 
 /* Encode the value at p; returns the byte after it, or NULL when
- * malformed. */
+ * malformed. While no array is on the path (`same`) the key and flat key
+ * are one, kid; below an array their texts are built in c->key / c->flat. */
 static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json_buf *out,
-			     const char *p, const char *end, int depth, bool same)
+			     const char *p, const char *end, int depth, bool same, uint32_t kid)
 {
 	p = json_skip_ws(p, end);
 	if (p >= end)
@@ -109,9 +140,14 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json
 		bool obj = ch == '{';
 		uint32_t index = 0;
 		if (!obj && same) {
-			/* From here down flat_key and key part: flat keeps the array's key. */
+			/* From here down flat_key and key part: flat keeps the
+			 * array's key. */
+			size_t n;
+			const char *text = strpool_get(&tp->strings, kid, &n);
+			buf_set_len(&c->key, 0);
+			buf_put(&c->key, text, n);
 			buf_set_len(&c->flat, 0);
-			buf_put(&c->flat, c->key.v.data, c->key.v.len);
+			buf_put(&c->flat, text, n);
 		}
 		bool csame = same && obj;
 		size_t flat_len = c->flat.v.len, key_len = c->key.v.len;
@@ -124,9 +160,11 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json
 				return NULL;
 			if (*p == (obj ? '}' : ']'))
 				return p + 1;
-			buf_set_len(&c->key, key_len);
-			if (!csame)
+			uint32_t ckid = 0;
+			if (!csame) {
+				buf_set_len(&c->key, key_len);
 				buf_set_len(&c->flat, flat_len);
+			}
 			if (obj) {
 				const char *k;
 				size_t kn;
@@ -139,9 +177,11 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json
 				if (p >= end || *p != ':')
 					return NULL;
 				p = json_skip_ws(p + 1, end);
-				buf_put(&c->key, ".", 1);
-				buf_put(&c->key, k, kn);
-				if (!csame) {
+				if (csame) {
+					ckid = child_key(tp, c, kid, k, kn);
+				} else {
+					buf_put(&c->key, ".", 1);
+					buf_put(&c->key, k, kn);
 					buf_put(&c->flat, ".", 1);
 					buf_put(&c->flat, k, kn);
 				}
@@ -156,12 +196,12 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json
 				int n = snprintf(idx, sizeof idx, "[%u]", index++);
 				buf_put(&c->key, idx, (size_t)n);
 			}
-			p = add_value(tp, c, out, p, end, depth + 1, csame);
+			p = add_value(tp, c, out, p, end, depth + 1, csame, ckid);
 			if (!p)
 				return NULL;
 		}
 	}
-	uint32_t fk, k;
+	uint32_t fk = kid, k = kid;
 	if (ch == '"') {
 		const char *s;
 		size_t n;
@@ -169,7 +209,8 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json
 		if (!p)
 			return NULL;
 		uint32_t sid = json_intern(tp, &c->values, s, n);
-		leaf_keys(tp, c, same, &fk, &k);
+		if (!same)
+			leaf_keys(tp, c, &fk, &k);
 		emit(out, TP_ARG_STRING, fk, k, sid);
 		return p;
 	}
@@ -178,7 +219,8 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json
 		size_t len = v ? 4 : 5;
 		if ((size_t)(end - p) < len || memcmp(p, v ? "true" : "false", len) != 0)
 			return NULL;
-		leaf_keys(tp, c, same, &fk, &k);
+		if (!same)
+			leaf_keys(tp, c, &fk, &k);
 		emit(out, TP_ARG_BOOL, fk, k, v);
 		return p + len;
 	}
@@ -190,7 +232,8 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json
 	uint64_t u;
 	const char *q = json_uint_fast(p, end, &u);
 	if (q) {
-		leaf_keys(tp, c, same, &fk, &k);
+		if (!same)
+			leaf_keys(tp, c, &fk, &k);
 		emit(out, TP_ARG_INT, fk, k, u);
 		return q;
 	}
@@ -198,7 +241,8 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json
 	p = json_number(p, end, &num);
 	if (!p)
 		return NULL;
-	leaf_keys(tp, c, same, &fk, &k);
+	if (!same)
+		leaf_keys(tp, c, &fk, &k);
 	if (num.is_int) {
 		emit(out, TP_ARG_INT, fk, k, (uint64_t)num.i);
 	} else {
@@ -212,10 +256,9 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json
 const char *json_args_encode(struct tp *tp, struct json_args_ctx *c, const char *p,
 			     const char *end, const char *prefix, struct json_buf *out)
 {
-	vec_clear(&c->key.v);
-	buf_put(&c->key, prefix, strlen(prefix));
+	uint32_t kid = json_intern(tp, &c->keys, prefix, strlen(prefix));
 	size_t before = out->v.len;
-	const char *q = add_value(tp, c, out, p, end, 0, true);
+	const char *q = add_value(tp, c, out, p, end, 0, true, kid);
 	if (!q)
 		out->v.len = before;
 	return q;

@@ -136,20 +136,54 @@ struct json_num {
 	int64_t i;     /* when is_int */
 	double d;      /* always */
 };
-/* The common number: 1 to 18 plain digits, not followed by a fraction or
- * an exponent. Returns the byte after it, or NULL for any other shape (or
- * when the text ends right after the digits) so the caller takes the
- * general path. */
+/* The number of leading ASCII digits of the 8 bytes in w (0-8): a byte is a
+ * digit when its high nibble is 3 and adding 6 keeps it so. A carry out of
+ * a non-digit byte only reaches later bytes. */
+static inline unsigned json_digits8(uint64_t w)
+{
+	const uint64_t hi = 0xf0f0f0f0f0f0f0f0ull, threes = 0x3030303030303030ull;
+	uint64_t bad = ((w & hi) ^ threes) | (((w + 0x0606060606060606ull) & hi) ^ threes);
+	return bad ? (unsigned)__builtin_ctzll(bad) >> 3 : 8;
+}
+
+/* The value of the first n (1-8) digits in w. */
+static inline uint64_t json_digits8_value(uint64_t w, unsigned n)
+{
+	uint64_t v = (w & 0x0f0f0f0f0f0f0f0full) << (8 * (8 - n));
+	v = (v * 10 + (v >> 8)) & 0x00ff00ff00ff00ffull;
+	v = (v * 100 + (v >> 16)) & 0x0000ffff0000ffffull;
+	return (v * 10000 + (v >> 32)) & 0xffffffffull;
+}
+
+/* The common number: 1 to 16 plain digits, not followed by another digit, a
+ * fraction or an exponent. Returns the byte after it, or NULL for any other
+ * shape, or when fewer than 17 bytes are left (the caller takes the general
+ * path then). */
 static inline const char *json_uint_fast(const char *p, const char *end, uint64_t *v)
 {
-	const char *s = p, *lim = end - p > 18 ? p + 18 : end;
-	uint64_t x = 0;
-	for (; p < lim && (unsigned)(*p - '0') < 10; p++)
-		x = x * 10 + (uint64_t)(*p - '0');
-	if (p == s || p == end || *p == '.' || *p == 'e' || *p == 'E' || (unsigned)(*p - '0') < 10)
+	if (end - p < 17)
+		return NULL;
+	uint64_t w;
+	memcpy(&w, p, 8);
+	unsigned n = json_digits8(w);
+	if (n == 0)
+		return NULL;
+	uint64_t x = json_digits8_value(w, n);
+	if (n == 8) {
+		memcpy(&w, p + 8, 8);
+		unsigned m = json_digits8(w);
+		if (m) {
+			static const uint64_t pow10[9] = {1, 10, 100, 1000, 10000, 100000,
+							  1000000, 10000000, 100000000};
+			x = x * pow10[m] + json_digits8_value(w, m);
+			n += m;
+		}
+	}
+	char c = p[n];
+	if (c == '.' || c == 'e' || c == 'E' || (unsigned)(c - '0') < 10)
 		return NULL;
 	*v = x;
-	return p;
+	return p + n;
 }
 /* Parse a number at p. Returns the byte after it, NULL if not a number. */
 const char *json_number(const char *p, const char *end, struct json_num *out);
@@ -214,27 +248,44 @@ struct json_icache {
 	} e[512];
 };
 uint32_t json_intern_slow(struct tp *tp, struct json_icache *c, const char *s, size_t n);
-static inline uint32_t json_intern(struct tp *tp, struct json_icache *c, const char *s, size_t n)
+
+/* Two words that, with n, identify the n <= 16 bytes at s exactly (they may
+ * overlap); false when n > 16. */
+static inline bool json_words(const char *s, size_t n, uint64_t *a, uint64_t *b)
 {
-	uint64_t a, b;
 	if (n >= 8 && n <= 16) {
-		memcpy(&a, s, 8);
-		memcpy(&b, s + n - 8, 8);
+		memcpy(a, s, 8);
+		memcpy(b, s + n - 8, 8);
 	} else if (n >= 4 && n < 8) {
 		uint32_t x, y;
 		memcpy(&x, s, 4);
 		memcpy(&y, s + n - 4, 4);
-		a = x;
-		b = y;
-	} else if (n > 0 && n < 4) {
-		a = (uint64_t)(unsigned char)s[0] << 16 | (uint64_t)(unsigned char)s[n >> 1] << 8 |
-		    (unsigned char)s[n - 1];
-		b = 0;
+		*a = x;
+		*b = y;
+	} else if (n < 4) {
+		*a = n ? (uint64_t)(unsigned char)s[0] << 16 |
+				 (uint64_t)(unsigned char)s[n >> 1] << 8 | (unsigned char)s[n - 1]
+		       : 0;
+		*b = 0;
 	} else {
-		return n ? json_intern_slow(tp, c, s, n) : 0;
+		return false;
 	}
-	uint64_t h = (a ^ n) * 0x9e3779b97f4a7c15ull ^ b * 0xc2b2ae3d27d4eb4full;
-	size_t i = (size_t)(h >> 55);
+	return true;
+}
+
+static inline uint64_t json_words_hash(uint64_t a, uint64_t b, size_t n)
+{
+	return (a ^ n) * 0x9e3779b97f4a7c15ull ^ b * 0xc2b2ae3d27d4eb4full;
+}
+
+static inline uint32_t json_intern(struct tp *tp, struct json_icache *c, const char *s, size_t n)
+{
+	uint64_t a, b;
+	if (!n)
+		return 0;
+	if (!json_words(s, n, &a, &b))
+		return json_intern_slow(tp, c, s, n);
+	size_t i = (size_t)(json_words_hash(a, b, n) >> 55);
 	if (c->e[i].n == n && c->e[i].a == a && c->e[i].b == b && c->e[i].id)
 		return c->e[i].id;
 	uint32_t id = tp_intern(tp, s, n);
@@ -247,9 +298,17 @@ static inline uint32_t json_intern(struct tp *tp, struct json_icache *c, const c
 
 /* ---- args.c --------------------------------------------------------------- */
 
+/* A remembered key id of "<parent>.<member>", by parent id and member. */
+struct json_child_key {
+	uint64_t a, b; /* member text words (<= 16 bytes) or its hash */
+	uint32_t n, parent, id;
+};
+#define JSON_CHILD_KEYS 256 /* entries, a power of two */
+
 struct json_args_ctx {
 	struct json_buf flat, key, str;
 	struct json_icache keys, values;
+	struct json_child_key children[JSON_CHILD_KEYS];
 };
 /* Encode the JSON value at [p, end) as arg rows under `prefix` (e.g.
  * "args"), appended to out, Perfetto-style: objects -> dotted keys, arrays

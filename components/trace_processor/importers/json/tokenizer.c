@@ -309,110 +309,180 @@ static const char *bool_value(const char *p, const char *end, bool *out)
 	return json_skip_value(p, end);
 }
 
-/* A constant length lets the compiler inline the compare. */
-#define key_is(k, n, lit) ((n) == sizeof(lit) - 1 && memcmp((k), (lit), sizeof(lit) - 1) == 0)
+/* The event keys we read. */
+enum field {
+	F_OTHER, F_PH, F_TS, F_ID, F_BP, F_S, F_PID, F_TID, F_DUR, F_TTS, F_CAT, F_ID2,
+	F_NAME, F_TDUR, F_ARGS, F_BIND_ID, F_FLOW_IN, F_FLOW_OUT,
+};
 
-/* Decode the value of one event key. */
-static const char *event_field(struct json_tokenizer *t, const char *k, size_t kn, const char *p,
+static const struct {
+	const char *name;
+	enum field f;
+} fields[] = {
+	{"ph", F_PH},     {"ts", F_TS},     {"id", F_ID},       {"bp", F_BP},
+	{"s", F_S},       {"pid", F_PID},   {"tid", F_TID},     {"dur", F_DUR},
+	{"tts", F_TTS},   {"cat", F_CAT},   {"id2", F_ID2},     {"name", F_NAME},
+	{"tdur", F_TDUR}, {"args", F_ARGS}, {"bind_id", F_BIND_ID}, {"flow_in", F_FLOW_IN},
+	{"flow_out", F_FLOW_OUT},
+};
+
+/* The field of an (unescaped) key: the general path. */
+static enum field field_of(const char *k, size_t kn)
+{
+	for (size_t i = 0; i < TB_ARRAY_SIZE(fields); i++)
+		if (strlen(fields[i].name) == kn && memcmp(fields[i].name, k, kn) == 0)
+			return fields[i].f;
+	return F_OTHER;
+}
+
+/* The first n (< 8) bytes of lit as a little-endian word; a constant when
+ * lit is a literal. */
+static inline uint64_t word_of(const char *lit, size_t n)
+{
+	uint64_t x = 0;
+	memcpy(&x, lit, n);
+	return x;
+}
+
+#define KEY_IS(w, lit) \
+	(((w) & ((1ull << (8 * (sizeof(lit) - 1))) - 1)) == word_of(lit, sizeof(lit) - 1))
+
+/* The fast path for the usual compact `"key":` with p at its quote and at
+ * least 8 bytes left: the field and the length of `"key":`, or 0. */
+static inline size_t key_fast(const char *p, enum field *f)
+{
+	uint64_t w;
+	memcpy(&w, p, 8);
+	switch (p[1]) {
+	case 'p':
+		if (KEY_IS(w, "\"ph\":")) return *f = F_PH, 5;
+		if (KEY_IS(w, "\"pid\":")) return *f = F_PID, 6;
+		break;
+	case 't':
+		if (KEY_IS(w, "\"ts\":")) return *f = F_TS, 5;
+		if (KEY_IS(w, "\"tid\":")) return *f = F_TID, 6;
+		if (KEY_IS(w, "\"tts\":")) return *f = F_TTS, 6;
+		if (KEY_IS(w, "\"tdur\":")) return *f = F_TDUR, 7;
+		break;
+	case 'd':
+		if (KEY_IS(w, "\"dur\":")) return *f = F_DUR, 6;
+		break;
+	case 'c':
+		if (KEY_IS(w, "\"cat\":")) return *f = F_CAT, 6;
+		break;
+	case 'n':
+		if (KEY_IS(w, "\"name\":")) return *f = F_NAME, 7;
+		break;
+	case 'a':
+		if (KEY_IS(w, "\"args\":")) return *f = F_ARGS, 7;
+		break;
+	case 'i':
+		if (KEY_IS(w, "\"id\":")) return *f = F_ID, 5;
+		break;
+	}
+	return 0;
+}
+
+/* A short string value ("X", "g", "e"): its first byte (0 if empty) and
+ * its length, p moved past it; -1 when malformed. One-byte strings skip the
+ * general string path. */
+static inline int char_value(struct json_tokenizer *t, const char **pp, const char *end,
+			     size_t *n)
+{
+	const char *p = *pp;
+	if (end - p >= 3 && p[2] == '"' && p[1] != '\\' && p[1] != '"') {
+		*pp = p + 3;
+		*n = 1;
+		return (unsigned char)p[1];
+	}
+	const char *s;
+	p = json_string(p, end, &t->str, &s, n);
+	if (!p)
+		return -1;
+	*pp = p;
+	return *n ? (unsigned char)s[0] : 0;
+}
+
+/* Decode the value of one event field. */
+static const char *event_field(struct json_tokenizer *t, enum field f, const char *p,
 			       const char *end, struct json_event *e, const char **args,
 			       const char **args_end)
 {
 	bool b, ok;
-	switch (kn) {
-	case 1:
-		if (k[0] == 's' && *p == '"') {
-			const char *s;
-			size_t n;
-			p = json_string(p, end, &t->str, &s, &n);
-			if (p)
-				e->scope = n == 1 && (s[0] == 'g' || s[0] == 'p' || s[0] == 't') ? s[0] : '?';
-			return p;
-		}
-		break;
-	case 2:
-		if (key_is(k, kn, "ph") && *p == '"') {
-			const char *s;
-			size_t n;
-			p = json_string(p, end, &t->str, &s, &n);
-			if (p)
-				e->ph = n ? s[0] : 0;
-			return p;
-		}
-		if (key_is(k, kn, "ts"))
-			return time_value(t, p, end, &e->ts);
-		if (key_is(k, kn, "id"))
-			p = id_value(t, p, end, &e->id, &e->v1_id, &ok);
-		else if (key_is(k, kn, "bp") && *p == '"') {
-			const char *s;
-			size_t n;
-			p = json_string(p, end, &t->str, &s, &n);
-			if (p && n == 1 && s[0] == 'e')
-				e->flags |= JSON_EV_BP_E;
-			return p;
-		} else
+	int c;
+	size_t n;
+	switch (f) {
+	case F_PH:
+	case F_S:
+	case F_BP:
+		if (*p != '"')
 			break;
+		if ((c = char_value(t, &p, end, &n)) < 0)
+			return NULL;
+		if (f == F_PH)
+			e->ph = (char)c;
+		else if (f == F_S)
+			e->scope = n == 1 && (c == 'g' || c == 'p' || c == 't') ? (char)c : '?';
+		else if (n == 1 && c == 'e')
+			e->flags |= JSON_EV_BP_E;
+		return p;
+	case F_TS:
+		return time_value(t, p, end, &e->ts);
+	case F_DUR:
+		return time_value(t, p, end, &e->dur);
+	case F_TTS:
+		return time_value(t, p, end, &e->tts);
+	case F_TDUR:
+		return time_value(t, p, end, &e->tdur);
+	case F_PID:
+		return pid_value(t, p, end, e, false);
+	case F_TID:
+		return pid_value(t, p, end, e, true);
+	case F_CAT:
+		if (*p != '"')
+			break;
+		return str_value(t, p, end, &e->cat);
+	case F_NAME:
+		if (*p != '"')
+			break;
+		return str_value(t, p, end, &e->name);
+	case F_ID:
+		p = id_value(t, p, end, &e->id, &e->v1_id, &ok);
 		if (p && ok)
 			e->flags |= JSON_EV_V1_ID;
 		return p;
-	case 3:
-		if (key_is(k, kn, "pid"))
-			return pid_value(t, p, end, e, false);
-		if (key_is(k, kn, "tid"))
-			return pid_value(t, p, end, e, true);
-		if (key_is(k, kn, "dur"))
-			return time_value(t, p, end, &e->dur);
-		if (key_is(k, kn, "tts"))
-			return time_value(t, p, end, &e->tts);
-		if (key_is(k, kn, "cat") && *p == '"')
-			return str_value(t, p, end, &e->cat);
-		if (key_is(k, kn, "id2"))
-			return id2_value(t, p, end, e);
-		break;
-	case 4:
-		if (key_is(k, kn, "name") && *p == '"')
-			return str_value(t, p, end, &e->name);
-		if (key_is(k, kn, "tdur"))
-			return time_value(t, p, end, &e->tdur);
-		if (key_is(k, kn, "args")) {
-			/* Rows now, in the same pass; the text's extent is kept
-			 * too for the phases that read it their own way. */
-			vec_clear(&t->rows.v);
-			e->flags &= ~JSON_EV_ARGS_BAD;
-			const char *q = json_args_encode(t->tp, &t->args, p, end, "args", &t->rows);
-			if (!q) {
-				q = json_skip_value(p, end);
-				e->flags |= JSON_EV_ARGS_BAD;
-			}
-			if (q) {
-				*args = p;
-				*args_end = q;
-				e->flags |= JSON_EV_HAS_ARGS;
-			}
-			return q;
+	case F_ID2:
+		return id2_value(t, p, end, e);
+	case F_ARGS: {
+		/* Rows now, in the same pass; the text's extent is kept too for
+		 * the phases that read it their own way. */
+		vec_clear(&t->rows.v);
+		e->flags &= ~JSON_EV_ARGS_BAD;
+		const char *q = json_args_encode(t->tp, &t->args, p, end, "args", &t->rows);
+		if (!q) {
+			q = json_skip_value(p, end);
+			e->flags |= JSON_EV_ARGS_BAD;
 		}
-		break;
-	case 7:
-		if (key_is(k, kn, "bind_id")) {
-			e->flags |= JSON_EV_BIND_KEY;
-			p = id_value(t, p, end, NULL, &e->bind_id, &ok);
-			if (p && ok)
-				e->flags |= JSON_EV_BIND_ID;
-			return p;
+		if (q) {
+			*args = p;
+			*args_end = q;
+			e->flags |= JSON_EV_HAS_ARGS;
 		}
-		if (key_is(k, kn, "flow_in")) {
-			p = bool_value(p, end, &b);
-			if (b)
-				e->flags |= JSON_EV_FLOW_IN;
-			return p;
-		}
-		break;
-	case 8:
-		if (key_is(k, kn, "flow_out")) {
-			p = bool_value(p, end, &b);
-			if (b)
-				e->flags |= JSON_EV_FLOW_OUT;
-			return p;
-		}
+		return q;
+	}
+	case F_BIND_ID:
+		e->flags |= JSON_EV_BIND_KEY;
+		p = id_value(t, p, end, NULL, &e->bind_id, &ok);
+		if (p && ok)
+			e->flags |= JSON_EV_BIND_ID;
+		return p;
+	case F_FLOW_IN:
+	case F_FLOW_OUT:
+		p = bool_value(p, end, &b);
+		if (b)
+			e->flags |= f == F_FLOW_IN ? JSON_EV_FLOW_IN : JSON_EV_FLOW_OUT;
+		return p;
+	case F_OTHER:
 		break;
 	}
 	return json_skip_value(p, end);
@@ -449,28 +519,27 @@ static const char *decode_event(struct json_tokenizer *t, const char *p, const c
 			break;
 		if (*p != '"')
 			return NULL;
-		const char *k;
-		size_t kn;
-		char kcopy[16];
-		p = json_string(p, end, &t->str, &k, &kn);
-		if (!p)
-			return NULL;
-		/* Keys we know are short. An unescaped key points into the
-		 * input; an escaped one into str, which the value may reuse. */
-		if (kn >= sizeof kcopy) {
-			kn = 0;
-		} else if (k == t->str.v.data) {
-			memcpy(kcopy, k, kn);
-			k = kcopy;
+		enum field f;
+		size_t kl = end - p >= 8 ? key_fast(p, &f) : 0;
+		if (kl) {
+			p += kl;
+		} else {
+			const char *k;
+			size_t kn;
+			p = json_string(p, end, &t->str, &k, &kn);
+			if (!p)
+				return NULL;
+			f = field_of(k, kn);
+			p = json_skip_ws(p, end);
+			if (p >= end || *p != ':')
+				return NULL;
+			p++;
 		}
 		p = json_skip_ws(p, end);
-		if (p >= end || *p != ':')
-			return NULL;
-		p = json_skip_ws(p + 1, end);
 		if (p >= end)
 			return NULL;
 		empty = false;
-		p = event_field(t, k, kn, p, end, &e, &args, &args_end);
+		p = event_field(t, f, p, end, &e, &args, &args_end);
 		if (!p)
 			return NULL;
 	}
