@@ -245,7 +245,7 @@ struct json_icache {
 	struct {
 		uint64_t a, b; /* the words, or the hash and 0 */
 		uint32_t n, id; /* id 0 = empty */
-	} e[512];
+	} e[2048];
 };
 uint32_t json_intern_slow(struct tp *tp, struct json_icache *c, const char *s, size_t n);
 
@@ -285,7 +285,7 @@ static inline uint32_t json_intern(struct tp *tp, struct json_icache *c, const c
 		return 0;
 	if (!json_words(s, n, &a, &b))
 		return json_intern_slow(tp, c, s, n);
-	size_t i = (size_t)(json_words_hash(a, b, n) >> 55);
+	size_t i = (size_t)(json_words_hash(a, b, n) >> 53);
 	if (c->e[i].n == n && c->e[i].a == a && c->e[i].b == b && c->e[i].id)
 		return c->e[i].id;
 	uint32_t id = tp_intern(tp, s, n);

@@ -16,7 +16,7 @@
 uint32_t json_intern_slow(struct tp *tp, struct json_icache *c, const char *s, size_t n)
 {
 	uint64_t h = tb_hash_bytes(s, n, 0x6a736f6e);
-	size_t i = (size_t)(h >> 55);
+	size_t i = (size_t)(h >> 53);
 	if (c->e[i].n == n && c->e[i].a == h && c->e[i].id) {
 		size_t len;
 		const char *p = strpool_get(&tp->strings, c->e[i].id, &len);
