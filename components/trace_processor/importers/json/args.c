@@ -3,8 +3,11 @@
  * it: an object's members get ".<name>" appended to both keys, an array's
  * elements get "[i]" appended to `key` only (flat_key keeps the array's
  * key), nulls are skipped, and leaves are stored as int (integral numbers),
- * real (other numbers), string or bool. Also the top-level "metadata" object
- * of a trace, stored as json_metadata.<key> metadata rows.
+ * real (other numbers), string or bool. The tokenizer encodes them as
+ * compact rows in the same pass that reads the event (json_args_encode);
+ * the parser turns the rows into a builder when it commits the event's
+ * slice (json_args_decode). Also the top-level "metadata" object of a
+ * trace, stored as json_metadata.<key> metadata rows.
  */
 #include "json_int.h"
 

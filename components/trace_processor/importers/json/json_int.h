@@ -5,12 +5,15 @@
  *   tokenizer.c  the container state machine: finds each event object in
  *                the byte stream (chunks of any size), keeps only the
  *                unfinished tail between chunks, decodes the event's fields
- *                into a struct json_event and pushes it to the sorter.
+ *                (and its args, as encoded rows) in one pass into a struct
+ *                json_event and pushes it to the sorter.
  *   lex.c        JSON lexing helpers on complete text: strings (with
- *                unescaping), numbers, value skipping, Perfetto's µs -> ns.
- *   args.c       the `args` object -> args table rows; top-level metadata.
+ *                unescaping), numbers, value skipping, object members,
+ *                Perfetto's µs -> ns.
+ *   args.c       the `args` value -> encoded arg rows -> args builder;
+ *                top-level metadata.
  *   parser.c     event semantics in timestamp order (slices, instants,
- *                counters, async, flows, metadata events) and the
+ *                counters, async, flows, metadata, thread states) and the
  *                tp_importer_ops glue.
  */
 #ifndef TB_TP_JSON_INT_H

@@ -1,9 +1,12 @@
 /*
  * The JSON tokenizer: a byte-resumable state machine over the trace's outer
  * structure, fed chunks of any size (even one byte). It finds each event
- * object of the traceEvents array, decodes its fields into a struct
- * json_event (strings interned, times in ns, the raw `args` text kept) and
- * pushes it to the sorter. No DOM is built.
+ * object of the traceEvents array and decodes it in one pass: its fields
+ * into a struct json_event (strings interned, times in ns) and its `args`
+ * into encoded arg rows (args.c; the raw text instead for C/M/T events),
+ * then pushes the compact record to the sorter. No DOM is built. A
+ * top-level "systemTraceEvents" string can be streamed to a text sink for
+ * another importer (text_run).
  *
  * An event that lies wholly inside the current chunk is decoded in place.
  * One cut by the chunk's end is copied to `tail` and completed by a
@@ -19,6 +22,7 @@
  *                   | ']'                             |
  *                   +--> KEY (outer dict) or DONE     |
  *   KEY --other key--> SKIP (resumable) ------------->+
+ *   KEY --"systemTraceEvents" (sink set)--> TEXT ----->+
  */
 #include "json_int.h"
 
