@@ -68,12 +68,11 @@ static inline const char *json_event_args(const struct json_event *e)
 	return e->args;
 }
 
-/* The sorter record of e and its args text, appended to out (cleared
- * first); its length. ts is not stored: the sorter keeps it. */
-struct json_rec_buf {
-	VEC(char) v;
-};
-size_t json_event_encode(const struct json_event *e, const char *args, struct json_rec_buf *out);
+/* The sorter record of e and its args_len bytes of args: its size, and
+ * written to out (json_event_size bytes). ts is not stored: the sorter
+ * keeps it. */
+size_t json_event_size(const struct json_event *e);
+void json_event_encode(const struct json_event *e, const char *args, char *out);
 /* Decode a record made by json_event_encode; e->args points into rec. */
 void json_event_decode(const void *rec, int64_t ts, struct json_event *e);
 

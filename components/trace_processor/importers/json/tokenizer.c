@@ -66,7 +66,6 @@ struct json_tokenizer {
 	char esc[12]; /* an escape of a handed-off string, cut by a chunk end */
 	size_t esc_len;
 	VEC(char) tail;
-	struct json_rec_buf rec; /* the sorter record being assembled */
 	struct json_buf str; /* unescaped strings of the current event */
 	struct json_buf rows; /* the current event's args as encoded rows */
 	struct json_icache names; /* cat, name, string pid/tid */
@@ -85,7 +84,6 @@ void json_tokenizer_free(struct json_tokenizer *t)
 	if (!t)
 		return;
 	vec_release(&t->tail);
-	vec_release(&t->rec.v);
 	vec_release(&t->str.v);
 	vec_release(&t->rows.v);
 	json_args_ctx_release(&t->args);
@@ -577,25 +575,27 @@ static const char *decode_event(struct json_tokenizer *t, const char *p, const c
 		return p;
 	}
 	e.args_len = (uint32_t)alen;
-	/* The record is assembled first and pushed whole: a streaming sorter
-	 * may dispatch (and so parse) older events inside tp_sorter_push. */
-	size_t n = json_event_encode(&e, args, &t->rec);
-	tp_sorter_push(tp->sorter, e.ts, t->rec.v.data, n);
+	/* Written straight into the sorter's memory: the JSON importer never
+	 * extracts while tokenizing, so nothing runs between the two. */
+	char *rec = tp_sorter_push(tp->sorter, e.ts, NULL, json_event_size(&e));
+	if (rec)
+		json_event_encode(&e, args, rec);
 	return p;
 }
 
 /* ---- the sorter record ----------------------------------------------------
  *
  *  0      4      8      12         16  17     18
- *  +------+------+------+----------+---+-----+------------------------+-----------+
- *  |flags | name | cat  | args_len |ph |scope| present fields, in the | args text |
- *  | u32  | u32  | u32  | u32      |   |     | order below, unaligned |           |
- *  +------+------+------+----------+---+-----+------------------------+-----------+
+ *  +------+------+------+----------+---+-----+------------------------+------+
+ *  |flags | name | cat  | args_len |ph |scope| present fields, in the | args |
+ *  | u32  | u32  | u32  | u32      |   |     | order below, unaligned |      |
+ *  +------+------+------+----------+---+-----+------------------------+------+
  *
  * flags is json_event.flags plus REC_* bits saying which optional fields
  * follow: dur tts tdur (i64), pid tid (u32: numbers < 2^32 or pool ids),
- * v1_id bind_id (u64), id id2_local id2_global (u32). A typical X event is
- * 34 bytes before its args instead of sizeof(struct json_event). */
+ * v1_id bind_id (u64), id id2_local id2_global (u32). args: encoded arg rows
+ * (JSON_EV_ARGS_ROWS) or the args text. A typical X event is 34 bytes
+ * before its args instead of sizeof(struct json_event). */
 #define REC_DUR (1u << 16)
 #define REC_TTS (1u << 17)
 #define REC_TDUR (1u << 18)
@@ -610,15 +610,27 @@ static char *put(char *q, const void *v, size_t n)
 	return q + n;
 }
 
-size_t json_event_encode(const struct json_event *e, const char *args, struct json_rec_buf *out)
+static uint32_t rec_flags(const struct json_event *e)
 {
-	uint32_t flags = e->flags;
-	flags |= (e->dur != TP_NULL_I64 ? REC_DUR : 0) | (e->tts != TP_NULL_I64 ? REC_TTS : 0) |
-		 (e->tdur != TP_NULL_I64 ? REC_TDUR : 0) | (e->id ? REC_ID : 0) |
-		 (e->id2_local ? REC_ID2L : 0) | (e->id2_global ? REC_ID2G : 0);
-	vec_clear(&out->v);
-	vec_reserve(&out->v, REC_HDR + 3 * 8 + 2 * 4 + 2 * 8 + 3 * 4 + e->args_len);
-	char *q = out->v.data;
+	return e->flags | (e->dur != TP_NULL_I64 ? REC_DUR : 0) |
+	       (e->tts != TP_NULL_I64 ? REC_TTS : 0) | (e->tdur != TP_NULL_I64 ? REC_TDUR : 0) |
+	       (e->id ? REC_ID : 0) | (e->id2_local ? REC_ID2L : 0) |
+	       (e->id2_global ? REC_ID2G : 0);
+}
+
+size_t json_event_size(const struct json_event *e)
+{
+	uint32_t f = rec_flags(e);
+	uint32_t wide = f & (REC_DUR | REC_TTS | REC_TDUR | JSON_EV_V1_ID | JSON_EV_BIND_ID);
+	uint32_t narrow = f & (JSON_EV_PID | JSON_EV_TID | REC_ID | REC_ID2L | REC_ID2G);
+	return REC_HDR + 8 * (size_t)__builtin_popcount(wide) +
+	       4 * (size_t)__builtin_popcount(narrow) + e->args_len;
+}
+
+void json_event_encode(const struct json_event *e, const char *args, char *out)
+{
+	uint32_t flags = rec_flags(e);
+	char *q = out;
 	q = put(q, &flags, 4);
 	q = put(q, &e->name, 4);
 	q = put(q, &e->cat, 4);
@@ -651,9 +663,7 @@ size_t json_event_encode(const struct json_event *e, const char *args, struct js
 	if (flags & REC_ID2G)
 		q = put(q, &e->id2_global, 4);
 	if (e->args_len)
-		q = put(q, args, e->args_len);
-	out->v.len = (size_t)(q - out->v.data);
-	return out->v.len;
+		put(q, args, e->args_len);
 }
 
 static const char *get(const char *q, void *v, size_t n)
