@@ -156,13 +156,6 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json
 		size_t flat_len = c->flat.v.len, key_len = c->key.v.len;
 		p++;
 		for (;;) {
-			p = json_skip_ws(p, end);
-			while (p < end && *p == ',')
-				p = json_skip_ws(p + 1, end);
-			if (p >= end)
-				return NULL;
-			if (*p == (obj ? '}' : ']'))
-				return p + 1;
 			uint32_t ckid = 0;
 			if (!csame) {
 				buf_set_len(&c->key, key_len);
@@ -171,15 +164,10 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json
 			if (obj) {
 				const char *k;
 				size_t kn;
-				if (*p != '"')
-					return NULL;
-				p = json_string(p, end, &c->str, &k, &kn);
-				if (!p)
-					return NULL;
-				p = json_skip_ws(p, end);
-				if (p >= end || *p != ':')
-					return NULL;
-				p = json_skip_ws(p + 1, end);
+				bool closed;
+				p = json_member(p, end, &c->str, &k, &kn, &closed);
+				if (!p || closed)
+					return p;
 				if (csame) {
 					ckid = child_key(tp, c, kid, k, kn);
 				} else {
@@ -189,7 +177,14 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json
 					buf_put(&c->flat, k, kn);
 				}
 			} else {
-				if (p < end && *p == 'n') { /* null elements take no index */
+				p = json_skip_ws(p, end);
+				while (p < end && *p == ',')
+					p = json_skip_ws(p + 1, end);
+				if (p >= end)
+					return NULL;
+				if (*p == ']')
+					return p + 1;
+				if (*p == 'n') { /* null elements take no index */
 					p = json_skip_value(p, end);
 					if (!p)
 						return NULL;
@@ -278,7 +273,7 @@ void json_metadata_add(struct tp *tp, struct json_args_ctx *c, const char *p, co
 		size_t kn;
 		bool closed;
 		p = json_member(p, end, &c->str, &k, &kn, &closed);
-		if (!p)
+		if (!p || closed)
 			return;
 		vec_clear(&c->key.v);
 		buf_put(&c->key, "json_metadata.", 14);

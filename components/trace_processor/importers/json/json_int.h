@@ -213,8 +213,9 @@ bool json_parse_u64(const char *s, size_t n, int base, uint64_t *out);
 
 /* The next member of an object whose '{' was consumed: p is after it or
  * after the previous member's value. Returns the member's value (after
- * whitespace) with its key in *k, *kn (unescaped, maybe into buf); NULL at
- * the closing '}' (*closed set) or when the text is malformed or cut off. */
+ * whitespace) with its key in *k, *kn (unescaped, maybe into buf); at the
+ * closing '}' sets *closed and returns the byte after it; NULL when the
+ * text is malformed or cut off. */
 const char *json_member(const char *p, const char *end, struct json_buf *buf, const char **k,
 			size_t *kn, bool *closed);
 /* Find key in the object text [p, end) (top level only). Returns a pointer

@@ -434,7 +434,7 @@ const char *json_member(const char *p, const char *end, struct json_buf *buf, co
 		p = json_skip_ws(p + 1, end);
 	if (p < end && *p == '}') {
 		*closed = true;
-		return NULL;
+		return p + 1;
 	}
 	if (p >= end || *p != '"')
 		return NULL;
@@ -461,7 +461,7 @@ const char *json_object_find(const char *p, const char *end, const char *key,
 		size_t kn;
 		bool closed;
 		p = json_member(p, end, buf, &k, &kn, &closed);
-		if (!p)
+		if (!p || closed)
 			return NULL;
 		if (kn == klen && memcmp(k, key, klen) == 0)
 			return p;

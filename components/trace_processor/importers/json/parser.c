@@ -289,7 +289,7 @@ static void parse_counter(struct tp_importer *imp, const struct json_event *e, u
 		size_t kn;
 		bool closed;
 		p = json_member(p, end, &imp->args.str, &k, &kn, &closed);
-		if (!p)
+		if (!p || closed)
 			return;
 		double v;
 		bool ok = false;
@@ -415,7 +415,7 @@ static void parse_thread_state(struct tp_importer *imp, const struct json_event 
 				const char *k;
 				size_t kn;
 				p = json_member(p, end, &imp->sbuf, &k, &kn, &closed);
-				if (!p)
+				if (!p || closed)
 					break;
 				bool is_cpu = kn == 3 && memcmp(k, "cpu", 3) == 0;
 				bool is_io = kn == 7 && memcmp(k, "io_wait", 7) == 0;

@@ -51,8 +51,33 @@ struct vscan {
 	bool in_str, esc, scalar, started;
 };
 
+/* The event keys we read. */
+enum field {
+	F_OTHER, F_PH, F_TS, F_ID, F_BP, F_S, F_PID, F_TID, F_DUR, F_TTS, F_CAT, F_ID2,
+	F_NAME, F_TDUR, F_ARGS, F_BIND_ID, F_FLOW_IN, F_FLOW_OUT,
+};
+
+static const struct {
+	const char *name;
+	enum field f;
+} fields[] = {
+	{"ph", F_PH},     {"ts", F_TS},     {"id", F_ID},       {"bp", F_BP},
+	{"s", F_S},       {"pid", F_PID},   {"tid", F_TID},     {"dur", F_DUR},
+	{"tts", F_TTS},   {"cat", F_CAT},   {"id2", F_ID2},     {"name", F_NAME},
+	{"tdur", F_TDUR}, {"args", F_ARGS}, {"bind_id", F_BIND_ID}, {"flow_in", F_FLOW_IN},
+	{"flow_out", F_FLOW_OUT},
+};
+
+/* A key `"name":` that fits a word, for key_fast. */
+struct fast_key {
+	uint64_t word, mask;
+	uint8_t len, f;
+};
+
 struct json_tokenizer {
 	struct tp *tp;
+	struct fast_key fast[24]; /* by the key's first letter */
+	uint8_t fast_lo[128], fast_hi[128];
 	enum tok_state state, ret;
 	enum capture_kind cap;
 	bool outer_dict;
@@ -72,10 +97,38 @@ struct json_tokenizer {
 	struct json_args_ctx args;
 };
 
+/* The key_fast candidates: every field whose `"name":` fits a word,
+ * grouped by the name's first letter. */
+static void fast_keys_init(struct json_tokenizer *t)
+{
+	unsigned n = 0;
+	for (unsigned c = 'a'; c <= 'z'; c++) {
+		t->fast_lo[c] = (uint8_t)n;
+		for (size_t i = 0; i < TB_ARRAY_SIZE(fields); i++) {
+			size_t len = strlen(fields[i].name) + 3;
+			if (fields[i].name[0] != (char)c || len > 8)
+				continue;
+			TB_CHECK(n < TB_ARRAY_SIZE(t->fast));
+			struct fast_key *k = &t->fast[n++];
+			char text[8] = {'"'};
+			memcpy(text + 1, fields[i].name, len - 3);
+			text[len - 2] = '"';
+			text[len - 1] = ':';
+			k->word = 0;
+			memcpy(&k->word, text, len);
+			k->mask = len == 8 ? ~0ull : (1ull << (8 * len)) - 1;
+			k->len = (uint8_t)len;
+			k->f = (uint8_t)fields[i].f;
+		}
+		t->fast_hi[c] = (uint8_t)n;
+	}
+}
+
 struct json_tokenizer *json_tokenizer_new(struct tp *tp)
 {
 	struct json_tokenizer *t = tb_calloc(1, sizeof *t);
 	t->tp = tp;
+	fast_keys_init(t);
 	return t;
 }
 
@@ -311,23 +364,6 @@ static const char *bool_value(const char *p, const char *end, bool *out)
 	return json_skip_value(p, end);
 }
 
-/* The event keys we read. */
-enum field {
-	F_OTHER, F_PH, F_TS, F_ID, F_BP, F_S, F_PID, F_TID, F_DUR, F_TTS, F_CAT, F_ID2,
-	F_NAME, F_TDUR, F_ARGS, F_BIND_ID, F_FLOW_IN, F_FLOW_OUT,
-};
-
-static const struct {
-	const char *name;
-	enum field f;
-} fields[] = {
-	{"ph", F_PH},     {"ts", F_TS},     {"id", F_ID},       {"bp", F_BP},
-	{"s", F_S},       {"pid", F_PID},   {"tid", F_TID},     {"dur", F_DUR},
-	{"tts", F_TTS},   {"cat", F_CAT},   {"id2", F_ID2},     {"name", F_NAME},
-	{"tdur", F_TDUR}, {"args", F_ARGS}, {"bind_id", F_BIND_ID}, {"flow_in", F_FLOW_IN},
-	{"flow_out", F_FLOW_OUT},
-};
-
 /* The field of an (unescaped) key: the general path. */
 static enum field field_of(const char *k, size_t kn)
 {
@@ -337,50 +373,23 @@ static enum field field_of(const char *k, size_t kn)
 	return F_OTHER;
 }
 
-/* The first n (< 8) bytes of lit as a little-endian word; a constant when
- * lit is a literal. */
-static inline uint64_t word_of(const char *lit, size_t n)
+/* The fast path for the usual compact `"key":`: with p at its quote and at
+ * least 8 bytes left, one 8-byte load compared (masked) with the few known
+ * keys whose name starts with p[1]. The field and the length of `"key":`,
+ * or 0. The candidates are built from fields[] (fast_keys_init). */
+static inline size_t key_fast(const struct json_tokenizer *t, const char *p, enum field *f)
 {
-	uint64_t x = 0;
-	memcpy(&x, lit, n);
-	return x;
-}
-
-#define KEY_IS(w, lit) \
-	(((w) & ((1ull << (8 * (sizeof(lit) - 1))) - 1)) == word_of(lit, sizeof(lit) - 1))
-
-/* The fast path for the usual compact `"key":` with p at its quote and at
- * least 8 bytes left: the field and the length of `"key":`, or 0. */
-static inline size_t key_fast(const char *p, enum field *f)
-{
+	unsigned char c = (unsigned char)p[1];
+	if (c >= 128)
+		return 0;
 	uint64_t w;
 	memcpy(&w, p, 8);
-	switch (p[1]) {
-	case 'p':
-		if (KEY_IS(w, "\"ph\":")) return *f = F_PH, 5;
-		if (KEY_IS(w, "\"pid\":")) return *f = F_PID, 6;
-		break;
-	case 't':
-		if (KEY_IS(w, "\"ts\":")) return *f = F_TS, 5;
-		if (KEY_IS(w, "\"tid\":")) return *f = F_TID, 6;
-		if (KEY_IS(w, "\"tts\":")) return *f = F_TTS, 6;
-		if (KEY_IS(w, "\"tdur\":")) return *f = F_TDUR, 7;
-		break;
-	case 'd':
-		if (KEY_IS(w, "\"dur\":")) return *f = F_DUR, 6;
-		break;
-	case 'c':
-		if (KEY_IS(w, "\"cat\":")) return *f = F_CAT, 6;
-		break;
-	case 'n':
-		if (KEY_IS(w, "\"name\":")) return *f = F_NAME, 7;
-		break;
-	case 'a':
-		if (KEY_IS(w, "\"args\":")) return *f = F_ARGS, 7;
-		break;
-	case 'i':
-		if (KEY_IS(w, "\"id\":")) return *f = F_ID, 5;
-		break;
+	for (unsigned i = t->fast_lo[c]; i < t->fast_hi[c]; i++) {
+		const struct fast_key *k = &t->fast[i];
+		if ((w & k->mask) == k->word) {
+			*f = (enum field)k->f;
+			return k->len;
+		}
 	}
 	return 0;
 }
@@ -522,7 +531,7 @@ static const char *decode_event(struct json_tokenizer *t, const char *p, const c
 		if (*p != '"')
 			return NULL;
 		enum field f;
-		size_t kl = end - p >= 8 ? key_fast(p, &f) : 0;
+		size_t kl = end - p >= 8 ? key_fast(t, p, &f) : 0;
 		if (kl) {
 			p += kl;
 		} else {
