@@ -160,8 +160,10 @@ static inline uint64_t json_digits8_value(uint64_t w, unsigned n)
 /* The common number: 1 to 16 plain digits, not followed by another digit, a
  * fraction or an exponent. Returns the byte after it, or NULL for any other
  * shape, or when fewer than 17 bytes are left (the caller takes the general
- * path then). */
-static inline const char *json_uint_fast(const char *p, const char *end, uint64_t *v)
+ * path then). Forced inline: called for most numbers of a trace. */
+__attribute__((always_inline)) static inline const char *json_uint_fast(const char *p,
+									 const char *end,
+									 uint64_t *v)
 {
 	if (end - p < 17)
 		return NULL;
@@ -215,9 +217,31 @@ bool json_parse_u64(const char *s, size_t n, int base, uint64_t *out);
  * after the previous member's value. Returns the member's value (after
  * whitespace) with its key in *k, *kn (unescaped, maybe into buf); at the
  * closing '}' sets *closed and returns the byte after it; NULL when the
- * text is malformed or cut off. */
-const char *json_member(const char *p, const char *end, struct json_buf *buf, const char **k,
-			size_t *kn, bool *closed);
+ * text is malformed or cut off. Forced inline: it is the args hot loop. */
+__attribute__((always_inline)) static inline const char *
+json_member(const char *p, const char *end, struct json_buf *buf, const char **k, size_t *kn,
+	    bool *closed)
+{
+	*closed = false;
+	p = json_skip_ws(p, end);
+	while (p < end && *p == ',')
+		p = json_skip_ws(p + 1, end);
+	if (p < end && *p == '}') {
+		*closed = true;
+		return p + 1;
+	}
+	if (p >= end || *p != '"')
+		return NULL;
+	p = json_string(p, end, buf, k, kn);
+	if (!p)
+		return NULL;
+	p = json_skip_ws(p, end);
+	if (p >= end || *p != ':')
+		return NULL;
+	p = json_skip_ws(p + 1, end);
+	return p < end ? p : NULL;
+}
+
 /* Find key in the object text [p, end) (top level only). Returns a pointer
  * to its value or NULL. */
 const char *json_object_find(const char *p, const char *end, const char *key,

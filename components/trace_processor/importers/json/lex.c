@@ -425,29 +425,6 @@ bool json_string_to_ns(const char *s, size_t n, int64_t *ns)
 	return true;
 }
 
-const char *json_member(const char *p, const char *end, struct json_buf *buf, const char **k,
-			size_t *kn, bool *closed)
-{
-	*closed = false;
-	p = json_skip_ws(p, end);
-	while (p < end && *p == ',')
-		p = json_skip_ws(p + 1, end);
-	if (p < end && *p == '}') {
-		*closed = true;
-		return p + 1;
-	}
-	if (p >= end || *p != '"')
-		return NULL;
-	p = json_string(p, end, buf, k, kn);
-	if (!p)
-		return NULL;
-	p = json_skip_ws(p, end);
-	if (p >= end || *p != ':')
-		return NULL;
-	p = json_skip_ws(p + 1, end);
-	return p < end ? p : NULL;
-}
-
 const char *json_object_find(const char *p, const char *end, const char *key,
 			     struct json_buf *buf)
 {
