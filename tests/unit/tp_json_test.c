@@ -503,6 +503,29 @@ TEST(tp_json_args_types)
 	tp_free(tp);
 }
 
+/* Arg rows keep every integer width and sign, and long keys, exactly. */
+TEST(tp_json_args_int_widths)
+{
+	struct tp *tp = load("[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":1,\"name\":\"a\","
+			     "\"args\":{\"a\":127,\"b\":-128,\"c\":300,\"d\":-32769,\"e\":70000,"
+			     "\"f\":-2147483649,\"g\":5000000000,\"h\":-9223372036854775807,"
+			     "\"a_key_longer_than_sixteen\":{\"and_another_long_one\":7}}}]");
+	static const struct {
+		const char *key;
+		int64_t v;
+	} want[] = {{"args.a", 127},           {"args.b", -128},       {"args.c", 300},
+		    {"args.d", -32769},        {"args.e", 70000},      {"args.f", -2147483649LL},
+		    {"args.g", 5000000000LL},  {"args.h", -9223372036854775807LL},
+		    {"args.a_key_longer_than_sixteen.and_another_long_one", 7}};
+	uint32_t set = tp->t.slice.arg_set_id[find_slice(tp, "a")];
+	for (size_t i = 0; i < TB_ARRAY_SIZE(want); i++) {
+		long a = find_arg(tp, set, want[i].key);
+		CHECK(a >= 0);
+		CHECK_EQ(tp_args_row(tp, (uint32_t)a).v.i, want[i].v);
+	}
+	tp_free(tp);
+}
+
 static const char mixed_trace[] =
 	"\xef\xbb\xbf {\"displayTimeUnit\":\"ns\",\"stackFrames\":{\"1\":{\"name\":\"x]}\\\"\"}},"
 	"\"metadata\":{\"source\":\"DevTools\",\"n\":12,\"obj\":{\"a\":[1]}},"

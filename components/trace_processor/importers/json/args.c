@@ -80,11 +80,15 @@ static uint32_t child_key(struct tp *tp, struct json_args_ctx *c, uint32_t paren
 
 static inline void emit(struct json_buf *out, int type, uint32_t fk, uint32_t k, uint64_t v)
 {
-	unsigned wc = type == TP_ARG_STRING ? 2 : type == TP_ARG_REAL ? 3 : type == TP_ARG_BOOL ? 0
-		      : (int64_t)v == (int8_t)v	  ? 0
-		      : (int64_t)v == (int16_t)v ? 1
-		      : (int64_t)v == (int32_t)v ? 2
-						 : 3;
+	unsigned wc = 3; /* 8 bytes: reals, and integers that need them */
+	if (type == TP_ARG_STRING)
+		wc = 2;
+	else if (type == TP_ARG_BOOL || (type != TP_ARG_REAL && (int64_t)v == (int8_t)v))
+		wc = 0;
+	else if (type != TP_ARG_REAL && (int64_t)v == (int16_t)v)
+		wc = 1;
+	else if (type != TP_ARG_REAL && (int64_t)v == (int32_t)v)
+		wc = 2;
 	if (out->v.cap - out->v.len < 17)
 		vec_reserve(&out->v, 17);
 	char *q = out->v.data + out->v.len;
@@ -114,11 +118,24 @@ void json_args_decode(const char *p, size_t n, struct tp_args_builder *b)
 			p += 4;
 		}
 		a.type = (enum tp_arg_type)(h & 15);
+		int8_t v8;
+		int16_t v16;
+		int32_t v32;
 		switch (wc) {
-		case 0: a.v.i = (int8_t)*p; break;
-		case 1: { int16_t x; memcpy(&x, p, 2); a.v.i = x; break; }
-		case 2: { int32_t x; memcpy(&x, p, 4); a.v.i = x; break; }
-		default: memcpy(&a.v.i, p, 8);
+		case 0:
+			memcpy(&v8, p, 1);
+			a.v.i = v8;
+			break;
+		case 1:
+			memcpy(&v16, p, 2);
+			a.v.i = v16;
+			break;
+		case 2:
+			memcpy(&v32, p, 4);
+			a.v.i = v32;
+			break;
+		default:
+			memcpy(&a.v.i, p, 8);
 		}
 		if (a.type == TP_ARG_STRING)
 			a.v.i = (uint32_t)a.v.i;
