@@ -34,6 +34,7 @@ struct tp_importer {
 	struct json_args_ctx args;
 	struct json_buf sbuf;
 	struct tp_args_builder ab;
+	struct tp_args_builder ahead; /* args of the event waiting in a group */
 	struct hmap async_tracks; /* cookie key -> track id */
 	struct hmap lanes;        /* utid -> overlap lanes created */
 	VEC(struct pending_flow) pending;
@@ -622,6 +623,13 @@ static void on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len
 	imp->group_mem.len += len;
 	g.off = off;
 	vec_push(&imp->group, g);
+	/* It is parsed when the next ts arrives: start loading what its args
+	 * commit will probe meanwhile. */
+	if ((e->flags & (JSON_EV_ARGS_ROWS | JSON_EV_ARGS_BAD)) == JSON_EV_ARGS_ROWS) {
+		tp_args_begin(&imp->ahead);
+		json_args_decode(json_event_args(e), e->args_len, &imp->ahead);
+		tp_args_prefetch(imp->tp, imp->ahead.args.data, imp->ahead.args.len);
+	}
 }
 
 /* ---- tp_importer_ops ------------------------------------------------------- */
@@ -668,6 +676,7 @@ static void json_destroy(struct tp_importer *imp)
 	json_args_ctx_release(&imp->args);
 	vec_release(&imp->sbuf.v);
 	tp_args_builder_release(&imp->ab);
+	tp_args_builder_release(&imp->ahead);
 	hmap_release(&imp->async_tracks);
 	hmap_release(&imp->lanes);
 	vec_release(&imp->pending);
