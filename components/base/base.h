@@ -301,6 +301,9 @@ static inline bool hmap_put_ptr(struct hmap *m, uint64_t key, void *p)
 size_t hmap_lookup(const struct hmap *m, uint64_t hash, hmap_eq_fn eq, const void *ctx);
 size_t hmap_insert(struct hmap *m, uint64_t hash, uint64_t key, uint64_t val);
 void hmap_remove_at(struct hmap *m, size_t slot);
+/* A hint: start loading the home slot of hash, which a lookup or insert
+ * will touch soon. For big maps, whose probes miss the caches. */
+void hmap_prefetch(const struct hmap *m, uint64_t hash);
 
 /* Iteration: the first occupied slot index >= i, or HMAP_END.
  *     for (size_t i = hmap_next(m, 0); i != HMAP_END; i = hmap_next(m, i + 1))

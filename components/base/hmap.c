@@ -104,6 +104,15 @@ size_t hmap_lookup(const struct hmap *m, uint64_t hash, hmap_eq_fn eq, const voi
 	}
 }
 
+void hmap_prefetch(const struct hmap *m, uint64_t hash)
+{
+	if (!m->cap)
+		return;
+	size_t i = meta_of(hash) & (m->cap - 1);
+	__builtin_prefetch(&m->meta[i]);
+	__builtin_prefetch(&m->slots[i]);
+}
+
 size_t hmap_insert(struct hmap *m, uint64_t hash, uint64_t key, uint64_t val)
 {
 	grow_for_one(m);

@@ -752,6 +752,10 @@ void tp_args_add_null(struct tp_args_builder *b, uint32_t flat_key, uint32_t key
 /* Store the set; returns its arg_set_id (TP_NULL_U32 if empty). Identical
  * sets may share an id. The builder is emptied for reuse. */
 uint32_t tp_args_commit(struct tp *tp, struct tp_args_builder *b);
+/* A hint before a tp_args_commit of these n args a little later: starts
+ * loading the part of the dedup map the commit will probe, which for traces
+ * of mostly unique sets is otherwise a cache miss per set. */
+void tp_args_prefetch(const struct tp *tp, const struct tp_arg *a, size_t n);
 /* A new set = the args of a, then those of b (b wins on equal keys). */
 uint32_t tp_args_merge(struct tp *tp, uint32_t a, uint32_t b);
 void tp_args_builder_release(struct tp_args_builder *b);

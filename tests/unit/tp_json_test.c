@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "test.h"
+#include "importers/json/json_int.h"
 #include "tp_int.h"
 
 static struct tp *load_chunked(const char *json, size_t len, size_t chunk)
@@ -205,6 +206,120 @@ TEST(tp_json_instants)
 	tp_free(tp);
 }
 
+/* 'T' thread states: state from the name, cpu / io_wait / blocked_function
+ * from int or string args; a Running state with a cpu is also a sched row;
+ * no dur is a parser failure; malformed args are counted, the row kept. */
+TEST(tp_json_thread_state)
+{
+	struct tp *tp = load("[{\"ph\":\"T\",\"name\":\"Running\",\"ts\":1,\"dur\":5,\"pid\":7,\"tid\":8,"
+			     "\"args\":{\"cpu\":3}},"
+			     "{\"ph\":\"T\",\"name\":\"D\",\"ts\":6,\"dur\":2,\"pid\":7,\"tid\":8,"
+			     "\"args\":{\"io_wait\":1,\"blocked_function\":\"f\",\"cpu\":\"x\"}},"
+			     "{\"ph\":\"T\",\"name\":\"Running\",\"ts\":8,\"dur\":1,\"pid\":7,\"tid\":8},"
+			     "{\"ph\":\"T\",\"name\":\"S\",\"ts\":9,\"pid\":7,\"tid\":8},"
+			     "{\"ph\":\"T\",\"name\":\"R\",\"ts\":10,\"dur\":1,\"pid\":7,\"tid\":8,\"args\":[1]}]");
+	const struct tp_thread_state_table *t = &tp->t.thread_state;
+	CHECK_EQ(t->n, 4);
+	CHECK_EQ(t->ts[0], 1000);
+	CHECK_EQ(t->dur[0], 5000);
+	CHECK_STR_EQ(s_(tp, t->state[0]), "Running");
+	CHECK_EQ(t->io_wait[0], TP_NULL_I64);
+	CHECK_EQ(t->cpu[0], TP_NULL_U32);
+	CHECK_EQ(tp->t.thread.tid[t->utid[0]], 8);
+	CHECK_STR_EQ(s_(tp, t->state[1]), "D");
+	CHECK_EQ(t->io_wait[1], 1);
+	CHECK_STR_EQ(s_(tp, t->blocked_function[1]), "f");
+	CHECK_STR_EQ(s_(tp, t->state[3]), "R");
+	CHECK_EQ(tp->t.sched.n, 1);
+	CHECK_EQ(tp->t.sched.ts[0], 1000);
+	CHECK_EQ(tp->t.sched.dur[0], 5000);
+	CHECK_EQ(tp->t.sched.cpu[0], 3);
+	CHECK_EQ(tp->t.cpu.cpu[tp->t.sched.ucpu[0]], 3);
+	CHECK_EQ(tp->stats[TP_STAT_json_parser_failure], 2); /* no dur, args not an object */
+	tp_free(tp);
+}
+
+/* The SWAR digit fast path agrees with the general number parser on every
+ * length and on what may follow, and declines fractions and exponents. */
+TEST(tp_json_uint_fast_matches_general)
+{
+	static const char *const nums[] = {
+		"0", "7", "42", "1000", "12345678", "123456789", "9007199254740993",
+		"1234567890123456", "12345678901234567", "5.5", "3e2", "8E1", "00012",
+	};
+	static const char *const tails[] = {",\"x\":1}         ", "}                ",
+					    " ,               ", "]                "};
+	for (size_t i = 0; i < TB_ARRAY_SIZE(nums); i++) {
+		for (size_t j = 0; j < TB_ARRAY_SIZE(tails); j++) {
+			char buf[64];
+			int n = snprintf(buf, sizeof buf, "%s%s", nums[i], tails[j]);
+			uint64_t v = 0;
+			const char *q = json_uint_fast(buf, buf + n, &v);
+			struct json_num num;
+			const char *r = json_number(buf, buf + n, &num);
+			bool plain = strlen(nums[i]) <= 16 && !strpbrk(nums[i], ".eE");
+			CHECK_EQ(q != NULL, plain);
+			if (q) {
+				CHECK(q == r);
+				CHECK(num.is_int);
+				CHECK_UEQ(v, (uint64_t)num.i);
+			}
+		}
+	}
+	char shorty[] = "123}";
+	uint64_t v;
+	CHECK(json_uint_fast(shorty, shorty + 4, &v) == NULL); /* too near the end */
+}
+
+struct text_sink_buf {
+	char text[256];
+	size_t len;
+	int ends;
+};
+
+static void sink_piece(void *ctx, const char *s, size_t n)
+{
+	struct text_sink_buf *b = ctx;
+	if (b->len + n < sizeof b->text) {
+		memcpy(b->text + b->len, s, n);
+		b->len += n;
+	}
+}
+
+static void sink_end(void *ctx)
+{
+	((struct text_sink_buf *)ctx)->ends++;
+}
+
+/* The systemTraceEvents string reaches its sink unescaped and whole, with
+ * escapes (surrogate pairs included) cut anywhere by chunk ends; the events
+ * after it still load. */
+TEST(tp_json_system_trace_handoff)
+{
+	static const char trace[] =
+		"{\"systemTraceEvents\":\"# tracer\\n\\tx\\u00e9\\ud83d\\ude00\\ud800y\\\"\","
+		"\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":1,\"name\":\"a\"}]}";
+	static const char want[] = "# tracer\n\tx\xc3\xa9\xf0\x9f\x98\x80\xef\xbf\xbdy\"";
+	for (size_t chunk = 1; chunk <= sizeof trace; chunk += 3) {
+		struct tp *tp = tp_new(NULL);
+		struct json_tokenizer *t = json_tokenizer_new(tp);
+		struct text_sink_buf b = {{0}, 0, 0};
+		struct json_text_sink sink = {sink_piece, sink_end, &b};
+		json_tokenizer_set_system_trace_sink(t, &sink);
+		for (size_t off = 0; off < sizeof trace - 1; off += chunk) {
+			size_t n = sizeof trace - 1 - off < chunk ? sizeof trace - 1 - off : chunk;
+			CHECK_EQ(json_tokenizer_feed(t, (const uint8_t *)trace + off, n), 0);
+		}
+		CHECK_EQ(b.ends, 1);
+		CHECK_EQ(b.len, sizeof want - 1);
+		CHECK_MEM_EQ(b.text, want, sizeof want - 1);
+		CHECK_EQ(tp_sorter_pending(tp->sorter), 1);
+		CHECK_EQ(tp->stats[TP_STAT_json_tokenizer_failure], 0);
+		json_tokenizer_free(t);
+		tp_free(tp);
+	}
+}
+
 TEST(tp_json_counters)
 {
 	struct tp *tp = load("[{\"ph\":\"C\",\"pid\":300,\"tid\":301,\"ts\":3000,\"name\":\"Ctr\","
@@ -385,6 +500,29 @@ TEST(tp_json_args_types)
 	CHECK_STR_EQ(s_(tp, tp_args_type_name_id(tp, tp_args_row(tp, (uint32_t)a).type)), "real");
 	/* Keys in document order. */
 	CHECK(find_arg(tp, set, "args.i") < find_arg(tp, set, "args.r"));
+	tp_free(tp);
+}
+
+/* Arg rows keep every integer width and sign, and long keys, exactly. */
+TEST(tp_json_args_int_widths)
+{
+	struct tp *tp = load("[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":1,\"name\":\"a\","
+			     "\"args\":{\"a\":127,\"b\":-128,\"c\":300,\"d\":-32769,\"e\":70000,"
+			     "\"f\":-2147483649,\"g\":5000000000,\"h\":-9223372036854775807,"
+			     "\"a_key_longer_than_sixteen\":{\"and_another_long_one\":7}}}]");
+	static const struct {
+		const char *key;
+		int64_t v;
+	} want[] = {{"args.a", 127},           {"args.b", -128},       {"args.c", 300},
+		    {"args.d", -32769},        {"args.e", 70000},      {"args.f", -2147483649LL},
+		    {"args.g", 5000000000LL},  {"args.h", -9223372036854775807LL},
+		    {"args.a_key_longer_than_sixteen.and_another_long_one", 7}};
+	uint32_t set = tp->t.slice.arg_set_id[find_slice(tp, "a")];
+	for (size_t i = 0; i < TB_ARRAY_SIZE(want); i++) {
+		long a = find_arg(tp, set, want[i].key);
+		CHECK(a >= 0);
+		CHECK_EQ(tp_args_row(tp, (uint32_t)a).v.i, want[i].v);
+	}
 	tp_free(tp);
 }
 

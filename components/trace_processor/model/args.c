@@ -246,6 +246,12 @@ static bool set_eq(const void *ctx, uint64_t set)
 	return true;
 }
 
+void tp_args_prefetch(const struct tp *tp, const struct tp_arg *a, size_t n)
+{
+	if (n)
+		hmap_prefetch(&tp->arg_sets, args_hash(a, n));
+}
+
 static uint32_t commit_array(struct tp *tp, const struct tp_arg *a, size_t n)
 {
 	if (n == 0)

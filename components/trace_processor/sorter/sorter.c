@@ -17,7 +17,9 @@
  * they go; held-back data only doubles the window for the next round. An event pushed later with a ts older than the
  * last one extracted is dropped and counted (sorter_push_event_out_of_order,
  * as Perfetto does). tp_sorter_flush extracts everything (end of file,
- * --full-sort).
+ * --full-sort); while it drains, the pages of the dispatched part of the
+ * index are given back (madvise) and freed blocks are not kept as spares,
+ * so a fully sorted trace's buffers shrink as its tables grow.
  *
  *   run:    [ entry | entry | ... ]  head ─▶ first pending entry
  *   entry:  ts (8) | push number (8) | payload* (8) | len (4) | block (4)
@@ -27,6 +29,8 @@
 #include "../tp_int.h"
 
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define BLOCK_SIZE ((size_t)256 << 10)
 #define SPARE_BLOCKS 64
@@ -53,6 +57,7 @@ struct block {
 struct run {
 	VEC(struct entry) q;
 	size_t head;    /* q[head, len) are pending */
+	size_t dropped; /* q's first bytes whose pages were given back */
 	int64_t latest; /* the largest ts pushed */
 	uint64_t last_push; /* the sorter's pushed bytes at its last push */
 	bool sorted;    /* pending entries are in ts order */
@@ -75,6 +80,7 @@ struct tp_sorter {
 	size_t pending, bytes;    /* buffered events and payload bytes */
 	size_t window, trigger;   /* extract once bytes passes trigger */
 	bool extracted;           /* something was extracted: late events drop */
+	bool flushing;            /* no more pushes: blocks are not kept */
 	int64_t last_ts;          /* ts of the last extracted event */
 	uint64_t late;            /* dropped, not yet added to the stats */
 	uint64_t pushed;          /* bytes ever pushed */
@@ -149,7 +155,7 @@ static uint32_t new_block(struct tp_sorter *s, size_t cap)
 static void drop_block(struct tp_sorter *s, uint32_t i)
 {
 	struct block *b = &s->blocks.data[i];
-	if (b->cap == BLOCK_SIZE && s->spare.len < SPARE_BLOCKS)
+	if (b->cap == BLOCK_SIZE && s->spare.len < SPARE_BLOCKS && !s->flushing)
 		vec_push(&s->spare, b->data);
 	else
 		tb_free(b->data);
@@ -275,6 +281,23 @@ static void sift_down(struct head *h, size_t n, size_t i)
 	h[i] = v;
 }
 
+/* Give the pages of q's dispatched entries [0, upto) back to the kernel
+ * while a long drain runs, so the index of a fully sorted trace (32 bytes an
+ * event) does not stay resident under the growing tables. The pages are
+ * never read again: compaction only reads the pending tail. */
+#define DROP_STEP ((size_t)1 << 20)
+static void drop_dispatched(struct run *r, size_t upto)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uintptr_t base = (uintptr_t)r->q.data;
+	uintptr_t from = (base + r->dropped + page - 1) & ~(uintptr_t)(page - 1);
+	uintptr_t to = (base + upto * sizeof *r->q.data) & ~(uintptr_t)(page - 1);
+	if (to <= from || to - from < DROP_STEP)
+		return;
+	madvise((void *)from, to - from, MADV_DONTNEED);
+	r->dropped = to - base;
+}
+
 /* Dispatch every pending event with ts <= limit, in (ts, push) order: a
  * k-way merge of the runs on a heap of their heads. */
 static void extract(struct tp_sorter *s, int64_t limit, struct tp *tp, tp_sorted_fn fn, void *ctx)
@@ -321,6 +344,8 @@ static void extract(struct tp_sorter *s, int64_t limit, struct tp *tp, tp_sorted
 			if (--b->live == 0 && e->blk != s->cur)
 				drop_block(s, e->blk);
 			e++;
+			if (((size_t)(e - r->q.data) & 0xffff) == 0)
+				drop_dispatched(r, (size_t)(e - r->q.data));
 			if (e == end || e->ts > limit)
 				break;
 			if (second && (e->ts != second->ts ? e->ts > second->ts : e->ord > second->ord))
@@ -339,6 +364,7 @@ static void extract(struct tp_sorter *s, int64_t limit, struct tp *tp, tp_sorted
 	/* Compact the runs: drop dispatched entries. */
 	for (size_t i = 0; i < s->runs.len; i++) {
 		struct run *r = &s->runs.data[i];
+		r->dropped = 0;
 		if (r->head == r->q.len) {
 			r->q.len = r->head = 0;
 			if (r->q.cap > 4096) /* do not keep a big idle index */
@@ -381,10 +407,12 @@ void tp_sorter_extract(struct tp_sorter *s, struct tp *tp, tp_sorted_fn fn, void
 
 void tp_sorter_flush(struct tp_sorter *s, struct tp *tp, tp_sorted_fn fn, void *ctx)
 {
+	s->flushing = true;
 	extract(s, INT64_MAX, tp, fn, ctx);
+	s->flushing = false;
 	for (size_t i = 0; i < s->runs.len; i++) {
 		vec_release(&s->runs.data[i].q);
-		s->runs.data[i].head = 0;
+		s->runs.data[i].head = s->runs.data[i].dropped = 0;
 		s->runs.data[i].latest = INT64_MIN;
 		s->runs.data[i].sorted = true;
 	}

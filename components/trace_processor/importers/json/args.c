@@ -3,8 +3,11 @@
  * it: an object's members get ".<name>" appended to both keys, an array's
  * elements get "[i]" appended to `key` only (flat_key keeps the array's
  * key), nulls are skipped, and leaves are stored as int (integral numbers),
- * real (other numbers), string or bool. Also the top-level "metadata" object
- * of a trace, stored as json_metadata.<key> metadata rows.
+ * real (other numbers), string or bool. The tokenizer encodes them as
+ * compact rows in the same pass that reads the event (json_args_encode);
+ * the parser turns the rows into a builder when it commits the event's
+ * slice (json_args_decode). Also the top-level "metadata" object of a
+ * trace, stored as json_metadata.<key> metadata rows.
  */
 #include "json_int.h"
 
@@ -27,77 +30,178 @@ static void buf_put(struct json_buf *b, const char *s, size_t n)
 	b->v.len += n;
 }
 
-static bool pool_eq(struct tp *tp, uint32_t id, const struct json_buf *b)
-{
-	size_t n;
-	const char *s = strpool_get(&tp->strings, id, &n);
-	return n == b->v.len && json_same_bytes(s, b->v.data, n);
-}
-
-/* The pool ids of the current flat key and key, through the cache. */
+/* The pool ids of the current key and flat key when an array is on the
+ * path: their texts are in c->key and c->flat. */
 static void leaf_keys(struct tp *tp, struct json_args_ctx *c, uint32_t *fk, uint32_t *k)
 {
-	uint64_t h = tb_hash_bytes(c->key.v.data, c->key.v.len, c->flat.v.len);
-	if (c->flat.v.len != c->key.v.len)
-		h = tb_hash_bytes(c->flat.v.data, c->flat.v.len, h);
-	h |= 1; /* 0 marks an empty entry */
-	struct json_key_ent *e = &c->cache[(h >> 32) & (JSON_KEY_CACHE - 1)];
-	if (e->hash == h && pool_eq(tp, e->key, &c->key) &&
-	    (e->flat == e->key || pool_eq(tp, e->flat, &c->flat))) {
-		*fk = e->flat;
-		*k = e->key;
-		return;
-	}
-	*fk = tp_intern(tp, c->flat.v.data, c->flat.v.len);
-	*k = c->key.v.len == c->flat.v.len ? *fk : tp_intern(tp, c->key.v.data, c->key.v.len);
-	e->hash = h;
-	e->flat = *fk;
-	e->key = *k;
+	*k = json_intern(tp, &c->keys, c->key.v.data, c->key.v.len);
+	*fk = json_intern(tp, &c->keys, c->flat.v.data, c->flat.v.len);
 }
 
-/* Add the value at p; returns the byte after it, or NULL when malformed. */
-static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct tp_args_builder *b,
-			     const char *p, const char *end, int depth)
+/* The key id of member k of the object whose key id is parent, i.e. of
+ * "<parent>.<k>". Through a cache by (parent, k): a hit builds no text. */
+static uint32_t child_key(struct tp *tp, struct json_args_ctx *c, uint32_t parent, const char *k,
+			  size_t kn)
+{
+	uint64_t a, b = 0;
+	bool exact = json_words(k, kn, &a, &b);
+	if (!exact)
+		a = tb_hash_bytes(k, kn, parent);
+	uint64_t h = json_words_hash(a, b, kn) + parent;
+	struct json_child_key *e = &c->children[(h >> 32) & (JSON_CHILD_KEYS - 1)];
+	bool hit = e->id && e->parent == parent && e->n == kn && e->a == a && e->b == b;
+	if (hit && exact)
+		return e->id;
+	size_t plen;
+	const char *ptext = strpool_get(&tp->strings, parent, &plen);
+	if (hit) {
+		size_t len;
+		const char *s = strpool_get(&tp->strings, e->id, &len);
+		if (len == plen + 1 + kn && json_same_bytes(s + plen + 1, k, kn))
+			return e->id;
+	}
+	vec_clear(&c->key.v);
+	buf_put(&c->key, ptext, plen);
+	buf_put(&c->key, ".", 1);
+	buf_put(&c->key, k, kn);
+	uint32_t id = tp_intern(tp, c->key.v.data, c->key.v.len);
+	*e = (struct json_child_key){a, b, (uint32_t)kn, parent, id};
+	return id;
+}
+
+/* ---- the encoded rows ----------------------------------------------------
+ *
+ * One row:  byte 0: type (bits 0-3) | value width code (bits 4-5: 1 2 4 8
+ *           bytes) | 0x80 when a flat key follows
+ *           key (u32) [flat key (u32)] value (width bytes, little endian;
+ *           integers sign-extended from the width)
+ */
+#define ROW_FLAT 0x80u
+
+static inline void emit(struct json_buf *out, int type, uint32_t fk, uint32_t k, uint64_t v)
+{
+	unsigned wc = 3; /* 8 bytes: reals, and integers that need them */
+	if (type == TP_ARG_STRING)
+		wc = 2;
+	else if (type == TP_ARG_BOOL || (type != TP_ARG_REAL && (int64_t)v == (int8_t)v))
+		wc = 0;
+	else if (type != TP_ARG_REAL && (int64_t)v == (int16_t)v)
+		wc = 1;
+	else if (type != TP_ARG_REAL && (int64_t)v == (int32_t)v)
+		wc = 2;
+	if (out->v.cap - out->v.len < 17)
+		vec_reserve(&out->v, 17);
+	char *q = out->v.data + out->v.len;
+	*q++ = (char)(type | wc << 4 | (fk != k ? ROW_FLAT : 0));
+	memcpy(q, &k, 4);
+	q += 4;
+	if (fk != k) {
+		memcpy(q, &fk, 4);
+		q += 4;
+	}
+	memcpy(q, &v, 8); /* little endian: the low bytes are the value */
+	q += 1u << wc;
+	out->v.len = (size_t)(q - out->v.data);
+}
+
+void json_args_decode(const char *p, size_t n, struct tp_args_builder *b)
+{
+	const char *end = p + n;
+	while (p < end) {
+		unsigned h = (unsigned char)*p++, wc = h >> 4 & 3;
+		struct tp_arg a = {0};
+		memcpy(&a.key, p, 4);
+		p += 4;
+		a.flat_key = a.key;
+		if (h & ROW_FLAT) {
+			memcpy(&a.flat_key, p, 4);
+			p += 4;
+		}
+		a.type = (enum tp_arg_type)(h & 15);
+		int8_t v8;
+		int16_t v16;
+		int32_t v32;
+		switch (wc) {
+		case 0:
+			memcpy(&v8, p, 1);
+			a.v.i = v8;
+			break;
+		case 1:
+			memcpy(&v16, p, 2);
+			a.v.i = v16;
+			break;
+		case 2:
+			memcpy(&v32, p, 4);
+			a.v.i = v32;
+			break;
+		default:
+			memcpy(&a.v.i, p, 8);
+		}
+		if (a.type == TP_ARG_STRING)
+			a.v.i = (uint32_t)a.v.i;
+		p += 1u << wc;
+		vec_push(&b->args, a);
+	}
+}
+
+/* Encode the value at p; returns the byte after it, or NULL when
+ * malformed. While no array is on the path (`same`) the key and flat key
+ * are one, kid; below an array their texts are built in c->key / c->flat. */
+static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json_buf *out,
+			     const char *p, const char *end, int depth, bool same, uint32_t kid)
 {
 	p = json_skip_ws(p, end);
 	if (p >= end)
 		return NULL;
-	size_t flat_len = c->flat.v.len, key_len = c->key.v.len;
 	char ch = *p;
 	if (ch == '{' || ch == '[') {
 		if (depth >= ARGS_MAX_DEPTH)
 			return json_skip_value(p, end);
 		bool obj = ch == '{';
 		uint32_t index = 0;
+		if (!obj && same) {
+			/* From here down flat_key and key part: flat keeps the
+			 * array's key. */
+			size_t n;
+			const char *text = strpool_get(&tp->strings, kid, &n);
+			buf_set_len(&c->key, 0);
+			buf_put(&c->key, text, n);
+			buf_set_len(&c->flat, 0);
+			buf_put(&c->flat, text, n);
+		}
+		bool csame = same && obj;
+		size_t flat_len = c->flat.v.len, key_len = c->key.v.len;
 		p++;
 		for (;;) {
-			p = json_skip_ws(p, end);
-			while (p < end && *p == ',')
-				p = json_skip_ws(p + 1, end);
-			if (p >= end)
-				return NULL;
-			if (*p == (obj ? '}' : ']'))
-				return p + 1;
-			buf_set_len(&c->flat, flat_len);
-			buf_set_len(&c->key, key_len);
+			uint32_t ckid = 0;
+			if (!csame) {
+				buf_set_len(&c->key, key_len);
+				buf_set_len(&c->flat, flat_len);
+			}
 			if (obj) {
 				const char *k;
 				size_t kn;
-				if (*p != '"')
-					return NULL;
-				p = json_string(p, end, &c->str, &k, &kn);
-				if (!p)
-					return NULL;
-				p = json_skip_ws(p, end);
-				if (p >= end || *p != ':')
-					return NULL;
-				p = json_skip_ws(p + 1, end);
-				buf_put(&c->flat, ".", 1);
-				buf_put(&c->flat, k, kn);
-				buf_put(&c->key, ".", 1);
-				buf_put(&c->key, k, kn);
+				bool closed;
+				p = json_member(p, end, &c->str, &k, &kn, &closed);
+				if (!p || closed)
+					return p;
+				if (csame) {
+					ckid = child_key(tp, c, kid, k, kn);
+				} else {
+					buf_put(&c->key, ".", 1);
+					buf_put(&c->key, k, kn);
+					buf_put(&c->flat, ".", 1);
+					buf_put(&c->flat, k, kn);
+				}
 			} else {
-				if (p < end && *p == 'n') { /* null elements take no index */
+				p = json_skip_ws(p, end);
+				while (p < end && *p == ',')
+					p = json_skip_ws(p + 1, end);
+				if (p >= end)
+					return NULL;
+				if (*p == ']')
+					return p + 1;
+				if (*p == 'n') { /* null elements take no index */
 					p = json_skip_value(p, end);
 					if (!p)
 						return NULL;
@@ -107,12 +211,12 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct tp_a
 				int n = snprintf(idx, sizeof idx, "[%u]", index++);
 				buf_put(&c->key, idx, (size_t)n);
 			}
-			p = add_value(tp, c, b, p, end, depth + 1);
+			p = add_value(tp, c, out, p, end, depth + 1, csame, ckid);
 			if (!p)
 				return NULL;
 		}
 	}
-	uint32_t fk, k;
+	uint32_t fk = kid, k = kid;
 	if (ch == '"') {
 		const char *s;
 		size_t n;
@@ -120,8 +224,9 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct tp_a
 		if (!p)
 			return NULL;
 		uint32_t sid = json_intern(tp, &c->values, s, n);
-		leaf_keys(tp, c, &fk, &k);
-		tp_args_add_string(b, fk, k, sid);
+		if (!same)
+			leaf_keys(tp, c, &fk, &k);
+		emit(out, TP_ARG_STRING, fk, k, sid);
 		return p;
 	}
 	if (ch == 't' || ch == 'f') {
@@ -129,8 +234,9 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct tp_a
 		size_t len = v ? 4 : 5;
 		if ((size_t)(end - p) < len || memcmp(p, v ? "true" : "false", len) != 0)
 			return NULL;
-		leaf_keys(tp, c, &fk, &k);
-		tp_args_add_bool(b, fk, k, v);
+		if (!same)
+			leaf_keys(tp, c, &fk, &k);
+		emit(out, TP_ARG_BOOL, fk, k, v);
 		return p + len;
 	}
 	if (ch == 'n') {
@@ -138,31 +244,39 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct tp_a
 			return NULL;
 		return p + 4;
 	}
+	uint64_t u;
+	const char *q = json_uint_fast(p, end, &u);
+	if (q) {
+		if (!same)
+			leaf_keys(tp, c, &fk, &k);
+		emit(out, TP_ARG_INT, fk, k, u);
+		return q;
+	}
 	struct json_num num;
 	p = json_number(p, end, &num);
 	if (!p)
 		return NULL;
-	leaf_keys(tp, c, &fk, &k);
-	if (num.is_int)
-		tp_args_add_int(b, fk, k, num.i);
-	else
-		tp_args_add_real(b, fk, k, num.d);
+	if (!same)
+		leaf_keys(tp, c, &fk, &k);
+	if (num.is_int) {
+		emit(out, TP_ARG_INT, fk, k, (uint64_t)num.i);
+	} else {
+		uint64_t bits;
+		memcpy(&bits, &num.d, 8);
+		emit(out, TP_ARG_REAL, fk, k, bits);
+	}
 	return p;
 }
 
-void json_args_add(struct tp *tp, struct json_args_ctx *c, struct tp_args_builder *b,
-		   const char *p, const char *end, const char *prefix)
+const char *json_args_encode(struct tp *tp, struct json_args_ctx *c, const char *p,
+			     const char *end, const char *prefix, struct json_buf *out)
 {
-	vec_clear(&c->flat.v);
-	vec_clear(&c->key.v);
-	buf_put(&c->flat, prefix, strlen(prefix));
-	buf_put(&c->key, prefix, strlen(prefix));
-	size_t before = b->args.len;
-	if (!add_value(tp, c, b, p, end, 0)) {
-		/* Malformed args: keep nothing from them, as Perfetto does. */
-		b->args.len = before;
-		tp_stat_inc(tp, TP_STAT_json_parser_failure);
-	}
+	uint32_t kid = json_intern(tp, &c->keys, prefix, strlen(prefix));
+	size_t before = out->v.len;
+	const char *q = add_value(tp, c, out, p, end, 0, true, kid);
+	if (!q)
+		out->v.len = before;
+	return q;
 }
 
 void json_metadata_add(struct tp *tp, struct json_args_ctx *c, const char *p, const char *end)
@@ -172,26 +286,16 @@ void json_metadata_add(struct tp *tp, struct json_args_ctx *c, const char *p, co
 		return;
 	p++;
 	for (;;) {
-		p = json_skip_ws(p, end);
-		while (p < end && *p == ',')
-			p = json_skip_ws(p + 1, end);
-		if (p >= end || *p != '"')
-			return;
 		const char *k;
 		size_t kn;
-		p = json_string(p, end, &c->str, &k, &kn);
-		if (!p)
+		bool closed;
+		p = json_member(p, end, &c->str, &k, &kn, &closed);
+		if (!p || closed)
 			return;
 		vec_clear(&c->key.v);
 		buf_put(&c->key, "json_metadata.", 14);
 		buf_put(&c->key, k, kn);
 		buf_put(&c->key, "", 1); /* NUL for tp_metadata_set_* */
-		p = json_skip_ws(p, end);
-		if (p >= end || *p != ':')
-			return;
-		p = json_skip_ws(p + 1, end);
-		if (p >= end)
-			return;
 		if (*p == '"') {
 			const char *s;
 			size_t n;

@@ -5,12 +5,15 @@
  *   tokenizer.c  the container state machine: finds each event object in
  *                the byte stream (chunks of any size), keeps only the
  *                unfinished tail between chunks, decodes the event's fields
- *                into a struct json_event and pushes it to the sorter.
+ *                (and its args, as encoded rows) in one pass into a struct
+ *                json_event and pushes it to the sorter.
  *   lex.c        JSON lexing helpers on complete text: strings (with
- *                unescaping), numbers, value skipping, Perfetto's µs -> ns.
- *   args.c       the `args` object -> args table rows; top-level metadata.
+ *                unescaping), numbers, value skipping, object members,
+ *                Perfetto's µs -> ns.
+ *   args.c       the `args` value -> encoded arg rows -> args builder;
+ *                top-level metadata.
  *   parser.c     event semantics in timestamp order (slices, instants,
- *                counters, async, flows, metadata events) and the
+ *                counters, async, flows, metadata, thread states) and the
  *                tp_importer_ops glue.
  */
 #ifndef TB_TP_JSON_INT_H
@@ -19,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../../tp_int.h"
 
@@ -35,6 +39,8 @@
 #define JSON_EV_FLOW_OUT 0x100u
 #define JSON_EV_BP_E 0x200u      /* "bp": "e" */
 #define JSON_EV_HAS_ARGS 0x400u  /* "args" key present */
+#define JSON_EV_ARGS_ROWS 0x800u /* args holds encoded rows, not JSON text */
+#define JSON_EV_ARGS_BAD 0x1000u /* args present but not importable */
 
 /* One event as the tokenizer decoded it. Strings are pool ids (0 = absent
  * or empty). Times are ns; TP_NULL_I64 when absent or not a valid number.
@@ -47,11 +53,14 @@ struct json_event {
 	uint32_t name, cat;
 	uint32_t id;        /* "id" as a string (numbers as their text) */
 	uint32_t id2_local, id2_global;
-	uint32_t args_len;
+	uint32_t args_len; /* bytes at args */
 	uint16_t flags;
 	char ph;
 	char scope; /* "s": 0 absent, 'g' 'p' 't', '?' anything else */
-	const char *args; /* args_len bytes of raw JSON text */
+	/* With JSON_EV_ARGS_ROWS: the arg rows as json_args_encode made them
+	 * (phases whose args become args rows); else the raw JSON text of the
+	 * args value (C, M, T: read by their own rules at parse time). */
+	const char *args;
 };
 
 static inline const char *json_event_args(const struct json_event *e)
@@ -59,12 +68,11 @@ static inline const char *json_event_args(const struct json_event *e)
 	return e->args;
 }
 
-/* The sorter record of e and its args text, appended to out (cleared
- * first); its length. ts is not stored: the sorter keeps it. */
-struct json_rec_buf {
-	VEC(char) v;
-};
-size_t json_event_encode(const struct json_event *e, const char *args, struct json_rec_buf *out);
+/* The sorter record of e and its args_len bytes of args: its size, and
+ * written to out (json_event_size bytes). ts is not stored: the sorter
+ * keeps it. */
+size_t json_event_size(const struct json_event *e);
+void json_event_encode(const struct json_event *e, const char *args, char *out);
 /* Decode a record made by json_event_encode; e->args points into rec. */
 void json_event_decode(const void *rec, int64_t ts, struct json_event *e);
 
@@ -86,14 +94,41 @@ static inline const char *json_skip_ws(const char *p, const char *end)
 	return p;
 }
 
-/* The first '"' or '\\' in [p, end), or end. */
-const char *json_find_quote_or_bs(const char *p, const char *end);
+/* The first '"' or '\\' in [p, end), or end. SWAR: 8 bytes at a time. */
+static inline const char *json_find_quote_or_bs(const char *p, const char *end)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	while (end - p >= 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		uint64_t q = w ^ (ones * 0x22), b = w ^ (ones * 0x5c);
+		uint64_t hit = ((q - ones) & ~q & highs) | ((b - ones) & ~b & highs);
+		if (hit)
+			return p + (__builtin_ctzll(hit) >> 3);
+		p += 8;
+	}
+	while (p < end && *p != '"' && *p != '\\')
+		p++;
+	return p;
+}
 
 /* A string starting at p (which is '"'). On success returns the byte after
  * the closing quote and points *s and *n at the unescaped text: into the input
- * when it has no escapes, else into buf. NULL when malformed or cut off. */
-const char *json_string(const char *p, const char *end, struct json_buf *buf, const char **s,
-			size_t *n);
+ * when it has no escapes, else into buf. NULL when malformed or cut off.
+ * json_string_escaped is the general path, taken at the first backslash. */
+const char *json_string_escaped(const char *p, const char *end, struct json_buf *buf,
+				const char **s, size_t *n);
+static inline const char *json_string(const char *p, const char *end, struct json_buf *buf,
+				      const char **s, size_t *n)
+{
+	const char *q = json_find_quote_or_bs(p + 1, end);
+	if (q < end && *q == '"') {
+		*s = p + 1;
+		*n = (size_t)(q - p - 1);
+		return q + 1;
+	}
+	return json_string_escaped(p, end, buf, s, n);
+}
 
 /* A number token: its extent, and whether it is integral. */
 struct json_num {
@@ -103,6 +138,57 @@ struct json_num {
 	int64_t i;     /* when is_int */
 	double d;      /* always */
 };
+/* The number of leading ASCII digits of the 8 bytes in w (0-8): a byte is a
+ * digit when its high nibble is 3 and adding 6 keeps it so. A carry out of
+ * a non-digit byte only reaches later bytes. */
+static inline unsigned json_digits8(uint64_t w)
+{
+	const uint64_t hi = 0xf0f0f0f0f0f0f0f0ull, threes = 0x3030303030303030ull;
+	uint64_t bad = ((w & hi) ^ threes) | (((w + 0x0606060606060606ull) & hi) ^ threes);
+	return bad ? (unsigned)__builtin_ctzll(bad) >> 3 : 8;
+}
+
+/* The value of the first n (1-8) digits in w. */
+static inline uint64_t json_digits8_value(uint64_t w, unsigned n)
+{
+	uint64_t v = (w & 0x0f0f0f0f0f0f0f0full) << (8 * (8 - n));
+	v = (v * 10 + (v >> 8)) & 0x00ff00ff00ff00ffull;
+	v = (v * 100 + (v >> 16)) & 0x0000ffff0000ffffull;
+	return (v * 10000 + (v >> 32)) & 0xffffffffull;
+}
+
+/* The common number: 1 to 16 plain digits, not followed by another digit, a
+ * fraction or an exponent. Returns the byte after it, or NULL for any other
+ * shape, or when fewer than 17 bytes are left (the caller takes the general
+ * path then). Forced inline: called for most numbers of a trace. */
+__attribute__((always_inline)) static inline const char *json_uint_fast(const char *p,
+									 const char *end,
+									 uint64_t *v)
+{
+	if (end - p < 17)
+		return NULL;
+	uint64_t w;
+	memcpy(&w, p, 8);
+	unsigned n = json_digits8(w);
+	if (n == 0)
+		return NULL;
+	uint64_t x = json_digits8_value(w, n);
+	if (n == 8) {
+		memcpy(&w, p + 8, 8);
+		unsigned m = json_digits8(w);
+		if (m) {
+			static const uint64_t pow10[9] = {1, 10, 100, 1000, 10000, 100000,
+							  1000000, 10000000, 100000000};
+			x = x * pow10[m] + json_digits8_value(w, m);
+			n += m;
+		}
+	}
+	char c = p[n];
+	if (c == '.' || c == 'e' || c == 'E' || (unsigned)(c - '0') < 10)
+		return NULL;
+	*v = x;
+	return p + n;
+}
 /* Parse a number at p. Returns the byte after it, NULL if not a number. */
 const char *json_number(const char *p, const char *end, struct json_num *out);
 
@@ -127,44 +213,139 @@ bool json_parse_double(const char *s, size_t n, double *out);
 /* strtoull base 10/16 over the whole of s. */
 bool json_parse_u64(const char *s, size_t n, int base, uint64_t *out);
 
+/* The next member of an object whose '{' was consumed: p is after it or
+ * after the previous member's value. Returns the member's value (after
+ * whitespace) with its key in *k, *kn (unescaped, maybe into buf); at the
+ * closing '}' sets *closed and returns the byte after it; NULL when the
+ * text is malformed or cut off. Forced inline: it is the args hot loop. */
+__attribute__((always_inline)) static inline const char *
+json_member(const char *p, const char *end, struct json_buf *buf, const char **k, size_t *kn,
+	    bool *closed)
+{
+	*closed = false;
+	p = json_skip_ws(p, end);
+	while (p < end && *p == ',')
+		p = json_skip_ws(p + 1, end);
+	if (p < end && *p == '}') {
+		*closed = true;
+		return p + 1;
+	}
+	if (p >= end || *p != '"')
+		return NULL;
+	p = json_string(p, end, buf, k, kn);
+	if (!p)
+		return NULL;
+	p = json_skip_ws(p, end);
+	if (p >= end || *p != ':')
+		return NULL;
+	p = json_skip_ws(p + 1, end);
+	return p < end ? p : NULL;
+}
+
 /* Find key in the object text [p, end) (top level only). Returns a pointer
  * to its value or NULL. */
 const char *json_object_find(const char *p, const char *end, const char *key,
 			     struct json_buf *buf);
 
 /* Byte equality a word at a time (musl's memcmp goes byte by byte). */
-bool json_same_bytes(const char *a, const char *b, size_t n);
+static inline bool json_same_bytes(const char *a, const char *b, size_t n)
+{
+	for (; n >= 8; a += 8, b += 8, n -= 8) {
+		uint64_t x, y;
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		if (x != y)
+			return false;
+	}
+	while (n--)
+		if (*a++ != *b++)
+			return false;
+	return true;
+}
 
 /* A direct-mapped cache in front of the string pool: traces repeat a few
- * names, categories and values, which then cost a hash and a compare. */
+ * names, categories, arg keys and values. A string of at most 16 bytes is
+ * identified exactly by its length and two (overlapping) words, so a hit
+ * costs two loads and a compare; longer ones by a hash, checked against the
+ * pool. */
 struct json_icache {
 	struct {
-		uint64_t hash; /* 0 = empty */
-		uint32_t id;
-	} e[512];
+		uint64_t a, b; /* the words, or the hash and 0 */
+		uint32_t n, id; /* id 0 = empty */
+	} e[2048];
 };
-uint32_t json_intern(struct tp *tp, struct json_icache *c, const char *s, size_t n);
+uint32_t json_intern_slow(struct tp *tp, struct json_icache *c, const char *s, size_t n);
+
+/* Two words that, with n, identify the n <= 16 bytes at s exactly (they may
+ * overlap); false when n > 16. */
+static inline bool json_words(const char *s, size_t n, uint64_t *a, uint64_t *b)
+{
+	if (n >= 8 && n <= 16) {
+		memcpy(a, s, 8);
+		memcpy(b, s + n - 8, 8);
+	} else if (n >= 4 && n < 8) {
+		uint32_t x, y;
+		memcpy(&x, s, 4);
+		memcpy(&y, s + n - 4, 4);
+		*a = x;
+		*b = y;
+	} else if (n < 4) {
+		*a = n ? (uint64_t)(unsigned char)s[0] << 16 |
+				 (uint64_t)(unsigned char)s[n >> 1] << 8 | (unsigned char)s[n - 1]
+		       : 0;
+		*b = 0;
+	} else {
+		return false;
+	}
+	return true;
+}
+
+static inline uint64_t json_words_hash(uint64_t a, uint64_t b, size_t n)
+{
+	return (a ^ n) * 0x9e3779b97f4a7c15ull ^ b * 0xc2b2ae3d27d4eb4full;
+}
+
+static inline uint32_t json_intern(struct tp *tp, struct json_icache *c, const char *s, size_t n)
+{
+	uint64_t a, b;
+	if (!n)
+		return 0;
+	if (!json_words(s, n, &a, &b))
+		return json_intern_slow(tp, c, s, n);
+	size_t i = (size_t)(json_words_hash(a, b, n) >> 53);
+	if (c->e[i].n == n && c->e[i].a == a && c->e[i].b == b && c->e[i].id)
+		return c->e[i].id;
+	uint32_t id = tp_intern(tp, s, n);
+	c->e[i].a = a;
+	c->e[i].b = b;
+	c->e[i].n = (uint32_t)n;
+	c->e[i].id = id;
+	return id;
+}
 
 /* ---- args.c --------------------------------------------------------------- */
 
-/* A remembered (flat_key, key) pair of pool ids, by a hash of both texts:
- * traces repeat the same few arg names, so most leaves skip interning. */
-struct json_key_ent {
-	uint64_t hash;
-	uint32_t flat, key;
+/* A remembered key id of "<parent>.<member>", by parent id and member. */
+struct json_child_key {
+	uint64_t a, b; /* member text words (<= 16 bytes) or its hash */
+	uint32_t n, parent, id;
 };
-#define JSON_KEY_CACHE 256 /* entries, a power of two */
+#define JSON_CHILD_KEYS 256 /* entries, a power of two */
 
 struct json_args_ctx {
 	struct json_buf flat, key, str;
-	struct json_key_ent cache[JSON_KEY_CACHE];
-	struct json_icache values;
+	struct json_icache keys, values;
+	struct json_child_key children[JSON_CHILD_KEYS];
 };
-/* Add the JSON value at [p, end) under `prefix` (e.g. "args") to the args
- * builder b, Perfetto-style: objects -> dotted keys, arrays -> [i] in key
- * only, nulls skipped, ints/reals/strings/bools typed. */
-void json_args_add(struct tp *tp, struct json_args_ctx *c, struct tp_args_builder *b,
-		   const char *p, const char *end, const char *prefix);
+/* Encode the JSON value at [p, end) as arg rows under `prefix` (e.g.
+ * "args"), appended to out, Perfetto-style: objects -> dotted keys, arrays
+ * -> [i] in key only, nulls skipped, ints/reals/strings/bools typed. Keys and
+ * strings are interned now. Returns the byte after the value, or NULL (and
+ * out unchanged) when it is malformed or cut off. */
+const char *json_args_encode(struct tp *tp, struct json_args_ctx *c, const char *p,
+			     const char *end, const char *prefix, struct json_buf *out);
+/* Append the n bytes of rows made by json_args_encode to b. */
+void json_args_decode(const char *rows, size_t n, struct tp_args_builder *b);
 /* The top-level "metadata" object: json_metadata.<key> metadata rows. */
 void json_metadata_add(struct tp *tp, struct json_args_ctx *c, const char *p, const char *end);
 void json_args_ctx_release(struct json_args_ctx *c);
@@ -180,6 +361,18 @@ int json_tokenizer_feed(struct json_tokenizer *t, const uint8_t *p, size_t n);
 /* Whether any complete ('X') event was pushed: the sorter order then
  * follows Perfetto's slow comparator (see parser.c). */
 bool json_tokenizer_saw_complete(const struct json_tokenizer *t);
+/* A consumer of a top-level string value: `piece` gets its unescaped text
+ * in order, in pieces of any size (valid only during the call), then `end`
+ * at the closing quote. Called on the tokenizer's thread, during feed. */
+struct json_text_sink {
+	void (*piece)(void *ctx, const char *s, size_t n);
+	void (*end)(void *ctx);
+	void *ctx;
+};
+/* The sink for the "systemTraceEvents" string (systrace text) of an object
+ * trace; without one (the default) that value is skipped. */
+void json_tokenizer_set_system_trace_sink(struct json_tokenizer *t,
+					  const struct json_text_sink *sink);
 /* Decode one complete event object [p, end) and push it. Returns false when
  * the text is not a well-formed object. Exposed for the parser tests. */
 bool json_tokenizer_event(struct json_tokenizer *t, const char *p, const char *end);

@@ -13,53 +13,20 @@
 
 #define JSON_MAX_DEPTH 512
 
-const char *json_find_quote_or_bs(const char *p, const char *end)
+uint32_t json_intern_slow(struct tp *tp, struct json_icache *c, const char *s, size_t n)
 {
-	/* SWAR: 8 bytes at a time, looking for '"' (0x22) or '\\' (0x5c). */
-	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-	while (end - p >= 8) {
-		uint64_t w;
-		memcpy(&w, p, 8);
-		uint64_t q = w ^ (ones * 0x22), b = w ^ (ones * 0x5c);
-		uint64_t hit = ((q - ones) & ~q & highs) | ((b - ones) & ~b & highs);
-		if (hit)
-			return p + (__builtin_ctzll(hit) >> 3);
-		p += 8;
-	}
-	while (p < end && *p != '"' && *p != '\\')
-		p++;
-	return p;
-}
-
-bool json_same_bytes(const char *a, const char *b, size_t n)
-{
-	for (; n >= 8; a += 8, b += 8, n -= 8) {
-		uint64_t x, y;
-		memcpy(&x, a, 8);
-		memcpy(&y, b, 8);
-		if (x != y)
-			return false;
-	}
-	while (n--)
-		if (*a++ != *b++)
-			return false;
-	return true;
-}
-
-uint32_t json_intern(struct tp *tp, struct json_icache *c, const char *s, size_t n)
-{
-	if (!n)
-		return 0;
-	uint64_t h = tb_hash_bytes(s, n, 0x6a736f6e) | 1;
-	size_t i = (size_t)(h >> 40) & (TB_ARRAY_SIZE(c->e) - 1);
-	if (c->e[i].hash == h) {
+	uint64_t h = tb_hash_bytes(s, n, 0x6a736f6e);
+	size_t i = (size_t)(h >> 53);
+	if (c->e[i].n == n && c->e[i].a == h && c->e[i].id) {
 		size_t len;
 		const char *p = strpool_get(&tp->strings, c->e[i].id, &len);
 		if (len == n && json_same_bytes(p, s, n))
 			return c->e[i].id;
 	}
 	uint32_t id = tp_intern(tp, s, n);
-	c->e[i].hash = h;
+	c->e[i].a = h;
+	c->e[i].b = 0;
+	c->e[i].n = (uint32_t)n;
 	c->e[i].id = id;
 	return id;
 }
@@ -126,8 +93,8 @@ static void buf_append(struct json_buf *b, const char *s, size_t n)
 	b->v.len += n;
 }
 
-const char *json_string(const char *p, const char *end, struct json_buf *buf, const char **s,
-			size_t *n)
+const char *json_string_escaped(const char *p, const char *end, struct json_buf *buf,
+				const char **s, size_t *n)
 {
 	const char *start = ++p;
 	const char *q = json_find_quote_or_bs(p, end);
@@ -467,20 +434,12 @@ const char *json_object_find(const char *p, const char *end, const char *key,
 		return NULL;
 	p++;
 	for (;;) {
-		p = json_skip_ws(p, end);
-		while (p < end && *p == ',')
-			p = json_skip_ws(p + 1, end);
-		if (p >= end || *p != '"')
-			return NULL;
 		const char *k;
 		size_t kn;
-		p = json_string(p, end, buf, &k, &kn);
-		if (!p)
+		bool closed;
+		p = json_member(p, end, buf, &k, &kn, &closed);
+		if (!p || closed)
 			return NULL;
-		p = json_skip_ws(p, end);
-		if (p >= end || *p != ':')
-			return NULL;
-		p = json_skip_ws(p + 1, end);
 		if (kn == klen && memcmp(k, key, klen) == 0)
 			return p;
 		p = json_skip_value(p, end);

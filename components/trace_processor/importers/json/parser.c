@@ -34,6 +34,7 @@ struct tp_importer {
 	struct json_args_ctx args;
 	struct json_buf sbuf;
 	struct tp_args_builder ab;
+	struct tp_args_builder ahead; /* args of the event waiting in a group */
 	struct hmap async_tracks; /* cookie key -> track id */
 	struct hmap lanes;        /* utid -> overlap lanes created */
 	VEC(struct pending_flow) pending;
@@ -41,6 +42,7 @@ struct tp_importer {
 	VEC(struct grp_ev) group;
 	int64_t group_ts;
 	uint32_t no_name;         /* "[No name]" */
+	uint32_t running;         /* "Running" */
 };
 
 #define FLOW_V1_BIT (1ull << 63)
@@ -51,9 +53,14 @@ static uint32_t commit_args(struct tp_importer *imp, const struct json_event *e)
 {
 	if (!(e->flags & JSON_EV_HAS_ARGS))
 		return TP_NULL_U32;
-	const char *a = json_event_args(e);
+	if (e->flags & JSON_EV_ARGS_BAD) {
+		/* Malformed args: keep nothing from them, as Perfetto does. */
+		tp_stat_inc(imp->tp, TP_STAT_json_parser_failure);
+		return TP_NULL_U32;
+	}
 	tp_args_begin(&imp->ab);
-	json_args_add(imp->tp, &imp->args, &imp->ab, a, a + e->args_len, "args");
+	if (e->flags & JSON_EV_ARGS_ROWS)
+		json_args_decode(json_event_args(e), e->args_len, &imp->ab);
 	return tp_args_commit(imp->tp, &imp->ab);
 }
 
@@ -279,21 +286,11 @@ static void parse_counter(struct tp_importer *imp, const struct json_event *e, u
 	struct json_buf *b = &imp->sbuf;
 	p++;
 	for (;;) {
-		p = json_skip_ws(p, end);
-		while (p < end && *p == ',')
-			p = json_skip_ws(p + 1, end);
-		if (p >= end || *p != '"')
-			return;
 		const char *k;
 		size_t kn;
-		p = json_string(p, end, &imp->args.str, &k, &kn);
-		if (!p)
-			return;
-		p = json_skip_ws(p, end);
-		if (p >= end || *p != ':')
-			return;
-		p = json_skip_ws(p + 1, end);
-		if (p >= end)
+		bool closed;
+		p = json_member(p, end, &imp->args.str, &k, &kn, &closed);
+		if (!p || closed)
 			return;
 		double v;
 		bool ok = false;
@@ -377,6 +374,85 @@ static void parse_async(struct tp_importer *imp, const struct json_event *e, uin
 		return;
 	on_new_slice(imp, tr, s);
 	maybe_flow_v2(tp, e, s);
+}
+
+/* The cpu table row of cpu, added when new. */
+static uint32_t ucpu_for(struct tp *tp, uint32_t cpu)
+{
+	struct tp_cpu_table *t = &tp->t.cpu;
+	for (uint32_t i = 0; i < t->n; i++)
+		if (t->cpu[i] == cpu)
+			return i;
+	uint32_t row = tp_cpu_append(t);
+	t->cpu[row] = cpu;
+	return row;
+}
+
+/* 'T': a thread_state row named after the event (the state), with cpu,
+ * io_wait and blocked_function from integer / string args; a Running state
+ * with a cpu is also a sched row, as in Perfetto. Malformed args are
+ * counted but the row is kept. */
+static void parse_thread_state(struct tp_importer *imp, const struct json_event *e,
+			       uint32_t utid, uint32_t state)
+{
+	struct tp *tp = imp->tp;
+	if (e->dur == TP_NULL_I64) {
+		tp_stat_inc(tp, TP_STAT_json_parser_failure);
+		return;
+	}
+	struct tp_thread_state_table *t = &tp->t.thread_state;
+	uint32_t row = tp_thread_state_append(t);
+	t->ts[row] = e->ts;
+	t->dur[row] = e->dur;
+	t->utid[row] = utid;
+	t->state[row] = state;
+	int64_t cpu = -1;
+	if (e->flags & JSON_EV_HAS_ARGS) {
+		const char *p = json_skip_ws(e->args, e->args + e->args_len), *end = e->args + e->args_len;
+		bool closed = false;
+		if (p < end && *p == '{') {
+			p++;
+			for (;;) {
+				const char *k;
+				size_t kn;
+				p = json_member(p, end, &imp->sbuf, &k, &kn, &closed);
+				if (!p || closed)
+					break;
+				bool is_cpu = kn == 3 && memcmp(k, "cpu", 3) == 0;
+				bool is_io = kn == 7 && memcmp(k, "io_wait", 7) == 0;
+				bool is_fn = kn == 16 && memcmp(k, "blocked_function", 16) == 0;
+				struct json_num num;
+				const char *s;
+				size_t n;
+				if ((is_cpu || is_io) && (*p == '-' || (*p >= '0' && *p <= '9'))) {
+					p = json_number(p, end, &num);
+					if (p && num.is_int && is_cpu)
+						cpu = (int64_t)(uint32_t)num.i;
+					else if (p && num.is_int)
+						t->io_wait[row] = (int64_t)(uint32_t)num.i;
+				} else if (is_fn && *p == '"') {
+					p = json_string(p, end, &imp->args.str, &s, &n);
+					if (p)
+						t->blocked_function[row] = tp_intern(tp, s, n);
+				} else {
+					p = json_skip_value(p, end);
+				}
+				if (!p)
+					break;
+			}
+		}
+		if (!closed)
+			tp_stat_inc(tp, TP_STAT_json_parser_failure);
+	}
+	if (cpu < 0 || state != imp->running)
+		return;
+	struct tp_sched_table *sc = &tp->t.sched;
+	uint32_t srow = tp_sched_append(sc);
+	sc->ts[srow] = e->ts;
+	sc->dur[srow] = e->dur;
+	sc->cpu[srow] = (uint32_t)cpu;
+	sc->ucpu[srow] = ucpu_for(tp, (uint32_t)cpu);
+	sc->utid[srow] = utid;
 }
 
 static void sort_index_hint(struct tp *tp, uint32_t *set, const char *key, int64_t v)
@@ -488,8 +564,11 @@ static void parse_event(struct tp_importer *imp, const struct json_event *e)
 	case 'M':
 		parse_metadata(imp, e, pid, utid);
 		break;
+	case 'T':
+		parse_thread_state(imp, e, utid, slice_name);
+		break;
 	default:
-		/* P (V8 samples), T (thread state), S/F/p/O/N/D...: not imported. */
+		/* P (V8 samples), S/F/p/O/N/D...: not imported. */
 		break;
 	}
 }
@@ -544,6 +623,13 @@ static void on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len
 	imp->group_mem.len += len;
 	g.off = off;
 	vec_push(&imp->group, g);
+	/* It is parsed when the next ts arrives: start loading what its args
+	 * commit will probe meanwhile. */
+	if ((e->flags & (JSON_EV_ARGS_ROWS | JSON_EV_ARGS_BAD)) == JSON_EV_ARGS_ROWS) {
+		tp_args_begin(&imp->ahead);
+		json_args_decode(json_event_args(e), e->args_len, &imp->ahead);
+		tp_args_prefetch(imp->tp, imp->ahead.args.data, imp->ahead.args.len);
+	}
 }
 
 /* ---- tp_importer_ops ------------------------------------------------------- */
@@ -566,6 +652,7 @@ static struct tp_importer *json_create(struct tp *tp)
 	hmap_init(&imp->async_tracks);
 	hmap_init(&imp->lanes);
 	imp->no_name = tp_intern_cstr(tp, "[No name]");
+	imp->running = tp_intern_cstr(tp, "Running");
 	return imp;
 }
 
@@ -589,6 +676,7 @@ static void json_destroy(struct tp_importer *imp)
 	json_args_ctx_release(&imp->args);
 	vec_release(&imp->sbuf.v);
 	tp_args_builder_release(&imp->ab);
+	tp_args_builder_release(&imp->ahead);
 	hmap_release(&imp->async_tracks);
 	hmap_release(&imp->lanes);
 	vec_release(&imp->pending);

@@ -1,9 +1,12 @@
 /*
  * The JSON tokenizer: a byte-resumable state machine over the trace's outer
  * structure, fed chunks of any size (even one byte). It finds each event
- * object of the traceEvents array, decodes its fields into a struct
- * json_event (strings interned, times in ns, the raw `args` text kept) and
- * pushes it to the sorter. No DOM is built.
+ * object of the traceEvents array and decodes it in one pass: its fields
+ * into a struct json_event (strings interned, times in ns) and its `args`
+ * into encoded arg rows (args.c; the raw text instead for C/M/T events),
+ * then pushes the compact record to the sorter. No DOM is built. A
+ * top-level "systemTraceEvents" string can be streamed to a text sink for
+ * another importer (text_run).
  *
  * An event that lies wholly inside the current chunk is decoded in place.
  * One cut by the chunk's end is copied to `tail` and completed by a
@@ -19,6 +22,7 @@
  *                   | ']'                             |
  *                   +--> KEY (outer dict) or DONE     |
  *   KEY --other key--> SKIP (resumable) ------------->+
+ *   KEY --"systemTraceEvents" (sink set)--> TEXT ----->+
  */
 #include "json_int.h"
 
@@ -34,6 +38,7 @@ enum tok_state {
 	S_ARRAY,      /* in traceEvents, between events */
 	S_SKIP,       /* skipping a value, then back to ret */
 	S_CAPTURE,    /* copying a cut value into tail, then process it */
+	S_TEXT,       /* inside a top-level string handed to a text sink */
 	S_DONE,
 };
 
@@ -46,8 +51,33 @@ struct vscan {
 	bool in_str, esc, scalar, started;
 };
 
+/* The event keys we read. */
+enum field {
+	F_OTHER, F_PH, F_TS, F_ID, F_BP, F_S, F_PID, F_TID, F_DUR, F_TTS, F_CAT, F_ID2,
+	F_NAME, F_TDUR, F_ARGS, F_BIND_ID, F_FLOW_IN, F_FLOW_OUT,
+};
+
+static const struct {
+	const char *name;
+	enum field f;
+} fields[] = {
+	{"ph", F_PH},     {"ts", F_TS},     {"id", F_ID},       {"bp", F_BP},
+	{"s", F_S},       {"pid", F_PID},   {"tid", F_TID},     {"dur", F_DUR},
+	{"tts", F_TTS},   {"cat", F_CAT},   {"id2", F_ID2},     {"name", F_NAME},
+	{"tdur", F_TDUR}, {"args", F_ARGS}, {"bind_id", F_BIND_ID}, {"flow_in", F_FLOW_IN},
+	{"flow_out", F_FLOW_OUT},
+};
+
+/* A key `"name":` that fits a word, for key_fast. */
+struct fast_key {
+	uint64_t word, mask;
+	uint8_t len, f;
+};
+
 struct json_tokenizer {
 	struct tp *tp;
+	struct fast_key fast[24]; /* by the key's first letter */
+	uint8_t fast_lo[128], fast_hi[128];
 	enum tok_state state, ret;
 	enum capture_kind cap;
 	bool outer_dict;
@@ -57,17 +87,48 @@ struct json_tokenizer {
 	size_t key_len;
 	bool key_esc;
 	struct vscan scan;
+	struct json_text_sink system_trace; /* "systemTraceEvents" text */
+	char esc[12]; /* an escape of a handed-off string, cut by a chunk end */
+	size_t esc_len;
 	VEC(char) tail;
-	struct json_rec_buf rec; /* the sorter record being assembled */
 	struct json_buf str; /* unescaped strings of the current event */
+	struct json_buf rows; /* the current event's args as encoded rows */
 	struct json_icache names; /* cat, name, string pid/tid */
 	struct json_args_ctx args;
 };
+
+/* The key_fast candidates: every field whose `"name":` fits a word,
+ * grouped by the name's first letter. */
+static void fast_keys_init(struct json_tokenizer *t)
+{
+	unsigned n = 0;
+	for (unsigned c = 'a'; c <= 'z'; c++) {
+		t->fast_lo[c] = (uint8_t)n;
+		for (size_t i = 0; i < TB_ARRAY_SIZE(fields); i++) {
+			size_t len = strlen(fields[i].name) + 3;
+			if (fields[i].name[0] != (char)c || len > 8)
+				continue;
+			TB_CHECK(n < TB_ARRAY_SIZE(t->fast));
+			struct fast_key *k = &t->fast[n++];
+			char text[8] = {'"'};
+			memcpy(text + 1, fields[i].name, len - 3);
+			text[len - 2] = '"';
+			text[len - 1] = ':';
+			k->word = 0;
+			memcpy(&k->word, text, len);
+			k->mask = len == 8 ? ~0ull : (1ull << (8 * len)) - 1;
+			k->len = (uint8_t)len;
+			k->f = (uint8_t)fields[i].f;
+		}
+		t->fast_hi[c] = (uint8_t)n;
+	}
+}
 
 struct json_tokenizer *json_tokenizer_new(struct tp *tp)
 {
 	struct json_tokenizer *t = tb_calloc(1, sizeof *t);
 	t->tp = tp;
+	fast_keys_init(t);
 	return t;
 }
 
@@ -76,8 +137,8 @@ void json_tokenizer_free(struct json_tokenizer *t)
 	if (!t)
 		return;
 	vec_release(&t->tail);
-	vec_release(&t->rec.v);
 	vec_release(&t->str.v);
+	vec_release(&t->rows.v);
 	json_args_ctx_release(&t->args);
 	tb_free(t);
 }
@@ -184,9 +245,15 @@ static const char *time_value(struct json_tokenizer *t, const char *p, const cha
 			*out = v;
 		return p;
 	}
+	uint64_t u;
+	const char *q = json_uint_fast(p, end, &u);
+	if (q && u < (1ull << 53)) {
+		*out = (int64_t)u * 1000;
+		return q;
+	}
 	if (*p == '-' || (*p >= '0' && *p <= '9')) {
 		/* Perfetto converts the number's text, not a double: exact. */
-		const char *q = json_time_number(p, end, out);
+		q = json_time_number(p, end, out);
 		if (q)
 			return q;
 		struct json_num num;
@@ -199,6 +266,17 @@ static const char *time_value(struct json_tokenizer *t, const char *p, const cha
 	return json_skip_value(p, end);
 }
 
+static void set_pid(struct json_event *e, bool is_tid, int64_t v, bool is_name)
+{
+	if (is_tid) {
+		e->tid = v;
+		e->flags |= JSON_EV_TID | (is_name ? JSON_EV_TID_NAME : 0);
+	} else {
+		e->pid = v;
+		e->flags |= JSON_EV_PID | (is_name ? JSON_EV_PID_NAME : 0);
+	}
+}
+
 /* pid/tid: a number in [0, 2^32) (truncated if fractional) or a string,
  * which Perfetto treats as a name with a synthetic id. */
 static const char *pid_value(struct json_tokenizer *t, const char *p, const char *end,
@@ -207,16 +285,16 @@ static const char *pid_value(struct json_tokenizer *t, const char *p, const char
 	if (*p == '"') {
 		uint32_t id = 0;
 		p = str_value(t, p, end, &id);
-		if (!p)
-			return NULL;
-		if (is_tid) {
-			e->tid = id;
-			e->flags |= JSON_EV_TID | JSON_EV_TID_NAME;
-		} else {
-			e->pid = id;
-			e->flags |= JSON_EV_PID | JSON_EV_PID_NAME;
-		}
+		if (p)
+			set_pid(e, is_tid, id, true);
 		return p;
+	}
+	uint64_t u;
+	const char *q = json_uint_fast(p, end, &u);
+	if (q) {
+		if (u <= UINT32_MAX)
+			set_pid(e, is_tid, (int64_t)u, false);
+		return q;
 	}
 	if (*p == '-' || (*p >= '0' && *p <= '9')) {
 		struct json_num num;
@@ -224,16 +302,8 @@ static const char *pid_value(struct json_tokenizer *t, const char *p, const char
 		if (!p)
 			return NULL;
 		double d = num.is_int ? (double)num.i : num.d;
-		if (d >= 0 && d <= 4294967295.0) {
-			int64_t v = num.is_int ? num.i : (int64_t)d;
-			if (is_tid) {
-				e->tid = v;
-				e->flags |= JSON_EV_TID;
-			} else {
-				e->pid = v;
-				e->flags |= JSON_EV_PID;
-			}
-		}
+		if (d >= 0 && d <= 4294967295.0)
+			set_pid(e, is_tid, num.is_int ? num.i : (int64_t)d, false);
 		return p;
 	}
 	return json_skip_value(p, end);
@@ -294,105 +364,146 @@ static const char *bool_value(const char *p, const char *end, bool *out)
 	return json_skip_value(p, end);
 }
 
-/* A constant length lets the compiler inline the compare. */
-#define key_is(k, n, lit) ((n) == sizeof(lit) - 1 && memcmp((k), (lit), sizeof(lit) - 1) == 0)
+/* The field of an (unescaped) key: the general path. */
+static enum field field_of(const char *k, size_t kn)
+{
+	for (size_t i = 0; i < TB_ARRAY_SIZE(fields); i++)
+		if (strlen(fields[i].name) == kn && memcmp(fields[i].name, k, kn) == 0)
+			return fields[i].f;
+	return F_OTHER;
+}
 
-/* Decode the value of one event key. */
-static const char *event_field(struct json_tokenizer *t, const char *k, size_t kn, const char *p,
+/* The fast path for the usual compact `"key":`: with p at its quote and at
+ * least 8 bytes left, one 8-byte load compared (masked) with the few known
+ * keys whose name starts with p[1]. The field and the length of `"key":`,
+ * or 0. The candidates are built from fields[] (fast_keys_init). */
+static inline size_t key_fast(const struct json_tokenizer *t, const char *p, enum field *f)
+{
+	unsigned char c = (unsigned char)p[1];
+	if (c >= 128)
+		return 0;
+	uint64_t w;
+	memcpy(&w, p, 8);
+	for (unsigned i = t->fast_lo[c]; i < t->fast_hi[c]; i++) {
+		const struct fast_key *k = &t->fast[i];
+		if ((w & k->mask) == k->word) {
+			*f = (enum field)k->f;
+			return k->len;
+		}
+	}
+	return 0;
+}
+
+/* A short string value ("X", "g", "e"): its first byte (0 if empty) and
+ * its length, p moved past it; -1 when malformed. One-byte strings skip the
+ * general string path. */
+static inline int char_value(struct json_tokenizer *t, const char **pp, const char *end,
+			     size_t *n)
+{
+	const char *p = *pp;
+	if (end - p >= 3 && p[2] == '"' && p[1] != '\\' && p[1] != '"') {
+		*pp = p + 3;
+		*n = 1;
+		return (unsigned char)p[1];
+	}
+	const char *s;
+	p = json_string(p, end, &t->str, &s, n);
+	if (!p)
+		return -1;
+	*pp = p;
+	return *n ? (unsigned char)s[0] : 0;
+}
+
+/* Decode the value of one event field. */
+static const char *event_field(struct json_tokenizer *t, enum field f, const char *p,
 			       const char *end, struct json_event *e, const char **args,
 			       const char **args_end)
 {
 	bool b, ok;
-	switch (kn) {
-	case 1:
-		if (k[0] == 's' && *p == '"') {
-			const char *s;
-			size_t n;
-			p = json_string(p, end, &t->str, &s, &n);
-			if (p)
-				e->scope = n == 1 && (s[0] == 'g' || s[0] == 'p' || s[0] == 't') ? s[0] : '?';
-			return p;
-		}
-		break;
-	case 2:
-		if (key_is(k, kn, "ph") && *p == '"') {
-			const char *s;
-			size_t n;
-			p = json_string(p, end, &t->str, &s, &n);
-			if (p)
-				e->ph = n ? s[0] : 0;
-			return p;
-		}
-		if (key_is(k, kn, "ts"))
-			return time_value(t, p, end, &e->ts);
-		if (key_is(k, kn, "id"))
-			p = id_value(t, p, end, &e->id, &e->v1_id, &ok);
-		else if (key_is(k, kn, "bp") && *p == '"') {
-			const char *s;
-			size_t n;
-			p = json_string(p, end, &t->str, &s, &n);
-			if (p && n == 1 && s[0] == 'e')
-				e->flags |= JSON_EV_BP_E;
-			return p;
-		} else
+	int c;
+	size_t n;
+	switch (f) {
+	case F_PH:
+	case F_S:
+	case F_BP:
+		if (*p != '"')
 			break;
+		if ((c = char_value(t, &p, end, &n)) < 0)
+			return NULL;
+		if (f == F_PH)
+			e->ph = (char)c;
+		else if (f == F_S)
+			e->scope = n == 1 && (c == 'g' || c == 'p' || c == 't') ? (char)c : '?';
+		else if (n == 1 && c == 'e')
+			e->flags |= JSON_EV_BP_E;
+		return p;
+	case F_TS:
+		return time_value(t, p, end, &e->ts);
+	case F_DUR:
+		return time_value(t, p, end, &e->dur);
+	case F_TTS:
+		return time_value(t, p, end, &e->tts);
+	case F_TDUR:
+		return time_value(t, p, end, &e->tdur);
+	case F_PID:
+		return pid_value(t, p, end, e, false);
+	case F_TID:
+		return pid_value(t, p, end, e, true);
+	case F_CAT:
+		if (*p != '"')
+			break;
+		return str_value(t, p, end, &e->cat);
+	case F_NAME:
+		if (*p != '"')
+			break;
+		return str_value(t, p, end, &e->name);
+	case F_ID:
+		p = id_value(t, p, end, &e->id, &e->v1_id, &ok);
 		if (p && ok)
 			e->flags |= JSON_EV_V1_ID;
 		return p;
-	case 3:
-		if (key_is(k, kn, "pid"))
-			return pid_value(t, p, end, e, false);
-		if (key_is(k, kn, "tid"))
-			return pid_value(t, p, end, e, true);
-		if (key_is(k, kn, "dur"))
-			return time_value(t, p, end, &e->dur);
-		if (key_is(k, kn, "tts"))
-			return time_value(t, p, end, &e->tts);
-		if (key_is(k, kn, "cat") && *p == '"')
-			return str_value(t, p, end, &e->cat);
-		if (key_is(k, kn, "id2"))
-			return id2_value(t, p, end, e);
-		break;
-	case 4:
-		if (key_is(k, kn, "name") && *p == '"')
-			return str_value(t, p, end, &e->name);
-		if (key_is(k, kn, "tdur"))
-			return time_value(t, p, end, &e->tdur);
-		if (key_is(k, kn, "args")) {
-			const char *q = json_skip_value(p, end);
-			if (q) {
-				*args = p;
-				*args_end = q;
-				e->flags |= JSON_EV_HAS_ARGS;
-			}
-			return q;
+	case F_ID2:
+		return id2_value(t, p, end, e);
+	case F_ARGS: {
+		/* Rows now, in the same pass; the text's extent is kept too for
+		 * the phases that read it their own way. */
+		vec_clear(&t->rows.v);
+		e->flags &= ~JSON_EV_ARGS_BAD;
+		const char *q = json_args_encode(t->tp, &t->args, p, end, "args", &t->rows);
+		if (!q) {
+			q = json_skip_value(p, end);
+			e->flags |= JSON_EV_ARGS_BAD;
 		}
-		break;
-	case 7:
-		if (key_is(k, kn, "bind_id")) {
-			e->flags |= JSON_EV_BIND_KEY;
-			p = id_value(t, p, end, NULL, &e->bind_id, &ok);
-			if (p && ok)
-				e->flags |= JSON_EV_BIND_ID;
-			return p;
+		if (q) {
+			*args = p;
+			*args_end = q;
+			e->flags |= JSON_EV_HAS_ARGS;
 		}
-		if (key_is(k, kn, "flow_in")) {
-			p = bool_value(p, end, &b);
-			if (b)
-				e->flags |= JSON_EV_FLOW_IN;
-			return p;
-		}
-		break;
-	case 8:
-		if (key_is(k, kn, "flow_out")) {
-			p = bool_value(p, end, &b);
-			if (b)
-				e->flags |= JSON_EV_FLOW_OUT;
-			return p;
-		}
+		return q;
+	}
+	case F_BIND_ID:
+		e->flags |= JSON_EV_BIND_KEY;
+		p = id_value(t, p, end, NULL, &e->bind_id, &ok);
+		if (p && ok)
+			e->flags |= JSON_EV_BIND_ID;
+		return p;
+	case F_FLOW_IN:
+	case F_FLOW_OUT:
+		p = bool_value(p, end, &b);
+		if (b)
+			e->flags |= f == F_FLOW_IN ? JSON_EV_FLOW_IN : JSON_EV_FLOW_OUT;
+		return p;
+	case F_OTHER:
 		break;
 	}
 	return json_skip_value(p, end);
+}
+
+/* Phases whose args the parser reads from the JSON text by their own rules
+ * (counter values, metadata names, thread state fields), not as arg rows. */
+static bool raw_args_phase(char ph)
+{
+	return ph == 'C' || ph == 'M' || ph == 'T';
 }
 
 /* Decode the event object at p; returns the byte after its '}', or NULL
@@ -419,28 +530,27 @@ static const char *decode_event(struct json_tokenizer *t, const char *p, const c
 			break;
 		if (*p != '"')
 			return NULL;
-		const char *k;
-		size_t kn;
-		char kcopy[16];
-		p = json_string(p, end, &t->str, &k, &kn);
-		if (!p)
-			return NULL;
-		/* Keys we know are short. An unescaped key points into the
-		 * input; an escaped one into str, which the value may reuse. */
-		if (kn >= sizeof kcopy) {
-			kn = 0;
-		} else if (k == t->str.v.data) {
-			memcpy(kcopy, k, kn);
-			k = kcopy;
+		enum field f;
+		size_t kl = end - p >= 8 ? key_fast(t, p, &f) : 0;
+		if (kl) {
+			p += kl;
+		} else {
+			const char *k;
+			size_t kn;
+			p = json_string(p, end, &t->str, &k, &kn);
+			if (!p)
+				return NULL;
+			f = field_of(k, kn);
+			p = json_skip_ws(p, end);
+			if (p >= end || *p != ':')
+				return NULL;
+			p++;
 		}
 		p = json_skip_ws(p, end);
-		if (p >= end || *p != ':')
-			return NULL;
-		p = json_skip_ws(p + 1, end);
 		if (p >= end)
 			return NULL;
 		empty = false;
-		p = event_field(t, k, kn, p, end, &e, &args, &args_end);
+		p = event_field(t, f, p, end, &e, &args, &args_end);
 		if (!p)
 			return NULL;
 	}
@@ -461,31 +571,40 @@ static const char *decode_event(struct json_tokenizer *t, const char *p, const c
 	}
 	if (e.ph == 'X' && e.dur != TP_NULL_I64)
 		t->saw_complete = true;
+	if (args && !raw_args_phase(e.ph)) {
+		args = t->rows.v.data;
+		args_end = args + t->rows.v.len;
+		e.flags |= JSON_EV_ARGS_ROWS;
+	} else {
+		e.flags &= ~JSON_EV_ARGS_BAD;
+	}
 	size_t alen = args ? (size_t)(args_end - args) : 0;
 	if (alen > UINT32_MAX - sizeof e - 8) {
 		tp_stat_inc(tp, TP_STAT_json_tokenizer_failure);
 		return p;
 	}
 	e.args_len = (uint32_t)alen;
-	/* The record is assembled first and pushed whole: a streaming sorter
-	 * may dispatch (and so parse) older events inside tp_sorter_push. */
-	size_t n = json_event_encode(&e, args, &t->rec);
-	tp_sorter_push(tp->sorter, e.ts, t->rec.v.data, n);
+	/* Written straight into the sorter's memory: the JSON importer never
+	 * extracts while tokenizing, so nothing runs between the two. */
+	char *rec = tp_sorter_push(tp->sorter, e.ts, NULL, json_event_size(&e));
+	if (rec)
+		json_event_encode(&e, args, rec);
 	return p;
 }
 
 /* ---- the sorter record ----------------------------------------------------
  *
  *  0      4      8      12         16  17     18
- *  +------+------+------+----------+---+-----+------------------------+-----------+
- *  |flags | name | cat  | args_len |ph |scope| present fields, in the | args text |
- *  | u32  | u32  | u32  | u32      |   |     | order below, unaligned |           |
- *  +------+------+------+----------+---+-----+------------------------+-----------+
+ *  +------+------+------+----------+---+-----+------------------------+------+
+ *  |flags | name | cat  | args_len |ph |scope| present fields, in the | args |
+ *  | u32  | u32  | u32  | u32      |   |     | order below, unaligned |      |
+ *  +------+------+------+----------+---+-----+------------------------+------+
  *
  * flags is json_event.flags plus REC_* bits saying which optional fields
  * follow: dur tts tdur (i64), pid tid (u32: numbers < 2^32 or pool ids),
- * v1_id bind_id (u64), id id2_local id2_global (u32). A typical X event is
- * 34 bytes before its args instead of sizeof(struct json_event). */
+ * v1_id bind_id (u64), id id2_local id2_global (u32). args: encoded arg rows
+ * (JSON_EV_ARGS_ROWS) or the args text. A typical X event is 34 bytes
+ * before its args instead of sizeof(struct json_event). */
 #define REC_DUR (1u << 16)
 #define REC_TTS (1u << 17)
 #define REC_TDUR (1u << 18)
@@ -500,15 +619,27 @@ static char *put(char *q, const void *v, size_t n)
 	return q + n;
 }
 
-size_t json_event_encode(const struct json_event *e, const char *args, struct json_rec_buf *out)
+static uint32_t rec_flags(const struct json_event *e)
 {
-	uint32_t flags = e->flags;
-	flags |= (e->dur != TP_NULL_I64 ? REC_DUR : 0) | (e->tts != TP_NULL_I64 ? REC_TTS : 0) |
-		 (e->tdur != TP_NULL_I64 ? REC_TDUR : 0) | (e->id ? REC_ID : 0) |
-		 (e->id2_local ? REC_ID2L : 0) | (e->id2_global ? REC_ID2G : 0);
-	vec_clear(&out->v);
-	vec_reserve(&out->v, REC_HDR + 3 * 8 + 2 * 4 + 2 * 8 + 3 * 4 + e->args_len);
-	char *q = out->v.data;
+	return e->flags | (e->dur != TP_NULL_I64 ? REC_DUR : 0) |
+	       (e->tts != TP_NULL_I64 ? REC_TTS : 0) | (e->tdur != TP_NULL_I64 ? REC_TDUR : 0) |
+	       (e->id ? REC_ID : 0) | (e->id2_local ? REC_ID2L : 0) |
+	       (e->id2_global ? REC_ID2G : 0);
+}
+
+size_t json_event_size(const struct json_event *e)
+{
+	uint32_t f = rec_flags(e);
+	uint32_t wide = f & (REC_DUR | REC_TTS | REC_TDUR | JSON_EV_V1_ID | JSON_EV_BIND_ID);
+	uint32_t narrow = f & (JSON_EV_PID | JSON_EV_TID | REC_ID | REC_ID2L | REC_ID2G);
+	return REC_HDR + 8 * (size_t)__builtin_popcount(wide) +
+	       4 * (size_t)__builtin_popcount(narrow) + e->args_len;
+}
+
+void json_event_encode(const struct json_event *e, const char *args, char *out)
+{
+	uint32_t flags = rec_flags(e);
+	char *q = out;
 	q = put(q, &flags, 4);
 	q = put(q, &e->name, 4);
 	q = put(q, &e->cat, 4);
@@ -541,9 +672,7 @@ size_t json_event_encode(const struct json_event *e, const char *args, struct js
 	if (flags & REC_ID2G)
 		q = put(q, &e->id2_global, 4);
 	if (e->args_len)
-		q = put(q, args, e->args_len);
-	out->v.len = (size_t)(q - out->v.data);
-	return out->v.len;
+		put(q, args, e->args_len);
 }
 
 static const char *get(const char *q, void *v, size_t n)
@@ -652,6 +781,86 @@ static bool key_eq(const struct json_tokenizer *t, const char *lit)
 	return t->key_len == strlen(lit) && memcmp(t->key, lit, t->key_len) == 0;
 }
 
+/* ---- handing a top-level string to another importer -----------------------
+ *
+ * The value of "systemTraceEvents" (systrace text) is not JSON to us: when a
+ * sink is set it is streamed there, unescaped, in pieces (runs without
+ * escapes go out straight from the input), then `end` is called at its
+ * closing quote. An escape cut by a chunk end waits in `esc`. */
+
+void json_tokenizer_set_system_trace_sink(struct json_tokenizer *t,
+					  const struct json_text_sink *sink)
+{
+	t->system_trace = *sink;
+}
+
+/* Bytes the escape in esc needs in all, or 0 when it is complete. After a
+ * high surrogate \uD8xx-\uDBxx a second escape may follow to pair with it:
+ * `next` is the byte after the first (-1 when not here yet). */
+static size_t esc_need(const char *e, size_t n, int next)
+{
+	if (n < 2)
+		return 2;
+	if (e[1] != 'u')
+		return 0;
+	if (n < 6)
+		return 6;
+	char c = e[3];
+	bool high = (e[2] == 'd' || e[2] == 'D') &&
+		    (c == '8' || c == '9' || (c >= 'a' && c <= 'b') || (c >= 'A' && c <= 'B'));
+	if (!high || (n == 6 && next >= 0 && next != '\\'))
+		return 0;
+	if (n < 8)
+		return 8;
+	return e[7] == 'u' && n < 12 ? 12 : 0;
+}
+
+/* Consume string text for the sink; returns where it stopped. */
+static const char *text_run(struct json_tokenizer *t, const char *p, const char *end)
+{
+	const struct json_text_sink *k = &t->system_trace;
+	while (p < end) {
+		if (t->esc_len) {
+			while (esc_need(t->esc, t->esc_len, p < end ? (unsigned char)*p : -1)) {
+				if (p == end)
+					return p;
+				t->esc[t->esc_len++] = *p++;
+			}
+			char tmp[sizeof t->esc + 2];
+			tmp[0] = '"';
+			memcpy(tmp + 1, t->esc, t->esc_len);
+			tmp[t->esc_len + 1] = '"';
+			const char *u;
+			size_t un;
+			const char *q = json_string_escaped(tmp, tmp + t->esc_len + 2, &t->str, &u, &un);
+			t->esc_len = 0;
+			if (!q) { /* a bad escape: the rest of the string is skipped */
+				tp_stat_inc(t->tp, TP_STAT_json_tokenizer_failure);
+				memset(&t->scan, 0, sizeof t->scan);
+				t->scan.started = t->scan.in_str = true;
+				t->state = S_SKIP;
+				t->ret = S_KEY_OR_END;
+				return p;
+			}
+			k->piece(k->ctx, u, un);
+			continue;
+		}
+		const char *q = json_find_quote_or_bs(p, end);
+		if (q > p)
+			k->piece(k->ctx, p, (size_t)(q - p));
+		p = q;
+		if (p == end)
+			break;
+		if (*p == '"') {
+			k->end(k->ctx);
+			t->state = S_KEY_OR_END;
+			return p + 1;
+		}
+		t->esc[t->esc_len++] = *p++; /* the backslash */
+	}
+	return p;
+}
+
 static int run(struct json_tokenizer *t, const char *p, const char *end)
 {
 	while (p < end) {
@@ -740,10 +949,14 @@ static int run(struct json_tokenizer *t, const char *p, const char *end)
 				t->cap = CAP_METADATA;
 				t->state = S_CAPTURE;
 				t->ret = S_KEY_OR_END;
+			} else if (key_eq(t, "systemTraceEvents") && *p == '"' &&
+				   t->system_trace.piece) {
+				t->esc_len = 0;
+				t->state = S_TEXT;
+				p++;
 			} else {
 				if (key_eq(t, "displayTimeUnit"))
 					tp_stat_inc(t->tp, TP_STAT_json_display_time_unit);
-				/* systemTraceEvents (systrace text) is not imported. */
 				start_skip(t, S_KEY_OR_END);
 			}
 			break;
@@ -786,6 +999,9 @@ static int run(struct json_tokenizer *t, const char *p, const char *end)
 			}
 			break;
 		}
+		case S_TEXT:
+			p = text_run(t, p, end);
+			break;
 		case S_DONE:
 			return 0; /* trailing bytes after the trace are ignored */
 		}
