@@ -310,3 +310,41 @@ TEST(tp_ftrace_text_timestamps_match_strtod)
 		CHECK_EQ(l.ts, (int64_t)(strtod(num, NULL) * 1e9));
 	}
 }
+
+/* A JSON trace's "systemTraceEvents" string is ftrace text: its escaped
+ * lines land in the same tables as a text trace, beside the JSON events,
+ * however the bytes are split. */
+static const char json_with_systrace[] =
+    "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"js\",\"pid\":19,\"tid\":19,\"ts\":50000000,\"dur\":5}],"
+    "\"systemTraceEvents\":\"# tracer: nop\\n"
+    "  RenderThread-20    (   19) [001] ...1    50.000000: tracing_mark_write: B|19|Draw\\n"
+    "  RenderThread-20    (   19) [001] ...1    50.000030: tracing_mark_write: E|19\\n"
+    "  <idle>-0     (-----) [000] d..3    50.000040: sched_switch: prev_comm=swapper/0 prev_pid=0 "
+    "prev_prio=120 prev_state=R ==> next_comm=Render\\\\Thread next_pid=20 next_prio=110\\n"
+    "\"}";
+
+TEST(tp_ftrace_text_json_system_trace_events)
+{
+	size_t chunks[] = {1, 7, 64, sizeof json_with_systrace};
+	for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
+		struct tp *tp = load_chunked(json_with_systrace, strlen(json_with_systrace), chunks[c]);
+		const struct tp_slice_table *s = &tp->t.slice;
+		CHECK_EQ(s->n, 2);
+		int draw = -1, js = -1;
+		for (uint32_t i = 0; i < s->n; i++) {
+			if (strcmp(str(tp, s->name[i]), "Draw") == 0)
+				draw = (int)i;
+			if (strcmp(str(tp, s->name[i]), "js") == 0)
+				js = (int)i;
+		}
+		CHECK(draw >= 0 && js >= 0);
+		CHECK_EQ(s->ts[draw], 50000000000ll);
+		CHECK_EQ(s->dur[draw], 30000);
+		CHECK_EQ(s->ts[js], 50000000000ll);
+		CHECK_EQ(tp->t.sched.n, 1);
+		CHECK_EQ(tp->t.sched.ts[0], 50000040000ll);
+		CHECK_EQ(tp->t.sched.priority[0], 110);
+		CHECK_STR_EQ(str(tp, tp->t.thread.name[tp->t.sched.utid[0]]), "Render\\Thread");
+		tp_free(tp);
+	}
+}

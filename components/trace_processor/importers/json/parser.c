@@ -13,6 +13,7 @@
  * the rest, each in push order, so a parent X precedes its equal-ts child.
  */
 #include "json_int.h"
+#include "../ftrace_text/ftrace_text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@ struct pending_flow {
 struct tp_importer {
 	struct tp *tp;
 	struct json_tokenizer *tok;
+	struct ftrace_text *systrace; /* "systemTraceEvents" text, once seen */
 	struct json_args_ctx args;
 	struct json_buf sbuf;
 	struct tp_args_builder ab;
@@ -644,11 +646,28 @@ static bool json_sniff(const uint8_t *p, size_t n)
 	return i < n && (p[i] == '{' || p[i] == '[');
 }
 
+/* The "systemTraceEvents" string of an object trace is ftrace / systrace
+ * text: it goes, unescaped and in pieces, to the ftrace text parser. */
+static void systrace_piece(void *ctx, const char *s, size_t n)
+{
+	struct tp_importer *imp = ctx;
+	if (!imp->systrace)
+		imp->systrace = ftrace_text_new(imp->tp);
+	ftrace_text_parse_chunk(imp->systrace, s, n);
+}
+
+static void systrace_end(void *ctx)
+{
+	(void)ctx; /* the text is finished at end of file, with the JSON events */
+}
+
 static struct tp_importer *json_create(struct tp *tp)
 {
 	struct tp_importer *imp = tb_calloc(1, sizeof *imp);
 	imp->tp = tp;
 	imp->tok = json_tokenizer_new(tp);
+	const struct json_text_sink sink = {systrace_piece, systrace_end, imp};
+	json_tokenizer_set_system_trace_sink(imp->tok, &sink);
 	hmap_init(&imp->async_tracks);
 	hmap_init(&imp->lanes);
 	imp->no_name = tp_intern_cstr(tp, "[No name]");
@@ -665,6 +684,8 @@ static int json_eof(struct tp_importer *imp)
 {
 	tp_sorter_flush(imp->tp->sorter, imp->tp, on_sorted, imp);
 	flush_group(imp);
+	if (imp->systrace)
+		ftrace_text_end(imp->systrace);
 	return 0;
 }
 
@@ -673,6 +694,7 @@ static void json_destroy(struct tp_importer *imp)
 	if (!imp)
 		return;
 	json_tokenizer_free(imp->tok);
+	ftrace_text_free(imp->systrace);
 	json_args_ctx_release(&imp->args);
 	vec_release(&imp->sbuf.v);
 	tp_args_builder_release(&imp->ab);
