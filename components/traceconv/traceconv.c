@@ -15,7 +15,7 @@
 #include "base.h"
 #include "traceconv_int.h"
 
-#define TRACECONV_MODES "folded, binary"
+#define TRACECONV_MODES "folded, binary, symbolize"
 
 static void traceconv_usage(FILE *f)
 {
@@ -30,7 +30,10 @@ static void traceconv_usage(FILE *f)
 	           "    --kernel   annotate kernel frames with _[k]\n"
 	           "    --jit      annotate JIT frames with _[j]\n"
 	           "    --all      --kernel and --jit\n"
-	           "  binary   a text-format Trace (.textproto) to binary protobuf\n");
+	           "  binary   a text-format Trace (.textproto) to binary protobuf\n"
+	           "  symbolize  ModuleSymbols packets for the trace's unsymbolized frames, from\n"
+	           "           the ELF files on this machine and $PERFETTO_BINARY_PATH (append\n"
+	           "           them to the trace: cat trace symbols > symbolized)\n");
 }
 
 int traceconv_main(int argc, char **argv)
@@ -79,7 +82,8 @@ int traceconv_main(int argc, char **argv)
 		traceconv_usage(stderr);
 		return 1;
 	}
-	if (strcmp(mode, "folded") != 0 && strcmp(mode, "binary") != 0) {
+	if (strcmp(mode, "folded") != 0 && strcmp(mode, "binary") != 0 &&
+	    strcmp(mode, "symbolize") != 0) {
 		fprintf(stderr, "traceconv: unknown mode '%s' (modes: " TRACECONV_MODES ")\n",
 		        mode);
 		return 1;
@@ -100,6 +104,8 @@ int traceconv_main(int argc, char **argv)
 
 	if (strcmp(mode, "folded") == 0)
 		rc = traceconv_folded(in_fd, in ? in : "stdin", out, &fo) ? 1 : 0;
+	else if (strcmp(mode, "symbolize") == 0)
+		rc = traceconv_symbolize(in_fd, in ? in : "stdin", out) ? 1 : 0;
 	else
 		rc = traceconv_binary(in ? in : "/dev/stdin", in ? in : "stdin", out) ? 1 : 0;
 

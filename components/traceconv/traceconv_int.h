@@ -20,5 +20,7 @@ struct traceconv_folded_opts {
 int traceconv_folded(int in_fd, const char *in_name, FILE *out,
                      const struct traceconv_folded_opts *o);
 int traceconv_binary(const char *in_path, const char *in_name, FILE *out);
+/* symbolize: the ModuleSymbols packets for the trace's unsymbolized frames. */
+int traceconv_symbolize(int in_fd, const char *in_name, FILE *out);
 
 #endif /* TB_TRACECONV_INT_H */
