@@ -546,6 +546,10 @@ bool loop_cancel_timer(struct loop *l, uint64_t timer_id);
 /* Block signo for the calling thread and deliver it through the loop to cb
  * (one handler per signal; a second call replaces it). Returns 0 or -errno. */
 int loop_add_signal(struct loop *l, int signo, loop_signal_fn cb, void *ctx);
+/* Inside a signal callback: the si_code of the signal being handled
+ * (SI_USER when a process sent it with kill(2), SI_KERNEL when the terminal
+ * did, e.g. ^C to the foreground process group); 0 outside one. */
+int loop_signal_code(const struct loop *l);
 
 /* Run cb(l, ctx) once at the start of the next iteration (tasks posted by a
  * task run one iteration later). */

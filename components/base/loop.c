@@ -61,6 +61,7 @@ struct loop {
 	sigset_t sigmask; /* signals routed through the signalfd */
 	sigset_t unblock; /* of those, the ones we blocked ourselves */
 	struct loop_sig sigs[NSIG];
+	int sig_code; /* si_code of the signal being dispatched, else 0 */
 	struct loop_task_vec posted;
 	struct loop_task_vec running;
 	struct loop_src *graveyard;
@@ -296,11 +297,18 @@ static int run_signals(struct loop *l, struct loop_src *s)
 	while (!s->dead && read(s->fd, &si, sizeof si) == (ssize_t)sizeof si) {
 		int signo = (int)si.ssi_signo;
 		if (signo > 0 && signo < NSIG && l->sigs[signo].cb) {
+			l->sig_code = si.ssi_code;
 			l->sigs[signo].cb(l, signo, l->sigs[signo].ctx);
+			l->sig_code = 0;
 			ran++;
 		}
 	}
 	return ran;
+}
+
+int loop_signal_code(const struct loop *l)
+{
+	return l->sig_code;
 }
 
 int loop_run_once(struct loop *l, int timeout_ms)

@@ -87,13 +87,14 @@ struct args {
 	bool light;
 	struct perfetto_cmd_light_opts lo;
 	const char *apps[MAX_APPS];
+	char **workload; /* after "--": the command to run, NULL-terminated */
 };
 
 static void usage(FILE *f, const char *argv0, const struct perfetto_cmd_hooks *hooks)
 {
 	fprintf(
 	    f,
-	    "Usage: %s [flags] [FTRACE_GROUP/FTRACE_NAME | ATRACE_CAT ...]\n"
+	    "Usage: %s [flags] [FTRACE_GROUP/FTRACE_NAME | ATRACE_CAT ...] [-- CMD [ARGS...]]\n"
 	    "  --background     -d      : Exits immediately and continues in the background.\n"
 	    "                             Prints the PID; `kill -TERM PID` stops it gracefully.\n"
 	    "  --background-wait -D     : Like --background, but waits (up to 30s) until the\n"
@@ -116,10 +117,57 @@ static void usage(FILE *f, const char *argv0, const struct perfetto_cmd_hooks *h
 	    "  --size           -s      : Max file size N[kb,mb,gb]\n"
 	    "  --app            -a      : Android (atrace) app name\n"
 	    "  FTRACE_GROUP/FTRACE_NAME : Record ftrace event (e.g. sched/sched_switch)\n"
-	    "  ATRACE_CAT               : Record ATRACE_CAT (e.g. wm) (Android only)\n",
+	    "  ATRACE_CAT               : Record ATRACE_CAT (e.g. wm) (Android only)\n"
+	    "\n"
+	    "Workload gating:\n"
+	    "  -- CMD [ARGS...]         : Start the capture, run CMD once every data source\n"
+	    "                             started, stop the trace when CMD exits; print\n"
+	    "                             `workload_status=N trace_status=N trace=PATH bytes=N\n"
+	    "                             packets_lost=N` on stderr and exit with CMD's status\n"
+	    "                             (without -c and -t: light config, no duration)\n",
 	    argv0);
 	if (hooks && hooks->usage_extra)
 		fputs(hooks->usage_extra, f);
+}
+
+static bool long_option_takes_arg(const char *word)
+{
+	size_t n = strcspn(word, "=");
+	if (word[n] == '=')
+		return false; /* --name=value */
+	/* getopt_long accepts unambiguous prefixes: any match taking an
+	 * argument means the next word may be its value. */
+	for (const struct option *o = long_options; o->name; o++)
+		if (strncmp(o->name, word, n) == 0 && o->has_arg == required_argument)
+			return true;
+	return false;
+}
+
+/* The index of the "--" that ends perfetto's own arguments (the workload
+ * follows it), or argc. A "--" that is the value of an option ("-o --") does
+ * not count. */
+int perfetto_cmd_workload_split(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *w = argv[i];
+		if (strcmp(w, "--") == 0)
+			return i;
+		if (w[0] != '-' || w[1] == '\0')
+			continue;
+		if (w[1] == '-') {
+			if (long_option_takes_arg(w + 2))
+				i++;
+			continue;
+		}
+		for (size_t j = 1; w[j]; j++) {
+			if (strchr("cotbsa", w[j])) {
+				if (w[j + 1] == '\0')
+					i++;
+				break;
+			}
+		}
+	}
+	return argc;
 }
 
 /* Returns -1 to continue, else an exit status. */
@@ -127,11 +175,19 @@ static int parse_args(int argc, char **argv, struct args *a, const struct perfet
 {
 	int opt, idx;
 	char *end;
+	int split = perfetto_cmd_workload_split(argc, argv);
 
 	memset(a, 0, sizeof *a);
 	a->notify_fd = -1;
 	a->lo.apps = a->apps;
-	if (argc <= 1) {
+	if (split < argc) {
+		if (split + 1 == argc) {
+			fprintf(stderr, "perfetto: '--' must be followed by the command to run\n");
+			return 1;
+		}
+		a->workload = argv + split + 1;
+		argc = split;
+	} else if (argc <= 1) {
 		usage(stderr, argv[0], hooks);
 		return 1;
 	}
@@ -233,6 +289,26 @@ static int parse_args(int argc, char **argv, struct args *a, const struct perfet
 		                "--size, --buffer, --app, ATRACE_CAT, FTRACE_EVENT\n");
 		return 1;
 	}
+	if (a->workload) {
+		if (a->background || a->query || a->query_raw) {
+			fprintf(stderr,
+			        "perfetto: a workload (-- CMD) cannot be combined with %s\n",
+			        a->background ? "--background" : "--query");
+			return 1;
+		}
+		if (a->out_path && strcmp(a->out_path, "-") == 0) {
+			fprintf(stderr,
+			        "perfetto: a workload (-- CMD) cannot be combined with -o - "
+			        "(it writes to stdout too)\n");
+			return 1;
+		}
+		/* The workload's end is the end of the trace: light config without
+		 * a duration unless told otherwise. */
+		if (!a->config_path)
+			a->light = true;
+		if (a->light && !a->lo.time)
+			a->lo.time = "0";
+	}
 	return -1;
 }
 
@@ -332,15 +408,137 @@ static int daemonize(bool wait_started, int *notify_fd)
 	return -1;
 }
 
+/* What a recording left behind. */
+struct record_result {
+	uint64_t bytes; /* size of the trace written */
+	uint64_t lost;  /* the service's loss counters (gated captures) */
+};
+
+/* Open the output, go to the background (-d/-D), start the services
+ * (hooks), record one session and rename the trace into place. Errors are
+ * printed. With a workload, signals are blocked once the services run and
+ * the workload is started by the session. Returns 0, or 1 after a failure
+ * (the workload may be running then, or not started yet). */
+static int record(struct args *a, Perfetto__Protos__TraceConfig *cfg, const char *out_path,
+                  const struct perfetto_cmd_hooks *hooks, struct perfetto_cmd_workload *wl,
+                  struct record_result *res)
+{
+	struct tb_err err = {0};
+	struct perfetto_cmd_out out;
+	struct perfetto_cmd_session_opts so = {0};
+	bool out_open = false, services = false;
+	int rc = 1;
+
+	/* write_into_file: traced writes (and caps) the file through our fd. */
+	if (perfetto_cmd_out_open(&out, out_path, a->no_clobber, 0, &err)) {
+		fprintf(stderr, "perfetto: %s\n", err.msg);
+		goto out;
+	}
+	out_open = true;
+
+	if (a->background) {
+		int r = daemonize(a->background_wait, &a->notify_fd);
+		if (r >= 0) {
+			rc = r;
+			goto out;
+		}
+	}
+	if (hooks && hooks->start_services) {
+		services = true;
+		if (hooks->start_services(hooks->ctx, &err)) {
+			fprintf(stderr, "perfetto: %s\n", err.msg);
+			goto out;
+		}
+	}
+	/* After the services: they must not inherit the blocked signals. */
+	if (wl && perfetto_cmd_workload_block_signals(wl)) {
+		fprintf(stderr, "perfetto: cannot block signals\n");
+		goto out;
+	}
+
+	so.socket = ipc_consumer_socket_name();
+	so.config = perfetto_cmd_config_pack_for_service(cfg, &so.config_len);
+	so.out = &out;
+	so.write_into_file = cfg->write_into_file;
+	so.notify_fd = a->notify_fd;
+	so.workload = wl;
+	so.lost = wl ? &res->lost : NULL;
+	signal(SIGPIPE, SIG_IGN);
+	if (perfetto_cmd_session_run(&so, &err)) {
+		fprintf(stderr, "perfetto: %s\n", err.msg);
+		goto out;
+	}
+	{
+		struct stat st;
+		uint64_t bytes = out.bytes;
+		char *name = tb_strdup(out.path ? out.path : "stdout");
+		if (so.write_into_file && out.path && fstat(out.fd, &st) == 0)
+			bytes = (uint64_t)st.st_size;
+		out_open = false;
+		if (perfetto_cmd_out_finish(&out, &err)) {
+			tb_free(name);
+			fprintf(stderr, "perfetto: %s\n", err.msg);
+			goto out;
+		}
+		log_info(PERFETTO_CMD_TAG, "Wrote %" PRIu64 " bytes into %s", bytes, name);
+		tb_free(name);
+		res->bytes = bytes;
+	}
+	rc = 0;
+out:
+	if (out_open)
+		perfetto_cmd_out_abort(&out);
+	if (services && hooks->stop_services)
+		hooks->stop_services(hooks->ctx);
+	tb_free((void *)so.config);
+	return rc;
+}
+
+/* The trace path in the status line: bytes that would break a
+ * whitespace-separated key=value line (space, control characters, '%', '=')
+ * as %XX. */
+static void print_path(FILE *f, const char *path)
+{
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		if (*p <= ' ' || *p == 0x7f || *p == '%' || *p == '=')
+			fprintf(f, "%%%02X", *p);
+		else
+			fputc(*p, f);
+	}
+}
+
+/* A gated capture: record around the workload, print the status line and
+ * return the workload's status. */
+static int run_gated(struct args *a, Perfetto__Protos__TraceConfig *cfg, const char *out_path,
+                     const struct perfetto_cmd_hooks *hooks)
+{
+	struct perfetto_cmd_workload wl;
+	struct record_result res = {0};
+	int trace_status, status;
+
+	perfetto_cmd_workload_init(&wl, a->workload);
+	trace_status = record(a, cfg, out_path, hooks, &wl, &res);
+	if (trace_status)
+		res.bytes = res.lost = 0;
+	/* A failed capture still runs the workload (signals blocked first, if
+	 * the capture did not get that far, so none is lost before the wait). */
+	perfetto_cmd_workload_block_signals(&wl);
+	perfetto_cmd_workload_start(&wl);
+	status = perfetto_cmd_workload_wait(&wl);
+	fprintf(stderr, "workload_status=%d trace_status=%d trace=", status, trace_status);
+	print_path(stderr, out_path);
+	fprintf(stderr, " bytes=%" PRIu64 " packets_lost=%" PRIu64 "\n", res.bytes, res.lost);
+	fflush(stderr);
+	return status;
+}
+
 int perfetto_cmd_run(int argc, char **argv, const struct perfetto_cmd_hooks *hooks)
 {
 	struct args a;
 	struct tb_err err = {0};
-	struct perfetto_cmd_out out;
-	struct perfetto_cmd_session_opts so = {0};
+	struct record_result res = {0};
 	Perfetto__Protos__TraceConfig *cfg = NULL;
 	const char *out_path;
-	bool out_open = false, services = false;
 	int rc;
 
 	umask(0); /* as Perfetto: file modes are exactly what we ask for */
@@ -383,61 +581,11 @@ int perfetto_cmd_run(int argc, char **argv, const struct perfetto_cmd_hooks *hoo
 		fprintf(stderr, "perfetto: --background cannot write the trace to stdout\n");
 		goto out;
 	}
-	/* write_into_file: traced writes (and caps) the file through our fd. */
-	if (perfetto_cmd_out_open(&out, out_path, a.no_clobber, 0, &err)) {
-		fprintf(stderr, "perfetto: %s\n", err.msg);
-		goto out;
-	}
-	out_open = true;
-
-	if (a.background) {
-		int r = daemonize(a.background_wait, &a.notify_fd);
-		if (r >= 0) {
-			rc = r;
-			goto out;
-		}
-	}
-	if (hooks && hooks->start_services) {
-		services = true;
-		if (hooks->start_services(hooks->ctx, &err)) {
-			fprintf(stderr, "perfetto: %s\n", err.msg);
-			goto out;
-		}
-	}
-
-	so.socket = ipc_consumer_socket_name();
-	so.config = perfetto_cmd_config_pack_for_service(cfg, &so.config_len);
-	so.out = &out;
-	so.write_into_file = cfg->write_into_file;
-	so.notify_fd = a.notify_fd;
-	signal(SIGPIPE, SIG_IGN);
-	if (perfetto_cmd_session_run(&so, &err)) {
-		fprintf(stderr, "perfetto: %s\n", err.msg);
-		goto out;
-	}
-	{
-		struct stat st;
-		uint64_t bytes = out.bytes;
-		char *name = tb_strdup(out.path ? out.path : "stdout");
-		if (so.write_into_file && out.path && fstat(out.fd, &st) == 0)
-			bytes = (uint64_t)st.st_size;
-		if (perfetto_cmd_out_finish(&out, &err)) {
-			out_open = false;
-			tb_free(name);
-			fprintf(stderr, "perfetto: %s\n", err.msg);
-			goto out;
-		}
-		out_open = false;
-		log_info(PERFETTO_CMD_TAG, "Wrote %" PRIu64 " bytes into %s", bytes, name);
-		tb_free(name);
-	}
-	rc = 0;
+	if (a.workload)
+		rc = run_gated(&a, cfg, out_path, hooks);
+	else
+		rc = record(&a, cfg, out_path, hooks, NULL, &res);
 out:
-	if (out_open)
-		perfetto_cmd_out_abort(&out);
-	if (services && hooks->stop_services)
-		hooks->stop_services(hooks->ctx);
-	tb_free((void *)so.config);
 	perfetto_cmd_config_free(cfg);
 	return rc;
 }

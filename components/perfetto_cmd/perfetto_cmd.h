@@ -44,6 +44,11 @@ int perfetto_cmd_main(int argc, char **argv);
 /* perfetto_cmd_main with hooks (NULL: none). */
 int perfetto_cmd_run(int argc, char **argv, const struct perfetto_cmd_hooks *hooks);
 
+/* The index in argv of the "--" that ends perfetto's arguments and starts
+ * the workload of a gated capture, or argc if there is none. A "--" that is
+ * an option's value (`-o --`) does not count. Pure. */
+int perfetto_cmd_workload_split(int argc, char **argv);
+
 /* ---- light config (config.c) ---------------------------------------------- */
 
 /* The flags of Perfetto's light config. NULL strings take the defaults

@@ -6,6 +6,9 @@
 #ifndef TB_PERFETTO_CMD_INT_H
 #define TB_PERFETTO_CMD_INT_H
 
+#include <signal.h>
+#include <sys/types.h>
+
 #include "perfetto_cmd.h"
 #include "protos.h"
 
@@ -66,6 +69,42 @@ int perfetto_cmd_out_finish(struct perfetto_cmd_out *o, struct tb_err *err);
 /* Close and remove the temporary file (no-op after finish). */
 void perfetto_cmd_out_abort(struct perfetto_cmd_out *o);
 
+/* ---- workload.c -------------------------------------------------------- */
+
+/* The command of a gated capture (`-- CMD [ARGS...]`), run like a shell
+ * runs a simple command. Main thread only. */
+struct perfetto_cmd_workload {
+	char *const *argv; /* NULL-terminated, borrowed */
+	pid_t pid;         /* > 0 while running */
+	bool started;      /* start was called (it may have failed) */
+	bool exited;       /* status is final */
+	int status;        /* exit code, 128 + signal, 126/127 (cannot run / not found) */
+	sigset_t child_mask; /* the signal mask the command starts with */
+	bool blocked;        /* block_signals ran */
+};
+
+void perfetto_cmd_workload_init(struct perfetto_cmd_workload *w, char *const *argv);
+/* Block SIGINT, SIGTERM and SIGCHLD for the rest of the run (loops take them
+ * through signalfds; none is lost between loops) and remember the previous
+ * mask for the command. Once only (later calls do nothing). 0 or -errno. */
+int perfetto_cmd_workload_block_signals(struct perfetto_cmd_workload *w);
+/* Fork and exec the command (PATH search) with inherited stdio. Once only;
+ * a failure to fork ends it with status 126 (message on stderr); a failed
+ * exec is reported by the child, which exits 127 or 126. */
+void perfetto_cmd_workload_start(struct perfetto_cmd_workload *w);
+/* The capture was interrupted by signo before the command started: it
+ * never will, its status is 128 + signo. */
+void perfetto_cmd_workload_cancel(struct perfetto_cmd_workload *w, int signo);
+/* Collect the command's exit without blocking (call on SIGCHLD). True once
+ * it has exited. */
+bool perfetto_cmd_workload_reap(struct perfetto_cmd_workload *w);
+/* In a SIGINT/SIGTERM callback of loop l: pass signo on to the running
+ * command unless the terminal sent it (then the command got it too). */
+void perfetto_cmd_workload_forward(struct perfetto_cmd_workload *w, struct loop *l, int signo);
+/* Wait for the started command to exit, forwarding SIGINT/SIGTERM.
+ * Returns its status. */
+int perfetto_cmd_workload_wait(struct perfetto_cmd_workload *w);
+
 /* ---- session.c --------------------------------------------------------- */
 
 struct perfetto_cmd_session_opts {
@@ -78,7 +117,19 @@ struct perfetto_cmd_session_opts {
 	bool write_into_file;
 	int notify_fd; /* -1, or written one status byte once all data sources
 	                * started (ObserveEvents) */
+	/* A gated capture: the command starts once every data source started
+	 * (or after PERFETTO_CMD_WORKLOAD_START_TIMEOUT_MS), its exit stops the
+	 * session, SIGINT/SIGTERM go to it. NULL: none. */
+	struct perfetto_cmd_workload *workload;
+	/* Non-NULL: set to the data the service lost (the session's buffers'
+	 * chunks_overwritten + chunks_discarded + abi_violations, from
+	 * GetTraceStats once the session ended). */
+	uint64_t *lost;
 };
+
+/* How long a gated capture waits for all_data_sources_started before it
+ * runs the workload anyway. */
+#define PERFETTO_CMD_WORKLOAD_START_TIMEOUT_MS 10000
 
 /* Record one session on a new loop: connect, bind, EnableTracing, wait for
  * the end (duration or SIGINT/SIGTERM -> Flush + DisableTracing), read the

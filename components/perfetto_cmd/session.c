@@ -15,6 +15,12 @@
  *   each packet appended to the output) ─▶ FreeBuffers ─▶ done
  *
  * A second SIGINT/SIGTERM abandons the capture.
+ *
+ * A gated capture (opts.workload) always observes all_data_sources_started
+ * and starts the workload on it (or on a timeout); the workload's exit
+ * stops the session like a signal does, and SIGINT/SIGTERM go to the
+ * workload instead. With opts.lost the loss counters are fetched
+ * (GetTraceStats) between the end of the session and the read back.
  */
 #include "perfetto_cmd_int.h"
 
@@ -40,7 +46,8 @@ struct session {
 	struct tb_err *err;
 	bool stopping, disabled, done, dropping, observing;
 	int signals;
-	int notify_fd; /* -1 once written */
+	uint64_t start_timer; /* gated capture: workload start timeout */
+	int notify_fd;        /* -1 once written */
 	VEC(uint8_t) partial;
 	uint64_t oversized;
 };
@@ -143,6 +150,59 @@ static void on_read(void *ctx, const struct ipc_reply *r)
 	invoke(s, "FreeBuffers", NULL, 0, on_free);
 }
 
+/* The session ended: read the trace back (or, write_into_file, just free
+ * the buffers). */
+static void collect(struct session *s)
+{
+	if (s->o->write_into_file)
+		invoke(s, "FreeBuffers", NULL, 0, on_free);
+	else
+		invoke(s, "ReadBuffers", NULL, 0, on_read);
+}
+
+static void on_final_stats(void *ctx, const struct ipc_reply *r)
+{
+	struct session *s = ctx;
+	Perfetto__Protos__GetTraceStatsResponse *resp = NULL;
+	uint64_t lost = 0;
+
+	if (r->success)
+		resp = perfetto__protos__get_trace_stats_response__unpack(
+		    ipc_pb_allocator(), r->len, r->data ? r->data : (const uint8_t *)"");
+	if (resp && resp->trace_stats) {
+		for (size_t i = 0; i < resp->trace_stats->n_buffer_stats; i++) {
+			const Perfetto__Protos__TraceStats__BufferStats *b =
+			    resp->trace_stats->buffer_stats[i];
+			lost += b->chunks_overwritten + b->chunks_discarded + b->abi_violations;
+		}
+	}
+	*s->o->lost = lost;
+	if (resp)
+		protobuf_c_message_free_unpacked(&resp->base, ipc_pb_allocator());
+	collect(s);
+}
+
+static void start_workload(struct session *s)
+{
+	if (!s->o->workload)
+		return;
+	if (s->start_timer)
+		loop_cancel_timer(s->l, s->start_timer);
+	s->start_timer = 0;
+	perfetto_cmd_workload_start(s->o->workload);
+}
+
+static void on_start_timeout(struct loop *l, uint64_t id, void *ctx)
+{
+	struct session *s = ctx;
+	s->start_timer = 0;
+	log_warn(PERFETTO_CMD_TAG,
+	         "not every data source started within %d ms; running the "
+	         "workload anyway",
+	         PERFETTO_CMD_WORKLOAD_START_TIMEOUT_MS);
+	start_workload(s);
+}
+
 static void on_enable(void *ctx, const struct ipc_reply *r)
 {
 	struct session *s = ctx;
@@ -160,10 +220,10 @@ static void on_enable(void *ctx, const struct ipc_reply *r)
 		snprintf(msg, sizeof msg, "Service error: %s", resp->error);
 		notify(s, 1);
 		fail(s, msg);
-	} else if (s->o->write_into_file) {
-		invoke(s, "FreeBuffers", NULL, 0, on_free);
+	} else if (s->o->lost) {
+		invoke(s, "GetTraceStats", NULL, 0, on_final_stats);
 	} else {
-		invoke(s, "ReadBuffers", NULL, 0, on_read);
+		collect(s);
 	}
 	if (resp)
 		protobuf_c_message_free_unpacked(&resp->base, ipc_pb_allocator());
@@ -181,15 +241,19 @@ static void on_observe(void *ctx, const struct ipc_reply *r)
 		return;
 	}
 	if (pb_find_field(r->data, r->len, 1, &f) == 1 && f.wire == PB_WIRE_LEN &&
-	    pb_find_field(f.data, f.len, 2, &g) == 1 && g.val && !s->disabled)
+	    pb_find_field(f.data, f.len, 2, &g) == 1 && g.val && !s->disabled) {
 		notify(s, 0);
+		start_workload(s);
+	}
 }
 
 static void on_started(void *ctx, const struct ipc_reply *r)
 {
 	struct session *s = ctx;
-	if (!s->disabled && !s->observing)
+	if (!s->disabled && !s->observing) {
 		notify(s, 0);
+		start_workload(s);
+	}
 }
 
 static void on_flushed(void *ctx, const struct ipc_reply *r)
@@ -201,16 +265,9 @@ static void on_flushed(void *ctx, const struct ipc_reply *r)
 		invoke(s, "DisableTracing", NULL, 0, NULL);
 }
 
-static void on_signal(struct loop *l, int signo, void *ctx)
+/* Flush, then DisableTracing: the graceful end of the session. */
+static void stop(struct session *s)
 {
-	struct session *s = ctx;
-	if (++s->signals == 1 && s->disabled)
-		return; /* already reading the trace back */
-	if (s->signals > 1 || !s->svc) {
-		fail(s, "interrupted");
-		return;
-	}
-	log_info(PERFETTO_CMD_TAG, "SIGINT/SIGTERM received: disabling tracing.");
 	s->stopping = true;
 	{
 		uint8_t args[16], *p = args;
@@ -220,6 +277,35 @@ static void on_signal(struct loop *l, int signo, void *ctx)
 		p = pb_encode_varint(p, FLUSH_FLAGS_STOP);
 		invoke(s, "Flush", args, (size_t)(p - args), on_flushed);
 	}
+}
+
+static void on_signal(struct loop *l, int signo, void *ctx)
+{
+	struct session *s = ctx;
+	struct perfetto_cmd_workload *w = s->o->workload;
+	if (w && w->started && !w->exited) {
+		perfetto_cmd_workload_forward(w, l, signo); /* its exit stops us */
+		return;
+	}
+	if (w)
+		perfetto_cmd_workload_cancel(w, signo);
+	if (++s->signals == 1 && s->disabled)
+		return; /* already reading the trace back */
+	if (s->signals > 1 || !s->svc) {
+		fail(s, "interrupted");
+		return;
+	}
+	log_info(PERFETTO_CMD_TAG, "SIGINT/SIGTERM received: disabling tracing.");
+	stop(s);
+}
+
+static void on_child(struct loop *l, int signo, void *ctx)
+{
+	struct session *s = ctx;
+	if (!perfetto_cmd_workload_reap(s->o->workload) || s->disabled || s->stopping || !s->svc)
+		return;
+	log_info(PERFETTO_CMD_TAG, "the workload exited: disabling tracing.");
+	stop(s);
 }
 
 static void on_bind(void *ctx, struct ipc_svc *svc, bool ok)
@@ -240,7 +326,7 @@ static void on_bind(void *ctx, struct ipc_svc *svc, bool ok)
 	p = pb_encode_varint(req + 1, o->config_len);
 	memcpy(p, o->config, o->config_len);
 	n = (size_t)(p - req) + o->config_len;
-	if (s->notify_fd >= 0) {
+	if (s->notify_fd >= 0 || o->workload) {
 		/* ObserveEventsRequest { events_to_observe: TYPE_ALL_DATA_SOURCES_STARTED } */
 		static const uint8_t observe[] = {0x08, 0x02};
 		s->observing = invoke(s, "ObserveEvents", observe, sizeof observe, on_observe) > 0;
@@ -276,7 +362,8 @@ int perfetto_cmd_session_run(const struct perfetto_cmd_session_opts *o, struct t
 	if (!(s.l = loop_new(err)))
 		return -ENOMEM;
 	if (loop_add_signal(s.l, SIGINT, on_signal, &s) ||
-	    loop_add_signal(s.l, SIGTERM, on_signal, &s)) {
+	    loop_add_signal(s.l, SIGTERM, on_signal, &s) ||
+	    (o->workload && loop_add_signal(s.l, SIGCHLD, on_child, &s))) {
 		rc = tb_err_set(err, -EINVAL, "%s", loop_err(s.l)->msg);
 		goto out;
 	}
@@ -292,6 +379,12 @@ int perfetto_cmd_session_run(const struct perfetto_cmd_session_opts *o, struct t
 	if (!ipc_client_bind(s.c, "ConsumerPort", on_bind, &s)) {
 		rc = tb_err_set(err, -ENOTCONN, "cannot talk to the tracing service at '%s'",
 		                o->socket);
+		goto out;
+	}
+	if (o->workload &&
+	    !(s.start_timer = loop_add_timer(s.l, PERFETTO_CMD_WORKLOAD_START_TIMEOUT_MS, 0,
+	                                     on_start_timeout, &s))) {
+		rc = tb_err_set(err, -EIO, "%s", loop_err(s.l)->msg);
 		goto out;
 	}
 	rc = loop_run(s.l);

@@ -63,7 +63,10 @@ static void usage(FILE *out)
 		"private sockets (@traced-c-PID, @traced-p-PID), as Perfetto's tracebox\n"
 		"does, and stops them afterwards.\n"
 		"--system-sockets uses the system socket names instead. The first argument\n"
-		"must be a flag or an ftrace event; see `tracebox perfetto --help`.\n");
+		"must be a flag or an ftrace event; see `tracebox perfetto --help`.\n"
+		"\n"
+		"Workload gating: tracebox [perfetto flags] -- CMD [ARGS...] records around\n"
+		"CMD, prints one status line on stderr and exits with CMD's status.\n");
 }
 
 /* ---- autostart mode ------------------------------------------------------- */
@@ -199,10 +202,12 @@ static int autostart(int argc, char **argv)
 	};
 	char **args = tb_calloc((size_t)argc + 1, sizeof *args);
 	bool system_sockets = false;
-	int n = 0, rc;
+	int n = 0, rc, split = perfetto_cmd_workload_split(argc, argv);
 
+	/* --system-sockets is ours; after "--" everything belongs to the workload. */
 	for (int i = 0; i < argc; i++) {
-		if (i > 0 && !system_sockets && strcmp(argv[i], "--system-sockets") == 0) {
+		if (i > 0 && i < split && !system_sockets &&
+		    strcmp(argv[i], "--system-sockets") == 0) {
 			system_sockets = true;
 			continue;
 		}

@@ -230,6 +230,19 @@ void traced_producer_send_flush(struct traced_producer *p, const uint64_t *ids, 
 	send_cmd(p, &cmd, -1);
 }
 
+void traced_producer_send_clear_incremental_state(struct traced_producer *p, const uint64_t *ids,
+						  size_t n)
+{
+	Perfetto__Protos__GetAsyncCommandResponse cmd = PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__INIT;
+	Perfetto__Protos__GetAsyncCommandResponse__ClearIncrementalState cl =
+		PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__CLEAR_INCREMENTAL_STATE__INIT;
+	cl.n_data_source_ids = n;
+	cl.data_source_ids = (uint64_t *)ids;
+	cmd.cmd_case = PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__CMD_CLEAR_INCREMENTAL_STATE;
+	cmd.clear_incremental_state = &cl;
+	send_cmd(p, &cmd, -1);
+}
+
 /* ---- methods, in declaration order ---------------------------------------- */
 
 static void m_initialize_connection(void *ctx, struct ipc_call *call, const uint8_t *args,
@@ -311,6 +324,7 @@ static void m_register_data_source(void *ctx, struct ipc_call *call, const uint8
 		reg.notify_on_start = d->will_notify_on_start;
 		reg.notify_on_stop = d->will_notify_on_stop;
 		reg.no_flush = d->no_flush;
+		reg.clear_incremental = d->handles_incremental_state_clear;
 		vec_push(&p->sources, reg);
 		t->stats.data_sources_registered++;
 		t->stats.data_sources_seen++;
@@ -525,6 +539,8 @@ static void m_update_data_source(void *ctx, struct ipc_call *call, const uint8_t
 				p->sources.data[i].notify_on_start = d->will_notify_on_start;
 				p->sources.data[i].notify_on_stop = d->will_notify_on_stop;
 				p->sources.data[i].no_flush = d->no_flush;
+				p->sources.data[i].clear_incremental =
+					d->handles_incremental_state_clear;
 			}
 	}
 	if (req)

@@ -231,6 +231,7 @@ static void start_instance(struct traced_session *s, struct traced_producer *p,
 	in.notify_start = reg->notify_on_start;
 	in.notify_stop = reg->notify_on_stop;
 	in.started = !reg->notify_on_start;
+	in.clear_incremental = reg->clear_incremental;
 	vec_push(&s->instances, in);
 	dc.has_target_buffer = true;
 	dc.target_buffer = traced_buffer_id(s->buffers.data[ds->config->target_buffer]);
@@ -272,6 +273,81 @@ static void on_duration(struct loop *l, uint64_t id, void *ctx)
 			   2 | 1 << 4, NULL, true);
 }
 
+static void on_snapshot_period(struct loop *l, uint64_t id, void *ctx)
+{
+	struct traced_session *s = ctx;
+	if (s->state == TRACED_STARTED)
+		traced_session_snapshot(s);
+}
+
+static void on_clear_period(struct loop *l, uint64_t id, void *ctx)
+{
+	struct traced_session *s = ctx;
+	if (s->state == TRACED_STARTED)
+		traced_session_clear_incremental_state(s);
+}
+
+void traced_session_clear_incremental_state(struct traced_session *s)
+{
+	struct traced *t = s->svc;
+	VEC(uint64_t) ids = {0};
+	bool *done = tb_calloc(s->instances.len ? s->instances.len : 1, sizeof *done);
+	for (size_t i = 0; i < s->instances.len; i++) {
+		const struct traced_instance *in = &s->instances.data[i];
+		struct traced_producer *p;
+		if (done[i] || !in->clear_incremental || in->stopped ||
+		    !(p = traced_producer_by_id(t, in->producer_id)))
+			continue;
+		vec_clear(&ids);
+		for (size_t j = i; j < s->instances.len; j++) {
+			const struct traced_instance *o = &s->instances.data[j];
+			if (o->producer_id == in->producer_id && o->clear_incremental &&
+			    !o->stopped) {
+				done[j] = true;
+				vec_push(&ids, o->id);
+			}
+		}
+		traced_producer_send_clear_incremental_state(p, ids.data, ids.len);
+	}
+	vec_release(&ids);
+	tb_free(done);
+}
+
+static uint32_t at_least(uint32_t v, uint32_t min)
+{
+	return v < min ? min : v;
+}
+
+/* A periodic timer whose ticks fall on multiples of period_ms of wall time,
+ * as Perfetto aligns its periodic tasks. */
+static uint64_t aligned_timer(struct loop *l, uint32_t period_ms, loop_timer_fn cb, void *ctx)
+{
+	uint64_t wall_ms = (uint64_t)tb_now_ns(CLOCK_REALTIME) / 1000000u;
+	return loop_add_timer(l, period_ms - wall_ms % period_ms, period_ms, cb, ctx);
+}
+
+/* The periodic snapshot runs at once, then every snapshot_interval_ms;
+ * clear_period_ms starts the ClearIncrementalState timer. */
+static void start_periodic_tasks(struct traced_session *s)
+{
+	const Perfetto__Protos__TraceConfig__BuiltinDataSource *b = s->cfg->builtin_data_sources;
+	const Perfetto__Protos__TraceConfig__IncrementalStateConfig *inc =
+		s->cfg->incremental_state_config;
+	struct loop *l = s->svc->loop;
+	uint32_t period = at_least(b && b->snapshot_interval_ms ? b->snapshot_interval_ms
+								: TRACED_DEFAULT_SNAPSHOT_INTERVAL_MS,
+				   TRACED_MIN_PERIOD_MS);
+	if (!(b && b->disable_clock_snapshotting)) {
+		traced_clocks_capture(&s->initial_clocks);
+		s->has_initial_clocks = true;
+	}
+	traced_session_snapshot(s);
+	s->snapshot_timer = loop_add_timer(l, period, period, on_snapshot_period, s);
+	if (inc && inc->clear_period_ms)
+		s->clear_timer = aligned_timer(l, at_least(inc->clear_period_ms, TRACED_MIN_PERIOD_MS),
+					       on_clear_period, s);
+}
+
 void traced_session_start(struct traced_session *s)
 {
 	struct loop *l = s->svc->loop;
@@ -279,6 +355,8 @@ void traced_session_start(struct traced_session *s)
 		return;
 	s->state = TRACED_STARTED;
 	s->start_ns = tb_boot_ns();
+	traced_session_event(s, TRACED_EV_TRACING_STARTED);
+	start_periodic_tasks(s);
 	match_sources(s, NULL, NULL);
 	if (s->cfg->duration_ms)
 		s->duration_timer = loop_add_timer(l, s->cfg->duration_ms, 0, on_duration, s);
@@ -310,7 +388,13 @@ bool traced_session_all_started(const struct traced_session *s)
 
 void traced_session_check_all_started(struct traced_session *s)
 {
-	if (!s->all_started_sent && traced_session_all_started(s))
+	if (!traced_session_all_started(s))
+		return;
+	if (!s->all_started_seen) {
+		s->all_started_seen = true;
+		traced_session_event(s, TRACED_EV_ALL_STARTED);
+	}
+	if (!s->all_started_sent)
 		traced_consumer_notify_all_started(s);
 }
 
@@ -345,6 +429,10 @@ static void session_finish(struct traced_session *s)
 	cancel_timer(s, &s->stop_timer);
 	cancel_timer(s, &s->write_timer);
 	cancel_timer(s, &s->flush_timer);
+	cancel_timer(s, &s->snapshot_timer);
+	cancel_timer(s, &s->clear_timer);
+	traced_session_event(s, TRACED_EV_TRACING_DISABLED);
+	s->emit_stats = true;
 	log_info(TRACED_LOG, "session %" PRIu64 ": disabled", s->id);
 	if (s->write_into_file)
 		traced_session_write_file(s, true);
@@ -376,6 +464,7 @@ void traced_session_disable(struct traced_session *s)
 		return;
 	cancel_timer(s, &s->duration_timer);
 	cancel_timer(s, &s->flush_timer);
+	cancel_timer(s, &s->clear_timer);
 	s->state = TRACED_DISABLING;
 	for (size_t i = 0; i < s->instances.len; i++) {
 		struct traced_instance *in = &s->instances.data[i];
@@ -417,6 +506,8 @@ void traced_session_free(struct traced_session *s)
 	cancel_timer(s, &s->stop_timer);
 	cancel_timer(s, &s->write_timer);
 	cancel_timer(s, &s->flush_timer);
+	cancel_timer(s, &s->snapshot_timer);
+	cancel_timer(s, &s->clear_timer);
 	tb_close(&s->out_fd);
 	if (s->enable_call)
 		ipc_call_drop(s->enable_call);
@@ -450,6 +541,8 @@ static void flush_finish(struct traced *t, struct traced_flush *f, bool ok)
 		t->stats.flushes_succeeded++;
 	else
 		t->stats.flushes_failed++;
+	if (ok && (s = traced_session_by_id(t, f->session_id)))
+		traced_session_event(s, TRACED_EV_ALL_FLUSHED);
 	if (f->call) {
 		if (ok)
 			ipc_call_reply(f->call, NULL, 0, false, -1);
@@ -483,6 +576,7 @@ void traced_flush_start(struct traced_session *s, uint32_t timeout_ms, uint64_t 
 	f->session_id = s->id;
 	f->call = call;
 	t->stats.flushes_requested++;
+	traced_session_event(s, TRACED_EV_FLUSH_STARTED);
 	for (size_t i = 0; i < s->instances.len; i++) {
 		struct traced_instance *in = &s->instances.data[i];
 		struct traced_producer *p = traced_producer_by_id(t, in->producer_id);

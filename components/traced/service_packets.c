@@ -2,12 +2,17 @@
  * service_packets.c: the TracePackets traced writes itself, on the service's
  * own sequence (trusted_packet_sequence_id 1) with traced's uid.
  *
- * At the start of a session's first ReadBuffers: a clock snapshot (BOOTTIME
- * first), the synchronization marker (its field written last), the trace
- * config as received, system info, and the tracing_started /
- * all_data_sources_started service events. At the end of every read:
- * tracing_disabled (once, after the session ended) and trace_stats. They
- * are encoded with pb_writer straight from field numbers (compat §3.1).
+ * At the start of a read: the clock snapshot taken when the session started
+ * (BOOTTIME first), the periodic ones taken since (every
+ * builtin_data_sources.snapshot_interval_ms, 10 s by default, kept when the
+ * clocks drifted), the synchronization marker (its field written last; on
+ * the first read and after each period), on the first read the trace config
+ * as received and system info, then the lifecycle service events recorded
+ * since the last read, each with the time it happened (tracing_started,
+ * all_data_sources_started, flush_started, all_data_sources_flushed,
+ * tracing_disabled). At the end of a read: events recorded meanwhile and
+ * trace_stats (after each period and once the session ended). They are
+ * encoded with pb_writer straight from field numbers (compat §3.1).
  */
 #include "traced_int.h"
 
@@ -40,37 +45,100 @@ static void put_nested(struct pb_writer *w, uint32_t id, struct pb_writer *inner
 	pb_writer_reset(inner);
 }
 
-static void clock_snapshot(struct pb_writer *w, struct pb_writer *tmp)
+static const struct {
+	uint32_t id;
+	clockid_t clk;
+} clock_list[TRACED_NUM_CLOCKS] = {
+	{6, CLOCK_BOOTTIME},        {2, CLOCK_REALTIME_COARSE}, {4, CLOCK_MONOTONIC_COARSE},
+	{1, CLOCK_REALTIME},        {3, CLOCK_MONOTONIC},       {5, CLOCK_MONOTONIC_RAW},
+};
+
+void traced_clocks_capture(struct traced_clocks *c)
 {
-	static const struct {
-		uint32_t id;
-		clockid_t clk;
-	} clocks[] = {
-		{6, CLOCK_BOOTTIME},        {2, CLOCK_REALTIME_COARSE}, {4, CLOCK_MONOTONIC_COARSE},
-		{1, CLOCK_REALTIME},        {3, CLOCK_MONOTONIC},       {5, CLOCK_MONOTONIC_RAW},
-	};
+	for (size_t i = 0; i < TRACED_NUM_CLOCKS; i++)
+		c->ns[i] = (uint64_t)tb_now_ns(clock_list[i].clk);
+}
+
+static bool drifted(const struct traced_clocks *old, const struct traced_clocks *now)
+{
+	int64_t boot = (int64_t)(now->ns[0] - old->ns[0]);
+	for (size_t i = 1; i < TRACED_NUM_CLOCKS; i++) {
+		int64_t d = boot - (int64_t)(now->ns[i] - old->ns[i]);
+		if (d >= TRACED_CLOCK_DRIFT_NS || d <= -TRACED_CLOCK_DRIFT_NS)
+			return true;
+	}
+	return false;
+}
+
+void traced_session_snapshot(struct traced_session *s)
+{
+	struct traced_clocks now;
+	const Perfetto__Protos__TraceConfig__BuiltinDataSource *b = s->cfg->builtin_data_sources;
+	s->emit_sync_marker = true;
+	s->emit_stats = true;
+	if (b && b->disable_clock_snapshotting)
+		return;
+	traced_clocks_capture(&now);
+	if (s->n_clocks && !drifted(&s->clocks[s->n_clocks - 1], &now))
+		return;
+	if (s->n_clocks == TRACED_MAX_CLOCK_SNAPSHOTS) {
+		memmove(&s->clocks[0], &s->clocks[1], sizeof s->clocks[0] * (s->n_clocks - 1));
+		s->n_clocks--;
+	}
+	s->clocks[s->n_clocks++] = now;
+}
+
+void traced_session_event(struct traced_session *s, unsigned field)
+{
+	if (field < TRACED_EV_MAX)
+		s->events_ns[field] = tb_boot_ns();
+}
+
+static void clock_snapshot(struct pb_writer *w, const struct traced_clocks *clocks,
+			   uint32_t primary)
+{
 	struct pb_writer snap, c;
 	pb_writer_init_growable(&snap);
 	pb_writer_init_growable(&c);
-	for (size_t i = 0; i < TB_ARRAY_SIZE(clocks); i++) {
-		pb_put_uint32(&c, 1, clocks[i].id);
-		pb_put_uint64(&c, 2, (uint64_t)tb_now_ns(clocks[i].clk));
+	for (size_t i = 0; i < TRACED_NUM_CLOCKS; i++) {
+		pb_put_uint32(&c, 1, clock_list[i].id);
+		pb_put_uint64(&c, 2, clocks->ns[i]);
 		put_nested(&snap, 1, &c);
 	}
-	pb_put_uint32(&snap, 2, 6); /* primary_trace_clock: BOOTTIME */
+	pb_put_uint32(&snap, 2, primary);
 	put_nested(w, 6, &snap);
 	trusted(w);
 	pb_writer_release(&snap);
 	pb_writer_release(&c);
-	(void)tmp;
 }
 
-static void service_event(struct pb_writer *w, uint32_t event)
+static void service_event(struct pb_writer *w, uint32_t event, int64_t ts)
 {
 	uint8_t ev[2] = {(uint8_t)(event << 3), 1};
-	pb_put_uint64(w, 8, (uint64_t)tb_boot_ns());
+	pb_put_uint64(w, 8, (uint64_t)ts);
 	pb_put_bytes(w, 69, ev, sizeof ev);
 	trusted(w);
+}
+
+/* The lifecycle events pending, oldest first; then none is pending. */
+static int emit_events(struct traced_session *s, struct pb_writer *w, traced_packet_fn cb,
+		       void *ctx)
+{
+	const Perfetto__Protos__TraceConfig__BuiltinDataSource *b = s->cfg->builtin_data_sources;
+	int rc = 0;
+	for (;;) {
+		unsigned first = 0;
+		for (unsigned f = 1; f < TRACED_EV_MAX; f++)
+			if (s->events_ns[f] && (!first || s->events_ns[f] < s->events_ns[first]))
+				first = f;
+		if (!first)
+			return rc;
+		if (!(b && b->disable_service_events)) {
+			service_event(w, first, s->events_ns[first]);
+			rc = rc ? rc : emit(w, cb, ctx);
+		}
+		s->events_ns[first] = 0;
+	}
 }
 
 static void system_info(struct pb_writer *w)
@@ -102,26 +170,47 @@ static void system_info(struct pb_writer *w)
 
 int traced_emit_header_packets(struct traced_session *s, traced_packet_fn cb, void *ctx)
 {
+	const Perfetto__Protos__TraceConfig__BuiltinDataSource *b = s->cfg->builtin_data_sources;
+	uint32_t primary = b && b->has_primary_trace_clock && b->primary_trace_clock
+				   ? (uint32_t)b->primary_trace_clock
+				   : 6; /* BOOTTIME */
 	struct pb_writer w;
 	int rc = 0;
-	if (s->emitted_header)
-		return 0;
-	s->emitted_header = true;
 	pb_writer_init_growable(&w);
-	clock_snapshot(&w, NULL);
-	rc = rc ? rc : emit(&w, cb, ctx);
-	trusted(&w);
-	pb_put_bytes(&w, 36, sync_marker, sizeof sync_marker); /* must come last */
-	rc = rc ? rc : emit(&w, cb, ctx);
-	pb_put_bytes(&w, 33, s->config, s->config_len);
-	trusted(&w);
-	rc = rc ? rc : emit(&w, cb, ctx);
-	system_info(&w);
-	rc = rc ? rc : emit(&w, cb, ctx);
-	service_event(&w, 2); /* tracing_started */
-	rc = rc ? rc : emit(&w, cb, ctx);
-	service_event(&w, 1); /* all_data_sources_started */
-	rc = rc ? rc : emit(&w, cb, ctx);
+	if (!s->has_initial_clocks && !s->emitted_header && !(b && b->disable_clock_snapshotting)) {
+		/* a session read before it started */
+		traced_clocks_capture(&s->initial_clocks);
+		s->has_initial_clocks = true;
+	}
+	if (s->has_initial_clocks) {
+		s->has_initial_clocks = false;
+		clock_snapshot(&w, &s->initial_clocks, primary);
+		rc = rc ? rc : emit(&w, cb, ctx);
+	}
+	for (size_t i = 0; i < s->n_clocks; i++) {
+		clock_snapshot(&w, &s->clocks[i], primary);
+		rc = rc ? rc : emit(&w, cb, ctx);
+	}
+	s->n_clocks = 0;
+	if (s->emit_sync_marker || !s->emitted_header) {
+		s->emit_sync_marker = false;
+		trusted(&w);
+		pb_put_bytes(&w, 36, sync_marker, sizeof sync_marker); /* must come last */
+		rc = rc ? rc : emit(&w, cb, ctx);
+	}
+	if (!s->emitted_header) {
+		s->emitted_header = true;
+		if (!(b && b->disable_trace_config)) {
+			pb_put_bytes(&w, 33, s->config, s->config_len);
+			trusted(&w);
+			rc = rc ? rc : emit(&w, cb, ctx);
+		}
+		if (!(b && b->disable_system_info)) {
+			system_info(&w);
+			rc = rc ? rc : emit(&w, cb, ctx);
+		}
+	}
+	rc = rc ? rc : emit_events(s, &w, cb, ctx);
 	pb_writer_release(&w);
 	return rc;
 }
@@ -132,22 +221,21 @@ int traced_emit_trailer_packets(struct traced_session *s, traced_packet_fn cb, v
 	struct pb_writer w;
 	uint8_t *buf;
 	size_t n;
-	int rc = 0;
+	int rc;
 	pb_writer_init_growable(&w);
-	if (s->state == TRACED_DISABLED && !s->emitted_disabled) {
-		s->emitted_disabled = true;
-		service_event(&w, 5); /* tracing_disabled */
-		rc = emit(&w, cb, ctx);
+	rc = emit_events(s, &w, cb, ctx);
+	if (s->emit_stats) {
+		s->emit_stats = false;
+		traced_trace_stats_fill(s->svc, s, &ts);
+		n = perfetto__protos__trace_stats__get_packed_size(&ts);
+		buf = tb_malloc(n ? n : 1);
+		perfetto__protos__trace_stats__pack(&ts, buf);
+		pb_put_bytes(&w, 35, buf, n);
+		trusted(&w);
+		rc = rc ? rc : emit(&w, cb, ctx);
+		tb_free(buf);
+		traced_trace_stats_release(&ts);
 	}
-	traced_trace_stats_fill(s->svc, s, &ts);
-	n = perfetto__protos__trace_stats__get_packed_size(&ts);
-	buf = tb_malloc(n ? n : 1);
-	perfetto__protos__trace_stats__pack(&ts, buf);
-	pb_put_bytes(&w, 35, buf, n);
-	trusted(&w);
-	rc = rc ? rc : emit(&w, cb, ctx);
-	tb_free(buf);
-	traced_trace_stats_release(&ts);
 	pb_writer_release(&w);
 	return rc;
 }

@@ -36,6 +36,22 @@
 #define TRACED_MIN_WRITE_PERIOD_MS 100u
 /* flush_period_ms floor, so a tiny value cannot flood producers. */
 #define TRACED_MIN_FLUSH_PERIOD_MS 100u
+/* builtin_data_sources.snapshot_interval_ms default (Perfetto's), and our
+ * floor for it and for incremental_state_config.clear_period_ms. */
+#define TRACED_DEFAULT_SNAPSHOT_INTERVAL_MS 10000u
+#define TRACED_MIN_PERIOD_MS 10u
+/* Clock snapshots kept between two reads (Perfetto's ring size), and the
+ * drift that makes a new one replace the last unread one. */
+#define TRACED_MAX_CLOCK_SNAPSHOTS 16
+#define TRACED_CLOCK_DRIFT_NS 10000000
+#define TRACED_NUM_CLOCKS 6
+/* TracingServiceEvent field numbers the service records. */
+#define TRACED_EV_ALL_STARTED 1
+#define TRACED_EV_TRACING_STARTED 2
+#define TRACED_EV_ALL_FLUSHED 3
+#define TRACED_EV_TRACING_DISABLED 5
+#define TRACED_EV_FLUSH_STARTED 9
+#define TRACED_EV_MAX 10
 
 /* ---- trace buffer (trace_buffer.c) --------------------------------------- */
 
@@ -90,7 +106,7 @@ struct traced_cmd {
 struct traced_ds_reg {
 	char *name;
 	uint64_t id;
-	bool notify_on_start, notify_on_stop, no_flush;
+	bool notify_on_start, notify_on_stop, no_flush, clear_incremental;
 };
 
 struct traced_producer {
@@ -117,6 +133,13 @@ struct traced_instance {
 	uint16_t producer_id;
 	char *name;
 	bool notify_start, notify_stop, started, stopped;
+	bool clear_incremental; /* registered handles_incremental_state_clear */
+};
+
+/* One clock snapshot: the TRACED_NUM_CLOCKS clocks read back to back,
+ * BOOTTIME first (service_packets.c has the list). */
+struct traced_clocks {
+	uint64_t ns[TRACED_NUM_CLOCKS];
 };
 
 enum traced_session_state {
@@ -142,7 +165,17 @@ struct traced_session {
 	uint64_t duration_timer, stop_timer;
 	struct ipc_call *enable_call;
 	int64_t start_ns;
-	bool emitted_header, emitted_disabled;
+	bool emitted_header;
+	/* Service packets due at the next read: the snapshot taken at start,
+	 * the periodic ones that drifted, a sync marker, trace stats, and the
+	 * lifecycle events not emitted yet (BOOTTIME ns by TracingServiceEvent
+	 * field, 0 = none pending). */
+	bool has_initial_clocks, emit_sync_marker, emit_stats;
+	struct traced_clocks initial_clocks;
+	struct traced_clocks clocks[TRACED_MAX_CLOCK_SNAPSHOTS];
+	size_t n_clocks;
+	int64_t events_ns[TRACED_EV_MAX];
+	uint64_t snapshot_timer, clear_timer;
 	/* write_into_file: the output fd (-1: none or closed), bytes written,
 	 * the cap (0: none), the drain and periodic flush timers. */
 	int out_fd;
@@ -150,6 +183,7 @@ struct traced_session {
 	uint64_t file_bytes, max_file_bytes;
 	uint64_t write_timer, flush_timer;
 	bool all_started_sent; /* ObserveEvents got all_data_sources_started */
+	bool all_started_seen; /* the lifecycle event was recorded */
 };
 
 struct traced_consumer {
@@ -218,6 +252,12 @@ void traced_session_check_all_started(struct traced_session *s);
  * when max_file_size_bytes is reached. */
 void traced_session_write_file(struct traced_session *s, bool final);
 
+/* ClearIncrementalState to every producer with started instances of s
+ * that registered handles_incremental_state_clear, one command per producer
+ * with its instance ids (the incremental_state_config.clear_period_ms
+ * timer). */
+void traced_session_clear_incremental_state(struct traced_session *s);
+
 /* Flushes: ask every producer with an instance in s; call (if any) gets the
  * outcome, else with disable_after the session is disabled when the flush
  * ends. */
@@ -241,6 +281,8 @@ void traced_producer_send_setup_start(struct traced_producer *p, uint64_t instan
 void traced_producer_send_stop(struct traced_producer *p, uint64_t instance_id);
 void traced_producer_send_flush(struct traced_producer *p, const uint64_t *ids, size_t n,
 				uint64_t flush_id, uint64_t flags);
+void traced_producer_send_clear_incremental_state(struct traced_producer *p, const uint64_t *ids,
+						  size_t n);
 
 /* ---- consumer port (consumer_port.c) -------------------------------------- */
 
@@ -255,13 +297,25 @@ void traced_session_notify_disabled(struct traced_session *s, const char *error)
 
 /* ---- service packets (service_packets.c) ---------------------------------- */
 
-/* Emit the packets the service writes at the start of a session's first
- * read (clock snapshot, sync marker, trace config, system info, service
- * events), through cb with an empty trailer. */
+/* Emit the packets due at the start of a read, through cb with an empty
+ * trailer: clock snapshots (the one taken at start, then the periodic
+ * ones), the sync marker when due, and on the first read the trace config
+ * and system info; then the lifecycle events recorded since the last read
+ * (oldest first). builtin_data_sources.disable_* are honoured. */
 int traced_emit_header_packets(struct traced_session *s, traced_packet_fn cb, void *ctx);
-/* Emit the end-of-read packets: tracing_disabled event (once, after the
- * session ended) and trace_stats. */
+/* Emit the end-of-read packets: lifecycle events recorded meanwhile (such as
+ * tracing_disabled) and trace_stats when due (after each snapshot period and
+ * once the session ended). */
 int traced_emit_trailer_packets(struct traced_session *s, traced_packet_fn cb, void *ctx);
+/* Read every clock now, BOOTTIME first. */
+void traced_clocks_capture(struct traced_clocks *c);
+/* The periodic snapshot (Perfetto's): a sync marker and trace stats become
+ * due, and the clocks are kept if none is waiting to be read or they
+ * drifted from the last one waiting by TRACED_CLOCK_DRIFT_NS or more. */
+void traced_session_snapshot(struct traced_session *s);
+/* Record lifecycle event field (TRACED_EV_*) at BOOTTIME now; a later one of
+ * the same kind replaces one not emitted yet. */
+void traced_session_event(struct traced_session *s, unsigned field);
 /* Fill a TraceStats for s (NULL: service-wide only). Free with
  * traced_trace_stats_release. */
 void traced_trace_stats_fill(struct traced *t, struct traced_session *s,

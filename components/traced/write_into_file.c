@@ -9,8 +9,9 @@
  *
  *   record = 0x0A | varint(len) | producer bytes | trusted trailer
  *
- * The final drain adds the tracing_disabled event and trace_stats, then
- * closes the file. With max_file_size_bytes the file never grows past the
+ * Each drain ends like a read does: the lifecycle events recorded meanwhile
+ * and, once per snapshot period and at the end, trace_stats. The final drain
+ * (with the tracing_disabled event) closes the file. With max_file_size_bytes the file never grows past the
  * cap: the first record that would cross it is dropped, the file is closed
  * and the session is stopped, as Perfetto does.
  */
@@ -73,8 +74,7 @@ void traced_session_write_file(struct traced_session *s, bool final)
 	for (size_t i = 0; i < s->buffers.len && !s->file_full; i++)
 		traced_buffer_read(s->buffers.data[i], wif_packet, &o,
 				   &s->svc->stats.invalid_packets);
-	if (final)
-		traced_emit_trailer_packets(s, wif_packet, &o);
+	traced_emit_trailer_packets(s, wif_packet, &o);
 	wif_flush(&o);
 	pb_writer_release(&o.w);
 	if (final || s->file_full || o.err) {

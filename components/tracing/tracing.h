@@ -318,6 +318,36 @@ void tracing_writer_flush(struct tracing_writer *tw);
 uint16_t tracing_writer_id(const struct tracing_writer *tw);
 const struct tracing_writer_stats *tracing_writer_stats(const struct tracing_writer *tw);
 
+/* ---- TrackEvent on a writer (track_event.c) ------------------------------ */
+
+/* TrackEvents on one writer's sequence, as a Perfetto SDK writes them:
+ * event names interned (interned_data, then name_iid), the default track and
+ * BOOTTIME clock in trace_packet_defaults, track descriptors, and the
+ * sequence's incremental state written again (first packet flagged
+ * SEQ_INCREMENTAL_STATE_CLEARED) before the first event and after
+ * tracing_te_clear. Event packets carry SEQ_NEEDS_INCREMENTAL_STATE. The
+ * writer stays the caller's (free it after this). Same thread as the writer.
+ * Timestamps are BOOTTIME ns. */
+struct tracing_te; /* opaque */
+
+/* Events default to the track track_uuid, described as track_name (a thread
+ * track of pid/tid when either is non-zero). Free with tracing_te_free. */
+struct tracing_te *tracing_te_new(struct tracing_writer *w, uint64_t track_uuid,
+				  const char *track_name, int32_t pid, int32_t tid);
+void tracing_te_free(struct tracing_te *te);
+/* Declare a counter track (its descriptor is part of the incremental state,
+ * written before the next event). */
+void tracing_te_add_counter_track(struct tracing_te *te, uint64_t uuid, const char *name);
+/* ClearIncrementalState: forget interned names; the next event first writes
+ * the state again. */
+void tracing_te_clear(struct tracing_te *te);
+/* Slice begin (name interned), slice end, instant, counter value on a
+ * declared counter track. Return 0 or the writer's error. */
+int tracing_te_begin(struct tracing_te *te, uint64_t ts, const char *name);
+int tracing_te_end(struct tracing_te *te, uint64_t ts);
+int tracing_te_instant(struct tracing_te *te, uint64_t ts, const char *name);
+int tracing_te_counter(struct tracing_te *te, uint64_t ts, uint64_t counter_uuid, int64_t value);
+
 /* ---- service: chunk reading and reassembly (chunk_reader.c) -------------- */
 
 /* One fragment of a chunk. data/len point into the payload given to the

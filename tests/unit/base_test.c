@@ -954,6 +954,29 @@ TEST(base_loop_signal)
 	CHECK(!sigismember(&cur, SIGUSR2));
 }
 
+static void on_signal_code(struct loop *l, int signo, void *ctx)
+{
+	*(int *)ctx = loop_signal_code(l);
+	loop_quit(l, 0);
+}
+
+/* The si_code tells a kill(2) from another process (SI_USER) apart from a
+ * raise (SI_TKILL); outside a callback it is 0. */
+TEST(base_loop_signal_code)
+{
+	struct loop *l = loop_new(NULL);
+	int code = -1;
+	CHECK_EQ(loop_add_signal(l, SIGUSR1, on_signal_code, &code), 0);
+	CHECK_EQ(kill(getpid(), SIGUSR1), 0);
+	CHECK_EQ(loop_run(l), 0);
+	CHECK_EQ(code, SI_USER);
+	CHECK_EQ(raise(SIGUSR1), 0);
+	CHECK_EQ(loop_run(l), 0);
+	CHECK_EQ(code, SI_TKILL);
+	CHECK_EQ(loop_signal_code(l), 0);
+	loop_free(l);
+}
+
 struct post_ctx {
 	int order[8];
 	int n;

@@ -287,3 +287,57 @@ TEST(perfetto_cmd_output_framing_and_no_clobber)
 	CHECK(ok);
 	CHECK(access(path, F_OK) != 0);
 }
+
+/* The "--" that starts a workload is found past option values, and a "--"
+ * that is an option's value does not count. */
+TEST(perfetto_cmd_workload_split_finds_the_separator)
+{
+	char *a1[] = {"perfetto", "-t", "1s", "-o", "x", "--", "make", "-j4", NULL};
+	char *a2[] = {"perfetto", "-o", "--", "-t", "1s", NULL};
+	char *a3[] = {"perfetto", "--out", "--", "--", "true", NULL};
+	char *a4[] = {"perfetto", "--out=x", "sched/sched_switch", "--", "true", NULL};
+	char *a5[] = {"perfetto", "-do", "--", "--txt", NULL};
+	char *a6[] = {"perfetto", "--ou", "--", "x", NULL};
+	char *a7[] = {"perfetto", "--", NULL};
+	CHECK_EQ(perfetto_cmd_workload_split(8, a1), 5);
+	CHECK_EQ(perfetto_cmd_workload_split(5, a2), 5);
+	CHECK_EQ(perfetto_cmd_workload_split(5, a3), 3);
+	CHECK_EQ(perfetto_cmd_workload_split(5, a4), 3);
+	CHECK_EQ(perfetto_cmd_workload_split(4, a5), 4);
+	CHECK_EQ(perfetto_cmd_workload_split(4, a6), 4);
+	CHECK_EQ(perfetto_cmd_workload_split(2, a7), 1);
+}
+
+static int run_workload(char **argv)
+{
+	struct perfetto_cmd_workload w;
+	int st;
+	perfetto_cmd_workload_init(&w, argv);
+	perfetto_cmd_workload_start(&w);
+	st = perfetto_cmd_workload_wait(&w);
+	return w.exited ? st : -1;
+}
+
+/* Statuses as a shell reports them: exit code, 128 + signal, 127 for a
+ * command not found, 126 for one that cannot be executed. */
+TEST(perfetto_cmd_workload_statuses)
+{
+	char *ok[] = {"true", NULL};
+	char *seven[] = {"sh", "-c", "exit 7", NULL};
+	char *killed[] = {"sh", "-c", "kill -KILL $$", NULL};
+	char *missing[] = {"/nonexistent/tb-no-such-command", NULL};
+	char *noexec[] = {"/dev/null", NULL};
+	struct perfetto_cmd_workload w;
+
+	CHECK_EQ(run_workload(ok), 0);
+	CHECK_EQ(run_workload(seven), 7);
+	CHECK_EQ(run_workload(killed), 128 + 9);
+	CHECK_EQ(run_workload(missing), 127);
+	CHECK_EQ(run_workload(noexec), 126);
+	/* interrupted before it started: never runs */
+	perfetto_cmd_workload_init(&w, ok);
+	perfetto_cmd_workload_cancel(&w, SIGINT);
+	perfetto_cmd_workload_start(&w);
+	CHECK(!w.started);
+	CHECK_EQ(perfetto_cmd_workload_wait(&w), 130);
+}

@@ -107,6 +107,10 @@ int tfx_enable(struct tfx *e, const char *ds_name, const char *legacy_config, ui
 	Perfetto__Protos__TraceConfig__DataSource *dss[] = {&ds};
 	Perfetto__Protos__DataSourceConfig dc = PERFETTO__PROTOS__DATA_SOURCE_CONFIG__INIT;
 	Perfetto__Protos__EnableTracingRequest req = PERFETTO__PROTOS__ENABLE_TRACING_REQUEST__INIT;
+	Perfetto__Protos__TraceConfig__IncrementalStateConfig inc =
+	    PERFETTO__PROTOS__TRACE_CONFIG__INCREMENTAL_STATE_CONFIG__INIT;
+	Perfetto__Protos__TraceConfig__BuiltinDataSource builtin =
+	    PERFETTO__PROTOS__TRACE_CONFIG__BUILTIN_DATA_SOURCE__INIT;
 	uint8_t out[512];
 	size_t n;
 	if (!(e->c = ipc_client_new(e->l, e->cname, NULL, NULL, NULL)))
@@ -135,6 +139,16 @@ int tfx_enable(struct tfx *e, const char *ds_name, const char *legacy_config, ui
 	cfg.max_file_size_bytes = e->max_file_bytes;
 	cfg.has_file_write_period_ms = e->file_write_period_ms != 0;
 	cfg.file_write_period_ms = e->file_write_period_ms;
+	if (e->clear_period_ms) {
+		inc.has_clear_period_ms = true;
+		inc.clear_period_ms = e->clear_period_ms;
+		cfg.incremental_state_config = &inc;
+	}
+	if (e->snapshot_interval_ms) {
+		builtin.has_snapshot_interval_ms = true;
+		builtin.snapshot_interval_ms = e->snapshot_interval_ms;
+		cfg.builtin_data_sources = &builtin;
+	}
 	req.trace_config = &cfg;
 	if (perfetto__protos__enable_tracing_request__get_packed_size(&req) > sizeof out)
 		return -1;

@@ -32,6 +32,9 @@ struct tfx {
 	int out_fd;
 	uint64_t max_file_bytes;
 	uint32_t file_write_period_ms;
+	/* set before tfx_enable: incremental_state_config.clear_period_ms and
+	 * builtin_data_sources.snapshot_interval_ms (0: unset) */
+	uint32_t clear_period_ms, snapshot_interval_ms;
 };
 
 /* Loop + service on fresh socket names. 0 or -1. */

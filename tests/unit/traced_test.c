@@ -24,6 +24,10 @@ struct tprod {
 	uint32_t target_buffer;
 	bool started, stopped;
 	int flushes;
+	int clears;            /* ClearIncrementalState commands */
+	uint64_t cleared_id;   /* the last one's first instance id */
+	size_t cleared_n;      /* and its instance count */
+	uint64_t instance_id;  /* from StartDataSource */
 };
 
 static void p_start(void *ctx, struct tracing_producer *p, uint64_t id, const uint8_t *cfg,
@@ -31,6 +35,7 @@ static void p_start(void *ctx, struct tracing_producer *p, uint64_t id, const ui
 {
 	struct tprod *tp = ctx;
 	tp->target_buffer = target_buffer;
+	tp->instance_id = id;
 	if (!tp->w)
 		tp->w = tracing_producer_new_writer(p, target_buffer);
 	tp->started = true;
@@ -48,7 +53,17 @@ static void p_flush(void *ctx, struct tracing_producer *p, const uint64_t *ids, 
 	tracing_producer_flush_done(p, request_id);
 }
 
-static int prod_connect(struct tfx *e, struct tprod *tp)
+static void p_clear(void *ctx, struct tracing_producer *p, const uint64_t *ids, size_t n)
+{
+	struct tprod *tp = ctx;
+	tp->clears++;
+	tp->cleared_n = n;
+	tp->cleared_id = n ? ids[0] : 0;
+}
+
+/* A producer registering test.ds, with handles_incremental_state_clear as
+ * asked. */
+static int prod_connect_clear(struct tfx *e, struct tprod *tp, bool clear)
 {
 	struct tracing_producer_opts o = {0};
 	memset(tp, 0, sizeof *tp);
@@ -58,9 +73,15 @@ static int prod_connect(struct tfx *e, struct tprod *tp)
 	o.start = p_start;
 	o.stop = p_stop;
 	o.flush = p_flush;
+	o.clear_incremental_state = p_clear;
 	if (!(tp->p = tracing_producer_new(e->l, &o, NULL)))
 		return -1;
-	return tracing_producer_register_data_source(tp->p, "test.ds", false, false, false);
+	return tracing_producer_register_data_source(tp->p, "test.ds", false, false, clear);
+}
+
+static int prod_connect(struct tfx *e, struct tprod *tp)
+{
+	return prod_connect_clear(e, tp, false);
 }
 
 static void prod_close(struct tprod *tp)
@@ -497,6 +518,137 @@ TEST(traced_observe_events_and_query_state)
 	CHECK_EQ(o.st->num_sessions_started, 1);
 	protobuf_c_message_free_unpacked(&o.st->base, ipc_pb_allocator());
 	CHECK(tfx_disable(&e));
+	prod_close(&p);
+	tfx_release(&e);
+}
+
+/* incremental_state_config.clear_period_ms: every period the service sends
+ * ClearIncrementalState with the instance ids of the producers whose data
+ * source registered handles_incremental_state_clear, and only to them; it
+ * stops with the session. */
+TEST(traced_clear_incremental_state_period)
+{
+	struct tfx e;
+	struct tprod a, b;
+	int after_stop;
+	CHECK_EQ(tfx_init(&e), 0);
+	CHECK_EQ(prod_connect_clear(&e, &a, true), 0);
+	CHECK_EQ(prod_connect_clear(&e, &b, false), 0);
+	e.clear_period_ms = 50;
+	CHECK_EQ(tfx_enable(&e, "test.ds", NULL, 64, false, 0), 0);
+	CHECK(wait_started(&e, &a));
+	CHECK(wait_started(&e, &b));
+	tfx_spin(&e, 40, 10);
+	CHECK(a.clears >= 2);
+	CHECK_EQ(a.cleared_n, 1);
+	CHECK_UEQ(a.cleared_id, a.instance_id);
+	CHECK_EQ(b.clears, 0);
+	CHECK(tfx_disable(&e));
+	after_stop = a.clears;
+	tfx_spin(&e, 20, 10);
+	CHECK_EQ(a.clears, after_stop);
+	prod_close(&a);
+	prod_close(&b);
+	tfx_release(&e);
+}
+
+/* Service packets of a write_into_file session read back from its file:
+ * count of packets with top-level field id, and the timestamps of each
+ * TracingServiceEvent kind (field numbers) in ev_ts (0: absent, -1: twice). */
+static int count_field(struct tfx *e, uint32_t id)
+{
+	struct pb_field f = {0};
+	int n = 0;
+	for (size_t i = 0; i < e->packets.len; i++)
+		n += pb_find_field(e->packets.data[i], e->lens.data[i], id, &f) == 1;
+	return n;
+}
+
+static void service_events(struct tfx *e, int64_t ev_ts[16])
+{
+	struct pb_field f = {0}, ts = {0}, g = {0};
+	memset(ev_ts, 0, 16 * sizeof ev_ts[0]);
+	for (size_t i = 0; i < e->packets.len; i++) {
+		struct pb_reader r;
+		if (pb_find_field(e->packets.data[i], e->lens.data[i], 69, &f) != 1 ||
+		    pb_find_field(e->packets.data[i], e->lens.data[i], 8, &ts) != 1)
+			continue;
+		pb_reader_init_field(&r, &f);
+		while (pb_next(&r, &g))
+			if (g.id < 16)
+				ev_ts[g.id] = ev_ts[g.id] ? -1 : (int64_t)ts.val;
+	}
+}
+
+/* builtin_data_sources.snapshot_interval_ms: each period a streamed trace
+ * gets a new clock snapshot (its clocks were read out meanwhile), a sync
+ * marker and trace stats; the lifecycle events appear once each with the
+ * time they happened. */
+TEST(traced_periodic_snapshots)
+{
+	struct tfx e;
+	struct tprod p;
+	uint8_t *data = NULL;
+	size_t len;
+	int rd = -1;
+	int64_t ev[16];
+	int64_t before, after;
+	CHECK_EQ(tfx_init(&e), 0);
+	CHECK_EQ(prod_connect(&e, &p), 0);
+	e.write_into_file = true;
+	e.file_write_period_ms = 100;
+	e.snapshot_interval_ms = 100;
+	e.out_fd = wif_tmpfile(&rd);
+	CHECK(e.out_fd >= 0);
+	before = tb_boot_ns();
+	CHECK_EQ(tfx_enable(&e, "test.ds", NULL, 64, false, 0), 0);
+	CHECK(wait_started(&e, &p));
+	tfx_spin(&e, 60, 10);
+	CHECK(tfx_disable(&e));
+	after = tb_boot_ns();
+	len = wif_read_back(rd, &data);
+	CHECK(tfx_parse_file(&e, data, len) > 0);
+	CHECK(count_field(&e, 6) >= 4);  /* clock_snapshot */
+	CHECK(count_field(&e, 36) >= 3); /* synchronization_marker */
+	CHECK(count_field(&e, 35) >= 3); /* trace_stats */
+	CHECK_EQ(count_field(&e, 33), 1); /* trace_config */
+	CHECK_EQ(count_field(&e, 45), 1); /* system_info */
+	service_events(&e, ev);
+	CHECK(ev[2] > 0 && ev[1] > 0 && ev[5] > 0); /* started, all started, disabled: once */
+	CHECK(before <= ev[2] && ev[2] <= ev[1] && ev[1] < ev[5] && ev[5] <= after);
+	/* the service wrote the sync marker before the stats at the end */
+	{
+		struct pb_field f = {0};
+		CHECK_EQ(pb_find_field(e.packets.data[e.packets.len - 1],
+		                       e.lens.data[e.packets.len - 1], 35, &f),
+		         1);
+	}
+	tb_free(data);
+	close(rd);
+	prod_close(&p);
+	tfx_release(&e);
+}
+
+/* builtin_data_sources.disable_*: nothing the config turns off is written.
+ * (Here only the defaults: one read of a ReadBuffers session carries the
+ * snapshot taken at start and the first periodic one, one sync marker,
+ * trace stats once.) */
+TEST(traced_read_once_service_packets)
+{
+	struct tfx e;
+	struct tprod p;
+	CHECK_EQ(tfx_init(&e), 0);
+	CHECK_EQ(prod_connect(&e, &p), 0);
+	CHECK_EQ(tfx_enable(&e, "test.ds", NULL, 64, false, 0), 0);
+	CHECK(wait_started(&e, &p));
+	prod_write(&p, 1, 10, false);
+	CHECK_EQ(tracing_producer_commit(p.p), 0);
+	CHECK(tfx_disable(&e));
+	CHECK(tfx_read(&e));
+	CHECK_EQ(count_field(&e, 6), 2);
+	CHECK_EQ(count_field(&e, 36), 1);
+	CHECK_EQ(count_field(&e, 35), 1);
+	CHECK_EQ(count_field(&e, 69), 3); /* started, all started, disabled */
 	prod_close(&p);
 	tfx_release(&e);
 }

@@ -1,0 +1,250 @@
+/*
+ * TrackEvent on one trace writer, as a Perfetto SDK producer writes it: a
+ * sequence of TracePackets whose event names are interned (sent once per
+ * sequence in interned_data and referenced by iid afterwards) and whose
+ * default track and clock come from trace_packet_defaults.
+ *
+ * The state a reader needs to decode an event (interned names, defaults,
+ * track descriptors) is the sequence's incremental state. It is written
+ * again after tracing_te_clear (the data source's ClearIncrementalState) and
+ * before the first event:
+ *
+ *   packet {timestamp, sequence_flags: SEQ_INCREMENTAL_STATE_CLEARED (1),
+ *           trace_packet_defaults {timestamp_clock_id: BOOTTIME (6),
+ *                                  track_event_defaults {track_uuid}}}
+ *   packet {timestamp, track_descriptor {uuid, name, thread {pid, tid}}}
+ *   packet {timestamp, track_descriptor {uuid, name, counter {}}}   per counter track
+ *   packet {timestamp, sequence_flags: SEQ_NEEDS_INCREMENTAL_STATE (2),
+ *           [interned_data {event_names {iid, name}}],              new names only
+ *           track_event {type, name_iid | track_uuid + counter_value}}
+ *
+ * Field numbers: TracePacket timestamp 8, track_event 11, interned_data 12,
+ * sequence_flags 13, trace_packet_defaults 59, track_descriptor 60;
+ * TrackEvent category_iids 3, type 9, name_iid 10, track_uuid 11,
+ * counter_value 30; InternedData event_names 2 (iid 1, name 2);
+ * TrackDescriptor uuid 1, name 2, thread 4 (pid 1, tid 2), counter 8;
+ * TracePacketDefaults track_event_defaults 11 (track_uuid 11),
+ * timestamp_clock_id 58.
+ */
+#include "tracing_int.h"
+
+#include <string.h>
+
+#define SEQ_INCREMENTAL_STATE_CLEARED 1u
+#define SEQ_NEEDS_INCREMENTAL_STATE 2u
+#define CLOCK_BOOTTIME_ID 6u
+/* Names longer than this are sent inline (TrackEvent.name), not interned. */
+#define MAX_INTERNED_NAME 1024
+
+struct te_counter {
+	uint64_t uuid;
+	char *name;
+};
+
+struct tracing_te {
+	struct tracing_writer *w;
+	uint64_t track_uuid;
+	char *track_name;
+	int32_t pid, tid;
+	bool need_reset;
+	struct hmap names; /* hash of the name -> iid (key: iid) */
+	VEC(char *) strings; /* iid - 1 -> the interned name */
+	VEC(struct te_counter) counters;
+};
+
+struct tracing_te *tracing_te_new(struct tracing_writer *w, uint64_t track_uuid,
+				  const char *track_name, int32_t pid, int32_t tid)
+{
+	struct tracing_te *te = tb_calloc(1, sizeof *te);
+	te->w = w;
+	te->track_uuid = track_uuid;
+	te->track_name = tb_strdup(track_name ? track_name : "");
+	te->pid = pid;
+	te->tid = tid;
+	te->need_reset = true;
+	hmap_init(&te->names);
+	return te;
+}
+
+static void forget_names(struct tracing_te *te)
+{
+	for (size_t i = 0; i < te->strings.len; i++)
+		tb_free(te->strings.data[i]);
+	vec_clear(&te->strings);
+	hmap_clear(&te->names);
+}
+
+void tracing_te_free(struct tracing_te *te)
+{
+	if (!te)
+		return;
+	forget_names(te);
+	vec_release(&te->strings);
+	hmap_release(&te->names);
+	for (size_t i = 0; i < te->counters.len; i++)
+		tb_free(te->counters.data[i].name);
+	vec_release(&te->counters);
+	tb_free(te->track_name);
+	tb_free(te);
+}
+
+void tracing_te_add_counter_track(struct tracing_te *te, uint64_t uuid, const char *name)
+{
+	struct te_counter c = {uuid, tb_strdup(name ? name : "")};
+	vec_push(&te->counters, c);
+	te->need_reset = true; /* its descriptor goes out before the next event */
+}
+
+void tracing_te_clear(struct tracing_te *te)
+{
+	forget_names(te);
+	te->need_reset = true;
+}
+
+static int end_packet(struct tracing_te *te)
+{
+	return tracing_writer_end_packet(te->w);
+}
+
+static int write_descriptor(struct tracing_te *te, uint64_t ts, uint64_t uuid, const char *name,
+			    bool counter)
+{
+	struct pb_writer *w = tracing_writer_begin_packet(te->w);
+	unsigned td, sub;
+	pb_put_uint64(w, 8, ts);
+	td = pb_begin_nested(w, 60);
+	pb_put_uint64(w, 1, uuid);
+	pb_put_string(w, 2, name);
+	if (counter) {
+		pb_put_bytes(w, 8, "", 0);
+	} else if (te->pid || te->tid) {
+		sub = pb_begin_nested(w, 4);
+		pb_put_int32(w, 1, te->pid);
+		pb_put_int32(w, 2, te->tid);
+		pb_end_nested(w, sub);
+	}
+	pb_end_nested(w, td);
+	return end_packet(te);
+}
+
+/* The incremental state: defaults, then the track descriptors. */
+static int reset(struct tracing_te *te, uint64_t ts)
+{
+	struct pb_writer *w = tracing_writer_begin_packet(te->w);
+	unsigned d, ted;
+	int rc;
+	pb_put_uint64(w, 8, ts);
+	pb_put_uint32(w, 13, SEQ_INCREMENTAL_STATE_CLEARED);
+	d = pb_begin_nested(w, 59);
+	ted = pb_begin_nested(w, 11);
+	pb_put_uint64(w, 11, te->track_uuid);
+	pb_end_nested(w, ted);
+	pb_put_uint32(w, 58, CLOCK_BOOTTIME_ID);
+	pb_end_nested(w, d);
+	rc = end_packet(te);
+	if (!rc)
+		rc = write_descriptor(te, ts, te->track_uuid, te->track_name, false);
+	for (size_t i = 0; i < te->counters.len && !rc; i++)
+		rc = write_descriptor(te, ts, te->counters.data[i].uuid, te->counters.data[i].name,
+				      true);
+	te->need_reset = false;
+	return rc;
+}
+
+struct name_key {
+	const struct tracing_te *te;
+	const char *name;
+	size_t len;
+};
+
+static bool name_eq(const void *ctx, uint64_t iid)
+{
+	const struct name_key *k = ctx;
+	const char *s = k->te->strings.data[iid - 1];
+	return strncmp(s, k->name, k->len) == 0 && s[k->len] == '\0';
+}
+
+/* The iid of name, and whether it is new on this sequence. */
+static uint64_t intern(struct tracing_te *te, const char *name, size_t len, bool *is_new)
+{
+	struct name_key k = {te, name, len};
+	uint64_t h = tb_hash_bytes(name, len, 0);
+	size_t slot = hmap_lookup(&te->names, h, name_eq, &k);
+	uint64_t iid;
+	if (slot != HMAP_END) {
+		*is_new = false;
+		return te->names.slots[slot].key;
+	}
+	vec_push(&te->strings, tb_strndup(name, len));
+	iid = te->strings.len;
+	hmap_insert(&te->names, h, iid, 0);
+	*is_new = true;
+	return iid;
+}
+
+static int event(struct tracing_te *te, uint64_t ts, uint32_t type, const char *name)
+{
+	struct pb_writer *w;
+	uint64_t iid = 0;
+	bool is_new = false;
+	size_t len = name ? strlen(name) : 0;
+	unsigned m, sub;
+	int rc;
+
+	if (te->need_reset && (rc = reset(te, ts)))
+		return rc;
+	if (name && len <= MAX_INTERNED_NAME)
+		iid = intern(te, name, len, &is_new);
+	w = tracing_writer_begin_packet(te->w);
+	pb_put_uint64(w, 8, ts);
+	pb_put_uint32(w, 13, SEQ_NEEDS_INCREMENTAL_STATE);
+	if (is_new) {
+		m = pb_begin_nested(w, 12);
+		sub = pb_begin_nested(w, 2);
+		pb_put_uint64(w, 1, iid);
+		pb_put_bytes(w, 2, name, len);
+		pb_end_nested(w, sub);
+		pb_end_nested(w, m);
+	}
+	m = pb_begin_nested(w, 11);
+	pb_put_uint32(w, 9, type);
+	if (iid)
+		pb_put_uint64(w, 10, iid);
+	else if (name)
+		pb_put_bytes(w, 23, name, len);
+	pb_end_nested(w, m);
+	return end_packet(te);
+}
+
+int tracing_te_begin(struct tracing_te *te, uint64_t ts, const char *name)
+{
+	return event(te, ts, 1, name);
+}
+
+int tracing_te_end(struct tracing_te *te, uint64_t ts)
+{
+	return event(te, ts, 2, NULL);
+}
+
+int tracing_te_instant(struct tracing_te *te, uint64_t ts, const char *name)
+{
+	return event(te, ts, 3, name);
+}
+
+int tracing_te_counter(struct tracing_te *te, uint64_t ts, uint64_t counter_uuid, int64_t value)
+{
+	struct pb_writer *w;
+	unsigned m;
+	int rc;
+	if (te->need_reset && (rc = reset(te, ts)))
+		return rc;
+	w = tracing_writer_begin_packet(te->w);
+	pb_put_uint64(w, 8, ts);
+	pb_put_uint32(w, 13, SEQ_NEEDS_INCREMENTAL_STATE);
+	m = pb_begin_nested(w, 11);
+	pb_put_uint32(w, 9, 4);
+	pb_put_uint64(w, 11, counter_uuid);
+	pb_put_int64(w, 30, value);
+	pb_end_nested(w, m);
+	return end_packet(te);
+}
