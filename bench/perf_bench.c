@@ -215,13 +215,11 @@ static void overhead(const char *self)
 
 /* ---- import ------------------------------------------------------------------- */
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
+/* Deterministic pseudo-random numbers: base's 64-bit mix of a counter. */
 static uint32_t next_rand(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)rng;
+	static uint64_t counter;
+	return (uint32_t)tb_hash_u64(++counter);
 }
 
 static void put_interned(struct pb_writer *w, uint32_t field, uint64_t iid, const char *s)

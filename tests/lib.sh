@@ -55,6 +55,18 @@ expect_exit() {
 	fi
 }
 
+# perf_event_skip NAME: print SKIP NAME (and return 0) unless we are root and
+# perf_event_open works here; for `perf_event_skip x && exit 0`.
+perf_event_skip() {
+	if [ "$(id -u)" != 0 ]; then
+		skip "$1" "not root"
+	elif ! perf_event_usable; then
+		skip "$1" "perf_event_open is refused here (perf_event_paranoid, seccomp or no python3)"
+	else
+		return 1
+	fi
+}
+
 # perf_event_usable: true when this kernel (or container) lets us open a
 # sampling cpu-clock event on every process (needs python3).
 perf_event_usable() {

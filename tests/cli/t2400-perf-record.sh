@@ -16,14 +16,7 @@ check applet-version "$TRACEBOX" traced_perf --version
 expect_exit applet-bad-flag 1 "$TRACEBOX" traced_perf --no-such-flag
 "$TRACEBOX" --help | grep -q '^  traced_perf ' && pass applet-listed || fail applet-listed
 
-if [ "$(id -u)" != 0 ]; then
-	skip record "not root"
-	exit 0
-fi
-if ! perf_event_usable; then
-	skip record "perf_event_open is refused here (perf_event_paranoid, seccomp or no python3)"
-	exit 0
-fi
+perf_event_skip record && exit 0
 
 cat >"$TMP/perf.pbtxt" <<'CFG'
 duration_ms: 1000

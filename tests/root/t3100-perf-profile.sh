@@ -15,13 +15,8 @@
 busy=
 at_exit '[ -n "$busy" ] && kill $busy 2>/dev/null'
 
-if [ "$(id -u)" != 0 ]; then
-	skip profile "not root"
-	exit 0
-elif ! perf_event_usable; then
-	skip profile "perf_event_open is refused here (perf_event_paranoid, seccomp or no python3)"
-	exit 0
-elif ! command -v gcc >/dev/null; then
+perf_event_skip profile && exit 0
+if ! command -v gcc >/dev/null; then
 	skip profile "gcc is needed to build the workload"
 	exit 0
 fi

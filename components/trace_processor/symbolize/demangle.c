@@ -363,22 +363,18 @@ static void type(struct dm *d)
 	}
 	char c = *d->p++;
 	bool is_const, is_template, ctor_dtor;
+	/* Qualified and compound types print as a suffix: "char const*". */
+	static const char quals[] = "PROKV";
+	static const char *const qual_text[] = {"*", "&", "&&", " const", " volatile"};
+	const char *q = c ? strchr(quals, c) : NULL;
+	if (q) {
+		type(d);
+		puts_(d, qual_text[q - quals]);
+		add_sub(d, start);
+		d->depth--;
+		return;
+	}
 	switch (c) {
-	case 'P':
-		type(d), puts_(d, "*"), add_sub(d, start);
-		break;
-	case 'R':
-		type(d), puts_(d, "&"), add_sub(d, start);
-		break;
-	case 'O':
-		type(d), puts_(d, "&&"), add_sub(d, start);
-		break;
-	case 'K':
-		type(d), puts_(d, " const"), add_sub(d, start);
-		break;
-	case 'V':
-		type(d), puts_(d, " volatile"), add_sub(d, start);
-		break;
 	case 'N':
 		nested(d, &is_const, &is_template, &ctor_dtor);
 		add_sub(d, start); /* a nested type name is a candidate as a whole */

@@ -18,6 +18,7 @@
 #define STT_FUNC 2
 #define STT_GNU_IFUNC 10
 #define SYM_BLOCK 4096 /* symbols read per pread */
+#define SYM_MAX_ENTSIZE 64 /* bytes per symbol entry (24 or 16 in practice) */
 #define SYM_MAX_NAMES ((size_t)512 << 20) /* bytes of kept names */
 
 struct sort_entry {
@@ -57,7 +58,7 @@ static int load_section(struct loader *l, const struct elf_shdr *sh)
 	char *str = NULL;
 	uint8_t *blk = NULL;
 	int rc = -EINVAL;
-	if (sh->entsize != 0 && sh->entsize < esz)
+	if (sh->entsize != 0 && (sh->entsize < esz || sh->entsize > SYM_MAX_ENTSIZE))
 		goto out;
 	size_t stride = sh->entsize ? (size_t)sh->entsize : esz;
 	if (sh->link == 0 || elf_shdr(e, sh->link, &strsec) < 0 || strsec.size == 0 ||
