@@ -215,6 +215,15 @@ TEST(tp_symbolize_symtab_and_finder)
 	CHECK(strstr(found.path, "/syms/prog") != NULL);
 	sym_found_release(&found);
 	sym_finder_release(&f);
+	/* ... also through a symlink (how .build-id trees are made) */
+	snprintf(cmd, sizeof cmd, "mkdir %s/links && ln -s ../syms/prog %s/links/p", p.dir, p.dir);
+	CHECK(sh(cmd));
+	snprintf(cmd, sizeof cmd, "%s/links", p.dir);
+	sym_finder_init(&f, cmd, false, true);
+	CHECK_EQ(sym_finder_find(&f, "/elsewhere/renamed", p.id, p.id_len, &found), 0);
+	CHECK(strstr(found.path, "/links/p") != NULL);
+	sym_found_release(&found);
+	sym_finder_release(&f);
 
 	/* .gnu_debuglink next to the binary (CRC-checked). */
 	snprintf(cmd, sizeof cmd,

@@ -194,6 +194,10 @@ static void index_dir(struct sym_finder *f, const char *dir, int depth, size_t *
 			continue;
 		if (lstat(path, &st) < 0)
 			continue;
+		/* Symlinked files count (.build-id trees are made of them); symlinked
+		 * folders are not followed, so a loop cannot trap the walk. */
+		if (S_ISLNK(st.st_mode) && (stat(path, &st) < 0 || !S_ISREG(st.st_mode)))
+			continue;
 		if (S_ISDIR(st.st_mode)) {
 			index_dir(f, path, depth + 1, budget);
 		} else if (S_ISREG(st.st_mode) && st.st_size >= 52) {
