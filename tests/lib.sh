@@ -55,6 +55,33 @@ expect_exit() {
 	fi
 }
 
+# perf_event_skip NAME: print SKIP NAME (and return 0) unless we are root and
+# perf_event_open works here; for `perf_event_skip x && exit 0`.
+perf_event_skip() {
+	if [ "$(id -u)" != 0 ]; then
+		skip "$1" "not root"
+	elif ! perf_event_usable; then
+		skip "$1" "perf_event_open is refused here (perf_event_paranoid, seccomp or no python3)"
+	else
+		return 1
+	fi
+}
+
+# perf_event_usable: true when this kernel (or container) lets us open a
+# sampling cpu-clock event on every process (needs python3).
+perf_event_usable() {
+	python3 - <<'PY' 2>/dev/null
+import ctypes, os, struct
+libc = ctypes.CDLL(None, use_errno=True)
+nr = {"x86_64": 298, "aarch64": 241, "armv7l": 364, "i686": 336}.get(os.uname().machine)
+# perf_event_attr (size 112): type=1 (software), config=0 (cpu-clock),
+# sample_freq=1000, flags: disabled | freq (bits 0 and 10).
+attr = struct.pack("<IIQQQQQ", 1, 112, 0, 1000, 0, 0, (1 << 0) | (1 << 10)) + bytes(64)
+fd = libc.syscall(nr, ctypes.c_char_p(attr), -1, 0, -1, 0) if nr else -1
+raise SystemExit(0 if fd >= 0 else 1)
+PY
+}
+
 # free_port: an unused loopback TCP port.
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

@@ -439,6 +439,66 @@ void tb_close(int *fd);
  * is unset), or -errno when the fd is bad or the write fails. */
 int tb_notify_ready(const char *env);
 
+/* ---- ELF images (elf.c) --------------------------------------------------- */
+
+/* An ELF file being read (32/64-bit, either byte order), from memory or an
+ * fd; only the header is read on open. Every read is bounds-checked against
+ * size, so any bytes are safe input. */
+struct elf_file {
+	const uint8_t *buf; /* memory image, or NULL to pread fd */
+	int fd;
+	bool own_fd; /* elf_open_path opened it: elf_close closes it */
+	bool is64, be;
+	uint64_t size;
+	uint16_t type; /* e_type: 2 EXEC, 3 DYN, ... */
+	uint64_t phoff, shoff;
+	uint16_t phentsize, phnum, shentsize, shnum, shstrndx;
+};
+struct elf_phdr {
+	uint32_t type, flags;
+	uint64_t offset, vaddr, filesz, memsz, align;
+};
+struct elf_shdr {
+	uint32_t name, type, link, info;
+	uint64_t flags, addr, offset, size, entsize;
+};
+#define ELF_PT_LOAD 1
+#define ELF_PT_NOTE 4
+#define ELF_PF_X 1
+#define ELF_SHT_SYMTAB 2
+#define ELF_SHT_NOTE 7
+#define ELF_SHT_NOBITS 8
+#define ELF_SHT_DYNSYM 11
+
+/* Open an image in buf[0, len) (not copied: it must outlive e), an open fd
+ * of size bytes (not owned), or a path (owned; elf_close closes it).
+ * Return 0, -EINVAL when the bytes are not ELF, or -errno (path, with a
+ * message in err). */
+int elf_open_mem(struct elf_file *e, const uint8_t *buf, size_t len);
+int elf_open_fd(struct elf_file *e, int fd, uint64_t size);
+int elf_open_path(struct elf_file *e, const char *path, struct tb_err *err);
+void elf_close(struct elf_file *e);
+/* Copy n bytes at file offset off. Returns 0, -ERANGE past the end, -EIO. */
+int elf_read(const struct elf_file *e, uint64_t off, void *out, size_t n);
+/* Program header / section header i. Return 0 or -ERANGE / -EIO. */
+int elf_phdr(const struct elf_file *e, unsigned i, struct elf_phdr *out);
+int elf_shdr(const struct elf_file *e, unsigned i, struct elf_shdr *out);
+/* The section named name (e.g. ".gnu_debuglink"); 0 or -ENOENT. */
+int elf_section_by_name(const struct elf_file *e, const char *name, struct elf_shdr *out);
+/* The first executable PT_LOAD (what load bias is computed from); 0 or -ENOENT. */
+int elf_first_exec_load(const struct elf_file *e, struct elf_phdr *out);
+/* The GNU build id: from PT_NOTE segments, else SHT_NOTE sections. Copies
+ * at most max bytes to id and returns that length, 0 when there is none. */
+size_t elf_build_id(const struct elf_file *e, uint8_t *id, size_t max);
+/* Find NT_GNU_BUILD_ID in a block of notes[0, len) (headers in big_endian
+ * order if set); same return as elf_build_id. Pure. */
+size_t elf_notes_build_id(const uint8_t *notes, size_t len, bool big_endian, uint8_t *id,
+			  size_t max);
+/* Integers in the file's byte order, from p (caller-checked bounds). */
+uint16_t elf_u16(const struct elf_file *e, const uint8_t *p);
+uint32_t elf_u32(const struct elf_file *e, const uint8_t *p);
+uint64_t elf_u64(const struct elf_file *e, const uint8_t *p);
+
 /* ---- event loop (loop.c) ------------------------------------------------- */
 
 /* One epoll loop per daemon: fds, timers (a timerfd each, CLOCK_BOOTTIME),

@@ -10,7 +10,7 @@
  *   events.c   perf_event_attr setup, per-CPU fds, mmap rings, enable/disable
  *   ring.c     ring buffer reader and record parser (pure; fuzzed)
  *   maps.c     /proc/PID/maps parser, rel_pc math, per-process cache
- *   buildid.c  ELF program/section header walk: build id and load bias
+ *   buildid.c  build id and load bias (base/elf.c reads the ELF)
  *   kallsyms.c /proc/kallsyms loader and kernel pc lookup
  *   emit.c     interning and PerfSample packet encoding into a pb_writer
  *

@@ -788,6 +788,9 @@ uint32_t tp_stack_profile_frame(struct tp *tp, struct tp_stack_profile *sp, uint
 /* The callsite of frame under parent (TP_NULL_U32 for a root, depth 0). */
 uint32_t tp_stack_profile_callsite(struct tp *tp, struct tp_stack_profile *sp, uint32_t parent,
 				   uint32_t frame);
+/* Apply one ModuleSymbols message (symbolize/import.c): stack_profile_symbol
+ * rows and the symbol_set_id of matching frames; anomalies go to stats. */
+void tp_module_symbols_import(struct tp *tp, const uint8_t *p, size_t n);
 /* A new perf_session row; returns its id. */
 uint32_t tp_perf_session_new(struct tp *tp, uint32_t cmdline);
 

@@ -57,6 +57,36 @@ int tp_prepare(struct tp *tp, const char *sql, struct sqlite3_stmt **st, const c
 /* Bytes of trace pushed so far. */
 uint64_t tp_bytes_parsed(const struct tp *tp);
 
+/* ---- symbolization (symbolize/) ------------------------------------------ */
+
+/* Where symbols are looked for (see symbolize/README.md). */
+struct tp_symbolize_opts {
+	const char *binary_path; /* PERFETTO_BINARY_PATH: colon-separated roots, or NULL */
+	bool find_mode;          /* PERFETTO_SYMBOLIZER_MODE=find (default: index the roots) */
+	bool no_system;          /* only the roots: not the mapped files, not /usr/lib/debug */
+	const char *debug_root;  /* NULL: "/usr/lib/debug" */
+};
+
+struct tp_symbolize_result {
+	uint8_t *packets; /* Trace bytes: one ModuleSymbols packet per resolved mapping */
+	size_t len;
+	uint32_t mappings_symbolized, addresses_symbolized;
+	uint32_t mappings_failed, frames_failed; /* no matching file, or no symbol hit */
+};
+
+/* After tp_end_of_file: resolve every frame without a symbol set whose
+ * mapping has a build id against ELF files on this machine, as Perfetto's
+ * symbolizer does, and encode the results as ModuleSymbols packets in
+ * res->packets (tb_malloc'd, freed by tp_symbolize_result_release; NULL when
+ * nothing resolved). The trace itself is not changed. Returns 0 or -EMSGSIZE. */
+int tp_symbolize(struct tp *tp, const struct tp_symbolize_opts *o,
+		 struct tp_symbolize_result *res);
+void tp_symbolize_result_release(struct tp_symbolize_result *res);
+/* Import the ModuleSymbols packets of trace[0, len) into the loaded trace
+ * (stack_profile_symbol rows, frame symbol_set_id), as if they had been at
+ * its end. Other packets are ignored. */
+void tp_symbolize_apply(struct tp *tp, const uint8_t *trace, size_t len);
+
 /* The trace_processor_shell applet (alias trace_processor). */
 int trace_processor_shell_main(int argc, char **argv);
 

@@ -16,7 +16,7 @@
 #include "base.h"
 #include "traceconv_int.h"
 
-#define TRACECONV_MODES "folded, binary, profile, report"
+#define TRACECONV_MODES "folded, binary, symbolize, profile, report"
 
 static void traceconv_usage(FILE *f)
 {
@@ -41,7 +41,10 @@ static void traceconv_usage(FILE *f)
 	           "    --timestamps T1,...   heap dump times (heap profiles only; accepted)\n"
 	           "    --no-annotations      accepted (no frame annotations are added)\n"
 	           "  report   perf samples as one self-contained HTML flame graph (top-down,\n"
-	           "           bottom-up, search, zoom, thread and time filters)\n");
+	           "           bottom-up, search, zoom, thread and time filters)\n"
+	           "  symbolize  ModuleSymbols packets for the trace's unsymbolized frames, from\n"
+	           "           the ELF files on this machine and $PERFETTO_BINARY_PATH (append\n"
+	           "           them to the trace: cat trace symbols > symbolized)\n");
 }
 
 /* One `profile` option at argv[*i] (advancing *i past its value). Returns 0,
@@ -143,7 +146,8 @@ int traceconv_main(int argc, char **argv)
 		return 1;
 	}
 	if (strcmp(mode, "folded") != 0 && strcmp(mode, "binary") != 0 &&
-	    strcmp(mode, "profile") != 0 && strcmp(mode, "report") != 0) {
+	    strcmp(mode, "profile") != 0 && strcmp(mode, "report") != 0 &&
+	    strcmp(mode, "symbolize") != 0) {
 		fprintf(stderr, "traceconv: unknown mode '%s' (modes: " TRACECONV_MODES ")\n",
 		        mode);
 		return 1;
@@ -178,6 +182,8 @@ int traceconv_main(int argc, char **argv)
 		rc = traceconv_folded(in_fd, in ? in : "stdin", out, &fo) ? 1 : 0;
 	else if (strcmp(mode, "report") == 0)
 		rc = traceconv_report(in_fd, in ? in : "stdin", out) ? 1 : 0;
+	else if (strcmp(mode, "symbolize") == 0)
+		rc = traceconv_symbolize(in_fd, in ? in : "stdin", out) ? 1 : 0;
 	else
 		rc = traceconv_binary(in ? in : "/dev/stdin", in ? in : "stdin", out) ? 1 : 0;
 

@@ -88,5 +88,7 @@ int traceconv_binary(const char *in_path, const char *in_name, FILE *out);
 /* Writes its files itself (profile.N.pid.PID.pb under the output dir). */
 int traceconv_profile(int in_fd, const char *in_name, const struct traceconv_profile_opts *o);
 int traceconv_report(int in_fd, const char *in_name, FILE *out);
+/* symbolize: the ModuleSymbols packets for the trace's unsymbolized frames. */
+int traceconv_symbolize(int in_fd, const char *in_name, FILE *out);
 
 #endif /* TB_TRACECONV_INT_H */

@@ -14,7 +14,7 @@ bin=$TRACEBOX
 corpus=$TB_SHARED/corpus
 
 expect_exit unknown_mode 1 "$bin" traceconv json
-grep -q "unknown mode 'json' (modes: folded, binary, profile, report)" "$TMP/err" && pass unknown_mode_msg ||
+grep -q "unknown mode 'json' (modes: folded, binary, symbolize, profile, report)" "$TMP/err" && pass unknown_mode_msg ||
 	fail unknown_mode_msg "$(cat "$TMP/err")"
 expect_exit missing_input 1 "$bin" traceconv folded "$TMP/nonexistent"
 grep -q "cannot open '.*nonexistent': No such file or directory" "$TMP/err" &&

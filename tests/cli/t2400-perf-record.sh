@@ -16,24 +16,7 @@ check applet-version "$TRACEBOX" traced_perf --version
 expect_exit applet-bad-flag 1 "$TRACEBOX" traced_perf --no-such-flag
 "$TRACEBOX" --help | grep -q '^  traced_perf ' && pass applet-listed || fail applet-listed
 
-if [ "$(id -u)" != 0 ]; then
-	skip record "not root"
-	exit 0
-fi
-# Can this kernel (or container) open a sampling cpu-clock event at all?
-if ! python3 - <<'PY' 2>/dev/null; then
-import ctypes, os, struct
-libc = ctypes.CDLL(None, use_errno=True)
-nr = {"x86_64": 298, "aarch64": 241, "armv7l": 364, "i686": 336}.get(os.uname().machine)
-# perf_event_attr (size 112): type=1 (software), config=0 (cpu-clock),
-# sample_freq=1000, flags: disabled | freq (bits 0 and 10).
-attr = struct.pack("<IIQQQQQ", 1, 112, 0, 1000, 0, 0, (1 << 0) | (1 << 10)) + bytes(64)
-fd = libc.syscall(nr, ctypes.c_char_p(attr), -1, 0, -1, 0) if nr else -1
-raise SystemExit(0 if fd >= 0 else 1)
-PY
-	skip record "perf_event_open is refused here (perf_event_paranoid, seccomp or no python3)"
-	exit 0
-fi
+perf_event_skip record && exit 0
 
 cat >"$TMP/perf.pbtxt" <<'CFG'
 duration_ms: 1000

@@ -110,6 +110,32 @@ static int load_fd(struct loader *l, int fd, const char *path)
 	return rc;
 }
 
+/* As Perfetto's shell: with PERFETTO_BINARY_PATH set, unsymbolized frames
+ * of a proto trace are symbolized once it is loaded (symbolize/README.md)
+ * and the symbols applied as if appended to the trace. */
+static void symbolize_at_load(struct tp *tp)
+{
+	const char *paths = getenv("PERFETTO_BINARY_PATH");
+	const char *mode = getenv("PERFETTO_SYMBOLIZER_MODE");
+	struct tp_symbolize_opts o = {.binary_path = paths,
+				      .find_mode = mode && strcmp(mode, "find") == 0};
+	struct tp_symbolize_result res;
+	if (!paths || !*paths)
+		return;
+	if (strcmp(tp_trace_type(tp), "proto") != 0) {
+		fprintf(stderr, "trace_processor_shell: skipping symbolization for non-proto trace\n");
+		return;
+	}
+	if (tp_symbolize(tp, &o, &res) < 0)
+		return;
+	tp_symbolize_apply(tp, res.packets, res.len);
+	if (res.frames_failed)
+		fprintf(stderr,
+			"trace_processor_shell: %u frames from %u mappings could not be symbolized\n",
+			res.frames_failed, res.mappings_failed);
+	tp_symbolize_result_release(&res);
+}
+
 static int load_trace(struct tp *tp, const char *path)
 {
 	struct loader l = {.tp = tp, .tty = isatty(2)};
@@ -142,6 +168,7 @@ static int load_trace(struct tp *tp, const char *path)
 	}
 	if (rc < 0)
 		return -1;
+	symbolize_at_load(tp);
 	double secs = now_s() - l.start;
 	fprintf(stderr, "Trace loaded: %.2f MB in %.2fs (%.1f MB/s)\n", (double)l.total / 1e6, secs,
 		secs > 0 ? (double)l.total / 1e6 / secs : 0.0);

@@ -94,6 +94,9 @@ void proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len,
 	case EV_PERF_SAMPLE:
 		proto_perf_sample_parse(im, ts, &ev, p, ev.len);
 		break;
+	case EV_MODULE_SYMBOLS:
+		tp_module_symbols_import(im->tp, p, ev.len);
+		break;
 	default:
 		break;
 	}

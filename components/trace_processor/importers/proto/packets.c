@@ -175,6 +175,7 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		case PKT_TRACE_UUID:
 		case PKT_TRACE_ATTRIBUTES:
 		case PKT_PERF_SAMPLE:
+		case PKT_MODULE_SYMBOLS:
 			if (f.wire == PB_WIRE_LEN) {
 				k.payload = f;
 				k.has_payload = true;
@@ -304,6 +305,10 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		break;
 	case PKT_FTRACE_STATS:
 		proto_ftrace_stats(im, k.seq_id, pp, pn);
+		break;
+	case PKT_MODULE_SYMBOLS:
+		/* At the latest timestamp so far: after the frames it names. */
+		proto_push(im, ts, EV_MODULE_SYMBOLS, NULL, seq, pp, pn);
 		break;
 	default:
 		proto_metadata_packet(im, k.payload.id, ts, pp, pn);

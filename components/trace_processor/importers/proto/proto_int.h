@@ -55,6 +55,7 @@ enum {
 	PKT_TIMESTAMP_CLOCK_ID = 58,
 	PKT_DEFAULTS = 59,
 	PKT_TRACK_DESCRIPTOR = 60,
+	PKT_MODULE_SYMBOLS = 61,
 	PKT_PERF_SAMPLE = 66,
 	PKT_SERVICE_EVENT = 69,
 	PKT_TRUSTED_PID = 79,
@@ -239,6 +240,7 @@ enum proto_ev_kind {
 	EV_FTRACE_COMPACT_SWITCH, /* struct ftrace_compact_rec, no header */
 	EV_FTRACE_COMPACT_WAKING,
 	EV_PERF_SAMPLE,
+	EV_MODULE_SYMBOLS,
 };
 
 /* The sorter record of a plain TrackEvent (SLICE_BEGIN/END/INSTANT with
