@@ -47,6 +47,11 @@ struct proto_clocks {
 	VEC(struct node) nodes;
 	VEC(struct edge) edges;
 	VEC(uint32_t) queue, via; /* BFS scratch */
+	/* The last clock converted and its node (UINT32_MAX: none yet; nodes
+	 * are never removed, so only a new node can change the answer). */
+	uint64_t memo_key;
+	uint32_t memo_node;
+	bool memo_valid;
 };
 
 static uint64_t clock_key(uint32_t seq_id, uint32_t clock_id)
@@ -97,6 +102,7 @@ static uint32_t node_for(struct proto_clocks *c, uint64_t key, bool create)
 		return (uint32_t)v;
 	if (!create)
 		return UINT32_MAX;
+	c->memo_valid = false;
 	struct node *n = vec_push_zeroed(&c->nodes);
 	n->key = key;
 	n->mult = 1;
@@ -246,8 +252,16 @@ bool proto_clocks_to_trace(struct proto_clocks *c, uint32_t seq_id, uint32_t clo
 			   uint64_t raw, int64_t *out)
 {
 	uint64_t key = clock_key(seq_id, clock_id);
-	uint32_t ni = node_for(c, key, false);
+	uint32_t ni;
 	int64_t ts;
+	if (c->memo_valid && c->memo_key == key) {
+		ni = c->memo_node;
+	} else {
+		ni = node_for(c, key, false);
+		c->memo_key = key;
+		c->memo_node = ni;
+		c->memo_valid = true;
+	}
 	if (ni != UINT32_MAX) {
 		struct node *nd = &c->nodes.data[ni];
 		if (nd->incremental) {

@@ -23,9 +23,17 @@
 
 struct proto_track *proto_track_find(struct proto_importer *im, uint64_t uuid)
 {
+	/* A direct-mapped cache of hits in front of the map: events
+	 * alternate between a few tracks. Entries stay valid because tracks
+	 * are never removed or moved to another index. */
+	struct proto_track_slot *c = &im->track_cache[(uuid ^ uuid >> 17) % PROTO_TRACK_CACHE];
 	uint64_t v;
+	if (c->idx1 && c->uuid == uuid)
+		return &im->tracks.data[c->idx1 - 1];
 	if (!hmap_get(&im->tracks_by_uuid, uuid, &v))
 		return NULL;
+	c->uuid = uuid;
+	c->idx1 = (uint32_t)v + 1;
 	return &im->tracks.data[v];
 }
 

@@ -35,6 +35,7 @@
 enum {
 	PKT_FTRACE_EVENTS = 1,
 	PKT_PROCESS_TREE = 2,
+	PKT_TRUSTED_UID = 3,
 	PKT_CLOCK_SNAPSHOT = 6,
 	PKT_SYS_STATS = 7,
 	PKT_PROCESS_STATS = 9,
@@ -87,6 +88,9 @@ struct proto_interned {
 	uint32_t str;
 };
 
+#define PROTO_DENSE_FIELDS 4     /* categories, names, debug annotation names */
+#define PROTO_DENSE_IIDS 65536
+
 /* A generation of a sequence's incremental state: the interned messages and
  * the TracePacketDefaults in effect between two resets. Refcounted: the
  * sequence holds one reference while it is current, each sorter event
@@ -97,6 +101,10 @@ struct proto_gen {
 	struct proto_gen *next, *prev; /* the importer's list of live gens */
 	struct arena mem;
 	struct hmap interned; /* proto_intern_key(field, iid) -> struct proto_interned * */
+	/* The same entries of fields below PROTO_DENSE_FIELDS with iids below
+	 * PROTO_DENSE_IIDS, indexed by iid: the lookups of every event. */
+	struct proto_interned **dense[PROTO_DENSE_FIELDS];
+	uint32_t dense_cap[PROTO_DENSE_FIELDS];
 	/* TracePacketDefaults */
 	uint32_t clock_id; /* 0 = none */
 	bool has_track_uuid;
@@ -138,7 +146,11 @@ static inline uint64_t proto_intern_key(uint32_t field, uint64_t iid)
 static inline struct proto_interned *proto_gen_lookup(const struct proto_gen *g, uint32_t field,
 						      uint64_t iid)
 {
-	return g ? hmap_get_ptr(&g->interned, proto_intern_key(field, iid)) : NULL;
+	if (!g)
+		return NULL;
+	if (field < PROTO_DENSE_FIELDS && iid < g->dense_cap[field])
+		return g->dense[field][iid];
+	return hmap_get_ptr(&g->interned, proto_intern_key(field, iid));
 }
 /* The pool id of the interned entry's field 2 string; 0 (and a stat) if the
  * iid is unknown. */
@@ -243,6 +255,18 @@ struct proto_te_rec {
 	int64_t pid, tid;   /* the sequence's thread at tokenize time, -1 */
 };
 
+/* The fields of a plain TrackEvent before its strings are resolved. */
+#define PROTO_PLAIN_MAX_CATS 4
+struct proto_te_plain {
+	bool ok; /* no field but these so far */
+	uint32_t type;
+	bool has_uuid;
+	uint64_t uuid;
+	unsigned n_name, n_cat;
+	struct pb_field name;                       /* name_iid or name */
+	struct pb_field cats[PROTO_PLAIN_MAX_CATS]; /* category_iids or categories */
+};
+
 /* Sorter payload header; the payload bytes follow (8-aligned). Every
  * sorter record starts with its uint32_t kind. */
 struct proto_ev {
@@ -283,6 +307,11 @@ struct proto_importer {
 	int64_t last_ts;
 	/* tracks */
 	struct hmap tracks_by_uuid; /* uuid -> index in tracks */
+#define PROTO_TRACK_CACHE 64
+	struct proto_track_slot {
+		uint64_t uuid;
+		uint32_t idx1; /* index in tracks + 1, 0 empty */
+	} track_cache[PROTO_TRACK_CACHE];
 	VEC(struct proto_track) tracks;
 	uint32_t default_track; /* uuid 0, TP_NULL_U32 until used */
 	struct hmap desc_of_tid, desc_of_pid; /* tid/pid -> uuid of its descriptor */
@@ -343,6 +372,15 @@ bool proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq
 				struct proto_te_rec *simple);
 void proto_track_event_parse_simple(struct proto_importer *im, int64_t ts,
 				    const struct proto_te_rec *r);
+/* Decode p[0, n) as a plain TrackEvent (type BEGIN/END/INSTANT, track_uuid,
+ * one name, up to PROTO_PLAIN_MAX_CATS categories, nothing else) in one
+ * pass. False, for the general path to handle, if it is anything else or
+ * malformed. Pure: no state changes. */
+bool proto_te_decode_plain(const uint8_t *p, size_t n, struct proto_te_plain *pl);
+/* The sorter record of a plain event on seq: defaults' track, names and
+ * categories resolved against seq's current generation. */
+void proto_te_plain_record(struct proto_importer *im, const struct proto_seq *seq,
+			   const struct proto_te_plain *pl, struct proto_te_rec *rec);
 
 /* v * 1000 (µs to ns), saturated at the int64 limits. */
 static inline int64_t proto_sat_mul_1000(int64_t v)

@@ -160,54 +160,94 @@ static int64_t sat_add(int64_t a, int64_t b)
 
 /* ---- tokenize time -------------------------------------------------------------- */
 
-/* Up to this many category fields keep an event on the simple path. */
-#define SIMPLE_MAX_CATS 4
-
-/* The name, categories and track of a plain event (see proto_te_rec). */
-struct simple_fields {
-	bool ok;
-	unsigned n_name, n_cat;
-	struct pb_field name;
-	struct pb_field cats[SIMPLE_MAX_CATS];
-};
-
-static void simple_field(struct simple_fields *sf, const struct pb_field *f)
+/* Collect f into pl if it is one of a plain event's fields (name,
+ * categories, type, track); anything else makes the event not plain. */
+static void plain_field(struct proto_te_plain *pl, const struct pb_field *f)
 {
 	switch (f->id) {
 	case TE_TYPE:
 	case TE_TRACK_UUID:
-		sf->ok &= f->wire == PB_WIRE_VARINT;
+		pl->ok &= f->wire == PB_WIRE_VARINT;
 		break;
 	case TE_NAME_IID:
 	case TE_NAME:
-		sf->ok &= f->wire == (f->id == TE_NAME ? PB_WIRE_LEN : PB_WIRE_VARINT) &&
-			  sf->n_name++ == 0;
-		sf->name = *f;
+		pl->ok &= f->wire == (f->id == TE_NAME ? PB_WIRE_LEN : PB_WIRE_VARINT) &&
+			  pl->n_name++ == 0;
+		pl->name = *f;
 		break;
 	case TE_CATEGORY_IIDS:
 	case TE_CATEGORIES:
-		sf->ok &= f->wire == (f->id == TE_CATEGORIES ? PB_WIRE_LEN : PB_WIRE_VARINT) &&
-			  sf->n_cat < SIMPLE_MAX_CATS;
-		if (sf->ok)
-			sf->cats[sf->n_cat++] = *f;
+		pl->ok &= f->wire == (f->id == TE_CATEGORIES ? PB_WIRE_LEN : PB_WIRE_VARINT) &&
+			  pl->n_cat < PROTO_PLAIN_MAX_CATS;
+		if (pl->ok)
+			pl->cats[pl->n_cat++] = *f;
 		break;
 	default:
-		sf->ok = false;
+		pl->ok = false;
 		break;
 	}
 }
 
+bool proto_te_decode_plain(const uint8_t *p, size_t n, struct proto_te_plain *pl)
+{
+	const uint8_t *end = p + n;
+	pl->ok = true;
+	pl->type = 0;
+	pl->has_uuid = false;
+	pl->uuid = 0;
+	pl->n_name = pl->n_cat = 0;
+	while (p < end) {
+		uint64_t tag, v;
+		struct pb_field f;
+		if (!(p = pb_read_varint(p, end, &tag)) || !(p = pb_read_varint(p, end, &v)))
+			return false;
+		f.id = (uint32_t)(tag >> 3);
+		f.wire = (uint8_t)(tag & 7);
+		f.val = v;
+		f.data = NULL;
+		f.len = 0;
+		if (f.wire == PB_WIRE_LEN) {
+			if (v > (uint64_t)(end - p))
+				return false;
+			f.data = p;
+			f.len = (size_t)v;
+			p += v;
+		} else if (f.wire != PB_WIRE_VARINT) {
+			return false;
+		}
+		switch (tag) {
+		case TE_TYPE << 3 | PB_WIRE_VARINT:
+			pl->type = (uint32_t)v;
+			break;
+		case TE_TRACK_UUID << 3 | PB_WIRE_VARINT:
+			pl->has_uuid = true;
+			pl->uuid = v;
+			break;
+		default:
+			plain_field(pl, &f);
+			if (!pl->ok)
+				return false;
+			break;
+		}
+	}
+	return pl->type >= TYPE_SLICE_BEGIN && pl->type <= TYPE_INSTANT;
+}
+
 /* Resolve a plain event's strings now, as decode() would at parse time
  * against the same generation. */
-static void simple_record(struct proto_importer *im, const struct proto_seq *seq,
-			  const struct simple_fields *sf, uint32_t type, bool has_uuid,
-			  uint64_t uuid, struct proto_te_rec *rec)
+void proto_te_plain_record(struct proto_importer *im, const struct proto_seq *seq,
+			   const struct proto_te_plain *sf, struct proto_te_rec *rec)
 {
 	struct tp *tp = im->tp;
 	const struct proto_gen *g = seq->gen;
+	bool has_uuid = sf->has_uuid;
+	uint64_t uuid = sf->uuid;
 	memset(rec, 0, sizeof *rec);
 	rec->kind = EV_TE_SIMPLE;
-	rec->type = type;
+	rec->type = sf->type;
+	rec->seq_id = seq->id;
+	rec->pid = seq->pid;
+	rec->tid = seq->tid;
 	if (!has_uuid && g && g->has_track_uuid) {
 		has_uuid = true;
 		uuid = g->track_uuid;
@@ -247,7 +287,7 @@ bool proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq
 				struct proto_ev *out, struct proto_abs_counters *abs,
 				struct proto_te_rec *simple)
 {
-	struct simple_fields sf;
+	struct proto_te_plain sf;
 	struct extra x;
 	int64_t legacy_ts = 0;
 	bool has_legacy_ts = false;
@@ -264,7 +304,7 @@ bool proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq
 	memset(&sf.name, 0, sizeof sf.name);
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		simple_field(&sf, &f);
+		plain_field(&sf, &f);
 		if (decode_extra(&f, &x))
 			continue;
 		switch (f.id) {
@@ -342,8 +382,12 @@ bool proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq
 			value = absolute_value(im, seq, uuid, value, &changed);
 		out->counter_value = value;
 	}
-	if (sf.ok && type >= TYPE_SLICE_BEGIN && type <= TYPE_INSTANT)
-		simple_record(im, seq, &sf, type, has_uuid, uuid, simple);
+	if (sf.ok && type >= TYPE_SLICE_BEGIN && type <= TYPE_INSTANT) {
+		sf.type = type;
+		sf.has_uuid = has_uuid;
+		sf.uuid = uuid;
+		proto_te_plain_record(im, seq, &sf, simple);
+	}
 	return true;
 }
 
