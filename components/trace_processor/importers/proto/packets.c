@@ -143,7 +143,8 @@ static bool fast_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 	bool has_ts = false, has_clock = false;
 	while (p < end) {
 		uint64_t tag, v;
-		if (!(p = pb_read_varint(p, end, &tag)) || !(p = pb_read_varint(p, end, &v)))
+		if (!(p = pb_read_varint(p, end, &tag)) ||
+		    !(p = pb_read_varint(p, end, &v)))
 			return false;
 		switch (tag) {
 		case PKT_TIMESTAMP << 3 | PB_WIRE_VARINT:
@@ -191,9 +192,11 @@ static bool fast_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		tp_stat_inc(im->tp, TP_STAT_track_event_invalid_timestamp);
 		return true;
 	}
-	struct proto_te_rec rec;
-	proto_te_plain_record(im, seq, &pl, &rec);
-	tp_sorter_push_src(im->tp->sorter, seq->src, t, &rec, sizeof rec);
+	/* Built in place; a late event (no slot) still resolves its names,
+	 * for the same stats as the general path. */
+	struct proto_te_rec late, *rec;
+	rec = tp_sorter_push_src(im->tp->sorter, seq->src, t, NULL, sizeof *rec);
+	proto_te_plain_record(im, seq, &pl, rec ? rec : &late);
 	return true;
 }
 

@@ -188,6 +188,15 @@ static void plain_field(struct proto_te_plain *pl, const struct pb_field *f)
 	}
 }
 
+static void set_field(struct pb_field *f, uint64_t tag, uint64_t v, const uint8_t *data)
+{
+	f->id = (uint32_t)(tag >> 3);
+	f->wire = (uint8_t)(tag & 7);
+	f->val = v;
+	f->data = data;
+	f->len = data ? (size_t)v : 0;
+}
+
 bool proto_te_decode_plain(const uint8_t *p, size_t n, struct proto_te_plain *pl)
 {
 	const uint8_t *end = p + n;
@@ -198,22 +207,15 @@ bool proto_te_decode_plain(const uint8_t *p, size_t n, struct proto_te_plain *pl
 	pl->n_name = pl->n_cat = 0;
 	while (p < end) {
 		uint64_t tag, v;
-		struct pb_field f;
-		if (!(p = pb_read_varint(p, end, &tag)) || !(p = pb_read_varint(p, end, &v)))
+		const uint8_t *data = NULL;
+		if (!(p = pb_read_varint(p, end, &tag)) ||
+		    !(p = pb_read_varint(p, end, &v)))
 			return false;
-		f.id = (uint32_t)(tag >> 3);
-		f.wire = (uint8_t)(tag & 7);
-		f.val = v;
-		f.data = NULL;
-		f.len = 0;
-		if (f.wire == PB_WIRE_LEN) {
+		if ((tag & 7) == PB_WIRE_LEN) {
 			if (v > (uint64_t)(end - p))
 				return false;
-			f.data = p;
-			f.len = (size_t)v;
+			data = p;
 			p += v;
-		} else if (f.wire != PB_WIRE_VARINT) {
-			return false;
 		}
 		switch (tag) {
 		case TE_TYPE << 3 | PB_WIRE_VARINT:
@@ -223,11 +225,20 @@ bool proto_te_decode_plain(const uint8_t *p, size_t n, struct proto_te_plain *pl
 			pl->has_uuid = true;
 			pl->uuid = v;
 			break;
-		default:
-			plain_field(pl, &f);
-			if (!pl->ok)
+		case TE_NAME_IID << 3 | PB_WIRE_VARINT:
+		case TE_NAME << 3 | PB_WIRE_LEN:
+			if (pl->n_name++)
 				return false;
+			set_field(&pl->name, tag, v, data);
 			break;
+		case TE_CATEGORY_IIDS << 3 | PB_WIRE_VARINT:
+		case TE_CATEGORIES << 3 | PB_WIRE_LEN:
+			if (pl->n_cat == PROTO_PLAIN_MAX_CATS)
+				return false;
+			set_field(&pl->cats[pl->n_cat++], tag, v, data);
+			break;
+		default:
+			return false;
 		}
 	}
 	return pl->type >= TYPE_SLICE_BEGIN && pl->type <= TYPE_INSTANT;
