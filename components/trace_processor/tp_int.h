@@ -153,6 +153,16 @@ enum tp_col_type {
 	X(T, value, TP_DBL, 0)                                                    \
 	X(T, arg_set_id, TP_U32N, 0)
 
+/* state: symbolic values over time on a state track (TrackEvent TYPE_STATE);
+ * dur is -1 until the track's next state. */
+#define TP_STATE_COLUMNS(X, T)                                                    \
+	X(T, ts, TP_I64, TP_COL_SORTED)                                           \
+	X(T, dur, TP_I64, 0)                                                      \
+	X(T, track_id, TP_U32, 0)                                                 \
+	X(T, category, TP_STR, 0)                                                 \
+	X(T, value, TP_STR, 0)                                                    \
+	X(T, arg_set_id, TP_U32N, 0)
+
 #define TP_FLOW_COLUMNS(X, T)                                                     \
 	X(T, slice_out, TP_U32, 0)                                                \
 	X(T, slice_in, TP_U32, 0)                                                 \
@@ -297,6 +307,7 @@ enum tp_col_type {
 	T(__intrinsic_process, process, TP_PROCESS_COLUMNS, TP_NO_COLUMNS)     \
 	T(__intrinsic_counter, counter, TP_COUNTER_COLUMNS, TP_NO_COLUMNS)     \
 	T(__intrinsic_flow, flow, TP_FLOW_COLUMNS, TP_NO_COLUMNS)              \
+	T(__intrinsic_state, state, TP_STATE_COLUMNS, TP_NO_COLUMNS)           \
 	T(__intrinsic_args, args, TP_ARGS_COLUMNS, TP_ARGS_COMPUTED)           \
 	T(__intrinsic_perf_session, perf_session, TP_PERF_SESSION_COLUMNS, TP_NO_COLUMNS) \
 	T(__intrinsic_perf_sample, perf_sample, TP_PERF_SAMPLE_COLUMNS, TP_NO_COLUMNS) \
@@ -495,6 +506,7 @@ struct tp {
 	VEC(uint32_t) arg_set_start; /* arg_set_id -> first row in args */
 	struct tp_slice_stacks *stacks; /* open slices per track (slices.c) */
 	struct hmap open_flows;         /* flow id -> last slice (events.c) */
+	struct hmap active_states;      /* track -> its open state row (events.c) */
 	struct tp_args_builder args_scratch;
 
 	struct tp_sorter *sorter;
@@ -603,6 +615,13 @@ uint32_t tp_flow_add(struct tp *tp, uint32_t slice_out, uint32_t slice_in);
  * next tp_flow_step/end with the same id links to it. terminate closes it. */
 void tp_flow_step(struct tp *tp, uint64_t id, uint32_t slice, bool terminate);
 void tp_flow_end(struct tp *tp, uint64_t id, uint32_t slice);
+
+/* The state of `track` from ts on is `value` (pool id; 0: none, which only
+ * ends the current one), as Perfetto's StateTracker: a different value
+ * closes the open state (its dur) and opens a new row; the same value keeps
+ * it, merging arg_set_id into its args. Returns the row, or TP_NULL_U32. */
+uint32_t tp_state_update(struct tp *tp, uint32_t track, int64_t ts, uint32_t value,
+			 uint32_t category, uint32_t arg_set_id);
 
 void tp_metadata_set_int(struct tp *tp, const char *name, int64_t v);
 void tp_metadata_set_str(struct tp *tp, const char *name, uint32_t str_id);

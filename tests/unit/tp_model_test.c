@@ -206,6 +206,29 @@ static void stream_collect(struct tp *tp, int64_t ts, const void *payload, size_
 	o->n++;
 }
 
+/* Perfetto's StateTracker: a new value closes the open state, the same
+ * value keeps it, no value only closes; tracks are independent. */
+TEST(tp_model_state_update)
+{
+	struct tp *tp = tp_new(NULL);
+	uint32_t on = tp_intern_cstr(tp, "on"), off = tp_intern_cstr(tp, "off");
+	uint32_t cat = tp_intern_cstr(tp, "cat");
+	CHECK_EQ(tp_state_update(tp, 1, 100, on, cat, TP_NULL_U32), 0);
+	CHECK_EQ(tp_state_update(tp, 2, 120, off, 0, TP_NULL_U32), 1);
+	CHECK_EQ(tp_state_update(tp, 1, 150, on, cat, TP_NULL_U32), 0);
+	CHECK_EQ(tp_state_update(tp, 1, 200, off, cat, TP_NULL_U32), 2);
+	CHECK_EQ(tp_state_update(tp, 1, 260, 0, 0, TP_NULL_U32), TP_NULL_U32);
+	CHECK_EQ(tp_state_update(tp, 1, 300, 0, 0, TP_NULL_U32), TP_NULL_U32);
+	struct tp_state_table *t = &tp->t.state;
+	CHECK_EQ(t->n, 3);
+	CHECK_EQ(t->dur[0], 100);
+	CHECK_EQ(t->dur[1], -1);
+	CHECK_EQ(t->dur[2], 60);
+	CHECK_EQ(t->value[2], off);
+	CHECK_EQ(t->category[1], 0);
+	tp_free(tp);
+}
+
 TEST(tp_model_sorter_runs_merge)
 {
 	struct tp *tp = tp_new(NULL);

@@ -20,6 +20,37 @@ uint32_t tp_counter_add(struct tp *tp, uint32_t track, int64_t ts, double value,
 	return id;
 }
 
+uint32_t tp_state_update(struct tp *tp, uint32_t track, int64_t ts, uint32_t value,
+			 uint32_t category, uint32_t arg_set_id)
+{
+	struct tp_state_table *t = &tp->t.state;
+	uint64_t open;
+	if (hmap_get(&tp->active_states, track, &open)) {
+		uint32_t row = (uint32_t)open;
+		if (t->value[row] == value) {
+			if (arg_set_id != TP_NULL_U32)
+				t->arg_set_id[row] = t->arg_set_id[row] == TP_NULL_U32
+							     ? arg_set_id
+							     : tp_args_merge(tp, t->arg_set_id[row],
+									     arg_set_id);
+			return row;
+		}
+		t->dur[row] = ts - t->ts[row];
+		hmap_del(&tp->active_states, track, NULL);
+	}
+	if (!value)
+		return TP_NULL_U32;
+	uint32_t id = tp_state_append(t);
+	t->ts[id] = ts;
+	t->dur[id] = -1;
+	t->track_id[id] = track;
+	t->category[id] = category;
+	t->value[id] = value;
+	t->arg_set_id[id] = arg_set_id;
+	hmap_put(&tp->active_states, track, id);
+	return id;
+}
+
 uint32_t tp_flow_add(struct tp *tp, uint32_t slice_out, uint32_t slice_in)
 {
 	struct tp_flow_table *t = &tp->t.flow;

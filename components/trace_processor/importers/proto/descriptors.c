@@ -154,6 +154,9 @@ void proto_descriptor_tokenize(struct proto_importer *im, const uint8_t *p, size
 		case 14:
 			d.description = str_field(tp, &f);
 			break;
+		case 18:
+			d.is_state = f.wire == PB_WIRE_LEN;
+			break;
 		case 9:
 			d.separate = f.val != 0;
 			break;
@@ -300,7 +303,9 @@ static uint32_t materialise(struct proto_importer *im, struct proto_track *t, in
 {
 	struct tp *tp = im->tp;
 	struct tp_track_key key = {.type = "track_event",
-				   .event_type = t->is_counter ? "counter" : "slice",
+				   .event_type = t->is_counter ? "counter"
+						 : t->is_state	 ? "state"
+								 : "slice",
 				   .utid = -1, .upid = -1, .cpu = -1, .name = t->name};
 	uint32_t id, parent_track = TP_NULL_U32;
 	struct proto_track *parent = NULL;
@@ -319,7 +324,7 @@ static uint32_t materialise(struct proto_importer *im, struct proto_track *t, in
 		key.name = event_name;
 	if (s && s->kind == PT_THREAD) {
 		key.utid = desc_utid(im, s);
-		if (root && !t->is_counter && !t->separate) {
+		if (root && !t->is_counter && !t->is_state && !t->separate) {
 			id = tp_track_for_thread(tp, (uint32_t)key.utid);
 			goto done;
 		}

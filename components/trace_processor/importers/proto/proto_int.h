@@ -192,6 +192,7 @@ struct proto_track {
 	uint32_t category;     /* counter categories joined with "," */
 	uint32_t y_axis_share_key;
 	bool is_counter;
+	bool is_state;         /* TrackDescriptor.state: holds TYPE_STATE events */
 	uint32_t counter_type; /* 1 thread time, 2 instruction count */
 	uint32_t unit;         /* pool id */
 	int64_t unit_multiplier;

@@ -45,7 +45,7 @@ enum {
 	TE_TERMINATING_FLOW_IDS = 48,
 };
 
-enum { TYPE_UNSPECIFIED, TYPE_SLICE_BEGIN, TYPE_SLICE_END, TYPE_INSTANT, TYPE_COUNTER };
+enum { TYPE_UNSPECIFIED, TYPE_SLICE_BEGIN, TYPE_SLICE_END, TYPE_INSTANT, TYPE_COUNTER, TYPE_STATE };
 
 #define MAX_EXTRA_COUNTERS PROTO_MAX_EXTRA_COUNTERS
 
@@ -1022,6 +1022,28 @@ void proto_track_event_parse_simple(struct proto_importer *im, int64_t ts,
 	}
 }
 
+/* A TYPE_STATE event: the state of its track (which must be a state
+ * track; uuid 0 or none is an error, there is no legacy fallback) becomes
+ * the event's name from ts on; no name ends the current state. */
+static void state_event(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
+			const struct te *e, const uint8_t *p, size_t n)
+{
+	struct tp *tp = im->tp;
+	uint64_t uuid = e->has_uuid ? e->uuid : ev->gen && ev->gen->has_track_uuid
+							  ? ev->gen->track_uuid
+							  : 0;
+	struct proto_track *t = uuid ? proto_track_find(im, uuid) : NULL;
+	if (!t || !t->is_state) {
+		tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
+		return;
+	}
+	uint32_t track = proto_track_resolve_for(im, uuid, e->name, ev->seq_id);
+	if (track == TP_NULL_U32)
+		return;
+	uint32_t args = e->name && e->has_args ? build_args(im, ev->gen, p, n) : TP_NULL_U32;
+	tp_state_update(tp, track, ts, e->name, e->cat, args);
+}
+
 void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
 			     const uint8_t *p, size_t n)
 {
@@ -1060,6 +1082,10 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 			tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
 			return;
 		}
+	}
+	if (type == TYPE_STATE) {
+		state_event(im, ts, ev, &e, p, n);
+		return;
 	}
 	uint32_t utid = TP_NULL_U32;
 	uint32_t track = event_track(im, ev, &e, &utid);
