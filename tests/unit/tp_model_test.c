@@ -206,6 +206,26 @@ static void stream_collect(struct tp *tp, int64_t ts, const void *payload, size_
 	o->n++;
 }
 
+/* A process is created with its main thread (Perfetto's GetOrCreateProcess),
+ * before the thread that named it; a main thread seen first is reused. */
+TEST(tp_model_process_main_thread)
+{
+	struct tp *tp = tp_new(NULL);
+	struct tp_thread_table *t = &tp->t.thread;
+	uint32_t first = t->n;
+	uint32_t utid = tp_thread_for_tid(tp, 1, 5);
+	CHECK_EQ(t->n, first + 2);
+	CHECK_EQ(t->tid[first], 5);
+	CHECK_EQ(t->is_main_thread[first], 1);
+	CHECK_EQ(utid, first + 1);
+	CHECK_EQ(t->upid[utid], t->upid[first]);
+	uint32_t main = tp_thread_for_tid(tp, 7, -1);
+	CHECK_EQ(tp_thread_for_tid(tp, 7, 7), main);
+	CHECK_EQ(t->n, first + 3);
+	CHECK_EQ(tp->t.process.pid[t->upid[main]], 7);
+	tp_free(tp);
+}
+
 /* Perfetto's StateTracker: a new value closes the open state, the same
  * value keeps it, no value only closes; tracks are independent. */
 TEST(tp_model_state_update)
