@@ -157,6 +157,12 @@ void proto_descriptor_tokenize(struct proto_importer *im, const uint8_t *p, size
 		case 18:
 			d.is_state = f.wire == PB_WIRE_LEN;
 			break;
+		case 19:
+			d.process_explicit = f.val == 1;
+			break;
+		case 20:
+			d.thread_explicit = f.val == 1;
+			break;
 		case 9:
 			d.separate = f.val != 0;
 			break;
@@ -415,11 +421,18 @@ void proto_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t 
 			tp_process_end(tp, old->upid, TP_NULL_I64);
 		hmap_put(&im->desc_of_pid, (uint64_t)t->pid, t->uuid);
 	}
+	/* The root descriptor may ask for explicit process / thread order:
+	 * ranks become sort index hints (the last one for a thread wins). */
+	struct proto_track *root = proto_track_find(im, 0);
 	if (t->kind == PT_THREAD) {
 		uint32_t utid = desc_utid(im, t);
 		tp_thread_set_name(tp, utid, t->thread_name);
+		if (t->has_rank && root && root->thread_explicit)
+			hmap_put(&im->thread_rank, utid, (uint32_t)t->rank);
 	} else if (t->kind == PT_PROCESS) {
 		uint32_t upid = desc_upid(im, t);
+		if (t->has_rank && root && root->process_explicit)
+			hmap_put(&im->process_rank, upid, (uint32_t)t->rank);
 		tp_process_set_name(tp, upid, t->process_name);
 		if (t->host_app && tp->t.process.arg_set_id[upid] == TP_NULL_U32) {
 			uint32_t k = tp_intern_cstr(tp, "chrome.host_app_package_name");
@@ -461,8 +474,31 @@ void proto_process_descriptor_parse(struct proto_importer *im, const uint8_t *p,
 		tp_process_set_name(im->tp, upid, str_field(im->tp, &f));
 }
 
+/* Add key = rank to each row's arg set of `sets` (process or thread). */
+static void rank_args(struct proto_importer *im, struct hmap *ranks, uint32_t *sets,
+		      const char *key)
+{
+	struct tp *tp = im->tp;
+	uint32_t k = tp_intern_cstr(tp, key);
+	for (size_t i = hmap_next(ranks, 0); i != HMAP_END; i = hmap_next(ranks, i + 1)) {
+		uint32_t row = (uint32_t)ranks->slots[i].key;
+		tp_args_begin(&im->args);
+		tp_args_add_int(&im->args, k, k, (int32_t)(uint32_t)ranks->slots[i].val);
+		uint32_t add = tp_args_commit(tp, &im->args);
+		sets[row] = sets[row] == TP_NULL_U32 ? add : tp_args_merge(tp, sets[row], add);
+	}
+}
+
+void proto_tracks_finish(struct proto_importer *im)
+{
+	rank_args(im, &im->process_rank, im->tp->t.process.arg_set_id, "process_sort_index_hint");
+	rank_args(im, &im->thread_rank, im->tp->t.thread.arg_set_id, "thread_sort_index_hint");
+}
+
 void proto_tracks_free(struct proto_importer *im)
 {
+	hmap_release(&im->process_rank);
+	hmap_release(&im->thread_rank);
 	vec_release(&im->tracks);
 	hmap_release(&im->tracks_by_uuid);
 	hmap_release(&im->desc_of_tid);

@@ -35,6 +35,8 @@ static struct tp_importer *proto_create(struct tp *tp)
 	hmap_init(&im->desc_of_tid);
 	hmap_init(&im->desc_of_pid);
 	hmap_init(&im->first_packet_seqs);
+	hmap_init(&im->process_rank);
+	hmap_init(&im->thread_rank);
 	im->clocks = proto_clocks_new();
 	im->default_track = TP_NULL_U32;
 	return (struct tp_importer *)(void *)im;
@@ -103,6 +105,7 @@ static int proto_eof(struct tp_importer *imp)
 	struct proto_importer *im = (struct proto_importer *)(void *)imp;
 	proto_tokenize_eof(im);
 	tp_sorter_flush(im->tp->sorter, im->tp, proto_on_sorted, im);
+	proto_tracks_finish(im);
 	tp_metadata_set_int(im->tp, "trace_time_clock_id", proto_clocks_trace_clock(im->clocks));
 	return 0;
 }

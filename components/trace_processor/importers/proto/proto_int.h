@@ -193,6 +193,7 @@ struct proto_track {
 	uint32_t y_axis_share_key;
 	bool is_counter;
 	bool is_state;         /* TrackDescriptor.state: holds TYPE_STATE events */
+	bool process_explicit, thread_explicit; /* root: *_ordering EXPLICIT */
 	uint32_t counter_type; /* 1 thread time, 2 instruction count */
 	uint32_t unit;         /* pool id */
 	int64_t unit_multiplier;
@@ -222,6 +223,8 @@ uint32_t proto_track_utid(struct proto_importer *im, struct proto_track *t);
 /* Parse time: a legacy ThreadDescriptor / ProcessDescriptor packet. */
 void proto_thread_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t n);
 void proto_process_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t n);
+/* End of file: the sort index hints into the process / thread args. */
+void proto_tracks_finish(struct proto_importer *im);
 void proto_tracks_free(struct proto_importer *im);
 
 /* ---- the importer ------------------------------------------------------------ */
@@ -317,6 +320,9 @@ struct proto_importer {
 	uint32_t default_track; /* uuid 0, TP_NULL_U32 until used */
 	struct hmap desc_of_tid, desc_of_pid; /* tid/pid -> uuid of its descriptor */
 	struct hmap first_packet_seqs; /* seq ids with first_packet_on_sequence */
+	/* upid / utid -> sibling_order_rank (as uint32) of its descriptor under
+	 * explicit ordering: *_sort_index_hint args at end of file. */
+	struct hmap process_rank, thread_rank;
 	/* parse scratch */
 	VEC(char) scratch;
 	struct tp_args_builder args;
