@@ -487,6 +487,12 @@ struct tp_args_builder {
 struct tp_sorter;
 struct tp_importer;
 
+/* A flow v1 end waiting for the next slice on its track (events.c). */
+struct tp_pending_flow {
+	uint32_t track;
+	uint64_t id;
+};
+
 struct tp {
 	struct tp_config cfg;
 	struct tb_err err;
@@ -507,6 +513,12 @@ struct tp {
 	struct tp_slice_stacks *stacks; /* open slices per track (slices.c) */
 	struct hmap open_flows;         /* flow id -> last slice (events.c) */
 	struct hmap active_states;      /* track -> its open state row (events.c) */
+	/* flow v1 (events.c): (cat << 32 | name) -> index in flow_v1_maps,
+	 * each map source id -> flow id; flows waiting for a slice */
+	struct hmap flow_v1_keys;
+	VEC(struct hmap) flow_v1_maps;
+	uint64_t flow_v1_next;
+	VEC(struct tp_pending_flow) pending_flows;
 	struct tp_args_builder args_scratch;
 
 	struct tp_sorter *sorter;
@@ -588,6 +600,10 @@ uint32_t tp_slice_begin(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat,
  * stat) when nothing was open. */
 uint32_t tp_slice_end(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
 		      uint32_t arg_set_id);
+/* The top of track's slice stack as it stands (complete slices that have
+ * ended stay there until the next slice event on the track pops them, as
+ * Perfetto's GetTopmostSliceOnTrack), or TP_NULL_U32. */
+uint32_t tp_slice_top(struct tp *tp, uint32_t track);
 /* A slice with a known duration (dur 0 = instant). Slices that ended at or
  * before ts are popped first; a slice partially overlapping the innermost
  * open one is dropped with slice_drop_overlapping_complete_event and
@@ -614,7 +630,21 @@ uint32_t tp_flow_add(struct tp *tp, uint32_t slice_out, uint32_t slice_in);
 /* Flow ids (v2 / proto flow_ids): begin or step from `slice` for id; the
  * next tp_flow_step/end with the same id links to it. terminate closes it. */
 void tp_flow_step(struct tp *tp, uint64_t id, uint32_t slice, bool terminate);
-void tp_flow_end(struct tp *tp, uint64_t id, uint32_t slice);
+/* Perfetto's FlowTracker Begin / Step / End on flow id: begin opens id at
+ * slice (an open id is flow_duplicate_id); continue links the open one to
+ * slice and moves it there (flow_step_without_start when not open); end
+ * links it to slice, and closes it when `close` (flow_end_without_start when
+ * not open). The link goes from the earlier slice to the later. */
+void tp_flow_begin(struct tp *tp, uint64_t id, uint32_t slice);
+void tp_flow_continue(struct tp *tp, uint64_t id, uint32_t slice);
+void tp_flow_end(struct tp *tp, uint64_t id, uint32_t slice, bool close);
+/* Flow v1 ('s'/'t'/'f' phases): the flow id of (source id, category,
+ * name), in a namespace of its own. */
+uint64_t tp_flow_v1_id(struct tp *tp, uint64_t source, uint32_t cat, uint32_t name);
+/* An 'f' not bound to its enclosing slice: the flow ends in the next slice
+ * that begins on track (tp_flow_bind_pending, called by the slice model). */
+void tp_flow_end_pending(struct tp *tp, uint32_t track, uint64_t id);
+void tp_flow_bind_pending(struct tp *tp, uint32_t track, uint32_t slice);
 
 /* The state of `track` from ts on is `value` (pool id; 0: none, which only
  * ends the current one), as Perfetto's StateTracker: a different value

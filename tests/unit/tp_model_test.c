@@ -226,6 +226,49 @@ TEST(tp_model_process_main_thread)
 	tp_free(tp);
 }
 
+/* FlowTracker semantics: begin / continue / end (closing or not), links
+ * from the earlier slice, v1 ids per (source, cat, name), and ends pending
+ * until the next slice on their track. */
+TEST(tp_model_flows)
+{
+	struct tp *tp = tp_new(NULL);
+	uint32_t a = tp_slice_complete(tp, 1, 10, 5, 0, 0, TP_NULL_U32);
+	uint32_t b = tp_slice_complete(tp, 2, 20, 5, 0, 0, TP_NULL_U32);
+	uint32_t c = tp_slice_complete(tp, 1, 30, 5, 0, 0, TP_NULL_U32);
+	tp_flow_begin(tp, 7, a);
+	tp_flow_begin(tp, 7, b); /* duplicate: ignored */
+	tp_flow_end(tp, 7, b, false);
+	tp_flow_continue(tp, 7, c);
+	tp_flow_end(tp, 7, b, true); /* b is earlier than c: b -> c */
+	tp_flow_end(tp, 7, c, true); /* closed */
+	tp_flow_continue(tp, 8, c);
+	struct tp_flow_table *f = &tp->t.flow;
+	CHECK_EQ(f->n, 3);
+	CHECK_EQ(f->slice_out[0], a);
+	CHECK_EQ(f->slice_in[0], b);
+	CHECK_EQ(f->slice_out[1], a);
+	CHECK_EQ(f->slice_in[1], c);
+	CHECK_EQ(f->slice_out[2], b);
+	CHECK_EQ(f->slice_in[2], c);
+	CHECK_EQ(tp->stats[TP_STAT_flow_duplicate_id], 1);
+	CHECK_EQ(tp->stats[TP_STAT_flow_end_without_start], 1);
+	CHECK_EQ(tp->stats[TP_STAT_flow_step_without_start], 1);
+	uint64_t v1 = tp_flow_v1_id(tp, 5, 1, 2);
+	CHECK(v1 != tp_flow_v1_id(tp, 5, 1, 3));
+	CHECK(v1 != tp_flow_v1_id(tp, 6, 1, 2));
+	CHECK_UEQ(tp_flow_v1_id(tp, 5, 1, 2), v1);
+	tp_flow_begin(tp, v1, c);
+	tp_flow_end_pending(tp, 2, v1);
+	uint32_t d = tp_slice_complete(tp, 1, 40, 5, 0, 0, TP_NULL_U32);
+	CHECK_EQ(f->n, 3); /* another track */
+	uint32_t e = tp_slice_complete(tp, 2, 50, 5, 0, 0, TP_NULL_U32);
+	CHECK_EQ(f->n, 4);
+	CHECK_EQ(f->slice_out[3], c);
+	CHECK_EQ(f->slice_in[3], e);
+	CHECK_EQ(tp_slice_top(tp, 1), d);
+	tp_free(tp);
+}
+
 /* Perfetto's StateTracker: a new value closes the open state, the same
  * value keeps it, no value only closes; tracks are independent. */
 TEST(tp_model_state_update)

@@ -71,15 +71,85 @@ void tp_flow_step(struct tp *tp, uint64_t id, uint32_t slice, bool terminate)
 		hmap_put(&tp->open_flows, id, slice);
 }
 
-void tp_flow_end(struct tp *tp, uint64_t id, uint32_t slice)
+void tp_flow_begin(struct tp *tp, uint64_t id, uint32_t slice)
+{
+	if (hmap_get(&tp->open_flows, id, NULL)) {
+		tp_stat_inc(tp, TP_STAT_flow_duplicate_id);
+		return;
+	}
+	hmap_put(&tp->open_flows, id, slice);
+}
+
+/* Link the open flow id to slice, earlier slice first; false if not open. */
+static bool flow_link(struct tp *tp, uint64_t id, uint32_t slice)
 {
 	uint64_t prev;
-	if (!hmap_get(&tp->open_flows, id, &prev)) {
+	if (!hmap_get(&tp->open_flows, id, &prev))
+		return false;
+	const int64_t *ts = tp->t.slice.ts;
+	if (ts[prev] > ts[slice])
+		tp_flow_add(tp, slice, (uint32_t)prev);
+	else
+		tp_flow_add(tp, (uint32_t)prev, slice);
+	return true;
+}
+
+void tp_flow_continue(struct tp *tp, uint64_t id, uint32_t slice)
+{
+	if (!flow_link(tp, id, slice)) {
+		tp_stat_inc(tp, TP_STAT_flow_step_without_start);
+		return;
+	}
+	hmap_put(&tp->open_flows, id, slice);
+}
+
+void tp_flow_end(struct tp *tp, uint64_t id, uint32_t slice, bool close)
+{
+	if (!flow_link(tp, id, slice)) {
 		tp_stat_inc(tp, TP_STAT_flow_end_without_start);
 		return;
 	}
-	tp_flow_add(tp, (uint32_t)prev, slice);
-	hmap_del(&tp->open_flows, id, NULL);
+	if (close)
+		hmap_del(&tp->open_flows, id, NULL);
+}
+
+uint64_t tp_flow_v1_id(struct tp *tp, uint64_t source, uint32_t cat, uint32_t name)
+{
+	uint64_t idx, id;
+	if (!hmap_get(&tp->flow_v1_keys, (uint64_t)cat << 32 | name, &idx)) {
+		idx = tp->flow_v1_maps.len;
+		hmap_init(vec_push_zeroed(&tp->flow_v1_maps));
+		hmap_put(&tp->flow_v1_keys, (uint64_t)cat << 32 | name, idx);
+	}
+	struct hmap *m = &tp->flow_v1_maps.data[idx];
+	if (!hmap_get(m, source, &id)) {
+		id = (1ull << 63) | tp->flow_v1_next++;
+		hmap_put(m, source, id);
+	}
+	return id;
+}
+
+void tp_flow_end_pending(struct tp *tp, uint32_t track, uint64_t id)
+{
+	vec_push(&tp->pending_flows, ((struct tp_pending_flow){track, id}));
+}
+
+void tp_flow_bind_pending(struct tp *tp, uint32_t track, uint32_t slice)
+{
+	size_t keep = 0;
+	for (size_t i = 0; i < tp->pending_flows.len; i++) {
+		struct tp_pending_flow p = tp->pending_flows.data[i];
+		uint64_t from;
+		if (p.track != track) {
+			tp->pending_flows.data[keep++] = p;
+			continue;
+		}
+		if (hmap_get(&tp->open_flows, p.id, &from))
+			tp_flow_add(tp, (uint32_t)from, slice);
+		else
+			tp_stat_inc(tp, TP_STAT_flow_end_without_start);
+	}
+	tp->pending_flows.len = keep;
 }
 
 /* The metadata row called name, created when missing. */

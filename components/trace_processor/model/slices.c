@@ -78,6 +78,8 @@ static uint32_t insert(struct tp *tp, stack_t_ *st, uint32_t track, int64_t ts, 
 	t->depth[id] = (uint32_t)st->len;
 	t->parent_id[id] = st->len ? st->data[st->len - 1].id : TP_NULL_U32;
 	t->arg_set_id[id] = arg_set_id;
+	if (tp->pending_flows.len)
+		tp_flow_bind_pending(tp, track, id);
 	return id;
 }
 
@@ -155,6 +157,12 @@ uint32_t tp_slice_complete(struct tp *tp, uint32_t track, int64_t ts, int64_t du
 	uint32_t id = insert(tp, st, track, ts, dur, cat, name, arg_set_id);
 	vec_push(st, ((struct open_slice){id, ts + dur}));
 	return id;
+}
+
+uint32_t tp_slice_top(struct tp *tp, uint32_t track)
+{
+	stack_t_ *st = stack_for(tp, track);
+	return st->len ? st->data[st->len - 1].id : TP_NULL_U32;
 }
 
 uint32_t tp_slice_innermost(struct tp *tp, uint32_t track, int64_t ts)

@@ -45,6 +45,9 @@ enum {
 	TE_TERMINATING_FLOW_IDS = 48,
 };
 
+/* LegacyEvent.FlowDirection */
+enum { FLOW_UNSPECIFIED, FLOW_IN, FLOW_OUT, FLOW_INOUT };
+
 enum { TYPE_UNSPECIFIED, TYPE_SLICE_BEGIN, TYPE_SLICE_END, TYPE_INSTANT, TYPE_COUNTER, TYPE_STATE };
 
 #define MAX_EXTRA_COUNTERS PROTO_MAX_EXTRA_COUNTERS
@@ -417,7 +420,7 @@ struct te {
 	int64_t duration_us, thread_duration_us;
 	int64_t pid_override, tid_override;
 	uint32_t instant_scope;
-	bool has_id, global_id;
+	bool has_id, global_id, unscoped_id, bind_to_enclosing;
 	uint64_t id;
 	uint64_t bind_id;
 	uint32_t flow_direction;
@@ -461,7 +464,11 @@ static void decode_legacy(struct te *e, const struct pb_field *lf)
 		case 6:
 		case 10:
 			e->has_id = true;
+			e->unscoped_id = f.id == 6;
 			e->id = f.val;
+			break;
+		case 12:
+			e->bind_to_enclosing = f.val != 0;
 			break;
 		case 11:
 			e->has_id = true;
@@ -1022,6 +1029,36 @@ void proto_track_event_parse_simple(struct proto_importer *im, int64_t ts,
 	}
 }
 
+/* Flow v1: 's' starts the flow (keyed by unscoped id, category and name)
+ * at the slice on top of the track's stack, 't' continues it there, 'f'
+ * ends it there when bound to the enclosing slice, else in the next slice
+ * that begins on the track. */
+static void flow_v1(struct proto_importer *im, const struct te *e, uint32_t track)
+{
+	struct tp *tp = im->tp;
+	if (!e->has_id || !e->unscoped_id) {
+		tp_stat_inc(tp, TP_STAT_flow_invalid_id);
+		tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
+		return;
+	}
+	uint64_t id = tp_flow_v1_id(tp, e->id, e->cat, e->name);
+	if (e->phase == 'f' && !e->bind_to_enclosing) {
+		tp_flow_end_pending(tp, track, id);
+		return;
+	}
+	uint32_t slice = tp_slice_top(tp, track);
+	if (slice == TP_NULL_U32) {
+		tp_stat_inc(tp, TP_STAT_flow_no_enclosing_slice);
+		return;
+	}
+	if (e->phase == 's')
+		tp_flow_begin(tp, id, slice);
+	else if (e->phase == 't')
+		tp_flow_continue(tp, id, slice);
+	else
+		tp_flow_end(tp, id, slice, false);
+}
+
 /* A TYPE_STATE event: the state of its track (which must be a state
  * track; uuid 0 or none is an error, there is no legacy fallback) becomes
  * the event's name from ts on; no name ends the current state. */
@@ -1078,6 +1115,11 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 		case 'X':
 			type = 100; /* complete */
 			break;
+		case 's':
+		case 't':
+		case 'f':
+			type = 101; /* flow v1 */
+			break;
 		default:
 			tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
 			return;
@@ -1091,6 +1133,10 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 	uint32_t track = event_track(im, ev, &e, &utid);
 	if (track == TP_NULL_U32)
 		return;
+	if (type == 101) {
+		flow_v1(im, &e, track);
+		return;
+	}
 	if (type == TYPE_COUNTER) {
 		double v = !isnan(ev->counter_value) ? ev->counter_value : e.value;
 		if (!e.has_value && isnan(ev->counter_value)) {
@@ -1164,11 +1210,22 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 		return;
 	if (e.has_flows)
 		flows(im, p, n, slice);
-	if (e.bind_id && e.flow_direction) {
-		uint64_t id = e.bind_id ^ 0x8000000000000000ull; /* v1 namespace */
-		if (e.flow_direction == 1)
-			tp_flow_end(tp, id, slice);
-		else
-			tp_flow_step(tp, id, slice, false);
+	/* Flow v2 through the legacy event's bind_id, in the id space of
+	 * flow_ids as in Perfetto. */
+	if (e.bind_id) {
+		switch (e.flow_direction) {
+		case FLOW_IN:
+			tp_flow_end(tp, e.bind_id, slice, false);
+			break;
+		case FLOW_OUT:
+			tp_flow_begin(tp, e.bind_id, slice);
+			break;
+		case FLOW_INOUT:
+			tp_flow_continue(tp, e.bind_id, slice);
+			break;
+		default:
+			tp_stat_inc(tp, TP_STAT_flow_without_direction);
+			break;
+		}
 	}
 }
