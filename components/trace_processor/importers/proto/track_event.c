@@ -792,20 +792,30 @@ static void source_location(struct proto_importer *im, const uint8_t *p, size_t 
 	}
 }
 
+/* What the legacy event adds to a slice's args (Perfetto's JSON export
+ * hints): the async id, the thread the event came from, the phase. */
+struct legacy_args {
+	bool has_source_id;
+	int64_t source_id;            /* legacy_trace_source_id */
+	uint32_t passthrough_utid;    /* legacy_event.passthrough_utid, or TP_NULL_U32 */
+	char phase;                   /* legacy_event.phase, or 0 */
+};
+
+/* The slice args of a TrackEvent in Perfetto's order: source location,
+ * legacy_trace_source_id, debug annotations, then the passthrough utid and
+ * the phase. */
 static uint32_t build_args(struct proto_importer *im, const struct proto_gen *g, const uint8_t *p,
-			   size_t n)
+			   size_t n, const struct legacy_args *la)
 {
+	struct tp *tp = im->tp;
 	struct pb_reader r;
 	struct pb_field f = {0};
 	struct keybuf kb;
+	uint32_t k;
 	tp_args_begin(&im->args);
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == TE_DEBUG_ANNOTATIONS && f.wire == PB_WIRE_LEN) {
-			kb.kn = kb.fn = 0;
-			kb_add(&kb, "debug", 5, true);
-			annotation(im, g, f.data, f.len, &kb, 0);
-		} else if (f.id == TE_SOURCE_LOCATION && f.wire == PB_WIRE_LEN) {
+		if (f.id == TE_SOURCE_LOCATION && f.wire == PB_WIRE_LEN) {
 			source_location(im, f.data, f.len);
 		} else if (f.id == TE_SOURCE_LOCATION_IID) {
 			struct proto_interned *e = proto_gen_lookup(g, INTERN_SOURCE_LOCATIONS, f.val);
@@ -815,7 +825,27 @@ static uint32_t build_args(struct proto_importer *im, const struct proto_gen *g,
 				tp_stat_inc(im->tp, TP_STAT_interned_data_tokenizer_errors);
 		}
 	}
-	return tp_args_commit(im->tp, &im->args);
+	if (la->has_source_id) {
+		k = tp_intern_cstr(tp, "legacy_trace_source_id");
+		tp_args_add_int(&im->args, k, k, la->source_id);
+	}
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id == TE_DEBUG_ANNOTATIONS && f.wire == PB_WIRE_LEN) {
+			kb.kn = kb.fn = 0;
+			kb_add(&kb, "debug", 5, true);
+			annotation(im, g, f.data, f.len, &kb, 0);
+		}
+	}
+	if (la->passthrough_utid != TP_NULL_U32) {
+		k = tp_intern_cstr(tp, "legacy_event.passthrough_utid");
+		tp_args_add_uint(&im->args, k, k, la->passthrough_utid);
+	}
+	if (la->phase) {
+		k = tp_intern_cstr(tp, "legacy_event.phase");
+		tp_args_add_string(&im->args, k, k, tp_intern(tp, &la->phase, 1));
+	}
+	return tp_args_commit(tp, &im->args);
 }
 
 /* ---- flows ------------------------------------------------------------------------ */
@@ -848,6 +878,12 @@ static void flows(struct proto_importer *im, const uint8_t *p, size_t n, uint32_
 
 /* ---- tracks ------------------------------------------------------------------------ */
 
+static bool is_async_phase(int ph)
+{
+	return ph == 'b' || ph == 'e' || ph == 'n' || ph == 'S' || ph == 'F' || ph == 'T' ||
+	       ph == 'p';
+}
+
 static uint32_t legacy_track(struct proto_importer *im, const struct proto_ev *ev, struct te *e,
 			     uint32_t *utid_out)
 {
@@ -857,11 +893,14 @@ static uint32_t legacy_track(struct proto_importer *im, const struct proto_ev *e
 	if (e->pid_override && !e->tid_override)
 		tid = -1;
 	int ph = e->phase;
-	if (e->has_id && (ph == 'b' || ph == 'e' || ph == 'n' || ph == 'S' || ph == 'F' ||
-			  ph == 'T' || ph == 'p')) {
+	if (e->has_id && is_async_phase(ph)) {
 		struct tp_track_key key = {.event_type = "slice", .utid = -1, .upid = -1,
 					   .cpu = -1, .extra_dim = e->id, .name = e->name};
-		if (e->global_id || pid < 0) {
+		/* The event's thread still is its passthrough utid. */
+		if (tid >= 0)
+			*utid_out = tp_thread_for_tid(tp, tid, pid > 0 ? pid : -1);
+		/* Only local ids are scoped to the process. */
+		if (e->global_id || e->unscoped_id || pid < 0) {
 			key.type = "legacy_async_global_slice";
 		} else {
 			key.type = "legacy_async_process_slice";
@@ -1077,7 +1116,8 @@ static void state_event(struct proto_importer *im, int64_t ts, const struct prot
 	uint32_t track = proto_track_resolve_for(im, uuid, e->name, ev->seq_id);
 	if (track == TP_NULL_U32)
 		return;
-	uint32_t args = e->name && e->has_args ? build_args(im, ev->gen, p, n) : TP_NULL_U32;
+	struct legacy_args la = {.passthrough_utid = TP_NULL_U32};
+	uint32_t args = e->name && e->has_args ? build_args(im, ev->gen, p, n, &la) : TP_NULL_U32;
 	tp_state_update(tp, track, ts, e->name, e->cat, args);
 }
 
@@ -1107,10 +1147,16 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 			type = TYPE_INSTANT;
 			break;
 		case 'b':
+		case 'S':
 			type = TYPE_SLICE_BEGIN;
 			break;
 		case 'e':
+		case 'F':
 			type = TYPE_SLICE_END;
+			break;
+		case 'T':
+		case 'p':
+			type = TYPE_INSTANT; /* async steps: instants, as Perfetto */
 			break;
 		case 'X':
 			type = 100; /* complete */
@@ -1161,7 +1207,18 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 	struct thread_counters tc = {ev->thread_ts, ev->thread_instr};
 	if (e.x.n_ctr_vals || e.x.n_dbl_vals)
 		extra_counters(im, ev->gen, &e, ts, ev->seq_id, &tc);
-	uint32_t args = e.has_args ? build_args(im, ev->gen, p, n) : TP_NULL_U32;
+	struct legacy_args la = {.passthrough_utid = TP_NULL_U32};
+	if (e.has_legacy && !e.has_type && is_async_phase(e.phase) && e.has_id) {
+		la.has_source_id = true;
+		la.source_id = (int64_t)e.id;
+		la.passthrough_utid = utid;
+	}
+	if (e.has_legacy && !e.has_type &&
+	    (e.phase == 'S' || e.phase == 'T' || e.phase == 'p' || e.phase == 'R'))
+		la.phase = (char)e.phase;
+	bool legacy_args = la.has_source_id || la.passthrough_utid != TP_NULL_U32 || la.phase;
+	uint32_t args = e.has_args || legacy_args ? build_args(im, ev->gen, p, n, &la)
+						  : TP_NULL_U32;
 	struct tp_slice_table *st = &tp->t.slice;
 	uint32_t slice = TP_NULL_U32;
 	switch (type) {
