@@ -427,6 +427,8 @@ void tp_tables_release(struct tp_tables *tables);
 	X(interned_data_tokenizer_errors, "info", "analysis", "An interned id was not found.") \
 	X(clock_sync_failure, "error", "analysis", "A timestamp could not be converted to the trace clock.") \
 	X(track_event_parser_errors, "info", "analysis", "A track event could not be parsed.") \
+	X(track_event_dropped_packets_outside_of_range_of_interest, "info", "analysis", "TrackEvents before the range of interest dropped (--crop-track-events).") \
+	X(track_event_range_of_interest_missing_start_us, "error", "analysis", "A TrackEventRangeOfInterest packet had no start_us.") \
 	X(track_event_tokenizer_errors, "info", "analysis", "A track event packet could not be tokenized.") \
 	X(compressed_packets_failure, "error", "trace", "A compressed_packets payload did not inflate.") \
 	X(track_event_invalid_timestamp, "error", "analysis", "A TrackEvent resolved to a negative timestamp and was dropped.") \

@@ -39,6 +39,7 @@ static struct tp_importer *proto_create(struct tp *tp)
 	hmap_init(&im->thread_rank);
 	im->clocks = proto_clocks_new();
 	im->default_track = TP_NULL_U32;
+	im->roi_start_ns = INT64_MIN;
 	return (struct tp_importer *)(void *)im;
 }
 
@@ -53,8 +54,16 @@ void proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len,
 	struct proto_importer *im = ctx;
 	struct proto_ev ev;
 	uint32_t kind;
-	(void)tp;
 	memcpy(&kind, payload, sizeof kind);
+	if ((kind == EV_TE_SIMPLE || kind == EV_TRACK_EVENT) && ts < im->roi_start_ns &&
+	    tp->cfg.crop_track_events) {
+		tp_stat_inc(tp, TP_STAT_track_event_dropped_packets_outside_of_range_of_interest);
+		if (kind == EV_TRACK_EVENT) {
+			memcpy(&ev, payload, sizeof ev);
+			proto_gen_unref(im, ev.gen);
+		}
+		return;
+	}
 	if (kind == EV_TE_SIMPLE) {
 		proto_track_event_parse_simple(im, ts, payload);
 		return;

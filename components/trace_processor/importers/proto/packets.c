@@ -261,6 +261,7 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		case PKT_TRACK_DESCRIPTOR:
 		case PKT_SERVICE_EVENT:
 		case PKT_TRACE_UUID:
+		case PKT_TRACK_EVENT_RANGE_OF_INTEREST:
 		case PKT_PERF_SAMPLE:
 			if (f.wire == PB_WIRE_LEN) {
 				k.payload = f;
@@ -471,6 +472,16 @@ void proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts
 	case PKT_SERVICE_EVENT:
 		service_event(im, ts, p, n);
 		break;
+	case PKT_TRACK_EVENT_RANGE_OF_INTEREST: {
+		struct pb_field f = {0};
+		if (pb_find_field(p, n, 1, &f) != 1 || f.wire != PB_WIRE_VARINT) {
+			tp_stat_inc(im->tp, TP_STAT_track_event_range_of_interest_missing_start_us);
+			break;
+		}
+		im->roi_start_ns = proto_sat_mul_1000((int64_t)f.val);
+		tp_metadata_set_int(im->tp, "range_of_interest_start_us", (int64_t)f.val);
+		break;
+	}
 	case PKT_TRACE_CONFIG: {
 		struct pb_field f = {0};
 		if (pb_find_field(p, n, 22, &f) == 1)

@@ -60,6 +60,7 @@ enum {
 	PKT_TRUSTED_PID = 79,
 	PKT_FIRST_PACKET_ON_SEQUENCE = 87,
 	PKT_TRACE_UUID = 89,
+	PKT_TRACK_EVENT_RANGE_OF_INTEREST = 90,
 };
 #define SEQ_INCREMENTAL_STATE_CLEARED 1u
 #define SEQ_NEEDS_INCREMENTAL_STATE 2u
@@ -323,6 +324,8 @@ struct proto_importer {
 	/* upid / utid -> sibling_order_rank (as uint32) of its descriptor under
 	 * explicit ordering: *_sort_index_hint args at end of file. */
 	struct hmap process_rank, thread_rank;
+	/* track_event_range_of_interest start (ns), INT64_MIN none */
+	int64_t roi_start_ns;
 	/* parse scratch */
 	VEC(char) scratch;
 	struct tp_args_builder args;
