@@ -248,10 +248,25 @@ static int64_t hop(const struct edge *e, int64_t ts)
 	return (int64_t)((uint64_t)best->b + ((uint64_t)ts - (uint64_t)best->a));
 }
 
+static bool to_trace(struct proto_clocks *c, uint64_t key, uint64_t raw, int64_t *out);
+
 bool proto_clocks_to_trace(struct proto_clocks *c, uint32_t seq_id, uint32_t clock_id,
 			   uint64_t raw, int64_t *out)
 {
 	uint64_t key = clock_key(seq_id, clock_id);
+	if (key == c->trace_clock && !c->nodes.len) {
+		/* No snapshot yet: the trace clock is taken as it is. */
+		c->converted = true;
+		*out = (int64_t)raw;
+		return true;
+	}
+	return to_trace(c, key, raw, out);
+}
+
+/* The general case: through the clock graph. */
+static __attribute__((noinline)) bool to_trace(struct proto_clocks *c, uint64_t key, uint64_t raw,
+					       int64_t *out)
+{
 	uint32_t ni;
 	int64_t ts;
 	if (c->memo_valid && c->memo_key == key) {

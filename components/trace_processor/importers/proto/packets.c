@@ -144,7 +144,7 @@ static bool fast_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 	while (p < end) {
 		uint64_t tag, v;
 		if (!(p = pb_read_varint(p, end, &tag)) ||
-		    !(p = pb_read_varint(p, end, &v)))
+		    !(p = pb_read_varint_short(p, end, &v)))
 			return false;
 		switch (tag) {
 		case PKT_TIMESTAMP << 3 | PB_WIRE_VARINT:

@@ -127,7 +127,8 @@ struct proto_seq {
 
 struct proto_importer;
 
-struct proto_seq *proto_seq_get(struct proto_importer *im, uint32_t id);
+/* The sequence of id, created on first use (proto_seq_get, inline below). */
+struct proto_seq *proto_seq_get_slow(struct proto_importer *im, uint32_t id);
 /* Start a new generation: fresh (inherit == false: incremental state
  * cleared) or a copy of the current one's interned data (new defaults). */
 void proto_seq_new_gen(struct proto_importer *im, struct proto_seq *seq, bool inherit);
@@ -154,9 +155,17 @@ static inline struct proto_interned *proto_gen_lookup(const struct proto_gen *g,
 	return hmap_get_ptr(&g->interned, proto_intern_key(field, iid));
 }
 /* The pool id of the interned entry's field 2 string; 0 (and a stat) if the
- * iid is unknown. */
-uint32_t proto_interned_str(struct tp *tp, const struct proto_gen *g, uint32_t field,
-			    uint64_t iid);
+ * iid is unknown. Resolved once per entry (proto_interned_str_slow). */
+uint32_t proto_interned_str_slow(struct tp *tp, const struct proto_gen *g, uint32_t field,
+				 uint64_t iid);
+static inline uint32_t proto_interned_str(struct tp *tp, const struct proto_gen *g,
+					  uint32_t field, uint64_t iid)
+{
+	const struct proto_interned *e = proto_gen_lookup(g, field, iid);
+	if (e && e->str != UINT32_MAX)
+		return e->str;
+	return proto_interned_str_slow(tp, g, field, iid);
+}
 
 /* ---- clocks (clocks.c) ----------------------------------------------------- */
 
@@ -332,6 +341,13 @@ struct proto_importer {
 	struct proto_ftrace *ftrace; /* ftrace.c state, NULL until used */
 	struct proto_perf *perf;     /* perf_sample.c state, NULL until used */
 };
+
+static inline struct proto_seq *proto_seq_get(struct proto_importer *im, uint32_t id)
+{
+	if (id < PROTO_SEQ_CACHE && im->seq_cache[id])
+		return im->seq_cache[id];
+	return proto_seq_get_slow(im, id);
+}
 
 /* Tokenize the concatenated `0a len packet` records in p[0, n) (tokenizer.c).
  * Keeps an incomplete tail when `stream`; else a tail is a failure. */

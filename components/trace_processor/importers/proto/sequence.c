@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-struct proto_seq *proto_seq_get(struct proto_importer *im, uint32_t id)
+struct proto_seq *proto_seq_get_slow(struct proto_importer *im, uint32_t id)
 {
 	if (im->last_seq && im->last_seq->id == id)
 		return im->last_seq;
@@ -203,7 +203,8 @@ void proto_seq_add_interned(struct proto_importer *im, struct proto_seq *seq, co
 		tp_stat_inc(im->tp, TP_STAT_interned_data_tokenizer_errors);
 }
 
-uint32_t proto_interned_str(struct tp *tp, const struct proto_gen *g, uint32_t field, uint64_t iid)
+uint32_t proto_interned_str_slow(struct tp *tp, const struct proto_gen *g, uint32_t field,
+				 uint64_t iid)
 {
 	struct proto_interned *e = proto_gen_lookup(g, field, iid);
 	if (!e) {

@@ -212,7 +212,7 @@ bool proto_te_decode_plain(const uint8_t *p, size_t n, struct proto_te_plain *pl
 		uint64_t tag, v;
 		const uint8_t *data = NULL;
 		if (!(p = pb_read_varint(p, end, &tag)) ||
-		    !(p = pb_read_varint(p, end, &v)))
+		    !(p = pb_read_varint_short(p, end, &v)))
 			return false;
 		if ((tag & 7) == PB_WIRE_LEN) {
 			if (v > (uint64_t)(end - p))
