@@ -186,6 +186,9 @@ static inline const uint8_t *pb_read_varint_short(const uint8_t *p, const uint8_
 			*out = v;
 			return p + 4;
 		}
+	} else if (end - p >= 2 && p[0] >= 0x80 && p[1] < 0x80) {
+		*out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+		return p + 2;
 	}
 	return pb_read_varint(p, end, out);
 }

@@ -114,8 +114,8 @@ static void compressed(struct proto_importer *im, const uint8_t *p, size_t n)
 
 /* The packet's timestamp on the trace clock (its clock: its own, the
  * defaults', else BOOTTIME); false (counted) when it cannot be converted. */
-static bool packet_ts(struct proto_importer *im, const struct proto_seq *seq, bool has_clock,
-		      uint32_t clock_id, uint64_t raw, int64_t *ts)
+static inline bool packet_ts(struct proto_importer *im, const struct proto_seq *seq,
+			     bool has_clock, uint32_t clock_id, uint64_t raw, int64_t *ts)
 {
 	uint32_t clock = has_clock		       ? clock_id
 			 : seq->gen && seq->gen->clock_id ? seq->gen->clock_id
