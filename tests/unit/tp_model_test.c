@@ -226,6 +226,24 @@ TEST(tp_model_process_main_thread)
 	tp_free(tp);
 }
 
+/* Intervals are closed on the left, open on the right: a slice ending at
+ * ts is popped by anything at ts, except that instants at one ts stack. */
+TEST(tp_model_slices_same_ts_instants_nest)
+{
+	struct tp *tp = tp_new(NULL);
+	struct tp_slice_table *t = &tp->t.slice;
+	uint32_t a = tp_slice_complete(tp, 1, 100, 0, 0, 0, TP_NULL_U32);
+	uint32_t b = tp_slice_complete(tp, 1, 100, 0, 0, 0, TP_NULL_U32);
+	uint32_t c = tp_slice_complete(tp, 1, 100, 10, 0, 0, TP_NULL_U32);
+	uint32_t d = tp_slice_complete(tp, 1, 110, 0, 0, 0, TP_NULL_U32);
+	CHECK_EQ(t->depth[a], 0);
+	CHECK_EQ(t->depth[b], 1);
+	CHECK_EQ(t->parent_id[b], a);
+	CHECK_EQ(t->depth[c], 0);
+	CHECK_EQ(t->depth[d], 0);
+	tp_free(tp);
+}
+
 /* FlowTracker semantics: begin / continue / end (closing or not), links
  * from the earlier slice, v1 ids per (source, cat, name), and ends pending
  * until the next slice on their track. */
