@@ -164,6 +164,41 @@ static inline const uint8_t *pb_read_varint(const uint8_t *p, const uint8_t *end
 	return pb_read_varint_slow(p, end, out);
 }
 
+/* pb_read_varint with varints of up to 4 bytes decoded inline from one
+ * 32-bit load: timestamps, uuids and the 4-byte redundant lengths protozero
+ * writes for nested messages. For the hottest decoders only (bigger code). */
+static inline const uint8_t *pb_read_varint_short(const uint8_t *p, const uint8_t *end,
+						  uint64_t *out)
+{
+	if (TB_LIKELY(end - p >= 4)) {
+		uint32_t w = pb_load_le32(p);
+		uint32_t v = w & 0x7f;
+		if (!(w & 0x80)) {
+			*out = v;
+			return p + 1;
+		}
+		v |= (w >> 1) & 0x3f80;
+		if (!(w & 0x8000)) {
+			*out = v;
+			return p + 2;
+		}
+		v |= (w >> 2) & 0x1fc000;
+		if (!(w & 0x800000)) {
+			*out = v;
+			return p + 3;
+		}
+		v |= (w >> 3) & 0xfe00000;
+		if (!(w & 0x80000000u)) {
+			*out = v;
+			return p + 4;
+		}
+	} else if (end - p >= 2 && p[0] >= 0x80 && p[1] < 0x80) {
+		*out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+		return p + 2;
+	}
+	return pb_read_varint(p, end, out);
+}
+
 /* Start reading the message in buf[0, len). buf is borrowed and must outlive
  * the reader and every field it yields. */
 static inline void pb_reader_init(struct pb_reader *r, const void *buf, size_t len)

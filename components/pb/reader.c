@@ -9,6 +9,20 @@
 const uint8_t *pb_read_varint_slow(const uint8_t *p, const uint8_t *end, uint64_t *out)
 {
 	uint64_t v = 0;
+	if (end - p >= PB_VARINT_MAX_LEN) {
+		/* Room for the longest varint: no bounds checks, unrolled
+		 * into constant shifts. */
+#pragma GCC unroll 10
+		for (unsigned i = 0; i < PB_VARINT_MAX_LEN; i++) {
+			uint64_t b = p[i];
+			v |= (b & 0x7f) << (7 * i);
+			if (b < 0x80) {
+				*out = v;
+				return p + i + 1;
+			}
+		}
+		return NULL;
+	}
 	for (unsigned i = 0; i < PB_VARINT_MAX_LEN; i++) {
 		if (p >= end)
 			return NULL;

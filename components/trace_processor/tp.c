@@ -42,6 +42,8 @@ struct tp *tp_new(const struct tp_config *cfg)
 	hmap_init(&tp->thread_track);
 	hmap_init(&tp->track_by_key);
 	hmap_init(&tp->open_flows);
+	hmap_init(&tp->active_states);
+	hmap_init(&tp->flow_v1_keys);
 	hmap_init(&tp->arg_sets);
 	tp->sorter = tp_sorter_new();
 	tp->trace_type = "unknown";
@@ -75,6 +77,12 @@ void tp_free(struct tp *tp)
 	hmap_release(&tp->thread_track);
 	hmap_release(&tp->track_by_key);
 	hmap_release(&tp->open_flows);
+	hmap_release(&tp->active_states);
+	hmap_release(&tp->flow_v1_keys);
+	for (size_t i = 0; i < tp->flow_v1_maps.len; i++)
+		hmap_release(&tp->flow_v1_maps.data[i]);
+	vec_release(&tp->flow_v1_maps);
+	vec_release(&tp->pending_flows);
 	tp_track_keys_free(tp);
 	tp_args_free(tp);
 	tp_tables_release(&tp->t);

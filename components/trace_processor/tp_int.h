@@ -153,6 +153,16 @@ enum tp_col_type {
 	X(T, value, TP_DBL, 0)                                                    \
 	X(T, arg_set_id, TP_U32N, 0)
 
+/* state: symbolic values over time on a state track (TrackEvent TYPE_STATE);
+ * dur is -1 until the track's next state. */
+#define TP_STATE_COLUMNS(X, T)                                                    \
+	X(T, ts, TP_I64, TP_COL_SORTED)                                           \
+	X(T, dur, TP_I64, 0)                                                      \
+	X(T, track_id, TP_U32, 0)                                                 \
+	X(T, category, TP_STR, 0)                                                 \
+	X(T, value, TP_STR, 0)                                                    \
+	X(T, arg_set_id, TP_U32N, 0)
+
 #define TP_FLOW_COLUMNS(X, T)                                                     \
 	X(T, slice_out, TP_U32, 0)                                                \
 	X(T, slice_in, TP_U32, 0)                                                 \
@@ -307,6 +317,7 @@ enum tp_col_type {
 	T(__intrinsic_process, process, TP_PROCESS_COLUMNS, TP_NO_COLUMNS)     \
 	T(__intrinsic_counter, counter, TP_COUNTER_COLUMNS, TP_NO_COLUMNS)     \
 	T(__intrinsic_flow, flow, TP_FLOW_COLUMNS, TP_NO_COLUMNS)              \
+	T(__intrinsic_state, state, TP_STATE_COLUMNS, TP_NO_COLUMNS)           \
 	T(__intrinsic_args, args, TP_ARGS_COLUMNS, TP_ARGS_COMPUTED)           \
 	T(__intrinsic_perf_session, perf_session, TP_PERF_SESSION_COLUMNS, TP_NO_COLUMNS) \
 	T(__intrinsic_perf_sample, perf_sample, TP_PERF_SAMPLE_COLUMNS, TP_NO_COLUMNS) \
@@ -427,6 +438,8 @@ void tp_tables_release(struct tp_tables *tables);
 	X(interned_data_tokenizer_errors, "info", "analysis", "An interned id was not found.") \
 	X(clock_sync_failure, "error", "analysis", "A timestamp could not be converted to the trace clock.") \
 	X(track_event_parser_errors, "info", "analysis", "A track event could not be parsed.") \
+	X(track_event_dropped_packets_outside_of_range_of_interest, "info", "analysis", "TrackEvents before the range of interest dropped (--crop-track-events).") \
+	X(track_event_range_of_interest_missing_start_us, "error", "analysis", "A TrackEventRangeOfInterest packet had no start_us.") \
 	X(track_event_tokenizer_errors, "info", "analysis", "A track event packet could not be tokenized.") \
 	X(compressed_packets_failure, "error", "trace", "A compressed_packets payload did not inflate.") \
 	X(track_event_invalid_timestamp, "error", "analysis", "A TrackEvent resolved to a negative timestamp and was dropped.") \
@@ -588,6 +601,12 @@ struct tp_args_builder {
 struct tp_sorter;
 struct tp_importer;
 
+/* A flow v1 end waiting for the next slice on its track (events.c). */
+struct tp_pending_flow {
+	uint32_t track;
+	uint64_t id;
+};
+
 struct tp {
 	struct tp_config cfg;
 	struct tb_err err;
@@ -609,6 +628,13 @@ struct tp {
 	VEC(uint32_t) arg_set_start; /* arg_set_id -> first row in args */
 	struct tp_slice_stacks *stacks; /* open slices per track (slices.c) */
 	struct hmap open_flows;         /* flow id -> last slice (events.c) */
+	struct hmap active_states;      /* track -> its open state row (events.c) */
+	/* flow v1 (events.c): (cat << 32 | name) -> index in flow_v1_maps,
+	 * each map source id -> flow id; flows waiting for a slice */
+	struct hmap flow_v1_keys;
+	VEC(struct hmap) flow_v1_maps;
+	uint64_t flow_v1_next;
+	VEC(struct tp_pending_flow) pending_flows;
 	struct tp_args_builder args_scratch;
 
 	struct tp_sorter *sorter;
@@ -701,6 +727,10 @@ uint32_t tp_slice_begin(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat,
  * stat) when nothing was open. */
 uint32_t tp_slice_end(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
 		      uint32_t arg_set_id);
+/* The top of track's slice stack as it stands (complete slices that have
+ * ended stay there until the next slice event on the track pops them, as
+ * Perfetto's GetTopmostSliceOnTrack), or TP_NULL_U32. */
+uint32_t tp_slice_top(struct tp *tp, uint32_t track);
 /* A slice with a known duration (dur 0 = instant). Slices that ended at or
  * before ts are popped first; a slice partially overlapping the innermost
  * open one is dropped with slice_drop_overlapping_complete_event and
@@ -727,7 +757,28 @@ uint32_t tp_flow_add(struct tp *tp, uint32_t slice_out, uint32_t slice_in);
 /* Flow ids (v2 / proto flow_ids): begin or step from `slice` for id; the
  * next tp_flow_step/end with the same id links to it. terminate closes it. */
 void tp_flow_step(struct tp *tp, uint64_t id, uint32_t slice, bool terminate);
-void tp_flow_end(struct tp *tp, uint64_t id, uint32_t slice);
+/* Perfetto's FlowTracker Begin / Step / End on flow id: begin opens id at
+ * slice (an open id is flow_duplicate_id); continue links the open one to
+ * slice and moves it there (flow_step_without_start when not open); end
+ * links it to slice, and closes it when `close` (flow_end_without_start when
+ * not open). The link goes from the earlier slice to the later. */
+void tp_flow_begin(struct tp *tp, uint64_t id, uint32_t slice);
+void tp_flow_continue(struct tp *tp, uint64_t id, uint32_t slice);
+void tp_flow_end(struct tp *tp, uint64_t id, uint32_t slice, bool close);
+/* Flow v1 ('s'/'t'/'f' phases): the flow id of (source id, category,
+ * name), in a namespace of its own. */
+uint64_t tp_flow_v1_id(struct tp *tp, uint64_t source, uint32_t cat, uint32_t name);
+/* An 'f' not bound to its enclosing slice: the flow ends in the next slice
+ * that begins on track (tp_flow_bind_pending, called by the slice model). */
+void tp_flow_end_pending(struct tp *tp, uint32_t track, uint64_t id);
+void tp_flow_bind_pending(struct tp *tp, uint32_t track, uint32_t slice);
+
+/* The state of `track` from ts on is `value` (pool id; 0: none, which only
+ * ends the current one), as Perfetto's StateTracker: a different value
+ * closes the open state (its dur) and opens a new row; the same value keeps
+ * it, merging arg_set_id into its args. Returns the row, or TP_NULL_U32. */
+uint32_t tp_state_update(struct tp *tp, uint32_t track, int64_t ts, uint32_t value,
+			 uint32_t category, uint32_t arg_set_id);
 
 void tp_metadata_set_int(struct tp *tp, const char *name, int64_t v);
 void tp_metadata_set_str(struct tp *tp, const char *name, uint32_t str_id);

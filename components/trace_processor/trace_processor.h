@@ -19,6 +19,9 @@ struct sqlite3;
 
 struct tp_config {
 	bool full_sort; /* --full-sort: sort everything at the end (proto traces otherwise stream) */
+	/* --crop-track-events: drop TrackEvents before the trace's
+	 * track_event_range_of_interest start */
+	bool crop_track_events;
 };
 
 /* A new, empty trace processor. cfg may be NULL. Never fails (aborts on OOM). */

@@ -23,9 +23,12 @@ trap 'rm -rf "$tmp"' EXIT
 
 strip() { sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//' "$1"; }
 
-# run_query TRACE QUERY OUT ERR: the shell's query mode, bounded in time.
+# run_query TRACE QUERY OUT ERR [FLAG...]: the shell's query mode, bounded
+# in time.
 run_query() {
-	timeout 120 "$TRACEBOX" trace_processor_shell query -f "$2" "$1" >"$3" 2>"$4"
+	t=$1 q=$2 o=$3 e=$4
+	shift 4
+	timeout 120 "$TRACEBOX" trace_processor_shell query "$@" -f "$q" "$t" >"$o" 2>"$e"
 }
 
 input_of() {
@@ -61,6 +64,8 @@ if [ ! -d "$difftests" ]; then
 	exit 0
 fi
 known=$here/difftest_known_failures.txt
+# Perfetto's diff test runner always passes this flag.
+dtflags=--crop-track-events
 suites=$(grep -v '^#' "$here/difftest_suites.txt")
 for suite in $suites; do
 	ran=0 passed=0
@@ -79,10 +84,10 @@ for suite in $suites; do
 		ran=$((ran + 1))
 		ok=false
 		if [ -f "$dir/expected.error" ]; then
-			! run_query "$trace" "$dir/query.sql" "$tmp/out" "$tmp/err" &&
+			! run_query "$trace" "$dir/query.sql" "$tmp/out" "$tmp/err" $dtflags &&
 				grep -qF "$(cat "$dir/expected.error")" "$tmp/err" && ok=true
 		elif [ -f "$dir/expected.csv" ]; then
-			run_query "$trace" "$dir/query.sql" "$tmp/out" "$tmp/err" &&
+			run_query "$trace" "$dir/query.sql" "$tmp/out" "$tmp/err" $dtflags &&
 				[ "$(strip "$tmp/out")" = "$(strip "$dir/expected.csv")" ] && ok=true
 		else
 			ran=$((ran - 1))

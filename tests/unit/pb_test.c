@@ -397,6 +397,53 @@ TEST(pb_varint_roundtrip)
 	CHECK_EQ(pb_varint_size(UINT64_MAX), 10);
 }
 
+/* With ten or more bytes left the reader takes its unrolled path: same
+ * values, same end, and an 11th byte is still an error. */
+TEST(pb_varint_unrolled)
+{
+	static const uint64_t vals[] = {128, 300, 1ull << 28, 1ull << 35, 1ull << 63, UINT64_MAX};
+	for (size_t i = 0; i < TB_ARRAY_SIZE(vals); i++) {
+		uint8_t buf[2 * PB_VARINT_MAX_LEN];
+		memset(buf, 0xff, sizeof buf);
+		uint64_t out = 0;
+		size_t n = (size_t)(pb_encode_varint(buf, vals[i]) - buf);
+		CHECK(pb_read_varint(buf, buf + sizeof buf, &out) == buf + n);
+		CHECK_UEQ(out, vals[i]);
+	}
+	uint8_t over[12];
+	memset(over, 0x80, sizeof over);
+	uint64_t out = 0;
+	CHECK(pb_read_varint(over, over + sizeof over, &out) == NULL);
+	/* A 10th byte contributes its lowest bit only. */
+	memset(over, 0x80, 9);
+	over[9] = 0x03;
+	CHECK(pb_read_varint(over, over + sizeof over, &out) == over + 10);
+	CHECK_UEQ(out, 1ull << 63);
+}
+
+/* The 4-byte inline decoder agrees with pb_read_varint on every length,
+ * with room to spare and without. */
+TEST(pb_varint_short)
+{
+	static const uint64_t vals[] = {0,        127,           128,         16383, 16384,
+					2097151,  2097152,       (1u << 28) - 1, 1u << 28,
+					1ull << 35, UINT64_MAX};
+	for (size_t i = 0; i < TB_ARRAY_SIZE(vals); i++) {
+		uint8_t buf[2 * PB_VARINT_MAX_LEN];
+		memset(buf, 0x80, sizeof buf);
+		size_t n = (size_t)(pb_encode_varint(buf, vals[i]) - buf);
+		for (size_t room = n; room <= sizeof buf; room += sizeof buf - n) {
+			uint64_t out = 1;
+			CHECK(pb_read_varint_short(buf, buf + room, &out) == buf + n);
+			CHECK_UEQ(out, vals[i]);
+			if (room == sizeof buf)
+				break;
+		}
+		for (size_t k = 0; k < n; k++)
+			CHECK(pb_read_varint_short(buf, buf + k, &(uint64_t){0}) == NULL);
+	}
+}
+
 TEST(pb_varint_limits)
 {
 	/* 300 = ac 02; a redundant encoding of 1 is accepted. */

@@ -206,6 +206,110 @@ static void stream_collect(struct tp *tp, int64_t ts, const void *payload, size_
 	o->n++;
 }
 
+/* A process is created with its main thread (Perfetto's GetOrCreateProcess),
+ * before the thread that named it; a main thread seen first is reused. */
+TEST(tp_model_process_main_thread)
+{
+	struct tp *tp = tp_new(NULL);
+	struct tp_thread_table *t = &tp->t.thread;
+	uint32_t first = t->n;
+	uint32_t utid = tp_thread_for_tid(tp, 1, 5);
+	CHECK_EQ(t->n, first + 2);
+	CHECK_EQ(t->tid[first], 5);
+	CHECK_EQ(t->is_main_thread[first], 1);
+	CHECK_EQ(utid, first + 1);
+	CHECK_EQ(t->upid[utid], t->upid[first]);
+	uint32_t main = tp_thread_for_tid(tp, 7, -1);
+	CHECK_EQ(tp_thread_for_tid(tp, 7, 7), main);
+	CHECK_EQ(t->n, first + 3);
+	CHECK_EQ(tp->t.process.pid[t->upid[main]], 7);
+	tp_free(tp);
+}
+
+/* Intervals are closed on the left, open on the right: a slice ending at
+ * ts is popped by anything at ts, except that instants at one ts stack. */
+TEST(tp_model_slices_same_ts_instants_nest)
+{
+	struct tp *tp = tp_new(NULL);
+	struct tp_slice_table *t = &tp->t.slice;
+	uint32_t a = tp_slice_complete(tp, 1, 100, 0, 0, 0, TP_NULL_U32);
+	uint32_t b = tp_slice_complete(tp, 1, 100, 0, 0, 0, TP_NULL_U32);
+	uint32_t c = tp_slice_complete(tp, 1, 100, 10, 0, 0, TP_NULL_U32);
+	uint32_t d = tp_slice_complete(tp, 1, 110, 0, 0, 0, TP_NULL_U32);
+	CHECK_EQ(t->depth[a], 0);
+	CHECK_EQ(t->depth[b], 1);
+	CHECK_EQ(t->parent_id[b], a);
+	CHECK_EQ(t->depth[c], 0);
+	CHECK_EQ(t->depth[d], 0);
+	tp_free(tp);
+}
+
+/* FlowTracker semantics: begin / continue / end (closing or not), links
+ * from the earlier slice, v1 ids per (source, cat, name), and ends pending
+ * until the next slice on their track. */
+TEST(tp_model_flows)
+{
+	struct tp *tp = tp_new(NULL);
+	uint32_t a = tp_slice_complete(tp, 1, 10, 5, 0, 0, TP_NULL_U32);
+	uint32_t b = tp_slice_complete(tp, 2, 20, 5, 0, 0, TP_NULL_U32);
+	uint32_t c = tp_slice_complete(tp, 1, 30, 5, 0, 0, TP_NULL_U32);
+	tp_flow_begin(tp, 7, a);
+	tp_flow_begin(tp, 7, b); /* duplicate: ignored */
+	tp_flow_end(tp, 7, b, false);
+	tp_flow_continue(tp, 7, c);
+	tp_flow_end(tp, 7, b, true); /* b is earlier than c: b -> c */
+	tp_flow_end(tp, 7, c, true); /* closed */
+	tp_flow_continue(tp, 8, c);
+	struct tp_flow_table *f = &tp->t.flow;
+	CHECK_EQ(f->n, 3);
+	CHECK_EQ(f->slice_out[0], a);
+	CHECK_EQ(f->slice_in[0], b);
+	CHECK_EQ(f->slice_out[1], a);
+	CHECK_EQ(f->slice_in[1], c);
+	CHECK_EQ(f->slice_out[2], b);
+	CHECK_EQ(f->slice_in[2], c);
+	CHECK_EQ(tp->stats[TP_STAT_flow_duplicate_id], 1);
+	CHECK_EQ(tp->stats[TP_STAT_flow_end_without_start], 1);
+	CHECK_EQ(tp->stats[TP_STAT_flow_step_without_start], 1);
+	uint64_t v1 = tp_flow_v1_id(tp, 5, 1, 2);
+	CHECK(v1 != tp_flow_v1_id(tp, 5, 1, 3));
+	CHECK(v1 != tp_flow_v1_id(tp, 6, 1, 2));
+	CHECK_UEQ(tp_flow_v1_id(tp, 5, 1, 2), v1);
+	tp_flow_begin(tp, v1, c);
+	tp_flow_end_pending(tp, 2, v1);
+	uint32_t d = tp_slice_complete(tp, 1, 40, 5, 0, 0, TP_NULL_U32);
+	CHECK_EQ(f->n, 3); /* another track */
+	uint32_t e = tp_slice_complete(tp, 2, 50, 5, 0, 0, TP_NULL_U32);
+	CHECK_EQ(f->n, 4);
+	CHECK_EQ(f->slice_out[3], c);
+	CHECK_EQ(f->slice_in[3], e);
+	CHECK_EQ(tp_slice_top(tp, 1), d);
+	tp_free(tp);
+}
+
+/* Perfetto's StateTracker: a new value closes the open state, the same
+ * value keeps it, no value only closes; tracks are independent. */
+TEST(tp_model_state_update)
+{
+	struct tp *tp = tp_new(NULL);
+	uint32_t on = tp_intern_cstr(tp, "on"), off = tp_intern_cstr(tp, "off");
+	uint32_t cat = tp_intern_cstr(tp, "cat");
+	CHECK_EQ(tp_state_update(tp, 1, 100, on, cat, TP_NULL_U32), 0);
+	CHECK_EQ(tp_state_update(tp, 2, 120, off, 0, TP_NULL_U32), 1);
+	CHECK_EQ(tp_state_update(tp, 1, 150, on, cat, TP_NULL_U32), 0);
+	CHECK_EQ(tp_state_update(tp, 1, 200, off, cat, TP_NULL_U32), 2);
+	CHECK_EQ(tp_state_update(tp, 1, 260, 0, 0, TP_NULL_U32), TP_NULL_U32);
+	CHECK_EQ(tp_state_update(tp, 1, 300, 0, 0, TP_NULL_U32), TP_NULL_U32);
+	struct tp_state_table *t = &tp->t.state;
+	CHECK_EQ(t->n, 3);
+	CHECK_EQ(t->dur[0], 100);
+	CHECK_EQ(t->dur[1], -1);
+	CHECK_EQ(t->dur[2], 60);
+	CHECK_EQ(t->value[2], off);
+	CHECK_EQ(t->category[1], 0);
+	tp_free(tp);
+}
+
 TEST(tp_model_sorter_runs_merge)
 {
 	struct tp *tp = tp_new(NULL);
@@ -255,6 +359,36 @@ TEST(tp_model_sorter_long_drain)
 	CHECK_EQ(tp_sorter_pending(s), 0);
 	tp_sorter_free(s);
 	tp_free(tp);
+}
+
+/* Run counts that are not powers of two (the merge tree is padded), runs
+ * that stay empty, a single run; the trace bounds follow what was merged. */
+TEST(tp_model_sorter_odd_run_counts)
+{
+	static const uint32_t runs[] = {1, 3, 5, 7};
+	for (size_t r = 0; r < TB_ARRAY_SIZE(runs); r++) {
+		struct tp *tp = tp_new(NULL);
+		struct tp_sorter *s = tp_sorter_new();
+		struct stream_ctx o = {.s = s, .last_ts = INT64_MIN, .ordered = true};
+		int64_t ts[8] = {0}, lo = INT64_MAX, hi = INT64_MIN;
+		uint64_t key = 0;
+		for (int i = 0; i < 3000; i++) {
+			/* every other run index stays empty when there are several */
+			uint32_t src = runs[r] == 1 ? 0 : (uint32_t)(i % runs[r]) * 2 % 8;
+			ts[src] += 10 + (i * 7919) % 13 - (src == 2 ? 5 : 0);
+			lo = ts[src] < lo ? ts[src] : lo;
+			hi = ts[src] > hi ? ts[src] : hi;
+			CHECK(tp_sorter_push_src(s, src, ts[src], &key, sizeof key) != NULL);
+			key++;
+		}
+		tp_sorter_flush(s, tp, stream_collect, &o);
+		CHECK_EQ(o.n, 3000);
+		CHECK(o.ordered);
+		CHECK_EQ(tp->ts_min, lo);
+		CHECK_EQ(tp->ts_max, hi);
+		tp_sorter_free(s);
+		tp_free(tp);
+	}
 }
 
 TEST(tp_model_sorter_streams)

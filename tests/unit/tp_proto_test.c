@@ -234,6 +234,77 @@ TEST(tp_proto_chunked_identical)
 	CHECK_EQ(f1, 0);
 }
 
+/* Plain events on two sequences, one of them without valid incremental
+ * state. pad adds an unknown TracePacket field to every event packet, which
+ * sends it down the general path instead of the one-pass decoder. */
+static uint8_t *build_plain(size_t *n, bool pad)
+{
+	struct tb t;
+	tb_init(&t);
+	pkt_begin(&t, 1, 0);
+	pb_put_uint32(&t.w, 13, 1);
+	thread_track(&t, 7, 10, 11, "main");
+	interned_name(&t, 2, 1, "one");
+	interned_name(&t, 2, 300, "big");
+	interned_name(&t, 1, 1, "cat");
+	pkt_end(&t);
+	static const struct {
+		uint32_t seq, flags;
+		uint64_t ts;
+		int type;
+		uint64_t iid;
+		const char *name;
+	} ev[] = {
+		{1, 2, 100, 1, 1, NULL},    {1, 2, 110, 1, 300, NULL}, {2, 2, 115, 1, 1, NULL},
+		{1, 0, 120, 3, 0, "inst"},  {1, 2, 130, 1, 9, NULL},   {1, 2, 140, 2, 0, NULL},
+		{1, 2, 150, 2, 0, NULL},    {1, 2, 160, 2, 0, NULL},   {1, 0, 170, 2, 0, NULL},
+	};
+	for (size_t i = 0; i < TB_ARRAY_SIZE(ev); i++) {
+		pkt_begin(&t, ev[i].seq, ev[i].ts);
+		pb_put_uint32(&t.w, 13, ev[i].flags);
+		if (i == 3)
+			pb_put_uint32(&t.w, 58, 6); /* timestamp_clock_id BOOTTIME */
+		if (pad)
+			pb_put_uint32(&t.w, 900, 1);
+		track_event(&t, ev[i].type, 7, ev[i].iid, ev[i].name, ev[i].type == 1 ? 1 : 0);
+		pkt_end(&t);
+	}
+	return tb_take(&t, n);
+}
+
+TEST(tp_proto_fast_path_matches_general)
+{
+	size_t na, nb;
+	uint8_t *a_buf = build_plain(&na, false), *b_buf = build_plain(&nb, true);
+	struct tp *a = load(a_buf, na, 0), *b = load(b_buf, nb, 0);
+	tb_free(a_buf);
+	tb_free(b_buf);
+	struct tp_slice_table *s = &a->t.slice, *u = &b->t.slice;
+	CHECK_EQ(s->n, 4);
+	CHECK_EQ(u->n, s->n);
+	for (uint32_t i = 0; i < s->n && i < u->n; i++) {
+		CHECK_EQ(s->ts[i], u->ts[i]);
+		CHECK_EQ(s->dur[i], u->dur[i]);
+		CHECK_EQ(s->depth[i], u->depth[i]);
+		CHECK_EQ(s->track_id[i], u->track_id[i]);
+		CHECK_STR_EQ(sname(a, s->name[i]), sname(b, u->name[i]));
+		CHECK_STR_EQ(sname(a, s->category[i]), sname(b, u->category[i]));
+	}
+	if (s->n == 4) {
+		CHECK_STR_EQ(sname(a, s->name[1]), "big");
+		CHECK_STR_EQ(sname(a, s->name[2]), "inst");
+		CHECK_EQ(s->dur[0], 60);
+		CHECK_EQ(s->dur[3], 10); /* unknown iid: no name */
+		CHECK_EQ(s->name[3], 0);
+	}
+	for (int st = 0; st < TP_STAT_COUNT; st++)
+		CHECK_EQ(a->stats[st], b->stats[st]);
+	CHECK_EQ(a->stats[TP_STAT_packet_skipped_seq_needs_incremental_state_invalid], 1);
+	CHECK_EQ(a->stats[TP_STAT_interned_data_tokenizer_errors], 1);
+	tp_free(a);
+	tp_free(b);
+}
+
 /* iids resolve against the generation in effect when the packet was
  * tokenized, even when sorting moves it after a later reset. */
 TEST(tp_proto_interning_generations)

@@ -20,6 +20,37 @@ uint32_t tp_counter_add(struct tp *tp, uint32_t track, int64_t ts, double value,
 	return id;
 }
 
+uint32_t tp_state_update(struct tp *tp, uint32_t track, int64_t ts, uint32_t value,
+			 uint32_t category, uint32_t arg_set_id)
+{
+	struct tp_state_table *t = &tp->t.state;
+	uint64_t open;
+	if (hmap_get(&tp->active_states, track, &open)) {
+		uint32_t row = (uint32_t)open;
+		if (t->value[row] == value) {
+			if (arg_set_id != TP_NULL_U32)
+				t->arg_set_id[row] = t->arg_set_id[row] == TP_NULL_U32
+							     ? arg_set_id
+							     : tp_args_merge(tp, t->arg_set_id[row],
+									     arg_set_id);
+			return row;
+		}
+		t->dur[row] = ts - t->ts[row];
+		hmap_del(&tp->active_states, track, NULL);
+	}
+	if (!value)
+		return TP_NULL_U32;
+	uint32_t id = tp_state_append(t);
+	t->ts[id] = ts;
+	t->dur[id] = -1;
+	t->track_id[id] = track;
+	t->category[id] = category;
+	t->value[id] = value;
+	t->arg_set_id[id] = arg_set_id;
+	hmap_put(&tp->active_states, track, id);
+	return id;
+}
+
 uint32_t tp_flow_add(struct tp *tp, uint32_t slice_out, uint32_t slice_in)
 {
 	struct tp_flow_table *t = &tp->t.flow;
@@ -40,15 +71,85 @@ void tp_flow_step(struct tp *tp, uint64_t id, uint32_t slice, bool terminate)
 		hmap_put(&tp->open_flows, id, slice);
 }
 
-void tp_flow_end(struct tp *tp, uint64_t id, uint32_t slice)
+void tp_flow_begin(struct tp *tp, uint64_t id, uint32_t slice)
+{
+	if (hmap_get(&tp->open_flows, id, NULL)) {
+		tp_stat_inc(tp, TP_STAT_flow_duplicate_id);
+		return;
+	}
+	hmap_put(&tp->open_flows, id, slice);
+}
+
+/* Link the open flow id to slice, earlier slice first; false if not open. */
+static bool flow_link(struct tp *tp, uint64_t id, uint32_t slice)
 {
 	uint64_t prev;
-	if (!hmap_get(&tp->open_flows, id, &prev)) {
+	if (!hmap_get(&tp->open_flows, id, &prev))
+		return false;
+	const int64_t *ts = tp->t.slice.ts;
+	if (ts[prev] > ts[slice])
+		tp_flow_add(tp, slice, (uint32_t)prev);
+	else
+		tp_flow_add(tp, (uint32_t)prev, slice);
+	return true;
+}
+
+void tp_flow_continue(struct tp *tp, uint64_t id, uint32_t slice)
+{
+	if (!flow_link(tp, id, slice)) {
+		tp_stat_inc(tp, TP_STAT_flow_step_without_start);
+		return;
+	}
+	hmap_put(&tp->open_flows, id, slice);
+}
+
+void tp_flow_end(struct tp *tp, uint64_t id, uint32_t slice, bool close)
+{
+	if (!flow_link(tp, id, slice)) {
 		tp_stat_inc(tp, TP_STAT_flow_end_without_start);
 		return;
 	}
-	tp_flow_add(tp, (uint32_t)prev, slice);
-	hmap_del(&tp->open_flows, id, NULL);
+	if (close)
+		hmap_del(&tp->open_flows, id, NULL);
+}
+
+uint64_t tp_flow_v1_id(struct tp *tp, uint64_t source, uint32_t cat, uint32_t name)
+{
+	uint64_t idx, id;
+	if (!hmap_get(&tp->flow_v1_keys, (uint64_t)cat << 32 | name, &idx)) {
+		idx = tp->flow_v1_maps.len;
+		hmap_init(vec_push_zeroed(&tp->flow_v1_maps));
+		hmap_put(&tp->flow_v1_keys, (uint64_t)cat << 32 | name, idx);
+	}
+	struct hmap *m = &tp->flow_v1_maps.data[idx];
+	if (!hmap_get(m, source, &id)) {
+		id = (1ull << 63) | tp->flow_v1_next++;
+		hmap_put(m, source, id);
+	}
+	return id;
+}
+
+void tp_flow_end_pending(struct tp *tp, uint32_t track, uint64_t id)
+{
+	vec_push(&tp->pending_flows, ((struct tp_pending_flow){track, id}));
+}
+
+void tp_flow_bind_pending(struct tp *tp, uint32_t track, uint32_t slice)
+{
+	size_t keep = 0;
+	for (size_t i = 0; i < tp->pending_flows.len; i++) {
+		struct tp_pending_flow p = tp->pending_flows.data[i];
+		uint64_t from;
+		if (p.track != track) {
+			tp->pending_flows.data[keep++] = p;
+			continue;
+		}
+		if (hmap_get(&tp->open_flows, p.id, &from))
+			tp_flow_add(tp, (uint32_t)from, slice);
+		else
+			tp_stat_inc(tp, TP_STAT_flow_end_without_start);
+	}
+	tp->pending_flows.len = keep;
 }
 
 static uint32_t metadata_new_row(struct tp *tp, uint32_t name_id, const char *key_type)

@@ -16,6 +16,9 @@ uint32_t tp_process_for_pid(struct tp *tp, int64_t pid)
 	t->pid[upid] = pid;
 	t->machine_id[upid] = TP_NULL_I64;
 	hmap_put(&tp->pid_to_upid, (uint64_t)pid, upid);
+	/* A process comes with its main thread, as in Perfetto (threads of
+	 * it seen before are matched by tid). */
+	tp_thread_for_tid(tp, pid, pid);
 	return upid;
 }
 
@@ -29,8 +32,10 @@ uint32_t tp_thread_for_tid(struct tp *tp, int64_t tid, int64_t pid)
 			return utid;
 		int64_t upid = t->upid[utid];
 		if (upid == TP_NULL_I64) {
-			/* First time we learn the thread's process. */
-			t->upid[utid] = tp_process_for_pid(tp, pid);
+			/* First time we learn the thread's process (which may
+			 * append its main thread: columns can move). */
+			uint32_t p = tp_process_for_pid(tp, pid);
+			t->upid[utid] = p;
 			if (t->is_main_thread[utid] == TP_NULL_I64)
 				t->is_main_thread[utid] = tid == pid;
 			return utid;
@@ -39,10 +44,19 @@ uint32_t tp_thread_for_tid(struct tp *tp, int64_t tid, int64_t pid)
 			return utid;
 		/* The tid now belongs to another process: a new thread. */
 	}
+	/* The process first: a new one creates its main thread, which may be
+	 * this very thread. */
+	uint32_t upid = TP_NULL_U32;
+	if (pid >= 0) {
+		upid = tp_process_for_pid(tp, pid);
+		if (tid == pid && hmap_get(&tp->tid_to_utid, (uint64_t)tid, &v) &&
+		    t->upid[v] == upid)
+			return (uint32_t)v;
+	}
 	uint32_t utid = tp_thread_append(t);
 	t->tid[utid] = tid;
 	if (pid >= 0) {
-		t->upid[utid] = tp_process_for_pid(tp, pid);
+		t->upid[utid] = upid;
 		t->is_main_thread[utid] = tid == pid;
 	}
 	hmap_put(&tp->tid_to_utid, (uint64_t)tid, utid);

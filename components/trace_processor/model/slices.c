@@ -18,7 +18,8 @@
 
 struct open_slice {
 	uint32_t id;
-	int64_t end; /* OPEN_END for a begin without end yet */
+	bool instant; /* complete with dur 0 */
+	int64_t end;  /* OPEN_END for a begin without end yet */
 };
 
 VEC_DEFINE(open_stack, struct open_slice);
@@ -58,11 +59,18 @@ static stack_t_ *stack_for(struct tp *tp, uint32_t track)
 	return &s->by_track.data[track];
 }
 
-/* Pop complete slices that ended at or before ts. */
-static void pop_ended(stack_t_ *st, int64_t ts)
+/* Pop the complete slices that ended before something of duration dur
+ * (-1: open-ended) happening at ts: those that ended before ts, and those
+ * that end at ts unless both are instants (intervals are closed on the left,
+ * open on the right; instants at one ts stack, as in Perfetto). */
+static void pop_ended(stack_t_ *st, int64_t ts, int64_t dur)
 {
-	while (st->len && st->data[st->len - 1].end != OPEN_END && st->data[st->len - 1].end <= ts)
+	while (st->len) {
+		const struct open_slice *o = &st->data[st->len - 1];
+		if (o->end == OPEN_END || o->end > ts || (o->end == ts && o->instant && dur == 0))
+			break;
 		st->len--;
+	}
 }
 
 static uint32_t insert(struct tp *tp, stack_t_ *st, uint32_t track, int64_t ts, int64_t dur,
@@ -78,6 +86,8 @@ static uint32_t insert(struct tp *tp, stack_t_ *st, uint32_t track, int64_t ts, 
 	t->depth[id] = (uint32_t)st->len;
 	t->parent_id[id] = st->len ? st->data[st->len - 1].id : TP_NULL_U32;
 	t->arg_set_id[id] = arg_set_id;
+	if (tp->pending_flows.len)
+		tp_flow_bind_pending(tp, track, id);
 	return id;
 }
 
@@ -85,9 +95,9 @@ uint32_t tp_slice_begin(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat,
 			uint32_t arg_set_id)
 {
 	stack_t_ *st = stack_for(tp, track);
-	pop_ended(st, ts);
+	pop_ended(st, ts, -1);
 	uint32_t id = insert(tp, st, track, ts, -1, cat, name, arg_set_id);
-	vec_push(st, ((struct open_slice){id, OPEN_END}));
+	vec_push(st, ((struct open_slice){id, false, OPEN_END}));
 	return id;
 }
 
@@ -95,7 +105,7 @@ uint32_t tp_slice_end(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, u
 		      uint32_t arg_set_id)
 {
 	stack_t_ *st = stack_for(tp, track);
-	pop_ended(st, ts);
+	pop_ended(st, ts, -1);
 	struct tp_slice_table *t = &tp->t.slice;
 	size_t i = st->len;
 	while (i > 0) {
@@ -127,7 +137,7 @@ bool tp_slice_would_overlap(struct tp *tp, uint32_t track, int64_t ts, int64_t d
 			    int64_t *conflict_end, uint32_t *conflict_slice)
 {
 	stack_t_ *st = stack_for(tp, track);
-	pop_ended(st, ts);
+	pop_ended(st, ts, dur);
 	if (!st->len)
 		return false;
 	struct open_slice *top = &st->data[st->len - 1];
@@ -153,14 +163,20 @@ uint32_t tp_slice_complete(struct tp *tp, uint32_t track, int64_t ts, int64_t du
 	}
 	stack_t_ *st = stack_for(tp, track);
 	uint32_t id = insert(tp, st, track, ts, dur, cat, name, arg_set_id);
-	vec_push(st, ((struct open_slice){id, ts + dur}));
+	vec_push(st, ((struct open_slice){id, dur == 0, ts + dur}));
 	return id;
+}
+
+uint32_t tp_slice_top(struct tp *tp, uint32_t track)
+{
+	stack_t_ *st = stack_for(tp, track);
+	return st->len ? st->data[st->len - 1].id : TP_NULL_U32;
 }
 
 uint32_t tp_slice_innermost(struct tp *tp, uint32_t track, int64_t ts)
 {
 	stack_t_ *st = stack_for(tp, track);
-	pop_ended(st, ts);
+	pop_ended(st, ts, -1);
 	return st->len ? st->data[st->len - 1].id : TP_NULL_U32;
 }
 

@@ -33,7 +33,7 @@ struct opts {
 	const char *trace;
 	const char *query_file;   /* -q / query -f */
 	const char *query_string; /* -Q / query "SQL" */
-	bool interactive, wide, full_sort, query_mode;
+	bool interactive, wide, full_sort, crop_track_events, query_mode;
 };
 
 static void usage(FILE *out, const char *argv0)
@@ -52,6 +52,7 @@ static void usage(FILE *out, const char *argv0)
 		"  -i, --interactive        interactive shell (also the default without -q/-Q)\n"
 		"  -W, --wide               wider columns in the interactive shell\n"
 		"      --full-sort          sort all events before parsing (the default here)\n"
+		"      --crop-track-events  ignore track events before the range of interest\n"
 		"  -v, --version            print the version\n"
 		"  -h, --help               this text\n",
 		argv0, argv0, argv0);
@@ -281,13 +282,14 @@ static char *read_sql_file(const char *path)
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_FULL_SORT = 256, OPT_VERSION };
+	enum { OPT_FULL_SORT = 256, OPT_VERSION, OPT_CROP_TRACK_EVENTS };
 	static const struct option longopts[] = {
 		{"query-file", required_argument, NULL, 'q'},
 		{"query-string", required_argument, NULL, 'Q'},
 		{"interactive", no_argument, NULL, 'i'},
 		{"wide", no_argument, NULL, 'W'},
 		{"full-sort", no_argument, NULL, OPT_FULL_SORT},
+		{"crop-track-events", no_argument, NULL, OPT_CROP_TRACK_EVENTS},
 		{"version", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -318,6 +320,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_FULL_SORT:
 			o->full_sort = true;
+			break;
+		case OPT_CROP_TRACK_EVENTS:
+			o->crop_track_events = true;
 			break;
 		case 'v':
 			printf("tracebox %s (%s)\nTrace Processor RPC API version: %d\n", TB_VERSION,
@@ -364,7 +369,7 @@ int trace_processor_shell_main(int argc, char **argv)
 		sql = read_stream(stdin);
 	}
 
-	struct tp_config cfg = {.full_sort = o.full_sort};
+	struct tp_config cfg = {.full_sort = o.full_sort, .crop_track_events = o.crop_track_events};
 	struct tp *tp = tp_new(&cfg);
 	int status = 0;
 	if (load_trace(tp, o.trace) < 0) {

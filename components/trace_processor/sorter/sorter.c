@@ -6,7 +6,7 @@
  *
  * Events are kept in runs, one per source (a packet sequence): a source's
  * events are nearly always in order already, so ordering is a k-way merge
- * of the runs' heads (a binary heap on (ts, push number)). A run that went
+ * of the runs' heads (a tournament tree on (ts, push number)). A run that went
  * out of order is radix-sorted (LSD, 11-bit digits over the bits its ts
  * range needs; stable, so push order breaks ties) before it is merged.
  *
@@ -63,7 +63,7 @@ struct run {
 	bool sorted;    /* pending entries are in ts order */
 };
 
-/* A heap slot: the head of a run. */
+/* A merge leaf: the head of a run. */
 struct head {
 	int64_t ts;
 	uint64_t ord;
@@ -84,7 +84,8 @@ struct tp_sorter {
 	int64_t last_ts;          /* ts of the last extracted event */
 	uint64_t late;            /* dropped, not yet added to the stats */
 	uint64_t pushed;          /* bytes ever pushed */
-	VEC(struct head) heap;    /* runs with events to extract, by (ts, ord) */
+	VEC(struct head) heap;    /* extract: the merge tree's leaves */
+	VEC(uint32_t) losers;     /* extract: its inner nodes */
 };
 
 struct tp_sorter *tp_sorter_new(void)
@@ -110,6 +111,7 @@ void tp_sorter_free(struct tp_sorter *s)
 		tb_free(s->spare.data[i]);
 	vec_release(&s->spare);
 	vec_release(&s->heap);
+	vec_release(&s->losers);
 	tb_free(s);
 }
 
@@ -265,20 +267,32 @@ static bool before(const struct head *x, const struct head *y)
 	return x->ts != y->ts ? x->ts < y->ts : x->ord < y->ord;
 }
 
-static void sift_down(struct head *h, size_t n, size_t i)
+/* A leaf of the merge tree whose run has nothing left to give (ord of a
+ * real event is never UINT64_MAX, so every event beats it). */
+#define DONE_ORD UINT64_MAX
+
+/* The head entry of run r as a leaf key, or DONE once past limit. */
+static struct head leaf_of(const struct run *r, uint32_t run, int64_t limit)
 {
-	struct head v = h[i];
-	for (;;) {
-		size_t l = 2 * i + 1, m;
-		if (l >= n)
-			break;
-		m = l + 1 < n && before(&h[l + 1], &h[l]) ? l + 1 : l;
-		if (!before(&h[m], &v))
-			break;
-		h[i] = h[m];
-		i = m;
+	if (r->head == r->q.len || r->q.data[r->head].ts > limit)
+		return (struct head){INT64_MAX, DONE_ORD, run};
+	return (struct head){r->q.data[r->head].ts, r->q.data[r->head].ord, run};
+}
+
+/* Play the tournament over leaf[0, k): win[n] (scratch, k entries) is the
+ * winner below inner node n, loser[n] the leaf it beat there. */
+static void merge_build(const struct head *leaf, uint32_t *loser, uint32_t *win, size_t k)
+{
+	loser[0] = 0;
+	for (size_t n = k - 1; n >= 1; n--) {
+		uint32_t x = 2 * n >= k ? (uint32_t)(2 * n - k) : win[2 * n];
+		uint32_t y = 2 * n + 1 >= k ? (uint32_t)(2 * n + 1 - k) : win[2 * n + 1];
+		bool y_wins = before(&leaf[y], &leaf[x]);
+		win[n] = y_wins ? y : x;
+		loser[n] = y_wins ? x : y;
 	}
-	h[i] = v;
+	if (k > 1)
+		loser[0] = win[1];
 }
 
 /* Give the pages of q's dispatched entries [0, upto) back to the kernel
@@ -299,7 +313,11 @@ static void drop_dispatched(struct run *r, size_t upto)
 }
 
 /* Dispatch every pending event with ts <= limit, in (ts, push) order: a
- * k-way merge of the runs on a heap of their heads. */
+ * k-way merge of the runs on a tournament tree of losers. leaf[0, k) hold
+ * the runs' heads (k a power of two, padded with DONE leaves); loser[n]
+ * (1 <= n < k) is the leaf that lost the match at inner node n, loser[0]
+ * the overall winner. Taking an event replays only the winner's path: one
+ * comparison per level. */
 static void extract(struct tp_sorter *s, int64_t limit, struct tp *tp, tp_sorted_fn fn, void *ctx)
 {
 	vec_clear(&s->heap);
@@ -311,56 +329,70 @@ static void extract(struct tp_sorter *s, int64_t limit, struct tp *tp, tp_sorted
 			radix_sort(r->q.data + r->head, r->q.len - r->head);
 			r->sorted = true;
 		}
-		const struct entry *e = &r->q.data[r->head];
-		if (e->ts <= limit)
-			vec_push(&s->heap, ((struct head){e->ts, e->ord, (uint32_t)i}));
+		if (r->q.data[r->head].ts <= limit)
+			vec_push(&s->heap, leaf_of(r, (uint32_t)i, limit));
 	}
-	struct head *h = s->heap.data;
-	size_t n = s->heap.len;
-	for (size_t i = n / 2; i-- > 0;)
-		sift_down(h, n, i);
-	while (n) {
-		struct run *r = &s->runs.data[h[0].run];
-		/* Drain this run while it stays ahead of the runner-up. */
-		const struct head *second = n > 2 && before(&h[2], &h[1]) ? &h[2] : n > 1 ? &h[1] : NULL;
+	if (!s->heap.len)
+		goto out;
+	size_t k = 1;
+	while (k < s->heap.len)
+		k *= 2;
+	while (s->heap.len < k)
+		vec_push(&s->heap, ((struct head){INT64_MAX, DONE_ORD, 0}));
+	vec_resize(&s->losers, 2 * k);
+	struct head *leaf = s->heap.data;
+	uint32_t *loser = s->losers.data;
+	merge_build(leaf, loser, loser + k, k);
+	uint64_t n_done = 0, n_kept = 0;
+	size_t freed = 0;
+	int64_t first_ts = 0, last_ts = 0;
+	for (;;) {
+		uint32_t w = loser[0];
+		if (leaf[w].ord == DONE_ORD)
+			break;
+		struct run *r = &s->runs.data[leaf[w].run];
 		const struct entry *e = &r->q.data[r->head];
-		const struct entry *end = r->q.data + r->q.len;
-		for (;;) {
-			if (e + 1 < end)
-				__builtin_prefetch(e[1].payload);
-			s->pending--;
-			s->bytes -= slot_size(e->len) + sizeof *e;
-			s->last_ts = e->ts;
-			s->extracted = true;
-			tp->event_dropped = false;
-			fn(tp, e->ts, e->payload, e->len, ctx);
-			if (!tp->event_dropped) {
-				if (e->ts < tp->ts_min)
-					tp->ts_min = e->ts;
-				if (e->ts > tp->ts_max)
-					tp->ts_max = e->ts;
+		if (r->head + 1 < r->q.len)
+			__builtin_prefetch(e[1].payload);
+		n_done++;
+		s->last_ts = e->ts;
+		s->extracted = true;
+		tp->event_dropped = false;
+		fn(tp, e->ts, e->payload, e->len, ctx);
+		if (!tp->event_dropped) {
+			/* Bounds come from events that made rows (Perfetto's bounds
+			 * come from table rows). */
+			if (!n_kept++)
+				first_ts = e->ts;
+			last_ts = e->ts;
+		}
+		freed += slot_size(e->len) + sizeof *e;
+		struct block *b = &s->blocks.data[e->blk];
+		if (--b->live == 0 && e->blk != s->cur)
+			drop_block(s, e->blk);
+		r->head++;
+		if ((r->head & 0xffff) == 0)
+			drop_dispatched(r, r->head);
+		leaf[w] = leaf_of(r, leaf[w].run, limit);
+		for (size_t n = (w + k) >> 1; n; n >>= 1) {
+			uint32_t l = loser[n];
+			if (before(&leaf[l], &leaf[w])) {
+				loser[n] = w;
+				w = l;
 			}
-			struct block *b = &s->blocks.data[e->blk];
-			if (--b->live == 0 && e->blk != s->cur)
-				drop_block(s, e->blk);
-			e++;
-			if (((size_t)(e - r->q.data) & 0xffff) == 0)
-				drop_dispatched(r, (size_t)(e - r->q.data));
-			if (e == end || e->ts > limit)
-				break;
-			if (second && (e->ts != second->ts ? e->ts > second->ts : e->ord > second->ord))
-				break;
 		}
-		r->head = (size_t)(e - r->q.data);
-		if (e != end && e->ts <= limit) {
-			h[0].ts = e->ts;
-			h[0].ord = e->ord;
-		} else {
-			h[0] = h[--n];
-		}
-		if (n)
-			sift_down(h, n, 0);
+		loser[0] = w;
 	}
+	s->pending -= n_done;
+	s->bytes -= freed;
+	if (n_kept) {
+		/* Extraction is in ts order: the first and last kept bound it. */
+		if (first_ts < tp->ts_min)
+			tp->ts_min = first_ts;
+		if (last_ts > tp->ts_max)
+			tp->ts_max = last_ts;
+	}
+out:
 	/* Compact the runs: drop dispatched entries. */
 	for (size_t i = 0; i < s->runs.len; i++) {
 		struct run *r = &s->runs.data[i];

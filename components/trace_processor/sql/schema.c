@@ -46,6 +46,14 @@ static const char *const tp_views[] = {
     "CREATE VIEW thread_counter_track AS SELECT " COUNTER_TRACK_COLS ", utid "
     "FROM __intrinsic_track WHERE event_type = 'counter' AND utid IS NOT NULL",
     "CREATE VIEW counter AS SELECT id, ts, track_id, value, arg_set_id FROM __intrinsic_counter",
+    "CREATE VIEW state AS SELECT id, ts, dur, track_id, category, value, arg_set_id "
+    "FROM __intrinsic_state",
+    "CREATE VIEW state_track AS SELECT id, name, parent_id, type, dimension_arg_set_id, "
+    "source_arg_set_id, machine_id FROM __intrinsic_track WHERE event_type = 'state'",
+    "CREATE VIEW process_state_track AS SELECT " TRACK_COLS ", upid FROM __intrinsic_track "
+    "WHERE event_type = 'state' AND upid IS NOT NULL AND utid IS NULL",
+    "CREATE VIEW thread_state_track AS SELECT " TRACK_COLS ", utid FROM __intrinsic_track "
+    "WHERE event_type = 'state' AND utid IS NOT NULL",
     "CREATE VIEW counters AS SELECT v.*, t.name, t.unit FROM counter AS v "
     "JOIN counter_track AS t ON v.track_id = t.id ORDER BY ts",
     "CREATE VIEW flow AS SELECT id, slice_out, slice_in, trace_id, arg_set_id "

@@ -47,6 +47,11 @@ struct proto_clocks {
 	VEC(struct node) nodes;
 	VEC(struct edge) edges;
 	VEC(uint32_t) queue, via; /* BFS scratch */
+	/* The last clock converted and its node (UINT32_MAX: none yet; nodes
+	 * are never removed, so only a new node can change the answer). */
+	uint64_t memo_key;
+	uint32_t memo_node;
+	bool memo_valid;
 };
 
 static uint64_t clock_key(uint32_t seq_id, uint32_t clock_id)
@@ -97,6 +102,7 @@ static uint32_t node_for(struct proto_clocks *c, uint64_t key, bool create)
 		return (uint32_t)v;
 	if (!create)
 		return UINT32_MAX;
+	c->memo_valid = false;
 	struct node *n = vec_push_zeroed(&c->nodes);
 	n->key = key;
 	n->mult = 1;
@@ -242,12 +248,35 @@ static int64_t hop(const struct edge *e, int64_t ts)
 	return (int64_t)((uint64_t)best->b + ((uint64_t)ts - (uint64_t)best->a));
 }
 
+static bool to_trace(struct proto_clocks *c, uint64_t key, uint64_t raw, int64_t *out);
+
 bool proto_clocks_to_trace(struct proto_clocks *c, uint32_t seq_id, uint32_t clock_id,
 			   uint64_t raw, int64_t *out)
 {
 	uint64_t key = clock_key(seq_id, clock_id);
-	uint32_t ni = node_for(c, key, false);
+	if (key == c->trace_clock && !c->nodes.len) {
+		/* No snapshot yet: the trace clock is taken as it is. */
+		c->converted = true;
+		*out = (int64_t)raw;
+		return true;
+	}
+	return to_trace(c, key, raw, out);
+}
+
+/* The general case: through the clock graph. */
+static __attribute__((noinline)) bool to_trace(struct proto_clocks *c, uint64_t key, uint64_t raw,
+					       int64_t *out)
+{
+	uint32_t ni;
 	int64_t ts;
+	if (c->memo_valid && c->memo_key == key) {
+		ni = c->memo_node;
+	} else {
+		ni = node_for(c, key, false);
+		c->memo_key = key;
+		c->memo_node = ni;
+		c->memo_valid = true;
+	}
 	if (ni != UINT32_MAX) {
 		struct node *nd = &c->nodes.data[ni];
 		if (nd->incremental) {

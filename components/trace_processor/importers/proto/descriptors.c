@@ -23,9 +23,17 @@
 
 struct proto_track *proto_track_find(struct proto_importer *im, uint64_t uuid)
 {
+	/* A direct-mapped cache of hits in front of the map: events
+	 * alternate between a few tracks. Entries stay valid because tracks
+	 * are never removed or moved to another index. */
+	struct proto_track_slot *c = &im->track_cache[(uuid ^ uuid >> 17) % PROTO_TRACK_CACHE];
 	uint64_t v;
+	if (c->idx1 && c->uuid == uuid)
+		return &im->tracks.data[c->idx1 - 1];
 	if (!hmap_get(&im->tracks_by_uuid, uuid, &v))
 		return NULL;
+	c->uuid = uuid;
+	c->idx1 = (uint32_t)v + 1;
 	return &im->tracks.data[v];
 }
 
@@ -145,6 +153,15 @@ void proto_descriptor_tokenize(struct proto_importer *im, const uint8_t *p, size
 			break;
 		case 14:
 			d.description = str_field(tp, &f);
+			break;
+		case 18:
+			d.is_state = f.wire == PB_WIRE_LEN;
+			break;
+		case 19:
+			d.process_explicit = f.val == 1;
+			break;
+		case 20:
+			d.thread_explicit = f.val == 1;
 			break;
 		case 9:
 			d.separate = f.val != 0;
@@ -292,7 +309,9 @@ static uint32_t materialise(struct proto_importer *im, struct proto_track *t, in
 {
 	struct tp *tp = im->tp;
 	struct tp_track_key key = {.type = "track_event",
-				   .event_type = t->is_counter ? "counter" : "slice",
+				   .event_type = t->is_counter ? "counter"
+						 : t->is_state	 ? "state"
+								 : "slice",
 				   .utid = -1, .upid = -1, .cpu = -1, .name = t->name};
 	uint32_t id, parent_track = TP_NULL_U32;
 	struct proto_track *parent = NULL;
@@ -311,7 +330,7 @@ static uint32_t materialise(struct proto_importer *im, struct proto_track *t, in
 		key.name = event_name;
 	if (s && s->kind == PT_THREAD) {
 		key.utid = desc_utid(im, s);
-		if (root && !t->is_counter && !t->separate) {
+		if (root && !t->is_counter && !t->is_state && !t->separate) {
 			id = tp_track_for_thread(tp, (uint32_t)key.utid);
 			goto done;
 		}
@@ -402,11 +421,18 @@ void proto_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t 
 			tp_process_end(tp, old->upid, TP_NULL_I64);
 		hmap_put(&im->desc_of_pid, (uint64_t)t->pid, t->uuid);
 	}
+	/* The root descriptor may ask for explicit process / thread order:
+	 * ranks become sort index hints (the last one for a thread wins). */
+	struct proto_track *root = proto_track_find(im, 0);
 	if (t->kind == PT_THREAD) {
 		uint32_t utid = desc_utid(im, t);
 		tp_thread_set_name(tp, utid, t->thread_name);
+		if (t->has_rank && root && root->thread_explicit)
+			hmap_put(&im->thread_rank, utid, (uint32_t)t->rank);
 	} else if (t->kind == PT_PROCESS) {
 		uint32_t upid = desc_upid(im, t);
+		if (t->has_rank && root && root->process_explicit)
+			hmap_put(&im->process_rank, upid, (uint32_t)t->rank);
 		tp_process_set_name(tp, upid, t->process_name);
 		if (t->host_app && tp->t.process.arg_set_id[upid] == TP_NULL_U32) {
 			uint32_t k = tp_intern_cstr(tp, "chrome.host_app_package_name");
@@ -448,8 +474,31 @@ void proto_process_descriptor_parse(struct proto_importer *im, const uint8_t *p,
 		tp_process_set_name(im->tp, upid, str_field(im->tp, &f));
 }
 
+/* Add key = rank to each row's arg set of `sets` (process or thread). */
+static void rank_args(struct proto_importer *im, struct hmap *ranks, uint32_t *sets,
+		      const char *key)
+{
+	struct tp *tp = im->tp;
+	uint32_t k = tp_intern_cstr(tp, key);
+	for (size_t i = hmap_next(ranks, 0); i != HMAP_END; i = hmap_next(ranks, i + 1)) {
+		uint32_t row = (uint32_t)ranks->slots[i].key;
+		tp_args_begin(&im->args);
+		tp_args_add_int(&im->args, k, k, (int32_t)(uint32_t)ranks->slots[i].val);
+		uint32_t add = tp_args_commit(tp, &im->args);
+		sets[row] = sets[row] == TP_NULL_U32 ? add : tp_args_merge(tp, sets[row], add);
+	}
+}
+
+void proto_tracks_finish(struct proto_importer *im)
+{
+	rank_args(im, &im->process_rank, im->tp->t.process.arg_set_id, "process_sort_index_hint");
+	rank_args(im, &im->thread_rank, im->tp->t.thread.arg_set_id, "thread_sort_index_hint");
+}
+
 void proto_tracks_free(struct proto_importer *im)
 {
+	hmap_release(&im->process_rank);
+	hmap_release(&im->thread_rank);
 	vec_release(&im->tracks);
 	hmap_release(&im->tracks_by_uuid);
 	hmap_release(&im->desc_of_tid);

@@ -37,8 +37,11 @@ static struct tp_importer *proto_create(struct tp *tp)
 	hmap_init(&im->first_packet_seqs);
 	hmap_init(&im->ftrace_error_seqs);
 	im->service_major = -1;
+	hmap_init(&im->process_rank);
+	hmap_init(&im->thread_rank);
 	im->clocks = proto_clocks_new();
 	im->default_track = TP_NULL_U32;
+	im->roi_start_ns = INT64_MIN;
 	return (struct tp_importer *)(void *)im;
 }
 
@@ -53,8 +56,16 @@ void proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len,
 	struct proto_importer *im = ctx;
 	struct proto_ev ev;
 	uint32_t kind;
-	(void)tp;
 	memcpy(&kind, payload, sizeof kind);
+	if ((kind == EV_TE_SIMPLE || kind == EV_TRACK_EVENT) && ts < im->roi_start_ns &&
+	    tp->cfg.crop_track_events) {
+		tp_stat_inc(tp, TP_STAT_track_event_dropped_packets_outside_of_range_of_interest);
+		if (kind == EV_TRACK_EVENT) {
+			memcpy(&ev, payload, sizeof ev);
+			proto_gen_unref(im, ev.gen);
+		}
+		return;
+	}
 	if (kind == EV_TE_SIMPLE) {
 		proto_track_event_parse_simple(im, ts, payload);
 		return;
@@ -108,6 +119,7 @@ static int proto_eof(struct tp_importer *imp)
 	struct proto_importer *im = (struct proto_importer *)(void *)imp;
 	proto_tokenize_eof(im);
 	tp_sorter_flush(im->tp->sorter, im->tp, proto_on_sorted, im);
+	proto_tracks_finish(im);
 	proto_config_stats_eof(im);
 	tp_metadata_set_int(im->tp, "trace_time_clock_id", proto_clocks_trace_clock(im->clocks));
 	return 0;

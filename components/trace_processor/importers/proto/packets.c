@@ -113,8 +113,98 @@ static void compressed(struct proto_importer *im, const uint8_t *p, size_t n)
 	tb_free(out);
 }
 
+/* The packet's timestamp on the trace clock (its clock: its own, the
+ * defaults', else BOOTTIME); false (counted) when it cannot be converted. */
+static inline bool packet_ts(struct proto_importer *im, const struct proto_seq *seq,
+			     bool has_clock, uint32_t clock_id, uint64_t raw, int64_t *ts)
+{
+	uint32_t clock = has_clock		       ? clock_id
+			 : seq->gen && seq->gen->clock_id ? seq->gen->clock_id
+							  : PROTO_CLOCK_BOOTTIME;
+	if (!proto_clocks_to_trace(im->clocks, seq->id, clock, raw, ts)) {
+		tp_stat_inc(im->tp, TP_STAT_clock_sync_failure);
+		return false;
+	}
+	if (*ts > im->last_ts)
+		im->last_ts = *ts;
+	return true;
+}
+
+/*
+ * Most packets of a TrackEvent trace have one shape: timestamp (and maybe
+ * its clock), sequence id and flags, trusted uid/pid, and a plain
+ * TrackEvent. fast_packet() decodes that shape in one pass over the bytes
+ * and handles it exactly as proto_packet() would. For anything else it
+ * returns false having changed nothing, and the general path takes over.
+ */
+static bool fast_packet(struct proto_importer *im, const uint8_t *p, size_t n)
+{
+	const uint8_t *end = p + n, *te = NULL;
+	uint64_t ts = 0, seq_id = 0, flags = 0, clock_id = 0, te_len = 0;
+	bool has_ts = false, has_clock = false;
+	while (p < end) {
+		uint64_t tag, v;
+		if (!(p = pb_read_varint(p, end, &tag)) ||
+		    !(p = pb_read_varint_short(p, end, &v)))
+			return false;
+		switch (tag) {
+		case PKT_TIMESTAMP << 3 | PB_WIRE_VARINT:
+			has_ts = true;
+			ts = v;
+			break;
+		case PKT_SEQ_ID << 3 | PB_WIRE_VARINT:
+			seq_id = v;
+			break;
+		case PKT_SEQUENCE_FLAGS << 3 | PB_WIRE_VARINT:
+			flags = v;
+			break;
+		case PKT_TIMESTAMP_CLOCK_ID << 3 | PB_WIRE_VARINT:
+			has_clock = true;
+			clock_id = v;
+			break;
+		case PKT_TRUSTED_UID << 3 | PB_WIRE_VARINT:
+		case PKT_TRUSTED_PID << 3 | PB_WIRE_VARINT:
+			break;
+		case PKT_TRACK_EVENT << 3 | PB_WIRE_LEN:
+			if (te || v > (uint64_t)(end - p))
+				return false;
+			te = p;
+			te_len = v;
+			p += v;
+			break;
+		default:
+			return false;
+		}
+	}
+	struct proto_te_plain pl;
+	if (!te || !has_ts || (flags & SEQ_INCREMENTAL_STATE_CLEARED) ||
+	    !proto_te_decode_plain(te, (size_t)te_len, &pl))
+		return false;
+
+	struct proto_seq *seq = proto_seq_get(im, (uint32_t)seq_id);
+	if ((flags & SEQ_NEEDS_INCREMENTAL_STATE) && !seq->valid) {
+		tp_stat_inc(im->tp, TP_STAT_packet_skipped_seq_needs_incremental_state_invalid);
+		return true;
+	}
+	int64_t t;
+	if (!packet_ts(im, seq, has_clock, (uint32_t)clock_id, ts, &t))
+		return true;
+	if (t < 0) {
+		tp_stat_inc(im->tp, TP_STAT_track_event_invalid_timestamp);
+		return true;
+	}
+	/* Built in place; a late event (no slot) still resolves its names,
+	 * for the same stats as the general path. */
+	struct proto_te_rec late, *rec;
+	rec = tp_sorter_push_src(im->tp->sorter, seq->src, t, NULL, sizeof *rec);
+	proto_te_plain_record(im, seq, &pl, rec ? rec : &late);
+	return true;
+}
+
 void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 {
+	if (fast_packet(im, p, n))
+		return;
 	struct tp *tp = im->tp;
 	struct pkt k;
 	memset(&k, 0, sizeof k);
@@ -174,6 +264,7 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		case PKT_SERVICE_EVENT:
 		case PKT_TRACE_UUID:
 		case PKT_TRACE_ATTRIBUTES:
+		case PKT_TRACK_EVENT_RANGE_OF_INTEREST:
 		case PKT_PERF_SAMPLE:
 		case PKT_MODULE_SYMBOLS:
 			if (f.wire == PB_WIRE_LEN) {
@@ -225,17 +316,8 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		proto_clocks_add_snapshot(im->clocks, k.seq_id, k.snapshot.data, k.snapshot.len);
 
 	int64_t ts = im->last_ts;
-	if (k.has_ts) {
-		uint32_t clock = k.has_clock ? k.clock_id
-			       : seq->gen && seq->gen->clock_id ? seq->gen->clock_id
-								: PROTO_CLOCK_BOOTTIME;
-		if (!proto_clocks_to_trace(im->clocks, k.seq_id, clock, k.ts, &ts)) {
-			tp_stat_inc(tp, TP_STAT_clock_sync_failure);
-			return;
-		}
-		if (ts > im->last_ts)
-			im->last_ts = ts;
-	}
+	if (k.has_ts && !packet_ts(im, seq, k.has_clock, k.clock_id, k.ts, &ts))
+		return;
 	if (!k.has_payload)
 		return;
 	const uint8_t *pp = k.payload.data;
@@ -252,9 +334,6 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		if (!proto_track_event_tokenize(im, seq, pp, pn, &ts, k.has_ts, &tmp, &abs, &rec))
 			return;
 		if (rec.kind == EV_TE_SIMPLE) {
-			rec.seq_id = seq->id;
-			rec.pid = seq->pid;
-			rec.tid = seq->tid;
 			tp_sorter_push_src(tp->sorter, seq->src, ts, &rec, sizeof rec);
 			break;
 		}
@@ -387,6 +466,16 @@ void proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts
 	case PKT_SERVICE_EVENT:
 		service_event(im, ts, p, n);
 		break;
+	case PKT_TRACK_EVENT_RANGE_OF_INTEREST: {
+		struct pb_field f = {0};
+		if (pb_find_field(p, n, 1, &f) != 1 || f.wire != PB_WIRE_VARINT) {
+			tp_stat_inc(im->tp, TP_STAT_track_event_range_of_interest_missing_start_us);
+			break;
+		}
+		im->roi_start_ns = proto_sat_mul_1000((int64_t)f.val);
+		tp_metadata_set_int(im->tp, "range_of_interest_start_us", (int64_t)f.val);
+		break;
+	}
 	case PKT_TRACE_STATS:
 		proto_trace_stats(im, p, n);
 		break;

@@ -35,6 +35,7 @@
 enum {
 	PKT_FTRACE_EVENTS = 1,
 	PKT_PROCESS_TREE = 2,
+	PKT_TRUSTED_UID = 3,
 	PKT_CLOCK_SNAPSHOT = 6,
 	PKT_SYS_STATS = 7,
 	PKT_PROCESS_STATS = 9,
@@ -62,6 +63,7 @@ enum {
 	PKT_FIRST_PACKET_ON_SEQUENCE = 87,
 	PKT_TRACE_UUID = 89,
 	PKT_TRACE_ATTRIBUTES = 126,
+	PKT_TRACK_EVENT_RANGE_OF_INTEREST = 90,
 };
 #define SEQ_INCREMENTAL_STATE_CLEARED 1u
 #define SEQ_NEEDS_INCREMENTAL_STATE 2u
@@ -90,6 +92,9 @@ struct proto_interned {
 	uint32_t str;
 };
 
+#define PROTO_DENSE_FIELDS 4     /* categories, names, debug annotation names */
+#define PROTO_DENSE_IIDS 65536
+
 /* A generation of a sequence's incremental state: the interned messages and
  * the TracePacketDefaults in effect between two resets. Refcounted: the
  * sequence holds one reference while it is current, each sorter event
@@ -100,6 +105,10 @@ struct proto_gen {
 	struct proto_gen *next, *prev; /* the importer's list of live gens */
 	struct arena mem;
 	struct hmap interned; /* proto_intern_key(field, iid) -> struct proto_interned * */
+	/* The same entries of fields below PROTO_DENSE_FIELDS with iids below
+	 * PROTO_DENSE_IIDS, indexed by iid: the lookups of every event. */
+	struct proto_interned **dense[PROTO_DENSE_FIELDS];
+	uint32_t dense_cap[PROTO_DENSE_FIELDS];
 	/* TracePacketDefaults */
 	uint32_t clock_id; /* 0 = none */
 	bool has_track_uuid;
@@ -131,7 +140,8 @@ struct proto_seq {
 
 struct proto_importer;
 
-struct proto_seq *proto_seq_get(struct proto_importer *im, uint32_t id);
+/* The sequence of id, created on first use (proto_seq_get, inline below). */
+struct proto_seq *proto_seq_get_slow(struct proto_importer *im, uint32_t id);
 /* Start a new generation: fresh (inherit == false: incremental state
  * cleared) or a copy of the current one's interned data (new defaults). */
 void proto_seq_new_gen(struct proto_importer *im, struct proto_seq *seq, bool inherit);
@@ -151,12 +161,24 @@ static inline uint64_t proto_intern_key(uint32_t field, uint64_t iid)
 static inline struct proto_interned *proto_gen_lookup(const struct proto_gen *g, uint32_t field,
 						      uint64_t iid)
 {
-	return g ? hmap_get_ptr(&g->interned, proto_intern_key(field, iid)) : NULL;
+	if (!g)
+		return NULL;
+	if (field < PROTO_DENSE_FIELDS && iid < g->dense_cap[field])
+		return g->dense[field][iid];
+	return hmap_get_ptr(&g->interned, proto_intern_key(field, iid));
 }
 /* The pool id of the interned entry's field 2 string; 0 (and a stat) if the
- * iid is unknown. */
-uint32_t proto_interned_str(struct tp *tp, const struct proto_gen *g, uint32_t field,
-			    uint64_t iid);
+ * iid is unknown. Resolved once per entry (proto_interned_str_slow). */
+uint32_t proto_interned_str_slow(struct tp *tp, const struct proto_gen *g, uint32_t field,
+				 uint64_t iid);
+static inline uint32_t proto_interned_str(struct tp *tp, const struct proto_gen *g,
+					  uint32_t field, uint64_t iid)
+{
+	const struct proto_interned *e = proto_gen_lookup(g, field, iid);
+	if (e && e->str != UINT32_MAX)
+		return e->str;
+	return proto_interned_str_slow(tp, g, field, iid);
+}
 
 /* ---- clocks (clocks.c) ----------------------------------------------------- */
 
@@ -193,6 +215,8 @@ struct proto_track {
 	uint32_t category;     /* counter categories joined with "," */
 	uint32_t y_axis_share_key;
 	bool is_counter;
+	bool is_state;         /* TrackDescriptor.state: holds TYPE_STATE events */
+	bool process_explicit, thread_explicit; /* root: *_ordering EXPLICIT */
 	uint32_t counter_type; /* 1 thread time, 2 instruction count */
 	uint32_t unit;         /* pool id */
 	int64_t unit_multiplier;
@@ -222,6 +246,8 @@ uint32_t proto_track_utid(struct proto_importer *im, struct proto_track *t);
 /* Parse time: a legacy ThreadDescriptor / ProcessDescriptor packet. */
 void proto_thread_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t n);
 void proto_process_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t n);
+/* End of file: the sort index hints into the process / thread args. */
+void proto_tracks_finish(struct proto_importer *im);
 void proto_tracks_free(struct proto_importer *im);
 
 /* ---- the importer ------------------------------------------------------------ */
@@ -255,6 +281,18 @@ struct proto_te_rec {
 	uint64_t uuid;
 	uint32_t name, cat; /* pool ids, 0 none */
 	int64_t pid, tid;   /* the sequence's thread at tokenize time, -1 */
+};
+
+/* The fields of a plain TrackEvent before its strings are resolved. */
+#define PROTO_PLAIN_MAX_CATS 4
+struct proto_te_plain {
+	bool ok; /* no field but these so far */
+	uint32_t type;
+	bool has_uuid;
+	uint64_t uuid;
+	unsigned n_name, n_cat;
+	struct pb_field name;                       /* name_iid or name */
+	struct pb_field cats[PROTO_PLAIN_MAX_CATS]; /* category_iids or categories */
 };
 
 /* Sorter payload header; the payload bytes follow (8-aligned). Every
@@ -297,6 +335,11 @@ struct proto_importer {
 	int64_t last_ts;
 	/* tracks */
 	struct hmap tracks_by_uuid; /* uuid -> index in tracks */
+#define PROTO_TRACK_CACHE 64
+	struct proto_track_slot {
+		uint64_t uuid;
+		uint32_t idx1; /* index in tracks + 1, 0 empty */
+	} track_cache[PROTO_TRACK_CACHE];
 	VEC(struct proto_track) tracks;
 	uint32_t default_track; /* uuid 0, TP_NULL_U32 until used */
 	struct hmap desc_of_tid, desc_of_pid; /* tid/pid -> uuid of its descriptor */
@@ -305,12 +348,24 @@ struct proto_importer {
 	bool uuid_from_packet; /* trace_uuid came from the trace (TraceUuid or config) */
 	VEC(uint8_t) trace_config; /* the last TraceConfig, for end-of-file checks */
 	int service_major; /* N of tracing_service_version "Perfetto vN.", -1 unknown */
+	/* upid / utid -> sibling_order_rank (as uint32) of its descriptor under
+	 * explicit ordering: *_sort_index_hint args at end of file. */
+	struct hmap process_rank, thread_rank;
+	/* track_event_range_of_interest start (ns), INT64_MIN none */
+	int64_t roi_start_ns;
 	/* parse scratch */
 	VEC(char) scratch;
 	struct tp_args_builder args;
 	struct proto_ftrace *ftrace; /* ftrace.c state, NULL until used */
 	struct proto_perf *perf;     /* perf_sample.c state, NULL until used */
 };
+
+static inline struct proto_seq *proto_seq_get(struct proto_importer *im, uint32_t id)
+{
+	if (id < PROTO_SEQ_CACHE && im->seq_cache[id])
+		return im->seq_cache[id];
+	return proto_seq_get_slow(im, id);
+}
 
 /* Tokenize the concatenated `0a len packet` records in p[0, n) (tokenizer.c).
  * Keeps an incomplete tail when `stream`; else a tail is a failure. */
@@ -383,6 +438,15 @@ bool proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq
 				struct proto_te_rec *simple);
 void proto_track_event_parse_simple(struct proto_importer *im, int64_t ts,
 				    const struct proto_te_rec *r);
+/* Decode p[0, n) as a plain TrackEvent (type BEGIN/END/INSTANT, track_uuid,
+ * one name, up to PROTO_PLAIN_MAX_CATS categories, nothing else) in one
+ * pass. False, for the general path to handle, if it is anything else or
+ * malformed. Pure: no state changes. */
+bool proto_te_decode_plain(const uint8_t *p, size_t n, struct proto_te_plain *pl);
+/* The sorter record of a plain event on seq: defaults' track, names and
+ * categories resolved against seq's current generation. */
+void proto_te_plain_record(struct proto_importer *im, const struct proto_seq *seq,
+			   const struct proto_te_plain *pl, struct proto_te_rec *rec);
 
 /* v * 1000 (µs to ns), saturated at the int64 limits. */
 static inline int64_t proto_sat_mul_1000(int64_t v)

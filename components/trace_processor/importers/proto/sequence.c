@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-struct proto_seq *proto_seq_get(struct proto_importer *im, uint32_t id)
+struct proto_seq *proto_seq_get_slow(struct proto_importer *im, uint32_t id)
 {
 	if (im->last_seq && im->last_seq->id == id)
 		return im->last_seq;
@@ -33,6 +33,32 @@ struct proto_seq *proto_seq_get(struct proto_importer *im, uint32_t id)
 	return s;
 }
 
+/* Record e as (field, iid) of g, in the dense arrays too when it fits. */
+static void gen_put(struct proto_gen *g, uint32_t field, uint64_t iid, struct proto_interned *e)
+{
+	hmap_put_ptr(&g->interned, proto_intern_key(field, iid), e);
+	if (field >= PROTO_DENSE_FIELDS || iid >= PROTO_DENSE_IIDS)
+		return;
+	if (iid >= g->dense_cap[field]) {
+		uint32_t cap = g->dense_cap[field] ? g->dense_cap[field] : 64;
+		while (cap <= iid)
+			cap *= 2;
+		g->dense[field] = tb_realloc(g->dense[field], cap * sizeof *g->dense[field]);
+		memset(g->dense[field] + g->dense_cap[field], 0,
+		       (cap - g->dense_cap[field]) * sizeof *g->dense[field]);
+		g->dense_cap[field] = cap;
+	}
+	g->dense[field][iid] = e;
+}
+
+static void gen_release(struct proto_gen *g)
+{
+	hmap_release(&g->interned);
+	for (int i = 0; i < PROTO_DENSE_FIELDS; i++)
+		tb_free(g->dense[i]);
+	arena_release(&g->mem);
+}
+
 void proto_gen_ref(struct proto_gen *g)
 {
 	if (g)
@@ -47,8 +73,7 @@ static void gen_destroy(struct proto_importer *im, struct proto_gen *g)
 		im->gens = g->next;
 	if (g->next)
 		g->next->prev = g->prev;
-	hmap_release(&g->interned);
-	arena_release(&g->mem);
+	gen_release(g);
 	struct proto_gen *parent = g->parent;
 	tb_free(g);
 	if (parent)
@@ -74,8 +99,11 @@ void proto_seq_new_gen(struct proto_importer *im, struct proto_seq *seq, bool in
 	im->gens = g;
 	if (inherit && old) {
 		for (size_t i = hmap_next(&old->interned, 0); i != HMAP_END;
-		     i = hmap_next(&old->interned, i + 1))
-			hmap_put(&g->interned, old->interned.slots[i].key, old->interned.slots[i].val);
+		     i = hmap_next(&old->interned, i + 1)) {
+			uint64_t key = old->interned.slots[i].key;
+			gen_put(g, (uint32_t)(key & 0xff), key >> 8,
+				(void *)(uintptr_t)old->interned.slots[i].val);
+		}
 		g->parent = old;
 		proto_gen_ref(old);
 		g->clock_id = old->clock_id;
@@ -169,13 +197,14 @@ void proto_seq_add_interned(struct proto_importer *im, struct proto_seq *seq, co
 		e->data = arena_memdup(&g->mem, f.data, f.len);
 		e->len = (uint32_t)f.len;
 		e->str = UINT32_MAX;
-		hmap_put_ptr(&g->interned, proto_intern_key(f.id, iid), e);
+		gen_put(g, f.id, iid, e);
 	}
 	if (pb_reader_error(&r))
 		tp_stat_inc(im->tp, TP_STAT_interned_data_tokenizer_errors);
 }
 
-uint32_t proto_interned_str(struct tp *tp, const struct proto_gen *g, uint32_t field, uint64_t iid)
+uint32_t proto_interned_str_slow(struct tp *tp, const struct proto_gen *g, uint32_t field,
+				 uint64_t iid)
 {
 	struct proto_interned *e = proto_gen_lookup(g, field, iid);
 	if (!e) {
@@ -203,8 +232,7 @@ void proto_seqs_free(struct proto_importer *im)
 	while (im->gens) {
 		struct proto_gen *g = im->gens;
 		im->gens = g->next;
-		hmap_release(&g->interned);
-		arena_release(&g->mem);
+		gen_release(g);
 		tb_free(g);
 	}
 }

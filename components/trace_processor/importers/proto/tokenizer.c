@@ -17,8 +17,13 @@
 
 /* Frame the record at p[0, n): 1 and its header/payload sizes when the
  * header is complete, 0 when more bytes are needed, -1 when it is bogus. */
-static int frame(const uint8_t *p, size_t n, size_t *hdr, size_t *len)
+static inline int frame(const uint8_t *p, size_t n, size_t *hdr, size_t *len)
 {
+	if (TB_LIKELY(n >= 2 && p[0] == 0x0a && p[1] < 0x80)) {
+		*hdr = 2;
+		*len = p[1];
+		return 1;
+	}
 	if (n == 0)
 		return 0;
 	if (p[0] != 0x0a)
@@ -36,7 +41,7 @@ static int frame(const uint8_t *p, size_t n, size_t *hdr, size_t *len)
 
 /* After a top-level packet: let the sorter dispatch what can no longer be
  * preceded, unless the user asked for a full sort. */
-static void maybe_extract(struct proto_importer *im)
+static inline void maybe_extract(struct proto_importer *im)
 {
 	struct tp *tp = im->tp;
 	if (im->depth == 0 && !tp->cfg.full_sort && tp_sorter_want_extract(tp->sorter))

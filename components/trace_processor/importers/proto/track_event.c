@@ -45,7 +45,10 @@ enum {
 	TE_TERMINATING_FLOW_IDS = 48,
 };
 
-enum { TYPE_UNSPECIFIED, TYPE_SLICE_BEGIN, TYPE_SLICE_END, TYPE_INSTANT, TYPE_COUNTER };
+/* LegacyEvent.FlowDirection */
+enum { FLOW_UNSPECIFIED, FLOW_IN, FLOW_OUT, FLOW_INOUT };
+
+enum { TYPE_UNSPECIFIED, TYPE_SLICE_BEGIN, TYPE_SLICE_END, TYPE_INSTANT, TYPE_COUNTER, TYPE_STATE };
 
 #define MAX_EXTRA_COUNTERS PROTO_MAX_EXTRA_COUNTERS
 
@@ -160,54 +163,105 @@ static int64_t sat_add(int64_t a, int64_t b)
 
 /* ---- tokenize time -------------------------------------------------------------- */
 
-/* Up to this many category fields keep an event on the simple path. */
-#define SIMPLE_MAX_CATS 4
-
-/* The name, categories and track of a plain event (see proto_te_rec). */
-struct simple_fields {
-	bool ok;
-	unsigned n_name, n_cat;
-	struct pb_field name;
-	struct pb_field cats[SIMPLE_MAX_CATS];
-};
-
-static void simple_field(struct simple_fields *sf, const struct pb_field *f)
+/* Collect f into pl if it is one of a plain event's fields (name,
+ * categories, type, track); anything else makes the event not plain. */
+static void plain_field(struct proto_te_plain *pl, const struct pb_field *f)
 {
 	switch (f->id) {
 	case TE_TYPE:
 	case TE_TRACK_UUID:
-		sf->ok &= f->wire == PB_WIRE_VARINT;
+		pl->ok &= f->wire == PB_WIRE_VARINT;
 		break;
 	case TE_NAME_IID:
 	case TE_NAME:
-		sf->ok &= f->wire == (f->id == TE_NAME ? PB_WIRE_LEN : PB_WIRE_VARINT) &&
-			  sf->n_name++ == 0;
-		sf->name = *f;
+		pl->ok &= f->wire == (f->id == TE_NAME ? PB_WIRE_LEN : PB_WIRE_VARINT) &&
+			  pl->n_name++ == 0;
+		pl->name = *f;
 		break;
 	case TE_CATEGORY_IIDS:
 	case TE_CATEGORIES:
-		sf->ok &= f->wire == (f->id == TE_CATEGORIES ? PB_WIRE_LEN : PB_WIRE_VARINT) &&
-			  sf->n_cat < SIMPLE_MAX_CATS;
-		if (sf->ok)
-			sf->cats[sf->n_cat++] = *f;
+		pl->ok &= f->wire == (f->id == TE_CATEGORIES ? PB_WIRE_LEN : PB_WIRE_VARINT) &&
+			  pl->n_cat < PROTO_PLAIN_MAX_CATS;
+		if (pl->ok)
+			pl->cats[pl->n_cat++] = *f;
 		break;
 	default:
-		sf->ok = false;
+		pl->ok = false;
 		break;
 	}
 }
 
+static void set_field(struct pb_field *f, uint64_t tag, uint64_t v, const uint8_t *data)
+{
+	f->id = (uint32_t)(tag >> 3);
+	f->wire = (uint8_t)(tag & 7);
+	f->val = v;
+	f->data = data;
+	f->len = data ? (size_t)v : 0;
+}
+
+bool proto_te_decode_plain(const uint8_t *p, size_t n, struct proto_te_plain *pl)
+{
+	const uint8_t *end = p + n;
+	pl->ok = true;
+	pl->type = 0;
+	pl->has_uuid = false;
+	pl->uuid = 0;
+	pl->n_name = pl->n_cat = 0;
+	while (p < end) {
+		uint64_t tag, v;
+		const uint8_t *data = NULL;
+		if (!(p = pb_read_varint(p, end, &tag)) ||
+		    !(p = pb_read_varint_short(p, end, &v)))
+			return false;
+		if ((tag & 7) == PB_WIRE_LEN) {
+			if (v > (uint64_t)(end - p))
+				return false;
+			data = p;
+			p += v;
+		}
+		switch (tag) {
+		case TE_TYPE << 3 | PB_WIRE_VARINT:
+			pl->type = (uint32_t)v;
+			break;
+		case TE_TRACK_UUID << 3 | PB_WIRE_VARINT:
+			pl->has_uuid = true;
+			pl->uuid = v;
+			break;
+		case TE_NAME_IID << 3 | PB_WIRE_VARINT:
+		case TE_NAME << 3 | PB_WIRE_LEN:
+			if (pl->n_name++)
+				return false;
+			set_field(&pl->name, tag, v, data);
+			break;
+		case TE_CATEGORY_IIDS << 3 | PB_WIRE_VARINT:
+		case TE_CATEGORIES << 3 | PB_WIRE_LEN:
+			if (pl->n_cat == PROTO_PLAIN_MAX_CATS)
+				return false;
+			set_field(&pl->cats[pl->n_cat++], tag, v, data);
+			break;
+		default:
+			return false;
+		}
+	}
+	return pl->type >= TYPE_SLICE_BEGIN && pl->type <= TYPE_INSTANT;
+}
+
 /* Resolve a plain event's strings now, as decode() would at parse time
  * against the same generation. */
-static void simple_record(struct proto_importer *im, const struct proto_seq *seq,
-			  const struct simple_fields *sf, uint32_t type, bool has_uuid,
-			  uint64_t uuid, struct proto_te_rec *rec)
+void proto_te_plain_record(struct proto_importer *im, const struct proto_seq *seq,
+			   const struct proto_te_plain *sf, struct proto_te_rec *rec)
 {
 	struct tp *tp = im->tp;
 	const struct proto_gen *g = seq->gen;
+	bool has_uuid = sf->has_uuid;
+	uint64_t uuid = sf->uuid;
 	memset(rec, 0, sizeof *rec);
 	rec->kind = EV_TE_SIMPLE;
-	rec->type = type;
+	rec->type = sf->type;
+	rec->seq_id = seq->id;
+	rec->pid = seq->pid;
+	rec->tid = seq->tid;
 	if (!has_uuid && g && g->has_track_uuid) {
 		has_uuid = true;
 		uuid = g->track_uuid;
@@ -247,7 +301,7 @@ bool proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq
 				struct proto_ev *out, struct proto_abs_counters *abs,
 				struct proto_te_rec *simple)
 {
-	struct simple_fields sf;
+	struct proto_te_plain sf;
 	struct extra x;
 	int64_t legacy_ts = 0;
 	bool has_legacy_ts = false;
@@ -264,7 +318,7 @@ bool proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq
 	memset(&sf.name, 0, sizeof sf.name);
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		simple_field(&sf, &f);
+		plain_field(&sf, &f);
 		if (decode_extra(&f, &x))
 			continue;
 		switch (f.id) {
@@ -342,8 +396,12 @@ bool proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq
 			value = absolute_value(im, seq, uuid, value, &changed);
 		out->counter_value = value;
 	}
-	if (sf.ok && type >= TYPE_SLICE_BEGIN && type <= TYPE_INSTANT)
-		simple_record(im, seq, &sf, type, has_uuid, uuid, simple);
+	if (sf.ok && type >= TYPE_SLICE_BEGIN && type <= TYPE_INSTANT) {
+		sf.type = type;
+		sf.has_uuid = has_uuid;
+		sf.uuid = uuid;
+		proto_te_plain_record(im, seq, &sf, simple);
+	}
 	return true;
 }
 
@@ -362,7 +420,7 @@ struct te {
 	int64_t duration_us, thread_duration_us;
 	int64_t pid_override, tid_override;
 	uint32_t instant_scope;
-	bool has_id, global_id;
+	bool has_id, global_id, unscoped_id, bind_to_enclosing;
 	uint64_t id;
 	uint64_t bind_id;
 	uint32_t flow_direction;
@@ -406,7 +464,11 @@ static void decode_legacy(struct te *e, const struct pb_field *lf)
 		case 6:
 		case 10:
 			e->has_id = true;
+			e->unscoped_id = f.id == 6;
 			e->id = f.val;
+			break;
+		case 12:
+			e->bind_to_enclosing = f.val != 0;
 			break;
 		case 11:
 			e->has_id = true;
@@ -730,20 +792,30 @@ static void source_location(struct proto_importer *im, const uint8_t *p, size_t 
 	}
 }
 
+/* What the legacy event adds to a slice's args (Perfetto's JSON export
+ * hints): the async id, the thread the event came from, the phase. */
+struct legacy_args {
+	bool has_source_id;
+	int64_t source_id;            /* legacy_trace_source_id */
+	uint32_t passthrough_utid;    /* legacy_event.passthrough_utid, or TP_NULL_U32 */
+	char phase;                   /* legacy_event.phase, or 0 */
+};
+
+/* The slice args of a TrackEvent in Perfetto's order: source location,
+ * legacy_trace_source_id, debug annotations, then the passthrough utid and
+ * the phase. */
 static uint32_t build_args(struct proto_importer *im, const struct proto_gen *g, const uint8_t *p,
-			   size_t n)
+			   size_t n, const struct legacy_args *la)
 {
+	struct tp *tp = im->tp;
 	struct pb_reader r;
 	struct pb_field f = {0};
 	struct keybuf kb;
+	uint32_t k;
 	tp_args_begin(&im->args);
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == TE_DEBUG_ANNOTATIONS && f.wire == PB_WIRE_LEN) {
-			kb.kn = kb.fn = 0;
-			kb_add(&kb, "debug", 5, true);
-			annotation(im, g, f.data, f.len, &kb, 0);
-		} else if (f.id == TE_SOURCE_LOCATION && f.wire == PB_WIRE_LEN) {
+		if (f.id == TE_SOURCE_LOCATION && f.wire == PB_WIRE_LEN) {
 			source_location(im, f.data, f.len);
 		} else if (f.id == TE_SOURCE_LOCATION_IID) {
 			struct proto_interned *e = proto_gen_lookup(g, INTERN_SOURCE_LOCATIONS, f.val);
@@ -753,7 +825,27 @@ static uint32_t build_args(struct proto_importer *im, const struct proto_gen *g,
 				tp_stat_inc(im->tp, TP_STAT_interned_data_tokenizer_errors);
 		}
 	}
-	return tp_args_commit(im->tp, &im->args);
+	if (la->has_source_id) {
+		k = tp_intern_cstr(tp, "legacy_trace_source_id");
+		tp_args_add_int(&im->args, k, k, la->source_id);
+	}
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id == TE_DEBUG_ANNOTATIONS && f.wire == PB_WIRE_LEN) {
+			kb.kn = kb.fn = 0;
+			kb_add(&kb, "debug", 5, true);
+			annotation(im, g, f.data, f.len, &kb, 0);
+		}
+	}
+	if (la->passthrough_utid != TP_NULL_U32) {
+		k = tp_intern_cstr(tp, "legacy_event.passthrough_utid");
+		tp_args_add_uint(&im->args, k, k, la->passthrough_utid);
+	}
+	if (la->phase) {
+		k = tp_intern_cstr(tp, "legacy_event.phase");
+		tp_args_add_string(&im->args, k, k, tp_intern(tp, &la->phase, 1));
+	}
+	return tp_args_commit(tp, &im->args);
 }
 
 /* ---- flows ------------------------------------------------------------------------ */
@@ -786,6 +878,12 @@ static void flows(struct proto_importer *im, const uint8_t *p, size_t n, uint32_
 
 /* ---- tracks ------------------------------------------------------------------------ */
 
+static bool is_async_phase(int ph)
+{
+	return ph == 'b' || ph == 'e' || ph == 'n' || ph == 'S' || ph == 'F' || ph == 'T' ||
+	       ph == 'p';
+}
+
 static uint32_t legacy_track(struct proto_importer *im, const struct proto_ev *ev, struct te *e,
 			     uint32_t *utid_out)
 {
@@ -795,11 +893,14 @@ static uint32_t legacy_track(struct proto_importer *im, const struct proto_ev *e
 	if (e->pid_override && !e->tid_override)
 		tid = -1;
 	int ph = e->phase;
-	if (e->has_id && (ph == 'b' || ph == 'e' || ph == 'n' || ph == 'S' || ph == 'F' ||
-			  ph == 'T' || ph == 'p')) {
+	if (e->has_id && is_async_phase(ph)) {
 		struct tp_track_key key = {.event_type = "slice", .utid = -1, .upid = -1,
 					   .cpu = -1, .extra_dim = e->id, .name = e->name};
-		if (e->global_id || pid < 0) {
+		/* The event's thread still is its passthrough utid. */
+		if (tid >= 0)
+			*utid_out = tp_thread_for_tid(tp, tid, pid > 0 ? pid : -1);
+		/* Only local ids are scoped to the process. */
+		if (e->global_id || e->unscoped_id || pid < 0) {
 			key.type = "legacy_async_global_slice";
 		} else {
 			key.type = "legacy_async_process_slice";
@@ -967,6 +1068,59 @@ void proto_track_event_parse_simple(struct proto_importer *im, int64_t ts,
 	}
 }
 
+/* Flow v1: 's' starts the flow (keyed by unscoped id, category and name)
+ * at the slice on top of the track's stack, 't' continues it there, 'f'
+ * ends it there when bound to the enclosing slice, else in the next slice
+ * that begins on the track. */
+static void flow_v1(struct proto_importer *im, const struct te *e, uint32_t track)
+{
+	struct tp *tp = im->tp;
+	if (!e->has_id || !e->unscoped_id) {
+		tp_stat_inc(tp, TP_STAT_flow_invalid_id);
+		tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
+		return;
+	}
+	uint64_t id = tp_flow_v1_id(tp, e->id, e->cat, e->name);
+	if (e->phase == 'f' && !e->bind_to_enclosing) {
+		tp_flow_end_pending(tp, track, id);
+		return;
+	}
+	uint32_t slice = tp_slice_top(tp, track);
+	if (slice == TP_NULL_U32) {
+		tp_stat_inc(tp, TP_STAT_flow_no_enclosing_slice);
+		return;
+	}
+	if (e->phase == 's')
+		tp_flow_begin(tp, id, slice);
+	else if (e->phase == 't')
+		tp_flow_continue(tp, id, slice);
+	else
+		tp_flow_end(tp, id, slice, false);
+}
+
+/* A TYPE_STATE event: the state of its track (which must be a state
+ * track; uuid 0 or none is an error, there is no legacy fallback) becomes
+ * the event's name from ts on; no name ends the current state. */
+static void state_event(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
+			const struct te *e, const uint8_t *p, size_t n)
+{
+	struct tp *tp = im->tp;
+	uint64_t uuid = e->has_uuid ? e->uuid : ev->gen && ev->gen->has_track_uuid
+							  ? ev->gen->track_uuid
+							  : 0;
+	struct proto_track *t = uuid ? proto_track_find(im, uuid) : NULL;
+	if (!t || !t->is_state) {
+		tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
+		return;
+	}
+	uint32_t track = proto_track_resolve_for(im, uuid, e->name, ev->seq_id);
+	if (track == TP_NULL_U32)
+		return;
+	struct legacy_args la = {.passthrough_utid = TP_NULL_U32};
+	uint32_t args = e->name && e->has_args ? build_args(im, ev->gen, p, n, &la) : TP_NULL_U32;
+	tp_state_update(tp, track, ts, e->name, e->cat, args);
+}
+
 void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
 			     const uint8_t *p, size_t n)
 {
@@ -993,23 +1147,42 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 			type = TYPE_INSTANT;
 			break;
 		case 'b':
+		case 'S':
 			type = TYPE_SLICE_BEGIN;
 			break;
 		case 'e':
+		case 'F':
 			type = TYPE_SLICE_END;
+			break;
+		case 'T':
+		case 'p':
+			type = TYPE_INSTANT; /* async steps: instants, as Perfetto */
 			break;
 		case 'X':
 			type = 100; /* complete */
+			break;
+		case 's':
+		case 't':
+		case 'f':
+			type = 101; /* flow v1 */
 			break;
 		default:
 			tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
 			return;
 		}
 	}
+	if (type == TYPE_STATE) {
+		state_event(im, ts, ev, &e, p, n);
+		return;
+	}
 	uint32_t utid = TP_NULL_U32;
 	uint32_t track = event_track(im, ev, &e, &utid);
 	if (track == TP_NULL_U32)
 		return;
+	if (type == 101) {
+		flow_v1(im, &e, track);
+		return;
+	}
 	if (type == TYPE_COUNTER) {
 		double v = !isnan(ev->counter_value) ? ev->counter_value : e.value;
 		if (!e.has_value && isnan(ev->counter_value)) {
@@ -1034,7 +1207,18 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 	struct thread_counters tc = {ev->thread_ts, ev->thread_instr};
 	if (e.x.n_ctr_vals || e.x.n_dbl_vals)
 		extra_counters(im, ev->gen, &e, ts, ev->seq_id, &tc);
-	uint32_t args = e.has_args ? build_args(im, ev->gen, p, n) : TP_NULL_U32;
+	struct legacy_args la = {.passthrough_utid = TP_NULL_U32};
+	if (e.has_legacy && !e.has_type && is_async_phase(e.phase) && e.has_id) {
+		la.has_source_id = true;
+		la.source_id = (int64_t)e.id;
+		la.passthrough_utid = utid;
+	}
+	if (e.has_legacy && !e.has_type &&
+	    (e.phase == 'S' || e.phase == 'T' || e.phase == 'p' || e.phase == 'R'))
+		la.phase = (char)e.phase;
+	bool legacy_args = la.has_source_id || la.passthrough_utid != TP_NULL_U32 || la.phase;
+	uint32_t args = e.has_args || legacy_args ? build_args(im, ev->gen, p, n, &la)
+						  : TP_NULL_U32;
 	struct tp_slice_table *st = &tp->t.slice;
 	uint32_t slice = TP_NULL_U32;
 	switch (type) {
@@ -1083,11 +1267,22 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 		return;
 	if (e.has_flows)
 		flows(im, p, n, slice);
-	if (e.bind_id && e.flow_direction) {
-		uint64_t id = e.bind_id ^ 0x8000000000000000ull; /* v1 namespace */
-		if (e.flow_direction == 1)
-			tp_flow_end(tp, id, slice);
-		else
-			tp_flow_step(tp, id, slice, false);
+	/* Flow v2 through the legacy event's bind_id, in the id space of
+	 * flow_ids as in Perfetto. */
+	if (e.bind_id) {
+		switch (e.flow_direction) {
+		case FLOW_IN:
+			tp_flow_end(tp, e.bind_id, slice, false);
+			break;
+		case FLOW_OUT:
+			tp_flow_begin(tp, e.bind_id, slice);
+			break;
+		case FLOW_INOUT:
+			tp_flow_continue(tp, e.bind_id, slice);
+			break;
+		default:
+			tp_stat_inc(tp, TP_STAT_flow_without_direction);
+			break;
+		}
 	}
 }
