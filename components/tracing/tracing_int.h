@@ -75,8 +75,9 @@ static inline void tracing_writer_publish_count(struct tracing_writer *tw)
  */
 static inline uint8_t *tracing_writer_fast_begin(struct tracing_writer *tw, size_t max_payload)
 {
-	TB_DCHECK(!tw->in_packet);
-	if (TB_UNLIKELY(!tw->have_chunk || tw->dropping || tw->reached_max || tw->slots_used ||
+	/* in_packet: a misuse, which begin_packet's check reports. */
+	if (TB_UNLIKELY(!tw->have_chunk || tw->in_packet || tw->dropping || tw->reached_max ||
+	                tw->slots_used ||
 	                (size_t)(tw->pb.end - tw->pb.cur) <
 	                    TRACING_PACKET_HEADER_SIZE + max_payload))
 		return NULL;
