@@ -13,6 +13,8 @@
  *    / (capture time - the time of the same capture with nothing written).
  *
  * Run with ./build.sh bench smb (it builds out/tracebox and out/tools/).
+ * `out/bench/smb_bench producer [EVENTS]` measures the producer side only
+ * (for perf stat / valgrind --tool=callgrind: instructions per event).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -25,7 +27,7 @@
 #include "pb.h"
 #include "tracing.h"
 
-#define EVENTS 4000000
+#define DEFAULT_EVENTS 4000000
 #define TOTAL_SLICES 1000000
 
 static double now_s(void)
@@ -50,7 +52,10 @@ static const char *const names[16] = {
     "slice8", "slice9", "slice10", "slice11", "slice12", "slice13", "slice14", "slice15",
 };
 
-/* ns per event of EVENTS events written by fn (best of three). */
+static uint64_t events = DEFAULT_EVENTS;
+
+/* ns per event of `events` events written by fn (best of three). */
+
 static double time_events(struct tracing_smb *smb, int raw)
 {
 	double best = 1e9;
@@ -58,7 +63,7 @@ static double time_events(struct tracing_smb *smb, int raw)
 		struct tracing_writer *w = tracing_writer_new(smb, 1, 1, release_chunk, smb);
 		struct tracing_te *te = tracing_te_new(w, 1234, "bench", 1, 1);
 		double t0 = now_s(), t;
-		for (uint64_t i = 0; i < EVENTS; i += 2) {
+		for (uint64_t i = 0; i < events; i += 2) {
 			if (raw) {
 				for (int k = 0; k < 2; k++) {
 					struct pb_writer *pw = tracing_writer_begin_packet(w);
@@ -86,7 +91,7 @@ static double time_events(struct tracing_smb *smb, int raw)
 		tracing_te_free(te);
 		tracing_writer_free(w);
 	}
-	return best * 1e9 / EVENTS;
+	return best * 1e9 / (double)events;
 }
 
 /* One gated capture of n producers writing slices each; its wall time, the
@@ -170,21 +175,26 @@ static void service_throughput(void)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct tracing_smb *smb = NULL;
 	struct tb_err err = {0};
+	bool producer_only = argc > 1 && strcmp(argv[1], "producer") == 0;
+
+	if (producer_only && argc > 2 && strtoull(argv[2], NULL, 10) >= 2)
+		events = strtoull(argv[2], NULL, 10);
 
 	if (tracing_smb_create(256 << 10, 4096, &smb, &err)) {
 		printf("cannot create the SMB: %s\n", err.msg);
 		return 1;
 	}
 	printf("producer: %.1f ns per small track event (TrackEvent begin/end, interned names, "
-	       "%d events)\n",
-	       time_events(smb, 0), EVENTS);
+	       "%" PRIu64 " events)\n",
+	       time_events(smb, 0), events);
 	printf("producer: %.1f ns per small packet (raw writer, the same fields pre-interned)\n",
 	       time_events(smb, 1));
 	tracing_smb_free(smb);
-	service_throughput();
+	if (!producer_only)
+		service_throughput();
 	return 0;
 }

@@ -550,11 +550,41 @@ void pb_put_packed_fixed64(struct pb_writer *w, uint32_t id, const uint64_t *val
  * as field id: writes the tag and reserves a 4-byte redundant varint size.
  * Returns a handle to pass to pb_end_nested. Opening more than
  * PB_MAX_NESTING levels records -E2BIG; the handle still pairs. */
-unsigned pb_begin_nested(struct pb_writer *w, uint32_t id);
+unsigned pb_begin_nested_slow(struct pb_writer *w, uint32_t id);
+static inline unsigned pb_begin_nested(struct pb_writer *w, uint32_t id)
+{
+	unsigned h = w->depth;
+	TB_DCHECK(id >= 1 && id <= PB_MAX_FIELD_ID);
+	/* Room for the tag (<= 5 bytes) and the size in this span: inline. */
+	if (TB_LIKELY(h < PB_MAX_NESTING && w->end - w->cur >= 5 + 4)) {
+		uint8_t *p = pb_encode_varint(w->cur, (uint64_t)id << 3 | PB_WIRE_LEN);
+		p[0] = 0x80, p[1] = 0x80, p[2] = 0x80, p[3] = 0x00; /* size 0, 4 bytes */
+		w->nest[h].size_ptr = p;
+		w->cur = p + 4;
+		w->nest[h].start = pb_writer_size(w);
+		w->depth = h + 1;
+		return h;
+	}
+	return pb_begin_nested_slow(w, id);
+}
 
 /* Close the innermost nested message, which must be `handle`, and patch its
  * size through the reserved pointer. Sizes above PB_REDUNDANT4_MAX record
  * -EMSGSIZE. */
-void pb_end_nested(struct pb_writer *w, unsigned handle);
+void pb_end_nested_slow(struct pb_writer *w, unsigned handle);
+static inline void pb_end_nested(struct pb_writer *w, unsigned handle)
+{
+	if (TB_LIKELY(handle + 1 == w->depth && handle < PB_MAX_NESTING && !w->error &&
+	              w->nest[handle].size_ptr)) {
+		uint64_t size = pb_writer_size(w) - w->nest[handle].start;
+		if (TB_LIKELY(size <= PB_REDUNDANT4_MAX)) {
+			pb_write_redundant_varint4(w->nest[handle].size_ptr, (uint32_t)size);
+			w->nest[handle].size_ptr = NULL;
+			w->depth = handle;
+			return;
+		}
+	}
+	pb_end_nested_slow(w, handle);
+}
 
 #endif /* TB_PB_H */

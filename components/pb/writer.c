@@ -248,7 +248,7 @@ void pb_put_packed_fixed64(struct pb_writer *w, uint32_t id, const uint64_t *val
 		put_le64(w, vals[i]);
 }
 
-unsigned pb_begin_nested(struct pb_writer *w, uint32_t id)
+unsigned pb_begin_nested_slow(struct pb_writer *w, uint32_t id)
 {
 	static const uint8_t zero_size[4] = {0x80, 0x80, 0x80, 0x00};
 	unsigned h = w->depth;
@@ -271,7 +271,7 @@ unsigned pb_begin_nested(struct pb_writer *w, uint32_t id)
 	return h;
 }
 
-void pb_end_nested(struct pb_writer *w, unsigned handle)
+void pb_end_nested_slow(struct pb_writer *w, unsigned handle)
 {
 	uint64_t size;
 	TB_CHECK(w->depth > 0 && handle == w->depth - 1);

@@ -20,52 +20,10 @@
  * replaced by TRACING_PACKET_SIZE_DROP so the service discards it, and the
  * next packet that makes it into a chunk says previous_packet_dropped.
  */
-#include <stdatomic.h>
-
 #include "tracing_int.h"
 
-#define GARBAGE_SIZE 1024
 #define MIN_PACKET_ROOM (TRACING_PACKET_HEADER_SIZE + 8)
 #define FIELD_PREVIOUS_PACKET_DROPPED 42
-
-struct patch_slot {
-	bool used;
-	uint32_t chunk_id;
-	uint32_t offset;
-	uint8_t data[4];
-};
-
-struct tracing_writer {
-	struct tracing_smb *smb;
-	uint16_t writer_id;
-	uint32_t target_buffer;
-	tracing_commit_fn commit_cb;
-	void *ctx;
-
-	struct tracing_chunk chunk; /* current chunk, when have_chunk */
-	bool have_chunk;
-	uint32_t next_chunk_id;
-	uint16_t packet_count; /* of the current chunk */
-	uint8_t chunk_flags;
-
-	struct pb_writer pb;
-	bool in_packet;    /* between begin and end: fragmenting */
-	bool dropping;     /* writing to garbage */
-	bool reached_max;  /* packet count limit hit: next packet, new chunk */
-	uint8_t *frag_hdr; /* current fragment's size field in the chunk, or NULL */
-	uint8_t *frag_start;
-
-	struct patch_slot slots[PB_MAX_NESTING];
-	unsigned slots_used; /* slots[] entries in use: commit's fast path */
-	struct tracing_writer_stats stats;
-	uint8_t garbage[GARBAGE_SIZE];
-};
-
-static void set_packets(struct tracing_writer *tw)
-{
-	uint16_t v = (uint16_t)((tw->packet_count & 0x3ff) | (uint16_t)(tw->chunk_flags << 10));
-	atomic_store_explicit((_Atomic uint16_t *)(tw->chunk.begin + 6), v, memory_order_release);
-}
 
 static bool slot_is_open(const struct tracing_writer *tw, const struct patch_slot *s)
 {
@@ -121,7 +79,7 @@ static void commit(struct tracing_writer *tw, bool has_chunk)
 /* Mark the current chunk Complete and report it. */
 static void return_chunk(struct tracing_writer *tw)
 {
-	set_packets(tw);
+	tracing_writer_publish_count(tw);
 	TB_CHECK(tracing_chunk_complete(tw->smb, tw->chunk.page, tw->chunk.index) == 0);
 	commit(tw, true);
 	tw->have_chunk = false;
@@ -155,7 +113,7 @@ static struct patch_slot *new_slot(struct tracing_writer *tw)
 static void use_garbage(struct tracing_writer *tw)
 {
 	tw->pb.cur = tw->pb.span_start = tw->garbage;
-	tw->pb.end = tw->garbage + GARBAGE_SIZE;
+	tw->pb.end = tw->garbage + TRACING_WRITER_GARBAGE_SIZE;
 }
 
 /* Switch to a new chunk, or to the garbage buffer when the SMB is full. The
@@ -306,7 +264,7 @@ struct pb_writer *tracing_writer_begin_packet(struct tracing_writer *tw)
 	} else {
 		tw->packet_count++;
 		tw->reached_max = tw->packet_count == TRACING_MAX_PACKET_COUNT;
-		set_packets(tw);
+		tracing_writer_publish_count(tw);
 		if (was_dropping)
 			pb_put_varint(&tw->pb, FIELD_PREVIOUS_PACKET_DROPPED, 1);
 	}

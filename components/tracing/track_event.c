@@ -25,6 +25,13 @@
  * TrackDescriptor uuid 1, name 2, thread 4 (pid 1, tid 2), counter 8;
  * TracePacketDefaults track_event_defaults 11 (track_uuid 11),
  * timestamp_clock_id 58.
+ *
+ * Hot path: an event whose name is already interned goes straight into the
+ * writer's current chunk (tracing_writer_fast_begin) with every field
+ * encoded unchecked, the TrackEvent's size as one byte (it is < 128). The
+ * name is found by its address in a small direct-mapped cache (names are
+ * mostly string literals), confirmed by comparing the text, so a reused
+ * buffer with new text is interned anew rather than mistaken.
  */
 #include "tracing_int.h"
 
@@ -35,6 +42,25 @@
 #define CLOCK_BOOTTIME_ID 6u
 /* Names longer than this are sent inline (TrackEvent.name), not interned. */
 #define MAX_INTERNED_NAME 1024
+#define NAME_CACHE_SIZE 64 /* power of two */
+/* Largest fast-path payloads: timestamp (11) + sequence_flags (2) + the
+ * track_event tag and size (2) + its fields. */
+#define FAST_SLICE_MAX (11 + 2 + 2 + 2 + 11)
+#define FAST_COUNTER_MAX (11 + 2 + 2 + 2 + 11 + 12)
+
+/* Tags of the fast path's fields (field number << 3 | wire type). */
+#define TAG_TIMESTAMP 0x40      /* TracePacket.timestamp 8, varint */
+#define TAG_SEQUENCE_FLAGS 0x68 /* TracePacket.sequence_flags 13, varint */
+#define TAG_TRACK_EVENT 0x5a    /* TracePacket.track_event 11, length */
+#define TAG_TYPE 0x48           /* TrackEvent.type 9, varint */
+#define TAG_NAME_IID 0x50       /* TrackEvent.name_iid 10, varint */
+#define TAG_TRACK_UUID 0x58     /* TrackEvent.track_uuid 11, varint */
+#define TAG_COUNTER_VALUE 0xf0  /* TrackEvent.counter_value 30, varint: 2 bytes */
+
+struct name_cache_entry {
+	const char *ptr; /* the caller's pointer last seen for ... */
+	uint64_t iid;    /* ... this interned name */
+};
 
 struct te_counter {
 	uint64_t uuid;
@@ -50,6 +76,7 @@ struct tracing_te {
 	struct hmap names;   /* hash of the name -> iid (key: iid) */
 	VEC(char *) strings; /* iid - 1 -> the interned name */
 	VEC(struct te_counter) counters;
+	struct name_cache_entry cache[NAME_CACHE_SIZE];
 };
 
 struct tracing_te *tracing_te_new(struct tracing_writer *w, uint64_t track_uuid,
@@ -72,6 +99,7 @@ static void forget_names(struct tracing_te *te)
 		tb_free(te->strings.data[i]);
 	vec_clear(&te->strings);
 	hmap_clear(&te->names);
+	memset(te->cache, 0, sizeof te->cache);
 }
 
 void tracing_te_free(struct tracing_te *te)
@@ -164,25 +192,100 @@ static bool name_eq(const void *ctx, uint64_t iid)
 	return strncmp(s, k->name, k->len) == 0 && s[k->len] == '\0';
 }
 
-/* The iid of name, and whether it is new on this sequence. */
-static uint64_t intern(struct tracing_te *te, const char *name, size_t len, bool *is_new)
+/* The cache set (two entries, most recent first) of the address name. */
+static inline struct name_cache_entry *cache_set(struct tracing_te *te, const char *name)
+{
+	uint64_t h = (uint64_t)(uintptr_t)name * 0x9e3779b97f4a7c15ull;
+	return &te->cache[(h >> 58 & (NAME_CACHE_SIZE / 2 - 1)) * 2];
+}
+
+static inline bool same_text(const char *a, const char *b)
+{
+	for (; *a == *b; a++, b++)
+		if (!*a)
+			return true;
+	return false;
+}
+
+/* The iid of name if the cache knows its address and the text still
+ * matches, else 0. */
+static inline uint64_t cached_iid(struct tracing_te *te, const char *name)
+{
+	const struct name_cache_entry *e = cache_set(te, name);
+	if (e[0].ptr == name && same_text(te->strings.data[e[0].iid - 1], name))
+		return e[0].iid;
+	if (e[1].ptr == name && same_text(te->strings.data[e[1].iid - 1], name))
+		return e[1].iid;
+	return 0;
+}
+
+static void cache_put(struct tracing_te *te, const char *name, uint64_t iid)
+{
+	struct name_cache_entry *e = cache_set(te, name);
+	if (e[0].ptr != name)
+		e[1] = e[0];
+	e[0] = (struct name_cache_entry){name, iid};
+}
+
+/* The iid of name (len bytes, hash h) if interned on this sequence (then
+ * cached by address), else 0. */
+static uint64_t find_name(struct tracing_te *te, const char *name, size_t len, uint64_t h)
 {
 	struct name_key k = {te, name, len};
-	uint64_t h = tb_hash_bytes(name, len, 0);
 	size_t slot = hmap_lookup(&te->names, h, name_eq, &k);
 	uint64_t iid;
-	if (slot != HMAP_END) {
-		*is_new = false;
-		return te->names.slots[slot].key;
-	}
-	vec_push(&te->strings, tb_strndup(name, len));
-	iid = te->strings.len;
-	hmap_insert(&te->names, h, iid, 0);
-	*is_new = true;
+	if (slot == HMAP_END)
+		return 0;
+	iid = te->names.slots[slot].key;
+	cache_put(te, name, iid);
 	return iid;
 }
 
-static int event(struct tracing_te *te, uint64_t ts, uint32_t type, const char *name)
+/* The iid of name when interned already (cached or not), else 0. */
+static inline uint64_t known_iid(struct tracing_te *te, const char *name)
+{
+	uint64_t iid = cached_iid(te, name);
+	size_t len;
+	if (TB_LIKELY(iid))
+		return iid;
+	len = strlen(name);
+	return len <= MAX_INTERNED_NAME ? find_name(te, name, len, tb_hash_bytes(name, len, 0)) : 0;
+}
+
+/* The iid of name, and whether it is new on this sequence. */
+static uint64_t intern(struct tracing_te *te, const char *name, size_t len, bool *is_new)
+{
+	uint64_t h = tb_hash_bytes(name, len, 0);
+	uint64_t iid = find_name(te, name, len, h);
+	*is_new = iid == 0;
+	if (iid)
+		return iid;
+	vec_push(&te->strings, tb_strndup(name, len));
+	iid = te->strings.len;
+	hmap_insert(&te->names, h, iid, 0);
+	cache_put(te, name, iid);
+	return iid;
+}
+
+/* TracePacket{timestamp, sequence_flags, track_event{ at p: returns where
+ * the TrackEvent's fields go; fast_event_end sets its one-byte size. */
+static inline uint8_t *fast_event_begin(uint8_t *p, uint64_t ts)
+{
+	*p++ = TAG_TIMESTAMP;
+	p = pb_encode_varint(p, ts);
+	*p++ = TAG_SEQUENCE_FLAGS;
+	*p++ = SEQ_NEEDS_INCREMENTAL_STATE;
+	*p++ = TAG_TRACK_EVENT;
+	return p + 1;
+}
+
+static inline void fast_event_end(struct tracing_te *te, uint8_t *fields, uint8_t *end)
+{
+	fields[-1] = (uint8_t)(end - fields); /* < 128 by FAST_*_MAX */
+	tracing_writer_fast_end(te->w, end);
+}
+
+static int event_slow(struct tracing_te *te, uint64_t ts, uint32_t type, const char *name)
 {
 	struct pb_writer *w;
 	uint64_t iid = 0;
@@ -216,6 +319,27 @@ static int event(struct tracing_te *te, uint64_t ts, uint32_t type, const char *
 	return end_packet(te);
 }
 
+/* A slice event (type 1, 2 or 3) with the name already interned (iid) or
+ * none (iid 0, name NULL), straight into the chunk; else the slow path. */
+static inline int event(struct tracing_te *te, uint64_t ts, uint32_t type, const char *name)
+{
+	uint8_t *fields, *q;
+	uint64_t iid = 0;
+
+	if (TB_UNLIKELY(te->need_reset) || (name && !(iid = known_iid(te, name))) ||
+	    !(q = tracing_writer_fast_begin(te->w, FAST_SLICE_MAX)))
+		return event_slow(te, ts, type, name);
+	q = fields = fast_event_begin(q, ts);
+	*q++ = TAG_TYPE;
+	*q++ = (uint8_t)type;
+	if (iid) {
+		*q++ = TAG_NAME_IID;
+		q = pb_encode_varint(q, iid);
+	}
+	fast_event_end(te, fields, q);
+	return 0;
+}
+
 int tracing_te_begin(struct tracing_te *te, uint64_t ts, const char *name)
 {
 	return event(te, ts, 1, name);
@@ -234,10 +358,23 @@ int tracing_te_instant(struct tracing_te *te, uint64_t ts, const char *name)
 int tracing_te_counter(struct tracing_te *te, uint64_t ts, uint64_t counter_uuid, int64_t value)
 {
 	struct pb_writer *w;
+	uint8_t *fields, *q;
 	unsigned m;
 	int rc;
 	if (te->need_reset && (rc = reset(te, ts)))
 		return rc;
+	if (TB_LIKELY((q = tracing_writer_fast_begin(te->w, FAST_COUNTER_MAX)) != NULL)) {
+		q = fields = fast_event_begin(q, ts);
+		*q++ = TAG_TYPE;
+		*q++ = 4;
+		*q++ = TAG_TRACK_UUID;
+		q = pb_encode_varint(q, counter_uuid);
+		*q++ = TAG_COUNTER_VALUE;
+		*q++ = 0x01;
+		q = pb_encode_varint(q, (uint64_t)value);
+		fast_event_end(te, fields, q);
+		return 0;
+	}
 	w = tracing_writer_begin_packet(te->w);
 	pb_put_uint64(w, 8, ts);
 	pb_put_uint32(w, 13, SEQ_NEEDS_INCREMENTAL_STATE);

@@ -624,6 +624,98 @@ TEST(tracing_writer_max_packets_per_chunk)
 	mem_smb_release(&m);
 }
 
+/* The slow path's packet for a name new on the sequence: interned_data then
+ * name_iid, every nested size a 4-byte redundant varint. */
+static size_t slow_named_event(uint8_t *out, size_t cap, uint64_t ts, uint64_t iid,
+			       const char *name)
+{
+	struct pb_writer w;
+	unsigned m, sub;
+	pb_writer_init_fixed(&w, out, cap);
+	pb_put_uint64(&w, 8, ts);
+	pb_put_uint32(&w, 13, 2);
+	m = pb_begin_nested(&w, 12);
+	sub = pb_begin_nested(&w, 2);
+	pb_put_uint64(&w, 1, iid);
+	pb_put_string(&w, 2, name);
+	pb_end_nested(&w, sub);
+	pb_end_nested(&w, m);
+	m = pb_begin_nested(&w, 11);
+	pb_put_uint32(&w, 9, 1);
+	pb_put_uint64(&w, 10, iid);
+	pb_end_nested(&w, m);
+	return pb_writer_size(&w);
+}
+
+/* TrackEvents on the writer's fast path (name already interned, room in the
+ * chunk) are written whole with a one-byte TrackEvent size; a name is found
+ * again by its address only while the text there is unchanged, and
+ * ClearIncrementalState forgets the cached addresses too. */
+TEST(tracing_te_fast_path_bytes)
+{
+	static const uint8_t end_ev[] = {0x40, 0xe9, 0x07, 0x68, 0x02, 0x5a, 0x02, 0x48, 0x02};
+	static const uint8_t begin_ev[] = {0x40, 0xea, 0x07, 0x68, 0x02, 0x5a,
+					   0x04, 0x48, 0x01, 0x50, 0x01};
+	static const uint8_t counter_ev[] = {0x40, 0xec, 0x07, 0x68, 0x02, 0x5a, 0x11, 0x48,
+					     0x04, 0x58, 0xc8, 0x01, 0xf0, 0x01, 0xfb, 0xff,
+					     0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+	struct mem_smb m;
+	struct tracing_commit_batch b;
+	struct svc s = {0};
+	struct tracing_reassembler r;
+	struct tracing_writer *tw;
+	struct tracing_te *te;
+	uint8_t ref[128];
+	char name[16];
+	const uint8_t *pkt;
+	size_t len, n;
+
+	CHECK_EQ(mem_smb_init(&m, 4, 4096, TRACING_LAYOUT_DIV1), 0);
+	tracing_commit_batch_init(&b);
+	tw = tracing_writer_new(m.smb, 1, 7, tracing_commit_batch_add, &b);
+	te = tracing_te_new(tw, 100, "t", 0, 0);
+	tracing_te_add_counter_track(te, 200, "c");
+	snprintf(name, sizeof name, "alpha");
+	CHECK_EQ(tracing_te_begin(te, 1000, name), 0); /* 0-2: state, 3: alpha interned */
+	CHECK_EQ(tracing_te_end(te, 1001), 0);         /* 4 */
+	CHECK_EQ(tracing_te_begin(te, 1002, name), 0); /* 5: alpha by address */
+	snprintf(name, sizeof name, "beta");
+	CHECK_EQ(tracing_te_begin(te, 1003, name), 0); /* 6: same address, new text */
+	CHECK_EQ(tracing_te_counter(te, 1004, 200, -5), 0); /* 7 */
+	tracing_te_clear(te);
+	CHECK_EQ(tracing_te_begin(te, 1005, name), 0); /* 8-10: state, 11: beta again iid 1 */
+	tracing_writer_flush(tw);
+	CHECK_EQ(b.chunks.len, 1);
+	CHECK_EQ(svc_read_batch(&s, m.smb, &b), 0);
+	CHECK_EQ(s.hdr[0].packet_count, 12);
+	CHECK_EQ(tracing_writer_stats(tw)->packets_written, 12);
+	CHECK_EQ(svc_reassemble(&s, 1, &r), 0);
+	CHECK_EQ(s.n_packets, 12);
+
+	n = slow_named_event(ref, sizeof ref, 1000, 1, "alpha");
+	CHECK((pkt = svc_packet(&s, 3, &len)) && len == n);
+	CHECK_MEM_EQ(pkt, ref, n);
+	CHECK((pkt = svc_packet(&s, 4, &len)) && len == sizeof end_ev);
+	CHECK_MEM_EQ(pkt, end_ev, sizeof end_ev);
+	CHECK((pkt = svc_packet(&s, 5, &len)) && len == sizeof begin_ev);
+	CHECK_MEM_EQ(pkt, begin_ev, sizeof begin_ev);
+	n = slow_named_event(ref, sizeof ref, 1003, 2, "beta");
+	CHECK((pkt = svc_packet(&s, 6, &len)) && len == n);
+	CHECK_MEM_EQ(pkt, ref, n);
+	CHECK((pkt = svc_packet(&s, 7, &len)) && len == sizeof counter_ev);
+	CHECK_MEM_EQ(pkt, counter_ev, sizeof counter_ev);
+	n = slow_named_event(ref, sizeof ref, 1005, 1, "beta");
+	CHECK((pkt = svc_packet(&s, 11, &len)) && len == n);
+	CHECK_MEM_EQ(pkt, ref, n);
+
+	tracing_reassembler_release(&r);
+	tracing_te_free(te);
+	tracing_writer_free(tw);
+	tracing_commit_batch_release(&b);
+	svc_release(&s);
+	mem_smb_release(&m);
+}
+
 /* ---- hostile input ------------------------------------------------------ */
 
 TEST(tracing_reader_hostile)
