@@ -267,6 +267,7 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		case PKT_TRACK_EVENT_RANGE_OF_INTEREST:
 		case PKT_PERF_SAMPLE:
 		case PKT_MODULE_SYMBOLS:
+		case PKT_CPU_INFO:
 			if (f.wire == PB_WIRE_LEN) {
 				k.payload = f;
 				k.has_payload = true;
@@ -457,6 +458,9 @@ void proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts
 			   size_t n)
 {
 	switch (field) {
+	case PKT_CPU_INFO:
+		proto_cpu_info_parse(im, p, n);
+		break;
 	case PKT_SYSTEM_INFO:
 		proto_system_info(im, p, n);
 		break;

@@ -58,6 +58,7 @@ enum {
 	PKT_TRACK_DESCRIPTOR = 60,
 	PKT_MODULE_SYMBOLS = 61,
 	PKT_PERF_SAMPLE = 66,
+	PKT_CPU_INFO = 67,
 	PKT_SERVICE_EVENT = 69,
 	PKT_TRUSTED_PID = 79,
 	PKT_FIRST_PACKET_ON_SEQUENCE = 87,
@@ -390,6 +391,8 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 			     const uint8_t *p, size_t n);
 void proto_process_tree_parse(struct proto_importer *im, const uint8_t *p, size_t n);
 /* SysStats / ProcessStats at ts → counter tracks (system_probes.c). */
+/* CpuInfo: the cpu table's processor, cluster_id, capacity and args. */
+void proto_cpu_info_parse(struct proto_importer *im, const uint8_t *p, size_t n);
 void proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
 void proto_process_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
 /* Ftrace bundles (ftrace.c): tokenize pushes each event at its own ts;

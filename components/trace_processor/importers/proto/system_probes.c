@@ -28,6 +28,7 @@
 #include "proto_int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "protos.h"
@@ -325,4 +326,151 @@ void proto_process_stats_parse(struct proto_importer *im, int64_t ts, const uint
 	while (pb_next(&r, &f))
 		if (f.id == 1 && f.wire == PB_WIRE_LEN)
 			process_stats_process(im->tp, ts, f.data, f.len);
+}
+
+/* ---- CpuInfo (TracePacket field 67) ------------------------------------------- */
+
+/* Perfetto's kCpuInfoFeatures allowlist: bit i of Cpu.features is the
+ * cpu_features.<name> arg. */
+static const char *const cpu_feature_names[] = {"mte", "mte3"};
+
+struct cpu_desc {
+	struct pb_field cpu; /* the Cpu message */
+	uint32_t capacity, max_freq;
+	bool has_capacity, has_freq;
+};
+
+/* Cluster ids as Perfetto's SystemProbesParser: cpus of equal capacity (if
+ * every cpu has one), else of equal maximum frequency (if every cpu lists
+ * frequencies), share a cluster, numbered from the smallest; else 0. */
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void cpu_clusters(const struct cpu_desc *d, uint32_t n, uint32_t *cluster)
+{
+	bool caps = true, freqs = true;
+	for (uint32_t i = 0; i < n; i++) {
+		caps &= d[i].has_capacity;
+		freqs &= d[i].has_freq;
+	}
+	if (!caps && !freqs) {
+		memset(cluster, 0, n * sizeof *cluster);
+		return;
+	}
+	/* The cluster is the rank of the cpu's key among the distinct keys. */
+	uint32_t *keys = tb_calloc(n, sizeof *keys);
+	for (uint32_t i = 0; i < n; i++)
+		keys[i] = caps ? d[i].capacity : d[i].max_freq;
+	qsort(keys, n, sizeof *keys, cmp_u32);
+	uint32_t nkeys = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (!nkeys || keys[nkeys - 1] != keys[i])
+			keys[nkeys++] = keys[i];
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t key = caps ? d[i].capacity : d[i].max_freq;
+		uint32_t *at = bsearch(&key, keys, nkeys, sizeof *keys, cmp_u32);
+		cluster[i] = (uint32_t)(at - keys);
+	}
+	tb_free(keys);
+}
+
+static void cpu_args(struct proto_importer *im, uint32_t ucpu, const struct pb_field *cpu)
+{
+	static const char *const arm_keys[] = {NULL, "arm_cpu_implementer", "arm_cpu_architecture",
+					       "arm_cpu_variant", "arm_cpu_part",
+					       "arm_cpu_revision"};
+	struct tp *tp = im->tp;
+	struct tp_args_builder *b = &im->args;
+	struct pb_field f = {0}, a = {0};
+	uint64_t features = 0;
+	uint32_t k;
+	tp_args_begin(b);
+	if (pb_find_field(cpu->data, cpu->len, 4, &f) == 1 && f.wire == PB_WIRE_LEN) {
+		for (uint32_t id = 1; id <= 5; id++) {
+			uint64_t v = 0;
+			if (pb_find_field(f.data, f.len, id, &a) == 1 && a.wire == PB_WIRE_VARINT)
+				v = (uint32_t)a.val;
+			k = tp_intern_cstr(tp, arm_keys[id]);
+			tp_args_add_uint(b, k, k, v);
+		}
+	}
+	if (pb_find_field(cpu->data, cpu->len, 5, &f) == 1 && f.wire == PB_WIRE_VARINT)
+		features = f.val;
+	uint32_t nnamed = TB_ARRAY_SIZE(cpu_feature_names);
+	for (uint32_t i = 0; i < nnamed; i++) {
+		if (!(features & (1ull << i)))
+			continue;
+		char key[64];
+		snprintf(key, sizeof key, "cpu_features.%s", cpu_feature_names[i]);
+		k = tp_intern_cstr(tp, key);
+		tp_args_add_bool(b, k, k, true);
+	}
+	if (features) {
+		k = tp_intern_cstr(tp, "cpu_features.raw_bitmap");
+		tp_args_add_uint(b, k, k, features);
+	}
+	if (features >> nnamed)
+		tp_stat_inc(tp, TP_STAT_cpu_info_unknown_cpu_features);
+	uint32_t set = tp_args_commit(tp, b);
+	if (set != TP_NULL_U32)
+		tp->t.cpu.arg_set_id[ucpu] = set;
+}
+
+void proto_cpu_info_parse(struct proto_importer *im, const uint8_t *p, size_t n)
+{
+	struct tp *tp = im->tp;
+	VEC(struct cpu_desc) cpus = {0};
+	struct pb_reader r, cr;
+	struct pb_field f = {0}, c = {0};
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id != 1 || f.wire != PB_WIRE_LEN)
+			continue;
+		struct cpu_desc d = {.cpu = f};
+		pb_reader_init_field(&cr, &f);
+		while (pb_next(&cr, &c)) {
+			uint64_t v;
+			if (c.id == 3 && c.wire == PB_WIRE_VARINT) {
+				d.capacity = (uint32_t)c.val;
+				d.has_capacity = true;
+			} else if (c.id == 2 && c.wire == PB_WIRE_VARINT) {
+				d.max_freq = d.has_freq && d.max_freq > (uint32_t)c.val ? d.max_freq
+											 : (uint32_t)c.val;
+				d.has_freq = true;
+			} else if (c.id == 2 && c.wire == PB_WIRE_LEN) { /* packed */
+				struct pb_packed it;
+				pb_packed_init(&it, c.data, c.len, PB_WIRE_VARINT);
+				while (pb_packed_next(&it, &v)) {
+					if (!d.has_freq || (uint32_t)v > d.max_freq)
+						d.max_freq = (uint32_t)v;
+					d.has_freq = true;
+				}
+			}
+		}
+		vec_push(&cpus, d);
+	}
+	if (!cpus.len) {
+		tp_stat_inc(tp, TP_STAT_cpu_info_empty);
+		vec_release(&cpus);
+		return;
+	}
+	uint32_t *cluster = tb_calloc(cpus.len, sizeof *cluster);
+	cpu_clusters(cpus.data, (uint32_t)cpus.len, cluster);
+	struct tp_cpu_table *t = &tp->t.cpu;
+	for (uint32_t i = 0; i < cpus.len; i++) {
+		const struct pb_field *cpu = &cpus.data[i].cpu;
+		uint32_t ucpu = tp_cpu_for(tp, i);
+		if (pb_find_field(cpu->data, cpu->len, 1, &c) == 1 && c.wire == PB_WIRE_LEN &&
+		    c.len)
+			t->processor[ucpu] = tp_intern(tp, (const char *)c.data, c.len);
+		t->cluster_id[ucpu] = cluster[i];
+		if (cpus.data[i].has_capacity)
+			t->capacity[ucpu] = cpus.data[i].capacity;
+		cpu_args(im, ucpu, cpu);
+	}
+	tb_free(cluster);
+	vec_release(&cpus);
 }
