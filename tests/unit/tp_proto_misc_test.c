@@ -130,3 +130,65 @@ TEST(tp_proto_cpu_info)
 		     "cpu_info_empty|1;cpu_info_unknown_cpu_features|1");
 	tp_free(tp);
 }
+
+/* ---- SysStats cpuidle_state and disk_stat ------------------------------------- */
+
+static void disk(struct mt *t, const char *dev, uint64_t sectors, uint64_t ms, uint64_t flushes)
+{
+	unsigned d = pb_begin_nested(&t->w, 13);
+	pb_put_string(&t->w, 1, dev);
+	pb_put_uint64(&t->w, 2, sectors);     /* read */
+	pb_put_uint64(&t->w, 3, ms);
+	pb_put_uint64(&t->w, 4, sectors * 2); /* write */
+	pb_put_uint64(&t->w, 5, ms);
+	pb_put_uint64(&t->w, 8, flushes);
+	pb_end_nested(&t->w, d);
+}
+
+TEST(tp_proto_sys_stats_cpuidle_disk)
+{
+	struct mt t;
+	pb_writer_init_growable(&t.w);
+	for (uint64_t i = 0; i < 2; i++) {
+		mt_begin(&t, 1000 + i * 1000);
+		unsigned s = pb_begin_nested(&t.w, 7);
+		disk(&t, "sda", 2048 + i * 4096, 100 + i * 500, 3 + i * 4);
+		unsigned c = pb_begin_nested(&t.w, 16);
+		pb_put_uint32(&t.w, 1, 3);
+		unsigned e = pb_begin_nested(&t.w, 2);
+		pb_put_string(&t.w, 1, "C1");
+		pb_put_uint64(&t.w, 2, 40 + i);
+		pb_end_nested(&t.w, e);
+		pb_end_nested(&t.w, c);
+		pb_end_nested(&t.w, s);
+		pb_end_nested(&t.w, t.pkt);
+	}
+	struct tp *tp = mt_load(&t);
+	if (!tp)
+		return;
+	CHECK_STR_EQ(mt_rows(&t, tp,
+			     "select c.ts, t.name, t.type, t.unit, c.value, "
+			     "extract_arg(t.dimension_arg_set_id, 'cpu'), "
+			     "extract_arg(t.dimension_arg_set_id, 'state') from counter c "
+			     "join counter_track t on c.track_id = t.id where t.type = 'cpu_idle_state' "
+			     "order by c.ts"),
+		     "1000|cpuidle3.C1|cpu_idle_state|us|40.0|3|C1;"
+		     "2000|cpuidle3.C1|cpu_idle_state|us|41.0|3|C1");
+	/* The first sample of a disk only sets the baseline: 4096 sectors =
+	 * 2 MB read in 500 ms, 4 MB written, 4 flushes. */
+	CHECK_STR_EQ(mt_rows(&t, tp,
+			     "select c.ts, t.name, t.unit, c.value, "
+			     "extract_arg(t.dimension_arg_set_id, 'device_name'), "
+			     "extract_arg(t.dimension_arg_set_id, 'counter_name') from counter c "
+			     "join counter_track t on c.track_id = t.id where t.type = 'diskstat' "
+			     "order by t.name"),
+		     "2000|diskstat.[sda].discard_amount|MB|0.0|sda|discard_amount;"
+		     "2000|diskstat.[sda].discard_throughput|MB/s|0.0|sda|discard_throughput;"
+		     "2000|diskstat.[sda].flush_amount|count|4.0|sda|flush_amount;"
+		     "2000|diskstat.[sda].flush_time|ms|0.0|sda|flush_time;"
+		     "2000|diskstat.[sda].read_amount|MB|2.0|sda|read_amount;"
+		     "2000|diskstat.[sda].read_throughput|MB/s|4.0|sda|read_throughput;"
+		     "2000|diskstat.[sda].write_amount|MB|4.0|sda|write_amount;"
+		     "2000|diskstat.[sda].write_throughput|MB/s|8.0|sda|write_throughput");
+	tp_free(tp);
+}

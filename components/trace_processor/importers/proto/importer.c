@@ -137,6 +137,8 @@ static void proto_destroy(struct tp_importer *imp)
 	proto_ftrace_free(im);
 	proto_perf_free(im);
 	hmap_release(&im->ftrace_error_seqs);
+	hmap_release(&im->disk_by_name);
+	vec_release(&im->disks);
 	vec_release(&im->trace_config);
 	vec_release(&im->scratch);
 	tp_args_builder_release(&im->args);

@@ -359,6 +359,10 @@ struct proto_importer {
 	struct tp_args_builder args;
 	struct proto_ftrace *ftrace; /* ftrace.c state, NULL until used */
 	struct proto_perf *perf;     /* perf_sample.c state, NULL until used */
+	/* SysStats disk_stat: device name (pool id) -> index in disks, whose
+	 * previous cumulative values the next sample is a delta from. */
+	struct hmap disk_by_name;
+	VEC(struct proto_disk_prev { int64_t v[10]; }) disks;
 };
 
 static inline struct proto_seq *proto_seq_get(struct proto_importer *im, uint32_t id)

@@ -22,8 +22,11 @@
  *
  * Sub-messages are handled in Perfetto's order (all meminfo values, then
  * vmstat, ...) so counter rows of one packet come out in the same order.
- * Not yet imported: devfreq, cpufreq_khz, gpufreq_mhz, buddy_info,
- * disk_stat, slab_info, cgroup, ProcessStats fds.
+ *   diskstat          diskstat.[<dev>].<counter>   -      MB, MB/s, count, ms
+ *
+ * cpu_idle_state and diskstat tracks carry Perfetto's dimension args (cpu,
+ * state; device_name, counter_name). Not yet imported: devfreq,
+ * cpufreq_khz, gpufreq_mhz, buddy_info, slab_info, cgroup, ProcessStats fds.
  */
 #include "proto_int.h"
 
@@ -148,8 +151,33 @@ static const char *psi_key(uint64_t resource)
 	return resource < sizeof keys / sizeof keys[0] ? keys[resource] : NULL;
 }
 
-static void cpuidle(struct tp *tp, int64_t ts, const struct pb_field *f)
+/* Perfetto's dimension args of a blueprint track, set once when the track is
+ * new: (key, value) pairs, an int when str is NULL. */
+struct dim {
+	const char *key;
+	const char *str;
+	int64_t num;
+};
+
+static void track_dims(struct proto_importer *im, uint32_t track, const struct dim *d, size_t n)
 {
+	struct tp *tp = im->tp;
+	if (tp->t.track.dimension_arg_set_id[track] != TP_NULL_U32)
+		return;
+	tp_args_begin(&im->args);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t k = tp_intern_cstr(tp, d[i].key);
+		if (d[i].str)
+			tp_args_add_string(&im->args, k, k, tp_intern_cstr(tp, d[i].str));
+		else
+			tp_args_add_int(&im->args, k, k, d[i].num);
+	}
+	tp->t.track.dimension_arg_set_id[track] = tp_args_commit(tp, &im->args);
+}
+
+static void cpuidle(struct proto_importer *im, int64_t ts, const struct pb_field *f)
+{
+	struct tp *tp = im->tp;
 	struct pb_field c = {0};
 	uint32_t cpu = 0;
 	if (pb_find_field(f->data, f->len, 1, &c) == 1 && c.wire == PB_WIRE_VARINT)
@@ -160,19 +188,79 @@ static void cpuidle(struct tp *tp, int64_t ts, const struct pb_field *f)
 		if (c.id != 2 || c.wire != PB_WIRE_LEN)
 			continue;
 		struct pb_field s = {0}, d = {0};
-		const char *state = "";
-		int state_len = 0;
-		if (pb_find_field(c.data, c.len, 1, &s) == 1 && s.wire == PB_WIRE_LEN) {
-			state = (const char *)s.data;
-			state_len = s.len > 256 ? 256 : (int)s.len;
-		}
+		char state[257] = "";
+		if (pb_find_field(c.data, c.len, 1, &s) == 1 && s.wire == PB_WIRE_LEN)
+			snprintf(state, sizeof state, "%.*s", s.len > 256 ? 256 : (int)s.len,
+				 (const char *)s.data);
 		uint64_t us = 0;
 		if (pb_find_field(c.data, c.len, 2, &d) == 1 && d.wire == PB_WIRE_VARINT)
 			us = d.val;
 		char name[300];
-		snprintf(name, sizeof name, "cpuidle%u.%.*s", cpu, state_len, state);
-		push(tp, ts, counter_track(tp, "cpu_idle_state", name, -1, cpu, 0, "us"),
-		     (double)us);
+		snprintf(name, sizeof name, "cpuidle%u.%s", cpu, state);
+		uint32_t track = counter_track(tp, "cpu_idle_state", name, -1, cpu, 0, "us");
+		track_dims(im, track, (struct dim[]){{"cpu", NULL, cpu}, {"state", state, 0}}, 2);
+		push(tp, ts, track, (double)us);
+	}
+}
+
+/* A DiskStat: from a device's second sample on, the change since the
+ * previous one as Perfetto's ParseDiskStats (MB from 512-byte sectors,
+ * MB/s over the time the kernel spent on them). */
+static void disk_stat(struct proto_importer *im, int64_t ts, const struct pb_field *f)
+{
+	static const struct {
+		const char *name, *unit;
+	} counters[] = {
+		{"read_amount", "MB"},	     {"read_throughput", "MB/s"},
+		{"write_amount", "MB"},	     {"write_throughput", "MB/s"},
+		{"discard_amount", "MB"},    {"discard_throughput", "MB/s"},
+		{"flush_amount", "count"},   {"flush_time", "ms"},
+	};
+	struct tp *tp = im->tp;
+	struct pb_reader r;
+	struct pb_field c = {0};
+	struct proto_disk_prev cur = {{0}};
+	uint32_t dev = tp_intern(tp, "", 0);
+	pb_reader_init_field(&r, f);
+	while (pb_next(&r, &c)) {
+		if (c.id == 1 && c.wire == PB_WIRE_LEN)
+			dev = tp_intern(tp, (const char *)c.data, c.len);
+		else if (c.id >= 2 && c.id <= 9 && c.wire == PB_WIRE_VARINT)
+			cur.v[c.id] = (int64_t)c.val;
+	}
+	bool is_new;
+	uint64_t *slot = hmap_upsert(&im->disk_by_name, dev, &is_new);
+	if (is_new) {
+		*slot = im->disks.len;
+		vec_push(&im->disks, cur);
+		return;
+	}
+	struct proto_disk_prev *prev = &im->disks.data[*slot];
+	int64_t dv[10];
+	for (int i = 2; i <= 9; i++)
+		dv[i] = cur.v[i] - prev->v[i];
+	*prev = cur;
+	/* sectors (fields 2, 4, 6) over their times (3, 5, 7) */
+	double v[8];
+	for (int i = 0; i < 3; i++) {
+		double mb = (double)dv[2 + 2 * i] / 2048.0;
+		int64_t ms = dv[3 + 2 * i];
+		v[2 * i] = mb;
+		v[2 * i + 1] = ms == 0 ? 0 : mb * 1000.0 / (double)ms;
+	}
+	v[6] = (double)dv[8];
+	v[7] = (double)dv[9];
+	const char *dname = tp_str(tp, dev);
+	if (!dname)
+		dname = "";
+	for (size_t i = 0; i < TB_ARRAY_SIZE(counters); i++) {
+		char name[320];
+		snprintf(name, sizeof name, "diskstat.[%.256s].%s", dname, counters[i].name);
+		uint32_t track = counter_track(tp, "diskstat", name, -1, -1, 0, counters[i].unit);
+		track_dims(im, track,
+			   (struct dim[]){{"device_name", dname, 0}, {"counter_name", counters[i].name, 0}},
+			   2);
+		push(tp, ts, track, v[i]);
 	}
 }
 
@@ -229,6 +317,10 @@ void proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t 
 			push(tp, ts, counter_track(tp, totals[i].name, totals[i].name, -1, -1, 0, NULL),
 			     (double)f.val);
 	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f))
+		if (f.id == 13 && f.wire == PB_WIRE_LEN)
+			disk_stat(im, ts, &f);
+	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
 		if (f.id != 14 || f.wire != PB_WIRE_LEN)
 			continue;
@@ -257,7 +349,7 @@ void proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t 
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f))
 		if (f.id == 16 && f.wire == PB_WIRE_LEN)
-			cpuidle(tp, ts, &f);
+			cpuidle(im, ts, &f);
 }
 
 /* ProcessStats.Process field -> "mem.<key>" (GetProcessMemoryKey) or
