@@ -192,3 +192,146 @@ TEST(tp_proto_sys_stats_cpuidle_disk)
 		     "2000|diskstat.[sda].write_throughput|MB/s|8.0|sda|write_throughput");
 	tp_free(tp);
 }
+
+/* ---- triggers, Chrome metadata, display state, session events (misc_packets.c) */
+
+static void trigger(struct mt *t, uint64_t ts, uint32_t field, const char *name, int uid)
+{
+	mt_begin(t, ts);
+	unsigned m = pb_begin_nested(&t->w, field);
+	pb_put_string(&t->w, 1, name);
+	pb_put_string(&t->w, 2, "producer");
+	pb_put_int32(&t->w, 3, uid);
+	pb_end_nested(&t->w, m);
+	pb_end_nested(&t->w, t->pkt);
+}
+
+TEST(tp_proto_triggers)
+{
+	struct mt t;
+	pb_writer_init_growable(&t.w);
+	/* In timestamp order: trigger "b" (the trace's, until), clone "c"
+	 * (wins), trigger "a", clone "d" (too late). */
+	trigger(&t, 300, 46, "a", 1);
+	trigger(&t, 100, 46, "b", -2);
+	trigger(&t, 200, 113, "c", 3);
+	trigger(&t, 400, 113, "d", 4);
+	mt_begin(&t, 500);
+	unsigned m = pb_begin_nested(&t.w, 109);
+	pb_put_fixed32(&t.w, 2, 0xdeadbeef);
+	pb_end_nested(&t.w, m);
+	pb_end_nested(&t.w, t.pkt);
+	struct tp *tp = mt_load(&t);
+	if (!tp)
+		return;
+	CHECK_STR_EQ(mt_rows(&t, tp,
+			     "select s.ts, s.dur, s.name, t.name, t.type, "
+			     "extract_arg(s.arg_set_id, 'producer_name'), "
+			     "extract_arg(s.arg_set_id, 'trusted_producer_uid'), "
+			     "extract_arg(s.arg_set_id, 'chrome_trigger.name_hash') "
+			     "from slice s join track t on s.track_id = t.id order by s.ts"),
+		     "100|0|b|Trace Triggers|triggers|producer|-2|NULL;"
+		     "200|0|c|Trace Triggers|triggers|producer|3|NULL;"
+		     "300|0|a|Trace Triggers|triggers|producer|1|NULL;"
+		     "400|0|d|Trace Triggers|triggers|producer|4|NULL;"
+		     "500|0|chrome_trigger|Trace Triggers|triggers|NULL|NULL|3735928559");
+	CHECK_STR_EQ(mt_rows(&t, tp,
+			     "select name, int_value, str_value from metadata where name in "
+			     "('trace_trigger', 'cr-triggered_rule_name_hash') order by name"),
+		     "cr-triggered_rule_name_hash|3735928559|NULL;trace_trigger|NULL|c");
+	CHECK_STR_EQ(mt_rows(&t, tp,
+			     "select value from stats where name = 'traced_clone_trigger_timestamp_ns'"),
+		     "200");
+	tp_free(tp);
+}
+
+TEST(tp_proto_chrome_metadata)
+{
+	struct mt t;
+	pb_writer_init_growable(&t.w);
+	for (int i = 0; i < 2; i++) {
+		mt_begin(&t, 10);
+		unsigned m = pb_begin_nested(&t.w, 51);
+		if (i == 0) {
+			unsigned b = pb_begin_nested(&t.w, 1);
+			pb_put_fixed32(&t.w, 3, 7);
+			pb_end_nested(&t.w, b);
+		}
+		pb_put_int32(&t.w, 2, 100 + i);
+		for (uint32_t k = 1; k <= 3; k++) {
+			unsigned h = pb_begin_nested(&t.w, 4);
+			pb_put_uint32(&t.w, 1, k);
+			pb_put_uint32(&t.w, 2, k * 10);
+			pb_end_nested(&t.w, h);
+		}
+		pb_put_string(&t.w, 8, "Linux");
+		pb_end_nested(&t.w, m);
+		pb_end_nested(&t.w, t.pkt);
+	}
+	struct tp *tp = mt_load(&t);
+	if (!tp)
+		return;
+	/* The background tracing metadata {3: fixed32 7} is 1d 07 00 00 00. */
+	CHECK_STR_EQ(mt_rows(&t, tp,
+			     "select name, key_type, int_value, replace(str_value, char(10), '/') "
+			     "from metadata where name like 'cr-%' order by name"),
+		     "cr-a-field_trial_hashes|single|NULL|{ name: 1, group: 10 } "
+		     "{ name: 2, group: 20 } /{ name: 3, group: 30 } ;"
+		     "cr-a-os-name|single|NULL|Linux;cr-a-playstore_version_code|single|100|NULL;"
+		     "cr-b-field_trial_hashes|single|NULL|{ name: 1, group: 10 } "
+		     "{ name: 2, group: 20 } /{ name: 3, group: 30 } ;"
+		     "cr-b-os-name|single|NULL|Linux;cr-b-playstore_version_code|single|101|NULL;"
+		     "cr-background_tracing_metadata|single|NULL|HQcAAAA=;"
+		     "cr-scenario_name_hash|single|7|NULL");
+	tp_free(tp);
+}
+
+static void session(struct mt *t, uint64_t ts, uint32_t state, const char *name, uint64_t id)
+{
+	mt_begin(t, ts);
+	unsigned m = pb_begin_nested(&t->w, 134);
+	pb_put_uint32(&t->w, 1, state);
+	if (name)
+		pb_put_string(&t->w, 2, name);
+	pb_put_uint64(&t->w, 3, id);
+	pb_put_int32(&t->w, 4, 1000);
+	pb_put_uint32(&t->w, 5, 2);
+	pb_end_nested(&t->w, m);
+	pb_end_nested(&t->w, t->pkt);
+}
+
+TEST(tp_proto_display_state_and_sessions)
+{
+	struct mt t;
+	pb_writer_init_growable(&t.w);
+	mt_begin(&t, 5);
+	unsigned m = pb_begin_nested(&t.w, 70);
+	pb_put_int32(&t.w, 1, 2);
+	pb_end_nested(&t.w, m);
+	pb_end_nested(&t.w, t.pkt);
+	session(&t, 10, 2, NULL, 4);        /* CONFIGURED, unnamed */
+	session(&t, 20, 3, "renamed", 4);   /* STARTED: the first name stays */
+	session(&t, 25, 5, "snap", 9);      /* CLONED_READ_ONLY */
+	session(&t, 30, 1, NULL, 4);        /* DISABLED: a marker */
+	session(&t, 40, 0, "x", 4);         /* unspecified: skipped */
+	struct tp *tp = mt_load(&t);
+	if (!tp)
+		return;
+	CHECK_STR_EQ(mt_rows(&t, tp,
+			     "select c.ts, c.value, t.name, t.type from counter c "
+			     "join counter_track t on c.track_id = t.id"),
+		     "5|2.0|ScreenState|screen_state");
+	CHECK_STR_EQ(mt_rows(&t, tp,
+			     "select t.name, extract_arg(t.dimension_arg_set_id, 'session_id'), s.ts, "
+			     "s.dur, s.value, extract_arg(s.arg_set_id, 'consumer_uid'), "
+			     "extract_arg(s.arg_set_id, 'num_data_sources') from state s "
+			     "join track t on s.track_id = t.id "
+			     "where t.type = 'concurrent_tracing_sessions' order by t.name, s.ts"),
+		     "Session 4|4|10|10|CONFIGURED|1000|2;Session 4|4|20|10|STARTED|1000|2;"
+		     "Session 4|4|30|0|DISABLED|1000|2;snap (clone)|9|25|-1|CLONED_READ_ONLY|1000|2");
+	CHECK_STR_EQ(mt_rows(&t, tp,
+			     "select value from stats where name = "
+			     "'concurrent_session_event_unknown_state'"),
+		     "1");
+	tp_free(tp);
+}

@@ -268,6 +268,12 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		case PKT_PERF_SAMPLE:
 		case PKT_MODULE_SYMBOLS:
 		case PKT_CPU_INFO:
+		case PKT_TRIGGER:
+		case PKT_CHROME_METADATA:
+		case PKT_INITIAL_DISPLAY_STATE:
+		case PKT_CHROME_TRIGGER:
+		case PKT_CLONE_SNAPSHOT_TRIGGER:
+		case PKT_CONCURRENT_SESSION_EVENT:
 			if (f.wire == PB_WIRE_LEN) {
 				k.payload = f;
 				k.has_payload = true;
@@ -390,6 +396,21 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		/* At the latest timestamp so far: after the frames it names. */
 		proto_push(im, ts, EV_MODULE_SYMBOLS, NULL, seq, pp, pn);
 		break;
+	case PKT_TRIGGER:
+		proto_push(im, ts, EV_TRIGGER, NULL, seq, pp, pn);
+		break;
+	case PKT_CLONE_SNAPSHOT_TRIGGER:
+		proto_push(im, ts, EV_CLONE_SNAPSHOT_TRIGGER, NULL, seq, pp, pn);
+		break;
+	case PKT_CHROME_TRIGGER:
+		proto_push(im, ts, EV_CHROME_TRIGGER, NULL, seq, pp, pn);
+		break;
+	case PKT_INITIAL_DISPLAY_STATE:
+		proto_push(im, ts, EV_INITIAL_DISPLAY_STATE, NULL, seq, pp, pn);
+		break;
+	case PKT_CONCURRENT_SESSION_EVENT:
+		proto_push(im, ts, EV_SESSION_EVENT, NULL, seq, pp, pn);
+		break;
 	default:
 		proto_metadata_packet(im, k.payload.id, ts, pp, pn);
 		break;
@@ -460,6 +481,9 @@ void proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts
 	switch (field) {
 	case PKT_CPU_INFO:
 		proto_cpu_info_parse(im, p, n);
+		break;
+	case PKT_CHROME_METADATA:
+		proto_chrome_metadata(im, p, n);
 		break;
 	case PKT_SYSTEM_INFO:
 		proto_system_info(im, p, n);

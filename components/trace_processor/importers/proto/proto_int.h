@@ -59,6 +59,12 @@ enum {
 	PKT_MODULE_SYMBOLS = 61,
 	PKT_PERF_SAMPLE = 66,
 	PKT_CPU_INFO = 67,
+	PKT_TRIGGER = 46,
+	PKT_CHROME_METADATA = 51,
+	PKT_INITIAL_DISPLAY_STATE = 70,
+	PKT_CHROME_TRIGGER = 109,
+	PKT_CLONE_SNAPSHOT_TRIGGER = 113,
+	PKT_CONCURRENT_SESSION_EVENT = 134,
 	PKT_SERVICE_EVENT = 69,
 	PKT_TRUSTED_PID = 79,
 	PKT_FIRST_PACKET_ON_SEQUENCE = 87,
@@ -268,6 +274,11 @@ enum proto_ev_kind {
 	EV_FTRACE_COMPACT_WAKING,
 	EV_PERF_SAMPLE,
 	EV_MODULE_SYMBOLS,
+	EV_TRIGGER,
+	EV_CLONE_SNAPSHOT_TRIGGER,
+	EV_CHROME_TRIGGER,
+	EV_INITIAL_DISPLAY_STATE,
+	EV_SESSION_EVENT,
 };
 
 /* The sorter record of a plain TrackEvent (SLICE_BEGIN/END/INSTANT with
@@ -362,6 +373,10 @@ struct proto_importer {
 	/* SysStats disk_stat: device name (pool id) -> index in disks, whose
 	 * previous cumulative values the next sample is a delta from. */
 	struct hmap disk_by_name;
+	/* misc_packets.c: where trace_trigger came from (0 none, 1 a trigger,
+	 * 2 a clone-snapshot trigger); ChromeMetadata packets seen */
+	int trigger_kind;
+	uint32_t chrome_metadata_count;
 	VEC(struct proto_disk_prev { int64_t v[10]; }) disks;
 };
 
@@ -395,6 +410,15 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 			     const uint8_t *p, size_t n);
 void proto_process_tree_parse(struct proto_importer *im, const uint8_t *p, size_t n);
 /* SysStats / ProcessStats at ts → counter tracks (system_probes.c). */
+/* misc_packets.c: triggers, Chrome metadata, the initial display state,
+ * tracing session events. */
+void proto_trigger_parse(struct proto_importer *im, int64_t ts, bool clone, const uint8_t *p,
+			 size_t n);
+void proto_chrome_trigger_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
+void proto_chrome_metadata(struct proto_importer *im, const uint8_t *p, size_t n);
+void proto_initial_display_state_parse(struct proto_importer *im, int64_t ts, const uint8_t *p,
+				       size_t n);
+void proto_session_event_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
 /* CpuInfo: the cpu table's processor, cluster_id, capacity and args. */
 void proto_cpu_info_parse(struct proto_importer *im, const uint8_t *p, size_t n);
 void proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
