@@ -335,3 +335,75 @@ TEST(tp_proto_display_state_and_sessions)
 		     "1");
 	tp_free(tp);
 }
+
+/* ---- ftrace_misc.c and gpufreq ------------------------------------------------- */
+
+/* One ftrace event of thread pid: body field id with (varint id, value)
+ * pairs and an optional string field. */
+static void ft_event(struct mt *t, uint64_t ts, int pid, uint32_t id, const uint64_t *kv,
+		     size_t nkv, uint32_t str_id, const char *str)
+{
+	mt_begin(t, 0);
+	unsigned b = pb_begin_nested(&t->w, 1);
+	pb_put_uint32(&t->w, 1, 0);
+	unsigned e = pb_begin_nested(&t->w, 2);
+	pb_put_uint64(&t->w, 1, ts);
+	pb_put_uint32(&t->w, 2, (uint32_t)pid);
+	unsigned m = pb_begin_nested(&t->w, id);
+	for (size_t i = 0; i + 1 < nkv; i += 2)
+		pb_put_uint64(&t->w, (uint32_t)kv[i], kv[i + 1]);
+	if (str)
+		pb_put_string(&t->w, str_id, str);
+	pb_end_nested(&t->w, m);
+	pb_end_nested(&t->w, e);
+	pb_end_nested(&t->w, b);
+	pb_end_nested(&t->w, t->pkt);
+}
+
+TEST(tp_proto_ftrace_misc_events)
+{
+	struct mt t;
+	pb_writer_init_growable(&t.w);
+	/* mdss tracing_mark_write begin/end on thread 50 of process 40 */
+	ft_event(&t, 100, 50, 80, (uint64_t[]){1, 40, 3, 1}, 4, 2, "mdss");
+	ft_event(&t, 150, 50, 80, (uint64_t[]){1, 40, 3, 0}, 4, 2, "mdss");
+	ft_event(&t, 160, 50, 80, (uint64_t[]){1, 40}, 2, 2, "no begin"); /* parse failure */
+	/* g2d counter of process 40 from thread 7; dpu instant: tgid ignored */
+	ft_event(&t, 200, 7, 349, (uint64_t[]){1, 40, 5, 'C', 6, 3}, 6, 4, "g2d_frame");
+	ft_event(&t, 210, 50, 348, (uint64_t[]){1, 40, 5, 'I', 6, 0}, 6, 4, "dpu_i");
+	ft_event(&t, 220, 50, 348, (uint64_t[]){1, 40, 5, 'X'}, 4, 4, "bad"); /* failure */
+	/* ion: 4096 bytes more on thread 50, 8192 in all */
+	ft_event(&t, 300, 50, 335, (uint64_t[]){1, 9, 2, 4096, 3, 8192}, 6, 0, NULL);
+	/* the oom killer picks thread 50 */
+	ft_event(&t, 400, 1, 334, (uint64_t[]){1, 50}, 2, 0, NULL);
+	/* gpufreq, twice in one SysStats */
+	mt_begin(&t, 500);
+	unsigned s = pb_begin_nested(&t.w, 7);
+	pb_put_uint64(&t.w, 17, 300);
+	pb_put_uint64(&t.w, 17, 350);
+	pb_end_nested(&t.w, s);
+	pb_end_nested(&t.w, t.pkt);
+	struct tp *tp = mt_load(&t);
+	if (!tp)
+		return;
+	CHECK_STR_EQ(mt_rows(&t, tp,
+			     "select s.ts, s.dur, s.name, th.tid, p.pid from slice s "
+			     "join thread_track tt on s.track_id = tt.id join thread th using (utid) "
+			     "left join process p using (upid) order by s.ts"),
+		     "100|50|mdss|50|40;210|0|dpu_i|50|40;400|0|mem.oom_kill|50|40");
+	CHECK_STR_EQ(mt_rows(&t, tp,
+			     "select c.ts, t.name, t.type, c.value, "
+			     "(select pid from process p where p.upid = t.upid), "
+			     "(select tid from thread h where h.utid = t.utid) from counter c "
+			     "join __intrinsic_track t on c.track_id = t.id order by c.ts, t.name"),
+		     "200|g2d_frame|atrace_counter|3.0|40|NULL;300|mem.ion|ion|8192.0|NULL|NULL;"
+		     "300|mem.ion_change|ion_change|4096.0|NULL|50;"
+		     "500|gpufreq|gpu_frequency|300.0|NULL|NULL;500|gpufreq|gpu_frequency|350.0|NULL|NULL");
+	CHECK_STR_EQ(mt_rows(&t, tp,
+			     "select name, count(*) from ftrace_event group by name order by name"),
+		     "dpu_tracing_mark_write|2;g2d_tracing_mark_write|1;ion_stat|1;mark_victim|1;"
+		     "tracing_mark_write|3");
+	CHECK_STR_EQ(mt_rows(&t, tp, "select value from stats where name = 'systrace_parse_failure'"),
+		     "2");
+	tp_free(tp);
+}

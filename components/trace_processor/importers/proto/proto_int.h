@@ -431,6 +431,11 @@ void proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct prot
 			const uint8_t *p, size_t n);
 void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const void *payload);
 void proto_ftrace_free(struct proto_importer *im);
+/* ftrace_misc.c: the name of a typed ftrace event it handles (NULL if it
+ * does not), and its parse-time import; model is ftrace.c's. */
+const char *proto_ftrace_misc_name(uint32_t id);
+void proto_ftrace_misc_parse(struct proto_importer *im, struct tp_ftrace *model, int64_t ts,
+			     int64_t pid, uint32_t id, const uint8_t *p, size_t n);
 /* PerfSample (perf_sample.c): a perf_sample row, its callstack resolved
  * through the event's generation into stack_profile_* rows. */
 void proto_perf_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,

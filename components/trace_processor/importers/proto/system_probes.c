@@ -23,10 +23,11 @@
  * Sub-messages are handled in Perfetto's order (all meminfo values, then
  * vmstat, ...) so counter rows of one packet come out in the same order.
  *   diskstat          diskstat.[<dev>].<counter>   -      MB, MB/s, count, ms
+ *   gpu_frequency     gpufreq                      -      kHz    MHz (sic)
  *
  * cpu_idle_state and diskstat tracks carry Perfetto's dimension args (cpu,
  * state; device_name, counter_name). Not yet imported: devfreq,
- * cpufreq_khz, gpufreq_mhz, buddy_info, slab_info, cgroup, ProcessStats fds.
+ * cpufreq_khz, buddy_info, slab_info, cgroup, ProcessStats fds.
  */
 #include "proto_int.h"
 
@@ -350,6 +351,27 @@ void proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t 
 	while (pb_next(&r, &f))
 		if (f.id == 16 && f.wire == PB_WIRE_LEN)
 			cpuidle(im, ts, &f);
+	/* gpufreq_mhz (packed or not): gpu 0's frequency; Perfetto's track says
+	 * kHz. */
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id != 17)
+			continue;
+		struct pb_packed it;
+		uint64_t v = f.val;
+		bool packed = f.wire == PB_WIRE_LEN;
+		if (packed)
+			pb_packed_init(&it, f.data, f.len, PB_WIRE_VARINT);
+		else if (f.wire != PB_WIRE_VARINT)
+			continue;
+		while (!packed || pb_packed_next(&it, &v)) {
+			uint32_t track = counter_track(tp, "gpu_frequency", "gpufreq", -1, -1, 0, "kHz");
+			track_dims(im, track, (struct dim[]){{"ugpu", NULL, 0}, {"gpu", NULL, 0}}, 2);
+			push(tp, ts, track, (double)v);
+			if (!packed)
+				break;
+		}
+	}
 }
 
 /* ProcessStats.Process field -> "mem.<key>" (GetProcessMemoryKey) or
