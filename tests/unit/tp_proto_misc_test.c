@@ -27,6 +27,13 @@ static void mt_begin(struct mt *t, uint64_t ts)
 		pb_put_uint64(&t->w, 8, ts);
 }
 
+/* Close message m and the packet around it. */
+static void mt_end(struct mt *t, unsigned m)
+{
+	pb_end_nested(&t->w, m);
+	pb_end_nested(&t->w, t->pkt);
+}
+
 /* Load the trace built so far; NULL (reported) if it does not load. */
 static struct tp *mt_load(struct mt *t)
 {
@@ -103,8 +110,7 @@ TEST(tp_proto_cpu_info)
 	cpu_msg(&t, "big", 2000, -1, 0, 0);
 	cpu_msg(&t, "little", 1000, 512, 1, 0);
 	cpu_msg(&t, "", 2000, 1024, (1ull << 40) | 2, 3336);
-	pb_end_nested(&t.w, ci);
-	pb_end_nested(&t.w, t.pkt);
+	mt_end(&t, ci);
 	/* An empty CpuInfo is an error stat. */
 	mt_begin(&t, 0);
 	pb_put_bytes(&t.w, 67, "", 0);
@@ -160,8 +166,7 @@ TEST(tp_proto_sys_stats_cpuidle_disk)
 		pb_put_uint64(&t.w, 2, 40 + i);
 		pb_end_nested(&t.w, e);
 		pb_end_nested(&t.w, c);
-		pb_end_nested(&t.w, s);
-		pb_end_nested(&t.w, t.pkt);
+		mt_end(&t, s);
 	}
 	struct tp *tp = mt_load(&t);
 	if (!tp)
@@ -202,8 +207,7 @@ static void trigger(struct mt *t, uint64_t ts, uint32_t field, const char *name,
 	pb_put_string(&t->w, 1, name);
 	pb_put_string(&t->w, 2, "producer");
 	pb_put_int32(&t->w, 3, uid);
-	pb_end_nested(&t->w, m);
-	pb_end_nested(&t->w, t->pkt);
+	mt_end(t, m);
 }
 
 TEST(tp_proto_triggers)
@@ -219,8 +223,7 @@ TEST(tp_proto_triggers)
 	mt_begin(&t, 500);
 	unsigned m = pb_begin_nested(&t.w, 109);
 	pb_put_fixed32(&t.w, 2, 0xdeadbeef);
-	pb_end_nested(&t.w, m);
-	pb_end_nested(&t.w, t.pkt);
+	mt_end(&t, m);
 	struct tp *tp = mt_load(&t);
 	if (!tp)
 		return;
@@ -265,8 +268,7 @@ TEST(tp_proto_chrome_metadata)
 			pb_end_nested(&t.w, h);
 		}
 		pb_put_string(&t.w, 8, "Linux");
-		pb_end_nested(&t.w, m);
-		pb_end_nested(&t.w, t.pkt);
+		mt_end(&t, m);
 	}
 	struct tp *tp = mt_load(&t);
 	if (!tp)
@@ -296,8 +298,7 @@ static void session(struct mt *t, uint64_t ts, uint32_t state, const char *name,
 	pb_put_uint64(&t->w, 3, id);
 	pb_put_int32(&t->w, 4, 1000);
 	pb_put_uint32(&t->w, 5, 2);
-	pb_end_nested(&t->w, m);
-	pb_end_nested(&t->w, t->pkt);
+	mt_end(t, m);
 }
 
 TEST(tp_proto_display_state_and_sessions)
@@ -307,8 +308,7 @@ TEST(tp_proto_display_state_and_sessions)
 	mt_begin(&t, 5);
 	unsigned m = pb_begin_nested(&t.w, 70);
 	pb_put_int32(&t.w, 1, 2);
-	pb_end_nested(&t.w, m);
-	pb_end_nested(&t.w, t.pkt);
+	mt_end(&t, m);
 	session(&t, 10, 2, NULL, 4);        /* CONFIGURED, unnamed */
 	session(&t, 20, 3, "renamed", 4);   /* STARTED: the first name stays */
 	session(&t, 25, 5, "snap", 9);      /* CLONED_READ_ONLY */
@@ -356,8 +356,7 @@ static void ft_event(struct mt *t, uint64_t ts, int pid, uint32_t id, const uint
 		pb_put_string(&t->w, str_id, str);
 	pb_end_nested(&t->w, m);
 	pb_end_nested(&t->w, e);
-	pb_end_nested(&t->w, b);
-	pb_end_nested(&t->w, t->pkt);
+	mt_end(t, b);
 }
 
 TEST(tp_proto_ftrace_misc_events)
@@ -381,8 +380,7 @@ TEST(tp_proto_ftrace_misc_events)
 	unsigned s = pb_begin_nested(&t.w, 7);
 	pb_put_uint64(&t.w, 17, 300);
 	pb_put_uint64(&t.w, 17, 350);
-	pb_end_nested(&t.w, s);
-	pb_end_nested(&t.w, t.pkt);
+	mt_end(&t, s);
 	struct tp *tp = mt_load(&t);
 	if (!tp)
 		return;

@@ -201,6 +201,23 @@ static bool fast_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 	return true;
 }
 
+/* The sorter event of a packet misc_packets.c parses. */
+static enum proto_ev_kind misc_kind(uint32_t field)
+{
+	switch (field) {
+	case PKT_TRIGGER:
+		return EV_TRIGGER;
+	case PKT_CLONE_SNAPSHOT_TRIGGER:
+		return EV_CLONE_SNAPSHOT_TRIGGER;
+	case PKT_CHROME_TRIGGER:
+		return EV_CHROME_TRIGGER;
+	case PKT_INITIAL_DISPLAY_STATE:
+		return EV_INITIAL_DISPLAY_STATE;
+	default:
+		return EV_SESSION_EVENT;
+	}
+}
+
 void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 {
 	if (fast_packet(im, p, n))
@@ -397,19 +414,11 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		proto_push(im, ts, EV_MODULE_SYMBOLS, NULL, seq, pp, pn);
 		break;
 	case PKT_TRIGGER:
-		proto_push(im, ts, EV_TRIGGER, NULL, seq, pp, pn);
-		break;
 	case PKT_CLONE_SNAPSHOT_TRIGGER:
-		proto_push(im, ts, EV_CLONE_SNAPSHOT_TRIGGER, NULL, seq, pp, pn);
-		break;
 	case PKT_CHROME_TRIGGER:
-		proto_push(im, ts, EV_CHROME_TRIGGER, NULL, seq, pp, pn);
-		break;
 	case PKT_INITIAL_DISPLAY_STATE:
-		proto_push(im, ts, EV_INITIAL_DISPLAY_STATE, NULL, seq, pp, pn);
-		break;
 	case PKT_CONCURRENT_SESSION_EVENT:
-		proto_push(im, ts, EV_SESSION_EVENT, NULL, seq, pp, pn);
+		proto_push(im, ts, misc_kind(k.payload.id), NULL, seq, pp, pn);
 		break;
 	default:
 		proto_metadata_packet(im, k.payload.id, ts, pp, pn);
