@@ -444,6 +444,10 @@ void tp_tables_release(struct tp_tables *tables);
 	X(compressed_packets_failure, "error", "trace", "A compressed_packets payload did not inflate.") \
 	X(track_event_invalid_timestamp, "error", "analysis", "A TrackEvent resolved to a negative timestamp and was dropped.") \
 	X(invalid_trace_packet, "error", "trace", "A packet was malformed.") \
+	X(cpu_info_unknown_cpu_features, "info", "analysis", "CpuInfo had cpu feature bits this version does not name; the whole bitmap is the cpu's cpu_features.raw_bitmap arg.") \
+	X(traced_clone_trigger_timestamp_ns, "info", "trace", "When the trigger of the clone-snapshot operation that made this trace was received.") \
+	X(concurrent_session_event_unknown_state, "error", "analysis", "A ConcurrentSessionEvent had an unspecified or unknown state (a newer tracing service?); it was skipped.") \
+	X(cpu_info_empty, "error", "analysis", "A CpuInfo packet listed no cpus (/proc/cpuinfo unreadable where the trace was recorded); the cpu table lacks their details.") \
 	X(gzip_failure, "error", "trace", "The gzip stream was corrupt or truncated.") \
 	X(perf_text_importer_sample_line_error, "error", "trace", "A perf script text line could not be parsed as a sample or a frame.") \
 	X(compact_sched_switch_skipped, "info", "analysis", "The first compact sched_switch of a cpu, whose prev task is unknown, was skipped.") \
@@ -747,6 +751,12 @@ bool tp_slice_would_overlap(struct tp *tp, uint32_t track, int64_t ts, int64_t d
 uint32_t tp_slice_innermost(struct tp *tp, uint32_t track, int64_t ts);
 /* Add args to an existing slice (merging with its set). */
 void tp_slice_add_args(struct tp *tp, uint32_t slice, uint32_t arg_set_id);
+
+/* ---- cpus (model/storage.c) ------------------------------------------------ */
+
+/* The cpu table row (ucpu) of cpu on the host machine (machine_id 0),
+ * created when first asked for. */
+uint32_t tp_cpu_for(struct tp *tp, uint32_t cpu);
 
 /* ---- counters, flows, metadata ---------------------------------------------- */
 

@@ -58,10 +58,8 @@ struct tp_ftrace_cpu *tp_ftrace_cpu(struct tp *tp, struct tp_ftrace *f, uint32_t
 		}
 	}
 	struct tp_ftrace_cpu *c = &f->cpus.data[cpu];
-	if (c->ucpu == TP_NULL_U32) {
-		c->ucpu = tp_cpu_append(&tp->t.cpu);
-		tp->t.cpu.cpu[c->ucpu] = cpu;
-	}
+	if (c->ucpu == TP_NULL_U32)
+		c->ucpu = tp_cpu_for(tp, cpu);
 	return c;
 }
 

@@ -429,7 +429,7 @@ static const char *other_event_name(uint32_t id)
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
 		if (t[i].id == id)
 			return t[i].name;
-	return NULL;
+	return proto_ftrace_misc_name(id);
 }
 
 void proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
@@ -527,6 +527,7 @@ void proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct prot
 		print_event(im, ts, pid, bp, bn);
 		break;
 	default:
+		proto_ftrace_misc_parse(im, &fs->model, ts, pid, body.id, bp, bn);
 		break;
 	}
 }

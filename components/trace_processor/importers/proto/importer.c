@@ -108,6 +108,19 @@ void proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len,
 	case EV_MODULE_SYMBOLS:
 		tp_module_symbols_import(im->tp, p, ev.len);
 		break;
+	case EV_TRIGGER:
+	case EV_CLONE_SNAPSHOT_TRIGGER:
+		proto_trigger_parse(im, ts, ev.kind == EV_CLONE_SNAPSHOT_TRIGGER, p, ev.len);
+		break;
+	case EV_CHROME_TRIGGER:
+		proto_chrome_trigger_parse(im, ts, p, ev.len);
+		break;
+	case EV_INITIAL_DISPLAY_STATE:
+		proto_initial_display_state_parse(im, ts, p, ev.len);
+		break;
+	case EV_SESSION_EVENT:
+		proto_session_event_parse(im, ts, p, ev.len);
+		break;
 	default:
 		break;
 	}
@@ -137,6 +150,8 @@ static void proto_destroy(struct tp_importer *imp)
 	proto_ftrace_free(im);
 	proto_perf_free(im);
 	hmap_release(&im->ftrace_error_seqs);
+	hmap_release(&im->disk_by_name);
+	vec_release(&im->disks);
 	vec_release(&im->trace_config);
 	vec_release(&im->scratch);
 	tp_args_builder_release(&im->args);

@@ -201,6 +201,23 @@ static bool fast_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 	return true;
 }
 
+/* The sorter event of a packet misc_packets.c parses. */
+static enum proto_ev_kind misc_kind(uint32_t field)
+{
+	switch (field) {
+	case PKT_TRIGGER:
+		return EV_TRIGGER;
+	case PKT_CLONE_SNAPSHOT_TRIGGER:
+		return EV_CLONE_SNAPSHOT_TRIGGER;
+	case PKT_CHROME_TRIGGER:
+		return EV_CHROME_TRIGGER;
+	case PKT_INITIAL_DISPLAY_STATE:
+		return EV_INITIAL_DISPLAY_STATE;
+	default:
+		return EV_SESSION_EVENT;
+	}
+}
+
 void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 {
 	if (fast_packet(im, p, n))
@@ -267,6 +284,13 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		case PKT_TRACK_EVENT_RANGE_OF_INTEREST:
 		case PKT_PERF_SAMPLE:
 		case PKT_MODULE_SYMBOLS:
+		case PKT_CPU_INFO:
+		case PKT_TRIGGER:
+		case PKT_CHROME_METADATA:
+		case PKT_INITIAL_DISPLAY_STATE:
+		case PKT_CHROME_TRIGGER:
+		case PKT_CLONE_SNAPSHOT_TRIGGER:
+		case PKT_CONCURRENT_SESSION_EVENT:
 			if (f.wire == PB_WIRE_LEN) {
 				k.payload = f;
 				k.has_payload = true;
@@ -389,6 +413,13 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		/* At the latest timestamp so far: after the frames it names. */
 		proto_push(im, ts, EV_MODULE_SYMBOLS, NULL, seq, pp, pn);
 		break;
+	case PKT_TRIGGER:
+	case PKT_CLONE_SNAPSHOT_TRIGGER:
+	case PKT_CHROME_TRIGGER:
+	case PKT_INITIAL_DISPLAY_STATE:
+	case PKT_CONCURRENT_SESSION_EVENT:
+		proto_push(im, ts, misc_kind(k.payload.id), NULL, seq, pp, pn);
+		break;
 	default:
 		proto_metadata_packet(im, k.payload.id, ts, pp, pn);
 		break;
@@ -457,6 +488,12 @@ void proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts
 			   size_t n)
 {
 	switch (field) {
+	case PKT_CPU_INFO:
+		proto_cpu_info_parse(im, p, n);
+		break;
+	case PKT_CHROME_METADATA:
+		proto_chrome_metadata(im, p, n);
+		break;
 	case PKT_SYSTEM_INFO:
 		proto_system_info(im, p, n);
 		break;

@@ -58,6 +58,13 @@ enum {
 	PKT_TRACK_DESCRIPTOR = 60,
 	PKT_MODULE_SYMBOLS = 61,
 	PKT_PERF_SAMPLE = 66,
+	PKT_CPU_INFO = 67,
+	PKT_TRIGGER = 46,
+	PKT_CHROME_METADATA = 51,
+	PKT_INITIAL_DISPLAY_STATE = 70,
+	PKT_CHROME_TRIGGER = 109,
+	PKT_CLONE_SNAPSHOT_TRIGGER = 113,
+	PKT_CONCURRENT_SESSION_EVENT = 134,
 	PKT_SERVICE_EVENT = 69,
 	PKT_TRUSTED_PID = 79,
 	PKT_FIRST_PACKET_ON_SEQUENCE = 87,
@@ -267,6 +274,11 @@ enum proto_ev_kind {
 	EV_FTRACE_COMPACT_WAKING,
 	EV_PERF_SAMPLE,
 	EV_MODULE_SYMBOLS,
+	EV_TRIGGER,
+	EV_CLONE_SNAPSHOT_TRIGGER,
+	EV_CHROME_TRIGGER,
+	EV_INITIAL_DISPLAY_STATE,
+	EV_SESSION_EVENT,
 };
 
 /* The sorter record of a plain TrackEvent (SLICE_BEGIN/END/INSTANT with
@@ -358,6 +370,14 @@ struct proto_importer {
 	struct tp_args_builder args;
 	struct proto_ftrace *ftrace; /* ftrace.c state, NULL until used */
 	struct proto_perf *perf;     /* perf_sample.c state, NULL until used */
+	/* SysStats disk_stat: device name (pool id) -> index in disks, whose
+	 * previous cumulative values the next sample is a delta from. */
+	struct hmap disk_by_name;
+	/* misc_packets.c: where trace_trigger came from (0 none, 1 a trigger,
+	 * 2 a clone-snapshot trigger); ChromeMetadata packets seen */
+	int trigger_kind;
+	uint32_t chrome_metadata_count;
+	VEC(struct proto_disk_prev { int64_t v[10]; }) disks;
 };
 
 static inline struct proto_seq *proto_seq_get(struct proto_importer *im, uint32_t id)
@@ -390,6 +410,17 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 			     const uint8_t *p, size_t n);
 void proto_process_tree_parse(struct proto_importer *im, const uint8_t *p, size_t n);
 /* SysStats / ProcessStats at ts → counter tracks (system_probes.c). */
+/* misc_packets.c: triggers, Chrome metadata, the initial display state,
+ * tracing session events. */
+void proto_trigger_parse(struct proto_importer *im, int64_t ts, bool clone, const uint8_t *p,
+			 size_t n);
+void proto_chrome_trigger_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
+void proto_chrome_metadata(struct proto_importer *im, const uint8_t *p, size_t n);
+void proto_initial_display_state_parse(struct proto_importer *im, int64_t ts, const uint8_t *p,
+				       size_t n);
+void proto_session_event_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
+/* CpuInfo: the cpu table's processor, cluster_id, capacity and args. */
+void proto_cpu_info_parse(struct proto_importer *im, const uint8_t *p, size_t n);
 void proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
 void proto_process_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
 /* Ftrace bundles (ftrace.c): tokenize pushes each event at its own ts;
@@ -400,6 +431,11 @@ void proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct prot
 			const uint8_t *p, size_t n);
 void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const void *payload);
 void proto_ftrace_free(struct proto_importer *im);
+/* ftrace_misc.c: the name of a typed ftrace event it handles (NULL if it
+ * does not), and its parse-time import; model is ftrace.c's. */
+const char *proto_ftrace_misc_name(uint32_t id);
+void proto_ftrace_misc_parse(struct proto_importer *im, struct tp_ftrace *model, int64_t ts,
+			     int64_t pid, uint32_t id, const uint8_t *p, size_t n);
 /* PerfSample (perf_sample.c): a perf_sample row, its callstack resolved
  * through the event's generation into stack_profile_* rows. */
 void proto_perf_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,

@@ -22,12 +22,17 @@
  *
  * Sub-messages are handled in Perfetto's order (all meminfo values, then
  * vmstat, ...) so counter rows of one packet come out in the same order.
- * Not yet imported: devfreq, cpufreq_khz, gpufreq_mhz, buddy_info,
- * disk_stat, slab_info, cgroup, ProcessStats fds.
+ *   diskstat          diskstat.[<dev>].<counter>   -      MB, MB/s, count, ms
+ *   gpu_frequency     gpufreq                      -      kHz    MHz (sic)
+ *
+ * cpu_idle_state and diskstat tracks carry Perfetto's dimension args (cpu,
+ * state; device_name, counter_name). Not yet imported: devfreq,
+ * cpufreq_khz, buddy_info, slab_info, cgroup, ProcessStats fds.
  */
 #include "proto_int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "protos.h"
@@ -147,8 +152,33 @@ static const char *psi_key(uint64_t resource)
 	return resource < sizeof keys / sizeof keys[0] ? keys[resource] : NULL;
 }
 
-static void cpuidle(struct tp *tp, int64_t ts, const struct pb_field *f)
+/* Perfetto's dimension args of a blueprint track, set once when the track is
+ * new: (key, value) pairs, an int when str is NULL. */
+struct dim {
+	const char *key;
+	const char *str;
+	int64_t num;
+};
+
+static void track_dims(struct proto_importer *im, uint32_t track, const struct dim *d, size_t n)
 {
+	struct tp *tp = im->tp;
+	if (tp->t.track.dimension_arg_set_id[track] != TP_NULL_U32)
+		return;
+	tp_args_begin(&im->args);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t k = tp_intern_cstr(tp, d[i].key);
+		if (d[i].str)
+			tp_args_add_string(&im->args, k, k, tp_intern_cstr(tp, d[i].str));
+		else
+			tp_args_add_int(&im->args, k, k, d[i].num);
+	}
+	tp->t.track.dimension_arg_set_id[track] = tp_args_commit(tp, &im->args);
+}
+
+static void cpuidle(struct proto_importer *im, int64_t ts, const struct pb_field *f)
+{
+	struct tp *tp = im->tp;
 	struct pb_field c = {0};
 	uint32_t cpu = 0;
 	if (pb_find_field(f->data, f->len, 1, &c) == 1 && c.wire == PB_WIRE_VARINT)
@@ -159,19 +189,79 @@ static void cpuidle(struct tp *tp, int64_t ts, const struct pb_field *f)
 		if (c.id != 2 || c.wire != PB_WIRE_LEN)
 			continue;
 		struct pb_field s = {0}, d = {0};
-		const char *state = "";
-		int state_len = 0;
-		if (pb_find_field(c.data, c.len, 1, &s) == 1 && s.wire == PB_WIRE_LEN) {
-			state = (const char *)s.data;
-			state_len = s.len > 256 ? 256 : (int)s.len;
-		}
+		char state[257] = "";
+		if (pb_find_field(c.data, c.len, 1, &s) == 1 && s.wire == PB_WIRE_LEN)
+			snprintf(state, sizeof state, "%.*s", s.len > 256 ? 256 : (int)s.len,
+				 (const char *)s.data);
 		uint64_t us = 0;
 		if (pb_find_field(c.data, c.len, 2, &d) == 1 && d.wire == PB_WIRE_VARINT)
 			us = d.val;
 		char name[300];
-		snprintf(name, sizeof name, "cpuidle%u.%.*s", cpu, state_len, state);
-		push(tp, ts, counter_track(tp, "cpu_idle_state", name, -1, cpu, 0, "us"),
-		     (double)us);
+		snprintf(name, sizeof name, "cpuidle%u.%s", cpu, state);
+		uint32_t track = counter_track(tp, "cpu_idle_state", name, -1, cpu, 0, "us");
+		track_dims(im, track, (struct dim[]){{"cpu", NULL, cpu}, {"state", state, 0}}, 2);
+		push(tp, ts, track, (double)us);
+	}
+}
+
+/* A DiskStat: from a device's second sample on, the change since the
+ * previous one as Perfetto's ParseDiskStats (MB from 512-byte sectors,
+ * MB/s over the time the kernel spent on them). */
+static void disk_stat(struct proto_importer *im, int64_t ts, const struct pb_field *f)
+{
+	static const struct {
+		const char *name, *unit;
+	} counters[] = {
+		{"read_amount", "MB"},	     {"read_throughput", "MB/s"},
+		{"write_amount", "MB"},	     {"write_throughput", "MB/s"},
+		{"discard_amount", "MB"},    {"discard_throughput", "MB/s"},
+		{"flush_amount", "count"},   {"flush_time", "ms"},
+	};
+	struct tp *tp = im->tp;
+	struct pb_reader r;
+	struct pb_field c = {0};
+	struct proto_disk_prev cur = {{0}};
+	uint32_t dev = tp_intern(tp, "", 0);
+	pb_reader_init_field(&r, f);
+	while (pb_next(&r, &c)) {
+		if (c.id == 1 && c.wire == PB_WIRE_LEN)
+			dev = tp_intern(tp, (const char *)c.data, c.len);
+		else if (c.id >= 2 && c.id <= 9 && c.wire == PB_WIRE_VARINT)
+			cur.v[c.id] = (int64_t)c.val;
+	}
+	bool is_new;
+	uint64_t *slot = hmap_upsert(&im->disk_by_name, dev, &is_new);
+	if (is_new) {
+		*slot = im->disks.len;
+		vec_push(&im->disks, cur);
+		return;
+	}
+	struct proto_disk_prev *prev = &im->disks.data[*slot];
+	int64_t dv[10];
+	for (int i = 2; i <= 9; i++)
+		dv[i] = cur.v[i] - prev->v[i];
+	*prev = cur;
+	/* sectors (fields 2, 4, 6) over their times (3, 5, 7) */
+	double v[8];
+	for (int i = 0; i < 3; i++) {
+		double mb = (double)dv[2 + 2 * i] / 2048.0;
+		int64_t ms = dv[3 + 2 * i];
+		v[2 * i] = mb;
+		v[2 * i + 1] = ms == 0 ? 0 : mb * 1000.0 / (double)ms;
+	}
+	v[6] = (double)dv[8];
+	v[7] = (double)dv[9];
+	const char *dname = tp_str(tp, dev);
+	if (!dname)
+		dname = "";
+	for (size_t i = 0; i < TB_ARRAY_SIZE(counters); i++) {
+		char name[320];
+		snprintf(name, sizeof name, "diskstat.[%.256s].%s", dname, counters[i].name);
+		uint32_t track = counter_track(tp, "diskstat", name, -1, -1, 0, counters[i].unit);
+		track_dims(im, track,
+			   (struct dim[]){{"device_name", dname, 0}, {"counter_name", counters[i].name, 0}},
+			   2);
+		push(tp, ts, track, v[i]);
 	}
 }
 
@@ -228,6 +318,10 @@ void proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t 
 			push(tp, ts, counter_track(tp, totals[i].name, totals[i].name, -1, -1, 0, NULL),
 			     (double)f.val);
 	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f))
+		if (f.id == 13 && f.wire == PB_WIRE_LEN)
+			disk_stat(im, ts, &f);
+	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
 		if (f.id != 14 || f.wire != PB_WIRE_LEN)
 			continue;
@@ -256,7 +350,28 @@ void proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t 
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f))
 		if (f.id == 16 && f.wire == PB_WIRE_LEN)
-			cpuidle(tp, ts, &f);
+			cpuidle(im, ts, &f);
+	/* gpufreq_mhz (packed or not): gpu 0's frequency; Perfetto's track says
+	 * kHz. */
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id != 17)
+			continue;
+		struct pb_packed it;
+		uint64_t v = f.val;
+		bool packed = f.wire == PB_WIRE_LEN;
+		if (packed)
+			pb_packed_init(&it, f.data, f.len, PB_WIRE_VARINT);
+		else if (f.wire != PB_WIRE_VARINT)
+			continue;
+		while (!packed || pb_packed_next(&it, &v)) {
+			uint32_t track = counter_track(tp, "gpu_frequency", "gpufreq", -1, -1, 0, "kHz");
+			track_dims(im, track, (struct dim[]){{"ugpu", NULL, 0}, {"gpu", NULL, 0}}, 2);
+			push(tp, ts, track, (double)v);
+			if (!packed)
+				break;
+		}
+	}
 }
 
 /* ProcessStats.Process field -> "mem.<key>" (GetProcessMemoryKey) or
@@ -325,4 +440,151 @@ void proto_process_stats_parse(struct proto_importer *im, int64_t ts, const uint
 	while (pb_next(&r, &f))
 		if (f.id == 1 && f.wire == PB_WIRE_LEN)
 			process_stats_process(im->tp, ts, f.data, f.len);
+}
+
+/* ---- CpuInfo (TracePacket field 67) ------------------------------------------- */
+
+/* Perfetto's kCpuInfoFeatures allowlist: bit i of Cpu.features is the
+ * cpu_features.<name> arg. */
+static const char *const cpu_feature_names[] = {"mte", "mte3"};
+
+struct cpu_desc {
+	struct pb_field cpu; /* the Cpu message */
+	uint32_t capacity, max_freq;
+	bool has_capacity, has_freq;
+};
+
+/* Cluster ids as Perfetto's SystemProbesParser: cpus of equal capacity (if
+ * every cpu has one), else of equal maximum frequency (if every cpu lists
+ * frequencies), share a cluster, numbered from the smallest; else 0. */
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void cpu_clusters(const struct cpu_desc *d, uint32_t n, uint32_t *cluster)
+{
+	bool caps = true, freqs = true;
+	for (uint32_t i = 0; i < n; i++) {
+		caps &= d[i].has_capacity;
+		freqs &= d[i].has_freq;
+	}
+	if (!caps && !freqs) {
+		memset(cluster, 0, n * sizeof *cluster);
+		return;
+	}
+	/* The cluster is the rank of the cpu's key among the distinct keys. */
+	uint32_t *keys = tb_calloc(n, sizeof *keys);
+	for (uint32_t i = 0; i < n; i++)
+		keys[i] = caps ? d[i].capacity : d[i].max_freq;
+	qsort(keys, n, sizeof *keys, cmp_u32);
+	uint32_t nkeys = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (!nkeys || keys[nkeys - 1] != keys[i])
+			keys[nkeys++] = keys[i];
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t key = caps ? d[i].capacity : d[i].max_freq;
+		uint32_t *at = bsearch(&key, keys, nkeys, sizeof *keys, cmp_u32);
+		cluster[i] = (uint32_t)(at - keys);
+	}
+	tb_free(keys);
+}
+
+static void cpu_args(struct proto_importer *im, uint32_t ucpu, const struct pb_field *cpu)
+{
+	static const char *const arm_keys[] = {NULL, "arm_cpu_implementer", "arm_cpu_architecture",
+					       "arm_cpu_variant", "arm_cpu_part",
+					       "arm_cpu_revision"};
+	struct tp *tp = im->tp;
+	struct tp_args_builder *b = &im->args;
+	struct pb_field f = {0}, a = {0};
+	uint64_t features = 0;
+	uint32_t k;
+	tp_args_begin(b);
+	if (pb_find_field(cpu->data, cpu->len, 4, &f) == 1 && f.wire == PB_WIRE_LEN) {
+		for (uint32_t id = 1; id <= 5; id++) {
+			uint64_t v = 0;
+			if (pb_find_field(f.data, f.len, id, &a) == 1 && a.wire == PB_WIRE_VARINT)
+				v = (uint32_t)a.val;
+			k = tp_intern_cstr(tp, arm_keys[id]);
+			tp_args_add_uint(b, k, k, v);
+		}
+	}
+	if (pb_find_field(cpu->data, cpu->len, 5, &f) == 1 && f.wire == PB_WIRE_VARINT)
+		features = f.val;
+	uint32_t nnamed = TB_ARRAY_SIZE(cpu_feature_names);
+	for (uint32_t i = 0; i < nnamed; i++) {
+		if (!(features & (1ull << i)))
+			continue;
+		char key[64];
+		snprintf(key, sizeof key, "cpu_features.%s", cpu_feature_names[i]);
+		k = tp_intern_cstr(tp, key);
+		tp_args_add_bool(b, k, k, true);
+	}
+	if (features) {
+		k = tp_intern_cstr(tp, "cpu_features.raw_bitmap");
+		tp_args_add_uint(b, k, k, features);
+	}
+	if (features >> nnamed)
+		tp_stat_inc(tp, TP_STAT_cpu_info_unknown_cpu_features);
+	uint32_t set = tp_args_commit(tp, b);
+	if (set != TP_NULL_U32)
+		tp->t.cpu.arg_set_id[ucpu] = set;
+}
+
+void proto_cpu_info_parse(struct proto_importer *im, const uint8_t *p, size_t n)
+{
+	struct tp *tp = im->tp;
+	VEC(struct cpu_desc) cpus = {0};
+	struct pb_reader r, cr;
+	struct pb_field f = {0}, c = {0};
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id != 1 || f.wire != PB_WIRE_LEN)
+			continue;
+		struct cpu_desc d = {.cpu = f};
+		pb_reader_init_field(&cr, &f);
+		while (pb_next(&cr, &c)) {
+			uint64_t v;
+			if (c.id == 3 && c.wire == PB_WIRE_VARINT) {
+				d.capacity = (uint32_t)c.val;
+				d.has_capacity = true;
+			} else if (c.id == 2 && c.wire == PB_WIRE_VARINT) {
+				d.max_freq = d.has_freq && d.max_freq > (uint32_t)c.val ? d.max_freq
+											 : (uint32_t)c.val;
+				d.has_freq = true;
+			} else if (c.id == 2 && c.wire == PB_WIRE_LEN) { /* packed */
+				struct pb_packed it;
+				pb_packed_init(&it, c.data, c.len, PB_WIRE_VARINT);
+				while (pb_packed_next(&it, &v)) {
+					if (!d.has_freq || (uint32_t)v > d.max_freq)
+						d.max_freq = (uint32_t)v;
+					d.has_freq = true;
+				}
+			}
+		}
+		vec_push(&cpus, d);
+	}
+	if (!cpus.len) {
+		tp_stat_inc(tp, TP_STAT_cpu_info_empty);
+		vec_release(&cpus);
+		return;
+	}
+	uint32_t *cluster = tb_calloc(cpus.len, sizeof *cluster);
+	cpu_clusters(cpus.data, (uint32_t)cpus.len, cluster);
+	struct tp_cpu_table *t = &tp->t.cpu;
+	for (uint32_t i = 0; i < cpus.len; i++) {
+		const struct pb_field *cpu = &cpus.data[i].cpu;
+		uint32_t ucpu = tp_cpu_for(tp, i);
+		if (pb_find_field(cpu->data, cpu->len, 1, &c) == 1 && c.wire == PB_WIRE_LEN &&
+		    c.len)
+			t->processor[ucpu] = tp_intern(tp, (const char *)c.data, c.len);
+		t->cluster_id[ucpu] = cluster[i];
+		if (cpus.data[i].has_capacity)
+			t->capacity[ucpu] = cpus.data[i].capacity;
+		cpu_args(im, ucpu, cpu);
+	}
+	tb_free(cluster);
+	vec_release(&cpus);
 }

@@ -1,0 +1,153 @@
+/*
+ * Typed ftrace events outside the scheduling hot paths, as Perfetto's
+ * FtraceParser imports them (its ParseIonStat, ParseOOMKill and the
+ * vendor tracing_mark_write variants). ftrace.c names them (for the
+ * ftrace_event table, without args: our protos do not describe them) and
+ * hands them here from its typed-event dispatch.
+ *
+ *   field  event                    into
+ *   80     tracing_mark_write       (mdss) B/E slice on the thread
+ *   334    mark_victim              "mem.oom_kill" instant on the victim thread
+ *   335    ion_stat                 "mem.ion" and per-thread "mem.ion_change" counters
+ *   348    dpu_tracing_mark_write   atrace-like B/E/I/C (tgid 0 but for C)
+ *   349    g2d_tracing_mark_write   atrace-like B/E/I/C
+ */
+#include "proto_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+enum {
+	FE_MDSS_TRACING_MARK_WRITE = 80,
+	FE_MARK_VICTIM = 334,
+	FE_ION_STAT = 335,
+	FE_DPU_TRACING_MARK_WRITE = 348,
+	FE_G2D_TRACING_MARK_WRITE = 349,
+};
+
+const char *proto_ftrace_misc_name(uint32_t id)
+{
+	switch (id) {
+	case FE_MDSS_TRACING_MARK_WRITE:
+		return "tracing_mark_write";
+	case FE_MARK_VICTIM:
+		return "mark_victim";
+	case FE_ION_STAT:
+		return "ion_stat";
+	case FE_DPU_TRACING_MARK_WRITE:
+		return "dpu_tracing_mark_write";
+	case FE_G2D_TRACING_MARK_WRITE:
+		return "g2d_tracing_mark_write";
+	default:
+		return NULL;
+	}
+}
+
+/* The fields of an event body this file reads: varints by id (0 if
+ * absent), the string fields 2 and 4. */
+struct body {
+	uint64_t v[8];
+	bool has[8];
+	struct pb_field s2, s4;
+};
+
+static void read_body(struct body *b, const uint8_t *p, size_t n)
+{
+	struct pb_reader r;
+	struct pb_field f = {0};
+	memset(b, 0, sizeof *b);
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.wire == PB_WIRE_LEN && f.id == 2)
+			b->s2 = f;
+		else if (f.wire == PB_WIRE_LEN && f.id == 4)
+			b->s4 = f;
+		else if (f.wire == PB_WIRE_VARINT && f.id < 8) {
+			b->v[f.id] = f.val;
+			b->has[f.id] = true;
+		}
+	}
+}
+
+/* A kernel tracing_mark_write as Perfetto's ParseKernelTracingMarkWrite:
+ * the phase is type when set (B/E/C/I), else trace_begin's B or E; the
+ * point then goes through the atrace model as a print would. */
+static void kernel_mark(struct proto_importer *im, struct tp_ftrace *model, int64_t ts, int64_t pid, uint32_t type,
+			bool begin, const struct pb_field *name, int64_t tgid, int64_t value)
+{
+	struct tp *tp = im->tp;
+	char phase = type ? (char)type : begin ? 'B' : 'E';
+	if (phase != 'B' && phase != 'E' && phase != 'C' && phase != 'I') {
+		tp_stat_inc(tp, TP_STAT_systrace_parse_failure);
+		return;
+	}
+	const char *s = name && name->len ? (const char *)name->data : "";
+	int len = name ? (name->len > 4096 ? 4096 : (int)name->len) : 0;
+	char text[4200];
+	int n;
+	if (phase == 'C')
+		n = snprintf(text, sizeof text, "C|%lld|%.*s|%lld", (long long)tgid, len, s,
+			     (long long)value);
+	else if (phase == 'E')
+		n = snprintf(text, sizeof text, "E|%lld", (long long)tgid);
+	else
+		n = snprintf(text, sizeof text, "%c|%lld|%.*s", phase, (long long)tgid, len, s);
+	tp_ftrace_print(im->tp, model, ts, pid, text, (size_t)n);
+}
+
+static void ion_stat(struct proto_importer *im, int64_t ts, int64_t pid, const struct body *b)
+{
+	struct tp *tp = im->tp;
+	struct tp_track_key key = {.type = "ion", .event_type = "counter", .utid = -1, .upid = -1,
+				   .cpu = -1, .name = tp_intern_cstr(tp, "mem.ion")};
+	tp_counter_add(tp, tp_track_get(tp, &key), ts, (double)b->v[3], TP_NULL_U32);
+	key.type = "ion_change";
+	key.name = tp_intern_cstr(tp, "mem.ion_change");
+	key.utid = tp_thread_for_tid(tp, pid, -1);
+	tp_counter_add(tp, tp_track_get(tp, &key), ts, (double)(int64_t)b->v[2], TP_NULL_U32);
+}
+
+void proto_ftrace_misc_parse(struct proto_importer *im, struct tp_ftrace *model, int64_t ts,
+			     int64_t pid, uint32_t id, const uint8_t *p, size_t n)
+{
+	struct tp *tp = im->tp;
+	struct body b;
+	if (!proto_ftrace_misc_name(id))
+		return;
+	read_body(&b, p, n);
+	int64_t tgid = (int32_t)b.v[1];
+	switch (id) {
+	case FE_MDSS_TRACING_MARK_WRITE:
+		if (!b.has[3]) {
+			tp_stat_inc(tp, TP_STAT_systrace_parse_failure);
+			return;
+		}
+		kernel_mark(im, model, ts, pid, 0, b.v[3] != 0, &b.s2, tgid, 0);
+		break;
+	case FE_MARK_VICTIM: {
+		uint32_t utid = tp_thread_for_tid(tp, tgid, -1);
+		tp_slice_complete(tp, tp_track_for_thread(tp, utid), ts, 0, 0,
+				  tp_intern_cstr(tp, "mem.oom_kill"), TP_NULL_U32);
+		break;
+	}
+	case FE_ION_STAT:
+		ion_stat(im, ts, pid, &b);
+		break;
+	case FE_DPU_TRACING_MARK_WRITE:
+	case FE_G2D_TRACING_MARK_WRITE: {
+		uint32_t type = (uint32_t)b.v[5];
+		if (!type) {
+			tp_stat_inc(tp, TP_STAT_systrace_parse_failure);
+			return;
+		}
+		/* dpu: only counters keep the payload's tgid (drivers lie about
+		 * it for the others). */
+		if (id == FE_DPU_TRACING_MARK_WRITE && type != 'C')
+			tgid = 0;
+		kernel_mark(im, model, ts, pid, type, false, &b.s4, tgid, (int32_t)b.v[6]);
+		break;
+	}
+	default:
+		break;
+	}
+}

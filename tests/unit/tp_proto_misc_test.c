@@ -1,0 +1,407 @@
+/*
+ * The protobuf importer's less common packets (CpuInfo, SysStats cpuidle and
+ * disk stats, tracing service events, triggers, Chrome metadata, the initial
+ * display state, miscellaneous typed ftrace events): traces built with the
+ * pb writer, loaded, and answered through the SQL views exactly as a user's
+ * query would see them.
+ */
+#include <sqlite3.h>
+#include <stdio.h>
+
+#include "../../components/trace_processor/tp_int.h"
+#include "pb.h"
+#include "test.h"
+
+/* A trace under construction: one TracePacket open at a time. */
+struct mt {
+	struct pb_writer w;
+	unsigned pkt;
+	char out[4096];
+};
+
+static void mt_begin(struct mt *t, uint64_t ts)
+{
+	t->pkt = pb_begin_nested(&t->w, 1);
+	pb_put_uint32(&t->w, 10, 1);
+	if (ts)
+		pb_put_uint64(&t->w, 8, ts);
+}
+
+/* Close message m and the packet around it. */
+static void mt_end(struct mt *t, unsigned m)
+{
+	pb_end_nested(&t->w, m);
+	pb_end_nested(&t->w, t->pkt);
+}
+
+/* Load the trace built so far; NULL (reported) if it does not load. */
+static struct tp *mt_load(struct mt *t)
+{
+	size_t n;
+	uint8_t *buf = pb_writer_take(&t->w, &n);
+	struct tp *tp = tp_new(NULL);
+	int rc = tp_parse(tp, buf, n);
+	if (rc == 0)
+		rc = tp_end_of_file(tp);
+	if (rc == 0)
+		rc = tp_sql_open(tp);
+	tb_free(buf);
+	if (rc != 0) {
+		test_report(__FILE__, __LINE__, "trace did not load: %d", rc);
+		tp_free(tp);
+		return NULL;
+	}
+	return tp;
+}
+
+/* The rows of sql, "a|b" joined by ';' ("NULL" for NULL) into t->out. */
+static const char *mt_rows(struct mt *t, struct tp *tp, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	size_t len = 0, cap = sizeof t->out;
+	t->out[0] = 0;
+	if (sqlite3_prepare_v2(tp->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		snprintf(t->out, cap, "ERROR: %s", sqlite3_errmsg(tp->db));
+		return t->out;
+	}
+	while (sqlite3_step(st) == SQLITE_ROW && len < cap) {
+		for (int i = 0; i < sqlite3_column_count(st) && len < cap; i++) {
+			const unsigned char *s = sqlite3_column_text(st, i);
+			len += (size_t)snprintf(t->out + len, cap - len, "%s%s",
+						i ? "|" : len ? ";" : "", s ? (const char *)s : "NULL");
+		}
+	}
+	sqlite3_finalize(st);
+	return t->out;
+}
+
+/* ---- CpuInfo ---------------------------------------------------------------- */
+
+static void cpu_msg(struct mt *t, const char *proc, uint32_t max_freq, int64_t capacity,
+		    uint64_t features, uint32_t arm_part)
+{
+	unsigned c = pb_begin_nested(&t->w, 1);
+	if (proc)
+		pb_put_string(&t->w, 1, proc);
+	if (max_freq) {
+		pb_put_uint32(&t->w, 2, max_freq / 2);
+		pb_put_uint32(&t->w, 2, max_freq);
+	}
+	if (capacity >= 0)
+		pb_put_uint32(&t->w, 3, (uint32_t)capacity);
+	if (arm_part) {
+		unsigned a = pb_begin_nested(&t->w, 4);
+		pb_put_uint32(&t->w, 1, 65);
+		pb_put_uint32(&t->w, 4, arm_part);
+		pb_end_nested(&t->w, a);
+	}
+	if (features)
+		pb_put_uint64(&t->w, 5, features);
+	pb_end_nested(&t->w, c);
+}
+
+TEST(tp_proto_cpu_info)
+{
+	struct mt t;
+	pb_writer_init_growable(&t.w);
+	/* Clusters by maximum frequency when a capacity is missing. */
+	mt_begin(&t, 0);
+	unsigned ci = pb_begin_nested(&t.w, 67);
+	cpu_msg(&t, "big", 2000, -1, 0, 0);
+	cpu_msg(&t, "little", 1000, 512, 1, 0);
+	cpu_msg(&t, "", 2000, 1024, (1ull << 40) | 2, 3336);
+	mt_end(&t, ci);
+	/* An empty CpuInfo is an error stat. */
+	mt_begin(&t, 0);
+	pb_put_bytes(&t.w, 67, "", 0);
+	pb_end_nested(&t.w, t.pkt);
+	struct tp *tp = mt_load(&t);
+	if (!tp)
+		return;
+	CHECK_STR_EQ(mt_rows(&t, tp,
+			     "select ucpu, cpu, cluster_id, capacity, processor, machine_id from cpu "
+			     "order by cpu"),
+		     "0|0|1|NULL|big|0;1|1|0|512|little|0;2|2|1|1024|NULL|0");
+	CHECK_STR_EQ(mt_rows(&t, tp,
+			     "select cpu, extract_arg(arg_set_id, 'cpu_features.mte'), "
+			     "extract_arg(arg_set_id, 'cpu_features.mte3'), "
+			     "extract_arg(arg_set_id, 'cpu_features.raw_bitmap'), "
+			     "extract_arg(arg_set_id, 'arm_cpu_implementer'), "
+			     "extract_arg(arg_set_id, 'arm_cpu_part'), "
+			     "extract_arg(arg_set_id, 'arm_cpu_variant') from cpu order by cpu"),
+		     "0|NULL|NULL|NULL|NULL|NULL|NULL;1|1|NULL|1|NULL|NULL|NULL;"
+		     "2|NULL|1|1099511627778|65|3336|0");
+	CHECK_STR_EQ(mt_rows(&t, tp,
+			     "select name, value from stats where name like 'cpu_info%' order by name"),
+		     "cpu_info_empty|1;cpu_info_unknown_cpu_features|1");
+	tp_free(tp);
+}
+
+/* ---- SysStats cpuidle_state and disk_stat ------------------------------------- */
+
+static void disk(struct mt *t, const char *dev, uint64_t sectors, uint64_t ms, uint64_t flushes)
+{
+	unsigned d = pb_begin_nested(&t->w, 13);
+	pb_put_string(&t->w, 1, dev);
+	pb_put_uint64(&t->w, 2, sectors);     /* read */
+	pb_put_uint64(&t->w, 3, ms);
+	pb_put_uint64(&t->w, 4, sectors * 2); /* write */
+	pb_put_uint64(&t->w, 5, ms);
+	pb_put_uint64(&t->w, 8, flushes);
+	pb_end_nested(&t->w, d);
+}
+
+TEST(tp_proto_sys_stats_cpuidle_disk)
+{
+	struct mt t;
+	pb_writer_init_growable(&t.w);
+	for (uint64_t i = 0; i < 2; i++) {
+		mt_begin(&t, 1000 + i * 1000);
+		unsigned s = pb_begin_nested(&t.w, 7);
+		disk(&t, "sda", 2048 + i * 4096, 100 + i * 500, 3 + i * 4);
+		unsigned c = pb_begin_nested(&t.w, 16);
+		pb_put_uint32(&t.w, 1, 3);
+		unsigned e = pb_begin_nested(&t.w, 2);
+		pb_put_string(&t.w, 1, "C1");
+		pb_put_uint64(&t.w, 2, 40 + i);
+		pb_end_nested(&t.w, e);
+		pb_end_nested(&t.w, c);
+		mt_end(&t, s);
+	}
+	struct tp *tp = mt_load(&t);
+	if (!tp)
+		return;
+	CHECK_STR_EQ(mt_rows(&t, tp,
+			     "select c.ts, t.name, t.type, t.unit, c.value, "
+			     "extract_arg(t.dimension_arg_set_id, 'cpu'), "
+			     "extract_arg(t.dimension_arg_set_id, 'state') from counter c "
+			     "join counter_track t on c.track_id = t.id where t.type = 'cpu_idle_state' "
+			     "order by c.ts"),
+		     "1000|cpuidle3.C1|cpu_idle_state|us|40.0|3|C1;"
+		     "2000|cpuidle3.C1|cpu_idle_state|us|41.0|3|C1");
+	/* The first sample of a disk only sets the baseline: 4096 sectors =
+	 * 2 MB read in 500 ms, 4 MB written, 4 flushes. */
+	CHECK_STR_EQ(mt_rows(&t, tp,
+			     "select c.ts, t.name, t.unit, c.value, "
+			     "extract_arg(t.dimension_arg_set_id, 'device_name'), "
+			     "extract_arg(t.dimension_arg_set_id, 'counter_name') from counter c "
+			     "join counter_track t on c.track_id = t.id where t.type = 'diskstat' "
+			     "order by t.name"),
+		     "2000|diskstat.[sda].discard_amount|MB|0.0|sda|discard_amount;"
+		     "2000|diskstat.[sda].discard_throughput|MB/s|0.0|sda|discard_throughput;"
+		     "2000|diskstat.[sda].flush_amount|count|4.0|sda|flush_amount;"
+		     "2000|diskstat.[sda].flush_time|ms|0.0|sda|flush_time;"
+		     "2000|diskstat.[sda].read_amount|MB|2.0|sda|read_amount;"
+		     "2000|diskstat.[sda].read_throughput|MB/s|4.0|sda|read_throughput;"
+		     "2000|diskstat.[sda].write_amount|MB|4.0|sda|write_amount;"
+		     "2000|diskstat.[sda].write_throughput|MB/s|8.0|sda|write_throughput");
+	tp_free(tp);
+}
+
+/* ---- triggers, Chrome metadata, display state, session events (misc_packets.c) */
+
+static void trigger(struct mt *t, uint64_t ts, uint32_t field, const char *name, int uid)
+{
+	mt_begin(t, ts);
+	unsigned m = pb_begin_nested(&t->w, field);
+	pb_put_string(&t->w, 1, name);
+	pb_put_string(&t->w, 2, "producer");
+	pb_put_int32(&t->w, 3, uid);
+	mt_end(t, m);
+}
+
+TEST(tp_proto_triggers)
+{
+	struct mt t;
+	pb_writer_init_growable(&t.w);
+	/* In timestamp order: trigger "b" (the trace's, until), clone "c"
+	 * (wins), trigger "a", clone "d" (too late). */
+	trigger(&t, 300, 46, "a", 1);
+	trigger(&t, 100, 46, "b", -2);
+	trigger(&t, 200, 113, "c", 3);
+	trigger(&t, 400, 113, "d", 4);
+	mt_begin(&t, 500);
+	unsigned m = pb_begin_nested(&t.w, 109);
+	pb_put_fixed32(&t.w, 2, 0xdeadbeef);
+	mt_end(&t, m);
+	struct tp *tp = mt_load(&t);
+	if (!tp)
+		return;
+	CHECK_STR_EQ(mt_rows(&t, tp,
+			     "select s.ts, s.dur, s.name, t.name, t.type, "
+			     "extract_arg(s.arg_set_id, 'producer_name'), "
+			     "extract_arg(s.arg_set_id, 'trusted_producer_uid'), "
+			     "extract_arg(s.arg_set_id, 'chrome_trigger.name_hash') "
+			     "from slice s join track t on s.track_id = t.id order by s.ts"),
+		     "100|0|b|Trace Triggers|triggers|producer|-2|NULL;"
+		     "200|0|c|Trace Triggers|triggers|producer|3|NULL;"
+		     "300|0|a|Trace Triggers|triggers|producer|1|NULL;"
+		     "400|0|d|Trace Triggers|triggers|producer|4|NULL;"
+		     "500|0|chrome_trigger|Trace Triggers|triggers|NULL|NULL|3735928559");
+	CHECK_STR_EQ(mt_rows(&t, tp,
+			     "select name, int_value, str_value from metadata where name in "
+			     "('trace_trigger', 'cr-triggered_rule_name_hash') order by name"),
+		     "cr-triggered_rule_name_hash|3735928559|NULL;trace_trigger|NULL|c");
+	CHECK_STR_EQ(mt_rows(&t, tp,
+			     "select value from stats where name = 'traced_clone_trigger_timestamp_ns'"),
+		     "200");
+	tp_free(tp);
+}
+
+TEST(tp_proto_chrome_metadata)
+{
+	struct mt t;
+	pb_writer_init_growable(&t.w);
+	for (int i = 0; i < 2; i++) {
+		mt_begin(&t, 10);
+		unsigned m = pb_begin_nested(&t.w, 51);
+		if (i == 0) {
+			unsigned b = pb_begin_nested(&t.w, 1);
+			pb_put_fixed32(&t.w, 3, 7);
+			pb_end_nested(&t.w, b);
+		}
+		pb_put_int32(&t.w, 2, 100 + i);
+		for (uint32_t k = 1; k <= 3; k++) {
+			unsigned h = pb_begin_nested(&t.w, 4);
+			pb_put_uint32(&t.w, 1, k);
+			pb_put_uint32(&t.w, 2, k * 10);
+			pb_end_nested(&t.w, h);
+		}
+		pb_put_string(&t.w, 8, "Linux");
+		mt_end(&t, m);
+	}
+	struct tp *tp = mt_load(&t);
+	if (!tp)
+		return;
+	/* The background tracing metadata {3: fixed32 7} is 1d 07 00 00 00. */
+	CHECK_STR_EQ(mt_rows(&t, tp,
+			     "select name, key_type, int_value, replace(str_value, char(10), '/') "
+			     "from metadata where name like 'cr-%' order by name"),
+		     "cr-a-field_trial_hashes|single|NULL|{ name: 1, group: 10 } "
+		     "{ name: 2, group: 20 } /{ name: 3, group: 30 } ;"
+		     "cr-a-os-name|single|NULL|Linux;cr-a-playstore_version_code|single|100|NULL;"
+		     "cr-b-field_trial_hashes|single|NULL|{ name: 1, group: 10 } "
+		     "{ name: 2, group: 20 } /{ name: 3, group: 30 } ;"
+		     "cr-b-os-name|single|NULL|Linux;cr-b-playstore_version_code|single|101|NULL;"
+		     "cr-background_tracing_metadata|single|NULL|HQcAAAA=;"
+		     "cr-scenario_name_hash|single|7|NULL");
+	tp_free(tp);
+}
+
+static void session(struct mt *t, uint64_t ts, uint32_t state, const char *name, uint64_t id)
+{
+	mt_begin(t, ts);
+	unsigned m = pb_begin_nested(&t->w, 134);
+	pb_put_uint32(&t->w, 1, state);
+	if (name)
+		pb_put_string(&t->w, 2, name);
+	pb_put_uint64(&t->w, 3, id);
+	pb_put_int32(&t->w, 4, 1000);
+	pb_put_uint32(&t->w, 5, 2);
+	mt_end(t, m);
+}
+
+TEST(tp_proto_display_state_and_sessions)
+{
+	struct mt t;
+	pb_writer_init_growable(&t.w);
+	mt_begin(&t, 5);
+	unsigned m = pb_begin_nested(&t.w, 70);
+	pb_put_int32(&t.w, 1, 2);
+	mt_end(&t, m);
+	session(&t, 10, 2, NULL, 4);        /* CONFIGURED, unnamed */
+	session(&t, 20, 3, "renamed", 4);   /* STARTED: the first name stays */
+	session(&t, 25, 5, "snap", 9);      /* CLONED_READ_ONLY */
+	session(&t, 30, 1, NULL, 4);        /* DISABLED: a marker */
+	session(&t, 40, 0, "x", 4);         /* unspecified: skipped */
+	struct tp *tp = mt_load(&t);
+	if (!tp)
+		return;
+	CHECK_STR_EQ(mt_rows(&t, tp,
+			     "select c.ts, c.value, t.name, t.type from counter c "
+			     "join counter_track t on c.track_id = t.id"),
+		     "5|2.0|ScreenState|screen_state");
+	CHECK_STR_EQ(mt_rows(&t, tp,
+			     "select t.name, extract_arg(t.dimension_arg_set_id, 'session_id'), s.ts, "
+			     "s.dur, s.value, extract_arg(s.arg_set_id, 'consumer_uid'), "
+			     "extract_arg(s.arg_set_id, 'num_data_sources') from state s "
+			     "join track t on s.track_id = t.id "
+			     "where t.type = 'concurrent_tracing_sessions' order by t.name, s.ts"),
+		     "Session 4|4|10|10|CONFIGURED|1000|2;Session 4|4|20|10|STARTED|1000|2;"
+		     "Session 4|4|30|0|DISABLED|1000|2;snap (clone)|9|25|-1|CLONED_READ_ONLY|1000|2");
+	CHECK_STR_EQ(mt_rows(&t, tp,
+			     "select value from stats where name = "
+			     "'concurrent_session_event_unknown_state'"),
+		     "1");
+	tp_free(tp);
+}
+
+/* ---- ftrace_misc.c and gpufreq ------------------------------------------------- */
+
+/* One ftrace event of thread pid: body field id with (varint id, value)
+ * pairs and an optional string field. */
+static void ft_event(struct mt *t, uint64_t ts, int pid, uint32_t id, const uint64_t *kv,
+		     size_t nkv, uint32_t str_id, const char *str)
+{
+	mt_begin(t, 0);
+	unsigned b = pb_begin_nested(&t->w, 1);
+	pb_put_uint32(&t->w, 1, 0);
+	unsigned e = pb_begin_nested(&t->w, 2);
+	pb_put_uint64(&t->w, 1, ts);
+	pb_put_uint32(&t->w, 2, (uint32_t)pid);
+	unsigned m = pb_begin_nested(&t->w, id);
+	for (size_t i = 0; i + 1 < nkv; i += 2)
+		pb_put_uint64(&t->w, (uint32_t)kv[i], kv[i + 1]);
+	if (str)
+		pb_put_string(&t->w, str_id, str);
+	pb_end_nested(&t->w, m);
+	pb_end_nested(&t->w, e);
+	mt_end(t, b);
+}
+
+TEST(tp_proto_ftrace_misc_events)
+{
+	struct mt t;
+	pb_writer_init_growable(&t.w);
+	/* mdss tracing_mark_write begin/end on thread 50 of process 40 */
+	ft_event(&t, 100, 50, 80, (uint64_t[]){1, 40, 3, 1}, 4, 2, "mdss");
+	ft_event(&t, 150, 50, 80, (uint64_t[]){1, 40, 3, 0}, 4, 2, "mdss");
+	ft_event(&t, 160, 50, 80, (uint64_t[]){1, 40}, 2, 2, "no begin"); /* parse failure */
+	/* g2d counter of process 40 from thread 7; dpu instant: tgid ignored */
+	ft_event(&t, 200, 7, 349, (uint64_t[]){1, 40, 5, 'C', 6, 3}, 6, 4, "g2d_frame");
+	ft_event(&t, 210, 50, 348, (uint64_t[]){1, 40, 5, 'I', 6, 0}, 6, 4, "dpu_i");
+	ft_event(&t, 220, 50, 348, (uint64_t[]){1, 40, 5, 'X'}, 4, 4, "bad"); /* failure */
+	/* ion: 4096 bytes more on thread 50, 8192 in all */
+	ft_event(&t, 300, 50, 335, (uint64_t[]){1, 9, 2, 4096, 3, 8192}, 6, 0, NULL);
+	/* the oom killer picks thread 50 */
+	ft_event(&t, 400, 1, 334, (uint64_t[]){1, 50}, 2, 0, NULL);
+	/* gpufreq, twice in one SysStats */
+	mt_begin(&t, 500);
+	unsigned s = pb_begin_nested(&t.w, 7);
+	pb_put_uint64(&t.w, 17, 300);
+	pb_put_uint64(&t.w, 17, 350);
+	mt_end(&t, s);
+	struct tp *tp = mt_load(&t);
+	if (!tp)
+		return;
+	CHECK_STR_EQ(mt_rows(&t, tp,
+			     "select s.ts, s.dur, s.name, th.tid, p.pid from slice s "
+			     "join thread_track tt on s.track_id = tt.id join thread th using (utid) "
+			     "left join process p using (upid) order by s.ts"),
+		     "100|50|mdss|50|40;210|0|dpu_i|50|40;400|0|mem.oom_kill|50|40");
+	CHECK_STR_EQ(mt_rows(&t, tp,
+			     "select c.ts, t.name, t.type, c.value, "
+			     "(select pid from process p where p.upid = t.upid), "
+			     "(select tid from thread h where h.utid = t.utid) from counter c "
+			     "join __intrinsic_track t on c.track_id = t.id order by c.ts, t.name"),
+		     "200|g2d_frame|atrace_counter|3.0|40|NULL;300|mem.ion|ion|8192.0|NULL|NULL;"
+		     "300|mem.ion_change|ion_change|4096.0|NULL|50;"
+		     "500|gpufreq|gpu_frequency|300.0|NULL|NULL;500|gpufreq|gpu_frequency|350.0|NULL|NULL");
+	CHECK_STR_EQ(mt_rows(&t, tp,
+			     "select name, count(*) from ftrace_event group by name order by name"),
+		     "dpu_tracing_mark_write|2;g2d_tracing_mark_write|1;ion_stat|1;mark_victim|1;"
+		     "tracing_mark_write|3");
+	CHECK_STR_EQ(mt_rows(&t, tp, "select value from stats where name = 'systrace_parse_failure'"),
+		     "2");
+	tp_free(tp);
+}
