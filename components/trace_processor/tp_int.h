@@ -807,7 +807,8 @@ void tp_args_add_null(struct tp_args_builder *b, uint32_t flat_key, uint32_t key
  * sets may share an id. The builder is emptied for reuse. */
 uint32_t tp_args_commit(struct tp *tp, struct tp_args_builder *b);
 /* The content hash that finds identical sets: TP_ARGS_HASH_SEED, then
- * tp_args_hash_add of each arg in order. */
+ * tp_args_hash_add of each arg in order, then tp_args_hash_end. Per arg
+ * two multiply-xorshift steps; the end mixes fully. */
 #define TP_ARGS_HASH_SEED 0x61726773u
 static inline uint64_t tp_args_hash_add(uint64_t h, const struct tp_arg *a)
 {
@@ -816,8 +817,14 @@ static inline uint64_t tp_args_hash_add(uint64_t h, const struct tp_arg *a)
 		v = a->v.s;
 	else if (a->type == TP_ARG_NULL)
 		v = 0;
-	h = tb_hash_u64(h ^ ((uint64_t)a->flat_key << 32 | a->key));
-	return tb_hash_u64(h ^ v ^ (uint64_t)a->type << 59);
+	h = (h ^ ((uint64_t)a->flat_key << 32 | a->key)) * 0x9e3779b97f4a7c15ull;
+	h ^= h >> 32;
+	h = (h ^ v ^ (uint64_t)a->type << 59) * 0xc2b2ae3d27d4eb4full;
+	return h ^ h >> 29;
+}
+static inline uint64_t tp_args_hash_end(uint64_t h)
+{
+	return tb_hash_u64(h);
 }
 /* tp_args_commit when the builder's hash is already known. */
 uint32_t tp_args_commit_hashed(struct tp *tp, struct tp_args_builder *b, uint64_t hash);

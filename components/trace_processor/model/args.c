@@ -198,7 +198,7 @@ static uint64_t args_hash(const struct tp_arg *a, size_t n)
 	uint64_t h = TP_ARGS_HASH_SEED;
 	for (size_t i = 0; i < n; i++)
 		h = tp_args_hash_add(h, &a[i]);
-	return h;
+	return tp_args_hash_end(h);
 }
 
 /* Does the stored set equal the builder's args? */

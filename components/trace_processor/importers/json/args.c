@@ -160,7 +160,7 @@ uint64_t json_args_hash(const char *p, size_t n)
 		p = read_row(p, &a);
 		h = tp_args_hash_add(h, &a);
 	}
-	return h;
+	return tp_args_hash_end(h);
 }
 
 /* Encode the value at p; returns the byte after it, or NULL when

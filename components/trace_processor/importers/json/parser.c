@@ -618,8 +618,10 @@ static void flush_group(struct tp_importer *imp)
 	vec_clear(&imp->group_mem);
 }
 
-/* Parse e (its record is rec, len bytes), or hold it in the equal-ts group. */
-static void dispatch(struct tp_importer *imp, struct json_event *e, const char *rec, size_t len)
+/* Parse e (its record is rec, len bytes), or hold it in the equal-ts group
+ * when the event after it (next_same: known from the ring) has its ts. */
+static void dispatch(struct tp_importer *imp, struct json_event *e, const char *rec, size_t len,
+		     bool next_same)
 {
 	if (!json_tokenizer_saw_complete(imp->tok)) {
 		parse_event(imp, e);
@@ -627,6 +629,10 @@ static void dispatch(struct tp_importer *imp, struct json_event *e, const char *
 	}
 	if (imp->group.len && e->ts != imp->group_ts)
 		flush_group(imp);
+	if (!imp->group.len && !next_same) {
+		parse_event(imp, e); /* a group of one: nothing to re-order */
+		return;
+	}
 	imp->group_ts = e->ts;
 	struct grp_ev g = {INT64_MAX, (uint32_t)imp->group.len, (e->flags & JSON_EV_HASHED) != 0,
 			   0, len, e->args_hash};
@@ -642,11 +648,14 @@ static void dispatch(struct tp_importer *imp, struct json_event *e, const char *
 	vec_push(&imp->group, g);
 }
 
-/* Parse the oldest event of the ring. */
+/* Parse the oldest event of the ring. Its successor, if any, is in the
+ * ring: the ring is full except while draining at end of file. */
 static void ahead_pop(struct tp_importer *imp)
 {
 	struct ahead_ev *a = &imp->ahead[imp->ahead_head];
-	dispatch(imp, &a->e, a->rec.data, a->rec.len);
+	const struct ahead_ev *next =
+		imp->ahead_n > 1 ? &imp->ahead[(imp->ahead_head + 1) % AHEAD] : NULL;
+	dispatch(imp, &a->e, a->rec.data, a->rec.len, next && next->e.ts == a->e.ts);
 	imp->ahead_head = (imp->ahead_head + 1) % AHEAD;
 	imp->ahead_n--;
 }
