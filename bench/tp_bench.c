@@ -328,10 +328,10 @@ static int load(const char *path)
 	long long events = count_of(tp, "select count(*) from ftrace_event");
 	double mb = (double)total / 1e6;
 	long rss = peak_rss_kb();
-	printf("%-28s %8.1f MB  load %6.2f s  %7.1f MB/s  count(*) %lld slices in %.3f s  "
-	       "peak RSS %7.1f MB (%.2f x trace)\n",
+	printf("%-28s %8.1f MB  load %6.2f s  %7.1f MB/s (cpu %.2f s, %.1f MB/s)  count(*) %lld "
+	       "slices in %.3f s  peak RSS %7.1f MB (%.2f x trace)\n",
 	       strrchr(path, '/') ? strrchr(path, '/') + 1 : path, mb, t1 - t0, mb / (t1 - t0),
-	       slices, t2 - t1, (double)rss / 1024, (double)rss * 1024 / (double)total);
+	       c1 - c0, mb / (c1 - c0), slices, t2 - t1, (double)rss / 1024, (double)rss * 1024 / (double)total);
 	if (events > 0)
 		printf("%-28s %lld ftrace events: %.2f M events/s wall, %.2f M/s cpu (%.0f ns cpu "
 		       "per event), %.0f bytes RSS/event\n",

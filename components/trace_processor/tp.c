@@ -44,7 +44,6 @@ struct tp *tp_new(const struct tp_config *cfg)
 	hmap_init(&tp->open_flows);
 	hmap_init(&tp->active_states);
 	hmap_init(&tp->flow_v1_keys);
-	hmap_init(&tp->arg_sets);
 	tp->sorter = tp_sorter_new();
 	tp->trace_type = "unknown";
 	tp->ts_min = INT64_MAX;

@@ -627,7 +627,10 @@ struct tp {
 	struct hmap thread_track; /* utid -> track id of its thread_execution track */
 	struct hmap track_by_key; /* hash of (type, dims, name) -> track id */
 	struct tp_track_keys *track_keys; /* identity of each track (track_tracker.c) */
-	struct hmap arg_sets;      /* content hash -> arg_set_id of recent sets (args.c) */
+	struct {
+		uint64_t *slot; /* hash tag << 32 | arg_set_id; 0 = empty */
+		size_t cap, len;
+	} arg_sets;                /* content hash -> arg_set_id of recent sets (args.c) */
 	uint32_t arg_type_ids[TP_ARG_COUNT]; /* pool ids of "int", "real"...; 0 = not yet */
 	VEC(uint32_t) arg_set_start; /* arg_set_id -> first row in args */
 	struct tp_slice_stacks *stacks; /* open slices per track (slices.c) */
@@ -813,10 +816,32 @@ void tp_args_add_null(struct tp_args_builder *b, uint32_t flat_key, uint32_t key
 /* Store the set; returns its arg_set_id (TP_NULL_U32 if empty). Identical
  * sets may share an id. The builder is emptied for reuse. */
 uint32_t tp_args_commit(struct tp *tp, struct tp_args_builder *b);
-/* A hint before a tp_args_commit of these n args a little later: starts
- * loading the part of the dedup map the commit will probe, which for traces
- * of mostly unique sets is otherwise a cache miss per set. */
-void tp_args_prefetch(const struct tp *tp, const struct tp_arg *a, size_t n);
+/* The content hash that finds identical sets: TP_ARGS_HASH_SEED, then
+ * tp_args_hash_add of each arg in order, then tp_args_hash_end. Per arg
+ * two multiply-xorshift steps; the end mixes fully. */
+#define TP_ARGS_HASH_SEED 0x61726773u
+static inline uint64_t tp_args_hash_add(uint64_t h, const struct tp_arg *a)
+{
+	uint64_t v = (uint64_t)a->v.i;
+	if (a->type == TP_ARG_STRING || a->type == TP_ARG_JSON)
+		v = a->v.s;
+	else if (a->type == TP_ARG_NULL)
+		v = 0;
+	h = (h ^ ((uint64_t)a->flat_key << 32 | a->key)) * 0x9e3779b97f4a7c15ull;
+	h ^= h >> 32;
+	h = (h ^ v ^ (uint64_t)a->type << 59) * 0xc2b2ae3d27d4eb4full;
+	return h ^ h >> 29;
+}
+static inline uint64_t tp_args_hash_end(uint64_t h)
+{
+	return tb_hash_u64(h);
+}
+/* tp_args_commit when the builder's hash is already known. */
+uint32_t tp_args_commit_hashed(struct tp *tp, struct tp_args_builder *b, uint64_t hash);
+/* A hint well before a commit of a set with this hash: starts loading the
+ * part of the dedup map the commit will probe, which for traces of mostly
+ * unique sets is otherwise a cache miss per set. */
+void tp_args_prefetch(const struct tp *tp, uint64_t hash);
 /* A new set = the args of a, then those of b (b wins on equal keys). */
 uint32_t tp_args_merge(struct tp *tp, uint32_t a, uint32_t b);
 void tp_args_builder_release(struct tp_args_builder *b);

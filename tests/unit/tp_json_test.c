@@ -5,6 +5,7 @@
  * files, and loading the shared JSON corpus. They inspect tp->t directly.
  */
 #include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -500,6 +501,40 @@ TEST(tp_json_args_types)
 	CHECK_STR_EQ(s_(tp, tp_args_type_name_id(tp, tp_args_row(tp, (uint32_t)a).type)), "real");
 	/* Keys in document order. */
 	CHECK(find_arg(tp, set, "args.i") < find_arg(tp, set, "args.r"));
+	tp_free(tp);
+}
+
+/* Events with identical args share one arg set, whether they are parsed
+ * straight away or held in an equal-ts group, and whatever lies between
+ * them (events are parsed a few behind the sorter, their sets prefetched). */
+TEST(tp_json_args_sets_shared)
+{
+	static char j[16384];
+	size_t len = 0;
+	j[len++] = '[';
+	for (int i = 0; i < 100; i++)
+		len += (size_t)snprintf(j + len, sizeof j - len,
+					"%s{\"ph\":\"X\",\"ts\":%d,\"dur\":1,\"pid\":1,\"tid\":1,"
+					"\"name\":\"e%d\",\"args\":{\"v\":%d,\"s\":\"x\"}}",
+					i ? "," : "", i / 2, i, i % 7);
+	j[len++] = ']';
+	struct tp *tp = load_chunked(j, len, len);
+	const struct tp_slice_table *t = &tp->t.slice;
+	CHECK_EQ(t->n, 100);
+	uint32_t first[7];
+	for (uint32_t i = 0; i < t->n; i++) {
+		long e = strtol(s_(tp, t->name[i]) + 1, NULL, 10);
+		if (e < 7)
+			first[e] = t->arg_set_id[i];
+	}
+	for (int e = 0; e < 7; e++)
+		for (int f = e + 1; f < 7; f++)
+			CHECK(first[e] != first[f]);
+	for (uint32_t i = 0; i < t->n; i++) {
+		long e = strtol(s_(tp, t->name[i]) + 1, NULL, 10);
+		CHECK_EQ(t->arg_set_id[i], first[e % 7]);
+	}
+	CHECK_EQ(tp->t.args.n, 14);
 	tp_free(tp);
 }
 

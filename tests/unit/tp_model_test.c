@@ -110,6 +110,37 @@ TEST(tp_model_args_shared_and_merged)
 	tp_free(tp);
 }
 
+/* The dedup map grows from a small table: sets stored before each growth
+ * are still found after it, and distinct sets keep distinct ids. */
+TEST(tp_model_args_shared_across_growth)
+{
+	struct tp *tp = tp_new(NULL);
+	struct tp_args_builder b = {VEC_INIT};
+	uint32_t k = S(tp, "args.n"), ks = S(tp, "args.s");
+	enum { N = 20000 };
+	uint32_t *ids = tb_calloc(N, sizeof *ids);
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = 0; i < N; i++) {
+			tp_args_add_int(&b, k, k, (int64_t)i);
+			if (i % 3 == 0)
+				tp_args_add_string(&b, ks, ks, k);
+			uint32_t set = tp_args_commit(tp, &b);
+			if (pass == 0)
+				ids[i] = set;
+			else
+				CHECK_EQ(set, ids[i]);
+		}
+	}
+	for (uint32_t i = 1; i < N; i++)
+		CHECK_EQ(ids[i], ids[i - 1] + 1);
+	CHECK_EQ(tp->t.args.n, N + (N + 2) / 3);
+	/* A merge finds an existing set the same way. */
+	CHECK_EQ(tp_args_merge(tp, ids[1], ids[0]), ids[0]);
+	tb_free(ids);
+	tp_args_builder_release(&b);
+	tp_free(tp);
+}
+
 TEST(tp_model_threads_and_reuse)
 {
 	struct tp *tp = tp_new(NULL);

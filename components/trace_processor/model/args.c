@@ -7,8 +7,12 @@
  * found by binary search. Identical sets share one id, found by a content
  * hash in `arg_sets`. That map only remembers the last ARG_SETS_RECENT
  * distinct sets (it is emptied when full): big traces whose arg sets are
- * mostly unique would otherwise pay ~30 bytes a set for it, and repeats are
- * nearly always close together. A merge (end-event args added to a begin's
+ * mostly unique would otherwise pay for it in memory, and repeats are
+ * nearly always close together. It is an open-addressing table of 8-byte
+ * slots (32 bits of the hash, the set id), so a probe of a mostly unique set
+ * costs one cache line, which a caller can prefetch (tp_args_prefetch). The
+ * home slot comes from the stored hash bits, so growth re-places entries
+ * without rehashing sets. A merge (end-event args added to a begin's
  * set) makes a new set; the old one stays, since another row may share it.
  *
  * A row stores the key, the type (1 byte) and one 8-byte value; flat_key
@@ -191,37 +195,22 @@ void tp_args_computed_value_type(const struct tp *tp, uint32_t row, void *out)
 
 static uint64_t args_hash(const struct tp_arg *a, size_t n)
 {
-	uint64_t h = 0x61726773;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t v = (uint64_t)a[i].v.i;
-		if (a[i].type == TP_ARG_STRING || a[i].type == TP_ARG_JSON)
-			v = a[i].v.s;
-		else if (a[i].type == TP_ARG_NULL)
-			v = 0;
-		h = tb_hash_u64(h ^ ((uint64_t)a[i].flat_key << 32 | a[i].key));
-		h = tb_hash_u64(h ^ v ^ (uint64_t)a[i].type << 59);
-	}
-	return h;
+	uint64_t h = TP_ARGS_HASH_SEED;
+	for (size_t i = 0; i < n; i++)
+		h = tp_args_hash_add(h, &a[i]);
+	return tp_args_hash_end(h);
 }
 
 /* Does the stored set equal the builder's args? */
-struct eq_ctx {
-	struct tp *tp;
-	const struct tp_arg *a;
-	size_t n;
-};
-
-static bool set_eq(const void *ctx, uint64_t set)
+static bool set_eq(const struct tp *tp, const struct tp_arg *args, size_t n, uint32_t set)
 {
-	const struct eq_ctx *c = ctx;
-	struct tp *tp = c->tp;
 	const struct tp_args_table *t = &tp->t.args;
 	uint32_t start = tp->arg_set_start.data[set];
 	uint32_t end = set + 1 < tp->arg_set_start.len ? tp->arg_set_start.data[set + 1] : t->n;
-	if (end - start != c->n)
+	if (end - start != n)
 		return false;
-	for (size_t i = 0; i < c->n; i++) {
-		const struct tp_arg *a = &c->a[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct tp_arg *a = &args[i];
 		uint32_t r = start + (uint32_t)i;
 		struct tp_arg s = tp_args_row(tp, r);
 		if (s.key != a->key || s.flat_key != a->flat_key || s.type != a->type)
@@ -246,34 +235,93 @@ static bool set_eq(const void *ctx, uint64_t set)
 	return true;
 }
 
-void tp_args_prefetch(const struct tp *tp, const struct tp_arg *a, size_t n)
+/* ---- the dedup map ----------------------------------------------------- */
+
+#define SET_TAG(h) ((uint64_t)((uint32_t)((h) >> 32) | 0x80000000u) << 32)
+#define SETS_MIN_CAP 1024u
+
+/* The home slot of a tag (cap <= 2 * ARG_SETS_RECENT keeps the mask below
+ * the tag's always-set bit 31). */
+static size_t sets_home(uint64_t tag, size_t cap)
 {
-	if (n)
-		hmap_prefetch(&tp->arg_sets, args_hash(a, n));
+	return (size_t)(tag >> 32) & (cap - 1);
 }
 
-static uint32_t commit_array(struct tp *tp, const struct tp_arg *a, size_t n)
+void tp_args_prefetch(const struct tp *tp, uint64_t hash)
+{
+	if (tp->arg_sets.cap)
+		__builtin_prefetch(&tp->arg_sets.slot[sets_home(SET_TAG(hash), tp->arg_sets.cap)]);
+}
+
+/* The id of the stored set equal to a[0, n) with this hash, or TP_NULL_U32. */
+static uint32_t sets_find(struct tp *tp, uint64_t hash, const struct tp_arg *a, size_t n)
+{
+	if (!tp->arg_sets.len)
+		return TP_NULL_U32;
+	uint64_t tag = SET_TAG(hash);
+	size_t mask = tp->arg_sets.cap - 1;
+	for (size_t i = sets_home(tag, tp->arg_sets.cap);; i = (i + 1) & mask) {
+		uint64_t s = tp->arg_sets.slot[i];
+		if (!s)
+			return TP_NULL_U32;
+		if ((s & ~0xffffffffull) == tag && set_eq(tp, a, n, (uint32_t)s))
+			return (uint32_t)s;
+	}
+}
+
+static void sets_place(uint64_t *slot, size_t cap, uint64_t v)
+{
+	size_t i = sets_home(v, cap);
+	while (slot[i])
+		i = (i + 1) & (cap - 1);
+	slot[i] = v;
+}
+
+/* Remember set under hash; the map is emptied once it holds
+ * ARG_SETS_RECENT sets, and kept at most 3/4 full. */
+static void sets_insert(struct tp *tp, uint64_t hash, uint32_t set)
+{
+	if (tp->arg_sets.len >= ARG_SETS_RECENT) {
+		memset(tp->arg_sets.slot, 0, tp->arg_sets.cap * sizeof *tp->arg_sets.slot);
+		tp->arg_sets.len = 0;
+	}
+	if (tp->arg_sets.len + 1 > tp->arg_sets.cap / 4 * 3) {
+		size_t ncap = tp->arg_sets.cap ? tp->arg_sets.cap * 2 : SETS_MIN_CAP;
+		uint64_t *ns = tb_calloc(ncap, sizeof *ns);
+		for (size_t i = 0; i < tp->arg_sets.cap; i++)
+			if (tp->arg_sets.slot[i])
+				sets_place(ns, ncap, tp->arg_sets.slot[i]);
+		tb_free(tp->arg_sets.slot);
+		tp->arg_sets.slot = ns;
+		tp->arg_sets.cap = ncap;
+	}
+	sets_place(tp->arg_sets.slot, tp->arg_sets.cap, SET_TAG(hash) | set);
+	tp->arg_sets.len++;
+}
+
+static uint32_t commit_array(struct tp *tp, const struct tp_arg *a, size_t n, uint64_t h)
 {
 	if (n == 0)
 		return TP_NULL_U32;
-	uint64_t h = args_hash(a, n);
-	struct eq_ctx c = {tp, a, n};
-	size_t slot = hmap_lookup(&tp->arg_sets, h, set_eq, &c);
-	if (slot != HMAP_END)
-		return (uint32_t)tp->arg_sets.slots[slot].val;
+	uint32_t found = sets_find(tp, h, a, n);
+	if (found != TP_NULL_U32)
+		return found;
 	uint32_t set = (uint32_t)tp->arg_set_start.len;
 	vec_push(&tp->arg_set_start, tp->t.args.n);
 	for (size_t i = 0; i < n; i++)
 		store_row(tp, set, &a[i]);
-	if (tp->arg_sets.len >= ARG_SETS_RECENT)
-		hmap_clear(&tp->arg_sets);
-	hmap_insert(&tp->arg_sets, h, set, set);
+	sets_insert(tp, h, set);
 	return set;
 }
 
 uint32_t tp_args_commit(struct tp *tp, struct tp_args_builder *b)
 {
-	uint32_t set = commit_array(tp, b->args.data, b->args.len);
+	return tp_args_commit_hashed(tp, b, args_hash(b->args.data, b->args.len));
+}
+
+uint32_t tp_args_commit_hashed(struct tp *tp, struct tp_args_builder *b, uint64_t hash)
+{
+	uint32_t set = commit_array(tp, b->args.data, b->args.len, hash);
 	vec_clear(&b->args);
 	return set;
 }
@@ -308,7 +356,7 @@ uint32_t tp_args_merge(struct tp *tp, uint32_t a, uint32_t b)
 		else
 			vec_push(&m.args, nb.args.data[i]);
 	}
-	uint32_t set = commit_array(tp, m.args.data, m.args.len);
+	uint32_t set = commit_array(tp, m.args.data, m.args.len, args_hash(m.args.data, m.args.len));
 	tp_args_builder_release(&m);
 	tp_args_builder_release(&nb);
 	return set;
@@ -316,6 +364,6 @@ uint32_t tp_args_merge(struct tp *tp, uint32_t a, uint32_t b)
 
 void tp_args_free(struct tp *tp)
 {
-	hmap_release(&tp->arg_sets);
+	tb_free(tp->arg_sets.slot);
 	vec_release(&tp->arg_set_start);
 }

@@ -104,44 +104,63 @@ static inline void emit(struct json_buf *out, int type, uint32_t fk, uint32_t k,
 	out->v.len = (size_t)(q - out->v.data);
 }
 
+/* The row at p into *a; returns the byte after it. */
+static inline const char *read_row(const char *p, struct tp_arg *a)
+{
+	unsigned h = (unsigned char)*p++, wc = h >> 4 & 3;
+	memcpy(&a->key, p, 4);
+	p += 4;
+	a->flat_key = a->key;
+	if (h & ROW_FLAT) {
+		memcpy(&a->flat_key, p, 4);
+		p += 4;
+	}
+	a->type = (enum tp_arg_type)(h & 15);
+	int8_t v8;
+	int16_t v16;
+	int32_t v32;
+	switch (wc) {
+	case 0:
+		memcpy(&v8, p, 1);
+		a->v.i = v8;
+		break;
+	case 1:
+		memcpy(&v16, p, 2);
+		a->v.i = v16;
+		break;
+	case 2:
+		memcpy(&v32, p, 4);
+		a->v.i = v32;
+		break;
+	default:
+		memcpy(&a->v.i, p, 8);
+	}
+	if (a->type == TP_ARG_STRING)
+		a->v.i = (uint32_t)a->v.i;
+	return p + (1u << wc);
+}
+
 void json_args_decode(const char *p, size_t n, struct tp_args_builder *b)
 {
 	const char *end = p + n;
+	if (b->args.cap - b->args.len < n / 6)
+		vec_reserve(&b->args, n / 6); /* a row is at least 6 bytes */
 	while (p < end) {
-		unsigned h = (unsigned char)*p++, wc = h >> 4 & 3;
-		struct tp_arg a = {0};
-		memcpy(&a.key, p, 4);
-		p += 4;
-		a.flat_key = a.key;
-		if (h & ROW_FLAT) {
-			memcpy(&a.flat_key, p, 4);
-			p += 4;
-		}
-		a.type = (enum tp_arg_type)(h & 15);
-		int8_t v8;
-		int16_t v16;
-		int32_t v32;
-		switch (wc) {
-		case 0:
-			memcpy(&v8, p, 1);
-			a.v.i = v8;
-			break;
-		case 1:
-			memcpy(&v16, p, 2);
-			a.v.i = v16;
-			break;
-		case 2:
-			memcpy(&v32, p, 4);
-			a.v.i = v32;
-			break;
-		default:
-			memcpy(&a.v.i, p, 8);
-		}
-		if (a.type == TP_ARG_STRING)
-			a.v.i = (uint32_t)a.v.i;
-		p += 1u << wc;
-		vec_push(&b->args, a);
+		struct tp_arg *a = b->args.data + b->args.len++;
+		p = read_row(p, a);
 	}
+}
+
+uint64_t json_args_hash(const char *p, size_t n)
+{
+	const char *end = p + n;
+	uint64_t h = TP_ARGS_HASH_SEED;
+	while (p < end) {
+		struct tp_arg a;
+		p = read_row(p, &a);
+		h = tp_args_hash_add(h, &a);
+	}
+	return tp_args_hash_end(h);
 }
 
 /* Encode the value at p; returns the byte after it, or NULL when

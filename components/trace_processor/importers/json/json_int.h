@@ -41,6 +41,7 @@
 #define JSON_EV_HAS_ARGS 0x400u  /* "args" key present */
 #define JSON_EV_ARGS_ROWS 0x800u /* args holds encoded rows, not JSON text */
 #define JSON_EV_ARGS_BAD 0x1000u /* args present but not importable */
+#define JSON_EV_HASHED 0x2000u   /* args_hash is set (parser only, not stored) */
 
 /* One event as the tokenizer decoded it. Strings are pool ids (0 = absent
  * or empty). Times are ns; TP_NULL_I64 when absent or not a valid number.
@@ -54,6 +55,7 @@ struct json_event {
 	uint32_t id;        /* "id" as a string (numbers as their text) */
 	uint32_t id2_local, id2_global;
 	uint32_t args_len; /* bytes at args */
+	uint64_t args_hash; /* with JSON_EV_HASHED: json_args_hash of the rows */
 	uint16_t flags;
 	char ph;
 	char scope; /* "s": 0 absent, 'g' 'p' 't', '?' anything else */
@@ -346,6 +348,8 @@ const char *json_args_encode(struct tp *tp, struct json_args_ctx *c, const char 
 			     const char *end, const char *prefix, struct json_buf *out);
 /* Append the n bytes of rows made by json_args_encode to b. */
 void json_args_decode(const char *rows, size_t n, struct tp_args_builder *b);
+/* The tp_args_hash_add hash of the set those rows decode to. */
+uint64_t json_args_hash(const char *rows, size_t n);
 /* The top-level "metadata" object: json_metadata.<key> metadata rows. */
 void json_metadata_add(struct tp *tp, struct json_args_ctx *c, const char *p, const char *end);
 void json_args_ctx_release(struct json_args_ctx *c);

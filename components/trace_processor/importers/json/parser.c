@@ -21,7 +21,17 @@
 struct grp_ev {
 	int64_t key;
 	uint32_t seq;
+	bool hashed;
 	size_t off, len;
+	uint64_t hash;
+};
+
+/* Events are parsed AHEAD events after the sorter hands them over: the
+ * dedup-map slot their args set will probe is prefetched meanwhile. */
+#define AHEAD 16
+struct ahead_ev {
+	struct json_event e; /* e.args points into rec */
+	VEC(char) rec;
 };
 
 struct pending_flow {
@@ -36,7 +46,8 @@ struct tp_importer {
 	struct json_args_ctx args;
 	struct json_buf sbuf;
 	struct tp_args_builder ab;
-	struct tp_args_builder ahead; /* args of the event waiting in a group */
+	struct ahead_ev ahead[AHEAD]; /* a ring: [ahead_head, + ahead_n) */
+	unsigned ahead_head, ahead_n;
 	struct hmap async_tracks; /* cookie key -> track id */
 	struct hmap lanes;        /* utid -> overlap lanes created */
 	VEC(struct pending_flow) pending;
@@ -63,6 +74,8 @@ static uint32_t commit_args(struct tp_importer *imp, const struct json_event *e)
 	tp_args_begin(&imp->ab);
 	if (e->flags & JSON_EV_ARGS_ROWS)
 		json_args_decode(json_event_args(e), e->args_len, &imp->ab);
+	if (e->flags & JSON_EV_HASHED)
+		return tp_args_commit_hashed(imp->tp, &imp->ab, e->args_hash);
 	return tp_args_commit(imp->tp, &imp->ab);
 }
 
@@ -592,45 +605,79 @@ static void flush_group(struct tp_importer *imp)
 	if (imp->group.len > 1)
 		qsort(imp->group.data, imp->group.len, sizeof *imp->group.data, cmp_grp);
 	for (size_t i = 0; i < imp->group.len; i++) {
+		const struct grp_ev *g = &imp->group.data[i];
 		struct json_event e;
-		json_event_decode(imp->group_mem.data + imp->group.data[i].off, imp->group_ts, &e);
+		json_event_decode(imp->group_mem.data + g->off, imp->group_ts, &e);
+		if (g->hashed) {
+			e.flags |= JSON_EV_HASHED;
+			e.args_hash = g->hash;
+		}
 		parse_event(imp, &e);
 	}
 	vec_clear(&imp->group);
 	vec_clear(&imp->group_mem);
 }
 
-static void on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len, void *ctx)
+/* Parse e (its record is rec, len bytes), or hold it in the equal-ts group
+ * when the event after it (next_same: known from the ring) has its ts. */
+static void dispatch(struct tp_importer *imp, struct json_event *e, const char *rec, size_t len,
+		     bool next_same)
 {
-	struct tp_importer *imp = ctx;
-	(void)tp;
-	struct json_event ev, *e = &ev;
-	json_event_decode(payload, ts, e);
 	if (!json_tokenizer_saw_complete(imp->tok)) {
 		parse_event(imp, e);
 		return;
 	}
-	if (imp->group.len && ts != imp->group_ts)
+	if (imp->group.len && e->ts != imp->group_ts)
 		flush_group(imp);
-	imp->group_ts = ts;
-	struct grp_ev g = {INT64_MAX, (uint32_t)imp->group.len, 0, len};
+	if (!imp->group.len && !next_same) {
+		parse_event(imp, e); /* a group of one: nothing to re-order */
+		return;
+	}
+	imp->group_ts = e->ts;
+	struct grp_ev g = {INT64_MAX, (uint32_t)imp->group.len, (e->flags & JSON_EV_HASHED) != 0,
+			   0, len, e->args_hash};
 	if (e->ph == 'E')
 		g.key = INT64_MIN;
 	else if (e->ph == 'X' && e->dur != TP_NULL_I64 && e->dur >= 0)
 		g.key = INT64_MAX - e->dur;
-	/* Records are copied: the sorter may free them once this returns. */
 	size_t off = imp->group_mem.len;
 	vec_reserve(&imp->group_mem, len);
-	memcpy(imp->group_mem.data + off, payload, len);
+	memcpy(imp->group_mem.data + off, rec, len);
 	imp->group_mem.len += len;
 	g.off = off;
 	vec_push(&imp->group, g);
-	/* It is parsed when the next ts arrives: start loading what its args
-	 * commit will probe meanwhile. */
-	if ((e->flags & (JSON_EV_ARGS_ROWS | JSON_EV_ARGS_BAD)) == JSON_EV_ARGS_ROWS) {
-		tp_args_begin(&imp->ahead);
-		json_args_decode(json_event_args(e), e->args_len, &imp->ahead);
-		tp_args_prefetch(imp->tp, imp->ahead.args.data, imp->ahead.args.len);
+}
+
+/* Parse the oldest event of the ring. Its successor, if any, is in the
+ * ring: the ring is full except while draining at end of file. */
+static void ahead_pop(struct tp_importer *imp)
+{
+	struct ahead_ev *a = &imp->ahead[imp->ahead_head];
+	const struct ahead_ev *next =
+		imp->ahead_n > 1 ? &imp->ahead[(imp->ahead_head + 1) % AHEAD] : NULL;
+	dispatch(imp, &a->e, a->rec.data, a->rec.len, next && next->e.ts == a->e.ts);
+	imp->ahead_head = (imp->ahead_head + 1) % AHEAD;
+	imp->ahead_n--;
+}
+
+static void on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len, void *ctx)
+{
+	struct tp_importer *imp = ctx;
+	(void)tp;
+	if (imp->ahead_n == AHEAD)
+		ahead_pop(imp);
+	/* Records are copied: the sorter may free them once this returns. */
+	struct ahead_ev *a = &imp->ahead[(imp->ahead_head + imp->ahead_n++) % AHEAD];
+	vec_clear(&a->rec);
+	vec_reserve(&a->rec, len);
+	memcpy(a->rec.data, payload, len);
+	a->rec.len = len;
+	json_event_decode(a->rec.data, ts, &a->e);
+	if ((a->e.flags & (JSON_EV_ARGS_ROWS | JSON_EV_ARGS_BAD)) == JSON_EV_ARGS_ROWS &&
+	    a->e.args_len) {
+		a->e.args_hash = json_args_hash(json_event_args(&a->e), a->e.args_len);
+		a->e.flags |= JSON_EV_HASHED;
+		tp_args_prefetch(imp->tp, a->e.args_hash);
 	}
 }
 
@@ -683,6 +730,8 @@ static int json_parse(struct tp_importer *imp, const uint8_t *p, size_t n)
 static int json_eof(struct tp_importer *imp)
 {
 	tp_sorter_flush(imp->tp->sorter, imp->tp, on_sorted, imp);
+	while (imp->ahead_n)
+		ahead_pop(imp);
 	flush_group(imp);
 	if (imp->systrace)
 		ftrace_text_end(imp->systrace);
@@ -698,7 +747,8 @@ static void json_destroy(struct tp_importer *imp)
 	json_args_ctx_release(&imp->args);
 	vec_release(&imp->sbuf.v);
 	tp_args_builder_release(&imp->ab);
-	tp_args_builder_release(&imp->ahead);
+	for (size_t i = 0; i < AHEAD; i++)
+		vec_release(&imp->ahead[i].rec);
 	hmap_release(&imp->async_tracks);
 	hmap_release(&imp->lanes);
 	vec_release(&imp->pending);

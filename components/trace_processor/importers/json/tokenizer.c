@@ -630,10 +630,12 @@ static uint32_t rec_flags(const struct json_event *e)
 size_t json_event_size(const struct json_event *e)
 {
 	uint32_t f = rec_flags(e);
-	uint32_t wide = f & (REC_DUR | REC_TTS | REC_TDUR | JSON_EV_V1_ID | JSON_EV_BIND_ID);
-	uint32_t narrow = f & (JSON_EV_PID | JSON_EV_TID | REC_ID | REC_ID2L | REC_ID2G);
-	return REC_HDR + 8 * (size_t)__builtin_popcount(wide) +
-	       4 * (size_t)__builtin_popcount(narrow) + e->args_len;
+	/* Bit tests, not popcount: without -mpopcnt that is a libgcc call. */
+	size_t wide = !!(f & REC_DUR) + !!(f & REC_TTS) + !!(f & REC_TDUR) +
+		      !!(f & JSON_EV_V1_ID) + !!(f & JSON_EV_BIND_ID);
+	size_t narrow = !!(f & JSON_EV_PID) + !!(f & JSON_EV_TID) + !!(f & REC_ID) +
+			!!(f & REC_ID2L) + !!(f & REC_ID2G);
+	return REC_HDR + 8 * wide + 4 * narrow + e->args_len;
 }
 
 void json_event_encode(const struct json_event *e, const char *args, char *out)
