@@ -223,12 +223,12 @@ TEST(tp_json_thread_state)
 	CHECK_EQ(t->ts[0], 1000);
 	CHECK_EQ(t->dur[0], 5000);
 	CHECK_STR_EQ(s_(tp, t->state[0]), "Running");
-	CHECK_EQ(t->io_wait[0], TP_NULL_I64);
+	CHECK_EQ(tp_get_thread_state_io_wait(t, 0), TP_NULL_I64);
 	CHECK_EQ(t->cpu[0], TP_NULL_U32);
 	CHECK_EQ(tp->t.thread.tid[t->utid[0]], 8);
 	CHECK_STR_EQ(s_(tp, t->state[1]), "D");
-	CHECK_EQ(t->io_wait[1], 1);
-	CHECK_STR_EQ(s_(tp, t->blocked_function[1]), "f");
+	CHECK_EQ(tp_get_thread_state_io_wait(t, 1), 1);
+	CHECK_STR_EQ(s_(tp, tp_get_thread_state_blocked_function(t, 1)), "f");
 	CHECK_STR_EQ(s_(tp, t->state[3]), "R");
 	CHECK_EQ(tp->t.sched.n, 1);
 	CHECK_EQ(tp->t.sched.ts[0], 1000);
