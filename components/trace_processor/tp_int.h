@@ -189,15 +189,17 @@ enum tp_col_type {
 	X(T, value_type, TP_STR, TP_COL_COMPUTED)
 
 /* sched: one row per sched_switch (ftrace), the slice of the thread switched
- * in on that cpu; dur -1 and end_state NULL while still running. */
+ * in on that cpu; dur -1 and end_state NULL while still running. cpu is
+ * the cpu table's (cpu.cpu of ucpu), computed, as in the two tables
+ * below: a row stores only ucpu. */
 #define TP_SCHED_COLUMNS(X, T)                                                    \
 	X(T, ts, TP_I64, 0)                                                       \
 	X(T, dur, TP_I64, 0)                                                      \
-	X(T, cpu, TP_U32, 0)                                                      \
 	X(T, utid, TP_U32, 0)                                                     \
 	X(T, end_state, TP_STR, 0)                                                \
 	X(T, priority, TP_I64, 0)                                                 \
 	X(T, ucpu, TP_U32, 0)
+#define TP_SCHED_COMPUTED(X, T) X(T, cpu, TP_U32, TP_COL_COMPUTED)
 
 /* thread_state: a thread's scheduling state over [ts, ts + dur) (dur -1:
  * still open at the end of the trace). cpu is set while Running. The
@@ -206,7 +208,6 @@ enum tp_col_type {
 #define TP_THREAD_STATE_COLUMNS(X, T)                                             \
 	X(T, ts, TP_I64, 0)                                                       \
 	X(T, dur, TP_I64, 0)                                                      \
-	X(T, cpu, TP_U32N, 0)                                                     \
 	X(T, utid, TP_U32, 0)                                                     \
 	X(T, state, TP_STR, 0)                                                    \
 	X(T, io_wait, TP_I64N, TP_COL_SPARSE)                                     \
@@ -215,16 +216,17 @@ enum tp_col_type {
 	X(T, waker_id, TP_U32N, TP_COL_SPARSE)                                    \
 	X(T, irq_context, TP_I64N, TP_COL_SPARSE)                                 \
 	X(T, ucpu, TP_U32N, 0)
+#define TP_THREAD_STATE_COMPUTED(X, T) X(T, cpu, TP_U32N, TP_COL_COMPUTED)
 
 /* ftrace_event (alias raw): every ftrace event, its fields as args. */
 #define TP_FTRACE_EVENT_COLUMNS(X, T)                                             \
 	X(T, ts, TP_I64, 0)                                                       \
 	X(T, name, TP_STR, 0)                                                     \
-	X(T, cpu, TP_U32, 0)                                                      \
 	X(T, utid, TP_U32, 0)                                                     \
 	X(T, arg_set_id, TP_U32N, 0)                                              \
 	X(T, common_flags, TP_U32N, 0)                                            \
 	X(T, ucpu, TP_U32, 0)
+#define TP_FTRACE_EVENT_COMPUTED(X, T) X(T, cpu, TP_U32, TP_COL_COMPUTED)
 
 /* cpu: one row per cpu seen (ucpu = row id). */
 #define TP_CPU_COLUMNS(X, T)                                                      \
@@ -333,9 +335,9 @@ enum tp_col_type {
 	  TP_STACK_PROFILE_SYMBOL_COLUMNS, TP_NO_COLUMNS)                        \
 	T(__intrinsic_metadata, metadata, TP_METADATA_COLUMNS, TP_NO_COLUMNS)          \
 	T(__intrinsic_trace_file, trace_file, TP_TRACE_FILE_COLUMNS, TP_NO_COLUMNS)    \
-	T(__intrinsic_sched, sched, TP_SCHED_COLUMNS, TP_NO_COLUMNS)           \
-	T(__intrinsic_thread_state, thread_state, TP_THREAD_STATE_COLUMNS, TP_NO_COLUMNS) \
-	T(__intrinsic_ftrace_event, ftrace_event, TP_FTRACE_EVENT_COLUMNS, TP_NO_COLUMNS) \
+	T(__intrinsic_sched, sched, TP_SCHED_COLUMNS, TP_SCHED_COMPUTED)       \
+	T(__intrinsic_thread_state, thread_state, TP_THREAD_STATE_COLUMNS, TP_THREAD_STATE_COMPUTED) \
+	T(__intrinsic_ftrace_event, ftrace_event, TP_FTRACE_EVENT_COLUMNS, TP_FTRACE_EVENT_COMPUTED) \
 	T(__intrinsic_cpu, cpu, TP_CPU_COLUMNS, TP_NO_COLUMNS)
 
 #define TP_COL_FIELD_(s, name, type, flags) TP_CTYPE_##type *name;

@@ -1185,7 +1185,9 @@ TEST(tp_proto_ftrace_sched_switch)
 	CHECK_EQ(s->ts[0], 1000);
 	CHECK_EQ(s->dur[0], 1000);
 	CHECK_EQ(s->utid[0], a);
-	CHECK_EQ(s->cpu[0], 1);
+	uint32_t cpu;
+	tp_sched_computed_cpu(tp, 0, &cpu);
+	CHECK_EQ(cpu, 1);
 	CHECK_EQ(s->priority[0], 110);
 	CHECK_STR_EQ(sname(tp, s->end_state[0]), "S");
 	CHECK_EQ(s->utid[1], 0);
@@ -1210,7 +1212,8 @@ TEST(tp_proto_ftrace_sched_switch)
 		CHECK_EQ(ts->ts[i], want[i].ts);
 		CHECK_EQ(ts->dur[i], want[i].dur);
 		CHECK_STR_EQ(sname(tp, ts->state[i]), want[i].state);
-		CHECK_EQ(ts->cpu[i], want[i].cpu);
+		tp_thread_state_computed_cpu(tp, i, &cpu);
+		CHECK_EQ(cpu, want[i].cpu);
 	}
 	CHECK_EQ(ts->waker_utid[2], 0);
 

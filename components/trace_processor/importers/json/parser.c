@@ -452,7 +452,6 @@ static void parse_thread_state(struct tp_importer *imp, const struct json_event 
 	uint32_t srow = tp_sched_append(sc);
 	sc->ts[srow] = e->ts;
 	sc->dur[srow] = e->dur;
-	sc->cpu[srow] = (uint32_t)cpu;
 	sc->ucpu[srow] = ucpu_for(tp, (uint32_t)cpu);
 	sc->utid[srow] = utid;
 }
