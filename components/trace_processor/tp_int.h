@@ -624,6 +624,13 @@ struct tp {
 	/* pid -> upid, (upid<<32 | tid) and tid -> utid, uuid -> track id ... */
 	struct hmap pid_to_upid;  /* pid -> upid of the live process */
 	struct hmap tid_to_utid;  /* tid -> utid of the live thread */
+	/* A direct-mapped copy of recent tid_to_utid entries (utid + 1, 0 =
+	 * empty), kept equal to the map where it holds a tid: sched events look
+	 * up the same few threads over and over (process_tracker.c). */
+	struct tp_tid_slot {
+		int64_t tid;
+		uint32_t utid1;
+	} tid_cache[256];
 	struct hmap thread_track; /* utid -> track id of its thread_execution track */
 	struct hmap track_by_key; /* hash of (type, dims, name) -> track id */
 	struct tp_track_keys *track_keys; /* identity of each track (track_tracker.c) */
