@@ -189,40 +189,44 @@ enum tp_col_type {
 	X(T, value_type, TP_STR, TP_COL_COMPUTED)
 
 /* sched: one row per sched_switch (ftrace), the slice of the thread switched
- * in on that cpu; dur -1 and end_state NULL while still running. */
+ * in on that cpu; dur -1 and end_state NULL while still running. cpu is
+ * the cpu table's (cpu.cpu of ucpu), computed, as in the two tables
+ * below: a row stores only ucpu. */
 #define TP_SCHED_COLUMNS(X, T)                                                    \
 	X(T, ts, TP_I64, 0)                                                       \
 	X(T, dur, TP_I64, 0)                                                      \
-	X(T, cpu, TP_U32, 0)                                                      \
 	X(T, utid, TP_U32, 0)                                                     \
 	X(T, end_state, TP_STR, 0)                                                \
 	X(T, priority, TP_I64, 0)                                                 \
 	X(T, ucpu, TP_U32, 0)
+#define TP_SCHED_COMPUTED(X, T) X(T, cpu, TP_U32, TP_COL_COMPUTED)
 
 /* thread_state: a thread's scheduling state over [ts, ts + dur) (dur -1:
- * still open at the end of the trace). cpu is set while Running. */
+ * still open at the end of the trace). cpu is set while Running. The
+ * blocked reason columns are sparse: only D states after a
+ * sched_blocked_reason have them. */
 #define TP_THREAD_STATE_COLUMNS(X, T)                                             \
 	X(T, ts, TP_I64, 0)                                                       \
 	X(T, dur, TP_I64, 0)                                                      \
-	X(T, cpu, TP_U32N, 0)                                                     \
 	X(T, utid, TP_U32, 0)                                                     \
 	X(T, state, TP_STR, 0)                                                    \
-	X(T, io_wait, TP_I64N, 0)                                                 \
-	X(T, blocked_function, TP_STR, 0)                                         \
+	X(T, io_wait, TP_I64N, TP_COL_SPARSE)                                     \
+	X(T, blocked_function, TP_STR, TP_COL_SPARSE)                             \
 	X(T, waker_utid, TP_U32N, 0)                                              \
-	X(T, waker_id, TP_U32N, 0)                                                \
-	X(T, irq_context, TP_I64N, 0)                                             \
+	X(T, waker_id, TP_U32N, TP_COL_SPARSE)                                    \
+	X(T, irq_context, TP_I64N, TP_COL_SPARSE)                                 \
 	X(T, ucpu, TP_U32N, 0)
+#define TP_THREAD_STATE_COMPUTED(X, T) X(T, cpu, TP_U32N, TP_COL_COMPUTED)
 
 /* ftrace_event (alias raw): every ftrace event, its fields as args. */
 #define TP_FTRACE_EVENT_COLUMNS(X, T)                                             \
 	X(T, ts, TP_I64, 0)                                                       \
 	X(T, name, TP_STR, 0)                                                     \
-	X(T, cpu, TP_U32, 0)                                                      \
 	X(T, utid, TP_U32, 0)                                                     \
 	X(T, arg_set_id, TP_U32N, 0)                                              \
 	X(T, common_flags, TP_U32N, 0)                                            \
 	X(T, ucpu, TP_U32, 0)
+#define TP_FTRACE_EVENT_COMPUTED(X, T) X(T, cpu, TP_U32, TP_COL_COMPUTED)
 
 /* cpu: one row per cpu seen (ucpu = row id). */
 #define TP_CPU_COLUMNS(X, T)                                                      \
@@ -331,9 +335,9 @@ enum tp_col_type {
 	  TP_STACK_PROFILE_SYMBOL_COLUMNS, TP_NO_COLUMNS)                        \
 	T(__intrinsic_metadata, metadata, TP_METADATA_COLUMNS, TP_NO_COLUMNS)          \
 	T(__intrinsic_trace_file, trace_file, TP_TRACE_FILE_COLUMNS, TP_NO_COLUMNS)    \
-	T(__intrinsic_sched, sched, TP_SCHED_COLUMNS, TP_NO_COLUMNS)           \
-	T(__intrinsic_thread_state, thread_state, TP_THREAD_STATE_COLUMNS, TP_NO_COLUMNS) \
-	T(__intrinsic_ftrace_event, ftrace_event, TP_FTRACE_EVENT_COLUMNS, TP_NO_COLUMNS) \
+	T(__intrinsic_sched, sched, TP_SCHED_COLUMNS, TP_SCHED_COMPUTED)       \
+	T(__intrinsic_thread_state, thread_state, TP_THREAD_STATE_COLUMNS, TP_THREAD_STATE_COMPUTED) \
+	T(__intrinsic_ftrace_event, ftrace_event, TP_FTRACE_EVENT_COLUMNS, TP_FTRACE_EVENT_COMPUTED) \
 	T(__intrinsic_cpu, cpu, TP_CPU_COLUMNS, TP_NO_COLUMNS)
 
 #define TP_COL_FIELD_(s, name, type, flags) TP_CTYPE_##type *name;
@@ -624,6 +628,13 @@ struct tp {
 	/* pid -> upid, (upid<<32 | tid) and tid -> utid, uuid -> track id ... */
 	struct hmap pid_to_upid;  /* pid -> upid of the live process */
 	struct hmap tid_to_utid;  /* tid -> utid of the live thread */
+	/* A direct-mapped copy of recent tid_to_utid entries (utid + 1, 0 =
+	 * empty), kept equal to the map where it holds a tid: sched events look
+	 * up the same few threads over and over (process_tracker.c). */
+	struct tp_tid_slot {
+		int64_t tid;
+		uint32_t utid1;
+	} tid_cache[256];
 	struct hmap thread_track; /* utid -> track id of its thread_execution track */
 	struct hmap track_by_key; /* hash of (type, dims, name) -> track id */
 	struct tp_track_keys *track_keys; /* identity of each track (track_tracker.c) */
@@ -894,10 +905,19 @@ struct tp_ftrace_cpu {
 	int32_t last_prio;
 	uint32_t ucpu;
 };
+/* A thread's latest thread_state rows (TP_NULL_U32 none), by utid. */
+struct tp_ftrace_thread {
+	uint32_t state;   /* its latest row */
+	uint32_t blocked; /* its latest D row */
+};
+/* End states of kernel prev_state values (only bits 0-8 matter), cached. */
+#define TP_FTRACE_END_STATES 512
 struct tp_ftrace {
 	VEC(struct tp_ftrace_cpu) cpus;
-	struct hmap last_state;   /* utid -> its latest thread_state row */
-	struct hmap last_blocked; /* utid -> its latest D thread_state row */
+	VEC(struct tp_ftrace_thread) threads; /* by utid, grown on use */
+	uint32_t end_states[TP_FTRACE_END_STATES]; /* pool ids, 0 not yet */
+	uint32_t d_state;  /* the last state id checked for 'D' ... */
+	bool d_state_is_d; /* ... and whether it has one */
 	struct hmap async_open;   /* (upid, name, cookie) -> lane << 32 | track */
 	struct hmap async_busy;   /* (upid, name, lane) -> 1 while a slice is open */
 	uint32_t running, runnable; /* pool ids of "Running", "R" */
@@ -906,13 +926,22 @@ struct tp_ftrace {
 void tp_ftrace_init(struct tp *tp, struct tp_ftrace *f);
 void tp_ftrace_release(struct tp_ftrace *f);
 /* The state of cpu (its `cpu` row created on first use). */
-struct tp_ftrace_cpu *tp_ftrace_cpu(struct tp *tp, struct tp_ftrace *f, uint32_t cpu);
+struct tp_ftrace_cpu *tp_ftrace_cpu_slow(struct tp *tp, struct tp_ftrace *f, uint32_t cpu);
+static inline struct tp_ftrace_cpu *tp_ftrace_cpu(struct tp *tp, struct tp_ftrace *f,
+						  uint32_t cpu)
+{
+	if (cpu < f->cpus.len && f->cpus.data[cpu].ucpu != UINT32_MAX)
+		return &f->cpus.data[cpu];
+	return tp_ftrace_cpu_slow(tp, f, cpu);
+}
 /* The utid of tid, renamed to comm (pool id, 0 keeps the name; never the
  * swapper's). */
 uint32_t tp_ftrace_thread_named(struct tp *tp, int64_t tid, uint32_t comm);
 /* End-state names (pool ids): from a kernel prev_state number, or from the
  * letters a text trace prints ("S", "R+", "D|K"; "?" when unknown). */
 uint32_t tp_ftrace_end_state_raw(struct tp *tp, int64_t prev_state);
+/* tp_ftrace_end_state_raw through f's cache (the hot path). */
+uint32_t tp_ftrace_end_state(struct tp *tp, struct tp_ftrace *f, int64_t prev_state);
 uint32_t tp_ftrace_end_state_text(struct tp *tp, const char *s, size_t n);
 /* sched_switch on cpu at ts. compact: prev is the cpu's last next task
  * (prev_pid/prev_comm ignored). end_state is a pool id. */

@@ -147,7 +147,9 @@ TEST(tp_ftrace_text_trace_cmd_raw_and_latency)
 	CHECK_EQ(tp->t.slice.dur[0], 100000);
 	const struct tp_sched_table *s = &tp->t.sched;
 	CHECK_EQ(s->n, 2);
-	CHECK_EQ(s->cpu[0], 1);
+	uint32_t cpu;
+	tp_sched_computed_cpu(tp, 0, &cpu);
+	CHECK_EQ(cpu, 1);
 	CHECK_EQ(s->dur[0], 100000);
 	CHECK_EQ(s->priority[0], 110);
 	CHECK_STR_EQ(str(tp, s->end_state[0]), "R"); /* numeric: TASK_REPORT bits */

@@ -224,17 +224,20 @@ TEST(tp_json_thread_state)
 	CHECK_EQ(t->ts[0], 1000);
 	CHECK_EQ(t->dur[0], 5000);
 	CHECK_STR_EQ(s_(tp, t->state[0]), "Running");
-	CHECK_EQ(t->io_wait[0], TP_NULL_I64);
-	CHECK_EQ(t->cpu[0], TP_NULL_U32);
+	CHECK_EQ(tp_get_thread_state_io_wait(t, 0), TP_NULL_I64);
+	uint32_t cpu;
+	tp_thread_state_computed_cpu(tp, 0, &cpu);
+	CHECK_EQ(cpu, TP_NULL_U32);
 	CHECK_EQ(tp->t.thread.tid[t->utid[0]], 8);
 	CHECK_STR_EQ(s_(tp, t->state[1]), "D");
-	CHECK_EQ(t->io_wait[1], 1);
-	CHECK_STR_EQ(s_(tp, t->blocked_function[1]), "f");
+	CHECK_EQ(tp_get_thread_state_io_wait(t, 1), 1);
+	CHECK_STR_EQ(s_(tp, tp_get_thread_state_blocked_function(t, 1)), "f");
 	CHECK_STR_EQ(s_(tp, t->state[3]), "R");
 	CHECK_EQ(tp->t.sched.n, 1);
 	CHECK_EQ(tp->t.sched.ts[0], 1000);
 	CHECK_EQ(tp->t.sched.dur[0], 5000);
-	CHECK_EQ(tp->t.sched.cpu[0], 3);
+	tp_sched_computed_cpu(tp, 0, &cpu);
+	CHECK_EQ(cpu, 3);
 	CHECK_EQ(tp->t.cpu.cpu[tp->t.sched.ucpu[0]], 3);
 	CHECK_EQ(tp->stats[TP_STAT_json_parser_failure], 2); /* no dur, args not an object */
 	tp_free(tp);

@@ -162,6 +162,28 @@ TEST(tp_model_threads_and_reuse)
 	tp_free(tp);
 }
 
+/* A tid looked up without its pid is the live thread of that tid, after
+ * reuse by another process, an end and a tid sharing its cache slot. */
+TEST(tp_model_thread_lookup_follows_reuse)
+{
+	struct tp *tp = tp_new(NULL);
+	uint32_t t1 = tp_thread_for_tid(tp, 42, 40);
+	CHECK_EQ(tp_thread_for_tid(tp, 42, -1), t1);
+	uint32_t t2 = tp_thread_for_tid(tp, 42, 50);
+	CHECK(t2 != t1);
+	CHECK_EQ(tp_thread_for_tid(tp, 42, -1), t2);
+	uint32_t other = tp_thread_for_tid(tp, 42 + 256, -1);
+	CHECK(other != t2);
+	CHECK_EQ(tp_thread_for_tid(tp, 42, -1), t2);
+	CHECK_EQ(tp_thread_for_tid(tp, 42 + 256, -1), other);
+	tp_thread_end(tp, t2, 1000);
+	uint32_t t3 = tp_thread_for_tid(tp, 42, -1);
+	CHECK(t3 != t2 && t3 != t1);
+	CHECK_EQ(tp_thread_for_tid(tp, 42, -1), t3);
+	CHECK_EQ(tp->t.thread.tid[t3], 42);
+	tp_free(tp);
+}
+
 TEST(tp_model_track_identity)
 {
 	struct tp *tp = tp_new(NULL);

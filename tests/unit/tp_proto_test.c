@@ -1185,7 +1185,9 @@ TEST(tp_proto_ftrace_sched_switch)
 	CHECK_EQ(s->ts[0], 1000);
 	CHECK_EQ(s->dur[0], 1000);
 	CHECK_EQ(s->utid[0], a);
-	CHECK_EQ(s->cpu[0], 1);
+	uint32_t cpu;
+	tp_sched_computed_cpu(tp, 0, &cpu);
+	CHECK_EQ(cpu, 1);
 	CHECK_EQ(s->priority[0], 110);
 	CHECK_STR_EQ(sname(tp, s->end_state[0]), "S");
 	CHECK_EQ(s->utid[1], 0);
@@ -1210,7 +1212,8 @@ TEST(tp_proto_ftrace_sched_switch)
 		CHECK_EQ(ts->ts[i], want[i].ts);
 		CHECK_EQ(ts->dur[i], want[i].dur);
 		CHECK_STR_EQ(sname(tp, ts->state[i]), want[i].state);
-		CHECK_EQ(ts->cpu[i], want[i].cpu);
+		tp_thread_state_computed_cpu(tp, i, &cpu);
+		CHECK_EQ(cpu, want[i].cpu);
 	}
 	CHECK_EQ(ts->waker_utid[2], 0);
 
@@ -1276,6 +1279,54 @@ TEST(tp_proto_ftrace_compact_sched)
 	CHECK_EQ(tp->t.thread_state.waker_utid[1], 0);
 	CHECK_EQ(tp->t.ftrace_event.n, 2);
 	CHECK_EQ(tp->t.ftrace_event.utid[0], a); /* the prev task */
+	tp_free(tp);
+	tb_free(buf);
+}
+
+/* A compact_sched bundle of 3 switches on cpu (timestamps t0 + k * step),
+ * to tids base, base + 1, base. */
+static void compact_bundle(struct tb *t, uint32_t cpu, uint64_t t0, uint64_t step, int base)
+{
+	pkt_begin(t, 1, UINT64_MAX);
+	unsigned b = pb_begin_nested(&t->w, 1);
+	pb_put_uint32(&t->w, 1, cpu);
+	unsigned c = pb_begin_nested(&t->w, 4);
+	pb_put_string(&t->w, 5, "w");
+	packed_put(t, 1, (const uint64_t[]){t0, step, step}, 3);
+	packed_put(t, 2, (const uint64_t[]){1, 1, 1}, 3);
+	packed_put(t, 3, (const uint64_t[]){(uint64_t)base, (uint64_t)base + 1, (uint64_t)base}, 3);
+	packed_put(t, 4, (const uint64_t[]){120, 120, 120}, 3);
+	packed_put(t, 6, (const uint64_t[]){0, 0, 0}, 3);
+	pb_end_nested(&t->w, c);
+	pb_end_nested(&t->w, b);
+	pkt_end(t);
+}
+
+/* The cpus of one sequence take turns, each bundle overlapping the other
+ * cpu's in time: while the sorter streams (here after every packet), a
+ * cpu's events must not be dropped as late because another cpu's bundle of
+ * the same drain came first (each cpu is its own sorter run). */
+TEST(tp_proto_ftrace_compact_sched_cpus_interleave)
+{
+	struct tb t;
+	size_t n;
+	tb_init(&t);
+	compact_bundle(&t, 0, 1000, 1000, 10);
+	compact_bundle(&t, 1, 3100, 100, 20);
+	compact_bundle(&t, 0, 4000, 1000, 10); /* 4000 .. 6000 */
+	compact_bundle(&t, 1, 4500, 1000, 20); /* 4500 .. 6500: behind cpu 0 */
+	uint8_t *buf = tb_take(&t, &n);
+	struct tp *tp = tp_new(NULL);
+	tp_sorter_set_window(tp->sorter, 1);
+	CHECK_EQ(tp_parse(tp, buf, n), 0);
+	CHECK_EQ(tp_end_of_file(tp), 0);
+	CHECK_EQ(tp->stats[TP_STAT_sorter_push_event_out_of_order], 0);
+	CHECK_EQ(tp->stats[TP_STAT_compact_sched_switch_skipped], 2);
+	CHECK_EQ(tp->t.sched.n, 10);
+	CHECK_EQ(tp->t.ftrace_event.n, 10);
+	for (uint32_t i = 1; i < tp->t.sched.n; i++)
+		CHECK(tp->t.sched.ts[i - 1] <= tp->t.sched.ts[i]);
+	CHECK_EQ(tp->t.sched.ts[9], 6500);
 	tp_free(tp);
 	tb_free(buf);
 }

@@ -39,14 +39,13 @@ void tp_ftrace_init(struct tp *tp, struct tp_ftrace *f)
 void tp_ftrace_release(struct tp_ftrace *f)
 {
 	vec_release(&f->cpus);
-	hmap_release(&f->last_state);
-	hmap_release(&f->last_blocked);
+	vec_release(&f->threads);
 	hmap_release(&f->async_open);
 	hmap_release(&f->async_busy);
 	tp_binder_free(f);
 }
 
-struct tp_ftrace_cpu *tp_ftrace_cpu(struct tp *tp, struct tp_ftrace *f, uint32_t cpu)
+struct tp_ftrace_cpu *tp_ftrace_cpu_slow(struct tp *tp, struct tp_ftrace *f, uint32_t cpu)
 {
 	if (cpu >= f->cpus.len) {
 		size_t old = f->cpus.len;
@@ -88,6 +87,14 @@ uint32_t tp_ftrace_end_state_raw(struct tp *tp, int64_t s)
 	return tp_intern(tp, buf, n);
 }
 
+uint32_t tp_ftrace_end_state(struct tp *tp, struct tp_ftrace *f, int64_t s)
+{
+	uint32_t k = (uint32_t)s & (TP_FTRACE_END_STATES - 1);
+	if (!f->end_states[k])
+		f->end_states[k] = tp_ftrace_end_state_raw(tp, s);
+	return f->end_states[k];
+}
+
 uint32_t tp_ftrace_end_state_text(struct tp *tp, const char *s, size_t n)
 {
 	/* Perfetto's order of the letters once parsed into flags. */
@@ -123,10 +130,37 @@ uint32_t tp_ftrace_end_state_text(struct tp *tp, const char *s, size_t n)
 
 /* ---- thread_state ---------------------------------------------------------- */
 
+/* utid's latest rows, the array grown (TP_NULL_U32-filled) to hold it. */
+static struct tp_ftrace_thread *thread_of(struct tp_ftrace *fs, uint32_t utid)
+{
+	if (utid >= fs->threads.len) {
+		size_t old = fs->threads.len;
+		vec_resize(&fs->threads, (size_t)utid + 1);
+		memset(fs->threads.data + old, 0xff, (fs->threads.len - old) * sizeof *fs->threads.data);
+	}
+	return &fs->threads.data[utid];
+}
+
+/* Does state st (a pool id) say uninterruptible sleep? The states of a
+ * trace are few and repeat, so the last answer is kept. */
+static bool state_is_d(struct tp *tp, struct tp_ftrace *fs, uint32_t st)
+{
+	if (st == fs->running || st == fs->runnable)
+		return false;
+	if (st != fs->d_state) {
+		const char *name = tp_str(tp, st);
+		fs->d_state = st;
+		fs->d_state_is_d = name && strchr(name, 'D');
+	}
+	return fs->d_state_is_d;
+}
+
 static void state_close(struct tp *tp, struct tp_ftrace *fs, uint32_t utid, int64_t ts)
 {
-	uint64_t row;
-	if (!hmap_get(&fs->last_state, utid, &row))
+	if (utid >= fs->threads.len)
+		return;
+	uint32_t row = fs->threads.data[utid].state;
+	if (row == TP_NULL_U32)
 		return;
 	struct tp_thread_state_table *t = &tp->t.thread_state;
 	if (t->dur[row] == -1)
@@ -134,7 +168,7 @@ static void state_close(struct tp *tp, struct tp_ftrace *fs, uint32_t utid, int6
 }
 
 static void state_open(struct tp *tp, struct tp_ftrace *fs, uint32_t utid, int64_t ts, uint32_t st,
-                       uint32_t cpu, uint32_t ucpu, uint32_t waker)
+                       uint32_t ucpu, uint32_t waker)
 {
 	if (utid == 0) /* the swapper has no thread states */
 		return;
@@ -144,13 +178,12 @@ static void state_open(struct tp *tp, struct tp_ftrace *fs, uint32_t utid, int64
 	t->dur[row] = -1;
 	t->utid[row] = utid;
 	t->state[row] = st;
-	t->cpu[row] = cpu;
 	t->ucpu[row] = ucpu;
 	t->waker_utid[row] = waker;
-	hmap_put(&fs->last_state, utid, row);
-	const char *name = tp_str(tp, st);
-	if (name && strchr(name, 'D'))
-		hmap_put(&fs->last_blocked, utid, row);
+	struct tp_ftrace_thread *th = thread_of(fs, utid);
+	th->state = row;
+	if (state_is_d(tp, fs, st))
+		th->blocked = row;
 }
 
 void tp_ftrace_sched_switch(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uint32_t cpu,
@@ -178,7 +211,6 @@ void tp_ftrace_sched_switch(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uin
 	uint32_t row = tp_sched_append(s);
 	s->ts[row] = ts;
 	s->dur[row] = -1;
-	s->cpu[row] = cpu;
 	s->ucpu[row] = c->ucpu;
 	s->utid[row] = next_utid;
 	s->priority[row] = next_prio;
@@ -189,36 +221,36 @@ void tp_ftrace_sched_switch(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uin
 	c->last_prio = next_prio;
 
 	state_close(tp, fs, prev_utid, ts);
-	state_open(tp, fs, prev_utid, ts, end_state, TP_NULL_U32, TP_NULL_U32, TP_NULL_U32);
+	state_open(tp, fs, prev_utid, ts, end_state, TP_NULL_U32, TP_NULL_U32);
 	state_close(tp, fs, next_utid, ts);
-	state_open(tp, fs, next_utid, ts, fs->running, cpu, c->ucpu, TP_NULL_U32);
+	state_open(tp, fs, next_utid, ts, fs->running, c->ucpu, TP_NULL_U32);
 }
 
 void tp_ftrace_waking(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uint32_t utid,
                       uint32_t waker)
 {
-	uint64_t row;
 	/* A thread with no state yet just becomes runnable. */
-	if (hmap_get(&fs->last_state, utid, &row)) {
+	uint32_t row = utid < fs->threads.len ? fs->threads.data[utid].state : TP_NULL_U32;
+	if (row != TP_NULL_U32) {
 		uint32_t st = tp->t.thread_state.state[row];
 		if (st == fs->running || st == fs->runnable)
 			return;
 	}
 	state_close(tp, fs, utid, ts);
-	state_open(tp, fs, utid, ts, fs->runnable, TP_NULL_U32, TP_NULL_U32, waker);
+	state_open(tp, fs, utid, ts, fs->runnable, TP_NULL_U32, waker);
 }
 
 void tp_ftrace_blocked_reason(struct tp *tp, struct tp_ftrace *fs, uint32_t utid, int64_t io_wait,
                               uint32_t blocked_function)
 {
-	uint64_t row;
-	if (!hmap_get(&fs->last_blocked, utid, &row))
+	uint32_t row = utid < fs->threads.len ? fs->threads.data[utid].blocked : TP_NULL_U32;
+	if (row == TP_NULL_U32)
 		return;
 	struct tp_thread_state_table *t = &tp->t.thread_state;
 	if (io_wait != TP_NULL_I64)
-		t->io_wait[row] = io_wait;
+		tp_set_thread_state_io_wait(t, row, io_wait);
 	if (blocked_function)
-		t->blocked_function[row] = blocked_function;
+		tp_set_thread_state_blocked_function(t, row, blocked_function);
 }
 
 void tp_ftrace_new_task(struct tp *tp, struct tp_ftrace *fs, int64_t ts, int64_t tid, uint32_t comm,
@@ -250,12 +282,33 @@ uint32_t tp_ftrace_raw(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uint32_t
 	uint32_t row = tp_ftrace_event_append(t);
 	t->ts[row] = ts;
 	t->name[row] = name;
-	t->cpu[row] = cpu;
 	t->ucpu[row] = c->ucpu;
 	t->utid[row] = utid;
 	t->common_flags[row] = flags;
 	t->arg_set_id[row] = args;
 	return row;
+}
+
+/* The cpu columns of sched, thread_state and ftrace_event: the cpu table's
+ * number of the row's ucpu (4 bytes a row fewer than storing both). */
+static uint32_t cpu_of_ucpu(const struct tp *tp, uint32_t ucpu)
+{
+	return ucpu < tp->t.cpu.n ? tp->t.cpu.cpu[ucpu] : TP_NULL_U32;
+}
+
+void tp_sched_computed_cpu(const struct tp *tp, uint32_t row, void *out)
+{
+	*(uint32_t *)out = cpu_of_ucpu(tp, tp->t.sched.ucpu[row]);
+}
+
+void tp_thread_state_computed_cpu(const struct tp *tp, uint32_t row, void *out)
+{
+	*(uint32_t *)out = cpu_of_ucpu(tp, tp->t.thread_state.ucpu[row]);
+}
+
+void tp_ftrace_event_computed_cpu(const struct tp *tp, uint32_t row, void *out)
+{
+	*(uint32_t *)out = cpu_of_ucpu(tp, tp->t.ftrace_event.ucpu[row]);
 }
 
 void tp_ftrace_cpu_counter(struct tp *tp, const char *type, uint32_t name, uint32_t cpu, int64_t ts,

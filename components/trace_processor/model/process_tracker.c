@@ -22,11 +22,31 @@ uint32_t tp_process_for_pid(struct tp *tp, int64_t pid)
 	return upid;
 }
 
+static struct tp_tid_slot *tid_slot(struct tp *tp, int64_t tid)
+{
+	return &tp->tid_cache[(uint64_t)tid % TB_ARRAY_SIZE(tp->tid_cache)];
+}
+
+/* tid_to_utid through its cache. */
+static bool tid_lookup(struct tp *tp, int64_t tid, uint64_t *v)
+{
+	struct tp_tid_slot *s = tid_slot(tp, tid);
+	if (s->utid1 && s->tid == tid) {
+		*v = s->utid1 - 1;
+		return true;
+	}
+	if (!hmap_get(&tp->tid_to_utid, (uint64_t)tid, v))
+		return false;
+	s->tid = tid;
+	s->utid1 = (uint32_t)*v + 1;
+	return true;
+}
+
 uint32_t tp_thread_for_tid(struct tp *tp, int64_t tid, int64_t pid)
 {
 	struct tp_thread_table *t = &tp->t.thread;
 	uint64_t v;
-	if (hmap_get(&tp->tid_to_utid, (uint64_t)tid, &v)) {
+	if (tid_lookup(tp, tid, &v)) {
 		uint32_t utid = (uint32_t)v;
 		if (pid < 0)
 			return utid;
@@ -60,6 +80,9 @@ uint32_t tp_thread_for_tid(struct tp *tp, int64_t tid, int64_t pid)
 		t->is_main_thread[utid] = tid == pid;
 	}
 	hmap_put(&tp->tid_to_utid, (uint64_t)tid, utid);
+	struct tp_tid_slot *s = tid_slot(tp, tid);
+	s->tid = tid;
+	s->utid1 = utid + 1;
 	return utid;
 }
 
@@ -89,6 +112,10 @@ void tp_thread_end(struct tp *tp, uint32_t utid, int64_t ts)
 	struct tp_thread_table *t = &tp->t.thread;
 	t->end_ts[utid] = ts;
 	uint64_t v;
-	if (hmap_get(&tp->tid_to_utid, (uint64_t)t->tid[utid], &v) && v == utid)
+	if (hmap_get(&tp->tid_to_utid, (uint64_t)t->tid[utid], &v) && v == utid) {
 		hmap_del(&tp->tid_to_utid, (uint64_t)t->tid[utid], NULL);
+		struct tp_tid_slot *s = tid_slot(tp, t->tid[utid]);
+		if (s->tid == t->tid[utid])
+			s->utid1 = 0;
+	}
 }

@@ -444,11 +444,11 @@ static void parse_thread_state(struct tp_importer *imp, const struct json_event 
 					if (p && num.is_int && is_cpu)
 						cpu = (int64_t)(uint32_t)num.i;
 					else if (p && num.is_int)
-						t->io_wait[row] = (int64_t)(uint32_t)num.i;
+						tp_set_thread_state_io_wait(t, row, (int64_t)(uint32_t)num.i);
 				} else if (is_fn && *p == '"') {
 					p = json_string(p, end, &imp->args.str, &s, &n);
 					if (p)
-						t->blocked_function[row] = tp_intern(tp, s, n);
+						tp_set_thread_state_blocked_function(t, row, tp_intern(tp, s, n));
 				} else {
 					p = json_skip_value(p, end);
 				}
@@ -465,7 +465,6 @@ static void parse_thread_state(struct tp_importer *imp, const struct json_event 
 	uint32_t srow = tp_sched_append(sc);
 	sc->ts[srow] = e->ts;
 	sc->dur[srow] = e->dur;
-	sc->cpu[srow] = (uint32_t)cpu;
 	sc->ucpu[srow] = ucpu_for(tp, (uint32_t)cpu);
 	sc->utid[srow] = utid;
 }

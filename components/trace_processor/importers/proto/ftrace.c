@@ -130,10 +130,26 @@ static void packed(struct ftrace_u64s *v, const struct pb_field *f)
 	}
 }
 
+/* The sorter run of seq's compact_sched switches (i = 2 cpu) or wakings
+ * (2 cpu + 1) on a cpu: each comes in ts order, where the cpus of one
+ * sequence, and a bundle's switches and wakings, interleave. */
+static uint32_t cpu_src(struct proto_importer *im, struct proto_seq *seq, uint32_t i)
+{
+	if (i >= seq->cpu_src.len) {
+		size_t old = seq->cpu_src.len;
+		vec_resize(&seq->cpu_src, (size_t)i + 1);
+		memset(seq->cpu_src.data + old, 0xff, (seq->cpu_src.len - old) * sizeof(uint32_t));
+	}
+	if (seq->cpu_src.data[i] == UINT32_MAX)
+		seq->cpu_src.data[i] = im->n_seqs++;
+	return seq->cpu_src.data[i];
+}
+
 static void compact_sched(struct proto_importer *im, struct proto_seq *seq, uint32_t cpu,
 			  int64_t clock_off, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
+	uint32_t src = cpu_src(im, seq, 2 * cpu);
 	struct ftrace_u64s a[13];
 	VEC(uint32_t) intern = VEC_INIT;
 	memset(a, 0, sizeof a);
@@ -169,7 +185,7 @@ static void compact_sched(struct proto_importer *im, struct proto_seq *seq, uint
 			.prio = (int32_t)a[4].data[i],
 			.comm = a[6].data[i] < intern.len ? intern.data[a[6].data[i]] : 0,
 		};
-		tp_sorter_push_src(tp->sorter, seq->src, ts, &rec, sizeof rec);
+		tp_sorter_push_src(tp->sorter, src, ts, &rec, sizeof rec);
 	}
 	/* waking: 7 ts, 8 pid, 9 target_cpu, 10 prio, 11 comm index, 12 flags */
 	size_t nw = a[7].len;
@@ -179,6 +195,7 @@ static void compact_sched(struct proto_importer *im, struct proto_seq *seq, uint
 		nw = 0;
 	}
 	t = 0;
+	src = cpu_src(im, seq, 2 * cpu + 1);
 	for (size_t i = 0; i < nw; i++) {
 		t += a[7].data[i];
 		int64_t ts;
@@ -196,7 +213,7 @@ static void compact_sched(struct proto_importer *im, struct proto_seq *seq, uint
 			.comm = a[11].data[i] < intern.len ? intern.data[a[11].data[i]] : 0,
 			.flags = a[12].len ? (uint32_t)a[12].data[i] : TP_NULL_U32,
 		};
-		tp_sorter_push_src(tp->sorter, seq->src, ts, &rec, sizeof rec);
+		tp_sorter_push_src(tp->sorter, src, ts, &rec, sizeof rec);
 	}
 	for (size_t i = 0; i < 13; i++)
 		vec_release(&a[i]);
@@ -323,7 +340,7 @@ void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const voi
 		tp_ftrace_raw(tp, &fs->model, ts, r.cpu, fs->name_sched_switch, prev_utid, TP_NULL_U32,
 			      args);
 		tp_ftrace_sched_switch(tp, &fs->model, ts, r.cpu, true, -1, 0,
-				       tp_ftrace_end_state_raw(tp, r.a), r.pid, r.comm, r.prio);
+				       tp_ftrace_end_state(tp, &fs->model, r.a), r.pid, r.comm, r.prio);
 		return;
 	}
 	if (!c->has_last) {
@@ -491,7 +508,7 @@ void proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct prot
 	case FE_SCHED_SWITCH:
 		tp_ftrace_sched_switch(tp, &fs->model, ts, cpu, false, field_int(bp, bn, 2, 0),
 				       field_str(tp, bp, bn, 1),
-				       tp_ftrace_end_state_raw(tp, field_int(bp, bn, 4, 0)),
+				       tp_ftrace_end_state(tp, &fs->model, field_int(bp, bn, 4, 0)),
 				       (int32_t)field_int(bp, bn, 6, 0), field_str(tp, bp, bn, 5),
 				       (int32_t)field_int(bp, bn, 7, 0));
 		break;

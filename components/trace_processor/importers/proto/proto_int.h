@@ -143,6 +143,9 @@ struct proto_seq {
 	int64_t pid, tid; /* from ThreadDescriptor; -1 unknown */
 	int64_t ref_ts_ns, ref_thread_ns, ref_instr; /* legacy delta bases */
 	struct hmap inc_counters; /* uuid -> double bits: incremental counters */
+	/* compact_sched events of each cpu: their own sorter run (already in
+	 * ts order, so merged without sorting), UINT32_MAX until first used. */
+	VEC(uint32_t) cpu_src;
 };
 
 struct proto_importer;

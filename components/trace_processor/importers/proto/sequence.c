@@ -225,6 +225,7 @@ void proto_seqs_free(struct proto_importer *im)
 	for (size_t i = hmap_next(&im->seqs, 0); i != HMAP_END; i = hmap_next(&im->seqs, i + 1)) {
 		struct proto_seq *s = (void *)(uintptr_t)im->seqs.slots[i].val;
 		hmap_release(&s->inc_counters);
+		vec_release(&s->cpu_src);
 		tb_free(s);
 	}
 	hmap_release(&im->seqs);
