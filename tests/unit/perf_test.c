@@ -6,6 +6,9 @@
  * perf_event_open sampling run when this process is allowed to do it.
  */
 #include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
 #include <linux/perf_event.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -18,6 +21,7 @@
 #include "pb.h"
 #include "perf.h"
 #include "perf_int.h"
+#include "trace_processor.h"
 
 TEST(perf_abi_matches_kernel_headers)
 {
@@ -711,4 +715,194 @@ TEST(perf_events_reject_bad_options)
 	o.counter = 99;
 	CHECK_EQ(perf_events_open(&ev, &o, &err), -EINVAL);
 	CHECK(strstr(err.msg, "unsupported perf counter") != NULL);
+}
+
+/* ---- skipped samples and losses, emitted then imported ---------------------- */
+
+/* The emitted Trace.packet fields again, each given trusted_packet_sequence_id
+ * 1 as the service would, loaded by the trace processor. */
+static struct tp *import_packets(const struct pb_writer *w)
+{
+	struct pb_writer t;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	struct tp *tp = tp_new(NULL);
+
+	pb_writer_init_growable(&t);
+	pb_reader_init(&r, pb_writer_data(w), pb_writer_size(w));
+	while (pb_next(&r, &f)) {
+		unsigned p = pb_begin_nested(&t, 1);
+		pb_put_raw(&t, f.data, f.len);
+		pb_put_uint32(&t, 10, 1);
+		pb_end_nested(&t, p);
+	}
+	if (tp_parse(tp, pb_writer_data(&t), pb_writer_size(&t)) != 0 || tp_end_of_file(tp) != 0)
+		test_report(__FILE__, __LINE__, "trace does not load: %s", tp_error(tp));
+	pb_writer_release(&t);
+	return tp;
+}
+
+/* The rows of sql, "a|b;c|d", into out. */
+static const char *query_rows(struct tp *tp, const char *sql, char *out, size_t cap)
+{
+	struct sqlite3_stmt *st = NULL;
+	char err[256];
+	size_t n = 0;
+
+	out[0] = 0;
+	if (tp_prepare(tp, sql, &st, NULL, err, sizeof err) != SQLITE_OK || !st) {
+		snprintf(out, cap, "error: %s", err);
+		return out;
+	}
+	while (sqlite3_step(st) == SQLITE_ROW)
+		for (int i = 0; i < sqlite3_column_count(st); i++) {
+			const unsigned char *v = sqlite3_column_text(st, i);
+			n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, "%s%s",
+					      i ? "|" : n ? ";" : "", v ? (const char *)v : "NULL");
+		}
+	sqlite3_finalize(st);
+	return out;
+}
+
+/* What traced_perf writes for samples it does not unwind and for ring
+ * losses, and what Perfetto's importer makes of it: lost records per cpu in
+ * stats (BOOTTIME packets), skipped samples as rows without a callsite,
+ * counted by reason; the process sharding of the defaults. */
+TEST(perf_emit_skips_and_losses_import)
+{
+	struct perf_emitter e;
+	struct pb_writer w;
+	struct perf_frame fr = {.mapping_path = "/bin/x", .rel_pc = 0x10, .function_name = "f"};
+	char out[512];
+	struct tp *tp;
+
+	perf_emitter_init(&e, 6, PERF_COUNTER_SW_CPU_CLOCK, 1000, 0);
+	e.shard_count = 8;
+	e.chosen_shard = 5;
+	pb_writer_init_growable(&w);
+	perf_emit_start(&e, &w, 100);
+	perf_emit_sample(&e, &w, 200, 0, 10, 11, 2, &fr, 1);
+	perf_emit_skipped(&e, &w, 210, 1, 20, 21, 2, PERF_SKIP_NOT_IN_SCOPE);
+	perf_emit_skipped(&e, &w, 220, 1, 10, 12, 1, PERF_SKIP_UNWIND_ENQUEUE);
+	perf_emit_skipped(&e, &w, 230, 0, 10, 11, 2, PERF_SKIP_READ_STAGE);
+	perf_emit_lost(&e, &w, 240, 3, 17);
+	perf_emit_lost(&e, &w, 250, 3, 4);
+	perf_emit_lost(&e, &w, 260, 2, 1);
+	CHECK_EQ(pb_writer_error(&w), 0);
+	tp = import_packets(&w);
+	pb_writer_release(&w);
+	perf_emitter_release(&e);
+	CHECK_STR_EQ(query_rows(tp,
+				"select ts, cpu, t.tid, cpu_mode, callsite_id is null from perf_sample "
+				"join thread t using (utid) order by ts",
+				out, sizeof out),
+		     "200|0|11|user|0;210|1|21|user|1;220|1|12|kernel|1;230|0|11|user|1");
+	CHECK_STR_EQ(query_rows(tp,
+				"select name, idx, value from stats where name in "
+				"('perf_cpu_lost_records', 'perf_samples_skipped', "
+				"'perf_samples_skipped_dataloss', 'perf_process_shard_count', "
+				"'perf_chosen_process_shard') and value > 0 order by name, idx",
+				out, sizeof out),
+		     "perf_chosen_process_shard|0|5;perf_cpu_lost_records|2|1;"
+		     "perf_cpu_lost_records|3|21;perf_process_shard_count|0|8;"
+		     "perf_samples_skipped|NULL|1;perf_samples_skipped_dataloss|NULL|1");
+	tp_free(tp);
+}
+
+/* ---- scope --------------------------------------------------------------- */
+
+/* Fake /proc/PID/cmdline: pid 1..9 run "/usr/bin/app<pid % 3>" with an
+ * argument, pid 100 is a kernel thread (empty), others are gone. */
+static ssize_t fake_cmdline(int32_t pid, char *buf, size_t cap)
+{
+	char tmp[64];
+	int n;
+	if (pid == 100)
+		return 0;
+	if (pid < 1 || pid > 9)
+		return -1;
+	n = snprintf(tmp, sizeof tmp, "/usr/bin/app%d%c--x=%d", pid % 3, 0, pid);
+	if ((size_t)n > cap)
+		n = (int)cap;
+	memcpy(buf, tmp, (size_t)n);
+	return n;
+}
+
+static struct perf_scope *fake_scope(struct perf_scope *s)
+{
+	perf_scope_init(s);
+	s->read_cmdline = fake_cmdline;
+	return s;
+}
+
+/* The kept pids of 1..9 and 100 as a string, e.g. "1,4,7". */
+static const char *kept(struct perf_scope *s, char *out)
+{
+	static const int32_t pids[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 100};
+	size_t n = 0;
+	out[0] = 0;
+	for (size_t i = 0; i < TB_ARRAY_SIZE(pids); i++)
+		if (perf_scope_keep(s, pids[i]))
+			n += (size_t)snprintf(out + n, 64 - n, "%s%d", n ? "," : "", (int)pids[i]);
+	return out;
+}
+
+TEST(perf_scope_rules_as_perfetto)
+{
+	struct perf_scope s;
+	char out[64];
+	char *app1[] = {"app1"}, *abs2[] = {"/usr/bin/app2"}, *base2[] = {"/app2"},
+	     *glob[] = {"app*"};
+	int32_t pid5[] = {5}, pid4[] = {4}, kthread[] = {100};
+
+	/* no rule: everything */
+	CHECK(perf_scope_is_everything(fake_scope(&s)));
+	CHECK_STR_EQ(kept(&s, out), "1,2,3,4,5,6,7,8,9,100");
+	perf_scope_release(&s);
+
+	/* target_cmdline matches the basename of argv[0]; target_pid adds */
+	perf_scope_add(fake_scope(&s), pid5, 1, app1, 1, NULL, 0, NULL, 0);
+	CHECK_STR_EQ(kept(&s, out), "1,4,5,7");
+	perf_scope_release(&s);
+
+	/* a pattern starting with '/' matches the whole argv[0] */
+	perf_scope_add(fake_scope(&s), NULL, 0, abs2, 1, NULL, 0, NULL, 0);
+	CHECK_STR_EQ(kept(&s, out), "2,5,8");
+	perf_scope_release(&s);
+	perf_scope_add(fake_scope(&s), NULL, 0, base2, 1, NULL, 0, NULL, 0);
+	CHECK_STR_EQ(kept(&s, out), "");
+	perf_scope_release(&s);
+
+	/* exclusions win over targets; a kernel thread matches only by pid */
+	perf_scope_add(fake_scope(&s), pid4, 1, glob, 1, kthread, 1, app1, 1);
+	CHECK_STR_EQ(kept(&s, out), "2,3,5,6,8,9");
+	perf_scope_release(&s);
+
+	/* additional_cmdline_count: the first 2 distinct cmdlines (whole, with
+	 * arguments) seen besides the targets are kept for the session */
+	perf_scope_add(fake_scope(&s), pid5, 1, NULL, 0, NULL, 0, NULL, 0);
+	s.additional_cmdline_count = 2;
+	CHECK_STR_EQ(kept(&s, out), "1,2,5");
+	hmap_clear(&s.cache); /* decisions re-made: the remembered cmdlines stay */
+	CHECK_STR_EQ(kept(&s, out), "1,2,5");
+	perf_scope_release(&s);
+
+	/* process sharding: pid % 4 == 1, after the explicit targets */
+	perf_scope_add(fake_scope(&s), pid4, 1, NULL, 0, NULL, 0, NULL, 0);
+	s.shard_count = 4;
+	s.chosen_shard = 1;
+	CHECK(!perf_scope_is_everything(&s));
+	CHECK_STR_EQ(kept(&s, out), "1,4,5,9");
+	perf_scope_release(&s);
+}
+
+TEST(perf_filter_cpus_keeps_online_targets)
+{
+	int cpus[] = {0, 1, 2, 3, 6, 7};
+	uint32_t targets[] = {7, 2, 5};
+	CHECK_EQ(perf_filter_cpus(cpus, 6, NULL, 0), 6);
+	CHECK_EQ(perf_filter_cpus(cpus, 6, targets, 3), 2);
+	CHECK_EQ(cpus[0], 2);
+	CHECK_EQ(cpus[1], 7);
+	CHECK_EQ(perf_filter_cpus(cpus, 2, targets + 2, 1), 0);
 }
