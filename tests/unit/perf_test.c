@@ -847,53 +847,54 @@ static const char *kept(struct perf_scope *s, char *out)
 	return out;
 }
 
+/* One scope: a target pid and cmdline, an excluded pid and cmdline (0 /
+ * NULL: none), the niche counts, and the pids of 1..9, 100 it keeps. */
+struct scope_case {
+	const char *what;
+	int32_t target_pid;
+	char *target_cmd;
+	int32_t exclude_pid;
+	char *exclude_cmd;
+	uint32_t additional, shards, chosen;
+	const char *want;
+};
+
 TEST(perf_scope_rules_as_perfetto)
 {
-	struct perf_scope s;
+	static const struct scope_case cases[] = {
+	    {"no rule: everything", 0, NULL, 0, NULL, 0, 0, 0, "1,2,3,4,5,6,7,8,9,100"},
+	    {"cmdline matches argv[0]'s basename; pid adds", 5, "app1", 0, NULL, 0, 0, 0,
+	     "1,4,5,7"},
+	    {"a pattern starting with '/' matches argv[0]", 0, "/usr/bin/app2", 0, NULL, 0, 0, 0,
+	     "2,5,8"},
+	    {"... and only argv[0]", 0, "/app2", 0, NULL, 0, 0, 0, ""},
+	    {"exclusions win; kernel threads match by pid only", 4, "app*", 100, "app1", 0, 0, 0,
+	     "2,3,5,6,8,9"},
+	    {"the first 2 distinct whole cmdlines besides the targets", 5, NULL, 0, NULL, 2, 0, 0,
+	     "1,2,5"},
+	    {"process sharding after the targets: pid % 4 == 1", 4, NULL, 0, NULL, 0, 4, 1,
+	     "1,4,5,9"},
+	};
 	char out[64];
-	char *app1[] = {"app1"}, *abs2[] = {"/usr/bin/app2"}, *base2[] = {"/app2"},
-	     *glob[] = {"app*"};
-	int32_t pid5[] = {5}, pid4[] = {4}, kthread[] = {100};
 
-	/* no rule: everything */
-	CHECK(perf_scope_is_everything(fake_scope(&s)));
-	CHECK_STR_EQ(kept(&s, out), "1,2,3,4,5,6,7,8,9,100");
-	perf_scope_release(&s);
-
-	/* target_cmdline matches the basename of argv[0]; target_pid adds */
-	perf_scope_add(fake_scope(&s), pid5, 1, app1, 1, NULL, 0, NULL, 0);
-	CHECK_STR_EQ(kept(&s, out), "1,4,5,7");
-	perf_scope_release(&s);
-
-	/* a pattern starting with '/' matches the whole argv[0] */
-	perf_scope_add(fake_scope(&s), NULL, 0, abs2, 1, NULL, 0, NULL, 0);
-	CHECK_STR_EQ(kept(&s, out), "2,5,8");
-	perf_scope_release(&s);
-	perf_scope_add(fake_scope(&s), NULL, 0, base2, 1, NULL, 0, NULL, 0);
-	CHECK_STR_EQ(kept(&s, out), "");
-	perf_scope_release(&s);
-
-	/* exclusions win over targets; a kernel thread matches only by pid */
-	perf_scope_add(fake_scope(&s), pid4, 1, glob, 1, kthread, 1, app1, 1);
-	CHECK_STR_EQ(kept(&s, out), "2,3,5,6,8,9");
-	perf_scope_release(&s);
-
-	/* additional_cmdline_count: the first 2 distinct cmdlines (whole, with
-	 * arguments) seen besides the targets are kept for the session */
-	perf_scope_add(fake_scope(&s), pid5, 1, NULL, 0, NULL, 0, NULL, 0);
-	s.additional_cmdline_count = 2;
-	CHECK_STR_EQ(kept(&s, out), "1,2,5");
-	hmap_clear(&s.cache); /* decisions re-made: the remembered cmdlines stay */
-	CHECK_STR_EQ(kept(&s, out), "1,2,5");
-	perf_scope_release(&s);
-
-	/* process sharding: pid % 4 == 1, after the explicit targets */
-	perf_scope_add(fake_scope(&s), pid4, 1, NULL, 0, NULL, 0, NULL, 0);
-	s.shard_count = 4;
-	s.chosen_shard = 1;
-	CHECK(!perf_scope_is_everything(&s));
-	CHECK_STR_EQ(kept(&s, out), "1,4,5,9");
-	perf_scope_release(&s);
+	for (size_t i = 0; i < TB_ARRAY_SIZE(cases); i++) {
+		const struct scope_case *c = &cases[i];
+		struct perf_scope s;
+		fake_scope(&s);
+		perf_scope_add(&s, &c->target_pid, c->target_pid != 0, &c->target_cmd,
+			       c->target_cmd != NULL, &c->exclude_pid, c->exclude_pid != 0,
+			       &c->exclude_cmd, c->exclude_cmd != NULL);
+		s.additional_cmdline_count = c->additional;
+		s.shard_count = c->shards;
+		s.chosen_shard = c->chosen;
+		CHECK_EQ(perf_scope_is_everything(&s), i == 0);
+		if (strcmp(kept(&s, out), c->want) != 0)
+			test_report(__FILE__, __LINE__, "%s: kept %s, want %s", c->what, out,
+				    c->want);
+		hmap_clear(&s.cache); /* decided again: remembered cmdlines stay */
+		CHECK_STR_EQ(kept(&s, out), c->want);
+		perf_scope_release(&s);
+	}
 }
 
 TEST(perf_filter_cpus_keeps_online_targets)
