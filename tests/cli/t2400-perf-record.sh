@@ -118,7 +118,7 @@ wait $busy $other 2>/dev/null
 set -- $(perf_packets "$TMP/s.pftrace" "$other")
 [ "${3:-0}" -gt 0 ] 2>/dev/null && pass footprint-sheds ||
 	fail footprint-sheds "UNWIND_ENQUEUE skips: ${3:-none}"
-[ "${5:-0}" -gt 100 ] 2>/dev/null && pass not-in-scope-skips ||
+[ "${5:-0}" -gt 20 ] 2>/dev/null && pass not-in-scope-skips ||
 	fail not-in-scope-skips "NOT_IN_SCOPE skips of the other loop: ${5:-none}"
 expect_eq skipped-dataloss-stat "${3:-none}" "$(tp_query "$TMP/s.pftrace" \
 	"select value from stats where name = 'perf_samples_skipped_dataloss'")"
