@@ -63,6 +63,7 @@ struct instance {
 	struct pb_writer buf; /* packets from emit.c, framed as Trace.packet */
 	uint64_t timer;
 	bool kernel_frames, have_ksyms;
+	bool callchains; /* samples carry PERF_SAMPLE_CALLCHAIN */
 	struct perf_kallsyms ksyms;
 	struct perf_scope scope;
 	struct hmap maps; /* pid -> struct perf_maps * (empty when unreadable) */
@@ -153,7 +154,10 @@ static void on_record(void *ctx, const struct perf_record *rec)
 
 	if (rec->kind != PERF_REC_SAMPLE)
 		return; /* lost counts are emitted from the stream stats */
-	if (!perf_scope_keep(&in->scope, (int32_t)rec->pid)) {
+	/* Kernel threads (no user section in the callchain) only matter for
+	 * their kernel frames, as in Perfetto; decided per sample here. */
+	if ((in->callchains && !in->kernel_frames && !rec->has_user_section) ||
+	    !perf_scope_keep(&in->scope, (int32_t)rec->pid)) {
 		in->skipped++;
 		perf_emit_skipped(&in->em, &in->buf, rec->time, rec->cpu, rec->pid, rec->tid,
 				  rec->misc & 7, PERF_SKIP_NOT_IN_SCOPE);
@@ -363,6 +367,7 @@ static void instance_start(struct perf_daemon *d, struct instance *in)
 	if (parse_config(in, &o, &read_ms, &err) != 0)
 		goto fail;
 	in->kernel_frames = o.kernel_frames;
+	in->callchains = !o.no_callchain;
 	if (perf_events_open(&in->ev, &o, &err) != 0)
 		goto fail;
 	in->opened = true;

@@ -161,6 +161,7 @@ struct perf_record {
 	size_t n_kernel;
 	const uint64_t *user_ips;
 	size_t n_user;
+	bool has_user_section; /* the callchain had a PERF_CONTEXT_USER marker */
 	size_t n_truncated; /* callchain entries dropped over PERF_MAX_FRAMES */
 };
 

@@ -95,6 +95,7 @@ struct collected {
 	uint64_t time[8];
 	uint64_t kern[8][4], user[8][4];
 	size_t n_kern[8], n_user[8];
+	bool has_user[8];
 };
 
 static void collect(void *ctx, const struct perf_record *r)
@@ -110,6 +111,7 @@ static void collect(void *ctx, const struct perf_record *r)
 		return;
 	c->pid[i] = r->pid, c->tid[i] = r->tid, c->time[i] = r->time;
 	c->n_kern[i] = r->n_kernel, c->n_user[i] = r->n_user;
+	c->has_user[i] = r->has_user_section;
 	for (size_t k = 0; k < r->n_kernel && k < 4; k++)
 		c->kern[i][k] = r->kernel_ips[k];
 	for (size_t k = 0; k < r->n_user && k < 4; k++)
@@ -138,6 +140,7 @@ TEST(perf_ring_reads_samples_across_wrap)
 	                           0x401100,
 	                           0x401200};
 	const uint64_t chain2[] = {PERF_CTX_USER, 0x7f0000001000ull};
+	const uint64_t chain3[] = {PERF_CTX_KERNEL, 0xffffffff81000030ull}; /* a kthread */
 	uint64_t pos = 1000 * 256 + 200; /* 56 bytes before the end of the data */
 	size_t n;
 
@@ -151,15 +154,17 @@ TEST(perf_ring_reads_samples_across_wrap)
 	ring_put(data, 256, pos, rec, n), pos += n;
 	n = make_sample(rec, 20, 21, 987654321, 0, chain2, TB_ARRAY_SIZE(chain2));
 	ring_put(data, 256, pos, rec, n), pos += n;
+	n = make_sample(rec, 2, 2, 987654322, 0, chain3, TB_ARRAY_SIZE(chain3));
+	ring_put(data, 256, pos, rec, n), pos += n;
 	head = pos;
 	perf_ring_init_raw(&r, &head, &tail, data, 256, PERF_SAMPLE_TYPE_DEFAULT);
 	CHECK_UEQ(perf_ring_read(&r, 0, collect, &c, &st), pos - 1000 * 256 - 200);
 	perf_ring_release(&r);
 	CHECK_UEQ(tail, head);
-	CHECK_EQ(c.samples, 2);
+	CHECK_EQ(c.samples, 3);
 	CHECK_EQ(c.lost_recs, 1);
 	CHECK_EQ(c.lost, 7);
-	CHECK_EQ(st.samples, 2);
+	CHECK_EQ(st.samples, 3);
 	CHECK_EQ(st.lost_records, 7);
 	CHECK_EQ(st.bad_records, 0);
 	CHECK_EQ(c.pid[0], 10);
@@ -174,6 +179,9 @@ TEST(perf_ring_reads_samples_across_wrap)
 	CHECK_EQ(c.n_kern[1], 0);
 	CHECK_EQ(c.n_user[1], 1);
 	CHECK_UEQ(c.user[1][0], 0x7f0000001000ull);
+	CHECK(c.has_user[0] && c.has_user[1]);
+	CHECK(!c.has_user[2]); /* no user section: a kernel thread */
+	CHECK_EQ(c.n_kern[2], 1);
 }
 
 TEST(perf_ring_max_bytes_and_empty)
