@@ -198,8 +198,8 @@ static void overhead(const char *self)
 				 "select count(*) from perf_sample join thread using (utid) where tid = %d",
 				 pid);
 			samples = query_int(tp, q);
-			lost = query_int(tp, "select value from stats where name = "
-					     "'perf_samples_skipped_dataloss'");
+			lost = query_int(tp, "select sum(value) from stats where name in "
+					     "('perf_samples_skipped_dataloss', 'perf_cpu_lost_records')");
 			tp_free(tp);
 		}
 	}

@@ -9,6 +9,10 @@
  *       sequence_flags=NEEDS_INCREMENTAL_STATE}
  *   3. per sample {timestamp, perf_sample{cpu pid tid callstack_iid cpu_mode},
  *       interned_data{what this sample used first}, sequence_flags=NEEDS}
+ *      per skipped sample {timestamp, perf_sample{cpu pid tid cpu_mode
+ *       sample_skipped_reason}, sequence_flags=NEEDS}
+ *      per ring loss {timestamp (BOOTTIME), timestamp_clock_id=6,
+ *       perf_sample{cpu kernel_records_lost}, sequence_flags=NEEDS}
  *
  * Everything is interned once per sequence: strings (build ids, path
  * components, function names) by content, mappings, frames and callstacks
@@ -31,6 +35,8 @@ enum {
 	DEF_PERF_SAMPLE_DEFAULTS = 12,
 	DEF_TIMESTAMP_CLOCK_ID = 58,
 	PSD_TIMEBASE = 1,
+	PSD_PROCESS_SHARD_COUNT = 2,
+	PSD_CHOSEN_PROCESS_SHARD = 3,
 	TB_PERIOD = 1,
 	TB_FREQUENCY = 2,
 	TB_COUNTER = 4,
@@ -47,6 +53,7 @@ enum {
 	PS_CALLSTACK_IID = 4,
 	PS_CPU_MODE = 5,
 	PS_KERNEL_RECORDS_LOST = 17,
+	PS_SAMPLE_SKIPPED_REASON = 18,
 	SEQ_CLEARED = 1,
 	SEQ_NEEDS = 2,
 	BUILTIN_BOOTTIME = 6,
@@ -264,6 +271,10 @@ void perf_emit_start(struct perf_emitter *e, struct pb_writer *w, uint64_t boot_
 	pb_put_uint32(w, TB_COUNTER, e->counter ? e->counter : PERF_COUNTER_SW_CPU_CLOCK);
 	pb_put_uint32(w, TB_TIMESTAMP_CLOCK, perf_clock_of(e->clock_id));
 	pb_end_nested(w, tb);
+	if (e->shard_count) {
+		pb_put_uint32(w, PSD_PROCESS_SHARD_COUNT, e->shard_count);
+		pb_put_uint32(w, PSD_CHOSEN_PROCESS_SHARD, e->chosen_shard);
+	}
 	pb_end_nested(w, psd);
 	pb_end_nested(w, d);
 	pb_end_nested(w, pkt);
@@ -321,15 +332,33 @@ void perf_emit_sample(struct perf_emitter *e, struct pb_writer *w, uint64_t ts, 
 	pb_end_nested(w, pkt);
 }
 
-void perf_emit_lost(struct perf_emitter *e, struct pb_writer *w, uint64_t ts, uint32_t cpu,
+void perf_emit_lost(struct perf_emitter *e, struct pb_writer *w, uint64_t boot_ts, uint32_t cpu,
                     uint64_t lost)
+{
+	unsigned pkt = pb_begin_nested(w, 1), ps;
+	(void)e;
+	pb_put_uint64(w, TP_TIMESTAMP, boot_ts);
+	pb_put_uint32(w, TP_TIMESTAMP_CLOCK_ID, BUILTIN_BOOTTIME);
+	ps = pb_begin_nested(w, TP_PERF_SAMPLE);
+	pb_put_uint32(w, PS_CPU, cpu);
+	pb_put_uint64(w, PS_KERNEL_RECORDS_LOST, lost);
+	pb_end_nested(w, ps);
+	pb_put_uint32(w, TP_SEQUENCE_FLAGS, SEQ_NEEDS);
+	pb_end_nested(w, pkt);
+}
+
+void perf_emit_skipped(struct perf_emitter *e, struct pb_writer *w, uint64_t ts, uint32_t cpu,
+                       uint32_t pid, uint32_t tid, uint32_t cpu_mode, uint32_t reason)
 {
 	unsigned pkt = pb_begin_nested(w, 1), ps;
 	(void)e;
 	pb_put_uint64(w, TP_TIMESTAMP, ts);
 	ps = pb_begin_nested(w, TP_PERF_SAMPLE);
 	pb_put_uint32(w, PS_CPU, cpu);
-	pb_put_uint64(w, PS_KERNEL_RECORDS_LOST, lost);
+	pb_put_uint32(w, PS_PID, pid);
+	pb_put_uint32(w, PS_TID, tid);
+	pb_put_uint32(w, PS_CPU_MODE, cpu_mode);
+	pb_put_uint32(w, PS_SAMPLE_SKIPPED_REASON, reason);
 	pb_end_nested(w, ps);
 	pb_put_uint32(w, TP_SEQUENCE_FLAGS, SEQ_NEEDS);
 	pb_end_nested(w, pkt);

@@ -134,6 +134,22 @@ static size_t online_cpus(int *cpus, size_t cap)
 	return n;
 }
 
+size_t perf_filter_cpus(int *cpus, size_t n, const uint32_t *targets, size_t n_targets)
+{
+	size_t kept = 0;
+	if (!n_targets)
+		return n;
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = 0; j < n_targets; j++) {
+			if (cpus[i] >= 0 && (uint32_t)cpus[i] == targets[j]) {
+				cpus[kept++] = cpus[i];
+				break;
+			}
+		}
+	}
+	return kept;
+}
+
 static int open_error(int e, const struct perf_event_opts *o, uint32_t counter, int cpu,
                       struct tb_err *err)
 {
@@ -246,10 +262,16 @@ int perf_events_open(struct perf_events *ev, const struct perf_event_opts *o, st
 	ev->period = o->period;
 
 	cpus = tb_calloc(PERF_MAX_CPUS, sizeof *cpus);
-	if (o->all_cpus)
+	if (o->all_cpus) {
 		n_cpus = online_cpus(cpus, PERF_MAX_CPUS);
-	else
+		if (n_cpus && o->n_target_cpus &&
+		    !(n_cpus = perf_filter_cpus(cpus, n_cpus, o->target_cpus, o->n_target_cpus))) {
+			rc = tb_err_set(err, -ENODEV, "none of the target_cpu values is an online cpu");
+			goto out;
+		}
+	} else {
 		cpus[n_cpus++] = o->pid > 0 ? -1 : (o->cpu >= 0 ? o->cpu : 0);
+	}
 	if (!n_cpus) {
 		rc = tb_err_set(err, -ENODEV, "no online cpus found");
 		goto out;

@@ -10,12 +10,18 @@
  * as they appear. A Flush reads the rings before acknowledging; a Stop does
  * a final read, closes the events and frees the writer.
  *
- * Scope, as Perfetto's: with no target_pid / target_cmdline every process is
- * sampled (less the exclusions); otherwise only the targets. Events are
- * system-wide in both cases and out-of-scope samples are dropped in the
- * daemon (counted, not written), so processes that start after the
- * recording can still match by cmdline. The decision is cached per pid, and
- * so are the maps of the last PERF_MAX_CACHED_PIDS processes sampled.
+ * Scope, as Perfetto's (scope.c): with no target every process is sampled
+ * (less the exclusions); otherwise only the targets. Events are system-wide
+ * in both cases and out-of-scope samples are written without a callstack
+ * (sample_skipped_reason NOT_IN_SCOPE), so processes that start after the
+ * recording can still match by cmdline. The maps of the last
+ * PERF_MAX_CACHED_PIDS processes sampled are cached.
+ *
+ * max_enqueued_footprint_kb bounds the sample packet bytes written between
+ * two commits to the service (one read pass): past it, samples are written
+ * as skipped (UNWIND_ENQUEUE) instead, so a burst cannot exhaust the shared
+ * memory buffer, whose drops would also lose interned entries later
+ * samples refer to.
  *
  * Single-threaded on one loop; the connection is a tracing_daemon
  * (components/tracing/daemon.c), which reconnects every PERF_RECONNECT_MS
@@ -24,11 +30,11 @@
 #include "perf.h"
 
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,17 +49,7 @@
 #define PERF_DEFAULT_READ_PERIOD_MS 100
 #define PERF_MIN_READ_PERIOD_MS 1
 #define PERF_DEFAULT_FREQUENCY 10
-#define PERF_CMDLINE_MAX 4096
-#define PERF_MAX_SCOPE_PIDS 4096  /* scope cache entries before it is reset */
 #define PERF_MAX_CACHED_PIDS 1024 /* processes whose maps are kept */
-
-enum { SCOPE_IN = 1, SCOPE_OUT = 2 };
-
-struct perf_scope {
-	VEC(int32_t) target_pids, exclude_pids;
-	VEC(char *) target_cmds, exclude_cmds; /* tb_strdup'd glob patterns */
-	struct hmap cache;                     /* pid -> SCOPE_IN / SCOPE_OUT */
-};
 
 struct instance {
 	uint64_t id;
@@ -67,13 +63,18 @@ struct instance {
 	struct pb_writer buf; /* packets from emit.c, framed as Trace.packet */
 	uint64_t timer;
 	bool kernel_frames, have_ksyms;
-	clockid_t clk; /* the clock of sample timestamps, for lost-record packets */
+	bool callchains; /* samples carry PERF_SAMPLE_CALLCHAIN */
 	struct perf_kallsyms ksyms;
 	struct perf_scope scope;
 	struct hmap maps; /* pid -> struct perf_maps * (empty when unreadable) */
 	struct perf_frame *frames;
 	uint64_t *lost_written; /* per stream: lost_records already emitted */
 	uint64_t skipped;       /* samples outside the scope */
+	uint32_t *target_cpus;  /* PerfEventConfig.target_cpu, copied */
+	size_t n_target_cpus;
+	uint64_t footprint_limit; /* max_enqueued_footprint_kb in bytes; 0: none */
+	uint64_t footprint;       /* sample bytes written since the last commit */
+	uint64_t shed;            /* samples skipped over footprint_limit */
 };
 
 struct perf_daemon {
@@ -87,103 +88,6 @@ struct perf_daemon {
 static struct tracing_producer *producer(const struct perf_daemon *d)
 {
 	return d->td ? tracing_daemon_producer(d->td) : NULL;
-}
-
-/* ---- scope ------------------------------------------------------------------ */
-
-static void scope_release(struct perf_scope *s)
-{
-	for (size_t i = 0; i < s->target_cmds.len; i++)
-		tb_free(s->target_cmds.data[i]);
-	for (size_t i = 0; i < s->exclude_cmds.len; i++)
-		tb_free(s->exclude_cmds.data[i]);
-	vec_release(&s->target_pids);
-	vec_release(&s->exclude_pids);
-	vec_release(&s->target_cmds);
-	vec_release(&s->exclude_cmds);
-	hmap_release(&s->cache);
-}
-
-static void scope_add(struct perf_scope *s, const int32_t *tp, size_t ntp, char **tc, size_t ntc,
-		      const int32_t *ep, size_t nep, char **ec, size_t nec)
-{
-	for (size_t i = 0; i < ntp; i++)
-		vec_push(&s->target_pids, tp[i]);
-	for (size_t i = 0; i < ntc; i++)
-		vec_push(&s->target_cmds, tb_strdup(tc[i]));
-	for (size_t i = 0; i < nep; i++)
-		vec_push(&s->exclude_pids, ep[i]);
-	for (size_t i = 0; i < nec; i++)
-		vec_push(&s->exclude_cmds, tb_strdup(ec[i]));
-}
-
-/* argv[0] of pid, NUL-terminated into buf; false for kernel threads and
- * processes that are gone. */
-static bool read_argv0(int32_t pid, char *buf, size_t cap)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return false;
-	n = read(fd, buf, cap - 1);
-	tb_close(&fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	return true;
-}
-
-/* Perfetto matches a cmdline pattern against argv[0] and its basename
- * (glob patterns allowed). */
-static bool cmd_matches(const char *const *pats, size_t n, const char *argv0)
-{
-	const char *slash = strrchr(argv0, '/');
-	const char *base = slash ? slash + 1 : argv0;
-	for (size_t i = 0; i < n; i++)
-		if (fnmatch(pats[i], argv0, 0) == 0 || fnmatch(pats[i], base, 0) == 0)
-			return true;
-	return false;
-}
-
-static bool scope_decide(const struct perf_scope *s, int32_t pid)
-{
-	char argv0[PERF_CMDLINE_MAX];
-	bool have_cmd = false, targeted = s->target_pids.len || s->target_cmds.len;
-
-	for (size_t i = 0; i < s->exclude_pids.len; i++)
-		if (s->exclude_pids.data[i] == pid)
-			return false;
-	if (s->exclude_cmds.len || s->target_cmds.len)
-		have_cmd = read_argv0(pid, argv0, sizeof argv0);
-	if (have_cmd && cmd_matches((const char *const *)s->exclude_cmds.data,
-				    s->exclude_cmds.len, argv0))
-		return false;
-	if (!targeted)
-		return true;
-	for (size_t i = 0; i < s->target_pids.len; i++)
-		if (s->target_pids.data[i] == pid)
-			return true;
-	return have_cmd && cmd_matches((const char *const *)s->target_cmds.data,
-				       s->target_cmds.len, argv0);
-}
-
-static bool in_scope(struct perf_scope *s, int32_t pid)
-{
-	uint64_t v;
-
-	if (!s->target_pids.len && !s->target_cmds.len && !s->exclude_pids.len &&
-	    !s->exclude_cmds.len)
-		return true;
-	if (hmap_get(&s->cache, (uint64_t)(uint32_t)pid, &v))
-		return v == SCOPE_IN;
-	if (s->cache.len >= PERF_MAX_SCOPE_PIDS)
-		hmap_clear(&s->cache);
-	v = scope_decide(s, pid) ? SCOPE_IN : SCOPE_OUT;
-	hmap_put(&s->cache, (uint64_t)(uint32_t)pid, v);
-	return v == SCOPE_IN;
 }
 
 /* ---- instances ------------------------------------------------------------- */
@@ -250,14 +154,24 @@ static void on_record(void *ctx, const struct perf_record *rec)
 
 	if (rec->kind != PERF_REC_SAMPLE)
 		return; /* lost counts are emitted from the stream stats */
-	if (!in_scope(&in->scope, (int32_t)rec->pid)) {
+	/* Kernel threads (no user section in the callchain) only matter for
+	 * their kernel frames, as in Perfetto; decided per sample here. */
+	if ((in->callchains && !in->kernel_frames && !rec->has_user_section) ||
+	    !perf_scope_keep(&in->scope, (int32_t)rec->pid)) {
 		in->skipped++;
-		return;
+		perf_emit_skipped(&in->em, &in->buf, rec->time, rec->cpu, rec->pid, rec->tid,
+				  rec->misc & 7, PERF_SKIP_NOT_IN_SCOPE);
+	} else if (in->footprint_limit && in->footprint >= in->footprint_limit) {
+		in->shed++;
+		perf_emit_skipped(&in->em, &in->buf, rec->time, rec->cpu, rec->pid, rec->tid,
+				  rec->misc & 7, PERF_SKIP_UNWIND_ENQUEUE);
+	} else {
+		n = perf_resolve_frames(rec, rec->n_user ? maps_for(in, rec->pid) : NULL,
+					in->have_ksyms ? &in->ksyms : NULL, in->frames);
+		perf_emit_sample(&in->em, &in->buf, rec->time, rec->cpu, rec->pid, rec->tid,
+				 rec->misc & 7, in->frames, n);
+		in->footprint += pb_writer_size(&in->buf);
 	}
-	n = perf_resolve_frames(rec, rec->n_user ? maps_for(in, rec->pid) : NULL,
-				in->have_ksyms ? &in->ksyms : NULL, in->frames);
-	perf_emit_sample(&in->em, &in->buf, rec->time, rec->cpu, rec->pid, rec->tid,
-			 rec->misc & 7, in->frames, n);
 	drain_packets(in);
 }
 
@@ -270,7 +184,7 @@ static void read_rings(struct instance *in)
 		struct perf_cpu_stream *s = &in->ev.streams[i];
 		perf_ring_read(&s->ring, 0, on_record, in, &s->stats);
 		if (s->stats.lost_records > in->lost_written[i]) {
-			perf_emit_lost(&in->em, &in->buf, (uint64_t)tb_now_ns(in->clk),
+			perf_emit_lost(&in->em, &in->buf, (uint64_t)tb_boot_ns(),
 				       (uint32_t)s->cpu, s->stats.lost_records - in->lost_written[i]);
 			in->lost_written[i] = s->stats.lost_records;
 			drain_packets(in);
@@ -284,6 +198,7 @@ static void on_read_timer(struct loop *l, uint64_t id, void *ctx)
 	read_rings(in);
 	if (producer(in->d))
 		tracing_producer_commit(producer(in->d));
+	in->footprint = 0;
 }
 
 static void instance_free(struct perf_daemon *d, struct instance *in)
@@ -299,7 +214,8 @@ static void instance_free(struct perf_daemon *d, struct instance *in)
 		tracing_producer_free_writer(producer(d), in->w);
 	pb_writer_release(&in->buf);
 	perf_kallsyms_release(&in->ksyms);
-	scope_release(&in->scope);
+	perf_scope_release(&in->scope);
+	tb_free(in->target_cpus);
 	maps_cache_release(&in->maps);
 	tb_free(in->frames);
 	tb_free(in->lost_written);
@@ -326,6 +242,16 @@ static uint32_t clock_from_proto(int c)
 	default:
 		return PERF_CLOCK_MONOTONIC_RAW;
 	}
+}
+
+/* A shard in [0, count) for process sharding, chosen at random per data
+ * source instance. */
+static uint32_t choose_shard(uint32_t count)
+{
+	uint32_t r;
+	if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
+		r = (uint32_t)tb_boot_ns() ^ (uint32_t)getpid();
+	return r % count;
 }
 
 /* Fill the event options, read period and scope of in from its config.
@@ -398,15 +324,32 @@ static int parse_config(struct instance *in, struct perf_event_opts *o, uint32_t
 	o->no_callchain = !cs && !c->n_target_pid && !c->n_target_cmdline && !c->has_kernel_frames;
 	o->kernel_frames = (cs && cs->has_kernel_frames && cs->kernel_frames) ||
 			   (c->has_kernel_frames && c->kernel_frames);
-	scope_add(&in->scope, c->target_pid, c->n_target_pid, c->target_cmdline,
-		  c->n_target_cmdline, c->exclude_pid, c->n_exclude_pid, c->exclude_cmdline,
-		  c->n_exclude_cmdline);
+	perf_scope_add(&in->scope, c->target_pid, c->n_target_pid, c->target_cmdline,
+		       c->n_target_cmdline, c->exclude_pid, c->n_exclude_pid, c->exclude_cmdline,
+		       c->n_exclude_cmdline);
+	in->scope.additional_cmdline_count = c->additional_cmdline_count;
 	if (cs && cs->scope) {
 		const Perfetto__Protos__PerfEventConfig__Scope *s = cs->scope;
-		scope_add(&in->scope, s->target_pid, s->n_target_pid, s->target_cmdline,
-			  s->n_target_cmdline, s->exclude_pid, s->n_exclude_pid,
-			  s->exclude_cmdline, s->n_exclude_cmdline);
+		perf_scope_add(&in->scope, s->target_pid, s->n_target_pid, s->target_cmdline,
+			       s->n_target_cmdline, s->exclude_pid, s->n_exclude_pid,
+			       s->exclude_cmdline, s->n_exclude_cmdline);
+		if (s->has_additional_cmdline_count)
+			in->scope.additional_cmdline_count = s->additional_cmdline_count;
+		if (s->process_shard_count) {
+			in->scope.shard_count = s->process_shard_count;
+			in->scope.chosen_shard = choose_shard(s->process_shard_count);
+		}
 	}
+	if (c->n_target_cpu) {
+		in->target_cpus = tb_memdup(c->target_cpu, c->n_target_cpu * sizeof *c->target_cpu);
+		in->n_target_cpus = c->n_target_cpu;
+		o->target_cpus = in->target_cpus;
+		o->n_target_cpus = in->n_target_cpus;
+	}
+	/* kB -> bytes, capped so the product cannot wrap */
+	in->footprint_limit = c->max_enqueued_footprint_kb > UINT64_MAX / 1024
+				      ? UINT64_MAX
+				      : c->max_enqueued_footprint_kb * 1024;
 out:
 	if (dsc)
 		perfetto__protos__data_source_config__free_unpacked(dsc, ipc_pb_allocator());
@@ -424,15 +367,14 @@ static void instance_start(struct perf_daemon *d, struct instance *in)
 	if (parse_config(in, &o, &read_ms, &err) != 0)
 		goto fail;
 	in->kernel_frames = o.kernel_frames;
-	in->clk = o.clock == PERF_CLOCK_REALTIME    ? CLOCK_REALTIME
-		  : o.clock == PERF_CLOCK_MONOTONIC ? CLOCK_MONOTONIC
-		  : o.clock == PERF_CLOCK_BOOTTIME  ? CLOCK_BOOTTIME
-						    : CLOCK_MONOTONIC_RAW;
+	in->callchains = !o.no_callchain;
 	if (perf_events_open(&in->ev, &o, &err) != 0)
 		goto fail;
 	in->opened = true;
 	perf_emitter_init(&in->em, in->ev.clock_id, in->ev.counter, in->ev.frequency,
 			  in->ev.period);
+	in->em.shard_count = in->scope.shard_count;
+	in->em.chosen_shard = in->scope.chosen_shard;
 	if (in->kernel_frames) {
 		struct tb_err kerr = {0};
 		if (perf_kallsyms_load(&in->ksyms, &kerr) == 0)
@@ -476,7 +418,7 @@ static void on_setup(void *ctx, struct tracing_producer *p, uint64_t id, const c
 	in->config_len = config_len;
 	pb_writer_init_growable(&in->buf);
 	hmap_init(&in->maps);
-	hmap_init(&in->scope.cache);
+	perf_scope_init(&in->scope);
 	vec_push(&d->instances, in);
 }
 
@@ -507,9 +449,12 @@ static void on_stop(void *ctx, struct tracing_producer *p, uint64_t id)
 		if (in->opened)
 			perf_events_disable(&in->ev, NULL);
 		read_rings(in);
-		if (in->skipped)
-			log_debug(PERF_LOG, "instance %llu: %llu samples out of scope",
-				  (unsigned long long)id, (unsigned long long)in->skipped);
+		if (in->skipped || in->shed)
+			log_debug(PERF_LOG,
+				  "instance %llu: %llu samples out of scope, %llu over "
+				  "max_enqueued_footprint_kb",
+				  (unsigned long long)id, (unsigned long long)in->skipped,
+				  (unsigned long long)in->shed);
 		d->instances.data[i] = *vec_last(&d->instances);
 		d->instances.len--;
 		instance_free(d, in);
@@ -526,7 +471,9 @@ static void on_flush(void *ctx, struct tracing_producer *p, const uint64_t *ids,
 		if (in)
 			read_rings(in);
 	}
-	tracing_producer_flush_done(p, request_id);
+	tracing_producer_flush_done(p, request_id); /* commits every writer */
+	for (size_t i = 0; i < d->instances.len; i++)
+		d->instances.data[i]->footprint = 0;
 }
 
 /* The connection is gone, and the writers with it: stop every instance.

@@ -13,6 +13,7 @@
  *   buildid.c  build id and load bias (base/elf.c reads the ELF)
  *   kallsyms.c /proc/kallsyms loader and kernel pc lookup
  *   emit.c     interning and PerfSample packet encoding into a pb_writer
+ *   scope.c    which processes' samples are kept (PerfEventConfig.Scope)
  *
  * Nothing here is thread-safe; traced_perf drives it from its one loop.
  * Errors: fallible functions return 0 or a negative errno-style code and
@@ -24,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "base.h"
 #include "pb.h"
@@ -65,6 +67,8 @@ struct perf_event_opts {
 	int32_t pid;                /* 0 or -1: every process; > 0: only this one */
 	int32_t cpu;                /* -1 or 0..: with all_cpus false, only this CPU */
 	bool all_cpus;              /* true: every online CPU (traced_perf's mode) */
+	const uint32_t *target_cpus; /* with all_cpus: only these of the online CPUs */
+	size_t n_target_cpus;        /* 0: no restriction */
 	uint32_t counter;           /* PerfEvents.Counter; 0 = SW_CPU_CLOCK */
 	uint64_t frequency;         /* samples per second (used when period == 0) */
 	uint64_t period;            /* events per sample; wins over frequency */
@@ -123,6 +127,11 @@ struct perf_events {
 int perf_events_open(struct perf_events *ev, const struct perf_event_opts *opts,
                      struct tb_err *err);
 
+/* Keep the cpus (online cpu numbers, n of them) that are in targets
+ * (PerfEventConfig.target_cpu), in order; no targets keeps all. Returns how
+ * many are kept at the front of cpus. */
+size_t perf_filter_cpus(int *cpus, size_t n, const uint32_t *targets, size_t n_targets);
+
 /* Start / stop counting on every stream. Return 0 or -errno (err set). */
 int perf_events_enable(struct perf_events *ev, struct tb_err *err);
 int perf_events_disable(struct perf_events *ev, struct tb_err *err);
@@ -152,6 +161,7 @@ struct perf_record {
 	size_t n_kernel;
 	const uint64_t *user_ips;
 	size_t n_user;
+	bool has_user_section; /* the callchain had a PERF_CONTEXT_USER marker */
 	size_t n_truncated; /* callchain entries dropped over PERF_MAX_FRAMES */
 };
 
@@ -304,6 +314,7 @@ struct perf_emitter {
 	uint32_t clock_id;          /* BuiltinClock of sample timestamps */
 	uint32_t counter;           /* PerfEvents.Counter of the timebase */
 	uint64_t frequency, period;
+	uint32_t shard_count, chosen_shard; /* process sharding, for the defaults */
 	bool started;
 	struct pb_writer scratch; /* interned_data of the packet being built */
 };
@@ -327,15 +338,66 @@ void perf_emit_sample(struct perf_emitter *e, struct pb_writer *w, uint64_t ts, 
                       uint32_t pid, uint32_t tid, uint32_t cpu_mode,
                       const struct perf_frame *frames, size_t n_frames);
 
-/* A PerfSample that only reports kernel_records_lost for cpu. */
-void perf_emit_lost(struct perf_emitter *e, struct pb_writer *w, uint64_t ts, uint32_t cpu,
+/* A PerfSample that only reports kernel_records_lost for cpu. boot_ts is a
+ * BOOTTIME timestamp (the packet says so with timestamp_clock_id 6, as
+ * Perfetto's: the loss has no time of its own in the sample clock). */
+void perf_emit_lost(struct perf_emitter *e, struct pb_writer *w, uint64_t boot_ts, uint32_t cpu,
                     uint64_t lost);
+
+/* Profiling's PerfSample.SampleSkipReason values. */
+enum {
+	PERF_SKIP_UNKNOWN = 0,
+	PERF_SKIP_READ_STAGE = 1,
+	PERF_SKIP_UNWIND_STAGE = 2,
+	PERF_SKIP_UNWIND_ENQUEUE = 3,
+	PERF_SKIP_NOT_IN_SCOPE = 4,
+};
+
+/* A sample written without its callstack, with sample_skipped_reason
+ * (PERF_SKIP_*): its cpu, pid, tid and cpu mode still count. */
+void perf_emit_skipped(struct perf_emitter *e, struct pb_writer *w, uint64_t ts, uint32_t cpu,
+                       uint32_t pid, uint32_t tid, uint32_t cpu_mode, uint32_t reason);
 
 /* Resolve one parsed sample to frames using maps (of rec->pid; may be NULL)
  * and ksyms (may be NULL). frames_out has room for 2 * PERF_MAX_FRAMES.
  * Returns the frame count. Borrowed pointers stay valid while maps/ksyms do. */
 size_t perf_resolve_frames(const struct perf_record *rec, const struct perf_maps *maps,
                            const struct perf_kallsyms *ksyms, struct perf_frame *frames_out);
+
+/* ---- scope.c: which processes are sampled -------------------------------- */
+
+struct perf_scope_cmd {
+	char *bytes; /* owned; a cmdline, not NUL-terminated */
+	size_t len;
+};
+
+/* PerfEventConfig.Scope plus the state its rules need. perf_scope_init,
+ * then fill the vectors (perf_scope_add) and the counts. */
+struct perf_scope {
+	VEC(int32_t) target_pids, exclude_pids;
+	VEC(char *) target_cmds, exclude_cmds; /* owned glob patterns */
+	uint32_t additional_cmdline_count;
+	VEC(struct perf_scope_cmd) additional; /* first cmdlines seen, kept */
+	uint32_t shard_count, chosen_shard;    /* shard_count 0: no sharding */
+	struct hmap cache;                     /* pid -> decision */
+	/* Up to cap bytes of pid's /proc/PID/cmdline into buf; returns the
+	 * byte count or -1. Set by perf_scope_init; tests replace it. */
+	ssize_t (*read_cmdline)(int32_t pid, char *buf, size_t cap);
+};
+
+void perf_scope_init(struct perf_scope *s);
+void perf_scope_release(struct perf_scope *s);
+
+/* Append pids and (copied) patterns to the scope's lists. */
+void perf_scope_add(struct perf_scope *s, const int32_t *tp, size_t ntp, char *const *tc,
+                    size_t ntc, const int32_t *ep, size_t nep, char *const *ec, size_t nec);
+
+/* True when no rule restricts anything (every sample is kept). */
+bool perf_scope_is_everything(const struct perf_scope *s);
+
+/* Whether samples of pid are kept, by Perfetto's rules (see scope.c); the
+ * answer is cached per pid. */
+bool perf_scope_keep(struct perf_scope *s, int32_t pid);
 
 /* ---- main.c: the traced_perf applet ---------------------------------------- */
 

@@ -47,6 +47,7 @@ static void split_callchain(const uint8_t *p, uint64_t nr, struct perf_record *o
 		uint64_t ip = ld64(p + i * 8);
 		if (ip >= PERF_CTX_MAX) {
 			ctx = ip;
+			out->has_user_section |= ip == PERF_CTX_USER;
 			continue;
 		}
 		if (ctx == PERF_CTX_KERNEL) {

@@ -459,8 +459,8 @@ void tp_tables_release(struct tp_tables *tables);
 	X(mismatched_sched_switch_tids, "error", "analysis", "A sched_switch prev_pid did not match the next_pid of the cpu's previous switch.") \
 	X(ftrace_bundle_tokenizer_errors, "error", "analysis", "An ftrace bundle could not be tokenized.") \
 	X(ftrace_generic_descriptor_errors, "error", "analysis", "A generic ftrace event had no descriptor.") \
-	X(perf_samples_skipped, "info", "trace", "A perf sample was skipped by the producer (sample_skipped_reason).") \
-	X(perf_samples_skipped_dataloss, "data_loss", "trace", "Perf samples were lost: kernel ring buffer records lost, or the producer's unwind queue was full.") \
+	X(perf_samples_skipped, "error", "analysis", "Perf samples of processes in the config's scope that the profiler skipped without a callstack (read or unwind stage): such a process can be missing from the profile, but the other processes' samples are complete.") \
+	X(perf_samples_skipped_dataloss, "data_loss", "trace", "Perf samples the profiler (traced_perf) dropped to shed load (its unwind queue or max_enqueued_footprint_kb was full); any traced process can be affected.") \
 	X(stackprofile_invalid_string_id, "error", "trace", "An interned string of a stack profile was not found.") \
 	X(stackprofile_invalid_mapping_id, "error", "trace", "An interned mapping of a stack profile was not found.") \
 	X(stackprofile_invalid_frame_id, "error", "trace", "An interned frame of a stack profile was not found.") \
@@ -499,6 +499,9 @@ void tp_tables_release(struct tp_tables *tables);
 /* Stats with one value per index (a cpu, a trace buffer): a row per index
  * set. Same X(name, severity, source, description). */
 #define TP_ISTATS(X)                                                           \
+	X(perf_cpu_lost_records, "data_loss", "trace", "Perf samples the kernel dropped because the cpu's ring buffer was full; which processes lost them is unknown. Lower the sampling frequency or raise ring_buffer_pages.") \
+	X(perf_process_shard_count, "info", "trace", "The process_shard_count of the perf session's config (indexed by perf session).") \
+	X(perf_chosen_process_shard, "info", "trace", "The process shard the profiler chose for the perf session (indexed by perf session).") \
 	X(long_trace_mode_bytes_overwritten, "data_loss", "trace", "Bytes of the buffer overwritten while the trace was streamed into a file (write_into_file with file_write_period_ms): they are missing from the file.") \
 	X(config_write_into_file_discard, "data_loss", "trace", "The trace was written into a file (write_into_file) from a DISCARD buffer: data can go missing; use RING_BUFFER.") \
 	X(ftrace_cpu_bytes_begin, "info", "trace", "Bytes in the cpu's ftrace buffer when the trace started.") \

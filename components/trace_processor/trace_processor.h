@@ -68,6 +68,9 @@ struct tp_symbolize_opts {
 	bool find_mode;          /* PERFETTO_SYMBOLIZER_MODE=find (default: index the roots) */
 	bool no_system;          /* only the roots: not the mapped files, not /usr/lib/debug */
 	const char *debug_root;  /* NULL: "/usr/lib/debug" */
+	/* Source files and lines: NULL asks llvm-symbolizer from PATH when one
+	 * is installed, "" asks none, else the path of the one to ask. */
+	const char *llvm_symbolizer;
 };
 
 struct tp_symbolize_result {

@@ -426,8 +426,8 @@ static int profile_has_samples(struct tp *tp)
 {
 	sqlite3_stmt *st = NULL;
 	int has = -1;
-	if (sqlite3_prepare_v2(tp_db(tp), "SELECT EXISTS (SELECT 1 FROM perf_sample)", -1, &st,
-	                       NULL) == SQLITE_OK &&
+	const char *sql = "SELECT EXISTS (SELECT 1 FROM perf_sample WHERE callsite_id IS NOT NULL)";
+	if (sqlite3_prepare_v2(tp_db(tp), sql, -1, &st, NULL) == SQLITE_OK &&
 	    sqlite3_step(st) == SQLITE_ROW)
 		has = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);

@@ -81,6 +81,23 @@ expect_eq symbolized-names "$want_sym" "$got"
 got=$("$bin" trace_processor_shell query "$TMP/sym.pftrace" \
 	"select count(*) from stack_profile_symbol" 2>/dev/null | tail -1)
 expect_eq one-symbol-per-address '2' "$got"
+# With llvm-symbolizer (any llvm-symbolizer-<N>) on PATH, file and line too.
+have_llvm=
+for d in $(echo "$PATH" | tr ':' ' '); do
+	for x in "$d"/llvm-symbolizer "$d"/llvm-symbolizer-[0-9]*; do
+		[ -x "$x" ] && have_llvm=$x && break 2
+	done
+done
+fl="select s.name, s.source_file, s.line_number from stack_profile_symbol s order by s.name"
+want_fl="\"name\",\"source_file\",\"line_number\"
+\"ns::work(int)\",\"$TMP/app/prog.cc\",1
+\"spin\",\"$TMP/app/prog.cc\",2"
+if [ -n "$have_llvm" ]; then
+	got=$("$bin" trace_processor_shell query "$TMP/sym.pftrace" "$fl" 2>/dev/null)
+	expect_eq llvm-file-and-line "$want_fl" "$got"
+else
+	skip llvm-file-and-line "llvm-symbolizer is not installed"
+fi
 got=$("$bin" trace_processor_shell query "$TMP/t.pftrace" "$q" 2>/dev/null)
 expect_eq unsymbolized-before "$want_none" "$got"
 # symbolizing a symbolized trace adds nothing

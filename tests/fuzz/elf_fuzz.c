@@ -2,7 +2,8 @@
  * Fuzz target for the ELF reader and symbolizer: the input is read as an
  * ELF image (base/elf.c: headers, notes, sections) and its symbol tables
  * loaded and queried (symbolize/symtab.c); the same bytes, NUL-terminated,
- * go through the demangler (symbolize/demangle.c).
+ * go through the demangler (symbolize/demangle.c) and, as an answer of
+ * llvm-symbolizer, its parser (symbolize/llvm.c).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -37,6 +38,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s[size] = 0;
 	sym_demangle(s, out, sizeof out);
 	sym_demangle(s, out, 16);
+	uint32_t line;
+	sym_llvm_parse((const char *)data, size, out, sizeof out, &line);
+	sym_llvm_parse((const char *)data, size, out, 4, &line);
 	tb_free(s);
 	return 0;
 }

@@ -65,9 +65,12 @@ expect_eq top-two-leaves "hot_seventy hot_thirty" "${1:-} ${3:-}"
 ours=$(pct "${2:-0}" "${4:-1}")
 echo "# ours: hot_seventy ${2:-0}, hot_thirty ${4:-0} samples: $((ours / 10)).$((ours % 10)) %"
 
-q="select (select count(*) from perf_sample),
-	(select value from stats where name = 'perf_samples_skipped_dataloss'),
-	(select count(distinct t.tid) from perf_sample s join thread t using (utid) where t.tid != $wpid)"
+# Samples of other processes are rows without a callsite (NOT_IN_SCOPE).
+q="select (select count(*) from perf_sample where callsite_id is not null) as samples,
+	(select value from stats where name = 'perf_samples_skipped_dataloss') +
+	(select coalesce(sum(value), 0) from stats where name = 'perf_cpu_lost_records') as lost,
+	(select count(distinct t.tid) from perf_sample s join thread t using (utid)
+	 where t.tid != $wpid and s.callsite_id is not null) as others"
 set -- $("$TRACEBOX" trace_processor_shell query "$TMP/p.pftrace" "$q" 2>/dev/null | sed 1d | tr ',' ' ')
 expect_eq no-kernel-lost-records 0 "${2:-}"
 want=$((wcpu / 1000000 * 95 / 100))

@@ -6,6 +6,9 @@
  * perf_event_open sampling run when this process is allowed to do it.
  */
 #include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
 #include <linux/perf_event.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -18,6 +21,7 @@
 #include "pb.h"
 #include "perf.h"
 #include "perf_int.h"
+#include "trace_processor.h"
 
 TEST(perf_abi_matches_kernel_headers)
 {
@@ -91,6 +95,7 @@ struct collected {
 	uint64_t time[8];
 	uint64_t kern[8][4], user[8][4];
 	size_t n_kern[8], n_user[8];
+	bool has_user[8];
 };
 
 static void collect(void *ctx, const struct perf_record *r)
@@ -106,6 +111,7 @@ static void collect(void *ctx, const struct perf_record *r)
 		return;
 	c->pid[i] = r->pid, c->tid[i] = r->tid, c->time[i] = r->time;
 	c->n_kern[i] = r->n_kernel, c->n_user[i] = r->n_user;
+	c->has_user[i] = r->has_user_section;
 	for (size_t k = 0; k < r->n_kernel && k < 4; k++)
 		c->kern[i][k] = r->kernel_ips[k];
 	for (size_t k = 0; k < r->n_user && k < 4; k++)
@@ -134,6 +140,7 @@ TEST(perf_ring_reads_samples_across_wrap)
 	                           0x401100,
 	                           0x401200};
 	const uint64_t chain2[] = {PERF_CTX_USER, 0x7f0000001000ull};
+	const uint64_t chain3[] = {PERF_CTX_KERNEL, 0xffffffff81000030ull}; /* a kthread */
 	uint64_t pos = 1000 * 256 + 200; /* 56 bytes before the end of the data */
 	size_t n;
 
@@ -147,15 +154,17 @@ TEST(perf_ring_reads_samples_across_wrap)
 	ring_put(data, 256, pos, rec, n), pos += n;
 	n = make_sample(rec, 20, 21, 987654321, 0, chain2, TB_ARRAY_SIZE(chain2));
 	ring_put(data, 256, pos, rec, n), pos += n;
+	n = make_sample(rec, 2, 2, 987654322, 0, chain3, TB_ARRAY_SIZE(chain3));
+	ring_put(data, 256, pos, rec, n), pos += n;
 	head = pos;
 	perf_ring_init_raw(&r, &head, &tail, data, 256, PERF_SAMPLE_TYPE_DEFAULT);
 	CHECK_UEQ(perf_ring_read(&r, 0, collect, &c, &st), pos - 1000 * 256 - 200);
 	perf_ring_release(&r);
 	CHECK_UEQ(tail, head);
-	CHECK_EQ(c.samples, 2);
+	CHECK_EQ(c.samples, 3);
 	CHECK_EQ(c.lost_recs, 1);
 	CHECK_EQ(c.lost, 7);
-	CHECK_EQ(st.samples, 2);
+	CHECK_EQ(st.samples, 3);
 	CHECK_EQ(st.lost_records, 7);
 	CHECK_EQ(st.bad_records, 0);
 	CHECK_EQ(c.pid[0], 10);
@@ -170,6 +179,9 @@ TEST(perf_ring_reads_samples_across_wrap)
 	CHECK_EQ(c.n_kern[1], 0);
 	CHECK_EQ(c.n_user[1], 1);
 	CHECK_UEQ(c.user[1][0], 0x7f0000001000ull);
+	CHECK(c.has_user[0] && c.has_user[1]);
+	CHECK(!c.has_user[2]); /* no user section: a kernel thread */
+	CHECK_EQ(c.n_kern[2], 1);
 }
 
 TEST(perf_ring_max_bytes_and_empty)
@@ -711,4 +723,195 @@ TEST(perf_events_reject_bad_options)
 	o.counter = 99;
 	CHECK_EQ(perf_events_open(&ev, &o, &err), -EINVAL);
 	CHECK(strstr(err.msg, "unsupported perf counter") != NULL);
+}
+
+/* ---- skipped samples and losses, emitted then imported ---------------------- */
+
+/* The emitted Trace.packet fields again, each given trusted_packet_sequence_id
+ * 1 as the service would, loaded by the trace processor. */
+static struct tp *import_packets(const struct pb_writer *w)
+{
+	struct pb_writer t;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	struct tp *tp = tp_new(NULL);
+
+	pb_writer_init_growable(&t);
+	pb_reader_init(&r, pb_writer_data(w), pb_writer_size(w));
+	while (pb_next(&r, &f)) {
+		unsigned p = pb_begin_nested(&t, 1);
+		pb_put_raw(&t, f.data, f.len);
+		pb_put_uint32(&t, 10, 1);
+		pb_end_nested(&t, p);
+	}
+	if (tp_parse(tp, pb_writer_data(&t), pb_writer_size(&t)) != 0 || tp_end_of_file(tp) != 0)
+		test_report(__FILE__, __LINE__, "trace does not load: %s", tp_error(tp));
+	pb_writer_release(&t);
+	return tp;
+}
+
+/* The rows of sql, "a|b;c|d", into out. */
+static const char *query_rows(struct tp *tp, const char *sql, char *out, size_t cap)
+{
+	struct sqlite3_stmt *st = NULL;
+	char err[256];
+	size_t n = 0;
+
+	out[0] = 0;
+	if (tp_prepare(tp, sql, &st, NULL, err, sizeof err) != SQLITE_OK || !st) {
+		snprintf(out, cap, "error: %s", err);
+		return out;
+	}
+	while (sqlite3_step(st) == SQLITE_ROW)
+		for (int i = 0; i < sqlite3_column_count(st); i++) {
+			const unsigned char *v = sqlite3_column_text(st, i);
+			n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, "%s%s",
+					      i ? "|" : n ? ";" : "", v ? (const char *)v : "NULL");
+		}
+	sqlite3_finalize(st);
+	return out;
+}
+
+/* What traced_perf writes for samples it does not unwind and for ring
+ * losses, and what Perfetto's importer makes of it: lost records per cpu in
+ * stats (BOOTTIME packets), skipped samples as rows without a callsite,
+ * counted by reason; the process sharding of the defaults. */
+TEST(perf_emit_skips_and_losses_import)
+{
+	struct perf_emitter e;
+	struct pb_writer w;
+	struct perf_frame fr = {.mapping_path = "/bin/x", .rel_pc = 0x10, .function_name = "f"};
+	char out[512];
+	struct tp *tp;
+
+	perf_emitter_init(&e, 6, PERF_COUNTER_SW_CPU_CLOCK, 1000, 0);
+	e.shard_count = 8;
+	e.chosen_shard = 5;
+	pb_writer_init_growable(&w);
+	perf_emit_start(&e, &w, 100);
+	perf_emit_sample(&e, &w, 200, 0, 10, 11, 2, &fr, 1);
+	perf_emit_skipped(&e, &w, 210, 1, 20, 21, 2, PERF_SKIP_NOT_IN_SCOPE);
+	perf_emit_skipped(&e, &w, 220, 1, 10, 12, 1, PERF_SKIP_UNWIND_ENQUEUE);
+	perf_emit_skipped(&e, &w, 230, 0, 10, 11, 2, PERF_SKIP_READ_STAGE);
+	perf_emit_lost(&e, &w, 240, 3, 17);
+	perf_emit_lost(&e, &w, 250, 3, 4);
+	perf_emit_lost(&e, &w, 260, 2, 1);
+	CHECK_EQ(pb_writer_error(&w), 0);
+	tp = import_packets(&w);
+	pb_writer_release(&w);
+	perf_emitter_release(&e);
+	CHECK_STR_EQ(query_rows(tp,
+				"select ts, cpu, t.tid, cpu_mode, callsite_id is null from perf_sample "
+				"join thread t using (utid) order by ts",
+				out, sizeof out),
+		     "200|0|11|user|0;210|1|21|user|1;220|1|12|kernel|1;230|0|11|user|1");
+	CHECK_STR_EQ(query_rows(tp,
+				"select name, idx, value from stats where name in "
+				"('perf_cpu_lost_records', 'perf_samples_skipped', "
+				"'perf_samples_skipped_dataloss', 'perf_process_shard_count', "
+				"'perf_chosen_process_shard') and value > 0 order by name, idx",
+				out, sizeof out),
+		     "perf_chosen_process_shard|0|5;perf_cpu_lost_records|2|1;"
+		     "perf_cpu_lost_records|3|21;perf_process_shard_count|0|8;"
+		     "perf_samples_skipped|NULL|1;perf_samples_skipped_dataloss|NULL|1");
+	tp_free(tp);
+}
+
+/* ---- scope --------------------------------------------------------------- */
+
+/* Fake /proc/PID/cmdline: pid 1..9 run "/usr/bin/app<pid % 3>" with an
+ * argument, pid 100 is a kernel thread (empty), others are gone. */
+static ssize_t fake_cmdline(int32_t pid, char *buf, size_t cap)
+{
+	char tmp[64];
+	int n;
+	if (pid == 100)
+		return 0;
+	if (pid < 1 || pid > 9)
+		return -1;
+	n = snprintf(tmp, sizeof tmp, "/usr/bin/app%d%c--x=%d", pid % 3, 0, pid);
+	if ((size_t)n > cap)
+		n = (int)cap;
+	memcpy(buf, tmp, (size_t)n);
+	return n;
+}
+
+static struct perf_scope *fake_scope(struct perf_scope *s)
+{
+	perf_scope_init(s);
+	s->read_cmdline = fake_cmdline;
+	return s;
+}
+
+/* The kept pids of 1..9 and 100 as a string, e.g. "1,4,7". */
+static const char *kept(struct perf_scope *s, char *out)
+{
+	static const int32_t pids[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 100};
+	size_t n = 0;
+	out[0] = 0;
+	for (size_t i = 0; i < TB_ARRAY_SIZE(pids); i++)
+		if (perf_scope_keep(s, pids[i]))
+			n += (size_t)snprintf(out + n, 64 - n, "%s%d", n ? "," : "", (int)pids[i]);
+	return out;
+}
+
+/* One scope: a target pid and cmdline, an excluded pid and cmdline (0 /
+ * NULL: none), the niche counts, and the pids of 1..9, 100 it keeps. */
+struct scope_case {
+	const char *what;
+	int32_t target_pid;
+	char *target_cmd;
+	int32_t exclude_pid;
+	char *exclude_cmd;
+	uint32_t additional, shards, chosen;
+	const char *want;
+};
+
+TEST(perf_scope_rules_as_perfetto)
+{
+	static const struct scope_case cases[] = {
+	    {"no rule: everything", 0, NULL, 0, NULL, 0, 0, 0, "1,2,3,4,5,6,7,8,9,100"},
+	    {"cmdline matches argv[0]'s basename; pid adds", 5, "app1", 0, NULL, 0, 0, 0,
+	     "1,4,5,7"},
+	    {"a pattern starting with '/' matches argv[0]", 0, "/usr/bin/app2", 0, NULL, 0, 0, 0,
+	     "2,5,8"},
+	    {"... and only argv[0]", 0, "/app2", 0, NULL, 0, 0, 0, ""},
+	    {"exclusions win; kernel threads match by pid only", 4, "app*", 100, "app1", 0, 0, 0,
+	     "2,3,5,6,8,9"},
+	    {"the first 2 distinct whole cmdlines besides the targets", 5, NULL, 0, NULL, 2, 0, 0,
+	     "1,2,5"},
+	    {"process sharding after the targets: pid % 4 == 1", 4, NULL, 0, NULL, 0, 4, 1,
+	     "1,4,5,9"},
+	};
+	char out[64];
+
+	for (size_t i = 0; i < TB_ARRAY_SIZE(cases); i++) {
+		const struct scope_case *c = &cases[i];
+		struct perf_scope s;
+		fake_scope(&s);
+		perf_scope_add(&s, &c->target_pid, c->target_pid != 0, &c->target_cmd,
+			       c->target_cmd != NULL, &c->exclude_pid, c->exclude_pid != 0,
+			       &c->exclude_cmd, c->exclude_cmd != NULL);
+		s.additional_cmdline_count = c->additional;
+		s.shard_count = c->shards;
+		s.chosen_shard = c->chosen;
+		CHECK_EQ(perf_scope_is_everything(&s), i == 0);
+		if (strcmp(kept(&s, out), c->want) != 0)
+			test_report(__FILE__, __LINE__, "%s: kept %s, want %s", c->what, out,
+				    c->want);
+		hmap_clear(&s.cache); /* decided again: remembered cmdlines stay */
+		CHECK_STR_EQ(kept(&s, out), c->want);
+		perf_scope_release(&s);
+	}
+}
+
+TEST(perf_filter_cpus_keeps_online_targets)
+{
+	int cpus[] = {0, 1, 2, 3, 6, 7};
+	uint32_t targets[] = {7, 2, 5};
+	CHECK_EQ(perf_filter_cpus(cpus, 6, NULL, 0), 6);
+	CHECK_EQ(perf_filter_cpus(cpus, 6, targets, 3), 2);
+	CHECK_EQ(cpus[0], 2);
+	CHECK_EQ(cpus[1], 7);
+	CHECK_EQ(perf_filter_cpus(cpus, 2, targets + 2, 1), 0);
 }

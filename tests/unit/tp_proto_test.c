@@ -1424,9 +1424,14 @@ TEST(tp_proto_perf_sample_callstacks)
 	struct tp *tp = load(buf, n, 7);
 
 	const struct tp_perf_sample_table *ps = &tp->t.perf_sample;
-	CHECK_EQ(ps->n, 2);
+	int64_t lost = 0;
+	CHECK_EQ(ps->n, 3); /* the skipped sample is a row without a callsite */
+	CHECK_EQ(ps->ts[2], 500);
+	CHECK_EQ(ps->callsite_id[2], TP_NULL_I64);
 	CHECK_EQ(tp->t.perf_session.n, 1);
-	CHECK_EQ(tp->stats[TP_STAT_perf_samples_skipped_dataloss], 5);
+	CHECK(tp_istat_get(tp, TP_ISTAT_perf_cpu_lost_records, 0, &lost));
+	CHECK_EQ(lost, 5);
+	CHECK_EQ(tp->stats[TP_STAT_perf_samples_skipped_dataloss], 0);
 	CHECK_EQ(tp->stats[TP_STAT_perf_samples_skipped], 1);
 	CHECK_EQ(ps->ts[0], 200);
 	CHECK_EQ(ps->ts[1], 300);
@@ -1461,6 +1466,81 @@ TEST(tp_proto_perf_sample_callstacks)
 	CHECK_EQ(cs->frame_id[1], 1);
 	CHECK_EQ(ps->callsite_id[0], 1); /* leaf: work */
 	CHECK_EQ(ps->callsite_id[1], 0); /* main, shared */
+	tp_free(tp);
+	tb_free(buf);
+}
+
+static void perf_skipped(struct tb *t, uint64_t ts, uint32_t cpu, uint32_t tid, uint32_t reason)
+{
+	pkt_begin(t, 7, ts);
+	pb_put_uint32(&t->w, 13, 2);
+	unsigned s = pb_begin_nested(&t->w, 66);
+	pb_put_uint32(&t->w, 1, cpu);
+	pb_put_uint32(&t->w, 2, tid);
+	pb_put_uint32(&t->w, 3, tid);
+	pb_put_uint32(&t->w, 5, 2);
+	pb_put_uint32(&t->w, 18, reason);
+	pb_end_nested(&t->w, s);
+	pkt_end(t);
+}
+
+static void perf_lost(struct tb *t, uint64_t ts, uint32_t cpu, uint64_t lost)
+{
+	pkt_begin(t, 7, ts);
+	pb_put_uint32(&t->w, 13, 2);
+	unsigned s = pb_begin_nested(&t->w, 66);
+	pb_put_uint32(&t->w, 1, cpu);
+	pb_put_uint64(&t->w, 17, lost);
+	pb_end_nested(&t->w, s);
+	pkt_end(t);
+}
+
+/* Perfetto's accounting of what traced_perf did not unwind: lost records
+ * per cpu, skips by reason (NOT_IN_SCOPE uncounted), every skipped sample a
+ * row without a callsite, and the process sharding of the defaults. */
+TEST(tp_proto_perf_sample_skips_and_losses)
+{
+	struct tb t;
+	size_t n;
+	int64_t v;
+	tb_init(&t);
+	pkt_begin(&t, 7, 100);
+	pb_put_uint32(&t.w, 13, 1);
+	unsigned d = pb_begin_nested(&t.w, 59), psd = pb_begin_nested(&t.w, 12);
+	pb_put_uint32(&t.w, 2, 4); /* process_shard_count */
+	pb_put_uint32(&t.w, 3, 3); /* chosen_process_shard */
+	pb_end_nested(&t.w, psd);
+	pb_end_nested(&t.w, d);
+	pkt_end(&t);
+	perf_lost(&t, 150, 2, 7);
+	perf_lost(&t, 160, 2, 3);
+	perf_lost(&t, 170, 0, 0); /* no loss: a (sample) row, as in Perfetto */
+	perf_lost(&t, 180, 1, 1);
+	perf_skipped(&t, 200, 1, 50, 4);
+	perf_skipped(&t, 210, 1, 51, 3);
+	perf_skipped(&t, 220, 1, 51, 3);
+	perf_skipped(&t, 230, 0, 52, 2);
+	uint8_t *buf = tb_take(&t, &n);
+	struct tp *tp = load(buf, n, 0);
+	const struct tp_perf_sample_table *ps = &tp->t.perf_sample;
+	CHECK_EQ(ps->n, 5);
+	for (size_t i = 0; i < ps->n; i++)
+		CHECK_EQ(ps->callsite_id[i], TP_NULL_I64);
+	CHECK_EQ(ps->ts[1], 200);
+	CHECK_EQ(ps->utid[1], (int64_t)tid_utid(tp, 50));
+	CHECK_EQ(ps->cpu[1], 1);
+	CHECK_STR_EQ(sname(tp, ps->cpu_mode[1]), "user");
+	CHECK(tp_istat_get(tp, TP_ISTAT_perf_cpu_lost_records, 2, &v));
+	CHECK_EQ(v, 10);
+	CHECK(tp_istat_get(tp, TP_ISTAT_perf_cpu_lost_records, 1, &v));
+	CHECK_EQ(v, 1);
+	CHECK(!tp_istat_get(tp, TP_ISTAT_perf_cpu_lost_records, 0, &v));
+	CHECK_EQ(tp->stats[TP_STAT_perf_samples_skipped_dataloss], 2);
+	CHECK_EQ(tp->stats[TP_STAT_perf_samples_skipped], 1);
+	CHECK(tp_istat_get(tp, TP_ISTAT_perf_process_shard_count, 0, &v));
+	CHECK_EQ(v, 4);
+	CHECK(tp_istat_get(tp, TP_ISTAT_perf_chosen_process_shard, 0, &v));
+	CHECK_EQ(v, 3);
 	tp_free(tp);
 	tb_free(buf);
 }

@@ -352,7 +352,8 @@ TEST(tp_symbolize_trace_round_trip)
 	uint8_t *trace = trace_for(&p, pcs, 3, &n);
 	struct tp *tp = load2(trace, n, NULL, 0);
 	CHECK_EQ(tp->t.stack_profile_frame.n, 3);
-	struct tp_symbolize_opts o = {.no_system = false, .debug_root = "/nonexistent"};
+	struct tp_symbolize_opts o = {
+	    .no_system = false, .debug_root = "/nonexistent", .llvm_symbolizer = ""};
 	struct tp_symbolize_result res;
 	CHECK_EQ(tp_symbolize(tp, &o, &res), 0);
 	CHECK_EQ(res.mappings_symbolized, 1);
@@ -384,6 +385,72 @@ TEST(tp_symbolize_trace_round_trip)
 	tp_free(tp2);
 	tp_symbolize_result_release(&res);
 	tp_free(tp);
+	tb_free(trace);
+	prog_remove(&p);
+}
+
+TEST(tp_symbolize_llvm_answer_parse)
+{
+	char f[32];
+	uint32_t line = 0;
+	static const char a[] = "/src/dir:x/a.c:12:3\n\n";
+	CHECK(sym_llvm_parse(a, sizeof a - 1, f, sizeof f, &line));
+	CHECK_STR_EQ(f, "/src/dir:x/a.c");
+	CHECK_EQ(line, 12);
+	CHECK(!sym_llvm_parse("??:0:0\n\n", 8, f, sizeof f, &line));
+	CHECK(!sym_llvm_parse("a.c:0:0\n\n", 9, f, sizeof f, &line));
+	CHECK(!sym_llvm_parse("a.c:x:1\n", 8, f, sizeof f, &line));
+	CHECK(!sym_llvm_parse(":5:1\n", 5, f, sizeof f, &line));
+	CHECK(!sym_llvm_parse("a.c:99999999999:1\n", 18, f, sizeof f, &line));
+	CHECK(!sym_llvm_parse("\n", 1, f, sizeof f, &line));
+	CHECK(!sym_llvm_parse(a, sizeof a - 1, f, 8, &line)); /* no room for the name */
+	CHECK(sym_llvm_parse("b.c:4:0", 7, f, sizeof f, &line)); /* unterminated */
+	CHECK_EQ(line, 4);
+}
+
+/* With llvm-symbolizer installed, named addresses also get the source file
+ * and line (prog_src puts hot_a on line 1 and ns::K::m on line 3); a broken
+ * or missing llvm-symbolizer leaves names only. */
+TEST(tp_symbolize_llvm_file_and_line)
+{
+	struct prog p;
+	char exe[4096];
+	if (!sym_llvm_locate(exe, sizeof exe)) {
+		printf("SKIP: llvm-symbolizer is not installed\n");
+		return;
+	}
+	if (!prog_build(&p))
+		return;
+	uint64_t pcs[2] = {nm_addr(p.bin, "_Z5hot_ai") + 2, nm_addr(p.bin, "_ZNK2ns1K1mEi") + 1};
+	size_t n;
+	char src[256];
+	uint8_t *trace = trace_for(&p, pcs, 2, &n);
+	snprintf(src, sizeof src, "%s/prog.cc", p.dir);
+	static const char *const exes[] = {NULL, "/bin/false", "/nonexistent/llvm-symbolizer"};
+	for (size_t k = 0; k < TB_ARRAY_SIZE(exes); k++) {
+		struct tp *tp = load2(trace, n, NULL, 0);
+		struct tp_symbolize_opts o = {.debug_root = "/nonexistent",
+					      .llvm_symbolizer = exes[k]};
+		struct tp_symbolize_result res;
+		CHECK_EQ(tp_symbolize(tp, &o, &res), 0);
+		CHECK_EQ(res.addresses_symbolized, 2);
+		tp_symbolize_apply(tp, res.packets, res.len);
+		const struct tp_stack_profile_symbol_table *sy = &tp->t.stack_profile_symbol;
+		CHECK_EQ(sy->n, 2);
+		CHECK_STR_EQ(tp_str(tp, sy->name[0]), "hot_a(int)");
+		CHECK_STR_EQ(tp_str(tp, sy->name[1]), "ns::K::m(int) const");
+		if (k == 0) {
+			CHECK_STR_EQ(tp_str(tp, sy->source_file[0]), src);
+			CHECK_EQ(sy->line_number[0], 1);
+			CHECK_STR_EQ(tp_str(tp, sy->source_file[1]), src);
+			CHECK_EQ(sy->line_number[1], 3);
+		} else {
+			CHECK_EQ(sy->source_file[0], 0);
+			CHECK_EQ(sy->line_number[1], TP_NULL_U32);
+		}
+		tp_symbolize_result_release(&res);
+		tp_free(tp);
+	}
 	tb_free(trace);
 	prog_remove(&p);
 }

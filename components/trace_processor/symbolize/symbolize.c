@@ -7,7 +7,8 @@
  * symbols is found on this machine (find.c), each distinct rel_pc is turned
  * into a file address and looked up (symtab.c, names demangled by
  * demangle.c), and one ModuleSymbols packet is written per mapping that
- * resolved anything. The packets are a valid Trace on their own, to be
+ * resolved anything. When llvm-symbolizer is installed (llvm.c), each named
+ * address also gets the source file and line of its file address. The packets are a valid Trace on their own, to be
  * appended to the trace or applied to the loaded one (tp_symbolize_apply).
  *
  * rel_pc -> file address, as Perfetto's local symbolizer: rel_pc is already
@@ -74,10 +75,11 @@ static uint64_t correction(const struct tp *tp, uint32_t m, const struct sym_fou
 /* One ModuleSymbols packet for mapping m's pcs[0, n). Returns frames named. */
 static uint32_t emit_module(struct tp *tp, struct pb_writer *w, uint32_t m, const uint8_t *id,
 			    size_t id_len, const struct pending *pcs, size_t n,
-			    const struct sym_found *s)
+			    const struct sym_found *s, struct sym_llvm *llvm)
 {
 	const struct tp_stack_profile_mapping_table *mt = &tp->t.stack_profile_mapping;
-	char dem[SYM_MAX_NAME];
+	char dem[SYM_MAX_NAME], src[4096];
+	uint32_t line_no;
 	uint64_t corr = correction(tp, m, s);
 	uint32_t named = 0;
 	unsigned pkt = 0, mod = 0;
@@ -95,6 +97,11 @@ static uint32_t emit_module(struct tp *tp, struct pb_writer *w, uint32_t m, cons
 		pb_put_uint64(w, 1, (uint64_t)pcs[i].rel_pc);
 		unsigned line = pb_begin_nested(w, 2);
 		pb_put_string(w, 1, sym_demangle(fn, dem, sizeof dem) ? dem : fn);
+		if (sym_llvm_lookup(llvm, s->path, (uint64_t)pcs[i].rel_pc + corr, src, sizeof src,
+				    &line_no) == 0) {
+			pb_put_string(w, 2, src);
+			pb_put_uint32(w, 3, line_no);
+		}
 		pb_end_nested(w, line);
 		pb_end_nested(w, as);
 		named++;
@@ -111,6 +118,7 @@ int tp_symbolize(struct tp *tp, const struct tp_symbolize_opts *o, struct tp_sym
 	const struct tp_stack_profile_frame_table *ft = &tp->t.stack_profile_frame;
 	const struct tp_stack_profile_mapping_table *mt = &tp->t.stack_profile_mapping;
 	struct sym_finder finder;
+	struct sym_llvm llvm;
 	struct pb_writer w;
 	struct pending *v = NULL;
 	size_t n = 0;
@@ -131,6 +139,7 @@ int tp_symbolize(struct tp *tp, const struct tp_symbolize_opts *o, struct tp_sym
 	sym_finder_init(&finder, o->binary_path, o->find_mode, o->no_system);
 	if (o->debug_root)
 		finder.debug_root = o->debug_root;
+	sym_llvm_init(&llvm, n ? o->llvm_symbolizer : "");
 	pb_writer_init_growable(&w);
 	for (size_t i = 0, j; i < n; i = j) {
 		size_t uniq = 0;
@@ -143,7 +152,7 @@ int tp_symbolize(struct tp *tp, const struct tp_symbolize_opts *o, struct tp_sym
 		size_t id_len = unhex(tp_str(tp, mt->build_id[m]), id, sizeof id);
 		uint32_t named = 0;
 		if (id_len && sym_finder_find(&finder, tp_str(tp, mt->name[m]), id, id_len, &found) == 0) {
-			named = emit_module(tp, &w, m, id, id_len, v + i, uniq, &found);
+			named = emit_module(tp, &w, m, id, id_len, v + i, uniq, &found, &llvm);
 			sym_found_release(&found);
 		}
 		if (named) {
@@ -155,6 +164,7 @@ int tp_symbolize(struct tp *tp, const struct tp_symbolize_opts *o, struct tp_sym
 		}
 	}
 	sym_finder_release(&finder);
+	sym_llvm_release(&llvm);
 	tb_free(v);
 	if (pb_writer_error(&w)) {
 		pb_writer_release(&w);

@@ -4,6 +4,7 @@
  *   symtab.c    FUNC symbols of .symtab/.dynsym, address -> name
  *   find.c      which file on this machine holds a mapping's symbols
  *   demangle.c  compact Itanium C++ and Rust legacy demangler
+ *   llvm.c      source file and line from llvm-symbolizer, when installed
  *   symbolize.c the trace-level driver: unsymbolized frames -> ModuleSymbols
  *   import.c    ModuleSymbols -> stack_profile_symbol, frame.symbol_set_id
  *               (tp_module_symbols_import, declared in tp_int.h)
@@ -88,5 +89,34 @@ bool sym_try_file(const char *path, const uint8_t *id, size_t len, struct sym_fo
  * or uses something this demangler does not handle (the caller keeps the
  * mangled name then). */
 size_t sym_demangle(const char *name, char *out, size_t cap);
+
+/* ---- llvm.c ------------------------------------------------------------------ */
+
+/* A conversation with one llvm-symbolizer child (started on first use). */
+struct sym_llvm {
+	bool enabled;   /* an executable is known and has not failed */
+	char exe[4096]; /* its path */
+	int pid, fd;    /* child and our end of its stdin/stdout; -1 */
+	char buf[8192]; /* answer bytes read so far */
+	size_t len;
+};
+
+/* The path of llvm-symbolizer on PATH into out[cap] (else the highest
+ * llvm-symbolizer-<N>). Returns false when there is none. */
+bool sym_llvm_locate(char *out, size_t cap);
+/* exe: NULL to locate one on PATH, "" for none, else its path. Nothing is
+ * started yet. */
+void sym_llvm_init(struct sym_llvm *l, const char *exe);
+/* End the child (EOF, then SIGKILL if it lingers) and reap it. */
+void sym_llvm_release(struct sym_llvm *l);
+/* Parse one answer ans[0, n): its first line "FILE:LINE:COLUMN" into
+ * file[cap] (NUL-terminated) and *line. False for "??:0:0", line 0, or
+ * anything else. */
+bool sym_llvm_parse(const char *ans, size_t n, char *file, size_t cap, uint32_t *line);
+/* Source file (into file[cap]) and line of file address addr in the ELF at
+ * path elf. Returns 0, or -1 when unknown or when there is no usable
+ * llvm-symbolizer (after a failure or a timeout none is asked again). */
+int sym_llvm_lookup(struct sym_llvm *l, const char *elf, uint64_t addr, char *file,
+		    size_t cap, uint32_t *line);
 
 #endif /* TB_TP_SYMBOLIZE_INT_H */

@@ -8,9 +8,11 @@
  *
  * into stack_profile_mapping/frame/callsite rows (model/stack_profile.c).
  * Each sequence (one per data source instance) is one perf_session.
- * Samples that only report data loss (kernel_records_lost) or a skip
- * (sample_skipped_reason) are counted in stats, as Perfetto's
- * ProfileModule does, and add no row.
+ * As Perfetto's ProfileModule: a PerfSample reporting kernel_records_lost
+ * adds to perf_cpu_lost_records[cpu] and no row; a skipped sample
+ * (sample_skipped_reason) is a row without a callsite, counted in
+ * perf_samples_skipped (read / unwind stage) or perf_samples_skipped_dataloss
+ * (unwind enqueue); NOT_IN_SCOPE skips are expected and not counted.
  *
  * The interned Mapping/Frame/Callstack entries of a generation cache their
  * resolved row in struct proto_interned.str (these messages have no field 2
@@ -32,6 +34,14 @@ enum {
 
 #define PERF_MAX_FRAMES 1024 /* frames per callstack */
 #define PERF_MAX_PATH 4096   /* mapping path bytes */
+
+/* PerfSample.SampleSkipReason */
+enum {
+	PERF_SKIP_READ_STAGE = 1,
+	PERF_SKIP_UNWIND_STAGE = 2,
+	PERF_SKIP_UNWIND_ENQUEUE = 3,
+	PERF_SKIP_NOT_IN_SCOPE = 4,
+};
 
 static const char *const cpu_modes[] = {"unknown", "kernel", "user",
 					"hypervisor", "guest_kernel", "guest_user"};
@@ -247,7 +257,7 @@ void proto_perf_sample_parse(struct proto_importer *im, int64_t ts, const struct
 	struct tp *tp = im->tp;
 	struct proto_perf *ps = perf_state(im);
 	uint64_t cpu = 0, pid = 0, tid = 0, cs_iid = 0, mode = 0, unwind = 0, lost = 0;
-	bool has_cs = false, has_unwind = false, has_lost = false, has_skip = false;
+	bool has_cs = false, has_unwind = false, has_skip = false;
 	bool has_producer_event = false;
 	uint64_t skip = 0;
 	struct pb_reader r;
@@ -267,7 +277,7 @@ void proto_perf_sample_parse(struct proto_importer *im, int64_t ts, const struct
 		case 4: cs_iid = f.val; has_cs = true; break;
 		case 5: mode = f.val; break;
 		case 16: unwind = f.val; has_unwind = true; break;
-		case 17: lost = f.val; has_lost = true; break;
+		case 17: lost = f.val; break;
 		case 18: skip = f.val; has_skip = true; break;
 		default: break;
 		}
@@ -276,24 +286,34 @@ void proto_perf_sample_parse(struct proto_importer *im, int64_t ts, const struct
 		tp_stat_inc(tp, TP_STAT_invalid_trace_packet);
 		return;
 	}
-	if (has_lost) {
-		/* Not a sample: records the kernel's ring buffer dropped. */
-		tp->stats[TP_STAT_perf_samples_skipped_dataloss] += lost;
-		return;
-	}
-	if (has_skip) {
-		tp_stat_inc(tp, TP_STAT_perf_samples_skipped);
-		if (skip == 3) /* PROFILER_SKIP_UNWIND_ENQUEUE: the producer lost it */
-			tp_stat_inc(tp, TP_STAT_perf_samples_skipped_dataloss);
+	/* Not a sample: the kernel's ring buffer of cpu dropped records. */
+	if (lost > 0) {
+		int64_t v = 0;
+		tp_istat_get(tp, TP_ISTAT_perf_cpu_lost_records, (int64_t)cpu, &v);
+		tp_istat_set(tp, TP_ISTAT_perf_cpu_lost_records, (int64_t)cpu, v + (int64_t)lost);
 		return;
 	}
 	if (has_producer_event)
 		return;
+	/* A sample without its callstack: still a row (its cpu, thread and
+	 * mode count); only skips of in-scope samples are worth a stat. */
+	if (has_skip) {
+		if (skip == PERF_SKIP_READ_STAGE || skip == PERF_SKIP_UNWIND_STAGE)
+			tp_stat_inc(tp, TP_STAT_perf_samples_skipped);
+		else if (skip == PERF_SKIP_UNWIND_ENQUEUE)
+			tp_stat_inc(tp, TP_STAT_perf_samples_skipped_dataloss);
+	}
 
 	uint64_t session;
 	if (!hmap_get(&ps->sessions, ev->seq_id, &session)) {
 		session = tp_perf_session_new(tp, 0);
 		hmap_put(&ps->sessions, ev->seq_id, session);
+		if (ev->gen && ev->gen->perf_shard_count) {
+			tp_istat_set(tp, TP_ISTAT_perf_process_shard_count, (int64_t)session,
+				     ev->gen->perf_shard_count);
+			tp_istat_set(tp, TP_ISTAT_perf_chosen_process_shard, (int64_t)session,
+				     ev->gen->perf_chosen_shard);
+		}
 	}
 	uint32_t utid = tp_thread_for_tid(tp, (int64_t)(uint32_t)tid, (int64_t)(uint32_t)pid);
 	uint32_t cs = has_cs ? callstack_row(im, ev->gen, cs_iid) : TP_NULL_U32;

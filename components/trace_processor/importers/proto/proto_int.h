@@ -122,6 +122,7 @@ struct proto_gen {
 	uint64_t track_uuid;
 	uint64_t *counter_uuids, *dbl_counter_uuids;
 	uint32_t n_counter_uuids, n_dbl_counter_uuids;
+	uint32_t perf_shard_count, perf_chosen_shard; /* PerfSampleDefaults */
 };
 
 /* What a sequence lost, for the per-buffer stats of TraceStats.writer_stats

@@ -152,12 +152,19 @@ void proto_seq_set_defaults(struct proto_importer *im, struct proto_seq *seq, co
 	g->has_track_uuid = false;
 	g->counter_uuids = g->dbl_counter_uuids = NULL;
 	g->n_counter_uuids = g->n_dbl_counter_uuids = 0;
+	g->perf_shard_count = g->perf_chosen_shard = 0;
 	struct pb_reader r;
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
 		if (f.id == 58 && f.wire == PB_WIRE_VARINT) {
 			g->clock_id = (uint32_t)f.val;
+		} else if (f.id == 12 && f.wire == PB_WIRE_LEN) { /* perf_sample_defaults */
+			struct pb_field sf;
+			if (pb_find_field(f.data, f.len, 2, &sf) == 1 && sf.wire == PB_WIRE_VARINT)
+				g->perf_shard_count = (uint32_t)sf.val;
+			if (pb_find_field(f.data, f.len, 3, &sf) == 1 && sf.wire == PB_WIRE_VARINT)
+				g->perf_chosen_shard = (uint32_t)sf.val;
 		} else if (f.id == 11 && f.wire == PB_WIRE_LEN) {
 			struct pb_reader tr;
 			struct pb_field tf = {0};
