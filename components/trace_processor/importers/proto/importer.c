@@ -42,6 +42,7 @@ static struct tp_importer *proto_create(struct tp *tp)
 	im->clocks = proto_clocks_new();
 	im->default_track = TP_NULL_U32;
 	im->roi_start_ns = INT64_MIN;
+	tp_thread_name_idle(tp);
 	return (struct tp_importer *)(void *)im;
 }
 
