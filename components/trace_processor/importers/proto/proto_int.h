@@ -389,7 +389,8 @@ struct proto_ev *proto_push_extra(struct proto_importer *im, int64_t ts, enum pr
 /* Parse-time handlers. */
 void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
 			     const uint8_t *p, size_t n);
-void proto_process_tree_parse(struct proto_importer *im, const uint8_t *p, size_t n);
+void proto_process_tree_parse(struct proto_importer *im, const struct proto_ev *ev,
+			      const uint8_t *p, size_t n);
 /* SysStats / ProcessStats at ts → counter tracks (system_probes.c). */
 void proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
 void proto_process_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
