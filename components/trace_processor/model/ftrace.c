@@ -11,8 +11,10 @@
  *   waking          thread_state Runnable ("R") with waker_utid, unless the
  *                   wakee is already running or runnable
  *   blocked reason  io_wait / blocked_function of the thread's last D state
- *   new task        a new thread named comm, runnable, woken by its creator
- *   cpu counters    cpu_frequency ("cpufreq"), cpu_idle ("cpuidle"), ...
+ *   new task        a new process (fork) or thread (CLONE_THREAD) named
+ *                   comm, runnable, woken by its creator
+ *   cpu counters    cpu_frequency ("cpufreq"), cpu_idle ("cpuidle"),
+ *                   cpu_frequency_limits ("Cpu N Min/Max Freq Limit"), ...
  *   print           atrace text, split as Perfetto does: B|tgid|name,
  *                   E|tgid, I|tgid|name, C|tgid|name|value,
  *                   S|tgid|name|cookie, F|tgid|name|cookie,

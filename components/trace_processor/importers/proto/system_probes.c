@@ -1,5 +1,6 @@
 /*
- * SysStats (TracePacket field 7) and ProcessStats (field 9) at parse time:
+ * SysStats (TracePacket field 7), ProcessStats (field 9) and ProcessTree
+ * (field 2, at the end of this file) at parse time:
  * the linux.sys_stats and linux.process_stats data sources' polled values
  * become counters at the packet's timestamp, on tracks named, typed and
  * scaled as Perfetto's SystemProbesParser does (ParseSysStats,
