@@ -945,6 +945,13 @@ void tp_ftrace_cpu_counter(struct tp *tp, const char *type, uint32_t name, uint3
  * text is counted in systrace_parse_failure, as Perfetto does. */
 void tp_ftrace_print(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t pid, const char *s,
 		     size_t len);
+/* A kernel driver's atrace-style marker (sde/dpu/g2d/mdss
+ * tracing_mark_write), already split: phase 'B', 'E', 'C' or 'I' (else
+ * systrace_parse_failure) with tgid, name and value, applied as the same
+ * print text would be. name is borrowed for the call. */
+void tp_ftrace_kernel_mark(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t pid,
+			   char phase, int64_t tgid, const char *name, size_t name_len,
+			   int64_t value);
 
 /* Binder transactions (model/binder.c), Perfetto's BinderTracker: slices
  * "binder transaction" / "binder reply" (and the one-way instants) on the

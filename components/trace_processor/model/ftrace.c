@@ -469,6 +469,9 @@ static uint32_t one_int_arg(struct tp *tp, const char *key, int64_t v)
 	return tp_args_commit(tp, &tp->args_scratch);
 }
 
+static void atrace_apply(struct tp *tp, struct tp_ftrace *fs, int64_t ts, int64_t pid,
+                         const struct atrace_point *p);
+
 void tp_ftrace_print(struct tp *tp, struct tp_ftrace *fs, int64_t ts, int64_t pid, const char *s,
                      size_t len)
 {
@@ -480,8 +483,35 @@ void tp_ftrace_print(struct tp *tp, struct tp_ftrace *fs, int64_t ts, int64_t pi
 	case ATRACE_UNSUPPORTED:
 		return;
 	default:
+		atrace_apply(tp, fs, ts, pid, &pt);
 		break;
 	}
+}
+
+void tp_ftrace_kernel_mark(struct tp *tp, struct tp_ftrace *fs, int64_t ts, int64_t pid,
+                           char phase, int64_t tgid, const char *name, size_t name_len,
+                           int64_t value)
+{
+	struct atrace_point pt = {
+	    .phase = phase,
+	    .has_tgid = true,
+	    .tgid = tgid,
+	    .name = name,
+	    .name_len = name_len,
+	    .value = value,
+	};
+	if (phase != 'B' && phase != 'E' && phase != 'C' && phase != 'I') {
+		tp_stat_inc(tp, TP_STAT_systrace_parse_failure);
+		return;
+	}
+	atrace_apply(tp, fs, ts, pid, &pt);
+}
+
+/* One parsed marker into slices, async slices or counters. */
+static void atrace_apply(struct tp *tp, struct tp_ftrace *fs, int64_t ts, int64_t pid,
+                         const struct atrace_point *p)
+{
+	struct atrace_point pt = *p;
 	/* tgid 0 (kernel markers, old end events): the thread alone. */
 	int64_t tgid = pt.tgid ? pt.tgid : -1;
 	uint32_t name = pt.name ? tp_intern(tp, pt.name, pt.name_len) : 0;

@@ -627,7 +627,7 @@ void ft_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len, vo
 	uint32_t utid = tp_thread_for_tid(tp, r.pid, r.tgid);
 	uint32_t task_id = tp_intern(tp, task, r.task_len);
 	if (task_id && task_id != ft->unknown_task && r.pid != 0)
-		tp_thread_set_name(tp, utid, task_id);
+		tp_thread_set_name_prio(tp, utid, task_id, TP_NAME_FTRACE);
 	uint32_t name = tp_intern(tp, event, r.event_len);
 	uint64_t k = FT_OTHER;
 	hmap_get(&ft->kinds, name, &k);

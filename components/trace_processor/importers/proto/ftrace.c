@@ -39,10 +39,14 @@ enum {
 	FE_SCHED_WAKEUP = 17,
 	FE_SCHED_BLOCKED_REASON = 18,
 	FE_SCHED_WAKING = 20,
+	FE_MDSS_TRACING_MARK_WRITE = 80,
 	FE_SCHED_WAKEUP_NEW = 114,
 	FE_TASK_NEWTASK = 235,
 	FE_TASK_RENAME = 236,
 	FE_PROCESS_FREE = 240,
+	FE_SDE_TRACING_MARK_WRITE = 333,
+	FE_DPU_TRACING_MARK_WRITE = 348,
+	FE_G2D_TRACING_MARK_WRITE = 349,
 	FE_SCHED_CPU_UTIL_CFS = 421,
 	FE_GENERIC_MIN = 65536,
 };
@@ -457,6 +461,45 @@ static void cpu_util_cfs(struct tp *tp, int64_t ts, const uint8_t *p, size_t n)
 	}
 }
 
+/* A display driver's tracing_mark_write (sde, dpu, g2d, mdss): an
+ * atrace-style marker with its fields split, as Perfetto's
+ * ParseKernelTracingMarkWrite takes them. The phase is the type character,
+ * or from trace_begin where the driver has no type. */
+static void kernel_mark(struct proto_importer *im, int64_t ts, int64_t pid, uint32_t id,
+			const uint8_t *p, size_t n)
+{
+	struct tp *tp = im->tp;
+	/* Field numbers: type, trace_begin, name, value (0: none). */
+	uint32_t f_type = 0, f_begin = 3, f_name = 2, f_value = 0;
+	struct pb_field type = {0}, begin = {0}, name = {0};
+	bool has_type, has_begin;
+	if (id == FE_SDE_TRACING_MARK_WRITE)
+		f_type = 3, f_begin = 5, f_value = 4;
+	else if (id == FE_DPU_TRACING_MARK_WRITE || id == FE_G2D_TRACING_MARK_WRITE)
+		f_type = 5, f_begin = 0, f_name = 4, f_value = 6;
+	has_type = f_type && pb_find_field(p, n, f_type, &type) >= 1 && type.wire == PB_WIRE_VARINT;
+	has_begin = f_begin && pb_find_field(p, n, f_begin, &begin) >= 1 &&
+		    begin.wire == PB_WIRE_VARINT;
+	/* sde needs either; dpu/g2d a non-zero type; mdss trace_begin. */
+	if ((id == FE_SDE_TRACING_MARK_WRITE && !has_type && !has_begin) ||
+	    (f_type && !f_begin && (!has_type || !type.val)) ||
+	    (id == FE_MDSS_TRACING_MARK_WRITE && !has_begin)) {
+		tp_stat_inc(tp, TP_STAT_systrace_parse_failure);
+		return;
+	}
+	char phase = has_type && type.val ? (char)type.val : has_begin && begin.val ? 'B' : 'E';
+	int64_t tgid = (int32_t)field_int(p, n, 1, 0);
+	/* dpu: only counters can trust the payload's tgid (Perfetto). */
+	if (id == FE_DPU_TRACING_MARK_WRITE && phase != 'C')
+		tgid = 0;
+	const char *s = "";
+	size_t len = 0;
+	if (pb_find_field(p, n, f_name, &name) >= 1 && name.wire == PB_WIRE_LEN)
+		s = (const char *)name.data, len = name.len;
+	int64_t value = f_value ? (int32_t)field_int(p, n, f_value, 0) : 0;
+	tp_ftrace_kernel_mark(tp, &state(im)->model, ts, pid, phase, tgid, s, len, value);
+}
+
 /* Typed events our protos do not describe (FtraceEvent oneof numbers). */
 static const char *other_event_name(uint32_t id)
 {
@@ -583,6 +626,12 @@ void proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct prot
 		break;
 	case FE_SCHED_CPU_UTIL_CFS:
 		cpu_util_cfs(tp, ts, bp, bn);
+		break;
+	case FE_SDE_TRACING_MARK_WRITE:
+	case FE_DPU_TRACING_MARK_WRITE:
+	case FE_G2D_TRACING_MARK_WRITE:
+	case FE_MDSS_TRACING_MARK_WRITE:
+		kernel_mark(im, ts, pid, body.id, bp, bn);
 		break;
 	case FE_CPU_FREQUENCY:
 		tp_ftrace_cpu_counter(tp, "cpu_frequency", fs->name_cpufreq,
