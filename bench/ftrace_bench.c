@@ -26,12 +26,15 @@ static double now_s(void)
 #define NPAGES 2048
 #define REPS 20
 
+/* with_pids: also collect the tasks events mention, as traced_probes does
+ * for process_stats (cleared per rep, as per drain). */
 static void run(const char *what, const struct ftrace_table *t, const uint8_t *pages,
-		size_t events, bool compact)
+		size_t events, bool compact, bool with_pids)
 {
 	size_t cap = NPAGES * (size_t)t->layout.page_size * 2;
 	uint8_t *out = tb_malloc(cap);
-	struct ftrace_encode_opts o = {.compact_sched = compact};
+	struct ftrace_pids pids;
+	struct ftrace_encode_opts o = {.compact_sched = compact, .pids = with_pids ? &pids : NULL};
 	double best = 1e9;
 	size_t bytes = 0;
 
@@ -40,6 +43,7 @@ static void run(const char *what, const struct ftrace_table *t, const uint8_t *p
 		struct pb_writer w;
 		double t0;
 		pb_writer_init_fixed(&w, out, cap);
+		memset(&pids, 0, sizeof pids);
 		t0 = now_s();
 		/* One bundle per 64 pages, as a drain of a busy CPU writes. */
 		for (size_t pg = 0; pg < NPAGES; pg += 64) {
@@ -49,6 +53,7 @@ static void run(const char *what, const struct ftrace_table *t, const uint8_t *p
 			pb_end_nested(&w, h);
 		}
 		t0 = now_s() - t0;
+		ftrace_pids_release(&pids);
 		if (pb_writer_error(&w) || st.events != events) {
 			fprintf(stderr, "ftrace_bench: encode failed (%llu of %zu events)\n",
 				(unsigned long long)st.events, events);
@@ -97,8 +102,9 @@ int main(void)
 
 	printf("pages of sched_switch built from %s (%u-byte pages)\n", src, t.layout.page_size);
 	run_walk(&t, pages, events);
-	run("sched_switch -> FtraceEvent", &t, pages, events, false);
-	run("sched_switch -> compact_sched", &t, pages, events, true);
+	run("sched_switch -> FtraceEvent", &t, pages, events, false, false);
+	run("sched_switch -> compact_sched", &t, pages, events, true, false);
+	run("compact_sched + pids for ps", &t, pages, events, true, true);
 	tb_free(pages);
 	ftrace_table_release(&t);
 	return 0;

@@ -41,15 +41,17 @@ static const struct tracing_ds_desc data_sources[] = {
 	{"linux.process_stats", true, true, false},
 	{"linux.sys_stats", true, true, false},
 	{"linux.system_info", true, true, false},
-	/* FTRACE HOOK: pids its events mention are not yet passed to
-	 * probes_process_stats_on_pids of the session's process_stats. */
 	{"linux.ftrace", true, true, false},
 };
 static const enum ds_kind data_source_kinds[] = {DS_PROCESS_STATS, DS_SYS_STATS, DS_SYSTEM_INFO,
 						 DS_FTRACE};
 
+struct probes;
+
 struct instance {
+	struct probes *pr;
 	uint64_t id;
+	uint64_t session; /* DataSourceConfig.tracing_session_id; 0 unknown */
 	enum ds_kind kind;
 	uint8_t *config; /* the serialized DataSourceConfig from setup */
 	size_t config_len;
@@ -92,9 +94,30 @@ static void instance_free(struct tracing_producer *p, struct instance *in)
 
 static void drop_all(struct probes *pr, struct tracing_producer *p)
 {
-	for (size_t i = 0; i < pr->instances.len; i++)
-		instance_free(p, pr->instances.data[i]);
-	vec_clear(&pr->instances);
+	/* Out of the list before it is freed: ftrace's last drain looks the
+	 * session's process_stats up in it. */
+	while (pr->instances.len) {
+		struct instance *in = *vec_last(&pr->instances);
+		pr->instances.len--;
+		instance_free(p, in);
+	}
+}
+
+/* The ftrace instance ctx's events mentioned these tasks: the
+ * process_stats instances of its session describe those they have not yet
+ * (Perfetto's ProbesProducer::OnFtraceDataWrittenIntoDataSourceBuffers). */
+static void on_ftrace_pids(void *ctx, const int32_t *renamed, size_t n_renamed,
+			   const int32_t *pids, size_t n_pids)
+{
+	struct instance *ft = ctx;
+	struct probes *pr = ft->pr;
+	for (size_t i = 0; i < pr->instances.len; i++) {
+		struct instance *in = pr->instances.data[i];
+		if (!in->ps || in->session != ft->session)
+			continue;
+		probes_process_stats_on_rename_pids(in->ps, renamed, n_renamed);
+		probes_process_stats_on_pids(in->ps, pids, n_pids);
+	}
 }
 
 static void on_setup(void *ctx, struct tracing_producer *p, uint64_t id, const char *ds_name,
@@ -102,6 +125,7 @@ static void on_setup(void *ctx, struct tracing_producer *p, uint64_t id, const c
 {
 	struct probes *pr = ctx;
 	struct instance *in;
+	struct pb_field f = {0};
 	size_t k;
 
 	for (k = 0; k < TB_ARRAY_SIZE(data_sources); k++)
@@ -113,7 +137,10 @@ static void on_setup(void *ctx, struct tracing_producer *p, uint64_t id, const c
 		return;
 	}
 	in = tb_calloc(1, sizeof *in);
+	in->pr = pr;
 	in->id = id;
+	if (pb_find_field(config, config_len, 4, &f) == 1 && f.wire == PB_WIRE_VARINT)
+		in->session = f.val;
 	in->kind = data_source_kinds[k];
 	in->config = config_len ? tb_memdup(config, config_len) : NULL;
 	in->config_len = config_len;
@@ -155,6 +182,7 @@ static void on_start(void *ctx, struct tracing_producer *p, uint64_t id, const u
 		if (!in->ft) {
 			in->ft = probes_ftrace_new(pr->loop, in->w, in->config, in->config_len,
 						   NULL);
+			probes_ftrace_set_pids_cb(in->ft, on_ftrace_pids, in);
 			probes_ftrace_start(in->ft); /* failures are logged */
 		}
 		break;

@@ -174,6 +174,12 @@ struct ftrace_event_format {
 	 * compact_sched needs (their indexes in compact_field), else 0. */
 	uint8_t compact;
 	int8_t compact_field[5];
+	/* Also set there (pids.c): the record offsets of common_pid and its
+	 * pid_t fields (at most 5 in all; 4 bytes each) and whether it is
+	 * task_rename. */
+	uint8_t n_pid_offs;
+	uint16_t pid_off[5];
+	bool is_rename;
 	/* Also set there: when every typed field is an integer or a fixed char
 	 * array and a whole FtraceEvent fits in 127 bytes, the most it can take
 	 * (fast_max), the record bytes its fields span (fast_len) and each
@@ -331,6 +337,22 @@ struct ftrace_encode_stats {
 bool ftrace_encode_event(struct pb_writer *w, const struct ftrace_table *t,
 			 const struct ftrace_record *rec, struct ftrace_encode_stats *st);
 
+/* Tasks the encoded events mention, for the process_stats data source to
+ * describe (Perfetto's FtraceMetadata): every event's common_pid and pid_t
+ * fields (sched_switch's prev/next_pid, sched_waking's pid, ...), and the
+ * tasks task_rename renamed. pids holds each value once until cleared (a
+ * bitmap of the first 32768 pids skips repeats cheaply); renamed keeps
+ * every rename. Zero it, then ftrace_pids_clear between batches and
+ * ftrace_pids_release. */
+#define FTRACE_PIDS_CACHE 32768
+struct ftrace_pids {
+	uint64_t cache[FTRACE_PIDS_CACHE / 64];
+	VEC(int32_t) pids, renamed;
+	struct hmap big; /* pids >= FTRACE_PIDS_CACHE already in pids */
+};
+void ftrace_pids_clear(struct ftrace_pids *p);
+void ftrace_pids_release(struct ftrace_pids *p);
+
 /* How bundles are encoded. compact_sched: write sched_switch and
  * sched_waking into FtraceEventBundle.compact_sched (Perfetto's
  * structure-of-arrays form, README.md) instead of one FtraceEvent each.
@@ -344,6 +366,9 @@ struct ftrace_encode_opts {
 	 * bits); NULL: every event. Events left out are skipped silently
 	 * (another session's). Borrowed. */
 	const uint64_t *id_mask;
+	/* Where to add the tasks the written events mention; NULL: nowhere.
+	 * Borrowed. */
+	struct ftrace_pids *pids;
 };
 void ftrace_encode_opts_release(struct ftrace_encode_opts *o);
 
@@ -421,6 +446,16 @@ void probes_ftrace_free(struct probes_ftrace *ft);
  * HardResetFtraceState does (ftrace_tracefs_reset), and !hard leaves it
  * alone. Returns 0 or -errno (message in err). Logs what it did. */
 int probes_ftrace_cleanup(const char *tracefs_root, bool hard, struct tb_err *err);
+
+/* After each drain, fn(ctx, renamed, n_renamed, pids, n_pids) with the
+ * tasks this instance's events mentioned since the last call (renamed
+ * first, as Perfetto's OnRenamePids precedes OnPids), when any; arrays
+ * borrowed for the call. fn NULL: pids are not collected. Set before
+ * start. Loop thread. */
+void probes_ftrace_set_pids_cb(struct probes_ftrace *ft,
+			       void (*fn)(void *ctx, const int32_t *renamed, size_t n_renamed,
+					  const int32_t *pids, size_t n_pids),
+			       void *ctx);
 
 /* The encoder's counters so far (pages, events, lost pages, errors). */
 const struct ftrace_encode_stats *probes_ftrace_stats(const struct probes_ftrace *ft);

@@ -638,6 +638,7 @@ struct tp {
 		int64_t tid;
 		uint32_t utid1;
 	} tid_cache[256];
+	VEC(uint8_t) thread_name_prio; /* utid -> enum tp_name_prio of its name */
 	struct hmap thread_track; /* utid -> track id of its thread_execution track */
 	struct hmap track_by_key; /* hash of (type, dims, name) -> track id */
 	struct tp_track_keys *track_keys; /* identity of each track (track_tracker.c) */
@@ -708,9 +709,39 @@ uint32_t tp_process_for_pid(struct tp *tp, int64_t pid);
  * created when first seen; a tid seen first without a process is attached
  * to it once pid is known. utid 0 is the swapper placeholder (tid 0). */
 uint32_t tp_thread_for_tid(struct tp *tp, int64_t tid, int64_t pid);
-/* Names. name_id is a pool id; 0 leaves the current name. */
+/* Names. name_id is a pool id; 0 leaves the current name.
+ * tp_thread_set_name is an authoritative name (a track descriptor's, a JSON
+ * thread_name); tp_thread_set_name_prio replaces the name only if prio is
+ * at least that of the current one (Perfetto's ThreadNamePriority: a
+ * ProcessTree name outranks the ftrace comm). A new utid starts at
+ * TP_NAME_OTHER. */
+enum tp_name_prio {
+	TP_NAME_OTHER,
+	TP_NAME_FTRACE,
+	TP_NAME_PROCESS_TREE,
+	TP_NAME_DESCRIPTOR,
+	TP_NAME_CONSTANT, /* the swapper's "swapper" */
+};
 void tp_process_set_name(struct tp *tp, uint32_t upid, uint32_t name_id);
 void tp_thread_set_name(struct tp *tp, uint32_t utid, uint32_t name_id);
+/* System traces (proto, systrace): tid 0 is the idle task, named
+ * "swapper" whatever its comm says, as Perfetto does. */
+void tp_thread_name_idle(struct tp *tp);
+void tp_thread_set_name_prio(struct tp *tp, uint32_t utid, uint32_t name_id,
+                             enum tp_name_prio prio);
+/* A thread renamed (task_rename): its name at prio, and its process's name
+ * too when it is the main thread. */
+void tp_thread_rename(struct tp *tp, uint32_t utid, uint32_t name_id, enum tp_name_prio prio);
+/* fork(): a new process `pid` (whatever had that pid before is gone) with a
+ * new main thread, both starting at ts, named comm at prio. Returns upid. */
+uint32_t tp_process_start_new(struct tp *tp, int64_t ts, int64_t pid, uint32_t comm,
+                              enum tp_name_prio prio);
+/* clone(CLONE_THREAD): a new thread `tid` starting at ts, in the process of
+ * thread `creator` when that is known. Returns utid. */
+uint32_t tp_thread_start_new(struct tp *tp, int64_t ts, int64_t tid, uint32_t creator);
+/* sched_process_free: the live thread `tid` (if any) ends at ts; the main
+ * thread's end ends its process too. */
+void tp_thread_free(struct tp *tp, int64_t ts, int64_t tid);
 /* A process or thread ended / a pid or tid was reused: the next lookup
  * creates a new upid/utid. */
 void tp_process_end(struct tp *tp, uint32_t upid, int64_t ts);
@@ -958,9 +989,15 @@ void tp_ftrace_waking(struct tp *tp, struct tp_ftrace *f, int64_t ts, uint32_t u
  * (pool id, 0 unknown) of utid's latest D state. */
 void tp_ftrace_blocked_reason(struct tp *tp, struct tp_ftrace *f, uint32_t utid, int64_t io_wait,
 			      uint32_t blocked_function);
-/* task_newtask: a new thread tid named comm, runnable, woken by creator. */
+/* task_newtask: a new task tid named comm, runnable, woken by creator: a
+ * new process when clone_flags lack CLONE_THREAD (its parent the creator's
+ * process), else a thread of the creator's process (clone_flags < 0:
+ * unknown, a thread). tid 0 (init forking the idle tasks) is ignored. */
+#define TP_CLONE_THREAD 0x10000
 void tp_ftrace_new_task(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t tid,
-			uint32_t comm, uint32_t creator);
+			uint32_t comm, int64_t clone_flags, uint32_t creator);
+/* cpu_frequency_limits: "Cpu N Min/Max Freq Limit" counters. */
+void tp_ftrace_freq_limits(struct tp *tp, uint32_t cpu, int64_t ts, double min, double max);
 /* sched_process_exit: thread tid ends at ts. */
 void tp_ftrace_process_exit(struct tp *tp, int64_t ts, int64_t tid);
 /* A `ftrace_event` row; returns its id. flags: TP_NULL_U32 unknown. */
@@ -975,6 +1012,13 @@ void tp_ftrace_cpu_counter(struct tp *tp, const char *type, uint32_t name, uint3
  * text is counted in systrace_parse_failure, as Perfetto does. */
 void tp_ftrace_print(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t pid, const char *s,
 		     size_t len);
+/* A kernel driver's atrace-style marker (sde/dpu/g2d/mdss
+ * tracing_mark_write), already split: phase 'B', 'E', 'C' or 'I' (else
+ * systrace_parse_failure) with tgid, name and value, applied as the same
+ * print text would be. name is borrowed for the call. */
+void tp_ftrace_kernel_mark(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t pid,
+			   char phase, int64_t tgid, const char *name, size_t name_len,
+			   int64_t value);
 
 /* Binder transactions (model/binder.c), Perfetto's BinderTracker: slices
  * "binder transaction" / "binder reply" (and the one-way instants) on the

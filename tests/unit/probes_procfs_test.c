@@ -276,6 +276,102 @@ TEST(probes_procfs_config)
 	pb_writer_release(&w);
 }
 
+/* Count ProcessTree processes / threads entries in w; the first process's
+ * pid and the last thread's (tid, tgid). */
+static void count_tree(struct pb_writer *w, int *np, int *nt, int64_t *pid, int64_t *tid,
+		       int64_t *tgid)
+{
+	struct pb_reader r;
+	struct pb_field f = {0};
+	*np = *nt = 0;
+	*pid = *tid = *tgid = -1;
+	pb_reader_init(&r, pb_writer_data(w), pb_writer_size(w));
+	while (pb_next(&r, &f)) {
+		if (f.id == 1 && (*np)++ == 0)
+			*pid = sub_varint(&f, 1);
+		if (f.id == 2) {
+			(*nt)++;
+			*tid = sub_varint(&f, 1);
+			*tgid = sub_varint(&f, 3);
+		}
+	}
+}
+
+/* Tasks first seen in ftrace: a thread brings its whole process; known
+ * tasks, the idle task and vanished ones write nothing; a forgotten thread
+ * (renamed) of a known process comes back as a lone thread entry. */
+TEST(probes_procfs_write_pids)
+{
+	static const int32_t first[] = {43, 0, 9999, 43};
+	static const int32_t again[] = {42, 43, 2};
+	struct probes_procfs_config cfg = {0};
+	struct pb_writer w;
+	struct hmap seen;
+	int np, nt;
+	int64_t pid, tid, tgid;
+
+	CHECK(fx_init());
+	fx_processes();
+	/* /proc/TID of a thread exists, though readdir does not list it. */
+	fx_puts("43/status", "Name:\tworker 1\nTgid:\t42\nPid:\t43\n");
+	hmap_init(&seen);
+	pb_writer_init_growable(&w);
+	CHECK_EQ(probes_procfs_write_pids(&w, fx_root, first, TB_ARRAY_SIZE(first), &cfg, &seen), 1);
+	count_tree(&w, &np, &nt, &pid, &tid, &tgid);
+	CHECK_EQ(np, 1);
+	CHECK_EQ(pid, 42);
+	CHECK_EQ(nt, 2); /* 42's main thread and 43 */
+	CHECK_EQ(tid, 43);
+	CHECK(hmap_get(&seen, 42, NULL));
+	CHECK(hmap_get(&seen, 9999, NULL)); /* not asked about again */
+
+	pb_writer_reset(&w);
+	CHECK_EQ(probes_procfs_write_pids(&w, fx_root, again, 2, &cfg, &seen), 0);
+	CHECK_EQ(pb_writer_size(&w), 0);
+
+	hmap_del(&seen, 43, NULL);
+	CHECK_EQ(probes_procfs_write_pids(&w, fx_root, again, TB_ARRAY_SIZE(again), &cfg, &seen), 2);
+	count_tree(&w, &np, &nt, &pid, &tid, &tgid);
+	CHECK_EQ(np, 1); /* kthreadd, new */
+	CHECK_EQ(pid, 2);
+	CHECK_EQ(nt, 2); /* 43 alone, then kthreadd's main thread */
+	CHECK_EQ(tid, 2);
+	pb_writer_reset(&w);
+	hmap_del(&seen, 43, NULL);
+	CHECK_EQ(probes_procfs_write_pids(&w, fx_root, again + 1, 1, &cfg, &seen), 1);
+	count_tree(&w, &np, &nt, &pid, &tid, &tgid);
+	CHECK_EQ(np, 0);
+	CHECK_EQ(nt, 1);
+	CHECK_EQ(tid, 43);
+	CHECK_EQ(tgid, 42);
+	pb_writer_release(&w);
+	hmap_release(&seen);
+	fx_release();
+}
+
+/* ProcessStatsConfig.quirks DISABLE_ON_DEMAND (2), packed or not. */
+TEST(probes_procfs_config_quirks)
+{
+	static const uint8_t packed[] = {1, 2};
+	struct probes_procfs_config c;
+	for (int form = 0; form < 3; form++) {
+		struct pb_writer w;
+		unsigned h;
+		pb_writer_init_growable(&w);
+		h = pb_begin_nested(&w, 103);
+		if (form == 0)
+			pb_put_varint(&w, 1, 2);
+		else if (form == 1)
+			pb_put_bytes(&w, 1, packed, sizeof packed);
+		else
+			pb_put_varint(&w, 1, 1); /* DISABLE_INITIAL_DUMP: ignored */
+		pb_end_nested(&w, h);
+		probes_procfs_config_parse(pb_writer_data(&w), pb_writer_size(&w), &c);
+		CHECK_EQ(c.disable_on_demand, form < 2);
+		pb_writer_release(&w);
+	}
+}
+
 /* ---- sys_stats ------------------------------------------------------------ */
 
 TEST(probes_sysstats_keys)

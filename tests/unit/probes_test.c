@@ -841,6 +841,95 @@ TEST(probes_encode_stats)
 	}
 }
 
+/* ---- tasks mentioned (pids.c) -------------------------------------------- */
+
+static const char k_task_rename[] =
+    "name: task_rename\nID: 800\nformat:\n" COMMON_FIELDS
+    "\tfield:pid_t pid;\toffset:8;\tsize:4;\tsigned:1;\n"
+    "\tfield:char oldcomm[16];\toffset:12;\tsize:16;\tsigned:0;\n"
+    "\tfield:char newcomm[16];\toffset:28;\tsize:16;\tsigned:0;\n"
+    "\tfield:short oom_score_adj;\toffset:44;\tsize:2;\tsigned:1;\n";
+
+/* A sched_waking payload (the k_sched_waking layout) by pid, of wakee. */
+static size_t make_waking_of(uint8_t *p, int32_t pid, int32_t wakee)
+{
+	uint16_t type = 375;
+	memset(p, 0, 36);
+	memcpy(p, &type, 2);
+	memcpy(p + 4, &pid, 4);
+	memcpy(p + 8, "w", 1);
+	memcpy(p + 24, &wakee, 4);
+	return 36;
+}
+
+static size_t make_rename(uint8_t *p, int32_t pid)
+{
+	uint16_t type = 800;
+	memset(p, 0, 48);
+	memcpy(p, &type, 2);
+	memcpy(p + 4, &pid, 4);
+	memcpy(p + 8, &pid, 4);
+	memcpy(p + 12, "old", 3);
+	memcpy(p + 28, "new", 3);
+	return 48;
+}
+
+/* A page: 10 switches to 20, 20 to the idle task, 20 wakes 40000 twice,
+ * 30 renames itself. */
+static void pids_page(struct pgb *b)
+{
+	uint8_t ev[96];
+	pg_init(b, 1000);
+	pg_event(b, 1, ev, make_switch(ev, 10, "a", 10, 1, "b", 20), false);
+	pg_event(b, 1, ev, make_switch(ev, 20, "b", 20, 1, "swapper/0", 0), false);
+	pg_event(b, 1, ev, make_waking_of(ev, 20, 40000), false);
+	pg_event(b, 1, ev, make_waking_of(ev, 20, 40000), false);
+	pg_event(b, 1, ev, make_rename(ev, 30), false);
+	pg_finish(b, 0);
+}
+
+/* Every event's common_pid and pid_t fields, compact or not, once each and
+ * in order of appearance; the idle task never; task_rename's task as
+ * renamed; a cleared set collects again. */
+TEST(probes_encode_collects_pids)
+{
+	static const int32_t want[] = {10, 20, 40000, 30};
+	struct tb_err err = {0};
+	struct ftrace_table t;
+	struct ftrace_pids pids;
+	struct ftrace_encode_stats st = {0};
+	struct pb_writer w;
+	struct pgb b;
+
+	CHECK_EQ(load_table(&t), 0);
+	CHECK_EQ(ftrace_table_add_format(&t, "sched", k_sched_waking, strlen(k_sched_waking), &err),
+		 0);
+	CHECK_EQ(ftrace_table_add_format(&t, "task", k_task_rename, strlen(k_task_rename), &err), 0);
+	CHECK_EQ(ftrace_table_find(&t, 372)->n_pid_offs, 3);
+	CHECK_EQ(ftrace_table_find(&t, 800)->n_pid_offs, 2);
+	CHECK(ftrace_table_find(&t, 800)->is_rename);
+	CHECK_EQ(ftrace_table_find(&t, 5)->n_pid_offs, 1);
+	pids_page(&b);
+	memset(&pids, 0, sizeof pids);
+	for (int compact = 0; compact < 2; compact++) {
+		struct ftrace_encode_opts o = {.compact_sched = compact, .pids = &pids};
+		pb_writer_init_growable(&w);
+		CHECK_EQ(ftrace_encode_bundle_opts(&w, &t, &o, 0, b.page, sizeof b.page, &st), 5);
+		CHECK_EQ(pids.pids.len, TB_ARRAY_SIZE(want));
+		for (size_t i = 0; i < pids.pids.len && i < TB_ARRAY_SIZE(want); i++)
+			CHECK_EQ(pids.pids.data[i], want[i]);
+		CHECK_EQ(pids.renamed.len, 1);
+		CHECK_EQ(pids.renamed.data[0], 30);
+		ftrace_pids_clear(&pids);
+		CHECK_EQ(pids.pids.len, 0);
+		CHECK_EQ(pids.renamed.len, 0);
+		ftrace_encode_opts_release(&o);
+		pb_writer_release(&w);
+	}
+	ftrace_pids_release(&pids);
+	ftrace_table_release(&t);
+}
+
 /* ---- tracefs state on a fake tree --------------------------------------- */
 
 static int put_file(const char *dir, const char *rel, const char *text)
@@ -1047,6 +1136,77 @@ TEST(probes_ftrace_overlapping_sessions)
 }
 
 /* --reset-ftrace / --cleanup-after-crash: Perfetto's HardResetFtraceState. */
+struct seen_pids {
+	int calls;
+	int32_t pids[8];
+	size_t n;
+	size_t n_renamed;
+};
+
+static void on_pids(void *ctx, const int32_t *renamed, size_t n_renamed, const int32_t *pids,
+		    size_t n_pids)
+{
+	struct seen_pids *s = ctx;
+	s->calls++;
+	s->n_renamed += n_renamed;
+	for (size_t i = 0; i < n_pids && s->n < TB_ARRAY_SIZE(s->pids); i++)
+		s->pids[s->n++] = pids[i];
+}
+
+/* A drain hands the tasks of the events it wrote to the pids callback
+ * (for the session's process_stats), once per batch; nothing read, no
+ * call. */
+TEST(probes_ftrace_pids_callback)
+{
+	static const char *const ev[] = {"sched/sched_switch"};
+	char dir[] = "/tmp/tb-probes-XXXXXX";
+	char path[256];
+	struct tb_err err = {0};
+	struct tracing_smb *smb = NULL;
+	struct tracing_writer *w;
+	struct probes_ftrace *ft;
+	struct seen_pids seen = {0};
+	struct loop *l;
+	struct pgb b;
+	uint8_t *cfg;
+	size_t len;
+	FILE *f;
+
+	CHECK_EQ(make_fake_tracefs(dir), 0);
+	CHECK((l = loop_new(&err)));
+	CHECK_EQ(tracing_smb_create(64 * 4096, 4096, &smb, &err), 0);
+	w = tracing_writer_new(smb, 1, 0, ignore_commit, NULL);
+	cfg = ftrace_cfg(ev, 1, 512, &len);
+	ft = probes_ftrace_new(l, w, cfg, len, dir);
+	probes_ftrace_set_pids_cb(ft, on_pids, &seen);
+	CHECK_EQ(probes_ftrace_start(ft), 0);
+	probes_ftrace_drain(ft);
+	CHECK_EQ(seen.calls, 0);
+	/* The kernel fills cpu0's buffer with a page (waking and rename are
+	 * not enabled: unknown here, so not counted). */
+	pids_page(&b);
+	snprintf(path, sizeof path, "%s/per_cpu/cpu0/trace_pipe_raw", dir);
+	CHECK((f = fopen(path, "wb")));
+	if (f) {
+		fwrite(b.page, 1, sizeof b.page, f);
+		fclose(f);
+	}
+	probes_ftrace_drain(ft);
+	CHECK_EQ(seen.calls, 1);
+	CHECK_EQ(seen.n, 2);
+	CHECK_EQ(seen.pids[0], 10);
+	CHECK_EQ(seen.pids[1], 20);
+	CHECK_EQ(seen.n_renamed, 0);
+	probes_ftrace_drain(ft); /* nothing new */
+	CHECK_EQ(seen.calls, 1);
+	probes_ftrace_free(ft);
+	tracing_writer_free(w);
+	tracing_smb_free(smb);
+	loop_free(l);
+	tb_free(cfg);
+	rm_tree(dir);
+}
+
 TEST(probes_tracefs_hard_reset_fake)
 {
 	char dir[] = "/tmp/tb-probes-XXXXXX";

@@ -504,3 +504,18 @@ TEST(tp_model_sorter_late_dropped)
 	tp_sorter_free(s);
 	tp_free(tp);
 }
+
+/* A process started anew under a pid whose thread the lookup cache still
+ * holds (ftrace fork after pid reuse): the next lookup of that tid finds the
+ * new main thread, not the dead one. */
+TEST(tp_model_thread_cache_follows_new_process)
+{
+	struct tp *tp = tp_new(NULL);
+	uint32_t old = tp_thread_for_tid(tp, 42, 42);
+	CHECK_EQ(tp_thread_for_tid(tp, 42, -1), old); /* now in the cache */
+	uint32_t upid = tp_process_start_new(tp, 100, 42, 0, TP_NAME_OTHER);
+	uint32_t now = tp_thread_for_tid(tp, 42, -1);
+	CHECK(now != old);
+	CHECK_EQ(tp->t.thread.upid[now], upid);
+	tp_free(tp);
+}

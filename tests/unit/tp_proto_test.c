@@ -1229,6 +1229,159 @@ TEST(tp_proto_ftrace_sched_switch)
 	tb_free(buf);
 }
 
+/* An FtraceEvent at ts by pid with a body message of field id: one int
+ * field (f1 = v1), one string (fs = str) and one more int (f2 = v2); 0
+ * field numbers are left out. */
+static void ft_event(struct tb *t, uint64_t ts, int pid, uint32_t id, uint32_t f1, int64_t v1,
+		     uint32_t fs, const char *str, uint32_t f2, int64_t v2)
+{
+	unsigned e = pb_begin_nested(&t->w, 2);
+	pb_put_uint64(&t->w, 1, ts);
+	pb_put_uint32(&t->w, 2, (uint32_t)pid);
+	unsigned b = pb_begin_nested(&t->w, id);
+	if (f1)
+		pb_put_int64(&t->w, f1, v1);
+	if (fs)
+		pb_put_string(&t->w, fs, str);
+	if (f2)
+		pb_put_int64(&t->w, f2, v2);
+	pb_end_nested(&t->w, b);
+	pb_end_nested(&t->w, e);
+}
+
+static uint32_t nth_upid(struct tp *tp, int64_t pid, int nth)
+{
+	for (uint32_t i = 0; i < tp->t.process.n; i++)
+		if (tp->t.process.pid[i] == pid && nth-- == 0)
+			return i;
+	return UINT32_MAX;
+}
+
+/* Process and thread lifetimes from ftrace, as Perfetto's FtraceParser:
+ * task_newtask without CLONE_THREAD starts a process (child of the
+ * creator's), with it a thread of the creator's process; task_rename of a
+ * main thread renames the process; sched_process_free ends a thread (and
+ * its process with the main thread); a reused pid is a new process; init
+ * "forking" the idle task is ignored; a ProcessTree name outranks ftrace
+ * comms. */
+TEST(tp_proto_ftrace_process_lifetimes)
+{
+	enum { NEWTASK = 235, RENAME = 236, FREE = 240 };
+	struct tb t;
+	size_t n;
+	tb_init(&t);
+	pkt_begin(&t, 1, 500);
+	unsigned pt = pb_begin_nested(&t.w, 2);
+	unsigned pr = pb_begin_nested(&t.w, 1);
+	pb_put_int32(&t.w, 1, 100);
+	pb_put_int32(&t.w, 2, 1);
+	pb_put_string(&t.w, 3, "parent");
+	pb_end_nested(&t.w, pr);
+	unsigned th = pb_begin_nested(&t.w, 2);
+	pb_put_int32(&t.w, 1, 100);
+	pb_put_int32(&t.w, 3, 100);
+	pb_put_string(&t.w, 2, "ptname");
+	pb_end_nested(&t.w, th);
+	pb_end_nested(&t.w, pt);
+	pkt_end(&t);
+	pkt_begin(&t, 1, UINT64_MAX);
+	unsigned b = pb_begin_nested(&t.w, 1);
+	pb_put_uint32(&t.w, 1, 0);
+	ft_event(&t, 1000, 100, NEWTASK, 1, 200, 2, "child", 3, 0x11);
+	ft_switch(&t, 1500, 100, "ftname", 100, 1, "child", 200, 120);
+	ft_event(&t, 2000, 200, NEWTASK, 1, 201, 2, "worker", 3, 0x10000 | 0x100);
+	ft_event(&t, 2500, 201, RENAME, 1, 201, 3, "w2", 0, 0);
+	ft_event(&t, 2600, 200, RENAME, 1, 200, 3, "child2", 0, 0);
+	ft_event(&t, 3000, 0, FREE, 2, 201, 1, "w2", 0, 0);
+	ft_event(&t, 4000, 0, FREE, 2, 200, 1, "child2", 0, 0);
+	ft_event(&t, 5000, 100, NEWTASK, 1, 200, 2, "again", 3, 0x11);
+	ft_event(&t, 5100, 1, NEWTASK, 1, 0, 2, "swapper/0", 3, 0x100);
+	pb_end_nested(&t.w, b);
+	pkt_end(&t);
+	uint8_t *buf = tb_take(&t, &n);
+	struct tp *tp = load(buf, n, 0);
+	struct tp_process_table *p = &tp->t.process;
+	struct tp_thread_table *th_t = &tp->t.thread;
+
+	uint32_t parent = nth_upid(tp, 100, 0), first = nth_upid(tp, 200, 0);
+	uint32_t second = nth_upid(tp, 200, 1);
+	CHECK(parent != UINT32_MAX && first != UINT32_MAX && second != UINT32_MAX);
+	CHECK_EQ(nth_upid(tp, 200, 2), UINT32_MAX);
+	if (second == UINT32_MAX)
+		goto out;
+	CHECK_STR_EQ(sname(tp, p->name[first]), "child2");
+	CHECK_EQ(p->start_ts[first], 1000);
+	CHECK_EQ(p->end_ts[first], 4000);
+	CHECK_EQ(p->parent_upid[first], parent);
+	CHECK_STR_EQ(sname(tp, p->name[second]), "again");
+	CHECK_EQ(p->start_ts[second], 5000);
+	CHECK_EQ(p->end_ts[second], TP_NULL_I64);
+	CHECK_EQ(p->parent_upid[second], parent);
+
+	uint32_t worker = tid_utid(tp, 201), main1 = UINT32_MAX;
+	for (uint32_t i = 0; i < th_t->n; i++)
+		if (th_t->tid[i] == 200 && th_t->upid[i] == first)
+			main1 = i;
+	CHECK(worker != UINT32_MAX && main1 != UINT32_MAX);
+	if (worker == UINT32_MAX || main1 == UINT32_MAX)
+		goto out;
+	CHECK_EQ(th_t->upid[worker], first);
+	CHECK_EQ(th_t->is_main_thread[worker], 0);
+	CHECK_EQ(th_t->start_ts[worker], 2000);
+	CHECK_EQ(th_t->end_ts[worker], 3000);
+	CHECK_STR_EQ(sname(tp, th_t->name[worker]), "w2");
+	CHECK_EQ(th_t->start_ts[main1], 1000);
+	CHECK_EQ(th_t->end_ts[main1], 4000);
+	CHECK_STR_EQ(sname(tp, th_t->name[main1]), "child2");
+	CHECK_STR_EQ(sname(tp, th_t->name[tid_utid(tp, 100)]), "ptname");
+	CHECK_STR_EQ(sname(tp, th_t->name[0]), "swapper");
+	CHECK_EQ(th_t->start_ts[0], TP_NULL_I64);
+out:
+	tp_free(tp);
+	tb_free(buf);
+}
+
+/* sched_blocked_reason: io_wait and the blocking function (an interned
+ * kernel symbol of the bundle's sequence) on the thread's D state; an
+ * unknown iid leaves the function NULL. */
+TEST(tp_proto_ftrace_blocked_reason)
+{
+	enum { BLOCKED = 18 };
+	struct tb t;
+	size_t n;
+	tb_init(&t);
+	pkt_begin(&t, 1, UINT64_MAX);
+	pb_put_uint32(&t.w, 13, 1); /* incremental state cleared */
+	interned_name(&t, 26, 7, "filemap_fault");
+	unsigned b = pb_begin_nested(&t.w, 1);
+	pb_put_uint32(&t.w, 1, 0);
+	ft_switch(&t, 1000, 0, "swapper/0", 0, 0, "a", 10, 120);
+	ft_switch(&t, 2000, 10, "a", 10, 2, "b", 11, 120);
+	ft_event(&t, 2010, 0, BLOCKED, 1, 10, 0, NULL, 2, 7);
+	ft_switch(&t, 3000, 11, "b", 11, 2, "a", 10, 120);
+	ft_event(&t, 3010, 0, BLOCKED, 1, 11, 0, NULL, 2, 99);
+	pb_end_nested(&t.w, b);
+	pkt_end(&t);
+	uint8_t *buf = tb_take(&t, &n);
+	struct tp *tp = load(buf, n, 0);
+	struct tp_thread_state_table *ts = &tp->t.thread_state;
+	int seen = 0;
+	for (uint32_t i = 0; i < ts->n; i++) {
+		if (strcmp(sname(tp, ts->state[i]), "D") != 0)
+			continue;
+		seen++;
+		if (ts->utid[i] == tid_utid(tp, 10)) {
+			CHECK_STR_EQ(sname(tp, ts->blocked_function[i]), "filemap_fault");
+		} else {
+			CHECK_EQ(ts->blocked_function[i], 0);
+		}
+		CHECK_EQ(ts->io_wait[i], 0);
+	}
+	CHECK_EQ(seen, 2);
+	tp_free(tp);
+	tb_free(buf);
+}
+
 static void packed_put(struct tb *t, uint32_t field, const uint64_t *v, size_t n)
 {
 	uint8_t tmp[64];

@@ -28,6 +28,9 @@
  *                timestamp: the events carry theirs in the trace clock, and
  *                the bundle names that clock (ftrace_clock = 5) when it is
  *                not boot.
+ *                After the drain, each instance with a pids callback gets
+ *                the tasks its events mentioned (pids.c), which traced_probes
+ *                passes to the session's process_stats.
  *   flush        drain now (the caller then acks).
  *   stop         a drain, FtraceStats{END_OF_TRACE}, and each of its events
  *                disabled once no other instance holds it. The last one to
@@ -92,6 +95,12 @@ struct probes_ftrace {
 	uint64_t *mask;    /* the same as a bitmap, for the encoder */
 	uint64_t timer;
 	struct ftrace_encode_stats st;
+	/* Tasks mentioned since the last pids_fn call (enc.pids points here
+	 * while pids_fn is set). */
+	struct ftrace_pids pids;
+	void (*pids_fn)(void *ctx, const int32_t *renamed, size_t n_renamed, const int32_t *pids,
+			size_t n_pids);
+	void *pids_ctx;
 };
 
 /* The one ftrace_shared of the process, while any instance runs. */
@@ -345,6 +354,19 @@ static size_t read_cpu(struct ftrace_shared *sh, int cpu)
 	return len;
 }
 
+/* Hand the tasks the drain's events mentioned to each user's pids_fn. */
+static void flush_pids(struct ftrace_shared *sh)
+{
+	for (size_t i = 0; i < sh->users.len; i++) {
+		struct probes_ftrace *ft = sh->users.data[i];
+		if (!ft->pids_fn || (!ft->pids.pids.len && !ft->pids.renamed.len))
+			continue;
+		ft->pids_fn(ft->pids_ctx, ft->pids.renamed.data, ft->pids.renamed.len,
+			    ft->pids.pids.data, ft->pids.pids.len);
+		ftrace_pids_clear(&ft->pids);
+	}
+}
+
 /* Read every CPU once and hand the pages to every running instance. */
 static void shared_drain(struct ftrace_shared *sh)
 {
@@ -364,6 +386,17 @@ static void shared_drain(struct ftrace_shared *sh)
 			tracing_writer_end_packet(ft->w);
 		}
 	}
+	flush_pids(sh);
+}
+
+void probes_ftrace_set_pids_cb(struct probes_ftrace *ft,
+			       void (*fn)(void *ctx, const int32_t *renamed, size_t n_renamed,
+					  const int32_t *pids, size_t n_pids),
+			       void *ctx)
+{
+	ft->pids_fn = fn;
+	ft->pids_ctx = ctx;
+	ft->enc.pids = fn ? &ft->pids : NULL;
 }
 
 void probes_ftrace_drain(struct probes_ftrace *ft)
@@ -537,6 +570,7 @@ void probes_ftrace_free(struct probes_ftrace *ft)
 	vec_release(&ft->ids);
 	tb_free(ft->mask);
 	ftrace_encode_opts_release(&ft->enc);
+	ftrace_pids_release(&ft->pids);
 	tb_free(ft->root);
 	tb_free(ft);
 }

@@ -208,6 +208,7 @@ void ftrace_proto_resolve(struct ftrace_event_format *f)
 		break;
 	}
 	resolve_compact(f);
+	ftrace_pids_resolve(f);
 }
 
 /* A short length-delimited field: s[0, n), with s[0, avail) readable.
@@ -649,6 +650,7 @@ size_t ftrace_encode_bundle_opts(struct pb_writer *w, const struct ftrace_table 
 	const struct ftrace_event_format *f = NULL;
 	uint32_t last_id = UINT32_MAX;
 	const uint64_t *mask = o ? o->id_mask : NULL;
+	struct ftrace_pids *pids = o ? o->pids : NULL;
 	bool lost = false, wanted = false;
 
 	pb_put_uint32(w, BUNDLE_CPU, cpu);
@@ -687,6 +689,8 @@ size_t ftrace_encode_bundle_opts(struct pb_writer *w, const struct ftrace_table 
 				}
 				if (!wanted)
 					continue;
+				if (pids)
+					ftrace_pids_collect(pids, f, &rec);
 				if (c && f->compact && compact_add(c, f, &rec)) {
 					st->events++;
 					st->compact_events++;

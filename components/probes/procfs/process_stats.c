@@ -10,7 +10,9 @@
  *              counters, oom_score_adj}.., collection_end_timestamp}} for
  *              every process with memory (kernel threads are skipped).
  *   on_pids    tids first seen by another data source (ftrace) resolved
- *              into a ProcessTree packet of their own.
+ *              into a ProcessTree packet of their own; renamed tids are
+ *              forgotten first so they are written again (Perfetto's
+ *              OnRenamePids / OnPids). Quirk DISABLE_ON_DEMAND: neither.
  *
  * Timestamps are CLOCK_BOOTTIME (the trace clock; no timestamp_clock_id).
  * Everything runs on the producer's loop.
@@ -37,6 +39,7 @@ struct probes_process_stats {
 	char *root;
 	uint64_t poll_timer;
 	struct hmap seen; /* tids already in a ProcessTree: key tid */
+	struct pb_writer scratch; /* on_pids' ProcessTree body */
 	bool wrote_first;
 };
 
@@ -84,6 +87,7 @@ struct probes_process_stats *probes_process_stats_new(struct loop *l, struct tra
 	ps->root = tb_strdup(root ? root : PROBES_PROC_ROOT);
 	probes_procfs_config_parse(cfg, len, &ps->cfg);
 	hmap_init(&ps->seen);
+	pb_writer_init_growable(&ps->scratch);
 	return ps;
 }
 
@@ -106,52 +110,27 @@ void probes_process_stats_start(struct probes_process_stats *ps)
 	}
 }
 
-/* The thread group of tid from /proc/TID/status, or 0 if it is gone. */
-static int32_t tgid_of(const char *root, int32_t tid)
-{
-	char path[512], *buf = NULL;
-	size_t len = 0;
-	int32_t tgid = 0;
-	snprintf(path, sizeof path, "%s/%d/status", root, (int)tid);
-	if (tb_read_file(path, &buf, &len, (size_t)64 << 10, NULL) == 0) {
-		const char *v = strstr(buf, "\nTgid:");
-		if (v)
-			tgid = (int32_t)strtol(v + 6, NULL, 10);
-	}
-	tb_free(buf);
-	return tgid;
-}
-
 void probes_process_stats_on_pids(struct probes_process_stats *ps, const int32_t *tids, size_t n)
 {
-	struct pb_writer *pw = NULL;
-	unsigned h = 0;
+	/* Built aside: no packet when every tid is known or gone. */
+	if (ps->cfg.disable_on_demand || !n)
+		return;
+	pb_writer_reset(&ps->scratch);
+	if (!probes_procfs_write_pids(&ps->scratch, ps->root, tids, n, &ps->cfg, &ps->seen))
+		return;
+	pb_put_uint64(&ps->scratch, PT_COLLECTION_END, (uint64_t)tb_boot_ns());
+	struct pb_writer *pw = begin(ps);
+	pb_put_bytes(pw, TP_PROCESS_TREE, pb_writer_data(&ps->scratch), pb_writer_size(&ps->scratch));
+	tracing_writer_end_packet(ps->w);
+}
 
-	for (size_t i = 0; i < n; i++) {
-		int32_t tid = tids[i], tgid;
-		if (tid <= 0 || hmap_get(&ps->seen, (uint64_t)(uint32_t)tid, NULL))
-			continue;
-		hmap_put(&ps->seen, (uint64_t)(uint32_t)tid, 1);
-		if (!(tgid = tgid_of(ps->root, tid)))
-			continue;
-		if (!pw) {
-			pw = begin(ps);
-			h = pb_begin_nested(pw, TP_PROCESS_TREE);
-		}
-		if (tgid != tid && hmap_get(&ps->seen, (uint64_t)(uint32_t)tgid, NULL)) {
-			unsigned t = pb_begin_nested(pw, 2);
-			pb_put_int32(pw, 1, tid);
-			pb_put_int32(pw, 3, tgid);
-			pb_end_nested(pw, t);
-		} else {
-			probes_procfs_write_process(pw, ps->root, tgid, &ps->cfg, &ps->seen);
-		}
-	}
-	if (pw) {
-		pb_put_uint64(pw, PT_COLLECTION_END, (uint64_t)tb_boot_ns());
-		pb_end_nested(pw, h);
-		tracing_writer_end_packet(ps->w);
-	}
+void probes_process_stats_on_rename_pids(struct probes_process_stats *ps, const int32_t *tids,
+					 size_t n)
+{
+	if (ps->cfg.disable_on_demand)
+		return;
+	for (size_t i = 0; i < n; i++)
+		hmap_del(&ps->seen, (uint64_t)(uint32_t)tids[i], NULL);
 }
 
 void probes_process_stats_free(struct probes_process_stats *ps)
@@ -161,6 +140,7 @@ void probes_process_stats_free(struct probes_process_stats *ps)
 	if (ps->poll_timer)
 		loop_cancel_timer(ps->loop, ps->poll_timer);
 	hmap_release(&ps->seen);
+	pb_writer_release(&ps->scratch);
 	tb_free(ps->root);
 	tb_free(ps);
 }

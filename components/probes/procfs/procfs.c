@@ -85,6 +85,23 @@ static bool status_int(const char *buf, const char *key, int64_t *out)
 	return end != v && !errno;
 }
 
+/* ProcessStatsConfig.quirks (repeated enum, packed or not). */
+static void quirks(const struct pb_field *f, struct probes_procfs_config *out)
+{
+	enum { DISABLE_ON_DEMAND = 2 };
+	const uint8_t *p = f->data, *end = f->data + f->len;
+	uint64_t v;
+
+	if (f->wire == PB_WIRE_VARINT) {
+		out->disable_on_demand |= f->val == DISABLE_ON_DEMAND;
+		return;
+	}
+	if (f->wire != PB_WIRE_LEN)
+		return;
+	while (p < end && (p = pb_read_varint(p, end, &v)))
+		out->disable_on_demand |= v == DISABLE_ON_DEMAND;
+}
+
 void probes_procfs_config_parse(const uint8_t *ds_config, size_t len,
 				struct probes_procfs_config *out)
 {
@@ -96,6 +113,10 @@ void probes_procfs_config_parse(const uint8_t *ds_config, size_t len,
 		return;
 	pb_reader_init_field(&r, &f);
 	while (pb_next(&r, &f)) {
+		if (f.id == 1) {
+			quirks(&f, out);
+			continue;
+		}
 		if (f.wire != PB_WIRE_VARINT)
 			continue;
 		switch (f.id) {
@@ -296,6 +317,45 @@ size_t probes_procfs_write_all(struct pb_writer *w, const char *root,
 			n++;
 	vec_release(&pids);
 	return n;
+}
+
+/* The thread group of tid from /proc/TID/status, or 0 if it is gone. */
+static int32_t tgid_of(const char *root, int32_t tid)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int32_t tgid = 0;
+	if (read_pid_file(root, tid, "status", &buf, &len, STATUS_MAX) == 0) {
+		const char *v = status_value(buf, "Tgid");
+		if (v)
+			tgid = (int32_t)strtol(v, NULL, 10);
+	}
+	tb_free(buf);
+	return tgid;
+}
+
+size_t probes_procfs_write_pids(struct pb_writer *w, const char *root, const int32_t *tids,
+				size_t n, const struct probes_procfs_config *cfg, struct hmap *seen)
+{
+	size_t written = 0;
+	for (size_t i = 0; i < n; i++) {
+		int32_t tid = tids[i], tgid;
+		if (tid <= 0 || hmap_get(seen, (uint64_t)(uint32_t)tid, NULL))
+			continue;
+		hmap_put(seen, (uint64_t)(uint32_t)tid, 1);
+		if ((tgid = tgid_of(root, tid)) <= 0)
+			continue;
+		if (tgid != tid && hmap_get(seen, (uint64_t)(uint32_t)tgid, NULL)) {
+			unsigned t = pb_begin_nested(w, PT_THREADS);
+			pb_put_int32(w, THREAD_TID, tid);
+			pb_put_int32(w, THREAD_TGID, tgid);
+			pb_end_nested(w, t);
+			written++;
+		} else if (probes_procfs_write_process(w, root, tgid, cfg, seen) == 0) {
+			written++;
+		}
+	}
+	return written;
 }
 
 int probes_procfs_write_mem_counters(struct pb_writer *w, const char *root, int32_t pid)

@@ -31,6 +31,7 @@ struct probes_procfs_config {
 	bool record_thread_names;
 	bool record_process_age;
 	bool skip_main_thread_message;
+	bool disable_on_demand; /* quirk DISABLE_ON_DEMAND: on_pids ignored */
 	uint32_t proc_stats_poll_ms; /* 0: no ProcessStats polling */
 };
 
@@ -54,6 +55,15 @@ int probes_procfs_write_process(struct pb_writer *w, const char *root, int32_t p
  * ascending pid order. Returns the number of processes written. */
 size_t probes_procfs_write_all(struct pb_writer *w, const char *root,
 			       const struct probes_procfs_config *cfg, struct hmap *seen);
+
+/* ProcessTree entries for tasks first seen elsewhere (ftrace): for each tid
+ * of tids[0, n) not in seen, its process (with its threads, as
+ * probes_procfs_write_process) or, when the process is in seen already,
+ * just a threads entry {tid, tgid}. Vanished tids write nothing. Every tid
+ * handled is added to seen. w must be inside a ProcessTree. Returns the
+ * number of entries written. */
+size_t probes_procfs_write_pids(struct pb_writer *w, const char *root, const int32_t *tids,
+				size_t n, const struct probes_procfs_config *cfg, struct hmap *seen);
 
 /* Append one ProcessStats.processes entry for pid with the memory counters
  * of /proc/PID/status (VmSize, VmRSS, RssAnon, RssFile, RssShmem, VmSwap,
@@ -82,6 +92,12 @@ void probes_process_stats_start(struct probes_process_stats *ps);
  * not written before gets its process (and threads), or its thread entry if
  * the process is known, in one ProcessTree packet. */
 void probes_process_stats_on_pids(struct probes_process_stats *ps, const int32_t *tids, size_t n);
+
+/* Tasks renamed since (task_rename): forgotten, so that the next
+ * probes_process_stats_on_pids naming them writes them again with their new
+ * names. Call it before on_pids with the same batch's pids. */
+void probes_process_stats_on_rename_pids(struct probes_process_stats *ps, const int32_t *tids,
+					 size_t n);
 
 /* Cancel timers and free. NULL is a no-op. Does not touch the writer. */
 void probes_process_stats_free(struct probes_process_stats *ps);

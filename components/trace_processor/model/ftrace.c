@@ -11,8 +11,10 @@
  *   waking          thread_state Runnable ("R") with waker_utid, unless the
  *                   wakee is already running or runnable
  *   blocked reason  io_wait / blocked_function of the thread's last D state
- *   new task        a new thread named comm, runnable, woken by its creator
- *   cpu counters    cpu_frequency ("cpufreq"), cpu_idle ("cpuidle"), ...
+ *   new task        a new process (fork) or thread (CLONE_THREAD) named
+ *                   comm, runnable, woken by its creator
+ *   cpu counters    cpu_frequency ("cpufreq"), cpu_idle ("cpuidle"),
+ *                   cpu_frequency_limits ("Cpu N Min/Max Freq Limit"), ...
  *   print           atrace text, split as Perfetto does: B|tgid|name,
  *                   E|tgid, I|tgid|name, C|tgid|name|value,
  *                   S|tgid|name|cookie, F|tgid|name|cookie,
@@ -26,6 +28,7 @@
  */
 #include "../tp_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,7 +69,7 @@ uint32_t tp_ftrace_thread_named(struct tp *tp, int64_t tid, uint32_t comm)
 {
 	uint32_t utid = tp_thread_for_tid(tp, tid, -1);
 	if (comm && tid != 0)
-		tp_thread_set_name(tp, utid, comm);
+		tp_thread_set_name_prio(tp, utid, comm, TP_NAME_FTRACE);
 	return utid;
 }
 
@@ -254,15 +257,23 @@ void tp_ftrace_blocked_reason(struct tp *tp, struct tp_ftrace *fs, uint32_t utid
 }
 
 void tp_ftrace_new_task(struct tp *tp, struct tp_ftrace *fs, int64_t ts, int64_t tid, uint32_t comm,
-                        uint32_t creator)
+                        int64_t clone_flags, uint32_t creator)
 {
-	/* A new task with that tid: the previous one (if any) ended. */
-	uint32_t old = tp_thread_for_tid(tp, tid, -1);
-	if (old != 0 && tp->t.thread.start_ts[old] != TP_NULL_I64)
-		tp_thread_end(tp, old, ts);
-	uint32_t nu = tp_thread_for_tid(tp, tid, -1);
-	tp->t.thread.start_ts[nu] = ts;
-	tp_thread_set_name(tp, nu, comm);
+	/* init creating the idle tasks (boot-time tracing): not new threads. */
+	if (tid == 0)
+		return;
+	uint32_t nu;
+	if (clone_flags >= 0 && !(clone_flags & TP_CLONE_THREAD)) {
+		/* fork(): a new process, child of the creator's. */
+		uint32_t upid = tp_process_start_new(tp, ts, tid, comm, TP_NAME_FTRACE);
+		int64_t parent = tp->t.thread.upid[creator];
+		if (parent != TP_NULL_I64)
+			tp->t.process.parent_upid[upid] = parent;
+		nu = tp_thread_for_tid(tp, tid, -1);
+	} else {
+		nu = tp_thread_start_new(tp, ts, tid, creator);
+		tp_thread_set_name_prio(tp, nu, comm, TP_NAME_FTRACE);
+	}
 	/* The new task is runnable, woken by its creator. */
 	tp_ftrace_waking(tp, fs, ts, nu, creator);
 }
@@ -272,6 +283,15 @@ void tp_ftrace_process_exit(struct tp *tp, int64_t ts, int64_t tid)
 	uint32_t u = tp_thread_for_tid(tp, tid, -1);
 	if (u != 0)
 		tp->t.thread.end_ts[u] = ts;
+}
+
+void tp_ftrace_freq_limits(struct tp *tp, uint32_t cpu, int64_t ts, double min, double max)
+{
+	char name[48];
+	snprintf(name, sizeof name, "Cpu %u Max Freq Limit", cpu);
+	tp_ftrace_cpu_counter(tp, "cpu_max_frequency_limit", tp_intern_cstr(tp, name), cpu, ts, max);
+	snprintf(name, sizeof name, "Cpu %u Min Freq Limit", cpu);
+	tp_ftrace_cpu_counter(tp, "cpu_min_frequency_limit", tp_intern_cstr(tp, name), cpu, ts, min);
 }
 
 uint32_t tp_ftrace_raw(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uint32_t cpu, uint32_t name,
@@ -500,6 +520,9 @@ static uint32_t one_int_arg(struct tp *tp, const char *key, int64_t v)
 	return tp_args_commit(tp, &tp->args_scratch);
 }
 
+static void atrace_apply(struct tp *tp, struct tp_ftrace *fs, int64_t ts, int64_t pid,
+                         const struct atrace_point *p);
+
 void tp_ftrace_print(struct tp *tp, struct tp_ftrace *fs, int64_t ts, int64_t pid, const char *s,
                      size_t len)
 {
@@ -511,8 +534,35 @@ void tp_ftrace_print(struct tp *tp, struct tp_ftrace *fs, int64_t ts, int64_t pi
 	case ATRACE_UNSUPPORTED:
 		return;
 	default:
+		atrace_apply(tp, fs, ts, pid, &pt);
 		break;
 	}
+}
+
+void tp_ftrace_kernel_mark(struct tp *tp, struct tp_ftrace *fs, int64_t ts, int64_t pid,
+                           char phase, int64_t tgid, const char *name, size_t name_len,
+                           int64_t value)
+{
+	struct atrace_point pt = {
+	    .phase = phase,
+	    .has_tgid = true,
+	    .tgid = tgid,
+	    .name = name,
+	    .name_len = name_len,
+	    .value = value,
+	};
+	if (phase != 'B' && phase != 'E' && phase != 'C' && phase != 'I') {
+		tp_stat_inc(tp, TP_STAT_systrace_parse_failure);
+		return;
+	}
+	atrace_apply(tp, fs, ts, pid, &pt);
+}
+
+/* One parsed marker into slices, async slices or counters. */
+static void atrace_apply(struct tp *tp, struct tp_ftrace *fs, int64_t ts, int64_t pid,
+                         const struct atrace_point *p)
+{
+	struct atrace_point pt = *p;
 	/* tgid 0 (kernel markers, old end events): the thread alone. */
 	int64_t tgid = pt.tgid ? pt.tgid : -1;
 	uint32_t name = pt.name ? tp_intern(tp, pt.name, pt.name_len) : 0;

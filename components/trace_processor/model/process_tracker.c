@@ -6,6 +6,8 @@
  */
 #include "../tp_int.h"
 
+#include <string.h>
+
 uint32_t tp_process_for_pid(struct tp *tp, int64_t pid)
 {
 	uint64_t v;
@@ -40,6 +42,24 @@ static bool tid_lookup(struct tp *tp, int64_t tid, uint64_t *v)
 	s->tid = tid;
 	s->utid1 = (uint32_t)*v + 1;
 	return true;
+}
+
+/* Every change of tid_to_utid goes through these two, so the cache never
+ * holds a tid the map no longer maps that way. */
+static void tid_map_put(struct tp *tp, int64_t tid, uint32_t utid)
+{
+	hmap_put(&tp->tid_to_utid, (uint64_t)tid, utid);
+	struct tp_tid_slot *s = tid_slot(tp, tid);
+	s->tid = tid;
+	s->utid1 = utid + 1;
+}
+
+static void tid_map_del(struct tp *tp, int64_t tid)
+{
+	hmap_del(&tp->tid_to_utid, (uint64_t)tid, NULL);
+	struct tp_tid_slot *s = tid_slot(tp, tid);
+	if (s->tid == tid)
+		s->utid1 = 0;
 }
 
 uint32_t tp_thread_for_tid(struct tp *tp, int64_t tid, int64_t pid)
@@ -79,10 +99,7 @@ uint32_t tp_thread_for_tid(struct tp *tp, int64_t tid, int64_t pid)
 		t->upid[utid] = upid;
 		t->is_main_thread[utid] = tid == pid;
 	}
-	hmap_put(&tp->tid_to_utid, (uint64_t)tid, utid);
-	struct tp_tid_slot *s = tid_slot(tp, tid);
-	s->tid = tid;
-	s->utid1 = utid + 1;
+	tid_map_put(tp, tid, utid);
 	return utid;
 }
 
@@ -94,8 +111,87 @@ void tp_process_set_name(struct tp *tp, uint32_t upid, uint32_t name_id)
 
 void tp_thread_set_name(struct tp *tp, uint32_t utid, uint32_t name_id)
 {
-	if (name_id)
-		tp->t.thread.name[utid] = name_id;
+	tp_thread_set_name_prio(tp, utid, name_id, TP_NAME_DESCRIPTOR);
+}
+
+void tp_thread_set_name_prio(struct tp *tp, uint32_t utid, uint32_t name_id,
+                             enum tp_name_prio prio)
+{
+	if (!name_id)
+		return;
+	if (utid >= tp->thread_name_prio.len) {
+		size_t old = tp->thread_name_prio.len;
+		vec_resize(&tp->thread_name_prio, utid + 1);
+		memset(tp->thread_name_prio.data + old, TP_NAME_OTHER, utid + 1 - old);
+	}
+	if (prio < tp->thread_name_prio.data[utid])
+		return;
+	tp->thread_name_prio.data[utid] = (uint8_t)prio;
+	tp->t.thread.name[utid] = name_id;
+}
+
+void tp_thread_rename(struct tp *tp, uint32_t utid, uint32_t name_id, enum tp_name_prio prio)
+{
+	tp_thread_set_name_prio(tp, utid, name_id, prio);
+	struct tp_thread_table *t = &tp->t.thread;
+	int64_t upid = t->upid[utid];
+	if (upid != TP_NULL_I64 && tp->t.process.pid[upid] == t->tid[utid])
+		tp_process_set_name(tp, (uint32_t)upid, name_id);
+}
+
+void tp_thread_name_idle(struct tp *tp)
+{
+	tp_thread_set_name_prio(tp, 0, tp_intern_cstr(tp, "swapper"), TP_NAME_CONSTANT);
+}
+
+/* A new utid for tid, mapped as the live one. */
+static uint32_t thread_new(struct tp *tp, int64_t ts, int64_t tid)
+{
+	struct tp_thread_table *t = &tp->t.thread;
+	uint32_t utid = tp_thread_append(t);
+	t->tid[utid] = tid;
+	t->start_ts[utid] = ts;
+	tid_map_put(tp, tid, utid);
+	return utid;
+}
+
+uint32_t tp_process_start_new(struct tp *tp, int64_t ts, int64_t pid, uint32_t comm,
+                              enum tp_name_prio prio)
+{
+	hmap_del(&tp->pid_to_upid, (uint64_t)pid, NULL);
+	tid_map_del(tp, pid);
+	uint32_t utid = thread_new(tp, ts, pid);
+	tp_thread_set_name_prio(tp, utid, comm, prio);
+	/* Creating the process attaches the fresh main thread to it. */
+	uint32_t upid = tp_process_for_pid(tp, pid);
+	tp->t.process.start_ts[upid] = ts;
+	tp_process_set_name(tp, upid, comm);
+	return upid;
+}
+
+uint32_t tp_thread_start_new(struct tp *tp, int64_t ts, int64_t tid, uint32_t creator)
+{
+	uint32_t utid = thread_new(tp, ts, tid);
+	struct tp_thread_table *t = &tp->t.thread;
+	int64_t upid = t->upid[creator];
+	if (upid != TP_NULL_I64) {
+		t->upid[utid] = upid;
+		t->is_main_thread[utid] = tp->t.process.pid[upid] == tid;
+	}
+	return utid;
+}
+
+void tp_thread_free(struct tp *tp, int64_t ts, int64_t tid)
+{
+	uint64_t v;
+	/* A thread never seen is not created just to be ended. */
+	if (!hmap_get(&tp->tid_to_utid, (uint64_t)tid, &v))
+		return;
+	uint32_t utid = (uint32_t)v;
+	tp_thread_end(tp, utid, ts);
+	int64_t upid = tp->t.thread.upid[utid];
+	if (upid != TP_NULL_I64 && tp->t.process.pid[upid] == tid)
+		tp_process_end(tp, (uint32_t)upid, ts);
 }
 
 void tp_process_end(struct tp *tp, uint32_t upid, int64_t ts)
@@ -112,10 +208,6 @@ void tp_thread_end(struct tp *tp, uint32_t utid, int64_t ts)
 	struct tp_thread_table *t = &tp->t.thread;
 	t->end_ts[utid] = ts;
 	uint64_t v;
-	if (hmap_get(&tp->tid_to_utid, (uint64_t)t->tid[utid], &v) && v == utid) {
-		hmap_del(&tp->tid_to_utid, (uint64_t)t->tid[utid], NULL);
-		struct tp_tid_slot *s = tid_slot(tp, t->tid[utid]);
-		if (s->tid == t->tid[utid])
-			s->utid1 = 0;
-	}
+	if (hmap_get(&tp->tid_to_utid, (uint64_t)t->tid[utid], &v) && v == utid)
+		tid_map_del(tp, t->tid[utid]);
 }

@@ -454,13 +454,7 @@ static bool freq_limits(struct ftrace_text *ft, int64_t ts, const struct ft_fiel
 	if (!(fint(fs, "min", &lo) || fint(fs, "min_freq", &lo)) ||
 	    !(fint(fs, "max", &hi) || fint(fs, "max_freq", &hi)))
 		return false;
-	char name[64];
-	snprintf(name, sizeof name, "Cpu %u Max Freq Limit", (unsigned)cpu);
-	tp_ftrace_cpu_counter(ft->tp, "cpu_max_frequency_limit", tp_intern_cstr(ft->tp, name),
-	                      (uint32_t)cpu, ts, (double)hi);
-	snprintf(name, sizeof name, "Cpu %u Min Freq Limit", (unsigned)cpu);
-	tp_ftrace_cpu_counter(ft->tp, "cpu_min_frequency_limit", tp_intern_cstr(ft->tp, name),
-	                      (uint32_t)cpu, ts, (double)lo);
+	tp_ftrace_freq_limits(ft->tp, (uint32_t)cpu, ts, (double)lo, (double)hi);
 	return true;
 }
 
@@ -515,12 +509,13 @@ static bool handle(struct ftrace_text *ft, enum ft_kind kind, int64_t ts, uint32
 	case FT_TASK_NEWTASK:
 		if (!fint(fs, "pid", &a))
 			return false;
-		tp_ftrace_new_task(tp, &ft->model, ts, a, fstr(tp, fs, "comm"), utid);
+		tp_ftrace_new_task(tp, &ft->model, ts, a, fstr(tp, fs, "comm"), -1, utid);
 		return true;
 	case FT_TASK_RENAME:
 		if (!fint(fs, "pid", &a))
 			return false;
-		tp_ftrace_thread_named(tp, a, fstr(tp, fs, "newcomm"));
+		tp_thread_rename(tp, tp_thread_for_tid(tp, a, -1), fstr(tp, fs, "newcomm"),
+		                 TP_NAME_FTRACE);
 		return true;
 	case FT_PROCESS_FORK:
 		if (!fint(fs, "child_pid", &a))
@@ -632,7 +627,7 @@ void ft_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len, vo
 	uint32_t utid = tp_thread_for_tid(tp, r.pid, r.tgid);
 	uint32_t task_id = tp_intern(tp, task, r.task_len);
 	if (task_id && task_id != ft->unknown_task && r.pid != 0)
-		tp_thread_set_name(tp, utid, task_id);
+		tp_thread_set_name_prio(tp, utid, task_id, TP_NAME_FTRACE);
 	uint32_t name = tp_intern(tp, event, r.event_len);
 	uint64_t k = FT_OTHER;
 	hmap_get(&ft->kinds, name, &k);

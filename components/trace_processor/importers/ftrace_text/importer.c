@@ -112,6 +112,7 @@ static bool ftrace_text_sniff(const uint8_t *up, size_t n)
 
 static struct tp_importer *ftrace_text_create(struct tp *tp)
 {
+	tp_thread_name_idle(tp);
 	return (struct tp_importer *)(void *)ftrace_text_new(tp);
 }
 

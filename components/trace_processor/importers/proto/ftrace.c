@@ -14,6 +14,7 @@
  */
 #include "proto_int.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "protos.h"
@@ -33,14 +34,20 @@ enum {
 	FE_PRINT = 3,
 	FE_SCHED_SWITCH = 4,
 	FE_CPU_FREQUENCY = 11,
+	FE_CPU_FREQUENCY_LIMITS = 12,
 	FE_CPU_IDLE = 13,
 	FE_SCHED_WAKEUP = 17,
+	FE_SCHED_BLOCKED_REASON = 18,
 	FE_SCHED_WAKING = 20,
+	FE_MDSS_TRACING_MARK_WRITE = 80,
 	FE_SCHED_WAKEUP_NEW = 114,
 	FE_TASK_NEWTASK = 235,
 	FE_TASK_RENAME = 236,
-	FE_PROCESS_EXIT = 238,
-	FE_PROCESS_FORK = 239,
+	FE_PROCESS_FREE = 240,
+	FE_SDE_TRACING_MARK_WRITE = 333,
+	FE_DPU_TRACING_MARK_WRITE = 348,
+	FE_G2D_TRACING_MARK_WRITE = 349,
+	FE_SCHED_CPU_UTIL_CFS = 421,
 	FE_GENERIC_MIN = 65536,
 };
 
@@ -235,6 +242,28 @@ static void generic_descriptor(struct proto_importer *im, const uint8_t *p, size
 		 tp_intern(im->tp, (const char *)name.data, name.len));
 }
 
+/* An FtraceEvent's timestamp (exactly one), and whether it is an event
+ * whose fields refer to interned kernel symbols (sched_blocked_reason). */
+static bool event_header(const uint8_t *p, size_t n, uint64_t *ts, bool *symbols)
+{
+	struct pb_reader r;
+	struct pb_field f = {0};
+	int seen = 0;
+	*symbols = false;
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id == FE_TIMESTAMP) {
+			seen++;
+			*ts = f.val;
+			if (f.wire != PB_WIRE_VARINT)
+				return false;
+		} else if (f.id == FE_SCHED_BLOCKED_REASON) {
+			*symbols = true;
+		}
+	}
+	return seen == 1 && !pb_reader_error(&r);
+}
+
 void proto_ftrace_tokenize(struct proto_importer *im, struct proto_seq *seq, const uint8_t *p,
 			   size_t n)
 {
@@ -274,18 +303,22 @@ void proto_ftrace_tokenize(struct proto_importer *im, struct proto_seq *seq, con
 		}
 		if (f.id != BUNDLE_EVENT)
 			continue;
-		struct pb_field t = {0};
-		if (pb_find_field(f.data, f.len, FE_TIMESTAMP, &t) != 1 || t.wire != PB_WIRE_VARINT) {
+		uint64_t t;
+		bool symbols;
+		if (!event_header(f.data, f.len, &t, &symbols)) {
 			tp_stat_inc(tp, TP_STAT_ftrace_bundle_tokenizer_errors);
 			continue;
 		}
 		int64_t ts;
 		if (!proto_clocks_to_trace(im->clocks, seq->id, PROTO_CLOCK_BOOTTIME,
-					   (uint64_t)((int64_t)t.val + off), &ts)) {
+					   (uint64_t)((int64_t)t + off), &ts)) {
 			tp_stat_inc(tp, TP_STAT_clock_sync_failure);
 			continue;
 		}
-		proto_push_extra(im, ts, EV_FTRACE, NULL, seq, f.data, f.len, &cpu, sizeof cpu);
+		/* Only events naming interned kernel symbols hold the
+		 * sequence's interning generation. */
+		proto_push_extra(im, ts, EV_FTRACE, symbols ? seq->gen : NULL, seq, f.data, f.len,
+				 &cpu, sizeof cpu);
 	}
 }
 
@@ -424,6 +457,66 @@ static void print_event(struct proto_importer *im, int64_t ts, int64_t pid, cons
 	tp_ftrace_print(im->tp, &state(im)->model, ts, pid, (const char *)b.data, b.len);
 }
 
+/* sched_cpu_util_cfs: "Cpu N Util", "Cpu N Cap" and "Cpu N Nr Running"
+ * cpu counters, as Perfetto's ParseSchedCpuUtilCfs. */
+static void cpu_util_cfs(struct tp *tp, int64_t ts, const uint8_t *p, size_t n)
+{
+	static const struct {
+		const char *type, *fmt;
+		uint32_t field;
+	} c[] = {
+		{"cpu_utilization", "Cpu %u Util", 6},
+		{"cpu_capacity", "Cpu %u Cap", 2},
+		{"cpu_nr_running", "Cpu %u Nr Running", 11},
+	};
+	uint32_t cpu = (uint32_t)field_int(p, n, 4, 0);
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+		char name[48];
+		snprintf(name, sizeof name, c[i].fmt, cpu);
+		tp_ftrace_cpu_counter(tp, c[i].type, tp_intern_cstr(tp, name), cpu, ts,
+				      (double)(uint64_t)field_int(p, n, c[i].field, 0));
+	}
+}
+
+/* A display driver's tracing_mark_write (sde, dpu, g2d, mdss): an
+ * atrace-style marker with its fields split, as Perfetto's
+ * ParseKernelTracingMarkWrite takes them. The phase is the type character,
+ * or from trace_begin where the driver has no type. */
+static void kernel_mark(struct proto_importer *im, int64_t ts, int64_t pid, uint32_t id,
+			const uint8_t *p, size_t n)
+{
+	struct tp *tp = im->tp;
+	/* Field numbers: type, trace_begin, name, value (0: none). */
+	uint32_t f_type = 0, f_begin = 3, f_name = 2, f_value = 0;
+	struct pb_field type = {0}, begin = {0}, name = {0};
+	bool has_type, has_begin;
+	if (id == FE_SDE_TRACING_MARK_WRITE)
+		f_type = 3, f_begin = 5, f_value = 4;
+	else if (id == FE_DPU_TRACING_MARK_WRITE || id == FE_G2D_TRACING_MARK_WRITE)
+		f_type = 5, f_begin = 0, f_name = 4, f_value = 6;
+	has_type = f_type && pb_find_field(p, n, f_type, &type) >= 1 && type.wire == PB_WIRE_VARINT;
+	has_begin = f_begin && pb_find_field(p, n, f_begin, &begin) >= 1 &&
+		    begin.wire == PB_WIRE_VARINT;
+	/* sde needs either; dpu/g2d a non-zero type; mdss trace_begin. */
+	if ((id == FE_SDE_TRACING_MARK_WRITE && !has_type && !has_begin) ||
+	    (f_type && !f_begin && (!has_type || !type.val)) ||
+	    (id == FE_MDSS_TRACING_MARK_WRITE && !has_begin)) {
+		tp_stat_inc(tp, TP_STAT_systrace_parse_failure);
+		return;
+	}
+	char phase = has_type && type.val ? (char)type.val : has_begin && begin.val ? 'B' : 'E';
+	int64_t tgid = (int32_t)field_int(p, n, 1, 0);
+	/* dpu: only counters can trust the payload's tgid (Perfetto). */
+	if (id == FE_DPU_TRACING_MARK_WRITE && phase != 'C')
+		tgid = 0;
+	const char *s = "";
+	size_t len = 0;
+	if (pb_find_field(p, n, f_name, &name) >= 1 && name.wire == PB_WIRE_LEN)
+		s = (const char *)name.data, len = name.len;
+	int64_t value = f_value ? (int32_t)field_int(p, n, f_value, 0) : 0;
+	tp_ftrace_kernel_mark(tp, &state(im)->model, ts, pid, phase, tgid, s, len, value);
+}
+
 /* Typed events our protos do not describe (FtraceEvent oneof numbers). */
 static const char *other_event_name(uint32_t id)
 {
@@ -431,7 +524,6 @@ static const char *other_event_name(uint32_t id)
 		uint32_t id;
 		const char *name;
 	} t[] = {
-		{12, "cpu_frequency_limits"}, {18, "sched_blocked_reason"},
 		{24, "softirq_entry"},        {25, "softirq_exit"},
 		{36, "irq_handler_entry"},    {37, "irq_handler_exit"},
 		{57, "workqueue_execute_end"}, {58, "workqueue_execute_start"},
@@ -469,7 +561,6 @@ void proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct prot
 			has_body = true;
 		}
 	}
-	(void)ev;
 	if (!has_body)
 		return;
 	uint32_t name = 0;
@@ -523,13 +614,41 @@ void proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct prot
 	}
 	case FE_TASK_NEWTASK:
 		tp_ftrace_new_task(tp, &fs->model, ts, (int32_t)field_int(bp, bn, 1, 0),
-				   field_str(tp, bp, bn, 2), utid);
+				   field_str(tp, bp, bn, 2), field_int(bp, bn, 3, 0) & INT64_MAX, utid);
 		break;
 	case FE_TASK_RENAME:
-		tp_ftrace_thread_named(tp, (int32_t)field_int(bp, bn, 1, 0), field_str(tp, bp, bn, 3));
+		tp_thread_rename(tp, tp_thread_for_tid(tp, (int32_t)field_int(bp, bn, 1, 0), -1),
+				 field_str(tp, bp, bn, 3), TP_NAME_FTRACE);
 		break;
-	case FE_PROCESS_EXIT:
-		tp_ftrace_process_exit(tp, ts, (int32_t)field_int(bp, bn, 2, 0));
+	case FE_PROCESS_FREE:
+		tp_thread_free(tp, ts, (int32_t)field_int(bp, bn, 2, 0));
+		break;
+	case FE_SCHED_BLOCKED_REASON: {
+		/* caller: an interned kernel symbol (unknown iid: no function) */
+		uint32_t fn = 0;
+		uint64_t iid = (uint64_t)field_int(bp, bn, 2, 0);
+		const struct proto_interned *e =
+			ev->gen ? proto_gen_lookup(ev->gen, INTERN_KERNEL_SYMBOLS, iid) : NULL;
+		if (e)
+			fn = proto_interned_str(tp, ev->gen, INTERN_KERNEL_SYMBOLS, iid);
+		tp_ftrace_blocked_reason(tp, &fs->model,
+					 tp_thread_for_tid(tp, (int32_t)field_int(bp, bn, 1, 0), -1),
+					 (uint32_t)field_int(bp, bn, 3, 0), fn);
+		break;
+	}
+	case FE_CPU_FREQUENCY_LIMITS:
+		tp_ftrace_freq_limits(tp, (uint32_t)field_int(bp, bn, 3, 0), ts,
+				      (double)(uint32_t)field_int(bp, bn, 1, 0),
+				      (double)(uint32_t)field_int(bp, bn, 2, 0));
+		break;
+	case FE_SCHED_CPU_UTIL_CFS:
+		cpu_util_cfs(tp, ts, bp, bn);
+		break;
+	case FE_SDE_TRACING_MARK_WRITE:
+	case FE_DPU_TRACING_MARK_WRITE:
+	case FE_G2D_TRACING_MARK_WRITE:
+	case FE_MDSS_TRACING_MARK_WRITE:
+		kernel_mark(im, ts, pid, body.id, bp, bn);
 		break;
 	case FE_CPU_FREQUENCY:
 		tp_ftrace_cpu_counter(tp, "cpu_frequency", fs->name_cpufreq,

@@ -1,16 +1,14 @@
 /*
  * Typed ftrace events outside the scheduling hot paths, as Perfetto's
- * FtraceParser imports them (its ParseIonStat, ParseOOMKill and the
- * vendor tracing_mark_write variants). ftrace.c names them (for the
- * ftrace_event table, without args: our protos do not describe them) and
- * hands them here from its typed-event dispatch.
+ * FtraceParser imports them (its ParseIonStat and ParseOOMKill). ftrace.c
+ * names them (for the ftrace_event table, without args: our protos do not
+ * describe them) and hands them here from its typed-event dispatch; the
+ * display drivers' tracing_mark_write variants (mdss 80, dpu 348, g2d 349)
+ * are only named here: ftrace.c's kernel_mark imports them.
  *
  *   field  event                    into
- *   80     tracing_mark_write       (mdss) B/E slice on the thread
  *   334    mark_victim              "mem.oom_kill" instant on the victim thread
  *   335    ion_stat                 "mem.ion" and per-thread "mem.ion_change" counters
- *   348    dpu_tracing_mark_write   atrace-like B/E/I/C (tgid 0 but for C)
- *   349    g2d_tracing_mark_write   atrace-like B/E/I/C
  */
 #include "proto_int.h"
 
@@ -69,32 +67,6 @@ static void read_body(struct body *b, const uint8_t *p, size_t n)
 	}
 }
 
-/* A kernel tracing_mark_write as Perfetto's ParseKernelTracingMarkWrite:
- * the phase is type when set (B/E/C/I), else trace_begin's B or E; the
- * point then goes through the atrace model as a print would. */
-static void kernel_mark(struct proto_importer *im, struct tp_ftrace *model, int64_t ts, int64_t pid, uint32_t type,
-			bool begin, const struct pb_field *name, int64_t tgid, int64_t value)
-{
-	struct tp *tp = im->tp;
-	char phase = type ? (char)type : begin ? 'B' : 'E';
-	if (phase != 'B' && phase != 'E' && phase != 'C' && phase != 'I') {
-		tp_stat_inc(tp, TP_STAT_systrace_parse_failure);
-		return;
-	}
-	const char *s = name && name->len ? (const char *)name->data : "";
-	int len = name ? (name->len > 4096 ? 4096 : (int)name->len) : 0;
-	char text[4200];
-	int n;
-	if (phase == 'C')
-		n = snprintf(text, sizeof text, "C|%lld|%.*s|%lld", (long long)tgid, len, s,
-			     (long long)value);
-	else if (phase == 'E')
-		n = snprintf(text, sizeof text, "E|%lld", (long long)tgid);
-	else
-		n = snprintf(text, sizeof text, "%c|%lld|%.*s", phase, (long long)tgid, len, s);
-	tp_ftrace_print(im->tp, model, ts, pid, text, (size_t)n);
-}
-
 static void ion_stat(struct proto_importer *im, int64_t ts, int64_t pid, const struct body *b)
 {
 	struct tp *tp = im->tp;
@@ -117,13 +89,6 @@ void proto_ftrace_misc_parse(struct proto_importer *im, struct tp_ftrace *model,
 	read_body(&b, p, n);
 	int64_t tgid = (int32_t)b.v[1];
 	switch (id) {
-	case FE_MDSS_TRACING_MARK_WRITE:
-		if (!b.has[3]) {
-			tp_stat_inc(tp, TP_STAT_systrace_parse_failure);
-			return;
-		}
-		kernel_mark(im, model, ts, pid, 0, b.v[3] != 0, &b.s2, tgid, 0);
-		break;
 	case FE_MARK_VICTIM: {
 		uint32_t utid = tp_thread_for_tid(tp, tgid, -1);
 		tp_slice_complete(tp, tp_track_for_thread(tp, utid), ts, 0, 0,
@@ -133,20 +98,6 @@ void proto_ftrace_misc_parse(struct proto_importer *im, struct tp_ftrace *model,
 	case FE_ION_STAT:
 		ion_stat(im, ts, pid, &b);
 		break;
-	case FE_DPU_TRACING_MARK_WRITE:
-	case FE_G2D_TRACING_MARK_WRITE: {
-		uint32_t type = (uint32_t)b.v[5];
-		if (!type) {
-			tp_stat_inc(tp, TP_STAT_systrace_parse_failure);
-			return;
-		}
-		/* dpu: only counters keep the payload's tgid (drivers lie about
-		 * it for the others). */
-		if (id == FE_DPU_TRACING_MARK_WRITE && type != 'C')
-			tgid = 0;
-		kernel_mark(im, model, ts, pid, type, false, &b.s4, tgid, (int32_t)b.v[6]);
-		break;
-	}
 	default:
 		break;
 	}

@@ -42,6 +42,7 @@ static struct tp_importer *proto_create(struct tp *tp)
 	im->clocks = proto_clocks_new();
 	im->default_track = TP_NULL_U32;
 	im->roi_start_ns = INT64_MIN;
+	tp_thread_name_idle(tp);
 	return (struct tp_importer *)(void *)im;
 }
 
@@ -91,7 +92,7 @@ void proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len,
 		proto_process_descriptor_parse(im, p, ev.len);
 		break;
 	case EV_PROCESS_TREE:
-		proto_process_tree_parse(im, p, ev.len);
+		proto_process_tree_parse(im, &ev, p, ev.len);
 		break;
 	case EV_SYS_STATS:
 		proto_sys_stats_parse(im, ts, p, ev.len);

@@ -5,7 +5,7 @@
  * events that must be ordered (track events, descriptors, process trees)
  * go to the sorter; compressed_packets are inflated and tokenized in place;
  * metadata-only packets (system_info, trace_uuid, service events) are
- * applied at once. Also the parse-time ProcessTree handler.
+ * applied at once.
  */
 #include "proto_int.h"
 
@@ -524,92 +524,5 @@ void proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts
 		break;
 	default:
 		break;
-	}
-}
-
-/* ---- ProcessTree (parse time) ------------------------------------------------ */
-
-static void process_tree_process(struct proto_importer *im, const uint8_t *p, size_t n)
-{
-	struct tp *tp = im->tp;
-	int64_t pid = -1, ppid = -1, uid = -1;
-	bool cmdline_is_comm = false;
-	uint32_t argv0 = 0;
-	struct pb_reader r;
-	struct pb_field f = {0};
-	proto_scratch_reset(im);
-	pb_reader_init(&r, p, n);
-	while (pb_next(&r, &f)) {
-		if (f.id == 1 && f.wire == PB_WIRE_VARINT) {
-			pid = (int32_t)f.val;
-		} else if (f.id == 2 && f.wire == PB_WIRE_VARINT) {
-			ppid = (int32_t)f.val;
-		} else if (f.id == 5 && f.wire == PB_WIRE_VARINT) {
-			uid = (int32_t)f.val;
-		} else if (f.id == 9 && f.wire == PB_WIRE_VARINT) {
-			cmdline_is_comm = f.val != 0;
-		} else if (f.id == 3 && f.wire == PB_WIRE_LEN) {
-			if (!argv0)
-				argv0 = tp_intern(tp, (const char *)f.data, f.len);
-			if (im->scratch.len)
-				proto_scratch_add(im, " ", 1);
-			proto_scratch_add(im, f.data, f.len);
-		}
-	}
-	if (pid < 0)
-		return;
-	uint32_t upid = tp_process_for_pid(tp, pid);
-	struct tp_process_table *t = &tp->t.process;
-	if (ppid > 0) {
-		uint32_t pp = tp_process_for_pid(tp, ppid);
-		t = &tp->t.process; /* may have grown */
-		t->parent_upid[upid] = pp;
-	}
-	if (uid >= 0) {
-		t->uid[upid] = uid;
-		t->android_appid[upid] = uid >= 10000 ? uid % 100000 : TP_NULL_I64;
-		if (uid >= 10000)
-			t->android_user_id[upid] = uid / 100000;
-	}
-	tp_process_set_name(tp, upid, argv0);
-	if (im->scratch.len && !cmdline_is_comm)
-		t->cmdline[upid] = tp_intern(tp, im->scratch.data, im->scratch.len);
-	/* The main thread is known as soon as the process is. */
-	tp_thread_for_tid(tp, pid, pid);
-}
-
-static void process_tree_thread(struct proto_importer *im, const uint8_t *p, size_t n)
-{
-	int64_t tid = -1, tgid = -1;
-	uint32_t name = 0;
-	struct pb_reader r;
-	struct pb_field f = {0};
-	pb_reader_init(&r, p, n);
-	while (pb_next(&r, &f)) {
-		if (f.id == 1 && f.wire == PB_WIRE_VARINT)
-			tid = (int32_t)f.val;
-		else if (f.id == 3 && f.wire == PB_WIRE_VARINT)
-			tgid = (int32_t)f.val;
-		else if (f.id == 2 && f.wire == PB_WIRE_LEN)
-			name = tp_intern(im->tp, (const char *)f.data, f.len);
-	}
-	if (tid < 0)
-		return;
-	uint32_t utid = tp_thread_for_tid(im->tp, tid, tgid);
-	tp_thread_set_name(im->tp, utid, name);
-}
-
-void proto_process_tree_parse(struct proto_importer *im, const uint8_t *p, size_t n)
-{
-	struct pb_reader r;
-	struct pb_field f = {0};
-	pb_reader_init(&r, p, n);
-	while (pb_next(&r, &f)) {
-		if (f.wire != PB_WIRE_LEN)
-			continue;
-		if (f.id == 1)
-			process_tree_process(im, f.data, f.len);
-		else if (f.id == 2)
-			process_tree_thread(im, f.data, f.len);
 	}
 }

@@ -82,6 +82,7 @@ enum {
 	INTERN_DEBUG_ANNOTATION_NAMES = 3,
 	INTERN_SOURCE_LOCATIONS = 4,
 	INTERN_LOG_MESSAGE_BODY = 20,
+	INTERN_KERNEL_SYMBOLS = 26,
 	INTERN_DEBUG_ANNOTATION_STRING_VALUES = 29,
 };
 
@@ -412,7 +413,8 @@ struct proto_ev *proto_push_extra(struct proto_importer *im, int64_t ts, enum pr
 /* Parse-time handlers. */
 void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
 			     const uint8_t *p, size_t n);
-void proto_process_tree_parse(struct proto_importer *im, const uint8_t *p, size_t n);
+void proto_process_tree_parse(struct proto_importer *im, const struct proto_ev *ev,
+			      const uint8_t *p, size_t n);
 /* SysStats / ProcessStats at ts → counter tracks (system_probes.c). */
 /* misc_packets.c: triggers, Chrome metadata, the initial display state,
  * tracing session events. */

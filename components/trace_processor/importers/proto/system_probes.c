@@ -1,5 +1,6 @@
 /*
- * SysStats (TracePacket field 7) and ProcessStats (field 9) at parse time:
+ * SysStats (TracePacket field 7), ProcessStats (field 9) and ProcessTree
+ * (field 2, at the end of this file) at parse time:
  * the linux.sys_stats and linux.process_stats data sources' polled values
  * become counters at the packet's timestamp, on tracks named, typed and
  * scaled as Perfetto's SystemProbesParser does (ParseSysStats,
@@ -587,4 +588,161 @@ void proto_cpu_info_parse(struct proto_importer *im, const uint8_t *p, size_t n)
 	}
 	tb_free(cluster);
 	vec_release(&cpus);
+}
+
+/* ---- ProcessTree ------------------------------------------------------------ */
+
+/* A workqueue worker's comm carries the last queue it ran work from
+ * ("kworker/45:2-mm_percpu_wq", "kworker/1:0+events"): transient, so the
+ * name is cut to the worker ("kworker/45:2"), as Perfetto does. Returns the
+ * length to keep. */
+static size_t kworker_name_len(const char *s, size_t n)
+{
+	if (n < 8 || memcmp(s, "kworker/", 8) != 0)
+		return n;
+	for (size_t i = 8; i < n; i++)
+		if (s[i] == '-' || s[i] == '+')
+			return i;
+	return n;
+}
+
+#define KTHREADD_PID 2
+
+static void process_tree_process(struct proto_importer *im, const struct proto_ev *ev,
+				 const uint8_t *p, size_t n, struct hmap *kthreads)
+{
+	struct tp *tp = im->tp;
+	int64_t pid = 0, ppid = 0, uid = -1;
+	bool cmdline_is_comm = false, has_age = false, has_kthread = false, is_kthread = false;
+	uint64_t age = 0;
+	const char *argv0 = NULL;
+	size_t argv0_len = 0, nargs = 0;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	proto_scratch_reset(im);
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id == 1 && f.wire == PB_WIRE_VARINT) {
+			pid = (int32_t)f.val;
+		} else if (f.id == 2 && f.wire == PB_WIRE_VARINT) {
+			ppid = (int32_t)f.val;
+		} else if (f.id == 5 && f.wire == PB_WIRE_VARINT) {
+			uid = (int32_t)f.val;
+		} else if (f.id == 7 && f.wire == PB_WIRE_VARINT) {
+			has_age = true;
+			age = f.val;
+		} else if (f.id == 8 && f.wire == PB_WIRE_VARINT) {
+			has_kthread = true;
+			is_kthread = f.val != 0;
+		} else if (f.id == 9 && f.wire == PB_WIRE_VARINT) {
+			cmdline_is_comm = f.val != 0;
+		} else if (f.id == 3 && f.wire == PB_WIRE_LEN) {
+			if (nargs++ == 0) {
+				argv0 = (const char *)f.data;
+				argv0_len = f.len;
+			} else {
+				proto_scratch_add(im, " ", 1);
+			}
+			proto_scratch_add(im, f.data, f.len);
+		}
+	}
+	/* As Perfetto: a process without a cmdline is not described. */
+	if (nargs == 0)
+		return;
+	const char *cmdline = im->scratch.data;
+	size_t cmdline_len = im->scratch.len;
+	if (ppid == KTHREADD_PID) {
+		hmap_put(kthreads, (uint64_t)pid, 1);
+		size_t k = kworker_name_len(argv0, argv0_len);
+		if (k != argv0_len)
+			cmdline = argv0, cmdline_len = argv0_len = k;
+	}
+	/* A lone cmdline element with spaces is a cmdline rewritten with
+	 * spaces for NULs: the name is up to the first space. */
+	if (nargs == 1) {
+		const char *sp = memchr(argv0, ' ', argv0_len);
+		if (sp)
+			argv0_len = (size_t)(sp - argv0);
+	}
+	uint32_t parent = tp_process_for_pid(tp, ppid);
+	uint32_t upid = tp_process_for_pid(tp, pid);
+	struct tp_process_table *t = &tp->t.process;
+	/* A changed parent is a reparenting: the first parent is kept. */
+	if (t->parent_upid[upid] == TP_NULL_I64 && upid != parent)
+		t->parent_upid[upid] = parent;
+	tp_process_set_name(tp, upid, tp_intern(tp, argv0, argv0_len));
+	uint32_t cmd = tp_intern(tp, cmdline, cmdline_len);
+	t->cmdline[upid] = cmd;
+	/* The cmdline is the comm (kernel threads): it names the thread too. */
+	if (cmdline_is_comm)
+		tp_thread_set_name_prio(tp, tp_thread_for_tid(tp, pid, pid), cmd,
+					TP_NAME_PROCESS_TREE);
+	t = &tp->t.process; /* the main thread may have grown the tables */
+	if (uid >= 0) {
+		t->uid[upid] = uid;
+		t->android_appid[upid] = uid >= 10000 ? uid % 100000 : TP_NULL_I64;
+		if (uid >= 10000)
+			t->android_user_id[upid] = uid / 100000;
+	}
+	/* Age: the start in BOOTTIME (early kernel threads have 0). */
+	int64_t start;
+	if (has_age && t->start_ts[upid] == TP_NULL_I64 &&
+	    proto_clocks_to_trace(im->clocks, ev->seq_id, PROTO_CLOCK_BOOTTIME, age, &start))
+		t->start_ts[upid] = start;
+	if (has_kthread && t->arg_set_id[upid] == TP_NULL_U32) {
+		uint32_t k = tp_intern_cstr(tp, "is_kthread");
+		tp_args_begin(&im->args);
+		tp_args_add_bool(&im->args, k, k, is_kthread);
+		t->arg_set_id[upid] = tp_args_commit(tp, &im->args);
+	}
+	/* The main thread is known as soon as the process is. */
+	tp_thread_for_tid(tp, pid, pid);
+}
+
+static void process_tree_thread(struct proto_importer *im, const uint8_t *p, size_t n,
+				const struct hmap *kthreads)
+{
+	int64_t tid = 0, tgid = 0;
+	const char *name = NULL;
+	size_t name_len = 0;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id == 1 && f.wire == PB_WIRE_VARINT) {
+			tid = (int32_t)f.val;
+		} else if (f.id == 3 && f.wire == PB_WIRE_VARINT) {
+			tgid = (int32_t)f.val;
+		} else if (f.id == 2 && f.wire == PB_WIRE_LEN) {
+			name = (const char *)f.data;
+			name_len = f.len;
+		}
+	}
+	uint32_t utid = tp_thread_for_tid(im->tp, tid, tgid);
+	if (!name)
+		return;
+	if (tid == tgid && hmap_get(kthreads, (uint64_t)tid, NULL))
+		name_len = kworker_name_len(name, name_len);
+	tp_thread_set_name_prio(im->tp, utid, tp_intern(im->tp, name, name_len),
+				TP_NAME_PROCESS_TREE);
+}
+
+void proto_process_tree_parse(struct proto_importer *im, const struct proto_ev *ev,
+			      const uint8_t *p, size_t n)
+{
+	/* Processes first, then threads (a kworker main thread's name is cut
+	 * when its process is a child of kthreadd). */
+	struct hmap kthreads;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	hmap_init(&kthreads);
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f))
+		if (f.id == 1 && f.wire == PB_WIRE_LEN)
+			process_tree_process(im, ev, f.data, f.len, &kthreads);
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f))
+		if (f.id == 2 && f.wire == PB_WIRE_LEN)
+			process_tree_thread(im, f.data, f.len, &kthreads);
+	hmap_release(&kthreads);
 }

@@ -1,0 +1,63 @@
+/*
+ * The tasks ftrace events mention, collected while encoding so that the
+ * linux.process_stats data source of the same session can describe them
+ * (ProcessTree entries for pids first seen in ftrace), as Perfetto's
+ * FtraceMetadata does: an event's common_pid and every field declared
+ * `pid_t` of 4 bytes (sched_switch prev_pid/next_pid, sched_waking pid,
+ * sched_process_fork child_pid, ...), whatever its encoding (typed,
+ * compact_sched or generic); task_rename also names a renamed task (its
+ * common_pid, which is the renamed task in the kernel's tracepoint).
+ */
+#include "ftrace_int.h"
+
+/* Where f's pids are, once per format (from ftrace_proto_resolve):
+ * common_pid first (task_rename's renamed task), then its pid_t fields. */
+void ftrace_pids_resolve(struct ftrace_event_format *f)
+{
+	f->n_pid_offs = 0;
+	if (f->common_pid >= 0 && f->fields[f->common_pid].size == 4)
+		f->pid_off[f->n_pid_offs++] = f->fields[f->common_pid].offset;
+	for (size_t i = 0; i < f->n_fields; i++) {
+		const struct ftrace_field *fd = &f->fields[i];
+		if ((int)i == f->common_pid || fd->kind != FTRACE_FIELD_INT || fd->size != 4 ||
+		    strcmp(fd->type, "pid_t") != 0)
+			continue;
+		if (f->n_pid_offs == TB_ARRAY_SIZE(f->pid_off))
+			break;
+		f->pid_off[f->n_pid_offs++] = fd->offset;
+	}
+	f->is_rename = f->common_pid >= 0 && strcmp(f->group, "task") == 0 &&
+		       strcmp(f->name, "task_rename") == 0;
+}
+
+void ftrace_pids_add_slow(struct ftrace_pids *p, int32_t pid)
+{
+	if (pid <= 0) { /* the idle task (remembered as seen), or garbage */
+		p->cache[0] |= pid == 0;
+		return;
+	}
+	if (pid < FTRACE_PIDS_CACHE)
+		p->cache[pid / 64] |= 1ull << (pid % 64);
+	else if (hmap_get(&p->big, (uint64_t)pid, NULL))
+		return;
+	else
+		hmap_put(&p->big, (uint64_t)pid, 1);
+	vec_push(&p->pids, pid);
+}
+
+void ftrace_pids_clear(struct ftrace_pids *p)
+{
+	for (size_t i = 0; i < p->pids.len; i++)
+		if (p->pids.data[i] < FTRACE_PIDS_CACHE)
+			p->cache[p->pids.data[i] / 64] = 0;
+	hmap_clear(&p->big);
+	vec_clear(&p->pids);
+	vec_clear(&p->renamed);
+}
+
+void ftrace_pids_release(struct ftrace_pids *p)
+{
+	hmap_release(&p->big);
+	vec_release(&p->pids);
+	vec_release(&p->renamed);
+}
