@@ -10,6 +10,7 @@
  */
 #include "test.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 
@@ -613,4 +614,75 @@ TEST(protos_textproto_depth)
 	snprintf(want, sizeof want, "config:1:%d error: Nesting deeper than %d levels",
 	         4 * PROTOS_TEXT_MAX_DEPTH + 3, PROTOS_TEXT_MAX_DEPTH);
 	CHECK_STR_EQ(tc_error(text, true), want);
+}
+
+/* The data source config named name in tc, or NULL. */
+static const Perfetto__Protos__DataSourceConfig *tc_source(const Perfetto__Protos__TraceConfig *tc,
+							   const char *name)
+{
+	for (size_t i = 0; i < tc->n_data_sources; i++) {
+		const Perfetto__Protos__DataSourceConfig *c = tc->data_sources[i]->config;
+		if (c && c->name && strcmp(c->name, name) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+/* Every config shipped in configs/ parses as a TraceConfig, has buffers and
+ * data sources, and sets what its comments promise. */
+TEST(protos_textproto_shipped_configs)
+{
+	const char *root = getenv("TB_TEST_ROOT");
+	char dir[512];
+	snprintf(dir, sizeof dir, "%s/configs", root ? root : ".");
+	DIR *d = opendir(dir);
+	CHECK(d != NULL);
+	if (!d)
+		return;
+	int n = 0;
+	bool sched = false, longt = false, perf = false;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		size_t l = strlen(e->d_name);
+		if (l < 6 || strcmp(e->d_name + l - 5, ".pbtx") != 0)
+			continue;
+		char path[1024], *text = NULL;
+		size_t len;
+		struct tb_err err;
+		tb_err_clear(&err);
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		CHECK_EQ(tb_read_file(path, &text, &len, 1 << 20, &err), 0);
+		Perfetto__Protos__TraceConfig *tc = text ? tc_parse(text, false, &err) : NULL;
+		tb_free(text);
+		if (!tc) {
+			test_report(__FILE__, __LINE__, "%s: %s", e->d_name, err.msg);
+			break;
+		}
+		n++;
+		CHECK(tc->n_buffers >= 1);
+		CHECK(tc->n_data_sources >= 1);
+		const Perfetto__Protos__DataSourceConfig *c;
+		if (strcmp(e->d_name, "sched.pbtx") == 0) {
+			sched = true;
+			c = tc_source(tc, "linux.ftrace");
+			CHECK(c && c->ftrace_config && c->ftrace_config->compact_sched &&
+			      c->ftrace_config->compact_sched->enabled);
+			CHECK(tc_source(tc, "linux.process_stats") != NULL);
+		} else if (strcmp(e->d_name, "long-trace.pbtx") == 0) {
+			longt = true;
+			CHECK(tc->write_into_file);
+			CHECK_EQ(tc->max_file_size_bytes, 512ull << 20);
+			CHECK(tc->file_write_period_ms > 0);
+		} else if (strcmp(e->d_name, "perf-1000hz.pbtx") == 0) {
+			perf = true;
+			c = tc_source(tc, "linux.perf");
+			CHECK(c && c->perf_event_config && c->perf_event_config->timebase);
+			if (c && c->perf_event_config && c->perf_event_config->timebase)
+				CHECK_EQ(c->perf_event_config->timebase->frequency, 1000);
+		}
+		tc_free(tc);
+	}
+	closedir(d);
+	CHECK(sched && longt && perf);
+	CHECK(n >= 3);
 }
