@@ -989,6 +989,9 @@ TEST(probes_tracefs_restore_fake)
 	CHECK_EQ(ftrace_tracefs_set_buffer_size_kb(&fs, 4096), 0);
 	CHECK_EQ(ftrace_tracefs_enable_event(&fs, "sched", "sched_switch", true), 0);
 	CHECK_EQ(ftrace_tracefs_enable_event(&fs, "..", "x", true), -EINVAL);
+	/* ftrace/print has no enable file: always on while tracing. */
+	CHECK_EQ(ftrace_tracefs_enable_event(&fs, "ftrace", "print", true), 0);
+	CHECK_EQ(ftrace_tracefs_enable_event(&fs, "sched", "nope", true), -ENOENT);
 	CHECK_EQ(fs.saved.len, 4);
 	CHECK((v = get_file(dir, "buffer_size_kb")));
 	CHECK_STR_EQ(v, "4096");

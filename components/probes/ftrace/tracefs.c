@@ -297,7 +297,14 @@ int ftrace_tracefs_enable_event(struct ftrace_tracefs *fs, const char *group, co
 	if (k < 0 || (size_t)k >= sizeof rel)
 		return tb_err_set(&fs->err, -ENAMETOOLONG, "event name '%s/%s' is too long", group,
 				  name);
-	return ftrace_tracefs_write(fs, rel, on ? "1" : "0");
+	int rc = ftrace_tracefs_write(fs, rel, on ? "1" : "0");
+	/* ftrace's own events (ftrace/print, bputs, ...) have no enable file:
+	 * the kernel records them whenever tracing is on. */
+	if (rc == -ENOENT && strcmp(group, "ftrace") == 0 && strcmp(name, "*") != 0) {
+		tb_err_clear(&fs->err);
+		return 0;
+	}
+	return rc;
 }
 
 int ftrace_tracefs_set_buffer_size_kb(struct ftrace_tracefs *fs, uint32_t kb)
