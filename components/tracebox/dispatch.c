@@ -149,28 +149,30 @@ static bool reap(pid_t pid, int *waited)
 	return false;
 }
 
-/* SIGTERM the services' process group, reap them all, SIGKILL what
- * lingers. */
+/* SIGTERM the producers, reap them, then the service's process group (so
+ * no producer sees the service vanish under it and reports a lost
+ * connection); SIGKILL what lingers. */
 static void stop_children(void *ctx)
 {
 	struct autostart *as = ctx;
 	pid_t pid = as->traced, others[2] = {as->probes, as->perf};
 	int waited = 0;
-	bool gone;
+	bool gone = true;
 
 	if (pid <= 0)
 		return;
 	as->traced = as->probes = as->perf = 0;
-	if (kill(-pid, SIGTERM) != 0) {
-		kill(pid, SIGTERM);
-		for (size_t i = 0; i < TB_ARRAY_SIZE(others); i++)
-			if (others[i] > 0)
-				kill(others[i], SIGTERM);
-	}
-	gone = reap(pid, &waited);
 	for (size_t i = 0; i < TB_ARRAY_SIZE(others); i++)
 		if (others[i] > 0)
-			gone = reap(others[i], &waited) && gone;
+			kill(others[i], SIGTERM);
+	for (size_t i = 0; i < TB_ARRAY_SIZE(others); i++)
+		if (others[i] > 0 && reap(others[i], &waited))
+			others[i] = 0;
+		else if (others[i] > 0)
+			gone = false;
+	if (kill(-pid, SIGTERM) != 0)
+		kill(pid, SIGTERM);
+	gone = reap(pid, &waited) && gone;
 	if (gone)
 		return;
 	kill(-pid, SIGKILL);
