@@ -30,30 +30,35 @@ bool ftrace_parse_field_line(const char *line, size_t n, struct ftrace_field_lin
 void ftrace_proto_resolve(struct ftrace_event_format *f);
 /* Set f's pid_off / is_rename (pids.c); called by ftrace_proto_resolve. */
 void ftrace_pids_resolve(struct ftrace_event_format *f);
-/* Add pid (not in the bitmap) to p: the slow path of ftrace_pids_collect. */
-void ftrace_pids_add_slow(struct ftrace_pids *p, int32_t pid);
+/* Add the tasks rec mentions to p, one by one: the slow path of
+ * ftrace_pids_collect (a pid not seen yet, a short record, task_rename). */
+void ftrace_pids_collect_slow(struct ftrace_pids *p, const struct ftrace_event_format *f,
+			      const struct ftrace_record *rec);
+
+/* Whether the pid at data + off is in p's bitmap. */
+static inline bool ftrace_pid_seen(const struct ftrace_pids *p, const uint8_t *data, unsigned off)
+{
+	uint32_t pid;
+	memcpy(&pid, data + off, 4);
+	return pid < FTRACE_PIDS_CACHE && (p->cache[pid / 64] >> (pid % 64) & 1);
+}
 
 /* Add the tasks record rec of event f mentions to p; inline for the
- * encoder's per-event path (a bitmap test per pid in the common case). */
+ * encoder's per-event path: when the record holds every pid and all are
+ * in the bitmap (nearly every event after the first few), a few loads and
+ * well-predicted branches, no call. */
 static inline void ftrace_pids_collect(struct ftrace_pids *p, const struct ftrace_event_format *f,
 				       const struct ftrace_record *rec)
 {
-	for (unsigned i = 0; i < f->n_pid_offs; i++) {
-		int32_t pid;
-		if ((size_t)f->pid_off[i] + 4 > rec->len)
-			continue;
-		memcpy(&pid, rec->data + f->pid_off[i], 4);
-		if ((uint32_t)pid < FTRACE_PIDS_CACHE &&
-		    p->cache[pid / 64] >> (pid % 64) & 1)
-			continue;
-		ftrace_pids_add_slow(p, pid);
+	unsigned n = f->n_pid_offs;
+	if (TB_LIKELY(rec->len >= f->pid_end && !f->is_rename)) {
+		for (unsigned i = 0; i < n; i++)
+			if (!ftrace_pid_seen(p, rec->data, f->pid_off[i]))
+				goto slow;
+		return;
 	}
-	if (f->is_rename && f->n_pid_offs && (size_t)f->pid_off[0] + 4 <= rec->len) {
-		int32_t pid;
-		memcpy(&pid, rec->data + f->pid_off[0], 4);
-		if (pid > 0)
-			vec_push(&p->renamed, pid);
-	}
+slow:
+	ftrace_pids_collect_slow(p, f, rec);
 }
 
 /* Typed field value kinds of the FtraceEvent messages we write. */

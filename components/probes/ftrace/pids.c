@@ -26,11 +26,15 @@ void ftrace_pids_resolve(struct ftrace_event_format *f)
 			break;
 		f->pid_off[f->n_pid_offs++] = fd->offset;
 	}
+	f->pid_end = 0;
+	for (unsigned i = 0; i < f->n_pid_offs; i++)
+		if (f->pid_off[i] + 4 > f->pid_end)
+			f->pid_end = (uint16_t)(f->pid_off[i] + 4);
 	f->is_rename = f->common_pid >= 0 && strcmp(f->group, "task") == 0 &&
 		       strcmp(f->name, "task_rename") == 0;
 }
 
-void ftrace_pids_add_slow(struct ftrace_pids *p, int32_t pid)
+static void pids_add(struct ftrace_pids *p, int32_t pid)
 {
 	if (pid <= 0) { /* the idle task (remembered as seen), or garbage */
 		p->cache[0] |= pid == 0;
@@ -43,6 +47,25 @@ void ftrace_pids_add_slow(struct ftrace_pids *p, int32_t pid)
 	else
 		hmap_put(&p->big, (uint64_t)pid, 1);
 	vec_push(&p->pids, pid);
+}
+
+void ftrace_pids_collect_slow(struct ftrace_pids *p, const struct ftrace_event_format *f,
+			      const struct ftrace_record *rec)
+{
+	for (unsigned i = 0; i < f->n_pid_offs; i++) {
+		int32_t pid;
+		if ((size_t)f->pid_off[i] + 4 > rec->len)
+			continue;
+		memcpy(&pid, rec->data + f->pid_off[i], 4);
+		if (!ftrace_pid_seen(p, rec->data, f->pid_off[i]))
+			pids_add(p, pid);
+	}
+	if (f->is_rename && (size_t)f->pid_off[0] + 4 <= rec->len) {
+		int32_t pid;
+		memcpy(&pid, rec->data + f->pid_off[0], 4);
+		if (pid > 0)
+			vec_push(&p->renamed, pid);
+	}
 }
 
 void ftrace_pids_clear(struct ftrace_pids *p)
