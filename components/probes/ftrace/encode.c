@@ -415,8 +415,12 @@ static void put_typed_fast(struct pb_writer *w, const struct ftrace_event_format
 	w->cur = o;
 }
 
-static void put_event(struct pb_writer *w, const struct ftrace_event_format *f,
-		      const struct ftrace_record *rec, struct ftrace_encode_stats *st)
+/* Cache-line aligned: its branches' placement alone moved the plain
+ * FtraceEvent benchmark by 2.5 ns an event (same instructions). */
+static __attribute__((aligned(64))) void put_event(struct pb_writer *w,
+						   const struct ftrace_event_format *f,
+						   const struct ftrace_record *rec,
+						   struct ftrace_encode_stats *st)
 {
 	uint64_t pid;
 	unsigned h, g;

@@ -44,18 +44,30 @@ static inline bool ftrace_pid_seen(const struct ftrace_pids *p, const uint8_t *d
 }
 
 /* Add the tasks record rec of event f mentions to p; inline for the
- * encoder's per-event path: when the record holds every pid and all are
- * in the bitmap (nearly every event after the first few), a few loads and
- * well-predicted branches, no call. */
+ * encoder's per-event path. Nearly every event has all its pids in the
+ * bitmap already: the first three (pid_off pads them with pid_off[0]) are
+ * tested together, one range test on their OR (each is below the power of
+ * two FTRACE_PIDS_CACHE iff the OR is) and one on the AND of their bits; a
+ * pid not seen yet, a short record or task_rename takes the call. */
 static inline void ftrace_pids_collect(struct ftrace_pids *p, const struct ftrace_event_format *f,
 				       const struct ftrace_record *rec)
 {
 	unsigned n = f->n_pid_offs;
-	if (TB_LIKELY(rec->len >= f->pid_end && !f->is_rename)) {
-		for (unsigned i = 0; i < n; i++)
-			if (!ftrace_pid_seen(p, rec->data, f->pid_off[i]))
-				goto slow;
+	if (!n)
 		return;
+	if (TB_LIKELY(rec->len >= f->pid_end && !f->is_rename)) {
+		uint32_t a, b, c;
+		memcpy(&a, rec->data + f->pid_off[0], 4);
+		memcpy(&b, rec->data + f->pid_off[1], 4);
+		memcpy(&c, rec->data + f->pid_off[2], 4);
+		if (TB_LIKELY((a | b | c) < FTRACE_PIDS_CACHE &&
+			      (p->cache[a / 64] >> (a % 64) & p->cache[b / 64] >> (b % 64) &
+			       p->cache[c / 64] >> (c % 64) & 1))) {
+			for (unsigned i = 3; i < n; i++)
+				if (!ftrace_pid_seen(p, rec->data, f->pid_off[i]))
+					goto slow;
+			return;
+		}
 	}
 slow:
 	ftrace_pids_collect_slow(p, f, rec);

@@ -10,6 +10,10 @@
  */
 #include "ftrace_int.h"
 
+/* ftrace_pids_collect's range test on the OR of three pids. */
+_Static_assert((FTRACE_PIDS_CACHE & (FTRACE_PIDS_CACHE - 1)) == 0,
+	       "FTRACE_PIDS_CACHE must be a power of two");
+
 /* Where f's pids are, once per format (from ftrace_proto_resolve):
  * common_pid first (task_rename's renamed task), then its pid_t fields. */
 void ftrace_pids_resolve(struct ftrace_event_format *f)
@@ -30,6 +34,9 @@ void ftrace_pids_resolve(struct ftrace_event_format *f)
 	for (unsigned i = 0; i < f->n_pid_offs; i++)
 		if (f->pid_off[i] + 4 > f->pid_end)
 			f->pid_end = (uint16_t)(f->pid_off[i] + 4);
+	/* ftrace_pids_collect reads the first three: repeat the first. */
+	for (unsigned i = f->n_pid_offs; i < 3 && f->n_pid_offs; i++)
+		f->pid_off[i] = f->pid_off[0];
 	f->is_rename = f->common_pid >= 0 && strcmp(f->group, "task") == 0 &&
 		       strcmp(f->name, "task_rename") == 0;
 }
