@@ -8,6 +8,10 @@
  * (synthesized copies of x86-64's otherwise). Both encodings are timed:
  * individual FtraceEvents and compact_sched, in thread CPU time (best of
  * REPS). Prints figures only.
+ *
+ * `ftrace_bench [walk|plain|plain-pids|compact|pids]` runs one case, for instruction
+ * counts: TB_BENCH_REPS=1 valgrind --tool=callgrind
+ * --toggle-collect=ftrace_encode_bundle_opts out/bench/ftrace_bench compact
  */
 #include <time.h>
 
@@ -24,7 +28,9 @@ static double now_s(void)
 }
 
 #define NPAGES 2048
-#define REPS 20
+
+/* Repetitions (best of); TB_BENCH_REPS=1 for callgrind. */
+static int REPS = 20;
 
 /* with_pids: also collect the tasks events mention, as traced_probes does
  * for process_stats (cleared per rep, as per drain). */
@@ -92,19 +98,29 @@ static void run_walk(const struct ftrace_table *t, const uint8_t *pages, size_t 
 	       (unsigned long long)(sum & 0xff));
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	const char *only = argc > 1 ? argv[1] : NULL;
+	const char *reps = getenv("TB_BENCH_REPS");
 	struct ftrace_table t;
 	const char *src = bench_load_table(&t);
 	uint8_t *pages = tb_malloc(NPAGES * (size_t)t.layout.page_size);
 	struct bench_cpu cpu = {.tid_base = 1000, .ts = 1000000000ull};
 	size_t events = bench_build_pages(&t, &cpu, false, pages, NPAGES);
 
+	if (reps && strtol(reps, NULL, 10) > 0)
+		REPS = (int)strtol(reps, NULL, 10);
 	printf("pages of sched_switch built from %s (%u-byte pages)\n", src, t.layout.page_size);
-	run_walk(&t, pages, events);
-	run("sched_switch -> FtraceEvent", &t, pages, events, false, false);
-	run("sched_switch -> compact_sched", &t, pages, events, true, false);
-	run("compact_sched + pids for ps", &t, pages, events, true, true);
+	if (!only || !strcmp(only, "walk"))
+		run_walk(&t, pages, events);
+	if (!only || !strcmp(only, "plain"))
+		run("sched_switch -> FtraceEvent", &t, pages, events, false, false);
+	if (only && !strcmp(only, "plain-pids"))
+		run("FtraceEvent + pids for ps", &t, pages, events, false, true);
+	if (!only || !strcmp(only, "compact"))
+		run("sched_switch -> compact_sched", &t, pages, events, true, false);
+	if (!only || !strcmp(only, "pids"))
+		run("compact_sched + pids for ps", &t, pages, events, true, true);
 	tb_free(pages);
 	ftrace_table_release(&t);
 	return 0;

@@ -66,9 +66,10 @@ static inline int64_t pb_zigzag_dec64(uint64_t v)
 /* Number of bytes the minimal varint encoding of v takes (1..10). Pure. */
 static inline size_t pb_varint_size(uint64_t v)
 {
-	/* 1 + floor(bits/7), with bits = 0 counted as one byte. */
-	int bits = 64 - __builtin_clzll(v | 1);
-	return (size_t)(bits + 6) / 7;
+	/* ceil(bits / 7) with bits = 0 counted as one: (9 bits + 64) / 64 is
+	 * equal for bits 1..64 and a multiply-add instead of a division. */
+	unsigned bits = 64 - (unsigned)__builtin_clzll(v | 1);
+	return (size_t)(bits * 9 + 64) >> 6;
 }
 
 /* Write the minimal varint encoding of v at out, which must have room for

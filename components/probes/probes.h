@@ -175,10 +175,11 @@ struct ftrace_event_format {
 	uint8_t compact;
 	int8_t compact_field[5];
 	/* Also set there (pids.c): the record offsets of common_pid and its
-	 * pid_t fields (at most 5 in all; 4 bytes each) and whether it is
-	 * task_rename. */
+	 * pid_t fields (at most 5 in all; 4 bytes each; fewer than 3 padded
+	 * with the first), the record length they all fit in (pid_end) and
+	 * whether it is task_rename. */
 	uint8_t n_pid_offs;
-	uint16_t pid_off[5];
+	uint16_t pid_off[5], pid_end;
 	bool is_rename;
 	/* Also set there: when every typed field is an integer or a fixed char
 	 * array and a whole FtraceEvent fits in 127 bytes, the most it can take

@@ -91,12 +91,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* An exact-size heap copy, so ASan sees any read past the input. */
 	copy = tb_memdup(data, size ? size : 1);
 	pb_writer_init_growable(&w);
-	/* Both encodings: plain events, then compact_sched. */
+	/* Both encodings: plain events, then compact_sched collecting the
+	 * pids events mention (each > 0, once). */
 	for (int compact = 0; compact < 2; compact++) {
-		struct ftrace_encode_opts o = {.compact_sched = compact != 0};
+		static struct ftrace_pids pids;
+		struct ftrace_encode_opts o = {.compact_sched = compact != 0,
+					       .pids = compact ? &pids : NULL};
 		pb_writer_init_growable(&w);
 		ftrace_encode_bundle_opts(&w, &g_table, &o, 0, copy, size, &st);
 		ftrace_encode_opts_release(&o);
+		for (size_t i = 0; i < pids.pids.len; i++)
+			for (size_t j = 0; j <= i; j++)
+				if (pids.pids.data[i] <= 0 ||
+				    (j < i && pids.pids.data[j] == pids.pids.data[i]))
+					abort();
+		ftrace_pids_clear(&pids);
 		if (pb_writer_error(&w) != 0)
 			abort();
 		pb_reader_init(&r, pb_writer_data(&w), pb_writer_size(&w));

@@ -930,6 +930,40 @@ TEST(probes_encode_collects_pids)
 	ftrace_table_release(&t);
 }
 
+/* A record too short for all its pids still gives the ones it holds (and
+ * not the one cut off), and a record whose pids are all seen but one adds
+ * that one: the encoder's one-branch "all seen" path must not skip either. */
+TEST(probes_encode_collects_pids_short_record)
+{
+	static const int32_t want[] = {50, 70, 60};
+	struct ftrace_table t;
+	struct ftrace_pids pids;
+	struct ftrace_encode_stats st = {0};
+	struct ftrace_encode_opts o = {.pids = &pids};
+	struct pb_writer w;
+	struct pgb b;
+	uint8_t ev[96];
+
+	CHECK_EQ(load_table(&t), 0);
+	CHECK_EQ(ftrace_table_find(&t, 372)->pid_end, 60);
+	pg_init(&b, 1000);
+	make_switch(ev, 50, "c", 50, 1, "d", 60);
+	pg_event(&b, 1, ev, 56, false); /* next_pid (offset 56) cut off */
+	pg_event(&b, 1, ev, make_switch(ev, 50, "c", 50, 1, "e", 70), false);
+	pg_event(&b, 1, ev, make_switch(ev, 70, "e", 70, 1, "d", 60), false);
+	pg_finish(&b, 0);
+	memset(&pids, 0, sizeof pids);
+	pb_writer_init_growable(&w);
+	CHECK_EQ(ftrace_encode_bundle_opts(&w, &t, &o, 0, b.page, sizeof b.page, &st), 3);
+	CHECK_EQ(pids.pids.len, TB_ARRAY_SIZE(want));
+	for (size_t i = 0; i < pids.pids.len && i < TB_ARRAY_SIZE(want); i++)
+		CHECK_EQ(pids.pids.data[i], want[i]);
+	ftrace_encode_opts_release(&o);
+	pb_writer_release(&w);
+	ftrace_pids_release(&pids);
+	ftrace_table_release(&t);
+}
+
 /* ---- tracefs state on a fake tree --------------------------------------- */
 
 static int put_file(const char *dir, const char *rel, const char *text)

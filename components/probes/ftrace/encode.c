@@ -415,8 +415,12 @@ static void put_typed_fast(struct pb_writer *w, const struct ftrace_event_format
 	w->cur = o;
 }
 
-static void put_event(struct pb_writer *w, const struct ftrace_event_format *f,
-		      const struct ftrace_record *rec, struct ftrace_encode_stats *st)
+/* Cache-line aligned: its branches' placement alone moved the plain
+ * FtraceEvent benchmark by 2.5 ns an event (same instructions). */
+static __attribute__((aligned(64))) void put_event(struct pb_writer *w,
+						   const struct ftrace_event_format *f,
+						   const struct ftrace_record *rec,
+						   struct ftrace_encode_stats *st)
 {
 	uint64_t pid;
 	unsigned h, g;
@@ -573,8 +577,9 @@ static uint32_t compact_intern(struct ftrace_compact_buf *c, const uint8_t *s, s
 	return (uint32_t)c->n_strs - 1;
 }
 
-/* Field i of the compact list as a varint value (int32s sign-extended). */
-static bool compact_int(const struct ftrace_event_format *f, int i,
+/* Field i of the compact list as a varint value (int32s sign-extended);
+ * always inlined: it runs three or four times an event. */
+static inline __attribute__((always_inline)) bool compact_int(const struct ftrace_event_format *f, int i,
 			const struct ftrace_record *rec, uint64_t *v)
 {
 	const struct ftrace_field *fd = &f->fields[f->compact_field[i]];

@@ -30,30 +30,47 @@ bool ftrace_parse_field_line(const char *line, size_t n, struct ftrace_field_lin
 void ftrace_proto_resolve(struct ftrace_event_format *f);
 /* Set f's pid_off / is_rename (pids.c); called by ftrace_proto_resolve. */
 void ftrace_pids_resolve(struct ftrace_event_format *f);
-/* Add pid (not in the bitmap) to p: the slow path of ftrace_pids_collect. */
-void ftrace_pids_add_slow(struct ftrace_pids *p, int32_t pid);
+/* Add the tasks rec mentions to p, one by one: the slow path of
+ * ftrace_pids_collect (a pid not seen yet, a short record, task_rename). */
+void ftrace_pids_collect_slow(struct ftrace_pids *p, const struct ftrace_event_format *f,
+			      const struct ftrace_record *rec);
+
+/* Whether the pid at data + off is in p's bitmap. */
+static inline bool ftrace_pid_seen(const struct ftrace_pids *p, const uint8_t *data, unsigned off)
+{
+	uint32_t pid;
+	memcpy(&pid, data + off, 4);
+	return pid < FTRACE_PIDS_CACHE && (p->cache[pid / 64] >> (pid % 64) & 1);
+}
 
 /* Add the tasks record rec of event f mentions to p; inline for the
- * encoder's per-event path (a bitmap test per pid in the common case). */
+ * encoder's per-event path. Nearly every event has all its pids in the
+ * bitmap already: the first three (pid_off pads them with pid_off[0]) are
+ * tested together, one range test on their OR (each is below the power of
+ * two FTRACE_PIDS_CACHE iff the OR is) and one on the AND of their bits; a
+ * pid not seen yet, a short record or task_rename takes the call. */
 static inline void ftrace_pids_collect(struct ftrace_pids *p, const struct ftrace_event_format *f,
 				       const struct ftrace_record *rec)
 {
-	for (unsigned i = 0; i < f->n_pid_offs; i++) {
-		int32_t pid;
-		if ((size_t)f->pid_off[i] + 4 > rec->len)
-			continue;
-		memcpy(&pid, rec->data + f->pid_off[i], 4);
-		if ((uint32_t)pid < FTRACE_PIDS_CACHE &&
-		    p->cache[pid / 64] >> (pid % 64) & 1)
-			continue;
-		ftrace_pids_add_slow(p, pid);
+	unsigned n = f->n_pid_offs;
+	if (!n)
+		return;
+	if (TB_LIKELY(rec->len >= f->pid_end && !f->is_rename)) {
+		uint32_t a, b, c;
+		memcpy(&a, rec->data + f->pid_off[0], 4);
+		memcpy(&b, rec->data + f->pid_off[1], 4);
+		memcpy(&c, rec->data + f->pid_off[2], 4);
+		if (TB_LIKELY((a | b | c) < FTRACE_PIDS_CACHE &&
+			      (p->cache[a / 64] >> (a % 64) & p->cache[b / 64] >> (b % 64) &
+			       p->cache[c / 64] >> (c % 64) & 1))) {
+			for (unsigned i = 3; i < n; i++)
+				if (!ftrace_pid_seen(p, rec->data, f->pid_off[i]))
+					goto slow;
+			return;
+		}
 	}
-	if (f->is_rename && f->n_pid_offs && (size_t)f->pid_off[0] + 4 <= rec->len) {
-		int32_t pid;
-		memcpy(&pid, rec->data + f->pid_off[0], 4);
-		if (pid > 0)
-			vec_push(&p->renamed, pid);
-	}
+slow:
+	ftrace_pids_collect_slow(p, f, rec);
 }
 
 /* Typed field value kinds of the FtraceEvent messages we write. */

@@ -10,6 +10,10 @@
  */
 #include "ftrace_int.h"
 
+/* ftrace_pids_collect's range test on the OR of three pids. */
+_Static_assert((FTRACE_PIDS_CACHE & (FTRACE_PIDS_CACHE - 1)) == 0,
+	       "FTRACE_PIDS_CACHE must be a power of two");
+
 /* Where f's pids are, once per format (from ftrace_proto_resolve):
  * common_pid first (task_rename's renamed task), then its pid_t fields. */
 void ftrace_pids_resolve(struct ftrace_event_format *f)
@@ -26,11 +30,18 @@ void ftrace_pids_resolve(struct ftrace_event_format *f)
 			break;
 		f->pid_off[f->n_pid_offs++] = fd->offset;
 	}
+	f->pid_end = 0;
+	for (unsigned i = 0; i < f->n_pid_offs; i++)
+		if (f->pid_off[i] + 4 > f->pid_end)
+			f->pid_end = (uint16_t)(f->pid_off[i] + 4);
+	/* ftrace_pids_collect reads the first three: repeat the first. */
+	for (unsigned i = f->n_pid_offs; i < 3 && f->n_pid_offs; i++)
+		f->pid_off[i] = f->pid_off[0];
 	f->is_rename = f->common_pid >= 0 && strcmp(f->group, "task") == 0 &&
 		       strcmp(f->name, "task_rename") == 0;
 }
 
-void ftrace_pids_add_slow(struct ftrace_pids *p, int32_t pid)
+static void pids_add(struct ftrace_pids *p, int32_t pid)
 {
 	if (pid <= 0) { /* the idle task (remembered as seen), or garbage */
 		p->cache[0] |= pid == 0;
@@ -43,6 +54,25 @@ void ftrace_pids_add_slow(struct ftrace_pids *p, int32_t pid)
 	else
 		hmap_put(&p->big, (uint64_t)pid, 1);
 	vec_push(&p->pids, pid);
+}
+
+void ftrace_pids_collect_slow(struct ftrace_pids *p, const struct ftrace_event_format *f,
+			      const struct ftrace_record *rec)
+{
+	for (unsigned i = 0; i < f->n_pid_offs; i++) {
+		int32_t pid;
+		if ((size_t)f->pid_off[i] + 4 > rec->len)
+			continue;
+		memcpy(&pid, rec->data + f->pid_off[i], 4);
+		if (!ftrace_pid_seen(p, rec->data, f->pid_off[i]))
+			pids_add(p, pid);
+	}
+	if (f->is_rename && (size_t)f->pid_off[0] + 4 <= rec->len) {
+		int32_t pid;
+		memcpy(&pid, rec->data + f->pid_off[0], 4);
+		if (pid > 0)
+			vec_push(&p->renamed, pid);
+	}
 }
 
 void ftrace_pids_clear(struct ftrace_pids *p)
