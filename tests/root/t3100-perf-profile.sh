@@ -7,7 +7,10 @@
 # Then: the top two symbolized user leaf functions are hot_seventy and
 # hot_thirty and split the samples as `perf record -F 1000 -g` does on the
 # same workload (within 5 points); no sample was lost (no kernel lost
-# records, >= 95 % of 1000 per CPU second); every sample is the target's.
+# records, >= 90 % of 1000 per CPU second: in frequency mode the kernel
+# adapts the period, and lowers perf_event_max_sample_rate when a loaded
+# machine makes sampling interrupts slow, so a few percent fewer samples is
+# not a loss); every sample is the target's.
 # SKIP when not root, perf_event_open is refused, or gcc is missing; the
 # perf comparison alone SKIPs when `perf record` cannot run.
 . tests/lib.sh
@@ -73,7 +76,7 @@ q="select (select count(*) from perf_sample where callsite_id is not null) as sa
 	 where t.tid != $wpid and s.callsite_id is not null) as others"
 set -- $("$TRACEBOX" trace_processor_shell query "$TMP/p.pftrace" "$q" 2>/dev/null | sed 1d | tr ',' ' ')
 expect_eq no-kernel-lost-records 0 "${2:-}"
-want=$((wcpu / 1000000 * 95 / 100))
+want=$((wcpu / 1000000 * 90 / 100))
 [ "${1:-0}" -ge "$want" ] && pass no-samples-lost ||
 	fail no-samples-lost "${1:-0} samples for $wcpu ns of CPU (want >= $want)"
 expect_eq only-target-samples 0 "${3:-}"
