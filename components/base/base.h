@@ -430,6 +430,19 @@ int tb_set_cloexec(int fd, bool on);
  * max_bytes. On failure *buf is NULL. */
 int tb_read_file(const char *path, char **buf, size_t *len, size_t max_bytes,
 		 struct tb_err *err);
+/* Open a regular file for reading without blocking on the way: a FIFO or a
+ * device at path is refused before anything waits for a writer. extra_flags
+ * adds open flags (O_NOFOLLOW). The returned fd is blocking and close-on-exec;
+ * its fstat goes to *st when st is not NULL. Returns the fd, or -errno with
+ * a message in err (-EINVAL: not a regular file). */
+struct stat;
+int tb_open_regular(const char *path, int extra_flags, struct stat *st, struct tb_err *err);
+/* Create a new, empty file beside path ("<path>.XXXXXX", O_EXCL, never
+ * through a symlink) for writing output that replaces path only when it is
+ * complete: the caller renames tmp over path on success and unlinks tmp on
+ * failure. The file gets mode & ~umask. The name goes to tmp (n bytes).
+ * Returns the fd (close-on-exec), or -errno with a message in err. */
+int tb_create_beside(const char *path, unsigned mode, char *tmp, size_t n, struct tb_err *err);
 /* close(*fd) if it is >= 0 and set it to -1. Keeps errno. */
 void tb_close(int *fd);
 

@@ -121,13 +121,9 @@ int elf_open_path(struct elf_file *e, const char *path, struct tb_err *err)
 	struct stat st;
 	int rc;
 	memset(e, 0, sizeof *e);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = tb_open_regular(path, 0, &st, err);
 	if (fd < 0)
-		return tb_err_errno(err, -errno, "cannot open '%s'", path);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		rc = tb_err_set(err, -EINVAL, "'%s' is not a regular file", path);
-		goto fail;
-	}
+		return fd;
 	rc = elf_open_fd(e, fd, (uint64_t)st.st_size);
 	if (rc < 0) {
 		tb_err_set(err, rc, "'%s' is not an ELF file", path);

@@ -2,13 +2,16 @@
  * File descriptor helpers: whole reads and writes that survive EINTR, short
  * transfers and non-blocking fds (they wait with poll instead of spinning),
  * flag setters, a capped whole-file read for procfs, sysfs and config files,
- * and a close that cannot be done twice.
+ * an open that refuses FIFOs and devices without waiting on them, temporary
+ * files beside an output for replace-on-success writes, and a close that
+ * cannot be done twice.
  */
 #include "base.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -83,6 +86,56 @@ int tb_set_nonblock(int fd, bool on)
 int tb_set_cloexec(int fd, bool on)
 {
 	return set_flag(fd, F_GETFD, F_SETFD, FD_CLOEXEC, on);
+}
+
+int tb_open_regular(const char *path, int extra_flags, struct stat *st, struct tb_err *err)
+{
+	struct stat tmp;
+	int rc, fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | extra_flags);
+	if (fd < 0)
+		return tb_err_errno(err, -errno, "cannot open '%s'", path);
+	if (!st)
+		st = &tmp;
+	if (fstat(fd, st) < 0) {
+		rc = tb_err_errno(err, -errno, "cannot stat '%s'", path);
+		goto fail;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		rc = tb_err_set(err, -EINVAL, "'%s' is not a regular file", path);
+		goto fail;
+	}
+	if ((rc = tb_set_nonblock(fd, false)) < 0) {
+		tb_err_errno(err, rc, "cannot read '%s'", path);
+		goto fail;
+	}
+	return fd;
+fail:
+	tb_close(&fd);
+	return rc;
+}
+
+int tb_create_beside(const char *path, unsigned mode, char *tmp, size_t n, struct tb_err *err)
+{
+	int k = snprintf(tmp, n, "%s.XXXXXX", path);
+	if (k < 0 || (size_t)k >= n)
+		return tb_err_set(err, -ENAMETOOLONG, "path '%s' is too long", path);
+	int fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return tb_err_errno(err, -errno, "cannot create '%s'", path);
+	if ((mode & 07777) == 0600)
+		return fd; /* mkostemp's mode: no need to ask for the umask */
+	/* umask can only be read by setting it; the window is a few
+	 * instructions wide and only files created meanwhile by other threads
+	 * could see 077. */
+	mode_t mask = umask(077);
+	umask(mask);
+	if (fchmod(fd, (mode_t)mode & ~mask & 07777) < 0) {
+		int rc = tb_err_errno(err, -errno, "cannot create '%s'", path);
+		tb_close(&fd);
+		unlink(tmp);
+		return rc;
+	}
+	return fd;
 }
 
 int tb_read_file(const char *path, char **buf, size_t *len, size_t max_bytes, struct tb_err *err)

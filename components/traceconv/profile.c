@@ -28,6 +28,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,29 +283,35 @@ done:
 	return rc;
 }
 
-/* gzip data into the new file path. */
+/* gzip data into a new file path: written beside it and renamed into place,
+ * so a failure leaves no partial profile. Input is fed to deflate in pieces
+ * that fit its 32-bit counters. */
 static int profile_write(const char *path, const uint8_t *data, size_t len)
 {
 	z_stream z = {0};
 	uint8_t buf[65536];
-	int fd = -1, rc = -1, zr = Z_OK;
+	char tmp[PATH_MAX];
+	struct tb_err err = {0};
+	int fd, rc = -1, zr = Z_OK, e;
 
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
-		fprintf(stderr, "traceconv: cannot create '%s': %s\n", path, strerror(errno));
+	if ((fd = tb_create_beside(path, 0644, tmp, sizeof tmp, &err)) < 0) {
+		fprintf(stderr, "traceconv: %s\n", err.msg);
 		return -1;
 	}
 	if (deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		goto out;
 	z.next_in = (uint8_t *)data;
-	z.avail_in = (uInt)len;
 	while (zr != Z_STREAM_END) {
+		if (z.avail_in == 0 && len > 0) {
+			z.avail_in = len > UINT_MAX ? UINT_MAX : (uInt)len;
+			len -= z.avail_in;
+		}
 		z.next_out = buf;
 		z.avail_out = sizeof buf;
-		zr = deflate(&z, Z_FINISH);
+		zr = deflate(&z, len > 0 ? Z_NO_FLUSH : Z_FINISH);
 		if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR)
 			break;
-		int e = tb_write_all(fd, buf, sizeof buf - z.avail_out);
-		if (e < 0) {
+		if ((e = tb_write_all(fd, buf, sizeof buf - z.avail_out)) < 0) {
 			fprintf(stderr, "traceconv: cannot write '%s': %s\n", path, strerror(-e));
 			goto out;
 		}
@@ -318,6 +325,12 @@ out:
 		fprintf(stderr, "traceconv: cannot write '%s': %s\n", path, strerror(errno));
 		rc = -1;
 	}
+	if (rc == 0 && rename(tmp, path) != 0) {
+		fprintf(stderr, "traceconv: cannot create '%s': %s\n", path, strerror(errno));
+		rc = -1;
+	}
+	if (rc < 0)
+		unlink(tmp);
 	return rc;
 }
 

@@ -8,9 +8,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base.h"
@@ -95,6 +97,46 @@ static int traceconv_profile_opt(struct traceconv_profile_opts *po, int argc, ch
 	return -1;
 }
 
+/* Open the output of a text mode. A regular file (or a new name) is written
+ * beside its final place dest (the temp name goes to tmp) and renamed over it
+ * only on success, so the input may be the output and a failure keeps an
+ * older file. A device or FIFO (/dev/null, a pipe) is written in place. */
+static int open_output(const char *path, char *dest, char *tmp, size_t n, FILE **out)
+{
+	struct stat st;
+	struct tb_err err = {0};
+	char *real = NULL;
+	int fd;
+
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (!(*out = fopen(path, "we"))) {
+			fprintf(stderr, "traceconv: cannot open '%s': %s\n", path,
+			        strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	/* Through a symlink, replace the file it names, not the link. */
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+		real = realpath(path, NULL);
+	snprintf(dest, n, "%s", real ? real : path);
+	free(real);
+	fd = tb_create_beside(dest, 0666, tmp, n, &err);
+	if (fd < 0) {
+		fprintf(stderr, "traceconv: %s\n", err.msg);
+		tmp[0] = 0;
+		return -1;
+	}
+	if (!(*out = fdopen(fd, "wb"))) {
+		fprintf(stderr, "traceconv: cannot create '%s': %s\n", path, strerror(errno));
+		close(fd);
+		unlink(tmp);
+		tmp[0] = 0;
+		return -1;
+	}
+	return 0;
+}
+
 int traceconv_main(int argc, char **argv)
 {
 	struct traceconv_folded_opts fo = {0};
@@ -102,6 +144,7 @@ int traceconv_main(int argc, char **argv)
 	const char *mode = NULL, *in = NULL, *outp = NULL;
 	int in_fd = -1, rc = 1;
 	FILE *out = NULL;
+	char tmp[PATH_MAX] = "", dest[PATH_MAX] = "";
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -173,8 +216,7 @@ int traceconv_main(int argc, char **argv)
 	}
 	if (!outp || strcmp(outp, "-") == 0) {
 		out = stdout;
-	} else if (!(out = fopen(outp, "wb"))) {
-		fprintf(stderr, "traceconv: cannot create '%s': %s\n", outp, strerror(errno));
+	} else if (open_output(outp, dest, tmp, sizeof tmp, &out) < 0) {
 		goto out;
 	}
 
@@ -193,10 +235,16 @@ out:
 		        strerror(errno));
 		rc = 1;
 	}
-	if (out && out != stdout && fclose(out) != 0 && rc == 0)
+	if (out && out != stdout && fclose(out) != 0 && rc == 0) {
+		fprintf(stderr, "traceconv: cannot write '%s': %s\n", outp, strerror(errno));
 		rc = 1;
-	if (out && out != stdout && rc != 0)
-		unlink(outp); /* no half-written output left behind */
+	}
+	if (tmp[0] && rc == 0 && rename(tmp, dest) != 0) {
+		fprintf(stderr, "traceconv: cannot create '%s': %s\n", outp, strerror(errno));
+		rc = 1;
+	}
+	if (tmp[0] && rc != 0)
+		unlink(tmp); /* no half-written output; an older file stays */
 	if (in_fd > STDERR_FILENO)
 		close(in_fd);
 	return rc;

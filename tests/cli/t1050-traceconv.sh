@@ -96,3 +96,23 @@ printf 'packet { bogus: 1 }\n' >"$TMP/bad.textproto"
 expect_exit binary_bad_text 1 "$bin" traceconv binary "$TMP/bad.textproto"
 grep -q 'bad.textproto:1:10 error: No field named "bogus"' "$TMP/err" && pass binary_bad_text_msg ||
 	fail binary_bad_text_msg "$(cat "$TMP/err")"
+
+# ---- the output is replaced only when complete -------------------------------
+# The input may be the output; a failed conversion keeps an older output; a
+# device is written in place, not replaced.
+printf 'packet { timestamp: 7 }\n' >"$TMP/same.textproto"
+cp "$TMP/same.textproto" "$TMP/ref.textproto"
+"$bin" traceconv binary "$TMP/ref.textproto" "$TMP/ref.pb" 2>"$TMP/err" &&
+	"$bin" traceconv binary "$TMP/same.textproto" "$TMP/same.textproto" 2>"$TMP/err" &&
+	cmp -s "$TMP/ref.pb" "$TMP/same.textproto" && pass output_is_input ||
+	fail output_is_input "$(cat "$TMP/err")"
+printf 'old\n' >"$TMP/old.pb"
+expect_exit output_kept_on_failure 1 "$bin" traceconv binary "$TMP/bad.textproto" "$TMP/old.pb"
+[ "$(cat "$TMP/old.pb" 2>/dev/null)" = old ] && [ -z "$(ls "$TMP" | grep 'old\.pb\.')" ] &&
+	pass output_kept_on_failure_content || fail output_kept_on_failure_content "$(ls "$TMP")"
+ln -s ref.pb "$TMP/link.pb"
+"$bin" traceconv binary "$TMP/ref.textproto" "$TMP/link.pb" 2>"$TMP/err" && [ -L "$TMP/link.pb" ] &&
+	cmp -s "$TMP/ref.pb" "$TMP/link.pb" && pass output_through_symlink ||
+	fail output_through_symlink "$(cat "$TMP/err")"
+"$bin" traceconv binary "$TMP/ref.textproto" /dev/null 2>"$TMP/err" && [ -c /dev/null ] &&
+	pass output_device || fail output_device "$(cat "$TMP/err")"

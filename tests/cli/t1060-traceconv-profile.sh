@@ -32,6 +32,19 @@ expect_exit no_profile 1 "$bin" traceconv profile "$TMP/t.json" "$TMP/o"
 grep -q "no profile found in the trace" "$TMP/err" && [ ! -e "$TMP/o" ] &&
 	pass no_profile_msg || fail no_profile_msg "$(cat "$TMP/err")"
 
+# A failed write (here: no file may grow past 0 bytes) leaves no partial
+# profile, neither under its name nor as a temporary beside it.
+if check fail_convert "$bin" traceconv binary tests/data/traceconv/perf_unnamed.textproto "$TMP/f.pb"; then
+	mkdir "$TMP/full"
+	# stderr goes through a pipe: the file size limit would stop it too.
+	( (trap '' XFSZ; ulimit -f 0; exec "$bin" traceconv profile "$TMP/f.pb" "$TMP/full") \
+		2>&1 >/dev/null; echo "exit $?") | cat >"$TMP/err"
+	expect_eq write_error_exit "exit 1" "$(tail -1 "$TMP/err")"
+	grep -q "cannot write '$TMP/full/profile\.1\.pid\.10\.pb'" "$TMP/err" &&
+		pass write_error_msg || fail write_error_msg "$(cat "$TMP/err")"
+	expect_eq write_error_no_files "" "$(ls -A "$TMP/full")"
+fi
+
 if ! command -v protoc >/dev/null 2>&1; then
 	skip profile "protoc not installed"
 	exit 0

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -877,6 +878,28 @@ static void on_periodic(struct loop *l, uint64_t id, void *ctx)
 static void never(struct loop *l, uint64_t id, void *ctx)
 {
 	TB_CHECK(!"cancelled timer fired");
+}
+
+/* A FIFO named where an ELF file is expected (a mapping renamed by a
+ * profiled process, a mapping name in a trace) is refused at once: opening
+ * it for reading must not wait for a writer. The alarm turns a hang into a
+ * failure. */
+TEST(base_elf_open_fifo)
+{
+	char dir[] = "/tmp/tb_base_fifo_XXXXXX", path[64];
+	struct elf_file e;
+	struct tb_err err = {0};
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof path, "%s/fifo", dir);
+	CHECK_EQ(mkfifo(path, 0600), 0);
+	alarm(10);
+	CHECK_EQ(elf_open_path(&e, path, &err), -EINVAL);
+	CHECK(strstr(err.msg, "is not a regular file") != NULL);
+	CHECK_EQ(tb_open_regular(path, 0, NULL, &err), -EINVAL);
+	alarm(0);
+	unlink(path);
+	rmdir(dir);
 }
 
 TEST(base_loop_timers)

@@ -1328,6 +1328,68 @@ TEST(probes_tracefs_crash_record)
 	rm_tree(dir);
 }
 
+/* The record may live in /tmp: writing it never follows a planted symlink,
+ * and recovery obeys only our own, private, regular record and only the
+ * keys we save. */
+TEST(probes_tracefs_record_untrusted)
+{
+	char dir[] = "/tmp/tb-probes-XXXXXX", rec[FTRACE_PATH_MAX], tmp[FTRACE_PATH_MAX + 8];
+	char victim[FTRACE_PATH_MAX + 8], text[256];
+	struct ftrace_tracefs fs;
+	struct stat st;
+	size_t n = 9;
+
+	CHECK_EQ(make_fake_tracefs(dir), 0);
+	ftrace_tracefs_record_path(dir, rec, sizeof rec);
+	snprintf(tmp, sizeof tmp, "%s.tmp", rec);
+	snprintf(victim, sizeof victim, "%s.victim", rec);
+	CHECK(put_file("/", victim, "precious\n") == 0);
+	CHECK_EQ(symlink(victim, tmp), 0);
+	CHECK_EQ(ftrace_tracefs_open(&fs, dir, false), 0);
+	CHECK_EQ(ftrace_tracefs_set_buffer_size_kb(&fs, 4096), 0);
+	CHECK(file_is("/", victim, "precious\n"));
+	CHECK_EQ(lstat(rec, &st), 0);
+	CHECK(S_ISREG(st.st_mode));
+	CHECK_EQ(st.st_mode & 0777, 0600);
+	ftrace_tracefs_close(&fs);
+	unlink(tmp);
+
+	/* Someone else's kind of record: writable by others, or a symlink. */
+	snprintf(text, sizeof text, "pid %ld\nbuffer_size_kb\t1408\n", (long)dead_pid());
+	CHECK(put_file(dir, "buffer_size_kb", "4096\n") == 0);
+	CHECK(put_file("/", rec, text) == 0);
+	CHECK_EQ(chmod(rec, 0666), 0);
+	CHECK_EQ(ftrace_tracefs_open(&fs, dir, false), 0);
+	CHECK_EQ(ftrace_tracefs_recover(&fs, &n), -EPERM);
+	CHECK_EQ(n, 0);
+	ftrace_tracefs_close(&fs);
+	CHECK(file_is(dir, "buffer_size_kb", "4096\n"));
+	unlink(rec);
+	CHECK(put_file("/", victim, text) == 0);
+	CHECK_EQ(symlink(victim, rec), 0);
+	CHECK_EQ(ftrace_tracefs_open(&fs, dir, false), 0);
+	CHECK(ftrace_tracefs_recover(&fs, &n) < 0);
+	CHECK_EQ(n, 0);
+	ftrace_tracefs_close(&fs);
+	CHECK(file_is(dir, "buffer_size_kb", "4096\n"));
+	unlink(rec);
+
+	/* Keys we never save are skipped; the ones we do are restored. */
+	snprintf(text, sizeof text,
+	         "pid %ld\ncurrent_tracer\tfunction\nevents/sched/filter\tx\n"
+	         "buffer_size_kb\t1408\n",
+	         (long)dead_pid());
+	CHECK(put_file("/", rec, text) == 0);
+	CHECK_EQ(ftrace_tracefs_open(&fs, dir, false), 0);
+	CHECK_EQ(ftrace_tracefs_recover(&fs, &n), 0);
+	CHECK_EQ(n, 1);
+	ftrace_tracefs_close(&fs);
+	CHECK(file_is(dir, "buffer_size_kb", "1408"));
+	CHECK(file_is(dir, "current_tracer", "nop\n"));
+	unlink(victim);
+	rm_tree(dir);
+}
+
 /* ---- live capture (root and tracefs only) ------------------------------- */
 
 struct snapshot {

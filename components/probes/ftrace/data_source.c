@@ -446,9 +446,9 @@ static void shared_free(struct ftrace_shared *sh)
 	tb_free(sh->pipes);
 	tb_free(sh->buf);
 	tb_free(sh->root);
-	tb_free(sh);
 	if (g_shared == sh)
 		g_shared = NULL;
+	tb_free(sh);
 }
 
 /* The first instance's setup: tracefs opened, tracing off, buffer size and

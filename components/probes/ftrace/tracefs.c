@@ -19,6 +19,12 @@
  *     pid <owner pid>
  *     <rel>\t<value>          oldest first; written back newest first
  *
+ * The record may sit in /tmp, so it is created exclusively (mode 0600,
+ * never through a symlink) and renamed into place, and recovery obeys only
+ * a regular file owned by our euid that others cannot write, and only the
+ * keys we ever save (buffer_size_kb, trace_clock, tracing_on, event enable
+ * files).
+ *
  * ftrace_tracefs_reset is the last resort when there is no record: it
  * cannot know what the previous state was and puts tracefs into its quiet
  * defaults instead, as Perfetto's HardResetFtraceState.
@@ -112,8 +118,12 @@ static void write_record(struct ftrace_tracefs *fs)
 		fs->record_written = false;
 		return;
 	}
-	snprintf(tmp, sizeof tmp, "%s.tmp", fs->record);
-	f = fopen(tmp, "we");
+	/* A fresh file of ours, never one another user planted (or a symlink)
+	 * in /tmp: created exclusively, mode 0600, then renamed into place. */
+	int fd = tb_create_beside(fs->record, 0600, tmp, sizeof tmp, NULL);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (fd >= 0 && !f)
+		close(fd), unlink(tmp);
 	if (f) {
 		fprintf(f, "pid %ld\n", (long)getpid());
 		for (size_t i = 0; i < fs->saved.len; i++)
@@ -129,6 +139,61 @@ static void write_record(struct ftrace_tracefs *fs)
 	fs->record[0] = 0;
 }
 
+/* The only files ftrace_tracefs_write saves: a record naming anything else
+ * was not written by us and is not obeyed. */
+static bool recoverable(const char *rel)
+{
+	const char *g, *e;
+	if (strcmp(rel, "buffer_size_kb") == 0 || strcmp(rel, "trace_clock") == 0 ||
+	    strcmp(rel, "tracing_on") == 0)
+		return true;
+	if (strncmp(rel, "events/", 7) != 0 || strstr(rel, ".."))
+		return false;
+	g = rel + 7;
+	e = strchr(g, '/');
+	if (!e || e == g)
+		return false;
+	if (strcmp(e, "/enable") == 0)
+		return true; /* events/<group>/enable */
+	g = e + 1;
+	e = strchr(g, '/');
+	return e && e != g && strcmp(e, "/enable") == 0; /* events/<group>/<event>/enable */
+}
+
+/* Read the record, trusting only a regular file (not a symlink) owned by
+ * our effective uid that no one else may write. Anything else is refused
+ * and left alone. */
+static int read_record(struct ftrace_tracefs *fs, char **text, size_t *len)
+{
+	struct stat st;
+	ssize_t n;
+	int fd = tb_open_regular(fs->record, O_NOFOLLOW, &st, NULL);
+	if (fd < 0)
+		return fd == -ENOENT ? fd
+		                     : tb_err_errno(&fs->err, fd, "cannot read '%s'", fs->record);
+	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+		tb_close(&fd);
+		return tb_err_set(&fs->err, -EPERM,
+		                  "record '%s' is not owned by us or writable by others; ignored",
+		                  fs->record);
+	}
+	if (st.st_size > (1 << 20)) {
+		tb_close(&fd);
+		return tb_err_set(&fs->err, -EFBIG, "record '%s' is too large", fs->record);
+	}
+	*text = tb_malloc((size_t)st.st_size + 1);
+	n = tb_read_all(fd, *text, (size_t)st.st_size);
+	tb_close(&fd);
+	if (n < 0) {
+		tb_free(*text);
+		*text = NULL;
+		return tb_err_errno(&fs->err, (int)n, "cannot read '%s'", fs->record);
+	}
+	(*text)[n] = 0;
+	*len = (size_t)n;
+	return 0;
+}
+
 int ftrace_tracefs_recover(struct ftrace_tracefs *fs, size_t *restored)
 {
 	char *text = NULL, *line, *next;
@@ -140,9 +205,9 @@ int ftrace_tracefs_recover(struct ftrace_tracefs *fs, size_t *restored)
 	*restored = 0;
 	if (!fs->record[0])
 		return 0;
-	rc = tb_read_file(fs->record, &text, &len, 1 << 20, NULL);
+	rc = read_record(fs, &text, &len);
 	if (rc < 0)
-		return rc == -ENOENT ? 0 : tb_err_errno(&fs->err, rc, "cannot read '%s'", fs->record);
+		return rc == -ENOENT ? 0 : rc;
 	if (sscanf(text, "pid %ld", &pid) != 1) {
 		tb_free(text);
 		unlink(fs->record);
@@ -164,9 +229,11 @@ int ftrace_tracefs_recover(struct ftrace_tracefs *fs, size_t *restored)
 	}
 	while (lines.len) {
 		char *l = vec_pop(&lines), *tab = strchr(l, '\t');
-		if (!tab || !tab[1] || strstr(l, ".."))
+		if (!tab || !tab[1])
 			continue;
 		*tab = 0;
+		if (!recoverable(l))
+			continue;
 		rc = raw_write(fs, l, tab + 1);
 		if (rc < 0 && first == 0)
 			first = rc;

@@ -251,7 +251,7 @@ static uint32_t file_crc32(const char *path, bool *ok)
 	uint8_t buf[65536];
 	uLong crc = crc32(0L, Z_NULL, 0);
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = tb_open_regular(path, 0, NULL, NULL);
 	*ok = fd >= 0;
 	if (fd < 0)
 		return 0;
