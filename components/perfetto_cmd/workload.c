@@ -9,10 +9,12 @@
  *
  * Signals: the client keeps SIGINT, SIGTERM and SIGCHLD blocked (they arrive
  * through a loop's signalfd); the child gets the mask the client started
- * with and SIGPIPE back to its default. A SIGINT/SIGTERM sent to the client
- * with kill(2) is passed on to the workload; one the terminal generated
- * (^C) already reached the workload, which shares the client's process
- * group, so it is not sent twice.
+ * with, SIGPIPE back to its default, and SIGCHLD at its default even when the
+ * client was started with it ignored (an ignored SIGCHLD would auto-reap the
+ * workload and hide its status, and break the workload's own waits). A
+ * SIGINT/SIGTERM sent to the client with kill(2) is passed on to the
+ * workload; one the terminal generated (^C) already reached the workload,
+ * which shares the client's process group, so it is not sent twice.
  */
 #include "perfetto_cmd_int.h"
 
@@ -39,6 +41,9 @@ int perfetto_cmd_workload_block_signals(struct perfetto_cmd_workload *w)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGCHLD);
+	/* Inherited SIG_IGN would auto-reap the workload (waitpid: ECHILD) and
+	 * be passed on to it; both the client and the workload get the default. */
+	signal(SIGCHLD, SIG_DFL);
 	return -pthread_sigmask(SIG_BLOCK, &set, &w->child_mask);
 }
 

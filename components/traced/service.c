@@ -364,6 +364,7 @@ void traced_session_start(struct traced_session *s)
 	match_sources(s, NULL, NULL);
 	if (s->cfg->duration_ms)
 		s->duration_timer = loop_add_timer(l, s->cfg->duration_ms, 0, on_duration, s);
+	traced_triggers_on_start(s);
 	if (s->write_into_file) {
 		uint32_t ms = s->cfg->file_write_period_ms ? s->cfg->file_write_period_ms
 							   : TRACED_DEFAULT_WRITE_PERIOD_MS;

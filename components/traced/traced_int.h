@@ -306,6 +306,8 @@ int traced_triggers_validate(const Perfetto__Protos__TraceConfig *cfg, char *err
  * false (do not start now); STOP_TRACING makes trigger_timeout_ms the
  * duration. True: start as usual. */
 bool traced_triggers_on_create(struct traced_session *s);
+/* At StartTracing: arm the stop delay of a STOP trigger received before. */
+void traced_triggers_on_start(struct traced_session *s);
 /* ActivateTriggers from producer p: each name offered to every session. */
 void traced_activate_triggers(struct traced *t, struct traced_producer *p, char *const *names,
 			      size_t n);

@@ -8,7 +8,8 @@
  *                  that trigger's stop_delay_ms. No trigger within
  *                  trigger_timeout_ms: the session ends, empty.
  *   STOP_TRACING   the session runs; the first matching trigger ends it
- *                  (flush, then disable) stop_delay_ms later. No trigger
+ *                  (flush, then disable) stop_delay_ms later (after
+ *                  StartTracing when it came before a deferred start). No trigger
  *                  within trigger_timeout_ms: it ends there, and reads
  *                  return nothing (the trace is empty).
  *
@@ -174,6 +175,15 @@ static void offer(struct traced_session *s, struct traced_producer *p, const cha
 		s->trigger_timer =
 		    loop_add_timer(s->svc->loop, match->stop_delay_ms, 0, on_stop_delay, s);
 	}
+}
+
+void traced_triggers_on_start(struct traced_session *s)
+{
+	/* A STOP trigger held from before StartTracing (deferred_start): its stop
+	 * delay runs from the start, as the trigger timeout defers to it. */
+	if (traced_session_trigger_owns_stop(s) && !s->trigger_timer)
+		s->trigger_timer = loop_add_timer(s->svc->loop, s->triggers.data[0].stop_delay_ms,
+		                                  0, on_stop_delay, s);
 }
 
 void traced_activate_triggers(struct traced *t, struct traced_producer *p, char *const *names,

@@ -107,5 +107,17 @@ expect_exit background-refused 1 "$TRACEBOX" -d -o "$TMP/n.pftrace" -- touch "$T
 [ -e "$TMP/ran" ] && fail usage-runs-nothing || pass usage-runs-nothing
 # "--" inside the workload belongs to it, and --system-sockets before it is ours.
 expect_exit inner-dashes 0 "$TRACEBOX" -o "$TMP/o.pftrace" -- sh -c '[ "$1" = -- ]' sh --
+# (k) started with SIGCHLD ignored (children auto-reaped): the workload's
+# status is still its own, and the workload gets SIGCHLD back at its default.
+if env --ignore-signal=CHLD true 2>/dev/null; then
+	expect_exit sigchld-ignored 0 timeout 60 env --ignore-signal=CHLD "$TRACEBOX" -o "$TMP/p.pftrace" -- /bin/true
+	expect_eq sigchld-ignored-status 0 "$(field "$(status sigchld-ignored)" workload_status)"
+	expect_exit sigchld-ignored-exit-3 3 timeout 60 env --ignore-signal=CHLD "$TRACEBOX" -o "$TMP/q.pftrace" -- sh -c 'exit 3'
+	ign=$(timeout 60 env --ignore-signal=CHLD "$TRACEBOX" -o "$TMP/r.pftrace" -- grep SigIgn /proc/self/status 2>/dev/null)
+	mask=$(printf '%d' "0x$(echo "$ign" | awk '{print $2}')" 2>/dev/null || echo 0)
+	expect_eq sigchld-default-in-workload 0 $((mask >> 16 & 1))
+else
+	skip sigchld-ignored "env has no --ignore-signal"
+fi
 for _ in $(seq 50); do [ -z "$(leftovers $$)" ] && break; sleep 0.1; done
 expect_eq no-children-left "" "$(leftovers $$)"

@@ -111,6 +111,11 @@ int tfx_enable(struct tfx *e, const char *ds_name, const char *legacy_config, ui
 	    PERFETTO__PROTOS__TRACE_CONFIG__INCREMENTAL_STATE_CONFIG__INIT;
 	Perfetto__Protos__TraceConfig__BuiltinDataSource builtin =
 	    PERFETTO__PROTOS__TRACE_CONFIG__BUILTIN_DATA_SOURCE__INIT;
+	Perfetto__Protos__TraceConfig__TriggerConfig tc =
+	    PERFETTO__PROTOS__TRACE_CONFIG__TRIGGER_CONFIG__INIT;
+	Perfetto__Protos__TraceConfig__TriggerConfig__Trigger trig =
+	    PERFETTO__PROTOS__TRACE_CONFIG__TRIGGER_CONFIG__TRIGGER__INIT;
+	Perfetto__Protos__TraceConfig__TriggerConfig__Trigger *trigs[] = {&trig};
 	uint8_t out[512];
 	size_t n;
 	if (!(e->c = ipc_client_new(e->l, e->cname, NULL, NULL, NULL)))
@@ -151,6 +156,18 @@ int tfx_enable(struct tfx *e, const char *ds_name, const char *legacy_config, ui
 		builtin.snapshot_interval_ms = e->snapshot_interval_ms;
 		cfg.builtin_data_sources = &builtin;
 	}
+	if (e->stop_trigger) {
+		tc.has_trigger_mode = true;
+		tc.trigger_mode = PERFETTO__PROTOS__TRACE_CONFIG__TRIGGER_CONFIG__TRIGGER_MODE__STOP_TRACING;
+		tc.has_trigger_timeout_ms = true;
+		tc.trigger_timeout_ms = e->trigger_timeout_ms;
+		trig.name = (char *)e->stop_trigger;
+		trig.has_stop_delay_ms = true;
+		trig.stop_delay_ms = e->stop_delay_ms;
+		tc.n_triggers = 1;
+		tc.triggers = trigs;
+		cfg.trigger_config = &tc;
+	}
 	req.trace_config = &cfg;
 	if (perfetto__protos__enable_tracing_request__get_packed_size(&req) > sizeof out)
 		return -1;
@@ -175,6 +192,11 @@ int tfx_parse_file(struct tfx *e, const uint8_t *data, size_t len)
 		n++;
 	}
 	return pb_reader_error(&rd) ? -1 : n;
+}
+
+void tfx_start(struct tfx *e)
+{
+	ipc_client_invoke(e->c, e->svc, "StartTracing", NULL, 0, -1, false, NULL, NULL);
 }
 
 bool tfx_disable(struct tfx *e)

@@ -36,6 +36,10 @@ struct tfx {
 	 * builtin_data_sources.snapshot_interval_ms (0: unset) */
 	uint32_t clear_period_ms, snapshot_interval_ms;
 	bool deferred_start; /* set before tfx_enable */
+	/* set before tfx_enable: a STOP_TRACING trigger_config with one trigger
+	 * of this name (NULL: none) */
+	const char *stop_trigger;
+	uint32_t trigger_timeout_ms, stop_delay_ms;
 };
 
 /* Loop + service on fresh socket names. 0 or -1. */
@@ -56,6 +60,8 @@ int tfx_enable(struct tfx *e, const char *ds_name, const char *legacy_config, ui
  * Returns the number of records, or -1 on a malformed record. */
 int tfx_parse_file(struct tfx *e, const uint8_t *data, size_t len);
 
+/* Send StartTracing (for a deferred_start session). */
+void tfx_start(struct tfx *e);
 /* Send DisableTracing and wait for the session to end. Returns e->disabled. */
 bool tfx_disable(struct tfx *e);
 /* ReadBuffers into e->packets. True when the read completed. */

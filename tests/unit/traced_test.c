@@ -667,3 +667,31 @@ TEST(traced_disable_unstarted_session)
 	CHECK(tfx_disable(&e));
 	tfx_release(&e);
 }
+
+/* Regression: a STOP_TRACING trigger that arrived while a deferred_start
+ * session was still CONFIGURED armed no stop delay, and after StartTracing the
+ * trigger timeout deferred to the trigger: the session ran for ever. */
+TEST(traced_stop_trigger_before_start)
+{
+	/* ActivateTriggersRequest { trigger_names: "t-early" } */
+	static const uint8_t act[] = {0x0a, 0x07, 't', '-', 'e', 'a', 'r', 'l', 'y'};
+	struct tfx e;
+	struct raw_prod p;
+	CHECK_EQ(tfx_init(&e), 0);
+	CHECK_EQ(raw_connect(&e, &p), 0);
+	e.deferred_start = true;
+	e.stop_trigger = "t-early";
+	e.trigger_timeout_ms = 60000;
+	e.stop_delay_ms = 100;
+	CHECK_EQ(tfx_enable(&e, "none.ds", NULL, 64, false, 0), 0);
+	tfx_spin(&e, 5, 10);
+	ipc_client_invoke(p.c, p.svc, "ActivateTriggers", act, sizeof act, -1, false, NULL, NULL);
+	tfx_spin(&e, 5, 10);
+	CHECK(!e.disabled);
+	tfx_start(&e);
+	CHECK(tfx_pump(&e, &e.disabled)); /* stop_delay_ms after the start */
+	ipc_client_free(p.c);
+	if (p.smb)
+		tracing_smb_free(p.smb);
+	tfx_release(&e);
+}
