@@ -87,6 +87,7 @@ void tp_free(struct tp *tp)
 	tp_args_free(tp);
 	tp_tables_release(&tp->t);
 	vec_release(&tp->istats);
+	hmap_release(&tp->istat_pos);
 	strpool_release(&tp->strings);
 	tb_free(tp);
 }
