@@ -629,6 +629,9 @@ struct tp {
 	VEC(struct tp_istat_val) istats;
 	struct hmap istat_pos;
 	bool istats_sorted;
+	/* Bytes all members of an archive may hold once decompressed
+	 * (TP_ARCHIVE_MAX_BYTES; tests lower it). */
+	uint64_t archive_max_bytes;
 	uint64_t bytes_parsed;
 	uint64_t head_hash; /* FNV-1a of the first input bytes (tp.c) */
 
