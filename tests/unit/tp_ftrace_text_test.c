@@ -38,6 +38,16 @@ static const char *str(const struct tp *tp, uint32_t id)
 	return id ? tp_str(tp, id) : NULL;
 }
 
+/* Whether the trace has a slice of this name, ts and dur. */
+static bool has_slice(const struct tp *tp, const char *name, int64_t ts, int64_t dur)
+{
+	const struct tp_slice_table *s = &tp->t.slice;
+	for (uint32_t i = 0; i < s->n; i++)
+		if (strcmp(str(tp, s->name[i]), name) == 0 && s->ts[i] == ts && s->dur[i] == dur)
+			return true;
+	return false;
+}
+
 static const char atrace[] =
     "# tracer: nop\n"
     "     RenderThread-20    (   19) [001] ...1    50.000000: tracing_mark_write: B|19|Draw\n"
@@ -175,16 +185,9 @@ TEST(tp_ftrace_text_html_sections)
 	                     "  bogus-1 [000] 9.0: tracing_mark_write: B|1|skipped\n"
 	                     "</script>\n</body></html>\n");
 	CHECK_STR_EQ(tp_trace_type(tp), "systrace");
-	const struct tp_slice_table *s = &tp->t.slice;
-	CHECK_EQ(s->n, 2);
-	bool json = false, text = false;
-	for (uint32_t i = 0; i < s->n; i++) {
-		json |=
-		    strcmp(str(tp, s->name[i]), "j") == 0 && s->ts[i] == 1000 && s->dur[i] == 2000;
-		text |= strcmp(str(tp, s->name[i]), "Status") == 0 && s->dur[i] == 100000;
-	}
-	CHECK(json);
-	CHECK(text);
+	CHECK_EQ(tp->t.slice.n, 2);
+	CHECK(has_slice(tp, "j", 1000, 2000));
+	CHECK(has_slice(tp, "Status", 50000000000, 100000));
 	tp_free(tp);
 }
 
@@ -255,16 +258,9 @@ TEST(tp_ftrace_text_html_one_line_sections)
 	                     "<script class=\"trace-data\" type=\"application/text\">"
 	                     "  Binder_1-340   [000] 50.000000: tracing_mark_write: I|124|mark"
 	                     "</script>\n</body></html>\n");
-	const struct tp_slice_table *s = &tp->t.slice;
-	CHECK_EQ(s->n, 2);
-	bool json = false, text = false;
-	for (uint32_t i = 0; i < s->n; i++) {
-		json |= strcmp(str(tp, s->name[i]), "j") == 0 && s->ts[i] == 1000 &&
-			s->dur[i] == 2000;
-		text |= strcmp(str(tp, s->name[i]), "mark") == 0 && s->ts[i] == 50000000000;
-	}
-	CHECK(json);
-	CHECK(text);
+	CHECK_EQ(tp->t.slice.n, 2);
+	CHECK(has_slice(tp, "j", 1000, 2000));
+	CHECK(has_slice(tp, "mark", 50000000000, 0));
 	CHECK_EQ(tp->stats[TP_STAT_systrace_parse_failure], 0);
 	tp_free(tp);
 }
