@@ -18,6 +18,7 @@
 #include "tp_int.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@ struct tp *tp_new(const struct tp_config *cfg)
 	struct tp *tp = tb_calloc(1, sizeof *tp);
 	if (cfg)
 		tp->cfg = *cfg;
+	tp->archive_max_bytes = TP_ARCHIVE_MAX_BYTES;
 	strpool_init(&tp->strings);
 	hmap_init(&tp->pid_to_upid);
 	hmap_init(&tp->tid_to_utid);
@@ -87,6 +89,7 @@ void tp_free(struct tp *tp)
 	tp_args_free(tp);
 	tp_tables_release(&tp->t);
 	vec_release(&tp->istats);
+	hmap_release(&tp->istat_pos);
 	strpool_release(&tp->strings);
 	tb_free(tp);
 }
@@ -214,11 +217,21 @@ static int member_cmp(const void *a, const void *b)
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
+/* A gzip'd member being decoded, with the room left in the archive's cap. */
+struct gunzip_out {
+	struct tp_archive_member m;
+	uint64_t room;
+	bool over;
+};
+
 static int gunzip_sink(void *ctx, const uint8_t *p, size_t n)
 {
-	struct tp_archive_member *out = ctx;
-	if (n > TP_ARCHIVE_MAX_BYTES - out->len)
+	struct gunzip_out *g = ctx;
+	struct tp_archive_member *out = &g->m;
+	if (n > g->room - out->len) {
+		g->over = true;
 		return -EFBIG;
+	}
 	if (out->len + n > out->cap) {
 		out->cap = out->cap ? out->cap : 65536;
 		while (out->cap < out->len + n)
@@ -234,26 +247,38 @@ static int gunzip_sink(void *ctx, const uint8_t *p, size_t n)
 }
 
 /* Sniff member m (unwrapping gzip in place); -EINVAL (err set) when its
- * format is unknown. */
-static int member_sniff(struct tp *tp, struct tp_archive_member *am, struct member *m)
+ * format is unknown. *held is the bytes all members hold: a gzip'd member's
+ * decoded bytes replace its own in it, within tp->archive_max_bytes. */
+static int member_sniff(struct tp *tp, struct tp_archive_member *am, struct member *m,
+			uint64_t *held)
 {
 	enum tp_archive_kind kind;
 	m->priority = 2;
 	if (am->len >= 2 && am->data[0] == 0x1f && am->data[1] == 0x8b) {
-		struct tp_archive_member out = {0};
+		uint64_t others = *held - am->len;
+		struct gunzip_out out = {
+		    .room = others < tp->archive_max_bytes ? tp->archive_max_bytes - others : 0};
 		struct tp_gunzip *g = tp_gunzip_new();
 		int rc = tp_gunzip_feed(g, am->data, am->len, gunzip_sink, &out, &tp->err);
 		if (rc == 0)
 			rc = tp_gunzip_finish(g, &tp->err);
 		tp_gunzip_free(g);
 		if (rc < 0) {
-			tb_free(out.data);
+			tb_free(out.m.data);
+			if (out.over) {
+				tb_err_clear(&tp->err);
+				return tp_fail(tp, -EFBIG,
+					       "archive member '%s': the members decompress to more "
+					       "than %" PRIu64 " bytes in all",
+					       am->name, tp->archive_max_bytes);
+			}
 			return tp_fail(tp, -EINVAL, "cannot decode the gzip'd archive member '%s'",
 				       am->name);
 		}
 		tb_free(am->data);
-		am->data = out.data;
-		am->len = out.len;
+		*held = others + out.m.len;
+		am->data = out.m.data;
+		am->len = out.m.len;
 		m->priority = 1;
 	}
 	size_t n = am->len < SNIFF_BYTES ? am->len : SNIFF_BYTES;
@@ -277,6 +302,9 @@ static int import_archive(struct tp *tp)
 	int rc = tp_archive_finish(tp->archive, &tp->err);
 	size_t n = tp_archive_count(tp->archive), k = 0;
 	struct member *ms = tb_calloc(n ? n : 1, sizeof *ms);
+	uint64_t held = 0;
+	for (size_t i = 0; i < n; i++)
+		held += tp_archive_member(tp->archive, i)->len;
 	trace_file_add(tp, NULL, (int64_t)tp->bytes_parsed, tp->trace_type, true);
 	tp->t.trace_file.processing_order[0] = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
@@ -284,7 +312,7 @@ static int import_archive(struct tp *tp)
 		if (am->len == 0)
 			continue; /* nothing to import (Perfetto would not know its type) */
 		ms[k].index = i;
-		rc = member_sniff(tp, am, &ms[k]);
+		rc = member_sniff(tp, am, &ms[k], &held);
 		if (rc == 0)
 			ms[k].row = trace_file_add(tp, am->name, (int64_t)am->size,
 						   ms[k].priority == 1 ? "gzip" : ms[k].ops->name,

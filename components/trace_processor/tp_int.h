@@ -624,7 +624,14 @@ struct tp {
 	struct strpool strings;
 	struct tp_tables t;
 	uint64_t stats[TP_STAT_COUNT];
-	VEC(struct tp_istat_val) istats; /* sorted by (stat, idx) */
+	/* Indexed stats in arrival order (sorted by (stat, idx) when
+	 * istats_sorted); istat_pos: hash of (stat, idx) -> position. */
+	VEC(struct tp_istat_val) istats;
+	struct hmap istat_pos;
+	bool istats_sorted;
+	/* Bytes all members of an archive may hold once decompressed
+	 * (TP_ARCHIVE_MAX_BYTES; tests lower it). */
+	uint64_t archive_max_bytes;
 	uint64_t bytes_parsed;
 	uint64_t head_hash; /* FNV-1a of the first input bytes (tp.c) */
 
@@ -688,6 +695,10 @@ static inline void tp_stat_set(struct tp *tp, enum tp_stat s, int64_t v) { tp->s
 void tp_istat_set(struct tp *tp, enum tp_istat s, int64_t idx, int64_t v);
 /* The value of s at idx into *v; false if that index was never set. */
 bool tp_istat_get(const struct tp *tp, enum tp_istat s, int64_t idx, int64_t *v);
+/* Sort tp->istats by (stat, idx), the `stats` table's row order. */
+void tp_istats_sort(struct tp *tp);
+/* Cpu numbers above this are taken as corrupt (ftrace bundles, stats). */
+#define TP_MAX_CPUS 4096u
 
 /* Intern into the trace's string pool (0 for NULL / empty). */
 static inline uint32_t tp_intern(struct tp *tp, const char *s, size_t n)

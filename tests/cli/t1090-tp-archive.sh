@@ -58,6 +58,12 @@ data = open(f"{d}/stored.zip", "rb").read()
 i = data.index(b'"json_z"')
 open(f"{d}/badcrc.zip", "wb").write(data[:i] + b"X" + data[i + 1:])
 open(f"{d}/cut.zip", "wb").write(data[:i])
+# A GNU long name on a directory: the file after it keeps its own name.
+with tarfile.open(f"{d}/longdir.tar", "w", format=tarfile.GNU_FORMAT) as t:
+    ti = tarfile.TarInfo("e" * 120); ti.type = tarfile.DIRTYPE; ti.mtime = 0
+    t.addfile(ti)
+    ti = tarfile.TarInfo("z.json"); ti.size = len(z); ti.mtime = 0
+    t.addfile(ti, io.BytesIO(z))
 open(f"{d}/cut.tar", "wb").write(open(f"{d}/ustar.tar", "rb").read()[:1500])
 PY
 
@@ -94,6 +100,9 @@ for a in stored.zip deflated.zip streamed.zip ustar.tar gnu.tar pax.tar; do
 	expect_eq "${a}_files" "$w" "$(q "$TMP/$a" "select name, trace_type, processing_order, is_container, parent_id from trace_file order by processing_order")"
 	expect_eq "${a}_slices" "$ws" "$(q "$TMP/$a" "select name, ts, dur from slice order by ts, name")"
 done
+
+expect_eq tar_long_dir_name '"name","trace_type"
+"z.json","json"' "$(q "$TMP/longdir.tar" "select name, trace_type from trace_file where id > 0")"
 
 expect_eq zip_type_metadata '"str_value"
 "zip"' "$(q "$TMP/stored.zip" "select str_value from metadata where name = 'trace_type'")"

@@ -38,6 +38,16 @@ static const char *str(const struct tp *tp, uint32_t id)
 	return id ? tp_str(tp, id) : NULL;
 }
 
+/* Whether the trace has a slice of this name, ts and dur. */
+static bool has_slice(const struct tp *tp, const char *name, int64_t ts, int64_t dur)
+{
+	const struct tp_slice_table *s = &tp->t.slice;
+	for (uint32_t i = 0; i < s->n; i++)
+		if (strcmp(str(tp, s->name[i]), name) == 0 && s->ts[i] == ts && s->dur[i] == dur)
+			return true;
+	return false;
+}
+
 static const char atrace[] =
     "# tracer: nop\n"
     "     RenderThread-20    (   19) [001] ...1    50.000000: tracing_mark_write: B|19|Draw\n"
@@ -175,16 +185,9 @@ TEST(tp_ftrace_text_html_sections)
 	                     "  bogus-1 [000] 9.0: tracing_mark_write: B|1|skipped\n"
 	                     "</script>\n</body></html>\n");
 	CHECK_STR_EQ(tp_trace_type(tp), "systrace");
-	const struct tp_slice_table *s = &tp->t.slice;
-	CHECK_EQ(s->n, 2);
-	bool json = false, text = false;
-	for (uint32_t i = 0; i < s->n; i++) {
-		json |=
-		    strcmp(str(tp, s->name[i]), "j") == 0 && s->ts[i] == 1000 && s->dur[i] == 2000;
-		text |= strcmp(str(tp, s->name[i]), "Status") == 0 && s->dur[i] == 100000;
-	}
-	CHECK(json);
-	CHECK(text);
+	CHECK_EQ(tp->t.slice.n, 2);
+	CHECK(has_slice(tp, "j", 1000, 2000));
+	CHECK(has_slice(tp, "Status", 50000000000, 100000));
 	tp_free(tp);
 }
 
@@ -223,6 +226,42 @@ TEST(tp_ftrace_text_compressed_trace)
 	tp = load_chunked((const char *)buf, 7 + zn, 5);
 	CHECK_EQ(tp->t.slice.n, 0);
 	CHECK_EQ(tp->stats[TP_STAT_compressed_packets_failure], 1);
+	tp_free(tp);
+}
+
+/* A TRACE: body whose text is itself a compressed TRACE: body is not read
+ * twice: it is counted in compressed_packets_failure, not dropped silently. */
+TEST(tp_ftrace_text_doubly_compressed_counted)
+{
+	static const char body[] = "# tracer: nop\n"
+	                           "  a-7 [000] 2.000000: tracing_mark_write: B|7|zipped\n"
+	                           "  a-7 [000] 2.000500: tracing_mark_write: E|7\n";
+	uint8_t inner[512], outer[512];
+	memcpy(inner, "TRACE:\n", 7);
+	uLongf in = sizeof inner - 7, on = sizeof outer - 7;
+	CHECK_EQ(compress(inner + 7, &in, (const Bytef *)body, sizeof body - 1), Z_OK);
+	memcpy(outer, "TRACE:\n", 7);
+	CHECK_EQ(compress(outer + 7, &on, inner, 7 + in), Z_OK);
+	struct tp *tp = load_chunked((const char *)outer, 7 + on, 5);
+	CHECK_EQ(tp->t.slice.n, 0);
+	CHECK_EQ(tp->stats[TP_STAT_compressed_packets_failure], 1);
+	tp_free(tp);
+}
+
+/* A trace-data section opened and closed on one line keeps its data. */
+TEST(tp_ftrace_text_html_one_line_sections)
+{
+	struct tp *tp = load("<!DOCTYPE html>\n<html><body>\n"
+	                     "<script class=\"trace-data\" type=\"application/text\">"
+	                     "{\"traceEvents\": [{\"name\": \"j\", \"ph\": \"X\", \"ts\": 1, "
+	                     "\"dur\": 2, \"pid\": 1, \"tid\": 1}]}</script>\n"
+	                     "<script class=\"trace-data\" type=\"application/text\">"
+	                     "  Binder_1-340   [000] 50.000000: tracing_mark_write: I|124|mark"
+	                     "</script>\n</body></html>\n");
+	CHECK_EQ(tp->t.slice.n, 2);
+	CHECK(has_slice(tp, "j", 1000, 2000));
+	CHECK(has_slice(tp, "mark", 50000000000, 0));
+	CHECK_EQ(tp->stats[TP_STAT_systrace_parse_failure], 0);
 	tp_free(tp);
 }
 

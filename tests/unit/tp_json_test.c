@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "test.h"
 #include "importers/json/json_int.h"
@@ -745,4 +746,78 @@ TEST(tp_json_corpus_loads)
 	}
 	if (!loaded)
 		printf("SKIP: no corpus files\n");
+}
+
+/* ---- archives of gzip'd members --------------------------------------------- */
+
+/* Append a ustar entry (header, data, padding) to a growable buffer. */
+static void tar_entry(uint8_t **buf, size_t *len, const char *name, const uint8_t *p, size_t n)
+{
+	size_t pad = (512 - n % 512) % 512;
+	*buf = tb_realloc(*buf, *len + 512 + n + pad);
+	uint8_t *h = *buf + *len;
+	memset(h, 0, 512);
+	snprintf((char *)h, 100, "%s", name);
+	snprintf((char *)h + 124, 12, "%011o", (unsigned)n);
+	h[156] = '0';
+	memcpy(h + 257, "ustar", 6);
+	memcpy(h + 512, p, n);
+	memset(h + 512 + n, 0, pad);
+	*len += 512 + n + pad;
+}
+
+static size_t gzip_bytes(const char *s, size_t n, uint8_t *out, size_t cap)
+{
+	z_stream z = {0};
+	if (deflateInit2(&z, 9, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return 0;
+	z.next_in = (Bytef *)s;
+	z.avail_in = (uInt)n;
+	z.next_out = out;
+	z.avail_out = (uInt)cap;
+	int rc = deflate(&z, Z_FINISH);
+	deflateEnd(&z);
+	return rc == Z_STREAM_END ? z.total_out : 0;
+}
+
+/* Decompressed gzip members count towards the archive's byte cap, all
+ * together: three members of 40 KiB each do not fit in 100 KiB, although
+ * each alone does (and the archive itself is a few KiB). */
+TEST(tp_json_archive_gzip_members_share_the_cap)
+{
+	enum { MEMBER = 40 << 10 };
+	char *json = tb_malloc(MEMBER);
+	memset(json, ' ', MEMBER);
+	static const char ev[] = "[{\"ph\":\"X\",\"name\":\"g\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1}]";
+	memcpy(json, ev, sizeof ev - 1);
+	uint8_t gz[4096];
+	size_t gzn = gzip_bytes(json, MEMBER, gz, sizeof gz);
+	CHECK(gzn > 0);
+	uint8_t *tar = NULL;
+	size_t len = 0;
+	static const char *const names[] = {"a.json.gz", "b.json.gz", "c.json.gz"};
+	for (int i = 0; i < 3; i++)
+		tar_entry(&tar, &len, names[i], gz, gzn);
+	tar = tb_realloc(tar, len + 1024);
+	memset(tar + len, 0, 1024);
+	len += 1024;
+
+	const uint64_t caps[] = {100 << 10, 1 << 20};
+	for (int i = 0; i < 2; i++) {
+		struct tp *tp = tp_new(NULL);
+		tp->archive_max_bytes = caps[i];
+		int rc = tp_parse(tp, tar, len);
+		if (rc == 0)
+			rc = tp_end_of_file(tp);
+		if (i == 0) {
+			CHECK(rc < 0);
+			CHECK(strstr(tp_error(tp), "more than 102400 bytes") != NULL);
+		} else {
+			CHECK_EQ(rc, 0);
+			CHECK_EQ(tp->t.slice.n, 3);
+		}
+		tp_free(tp);
+	}
+	tb_free(tar);
+	tb_free(json);
 }

@@ -294,19 +294,18 @@ static int tar_header(struct tp_archive *a, struct tb_err *err)
 		a->long_name = NULL;
 		return 0;
 	}
-	if (type == 'x' || type == 'g' || type == '5')
-		return 0;
+	/* A GNU long name belongs to the entry right after it, whatever its
+	 * type: a directory or PAX header consumes it too. */
+	char *name = a->long_name;
+	a->long_name = NULL;
 	if (type != '0' && type != '\0') {
-		if (size)
+		tb_free(name);
+		if (size && type != 'x' && type != 'g' && type != '5')
 			return bad(err, "unsupported tar entry type '%s'",
 				   (char[]){(char)type, '\0'});
 		return 0;
 	}
-	char *name;
-	if (a->long_name) {
-		name = a->long_name;
-		a->long_name = NULL;
-	} else {
+	if (!name) {
 		char *base = field_str(h, 100), *prefix = field_str(h + 345, 155);
 		if (*prefix) {
 			size_t len = strlen(prefix) + 1 + strlen(base) + 1;

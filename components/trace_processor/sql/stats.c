@@ -95,7 +95,9 @@ static int st_close(sqlite3_vtab_cursor *cur)
 static int st_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str, int argc,
                      sqlite3_value **argv)
 {
-	((struct st_cursor *)cur)->row = 0;
+	struct st_cursor *c = (struct st_cursor *)cur;
+	tp_istats_sort(c->sql->tp);
+	c->row = 0;
 	return SQLITE_OK;
 }
 

@@ -86,7 +86,11 @@ static void html_line(struct ftrace_text *ft, const char *p, size_t n)
 		while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r'))
 			i++;
 		if (end) {
+			/* A section on one line: its data, then its end. */
+			if (end_tag > p)
+				html_line(ft, p, (size_t)(end_tag - p));
 			ft->mode = FT_HTML;
+			ft->legacy_js = false;
 			return;
 		}
 		if (i == n)
@@ -246,8 +250,12 @@ static void inflate_body(struct ftrace_text *ft)
 	ft->depth++;
 	if (ft->depth == 1) {
 		ft_feed(ft, (const char *)out, out_len);
-		if (ft->mode == FT_ZLIB) /* compressed again: not supported */
+		if (ft->mode == FT_ZLIB) { /* compressed again: not read, counted */
+			tp_stat_inc(ft->tp, TP_STAT_compressed_packets_failure);
+			vec_release(&ft->zbuf);
+			ft->zbuf_too_long = false;
 			ft->mode = FT_TEXT;
+		}
 		ft_feed_end(ft);
 	}
 	tb_free(out);

@@ -51,7 +51,7 @@ enum {
 	FE_GENERIC_MIN = 65536,
 };
 
-#define FTRACE_MAX_CPUS 4096u
+#define FTRACE_MAX_CPUS TP_MAX_CPUS
 
 /* The fixed record of one compact_sched event (no payload). */
 struct ftrace_compact_rec {

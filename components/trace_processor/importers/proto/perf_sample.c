@@ -282,7 +282,7 @@ void proto_perf_sample_parse(struct proto_importer *im, int64_t ts, const struct
 		default: break;
 		}
 	}
-	if (pb_reader_error(&r)) {
+	if (pb_reader_error(&r) || cpu >= TP_MAX_CPUS) {
 		tp_stat_inc(tp, TP_STAT_invalid_trace_packet);
 		return;
 	}

@@ -275,6 +275,10 @@ static void cpu_stats(struct tp *tp, int phase, const uint8_t *p, size_t n)
 		}
 	}
 	int64_t cpu = (int64_t)(int32_t)v[1];
+	if (cpu < 0 || cpu >= TP_MAX_CPUS) {
+		tp_stat_inc(tp, TP_STAT_invalid_trace_packet);
+		return;
+	}
 	for (size_t i = 0; i < N_OF(cpu_counters); i++) {
 		int64_t x = (int64_t)v[cpu_counters[i].field], begin;
 		enum tp_istat s = cpu_counters[i].begin;
