@@ -345,6 +345,12 @@ static void on_bind(void *ctx, struct ipc_svc *svc, bool ok)
 		invoke(s, "GetTraceStats", NULL, 0, on_started);
 	}
 	tb_free(req);
+	/* The start cap ran the workload before the service answered, and it
+	 * has already exited (on_child had no session to stop then). */
+	if (o->workload && o->workload->exited && !s->stopping) {
+		log_info(PERFETTO_CMD_TAG, "the workload exited: disabling tracing.");
+		stop(s);
+	}
 }
 
 static void on_disconnect(void *ctx, struct ipc_client *c)

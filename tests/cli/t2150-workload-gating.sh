@@ -119,5 +119,27 @@ if env --ignore-signal=CHLD true 2>/dev/null; then
 else
 	skip sigchld-ignored "env has no --ignore-signal"
 fi
+# (l) the service answers only after the workload start cap (10 s) has run
+# the workload and the workload has exited: the capture still stops when
+# the service is there, and the status is the workload's.
+mkfifo "$TMP/ready-l"
+PERFETTO_PRODUCER_SOCK_NAME=@tb-t2150-p-$$ PERFETTO_CONSUMER_SOCK_NAME=@tb-t2150-c-$$ \
+	TRACED_NOTIFY_FD=3 T2150_MARK=$$ "$TRACEBOX" traced 3>"$TMP/ready-l" 2>/dev/null &
+tpid=$!
+at_exit "kill -CONT $tpid 2>/dev/null; kill $tpid 2>/dev/null"
+head -c 1 "$TMP/ready-l" >/dev/null
+kill -STOP $tpid
+printf 'buffers { size_kb: 1024 }\ndata_sources { config { name: "none" } }\n' >"$TMP/l.pbtx"
+PERFETTO_CONSUMER_SOCK_NAME=@tb-t2150-c-$$ T2150_MARK=$$ timeout 40 "$TRACEBOX" perfetto --txt \
+	-c "$TMP/l.pbtx" -o "$TMP/s.pftrace" -- /bin/true 2>"$TMP/err" &
+ppid=$!
+sleep 11
+kill -CONT $tpid
+wait $ppid
+expect_eq late-service-exit 0 $?
+expect_eq late-service-status "workload_status=0 trace_status=0" \
+	"$(status late-service | cut -d' ' -f1-2)"
+kill $tpid 2>/dev/null
+wait $tpid 2>/dev/null
 for _ in $(seq 50); do [ -z "$(leftovers $$)" ] && break; sleep 0.1; done
 expect_eq no-children-left "" "$(leftovers $$)"
