@@ -392,17 +392,6 @@ static void parse_async(struct tp_importer *imp, const struct json_event *e, uin
 }
 
 /* The cpu table row of cpu, added when new. */
-static uint32_t ucpu_for(struct tp *tp, uint32_t cpu)
-{
-	struct tp_cpu_table *t = &tp->t.cpu;
-	for (uint32_t i = 0; i < t->n; i++)
-		if (t->cpu[i] == cpu)
-			return i;
-	uint32_t row = tp_cpu_append(t);
-	t->cpu[row] = cpu;
-	return row;
-}
-
 /* 'T': a thread_state row named after the event (the state), with cpu,
  * io_wait and blocked_function from integer / string args; a Running state
  * with a cpu is also a sched row, as in Perfetto. Malformed args are
@@ -465,7 +454,7 @@ static void parse_thread_state(struct tp_importer *imp, const struct json_event 
 	uint32_t srow = tp_sched_append(sc);
 	sc->ts[srow] = e->ts;
 	sc->dur[srow] = e->dur;
-	sc->ucpu[srow] = ucpu_for(tp, (uint32_t)cpu);
+	sc->ucpu[srow] = tp_cpu_for(tp, (uint32_t)cpu);
 	sc->utid[srow] = utid;
 }
 
