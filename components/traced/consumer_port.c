@@ -243,9 +243,24 @@ static void m_read_buffers(void *ctx, struct ipc_call *call, const uint8_t *args
 	read_step(c);
 }
 
+/* End a ReadBuffers still in flight with an error reply: its session is
+ * going away, and its step timer must not go on reading whatever session the
+ * consumer enables next into this call. */
+static void cancel_read(struct traced *t, struct traced_consumer *c)
+{
+	if (c->read_timer)
+		loop_cancel_timer(t->loop, c->read_timer);
+	c->read_timer = 0;
+	if (c->read_call)
+		ipc_call_fail(c->read_call);
+	c->read_call = NULL;
+}
+
 static void m_free_buffers(void *ctx, struct ipc_call *call, const uint8_t *args, size_t len)
 {
 	struct traced_consumer *c = consumer_of(ctx, call);
+	if (c)
+		cancel_read(ctx, c);
 	if (c && c->session) {
 		struct traced_session *s = c->session;
 		traced_session_notify_disabled(s, NULL);

@@ -91,6 +91,8 @@ static void on_read(void *ctx, const struct ipc_reply *r)
 			vec_clear(&e->partial);
 		}
 	}
+	if (!r->success)
+		e->read_failed = true;
 	if (!r->has_more || !r->success)
 		e->read_done = true;
 }
@@ -118,11 +120,13 @@ int tfx_enable(struct tfx *e, const char *ds_name, const char *legacy_config, ui
 	Perfetto__Protos__TraceConfig__TriggerConfig__Trigger *trigs[] = {&trig};
 	uint8_t out[512];
 	size_t n;
-	if (!(e->c = ipc_client_new(e->l, e->cname, NULL, NULL, NULL)))
-		return -1;
-	e->svc = ipc_client_bind(e->c, "ConsumerPort", on_bind, &e->bound);
-	if (!tfx_pump(e, &e->bound))
-		return -1;
+	if (!e->c) {
+		if (!(e->c = ipc_client_new(e->l, e->cname, NULL, NULL, NULL)))
+			return -1;
+		e->svc = ipc_client_bind(e->c, "ConsumerPort", on_bind, &e->bound);
+		if (!tfx_pump(e, &e->bound))
+			return -1;
+	}
 	buf.has_size_kb = true;
 	buf.size_kb = size_kb;
 	buf.has_fill_policy = true;
@@ -205,10 +209,16 @@ bool tfx_disable(struct tfx *e)
 	return tfx_pump(e, &e->disabled);
 }
 
-bool tfx_read(struct tfx *e)
+void tfx_read_begin(struct tfx *e)
 {
 	e->read_done = false;
+	e->read_failed = false;
 	ipc_client_invoke(e->c, e->svc, "ReadBuffers", NULL, 0, -1, false, on_read, e);
+}
+
+bool tfx_read(struct tfx *e)
+{
+	tfx_read_begin(e);
 	return tfx_pump(e, &e->read_done);
 }
 

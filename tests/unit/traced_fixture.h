@@ -23,6 +23,7 @@ struct tfx {
 	struct ipc_client *c;
 	struct ipc_svc *svc;
 	bool bound, disabled, read_done;
+	bool read_failed; /* the last ReadBuffers ended with an error reply */
 	VEC(uint8_t) partial;
 	VEC(uint8_t *) packets; /* whole packets read back, tb_malloc'd */
 	VEC(size_t) lens;
@@ -51,7 +52,7 @@ bool tfx_pump(struct tfx *e, bool *flag);
 /* Run the loop n times for up to ms each. */
 void tfx_spin(struct tfx *e, int n, int ms);
 
-/* Connect the consumer and EnableTracing with one buffer of size_kb (ring
+/* Connect the consumer (once) and EnableTracing with one buffer of size_kb (ring
  * or discard) and one data source ds_name, with legacy_config (may be NULL)
  * and duration_ms (0: none). 0 or -1. */
 int tfx_enable(struct tfx *e, const char *ds_name, const char *legacy_config, uint32_t size_kb,
@@ -64,6 +65,8 @@ int tfx_parse_file(struct tfx *e, const uint8_t *data, size_t len);
 void tfx_start(struct tfx *e);
 /* Send DisableTracing and wait for the session to end. Returns e->disabled. */
 bool tfx_disable(struct tfx *e);
+/* Send ReadBuffers (packets go into e->packets) without waiting. */
+void tfx_read_begin(struct tfx *e);
 /* ReadBuffers into e->packets. True when the read completed. */
 bool tfx_read(struct tfx *e);
 /* Producer packets seen (sequence id >= 2, timestamp field 8 in ts[]);

@@ -695,3 +695,59 @@ TEST(traced_stop_trigger_before_start)
 		tracing_smb_free(p.smb);
 	tfx_release(&e);
 }
+
+/* Regression: FreeBuffers while a multi-step ReadBuffers was in flight left
+ * the read's step timer armed; a session enabled right after (same batch)
+ * was then read into the old call, whose reply stream the consumer had
+ * given up on, and the new session's own ReadBuffers was refused as busy. */
+TEST(traced_free_buffers_cancels_read)
+{
+	struct tfx e;
+	struct tprod p;
+	uint64_t ts[64];
+	int n, svc;
+	CHECK_EQ(tfx_init(&e), 0);
+	CHECK_EQ(prod_connect(&e, &p), 0);
+	CHECK_EQ(tfx_enable(&e, "test.ds", NULL, 8192, true, 0), 0);
+	CHECK(wait_started(&e, &p));
+	/* 3 MiB: a ReadBuffers of several steps (1 MiB each) */
+	for (int i = 0; i < 300; i++) {
+		prod_write(&p, (uint64_t)i, 10000, false);
+		if (i % 10 == 9) {
+			CHECK_EQ(tracing_producer_commit(p.p), 0);
+			tfx_spin(&e, 3, 5);
+		}
+	}
+	CHECK_EQ(tracing_producer_commit(p.p), 0);
+	CHECK(tfx_disable(&e));
+	/* ReadBuffers, FreeBuffers and a new EnableTracing in one batch */
+	tfx_read_begin(&e);
+	ipc_client_invoke(e.c, e.svc, "FreeBuffers", NULL, 0, -1, false, NULL, NULL);
+	e.disabled = false;
+	p.started = false;
+	p.w = NULL; /* a writer for the new session's buffer */
+	CHECK_EQ(tfx_enable(&e, "test.ds", NULL, 1024, false, 0), 0);
+	CHECK(tfx_pump(&e, &e.read_done));
+	CHECK(e.read_failed);
+	/* nothing of the second session reached the first read: no trailer
+	 * after the cut, and fewer packets than the first session wrote */
+	n = tfx_collect(&e, ts, 64, &svc);
+	CHECK(n < 300);
+	for (size_t i = 0; i < e.packets.len; i++)
+		tb_free(e.packets.data[i]);
+	vec_clear(&e.packets);
+	vec_clear(&e.lens);
+	vec_clear(&e.partial);
+	/* the second session records and reads normally */
+	CHECK(wait_started(&e, &p));
+	prod_write(&p, 777, 10, false);
+	CHECK_EQ(tracing_producer_commit(p.p), 0);
+	CHECK(tfx_disable(&e));
+	CHECK(tfx_read(&e));
+	CHECK(!e.read_failed);
+	n = tfx_collect(&e, ts, 64, &svc);
+	CHECK_EQ(n, 1);
+	CHECK_UEQ(ts[0], 777);
+	prod_close(&p);
+	tfx_release(&e);
+}
