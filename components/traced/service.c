@@ -716,6 +716,7 @@ void traced_free(struct traced *t)
 		traced_session_free(s);
 	}
 	vec_release(&t->sessions);
+	traced_triggers_free_history(t);
 	for (size_t i = hmap_next(&t->producers, 0); i != HMAP_END;
 	     i = hmap_next(&t->producers, i + 1))
 		traced_producer_free((void *)(uintptr_t)t->producers.slots[i].val);

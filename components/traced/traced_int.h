@@ -163,6 +163,12 @@ enum traced_session_state {
 
 struct traced_consumer;
 
+/* A matched trigger activation remembered for max_per_24_h (triggers.c). */
+struct traced_trigger_hit {
+	int64_t ts;
+	uint64_t name_hash;
+};
+
 /* A trigger a session received (triggers.c). */
 struct traced_trigger {
 	int64_t ts; /* BOOTTIME ns */
@@ -248,6 +254,10 @@ struct traced {
 	uint64_t next_session_id, next_instance_id, next_flush_id;
 	uint32_t next_buffer_id;
 	struct traced_stats stats;
+	/* triggers.c: matched trigger activations of the last 24 h (boot ns,
+	 * name hash), oldest first, for TriggerConfig.Trigger.max_per_24_h */
+	VEC(struct traced_trigger_hit) trigger_history;
+	uint64_t trigger_rng; /* xorshift state for skip_probability */
 };
 
 struct traced_producer *traced_producer_by_id(struct traced *t, uint16_t id);
@@ -321,6 +331,8 @@ bool traced_session_trigger_owns_stop(const struct traced_session *s);
 int traced_emit_triggers(struct traced_session *s, struct pb_writer *w, traced_packet_fn cb,
 			 void *ctx);
 void traced_triggers_release(struct traced_session *s);
+/* Free the service-wide trigger history. */
+void traced_triggers_free_history(struct traced *t);
 
 /* ---- producer port (producer_port.c) -------------------------------------- */
 

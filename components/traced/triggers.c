@@ -17,8 +17,14 @@
  * whole name) when one is given. Received triggers go into the trace as
  * Trigger packets (TracePacket.trigger 46: trigger_name 1, producer_name 2,
  * trusted_producer_uid 3, stop_delay_ms 4) on the service's sequence.
- * CLONE_SNAPSHOT, max_per_24_h and skip_probability are not supported (the
- * first is refused at EnableTracing, the others are ignored).
+ * A trigger is let through with probability 1 - skip_probability, and at
+ * most max_per_24_h times in any 24 h: the service remembers when each trigger
+ * name matched a session (the history is service-wide, as Perfetto's, and
+ * counted before the name is offered to the sessions). A session keeps at
+ * most TRACED_MAX_SESSION_TRIGGERS received triggers and the history at most
+ * TRACED_MAX_TRIGGER_HISTORY entries (oldest dropped), so a producer
+ * flooding ActivateTriggers cannot grow the service without bound.
+ * CLONE_SNAPSHOT is refused at EnableTracing.
  */
 #include "traced_int.h"
 
@@ -26,6 +32,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+#define TRACED_MAX_SESSION_TRIGGERS 1024
+#define TRACED_MAX_TRIGGER_HISTORY 65536
+#define DAY_NS ((int64_t)24 * 3600 * 1000000000)
 
 #define MODE_START 1
 #define MODE_STOP 2
@@ -140,8 +150,56 @@ static void on_stop_delay(struct loop *l, uint64_t id, void *ctx)
 	                   2 | 1 << 4, NULL, true);
 }
 
-/* One trigger name from producer p, offered to session s. */
-static void offer(struct traced_session *s, struct traced_producer *p, const char *name)
+/* A uniform double in [0, 1) (xorshift64*, seeded from the clock). */
+static double next_random(struct traced *t)
+{
+	uint64_t x = t->trigger_rng;
+	if (!x)
+		x = (uint64_t)tb_boot_ns() * 0x9e3779b97f4a7c15ull | 1;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	t->trigger_rng = x;
+	return (double)((x * 0x2545f4914f6cdd1dull) >> 11) / (double)(1ull << 53);
+}
+
+/* Drop history older than 24 h; how many of the rest are name_hash. */
+static uint32_t count_in_window(struct traced *t, int64_t now, uint64_t name_hash)
+{
+	size_t old = 0;
+	uint32_t n = 0;
+	while (old < t->trigger_history.len && now - t->trigger_history.data[old].ts > DAY_NS)
+		old++;
+	if (old) {
+		memmove(t->trigger_history.data, t->trigger_history.data + old,
+		        (t->trigger_history.len - old) * sizeof *t->trigger_history.data);
+		t->trigger_history.len -= old;
+	}
+	for (size_t i = 0; i < t->trigger_history.len; i++)
+		n += t->trigger_history.data[i].name_hash == name_hash;
+	return n;
+}
+
+static void remember(struct traced *t, int64_t now, uint64_t name_hash)
+{
+	struct traced_trigger_hit h = {now, name_hash};
+	if (t->trigger_history.len >= TRACED_MAX_TRIGGER_HISTORY) {
+		memmove(t->trigger_history.data, t->trigger_history.data + 1,
+		        (t->trigger_history.len - 1) * sizeof *t->trigger_history.data);
+		t->trigger_history.len--;
+	}
+	vec_push(&t->trigger_history, h);
+}
+
+void traced_triggers_free_history(struct traced *t)
+{
+	vec_release(&t->trigger_history);
+}
+
+/* One trigger name from producer p, offered to session s (seen: matched
+ * activations of this name in the last 24 h). True when it matched. */
+static bool offer(struct traced_session *s, struct traced_producer *p, const char *name,
+                  uint32_t seen)
 {
 	const Perfetto__Protos__TraceConfig__TriggerConfig *tc = s->cfg->trigger_config;
 	const Perfetto__Protos__TraceConfig__TriggerConfig__Trigger *match = NULL;
@@ -150,13 +208,25 @@ static void offer(struct traced_session *s, struct traced_producer *p, const cha
 	uint32_t mode = mode_of(s->cfg);
 
 	if (!mode || s->state == TRACED_DISABLING || s->state == TRACED_DISABLED)
-		return;
+		return false;
 	for (size_t i = 0; i < tc->n_triggers && !match; i++)
 		if (tc->triggers[i]->name && strcmp(tc->triggers[i]->name, name) == 0 &&
 		    producer_matches(tc->triggers[i]->producer_name_regex, p->name ? p->name : ""))
 			match = tc->triggers[i];
 	if (!match)
-		return;
+		return false;
+	if (match->has_skip_probability && next_random(s->svc) < match->skip_probability) {
+		log_info(TRACED_LOG, "session %" PRIu64 ": trigger '%s' skipped (skip_probability)",
+		         s->id, name);
+		return false;
+	}
+	if (match->max_per_24_h && seen >= match->max_per_24_h) {
+		log_info(TRACED_LOG, "session %" PRIu64 ": trigger '%s' over max_per_24_h (%u)",
+		         s->id, name, match->max_per_24_h);
+		return false;
+	}
+	if (s->triggers.len >= TRACED_MAX_SESSION_TRIGGERS)
+		return true; /* matched, but this session has kept enough of them */
 	tr.ts = tb_boot_ns();
 	tr.name = tb_strdup(name);
 	tr.producer = tb_strdup(p->name ? p->name : "");
@@ -175,6 +245,7 @@ static void offer(struct traced_session *s, struct traced_producer *p, const cha
 		s->trigger_timer =
 		    loop_add_timer(s->svc->loop, match->stop_delay_ms, 0, on_stop_delay, s);
 	}
+	return true;
 }
 
 void traced_triggers_on_start(struct traced_session *s)
@@ -189,10 +260,20 @@ void traced_triggers_on_start(struct traced_session *s)
 void traced_activate_triggers(struct traced *t, struct traced_producer *p, char *const *names,
                               size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		int64_t now = tb_boot_ns();
+		uint64_t h;
+		uint32_t seen;
+		bool matched = false;
+		if (!names[i])
+			continue;
+		h = tb_hash_bytes(names[i], strlen(names[i]), 0);
+		seen = count_in_window(t, now, h);
 		for (size_t k = 0; k < t->sessions.len; k++)
-			if (names[i])
-				offer(t->sessions.data[k], p, names[i]);
+			matched |= offer(t->sessions.data[k], p, names[i], seen);
+		if (matched)
+			remember(t, now, h);
+	}
 }
 
 int traced_emit_triggers(struct traced_session *s, struct pb_writer *w, traced_packet_fn cb,

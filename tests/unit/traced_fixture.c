@@ -168,6 +168,10 @@ int tfx_enable(struct tfx *e, const char *ds_name, const char *legacy_config, ui
 		trig.name = (char *)e->stop_trigger;
 		trig.has_stop_delay_ms = true;
 		trig.stop_delay_ms = e->stop_delay_ms;
+		trig.has_max_per_24_h = e->trigger_max_per_24h != 0;
+		trig.max_per_24_h = e->trigger_max_per_24h;
+		trig.has_skip_probability = e->trigger_skip_probability != 0;
+		trig.skip_probability = e->trigger_skip_probability;
 		tc.n_triggers = 1;
 		tc.triggers = trigs;
 		cfg.trigger_config = &tc;

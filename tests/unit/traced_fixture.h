@@ -41,6 +41,8 @@ struct tfx {
 	 * of this name (NULL: none) */
 	const char *stop_trigger;
 	uint32_t trigger_timeout_ms, stop_delay_ms;
+	uint32_t trigger_max_per_24h;    /* 0: unset */
+	double trigger_skip_probability; /* 0: unset */
 };
 
 /* Loop + service on fresh socket names. 0 or -1. */

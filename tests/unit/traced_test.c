@@ -696,6 +696,26 @@ TEST(traced_stop_trigger_before_start)
 	tfx_release(&e);
 }
 
+/* Trigger packets (TracePacket.trigger 46) among the packets read back. */
+static int trigger_packets(struct tfx *e)
+{
+	int n = 0;
+	for (size_t i = 0; i < e->packets.len; i++) {
+		struct pb_field f;
+		n += pb_find_field(e->packets.data[i], e->lens.data[i], 46, &f) == 1;
+	}
+	return n;
+}
+
+static void drop_packets(struct tfx *e)
+{
+	for (size_t i = 0; i < e->packets.len; i++)
+		tb_free(e->packets.data[i]);
+	vec_clear(&e->packets);
+	vec_clear(&e->lens);
+	vec_clear(&e->partial);
+}
+
 /* Regression: FreeBuffers while a multi-step ReadBuffers was in flight left
  * the read's step timer armed; a session enabled right after (same batch)
  * was then read into the old call, whose reply stream the consumer had
@@ -733,11 +753,7 @@ TEST(traced_free_buffers_cancels_read)
 	 * after the cut, and fewer packets than the first session wrote */
 	n = tfx_collect(&e, ts, 64, &svc);
 	CHECK(n < 300);
-	for (size_t i = 0; i < e.packets.len; i++)
-		tb_free(e.packets.data[i]);
-	vec_clear(&e.packets);
-	vec_clear(&e.lens);
-	vec_clear(&e.partial);
+	drop_packets(&e);
 	/* the second session records and reads normally */
 	CHECK(wait_started(&e, &p));
 	prod_write(&p, 777, 10, false);
@@ -749,5 +765,70 @@ TEST(traced_free_buffers_cancels_read)
 	CHECK_EQ(n, 1);
 	CHECK_UEQ(ts[0], 777);
 	prod_close(&p);
+	tfx_release(&e);
+}
+
+/* TriggerConfig.Trigger.max_per_24_h: matched activations of a name are
+ * remembered service-wide for 24 h; past the limit the trigger is ignored,
+ * in this session and in the next one. */
+TEST(traced_trigger_max_per_24h)
+{
+	/* ActivateTriggersRequest { trigger_names: "t-max" x3 } */
+	static const uint8_t act3[] = {0x0a, 5, 't', '-', 'm', 'a', 'x', 0x0a, 5, 't', '-', 'm',
+	                               'a', 'x', 0x0a, 5, 't', '-', 'm', 'a', 'x'};
+	struct tfx e;
+	struct raw_prod p;
+	CHECK_EQ(tfx_init(&e), 0);
+	CHECK_EQ(raw_connect(&e, &p), 0);
+	e.stop_trigger = "t-max";
+	e.trigger_timeout_ms = 60000;
+	e.trigger_max_per_24h = 2;
+	CHECK_EQ(tfx_enable(&e, "none.ds", NULL, 64, false, 0), 0);
+	tfx_spin(&e, 5, 10);
+	ipc_client_invoke(p.c, p.svc, "ActivateTriggers", act3, sizeof act3, -1, false, NULL, NULL);
+	CHECK(tfx_pump(&e, &e.disabled)); /* stopped by the first one */
+	CHECK(tfx_read(&e));
+	CHECK_EQ(trigger_packets(&e), 2);
+	drop_packets(&e);
+
+	/* the next session: two in the window already, so it runs to its
+	 * trigger timeout and its trace is empty */
+	ipc_client_invoke(e.c, e.svc, "FreeBuffers", NULL, 0, -1, false, NULL, NULL);
+	e.disabled = false;
+	e.trigger_timeout_ms = 300;
+	CHECK_EQ(tfx_enable(&e, "none.ds", NULL, 64, false, 0), 0);
+	tfx_spin(&e, 5, 10);
+	ipc_client_invoke(p.c, p.svc, "ActivateTriggers", act3, 9, -1, false, NULL, NULL);
+	CHECK(tfx_pump(&e, &e.disabled));
+	CHECK(tfx_read(&e));
+	CHECK_EQ(trigger_packets(&e), 0);
+	drop_packets(&e);
+	ipc_client_free(p.c);
+	if (p.smb)
+		tracing_smb_free(p.smb);
+	tfx_release(&e);
+}
+
+/* TriggerConfig.Trigger.skip_probability 1: the trigger never gets through. */
+TEST(traced_trigger_skip_probability)
+{
+	static const uint8_t act[] = {0x0a, 5, 't', '-', 's', 'k', 'p'};
+	struct tfx e;
+	struct raw_prod p;
+	CHECK_EQ(tfx_init(&e), 0);
+	CHECK_EQ(raw_connect(&e, &p), 0);
+	e.stop_trigger = "t-skp";
+	e.trigger_timeout_ms = 300;
+	e.trigger_skip_probability = 1.0;
+	CHECK_EQ(tfx_enable(&e, "none.ds", NULL, 64, false, 0), 0);
+	tfx_spin(&e, 5, 10);
+	ipc_client_invoke(p.c, p.svc, "ActivateTriggers", act, sizeof act, -1, false, NULL, NULL);
+	CHECK(tfx_pump(&e, &e.disabled));
+	CHECK(tfx_read(&e));
+	CHECK_EQ(trigger_packets(&e), 0);
+	drop_packets(&e);
+	ipc_client_free(p.c);
+	if (p.smb)
+		tracing_smb_free(p.smb);
 	tfx_release(&e);
 }
