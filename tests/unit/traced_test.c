@@ -768,6 +768,31 @@ TEST(traced_free_buffers_cancels_read)
 	tfx_release(&e);
 }
 
+/* Enable a STOP_TRACING session on e's trigger settings, send act (an
+ * ActivateTriggersRequest) from p, wait for the session to end and read it:
+ * the Trigger packets in the trace, or -1. */
+static int trigger_session(struct tfx *e, struct raw_prod *p, const uint8_t *act, size_t n)
+{
+	int k;
+	e->disabled = false;
+	if (tfx_enable(e, "none.ds", NULL, 64, false, 0))
+		return -1;
+	tfx_spin(e, 5, 10);
+	ipc_client_invoke(p->c, p->svc, "ActivateTriggers", act, n, -1, false, NULL, NULL);
+	if (!tfx_pump(e, &e->disabled) || !tfx_read(e))
+		return -1;
+	k = trigger_packets(e);
+	drop_packets(e);
+	return k;
+}
+
+static void raw_close(struct raw_prod *p)
+{
+	ipc_client_free(p->c);
+	if (p->smb)
+		tracing_smb_free(p->smb);
+}
+
 /* TriggerConfig.Trigger.max_per_24_h: matched activations of a name are
  * remembered service-wide for 24 h; past the limit the trigger is ignored,
  * in this session and in the next one. */
@@ -783,29 +808,14 @@ TEST(traced_trigger_max_per_24h)
 	e.stop_trigger = "t-max";
 	e.trigger_timeout_ms = 60000;
 	e.trigger_max_per_24h = 2;
-	CHECK_EQ(tfx_enable(&e, "none.ds", NULL, 64, false, 0), 0);
-	tfx_spin(&e, 5, 10);
-	ipc_client_invoke(p.c, p.svc, "ActivateTriggers", act3, sizeof act3, -1, false, NULL, NULL);
-	CHECK(tfx_pump(&e, &e.disabled)); /* stopped by the first one */
-	CHECK(tfx_read(&e));
-	CHECK_EQ(trigger_packets(&e), 2);
-	drop_packets(&e);
-
+	/* stopped by the first, the third over the limit */
+	CHECK_EQ(trigger_session(&e, &p, act3, sizeof act3), 2);
 	/* the next session: two in the window already, so it runs to its
 	 * trigger timeout and its trace is empty */
 	ipc_client_invoke(e.c, e.svc, "FreeBuffers", NULL, 0, -1, false, NULL, NULL);
-	e.disabled = false;
 	e.trigger_timeout_ms = 300;
-	CHECK_EQ(tfx_enable(&e, "none.ds", NULL, 64, false, 0), 0);
-	tfx_spin(&e, 5, 10);
-	ipc_client_invoke(p.c, p.svc, "ActivateTriggers", act3, 9, -1, false, NULL, NULL);
-	CHECK(tfx_pump(&e, &e.disabled));
-	CHECK(tfx_read(&e));
-	CHECK_EQ(trigger_packets(&e), 0);
-	drop_packets(&e);
-	ipc_client_free(p.c);
-	if (p.smb)
-		tracing_smb_free(p.smb);
+	CHECK_EQ(trigger_session(&e, &p, act3, 7), 0);
+	raw_close(&p);
 	tfx_release(&e);
 }
 
@@ -820,15 +830,7 @@ TEST(traced_trigger_skip_probability)
 	e.stop_trigger = "t-skp";
 	e.trigger_timeout_ms = 300;
 	e.trigger_skip_probability = 1.0;
-	CHECK_EQ(tfx_enable(&e, "none.ds", NULL, 64, false, 0), 0);
-	tfx_spin(&e, 5, 10);
-	ipc_client_invoke(p.c, p.svc, "ActivateTriggers", act, sizeof act, -1, false, NULL, NULL);
-	CHECK(tfx_pump(&e, &e.disabled));
-	CHECK(tfx_read(&e));
-	CHECK_EQ(trigger_packets(&e), 0);
-	drop_packets(&e);
-	ipc_client_free(p.c);
-	if (p.smb)
-		tracing_smb_free(p.smb);
+	CHECK_EQ(trigger_session(&e, &p, act, sizeof act), 0);
+	raw_close(&p);
 	tfx_release(&e);
 }
