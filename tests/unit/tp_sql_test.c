@@ -575,6 +575,13 @@ static bool is_error(const char *res, const char *prefix)
 	return strncmp(res, "ERROR: ", 7) == 0 && strncmp(res + 7, prefix, strlen(prefix)) == 0;
 }
 
+/* The statement fails with a message starting with prefix. */
+#define CHECK_SQL_ERROR(tp, sql, prefix)                                             \
+	do {                                                                         \
+		char err_buf_[512];                                                  \
+		CHECK(is_error(q_rows(tp, sql, err_buf_, sizeof err_buf_), prefix)); \
+	} while (0)
+
 TEST(tp_sql_arg_set_to_json)
 {
 	struct tp *tp = tp_new(NULL);
@@ -582,7 +589,8 @@ TEST(tp_sql_arg_set_to_json)
 	char buf[512], sql[160];
 
 	tp_args_begin(&b);
-	tp_args_add_string(&b, S(tp, "debug.z"), S(tp, "debug.z"), S(tp, "q\"\n\xc3\xa9\xf0\x9f\x98\x80"));
+	tp_args_add_string(&b, S(tp, "debug.z"), S(tp, "debug.z"),
+	                   S(tp, "q\"\n\xc3\xa9\xf0\x9f\x98\x80"));
 	tp_args_add_int(&b, S(tp, "debug.a"), S(tp, "debug.a"), -1);
 	tp_args_add_uint(&b, S(tp, "debug.n.x"), S(tp, "debug.n.x"), UINT64_MAX);
 	tp_args_add_bool(&b, S(tp, "debug.arr"), S(tp, "debug.arr[1]"), true);
@@ -597,6 +605,10 @@ TEST(tp_sql_arg_set_to_json)
 	tp_args_add_int(&b, S(tp, "a"), S(tp, "a"), 1);
 	tp_args_add_int(&b, S(tp, "a.b"), S(tp, "a.b"), 2);
 	uint32_t s2 = tp_args_commit(tp, &b);
+	tp_args_begin(&b);
+	tp_args_add_int(&b, S(tp, "x.y"), S(tp, "x.y"), 1);
+	tp_args_add_int(&b, S(tp, "x"), S(tp, "x[0]"), 2);
+	uint32_t s3 = tp_args_commit(tp, &b);
 	tp_args_builder_release(&b);
 
 	snprintf(sql, sizeof sql, "SELECT __intrinsic_arg_set_to_json(%u)", s1);
@@ -606,15 +618,16 @@ TEST(tp_sql_arg_set_to_json)
 	             "\"p\":\"0xbeef\",\"inf\":\"-Infinity\",\"nul\":null,"
 	             "\"m\":[[null,{\"k\":\"v\"}]]}}");
 	snprintf(sql, sizeof sql, "SELECT __intrinsic_arg_set_to_json(%u)", s2);
-	CHECK(is_error(q_rows(tp, sql, buf, sizeof buf),
-	               "Failed to insert key a.b: tried to insert b into a non-dictionary"));
+	CHECK_SQL_ERROR(tp, sql, "Failed to insert key a.b: tried to insert b into a non-dictionary");
+	snprintf(sql, sizeof sql, "SELECT __intrinsic_arg_set_to_json(%u)", s3);
+	CHECK_SQL_ERROR(tp, sql, "Failed to insert key x[0]: tried to insert x[0] into a non-array");
 	CHECK_STR_EQ(q_rows(tp,
 	                    "SELECT __intrinsic_arg_set_to_json(NULL), "
 	                    "__intrinsic_arg_set_to_json(99999)",
 	                    buf, sizeof buf),
 	             "NULL|{}");
-	CHECK(is_error(q_rows(tp, "SELECT __intrinsic_arg_set_to_json('x')", buf, sizeof buf),
-	               "PRINT_ARGS: 1st argument should be arg set id"));
+	CHECK_SQL_ERROR(tp, "SELECT __intrinsic_arg_set_to_json('x')",
+	                "PRINT_ARGS: 1st argument should be arg set id");
 	tp_free(tp);
 }
 
@@ -622,25 +635,24 @@ TEST(tp_sql_regexp_functions)
 {
 	struct tp *tp = tp_new(NULL);
 	char buf[512];
-	CHECK_STR_EQ(q_rows(tp,
-	                    "SELECT 'abc' REGEXP 'b', regexp('B', 'abc'), regexp('B', 'abc', 'ci'), "
-	                    "regexp('B', 'abc', 'ic'), regexp(NULL, 'a'), regexp('a', NULL), "
-	                    "regexp('^[\\d-]+$', '12-3'), regexp('^\\d+$', '1a'), "
-	                    "regexp('binder:\\d+_\\D', 'binder:12_x')",
-	                    buf, sizeof buf),
-	             "1|0|1|0|NULL|NULL|1|0|1");
-	CHECK(is_error(q_rows(tp, "SELECT regexp('a', 'b', 'x')", buf, sizeof buf),
-	               "regexp: unknown flag 'x'"));
-	CHECK(is_error(q_rows(tp, "SELECT regexp('(', 'b')", buf, sizeof buf),
-	               "regexp: invalid pattern '('"));
+	CHECK_STR_EQ(
+	    q_rows(tp,
+	           "SELECT 'abc' REGEXP 'b', regexp('B', 'abc'), regexp('B', 'abc', 'ci'), "
+	           "regexp('B', 'abc', 'ic'), regexp(NULL, 'a'), regexp('a', NULL), "
+	           "regexp('^[\\d-]+$', '12-3'), regexp('^\\d+$', '1a'), "
+	           "regexp('binder:\\d+_\\D', 'binder:12_x')",
+	           buf, sizeof buf),
+	    "1|0|1|0|NULL|NULL|1|0|1");
+	CHECK_SQL_ERROR(tp, "SELECT regexp('a', 'b', 'x')", "regexp: unknown flag 'x'");
+	CHECK_SQL_ERROR(tp, "SELECT regexp('(', 'b')", "regexp: invalid pattern '('");
 	CHECK_STR_EQ(q_rows(tp,
 	                    "SELECT regexp_extract('ab12cd', '\\d+'), regexp_extract('x', 'y'), "
 	                    "regexp_extract('ac', 'a(b)?c'), regexp_extract('abc', 'a(b)c'), "
 	                    "regexp_extract(NULL, 'a')",
 	                    buf, sizeof buf),
 	             "12|NULL|ac|b|NULL");
-	CHECK(is_error(q_rows(tp, "SELECT regexp_extract('ab', '(a)(b)')", buf, sizeof buf),
-	               "REGEXP_EXTRACT: pattern has more than one group."));
+	CHECK_SQL_ERROR(tp, "SELECT regexp_extract('ab', '(a)(b)')",
+	                "REGEXP_EXTRACT: pattern has more than one group.");
 	CHECK_STR_EQ(q_rows(tp,
 	                    "SELECT regexp_replace_simple('a1b22', '(\\d+)', '<$1>'), "
 	                    "regexp_replace_simple('aaa', 'a*', '-'), "
@@ -669,16 +681,19 @@ TEST(tp_sql_unhex)
 	                    "unhex('7fffffffffffffff')",
 	                    buf, sizeof buf),
 	             "31|15|0|NULL|9223372036854775807");
-	CHECK(is_error(q_rows(tp, "SELECT unhex(' ')", buf, sizeof buf),
-	               "UNHEX: input is empty or only whitespace"));
-	CHECK(is_error(q_rows(tp, "SELECT unhex('0x')", buf, sizeof buf),
-	               "UNHEX: hex string is empty after prefix"));
-	CHECK(is_error(q_rows(tp, "SELECT unhex('zz')", buf, sizeof buf),
-	               "UNHEX: invalid or out of range hex string"));
-	CHECK(is_error(q_rows(tp, "SELECT unhex('8000000000000000')", buf, sizeof buf),
-	               "UNHEX: invalid or out of range hex string"));
-	CHECK(is_error(q_rows(tp, "SELECT unhex(12)", buf, sizeof buf),
-	               "UNHEX: argument must be text"));
+	static const char *const bad[][2] = {
+	    {"' '", "input is empty or only whitespace"},
+	    {"'0x'", "hex string is empty after prefix"},
+	    {"'zz'", "invalid or out of range hex string"},
+	    {"'8000000000000000'", "invalid or out of range hex string"},
+	    {"12", "argument must be text"},
+	};
+	for (size_t i = 0; i < TB_ARRAY_SIZE(bad); i++) {
+		char sql[64], want[64];
+		snprintf(sql, sizeof sql, "SELECT unhex(%s)", bad[i][0]);
+		snprintf(want, sizeof want, "UNHEX: %s", bad[i][1]);
+		CHECK_SQL_ERROR(tp, sql, want);
+	}
 	tp_free(tp);
 }
 
@@ -687,8 +702,9 @@ TEST(tp_sql_window_functions)
 	struct tp *tp = tp_new(NULL);
 	char buf[512];
 	CHECK_EQ(q_int(tp, "CREATE TABLE w(id INT, v, ts INT, dur INT)"), INT64_MIN);
-	CHECK_EQ(q_int(tp, "INSERT INTO w VALUES (1, 'a', 0, 10), (2, NULL, 2, 0), (3, 3.5, 4, -1), "
-	                   "(4, NULL, 11, 5), (5, NULL, 12, 1)"),
+	CHECK_EQ(q_int(tp,
+	               "INSERT INTO w VALUES (1, 'a', 0, 10), (2, NULL, 2, 0), (3, 3.5, 4, -1), "
+	               "(4, NULL, 11, 5), (5, NULL, 12, 1)"),
 	         INT64_MIN);
 	CHECK_STR_EQ(q_rows(tp,
 	                    "SELECT group_concat(coalesce(x, '-'), ',') FROM (SELECT "
@@ -710,26 +726,22 @@ TEST(tp_sql_window_functions)
 	                    "AS d FROM w ORDER BY ts)",
 	                    buf, sizeof buf),
 	             "0,1,1,0,2");
-	CHECK(is_error(q_rows(tp,
-	                      "SELECT internal_layout(ts, dur) OVER (ORDER BY ts DESC ROWS "
-	                      "BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) FROM w",
-	                      buf, sizeof buf),
-	               "INTERNAL_LAYOUT: rows are not sorted by ts"));
-	CHECK(is_error(q_rows(tp,
-	                      "SELECT internal_layout(ts, dur) OVER (ORDER BY ts ROWS BETWEEN "
-	                      "1 PRECEDING AND CURRENT ROW) FROM w",
-	                      buf, sizeof buf),
-	               "INTERNAL_LAYOUT: the window clause should be"));
-	CHECK(is_error(q_rows(tp,
-	                      "SELECT internal_layout(-1, 1) OVER (ORDER BY id ROWS BETWEEN "
-	                      "UNBOUNDED PRECEDING AND CURRENT ROW) FROM w",
-	                      buf, sizeof buf),
-	               "INTERNAL_LAYOUT: ts cannot be negative."));
-	CHECK(is_error(q_rows(tp,
-	                      "SELECT internal_layout(ts, -2) OVER (ORDER BY ts ROWS BETWEEN "
-	                      "UNBOUNDED PRECEDING AND CURRENT ROW) FROM w",
-	                      buf, sizeof buf),
-	               "INTERNAL_LAYOUT: dur cannot be < -1."));
+	CHECK_SQL_ERROR(tp,
+	                "SELECT internal_layout(ts, dur) OVER (ORDER BY ts DESC ROWS "
+	                "BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) FROM w",
+	                "INTERNAL_LAYOUT: rows are not sorted by ts");
+	CHECK_SQL_ERROR(tp,
+	                "SELECT internal_layout(ts, dur) OVER (ORDER BY ts ROWS BETWEEN "
+	                "1 PRECEDING AND CURRENT ROW) FROM w",
+	                "INTERNAL_LAYOUT: the window clause should be");
+	CHECK_SQL_ERROR(tp,
+	                "SELECT internal_layout(-1, 1) OVER (ORDER BY id ROWS BETWEEN "
+	                "UNBOUNDED PRECEDING AND CURRENT ROW) FROM w",
+	                "INTERNAL_LAYOUT: ts cannot be negative.");
+	CHECK_SQL_ERROR(tp,
+	                "SELECT internal_layout(ts, -2) OVER (ORDER BY ts ROWS BETWEEN "
+	                "UNBOUNDED PRECEDING AND CURRENT ROW) FROM w",
+	                "INTERNAL_LAYOUT: dur cannot be < -1.");
 	tp_free(tp);
 }
 
@@ -756,8 +768,9 @@ TEST(tp_sql_slice_modules)
 		int64_t ts, dur;
 		const char *name;
 		uint32_t depth, parent;
-	} sl[] = {{0, 100, "A", 0, TP_NULL_U32},  {10, 40, "B", 1, 0},  {20, 10, "C", 2, 1},
-	          {200, 100, "A", 0, TP_NULL_U32}, {210, 10, "B", 1, 3}, {400, 0, "D", 0, TP_NULL_U32}};
+	} sl[] = {{0, 100, "A", 0, TP_NULL_U32}, {10, 40, "B", 1, 0},
+	          {20, 10, "C", 2, 1},           {200, 100, "A", 0, TP_NULL_U32},
+	          {210, 10, "B", 1, 3},          {400, 0, "D", 0, TP_NULL_U32}};
 	for (size_t i = 0; i < TB_ARRAY_SIZE(sl); i++) {
 		uint32_t r = tp_slice_append(&tp->t.slice);
 		tp->t.slice.ts[r] = sl[i].ts;
@@ -768,15 +781,16 @@ TEST(tp_sql_slice_modules)
 		tp->t.slice.parent_id[r] = sl[i].parent;
 	}
 	/* Perfetto's stack ids of A and A > B (its difftest's values). */
-	CHECK_STR_EQ(q_rows(tp, "SELECT stack_id, parent_stack_id FROM slice_with_stack_id "
-	                        "WHERE id IN (0, 1) ORDER BY id",
-	                        buf, sizeof buf),
+	CHECK_STR_EQ(q_rows(tp,
+	                    "SELECT stack_id, parent_stack_id FROM slice_with_stack_id "
+	                    "WHERE id IN (0, 1) ORDER BY id",
+	                    buf, sizeof buf),
 	             "1905114530773834795|0;6901956697539716495|1905114530773834795");
 	CHECK_EQ(q_int(tp, "SELECT count(DISTINCT stack_id) FROM slice_with_stack_id"), 4);
 	CHECK_STR_EQ(q_rows(tp, "SELECT group_concat(id) FROM ancestor_slice(2)", buf, sizeof buf),
 	             "0,1");
-	CHECK_STR_EQ(q_rows(tp, "SELECT group_concat(id) FROM descendant_slice(0)", buf, sizeof buf),
-	             "1,2");
+	CHECK_STR_EQ(
+	    q_rows(tp, "SELECT group_concat(id) FROM descendant_slice(0)", buf, sizeof buf), "1,2");
 	CHECK_EQ(q_int(tp, "SELECT count(*) FROM descendant_slice(5)"), 0);
 	CHECK_EQ(q_int(tp, "SELECT count(*) FROM ancestor_slice(NULL)"), 0);
 	CHECK_STR_EQ(q_rows(tp,
@@ -789,10 +803,11 @@ TEST(tp_sql_slice_modules)
 	                    "stack_id FROM slice_with_stack_id WHERE id = 4))",
 	                    buf, sizeof buf),
 	             "0,1,3,4");
-	CHECK_STR_EQ(q_rows(tp, "SELECT group_concat(self_dur) FROM slice_self_dur", buf, sizeof buf),
-	             "60,30,10,90,10,0");
+	CHECK_STR_EQ(
+	    q_rows(tp, "SELECT group_concat(self_dur) FROM slice_self_dur", buf, sizeof buf),
+	    "60,30,10,90,10,0");
 	/* The argument is required. */
-	CHECK(is_error(q_rows(tp, "SELECT * FROM ancestor_slice", buf, sizeof buf), ""));
+	CHECK_SQL_ERROR(tp, "SELECT * FROM ancestor_slice", "");
 	tp_free(tp);
 }
 
@@ -875,21 +890,27 @@ TEST(tp_sql_linux_cpu_modules)
 {
 	struct tp *tp = tp_new(NULL);
 	char buf[512];
-	struct tp_track_key k = {.type = "cpu_idle", .event_type = "counter", .utid = -1,
-	                         .upid = -1, .cpu = 0, .name = S(tp, "cpuidle")};
+	struct tp_track_key k = {.type = "cpu_idle",
+	                         .event_type = "counter",
+	                         .utid = -1,
+	                         .upid = -1,
+	                         .cpu = 0,
+	                         .name = S(tp, "cpuidle")};
 	uint32_t tr = tp_track_get(tp, &k);
 	static const double v[] = {4294967295.0, 1, 1, 1, 1, 4294967295.0, 0, 0, 0};
 	for (size_t i = 0; i < TB_ARRAY_SIZE(v); i++)
 		tp_counter_add(tp, tr, 10 * (int64_t)i, v[i], TP_NULL_U32);
 	tp->ts_min = 0;
 	tp->ts_max = 100;
-	CHECK_STR_EQ(q_rows(tp, "SELECT group_concat(ts || ':' || dur || ':' || idle, ',') FROM "
-	                        "cpu_idle_counters",
-	                        buf, sizeof buf),
+	CHECK_STR_EQ(q_rows(tp,
+	                    "SELECT group_concat(ts || ':' || dur || ':' || idle, ',') FROM "
+	                    "cpu_idle_counters",
+	                    buf, sizeof buf),
 	             "0:10:-1,10:10:1,20:20:1,40:10:1,50:10:-1,60:10:0,70:30:0");
-	CHECK_STR_EQ(q_rows(tp, "SELECT cpu, state, count, dur, avg_dur, idle_percent FROM "
-	                        "cpu_idle_stats",
-	                        buf, sizeof buf),
+	CHECK_STR_EQ(q_rows(tp,
+	                    "SELECT cpu, state, count, dur, avg_dur, idle_percent FROM "
+	                    "cpu_idle_stats",
+	                    buf, sizeof buf),
 	             "0|1|2|40|20|40.0;0|2|3|40|13|40.0");
 	tp_free(tp);
 }

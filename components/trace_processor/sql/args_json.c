@@ -75,29 +75,34 @@ static uint32_t array_get(struct jtree *t, uint32_t a, uint32_t idx)
 	return t->n.data[a].kids.data[idx];
 }
 
+/* Node i as a container of kind k: made one if it is null; false if it
+ * holds something else. */
+static bool node_expect(struct jtree *t, uint32_t i, enum jkind k)
+{
+	if (t->n.data[i].kind == J_NULL)
+		node_make(t, i, k);
+	return t->n.data[i].kind == k;
+}
+
 /* Place args row `row` (key `key`) into the tree. NULL or an error message
- * (sqlite3_mprintf'd). */
+ * (sqlite3_mprintf'd, Perfetto's wording). */
 static char *tree_add(struct jtree *t, const char *key, size_t key_len, uint32_t row,
                       enum tp_arg_type type)
 {
 	uint32_t cur = 0; /* the root dictionary */
-	const char *p = key, *end = key + key_len;
+	const char *p = key, *end = key + key_len, *part_end;
 	unsigned depth = 0;
+	enum jkind want = J_DICT;
 	for (;;) {
 		const char *dot = memchr(p, '.', (size_t)(end - p));
-		const char *part_end = dot ? dot : end;
+		part_end = dot ? dot : end;
 		const char *br = memchr(p, '[', (size_t)(part_end - p));
 		const char *name_end = br ? br : part_end;
 		if (++depth > ARGS_JSON_MAX_DEPTH)
 			return sqlite3_mprintf("arg key '%.*s' is nested too deeply", (int)key_len,
 			                       key);
-		if (t->n.data[cur].kind == J_NULL)
-			node_make(t, cur, J_DICT);
-		if (t->n.data[cur].kind != J_DICT)
-			return sqlite3_mprintf(
-			    "Failed to insert key %.*s: tried to insert %.*s into "
-			    "a non-dictionary object",
-			    (int)key_len, key, (int)(part_end - p), p);
+		if (!node_expect(t, cur, want = J_DICT))
+			goto wrong_kind;
 		cur = dict_get(t, cur, p, (size_t)(name_end - p));
 		while (br) {
 			const char *close = memchr(br, ']', (size_t)(part_end - br));
@@ -110,13 +115,8 @@ static char *tree_add(struct jtree *t, const char *key, size_t key_len, uint32_t
 				    (idx = idx * 10 + (uint64_t)(*d - '0')) > ARGS_JSON_MAX_INDEX)
 					goto bad_index;
 			}
-			if (t->n.data[cur].kind == J_NULL)
-				node_make(t, cur, J_ARRAY);
-			if (t->n.data[cur].kind != J_ARRAY)
-				return sqlite3_mprintf(
-				    "Failed to insert key %.*s: tried to insert %.*s "
-				    "into a non-array object",
-				    (int)key_len, key, (int)(part_end - p), p);
+			if (!node_expect(t, cur, want = J_ARRAY))
+				goto wrong_kind;
 			cur = array_get(t, cur, (uint32_t)idx);
 			br = memchr(close, '[', (size_t)(part_end - close));
 		}
@@ -130,6 +130,10 @@ static char *tree_add(struct jtree *t, const char *key, size_t key_len, uint32_t
 bad_index:
 	return sqlite3_mprintf("Expected to be able to extract index from key %.*s", (int)key_len,
 	                       key);
+wrong_kind:
+	return sqlite3_mprintf("Failed to insert key %.*s: tried to insert %.*s into a %s object",
+	                       (int)key_len, key, (int)(part_end - p), p,
+	                       want == J_DICT ? "non-dictionary" : "non-array");
 }
 
 static void json_string(sqlite3_str *o, const char *s, size_t n)
