@@ -51,9 +51,10 @@ struct sqlite3 *tp_db(struct tp *tp);
 
 struct sqlite3_stmt;
 /* Prepare the first statement of sql on tp_db(tp), like sqlite3_prepare_v2,
- * plus PerfettoSQL's `INCLUDE PERFETTO MODULE m;` (accepted for modules our
- * prelude already has: *st is then NULL). Returns an SQLite result code; on
- * error err holds the message. *tail is where the next statement starts. */
+ * plus PerfettoSQL's `INCLUDE PERFETTO MODULE m;` (accepted for the modules
+ * of sql/modules.c: *st is then NULL) and the prelude's cast_*!() macros.
+ * Returns an SQLite result code; on error err holds the message. *tail is
+ * where the next statement starts, in sql. */
 int tp_prepare(struct tp *tp, const char *sql, struct sqlite3_stmt **st, const char **tail,
 	       char *err, size_t err_size);
 

@@ -4,7 +4,7 @@
 #    expected.csv. `sh tests/tp/run.sh --rebase` rewrites expected.csv from
 #    the current output; review the diff in the commit.
 # 2. Perfetto's own diff tests in ../shared/corpus/perfetto_difftests/ whose
-#    input we import and whose query needs no INCLUDE PERFETTO MODULE, in the
+#    input we import and whose query includes only modules we provide, in the
 #    suites listed in difftest_suites.txt. Lines are compared with surrounding
 #    whitespace stripped, as Perfetto's runner does. Inputs: trace.json,
 #    trace.pb or trace.systrace. difftest_known_failures.txt lists those we
@@ -67,28 +67,33 @@ known=$here/difftest_known_failures.txt
 # Perfetto's diff test runner always passes this flag.
 dtflags=--crop-track-events
 suites=$(grep -v '^#' "$here/difftest_suites.txt")
+# The stdlib modules of components/trace_processor/sql/modules.c.
+modules='slices\.(with_context|hierarchy|stack|self_dur)|time\.conversion|counters\.intervals|linux\.cpu\.(idle|idle_stats|idle_time_in_state|frequency)'
 for suite in $suites; do
 	ran=0 passed=0
 	for dir in "$difftests/${suite}__"*/; do
 		dir=${dir%/}
 		name=$(basename "$dir")
 		[ -f "$dir/query.sql" ] || continue
-		# Only modules our prelude has (sql/include.c) may be included.
+		# Only modules we provide (sql/modules.c) may be included.
 		grep -i 'INCLUDE PERFETTO MODULE' "$dir/query.sql" |
-			grep -viqE 'MODULE[[:space:]]+slices\.with_context[[:space:]]*;' && continue
+			grep -viqE "MODULE[[:space:]]+($modules)[[:space:]]*;" && continue
 		trace=
 		for f in trace.json trace.pb trace.systrace trace.zip trace.tar; do
 			[ -f "$dir/$f" ] && trace=$dir/$f
 		done
 		[ -n "$trace" ] || continue
 		ran=$((ran + 1))
-		ok=false
+		ok=false want=
 		if [ -f "$dir/expected.error" ]; then
 			! run_query "$trace" "$dir/query.sql" "$tmp/out" "$tmp/err" $dtflags &&
 				grep -qF "$(cat "$dir/expected.error")" "$tmp/err" && ok=true
-		elif [ -f "$dir/expected.csv" ]; then
+		elif [ -f "$dir/expected.csv" ] || [ -f "$dir/expected.out" ]; then
+			# expected.out: the test's .out file, the same CSV.
+			want=$dir/expected.csv
+			[ -f "$want" ] || want=$dir/expected.out
 			run_query "$trace" "$dir/query.sql" "$tmp/out" "$tmp/err" $dtflags &&
-				[ "$(strip "$tmp/out")" = "$(strip "$dir/expected.csv")" ] && ok=true
+				[ "$(strip "$tmp/out")" = "$(strip "$want")" ] && ok=true
 		else
 			ran=$((ran - 1))
 			continue
@@ -106,7 +111,7 @@ for suite in $suites; do
 			echo "SKIP tp/difftest/$name: known failure"
 		else
 			echo "FAIL tp/difftest/$name"
-			diff "$dir/expected.csv" "$tmp/out" 2>/dev/null | head -10 >&2
+			diff "${want:-$dir/expected.csv}" "$tmp/out" 2>/dev/null | head -10 >&2
 			head -3 "$tmp/err" >&2
 		fi
 	done

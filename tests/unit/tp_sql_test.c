@@ -566,3 +566,351 @@ TEST(tp_sql_stats)
 	CHECK_EQ(q_int(tp, "SELECT count(*) FROM stats WHERE description IS NULL"), 0);
 	tp_free(tp);
 }
+
+/* ---- prelude functions and stdlib modules (strings.c, window.c,
+ * args_json.c, modules.c, include.c) ------------------------------------- */
+
+static bool is_error(const char *res, const char *prefix)
+{
+	return strncmp(res, "ERROR: ", 7) == 0 && strncmp(res + 7, prefix, strlen(prefix)) == 0;
+}
+
+/* The statement fails with a message starting with prefix. */
+#define CHECK_SQL_ERROR(tp, sql, prefix)                                             \
+	do {                                                                         \
+		char err_buf_[512];                                                  \
+		CHECK(is_error(q_rows(tp, sql, err_buf_, sizeof err_buf_), prefix)); \
+	} while (0)
+
+TEST(tp_sql_arg_set_to_json)
+{
+	struct tp *tp = tp_new(NULL);
+	struct tp_args_builder b = {0};
+	char buf[512], sql[160];
+
+	tp_args_begin(&b);
+	tp_args_add_string(&b, S(tp, "debug.z"), S(tp, "debug.z"),
+	                   S(tp, "q\"\n\xc3\xa9\xf0\x9f\x98\x80"));
+	tp_args_add_int(&b, S(tp, "debug.a"), S(tp, "debug.a"), -1);
+	tp_args_add_uint(&b, S(tp, "debug.n.x"), S(tp, "debug.n.x"), UINT64_MAX);
+	tp_args_add_bool(&b, S(tp, "debug.arr"), S(tp, "debug.arr[1]"), true);
+	tp_args_add_pointer(&b, S(tp, "debug.p"), S(tp, "debug.p"), 0xBEEF);
+	tp_args_add_real(&b, S(tp, "debug.n.r"), S(tp, "debug.n.r"), 0.1);
+	tp_args_add_real(&b, S(tp, "debug.inf"), S(tp, "debug.inf"), -INFINITY);
+	tp_args_add_null(&b, S(tp, "debug.nul"), S(tp, "debug.nul"));
+	tp_args_add_string(&b, S(tp, "debug.m.k"), S(tp, "debug.m[0][1].k"), S(tp, "v"));
+	uint32_t s1 = tp_args_commit(tp, &b);
+	/* A value under a value is an error naming the key. */
+	tp_args_begin(&b);
+	tp_args_add_int(&b, S(tp, "a"), S(tp, "a"), 1);
+	tp_args_add_int(&b, S(tp, "a.b"), S(tp, "a.b"), 2);
+	uint32_t s2 = tp_args_commit(tp, &b);
+	tp_args_begin(&b);
+	tp_args_add_int(&b, S(tp, "x.y"), S(tp, "x.y"), 1);
+	tp_args_add_int(&b, S(tp, "x"), S(tp, "x[0]"), 2);
+	uint32_t s3 = tp_args_commit(tp, &b);
+	tp_args_builder_release(&b);
+
+	snprintf(sql, sizeof sql, "SELECT __intrinsic_arg_set_to_json(%u)", s1);
+	CHECK_STR_EQ(q_rows(tp, sql, buf, sizeof buf),
+	             "{\"debug\":{\"z\":\"q\\\"\\n\\u00e9\\ud83d\\ude00\",\"a\":-1,"
+	             "\"n\":{\"x\":18446744073709551615,\"r\":0.1},\"arr\":[null,true],"
+	             "\"p\":\"0xbeef\",\"inf\":\"-Infinity\",\"nul\":null,"
+	             "\"m\":[[null,{\"k\":\"v\"}]]}}");
+	snprintf(sql, sizeof sql, "SELECT __intrinsic_arg_set_to_json(%u)", s2);
+	CHECK_SQL_ERROR(tp, sql, "Failed to insert key a.b: tried to insert b into a non-dictionary");
+	snprintf(sql, sizeof sql, "SELECT __intrinsic_arg_set_to_json(%u)", s3);
+	CHECK_SQL_ERROR(tp, sql, "Failed to insert key x[0]: tried to insert x[0] into a non-array");
+	CHECK_STR_EQ(q_rows(tp,
+	                    "SELECT __intrinsic_arg_set_to_json(NULL), "
+	                    "__intrinsic_arg_set_to_json(99999)",
+	                    buf, sizeof buf),
+	             "NULL|{}");
+	CHECK_SQL_ERROR(tp, "SELECT __intrinsic_arg_set_to_json('x')",
+	                "PRINT_ARGS: 1st argument should be arg set id");
+	tp_free(tp);
+}
+
+TEST(tp_sql_regexp_functions)
+{
+	struct tp *tp = tp_new(NULL);
+	char buf[512];
+	CHECK_STR_EQ(
+	    q_rows(tp,
+	           "SELECT 'abc' REGEXP 'b', regexp('B', 'abc'), regexp('B', 'abc', 'ci'), "
+	           "regexp('B', 'abc', 'ic'), regexp(NULL, 'a'), regexp('a', NULL), "
+	           "regexp('^[\\d-]+$', '12-3'), regexp('^\\d+$', '1a'), "
+	           "regexp('binder:\\d+_\\D', 'binder:12_x')",
+	           buf, sizeof buf),
+	    "1|0|1|0|NULL|NULL|1|0|1");
+	CHECK_SQL_ERROR(tp, "SELECT regexp('a', 'b', 'x')", "regexp: unknown flag 'x'");
+	CHECK_SQL_ERROR(tp, "SELECT regexp('(', 'b')", "regexp: invalid pattern '('");
+	CHECK_STR_EQ(q_rows(tp,
+	                    "SELECT regexp_extract('ab12cd', '\\d+'), regexp_extract('x', 'y'), "
+	                    "regexp_extract('ac', 'a(b)?c'), regexp_extract('abc', 'a(b)c'), "
+	                    "regexp_extract(NULL, 'a')",
+	                    buf, sizeof buf),
+	             "12|NULL|ac|b|NULL");
+	CHECK_SQL_ERROR(tp, "SELECT regexp_extract('ab', '(a)(b)')",
+	                "REGEXP_EXTRACT: pattern has more than one group.");
+	CHECK_STR_EQ(q_rows(tp,
+	                    "SELECT regexp_replace_simple('a1b22', '(\\d+)', '<$1>'), "
+	                    "regexp_replace_simple('aaa', 'a*', '-'), "
+	                    "regexp_replace_simple('abc', '', '|'), "
+	                    "regexp_replace_simple('a.b', '\\.', '$$${0}'), "
+	                    "regexp_replace_simple('ab', 'b', '$x'), "
+	                    "regexp_replace_simple('ab', 'z', 'y'), "
+	                    "regexp_replace_simple(NULL, 'a', 'b')",
+	                    buf, sizeof buf),
+	             "a<1>b<22>|--||a|b|c||a$.b|ab|ab|NULL");
+	/* A pattern from a column is compiled per row, not cached wrongly. */
+	CHECK_STR_EQ(q_rows(tp,
+	                    "SELECT group_concat(regexp(p, 'xay'), ',') FROM "
+	                    "(SELECT 'a' AS p UNION ALL SELECT 'b' UNION ALL SELECT 'A')",
+	                    buf, sizeof buf),
+	             "1,0,0");
+	tp_free(tp);
+}
+
+TEST(tp_sql_unhex)
+{
+	struct tp *tp = tp_new(NULL);
+	char buf[512];
+	CHECK_STR_EQ(q_rows(tp,
+	                    "SELECT unhex(' 0x1f\n'), unhex('F'), unhex('0'), unhex(NULL), "
+	                    "unhex('7fffffffffffffff')",
+	                    buf, sizeof buf),
+	             "31|15|0|NULL|9223372036854775807");
+	static const char *const bad[][2] = {
+	    {"' '", "input is empty or only whitespace"},
+	    {"'0x'", "hex string is empty after prefix"},
+	    {"'zz'", "invalid or out of range hex string"},
+	    {"'8000000000000000'", "invalid or out of range hex string"},
+	    {"12", "argument must be text"},
+	};
+	for (size_t i = 0; i < TB_ARRAY_SIZE(bad); i++) {
+		char sql[64], want[64];
+		snprintf(sql, sizeof sql, "SELECT unhex(%s)", bad[i][0]);
+		snprintf(want, sizeof want, "UNHEX: %s", bad[i][1]);
+		CHECK_SQL_ERROR(tp, sql, want);
+	}
+	tp_free(tp);
+}
+
+TEST(tp_sql_window_functions)
+{
+	struct tp *tp = tp_new(NULL);
+	char buf[512];
+	CHECK_EQ(q_int(tp, "CREATE TABLE w(id INT, v, ts INT, dur INT)"), INT64_MIN);
+	CHECK_EQ(q_int(tp,
+	               "INSERT INTO w VALUES (1, 'a', 0, 10), (2, NULL, 2, 0), (3, 3.5, 4, -1), "
+	               "(4, NULL, 11, 5), (5, NULL, 12, 1)"),
+	         INT64_MIN);
+	CHECK_STR_EQ(q_rows(tp,
+	                    "SELECT group_concat(coalesce(x, '-'), ',') FROM (SELECT "
+	                    "last_non_null(v) OVER (ORDER BY id) AS x FROM w ORDER BY id)",
+	                    buf, sizeof buf),
+	             "a,a,3.5,3.5,3.5");
+	CHECK_STR_EQ(q_rows(tp,
+	                    "SELECT group_concat(coalesce(x, '-'), ',') FROM (SELECT "
+	                    "last_non_null(v) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND "
+	                    "CURRENT ROW) AS x FROM w ORDER BY id)",
+	                    buf, sizeof buf),
+	             "a,a,3.5,3.5,-");
+	CHECK_STR_EQ(q_rows(tp, "SELECT last_non_null(v) FROM w", buf, sizeof buf), "3.5");
+	/* Lanes: [0,10) lane 0; instant at 2 lane 1 (freed at once); [4,inf)
+	 * lane 1; at 11 lane 0 is free again; [12,13) lane 2. */
+	CHECK_STR_EQ(q_rows(tp,
+	                    "SELECT group_concat(d, ',') FROM (SELECT internal_layout(ts, dur) "
+	                    "OVER (ORDER BY ts ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) "
+	                    "AS d FROM w ORDER BY ts)",
+	                    buf, sizeof buf),
+	             "0,1,1,0,2");
+	CHECK_SQL_ERROR(tp,
+	                "SELECT internal_layout(ts, dur) OVER (ORDER BY ts DESC ROWS "
+	                "BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) FROM w",
+	                "INTERNAL_LAYOUT: rows are not sorted by ts");
+	CHECK_SQL_ERROR(tp,
+	                "SELECT internal_layout(ts, dur) OVER (ORDER BY ts ROWS BETWEEN "
+	                "1 PRECEDING AND CURRENT ROW) FROM w",
+	                "INTERNAL_LAYOUT: the window clause should be");
+	CHECK_SQL_ERROR(tp,
+	                "SELECT internal_layout(-1, 1) OVER (ORDER BY id ROWS BETWEEN "
+	                "UNBOUNDED PRECEDING AND CURRENT ROW) FROM w",
+	                "INTERNAL_LAYOUT: ts cannot be negative.");
+	CHECK_SQL_ERROR(tp,
+	                "SELECT internal_layout(ts, -2) OVER (ORDER BY ts ROWS BETWEEN "
+	                "UNBOUNDED PRECEDING AND CURRENT ROW) FROM w",
+	                "INTERNAL_LAYOUT: dur cannot be < -1.");
+	tp_free(tp);
+}
+
+TEST(tp_sql_time_conversion)
+{
+	struct tp *tp = tp_new(NULL);
+	char buf[512];
+	CHECK_STR_EQ(q_rows(tp,
+	                    "SELECT time_from_ms(2), time_from_us(-3), time_to_s(1999999999), "
+	                    "time_to_min(-60000000000), time_to_us(1500.0), time_from_ns(NULL), "
+	                    "typeof(time_from_days(200000)), time_to_hours('7200000000000')",
+	                    buf, sizeof buf),
+	             "2000000|-3000|1|-1|1.5|NULL|real|2");
+	tp_free(tp);
+}
+
+TEST(tp_sql_slice_modules)
+{
+	struct tp *tp = tp_new(NULL);
+	char buf[512];
+	uint32_t tr = tp_track_for_thread(tp, tp_thread_for_tid(tp, 1, 1));
+	/* A[0,100) > B[10,50) > C[20,30); A[200,300) > B[210,220); D[400,400). */
+	static const struct {
+		int64_t ts, dur;
+		const char *name;
+		uint32_t depth, parent;
+	} sl[] = {{0, 100, "A", 0, TP_NULL_U32}, {10, 40, "B", 1, 0},
+	          {20, 10, "C", 2, 1},           {200, 100, "A", 0, TP_NULL_U32},
+	          {210, 10, "B", 1, 3},          {400, 0, "D", 0, TP_NULL_U32}};
+	for (size_t i = 0; i < TB_ARRAY_SIZE(sl); i++) {
+		uint32_t r = tp_slice_append(&tp->t.slice);
+		tp->t.slice.ts[r] = sl[i].ts;
+		tp->t.slice.dur[r] = sl[i].dur;
+		tp->t.slice.track_id[r] = tr;
+		tp->t.slice.name[r] = S(tp, sl[i].name);
+		tp->t.slice.depth[r] = sl[i].depth;
+		tp->t.slice.parent_id[r] = sl[i].parent;
+	}
+	/* Perfetto's stack ids of A and A > B (its difftest's values). */
+	CHECK_STR_EQ(q_rows(tp,
+	                    "SELECT stack_id, parent_stack_id FROM slice_with_stack_id "
+	                    "WHERE id IN (0, 1) ORDER BY id",
+	                    buf, sizeof buf),
+	             "1905114530773834795|0;6901956697539716495|1905114530773834795");
+	CHECK_EQ(q_int(tp, "SELECT count(DISTINCT stack_id) FROM slice_with_stack_id"), 4);
+	CHECK_STR_EQ(q_rows(tp, "SELECT group_concat(id) FROM ancestor_slice(2)", buf, sizeof buf),
+	             "0,1");
+	CHECK_STR_EQ(
+	    q_rows(tp, "SELECT group_concat(id) FROM descendant_slice(0)", buf, sizeof buf), "1,2");
+	CHECK_EQ(q_int(tp, "SELECT count(*) FROM descendant_slice(5)"), 0);
+	CHECK_EQ(q_int(tp, "SELECT count(*) FROM ancestor_slice(NULL)"), 0);
+	CHECK_STR_EQ(q_rows(tp,
+	                    "SELECT group_concat(id) FROM descendant_slice_by_stack((SELECT "
+	                    "stack_id FROM slice_with_stack_id WHERE id = 1))",
+	                    buf, sizeof buf),
+	             "1,2,4");
+	CHECK_STR_EQ(q_rows(tp,
+	                    "SELECT group_concat(id) FROM ancestor_slice_by_stack((SELECT "
+	                    "stack_id FROM slice_with_stack_id WHERE id = 4))",
+	                    buf, sizeof buf),
+	             "0,1,3,4");
+	CHECK_STR_EQ(
+	    q_rows(tp, "SELECT group_concat(self_dur) FROM slice_self_dur", buf, sizeof buf),
+	    "60,30,10,90,10,0");
+	/* The argument is required. */
+	CHECK_SQL_ERROR(tp, "SELECT * FROM ancestor_slice", "");
+	tp_free(tp);
+}
+
+TEST(tp_sql_prepare_include_and_macros)
+{
+	struct tp *tp = tp_new(NULL);
+	sqlite3_stmt *st = NULL;
+	const char *tail = NULL;
+	char err[256];
+	static const char two[] = "SELECT cast_int!(1e3) AS a, cast_string!( cast_double!(2) ), "
+	                          "'cast_int!(x)', 1 != 2; SELECT 2";
+	CHECK_EQ(tp_prepare(tp, two, &st, &tail, err, sizeof err), SQLITE_OK);
+	CHECK_STR_EQ(tail, " SELECT 2");
+	if (st && sqlite3_step(st) == SQLITE_ROW) {
+		CHECK_EQ(sqlite3_column_int64(st, 0), 1000);
+		CHECK_STR_EQ((const char *)sqlite3_column_text(st, 1), "2.0");
+		CHECK_STR_EQ((const char *)sqlite3_column_text(st, 2), "cast_int!(x)");
+		CHECK_EQ(sqlite3_column_int64(st, 3), 1);
+	} else {
+		CHECK(!"no row");
+	}
+	sqlite3_finalize(st);
+	CHECK(tp_prepare(tp, "SELECT nope!(1)", &st, &tail, err, sizeof err) != SQLITE_OK);
+	CHECK_STR_EQ(err, "unknown macro 'nope!'");
+	CHECK(tp_prepare(tp, "SELECT cast_int!(1", &st, &tail, err, sizeof err) != SQLITE_OK);
+	CHECK_STR_EQ(err, "unterminated call of macro 'cast_int!'");
+	CHECK_EQ(tp_prepare(tp, "INCLUDE PERFETTO MODULE slices.stack; SELECT 1", &st, &tail, err,
+	                    sizeof err),
+	         SQLITE_OK);
+	CHECK(st == NULL);
+	CHECK_STR_EQ(tail, " SELECT 1");
+	CHECK(tp_prepare(tp, "INCLUDE PERFETTO MODULE android.nope;", &st, &tail, err,
+	                 sizeof err) != SQLITE_OK);
+	CHECK_STR_EQ(err, "unknown module 'android.nope' in INCLUDE PERFETTO MODULE");
+	tp_free(tp);
+}
+
+/* directly_connected_flow / following_flow / preceding_flow on slices
+ * 0 > 1 (child) on one thread, 2 and 3 on another:
+ *   flow a: 1 -> 2, flow b: 2 -> 3, flow c: 0 -> 3 */
+TEST(tp_sql_flow_functions)
+{
+	struct tp *tp = tp_new(NULL);
+	char buf[512];
+	uint32_t t1 = tp_track_for_thread(tp, tp_thread_for_tid(tp, 1, 1));
+	uint32_t t2 = tp_track_for_thread(tp, tp_thread_for_tid(tp, 1, 2));
+	uint32_t n = S(tp, "s");
+	uint32_t s0 = tp_slice_complete(tp, t1, 0, 100, 0, n, TP_NULL_U32);
+	uint32_t s1 = tp_slice_complete(tp, t1, 10, 10, 0, n, TP_NULL_U32);
+	uint32_t s2 = tp_slice_complete(tp, t2, 30, 10, 0, n, TP_NULL_U32);
+	uint32_t s3 = tp_slice_complete(tp, t2, 50, 10, 0, n, TP_NULL_U32);
+	CHECK_EQ(s0 + 1, s1);
+	uint32_t fa = tp_flow_add(tp, s1, s2), fb = tp_flow_add(tp, s2, s3),
+	         fc = tp_flow_add(tp, s0, s3);
+	char sql[200], want[64];
+	/* 1: forward a, b; nothing flows into 1. */
+	snprintf(sql, sizeof sql, "SELECT group_concat(id) FROM directly_connected_flow(%u)", s1);
+	snprintf(want, sizeof want, "%u,%u", fa, fb);
+	CHECK_STR_EQ(q_rows(tp, sql, buf, sizeof buf), want);
+	/* 3: backward b, a and c. */
+	snprintf(sql, sizeof sql, "SELECT group_concat(id) FROM directly_connected_flow(%u)", s3);
+	snprintf(want, sizeof want, "%u,%u,%u", fa, fb, fc);
+	CHECK_STR_EQ(q_rows(tp, sql, buf, sizeof buf), want);
+	/* Following from 0 takes its child 1 too: all three. */
+	snprintf(sql, sizeof sql, "SELECT group_concat(id) FROM following_flow(%u)", s0);
+	CHECK_STR_EQ(q_rows(tp, sql, buf, sizeof buf), want);
+	/* Preceding 1 climbs to its parent 0: nothing flows into either. */
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM preceding_flow(%u)", s1);
+	CHECK_EQ(q_int(tp, sql), 0);
+	snprintf(sql, sizeof sql, "SELECT group_concat(id) FROM preceding_flow(%u)", s2);
+	snprintf(want, sizeof want, "%u", fa);
+	CHECK_STR_EQ(q_rows(tp, sql, buf, sizeof buf), want);
+	tp_free(tp);
+}
+
+/* linux.cpu.idle & co. over a cpuidle counter track; the intervals follow
+ * counter_leading_intervals!: inside a run of equal values only the first
+ * two and (if a different value follows) the last row are kept. */
+TEST(tp_sql_linux_cpu_modules)
+{
+	struct tp *tp = tp_new(NULL);
+	char buf[512];
+	struct tp_track_key k = {.type = "cpu_idle",
+	                         .event_type = "counter",
+	                         .utid = -1,
+	                         .upid = -1,
+	                         .cpu = 0,
+	                         .name = S(tp, "cpuidle")};
+	uint32_t tr = tp_track_get(tp, &k);
+	static const double v[] = {4294967295.0, 1, 1, 1, 1, 4294967295.0, 0, 0, 0};
+	for (size_t i = 0; i < TB_ARRAY_SIZE(v); i++)
+		tp_counter_add(tp, tr, 10 * (int64_t)i, v[i], TP_NULL_U32);
+	tp->ts_min = 0;
+	tp->ts_max = 100;
+	CHECK_STR_EQ(q_rows(tp,
+	                    "SELECT group_concat(ts || ':' || dur || ':' || idle, ',') FROM "
+	                    "cpu_idle_counters",
+	                    buf, sizeof buf),
+	             "0:10:-1,10:10:1,20:20:1,40:10:1,50:10:-1,60:10:0,70:30:0");
+	CHECK_STR_EQ(q_rows(tp,
+	                    "SELECT cpu, state, count, dur, avg_dur, idle_percent FROM "
+	                    "cpu_idle_stats",
+	                    buf, sizeof buf),
+	             "0|1|2|40|20|40.0;0|2|3|40|13|40.0");
+	tp_free(tp);
+}

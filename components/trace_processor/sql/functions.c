@@ -8,10 +8,13 @@
  *                                 little endian) and strings (their bytes);
  *                                 NULL, real or blob arguments are an error
  *   STR_SPLIT(s, delim, n)        the n-th (0-based) part of s, or NULL
+ *   __intrinsic_arg_set_to_json   an arg set as JSON (args_json.c)
  *   __intrinsic_rows_visited()    rows the table cursors stepped over so far
  *                                 (tests and plan debugging)
  *
- * GLOB, printf, iif, coalesce, the math functions & co. are SQLite's own.
+ * Also registered from here: regexp & co. (strings.c), window functions
+ * (window.c) and the functions of the stdlib modules (modules.c). GLOB,
+ * printf, iif, coalesce, the math functions & co. are SQLite's own.
  */
 #include "sql_int.h"
 
@@ -52,6 +55,17 @@ static void result_arg(sqlite3_context *ctx, const struct tp_sql_table *t, uint3
 	}
 }
 
+void tp_sql_args_range(struct tp_sql *sql, int64_t set, uint32_t *first, uint32_t *end)
+{
+	struct tp_sql_table *t = sql->args;
+	*first = 0;
+	*end = tp_sql_table_rows(t);
+	if (set < 0 || set >= UINT32_MAX)
+		*end = 0;
+	else if (tp_sql_col_sorted(t, (uint32_t)sql->args_cols.set))
+		tp_sql_sorted_range(t, (uint32_t)sql->args_cols.set, set, set, first, end);
+}
+
 static void fn_extract_arg(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	struct tp_sql *sql = sqlite3_user_data(ctx);
@@ -59,7 +73,7 @@ static void fn_extract_arg(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	struct tp_sql_args_cols c = sql->args_cols;
 	const uint32_t *sets, *keys;
 	const unsigned char *key;
-	uint32_t key_id, first = 0, end;
+	uint32_t key_id, first, end;
 	int64_t set;
 
 	if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
@@ -84,9 +98,7 @@ static void fn_extract_arg(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	    key_id == 0)
 		return;
 
-	end = tp_sql_table_rows(t);
-	if (tp_sql_col_sorted(t, (uint32_t)c.set))
-		tp_sql_sorted_range(t, (uint32_t)c.set, set, set, &first, &end);
+	tp_sql_args_range(sql, set, &first, &end);
 	sets = tp_sql_col_data(t, (uint32_t)c.set);
 	keys = tp_sql_col_data(t, (uint32_t)c.key);
 	for (uint32_t r = first; r < end; r++) {
@@ -99,22 +111,19 @@ static void fn_extract_arg(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 
 /* ---- HASH ---------------------------------------------------------------- */
 
-#define FNV1A_OFFSET 0xcbf29ce484222325ull
-#define FNV1A_PRIME 0x100000001b3ull
-
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+uint64_t tp_sql_fnv1a(uint64_t h, const void *p, size_t n)
 {
 	const unsigned char *b = p;
 	for (size_t i = 0; i < n; i++) {
 		h ^= b[i];
-		h *= FNV1A_PRIME;
+		h *= 0x100000001b3ull;
 	}
 	return h;
 }
 
 static void fn_hash(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-	uint64_t h = FNV1A_OFFSET;
+	uint64_t h = TP_SQL_FNV1A_OFFSET;
 	for (int i = 0; i < argc; i++) {
 		switch (sqlite3_value_type(argv[i])) {
 		case SQLITE_INTEGER: {
@@ -122,12 +131,12 @@ static void fn_hash(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 			unsigned char le[8];
 			for (int k = 0; k < 8; k++)
 				le[k] = (unsigned char)(v >> (8 * k));
-			h = fnv1a(h, le, sizeof le);
+			h = tp_sql_fnv1a(h, le, sizeof le);
 			break;
 		}
 		case SQLITE_TEXT: {
 			const char *s = (const char *)sqlite3_value_text(argv[i]);
-			h = fnv1a(h, s, s ? strlen(s) : 0);
+			h = tp_sql_fnv1a(h, s, s ? strlen(s) : 0);
 			break;
 		}
 		default: {
@@ -220,6 +229,8 @@ int tp_sql_register_functions(sqlite3 *db, struct tp_sql *sql)
 	    {"extract_arg", 2, SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, fn_extract_arg},
 	    {"hash", -1, SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, fn_hash},
 	    {"str_split", 3, SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, fn_str_split},
+	    {"__intrinsic_arg_set_to_json", 1, SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
+	     tp_sql_fn_arg_set_to_json},
 	    {"trace_start", 0, 0, fn_trace_start},
 	    {"trace_end", 0, 0, fn_trace_end},
 	    {"trace_dur", 0, 0, fn_trace_dur},
@@ -232,5 +243,10 @@ int tp_sql_register_functions(sqlite3 *db, struct tp_sql *sql)
 		if (rc != SQLITE_OK)
 			return rc;
 	}
-	return SQLITE_OK;
+	int rc = tp_sql_register_strings(db);
+	if (rc == SQLITE_OK)
+		rc = tp_sql_register_window(db);
+	if (rc == SQLITE_OK)
+		rc = tp_sql_register_modules(db, sql);
+	return rc;
 }

@@ -1,12 +1,21 @@
 /*
  * Statement preparation for every client of the library (shell, RPC, tests).
- * It adds one PerfettoSQL statement to SQLite's dialect:
+ * It adds two pieces of PerfettoSQL to SQLite's dialect:
  *
  *   INCLUDE PERFETTO MODULE name;
+ *       Modules we provide (modules.c) always exist, so this only checks
+ *       the name; any other module is an error naming it, so a query never
+ *       silently runs against missing tables.
+ *   cast_int!(expr), cast_double!(expr), cast_string!(expr),
+ *   counter_leading_intervals!(table)
+ *       Perfetto's macros (prelude, counters.intervals), expanded in the
+ *       text before SQLite sees it (CAST(expr AS INT|REAL|TEXT), a
+ *       subquery); nested calls expand too. Any other `name!(` is an error
+ *       naming the macro.
  *
- * Modules whose tables are already part of our prelude (see schema.c) are
- * accepted as no-ops; any other module is an error naming it, so a query
- * never silently runs against missing tables.
+ * Macro expansion rewrites the rest of the input, so the tail SQLite
+ * returns is mapped back to the caller's text through the list of
+ * replacements (a statement never ends inside a macro call).
  */
 #include "sql_int.h"
 
@@ -14,11 +23,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-
-/* Modules whose contents schema.c always creates. */
-static const char *const prelude_modules[] = {
-	"slices.with_context",
-};
 
 /* Skip white space and SQL comments. */
 static const char *skip_space(const char *p)
@@ -47,6 +51,231 @@ static const char *keyword(const char *p, const char *word)
 	return skip_space(p + n);
 }
 
+/* ---- macros -------------------------------------------------------------- */
+
+/* A call name!(arg) becomes before + arg + after. */
+static const struct {
+	const char *name, *before, *after;
+} macros[] = {
+    {"cast_int", "CAST(", " AS INT)"},
+    {"cast_double", "CAST(", " AS REAL)"},
+    {"cast_string", "CAST(", " AS TEXT)"},
+    /* counters.intervals: each counter row with its duration up to the next
+     * row of its track (trace_end() for the last), the next value and the
+     * change from the previous one. As Perfetto, the rows inside a run of
+     * three or more equal values are skipped, except the run's last when a
+     * different value follows it. arg: a table or subquery with id, ts,
+     * track_id, value. */
+    {"counter_leading_intervals",
+     "(SELECT id, ts, coalesce(lead(ts) OVER w, trace_end()) - ts AS dur, track_id, value, "
+     "lead(value) OVER w AS next_value, value - lag(value) OVER w AS delta_value FROM ("
+     "SELECT id, ts, track_id, value FROM (SELECT id, ts, track_id, value, "
+     "lag(value, 1) OVER t AS p1, lag(value, 2) OVER t AS p2, lead(value) OVER t AS n1 "
+     "FROM (SELECT * FROM ",
+     ") WINDOW t AS (PARTITION BY track_id ORDER BY ts, id)) WHERE NOT (p1 = value AND "
+     "p2 = value) OR (n1 IS NOT NULL AND n1 != value)) "
+     "WINDOW w AS (PARTITION BY track_id ORDER BY ts, id))"},
+};
+
+/* Calls nested deeper than this are an error (the expansion recurses). */
+#define MACRO_MAX_DEPTH 64
+
+static bool ident_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_' || (unsigned char)c >= 0x80;
+}
+
+/* The end of the quoted token or comment starting at p (p itself if none). */
+static const char *skip_quoted(const char *p)
+{
+	char close = 0;
+	switch (*p) {
+	case '\'':
+	case '"':
+	case '`': close = *p; break;
+	case '[': close = ']'; break;
+	case '-':
+		if (p[1] == '-')
+			return p + strcspn(p, "\n");
+		return p;
+	case '/':
+		if (p[1] == '*') {
+			const char *e = strstr(p + 2, "*/");
+			return e ? e + 2 : p + strlen(p);
+		}
+		return p;
+	default: return p;
+	}
+	for (const char *q = p + 1; *q; q++) {
+		if (*q == close) {
+			if (close != ']' && q[1] == close) { /* doubled quote */
+				q++;
+				continue;
+			}
+			return q + 1;
+		}
+	}
+	return p + strlen(p);
+}
+
+/* One replacement: [orig_end] in the input ended where [exp_end] ends in the
+ * output (offsets). */
+struct macro_end {
+	size_t orig_end, exp_end;
+};
+struct macro_map {
+	VEC(struct macro_end) v;
+};
+
+/* Append s[0..n) to out with macro calls expanded; record top-level
+ * replacements in map (NULL for nested text). 0, or -1 with err set. */
+static int expand(sqlite3_str *out, const char *s, size_t n, struct macro_map *map, int depth,
+                  char *err, size_t err_size)
+{
+	const char *p = s, *end = s + n, *copied = s;
+	if (depth > MACRO_MAX_DEPTH) {
+		snprintf(err, err_size, "macro calls nested too deeply");
+		return -1;
+	}
+	while (p < end) {
+		const char *q = skip_quoted(p);
+		if (q != p) {
+			p = q < end ? q : end;
+			continue;
+		}
+		if (!ident_char(*p) || (p > s && ident_char(p[-1])) || isdigit((unsigned char)*p)) {
+			p++;
+			continue;
+		}
+		const char *id = p;
+		while (p < end && ident_char(*p))
+			p++;
+		size_t idn = (size_t)(p - id);
+		const char *bang = p;
+		if (bang >= end || *bang != '!')
+			continue;
+		const char *open = bang + 1;
+		while (open < end && isspace((unsigned char)*open))
+			open++;
+		if (open >= end || *open != '(')
+			continue;
+		/* The matching parenthesis, skipping quoted text. */
+		int level = 0;
+		const char *close = open;
+		for (; close < end; close++) {
+			const char *qq = skip_quoted(close);
+			if (qq != close) {
+				close = qq - 1;
+				continue;
+			}
+			if (*close == '(')
+				level++;
+			else if (*close == ')' && --level == 0)
+				break;
+		}
+		if (close >= end) {
+			snprintf(err, err_size, "unterminated call of macro '%.*s!'", (int)idn, id);
+			return -1;
+		}
+		size_t m = 0;
+		while (m < TB_ARRAY_SIZE(macros) &&
+		       !(strlen(macros[m].name) == idn && strncasecmp(macros[m].name, id, idn) == 0))
+			m++;
+		if (m == TB_ARRAY_SIZE(macros)) {
+			snprintf(err, err_size, "unknown macro '%.*s!'", (int)idn, id);
+			return -1;
+		}
+		sqlite3_str_append(out, copied, (int)(id - copied));
+		sqlite3_str_appendall(out, macros[m].before);
+		if (expand(out, open + 1, (size_t)(close - open - 1), NULL, depth + 1, err,
+		           err_size) < 0)
+			return -1;
+		sqlite3_str_appendall(out, macros[m].after);
+		p = copied = close + 1;
+		if (map) {
+			vec_push_zeroed(&map->v);
+			vec_last(&map->v)->orig_end = (size_t)(copied - s);
+			vec_last(&map->v)->exp_end = (size_t)sqlite3_str_length(out);
+		}
+	}
+	sqlite3_str_append(out, copied, (int)(end - copied));
+	return 0;
+}
+
+/* Does the text contain a '!' outside quotes that may start a macro call? */
+static bool maybe_macro(const char *p)
+{
+	for (; *p; p++) {
+		const char *q = skip_quoted(p);
+		if (q != p) {
+			p = q - 1;
+			continue;
+		}
+		if (*p == '!' && p[1] != '=')
+			return true;
+	}
+	return false;
+}
+
+/* sql with its macros expanded into *text (sqlite3_free it), replacements
+ * recorded in map (may be NULL). An SQLite code; err set on failure. */
+static int expand_all(const char *sql, char **text, struct macro_map *map, char *err,
+                      size_t err_size)
+{
+	sqlite3_str *out = sqlite3_str_new(NULL);
+	*text = NULL;
+	if (expand(out, sql, strlen(sql), map, 0, err, err_size) < 0) {
+		sqlite3_free(sqlite3_str_finish(out));
+		return SQLITE_ERROR;
+	}
+	int ec = sqlite3_str_errcode(out);
+	*text = sqlite3_str_finish(out);
+	if (ec == SQLITE_OK && !*text) /* an empty builder finishes as NULL */
+		*text = sqlite3_mprintf("%s", "");
+	if (ec != SQLITE_OK || !*text) {
+		sqlite3_free(*text);
+		*text = NULL;
+		snprintf(err, err_size, "out of memory");
+		return SQLITE_NOMEM;
+	}
+	return SQLITE_OK;
+}
+
+int tp_sql_expand_macros(const char *sql, char **text, char *err, size_t err_size)
+{
+	return expand_all(sql, text, NULL, err, err_size);
+}
+
+/* sqlite3_prepare_v2 of sql with its macros expanded; *tail points into sql. */
+static int prepare_expanded(struct tp *tp, const char *sql, struct sqlite3_stmt **st,
+                            const char **tail, char *err, size_t err_size)
+{
+	struct macro_map map = {VEC_INIT};
+	char *text = NULL;
+	int rc = expand_all(sql, &text, &map, err, err_size);
+	if (rc != SQLITE_OK)
+		goto out;
+	const char *etail = NULL;
+	rc = sqlite3_prepare_v2(tp->db, text, -1, st, &etail);
+	if (rc != SQLITE_OK) {
+		snprintf(err, err_size, "%s", sqlite3_errmsg(tp->db));
+		goto out;
+	}
+	size_t at = (size_t)(etail - text), orig = at;
+	for (size_t i = map.v.len; i-- > 0;) {
+		if (map.v.data[i].exp_end <= at) {
+			orig = map.v.data[i].orig_end + (at - map.v.data[i].exp_end);
+			break;
+		}
+		orig = map.v.data[i].orig_end; /* inside a call: after it */
+	}
+	*tail = sql + orig;
+out:
+	sqlite3_free(text);
+	vec_release(&map.v);
+	return rc;
+}
+
 int tp_prepare(struct tp *tp, const char *sql, struct sqlite3_stmt **st, const char **tail,
 	       char *err, size_t err_size)
 {
@@ -59,12 +288,13 @@ int tp_prepare(struct tp *tp, const char *sql, struct sqlite3_stmt **st, const c
 		if (*end == ';')
 			end++;
 		*tail = end;
-		for (size_t i = 0; i < TB_ARRAY_SIZE(prelude_modules); i++)
-			if (strlen(prelude_modules[i]) == n && strncmp(q, prelude_modules[i], n) == 0)
-				return SQLITE_OK;
+		if (tp_sql_module_known(q, n))
+			return SQLITE_OK;
 		snprintf(err, err_size, "unknown module '%.*s' in INCLUDE PERFETTO MODULE", (int)n, q);
 		return SQLITE_ERROR;
 	}
+	if (maybe_macro(sql))
+		return prepare_expanded(tp, sql, st, tail, err, err_size);
 	int rc = sqlite3_prepare_v2(tp->db, sql, -1, st, tail);
 	if (rc != SQLITE_OK)
 		snprintf(err, err_size, "%s", sqlite3_errmsg(tp->db));

@@ -163,6 +163,8 @@ int tp_sql_open(struct tp *tp)
 	}
 	what = "cannot create the sql views";
 	rc = tp_sql_create_views(db, &msg);
+	if (rc == SQLITE_OK)
+		rc = tp_sql_create_module_views(db, &msg);
 
 out:
 	if (rc != SQLITE_OK) {

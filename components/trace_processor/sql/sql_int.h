@@ -83,6 +83,30 @@ int tp_sql_register_tables(sqlite3 *db, struct tp_sql *sql);
 int tp_sql_register_stats(sqlite3 *db, struct tp_sql *sql);
 /* Register EXTRACT_ARG, HASH & co. */
 int tp_sql_register_functions(sqlite3 *db, struct tp_sql *sql);
+/* 64-bit FNV-1a, Perfetto's HASH(): fold n bytes into h (start from
+ * TP_SQL_FNV1A_OFFSET). */
+#define TP_SQL_FNV1A_OFFSET 0xcbf29ce484222325ull
+uint64_t tp_sql_fnv1a(uint64_t h, const void *p, size_t n);
+/* The args rows that may hold arg set `set`: [first, end) (the set's rows
+ * when args.arg_set_id is sorted, else every row; empty for an impossible
+ * id). sql->args must be usable (args_cols.ok). */
+void tp_sql_args_range(struct tp_sql *sql, int64_t set, uint32_t *first, uint32_t *end);
+/* __intrinsic_arg_set_to_json(arg_set_id) (args_json.c); user data: sql. */
+void tp_sql_fn_arg_set_to_json(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+/* regexp, regexp_extract, regexp_replace_simple, unhex (strings.c). */
+int tp_sql_register_strings(sqlite3 *db);
+/* LAST_NON_NULL, INTERNAL_LAYOUT (window.c). */
+int tp_sql_register_window(sqlite3 *db);
+/* The functions and table functions of the stdlib modules (modules.c). */
+int tp_sql_register_modules(sqlite3 *db, struct tp_sql *sql);
+/* sql with the PerfettoSQL macros expanded (include.c), into *text
+ * (sqlite3_free it). An SQLite code; err holds the message on failure. */
+int tp_sql_expand_macros(const char *sql, char **text, char *err, size_t err_size);
+/* CREATE the views of every stdlib module we provide (modules.c). */
+int tp_sql_create_module_views(sqlite3 *db, char **errmsg);
+/* Is `name` (n bytes) a stdlib module we provide? (modules.c) */
+bool tp_sql_module_known(const char *name, size_t n);
+
 /* CREATE the public views (slice, thread, process, track, args, ...). */
 int tp_sql_create_views(sqlite3 *db, char **errmsg);
 

@@ -1,0 +1,1 @@
+select regexp_replace_simple('abc', '', '|'), __intrinsic_arg_set_to_json(1), time_to_s(cast_int!(1e14)) FROM ancestor_slice(1);

@@ -1,0 +1,1 @@
+SELECT cast_int!(1
