@@ -41,9 +41,12 @@ start_server() {
 	return 1
 }
 
-# stop_server NAME: SIGTERM, and the exit status must be 0 within 5 s.
+# stop_server NAME [SIGNAL]: SIGTERM (or SIGNAL), and the exit status must
+# be 0 within 5 s.
 stop_server() {
-	kill -TERM $SRV
+	sig=${2:-TERM}
+	case=$1-sig$(printf '%s' "$sig" | tr 'A-Z' 'a-z')
+	kill -"$sig" $SRV
 	i=0
 	while kill -0 $SRV 2>/dev/null && [ $i -lt 50 ]; do
 		sleep 0.1
@@ -51,10 +54,10 @@ stop_server() {
 	done
 	if kill -0 $SRV 2>/dev/null; then
 		kill -KILL $SRV
-		fail "$1-sigterm" "still running 5 s after SIGTERM"
+		fail "$case" "still running 5 s after SIG$sig"
 	else
 		wait $SRV && rc=0 || rc=$?
-		expect_eq "$1-sigterm" 0 "$rc"
+		expect_eq "$case" 0 "$rc"
 	fi
 }
 
@@ -438,7 +441,7 @@ if start_server classic -D --http-port "$PORT" --http-ip-address 127.0.0.1 "$TMP
 		expect_eq classic-status "loaded_trace_name: \"$TMP/t.json (0 MB)\"" \
 			"$(curl -s --max-time 10 "http://127.0.0.1:$PORT/status" | decode_status | head -1)"
 	fi
-	stop_server classic
+	stop_server classic INT
 fi
 
 # ---- server stdio / --stdiod ------------------------------------------------------

@@ -39,6 +39,7 @@
 #define OUT_HIGH_WATER ((size_t)4 << 20)
 #define SEND_TIMEOUT_MS 10000
 #define LINGER_MS 2000
+#define KEEP_BYTES ((size_t)1 << 20) /* buffer memory kept between requests */
 #define MAX_ORIGINS 32
 #define MAX_ORIGIN_LEN 256
 
@@ -97,6 +98,8 @@ static bool flush_some(struct conn *c)
 		c->out_off += (size_t)n;
 	}
 	if (c->out_off == c->out.len) {
+		if (c->out.cap > KEEP_BYTES)
+			vec_release(&c->out);
 		vec_clear(&c->out);
 		c->out_off = 0;
 	}
@@ -463,6 +466,8 @@ static void process(struct conn *c)
 	}
 	memmove(c->rx.data, c->rx.data + off, c->rx.len - off);
 	c->rx.len -= off;
+	if (c->rx.len == 0 && c->rx.cap > KEEP_BYTES)
+		vec_release(&c->rx); /* after a big upload, give the memory back */
 }
 
 /* ---- connections and listeners ---------------------------------------------- */
@@ -699,6 +704,10 @@ int tp_httpd_run(struct tp_rpc *rpc, const struct tp_httpd_opts *o)
 	} else if (listen_host(&h, o->ip, port, false, &err) < 0) {
 		goto out;
 	}
+	/* A shell starts background jobs with SIGINT ignored, and an ignored
+	 * signal never reaches the loop's signalfd: take both back. */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	loop_add_signal(h.loop, SIGINT, on_signal, NULL);
 	loop_add_signal(h.loop, SIGTERM, on_signal, NULL);
 	log_info("httpd",

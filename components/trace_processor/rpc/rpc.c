@@ -66,6 +66,7 @@ enum {
 };
 
 #define ERR_FIELD_NOT_SET "RPC error: request field not set"
+#define KEEP_RX_BYTES ((size_t)1 << 20)
 #define PROGRESS_BYTES (50u * 1000 * 1000)
 
 struct tp_rpc {
@@ -302,14 +303,20 @@ static void fatal(struct tp_rpc *rpc, const char *msg, tp_rpc_send_fn send, void
 	rpc->failed = true;
 }
 
+/* Start the query of a QueryArgs message (sql_query = 1). */
+static struct tp_result *query_from_args(struct tp_rpc *rpc, const uint8_t *args, size_t n)
+{
+	struct pb_field sql = {0};
+	if (pb_find_field(args, n, 1, &sql) < 1 || sql.wire != PB_WIRE_LEN)
+		sql.data = NULL, sql.len = 0;
+	return tp_result_new(rpc->tp, (const char *)sql.data, sql.len);
+}
+
 /* Stream a query's batches, one response each. */
 static void query_streaming(struct tp_rpc *rpc, const struct pb_field *args, tp_rpc_send_fn send,
                             void *ctx)
 {
-	struct pb_field sql = {0};
-	if (pb_find_field(args->data, args->len, 1, &sql) < 0 || sql.wire != PB_WIRE_LEN)
-		sql.len = 0;
-	struct tp_result *r = tp_result_new(rpc->tp, (const char *)sql.data, sql.len);
+	struct tp_result *r = query_from_args(rpc, args->data, args->len);
 	for (bool more = true; more;) {
 		unsigned h = begin_response(rpc, TPM_QUERY_STREAMING);
 		unsigned q = pb_begin_nested(&rpc->out, F_QUERY_RESULT);
@@ -510,6 +517,8 @@ int tp_rpc_feed(struct tp_rpc *rpc, const uint8_t *p, size_t n, tp_rpc_send_fn s
 	}
 	memmove(rpc->rx.data, rpc->rx.data + off, rpc->rx.len - off);
 	rpc->rx.len -= off;
+	if (rpc->rx.len == 0 && rpc->rx.cap > KEEP_RX_BYTES)
+		vec_release(&rpc->rx); /* do not hold on to a big trace slice */
 	if (rc < 0)
 		goto framing;
 	return 0;
@@ -527,10 +536,7 @@ void tp_rpc_reset_stream(struct tp_rpc *rpc)
 
 void tp_rpc_query(struct tp_rpc *rpc, const uint8_t *args, size_t n, tp_rpc_send_fn send, void *ctx)
 {
-	struct pb_field sql = {0};
-	if (pb_find_field(args, n, 1, &sql) < 0 || sql.wire != PB_WIRE_LEN)
-		sql.len = 0;
-	struct tp_result *r = tp_result_new(rpc->tp, (const char *)sql.data, sql.len);
+	struct tp_result *r = query_from_args(rpc, args, n);
 	for (bool more = true; more;) {
 		pb_writer_reset(&rpc->out);
 		more = tp_result_next(r, &rpc->out);
