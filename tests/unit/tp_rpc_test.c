@@ -422,3 +422,73 @@ TEST(tp_rpc_stream_seq_and_framing)
 	CHECK_STR_EQ(first_string(&c, 5, s, sizeof s), "RPC framing error");
 	tp_rpc_free(rpc);
 }
+
+TEST(tp_rpc_stream_big_message_in_pieces)
+{
+	/* A 4 MiB APPEND_TRACE_DATA (a JSON trace padded with spaces) arriving
+	 * in 4 KiB pieces, then FINALIZE and a query in one piece. (The stream
+	 * once moved its whole pending buffer for every piece: rpc_bench.) */
+	const char head[] =
+	    "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":2,\"pid\":1,"
+	    "\"tid\":1}";
+	size_t tlen = (size_t)4 << 20;
+	char *trace = tb_malloc(tlen);
+	memset(trace, ' ', tlen);
+	memcpy(trace, head, sizeof head - 1);
+	memcpy(trace + tlen - 2, "]}", 2);
+	struct pb_writer w;
+	pb_writer_init_growable(&w);
+	unsigned h = pb_begin_nested(&w, 1);
+	pb_put_int64(&w, 1, 1);
+	pb_put_int32(&w, 2, 1);
+	pb_put_bytes(&w, 101, trace, tlen);
+	pb_end_nested(&w, h);
+	h = pb_begin_nested(&w, 1);
+	pb_put_int64(&w, 1, 2);
+	pb_put_int32(&w, 2, 2);
+	pb_end_nested(&w, h);
+	size_t split = pb_writer_size(&w);
+	h = pb_begin_nested(&w, 1);
+	pb_put_int64(&w, 1, 3);
+	pb_put_int32(&w, 2, 3);
+	unsigned q = pb_begin_nested(&w, 103);
+	pb_put_string(&w, 1, "select name, dur from slice");
+	pb_end_nested(&w, q);
+	pb_end_nested(&w, h);
+
+	struct tp_rpc *rpc = tp_rpc_new(NULL, NULL, NULL);
+	struct capture c = {0};
+	const uint8_t *p = pb_writer_data(&w);
+	for (size_t off = 0; off < split; off += 4096)
+		CHECK_EQ(tp_rpc_feed(rpc, p + off, split - off < 4096 ? split - off : 4096,
+		                     capture_send, &c),
+		         0);
+	CHECK_EQ(tp_rpc_feed(rpc, p + split, pb_writer_size(&w) - split, capture_send, &c), 0);
+	/* Three responses: append_result and finalize_data_result without
+	 * errors, then the row. */
+	struct pb_reader r;
+	struct pb_field m, f;
+	unsigned n = 0;
+	pb_reader_init(&r, c.buf, c.len);
+	while (pb_next(&r, &m)) {
+		n++;
+		if (n == 1) {
+			CHECK_EQ(pb_find_field(m.data, m.len, 201, &f), 1);
+			CHECK_EQ(f.len, 0);
+		} else if (n == 2) {
+			CHECK_EQ(pb_find_field(m.data, m.len, 212, &f), 1);
+			CHECK_EQ(f.len, 0);
+		} else {
+			struct pb_field qr, b, s;
+			CHECK_EQ(pb_find_field(m.data, m.len, 203, &qr), 1);
+			CHECK_EQ(pb_find_field(qr.data, qr.len, 3, &b), 1);
+			CHECK_EQ(pb_find_field(b.data, b.len, 5, &s), 1);
+			CHECK_EQ(s.len, 2);
+			CHECK_MEM_EQ(s.data, "a", 2);
+		}
+	}
+	CHECK_EQ(n, 3);
+	tp_rpc_free(rpc);
+	pb_writer_release(&w);
+	tb_free(trace);
+}

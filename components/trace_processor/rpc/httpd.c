@@ -464,8 +464,10 @@ static void process(struct conn *c)
 		}
 		off += used;
 	}
-	memmove(c->rx.data, c->rx.data + off, c->rx.len - off);
-	c->rx.len -= off;
+	if (off) { /* (never a no-op memmove of a big frame per read) */
+		memmove(c->rx.data, c->rx.data + off, c->rx.len - off);
+		c->rx.len -= off;
+	}
 	if (c->rx.len == 0 && c->rx.cap > KEEP_BYTES)
 		vec_release(&c->rx); /* after a big upload, give the memory back */
 }

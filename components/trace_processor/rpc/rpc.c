@@ -460,7 +460,8 @@ static void run_request(struct tp_rpc *rpc, const uint8_t *msg, size_t n, tp_rpc
 /* ---- stream framing ------------------------------------------------------- */
 
 /* Find one whole message at p[0, n): 1 with its payload in *msg and *len and the
- * bytes taken in *used, 0 when more bytes are needed, -1 for a framing error
+ * bytes taken in *used, 0 when more bytes are needed (*used is then the size
+ * of the whole message if its header is complete), -1 for a framing error
  * (not a length-delimited field, a varint over 10 bytes, over the size cap). */
 static int next_message(const uint8_t *p, size_t n, const uint8_t **msg, size_t *len, size_t *used)
 {
@@ -474,8 +475,10 @@ static int next_message(const uint8_t *p, size_t n, const uint8_t **msg, size_t 
 		return (size_t)(p + n - q) >= PB_VARINT_MAX_LEN ? -1 : 0;
 	if (size > TP_RPC_MAX_MSG)
 		return -1;
-	if ((uint64_t)(p + n - body) < size)
+	if ((uint64_t)(p + n - body) < size) {
+		*used = (size_t)(body - p) + (size_t)size; /* what the whole message takes */
 		return 0;
+	}
 	/* Fields other than TraceProcessorRpcStream.msg are skipped. */
 	*msg = tag >> 3 == 1 ? body : NULL;
 	*len = (size_t)size;
@@ -504,6 +507,10 @@ int tp_rpc_feed(struct tp_rpc *rpc, const uint8_t *p, size_t n, tp_rpc_send_fn s
 		goto framing;
 	if (n == 0)
 		return 0;
+	/* Room for the whole pending message at once, once its size is known. */
+	used = 0;
+	if (rpc->rx.len == 0 && next_message(p, n, &msg, &len, &used) == 0 && used > n)
+		vec_reserve(&rpc->rx, used);
 	vec_reserve(&rpc->rx, n);
 	memcpy(rpc->rx.data + rpc->rx.len, p, n);
 	rpc->rx.len += n;
@@ -515,8 +522,10 @@ int tp_rpc_feed(struct tp_rpc *rpc, const uint8_t *p, size_t n, tp_rpc_send_fn s
 			return -EPROTO;
 		off += used;
 	}
-	memmove(rpc->rx.data, rpc->rx.data + off, rpc->rx.len - off);
-	rpc->rx.len -= off;
+	if (off) { /* (never a no-op memmove of a 32 MiB slice per piece) */
+		memmove(rpc->rx.data, rpc->rx.data + off, rpc->rx.len - off);
+		rpc->rx.len -= off;
+	}
 	if (rpc->rx.len == 0 && rpc->rx.cap > KEEP_RX_BYTES)
 		vec_release(&rpc->rx); /* do not hold on to a big trace slice */
 	if (rc < 0)
