@@ -418,6 +418,11 @@ api_version: 14' "$(cat "$TMP/status.txt")"
 	expect_eq not-found 404 "$(curl -s --max-time 10 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/nope")"
 	expect_eq too-large 413 "$(curl -s --max-time 10 -o /dev/null -w '%{http_code}' \
 		-H 'Content-Length: 999999999999' -X POST "http://127.0.0.1:$PORT/parse")"
+	# A body sent after "100 Continue" (curl would wait 30 s without it).
+	expect_eq expect-100-continue 200 "$(curl -s --max-time 10 --expect100-timeout 30 -o /dev/null \
+		-w '%{http_code}' -H 'Expect: 100-continue' --data-binary @"$TMP/t.json" \
+		"http://127.0.0.1:$PORT/parse")"
+	curl -s --max-time 10 -o /dev/null -X POST "http://127.0.0.1:$PORT/notify_eof"
 	# Keep-alive: two requests on one connection.
 	n=$(curl -s --max-time 10 -v "http://127.0.0.1:$PORT/status" "http://127.0.0.1:$PORT/status" 2>&1 -o /dev/null |
 		grep -c 'Re-using existing connection\|Reusing existing')

@@ -43,7 +43,9 @@ static void fuzz_http(const uint8_t *p, size_t n)
 
 static void fuzz_ws(const uint8_t *data, size_t n)
 {
-	uint8_t *buf = tb_memdup(data, n ? n : 1);
+	uint8_t *buf = tb_malloc(n ? n : 1); /* decoded in place: a copy */
+	if (n)
+		memcpy(buf, data, n);
 	size_t off = 0;
 	struct tp_ws_frame f;
 	long rc;

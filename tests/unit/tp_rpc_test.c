@@ -190,6 +190,17 @@ TEST(tp_rpc_http_bad_requests)
 	CHECK_EQ(parse("POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", &req,
 	               &status),
 	         -1);
+	CHECK_EQ(parse("POST / HTTP/1.1\r\nExpect: something\r\n\r\n", &req, &status), -1);
+	CHECK_STR_EQ(status, "417 Expectation Failed");
+	/* Headers in, body not: 0, and whether to send "100 Continue". */
+	CHECK_EQ(parse("POST / HTTP/1.1\r\nContent-Length: 3\r\nExpect: 100-Continue\r\n\r\n", &req,
+	               &status),
+	         0);
+	CHECK(req.expect_continue);
+	CHECK_EQ(parse("POST / HTTP/1.1\r\nContent-Length: 3\r\nExpect: 100-continue\r\n", &req,
+	               &status),
+	         0);
+	CHECK(!req.expect_continue);
 	CHECK_EQ(parse("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", &req, &status), -1);
 	CHECK_STR_EQ(status, "411 Length Required");
 	/* Headers that never end within the limit. */

@@ -129,7 +129,7 @@ int tp_http_parse_request(const uint8_t *buf, size_t len, struct tp_http_request
 {
 	const char *p = (const char *)buf, *end = p + len, *line;
 	size_t n, body_len = 0;
-	bool have_length = false;
+	bool have_length = false, expect_continue = false;
 	memset(req, 0, sizeof *req);
 	*status = "400 Bad Request";
 	/* Tolerate empty lines before a request (RFC 9112 §2.2). */
@@ -183,10 +183,18 @@ int tp_http_parse_request(const uint8_t *buf, size_t len, struct tp_http_request
 			return -1;
 		} else if (tp_http_token_eq(h->name, h->name_len, "connection")) {
 			parse_connection(h->value, h->value_len, req);
+		} else if (tp_http_token_eq(h->name, h->name_len, "expect")) {
+			if (!tp_http_token_eq(h->value, h->value_len, "100-continue")) {
+				*status = "417 Expectation Failed";
+				return -1;
+			}
+			expect_continue = true;
 		}
 	}
-	if ((size_t)(end - p) < body_len)
+	if ((size_t)(end - p) < body_len) {
+		req->expect_continue = expect_continue;
 		return 0;
+	}
 	req->body = (const uint8_t *)p;
 	req->body_len = body_len;
 	req->size = (size_t)(p - (const char *)buf) + body_len;

@@ -67,14 +67,15 @@ struct conn {
 	int fd;
 	VEC(uint8_t) rx;
 	VEC(uint8_t) out;
-	size_t out_off;  /* bytes of out already written */
-	bool websocket;  /* upgraded */
-	bool ws_in_msg;  /* a fragmented message is in progress */
-	bool keep_alive; /* of the request being answered */
-	bool closing;    /* close once out is written */
-	bool dead;       /* the peer is gone or stuck: drop all output */
-	bool rpc_stream; /* has posted to /rpc */
-	bool lingering;  /* our side is shut: discarding input until EOF */
+	size_t out_off;     /* bytes of out already written */
+	bool websocket;     /* upgraded */
+	bool ws_in_msg;     /* a fragmented message is in progress */
+	bool keep_alive;    /* of the request being answered */
+	bool closing;       /* close once out is written */
+	bool dead;          /* the peer is gone or stuck: drop all output */
+	bool rpc_stream;    /* has posted to /rpc */
+	bool sent_continue; /* "100 Continue" sent for the request being received */
+	bool lingering;     /* our side is shut: discarding input until EOF */
 	uint64_t linger_timer;
 	char origin[MAX_ORIGIN_LEN]; /* the request's Origin if allowed, else "" */
 };
@@ -453,12 +454,19 @@ static void process(struct conn *c)
 			const char *status;
 			int rc =
 			    tp_http_parse_request(c->rx.data + off, c->rx.len - off, &req, &status);
-			if (rc == 0)
+			if (rc == 0) {
+				/* curl waits a second for this before sending a body. */
+				if (req.expect_continue && !c->sent_continue) {
+					out_str(c, "HTTP/1.1 100 Continue\r\n\r\n");
+					c->sent_continue = true;
+				}
 				break;
+			}
 			if (rc < 0) {
 				send_error(c, status, status);
 				break;
 			}
+			c->sent_continue = false;
 			handle_request(c, &req);
 			used = req.size;
 		}

@@ -54,13 +54,17 @@ struct tp_http_request {
 	bool keep_alive; /* HTTP/1.1 unless "Connection: close"; 1.0 only with keep-alive */
 	bool upgrade;    /* "Connection: upgrade" */
 	size_t size;     /* bytes of the buffer this request took (headers + body) */
+	/* Also set when 0 is returned: the headers are all in (only the body
+	 * is missing) and the client sent "Expect: 100-continue". */
+	bool expect_continue;
 };
 
 /* Parse one request from buf[0, len). Returns 1 with *req filled (pointing
  * into buf) when the request and its whole body are there, 0 when more bytes
  * are needed, or -1 for a request that cannot be served, with the response
  * status line in *status ("400 Bad Request", "413 Payload Too Large",
- * "411 Length Required", "505 HTTP Version Not Supported"). Bodies are
+ * "411 Length Required", "417 Expectation Failed", "431 Request Header
+ * Fields Too Large", "505 HTTP Version Not Supported"). Bodies are
  * Content-Length only (no chunked requests). Pure. */
 int tp_http_parse_request(const uint8_t *buf, size_t len, struct tp_http_request *req,
                           const char **status);
