@@ -5,6 +5,7 @@
  *   trace_processor_shell query TRACE "SQL"      query -f FILE TRACE     SQL on stdin
  *   trace_processor_shell -q FILE | -Q SQL TRACE    (classic flags)
  *   trace_processor_shell [-i] TRACE              interactive shell
+ *   trace_processor_shell server http|stdio [TRACE]   -D / --stdiod (rpc/)
  *
  * Query results print as Perfetto's CSV: quoted header names, quoted
  * strings, decimal integers, doubles with %f, NULL as "[NULL]", one blank
@@ -23,17 +24,19 @@
 
 #include "version.h"
 #include "../io/io.h"
+#include "../rpc/rpc.h"
 #include "../tp_int.h"
 #include "sqlite3.h"
 
 #define READ_CHUNK (1u << 20)
-#define TP_RPC_API_VERSION 14
 
 struct opts {
 	const char *trace;
 	const char *query_file;   /* -q / query -f */
 	const char *query_string; /* -Q / query "SQL" */
 	bool interactive, wide, full_sort, crop_track_events, query_mode;
+	enum { SERVE_NONE, SERVE_HTTP, SERVE_STDIO } serve;
+	struct tp_httpd_opts http;
 };
 
 static void usage(FILE *out, const char *argv0)
@@ -42,6 +45,9 @@ static void usage(FILE *out, const char *argv0)
 		"Usage: %s [FLAGS] TRACE\n"
 		"       %s query [-f FILE] TRACE [SQL]   (SQL from FILE, the argument or stdin)\n"
 		"       %s interactive TRACE\n"
+		"       %s server http [--port PORT] [--ip-address IP]\n"
+		"                 [--additional-cors-origins O1,O2] [TRACE]   Perfetto UI accelerator\n"
+		"       %s server stdio [TRACE]          the RPC on stdin/stdout\n"
 		"\n"
 		"TRACE is a Perfetto protobuf or JSON trace, gzip'd or not, - for stdin, or an\n"
 		"http:// or https:// URL (streamed; SSL_CERT_FILE names the CA bundle).\n"
@@ -53,9 +59,14 @@ static void usage(FILE *out, const char *argv0)
 		"  -W, --wide               wider columns in the interactive shell\n"
 		"      --full-sort          sort all events before parsing (the default here)\n"
 		"      --crop-track-events  ignore track events before the range of interest\n"
+		"  -D, --httpd              serve the Perfetto UI over HTTP (as server http)\n"
+		"      --http-port PORT     port for -D (default 9001)\n"
+		"      --http-ip-address IP address for -D (default localhost: 127.0.0.1 and ::1)\n"
+		"      --http-additional-cors-origins O1,O2  origins allowed besides ui.perfetto.dev\n"
+		"      --stdiod             serve the RPC on stdin/stdout (as server stdio)\n"
 		"  -v, --version            print the version\n"
 		"  -h, --help               this text\n",
-		argv0, argv0, argv0);
+		argv0, argv0, argv0, argv0, argv0);
 }
 
 /* ---- loading ------------------------------------------------------------ */
@@ -282,7 +293,15 @@ static char *read_sql_file(const char *path)
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_FULL_SORT = 256, OPT_VERSION, OPT_CROP_TRACK_EVENTS };
+	enum {
+		OPT_FULL_SORT = 256,
+		OPT_VERSION,
+		OPT_CROP_TRACK_EVENTS,
+		OPT_PORT,
+		OPT_IP,
+		OPT_CORS,
+		OPT_STDIOD,
+	};
 	static const struct option longopts[] = {
 		{"query-file", required_argument, NULL, 'q'},
 		{"query-string", required_argument, NULL, 'Q'},
@@ -290,6 +309,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{"wide", no_argument, NULL, 'W'},
 		{"full-sort", no_argument, NULL, OPT_FULL_SORT},
 		{"crop-track-events", no_argument, NULL, OPT_CROP_TRACK_EVENTS},
+		{"httpd", no_argument, NULL, 'D'},
+		{"http-port", required_argument, NULL, OPT_PORT},
+		{"http-ip-address", required_argument, NULL, OPT_IP},
+		{"http-additional-cors-origins", required_argument, NULL, OPT_CORS},
+		{"port", required_argument, NULL, OPT_PORT},
+		{"ip-address", required_argument, NULL, OPT_IP},
+		{"additional-cors-origins", required_argument, NULL, OPT_CORS},
+		{"stdiod", no_argument, NULL, OPT_STDIOD},
 		{"version", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -301,9 +328,24 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		o->interactive = !o->query_mode;
 		argv++;
 		argc--;
+	} else if (argc > 1 && strcmp(argv[1], "server") == 0) {
+		const char *mode = argc > 2 ? argv[2] : "";
+		if (strcmp(mode, "http") == 0) {
+			o->serve = SERVE_HTTP;
+		} else if (strcmp(mode, "stdio") == 0) {
+			o->serve = SERVE_STDIO;
+		} else {
+			fprintf(stderr, "trace_processor_shell: server: %s mode '%s' (expected http or stdio)\n",
+				*mode ? "unsupported" : "missing", mode);
+			return -1;
+		}
+		argv += 2;
+		argc -= 2;
 	}
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+q:Q:f:iWvhD", longopts, NULL)) != -1) {
+	/* server takes flags after the trace too, as Perfetto's. */
+	const char *optstring = o->serve != SERVE_NONE ? "q:Q:f:iWvhD" : "+q:Q:f:iWvhD";
+	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'q':
 		case 'f':
@@ -323,6 +365,21 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_CROP_TRACK_EVENTS:
 			o->crop_track_events = true;
+			break;
+		case 'D':
+			o->serve = SERVE_HTTP;
+			break;
+		case OPT_STDIOD:
+			o->serve = SERVE_STDIO;
+			break;
+		case OPT_PORT:
+			o->http.port = optarg;
+			break;
+		case OPT_IP:
+			o->http.ip = optarg;
+			break;
+		case OPT_CORS:
+			o->http.additional_cors_origins = optarg;
 			break;
 		case 'v':
 			printf("tracebox %s (%s)\nTrace Processor RPC API version: %d\n", TB_VERSION,
@@ -344,11 +401,29 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "trace_processor_shell: unexpected argument '%s'\n", argv[optind]);
 		return -1;
 	}
-	if (!o->trace) {
+	if (!o->trace && o->serve == SERVE_NONE) {
 		fprintf(stderr, "trace_processor_shell: no trace file given (see --help)\n");
 		return -1;
 	}
 	return 0;
+}
+
+/* server http / -D, server stdio / --stdiod: load TRACE if given, then
+ * serve the RPC (rpc/). */
+static int serve(const struct opts *o, const struct tp_config *cfg)
+{
+	struct tp *tp = NULL;
+	if (o->trace) {
+		tp = tp_new(cfg);
+		if (load_trace(tp, o->trace) < 0) {
+			tp_free(tp);
+			return 1;
+		}
+	}
+	struct tp_rpc *rpc = tp_rpc_new(cfg, tp, o->trace);
+	int status = o->serve == SERVE_HTTP ? tp_httpd_run(rpc, &o->http) : tp_stdiod_run(rpc);
+	tp_rpc_free(rpc);
+	return status;
 }
 
 int trace_processor_shell_main(int argc, char **argv)
@@ -370,6 +445,8 @@ int trace_processor_shell_main(int argc, char **argv)
 	}
 
 	struct tp_config cfg = {.full_sort = o.full_sort, .crop_track_events = o.crop_track_events};
+	if (o.serve != SERVE_NONE)
+		return serve(&o, &cfg);
 	struct tp *tp = tp_new(&cfg);
 	int status = 0;
 	if (load_trace(tp, o.trace) < 0) {

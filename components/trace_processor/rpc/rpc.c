@@ -1,0 +1,555 @@
+/*
+ * The trace processor RPC (Perfetto's TraceProcessorRpc, compat §5.4): a
+ * byte stream of TraceProcessorRpcStream messages in, the same out, over
+ * whichever transport (WebSocket, /rpc POST bodies, stdin/stdout).
+ *
+ *   stream  := (0x0A varint(len) TraceProcessorRpc[len])*     field 1, repeated
+ *   request := seq (1), request (2) = method, one args field (101..116)
+ *   reply   := seq (1) = our own counter, response (3) = method, one result
+ *              (201..220); invalid_request (4) for a method we do not know
+ *
+ * Requests must be numbered consecutively (seq 0 restarts the count, as
+ * when the UI reloads); a gap or a broken frame gets one reply carrying
+ * fatal_error (5) and the transport is asked to disconnect. The RPC keeps
+ * one trace processor: APPEND_TRACE_DATA after FINALIZE_TRACE_DATA starts a
+ * new one, as Perfetto's does.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rpc.h"
+#include "sqlite3.h"
+#include "version.h"
+
+/* TraceProcessorMethod values (trace_processor.proto). */
+enum {
+	TPM_APPEND_TRACE_DATA = 1,
+	TPM_FINALIZE_TRACE_DATA = 2,
+	TPM_QUERY_STREAMING = 3,
+	TPM_COMPUTE_METRIC = 5,
+	TPM_GET_METRIC_DESCRIPTORS = 6,
+	TPM_RESTORE_INITIAL_TABLES = 7,
+	TPM_ENABLE_METATRACE = 8,
+	TPM_DISABLE_AND_READ_METATRACE = 9,
+	TPM_GET_STATUS = 10,
+	TPM_RESET_TRACE_PROCESSOR = 11,
+	TPM_REGISTER_SQL_PACKAGE = 13,
+	TPM_SUMMARIZE_TRACE = 15,
+	TPM_CREATE_SUMMARIZER = 16,
+	TPM_UPDATE_SUMMARIZER_SPEC = 17,
+	TPM_QUERY_SUMMARIZER = 18,
+	TPM_DESTROY_SUMMARIZER = 19,
+};
+
+/* TraceProcessorRpc field numbers. */
+enum {
+	F_SEQ = 1,
+	F_REQUEST = 2,
+	F_RESPONSE = 3,
+	F_INVALID_REQUEST = 4,
+	F_FATAL_ERROR = 5,
+	F_APPEND_TRACE_DATA = 101,
+	F_QUERY_ARGS = 103,
+	F_COMPUTE_METRIC_ARGS = 105,
+	F_RESET_ARGS = 107,
+	F_APPEND_RESULT = 201,
+	F_QUERY_RESULT = 203,
+	F_METRIC_RESULT = 205,
+	F_METRIC_DESCRIPTORS = 206,
+	F_METATRACE = 209,
+	F_STATUS = 210,
+	F_REGISTER_SQL_PACKAGE_RESULT = 211,
+	F_FINALIZE_DATA_RESULT = 212,
+	F_TRACE_SUMMARY_RESULT = 214,
+};
+
+#define ERR_FIELD_NOT_SET "RPC error: request field not set"
+#define KEEP_RX_BYTES ((size_t)1 << 20)
+#define PROGRESS_BYTES (50u * 1000 * 1000)
+
+struct tp_rpc {
+	struct tp_config default_cfg, cfg;
+	struct tp *tp;
+	bool eof;
+	char *trace_name; /* NULL until a trace is loaded */
+	int64_t rx_seq, tx_seq;
+	VEC(uint8_t) rx; /* bytes of an incomplete stream message */
+	bool failed;     /* a fatal error: the stream is dead until reset */
+	struct pb_writer out;
+	struct hmap initial; /* hashes of "type\0name" of the schema after load */
+	bool have_initial;
+	uint64_t bytes, bytes_last_progress;
+	int64_t t_parse_start;
+};
+
+/* ---- trace processor lifecycle ------------------------------------------ */
+
+static void reset_tp(struct tp_rpc *rpc, const struct tp_config *cfg)
+{
+	rpc->cfg = *cfg;
+	tp_free(rpc->tp);
+	rpc->tp = tp_new(&rpc->cfg);
+	rpc->eof = false;
+	tb_free(rpc->trace_name);
+	rpc->trace_name = NULL;
+	hmap_clear(&rpc->initial);
+	rpc->have_initial = false;
+	rpc->bytes = rpc->bytes_last_progress = 0;
+	rpc->t_parse_start = tb_mono_ns();
+}
+
+static uint64_t schema_key(const unsigned char *type, const unsigned char *name)
+{
+	char buf[512];
+	int n = snprintf(buf, sizeof buf, "%s%c%s", type, '\0', name);
+	return tb_hash_bytes(buf,
+	                     n < 0                    ? 0
+	                     : (size_t)n < sizeof buf ? (size_t)n
+	                                              : sizeof buf - 1,
+	                     0);
+}
+
+#define SCHEMA_SQL                                                \
+	"SELECT type, name, 'main' FROM sqlite_schema UNION ALL " \
+	"SELECT type, name, 'temp' FROM sqlite_temp_schema"
+
+/* What RESTORE_INITIAL_TABLES goes back to: the tables, views, indexes and
+ * triggers there were once the trace was loaded. */
+static void snapshot_schema(struct tp_rpc *rpc)
+{
+	sqlite3_stmt *st = NULL;
+	hmap_clear(&rpc->initial);
+	rpc->have_initial = true;
+	if (sqlite3_prepare_v2(tp_db(rpc->tp), SCHEMA_SQL, -1, &st, NULL) != SQLITE_OK)
+		return;
+	while (sqlite3_step(st) == SQLITE_ROW)
+		hmap_put(&rpc->initial,
+		         schema_key(sqlite3_column_text(st, 0), sqlite3_column_text(st, 1)), 1);
+	sqlite3_finalize(st);
+}
+
+void tp_rpc_restore_initial_tables(struct tp_rpc *rpc)
+{
+	static const char *const order[] = {"view", "trigger", "index", "table"};
+	sqlite3 *db = tp_db(rpc->tp);
+	if (!rpc->have_initial) {
+		snapshot_schema(rpc);
+		return;
+	}
+	/* Drop what users created since, views first (they may use tables). */
+	for (size_t k = 0; k < TB_ARRAY_SIZE(order); k++) {
+		VEC(char *) drops = VEC_INIT;
+		sqlite3_stmt *st = NULL;
+		if (sqlite3_prepare_v2(db, SCHEMA_SQL, -1, &st, NULL) != SQLITE_OK)
+			return;
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			const unsigned char *type = sqlite3_column_text(st, 0);
+			const unsigned char *name = sqlite3_column_text(st, 1);
+			if (!type || !name || strcmp((const char *)type, order[k]) != 0 ||
+			    strncmp((const char *)name, "sqlite_", 7) == 0 ||
+			    hmap_get(&rpc->initial, schema_key(type, name), NULL))
+				continue;
+			char *sql = sqlite3_mprintf("DROP %s IF EXISTS %s.\"%w\"", order[k],
+			                            (const char *)sqlite3_column_text(st, 2), name);
+			vec_push(&drops, tb_strdup(sql));
+			sqlite3_free(sql);
+		}
+		sqlite3_finalize(st);
+		for (size_t i = 0; i < drops.len; i++) {
+			sqlite3_exec(db, drops.data[i], NULL, NULL, NULL);
+			tb_free(drops.data[i]);
+		}
+		vec_release(&drops);
+	}
+}
+
+struct tp_rpc *tp_rpc_new(const struct tp_config *cfg, struct tp *preloaded, const char *trace_name)
+{
+	struct tp_rpc *rpc = tb_calloc(1, sizeof *rpc);
+	if (cfg)
+		rpc->default_cfg = *cfg;
+	pb_writer_init_growable(&rpc->out);
+	hmap_init(&rpc->initial);
+	reset_tp(rpc, &rpc->default_cfg);
+	if (preloaded) {
+		tp_free(rpc->tp);
+		rpc->tp = preloaded;
+		rpc->eof = true;
+		rpc->trace_name = tb_strdup(trace_name ? trace_name : "Unnamed trace");
+		snapshot_schema(rpc);
+	}
+	return rpc;
+}
+
+void tp_rpc_free(struct tp_rpc *rpc)
+{
+	if (!rpc)
+		return;
+	tp_free(rpc->tp);
+	tb_free(rpc->trace_name);
+	vec_release(&rpc->rx);
+	pb_writer_release(&rpc->out);
+	hmap_release(&rpc->initial);
+	tb_free(rpc);
+}
+
+static void print_progress(struct tp_rpc *rpc)
+{
+	if (!rpc->eof && rpc->bytes - rpc->bytes_last_progress <= PROGRESS_BYTES)
+		return;
+	rpc->bytes_last_progress = rpc->bytes;
+	double secs = (double)(tb_mono_ns() - rpc->t_parse_start) / 1e9;
+	fprintf(stderr, "\rLoading trace %.2f MB (%.1f MB/s)%s", (double)rpc->bytes / 1e6,
+	        secs > 0 ? (double)rpc->bytes / 1e6 / secs : 0.0, rpc->eof ? "\n" : "");
+	fflush(stderr);
+}
+
+/* APPEND_TRACE_DATA and /parse. Returns NULL or the error message. */
+static const char *parse(struct tp_rpc *rpc, const uint8_t *p, size_t n)
+{
+	if (rpc->eof)
+		reset_tp(rpc, &rpc->cfg); /* a new trace, same config */
+	rpc->bytes += n;
+	print_progress(rpc);
+	if (n == 0)
+		return NULL;
+	if (tp_parse(rpc->tp, p, n) < 0)
+		return tp_error(rpc->tp)[0] ? tp_error(rpc->tp) : "cannot parse the trace";
+	return NULL;
+}
+
+/* FINALIZE_TRACE_DATA and /notify_eof. Returns NULL or the error message. */
+static const char *notify_eof(struct tp_rpc *rpc)
+{
+	if (rpc->eof)
+		return NULL;
+	rpc->eof = true;
+	int rc = tp_end_of_file(rpc->tp);
+	if (!rpc->trace_name)
+		rpc->trace_name = tb_strdup("Unnamed trace");
+	snapshot_schema(rpc);
+	print_progress(rpc);
+	if (rc < 0)
+		return tp_error(rpc->tp)[0] ? tp_error(rpc->tp) : "cannot load the trace";
+	return NULL;
+}
+
+void tp_rpc_parse(struct tp_rpc *rpc, const uint8_t *p, size_t n, struct pb_writer *w)
+{
+	const char *err = parse(rpc, p, n);
+	if (err)
+		pb_put_string(w, 2, err); /* AppendTraceDataResult.error */
+}
+
+void tp_rpc_notify_eof(struct tp_rpc *rpc)
+{
+	notify_eof(rpc);
+}
+
+void tp_rpc_status(struct tp_rpc *rpc, struct pb_writer *w)
+{
+	char name[4096 + 32] = "";
+	if (rpc->trace_name)
+		snprintf(name, sizeof name, "%s (%" PRIu64 " MB)", rpc->trace_name,
+		         tp_bytes_parsed(rpc->tp) / 1024 / 1024);
+	pb_put_string(w, 1, name);
+	pb_put_string(w, 2, "tracebox " TB_VERSION " (" TB_REVISION ")");
+	pb_put_int32(w, 3, TP_RPC_API_VERSION);
+	/* No version_code: the UI would try to load a UI of that version. */
+}
+
+/* ---- responses ------------------------------------------------------------ */
+
+/* Start a reply: TraceProcessorRpcStream.msg { seq, response }. Returns the
+ * handle that end_response closes. */
+static unsigned begin_response(struct tp_rpc *rpc, int method)
+{
+	pb_writer_reset(&rpc->out);
+	unsigned h = pb_begin_nested(&rpc->out, 1);
+	pb_put_int64(&rpc->out, F_SEQ, rpc->tx_seq++);
+	pb_put_int32(&rpc->out, F_RESPONSE, method);
+	return h;
+}
+
+static void end_response(struct tp_rpc *rpc, unsigned h, tp_rpc_send_fn send, void *ctx)
+{
+	pb_end_nested(&rpc->out, h);
+	if (pb_writer_error(&rpc->out) == 0)
+		send(ctx, pb_writer_data(&rpc->out), pb_writer_size(&rpc->out));
+}
+
+/* A reply whose result is one message holding at most one string field. */
+static void reply_result(struct tp_rpc *rpc, int method, uint32_t result_field,
+                         uint32_t error_field, const char *error, tp_rpc_send_fn send, void *ctx)
+{
+	unsigned h = begin_response(rpc, method);
+	unsigned r = pb_begin_nested(&rpc->out, result_field);
+	if (error)
+		pb_put_string(&rpc->out, error_field, error);
+	pb_end_nested(&rpc->out, r);
+	end_response(rpc, h, send, ctx);
+}
+
+static void fatal(struct tp_rpc *rpc, const char *msg, tp_rpc_send_fn send, void *ctx)
+{
+	pb_writer_reset(&rpc->out);
+	unsigned h = pb_begin_nested(&rpc->out, 1);
+	pb_put_string(&rpc->out, F_FATAL_ERROR, msg);
+	pb_end_nested(&rpc->out, h);
+	send(ctx, pb_writer_data(&rpc->out), pb_writer_size(&rpc->out));
+	send(ctx, NULL, 0);
+	rpc->failed = true;
+}
+
+/* Start the query of a QueryArgs message (sql_query = 1). */
+static struct tp_result *query_from_args(struct tp_rpc *rpc, const uint8_t *args, size_t n)
+{
+	struct pb_field sql = {0};
+	if (pb_find_field(args, n, 1, &sql) < 1 || sql.wire != PB_WIRE_LEN)
+		sql.data = NULL, sql.len = 0;
+	return tp_result_new(rpc->tp, (const char *)sql.data, sql.len);
+}
+
+/* Stream a query's batches, one response each. */
+static void query_streaming(struct tp_rpc *rpc, const struct pb_field *args, tp_rpc_send_fn send,
+                            void *ctx)
+{
+	struct tp_result *r = query_from_args(rpc, args->data, args->len);
+	for (bool more = true; more;) {
+		unsigned h = begin_response(rpc, TPM_QUERY_STREAMING);
+		unsigned q = pb_begin_nested(&rpc->out, F_QUERY_RESULT);
+		more = tp_result_next(r, &rpc->out);
+		pb_end_nested(&rpc->out, q);
+		end_response(rpc, h, send, ctx);
+	}
+	tp_result_free(r);
+}
+
+static void reset_trace_processor(struct tp_rpc *rpc, const struct pb_field *args)
+{
+	struct tp_config cfg = rpc->default_cfg;
+	struct pb_reader rd;
+	struct pb_field f = {0};
+	if (args->data) {
+		pb_reader_init_field(&rd, args);
+		while (pb_next(&rd, &f)) {
+			if (f.id == 1 &&
+			    f.wire == PB_WIRE_VARINT) /* drop_track_event_data_before */
+				cfg.crop_track_events = f.val == 1;
+			else if (f.id == 6 && f.wire == PB_WIRE_VARINT) /* sorting_mode */
+				cfg.full_sort = f.val == 1;
+		}
+	}
+	reset_tp(rpc, &cfg);
+}
+
+static const char no_metrics[] =
+    "tracebox's trace processor has no metrics engine (v1 metrics); query the tables with SQL";
+static const char no_metatrace[] = "tracebox's trace processor does not record metatraces";
+static const char no_packages[] = "tracebox's trace processor has no SQL package registry; the "
+                                  "stdlib modules it has are built in";
+static const char no_summaries[] = "tracebox's trace processor does not compute trace summaries";
+
+/* Run one TraceProcessorRpc request (msg[0, n), without the stream framing). */
+static void run_request(struct tp_rpc *rpc, const uint8_t *msg, size_t n, tp_rpc_send_fn send,
+                        void *ctx)
+{
+	struct pb_reader rd;
+	struct pb_field f, arg = {0}, append = {0}, query = {0};
+	int64_t seq = 0;
+	int method = 0;
+	bool has_append = false, has_query = false, has_metric = false;
+	pb_reader_init(&rd, msg, n);
+	while (pb_next(&rd, &f)) {
+		if (f.id == F_SEQ && f.wire == PB_WIRE_VARINT)
+			seq = (int64_t)f.val;
+		else if (f.id == F_REQUEST && f.wire == PB_WIRE_VARINT)
+			method = (int)(int32_t)f.val;
+		else if (f.id == F_APPEND_TRACE_DATA && f.wire == PB_WIRE_LEN)
+			append = f, has_append = true;
+		else if (f.id == F_QUERY_ARGS && f.wire == PB_WIRE_LEN)
+			query = f, has_query = true;
+		else if (f.id == F_COMPUTE_METRIC_ARGS && f.wire == PB_WIRE_LEN)
+			has_metric = true;
+		else if (f.id == F_RESET_ARGS && f.wire == PB_WIRE_LEN)
+			arg = f;
+	}
+	if (seq != 0 && rpc->rx_seq != 0 && seq != rpc->rx_seq + 1) {
+		char err[160];
+		snprintf(err, sizeof err,
+		         "RPC request out of order. Expected %" PRId64 ", got %" PRId64
+		         " (ERR:rpc_seq)",
+		         rpc->rx_seq + 1, seq);
+		log_error("rpc", "%s", err);
+		fatal(rpc, err, send, ctx);
+		return;
+	}
+	rpc->rx_seq = seq;
+
+	switch (method) {
+	case TPM_APPEND_TRACE_DATA:
+		reply_result(rpc, method, F_APPEND_RESULT, 2,
+		             has_append ? parse(rpc, append.data, append.len) : ERR_FIELD_NOT_SET,
+		             send, ctx);
+		break;
+	case TPM_FINALIZE_TRACE_DATA:
+		reply_result(rpc, method, F_FINALIZE_DATA_RESULT, 1, notify_eof(rpc), send, ctx);
+		break;
+	case TPM_QUERY_STREAMING:
+		if (has_query)
+			query_streaming(rpc, &query, send, ctx);
+		else
+			reply_result(rpc, method, F_QUERY_RESULT, 2, ERR_FIELD_NOT_SET, send, ctx);
+		break;
+	case TPM_COMPUTE_METRIC:
+		reply_result(rpc, method, F_METRIC_RESULT, 2,
+		             has_metric ? no_metrics : ERR_FIELD_NOT_SET, send, ctx);
+		break;
+	case TPM_GET_METRIC_DESCRIPTORS: /* an empty DescriptorSet: no metrics */
+		reply_result(rpc, method, F_METRIC_DESCRIPTORS, 0, NULL, send, ctx);
+		break;
+	case TPM_RESTORE_INITIAL_TABLES:
+		tp_rpc_restore_initial_tables(rpc);
+		end_response(rpc, begin_response(rpc, method), send, ctx);
+		break;
+	case TPM_ENABLE_METATRACE:
+		end_response(rpc, begin_response(rpc, method), send, ctx);
+		break;
+	case TPM_DISABLE_AND_READ_METATRACE:
+		reply_result(rpc, method, F_METATRACE, 2, no_metatrace, send, ctx);
+		break;
+	case TPM_GET_STATUS: {
+		unsigned h = begin_response(rpc, method);
+		unsigned s = pb_begin_nested(&rpc->out, F_STATUS);
+		tp_rpc_status(rpc, &rpc->out);
+		pb_end_nested(&rpc->out, s);
+		end_response(rpc, h, send, ctx);
+		break;
+	}
+	case TPM_RESET_TRACE_PROCESSOR:
+		reset_trace_processor(rpc, &arg);
+		end_response(rpc, begin_response(rpc, method), send, ctx);
+		break;
+	case TPM_REGISTER_SQL_PACKAGE:
+		reply_result(rpc, method, F_REGISTER_SQL_PACKAGE_RESULT, 1, no_packages, send, ctx);
+		break;
+	case TPM_SUMMARIZE_TRACE:
+		reply_result(rpc, method, F_TRACE_SUMMARY_RESULT, 3, no_summaries, send, ctx);
+		break;
+	case TPM_CREATE_SUMMARIZER:
+	case TPM_UPDATE_SUMMARIZER_SPEC:
+	case TPM_QUERY_SUMMARIZER:
+	case TPM_DESTROY_SUMMARIZER: {
+		/* Results 215..218; their error fields are 2, 2, 6 and 1. */
+		static const uint8_t err_field[] = {2, 2, 6, 1};
+		int i = method - TPM_CREATE_SUMMARIZER;
+		reply_result(rpc, method, 215 + (uint32_t)i, err_field[i], no_summaries, send, ctx);
+		break;
+	}
+	default: {
+		/* A newer client's method: say so, for feature detection. */
+		unsigned h = begin_response(rpc, method);
+		pb_put_int32(&rpc->out, F_INVALID_REQUEST, method);
+		end_response(rpc, h, send, ctx);
+	}
+	}
+}
+
+/* ---- stream framing ------------------------------------------------------- */
+
+/* Find one whole message at p[0, n): 1 with its payload in *msg and *len and the
+ * bytes taken in *used, 0 when more bytes are needed (*used is then the size
+ * of the whole message if its header is complete), -1 for a framing error
+ * (not a length-delimited field, a varint over 10 bytes, over the size cap). */
+static int next_message(const uint8_t *p, size_t n, const uint8_t **msg, size_t *len, size_t *used)
+{
+	uint64_t tag, size;
+	const uint8_t *q = pb_read_varint(p, p + n, &tag), *body;
+	if (!q)
+		return n >= PB_VARINT_MAX_LEN ? -1 : 0;
+	if ((tag & 7) != PB_WIRE_LEN || tag >> 3 == 0)
+		return -1;
+	if (!(body = pb_read_varint(q, p + n, &size)))
+		return (size_t)(p + n - q) >= PB_VARINT_MAX_LEN ? -1 : 0;
+	if (size > TP_RPC_MAX_MSG)
+		return -1;
+	if ((uint64_t)(p + n - body) < size) {
+		*used = (size_t)(body - p) + (size_t)size; /* what the whole message takes */
+		return 0;
+	}
+	/* Fields other than TraceProcessorRpcStream.msg are skipped. */
+	*msg = tag >> 3 == 1 ? body : NULL;
+	*len = (size_t)size;
+	*used = (size_t)(body - p) + (size_t)size;
+	return 1;
+}
+
+int tp_rpc_feed(struct tp_rpc *rpc, const uint8_t *p, size_t n, tp_rpc_send_fn send, void *ctx)
+{
+	const uint8_t *msg;
+	size_t len, used;
+	int rc = 0;
+	if (rpc->failed)
+		return -EPROTO;
+	/* Whole messages straight from the caller's bytes; only a partial tail
+	 * is buffered. */
+	while (rpc->rx.len == 0 && n > 0 && (rc = next_message(p, n, &msg, &len, &used)) == 1) {
+		if (msg)
+			run_request(rpc, msg, len, send, ctx);
+		if (rpc->failed)
+			return -EPROTO;
+		p += used;
+		n -= used;
+	}
+	if (rc < 0)
+		goto framing;
+	if (n == 0)
+		return 0;
+	/* Room for the whole pending message at once, once its size is known. */
+	used = 0;
+	if (rpc->rx.len == 0 && next_message(p, n, &msg, &len, &used) == 0 && used > n)
+		vec_reserve(&rpc->rx, used);
+	vec_reserve(&rpc->rx, n);
+	memcpy(rpc->rx.data + rpc->rx.len, p, n);
+	rpc->rx.len += n;
+	size_t off = 0;
+	while ((rc = next_message(rpc->rx.data + off, rpc->rx.len - off, &msg, &len, &used)) == 1) {
+		if (msg)
+			run_request(rpc, msg, len, send, ctx);
+		if (rpc->failed)
+			return -EPROTO;
+		off += used;
+	}
+	if (off) { /* (never a no-op memmove of a 32 MiB slice per piece) */
+		memmove(rpc->rx.data, rpc->rx.data + off, rpc->rx.len - off);
+		rpc->rx.len -= off;
+	}
+	if (rpc->rx.len == 0 && rpc->rx.cap > KEEP_RX_BYTES)
+		vec_release(&rpc->rx); /* do not hold on to a big trace slice */
+	if (rc < 0)
+		goto framing;
+	return 0;
+framing:
+	log_error("rpc", "RPC framing error");
+	fatal(rpc, "RPC framing error", send, ctx);
+	return -EPROTO;
+}
+
+void tp_rpc_reset_stream(struct tp_rpc *rpc)
+{
+	vec_clear(&rpc->rx);
+	rpc->failed = false;
+}
+
+void tp_rpc_query(struct tp_rpc *rpc, const uint8_t *args, size_t n, tp_rpc_send_fn send, void *ctx)
+{
+	struct tp_result *r = query_from_args(rpc, args, n);
+	for (bool more = true; more;) {
+		pb_writer_reset(&rpc->out);
+		more = tp_result_next(r, &rpc->out);
+		send(ctx, pb_writer_data(&rpc->out), pb_writer_size(&rpc->out));
+	}
+	tp_result_free(r);
+}
