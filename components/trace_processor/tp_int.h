@@ -459,6 +459,7 @@ void tp_tables_release(struct tp_tables *tables);
 	X(mismatched_sched_switch_tids, "error", "analysis", "A sched_switch prev_pid did not match the next_pid of the cpu's previous switch.") \
 	X(ftrace_bundle_tokenizer_errors, "error", "analysis", "An ftrace bundle could not be tokenized.") \
 	X(ftrace_generic_descriptor_errors, "error", "analysis", "A generic ftrace event had no descriptor.") \
+	X(ftrace_thermal_exynos_acpm_unknown_tz_id, "error", "analysis", "A thermal_exynos_acpm event named a thermal zone id outside BIG, MID, LITTLE, GPU, ISP, TPU, AUR; it was skipped.") \
 	X(perf_samples_skipped, "error", "analysis", "Perf samples of processes in the config's scope that the profiler skipped without a callstack (read or unwind stage): such a process can be missing from the profile, but the other processes' samples are complete.") \
 	X(perf_samples_skipped_dataloss, "data_loss", "trace", "Perf samples the profiler (traced_perf) dropped to shed load (its unwind queue or max_enqueued_footprint_kb was full); any traced process can be affected.") \
 	X(stackprofile_invalid_string_id, "error", "trace", "An interned string of a stack profile was not found.") \
