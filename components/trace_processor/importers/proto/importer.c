@@ -123,6 +123,9 @@ void proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len,
 	case EV_SESSION_EVENT:
 		proto_session_event_parse(im, ts, p, ev.len);
 		break;
+	case EV_GENERIC_KERNEL:
+		proto_generic_kernel_parse(im, ts, p, ev.len);
+		break;
 	default:
 		break;
 	}
@@ -151,6 +154,7 @@ static void proto_destroy(struct tp_importer *imp)
 	proto_tracks_free(im);
 	proto_ftrace_free(im);
 	proto_ftrace_kernel_free(im);
+	proto_generic_kernel_free(im);
 	proto_perf_free(im);
 	hmap_release(&im->ftrace_error_seqs);
 	hmap_release(&im->disk_by_name);
