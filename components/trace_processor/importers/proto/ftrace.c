@@ -48,6 +48,8 @@ enum {
 	FE_DPU_TRACING_MARK_WRITE = 348,
 	FE_G2D_TRACING_MARK_WRITE = 349,
 	FE_SCHED_CPU_UTIL_CFS = 421,
+	FE_FUNCGRAPH_ENTRY = 437,
+	FE_FUNCGRAPH_EXIT = 438,
 	FE_GENERIC_MIN = 65536,
 };
 
@@ -244,7 +246,7 @@ static void generic_descriptor(struct proto_importer *im, const uint8_t *p, size
 
 /* An FtraceEvent's timestamp (exactly one), its event field id (0 none),
  * and whether it is an event whose fields refer to interned kernel symbols
- * (sched_blocked_reason). */
+ * (sched_blocked_reason, funcgraph_entry / _exit). */
 static bool event_header(const uint8_t *p, size_t n, uint64_t *ts, uint32_t *id, bool *symbols)
 {
 	struct pb_reader r;
@@ -259,7 +261,8 @@ static bool event_header(const uint8_t *p, size_t n, uint64_t *ts, uint32_t *id,
 			*ts = f.val;
 			if (f.wire != PB_WIRE_VARINT)
 				return false;
-		} else if (f.id == FE_SCHED_BLOCKED_REASON) {
+		} else if (f.id == FE_SCHED_BLOCKED_REASON || f.id == FE_FUNCGRAPH_ENTRY ||
+			   f.id == FE_FUNCGRAPH_EXIT) {
 			*symbols = true;
 		}
 		if (f.wire == PB_WIRE_LEN && f.id >= 3)
@@ -699,7 +702,7 @@ void proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct prot
 		print_event(im, ts, pid, bp, bn);
 		break;
 	default:
-		if (!proto_ftrace_kernel_parse(im, ts, pid, body.id, bp, bn))
+		if (!proto_ftrace_kernel_parse(im, ts, ev, cpu, pid, body.id, bp, bn))
 			proto_ftrace_misc_parse(im, &fs->model, ts, pid, body.id, bp, bn);
 		break;
 	}

@@ -19,6 +19,9 @@
  *               valid and ends on another cpu does not dangle
  *
  *   field  event                          into
+ *   437/8  funcgraph_entry / _exit        slice named by the kernel symbol on
+ *                                         the thread's "Funcgraph" track (the
+ *                                         swapper: per cpu)
  *   506    thermal_exynos_acpm_bulk       "<zone> Temperature" and
  *   507    thermal_exynos_acpm_high_ovh.  "Tj-<zone> Cooling Device" counters
  *   534    kgsl_adreno_cmdbatch_queued    context id -> queueing thread
@@ -32,6 +35,7 @@
  */
 #include "proto_int.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -39,6 +43,8 @@ enum {
 	BUNDLE_LAST_READ_TS = 9,
 	BUNDLE_PREV_END_TS = 10,
 
+	FE_FUNCGRAPH_ENTRY = 437,
+	FE_FUNCGRAPH_EXIT = 438,
 	FE_THERMAL_EXYNOS_BULK = 506,
 	FE_THERMAL_EXYNOS_HIGH_OVERHEAD = 507,
 	FE_ADRENO_QUEUED = 534,
@@ -420,11 +426,51 @@ static void block_io(struct proto_importer *im, int64_t ts, bool start, const ui
 		tp_slice_end(tp, track, ts, 0, name, args);
 }
 
-bool proto_ftrace_kernel_parse(struct proto_importer *im, int64_t ts, int64_t pid, uint32_t id,
-			       const uint8_t *p, size_t n)
+/* function_graph entry / exit: a slice named by the interned kernel
+ * symbol (or its address in hex) on the thread's funcgraph track; idle
+ * tasks all have tid 0, so theirs are per cpu. */
+static void funcgraph(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
+		      uint32_t cpu, int64_t pid, bool entry, const uint8_t *p, size_t n)
+{
+	struct tp *tp = im->tp;
+	bool has;
+	uint64_t func = body_u64(p, n, entry ? 2 : 3, &has);
+	uint32_t name = 0;
+	if (ev->gen && proto_gen_lookup(ev->gen, INTERN_KERNEL_SYMBOLS, func))
+		name = proto_interned_str(tp, ev->gen, INTERN_KERNEL_SYMBOLS, func);
+	if (!name) {
+		char hex[24];
+		snprintf(hex, sizeof hex, "%#" PRIx64, func);
+		name = tp_intern_cstr(tp, hex);
+	}
+	struct tp_track_key key = {.event_type = "slice", .utid = -1, .upid = -1, .cpu = -1};
+	if (pid != 0) {
+		key.type = "thread_funcgraph";
+		key.utid = tp_thread_for_tid(tp, pid, -1);
+		key.name = tp_intern_cstr(tp, "Funcgraph");
+	} else {
+		char track[48];
+		snprintf(track, sizeof track, "swapper%u -funcgraph", cpu);
+		key.type = "cpu_funcgraph";
+		key.cpu = cpu;
+		key.name = tp_intern_cstr(tp, track);
+	}
+	uint32_t track = tp_track_get(tp, &key);
+	if (entry)
+		tp_slice_begin(tp, track, ts, 0, name, TP_NULL_U32);
+	else
+		tp_slice_end(tp, track, ts, 0, name, TP_NULL_U32);
+}
+
+bool proto_ftrace_kernel_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
+			       uint32_t cpu, int64_t pid, uint32_t id, const uint8_t *p, size_t n)
 {
 	bool has;
 	switch (id) {
+	case FE_FUNCGRAPH_ENTRY:
+	case FE_FUNCGRAPH_EXIT:
+		funcgraph(im, ts, ev, cpu, pid, id == FE_FUNCGRAPH_ENTRY, p, n);
+		return true;
 	case FE_THERMAL_EXYNOS_BULK:
 		thermal_exynos(im, ts, p, n);
 		return true;

@@ -469,8 +469,8 @@ void proto_ftrace_kernel_bundle(struct proto_importer *im, const struct proto_se
 bool proto_ftrace_kernel_place(struct proto_importer *im, struct proto_seq *seq, uint32_t cpu,
 			       int64_t ts, uint32_t id, const uint8_t *ev, size_t evn);
 int64_t proto_ftrace_kernel_crop(struct proto_importer *im);
-bool proto_ftrace_kernel_parse(struct proto_importer *im, int64_t ts, int64_t pid, uint32_t id,
-			       const uint8_t *p, size_t n);
+bool proto_ftrace_kernel_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
+			       uint32_t cpu, int64_t pid, uint32_t id, const uint8_t *p, size_t n);
 void proto_ftrace_kernel_free(struct proto_importer *im);
 /* generic_kernel.c: a generic_kernel_* packet payload at parse time (its
  * TracePacket field id after the payload). */
