@@ -12,6 +12,9 @@ UNION ALL
 SELECT 'raw', min(ts), count(*), NULL, name, NULL, NULL, NULL, NULL, NULL
 FROM ftrace_event GROUP BY name
 UNION ALL
+SELECT 'rawarg', ts, NULL, NULL, name, NULL, NULL, NULL, NULL, extract_arg(arg_set_id, 'func')
+FROM ftrace_event WHERE name GLOB 'funcgraph_*'
+UNION ALL
 SELECT 'stat', NULL, value, NULL, name, NULL, NULL, NULL, NULL, NULL
 FROM stats WHERE name = 'ftrace_thermal_exynos_acpm_unknown_tz_id'
 UNION ALL

@@ -409,20 +409,43 @@ void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const voi
 	tp_ftrace_waking(tp, &fs->model, ts, wakee, c->last_utid);
 }
 
+/* The field of event `id` that holds an interned kernel symbol (0: none),
+ * as Perfetto's list of kernel function fields. */
+static uint32_t symbol_field(uint32_t id)
+{
+	switch (id) {
+	case FE_SCHED_BLOCKED_REASON:
+	case FE_FUNCGRAPH_ENTRY:
+		return 2;
+	case FE_FUNCGRAPH_EXIT:
+		return 3;
+	default:
+		return 0;
+	}
+}
+
 /* Args of a typed event: its message's scalar fields by name, through the
- * generated descriptors. */
-static void typed_args(struct proto_importer *im, const ProtobufCMessageDescriptor *md,
-		       const uint8_t *p, size_t n)
+ * generated descriptors; a kernel symbol field is the symbol's name when
+ * the sequence interned it. */
+static void typed_args(struct proto_importer *im, const struct proto_gen *gen, uint32_t id,
+		       const ProtobufCMessageDescriptor *md, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	struct pb_reader r;
 	struct pb_field f = {0};
+	uint32_t sym = gen ? symbol_field(id) : 0;
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
 		const ProtobufCFieldDescriptor *fd = protobuf_c_message_descriptor_get_field(md, f.id);
 		if (!fd || fd->label == PROTOBUF_C_LABEL_REPEATED)
 			continue;
 		uint32_t k = tp_intern_cstr(tp, fd->name);
+		if (f.id == sym && f.wire == PB_WIRE_VARINT &&
+		    proto_gen_lookup(gen, INTERN_KERNEL_SYMBOLS, f.val)) {
+			tp_args_add_string(&im->args, k, k,
+					   proto_interned_str(tp, gen, INTERN_KERNEL_SYMBOLS, f.val));
+			continue;
+		}
 		switch (fd->type) {
 		case PROTOBUF_C_TYPE_STRING:
 			if (f.wire == PB_WIRE_LEN)
@@ -625,7 +648,7 @@ void proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct prot
 	if (pl.mode & FTRACE_PLACED_ROW) {
 		tp_args_begin(&im->args);
 		if (md)
-			typed_args(im, md, body.data, body.len);
+			typed_args(im, ev->gen, body.id, md, body.data, body.len);
 		uint32_t args = tp_args_commit(tp, &im->args);
 		tp_ftrace_raw(tp, &fs->model, ts, cpu, name, utid, flags, args);
 	}
