@@ -55,6 +55,7 @@ struct tp *tp_new(const struct tp_config *cfg)
 	/* utid 0 / upid 0: the swapper placeholders Perfetto always has. */
 	tp_process_for_pid(tp, 0);
 	tp_thread_for_tid(tp, 0, 0);
+	tp->t.thread.is_idle[0] = 1;
 	if (tp_sql_open(tp) != 0)
 		TB_CHECK(!"cannot open the in-memory database");
 	return tp;

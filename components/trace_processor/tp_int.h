@@ -459,6 +459,9 @@ void tp_tables_release(struct tp_tables *tables);
 	X(mismatched_sched_switch_tids, "error", "analysis", "A sched_switch prev_pid did not match the next_pid of the cpu's previous switch.") \
 	X(ftrace_bundle_tokenizer_errors, "error", "analysis", "An ftrace bundle could not be tokenized.") \
 	X(ftrace_generic_descriptor_errors, "error", "analysis", "A generic ftrace event had no descriptor.") \
+	X(generic_task_state_invalid_order, "error", "analysis", "Invalid order of generic task state events. Should never happen.") \
+	X(task_state_invalid, "error", "analysis", "A task state event had an unknown state; it was skipped.") \
+	X(ftrace_thermal_exynos_acpm_unknown_tz_id, "error", "analysis", "A thermal_exynos_acpm event named a thermal zone id outside BIG, MID, LITTLE, GPU, ISP, TPU, AUR; it was skipped.") \
 	X(perf_samples_skipped, "error", "analysis", "Perf samples of processes in the config's scope that the profiler skipped without a callstack (read or unwind stage): such a process can be missing from the profile, but the other processes' samples are complete.") \
 	X(perf_samples_skipped_dataloss, "data_loss", "trace", "Perf samples the profiler (traced_perf) dropped to shed load (its unwind queue or max_enqueued_footprint_kb was full); any traced process can be affected.") \
 	X(stackprofile_invalid_string_id, "error", "trace", "An interned string of a stack profile was not found.") \
@@ -716,6 +719,8 @@ static inline const char *tp_str(const struct tp *tp, uint32_t id)
 /* The upid of the live process `pid`, created when first seen. upid 0 is the
  * swapper placeholder (pid 0). */
 uint32_t tp_process_for_pid(struct tp *tp, int64_t pid);
+/* The same without creating a main thread for a new process. */
+uint32_t tp_process_for_pid_bare(struct tp *tp, int64_t pid);
 /* The utid of the live thread `tid` in process `pid` (pid < 0: unknown),
  * created when first seen; a tid seen first without a process is attached
  * to it once pid is known. utid 0 is the swapper placeholder (tid 0). */
@@ -750,6 +755,11 @@ uint32_t tp_process_start_new(struct tp *tp, int64_t ts, int64_t pid, uint32_t c
 /* clone(CLONE_THREAD): a new thread `tid` starting at ts, in the process of
  * thread `creator` when that is known. Returns utid. */
 uint32_t tp_thread_start_new(struct tp *tp, int64_t ts, int64_t tid, uint32_t creator);
+/* The live thread `tid`, if any (nothing is created). */
+bool tp_thread_find(struct tp *tp, int64_t tid, uint32_t *utid);
+/* A new thread `tid` starting at ts (TP_NULL_I64: unknown), of no process
+ * yet, replacing any live one. Returns utid. */
+uint32_t tp_thread_start(struct tp *tp, int64_t ts, int64_t tid);
 /* sched_process_free: the live thread `tid` (if any) ends at ts; the main
  * thread's end ends its process too. */
 void tp_thread_free(struct tp *tp, int64_t ts, int64_t tid);

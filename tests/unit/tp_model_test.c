@@ -46,14 +46,35 @@ TEST(tp_model_slice_end_matches_name)
 	uint32_t tr = tp_track_for_thread(tp, tp_thread_for_tid(tp, 1, 1));
 	uint32_t a = tp_slice_begin(tp, tr, 10, 0, S(tp, "A"), TP_NULL_U32);
 	uint32_t b = tp_slice_begin(tp, tr, 20, 0, S(tp, "B"), TP_NULL_U32);
-	/* E for A while B is open closes A only; B stays open and can still be
-	 * closed, as in Perfetto. */
+	/* E for A while B is open completes A in place; B can still end up
+	 * to A's end, as in Perfetto. */
 	CHECK_EQ(tp_slice_end(tp, tr, 30, 0, S(tp, "A"), TP_NULL_U32), a);
 	CHECK_EQ(tp->t.slice.dur[a], 20);
 	CHECK_EQ(tp->t.slice.dur[b], -1);
-	CHECK_EQ(tp_slice_end(tp, tr, 40, 0, S(tp, "X"), TP_NULL_U32), TP_NULL_U32);
-	CHECK_EQ(tp_slice_end(tp, tr, 50, 0, S(tp, "B"), TP_NULL_U32), b);
-	CHECK_EQ(tp->t.slice.dur[b], 30);
+	CHECK_EQ(tp_slice_end(tp, tr, 30, 0, S(tp, "B"), TP_NULL_U32), b);
+	CHECK_EQ(tp->t.slice.dur[b], 10);
+	CHECK_EQ(tp->stats[TP_STAT_misplaced_end_event], 0);
+	tp_free(tp);
+}
+
+TEST(tp_model_slice_end_cuts_open_children)
+{
+	struct tp *tp = tp_new(NULL);
+	uint32_t tr = tp_track_for_thread(tp, tp_thread_for_tid(tp, 1, 1));
+	uint32_t a = tp_slice_begin(tp, tr, 10, S(tp, "cat"), S(tp, "A"), TP_NULL_U32);
+	uint32_t b = tp_slice_begin(tp, tr, 20, 0, S(tp, "B"), TP_NULL_U32);
+	/* A category must match: B (none) is skipped, A ends under it. */
+	CHECK_EQ(tp_slice_end(tp, tr, 30, S(tp, "cat"), 0, TP_NULL_U32), a);
+	CHECK_EQ(tp->t.slice.dur[b], -1);
+	/* Anything after A's end cuts B to it: B's own end finds nothing. */
+	CHECK_EQ(tp_slice_end(tp, tr, 40, 0, 0, TP_NULL_U32), TP_NULL_U32);
+	CHECK_EQ(tp->t.slice.dur[a], 20);
+	CHECK_EQ(tp->t.slice.dur[b], 10);
+	CHECK_EQ(tp->stats[TP_STAT_misplaced_end_event], 1);
+	/* An end naming a slice that has no name matches it. */
+	uint32_t c = tp_slice_begin(tp, tr, 50, 0, 0, TP_NULL_U32);
+	CHECK_EQ(tp_slice_end(tp, tr, 60, 0, S(tp, "C"), TP_NULL_U32), c);
+	CHECK_EQ(tp->t.slice.depth[c], 0);
 	tp_free(tp);
 }
 

@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-uint32_t tp_process_for_pid(struct tp *tp, int64_t pid)
+uint32_t tp_process_for_pid_bare(struct tp *tp, int64_t pid)
 {
 	uint64_t v;
 	if (hmap_get(&tp->pid_to_upid, (uint64_t)pid, &v))
@@ -18,6 +18,15 @@ uint32_t tp_process_for_pid(struct tp *tp, int64_t pid)
 	t->pid[upid] = pid;
 	t->machine_id[upid] = TP_NULL_I64;
 	hmap_put(&tp->pid_to_upid, (uint64_t)pid, upid);
+	return upid;
+}
+
+uint32_t tp_process_for_pid(struct tp *tp, int64_t pid)
+{
+	uint64_t v;
+	if (hmap_get(&tp->pid_to_upid, (uint64_t)pid, &v))
+		return (uint32_t)v;
+	uint32_t upid = tp_process_for_pid_bare(tp, pid);
 	/* A process comes with its main thread, as in Perfetto (threads of
 	 * it seen before are matched by tid). */
 	tp_thread_for_tid(tp, pid, pid);
@@ -167,6 +176,20 @@ uint32_t tp_process_start_new(struct tp *tp, int64_t ts, int64_t pid, uint32_t c
 	tp->t.process.start_ts[upid] = ts;
 	tp_process_set_name(tp, upid, comm);
 	return upid;
+}
+
+bool tp_thread_find(struct tp *tp, int64_t tid, uint32_t *utid)
+{
+	uint64_t v;
+	if (!tid_lookup(tp, tid, &v))
+		return false;
+	*utid = (uint32_t)v;
+	return true;
+}
+
+uint32_t tp_thread_start(struct tp *tp, int64_t ts, int64_t tid)
+{
+	return thread_new(tp, ts, tid);
 }
 
 uint32_t tp_thread_start_new(struct tp *tp, int64_t ts, int64_t tid, uint32_t creator)

@@ -4,7 +4,11 @@
  *
  * A stack entry is either open-ended (a begin waiting for its end) or a
  * complete slice with a known end. Before anything happens on a track at ts,
- * complete entries that ended at or before ts are popped. A complete slice
+ * complete entries that ended at or before ts are popped. An end that
+ * matches a slice below the top (slices opened inside it are still open)
+ * completes it in place: they can still end before it does; once
+ * something happens after its end, they are cut to its end
+ * (misplaced_end_event), as Perfetto's SliceTracker does. A complete slice
  * that starts inside the innermost complete one but ends after it would
  * break nesting: it is dropped (and counted), or, for JSON, spilled by the
  * importer onto an overlap track (tp_slice_would_overlap).
@@ -62,12 +66,29 @@ static stack_t_ *stack_for(struct tp *tp, uint32_t track)
 /* Pop the complete slices that ended before something of duration dur
  * (-1: open-ended) happening at ts: those that ended before ts, and those
  * that end at ts unless both are instants (intervals are closed on the left,
- * open on the right; instants at one ts stack, as in Perfetto). */
-static void pop_ended(stack_t_ *st, int64_t ts, int64_t dur)
+ * open on the right; instants at one ts stack, as in Perfetto). A complete
+ * slice under open ones that ended before ts ends them too. */
+static void pop_ended(struct tp *tp, stack_t_ *st, int64_t ts, int64_t dur)
 {
-	while (st->len) {
-		const struct open_slice *o = &st->data[st->len - 1];
-		if (o->end == OPEN_END || o->end > ts || (o->end == ts && o->instant && dur == 0))
+	bool open_above = false;
+	for (size_t i = st->len; i > 0; i--) {
+		const struct open_slice *o = &st->data[i - 1];
+		if (o->end == OPEN_END) {
+			open_above = true;
+			continue;
+		}
+		if (open_above) {
+			if (ts <= o->end)
+				continue;
+			struct tp_slice_table *t = &tp->t.slice;
+			for (size_t j = i; j < st->len; j++)
+				t->dur[st->data[j].id] = o->end - t->ts[st->data[j].id];
+			tp_stat_inc(tp, TP_STAT_misplaced_end_event);
+			st->len = i - 1;
+			open_above = false;
+			continue;
+		}
+		if (i != st->len || o->end > ts || (o->end == ts && o->instant && dur == 0))
 			break;
 		st->len--;
 	}
@@ -95,7 +116,7 @@ uint32_t tp_slice_begin(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat,
 			uint32_t arg_set_id)
 {
 	stack_t_ *st = stack_for(tp, track);
-	pop_ended(st, ts, -1);
+	pop_ended(tp, st, ts, -1);
 	uint32_t id = insert(tp, st, track, ts, -1, cat, name, arg_set_id);
 	vec_push(st, ((struct open_slice){id, false, OPEN_END}));
 	return id;
@@ -105,13 +126,15 @@ uint32_t tp_slice_end(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, u
 		      uint32_t arg_set_id)
 {
 	stack_t_ *st = stack_for(tp, track);
-	pop_ended(st, ts, -1);
+	pop_ended(tp, st, ts, -1);
 	struct tp_slice_table *t = &tp->t.slice;
 	size_t i = st->len;
+	/* As Perfetto: a category must be the slice's; a name must be the
+	 * slice's unless the slice has none. */
 	while (i > 0) {
 		struct open_slice *o = &st->data[i - 1];
 		if (o->end == OPEN_END && (!cat || t->category[o->id] == cat) &&
-		    (!name || t->name[o->id] == name))
+		    (!name || !t->name[o->id] || t->name[o->id] == name))
 			break;
 		i--;
 	}
@@ -126,10 +149,10 @@ uint32_t tp_slice_end(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, u
 	}
 	t->dur[id] = ts - t->ts[id];
 	tp_slice_add_args(tp, id, arg_set_id);
-	/* Only the matched slice leaves the stack: slices opened inside it
-	 * stay open and can still be ended, as in Perfetto. */
-	memmove(&st->data[i - 1], &st->data[i], (st->len - i) * sizeof *st->data);
-	st->len--;
+	if (i == st->len)
+		st->len--;
+	else
+		st->data[i - 1].end = ts; /* under open slices: see pop_ended */
 	return id;
 }
 
@@ -137,7 +160,7 @@ bool tp_slice_would_overlap(struct tp *tp, uint32_t track, int64_t ts, int64_t d
 			    int64_t *conflict_end, uint32_t *conflict_slice)
 {
 	stack_t_ *st = stack_for(tp, track);
-	pop_ended(st, ts, dur);
+	pop_ended(tp, st, ts, dur);
 	if (!st->len)
 		return false;
 	struct open_slice *top = &st->data[st->len - 1];
@@ -176,7 +199,7 @@ uint32_t tp_slice_top(struct tp *tp, uint32_t track)
 uint32_t tp_slice_innermost(struct tp *tp, uint32_t track, int64_t ts)
 {
 	stack_t_ *st = stack_for(tp, track);
-	pop_ended(st, ts, -1);
+	pop_ended(tp, st, ts, -1);
 	return st->len ? st->data[st->len - 1].id : TP_NULL_U32;
 }
 

@@ -48,6 +48,8 @@ enum {
 	FE_DPU_TRACING_MARK_WRITE = 348,
 	FE_G2D_TRACING_MARK_WRITE = 349,
 	FE_SCHED_CPU_UTIL_CFS = 421,
+	FE_FUNCGRAPH_ENTRY = 437,
+	FE_FUNCGRAPH_EXIT = 438,
 	FE_GENERIC_MIN = 65536,
 };
 
@@ -242,14 +244,16 @@ static void generic_descriptor(struct proto_importer *im, const uint8_t *p, size
 		 tp_intern(im->tp, (const char *)name.data, name.len));
 }
 
-/* An FtraceEvent's timestamp (exactly one), and whether it is an event
- * whose fields refer to interned kernel symbols (sched_blocked_reason). */
-static bool event_header(const uint8_t *p, size_t n, uint64_t *ts, bool *symbols)
+/* An FtraceEvent's timestamp (exactly one), its event field id (0 none),
+ * and whether it is an event whose fields refer to interned kernel symbols
+ * (sched_blocked_reason, funcgraph_entry / _exit). */
+static bool event_header(const uint8_t *p, size_t n, uint64_t *ts, uint32_t *id, bool *symbols)
 {
 	struct pb_reader r;
 	struct pb_field f = {0};
 	int seen = 0;
 	*symbols = false;
+	*id = 0;
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
 		if (f.id == FE_TIMESTAMP) {
@@ -257,9 +261,12 @@ static bool event_header(const uint8_t *p, size_t n, uint64_t *ts, bool *symbols
 			*ts = f.val;
 			if (f.wire != PB_WIRE_VARINT)
 				return false;
-		} else if (f.id == FE_SCHED_BLOCKED_REASON) {
+		} else if (f.id == FE_SCHED_BLOCKED_REASON || f.id == FE_FUNCGRAPH_ENTRY ||
+			   f.id == FE_FUNCGRAPH_EXIT) {
 			*symbols = true;
 		}
+		if (f.wire == PB_WIRE_LEN && f.id >= 3)
+			*id = f.id;
 	}
 	return seen == 1 && !pb_reader_error(&r);
 }
@@ -293,6 +300,7 @@ void proto_ftrace_tokenize(struct proto_importer *im, struct proto_seq *seq, con
 	/* A non-boot ftrace clock is aligned by the bundle's (ftrace, boot)
 	 * timestamp pair. */
 	int64_t off = clock > 1 && fts && bts ? bts - fts : 0;
+	proto_ftrace_kernel_bundle(im, seq, cpu, off, p, n);
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
 		if (f.wire != PB_WIRE_LEN)
@@ -304,8 +312,9 @@ void proto_ftrace_tokenize(struct proto_importer *im, struct proto_seq *seq, con
 		if (f.id != BUNDLE_EVENT)
 			continue;
 		uint64_t t;
+		uint32_t id;
 		bool symbols;
-		if (!event_header(f.data, f.len, &t, &symbols)) {
+		if (!event_header(f.data, f.len, &t, &id, &symbols)) {
 			tp_stat_inc(tp, TP_STAT_ftrace_bundle_tokenizer_errors);
 			continue;
 		}
@@ -315,6 +324,8 @@ void proto_ftrace_tokenize(struct proto_importer *im, struct proto_seq *seq, con
 			tp_stat_inc(tp, TP_STAT_clock_sync_failure);
 			continue;
 		}
+		if (proto_ftrace_kernel_place(im, seq, cpu, ts, id, f.data, f.len))
+			continue;
 		/* Only events naming interned kernel symbols hold the
 		 * sequence's interning generation. */
 		proto_push_extra(im, ts, EV_FTRACE, symbols ? seq->gen : NULL, seq, f.data, f.len,
@@ -358,6 +369,7 @@ void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const voi
 	memcpy(&r, payload, sizeof r);
 	struct proto_ftrace *fs = state(im);
 	struct tp_ftrace_cpu *c = tp_ftrace_cpu(tp, &fs->model, r.cpu);
+	bool row_only = ts < proto_ftrace_kernel_crop(im);
 	if (r.kind == EV_FTRACE_COMPACT_SWITCH) {
 		if (!c->has_last) {
 			tp_stat_inc(tp, TP_STAT_compact_sched_switch_skipped);
@@ -372,6 +384,14 @@ void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const voi
 		uint32_t args = compact_args(im, &r);
 		tp_ftrace_raw(tp, &fs->model, ts, r.cpu, fs->name_sched_switch, prev_utid, TP_NULL_U32,
 			      args);
+		if (row_only) {
+			/* Before the crop time: the next switch still knows
+			 * who ran, but no sched row is opened. */
+			c->last_pid = r.pid;
+			c->last_utid = tp_ftrace_thread_named(tp, r.pid, r.comm);
+			c->last_prio = r.prio;
+			return;
+		}
 		tp_ftrace_sched_switch(tp, &fs->model, ts, r.cpu, true, -1, 0,
 				       tp_ftrace_end_state(tp, &fs->model, r.a), r.pid, r.comm, r.prio);
 		return;
@@ -384,23 +404,48 @@ void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const voi
 	uint32_t wakee = tp_ftrace_thread_named(tp, r.a, r.comm);
 	uint32_t args = compact_args(im, &r);
 	tp_ftrace_raw(tp, &fs->model, ts, r.cpu, fs->name_sched_waking, c->last_utid, r.flags, args);
+	if (row_only)
+		return;
 	tp_ftrace_waking(tp, &fs->model, ts, wakee, c->last_utid);
 }
 
+/* The field of event `id` that holds an interned kernel symbol (0: none),
+ * as Perfetto's list of kernel function fields. */
+static uint32_t symbol_field(uint32_t id)
+{
+	switch (id) {
+	case FE_SCHED_BLOCKED_REASON:
+	case FE_FUNCGRAPH_ENTRY:
+		return 2;
+	case FE_FUNCGRAPH_EXIT:
+		return 3;
+	default:
+		return 0;
+	}
+}
+
 /* Args of a typed event: its message's scalar fields by name, through the
- * generated descriptors. */
-static void typed_args(struct proto_importer *im, const ProtobufCMessageDescriptor *md,
-		       const uint8_t *p, size_t n)
+ * generated descriptors; a kernel symbol field is the symbol's name when
+ * the sequence interned it. */
+static void typed_args(struct proto_importer *im, const struct proto_gen *gen, uint32_t id,
+		       const ProtobufCMessageDescriptor *md, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	struct pb_reader r;
 	struct pb_field f = {0};
+	uint32_t sym = gen ? symbol_field(id) : 0;
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
 		const ProtobufCFieldDescriptor *fd = protobuf_c_message_descriptor_get_field(md, f.id);
 		if (!fd || fd->label == PROTOBUF_C_LABEL_REPEATED)
 			continue;
 		uint32_t k = tp_intern_cstr(tp, fd->name);
+		if (f.id == sym && f.wire == PB_WIRE_VARINT &&
+		    proto_gen_lookup(gen, INTERN_KERNEL_SYMBOLS, f.val)) {
+			tp_args_add_string(&im->args, k, k,
+					   proto_interned_str(tp, gen, INTERN_KERNEL_SYMBOLS, f.val));
+			continue;
+		}
 		switch (fd->type) {
 		case PROTOBUF_C_TYPE_STRING:
 			if (f.wire == PB_WIRE_LEN)
@@ -408,6 +453,7 @@ static void typed_args(struct proto_importer *im, const ProtobufCMessageDescript
 						   tp_intern(tp, (const char *)f.data, f.len));
 			break;
 		case PROTOBUF_C_TYPE_INT32:
+		case PROTOBUF_C_TYPE_ENUM:
 		case PROTOBUF_C_TYPE_SINT32:
 			if (f.wire == PB_WIRE_VARINT)
 				tp_args_add_int(&im->args, k, k,
@@ -541,12 +587,41 @@ static const char *other_event_name(uint32_t id)
 	return proto_ftrace_misc_name(id);
 }
 
+/* The ftrace_event name of event field id (0: unknown, skip it) and, for
+ * typed events our protos describe, their message (for the args). */
+static uint32_t event_name(struct proto_importer *im, uint32_t id,
+			   const ProtobufCMessageDescriptor **md)
+{
+	struct tp *tp = im->tp;
+	if (id >= FE_GENERIC_MIN) {
+		uint64_t v;
+		if (!hmap_get(&state(im)->generic, id, &v)) {
+			tp_stat_inc(tp, TP_STAT_ftrace_generic_descriptor_errors);
+			return 0;
+		}
+		return (uint32_t)v;
+	}
+	const ProtobufCFieldDescriptor *fd =
+		protobuf_c_message_descriptor_get_field(&perfetto__protos__ftrace_event__descriptor, id);
+	if (fd && fd->type == PROTOBUF_C_TYPE_MESSAGE) {
+		*md = fd->descriptor;
+		return tp_intern_cstr(tp, fd->name);
+	}
+	const char *known = other_event_name(id);
+	return known ? tp_intern_cstr(tp, known) : 0; /* no args: fields unknown here */
+}
+
 void proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
 			const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	uint32_t cpu;
 	memcpy(&cpu, p + n, sizeof cpu);
+	/* A placed event (ftrace_kernel.c) is either its row or its effect. */
+	struct ftrace_placed pl = {.mode = FTRACE_PLACED_ROW | FTRACE_PLACED_EFFECT, .raw_ts = ts};
+	if (ev->kind == EV_FTRACE_PLACED)
+		memcpy(&pl, p + n, sizeof pl);
+	bool effect = (pl.mode & FTRACE_PLACED_EFFECT) && pl.raw_ts >= proto_ftrace_kernel_crop(im);
 	int64_t pid = field_int(p, n, FE_PID, 0);
 	uint32_t flags = TP_NULL_U32;
 	struct pb_reader r;
@@ -561,37 +636,24 @@ void proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct prot
 			has_body = true;
 		}
 	}
-	if (!has_body)
+	/* sched_switch before the crop time: neither row nor effect. */
+	if (!has_body || (!effect && body.id == FE_SCHED_SWITCH))
 		return;
-	uint32_t name = 0;
 	const ProtobufCMessageDescriptor *md = NULL;
-	if (body.id >= FE_GENERIC_MIN) {
-		uint64_t v;
-		if (!hmap_get(&state(im)->generic, body.id, &v)) {
-			tp_stat_inc(tp, TP_STAT_ftrace_generic_descriptor_errors);
-			return;
-		}
-		name = (uint32_t)v;
-	} else {
-		const ProtobufCFieldDescriptor *fd = protobuf_c_message_descriptor_get_field(
-			&perfetto__protos__ftrace_event__descriptor, body.id);
-		if (fd && fd->type == PROTOBUF_C_TYPE_MESSAGE) {
-			md = fd->descriptor;
-			name = tp_intern_cstr(tp, fd->name);
-		} else {
-			const char *known = other_event_name(body.id);
-			if (!known)
-				return;
-			name = tp_intern_cstr(tp, known); /* no args: fields unknown here */
-		}
-	}
+	uint32_t name = event_name(im, body.id, &md);
+	if (!name)
+		return;
 	uint32_t utid = tp_thread_for_tid(tp, pid, -1);
-	tp_args_begin(&im->args);
-	if (md)
-		typed_args(im, md, body.data, body.len);
-	uint32_t args = tp_args_commit(tp, &im->args);
 	struct proto_ftrace *fs = state(im);
-	tp_ftrace_raw(tp, &fs->model, ts, cpu, name, utid, flags, args);
+	if (pl.mode & FTRACE_PLACED_ROW) {
+		tp_args_begin(&im->args);
+		if (md)
+			typed_args(im, ev->gen, body.id, md, body.data, body.len);
+		uint32_t args = tp_args_commit(tp, &im->args);
+		tp_ftrace_raw(tp, &fs->model, ts, cpu, name, utid, flags, args);
+	}
+	if (!effect)
+		return;
 
 	const uint8_t *bp = body.data;
 	size_t bn = body.len;
@@ -663,7 +725,8 @@ void proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct prot
 		print_event(im, ts, pid, bp, bn);
 		break;
 	default:
-		proto_ftrace_misc_parse(im, &fs->model, ts, pid, body.id, bp, bn);
+		if (!proto_ftrace_kernel_parse(im, ts, ev, cpu, pid, body.id, bp, bn))
+			proto_ftrace_misc_parse(im, &fs->model, ts, pid, body.id, bp, bn);
 		break;
 	}
 }

@@ -101,6 +101,7 @@ void proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len,
 		proto_process_stats_parse(im, ts, p, ev.len);
 		break;
 	case EV_FTRACE:
+	case EV_FTRACE_PLACED:
 		proto_ftrace_parse(im, ts, &ev, p, ev.len);
 		break;
 	case EV_PERF_SAMPLE:
@@ -121,6 +122,9 @@ void proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len,
 		break;
 	case EV_SESSION_EVENT:
 		proto_session_event_parse(im, ts, p, ev.len);
+		break;
+	case EV_GENERIC_KERNEL:
+		proto_generic_kernel_parse(im, ts, p, ev.len);
 		break;
 	default:
 		break;
@@ -149,6 +153,8 @@ static void proto_destroy(struct tp_importer *imp)
 	proto_clocks_free(im->clocks);
 	proto_tracks_free(im);
 	proto_ftrace_free(im);
+	proto_ftrace_kernel_free(im);
+	proto_generic_kernel_free(im);
 	proto_perf_free(im);
 	hmap_release(&im->ftrace_error_seqs);
 	hmap_release(&im->disk_by_name);

@@ -291,6 +291,10 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		case PKT_CHROME_TRIGGER:
 		case PKT_CLONE_SNAPSHOT_TRIGGER:
 		case PKT_CONCURRENT_SESSION_EVENT:
+		case PKT_GENERIC_KERNEL_TASK_STATE:
+		case PKT_GENERIC_KERNEL_CPU_FREQ:
+		case PKT_GENERIC_KERNEL_TASK_RENAME:
+		case PKT_GENERIC_KERNEL_PROCESS_TREE:
 			if (f.wire == PB_WIRE_LEN) {
 				k.payload = f;
 				k.has_payload = true;
@@ -419,6 +423,13 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 	case PKT_INITIAL_DISPLAY_STATE:
 	case PKT_CONCURRENT_SESSION_EVENT:
 		proto_push(im, ts, misc_kind(k.payload.id), NULL, seq, pp, pn);
+		break;
+	case PKT_GENERIC_KERNEL_TASK_STATE:
+	case PKT_GENERIC_KERNEL_CPU_FREQ:
+	case PKT_GENERIC_KERNEL_TASK_RENAME:
+	case PKT_GENERIC_KERNEL_PROCESS_TREE:
+		proto_push_extra(im, ts, EV_GENERIC_KERNEL, NULL, seq, pp, pn, &k.payload.id,
+				 sizeof k.payload.id);
 		break;
 	default:
 		proto_metadata_packet(im, k.payload.id, ts, pp, pn);

@@ -65,6 +65,10 @@ enum {
 	PKT_CHROME_TRIGGER = 109,
 	PKT_CLONE_SNAPSHOT_TRIGGER = 113,
 	PKT_CONCURRENT_SESSION_EVENT = 134,
+	PKT_GENERIC_KERNEL_TASK_STATE = 117,
+	PKT_GENERIC_KERNEL_CPU_FREQ = 118,
+	PKT_GENERIC_KERNEL_TASK_RENAME = 120,
+	PKT_GENERIC_KERNEL_PROCESS_TREE = 122,
 	PKT_SERVICE_EVENT = 69,
 	PKT_TRUSTED_PID = 79,
 	PKT_FIRST_PACKET_ON_SEQUENCE = 87,
@@ -284,6 +288,17 @@ enum proto_ev_kind {
 	EV_CHROME_TRIGGER,
 	EV_INITIAL_DISPLAY_STATE,
 	EV_SESSION_EVENT,
+	EV_FTRACE_PLACED, /* one FtraceEvent, struct ftrace_placed after it */
+	EV_GENERIC_KERNEL, /* a generic_kernel_* payload, its field id (uint32) after it */
+};
+
+/* The trailer of an ftrace event whose `ftrace_event` row and effect are
+ * two sorter records at different times (ftrace_kernel.c). */
+enum { FTRACE_PLACED_ROW = 1, FTRACE_PLACED_EFFECT = 2 };
+struct ftrace_placed {
+	uint32_t cpu;  /* first, as EV_FTRACE's trailer */
+	uint32_t mode; /* FTRACE_PLACED_ROW or FTRACE_PLACED_EFFECT */
+	int64_t raw_ts; /* the event's ftrace time (crop decisions) */
 };
 
 /* The sorter record of a plain TrackEvent (SLICE_BEGIN/END/INSTANT with
@@ -374,6 +389,8 @@ struct proto_importer {
 	VEC(char) scratch;
 	struct tp_args_builder args;
 	struct proto_ftrace *ftrace; /* ftrace.c state, NULL until used */
+	struct proto_ftrace_kernel *ftrace_kernel; /* ftrace_kernel.c, NULL until used */
+	struct proto_generic_kernel *generic_kernel; /* generic_kernel.c, NULL until used */
 	struct proto_perf *perf;     /* perf_sample.c state, NULL until used */
 	/* SysStats disk_stat: device name (pool id) -> index in disks, whose
 	 * previous cumulative values the next sample is a delta from. */
@@ -442,6 +459,23 @@ void proto_ftrace_free(struct proto_importer *im);
 const char *proto_ftrace_misc_name(uint32_t id);
 void proto_ftrace_misc_parse(struct proto_importer *im, struct tp_ftrace *model, int64_t ts,
 			     int64_t pid, uint32_t id, const uint8_t *p, size_t n);
+/* ftrace_kernel.c. Tokenize time: a bundle (its cpu's first one sets the
+ * crop time, metadata ftrace_latest_data_start_ns); an event of field id
+ * that it places itself (true: pushed or counted, the caller skips it).
+ * Parse time: the crop time (events before it only get their ftrace_event
+ * row), and the effect of event id (false: not one of its events). */
+void proto_ftrace_kernel_bundle(struct proto_importer *im, const struct proto_seq *seq,
+				uint32_t cpu, int64_t clock_off, const uint8_t *p, size_t n);
+bool proto_ftrace_kernel_place(struct proto_importer *im, struct proto_seq *seq, uint32_t cpu,
+			       int64_t ts, uint32_t id, const uint8_t *ev, size_t evn);
+int64_t proto_ftrace_kernel_crop(struct proto_importer *im);
+bool proto_ftrace_kernel_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
+			       uint32_t cpu, int64_t pid, uint32_t id, const uint8_t *p, size_t n);
+void proto_ftrace_kernel_free(struct proto_importer *im);
+/* generic_kernel.c: a generic_kernel_* packet payload at parse time (its
+ * TracePacket field id after the payload). */
+void proto_generic_kernel_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
+void proto_generic_kernel_free(struct proto_importer *im);
 /* PerfSample (perf_sample.c): a perf_sample row, its callstack resolved
  * through the event's generation into stack_profile_* rows. */
 void proto_perf_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
