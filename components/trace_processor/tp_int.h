@@ -351,8 +351,22 @@ TP_TABLES(TP_TABLE_STRUCT_)
 
 /* Append a row to a table: every column grows (sparse ones only once they
  * exist), the new row's values are their NULLs (or 0 for non-nullable).
- * Returns the row id. */
-#define TP_APPEND_DECL_(sql, s, COLS, COMP) uint32_t tp_##s##_append(struct tp_##s##_table *t);
+ * Returns the row id. Inline: row appends are the parsers' hot path, and
+ * the caller's stores then overwrite the NULLs in place; only growing
+ * (tp_<table>_grow, storage.c) is a call. */
+#define TP_INIT_COL_(s, name, type, flags)                                     \
+	if (!((flags) & TP_COL_SPARSE) || t->name)                             \
+		t->name[row] = TP_NEW_##type;
+#define TP_APPEND_DECL_(sql, s, COLS, COMP)                                    \
+	void tp_##s##_grow(struct tp_##s##_table *t);                          \
+	static inline uint32_t tp_##s##_append(struct tp_##s##_table *t)       \
+	{                                                                      \
+		if (__builtin_expect(t->n == t->cap, 0))                       \
+			tp_##s##_grow(t);                                      \
+		uint32_t row = t->n++;                                         \
+		COLS(TP_INIT_COL_, s)                                          \
+		return row;                                                    \
+	}
 TP_TABLES(TP_APPEND_DECL_)
 #undef TP_APPEND_DECL_
 
@@ -1069,6 +1083,13 @@ void *tp_sorter_push_src(struct tp_sorter *s, uint32_t src, int64_t ts, const vo
 			 size_t len);
 /* tp_sorter_push_src into run 0; never NULL unless tp_sorter_extract ran. */
 void *tp_sorter_push(struct tp_sorter *s, int64_t ts, const void *payload, size_t len);
+/* n events into run src at once, as n tp_sorter_push_src calls would push
+ * them: event i has timestamp ts[i] and the size bytes at recs + i * size
+ * (size <= 256). For importers that decode arrays of fixed records (e.g.
+ * compact_sched); the per-event bookkeeping is done once for the batch.
+ * Returns how many were kept (late ones are dropped and counted). */
+size_t tp_sorter_push_many(struct tp_sorter *s, uint32_t src, const int64_t *ts,
+			   const void *recs, size_t size, size_t n);
 /* Streaming: true once the buffered events pass the window (32 MiB by
  * default); then tp_sorter_extract dispatches, in order, every event no run
  * can still precede (ts <= the smallest latest ts of the runs with pending
