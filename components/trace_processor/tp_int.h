@@ -971,12 +971,15 @@ struct tp_ftrace_thread {
 };
 /* End states of kernel prev_state values (only bits 0-8 matter), cached. */
 #define TP_FTRACE_END_STATES 512
+#define TP_FTRACE_D_CACHE 16
 struct tp_ftrace {
 	VEC(struct tp_ftrace_cpu) cpus;
 	VEC(struct tp_ftrace_thread) threads; /* by utid, grown on use */
 	uint32_t end_states[TP_FTRACE_END_STATES]; /* pool ids, 0 not yet */
-	uint32_t d_state;  /* the last state id checked for 'D' ... */
-	bool d_state_is_d; /* ... and whether it has one */
+	/* States checked for 'D' (a direct-mapped cache by pool id): the
+	 * id, and whether it has one. */
+	uint32_t d_state[TP_FTRACE_D_CACHE];
+	bool d_state_is_d[TP_FTRACE_D_CACHE];
 	struct hmap async_open;   /* (upid, name, cookie) -> lane << 32 | track */
 	struct hmap async_busy;   /* (upid, name, lane) -> 1 while a slice is open */
 	uint32_t running, runnable; /* pool ids of "Running", "R" */
@@ -995,12 +998,33 @@ static inline struct tp_ftrace_cpu *tp_ftrace_cpu(struct tp *tp, struct tp_ftrac
 }
 /* The utid of tid, renamed to comm (pool id, 0 keeps the name; never the
  * swapper's). */
-uint32_t tp_ftrace_thread_named(struct tp *tp, int64_t tid, uint32_t comm);
+uint32_t tp_ftrace_thread_named_slow(struct tp *tp, int64_t tid, uint32_t comm);
+static inline uint32_t tp_ftrace_thread_named(struct tp *tp, int64_t tid, uint32_t comm)
+{
+	/* The hot case inline: the tid is in the lookup cache and already
+	 * has this name at ftrace priority or above (setting it again would
+	 * change nothing). */
+	const struct tp_tid_slot *s = &tp->tid_cache[(uint64_t)tid % TB_ARRAY_SIZE(tp->tid_cache)];
+	if (s->utid1 && s->tid == tid) {
+		uint32_t utid = s->utid1 - 1;
+		if (!comm || tid == 0 ||
+		    (tp->t.thread.name[utid] == comm && utid < tp->thread_name_prio.len &&
+		     tp->thread_name_prio.data[utid] >= TP_NAME_FTRACE))
+			return utid;
+	}
+	return tp_ftrace_thread_named_slow(tp, tid, comm);
+}
 /* End-state names (pool ids): from a kernel prev_state number, or from the
  * letters a text trace prints ("S", "R+", "D|K"; "?" when unknown). */
 uint32_t tp_ftrace_end_state_raw(struct tp *tp, int64_t prev_state);
 /* tp_ftrace_end_state_raw through f's cache (the hot path). */
-uint32_t tp_ftrace_end_state(struct tp *tp, struct tp_ftrace *f, int64_t prev_state);
+static inline uint32_t tp_ftrace_end_state(struct tp *tp, struct tp_ftrace *f, int64_t prev_state)
+{
+	uint32_t k = (uint32_t)prev_state & (TP_FTRACE_END_STATES - 1);
+	if (!f->end_states[k])
+		f->end_states[k] = tp_ftrace_end_state_raw(tp, prev_state);
+	return f->end_states[k];
+}
 uint32_t tp_ftrace_end_state_text(struct tp *tp, const char *s, size_t n);
 /* sched_switch on cpu at ts. compact: prev is the cpu's last next task
  * (prev_pid/prev_comm ignored). end_state is a pool id. */

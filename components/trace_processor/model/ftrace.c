@@ -65,7 +65,7 @@ struct tp_ftrace_cpu *tp_ftrace_cpu_slow(struct tp *tp, struct tp_ftrace *f, uin
 	return c;
 }
 
-uint32_t tp_ftrace_thread_named(struct tp *tp, int64_t tid, uint32_t comm)
+uint32_t tp_ftrace_thread_named_slow(struct tp *tp, int64_t tid, uint32_t comm)
 {
 	uint32_t utid = tp_thread_for_tid(tp, tid, -1);
 	if (comm && tid != 0)
@@ -88,14 +88,6 @@ uint32_t tp_ftrace_end_state_raw(struct tp *tp, int64_t s)
 		if (s & (1 << b))
 			buf[n++] = letters[b];
 	return tp_intern(tp, buf, n);
-}
-
-uint32_t tp_ftrace_end_state(struct tp *tp, struct tp_ftrace *f, int64_t s)
-{
-	uint32_t k = (uint32_t)s & (TP_FTRACE_END_STATES - 1);
-	if (!f->end_states[k])
-		f->end_states[k] = tp_ftrace_end_state_raw(tp, s);
-	return f->end_states[k];
 }
 
 uint32_t tp_ftrace_end_state_text(struct tp *tp, const char *s, size_t n)
@@ -145,37 +137,32 @@ static struct tp_ftrace_thread *thread_of(struct tp_ftrace *fs, uint32_t utid)
 }
 
 /* Does state st (a pool id) say uninterruptible sleep? The states of a
- * trace are few and repeat, so the last answer is kept. */
+ * trace are few and repeat, so the answers are cached. */
 static bool state_is_d(struct tp *tp, struct tp_ftrace *fs, uint32_t st)
 {
 	if (st == fs->running || st == fs->runnable)
 		return false;
-	if (st != fs->d_state) {
+	uint32_t k = st % TP_FTRACE_D_CACHE;
+	if (st != fs->d_state[k]) {
 		const char *name = tp_str(tp, st);
-		fs->d_state = st;
-		fs->d_state_is_d = name && strchr(name, 'D');
+		fs->d_state[k] = st;
+		fs->d_state_is_d[k] = name && strchr(name, 'D');
 	}
-	return fs->d_state_is_d;
+	return fs->d_state_is_d[k];
 }
 
-static void state_close(struct tp *tp, struct tp_ftrace *fs, uint32_t utid, int64_t ts)
+/* utid's thread_state moves on at ts: its open row (if any) ends there
+ * and a row of state st begins (cpu ucpu while Running, woken by waker).
+ * The swapper has no thread states. */
+static inline void state_next(struct tp *tp, struct tp_ftrace *fs, uint32_t utid, int64_t ts,
+			      uint32_t st, uint32_t ucpu, uint32_t waker)
 {
-	if (utid >= fs->threads.len)
-		return;
-	uint32_t row = fs->threads.data[utid].state;
-	if (row == TP_NULL_U32)
+	if (utid == 0)
 		return;
 	struct tp_thread_state_table *t = &tp->t.thread_state;
-	if (t->dur[row] == -1)
-		t->dur[row] = ts - t->ts[row];
-}
-
-static void state_open(struct tp *tp, struct tp_ftrace *fs, uint32_t utid, int64_t ts, uint32_t st,
-                       uint32_t ucpu, uint32_t waker)
-{
-	if (utid == 0) /* the swapper has no thread states */
-		return;
-	struct tp_thread_state_table *t = &tp->t.thread_state;
+	struct tp_ftrace_thread *th = thread_of(fs, utid);
+	if (th->state != TP_NULL_U32 && t->dur[th->state] == -1)
+		t->dur[th->state] = ts - t->ts[th->state];
 	uint32_t row = tp_thread_state_append(t);
 	t->ts[row] = ts;
 	t->dur[row] = -1;
@@ -183,7 +170,6 @@ static void state_open(struct tp *tp, struct tp_ftrace *fs, uint32_t utid, int64
 	t->state[row] = st;
 	t->ucpu[row] = ucpu;
 	t->waker_utid[row] = waker;
-	struct tp_ftrace_thread *th = thread_of(fs, utid);
 	th->state = row;
 	if (state_is_d(tp, fs, st))
 		th->blocked = row;
@@ -223,10 +209,8 @@ void tp_ftrace_sched_switch(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uin
 	c->last_utid = next_utid;
 	c->last_prio = next_prio;
 
-	state_close(tp, fs, prev_utid, ts);
-	state_open(tp, fs, prev_utid, ts, end_state, TP_NULL_U32, TP_NULL_U32);
-	state_close(tp, fs, next_utid, ts);
-	state_open(tp, fs, next_utid, ts, fs->running, c->ucpu, TP_NULL_U32);
+	state_next(tp, fs, prev_utid, ts, end_state, TP_NULL_U32, TP_NULL_U32);
+	state_next(tp, fs, next_utid, ts, fs->running, c->ucpu, TP_NULL_U32);
 }
 
 void tp_ftrace_waking(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uint32_t utid,
@@ -239,8 +223,7 @@ void tp_ftrace_waking(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uint32_t 
 		if (st == fs->running || st == fs->runnable)
 			return;
 	}
-	state_close(tp, fs, utid, ts);
-	state_open(tp, fs, utid, ts, fs->runnable, TP_NULL_U32, waker);
+	state_next(tp, fs, utid, ts, fs->runnable, TP_NULL_U32, waker);
 }
 
 void tp_ftrace_blocked_reason(struct tp *tp, struct tp_ftrace *fs, uint32_t utid, int64_t io_wait,

@@ -65,9 +65,11 @@ struct ftrace_compact_rec {
 };
 
 /* The arg sets of compact events repeat (a few threads, states and
- * priorities): a direct-mapped cache from their values to the committed
- * set saves building, hashing and comparing them for every event. */
-#define COMPACT_ARGS_CACHE 512
+ * priorities): a cache (2-way set associative) from their values to the
+ * committed set saves building, hashing and comparing them for every
+ * event. */
+#define COMPACT_ARGS_BITS 9
+#define COMPACT_ARGS_CACHE (1u << COMPACT_ARGS_BITS)
 struct compact_args_slot {
 	uint64_t k0, k1, k2; /* k2 = kind << 32 | comm; 0 = empty */
 	uint32_t set;
@@ -92,9 +94,9 @@ struct proto_ftrace {
 	uint32_t name_sched_switch, name_sched_waking, name_cpufreq, name_cpuidle;
 };
 
-static struct proto_ftrace *state(struct proto_importer *im)
+static __attribute__((noinline)) struct proto_ftrace *state_new(struct proto_importer *im)
 {
-	if (!im->ftrace) {
+	{
 		im->ftrace = tb_calloc(1, sizeof *im->ftrace);
 		tp_ftrace_init(im->tp, &im->ftrace->model);
 		im->ftrace->name_cpufreq = tp_intern_cstr(im->tp, "cpufreq");
@@ -111,6 +113,11 @@ static struct proto_ftrace *state(struct proto_importer *im)
 		im->ftrace->k_target_cpu = tp_intern_cstr(im->tp, "target_cpu");
 	}
 	return im->ftrace;
+}
+
+static inline struct proto_ftrace *state(struct proto_importer *im)
+{
+	return im->ftrace ? im->ftrace : state_new(im);
 }
 
 void proto_ftrace_free(struct proto_importer *im)
@@ -376,18 +383,11 @@ void proto_ftrace_tokenize(struct proto_importer *im, struct proto_seq *seq, con
 	}
 }
 
-/* The arg set of a compact event: switch {prev_state, next_pid, next_prio,
- * next_comm}, waking {comm, pid, prio, target_cpu}, as Perfetto names them. */
-static uint32_t compact_args(struct proto_importer *im, const struct ftrace_compact_rec *r)
+/* Build and commit the arg set of compact event r (a cache miss). */
+static __attribute__((noinline)) uint32_t compact_args_commit(struct proto_importer *im,
+							      struct proto_ftrace *fs,
+							      const struct ftrace_compact_rec *r)
 {
-	struct proto_ftrace *fs = state(im);
-	uint64_t k0 = (uint64_t)r->a, k1 = (uint64_t)(uint32_t)r->pid << 32 | (uint32_t)r->prio;
-	uint64_t k2 = (uint64_t)r->kind << 32 | r->comm;
-	uint64_t h = (k0 * 0x9e3779b97f4a7c15ull) ^ (k1 * 0xc2b2ae3d27d4eb4full) ^
-		     (k2 * 0x165667b19e3779f9ull);
-	struct compact_args_slot *slot = &fs->args_cache[(h ^ (h >> 29)) % COMPACT_ARGS_CACHE];
-	if (slot->k2 == k2 && slot->k0 == k0 && slot->k1 == k1)
-		return slot->set;
 	tp_args_begin(&im->args);
 	if (r->kind == EV_FTRACE_COMPACT_SWITCH) {
 		tp_args_add_int(&im->args, fs->k_prev_state, fs->k_prev_state, r->a);
@@ -400,9 +400,26 @@ static uint32_t compact_args(struct proto_importer *im, const struct ftrace_comp
 		tp_args_add_int(&im->args, fs->k_prio, fs->k_prio, r->prio);
 		tp_args_add_int(&im->args, fs->k_target_cpu, fs->k_target_cpu, r->pid);
 	}
-	slot->k0 = k0, slot->k1 = k1, slot->k2 = k2;
-	slot->set = tp_args_commit(im->tp, &im->args);
-	return slot->set;
+	return tp_args_commit(im->tp, &im->args);
+}
+
+/* The arg set of a compact event: switch {prev_state, next_pid, next_prio,
+ * next_comm}, waking {comm, pid, prio, target_cpu}, as Perfetto names them. */
+static inline uint32_t compact_args(struct proto_importer *im, struct proto_ftrace *fs,
+				   const struct ftrace_compact_rec *r)
+{
+	uint64_t k0 = (uint64_t)r->a, k1 = (uint64_t)(uint32_t)r->pid << 32 | (uint32_t)r->prio;
+	uint64_t k2 = (uint64_t)r->kind << 32 | r->comm;
+	uint64_t h = tb_hash_u64(k0 ^ tb_hash_u64(k1 ^ tb_hash_u64(k2)));
+	/* Two ways a bucket: the newest first, the one it displaced second. */
+	struct compact_args_slot *slot = &fs->args_cache[(h >> (64 - COMPACT_ARGS_BITS)) & ~1ull];
+	if (slot[0].k2 == k2 && slot[0].k0 == k0 && slot[0].k1 == k1)
+		return slot[0].set;
+	if (slot[1].k2 == k2 && slot[1].k0 == k0 && slot[1].k1 == k1)
+		return slot[1].set;
+	slot[1] = slot[0];
+	slot[0] = (struct compact_args_slot){k0, k1, k2, compact_args_commit(im, fs, r)};
+	return slot[0].set;
 }
 
 void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const void *payload)
@@ -423,7 +440,7 @@ void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const voi
 			return;
 		}
 		uint32_t prev_utid = c->last_utid;
-		uint32_t args = compact_args(im, &r);
+		uint32_t args = compact_args(im, fs, &r);
 		tp_ftrace_raw(tp, &fs->model, ts, r.cpu, fs->name_sched_switch, prev_utid, TP_NULL_U32,
 			      args);
 		tp_ftrace_sched_switch(tp, &fs->model, ts, r.cpu, true, -1, 0,
@@ -436,7 +453,7 @@ void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const voi
 		return;
 	}
 	uint32_t wakee = tp_ftrace_thread_named(tp, r.a, r.comm);
-	uint32_t args = compact_args(im, &r);
+	uint32_t args = compact_args(im, fs, &r);
 	tp_ftrace_raw(tp, &fs->model, ts, r.cpu, fs->name_sched_waking, c->last_utid, r.flags, args);
 	tp_ftrace_waking(tp, &fs->model, ts, wakee, c->last_utid);
 }
