@@ -218,15 +218,24 @@ enum tp_col_type {
 	X(T, ucpu, TP_U32N, 0)
 #define TP_THREAD_STATE_COMPUTED(X, T) X(T, cpu, TP_U32N, TP_COL_COMPUTED)
 
-/* ftrace_event (alias raw): every ftrace event, its fields as args. */
+/* ftrace_event (alias raw): every ftrace event, its fields as args. 16
+ * bytes a row (model/ftrace.c): ts is stored as ts_off, the offset from
+ * the ts of its block of TP_FTRACE_TS_BLOCK rows (UINT32_MAX: the ts is in
+ * a side map), and (name, ucpu, common_flags), which take few distinct
+ * values, as kind, an index into the trace's list of those triples. Write
+ * rows with tp_ftrace_raw, read ts / name / ucpu / common_flags through
+ * the tp_ftrace_event_computed_*() getters. */
 #define TP_FTRACE_EVENT_COLUMNS(X, T)                                             \
-	X(T, ts, TP_I64, 0)                                                       \
-	X(T, name, TP_STR, 0)                                                     \
+	X(T, ts_off, TP_U32, TP_COL_HIDDEN)                                       \
+	X(T, kind, TP_U32, TP_COL_HIDDEN)                                         \
 	X(T, utid, TP_U32, 0)                                                     \
-	X(T, arg_set_id, TP_U32N, 0)                                              \
-	X(T, common_flags, TP_U32N, 0)                                            \
-	X(T, ucpu, TP_U32, 0)
-#define TP_FTRACE_EVENT_COMPUTED(X, T) X(T, cpu, TP_U32, TP_COL_COMPUTED)
+	X(T, arg_set_id, TP_U32N, 0)
+#define TP_FTRACE_EVENT_COMPUTED(X, T)                                            \
+	X(T, ts, TP_I64, TP_COL_COMPUTED)                                         \
+	X(T, name, TP_STR, TP_COL_COMPUTED)                                       \
+	X(T, common_flags, TP_U32N, TP_COL_COMPUTED)                              \
+	X(T, ucpu, TP_U32, TP_COL_COMPUTED)                                       \
+	X(T, cpu, TP_U32, TP_COL_COMPUTED)
 
 /* cpu: one row per cpu seen (ucpu = row id). */
 #define TP_CPU_COLUMNS(X, T)                                                      \
@@ -632,6 +641,14 @@ struct tp_pending_flow {
 	uint64_t id;
 };
 
+/* The (name, ucpu, common_flags) of ftrace_event rows of one kind. */
+struct tp_ftrace_kind {
+	uint32_t name, ucpu, flags;
+};
+/* Rows of ftrace_event per stored ts base. */
+#define TP_FTRACE_TS_BLOCK 1024
+#define TP_FTRACE_KIND_CACHE_BITS 8
+
 struct tp {
 	struct tp_config cfg;
 	struct tb_err err;
@@ -648,6 +665,18 @@ struct tp {
 	uint64_t archive_max_bytes;
 	uint64_t bytes_parsed;
 	uint64_t head_hash; /* FNV-1a of the first input bytes (tp.c) */
+
+	/* ftrace_event's narrow columns (model/ftrace.c): the (name, ucpu,
+	 * common_flags) triple of each kind, kinds by content, a cache of
+	 * recent ones; the ts of each block's first row; the ts of rows whose
+	 * offset does not fit. */
+	struct tp_ftrace_rows {
+		VEC(struct tp_ftrace_kind) kinds;
+		struct hmap kind_map;
+		uint32_t kind_cache[1u << TP_FTRACE_KIND_CACHE_BITS]; /* kind + 1, 0 = empty */
+		VEC(int64_t) ts_base;
+		struct hmap ts_wide; /* row -> ts */
+	} ftrace_rows;
 
 	/* pid -> upid, (upid<<32 | tid) and tid -> utid, uuid -> track id ... */
 	struct hmap pid_to_upid;  /* pid -> upid of the live process */
@@ -1052,6 +1081,8 @@ void tp_ftrace_process_exit(struct tp *tp, int64_t ts, int64_t tid);
 /* A `ftrace_event` row; returns its id. flags: TP_NULL_U32 unknown. */
 uint32_t tp_ftrace_raw(struct tp *tp, struct tp_ftrace *f, int64_t ts, uint32_t cpu,
 		       uint32_t name, uint32_t utid, uint32_t flags, uint32_t args);
+/* Free tp->ftrace_rows (tp_free). */
+void tp_ftrace_rows_release(struct tp *tp);
 /* A value on the cpu counter track of type ("cpu_frequency", ...) named
  * name (pool id). */
 void tp_ftrace_cpu_counter(struct tp *tp, const char *type, uint32_t name, uint32_t cpu,

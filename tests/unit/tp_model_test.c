@@ -575,6 +575,50 @@ TEST(tp_model_sorter_push_many_as_single)
 	}
 }
 
+/* ftrace_event rows keep ts as a 32-bit offset in blocks of rows and
+ * (name, ucpu, common_flags) as a kind: every row reads back exactly what
+ * was written, with offsets that do not fit (a long gap, ts going back as
+ * between archive members, the extremes) and rows over several blocks. */
+TEST(tp_model_ftrace_event_narrow_rows)
+{
+	enum { N = 3 * TP_FTRACE_TS_BLOCK + 7 };
+	static int64_t ts[N];
+	struct tp *tp = tp_new(NULL);
+	struct tp_ftrace f;
+	tp_ftrace_init(tp, &f);
+	uint32_t names[3] = {tp_intern_cstr(tp, "a"), tp_intern_cstr(tp, "b"),
+			     tp_intern_cstr(tp, "c")};
+	int64_t t = 1000;
+	for (uint32_t i = 0; i < N; i++) {
+		t += i % 97 == 5 ? (int64_t)UINT32_MAX : 13;
+		ts[i] = i == 40 ? 7 : i == 41 ? INT64_MAX : i == 42 ? INT64_MIN + 1 : t;
+		if (i == 43 || i == 44) /* the largest offset stored, the first not */
+			ts[i] = ts[0] + (int64_t)UINT32_MAX - 1 + (i - 43);
+		uint32_t flags = i % 5 == 0 ? TP_NULL_U32 : i % 7;
+		CHECK_EQ(tp_ftrace_raw(tp, &f, ts[i], i % 4, names[i % 3], i, flags, i + 1), i);
+	}
+	CHECK(tp->ftrace_rows.ts_wide.len > N / 97);
+	CHECK(tp->ftrace_rows.kinds.len <= 3 * 4 * 8);
+	for (uint32_t i = 0; i < N; i++) {
+		int64_t got_ts;
+		uint32_t name, flags, ucpu, cpu;
+		tp_ftrace_event_computed_ts(tp, i, &got_ts);
+		tp_ftrace_event_computed_name(tp, i, &name);
+		tp_ftrace_event_computed_common_flags(tp, i, &flags);
+		tp_ftrace_event_computed_ucpu(tp, i, &ucpu);
+		tp_ftrace_event_computed_cpu(tp, i, &cpu);
+		CHECK_EQ(got_ts, ts[i]);
+		CHECK_EQ(name, names[i % 3]);
+		CHECK_EQ(flags, i % 5 == 0 ? TP_NULL_U32 : i % 7);
+		CHECK_EQ(cpu, i % 4);
+		CHECK_EQ(tp->t.cpu.cpu[ucpu], i % 4);
+		CHECK_EQ(tp->t.ftrace_event.utid[i], i);
+		CHECK_EQ(tp->t.ftrace_event.arg_set_id[i], i + 1);
+	}
+	tp_ftrace_release(&f);
+	tp_free(tp);
+}
+
 /* A process started anew under a pid whose thread the lookup cache still
  * holds (ftrace fork after pid reuse): the next lookup of that tid finds the
  * new main thread, not the dead one. */

@@ -1219,8 +1219,11 @@ TEST(tp_proto_ftrace_sched_switch)
 
 	struct tp_ftrace_event_table *fe = &tp->t.ftrace_event;
 	CHECK_EQ(fe->n, 4);
-	CHECK_STR_EQ(sname(tp, fe->name[0]), "sched_switch");
-	CHECK_STR_EQ(sname(tp, fe->name[2]), "sched_waking");
+	uint32_t name;
+	tp_ftrace_event_computed_name(tp, 0, &name);
+	CHECK_STR_EQ(sname(tp, name), "sched_switch");
+	tp_ftrace_event_computed_name(tp, 2, &name);
+	CHECK_STR_EQ(sname(tp, name), "sched_waking");
 	CHECK_EQ(fe->utid[1], a);
 	CHECK(find_arg(tp, fe->arg_set_id[0], "next_comm") >= 0);
 	CHECK_EQ(tp->t.cpu.n, 1);
