@@ -48,6 +48,7 @@ enum tp_col_type {
 	TP_DBLN, /* double, NaN = NULL */
 	TP_STR,  /* uint32_t string pool id, 0 = NULL */
 	TP_U8,   /* uint8_t (small enums) */
+	TP_I32,  /* int32_t (values known to fit: priorities) */
 };
 #define TP_CTYPE_TP_I64 int64_t
 #define TP_CTYPE_TP_I64N int64_t
@@ -57,6 +58,7 @@ enum tp_col_type {
 #define TP_CTYPE_TP_DBLN double
 #define TP_CTYPE_TP_STR uint32_t
 #define TP_CTYPE_TP_U8 uint8_t
+#define TP_CTYPE_TP_I32 int32_t
 
 #define TP_NULL_I64 INT64_MIN
 #define TP_NULL_U32 UINT32_MAX
@@ -72,6 +74,7 @@ enum tp_col_type {
 #define TP_NEW_TP_DBLN TP_NULL_DBL
 #define TP_NEW_TP_STR TP_NULL_STR
 #define TP_NEW_TP_U8 0
+#define TP_NEW_TP_I32 0
 /* Is v the new-row value (then a sparse column need not exist to hold it)? */
 #define TP_ISNEW_TP_I64(v) ((v) == 0)
 #define TP_ISNEW_TP_I64N(v) ((v) == TP_NULL_I64)
@@ -81,6 +84,7 @@ enum tp_col_type {
 #define TP_ISNEW_TP_DBLN(v) isnan(v)
 #define TP_ISNEW_TP_STR(v) ((v) == TP_NULL_STR)
 #define TP_ISNEW_TP_U8(v) ((v) == 0)
+#define TP_ISNEW_TP_I32(v) ((v) == 0)
 
 /* Column flags. */
 #define TP_COL_SORTED 0x1u /* non-decreasing by row (checked at end of file) */
@@ -197,7 +201,7 @@ enum tp_col_type {
 	X(T, dur, TP_I64, 0)                                                      \
 	X(T, utid, TP_U32, 0)                                                     \
 	X(T, end_state, TP_STR, 0)                                                \
-	X(T, priority, TP_I64, 0)                                                 \
+	X(T, priority, TP_I32, 0)                                                 \
 	X(T, ucpu, TP_U32, 0)
 #define TP_SCHED_COMPUTED(X, T) X(T, cpu, TP_U32, TP_COL_COMPUTED)
 

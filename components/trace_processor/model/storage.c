@@ -53,6 +53,11 @@ void *tp_col_materialize(enum tp_col_type type, uint32_t cap, uint32_t n)
 			a[i] = type == TP_DBLN ? TP_NULL_DBL : 0.0;
 		return a;
 	}
+	case TP_I32: {
+		int32_t *a = grow(NULL, cap, sizeof *a);
+		memset(a, 0, (size_t)n * sizeof *a);
+		return a;
+	}
 	case TP_U8:
 		break;
 	}
