@@ -410,7 +410,11 @@ static inline uint32_t compact_args(struct proto_importer *im, struct proto_ftra
 {
 	uint64_t k0 = (uint64_t)r->a, k1 = (uint64_t)(uint32_t)r->pid << 32 | (uint32_t)r->prio;
 	uint64_t k2 = (uint64_t)r->kind << 32 | r->comm;
-	uint64_t h = tb_hash_u64(k0 ^ tb_hash_u64(k1 ^ tb_hash_u64(k2)));
+	/* Each key multiplied by its own odd constant, then folded and mixed
+	 * once more, so that keys differing in any few low bits spread. */
+	uint64_t h = (k0 * 0x9e3779b97f4a7c15ull) ^ (k1 * 0xc2b2ae3d27d4eb4full) ^
+		     (k2 * 0x165667b19e3779f9ull);
+	h = (h ^ (h >> 32)) * 0xff51afd7ed558ccdull;
 	/* Two ways a bucket: the newest first, the one it displaced second. */
 	struct compact_args_slot *slot = &fs->args_cache[(h >> (64 - COMPACT_ARGS_BITS)) & ~1ull];
 	if (slot[0].k2 == k2 && slot[0].k0 == k0 && slot[0].k1 == k1)
