@@ -206,7 +206,8 @@ enum tp_col_type {
 #define TP_SCHED_COMPUTED(X, T) X(T, cpu, TP_U32, TP_COL_COMPUTED)
 
 /* thread_state: a thread's scheduling state over [ts, ts + dur) (dur -1:
- * still open at the end of the trace). cpu is set while Running. The
+ * still open at the end of the trace). cpu is set while Running, the
+ * waker after a wakeup (both kept in ucpu_or_waker). The
  * blocked reason columns are sparse: only D states after a
  * sched_blocked_reason have them. */
 #define TP_THREAD_STATE_COLUMNS(X, T)                                             \
@@ -216,11 +217,17 @@ enum tp_col_type {
 	X(T, state, TP_STR, 0)                                                    \
 	X(T, io_wait, TP_I64N, TP_COL_SPARSE)                                     \
 	X(T, blocked_function, TP_STR, TP_COL_SPARSE)                             \
-	X(T, waker_utid, TP_U32N, 0)                                              \
 	X(T, waker_id, TP_U32N, TP_COL_SPARSE)                                    \
 	X(T, irq_context, TP_I64N, TP_COL_SPARSE)                                 \
-	X(T, ucpu, TP_U32N, 0)
-#define TP_THREAD_STATE_COMPUTED(X, T) X(T, cpu, TP_U32N, TP_COL_COMPUTED)
+	X(T, ucpu_or_waker, TP_U32N, TP_COL_HIDDEN)
+#define TP_THREAD_STATE_COMPUTED(X, T)                                            \
+	X(T, waker_utid, TP_U32N, TP_COL_COMPUTED)                                \
+	X(T, ucpu, TP_U32N, TP_COL_COMPUTED)                                      \
+	X(T, cpu, TP_U32N, TP_COL_COMPUTED)
+/* A thread_state row has a cpu (Running) or a waker (R after a wakeup),
+ * never both: one column holds either, the cpu tagged with this bit
+ * (utids stay below it: tables hold fewer than 2^31 rows). Read them through tp_thread_state_computed_*. */
+#define TP_THREAD_STATE_UCPU 0x80000000u
 
 /* ftrace_event (alias raw): every ftrace event, its fields as args. 16
  * bytes a row (model/ftrace.c): ts is stored as ts_off, the offset from

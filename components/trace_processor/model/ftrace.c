@@ -168,8 +168,8 @@ static inline void state_next(struct tp *tp, struct tp_ftrace *fs, uint32_t utid
 	t->dur[row] = -1;
 	t->utid[row] = utid;
 	t->state[row] = st;
-	t->ucpu[row] = ucpu;
-	t->waker_utid[row] = waker;
+	TB_DCHECK(ucpu == TP_NULL_U32 || waker == TP_NULL_U32);
+	t->ucpu_or_waker[row] = ucpu != TP_NULL_U32 ? ucpu | TP_THREAD_STATE_UCPU : waker;
 	th->state = row;
 	if (state_is_d(tp, fs, st))
 		th->blocked = row;
@@ -397,9 +397,29 @@ void tp_sched_computed_cpu(const struct tp *tp, uint32_t row, void *out)
 	*(uint32_t *)out = cpu_of_ucpu(tp, tp->t.sched.ucpu[row]);
 }
 
+/* thread_state's ucpu (Running rows) and waker_utid (others) share one
+ * stored column. */
+static uint32_t state_ucpu(const struct tp *tp, uint32_t row)
+{
+	uint32_t v = tp->t.thread_state.ucpu_or_waker[row];
+	return v != TP_NULL_U32 && (v & TP_THREAD_STATE_UCPU) ? v & ~TP_THREAD_STATE_UCPU
+							   : TP_NULL_U32;
+}
+
+void tp_thread_state_computed_ucpu(const struct tp *tp, uint32_t row, void *out)
+{
+	*(uint32_t *)out = state_ucpu(tp, row);
+}
+
+void tp_thread_state_computed_waker_utid(const struct tp *tp, uint32_t row, void *out)
+{
+	uint32_t v = tp->t.thread_state.ucpu_or_waker[row];
+	*(uint32_t *)out = v & TP_THREAD_STATE_UCPU ? TP_NULL_U32 : v;
+}
+
 void tp_thread_state_computed_cpu(const struct tp *tp, uint32_t row, void *out)
 {
-	*(uint32_t *)out = cpu_of_ucpu(tp, tp->t.thread_state.ucpu[row]);
+	*(uint32_t *)out = cpu_of_ucpu(tp, state_ucpu(tp, row));
 }
 
 void tp_ftrace_event_computed_cpu(const struct tp *tp, uint32_t row, void *out)
