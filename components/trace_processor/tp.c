@@ -89,6 +89,7 @@ void tp_free(struct tp *tp)
 	tp_track_keys_free(tp);
 	tp_args_free(tp);
 	tp_tables_release(&tp->t);
+	tp_ftrace_rows_release(tp);
 	vec_release(&tp->istats);
 	hmap_release(&tp->istat_pos);
 	strpool_release(&tp->strings);

@@ -48,6 +48,7 @@ enum tp_col_type {
 	TP_DBLN, /* double, NaN = NULL */
 	TP_STR,  /* uint32_t string pool id, 0 = NULL */
 	TP_U8,   /* uint8_t (small enums) */
+	TP_I32,  /* int32_t (values known to fit: priorities) */
 };
 #define TP_CTYPE_TP_I64 int64_t
 #define TP_CTYPE_TP_I64N int64_t
@@ -57,6 +58,7 @@ enum tp_col_type {
 #define TP_CTYPE_TP_DBLN double
 #define TP_CTYPE_TP_STR uint32_t
 #define TP_CTYPE_TP_U8 uint8_t
+#define TP_CTYPE_TP_I32 int32_t
 
 #define TP_NULL_I64 INT64_MIN
 #define TP_NULL_U32 UINT32_MAX
@@ -72,6 +74,7 @@ enum tp_col_type {
 #define TP_NEW_TP_DBLN TP_NULL_DBL
 #define TP_NEW_TP_STR TP_NULL_STR
 #define TP_NEW_TP_U8 0
+#define TP_NEW_TP_I32 0
 /* Is v the new-row value (then a sparse column need not exist to hold it)? */
 #define TP_ISNEW_TP_I64(v) ((v) == 0)
 #define TP_ISNEW_TP_I64N(v) ((v) == TP_NULL_I64)
@@ -81,6 +84,7 @@ enum tp_col_type {
 #define TP_ISNEW_TP_DBLN(v) isnan(v)
 #define TP_ISNEW_TP_STR(v) ((v) == TP_NULL_STR)
 #define TP_ISNEW_TP_U8(v) ((v) == 0)
+#define TP_ISNEW_TP_I32(v) ((v) == 0)
 
 /* Column flags. */
 #define TP_COL_SORTED 0x1u /* non-decreasing by row (checked at end of file) */
@@ -197,12 +201,13 @@ enum tp_col_type {
 	X(T, dur, TP_I64, 0)                                                      \
 	X(T, utid, TP_U32, 0)                                                     \
 	X(T, end_state, TP_STR, 0)                                                \
-	X(T, priority, TP_I64, 0)                                                 \
+	X(T, priority, TP_I32, 0)                                                 \
 	X(T, ucpu, TP_U32, 0)
 #define TP_SCHED_COMPUTED(X, T) X(T, cpu, TP_U32, TP_COL_COMPUTED)
 
 /* thread_state: a thread's scheduling state over [ts, ts + dur) (dur -1:
- * still open at the end of the trace). cpu is set while Running. The
+ * still open at the end of the trace). cpu is set while Running, the
+ * waker after a wakeup (both kept in ucpu_or_waker). The
  * blocked reason columns are sparse: only D states after a
  * sched_blocked_reason have them. */
 #define TP_THREAD_STATE_COLUMNS(X, T)                                             \
@@ -212,21 +217,36 @@ enum tp_col_type {
 	X(T, state, TP_STR, 0)                                                    \
 	X(T, io_wait, TP_I64N, TP_COL_SPARSE)                                     \
 	X(T, blocked_function, TP_STR, TP_COL_SPARSE)                             \
-	X(T, waker_utid, TP_U32N, 0)                                              \
 	X(T, waker_id, TP_U32N, TP_COL_SPARSE)                                    \
 	X(T, irq_context, TP_I64N, TP_COL_SPARSE)                                 \
-	X(T, ucpu, TP_U32N, 0)
-#define TP_THREAD_STATE_COMPUTED(X, T) X(T, cpu, TP_U32N, TP_COL_COMPUTED)
+	X(T, ucpu_or_waker, TP_U32N, TP_COL_HIDDEN)
+#define TP_THREAD_STATE_COMPUTED(X, T)                                            \
+	X(T, waker_utid, TP_U32N, TP_COL_COMPUTED)                                \
+	X(T, ucpu, TP_U32N, TP_COL_COMPUTED)                                      \
+	X(T, cpu, TP_U32N, TP_COL_COMPUTED)
+/* A thread_state row has a cpu (Running) or a waker (R after a wakeup),
+ * never both: one column holds either, the cpu tagged with this bit
+ * (utids stay below it: tables hold fewer than 2^31 rows). Read them through tp_thread_state_computed_*. */
+#define TP_THREAD_STATE_UCPU 0x80000000u
 
-/* ftrace_event (alias raw): every ftrace event, its fields as args. */
+/* ftrace_event (alias raw): every ftrace event, its fields as args. 16
+ * bytes a row (model/ftrace.c): ts is stored as ts_off, the offset from
+ * the ts of its block of TP_FTRACE_TS_BLOCK rows (UINT32_MAX: the ts is in
+ * a side map), and (name, ucpu, common_flags), which take few distinct
+ * values, as kind, an index into the trace's list of those triples. Write
+ * rows with tp_ftrace_raw, read ts / name / ucpu / common_flags through
+ * the tp_ftrace_event_computed_*() getters. */
 #define TP_FTRACE_EVENT_COLUMNS(X, T)                                             \
-	X(T, ts, TP_I64, 0)                                                       \
-	X(T, name, TP_STR, 0)                                                     \
+	X(T, ts_off, TP_U32, TP_COL_HIDDEN)                                       \
+	X(T, kind, TP_U32, TP_COL_HIDDEN)                                         \
 	X(T, utid, TP_U32, 0)                                                     \
-	X(T, arg_set_id, TP_U32N, 0)                                              \
-	X(T, common_flags, TP_U32N, 0)                                            \
-	X(T, ucpu, TP_U32, 0)
-#define TP_FTRACE_EVENT_COMPUTED(X, T) X(T, cpu, TP_U32, TP_COL_COMPUTED)
+	X(T, arg_set_id, TP_U32N, 0)
+#define TP_FTRACE_EVENT_COMPUTED(X, T)                                            \
+	X(T, ts, TP_I64, TP_COL_COMPUTED)                                         \
+	X(T, name, TP_STR, TP_COL_COMPUTED)                                       \
+	X(T, common_flags, TP_U32N, TP_COL_COMPUTED)                              \
+	X(T, ucpu, TP_U32, TP_COL_COMPUTED)                                       \
+	X(T, cpu, TP_U32, TP_COL_COMPUTED)
 
 /* cpu: one row per cpu seen (ucpu = row id). */
 #define TP_CPU_COLUMNS(X, T)                                                      \
@@ -351,8 +371,22 @@ TP_TABLES(TP_TABLE_STRUCT_)
 
 /* Append a row to a table: every column grows (sparse ones only once they
  * exist), the new row's values are their NULLs (or 0 for non-nullable).
- * Returns the row id. */
-#define TP_APPEND_DECL_(sql, s, COLS, COMP) uint32_t tp_##s##_append(struct tp_##s##_table *t);
+ * Returns the row id. Inline: row appends are the parsers' hot path, and
+ * the caller's stores then overwrite the NULLs in place; only growing
+ * (tp_<table>_grow, storage.c) is a call. */
+#define TP_INIT_COL_(s, name, type, flags)                                     \
+	if (!((flags) & TP_COL_SPARSE) || t->name)                             \
+		t->name[row] = TP_NEW_##type;
+#define TP_APPEND_DECL_(sql, s, COLS, COMP)                                    \
+	void tp_##s##_grow(struct tp_##s##_table *t);                          \
+	static inline uint32_t tp_##s##_append(struct tp_##s##_table *t)       \
+	{                                                                      \
+		if (__builtin_expect(t->n == t->cap, 0))                       \
+			tp_##s##_grow(t);                                      \
+		uint32_t row = t->n++;                                         \
+		COLS(TP_INIT_COL_, s)                                          \
+		return row;                                                    \
+	}
 TP_TABLES(TP_APPEND_DECL_)
 #undef TP_APPEND_DECL_
 
@@ -621,6 +655,14 @@ struct tp_pending_flow {
 	uint64_t id;
 };
 
+/* The (name, ucpu, common_flags) of ftrace_event rows of one kind. */
+struct tp_ftrace_kind {
+	uint32_t name, ucpu, flags;
+};
+/* Rows of ftrace_event per stored ts base. */
+#define TP_FTRACE_TS_BLOCK 1024
+#define TP_FTRACE_KIND_CACHE_BITS 8
+
 struct tp {
 	struct tp_config cfg;
 	struct tb_err err;
@@ -637,6 +679,18 @@ struct tp {
 	uint64_t archive_max_bytes;
 	uint64_t bytes_parsed;
 	uint64_t head_hash; /* FNV-1a of the first input bytes (tp.c) */
+
+	/* ftrace_event's narrow columns (model/ftrace.c): the (name, ucpu,
+	 * common_flags) triple of each kind, kinds by content, a cache of
+	 * recent ones; the ts of each block's first row; the ts of rows whose
+	 * offset does not fit. */
+	struct tp_ftrace_rows {
+		VEC(struct tp_ftrace_kind) kinds;
+		struct hmap kind_map;
+		uint32_t kind_cache[1u << TP_FTRACE_KIND_CACHE_BITS]; /* kind + 1, 0 = empty */
+		VEC(int64_t) ts_base;
+		struct hmap ts_wide; /* row -> ts */
+	} ftrace_rows;
 
 	/* pid -> upid, (upid<<32 | tid) and tid -> utid, uuid -> track id ... */
 	struct hmap pid_to_upid;  /* pid -> upid of the live process */
@@ -967,12 +1021,15 @@ struct tp_ftrace_thread {
 };
 /* End states of kernel prev_state values (only bits 0-8 matter), cached. */
 #define TP_FTRACE_END_STATES 512
+#define TP_FTRACE_D_CACHE 16
 struct tp_ftrace {
 	VEC(struct tp_ftrace_cpu) cpus;
 	VEC(struct tp_ftrace_thread) threads; /* by utid, grown on use */
 	uint32_t end_states[TP_FTRACE_END_STATES]; /* pool ids, 0 not yet */
-	uint32_t d_state;  /* the last state id checked for 'D' ... */
-	bool d_state_is_d; /* ... and whether it has one */
+	/* States checked for 'D' (a direct-mapped cache by pool id): the
+	 * id, and whether it has one. */
+	uint32_t d_state[TP_FTRACE_D_CACHE];
+	bool d_state_is_d[TP_FTRACE_D_CACHE];
 	struct hmap async_open;   /* (upid, name, cookie) -> lane << 32 | track */
 	struct hmap async_busy;   /* (upid, name, lane) -> 1 while a slice is open */
 	uint32_t running, runnable; /* pool ids of "Running", "R" */
@@ -991,12 +1048,33 @@ static inline struct tp_ftrace_cpu *tp_ftrace_cpu(struct tp *tp, struct tp_ftrac
 }
 /* The utid of tid, renamed to comm (pool id, 0 keeps the name; never the
  * swapper's). */
-uint32_t tp_ftrace_thread_named(struct tp *tp, int64_t tid, uint32_t comm);
+uint32_t tp_ftrace_thread_named_slow(struct tp *tp, int64_t tid, uint32_t comm);
+static inline uint32_t tp_ftrace_thread_named(struct tp *tp, int64_t tid, uint32_t comm)
+{
+	/* The hot case inline: the tid is in the lookup cache and already
+	 * has this name at ftrace priority or above (setting it again would
+	 * change nothing). */
+	const struct tp_tid_slot *s = &tp->tid_cache[(uint64_t)tid % TB_ARRAY_SIZE(tp->tid_cache)];
+	if (s->utid1 && s->tid == tid) {
+		uint32_t utid = s->utid1 - 1;
+		if (!comm || tid == 0 ||
+		    (tp->t.thread.name[utid] == comm && utid < tp->thread_name_prio.len &&
+		     tp->thread_name_prio.data[utid] >= TP_NAME_FTRACE))
+			return utid;
+	}
+	return tp_ftrace_thread_named_slow(tp, tid, comm);
+}
 /* End-state names (pool ids): from a kernel prev_state number, or from the
  * letters a text trace prints ("S", "R+", "D|K"; "?" when unknown). */
 uint32_t tp_ftrace_end_state_raw(struct tp *tp, int64_t prev_state);
 /* tp_ftrace_end_state_raw through f's cache (the hot path). */
-uint32_t tp_ftrace_end_state(struct tp *tp, struct tp_ftrace *f, int64_t prev_state);
+static inline uint32_t tp_ftrace_end_state(struct tp *tp, struct tp_ftrace *f, int64_t prev_state)
+{
+	uint32_t k = (uint32_t)prev_state & (TP_FTRACE_END_STATES - 1);
+	if (!f->end_states[k])
+		f->end_states[k] = tp_ftrace_end_state_raw(tp, prev_state);
+	return f->end_states[k];
+}
 uint32_t tp_ftrace_end_state_text(struct tp *tp, const char *s, size_t n);
 /* sched_switch on cpu at ts. compact: prev is the cpu's last next task
  * (prev_pid/prev_comm ignored). end_state is a pool id. */
@@ -1024,6 +1102,8 @@ void tp_ftrace_process_exit(struct tp *tp, int64_t ts, int64_t tid);
 /* A `ftrace_event` row; returns its id. flags: TP_NULL_U32 unknown. */
 uint32_t tp_ftrace_raw(struct tp *tp, struct tp_ftrace *f, int64_t ts, uint32_t cpu,
 		       uint32_t name, uint32_t utid, uint32_t flags, uint32_t args);
+/* Free tp->ftrace_rows (tp_free). */
+void tp_ftrace_rows_release(struct tp *tp);
 /* A value on the cpu counter track of type ("cpu_frequency", ...) named
  * name (pool id). */
 void tp_ftrace_cpu_counter(struct tp *tp, const char *type, uint32_t name, uint32_t cpu,
@@ -1079,6 +1159,13 @@ void *tp_sorter_push_src(struct tp_sorter *s, uint32_t src, int64_t ts, const vo
 			 size_t len);
 /* tp_sorter_push_src into run 0; never NULL unless tp_sorter_extract ran. */
 void *tp_sorter_push(struct tp_sorter *s, int64_t ts, const void *payload, size_t len);
+/* n events into run src at once, as n tp_sorter_push_src calls would push
+ * them: event i has timestamp ts[i] and the size bytes at recs + i * size
+ * (size <= 256). For importers that decode arrays of fixed records (e.g.
+ * compact_sched); the per-event bookkeeping is done once for the batch.
+ * Returns how many were kept (late ones are dropped and counted). */
+size_t tp_sorter_push_many(struct tp_sorter *s, uint32_t src, const int64_t *ts,
+			   const void *recs, size_t size, size_t n);
 /* Streaming: true once the buffered events pass the window (32 MiB by
  * default); then tp_sorter_extract dispatches, in order, every event no run
  * can still precede (ts <= the smallest latest ts of the runs with pending

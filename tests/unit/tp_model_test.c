@@ -526,6 +526,120 @@ TEST(tp_model_sorter_late_dropped)
 	tp_free(tp);
 }
 
+/* What a sorter hands out: (ts, 24-byte record) in order. */
+struct batch_ctx {
+	int64_t *ts;
+	uint64_t *rec;
+	size_t n;
+};
+
+static void batch_collect(struct tp *tp, int64_t ts, const void *payload, size_t len, void *ctx)
+{
+	struct batch_ctx *o = ctx;
+	(void)tp;
+	CHECK_EQ(len, 24);
+	o->ts[o->n] = ts;
+	memcpy(&o->rec[3 * o->n++], payload, 24);
+}
+
+/* tp_sorter_push_many hands out exactly what one tp_sorter_push_src per
+ * event would: the same order (ties by push order, across runs and blocks),
+ * the same late drops, an out-of-order batch sorted. */
+TEST(tp_model_sorter_push_many_as_single)
+{
+	enum { N = 30000 }; /* 24-byte records over several 256 KiB blocks */
+	static int64_t ts[2][N], got_ts[2][2 * N + 8];
+	static uint64_t recs[2][3 * N], got[2][3 * (2 * N + 8)];
+	for (size_t i = 0; i < N; i++) {
+		for (int r = 0; r < 2; r++) {
+			/* run 0 sorted with ties, run 1 with inversions */
+			ts[r][i] = r == 0 ? 1000 + (int64_t)(i / 3) : 1000 + (int64_t)((i * 7919) % N);
+			recs[r][3 * i] = (uint64_t)r << 32 | i;
+			recs[r][3 * i + 1] = ~(uint64_t)i;
+			recs[r][3 * i + 2] = i * 3;
+		}
+	}
+	for (int way = 0; way < 2; way++) {
+		struct tp *tp = tp_new(NULL);
+		struct tp_sorter *s = tp_sorter_new();
+		struct batch_ctx o = {got_ts[way], got[way], 0};
+		for (int r = 0; r < 2; r++) {
+			if (way == 0) {
+				for (size_t i = 0; i < N; i++)
+					CHECK(tp_sorter_push_src(s, (uint32_t)r, ts[r][i], &recs[r][3 * i], 24));
+			} else {
+				CHECK_EQ(tp_sorter_push_many(s, (uint32_t)r, ts[r], recs[r], 24, N), N);
+			}
+		}
+		tp_sorter_set_window(s, 64);
+		tp_sorter_extract(s, tp, batch_collect, &o);
+		/* Late events: two older than what went out, one tie kept. */
+		int64_t late_ts[3] = {o.ts[o.n - 1] - 5, o.ts[o.n - 1], o.ts[o.n - 1] - 1};
+		uint64_t late[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+		if (way == 0) {
+			for (size_t i = 0; i < 3; i++)
+				tp_sorter_push_src(s, 1, late_ts[i], &late[3 * i], 24);
+		} else {
+			CHECK_EQ(tp_sorter_push_many(s, 1, late_ts, late, 24, 3), 1);
+		}
+		tp_sorter_flush(s, tp, batch_collect, &o);
+		CHECK_EQ(o.n, 2 * N + 1);
+		CHECK_EQ(tp->stats[TP_STAT_sorter_push_event_out_of_order], 2);
+		if (way == 1) {
+			CHECK_EQ(memcmp(got_ts[0], got_ts[1], o.n * sizeof(int64_t)), 0);
+			CHECK_EQ(memcmp(got[0], got[1], 3 * o.n * sizeof(uint64_t)), 0);
+		}
+		for (size_t i = 1; i < o.n; i++)
+			CHECK(got_ts[way][i - 1] <= got_ts[way][i]);
+		tp_sorter_free(s);
+		tp_free(tp);
+	}
+}
+
+/* ftrace_event rows keep ts as a 32-bit offset in blocks of rows and
+ * (name, ucpu, common_flags) as a kind: every row reads back exactly what
+ * was written, with offsets that do not fit (a long gap, ts going back as
+ * between archive members, the extremes) and rows over several blocks. */
+TEST(tp_model_ftrace_event_narrow_rows)
+{
+	enum { N = 3 * TP_FTRACE_TS_BLOCK + 7 };
+	static int64_t ts[N];
+	struct tp *tp = tp_new(NULL);
+	struct tp_ftrace f;
+	tp_ftrace_init(tp, &f);
+	uint32_t names[3] = {tp_intern_cstr(tp, "a"), tp_intern_cstr(tp, "b"),
+			     tp_intern_cstr(tp, "c")};
+	int64_t t = 1000;
+	for (uint32_t i = 0; i < N; i++) {
+		t += i % 97 == 5 ? (int64_t)UINT32_MAX : 13;
+		ts[i] = i == 40 ? 7 : i == 41 ? INT64_MAX : i == 42 ? INT64_MIN + 1 : t;
+		if (i == 43 || i == 44) /* the largest offset stored, the first not */
+			ts[i] = ts[0] + (int64_t)UINT32_MAX - 1 + (i - 43);
+		uint32_t flags = i % 5 == 0 ? TP_NULL_U32 : i % 7;
+		CHECK_EQ(tp_ftrace_raw(tp, &f, ts[i], i % 4, names[i % 3], i, flags, i + 1), i);
+	}
+	CHECK(tp->ftrace_rows.ts_wide.len > N / 97);
+	CHECK(tp->ftrace_rows.kinds.len <= 3 * 4 * 8);
+	for (uint32_t i = 0; i < N; i++) {
+		int64_t got_ts;
+		uint32_t name, flags, ucpu, cpu;
+		tp_ftrace_event_computed_ts(tp, i, &got_ts);
+		tp_ftrace_event_computed_name(tp, i, &name);
+		tp_ftrace_event_computed_common_flags(tp, i, &flags);
+		tp_ftrace_event_computed_ucpu(tp, i, &ucpu);
+		tp_ftrace_event_computed_cpu(tp, i, &cpu);
+		CHECK_EQ(got_ts, ts[i]);
+		CHECK_EQ(name, names[i % 3]);
+		CHECK_EQ(flags, i % 5 == 0 ? TP_NULL_U32 : i % 7);
+		CHECK_EQ(cpu, i % 4);
+		CHECK_EQ(tp->t.cpu.cpu[ucpu], i % 4);
+		CHECK_EQ(tp->t.ftrace_event.utid[i], i);
+		CHECK_EQ(tp->t.ftrace_event.arg_set_id[i], i + 1);
+	}
+	tp_ftrace_release(&f);
+	tp_free(tp);
+}
+
 /* A process started anew under a pid whose thread the lookup cache still
  * holds (ftrace fork after pid reuse): the next lookup of that tid finds the
  * new main thread, not the dead one. */

@@ -1215,12 +1215,17 @@ TEST(tp_proto_ftrace_sched_switch)
 		tp_thread_state_computed_cpu(tp, i, &cpu);
 		CHECK_EQ(cpu, want[i].cpu);
 	}
-	CHECK_EQ(ts->waker_utid[2], 0);
+	uint32_t waker;
+	tp_thread_state_computed_waker_utid(tp, 2, &waker);
+	CHECK_EQ(waker, 0);
 
 	struct tp_ftrace_event_table *fe = &tp->t.ftrace_event;
 	CHECK_EQ(fe->n, 4);
-	CHECK_STR_EQ(sname(tp, fe->name[0]), "sched_switch");
-	CHECK_STR_EQ(sname(tp, fe->name[2]), "sched_waking");
+	uint32_t name;
+	tp_ftrace_event_computed_name(tp, 0, &name);
+	CHECK_STR_EQ(sname(tp, name), "sched_switch");
+	tp_ftrace_event_computed_name(tp, 2, &name);
+	CHECK_STR_EQ(sname(tp, name), "sched_waking");
 	CHECK_EQ(fe->utid[1], a);
 	CHECK(find_arg(tp, fe->arg_set_id[0], "next_comm") >= 0);
 	CHECK_EQ(tp->t.cpu.n, 1);
@@ -1429,7 +1434,9 @@ TEST(tp_proto_ftrace_compact_sched)
 	CHECK_STR_EQ(sname(tp, tp->t.thread_state.state[0]), "D");
 	CHECK_EQ(tp->t.thread_state.dur[0], 500);
 	CHECK_STR_EQ(sname(tp, tp->t.thread_state.state[1]), "R");
-	CHECK_EQ(tp->t.thread_state.waker_utid[1], 0);
+	uint32_t waker;
+	tp_thread_state_computed_waker_utid(tp, 1, &waker);
+	CHECK_EQ(waker, 0);
 	CHECK_EQ(tp->t.ftrace_event.n, 2);
 	CHECK_EQ(tp->t.ftrace_event.utid[0], a); /* the prev task */
 	tp_free(tp);

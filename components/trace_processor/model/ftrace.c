@@ -65,7 +65,7 @@ struct tp_ftrace_cpu *tp_ftrace_cpu_slow(struct tp *tp, struct tp_ftrace *f, uin
 	return c;
 }
 
-uint32_t tp_ftrace_thread_named(struct tp *tp, int64_t tid, uint32_t comm)
+uint32_t tp_ftrace_thread_named_slow(struct tp *tp, int64_t tid, uint32_t comm)
 {
 	uint32_t utid = tp_thread_for_tid(tp, tid, -1);
 	if (comm && tid != 0)
@@ -88,14 +88,6 @@ uint32_t tp_ftrace_end_state_raw(struct tp *tp, int64_t s)
 		if (s & (1 << b))
 			buf[n++] = letters[b];
 	return tp_intern(tp, buf, n);
-}
-
-uint32_t tp_ftrace_end_state(struct tp *tp, struct tp_ftrace *f, int64_t s)
-{
-	uint32_t k = (uint32_t)s & (TP_FTRACE_END_STATES - 1);
-	if (!f->end_states[k])
-		f->end_states[k] = tp_ftrace_end_state_raw(tp, s);
-	return f->end_states[k];
 }
 
 uint32_t tp_ftrace_end_state_text(struct tp *tp, const char *s, size_t n)
@@ -145,45 +137,39 @@ static struct tp_ftrace_thread *thread_of(struct tp_ftrace *fs, uint32_t utid)
 }
 
 /* Does state st (a pool id) say uninterruptible sleep? The states of a
- * trace are few and repeat, so the last answer is kept. */
+ * trace are few and repeat, so the answers are cached. */
 static bool state_is_d(struct tp *tp, struct tp_ftrace *fs, uint32_t st)
 {
 	if (st == fs->running || st == fs->runnable)
 		return false;
-	if (st != fs->d_state) {
+	uint32_t k = st % TP_FTRACE_D_CACHE;
+	if (st != fs->d_state[k]) {
 		const char *name = tp_str(tp, st);
-		fs->d_state = st;
-		fs->d_state_is_d = name && strchr(name, 'D');
+		fs->d_state[k] = st;
+		fs->d_state_is_d[k] = name && strchr(name, 'D');
 	}
-	return fs->d_state_is_d;
+	return fs->d_state_is_d[k];
 }
 
-static void state_close(struct tp *tp, struct tp_ftrace *fs, uint32_t utid, int64_t ts)
+/* utid's thread_state moves on at ts: its open row (if any) ends there
+ * and a row of state st begins (cpu ucpu while Running, woken by waker).
+ * The swapper has no thread states. */
+static inline void state_next(struct tp *tp, struct tp_ftrace *fs, uint32_t utid, int64_t ts,
+			      uint32_t st, uint32_t ucpu, uint32_t waker)
 {
-	if (utid >= fs->threads.len)
-		return;
-	uint32_t row = fs->threads.data[utid].state;
-	if (row == TP_NULL_U32)
+	if (utid == 0)
 		return;
 	struct tp_thread_state_table *t = &tp->t.thread_state;
-	if (t->dur[row] == -1)
-		t->dur[row] = ts - t->ts[row];
-}
-
-static void state_open(struct tp *tp, struct tp_ftrace *fs, uint32_t utid, int64_t ts, uint32_t st,
-                       uint32_t ucpu, uint32_t waker)
-{
-	if (utid == 0) /* the swapper has no thread states */
-		return;
-	struct tp_thread_state_table *t = &tp->t.thread_state;
+	struct tp_ftrace_thread *th = thread_of(fs, utid);
+	if (th->state != TP_NULL_U32 && t->dur[th->state] == -1)
+		t->dur[th->state] = ts - t->ts[th->state];
 	uint32_t row = tp_thread_state_append(t);
 	t->ts[row] = ts;
 	t->dur[row] = -1;
 	t->utid[row] = utid;
 	t->state[row] = st;
-	t->ucpu[row] = ucpu;
-	t->waker_utid[row] = waker;
-	struct tp_ftrace_thread *th = thread_of(fs, utid);
+	TB_DCHECK(ucpu == TP_NULL_U32 || waker == TP_NULL_U32);
+	t->ucpu_or_waker[row] = ucpu != TP_NULL_U32 ? ucpu | TP_THREAD_STATE_UCPU : waker;
 	th->state = row;
 	if (state_is_d(tp, fs, st))
 		th->blocked = row;
@@ -223,10 +209,8 @@ void tp_ftrace_sched_switch(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uin
 	c->last_utid = next_utid;
 	c->last_prio = next_prio;
 
-	state_close(tp, fs, prev_utid, ts);
-	state_open(tp, fs, prev_utid, ts, end_state, TP_NULL_U32, TP_NULL_U32);
-	state_close(tp, fs, next_utid, ts);
-	state_open(tp, fs, next_utid, ts, fs->running, c->ucpu, TP_NULL_U32);
+	state_next(tp, fs, prev_utid, ts, end_state, TP_NULL_U32, TP_NULL_U32);
+	state_next(tp, fs, next_utid, ts, fs->running, c->ucpu, TP_NULL_U32);
 }
 
 void tp_ftrace_waking(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uint32_t utid,
@@ -239,8 +223,7 @@ void tp_ftrace_waking(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uint32_t 
 		if (st == fs->running || st == fs->runnable)
 			return;
 	}
-	state_close(tp, fs, utid, ts);
-	state_open(tp, fs, utid, ts, fs->runnable, TP_NULL_U32, waker);
+	state_next(tp, fs, utid, ts, fs->runnable, TP_NULL_U32, waker);
 }
 
 void tp_ftrace_blocked_reason(struct tp *tp, struct tp_ftrace *fs, uint32_t utid, int64_t io_wait,
@@ -294,19 +277,112 @@ void tp_ftrace_freq_limits(struct tp *tp, uint32_t cpu, int64_t ts, double min, 
 	tp_ftrace_cpu_counter(tp, "cpu_min_frequency_limit", tp_intern_cstr(tp, name), cpu, ts, min);
 }
 
+/* ---- ftrace_event rows ---------------------------------------------------- */
+
+/* Equality of a stored kind (its index) with the triple in ctx: {wanted,
+ * the kinds array}. */
+static bool kind_eq(const void *ctx, uint64_t key)
+{
+	const struct tp_ftrace_kind *const *c = ctx;
+	const struct tp_ftrace_kind *k = &c[1][key];
+	return k->name == c[0]->name && k->ucpu == c[0]->ucpu && k->flags == c[0]->flags;
+}
+
+/* The kind of (name, ucpu, flags), added on first use. */
+static uint32_t row_kind(struct tp *tp, uint32_t name, uint32_t ucpu, uint32_t flags)
+{
+	struct tp_ftrace_rows *fr = &tp->ftrace_rows;
+	/* Names, cpus and flags are small numbers: a cheap mix will do for
+	 * the cache; the map takes the full hash. */
+	uint32_t *c = &fr->kind_cache[(name * 0x9e3779b1u ^ ucpu * 0x85ebca77u ^ flags * 0xc2b2ae3du) >>
+				      (32 - TP_FTRACE_KIND_CACHE_BITS)];
+	if (*c) {
+		const struct tp_ftrace_kind *k = &fr->kinds.data[*c - 1];
+		if (k->name == name && k->ucpu == ucpu && k->flags == flags)
+			return *c - 1;
+	}
+	uint64_t h = tb_hash_u64((uint64_t)name << 32 ^ (uint64_t)ucpu << 16 ^ flags);
+	struct tp_ftrace_kind want = {name, ucpu, flags};
+	const struct tp_ftrace_kind *ctx[2] = {&want, fr->kinds.data};
+	size_t at = hmap_lookup(&fr->kind_map, h, kind_eq, ctx);
+	uint32_t kind;
+	if (at != HMAP_END) {
+		kind = (uint32_t)fr->kind_map.slots[at].val;
+	} else {
+		TB_CHECK(fr->kinds.len < UINT32_MAX - 1);
+		kind = (uint32_t)fr->kinds.len;
+		vec_push(&fr->kinds, want);
+		hmap_insert(&fr->kind_map, h, kind, kind);
+	}
+	*c = kind + 1;
+	return kind;
+}
+
 uint32_t tp_ftrace_raw(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uint32_t cpu, uint32_t name,
                        uint32_t utid, uint32_t flags, uint32_t args)
 {
 	struct tp_ftrace_cpu *c = tp_ftrace_cpu(tp, fs, cpu);
 	struct tp_ftrace_event_table *t = &tp->t.ftrace_event;
+	struct tp_ftrace_rows *fr = &tp->ftrace_rows;
 	uint32_t row = tp_ftrace_event_append(t);
-	t->ts[row] = ts;
-	t->name[row] = name;
-	t->ucpu[row] = c->ucpu;
+	if (row % TP_FTRACE_TS_BLOCK == 0)
+		vec_push(&fr->ts_base, ts);
+	/* Rows come in ts order, so the offset is small; not so across the
+	 * members of an archive (each sorted on its own). */
+	int64_t base = fr->ts_base.data[row / TP_FTRACE_TS_BLOCK];
+	uint64_t off = (uint64_t)ts - (uint64_t)base;
+	if (ts >= base && off < UINT32_MAX) {
+		t->ts_off[row] = (uint32_t)off;
+	} else {
+		t->ts_off[row] = UINT32_MAX;
+		hmap_put(&fr->ts_wide, row, (uint64_t)ts);
+	}
+	t->kind[row] = row_kind(tp, name, c->ucpu, flags);
 	t->utid[row] = utid;
-	t->common_flags[row] = flags;
 	t->arg_set_id[row] = args;
 	return row;
+}
+
+void tp_ftrace_rows_release(struct tp *tp)
+{
+	struct tp_ftrace_rows *fr = &tp->ftrace_rows;
+	vec_release(&fr->kinds);
+	hmap_release(&fr->kind_map);
+	vec_release(&fr->ts_base);
+	hmap_release(&fr->ts_wide);
+	memset(fr, 0, sizeof *fr);
+}
+
+void tp_ftrace_event_computed_ts(const struct tp *tp, uint32_t row, void *out)
+{
+	const struct tp_ftrace_rows *fr = &tp->ftrace_rows;
+	uint32_t off = tp->t.ftrace_event.ts_off[row];
+	uint64_t ts = 0;
+	if (off == UINT32_MAX)
+		hmap_get(&fr->ts_wide, row, &ts);
+	else
+		ts = (uint64_t)fr->ts_base.data[row / TP_FTRACE_TS_BLOCK] + off;
+	*(int64_t *)out = (int64_t)ts;
+}
+
+static const struct tp_ftrace_kind *kind_of(const struct tp *tp, uint32_t row)
+{
+	return &tp->ftrace_rows.kinds.data[tp->t.ftrace_event.kind[row]];
+}
+
+void tp_ftrace_event_computed_name(const struct tp *tp, uint32_t row, void *out)
+{
+	*(uint32_t *)out = kind_of(tp, row)->name;
+}
+
+void tp_ftrace_event_computed_common_flags(const struct tp *tp, uint32_t row, void *out)
+{
+	*(uint32_t *)out = kind_of(tp, row)->flags;
+}
+
+void tp_ftrace_event_computed_ucpu(const struct tp *tp, uint32_t row, void *out)
+{
+	*(uint32_t *)out = kind_of(tp, row)->ucpu;
 }
 
 /* The cpu columns of sched, thread_state and ftrace_event: the cpu table's
@@ -321,14 +397,34 @@ void tp_sched_computed_cpu(const struct tp *tp, uint32_t row, void *out)
 	*(uint32_t *)out = cpu_of_ucpu(tp, tp->t.sched.ucpu[row]);
 }
 
+/* thread_state's ucpu (Running rows) and waker_utid (others) share one
+ * stored column. */
+static uint32_t state_ucpu(const struct tp *tp, uint32_t row)
+{
+	uint32_t v = tp->t.thread_state.ucpu_or_waker[row];
+	return v != TP_NULL_U32 && (v & TP_THREAD_STATE_UCPU) ? v & ~TP_THREAD_STATE_UCPU
+							   : TP_NULL_U32;
+}
+
+void tp_thread_state_computed_ucpu(const struct tp *tp, uint32_t row, void *out)
+{
+	*(uint32_t *)out = state_ucpu(tp, row);
+}
+
+void tp_thread_state_computed_waker_utid(const struct tp *tp, uint32_t row, void *out)
+{
+	uint32_t v = tp->t.thread_state.ucpu_or_waker[row];
+	*(uint32_t *)out = v & TP_THREAD_STATE_UCPU ? TP_NULL_U32 : v;
+}
+
 void tp_thread_state_computed_cpu(const struct tp *tp, uint32_t row, void *out)
 {
-	*(uint32_t *)out = cpu_of_ucpu(tp, tp->t.thread_state.ucpu[row]);
+	*(uint32_t *)out = cpu_of_ucpu(tp, state_ucpu(tp, row));
 }
 
 void tp_ftrace_event_computed_cpu(const struct tp *tp, uint32_t row, void *out)
 {
-	*(uint32_t *)out = cpu_of_ucpu(tp, tp->t.ftrace_event.ucpu[row]);
+	*(uint32_t *)out = cpu_of_ucpu(tp, kind_of(tp, row)->ucpu);
 }
 
 void tp_ftrace_cpu_counter(struct tp *tp, const char *type, uint32_t name, uint32_t cpu, int64_t ts,

@@ -1,8 +1,8 @@
 /*
  * Column storage. Every table of tp_int.h's TP_TABLES list gets, from its
- * X-macro column lists: an append function that grows all of its columns
- * together and fills the new row with NULLs (sparse columns only once they
- * exist), a release function, and the column descriptors the SQL layer
+ * X-macro column lists: the grow function behind the inline append
+ * (tp_int.h) that grows all of its columns together (sparse columns only
+ * once they exist), a release function, and the column descriptors the SQL layer
  * serves the table from (stored columns, then computed ones). Nothing here
  * is written by hand per table.
  *
@@ -53,6 +53,11 @@ void *tp_col_materialize(enum tp_col_type type, uint32_t cap, uint32_t n)
 			a[i] = type == TP_DBLN ? TP_NULL_DBL : 0.0;
 		return a;
 	}
+	case TP_I32: {
+		int32_t *a = grow(NULL, cap, sizeof *a);
+		memset(a, 0, (size_t)n * sizeof *a);
+		return a;
+	}
 	case TP_U8:
 		break;
 	}
@@ -63,20 +68,12 @@ void *tp_col_materialize(enum tp_col_type type, uint32_t cap, uint32_t n)
 #define GROW_COL_(s, name, type, flags)                                        \
 	if (!((flags) & TP_COL_SPARSE) || t->name)                             \
 		t->name = grow(t->name, cap, sizeof *t->name);
-#define INIT_COL_(s, name, type, flags)                                        \
-	if (!((flags) & TP_COL_SPARSE) || t->name)                             \
-		t->name[row] = TP_NEW_##type;
 #define APPEND_FN_(sql, s, COLS, COMP)                                         \
-	uint32_t tp_##s##_append(struct tp_##s##_table *t)                     \
+	void tp_##s##_grow(struct tp_##s##_table *t)                           \
 	{                                                                      \
-		if (t->n == t->cap) {                                          \
-			uint32_t cap = next_cap(t->cap);                       \
-			COLS(GROW_COL_, s)                                     \
-			t->cap = cap;                                          \
-		}                                                              \
-		uint32_t row = t->n++;                                         \
-		COLS(INIT_COL_, s)                                             \
-		return row;                                                    \
+		uint32_t cap = next_cap(t->cap);                               \
+		COLS(GROW_COL_, s)                                             \
+		t->cap = cap;                                                  \
 	}
 TP_TABLES(APPEND_FN_)
 

@@ -167,14 +167,9 @@ static void drop_block(struct tp_sorter *s, uint32_t i)
 	vec_push(&s->free_slots, i);
 }
 
-void *tp_sorter_push_src(struct tp_sorter *s, uint32_t src, int64_t ts, const void *payload,
-			 size_t len)
+/* Run src, created (empty, sorted) on first use. */
+static struct run *run_of(struct tp_sorter *s, uint32_t src)
 {
-	TB_CHECK(len <= UINT32_MAX - 8);
-	if (s->extracted && ts < s->last_ts) {
-		s->late++;
-		return NULL;
-	}
 	if (src >= s->runs.len) {
 		TB_CHECK(src < UINT32_MAX);
 		size_t old = s->runs.len;
@@ -184,6 +179,18 @@ void *tp_sorter_push_src(struct tp_sorter *s, uint32_t src, int64_t ts, const vo
 			s->runs.data[i].sorted = true;
 		}
 	}
+	return &s->runs.data[src];
+}
+
+void *tp_sorter_push_src(struct tp_sorter *s, uint32_t src, int64_t ts, const void *payload,
+			 size_t len)
+{
+	TB_CHECK(len <= UINT32_MAX - 8);
+	if (s->extracted && ts < s->last_ts) {
+		s->late++;
+		return NULL;
+	}
+	run_of(s, src);
 	size_t need = slot_size(len);
 	uint32_t bi;
 	if (need > BLOCK_SIZE / 4) {
@@ -222,6 +229,59 @@ void *tp_sorter_push_src(struct tp_sorter *s, uint32_t src, int64_t ts, const vo
 void *tp_sorter_push(struct tp_sorter *s, int64_t ts, const void *payload, size_t len)
 {
 	return tp_sorter_push_src(s, 0, ts, payload, len);
+}
+
+size_t tp_sorter_push_many(struct tp_sorter *s, uint32_t src, const int64_t *ts,
+			   const void *recs, size_t size, size_t n)
+{
+	TB_CHECK(size <= 256);
+	struct run *r = run_of(s, src);
+	size_t need = slot_size(size), kept = 0, i = 0;
+	const uint8_t *rec = recs;
+	int64_t floor = s->extracted ? s->last_ts : INT64_MIN;
+	vec_reserve(&r->q, n);
+	while (i < n) {
+		/* Fill the current block with as many as fit, then take a new
+		 * one: the block checks are per block, not per event. */
+		struct block *b = s->cur == UINT32_MAX ? NULL : &s->blocks.data[s->cur];
+		if (!b || b->cap - b->used < need) {
+			uint32_t old = s->cur;
+			s->cur = UINT32_MAX;
+			if (old != UINT32_MAX && !s->blocks.data[old].live)
+				drop_block(s, old);
+			s->cur = new_block(s, BLOCK_SIZE);
+			b = &s->blocks.data[s->cur];
+		}
+		size_t room = (b->cap - b->used) / need, end = n - i < room ? n : i + room;
+		uint8_t *dst = b->data + b->used;
+		struct entry *e = r->q.data + r->q.len;
+		int64_t last = r->q.len > r->head ? e[-1].ts : INT64_MIN;
+		size_t put = 0;
+		for (; i < end; i++, rec += size) {
+			int64_t t = ts[i];
+			if (t < floor) {
+				s->late++;
+				continue;
+			}
+			memcpy(dst, rec, size);
+			*e++ = (struct entry){t, s->next_ord++, dst, (uint32_t)size, s->cur};
+			r->sorted &= t >= last;
+			last = t > last ? t : last;
+			dst += need;
+			put++;
+		}
+		if (last > r->latest)
+			r->latest = last;
+		b->used += put * need;
+		b->live += (uint32_t)put;
+		r->q.len += put;
+		kept += put;
+	}
+	s->pending += kept;
+	s->bytes += kept * (need + sizeof(struct entry));
+	s->pushed += kept * (need + sizeof(struct entry));
+	r->last_push = s->pushed;
+	return kept;
 }
 
 #define RADIX_BITS 11

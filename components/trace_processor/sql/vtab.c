@@ -84,12 +84,13 @@ struct tp_vtab_cursor {
 
 static bool is_int_type(enum tp_col_type ty)
 {
-	return ty == TP_I64 || ty == TP_I64N || ty == TP_U32 || ty == TP_U32N || ty == TP_U8;
+	return ty == TP_I64 || ty == TP_I64N || ty == TP_U32 || ty == TP_U32N || ty == TP_U8 ||
+	       ty == TP_I32;
 }
 
 /* One cell in its column type's C representation (NULL as the sentinel). */
 union tp_cell {
-	int64_t i;  /* TP_I64, TP_I64N */
+	int64_t i;  /* TP_I64, TP_I64N, TP_I32 */
 	uint32_t u; /* TP_U32, TP_U32N, TP_STR */
 	double d;   /* TP_DBL, TP_DBLN */
 	uint8_t b;  /* TP_U8 */
@@ -123,6 +124,9 @@ static union tp_cell cell(const struct tp_sql_table *t, uint32_t c, uint32_t row
 	case TP_U8:
 		v.b = p ? ((const uint8_t *)p)[row] : 0;
 		break;
+	case TP_I32:
+		v.i = p ? ((const int32_t *)p)[row] : 0;
+		break;
 	}
 	return v;
 }
@@ -133,6 +137,7 @@ static bool col_int(const struct tp_sql_table *t, uint32_t c, uint32_t row, int6
 	union tp_cell v = cell(t, c, row);
 	switch (t->desc->cols[c].type) {
 	case TP_I64:
+	case TP_I32:
 		*out = v.i;
 		return true;
 	case TP_I64N:
@@ -734,7 +739,8 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
 	case TP_I64N:
 	case TP_U32:
 	case TP_U32N:
-	case TP_U8: {
+	case TP_U8:
+	case TP_I32: {
 		int64_t v;
 		if (col_int(t, col, row, &v))
 			sqlite3_result_int64(ctx, v);

@@ -67,16 +67,27 @@ struct ftrace_compact_rec {
 };
 
 /* The arg sets of compact events repeat (a few threads, states and
- * priorities): a direct-mapped cache from their values to the committed
- * set saves building, hashing and comparing them for every event. */
-#define COMPACT_ARGS_CACHE 512
+ * priorities): a cache (2-way set associative) from their values to the
+ * committed set saves building, hashing and comparing them for every
+ * event. */
+#define COMPACT_ARGS_BITS 9
+#define COMPACT_ARGS_CACHE (1u << COMPACT_ARGS_BITS)
 struct compact_args_slot {
 	uint64_t k0, k1, k2; /* k2 = kind << 32 | comm; 0 = empty */
 	uint32_t set;
 };
 
+VEC_DEFINE(ftrace_u64s, uint64_t);
+
 struct proto_ftrace {
 	struct tp_ftrace model;
+	/* compact_sched decode scratch, kept between bundles: the arrays by
+	 * field number, the comm table, the records and their timestamps. */
+	struct ftrace_u64s arrays[13];
+	VEC(uint32_t) intern;
+	VEC(int64_t) ts;
+	VEC(struct ftrace_compact_rec) recs;
+	VEC(bool) keep;
 	struct compact_args_slot args_cache[COMPACT_ARGS_CACHE];
 	/* Arg keys of compact events, interned once. */
 	uint32_t k_prev_state, k_next_pid, k_next_prio, k_next_comm;
@@ -85,9 +96,9 @@ struct proto_ftrace {
 	uint32_t name_sched_switch, name_sched_waking, name_cpufreq, name_cpuidle;
 };
 
-static struct proto_ftrace *state(struct proto_importer *im)
+static __attribute__((noinline)) struct proto_ftrace *state_new(struct proto_importer *im)
 {
-	if (!im->ftrace) {
+	{
 		im->ftrace = tb_calloc(1, sizeof *im->ftrace);
 		tp_ftrace_init(im->tp, &im->ftrace->model);
 		im->ftrace->name_cpufreq = tp_intern_cstr(im->tp, "cpufreq");
@@ -106,6 +117,11 @@ static struct proto_ftrace *state(struct proto_importer *im)
 	return im->ftrace;
 }
 
+static inline struct proto_ftrace *state(struct proto_importer *im)
+{
+	return im->ftrace ? im->ftrace : state_new(im);
+}
+
 void proto_ftrace_free(struct proto_importer *im)
 {
 	struct proto_ftrace *f = im->ftrace;
@@ -113,15 +129,20 @@ void proto_ftrace_free(struct proto_importer *im)
 		return;
 	tp_ftrace_release(&f->model);
 	hmap_release(&f->generic);
+	for (size_t i = 0; i < TB_ARRAY_SIZE(f->arrays); i++)
+		vec_release(&f->arrays[i]);
+	vec_release(&f->intern);
+	vec_release(&f->ts);
+	vec_release(&f->recs);
+	vec_release(&f->keep);
 	tb_free(f);
 	im->ftrace = NULL;
 }
 
 /* ---- tokenize ------------------------------------------------------------- */
 
-VEC_DEFINE(ftrace_u64s, uint64_t);
-
-/* Decode a repeated scalar field (packed or not) into v. */
+/* Decode a repeated scalar field (packed or not) into v; a malformed varint
+ * ends it (the values before it are kept). */
 static void packed(struct ftrace_u64s *v, const struct pb_field *f)
 {
 	if (f->wire == PB_WIRE_VARINT) {
@@ -130,13 +151,17 @@ static void packed(struct ftrace_u64s *v, const struct pb_field *f)
 	}
 	if (f->wire != PB_WIRE_LEN)
 		return;
+	/* At most one value a byte: reserve once, store without checks. */
+	vec_reserve(v, f->len);
 	const uint8_t *p = f->data, *end = f->data + f->len;
+	uint64_t *out = v->data + v->len;
 	while (p < end) {
 		uint64_t x;
-		if (!(p = pb_read_varint(p, end, &x)))
-			return;
-		vec_push(v, x);
+		if (!(p = pb_read_varint_short(p, end, &x)))
+			break;
+		*out++ = x;
 	}
+	v->len = (size_t)(out - v->data);
 }
 
 /* The sorter run of seq's compact_sched switches (i = 2 cpu) or wakings
@@ -154,47 +179,68 @@ static uint32_t cpu_src(struct proto_importer *im, struct proto_seq *seq, uint32
 	return seq->cpu_src.data[i];
 }
 
+/* The timestamps of a delta-coded array, in the trace clock, into ts[0, n);
+ * false for an event whose clock cannot be converted (counted). */
+static bool compact_ts(struct proto_importer *im, struct proto_seq *seq, int64_t clock_off,
+		       const uint64_t *delta, int64_t *ts, size_t n, bool *keep)
+{
+	uint64_t t = 0;
+	bool all = true;
+	for (size_t i = 0; i < n; i++) {
+		t += delta[i];
+		keep[i] = proto_clocks_to_trace(im->clocks, seq->id, PROTO_CLOCK_BOOTTIME,
+						(uint64_t)((int64_t)t + clock_off), &ts[i]);
+		if (!keep[i]) {
+			tp_stat_inc(im->tp, TP_STAT_clock_sync_failure);
+			all = false;
+		}
+	}
+	return all;
+}
+
+/* Push the n records of one compact array to run src, leaving out those
+ * whose timestamp did not convert. */
+static void compact_push(struct proto_importer *im, uint32_t src, int64_t *ts,
+			 struct ftrace_compact_rec *recs, const bool *keep, bool all, size_t n)
+{
+	if (!all) {
+		size_t m = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (keep[i]) {
+				ts[m] = ts[i];
+				recs[m++] = recs[i];
+			}
+		}
+		n = m;
+	}
+	tp_sorter_push_many(im->tp->sorter, src, ts, recs, sizeof *recs, n);
+}
+
 static void compact_sched(struct proto_importer *im, struct proto_seq *seq, uint32_t cpu,
 			  int64_t clock_off, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
-	uint32_t src = cpu_src(im, seq, 2 * cpu);
-	struct ftrace_u64s a[13];
-	VEC(uint32_t) intern = VEC_INIT;
-	memset(a, 0, sizeof a);
+	struct proto_ftrace *fs = state(im);
+	struct ftrace_u64s *a = fs->arrays;
+	for (size_t i = 0; i < 13; i++)
+		vec_clear(&a[i]);
+	vec_clear(&fs->intern);
 	struct pb_reader r;
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
 		if (f.id == 5 && f.wire == PB_WIRE_LEN)
-			vec_push(&intern, tp_intern(tp, (const char *)f.data, f.len));
+			vec_push(&fs->intern, tp_intern(tp, (const char *)f.data, f.len));
 		else if (f.id >= 1 && f.id <= 12)
 			packed(&a[f.id], &f);
 	}
+	const uint32_t *intern = fs->intern.data;
+	size_t n_intern = fs->intern.len;
 	/* switch: 1 ts, 2 prev_state, 3 next_pid, 4 next_prio, 6 comm index */
 	size_t ns = a[1].len;
 	if (a[2].len != ns || a[3].len != ns || a[4].len != ns || a[6].len != ns) {
 		tp_stat_inc(tp, TP_STAT_ftrace_bundle_tokenizer_errors);
 		ns = 0;
-	}
-	uint64_t t = 0;
-	for (size_t i = 0; i < ns; i++) {
-		t += a[1].data[i];
-		int64_t ts;
-		if (!proto_clocks_to_trace(im->clocks, seq->id, PROTO_CLOCK_BOOTTIME,
-					   (uint64_t)((int64_t)t + clock_off), &ts)) {
-			tp_stat_inc(tp, TP_STAT_clock_sync_failure);
-			continue;
-		}
-		struct ftrace_compact_rec rec = {
-			.kind = EV_FTRACE_COMPACT_SWITCH,
-			.cpu = cpu,
-			.a = (int64_t)a[2].data[i],
-			.pid = (int32_t)a[3].data[i],
-			.prio = (int32_t)a[4].data[i],
-			.comm = a[6].data[i] < intern.len ? intern.data[a[6].data[i]] : 0,
-		};
-		tp_sorter_push_src(tp->sorter, src, ts, &rec, sizeof rec);
 	}
 	/* waking: 7 ts, 8 pid, 9 target_cpu, 10 prio, 11 comm index, 12 flags */
 	size_t nw = a[7].len;
@@ -203,30 +249,45 @@ static void compact_sched(struct proto_importer *im, struct proto_seq *seq, uint
 		tp_stat_inc(tp, TP_STAT_ftrace_bundle_tokenizer_errors);
 		nw = 0;
 	}
-	t = 0;
-	src = cpu_src(im, seq, 2 * cpu + 1);
+	size_t most = ns > nw ? ns : nw;
+	vec_clear(&fs->ts);
+	vec_clear(&fs->recs);
+	vec_clear(&fs->keep);
+	vec_reserve(&fs->ts, most);
+	vec_reserve(&fs->recs, most);
+	vec_reserve(&fs->keep, most);
+	int64_t *ts = fs->ts.data;
+	struct ftrace_compact_rec *recs = fs->recs.data;
+	bool *keep = fs->keep.data;
+
+	bool all = compact_ts(im, seq, clock_off, a[1].data, ts, ns, keep);
+	for (size_t i = 0; i < ns; i++) {
+		uint64_t ci = a[6].data[i];
+		recs[i] = (struct ftrace_compact_rec){
+			.kind = EV_FTRACE_COMPACT_SWITCH,
+			.cpu = cpu,
+			.a = (int64_t)a[2].data[i],
+			.pid = (int32_t)a[3].data[i],
+			.prio = (int32_t)a[4].data[i],
+			.comm = ci < n_intern ? intern[ci] : 0,
+		};
+	}
+	compact_push(im, cpu_src(im, seq, 2 * cpu), ts, recs, keep, all, ns);
+
+	all = compact_ts(im, seq, clock_off, a[7].data, ts, nw, keep);
 	for (size_t i = 0; i < nw; i++) {
-		t += a[7].data[i];
-		int64_t ts;
-		if (!proto_clocks_to_trace(im->clocks, seq->id, PROTO_CLOCK_BOOTTIME,
-					   (uint64_t)((int64_t)t + clock_off), &ts)) {
-			tp_stat_inc(tp, TP_STAT_clock_sync_failure);
-			continue;
-		}
-		struct ftrace_compact_rec rec = {
+		uint64_t ci = a[11].data[i];
+		recs[i] = (struct ftrace_compact_rec){
 			.kind = EV_FTRACE_COMPACT_WAKING,
 			.cpu = cpu,
 			.a = (int32_t)a[8].data[i],
 			.pid = (int32_t)a[9].data[i],
 			.prio = (int32_t)a[10].data[i],
-			.comm = a[11].data[i] < intern.len ? intern.data[a[11].data[i]] : 0,
+			.comm = ci < n_intern ? intern[ci] : 0,
 			.flags = a[12].len ? (uint32_t)a[12].data[i] : TP_NULL_U32,
 		};
-		tp_sorter_push_src(tp->sorter, src, ts, &rec, sizeof rec);
 	}
-	for (size_t i = 0; i < 13; i++)
-		vec_release(&a[i]);
-	vec_release(&intern);
+	compact_push(im, cpu_src(im, seq, 2 * cpu + 1), ts, recs, keep, all, nw);
 }
 
 /* A generic event descriptor: field_id -> the event name (DescriptorProto
@@ -333,18 +394,11 @@ void proto_ftrace_tokenize(struct proto_importer *im, struct proto_seq *seq, con
 	}
 }
 
-/* The arg set of a compact event: switch {prev_state, next_pid, next_prio,
- * next_comm}, waking {comm, pid, prio, target_cpu}, as Perfetto names them. */
-static uint32_t compact_args(struct proto_importer *im, const struct ftrace_compact_rec *r)
+/* Build and commit the arg set of compact event r (a cache miss). */
+static __attribute__((noinline)) uint32_t compact_args_commit(struct proto_importer *im,
+							      struct proto_ftrace *fs,
+							      const struct ftrace_compact_rec *r)
 {
-	struct proto_ftrace *fs = state(im);
-	uint64_t k0 = (uint64_t)r->a, k1 = (uint64_t)(uint32_t)r->pid << 32 | (uint32_t)r->prio;
-	uint64_t k2 = (uint64_t)r->kind << 32 | r->comm;
-	uint64_t h = (k0 * 0x9e3779b97f4a7c15ull) ^ (k1 * 0xc2b2ae3d27d4eb4full) ^
-		     (k2 * 0x165667b19e3779f9ull);
-	struct compact_args_slot *slot = &fs->args_cache[(h ^ (h >> 29)) % COMPACT_ARGS_CACHE];
-	if (slot->k2 == k2 && slot->k0 == k0 && slot->k1 == k1)
-		return slot->set;
 	tp_args_begin(&im->args);
 	if (r->kind == EV_FTRACE_COMPACT_SWITCH) {
 		tp_args_add_int(&im->args, fs->k_prev_state, fs->k_prev_state, r->a);
@@ -357,9 +411,30 @@ static uint32_t compact_args(struct proto_importer *im, const struct ftrace_comp
 		tp_args_add_int(&im->args, fs->k_prio, fs->k_prio, r->prio);
 		tp_args_add_int(&im->args, fs->k_target_cpu, fs->k_target_cpu, r->pid);
 	}
-	slot->k0 = k0, slot->k1 = k1, slot->k2 = k2;
-	slot->set = tp_args_commit(im->tp, &im->args);
-	return slot->set;
+	return tp_args_commit(im->tp, &im->args);
+}
+
+/* The arg set of a compact event: switch {prev_state, next_pid, next_prio,
+ * next_comm}, waking {comm, pid, prio, target_cpu}, as Perfetto names them. */
+static inline uint32_t compact_args(struct proto_importer *im, struct proto_ftrace *fs,
+				   const struct ftrace_compact_rec *r)
+{
+	uint64_t k0 = (uint64_t)r->a, k1 = (uint64_t)(uint32_t)r->pid << 32 | (uint32_t)r->prio;
+	uint64_t k2 = (uint64_t)r->kind << 32 | r->comm;
+	/* Each key multiplied by its own odd constant, then folded and mixed
+	 * once more, so that keys differing in any few low bits spread. */
+	uint64_t h = (k0 * 0x9e3779b97f4a7c15ull) ^ (k1 * 0xc2b2ae3d27d4eb4full) ^
+		     (k2 * 0x165667b19e3779f9ull);
+	h = (h ^ (h >> 32)) * 0xff51afd7ed558ccdull;
+	/* Two ways a bucket: the newest first, the one it displaced second. */
+	struct compact_args_slot *slot = &fs->args_cache[(h >> (64 - COMPACT_ARGS_BITS)) & ~1ull];
+	if (slot[0].k2 == k2 && slot[0].k0 == k0 && slot[0].k1 == k1)
+		return slot[0].set;
+	if (slot[1].k2 == k2 && slot[1].k0 == k0 && slot[1].k1 == k1)
+		return slot[1].set;
+	slot[1] = slot[0];
+	slot[0] = (struct compact_args_slot){k0, k1, k2, compact_args_commit(im, fs, r)};
+	return slot[0].set;
 }
 
 void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const void *payload)
@@ -381,7 +456,7 @@ void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const voi
 			return;
 		}
 		uint32_t prev_utid = c->last_utid;
-		uint32_t args = compact_args(im, &r);
+		uint32_t args = compact_args(im, fs, &r);
 		tp_ftrace_raw(tp, &fs->model, ts, r.cpu, fs->name_sched_switch, prev_utid, TP_NULL_U32,
 			      args);
 		if (row_only) {
@@ -402,7 +477,7 @@ void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const voi
 		return;
 	}
 	uint32_t wakee = tp_ftrace_thread_named(tp, r.a, r.comm);
-	uint32_t args = compact_args(im, &r);
+	uint32_t args = compact_args(im, fs, &r);
 	tp_ftrace_raw(tp, &fs->model, ts, r.cpu, fs->name_sched_waking, c->last_utid, r.flags, args);
 	if (row_only)
 		return;
