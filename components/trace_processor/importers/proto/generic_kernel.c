@@ -122,8 +122,7 @@ static void push_state(struct proto_importer *im, int64_t ts, uint32_t utid, uin
 	t->dur[row] = -1;
 	t->utid[row] = utid;
 	t->state[row] = state;
-	t->ucpu[row] = ucpu;
-	t->waker_utid[row] = TP_NULL_U32;
+	t->ucpu_or_waker[row] = ucpu != TP_NULL_U32 ? ucpu | TP_THREAD_STATE_UCPU : TP_NULL_U32;
 	th->state = row;
 }
 
