@@ -46,14 +46,22 @@ TEST(tp_model_slice_end_matches_name)
 	uint32_t tr = tp_track_for_thread(tp, tp_thread_for_tid(tp, 1, 1));
 	uint32_t a = tp_slice_begin(tp, tr, 10, 0, S(tp, "A"), TP_NULL_U32);
 	uint32_t b = tp_slice_begin(tp, tr, 20, 0, S(tp, "B"), TP_NULL_U32);
-	/* E for A while B is open closes A only; B stays open and can still be
-	 * closed, as in Perfetto. */
+	/* E for A while B is open ends A only; A stays below B until an event
+	 * past its end, which cuts B at A's end (Perfetto's MaybeCloseStack). */
 	CHECK_EQ(tp_slice_end(tp, tr, 30, 0, S(tp, "A"), TP_NULL_U32), a);
 	CHECK_EQ(tp->t.slice.dur[a], 20);
 	CHECK_EQ(tp->t.slice.dur[b], -1);
-	CHECK_EQ(tp_slice_end(tp, tr, 40, 0, S(tp, "X"), TP_NULL_U32), TP_NULL_U32);
-	CHECK_EQ(tp_slice_end(tp, tr, 50, 0, S(tp, "B"), TP_NULL_U32), b);
-	CHECK_EQ(tp->t.slice.dur[b], 30);
+	/* At A's end exactly, nothing is cut: C nests in B. */
+	uint32_t c = tp_slice_begin(tp, tr, 30, 0, S(tp, "C"), TP_NULL_U32);
+	CHECK_EQ(tp->t.slice.depth[c], 2);
+	CHECK_EQ(tp->stats[TP_STAT_misplaced_end_event], 0);
+	/* Past it: B and C end at 30, and nothing is left for these ends. */
+	CHECK_EQ(tp_slice_end(tp, tr, 40, 0, S(tp, "C"), TP_NULL_U32), TP_NULL_U32);
+	CHECK_EQ(tp->t.slice.dur[b], 10);
+	CHECK_EQ(tp->t.slice.dur[c], 0);
+	CHECK_EQ(tp->stats[TP_STAT_misplaced_end_event], 1);
+	CHECK_EQ(tp_slice_end(tp, tr, 50, 0, S(tp, "B"), TP_NULL_U32), TP_NULL_U32);
+	CHECK_EQ(tp->stats[TP_STAT_stackless_end_event], 2);
 	tp_free(tp);
 }
 

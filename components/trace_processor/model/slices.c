@@ -62,14 +62,32 @@ static stack_t_ *stack_for(struct tp *tp, uint32_t track)
 /* Pop the complete slices that ended before something of duration dur
  * (-1: open-ended) happening at ts: those that ended before ts, and those
  * that end at ts unless both are instants (intervals are closed on the left,
- * open on the right; instants at one ts stack, as in Perfetto). */
-static void pop_ended(stack_t_ *st, int64_t ts, int64_t dur)
+ * open on the right; instants at one ts stack, as in Perfetto). A slice
+ * ended below open ones (its end matched by category or name) stays until
+ * ts passes its end: then the open slices above it are cut at that end and
+ * leave with it (Perfetto's misplaced_end_event). */
+static void pop_ended(struct tp *tp, stack_t_ *st, int64_t ts, int64_t dur)
 {
-	while (st->len) {
-		const struct open_slice *o = &st->data[st->len - 1];
-		if (o->end == OPEN_END || o->end > ts || (o->end == ts && o->instant && dur == 0))
-			break;
-		st->len--;
+	bool open_above = false;
+	for (size_t i = st->len; i > 0; i--) {
+		const struct open_slice *o = &st->data[i - 1];
+		if (o->end == OPEN_END) {
+			open_above = true;
+			continue;
+		}
+		if (open_above) {
+			if (ts <= o->end)
+				continue;
+			tp_stat_inc(tp, TP_STAT_misplaced_end_event);
+			struct tp_slice_table *t = &tp->t.slice;
+			for (size_t j = i; j < st->len; j++)
+				t->dur[st->data[j].id] = o->end - t->ts[st->data[j].id];
+			st->len = i - 1;
+			open_above = false;
+			continue;
+		}
+		if (o->end < ts || (o->end == ts && !(o->instant && dur == 0)))
+			st->len = i - 1;
 	}
 }
 
@@ -95,7 +113,7 @@ uint32_t tp_slice_begin(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat,
 			uint32_t arg_set_id)
 {
 	stack_t_ *st = stack_for(tp, track);
-	pop_ended(st, ts, -1);
+	pop_ended(tp, st, ts, -1);
 	uint32_t id = insert(tp, st, track, ts, -1, cat, name, arg_set_id);
 	vec_push(st, ((struct open_slice){id, false, OPEN_END}));
 	return id;
@@ -105,7 +123,7 @@ uint32_t tp_slice_end(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, u
 		      uint32_t arg_set_id)
 {
 	stack_t_ *st = stack_for(tp, track);
-	pop_ended(st, ts, -1);
+	pop_ended(tp, st, ts, -1);
 	struct tp_slice_table *t = &tp->t.slice;
 	size_t i = st->len;
 	while (i > 0) {
@@ -126,10 +144,14 @@ uint32_t tp_slice_end(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, u
 	}
 	t->dur[id] = ts - t->ts[id];
 	tp_slice_add_args(tp, id, arg_set_id);
-	/* Only the matched slice leaves the stack: slices opened inside it
-	 * stay open and can still be ended, as in Perfetto. */
-	memmove(&st->data[i - 1], &st->data[i], (st->len - i) * sizeof *st->data);
-	st->len--;
+	/* The top slice leaves the stack; one below open slices stays, ended,
+	 * until an event past its end cuts them (pop_ended), as in Perfetto. */
+	if (i == st->len) {
+		st->len--;
+	} else {
+		st->data[i - 1].end = ts;
+		st->data[i - 1].instant = ts == t->ts[id];
+	}
 	return id;
 }
 
@@ -137,7 +159,7 @@ bool tp_slice_would_overlap(struct tp *tp, uint32_t track, int64_t ts, int64_t d
 			    int64_t *conflict_end, uint32_t *conflict_slice)
 {
 	stack_t_ *st = stack_for(tp, track);
-	pop_ended(st, ts, dur);
+	pop_ended(tp, st, ts, dur);
 	if (!st->len)
 		return false;
 	struct open_slice *top = &st->data[st->len - 1];
@@ -176,7 +198,7 @@ uint32_t tp_slice_top(struct tp *tp, uint32_t track)
 uint32_t tp_slice_innermost(struct tp *tp, uint32_t track, int64_t ts)
 {
 	stack_t_ *st = stack_for(tp, track);
-	pop_ended(st, ts, -1);
+	pop_ended(tp, st, ts, -1);
 	return st->len ? st->data[st->len - 1].id : TP_NULL_U32;
 }
 

@@ -1060,7 +1060,7 @@ void proto_track_event_parse_simple(struct proto_importer *im, int64_t ts,
 		tp_slice_begin(tp, track, ts, r->cat, r->name, TP_NULL_U32);
 		break;
 	case TYPE_SLICE_END:
-		tp_slice_end(tp, track, ts, 0, 0, TP_NULL_U32);
+		tp_slice_end(tp, track, ts, r->cat, r->name, TP_NULL_U32);
 		break;
 	default:
 		tp_slice_complete(tp, track, ts, 0, r->cat, r->name, TP_NULL_U32);
@@ -1230,7 +1230,7 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 		}
 		break;
 	case TYPE_SLICE_END:
-		slice = tp_slice_end(tp, track, ts, 0, 0, args);
+		slice = tp_slice_end(tp, track, ts, e.cat, e.name, args);
 		if (slice != TP_NULL_U32) {
 			if (tc.time != TP_NULL_I64 && tp_get_slice_thread_ts(st, slice) != TP_NULL_I64)
 				tp_set_slice_thread_dur(st, slice,
