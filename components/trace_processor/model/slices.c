@@ -172,6 +172,32 @@ bool tp_slice_would_overlap(struct tp *tp, uint32_t track, int64_t ts, int64_t d
 	return true;
 }
 
+void tp_slice_log_overlap(struct tp *tp, enum tp_stat stat, int64_t ts, int64_t conflict_end,
+			  uint32_t conflict, const struct tp_slice_event *ev)
+{
+	static const char *const keys[] = {
+		"event_name",		  "event_phase",	  "overlap_start",
+		"overlap_end",		  "conflicting_slice_name", "conflicting_slice_ts",
+		"conflicting_slice_dur",
+	};
+	uint32_t k[7];
+	for (int i = 0; i < 7; i++)
+		k[i] = tp_intern_cstr(tp, keys[i]);
+	const struct tp_slice_table *t = &tp->t.slice;
+	struct tp_args_builder *b = &tp->args_scratch;
+	tp_args_begin(b);
+	if (ev) {
+		tp_args_add_string(b, k[0], k[0], ev->name);
+		tp_args_add_string(b, k[1], k[1], tp_intern(tp, &ev->phase, 1));
+	}
+	tp_args_add_int(b, k[2], k[2], ts);
+	tp_args_add_int(b, k[3], k[3], conflict_end);
+	tp_args_add_string(b, k[4], k[4], t->name[conflict]);
+	tp_args_add_int(b, k[5], k[5], t->ts[conflict]);
+	tp_args_add_int(b, k[6], k[6], t->dur[conflict]);
+	tp_import_log(tp, stat, ts, tp_args_commit(tp, b));
+}
+
 uint32_t tp_slice_complete(struct tp *tp, uint32_t track, int64_t ts, int64_t dur, uint32_t cat,
 			   uint32_t name, uint32_t arg_set_id)
 {
@@ -179,8 +205,11 @@ uint32_t tp_slice_complete(struct tp *tp, uint32_t track, int64_t ts, int64_t du
 		tp_stat_inc(tp, TP_STAT_slice_negative_duration);
 		return TP_NULL_U32;
 	}
-	if (tp_slice_would_overlap(tp, track, ts, dur, NULL, NULL)) {
-		tp_stat_inc(tp, TP_STAT_slice_drop_overlapping_complete_event);
+	int64_t conflict_end;
+	uint32_t conflict;
+	if (tp_slice_would_overlap(tp, track, ts, dur, &conflict_end, &conflict)) {
+		tp_slice_log_overlap(tp, TP_STAT_slice_drop_overlapping_complete_event, ts,
+				     conflict_end, conflict, NULL);
 		return TP_NULL_U32;
 	}
 	stack_t_ *st = stack_for(tp, track);
