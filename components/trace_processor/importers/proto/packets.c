@@ -376,11 +376,14 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		/* A thread's descriptor is also the sequence's thread, as a
 		 * legacy ThreadDescriptor would be (if the state is valid). */
 		struct pb_field tf = {0};
-		proto_descriptor_tokenize(im, pp, pn);
+		int64_t tid = proto_descriptor_tokenize(im, pp, pn);
 		if (seq->valid && pb_find_field(pp, pn, 4, &tf) == 1 && tf.wire == PB_WIRE_LEN &&
 		    pb_find_field(tf.data, tf.len, 1, &(struct pb_field){0}) == 1 &&
-		    pb_find_field(tf.data, tf.len, 2, &(struct pb_field){0}) == 1)
+		    pb_find_field(tf.data, tf.len, 2, &(struct pb_field){0}) == 1) {
 			seq_thread(seq, tf.data, tf.len);
+			if (tid >= 0)
+				seq->tid = tid; /* synthetic when sandboxed */
+		}
 		proto_push(im, ts, EV_TRACK_DESCRIPTOR, NULL, seq, pp, pn);
 		break;
 	}

@@ -238,8 +238,10 @@ struct proto_track {
 	uint32_t utid, upid;   /* thread/process bound to, TP_NULL_U32 until then */
 };
 
-/* Record a TrackDescriptor (tokenize time). */
-void proto_descriptor_tokenize(struct proto_importer *im, const uint8_t *p, size_t n);
+/* Record a TrackDescriptor (tokenize time). Returns the tid of a thread
+ * descriptor (pid << 32 | tid for a Chrome sandboxed tid, as Perfetto's
+ * synthetic tids), else -1. */
+int64_t proto_descriptor_tokenize(struct proto_importer *im, const uint8_t *p, size_t n);
 /* Parse time: materialise the track, name its process/thread. */
 void proto_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t n);
 /* The descriptor of uuid, or NULL. */

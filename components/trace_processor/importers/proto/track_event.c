@@ -14,6 +14,8 @@
  */
 #include "proto_int.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 enum {
@@ -30,6 +32,7 @@ enum {
 	TE_TS_ABSOLUTE_US = 16,
 	TE_THREAD_TIME_ABSOLUTE_US = 17,
 	TE_INSTR_ABSOLUTE = 20,
+	TE_LOG_MESSAGE = 21,
 	TE_CATEGORIES = 22,
 	TE_NAME = 23,
 	TE_COUNTER_VALUE = 30,
@@ -545,6 +548,7 @@ static bool decode(struct proto_importer *im, const struct proto_gen *g, const u
 			e->value = pb_field_double(&f);
 			break;
 		case TE_DEBUG_ANNOTATIONS:
+		case TE_LOG_MESSAGE:
 		case TE_SOURCE_LOCATION:
 		case TE_SOURCE_LOCATION_IID:
 			e->has_args = true;
@@ -792,6 +796,78 @@ static void source_location(struct proto_importer *im, const uint8_t *p, size_t 
 	}
 }
 
+/* A LogMessage (body and source location by iid, priority): a `logs` row
+ * ("android_logcat", tag "file:line", priority INFO unless given, as
+ * Perfetto's, whose LogMessage priorities equal Android's) and
+ * `track_event.log_message.*` args. Needs the event's thread. */
+static void log_message(struct proto_importer *im, const struct proto_gen *g, const uint8_t *p,
+			size_t n, int64_t ts, uint32_t utid)
+{
+	struct tp *tp = im->tp;
+	uint64_t body_iid = 0, loc_iid = 0;
+	bool has_loc = false, has_prio = false;
+	int64_t prio = 4;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.wire != PB_WIRE_VARINT)
+			continue;
+		if (f.id == 1) {
+			has_loc = true;
+			loc_iid = f.val;
+		} else if (f.id == 2) {
+			body_iid = f.val;
+		} else if (f.id == 3) {
+			has_prio = true;
+			prio = f.val <= 7 ? (int64_t)f.val : 0;
+		}
+	}
+	uint32_t body = proto_interned_str(tp, g, INTERN_LOG_MESSAGE_BODY, body_iid);
+	const struct proto_interned *loc =
+		has_loc ? proto_gen_lookup(g, INTERN_SOURCE_LOCATIONS, loc_iid) : NULL;
+	if (utid == TP_NULL_U32 || !body || (has_loc && !loc)) {
+		tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
+		return;
+	}
+	uint32_t k = tp_intern_cstr(tp, "track_event.log_message.message");
+	tp_args_add_string(&im->args, k, k, body);
+	uint32_t tag = 0;
+	if (loc) {
+		struct pb_field lf = {0};
+		uint32_t file = 0, func = 0;
+		uint64_t line = 0;
+		if (pb_find_field(loc->data, loc->len, 2, &lf) == 1 && lf.wire == PB_WIRE_LEN)
+			file = tp_intern(tp, (const char *)lf.data, lf.len);
+		if (pb_find_field(loc->data, loc->len, 3, &lf) == 1 && lf.wire == PB_WIRE_LEN)
+			func = tp_intern(tp, (const char *)lf.data, lf.len);
+		if (pb_find_field(loc->data, loc->len, 4, &lf) == 1)
+			line = (uint32_t)lf.val;
+		char buf[PROTO_KEY_MAX];
+		const char *fs = file ? tp_str(tp, file) : "";
+		int len = snprintf(buf, sizeof buf, "%s:%" PRIu64, fs, line);
+		tag = tp_intern(tp, buf, len < (int)sizeof buf ? (size_t)len : sizeof buf - 1);
+		k = tp_intern_cstr(tp, "track_event.log_message.file_name");
+		tp_args_add_string(&im->args, k, k, file ? file : tp_intern(tp, "", 0));
+		k = tp_intern_cstr(tp, "track_event.log_message.function_name");
+		tp_args_add_string(&im->args, k, k, func ? func : tp_intern(tp, "", 0));
+		k = tp_intern_cstr(tp, "track_event.log_message.line_number");
+		tp_args_add_int(&im->args, k, k, (int64_t)line);
+	}
+	if (has_prio) {
+		k = tp_intern_cstr(tp, "track_event.priority");
+		tp_args_add_int(&im->args, k, k, prio);
+	}
+	struct tp_logs_table *t = &tp->t.logs;
+	uint32_t row = tp_logs_append(t);
+	t->ts[row] = ts;
+	t->utid[row] = utid;
+	t->prio[row] = prio;
+	t->log_source[row] = tp_intern_cstr(tp, "android_logcat");
+	t->tag[row] = tag;
+	t->msg[row] = body;
+}
+
 /* What the legacy event adds to a slice's args (Perfetto's JSON export
  * hints): the async id, the thread the event came from, the phase. */
 struct legacy_args {
@@ -805,7 +881,7 @@ struct legacy_args {
  * legacy_trace_source_id, debug annotations, then the passthrough utid and
  * the phase. */
 static uint32_t build_args(struct proto_importer *im, const struct proto_gen *g, const uint8_t *p,
-			   size_t n, const struct legacy_args *la)
+			   size_t n, const struct legacy_args *la, int64_t ts, uint32_t utid)
 {
 	struct tp *tp = im->tp;
 	struct pb_reader r;
@@ -825,6 +901,10 @@ static uint32_t build_args(struct proto_importer *im, const struct proto_gen *g,
 				tp_stat_inc(im->tp, TP_STAT_interned_data_tokenizer_errors);
 		}
 	}
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f))
+		if (f.id == TE_LOG_MESSAGE && f.wire == PB_WIRE_LEN)
+			log_message(im, g, f.data, f.len, ts, utid);
 	if (la->has_source_id) {
 		k = tp_intern_cstr(tp, "legacy_trace_source_id");
 		tp_args_add_int(&im->args, k, k, la->source_id);
@@ -1117,7 +1197,9 @@ static void state_event(struct proto_importer *im, int64_t ts, const struct prot
 	if (track == TP_NULL_U32)
 		return;
 	struct legacy_args la = {.passthrough_utid = TP_NULL_U32};
-	uint32_t args = e->name && e->has_args ? build_args(im, ev->gen, p, n, &la) : TP_NULL_U32;
+	uint32_t args = e->name && e->has_args
+				? build_args(im, ev->gen, p, n, &la, ts, TP_NULL_U32)
+				: TP_NULL_U32;
 	tp_state_update(tp, track, ts, e->name, e->cat, args);
 }
 
@@ -1217,7 +1299,7 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 	    (e.phase == 'S' || e.phase == 'T' || e.phase == 'p' || e.phase == 'R'))
 		la.phase = (char)e.phase;
 	bool legacy_args = la.has_source_id || la.passthrough_utid != TP_NULL_U32 || la.phase;
-	uint32_t args = e.has_args || legacy_args ? build_args(im, ev->gen, p, n, &la)
+	uint32_t args = e.has_args || legacy_args ? build_args(im, ev->gen, p, n, &la, ts, utid)
 						  : TP_NULL_U32;
 	struct tp_slice_table *st = &tp->t.slice;
 	uint32_t slice = TP_NULL_U32;
