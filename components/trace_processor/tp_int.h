@@ -327,6 +327,23 @@ enum tp_col_type {
 	X(T, load_bias, TP_I64, 0)                                                \
 	X(T, name, TP_STR, 0)
 
+/* track_event_callstacks: the callstack of a TrackEvent on a slice:
+ * callsite_id from its begin (or instant), end_callsite_id from its end;
+ * weight = callstack_weight. */
+#define TP_TRACK_EVENT_CALLSTACKS_COLUMNS(X, T)                                   \
+	X(T, slice_id, TP_U32, 0)                                                 \
+	X(T, track_id, TP_U32, 0)                                                 \
+	X(T, callsite_id, TP_U32N, 0)                                             \
+	X(T, end_callsite_id, TP_U32N, 0)                                         \
+	X(T, weight, TP_DBLN, 0)
+
+/* cpu_profile_stack_sample: Chrome's sampling profiler (StreamingProfilePacket). */
+#define TP_CPU_PROFILE_STACK_SAMPLE_COLUMNS(X, T)                                 \
+	X(T, ts, TP_I64, 0)                                                       \
+	X(T, callsite_id, TP_U32, 0)                                              \
+	X(T, utid, TP_U32, 0)                                                     \
+	X(T, process_priority, TP_I64, 0)
+
 /* stack_profile_symbol: symbolization results (rows of one set contiguous). */
 #define TP_STACK_PROFILE_SYMBOL_COLUMNS(X, T)                                     \
 	X(T, symbol_set_id, TP_U32, 0)                                            \
@@ -362,6 +379,10 @@ enum tp_col_type {
 	T(__intrinsic_ftrace_event, ftrace_event, TP_FTRACE_EVENT_COLUMNS, TP_FTRACE_EVENT_COMPUTED) \
 	T(__intrinsic_cpu, cpu, TP_CPU_COLUMNS, TP_NO_COLUMNS)                 \
 	T(__intrinsic_logs, logs, TP_LOGS_COLUMNS, TP_NO_COLUMNS)              \
+	T(__intrinsic_track_event_callstacks, track_event_callstacks,           \
+	  TP_TRACK_EVENT_CALLSTACKS_COLUMNS, TP_NO_COLUMNS)                      \
+	T(__intrinsic_cpu_profile_stack_sample, cpu_profile_stack_sample,       \
+	  TP_CPU_PROFILE_STACK_SAMPLE_COLUMNS, TP_NO_COLUMNS)                    \
 	T(__intrinsic_trace_import_logs, trace_import_logs, TP_TRACE_IMPORT_LOGS_COLUMNS, \
 	  TP_NO_COLUMNS)
 
@@ -490,6 +511,8 @@ void tp_tables_release(struct tp_tables *tables);
 	X(stackprofile_invalid_mapping_id, "error", "trace", "An interned mapping of a stack profile was not found.") \
 	X(stackprofile_invalid_frame_id, "error", "trace", "An interned frame of a stack profile was not found.") \
 	X(stackprofile_invalid_callstack_id, "error", "trace", "An interned callstack of a stack profile was not found.") \
+	X(stackprofile_parser_error, "error", "trace", "A sampled callstack could not be resolved (unknown callstack iid, or more samples than timestamps); the sample was dropped.") \
+	X(streaming_profile_invalid_timestamp, "error", "analysis", "A StreamingProfilePacket resolved to a negative timestamp and was dropped. This indicates a bug in the trace producer or data corruption.") \
 	X(systrace_parse_failure, "error", "analysis", "A print event's atrace text, a line of a text trace or the fields of a known text event could not be parsed.") \
 	X(ftrace_text_payload_unparsed, "info", "trace", "An ftrace text event had no key=value fields; its payload is kept whole as the 'payload' arg of its ftrace_event row.") \
 	X(sorter_push_event_out_of_order, "error", "analysis", "Trace events are out of order event after sorting. This can happen due to many factors including clock sync drift, producers emitting events out of order or a bug in trace processor's logic of sorting.") \

@@ -94,6 +94,8 @@ static const char *const tp_views[] = {
     "deobfuscated_name, NULL AS type FROM __intrinsic_stack_profile_frame",
     "CREATE VIEW stack_profile_mapping AS SELECT id, build_id, exact_offset, start_offset, "
     "start, \"end\", load_bias, name FROM __intrinsic_stack_profile_mapping",
+    "CREATE VIEW cpu_profile_stack_sample AS SELECT id, ts, callsite_id, utid, "
+    "process_priority FROM __intrinsic_cpu_profile_stack_sample",
     "CREATE VIEW stack_profile_symbol AS SELECT id, symbol_set_id, name, source_file, "
     "line_number, inlined FROM __intrinsic_stack_profile_symbol",
     "CREATE VIEW metadata AS SELECT id, name, key_type, int_value, str_value, machine_id, "

@@ -103,6 +103,9 @@ void proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len,
 	case EV_FTRACE:
 		proto_ftrace_parse(im, ts, &ev, p, ev.len);
 		break;
+	case EV_STREAMING_SAMPLE:
+		proto_streaming_sample_parse(im, ts, &ev, p, ev.len);
+		break;
 	case EV_PERF_SAMPLE:
 		proto_perf_sample_parse(im, ts, &ev, p, ev.len);
 		break;
@@ -150,6 +153,7 @@ static void proto_destroy(struct tp_importer *imp)
 	proto_tracks_free(im);
 	proto_ftrace_free(im);
 	proto_perf_free(im);
+	proto_callstacks_free(im);
 	hmap_release(&im->ftrace_error_seqs);
 	hmap_release(&im->disk_by_name);
 	vec_release(&im->disks);

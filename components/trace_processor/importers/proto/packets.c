@@ -283,6 +283,7 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		case PKT_TRACE_ATTRIBUTES:
 		case PKT_TRACK_EVENT_RANGE_OF_INTEREST:
 		case PKT_PERF_SAMPLE:
+		case PKT_STREAMING_PROFILE:
 		case PKT_MODULE_SYMBOLS:
 		case PKT_CPU_INFO:
 		case PKT_TRIGGER:
@@ -408,6 +409,9 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		break;
 	case PKT_PERF_SAMPLE:
 		proto_push(im, ts, EV_PERF_SAMPLE, seq->gen, seq, pp, pn);
+		break;
+	case PKT_STREAMING_PROFILE:
+		proto_streaming_profile_tokenize(im, seq, pp, pn);
 		break;
 	case PKT_FTRACE_STATS:
 		proto_ftrace_stats(im, k.seq_id, pp, pn);

@@ -46,6 +46,9 @@ enum {
 	TE_EXTRA_DOUBLE_COUNTER_VALUES = 46,
 	TE_FLOW_IDS = 47,
 	TE_TERMINATING_FLOW_IDS = 48,
+	TE_CALLSTACK = 55,
+	TE_CALLSTACK_IID = 56,
+	TE_CALLSTACK_WEIGHT = 57,
 };
 
 /* LegacyEvent.FlowDirection */
@@ -428,6 +431,7 @@ struct te {
 	uint64_t bind_id;
 	uint32_t flow_direction;
 	struct extra x;
+	struct proto_te_callstack cs;
 };
 
 static void add_category(struct proto_importer *im, struct te *e, uint32_t id)
@@ -562,6 +566,20 @@ static bool decode(struct proto_importer *im, const struct proto_gen *g, const u
 		case TE_LEGACY_EVENT:
 			if (f.wire == PB_WIRE_LEN)
 				decode_legacy(e, &f);
+			break;
+		case TE_CALLSTACK:
+			if (f.wire == PB_WIRE_LEN) {
+				e->cs.inline_data = f.data;
+				e->cs.inline_len = f.len;
+			}
+			break;
+		case TE_CALLSTACK_IID:
+			e->cs.has_iid = true;
+			e->cs.iid = f.val;
+			break;
+		case TE_CALLSTACK_WEIGHT:
+			e->cs.has_weight = f.wire == PB_WIRE_FIXED64;
+			e->cs.weight = pb_field_double(&f);
 			break;
 		default:
 			break;
@@ -1347,6 +1365,8 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 	}
 	if (slice == TP_NULL_U32)
 		return;
+	if (e.cs.has_iid || e.cs.inline_data)
+		proto_te_callstack_add(im, ev->gen, &e.cs, slice, track, type == TYPE_SLICE_END);
 	if (e.has_flows)
 		flows(im, p, n, slice);
 	/* Flow v2 through the legacy event's bind_id, in the id space of
