@@ -179,6 +179,43 @@ static bool advance(struct proto_importer *im, struct proto_seq *seq, int64_t de
 	return false;
 }
 
+/* The values of one repeated varint field, packed or not, in any number
+ * of runs. */
+struct repeated {
+	struct pb_reader r;
+	struct pb_packed run;
+	bool in_run;
+	uint32_t id;
+};
+
+static void repeated_init(struct repeated *it, const uint8_t *p, size_t n, uint32_t id)
+{
+	pb_reader_init(&it->r, p, n);
+	it->in_run = false;
+	it->id = id;
+}
+
+static bool repeated_next(struct repeated *it, uint64_t *v)
+{
+	struct pb_field f = {0};
+	for (;;) {
+		if (it->in_run && pb_packed_next(&it->run, v))
+			return true;
+		it->in_run = false;
+		if (!pb_next(&it->r, &f))
+			return false;
+		if (f.id != it->id)
+			continue;
+		if (f.wire == PB_WIRE_LEN) {
+			pb_packed_init(&it->run, f.data, f.len, PB_WIRE_VARINT);
+			it->in_run = true;
+		} else if (f.wire == PB_WIRE_VARINT) {
+			*v = f.val;
+			return true;
+		}
+	}
+}
+
 void proto_streaming_profile_tokenize(struct proto_importer *im, struct proto_seq *seq,
 				      const uint8_t *p, size_t n)
 {
@@ -202,53 +239,15 @@ void proto_streaming_profile_tokenize(struct proto_importer *im, struct proto_se
 				  &conv))
 		sample_ts = conv;
 
-	/* Walk the two repeated fields (packed or not, in any number of runs)
-	 * in step: the i-th delta times the i-th callstack; deltas left over
-	 * still advance the sequence's time. */
-	struct pb_reader ri, rd;
-	struct pb_packed pi, pd;
-	bool in_pi = false, in_pd = false;
-	pb_reader_init(&ri, p, n);
-	pb_reader_init(&rd, p, n);
+	/* Walk the two repeated fields in step: the i-th delta times the i-th
+	 * callstack; deltas left over still advance the sequence's time. */
+	struct repeated iids, deltas;
+	repeated_init(&iids, p, n, 1);
+	repeated_init(&deltas, p, n, 2);
 	for (;;) {
 		uint64_t iid = 0, d = 0;
-		bool got_iid = false, got_d = false;
-		while (!got_iid) {
-			if (in_pi && pb_packed_next(&pi, &iid)) {
-				got_iid = true;
-				break;
-			}
-			in_pi = false;
-			if (!pb_next(&ri, &f))
-				break;
-			if (f.id != 1)
-				continue;
-			if (f.wire == PB_WIRE_LEN) {
-				pb_packed_init(&pi, f.data, f.len, PB_WIRE_VARINT);
-				in_pi = true;
-			} else if (f.wire == PB_WIRE_VARINT) {
-				iid = f.val;
-				got_iid = true;
-			}
-		}
-		while (!got_d) {
-			if (in_pd && pb_packed_next(&pd, &d)) {
-				got_d = true;
-				break;
-			}
-			in_pd = false;
-			if (!pb_next(&rd, &f))
-				break;
-			if (f.id != 2)
-				continue;
-			if (f.wire == PB_WIRE_LEN) {
-				pb_packed_init(&pd, f.data, f.len, PB_WIRE_VARINT);
-				in_pd = true;
-			} else if (f.wire == PB_WIRE_VARINT) {
-				d = f.val;
-				got_d = true;
-			}
-		}
+		bool got_iid = repeated_next(&iids, &iid);
+		bool got_d = repeated_next(&deltas, &d);
 		if (!got_iid && !got_d)
 			return;
 		if (got_iid && !got_d) {
