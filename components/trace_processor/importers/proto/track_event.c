@@ -34,6 +34,7 @@ enum {
 	TE_INSTR_ABSOLUTE = 20,
 	TE_LOG_MESSAGE = 21,
 	TE_CATEGORIES = 22,
+	TE_CHROME_HISTOGRAM_SAMPLE = 28,
 	TE_NAME = 23,
 	TE_COUNTER_VALUE = 30,
 	TE_EXTRA_COUNTER_UUIDS = 31,
@@ -553,6 +554,7 @@ static bool decode(struct proto_importer *im, const struct proto_gen *g, const u
 			break;
 		case TE_DEBUG_ANNOTATIONS:
 		case TE_LOG_MESSAGE:
+		case TE_CHROME_HISTOGRAM_SAMPLE:
 		case TE_SOURCE_LOCATION:
 		case TE_SOURCE_LOCATION_IID:
 			e->has_args = true;
@@ -886,6 +888,46 @@ static void log_message(struct proto_importer *im, const struct proto_gen *g, co
 	t->msg[row] = body;
 }
 
+/* A ChromeHistogramSample as Perfetto's args: its fields by name
+ * (name_hash, name, sample, name_iid) and, when only name_iid is given, the
+ * interned HistogramName as `chrome_histogram_sample.name` first. */
+static void histogram_sample(struct proto_importer *im, const struct proto_gen *g,
+			     const uint8_t *p, size_t n)
+{
+	static const char *const keys[] = {NULL, "chrome_histogram_sample.name_hash",
+					   "chrome_histogram_sample.name",
+					   "chrome_histogram_sample.sample",
+					   "chrome_histogram_sample.name_iid"};
+	struct tp *tp = im->tp;
+	struct pb_field f = {0};
+	uint32_t k;
+	if (pb_find_field(p, n, 4, &f) == 1 && f.wire == PB_WIRE_VARINT) {
+		/* Only one of name and name_iid may be given. */
+		bool inline_name = pb_find_field(p, n, 2, &(struct pb_field){0}) != 0;
+		uint32_t name =
+			inline_name ? 0 : proto_interned_str(tp, g, INTERN_HISTOGRAM_NAMES, f.val);
+		if (name) {
+			k = tp_intern_cstr(tp, keys[2]);
+			tp_args_add_string(&im->args, k, k, name);
+		} else {
+			tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
+		}
+	}
+	struct pb_reader r;
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id < 1 || f.id > 4 || (f.id == 2) != (f.wire == PB_WIRE_LEN))
+			continue;
+		k = tp_intern_cstr(tp, keys[f.id]);
+		if (f.id == 2)
+			tp_args_add_string(&im->args, k, k, tp_intern(tp, (const char *)f.data, f.len));
+		else if (f.id == 3)
+			tp_args_add_int(&im->args, k, k, (int64_t)f.val);
+		else
+			tp_args_add_uint(&im->args, k, k, f.val);
+	}
+}
+
 /* What the legacy event adds to a slice's args (Perfetto's JSON export
  * hints): the async id, the thread the event came from, the phase. */
 struct legacy_args {
@@ -920,9 +962,12 @@ static uint32_t build_args(struct proto_importer *im, const struct proto_gen *g,
 		}
 	}
 	pb_reader_init(&r, p, n);
-	while (pb_next(&r, &f))
+	while (pb_next(&r, &f)) {
 		if (f.id == TE_LOG_MESSAGE && f.wire == PB_WIRE_LEN)
 			log_message(im, g, f.data, f.len, ts, utid);
+		else if (f.id == TE_CHROME_HISTOGRAM_SAMPLE && f.wire == PB_WIRE_LEN)
+			histogram_sample(im, g, f.data, f.len);
+	}
 	if (la->has_source_id) {
 		k = tp_intern_cstr(tp, "legacy_trace_source_id");
 		tp_args_add_int(&im->args, k, k, la->source_id);
