@@ -18,11 +18,20 @@
 
 struct open_slice {
 	uint32_t id;
-	bool instant; /* complete with dur 0 */
-	int64_t end;  /* OPEN_END for a begin without end yet */
+	bool instant;     /* complete with dur 0 */
+	bool under_open; /* has a known end and had an open slice pushed above it */
+	int64_t end;      /* OPEN_END for a begin without end yet */
 };
 
-VEC_DEFINE(open_stack, struct open_slice);
+/* A track's stack (the vec_* macros apply); under_open counts its
+ * under_open entries. Without any, no slice with a known end lies under an
+ * open one, so nothing under the first entry still running can need
+ * popping and pop_ended stops there. */
+struct open_stack {
+	struct open_slice *data;
+	size_t len, cap;
+	uint32_t under_open;
+};
 typedef struct open_stack stack_t_;
 
 struct tp_slice_stacks {
@@ -59,6 +68,30 @@ static stack_t_ *stack_for(struct tp *tp, uint32_t track)
 	return &s->by_track.data[track];
 }
 
+/* Has o ended before something of duration dur (-1: open-ended) at ts? */
+static bool has_ended(const struct open_slice *o, int64_t ts, int64_t dur)
+{
+	return o->end < ts || (o->end == ts && !(o->instant && dur == 0));
+}
+
+/* Drop entries [from, len): the count of under_open ones goes with them. */
+static void truncate_stack(stack_t_ *st, size_t from)
+{
+	for (size_t j = from; j < st->len; j++)
+		st->under_open -= st->data[j].under_open;
+	st->len = from;
+}
+
+/* An open slice goes on top: a top with a known end is now under one. */
+static void mark_under_open(stack_t_ *st)
+{
+	struct open_slice *top = st->len ? &st->data[st->len - 1] : NULL;
+	if (top && top->end != OPEN_END && !top->under_open) {
+		top->under_open = true;
+		st->under_open++;
+	}
+}
+
 /* Pop the complete slices that ended before something of duration dur
  * (-1: open-ended) happening at ts: those that ended before ts, and those
  * that end at ts unless both are instants (intervals are closed on the left,
@@ -66,7 +99,7 @@ static stack_t_ *stack_for(struct tp *tp, uint32_t track)
  * ended below open ones (its end matched by category or name) stays until
  * ts passes its end: then the open slices above it are cut at that end and
  * leave with it (Perfetto's misplaced_end_event). */
-static void pop_ended(struct tp *tp, stack_t_ *st, int64_t ts, int64_t dur)
+static void pop_ended_under_open(struct tp *tp, stack_t_ *st, int64_t ts, int64_t dur)
 {
 	bool open_above = false;
 	for (size_t i = st->len; i > 0; i--) {
@@ -82,13 +115,25 @@ static void pop_ended(struct tp *tp, stack_t_ *st, int64_t ts, int64_t dur)
 			struct tp_slice_table *t = &tp->t.slice;
 			for (size_t j = i; j < st->len; j++)
 				t->dur[st->data[j].id] = o->end - t->ts[st->data[j].id];
-			st->len = i - 1;
+			truncate_stack(st, i - 1);
 			open_above = false;
 			continue;
 		}
-		if (o->end < ts || (o->end == ts && !(o->instant && dur == 0)))
-			st->len = i - 1;
+		if (has_ended(o, ts, dur))
+			truncate_stack(st, i - 1);
 	}
+}
+
+/* The common case inline: only the top can have ended. */
+static inline void pop_ended(struct tp *tp, stack_t_ *st, int64_t ts, int64_t dur)
+{
+	if (st->under_open) {
+		pop_ended_under_open(tp, st, ts, dur);
+		return;
+	}
+	while (st->len && st->data[st->len - 1].end != OPEN_END &&
+	       has_ended(&st->data[st->len - 1], ts, dur))
+		st->len--;
 }
 
 static uint32_t insert(struct tp *tp, stack_t_ *st, uint32_t track, int64_t ts, int64_t dur,
@@ -115,7 +160,8 @@ uint32_t tp_slice_begin(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat,
 	stack_t_ *st = stack_for(tp, track);
 	pop_ended(tp, st, ts, -1);
 	uint32_t id = insert(tp, st, track, ts, -1, cat, name, arg_set_id);
-	vec_push(st, ((struct open_slice){id, false, OPEN_END}));
+	mark_under_open(st);
+	vec_push(st, ((struct open_slice){id, false, false, OPEN_END}));
 	return id;
 }
 
@@ -151,6 +197,10 @@ uint32_t tp_slice_end(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, u
 	} else {
 		st->data[i - 1].end = ts;
 		st->data[i - 1].instant = ts == t->ts[id];
+		if (!st->data[i - 1].under_open) {
+			st->data[i - 1].under_open = true;
+			st->under_open++;
+		}
 	}
 	return id;
 }
@@ -214,7 +264,7 @@ uint32_t tp_slice_complete(struct tp *tp, uint32_t track, int64_t ts, int64_t du
 	}
 	stack_t_ *st = stack_for(tp, track);
 	uint32_t id = insert(tp, st, track, ts, dur, cat, name, arg_set_id);
-	vec_push(st, ((struct open_slice){id, dur == 0, ts + dur}));
+	vec_push(st, ((struct open_slice){id, dur == 0, false, ts + dur}));
 	return id;
 }
 
