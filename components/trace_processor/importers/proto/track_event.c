@@ -23,6 +23,7 @@ enum {
 	TE_THREAD_TIME_DELTA_US = 2,
 	TE_CATEGORY_IIDS = 3,
 	TE_DEBUG_ANNOTATIONS = 4,
+	TE_TASK_EXECUTION = 5,
 	TE_LEGACY_EVENT = 6,
 	TE_INSTR_DELTA = 8,
 	TE_TYPE = 9,
@@ -553,6 +554,7 @@ static bool decode(struct proto_importer *im, const struct proto_gen *g, const u
 			e->value = pb_field_double(&f);
 			break;
 		case TE_DEBUG_ANNOTATIONS:
+		case TE_TASK_EXECUTION:
 		case TE_LOG_MESSAGE:
 		case TE_CHROME_HISTOGRAM_SAMPLE:
 		case TE_SOURCE_LOCATION:
@@ -797,24 +799,91 @@ static void nested_value(struct proto_importer *im, const uint8_t *p, size_t n, 
 	}
 }
 
-static void source_location(struct proto_importer *im, const uint8_t *p, size_t n)
+/* An interned SourceLocation as Perfetto's `<prefix>.file_name` (path
+ * separators as '/'), `.function_name` and `.line_number` (uint), each
+ * present even when the message lacks it; false if iid is unknown. */
+static bool interned_location(struct proto_importer *im, const struct proto_gen *g, uint64_t iid,
+			      const char *prefix)
 {
-	static const char *const keys[] = {NULL, NULL, "source.file_name", "source.function_name",
-					   "source.line_number"};
+	struct tp *tp = im->tp;
+	const struct proto_interned *e = iid ? proto_gen_lookup(g, INTERN_SOURCE_LOCATIONS, iid) : NULL;
+	if (!e)
+		return false;
+	struct pb_field f = {0};
+	uint32_t file = tp_intern(tp, "", 0), func = file;
+	uint64_t line = 0;
+	if (pb_find_field(e->data, e->len, 2, &f) == 1 && f.wire == PB_WIRE_LEN) {
+		proto_scratch_reset(im);
+		proto_scratch_add(im, f.data, f.len);
+		for (size_t i = 0; i < im->scratch.len; i++)
+			if (im->scratch.data[i] == '\\')
+				im->scratch.data[i] = '/';
+		file = tp_intern(tp, im->scratch.data ? im->scratch.data : "", im->scratch.len);
+	}
+	if (pb_find_field(e->data, e->len, 3, &f) == 1 && f.wire == PB_WIRE_LEN)
+		func = tp_intern(tp, (const char *)f.data, f.len);
+	if (pb_find_field(e->data, e->len, 4, &f) == 1 && f.wire == PB_WIRE_VARINT)
+		line = (uint32_t)f.val;
+	char key[64];
+	uint32_t k;
+	snprintf(key, sizeof key, "%s.file_name", prefix);
+	k = tp_intern_cstr(tp, key);
+	tp_args_add_string(&im->args, k, k, file);
+	snprintf(key, sizeof key, "%s.function_name", prefix);
+	k = tp_intern_cstr(tp, key);
+	tp_args_add_string(&im->args, k, k, func);
+	snprintf(key, sizeof key, "%s.line_number", prefix);
+	k = tp_intern_cstr(tp, key);
+	tp_args_add_uint(&im->args, k, k, line);
+	return true;
+}
+
+/* Perfetto reflects some TrackEvent fields into args by name: a message's
+ * fields 1..n as `key`, by type ('s' string, 'i' int, 'u' uint), those
+ * present in wire order. */
+struct reflected {
+	const char *key;
+	char type;
+};
+
+static void reflect_fields(struct proto_importer *im, const struct reflected *fields,
+			   uint32_t n_fields, const uint8_t *p, size_t n)
+{
 	struct tp *tp = im->tp;
 	struct pb_reader r;
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id < 2 || f.id > 4)
+		if (f.id < 1 || f.id > n_fields)
 			continue;
-		uint32_t k = tp_intern_cstr(tp, keys[f.id]);
-		if (f.id == 4)
-			tp_args_add_int(&im->args, k, k, (int64_t)f.val);
-		else if (f.wire == PB_WIRE_LEN)
+		const struct reflected *rf = &fields[f.id - 1];
+		if ((rf->type == 's') != (f.wire == PB_WIRE_LEN))
+			continue;
+		uint32_t k = tp_intern_cstr(tp, rf->key);
+		if (rf->type == 's')
 			tp_args_add_string(&im->args, k, k, tp_intern(tp, (const char *)f.data, f.len));
+		else if (rf->type == 'i')
+			tp_args_add_int(&im->args, k, k, (int64_t)f.val);
+		else
+			tp_args_add_uint(&im->args, k, k, f.val);
 	}
 }
+
+/* An inline SourceLocation (TrackEvent field 33). */
+static const struct reflected inline_location[] = {
+	{"source_location.iid", 'u'},
+	{"source_location.file_name", 's'},
+	{"source_location.function_name", 's'},
+	{"source_location.line_number", 'u'},
+};
+
+/* ChromeHistogramSample (TrackEvent field 28). */
+static const struct reflected histogram_fields[] = {
+	{"chrome_histogram_sample.name_hash", 'u'},
+	{"chrome_histogram_sample.name", 's'},
+	{"chrome_histogram_sample.sample", 'i'},
+	{"chrome_histogram_sample.name_iid", 'u'},
+};
 
 /* A LogMessage (body and source location by iid, priority): a `logs` row
  * ("android_logcat", tag "file:line", priority INFO unless given, as
@@ -888,44 +957,25 @@ static void log_message(struct proto_importer *im, const struct proto_gen *g, co
 	t->msg[row] = body;
 }
 
-/* A ChromeHistogramSample as Perfetto's args: its fields by name
- * (name_hash, name, sample, name_iid) and, when only name_iid is given, the
- * interned HistogramName as `chrome_histogram_sample.name` first. */
-static void histogram_sample(struct proto_importer *im, const struct proto_gen *g,
-			     const uint8_t *p, size_t n)
+/* ChromeHistogramSample, as Perfetto: the interned HistogramName as
+ * `chrome_histogram_sample.name` when only name_iid is given (both, or an
+ * unknown iid: track_event_parser_errors); its fields are reflected too. */
+static void histogram_name(struct proto_importer *im, const struct proto_gen *g,
+			   const uint8_t *p, size_t n)
 {
-	static const char *const keys[] = {NULL, "chrome_histogram_sample.name_hash",
-					   "chrome_histogram_sample.name",
-					   "chrome_histogram_sample.sample",
-					   "chrome_histogram_sample.name_iid"};
 	struct tp *tp = im->tp;
 	struct pb_field f = {0};
-	uint32_t k;
-	if (pb_find_field(p, n, 4, &f) == 1 && f.wire == PB_WIRE_VARINT) {
-		/* Only one of name and name_iid may be given. */
-		bool inline_name = pb_find_field(p, n, 2, &(struct pb_field){0}) != 0;
-		uint32_t name =
-			inline_name ? 0 : proto_interned_str(tp, g, INTERN_HISTOGRAM_NAMES, f.val);
-		if (name) {
-			k = tp_intern_cstr(tp, keys[2]);
-			tp_args_add_string(&im->args, k, k, name);
-		} else {
-			tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
-		}
+	if (pb_find_field(p, n, 4, &f) != 1 || f.wire != PB_WIRE_VARINT)
+		return;
+	/* Only one of name and name_iid may be given. */
+	bool inline_name = pb_find_field(p, n, 2, &(struct pb_field){0}) != 0;
+	uint32_t name = inline_name ? 0 : proto_interned_str(tp, g, INTERN_HISTOGRAM_NAMES, f.val);
+	if (!name) {
+		tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
+		return;
 	}
-	struct pb_reader r;
-	pb_reader_init(&r, p, n);
-	while (pb_next(&r, &f)) {
-		if (f.id < 1 || f.id > 4 || (f.id == 2) != (f.wire == PB_WIRE_LEN))
-			continue;
-		k = tp_intern_cstr(tp, keys[f.id]);
-		if (f.id == 2)
-			tp_args_add_string(&im->args, k, k, tp_intern(tp, (const char *)f.data, f.len));
-		else if (f.id == 3)
-			tp_args_add_int(&im->args, k, k, (int64_t)f.val);
-		else
-			tp_args_add_uint(&im->args, k, k, f.val);
-	}
+	uint32_t k = tp_intern_cstr(tp, "chrome_histogram_sample.name");
+	tp_args_add_string(&im->args, k, k, name);
 }
 
 /* What the legacy event adds to a slice's args (Perfetto's JSON export
@@ -937,40 +987,51 @@ struct legacy_args {
 	char phase;                   /* legacy_event.phase, or 0 */
 };
 
-/* The slice args of a TrackEvent in Perfetto's order: source location,
- * legacy_trace_source_id, debug annotations, then the passthrough utid and
+/* The slice args of a TrackEvent in Perfetto's order: the interned source
+ * location (source.*), the task's (task.posted_from.*), the log message,
+ * the interned histogram name, legacy_trace_source_id, the reflected typed
+ * fields in wire order (chrome_histogram_sample, source_location,
+ * source_location_iid), debug annotations, then the passthrough utid and
  * the phase. */
 static uint32_t build_args(struct proto_importer *im, const struct proto_gen *g, const uint8_t *p,
 			   size_t n, const struct legacy_args *la, int64_t ts, uint32_t utid)
 {
 	struct tp *tp = im->tp;
 	struct pb_reader r;
-	struct pb_field f = {0};
+	struct pb_field f = {0}, tf = {0};
 	struct keybuf kb;
 	uint32_t k;
 	tp_args_begin(&im->args);
-	pb_reader_init(&r, p, n);
-	while (pb_next(&r, &f)) {
-		if (f.id == TE_SOURCE_LOCATION && f.wire == PB_WIRE_LEN) {
-			source_location(im, f.data, f.len);
-		} else if (f.id == TE_SOURCE_LOCATION_IID) {
-			struct proto_interned *e = proto_gen_lookup(g, INTERN_SOURCE_LOCATIONS, f.val);
-			if (e)
-				source_location(im, e->data, e->len);
-			else
-				tp_stat_inc(im->tp, TP_STAT_interned_data_tokenizer_errors);
-		}
-	}
+	if (pb_find_field(p, n, TE_SOURCE_LOCATION_IID, &f) == 1 &&
+	    !interned_location(im, g, f.val, "source"))
+		tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
+	if (pb_find_field(p, n, TE_TASK_EXECUTION, &f) == 1 && f.wire == PB_WIRE_LEN &&
+	    (pb_find_field(f.data, f.len, 1, &tf) != 1 ||
+	     !interned_location(im, g, tf.val, "task.posted_from")))
+		tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
 		if (f.id == TE_LOG_MESSAGE && f.wire == PB_WIRE_LEN)
 			log_message(im, g, f.data, f.len, ts, utid);
 		else if (f.id == TE_CHROME_HISTOGRAM_SAMPLE && f.wire == PB_WIRE_LEN)
-			histogram_sample(im, g, f.data, f.len);
+			histogram_name(im, g, f.data, f.len);
 	}
 	if (la->has_source_id) {
 		k = tp_intern_cstr(tp, "legacy_trace_source_id");
 		tp_args_add_int(&im->args, k, k, la->source_id);
+	}
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id == TE_CHROME_HISTOGRAM_SAMPLE && f.wire == PB_WIRE_LEN) {
+			reflect_fields(im, histogram_fields, TB_ARRAY_SIZE(histogram_fields), f.data,
+				       f.len);
+		} else if (f.id == TE_SOURCE_LOCATION && f.wire == PB_WIRE_LEN) {
+			reflect_fields(im, inline_location, TB_ARRAY_SIZE(inline_location), f.data,
+				       f.len);
+		} else if (f.id == TE_SOURCE_LOCATION_IID && f.wire == PB_WIRE_VARINT) {
+			k = tp_intern_cstr(tp, "source_location_iid");
+			tp_args_add_uint(&im->args, k, k, f.val);
+		}
 	}
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
