@@ -277,6 +277,28 @@ enum tp_col_type {
 	X(T, machine_id, TP_I64N, 0)                                              \
 	X(T, trace_id, TP_I64N, 0)
 
+/* logs: log messages with their thread (TrackEvent log_message; Perfetto's
+ * __intrinsic_logs). log_source is "android_logcat" for those, as in
+ * Perfetto, which shows them in android_logs. */
+#define TP_LOGS_COLUMNS(X, T)                                                     \
+	X(T, ts, TP_I64, 0)                                                       \
+	X(T, utid, TP_U32N, 0)                                                    \
+	X(T, prio, TP_I64, 0)                                                     \
+	X(T, log_source, TP_STR, 0)                                               \
+	X(T, tag, TP_STR, 0)                                                      \
+	X(T, msg, TP_STR, 0)                                                      \
+	X(T, arg_set_id, TP_U32N, 0)
+
+/* trace_import_logs: one row per import problem worth pointing at (a stat
+ * that was counted, with its details as args; model/stats.c). stat_key is
+ * the stats table's key of the stat. */
+#define TP_TRACE_IMPORT_LOGS_COLUMNS(X, T)                                        \
+	X(T, trace_id, TP_I64, 0)                                                 \
+	X(T, ts, TP_I64N, 0)                                                      \
+	X(T, byte_offset, TP_I64N, 0)                                             \
+	X(T, stat_key, TP_I64, 0)                                                 \
+	X(T, arg_set_id, TP_U32N, 0)
+
 /* ---- stack profiles (model/stack_profile.c) ---- */
 
 /* perf_session: one per imported perf recording (perf script file, traced_perf
@@ -325,6 +347,23 @@ enum tp_col_type {
 	X(T, load_bias, TP_I64, 0)                                                \
 	X(T, name, TP_STR, 0)
 
+/* track_event_callstacks: the callstack of a TrackEvent on a slice:
+ * callsite_id from its begin (or instant), end_callsite_id from its end;
+ * weight = callstack_weight. */
+#define TP_TRACK_EVENT_CALLSTACKS_COLUMNS(X, T)                                   \
+	X(T, slice_id, TP_U32, 0)                                                 \
+	X(T, track_id, TP_U32, 0)                                                 \
+	X(T, callsite_id, TP_U32N, 0)                                             \
+	X(T, end_callsite_id, TP_U32N, 0)                                         \
+	X(T, weight, TP_DBLN, 0)
+
+/* cpu_profile_stack_sample: Chrome's sampling profiler (StreamingProfilePacket). */
+#define TP_CPU_PROFILE_STACK_SAMPLE_COLUMNS(X, T)                                 \
+	X(T, ts, TP_I64, 0)                                                       \
+	X(T, callsite_id, TP_U32, 0)                                              \
+	X(T, utid, TP_U32, 0)                                                     \
+	X(T, process_priority, TP_I64, 0)
+
 /* stack_profile_symbol: symbolization results (rows of one set contiguous). */
 #define TP_STACK_PROFILE_SYMBOL_COLUMNS(X, T)                                     \
 	X(T, symbol_set_id, TP_U32, 0)                                            \
@@ -358,7 +397,14 @@ enum tp_col_type {
 	T(__intrinsic_sched, sched, TP_SCHED_COLUMNS, TP_SCHED_COMPUTED)       \
 	T(__intrinsic_thread_state, thread_state, TP_THREAD_STATE_COLUMNS, TP_THREAD_STATE_COMPUTED) \
 	T(__intrinsic_ftrace_event, ftrace_event, TP_FTRACE_EVENT_COLUMNS, TP_FTRACE_EVENT_COMPUTED) \
-	T(__intrinsic_cpu, cpu, TP_CPU_COLUMNS, TP_NO_COLUMNS)
+	T(__intrinsic_cpu, cpu, TP_CPU_COLUMNS, TP_NO_COLUMNS)                 \
+	T(__intrinsic_logs, logs, TP_LOGS_COLUMNS, TP_NO_COLUMNS)              \
+	T(__intrinsic_track_event_callstacks, track_event_callstacks,           \
+	  TP_TRACK_EVENT_CALLSTACKS_COLUMNS, TP_NO_COLUMNS)                      \
+	T(__intrinsic_cpu_profile_stack_sample, cpu_profile_stack_sample,       \
+	  TP_CPU_PROFILE_STACK_SAMPLE_COLUMNS, TP_NO_COLUMNS)                    \
+	T(__intrinsic_trace_import_logs, trace_import_logs, TP_TRACE_IMPORT_LOGS_COLUMNS, \
+	  TP_NO_COLUMNS)
 
 #define TP_COL_FIELD_(s, name, type, flags) TP_CTYPE_##type *name;
 #define TP_TABLE_STRUCT_(sql, s, COLS, COMP)                                   \
@@ -502,6 +548,8 @@ void tp_tables_release(struct tp_tables *tables);
 	X(stackprofile_invalid_mapping_id, "error", "trace", "An interned mapping of a stack profile was not found.") \
 	X(stackprofile_invalid_frame_id, "error", "trace", "An interned frame of a stack profile was not found.") \
 	X(stackprofile_invalid_callstack_id, "error", "trace", "An interned callstack of a stack profile was not found.") \
+	X(stackprofile_parser_error, "error", "trace", "A sampled callstack could not be resolved (unknown callstack iid, or more samples than timestamps); the sample was dropped.") \
+	X(streaming_profile_invalid_timestamp, "error", "analysis", "A StreamingProfilePacket resolved to a negative timestamp and was dropped. This indicates a bug in the trace producer or data corruption.") \
 	X(systrace_parse_failure, "error", "analysis", "A print event's atrace text, a line of a text trace or the fields of a known text event could not be parsed.") \
 	X(ftrace_text_payload_unparsed, "info", "trace", "An ftrace text event had no key=value fields; its payload is kept whole as the 'payload' arg of its ftrace_event row.") \
 	X(sorter_push_event_out_of_order, "error", "analysis", "Trace events are out of order event after sorting. This can happen due to many factors including clock sync drift, producers emitting events out of order or a bug in trace processor's logic of sorting.") \
@@ -748,6 +796,10 @@ int tp_fail(struct tp *tp, int code, const char *fmt, ...) TB_PRINTF(3, 4);
 
 static inline void tp_stat_inc(struct tp *tp, enum tp_stat s) { tp->stats[s]++; }
 static inline void tp_stat_set(struct tp *tp, enum tp_stat s, int64_t v) { tp->stats[s] = (uint64_t)v; }
+/* Count stat s and record why in trace_import_logs: a row at ts
+ * (TP_NULL_I64: none) with arg_set_id (TP_NULL_U32: none) as its details,
+ * as Perfetto's ImportLogsTracker (model/stats.c). */
+void tp_import_log(struct tp *tp, enum tp_stat s, int64_t ts, uint32_t arg_set_id);
 /* Set the value of indexed stat s at idx (model/stats.c). */
 void tp_istat_set(struct tp *tp, enum tp_istat s, int64_t idx, int64_t v);
 /* The value of s at idx into *v; false if that index was never set. */
@@ -869,6 +921,17 @@ uint32_t tp_slice_complete(struct tp *tp, uint32_t track, int64_t ts, int64_t du
  * to spill onto thread_overlapping_slice lanes. */
 bool tp_slice_would_overlap(struct tp *tp, uint32_t track, int64_t ts, int64_t dur,
 			    int64_t *conflict_end, uint32_t *conflict_slice);
+/* The event behind an import log: its name and phase letter. */
+struct tp_slice_event {
+	uint32_t name;
+	char phase;
+};
+/* Count stat for a complete slice at ts that partially overlaps slice
+ * conflict (ending at conflict_end), with an import log whose args are
+ * Perfetto's: event_name and event_phase (when ev is given), overlap_start,
+ * overlap_end, conflicting_slice_name/ts/dur. */
+void tp_slice_log_overlap(struct tp *tp, enum tp_stat stat, int64_t ts, int64_t conflict_end,
+			  uint32_t conflict, const struct tp_slice_event *ev);
 /* The innermost open slice on track at ts (after popping ended complete
  * slices), or TP_NULL_U32. */
 uint32_t tp_slice_innermost(struct tp *tp, uint32_t track, int64_t ts);

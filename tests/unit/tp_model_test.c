@@ -78,6 +78,51 @@ TEST(tp_model_slice_end_cuts_open_children)
 	tp_free(tp);
 }
 
+TEST(tp_model_slice_end_below_open_cut_later)
+{
+	struct tp *tp = tp_new(NULL);
+	uint32_t tr = tp_track_for_thread(tp, tp_thread_for_tid(tp, 1, 1));
+	uint32_t a = tp_slice_begin(tp, tr, 10, 0, S(tp, "A"), TP_NULL_U32);
+	uint32_t b = tp_slice_begin(tp, tr, 20, 0, S(tp, "B"), TP_NULL_U32);
+	/* E for A while B is open ends A only; A stays below B until an event
+	 * past its end, which cuts B at A's end (Perfetto's MaybeCloseStack). */
+	CHECK_EQ(tp_slice_end(tp, tr, 30, 0, S(tp, "A"), TP_NULL_U32), a);
+	CHECK_EQ(tp->t.slice.dur[a], 20);
+	CHECK_EQ(tp->t.slice.dur[b], -1);
+	/* At A's end exactly, nothing is cut: C nests in B. */
+	uint32_t c = tp_slice_begin(tp, tr, 30, 0, S(tp, "C"), TP_NULL_U32);
+	CHECK_EQ(tp->t.slice.depth[c], 2);
+	CHECK_EQ(tp->stats[TP_STAT_misplaced_end_event], 0);
+	/* Past it: B and C end at 30, and nothing is left for these ends. */
+	CHECK_EQ(tp_slice_end(tp, tr, 40, 0, S(tp, "C"), TP_NULL_U32), TP_NULL_U32);
+	CHECK_EQ(tp->t.slice.dur[b], 10);
+	CHECK_EQ(tp->t.slice.dur[c], 0);
+	CHECK_EQ(tp->stats[TP_STAT_misplaced_end_event], 1);
+	CHECK_EQ(tp_slice_end(tp, tr, 50, 0, S(tp, "B"), TP_NULL_U32), TP_NULL_U32);
+	CHECK_EQ(tp->stats[TP_STAT_stackless_end_event], 2);
+	tp_free(tp);
+}
+
+TEST(tp_model_open_slice_cut_at_enclosing_complete_end)
+{
+	struct tp *tp = tp_new(NULL);
+	uint32_t tr = tp_track_for_thread(tp, tp_thread_for_tid(tp, 1, 1));
+	uint32_t x = tp_slice_complete(tp, tr, 0, 100, 0, S(tp, "X"), TP_NULL_U32);
+	uint32_t b = tp_slice_begin(tp, tr, 10, 0, S(tp, "B"), TP_NULL_U32);
+	uint32_t c = tp_slice_begin(tp, tr, 100, 0, S(tp, "C"), TP_NULL_U32);
+	CHECK_EQ(tp->t.slice.parent_id[c], b);
+	CHECK_EQ(tp->t.slice.dur[b], -1);
+	/* Past X's end, the slices left open inside it end with it, as in
+	 * Perfetto; the next one is a root again. */
+	uint32_t d = tp_slice_begin(tp, tr, 150, 0, S(tp, "D"), TP_NULL_U32);
+	CHECK_EQ(tp->t.slice.dur[b], 90);
+	CHECK_EQ(tp->t.slice.dur[c], 0);
+	CHECK_EQ(tp->t.slice.dur[x], 100);
+	CHECK_EQ(tp->t.slice.depth[d], 0);
+	CHECK_EQ(tp->stats[TP_STAT_misplaced_end_event], 1);
+	tp_free(tp);
+}
+
 TEST(tp_model_partial_overlap_dropped)
 {
 	struct tp *tp = tp_new(NULL);

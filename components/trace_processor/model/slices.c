@@ -4,11 +4,7 @@
  *
  * A stack entry is either open-ended (a begin waiting for its end) or a
  * complete slice with a known end. Before anything happens on a track at ts,
- * complete entries that ended at or before ts are popped. An end that
- * matches a slice below the top (slices opened inside it are still open)
- * completes it in place: they can still end before it does; once
- * something happens after its end, they are cut to its end
- * (misplaced_end_event), as Perfetto's SliceTracker does. A complete slice
+ * complete entries that ended at or before ts are popped. A complete slice
  * that starts inside the innermost complete one but ends after it would
  * break nesting: it is dropped (and counted), or, for JSON, spilled by the
  * importer onto an overlap track (tp_slice_would_overlap).
@@ -22,11 +18,20 @@
 
 struct open_slice {
 	uint32_t id;
-	bool instant; /* complete with dur 0 */
-	int64_t end;  /* OPEN_END for a begin without end yet */
+	bool instant;     /* complete with dur 0 */
+	bool under_open; /* has a known end and had an open slice pushed above it */
+	int64_t end;      /* OPEN_END for a begin without end yet */
 };
 
-VEC_DEFINE(open_stack, struct open_slice);
+/* A track's stack (the vec_* macros apply); under_open counts its
+ * under_open entries. Without any, no slice with a known end lies under an
+ * open one, so nothing under the first entry still running can need
+ * popping and pop_ended stops there. */
+struct open_stack {
+	struct open_slice *data;
+	size_t len, cap;
+	uint32_t under_open;
+};
 typedef struct open_stack stack_t_;
 
 struct tp_slice_stacks {
@@ -63,12 +68,38 @@ static stack_t_ *stack_for(struct tp *tp, uint32_t track)
 	return &s->by_track.data[track];
 }
 
+/* Has o ended before something of duration dur (-1: open-ended) at ts? */
+static bool has_ended(const struct open_slice *o, int64_t ts, int64_t dur)
+{
+	return o->end < ts || (o->end == ts && !(o->instant && dur == 0));
+}
+
+/* Drop entries [from, len): the count of under_open ones goes with them. */
+static void truncate_stack(stack_t_ *st, size_t from)
+{
+	for (size_t j = from; j < st->len; j++)
+		st->under_open -= st->data[j].under_open;
+	st->len = from;
+}
+
+/* An open slice goes on top: a top with a known end is now under one. */
+static void mark_under_open(stack_t_ *st)
+{
+	struct open_slice *top = st->len ? &st->data[st->len - 1] : NULL;
+	if (top && top->end != OPEN_END && !top->under_open) {
+		top->under_open = true;
+		st->under_open++;
+	}
+}
+
 /* Pop the complete slices that ended before something of duration dur
  * (-1: open-ended) happening at ts: those that ended before ts, and those
  * that end at ts unless both are instants (intervals are closed on the left,
- * open on the right; instants at one ts stack, as in Perfetto). A complete
- * slice under open ones that ended before ts ends them too. */
-static void pop_ended(struct tp *tp, stack_t_ *st, int64_t ts, int64_t dur)
+ * open on the right; instants at one ts stack, as in Perfetto). A slice
+ * ended below open ones (its end matched by category or name) stays until
+ * ts passes its end: then the open slices above it are cut at that end and
+ * leave with it (Perfetto's misplaced_end_event). */
+static void pop_ended_under_open(struct tp *tp, stack_t_ *st, int64_t ts, int64_t dur)
 {
 	bool open_above = false;
 	for (size_t i = st->len; i > 0; i--) {
@@ -80,18 +111,29 @@ static void pop_ended(struct tp *tp, stack_t_ *st, int64_t ts, int64_t dur)
 		if (open_above) {
 			if (ts <= o->end)
 				continue;
+			tp_stat_inc(tp, TP_STAT_misplaced_end_event);
 			struct tp_slice_table *t = &tp->t.slice;
 			for (size_t j = i; j < st->len; j++)
 				t->dur[st->data[j].id] = o->end - t->ts[st->data[j].id];
-			tp_stat_inc(tp, TP_STAT_misplaced_end_event);
-			st->len = i - 1;
+			truncate_stack(st, i - 1);
 			open_above = false;
 			continue;
 		}
-		if (i != st->len || o->end > ts || (o->end == ts && o->instant && dur == 0))
-			break;
-		st->len--;
+		if (has_ended(o, ts, dur))
+			truncate_stack(st, i - 1);
 	}
+}
+
+/* The common case inline: only the top can have ended. */
+static inline void pop_ended(struct tp *tp, stack_t_ *st, int64_t ts, int64_t dur)
+{
+	if (st->under_open) {
+		pop_ended_under_open(tp, st, ts, dur);
+		return;
+	}
+	while (st->len && st->data[st->len - 1].end != OPEN_END &&
+	       has_ended(&st->data[st->len - 1], ts, dur))
+		st->len--;
 }
 
 static uint32_t insert(struct tp *tp, stack_t_ *st, uint32_t track, int64_t ts, int64_t dur,
@@ -118,7 +160,8 @@ uint32_t tp_slice_begin(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat,
 	stack_t_ *st = stack_for(tp, track);
 	pop_ended(tp, st, ts, -1);
 	uint32_t id = insert(tp, st, track, ts, -1, cat, name, arg_set_id);
-	vec_push(st, ((struct open_slice){id, false, OPEN_END}));
+	mark_under_open(st);
+	vec_push(st, ((struct open_slice){id, false, false, OPEN_END}));
 	return id;
 }
 
@@ -129,10 +172,10 @@ uint32_t tp_slice_end(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, u
 	pop_ended(tp, st, ts, -1);
 	struct tp_slice_table *t = &tp->t.slice;
 	size_t i = st->len;
-	/* As Perfetto: a category must be the slice's; a name must be the
-	 * slice's unless the slice has none. */
 	while (i > 0) {
 		struct open_slice *o = &st->data[i - 1];
+		/* As Perfetto: a category must be the slice's; a name must be the
+		 * slice's unless the slice has none. */
 		if (o->end == OPEN_END && (!cat || t->category[o->id] == cat) &&
 		    (!name || !t->name[o->id] || t->name[o->id] == name))
 			break;
@@ -149,10 +192,18 @@ uint32_t tp_slice_end(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, u
 	}
 	t->dur[id] = ts - t->ts[id];
 	tp_slice_add_args(tp, id, arg_set_id);
-	if (i == st->len)
+	/* The top slice leaves the stack; one below open slices stays, ended,
+	 * until an event past its end cuts them (pop_ended), as in Perfetto. */
+	if (i == st->len) {
 		st->len--;
-	else
-		st->data[i - 1].end = ts; /* under open slices: see pop_ended */
+	} else {
+		st->data[i - 1].end = ts;
+		st->data[i - 1].instant = ts == t->ts[id];
+		if (!st->data[i - 1].under_open) {
+			st->data[i - 1].under_open = true;
+			st->under_open++;
+		}
+	}
 	return id;
 }
 
@@ -173,6 +224,32 @@ bool tp_slice_would_overlap(struct tp *tp, uint32_t track, int64_t ts, int64_t d
 	return true;
 }
 
+void tp_slice_log_overlap(struct tp *tp, enum tp_stat stat, int64_t ts, int64_t conflict_end,
+			  uint32_t conflict, const struct tp_slice_event *ev)
+{
+	static const char *const keys[] = {
+		"event_name",		  "event_phase",	  "overlap_start",
+		"overlap_end",		  "conflicting_slice_name", "conflicting_slice_ts",
+		"conflicting_slice_dur",
+	};
+	uint32_t k[7];
+	for (int i = 0; i < 7; i++)
+		k[i] = tp_intern_cstr(tp, keys[i]);
+	const struct tp_slice_table *t = &tp->t.slice;
+	struct tp_args_builder *b = &tp->args_scratch;
+	tp_args_begin(b);
+	if (ev) {
+		tp_args_add_string(b, k[0], k[0], ev->name);
+		tp_args_add_string(b, k[1], k[1], tp_intern(tp, &ev->phase, 1));
+	}
+	tp_args_add_int(b, k[2], k[2], ts);
+	tp_args_add_int(b, k[3], k[3], conflict_end);
+	tp_args_add_string(b, k[4], k[4], t->name[conflict]);
+	tp_args_add_int(b, k[5], k[5], t->ts[conflict]);
+	tp_args_add_int(b, k[6], k[6], t->dur[conflict]);
+	tp_import_log(tp, stat, ts, tp_args_commit(tp, b));
+}
+
 uint32_t tp_slice_complete(struct tp *tp, uint32_t track, int64_t ts, int64_t dur, uint32_t cat,
 			   uint32_t name, uint32_t arg_set_id)
 {
@@ -180,13 +257,16 @@ uint32_t tp_slice_complete(struct tp *tp, uint32_t track, int64_t ts, int64_t du
 		tp_stat_inc(tp, TP_STAT_slice_negative_duration);
 		return TP_NULL_U32;
 	}
-	if (tp_slice_would_overlap(tp, track, ts, dur, NULL, NULL)) {
-		tp_stat_inc(tp, TP_STAT_slice_drop_overlapping_complete_event);
+	int64_t conflict_end;
+	uint32_t conflict;
+	if (tp_slice_would_overlap(tp, track, ts, dur, &conflict_end, &conflict)) {
+		tp_slice_log_overlap(tp, TP_STAT_slice_drop_overlapping_complete_event, ts,
+				     conflict_end, conflict, NULL);
 		return TP_NULL_U32;
 	}
 	stack_t_ *st = stack_for(tp, track);
 	uint32_t id = insert(tp, st, track, ts, dur, cat, name, arg_set_id);
-	vec_push(st, ((struct open_slice){id, dur == 0, ts + dur}));
+	vec_push(st, ((struct open_slice){id, dur == 0, false, ts + dur}));
 	return id;
 }
 

@@ -6,6 +6,10 @@
  * through tp->istat_pos, a map from the hash of (stat, idx) to the entry's
  * position. The `stats` table lists them sorted by (stat, idx); tp_istats_sort
  * puts the vector in that order when the table is read.
+ *
+ * Import logs: a stat counted together with a trace_import_logs row saying
+ * where (ts) and what (args), for the problems a user wants to find in the
+ * trace rather than only count.
  */
 #include "../tp_int.h"
 
@@ -77,4 +81,15 @@ void tp_istats_sort(struct tp *tp)
 		hmap_insert(&tp->istat_pos, istat_hash(v->stat, v->idx), i, i);
 	}
 	tp->istats_sorted = true;
+}
+
+void tp_import_log(struct tp *tp, enum tp_stat s, int64_t ts, uint32_t arg_set_id)
+{
+	tp_stat_inc(tp, s);
+	struct tp_trace_import_logs_table *t = &tp->t.trace_import_logs;
+	uint32_t row = tp_trace_import_logs_append(t);
+	t->trace_id[row] = 0;
+	t->ts[row] = ts;
+	t->stat_key[row] = (int64_t)s;
+	t->arg_set_id[row] = arg_set_id;
 }

@@ -94,6 +94,8 @@ static const char *const tp_views[] = {
     "deobfuscated_name, NULL AS type FROM __intrinsic_stack_profile_frame",
     "CREATE VIEW stack_profile_mapping AS SELECT id, build_id, exact_offset, start_offset, "
     "start, \"end\", load_bias, name FROM __intrinsic_stack_profile_mapping",
+    "CREATE VIEW cpu_profile_stack_sample AS SELECT id, ts, callsite_id, utid, "
+    "process_priority FROM __intrinsic_cpu_profile_stack_sample",
     "CREATE VIEW stack_profile_symbol AS SELECT id, symbol_set_id, name, source_file, "
     "line_number, inlined FROM __intrinsic_stack_profile_symbol",
     "CREATE VIEW metadata AS SELECT id, name, key_type, int_value, str_value, machine_id, "
@@ -102,6 +104,15 @@ static const char *const tp_views[] = {
     "processing_order, is_container FROM __intrinsic_trace_file",
     "CREATE VIEW stats AS SELECT id, name, \"key\", idx, severity, source, value, description, "
     "machine_id, trace_id FROM __intrinsic_stats",
+    /* Perfetto's prelude: logs of every source, android_logs the logcat
+     * ones; import logs with their stat's name and severity. */
+    "CREATE VIEW logs AS SELECT id, ts, utid, prio, log_source, tag, msg, arg_set_id "
+    "FROM __intrinsic_logs",
+    "CREATE VIEW android_logs AS SELECT id, ts, utid, prio, tag, msg FROM __intrinsic_logs "
+    "WHERE log_source = 'android_logcat'",
+    "CREATE VIEW _trace_import_logs AS SELECT l.id, l.trace_id, l.ts, l.byte_offset, "
+    "s.severity, s.name, l.arg_set_id FROM __intrinsic_trace_import_logs AS l "
+    "JOIN (SELECT DISTINCT \"key\", severity, name FROM stats) AS s ON l.stat_key = s.\"key\"",
     /* ftrace scheduling (importers/proto/ftrace.c). */
     "CREATE VIEW sched_slice AS SELECT id, ts, dur, cpu, utid, end_state, priority, ucpu "
     "FROM __intrinsic_sched",

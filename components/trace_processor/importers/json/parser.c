@@ -224,8 +224,12 @@ static void parse_complete(struct tp_importer *imp, const struct json_event *e, 
 		return;
 	}
 	uint32_t track = tp_track_for_thread(tp, utid);
-	if (e->dur >= 0 && tp_slice_would_overlap(tp, track, e->ts, e->dur, NULL, NULL)) {
-		tp_stat_inc(tp, TP_STAT_slice_spill_overlapping_complete_event);
+	int64_t conflict_end;
+	uint32_t conflict;
+	if (e->dur >= 0 &&
+	    tp_slice_would_overlap(tp, track, e->ts, e->dur, &conflict_end, &conflict)) {
+		tp_slice_log_overlap(tp, TP_STAT_slice_spill_overlapping_complete_event, e->ts,
+				     conflict_end, conflict, &(struct tp_slice_event){name, 'X'});
 		track = spill_track(imp, utid, e->ts, e->dur);
 	}
 	uint32_t args = commit_args(imp, e);

@@ -92,14 +92,14 @@ static void decode_counter(struct tp *tp, struct proto_track *t, const struct pb
 		t->name = tp_intern_cstr(tp, "thread_instruction_count");
 }
 
-void proto_descriptor_tokenize(struct proto_importer *im, const uint8_t *p, size_t n)
+int64_t proto_descriptor_tokenize(struct proto_importer *im, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	struct proto_track d;
 	memset(&d, 0, sizeof d);
 	d.pid = d.tid = -1;
 	d.track_id = d.utid = d.upid = TP_NULL_U32;
-	bool has_uuid = false;
+	bool has_uuid = false, sandboxed = false;
 	struct pb_reader r;
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
@@ -147,6 +147,12 @@ void proto_descriptor_tokenize(struct proto_importer *im, const uint8_t *p, size
 					d.host_app = str_field(tp, &cf);
 			}
 			break;
+		case 7: /* chrome_thread: is_sandboxed_tid */
+			if (f.wire == PB_WIRE_LEN) {
+				struct pb_field cf = {0};
+				sandboxed = pb_find_field(f.data, f.len, 3, &cf) == 1 && cf.val;
+			}
+			break;
 		case 8:
 			if (f.wire == PB_WIRE_LEN)
 				decode_counter(tp, &d, &f);
@@ -182,13 +188,18 @@ void proto_descriptor_tokenize(struct proto_importer *im, const uint8_t *p, size
 	}
 	if (!has_uuid || pb_reader_error(&r)) {
 		tp_stat_inc(tp, TP_STAT_track_event_tokenizer_errors);
-		return;
+		return -1;
 	}
+	/* A sandboxed tid may repeat in other processes: Perfetto makes it
+	 * unique as pid << 32 | tid. */
+	if (d.kind == PT_THREAD && sandboxed && d.tid >= 0)
+		d.tid = (int64_t)((uint64_t)(uint32_t)d.pid << 32 | (uint32_t)d.tid);
+	int64_t tid = d.kind == PT_THREAD ? d.tid : -1;
 	struct proto_track *old = proto_track_find(im, d.uuid);
 	if (!old) {
 		vec_push(&im->tracks, d);
 		hmap_put(&im->tracks_by_uuid, d.uuid, im->tracks.len - 1);
-		return;
+		return tid;
 	}
 	/* A re-emitted descriptor: fill in what the first one lacked; a track
 	 * that is never merged with its siblings may also be renamed. */
@@ -203,6 +214,7 @@ void proto_descriptor_tokenize(struct proto_importer *im, const uint8_t *p, size
 		old->thread_name = d.thread_name;
 	if (!old->host_app)
 		old->host_app = d.host_app;
+	return tid;
 }
 
 /* The nearest thread/process ancestor (or t itself), or NULL. */

@@ -104,6 +104,9 @@ void proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len,
 	case EV_FTRACE_PLACED:
 		proto_ftrace_parse(im, ts, &ev, p, ev.len);
 		break;
+	case EV_STREAMING_SAMPLE:
+		proto_streaming_sample_parse(im, ts, &ev, p, ev.len);
+		break;
 	case EV_PERF_SAMPLE:
 		proto_perf_sample_parse(im, ts, &ev, p, ev.len);
 		break;
@@ -156,6 +159,7 @@ static void proto_destroy(struct tp_importer *imp)
 	proto_ftrace_kernel_free(im);
 	proto_generic_kernel_free(im);
 	proto_perf_free(im);
+	proto_callstacks_free(im);
 	hmap_release(&im->ftrace_error_seqs);
 	hmap_release(&im->disk_by_name);
 	vec_release(&im->disks);

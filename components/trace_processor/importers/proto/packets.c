@@ -283,6 +283,7 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		case PKT_TRACE_ATTRIBUTES:
 		case PKT_TRACK_EVENT_RANGE_OF_INTEREST:
 		case PKT_PERF_SAMPLE:
+		case PKT_STREAMING_PROFILE:
 		case PKT_MODULE_SYMBOLS:
 		case PKT_CPU_INFO:
 		case PKT_TRIGGER:
@@ -380,11 +381,14 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		/* A thread's descriptor is also the sequence's thread, as a
 		 * legacy ThreadDescriptor would be (if the state is valid). */
 		struct pb_field tf = {0};
-		proto_descriptor_tokenize(im, pp, pn);
+		int64_t tid = proto_descriptor_tokenize(im, pp, pn);
 		if (seq->valid && pb_find_field(pp, pn, 4, &tf) == 1 && tf.wire == PB_WIRE_LEN &&
 		    pb_find_field(tf.data, tf.len, 1, &(struct pb_field){0}) == 1 &&
-		    pb_find_field(tf.data, tf.len, 2, &(struct pb_field){0}) == 1)
+		    pb_find_field(tf.data, tf.len, 2, &(struct pb_field){0}) == 1) {
 			seq_thread(seq, tf.data, tf.len);
+			if (tid >= 0)
+				seq->tid = tid; /* synthetic when sandboxed */
+		}
 		proto_push(im, ts, EV_TRACK_DESCRIPTOR, NULL, seq, pp, pn);
 		break;
 	}
@@ -409,6 +413,9 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		break;
 	case PKT_PERF_SAMPLE:
 		proto_push(im, ts, EV_PERF_SAMPLE, seq->gen, seq, pp, pn);
+		break;
+	case PKT_STREAMING_PROFILE:
+		proto_streaming_profile_tokenize(im, seq, pp, pn);
 		break;
 	case PKT_FTRACE_STATS:
 		proto_ftrace_stats(im, k.seq_id, pp, pn);

@@ -22,16 +22,6 @@
 
 #include <string.h>
 
-/* InternedData fields of stack profiles. */
-enum {
-	INTERN_FUNCTION_NAMES = 5,
-	INTERN_FRAMES = 6,
-	INTERN_CALLSTACKS = 7,
-	INTERN_BUILD_IDS = 16,
-	INTERN_MAPPING_PATHS = 17,
-	INTERN_MAPPINGS = 19,
-};
-
 #define PERF_MAX_FRAMES 1024 /* frames per callstack */
 #define PERF_MAX_PATH 4096   /* mapping path bytes */
 
@@ -213,10 +203,15 @@ static uint32_t frame_row(struct proto_importer *im, const struct proto_gen *g, 
 	return e->str;
 }
 
-/* The leaf callsite of callstack iid, or TP_NULL_U32. */
-static uint32_t callstack_row(struct proto_importer *im, const struct proto_gen *g, uint64_t iid)
+struct tp_stack_profile *proto_stack_profile(struct proto_importer *im)
+{
+	return &perf_state(im)->sp;
+}
+
+uint32_t proto_callstack_row(struct proto_importer *im, const struct proto_gen *g, uint64_t iid)
 {
 	struct tp *tp = im->tp;
+	perf_state(im);
 	struct proto_interned *e = proto_gen_lookup(g, INTERN_CALLSTACKS, iid);
 	if (!e) {
 		tp_stat_inc(tp, TP_STAT_stackprofile_invalid_callstack_id);
@@ -316,7 +311,7 @@ void proto_perf_sample_parse(struct proto_importer *im, int64_t ts, const struct
 		}
 	}
 	uint32_t utid = tp_thread_for_tid(tp, (int64_t)(uint32_t)tid, (int64_t)(uint32_t)pid);
-	uint32_t cs = has_cs ? callstack_row(im, ev->gen, cs_iid) : TP_NULL_U32;
+	uint32_t cs = has_cs ? proto_callstack_row(im, ev->gen, cs_iid) : TP_NULL_U32;
 
 	struct tp_perf_sample_table *t = &tp->t.perf_sample;
 	uint32_t row = tp_perf_sample_append(t);

@@ -9,6 +9,7 @@
  *   descriptors.c  TrackDescriptor / ThreadDescriptor -> tracks, threads
  *   track_event.c  TrackEvent semantics (slices, counters, flows, args)
  *   perf_sample.c  PerfSample -> perf_sample, stack_profile_* rows
+ *   callstacks.c   TrackEvent callstacks, StreamingProfilePacket samples
  *   importer.c     struct tp_importer_ops glue and the sorted-event dispatch
  *
  * Tokenize time (in trace order): sequence state, interned data and clocks
@@ -58,6 +59,7 @@ enum {
 	PKT_TRACK_DESCRIPTOR = 60,
 	PKT_MODULE_SYMBOLS = 61,
 	PKT_PERF_SAMPLE = 66,
+	PKT_STREAMING_PROFILE = 54,
 	PKT_CPU_INFO = 67,
 	PKT_TRIGGER = 46,
 	PKT_CHROME_METADATA = 51,
@@ -85,7 +87,14 @@ enum {
 	INTERN_EVENT_NAMES = 2,
 	INTERN_DEBUG_ANNOTATION_NAMES = 3,
 	INTERN_SOURCE_LOCATIONS = 4,
+	INTERN_FUNCTION_NAMES = 5,
+	INTERN_FRAMES = 6,
+	INTERN_CALLSTACKS = 7,
+	INTERN_BUILD_IDS = 16,
+	INTERN_MAPPING_PATHS = 17,
+	INTERN_MAPPINGS = 19,
 	INTERN_LOG_MESSAGE_BODY = 20,
+	INTERN_HISTOGRAM_NAMES = 25,
 	INTERN_KERNEL_SYMBOLS = 26,
 	INTERN_DEBUG_ANNOTATION_STRING_VALUES = 29,
 };
@@ -242,8 +251,10 @@ struct proto_track {
 	uint32_t utid, upid;   /* thread/process bound to, TP_NULL_U32 until then */
 };
 
-/* Record a TrackDescriptor (tokenize time). */
-void proto_descriptor_tokenize(struct proto_importer *im, const uint8_t *p, size_t n);
+/* Record a TrackDescriptor (tokenize time). Returns the tid of a thread
+ * descriptor (pid << 32 | tid for a Chrome sandboxed tid, as Perfetto's
+ * synthetic tids), else -1. */
+int64_t proto_descriptor_tokenize(struct proto_importer *im, const uint8_t *p, size_t n);
 /* Parse time: materialise the track, name its process/thread. */
 void proto_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t n);
 /* The descriptor of uuid, or NULL. */
@@ -290,6 +301,7 @@ enum proto_ev_kind {
 	EV_SESSION_EVENT,
 	EV_FTRACE_PLACED, /* one FtraceEvent, struct ftrace_placed after it */
 	EV_GENERIC_KERNEL, /* a generic_kernel_* payload, its field id (uint32) after it */
+	EV_STREAMING_SAMPLE, /* callstack iid (u64), process priority (i64) */
 };
 
 /* The trailer of an ftrace event whose `ftrace_event` row and effect are
@@ -392,6 +404,7 @@ struct proto_importer {
 	struct proto_ftrace_kernel *ftrace_kernel; /* ftrace_kernel.c, NULL until used */
 	struct proto_generic_kernel *generic_kernel; /* generic_kernel.c, NULL until used */
 	struct proto_perf *perf;     /* perf_sample.c state, NULL until used */
+	struct proto_callstacks *callstacks; /* callstacks.c state, NULL until used */
 	/* SysStats disk_stat: device name (pool id) -> index in disks, whose
 	 * previous cumulative values the next sample is a delta from. */
 	struct hmap disk_by_name;
@@ -481,6 +494,32 @@ void proto_generic_kernel_free(struct proto_importer *im);
 void proto_perf_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
 			     const uint8_t *p, size_t n);
 void proto_perf_free(struct proto_importer *im);
+/* The importer's stack profile interning (perf_sample.c), made on first use. */
+struct tp_stack_profile *proto_stack_profile(struct proto_importer *im);
+/* The leaf callsite of interned Callstack iid (frames root first, resolved
+ * through g's Frames and Mappings), or TP_NULL_U32 (and a stat). */
+uint32_t proto_callstack_row(struct proto_importer *im, const struct proto_gen *g, uint64_t iid);
+
+/* Callstacks of TrackEvents and Chrome's sampling profiler (callstacks.c). */
+struct proto_te_callstack {
+	const uint8_t *inline_data; /* TrackEvent.callstack (InlineCallstack) */
+	size_t inline_len;
+	bool has_iid, has_weight;
+	uint64_t iid;  /* callstack_iid */
+	double weight; /* callstack_weight */
+};
+/* A track_event_callstacks row for the slice an event began, ended (end) or
+ * was (an instant), when it has a callstack. */
+void proto_te_callstack_add(struct proto_importer *im, const struct proto_gen *g,
+			    const struct proto_te_callstack *cs, uint32_t slice, uint32_t track,
+			    bool end);
+/* Tokenize time: a StreamingProfilePacket's samples at the sequence's
+ * delta-coded timestamps, each pushed to the sorter as EV_STREAMING_SAMPLE. */
+void proto_streaming_profile_tokenize(struct proto_importer *im, struct proto_seq *seq,
+				      const uint8_t *p, size_t n);
+void proto_streaming_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
+				  const uint8_t *p, size_t n);
+void proto_callstacks_free(struct proto_importer *im);
 /* Tokenize-time metadata packets (packets.c). */
 void proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts,
 			   const uint8_t *p, size_t n);

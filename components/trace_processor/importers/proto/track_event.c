@@ -14,6 +14,8 @@
  */
 #include "proto_int.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 enum {
@@ -21,6 +23,7 @@ enum {
 	TE_THREAD_TIME_DELTA_US = 2,
 	TE_CATEGORY_IIDS = 3,
 	TE_DEBUG_ANNOTATIONS = 4,
+	TE_TASK_EXECUTION = 5,
 	TE_LEGACY_EVENT = 6,
 	TE_INSTR_DELTA = 8,
 	TE_TYPE = 9,
@@ -30,7 +33,9 @@ enum {
 	TE_TS_ABSOLUTE_US = 16,
 	TE_THREAD_TIME_ABSOLUTE_US = 17,
 	TE_INSTR_ABSOLUTE = 20,
+	TE_LOG_MESSAGE = 21,
 	TE_CATEGORIES = 22,
+	TE_CHROME_HISTOGRAM_SAMPLE = 28,
 	TE_NAME = 23,
 	TE_COUNTER_VALUE = 30,
 	TE_EXTRA_COUNTER_UUIDS = 31,
@@ -43,6 +48,9 @@ enum {
 	TE_EXTRA_DOUBLE_COUNTER_VALUES = 46,
 	TE_FLOW_IDS = 47,
 	TE_TERMINATING_FLOW_IDS = 48,
+	TE_CALLSTACK = 55,
+	TE_CALLSTACK_IID = 56,
+	TE_CALLSTACK_WEIGHT = 57,
 };
 
 /* LegacyEvent.FlowDirection */
@@ -425,6 +433,7 @@ struct te {
 	uint64_t bind_id;
 	uint32_t flow_direction;
 	struct extra x;
+	struct proto_te_callstack cs;
 };
 
 static void add_category(struct proto_importer *im, struct te *e, uint32_t id)
@@ -545,6 +554,9 @@ static bool decode(struct proto_importer *im, const struct proto_gen *g, const u
 			e->value = pb_field_double(&f);
 			break;
 		case TE_DEBUG_ANNOTATIONS:
+		case TE_TASK_EXECUTION:
+		case TE_LOG_MESSAGE:
+		case TE_CHROME_HISTOGRAM_SAMPLE:
 		case TE_SOURCE_LOCATION:
 		case TE_SOURCE_LOCATION_IID:
 			e->has_args = true;
@@ -558,6 +570,20 @@ static bool decode(struct proto_importer *im, const struct proto_gen *g, const u
 		case TE_LEGACY_EVENT:
 			if (f.wire == PB_WIRE_LEN)
 				decode_legacy(e, &f);
+			break;
+		case TE_CALLSTACK:
+			if (f.wire == PB_WIRE_LEN) {
+				e->cs.inline_data = f.data;
+				e->cs.inline_len = f.len;
+			}
+			break;
+		case TE_CALLSTACK_IID:
+			e->cs.has_iid = true;
+			e->cs.iid = f.val;
+			break;
+		case TE_CALLSTACK_WEIGHT:
+			e->cs.has_weight = f.wire == PB_WIRE_FIXED64;
+			e->cs.weight = pb_field_double(&f);
 			break;
 		default:
 			break;
@@ -773,23 +799,183 @@ static void nested_value(struct proto_importer *im, const uint8_t *p, size_t n, 
 	}
 }
 
-static void source_location(struct proto_importer *im, const uint8_t *p, size_t n)
+/* An interned SourceLocation as Perfetto's `<prefix>.file_name` (path
+ * separators as '/'), `.function_name` and `.line_number` (uint), each
+ * present even when the message lacks it; false if iid is unknown. */
+static bool interned_location(struct proto_importer *im, const struct proto_gen *g, uint64_t iid,
+			      const char *prefix)
 {
-	static const char *const keys[] = {NULL, NULL, "source.file_name", "source.function_name",
-					   "source.line_number"};
+	struct tp *tp = im->tp;
+	const struct proto_interned *e = iid ? proto_gen_lookup(g, INTERN_SOURCE_LOCATIONS, iid) : NULL;
+	if (!e)
+		return false;
+	struct pb_field f = {0};
+	uint32_t file = tp_intern(tp, "", 0), func = file;
+	uint64_t line = 0;
+	if (pb_find_field(e->data, e->len, 2, &f) == 1 && f.wire == PB_WIRE_LEN) {
+		proto_scratch_reset(im);
+		proto_scratch_add(im, f.data, f.len);
+		for (size_t i = 0; i < im->scratch.len; i++)
+			if (im->scratch.data[i] == '\\')
+				im->scratch.data[i] = '/';
+		file = tp_intern(tp, im->scratch.data ? im->scratch.data : "", im->scratch.len);
+	}
+	if (pb_find_field(e->data, e->len, 3, &f) == 1 && f.wire == PB_WIRE_LEN)
+		func = tp_intern(tp, (const char *)f.data, f.len);
+	if (pb_find_field(e->data, e->len, 4, &f) == 1 && f.wire == PB_WIRE_VARINT)
+		line = (uint32_t)f.val;
+	char key[64];
+	uint32_t k;
+	snprintf(key, sizeof key, "%s.file_name", prefix);
+	k = tp_intern_cstr(tp, key);
+	tp_args_add_string(&im->args, k, k, file);
+	snprintf(key, sizeof key, "%s.function_name", prefix);
+	k = tp_intern_cstr(tp, key);
+	tp_args_add_string(&im->args, k, k, func);
+	snprintf(key, sizeof key, "%s.line_number", prefix);
+	k = tp_intern_cstr(tp, key);
+	tp_args_add_uint(&im->args, k, k, line);
+	return true;
+}
+
+/* Perfetto reflects some TrackEvent fields into args by name: a message's
+ * fields 1..n as `key`, by type ('s' string, 'i' int, 'u' uint), those
+ * present in wire order. */
+struct reflected {
+	const char *key;
+	char type;
+};
+
+static void reflect_fields(struct proto_importer *im, const struct reflected *fields,
+			   uint32_t n_fields, const uint8_t *p, size_t n)
+{
 	struct tp *tp = im->tp;
 	struct pb_reader r;
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id < 2 || f.id > 4)
+		if (f.id < 1 || f.id > n_fields)
 			continue;
-		uint32_t k = tp_intern_cstr(tp, keys[f.id]);
-		if (f.id == 4)
-			tp_args_add_int(&im->args, k, k, (int64_t)f.val);
-		else if (f.wire == PB_WIRE_LEN)
+		const struct reflected *rf = &fields[f.id - 1];
+		if ((rf->type == 's') != (f.wire == PB_WIRE_LEN))
+			continue;
+		uint32_t k = tp_intern_cstr(tp, rf->key);
+		if (rf->type == 's')
 			tp_args_add_string(&im->args, k, k, tp_intern(tp, (const char *)f.data, f.len));
+		else if (rf->type == 'i')
+			tp_args_add_int(&im->args, k, k, (int64_t)f.val);
+		else
+			tp_args_add_uint(&im->args, k, k, f.val);
 	}
+}
+
+/* An inline SourceLocation (TrackEvent field 33). */
+static const struct reflected inline_location[] = {
+	{"source_location.iid", 'u'},
+	{"source_location.file_name", 's'},
+	{"source_location.function_name", 's'},
+	{"source_location.line_number", 'u'},
+};
+
+/* ChromeHistogramSample (TrackEvent field 28). */
+static const struct reflected histogram_fields[] = {
+	{"chrome_histogram_sample.name_hash", 'u'},
+	{"chrome_histogram_sample.name", 's'},
+	{"chrome_histogram_sample.sample", 'i'},
+	{"chrome_histogram_sample.name_iid", 'u'},
+};
+
+/* A LogMessage (body and source location by iid, priority): a `logs` row
+ * ("android_logcat", tag "file:line", priority INFO unless given, as
+ * Perfetto's, whose LogMessage priorities equal Android's) and
+ * `track_event.log_message.*` args. Needs the event's thread. */
+static void log_message(struct proto_importer *im, const struct proto_gen *g, const uint8_t *p,
+			size_t n, int64_t ts, uint32_t utid)
+{
+	struct tp *tp = im->tp;
+	uint64_t body_iid = 0, loc_iid = 0;
+	bool has_loc = false, has_prio = false;
+	int64_t prio = 4;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.wire != PB_WIRE_VARINT)
+			continue;
+		if (f.id == 1) {
+			has_loc = true;
+			loc_iid = f.val;
+		} else if (f.id == 2) {
+			body_iid = f.val;
+		} else if (f.id == 3) {
+			has_prio = true;
+			prio = f.val <= 7 ? (int64_t)f.val : 0;
+		}
+	}
+	uint32_t body = proto_interned_str(tp, g, INTERN_LOG_MESSAGE_BODY, body_iid);
+	const struct proto_interned *loc =
+		has_loc ? proto_gen_lookup(g, INTERN_SOURCE_LOCATIONS, loc_iid) : NULL;
+	if (utid == TP_NULL_U32 || !body || (has_loc && !loc)) {
+		tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
+		return;
+	}
+	uint32_t k = tp_intern_cstr(tp, "track_event.log_message.message");
+	tp_args_add_string(&im->args, k, k, body);
+	uint32_t tag = 0;
+	if (loc) {
+		struct pb_field lf = {0};
+		uint32_t file = 0, func = 0;
+		uint64_t line = 0;
+		if (pb_find_field(loc->data, loc->len, 2, &lf) == 1 && lf.wire == PB_WIRE_LEN)
+			file = tp_intern(tp, (const char *)lf.data, lf.len);
+		if (pb_find_field(loc->data, loc->len, 3, &lf) == 1 && lf.wire == PB_WIRE_LEN)
+			func = tp_intern(tp, (const char *)lf.data, lf.len);
+		if (pb_find_field(loc->data, loc->len, 4, &lf) == 1)
+			line = (uint32_t)lf.val;
+		char buf[PROTO_KEY_MAX];
+		const char *fs = file ? tp_str(tp, file) : "";
+		int len = snprintf(buf, sizeof buf, "%s:%" PRIu64, fs, line);
+		tag = tp_intern(tp, buf, len < (int)sizeof buf ? (size_t)len : sizeof buf - 1);
+		k = tp_intern_cstr(tp, "track_event.log_message.file_name");
+		tp_args_add_string(&im->args, k, k, file ? file : tp_intern(tp, "", 0));
+		k = tp_intern_cstr(tp, "track_event.log_message.function_name");
+		tp_args_add_string(&im->args, k, k, func ? func : tp_intern(tp, "", 0));
+		k = tp_intern_cstr(tp, "track_event.log_message.line_number");
+		tp_args_add_int(&im->args, k, k, (int64_t)line);
+	}
+	if (has_prio) {
+		k = tp_intern_cstr(tp, "track_event.priority");
+		tp_args_add_int(&im->args, k, k, prio);
+	}
+	struct tp_logs_table *t = &tp->t.logs;
+	uint32_t row = tp_logs_append(t);
+	t->ts[row] = ts;
+	t->utid[row] = utid;
+	t->prio[row] = prio;
+	t->log_source[row] = tp_intern_cstr(tp, "android_logcat");
+	t->tag[row] = tag;
+	t->msg[row] = body;
+}
+
+/* ChromeHistogramSample, as Perfetto: the interned HistogramName as
+ * `chrome_histogram_sample.name` when only name_iid is given (both, or an
+ * unknown iid: track_event_parser_errors); its fields are reflected too. */
+static void histogram_name(struct proto_importer *im, const struct proto_gen *g,
+			   const uint8_t *p, size_t n)
+{
+	struct tp *tp = im->tp;
+	struct pb_field f = {0};
+	if (pb_find_field(p, n, 4, &f) != 1 || f.wire != PB_WIRE_VARINT)
+		return;
+	/* Only one of name and name_iid may be given. */
+	bool inline_name = pb_find_field(p, n, 2, &(struct pb_field){0}) != 0;
+	uint32_t name = inline_name ? 0 : proto_interned_str(tp, g, INTERN_HISTOGRAM_NAMES, f.val);
+	if (!name) {
+		tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
+		return;
+	}
+	uint32_t k = tp_intern_cstr(tp, "chrome_histogram_sample.name");
+	tp_args_add_string(&im->args, k, k, name);
 }
 
 /* What the legacy event adds to a slice's args (Perfetto's JSON export
@@ -801,33 +987,51 @@ struct legacy_args {
 	char phase;                   /* legacy_event.phase, or 0 */
 };
 
-/* The slice args of a TrackEvent in Perfetto's order: source location,
- * legacy_trace_source_id, debug annotations, then the passthrough utid and
+/* The slice args of a TrackEvent in Perfetto's order: the interned source
+ * location (source.*), the task's (task.posted_from.*), the log message,
+ * the interned histogram name, legacy_trace_source_id, the reflected typed
+ * fields in wire order (chrome_histogram_sample, source_location,
+ * source_location_iid), debug annotations, then the passthrough utid and
  * the phase. */
 static uint32_t build_args(struct proto_importer *im, const struct proto_gen *g, const uint8_t *p,
-			   size_t n, const struct legacy_args *la)
+			   size_t n, const struct legacy_args *la, int64_t ts, uint32_t utid)
 {
 	struct tp *tp = im->tp;
 	struct pb_reader r;
-	struct pb_field f = {0};
+	struct pb_field f = {0}, tf = {0};
 	struct keybuf kb;
 	uint32_t k;
 	tp_args_begin(&im->args);
+	if (pb_find_field(p, n, TE_SOURCE_LOCATION_IID, &f) == 1 &&
+	    !interned_location(im, g, f.val, "source"))
+		tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
+	if (pb_find_field(p, n, TE_TASK_EXECUTION, &f) == 1 && f.wire == PB_WIRE_LEN &&
+	    (pb_find_field(f.data, f.len, 1, &tf) != 1 ||
+	     !interned_location(im, g, tf.val, "task.posted_from")))
+		tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == TE_SOURCE_LOCATION && f.wire == PB_WIRE_LEN) {
-			source_location(im, f.data, f.len);
-		} else if (f.id == TE_SOURCE_LOCATION_IID) {
-			struct proto_interned *e = proto_gen_lookup(g, INTERN_SOURCE_LOCATIONS, f.val);
-			if (e)
-				source_location(im, e->data, e->len);
-			else
-				tp_stat_inc(im->tp, TP_STAT_interned_data_tokenizer_errors);
-		}
+		if (f.id == TE_LOG_MESSAGE && f.wire == PB_WIRE_LEN)
+			log_message(im, g, f.data, f.len, ts, utid);
+		else if (f.id == TE_CHROME_HISTOGRAM_SAMPLE && f.wire == PB_WIRE_LEN)
+			histogram_name(im, g, f.data, f.len);
 	}
 	if (la->has_source_id) {
 		k = tp_intern_cstr(tp, "legacy_trace_source_id");
 		tp_args_add_int(&im->args, k, k, la->source_id);
+	}
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id == TE_CHROME_HISTOGRAM_SAMPLE && f.wire == PB_WIRE_LEN) {
+			reflect_fields(im, histogram_fields, TB_ARRAY_SIZE(histogram_fields), f.data,
+				       f.len);
+		} else if (f.id == TE_SOURCE_LOCATION && f.wire == PB_WIRE_LEN) {
+			reflect_fields(im, inline_location, TB_ARRAY_SIZE(inline_location), f.data,
+				       f.len);
+		} else if (f.id == TE_SOURCE_LOCATION_IID && f.wire == PB_WIRE_VARINT) {
+			k = tp_intern_cstr(tp, "source_location_iid");
+			tp_args_add_uint(&im->args, k, k, f.val);
+		}
 	}
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
@@ -1117,7 +1321,9 @@ static void state_event(struct proto_importer *im, int64_t ts, const struct prot
 	if (track == TP_NULL_U32)
 		return;
 	struct legacy_args la = {.passthrough_utid = TP_NULL_U32};
-	uint32_t args = e->name && e->has_args ? build_args(im, ev->gen, p, n, &la) : TP_NULL_U32;
+	uint32_t args = e->name && e->has_args
+				? build_args(im, ev->gen, p, n, &la, ts, TP_NULL_U32)
+				: TP_NULL_U32;
 	tp_state_update(tp, track, ts, e->name, e->cat, args);
 }
 
@@ -1217,7 +1423,7 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 	    (e.phase == 'S' || e.phase == 'T' || e.phase == 'p' || e.phase == 'R'))
 		la.phase = (char)e.phase;
 	bool legacy_args = la.has_source_id || la.passthrough_utid != TP_NULL_U32 || la.phase;
-	uint32_t args = e.has_args || legacy_args ? build_args(im, ev->gen, p, n, &la)
+	uint32_t args = e.has_args || legacy_args ? build_args(im, ev->gen, p, n, &la, ts, utid)
 						  : TP_NULL_U32;
 	struct tp_slice_table *st = &tp->t.slice;
 	uint32_t slice = TP_NULL_U32;
@@ -1265,6 +1471,8 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 	}
 	if (slice == TP_NULL_U32)
 		return;
+	if (e.cs.has_iid || e.cs.inline_data)
+		proto_te_callstack_add(im, ev->gen, &e.cs, slice, track, type == TYPE_SLICE_END);
 	if (e.has_flows)
 		flows(im, p, n, slice);
 	/* Flow v2 through the legacy event's bind_id, in the id space of
