@@ -402,7 +402,8 @@ void ftrace_encode_stats(struct pb_writer *w, enum ftrace_stats_phase phase,
 /* ---- the linux.ftrace data source (ftrace/data_source.c) ----------------- */
 
 #define FTRACE_DS_DEFAULT_DRAIN_MS 100 /* Perfetto's kDefaultTickPeriodMs */
-#define FTRACE_DS_MAX_PAGES 256        /* pages read per CPU per drain */
+#define FTRACE_DS_MAX_PAGES 256        /* pages a periodic drain reads per CPU */
+#define FTRACE_DS_BATCH_PAGES 32       /* pages per read batch and bundle */
 
 struct loop;
 struct tracing_writer;
@@ -427,8 +428,9 @@ struct probes_ftrace *probes_ftrace_new(struct loop *l, struct tracing_writer *w
  * while instances on another tracefs root run. */
 int probes_ftrace_start(struct probes_ftrace *ft);
 
-/* Read every CPU's pending pages now: one TracePacket{ftrace_events} per
- * CPU that had data. What a flush does before it is acknowledged. */
+/* Read every CPU's pending pages now, up to its buffer size: one
+ * TracePacket{ftrace_events} per FTRACE_DS_BATCH_PAGES pages read. What a
+ * flush does before it is acknowledged. */
 void probes_ftrace_drain(struct probes_ftrace *ft);
 
 /* Drain a last time, write FtraceStats{END_OF_TRACE} and disable the
@@ -457,6 +459,13 @@ void probes_ftrace_set_pids_cb(struct probes_ftrace *ft,
 			       void (*fn)(void *ctx, const int32_t *renamed, size_t n_renamed,
 					  const int32_t *pids, size_t n_pids),
 			       void *ctx);
+
+/* After each batch of pages written into its writer, fn(ctx): the
+ * caller sends the completed chunks to the service then
+ * (tracing_producer_commit_completed), so that a drain of many pages does
+ * not fill the SMB before its commit goes out. fn NULL: none. Loop
+ * thread. */
+void probes_ftrace_set_commit_cb(struct probes_ftrace *ft, void (*fn)(void *ctx), void *ctx);
 
 /* The encoder's counters so far (pages, events, lost pages, errors). */
 const struct ftrace_encode_stats *probes_ftrace_stats(const struct probes_ftrace *ft);

@@ -101,3 +101,15 @@ PY
 else
 	skip packets "python3 is not installed"
 fi
+
+# traced_probes asks the service for Perfetto's 2 MiB SMB of 32 KiB pages:
+# one drain of a context-switch storm writes ~250 KiB of bundles before its
+# commit goes out, and in the 256 KiB default they were dropped.
+printf 'duration_ms: 100\nbuffers { size_kb: 1024 }\ndata_sources { config { name: "linux.system_info" } }\n' >"$TMP/s.pbtx"
+TRACEBOX_LOG=debug T2200_MARK=$$ "$TRACEBOX" --txt -c "$TMP/s.pbtx" -o "$TMP/s.pftrace" \
+	>/dev/null 2>"$TMP/s.log"
+if grep -q "producer 'perfetto.traced_probes': SMB 2048 KiB, pages of 32 KiB" "$TMP/s.log"; then
+	pass smb-size
+else
+	fail smb-size "$(grep -i smb "$TMP/s.log")"
+fi

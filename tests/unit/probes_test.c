@@ -1072,8 +1072,10 @@ static int make_fake_tracefs(char *dir)
 	       put_file(dir, "per_cpu/cpu0/stats", "entries: 0\noverrun: 0\n");
 }
 
-/* A serialized DataSourceConfig{ftrace_config{ftrace_events..., buffer_size_kb}}. */
-static uint8_t *ftrace_cfg(const char *const *events, size_t n, uint32_t kb, size_t *len)
+/* A serialized DataSourceConfig{ftrace_config{ftrace_events...,
+ * buffer_size_kb, [drain_period_ms]}} (drain_ms 0: unset). */
+static uint8_t *ftrace_cfg_drain(const char *const *events, size_t n, uint32_t kb,
+				 uint32_t drain_ms, size_t *len)
 {
 	struct pb_writer w;
 	unsigned h;
@@ -1082,8 +1084,15 @@ static uint8_t *ftrace_cfg(const char *const *events, size_t n, uint32_t kb, siz
 	for (size_t i = 0; i < n; i++)
 		pb_put_string(&w, 1, events[i]);
 	pb_put_uint32(&w, 10, kb);
+	if (drain_ms)
+		pb_put_uint32(&w, 11, drain_ms);
 	pb_end_nested(&w, h);
 	return pb_writer_take(&w, len);
+}
+
+static uint8_t *ftrace_cfg(const char *const *events, size_t n, uint32_t kb, size_t *len)
+{
+	return ftrace_cfg_drain(events, n, kb, 0, len);
 }
 
 static void ignore_commit(void *ctx, const struct tracing_commit *c)
@@ -1236,6 +1245,69 @@ TEST(probes_ftrace_pids_callback)
 	CHECK_EQ(seen.n_renamed, 0);
 	probes_ftrace_drain(ft); /* nothing new */
 	CHECK_EQ(seen.calls, 1);
+	probes_ftrace_free(ft);
+	tracing_writer_free(w);
+	tracing_smb_free(smb);
+	loop_free(l);
+	tb_free(cfg);
+	rm_tree(dir);
+}
+
+/* Append n copies of page to cpu0's trace_pipe_raw in the fake tree. */
+static void append_pages(const char *dir, const struct pgb *b, int n)
+{
+	char path[256];
+	FILE *f;
+	snprintf(path, sizeof path, "%s/per_cpu/cpu0/trace_pipe_raw", dir);
+	if (!(f = fopen(path, "ab")))
+		return;
+	for (int i = 0; i < n; i++)
+		fwrite(b->page, 1, sizeof b->page, f);
+	fclose(f);
+}
+
+/* A periodic drain stops at FTRACE_DS_MAX_PAGES a CPU and goes on at the
+ * next loop iteration, not a drain period later (a CPU writing more than
+ * that a period would otherwise overrun its kernel buffer: a context-switch
+ * storm did); a flush reads past it, up to the buffer size. */
+TEST(probes_ftrace_drain_continues)
+{
+	static const char *const ev[] = {"sched/sched_switch"};
+	char dir[] = "/tmp/tb-probes-XXXXXX";
+	struct tb_err err = {0};
+	struct tracing_smb *smb = NULL;
+	struct tracing_writer *w;
+	struct probes_ftrace *ft;
+	const struct ftrace_encode_stats *st;
+	struct loop *l;
+	struct pgb b;
+	uint8_t *cfg;
+	size_t len;
+
+	CHECK_EQ(make_fake_tracefs(dir), 0);
+	CHECK((l = loop_new(&err)));
+	CHECK_EQ(tracing_smb_create(64 * 4096, 4096, &smb, &err), 0);
+	w = tracing_writer_new(smb, 1, 0, ignore_commit, NULL);
+	cfg = ftrace_cfg_drain(ev, 1, 4096, 50, &len);
+	ft = probes_ftrace_new(l, w, cfg, len, dir);
+	CHECK_EQ(probes_ftrace_start(ft), 0);
+	st = probes_ftrace_stats(ft);
+	pids_page(&b); /* two sched_switch events a page */
+	append_pages(dir, &b, 2 * FTRACE_DS_MAX_PAGES + 10);
+	CHECK_EQ(st->pages, 0);
+	CHECK(loop_run_once(l, 5000) > 0); /* the drain period */
+	CHECK_EQ(st->pages, FTRACE_DS_MAX_PAGES);
+	CHECK(loop_run_once(l, 0) > 0); /* no wait: the continuation */
+	CHECK_EQ(st->pages, 2 * FTRACE_DS_MAX_PAGES);
+	CHECK(loop_run_once(l, 0) > 0);
+	CHECK_EQ(st->pages, 2 * FTRACE_DS_MAX_PAGES + 10);
+	CHECK_EQ(st->events, 2 * st->pages);
+	CHECK_EQ(loop_run_once(l, 0), 0); /* emptied: nothing posted */
+	/* A flush takes all there is at once. */
+	append_pages(dir, &b, FTRACE_DS_MAX_PAGES + 100);
+	probes_ftrace_drain(ft);
+	CHECK_EQ(st->pages, 3 * FTRACE_DS_MAX_PAGES + 110);
+	CHECK_EQ(st->events, 2 * st->pages);
 	probes_ftrace_free(ft);
 	tracing_writer_free(w);
 	tracing_smb_free(smb);

@@ -19,9 +19,13 @@
  *                {START_OF_TRACE}; tracing_on 1; its drain timer.
  *   drain        every drain_period_ms of any instance (default 100, as
  *                Perfetto's tick): per CPU, read per_cpu/cpuN/trace_pipe_raw
- *                (O_NONBLOCK) page by page, up to FTRACE_DS_MAX_PAGES, and
- *                write one TracePacket{ftrace_events = 1: FtraceEventBundle}
- *                into each instance's writer with the events it asked for,
+ *                (O_NONBLOCK) page by page, in batches of
+ *                FTRACE_DS_BATCH_PAGES, up to FTRACE_DS_MAX_PAGES (if a CPU
+ *                had more, the drain goes on at the next loop iteration),
+ *                and per batch write one TracePacket{ftrace_events = 1:
+ *                FtraceEventBundle} into each instance's writer with the
+ *                events it asked for (and its commit_fn runs, so the
+ *                chunks go to the service while the drain goes on),
  *                sched_switch / sched_waking in compact_sched unless its
  *                compact_sched.enabled is false (unset means on, as in
  *                Perfetto). Like Perfetto's CpuReader, the packet has no
@@ -31,7 +35,8 @@
  *                After the drain, each instance with a pids callback gets
  *                the tasks its events mentioned (pids.c), which traced_probes
  *                passes to the session's process_stats.
- *   flush        drain now (the caller then acks).
+ *   flush        drain now, up to a whole buffer per CPU (the caller then
+ *                acks).
  *   stop         a drain, FtraceStats{END_OF_TRACE}, and each of its events
  *                disabled once no other instance holds it. The last one to
  *                stop turns tracing off before its drain and writes back
@@ -75,6 +80,9 @@ struct ftrace_shared {
 	uint32_t clock; /* FtraceClock of the bundles; 0 = boot */
 	uint8_t *buf;
 	size_t buf_cap;
+	size_t buffer_pages; /* of each CPU's buffer: what a flush reads at most */
+	struct loop *loop;
+	bool redrain_posted; /* a drain that stopped at its cap goes on (tick) */
 	struct hmap refs; /* event id -> instances holding it enabled */
 	VEC(struct probes_ftrace *) users;
 };
@@ -101,6 +109,8 @@ struct probes_ftrace {
 	void (*pids_fn)(void *ctx, const int32_t *renamed, size_t n_renamed, const int32_t *pids,
 			size_t n_pids);
 	void *pids_ctx;
+	void (*commit_fn)(void *ctx);
+	void *commit_ctx;
 };
 
 /* The one ftrace_shared of the process, while any instance runs. */
@@ -326,31 +336,34 @@ static void enable_config_event(struct probes_ftrace *ft, const char *spec)
 		log_warn(DS_LOG, "ftrace: skipping unknown event '%s'", spec);
 }
 
-/* Read up to FTRACE_DS_MAX_PAGES pages of cpu into sh->buf; bytes read. */
-static size_t read_cpu(struct ftrace_shared *sh, int cpu)
+/* Read up to max pages of cpu into sh->buf; the bytes read. *more is set
+ * when every read returned a whole page, so the buffer may hold more. */
+static size_t read_cpu(struct ftrace_shared *sh, int cpu, size_t max, bool *more)
 {
 	size_t page = sh->table.layout.page_size, len = 0;
 	int fd = sh->pipes[cpu];
 
+	*more = false;
 	if (fd < 0 || page == 0)
 		return 0;
-	for (int i = 0; i < FTRACE_DS_MAX_PAGES; i++) {
-		ssize_t n;
-		if (len + page > sh->buf_cap) {
-			sh->buf_cap = sh->buf_cap ? sh->buf_cap * 2 : 16 * page;
-			sh->buf = tb_realloc(sh->buf, sh->buf_cap);
-		}
-		n = read(fd, sh->buf + len, page);
+	if (sh->buf_cap < max * page) {
+		sh->buf_cap = max * page;
+		sh->buf = tb_realloc(sh->buf, sh->buf_cap);
+	}
+	for (size_t i = 0; i < max;) {
+		ssize_t n = read(fd, sh->buf + len, page);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			break;
+			return len;
 		/* A short read is the last page: keep it where the next page
 		 * would start so the encoder sees page-aligned input. */
 		len += (size_t)n;
 		if ((size_t)n < page)
-			break;
+			return len;
+		i++;
 	}
+	*more = true;
 	return len;
 }
 
@@ -367,13 +380,18 @@ static void flush_pids(struct ftrace_shared *sh)
 	}
 }
 
-/* Read every CPU once and hand the pages to every running instance. */
-static void shared_drain(struct ftrace_shared *sh)
+/* Read cpu in batches of FTRACE_DS_BATCH_PAGES pages, each batch handed to
+ * every running instance as one bundle, until its buffer is empty or
+ * max_pages were read. True when it was emptied. */
+static bool drain_cpu(struct ftrace_shared *sh, int cpu, size_t max_pages)
 {
-	for (int cpu = 0; cpu < sh->ncpu; cpu++) {
-		size_t len = read_cpu(sh, cpu);
+	bool more = false;
+	for (size_t done = 0; done < max_pages;) {
+		size_t batch = max_pages - done < FTRACE_DS_BATCH_PAGES ? max_pages - done
+									 : FTRACE_DS_BATCH_PAGES;
+		size_t len = read_cpu(sh, cpu, batch, &more);
 		if (!len)
-			continue;
+			return true;
 		for (size_t i = 0; i < sh->users.len; i++) {
 			struct probes_ftrace *ft = sh->users.data[i];
 			struct pb_writer *pw = tracing_writer_begin_packet(ft->w);
@@ -384,9 +402,25 @@ static void shared_drain(struct ftrace_shared *sh)
 				pb_put_varint(pw, BUNDLE_FTRACE_CLOCK, sh->clock);
 			pb_end_nested(pw, h);
 			tracing_writer_end_packet(ft->w);
+			if (ft->commit_fn)
+				ft->commit_fn(ft->commit_ctx);
 		}
+		if (!more)
+			return true;
+		done += batch;
 	}
+	return !more;
+}
+
+/* Read every CPU, at most max_pages each, and hand the pages to every
+ * running instance. True when every CPU's buffer was emptied. */
+static bool shared_drain(struct ftrace_shared *sh, size_t max_pages)
+{
+	bool all = true;
+	for (int cpu = 0; cpu < sh->ncpu; cpu++)
+		all &= drain_cpu(sh, cpu, max_pages);
 	flush_pids(sh);
+	return all;
 }
 
 void probes_ftrace_set_pids_cb(struct probes_ftrace *ft,
@@ -399,15 +433,51 @@ void probes_ftrace_set_pids_cb(struct probes_ftrace *ft,
 	ft->enc.pids = fn ? &ft->pids : NULL;
 }
 
+void probes_ftrace_set_commit_cb(struct probes_ftrace *ft, void (*fn)(void *ctx), void *ctx)
+{
+	ft->commit_fn = fn;
+	ft->commit_ctx = ctx;
+}
+
 void probes_ftrace_drain(struct probes_ftrace *ft)
 {
 	if (ft && ft->started)
-		shared_drain(ft->sh);
+		shared_drain(ft->sh, ft->sh->buffer_pages);
+}
+
+static void on_redrain(struct loop *l, void *ctx);
+
+/* A periodic drain reads at most FTRACE_DS_MAX_PAGES a CPU, so that other
+ * work on the loop (commits, flushes, process_stats) is not held up; when a
+ * CPU had more, it goes on at the next loop iteration instead of a drain
+ * period later, as Perfetto's ReadTick reposts itself. Without that, a CPU
+ * writing more than FTRACE_DS_MAX_PAGES a period (10 MiB/s at 100 ms)
+ * overruns its buffer. */
+static void tick(struct ftrace_shared *sh)
+{
+	if (!shared_drain(sh, FTRACE_DS_MAX_PAGES) && !sh->redrain_posted) {
+		sh->redrain_posted = true;
+		loop_post(sh->loop, on_redrain, NULL);
+	}
+}
+
+/* The continuation: g_shared, not a pointer kept in the task, since the
+ * instances may all have stopped (and freed it) before it runs. */
+static void on_redrain(struct loop *l, void *ctx)
+{
+	(void)l, (void)ctx;
+	if (g_shared && g_shared->redrain_posted) {
+		g_shared->redrain_posted = false;
+		tick(g_shared);
+	}
 }
 
 static void on_drain(struct loop *l, uint64_t id, void *ctx)
 {
-	probes_ftrace_drain(ctx);
+	struct probes_ftrace *ft = ctx;
+	(void)l, (void)id;
+	if (ft->started && !ft->sh->redrain_posted)
+		tick(ft->sh);
 }
 
 static void write_stats(struct probes_ftrace *ft, enum ftrace_stats_phase phase)
@@ -457,8 +527,12 @@ static void shared_free(struct ftrace_shared *sh)
 static struct ftrace_shared *shared_new(struct probes_ftrace *ft, int *rc)
 {
 	struct ftrace_shared *sh = tb_calloc(1, sizeof *sh);
+	uint32_t kb;
+	size_t page;
+	bool more;
 
 	sh->root = ft->root ? tb_strdup(ft->root) : NULL;
+	sh->loop = ft->loop;
 	ftrace_table_init(&sh->table);
 	hmap_init(&sh->refs);
 	*rc = ftrace_tracefs_open(&sh->fs, ft->root, true);
@@ -475,9 +549,13 @@ static struct ftrace_shared *shared_new(struct probes_ftrace *ft, int *rc)
 	sh->pipes = tb_malloc((sh->ncpu ? (size_t)sh->ncpu : 1) * sizeof *sh->pipes);
 	if (ftrace_tracefs_set_tracing_on(&sh->fs, false) < 0)
 		log_warn(DS_LOG, "ftrace: %s", sh->fs.err.msg);
-	if (ftrace_tracefs_set_buffer_size_kb(&sh->fs, ft->buffer_size_kb ? ft->buffer_size_kb
-									   : default_buffer_kb()) < 0)
+	kb = ft->buffer_size_kb ? ft->buffer_size_kb : default_buffer_kb();
+	if (ftrace_tracefs_set_buffer_size_kb(&sh->fs, kb) < 0)
 		log_warn(DS_LOG, "ftrace: %s", sh->fs.err.msg);
+	page = sh->table.layout.page_size ? sh->table.layout.page_size : 4096;
+	sh->buffer_pages = (size_t)kb * 1024 / page;
+	if (sh->buffer_pages < FTRACE_DS_MAX_PAGES)
+		sh->buffer_pages = FTRACE_DS_MAX_PAGES;
 	setup_clock(sh, ft->use_monotonic_raw_clock);
 	for (int cpu = 0; cpu < sh->ncpu; cpu++) {
 		sh->pipes[cpu] = ftrace_tracefs_open_pipe_raw(&sh->fs, cpu);
@@ -487,7 +565,7 @@ static struct ftrace_shared *shared_new(struct probes_ftrace *ft, int *rc)
 	}
 	/* Whatever the buffers hold is from before this session. */
 	for (int cpu = 0; cpu < sh->ncpu; cpu++)
-		for (int i = 0; i < 64 && read_cpu(sh, cpu); i++)
+		for (size_t i = 0; i < sh->buffer_pages && read_cpu(sh, cpu, 1, &more); i++)
 			;
 	return sh;
 }
@@ -543,8 +621,18 @@ void probes_ftrace_stop(struct probes_ftrace *ft)
 	/* The last one stops the kernel writing before the last drain. */
 	if (sh->users.len == 1)
 		ftrace_tracefs_set_tracing_on(&sh->fs, false);
-	shared_drain(sh);
+	shared_drain(sh, sh->buffer_pages);
 	write_stats(ft, FTRACE_STATS_END_OF_TRACE);
+	/* Disabling events below waits for an RCU grace period, which a busy
+	 * machine can stretch to seconds: the service should not wait for the
+	 * last bundles and the stats meanwhile. */
+	if (ft->commit_fn) {
+		tracing_writer_flush(ft->w);
+		ft->commit_fn(ft->commit_ctx);
+	}
+	log_debug(DS_LOG, "ftrace: stopped after %llu pages, %llu events (%llu compact)",
+		  (unsigned long long)ft->st.pages, (unsigned long long)ft->st.events,
+		  (unsigned long long)ft->st.compact_events);
 	release_events(ft);
 	for (size_t i = 0; i < sh->users.len; i++) {
 		if (sh->users.data[i] == ft) {
