@@ -47,31 +47,7 @@ fi
 # The packets themselves, walked with a minimal protobuf reader: counts of
 # TracePacket payloads and of SysStats sub-fields.
 if command -v python3 >/dev/null 2>&1; then
-	python3 - "$TMP/p.pftrace" >"$TMP/counts" <<'PY'
-import sys
-def fields(b):
-    i = 0
-    while i < len(b):
-        k = 0; s = 0
-        while True:
-            c = b[i]; i += 1; k |= (c & 0x7f) << s; s += 7
-            if c < 0x80: break
-        fid, wt = k >> 3, k & 7
-        if wt == 0:
-            v = 0; s = 0
-            while True:
-                c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
-                if c < 0x80: break
-            yield fid, v
-        elif wt == 2:
-            n = 0; s = 0
-            while True:
-                c = b[i]; i += 1; n |= (c & 0x7f) << s; s += 7
-                if c < 0x80: break
-            yield fid, b[i:i + n]; i += n
-        elif wt == 1: yield fid, b[i:i + 8]; i += 8
-        elif wt == 5: yield fid, b[i:i + 4]; i += 4
-        else: raise ValueError("wire type %d" % wt)
+	pb_py "$TMP/p.pftrace" >"$TMP/counts" <<'PY'
 names = {2: "process_tree", 7: "sys_stats", 9: "process_stats", 67: "cpu_info"}
 sub = {1: "meminfo", 2: "vmstat", 3: "cpu_stat", 4: "num_forks"}
 count = {}
