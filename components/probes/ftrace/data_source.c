@@ -61,6 +61,8 @@
 enum {
 	TP_FTRACE_EVENTS = 1,
 	TP_FTRACE_STATS = 34,
+	STATS_KERNEL_SYMBOLS_PARSED = 3,
+	STATS_KERNEL_SYMBOLS_MEM_KB = 4,
 	BUNDLE_FTRACE_CLOCK = 5,
 	FTRACE_CLOCK_UNKNOWN = 1,
 	FTRACE_CLOCK_GLOBAL = 2,
@@ -84,6 +86,8 @@ struct ftrace_shared {
 	struct loop *loop;
 	bool redrain_posted; /* a drain that stopped at its cap goes on (tick) */
 	struct hmap refs; /* event id -> instances holding it enabled */
+	struct ksyms ksyms; /* loaded by the first instance with symbolize_ksyms */
+	bool ksyms_tried;
 	VEC(struct probes_ftrace *) users;
 };
 
@@ -95,7 +99,10 @@ struct probes_ftrace {
 	VEC(char *) events;
 	uint32_t buffer_size_kb, drain_period_ms;
 	bool use_monotonic_raw_clock;
+	bool symbolize_ksyms;
+	char *kallsyms_path; /* tests; NULL: /proc/kallsyms */
 	struct ftrace_encode_opts enc; /* compact_sched, its scratch, id_mask */
+	struct ftrace_kaddrs kaddrs;   /* enc.kaddrs */
 	/* Running state. */
 	bool started;
 	struct ftrace_shared *sh;
@@ -144,6 +151,7 @@ static void parse_config(struct probes_ftrace *ft, const uint8_t *cfg, size_t le
 			fc->has_use_monotonic_raw_clock && fc->use_monotonic_raw_clock;
 		if (fc->compact_sched && fc->compact_sched->has_enabled)
 			ft->enc.compact_sched = fc->compact_sched->enabled;
+		ft->symbolize_ksyms = fc->has_symbolize_ksyms && fc->symbolize_ksyms;
 	}
 	perfetto__protos__data_source_config__free_unpacked(dsc, ipc_pb_allocator());
 }
@@ -155,6 +163,7 @@ struct probes_ftrace *probes_ftrace_new(struct loop *l, struct tracing_writer *w
 	ft->loop = l;
 	ft->w = w;
 	ft->root = tracefs_root ? tb_strdup(tracefs_root) : NULL;
+	ft->enc.kaddrs = &ft->kaddrs; /* addresses become indexes, as in Perfetto */
 	parse_config(ft, cfg, len);
 	return ft;
 }
@@ -401,6 +410,8 @@ static bool drain_cpu(struct ftrace_shared *sh, int cpu, size_t max_pages)
 			if (sh->clock)
 				pb_put_varint(pw, BUNDLE_FTRACE_CLOCK, sh->clock);
 			pb_end_nested(pw, h);
+			if (ft->symbolize_ksyms && sh->ksyms.n)
+				ftrace_kaddrs_write_names(pw, &ft->kaddrs, &sh->ksyms);
 			tracing_writer_end_packet(ft->w);
 			if (ft->commit_fn)
 				ft->commit_fn(ft->commit_ctx);
@@ -420,6 +431,9 @@ static bool shared_drain(struct ftrace_shared *sh, size_t max_pages)
 	for (int cpu = 0; cpu < sh->ncpu; cpu++)
 		all &= drain_cpu(sh, cpu, max_pages);
 	flush_pids(sh);
+	/* Indexes of kernel addresses are per drain (ksyms.c). */
+	for (size_t i = 0; i < sh->users.len; i++)
+		ftrace_kaddrs_clear(&sh->users.data[i]->kaddrs);
 	return all;
 }
 
@@ -431,6 +445,12 @@ void probes_ftrace_set_pids_cb(struct probes_ftrace *ft,
 	ft->pids_fn = fn;
 	ft->pids_ctx = ctx;
 	ft->enc.pids = fn ? &ft->pids : NULL;
+}
+
+void probes_ftrace_set_kallsyms(struct probes_ftrace *ft, const char *path)
+{
+	tb_free(ft->kallsyms_path);
+	ft->kallsyms_path = path ? tb_strdup(path) : NULL;
 }
 
 void probes_ftrace_set_commit_cb(struct probes_ftrace *ft, void (*fn)(void *ctx), void *ctx)
@@ -495,6 +515,12 @@ static void write_stats(struct probes_ftrace *ft, enum ftrace_stats_phase phase)
 	pb_put_uint64(pw, 8, (uint64_t)tb_boot_ns());
 	h = pb_begin_nested(pw, TP_FTRACE_STATS);
 	ftrace_encode_stats(pw, phase, cpus, n);
+	if (ft->symbolize_ksyms && sh->ksyms.n) {
+		pb_put_uint32(pw, STATS_KERNEL_SYMBOLS_PARSED, (uint32_t)sh->ksyms.n);
+		pb_put_uint32(pw, STATS_KERNEL_SYMBOLS_MEM_KB,
+			      (uint32_t)((sh->ksyms.n * sizeof *sh->ksyms.syms +
+					  sh->ksyms.names_len) / 1024));
+	}
 	pb_end_nested(pw, h);
 	tracing_writer_end_packet(ft->w);
 	tb_free(cpus);
@@ -511,6 +537,7 @@ static void shared_free(struct ftrace_shared *sh)
 		log_warn(DS_LOG, "ftrace: restoring tracefs: %s", sh->fs.err.msg);
 	ftrace_tracefs_close(&sh->fs);
 	ftrace_table_release(&sh->table);
+	ksyms_release(&sh->ksyms);
 	hmap_release(&sh->refs);
 	vec_release(&sh->users);
 	tb_free(sh->pipes);
@@ -570,6 +597,27 @@ static struct ftrace_shared *shared_new(struct probes_ftrace *ft, int *rc)
 	return sh;
 }
 
+/* symbolize_ksyms: load kallsyms (once a process) when one of ft's events
+ * has a kernel address field. Reading /proc/kallsyms costs ~50 ms of CPU
+ * and delays the start, and Perfetto's light config (ours too) asks for
+ * symbolize_ksyms on every capture, mostly of events with no address. */
+static void load_ksyms(struct probes_ftrace *ft)
+{
+	struct ftrace_shared *sh = ft->sh;
+	struct tb_err err = {0};
+	bool need = false;
+
+	for (size_t i = 0; i < ft->ids.len && !need; i++) {
+		const struct ftrace_event_format *f = ftrace_table_find(&sh->table, ft->ids.data[i]);
+		need = f && ftrace_format_has_kaddr(f);
+	}
+	if (!need || sh->ksyms_tried)
+		return;
+	sh->ksyms_tried = true;
+	if (ksyms_load(&sh->ksyms, ft->kallsyms_path, &err) < 0)
+		log_warn(DS_LOG, "ftrace: no kernel symbols: %s", err.msg);
+}
+
 static bool same_root(const char *a, const char *b)
 {
 	return a == b || (a && b && strcmp(a, b) == 0);
@@ -593,6 +641,8 @@ int probes_ftrace_start(struct probes_ftrace *ft)
 	ft->enc.id_mask = ft->mask;
 	for (size_t i = 0; i < ft->events.len; i++)
 		enable_config_event(ft, ft->events.data[i]);
+	if (ft->symbolize_ksyms)
+		load_ksyms(ft);
 	vec_push(&ft->sh->users, ft);
 	ft->started = true;
 	write_stats(ft, FTRACE_STATS_START_OF_TRACE);
@@ -659,6 +709,8 @@ void probes_ftrace_free(struct probes_ftrace *ft)
 	tb_free(ft->mask);
 	ftrace_encode_opts_release(&ft->enc);
 	ftrace_pids_release(&ft->pids);
+	ftrace_kaddrs_release(&ft->kaddrs);
+	tb_free(ft->kallsyms_path);
 	tb_free(ft->root);
 	tb_free(ft);
 }
