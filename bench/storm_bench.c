@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "base.h"
+#include "bench_trace.h"
 #include "sqlite3.h"
 #include "trace_processor.h"
 
@@ -49,13 +50,6 @@
 #define MAX_WORKERS 64
 
 static const char *tracebox = "out/tracebox"; /* $TRACEBOX overrides */
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static long env_long(const char *name, long def, long lo, long hi)
 {
@@ -108,7 +102,7 @@ static int storm_start(int ncpu, int pairs)
 		round_trips = m;
 	}
 	atomic_store(round_trips, 0);
-	storm_t0 = now_s();
+	storm_t0 = bench_now_s();
 	for (int cpu = 0; cpu < ncpu; cpu++) {
 		for (int p = 0; p < pairs && n_workers + 2 <= MAX_WORKERS; p++) {
 			int ab[2], ba[2];
@@ -235,11 +229,10 @@ static bool file_says(const char *rel, char want)
  * pinned tasks can stretch to seconds on this VM. */
 static int run_with_storm(char *const argv[], int ncpu, int pairs, double *cpu)
 {
-	struct rusage before, after;
+	double before = bench_children_cpu_s();
 	int st;
 	pid_t pid;
 
-	getrusage(RUSAGE_CHILDREN, &before);
 	pid = fork();
 	if (pid == 0) {
 		int fd = open(OUT_DIR "/storm_perfetto.log", O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -260,45 +253,11 @@ static int run_with_storm(char *const argv[], int ncpu, int pairs, double *cpu)
 		printf("storm: cannot start the workload: %s\n", strerror(errno));
 	if (waitpid(pid, &st, 0) < 0)
 		return -1;
-	getrusage(RUSAGE_CHILDREN, &after);
-	*cpu = (double)(after.ru_utime.tv_sec - before.ru_utime.tv_sec) +
-	       (double)(after.ru_stime.tv_sec - before.ru_stime.tv_sec) +
-	       (double)(after.ru_utime.tv_usec - before.ru_utime.tv_usec) / 1e6 +
-	       (double)(after.ru_stime.tv_usec - before.ru_stime.tv_usec) / 1e6;
+	*cpu = bench_children_cpu_s() - before;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 /* ---- the trace ---------------------------------------------------------------- */
-
-static struct tp *load_trace(const char *path, size_t *bytes)
-{
-	static uint8_t buf[1 << 20];
-	struct tp *tp = tp_new(NULL);
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	*bytes = 0;
-	while (fd >= 0 && (n = read(fd, buf, sizeof buf)) > 0) {
-		tp_parse(tp, buf, (size_t)n);
-		*bytes += (size_t)n;
-	}
-	tp_end_of_file(tp);
-	if (fd >= 0)
-		close(fd);
-	return tp;
-}
-
-static long long query_int(struct tp *tp, const char *sql)
-{
-	sqlite3_stmt *st;
-	long long v = -1;
-	if (sqlite3_prepare_v2(tp_db(tp), sql, -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
 
 /* Print every non-zero data-loss stat; their sum. */
 static long long print_losses(struct tp *tp)
@@ -331,7 +290,7 @@ static void capture(int run_no, long secs, int ncpu, int pairs)
 		       "sched/sched_waking", NULL};
 	pid_t traced = -1, probes = -1;
 	long long traced0, probes0, traced_ns, probes_ns, events, switches, trips;
-	double client_cpu = 0, t0, wall, storm_secs;
+	double client_cpu = 0, t0, wall, storm_secs, load_secs;
 	size_t bytes;
 	struct tp *tp;
 
@@ -346,36 +305,38 @@ static void capture(int run_no, long secs, int ncpu, int pairs)
 	}
 	traced0 = cpu_ns(traced);
 	probes0 = cpu_ns(probes);
-	t0 = now_s();
+	t0 = bench_now_s();
 	if (run_with_storm(rec, ncpu, pairs, &client_cpu) != 0) {
 		printf("SKIP storm: the capture failed (see %s)\n", OUT_DIR "/storm_perfetto.log");
 		goto out;
 	}
-	wall = now_s() - t0;
+	wall = bench_now_s() - t0;
 	traced_ns = cpu_ns(traced) - traced0;
 	probes_ns = cpu_ns(probes) - probes0;
 	trips = round_trips ? (long long)atomic_load(round_trips) : 0;
-	storm_secs = now_s() - storm_t0;
+	storm_secs = bench_now_s() - storm_t0;
 	storm_stop();
 
-	tp = load_trace(TRACE, &bytes);
-	events = query_int(tp, "select count(*) from ftrace_event "
+	tp = bench_load_trace(TRACE, &load_secs, &bytes);
+	events = bench_query_int(tp, "select count(*) from ftrace_event "
 			       "where name in ('sched_switch', 'sched_waking')");
-	switches = query_int(tp, "select count(*) from ftrace_event where name = 'sched_switch'");
-	long long span = query_int(tp, "select max(ts) - min(ts) from ftrace_event");
+	switches = bench_query_int(tp, "select count(*) from ftrace_event where name = 'sched_switch'");
+	long long span = bench_query_int(tp, "select max(ts) - min(ts) from ftrace_event");
 	printf("run %d: %lld sched events (%lld sched_switch) in %.2f s of events, "
 	       "%.0f k events/s; trace %.1f MB; storm %.0f k round trips/s\n",
 	       run_no, events, switches, span / 1e9, span > 0 ? events / (span / 1e6) : 0,
 	       bytes / 1e6, trips / storm_secs / 1e3);
+	printf("  imported by our trace processor in %.2f s (%.1f M events/s)\n", load_secs,
+	       load_secs > 0 ? events / load_secs / 1e6 : 0);
 	long long lost = print_losses(tp);
 	/* What the kernel handed to readers (traced_probes) and the trace
 	 * does not hold: packets the producer dropped (SMB full) or the
 	 * service lost. */
-	long long read = query_int(tp, "select sum(value) from stats "
+	long long read = bench_query_int(tp, "select sum(value) from stats "
 				       "where name = 'ftrace_cpu_read_events_delta'");
 	/* In the file but not imported (counted by the trace processor). */
 	long long unimported =
-	    query_int(tp, "select sum(value) from stats where name in "
+	    bench_query_int(tp, "select sum(value) from stats where name in "
 			  "('compact_sched_switch_skipped', 'compact_sched_waking_skipped', "
 			  "'sorter_push_event_out_of_order')");
 	long long missing = read - events - (unimported > 0 ? unimported : 0);
