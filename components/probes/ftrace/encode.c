@@ -669,12 +669,12 @@ size_t ftrace_encode_bundle_opts(struct pb_writer *w, const struct ftrace_table 
 {
 	size_t page = t->layout.page_size, written = 0;
 	struct ftrace_compact_buf *c = NULL;
-	const struct ftrace_event_format *f = NULL;
-	uint32_t last_id = UINT32_MAX;
+	const struct ftrace_event_format *f = NULL, *prev_f = NULL;
+	uint32_t last_id = UINT32_MAX, prev_id = UINT32_MAX;
 	const uint64_t *mask = o ? o->id_mask : NULL;
 	struct ftrace_pids *pids = o ? o->pids : NULL;
 	struct ftrace_kaddrs *kaddrs = o ? o->kaddrs : NULL;
-	bool lost = false, wanted = false;
+	bool lost = false, wanted = false, prev_wanted = false;
 
 	pb_put_uint32(w, BUNDLE_CPU, cpu);
 	if (page == 0)
@@ -698,13 +698,26 @@ size_t ftrace_encode_bundle_opts(struct pb_writer *w, const struct ftrace_table 
 				st->lost_pages++;
 			}
 			while (ftrace_page_next(&it, &rec)) {
-				/* Runs of one event id are the common case. */
+				/* Runs of one event id, or two alternating
+				 * (sched_waking, sched_switch), are the common
+				 * case: the last two lookups are kept. */
 				if (rec.event_id != last_id) {
-					f = ftrace_table_find(t, rec.event_id);
+					const struct ftrace_event_format *tf = f;
+					uint32_t ti = last_id;
+					bool tw = wanted;
+					if (rec.event_id == prev_id) {
+						f = prev_f;
+						wanted = prev_wanted;
+					} else {
+						f = ftrace_table_find(t, rec.event_id);
+						wanted = !mask || (rec.event_id < 65536 &&
+								   (mask[rec.event_id / 64] >>
+								    (rec.event_id % 64) & 1));
+					}
 					last_id = rec.event_id;
-					wanted = !mask || (rec.event_id < 65536 &&
-							   (mask[rec.event_id / 64] >>
-							    (rec.event_id % 64) & 1));
+					prev_f = tf;
+					prev_id = ti;
+					prev_wanted = tw;
 				}
 				if (!f) {
 					st->unknown_events++;
