@@ -32,19 +32,13 @@
 #include <unistd.h>
 
 #include "base.h"
+#include "bench_trace.h"
 #include "pb.h"
 #include "sqlite3.h"
 #include "trace_processor.h"
 
 #define OUT_DIR "out/bench"
 #define SPIN_ROUNDS 3000 /* ~3 s of CPU on the dev machine */
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* ---- the workload -------------------------------------------------------- */
 
@@ -81,8 +75,7 @@ static int spin_main(long rounds, const char *out)
 /* Run argv, wait; its (and its children's) CPU seconds into *cpu. */
 static int run(char *const argv[], double *cpu)
 {
-	struct rusage before, after;
-	getrusage(RUSAGE_CHILDREN, &before);
+	double before = bench_children_cpu_s();
 	pid_t pid = fork();
 	if (pid == 0) {
 		int fd = open("/dev/null", O_WRONLY);
@@ -96,11 +89,7 @@ static int run(char *const argv[], double *cpu)
 	int st;
 	if (pid < 0 || waitpid(pid, &st, 0) < 0)
 		return -1;
-	getrusage(RUSAGE_CHILDREN, &after);
-	*cpu = (double)(after.ru_utime.tv_sec - before.ru_utime.tv_sec) +
-	       (double)(after.ru_stime.tv_sec - before.ru_stime.tv_sec) +
-	       (double)(after.ru_utime.tv_usec - before.ru_utime.tv_usec) / 1e6 +
-	       (double)(after.ru_stime.tv_usec - before.ru_stime.tv_usec) / 1e6;
+	*cpu = bench_children_cpu_s() - before;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
@@ -114,37 +103,6 @@ static int read_result(const char *path, int *pid, double *cpu_s)
 	fclose(f);
 	*cpu_s = (double)ns / 1e9;
 	return ok ? 0 : -1;
-}
-
-static struct tp *load_file(const char *path, double *secs, size_t *bytes)
-{
-	struct tp *tp = tp_new(NULL);
-	static uint8_t buf[1 << 20];
-	ssize_t n;
-	int fd = open(path, O_RDONLY);
-	double t0 = now_s();
-	*bytes = 0;
-	while (fd >= 0 && (n = read(fd, buf, sizeof buf)) > 0) {
-		tp_parse(tp, buf, (size_t)n);
-		*bytes += (size_t)n;
-	}
-	tp_end_of_file(tp);
-	*secs = now_s() - t0;
-	if (fd >= 0)
-		close(fd);
-	return tp;
-}
-
-static long long query_int(struct tp *tp, const char *sql)
-{
-	sqlite3_stmt *st;
-	long long v = -1;
-	if (sqlite3_prepare_v2(tp_db(tp), sql, -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
 }
 
 static void overhead(const char *self)
@@ -180,12 +138,12 @@ static void overhead(const char *self)
 			return;
 		if (wcpu < base)
 			base = wcpu;
-		double t0 = now_s();
+		double t0 = bench_now_s();
 		if (run(rec, &cpu) != 0 || read_result(res, &pid, &wcpu) < 0) {
 			printf("overhead: skipped (out/tracebox could not record linux.perf)\n");
 			return;
 		}
-		double t = now_s() - t0;
+		double t = bench_now_s() - t0;
 		if (wcpu < sampled) {
 			sampled = wcpu;
 			wall = t;
@@ -193,12 +151,12 @@ static void overhead(const char *self)
 			size_t bytes;
 			double secs;
 			char q[256];
-			struct tp *tp = load_file(trace, &secs, &bytes);
+			struct tp *tp = bench_load_trace(trace, &secs, &bytes);
 			snprintf(q, sizeof q,
 				 "select count(*) from perf_sample join thread using (utid) where tid = %d",
 				 pid);
-			samples = query_int(tp, q);
-			lost = query_int(tp, "select sum(value) from stats where name in "
+			samples = bench_query_int(tp, q);
+			lost = bench_query_int(tp, "select sum(value) from stats where name in "
 					     "('perf_samples_skipped_dataloss', 'perf_cpu_lost_records')");
 			tp_free(tp);
 		}
@@ -322,8 +280,8 @@ static void import(void)
 	}
 	size_t bytes;
 	double secs;
-	struct tp *tp = load_file(path, &secs, &bytes);
-	long long rows = query_int(tp, "select count(*) from perf_sample");
+	struct tp *tp = bench_load_trace(path, &secs, &bytes);
+	long long rows = bench_query_int(tp, "select count(*) from perf_sample");
 	tp_free(tp);
 	printf("import: %.1f MB, %lld samples in %.2f s: %.1f MB/s, %.2f M samples/s\n",
 	       (double)bytes / 1e6, rows, secs, (double)bytes / 1e6 / secs,

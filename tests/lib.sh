@@ -119,3 +119,39 @@ marked_pids() {
 	grep -l -a "$1" /proc/[0-9]*/environ 2>/dev/null |
 		sed 's|/proc/\([0-9]*\)/environ|\1|' | grep -v "^$$\$" || true
 }
+
+# pb_py FILE: run the Python script on stdin with FILE as sys.argv[1] and,
+# defined before it, fields(b): a protobuf wire walker yielding (field
+# number, value), an int for varints and bytes otherwise. For tests that
+# count what a trace file holds beyond what the trace processor imports.
+pb_py() {
+	{
+		cat <<'PY'
+import sys
+def fields(b):
+    i = 0
+    while i < len(b):
+        k = 0; s = 0
+        while True:
+            c = b[i]; i += 1; k |= (c & 0x7f) << s; s += 7
+            if c < 0x80: break
+        fid, wt = k >> 3, k & 7
+        if wt == 0:
+            v = 0; s = 0
+            while True:
+                c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
+                if c < 0x80: break
+            yield fid, v
+        elif wt == 2:
+            n = 0; s = 0
+            while True:
+                c = b[i]; i += 1; n |= (c & 0x7f) << s; s += 7
+                if c < 0x80: break
+            yield fid, b[i:i + n]; i += n
+        elif wt == 1: yield fid, b[i:i + 8]; i += 8
+        elif wt == 5: yield fid, b[i:i + 4]; i += 4
+        else: raise ValueError("wire type %d" % wt)
+PY
+		cat
+	} | python3 - "$1"
+}

@@ -452,6 +452,38 @@ void tb_close(int *fd);
  * is unset), or -errno when the fd is bad or the write fails. */
 int tb_notify_ready(const char *env);
 
+/* ---- kernel symbols (kallsyms.c) ------------------------------------------ */
+
+#define KSYMS_MAX_BYTES (64u << 20) /* /proc/kallsyms read cap */
+
+struct ksym {
+	uint64_t addr;
+	uint32_t name_off; /* into names */
+};
+
+/* The text symbols of /proc/kallsyms, sorted by address. */
+struct ksyms {
+	struct ksym *syms; /* sorted by addr */
+	size_t n;
+	char *names;
+	size_t names_len;
+};
+
+/* Parse kallsyms text ("addr type name [module]" lines), keeping text
+ * symbols. Returns 0, or -EPERM when every address is zero (kptr_restrict
+ * hides them; the table is then left empty). */
+int ksyms_parse(struct ksyms *k, const char *text, size_t len);
+
+/* Load path (NULL: /proc/kallsyms). Returns 0, -EPERM with a message
+ * naming kernel.kptr_restrict when addresses are hidden, or -errno. */
+int ksyms_load(struct ksyms *k, const char *path, struct tb_err *err);
+
+/* Name of the symbol containing addr (the nearest at or below it), or
+ * NULL; borrowed from k. */
+const char *ksyms_lookup(const struct ksyms *k, uint64_t addr);
+
+void ksyms_release(struct ksyms *k);
+
 /* ---- ELF images (elf.c) --------------------------------------------------- */
 
 /* An ELF file being read (32/64-bit, either byte order), from memory or an

@@ -367,7 +367,7 @@ void perf_emit_skipped(struct perf_emitter *e, struct pb_writer *w, uint64_t ts,
 /* ---- resolving pcs to frames ---------------------------------------------- */
 
 size_t perf_resolve_frames(const struct perf_record *rec, const struct perf_maps *maps,
-                           const struct perf_kallsyms *ksyms, struct perf_frame *out)
+                           const struct ksyms *ksyms, struct perf_frame *out)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < rec->n_kernel && n < 2 * PERF_MAX_FRAMES; i++) {
@@ -375,7 +375,7 @@ size_t perf_resolve_frames(const struct perf_record *rec, const struct perf_maps
 		memset(f, 0, sizeof *f);
 		f->mapping_path = PERF_KERNEL_MAPPING_NAME;
 		f->rel_pc = rec->kernel_ips[i];
-		f->function_name = ksyms ? perf_kallsyms_lookup(ksyms, rec->kernel_ips[i]) : NULL;
+		f->function_name = ksyms ? ksyms_lookup(ksyms, rec->kernel_ips[i]) : NULL;
 	}
 	for (size_t i = 0; i < rec->n_user && n < 2 * PERF_MAX_FRAMES; i++) {
 		uint64_t pc = rec->user_ips[i];

@@ -64,7 +64,7 @@ struct instance {
 	uint64_t timer;
 	bool kernel_frames, have_ksyms;
 	bool callchains; /* samples carry PERF_SAMPLE_CALLCHAIN */
-	struct perf_kallsyms ksyms;
+	struct ksyms ksyms;
 	struct perf_scope scope;
 	struct hmap maps; /* pid -> struct perf_maps * (empty when unreadable) */
 	struct perf_frame *frames;
@@ -213,7 +213,7 @@ static void instance_free(struct perf_daemon *d, struct instance *in)
 	if (producer(d) && in->w)
 		tracing_producer_free_writer(producer(d), in->w);
 	pb_writer_release(&in->buf);
-	perf_kallsyms_release(&in->ksyms);
+	ksyms_release(&in->ksyms);
 	perf_scope_release(&in->scope);
 	tb_free(in->target_cpus);
 	maps_cache_release(&in->maps);
@@ -377,7 +377,7 @@ static void instance_start(struct perf_daemon *d, struct instance *in)
 	in->em.chosen_shard = in->scope.chosen_shard;
 	if (in->kernel_frames) {
 		struct tb_err kerr = {0};
-		if (perf_kallsyms_load(&in->ksyms, &kerr) == 0)
+		if (ksyms_load(&in->ksyms, NULL, &kerr) == 0)
 			in->have_ksyms = true;
 		else
 			log_warn(PERF_LOG, "kernel frames stay unnamed: %s", kerr.msg);

@@ -11,7 +11,6 @@
  *   ring.c     ring buffer reader and record parser (pure; fuzzed)
  *   maps.c     /proc/PID/maps parser, rel_pc math, per-process cache
  *   buildid.c  build id and load bias (base/elf.c reads the ELF)
- *   kallsyms.c /proc/kallsyms loader and kernel pc lookup
  *   emit.c     interning and PerfSample packet encoding into a pb_writer
  *   scope.c    which processes' samples are kept (PerfEventConfig.Scope)
  *
@@ -40,7 +39,6 @@
 #define PERF_BUILD_ID_MAX 64                /* bytes; GNU build ids are 16 or 20 */
 #define PERF_MAX_MAPS 65536                 /* mappings kept from one maps file */
 #define PERF_MAPS_MAX_BYTES (16u << 20)     /* /proc/PID/maps read cap */
-#define PERF_KALLSYMS_MAX_BYTES (64u << 20) /* /proc/kallsyms read cap */
 
 /* Name of the mapping kernel frames belong to, as traced_perf names it. */
 #define PERF_KERNEL_MAPPING_NAME "kernel"
@@ -263,34 +261,6 @@ static inline uint64_t perf_rel_pc(uint64_t pc, uint64_t map_start, uint64_t map
 	return pc - map_start + map_offset + load_bias;
 }
 
-/* ---- kallsyms.c ------------------------------------------------------------ */
-
-struct perf_ksym {
-	uint64_t addr;
-	uint32_t name_off; /* into names */
-};
-
-struct perf_kallsyms {
-	struct perf_ksym *syms; /* sorted by addr */
-	size_t n;
-	char *names;
-	size_t names_len;
-};
-
-/* Parse kallsyms text ("addr type name [module]" lines), keeping text
- * symbols. Returns 0, or -EPERM when every address is zero (kptr_restrict
- * hides them; the table is then left empty). */
-int perf_kallsyms_parse(struct perf_kallsyms *k, const char *text, size_t len);
-
-/* Load /proc/kallsyms. Returns 0, -EPERM with a message naming
- * kernel.kptr_restrict when addresses are hidden, or -errno. */
-int perf_kallsyms_load(struct perf_kallsyms *k, struct tb_err *err);
-
-/* Name of the symbol containing pc (the nearest at or below it), or NULL. */
-const char *perf_kallsyms_lookup(const struct perf_kallsyms *k, uint64_t pc);
-
-void perf_kallsyms_release(struct perf_kallsyms *k);
-
 /* ---- emit.c: interning and PerfSample packets ----------------------------- */
 
 /* One resolved frame, as emit.c interns it. Strings and bytes are borrowed
@@ -362,7 +332,7 @@ void perf_emit_skipped(struct perf_emitter *e, struct pb_writer *w, uint64_t ts,
  * and ksyms (may be NULL). frames_out has room for 2 * PERF_MAX_FRAMES.
  * Returns the frame count. Borrowed pointers stay valid while maps/ksyms do. */
 size_t perf_resolve_frames(const struct perf_record *rec, const struct perf_maps *maps,
-                           const struct perf_kallsyms *ksyms, struct perf_frame *frames_out);
+                           const struct ksyms *ksyms, struct perf_frame *frames_out);
 
 /* ---- scope.c: which processes are sampled -------------------------------- */
 

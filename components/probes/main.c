@@ -33,6 +33,12 @@
 #define PROBES_LOG "probes"
 #define PROBES_PRODUCER_NAME "perfetto.traced_probes"
 #define PROBES_RECONNECT_MS 1000
+/* Perfetto's traced_probes asks for a 2 MiB SMB of 32 KiB pages: a drain
+ * of a context-switch storm writes ~250 KiB of bundles before its commit
+ * goes out, which would fill the service's 256 KiB default and drop
+ * packets. */
+#define PROBES_SMB_SIZE_HINT (2u << 20)
+#define PROBES_SMB_PAGE_HINT (32u << 10)
 
 enum ds_kind { DS_PROCESS_STATS, DS_SYS_STATS, DS_SYSTEM_INFO, DS_FTRACE };
 
@@ -120,6 +126,16 @@ static void on_ftrace_pids(void *ctx, const int32_t *renamed, size_t n_renamed,
 	}
 }
 
+/* A batch of ftrace pages went into ctx's writer: send the chunks it
+ * completed now, not after the whole drain (see PROBES_SMB_SIZE_HINT). */
+static void on_ftrace_commit(void *ctx)
+{
+	struct instance *in = ctx;
+	struct tracing_producer *p = tracing_daemon_producer(in->pr->d);
+	if (p)
+		tracing_producer_commit_completed(p);
+}
+
 static void on_setup(void *ctx, struct tracing_producer *p, uint64_t id, const char *ds_name,
 		     const uint8_t *config, size_t config_len)
 {
@@ -183,6 +199,7 @@ static void on_start(void *ctx, struct tracing_producer *p, uint64_t id, const u
 			in->ft = probes_ftrace_new(pr->loop, in->w, in->config, in->config_len,
 						   NULL);
 			probes_ftrace_set_pids_cb(in->ft, on_ftrace_pids, in);
+			probes_ftrace_set_commit_cb(in->ft, on_ftrace_commit, in);
 			probes_ftrace_start(in->ft); /* failures are logged */
 		}
 		break;
@@ -294,6 +311,8 @@ int traced_probes_main(int argc, char **argv)
 	{
 		struct tracing_daemon_opts o = {0};
 		o.producer.name = PROBES_PRODUCER_NAME;
+		o.producer.smb_size_hint = PROBES_SMB_SIZE_HINT;
+		o.producer.smb_page_hint = PROBES_SMB_PAGE_HINT;
 		o.producer.ctx = &pr;
 		o.producer.on_disconnect = on_disconnect;
 		o.producer.setup = on_setup;

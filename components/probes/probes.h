@@ -354,6 +354,30 @@ struct ftrace_pids {
 void ftrace_pids_clear(struct ftrace_pids *p);
 void ftrace_pids_release(struct ftrace_pids *p);
 
+/* Kernel addresses in events (sched_blocked_reason's caller), as
+ * Perfetto's FtraceMetadata keeps them: the event carries an index instead
+ * of the address (so the trace does not disclose the kernel's KASLR
+ * layout), 1, 2, ... in order of first appearance; the data source writes
+ * the symbol name of each new index as InternedData.kernel_symbols
+ * (symbolize_ksyms) and clears the table after every drain. Zero it, then
+ * ftrace_kaddrs_clear / ftrace_kaddrs_release. */
+struct ftrace_kaddrs {
+	struct hmap index;   /* address -> index */
+	VEC(uint64_t) addrs; /* index - 1 -> address */
+	size_t written;      /* indexes <= written have their name in the trace */
+};
+/* The index of addr, added when new. */
+uint32_t ftrace_kaddrs_add(struct ftrace_kaddrs *k, uint64_t addr);
+void ftrace_kaddrs_clear(struct ftrace_kaddrs *k);
+void ftrace_kaddrs_release(struct ftrace_kaddrs *k);
+/* Into the TracePacket being written (after its ftrace_events): the names
+ * of the indexes added since the last call that syms knows, as
+ * interned_data.kernel_symbols {iid, str}, with sequence_flags
+ * SEQ_INCREMENTAL_STATE_CLEARED when they are the first since a clear.
+ * Nothing when there is no new named index. */
+void ftrace_kaddrs_write_names(struct pb_writer *w, struct ftrace_kaddrs *k,
+			       const struct ksyms *syms);
+
 /* How bundles are encoded. compact_sched: write sched_switch and
  * sched_waking into FtraceEventBundle.compact_sched (Perfetto's
  * structure-of-arrays form, README.md) instead of one FtraceEvent each.
@@ -370,6 +394,9 @@ struct ftrace_encode_opts {
 	/* Where to add the tasks the written events mention; NULL: nowhere.
 	 * Borrowed. */
 	struct ftrace_pids *pids;
+	/* Where kernel address fields get their index; NULL: the address
+	 * itself is written. Borrowed. */
+	struct ftrace_kaddrs *kaddrs;
 };
 void ftrace_encode_opts_release(struct ftrace_encode_opts *o);
 
@@ -402,7 +429,8 @@ void ftrace_encode_stats(struct pb_writer *w, enum ftrace_stats_phase phase,
 /* ---- the linux.ftrace data source (ftrace/data_source.c) ----------------- */
 
 #define FTRACE_DS_DEFAULT_DRAIN_MS 100 /* Perfetto's kDefaultTickPeriodMs */
-#define FTRACE_DS_MAX_PAGES 256        /* pages read per CPU per drain */
+#define FTRACE_DS_MAX_PAGES 256        /* pages a periodic drain reads per CPU */
+#define FTRACE_DS_BATCH_PAGES 32       /* pages per read batch and bundle */
 
 struct loop;
 struct tracing_writer;
@@ -411,7 +439,8 @@ struct probes_ftrace; /* opaque */
 /* A linux.ftrace instance writing into w (borrowed; must outlive it) on
  * loop l. cfg[0, len) is the serialized DataSourceConfig (its ftrace_config
  * = 100 is decoded here; ftrace_events, buffer_size_kb, drain_period_ms,
- * use_monotonic_raw_clock are used). tracefs_root: NULL for the system's
+ * use_monotonic_raw_clock, compact_sched, symbolize_ksyms are used).
+ * tracefs_root: NULL for the system's
  * (tests may pass a directory). Nothing touches tracefs until start. Never
  * NULL; free with probes_ftrace_free. Loop thread. */
 struct probes_ftrace *probes_ftrace_new(struct loop *l, struct tracing_writer *w,
@@ -427,8 +456,9 @@ struct probes_ftrace *probes_ftrace_new(struct loop *l, struct tracing_writer *w
  * while instances on another tracefs root run. */
 int probes_ftrace_start(struct probes_ftrace *ft);
 
-/* Read every CPU's pending pages now: one TracePacket{ftrace_events} per
- * CPU that had data. What a flush does before it is acknowledged. */
+/* Read every CPU's pending pages now, up to its buffer size: one
+ * TracePacket{ftrace_events} per FTRACE_DS_BATCH_PAGES pages read. What a
+ * flush does before it is acknowledged. */
 void probes_ftrace_drain(struct probes_ftrace *ft);
 
 /* Drain a last time, write FtraceStats{END_OF_TRACE} and disable the
@@ -457,6 +487,17 @@ void probes_ftrace_set_pids_cb(struct probes_ftrace *ft,
 			       void (*fn)(void *ctx, const int32_t *renamed, size_t n_renamed,
 					  const int32_t *pids, size_t n_pids),
 			       void *ctx);
+
+/* Read kernel symbols (symbolize_ksyms) from path instead of
+ * /proc/kallsyms: for tests. Before start. */
+void probes_ftrace_set_kallsyms(struct probes_ftrace *ft, const char *path);
+
+/* After each batch of pages written into its writer, fn(ctx): the
+ * caller sends the completed chunks to the service then
+ * (tracing_producer_commit_completed), so that a drain of many pages does
+ * not fill the SMB before its commit goes out. fn NULL: none. Loop
+ * thread. */
+void probes_ftrace_set_commit_cb(struct probes_ftrace *ft, void (*fn)(void *ctx), void *ctx);
 
 /* The encoder's counters so far (pages, events, lost pages, errors). */
 const struct ftrace_encode_stats *probes_ftrace_stats(const struct probes_ftrace *ft);

@@ -191,14 +191,19 @@ static void on_writer_commit(void *ctx, const struct tracing_commit *c)
 		send_batch(p); /* no timer: send now rather than never */
 }
 
-int tracing_producer_commit(struct tracing_producer *p)
+int tracing_producer_commit_completed(struct tracing_producer *p)
 {
-	for (size_t i = 0; i < p->writers.len; i++)
-		tracing_writer_flush(p->writers.data[i]);
 	if (p->commit_timer)
 		loop_cancel_timer(p->loop, p->commit_timer);
 	p->commit_timer = 0;
 	return send_batch(p);
+}
+
+int tracing_producer_commit(struct tracing_producer *p)
+{
+	for (size_t i = 0; i < p->writers.len; i++)
+		tracing_writer_flush(p->writers.data[i]);
+	return tracing_producer_commit_completed(p);
 }
 
 int tracing_producer_flush_done(struct tracing_producer *p, uint64_t request_id)

@@ -515,6 +515,13 @@ void tracing_producer_free_writer(struct tracing_producer *p, struct tracing_wri
  * -ENOTCONN. */
 int tracing_producer_commit(struct tracing_producer *p);
 
+/* Send what the writers reported so far (completed chunks, ready patches)
+ * as one CommitData now instead of at the next loop iteration; the writers
+ * keep their current chunks. For a caller writing much in one go (an
+ * ftrace drain), so that the service frees chunks before the SMB fills and
+ * the writers drop. Returns 0 or -ENOTCONN. Loop thread. */
+int tracing_producer_commit_completed(struct tracing_producer *p);
+
 /* tracing_producer_commit, then CommitData{flush_request_id} to acknowledge
  * the service's Flush. Returns 0 or -ENOTCONN. */
 int tracing_producer_flush_done(struct tracing_producer *p, uint64_t request_id);

@@ -36,28 +36,7 @@ check trace-loads $TRACEBOX trace_processor_shell query "$TMP/f.pftrace" \
 	'select count(*) from slice'
 
 # Trace{packet=1} -> TracePacket{ftrace_events=1} -> FtraceEventBundle{event=2}.
-python3 - "$TMP/f.pftrace" >"$TMP/counts" <<'PY'
-import sys
-def fields(b):
-    i = 0
-    while i < len(b):
-        k = 0; s = 0
-        while True:
-            c = b[i]; i += 1; k |= (c & 0x7f) << s; s += 7
-            if c < 0x80: break
-        fid, wt = k >> 3, k & 7
-        if wt == 0:
-            while b[i] & 0x80: i += 1
-            i += 1; yield fid, None
-        elif wt == 1: i += 8; yield fid, None
-        elif wt == 5: i += 4; yield fid, None
-        elif wt == 2:
-            n = 0; s = 0
-            while True:
-                c = b[i]; i += 1; n |= (c & 0x7f) << s; s += 7
-                if c < 0x80: break
-            yield fid, b[i:i + n]; i += n
-        else: raise ValueError("wire type %d" % wt)
+pb_py "$TMP/f.pftrace" >"$TMP/counts" <<'PY'
 data = open(sys.argv[1], 'rb').read()
 bundles = events = stats = compact = 0
 for fid, pkt in fields(data):

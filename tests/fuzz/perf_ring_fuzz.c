@@ -76,10 +76,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (m.n)
 		sink += (uintptr_t)perf_maps_find(&m, m.v[0].start);
 	perf_maps_release(&m);
-	struct perf_kallsyms k;
-	perf_kallsyms_parse(&k, (const char *)data, size);
+	struct ksyms k;
+	ksyms_parse(&k, (const char *)data, size);
 	if (k.n)
-		sink += (uintptr_t)perf_kallsyms_lookup(&k, k.syms[0].addr);
-	perf_kallsyms_release(&k);
+		sink += (uintptr_t)ksyms_lookup(&k, k.syms[0].addr);
+	ksyms_release(&k);
 	return 0;
 }

@@ -454,7 +454,7 @@ TEST(perf_elf_build_id_and_load_bias)
 		CHECK(info.build_id_len == 20 || info.build_id_len == 16 || info.build_id_len == 8);
 }
 
-TEST(perf_kallsyms_parse_and_lookup)
+TEST(ksyms_parse_and_lookup)
 {
 	static const char text[] = "ffffffff81000000 T _stext\n"
 	                           "ffffffff81000100 t do_thing\n"
@@ -462,15 +462,15 @@ TEST(perf_kallsyms_parse_and_lookup)
 	                           "ffffffff81000200 T other_fn\t[mod]\n"
 	                           "bad line\n";
 	static const char hidden[] = "0000000000000000 T _stext\n0000000000000000 t x\n";
-	struct perf_kallsyms k;
-	CHECK_EQ(perf_kallsyms_parse(&k, text, sizeof text - 1), 0);
+	struct ksyms k;
+	CHECK_EQ(ksyms_parse(&k, text, sizeof text - 1), 0);
 	CHECK_EQ(k.n, 3);
-	CHECK_STR_EQ(perf_kallsyms_lookup(&k, 0xffffffff81000050ull), "_stext");
-	CHECK_STR_EQ(perf_kallsyms_lookup(&k, 0xffffffff81000100ull), "do_thing");
-	CHECK_STR_EQ(perf_kallsyms_lookup(&k, 0xffffffff81000300ull), "other_fn");
-	CHECK(perf_kallsyms_lookup(&k, 0x1000) == NULL);
-	perf_kallsyms_release(&k);
-	CHECK_EQ(perf_kallsyms_parse(&k, hidden, sizeof hidden - 1), -EPERM);
+	CHECK_STR_EQ(ksyms_lookup(&k, 0xffffffff81000050ull), "_stext");
+	CHECK_STR_EQ(ksyms_lookup(&k, 0xffffffff81000100ull), "do_thing");
+	CHECK_STR_EQ(ksyms_lookup(&k, 0xffffffff81000300ull), "other_fn");
+	CHECK(ksyms_lookup(&k, 0x1000) == NULL);
+	ksyms_release(&k);
+	CHECK_EQ(ksyms_parse(&k, hidden, sizeof hidden - 1), -EPERM);
 	CHECK_EQ(k.n, 0);
 }
 

@@ -1072,8 +1072,10 @@ static int make_fake_tracefs(char *dir)
 	       put_file(dir, "per_cpu/cpu0/stats", "entries: 0\noverrun: 0\n");
 }
 
-/* A serialized DataSourceConfig{ftrace_config{ftrace_events..., buffer_size_kb}}. */
-static uint8_t *ftrace_cfg(const char *const *events, size_t n, uint32_t kb, size_t *len)
+/* A serialized DataSourceConfig{ftrace_config{ftrace_events...,
+ * buffer_size_kb, [drain_period_ms]}} (drain_ms 0: unset). */
+static uint8_t *ftrace_cfg_drain(const char *const *events, size_t n, uint32_t kb,
+				 uint32_t drain_ms, size_t *len)
 {
 	struct pb_writer w;
 	unsigned h;
@@ -1082,8 +1084,15 @@ static uint8_t *ftrace_cfg(const char *const *events, size_t n, uint32_t kb, siz
 	for (size_t i = 0; i < n; i++)
 		pb_put_string(&w, 1, events[i]);
 	pb_put_uint32(&w, 10, kb);
+	if (drain_ms)
+		pb_put_uint32(&w, 11, drain_ms);
 	pb_end_nested(&w, h);
 	return pb_writer_take(&w, len);
+}
+
+static uint8_t *ftrace_cfg(const char *const *events, size_t n, uint32_t kb, size_t *len)
+{
+	return ftrace_cfg_drain(events, n, kb, 0, len);
 }
 
 static void ignore_commit(void *ctx, const struct tracing_commit *c)
@@ -1242,6 +1251,259 @@ TEST(probes_ftrace_pids_callback)
 	loop_free(l);
 	tb_free(cfg);
 	rm_tree(dir);
+}
+
+/* Append n copies of page to cpu0's trace_pipe_raw in the fake tree. */
+static void append_pages(const char *dir, const struct pgb *b, int n)
+{
+	char path[256];
+	FILE *f;
+	snprintf(path, sizeof path, "%s/per_cpu/cpu0/trace_pipe_raw", dir);
+	if (!(f = fopen(path, "ab")))
+		return;
+	for (int i = 0; i < n; i++)
+		fwrite(b->page, 1, sizeof b->page, f);
+	fclose(f);
+}
+
+/* A periodic drain stops at FTRACE_DS_MAX_PAGES a CPU and goes on at the
+ * next loop iteration, not a drain period later (a CPU writing more than
+ * that a period would otherwise overrun its kernel buffer: a context-switch
+ * storm did); a flush reads past it, up to the buffer size. */
+TEST(probes_ftrace_drain_continues)
+{
+	static const char *const ev[] = {"sched/sched_switch"};
+	char dir[] = "/tmp/tb-probes-XXXXXX";
+	struct tb_err err = {0};
+	struct tracing_smb *smb = NULL;
+	struct tracing_writer *w;
+	struct probes_ftrace *ft;
+	const struct ftrace_encode_stats *st;
+	struct loop *l;
+	struct pgb b;
+	uint8_t *cfg;
+	size_t len;
+
+	CHECK_EQ(make_fake_tracefs(dir), 0);
+	CHECK((l = loop_new(&err)));
+	CHECK_EQ(tracing_smb_create(64 * 4096, 4096, &smb, &err), 0);
+	w = tracing_writer_new(smb, 1, 0, ignore_commit, NULL);
+	cfg = ftrace_cfg_drain(ev, 1, 4096, 50, &len);
+	ft = probes_ftrace_new(l, w, cfg, len, dir);
+	CHECK_EQ(probes_ftrace_start(ft), 0);
+	st = probes_ftrace_stats(ft);
+	pids_page(&b); /* two sched_switch events a page */
+	append_pages(dir, &b, 2 * FTRACE_DS_MAX_PAGES + 10);
+	CHECK_EQ(st->pages, 0);
+	CHECK(loop_run_once(l, 5000) > 0); /* the drain period */
+	CHECK_EQ(st->pages, FTRACE_DS_MAX_PAGES);
+	CHECK(loop_run_once(l, 0) > 0); /* no wait: the continuation */
+	CHECK_EQ(st->pages, 2 * FTRACE_DS_MAX_PAGES);
+	CHECK(loop_run_once(l, 0) > 0);
+	CHECK_EQ(st->pages, 2 * FTRACE_DS_MAX_PAGES + 10);
+	CHECK_EQ(st->events, 2 * st->pages);
+	CHECK_EQ(loop_run_once(l, 0), 0); /* emptied: nothing posted */
+	/* A flush takes all there is at once. */
+	append_pages(dir, &b, FTRACE_DS_MAX_PAGES + 100);
+	probes_ftrace_drain(ft);
+	CHECK_EQ(st->pages, 3 * FTRACE_DS_MAX_PAGES + 110);
+	CHECK_EQ(st->events, 2 * st->pages);
+	probes_ftrace_free(ft);
+	tracing_writer_free(w);
+	tracing_smb_free(smb);
+	loop_free(l);
+	tb_free(cfg);
+	rm_tree(dir);
+}
+
+/* ---- symbolize_ksyms -------------------------------------------------------- */
+
+static const char k_blocked_reason[] =
+    "name: sched_blocked_reason\nID: 380\nformat:\n" COMMON_FIELDS
+    "\tfield:pid_t pid;\toffset:8;\tsize:4;\tsigned:1;\n"
+    "\tfield:void* caller;\toffset:16;\tsize:8;\tsigned:0;\n"
+    "\tfield:bool io_wait;\toffset:24;\tsize:1;\tsigned:0;\n";
+
+static const char k_kallsyms[] = "ffffffff81000000 T _stext\n"
+				 "ffffffff81234000 T io_schedule\n"
+				 "ffffffff81300000 t rwsem_down_read_slowpath\n"
+				 "ffffffff81400000 d some_data\n"
+				 "ffffffffc0001000 t ext4_sync_file\t[ext4]\n";
+
+static size_t make_blocked(uint8_t *p, int32_t pid, uint64_t caller)
+{
+	uint16_t type = 380;
+	memset(p, 0, 28);
+	memcpy(p, &type, 2);
+	memcpy(p + 4, &pid, 4);
+	memcpy(p + 8, &pid, 4);
+	memcpy(p + 16, &caller, 8);
+	p[24] = 1;
+	return 28;
+}
+
+/* What a writer committed, read out of the SMB as traced would (patches
+ * applied), then reassembled into a Trace. */
+struct sink {
+	struct tracing_smb *smb;
+	struct tracing_chunk_header hdr[64];
+	uint8_t *payload[64];
+	size_t len[64];
+	struct pb_writer trace;
+};
+
+static void sink_commit(void *ctx, const struct tracing_commit *c)
+{
+	struct sink *s = ctx;
+	if (c->has_chunk) {
+		struct tracing_chunk_header h;
+		uint8_t buf[TRACING_MAX_PAGE_SIZE];
+		size_t len;
+		if (tracing_smb_read_chunk(s->smb, c->page, c->chunk, &h, buf, sizeof buf, &len) ==
+			0 &&
+		    h.chunk_id < 64) {
+			tb_free(s->payload[h.chunk_id]);
+			s->hdr[h.chunk_id] = h;
+			s->payload[h.chunk_id] = tb_memdup(buf, len);
+			s->len[h.chunk_id] = len;
+		}
+	}
+	for (size_t i = 0; i < c->n_patches; i++) {
+		const struct tracing_patch *p = &c->patches[i];
+		if (p->chunk_id < 64 && s->payload[p->chunk_id])
+			tracing_chunk_apply_patch(s->payload[p->chunk_id], s->len[p->chunk_id],
+						  p->offset, p->data, 4);
+	}
+}
+
+static int sink_packet(void *ctx, const uint8_t *data, size_t len, bool dropped)
+{
+	struct sink *s = ctx;
+	(void)dropped;
+	pb_put_bytes(&s->trace, 1, data, len);
+	return 0;
+}
+
+static uint8_t *sink_take(struct sink *s, size_t *len)
+{
+	struct tracing_reassembler r;
+	tracing_reassembler_init(&r);
+	for (int i = 0; i < 64; i++) {
+		if (s->payload[i])
+			tracing_reassembler_push(&r, &s->hdr[i], s->payload[i], s->len[i],
+						 sink_packet, s);
+		tb_free(s->payload[i]);
+		s->payload[i] = NULL;
+	}
+	tracing_reassembler_release(&r);
+	return pb_writer_take(&s->trace, len);
+}
+
+/* Record a page of two tasks blocking in D state (sched_switch, then
+ * sched_blocked_reason with a caller inside io_schedule) through the
+ * linux.ftrace data source on a fake tracefs, with symbolize_ksyms as
+ * given; the trace as the service would have it. */
+static uint8_t *record_blocked(bool symbolize, size_t *len)
+{
+	static const char *const ev[] = {"sched/sched_switch", "sched/sched_blocked_reason"};
+	char dir[] = "/tmp/tb-probes-XXXXXX", path[256];
+	struct tb_err err = {0};
+	struct sink s = {0};
+	struct tracing_writer *w;
+	struct probes_ftrace *ft;
+	struct pb_writer cw;
+	struct loop *l;
+	struct pgb b;
+	uint8_t ev_buf[96], *cfg, *out;
+	size_t cfg_len;
+	unsigned h;
+
+	if (make_fake_tracefs(dir) != 0)
+		return NULL;
+	snprintf(path, sizeof path, "mkdir -p '%s/events/sched/sched_blocked_reason'", dir);
+	if (system(path) != 0 ||
+	    put_file(dir, "events/sched/sched_blocked_reason/format", k_blocked_reason) ||
+	    put_file(dir, "events/sched/sched_blocked_reason/enable", "0\n") ||
+	    put_file(dir, "kallsyms", k_kallsyms))
+		return NULL;
+	l = loop_new(&err);
+	tracing_smb_create(64 * 4096, 4096, &s.smb, &err);
+	pb_writer_init_growable(&s.trace);
+	w = tracing_writer_new(s.smb, 1, 0, sink_commit, &s);
+	pb_writer_init_growable(&cw);
+	h = pb_begin_nested(&cw, 100);
+	pb_put_string(&cw, 1, ev[0]);
+	pb_put_string(&cw, 1, ev[1]);
+	pb_put_uint32(&cw, 10, 512);
+	if (symbolize)
+		pb_put_bool(&cw, 13, true);
+	pb_end_nested(&cw, h);
+	cfg = pb_writer_take(&cw, &cfg_len);
+	ft = probes_ftrace_new(l, w, cfg, cfg_len, dir);
+	snprintf(path, sizeof path, "%s/kallsyms", dir);
+	probes_ftrace_set_kallsyms(ft, path);
+	probes_ftrace_start(ft);
+
+	pg_init(&b, 1000);
+	pg_event(&b, 10, ev_buf, make_switch(ev_buf, 5, "z", 5, 0, "a", 10), false);
+	pg_event(&b, 10, ev_buf, make_switch(ev_buf, 10, "a", 10, 2, "b", 20), false);
+	pg_event(&b, 1, ev_buf, make_blocked(ev_buf, 10, 0xffffffff81234567ull), false);
+	pg_event(&b, 10, ev_buf, make_switch(ev_buf, 20, "b", 20, 2, "c", 30), false);
+	pg_event(&b, 1, ev_buf, make_blocked(ev_buf, 20, 0xffffffff81234567ull), false);
+	pg_event(&b, 10, ev_buf, make_switch(ev_buf, 30, "c", 30, 2, "a", 10), false);
+	pg_event(&b, 1, ev_buf, make_blocked(ev_buf, 30, 0x1000), false); /* no symbol */
+	pg_finish(&b, 0);
+	append_pages(dir, &b, 1);
+	probes_ftrace_drain(ft);
+	probes_ftrace_free(ft);
+	tracing_writer_flush(w);
+	out = sink_take(&s, len);
+	tracing_writer_free(w);
+	tracing_smb_free(s.smb);
+	loop_free(l);
+	tb_free(cfg);
+	rm_tree(dir);
+	return out;
+}
+
+/* symbolize_ksyms: sched_blocked_reason's caller is written as an index
+ * (never the address), named in the packet's interned kernel_symbols, and
+ * the trace processor shows the function in thread_state; without it, the
+ * index alone (no function), as Perfetto. */
+TEST(probes_ftrace_symbolize_ksyms)
+{
+	uint8_t addr[10], *trace;
+	size_t n, alen = (size_t)(pb_encode_varint(addr, 0xffffffff81234567ull) - addr);
+	struct tp *tp;
+	char *r;
+
+	trace = record_blocked(true, &n);
+	CHECK(trace != NULL);
+	if (!trace)
+		return;
+	CHECK(memmem(trace, n, addr, alen) == NULL); /* KASLR stays private */
+	CHECK(memmem(trace, n, "io_schedule", 11) != NULL);
+	tp = load_trace(trace, n);
+	r = rows_text(tp, "select t.tid, s.state, s.io_wait, s.blocked_function from thread_state s "
+			  "join thread t using (utid) where s.state = 'D' order by t.tid");
+	CHECK_STR_EQ(r, ";10|D|1|io_schedule;20|D|1|io_schedule;30|D|1|NULL");
+	tb_free(r);
+	tp_free(tp);
+	tb_free(trace);
+
+	trace = record_blocked(false, &n);
+	CHECK(trace != NULL);
+	if (!trace)
+		return;
+	CHECK(memmem(trace, n, addr, alen) == NULL);
+	CHECK(memmem(trace, n, "io_schedule", 11) == NULL);
+	tp = load_trace(trace, n);
+	r = rows_text(tp, "select t.tid, s.io_wait, s.blocked_function from thread_state s "
+			  "join thread t using (utid) where s.state = 'D' order by t.tid");
+	CHECK_STR_EQ(r, ";10|1|NULL;20|1|NULL;30|1|NULL");
+	tb_free(r);
+	tp_free(tp);
+	tb_free(trace);
 }
 
 TEST(probes_tracefs_hard_reset_fake)

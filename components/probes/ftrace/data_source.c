@@ -19,9 +19,13 @@
  *                {START_OF_TRACE}; tracing_on 1; its drain timer.
  *   drain        every drain_period_ms of any instance (default 100, as
  *                Perfetto's tick): per CPU, read per_cpu/cpuN/trace_pipe_raw
- *                (O_NONBLOCK) page by page, up to FTRACE_DS_MAX_PAGES, and
- *                write one TracePacket{ftrace_events = 1: FtraceEventBundle}
- *                into each instance's writer with the events it asked for,
+ *                (O_NONBLOCK) page by page, in batches of
+ *                FTRACE_DS_BATCH_PAGES, up to FTRACE_DS_MAX_PAGES (if a CPU
+ *                had more, the drain goes on at the next loop iteration),
+ *                and per batch write one TracePacket{ftrace_events = 1:
+ *                FtraceEventBundle} into each instance's writer with the
+ *                events it asked for (and its commit_fn runs, so the
+ *                chunks go to the service while the drain goes on),
  *                sched_switch / sched_waking in compact_sched unless its
  *                compact_sched.enabled is false (unset means on, as in
  *                Perfetto). Like Perfetto's CpuReader, the packet has no
@@ -31,7 +35,8 @@
  *                After the drain, each instance with a pids callback gets
  *                the tasks its events mentioned (pids.c), which traced_probes
  *                passes to the session's process_stats.
- *   flush        drain now (the caller then acks).
+ *   flush        drain now, up to a whole buffer per CPU (the caller then
+ *                acks).
  *   stop         a drain, FtraceStats{END_OF_TRACE}, and each of its events
  *                disabled once no other instance holds it. The last one to
  *                stop turns tracing off before its drain and writes back
@@ -56,6 +61,8 @@
 enum {
 	TP_FTRACE_EVENTS = 1,
 	TP_FTRACE_STATS = 34,
+	STATS_KERNEL_SYMBOLS_PARSED = 3,
+	STATS_KERNEL_SYMBOLS_MEM_KB = 4,
 	BUNDLE_FTRACE_CLOCK = 5,
 	FTRACE_CLOCK_UNKNOWN = 1,
 	FTRACE_CLOCK_GLOBAL = 2,
@@ -75,7 +82,12 @@ struct ftrace_shared {
 	uint32_t clock; /* FtraceClock of the bundles; 0 = boot */
 	uint8_t *buf;
 	size_t buf_cap;
+	size_t buffer_pages; /* of each CPU's buffer: what a flush reads at most */
+	struct loop *loop;
+	bool redrain_posted; /* a drain that stopped at its cap goes on (tick) */
 	struct hmap refs; /* event id -> instances holding it enabled */
+	struct ksyms ksyms; /* loaded by the first instance with symbolize_ksyms */
+	bool ksyms_tried;
 	VEC(struct probes_ftrace *) users;
 };
 
@@ -87,7 +99,10 @@ struct probes_ftrace {
 	VEC(char *) events;
 	uint32_t buffer_size_kb, drain_period_ms;
 	bool use_monotonic_raw_clock;
+	bool symbolize_ksyms;
+	char *kallsyms_path; /* tests; NULL: /proc/kallsyms */
 	struct ftrace_encode_opts enc; /* compact_sched, its scratch, id_mask */
+	struct ftrace_kaddrs kaddrs;   /* enc.kaddrs */
 	/* Running state. */
 	bool started;
 	struct ftrace_shared *sh;
@@ -101,6 +116,8 @@ struct probes_ftrace {
 	void (*pids_fn)(void *ctx, const int32_t *renamed, size_t n_renamed, const int32_t *pids,
 			size_t n_pids);
 	void *pids_ctx;
+	void (*commit_fn)(void *ctx);
+	void *commit_ctx;
 };
 
 /* The one ftrace_shared of the process, while any instance runs. */
@@ -134,6 +151,7 @@ static void parse_config(struct probes_ftrace *ft, const uint8_t *cfg, size_t le
 			fc->has_use_monotonic_raw_clock && fc->use_monotonic_raw_clock;
 		if (fc->compact_sched && fc->compact_sched->has_enabled)
 			ft->enc.compact_sched = fc->compact_sched->enabled;
+		ft->symbolize_ksyms = fc->has_symbolize_ksyms && fc->symbolize_ksyms;
 	}
 	perfetto__protos__data_source_config__free_unpacked(dsc, ipc_pb_allocator());
 }
@@ -145,6 +163,7 @@ struct probes_ftrace *probes_ftrace_new(struct loop *l, struct tracing_writer *w
 	ft->loop = l;
 	ft->w = w;
 	ft->root = tracefs_root ? tb_strdup(tracefs_root) : NULL;
+	ft->enc.kaddrs = &ft->kaddrs; /* addresses become indexes, as in Perfetto */
 	parse_config(ft, cfg, len);
 	return ft;
 }
@@ -326,31 +345,34 @@ static void enable_config_event(struct probes_ftrace *ft, const char *spec)
 		log_warn(DS_LOG, "ftrace: skipping unknown event '%s'", spec);
 }
 
-/* Read up to FTRACE_DS_MAX_PAGES pages of cpu into sh->buf; bytes read. */
-static size_t read_cpu(struct ftrace_shared *sh, int cpu)
+/* Read up to max pages of cpu into sh->buf; the bytes read. *more is set
+ * when every read returned a whole page, so the buffer may hold more. */
+static size_t read_cpu(struct ftrace_shared *sh, int cpu, size_t max, bool *more)
 {
 	size_t page = sh->table.layout.page_size, len = 0;
 	int fd = sh->pipes[cpu];
 
+	*more = false;
 	if (fd < 0 || page == 0)
 		return 0;
-	for (int i = 0; i < FTRACE_DS_MAX_PAGES; i++) {
-		ssize_t n;
-		if (len + page > sh->buf_cap) {
-			sh->buf_cap = sh->buf_cap ? sh->buf_cap * 2 : 16 * page;
-			sh->buf = tb_realloc(sh->buf, sh->buf_cap);
-		}
-		n = read(fd, sh->buf + len, page);
+	if (sh->buf_cap < max * page) {
+		sh->buf_cap = max * page;
+		sh->buf = tb_realloc(sh->buf, sh->buf_cap);
+	}
+	for (size_t i = 0; i < max;) {
+		ssize_t n = read(fd, sh->buf + len, page);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			break;
+			return len;
 		/* A short read is the last page: keep it where the next page
 		 * would start so the encoder sees page-aligned input. */
 		len += (size_t)n;
 		if ((size_t)n < page)
-			break;
+			return len;
+		i++;
 	}
+	*more = true;
 	return len;
 }
 
@@ -367,13 +389,18 @@ static void flush_pids(struct ftrace_shared *sh)
 	}
 }
 
-/* Read every CPU once and hand the pages to every running instance. */
-static void shared_drain(struct ftrace_shared *sh)
+/* Read cpu in batches of FTRACE_DS_BATCH_PAGES pages, each batch handed to
+ * every running instance as one bundle, until its buffer is empty or
+ * max_pages were read. True when it was emptied. */
+static bool drain_cpu(struct ftrace_shared *sh, int cpu, size_t max_pages)
 {
-	for (int cpu = 0; cpu < sh->ncpu; cpu++) {
-		size_t len = read_cpu(sh, cpu);
+	bool more = false;
+	for (size_t done = 0; done < max_pages;) {
+		size_t batch = max_pages - done < FTRACE_DS_BATCH_PAGES ? max_pages - done
+									 : FTRACE_DS_BATCH_PAGES;
+		size_t len = read_cpu(sh, cpu, batch, &more);
 		if (!len)
-			continue;
+			return true;
 		for (size_t i = 0; i < sh->users.len; i++) {
 			struct probes_ftrace *ft = sh->users.data[i];
 			struct pb_writer *pw = tracing_writer_begin_packet(ft->w);
@@ -383,10 +410,31 @@ static void shared_drain(struct ftrace_shared *sh)
 			if (sh->clock)
 				pb_put_varint(pw, BUNDLE_FTRACE_CLOCK, sh->clock);
 			pb_end_nested(pw, h);
+			if (ft->symbolize_ksyms && sh->ksyms.n)
+				ftrace_kaddrs_write_names(pw, &ft->kaddrs, &sh->ksyms);
 			tracing_writer_end_packet(ft->w);
+			if (ft->commit_fn)
+				ft->commit_fn(ft->commit_ctx);
 		}
+		if (!more)
+			return true;
+		done += batch;
 	}
+	return !more;
+}
+
+/* Read every CPU, at most max_pages each, and hand the pages to every
+ * running instance. True when every CPU's buffer was emptied. */
+static bool shared_drain(struct ftrace_shared *sh, size_t max_pages)
+{
+	bool all = true;
+	for (int cpu = 0; cpu < sh->ncpu; cpu++)
+		all &= drain_cpu(sh, cpu, max_pages);
 	flush_pids(sh);
+	/* Indexes of kernel addresses are per drain (ksyms.c). */
+	for (size_t i = 0; i < sh->users.len; i++)
+		ftrace_kaddrs_clear(&sh->users.data[i]->kaddrs);
+	return all;
 }
 
 void probes_ftrace_set_pids_cb(struct probes_ftrace *ft,
@@ -399,15 +447,57 @@ void probes_ftrace_set_pids_cb(struct probes_ftrace *ft,
 	ft->enc.pids = fn ? &ft->pids : NULL;
 }
 
+void probes_ftrace_set_kallsyms(struct probes_ftrace *ft, const char *path)
+{
+	tb_free(ft->kallsyms_path);
+	ft->kallsyms_path = path ? tb_strdup(path) : NULL;
+}
+
+void probes_ftrace_set_commit_cb(struct probes_ftrace *ft, void (*fn)(void *ctx), void *ctx)
+{
+	ft->commit_fn = fn;
+	ft->commit_ctx = ctx;
+}
+
 void probes_ftrace_drain(struct probes_ftrace *ft)
 {
 	if (ft && ft->started)
-		shared_drain(ft->sh);
+		shared_drain(ft->sh, ft->sh->buffer_pages);
+}
+
+static void on_redrain(struct loop *l, void *ctx);
+
+/* A periodic drain reads at most FTRACE_DS_MAX_PAGES a CPU, so that other
+ * work on the loop (commits, flushes, process_stats) is not held up; when a
+ * CPU had more, it goes on at the next loop iteration instead of a drain
+ * period later, as Perfetto's ReadTick reposts itself. Without that, a CPU
+ * writing more than FTRACE_DS_MAX_PAGES a period (10 MiB/s at 100 ms)
+ * overruns its buffer. */
+static void tick(struct ftrace_shared *sh)
+{
+	if (!shared_drain(sh, FTRACE_DS_MAX_PAGES) && !sh->redrain_posted) {
+		sh->redrain_posted = true;
+		loop_post(sh->loop, on_redrain, NULL);
+	}
+}
+
+/* The continuation: g_shared, not a pointer kept in the task, since the
+ * instances may all have stopped (and freed it) before it runs. */
+static void on_redrain(struct loop *l, void *ctx)
+{
+	(void)l, (void)ctx;
+	if (g_shared && g_shared->redrain_posted) {
+		g_shared->redrain_posted = false;
+		tick(g_shared);
+	}
 }
 
 static void on_drain(struct loop *l, uint64_t id, void *ctx)
 {
-	probes_ftrace_drain(ctx);
+	struct probes_ftrace *ft = ctx;
+	(void)l, (void)id;
+	if (ft->started && !ft->sh->redrain_posted)
+		tick(ft->sh);
 }
 
 static void write_stats(struct probes_ftrace *ft, enum ftrace_stats_phase phase)
@@ -425,6 +515,12 @@ static void write_stats(struct probes_ftrace *ft, enum ftrace_stats_phase phase)
 	pb_put_uint64(pw, 8, (uint64_t)tb_boot_ns());
 	h = pb_begin_nested(pw, TP_FTRACE_STATS);
 	ftrace_encode_stats(pw, phase, cpus, n);
+	if (ft->symbolize_ksyms && sh->ksyms.n) {
+		pb_put_uint32(pw, STATS_KERNEL_SYMBOLS_PARSED, (uint32_t)sh->ksyms.n);
+		pb_put_uint32(pw, STATS_KERNEL_SYMBOLS_MEM_KB,
+			      (uint32_t)((sh->ksyms.n * sizeof *sh->ksyms.syms +
+					  sh->ksyms.names_len) / 1024));
+	}
 	pb_end_nested(pw, h);
 	tracing_writer_end_packet(ft->w);
 	tb_free(cpus);
@@ -441,6 +537,7 @@ static void shared_free(struct ftrace_shared *sh)
 		log_warn(DS_LOG, "ftrace: restoring tracefs: %s", sh->fs.err.msg);
 	ftrace_tracefs_close(&sh->fs);
 	ftrace_table_release(&sh->table);
+	ksyms_release(&sh->ksyms);
 	hmap_release(&sh->refs);
 	vec_release(&sh->users);
 	tb_free(sh->pipes);
@@ -457,8 +554,12 @@ static void shared_free(struct ftrace_shared *sh)
 static struct ftrace_shared *shared_new(struct probes_ftrace *ft, int *rc)
 {
 	struct ftrace_shared *sh = tb_calloc(1, sizeof *sh);
+	uint32_t kb;
+	size_t page;
+	bool more;
 
 	sh->root = ft->root ? tb_strdup(ft->root) : NULL;
+	sh->loop = ft->loop;
 	ftrace_table_init(&sh->table);
 	hmap_init(&sh->refs);
 	*rc = ftrace_tracefs_open(&sh->fs, ft->root, true);
@@ -475,9 +576,13 @@ static struct ftrace_shared *shared_new(struct probes_ftrace *ft, int *rc)
 	sh->pipes = tb_malloc((sh->ncpu ? (size_t)sh->ncpu : 1) * sizeof *sh->pipes);
 	if (ftrace_tracefs_set_tracing_on(&sh->fs, false) < 0)
 		log_warn(DS_LOG, "ftrace: %s", sh->fs.err.msg);
-	if (ftrace_tracefs_set_buffer_size_kb(&sh->fs, ft->buffer_size_kb ? ft->buffer_size_kb
-									   : default_buffer_kb()) < 0)
+	kb = ft->buffer_size_kb ? ft->buffer_size_kb : default_buffer_kb();
+	if (ftrace_tracefs_set_buffer_size_kb(&sh->fs, kb) < 0)
 		log_warn(DS_LOG, "ftrace: %s", sh->fs.err.msg);
+	page = sh->table.layout.page_size ? sh->table.layout.page_size : 4096;
+	sh->buffer_pages = (size_t)kb * 1024 / page;
+	if (sh->buffer_pages < FTRACE_DS_MAX_PAGES)
+		sh->buffer_pages = FTRACE_DS_MAX_PAGES;
 	setup_clock(sh, ft->use_monotonic_raw_clock);
 	for (int cpu = 0; cpu < sh->ncpu; cpu++) {
 		sh->pipes[cpu] = ftrace_tracefs_open_pipe_raw(&sh->fs, cpu);
@@ -487,9 +592,30 @@ static struct ftrace_shared *shared_new(struct probes_ftrace *ft, int *rc)
 	}
 	/* Whatever the buffers hold is from before this session. */
 	for (int cpu = 0; cpu < sh->ncpu; cpu++)
-		for (int i = 0; i < 64 && read_cpu(sh, cpu); i++)
+		for (size_t i = 0; i < sh->buffer_pages && read_cpu(sh, cpu, 1, &more); i++)
 			;
 	return sh;
+}
+
+/* symbolize_ksyms: load kallsyms (once a process) when one of ft's events
+ * has a kernel address field. Reading /proc/kallsyms costs ~50 ms of CPU
+ * and delays the start, and Perfetto's light config (ours too) asks for
+ * symbolize_ksyms on every capture, mostly of events with no address. */
+static void load_ksyms(struct probes_ftrace *ft)
+{
+	struct ftrace_shared *sh = ft->sh;
+	struct tb_err err = {0};
+	bool need = false;
+
+	for (size_t i = 0; i < ft->ids.len && !need; i++) {
+		const struct ftrace_event_format *f = ftrace_table_find(&sh->table, ft->ids.data[i]);
+		need = f && ftrace_format_has_kaddr(f);
+	}
+	if (!need || sh->ksyms_tried)
+		return;
+	sh->ksyms_tried = true;
+	if (ksyms_load(&sh->ksyms, ft->kallsyms_path, &err) < 0)
+		log_warn(DS_LOG, "ftrace: no kernel symbols: %s", err.msg);
 }
 
 static bool same_root(const char *a, const char *b)
@@ -515,6 +641,8 @@ int probes_ftrace_start(struct probes_ftrace *ft)
 	ft->enc.id_mask = ft->mask;
 	for (size_t i = 0; i < ft->events.len; i++)
 		enable_config_event(ft, ft->events.data[i]);
+	if (ft->symbolize_ksyms)
+		load_ksyms(ft);
 	vec_push(&ft->sh->users, ft);
 	ft->started = true;
 	write_stats(ft, FTRACE_STATS_START_OF_TRACE);
@@ -543,8 +671,18 @@ void probes_ftrace_stop(struct probes_ftrace *ft)
 	/* The last one stops the kernel writing before the last drain. */
 	if (sh->users.len == 1)
 		ftrace_tracefs_set_tracing_on(&sh->fs, false);
-	shared_drain(sh);
+	shared_drain(sh, sh->buffer_pages);
 	write_stats(ft, FTRACE_STATS_END_OF_TRACE);
+	/* Disabling events below waits for an RCU grace period, which a busy
+	 * machine can stretch to seconds: the service should not wait for the
+	 * last bundles and the stats meanwhile. */
+	if (ft->commit_fn) {
+		tracing_writer_flush(ft->w);
+		ft->commit_fn(ft->commit_ctx);
+	}
+	log_debug(DS_LOG, "ftrace: stopped after %llu pages, %llu events (%llu compact)",
+		  (unsigned long long)ft->st.pages, (unsigned long long)ft->st.events,
+		  (unsigned long long)ft->st.compact_events);
 	release_events(ft);
 	for (size_t i = 0; i < sh->users.len; i++) {
 		if (sh->users.data[i] == ft) {
@@ -571,6 +709,8 @@ void probes_ftrace_free(struct probes_ftrace *ft)
 	tb_free(ft->mask);
 	ftrace_encode_opts_release(&ft->enc);
 	ftrace_pids_release(&ft->pids);
+	ftrace_kaddrs_release(&ft->kaddrs);
+	tb_free(ft->kallsyms_path);
 	tb_free(ft->root);
 	tb_free(ft);
 }

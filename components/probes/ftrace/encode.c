@@ -68,6 +68,8 @@ static const struct ftrace_proto_field k_fork[] = {
     {"parent_comm", 1, S}, {"parent_pid", 2, I32}, {"child_comm", 3, S}, {"child_pid", 4, I32},
 };
 static const struct ftrace_proto_field k_free[] = {{"comm", 1, S}, {"pid", 2, I32}, {"prio", 3, I32}};
+static const struct ftrace_proto_field k_blocked_reason[] = {
+    {"pid", 1, I32}, {"caller", 2, FTRACE_PT_KSYM}, {"io_wait", 3, U32}};
 
 #define EV(g, n, id, f) {g, n, id, f, TB_ARRAY_SIZE(f)}
 static const struct ftrace_proto_event k_events[] = {
@@ -76,6 +78,7 @@ static const struct ftrace_proto_event k_events[] = {
     EV("power", "cpu_frequency", 11, k_cpu_state),
     EV("power", "cpu_idle", 13, k_cpu_state),
     EV("sched", "sched_wakeup", 17, k_wakeup),
+    EV("sched", "sched_blocked_reason", 18, k_blocked_reason),
     EV("sched", "sched_waking", 20, k_wakeup),
     EV("sched", "sched_wakeup_new", 114, k_wakeup),
     EV("task", "task_newtask", 235, k_newtask),
@@ -154,6 +157,8 @@ static void resolve_fast(struct ftrace_event_format *f)
 		fd = &f->fields[f->proto_field[j]];
 		if (e->fields[j].id >= 16)
 			return;
+		if (t == FTRACE_PT_KSYM)
+			return; /* put_typed maps it through kaddrs */
 		if (t == FTRACE_PT_STRING) {
 			if (fd->kind != FTRACE_FIELD_CHAR_ARRAY || fd->size > 100)
 				return;
@@ -189,6 +194,14 @@ static void resolve_fast(struct ftrace_event_format *f)
 		return;
 	f->fast_max = (uint16_t)(outer + 2);
 	f->fast_len = (uint16_t)len;
+}
+
+bool ftrace_format_has_kaddr(const struct ftrace_event_format *f)
+{
+	for (size_t j = 0; f->proto && j < f->proto->n_fields; j++)
+		if (f->proto->fields[j].type == FTRACE_PT_KSYM && f->proto_field[j] >= 0)
+			return true;
+	return false;
 }
 
 void ftrace_proto_resolve(struct ftrace_event_format *f)
@@ -232,7 +245,8 @@ static inline void put_short_bytes(struct pb_writer *w, uint32_t id, const uint8
 }
 
 static void put_typed(struct pb_writer *w, const struct ftrace_event_format *f,
-		      const struct ftrace_record *rec, struct ftrace_encode_stats *st)
+		      const struct ftrace_record *rec, struct ftrace_kaddrs *ka,
+		      struct ftrace_encode_stats *st)
 {
 	const struct ftrace_proto_event *e = f->proto;
 	unsigned h = pb_begin_nested(w, e->id);
@@ -265,6 +279,8 @@ static void put_typed(struct pb_writer *w, const struct ftrace_event_format *f,
 			v = (uint64_t)(int64_t)(int32_t)v;
 		else if (pf->type == FTRACE_PT_UINT32)
 			v = (uint32_t)v;
+		else if (pf->type == FTRACE_PT_KSYM && ka)
+			v = ftrace_kaddrs_add(ka, v);
 		pb_put_varint(w, pf->id, v);
 	}
 	pb_end_nested(w, h);
@@ -420,6 +436,7 @@ static void put_typed_fast(struct pb_writer *w, const struct ftrace_event_format
 static __attribute__((aligned(64))) void put_event(struct pb_writer *w,
 						   const struct ftrace_event_format *f,
 						   const struct ftrace_record *rec,
+						   struct ftrace_kaddrs *ka,
 						   struct ftrace_encode_stats *st)
 {
 	uint64_t pid;
@@ -435,7 +452,7 @@ static __attribute__((aligned(64))) void put_event(struct pb_writer *w,
 	if (f->common_pid >= 0 && ftrace_rd_int(&f->fields[f->common_pid], rec->data, rec->len, &pid))
 		pb_put_uint32(w, EVENT_PID, (uint32_t)pid);
 	if (f->proto) {
-		put_typed(w, f, rec, st);
+		put_typed(w, f, rec, ka, st);
 	} else {
 		g = pb_begin_nested(w, EVENT_GENERIC);
 		pb_put_string(w, GENERIC_EVENT_NAME, f->name);
@@ -457,7 +474,7 @@ bool ftrace_encode_event(struct pb_writer *w, const struct ftrace_table *t,
 		st->unknown_events++;
 		return false;
 	}
-	put_event(w, f, rec, st);
+	put_event(w, f, rec, NULL, st);
 	return true;
 }
 
@@ -652,11 +669,12 @@ size_t ftrace_encode_bundle_opts(struct pb_writer *w, const struct ftrace_table 
 {
 	size_t page = t->layout.page_size, written = 0;
 	struct ftrace_compact_buf *c = NULL;
-	const struct ftrace_event_format *f = NULL;
-	uint32_t last_id = UINT32_MAX;
+	const struct ftrace_event_format *f = NULL, *prev_f = NULL;
+	uint32_t last_id = UINT32_MAX, prev_id = UINT32_MAX;
 	const uint64_t *mask = o ? o->id_mask : NULL;
 	struct ftrace_pids *pids = o ? o->pids : NULL;
-	bool lost = false, wanted = false;
+	struct ftrace_kaddrs *kaddrs = o ? o->kaddrs : NULL;
+	bool lost = false, wanted = false, prev_wanted = false;
 
 	pb_put_uint32(w, BUNDLE_CPU, cpu);
 	if (page == 0)
@@ -680,13 +698,26 @@ size_t ftrace_encode_bundle_opts(struct pb_writer *w, const struct ftrace_table 
 				st->lost_pages++;
 			}
 			while (ftrace_page_next(&it, &rec)) {
-				/* Runs of one event id are the common case. */
+				/* Runs of one event id, or two alternating
+				 * (sched_waking, sched_switch), are the common
+				 * case: the last two lookups are kept. */
 				if (rec.event_id != last_id) {
-					f = ftrace_table_find(t, rec.event_id);
+					const struct ftrace_event_format *tf = f;
+					uint32_t ti = last_id;
+					bool tw = wanted;
+					if (rec.event_id == prev_id) {
+						f = prev_f;
+						wanted = prev_wanted;
+					} else {
+						f = ftrace_table_find(t, rec.event_id);
+						wanted = !mask || (rec.event_id < 65536 &&
+								   (mask[rec.event_id / 64] >>
+								    (rec.event_id % 64) & 1));
+					}
 					last_id = rec.event_id;
-					wanted = !mask || (rec.event_id < 65536 &&
-							   (mask[rec.event_id / 64] >>
-							    (rec.event_id % 64) & 1));
+					prev_f = tf;
+					prev_id = ti;
+					prev_wanted = tw;
 				}
 				if (!f) {
 					st->unknown_events++;
@@ -700,7 +731,7 @@ size_t ftrace_encode_bundle_opts(struct pb_writer *w, const struct ftrace_table 
 					st->events++;
 					st->compact_events++;
 				} else {
-					put_event(w, f, &rec, st);
+					put_event(w, f, &rec, kaddrs, st);
 				}
 				written++;
 			}

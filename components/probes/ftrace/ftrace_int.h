@@ -28,6 +28,9 @@ bool ftrace_parse_field_line(const char *line, size_t n, struct ftrace_field_lin
 /* Attach the typed FtraceEvent message (encode.c's table) to f, resolving
  * its fields; leaves f->proto NULL for events encoded as generic. */
 void ftrace_proto_resolve(struct ftrace_event_format *f);
+/* Whether f's typed message has a kernel address field (FTRACE_PT_KSYM)
+ * that its format provides: what symbolize_ksyms needs kallsyms for. */
+bool ftrace_format_has_kaddr(const struct ftrace_event_format *f);
 /* Set f's pid_off / is_rename (pids.c); called by ftrace_proto_resolve. */
 void ftrace_pids_resolve(struct ftrace_event_format *f);
 /* Add the tasks rec mentions to p, one by one: the slow path of
@@ -80,6 +83,7 @@ enum ftrace_proto_type {
 	FTRACE_PT_INT64,
 	FTRACE_PT_UINT32,
 	FTRACE_PT_UINT64,
+	FTRACE_PT_KSYM, /* uint64: a kernel address, written as its kaddrs index */
 };
 
 struct ftrace_proto_field {

@@ -1,6 +1,6 @@
 /*
- * kallsyms.c: kernel symbols from /proc/kallsyms, to name kernel frames
- * (symbolize_ksyms). Lines are "ffffffff81000000 T _stext" with an optional
+ * kallsyms.c: kernel symbols from /proc/kallsyms, to name kernel addresses
+ * (traced_perf's kernel frames, traced_probes' symbolize_ksyms). Lines are "ffffffff81000000 T _stext" with an optional
  * "\t[module]". Only text symbols (t/T/w/W) are kept, sorted by address;
  * a pc belongs to the nearest symbol at or below it. When
  * kernel.kptr_restrict hides addresses the file lists zeros: we then keep
@@ -10,15 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perf.h"
+#include "base.h"
 
 static int cmp_addr(const void *a, const void *b)
 {
-	const struct perf_ksym *x = a, *y = b;
+	const struct ksym *x = a, *y = b;
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-int perf_kallsyms_parse(struct perf_kallsyms *k, const char *text, size_t len)
+int ksyms_parse(struct ksyms *k, const char *text, size_t len)
 {
 	const char *p = text, *end = text + len;
 	size_t cap = 0, names_cap = 0;
@@ -67,37 +67,38 @@ int perf_kallsyms_parse(struct perf_kallsyms *k, const char *text, size_t len)
 	}
 	if (!any_nonzero) {
 		bool had = k->n > 0;
-		perf_kallsyms_release(k);
+		ksyms_release(k);
 		return had ? -EPERM : 0;
 	}
 	qsort(k->syms, k->n, sizeof *k->syms, cmp_addr);
 	return 0;
 }
 
-int perf_kallsyms_load(struct perf_kallsyms *k, struct tb_err *err)
+int ksyms_load(struct ksyms *k, const char *path, struct tb_err *err)
 {
 	char *text = NULL;
 	size_t len = 0;
-	int rc = tb_read_file("/proc/kallsyms", &text, &len, PERF_KALLSYMS_MAX_BYTES, err);
+	int rc = tb_read_file(path ? path : "/proc/kallsyms", &text, &len, KSYMS_MAX_BYTES, err);
 	memset(k, 0, sizeof *k);
 	if (rc == 0) {
-		rc = perf_kallsyms_parse(k, text, len);
+		rc = ksyms_parse(k, text, len);
 		if (rc == -EPERM)
 			tb_err_set(err, rc,
-			           "'/proc/kallsyms' shows no addresses (kernel.kptr_restrict "
+			           "'%s' shows no addresses (kernel.kptr_restrict "
 			           "hides them): run as root with kptr_restrict <= 1 "
-			           "(sysctl kernel.kptr_restrict=1) to name kernel frames");
+			           "(sysctl kernel.kptr_restrict=1) to name kernel addresses",
+			           path ? path : "/proc/kallsyms");
 	}
 	tb_free(text);
 	return rc;
 }
 
-const char *perf_kallsyms_lookup(const struct perf_kallsyms *k, uint64_t pc)
+const char *ksyms_lookup(const struct ksyms *k, uint64_t addr)
 {
 	size_t lo = 0, hi = k->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (k->syms[mid].addr <= pc)
+		if (k->syms[mid].addr <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -105,7 +106,7 @@ const char *perf_kallsyms_lookup(const struct perf_kallsyms *k, uint64_t pc)
 	return lo ? k->names + k->syms[lo - 1].name_off : NULL;
 }
 
-void perf_kallsyms_release(struct perf_kallsyms *k)
+void ksyms_release(struct ksyms *k)
 {
 	tb_free(k->syms);
 	tb_free(k->names);

@@ -1,0 +1,79 @@
+/*
+ * Kernel addresses in ftrace events, as Perfetto records them: a field the
+ * kernel declares as a code address (sched_blocked_reason's caller) is
+ * written as a small index, not the address, so a trace does not give away
+ * the kernel's KASLR layout; with FtraceConfig.symbolize_ksyms the packet
+ * that first uses an index also carries its symbol name from /proc/kallsyms
+ * (base/kallsyms.c), as TracePacket.interned_data.kernel_symbols {iid, str}.
+ * The trace processor resolves the index there (thread_state's
+ * blocked_function).
+ *
+ * Indexes restart at 1 after every drain (ftrace_kaddrs_clear), so interned
+ * names never refer to packets a ring buffer may have overwritten; the first
+ * packet naming symbols after a restart says SEQ_INCREMENTAL_STATE_CLEARED,
+ * so the reader forgets the previous ones. Addresses with no symbol get no
+ * name, and then the watermark stays (the next packet with a name still
+ * clears).
+ */
+#include "ftrace_int.h"
+
+enum {
+	TP_INTERNED_DATA = 12,
+	TP_SEQUENCE_FLAGS = 13,
+	SEQ_INCREMENTAL_STATE_CLEARED = 1,
+	INTERNED_KERNEL_SYMBOLS = 26,
+	INTERNED_STRING_IID = 1,
+	INTERNED_STRING_STR = 2,
+};
+
+uint32_t ftrace_kaddrs_add(struct ftrace_kaddrs *k, uint64_t addr)
+{
+	uint64_t idx;
+	if (hmap_get(&k->index, addr, &idx))
+		return (uint32_t)idx;
+	vec_push(&k->addrs, addr);
+	hmap_put(&k->index, addr, k->addrs.len);
+	return (uint32_t)k->addrs.len;
+}
+
+void ftrace_kaddrs_clear(struct ftrace_kaddrs *k)
+{
+	hmap_clear(&k->index);
+	vec_clear(&k->addrs);
+	k->written = 0;
+}
+
+void ftrace_kaddrs_release(struct ftrace_kaddrs *k)
+{
+	hmap_release(&k->index);
+	vec_release(&k->addrs);
+	k->written = 0;
+}
+
+void ftrace_kaddrs_write_names(struct pb_writer *w, struct ftrace_kaddrs *k,
+			       const struct ksyms *syms)
+{
+	bool any = false;
+	unsigned h = 0;
+
+	for (size_t i = k->written; i < k->addrs.len; i++) {
+		const char *name = ksyms_lookup(syms, k->addrs.data[i]);
+		unsigned e;
+		if (!name)
+			continue;
+		if (!any) {
+			if (k->written == 0)
+				pb_put_varint(w, TP_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+			h = pb_begin_nested(w, TP_INTERNED_DATA);
+			any = true;
+		}
+		e = pb_begin_nested(w, INTERNED_KERNEL_SYMBOLS);
+		pb_put_varint(w, INTERNED_STRING_IID, i + 1);
+		pb_put_string(w, INTERNED_STRING_STR, name);
+		pb_end_nested(w, e);
+	}
+	if (any) {
+		pb_end_nested(w, h);
+		k->written = k->addrs.len;
+	}
+}
