@@ -288,9 +288,11 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json
 }
 
 const char *json_args_encode(struct tp *tp, struct json_args_ctx *c, const char *p,
-			     const char *end, const char *prefix, struct json_buf *out)
+			     const char *end, struct json_buf *out)
 {
-	uint32_t kid = json_intern(tp, &c->keys, prefix, strlen(prefix));
+	if (!c->args_key)
+		c->args_key = tp_intern_cstr(tp, "args");
+	uint32_t kid = c->args_key;
 	size_t before = out->v.len;
 	const char *q = add_value(tp, c, out, p, end, 0, true, kid);
 	if (!q)
