@@ -151,16 +151,77 @@ void json_args_decode(const char *p, size_t n, struct tp_args_builder *b)
 	}
 }
 
-uint64_t json_args_hash(const char *p, size_t n)
+uint64_t json_args_decode_hash(const char *p, size_t n, struct tp_args_builder *b)
 {
 	const char *end = p + n;
 	uint64_t h = TP_ARGS_HASH_SEED;
+	if (b->args.cap - b->args.len < n / 6)
+		vec_reserve(&b->args, n / 6);
 	while (p < end) {
-		struct tp_arg a;
-		p = read_row(p, &a);
-		h = tp_args_hash_add(h, &a);
+		struct tp_arg *a = b->args.data + b->args.len++;
+		p = read_row(p, a);
+		h = tp_args_hash_add(h, a);
 	}
 	return tp_args_hash_end(h);
+}
+
+/* Encode the scalar at p (after whitespace; not an object or array), as
+ * add_value does. Inlined into the member loop: most values are leaves. */
+__attribute__((always_inline)) static inline const char *
+add_leaf(struct tp *tp, struct json_args_ctx *c, struct json_buf *out, const char *p,
+	 const char *end, bool same, uint32_t kid)
+{
+	char ch = *p;
+	uint32_t fk = kid, k = kid;
+	if (ch == '"') {
+		const char *s;
+		size_t n;
+		p = json_string(p, end, &c->str, &s, &n);
+		if (!p)
+			return NULL;
+		uint32_t sid = json_intern(tp, &c->values, s, n);
+		if (!same)
+			leaf_keys(tp, c, &fk, &k);
+		emit(out, TP_ARG_STRING, fk, k, sid);
+		return p;
+	}
+	if (ch == 't' || ch == 'f') {
+		bool v = ch == 't';
+		size_t len = v ? 4 : 5;
+		if ((size_t)(end - p) < len || memcmp(p, v ? "true" : "false", len) != 0)
+			return NULL;
+		if (!same)
+			leaf_keys(tp, c, &fk, &k);
+		emit(out, TP_ARG_BOOL, fk, k, v);
+		return p + len;
+	}
+	if (ch == 'n') {
+		if (end - p < 4 || memcmp(p, "null", 4) != 0)
+			return NULL;
+		return p + 4;
+	}
+	uint64_t u;
+	const char *q = json_uint_fast(p, end, &u);
+	if (q) {
+		if (!same)
+			leaf_keys(tp, c, &fk, &k);
+		emit(out, TP_ARG_INT, fk, k, u);
+		return q;
+	}
+	struct json_num num;
+	p = json_number(p, end, &num);
+	if (!p)
+		return NULL;
+	if (!same)
+		leaf_keys(tp, c, &fk, &k);
+	if (num.is_int) {
+		emit(out, TP_ARG_INT, fk, k, (uint64_t)num.i);
+	} else {
+		uint64_t bits;
+		memcpy(&bits, &num.d, 8);
+		emit(out, TP_ARG_REAL, fk, k, bits);
+	}
+	return p;
 }
 
 /* Encode the value at p; returns the byte after it, or NULL when
@@ -230,61 +291,15 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json
 				int n = snprintf(idx, sizeof idx, "[%u]", index++);
 				buf_put(&c->key, idx, (size_t)n);
 			}
-			p = add_value(tp, c, out, p, end, depth + 1, csame, ckid);
+			if (*p != '{' && *p != '[')
+				p = add_leaf(tp, c, out, p, end, csame, ckid);
+			else
+				p = add_value(tp, c, out, p, end, depth + 1, csame, ckid);
 			if (!p)
 				return NULL;
 		}
 	}
-	uint32_t fk = kid, k = kid;
-	if (ch == '"') {
-		const char *s;
-		size_t n;
-		p = json_string(p, end, &c->str, &s, &n);
-		if (!p)
-			return NULL;
-		uint32_t sid = json_intern(tp, &c->values, s, n);
-		if (!same)
-			leaf_keys(tp, c, &fk, &k);
-		emit(out, TP_ARG_STRING, fk, k, sid);
-		return p;
-	}
-	if (ch == 't' || ch == 'f') {
-		bool v = ch == 't';
-		size_t len = v ? 4 : 5;
-		if ((size_t)(end - p) < len || memcmp(p, v ? "true" : "false", len) != 0)
-			return NULL;
-		if (!same)
-			leaf_keys(tp, c, &fk, &k);
-		emit(out, TP_ARG_BOOL, fk, k, v);
-		return p + len;
-	}
-	if (ch == 'n') {
-		if (end - p < 4 || memcmp(p, "null", 4) != 0)
-			return NULL;
-		return p + 4;
-	}
-	uint64_t u;
-	const char *q = json_uint_fast(p, end, &u);
-	if (q) {
-		if (!same)
-			leaf_keys(tp, c, &fk, &k);
-		emit(out, TP_ARG_INT, fk, k, u);
-		return q;
-	}
-	struct json_num num;
-	p = json_number(p, end, &num);
-	if (!p)
-		return NULL;
-	if (!same)
-		leaf_keys(tp, c, &fk, &k);
-	if (num.is_int) {
-		emit(out, TP_ARG_INT, fk, k, (uint64_t)num.i);
-	} else {
-		uint64_t bits;
-		memcpy(&bits, &num.d, 8);
-		emit(out, TP_ARG_REAL, fk, k, bits);
-	}
-	return p;
+	return add_leaf(tp, c, out, p, end, same, kid);
 }
 
 const char *json_args_encode(struct tp *tp, struct json_args_ctx *c, const char *p,

@@ -57,7 +57,10 @@ struct json_event {
 	uint32_t id;        /* "id" as a string (numbers as their text) */
 	uint32_t id2_local, id2_global;
 	uint32_t args_len; /* bytes at args */
-	uint64_t args_hash; /* with JSON_EV_HASHED: json_args_hash of the rows */
+	uint64_t args_hash; /* with JSON_EV_HASHED: the hash of the args rows */
+	/* With JSON_EV_HASHED, when not NULL: the rows already decoded (the
+	 * parser's ring does it while hashing them). */
+	struct tp_args_builder *decoded;
 	uint16_t flags;
 	char ph;
 	char scope; /* "s": 0 absent, 'g' 'p' 't', '?' anything else */
@@ -353,8 +356,9 @@ const char *json_args_encode(struct tp *tp, struct json_args_ctx *c, const char 
 			     const char *end, struct json_buf *out);
 /* Append the n bytes of rows made by json_args_encode to b. */
 void json_args_decode(const char *rows, size_t n, struct tp_args_builder *b);
-/* The tp_args_hash_add hash of the set those rows decode to. */
-uint64_t json_args_hash(const char *rows, size_t n);
+/* json_args_decode, returning the tp_args_hash_add hash of the set the
+ * rows decode to (what tp_args_commit would compute). */
+uint64_t json_args_decode_hash(const char *rows, size_t n, struct tp_args_builder *b);
 /* The top-level "metadata" object: json_metadata.<key> metadata rows. */
 void json_metadata_add(struct tp *tp, struct json_args_ctx *c, const char *p, const char *end);
 void json_args_ctx_release(struct json_args_ctx *c);

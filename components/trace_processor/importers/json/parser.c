@@ -38,6 +38,7 @@ struct ahead_ev {
 	size_t len;
 	uint32_t chunk; /* the log chunk holding rec, or NOT_LOGGED: rec is copy */
 	VEC(char) copy;
+	struct tp_args_builder ab; /* e's args rows, decoded (e.decoded) */
 };
 
 struct pending_flow {
@@ -77,6 +78,8 @@ static uint32_t commit_args(struct tp_importer *imp, const struct json_event *e)
 		tp_stat_inc(imp->tp, TP_STAT_json_parser_failure);
 		return TP_NULL_U32;
 	}
+	if ((e->flags & JSON_EV_HASHED) && e->decoded)
+		return tp_args_commit_hashed(imp->tp, e->decoded, e->args_hash);
 	tp_args_begin(&imp->ab);
 	if (e->flags & JSON_EV_ARGS_ROWS)
 		json_args_decode(json_event_args(e), e->args_len, &imp->ab);
@@ -677,7 +680,9 @@ static void ring_add(struct tp_importer *imp, int64_t ts, const char *rec, size_
 	json_event_decode(rec, ts, &a->e);
 	if ((a->e.flags & (JSON_EV_ARGS_ROWS | JSON_EV_ARGS_BAD)) == JSON_EV_ARGS_ROWS &&
 	    a->e.args_len) {
-		a->e.args_hash = json_args_hash(json_event_args(&a->e), a->e.args_len);
+		tp_args_begin(&a->ab);
+		a->e.args_hash = json_args_decode_hash(json_event_args(&a->e), a->e.args_len, &a->ab);
+		a->e.decoded = &a->ab;
 		a->e.flags |= JSON_EV_HASHED;
 		tp_args_prefetch(imp->tp, a->e.args_hash);
 	}
@@ -782,8 +787,10 @@ static void json_destroy(struct tp_importer *imp)
 	json_args_ctx_release(&imp->args);
 	vec_release(&imp->sbuf.v);
 	tp_args_builder_release(&imp->ab);
-	for (size_t i = 0; i < AHEAD; i++)
+	for (size_t i = 0; i < AHEAD; i++) {
 		vec_release(&imp->ahead[i].copy);
+		tp_args_builder_release(&imp->ahead[i].ab);
+	}
 	hmap_release(&imp->async_tracks);
 	hmap_release(&imp->lanes);
 	vec_release(&imp->pending);
