@@ -539,6 +539,48 @@ TEST(tp_json_args_types)
 	tp_free(tp);
 }
 
+/* The args object's keys are remembered by position from one event to the
+ * next: a key that differs from last time's at its position (another key,
+ * a prefix of it, spaces, an escape, a key too long to remember, a nested
+ * object) still gets its own name and value. */
+TEST(tp_json_args_keys_by_position)
+{
+	static const char *const args[] = {
+		"{\"a\":1,\"bb\":2}",   "{\"a\":3,\"bc\":4}",
+		"{\"bc\":5,\"a\":6}",   "{ \"a\" : 7 ,\"b\\u0062\":8}",
+		"{\"a\":9,\"bb\":{\"a\":10}}", "{\"a\":11,\"bb\":12}",
+		"{\"abcdefghijklmnop\":13,\"a\":14}", "{\"ab\":15,,\"a\":16}",
+	};
+	static const char *const want[][2] = {
+		{"args.a", "args.bb"}, {"args.a", "args.bc"},   {"args.bc", "args.a"},
+		{"args.a", "args.bb"}, {"args.a", "args.bb.a"}, {"args.a", "args.bb"},
+		{"args.abcdefghijklmnop", "args.a"}, {"args.ab", "args.a"},
+	};
+	static char j[4096];
+	size_t len = 0;
+	j[len++] = '[';
+	for (size_t i = 0; i < TB_ARRAY_SIZE(args); i++)
+		len += (size_t)snprintf(j + len, sizeof j - len,
+					"%s{\"ph\":\"X\",\"ts\":%zu,\"dur\":1,\"pid\":1,\"tid\":1,"
+					"\"name\":\"e%zu\",\"args\":%s}",
+					i ? "," : "", i * 10, i, args[i]);
+	j[len++] = ']';
+	struct tp *tp = load_chunked(j, len, len);
+	const struct tp_slice_table *t = &tp->t.slice;
+	CHECK_EQ(t->n, TB_ARRAY_SIZE(args));
+	for (uint32_t i = 0; i < t->n && i < TB_ARRAY_SIZE(args); i++) {
+		long a0 = find_arg(tp, t->arg_set_id[i], want[i][0]);
+		long a1 = find_arg(tp, t->arg_set_id[i], want[i][1]);
+		CHECK(a0 >= 0 && a1 == a0 + 1);
+		if (a0 < 0 || a1 < 0)
+			continue;
+		int64_t v0 = tp_args_row(tp, (uint32_t)a0).v.i, v1 = tp_args_row(tp, (uint32_t)a1).v.i;
+		CHECK_EQ(v0, (int64_t)(2 * i + 1));
+		CHECK_EQ(v1, v0 + 1);
+	}
+	tp_free(tp);
+}
+
 /* Events with identical args share one arg set, whether they are parsed
  * straight away or held in an equal-ts group, and whatever lies between
  * them (events are parsed a few behind the sorter, their sets prefetched). */

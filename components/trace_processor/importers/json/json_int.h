@@ -341,8 +341,17 @@ struct json_child_key {
 };
 #define JSON_CHILD_KEYS 256 /* entries, a power of two */
 
+/* The `"key":` text of the member at one position of the args object, and
+ * its key id (args.c, memo_member). */
+struct json_arg_memo {
+	uint64_t w[2], m[2]; /* the text's bytes (<= 16), and their mask */
+	uint32_t len, kid;   /* len 0: empty */
+};
+#define JSON_ARG_MEMOS 8 /* positions remembered */
+
 struct json_args_ctx {
 	uint32_t args_key; /* the pool id of "args", once interned */
+	struct json_arg_memo memo[JSON_ARG_MEMOS];
 	struct json_buf flat, key, str;
 	struct json_icache keys, values;
 	struct json_child_key children[JSON_CHILD_KEYS];
