@@ -581,6 +581,30 @@ TEST(tp_json_args_keys_by_position)
 	tp_free(tp);
 }
 
+/* Event keys are remembered by position too: events whose keys come in
+ * another order, spelled with spaces or escapes, or missing, are read as
+ * well as those that repeat the last shape. */
+TEST(tp_json_event_keys_by_position)
+{
+	static const char trace[] =
+		"[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":1,\"name\":\"a\"},"
+		"{\"ph\":\"X\",\"ts\":2,\"dur\":2,\"pid\":1,\"tid\":1,\"name\":\"b\"},"
+		"{\"ts\":3,\"ph\":\"X\",\"tid\":1,\"dur\":3,\"pid\":1,\"name\":\"c\"},"
+		"{ \"ph\" : \"X\" , \"ts\":4,\"d\\u0075r\":4,\"pid\":1,\"tid\":1,\"n\\u0061me\":\"d\"},"
+		"{\"ph\":\"X\",\"tss\":9,\"ts\":5,\"dur\":5,\"pid\":1,\"tid\":1,\"name\":\"e\"},"
+		"{\"ph\":\"X\",\"ts\":6,\"pid\":1,\"tid\":1,\"name\":\"f\",\"dur\":6},"
+		"{\"ph\":\"X\",\"ts\":7,\"dur\":7,\"pid\":1,\"tid\":1,\"name\":\"g\"}]";
+	struct tp *tp = load(trace);
+	const struct tp_slice_table *t = &tp->t.slice;
+	CHECK_EQ(t->n, 7);
+	for (uint32_t i = 0; i < t->n && i < 7; i++) {
+		CHECK_STR_EQ(s_(tp, t->name[i]), ((char[]){(char)('a' + i), 0}));
+		CHECK_EQ(t->ts[i], (int64_t)(i + 1) * 1000);
+		CHECK_EQ(t->dur[i], (int64_t)(i + 1) * 1000);
+	}
+	tp_free(tp);
+}
+
 /* Events with identical args share one arg set, whether they are parsed
  * straight away or held in an equal-ts group, and whatever lies between
  * them (events are parsed a few behind the sorter, their sets prefetched). */

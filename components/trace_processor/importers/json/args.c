@@ -224,48 +224,6 @@ add_leaf(struct tp *tp, struct json_args_ctx *c, struct json_buf *out, const cha
 	return p;
 }
 
-/* The members of the args object are remembered by position: a trace
- * repeats a few shapes, so the member at position i usually has the key it
- * had last time. A hit (its `"key":` text, after at most one comma,
- * compared two words at a time) gives the key id without scanning or
- * looking up the key. Returns the value's first byte, or NULL on a miss. */
-static inline const char *memo_member(const struct json_arg_memo *m, const char *p,
-				      const char *end, uint32_t *kid)
-{
-	if (p < end && *p == ',')
-		p++;
-	if (!m->len || end - p < 16)
-		return NULL;
-	uint64_t w0, w1;
-	memcpy(&w0, p, 8);
-	memcpy(&w1, p + 8, 8);
-	if ((w0 & m->m[0]) != m->w[0] || (w1 & m->m[1]) != m->w[1])
-		return NULL;
-	p = json_skip_ws(p + m->len, end);
-	if (p >= end)
-		return NULL;
-	*kid = m->kid;
-	return p;
-}
-
-/* Remember the member whose key json_member found at k (kn bytes) when
- * its text `"key":` is in the input, unescaped, at most 16 bytes. */
-static void memo_set(struct json_arg_memo *m, const char *from, const char *end, const char *k,
-		     size_t kn, uint32_t kid)
-{
-	uintptr_t at = (uintptr_t)k; /* not in the input: unescaped into a buffer */
-	if (at <= (uintptr_t)from || at >= (uintptr_t)end || kn + 3 > 16 || k[-1] != '"' ||
-	    k[kn] != '"' || k[kn + 1] != ':')
-		return;
-	unsigned char text[16] = {0}, mask[16] = {0};
-	memcpy(text, k - 1, kn + 3);
-	memset(mask, 0xff, kn + 3);
-	memcpy(m->w, text, 16);
-	memcpy(m->m, mask, 16);
-	m->len = (uint32_t)kn + 3;
-	m->kid = kid;
-}
-
 /* Encode the value at p; returns the byte after it, or NULL when
  * malformed. While no array is on the path (`same`) the key and flat key
  * are one, kid; below an array their texts are built in c->key / c->flat. */
@@ -293,7 +251,7 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json
 		}
 		bool csame = same && obj;
 		size_t flat_len = c->flat.v.len, key_len = c->key.v.len;
-		bool memo = depth == 0 && obj; /* the args object itself */
+		bool memo = depth == 0 && obj; /* the args object itself: by position */
 		unsigned pos = 0;
 		p++;
 		for (;;) {
@@ -303,8 +261,8 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json
 				buf_set_len(&c->flat, flat_len);
 			}
 			const char *v;
-			if (memo && pos < JSON_ARG_MEMOS &&
-			    (v = memo_member(&c->memo[pos], p, end, &ckid))) {
+			if (memo && pos < JSON_KEY_MEMOS &&
+			    (v = json_key_memo_match(&c->memo[pos], p, end, &ckid))) {
 				p = v;
 				pos++;
 			} else if (obj) {
@@ -316,8 +274,8 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json
 					return p;
 				if (csame) {
 					ckid = child_key(tp, c, kid, k, kn);
-					if (memo && pos < JSON_ARG_MEMOS)
-						memo_set(&c->memo[pos], from, end, k, kn, ckid);
+					if (memo && pos < JSON_KEY_MEMOS)
+						json_key_memo_set(&c->memo[pos], from, end, k, kn, ckid);
 					pos++;
 				} else {
 					buf_put(&c->key, ".", 1);

@@ -332,6 +332,43 @@ static inline uint32_t json_intern(struct tp *tp, struct json_icache *c, const c
 	return id;
 }
 
+/* The members of an object are remembered by position: a trace repeats a
+ * few shapes (event fields, args), so the member at position i usually has
+ * the key it had at i last time. A memo holds that key's `"key":` text (at
+ * most 16 bytes) and what it stands for (a field, a key id). */
+struct json_key_memo {
+	uint64_t w[2], m[2]; /* the text's bytes, and their mask */
+	uint32_t len, id;    /* len 0: empty */
+};
+#define JSON_KEY_MEMOS 8 /* positions remembered */
+
+/* A hit: the member at p (after at most one comma) has the memo's key
+ * text, compared two words at a time; returns its value's first byte (after
+ * whitespace) and the memo's id in *id. NULL on a miss. */
+static inline const char *json_key_memo_match(const struct json_key_memo *m, const char *p,
+					      const char *end, uint32_t *id)
+{
+	if (p < end && *p == ',')
+		p++;
+	if (!m->len || end - p < 16)
+		return NULL;
+	uint64_t w0, w1;
+	memcpy(&w0, p, 8);
+	memcpy(&w1, p + 8, 8);
+	if ((w0 & m->m[0]) != m->w[0] || (w1 & m->m[1]) != m->w[1])
+		return NULL;
+	p = json_skip_ws(p + m->len, end);
+	if (p >= end)
+		return NULL;
+	*id = m->id;
+	return p;
+}
+/* Remember a member whose key text k (kn bytes, unescaped) was read from
+ * the input after `from`: kept when `"key":` is there as is (not unescaped
+ * into a buffer, no spaces before the colon) and fits 16 bytes. */
+void json_key_memo_set(struct json_key_memo *m, const char *from, const char *end, const char *k,
+		       size_t kn, uint32_t id);
+
 /* ---- args.c --------------------------------------------------------------- */
 
 /* A remembered key id of "<parent>.<member>", by parent id and member. */
@@ -341,17 +378,10 @@ struct json_child_key {
 };
 #define JSON_CHILD_KEYS 256 /* entries, a power of two */
 
-/* The `"key":` text of the member at one position of the args object, and
- * its key id (args.c, memo_member). */
-struct json_arg_memo {
-	uint64_t w[2], m[2]; /* the text's bytes (<= 16), and their mask */
-	uint32_t len, kid;   /* len 0: empty */
-};
-#define JSON_ARG_MEMOS 8 /* positions remembered */
 
 struct json_args_ctx {
 	uint32_t args_key; /* the pool id of "args", once interned */
-	struct json_arg_memo memo[JSON_ARG_MEMOS];
+	struct json_key_memo memo[JSON_KEY_MEMOS]; /* the args object's keys */
 	struct json_buf flat, key, str;
 	struct json_icache keys, values;
 	struct json_child_key children[JSON_CHILD_KEYS];

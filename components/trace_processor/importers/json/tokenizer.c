@@ -95,6 +95,7 @@ struct json_tokenizer {
 	struct json_buf rows; /* the current event's args as encoded rows */
 	struct json_icache names; /* cat, name, string pid/tid */
 	struct json_args_ctx args;
+	struct json_key_memo memo[JSON_KEY_MEMOS]; /* event keys, by position */
 	struct json_log log; /* the events that came in ts order */
 };
 
@@ -670,35 +671,43 @@ static const char *decode_event(struct json_tokenizer *t, const char *p, const c
 	if (p >= end || *p != '{')
 		return NULL;
 	p++;
-	for (;;) {
-		p = json_skip_ws(p, end);
-		while (p < end && *p == ',')
-			p = json_skip_ws(p + 1, end);
-		if (p >= end)
-			return NULL;
-		if (*p == '}')
-			break;
-		if (*p != '"')
-			return NULL;
+	for (unsigned pos = 0;; pos++) {
 		enum field f;
-		size_t kl = end - p >= 8 ? key_fast(t, p, &f) : 0;
-		if (kl) {
-			p += kl;
+		uint32_t id;
+		const char *v;
+		if (pos < JSON_KEY_MEMOS && (v = json_key_memo_match(&t->memo[pos], p, end, &id))) {
+			p = v;
+			f = (enum field)id;
 		} else {
-			const char *k;
-			size_t kn;
-			p = json_string(p, end, &t->str, &k, &kn);
-			if (!p)
-				return NULL;
-			f = field_of(k, kn);
 			p = json_skip_ws(p, end);
-			if (p >= end || *p != ':')
+			while (p < end && *p == ',')
+				p = json_skip_ws(p + 1, end);
+			if (p >= end)
 				return NULL;
-			p++;
+			if (*p == '}')
+				break;
+			if (*p != '"')
+				return NULL;
+			const char *from = p, *k = p + 1;
+			size_t kl = end - p >= 8 ? key_fast(t, p, &f) : 0, kn = kl - 3;
+			if (kl) {
+				p += kl;
+			} else {
+				p = json_string(p, end, &t->str, &k, &kn);
+				if (!p)
+					return NULL;
+				f = field_of(k, kn);
+				p = json_skip_ws(p, end);
+				if (p >= end || *p != ':')
+					return NULL;
+				p++;
+			}
+			if (pos < JSON_KEY_MEMOS)
+				json_key_memo_set(&t->memo[pos], from, end, k, kn, f);
+			p = json_skip_ws(p, end);
+			if (p >= end)
+				return NULL;
 		}
-		p = json_skip_ws(p, end);
-		if (p >= end)
-			return NULL;
 		empty = false;
 		p = event_field(t, f, p, end, &e, &args, &args_end);
 		if (!p)
