@@ -388,6 +388,39 @@ TEST(tp_json_counters)
 	tp_free(tp);
 }
 
+/* A record bigger than a log chunk (a counter's raw args text of 3 MB)
+ * gets a chunk of its own; the events around it load as usual, late ones
+ * included. */
+TEST(tp_json_record_bigger_than_a_log_chunk)
+{
+	size_t pad = (size_t)3 << 20, cap = pad + 512, len = 0;
+	char *j = malloc(cap);
+	len += (size_t)snprintf(j + len, cap - len,
+				"[{\"ph\":\"X\",\"ts\":10,\"dur\":1,\"pid\":1,\"tid\":1,\"name\":\"a\"},"
+				"{\"ph\":\"C\",\"ts\":20,\"pid\":1,\"name\":\"big\",\"args\":{\"v\":7,\"pad\":\"");
+	memset(j + len, 'x', pad);
+	len += pad;
+	len += (size_t)snprintf(j + len, cap - len,
+				"\"}},{\"ph\":\"X\",\"ts\":30,\"dur\":1,\"pid\":1,\"tid\":1,\"name\":\"b\"},"
+				"{\"ph\":\"X\",\"ts\":15,\"dur\":1,\"pid\":1,\"tid\":1,\"name\":\"c\"}]");
+	struct tp *tp = load_chunked(j, len, 1 << 20);
+	free(j);
+	CHECK_EQ(tp->t.counter.n, 1);
+	if (tp->t.counter.n == 1) {
+		CHECK_DBL_EQ(tp->t.counter.value[0], 7);
+		CHECK_EQ(tp->t.counter.ts[0], 20000);
+	}
+	const struct tp_slice_table *t = &tp->t.slice;
+	CHECK_EQ(t->n, 3);
+	if (t->n == 3) {
+		CHECK_STR_EQ(s_(tp, t->name[0]), "a");
+		CHECK_STR_EQ(s_(tp, t->name[1]), "c");
+		CHECK_STR_EQ(s_(tp, t->name[2]), "b");
+	}
+	CHECK_EQ(tp->stats[TP_STAT_json_parser_failure], 1); /* "pad" is no number */
+	tp_free(tp);
+}
+
 TEST(tp_json_async)
 {
 	struct tp *tp = load("[{\"ph\":\"b\",\"pid\":400,\"tid\":401,\"ts\":4000,\"name\":\"L\",\"cat\":\"c\","
