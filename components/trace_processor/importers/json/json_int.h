@@ -405,8 +405,7 @@ void json_args_ctx_release(struct json_args_ctx *c);
 /* ---- log.c ------------------------------------------------------------------ */
 
 struct json_log_chunk {
-	char *base; /* the allocation; NULL once freed */
-	char *data; /* its records: the allocation, or a huge page inside */
+	char *data; /* NULL once freed */
 	size_t used, cap;
 	uint32_t held; /* records handed out by json_log_next, not yet done */
 };
