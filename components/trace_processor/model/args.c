@@ -10,9 +10,10 @@
  * mostly unique would otherwise pay for it in memory, and repeats are
  * nearly always close together. It is an open-addressing table of 8-byte
  * slots (32 bits of the hash, the set id), so a probe of a mostly unique set
- * costs one cache line, which a caller can prefetch (tp_args_prefetch). The
- * home slot comes from the stored hash bits, so growth re-places entries
- * without rehashing sets. A merge (end-event args added to a begin's
+ * costs one cache line, which a caller can prefetch (tp_args_prefetch), and
+ * once the map spans 2 MiB it sits on huge pages, so a probe is not also a
+ * TLB miss (sets_alloc). The home slot comes from the stored hash bits,
+ * so growth re-places entries without rehashing sets. A merge (end-event args added to a begin's
  * set) makes a new set; the old one stays, since another row may share it.
  *
  * A row stores the key, the type (1 byte) and one 8-byte value; flat_key
