@@ -119,6 +119,37 @@ TEST(tp_json_complete_order_and_times)
 	tp_free(tp);
 }
 
+/* Events in ts order skip the sorter (the tokenizer's log); older ones go
+ * through it, and the two are merged in (ts, push order), ties between a
+ * logged and a late event included: the slices come out as a full sort of
+ * the trace would have them, whatever the chunking. */
+TEST(tp_json_late_events_merge_with_the_log)
+{
+	static const char trace[] =
+		"[{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":10,\"name\":\"a\"},"
+		"{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":20,\"name\":\"b\"},"
+		"{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":5,\"name\":\"c\"},"
+		"{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":20,\"name\":\"d\"},"
+		"{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":20,\"name\":\"e\"},"
+		"{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":10,\"name\":\"f\"},"
+		"{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":30,\"name\":\"g\"},"
+		"{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":20,\"name\":\"h\"},"
+		"{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":10,\"name\":\"i\"}]";
+	static const char want[] = "cafibdehg";
+	for (size_t chunk = 1; chunk <= sizeof trace; chunk += sizeof trace - 1) {
+		struct tp *tp = load_chunked(trace, sizeof trace - 1, chunk);
+		const struct tp_slice_table *t = &tp->t.slice;
+		CHECK_EQ(t->n, sizeof want - 1);
+		for (uint32_t i = 0; i < t->n && i < sizeof want - 1; i++) {
+			CHECK_STR_EQ(s_(tp, t->name[i]), ((char[]){want[i], 0}));
+			CHECK(i == 0 || t->ts[i] >= t->ts[i - 1]);
+		}
+		CHECK_EQ(tp->ts_min, 5000);
+		CHECK_EQ(tp->ts_max, 30000);
+		tp_free(tp);
+	}
+}
+
 TEST(tp_json_time_shapes_and_arg_keys)
 {
 	/* Times through the digit fast path and the general text path; arg
@@ -318,7 +349,7 @@ TEST(tp_json_system_trace_handoff)
 		CHECK_EQ(b.ends, 1);
 		CHECK_EQ(b.len, sizeof want - 1);
 		CHECK_MEM_EQ(b.text, want, sizeof want - 1);
-		CHECK_EQ(tp_sorter_pending(tp->sorter), 1);
+		CHECK_EQ(json_log_unread(json_tokenizer_log(t)) + tp_sorter_pending(tp->sorter), 1);
 		CHECK_EQ(tp->stats[TP_STAT_json_tokenizer_failure], 0);
 		json_tokenizer_free(t);
 		tp_free(tp);
@@ -354,6 +385,39 @@ TEST(tp_json_counters)
 		}
 	}
 	CHECK_EQ(found, 3);
+	tp_free(tp);
+}
+
+/* A record bigger than a log chunk (a counter's raw args text of 3 MB)
+ * gets a chunk of its own; the events around it load as usual, late ones
+ * included. */
+TEST(tp_json_record_bigger_than_a_log_chunk)
+{
+	size_t pad = (size_t)3 << 20, cap = pad + 512, len = 0;
+	char *j = malloc(cap);
+	len += (size_t)snprintf(j + len, cap - len,
+				"[{\"ph\":\"X\",\"ts\":10,\"dur\":1,\"pid\":1,\"tid\":1,\"name\":\"a\"},"
+				"{\"ph\":\"C\",\"ts\":20,\"pid\":1,\"name\":\"big\",\"args\":{\"v\":7,\"pad\":\"");
+	memset(j + len, 'x', pad);
+	len += pad;
+	len += (size_t)snprintf(j + len, cap - len,
+				"\"}},{\"ph\":\"X\",\"ts\":30,\"dur\":1,\"pid\":1,\"tid\":1,\"name\":\"b\"},"
+				"{\"ph\":\"X\",\"ts\":15,\"dur\":1,\"pid\":1,\"tid\":1,\"name\":\"c\"}]");
+	struct tp *tp = load_chunked(j, len, 1 << 20);
+	free(j);
+	CHECK_EQ(tp->t.counter.n, 1);
+	if (tp->t.counter.n == 1) {
+		CHECK_DBL_EQ(tp->t.counter.value[0], 7);
+		CHECK_EQ(tp->t.counter.ts[0], 20000);
+	}
+	const struct tp_slice_table *t = &tp->t.slice;
+	CHECK_EQ(t->n, 3);
+	if (t->n == 3) {
+		CHECK_STR_EQ(s_(tp, t->name[0]), "a");
+		CHECK_STR_EQ(s_(tp, t->name[1]), "c");
+		CHECK_STR_EQ(s_(tp, t->name[2]), "b");
+	}
+	CHECK_EQ(tp->stats[TP_STAT_json_parser_failure], 1); /* "pad" is no number */
 	tp_free(tp);
 }
 
@@ -505,6 +569,72 @@ TEST(tp_json_args_types)
 	CHECK_STR_EQ(s_(tp, tp_args_type_name_id(tp, tp_args_row(tp, (uint32_t)a).type)), "real");
 	/* Keys in document order. */
 	CHECK(find_arg(tp, set, "args.i") < find_arg(tp, set, "args.r"));
+	tp_free(tp);
+}
+
+/* The args object's keys are remembered by position from one event to the
+ * next: a key that differs from last time's at its position (another key,
+ * a prefix of it, spaces, an escape, a key too long to remember, a nested
+ * object) still gets its own name and value. */
+TEST(tp_json_args_keys_by_position)
+{
+	static const char *const args[] = {
+		"{\"a\":1,\"bb\":2}",   "{\"a\":3,\"bc\":4}",
+		"{\"bc\":5,\"a\":6}",   "{ \"a\" : 7 ,\"b\\u0062\":8}",
+		"{\"a\":9,\"bb\":{\"a\":10}}", "{\"a\":11,\"bb\":12}",
+		"{\"abcdefghijklmnop\":13,\"a\":14}", "{\"ab\":15,,\"a\":16}",
+	};
+	static const char *const want[][2] = {
+		{"args.a", "args.bb"}, {"args.a", "args.bc"},   {"args.bc", "args.a"},
+		{"args.a", "args.bb"}, {"args.a", "args.bb.a"}, {"args.a", "args.bb"},
+		{"args.abcdefghijklmnop", "args.a"}, {"args.ab", "args.a"},
+	};
+	static char j[4096];
+	size_t len = 0;
+	j[len++] = '[';
+	for (size_t i = 0; i < TB_ARRAY_SIZE(args); i++)
+		len += (size_t)snprintf(j + len, sizeof j - len,
+					"%s{\"ph\":\"X\",\"ts\":%zu,\"dur\":1,\"pid\":1,\"tid\":1,"
+					"\"name\":\"e%zu\",\"args\":%s}",
+					i ? "," : "", i * 10, i, args[i]);
+	j[len++] = ']';
+	struct tp *tp = load_chunked(j, len, len);
+	const struct tp_slice_table *t = &tp->t.slice;
+	CHECK_EQ(t->n, TB_ARRAY_SIZE(args));
+	for (uint32_t i = 0; i < t->n && i < TB_ARRAY_SIZE(args); i++) {
+		long a0 = find_arg(tp, t->arg_set_id[i], want[i][0]);
+		long a1 = find_arg(tp, t->arg_set_id[i], want[i][1]);
+		CHECK(a0 >= 0 && a1 == a0 + 1);
+		if (a0 < 0 || a1 < 0)
+			continue;
+		int64_t v0 = tp_args_row(tp, (uint32_t)a0).v.i, v1 = tp_args_row(tp, (uint32_t)a1).v.i;
+		CHECK_EQ(v0, (int64_t)(2 * i + 1));
+		CHECK_EQ(v1, v0 + 1);
+	}
+	tp_free(tp);
+}
+
+/* Event keys are remembered by position too: events whose keys come in
+ * another order, spelled with spaces or escapes, or missing, are read as
+ * well as those that repeat the last shape. */
+TEST(tp_json_event_keys_by_position)
+{
+	static const char trace[] =
+		"[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":1,\"name\":\"a\"},"
+		"{\"ph\":\"X\",\"ts\":2,\"dur\":2,\"pid\":1,\"tid\":1,\"name\":\"b\"},"
+		"{\"ts\":3,\"ph\":\"X\",\"tid\":1,\"dur\":3,\"pid\":1,\"name\":\"c\"},"
+		"{ \"ph\" : \"X\" , \"ts\":4,\"d\\u0075r\":4,\"pid\":1,\"tid\":1,\"n\\u0061me\":\"d\"},"
+		"{\"ph\":\"X\",\"tss\":9,\"ts\":5,\"dur\":5,\"pid\":1,\"tid\":1,\"name\":\"e\"},"
+		"{\"ph\":\"X\",\"ts\":6,\"pid\":1,\"tid\":1,\"name\":\"f\",\"dur\":6},"
+		"{\"ph\":\"X\",\"ts\":7,\"dur\":7,\"pid\":1,\"tid\":1,\"name\":\"g\"}]";
+	struct tp *tp = load(trace);
+	const struct tp_slice_table *t = &tp->t.slice;
+	CHECK_EQ(t->n, 7);
+	for (uint32_t i = 0; i < t->n && i < 7; i++) {
+		CHECK_STR_EQ(s_(tp, t->name[i]), ((char[]){(char)('a' + i), 0}));
+		CHECK_EQ(t->ts[i], (int64_t)(i + 1) * 1000);
+		CHECK_EQ(t->dur[i], (int64_t)(i + 1) * 1000);
+	}
 	tp_free(tp);
 }
 

@@ -10,9 +10,10 @@
  * mostly unique would otherwise pay for it in memory, and repeats are
  * nearly always close together. It is an open-addressing table of 8-byte
  * slots (32 bits of the hash, the set id), so a probe of a mostly unique set
- * costs one cache line, which a caller can prefetch (tp_args_prefetch). The
- * home slot comes from the stored hash bits, so growth re-places entries
- * without rehashing sets. A merge (end-event args added to a begin's
+ * costs one cache line, which a caller can prefetch (tp_args_prefetch), and
+ * once the map spans 2 MiB it sits on huge pages, so a probe is not also a
+ * TLB miss (sets_alloc). The home slot comes from the stored hash bits,
+ * so growth re-places entries without rehashing sets. A merge (end-event args added to a begin's
  * set) makes a new set; the old one stays, since another row may share it.
  *
  * A row stores the key, the type (1 byte) and one 8-byte value; flat_key
@@ -25,6 +26,7 @@
 #include "../tp_int.h"
 
 #include <string.h>
+#include <sys/mman.h>
 
 #define ARG_SETS_RECENT (1u << 18)
 
@@ -277,6 +279,36 @@ static void sets_place(uint64_t *slot, size_t cap, uint64_t v)
 	slot[i] = v;
 }
 
+/* A zeroed slot array. Probes land anywhere in it, so once it spans
+ * megabytes each one is also a TLB miss, which costs more than the cache
+ * miss the prefetch hides (a page walk, nested under virtualization): a
+ * big map is placed on a 2 MiB boundary and asks for huge pages before it
+ * is first touched. The allocation's start is kept in the word before the
+ * slots (sets_free). */
+#define SETS_HUGE ((size_t)2 << 20)
+static uint64_t *sets_alloc(size_t cap)
+{
+	size_t bytes = cap * sizeof(uint64_t);
+	bool huge = bytes >= SETS_HUGE;
+	char *base = tb_malloc(bytes + sizeof(void *) + (huge ? SETS_HUGE : 0));
+	uintptr_t at = (uintptr_t)base + sizeof(void *);
+	if (huge) {
+		at = (at + SETS_HUGE - 1) & ~(SETS_HUGE - 1);
+		(void)madvise((void *)at, bytes, MADV_HUGEPAGE);
+	}
+	memcpy((char *)at - sizeof(void *), &base, sizeof base);
+	return memset((void *)at, 0, bytes);
+}
+
+static void sets_free(uint64_t *slot)
+{
+	char *base;
+	if (!slot)
+		return;
+	memcpy(&base, (char *)slot - sizeof(void *), sizeof base);
+	tb_free(base);
+}
+
 /* Remember set under hash; the map is emptied once it holds
  * ARG_SETS_RECENT sets, and kept at most 3/4 full. */
 static void sets_insert(struct tp *tp, uint64_t hash, uint32_t set)
@@ -287,11 +319,11 @@ static void sets_insert(struct tp *tp, uint64_t hash, uint32_t set)
 	}
 	if (tp->arg_sets.len + 1 > tp->arg_sets.cap / 4 * 3) {
 		size_t ncap = tp->arg_sets.cap ? tp->arg_sets.cap * 2 : SETS_MIN_CAP;
-		uint64_t *ns = tb_calloc(ncap, sizeof *ns);
+		uint64_t *ns = sets_alloc(ncap);
 		for (size_t i = 0; i < tp->arg_sets.cap; i++)
 			if (tp->arg_sets.slot[i])
 				sets_place(ns, ncap, tp->arg_sets.slot[i]);
-		tb_free(tp->arg_sets.slot);
+		sets_free(tp->arg_sets.slot);
 		tp->arg_sets.slot = ns;
 		tp->arg_sets.cap = ncap;
 	}
@@ -364,6 +396,6 @@ uint32_t tp_args_merge(struct tp *tp, uint32_t a, uint32_t b)
 
 void tp_args_free(struct tp *tp)
 {
-	tb_free(tp->arg_sets.slot);
+	sets_free(tp->arg_sets.slot);
 	vec_release(&tp->arg_set_start);
 }

@@ -151,90 +151,27 @@ void json_args_decode(const char *p, size_t n, struct tp_args_builder *b)
 	}
 }
 
-uint64_t json_args_hash(const char *p, size_t n)
+uint64_t json_args_decode_hash(const char *p, size_t n, struct tp_args_builder *b)
 {
 	const char *end = p + n;
 	uint64_t h = TP_ARGS_HASH_SEED;
+	if (b->args.cap - b->args.len < n / 6)
+		vec_reserve(&b->args, n / 6);
 	while (p < end) {
-		struct tp_arg a;
-		p = read_row(p, &a);
-		h = tp_args_hash_add(h, &a);
+		struct tp_arg *a = b->args.data + b->args.len++;
+		p = read_row(p, a);
+		h = tp_args_hash_add(h, a);
 	}
 	return tp_args_hash_end(h);
 }
 
-/* Encode the value at p; returns the byte after it, or NULL when
- * malformed. While no array is on the path (`same`) the key and flat key
- * are one, kid; below an array their texts are built in c->key / c->flat. */
-static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json_buf *out,
-			     const char *p, const char *end, int depth, bool same, uint32_t kid)
+/* Encode the scalar at p (after whitespace; not an object or array), as
+ * add_value does. Inlined into the member loop: most values are leaves. */
+__attribute__((always_inline)) static inline const char *
+add_leaf(struct tp *tp, struct json_args_ctx *c, struct json_buf *out, const char *p,
+	 const char *end, bool same, uint32_t kid)
 {
-	p = json_skip_ws(p, end);
-	if (p >= end)
-		return NULL;
 	char ch = *p;
-	if (ch == '{' || ch == '[') {
-		if (depth >= ARGS_MAX_DEPTH)
-			return json_skip_value(p, end);
-		bool obj = ch == '{';
-		uint32_t index = 0;
-		if (!obj && same) {
-			/* From here down flat_key and key part: flat keeps the
-			 * array's key. */
-			size_t n;
-			const char *text = strpool_get(&tp->strings, kid, &n);
-			buf_set_len(&c->key, 0);
-			buf_put(&c->key, text, n);
-			buf_set_len(&c->flat, 0);
-			buf_put(&c->flat, text, n);
-		}
-		bool csame = same && obj;
-		size_t flat_len = c->flat.v.len, key_len = c->key.v.len;
-		p++;
-		for (;;) {
-			uint32_t ckid = 0;
-			if (!csame) {
-				buf_set_len(&c->key, key_len);
-				buf_set_len(&c->flat, flat_len);
-			}
-			if (obj) {
-				const char *k;
-				size_t kn;
-				bool closed;
-				p = json_member(p, end, &c->str, &k, &kn, &closed);
-				if (!p || closed)
-					return p;
-				if (csame) {
-					ckid = child_key(tp, c, kid, k, kn);
-				} else {
-					buf_put(&c->key, ".", 1);
-					buf_put(&c->key, k, kn);
-					buf_put(&c->flat, ".", 1);
-					buf_put(&c->flat, k, kn);
-				}
-			} else {
-				p = json_skip_ws(p, end);
-				while (p < end && *p == ',')
-					p = json_skip_ws(p + 1, end);
-				if (p >= end)
-					return NULL;
-				if (*p == ']')
-					return p + 1;
-				if (*p == 'n') { /* null elements take no index */
-					p = json_skip_value(p, end);
-					if (!p)
-						return NULL;
-					continue;
-				}
-				char idx[16];
-				int n = snprintf(idx, sizeof idx, "[%u]", index++);
-				buf_put(&c->key, idx, (size_t)n);
-			}
-			p = add_value(tp, c, out, p, end, depth + 1, csame, ckid);
-			if (!p)
-				return NULL;
-		}
-	}
 	uint32_t fk = kid, k = kid;
 	if (ch == '"') {
 		const char *s;
@@ -287,10 +224,100 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json
 	return p;
 }
 
-const char *json_args_encode(struct tp *tp, struct json_args_ctx *c, const char *p,
-			     const char *end, const char *prefix, struct json_buf *out)
+/* Encode the value at p; returns the byte after it, or NULL when
+ * malformed. While no array is on the path (`same`) the key and flat key
+ * are one, kid; below an array their texts are built in c->key / c->flat. */
+static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json_buf *out,
+			     const char *p, const char *end, int depth, bool same, uint32_t kid)
 {
-	uint32_t kid = json_intern(tp, &c->keys, prefix, strlen(prefix));
+	p = json_skip_ws(p, end);
+	if (p >= end)
+		return NULL;
+	char ch = *p;
+	if (ch == '{' || ch == '[') {
+		if (depth >= ARGS_MAX_DEPTH)
+			return json_skip_value(p, end);
+		bool obj = ch == '{';
+		uint32_t index = 0;
+		if (!obj && same) {
+			/* From here down flat_key and key part: flat keeps the
+			 * array's key. */
+			size_t n;
+			const char *text = strpool_get(&tp->strings, kid, &n);
+			buf_set_len(&c->key, 0);
+			buf_put(&c->key, text, n);
+			buf_set_len(&c->flat, 0);
+			buf_put(&c->flat, text, n);
+		}
+		bool csame = same && obj;
+		size_t flat_len = c->flat.v.len, key_len = c->key.v.len;
+		bool memo = depth == 0 && obj; /* the args object itself: by position */
+		unsigned pos = 0;
+		p++;
+		for (;;) {
+			uint32_t ckid = 0;
+			if (!csame) {
+				buf_set_len(&c->key, key_len);
+				buf_set_len(&c->flat, flat_len);
+			}
+			const char *v;
+			if (memo && pos < JSON_KEY_MEMOS &&
+			    (v = json_key_memo_match(&c->memo[pos], p, end, &ckid))) {
+				p = v;
+				pos++;
+			} else if (obj) {
+				const char *k, *from = p;
+				size_t kn;
+				bool closed;
+				p = json_member(p, end, &c->str, &k, &kn, &closed);
+				if (!p || closed)
+					return p;
+				if (csame) {
+					ckid = child_key(tp, c, kid, k, kn);
+					if (memo && pos < JSON_KEY_MEMOS)
+						json_key_memo_set(&c->memo[pos], from, end, k, kn, ckid);
+					pos++;
+				} else {
+					buf_put(&c->key, ".", 1);
+					buf_put(&c->key, k, kn);
+					buf_put(&c->flat, ".", 1);
+					buf_put(&c->flat, k, kn);
+				}
+			} else {
+				p = json_skip_ws(p, end);
+				while (p < end && *p == ',')
+					p = json_skip_ws(p + 1, end);
+				if (p >= end)
+					return NULL;
+				if (*p == ']')
+					return p + 1;
+				if (*p == 'n') { /* null elements take no index */
+					p = json_skip_value(p, end);
+					if (!p)
+						return NULL;
+					continue;
+				}
+				char idx[16];
+				int n = snprintf(idx, sizeof idx, "[%u]", index++);
+				buf_put(&c->key, idx, (size_t)n);
+			}
+			if (*p != '{' && *p != '[')
+				p = add_leaf(tp, c, out, p, end, csame, ckid);
+			else
+				p = add_value(tp, c, out, p, end, depth + 1, csame, ckid);
+			if (!p)
+				return NULL;
+		}
+	}
+	return add_leaf(tp, c, out, p, end, same, kid);
+}
+
+const char *json_args_encode(struct tp *tp, struct json_args_ctx *c, const char *p,
+			     const char *end, struct json_buf *out)
+{
+	if (!c->args_key)
+		c->args_key = tp_intern_cstr(tp, "args");
+	uint32_t kid = c->args_key;
 	size_t before = out->v.len;
 	const char *q = add_value(tp, c, out, p, end, 0, true, kid);
 	if (!q)

@@ -12,6 +12,8 @@
  *                Perfetto's µs -> ns.
  *   args.c       the `args` value -> encoded arg rows -> args builder;
  *                top-level metadata.
+ *   log.c        the in-order event log: records of events that arrive in
+ *                ts order, kept out of the sorter.
  *   parser.c     event semantics in timestamp order (slices, instants,
  *                counters, async, flows, metadata, thread states) and the
  *                tp_importer_ops glue.
@@ -55,7 +57,10 @@ struct json_event {
 	uint32_t id;        /* "id" as a string (numbers as their text) */
 	uint32_t id2_local, id2_global;
 	uint32_t args_len; /* bytes at args */
-	uint64_t args_hash; /* with JSON_EV_HASHED: json_args_hash of the rows */
+	uint64_t args_hash; /* with JSON_EV_HASHED: the hash of the args rows */
+	/* With JSON_EV_HASHED, when not NULL: the rows already decoded (the
+	 * parser's ring does it while hashing them). */
+	struct tp_args_builder *decoded;
 	uint16_t flags;
 	char ph;
 	char scope; /* "s": 0 absent, 'g' 'p' 't', '?' anything else */
@@ -89,9 +94,11 @@ static inline bool json_is_ws(unsigned char c)
 {
 	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
+/* Whitespace is rare in big traces: one compare tells most bytes apart (the
+ * four whitespace bytes are all <= ' '). */
 static inline const char *json_skip_ws(const char *p, const char *end)
 {
-	while (p < end && json_is_ws((unsigned char)*p))
+	while (p < end && (unsigned char)*p <= ' ' && json_is_ws((unsigned char)*p))
 		p++;
 	return p;
 }
@@ -325,6 +332,43 @@ static inline uint32_t json_intern(struct tp *tp, struct json_icache *c, const c
 	return id;
 }
 
+/* The members of an object are remembered by position: a trace repeats a
+ * few shapes (event fields, args), so the member at position i usually has
+ * the key it had at i last time. A memo holds that key's `"key":` text (at
+ * most 16 bytes) and what it stands for (a field, a key id). */
+struct json_key_memo {
+	uint64_t w[2], m[2]; /* the text's bytes, and their mask */
+	uint32_t len, id;    /* len 0: empty */
+};
+#define JSON_KEY_MEMOS 8 /* positions remembered */
+
+/* A hit: the member at p (after at most one comma) has the memo's key
+ * text, compared two words at a time; returns its value's first byte (after
+ * whitespace) and the memo's id in *id. NULL on a miss. */
+static inline const char *json_key_memo_match(const struct json_key_memo *m, const char *p,
+					      const char *end, uint32_t *id)
+{
+	if (p < end && *p == ',')
+		p++;
+	if (!m->len || end - p < 16)
+		return NULL;
+	uint64_t w0, w1;
+	memcpy(&w0, p, 8);
+	memcpy(&w1, p + 8, 8);
+	if ((w0 & m->m[0]) != m->w[0] || (w1 & m->m[1]) != m->w[1])
+		return NULL;
+	p = json_skip_ws(p + m->len, end);
+	if (p >= end)
+		return NULL;
+	*id = m->id;
+	return p;
+}
+/* Remember a member whose key text k (kn bytes, unescaped) was read from
+ * the input after `from`: kept when `"key":` is there as is (not unescaped
+ * into a buffer, no spaces before the colon) and fits 16 bytes. */
+void json_key_memo_set(struct json_key_memo *m, const char *from, const char *end, const char *k,
+		       size_t kn, uint32_t id);
+
 /* ---- args.c --------------------------------------------------------------- */
 
 /* A remembered key id of "<parent>.<member>", by parent id and member. */
@@ -334,37 +378,74 @@ struct json_child_key {
 };
 #define JSON_CHILD_KEYS 256 /* entries, a power of two */
 
+
 struct json_args_ctx {
+	uint32_t args_key; /* the pool id of "args", once interned */
+	struct json_key_memo memo[JSON_KEY_MEMOS]; /* the args object's keys */
 	struct json_buf flat, key, str;
 	struct json_icache keys, values;
 	struct json_child_key children[JSON_CHILD_KEYS];
 };
-/* Encode the JSON value at [p, end) as arg rows under `prefix` (e.g.
- * "args"), appended to out, Perfetto-style: objects -> dotted keys, arrays
+/* Encode the JSON value at [p, end) as arg rows under "args", appended to
+ * out, Perfetto-style: objects -> dotted keys, arrays
  * -> [i] in key only, nulls skipped, ints/reals/strings/bools typed. Keys and
  * strings are interned now. Returns the byte after the value, or NULL (and
  * out unchanged) when it is malformed or cut off. */
 const char *json_args_encode(struct tp *tp, struct json_args_ctx *c, const char *p,
-			     const char *end, const char *prefix, struct json_buf *out);
+			     const char *end, struct json_buf *out);
 /* Append the n bytes of rows made by json_args_encode to b. */
 void json_args_decode(const char *rows, size_t n, struct tp_args_builder *b);
-/* The tp_args_hash_add hash of the set those rows decode to. */
-uint64_t json_args_hash(const char *rows, size_t n);
+/* json_args_decode, returning the tp_args_hash_add hash of the set the
+ * rows decode to (what tp_args_commit would compute). */
+uint64_t json_args_decode_hash(const char *rows, size_t n, struct tp_args_builder *b);
 /* The top-level "metadata" object: json_metadata.<key> metadata rows. */
 void json_metadata_add(struct tp *tp, struct json_args_ctx *c, const char *p, const char *end);
 void json_args_ctx_release(struct json_args_ctx *c);
+
+/* ---- log.c ------------------------------------------------------------------ */
+
+struct json_log_chunk {
+	char *data; /* NULL once freed */
+	size_t used, cap;
+	uint32_t held; /* records handed out by json_log_next, not yet done */
+};
+
+/* Records in ts order (each ts >= the one before), appended by the
+ * tokenizer and read back once, in order, by the parser. */
+struct json_log {
+	VEC(struct json_log_chunk) chunks;
+	int64_t last_ts; /* of the newest record; INT64_MIN when empty */
+	size_t n;        /* records appended */
+	size_t rchunk, roff, rindex; /* the reader: chunk, offset, records read */
+};
+void json_log_init(struct json_log *l);
+void json_log_release_all(struct json_log *l);
+/* Room for a record of len bytes with timestamp ts (>= last_ts), to be
+ * written by the caller before the next call. */
+char *json_log_append(struct json_log *l, int64_t ts, size_t len);
+/* The ts of the oldest unread record in *ts; false when all were read. */
+bool json_log_peek(struct json_log *l, int64_t *ts);
+/* The oldest unread record (NULL when none), its ts, length and chunk. It
+ * stays valid until json_log_done(chunk) is called for it. */
+const char *json_log_next(struct json_log *l, int64_t *ts, size_t *len, uint32_t *chunk);
+void json_log_done(struct json_log *l, uint32_t chunk);
+/* Records appended and not read yet. */
+size_t json_log_unread(const struct json_log *l);
 
 /* ---- tokenizer.c ----------------------------------------------------------- */
 
 struct json_tokenizer;
 struct json_tokenizer *json_tokenizer_new(struct tp *tp);
 void json_tokenizer_free(struct json_tokenizer *t);
-/* Feed the next n bytes; events go to tp->sorter. Returns 0 or a negative
+/* Feed the next n bytes. An event not older than the newest logged goes to
+ * the tokenizer's log, an older one to tp->sorter. Returns 0 or a negative
  * code after tp_fail() (input is not JSON at all). */
 int json_tokenizer_feed(struct json_tokenizer *t, const uint8_t *p, size_t n);
 /* Whether any complete ('X') event was pushed: the sorter order then
  * follows Perfetto's slow comparator (see parser.c). */
 bool json_tokenizer_saw_complete(const struct json_tokenizer *t);
+/* The log of in-order events (read by the parser at end of file). */
+struct json_log *json_tokenizer_log(struct json_tokenizer *t);
 /* A consumer of a top-level string value: `piece` gets its unescaped text
  * in order, in pieces of any size (valid only during the call), then `end`
  * at the closing quote. Called on the tokenizer's thread, during feed. */

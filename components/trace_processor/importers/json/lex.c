@@ -31,6 +31,22 @@ uint32_t json_intern_slow(struct tp *tp, struct json_icache *c, const char *s, s
 	return id;
 }
 
+void json_key_memo_set(struct json_key_memo *m, const char *from, const char *end, const char *k,
+		       size_t kn, uint32_t id)
+{
+	uintptr_t at = (uintptr_t)k; /* outside [from, end): unescaped into a buffer */
+	if (at <= (uintptr_t)from || at >= (uintptr_t)end || kn + 3 > 16 || k[-1] != '"' ||
+	    k[kn] != '"' || k[kn + 1] != ':')
+		return;
+	unsigned char text[16] = {0}, mask[16] = {0};
+	memcpy(text, k - 1, kn + 3);
+	memset(mask, 0xff, kn + 3);
+	memcpy(m->w, text, 16);
+	memcpy(m->m, mask, 16);
+	m->len = (uint32_t)kn + 3;
+	m->id = id;
+}
+
 static int hexval(char c)
 {
 	if (c >= '0' && c <= '9')

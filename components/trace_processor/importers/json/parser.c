@@ -7,7 +7,8 @@
  * flow v2, M metadata (names, sort index hints). Also the tp_importer_ops
  * glue ("json").
  *
- * Ordering: the sorter orders by (ts, push order). Like Perfetto's "slow"
+ * Ordering: events come in (ts, push order), the tokenizer's in-order log
+ * merged with the sorter's late events (log_drain). Like Perfetto's "slow"
  * sorter comparator, once a trace has complete events, events with equal ts
  * are re-ordered here: E events first, then X events longest first, then
  * the rest, each in push order, so a parent X precedes its equal-ts child.
@@ -26,12 +27,18 @@ struct grp_ev {
 	uint64_t hash;
 };
 
-/* Events are parsed AHEAD events after the sorter hands them over: the
- * dedup-map slot their args set will probe is prefetched meanwhile. */
+/* Events are parsed AHEAD events after the log or the sorter hands them
+ * over: the dedup-map slot their args set will probe is prefetched
+ * meanwhile. */
 #define AHEAD 16
+#define NOT_LOGGED UINT32_MAX
 struct ahead_ev {
 	struct json_event e; /* e.args points into rec */
-	VEC(char) rec;
+	const char *rec;
+	size_t len;
+	uint32_t chunk; /* the log chunk holding rec, or NOT_LOGGED: rec is copy */
+	VEC(char) copy;
+	struct tp_args_builder ab; /* e's args rows, decoded (e.decoded) */
 };
 
 struct pending_flow {
@@ -71,6 +78,8 @@ static uint32_t commit_args(struct tp_importer *imp, const struct json_event *e)
 		tp_stat_inc(imp->tp, TP_STAT_json_parser_failure);
 		return TP_NULL_U32;
 	}
+	if ((e->flags & JSON_EV_HASHED) && e->decoded)
+		return tp_args_commit_hashed(imp->tp, e->decoded, e->args_hash);
 	tp_args_begin(&imp->ab);
 	if (e->flags & JSON_EV_ARGS_ROWS)
 		json_args_decode(json_event_args(e), e->args_len, &imp->ab);
@@ -647,30 +656,72 @@ static void ahead_pop(struct tp_importer *imp)
 	struct ahead_ev *a = &imp->ahead[imp->ahead_head];
 	const struct ahead_ev *next =
 		imp->ahead_n > 1 ? &imp->ahead[(imp->ahead_head + 1) % AHEAD] : NULL;
-	dispatch(imp, &a->e, a->rec.data, a->rec.len, next && next->e.ts == a->e.ts);
+	dispatch(imp, &a->e, a->rec, a->len, next && next->e.ts == a->e.ts);
+	if (a->chunk != NOT_LOGGED)
+		json_log_done(json_tokenizer_log(imp->tok), a->chunk);
 	imp->ahead_head = (imp->ahead_head + 1) % AHEAD;
 	imp->ahead_n--;
 }
 
+/* The next event in order enters the ring. A logged record is used in
+ * place; a sorter's is copied, as the sorter may free it on return. */
+static void ring_add(struct tp_importer *imp, int64_t ts, const char *rec, size_t len,
+		     uint32_t chunk)
+{
+	if (imp->ahead_n == AHEAD)
+		ahead_pop(imp);
+	struct ahead_ev *a = &imp->ahead[(imp->ahead_head + imp->ahead_n++) % AHEAD];
+	if (chunk == NOT_LOGGED) {
+		vec_clear(&a->copy);
+		vec_reserve(&a->copy, len);
+		memcpy(a->copy.data, rec, len);
+		a->copy.len = len;
+		rec = a->copy.data;
+	}
+	a->rec = rec;
+	a->len = len;
+	a->chunk = chunk;
+	json_event_decode(rec, ts, &a->e);
+	if ((a->e.flags & (JSON_EV_ARGS_ROWS | JSON_EV_ARGS_BAD)) == JSON_EV_ARGS_ROWS &&
+	    a->e.args_len) {
+		tp_args_begin(&a->ab);
+		a->e.args_hash = json_args_decode_hash(json_event_args(&a->e), a->e.args_len, &a->ab);
+		a->e.decoded = &a->ab;
+		a->e.flags |= JSON_EV_HASHED;
+		tp_args_prefetch(imp->tp, a->e.args_hash);
+	}
+}
+
+/* Hand the ring the logged events that come before a sorter event with
+ * this ts: the older ones and those at its ts. Those were all pushed before
+ * it: a sorter event is older than the newest logged event when it comes,
+ * and later logged events are not older than that. So the merged stream is
+ * in (ts, push) order, as the sorter's own would be. The trace bounds cover
+ * them as the sorter's cover its events. */
+static void log_drain(struct tp_importer *imp, int64_t ts)
+{
+	struct tp *tp = imp->tp;
+	struct json_log *l = json_tokenizer_log(imp->tok);
+	int64_t lts;
+	while (json_log_peek(l, &lts) && lts <= ts) {
+		size_t len;
+		uint32_t chunk;
+		const char *rec = json_log_next(l, &lts, &len, &chunk);
+		if (lts < tp->ts_min)
+			tp->ts_min = lts;
+		if (lts > tp->ts_max)
+			tp->ts_max = lts;
+		ring_add(imp, lts, rec, len, chunk);
+	}
+}
+
+/* The sorter's events: those that came out of ts order. */
 static void on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len, void *ctx)
 {
 	struct tp_importer *imp = ctx;
 	(void)tp;
-	if (imp->ahead_n == AHEAD)
-		ahead_pop(imp);
-	/* Records are copied: the sorter may free them once this returns. */
-	struct ahead_ev *a = &imp->ahead[(imp->ahead_head + imp->ahead_n++) % AHEAD];
-	vec_clear(&a->rec);
-	vec_reserve(&a->rec, len);
-	memcpy(a->rec.data, payload, len);
-	a->rec.len = len;
-	json_event_decode(a->rec.data, ts, &a->e);
-	if ((a->e.flags & (JSON_EV_ARGS_ROWS | JSON_EV_ARGS_BAD)) == JSON_EV_ARGS_ROWS &&
-	    a->e.args_len) {
-		a->e.args_hash = json_args_hash(json_event_args(&a->e), a->e.args_len);
-		a->e.flags |= JSON_EV_HASHED;
-		tp_args_prefetch(imp->tp, a->e.args_hash);
-	}
+	log_drain(imp, ts);
+	ring_add(imp, ts, payload, len, NOT_LOGGED);
 }
 
 /* ---- tp_importer_ops ------------------------------------------------------- */
@@ -722,6 +773,7 @@ static int json_parse(struct tp_importer *imp, const uint8_t *p, size_t n)
 static int json_eof(struct tp_importer *imp)
 {
 	tp_sorter_flush(imp->tp->sorter, imp->tp, on_sorted, imp);
+	log_drain(imp, INT64_MAX);
 	while (imp->ahead_n)
 		ahead_pop(imp);
 	flush_group(imp);
@@ -739,8 +791,10 @@ static void json_destroy(struct tp_importer *imp)
 	json_args_ctx_release(&imp->args);
 	vec_release(&imp->sbuf.v);
 	tp_args_builder_release(&imp->ab);
-	for (size_t i = 0; i < AHEAD; i++)
-		vec_release(&imp->ahead[i].rec);
+	for (size_t i = 0; i < AHEAD; i++) {
+		vec_release(&imp->ahead[i].copy);
+		tp_args_builder_release(&imp->ahead[i].ab);
+	}
 	hmap_release(&imp->async_tracks);
 	hmap_release(&imp->lanes);
 	vec_release(&imp->pending);

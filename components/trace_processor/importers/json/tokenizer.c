@@ -95,6 +95,8 @@ struct json_tokenizer {
 	struct json_buf rows; /* the current event's args as encoded rows */
 	struct json_icache names; /* cat, name, string pid/tid */
 	struct json_args_ctx args;
+	struct json_key_memo memo[JSON_KEY_MEMOS]; /* event keys, by position */
+	struct json_log log; /* the events that came in ts order */
 };
 
 /* The key_fast candidates: every field whose `"name":` fits a word,
@@ -129,6 +131,7 @@ struct json_tokenizer *json_tokenizer_new(struct tp *tp)
 	struct json_tokenizer *t = tb_calloc(1, sizeof *t);
 	t->tp = tp;
 	fast_keys_init(t);
+	json_log_init(&t->log);
 	return t;
 }
 
@@ -140,12 +143,18 @@ void json_tokenizer_free(struct json_tokenizer *t)
 	vec_release(&t->str.v);
 	vec_release(&t->rows.v);
 	json_args_ctx_release(&t->args);
+	json_log_release_all(&t->log);
 	tb_free(t);
 }
 
 bool json_tokenizer_saw_complete(const struct json_tokenizer *t)
 {
 	return t->saw_complete;
+}
+
+struct json_log *json_tokenizer_log(struct json_tokenizer *t)
+{
+	return &t->log;
 }
 
 /* ---- the resumable value scanner -------------------------------------- */
@@ -216,6 +225,148 @@ static bool vscan_run(struct vscan *s, const char *p, const char *end, size_t *u
 		}
 	}
 	return false;
+}
+
+/* ---- the event record (log / sorter payload) ------------------------------
+ *
+ *  0      4      8      12         16  17     18
+ *  +------+------+------+----------+---+-----+------------------------+------+
+ *  |flags | name | cat  | args_len |ph |scope| present fields, in the | args |
+ *  | u32  | u32  | u32  | u32      |   |     | order below, unaligned |      |
+ *  +------+------+------+----------+---+-----+------------------------+------+
+ *
+ * flags is json_event.flags plus REC_* bits saying which optional fields
+ * follow: dur tts tdur (i64), pid tid (u32: numbers < 2^32 or pool ids),
+ * v1_id bind_id (u64), id id2_local id2_global (u32). args: encoded arg rows
+ * (JSON_EV_ARGS_ROWS) or the args text. A typical X event is 34 bytes
+ * before its args instead of sizeof(struct json_event). */
+#define REC_DUR (1u << 16)
+#define REC_TTS (1u << 17)
+#define REC_TDUR (1u << 18)
+#define REC_ID (1u << 19)
+#define REC_ID2L (1u << 20)
+#define REC_ID2G (1u << 21)
+#define REC_HDR 18
+
+static char *put(char *q, const void *v, size_t n)
+{
+	memcpy(q, v, n);
+	return q + n;
+}
+
+static uint32_t rec_flags(const struct json_event *e)
+{
+	return e->flags | (e->dur != TP_NULL_I64 ? REC_DUR : 0) |
+	       (e->tts != TP_NULL_I64 ? REC_TTS : 0) | (e->tdur != TP_NULL_I64 ? REC_TDUR : 0) |
+	       (e->id ? REC_ID : 0) | (e->id2_local ? REC_ID2L : 0) |
+	       (e->id2_global ? REC_ID2G : 0);
+}
+
+/* The record's size for its rec_flags f. */
+static size_t event_size(const struct json_event *e, uint32_t f)
+{
+	/* Bit tests, not popcount: without -mpopcnt that is a libgcc call. */
+	size_t wide = !!(f & REC_DUR) + !!(f & REC_TTS) + !!(f & REC_TDUR) +
+		      !!(f & JSON_EV_V1_ID) + !!(f & JSON_EV_BIND_ID);
+	size_t narrow = !!(f & JSON_EV_PID) + !!(f & JSON_EV_TID) + !!(f & REC_ID) +
+			!!(f & REC_ID2L) + !!(f & REC_ID2G);
+	return REC_HDR + 8 * wide + 4 * narrow + e->args_len;
+}
+
+size_t json_event_size(const struct json_event *e)
+{
+	return event_size(e, rec_flags(e));
+}
+
+/* json_event_encode with e's rec_flags already known. */
+static void event_encode(const struct json_event *e, uint32_t flags, const char *args, char *out)
+{
+	char *q = out;
+	q = put(q, &flags, 4);
+	q = put(q, &e->name, 4);
+	q = put(q, &e->cat, 4);
+	q = put(q, &e->args_len, 4);
+	*q++ = e->ph;
+	*q++ = e->scope;
+	if (flags & REC_DUR)
+		q = put(q, &e->dur, 8);
+	if (flags & REC_TTS)
+		q = put(q, &e->tts, 8);
+	if (flags & REC_TDUR)
+		q = put(q, &e->tdur, 8);
+	uint32_t u;
+	if (flags & JSON_EV_PID) {
+		u = (uint32_t)e->pid;
+		q = put(q, &u, 4);
+	}
+	if (flags & JSON_EV_TID) {
+		u = (uint32_t)e->tid;
+		q = put(q, &u, 4);
+	}
+	if (flags & JSON_EV_V1_ID)
+		q = put(q, &e->v1_id, 8);
+	if (flags & JSON_EV_BIND_ID)
+		q = put(q, &e->bind_id, 8);
+	if (flags & REC_ID)
+		q = put(q, &e->id, 4);
+	if (flags & REC_ID2L)
+		q = put(q, &e->id2_local, 4);
+	if (flags & REC_ID2G)
+		q = put(q, &e->id2_global, 4);
+	if (e->args_len)
+		put(q, args, e->args_len);
+}
+
+void json_event_encode(const struct json_event *e, const char *args, char *out)
+{
+	event_encode(e, rec_flags(e), args, out);
+}
+
+static const char *get(const char *q, void *v, size_t n)
+{
+	memcpy(v, q, n);
+	return q + n;
+}
+
+void json_event_decode(const void *rec, int64_t ts, struct json_event *e)
+{
+	const char *q = rec;
+	uint32_t flags, u;
+	memset(e, 0, sizeof *e);
+	e->ts = ts;
+	e->dur = e->tts = e->tdur = TP_NULL_I64;
+	q = get(q, &flags, 4);
+	q = get(q, &e->name, 4);
+	q = get(q, &e->cat, 4);
+	q = get(q, &e->args_len, 4);
+	e->ph = *q++;
+	e->scope = *q++;
+	e->flags = (uint16_t)flags;
+	if (flags & REC_DUR)
+		q = get(q, &e->dur, 8);
+	if (flags & REC_TTS)
+		q = get(q, &e->tts, 8);
+	if (flags & REC_TDUR)
+		q = get(q, &e->tdur, 8);
+	if (flags & JSON_EV_PID) {
+		q = get(q, &u, 4);
+		e->pid = u;
+	}
+	if (flags & JSON_EV_TID) {
+		q = get(q, &u, 4);
+		e->tid = u;
+	}
+	if (flags & JSON_EV_V1_ID)
+		q = get(q, &e->v1_id, 8);
+	if (flags & JSON_EV_BIND_ID)
+		q = get(q, &e->bind_id, 8);
+	if (flags & REC_ID)
+		q = get(q, &e->id, 4);
+	if (flags & REC_ID2L)
+		q = get(q, &e->id2_local, 4);
+	if (flags & REC_ID2G)
+		q = get(q, &e->id2_global, 4);
+	e->args = q;
 }
 
 /* ---- decoding one event ------------------------------------------------- */
@@ -469,7 +620,7 @@ static const char *event_field(struct json_tokenizer *t, enum field f, const cha
 		 * the phases that read it their own way. */
 		vec_clear(&t->rows.v);
 		e->flags &= ~JSON_EV_ARGS_BAD;
-		const char *q = json_args_encode(t->tp, &t->args, p, end, "args", &t->rows);
+		const char *q = json_args_encode(t->tp, &t->args, p, end, &t->rows);
 		if (!q) {
 			q = json_skip_value(p, end);
 			e->flags |= JSON_EV_ARGS_BAD;
@@ -520,35 +671,43 @@ static const char *decode_event(struct json_tokenizer *t, const char *p, const c
 	if (p >= end || *p != '{')
 		return NULL;
 	p++;
-	for (;;) {
-		p = json_skip_ws(p, end);
-		while (p < end && *p == ',')
-			p = json_skip_ws(p + 1, end);
-		if (p >= end)
-			return NULL;
-		if (*p == '}')
-			break;
-		if (*p != '"')
-			return NULL;
+	for (unsigned pos = 0;; pos++) {
 		enum field f;
-		size_t kl = end - p >= 8 ? key_fast(t, p, &f) : 0;
-		if (kl) {
-			p += kl;
+		uint32_t id;
+		const char *v;
+		if (pos < JSON_KEY_MEMOS && (v = json_key_memo_match(&t->memo[pos], p, end, &id))) {
+			p = v;
+			f = (enum field)id;
 		} else {
-			const char *k;
-			size_t kn;
-			p = json_string(p, end, &t->str, &k, &kn);
-			if (!p)
-				return NULL;
-			f = field_of(k, kn);
 			p = json_skip_ws(p, end);
-			if (p >= end || *p != ':')
+			while (p < end && *p == ',')
+				p = json_skip_ws(p + 1, end);
+			if (p >= end)
 				return NULL;
-			p++;
+			if (*p == '}')
+				break;
+			if (*p != '"')
+				return NULL;
+			const char *from = p, *k = p + 1;
+			size_t kl = end - p >= 8 ? key_fast(t, p, &f) : 0, kn = kl - 3;
+			if (kl) {
+				p += kl;
+			} else {
+				p = json_string(p, end, &t->str, &k, &kn);
+				if (!p)
+					return NULL;
+				f = field_of(k, kn);
+				p = json_skip_ws(p, end);
+				if (p >= end || *p != ':')
+					return NULL;
+				p++;
+			}
+			if (pos < JSON_KEY_MEMOS)
+				json_key_memo_set(&t->memo[pos], from, end, k, kn, f);
+			p = json_skip_ws(p, end);
+			if (p >= end)
+				return NULL;
 		}
-		p = json_skip_ws(p, end);
-		if (p >= end)
-			return NULL;
 		empty = false;
 		p = event_field(t, f, p, end, &e, &args, &args_end);
 		if (!p)
@@ -584,144 +743,21 @@ static const char *decode_event(struct json_tokenizer *t, const char *p, const c
 		return p;
 	}
 	e.args_len = (uint32_t)alen;
-	/* Written straight into the sorter's memory: the JSON importer never
-	 * extracts while tokenizing, so nothing runs between the two. */
-	char *rec = tp_sorter_push(tp->sorter, e.ts, NULL, json_event_size(&e));
-	if (rec)
-		json_event_encode(&e, args, rec);
+	/* Written straight into the log's or the sorter's memory: the JSON
+	 * importer never extracts while tokenizing, so nothing runs between
+	 * the two. */
+	uint32_t flags = rec_flags(&e);
+	size_t size = event_size(&e, flags);
+	char *rec;
+	if (e.ts >= t->log.last_ts) {
+		rec = json_log_append(&t->log, e.ts, size);
+	} else {
+		rec = tp_sorter_push(tp->sorter, e.ts, NULL, size);
+		if (!rec)
+			return p;
+	}
+	event_encode(&e, flags, args, rec);
 	return p;
-}
-
-/* ---- the sorter record ----------------------------------------------------
- *
- *  0      4      8      12         16  17     18
- *  +------+------+------+----------+---+-----+------------------------+------+
- *  |flags | name | cat  | args_len |ph |scope| present fields, in the | args |
- *  | u32  | u32  | u32  | u32      |   |     | order below, unaligned |      |
- *  +------+------+------+----------+---+-----+------------------------+------+
- *
- * flags is json_event.flags plus REC_* bits saying which optional fields
- * follow: dur tts tdur (i64), pid tid (u32: numbers < 2^32 or pool ids),
- * v1_id bind_id (u64), id id2_local id2_global (u32). args: encoded arg rows
- * (JSON_EV_ARGS_ROWS) or the args text. A typical X event is 34 bytes
- * before its args instead of sizeof(struct json_event). */
-#define REC_DUR (1u << 16)
-#define REC_TTS (1u << 17)
-#define REC_TDUR (1u << 18)
-#define REC_ID (1u << 19)
-#define REC_ID2L (1u << 20)
-#define REC_ID2G (1u << 21)
-#define REC_HDR 18
-
-static char *put(char *q, const void *v, size_t n)
-{
-	memcpy(q, v, n);
-	return q + n;
-}
-
-static uint32_t rec_flags(const struct json_event *e)
-{
-	return e->flags | (e->dur != TP_NULL_I64 ? REC_DUR : 0) |
-	       (e->tts != TP_NULL_I64 ? REC_TTS : 0) | (e->tdur != TP_NULL_I64 ? REC_TDUR : 0) |
-	       (e->id ? REC_ID : 0) | (e->id2_local ? REC_ID2L : 0) |
-	       (e->id2_global ? REC_ID2G : 0);
-}
-
-size_t json_event_size(const struct json_event *e)
-{
-	uint32_t f = rec_flags(e);
-	/* Bit tests, not popcount: without -mpopcnt that is a libgcc call. */
-	size_t wide = !!(f & REC_DUR) + !!(f & REC_TTS) + !!(f & REC_TDUR) +
-		      !!(f & JSON_EV_V1_ID) + !!(f & JSON_EV_BIND_ID);
-	size_t narrow = !!(f & JSON_EV_PID) + !!(f & JSON_EV_TID) + !!(f & REC_ID) +
-			!!(f & REC_ID2L) + !!(f & REC_ID2G);
-	return REC_HDR + 8 * wide + 4 * narrow + e->args_len;
-}
-
-void json_event_encode(const struct json_event *e, const char *args, char *out)
-{
-	uint32_t flags = rec_flags(e);
-	char *q = out;
-	q = put(q, &flags, 4);
-	q = put(q, &e->name, 4);
-	q = put(q, &e->cat, 4);
-	q = put(q, &e->args_len, 4);
-	*q++ = e->ph;
-	*q++ = e->scope;
-	if (flags & REC_DUR)
-		q = put(q, &e->dur, 8);
-	if (flags & REC_TTS)
-		q = put(q, &e->tts, 8);
-	if (flags & REC_TDUR)
-		q = put(q, &e->tdur, 8);
-	uint32_t u;
-	if (flags & JSON_EV_PID) {
-		u = (uint32_t)e->pid;
-		q = put(q, &u, 4);
-	}
-	if (flags & JSON_EV_TID) {
-		u = (uint32_t)e->tid;
-		q = put(q, &u, 4);
-	}
-	if (flags & JSON_EV_V1_ID)
-		q = put(q, &e->v1_id, 8);
-	if (flags & JSON_EV_BIND_ID)
-		q = put(q, &e->bind_id, 8);
-	if (flags & REC_ID)
-		q = put(q, &e->id, 4);
-	if (flags & REC_ID2L)
-		q = put(q, &e->id2_local, 4);
-	if (flags & REC_ID2G)
-		q = put(q, &e->id2_global, 4);
-	if (e->args_len)
-		put(q, args, e->args_len);
-}
-
-static const char *get(const char *q, void *v, size_t n)
-{
-	memcpy(v, q, n);
-	return q + n;
-}
-
-void json_event_decode(const void *rec, int64_t ts, struct json_event *e)
-{
-	const char *q = rec;
-	uint32_t flags, u;
-	memset(e, 0, sizeof *e);
-	e->ts = ts;
-	e->dur = e->tts = e->tdur = TP_NULL_I64;
-	q = get(q, &flags, 4);
-	q = get(q, &e->name, 4);
-	q = get(q, &e->cat, 4);
-	q = get(q, &e->args_len, 4);
-	e->ph = *q++;
-	e->scope = *q++;
-	e->flags = (uint16_t)flags;
-	if (flags & REC_DUR)
-		q = get(q, &e->dur, 8);
-	if (flags & REC_TTS)
-		q = get(q, &e->tts, 8);
-	if (flags & REC_TDUR)
-		q = get(q, &e->tdur, 8);
-	if (flags & JSON_EV_PID) {
-		q = get(q, &u, 4);
-		e->pid = u;
-	}
-	if (flags & JSON_EV_TID) {
-		q = get(q, &u, 4);
-		e->tid = u;
-	}
-	if (flags & JSON_EV_V1_ID)
-		q = get(q, &e->v1_id, 8);
-	if (flags & JSON_EV_BIND_ID)
-		q = get(q, &e->bind_id, 8);
-	if (flags & REC_ID)
-		q = get(q, &e->id, 4);
-	if (flags & REC_ID2L)
-		q = get(q, &e->id2_local, 4);
-	if (flags & REC_ID2G)
-		q = get(q, &e->id2_global, 4);
-	e->args = q;
 }
 
 bool json_tokenizer_event(struct json_tokenizer *t, const char *p, const char *end)
