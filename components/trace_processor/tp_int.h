@@ -1236,6 +1236,11 @@ size_t tp_sorter_push_many(struct tp_sorter *s, uint32_t src, const int64_t *ts,
 bool tp_sorter_want_extract(const struct tp_sorter *s);
 void tp_sorter_extract(struct tp_sorter *s, struct tp *tp, tp_sorted_fn fn, void *ctx);
 void tp_sorter_set_window(struct tp_sorter *s, size_t bytes);
+/* Run src is expected to bring events (on) although it has pushed none yet
+ * (a cpu whose ftrace data comes after other cpus' of the same drain):
+ * streaming extracts nothing until it pushes, is set off, or has been idle
+ * while 64 MiB of other events arrived. No effect on a run that pushed. */
+void tp_sorter_expect(struct tp_sorter *s, uint32_t src, bool on);
 /* Events buffered, not yet dispatched. */
 size_t tp_sorter_pending(const struct tp_sorter *s);
 /* Dispatch every pushed event in order and forget them. */

@@ -13,8 +13,11 @@
  * Streaming: once the buffered events pass the window (1 MiB), the importer
  * may extract every event no source can still precede: ts <= the minimum,
  * over runs that have pending events or pushed recently (within the last
- * 64 MiB of events), of the latest ts the run has seen. Their memory is released as
- * they go; held-back data only doubles the window for the next round. An event pushed later with a ts older than the
+ * 64 MiB of events), of the latest ts the run has seen; and nothing while a
+ * run the importer said to expect (tp_sorter_expect: a cpu whose ftrace data
+ * has not come yet) has pushed nothing and is not idle. Their memory is
+ * released as they go; held-back data only doubles the window for the next
+ * round. An event pushed later with a ts older than the
  * last one extracted is dropped and counted (sorter_push_event_out_of_order,
  * as Perfetto does). tp_sorter_flush extracts everything (end of file,
  * --full-sort); while it drains, the pages of the dispatched part of the
@@ -61,6 +64,8 @@ struct run {
 	int64_t latest; /* the largest ts pushed */
 	uint64_t last_push; /* the sorter's pushed bytes at its last push */
 	bool sorted;    /* pending entries are in ts order */
+	bool expected;  /* tp_sorter_expect: holds everything back until its
+			 * first push, or until it has been idle for long */
 };
 
 /* A merge leaf: the head of a run. */
@@ -213,6 +218,7 @@ void *tp_sorter_push_src(struct tp_sorter *s, uint32_t src, int64_t ts, const vo
 		memcpy(copy, payload, len);
 
 	struct run *r = &s->runs.data[src];
+	r->expected = false;
 	if (r->q.len > r->head && r->q.data[r->q.len - 1].ts > ts)
 		r->sorted = false;
 	if (ts > r->latest)
@@ -281,7 +287,17 @@ size_t tp_sorter_push_many(struct tp_sorter *s, uint32_t src, const int64_t *ts,
 	s->bytes += kept * (need + sizeof(struct entry));
 	s->pushed += kept * (need + sizeof(struct entry));
 	r->last_push = s->pushed;
+	r->expected = false;
 	return kept;
+}
+
+void tp_sorter_expect(struct tp_sorter *s, uint32_t src, bool on)
+{
+	struct run *r = run_of(s, src);
+	if (on && (r->q.len > r->head || r->latest != INT64_MIN))
+		return; /* it has pushed already */
+	r->expected = on;
+	r->last_push = s->pushed;
 }
 
 #define RADIX_BITS 11
@@ -480,17 +496,23 @@ void tp_sorter_extract(struct tp_sorter *s, struct tp *tp, tp_sorted_fn fn, void
 	for (size_t i = 0; i < s->runs.len; i++) {
 		const struct run *r = &s->runs.data[i];
 		bool pending = r->head != r->q.len;
+		bool idle = s->pushed - r->last_push > IDLE_BYTES;
+		/* An expected run that has not pushed yet may still bring
+		 * anything: nothing goes until it does, or goes idle. */
+		if (r->expected && !idle) {
+			limit = INT64_MIN;
+			continue;
+		}
 		/* A run without pending events still holds the others back
 		 * until it has been idle for a while: its next events may be
 		 * as old as its latest. */
-		if (!pending && (r->latest == INT64_MIN ||
-				 s->pushed - r->last_push > IDLE_BYTES))
+		if (!pending && (r->latest == INT64_MIN || idle))
 			continue;
 		any |= pending;
 		if (r->latest < limit)
 			limit = r->latest;
 	}
-	if (any)
+	if (any && limit != INT64_MIN)
 		extract(s, limit, tp, fn, ctx);
 	/* Whatever is still held back waits for the buffer to double, so a
 	 * slow source does not make every push extract. */
@@ -507,6 +529,7 @@ void tp_sorter_flush(struct tp_sorter *s, struct tp *tp, tp_sorted_fn fn, void *
 		s->runs.data[i].head = s->runs.data[i].dropped = 0;
 		s->runs.data[i].latest = INT64_MIN;
 		s->runs.data[i].sorted = true;
+		s->runs.data[i].expected = false;
 	}
 	for (size_t i = 0; i < s->blocks.len; i++) {
 		if (s->blocks.data[i].data) {

@@ -164,9 +164,11 @@ static void packed(struct ftrace_u64s *v, const struct pb_field *f)
 	v->len = (size_t)(out - v->data);
 }
 
-/* The sorter run of seq's compact_sched switches (i = 2 cpu) or wakings
- * (2 cpu + 1) on a cpu: each comes in ts order, where the cpus of one
- * sequence, and a bundle's switches and wakings, interleave. */
+/* The sorter runs of seq's ftrace events on a cpu: compact_sched switches
+ * (i = 3 cpu), compact wakings (3 cpu + 1) and FtraceEvents (3 cpu + 2).
+ * Each comes in ts order, where the cpus of one sequence, and a bundle's
+ * switches, wakings and events, interleave. */
+enum { RUN_SWITCH, RUN_WAKING, RUN_EVENTS, RUNS_PER_CPU };
 static uint32_t cpu_src(struct proto_importer *im, struct proto_seq *seq, uint32_t i)
 {
 	if (i >= seq->cpu_src.len) {
@@ -272,7 +274,7 @@ static void compact_sched(struct proto_importer *im, struct proto_seq *seq, uint
 			.comm = ci < n_intern ? intern[ci] : 0,
 		};
 	}
-	compact_push(im, cpu_src(im, seq, 2 * cpu), ts, recs, keep, all, ns);
+	compact_push(im, cpu_src(im, seq, RUNS_PER_CPU * cpu + RUN_SWITCH), ts, recs, keep, all, ns);
 
 	all = compact_ts(im, seq, clock_off, a[7].data, ts, nw, keep);
 	for (size_t i = 0; i < nw; i++) {
@@ -287,7 +289,7 @@ static void compact_sched(struct proto_importer *im, struct proto_seq *seq, uint
 			.flags = a[12].len ? (uint32_t)a[12].data[i] : TP_NULL_U32,
 		};
 	}
-	compact_push(im, cpu_src(im, seq, 2 * cpu + 1), ts, recs, keep, all, nw);
+	compact_push(im, cpu_src(im, seq, RUNS_PER_CPU * cpu + RUN_WAKING), ts, recs, keep, all, nw);
 }
 
 /* A generic event descriptor: field_id -> the event name (DescriptorProto
@@ -332,6 +334,33 @@ static bool event_header(const uint8_t *p, size_t n, uint64_t *ts, uint32_t *id,
 	return seen == 1 && !pb_reader_error(&r);
 }
 
+/* Streaming: a recorder reads cpu after cpu, so a cpu's first bundle can
+ * come after other cpus' bundles of the same (and later) drains. At the
+ * sequence's first bundle every cpu SystemInfo.num_cpus announces is
+ * expected (the sorter holds back until it is heard from, or has been idle
+ * long); a cpu's first bundle ends its wait. */
+static void cpu_heard(struct proto_importer *im, struct proto_seq *seq, uint32_t cpu)
+{
+	struct tp_sorter *so = im->tp->sorter;
+	if (!seq->ftrace_started) {
+		seq->ftrace_started = true;
+		vec_resize(&seq->cpu_seen, im->num_cpus > cpu ? im->num_cpus : (size_t)cpu + 1);
+		memset(seq->cpu_seen.data, 0, seq->cpu_seen.len * sizeof *seq->cpu_seen.data);
+		for (uint32_t c = 0; c < im->num_cpus; c++)
+			if (c != cpu)
+				tp_sorter_expect(so, cpu_src(im, seq, RUNS_PER_CPU * c), true);
+	}
+	if (cpu >= seq->cpu_seen.len) {
+		size_t old = seq->cpu_seen.len;
+		vec_resize(&seq->cpu_seen, (size_t)cpu + 1);
+		memset(seq->cpu_seen.data + old, 0, (seq->cpu_seen.len - old) * sizeof(bool));
+	}
+	if (seq->cpu_seen.data[cpu])
+		return;
+	seq->cpu_seen.data[cpu] = true;
+	tp_sorter_expect(so, cpu_src(im, seq, RUNS_PER_CPU * cpu), false);
+}
+
 void proto_ftrace_tokenize(struct proto_importer *im, struct proto_seq *seq, const uint8_t *p,
 			   size_t n)
 {
@@ -361,6 +390,7 @@ void proto_ftrace_tokenize(struct proto_importer *im, struct proto_seq *seq, con
 	/* A non-boot ftrace clock is aligned by the bundle's (ftrace, boot)
 	 * timestamp pair. */
 	int64_t off = clock > 1 && fts && bts ? bts - fts : 0;
+	cpu_heard(im, seq, cpu);
 	proto_ftrace_kernel_bundle(im, seq, cpu, off, p, n);
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
@@ -389,8 +419,8 @@ void proto_ftrace_tokenize(struct proto_importer *im, struct proto_seq *seq, con
 			continue;
 		/* Only events naming interned kernel symbols hold the
 		 * sequence's interning generation. */
-		proto_push_extra(im, ts, EV_FTRACE, symbols ? seq->gen : NULL, seq, f.data, f.len,
-				 &cpu, sizeof cpu);
+		proto_push_src(im, cpu_src(im, seq, RUNS_PER_CPU * cpu + RUN_EVENTS), ts, EV_FTRACE,
+			       symbols ? seq->gen : NULL, seq, f.data, f.len, &cpu, sizeof cpu);
 	}
 }
 

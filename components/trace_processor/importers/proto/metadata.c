@@ -162,6 +162,9 @@ void proto_system_info(struct proto_importer *im, const uint8_t *p, size_t n)
 			sdk = (int64_t)f.val;
 		} else if (f.wire == PB_WIRE_VARINT && f.id == 7) {
 			tp_metadata_set_int(tp, "timezone_off_mins", (int32_t)f.val);
+		} else if (f.wire == PB_WIRE_VARINT && f.id == 8) {
+			/* num_cpus: the sorter waits for each cpu's ftrace */
+			im->num_cpus = f.val < TP_MAX_CPUS ? (uint32_t)f.val : TP_MAX_CPUS;
 		} else if (f.wire == PB_WIRE_VARINT && f.id == 16) {
 			tp_metadata_set_int(tp, "system_ram_bytes", (int64_t)f.val);
 			tp_metadata_set_int(tp, "system_ram_gb", (int64_t)llround((double)f.val / 1e9));

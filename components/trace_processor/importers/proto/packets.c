@@ -32,6 +32,14 @@ struct proto_ev *proto_push_extra(struct proto_importer *im, int64_t ts, enum pr
 				  struct proto_gen *gen, const struct proto_seq *seq,
 				  const uint8_t *p, size_t n, const void *extra, size_t extra_len)
 {
+	return proto_push_src(im, seq ? seq->src : 0, ts, kind, gen, seq, p, n, extra, extra_len);
+}
+
+struct proto_ev *proto_push_src(struct proto_importer *im, uint32_t src, int64_t ts,
+				enum proto_ev_kind kind, struct proto_gen *gen,
+				const struct proto_seq *seq, const uint8_t *p, size_t n,
+				const void *extra, size_t extra_len)
+{
 	struct proto_ev h = {
 		.gen = gen,
 		.kind = kind,
@@ -43,8 +51,7 @@ struct proto_ev *proto_push_extra(struct proto_importer *im, int64_t ts, enum pr
 		.thread_instr = TP_NULL_I64,
 		.counter_value = NAN,
 	};
-	uint8_t *dst = tp_sorter_push_src(im->tp->sorter, seq ? seq->src : 0, ts, NULL,
-					  sizeof h + n + extra_len);
+	uint8_t *dst = tp_sorter_push_src(im->tp->sorter, src, ts, NULL, sizeof h + n + extra_len);
 	if (!dst)
 		return NULL;
 	memcpy(dst, &h, sizeof h);

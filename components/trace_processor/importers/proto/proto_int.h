@@ -158,9 +158,14 @@ struct proto_seq {
 	int64_t pid, tid; /* from ThreadDescriptor; -1 unknown */
 	int64_t ref_ts_ns, ref_thread_ns, ref_instr; /* legacy delta bases */
 	struct hmap inc_counters; /* uuid -> double bits: incremental counters */
-	/* compact_sched events of each cpu: their own sorter run (already in
-	 * ts order, so merged without sorting), UINT32_MAX until first used. */
+	/* ftrace events of each cpu: three sorter runs of their own (compact
+	 * switches, compact wakings, other events; each already in ts order, so
+	 * merged without sorting), UINT32_MAX until first used. */
 	VEC(uint32_t) cpu_src;
+	/* cpus whose first FtraceEventBundle was seen; ftrace_started once
+	 * the sequence's first one was (the sorter then waits for the rest) */
+	VEC(bool) cpu_seen;
+	bool ftrace_started;
 };
 
 struct proto_importer;
@@ -371,6 +376,7 @@ struct proto_importer {
 	/* sequences */
 	struct hmap seqs; /* seq id -> struct proto_seq * */
 	uint32_t n_seqs;
+	uint32_t num_cpus; /* SystemInfo.num_cpus, 0 unknown */
 #define PROTO_SEQ_CACHE 256
 	struct proto_seq *seq_cache[PROTO_SEQ_CACHE]; /* by id, for small ids */
 	struct proto_seq *last_seq;
@@ -440,6 +446,11 @@ struct proto_ev *proto_push(struct proto_importer *im, int64_t ts, enum proto_ev
 struct proto_ev *proto_push_extra(struct proto_importer *im, int64_t ts, enum proto_ev_kind kind,
 				  struct proto_gen *gen, const struct proto_seq *seq,
 				  const uint8_t *p, size_t n, const void *extra, size_t extra_len);
+/* The same into sorter run src instead of the sequence's. */
+struct proto_ev *proto_push_src(struct proto_importer *im, uint32_t src, int64_t ts,
+				enum proto_ev_kind kind, struct proto_gen *gen,
+				const struct proto_seq *seq, const uint8_t *p, size_t n,
+				const void *extra, size_t extra_len);
 /* Parse-time handlers. */
 void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
 			     const uint8_t *p, size_t n);

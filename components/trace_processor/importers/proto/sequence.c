@@ -233,6 +233,7 @@ void proto_seqs_free(struct proto_importer *im)
 		struct proto_seq *s = (void *)(uintptr_t)im->seqs.slots[i].val;
 		hmap_release(&s->inc_counters);
 		vec_release(&s->cpu_src);
+		vec_release(&s->cpu_seen);
 		tb_free(s);
 	}
 	hmap_release(&im->seqs);
