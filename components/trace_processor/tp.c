@@ -58,6 +58,13 @@ struct tp *tp_new(const struct tp_config *cfg)
 	tp->t.thread.is_idle[0] = 1;
 	if (tp_sql_open(tp) != 0)
 		TB_CHECK(!"cannot open the in-memory database");
+	for (size_t i = 0; i < tp->cfg.npackages; i++) {
+		char err[1024];
+		if (tp_register_sql_package(tp, &tp->cfg.packages[i], err, sizeof err) < 0) {
+			tp_fail(tp, -EINVAL, "%s", err);
+			break;
+		}
+	}
 	return tp;
 }
 
@@ -66,6 +73,7 @@ void tp_free(struct tp *tp)
 	if (!tp)
 		return;
 	tp_sql_close(tp);
+	tp_sql_packages_free(tp);
 	if (tp->importer)
 		tp->importer_ops->destroy(tp->importer);
 	tp_gunzip_free(tp->gunzip);

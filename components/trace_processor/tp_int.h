@@ -780,6 +780,7 @@ struct tp {
 	size_t sniff_len;
 	const char *trace_type;
 	struct sqlite3 *db;
+	struct tp_sql_packages *packages; /* user SQL packages (sql/packages.c), or NULL */
 	bool eof;
 	/* Bounds of every timestamp the sorter delivered (trace_start() and
 	 * trace_end() in SQL); start > end while nothing was delivered. As in
@@ -1272,5 +1273,7 @@ extern const struct tp_importer_ops *const tp_importers[];
  * views and the functions. */
 int tp_sql_open(struct tp *tp);
 void tp_sql_close(struct tp *tp);
+/* Free the user SQL packages (sql/packages.c). */
+void tp_sql_packages_free(struct tp *tp);
 
 #endif /* TB_TP_INT_H */

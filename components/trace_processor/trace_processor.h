@@ -16,12 +16,20 @@
 
 struct tp;
 struct sqlite3;
+struct tp_sql_package;
 
 struct tp_config {
 	bool full_sort; /* --full-sort: sort everything at the end (proto traces otherwise stream) */
 	/* --crop-track-events: drop TrackEvents before the trace's
 	 * track_event_range_of_interest start */
 	bool crop_track_events;
+	/* User SQL packages tp_new registers, in order (--add-sql-package): a
+	 * config copied into the RPC server gives every trace processor it
+	 * creates the same packages. The array and its strings must outlive
+	 * every tp_new that uses the config. A package that fails to register
+	 * is a fatal error: tp_error() says why. */
+	const struct tp_sql_package *packages;
+	size_t npackages;
 };
 
 /* A new, empty trace processor. cfg may be NULL. Never fails (aborts on OOM). */
@@ -51,12 +59,43 @@ struct sqlite3 *tp_db(struct tp *tp);
 
 struct sqlite3_stmt;
 /* Prepare the first statement of sql on tp_db(tp), like sqlite3_prepare_v2,
- * plus PerfettoSQL's `INCLUDE PERFETTO MODULE m;` (accepted for the modules
- * of sql/modules.c: *st is then NULL) and the prelude's cast_*!() macros.
+ * plus PerfettoSQL's `INCLUDE PERFETTO MODULE m;` (the modules of
+ * sql/modules.c and of registered user packages, whose SQL it runs then:
+ * *st is NULL) and the prelude's cast_*!() macros.
  * Returns an SQLite result code; on error err holds the message. *tail is
  * where the next statement starts, in sql. */
 int tp_prepare(struct tp *tp, const char *sql, struct sqlite3_stmt **st, const char **tail,
 	       char *err, size_t err_size);
+
+/* ---- user SQL packages (sql/packages.c) ---------------------------------- */
+
+/* A module of a package: `INCLUDE PERFETTO MODULE <name>` runs sql, once. */
+struct tp_sql_module {
+	const char *name; /* "<package>.<a>.<b>", e.g. from the file a/b.sql */
+	const char *sql;
+};
+
+/* Perfetto's RegisterSqlPackageArgs / SqlPackage. */
+struct tp_sql_package {
+	const char *name; /* "pkg" or "pkg.sub"; not a prefix of another package */
+	const struct tp_sql_module *modules;
+	size_t nmodules;
+	bool allow_override; /* replace a package of the same name */
+};
+
+/* Register pkg (copied) on tp as Perfetto's RegisterSqlPackage: its
+ * modules' SQL runs on their first INCLUDE (a module already included is a
+ * no-op; `pkg.*` includes every module of pkg; a module whose SQL failed
+ * fails every later INCLUDE). Returns 0, or -EEXIST (the name is taken by
+ * a package, ours or a user's, and allow_override is false) / -EINVAL (a
+ * module outside the package, a package name that is a prefix of another's
+ * or the other way round) with Perfetto's message in err. */
+int tp_register_sql_package(struct tp *tp, const struct tp_sql_package *pkg, char *err,
+			    size_t err_size);
+
+/* Forget which user modules were included, so that the next INCLUDE runs
+ * them again (the RPC's RESTORE_INITIAL_TABLES dropped what they made). */
+void tp_sql_packages_forget_includes(struct tp *tp);
 
 /* Bytes of trace pushed so far. */
 uint64_t tp_bytes_parsed(const struct tp *tp);

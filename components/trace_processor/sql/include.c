@@ -4,8 +4,9 @@
  *
  *   INCLUDE PERFETTO MODULE name;
  *       Modules we provide (modules.c) always exist, so this only checks
- *       the name; any other module is an error naming it, so a query never
- *       silently runs against missing tables.
+ *       the name; a module of a user package runs its SQL on its first
+ *       INCLUDE (packages.c); any other module is an error naming it, so a
+ *       query never silently runs against missing tables.
  *   cast_int!(expr), cast_double!(expr), cast_string!(expr),
  *   counter_leading_intervals!(table)
  *       Perfetto's macros (prelude, counters.intervals), expanded in the
@@ -288,10 +289,7 @@ int tp_prepare(struct tp *tp, const char *sql, struct sqlite3_stmt **st, const c
 		if (*end == ';')
 			end++;
 		*tail = end;
-		if (tp_sql_module_known(q, n))
-			return SQLITE_OK;
-		snprintf(err, err_size, "unknown module '%.*s' in INCLUDE PERFETTO MODULE", (int)n, q);
-		return SQLITE_ERROR;
+		return tp_sql_include(tp, q, n, err, err_size);
 	}
 	if (maybe_macro(sql))
 		return prepare_expanded(tp, sql, st, tail, err, err_size);

@@ -19,7 +19,8 @@
  *                        linux_cpu_idle_time_in_state_counters
  *
  * Every module's objects exist from the start (views are free until
- * queried; their text may use the macros), so INCLUDE only checks the name. Also here, because
+ * queried; their text may use the macros), so INCLUDE only checks the name
+ * (packages.c). Also here, because
  * Perfetto has them in its prelude: the table functions ancestor_slice(id) and
  * descendant_slice(id).
  *
@@ -110,12 +111,9 @@ static const char *const module_views[] = {
     "FROM linux_per_cpu_idle_time_in_state_counters GROUP BY ts, state, machine_id",
 };
 
-bool tp_sql_module_known(const char *name, size_t n)
+const char *tp_sql_module_name(size_t i)
 {
-	for (size_t i = 0; i < TB_ARRAY_SIZE(module_names); i++)
-		if (strlen(module_names[i]) == n && strncmp(name, module_names[i], n) == 0)
-			return true;
-	return false;
+	return i < TB_ARRAY_SIZE(module_names) ? module_names[i] : NULL;
 }
 
 int tp_sql_create_module_views(sqlite3 *db, char **errmsg)

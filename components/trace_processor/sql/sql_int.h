@@ -104,8 +104,12 @@ int tp_sql_register_modules(sqlite3 *db, struct tp_sql *sql);
 int tp_sql_expand_macros(const char *sql, char **text, char *err, size_t err_size);
 /* CREATE the views of every stdlib module we provide (modules.c). */
 int tp_sql_create_module_views(sqlite3 *db, char **errmsg);
-/* Is `name` (n bytes) a stdlib module we provide? (modules.c) */
-bool tp_sql_module_known(const char *name, size_t n);
+/* The name of stdlib module i we provide, NULL past the last (modules.c). */
+const char *tp_sql_module_name(size_t i);
+/* Run `INCLUDE PERFETTO MODULE key` (key: n bytes, maybe ending in `*`):
+ * a user package's modules run their SQL on their first INCLUDE, ours only
+ * check the name (packages.c). An SQLite code; err holds the message. */
+int tp_sql_include(struct tp *tp, const char *key, size_t n, char *err, size_t err_size);
 
 /* CREATE the public views (slice, thread, process, track, args, ...). */
 int tp_sql_create_views(sqlite3 *db, char **errmsg);
