@@ -37,6 +37,9 @@ struct opts {
 	bool interactive, wide, full_sort, crop_track_events, query_mode;
 	enum { SERVE_NONE, SERVE_HTTP, SERVE_STDIO } serve;
 	struct tp_httpd_opts http;
+	/* --add-sql-package / --override-sql-package arguments, in order */
+	VEC(const char *) add_packages;
+	VEC(const char *) override_packages;
 };
 
 static void usage(FILE *out, const char *argv0)
@@ -59,6 +62,10 @@ static void usage(FILE *out, const char *argv0)
 		"  -W, --wide               wider columns in the interactive shell\n"
 		"      --full-sort          sort all events before parsing (the default here)\n"
 		"      --crop-track-events  ignore track events before the range of interest\n"
+		"      --add-sql-package PATH[@PKG]  the .sql files under PATH as package PKG\n"
+		"                           (default: the directory's name): a/b.sql is the module\n"
+		"                           PKG.a.b for INCLUDE PERFETTO MODULE\n"
+		"      --override-sql-package PATH[@PKG]  the same, replacing a package of that name\n"
 		"  -D, --httpd              serve the Perfetto UI over HTTP (as server http)\n"
 		"      --http-port PORT     port for -D (default 9001)\n"
 		"      --http-ip-address IP address for -D (default localhost: 127.0.0.1 and ::1)\n"
@@ -219,7 +226,7 @@ static int run_queries_csv(struct tp *tp, const char *sql, FILE *out)
 	while (tail && *tail) {
 		sqlite3_stmt *st = NULL;
 		const char *start = tail;
-		char err[512];
+		char err[1024];
 		if (tp_prepare(tp, tail, &st, &tail, err, sizeof err) != SQLITE_OK) {
 			fprintf(stderr, "Error in statement: %.*s\n%s\n", (int)strcspn(start, ";"), start,
 				err);
@@ -301,6 +308,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		OPT_IP,
 		OPT_CORS,
 		OPT_STDIOD,
+		OPT_ADD_SQL_PACKAGE,
+		OPT_OVERRIDE_SQL_PACKAGE,
 	};
 	static const struct option longopts[] = {
 		{"query-file", required_argument, NULL, 'q'},
@@ -317,6 +326,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{"ip-address", required_argument, NULL, OPT_IP},
 		{"additional-cors-origins", required_argument, NULL, OPT_CORS},
 		{"stdiod", no_argument, NULL, OPT_STDIOD},
+		{"add-sql-package", required_argument, NULL, OPT_ADD_SQL_PACKAGE},
+		{"override-sql-package", required_argument, NULL, OPT_OVERRIDE_SQL_PACKAGE},
 		{"version", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -381,6 +392,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case OPT_CORS:
 			o->http.additional_cors_origins = optarg;
 			break;
+		case OPT_ADD_SQL_PACKAGE:
+			vec_push(&o->add_packages, optarg);
+			break;
+		case OPT_OVERRIDE_SQL_PACKAGE:
+			vec_push(&o->override_packages, optarg);
+			break;
 		case 'v':
 			printf("tracebox %s (%s)\nTrace Processor RPC API version: %d\n", TB_VERSION,
 			       TB_REVISION, TP_RPC_API_VERSION);
@@ -426,29 +443,84 @@ static int serve(const struct opts *o, const struct tp_config *cfg)
 	return status;
 }
 
+/* The SQL packages of the flags, as Perfetto's shell applies them: the
+ * overrides first, then the others. Each is registered on a scratch trace
+ * processor to report the first failure with its flag; the caller passes
+ * the list on in struct tp_config. Returns 0, or -1 after printing. */
+static int load_packages(const struct opts *o, struct tp_shell_package **out, size_t *n)
+{
+	size_t total = o->override_packages.len + o->add_packages.len;
+	struct tp_shell_package *sps = tb_calloc(total ? total : 1, sizeof *sps);
+	struct tp *probe = total ? tp_new(NULL) : NULL;
+	char err[1024];
+	size_t i = 0;
+	int rc = 0;
+	for (; i < total && rc == 0; i++) {
+		bool override = i < o->override_packages.len;
+		const char *arg = override ? o->override_packages.data[i]
+					   : o->add_packages.data[i - o->override_packages.len];
+		if (tp_shell_package_load(&sps[i], arg, override, err, sizeof err) < 0 ||
+		    tp_register_sql_package(probe, &sps[i].pkg, err, sizeof err) < 0) {
+			fprintf(stderr, "trace_processor_shell: %s: %s\n",
+				override ? "Couldn't override stdlib package" : "Couldn't add SQL package",
+				err);
+			rc = -1;
+		}
+	}
+	tp_free(probe);
+	if (rc < 0) {
+		while (i-- > 0)
+			tp_shell_package_release(&sps[i]);
+		tb_free(sps);
+		sps = NULL;
+		total = 0;
+	}
+	*out = sps;
+	*n = total;
+	return rc;
+}
+
 int trace_processor_shell_main(int argc, char **argv)
 {
 	struct opts o = {0};
+	struct tp_shell_package *sps = NULL;
+	size_t nsps = 0;
+	struct tp_sql_package *pkgs = NULL;
 	int rc = parse_args(argc, argv, &o);
+	if (rc == 0 && load_packages(&o, &sps, &nsps) < 0)
+		rc = -1;
+	vec_release(&o.add_packages);
+	vec_release(&o.override_packages);
 	if (rc != 0)
 		return rc > 0 ? 0 : 1;
+	pkgs = tb_calloc(nsps ? nsps : 1, sizeof *pkgs);
+	for (size_t i = 0; i < nsps; i++)
+		pkgs[i] = sps[i].pkg;
 
 	char *sql = NULL;
+	struct tp *tp = NULL;
+	int status = 0;
 	if (o.query_file) {
 		sql = read_sql_file(o.query_file);
-		if (!sql)
-			return 1;
+		if (!sql) {
+			status = 1;
+			goto out;
+		}
 	} else if (o.query_string) {
 		sql = tb_strdup(o.query_string);
 	} else if (o.query_mode) {
 		sql = read_stream(stdin);
 	}
 
-	struct tp_config cfg = {.full_sort = o.full_sort, .crop_track_events = o.crop_track_events};
-	if (o.serve != SERVE_NONE)
-		return serve(&o, &cfg);
-	struct tp *tp = tp_new(&cfg);
-	int status = 0;
+	struct tp_config cfg = {.full_sort = o.full_sort,
+	                        .crop_track_events = o.crop_track_events,
+	                        .packages = pkgs,
+	                        .npackages = nsps};
+	if (o.serve != SERVE_NONE) {
+		status = serve(&o, &cfg);
+		goto out;
+	}
+	tp = tp_new(&cfg);
 	if (load_trace(tp, o.trace) < 0) {
 		status = 1;
 		goto out;
@@ -461,5 +533,9 @@ out:
 	fflush(stdout);
 	tb_free(sql);
 	tp_free(tp);
+	for (size_t i = 0; i < nsps; i++)
+		tp_shell_package_release(&sps[i]);
+	tb_free(sps);
+	tb_free(pkgs);
 	return status;
 }
