@@ -314,11 +314,35 @@ def ws_main():
     r = ws.responses(1)
     check("ws-fragmented", [[42]], decode_query([one(r[0], 203)])[1])
     check("ws-ping-pong", [b"hi"], ws.pongs)
+    # REGISTER_SQL_PACKAGE (as the UI and the Python API send it): the
+    # module's SQL runs on its first INCLUDE; a second package of the same
+    # name without allow_override is refused with Perfetto's message.
+    def pkg_args(name, mods, override=False):
+        a = field_bytes(1, name.encode())
+        for n, sql in mods:
+            a += field_bytes(2, field_bytes(1, n.encode()) + field_bytes(2, sql.encode()))
+        if override: a += field_varint(3, 1)
+        return field_bytes(108, a)
+    mods = [("mypkg.slices.longest",
+             "CREATE VIEW longest AS SELECT name, dur FROM slice ORDER BY dur DESC LIMIT 1;")]
+    ws.send(request(17, 13, pkg_args("mypkg", mods)))
+    r = ws.responses(1)[0]
+    check("ws-register-sql-package", (13, b""), (one(r, 3), one(one(r, 211, b"?"), 1, b"")))
+    _, rows, err, _, _, _ = ws.query(18, "INCLUDE PERFETTO MODULE mypkg.slices.longest; "
+                                         "INCLUDE PERFETTO MODULE mypkg.*; SELECT name, dur FROM longest")
+    check("ws-include-user-module", (None, [["outer", 10000]]), (err, rows))
+    ws.send(request(19, 13, pkg_args("mypkg", mods)))
+    r = ws.responses(1)[0]
+    check("ws-register-sql-package-exists",
+          "Package 'mypkg' is already registered. Choose a different name.\n"
+          "If you want to replace the existing package using trace processor shell, you need "
+          "to pass the --dev flag and use --override-sql-package to pass the module path.",
+          one(one(r, 211), 1, b"").decode())
     # A gap in the request numbers is fatal.
-    ws.send(request(20, 10))
+    ws.send(request(23, 10))
     r = ws.responses(2)
     fe = one(r[0], 5, b"").decode() if r else ""
-    check("ws-seq-gap", "RPC request out of order. Expected 17, got 20 (ERR:rpc_seq)", fe)
+    check("ws-seq-gap", "RPC request out of order. Expected 20, got 23 (ERR:rpc_seq)", fe)
     report(len(r) == 1 and ws.closed, "ws-seq-gap-closes", (len(r), ws.closed))
     # A broken frame (a varint field where a message must be) is fatal too.
     ws = WS()

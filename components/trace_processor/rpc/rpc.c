@@ -54,6 +54,7 @@ enum {
 	F_QUERY_ARGS = 103,
 	F_COMPUTE_METRIC_ARGS = 105,
 	F_RESET_ARGS = 107,
+	F_REGISTER_SQL_PACKAGE_ARGS = 108,
 	F_APPEND_RESULT = 201,
 	F_QUERY_RESULT = 203,
 	F_METRIC_RESULT = 205,
@@ -138,6 +139,8 @@ void tp_rpc_restore_initial_tables(struct tp_rpc *rpc)
 		snapshot_schema(rpc);
 		return;
 	}
+	/* What user modules made goes too: their next INCLUDE runs them again. */
+	tp_sql_packages_forget_includes(rpc->tp);
 	/* Drop what users created since, views first (they may use tables). */
 	for (size_t k = 0; k < TB_ARRAY_SIZE(order); k++) {
 		VEC(char *) drops = VEC_INIT;
@@ -345,11 +348,61 @@ static void reset_trace_processor(struct tp_rpc *rpc, const struct pb_field *arg
 	reset_tp(rpc, &cfg);
 }
 
+/* RegisterSqlPackageArgs {package_name = 1, modules = 2 {name = 1, sql = 2},
+ * allow_override = 3} onto the trace processor. Returns NULL or the error
+ * (in err) for RegisterSqlPackageResult.error. */
+static const char *register_sql_package(struct tp_rpc *rpc, const struct pb_field *args, char *err,
+                                        size_t err_size)
+{
+	struct pb_reader rd, mr;
+	struct pb_field f, g;
+	char *name = NULL;
+	VEC(struct tp_sql_module) mods = VEC_INIT;
+	struct tp_sql_package pkg = {0};
+	const char *ret = NULL;
+	pb_reader_init_field(&rd, args);
+	while (pb_next(&rd, &f)) {
+		if (f.id == 1 && f.wire == PB_WIRE_LEN) {
+			tb_free(name);
+			name = tb_strndup((const char *)f.data, f.len);
+		} else if (f.id == 2 && f.wire == PB_WIRE_LEN) {
+			struct tp_sql_module *m = vec_push_zeroed(&mods);
+			pb_reader_init_field(&mr, &f);
+			while (pb_next(&mr, &g)) {
+				char **to = g.id == 1   ? (char **)&m->name
+				            : g.id == 2 ? (char **)&m->sql
+				                        : NULL;
+				if (!to || g.wire != PB_WIRE_LEN)
+					continue;
+				tb_free(*to);
+				*to = tb_strndup((const char *)g.data, g.len);
+			}
+		} else if (f.id == 3 && f.wire == PB_WIRE_VARINT) {
+			pkg.allow_override = f.val != 0;
+		}
+	}
+	if (pb_reader_error(&rd) != PB_OK) {
+		ret = "RPC error: malformed RegisterSqlPackageArgs";
+		goto out;
+	}
+	pkg.name = name ? name : "";
+	pkg.modules = mods.data;
+	pkg.nmodules = mods.len;
+	if (tp_register_sql_package(rpc->tp, &pkg, err, err_size) < 0)
+		ret = err;
+out:
+	for (size_t i = 0; i < mods.len; i++) {
+		tb_free((char *)mods.data[i].name);
+		tb_free((char *)mods.data[i].sql);
+	}
+	vec_release(&mods);
+	tb_free(name);
+	return ret;
+}
+
 static const char no_metrics[] =
     "tracebox's trace processor has no metrics engine (v1 metrics); query the tables with SQL";
 static const char no_metatrace[] = "tracebox's trace processor does not record metatraces";
-static const char no_packages[] = "tracebox's trace processor has no SQL package registry; the "
-                                  "stdlib modules it has are built in";
 static const char no_summaries[] = "tracebox's trace processor does not compute trace summaries";
 
 /* Run one TraceProcessorRpc request (msg[0, n), without the stream framing). */
@@ -357,10 +410,10 @@ static void run_request(struct tp_rpc *rpc, const uint8_t *msg, size_t n, tp_rpc
                         void *ctx)
 {
 	struct pb_reader rd;
-	struct pb_field f, arg = {0}, append = {0}, query = {0};
+	struct pb_field f, arg = {0}, append = {0}, query = {0}, package = {0};
 	int64_t seq = 0;
 	int method = 0;
-	bool has_append = false, has_query = false, has_metric = false;
+	bool has_append = false, has_query = false, has_metric = false, has_package = false;
 	pb_reader_init(&rd, msg, n);
 	while (pb_next(&rd, &f)) {
 		if (f.id == F_SEQ && f.wire == PB_WIRE_VARINT)
@@ -375,6 +428,8 @@ static void run_request(struct tp_rpc *rpc, const uint8_t *msg, size_t n, tp_rpc
 			has_metric = true;
 		else if (f.id == F_RESET_ARGS && f.wire == PB_WIRE_LEN)
 			arg = f;
+		else if (f.id == F_REGISTER_SQL_PACKAGE_ARGS && f.wire == PB_WIRE_LEN)
+			package = f, has_package = true;
 	}
 	if (seq != 0 && rpc->rx_seq != 0 && seq != rpc->rx_seq + 1) {
 		char err[160];
@@ -432,9 +487,14 @@ static void run_request(struct tp_rpc *rpc, const uint8_t *msg, size_t n, tp_rpc
 		reset_trace_processor(rpc, &arg);
 		end_response(rpc, begin_response(rpc, method), send, ctx);
 		break;
-	case TPM_REGISTER_SQL_PACKAGE:
-		reply_result(rpc, method, F_REGISTER_SQL_PACKAGE_RESULT, 1, no_packages, send, ctx);
+	case TPM_REGISTER_SQL_PACKAGE: {
+		char err[1024];
+		reply_result(rpc, method, F_REGISTER_SQL_PACKAGE_RESULT, 1,
+		             has_package ? register_sql_package(rpc, &package, err, sizeof err)
+		                         : ERR_FIELD_NOT_SET,
+		             send, ctx);
 		break;
+	}
 	case TPM_SUMMARIZE_TRACE:
 		reply_result(rpc, method, F_TRACE_SUMMARY_RESULT, 3, no_summaries, send, ctx);
 		break;
