@@ -20,11 +20,11 @@ JSON
 mkdir -p "$TMP/mylib/slices" "$TMP/mylib/v1.0"
 cat >"$TMP/mylib/base.sql" <<'SQL'
 -- Runs once however often it is included: a second run would fail here.
-CREATE TABLE mylib_runs AS SELECT 1 AS n;
+CREATE PERFETTO TABLE mylib_runs(n INT) AS SELECT 1 AS n;
 SQL
 cat >"$TMP/mylib/slices/long.sql" <<'SQL'
 INCLUDE PERFETTO MODULE mylib.base;
-CREATE VIEW long_slices AS
+CREATE PERFETTO VIEW long_slices AS
 SELECT name, cast_int!(dur / 1000) AS dur_us FROM slice WHERE dur >= 5000;
 SQL
 cat >"$TMP/mylib/broken.sql" <<'SQL'

@@ -234,3 +234,43 @@ TEST(tp_sql_packages_from_config)
 	CHECK(strncmp(tp_error(tp), "Package 'cfg' is already registered.", 36) == 0);
 	tp_free(tp);
 }
+
+TEST(tp_sql_create_perfetto_table_and_view)
+{
+	struct tp *tp = tp_new(NULL);
+	char err[1024], rows[256];
+	static const struct tp_sql_module mods[] = {
+	    {"mk.t", "-- a table with a column list\n"
+	             "CREATE PERFETTO TABLE mk_t(a INT, b STRING) AS\n"
+	             "SELECT 1 AS a, 'x(' AS b UNION ALL SELECT cast_int!(2.5), 'y';\n"
+	             "CREATE OR REPLACE PERFETTO VIEW mk_v AS SELECT sum(a) AS s FROM mk_t;\n"
+	             "CREATE OR REPLACE PERFETTO VIEW mk_v AS SELECT sum(a) * 10 AS s FROM mk_t;"},
+	};
+	CHECK_EQ(reg(tp, "mk", mods, 1, false, err, sizeof err), 0);
+	CHECK_STR_EQ(run(tp,
+	                 "INCLUDE PERFETTO MODULE mk.t; SELECT group_concat(b) FROM mk_t; "
+	                 "SELECT s FROM mk_v",
+	                 rows, sizeof rows, err, sizeof err),
+	             "");
+	CHECK_STR_EQ(rows, "30");
+	CHECK_STR_EQ(
+	    run(tp, "SELECT group_concat(a || b) FROM mk_t", rows, sizeof rows, err, sizeof err),
+	    "");
+	CHECK_STR_EQ(rows, "1x(,2y");
+	/* The tail after a rewritten statement is the caller's text. */
+	sqlite3_stmt *st = NULL;
+	const char *tail = NULL;
+	CHECK_EQ(tp_prepare(tp, "CREATE PERFETTO TABLE mk_u AS SELECT 1; SELECT 2", &st, &tail, err,
+	                    sizeof err),
+	         SQLITE_OK);
+	CHECK_STR_EQ(tail, " SELECT 2");
+	sqlite3_finalize(st);
+	CHECK(tp_prepare(tp, "CREATE PERFETTO FUNCTION f() RETURNS INT AS SELECT 1", &st, &tail,
+	                 err, sizeof err) != SQLITE_OK);
+	CHECK_STR_EQ(err, "unsupported statement 'CREATE PERFETTO FUNCTION': tracebox runs CREATE "
+	                  "PERFETTO TABLE and VIEW");
+	CHECK(tp_prepare(tp, "CREATE PERFETTO TABLE AS SELECT 1", &st, &tail, err, sizeof err) !=
+	      SQLITE_OK);
+	CHECK_STR_EQ(err, "CREATE PERFETTO TABLE: expected 'name [(columns)] AS select'");
+	tp_free(tp);
+}

@@ -7,6 +7,11 @@
  *       the name; a module of a user package runs its SQL on its first
  *       INCLUDE (packages.c); any other module is an error naming it, so a
  *       query never silently runs against missing tables.
+ *   CREATE [OR REPLACE] PERFETTO TABLE|VIEW name [(col TYPE, ...)] AS select
+ *       What user modules are made of: prepared as CREATE TABLE|VIEW name
+ *       AS select (the column list is not checked; OR REPLACE drops the
+ *       old object first). Other CREATE PERFETTO statements (FUNCTION,
+ *       MACRO, INDEX) are an error naming them.
  *   cast_int!(expr), cast_double!(expr), cast_string!(expr),
  *   counter_leading_intervals!(table)
  *       Perfetto's macros (prelude, counters.intervals), expanded in the
@@ -277,6 +282,74 @@ out:
 	return rc;
 }
 
+/* ---- CREATE PERFETTO TABLE / VIEW ------------------------------------------ */
+
+/* q is after `CREATE [OR REPLACE] PERFETTO`: prepare `CREATE TABLE|VIEW
+ * name AS ...`, the column list (if any) left out unchecked; OR REPLACE
+ * drops the old object first. */
+static int prepare_create(struct tp *tp, const char *q, bool replace, struct sqlite3_stmt **st,
+                          const char **tail, char *err, size_t err_size)
+{
+	const char *kind = keyword(q, "TABLE") ? "TABLE" : keyword(q, "VIEW") ? "VIEW" : NULL;
+	if (!kind) {
+		snprintf(err, err_size,
+		         "unsupported statement 'CREATE PERFETTO %.*s': tracebox runs CREATE "
+		         "PERFETTO TABLE and VIEW",
+		         (int)strcspn(q, " \t\r\n(;"), q);
+		return SQLITE_ERROR;
+	}
+	const char *name = keyword(q, kind), *p = name;
+	while (ident_char(*p))
+		p++;
+	size_t n = (size_t)(p - name);
+	p = skip_space(p);
+	if (n > 0 && *p == '(') { /* the column list */
+		int level = 0;
+		for (; *p; p++) {
+			const char *qq = skip_quoted(p);
+			if (qq != p) {
+				p = qq - 1;
+				continue;
+			}
+			if (*p == '(')
+				level++;
+			else if (*p == ')' && --level == 0)
+				break;
+		}
+		p = *p ? skip_space(p + 1) : p;
+	}
+	const char *body = n > 0 ? keyword(p, "AS") : NULL;
+	if (!body) {
+		snprintf(err, err_size, "CREATE PERFETTO %s: expected 'name [(columns)] AS select'",
+		         kind);
+		return SQLITE_ERROR;
+	}
+	int rc = SQLITE_OK;
+	if (replace) {
+		char *drop = sqlite3_mprintf("DROP %s IF EXISTS %.*s", kind, (int)n, name);
+		rc = drop ? sqlite3_exec(tp->db, drop, NULL, NULL, NULL) : SQLITE_NOMEM;
+		sqlite3_free(drop);
+		if (rc != SQLITE_OK) {
+			snprintf(err, err_size, "%s", sqlite3_errmsg(tp->db));
+			return rc;
+		}
+	}
+	/* The rest of the input follows the new head, so the tail maps back
+	 * by the difference in length. */
+	char *text = sqlite3_mprintf("CREATE %s %.*s AS %s", kind, (int)n, name, body);
+	if (!text) {
+		snprintf(err, err_size, "out of memory");
+		return SQLITE_NOMEM;
+	}
+	size_t head = strlen(text) - strlen(body);
+	const char *t = NULL;
+	rc = tp_prepare(tp, text, st, &t, err, err_size);
+	if (tail)
+		*tail = t && (size_t)(t - text) >= head ? body + (t - text - head) : body + strlen(body);
+	sqlite3_free(text);
+	return rc;
+}
+
 int tp_prepare(struct tp *tp, const char *sql, struct sqlite3_stmt **st, const char **tail,
 	       char *err, size_t err_size)
 {
@@ -288,8 +361,15 @@ int tp_prepare(struct tp *tp, const char *sql, struct sqlite3_stmt **st, const c
 		end = skip_space(end);
 		if (*end == ';')
 			end++;
-		*tail = end;
+		if (tail)
+			*tail = end;
 		return tp_sql_include(tp, q, n, err, err_size);
+	}
+	if ((q = keyword(p, "CREATE"))) {
+		const char *r = keyword(q, "OR");
+		bool replace = r && (r = keyword(r, "REPLACE"));
+		if ((q = keyword(replace ? r : q, "PERFETTO")))
+			return prepare_create(tp, q, replace, st, tail, err, err_size);
 	}
 	if (maybe_macro(sql))
 		return prepare_expanded(tp, sql, st, tail, err, err_size);

@@ -1,0 +1,1 @@
+CREATE PERFETTO TABLE t1(a INT, b STRING) AS SELECT 1 AS a, cast_string!(2) AS b; CREATE OR REPLACE PERFETTO VIEW v1 AS SELECT * FROM t1; create or replace perfetto table t2 (x ")") as select 1; CREATE PERFETTO MACRO m(); CREATE PERFETTO TABLE (
