@@ -124,6 +124,25 @@ static const char *skip_quoted(const char *p)
 	return p + strlen(p);
 }
 
+/* The ')' matching the '(' at open, before end, skipping quoted text and
+ * comments; end if there is none. */
+static const char *match_paren(const char *open, const char *end)
+{
+	int level = 0;
+	for (const char *p = open; p < end; p++) {
+		const char *q = skip_quoted(p);
+		if (q != p) {
+			p = q - 1;
+			continue;
+		}
+		if (*p == '(')
+			level++;
+		else if (*p == ')' && --level == 0)
+			return p;
+	}
+	return end;
+}
+
 /* One replacement: [orig_end] in the input ended where [exp_end] ends in the
  * output (offsets). */
 struct macro_end {
@@ -165,20 +184,7 @@ static int expand(sqlite3_str *out, const char *s, size_t n, struct macro_map *m
 			open++;
 		if (open >= end || *open != '(')
 			continue;
-		/* The matching parenthesis, skipping quoted text. */
-		int level = 0;
-		const char *close = open;
-		for (; close < end; close++) {
-			const char *qq = skip_quoted(close);
-			if (qq != close) {
-				close = qq - 1;
-				continue;
-			}
-			if (*close == '(')
-				level++;
-			else if (*close == ')' && --level == 0)
-				break;
-		}
+		const char *close = match_paren(open, end);
 		if (close >= end) {
 			snprintf(err, err_size, "unterminated call of macro '%.*s!'", (int)idn, id);
 			return -1;
@@ -304,18 +310,7 @@ static int prepare_create(struct tp *tp, const char *q, bool replace, struct sql
 	size_t n = (size_t)(p - name);
 	p = skip_space(p);
 	if (n > 0 && *p == '(') { /* the column list */
-		int level = 0;
-		for (; *p; p++) {
-			const char *qq = skip_quoted(p);
-			if (qq != p) {
-				p = qq - 1;
-				continue;
-			}
-			if (*p == '(')
-				level++;
-			else if (*p == ')' && --level == 0)
-				break;
-		}
+		p = match_paren(p, p + strlen(p));
 		p = *p ? skip_space(p + 1) : p;
 	}
 	const char *body = n > 0 ? keyword(p, "AS") : NULL;
@@ -345,7 +340,8 @@ static int prepare_create(struct tp *tp, const char *q, bool replace, struct sql
 	const char *t = NULL;
 	rc = tp_prepare(tp, text, st, &t, err, err_size);
 	if (tail)
-		*tail = t && (size_t)(t - text) >= head ? body + (t - text - head) : body + strlen(body);
+		*tail = t && (size_t)(t - text) >= head ? body + (t - text - head)
+		                                        : body + strlen(body);
 	sqlite3_free(text);
 	return rc;
 }
