@@ -818,7 +818,10 @@ TEST(probes_encode_stats)
 	CHECK_EQ(cpus[1].bytes_read, 4096);
 	CHECK_EQ(cpus[1].dropped_events, 2);
 	CHECK_EQ(cpus[1].read_events, 9);
+	CHECK(cpus[1].has_read_events);
 	CHECK_DBL_EQ(cpus[1].now_ts, 5311.737388);
+	ftrace_parse_cpu_stats(text, 20, &cpus[0]); /* up to "overrun: 3" */
+	CHECK(!cpus[0].has_read_events);
 
 	pb_writer_init_growable(&w);
 	h = pb_begin_nested(&w, 34);
@@ -1308,6 +1311,120 @@ TEST(probes_ftrace_drain_continues)
 	probes_ftrace_drain(ft);
 	CHECK_EQ(st->pages, 3 * FTRACE_DS_MAX_PAGES + 110);
 	CHECK_EQ(st->events, 2 * st->pages);
+	probes_ftrace_free(ft);
+	tracing_writer_free(w);
+	tracing_smb_free(smb);
+	loop_free(l);
+	tb_free(cfg);
+	rm_tree(dir);
+}
+
+/* Every record the kernel hands out is walked, wanted or not: at stop the
+ * records match the kernel's "read events" growth over the run (the check
+ * that found the context-switch storm's missing switches were never
+ * written by the kernel), and without that line there is no check. */
+TEST(probes_ftrace_kernel_accounting)
+{
+	static const char *const ev[] = {"sched/sched_switch"};
+	char dir[] = "/tmp/tb-probes-XXXXXX";
+	struct tb_err err = {0};
+	struct tracing_smb *smb = NULL;
+	struct tracing_writer *w;
+	struct probes_ftrace *ft;
+	const struct ftrace_encode_stats *st;
+	struct loop *l;
+	struct pgb b;
+	uint8_t *cfg;
+	size_t len;
+
+	CHECK_EQ(make_fake_tracefs(dir), 0);
+	CHECK_EQ(put_file(dir, "per_cpu/cpu0/stats", "entries: 0\nread events: 100\n"), 0);
+	CHECK((l = loop_new(&err)));
+	CHECK_EQ(tracing_smb_create(64 * 4096, 4096, &smb, &err), 0);
+	w = tracing_writer_new(smb, 1, 0, ignore_commit, NULL);
+	cfg = ftrace_cfg_drain(ev, 1, 4096, 0, &len);
+	ft = probes_ftrace_new(l, w, cfg, len, dir);
+	CHECK_EQ(probes_ftrace_start(ft), 0);
+	st = probes_ftrace_stats(ft);
+	pids_page(&b); /* 5 records: 2 switches, 2 wakings, a rename */
+	append_pages(dir, &b, 3);
+	CHECK_EQ(put_file(dir, "per_cpu/cpu0/stats", "entries: 0\nread events: 115\n"), 0);
+	probes_ftrace_stop(ft);
+	CHECK_EQ(st->events, 6);
+	CHECK_EQ(st->records, 15);
+	CHECK(st->kernel_read_known);
+	CHECK_EQ(st->kernel_read_events, 15);
+	/* A second run counts from its own start. */
+	CHECK_EQ(probes_ftrace_start(ft), 0);
+	append_pages(dir, &b, 1);
+	CHECK_EQ(put_file(dir, "per_cpu/cpu0/stats", "entries: 0\nread events: 120\n"), 0);
+	probes_ftrace_stop(ft);
+	CHECK(st->kernel_read_known);
+	CHECK_EQ(st->kernel_read_events, 5);
+	CHECK_EQ(st->records, 20);
+	/* No "read events" line (kernels before 3.x): nothing to compare. */
+	CHECK_EQ(put_file(dir, "per_cpu/cpu0/stats", "entries: 0\noverrun: 0\n"), 0);
+	CHECK_EQ(probes_ftrace_start(ft), 0);
+	probes_ftrace_stop(ft);
+	CHECK(!st->kernel_read_known);
+	probes_ftrace_free(ft);
+	tracing_writer_free(w);
+	tracing_smb_free(smb);
+	loop_free(l);
+	tb_free(cfg);
+	rm_tree(dir);
+}
+
+/* A drain waits for the service to make room in the SMB before a batch
+ * (Perfetto's writers stall; ours would drop the bundle), and gives up
+ * after FTRACE_DS_STALL_MS so that a service that stopped reading cannot
+ * stop the loop. No service here: the chunks a big packet filled stay
+ * taken. */
+TEST(probes_ftrace_smb_stall)
+{
+	static const char *const ev[] = {"sched/sched_switch"};
+	char dir[] = "/tmp/tb-probes-XXXXXX";
+	static uint8_t filler[20 * 1024];
+	struct tb_err err = {0};
+	struct tracing_smb *smb = NULL;
+	struct tracing_writer *w;
+	struct probes_ftrace *ft;
+	const struct ftrace_encode_stats *st;
+	struct loop *l;
+	struct pgb b;
+	uint8_t *cfg;
+	size_t len;
+	int64_t t0, ms;
+
+	CHECK_EQ(make_fake_tracefs(dir), 0);
+	CHECK((l = loop_new(&err)));
+	CHECK_EQ(tracing_smb_create(8 * 4096, 4096, &smb, &err), 0);
+	CHECK_EQ(tracing_smb_free_bytes(smb), 8 * 4096);
+	w = tracing_writer_new(smb, 1, 0, ignore_commit, NULL);
+	cfg = ftrace_cfg_drain(ev, 1, 4096, 0, &len);
+	ft = probes_ftrace_new(l, w, cfg, len, dir);
+	probes_ftrace_set_smb(ft, smb);
+	CHECK_EQ(probes_ftrace_start(ft), 0);
+	st = probes_ftrace_stats(ft);
+	pids_page(&b);
+	/* Room (all 32 KiB free, half is needed): no wait. */
+	append_pages(dir, &b, 1);
+	t0 = tb_mono_ns();
+	probes_ftrace_drain(ft);
+	ms = (tb_mono_ns() - t0) / 1000000;
+	CHECK(ms < FTRACE_DS_STALL_MS / 2);
+	CHECK_EQ(st->events, 2);
+	/* 20 KiB more in chunks nobody takes: less than half is free. */
+	pb_put_bytes(tracing_writer_begin_packet(w), 1, filler, sizeof filler);
+	tracing_writer_end_packet(w);
+	CHECK(tracing_smb_free_bytes(smb) < 4 * 4096);
+	append_pages(dir, &b, 1);
+	t0 = tb_mono_ns();
+	probes_ftrace_drain(ft);
+	ms = (tb_mono_ns() - t0) / 1000000;
+	CHECK(ms >= FTRACE_DS_STALL_MS - 50);
+	CHECK(ms < 4 * FTRACE_DS_STALL_MS);
+	CHECK_EQ(st->events, 4); /* then written all the same */
 	probes_ftrace_free(ft);
 	tracing_writer_free(w);
 	tracing_smb_free(smb);
