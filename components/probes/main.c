@@ -200,6 +200,7 @@ static void on_start(void *ctx, struct tracing_producer *p, uint64_t id, const u
 						   NULL);
 			probes_ftrace_set_pids_cb(in->ft, on_ftrace_pids, in);
 			probes_ftrace_set_commit_cb(in->ft, on_ftrace_commit, in);
+			probes_ftrace_set_smb(in->ft, tracing_producer_smb(p));
 			probes_ftrace_start(in->ft); /* failures are logged */
 		}
 		break;

@@ -122,6 +122,7 @@ struct ftrace_cpu_stats {
 	uint64_t entries, overrun, commit_overrun, bytes_read;
 	uint64_t dropped_events, read_events;
 	double oldest_event_ts, now_ts; /* seconds */
+	bool has_read_events; /* the file had a "read events:" line */
 };
 
 /* Parse the text of a per_cpu/cpuN/stats file. Unknown lines are ignored.
@@ -325,11 +326,17 @@ bool ftrace_page_next(struct ftrace_page_iter *it, struct ftrace_record *rec);
 /* Counters kept while encoding (for FtraceStats and tests). */
 struct ftrace_encode_stats {
 	uint64_t pages, events, generic_events, unknown_events;
+	uint64_t records;          /* data records walked, wanted or not */
 	uint64_t compact_events;   /* of events, those put in compact_sched */
 	uint64_t lost_pages;       /* pages with the missed-events flag */
 	uint64_t parse_errors;     /* pages that stopped on a bad record */
 	uint64_t fields_skipped;   /* fields outside their record */
 	int last_status;           /* enum ftrace_parse_status of the last error */
+	/* Set by the data source when it stops: the events the kernel's
+	 * per_cpu stats ("read events") say it handed out during the last run
+	 * of the instance, to set against the records walked meanwhile. */
+	bool kernel_read_known;
+	uint64_t kernel_read_events;
 };
 
 /* Write one FtraceEvent (as field 2, FtraceEventBundle.event) for rec:
@@ -498,6 +505,18 @@ void probes_ftrace_set_kallsyms(struct probes_ftrace *ft, const char *path);
  * not fill the SMB before its commit goes out. fn NULL: none. Loop
  * thread. */
 void probes_ftrace_set_commit_cb(struct probes_ftrace *ft, void (*fn)(void *ctx), void *ctx);
+
+/* The SMB ft's writer writes into (borrowed; NULL: none). Before each batch
+ * a drain waits, sleeping on the loop thread, until every instance's SMB
+ * has FTRACE_DS_BATCH_ROOM free (at most half of it), i.e. the service has
+ * taken the chunks committed so far: Perfetto's writers stall on an
+ * exhausted SMB, ours would drop the bundle. A drain stalls
+ * FTRACE_DS_STALL_MS in all at most, then lets the writer drop (a service
+ * that stopped reading must not stop the loop). */
+#define FTRACE_DS_BATCH_ROOM (4 * FTRACE_DS_BATCH_PAGES * 4096)
+#define FTRACE_DS_STALL_MS 500
+struct tracing_smb;
+void probes_ftrace_set_smb(struct probes_ftrace *ft, const struct tracing_smb *smb);
 
 /* The encoder's counters so far (pages, events, lost pages, errors). */
 const struct ftrace_encode_stats *probes_ftrace_stats(const struct probes_ftrace *ft);

@@ -390,6 +390,23 @@ int tracing_smb_get_new_chunk(struct tracing_smb *smb, const struct tracing_chun
 	return -ENOSPC;
 }
 
+size_t tracing_smb_free_bytes(const struct tracing_smb *smb)
+{
+	size_t free_bytes = 0;
+	for (size_t i = 0; i < smb->num_pages; i++) {
+		uint32_t bitmap = tracing_page_bitmap(smb, (uint32_t)i);
+		unsigned n = tracing_layout_num_chunks((bitmap & LAYOUT_MASK) >> LAYOUT_SHIFT);
+		if (bitmap == 0) {
+			free_bytes += smb->page_size;
+			continue;
+		}
+		for (unsigned c = 0; c < n; c++)
+			if (((bitmap >> (2 * c)) & 3) == TRACING_CHUNK_FREE)
+				free_bytes += smb->page_size / n;
+	}
+	return free_bytes;
+}
+
 int tracing_smb_read_chunk(struct tracing_smb *smb, uint32_t page, uint32_t index,
 			   struct tracing_chunk_header *h, uint8_t *buf, size_t cap, size_t *len)
 {

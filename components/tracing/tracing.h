@@ -164,6 +164,10 @@ uint8_t *tracing_smb_base(const struct tracing_smb *smb);
 size_t tracing_smb_size(const struct tracing_smb *smb);
 size_t tracing_smb_page_size(const struct tracing_smb *smb);
 size_t tracing_smb_num_pages(const struct tracing_smb *smb);
+/* Bytes of smb in free chunks (pages not partitioned yet count whole): what
+ * writers can still fill before the service takes committed chunks. A
+ * snapshot, as writers and the service change it concurrently. Any thread. */
+size_t tracing_smb_free_bytes(const struct tracing_smb *smb);
 
 /* Layout the producer uses when it partitions a free page for a new chunk
  * (default TRACING_LAYOUT_DIV1, as Perfetto's arbiter). */

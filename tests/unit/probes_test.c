@@ -818,7 +818,10 @@ TEST(probes_encode_stats)
 	CHECK_EQ(cpus[1].bytes_read, 4096);
 	CHECK_EQ(cpus[1].dropped_events, 2);
 	CHECK_EQ(cpus[1].read_events, 9);
+	CHECK(cpus[1].has_read_events);
 	CHECK_DBL_EQ(cpus[1].now_ts, 5311.737388);
+	ftrace_parse_cpu_stats(text, 20, &cpus[0]); /* up to "overrun: 3" */
+	CHECK(!cpus[0].has_read_events);
 
 	pb_writer_init_growable(&w);
 	h = pb_begin_nested(&w, 34);
@@ -1266,54 +1269,148 @@ static void append_pages(const char *dir, const struct pgb *b, int n)
 	fclose(f);
 }
 
+/* A fake tracefs and one linux.ftrace instance on sched/sched_switch
+ * (started), its writer in an SMB of smb_pages 4 KiB pages nobody reads. */
+struct ds_fixture {
+	char dir[32];
+	struct loop *l;
+	struct tracing_smb *smb;
+	struct tracing_writer *w;
+	struct probes_ftrace *ft;
+	const struct ftrace_encode_stats *st;
+	uint8_t *cfg;
+};
+
+static int ds_fixture_init(struct ds_fixture *f, size_t smb_pages, uint32_t drain_ms)
+{
+	static const char *const ev[] = {"sched/sched_switch"};
+	struct tb_err err = {0};
+	size_t len;
+
+	memset(f, 0, sizeof *f);
+	snprintf(f->dir, sizeof f->dir, "/tmp/tb-probes-XXXXXX");
+	if (make_fake_tracefs(f->dir) != 0 || !(f->l = loop_new(&err)) ||
+	    tracing_smb_create(smb_pages * 4096, 4096, &f->smb, &err) != 0)
+		return -1;
+	f->w = tracing_writer_new(f->smb, 1, 0, ignore_commit, NULL);
+	f->cfg = ftrace_cfg_drain(ev, 1, 4096, drain_ms, &len);
+	f->ft = probes_ftrace_new(f->l, f->w, f->cfg, len, f->dir);
+	f->st = probes_ftrace_stats(f->ft);
+	return probes_ftrace_start(f->ft);
+}
+
+static void ds_fixture_release(struct ds_fixture *f)
+{
+	probes_ftrace_free(f->ft);
+	tracing_writer_free(f->w);
+	tracing_smb_free(f->smb);
+	loop_free(f->l);
+	tb_free(f->cfg);
+	rm_tree(f->dir);
+}
+
 /* A periodic drain stops at FTRACE_DS_MAX_PAGES a CPU and goes on at the
  * next loop iteration, not a drain period later (a CPU writing more than
  * that a period would otherwise overrun its kernel buffer: a context-switch
  * storm did); a flush reads past it, up to the buffer size. */
 TEST(probes_ftrace_drain_continues)
 {
-	static const char *const ev[] = {"sched/sched_switch"};
-	char dir[] = "/tmp/tb-probes-XXXXXX";
-	struct tb_err err = {0};
-	struct tracing_smb *smb = NULL;
-	struct tracing_writer *w;
-	struct probes_ftrace *ft;
-	const struct ftrace_encode_stats *st;
-	struct loop *l;
+	struct ds_fixture f;
 	struct pgb b;
-	uint8_t *cfg;
-	size_t len;
 
-	CHECK_EQ(make_fake_tracefs(dir), 0);
-	CHECK((l = loop_new(&err)));
-	CHECK_EQ(tracing_smb_create(64 * 4096, 4096, &smb, &err), 0);
-	w = tracing_writer_new(smb, 1, 0, ignore_commit, NULL);
-	cfg = ftrace_cfg_drain(ev, 1, 4096, 50, &len);
-	ft = probes_ftrace_new(l, w, cfg, len, dir);
-	CHECK_EQ(probes_ftrace_start(ft), 0);
-	st = probes_ftrace_stats(ft);
+	CHECK_EQ(ds_fixture_init(&f, 64, 50), 0);
 	pids_page(&b); /* two sched_switch events a page */
-	append_pages(dir, &b, 2 * FTRACE_DS_MAX_PAGES + 10);
-	CHECK_EQ(st->pages, 0);
-	CHECK(loop_run_once(l, 5000) > 0); /* the drain period */
-	CHECK_EQ(st->pages, FTRACE_DS_MAX_PAGES);
-	CHECK(loop_run_once(l, 0) > 0); /* no wait: the continuation */
-	CHECK_EQ(st->pages, 2 * FTRACE_DS_MAX_PAGES);
-	CHECK(loop_run_once(l, 0) > 0);
-	CHECK_EQ(st->pages, 2 * FTRACE_DS_MAX_PAGES + 10);
-	CHECK_EQ(st->events, 2 * st->pages);
-	CHECK_EQ(loop_run_once(l, 0), 0); /* emptied: nothing posted */
+	append_pages(f.dir, &b, 2 * FTRACE_DS_MAX_PAGES + 10);
+	CHECK_EQ(f.st->pages, 0);
+	CHECK(loop_run_once(f.l, 5000) > 0); /* the drain period */
+	CHECK_EQ(f.st->pages, FTRACE_DS_MAX_PAGES);
+	CHECK(loop_run_once(f.l, 0) > 0); /* no wait: the continuation */
+	CHECK_EQ(f.st->pages, 2 * FTRACE_DS_MAX_PAGES);
+	CHECK(loop_run_once(f.l, 0) > 0);
+	CHECK_EQ(f.st->pages, 2 * FTRACE_DS_MAX_PAGES + 10);
+	CHECK_EQ(f.st->events, 2 * f.st->pages);
+	CHECK_EQ(loop_run_once(f.l, 0), 0); /* emptied: nothing posted */
 	/* A flush takes all there is at once. */
-	append_pages(dir, &b, FTRACE_DS_MAX_PAGES + 100);
-	probes_ftrace_drain(ft);
-	CHECK_EQ(st->pages, 3 * FTRACE_DS_MAX_PAGES + 110);
-	CHECK_EQ(st->events, 2 * st->pages);
-	probes_ftrace_free(ft);
-	tracing_writer_free(w);
-	tracing_smb_free(smb);
-	loop_free(l);
-	tb_free(cfg);
-	rm_tree(dir);
+	append_pages(f.dir, &b, FTRACE_DS_MAX_PAGES + 100);
+	probes_ftrace_drain(f.ft);
+	CHECK_EQ(f.st->pages, 3 * FTRACE_DS_MAX_PAGES + 110);
+	CHECK_EQ(f.st->events, 2 * f.st->pages);
+	ds_fixture_release(&f);
+}
+
+/* Every record the kernel hands out is walked, wanted or not: at stop the
+ * records match the kernel's "read events" growth over the run (the check
+ * that showed the context-switch storm's missing switches were never
+ * written by the kernel), and without that line there is no check. */
+TEST(probes_ftrace_kernel_accounting)
+{
+	struct ds_fixture f;
+	struct pgb b;
+
+	CHECK_EQ(ds_fixture_init(&f, 64, 0), 0);
+	probes_ftrace_stop(f.ft);
+	CHECK_EQ(put_file(f.dir, "per_cpu/cpu0/stats", "entries: 0\nread events: 100\n"), 0);
+	CHECK_EQ(probes_ftrace_start(f.ft), 0);
+	pids_page(&b); /* 5 records: 2 switches, 2 wakings, a rename */
+	append_pages(f.dir, &b, 3);
+	CHECK_EQ(put_file(f.dir, "per_cpu/cpu0/stats", "entries: 0\nread events: 115\n"), 0);
+	probes_ftrace_stop(f.ft);
+	CHECK_EQ(f.st->events, 6);
+	CHECK_EQ(f.st->records, 15);
+	CHECK(f.st->kernel_read_known);
+	CHECK_EQ(f.st->kernel_read_events, 15);
+	/* A second run counts from its own start. */
+	CHECK_EQ(probes_ftrace_start(f.ft), 0);
+	append_pages(f.dir, &b, 1);
+	CHECK_EQ(put_file(f.dir, "per_cpu/cpu0/stats", "entries: 0\nread events: 120\n"), 0);
+	probes_ftrace_stop(f.ft);
+	CHECK(f.st->kernel_read_known);
+	CHECK_EQ(f.st->kernel_read_events, 5);
+	CHECK_EQ(f.st->records, 20);
+	/* No "read events" line (kernels before 3.x): nothing to compare. */
+	CHECK_EQ(put_file(f.dir, "per_cpu/cpu0/stats", "entries: 0\noverrun: 0\n"), 0);
+	CHECK_EQ(probes_ftrace_start(f.ft), 0);
+	probes_ftrace_stop(f.ft);
+	CHECK(!f.st->kernel_read_known);
+	ds_fixture_release(&f);
+}
+
+/* A drain waits for the service to make room in the SMB before a batch
+ * (Perfetto's writers stall; ours would drop the bundle), and gives up
+ * after FTRACE_DS_STALL_MS so that a service that stopped reading cannot
+ * stop the loop. No service here: the chunks a big packet filled stay
+ * taken. */
+TEST(probes_ftrace_smb_stall)
+{
+	static uint8_t filler[20 * 1024];
+	struct ds_fixture f;
+	struct pgb b;
+	int64_t t0, ms;
+
+	CHECK_EQ(ds_fixture_init(&f, 8, 0), 0);
+	/* The start's FtraceStats packet holds one chunk. */
+	CHECK_EQ(tracing_smb_free_bytes(f.smb), 7 * 4096);
+	probes_ftrace_set_smb(f.ft, f.smb);
+	pids_page(&b);
+	/* Room (all 32 KiB free, half is needed): no wait. */
+	append_pages(f.dir, &b, 1);
+	t0 = tb_mono_ns();
+	probes_ftrace_drain(f.ft);
+	ms = (tb_mono_ns() - t0) / 1000000;
+	CHECK(ms < FTRACE_DS_STALL_MS / 2);
+	CHECK_EQ(f.st->events, 2);
+	/* 20 KiB more in chunks nobody takes: less than half is free. */
+	pb_put_bytes(tracing_writer_begin_packet(f.w), 1, filler, sizeof filler);
+	tracing_writer_end_packet(f.w);
+	CHECK(tracing_smb_free_bytes(f.smb) < 4 * 4096);
+	append_pages(f.dir, &b, 1);
+	t0 = tb_mono_ns();
+	probes_ftrace_drain(f.ft);
+	ms = (tb_mono_ns() - t0) / 1000000;
+	CHECK(ms >= FTRACE_DS_STALL_MS - 50);
+	CHECK(ms < 4 * FTRACE_DS_STALL_MS);
+	CHECK_EQ(f.st->events, 4); /* then written all the same */
+	ds_fixture_release(&f);
 }
 
 /* ---- symbolize_ksyms -------------------------------------------------------- */

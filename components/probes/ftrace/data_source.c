@@ -50,6 +50,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ipc.h"
@@ -85,6 +86,7 @@ struct ftrace_shared {
 	size_t buffer_pages; /* of each CPU's buffer: what a flush reads at most */
 	struct loop *loop;
 	bool redrain_posted; /* a drain that stopped at its cap goes on (tick) */
+	uint32_t stall_left_ms; /* of this drain's FTRACE_DS_STALL_MS */
 	struct hmap refs; /* event id -> instances holding it enabled */
 	struct ksyms ksyms; /* loaded by the first instance with symbolize_ksyms */
 	bool ksyms_tried;
@@ -110,6 +112,9 @@ struct probes_ftrace {
 	uint64_t *mask;    /* the same as a bitmap, for the encoder */
 	uint64_t timer;
 	struct ftrace_encode_stats st;
+	uint64_t kernel_read0; /* the kernel's read events (all CPUs) at start */
+	uint64_t records0;     /* st.records at start */
+	bool kernel_read0_ok;
 	/* Tasks mentioned since the last pids_fn call (enc.pids points here
 	 * while pids_fn is set). */
 	struct ftrace_pids pids;
@@ -118,6 +123,7 @@ struct probes_ftrace {
 	void *pids_ctx;
 	void (*commit_fn)(void *ctx);
 	void *commit_ctx;
+	const struct tracing_smb *smb; /* its writer's, for the room check */
 };
 
 /* The one ftrace_shared of the process, while any instance runs. */
@@ -389,6 +395,34 @@ static void flush_pids(struct ftrace_shared *sh)
 	}
 }
 
+/* True when every user's SMB has room for one more encoded batch. */
+static bool smb_room(const struct ftrace_shared *sh)
+{
+	for (size_t i = 0; i < sh->users.len; i++) {
+		const struct tracing_smb *smb = sh->users.data[i]->smb;
+		size_t need;
+		if (!smb)
+			continue;
+		need = tracing_smb_size(smb) / 2;
+		if (need > FTRACE_DS_BATCH_ROOM)
+			need = FTRACE_DS_BATCH_ROOM;
+		if (tracing_smb_free_bytes(smb) < need)
+			return false;
+	}
+	return true;
+}
+
+/* Stall (probes_ftrace_set_smb) until the service made room for a batch,
+ * or this drain's stall budget is spent. */
+static void wait_for_room(struct ftrace_shared *sh)
+{
+	const struct timespec ms = {0, 1000000};
+	while (sh->stall_left_ms && !smb_room(sh)) {
+		nanosleep(&ms, NULL);
+		sh->stall_left_ms--;
+	}
+}
+
 /* Read cpu in batches of FTRACE_DS_BATCH_PAGES pages, each batch handed to
  * every running instance as one bundle, until its buffer is empty or
  * max_pages were read. True when it was emptied. */
@@ -398,7 +432,9 @@ static bool drain_cpu(struct ftrace_shared *sh, int cpu, size_t max_pages)
 	for (size_t done = 0; done < max_pages;) {
 		size_t batch = max_pages - done < FTRACE_DS_BATCH_PAGES ? max_pages - done
 									 : FTRACE_DS_BATCH_PAGES;
-		size_t len = read_cpu(sh, cpu, batch, &more);
+		size_t len;
+		wait_for_room(sh);
+		len = read_cpu(sh, cpu, batch, &more);
 		if (!len)
 			return true;
 		for (size_t i = 0; i < sh->users.len; i++) {
@@ -428,6 +464,7 @@ static bool drain_cpu(struct ftrace_shared *sh, int cpu, size_t max_pages)
 static bool shared_drain(struct ftrace_shared *sh, size_t max_pages)
 {
 	bool all = true;
+	sh->stall_left_ms = FTRACE_DS_STALL_MS;
 	for (int cpu = 0; cpu < sh->ncpu; cpu++)
 		all &= drain_cpu(sh, cpu, max_pages);
 	flush_pids(sh);
@@ -457,6 +494,11 @@ void probes_ftrace_set_commit_cb(struct probes_ftrace *ft, void (*fn)(void *ctx)
 {
 	ft->commit_fn = fn;
 	ft->commit_ctx = ctx;
+}
+
+void probes_ftrace_set_smb(struct probes_ftrace *ft, const struct tracing_smb *smb)
+{
+	ft->smb = smb;
 }
 
 void probes_ftrace_drain(struct probes_ftrace *ft)
@@ -500,17 +542,27 @@ static void on_drain(struct loop *l, uint64_t id, void *ctx)
 		tick(ft->sh);
 }
 
-static void write_stats(struct probes_ftrace *ft, enum ftrace_stats_phase phase)
+/* Write FtraceStats for phase; the kernel's read events over all CPUs, *ok
+ * when every CPU's stats file had that count. */
+static uint64_t write_stats(struct probes_ftrace *ft, enum ftrace_stats_phase phase, bool *ok)
 {
 	struct ftrace_shared *sh = ft->sh;
 	struct ftrace_cpu_stats *cpus = tb_calloc(sh->ncpu > 0 ? (size_t)sh->ncpu : 1, sizeof *cpus);
 	size_t n = 0;
 	struct pb_writer *pw;
+	uint64_t read = 0;
 	unsigned h;
 
-	for (int cpu = 0; cpu < sh->ncpu; cpu++)
-		if (ftrace_tracefs_read_cpu_stats(&sh->fs, cpu, &cpus[n]) == 0)
-			cpus[n++].cpu = (uint32_t)cpu;
+	*ok = sh->ncpu > 0;
+	for (int cpu = 0; cpu < sh->ncpu; cpu++) {
+		if (ftrace_tracefs_read_cpu_stats(&sh->fs, cpu, &cpus[n]) < 0) {
+			*ok = false;
+			continue;
+		}
+		*ok &= cpus[n].has_read_events;
+		read += cpus[n].read_events;
+		cpus[n++].cpu = (uint32_t)cpu;
+	}
 	pw = tracing_writer_begin_packet(ft->w);
 	pb_put_uint64(pw, 8, (uint64_t)tb_boot_ns());
 	h = pb_begin_nested(pw, TP_FTRACE_STATS);
@@ -524,6 +576,22 @@ static void write_stats(struct probes_ftrace *ft, enum ftrace_stats_phase phase)
 	pb_end_nested(pw, h);
 	tracing_writer_end_packet(ft->w);
 	tb_free(cpus);
+	return read;
+}
+
+/* Every event the kernel handed out while ft ran went through ft's encoder
+ * (wanted or not): a difference means records were lost between
+ * trace_pipe_raw and the walk, which nothing else in the trace would show. */
+static void check_accounting(struct probes_ftrace *ft, uint64_t read_end, bool ok)
+{
+	ft->st.kernel_read_known = ok && ft->kernel_read0_ok && read_end >= ft->kernel_read0;
+	if (!ft->st.kernel_read_known)
+		return;
+	ft->st.kernel_read_events = read_end - ft->kernel_read0;
+	if (ft->st.kernel_read_events != ft->st.records - ft->records0)
+		log_warn(DS_LOG, "ftrace: the kernel handed out %llu events, %llu were parsed",
+			 (unsigned long long)ft->st.kernel_read_events,
+			 (unsigned long long)(ft->st.records - ft->records0));
 }
 
 static void shared_free(struct ftrace_shared *sh)
@@ -645,7 +713,8 @@ int probes_ftrace_start(struct probes_ftrace *ft)
 		load_ksyms(ft);
 	vec_push(&ft->sh->users, ft);
 	ft->started = true;
-	write_stats(ft, FTRACE_STATS_START_OF_TRACE);
+	ft->records0 = ft->st.records;
+	ft->kernel_read0 = write_stats(ft, FTRACE_STATS_START_OF_TRACE, &ft->kernel_read0_ok);
 	if (ftrace_tracefs_set_tracing_on(&ft->sh->fs, true) < 0)
 		log_warn(DS_LOG, "ftrace: %s", ft->sh->fs.err.msg);
 	ft->timer = loop_add_timer(ft->loop, ft->drain_period_ms, ft->drain_period_ms, on_drain, ft);
@@ -659,6 +728,8 @@ int probes_ftrace_start(struct probes_ftrace *ft)
 void probes_ftrace_stop(struct probes_ftrace *ft)
 {
 	struct ftrace_shared *sh;
+	uint64_t read_end;
+	bool ok;
 
 	if (!ft)
 		return;
@@ -672,7 +743,8 @@ void probes_ftrace_stop(struct probes_ftrace *ft)
 	if (sh->users.len == 1)
 		ftrace_tracefs_set_tracing_on(&sh->fs, false);
 	shared_drain(sh, sh->buffer_pages);
-	write_stats(ft, FTRACE_STATS_END_OF_TRACE);
+	read_end = write_stats(ft, FTRACE_STATS_END_OF_TRACE, &ok);
+	check_accounting(ft, read_end, ok);
 	/* Disabling events below waits for an RCU grace period, which a busy
 	 * machine can stretch to seconds: the service should not wait for the
 	 * last bundles and the stats meanwhile. */
@@ -680,9 +752,13 @@ void probes_ftrace_stop(struct probes_ftrace *ft)
 		tracing_writer_flush(ft->w);
 		ft->commit_fn(ft->commit_ctx);
 	}
-	log_debug(DS_LOG, "ftrace: stopped after %llu pages, %llu events (%llu compact)",
-		  (unsigned long long)ft->st.pages, (unsigned long long)ft->st.events,
-		  (unsigned long long)ft->st.compact_events);
+	log_debug(DS_LOG,
+		  "ftrace: stopped after %llu pages, %llu records, %llu events (%llu compact), "
+		  "%llu of unknown ids; the writer dropped %llu packets",
+		  (unsigned long long)ft->st.pages, (unsigned long long)ft->st.records,
+		  (unsigned long long)ft->st.events, (unsigned long long)ft->st.compact_events,
+		  (unsigned long long)ft->st.unknown_events,
+		  (unsigned long long)tracing_writer_stats(ft->w)->packets_dropped);
 	release_events(ft);
 	for (size_t i = 0; i < sh->users.len; i++) {
 		if (sh->users.data[i] == ft) {

@@ -698,6 +698,7 @@ size_t ftrace_encode_bundle_opts(struct pb_writer *w, const struct ftrace_table 
 				st->lost_pages++;
 			}
 			while (ftrace_page_next(&it, &rec)) {
+				st->records++;
 				/* Runs of one event id, or two alternating
 				 * (sched_waking, sched_switch), are the common
 				 * case: the last two lookups are kept. */

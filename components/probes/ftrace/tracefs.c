@@ -552,7 +552,7 @@ void ftrace_parse_cpu_stats(const char *text, size_t len, struct ftrace_cpu_stat
 		else if ((v = num_after(line, "dropped events:", &ok)), ok)
 			st->dropped_events = v;
 		else if ((v = num_after(line, "read events:", &ok)), ok)
-			st->read_events = v;
+			st->read_events = v, st->has_read_events = true;
 		else if ((d = secs_after(line, "oldest event ts:", &ok)), ok)
 			st->oldest_event_ts = d;
 		else if ((d = secs_after(line, "now ts:", &ok)), ok)
