@@ -685,6 +685,54 @@ TEST(tp_model_ftrace_event_narrow_rows)
 	tp_free(tp);
 }
 
+/* sched and thread_state keep dur in 32 bits: every duration reads back as
+ * written, through the getters and the SQL column, at the edges of what
+ * fits (the largest stored, the first in the side map), open rows (-1),
+ * other negative ones and a slice over the 4.29 s of 32 bits; a row
+ * rewritten from wide to narrow reads the narrow value. */
+TEST(tp_model_sched_dur_32bit)
+{
+	static const int64_t durs[] = {0, 1, TP_DUR_WIDE - 1, TP_DUR_WIDE, TP_DUR_OPEN,
+				       (int64_t)1 << 40, -1, -2, INT64_MAX, INT64_MIN};
+	enum { N = sizeof durs / sizeof durs[0] };
+	struct tp *tp = tp_new(NULL);
+	for (uint32_t i = 0; i < N; i++) {
+		uint32_t s = tp_sched_append(&tp->t.sched);
+		uint32_t t = tp_thread_state_append(&tp->t.thread_state);
+		tp_sched_set_dur(tp, s, durs[i]);
+		tp_thread_state_set_dur(tp, t, durs[N - 1 - i]);
+	}
+	for (uint32_t i = 0; i < N; i++) {
+		int64_t v;
+		CHECK_EQ(tp_sched_dur(tp, i), durs[i]);
+		CHECK_EQ(tp_thread_state_dur(tp, i), durs[N - 1 - i]);
+		tp_sched_computed_dur(tp, i, &v);
+		CHECK_EQ(v, durs[i]);
+		tp_thread_state_computed_dur(tp, i, &v);
+		CHECK_EQ(v, durs[N - 1 - i]);
+	}
+	tp_sched_set_dur(tp, 5, 77);
+	CHECK_EQ(tp_sched_dur(tp, 5), 77);
+
+	/* Through the ftrace model: a thread running for 10 s, then switched
+	 * out; its sched slice and Running state both last 10 s. */
+	struct tp *tq = tp_new(NULL);
+	struct tp_ftrace f;
+	tp_ftrace_init(tq, &f);
+	uint32_t a = tp_intern_cstr(tq, "a"), b = tp_intern_cstr(tq, "b");
+	tp_ftrace_sched_switch(tq, &f, 1000, 0, false, 0, 0, 0, 10, a, 120);
+	tp_ftrace_sched_switch(tq, &f, 1000 + 10000000000, 0, false, 10, a,
+			       tp_intern_cstr(tq, "S"), 11, b, 120);
+	CHECK_EQ(tq->t.sched.n, 2);
+	CHECK_EQ(tp_sched_dur(tq, 0), 10000000000);
+	CHECK_EQ(tp_sched_dur(tq, 1), -1);
+	CHECK_EQ(tp_thread_state_dur(tq, 0), 10000000000);
+	CHECK_EQ(tp_thread_state_dur(tq, tq->t.thread_state.n - 1), -1);
+	tp_ftrace_release(&f);
+	tp_free(tq);
+	tp_free(tp);
+}
+
 /* A process started anew under a pid whose thread the lookup cache still
  * holds (ftrace fork after pid reuse): the next lookup of that tid finds the
  * new main thread, not the dead one. */
