@@ -197,16 +197,18 @@ enum tp_col_type {
  * the cpu table's (cpu.cpu of ucpu), computed, as in the two tables
  * below: a row stores only ucpu. dur is stored in 32 bits (dur_lo, see
  * TP_DUR_WIDE): write it with tp_sched_set_dur(), read it with
- * tp_sched_dur(). */
+ * tp_sched_dur(); priority in 8 (priority_lo, see TP_PRIO_WIDE):
+ * tp_sched_set_priority(), tp_sched_priority(). */
 #define TP_SCHED_COLUMNS(X, T)                                                    \
 	X(T, ts, TP_I64, 0)                                                       \
 	X(T, dur_lo, TP_U32, TP_COL_HIDDEN)                                       \
 	X(T, utid, TP_U32, 0)                                                     \
 	X(T, end_state, TP_STR, 0)                                                \
-	X(T, priority, TP_I32, 0)                                                 \
+	X(T, priority_lo, TP_U8, TP_COL_HIDDEN)                                   \
 	X(T, ucpu, TP_U32, 0)
 #define TP_SCHED_COMPUTED(X, T)                                                   \
 	X(T, dur, TP_I64, TP_COL_COMPUTED)                                        \
+	X(T, priority, TP_I64, TP_COL_COMPUTED)                                   \
 	X(T, cpu, TP_U32, TP_COL_COMPUTED)
 
 /* thread_state: a thread's scheduling state over [ts, ts + dur) (dur -1:
@@ -241,6 +243,10 @@ enum tp_col_type {
  * (row -> dur), for longer or other negative durations. */
 #define TP_DUR_OPEN UINT32_MAX
 #define TP_DUR_WIDE (UINT32_MAX - 1)
+/* sched.priority in 8 bits: priority_lo is the priority when
+ * 0 <= priority < TP_PRIO_WIDE (a kernel priority is 0-139), TP_PRIO_WIDE
+ * when it is in the side map tp->sched_prio_wide (row -> priority). */
+#define TP_PRIO_WIDE UINT8_MAX
 
 /* ftrace_event (alias raw): every ftrace event, its fields as args. 16
  * bytes a row (model/ftrace.c): ts is stored as ts_off, the offset from
@@ -754,6 +760,7 @@ struct tp {
 	} ftrace_rows;
 	/* sched and thread_state durations that do not fit dur_lo. */
 	struct hmap sched_dur_wide, thread_state_dur_wide;
+	struct hmap sched_prio_wide; /* sched priorities not in priority_lo */
 
 	/* pid -> upid, (upid<<32 | tid) and tid -> utid, uuid -> track id ... */
 	struct hmap pid_to_upid;  /* pid -> upid of the live process */
@@ -1218,6 +1225,25 @@ static inline void tp_thread_state_set_dur(struct tp *tp, uint32_t row, int64_t 
 static inline int64_t tp_thread_state_dur(const struct tp *tp, uint32_t row)
 {
 	return tp_dur_of(&tp->thread_state_dur_wide, row, tp->t.thread_state.dur_lo[row]);
+}
+/* priority of a sched row, stored as TP_PRIO_WIDE says: the setter is the
+ * only writer of priority_lo. */
+void tp_sched_set_priority_wide(struct tp *tp, uint32_t row, int32_t prio);
+static inline void tp_sched_set_priority(struct tp *tp, uint32_t row, int32_t prio)
+{
+	if (__builtin_expect((uint32_t)prio < TP_PRIO_WIDE, 1))
+		tp->t.sched.priority_lo[row] = (uint8_t)prio;
+	else
+		tp_sched_set_priority_wide(tp, row, prio);
+}
+static inline int32_t tp_sched_priority(const struct tp *tp, uint32_t row)
+{
+	uint64_t v = 0;
+	uint8_t lo = tp->t.sched.priority_lo[row];
+	if (lo < TP_PRIO_WIDE)
+		return lo;
+	hmap_get(&tp->sched_prio_wide, row, &v);
+	return (int32_t)(int64_t)v;
 }
 /* A value on the cpu counter track of type ("cpu_frequency", ...) named
  * name (pool id). */

@@ -685,12 +685,13 @@ TEST(tp_model_ftrace_event_narrow_rows)
 	tp_free(tp);
 }
 
-/* sched and thread_state keep dur in 32 bits: every duration reads back as
- * written, through the getters and the SQL column, at the edges of what
- * fits (the largest stored, the first in the side map), open rows (-1),
- * other negative ones and a slice over the 4.29 s of 32 bits; a row
- * rewritten from wide to narrow reads the narrow value. */
-TEST(tp_model_sched_dur_32bit)
+/* sched and thread_state keep dur in 32 bits, sched its priority in 8:
+ * every value reads back as written, through the getters and the SQL
+ * column, at the edges of what fits (the largest stored, the first in the
+ * side map), open rows (-1), other negative ones and a slice over the
+ * 4.29 s of 32 bits; a row rewritten from wide to narrow reads the narrow
+ * value. */
+TEST(tp_model_sched_narrow_columns)
 {
 	static const int64_t durs[] = {0, 1, TP_DUR_WIDE - 1, TP_DUR_WIDE, TP_DUR_OPEN,
 				       (int64_t)1 << 40, -1, -2, INT64_MAX, INT64_MIN};
@@ -713,6 +714,18 @@ TEST(tp_model_sched_dur_32bit)
 	}
 	tp_sched_set_dur(tp, 5, 77);
 	CHECK_EQ(tp_sched_dur(tp, 5), 77);
+
+	/* priority in 8 bits, the rest in a side map. */
+	static const int32_t prios[] = {0, 120, 139, TP_PRIO_WIDE - 1, TP_PRIO_WIDE, 256, -1,
+					INT32_MIN, INT32_MAX, 100};
+	for (uint32_t i = 0; i < N; i++)
+		tp_sched_set_priority(tp, i, prios[i]);
+	for (uint32_t i = 0; i < N; i++) {
+		int64_t v;
+		CHECK_EQ(tp_sched_priority(tp, i), prios[i]);
+		tp_sched_computed_priority(tp, i, &v);
+		CHECK_EQ(v, prios[i]);
+	}
 
 	/* Through the ftrace model: a thread running for 10 s, then switched
 	 * out; its sched slice and Running state both last 10 s. */

@@ -1188,7 +1188,7 @@ TEST(tp_proto_ftrace_sched_switch)
 	uint32_t cpu;
 	tp_sched_computed_cpu(tp, 0, &cpu);
 	CHECK_EQ(cpu, 1);
-	CHECK_EQ(s->priority[0], 110);
+	CHECK_EQ(tp_sched_priority(tp, 0), 110);
 	CHECK_STR_EQ(sname(tp, s->end_state[0]), "S");
 	CHECK_EQ(s->utid[1], 0);
 	CHECK_STR_EQ(sname(tp, s->end_state[1]), "R+");

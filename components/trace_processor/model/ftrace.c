@@ -202,7 +202,7 @@ void tp_ftrace_sched_switch(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uin
 	s->dur_lo[row] = TP_DUR_OPEN;
 	s->ucpu[row] = c->ucpu;
 	s->utid[row] = next_utid;
-	s->priority[row] = next_prio;
+	tp_sched_set_priority(tp, row, next_prio);
 	c->pending = row;
 	c->has_last = true;
 	c->last_pid = next_pid;
@@ -353,6 +353,7 @@ void tp_ftrace_rows_release(struct tp *tp)
 	memset(fr, 0, sizeof *fr);
 	hmap_release(&tp->sched_dur_wide);
 	hmap_release(&tp->thread_state_dur_wide);
+	hmap_release(&tp->sched_prio_wide);
 }
 
 void tp_ftrace_event_computed_ts(const struct tp *tp, uint32_t row, void *out)
@@ -403,6 +404,18 @@ __attribute__((noinline, cold)) uint32_t tp_dur_lo_wide(struct hmap *wide, uint3
 		return TP_DUR_OPEN;
 	hmap_put(wide, row, (uint64_t)dur);
 	return TP_DUR_WIDE;
+}
+
+__attribute__((noinline, cold)) void tp_sched_set_priority_wide(struct tp *tp, uint32_t row,
+								  int32_t prio)
+{
+	tp->t.sched.priority_lo[row] = TP_PRIO_WIDE;
+	hmap_put(&tp->sched_prio_wide, row, (uint64_t)(int64_t)prio);
+}
+
+void tp_sched_computed_priority(const struct tp *tp, uint32_t row, void *out)
+{
+	*(int64_t *)out = tp_sched_priority(tp, row);
 }
 
 void tp_sched_computed_dur(const struct tp *tp, uint32_t row, void *out)

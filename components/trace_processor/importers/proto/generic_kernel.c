@@ -224,7 +224,7 @@ static void task_state(struct proto_importer *im, int64_t ts, const uint8_t *p, 
 		s->dur_lo[row] = TP_DUR_OPEN;
 		s->utid[row] = utid;
 		s->end_state[row] = 0;
-		s->priority[row] = prio;
+		tp_sched_set_priority(tp, row, prio);
 		s->ucpu[row] = ucpu;
 		*c = (struct gk_cpu){.slice = row, .tid = tid, .utid = utid};
 		push_state(im, ts, utid, name, ucpu);
