@@ -429,6 +429,7 @@ enum tp_col_type {
 #define TP_TABLE_STRUCT_(sql, s, COLS, COMP)                                   \
 	struct tp_##s##_table {                                                \
 		uint32_t n, cap;                                               \
+		bool sparse_live; /* some sparse column exists */              \
 		COLS(TP_COL_FIELD_, s)                                            \
 	};
 TP_TABLES(TP_TABLE_STRUCT_)
@@ -440,7 +441,11 @@ TP_TABLES(TP_TABLE_STRUCT_)
  * the caller's stores then overwrite the NULLs in place; only growing
  * (tp_<table>_grow, storage.c) is a call. */
 #define TP_INIT_COL_(s, name, type, flags)                                     \
-	if (!((flags) & TP_COL_SPARSE) || t->name)                             \
+	if (!((flags) & TP_COL_SPARSE))                                        \
+		t->name[row] = TP_NEW_##type;
+/* Sparse columns are tested only once one of the table's exists. */
+#define TP_INIT_SPARSE_(s, name, type, flags)                                  \
+	if (((flags) & TP_COL_SPARSE) && t->name)                              \
 		t->name[row] = TP_NEW_##type;
 #define TP_APPEND_DECL_(sql, s, COLS, COMP)                                    \
 	void tp_##s##_grow(struct tp_##s##_table *t);                          \
@@ -450,6 +455,9 @@ TP_TABLES(TP_TABLE_STRUCT_)
 			tp_##s##_grow(t);                                      \
 		uint32_t row = t->n++;                                         \
 		COLS(TP_INIT_COL_, s)                                          \
+		if (__builtin_expect(t->sparse_live, 0)) {                     \
+			COLS(TP_INIT_SPARSE_, s)                               \
+		}                                                              \
 		return row;                                                    \
 	}
 TP_TABLES(TP_APPEND_DECL_)
@@ -475,6 +483,7 @@ void *tp_col_materialize(enum tp_col_type type, uint32_t cap, uint32_t n);
 			if (TP_ISNEW_##type(v))                                       \
 				return;                                               \
 			t->name = tp_col_materialize(type, t->cap, t->n);                   \
+			t->sparse_live = true;                                        \
 		}                                                                     \
 		t->name[row] = v;                                                     \
 	}
