@@ -195,24 +195,31 @@ enum tp_col_type {
 /* sched: one row per sched_switch (ftrace), the slice of the thread switched
  * in on that cpu; dur -1 and end_state NULL while still running. cpu is
  * the cpu table's (cpu.cpu of ucpu), computed, as in the two tables
- * below: a row stores only ucpu. */
+ * below: a row stores only ucpu. dur is stored in 32 bits (dur_lo, see
+ * TP_DUR_WIDE): write it with tp_sched_set_dur(), read it with
+ * tp_sched_dur(); priority in 8 (priority_lo, see TP_PRIO_WIDE):
+ * tp_sched_set_priority(), tp_sched_priority(). */
 #define TP_SCHED_COLUMNS(X, T)                                                    \
 	X(T, ts, TP_I64, 0)                                                       \
-	X(T, dur, TP_I64, 0)                                                      \
+	X(T, dur_lo, TP_U32, TP_COL_HIDDEN)                                       \
 	X(T, utid, TP_U32, 0)                                                     \
 	X(T, end_state, TP_STR, 0)                                                \
-	X(T, priority, TP_I32, 0)                                                 \
+	X(T, priority_lo, TP_U8, TP_COL_HIDDEN)                                   \
 	X(T, ucpu, TP_U32, 0)
-#define TP_SCHED_COMPUTED(X, T) X(T, cpu, TP_U32, TP_COL_COMPUTED)
+#define TP_SCHED_COMPUTED(X, T)                                                   \
+	X(T, dur, TP_I64, TP_COL_COMPUTED)                                        \
+	X(T, priority, TP_I64, TP_COL_COMPUTED)                                   \
+	X(T, cpu, TP_U32, TP_COL_COMPUTED)
 
 /* thread_state: a thread's scheduling state over [ts, ts + dur) (dur -1:
  * still open at the end of the trace). cpu is set while Running, the
  * waker after a wakeup (both kept in ucpu_or_waker). The
  * blocked reason columns are sparse: only D states after a
- * sched_blocked_reason have them. */
+ * sched_blocked_reason have them. dur is stored in 32 bits as in sched:
+ * tp_thread_state_set_dur(), tp_thread_state_dur(). */
 #define TP_THREAD_STATE_COLUMNS(X, T)                                             \
 	X(T, ts, TP_I64, 0)                                                       \
-	X(T, dur, TP_I64, 0)                                                      \
+	X(T, dur_lo, TP_U32, TP_COL_HIDDEN)                                       \
 	X(T, utid, TP_U32, 0)                                                     \
 	X(T, state, TP_STR, 0)                                                    \
 	X(T, io_wait, TP_I64N, TP_COL_SPARSE)                                     \
@@ -221,6 +228,7 @@ enum tp_col_type {
 	X(T, irq_context, TP_I64N, TP_COL_SPARSE)                                 \
 	X(T, ucpu_or_waker, TP_U32N, TP_COL_HIDDEN)
 #define TP_THREAD_STATE_COMPUTED(X, T)                                            \
+	X(T, dur, TP_I64, TP_COL_COMPUTED)                                        \
 	X(T, waker_utid, TP_U32N, TP_COL_COMPUTED)                                \
 	X(T, ucpu, TP_U32N, TP_COL_COMPUTED)                                      \
 	X(T, cpu, TP_U32N, TP_COL_COMPUTED)
@@ -228,6 +236,17 @@ enum tp_col_type {
  * never both: one column holds either, the cpu tagged with this bit
  * (utids stay below it: tables hold fewer than 2^31 rows). Read them through tp_thread_state_computed_*. */
 #define TP_THREAD_STATE_UCPU 0x80000000u
+/* dur of sched and thread_state in 32 bits (4 bytes a row fewer; a slice
+ * of a thread on a cpu or a state rarely lasts 4.29 s): dur_lo holds dur
+ * when 0 <= dur < TP_DUR_WIDE, TP_DUR_OPEN for -1 (still open), and
+ * TP_DUR_WIDE when the value is in the table's side map tp->dur_wide
+ * (row -> dur), for longer or other negative durations. */
+#define TP_DUR_OPEN UINT32_MAX
+#define TP_DUR_WIDE (UINT32_MAX - 1)
+/* sched.priority in 8 bits: priority_lo is the priority when
+ * 0 <= priority < TP_PRIO_WIDE (a kernel priority is 0-139), TP_PRIO_WIDE
+ * when it is in the side map tp->sched_prio_wide (row -> priority). */
+#define TP_PRIO_WIDE UINT8_MAX
 
 /* ftrace_event (alias raw): every ftrace event, its fields as args. 16
  * bytes a row (model/ftrace.c): ts is stored as ts_off, the offset from
@@ -410,6 +429,7 @@ enum tp_col_type {
 #define TP_TABLE_STRUCT_(sql, s, COLS, COMP)                                   \
 	struct tp_##s##_table {                                                \
 		uint32_t n, cap;                                               \
+		bool sparse_live; /* some sparse column exists */              \
 		COLS(TP_COL_FIELD_, s)                                            \
 	};
 TP_TABLES(TP_TABLE_STRUCT_)
@@ -421,7 +441,11 @@ TP_TABLES(TP_TABLE_STRUCT_)
  * the caller's stores then overwrite the NULLs in place; only growing
  * (tp_<table>_grow, storage.c) is a call. */
 #define TP_INIT_COL_(s, name, type, flags)                                     \
-	if (!((flags) & TP_COL_SPARSE) || t->name)                             \
+	if (!((flags) & TP_COL_SPARSE))                                        \
+		t->name[row] = TP_NEW_##type;
+/* Sparse columns are tested only once one of the table's exists. */
+#define TP_INIT_SPARSE_(s, name, type, flags)                                  \
+	if (((flags) & TP_COL_SPARSE) && t->name)                              \
 		t->name[row] = TP_NEW_##type;
 #define TP_APPEND_DECL_(sql, s, COLS, COMP)                                    \
 	void tp_##s##_grow(struct tp_##s##_table *t);                          \
@@ -431,6 +455,9 @@ TP_TABLES(TP_TABLE_STRUCT_)
 			tp_##s##_grow(t);                                      \
 		uint32_t row = t->n++;                                         \
 		COLS(TP_INIT_COL_, s)                                          \
+		if (__builtin_expect(t->sparse_live, 0)) {                     \
+			COLS(TP_INIT_SPARSE_, s)                               \
+		}                                                              \
 		return row;                                                    \
 	}
 TP_TABLES(TP_APPEND_DECL_)
@@ -456,6 +483,7 @@ void *tp_col_materialize(enum tp_col_type type, uint32_t cap, uint32_t n);
 			if (TP_ISNEW_##type(v))                                       \
 				return;                                               \
 			t->name = tp_col_materialize(type, t->cap, t->n);                   \
+			t->sparse_live = true;                                        \
 		}                                                                     \
 		t->name[row] = v;                                                     \
 	}
@@ -739,6 +767,9 @@ struct tp {
 		VEC(int64_t) ts_base;
 		struct hmap ts_wide; /* row -> ts */
 	} ftrace_rows;
+	/* sched and thread_state durations that do not fit dur_lo. */
+	struct hmap sched_dur_wide, thread_state_dur_wide;
+	struct hmap sched_prio_wide; /* sched priorities not in priority_lo */
 
 	/* pid -> upid, (upid<<32 | tid) and tid -> utid, uuid -> track id ... */
 	struct hmap pid_to_upid;  /* pid -> upid of the live process */
@@ -1166,8 +1197,64 @@ void tp_ftrace_process_exit(struct tp *tp, int64_t ts, int64_t tid);
 /* A `ftrace_event` row; returns its id. flags: TP_NULL_U32 unknown. */
 uint32_t tp_ftrace_raw(struct tp *tp, struct tp_ftrace *f, int64_t ts, uint32_t cpu,
 		       uint32_t name, uint32_t utid, uint32_t flags, uint32_t args);
-/* Free tp->ftrace_rows (tp_free). */
+/* Free tp->ftrace_rows and the dur side maps (tp_free). */
 void tp_ftrace_rows_release(struct tp *tp);
+
+/* dur of a sched / thread_state row, stored as TP_DUR_WIDE says: the
+ * setters are the only writers of dur_lo (any importer, any thread the
+ * tp is used on); the getters read it back. */
+uint32_t tp_dur_lo_wide(struct hmap *wide, uint32_t row, int64_t dur);
+static inline uint32_t tp_dur_lo(struct hmap *wide, uint32_t row, int64_t dur)
+{
+	if (__builtin_expect((uint64_t)dur < TP_DUR_WIDE, 1))
+		return (uint32_t)dur;
+	return tp_dur_lo_wide(wide, row, dur);
+}
+static inline int64_t tp_dur_of(const struct hmap *wide, uint32_t row, uint32_t lo)
+{
+	uint64_t v = 0;
+	if (lo < TP_DUR_WIDE)
+		return lo;
+	if (lo == TP_DUR_OPEN)
+		return -1;
+	hmap_get(wide, row, &v);
+	return (int64_t)v;
+}
+static inline void tp_sched_set_dur(struct tp *tp, uint32_t row, int64_t dur)
+{
+	tp->t.sched.dur_lo[row] = tp_dur_lo(&tp->sched_dur_wide, row, dur);
+}
+static inline int64_t tp_sched_dur(const struct tp *tp, uint32_t row)
+{
+	return tp_dur_of(&tp->sched_dur_wide, row, tp->t.sched.dur_lo[row]);
+}
+static inline void tp_thread_state_set_dur(struct tp *tp, uint32_t row, int64_t dur)
+{
+	tp->t.thread_state.dur_lo[row] = tp_dur_lo(&tp->thread_state_dur_wide, row, dur);
+}
+static inline int64_t tp_thread_state_dur(const struct tp *tp, uint32_t row)
+{
+	return tp_dur_of(&tp->thread_state_dur_wide, row, tp->t.thread_state.dur_lo[row]);
+}
+/* priority of a sched row, stored as TP_PRIO_WIDE says: the setter is the
+ * only writer of priority_lo. */
+void tp_sched_set_priority_wide(struct tp *tp, uint32_t row, int32_t prio);
+static inline void tp_sched_set_priority(struct tp *tp, uint32_t row, int32_t prio)
+{
+	if (__builtin_expect((uint32_t)prio < TP_PRIO_WIDE, 1))
+		tp->t.sched.priority_lo[row] = (uint8_t)prio;
+	else
+		tp_sched_set_priority_wide(tp, row, prio);
+}
+static inline int32_t tp_sched_priority(const struct tp *tp, uint32_t row)
+{
+	uint64_t v = 0;
+	uint8_t lo = tp->t.sched.priority_lo[row];
+	if (lo < TP_PRIO_WIDE)
+		return lo;
+	hmap_get(&tp->sched_prio_wide, row, &v);
+	return (int32_t)(int64_t)v;
+}
 /* A value on the cpu counter track of type ("cpu_frequency", ...) named
  * name (pool id). */
 void tp_ftrace_cpu_counter(struct tp *tp, const char *type, uint32_t name, uint32_t cpu,

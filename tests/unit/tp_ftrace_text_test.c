@@ -160,8 +160,8 @@ TEST(tp_ftrace_text_trace_cmd_raw_and_latency)
 	uint32_t cpu;
 	tp_sched_computed_cpu(tp, 0, &cpu);
 	CHECK_EQ(cpu, 1);
-	CHECK_EQ(s->dur[0], 100000);
-	CHECK_EQ(s->priority[0], 110);
+	CHECK_EQ(tp_sched_dur(tp, 0), 100000);
+	CHECK_EQ(tp_sched_priority(tp, 0), 110);
 	CHECK_STR_EQ(str(tp, s->end_state[0]), "R"); /* numeric: TASK_REPORT bits */
 	CHECK_EQ(tp->stats[TP_STAT_systrace_parse_failure], 0);
 	tp_free(tp);
@@ -281,7 +281,7 @@ TEST(tp_ftrace_text_embedded_api)
 	ftrace_text_end(ft);
 	ftrace_text_free(ft);
 	CHECK_EQ(tp->t.sched.n, 2);
-	CHECK_EQ(tp->t.sched.dur[0], 1000);
+	CHECK_EQ(tp_sched_dur(tp, 0), 1000);
 	CHECK_STR_EQ(str(tp, tp->t.sched.end_state[0]), "R+");
 	CHECK_EQ(tp->t.thread_state.n, 4);
 	tp_free(tp);
@@ -384,7 +384,7 @@ TEST(tp_ftrace_text_json_system_trace_events)
 		CHECK_EQ(s->ts[js], 50000000000ll);
 		CHECK_EQ(tp->t.sched.n, 1);
 		CHECK_EQ(tp->t.sched.ts[0], 50000040000ll);
-		CHECK_EQ(tp->t.sched.priority[0], 110);
+		CHECK_EQ(tp_sched_priority(tp, 0), 110);
 		CHECK_STR_EQ(str(tp, tp->t.thread.name[tp->t.sched.utid[0]]), "Render\\Thread");
 		tp_free(tp);
 	}

@@ -254,7 +254,7 @@ TEST(tp_json_thread_state)
 	const struct tp_thread_state_table *t = &tp->t.thread_state;
 	CHECK_EQ(t->n, 4);
 	CHECK_EQ(t->ts[0], 1000);
-	CHECK_EQ(t->dur[0], 5000);
+	CHECK_EQ(tp_thread_state_dur(tp, 0), 5000);
 	CHECK_STR_EQ(s_(tp, t->state[0]), "Running");
 	CHECK_EQ(tp_get_thread_state_io_wait(t, 0), TP_NULL_I64);
 	uint32_t cpu;
@@ -267,7 +267,7 @@ TEST(tp_json_thread_state)
 	CHECK_STR_EQ(s_(tp, t->state[3]), "R");
 	CHECK_EQ(tp->t.sched.n, 1);
 	CHECK_EQ(tp->t.sched.ts[0], 1000);
-	CHECK_EQ(tp->t.sched.dur[0], 5000);
+	CHECK_EQ(tp_sched_dur(tp, 0), 5000);
 	tp_sched_computed_cpu(tp, 0, &cpu);
 	CHECK_EQ(cpu, 3);
 	CHECK_EQ(tp->t.cpu.cpu[tp->t.sched.ucpu[0]], 3);

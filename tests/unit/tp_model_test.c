@@ -543,6 +543,44 @@ TEST(tp_model_sorter_streams)
 	tp_free(tp);
 }
 
+/* Runs that win several events in a row (bursts) and tie across runs:
+ * the order is (ts, push order) with 5 runs (a tree padded to 8 leaves),
+ * streaming and at the flush. */
+TEST(tp_model_sorter_bursts_in_order)
+{
+	for (int stream = 0; stream < 2; stream++) {
+		struct tp *tp = tp_new(NULL);
+		struct tp_sorter *s = tp_sorter_new();
+		struct stream_ctx o = {.s = s, .last_ts = INT64_MIN, .ordered = true};
+		if (stream)
+			tp_sorter_set_window(s, 8192);
+		int64_t ts[5] = {0};
+		uint64_t key = 0;
+		uint32_t x = 12345;
+		/* Every run has pushed before anything goes (a run never heard
+		 * from holds nothing back). */
+		for (uint32_t src = 0; src < 5; src++, key++)
+			CHECK(tp_sorter_push_src(s, src, 0, &key, sizeof key) != NULL);
+		while (key < 60000) {
+			x = x * 1103515245u + 12345u;
+			uint32_t src = (x >> 16) % 5, burst = 1 + (x >> 8) % 40;
+			for (uint32_t i = 0; i < burst; i++, key++) {
+				/* steps of 0 or 1 on a coarse clock: many ties */
+				ts[src] += (x >> (i % 24)) & 1;
+				CHECK(tp_sorter_push_src(s, src, ts[src], &key, sizeof key) != NULL);
+			}
+			if (stream && tp_sorter_want_extract(s))
+				tp_sorter_extract(s, tp, stream_collect, &o);
+		}
+		tp_sorter_flush(s, tp, stream_collect, &o);
+		CHECK_EQ(o.n, key);
+		CHECK(o.ordered);
+		CHECK_EQ(tp->stats[TP_STAT_sorter_push_event_out_of_order], 0);
+		tp_sorter_free(s);
+		tp_free(tp);
+	}
+}
+
 TEST(tp_model_sorter_late_dropped)
 {
 	struct tp *tp = tp_new(NULL);
@@ -682,6 +720,67 @@ TEST(tp_model_ftrace_event_narrow_rows)
 		CHECK_EQ(tp->t.ftrace_event.arg_set_id[i], i + 1);
 	}
 	tp_ftrace_release(&f);
+	tp_free(tp);
+}
+
+/* sched and thread_state keep dur in 32 bits, sched its priority in 8:
+ * every value reads back as written, through the getters and the SQL
+ * column, at the edges of what fits (the largest stored, the first in the
+ * side map), open rows (-1), other negative ones and a slice over the
+ * 4.29 s of 32 bits; a row rewritten from wide to narrow reads the narrow
+ * value. */
+TEST(tp_model_sched_narrow_columns)
+{
+	static const int64_t durs[] = {0, 1, TP_DUR_WIDE - 1, TP_DUR_WIDE, TP_DUR_OPEN,
+				       (int64_t)1 << 40, -1, -2, INT64_MAX, INT64_MIN};
+	enum { N = sizeof durs / sizeof durs[0] };
+	struct tp *tp = tp_new(NULL);
+	for (uint32_t i = 0; i < N; i++) {
+		uint32_t s = tp_sched_append(&tp->t.sched);
+		uint32_t t = tp_thread_state_append(&tp->t.thread_state);
+		tp_sched_set_dur(tp, s, durs[i]);
+		tp_thread_state_set_dur(tp, t, durs[N - 1 - i]);
+	}
+	for (uint32_t i = 0; i < N; i++) {
+		int64_t v;
+		CHECK_EQ(tp_sched_dur(tp, i), durs[i]);
+		CHECK_EQ(tp_thread_state_dur(tp, i), durs[N - 1 - i]);
+		tp_sched_computed_dur(tp, i, &v);
+		CHECK_EQ(v, durs[i]);
+		tp_thread_state_computed_dur(tp, i, &v);
+		CHECK_EQ(v, durs[N - 1 - i]);
+	}
+	tp_sched_set_dur(tp, 5, 77);
+	CHECK_EQ(tp_sched_dur(tp, 5), 77);
+
+	/* priority in 8 bits, the rest in a side map. */
+	static const int32_t prios[] = {0, 120, 139, TP_PRIO_WIDE - 1, TP_PRIO_WIDE, 256, -1,
+					INT32_MIN, INT32_MAX, 100};
+	for (uint32_t i = 0; i < N; i++)
+		tp_sched_set_priority(tp, i, prios[i]);
+	for (uint32_t i = 0; i < N; i++) {
+		int64_t v;
+		CHECK_EQ(tp_sched_priority(tp, i), prios[i]);
+		tp_sched_computed_priority(tp, i, &v);
+		CHECK_EQ(v, prios[i]);
+	}
+
+	/* Through the ftrace model: a thread running for 10 s, then switched
+	 * out; its sched slice and Running state both last 10 s. */
+	struct tp *tq = tp_new(NULL);
+	struct tp_ftrace f;
+	tp_ftrace_init(tq, &f);
+	uint32_t a = tp_intern_cstr(tq, "a"), b = tp_intern_cstr(tq, "b");
+	tp_ftrace_sched_switch(tq, &f, 1000, 0, false, 0, 0, 0, 10, a, 120);
+	tp_ftrace_sched_switch(tq, &f, 1000 + 10000000000, 0, false, 10, a,
+			       tp_intern_cstr(tq, "S"), 11, b, 120);
+	CHECK_EQ(tq->t.sched.n, 2);
+	CHECK_EQ(tp_sched_dur(tq, 0), 10000000000);
+	CHECK_EQ(tp_sched_dur(tq, 1), -1);
+	CHECK_EQ(tp_thread_state_dur(tq, 0), 10000000000);
+	CHECK_EQ(tp_thread_state_dur(tq, tq->t.thread_state.n - 1), -1);
+	tp_ftrace_release(&f);
+	tp_free(tq);
 	tp_free(tp);
 }
 

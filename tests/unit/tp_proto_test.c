@@ -1183,16 +1183,16 @@ TEST(tp_proto_ftrace_sched_switch)
 	struct tp_sched_table *s = &tp->t.sched;
 	CHECK_EQ(s->n, 3);
 	CHECK_EQ(s->ts[0], 1000);
-	CHECK_EQ(s->dur[0], 1000);
+	CHECK_EQ(tp_sched_dur(tp, 0), 1000);
 	CHECK_EQ(s->utid[0], a);
 	uint32_t cpu;
 	tp_sched_computed_cpu(tp, 0, &cpu);
 	CHECK_EQ(cpu, 1);
-	CHECK_EQ(s->priority[0], 110);
+	CHECK_EQ(tp_sched_priority(tp, 0), 110);
 	CHECK_STR_EQ(sname(tp, s->end_state[0]), "S");
 	CHECK_EQ(s->utid[1], 0);
 	CHECK_STR_EQ(sname(tp, s->end_state[1]), "R+");
-	CHECK_EQ(s->dur[2], -1);
+	CHECK_EQ(tp_sched_dur(tp, 2), -1);
 	CHECK_EQ(s->end_state[2], 0);
 
 	struct tp_thread_state_table *ts = &tp->t.thread_state;
@@ -1210,7 +1210,7 @@ TEST(tp_proto_ftrace_sched_switch)
 	for (uint32_t i = 0; i < 4 && i < ts->n; i++) {
 		CHECK_EQ(ts->utid[i], a);
 		CHECK_EQ(ts->ts[i], want[i].ts);
-		CHECK_EQ(ts->dur[i], want[i].dur);
+		CHECK_EQ(tp_thread_state_dur(tp, i), want[i].dur);
 		CHECK_STR_EQ(sname(tp, ts->state[i]), want[i].state);
 		tp_thread_state_computed_cpu(tp, i, &cpu);
 		CHECK_EQ(cpu, want[i].cpu);
@@ -1432,7 +1432,7 @@ TEST(tp_proto_ftrace_compact_sched)
 	CHECK_EQ(tp->t.thread_state.n, 2);
 	CHECK_EQ(tp->t.thread_state.utid[0], a);
 	CHECK_STR_EQ(sname(tp, tp->t.thread_state.state[0]), "D");
-	CHECK_EQ(tp->t.thread_state.dur[0], 500);
+	CHECK_EQ(tp_thread_state_dur(tp, 0), 500);
 	CHECK_STR_EQ(sname(tp, tp->t.thread_state.state[1]), "R");
 	uint32_t waker;
 	tp_thread_state_computed_waker_utid(tp, 1, &waker);

@@ -161,11 +161,11 @@ static inline void state_next(struct tp *tp, struct tp_ftrace *fs, uint32_t utid
 		return;
 	struct tp_thread_state_table *t = &tp->t.thread_state;
 	struct tp_ftrace_thread *th = thread_of(fs, utid);
-	if (th->state != TP_NULL_U32 && t->dur[th->state] == -1)
-		t->dur[th->state] = ts - t->ts[th->state];
+	if (th->state != TP_NULL_U32 && t->dur_lo[th->state] == TP_DUR_OPEN)
+		tp_thread_state_set_dur(tp, th->state, ts - t->ts[th->state]);
 	uint32_t row = tp_thread_state_append(t);
 	t->ts[row] = ts;
-	t->dur[row] = -1;
+	t->dur_lo[row] = TP_DUR_OPEN;
 	t->utid[row] = utid;
 	t->state[row] = st;
 	TB_DCHECK(ucpu == TP_NULL_U32 || waker == TP_NULL_U32);
@@ -191,7 +191,7 @@ void tp_ftrace_sched_switch(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uin
 	struct tp_sched_table *s = &tp->t.sched;
 	if (c->pending != TP_NULL_U32) {
 		if (compact || prev_pid == c->last_pid) {
-			s->dur[c->pending] = ts - s->ts[c->pending];
+			tp_sched_set_dur(tp, c->pending, ts - s->ts[c->pending]);
 			s->end_state[c->pending] = end_state;
 		} else {
 			tp_stat_inc(tp, TP_STAT_mismatched_sched_switch_tids);
@@ -199,10 +199,10 @@ void tp_ftrace_sched_switch(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uin
 	}
 	uint32_t row = tp_sched_append(s);
 	s->ts[row] = ts;
-	s->dur[row] = -1;
+	s->dur_lo[row] = TP_DUR_OPEN;
 	s->ucpu[row] = c->ucpu;
 	s->utid[row] = next_utid;
-	s->priority[row] = next_prio;
+	tp_sched_set_priority(tp, row, next_prio);
 	c->pending = row;
 	c->has_last = true;
 	c->last_pid = next_pid;
@@ -351,6 +351,9 @@ void tp_ftrace_rows_release(struct tp *tp)
 	vec_release(&fr->ts_base);
 	hmap_release(&fr->ts_wide);
 	memset(fr, 0, sizeof *fr);
+	hmap_release(&tp->sched_dur_wide);
+	hmap_release(&tp->thread_state_dur_wide);
+	hmap_release(&tp->sched_prio_wide);
 }
 
 void tp_ftrace_event_computed_ts(const struct tp *tp, uint32_t row, void *out)
@@ -390,6 +393,39 @@ void tp_ftrace_event_computed_ucpu(const struct tp *tp, uint32_t row, void *out)
 static uint32_t cpu_of_ucpu(const struct tp *tp, uint32_t ucpu)
 {
 	return ucpu < tp->t.cpu.n ? tp->t.cpu.cpu[ucpu] : TP_NULL_U32;
+}
+
+/* The dur_lo of a duration that does not fit in it (tp_dur_lo's slow
+ * path, kept out of the hot callers). */
+__attribute__((noinline, cold)) uint32_t tp_dur_lo_wide(struct hmap *wide, uint32_t row,
+							 int64_t dur)
+{
+	if (dur == -1)
+		return TP_DUR_OPEN;
+	hmap_put(wide, row, (uint64_t)dur);
+	return TP_DUR_WIDE;
+}
+
+__attribute__((noinline, cold)) void tp_sched_set_priority_wide(struct tp *tp, uint32_t row,
+								  int32_t prio)
+{
+	tp->t.sched.priority_lo[row] = TP_PRIO_WIDE;
+	hmap_put(&tp->sched_prio_wide, row, (uint64_t)(int64_t)prio);
+}
+
+void tp_sched_computed_priority(const struct tp *tp, uint32_t row, void *out)
+{
+	*(int64_t *)out = tp_sched_priority(tp, row);
+}
+
+void tp_sched_computed_dur(const struct tp *tp, uint32_t row, void *out)
+{
+	*(int64_t *)out = tp_sched_dur(tp, row);
+}
+
+void tp_thread_state_computed_dur(const struct tp *tp, uint32_t row, void *out)
+{
+	*(int64_t *)out = tp_thread_state_dur(tp, row);
 }
 
 void tp_sched_computed_cpu(const struct tp *tp, uint32_t row, void *out)

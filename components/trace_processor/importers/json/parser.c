@@ -420,7 +420,7 @@ static void parse_thread_state(struct tp_importer *imp, const struct json_event 
 	struct tp_thread_state_table *t = &tp->t.thread_state;
 	uint32_t row = tp_thread_state_append(t);
 	t->ts[row] = e->ts;
-	t->dur[row] = e->dur;
+	tp_thread_state_set_dur(tp, row, e->dur);
 	t->utid[row] = utid;
 	t->state[row] = state;
 	int64_t cpu = -1;
@@ -466,7 +466,7 @@ static void parse_thread_state(struct tp_importer *imp, const struct json_event 
 	struct tp_sched_table *sc = &tp->t.sched;
 	uint32_t srow = tp_sched_append(sc);
 	sc->ts[srow] = e->ts;
-	sc->dur[srow] = e->dur;
+	tp_sched_set_dur(tp, srow, e->dur);
 	sc->ucpu[srow] = tp_cpu_for(tp, (uint32_t)cpu);
 	sc->utid[srow] = utid;
 }

@@ -111,7 +111,7 @@ static void push_state(struct proto_importer *im, int64_t ts, uint32_t utid, uin
 	struct tp_thread_state_table *t = &tp->t.thread_state;
 	struct gk_thread *th = gk_thread(gstate(im), utid);
 	if (th->state != TP_NULL_U32) {
-		t->dur[th->state] = ts - t->ts[th->state];
+		tp_thread_state_set_dur(tp, th->state, ts - t->ts[th->state]);
 		if (t->ts[th->state] == ts)
 			tp_stat_inc(tp, TP_STAT_generic_task_state_invalid_order);
 	}
@@ -119,7 +119,7 @@ static void push_state(struct proto_importer *im, int64_t ts, uint32_t utid, uin
 		return;
 	uint32_t row = tp_thread_state_append(t);
 	t->ts[row] = ts;
-	t->dur[row] = -1;
+	t->dur_lo[row] = TP_DUR_OPEN;
 	t->utid[row] = utid;
 	t->state[row] = state;
 	t->ucpu_or_waker[row] = ucpu != TP_NULL_U32 ? ucpu | TP_THREAD_STATE_UCPU : TP_NULL_U32;
@@ -214,30 +214,30 @@ static void task_state(struct proto_importer *im, int64_t ts, const uint8_t *p, 
 		if (c->slice != TP_NULL_U32) {
 			/* Another task's Running closes this cpu's slice; its
 			 * own event may come at the same ts with the state. */
-			s->dur[c->slice] = ts - s->ts[c->slice];
+			tp_sched_set_dur(tp, c->slice, ts - s->ts[c->slice]);
 			s->end_state[c->slice] = 0;
 			gk_thread(g, c->utid)->hanging = c->slice;
 			push_state(im, ts, c->utid, 0, TP_NULL_U32);
 		}
 		uint32_t row = tp_sched_append(s);
 		s->ts[row] = ts;
-		s->dur[row] = -1;
+		s->dur_lo[row] = TP_DUR_OPEN;
 		s->utid[row] = utid;
 		s->end_state[row] = 0;
-		s->priority[row] = prio;
+		tp_sched_set_priority(tp, row, prio);
 		s->ucpu[row] = ucpu;
 		*c = (struct gk_cpu){.slice = row, .tid = tid, .utid = utid};
 		push_state(im, ts, utid, name, ucpu);
 		return;
 	}
 	if (c->slice != TP_NULL_U32 && tid == c->tid) {
-		s->dur[c->slice] = ts - s->ts[c->slice];
+		tp_sched_set_dur(tp, c->slice, ts - s->ts[c->slice]);
 		s->end_state[c->slice] = name;
 		*c = (struct gk_cpu){.slice = TP_NULL_U32};
 	} else {
 		struct gk_thread *th = gk_thread(g, utid);
 		uint32_t h = th->hanging;
-		if (h != TP_NULL_U32 && s->dur[h] >= 0 && s->ts[h] + s->dur[h] == ts) {
+		if (h != TP_NULL_U32 && tp_sched_dur(tp, h) >= 0 && s->ts[h] + tp_sched_dur(tp, h) == ts) {
 			/* The end state of the slice another task closed. */
 			s->end_state[h] = name;
 			th->hanging = TP_NULL_U32;
