@@ -62,6 +62,12 @@ void *tb_memdup(const void *p, size_t n);
 void *tb_try_malloc(size_t n);
 void *tb_try_realloc(void *p, size_t n);
 
+/* Make the whole pages inside [p, p + n) resident and writable now, in one
+ * call (MADV_POPULATE_WRITE), instead of a page fault per 4 KiB as they are
+ * first written: for memory about to be filled front to back. Contents are
+ * unchanged. A hint: kernels before 5.14 refuse it and the pages fault in. */
+void tb_populate(void *p, size_t n);
+
 /* Bytes currently allocated through the funnel, and the high-water mark. */
 size_t tb_alloc_live_bytes(void);
 size_t tb_alloc_peak_bytes(void);

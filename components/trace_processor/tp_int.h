@@ -409,7 +409,7 @@ enum tp_col_type {
 #define TP_COL_FIELD_(s, name, type, flags) TP_CTYPE_##type *name;
 #define TP_TABLE_STRUCT_(sql, s, COLS, COMP)                                   \
 	struct tp_##s##_table {                                                \
-		uint32_t n, cap;                                               \
+		uint32_t n, cap, alloc; /* rows: used, populated, allocated */ \
 		COLS(TP_COL_FIELD_, s)                                            \
 	};
 TP_TABLES(TP_TABLE_STRUCT_)
@@ -455,7 +455,7 @@ void *tp_col_materialize(enum tp_col_type type, uint32_t cap, uint32_t n);
 		if (((flags) & TP_COL_SPARSE) && !t->name) {                          \
 			if (TP_ISNEW_##type(v))                                       \
 				return;                                               \
-			t->name = tp_col_materialize(type, t->cap, t->n);                   \
+			t->name = tp_col_materialize(type, t->alloc, t->n);                 \
 		}                                                                     \
 		t->name[row] = v;                                                     \
 	}
