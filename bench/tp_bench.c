@@ -323,7 +323,7 @@ static int load(const char *path)
 	struct feed f = {tp, 0};
 	double t0 = now_s(), c0 = cpu_s();
 	/* As the shell loads a file: mapped, fed in 4 MiB pieces. */
-	int rc = tb_feed_fd(fd, 4u << 20, feed_tp, &f);
+	int rc = tb_feed_fd(fd, 4u << 20, true, feed_tp, &f);
 	uint64_t total = f.total;
 	close(fd);
 	if (rc < 0 && !tp_error(tp)[0])

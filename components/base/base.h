@@ -437,13 +437,14 @@ int tb_set_cloexec(int fd, bool on);
 int tb_read_file(const char *path, char **buf, size_t *len, size_t max_bytes,
 		 struct tb_err *err);
 /* Hand every byte of fd, from its current offset to end of file, to
- * feed(ctx, p, n) in pieces of at most chunk bytes, in order. A regular file
- * read from offset 0 is mapped in windows (populated in one call each and
+ * feed(ctx, p, n) in pieces of at most chunk bytes, in order. With map, a
+ * regular file read from offset 0 is mapped in windows (populated in one call each and
  * unmapped once fed) instead of copied by read(); bytes appended after its
  * fstat, and every other fd, are read into a buffer. A truncation while a
  * window is mapped raises SIGBUS, as for any mmap reader. Returns 0, feed's
  * negative return (which stops feeding), or -errno from reading. */
-int tb_feed_fd(int fd, size_t chunk, int (*feed)(void *ctx, const uint8_t *p, size_t n), void *ctx);
+int tb_feed_fd(int fd, size_t chunk, bool map,
+	       int (*feed)(void *ctx, const uint8_t *p, size_t n), void *ctx);
 /* Open a regular file for reading without blocking on the way: a FIFO or a
  * device at path is refused before anything waits for a writer. extra_flags
  * adds open flags (O_NOFOLLOW). The returned fd is blocking and close-on-exec;

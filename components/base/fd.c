@@ -257,12 +257,13 @@ static int feed_mapped(int fd, off_t size, off_t *off, size_t chunk,
 	return 0;
 }
 
-int tb_feed_fd(int fd, size_t chunk, int (*feed)(void *ctx, const uint8_t *p, size_t n), void *ctx)
+int tb_feed_fd(int fd, size_t chunk, bool map,
+	       int (*feed)(void *ctx, const uint8_t *p, size_t n), void *ctx)
 {
 	struct stat st;
 	TB_CHECK(chunk > 0);
 	off_t off = 0;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && lseek(fd, 0, SEEK_CUR) == 0) {
+	if (map && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && lseek(fd, 0, SEEK_CUR) == 0) {
 		int rc = feed_mapped(fd, st.st_size, &off, chunk, feed, ctx);
 		if (rc < 0)
 			return rc;

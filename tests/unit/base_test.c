@@ -733,7 +733,7 @@ TEST(base_fd_feed)
 	c.grow = "tail";
 	fd = open(path, O_RDONLY);
 	CHECK(fd >= 0 && c.append_fd >= 0);
-	CHECK_EQ(tb_feed_fd(fd, 4096, feed_collect, &c), 0);
+	CHECK_EQ(tb_feed_fd(fd, 4096, true, feed_collect, &c), 0);
 	CHECK_UEQ(c.got.len, N + 4);
 	CHECK_MEM_EQ(c.got.data, data, N);
 	CHECK_MEM_EQ(c.got.data + N, "tail", 4);
@@ -746,17 +746,27 @@ TEST(base_fd_feed)
 	struct feed_ctx off = {.max = 1000, .append_fd = -1};
 	fd = open(path, O_RDONLY);
 	CHECK_EQ(lseek(fd, 10, SEEK_SET), 10);
-	CHECK_EQ(tb_feed_fd(fd, 1000, feed_collect, &off), 0);
+	CHECK_EQ(tb_feed_fd(fd, 1000, true, feed_collect, &off), 0);
 	CHECK_UEQ(off.got.len, N - 10 + 4);
 	CHECK_MEM_EQ(off.got.data, data + 10, N - 10);
 	CHECK(!off.bad);
 	tb_close(&fd);
 	vec_release(&off.got);
 
+	/* Not mapped: the same bytes through read(). */
+	struct feed_ctx rd = {.max = 3000, .append_fd = -1};
+	fd = open(path, O_RDONLY);
+	CHECK_EQ(tb_feed_fd(fd, 3000, false, feed_collect, &rd), 0);
+	CHECK_UEQ(rd.got.len, N + 4);
+	CHECK_MEM_EQ(rd.got.data, data, N);
+	CHECK(!rd.bad);
+	tb_close(&fd);
+	vec_release(&rd.got);
+
 	/* The feed's error stops it. */
 	struct feed_ctx stop = {.max = 512, .stop_at = 3, .append_fd = -1};
 	fd = open(path, O_RDONLY);
-	CHECK_EQ(tb_feed_fd(fd, 512, feed_collect, &stop), -77);
+	CHECK_EQ(tb_feed_fd(fd, 512, true, feed_collect, &stop), -77);
 	CHECK_UEQ(stop.calls, 3);
 	CHECK_UEQ(stop.got.len, 1024);
 	tb_close(&fd);
@@ -768,7 +778,7 @@ TEST(base_fd_feed)
 	CHECK_EQ(tb_write_all(fds[1], data, 5000), 0);
 	tb_close(&fds[1]);
 	struct feed_ctx p = {.max = 8192, .append_fd = -1};
-	CHECK_EQ(tb_feed_fd(fds[0], 8192, feed_collect, &p), 0);
+	CHECK_EQ(tb_feed_fd(fds[0], 8192, true, feed_collect, &p), 0);
 	CHECK_UEQ(p.got.len, 5000);
 	CHECK_MEM_EQ(p.got.data, data, 5000);
 	CHECK(!p.bad);
@@ -779,12 +789,12 @@ TEST(base_fd_feed)
 	CHECK_EQ(truncate(path, 0), 0);
 	struct feed_ctx e = {.max = 1, .append_fd = -1};
 	fd = open(path, O_RDONLY);
-	CHECK_EQ(tb_feed_fd(fd, 1, feed_collect, &e), 0);
+	CHECK_EQ(tb_feed_fd(fd, 1, true, feed_collect, &e), 0);
 	CHECK_UEQ(e.calls, 0);
 	tb_close(&fd);
 	unlink(path);
 	tb_free(data);
-	CHECK_EQ(tb_feed_fd(-1, 16, feed_collect, &e), -EBADF);
+	CHECK_EQ(tb_feed_fd(-1, 16, true, feed_collect, &e), -EBADF);
 }
 
 /* ---- event loop ------------------------------------------------------------------ */

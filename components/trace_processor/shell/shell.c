@@ -104,11 +104,14 @@ static int loader_feed(void *ctx, const uint8_t *p, size_t n)
 	return 0;
 }
 
-/* A regular file is mapped, not copied (tb_feed_fd); stdin, pipes and
- * gzip'd files go through the same tp_parse either way. */
+/* A regular file is mapped, not copied (tb_feed_fd), unless
+ * TRACE_PROCESSOR_NO_MMAP=1 (Perfetto's switch); stdin, pipes and gzip'd
+ * files go through the same tp_parse either way. */
 static int load_fd(struct loader *l, int fd, const char *path)
 {
-	int rc = tb_feed_fd(fd, READ_CHUNK, loader_feed, l);
+	const char *no_mmap = getenv("TRACE_PROCESSOR_NO_MMAP");
+	bool map = !no_mmap || strcmp(no_mmap, "1") != 0;
+	int rc = tb_feed_fd(fd, READ_CHUNK, map, loader_feed, l);
 	if (rc < 0 && !l->parse_failed)
 		fprintf(stderr, "trace_processor_shell: cannot read '%s': %s\n", path, strerror(-rc));
 	return rc < 0 ? -1 : 0;
