@@ -443,8 +443,8 @@ int tb_read_file(const char *path, char **buf, size_t *len, size_t max_bytes,
  * fstat, and every other fd, are read into a buffer. A truncation while a
  * window is mapped raises SIGBUS, as for any mmap reader. Returns 0, feed's
  * negative return (which stops feeding), or -errno from reading. */
-int tb_feed_fd(int fd, size_t chunk, bool map,
-	       int (*feed)(void *ctx, const uint8_t *p, size_t n), void *ctx);
+int tb_feed_fd(int fd, size_t chunk, bool map, int (*feed)(void *ctx, const uint8_t *p, size_t n),
+               void *ctx);
 /* Open a regular file for reading without blocking on the way: a FIFO or a
  * device at path is refused before anything waits for a writer. extra_flags
  * adds open flags (O_NOFOLLOW). The returned fd is blocking and close-on-exec;

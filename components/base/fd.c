@@ -236,10 +236,11 @@ int tb_notify_ready(const char *env)
 
 /* Feed [*off, size) of a regular file by mmap windows; *off advances. */
 static int feed_mapped(int fd, off_t size, off_t *off, size_t chunk,
-		       int (*feed)(void *ctx, const uint8_t *p, size_t n), void *ctx)
+                       int (*feed)(void *ctx, const uint8_t *p, size_t n), void *ctx)
 {
 	while (*off < size) {
-		size_t len = (size_t)(size - *off) < FEED_WINDOW ? (size_t)(size - *off) : FEED_WINDOW;
+		size_t len =
+		    (size_t)(size - *off) < FEED_WINDOW ? (size_t)(size - *off) : FEED_WINDOW;
 		uint8_t *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, *off);
 		if (map == MAP_FAILED)
 			return 0; /* the rest is read() */
@@ -257,8 +258,8 @@ static int feed_mapped(int fd, off_t size, off_t *off, size_t chunk,
 	return 0;
 }
 
-int tb_feed_fd(int fd, size_t chunk, bool map,
-	       int (*feed)(void *ctx, const uint8_t *p, size_t n), void *ctx)
+int tb_feed_fd(int fd, size_t chunk, bool map, int (*feed)(void *ctx, const uint8_t *p, size_t n),
+               void *ctx)
 {
 	struct stat st;
 	TB_CHECK(chunk > 0);
