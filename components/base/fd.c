@@ -229,7 +229,7 @@ int tb_notify_ready(const char *env)
 	return rc;
 }
 
-#define FEED_WINDOW ((size_t)32 << 20)
+#define FEED_WINDOW ((size_t)4 << 20)
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22 /* Linux 5.14; not in musl's headers yet */
 #endif
