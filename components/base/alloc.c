@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define HDR 16
@@ -156,4 +157,19 @@ void tb_alloc_fail_after(unsigned long n)
 void tb_alloc_fail_soft(bool soft)
 {
 	atomic_store(&fail_soft, soft);
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14; not in musl's headers yet */
+#endif
+
+void tb_populate(void *p, size_t n)
+{
+	static uintptr_t page;
+	if (!page)
+		page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t from = ((uintptr_t)p + page - 1) & ~(page - 1);
+	uintptr_t to = ((uintptr_t)p + n) & ~(page - 1);
+	if (to > from)
+		(void)madvise((void *)from, to - from, MADV_POPULATE_WRITE);
 }

@@ -62,6 +62,12 @@ void *tb_memdup(const void *p, size_t n);
 void *tb_try_malloc(size_t n);
 void *tb_try_realloc(void *p, size_t n);
 
+/* Make the whole pages inside [p, p + n) resident and writable now, in one
+ * call (MADV_POPULATE_WRITE), instead of a page fault per 4 KiB as they are
+ * first written: for memory about to be filled front to back. Contents are
+ * unchanged. A hint: kernels before 5.14 refuse it and the pages fault in. */
+void tb_populate(void *p, size_t n);
+
 /* Bytes currently allocated through the funnel, and the high-water mark. */
 size_t tb_alloc_live_bytes(void);
 size_t tb_alloc_peak_bytes(void);
@@ -430,6 +436,15 @@ int tb_set_cloexec(int fd, bool on);
  * max_bytes. On failure *buf is NULL. */
 int tb_read_file(const char *path, char **buf, size_t *len, size_t max_bytes,
 		 struct tb_err *err);
+/* Hand every byte of fd, from its current offset to end of file, to
+ * feed(ctx, p, n) in pieces of at most chunk bytes, in order. With map, a
+ * regular file read from offset 0 is mapped in windows (populated in one call each and
+ * unmapped once fed) instead of copied by read(); bytes appended after its
+ * fstat, and every other fd, are read into a buffer. A truncation while a
+ * window is mapped raises SIGBUS, as for any mmap reader. Returns 0, feed's
+ * negative return (which stops feeding), or -errno from reading. */
+int tb_feed_fd(int fd, size_t chunk, bool map, int (*feed)(void *ctx, const uint8_t *p, size_t n),
+               void *ctx);
 /* Open a regular file for reading without blocking on the way: a FIFO or a
  * device at path is refused before anything waits for a writer. extra_flags
  * adds open flags (O_NOFOLLOW). The returned fd is blocking and close-on-exec;

@@ -428,7 +428,7 @@ enum tp_col_type {
 #define TP_COL_FIELD_(s, name, type, flags) TP_CTYPE_##type *name;
 #define TP_TABLE_STRUCT_(sql, s, COLS, COMP)                                   \
 	struct tp_##s##_table {                                                \
-		uint32_t n, cap;                                               \
+		uint32_t n, cap, alloc; /* rows: used, populated, allocated */ \
 		bool sparse_live; /* some sparse column exists */              \
 		COLS(TP_COL_FIELD_, s)                                            \
 	};
@@ -482,7 +482,7 @@ void *tp_col_materialize(enum tp_col_type type, uint32_t cap, uint32_t n);
 		if (((flags) & TP_COL_SPARSE) && !t->name) {                          \
 			if (TP_ISNEW_##type(v))                                       \
 				return;                                               \
-			t->name = tp_col_materialize(type, t->cap, t->n);                   \
+			t->name = tp_col_materialize(type, t->alloc, t->n);                 \
 			t->sparse_live = true;                                        \
 		}                                                                     \
 		t->name[row] = v;                                                     \

@@ -38,6 +38,19 @@ gzip -c "$TMP/t.json" >"$TMP/t.json.gz"
 expect_exit trace-gzip 0 tps query "$TMP/t.json.gz" "$q"
 expect_eq trace-gzip-csv "$expected" "$(cat "$TMP/out")"
 
+# A file of several read pieces (1 MiB) and map windows (4 MiB): mapped by default, read() with
+# Perfetto's TRACE_PROCESSOR_NO_MMAP=1; the same answer either way.
+awk 'BEGIN { printf "["; for (i = 0; i < 90000; i++)
+	printf "{\"ph\":\"X\",\"name\":\"s%d\",\"ts\":%d,\"dur\":1,\"pid\":1,\"tid\":%d},\n", i % 7, i * 2, i % 3 + 1
+	print "]" }' >"$TMP/big.json"
+qb='select count(*), sum(dur), count(distinct name), max(ts) from slice'
+eb='"count(*)","sum(dur)","count(distinct name)","max(ts)"
+90000,90000000,7,179998000'
+expect_exit trace-mapped 0 tps query "$TMP/big.json" "$qb"
+expect_eq trace-mapped-csv "$eb" "$(cat "$TMP/out")"
+expect_exit trace-no-mmap 0 env TRACE_PROCESSOR_NO_MMAP=1 "$TRACEBOX" trace_processor_shell query "$TMP/big.json" "$qb"
+expect_eq trace-no-mmap-csv "$eb" "$(cat "$TMP/out")"
+
 # Value formats: doubles %f, strings quoted, NULL, several result sets.
 expect_exit formats 0 tps query "$TMP/t.json" \
 	"select 1.5 as d, 'a' as s, null as n, 7 as i; select 2 as two"

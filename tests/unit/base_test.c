@@ -689,6 +689,114 @@ TEST(base_fd_read_file)
 	unlink(path);
 }
 
+/* tb_feed_fd: what arrived, in pieces of at most max bytes; stops with
+ * stop_at's error on that call; the first call appends `grow` to append_fd. */
+struct feed_ctx {
+	VEC(uint8_t) got;
+	size_t max, calls, stop_at;
+	int append_fd;
+	const char *grow;
+	bool bad; /* a piece was empty or too big, or the append failed */
+};
+
+static int feed_collect(void *ctx, const uint8_t *p, size_t n)
+{
+	struct feed_ctx *c = ctx;
+	if (n == 0 || n > c->max)
+		c->bad = true;
+	if (++c->calls == c->stop_at)
+		return -77;
+	if (c->calls == 1 && c->append_fd >= 0 &&
+	    tb_write_all(c->append_fd, c->grow, strlen(c->grow)) != 0)
+		c->bad = true;
+	vec_reserve(&c->got, n);
+	memcpy(c->got.data + c->got.len, p, n);
+	c->got.len += n;
+	return 0;
+}
+
+TEST(base_fd_feed)
+{
+	enum { N = 100003 };
+	uint8_t *data = tb_malloc(N);
+	for (size_t i = 0; i < N; i++)
+		data[i] = (uint8_t)(i * 131 + i / 7);
+	char path[] = "/tmp/tb_base_test_XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	CHECK_EQ(tb_write_all(fd, data, N), 0);
+	tb_close(&fd);
+
+	/* A regular file (mapped), in order, bytes appended while it is fed
+	 * included. */
+	struct feed_ctx c = {.max = 4096, .append_fd = open(path, O_WRONLY | O_APPEND)};
+	c.grow = "tail";
+	fd = open(path, O_RDONLY);
+	CHECK(fd >= 0 && c.append_fd >= 0);
+	CHECK_EQ(tb_feed_fd(fd, 4096, true, feed_collect, &c), 0);
+	CHECK_UEQ(c.got.len, N + 4);
+	CHECK_MEM_EQ(c.got.data, data, N);
+	CHECK_MEM_EQ(c.got.data + N, "tail", 4);
+	CHECK(!c.bad);
+	tb_close(&fd);
+	tb_close(&c.append_fd);
+	vec_release(&c.got);
+
+	/* From a non-zero offset: read(), the rest of the file. */
+	struct feed_ctx off = {.max = 1000, .append_fd = -1};
+	fd = open(path, O_RDONLY);
+	CHECK_EQ(lseek(fd, 10, SEEK_SET), 10);
+	CHECK_EQ(tb_feed_fd(fd, 1000, true, feed_collect, &off), 0);
+	CHECK_UEQ(off.got.len, N - 10 + 4);
+	CHECK_MEM_EQ(off.got.data, data + 10, N - 10);
+	CHECK(!off.bad);
+	tb_close(&fd);
+	vec_release(&off.got);
+
+	/* Not mapped: the same bytes through read(). */
+	struct feed_ctx rd = {.max = 3000, .append_fd = -1};
+	fd = open(path, O_RDONLY);
+	CHECK_EQ(tb_feed_fd(fd, 3000, false, feed_collect, &rd), 0);
+	CHECK_UEQ(rd.got.len, N + 4);
+	CHECK_MEM_EQ(rd.got.data, data, N);
+	CHECK(!rd.bad);
+	tb_close(&fd);
+	vec_release(&rd.got);
+
+	/* The feed's error stops it. */
+	struct feed_ctx stop = {.max = 512, .stop_at = 3, .append_fd = -1};
+	fd = open(path, O_RDONLY);
+	CHECK_EQ(tb_feed_fd(fd, 512, true, feed_collect, &stop), -77);
+	CHECK_UEQ(stop.calls, 3);
+	CHECK_UEQ(stop.got.len, 1024);
+	tb_close(&fd);
+	vec_release(&stop.got);
+
+	/* A pipe. */
+	int fds[2];
+	CHECK_EQ(pipe(fds), 0);
+	CHECK_EQ(tb_write_all(fds[1], data, 5000), 0);
+	tb_close(&fds[1]);
+	struct feed_ctx p = {.max = 8192, .append_fd = -1};
+	CHECK_EQ(tb_feed_fd(fds[0], 8192, true, feed_collect, &p), 0);
+	CHECK_UEQ(p.got.len, 5000);
+	CHECK_MEM_EQ(p.got.data, data, 5000);
+	CHECK(!p.bad);
+	tb_close(&fds[0]);
+	vec_release(&p.got);
+
+	/* An empty file: no call. */
+	CHECK_EQ(truncate(path, 0), 0);
+	struct feed_ctx e = {.max = 1, .append_fd = -1};
+	fd = open(path, O_RDONLY);
+	CHECK_EQ(tb_feed_fd(fd, 1, true, feed_collect, &e), 0);
+	CHECK_UEQ(e.calls, 0);
+	tb_close(&fd);
+	unlink(path);
+	tb_free(data);
+	CHECK_EQ(tb_feed_fd(-1, 16, true, feed_collect, &e), -EBADF);
+}
+
 /* ---- event loop ------------------------------------------------------------------ */
 
 /* Run iterations until *done or 2 s pass. */

@@ -207,6 +207,35 @@ TEST(tp_model_args_shared_across_growth)
 	tp_free(tp);
 }
 
+/* Columns of a big table are allocated ahead and made resident in steps:
+ * rows survive every step and reallocation, appends never pass the
+ * populated rows, and a sparse column created late spans the allocation. */
+TEST(tp_model_columns_grow_in_steps)
+{
+	struct tp *tp = tp_new(NULL);
+	struct tp_slice_table *t = &tp->t.slice;
+	enum { N = 300000, LATE = 200001 };
+	uint32_t base = t->n;
+	for (uint32_t i = 0; i < N; i++) {
+		uint32_t row = tp_slice_append(t);
+		CHECK_EQ(row, base + i);
+		CHECK(t->n <= t->cap && t->cap <= t->alloc);
+		t->ts[row] = (int64_t)i * 3;
+		t->dur[row] = i;
+		if (i == LATE)
+			tp_set_slice_thread_ts(t, row, 7);
+	}
+	for (uint32_t i = 0; i < N; i++) {
+		CHECK_EQ(t->ts[base + i], (int64_t)i * 3);
+		CHECK_EQ(t->dur[base + i], (int64_t)i);
+		CHECK_EQ(tp_get_slice_thread_ts(t, base + i), i == LATE ? 7 : TP_NULL_I64);
+	}
+	/* The rows after the late write, up to the allocation, are writable. */
+	for (uint32_t r = t->n; r < t->alloc; r++)
+		tp_set_slice_thread_ts(t, r, 1);
+	tp_free(tp);
+}
+
 TEST(tp_model_threads_and_reuse)
 {
 	struct tp *tp = tp_new(NULL);

@@ -28,6 +28,15 @@ static uint32_t next_cap(uint32_t cap)
 	return cap ? cap * 2 : 64;
 }
 
+#define POPULATE_ROWS ((uint32_t)1 << 15)
+
+/* The rows appends may use after growing from cap: all of a small table's
+ * allocation, a big table's next step. */
+static uint32_t populate_to(uint32_t cap, uint32_t alloc)
+{
+	return alloc <= POPULATE_ROWS || alloc - cap <= POPULATE_ROWS ? alloc : cap + POPULATE_ROWS;
+}
+
 void *tp_col_materialize(enum tp_col_type type, uint32_t cap, uint32_t n)
 {
 	switch (type) {
@@ -67,12 +76,25 @@ void *tp_col_materialize(enum tp_col_type type, uint32_t cap, uint32_t n)
 /* Sparse columns that do not exist yet stay NULL. */
 #define GROW_COL_(s, name, type, flags)                                        \
 	if (!((flags) & TP_COL_SPARSE) || t->name)                             \
-		t->name = grow(t->name, cap, sizeof *t->name);
+		t->name = grow(t->name, alloc, sizeof *t->name);
+#define POPULATE_COL_(s, name, type, flags)                                    \
+	if (!((flags) & TP_COL_SPARSE) || t->name)                             \
+		tb_populate(t->name + t->cap, (size_t)(cap - t->cap) * sizeof *t->name);
+/* Appends may use rows up to cap; a big table's columns are allocated
+ * (alloc) ahead of that and made resident POPULATE_ROWS at a time, one
+ * madvise a column instead of a page fault per 4 KiB of each. */
 #define APPEND_FN_(sql, s, COLS, COMP)                                         \
 	void tp_##s##_grow(struct tp_##s##_table *t)                           \
 	{                                                                      \
-		uint32_t cap = next_cap(t->cap);                               \
-		COLS(GROW_COL_, s)                                             \
+		if (t->cap == t->alloc) {                                      \
+			uint32_t alloc = next_cap(t->alloc);                   \
+			COLS(GROW_COL_, s)                                     \
+			t->alloc = alloc;                                      \
+		}                                                              \
+		uint32_t cap = populate_to(t->cap, t->alloc);                  \
+		if (t->alloc > POPULATE_ROWS) {                                \
+			COLS(POPULATE_COL_, s)                                 \
+		}                                                              \
 		t->cap = cap;                                                  \
 	}
 TP_TABLES(APPEND_FN_)

@@ -93,14 +93,17 @@ struct loader {
 	bool tty;
 	double start, last_progress;
 	uint64_t total;
+	bool parse_failed; /* tp_parse refused the input (tp_error says why) */
 };
 
 static int loader_feed(void *ctx, const uint8_t *p, size_t n)
 {
 	struct loader *l = ctx;
 	l->total += n;
-	if (tp_parse(l->tp, p, n) < 0)
+	if (tp_parse(l->tp, p, n) < 0) {
+		l->parse_failed = true;
 		return -1;
+	}
 	double t = now_s();
 	if (l->tty && t - l->last_progress > 0.25) {
 		fprintf(stderr, "\rLoading trace: %.2f MB (%.1f MB/s)", (double)l->total / 1e6,
@@ -110,25 +113,17 @@ static int loader_feed(void *ctx, const uint8_t *p, size_t n)
 	return 0;
 }
 
+/* A regular file is mapped, not copied (tb_feed_fd), unless
+ * TRACE_PROCESSOR_NO_MMAP=1 (Perfetto's switch); stdin, pipes and gzip'd
+ * files go through the same tp_parse either way. */
 static int load_fd(struct loader *l, int fd, const char *path)
 {
-	uint8_t *buf = tb_malloc(READ_CHUNK);
-	int rc = 0;
-	for (;;) {
-		ssize_t n = read(fd, buf, READ_CHUNK);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			fprintf(stderr, "trace_processor_shell: cannot read '%s': %s\n", path,
-				strerror(errno));
-			rc = -1;
-			break;
-		}
-		if (n == 0 || (rc = loader_feed(l, buf, (size_t)n)) < 0)
-			break;
-	}
-	tb_free(buf);
-	return rc;
+	const char *no_mmap = getenv("TRACE_PROCESSOR_NO_MMAP");
+	bool map = !no_mmap || strcmp(no_mmap, "1") != 0;
+	int rc = tb_feed_fd(fd, READ_CHUNK, map, loader_feed, l);
+	if (rc < 0 && !l->parse_failed)
+		fprintf(stderr, "trace_processor_shell: cannot read '%s': %s\n", path, strerror(-rc));
+	return rc < 0 ? -1 : 0;
 }
 
 /* As Perfetto's shell: with PERFETTO_BINARY_PATH set, unsymbolized frames

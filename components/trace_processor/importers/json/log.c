@@ -15,13 +15,6 @@
  */
 #include "json_int.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23 /* Linux 5.14; not in musl's headers yet */
-#endif
-
 #define CHUNK ((size_t)1 << 20)
 #define REC_HEAD 12
 
@@ -39,19 +32,6 @@ void json_log_release_all(struct json_log *l)
 	json_log_init(l);
 }
 
-/* Map the whole chunk in one call: it will all be written, and one
- * madvise costs less than a page fault per 4 KiB (measured: ~10% less
- * system time on the 200 MB bench). Kernels before 5.14 refuse it: then
- * the pages fault in as they are written. */
-static void populate(char *p, size_t n)
-{
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t from = ((uintptr_t)p + page - 1) & ~(page - 1);
-	uintptr_t to = ((uintptr_t)p + n) & ~(page - 1);
-	if (to > from)
-		(void)madvise((void *)from, to - from, MADV_POPULATE_WRITE);
-}
-
 char *json_log_append(struct json_log *l, int64_t ts, size_t len)
 {
 	TB_CHECK(len <= UINT32_MAX && ts >= l->last_ts);
@@ -61,7 +41,9 @@ char *json_log_append(struct json_log *l, int64_t ts, size_t len)
 		c = vec_last(&l->chunks);
 		c->cap = REC_HEAD + len > CHUNK ? REC_HEAD + len : CHUNK;
 		c->data = tb_malloc(c->cap);
-		populate(c->data, c->cap);
+		/* Mapped in one call: it will all be written (measured: ~10%
+		 * less system time on the 200 MB bench than a fault a page). */
+		tb_populate(c->data, c->cap);
 	}
 	char *q = c->data + c->used;
 	uint32_t n = (uint32_t)len;
