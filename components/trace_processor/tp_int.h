@@ -1236,6 +1236,21 @@ static inline int64_t tp_thread_state_dur(const struct tp *tp, uint32_t row)
 {
 	return tp_dur_of(&tp->thread_state_dur_wide, row, tp->t.thread_state.dur_lo[row]);
 }
+/* A new open thread_state row of utid in state st from ts, on cpu ucpu
+ * (Running) or woken by waker (at most one of them not TP_NULL_U32). */
+static inline uint32_t tp_thread_state_open(struct tp *tp, int64_t ts, uint32_t utid,
+					    uint32_t st, uint32_t ucpu, uint32_t waker)
+{
+	struct tp_thread_state_table *t = &tp->t.thread_state;
+	uint32_t row = tp_thread_state_append(t);
+	t->ts[row] = ts;
+	t->dur_lo[row] = TP_DUR_OPEN;
+	t->utid[row] = utid;
+	t->state[row] = st;
+	TB_DCHECK(ucpu == TP_NULL_U32 || waker == TP_NULL_U32);
+	t->ucpu_or_waker[row] = ucpu != TP_NULL_U32 ? ucpu | TP_THREAD_STATE_UCPU : waker;
+	return row;
+}
 /* priority of a sched row, stored as TP_PRIO_WIDE says: the setter is the
  * only writer of priority_lo. */
 void tp_sched_set_priority_wide(struct tp *tp, uint32_t row, int32_t prio);

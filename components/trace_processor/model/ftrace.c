@@ -163,13 +163,7 @@ static inline void state_next(struct tp *tp, struct tp_ftrace *fs, uint32_t utid
 	struct tp_ftrace_thread *th = thread_of(fs, utid);
 	if (th->state != TP_NULL_U32 && t->dur_lo[th->state] == TP_DUR_OPEN)
 		tp_thread_state_set_dur(tp, th->state, ts - t->ts[th->state]);
-	uint32_t row = tp_thread_state_append(t);
-	t->ts[row] = ts;
-	t->dur_lo[row] = TP_DUR_OPEN;
-	t->utid[row] = utid;
-	t->state[row] = st;
-	TB_DCHECK(ucpu == TP_NULL_U32 || waker == TP_NULL_U32);
-	t->ucpu_or_waker[row] = ucpu != TP_NULL_U32 ? ucpu | TP_THREAD_STATE_UCPU : waker;
+	uint32_t row = tp_thread_state_open(tp, ts, utid, st, ucpu, waker);
 	th->state = row;
 	if (state_is_d(tp, fs, st))
 		th->blocked = row;

@@ -418,11 +418,8 @@ static void parse_thread_state(struct tp_importer *imp, const struct json_event 
 		return;
 	}
 	struct tp_thread_state_table *t = &tp->t.thread_state;
-	uint32_t row = tp_thread_state_append(t);
-	t->ts[row] = e->ts;
+	uint32_t row = tp_thread_state_open(tp, e->ts, utid, state, TP_NULL_U32, TP_NULL_U32);
 	tp_thread_state_set_dur(tp, row, e->dur);
-	t->utid[row] = utid;
-	t->state[row] = state;
 	int64_t cpu = -1;
 	if (e->flags & JSON_EV_HAS_ARGS) {
 		const char *p = json_skip_ws(e->args, e->args + e->args_len), *end = e->args + e->args_len;

@@ -117,13 +117,7 @@ static void push_state(struct proto_importer *im, int64_t ts, uint32_t utid, uin
 	}
 	if (utid == 0) /* the swapper has no thread states */
 		return;
-	uint32_t row = tp_thread_state_append(t);
-	t->ts[row] = ts;
-	t->dur_lo[row] = TP_DUR_OPEN;
-	t->utid[row] = utid;
-	t->state[row] = state;
-	t->ucpu_or_waker[row] = ucpu != TP_NULL_U32 ? ucpu | TP_THREAD_STATE_UCPU : TP_NULL_U32;
-	th->state = row;
+	th->state = tp_thread_state_open(tp, ts, utid, state, ucpu, TP_NULL_U32);
 }
 
 /* The thread an event of `state` is about, or false when the event is out
