@@ -247,6 +247,13 @@ static int raw_connect(struct tfx *e, struct raw_prod *p)
 	return 0;
 }
 
+static void raw_close(struct raw_prod *p)
+{
+	ipc_client_free(p->c);
+	if (p->smb)
+		tracing_smb_free(p->smb);
+}
+
 TEST(traced_hostile_commit)
 {
 	struct tfx e;
@@ -690,21 +697,8 @@ TEST(traced_stop_trigger_before_start)
 	CHECK(!e.disabled);
 	tfx_start(&e);
 	CHECK(tfx_pump(&e, &e.disabled)); /* stop_delay_ms after the start */
-	ipc_client_free(p.c);
-	if (p.smb)
-		tracing_smb_free(p.smb);
+	raw_close(&p);
 	tfx_release(&e);
-}
-
-/* Trigger packets (TracePacket.trigger 46) among the packets read back. */
-static int trigger_packets(struct tfx *e)
-{
-	int n = 0;
-	for (size_t i = 0; i < e->packets.len; i++) {
-		struct pb_field f;
-		n += pb_find_field(e->packets.data[i], e->lens.data[i], 46, &f) == 1;
-	}
-	return n;
 }
 
 static void drop_packets(struct tfx *e)
@@ -781,16 +775,9 @@ static int trigger_session(struct tfx *e, struct raw_prod *p, const uint8_t *act
 	ipc_client_invoke(p->c, p->svc, "ActivateTriggers", act, n, -1, false, NULL, NULL);
 	if (!tfx_pump(e, &e->disabled) || !tfx_read(e))
 		return -1;
-	k = trigger_packets(e);
+	k = count_field(e, 46); /* TracePacket.trigger */
 	drop_packets(e);
 	return k;
-}
-
-static void raw_close(struct raw_prod *p)
-{
-	ipc_client_free(p->c);
-	if (p->smb)
-		tracing_smb_free(p->smb);
 }
 
 /* TriggerConfig.Trigger.max_per_24_h: matched activations of a name are

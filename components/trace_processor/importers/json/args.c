@@ -284,9 +284,7 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json
 					buf_put(&c->flat, k, kn);
 				}
 			} else {
-				p = json_skip_ws(p, end);
-				while (p < end && *p == ',')
-					p = json_skip_ws(p + 1, end);
+				p = json_skip_sep(p, end);
 				if (p >= end)
 					return NULL;
 				if (*p == ']')

@@ -103,6 +103,16 @@ static inline const char *json_skip_ws(const char *p, const char *end)
 	return p;
 }
 
+/* Past whitespace and the ',' separators between members or elements (a
+ * missing or doubled comma is tolerated). */
+static inline const char *json_skip_sep(const char *p, const char *end)
+{
+	p = json_skip_ws(p, end);
+	while (p < end && *p == ',')
+		p = json_skip_ws(p + 1, end);
+	return p;
+}
+
 /* The first '"' or '\\' in [p, end), or end. SWAR: 8 bytes at a time. */
 static inline const char *json_find_quote_or_bs(const char *p, const char *end)
 {
@@ -232,9 +242,7 @@ json_member(const char *p, const char *end, struct json_buf *buf, const char **k
 	    bool *closed)
 {
 	*closed = false;
-	p = json_skip_ws(p, end);
-	while (p < end && *p == ',')
-		p = json_skip_ws(p + 1, end);
+	p = json_skip_sep(p, end);
 	if (p < end && *p == '}') {
 		*closed = true;
 		return p + 1;

@@ -679,9 +679,7 @@ static const char *decode_event(struct json_tokenizer *t, const char *p, const c
 			p = v;
 			f = (enum field)id;
 		} else {
-			p = json_skip_ws(p, end);
-			while (p < end && *p == ',')
-				p = json_skip_ws(p + 1, end);
+			p = json_skip_sep(p, end);
 			if (p >= end)
 				return NULL;
 			if (*p == '}')
