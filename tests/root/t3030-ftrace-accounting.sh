@@ -29,17 +29,20 @@ EOF
 
 # The storm: perf's pipe ping-pong when perf is here, else a pipe written a
 # byte at a time. Either way it outlives the capture and is stopped after.
+# It runs in a process group of its own (setsid), killed as a whole: perf
+# bench forks, and a child left behind would hold this script's fds (and
+# the callers' lock files) forever.
 if command -v perf >/dev/null 2>&1 && perf bench sched pipe -l 1 >/dev/null 2>&1; then
-	perf bench sched pipe -l 100000000 >/dev/null 2>&1 &
+	setsid perf bench sched pipe -l 100000000 >/dev/null 2>&1 9>&- &
 else
-	(dd if=/dev/zero bs=1 count=100000000 2>/dev/null | cat >/dev/null) &
+	setsid sh -c 'dd if=/dev/zero bs=1 count=100000000 2>/dev/null | cat >/dev/null' 9>&- &
 fi
 storm=$!
-at_exit "kill $storm 2>/dev/null"
+at_exit "kill -- -$storm 2>/dev/null"
 
 "$TRACEBOX" -c "$TMP/cfg.pbtx" --txt -o "$TMP/t.pftrace" >"$TMP/log" 2>&1
 rc=$?
-kill "$storm" 2>/dev/null
+kill -- "-$storm" 2>/dev/null
 flock -u 9
 if [ "$rc" != 0 ]; then
 	fail kernel-accounting "tracebox exited $rc" "$(cat "$TMP/log")"
