@@ -11,6 +11,7 @@
  * a protocol error; the host keeps serving everyone else.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -39,6 +40,13 @@ struct ipc_call {
 	bool drop_reply;
 };
 
+/* A warning that can repeat for every connection: logged at most once per
+ * IPC_LOG_INTERVAL_MS, with the number of occurrences it stands for. */
+struct ratelog {
+	int64_t last_ns;
+	uint64_t count;
+};
+
 struct ipc_host {
 	struct loop *loop;
 	struct ipc_host_ops ops;
@@ -49,6 +57,8 @@ struct ipc_host {
 	uint64_t next_client_id;
 	size_t max_queue;
 	uint32_t timeout_ms;
+	uid_t allowed_uid; /* (uid_t)-1: any */
+	struct ratelog log_rejected;
 	struct ipc_host_stats stats;
 	struct tb_err err;
 };
@@ -71,7 +81,27 @@ struct ipc_host *ipc_host_new(struct loop *l, const struct ipc_host_ops *ops, vo
 	h->next_client_id = 1;
 	h->max_queue = IPC_SEND_QUEUE_MAX;
 	h->timeout_ms = IPC_SEND_TIMEOUT_MS;
+	h->allowed_uid = (uid_t)-1;
 	return h;
+}
+
+/* Count one occurrence; true (with the count since the last log in *n)
+ * when it is time to log. */
+static bool ratelog_due(struct ratelog *r, uint64_t *n)
+{
+	int64_t now = tb_mono_ns();
+	r->count++;
+	if (r->last_ns && now - r->last_ns < (int64_t)IPC_LOG_INTERVAL_MS * 1000000)
+		return false;
+	r->last_ns = now;
+	*n = r->count;
+	r->count = 0;
+	return true;
+}
+
+void ipc_host_set_allowed_uid(struct ipc_host *h, uid_t uid)
+{
+	h->allowed_uid = uid;
 }
 
 static void detach_calls(struct host_client *hc)
@@ -164,6 +194,18 @@ int64_t ipc_host_adopt_fd(struct ipc_host *h, int fd)
 	hc->peer.uid = (uid_t)-1;
 	hc->peer.pid = -1;
 	ipc_sock_peercred(fd, &hc->peer.uid, &hc->peer.pid);
+	if (h->allowed_uid != (uid_t)-1 && hc->peer.uid != h->allowed_uid) {
+		uint64_t n;
+		h->stats.clients_rejected++;
+		if (ratelog_due(&h->log_rejected, &n))
+			log_warn(LOG_TAG,
+				 "refused a connection from uid %d pid %d: only uid %d may connect "
+				 "(%" PRIu64 " refused since the last report)",
+				 (int)hc->peer.uid, (int)hc->peer.pid, (int)h->allowed_uid, n);
+		close(fd);
+		tb_free(hc);
+		return -EPERM;
+	}
 	int r = conn_init(&hc->conn, h->loop, fd, &client_conn_ops, hc);
 	if (r < 0) {
 		tb_free(hc);

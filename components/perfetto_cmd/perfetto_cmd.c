@@ -457,6 +457,7 @@ static int record(struct args *a, Perfetto__Protos__TraceConfig *cfg, const char
 	}
 
 	so.socket = ipc_consumer_socket_name();
+	so.same_uid_service = hooks && hooks->private_sockets;
 	so.config = perfetto_cmd_config_pack_for_service(cfg, &so.config_len);
 	so.out = &out;
 	so.write_into_file = cfg->write_into_file;

@@ -109,6 +109,7 @@ int perfetto_cmd_workload_wait(struct perfetto_cmd_workload *w);
 
 struct perfetto_cmd_session_opts {
 	const char *socket;    /* consumer socket name */
+	bool same_uid_service; /* refuse a service that runs as another uid */
 	const uint8_t *config; /* binary TraceConfig */
 	size_t config_len;
 	struct perfetto_cmd_out *out;

@@ -382,6 +382,13 @@ int perfetto_cmd_session_run(const struct perfetto_cmd_session_opts *o, struct t
 		                o->socket, cerr.msg);
 		goto out;
 	}
+	if (o->same_uid_service && ipc_client_peer_uid(s.c) != geteuid()) {
+		rc = tb_err_set(err, -EPERM,
+		                "the tracing service on '%s' runs as uid %d, not as ours (%d): "
+		                "refusing it",
+		                o->socket, (int)ipc_client_peer_uid(s.c), (int)geteuid());
+		goto out;
+	}
 	if (!ipc_client_bind(s.c, "ConsumerPort", on_bind, &s)) {
 		rc = tb_err_set(err, -ENOTCONN, "cannot talk to the tracing service at '%s'",
 		                o->socket);

@@ -24,6 +24,7 @@
 /* Limits (Perfetto's, compat §1.6). */
 #define TRACED_MAX_BUFFERS_PER_SESSION 128
 #define TRACED_MAX_SESSIONS 15
+#define TRACED_MAX_SESSIONS_PER_UID 5
 #define TRACED_MAX_DURATION_MS (7u * 24 * 3600 * 1000)
 #define TRACED_MAX_BUFFER_BYTES ((size_t)1 << 30)
 #define TRACED_DEFAULT_FLUSH_TIMEOUT_MS 5000u
@@ -181,6 +182,7 @@ struct traced_session {
 	struct traced *svc;
 	uint64_t id;
 	struct traced_consumer *consumer; /* NULL once it went away */
+	uid_t consumer_uid;
 	enum traced_session_state state;
 	uint8_t *config; /* the TraceConfig bytes as received */
 	size_t config_len;
@@ -254,6 +256,8 @@ struct traced {
 	uint64_t next_session_id, next_instance_id, next_flush_id;
 	uint32_t next_buffer_id;
 	struct traced_stats stats;
+	uid_t uid;     /* the service's own (effective) uid */
+	bool lockdown; /* TraceConfig.lockdown_mode SET: other uids' producers are refused */
 	/* triggers.c: matched trigger activations of the last 24 h (boot ns,
 	 * name hash), oldest first, for TriggerConfig.Trigger.max_per_24_h */
 	VEC(struct traced_trigger_hit) trigger_history;

@@ -1184,6 +1184,37 @@ TEST(probes_ftrace_overlapping_sessions)
 	rm_tree(dir);
 }
 
+/* A config asking for more than 64 MiB per CPU gets 64 MiB (a consumer of a
+ * root traced_probes cannot pin unbounded kernel memory). */
+TEST(probes_ftrace_buffer_size_capped)
+{
+	static const char *const ev[] = {"sched/sched_switch"};
+	char dir[] = "/tmp/tb-probes-XXXXXX";
+	struct tb_err err = {0};
+	struct tracing_smb *smb = NULL;
+	struct tracing_writer *w;
+	struct probes_ftrace *f;
+	struct loop *l;
+	uint8_t *cfg;
+	size_t len;
+
+	CHECK_EQ(make_fake_tracefs(dir), 0);
+	CHECK((l = loop_new(&err)));
+	CHECK_EQ(tracing_smb_create(64 * 4096, 4096, &smb, &err), 0);
+	w = tracing_writer_new(smb, 1, 0, ignore_commit, NULL);
+	cfg = ftrace_cfg(ev, 1, 4u << 20, &len); /* 4 GiB per CPU */
+	f = probes_ftrace_new(l, w, cfg, len, dir);
+	CHECK_EQ(probes_ftrace_start(f), 0);
+	CHECK(file_is(dir, "buffer_size_kb", "65536"));
+	probes_ftrace_free(f);
+	CHECK(file_is(dir, "buffer_size_kb", "1408"));
+	tracing_writer_free(w);
+	tracing_smb_free(smb);
+	loop_free(l);
+	tb_free(cfg);
+	rm_tree(dir);
+}
+
 /* --reset-ftrace / --cleanup-after-crash: Perfetto's HardResetFtraceState. */
 struct seen_pids {
 	int calls;

@@ -174,6 +174,11 @@ struct probes_ftrace *probes_ftrace_new(struct loop *l, struct tracing_writer *w
 	return ft;
 }
 
+/* The largest per-CPU kernel buffer a config may ask for (Perfetto's cap until
+ * v46, kept here: any consumer of a root traced_probes could otherwise pin
+ * that much kernel memory on every CPU). */
+#define FTRACE_DS_MAX_BUFFER_KB (64u * 1024)
+
 /* Perfetto's default per-CPU buffer: 8 MiB with >= 7 GiB of RAM, else 2 MiB. */
 static uint32_t default_buffer_kb(void)
 {
@@ -645,6 +650,12 @@ static struct ftrace_shared *shared_new(struct probes_ftrace *ft, int *rc)
 	if (ftrace_tracefs_set_tracing_on(&sh->fs, false) < 0)
 		log_warn(DS_LOG, "ftrace: %s", sh->fs.err.msg);
 	kb = ft->buffer_size_kb ? ft->buffer_size_kb : default_buffer_kb();
+	if (kb > FTRACE_DS_MAX_BUFFER_KB) {
+		log_warn(DS_LOG,
+			 "The requested ftrace buf size (%u KB) is too big, capping to %u KB", kb,
+			 FTRACE_DS_MAX_BUFFER_KB);
+		kb = FTRACE_DS_MAX_BUFFER_KB;
+	}
 	if (ftrace_tracefs_set_buffer_size_kb(&sh->fs, kb) < 0)
 		log_warn(DS_LOG, "ftrace: %s", sh->fs.err.msg);
 	page = sh->table.layout.page_size ? sh->table.layout.page_size : 4096;
