@@ -206,10 +206,10 @@ int traced_session_create(struct traced *t, struct traced_consumer *c, const uin
 		return rc;
 	}
 	s = tb_calloc(1, sizeof *s);
-	s->out_fd = fd;
 	s->write_into_file = cfg->write_into_file;
 	s->max_file_bytes = cfg->write_into_file ? cfg->max_file_size_bytes : 0;
 	s->svc = t;
+	traced_wif_init(s, fd);
 	s->id = ++t->next_session_id;
 	s->consumer = c;
 	s->consumer_uid = c->uid;
@@ -472,9 +472,15 @@ static void session_finish(struct traced_session *s)
 	traced_session_event(s, TRACED_EV_TRACING_DISABLED);
 	s->emit_stats = true;
 	log_info(TRACED_LOG, "session %" PRIu64 ": disabled", s->id);
-	if (s->write_into_file)
+	if (s->write_into_file) {
 		traced_session_write_file(s, true);
-	traced_session_notify_disabled(s, NULL);
+		if (s->wif.fd >= 0) {
+			/* The output is slow: answered once the file is complete. */
+			s->wif.notify_when_done = true;
+			return;
+		}
+	}
+	traced_session_notify_disabled(s, s->wif.error[0] ? s->wif.error : NULL);
 }
 
 static void check_all_stopped(struct traced_session *s)
@@ -553,7 +559,7 @@ void traced_session_free(struct traced_session *s)
 	cancel_timer(s, &s->snapshot_timer);
 	cancel_timer(s, &s->clear_timer);
 	traced_triggers_release(s);
-	tb_close(&s->out_fd);
+	traced_wif_release(s);
 	if (s->enable_call)
 		ipc_call_drop(s->enable_call);
 	if (s->consumer)
