@@ -41,6 +41,15 @@
 /* A condition that can repeat for every connection (a refused uid, no fds
  * left) is logged at most once per this interval, with the count since. */
 #define IPC_LOG_INTERVAL_MS 10000u
+/* Connections one uid may hold on a host; more are closed at accept. */
+#define IPC_MAX_CLIENTS_PER_UID 256u
+/* Out of fds even for shedding connections: the host stops accepting for
+ * this long instead of spinning on a readable listener. */
+#define IPC_ACCEPT_PAUSE_MS 1000u
+/* File descriptors below RLIMIT_NOFILE a host leaves for the service's own
+ * needs (the loop's timers, files, shared memory): a connection that would
+ * take one of them is closed at accept. */
+#define IPC_FD_HEADROOM 32u
 
 /* ---- protobuf-c allocation (frame.c) ------------------------------------- */
 
@@ -163,7 +172,8 @@ struct ipc_host_stats {
 	uint64_t frames_sent;
 	uint64_t protocol_errors; /* malformed / oversized frames, bad fds */
 	uint64_t send_overflows;  /* disconnects for a full queue or a stall */
-	uint64_t clients_rejected; /* closed at accept: a uid not allowed */
+	uint64_t clients_rejected; /* closed at accept: a uid not allowed or over its
+				    * cap, or no fd left to serve it */
 };
 
 /* A host on loop l with no sockets and no services. ops (copied) and ctx
@@ -196,6 +206,10 @@ int ipc_host_disconnect(struct ipc_host *h, uint64_t client_id);
  * IPC_LOG_INTERVAL_MS). (uid_t)-1, the default, accepts any uid. For
  * sockets without file permissions (tracebox's private abstract sockets). */
 void ipc_host_set_allowed_uid(struct ipc_host *h, uid_t uid);
+/* Connections one uid may hold (default IPC_MAX_CLIENTS_PER_UID; 0: no
+ * cap). Beyond it a new one is closed at accept, counted in
+ * clients_rejected and logged at most once per IPC_LOG_INTERVAL_MS. */
+void ipc_host_set_max_clients_per_uid(struct ipc_host *h, unsigned n);
 /* Change the send-queue cap and the no-progress timeout (tests shorten
  * them). 0 keeps the current value. */
 void ipc_host_set_limits(struct ipc_host *h, size_t max_queue_bytes, uint32_t timeout_ms);
