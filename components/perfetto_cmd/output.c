@@ -146,6 +146,72 @@ fail:
 	return rc;
 }
 
+/* The end of the last whole Trace.packet record of fd (0x0A, varint
+ * length, that many bytes), read in blocks. */
+static uint64_t whole_records_end(int fd)
+{
+	enum { BLOCK = 1 << 20 };
+	struct stat st;
+	uint8_t *buf;
+	uint64_t pos = 0, wstart = 0, wlen = 0, size;
+
+	if (fstat(fd, &st) != 0 || st.st_size <= 0)
+		return 0;
+	size = (uint64_t)st.st_size;
+	buf = tb_malloc(BLOCK);
+	while (pos < size) {
+		uint64_t len = 0, off;
+		size_t i = 1;
+		unsigned shift = 0;
+		if (pos < wstart || pos + 11 > wstart + wlen) {
+			ssize_t n = pread(fd, buf, BLOCK, (off_t)pos);
+			if (n <= 0)
+				break;
+			wstart = pos;
+			wlen = (uint64_t)n;
+		}
+		off = pos - wstart;
+		if (buf[off] != 0x0A)
+			break;
+		for (; off + i < wlen && i <= 10; i++, shift += 7) {
+			len |= (uint64_t)(buf[off + i] & 0x7f) << shift;
+			if (!(buf[off + i] & 0x80))
+				break;
+		}
+		if (off + i >= wlen || i > 10 || (buf[off + i] & 0x80))
+			break; /* a length cut short */
+		if (len > size - pos - (i + 1))
+			break; /* a record cut short */
+		pos += i + 1 + len;
+	}
+	tb_free(buf);
+	return pos;
+}
+
+int perfetto_cmd_out_finish_partial(struct perfetto_cmd_out *o, uint64_t *kept,
+                                    struct tb_err *err)
+{
+	uint64_t end;
+	int rc;
+	*kept = 0;
+	if (!o->tmp_path) {
+		(void)flush_buf(o, err);
+		release(o);
+		return -ENODATA;
+	}
+	if ((rc = flush_buf(o, err)) == 0 && (end = whole_records_end(o->fd)) > 0) {
+		if (ftruncate(o->fd, (off_t)end) != 0) {
+			rc = tb_err_errno(err, -errno, "cannot cut '%s'", o->tmp_path);
+		} else if ((rc = perfetto_cmd_out_finish(o, err)) == 0) {
+			*kept = end;
+			return 0;
+		}
+		return rc;
+	}
+	perfetto_cmd_out_abort(o);
+	return rc ? rc : -ENODATA;
+}
+
 void perfetto_cmd_out_abort(struct perfetto_cmd_out *o)
 {
 	if (o->tmp_path)

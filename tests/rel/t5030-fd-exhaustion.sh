@@ -16,6 +16,7 @@ served() { timeout 3 "$TRACEBOX" perfetto --query >/dev/null 2>&1; }
 cpu_ticks() { awk '{print $14 + $15}' /proc/$svc/stat; }
 
 # 100 connections held open (more than traced has fds), for 3 s.
+: >"$TMP/hog.out"
 PYTHONPATH=$TB_TEST_ROOT/tests/rel $PY - "$C" >"$TMP/hog.out" 2>&1 <<'PY' &
 import sys, time, tbipc
 socks = [tbipc.connect(sys.argv[1]) for _ in range(100)]
