@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -90,6 +91,8 @@ static int spawn_service(const struct autostart *as, const char *applet, const c
 	struct pollfd p;
 	pid_t pid;
 
+	pid_t parent = getpid();
+
 	if (pipe2(pfd, O_CLOEXEC) != 0)
 		return tb_err_errno(err, -errno, "cannot create a pipe");
 	pid = fork();
@@ -100,6 +103,11 @@ static int spawn_service(const struct autostart *as, const char *applet, const c
 	}
 	if (pid == 0) {
 		char fdstr[16];
+		/* A service must not outlive the recording that started it (kept
+		 * across exec): SIGTERM, so traced_probes restores tracefs on its
+		 * way out. A parent already gone before that: do not start. */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent)
+			_exit(127);
 		setpgid(0, pgid);
 		close(pfd[0]);
 		tb_set_cloexec(pfd[1], false);

@@ -90,3 +90,21 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k tmpfs "$TMP/small" 2>/dev/nu
 else
 	skip disk-full "cannot mount a small tmpfs here"
 fi
+
+# ---- (e) the autostart client itself (issue 21 #10) --------------------------
+# SIGKILL of the recording process: its private traced, traced_probes and
+# traced_perf must not outlive it.
+T5040_MARK=$$-e "$TRACEBOX" --txt -c "$TMP/wif.pbtx" -o "$TMP/e.pftrace" 2>"$TMP/e.err" &
+cap=$!
+wait_child $cap traced_perf >/dev/null
+sleep 0.5
+kill -9 $cap
+wait $cap 2>/dev/null
+left=
+for _ in $(seq 50); do
+	left=$(marked_pids "T5040_MARK=$$-e")
+	[ -z "$left" ] && break
+	sleep 0.1
+done
+expect_eq client-killed-no-daemons-left "" "$left"
+for p in $left; do kill -9 $p; done
