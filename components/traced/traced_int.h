@@ -39,6 +39,9 @@
 #define TRACED_READ_QUEUE_TARGET ((size_t)4 << 20)
 #define TRACED_READ_RETRY_MS 2
 #define TRACED_SERVICE_SEQ_ID 1u
+/* QueryServiceState replies: a TracingServiceState chunk stays below this
+ * (Perfetto's kIPCBufferSize - 128), the rest goes in further replies. */
+#define TRACED_QUERY_CHUNK_MAX ((size_t)128 * 1024 - 128)
 /* write_into_file: drain period default and floor (compat §1.6). */
 #define TRACED_DEFAULT_WRITE_PERIOD_MS 5000u
 #define TRACED_MIN_WRITE_PERIOD_MS 100u
