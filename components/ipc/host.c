@@ -31,6 +31,8 @@ struct host_client {
 	struct ipc_host *host;
 	struct ipc_conn conn;
 	struct ipc_peer peer;
+	int64_t accepted_ns;
+	bool bound; /* sent a BindService */
 	struct ipc_call *calls;   /* open calls, doubly linked */
 	struct ipc_call *current; /* the call whose handler is running */
 };
@@ -67,7 +69,8 @@ struct ipc_host {
 	int fd_limit;        /* RLIMIT_NOFILE at creation */
 	bool paused;         /* not accepting (no fd even for shedding) */
 	uint64_t pause_timer; /* resumes accepting */
-	struct ratelog log_rejected, log_accept;
+	uint64_t sweep_timer; /* drops stalled clients, while there are clients */
+	struct ratelog log_rejected, log_accept, log_timeout;
 	struct ipc_host_stats stats;
 	struct tb_err err;
 };
@@ -185,6 +188,8 @@ void ipc_host_free(struct ipc_host *h)
 	hmap_release(&h->per_uid);
 	if (h->pause_timer)
 		loop_cancel_timer(h->loop, h->pause_timer);
+	if (h->sweep_timer)
+		loop_cancel_timer(h->loop, h->sweep_timer);
 	tb_close(&h->reserve_fd);
 	tb_free(h);
 }
@@ -225,6 +230,45 @@ size_t ipc_host_num_clients(const struct ipc_host *h)
 }
 
 /* ---- accepting ------------------------------------------------------------- */
+
+/* Every IPC_SWEEP_MS while there are clients: drop those with a frame
+ * half-received for IPC_FRAME_TIMEOUT_MS (a slowloris holds a buffer of up
+ * to 128 KiB each) or without a BindService IPC_BIND_TIMEOUT_MS after
+ * connecting. */
+static void on_sweep(struct loop *l, uint64_t id, void *ctx)
+{
+	struct ipc_host *h = ctx;
+	int64_t now = tb_mono_ns();
+	VEC(struct host_client *) late = VEC_INIT;
+	if (h->clients.len == 0) {
+		loop_cancel_timer(l, h->sweep_timer);
+		h->sweep_timer = 0;
+		return;
+	}
+	for (size_t i = hmap_next(&h->clients, 0); i != HMAP_END;
+	     i = hmap_next(&h->clients, i + 1)) {
+		struct host_client *hc = (void *)(uintptr_t)h->clients.slots[i].val;
+		int64_t since = hc->conn.partial_since_ns;
+		if ((since && now - since >= (int64_t)IPC_FRAME_TIMEOUT_MS * 1000000) ||
+		    (!hc->bound && now - hc->accepted_ns >= (int64_t)IPC_BIND_TIMEOUT_MS * 1000000))
+			vec_push(&late, hc);
+	}
+	for (size_t i = 0; i < late.len; i++) {
+		struct host_client *hc = late.data[i];
+		uint64_t n;
+		h->stats.clients_timed_out++;
+		if (ratelog_due(&h->log_timeout, &n))
+			log_warn(LOG_TAG,
+				 "dropped client %" PRIu64 " (uid %d pid %d): %s (%" PRIu64
+				 " dropped since the last report)",
+				 hc->peer.client_id, (int)hc->peer.uid, (int)hc->peer.pid,
+				 hc->bound ? "a half-sent frame for 10 s"
+					   : "it did not bind a service within 10 s",
+				 n);
+		client_drop(hc, true);
+	}
+	vec_release(&late);
+}
 
 int64_t ipc_host_adopt_fd(struct ipc_host *h, int fd)
 {
@@ -270,6 +314,9 @@ int64_t ipc_host_adopt_fd(struct ipc_host *h, int fd)
 	hc->conn.timeout_ms = h->timeout_ms;
 	hmap_put_ptr(&h->clients, hc->peer.client_id, hc);
 	uid_count(h, hc->peer.uid, 1);
+	hc->accepted_ns = tb_mono_ns();
+	if (!h->sweep_timer)
+		h->sweep_timer = loop_add_timer(h->loop, IPC_SWEEP_MS, IPC_SWEEP_MS, on_sweep, h);
 	h->stats.clients_accepted++;
 	log_debug(LOG_TAG, "client %llu connected (uid %d pid %d)",
 		  (unsigned long long)hc->peer.client_id, (int)hc->peer.uid, (int)hc->peer.pid);
@@ -561,6 +608,7 @@ static void client_on_frame(void *owner, const uint8_t *p, size_t n)
 	uint64_t rid = f->has_request_id ? f->request_id : 0;
 	switch (f->msg_case) {
 	case PERFETTO__PROTOS__IPCFRAME__MSG_MSG_BIND_SERVICE:
+		hc->bound = true;
 		on_bind(hc, rid, f->msg_bind_service->service_name);
 		break;
 	case PERFETTO__PROTOS__IPCFRAME__MSG_MSG_INVOKE_METHOD:

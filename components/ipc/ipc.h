@@ -46,6 +46,12 @@
 /* Out of fds even for shedding connections: the host stops accepting for
  * this long instead of spinning on a readable listener. */
 #define IPC_ACCEPT_PAUSE_MS 1000u
+/* A host drops a client whose frame has been half-received this long, or
+ * that has not sent BindService this long after connecting (Perfetto's
+ * clients bind at once); checked every IPC_SWEEP_MS. */
+#define IPC_FRAME_TIMEOUT_MS 10000u
+#define IPC_BIND_TIMEOUT_MS 10000u
+#define IPC_SWEEP_MS 1000u
 /* File descriptors below RLIMIT_NOFILE a host leaves for the service's own
  * needs (the loop's timers, files, shared memory): a connection that would
  * take one of them is closed at accept. */
@@ -172,6 +178,7 @@ struct ipc_host_stats {
 	uint64_t frames_sent;
 	uint64_t protocol_errors; /* malformed / oversized frames, bad fds */
 	uint64_t send_overflows;  /* disconnects for a full queue or a stall */
+	uint64_t clients_timed_out; /* a half-sent frame, or no BindService, too long */
 	uint64_t clients_rejected; /* closed at accept: a uid not allowed or over its
 				    * cap, or no fd left to serve it */
 };
