@@ -5,11 +5,14 @@
  *     0x0A | varint(len) | TracePacket bytes (len)      ... repeated
  *
  * which is exactly a serialized `Trace` message. A file target is written
- * to a temporary file in the same folder (".NAME.XXXXXX") and renamed over
- * the target only once the trace is complete, so an interrupted or failed
- * capture never leaves a truncated file behind; with --no-clobber the final
- * step is link(2), which refuses an existing target atomically. "-" writes
- * straight to stdout.
+ * to an unnamed file in the same folder (O_TMPFILE) and linked into place
+ * only once the trace is complete, so an interrupted, failed or killed
+ * capture leaves neither a truncated trace nor a hidden temporary file
+ * behind. The link goes through a temporary name (".NAME.XXXXXX") renamed
+ * over the target; with --no-clobber it is linkat(2) onto the target, which
+ * refuses an existing one atomically. Where O_TMPFILE is not supported (or
+ * /proc is not mounted) the file is that temporary name from the start,
+ * removed on failure. "-" writes straight to stdout.
  */
 #include "perfetto_cmd_int.h"
 #include "pb.h"
@@ -43,12 +46,25 @@ int perfetto_cmd_out_open(struct perfetto_cmd_out *o, const char *path, bool no_
 	if (no_clobber && lstat(path, &st) == 0)
 		return tb_err_set(err, -EEXIST, "cannot write '%s': File exists (--no-clobber)",
 		                  path);
+	/* Up front, not after the whole capture when renaming onto it. */
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return tb_err_set(err, -EISDIR, "cannot write '%s': Is a directory", path);
 	slash = strrchr(path, '/');
 	dir_len = slash ? (size_t)(slash - path) + 1 : 0;
 	n = strlen(path) + 16;
 	o->path = tb_strdup(path);
 	o->tmp_path = tb_malloc(n);
 	snprintf(o->tmp_path, n, "%.*s.%s.XXXXXX", (int)dir_len, path, path + dir_len);
+	if (access("/proc/self/fd", X_OK) == 0) {
+		char *dir = dir_len ? tb_strndup(path, dir_len) : tb_strdup(".");
+		o->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+		tb_free(dir);
+		if (o->fd >= 0) {
+			o->anon = true;
+			o->buf = tb_malloc(OUT_BUF_SIZE);
+			return 0;
+		}
+	}
 	o->fd = mkstemp(o->tmp_path);
 	if (o->fd < 0) {
 		int e = -errno;
@@ -113,11 +129,54 @@ static void release(struct perfetto_cmd_out *o)
 	o->path = o->tmp_path = NULL;
 }
 
+/* Give the unnamed file o->fd the name o->tmp_path (a fresh random suffix
+ * for its XXXXXX), or, with no_clobber, the target itself. 0 or -errno. */
+static int link_anon(struct perfetto_cmd_out *o, struct tb_err *err)
+{
+	char proc[32];
+	size_t n = strlen(o->tmp_path);
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", o->fd);
+	if (o->no_clobber) {
+		if (linkat(AT_FDCWD, proc, AT_FDCWD, o->path, AT_SYMLINK_FOLLOW) == 0)
+			return 0;
+		return tb_err_errno(err, -errno, "cannot write '%s'%s", o->path,
+		                    errno == EEXIST ? " (--no-clobber)" : "");
+	}
+	for (unsigned attempt = 0; attempt < 64; attempt++) {
+		static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+		uint64_t r = tb_hash_u64((uint64_t)tb_mono_ns() ^ (uint64_t)getpid() << 32 ^ attempt);
+		for (size_t i = n - 6; i < n; i++, r /= 62)
+			o->tmp_path[i] = chars[r % 62];
+		if (linkat(AT_FDCWD, proc, AT_FDCWD, o->tmp_path, AT_SYMLINK_FOLLOW) == 0)
+			return 0;
+		if (errno != EEXIST)
+			break;
+	}
+	return tb_err_errno(err, -errno, "cannot create a file beside '%s'", o->path);
+}
+
 int perfetto_cmd_out_finish(struct perfetto_cmd_out *o, struct tb_err *err)
 {
 	int rc = flush_buf(o, err);
 	if (rc)
 		goto fail;
+	if (o->anon) {
+		/* Named only now, complete. */
+		if ((rc = link_anon(o, err)) < 0)
+			goto fail;
+		o->anon = false;
+		if (o->no_clobber) {
+			if (close(o->fd) != 0) {
+				o->fd = -1;
+				rc = tb_err_errno(err, -errno, "cannot write '%s'", o->path);
+				unlink(o->path);
+				goto fail;
+			}
+			o->fd = -1;
+			release(o);
+			return 0;
+		}
+	}
 	if (close(o->fd) != 0) {
 		o->fd = -1;
 		rc = tb_err_errno(err, -errno, "cannot write '%s'", o->path ? o->path : "stdout");
@@ -214,7 +273,7 @@ int perfetto_cmd_out_finish_partial(struct perfetto_cmd_out *o, uint64_t *kept,
 
 void perfetto_cmd_out_abort(struct perfetto_cmd_out *o)
 {
-	if (o->tmp_path)
-		unlink(o->tmp_path);
+	if (o->tmp_path && !o->anon)
+		unlink(o->tmp_path); /* an unnamed file goes with its fd */
 	release(o);
 }

@@ -446,7 +446,7 @@ static int record(struct args *a, Perfetto__Protos__TraceConfig *cfg, const char
 	struct perfetto_cmd_out out;
 	struct perfetto_cmd_session_opts so = {0};
 	bool out_open = false, services = false;
-	int rc = 1;
+	int rc = 1, srv;
 
 	/* write_into_file: traced writes (and caps) the file through our fd. */
 	if (perfetto_cmd_out_open(&out, out_path, a->no_clobber, 0, &err)) {
@@ -484,14 +484,13 @@ static int record(struct args *a, Perfetto__Protos__TraceConfig *cfg, const char
 	so.workload = wl;
 	so.lost = wl ? &res->lost : NULL;
 	signal(SIGPIPE, SIG_IGN);
-	if ((rc = perfetto_cmd_session_run(&so, &err))) {
+	if ((srv = perfetto_cmd_session_run(&so, &err))) {
 		fprintf(stderr, "perfetto: %s\n", err.msg);
-		if (rc == -EPIPE || rc == -EREMOTEIO) {
+		if (srv == -EPIPE || srv == -EREMOTEIO) {
 			/* The beginning of the trace is worth keeping. */
 			out_open = false;
 			keep_partial(&out, out_path, res);
 		}
-		rc = 1;
 		goto out;
 	}
 	{

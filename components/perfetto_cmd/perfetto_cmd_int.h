@@ -50,6 +50,7 @@ struct perfetto_cmd_out {
 	char *path;     /* target; NULL for stdout */
 	char *tmp_path; /* temporary file, NULL for stdout */
 	int fd;
+	bool anon; /* fd is an unnamed O_TMPFILE: tmp_path is only a template yet */
 	bool no_clobber;
 	uint64_t max_bytes;
 	uint64_t bytes, packets, dropped;
