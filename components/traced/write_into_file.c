@@ -120,7 +120,7 @@ static void wif_close(struct traced_session *s)
 	if (w->fd < 0)
 		return;
 	log_info(TRACED_LOG, "session %" PRIu64 ": %" PRIu64 " bytes written into the file%s",
-		 s->id, s->file_bytes, s->file_full ? " (max_file_size_bytes reached)" : "");
+	         s->id, s->file_bytes, s->file_full ? " (max_file_size_bytes reached)" : "");
 	traced_wif_release(s);
 	if (s->state == TRACED_STARTED) {
 		traced_session_disable(s); /* cap reached or output failed */
@@ -150,13 +150,13 @@ static void on_stall_check(struct loop *l, uint64_t id, void *ctx)
 	w->stall_timer = 0;
 	if (idle_ms >= (int64_t)TRACED_WIF_STALL_MS) {
 		wif_fail(s,
-			 "the trace file's reader has not taken any data for %u s: stopping the "
-			 "session (write_into_file)",
-			 TRACED_WIF_STALL_MS / 1000);
+		         "the trace file's reader has not taken any data for %u s: stopping the "
+		         "session (write_into_file)",
+		         TRACED_WIF_STALL_MS / 1000);
 		return;
 	}
-	w->stall_timer = loop_add_timer(l, TRACED_WIF_STALL_MS - (uint64_t)idle_ms, 0,
-					on_stall_check, s);
+	w->stall_timer =
+	    loop_add_timer(l, TRACED_WIF_STALL_MS - (uint64_t)idle_ms, 0, on_stall_check, s);
 }
 
 /* The output is full: come back when it is writable. */
@@ -175,8 +175,8 @@ static void wait_writable(struct traced_session *s)
 		w->watching = true;
 	}
 	if (!w->stall_timer)
-		w->stall_timer = loop_add_timer(s->svc->loop, TRACED_WIF_STALL_MS, 0,
-						on_stall_check, s);
+		w->stall_timer =
+		    loop_add_timer(s->svc->loop, TRACED_WIF_STALL_MS, 0, on_stall_check, s);
 }
 
 /* Write what the output takes. 0 when the queue is empty, -EAGAIN when the
@@ -207,7 +207,7 @@ static void put(struct traced_wif *w, const void *p, size_t n)
 }
 
 static int wif_packet(void *ctx, const uint8_t *data, size_t len, const uint8_t *trailer,
-		      size_t trailer_len)
+                      size_t trailer_len)
 {
 	struct traced_session *s = ctx;
 	struct traced_wif *w = &s->wif;
@@ -245,8 +245,8 @@ static void drain_step(struct traced_session *s)
 	while (w->buf < s->buffers.len && !s->file_full && queued(w) < TRACED_WIF_QUEUE_MAX) {
 		bool more = false;
 		traced_buffer_read_some(s->buffers.data[w->buf], wif_packet, s,
-					&s->svc->stats.invalid_packets,
-					TRACED_WIF_QUEUE_MAX - queued(w), &more);
+		                        &s->svc->stats.invalid_packets,
+		                        TRACED_WIF_QUEUE_MAX - queued(w), &more);
 		if (!more)
 			w->buf++;
 	}

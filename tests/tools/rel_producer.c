@@ -66,8 +66,9 @@ static void on_async(void *ctx, const struct ipc_reply *r)
 		return;
 	if (cmd->cmd_case == PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__CMD_SETUP_TRACING) {
 		int fd = ipc_client_take_fd(p->c);
-		if (fd >= 0 && tracing_smb_adopt(fd, cmd->setup_tracing->shared_buffer_page_size_kb * 1024,
-		                                 true, &p->smb, NULL))
+		if (fd >= 0 &&
+		    tracing_smb_adopt(fd, cmd->setup_tracing->shared_buffer_page_size_kb * 1024,
+		                      true, &p->smb, NULL))
 			close(fd);
 	} else if (cmd->cmd_case ==
 	           PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__CMD_START_DATA_SOURCE) {
@@ -121,9 +122,12 @@ static void register_source(struct rp *p, const char *name)
 static uint32_t chunk_id_at(enum order o, uint32_t i, uint32_t n)
 {
 	switch (o) {
-	case FORWARD: return i;
-	case REVERSE: return n - 1 - i;
-	case ZIGZAG: return i % 2 ? n - 1 - i / 2 : i / 2;
+	case FORWARD:
+		return i;
+	case REVERSE:
+		return n - 1 - i;
+	case ZIGZAG:
+		return i % 2 ? n - 1 - i / 2 : i / 2;
 	}
 	return i;
 }
@@ -205,7 +209,8 @@ static int run_chunks(struct rp *p, uint32_t n, enum order o)
 				return 1;
 			}
 		for (uint32_t i = 0; i < round; i += MOVES_PER_FRAME)
-			if (commit_range(p, i, i + MOVES_PER_FRAME < round ? i + MOVES_PER_FRAME : round))
+			if (commit_range(p, i,
+			                 i + MOVES_PER_FRAME < round ? i + MOVES_PER_FRAME : round))
 				return 1;
 		if (!sync_service(p)) {
 			fprintf(stderr, "rel_producer: lost the service\n");
@@ -221,8 +226,9 @@ static int run_sources(struct rp *p, uint32_t n)
 {
 	char name[128];
 	for (uint32_t i = 0; i < n; i++) {
-		snprintf(name, sizeof name, "rel.source.%06u.%s", i,
-		         "padding-padding-padding-padding-padding-padding-padding-padding-padding-pad");
+		snprintf(
+		    name, sizeof name, "rel.source.%06u.%s", i,
+		    "padding-padding-padding-padding-padding-padding-padding-padding-padding-pad");
 		register_source(p, name);
 		if (i % 256 == 255 && !sync_service(p))
 			return 1;

@@ -14,8 +14,8 @@
 static int put(struct traced_buffer *b, uint16_t producer, uint16_t writer, uint32_t chunk_id,
                uint64_t ts)
 {
-	struct tracing_chunk_header h = {.chunk_id = chunk_id, .writer_id = writer,
-	                                 .packet_count = 1};
+	struct tracing_chunk_header h = {
+	    .chunk_id = chunk_id, .writer_id = writer, .packet_count = 1};
 	uint8_t payload[32], *q = payload + 4;
 	size_t n;
 	*q++ = 8 << 3;
@@ -76,8 +76,8 @@ static int order_roundtrip(uint32_t base, uint32_t n, int kind)
 	for (uint32_t i = 0; ok && i < n; i++)
 		ok &= s->ts[i] == i;
 	if (!ok)
-		printf("  kind %d base %u: %zu packets read, invalid %" PRIu64 "\n", kind, base, s->n,
-		       invalid);
+		printf("  kind %d base %u: %zu packets read, invalid %" PRIu64 "\n", kind, base,
+		       s->n, invalid);
 	tb_free(perm);
 	tb_free(s);
 	traced_buffer_free(b);
