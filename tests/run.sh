@@ -4,6 +4,8 @@
 #   unit  out/asan/unit: C unit tests under ASan+UBSan
 #   fuzz  out/asan/*_fuzz replaying tests/fuzz/corpus/<target>/
 #   cli   tests/cli/t*.sh driving the binary like a user
+#   rel   tests/rel/t*.sh: reliability and security (hostile users, stuck
+#         clients, fd exhaustion, crashes, bombs), each bounded in seconds
 #   tp    tests/tp/ golden SQL tests
 #   root  tests/root/t*.sh: tracefs and perf_event (SKIP when not permitted)
 # Each tier prints PASS/FAIL/SKIP lines; failing details go to stderr.
@@ -53,7 +55,7 @@ for bin in "$TB_OUT"/asan/*_fuzz; do
 	fi
 done
 
-for tier in cli root; do
+for tier in cli rel root; do
 	echo "== $tier"
 	for t in tests/$tier/t*.sh; do
 		[ -f "$t" ] || continue

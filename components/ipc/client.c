@@ -45,6 +45,7 @@ struct ipc_client {
 	struct hmap pending; /* request id -> struct pending * */
 	struct ipc_svc *svcs;
 	uint64_t protocol_errors;
+	uid_t peer_uid;
 	bool disconnected;
 };
 
@@ -64,6 +65,9 @@ struct ipc_client *ipc_client_adopt_fd(struct loop *l, int fd, const struct ipc_
 	c->ctx = ctx;
 	c->next_request_id = 1;
 	hmap_init(&c->pending);
+	pid_t pid;
+	if (ipc_sock_peercred(fd, &c->peer_uid, &pid) < 0)
+		c->peer_uid = (uid_t)-1;
 	int r = conn_init(&c->conn, l, fd, &cl_conn_ops, c);
 	if (r < 0) {
 		tb_err_errno(err, r, "cannot watch the ipc socket");
@@ -120,6 +124,11 @@ void ipc_client_free(struct ipc_client *c)
 bool ipc_client_connected(const struct ipc_client *c)
 {
 	return !c->disconnected && !c->conn.closed && !c->conn.failing;
+}
+
+uid_t ipc_client_peer_uid(const struct ipc_client *c)
+{
+	return c->peer_uid;
 }
 
 uint64_t ipc_client_protocol_errors(const struct ipc_client *c)

@@ -18,6 +18,9 @@
 
 /* Reads per readiness event, so one chatty peer cannot starve the rest. */
 #define CONN_READS_PER_EVENT 16
+/* A receive buffer bigger than this is freed when it has nothing in it: an
+ * idle connection that once got a big frame holds no 128 KiB for ever. */
+#define CONN_RXBUF_KEEP ((size_t)16 * 1024)
 
 static void conn_io(struct loop *l, int fd, uint32_t events, void *ctx);
 
@@ -269,8 +272,10 @@ static int read_some(struct ipc_conn *c)
 		const uint8_t *p;
 		size_t n;
 		int k;
+		bool framed = false;
 		while ((k = ipc_rxbuf_next(&c->rx, &p, &n)) == 1) {
 			c->frames_in++;
+			framed = true;
 			c->ops->on_frame(c->owner, p, n);
 			if (c->closed || c->failing)
 				return 1;
@@ -278,6 +283,14 @@ static int read_some(struct ipc_conn *c)
 		if (k < 0) {
 			c->protocol_errors++;
 			return -EPROTO;
+		}
+		/* The clock of a half-received frame starts when the frame does. */
+		if (c->rx.len == c->rx.head) {
+			c->partial_since_ns = 0;
+			if (c->rx.cap > CONN_RXBUF_KEEP)
+				ipc_rxbuf_release(&c->rx);
+		} else if (framed || !c->partial_since_ns) {
+			c->partial_since_ns = tb_mono_ns();
 		}
 	}
 	return 1;

@@ -11,6 +11,10 @@
  * a protocol error; the host keeps serving everyone else.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -27,6 +31,8 @@ struct host_client {
 	struct ipc_host *host;
 	struct ipc_conn conn;
 	struct ipc_peer peer;
+	int64_t accepted_ns;
+	bool bound; /* sent a BindService */
 	struct ipc_call *calls;   /* open calls, doubly linked */
 	struct ipc_call *current; /* the call whose handler is running */
 };
@@ -39,6 +45,13 @@ struct ipc_call {
 	bool drop_reply;
 };
 
+/* A warning that can repeat for every connection: logged at most once per
+ * IPC_LOG_INTERVAL_MS, with the number of occurrences it stands for. */
+struct ratelog {
+	int64_t last_ns;
+	uint64_t count;
+};
+
 struct ipc_host {
 	struct loop *loop;
 	struct ipc_host_ops ops;
@@ -49,12 +62,22 @@ struct ipc_host {
 	uint64_t next_client_id;
 	size_t max_queue;
 	uint32_t timeout_ms;
+	uid_t allowed_uid; /* (uid_t)-1: any */
+	unsigned max_per_uid;
+	struct hmap per_uid; /* uid -> connected clients */
+	int reserve_fd;      /* /dev/null, given up to shed a connection at EMFILE */
+	int fd_limit;        /* RLIMIT_NOFILE at creation */
+	bool paused;         /* not accepting (no fd even for shedding) */
+	uint64_t pause_timer; /* resumes accepting */
+	uint64_t sweep_timer; /* drops stalled clients, while there are clients */
+	struct ratelog log_rejected, log_accept, log_timeout;
 	struct ipc_host_stats stats;
 	struct tb_err err;
 };
 
 static void client_on_frame(void *owner, const uint8_t *p, size_t n);
 static void client_on_error(void *owner, int code);
+static void resume(struct ipc_host *h);
 static void client_destroy(void *owner);
 
 static const struct ipc_conn_ops client_conn_ops = {client_on_frame, client_on_error,
@@ -62,6 +85,7 @@ static const struct ipc_conn_ops client_conn_ops = {client_on_frame, client_on_e
 
 struct ipc_host *ipc_host_new(struct loop *l, const struct ipc_host_ops *ops, void *ctx)
 {
+	struct rlimit rl;
 	struct ipc_host *h = tb_calloc(1, sizeof *h);
 	h->loop = l;
 	if (ops)
@@ -71,7 +95,49 @@ struct ipc_host *ipc_host_new(struct loop *l, const struct ipc_host_ops *ops, vo
 	h->next_client_id = 1;
 	h->max_queue = IPC_SEND_QUEUE_MAX;
 	h->timeout_ms = IPC_SEND_TIMEOUT_MS;
+	h->allowed_uid = (uid_t)-1;
+	h->max_per_uid = IPC_MAX_CLIENTS_PER_UID;
+	hmap_init(&h->per_uid);
+	h->reserve_fd = -1;
+	h->fd_limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)INT_MAX
+			      ? (int)rl.rlim_cur
+			      : INT_MAX;
 	return h;
+}
+
+/* Count one occurrence; true (with the count since the last log in *n)
+ * when it is time to log. */
+static bool ratelog_due(struct ratelog *r, uint64_t *n)
+{
+	int64_t now = tb_mono_ns();
+	r->count++;
+	if (r->last_ns && now - r->last_ns < (int64_t)IPC_LOG_INTERVAL_MS * 1000000)
+		return false;
+	r->last_ns = now;
+	*n = r->count;
+	r->count = 0;
+	return true;
+}
+
+void ipc_host_set_allowed_uid(struct ipc_host *h, uid_t uid)
+{
+	h->allowed_uid = uid;
+}
+
+void ipc_host_set_max_clients_per_uid(struct ipc_host *h, unsigned n)
+{
+	h->max_per_uid = n;
+}
+
+static void uid_count(struct ipc_host *h, uid_t uid, int delta)
+{
+	bool is_new;
+	uint64_t *n = hmap_upsert(&h->per_uid, (uint64_t)uid, &is_new);
+	if (is_new)
+		*n = 0;
+	*n += (uint64_t)(int64_t)delta;
+	if (*n == 0)
+		hmap_del(&h->per_uid, (uint64_t)uid, NULL);
 }
 
 static void detach_calls(struct host_client *hc)
@@ -93,7 +159,10 @@ static void client_drop(struct host_client *hc, bool notify)
 	conn_close(&hc->conn);
 	detach_calls(hc);
 	hmap_del(&h->clients, hc->peer.client_id, NULL);
+	uid_count(h, hc->peer.uid, -1);
 	h->stats.clients_disconnected++;
+	if (h->paused)
+		resume(h); /* an fd is free again */
 	if (notify && h->ops.on_disconnect) {
 		conn_enter(&hc->conn);
 		h->ops.on_disconnect(h->ctx, &hc->peer);
@@ -116,6 +185,12 @@ void ipc_host_free(struct ipc_host *h)
 	vec_release(&h->listeners);
 	vec_release(&h->services);
 	hmap_release(&h->clients);
+	hmap_release(&h->per_uid);
+	if (h->pause_timer)
+		loop_cancel_timer(h->loop, h->pause_timer);
+	if (h->sweep_timer)
+		loop_cancel_timer(h->loop, h->sweep_timer);
+	tb_close(&h->reserve_fd);
 	tb_free(h);
 }
 
@@ -156,6 +231,45 @@ size_t ipc_host_num_clients(const struct ipc_host *h)
 
 /* ---- accepting ------------------------------------------------------------- */
 
+/* Every IPC_SWEEP_MS while there are clients: drop those with a frame
+ * half-received for IPC_FRAME_TIMEOUT_MS (a slowloris holds a buffer of up
+ * to 128 KiB each) or without a BindService IPC_BIND_TIMEOUT_MS after
+ * connecting. */
+static void on_sweep(struct loop *l, uint64_t id, void *ctx)
+{
+	struct ipc_host *h = ctx;
+	int64_t now = tb_mono_ns();
+	VEC(struct host_client *) late = VEC_INIT;
+	if (h->clients.len == 0) {
+		loop_cancel_timer(l, h->sweep_timer);
+		h->sweep_timer = 0;
+		return;
+	}
+	for (size_t i = hmap_next(&h->clients, 0); i != HMAP_END;
+	     i = hmap_next(&h->clients, i + 1)) {
+		struct host_client *hc = (void *)(uintptr_t)h->clients.slots[i].val;
+		int64_t since = hc->conn.partial_since_ns;
+		if ((since && now - since >= (int64_t)IPC_FRAME_TIMEOUT_MS * 1000000) ||
+		    (!hc->bound && now - hc->accepted_ns >= (int64_t)IPC_BIND_TIMEOUT_MS * 1000000))
+			vec_push(&late, hc);
+	}
+	for (size_t i = 0; i < late.len; i++) {
+		struct host_client *hc = late.data[i];
+		uint64_t n;
+		h->stats.clients_timed_out++;
+		if (ratelog_due(&h->log_timeout, &n))
+			log_warn(LOG_TAG,
+				 "dropped client %" PRIu64 " (uid %d pid %d): %s (%" PRIu64
+				 " dropped since the last report)",
+				 hc->peer.client_id, (int)hc->peer.uid, (int)hc->peer.pid,
+				 hc->bound ? "a half-sent frame for 10 s"
+					   : "it did not bind a service within 10 s",
+				 n);
+		client_drop(hc, true);
+	}
+	vec_release(&late);
+}
+
 int64_t ipc_host_adopt_fd(struct ipc_host *h, int fd)
 {
 	struct host_client *hc = tb_calloc(1, sizeof *hc);
@@ -164,6 +278,33 @@ int64_t ipc_host_adopt_fd(struct ipc_host *h, int fd)
 	hc->peer.uid = (uid_t)-1;
 	hc->peer.pid = -1;
 	ipc_sock_peercred(fd, &hc->peer.uid, &hc->peer.pid);
+	if (h->allowed_uid != (uid_t)-1 && hc->peer.uid != h->allowed_uid) {
+		uint64_t n;
+		h->stats.clients_rejected++;
+		if (ratelog_due(&h->log_rejected, &n))
+			log_warn(LOG_TAG,
+				 "refused a connection from uid %d pid %d: only uid %d may connect "
+				 "(%" PRIu64 " refused since the last report)",
+				 (int)hc->peer.uid, (int)hc->peer.pid, (int)h->allowed_uid, n);
+		close(fd);
+		tb_free(hc);
+		return -EPERM;
+	}
+	{
+		uint64_t have = 0, n;
+		hmap_get(&h->per_uid, (uint64_t)hc->peer.uid, &have);
+		if (h->max_per_uid && have >= h->max_per_uid) {
+			h->stats.clients_rejected++;
+			if (ratelog_due(&h->log_rejected, &n))
+				log_warn(LOG_TAG,
+					 "refused a connection from pid %d: uid %d already has %" PRIu64
+					 " connections (%" PRIu64 " refused since the last report)",
+					 (int)hc->peer.pid, (int)hc->peer.uid, have, n);
+			close(fd);
+			tb_free(hc);
+			return -EUSERS;
+		}
+	}
 	int r = conn_init(&hc->conn, h->loop, fd, &client_conn_ops, hc);
 	if (r < 0) {
 		tb_free(hc);
@@ -172,12 +313,85 @@ int64_t ipc_host_adopt_fd(struct ipc_host *h, int fd)
 	hc->conn.max_queue = h->max_queue;
 	hc->conn.timeout_ms = h->timeout_ms;
 	hmap_put_ptr(&h->clients, hc->peer.client_id, hc);
+	uid_count(h, hc->peer.uid, 1);
+	hc->accepted_ns = tb_mono_ns();
+	if (!h->sweep_timer)
+		h->sweep_timer = loop_add_timer(h->loop, IPC_SWEEP_MS, IPC_SWEEP_MS, on_sweep, h);
 	h->stats.clients_accepted++;
 	log_debug(LOG_TAG, "client %llu connected (uid %d pid %d)",
 		  (unsigned long long)hc->peer.client_id, (int)hc->peer.uid, (int)hc->peer.pid);
 	if (h->ops.on_connect)
 		h->ops.on_connect(h->ctx, &hc->peer);
 	return (int64_t)hc->peer.client_id;
+}
+
+static void set_accepting(struct ipc_host *h, bool on)
+{
+	h->paused = !on;
+	for (size_t k = 0; k < h->listeners.len; k++)
+		loop_mod_fd(h->loop, h->listeners.data[k], on ? LOOP_IN : 0);
+}
+
+static void resume(struct ipc_host *h)
+{
+	if (h->pause_timer)
+		loop_cancel_timer(h->loop, h->pause_timer);
+	h->pause_timer = 0;
+	if (h->reserve_fd < 0)
+		h->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	set_accepting(h, true);
+}
+
+static void on_resume(struct loop *l, uint64_t id, void *ctx)
+{
+	struct ipc_host *h = ctx;
+	h->pause_timer = 0;
+	resume(h);
+}
+
+/* The fd of a new connection is so close to the fd limit that what the
+ * service itself needs (timers, files, shared memory) would fail: shed it. */
+static bool too_few_fds_left(const struct ipc_host *h, int fd)
+{
+	return h->fd_limit != INT_MAX && fd >= h->fd_limit - (int)IPC_FD_HEADROOM;
+}
+
+/* accept(2) failed with err: log (at most once per interval) and, out of
+ * fds, shed the pending connection with the reserve fd (the client gets
+ * EOF instead of waiting in the backlog, and the listener stops being
+ * readable). Returns true to try accepting again. */
+static bool accept_failed(struct ipc_host *h, int lfd, int err)
+{
+	uint64_t n;
+	bool shed = false;
+	if ((err == EMFILE || err == ENFILE) && h->reserve_fd >= 0) {
+		tb_close(&h->reserve_fd);
+		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd >= 0) {
+			close(fd);
+			shed = true;
+		}
+		h->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (shed)
+			h->stats.clients_rejected++;
+	}
+	if (ratelog_due(&h->log_accept, &n))
+		log_warn(LOG_TAG,
+			 "cannot accept a connection: %s (%" PRIu64 " times since the last report%s)",
+			 strerror(err), n, shed ? "; closing what cannot be served" : "");
+	if (shed && h->reserve_fd >= 0)
+		return true;
+	if (err != ENFILE && err != EMFILE && err != ENOBUFS && err != ENOMEM)
+		return false; /* a client that left in between, say: try at the next event */
+	/* No fd even to shed with: stop watching the listeners for a while
+	 * rather than spin on a readable listener (until the timer, whose fd
+	 * the reserve gives up, or until a client leaves). */
+	set_accepting(h, false);
+	if (!h->pause_timer) {
+		tb_close(&h->reserve_fd);
+		h->pause_timer = loop_add_timer(h->loop, IPC_ACCEPT_PAUSE_MS, 0, on_resume, h);
+	}
+	return false;
 }
 
 static void on_accept(struct loop *l, int lfd, uint32_t events, void *ctx)
@@ -188,9 +402,22 @@ static void on_accept(struct loop *l, int lfd, uint32_t events, void *ctx)
 	for (int i = 0; i < 16; i++) {
 		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-				log_warn(LOG_TAG, "accept failed: %s", strerror(errno));
-			return;
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK || !accept_failed(h, lfd, errno))
+				return;
+			continue;
+		}
+		if (too_few_fds_left(h, fd)) {
+			uint64_t n;
+			close(fd);
+			h->stats.clients_rejected++;
+			if (ratelog_due(&h->log_accept, &n))
+				log_warn(LOG_TAG,
+					 "cannot accept a connection: fewer than %u file descriptors "
+					 "left (limit %d; %" PRIu64 " closed since the last report)",
+					 IPC_FD_HEADROOM, h->fd_limit, n);
+			continue;
 		}
 		ipc_host_adopt_fd(h, fd);
 	}
@@ -198,6 +425,8 @@ static void on_accept(struct loop *l, int lfd, uint32_t events, void *ctx)
 
 int ipc_host_listen_fd(struct ipc_host *h, int fd)
 {
+	if (h->reserve_fd < 0)
+		h->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	int r = tb_set_nonblock(fd, true);
 	if (r == 0)
 		r = loop_add_fd(h->loop, fd, LOOP_IN, on_accept, h);
@@ -379,6 +608,7 @@ static void client_on_frame(void *owner, const uint8_t *p, size_t n)
 	uint64_t rid = f->has_request_id ? f->request_id : 0;
 	switch (f->msg_case) {
 	case PERFETTO__PROTOS__IPCFRAME__MSG_MSG_BIND_SERVICE:
+		hc->bound = true;
 		on_bind(hc, rid, f->msg_bind_service->service_name);
 		break;
 	case PERFETTO__PROTOS__IPCFRAME__MSG_MSG_INVOKE_METHOD:

@@ -38,6 +38,24 @@
 #define IPC_SEND_QUEUE_MAX ((size_t)32 * 1024 * 1024)
 /* Longest service or method name accepted. */
 #define IPC_NAME_MAX 256
+/* A condition that can repeat for every connection (a refused uid, no fds
+ * left) is logged at most once per this interval, with the count since. */
+#define IPC_LOG_INTERVAL_MS 10000u
+/* Connections one uid may hold on a host; more are closed at accept. */
+#define IPC_MAX_CLIENTS_PER_UID 256u
+/* Out of fds even for shedding connections: the host stops accepting for
+ * this long instead of spinning on a readable listener. */
+#define IPC_ACCEPT_PAUSE_MS 1000u
+/* A host drops a client whose frame has been half-received this long, or
+ * that has not sent BindService this long after connecting (Perfetto's
+ * clients bind at once); checked every IPC_SWEEP_MS. */
+#define IPC_FRAME_TIMEOUT_MS 10000u
+#define IPC_BIND_TIMEOUT_MS 10000u
+#define IPC_SWEEP_MS 1000u
+/* File descriptors below RLIMIT_NOFILE a host leaves for the service's own
+ * needs (the loop's timers, files, shared memory): a connection that would
+ * take one of them is closed at accept. */
+#define IPC_FD_HEADROOM 32u
 
 /* ---- protobuf-c allocation (frame.c) ------------------------------------- */
 
@@ -160,6 +178,9 @@ struct ipc_host_stats {
 	uint64_t frames_sent;
 	uint64_t protocol_errors; /* malformed / oversized frames, bad fds */
 	uint64_t send_overflows;  /* disconnects for a full queue or a stall */
+	uint64_t clients_timed_out; /* a half-sent frame, or no BindService, too long */
+	uint64_t clients_rejected; /* closed at accept: a uid not allowed or over its
+				    * cap, or no fd left to serve it */
 };
 
 /* A host on loop l with no sockets and no services. ops (copied) and ctx
@@ -187,6 +208,15 @@ int64_t ipc_host_adopt_fd(struct ipc_host *h, int fd);
 /* Disconnect a client (on_disconnect is called). Safe from any callback,
  * including that client's own handlers. Returns 0 or -ENOENT. */
 int ipc_host_disconnect(struct ipc_host *h, uint64_t client_id);
+/* Accept only peers whose uid (SO_PEERCRED) is uid: every other one is
+ * closed at accept, counted in clients_rejected and logged (at most once per
+ * IPC_LOG_INTERVAL_MS). (uid_t)-1, the default, accepts any uid. For
+ * sockets without file permissions (tracebox's private abstract sockets). */
+void ipc_host_set_allowed_uid(struct ipc_host *h, uid_t uid);
+/* Connections one uid may hold (default IPC_MAX_CLIENTS_PER_UID; 0: no
+ * cap). Beyond it a new one is closed at accept, counted in
+ * clients_rejected and logged at most once per IPC_LOG_INTERVAL_MS. */
+void ipc_host_set_max_clients_per_uid(struct ipc_host *h, unsigned n);
 /* Change the send-queue cap and the no-progress timeout (tests shorten
  * them). 0 keeps the current value. */
 void ipc_host_set_limits(struct ipc_host *h, size_t max_queue_bytes, uint32_t timeout_ms);
@@ -268,6 +298,9 @@ struct ipc_client *ipc_client_adopt_fd(struct loop *l, int fd, const struct ipc_
 void ipc_client_free(struct ipc_client *c);
 /* True until the connection has closed. */
 bool ipc_client_connected(const struct ipc_client *c);
+/* The uid of the process that listens on the other end (SO_PEERCRED, taken
+ * at connect), or (uid_t)-1 if unknown. */
+uid_t ipc_client_peer_uid(const struct ipc_client *c);
 
 /* Send BindService(name). Returns a service handle owned by the client
  * (cb fires later, never from inside this call), or NULL if the client is

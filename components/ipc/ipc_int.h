@@ -54,6 +54,7 @@ struct ipc_conn {
 	uint64_t fail_timer;  /* a deferred on_error */
 	int fail_code;
 	int64_t last_progress_ns;
+	int64_t partial_since_ns; /* the frame now half-received began (0: none) */
 	int busy;          /* > 0 while callbacks into the owner run */
 	bool free_pending; /* destroy the owner when busy drops to 0 */
 	bool closed;

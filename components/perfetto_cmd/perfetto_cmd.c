@@ -414,6 +414,25 @@ struct record_result {
 	uint64_t lost;  /* the service's loss counters (gated captures) */
 };
 
+/* The capture broke off: keep the trace's whole packets written so far
+ * (write_into_file: by the service; else: read back before the end) and
+ * say so. out is finished or aborted. */
+static void keep_partial(struct perfetto_cmd_out *out, const char *path, struct record_result *res)
+{
+	struct tb_err err = {0};
+	uint64_t kept = 0;
+	int rc = perfetto_cmd_out_finish_partial(out, &kept, &err);
+	if (rc == 0) {
+		res->bytes = kept;
+		fprintf(stderr, "perfetto: kept the %" PRIu64 " bytes of whole packets written before "
+		                "in '%s' (the trace is cut short there)\n", kept, path);
+	} else if (rc != -ENODATA) {
+		fprintf(stderr, "perfetto: %s\n", err.msg);
+	} else if (strcmp(path, "-") != 0) {
+		fprintf(stderr, "perfetto: nothing had been written: no trace file\n");
+	}
+}
+
 /* Open the output, go to the background (-d/-D), start the services
  * (hooks), record one session and rename the trace into place. Errors are
  * printed. With a workload, signals are blocked once the services run and
@@ -427,7 +446,7 @@ static int record(struct args *a, Perfetto__Protos__TraceConfig *cfg, const char
 	struct perfetto_cmd_out out;
 	struct perfetto_cmd_session_opts so = {0};
 	bool out_open = false, services = false;
-	int rc = 1;
+	int rc = 1, srv;
 
 	/* write_into_file: traced writes (and caps) the file through our fd. */
 	if (perfetto_cmd_out_open(&out, out_path, a->no_clobber, 0, &err)) {
@@ -457,6 +476,7 @@ static int record(struct args *a, Perfetto__Protos__TraceConfig *cfg, const char
 	}
 
 	so.socket = ipc_consumer_socket_name();
+	so.same_uid_service = hooks && hooks->private_sockets;
 	so.config = perfetto_cmd_config_pack_for_service(cfg, &so.config_len);
 	so.out = &out;
 	so.write_into_file = cfg->write_into_file;
@@ -464,8 +484,13 @@ static int record(struct args *a, Perfetto__Protos__TraceConfig *cfg, const char
 	so.workload = wl;
 	so.lost = wl ? &res->lost : NULL;
 	signal(SIGPIPE, SIG_IGN);
-	if (perfetto_cmd_session_run(&so, &err)) {
+	if ((srv = perfetto_cmd_session_run(&so, &err))) {
 		fprintf(stderr, "perfetto: %s\n", err.msg);
+		if (srv == -EPIPE || srv == -EREMOTEIO) {
+			/* The beginning of the trace is worth keeping. */
+			out_open = false;
+			keep_partial(&out, out_path, res);
+		}
 		goto out;
 	}
 	{
@@ -519,7 +544,7 @@ static int run_gated(struct args *a, Perfetto__Protos__TraceConfig *cfg, const c
 	perfetto_cmd_workload_init(&wl, a->workload);
 	trace_status = record(a, cfg, out_path, hooks, &wl, &res);
 	if (trace_status)
-		res.bytes = res.lost = 0;
+		res.lost = 0; /* bytes: what a broken-off capture kept */
 	/* A failed capture still runs the workload (signals blocked first, if
 	 * the capture did not get that far, so none is lost before the wait). */
 	perfetto_cmd_workload_block_signals(&wl);

@@ -34,6 +34,9 @@ struct perfetto_cmd_hooks {
 	 * called (also when it failed). */
 	void (*stop_services)(void *ctx);
 	void *ctx;
+	/* The services are private to this uid (autostart's own sockets):
+	 * refuse a service on them that runs as another uid. */
+	bool private_sockets;
 };
 
 /* The applet: `perfetto [flags] [ftrace_group/event | atrace_category ...]`.

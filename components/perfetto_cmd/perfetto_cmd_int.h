@@ -50,6 +50,7 @@ struct perfetto_cmd_out {
 	char *path;     /* target; NULL for stdout */
 	char *tmp_path; /* temporary file, NULL for stdout */
 	int fd;
+	bool anon; /* fd is an unnamed O_TMPFILE: tmp_path is only a template yet */
 	bool no_clobber;
 	uint64_t max_bytes;
 	uint64_t bytes, packets, dropped;
@@ -68,6 +69,13 @@ int perfetto_cmd_out_packet(struct perfetto_cmd_out *o, const uint8_t *p, size_t
 int perfetto_cmd_out_finish(struct perfetto_cmd_out *o, struct tb_err *err);
 /* Close and remove the temporary file (no-op after finish). */
 void perfetto_cmd_out_abort(struct perfetto_cmd_out *o);
+/* The capture broke off (the service died or stopped writing): flush, cut
+ * the file after its last whole Trace.packet record and rename it onto the
+ * target as finish does; *kept is its size. -ENODATA (the file removed as
+ * by abort) when no whole record was written, or when the output is stdout
+ * (nothing to cut: what went out stays out). */
+int perfetto_cmd_out_finish_partial(struct perfetto_cmd_out *o, uint64_t *kept,
+                                    struct tb_err *err);
 
 /* ---- workload.c -------------------------------------------------------- */
 
@@ -109,6 +117,7 @@ int perfetto_cmd_workload_wait(struct perfetto_cmd_workload *w);
 
 struct perfetto_cmd_session_opts {
 	const char *socket;    /* consumer socket name */
+	bool same_uid_service; /* refuse a service that runs as another uid */
 	const uint8_t *config; /* binary TraceConfig */
 	size_t config_len;
 	struct perfetto_cmd_out *out;
@@ -134,7 +143,9 @@ struct perfetto_cmd_session_opts {
 /* Record one session on a new loop: connect, bind, EnableTracing, wait for
  * the end (duration or SIGINT/SIGTERM -> Flush + DisableTracing), read the
  * buffers into out (unless write_into_file), FreeBuffers. Returns 0, or a
- * negative code with one line in err. */
+ * negative code with one line in err: -EPIPE when the service went away
+ * during the session, -EREMOTEIO when it ended the session with an error
+ * (both: the output may hold a usable beginning of the trace). */
 int perfetto_cmd_session_run(const struct perfetto_cmd_session_opts *o, struct tb_err *err);
 
 /* ---- trigger.c --------------------------------------------------------- */

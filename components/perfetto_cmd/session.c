@@ -60,12 +60,26 @@ static void finish(struct session *s, int rc)
 	loop_quit(s->l, rc);
 }
 
-static void fail(struct session *s, const char *msg)
+static void fail_code(struct session *s, int code, const char *msg)
 {
 	if (s->done)
 		return;
-	tb_err_set(s->err, -EIO, "%s", msg);
-	finish(s, -EIO);
+	tb_err_set(s->err, code, "%s", msg);
+	finish(s, code);
+}
+
+static void fail(struct session *s, const char *msg)
+{
+	fail_code(s, -EIO, msg);
+}
+
+/* The service's end of the connection closed before the session was over:
+ * traced died (or was killed). -EPIPE tells the caller to keep what the
+ * trace file already holds. */
+static void service_lost(struct session *s)
+{
+	fail_code(s, -EPIPE,
+	          "the tracing service went away during the capture (traced died or was killed)");
 }
 
 static int64_t invoke_fd(struct session *s, const char *method, const void *args, size_t len,
@@ -106,7 +120,10 @@ static void on_read(void *ctx, const struct ipc_reply *r)
 	struct pb_field f = {0}, g = {0};
 
 	if (!r->success) {
-		fail(s, "ReadBuffers failed");
+		if (!ipc_client_connected(s->c))
+			service_lost(s);
+		else
+			fail(s, "ReadBuffers failed");
 		return;
 	}
 	pb_reader_init(&rd, r->data, r->len);
@@ -210,7 +227,11 @@ static void on_enable(void *ctx, const struct ipc_reply *r)
 
 	s->disabled = true;
 	if (!r->success) {
-		fail(s, "the tracing service rejected EnableTracing");
+		/* A disconnect fails every pending call too: say which it was. */
+		if (!ipc_client_connected(s->c))
+			service_lost(s);
+		else
+			fail(s, "the tracing service rejected EnableTracing");
 		return;
 	}
 	resp = perfetto__protos__enable_tracing_response__unpack(
@@ -219,7 +240,7 @@ static void on_enable(void *ctx, const struct ipc_reply *r)
 		char msg[TB_ERR_MSG_MAX];
 		snprintf(msg, sizeof msg, "Service error: %s", resp->error);
 		notify(s, 1);
-		fail(s, msg);
+		fail_code(s, -EREMOTEIO, msg);
 	} else if (s->o->lost) {
 		invoke(s, "GetTraceStats", NULL, 0, on_final_stats);
 	} else {
@@ -355,7 +376,7 @@ static void on_bind(void *ctx, struct ipc_svc *svc, bool ok)
 
 static void on_disconnect(void *ctx, struct ipc_client *c)
 {
-	fail(ctx, "the tracing service closed the connection");
+	service_lost(ctx);
 }
 
 int perfetto_cmd_session_run(const struct perfetto_cmd_session_opts *o, struct tb_err *err)
@@ -380,6 +401,13 @@ int perfetto_cmd_session_run(const struct perfetto_cmd_session_opts *o, struct t
 		                "running; start it with `tracebox traced &`, or record with "
 		                "`tracebox -t 10s -o FILE ...` (autostart mode)",
 		                o->socket, cerr.msg);
+		goto out;
+	}
+	if (o->same_uid_service && ipc_client_peer_uid(s.c) != geteuid()) {
+		rc = tb_err_set(err, -EPERM,
+		                "the tracing service on '%s' runs as uid %d, not as ours (%d): "
+		                "refusing it",
+		                o->socket, (int)ipc_client_peer_uid(s.c), (int)geteuid());
 		goto out;
 	}
 	if (!ipc_client_bind(s.c, "ConsumerPort", on_bind, &s)) {

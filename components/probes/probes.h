@@ -42,6 +42,11 @@ struct ftrace_tracefs {
 	char record[FTRACE_PATH_MAX]; /* the saved settings' file ("" = none) */
 	bool record_written;          /* it is ours to rewrite or remove */
 	bool mounted_by_us;
+	/* ftrace_tracefs_claim: the top level is ours (lock_fd holds an flock),
+	 * or root is our private instance and top the top level's root. */
+	bool locked;
+	int lock_fd;
+	char top[FTRACE_PATH_MAX]; /* "" unless root is a private instance */
 	VEC(struct ftrace_saved_setting) saved;
 	struct tb_err err;
 };
@@ -52,9 +57,25 @@ struct ftrace_tracefs {
  * CAP_SYS_ADMIN). Returns 0, or -ENOENT / -errno with a message in fs->err. */
 int ftrace_tracefs_open(struct ftrace_tracefs *fs, const char *root, bool allow_mount);
 
+/* Share the kernel's tracefs with other tracebox traced_probes (two
+ * overlapping captures, each with its own): the first to claim it keeps
+ * the top level, holding an flock on "<record>.lock" until close; a later
+ * one, while that lock is held (or cannot be taken), moves fs to a private
+ * instance <root>instances/tracebox-<pid>/, created now and removed by
+ * close, so that neither changes the other's events, buffer size, clock or
+ * tracing_on. (A private instance misses what userspace writes to the top
+ * level's trace_marker.) Returns 0 (the top level), 1 (a private instance),
+ * or -errno when an instance cannot be made (the top level is used, as
+ * before; logged by the caller). Call once, right after open. */
+int ftrace_tracefs_claim(struct ftrace_tracefs *fs);
+
+/* Remove instances/tracebox-<pid> folders whose process is gone (a
+ * traced_probes killed while it used one). Returns how many. */
+int ftrace_tracefs_remove_stale_instances(struct ftrace_tracefs *fs);
+
 /* Restore what was changed (ftrace_tracefs_restore) and free the saved
- * state. A tracefs we mounted stays mounted (others may be using it by
- * then). Safe on a zeroed struct. */
+ * state; remove a private instance and drop the claim. A tracefs we mounted
+ * stays mounted (others may be using it by then). Safe on a zeroed struct. */
 void ftrace_tracefs_close(struct ftrace_tracefs *fs);
 
 /* Read the tracefs file rel (e.g. "trace_clock") into a tb_malloc'd,
@@ -82,8 +103,9 @@ int ftrace_tracefs_set_tracing_on(struct ftrace_tracefs *fs, bool on);
  * out[0, n). Returns 0 or -errno. */
 int ftrace_tracefs_get_clock(struct ftrace_tracefs *fs, char *out, size_t n);
 
-/* Call fn(ctx, group, name) for every line of available_events; stops early
- * when fn returns non-zero. Returns 0, fn's value, or -errno. */
+/* Call fn(ctx, group, name) for every line of available_events (the top
+ * level's, for a private instance); stops early when fn returns non-zero.
+ * Returns 0, fn's value, or -errno. */
 typedef int (*ftrace_event_name_fn)(void *ctx, const char *group, const char *name);
 int ftrace_tracefs_list_events(struct ftrace_tracefs *fs, ftrace_event_name_fn fn, void *ctx);
 

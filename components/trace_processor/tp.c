@@ -187,8 +187,12 @@ static int feed_decoded(void *ctx, const uint8_t *p, size_t n)
 	struct tp *tp = ctx;
 	if (tp->importer)
 		return tp->importer_ops->parse(tp->importer, p, n);
-	if (tp->archive)
-		return tp_archive_feed(tp->archive, p, n, &tp->err);
+	if (tp->archive) {
+		int rc = tp_archive_feed(tp->archive, p, n, &tp->err);
+		if (rc == -EFBIG)
+			tp_stat_inc(tp, TP_STAT_archive_member_too_large);
+		return rc;
+	}
 	size_t want = SNIFF_BYTES - tp->sniff_len;
 	size_t take = n < want ? n : want;
 	if (!tp->sniff_buf)
@@ -230,8 +234,8 @@ static int member_cmp(const void *a, const void *b)
 /* A gzip'd member being decoded, with the room left in the archive's cap. */
 struct gunzip_out {
 	struct tp_archive_member m;
-	uint64_t room;
-	bool over;
+	uint64_t room, compressed;
+	bool over, bomb;
 };
 
 static int gunzip_sink(void *ctx, const uint8_t *p, size_t n)
@@ -240,6 +244,10 @@ static int gunzip_sink(void *ctx, const uint8_t *p, size_t n)
 	struct tp_archive_member *out = &g->m;
 	if (n > g->room - out->len) {
 		g->over = true;
+		return -EFBIG;
+	}
+	if (tp_archive_is_bomb(g->compressed, out->len + n)) {
+		g->bomb = true;
 		return -EFBIG;
 	}
 	if (out->len + n > out->cap) {
@@ -267,7 +275,8 @@ static int member_sniff(struct tp *tp, struct tp_archive_member *am, struct memb
 	if (am->len >= 2 && am->data[0] == 0x1f && am->data[1] == 0x8b) {
 		uint64_t others = *held - am->len;
 		struct gunzip_out out = {
-		    .room = others < tp->archive_max_bytes ? tp->archive_max_bytes - others : 0};
+		    .room = others < tp->archive_max_bytes ? tp->archive_max_bytes - others : 0,
+		    .compressed = am->len};
 		struct tp_gunzip *g = tp_gunzip_new();
 		int rc = tp_gunzip_feed(g, am->data, am->len, gunzip_sink, &out, &tp->err);
 		if (rc == 0)
@@ -275,6 +284,14 @@ static int member_sniff(struct tp *tp, struct tp_archive_member *am, struct memb
 		tp_gunzip_free(g);
 		if (rc < 0) {
 			tb_free(out.m.data);
+			if (out.bomb) {
+				tb_err_clear(&tp->err);
+				tp_stat_inc(tp, TP_STAT_archive_member_too_large);
+				return tp_fail(tp, -EFBIG,
+					       "archive member '%s' inflates more than %u times its "
+					       "compressed size (a decompression bomb?): refused",
+					       am->name, TP_ARCHIVE_MAX_RATIO);
+			}
 			if (out.over) {
 				tb_err_clear(&tp->err);
 				return tp_fail(tp, -EFBIG,

@@ -561,6 +561,8 @@ void tp_tables_release(struct tp_tables *tables);
 	X(concurrent_session_event_unknown_state, "error", "analysis", "A ConcurrentSessionEvent had an unspecified or unknown state (a newer tracing service?); it was skipped.") \
 	X(cpu_info_empty, "error", "analysis", "A CpuInfo packet listed no cpus (/proc/cpuinfo unreadable where the trace was recorded); the cpu table lacks their details.") \
 	X(gzip_failure, "error", "trace", "The gzip stream was corrupt or truncated.") \
+	X(json_event_too_large, "error", "trace", "A JSON event (or metadata) over 256 MiB, a giant string or a decompression bomb, was skipped without being held in memory.") \
+	X(archive_member_too_large, "error", "trace", "An archive member inflated more than 200 times its compressed size past 64 MiB (a decompression bomb): the archive was refused.") \
 	X(perf_text_importer_sample_line_error, "error", "trace", "A perf script text line could not be parsed as a sample or a frame.") \
 	X(compact_sched_switch_skipped, "info", "analysis", "The first compact sched_switch of a cpu, whose prev task is unknown, was skipped.") \
 	X(compact_sched_waking_skipped, "info", "analysis", "A compact sched_waking before any sched_switch on its cpu was skipped.") \

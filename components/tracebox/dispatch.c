@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -75,19 +76,22 @@ struct autostart {
 	pid_t traced; /* leader of the services' process group */
 	pid_t probes;
 	pid_t perf;
+	bool private_sockets; /* the services accept and trust only our uid */
 };
 
 /* Fork `<self> APPLET [ARG]` with a pipe in the environment variable
  * notify_env, in process group pgid (0: a new group led by the child), and
  * wait for the "1" it writes once ready (compat §5.2). The child's pid in
  * *out (also on failure after the fork, so it can be stopped). */
-static int spawn_service(const char *applet, const char *arg, const char *notify_env, pid_t pgid,
-			 pid_t *out, struct tb_err *err)
+static int spawn_service(const struct autostart *as, const char *applet, const char *arg,
+			 const char *notify_env, pid_t pgid, pid_t *out, struct tb_err *err)
 {
 	int pfd[2];
 	char c = 0;
 	struct pollfd p;
 	pid_t pid;
+
+	pid_t parent = getpid();
 
 	if (pipe2(pfd, O_CLOEXEC) != 0)
 		return tb_err_errno(err, -errno, "cannot create a pipe");
@@ -99,12 +103,19 @@ static int spawn_service(const char *applet, const char *arg, const char *notify
 	}
 	if (pid == 0) {
 		char fdstr[16];
+		/* A service must not outlive the recording that started it (kept
+		 * across exec): SIGTERM, so traced_probes restores tracefs on its
+		 * way out. A parent already gone before that: do not start. */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent)
+			_exit(127);
 		setpgid(0, pgid);
 		close(pfd[0]);
 		tb_set_cloexec(pfd[1], false);
 		snprintf(fdstr, sizeof fdstr, "%d", pfd[1]);
 		setenv(notify_env, fdstr, 1);
 		setenv("TRACEBOX_LOG", "warn", 0); /* keep the recording's terminal quiet */
+		if (as->private_sockets)
+			setenv("TRACEBOX_PRIVATE_SOCKETS", "1", 1);
 		execl("/proc/self/exe", "tracebox", applet, arg, (char *)NULL);
 		_exit(127);
 	}
@@ -128,12 +139,12 @@ static int spawn_service(const char *applet, const char *arg, const char *notify
 static int spawn_services(void *ctx, struct tb_err *err)
 {
 	struct autostart *as = ctx;
-	int rc = spawn_service("traced", NULL, "TRACED_NOTIFY_FD", 0, &as->traced, err);
+	int rc = spawn_service(as, "traced", NULL, "TRACED_NOTIFY_FD", 0, &as->traced, err);
 	if (rc == 0)
-		rc = spawn_service("traced_probes", "--reset-ftrace", "TRACED_PROBES_NOTIFY_FD",
+		rc = spawn_service(as, "traced_probes", "--reset-ftrace", "TRACED_PROBES_NOTIFY_FD",
 				   as->traced, &as->probes, err);
 	if (rc == 0)
-		rc = spawn_service("traced_perf", NULL, "TRACED_PERF_NOTIFY_FD", as->traced,
+		rc = spawn_service(as, "traced_perf", NULL, "TRACED_PERF_NOTIFY_FD", as->traced,
 				   &as->perf, err);
 	return rc;
 }
@@ -215,6 +226,7 @@ static int autostart(int argc, char **argv)
 		}
 		args[n++] = argv[i];
 	}
+	as.private_sockets = hooks.private_sockets = !system_sockets;
 	if (!system_sockets) {
 		char name[64];
 		snprintf(name, sizeof name, "@traced-c-%d", (int)getpid());

@@ -482,29 +482,63 @@ static void release_state(Perfetto__Protos__TracingServiceState *st)
 	tb_free(st->tracing_sessions);
 }
 
+/* One QueryServiceStateResponse{service_state: the bytes of state}. */
+static void reply_state_chunk(struct ipc_call *call, const uint8_t *state, size_t n, bool more)
+{
+	uint8_t hdr[11], *end;
+	uint8_t *buf;
+	hdr[0] = 0x0A; /* service_state */
+	end = pb_encode_varint(hdr + 1, n);
+	buf = tb_malloc((size_t)(end - hdr) + n);
+	memcpy(buf, hdr, (size_t)(end - hdr));
+	if (n)
+		memcpy(buf + (end - hdr), state, n);
+	ipc_call_reply(call, buf, (size_t)(end - hdr) + n, more, -1);
+	tb_free(buf);
+}
+
 static void m_query_service_state(void *ctx, struct ipc_call *call, const uint8_t *args,
 				  size_t len)
 {
 	struct traced *t = ctx;
 	struct traced_consumer *c = consumer_of(t, call);
 	Perfetto__Protos__TracingServiceState st;
-	Perfetto__Protos__QueryServiceStateResponse resp =
-		PERFETTO__PROTOS__QUERY_SERVICE_STATE_RESPONSE__INIT;
 	struct pb_field f = {0};
 	bool sessions_only = pb_find_field(args, len, 1, &f) == 1 && f.val;
-	uint8_t *buf;
 	size_t n;
 	if (!c) {
 		ipc_call_fail(call);
 		return;
 	}
 	fill_state(t, c, sessions_only, &st);
-	resp.service_state = &st;
-	n = perfetto__protos__query_service_state_response__get_packed_size(&resp);
-	buf = tb_malloc(n ? n : 1);
-	perfetto__protos__query_service_state_response__pack(&resp, buf);
-	ipc_call_reply(call, buf, n, false, -1);
-	tb_free(buf);
+	/* Perfetto's split: everything but the data sources, then the data
+	 * sources one by one, a new reply (has_more) whenever the next would
+	 * cross the frame cap. Each reply is a valid TracingServiceState and
+	 * their concatenation is the whole one. */
+	{
+		Perfetto__Protos__TracingServiceState one = PERFETTO__PROTOS__TRACING_SERVICE_STATE__INIT;
+		Perfetto__Protos__TracingServiceState__DataSource **ds = st.data_sources;
+		size_t nds = st.n_data_sources;
+		VEC(uint8_t) chunk = VEC_INIT;
+		st.n_data_sources = 0;
+		n = perfetto__protos__tracing_service_state__get_packed_size(&st);
+		vec_reserve(&chunk, n);
+		chunk.len = perfetto__protos__tracing_service_state__pack(&st, chunk.data);
+		for (size_t i = 0; i < nds; i++) {
+			one.n_data_sources = 1;
+			one.data_sources = &ds[i];
+			n = perfetto__protos__tracing_service_state__get_packed_size(&one);
+			if (chunk.len + n >= TRACED_QUERY_CHUNK_MAX) {
+				reply_state_chunk(call, chunk.data, chunk.len, true);
+				chunk.len = 0;
+			}
+			vec_reserve(&chunk, n);
+			chunk.len += perfetto__protos__tracing_service_state__pack(&one, chunk.data + chunk.len);
+		}
+		reply_state_chunk(call, chunk.data, chunk.len, false);
+		vec_release(&chunk);
+		st.n_data_sources = nds;
+	}
 	release_state(&st);
 }
 

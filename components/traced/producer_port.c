@@ -265,6 +265,14 @@ static void m_initialize_connection(void *ctx, struct ipc_call *call, const uint
 		ipc_call_fail(call);
 		return;
 	}
+	if (t->lockdown && p->uid != t->uid) {
+		log_info(TRACED_LOG, "lockdown mode: refusing producer '%s' of uid %d",
+			 req->producer_name ? req->producer_name : "", (int)p->uid);
+		tb_close(&fd);
+		FREE_MSG(req);
+		ipc_call_fail(call);
+		return;
+	}
 	p->initialized = true;
 	p->name = tb_strdup(req->producer_name ? req->producer_name : "");
 	p->sdk_version = tb_strdup(req->sdk_version ? req->sdk_version : "");

@@ -14,10 +14,12 @@
 #include "traced_int.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "version.h"
@@ -67,9 +69,11 @@ struct traced_buffer *traced_buffer_for_producer(struct traced *t, struct traced
 
 /* ---- session lifecycle ---------------------------------------------------- */
 
-static int validate_config(struct traced *t, const Perfetto__Protos__TraceConfig *cfg,
+static int validate_config(struct traced *t, uid_t uid, const Perfetto__Protos__TraceConfig *cfg,
 			   char *errbuf, size_t errlen)
 {
+	int for_uid = 0;
+
 	if (cfg->n_buffers == 0) {
 		snprintf(errbuf, errlen, "trace config has no buffers");
 		return -EINVAL;
@@ -104,10 +108,6 @@ static int validate_config(struct traced *t, const Perfetto__Protos__TraceConfig
 	}
 	if (traced_triggers_validate(cfg, errbuf, errlen))
 		return -EINVAL;
-	if (t->sessions.len >= TRACED_MAX_SESSIONS) {
-		snprintf(errbuf, errlen, "too many concurrent tracing sessions");
-		return -EBUSY;
-	}
 	if (cfg->unique_session_name && cfg->unique_session_name[0]) {
 		for (size_t i = 0; i < t->sessions.len; i++) {
 			const char *n = t->sessions.data[i]->cfg->unique_session_name;
@@ -117,13 +117,28 @@ static int validate_config(struct traced *t, const Perfetto__Protos__TraceConfig
 			}
 		}
 	}
+	/* Perfetto's guardrails, in its order and words (sic). */
+	for (size_t i = 0; i < t->sessions.len; i++)
+		for_uid += t->sessions.data[i]->consumer_uid == uid;
+	if (for_uid >= TRACED_MAX_SESSIONS_PER_UID) {
+		snprintf(errbuf, errlen,
+			 "Too many concurrent tracing sesions (%d) for uid %d limit is %d", for_uid,
+			 (int)uid, TRACED_MAX_SESSIONS_PER_UID);
+		return -EBUSY;
+	}
+	if (t->sessions.len >= TRACED_MAX_SESSIONS) {
+		snprintf(errbuf, errlen, "Too many concurrent tracing sesions (%zu)", t->sessions.len);
+		return -EBUSY;
+	}
 	return 0;
 }
 
 /* The write_into_file output: the consumer's fd, else output_path (created,
- * never an existing file, as Perfetto). -1 with a message in errbuf. */
-static int open_output(const Perfetto__Protos__TraceConfig *cfg, int *fd, char *errbuf,
-		       size_t errlen)
+ * never an existing file, as Perfetto). Only a consumer of the service's
+ * own uid (or root) may have the service create a file: another uid would
+ * create files it could not create itself. -1 with a message in errbuf. */
+static int open_output(const struct traced *t, uid_t uid, const Perfetto__Protos__TraceConfig *cfg,
+		       int *fd, char *errbuf, size_t errlen)
 {
 	if (!cfg->write_into_file) {
 		tb_close(fd);
@@ -131,6 +146,13 @@ static int open_output(const Perfetto__Protos__TraceConfig *cfg, int *fd, char *
 	}
 	if (cfg->output_path && cfg->output_path[0]) {
 		tb_close(fd);
+		if (uid != t->uid && uid != 0) {
+			snprintf(errbuf, errlen,
+				 "output_path refused: the consumer's uid %d is not the service's "
+				 "(%d); pass the output file descriptor with EnableTracing",
+				 (int)uid, (int)t->uid);
+			return -EPERM;
+		}
 		*fd = open(cfg->output_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (*fd < 0) {
 			snprintf(errbuf, errlen, "cannot open '%s': %s", cfg->output_path,
@@ -172,19 +194,25 @@ int traced_session_create(struct traced *t, struct traced_consumer *c, const uin
 		snprintf(errbuf, errlen, "cannot decode the trace config");
 		return -EINVAL;
 	}
-	if ((rc = validate_config(t, cfg, errbuf, errlen)) ||
-	    (rc = open_output(cfg, &fd, errbuf, errlen))) {
+	if (cfg->lockdown_mode == PERFETTO__PROTOS__TRACE_CONFIG__LOCKDOWN_MODE_OPERATION__LOCKDOWN_SET)
+		t->lockdown = true;
+	else if (cfg->lockdown_mode ==
+		 PERFETTO__PROTOS__TRACE_CONFIG__LOCKDOWN_MODE_OPERATION__LOCKDOWN_CLEAR)
+		t->lockdown = false;
+	if ((rc = validate_config(t, c->uid, cfg, errbuf, errlen)) ||
+	    (rc = open_output(t, c->uid, cfg, &fd, errbuf, errlen))) {
 		tb_close(&fd);
 		protobuf_c_message_free_unpacked(&cfg->base, ipc_pb_allocator());
 		return rc;
 	}
 	s = tb_calloc(1, sizeof *s);
-	s->out_fd = fd;
 	s->write_into_file = cfg->write_into_file;
 	s->max_file_bytes = cfg->write_into_file ? cfg->max_file_size_bytes : 0;
 	s->svc = t;
+	traced_wif_init(s, fd);
 	s->id = ++t->next_session_id;
 	s->consumer = c;
+	s->consumer_uid = c->uid;
 	s->cfg = cfg;
 	s->config = tb_memdup(cfg_bytes, cfg_len ? cfg_len : 1);
 	s->config_len = cfg_len;
@@ -225,6 +253,11 @@ static void start_instance(struct traced_session *s, struct traced_producer *p,
 {
 	Perfetto__Protos__DataSourceConfig dc = *ds->config;
 	struct traced_instance in = {0};
+	if (s->svc->lockdown && p->uid != s->svc->uid) {
+		log_info(TRACED_LOG, "lockdown mode: not starting '%s' on producer %u (uid %d)",
+			 reg->name, p->id, (int)p->uid);
+		return;
+	}
 	if (traced_producer_setup_smb(p, s->cfg))
 		return;
 	in.id = ++s->svc->next_instance_id;
@@ -439,9 +472,15 @@ static void session_finish(struct traced_session *s)
 	traced_session_event(s, TRACED_EV_TRACING_DISABLED);
 	s->emit_stats = true;
 	log_info(TRACED_LOG, "session %" PRIu64 ": disabled", s->id);
-	if (s->write_into_file)
+	if (s->write_into_file) {
 		traced_session_write_file(s, true);
-	traced_session_notify_disabled(s, NULL);
+		if (s->wif.fd >= 0) {
+			/* The output is slow: answered once the file is complete. */
+			s->wif.notify_when_done = true;
+			return;
+		}
+	}
+	traced_session_notify_disabled(s, s->wif.error[0] ? s->wif.error : NULL);
 }
 
 static void check_all_stopped(struct traced_session *s)
@@ -520,7 +559,7 @@ void traced_session_free(struct traced_session *s)
 	cancel_timer(s, &s->snapshot_timer);
 	cancel_timer(s, &s->clear_timer);
 	traced_triggers_release(s);
-	tb_close(&s->out_fd);
+	traced_wif_release(s);
 	if (s->enable_call)
 		ipc_call_drop(s->enable_call);
 	if (s->consumer)
@@ -660,6 +699,83 @@ static void cons_disconnect(void *ctx, const struct ipc_peer *peer)
 	traced_consumer_on_disconnect(ctx, peer);
 }
 
+/* A 4-digit octal mode ("0660"), as Perfetto's SetFilePermissions wants.
+ * -1 if it is not one. */
+static int parse_mode(const char *s)
+{
+	int v = 0;
+	if (strlen(s) != 4)
+		return -1;
+	for (int i = 0; i < 4; i++) {
+		if (s[i] < '0' || s[i] > '7')
+			return -1;
+		v = v * 8 + (s[i] - '0');
+	}
+	return v;
+}
+
+/* chgrp and chmod one filesystem socket (Perfetto's SetFilePermissions:
+ * its checks, in its order and words). */
+static int set_permissions(const char *path, const char *group, const char *mode,
+			   struct tb_err *err)
+{
+	gid_t gid;
+	char *end;
+	unsigned long n;
+	int m;
+
+	if (path[0] == '@')
+		return tb_err_set(err, -EINVAL,
+				  "--set-socket-permissions: '%s' is an abstract socket, which has "
+				  "no file permissions", path);
+	errno = 0;
+	n = strtoul(group, &end, 10);
+	if (*group && !*end && !errno && n <= UINT32_MAX) {
+		gid = (gid_t)n;
+	} else {
+		struct group *g;
+		do {
+			errno = 0;
+			g = getgrnam(group);
+		} while (!g && errno == EINTR);
+		if (!g)
+			return tb_err_set(err, -ENOENT, "Failed to get group information of %s", group);
+		gid = g->gr_gid;
+	}
+	if (chown(path, geteuid(), gid) != 0)
+		return tb_err_errno(err, -errno, "Failed to chown %s", path);
+	if ((m = parse_mode(mode)) < 0)
+		return tb_err_set(err, -EINVAL,
+				  "The chmod mode bits must be a 4-digit octal number, e.g. 0660");
+	if (chmod(path, (mode_t)m) != 0)
+		return tb_err_errno(err, -errno, "Failed to chmod %s", path);
+	return 0;
+}
+
+/* --set-socket-permissions on every filesystem socket of the comma-separated
+ * producer list and on the consumer socket. */
+static int apply_permissions(const struct traced_opts *o, const char *pname, const char *cname,
+			     struct tb_err *err)
+{
+	const char *p = pname;
+	int rc;
+	for (;;) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+		if (n > 0) {
+			char *name = tb_strndup(p, n);
+			rc = set_permissions(name, o->producer_group, o->producer_mode, err);
+			tb_free(name);
+			if (rc)
+				return rc;
+		}
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+	return set_permissions(cname, o->consumer_group, o->consumer_mode, err);
+}
+
 struct traced *traced_new(struct loop *l, const struct traced_opts *opts, struct tb_err *err)
 {
 	static const struct ipc_host_ops pops = {prod_connect, prod_disconnect};
@@ -668,8 +784,11 @@ struct traced *traced_new(struct loop *l, const struct traced_opts *opts, struct
 							  : ipc_producer_socket_name();
 	const char *cname = opts && opts->consumer_socket ? opts->consumer_socket
 							  : ipc_consumer_socket_name();
+	bool perms = opts && opts->producer_group;
+	mode_t old_umask = 0;
 	struct traced *t = tb_calloc(1, sizeof *t);
 	t->loop = l;
+	t->uid = geteuid();
 	hmap_init(&t->producers);
 	hmap_init(&t->consumers);
 	t->prod_host = ipc_host_new(l, &pops, t);
@@ -679,6 +798,14 @@ struct traced *traced_new(struct loop *l, const struct traced_opts *opts, struct
 		tb_err_set(err, -EINVAL, "cannot register the IPC services");
 		goto fail;
 	}
+	if (opts && opts->private_sockets) {
+		ipc_host_set_allowed_uid(t->prod_host, t->uid);
+		ipc_host_set_allowed_uid(t->cons_host, t->uid);
+	}
+	/* With --set-socket-permissions the sockets are private from bind()
+	 * until chmod, not open to the umask's audience meanwhile. */
+	if (perms)
+		old_umask = umask(0177);
 	if (ipc_host_listen(t->prod_host, pname) < 0) {
 		tb_err_set(err, ipc_host_err(t->prod_host)->code, "%s",
 			   ipc_host_err(t->prod_host)->msg);
@@ -689,9 +816,17 @@ struct traced *traced_new(struct loop *l, const struct traced_opts *opts, struct
 			   ipc_host_err(t->cons_host)->msg);
 		goto fail;
 	}
+	if (perms) {
+		umask(old_umask);
+		perms = false;
+		if (apply_permissions(opts, pname, cname, err))
+			goto fail;
+	}
 	log_info(TRACED_LOG, "listening on '%s' (producers) and '%s' (consumers)", pname, cname);
 	return t;
 fail:
+	if (perms)
+		umask(old_umask);
 	traced_free(t);
 	return NULL;
 }
@@ -756,16 +891,60 @@ static void notify_listening(void)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: traced [--background] [--version]\n"
+		   "              [--set-socket-permissions PROD_GROUP:PROD_MODE:CONS_GROUP:CONS_MODE]\n"
 		   "The Perfetto tracing service. Sockets: $PERFETTO_PRODUCER_SOCK_NAME,\n"
-		   "$PERFETTO_CONSUMER_SOCK_NAME (defaults under /run/perfetto or /tmp).\n");
+		   "$PERFETTO_CONSUMER_SOCK_NAME (defaults under /run/perfetto or /tmp).\n"
+		   "--set-socket-permissions chgrps and chmods them once they listen, e.g.\n"
+		   "traced-producer:0660:traced-consumer:0660.\n");
+}
+
+/* --set-socket-permissions G:MODE:G:MODE into o (pointers into buf, which
+ * the caller owns). 0, or -1 after printing why. */
+static int parse_permissions(const char *arg, char *buf, size_t n, struct traced_opts *o)
+{
+	char *part[4];
+	int k = 0;
+	if (strlen(arg) >= n)
+		goto bad;
+	snprintf(buf, n, "%s", arg);
+	for (char *p = buf; k < 4; k++) {
+		char *colon = strchr(p, ':');
+		part[k] = p;
+		if (!colon)
+			break;
+		*colon = '\0';
+		p = colon + 1;
+	}
+	if (k != 3 || strchr(part[3], ':'))
+		goto bad;
+	for (int i = 0; i < 4; i++)
+		if (!part[i][0])
+			goto bad;
+	if (parse_mode(part[1]) < 0 || parse_mode(part[3]) < 0) {
+		fprintf(stderr, "traced: The chmod mode bits must be a 4-digit octal number, "
+				"e.g. 0660\n");
+		return -1;
+	}
+	o->producer_group = part[0];
+	o->producer_mode = part[1];
+	o->consumer_group = part[2];
+	o->consumer_mode = part[3];
+	return 0;
+bad:
+	fprintf(stderr, "traced: --set-socket-permissions wants "
+			"<prod_group>:<prod_mode>:<cons_group>:<cons_mode>, not '%s'\n", arg);
+	return -1;
 }
 
 int traced_main(int argc, char **argv)
 {
 	struct tb_err err = {0};
+	struct traced_opts opts = {0};
 	struct loop *l = NULL;
 	struct traced *t = NULL;
 	bool background = false;
+	char perm_buf[512];
+	const char *priv;
 	int rc = 1;
 
 	for (int i = 1; i < argc; i++) {
@@ -778,7 +957,11 @@ int traced_main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		} else if (strcmp(argv[i], "--set-socket-permissions") == 0 && i + 1 < argc) {
-			i++; /* Android-only; sockets keep their default mode here */
+			if (parse_permissions(argv[++i], perm_buf, sizeof perm_buf, &opts))
+				return 1;
+		} else if (strncmp(argv[i], "--set-socket-permissions=", 25) == 0) {
+			if (parse_permissions(argv[i] + 25, perm_buf, sizeof perm_buf, &opts))
+				return 1;
 		} else if (strncmp(argv[i], "--enable-relay-endpoint", 23) == 0) {
 			fprintf(stderr, "traced: ignoring unsupported option '%s'\n", argv[i]);
 		} else {
@@ -795,7 +978,11 @@ int traced_main(int argc, char **argv)
 		tb_err_set(&err, -EINVAL, "%s", loop_err(l)->msg);
 		goto out;
 	}
-	if (!(t = traced_new(l, NULL, &err)))
+	/* tracebox autostart: the sockets are private to the uid that started
+	 * the capture. */
+	priv = getenv("TRACEBOX_PRIVATE_SOCKETS");
+	opts.private_sockets = priv && strcmp(priv, "1") == 0;
+	if (!(t = traced_new(l, &opts, &err)))
 		goto out;
 	notify_listening();
 	if (background && daemon(0, 0) != 0) {

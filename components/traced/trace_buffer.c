@@ -6,8 +6,13 @@
  * header plus the payload rounded up to 16, against the configured size.
  * Records sit on two lists: the buffer-wide FIFO in commit order (what a
  * RING_BUFFER overwrites first) and their sequence's list in chunk_id order
- * (what the reader walks). A lookaside map keyed by (producer, writer,
- * chunk_id) finds a record for patches and re-commits. Reading stitches each
+ * (what the reader walks). The sequence list is the in-order walk of a
+ * treap keyed by chunk_id (wrap-aware), so a commit lands in its place in
+ * O(log n) expected whatever the order producers commit in (appending, the
+ * usual case, is O(1)); nodes are removed by pointer, so even chunk ids with
+ * no consistent order (a hostile producer) cannot corrupt it. A lookaside
+ * map keyed by (producer, writer, chunk_id) finds a record for patches and
+ * re-commits. Reading stitches each
  * sequence's fragments back into packets with the tracing reassembler, which
  * keeps a packet split across a read boundary and flags gaps; chunks fed to
  * it are freed. See README.md for the layout.
@@ -25,6 +30,7 @@ struct tb_seq {
 	uid_t uid;
 	pid_t pid;
 	struct tb_chunk *head, *tail; /* chunk_id order */
+	struct tb_chunk *root;        /* the treap whose in-order walk that is */
 	struct tracing_reassembler ra;
 	struct tb_seq *next;
 };
@@ -32,6 +38,8 @@ struct tb_seq {
 struct tb_chunk {
 	struct tb_chunk *prev, *next;         /* buffer FIFO */
 	struct tb_chunk *seq_prev, *seq_next; /* sequence order */
+	struct tb_chunk *up, *left, *right;   /* the sequence's treap */
+	uint32_t prio;                        /* random: a max-heap on it */
 	struct tb_seq *seq;
 	struct tracing_chunk_header hdr;
 	size_t len, cost;
@@ -47,6 +55,7 @@ struct traced_buffer {
 	struct hmap index; /* chunk key -> struct tb_chunk * */
 	struct hmap seqs;  /* producer << 16 | writer -> struct tb_seq * */
 	struct tb_seq *seq_list;
+	uint64_t rng; /* treap priorities */
 	struct traced_buffer_stats stats;
 };
 
@@ -65,6 +74,7 @@ struct traced_buffer *traced_buffer_new(uint32_t id, size_t size, bool discard,
 	b->size = size;
 	b->discard = discard;
 	b->next_seq_id = next_seq_id;
+	b->rng = tb_hash_u64((uint64_t)tb_mono_ns() ^ (uint64_t)(uintptr_t)b) | 1;
 	hmap_init(&b->index);
 	hmap_init(&b->seqs);
 	return b;
@@ -115,7 +125,120 @@ static struct tb_seq *seq_get(struct traced_buffer *b, uint16_t producer, uint16
 	return s;
 }
 
-/* Unlink c from both lists and the index and free it. */
+/* Chunk ids wrap: a is before b if the forward distance from a is short. */
+static bool chunk_id_before(uint32_t a, uint32_t b)
+{
+	return (uint32_t)(b - a) < 0x80000000u && a != b;
+}
+
+/* ---- the sequence treap ---------------------------------------------------
+ * A binary tree in chunk_id order that is also a max-heap on random
+ * priorities, so its depth is O(log n) expected for any insertion order.
+ * Rotations keep the in-order walk, which the seq_prev/seq_next list mirrors:
+ * a new leaf is linked between its in-order neighbours (the last nodes the
+ * descent turned right and left at), a node is rotated down to a leaf and
+ * cut off by pointer. */
+
+/* Rotate x above its parent. */
+static void treap_rotate_up(struct tb_seq *s, struct tb_chunk *x)
+{
+	struct tb_chunk *p = x->up, *g = p->up;
+	if (p->left == x) {
+		p->left = x->right;
+		if (x->right)
+			x->right->up = p;
+		x->right = p;
+	} else {
+		p->right = x->left;
+		if (x->left)
+			x->left->up = p;
+		x->left = p;
+	}
+	p->up = x;
+	x->up = g;
+	if (!g)
+		s->root = x;
+	else if (g->left == p)
+		g->left = x;
+	else
+		g->right = x;
+}
+
+static void treap_insert(struct traced_buffer *b, struct tb_seq *s, struct tb_chunk *c)
+{
+	struct tb_chunk *at = s->root, *pred = NULL, *succ = NULL;
+	b->rng ^= b->rng << 13;
+	b->rng ^= b->rng >> 7;
+	b->rng ^= b->rng << 17;
+	c->prio = (uint32_t)(b->rng >> 32);
+	c->left = c->right = NULL;
+	if (!at) {
+		s->root = c;
+		c->up = NULL;
+	} else if (chunk_id_before(s->tail->hdr.chunk_id, c->hdr.chunk_id)) {
+		/* The usual case: after the last one, i.e. the rightmost node. */
+		pred = s->tail;
+		pred->right = c;
+		c->up = pred;
+	} else {
+		for (;;) {
+			if (chunk_id_before(c->hdr.chunk_id, at->hdr.chunk_id)) {
+				succ = at;
+				if (!at->left) {
+					at->left = c;
+					break;
+				}
+				at = at->left;
+			} else {
+				pred = at;
+				if (!at->right) {
+					at->right = c;
+					break;
+				}
+				at = at->right;
+			}
+		}
+		c->up = at;
+	}
+	c->seq_prev = pred;
+	c->seq_next = succ;
+	if (pred)
+		pred->seq_next = c;
+	else
+		s->head = c;
+	if (succ)
+		succ->seq_prev = c;
+	else
+		s->tail = c;
+	while (c->up && c->up->prio < c->prio)
+		treap_rotate_up(s, c);
+}
+
+static void treap_remove(struct tb_seq *s, struct tb_chunk *c)
+{
+	while (c->left || c->right) {
+		struct tb_chunk *k = !c->left ? c->right
+				     : !c->right ? c->left
+				     : c->left->prio > c->right->prio ? c->left : c->right;
+		treap_rotate_up(s, k);
+	}
+	if (!c->up)
+		s->root = NULL;
+	else if (c->up->left == c)
+		c->up->left = NULL;
+	else
+		c->up->right = NULL;
+	if (c->seq_prev)
+		c->seq_prev->seq_next = c->seq_next;
+	else
+		s->head = c->seq_next;
+	if (c->seq_next)
+		c->seq_next->seq_prev = c->seq_prev;
+	else
+		s->tail = c->seq_prev;
+}
+
+/* Unlink c from both lists, its treap and the index, and free it. */
 static void chunk_remove(struct traced_buffer *b, struct tb_chunk *c)
 {
 	struct tb_seq *s = c->seq;
@@ -127,23 +250,10 @@ static void chunk_remove(struct traced_buffer *b, struct tb_chunk *c)
 		c->next->prev = c->prev;
 	else
 		b->tail = c->prev;
-	if (c->seq_prev)
-		c->seq_prev->seq_next = c->seq_next;
-	else
-		s->head = c->seq_next;
-	if (c->seq_next)
-		c->seq_next->seq_prev = c->seq_prev;
-	else
-		s->tail = c->seq_prev;
+	treap_remove(s, c);
 	hmap_del(&b->index, chunk_key(s->producer_id, s->writer_id, c->hdr.chunk_id), NULL);
 	b->used -= c->cost;
 	tb_free(c);
-}
-
-/* Chunk ids wrap: a is before b if the forward distance from a is short. */
-static bool chunk_id_before(uint32_t a, uint32_t b)
-{
-	return (uint32_t)(b - a) < 0x80000000u && a != b;
 }
 
 int traced_buffer_copy_chunk(struct traced_buffer *b, uint16_t producer_id, uid_t uid, pid_t pid,
@@ -151,7 +261,7 @@ int traced_buffer_copy_chunk(struct traced_buffer *b, uint16_t producer_id, uid_
 			     size_t len)
 {
 	size_t cost = TB_RECORD_HEADER + ((len + 15) & ~(size_t)15);
-	struct tb_chunk *c, *old, *at;
+	struct tb_chunk *c, *old;
 	struct tb_seq *s;
 	uint64_t key = chunk_key(producer_id, h->writer_id, h->chunk_id);
 
@@ -185,19 +295,7 @@ int traced_buffer_copy_chunk(struct traced_buffer *b, uint16_t producer_id, uid_
 	else
 		b->head = c;
 	b->tail = c;
-	/* Usually appended; an out-of-order commit is inserted in id order. */
-	for (at = s->tail; at && chunk_id_before(h->chunk_id, at->hdr.chunk_id); at = at->seq_prev)
-		;
-	c->seq_prev = at;
-	c->seq_next = at ? at->seq_next : s->head;
-	if (c->seq_next)
-		c->seq_next->seq_prev = c;
-	else
-		s->tail = c;
-	if (at)
-		at->seq_next = c;
-	else
-		s->head = c;
+	treap_insert(b, s, c);
 	hmap_put_ptr(&b->index, key, c);
 	b->used += cost;
 	b->stats.bytes_written += cost;

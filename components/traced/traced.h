@@ -27,6 +27,13 @@ struct traced_opts {
 	 * ipc_consumer_socket_name(). */
 	const char *producer_socket;
 	const char *consumer_socket;
+	/* Accept connections only from this process's uid: the sockets are
+	 * tracebox's private autostart ones (abstract, so without file
+	 * permissions). The applet sets it when TRACEBOX_PRIVATE_SOCKETS=1. */
+	bool private_sockets;
+	/* --set-socket-permissions: chgrp and chmod the filesystem sockets
+	 * once they listen (NULL: leave them as the umask made them). */
+	const char *producer_group, *producer_mode, *consumer_group, *consumer_mode;
 };
 
 /* Service-wide counters (also reported in TraceStats). */
@@ -56,8 +63,9 @@ const struct traced_stats *traced_get_stats(const struct traced *t);
 /* Number of tracing sessions that exist (any state). */
 size_t traced_num_sessions(const struct traced *t);
 
-/* The applet: `traced [--background] [--version]`. Runs until SIGINT or
- * SIGTERM; returns the process exit status. */
+/* The applet: `traced [--background] [--version]
+ * [--set-socket-permissions G:MODE:G:MODE]`. Runs until SIGINT or SIGTERM;
+ * returns the process exit status. */
 int traced_main(int argc, char **argv);
 
 #endif /* TB_TRACED_H */

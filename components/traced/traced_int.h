@@ -24,6 +24,7 @@
 /* Limits (Perfetto's, compat §1.6). */
 #define TRACED_MAX_BUFFERS_PER_SESSION 128
 #define TRACED_MAX_SESSIONS 15
+#define TRACED_MAX_SESSIONS_PER_UID 5
 #define TRACED_MAX_DURATION_MS (7u * 24 * 3600 * 1000)
 #define TRACED_MAX_BUFFER_BYTES ((size_t)1 << 30)
 #define TRACED_DEFAULT_FLUSH_TIMEOUT_MS 5000u
@@ -38,9 +39,17 @@
 #define TRACED_READ_QUEUE_TARGET ((size_t)4 << 20)
 #define TRACED_READ_RETRY_MS 2
 #define TRACED_SERVICE_SEQ_ID 1u
+/* QueryServiceState replies: a TracingServiceState chunk stays below this
+ * (Perfetto's kIPCBufferSize - 128), the rest goes in further replies. */
+#define TRACED_QUERY_CHUNK_MAX ((size_t)128 * 1024 - 128)
 /* write_into_file: drain period default and floor (compat §1.6). */
 #define TRACED_DEFAULT_WRITE_PERIOD_MS 5000u
 #define TRACED_MIN_WRITE_PERIOD_MS 100u
+/* write_into_file into a pipe, socket or terminal: bytes the output has not
+ * taken yet, at most (beyond: the data waits in the session's buffers), and
+ * how long it may take none of them before its session is stopped. */
+#define TRACED_WIF_QUEUE_MAX ((size_t)4 << 20)
+#define TRACED_WIF_STALL_MS 10000u
 /* flush_period_ms floor, so a tiny value cannot flood producers. */
 #define TRACED_MIN_FLUSH_PERIOD_MS 100u
 /* builtin_data_sources.snapshot_interval_ms default (Perfetto's), and our
@@ -163,6 +172,24 @@ enum traced_session_state {
 
 struct traced_consumer;
 
+/* write_into_file's output (write_into_file.c). The service loop never
+ * blocks on it: see that file. */
+struct traced_wif {
+	int fd;        /* -1: none, or closed (complete, full or failed) */
+	bool pollable; /* non-blocking; watched for LOOP_OUT while it is full */
+	bool watching;
+	bool draining;       /* a drain is between steps, waiting for room */
+	bool final;          /* the session ended: one last drain, then close */
+	bool final_drained;  /* that last drain has started */
+	bool notify_when_done; /* answer EnableTracing once the file is closed */
+	size_t buf;          /* the buffer the drain is at */
+	VEC(uint8_t) q;      /* bytes the output has not taken, from head */
+	size_t head;
+	int64_t progress_ns; /* the output last took bytes, or began waiting */
+	uint64_t stall_timer;
+	char error[192];     /* why the session was stopped ("" if it was not) */
+};
+
 /* A matched trigger activation remembered for max_per_24_h (triggers.c). */
 struct traced_trigger_hit {
 	int64_t ts;
@@ -181,6 +208,7 @@ struct traced_session {
 	struct traced *svc;
 	uint64_t id;
 	struct traced_consumer *consumer; /* NULL once it went away */
+	uid_t consumer_uid;
 	enum traced_session_state state;
 	uint8_t *config; /* the TraceConfig bytes as received */
 	size_t config_len;
@@ -207,9 +235,9 @@ struct traced_session {
 	VEC(struct traced_trigger) triggers;
 	size_t triggers_emitted;
 	uint64_t trigger_timer;
-	/* write_into_file: the output fd (-1: none or closed), bytes written,
-	 * the cap (0: none), the drain and periodic flush timers. */
-	int out_fd;
+	/* write_into_file: the output, bytes written, the cap (0: none), the
+	 * drain and periodic flush timers. */
+	struct traced_wif wif;
 	bool write_into_file, file_full;
 	uint64_t file_bytes, max_file_bytes;
 	uint64_t write_timer, flush_timer;
@@ -254,6 +282,8 @@ struct traced {
 	uint64_t next_session_id, next_instance_id, next_flush_id;
 	uint32_t next_buffer_id;
 	struct traced_stats stats;
+	uid_t uid;     /* the service's own (effective) uid */
+	bool lockdown; /* TraceConfig.lockdown_mode SET: other uids' producers are refused */
 	/* triggers.c: matched trigger activations of the last 24 h (boot ns,
 	 * name hash), oldest first, for TriggerConfig.Trigger.max_per_24_h */
 	VEC(struct traced_trigger_hit) trigger_history;
@@ -288,9 +318,16 @@ void traced_session_instance_started(struct traced_session *s, uint64_t instance
 bool traced_session_all_started(const struct traced_session *s);
 /* Answer s's pending ObserveEvents calls if all its sources started. */
 void traced_session_check_all_started(struct traced_session *s);
+/* write_into_file: take over fd as s's output (-1: none). A pipe, socket or
+ * terminal is made non-blocking on a description of its own where possible. */
+void traced_wif_init(struct traced_session *s, int fd);
+/* Stop watching, close the output, free the queue. */
+void traced_wif_release(struct traced_session *s);
 /* write_into_file: drain s's buffers into its file (service packets first;
- * final adds the trailer packets and closes the file). Stops the session
- * when max_file_size_bytes is reached. */
+ * final: once more, with the trailer packets, then close the file). As much
+ * as the output takes now; the rest goes on when it is writable. Stops the
+ * session when max_file_size_bytes is reached, a write fails or the output
+ * stalls (s->wif.error says why). */
 void traced_session_write_file(struct traced_session *s, bool final);
 
 /* ClearIncrementalState to every producer with started instances of s

@@ -17,6 +17,7 @@
  * the producer).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tracing.h"
@@ -163,6 +164,7 @@ struct tracing_daemon *tracing_daemon_new(struct loop *l, const struct tracing_d
 {
 	struct tracing_daemon *d = tb_calloc(1, sizeof *d);
 	struct tracing_ds_desc *ds;
+	const char *priv;
 
 	d->loop = l;
 	d->o = *o;
@@ -172,6 +174,9 @@ struct tracing_daemon *tracing_daemon_new(struct loop *l, const struct tracing_d
 	d->o.producer.sdk_version = o->producer.sdk_version ? tb_strdup(o->producer.sdk_version)
 							    : NULL;
 	d->o.ready_fd_env = o->ready_fd_env ? tb_strdup(o->ready_fd_env) : NULL;
+	priv = getenv("TRACEBOX_PRIVATE_SOCKETS");
+	if (priv && strcmp(priv, "1") == 0)
+		d->o.producer.same_uid_service = true;
 	if (!d->o.retry_ms)
 		d->o.retry_ms = DAEMON_DEFAULT_RETRY_MS;
 	ds = tb_calloc(o->n_data_sources ? o->n_data_sources : 1, sizeof *ds);

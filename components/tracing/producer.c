@@ -675,6 +675,13 @@ tracing_producer_new(struct loop *l, const struct tracing_producer_opts *opts, s
 		destroy(p);
 		return NULL;
 	}
+	if (opts->same_uid_service && ipc_client_peer_uid(p->client) != geteuid()) {
+		tb_err_set(err, -EPERM,
+			   "the service on '%s' runs as uid %d, not as ours (%d): refusing it",
+			   p->socket_name, (int)ipc_client_peer_uid(p->client), (int)geteuid());
+		destroy(p);
+		return NULL;
+	}
 	p->svc = ipc_client_bind(p->client, "ProducerPort", on_bind, p);
 	if (!p->svc) {
 		tb_err_set(err, -ENOTCONN, "cannot bind ProducerPort on '%s'", p->socket_name);

@@ -449,6 +449,9 @@ struct tracing_producer_opts {
 	const char *sdk_version; /* NULL: "tracebox <version>" */
 	uint32_t smb_size_hint;  /* bytes; 0: the service's default */
 	uint32_t smb_page_hint;  /* bytes; 0: the service's default */
+	/* Refuse a service that does not run as this process's uid (tracebox's
+	 * private autostart sockets: someone else may have taken the name). */
+	bool same_uid_service;
 	void *ctx;
 	/* InitializeConnection succeeded; data sources registered before this
 	 * are sent just before it is called. */
@@ -581,6 +584,8 @@ struct tracing_daemon_opts {
 	const char *ready_fd_env; /* e.g. "TRACED_PROBES_NOTIFY_FD"; NULL: none */
 	uint32_t retry_ms;        /* 0: 1000 (Perfetto's producers retry too) */
 };
+/* With TRACEBOX_PRIVATE_SOCKETS=1 in the environment (tracebox autostart)
+ * the daemon sets producer.same_uid_service. */
 
 /* Start connecting (a first failure is logged and retried, never fatal).
  * opts is copied, its strings and data sources too. Never NULL. */

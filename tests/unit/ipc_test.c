@@ -10,8 +10,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base.h"
@@ -911,4 +914,57 @@ TEST(ipc_golden_producer_replay)
 	tb_free(cs);
 	tb_free(sc);
 	CHECK(same);
+}
+
+/* A host out of file descriptors sheds pending connections with its reserve
+ * fd (the clients see EOF at once) instead of spinning on a listener that
+ * stays readable (issue 21 #6). The host runs in a child that has used up
+ * every fd it may open. */
+TEST(ipc_accept_out_of_fds)
+{
+	char name[64];
+	int ready[2], status = -1, eofs = 0;
+	char c;
+	pid_t pid;
+	snprintf(name, sizeof name, "@tb-ipc-emfile-%d", (int)getpid());
+	CHECK_EQ(pipe(ready), 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		struct tb_err err = {0};
+		struct loop *l = loop_new(&err);
+		struct ipc_host *h = l ? ipc_host_new(l, NULL, NULL) : NULL;
+		struct rusage ru;
+		int64_t end, cpu_ms;
+		close(ready[0]);
+		if (!h || ipc_host_listen(h, name) != 0)
+			_exit(2);
+		while (open("/dev/null", O_RDONLY) >= 0)
+			;
+		if (write(ready[1], "1", 1) != 1)
+			_exit(3);
+		end = tb_mono_ns() + 1500 * 1000000ll;
+		while (tb_mono_ns() < end)
+			loop_run_once(l, 100);
+		getrusage(RUSAGE_SELF, &ru);
+		cpu_ms = (int64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+			 (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+		_exit(ipc_host_stats(h)->clients_rejected >= 5 && cpu_ms < 700 ? 0 : 4);
+	}
+	close(ready[1]);
+	CHECK_EQ(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	for (int i = 0; i < 5; i++) {
+		struct tb_err err = {0};
+		int fd = ipc_sock_connect(name, &err);
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		CHECK(fd >= 0);
+		if (poll(&p, 1, 1000) == 1 && read(fd, &c, 1) == 0)
+			eofs++;
+		close(fd);
+	}
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK_EQ(eofs, 5);
+	CHECK(WIFEXITED(status));
+	CHECK_EQ(WEXITSTATUS(status), 0);
 }

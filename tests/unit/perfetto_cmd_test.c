@@ -288,6 +288,40 @@ TEST(perfetto_cmd_output_framing_and_no_clobber)
 	CHECK(access(path, F_OK) != 0);
 }
 
+/* A capture cut off (traced died mid write_into_file): the file is cut
+ * after its last whole record and kept; with no whole record it goes. */
+TEST(perfetto_cmd_output_finish_partial)
+{
+	char path[128];
+	struct perfetto_cmd_out o;
+	struct tb_err err = {0};
+	uint8_t big[300];
+	uint64_t kept = 99;
+	struct stat st;
+
+	memset(big, 0xCD, sizeof big);
+	snprintf(path, sizeof path, "/tmp/tb-perfetto-cmd-partial-%d.pftrace", (int)getpid());
+	unlink(path);
+	CHECK_EQ(perfetto_cmd_out_open(&o, path, false, 0, &err), 0);
+	/* Records as the service writes them into our fd, then what a writer
+	 * killed mid-record leaves: a header and half a body. */
+	CHECK_EQ(write(o.fd, "\x0a\x02\x08\x01\x0a\xac\x02", 7), 7);
+	CHECK_EQ(write(o.fd, big, sizeof big), (ssize_t)sizeof big);
+	CHECK_EQ(write(o.fd, "\x0a\xac\x02\xcd\xcd", 5), 5);
+	CHECK_EQ(perfetto_cmd_out_finish_partial(&o, &kept, &err), 0);
+	CHECK_UEQ(kept, 4 + 3 + sizeof big);
+	CHECK_EQ(stat(path, &st), 0);
+	CHECK_UEQ(st.st_size, kept);
+	unlink(path);
+
+	/* Only a broken header: nothing to keep, no file. */
+	CHECK_EQ(perfetto_cmd_out_open(&o, path, false, 0, &err), 0);
+	CHECK_EQ(write(o.fd, "\x0a\xff", 2), 2);
+	CHECK_EQ(perfetto_cmd_out_finish_partial(&o, &kept, &err), -ENODATA);
+	CHECK_UEQ(kept, 0);
+	CHECK(access(path, F_OK) != 0);
+}
+
 /* The "--" that starts a workload is found past option values, and a "--"
  * that is an option's value does not count. */
 TEST(perfetto_cmd_workload_split_finds_the_separator)

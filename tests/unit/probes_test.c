@@ -1184,6 +1184,73 @@ TEST(probes_ftrace_overlapping_sessions)
 	rm_tree(dir);
 }
 
+/* Two traced_probes on one tracefs (overlapping captures): the first claim
+ * keeps the top level, the second gets a private instance and writes there
+ * only; once the first closes, the top level can be claimed again. (A fake
+ * instance folder stands in for the kernel's mkdir.) */
+TEST(probes_tracefs_claim_private_instance)
+{
+	char dir[] = "/tmp/tb-probes-XXXXXX";
+	char inst[256], cmd[1024], lock[300];
+	struct ftrace_tracefs a, b;
+	CHECK_EQ(make_fake_tracefs(dir), 0);
+	snprintf(inst, sizeof inst, "%s/instances/tracebox-%d", dir, (int)getpid());
+	snprintf(cmd, sizeof cmd,
+		 "mkdir -p '%s' && cp -r '%s/events' '%s/per_cpu' '%s/tracing_on' "
+		 "'%s/buffer_size_kb' '%s/trace_clock' '%s/'",
+		 inst, dir, dir, dir, dir, dir, inst);
+	CHECK_EQ(system(cmd), 0);
+	snprintf(lock, sizeof lock, "%s.tb-saved.lock", dir);
+	CHECK_EQ(ftrace_tracefs_open(&a, dir, false), 0);
+	CHECK_EQ(ftrace_tracefs_claim(&a), 0);
+	CHECK_EQ(ftrace_tracefs_open(&b, dir, false), 0);
+	CHECK_EQ(ftrace_tracefs_claim(&b), 1);
+	CHECK(strstr(b.root, "/instances/tracebox-") != NULL);
+	CHECK_EQ(ftrace_tracefs_set_buffer_size_kb(&b, 4096), 0);
+	CHECK(file_is(dir, "buffer_size_kb", "1408\n")); /* the top level: untouched */
+	CHECK_EQ(ftrace_tracefs_set_buffer_size_kb(&a, 2048), 0);
+	CHECK(file_is(dir, "buffer_size_kb", "2048"));
+	ftrace_tracefs_close(&b);
+	ftrace_tracefs_close(&a);
+	CHECK(file_is(dir, "buffer_size_kb", "1408"));
+	CHECK_EQ(ftrace_tracefs_open(&a, dir, false), 0);
+	CHECK_EQ(ftrace_tracefs_claim(&a), 0); /* released with the first */
+	ftrace_tracefs_close(&a);
+	unlink(lock);
+	rm_tree(dir);
+}
+
+/* A config asking for more than 64 MiB per CPU gets 64 MiB (a consumer of a
+ * root traced_probes cannot pin unbounded kernel memory). */
+TEST(probes_ftrace_buffer_size_capped)
+{
+	static const char *const ev[] = {"sched/sched_switch"};
+	char dir[] = "/tmp/tb-probes-XXXXXX";
+	struct tb_err err = {0};
+	struct tracing_smb *smb = NULL;
+	struct tracing_writer *w;
+	struct probes_ftrace *f;
+	struct loop *l;
+	uint8_t *cfg;
+	size_t len;
+
+	CHECK_EQ(make_fake_tracefs(dir), 0);
+	CHECK((l = loop_new(&err)));
+	CHECK_EQ(tracing_smb_create(64 * 4096, 4096, &smb, &err), 0);
+	w = tracing_writer_new(smb, 1, 0, ignore_commit, NULL);
+	cfg = ftrace_cfg(ev, 1, 4u << 20, &len); /* 4 GiB per CPU */
+	f = probes_ftrace_new(l, w, cfg, len, dir);
+	CHECK_EQ(probes_ftrace_start(f), 0);
+	CHECK(file_is(dir, "buffer_size_kb", "65536"));
+	probes_ftrace_free(f);
+	CHECK(file_is(dir, "buffer_size_kb", "1408"));
+	tracing_writer_free(w);
+	tracing_smb_free(smb);
+	loop_free(l);
+	tb_free(cfg);
+	rm_tree(dir);
+}
+
 /* --reset-ftrace / --cleanup-after-crash: Perfetto's HardResetFtraceState. */
 struct seen_pids {
 	int calls;

@@ -31,7 +31,7 @@ void tfx_spin(struct tfx *e, int n, int ms)
 int tfx_init(struct tfx *e)
 {
 	static int n;
-	struct traced_opts o;
+	struct traced_opts o = {0};
 	struct tb_err err = {0};
 	memset(e, 0, sizeof *e);
 	snprintf(e->pname, sizeof e->pname, "@tb-traced-p-%d-%d", (int)getpid(), n);

@@ -174,6 +174,11 @@ struct probes_ftrace *probes_ftrace_new(struct loop *l, struct tracing_writer *w
 	return ft;
 }
 
+/* The largest per-CPU kernel buffer a config may ask for (Perfetto's cap until
+ * v46, kept here: any consumer of a root traced_probes could otherwise pin
+ * that much kernel memory on every CPU). */
+#define FTRACE_DS_MAX_BUFFER_KB (64u * 1024)
+
 /* Perfetto's default per-CPU buffer: 8 MiB with >= 7 GiB of RAM, else 2 MiB. */
 static uint32_t default_buffer_kb(void)
 {
@@ -631,8 +636,19 @@ static struct ftrace_shared *shared_new(struct probes_ftrace *ft, int *rc)
 	ftrace_table_init(&sh->table);
 	hmap_init(&sh->refs);
 	*rc = ftrace_tracefs_open(&sh->fs, ft->root, true);
-	if (*rc == 0)
+	if (*rc == 0) {
+		/* Another capture's traced_probes has the top level: our own
+		 * instance, so neither undoes the other's settings. */
+		int c = ftrace_tracefs_claim(&sh->fs);
+		if (c == 1)
+			log_info(DS_LOG, "ftrace: another capture uses tracefs: recording into "
+					 "the instance '%s'", sh->fs.root);
+		else if (c < 0)
+			log_warn(DS_LOG, "ftrace: another capture may use tracefs too: %s",
+				 sh->fs.err.msg);
+		tb_err_clear(&sh->fs.err);
 		*rc = ftrace_table_load_header(&sh->table, &sh->fs);
+	}
 	if (*rc < 0) {
 		log_warn(DS_LOG, "ftrace: %s", sh->fs.err.msg);
 		shared_free(sh);
@@ -645,6 +661,12 @@ static struct ftrace_shared *shared_new(struct probes_ftrace *ft, int *rc)
 	if (ftrace_tracefs_set_tracing_on(&sh->fs, false) < 0)
 		log_warn(DS_LOG, "ftrace: %s", sh->fs.err.msg);
 	kb = ft->buffer_size_kb ? ft->buffer_size_kb : default_buffer_kb();
+	if (kb > FTRACE_DS_MAX_BUFFER_KB) {
+		log_warn(DS_LOG,
+			 "The requested ftrace buf size (%u KB) is too big, capping to %u KB", kb,
+			 FTRACE_DS_MAX_BUFFER_KB);
+		kb = FTRACE_DS_MAX_BUFFER_KB;
+	}
 	if (ftrace_tracefs_set_buffer_size_kb(&sh->fs, kb) < 0)
 		log_warn(DS_LOG, "ftrace: %s", sh->fs.err.msg);
 	page = sh->table.layout.page_size ? sh->table.layout.page_size : 4096;
@@ -802,8 +824,16 @@ int probes_ftrace_cleanup(const char *tracefs_root, bool hard, struct tb_err *er
 	size_t n = 0;
 	int rc = ftrace_tracefs_open(&fs, tracefs_root, false);
 
+	if (rc == 0 && ftrace_tracefs_remove_stale_instances(&fs) > 0)
+		log_info(DS_LOG, "ftrace: removed the instances of dead traced_probes");
 	if (rc == 0)
 		rc = ftrace_tracefs_recover(&fs, &n);
+	if (rc == -EBUSY && !hard) {
+		/* Another capture's live traced_probes: nothing to undo, and
+		 * ours will record into an instance of its own. */
+		log_info(DS_LOG, "ftrace: %s", fs.err.msg);
+		rc = 0;
+	}
 	if (rc == 0 && n)
 		log_info(DS_LOG, "ftrace: restored %zu tracefs settings a dead traced_probes left", n);
 	else if (rc == 0 && hard && (rc = ftrace_tracefs_reset(&fs)) == 0)

@@ -29,12 +29,14 @@
  * cannot know what the previous state was and puts tracefs into its quiet
  * defaults instead, as Perfetto's HardResetFtraceState.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -82,6 +84,7 @@ void ftrace_tracefs_record_path(const char *root, char *out, size_t n)
 int ftrace_tracefs_open(struct ftrace_tracefs *fs, const char *root, bool allow_mount)
 {
 	memset(fs, 0, sizeof *fs);
+	fs->lock_fd = -1;
 	ftrace_tracefs_record_path(root, fs->record, sizeof fs->record);
 	if (root) {
 		int rc = set_root(fs, root);
@@ -263,8 +266,80 @@ void ftrace_tracefs_close(struct ftrace_tracefs *fs)
 	}
 	(void)ftrace_tracefs_restore(fs);
 	free_saved(fs);
+	if (fs->top[0] && rmdir(fs->root) != 0)
+		log_warn("probes", "ftrace: cannot remove the instance '%s': %s", fs->root,
+			 strerror(errno));
+	fs->top[0] = 0;
+	if (fs->locked)
+		close(fs->lock_fd); /* drops the flock */
+	fs->locked = false;
+	fs->lock_fd = -1;
 	fs->mounted_by_us = false;
 	fs->root[0] = 0;
+}
+
+#define INSTANCE_PREFIX "tracebox-"
+
+int ftrace_tracefs_claim(struct ftrace_tracefs *fs)
+{
+	char lock[FTRACE_PATH_MAX + 8], inst[FTRACE_PATH_MAX + 64];
+	int fd = -1;
+
+	if (fs->record[0]) {
+		snprintf(lock, sizeof lock, "%s.lock", fs->record);
+		/* Never through a symlink another user planted in /tmp. */
+		fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			fs->lock_fd = fd;
+			fs->locked = true;
+			return 0;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	/* Another tracebox traced_probes has the top level (or we cannot
+	 * tell): a private instance of our own. */
+	snprintf(inst, sizeof inst, "%sinstances/" INSTANCE_PREFIX "%d", fs->root, (int)getpid());
+	if (mkdir(inst, 0700) != 0 && errno != EEXIST)
+		return tb_err_errno(&fs->err, -errno, "cannot create the ftrace instance '%s'", inst);
+	memcpy(fs->top, fs->root, sizeof fs->top);
+	if (set_root(fs, inst) < 0 || !is_tracefs(fs->root)) {
+		int e = errno;
+		rmdir(inst);
+		set_root(fs, fs->top);
+		fs->top[0] = 0;
+		return tb_err_errno(&fs->err, -(e ? e : EINVAL), "'%s' is not an ftrace instance",
+				    inst);
+	}
+	fs->record[0] = 0; /* the instance goes with us: nothing to recover */
+	return 1;
+}
+
+int ftrace_tracefs_remove_stale_instances(struct ftrace_tracefs *fs)
+{
+	char dir[FTRACE_PATH_MAX + 16], p[FTRACE_PATH_MAX * 2 + 32];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	snprintf(dir, sizeof dir, "%sinstances", fs->root);
+	if (!(d = opendir(dir)))
+		return 0;
+	while ((e = readdir(d))) {
+		const char *num = e->d_name + strlen(INSTANCE_PREFIX);
+		char *end;
+		long pid;
+		if (strncmp(e->d_name, INSTANCE_PREFIX, strlen(INSTANCE_PREFIX)) != 0)
+			continue;
+		pid = strtol(num, &end, 10);
+		if (!*num || *end || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno == EPERM)
+			continue;
+		snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+		if (rmdir(p) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
 }
 
 static int path_of(struct ftrace_tracefs *fs, const char *rel, char *out, size_t n)
@@ -425,7 +500,15 @@ int ftrace_tracefs_list_events(struct ftrace_tracefs *fs, ftrace_event_name_fn f
 {
 	char *buf = NULL, *p, *nl, *colon;
 	size_t len;
-	int rc = ftrace_tracefs_read(fs, "available_events", &buf, &len);
+	char top[FTRACE_PATH_MAX + 32];
+	int rc;
+	/* An instance has no available_events of its own: the top level's. */
+	if (fs->top[0]) {
+		snprintf(top, sizeof top, "%savailable_events", fs->top);
+		rc = tb_read_file(top, &buf, &len, TRACEFS_FILE_MAX, &fs->err);
+	} else {
+		rc = ftrace_tracefs_read(fs, "available_events", &buf, &len);
+	}
 	if (rc < 0)
 		return rc;
 	for (p = buf; *p && rc == 0; p = nl ? nl + 1 : p + strlen(p)) {

@@ -72,6 +72,7 @@ struct tp_archive {
 	bool zs_live, deflated, descriptor, zip64;
 	uint32_t crc_want;
 	uint64_t csize, usize;
+	uint64_t inflated_in; /* compressed bytes of the current member so far */
 	uint16_t name_len, extra_len;
 };
 
@@ -418,6 +419,7 @@ static int zip_name(struct tp_archive *a, struct tb_err *err)
 		if (inflateInit2(&a->zs, -MAX_WBITS) != Z_OK)
 			return bad(err, "cannot read the zip archive: %s", "inflateInit failed");
 		a->zs_live = true;
+		a->inflated_in = 0;
 	}
 	a->remaining = a->csize;
 	a->state = ST_ZIP_DATA;
@@ -461,8 +463,17 @@ static int zip_inflate(struct tp_archive *a, const uint8_t **p, size_t *n, struc
 		*p += used;
 		*n -= used;
 		a->remaining -= a->descriptor ? 0 : used;
+		a->inflated_in += used;
 		if (member_put(a, out, sizeof out - a->zs.avail_out, err) < 0)
 			return -EINVAL;
+		if (a->store && tp_archive_is_bomb(a->inflated_in,
+						   a->members.data[a->members.len - 1].len)) {
+			tb_err_set(err, -EFBIG,
+				   "archive member '%s' inflates more than %u times its compressed "
+				   "size (a decompression bomb?): refused",
+				   cur_name(a), TP_ARCHIVE_MAX_RATIO);
+			return -EFBIG;
+		}
 		if (z == Z_STREAM_END) {
 			inflateEnd(&a->zs);
 			a->zs_live = false;

@@ -36,6 +36,17 @@ int tp_zlib_inflate(const uint8_t *p, size_t n, size_t max_out, uint8_t **out, s
 #define TP_ARCHIVE_MAX_BYTES ((uint64_t)16 << 30) /* all members, decompressed */
 #define TP_ARCHIVE_NAME_MAX 4096		  /* a GNU long name */
 #define TP_ARCHIVE_PREALLOC_MAX (64u << 20)	  /* trust in a header's size */
+/* A member (deflated, or gzip'd) that inflates past TP_ARCHIVE_BOMB_MIN and
+ * more than TP_ARCHIVE_MAX_RATIO times its compressed size is a
+ * decompression bomb: real traces compress 5 to 50 fold, a run of one byte
+ * 1000 fold. Refused as soon as it crosses the line, not after inflating. */
+#define TP_ARCHIVE_BOMB_MIN ((uint64_t)64 << 20)
+#define TP_ARCHIVE_MAX_RATIO 200u
+
+static inline bool tp_archive_is_bomb(uint64_t compressed, uint64_t inflated)
+{
+	return inflated > TP_ARCHIVE_BOMB_MIN && inflated / TP_ARCHIVE_MAX_RATIO > compressed;
+}
 
 enum tp_archive_kind { TP_ARCHIVE_ZIP, TP_ARCHIVE_TAR };
 
@@ -58,7 +69,8 @@ struct tp_archive *tp_archive_new(enum tp_archive_kind kind);
 void tp_archive_free(struct tp_archive *a);
 /* Parse n more bytes of the archive. Returns 0, or -EINVAL with one line in
  * err (corrupt header, CRC mismatch, unsupported compression or entry type,
- * too large). Bytes after the end of the archive are ignored. */
+ * too large), -EFBIG for a decompression bomb (tp_archive_is_bomb). Bytes
+ * after the end of the archive are ignored. */
 int tp_archive_feed(struct tp_archive *a, const uint8_t *p, size_t n, struct tb_err *err);
 /* End of input: -EINVAL (err set) if it stopped inside an entry. */
 int tp_archive_finish(struct tp_archive *a, struct tb_err *err);

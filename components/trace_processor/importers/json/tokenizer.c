@@ -44,6 +44,10 @@ enum tok_state {
 
 enum capture_kind { CAP_EVENT, CAP_METADATA };
 
+/* An event cut across chunks is copied whole: past this it is skipped (and
+ * counted) instead, so a giant string cannot take the memory with it. */
+#define JSON_MAX_EVENT_BYTES ((size_t)256 << 20)
+
 /* Resumable scan of one JSON value for its end: nesting depth and string
  * state survive across chunks. */
 struct vscan {
@@ -1029,6 +1033,11 @@ static int run(struct json_tokenizer *t, const char *p, const char *end)
 				p += used;
 				t->state = t->ret;
 				finish_capture(t);
+			} else if (t->tail.len + (size_t)(end - p) > JSON_MAX_EVENT_BYTES) {
+				vec_release(&t->tail);
+				tp_stat_inc(t->tp, TP_STAT_json_event_too_large);
+				t->state = S_SKIP; /* the scan goes on uncopied; ret stays */
+				p = end;
 			} else {
 				tail_append(t, p, (size_t)(end - p));
 				p = end;
