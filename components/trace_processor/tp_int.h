@@ -781,6 +781,9 @@ struct tp {
 		int64_t tid;
 		uint32_t utid1;
 	} tid_cache[256];
+	/* utid -> the utid its tid mapped to before it (TP_NULL_U32: none):
+	 * the older threads of a tid, newest first (process_tracker.c). */
+	VEC(uint32_t) tid_prev;
 	VEC(uint8_t) thread_name_prio; /* utid -> enum tp_name_prio of its name */
 	struct hmap thread_track; /* utid -> track id of its thread_execution track */
 	struct hmap track_by_key; /* hash of (type, dims, name) -> track id */
