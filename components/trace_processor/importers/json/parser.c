@@ -41,11 +41,6 @@ struct ahead_ev {
 	struct tp_args_builder ab; /* e's args rows, decoded (e.decoded) */
 };
 
-struct pending_flow {
-	uint32_t track;
-	uint64_t flow;
-};
-
 struct tp_importer {
 	struct tp *tp;
 	struct json_tokenizer *tok;
@@ -57,15 +52,12 @@ struct tp_importer {
 	unsigned ahead_head, ahead_n;
 	struct hmap async_tracks; /* cookie key -> track id */
 	struct hmap lanes;        /* utid -> overlap lanes created */
-	VEC(struct pending_flow) pending;
 	VEC(char) group_mem;      /* equal-ts events, when re-ordering */
 	VEC(struct grp_ev) group;
 	int64_t group_ts;
 	uint32_t no_name;         /* "[No name]" */
 	uint32_t running;         /* "Running" */
 };
-
-#define FLOW_V1_BIT (1ull << 63)
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -100,107 +92,60 @@ static const char *arg_value(struct tp_importer *imp, const struct json_event *e
 	return v && v < *end ? v : NULL;
 }
 
-/* Slices beginning on a track resolve flow v1 ends waiting for "the next
- * slice" there. */
-static void on_new_slice(struct tp_importer *imp, uint32_t track, uint32_t slice)
+/* The slice flows bind to on track: the top of its stack, as Perfetto's
+ * FlowTracker has it (a complete slice that has ended stays on top until
+ * the next slice on the track pops it), or TP_NULL_U32 (counted). */
+static uint32_t flow_slice(struct tp *tp, uint32_t track)
 {
-	struct tp *tp = imp->tp;
-	for (size_t i = 0; i < imp->pending.len;) {
-		struct pending_flow *pf = &imp->pending.data[i];
-		if (pf->track != track) {
-			i++;
-			continue;
-		}
-		uint64_t prev;
-		if (hmap_get(&tp->open_flows, pf->flow, &prev))
-			tp_flow_add(tp, (uint32_t)prev, slice);
-		else
-			tp_stat_inc(tp, TP_STAT_flow_end_without_start);
-		*pf = *vec_last(&imp->pending);
-		imp->pending.len--;
-	}
+	uint32_t s = tp_slice_top(tp, track);
+	if (s == TP_NULL_U32)
+		tp_stat_inc(tp, TP_STAT_flow_no_enclosing_slice);
+	return s;
 }
 
-static void flow_begin(struct tp *tp, uint64_t id, uint32_t slice)
+/* Flow v2: bind_id with flow_in / flow_out, after a B, X, b or n event on
+ * track (whether or not its slice was added). */
+static void maybe_flow_v2(struct tp *tp, const struct json_event *e, uint32_t track)
 {
-	if (hmap_get(&tp->open_flows, id, NULL)) {
-		tp_stat_inc(tp, TP_STAT_flow_duplicate_id);
+	if (!(e->flags & JSON_EV_BIND_ID))
 		return;
-	}
-	hmap_put(&tp->open_flows, id, slice);
-}
-
-static void flow_step(struct tp *tp, uint64_t id, uint32_t slice)
-{
-	uint64_t prev;
-	if (!hmap_get(&tp->open_flows, id, &prev)) {
-		tp_stat_inc(tp, TP_STAT_flow_step_without_start);
-		return;
-	}
-	tp_flow_add(tp, (uint32_t)prev, slice);
-	hmap_put(&tp->open_flows, id, slice);
-}
-
-static void flow_end(struct tp *tp, uint64_t id, uint32_t slice, bool close)
-{
-	uint64_t prev;
-	if (!hmap_get(&tp->open_flows, id, &prev)) {
-		tp_stat_inc(tp, TP_STAT_flow_end_without_start);
-		return;
-	}
-	tp_flow_add(tp, (uint32_t)prev, slice);
-	if (close)
-		hmap_del(&tp->open_flows, id, NULL);
-}
-
-/* Flow v2: bind_id with flow_in / flow_out on a slice-creating event. */
-static void maybe_flow_v2(struct tp *tp, const struct json_event *e, uint32_t slice)
-{
-	if (!(e->flags & JSON_EV_BIND_ID) || slice == TP_NULL_U32)
-		return;
-	uint64_t id = e->bind_id & ~FLOW_V1_BIT;
+	uint64_t id = e->bind_id;
 	bool in = e->flags & JSON_EV_FLOW_IN, out = e->flags & JSON_EV_FLOW_OUT;
-	if (in && out)
-		flow_step(tp, id, slice);
-	else if (out)
-		flow_begin(tp, id, slice);
-	else if (in)
-		flow_end(tp, id, slice, false);
-	else
+	uint32_t s;
+	if (!in && !out)
 		tp_stat_inc(tp, TP_STAT_flow_without_direction);
+	else if ((s = flow_slice(tp, track)) == TP_NULL_U32)
+		return;
+	else if (in && out)
+		tp_flow_continue(tp, id, s);
+	else if (out)
+		tp_flow_begin(tp, id, s);
+	else
+		tp_flow_end(tp, id, s, false);
 }
 
-static uint64_t flow_v1_key(const struct json_event *e)
+/* Flow v1 ('s', 't', 'f'): keyed by (id, cat, name); an 'f' without
+ * bp "e" ends in the next slice that begins on the thread. */
+static void flow_v1(struct tp *tp, const struct json_event *e, uint32_t track)
 {
-	uint64_t h = tb_hash_u64(e->v1_id ^ tb_hash_u64((uint64_t)e->cat << 32 | e->name));
-	return h | FLOW_V1_BIT;
-}
-
-static void flow_v1(struct tp_importer *imp, const struct json_event *e, uint32_t track,
-		    int64_t ts)
-{
-	struct tp *tp = imp->tp;
 	if (!(e->flags & JSON_EV_V1_ID)) {
 		tp_stat_inc(tp, TP_STAT_flow_invalid_id);
 		return;
 	}
-	uint64_t key = flow_v1_key(e);
+	uint64_t id = tp_flow_v1_id(tp, e->v1_id, e->cat, e->name);
 	if (e->ph == 'f' && !(e->flags & JSON_EV_BP_E)) {
-		struct pending_flow pf = {track, key};
-		vec_push(&imp->pending, pf);
+		tp_flow_end_pending(tp, track, id);
 		return;
 	}
-	uint32_t slice = tp_slice_innermost(tp, track, ts);
-	if (slice == TP_NULL_U32) {
-		tp_stat_inc(tp, TP_STAT_flow_no_enclosing_slice);
+	uint32_t s = flow_slice(tp, track);
+	if (s == TP_NULL_U32)
 		return;
-	}
 	if (e->ph == 's')
-		flow_begin(tp, key, slice);
+		tp_flow_begin(tp, id, s);
 	else if (e->ph == 't')
-		flow_step(tp, key, slice);
+		tp_flow_continue(tp, id, s);
 	else
-		flow_end(tp, key, slice, false);
+		tp_flow_end(tp, id, s, false);
 }
 
 /* A track of the thread's overlap lanes with room for [ts, ts+dur). */
@@ -243,12 +188,11 @@ static void parse_complete(struct tp_importer *imp, const struct json_event *e, 
 	}
 	uint32_t args = commit_args(imp, e);
 	uint32_t s = tp_slice_complete(tp, track, e->ts, e->dur, cat, name, args);
-	if (s == TP_NULL_U32)
-		return;
-	tp_set_slice_thread_ts(&tp->t.slice, s, e->tts);
-	tp_set_slice_thread_dur(&tp->t.slice, s, e->tdur);
-	on_new_slice(imp, track, s);
-	maybe_flow_v2(tp, e, s);
+	if (s != TP_NULL_U32) {
+		tp_set_slice_thread_ts(&tp->t.slice, s, e->tts);
+		tp_set_slice_thread_dur(&tp->t.slice, s, e->tdur);
+	}
+	maybe_flow_v2(tp, e, track);
 }
 
 static void parse_instant(struct tp_importer *imp, const struct json_event *e, uint32_t utid,
@@ -283,7 +227,6 @@ static void parse_instant(struct tp_importer *imp, const struct json_event *e, u
 			tp_set_slice_thread_ts(&tp->t.slice, s, e->tts);
 			if (e->tts != TP_NULL_I64)
 				tp_set_slice_thread_dur(&tp->t.slice, s, 0);
-			on_new_slice(imp, track, s);
 		}
 		return;
 	}
@@ -291,9 +234,7 @@ static void parse_instant(struct tp_importer *imp, const struct json_event *e, u
 		tp_stat_inc(tp, TP_STAT_json_parser_failure);
 		return;
 	}
-	uint32_t s = tp_slice_complete(tp, track, e->ts, 0, cat, e->name, commit_args(imp, e));
-	if (s != TP_NULL_U32)
-		on_new_slice(imp, track, s);
+	tp_slice_complete(tp, track, e->ts, 0, cat, e->name, commit_args(imp, e));
 }
 
 static void parse_counter(struct tp_importer *imp, const struct json_event *e, uint32_t utid)
@@ -387,21 +328,17 @@ static void parse_async(struct tp_importer *imp, const struct json_event *e, uin
 		track = tp_track_new(tp, &k);
 		hmap_put(&imp->async_tracks, key, track);
 	}
-	uint32_t tr = (uint32_t)track, s;
+	uint32_t tr = (uint32_t)track;
 	uint32_t args = commit_args(imp, e);
 	if (e->ph == 'b') {
-		s = tp_slice_begin(tp, tr, e->ts, cat, slice_name, args);
-		tp_set_slice_thread_ts(&tp->t.slice, s, e->tts);
+		tp_slice_begin(tp, tr, e->ts, cat, slice_name, args);
 	} else if (e->ph == 'e') {
 		tp_slice_end(tp, tr, e->ts, cat, e->name, args);
 		return;
 	} else {
-		s = tp_slice_complete(tp, tr, e->ts, 0, cat, e->name, args);
+		tp_slice_complete(tp, tr, e->ts, 0, cat, e->name, args);
 	}
-	if (s == TP_NULL_U32)
-		return;
-	on_new_slice(imp, tr, s);
-	maybe_flow_v2(tp, e, s);
+	maybe_flow_v2(tp, e, tr);
 }
 
 /* The cpu table row of cpu, added when new. */
@@ -539,9 +476,9 @@ static void parse_event(struct tp_importer *imp, const struct json_event *e)
 	case 'B': {
 		uint32_t track = tp_track_for_thread(tp, utid);
 		uint32_t s = tp_slice_begin(tp, track, e->ts, cat, slice_name, commit_args(imp, e));
-		tp_set_slice_thread_ts(&tp->t.slice, s, e->tts);
-		on_new_slice(imp, track, s);
-		maybe_flow_v2(tp, e, s);
+		if (s != TP_NULL_U32)
+			tp_set_slice_thread_ts(&tp->t.slice, s, e->tts);
+		maybe_flow_v2(tp, e, track);
 		break;
 	}
 	case 'E': {
@@ -572,7 +509,7 @@ static void parse_event(struct tp_importer *imp, const struct json_event *e)
 	case 's':
 	case 't':
 	case 'f':
-		flow_v1(imp, e, tp_track_for_thread(tp, utid), e->ts);
+		flow_v1(tp, e, tp_track_for_thread(tp, utid));
 		break;
 	case 'M':
 		parse_metadata(imp, e, pid, utid);
@@ -794,7 +731,6 @@ static void json_destroy(struct tp_importer *imp)
 	}
 	hmap_release(&imp->async_tracks);
 	hmap_release(&imp->lanes);
-	vec_release(&imp->pending);
 	vec_release(&imp->group_mem);
 	vec_release(&imp->group);
 	tb_free(imp);
