@@ -92,6 +92,21 @@ static const char *arg_value(struct tp_importer *imp, const struct json_event *e
 	return v && v < *end ? v : NULL;
 }
 
+/* pid and tid as numbers: a string one (a name, e->pid its pool id) is
+ * placed above 2^32, clear of every numeric pid (Perfetto uses the raw
+ * string id, which can collide with one). */
+static int64_t event_pid(const struct json_event *e)
+{
+	if (!(e->flags & JSON_EV_PID))
+		return 0;
+	return (e->flags & JSON_EV_PID_NAME) ? (int64_t)1 << 32 | e->pid : (int64_t)e->pid;
+}
+
+static int64_t event_tid(const struct json_event *e)
+{
+	return (e->flags & JSON_EV_TID_NAME) ? (int64_t)1 << 32 | e->tid : (int64_t)e->tid;
+}
+
 /* The slice flows bind to on track: the top of its stack, as Perfetto's
  * FlowTracker has it (a complete slice that has ended stays on top until
  * the next slice on the track pops it), or TP_NULL_U32 (counted). */
@@ -212,7 +227,7 @@ static void parse_instant(struct tp_importer *imp, const struct json_event *e, u
 			return;
 		}
 		k.type = "chrome_process_instant";
-		k.upid = tp_process_for_pid(tp, e->pid);
+		k.upid = tp_process_for_pid(tp, event_pid(e));
 		track = tp_track_get(tp, &k);
 		break;
 	case 't':
@@ -248,7 +263,7 @@ static void parse_counter(struct tp_importer *imp, const struct json_event *e, u
 	}
 	int64_t upid = tp->t.thread.upid[utid];
 	if (upid == TP_NULL_I64)
-		upid = tp_process_for_pid(tp, (e->flags & JSON_EV_PID) ? e->pid : 0);
+		upid = tp_process_for_pid(tp, event_pid(e));
 	size_t nlen = 0, ilen = 0;
 	const char *name = e->name ? strpool_get(&tp->strings, e->name, &nlen) : "";
 	const char *id = e->id ? strpool_get(&tp->strings, e->id, &ilen) : "";
@@ -313,7 +328,7 @@ static void parse_async(struct tp_importer *imp, const struct json_event *e, uin
 		tp_stat_inc(tp, TP_STAT_json_parser_failure);
 		return;
 	}
-	uint32_t upid = tp_process_for_pid(tp, e->pid);
+	uint32_t upid = tp_process_for_pid(tp, event_pid(e));
 	bool scoped = !e->id && !e->id2_global;
 	uint32_t real_id = e->id ? e->id : scoped ? e->id2_local : e->id2_global;
 	uint64_t cookie = tb_hash_u64((uint64_t)cat << 32 | real_id);
@@ -460,15 +475,21 @@ static void parse_metadata(struct tp_importer *imp, const struct json_event *e, 
 static void parse_event(struct tp_importer *imp, const struct json_event *e)
 {
 	struct tp *tp = imp->tp;
-	int64_t pid = (e->flags & JSON_EV_PID) ? e->pid : 0;
+	int64_t pid = event_pid(e);
 	/* A missing tid, or tid 0 in a real process, is the process's main
 	 * thread (Perfetto's difftest json_sort_index_hints). */
-	int64_t tid = (e->flags & JSON_EV_TID) && e->tid ? e->tid : pid;
+	int64_t tid = (e->flags & JSON_EV_TID) && e->tid ? event_tid(e) : pid;
 	if (e->flags & JSON_EV_PID_NAME)
-		tp_process_set_name(tp, tp_process_for_pid(tp, pid), (uint32_t)pid);
+		tp_process_set_name(tp, tp_process_for_pid(tp, pid), (uint32_t)e->pid);
+	if (e->flags & JSON_EV_TID_NAME) {
+		/* As Perfetto: the name goes to the tid's live thread, found or
+		 * made without its pid, before the (tid, pid) lookup. */
+		uint32_t named;
+		if (!tp_thread_find(tp, tid, &named))
+			named = tp_thread_for_tid(tp, tid, -1);
+		tp_thread_set_name(tp, named, (uint32_t)e->tid);
+	}
 	uint32_t utid = tp_thread_for_tid(tp, tid, pid);
-	if (e->flags & JSON_EV_TID_NAME)
-		tp_thread_set_name(tp, utid, (uint32_t)tid);
 	uint32_t cat = e->cat;
 	uint32_t slice_name = e->name ? e->name : imp->no_name;
 

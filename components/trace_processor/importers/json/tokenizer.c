@@ -428,8 +428,10 @@ static void set_pid(struct json_event *e, bool is_tid, int64_t v, bool is_name)
 	}
 }
 
-/* pid/tid: a number in [0, 2^32) (truncated if fractional) or a string,
- * which Perfetto treats as a name with a synthetic id. */
+/* pid/tid: a number (truncated if fractional; outside [0, 2^32) it is 0,
+ * as Perfetto coerces it) or a string, which Perfetto treats as a name
+ * with a synthetic id: the pool id of the name (the empty name too, which
+ * is a string there, not none). */
 static const char *pid_value(struct json_tokenizer *t, const char *p, const char *end,
 			     struct json_event *e, bool is_tid)
 {
@@ -437,14 +439,13 @@ static const char *pid_value(struct json_tokenizer *t, const char *p, const char
 		uint32_t id = 0;
 		p = str_value(t, p, end, &id);
 		if (p)
-			set_pid(e, is_tid, id, true);
+			set_pid(e, is_tid, id ? id : strpool_empty(&t->tp->strings), true);
 		return p;
 	}
 	uint64_t u;
 	const char *q = json_uint_fast(p, end, &u);
 	if (q) {
-		if (u <= UINT32_MAX)
-			set_pid(e, is_tid, (int64_t)u, false);
+		set_pid(e, is_tid, u <= UINT32_MAX ? (int64_t)u : 0, false);
 		return q;
 	}
 	if (*p == '-' || (*p >= '0' && *p <= '9')) {
@@ -453,8 +454,8 @@ static const char *pid_value(struct json_tokenizer *t, const char *p, const char
 		if (!p)
 			return NULL;
 		double d = num.is_int ? (double)num.i : num.d;
-		if (d >= 0 && d <= 4294967295.0)
-			set_pid(e, is_tid, num.is_int ? num.i : (int64_t)d, false);
+		bool in = d > -1.0 && d < 4294967296.0;
+		set_pid(e, is_tid, in ? (num.is_int ? num.i : (int64_t)d) : 0, false);
 		return p;
 	}
 	return json_skip_value(p, end);
