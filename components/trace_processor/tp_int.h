@@ -533,6 +533,7 @@ void tp_tables_release(struct tp_tables *tables);
 	X(json_tokenizer_failure, "error", "trace", "The JSON tokenizer could not parse an event.") \
 	X(json_parser_failure, "error", "trace", "The JSON parser could not parse an event.") \
 	X(json_display_time_unit, "info", "trace", "displayTimeUnit was set; it is ignored.") \
+	X(trace_sorter_negative_timestamp_dropped, "error", "trace", "An event with a negative timestamp was dropped.") \
 	X(misplaced_end_event, "data_loss", "analysis", "An end event did not match an open slice.") \
 	X(slice_drop_overlapping_complete_event, "error", "analysis", "A complete event partially overlapping another was dropped.") \
 	X(slice_spill_overlapping_complete_event, "error", "analysis", "A JSON complete event partially overlapping another was moved to an overlap track.") \

@@ -449,9 +449,11 @@ void json_tokenizer_free(struct json_tokenizer *t);
  * the tokenizer's log, an older one to tp->sorter. Returns 0 or a negative
  * code after tp_fail() (input is not JSON at all). */
 int json_tokenizer_feed(struct json_tokenizer *t, const uint8_t *p, size_t n);
-/* Whether any complete ('X') event was pushed: the sorter order then
- * follows Perfetto's slow comparator (see parser.c). */
-bool json_tokenizer_saw_complete(const struct json_tokenizer *t);
+/* Whether the events at ts are re-ordered by Perfetto's slow comparator
+ * (E first, then X longest first; see parser.c): an X was pushed and ts is
+ * in the range Perfetto's sorter sorts (from the oldest ts pushed out of
+ * order on). Elsewhere push order holds. Valid once all are pushed. */
+bool json_tokenizer_reorders(const struct json_tokenizer *t, int64_t ts);
 /* The log of in-order events (read by the parser at end of file). */
 struct json_log *json_tokenizer_log(struct json_tokenizer *t);
 /* A consumer of a top-level string value: `piece` gets its unescaped text

@@ -579,14 +579,10 @@ static void flush_group(struct tp_importer *imp)
 static void dispatch(struct tp_importer *imp, struct json_event *e, const char *rec, size_t len,
 		     bool next_same)
 {
-	if (!json_tokenizer_saw_complete(imp->tok)) {
-		parse_event(imp, e);
-		return;
-	}
 	if (imp->group.len && e->ts != imp->group_ts)
 		flush_group(imp);
-	if (!imp->group.len && !next_same) {
-		parse_event(imp, e); /* a group of one: nothing to re-order */
+	if (!json_tokenizer_reorders(imp->tok, e->ts) || (!imp->group.len && !next_same)) {
+		parse_event(imp, e); /* push order, or a group of one */
 		return;
 	}
 	imp->group_ts = e->ts;

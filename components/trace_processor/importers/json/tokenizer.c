@@ -81,7 +81,17 @@ struct json_tokenizer {
 	enum tok_state state, ret;
 	enum capture_kind cap;
 	bool outer_dict;
-	bool saw_complete;
+	/* Perfetto's sorter queue, followed push by push: `slow` once an X is
+	 * pushed; an event not newer than max_ts (not equal either, once
+	 * slow) is out of order: the first one's index is sort_start (0:
+	 * none, as there) and sort_min the oldest ts of those. At the end
+	 * the sorter sorts the events from sort_min on, by its slow
+	 * comparator if slow. */
+	struct {
+		bool slow;
+		int64_t max_ts, sort_min;
+		uint64_t n, sort_start;
+	} q;
 	int bom; /* UTF-8 BOM bytes skipped so far */
 	char key[32];
 	size_t key_len;
@@ -147,9 +157,25 @@ void json_tokenizer_free(struct json_tokenizer *t)
 	tb_free(t);
 }
 
-bool json_tokenizer_saw_complete(const struct json_tokenizer *t)
+bool json_tokenizer_reorders(const struct json_tokenizer *t, int64_t ts)
 {
-	return t->saw_complete;
+	return t->q.slow && t->q.sort_start && ts >= t->q.sort_min;
+}
+
+/* An event enters Perfetto's sorter queue (see struct json_tokenizer). */
+static void queue_append(struct json_tokenizer *t, char ph, int64_t ts)
+{
+	if (ph == 'X')
+		t->q.slow = true;
+	if (ts > t->q.max_ts || (!t->q.slow && ts == t->q.max_ts)) {
+		t->q.max_ts = ts;
+	} else if (!t->q.sort_start) {
+		t->q.sort_start = t->q.n;
+		t->q.sort_min = ts;
+	} else if (ts < t->q.sort_min) {
+		t->q.sort_min = ts;
+	}
+	t->q.n++;
 }
 
 struct json_log *json_tokenizer_log(struct json_tokenizer *t)
@@ -727,8 +753,12 @@ static const char *decode_event(struct json_tokenizer *t, const char *p, const c
 		}
 		e.ts = 0;
 	}
-	if (e.ph == 'X' && e.dur != TP_NULL_I64)
-		t->saw_complete = true;
+	if (e.ts < 0) {
+		tp_stat_inc(tp, TP_STAT_trace_sorter_negative_timestamp_dropped);
+		return p;
+	}
+	if (e.ph != 'P') /* V8 samples go to a queue of their own there */
+		queue_append(t, e.ph, e.ts);
 	if (args && !raw_args_phase(e.ph)) {
 		args = t->rows.v.data;
 		args_end = args + t->rows.v.len;
