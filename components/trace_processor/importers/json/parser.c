@@ -41,6 +41,15 @@ struct ahead_ev {
 	struct tp_args_builder ab; /* e's args rows, decoded (e.decoded) */
 };
 
+/* A thread's overlap lanes, as Perfetto's TrackCompressor keeps them for
+ * thread_overlapping_slice tracks: the ends of the slices open on each. */
+struct lane {
+	VEC(int64_t) ends;
+};
+struct lane_set {
+	VEC(struct lane) lanes;
+};
+
 struct tp_importer {
 	struct tp *tp;
 	struct json_tokenizer *tok;
@@ -51,7 +60,8 @@ struct tp_importer {
 	struct ahead_ev ahead[AHEAD]; /* a ring: [ahead_head, + ahead_n) */
 	unsigned ahead_head, ahead_n;
 	struct hmap async_tracks; /* cookie key -> track id */
-	struct hmap lanes;        /* utid -> overlap lanes created */
+	struct hmap lanes;        /* utid -> its overlap lanes in lane_sets */
+	VEC(struct lane_set) lane_sets;
 	VEC(char) group_mem;      /* equal-ts events, when re-ordering */
 	VEC(struct grp_ev) group;
 	int64_t group_ts;
@@ -163,22 +173,32 @@ static void flow_v1(struct tp *tp, const struct json_event *e, uint32_t track)
 		tp_flow_end(tp, id, s, false);
 }
 
-/* A track of the thread's overlap lanes with room for [ts, ts+dur). */
+/* The first lane where [ts, ts+dur) nests inside the innermost slice still
+ * open, or that has none open (ended ones popped first); else a new one. */
 static uint32_t spill_track(struct tp_importer *imp, uint32_t utid, int64_t ts, int64_t dur)
 {
 	struct tp *tp = imp->tp;
-	uint64_t n = 0;
-	hmap_get(&imp->lanes, utid, &n);
-	struct tp_track_key k = {.type = "thread_overlapping_slice", .event_type = "slice",
-				 .utid = utid, .upid = -1, .cpu = -1};
-	for (uint64_t i = 0; i < n; i++) {
-		k.extra_dim = i;
-		uint32_t tr = tp_track_get(tp, &k);
-		if (!tp_slice_would_overlap(tp, tr, ts, dur, NULL, NULL))
-			return tr;
+	uint64_t idx;
+	if (!hmap_get(&imp->lanes, utid, &idx)) {
+		idx = imp->lane_sets.len;
+		vec_push_zeroed(&imp->lane_sets);
+		hmap_put(&imp->lanes, utid, idx);
 	}
-	hmap_put(&imp->lanes, utid, n + 1);
-	k.extra_dim = n;
+	struct lane_set *set = &imp->lane_sets.data[idx];
+	int64_t end = ts + dur;
+	size_t i;
+	for (i = 0; i < set->lanes.len; i++) {
+		struct lane *l = &set->lanes.data[i];
+		while (l->ends.len && *vec_last(&l->ends) <= ts)
+			l->ends.len--;
+		if (!l->ends.len || end <= *vec_last(&l->ends))
+			break;
+	}
+	if (i == set->lanes.len)
+		vec_push_zeroed(&set->lanes);
+	vec_push(&set->lanes.data[i].ends, end);
+	struct tp_track_key k = {.type = "thread_overlapping_slice", .event_type = "slice",
+				 .utid = utid, .upid = -1, .cpu = -1, .extra_dim = i};
 	return tp_track_get(tp, &k);
 }
 
@@ -193,16 +213,17 @@ static void parse_complete(struct tp_importer *imp, const struct json_event *e, 
 		return;
 	}
 	uint32_t track = tp_track_for_thread(tp, utid);
-	int64_t conflict_end;
-	uint32_t conflict;
-	if (e->dur >= 0 &&
-	    tp_slice_would_overlap(tp, track, e->ts, e->dur, &conflict_end, &conflict)) {
-		tp_slice_log_overlap(tp, TP_STAT_slice_spill_overlapping_complete_event, e->ts,
-				     conflict_end, conflict, &(struct tp_slice_event){name, 'X'});
-		track = spill_track(imp, utid, e->ts, e->dur);
-	}
 	uint32_t args = commit_args(imp, e);
-	uint32_t s = tp_slice_complete(tp, track, e->ts, e->dur, cat, name, args);
+	struct tp_slice_conflict c;
+	uint32_t s = tp_slice_complete_or_conflict(tp, track, e->ts, e->dur, cat, name, args, &c);
+	if (c.slice != TP_NULL_U32) {
+		/* It cannot nest on the thread's track: onto an overlap lane,
+		 * logged (Perfetto's slice_spill_overlapping_complete_event). */
+		tp_slice_log_overlap(tp, TP_STAT_slice_spill_overlapping_complete_event, e->ts,
+				     c.end, c.slice, &(struct tp_slice_event){name, 'X'});
+		track = spill_track(imp, utid, e->ts, e->dur);
+		s = tp_slice_complete(tp, track, e->ts, e->dur, cat, name, args);
+	}
 	if (s != TP_NULL_U32) {
 		tp_set_slice_thread_ts(&tp->t.slice, s, e->tts);
 		tp_set_slice_thread_dur(&tp->t.slice, s, e->tdur);
@@ -748,6 +769,13 @@ static void json_destroy(struct tp_importer *imp)
 	}
 	hmap_release(&imp->async_tracks);
 	hmap_release(&imp->lanes);
+	for (size_t i = 0; i < imp->lane_sets.len; i++) {
+		struct lane_set *set = &imp->lane_sets.data[i];
+		for (size_t j = 0; j < set->lanes.len; j++)
+			vec_release(&set->lanes.data[j].ends);
+		vec_release(&set->lanes);
+	}
+	vec_release(&imp->lane_sets);
 	vec_release(&imp->group_mem);
 	vec_release(&imp->group);
 	tb_free(imp);
