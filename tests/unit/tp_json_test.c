@@ -152,11 +152,16 @@ TEST(tp_json_late_events_merge_with_the_log)
 
 TEST(tp_json_time_shapes_and_arg_keys)
 {
-	/* Times through the digit fast path and the general text path; arg
-	 * keys that share `key` but not `flat_key`; identical sets share. */
+	/* Times through the digit fast path and the general path, as Perfetto
+	 * v58.2 converts them (the double its json parser makes of the text,
+	 * rounded to ns; a string must be one valid number, no leading
+	 * zeros); arg keys that share `key` but not `flat_key`; identical sets
+	 * share. */
 	struct tp *tp = load("[{\"name\":\"T1\",\"ph\":\"X\",\"ts\":1.23456,\"dur\":7,\"pid\":1,\"tid\":1},"
 			     "{\"name\":\"T2\",\"ph\":\"X\",\"ts\":12.5e1,\"dur\":0.0019,\"pid\":1,\"tid\":2},"
-			     "{\"name\":\"T3\",\"ph\":\"X\",\"ts\":\"007.5\",\"dur\":\"3.\",\"pid\":1,\"tid\":3},"
+			     "{\"name\":\"T3\",\"ph\":\"X\",\"ts\":\"7.5\",\"dur\":\"3\",\"pid\":1,\"tid\":3},"
+			     "{\"name\":\"T5\",\"ph\":\"X\",\"ts\":\"007.5\",\"dur\":1,\"pid\":1,\"tid\":3},"
+			     "{\"name\":\"T6\",\"ph\":\"X\",\"ts\":48.09599999999999,\"dur\":1,\"pid\":1,\"tid\":9},"
 			     "{\"name\":\"T4\",\"ph\":\"X\",\"ts\":1234567890123456,\"dur\":1,\"pid\":1,\"tid\":4},"
 			     "{\"name\":\"K1\",\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":5,\"args\":{\"a[0]\":1}},"
 			     "{\"name\":\"K2\",\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":6,\"args\":{\"a\":[1]}},"
@@ -164,11 +169,14 @@ TEST(tp_json_time_shapes_and_arg_keys)
 			     "{\"name\":\"D2\",\"ph\":\"X\",\"ts\":2,\"dur\":1,\"pid\":1,\"tid\":8,\"args\":{\"x\":\"y\"}}]");
 	const struct tp_slice_table *t = &tp->t.slice;
 	long s = find_slice(tp, "T1");
-	CHECK_EQ(t->ts[s], 1234);
+	CHECK_EQ(t->ts[s], 1235);
 	CHECK_EQ(t->dur[s], 7000);
 	s = find_slice(tp, "T2");
 	CHECK_EQ(t->ts[s], 125000);
-	CHECK_EQ(t->dur[s], 1);
+	CHECK_EQ(t->dur[s], 2);
+	CHECK_EQ(find_slice(tp, "T5"), -1);
+	s = find_slice(tp, "T6");
+	CHECK_EQ(t->ts[s], 48096);
 	s = find_slice(tp, "T3");
 	CHECK_EQ(t->ts[s], 7500);
 	CHECK_EQ(t->dur[s], 3000);
@@ -182,7 +190,7 @@ TEST(tp_json_time_shapes_and_arg_keys)
 	CHECK_STR_EQ(s_(tp, tp_args_row(tp, (uint32_t)a2).flat_key), "args.a");
 	CHECK_STR_EQ(s_(tp, tp_args_type_name_id(tp, tp_args_row(tp, (uint32_t)a1).type)), "int");
 	CHECK_EQ(t->arg_set_id[find_slice(tp, "D1")], t->arg_set_id[find_slice(tp, "D2")]);
-	CHECK_EQ(tp->stats[TP_STAT_json_tokenizer_failure], 0);
+	CHECK_EQ(tp->stats[TP_STAT_json_tokenizer_failure], 1);
 	tp_free(tp);
 }
 

@@ -155,7 +155,7 @@ struct json_num {
 	size_t n;
 	bool is_int;   /* no '.', 'e', 'E' and fits int64 */
 	int64_t i;     /* when is_int */
-	double d;      /* always */
+	double d;      /* always; as Perfetto's json parser makes it */
 };
 /* The number of leading ASCII digits of the 8 bytes in w (0-8): a byte is a
  * digit when its high nibble is 3 and adding 6 keeps it so. A carry out of
@@ -215,15 +215,17 @@ const char *json_number(const char *p, const char *end, struct json_num *out);
  * NULL when malformed or cut off. depth bounds nesting. */
 const char *json_skip_value(const char *p, const char *end);
 
-/* Perfetto's CoerceToTs: a JSON number (µs) to ns, integers exactly and
- * doubles truncated toward zero; a string is re-read as a decimal number by
- * moving the decimal point. false if not a valid time. */
+/* Perfetto's CoerceToTs: a JSON number (µs) to ns, integers exactly,
+ * other numbers as the double Perfetto's json parser makes of their text
+ * (not strtod's), whole ones exactly and others rounded to the nearest ns;
+ * a string must be one number, all of it, converted the same way. false if
+ * not a valid time. */
 bool json_number_to_ns(const struct json_num *num, int64_t *ns);
 bool json_string_to_ns(const char *s, size_t n, int64_t *ns);
 /* Fast path for a JSON number at p that is a time: plain [-]digits[.digits]
- * (<= 15 integer digits) -> ns as json_string_to_ns would, returning the
- * byte after it. NULL when the number has another shape (use json_number
- * and json_string_to_ns then). */
+ * (<= 18 digits each) -> ns as json_number_to_ns would, returning the byte
+ * after it. NULL when the number has another shape (use json_number and
+ * json_number_to_ns then). */
 const char *json_time_number(const char *p, const char *end, int64_t *ns);
 
 /* strtod over the whole of s (Perfetto's CStringToDouble): false unless

@@ -429,14 +429,14 @@ static const char *time_value(struct json_tokenizer *t, const char *p, const cha
 		return q;
 	}
 	if (*p == '-' || (*p >= '0' && *p <= '9')) {
-		/* Perfetto converts the number's text, not a double: exact. */
+		/* As Perfetto: a whole number exactly, else its double rounded. */
 		q = json_time_number(p, end, out);
 		if (q)
 			return q;
 		struct json_num num;
 		p = json_number(p, end, &num);
 		int64_t v;
-		if (p && json_string_to_ns(num.s, num.n, &v))
+		if (p && json_number_to_ns(&num, &v))
 			*out = v;
 		return p;
 	}
