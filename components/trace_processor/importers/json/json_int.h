@@ -44,6 +44,8 @@
 #define JSON_EV_ARGS_ROWS 0x800u /* args holds encoded rows, not JSON text */
 #define JSON_EV_ARGS_BAD 0x1000u /* args present but not importable */
 #define JSON_EV_HASHED 0x2000u   /* args_hash is set (parser only, not stored) */
+#define JSON_EV_ID_NUM 0x4000u   /* "id" was an integer, not a string */
+#define JSON_EV_ID2_NUM 0x8000u  /* the id2 kept was an integer */
 
 /* One event as the tokenizer decoded it. Strings are pool ids (0 = absent
  * or empty). Times are ns; TP_NULL_I64 when absent or not a valid number.
@@ -54,8 +56,8 @@ struct json_event {
 	int64_t pid, tid; /* valid when JSON_EV_PID / JSON_EV_TID */
 	uint64_t v1_id, bind_id;
 	uint32_t name, cat;
-	uint32_t id;        /* "id" as a string (numbers as their text) */
-	uint32_t id2_local, id2_global;
+	uint32_t id;        /* "id" as a string (integers as their text) */
+	uint32_t id2_local, id2_global; /* one of them: global wins */
 	uint32_t args_len; /* bytes at args */
 	uint64_t args_hash; /* with JSON_EV_HASHED: the hash of the args rows */
 	/* With JSON_EV_HASHED, when not NULL: the rows already decoded (the
@@ -63,7 +65,7 @@ struct json_event {
 	struct tp_args_builder *decoded;
 	uint16_t flags;
 	char ph;
-	char scope; /* "s": 0 absent, 'g' 'p' 't', '?' anything else */
+	char scope; /* "s": 'g' 'p' 't', else 0 (none: the thread) */
 	/* With JSON_EV_ARGS_ROWS: the arg rows as json_args_encode made them
 	 * (phases whose args become args rows); else the raw JSON text of the
 	 * args value (C, M, T: read by their own rules at parse time). */

@@ -50,6 +50,15 @@ struct lane_set {
 	VEC(struct lane) lanes;
 };
 
+/* Async tracks (async_track). */
+struct async_lane {
+	uint64_t cookie;
+	uint32_t nest, track;
+};
+struct async_set {
+	VEC(struct async_lane) lanes;
+};
+
 struct tp_importer {
 	struct tp *tp;
 	struct json_tokenizer *tok;
@@ -59,7 +68,9 @@ struct tp_importer {
 	struct tp_args_builder ab;
 	struct ahead_ev ahead[AHEAD]; /* a ring: [ahead_head, + ahead_n) */
 	unsigned ahead_head, ahead_n;
-	struct hmap async_tracks; /* cookie key -> track id */
+	struct hmap async_roots;  /* cookie (and upid) -> name of its track set */
+	struct hmap async_sets;   /* set key -> index in async_sets_v */
+	VEC(struct async_set) async_sets_v;
 	struct hmap lanes;        /* utid -> its overlap lanes in lane_sets */
 	VEC(struct lane_set) lane_sets;
 	VEC(char) group_mem;      /* equal-ts events, when re-ordering */
@@ -287,7 +298,9 @@ static void parse_counter(struct tp_importer *imp, const struct json_event *e, u
 		upid = tp_process_for_pid(tp, event_pid(e));
 	size_t nlen = 0, ilen = 0;
 	const char *name = e->name ? strpool_get(&tp->strings, e->name, &nlen) : "";
-	const char *id = e->id ? strpool_get(&tp->strings, e->id, &ilen) : "";
+	/* Only a string id names the counter, as Perfetto. */
+	const char *id = e->id && !(e->flags & JSON_EV_ID_NUM) ? strpool_get(&tp->strings, e->id, &ilen)
+								: "";
 	struct json_buf *b = &imp->sbuf;
 	p++;
 	for (;;) {
@@ -341,6 +354,55 @@ static void parse_counter(struct tp_importer *imp, const struct json_event *e, u
 	}
 }
 
+/* The track of an async event, as Perfetto's TrackCompressor picks it.
+ * Tracks come in sets named after the first event of their cookie (per
+ * process for id2.local); in its set a cookie keeps the track it had, else
+ * takes one whose slices are all ended (by count of b and e), else a new
+ * one. A 'b' counts one up, an 'e' one down, an 'n' both. */
+static uint32_t async_track(struct tp_importer *imp, const struct json_event *e, uint32_t upid,
+			    uint64_t cookie, bool scoped)
+{
+	struct tp *tp = imp->tp;
+	uint64_t rk = scoped ? tb_hash_u64(cookie ^ tb_hash_u64((uint64_t)upid + 1)) : cookie;
+	uint64_t root;
+	if (!hmap_get(&imp->async_roots, rk, &root)) {
+		root = e->name;
+		hmap_put(&imp->async_roots, rk, root);
+	}
+	uint64_t sk = tb_hash_u64((scoped ? (uint64_t)upid + 1 : 0) << 32 | root), si;
+	if (!hmap_get(&imp->async_sets, sk, &si)) {
+		si = imp->async_sets_v.len;
+		vec_push_zeroed(&imp->async_sets_v);
+		hmap_put(&imp->async_sets, sk, si);
+	}
+	struct async_set *set = &imp->async_sets_v.data[si];
+	size_t i, free_lane = SIZE_MAX;
+	for (i = 0; i < set->lanes.len; i++) {
+		if (set->lanes.data[i].cookie == cookie)
+			break;
+		if (free_lane == SIZE_MAX && !set->lanes.data[i].nest)
+			free_lane = i;
+	}
+	if (i == set->lanes.len && free_lane != SIZE_MAX) {
+		i = free_lane;
+		set->lanes.data[i].cookie = cookie; /* adopted */
+	} else if (i == set->lanes.len) {
+		struct tp_track_key k = {.type = scoped ? "legacy_async_process_slice"
+							: "legacy_async_global_slice",
+					 .event_type = "slice", .utid = -1,
+					 .upid = scoped ? (int64_t)upid : -1, .cpu = -1,
+					 .extra_dim = tb_hash_u64(sk ^ i), .name = (uint32_t)root};
+		struct async_lane l = {cookie, 0, tp_track_new(tp, &k)};
+		vec_push(&set->lanes, l);
+	}
+	struct async_lane *l = &set->lanes.data[i];
+	if (e->ph == 'b')
+		l->nest++;
+	else if (e->ph == 'e' && l->nest)
+		l->nest--;
+	return l->track;
+}
+
 static void parse_async(struct tp_importer *imp, const struct json_event *e, uint32_t cat,
 			uint32_t slice_name)
 {
@@ -350,21 +412,13 @@ static void parse_async(struct tp_importer *imp, const struct json_event *e, uin
 		return;
 	}
 	uint32_t upid = tp_process_for_pid(tp, event_pid(e));
+	/* The cookie: (category, id), an integer id apart from the same
+	 * text as a string; id2.local ones are per process. */
 	bool scoped = !e->id && !e->id2_global;
 	uint32_t real_id = e->id ? e->id : scoped ? e->id2_local : e->id2_global;
-	uint64_t cookie = tb_hash_u64((uint64_t)cat << 32 | real_id);
-	uint64_t key = scoped ? tb_hash_u64(cookie ^ ((uint64_t)upid << 1 | 1)) : cookie;
-	uint64_t track;
-	if (!hmap_get(&imp->async_tracks, key, &track)) {
-		struct tp_track_key k = {.type = scoped ? "legacy_async_process_slice"
-							: "legacy_async_global_slice",
-					 .event_type = "slice", .utid = -1,
-					 .upid = scoped ? (int64_t)upid : -1, .cpu = -1,
-					 .extra_dim = cookie, .name = e->name};
-		track = tp_track_new(tp, &k);
-		hmap_put(&imp->async_tracks, key, track);
-	}
-	uint32_t tr = (uint32_t)track;
+	bool num = e->id ? (e->flags & JSON_EV_ID_NUM) : (e->flags & JSON_EV_ID2_NUM);
+	uint64_t cookie = tb_hash_u64((uint64_t)cat << 32 | real_id) ^ (num ? 0x9e3779b97f4a7c15ull : 0);
+	uint32_t tr = async_track(imp, e, upid, cookie, scoped);
 	uint32_t args = commit_args(imp, e);
 	if (e->ph == 'b') {
 		tp_slice_begin(tp, tr, e->ts, cat, slice_name, args);
@@ -730,7 +784,8 @@ static struct tp_importer *json_create(struct tp *tp)
 	imp->tok = json_tokenizer_new(tp);
 	const struct json_text_sink sink = {systrace_piece, systrace_end, imp};
 	json_tokenizer_set_system_trace_sink(imp->tok, &sink);
-	hmap_init(&imp->async_tracks);
+	hmap_init(&imp->async_roots);
+	hmap_init(&imp->async_sets);
 	hmap_init(&imp->lanes);
 	imp->no_name = tp_intern_cstr(tp, "[No name]");
 	imp->running = tp_intern_cstr(tp, "Running");
@@ -767,7 +822,11 @@ static void json_destroy(struct tp_importer *imp)
 		vec_release(&imp->ahead[i].copy);
 		tp_args_builder_release(&imp->ahead[i].ab);
 	}
-	hmap_release(&imp->async_tracks);
+	hmap_release(&imp->async_roots);
+	hmap_release(&imp->async_sets);
+	for (size_t i = 0; i < imp->async_sets_v.len; i++)
+		vec_release(&imp->async_sets_v.data[i].lanes);
+	vec_release(&imp->async_sets_v);
 	hmap_release(&imp->lanes);
 	for (size_t i = 0; i < imp->lane_sets.len; i++) {
 		struct lane_set *set = &imp->lane_sets.data[i];

@@ -487,9 +487,12 @@ static const char *pid_value(struct json_tokenizer *t, const char *p, const char
 	return json_skip_value(p, end);
 }
 
-/* "id" / "bind_id": a number (decimal) or a string (hex for flow ids). */
+/* "id" / "bind_id" / id2's "local" and "global", as Perfetto's ExtractId:
+ * a string (as a flow id: hex) or an integer; anything else is no id and
+ * leaves the outputs as they were. *is_num tells which (string ids and
+ * integer ids are different async cookies). */
 static const char *id_value(struct json_tokenizer *t, const char *p, const char *end,
-			    uint32_t *as_str, uint64_t *flow_id, bool *flow_ok)
+			    uint32_t *as_str, bool *is_num, uint64_t *flow_id, bool *flow_ok)
 {
 	*flow_ok = false;
 	if (*p == '"') {
@@ -498,25 +501,31 @@ static const char *id_value(struct json_tokenizer *t, const char *p, const char 
 		p = json_string(p, end, &t->str, &s, &n);
 		if (!p)
 			return NULL;
-		if (as_str)
-			*as_str = tp_intern(t->tp, s, n);
+		if (as_str) {
+			*as_str = n ? tp_intern(t->tp, s, n) : strpool_empty(&t->tp->strings);
+			*is_num = false;
+		}
 		*flow_ok = json_parse_u64(s, n, 16, flow_id);
 		return p;
 	}
 	if (*p == '-' || (*p >= '0' && *p <= '9')) {
 		struct json_num num;
 		p = json_number(p, end, &num);
-		if (!p)
-			return NULL;
-		if (as_str)
+		if (!p || !num.is_int)
+			return p;
+		if (as_str) {
 			*as_str = tp_intern(t->tp, num.s, num.n);
-		*flow_id = num.is_int ? (uint64_t)num.i : (uint64_t)num.d;
+			*is_num = true;
+		}
+		*flow_id = (uint64_t)num.i;
 		*flow_ok = true;
 		return p;
 	}
 	return json_skip_value(p, end);
 }
 
+/* "id2": {"local": ..., "global": ...}. The one that counts is kept (global
+ * before local, as Perfetto), with whether it is an integer. */
 static const char *id2_value(struct json_tokenizer *t, const char *p, const char *end,
 			     struct json_event *e)
 {
@@ -526,13 +535,18 @@ static const char *id2_value(struct json_tokenizer *t, const char *p, const char
 	if (!vend)
 		return NULL;
 	uint64_t unused;
-	bool ok;
+	bool ok, lnum = false, gnum = false;
+	uint32_t local = 0, global = 0;
 	const char *v = json_object_find(p, vend, "local", &t->str);
 	if (v && v < vend)
-		id_value(t, v, vend, &e->id2_local, &unused, &ok);
+		id_value(t, v, vend, &local, &lnum, &unused, &ok);
 	v = json_object_find(p, vend, "global", &t->str);
 	if (v && v < vend)
-		id_value(t, v, vend, &e->id2_global, &unused, &ok);
+		id_value(t, v, vend, &global, &gnum, &unused, &ok);
+	e->id2_global = global;
+	e->id2_local = global ? 0 : local;
+	bool num = global ? gnum : lnum;
+	e->flags = (uint16_t)(num ? e->flags | JSON_EV_ID2_NUM : e->flags & ~JSON_EV_ID2_NUM);
 	return vend;
 }
 
@@ -604,16 +618,27 @@ static const char *event_field(struct json_tokenizer *t, enum field f, const cha
 	case F_PH:
 	case F_S:
 	case F_BP:
-		if (*p != '"')
-			break;
-		if ((c = char_value(t, &p, end, &n)) < 0)
+		/* As Perfetto: a value that is not a string reads as "" (a
+		 * scope of none), and a scope it does not know leaves the one
+		 * before. */
+		if (*p != '"') {
+			c = 0;
+			n = 0;
+			if (!(p = json_skip_value(p, end)))
+				return NULL;
+		} else if ((c = char_value(t, &p, end, &n)) < 0) {
 			return NULL;
+		}
 		if (f == F_PH)
 			e->ph = (char)c;
-		else if (f == F_S)
-			e->scope = n == 1 && (c == 'g' || c == 'p' || c == 't') ? (char)c : '?';
-		else if (n == 1 && c == 'e')
+		else if (f == F_S && n == 1 && (c == 'g' || c == 'p' || c == 't'))
+			e->scope = (char)c;
+		else if (f == F_S && n == 0)
+			e->scope = 0;
+		else if (f == F_BP && n == 1 && c == 'e')
 			e->flags |= JSON_EV_BP_E;
+		else if (f == F_BP)
+			e->flags &= ~JSON_EV_BP_E;
 		return p;
 	case F_TS:
 		return time_value(t, p, end, &e->ts);
@@ -628,23 +653,29 @@ static const char *event_field(struct json_tokenizer *t, enum field f, const cha
 	case F_TID:
 		return pid_value(t, p, end, e, true);
 	case F_CAT:
-		if (*p != '"')
-			break;
-		return str_value(t, p, end, &e->cat);
-	case F_NAME:
-		if (*p != '"')
-			break;
-		return str_value(t, p, end, &e->name);
-	case F_ID:
-		p = id_value(t, p, end, &e->id, &e->v1_id, &ok);
+	case F_NAME: {
+		uint32_t *to = f == F_CAT ? &e->cat : &e->name;
+		if (*p == '"')
+			return str_value(t, p, end, to);
+		*to = 0; /* not a string: none, as Perfetto */
+		break;
+	}
+	case F_ID: {
+		bool num = (e->flags & JSON_EV_ID_NUM) != 0;
+		p = id_value(t, p, end, &e->id, &num, &e->v1_id, &ok);
+		e->flags = (uint16_t)(num ? e->flags | JSON_EV_ID_NUM : e->flags & ~JSON_EV_ID_NUM);
 		if (p && ok)
 			e->flags |= JSON_EV_V1_ID;
 		return p;
+	}
 	case F_ID2:
 		return id2_value(t, p, end, e);
 	case F_ARGS: {
 		/* Rows now, in the same pass; the text's extent is kept too for
-		 * the phases that read it their own way. */
+		 * the phases that read it their own way. Only an object is
+		 * args (Perfetto ignores other values). */
+		if (*p != '{')
+			break;
 		vec_clear(&t->rows.v);
 		e->flags &= ~JSON_EV_ARGS_BAD;
 		const char *q = json_args_encode(t->tp, &t->args, p, end, &t->rows);
@@ -661,16 +692,19 @@ static const char *event_field(struct json_tokenizer *t, enum field f, const cha
 	}
 	case F_BIND_ID:
 		e->flags |= JSON_EV_BIND_KEY;
-		p = id_value(t, p, end, NULL, &e->bind_id, &ok);
+		p = id_value(t, p, end, NULL, NULL, &e->bind_id, &ok);
 		if (p && ok)
 			e->flags |= JSON_EV_BIND_ID;
 		return p;
 	case F_FLOW_IN:
-	case F_FLOW_OUT:
+	case F_FLOW_OUT: {
+		uint32_t bit = f == F_FLOW_IN ? JSON_EV_FLOW_IN : JSON_EV_FLOW_OUT;
+		if (*p != 't' && *p != 'f')
+			break; /* not a bool: ignored */
 		p = bool_value(p, end, &b);
-		if (b)
-			e->flags |= f == F_FLOW_IN ? JSON_EV_FLOW_IN : JSON_EV_FLOW_OUT;
+		e->flags = (uint16_t)(b ? e->flags | bit : e->flags & ~bit);
 		return p;
+	}
 	case F_OTHER:
 		break;
 	}
