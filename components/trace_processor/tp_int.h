@@ -533,6 +533,8 @@ void tp_tables_release(struct tp_tables *tables);
 	X(json_tokenizer_failure, "error", "trace", "The JSON tokenizer could not parse an event.") \
 	X(json_parser_failure, "error", "trace", "The JSON parser could not parse an event.") \
 	X(json_display_time_unit, "info", "trace", "displayTimeUnit was set; it is ignored.") \
+	X(legacy_v8_cpu_profile_invalid_callsite, "error", "trace", "A node of a legacy V8 CPU profile could not be added.") \
+	X(legacy_v8_cpu_profile_invalid_sample, "error", "trace", "A sample of a legacy V8 CPU profile had no session or node.") \
 	X(slice_max_depth_exceeded, "error", "analysis", "A slice deeper than 512 on its track was dropped.") \
 	X(trace_sorter_negative_timestamp_dropped, "error", "trace", "An event with a negative timestamp was dropped.") \
 	X(misplaced_end_event, "data_loss", "analysis", "An end event did not match an open slice.") \

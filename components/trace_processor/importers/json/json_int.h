@@ -460,6 +460,28 @@ int json_tokenizer_feed(struct json_tokenizer *t, const uint8_t *p, size_t n);
 bool json_tokenizer_reorders(const struct json_tokenizer *t, int64_t ts);
 /* The log of in-order events (read by the parser at end of file). */
 struct json_log *json_tokenizer_log(struct json_tokenizer *t);
+/* The tokenizer's V8 profile sessions (for the parser's samples). */
+struct json_v8 *json_tokenizer_v8(struct json_tokenizer *t);
+
+/* ---- V8 CPU profiles ('P' events, v8.c) ---------------------------------- */
+
+struct json_v8;
+struct json_v8 *json_v8_new(void);
+void json_v8_free(struct json_v8 *v);
+/* A sample of a 'P' event e at ts, of profile node `node`. */
+typedef void (*json_v8_sample_fn)(void *ctx, const struct json_event *e, int64_t ts,
+				  uint32_t node);
+/* Read the 'P' event e (args: its raw args text, NULL if none) at tokenize
+ * time: a "Profile" starts its session (event id, pid), a "ProfileChunk"
+ * adds its nodes as callsites and hands each sample with its time to push.
+ * false when Perfetto would count json_tokenizer_failure (an id that is
+ * not hex, samples and timeDeltas of different lengths, samples of a
+ * session not started). */
+bool json_v8_event(struct json_v8 *v, struct tp *tp, const struct json_event *e, const char *args,
+		   const char *args_end, json_v8_sample_fn push, void *ctx);
+/* At parse time: the callsite row of node in session (id, pid), if any. */
+bool json_v8_sample_callsite(struct json_v8 *v, uint64_t id, int64_t pid, uint32_t node,
+			     uint32_t *callsite);
 /* A consumer of a top-level string value: `piece` gets its unescaped text
  * in order, in pieces of any size (valid only during the call), then `end`
  * at the closing quote. Called on the tokenizer's thread, during feed. */

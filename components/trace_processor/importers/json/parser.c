@@ -547,6 +547,27 @@ static void parse_metadata(struct tp_importer *imp, const struct json_event *e, 
 		sort_index_hint(tp, &tp->t.thread.arg_set_id[utid], "thread_sort_index_hint", idx);
 }
 
+/* A V8 profile sample (a record v8.c pushed): a cpu_profile_stack_sample
+ * row on its thread when its session and node exist, else counted. */
+static void parse_v8_sample(struct tp_importer *imp, const struct json_event *e, int64_t pid,
+			    int64_t tid)
+{
+	struct tp *tp = imp->tp;
+	uint32_t callsite;
+	if (!json_v8_sample_callsite(json_tokenizer_v8(imp->tok), e->v1_id, pid,
+				     (uint32_t)e->bind_id, &callsite)) {
+		tp_stat_inc(tp, TP_STAT_legacy_v8_cpu_profile_invalid_sample);
+		return;
+	}
+	uint32_t utid = tp_thread_for_tid(tp, tid, pid);
+	struct tp_cpu_profile_stack_sample_table *t = &tp->t.cpu_profile_stack_sample;
+	uint32_t row = tp_cpu_profile_stack_sample_append(t);
+	t->ts[row] = e->ts;
+	t->callsite_id[row] = callsite;
+	t->utid[row] = utid;
+	t->process_priority[row] = 0;
+}
+
 static void parse_event(struct tp_importer *imp, const struct json_event *e)
 {
 	struct tp *tp = imp->tp;
@@ -554,6 +575,10 @@ static void parse_event(struct tp_importer *imp, const struct json_event *e)
 	/* A missing tid, or tid 0 in a real process, is the process's main
 	 * thread (Perfetto's difftest json_sort_index_hints). */
 	int64_t tid = (e->flags & JSON_EV_TID) && e->tid ? event_tid(e) : pid;
+	if (e->ph == 'P') {
+		parse_v8_sample(imp, e, pid, tid);
+		return;
+	}
 	if (e->flags & JSON_EV_PID_NAME)
 		tp_process_set_name(tp, tp_process_for_pid(tp, pid), (uint32_t)e->pid);
 	if (e->flags & JSON_EV_TID_NAME) {
@@ -614,7 +639,7 @@ static void parse_event(struct tp_importer *imp, const struct json_event *e)
 		parse_thread_state(imp, e, utid, slice_name);
 		break;
 	default:
-		/* P (V8 samples), S/F/p/O/N/D...: not imported. */
+		/* S/F/p/O/N/D...: not imported, as in Perfetto. */
 		break;
 	}
 }

@@ -107,6 +107,7 @@ struct json_tokenizer {
 	struct json_args_ctx args;
 	struct json_key_memo memo[JSON_KEY_MEMOS]; /* event keys, by position */
 	struct json_log log; /* the events that came in ts order */
+	struct json_v8 *v8;  /* V8 profile sessions (v8.c) */
 };
 
 /* The key_fast candidates: every field whose `"name":` fits a word,
@@ -142,6 +143,7 @@ struct json_tokenizer *json_tokenizer_new(struct tp *tp)
 	t->tp = tp;
 	fast_keys_init(t);
 	json_log_init(&t->log);
+	t->v8 = json_v8_new();
 	return t;
 }
 
@@ -154,6 +156,7 @@ void json_tokenizer_free(struct json_tokenizer *t)
 	vec_release(&t->rows.v);
 	json_args_ctx_release(&t->args);
 	json_log_release_all(&t->log);
+	json_v8_free(t->v8);
 	tb_free(t);
 }
 
@@ -176,6 +179,11 @@ static void queue_append(struct json_tokenizer *t, char ph, int64_t ts)
 		t->q.sort_min = ts;
 	}
 	t->q.n++;
+}
+
+struct json_v8 *json_tokenizer_v8(struct json_tokenizer *t)
+{
+	return t->v8;
 }
 
 struct json_log *json_tokenizer_log(struct json_tokenizer *t)
@@ -718,6 +726,57 @@ static bool raw_args_phase(char ph)
 	return ph == 'C' || ph == 'M' || ph == 'T';
 }
 
+/* Append e (args: its rows or raw text, args_end past them) to the log
+ * when in ts order, else to the sorter. Written straight into their
+ * memory: the JSON importer never extracts while tokenizing, so nothing
+ * runs between the two. */
+static void push_record(struct json_tokenizer *t, struct json_event *e, const char *args,
+			const char *args_end)
+{
+	struct tp *tp = t->tp;
+	size_t alen = args ? (size_t)(args_end - args) : 0;
+	if (alen > UINT32_MAX - sizeof *e - 8) {
+		tp_stat_inc(tp, TP_STAT_json_tokenizer_failure);
+		return;
+	}
+	e->args_len = (uint32_t)alen;
+	uint32_t flags = rec_flags(e);
+	size_t size = event_size(e, flags);
+	char *rec;
+	if (e->ts >= t->log.last_ts) {
+		rec = json_log_append(&t->log, e->ts, size);
+	} else {
+		rec = tp_sorter_push(tp->sorter, e->ts, NULL, size);
+		if (!rec)
+			return;
+	}
+	event_encode(e, flags, args, rec);
+}
+
+/* A V8 profile sample at ts of node, from the 'P' event e: a record with
+ * ph 'P', the session id as v1_id and the node as bind_id. */
+static void push_v8_sample(void *ctx, const struct json_event *e, int64_t ts, uint32_t node)
+{
+	struct json_tokenizer *t = ctx;
+	if (ts < 0) {
+		tp_stat_inc(t->tp, TP_STAT_trace_sorter_negative_timestamp_dropped);
+		return;
+	}
+	struct json_event s;
+	memset(&s, 0, sizeof s);
+	s.ts = ts;
+	s.dur = s.tts = s.tdur = TP_NULL_I64;
+	s.ph = 'P';
+	s.flags = (uint16_t)((e->flags & (JSON_EV_PID | JSON_EV_TID | JSON_EV_PID_NAME |
+					  JSON_EV_TID_NAME)) |
+			     JSON_EV_V1_ID | JSON_EV_BIND_ID);
+	s.pid = e->pid;
+	s.tid = e->tid;
+	s.v1_id = e->v1_id;
+	s.bind_id = node;
+	push_record(t, &s, NULL, NULL);
+}
+
 /* Decode the event object at p; returns the byte after its '}', or NULL
  * when it is malformed or cut off by end. */
 static const char *decode_event(struct json_tokenizer *t, const char *p, const char *end)
@@ -787,12 +846,18 @@ static const char *decode_event(struct json_tokenizer *t, const char *p, const c
 		}
 		e.ts = 0;
 	}
+	if (e.ph == 'P') {
+		/* V8 profile: read now, in file order; its samples are pushed
+		 * as records of their own (v8.c). */
+		if (!json_v8_event(t->v8, tp, &e, args, args_end, push_v8_sample, t))
+			tp_stat_inc(tp, TP_STAT_json_tokenizer_failure);
+		return p;
+	}
 	if (e.ts < 0) {
 		tp_stat_inc(tp, TP_STAT_trace_sorter_negative_timestamp_dropped);
 		return p;
 	}
-	if (e.ph != 'P') /* V8 samples go to a queue of their own there */
-		queue_append(t, e.ph, e.ts);
+	queue_append(t, e.ph, e.ts);
 	if (args && !raw_args_phase(e.ph)) {
 		args = t->rows.v.data;
 		args_end = args + t->rows.v.len;
@@ -800,26 +865,7 @@ static const char *decode_event(struct json_tokenizer *t, const char *p, const c
 	} else {
 		e.flags &= ~JSON_EV_ARGS_BAD;
 	}
-	size_t alen = args ? (size_t)(args_end - args) : 0;
-	if (alen > UINT32_MAX - sizeof e - 8) {
-		tp_stat_inc(tp, TP_STAT_json_tokenizer_failure);
-		return p;
-	}
-	e.args_len = (uint32_t)alen;
-	/* Written straight into the log's or the sorter's memory: the JSON
-	 * importer never extracts while tokenizing, so nothing runs between
-	 * the two. */
-	uint32_t flags = rec_flags(&e);
-	size_t size = event_size(&e, flags);
-	char *rec;
-	if (e.ts >= t->log.last_ts) {
-		rec = json_log_append(&t->log, e.ts, size);
-	} else {
-		rec = tp_sorter_push(tp->sorter, e.ts, NULL, size);
-		if (!rec)
-			return p;
-	}
-	event_encode(&e, flags, args, rec);
+	push_record(t, &e, args, args_end);
 	return p;
 }
 
