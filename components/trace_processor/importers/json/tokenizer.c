@@ -859,7 +859,8 @@ static const char *decode_event(struct json_tokenizer *t, const char *p, const c
 	}
 	queue_append(t, e.ph, e.ts);
 	if (args && !raw_args_phase(e.ph)) {
-		args = t->rows.v.data;
+		static const char no_rows[1];
+		args = t->rows.v.len ? t->rows.v.data : no_rows; /* "{}": no rows */
 		args_end = args + t->rows.v.len;
 		e.flags |= JSON_EV_ARGS_ROWS;
 	} else {
