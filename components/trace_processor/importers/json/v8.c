@@ -30,15 +30,15 @@ VEC_DEFINE(v8_u32s, uint32_t);
 VEC_DEFINE(v8_i64s, int64_t);
 
 struct v8_session {
-	int64_t ts;               /* ns: start time plus the deltas so far */
-	uint32_t mapping;         /* the session's dummy mapping row */
-	struct hmap callsites;    /* node id -> callsite row */
-	struct hmap parents;      /* node id -> parent node id, from "children" */
-	struct hmap frames;       /* hash(function, url) -> frame row */
+	int64_t ts;            /* ns: start time plus the deltas so far */
+	uint32_t mapping;      /* the session's dummy mapping row */
+	struct hmap callsites; /* node id -> callsite row */
+	struct hmap parents;   /* node id -> parent node id, from "children" */
+	struct hmap frames;    /* hash(function, url) -> frame row */
 };
 
 struct json_v8 {
-	struct hmap sessions;     /* hash(id, pid) -> index in all */
+	struct hmap sessions; /* hash(id, pid) -> index in all */
 	VEC(struct v8_session) all;
 	struct tp_stack_profile sp;
 	struct json_buf key, str;
@@ -51,7 +51,7 @@ struct v8_node {
 	uint32_t id;
 	bool has_parent;
 	uint32_t parent;
-	uint32_t function, url; /* pool ids; url 0 when absent or empty */
+	uint32_t function, url;            /* pool ids; url 0 when absent or empty */
 	size_t children_from, children_to; /* in v8->children */
 };
 
@@ -132,7 +132,7 @@ static bool get_i64(const char *p, const char *end, int64_t *out, const char **n
 /* The elements of an array of numbers that read as u32 (or as i64), others
  * skipped, as Perfetto collects them. p at '['; returns past ']' or NULL. */
 static const char *num_array(const char *p, const char *end, struct v8_u32s *u32s,
-			     struct v8_i64s *i64s)
+                             struct v8_i64s *i64s)
 {
 	p = json_skip_ws(p + 1, end);
 	for (;;) {
@@ -157,7 +157,7 @@ static const char *num_array(const char *p, const char *end, struct v8_u32s *u32
 }
 
 static const char *call_frame(struct json_v8 *v, struct tp *tp, const char *p, const char *end,
-			      struct v8_node *n)
+                              struct v8_node *n)
 {
 	p++;
 	for (;;) {
@@ -174,7 +174,8 @@ static const char *call_frame(struct json_v8 *v, struct tp *tp, const char *p, c
 			if (url)
 				n->url = sn ? tp_intern(tp, s, sn) : 0;
 			else
-				n->function = sn ? tp_intern(tp, s, sn) : strpool_empty(&tp->strings);
+				n->function =
+				    sn ? tp_intern(tp, s, sn) : strpool_empty(&tp->strings);
 			continue;
 		}
 		if (!(p = json_skip_value(p, end)))
@@ -183,7 +184,7 @@ static const char *call_frame(struct json_v8 *v, struct tp *tp, const char *p, c
 }
 
 static const char *node(struct json_v8 *v, struct tp *tp, const char *p, const char *end,
-			struct v8_node *n)
+                        struct v8_node *n)
 {
 	memset(n, 0, sizeof *n);
 	n->function = strpool_empty(&tp->strings);
@@ -231,7 +232,7 @@ static uint32_t frame_for(struct tp *tp, struct v8_session *s, uint32_t function
 /* Perfetto's AddCallsite: false when the node cannot be added (counted by
  * the caller). */
 static bool add_callsite(struct json_v8 *v, struct tp *tp, struct v8_session *s,
-			 const struct v8_node *n)
+                         const struct v8_node *n)
 {
 	if (hmap_get(&s->callsites, n->id, NULL))
 		return false;
@@ -287,7 +288,7 @@ static void start_session(struct json_v8 *v, struct tp *tp, uint64_t id, int64_t
 /* ---- the 'P' event ------------------------------------------------------------- */
 
 bool json_v8_event(struct json_v8 *v, struct tp *tp, const struct json_event *e, const char *args,
-		   const char *args_end, json_v8_sample_fn push, void *ctx)
+                   const char *args_end, json_v8_sample_fn push, void *ctx)
 {
 	if (!e->id)
 		return true; /* no id: nothing, as Perfetto */
@@ -409,7 +410,7 @@ out:
 }
 
 bool json_v8_sample_callsite(struct json_v8 *v, uint64_t id, int64_t pid, uint32_t node,
-			     uint32_t *callsite)
+                             uint32_t *callsite)
 {
 	struct v8_session *s = session_find(v, id, pid);
 	uint64_t c;
