@@ -319,6 +319,28 @@ TEST(tp_model_thread_lookup_follows_reuse)
 	tp_free(tp);
 }
 
+/* A tid seen under two pids is one thread in each: looked up with a pid,
+ * an older live thread of the tid in that process is found (Perfetto's
+ * GetThreadOrNull), unless that process was replaced by a newer one with
+ * its pid. */
+TEST(tp_model_tid_in_two_pids)
+{
+	struct tp *tp = tp_new(NULL);
+	uint32_t t1 = tp_thread_for_tid(tp, 42, 40);
+	uint32_t t2 = tp_thread_for_tid(tp, 42, 50);
+	CHECK(t2 != t1);
+	CHECK_EQ(tp_thread_for_tid(tp, 42, 40), t1);
+	CHECK_EQ(tp_thread_for_tid(tp, 42, 50), t2);
+	CHECK_EQ(tp_thread_for_tid(tp, 42, -1), t2); /* the newest */
+	uint32_t n = tp->t.thread.n;
+	tp_process_start_new(tp, 100, 40, 0, TP_NAME_OTHER);
+	uint32_t t3 = tp_thread_for_tid(tp, 42, 40);
+	CHECK(t3 != t1 && t3 != t2);
+	CHECK(tp->t.thread.n > n);
+	CHECK_EQ(tp_thread_for_tid(tp, 42, 50), t2);
+	tp_free(tp);
+}
+
 TEST(tp_model_track_identity)
 {
 	struct tp *tp = tp_new(NULL);
