@@ -347,7 +347,8 @@ uint32_t strpool_intern_cstr(struct strpool *p, const char *s);
 /* An id for a string that is present but empty, unlike id 0 (none): its
  * bytes are "". The same id every call; strpool_intern("") still gives 0. */
 uint32_t strpool_empty(struct strpool *p);
-/* Like strpool_intern but never adds: true and *id when present. */
+/* Like strpool_intern but never adds: true and *id when present. The empty
+ * string finds strpool_empty's id once there is one (0 before). */
 bool strpool_find(const struct strpool *p, const char *s, size_t len, uint32_t *id);
 /* The NUL-terminated bytes for id (owned by the pool, stable until release)
  * and their length in *len (if len). id must come from this pool. */

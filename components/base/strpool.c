@@ -58,7 +58,7 @@ void strpool_release(struct strpool *p)
 bool strpool_find(const struct strpool *p, const char *s, size_t len, uint32_t *id)
 {
 	if (!s || !len) {
-		*id = 0;
+		*id = p->empty; /* the present empty string if there is one, else 0 */
 		return true;
 	}
 	struct probe pr = {s, len};

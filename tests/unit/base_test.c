@@ -418,6 +418,9 @@ TEST(base_strpool_empty)
 	size_t len = 99;
 	CHECK_STR_EQ(strpool_get(&p, e, &len), "");
 	CHECK_UEQ(len, 0);
+	uint32_t id = 99;
+	CHECK(strpool_find(&p, "", 0, &id)); /* what SQL's name = '' looks up */
+	CHECK_EQ(id, e);
 	strpool_release(&p);
 }
 

@@ -7,4 +7,5 @@ from slice s join thread_track tt on s.track_id = tt.id
 join thread t using (utid) join process p using (upid)
 order by s.ts;
 select (select count(*) from thread where name is not null) as named_threads,
-       (select count(*) from process where name is not null) as named_processes;
+       (select count(*) from process where name is not null) as named_processes,
+       (select count(*) from process where name = '') as empty_named;
