@@ -911,6 +911,10 @@ void tp_thread_free(struct tp *tp, int64_t ts, int64_t tid);
 /* A process or thread ended / a pid or tid was reused: the next lookup
  * creates a new upid/utid. */
 void tp_process_end(struct tp *tp, uint32_t upid, int64_t ts);
+/* Whether pid 0 and tid 0 are the idle process and swapper rows (upid and
+ * utid 0, as tp_new makes them; Perfetto maps them so for Linux system
+ * traces only) or get rows of their own like any pid (JSON traces). */
+void tp_pid_zero_idle(struct tp *tp, bool idle);
 void tp_thread_end(struct tp *tp, uint32_t utid, int64_t ts);
 
 /* ---- tracks (track_tracker.c) --------------------------------------------- */

@@ -291,3 +291,17 @@ void tp_thread_end(struct tp *tp, uint32_t utid, int64_t ts)
 	if (hmap_get(&tp->tid_to_utid, (uint64_t)t->tid[utid], &v) && v == utid)
 		tid_map_del(tp, t->tid[utid]);
 }
+
+void tp_pid_zero_idle(struct tp *tp, bool idle)
+{
+	uint64_t v;
+	if (idle) {
+		hmap_put(&tp->pid_to_upid, 0, 0);
+		tid_map_put(tp, 0, 0);
+		return;
+	}
+	if (hmap_get(&tp->pid_to_upid, 0, &v) && v == 0)
+		hmap_del(&tp->pid_to_upid, 0, NULL);
+	if (tid_lookup(tp, 0, &v) && v == 0)
+		tid_map_del(tp, 0);
+}

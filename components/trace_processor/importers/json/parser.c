@@ -792,8 +792,11 @@ static bool json_sniff(const uint8_t *p, size_t n)
 static void systrace_piece(void *ctx, const char *s, size_t n)
 {
 	struct tp_importer *imp = ctx;
-	if (!imp->systrace)
+	if (!imp->systrace) {
+		/* The ftrace model's swapper is utid 0 again from here. */
+		tp_pid_zero_idle(imp->tp, true);
 		imp->systrace = ftrace_text_new(imp->tp);
+	}
 	ftrace_text_parse_chunk(imp->systrace, s, n);
 }
 
@@ -807,6 +810,10 @@ static struct tp_importer *json_create(struct tp *tp)
 	struct tp_importer *imp = tb_calloc(1, sizeof *imp);
 	imp->tp = tp;
 	imp->tok = json_tokenizer_new(tp);
+	/* pid 0 is a process like any other in JSON (PyTorch's GPU 0), as in
+	 * Perfetto, unless the trace processor already holds another trace. */
+	if (tp->t.thread.n == 1 && tp->t.process.n == 1)
+		tp_pid_zero_idle(tp, false);
 	const struct json_text_sink sink = {systrace_piece, systrace_end, imp};
 	json_tokenizer_set_system_trace_sink(imp->tok, &sink);
 	hmap_init(&imp->async_roots);
