@@ -690,8 +690,9 @@ static void dispatch(struct tp_importer *imp, struct json_event *e, const char *
 			   0, len, e->args_hash};
 	if (e->ph == 'E')
 		g.key = INT64_MIN;
-	else if (e->ph == 'X' && e->dur != TP_NULL_I64 && e->dur >= 0)
-		g.key = INT64_MAX - e->dur;
+	else if (e->ph == 'X') /* Perfetto's key, wrapping as there: no dur is 0 */
+		g.key = (int64_t)((uint64_t)INT64_MAX -
+				  (uint64_t)(e->dur == TP_NULL_I64 ? INT64_MAX : e->dur));
 	size_t off = imp->group_mem.len;
 	vec_reserve(&imp->group_mem, len);
 	memcpy(imp->group_mem.data + off, rec, len);
