@@ -81,6 +81,7 @@ struct json_tokenizer {
 	enum tok_state state, ret;
 	enum capture_kind cap;
 	bool outer_dict;
+	bool bad_time; /* the event being decoded has an invalid dur/tts/tdur */
 	/* Perfetto's sorter queue, followed push by push: `slow` once an X is
 	 * pushed; an event not newer than max_ts (not equal either, once
 	 * slow) is out of order: the first one's index is sort_start (0:
@@ -651,11 +652,14 @@ static const char *event_field(struct json_tokenizer *t, enum field f, const cha
 	case F_TS:
 		return time_value(t, p, end, &e->ts);
 	case F_DUR:
-		return time_value(t, p, end, &e->dur);
 	case F_TTS:
-		return time_value(t, p, end, &e->tts);
-	case F_TDUR:
-		return time_value(t, p, end, &e->tdur);
+	case F_TDUR: {
+		int64_t *to = f == F_DUR ? &e->dur : f == F_TTS ? &e->tts : &e->tdur;
+		p = time_value(t, p, end, to);
+		if (*to == TP_NULL_I64)
+			t->bad_time = true; /* present but not a time */
+		return p;
+	}
 	case F_PID:
 		return pid_value(t, p, end, e, false);
 	case F_TID:
@@ -784,6 +788,7 @@ static const char *decode_event(struct json_tokenizer *t, const char *p, const c
 	struct json_event e;
 	memset(&e, 0, sizeof e);
 	e.ts = e.dur = e.tts = e.tdur = TP_NULL_I64;
+	t->bad_time = false;
 	const char *args = NULL, *args_end = NULL;
 	bool empty = true;
 
@@ -835,7 +840,10 @@ static const char *decode_event(struct json_tokenizer *t, const char *p, const c
 	struct tp *tp = t->tp;
 	if (empty)
 		return p; /* {} is skipped silently */
-	if (!e.ph) {
+	if (!e.ph || t->bad_time) {
+		/* A dur, tts or tdur that is no time: Perfetto counts it and
+		 * goes no further (it then waits for more input forever); the
+		 * event is dropped here, the rest read. */
 		tp_stat_inc(tp, TP_STAT_json_tokenizer_failure);
 		return p;
 	}
