@@ -84,6 +84,7 @@ void tp_free(struct tp *tp)
 	tp_args_builder_release(&tp->args_scratch);
 	hmap_release(&tp->pid_to_upid);
 	hmap_release(&tp->tid_to_utid);
+	vec_release(&tp->tid_prev);
 	vec_release(&tp->thread_name_prio);
 	hmap_release(&tp->thread_track);
 	hmap_release(&tp->track_by_key);

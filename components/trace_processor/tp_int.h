@@ -533,6 +533,10 @@ void tp_tables_release(struct tp_tables *tables);
 	X(json_tokenizer_failure, "error", "trace", "The JSON tokenizer could not parse an event.") \
 	X(json_parser_failure, "error", "trace", "The JSON parser could not parse an event.") \
 	X(json_display_time_unit, "info", "trace", "displayTimeUnit was set; it is ignored.") \
+	X(legacy_v8_cpu_profile_invalid_callsite, "error", "trace", "A node of a legacy V8 CPU profile could not be added.") \
+	X(legacy_v8_cpu_profile_invalid_sample, "error", "trace", "A sample of a legacy V8 CPU profile had no session or node.") \
+	X(slice_max_depth_exceeded, "error", "analysis", "A slice deeper than 512 on its track was dropped.") \
+	X(trace_sorter_negative_timestamp_dropped, "error", "trace", "An event with a negative timestamp was dropped.") \
 	X(misplaced_end_event, "data_loss", "analysis", "An end event did not match an open slice.") \
 	X(slice_drop_overlapping_complete_event, "error", "analysis", "A complete event partially overlapping another was dropped.") \
 	X(slice_spill_overlapping_complete_event, "error", "analysis", "A JSON complete event partially overlapping another was moved to an overlap track.") \
@@ -783,6 +787,9 @@ struct tp {
 		int64_t tid;
 		uint32_t utid1;
 	} tid_cache[256];
+	/* utid -> the utid its tid mapped to before it (TP_NULL_U32: none):
+	 * the older threads of a tid, newest first (process_tracker.c). */
+	VEC(uint32_t) tid_prev;
 	VEC(uint8_t) thread_name_prio; /* utid -> enum tp_name_prio of its name */
 	struct hmap thread_track; /* utid -> track id of its thread_execution track */
 	struct hmap track_by_key; /* hash of (type, dims, name) -> track id */
@@ -906,6 +913,10 @@ void tp_thread_free(struct tp *tp, int64_t ts, int64_t tid);
 /* A process or thread ended / a pid or tid was reused: the next lookup
  * creates a new upid/utid. */
 void tp_process_end(struct tp *tp, uint32_t upid, int64_t ts);
+/* Whether pid 0 and tid 0 are the idle process and swapper rows (upid and
+ * utid 0, as tp_new makes them; Perfetto maps them so for Linux system
+ * traces only) or get rows of their own like any pid (JSON traces). */
+void tp_pid_zero_idle(struct tp *tp, bool idle);
 void tp_thread_end(struct tp *tp, uint32_t utid, int64_t ts);
 
 /* ---- tracks (track_tracker.c) --------------------------------------------- */
@@ -950,11 +961,17 @@ uint32_t tp_slice_top(struct tp *tp, uint32_t track);
  * TP_NULL_U32 is returned. */
 uint32_t tp_slice_complete(struct tp *tp, uint32_t track, int64_t ts, int64_t dur, uint32_t cat,
 			   uint32_t name, uint32_t arg_set_id);
-/* Would a complete slice [ts, ts+dur) partially overlap the innermost open
- * slice on track (after popping the ended ones)? Used by the JSON importer
- * to spill onto thread_overlapping_slice lanes. */
-bool tp_slice_would_overlap(struct tp *tp, uint32_t track, int64_t ts, int64_t dur,
-			    int64_t *conflict_end, uint32_t *conflict_slice);
+/* A slice that would break nesting: the running one it overlaps. */
+struct tp_slice_conflict {
+	uint32_t slice; /* TP_NULL_U32: no conflict */
+	int64_t end;    /* its end */
+};
+/* tp_slice_complete, except that a slice partially overlapping a running
+ * one is not logged: c->slice says which (the JSON importer spills it onto
+ * thread_overlapping_slice lanes). */
+uint32_t tp_slice_complete_or_conflict(struct tp *tp, uint32_t track, int64_t ts, int64_t dur,
+				       uint32_t cat, uint32_t name, uint32_t arg_set_id,
+				       struct tp_slice_conflict *c);
 /* The event behind an import log: its name and phase letter. */
 struct tp_slice_event {
 	uint32_t name;

@@ -144,10 +144,14 @@ void tp_flow_bind_pending(struct tp *tp, uint32_t track, uint32_t slice)
 			tp->pending_flows.data[keep++] = p;
 			continue;
 		}
-		if (hmap_get(&tp->open_flows, p.id, &from))
-			tp_flow_add(tp, (uint32_t)from, slice);
-		else
-			tp_stat_inc(tp, TP_STAT_flow_end_without_start);
+		/* An end whose flow never began links from slice id 0 and
+		 * leaves the flow open there, as Perfetto's FlowTracker does
+		 * (its lookup inserts a default slice id). */
+		if (!hmap_get(&tp->open_flows, p.id, &from)) {
+			from = 0;
+			hmap_put(&tp->open_flows, p.id, from);
+		}
+		tp_flow_add(tp, (uint32_t)from, slice);
 	}
 	tp->pending_flows.len = keep;
 }
