@@ -486,9 +486,9 @@ void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const voi
 			return;
 		}
 		uint32_t prev_utid = c->last_utid;
-		uint32_t args = compact_args(im, fs, &r);
-		tp_ftrace_raw(tp, &fs->model, ts, r.cpu, fs->name_sched_switch, prev_utid, TP_NULL_U32,
-			      args);
+		if (!tp->cfg.no_ftrace_raw)
+			tp_ftrace_raw(tp, &fs->model, ts, r.cpu, fs->name_sched_switch, prev_utid,
+				      TP_NULL_U32, compact_args(im, fs, &r));
 		if (row_only) {
 			/* Before the crop time: the next switch still knows
 			 * who ran, but no sched row is opened. */
@@ -507,8 +507,9 @@ void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const voi
 		return;
 	}
 	uint32_t wakee = tp_ftrace_thread_named(tp, r.a, r.comm);
-	uint32_t args = compact_args(im, fs, &r);
-	tp_ftrace_raw(tp, &fs->model, ts, r.cpu, fs->name_sched_waking, c->last_utid, r.flags, args);
+	if (!tp->cfg.no_ftrace_raw)
+		tp_ftrace_raw(tp, &fs->model, ts, r.cpu, fs->name_sched_waking, c->last_utid, r.flags,
+			      compact_args(im, fs, &r));
 	if (row_only)
 		return;
 	tp_ftrace_waking(tp, &fs->model, ts, wakee, c->last_utid);
@@ -750,7 +751,7 @@ void proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct prot
 		return;
 	uint32_t utid = tp_thread_for_tid(tp, pid, -1);
 	struct proto_ftrace *fs = state(im);
-	if (pl.mode & FTRACE_PLACED_ROW) {
+	if ((pl.mode & FTRACE_PLACED_ROW) && !tp->cfg.no_ftrace_raw) {
 		tp_args_begin(&im->args);
 		if (md)
 			typed_args(im, ev->gen, body.id, md, body.data, body.len);
