@@ -1377,5 +1377,8 @@ int tp_sql_open(struct tp *tp);
 void tp_sql_close(struct tp *tp);
 /* Free the user SQL packages (sql/packages.c). */
 void tp_sql_packages_free(struct tp *tp);
+/* The message of the last error on db: SQLite's, or for a statement the
+ * authorizer refused (file access), one that says why (sql/schema.c). */
+const char *tp_sql_errmsg(struct sqlite3 *db);
 
 #endif /* TB_TP_INT_H */

@@ -18,7 +18,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../tp_int.h"
 #include "sqlite3.h"
+
+/* An SQL error quotes at most this much of its statement. */
+#define MAX_ECHO 1000
 
 /* Ctrl-C interrupts the running statement (as Perfetto's shell), not the
  * process: the statement fails with "interrupted". */
@@ -43,6 +47,25 @@ static void release_sigint(void)
 {
 	signal(SIGINT, SIG_DFL);
 	interrupt_db = NULL;
+}
+
+/* Is sql[start, end) only white space, semicolons and comments? */
+static bool is_comment_only(const char *p, const char *end)
+{
+	while (p < end) {
+		if (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n' || *p == ';') {
+			p++;
+		} else if (p + 1 < end && p[0] == '-' && p[1] == '-') {
+			while (p < end && *p != '\n')
+				p++;
+		} else if (p + 1 < end && p[0] == '/' && p[1] == '*') {
+			const char *e = strstr(p + 2, "*/");
+			p = e && e + 2 <= end ? e + 2 : end;
+		} else {
+			return false;
+		}
+	}
+	return true;
 }
 
 /* ---- CSV ----------------------------------------------------------------------- */
@@ -71,19 +94,25 @@ int shell_run_queries_csv(struct tp *tp, const char *sql, FILE *out)
 {
 	sqlite3 *db = tp_db(tp);
 	const char *tail = sql;
-	bool printed_any = false;
+	bool printed_any = false, ran_any = false;
 	while (tail && *tail) {
 		sqlite3_stmt *st = NULL;
 		const char *start = tail;
 		char err[1024];
 		int64_t t0 = shell_now_ns();
 		if (tp_prepare(tp, tail, &st, &tail, err, sizeof err) != SQLITE_OK) {
-			fprintf(stderr, "Error in statement: %.*s\n%s\n", (int)strcspn(start, ";"), start,
-				err);
+			size_t n = strcspn(start, ";");
+			fprintf(stderr, "Error in statement: %.*s%s\n%s\n", (int)(n > MAX_ECHO ? MAX_ECHO : n),
+				start, n > MAX_ECHO ? "..." : "", err);
 			return -1;
 		}
-		if (!st)
-			continue; /* whitespace, a comment, or an INCLUDE */
+		if (!st) {
+			/* whitespace, a comment, or an INCLUDE (which ran) */
+			ran_any |= tail != start && strspn(start, " \t\r\n;") < (size_t)(tail - start) &&
+				   !is_comment_only(start, tail);
+			continue;
+		}
+		ran_any = true;
 		int ncol = sqlite3_column_count(st);
 		bool suppress = ncol == 1 && strcmp(sqlite3_column_name(st, 0), "suppress_query_output") == 0;
 		bool print = ncol > 0 && !suppress;
@@ -109,11 +138,18 @@ int shell_run_queries_csv(struct tp *tp, const char *sql, FILE *out)
 		shell_metatrace_slice("QUERY_TIMELINE", "QUERY_EXECUTE", t0, shell_now_ns(),
 				      sqlite3_sql(st));
 		if (rc != SQLITE_DONE) {
-			fprintf(stderr, "Error in statement: %s\n%s\n", sqlite3_sql(st), sqlite3_errmsg(db));
+			const char *q = sqlite3_sql(st);
+			size_t n = strlen(q);
+			fprintf(stderr, "Error in statement: %.*s%s\n%s\n", (int)(n > MAX_ECHO ? MAX_ECHO : n),
+				q, n > MAX_ECHO ? "..." : "", tp_sql_errmsg(db));
 			sqlite3_finalize(st);
 			return -1;
 		}
 		sqlite3_finalize(st);
+	}
+	if (!ran_any) {
+		fprintf(stderr, "Error: No valid SQL to run\n");
+		return -1;
 	}
 	return 0;
 }
@@ -204,6 +240,9 @@ int shell_run_query(struct shell_opts *o)
 	catch_sigint(tp);
 	int64_t t0 = shell_now_ns();
 	int rc = shell_run_queries_csv(tp, sql, stdout);
+	if (rc == 0)
+		fprintf(stderr, "Query execution time: %lld ms\n",
+			(long long)((shell_now_ns() - t0) / 1000000));
 	int64_t query_ns = shell_now_ns() - t0;
 	fflush(stdout);
 	release_sigint();
