@@ -105,6 +105,8 @@ def fields(b):
     while i < len(b):
         tag, i = rv(i)
         if tag & 7 == 0: v, i = rv(i)
+        elif tag & 7 == 1: v = b[i:i + 8]; i += 8
+        elif tag & 7 == 5: v = b[i:i + 4]; i += 4
         else: n, i = rv(i); v = b[i:i + n]; i += n
         out.append((tag >> 3, v))
     return out
