@@ -200,6 +200,8 @@ int tp_sql_open(struct tp *tp)
 		rc = tp_sql_register_tables(db, sql);
 	if (rc == SQLITE_OK)
 		rc = tp_sql_register_functions(db, sql);
+	if (rc == SQLITE_OK)
+		rc = tp_sql_register_to_ftrace(db, sql);
 	if (rc != SQLITE_OK) {
 		what = "cannot register the sql tables";
 		goto out;
