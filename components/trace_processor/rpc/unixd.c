@@ -362,6 +362,7 @@ int tp_unixd_run(struct tp_rpc *rpc, const struct tp_unixd_opts *o)
 		goto out;
 	}
 	bound = true;
+	chmod(o->socket_path, 0600);
 	if (o->daemonize) {
 		fflush(stdout);
 		fflush(stderr);
