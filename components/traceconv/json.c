@@ -194,7 +194,8 @@ static void jwrite(sqlite3_str *s, struct jnode *n)
 	case JSTR: jesc(s, n->v.s, strlen(n->v.s)); break;
 	case JRAW: sqlite3_str_appendall(s, n->v.s); break;
 	case JOBJ:
-		qsort(n->kids.data, n->kids.len, sizeof *n->kids.data, key_cmp);
+		if (n->kids.len)
+			qsort(n->kids.data, n->kids.len, sizeof *n->kids.data, key_cmp);
 		sqlite3_str_appendchar(s, 1, '{');
 		for (size_t i = 0; i < n->kids.len; i++) {
 			if (i)
@@ -779,7 +780,8 @@ static int cmp_end(const void *a, const void *b)
  * begins, as Perfetto merges them. */
 static void emit_async(struct jx *x)
 {
-	qsort(x->aend.data, x->aend.len, sizeof *x->aend.data, cmp_end);
+	if (x->aend.len)
+		qsort(x->aend.data, x->aend.len, sizeof *x->aend.data, cmp_end);
 	size_t ii = 0, bi = 0, ei = 0;
 	while (ii < x->ainstant.len || ei < x->aend.len || bi < x->abegin.len) {
 		const struct async_ev *in = ii < x->ainstant.len ? &x->ainstant.data[ii] : NULL;
