@@ -225,6 +225,10 @@ try:
 except Exc as e:
     check("restore-initial-tables", "no such table: mine", str(e))
 check("restore-keeps-trace", [[362]], tp.query("select count(*) as n from sched")[1])
+# export(): the package copies the /export body into its file whatever the
+# status; ours is 501 with a line that says why, not an empty file.
+st, _, body = tp.post("/export", b"\x08\x01")   # ExportArgs.format = PERFETTO
+check("export-refused", (501, True), (st, b"cannot export Perfetto or Arrow archives" in body))
 
 # A second instance at the same time (unique_port), with raw ftrace rows,
 # --dev, --allow-sql-file-access and a package.

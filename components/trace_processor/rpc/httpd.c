@@ -24,7 +24,8 @@
  *
  * Endpoints: /  /status  /websocket  /rpc  /parse  /notify_eof
  * /restore_initial_tables  /query  /compute_metric  /trace_summary
- * /enable_metatrace  /disable_and_read_metatrace; anything else is 404.
+ * /enable_metatrace  /disable_and_read_metatrace  /export (501, said in
+ * the body); anything else is 404.
  * A request whose Origin is not allowed gets 403, and so does a WebSocket
  * handshake without an allowed Origin; allowed origins get CORS headers.
  */
@@ -428,6 +429,16 @@ static void handle_rest(struct conn *c, const struct tp_http_request *req)
 	} else if (uri_is(req, "/trace_summary")) {
 		pb_put_string(&w, 3, "tracebox's trace processor does not compute trace summaries");
 		send_pb(c, &w);
+	} else if (uri_is(req, "/export")) {
+		/* The Python API's export() (ExportArgs: PERFETTO or ARROW_TAR
+		 * archives) copies whatever comes back into its file: say why
+		 * in it, and on our side, rather than leave it empty. */
+		static const char msg[] =
+		    "tracebox's trace processor cannot export Perfetto or Arrow archives "
+		    "(trace_processor_shell export sqlite writes a SQLite file)\n";
+		static const char *const text[] = {"Content-Type: text/plain", NULL};
+		log_warn("httpd", "/export: %.*s", (int)sizeof msg - 2, msg);
+		send_response(c, "501 Not Implemented", text, msg, sizeof msg - 1);
 	} else if (uri_is(req, "/enable_metatrace")) {
 		send_pb(c, &w);
 	} else if (uri_is(req, "/disable_and_read_metatrace")) {
