@@ -72,6 +72,9 @@ void tp_free(struct tp *tp)
 {
 	if (!tp)
 		return;
+	for (size_t i = 0; i < tp->pending_symbols.len; i++)
+		tb_free(tp->pending_symbols.data[i]);
+	vec_release(&tp->pending_symbols);
 	tp_sql_close(tp);
 	tp_sql_packages_free(tp);
 	if (tp->importer)
@@ -430,6 +433,7 @@ int tp_end_of_file(struct tp *tp)
 	if (rc < 0 || tb_err_is_set(&tp->err))
 		return tp->err.code ? tp->err.code : rc;
 	tp_slices_finish(tp);
+	tp_module_symbols_finish(tp);
 	if (!tp_metadata_has(tp, "trace_uuid"))
 		tp_metadata_set_uuid(tp, 0, tp->head_hash);
 	tp_metadata_set_int(tp, "trace_size_bytes", (int64_t)tp->bytes_parsed);

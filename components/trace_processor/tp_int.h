@@ -761,6 +761,11 @@ struct tp {
 	uint64_t archive_max_bytes;
 	uint64_t bytes_parsed;
 	uint64_t head_hash; /* FNV-1a of the first input bytes (tp.c) */
+	/* ModuleSymbols whose mapping was not (yet) there: a bundle's
+	 * symbols.pb member is read before its trace.perfetto. Tried again at
+	 * the end (symbolize/import.c). */
+	VEC(uint8_t *) pending_symbols; /* each: 8-byte length, then the message */
+	bool symbols_final;
 
 	/* ftrace_event's narrow columns (model/ftrace.c): the (name, ucpu,
 	 * common_flags) triple of each kind, kinds by content, a cache of
@@ -1111,6 +1116,9 @@ uint32_t tp_stack_profile_callsite(struct tp *tp, struct tp_stack_profile *sp, u
 /* Apply one ModuleSymbols message (symbolize/import.c): stack_profile_symbol
  * rows and the symbol_set_id of matching frames; anomalies go to stats. */
 void tp_module_symbols_import(struct tp *tp, const uint8_t *p, size_t n);
+/* The end of the whole trace: import the ModuleSymbols kept waiting for
+ * their mappings (the ones still without are counted as invalid). */
+void tp_module_symbols_finish(struct tp *tp);
 /* A new perf_session row; returns its id. */
 uint32_t tp_perf_session_new(struct tp *tp, uint32_t cmdline);
 
@@ -1396,5 +1404,8 @@ int tp_sql_open(struct tp *tp);
 void tp_sql_close(struct tp *tp);
 /* Free the user SQL packages (sql/packages.c). */
 void tp_sql_packages_free(struct tp *tp);
+/* The message of the last error on db: SQLite's, or for a statement the
+ * authorizer refused (file access), one that says why (sql/schema.c). */
+const char *tp_sql_errmsg(struct sqlite3 *db);
 
 #endif /* TB_TP_INT_H */

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "rpc.h"
+#include "../tp_int.h"
 #include "sqlite3.h"
 
 enum { CELL_NULL = 1, CELL_VARINT = 2, CELL_FLOAT64 = 3, CELL_STRING = 4, CELL_BLOB = 5 };
@@ -87,7 +88,7 @@ static void execute(struct tp_result *r, struct tp *tp, const char *sql)
 				while ((rc = sqlite3_step(r->st)) == SQLITE_ROW)
 					;
 			if (rc != SQLITE_DONE) {
-				set_error(r, sqlite3_errmsg(db));
+				set_error(r, tp_sql_errmsg(db));
 				sqlite3_finalize(next);
 				return;
 			}
@@ -97,7 +98,7 @@ static void execute(struct tp_result *r, struct tp *tp, const char *sql)
 		r->stmt_count++;
 		int rc = sqlite3_step(next);
 		if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-			set_error(r, sqlite3_errmsg(db));
+			set_error(r, tp_sql_errmsg(db));
 			return;
 		}
 		r->have_row = rc == SQLITE_ROW;
@@ -256,7 +257,7 @@ bool tp_result_next(struct tp_result *r, struct pb_writer *w)
 		int rc = sqlite3_step(r->st);
 		r->have_row = rc == SQLITE_ROW;
 		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-			set_error(r, sqlite3_errmsg(sqlite3_db_handle(r->st)));
+			set_error(r, tp_sql_errmsg(sqlite3_db_handle(r->st)));
 	}
 	pb_end_nested(w, strings);
 	if (r->cells.len)

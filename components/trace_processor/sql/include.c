@@ -371,6 +371,6 @@ int tp_prepare(struct tp *tp, const char *sql, struct sqlite3_stmt **st, const c
 		return prepare_expanded(tp, sql, st, tail, err, err_size);
 	int rc = sqlite3_prepare_v2(tp->db, sql, -1, st, tail);
 	if (rc != SQLITE_OK)
-		snprintf(err, err_size, "%s", sqlite3_errmsg(tp->db));
+		snprintf(err, err_size, "%s", tp_sql_errmsg(tp->db));
 	return rc;
 }

@@ -12,6 +12,7 @@
  * __intrinsic_track directly (utid, upid, cpu) and event_type.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "sql_int.h"
 
@@ -137,6 +138,33 @@ int tp_sql_create_views(sqlite3 *db, char **errmsg)
 	return SQLITE_OK;
 }
 
+/* Without --allow-sql-file-access, SQL may not touch the filesystem: ATTACH
+ * only of an in-memory (":memory:") or temporary ("", kept in memory by
+ * temp_store) database, which also refuses VACUUM INTO a file (it attaches
+ * its output), and no pragma that names a directory. The check runs when a
+ * statement is prepared, before any file is looked at, so a refused ATTACH
+ * says the same whether the path exists or not. */
+static int authorize(void *ctx, int action, const char *a1, const char *a2, const char *db,
+		     const char *trigger)
+{
+	(void)ctx, (void)a2, (void)db, (void)trigger;
+	if (action == SQLITE_ATTACH)
+		return a1 && (a1[0] == '\0' || strcmp(a1, ":memory:") == 0) ? SQLITE_OK : SQLITE_DENY;
+	if (action == SQLITE_PRAGMA && a1 &&
+	    (sqlite3_stricmp(a1, "temp_store_directory") == 0 ||
+	     sqlite3_stricmp(a1, "data_store_directory") == 0))
+		return SQLITE_DENY;
+	return SQLITE_OK;
+}
+
+const char *tp_sql_errmsg(sqlite3 *db)
+{
+	if (sqlite3_errcode(db) == SQLITE_AUTH)
+		return "not authorized: SQL may not read or write files (ATTACH of a file, VACUUM "
+		       "INTO) unless trace_processor_shell runs with --allow-sql-file-access";
+	return sqlite3_errmsg(db);
+}
+
 int tp_sql_open(struct tp *tp)
 {
 	sqlite3 *db = NULL;
@@ -163,11 +191,17 @@ int tp_sql_open(struct tp *tp)
 	/* Perfetto accepts "double-quoted" string literals in queries (its
 	 * difftests use them); the build's SQLITE_DQS=0 only sets the default. */
 	sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, 1, (int *)NULL);
+	/* Temporary tables, indexes and sorts in memory, as Perfetto's. */
+	sqlite3_exec(db, "PRAGMA temp_store=2", NULL, NULL, NULL);
+	if (!tp->cfg.allow_sql_file_access)
+		sqlite3_set_authorizer(db, authorize, NULL);
 	rc = tp_sql_register_stats(db, sql); /* db owns sql from here on */
 	if (rc == SQLITE_OK)
 		rc = tp_sql_register_tables(db, sql);
 	if (rc == SQLITE_OK)
 		rc = tp_sql_register_functions(db, sql);
+	if (rc == SQLITE_OK)
+		rc = tp_sql_register_to_ftrace(db, sql);
 	if (rc != SQLITE_OK) {
 		what = "cannot register the sql tables";
 		goto out;

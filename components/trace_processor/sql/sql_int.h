@@ -83,6 +83,8 @@ int tp_sql_register_tables(sqlite3 *db, struct tp_sql *sql);
 int tp_sql_register_stats(sqlite3 *db, struct tp_sql *sql);
 /* Register EXTRACT_ARG, HASH & co. */
 int tp_sql_register_functions(sqlite3 *db, struct tp_sql *sql);
+/* to_ftrace(id): an ftrace_event row as ftrace text (to_ftrace.c). */
+int tp_sql_register_to_ftrace(sqlite3 *db, struct tp_sql *sql);
 /* 64-bit FNV-1a, Perfetto's HASH(): fold n bytes into h (start from
  * TP_SQL_FNV1A_OFFSET). */
 #define TP_SQL_FNV1A_OFFSET 0xcbf29ce484222325ull
