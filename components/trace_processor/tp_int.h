@@ -812,6 +812,7 @@ struct tp {
 	const char *trace_type;
 	struct sqlite3 *db;
 	struct tp_sql_packages *packages; /* user SQL packages (sql/packages.c), or NULL */
+	struct tp_sql_defs *sql_defs; /* CREATE PERFETTO MACROs (sql/include.c), or NULL */
 	bool eof;
 	/* Bounds of every timestamp the sorter delivered (trace_start() and
 	 * trace_end() in SQL); start > end while nothing was delivered. As in

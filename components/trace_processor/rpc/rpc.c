@@ -315,6 +315,27 @@ static struct tp_result *query_from_args(struct tp_rpc *rpc, const uint8_t *args
 	return tp_result_new(rpc->tp, (const char *)sql.data, sql.len);
 }
 
+/* One stderr line per failed query, so that what a client (the UI) asks
+ * and we cannot answer is visible: the error and the SQL's first non-blank
+ * line, cut at 200 bytes. */
+static void log_failed_query(const struct tp_result *r, const uint8_t *args, size_t n)
+{
+	const char *err = tp_result_error(r);
+	struct pb_field sql = {0};
+	if (!err)
+		return;
+	if (pb_find_field(args, n, 1, &sql) < 1 || sql.wire != PB_WIRE_LEN)
+		sql.data = NULL, sql.len = 0;
+	const char *p = (const char *)sql.data, *end = p + sql.len;
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	const char *eol = p;
+	while (eol < end && *eol != '\n' && eol - p < 200)
+		eol++;
+	log_warn("rpc", "query failed: %s; sql: %.*s%s", err, (int)(eol - p), p,
+	         eol < end ? " ..." : "");
+}
+
 /* Stream a query's batches, one response each. */
 static void query_streaming(struct tp_rpc *rpc, const struct pb_field *args, tp_rpc_send_fn send,
                             void *ctx)
@@ -327,6 +348,7 @@ static void query_streaming(struct tp_rpc *rpc, const struct pb_field *args, tp_
 		pb_end_nested(&rpc->out, q);
 		end_response(rpc, h, send, ctx);
 	}
+	log_failed_query(r, args->data, args->len);
 	tp_result_free(r);
 }
 
@@ -611,5 +633,6 @@ void tp_rpc_query(struct tp_rpc *rpc, const uint8_t *args, size_t n, tp_rpc_send
 		more = tp_result_next(r, &rpc->out);
 		send(ctx, pb_writer_data(&rpc->out), pb_writer_size(&rpc->out));
 	}
+	log_failed_query(r, args, n);
 	tp_result_free(r);
 }

@@ -139,8 +139,12 @@ struct tablefn {
 	const char *name;
 	const char *cols; /* the result's column names, comma separated */
 	int nargs;
-	const char *body; /* SQL with ?1..?nargs */
+	const char *body; /* SQL with ?1..?nargs, or $name for arg_names */
+	char *const *arg_names; /* CREATE PERFETTO FUNCTION's: bound by name */
 };
+
+/* Arguments a table function takes at most (cursor slots). */
+#define TF_MAX_ARGS 8
 
 /* Ancestors of ?1 (parent first), optionally with ?1 itself. */
 #define ANCESTORS_CTE(self)                                                                \
@@ -171,18 +175,18 @@ struct tablefn {
 static const struct tablefn tablefns[] = {
     {"ancestor_slice", SLICE_ALL_COLS, 1,
      ANCESTORS_CTE("parent_id") "SELECT s.* FROM anc CROSS JOIN slice AS s ON s.id = anc.id "
-                                "WHERE anc.id IS NOT NULL ORDER BY s.id"},
+                                "WHERE anc.id IS NOT NULL ORDER BY s.id", NULL},
     {"descendant_slice", SLICE_ALL_COLS, 1,
-     DESCENDANTS_CTE "SELECT s.* FROM d CROSS JOIN slice AS s ON s.id = d.id ORDER BY s.id"},
+     DESCENDANTS_CTE "SELECT s.* FROM d CROSS JOIN slice AS s ON s.id = d.id ORDER BY s.id", NULL},
     {"_slice_ancestor_and_self", SLICE_COLS, 1,
      ANCESTORS_CTE("id") "SELECT " SLICE_COLS_S " FROM anc CROSS JOIN slice AS s "
-                         "ON s.id = anc.id ORDER BY s.depth"},
+                         "ON s.id = anc.id ORDER BY s.depth", NULL},
     {"_slice_descendant_and_self", SLICE_COLS, 1,
      DESCENDANTS_CTE ", e(id) AS (SELECT ?1 UNION ALL SELECT id FROM d) SELECT " SLICE_COLS_S
-                     " FROM e CROSS JOIN slice AS s ON s.id = e.id ORDER BY s.id"},
+                     " FROM e CROSS JOIN slice AS s ON s.id = e.id ORDER BY s.id", NULL},
     {"ancestor_slice_by_stack", SLICE_COLS, 1,
      "SELECT DISTINCT a.* FROM slice_with_stack_id AS m CROSS JOIN "
-     "_slice_ancestor_and_self(m.id) AS a WHERE m.stack_id = ?1 ORDER BY a.ts"},
+     "_slice_ancestor_and_self(m.id) AS a WHERE m.stack_id = ?1 ORDER BY a.ts", NULL},
     /* Flows on the chains through ?1: forward from it, and backward. */
     {"directly_connected_flow", FLOW_COLS, 1,
      "WITH RECURSIVE fwd(fid, sid) AS (SELECT id, slice_in FROM flow WHERE slice_out = ?1 "
@@ -190,20 +194,20 @@ static const struct tablefn tablefns[] = {
      "bwd(fid, sid) AS (SELECT id, slice_out FROM flow WHERE slice_in = ?1 "
      "UNION SELECT f.id, f.slice_out FROM bwd JOIN flow AS f ON f.slice_in = bwd.sid) "
      "SELECT " FLOW_COLS " FROM flow WHERE id IN (SELECT fid FROM fwd UNION "
-     "SELECT fid FROM bwd) ORDER BY id"},
+     "SELECT fid FROM bwd) ORDER BY id", NULL},
     {"following_flow", FLOW_COLS, 1,
      REACH_CTE(
          "slice_out", "slice_in",
          "descendant_slice") "SELECT " FLOW_COLS
-                             " FROM flow WHERE slice_out IN (SELECT sid FROM reach) ORDER BY id"},
+                             " FROM flow WHERE slice_out IN (SELECT sid FROM reach) ORDER BY id", NULL},
     {"preceding_flow", FLOW_COLS, 1,
      REACH_CTE(
          "slice_in", "slice_out",
          "ancestor_slice") "SELECT " FLOW_COLS
-                           " FROM flow WHERE slice_in IN (SELECT sid FROM reach) ORDER BY id"},
+                           " FROM flow WHERE slice_in IN (SELECT sid FROM reach) ORDER BY id", NULL},
     {"descendant_slice_by_stack", SLICE_COLS, 1,
      "SELECT DISTINCT a.* FROM slice_with_stack_id AS m CROSS JOIN "
-     "_slice_descendant_and_self(m.id) AS a WHERE m.stack_id = ?1 ORDER BY a.ts"},
+     "_slice_descendant_and_self(m.id) AS a WHERE m.stack_id = ?1 ORDER BY a.ts", NULL},
 };
 
 struct tf_vtab {
@@ -216,7 +220,7 @@ struct tf_vtab {
 struct tf_cursor {
 	sqlite3_vtab_cursor base;
 	sqlite3_stmt *st;
-	sqlite3_value *args[4];
+	sqlite3_value *args[TF_MAX_ARGS];
 	sqlite3_int64 rowid;
 	bool eof;
 };
@@ -337,7 +341,14 @@ static int tf_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int
 	}
 	for (int i = 0; i < argc && i < (int)TB_ARRAY_SIZE(c->args); i++) {
 		c->args[i] = sqlite3_value_dup(argv[i]);
-		sqlite3_bind_value(c->st, i + 1, argv[i]);
+		int at = i + 1;
+		if (v->fn->arg_names) {
+			char p[128];
+			snprintf(p, sizeof p, "$%s", v->fn->arg_names[i]);
+			at = sqlite3_bind_parameter_index(c->st, p);
+		}
+		if (at > 0)
+			sqlite3_bind_value(c->st, at, argv[i]);
 	}
 	return tf_step(c);
 }
@@ -384,6 +395,45 @@ static const sqlite3_module tf_module = {
     .xColumn = tf_column,
     .xRowid = tf_rowid,
 };
+
+/* A table function defined in SQL: every string is ours, freed with the
+ * module. */
+struct user_tablefn {
+	struct tablefn fn;
+	char *name, *cols, *body;
+	char **args;
+	size_t nargs;
+};
+
+static void user_tablefn_free(void *p)
+{
+	struct user_tablefn *u = p;
+	for (size_t i = 0; i < u->nargs; i++)
+		tb_free(u->args[i]);
+	tb_free(u->args);
+	tb_free(u->name);
+	tb_free(u->cols);
+	tb_free(u->body);
+	tb_free(u);
+}
+
+int tp_sql_register_table_function(sqlite3 *db, const char *name, const char *cols,
+                                   size_t nargs, char *const *arg_names, const char *body)
+{
+	if (nargs > TF_MAX_ARGS)
+		return SQLITE_TOOBIG;
+	struct user_tablefn *u = tb_calloc(1, sizeof *u);
+	u->name = tb_strdup(name);
+	u->cols = tb_strdup(cols);
+	u->body = tb_strdup(body);
+	u->nargs = nargs;
+	u->args = tb_calloc(nargs + 1, sizeof *u->args);
+	for (size_t i = 0; i < nargs; i++)
+		u->args[i] = tb_strdup(arg_names[i]);
+	u->fn = (struct tablefn){u->name, u->cols, (int)nargs, u->body, u->args};
+	/* A module of the same name is replaced (CREATE OR REPLACE). */
+	return sqlite3_create_module_v2(db, u->name, &tf_module, &u->fn, user_tablefn_free);
+}
 
 /* ---- slice stack hashes -------------------------------------------------- */
 
