@@ -141,6 +141,8 @@ void tp_sql_packages_forget_includes(struct tp *tp)
 	}
 	for (size_t j = 0; ps && j < ps->stdlib.mods.len; j++) {
 		struct pkg_module *m = &ps->stdlib.mods.data[j];
+		if (strncmp(m->name, "prelude.", 8) == 0)
+			continue; /* run when the database opened: part of the initial tables */
 		m->state = MOD_NEW;
 		tb_free(m->error);
 		m->error = NULL;

@@ -12,6 +12,7 @@
  * __intrinsic_track directly (utid, upid, cpu) and event_type.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "sql_int.h"
 
@@ -168,6 +169,10 @@ int tp_sql_open(struct tp *tp)
 		rc = tp_sql_register_tables(db, sql);
 	if (rc == SQLITE_OK)
 		rc = tp_sql_register_functions(db, sql);
+	if (rc == SQLITE_OK)
+		rc = tp_sql_register_mipmaps(db);
+	if (rc == SQLITE_OK)
+		rc = tp_sql_register_layout(db, sql);
 	if (rc != SQLITE_OK) {
 		what = "cannot register the sql tables";
 		goto out;
@@ -188,6 +193,10 @@ out:
 		return ret;
 	}
 	tp->db = db;
+	/* Perfetto's prelude objects written in SQL (stdlib/prelude/). */
+	char err[1024];
+	if (tp_sql_include(tp, "prelude.*", strlen("prelude.*"), err, sizeof err) != SQLITE_OK)
+		return tp_fail(tp, -EIO, "cannot create the sql prelude: %s", err);
 	return 0;
 }
 

@@ -123,6 +123,11 @@ void tp_sql_defs_free(struct tp *tp);
 int tp_sql_register_table_function(sqlite3 *db, const char *name, const char *cols,
                                    size_t nargs, char *const *arg_names, const char *body);
 
+/* __intrinsic_slice_mipmap and __intrinsic_counter_mipmap (mipmap.c). */
+int tp_sql_register_mipmaps(sqlite3 *db);
+/* experimental_slice_layout(track_ids) (layout.c); user data: sql. */
+int tp_sql_register_layout(sqlite3 *db, struct tp_sql *sql);
+
 /* CREATE the public views (slice, thread, process, track, args, ...). */
 int tp_sql_create_views(sqlite3 *db, char **errmsg);
 
