@@ -29,7 +29,8 @@ CREATE TABLE __intrinsic_heap_graph_object(
   root_distance INT, object_data_id INT);
 
 CREATE TABLE __intrinsic_heap_graph_java_oome_details(
-  id INTEGER PRIMARY KEY, upid INT, ts INT, heap_graph_id INT, oome_message TEXT);
+  id INTEGER PRIMARY KEY, heap_graph_id INT, allocation_size_bytes INT,
+  total_bytes_free INT, free_bytes_until_oom INT, error_msg TEXT);
 
 CREATE TABLE __intrinsic_profiler_smaps(
   id INTEGER PRIMARY KEY, upid INT, ts INT, path TEXT, size_kb INT, private_dirty_kb INT,
@@ -68,4 +69,7 @@ CREATE TABLE __intrinsic_android_cpu_per_uid_track(
   id INTEGER PRIMARY KEY, uid INT, cluster INT, total_cpu_millis INT);
 
 CREATE TABLE __intrinsic_android_user_list(
-  id INTEGER PRIMARY KEY, type TEXT, uid INT);
+  id INTEGER PRIMARY KEY, android_user_id INT, type TEXT);
+
+CREATE TABLE __intrinsic_heap_profile(
+  id INTEGER PRIMARY KEY, ts INT, ts_end INT, upid INT, heap_name TEXT);

@@ -86,3 +86,7 @@ LEFT JOIN gpu AS g
   ON g.gpu = extract_arg(t.dimension_arg_set_id, 'gpu')
   AND coalesce(g.machine_id, 0) = coalesce(t.machine_id, 0)
 WHERE extract_arg(t.dimension_arg_set_id, 'gpu') IS NOT NULL;
+
+-- One native heap profile dump: its window [ts, ts_end) per process and heap.
+CREATE PERFETTO VIEW heap_profile AS
+SELECT id, ts, ts_end, ts_end - ts AS dur, upid, heap_name FROM __intrinsic_heap_profile;
