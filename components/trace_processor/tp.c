@@ -39,8 +39,6 @@ struct tp *tp_new(const struct tp_config *cfg)
 		tp->cfg = *cfg;
 	tp->archive_max_bytes = TP_ARCHIVE_MAX_BYTES;
 	strpool_init(&tp->strings);
-	hmap_init(&tp->pid_to_upid);
-	hmap_init(&tp->tid_to_utid);
 	hmap_init(&tp->thread_track);
 	hmap_init(&tp->track_by_key);
 	hmap_init(&tp->open_flows);
@@ -52,10 +50,9 @@ struct tp *tp_new(const struct tp_config *cfg)
 	tp->ts_max = INT64_MIN;
 	tp->head_hash = 0xcbf29ce484222325ull; /* FNV-1a 64 offset basis */
 	tp_slices_init(tp);
-	/* utid 0 / upid 0: the swapper placeholders Perfetto always has. */
-	tp_process_for_pid(tp, 0);
-	tp_thread_for_tid(tp, 0, 0);
-	tp->t.thread.is_idle[0] = 1;
+	/* The host machine (row 0, raw id 0) and its swapper, utid 0 / upid
+	 * 0: the placeholders Perfetto always has. */
+	tp_machine_for_raw(tp, 0);
 	if (tp_sql_open(tp) != 0)
 		TB_CHECK(!"cannot open the in-memory database");
 	for (size_t i = 0; i < tp->cfg.npackages; i++) {
@@ -82,8 +79,7 @@ void tp_free(struct tp *tp)
 	tp_sorter_free(tp->sorter);
 	tp_slices_release(tp);
 	tp_args_builder_release(&tp->args_scratch);
-	hmap_release(&tp->pid_to_upid);
-	hmap_release(&tp->tid_to_utid);
+	tp_machines_release(tp);
 	vec_release(&tp->thread_name_prio);
 	hmap_release(&tp->thread_track);
 	hmap_release(&tp->track_by_key);
@@ -333,6 +329,7 @@ static int import_archive(struct tp *tp)
 		qsort(ms, k, sizeof *ms, member_cmp);
 	for (size_t i = 0; i < k && rc == 0; i++) {
 		tp->t.trace_file.processing_order[ms[i].row] = (int64_t)i + 1;
+		tp->trace_id = ms[i].row; /* the trace_id of its metadata */
 		tp->importer_ops = ms[i].ops;
 		tp->importer = ms[i].ops->create(tp);
 		rc = ms[i].ops->parse(tp->importer, ms[i].data, ms[i].len);
@@ -354,6 +351,7 @@ static int import_archive(struct tp *tp)
 		am->len = am->cap = 0;
 	}
 	tb_free(ms);
+	tp->trace_id = 0;
 	return rc < 0 ? (tp->err.code ? tp->err.code : rc) : 0;
 }
 

@@ -267,14 +267,42 @@ enum tp_col_type {
 	X(T, ucpu, TP_U32, TP_COL_COMPUTED)                                       \
 	X(T, cpu, TP_U32, TP_COL_COMPUTED)
 
-/* cpu: one row per cpu seen (ucpu = row id). */
+/* cpu: the cpus of every machine, Perfetto's layout: the rows of machine
+ * m are m * TP_MAX_CPUS .. (m + 1) * TP_MAX_CPUS - 1, so ucpu (the row id)
+ * = m * TP_MAX_CPUS + cpu, and ucpu = cpu on the host. Rows exist up to
+ * the highest ucpu used; cpu is NULL in those of cpus never seen (the
+ * `cpu` view leaves them out). tp_cpu_for() is the only writer of cpu. */
 #define TP_CPU_COLUMNS(X, T)                                                      \
-	X(T, cpu, TP_U32, 0)                                                      \
+	X(T, cpu, TP_U32N, 0)                                                     \
 	X(T, cluster_id, TP_U32, 0)                                               \
 	X(T, processor, TP_STR, 0)                                                \
 	X(T, machine_id, TP_I64N, 0)                                              \
 	X(T, capacity, TP_I64N, 0)                                                \
 	X(T, arg_set_id, TP_U32N, 0)
+
+/* cpu_freq: the frequencies (kHz) each cpu can run at, from CpuInfo
+ * (Perfetto's __intrinsic_cpu_freq, the cpu_available_frequencies view). */
+#define TP_CPU_FREQ_COLUMNS(X, T)                                                 \
+	X(T, ucpu, TP_U32, 0)                                                     \
+	X(T, freq, TP_I64, 0)
+
+/* machine: the machines the trace's packets came from (Perfetto's
+ * __intrinsic_machine): row 0 is the host (raw_id 0, or the raw id it
+ * adopted), one row per other TracePacket.machine_id. SystemInfo fills the
+ * rest. */
+#define TP_MACHINE_COLUMNS(X, T)                                                  \
+	X(T, raw_id, TP_I64, 0)                                                   \
+	X(T, name, TP_STR, 0)                                                     \
+	X(T, sysname, TP_STR, 0)                                                  \
+	X(T, release, TP_STR, 0)                                                  \
+	X(T, version, TP_STR, 0)                                                  \
+	X(T, arch, TP_STR, 0)                                                     \
+	X(T, num_cpus, TP_I64N, 0)                                                \
+	X(T, android_build_fingerprint, TP_STR, 0)                                \
+	X(T, android_device_manufacturer, TP_STR, 0)                              \
+	X(T, android_sdk_version, TP_I64N, 0)                                     \
+	X(T, system_ram_bytes, TP_I64N, 0)                                        \
+	X(T, system_ram_gb, TP_I64N, 0)
 
 #define TP_NO_COLUMNS(X, T)
 
@@ -417,6 +445,8 @@ enum tp_col_type {
 	T(__intrinsic_thread_state, thread_state, TP_THREAD_STATE_COLUMNS, TP_THREAD_STATE_COMPUTED) \
 	T(__intrinsic_ftrace_event, ftrace_event, TP_FTRACE_EVENT_COLUMNS, TP_FTRACE_EVENT_COMPUTED) \
 	T(__intrinsic_cpu, cpu, TP_CPU_COLUMNS, TP_NO_COLUMNS)                 \
+	T(__intrinsic_machine, machine, TP_MACHINE_COLUMNS, TP_NO_COLUMNS)     \
+	T(__intrinsic_cpu_freq, cpu_freq, TP_CPU_FREQ_COLUMNS, TP_NO_COLUMNS)  \
 	T(__intrinsic_logs, logs, TP_LOGS_COLUMNS, TP_NO_COLUMNS)              \
 	T(__intrinsic_track_event_callstacks, track_event_callstacks,           \
 	  TP_TRACK_EVENT_CALLSTACKS_COLUMNS, TP_NO_COLUMNS)                      \
@@ -731,6 +761,12 @@ struct tp_pending_flow {
 	uint64_t id;
 };
 
+/* One machine's pid and tid lookups (model/machine.c). */
+struct tp_machine_maps {
+	struct hmap pid_to_upid, tid_to_utid;
+	struct tp_tid_slot *tid_cache;
+};
+
 /* The (name, ucpu, common_flags) of ftrace_event rows of one kind. */
 struct tp_ftrace_kind {
 	uint32_t name, ucpu, flags;
@@ -771,16 +807,28 @@ struct tp {
 	struct hmap sched_dur_wide, thread_state_dur_wide;
 	struct hmap sched_prio_wide; /* sched priorities not in priority_lo */
 
-	/* pid -> upid, (upid<<32 | tid) and tid -> utid, uuid -> track id ... */
+	/* The machine (row of the machine table) whose events are being
+	 * imported: the processes, threads, tracks and cpus made now are its,
+	 * and pids and tids are looked up among its own (model/machine.c,
+	 * tp_machine_use). 0, the host, unless a proto trace says otherwise. */
+	uint32_t machine;
+	/* The trace file (trace_file row) being imported: the trace_id of its
+	 * metadata. */
+	uint32_t trace_id;
+	/* The current machine's lookups: pid -> upid, tid -> utid ... */
 	struct hmap pid_to_upid;  /* pid -> upid of the live process */
 	struct hmap tid_to_utid;  /* tid -> utid of the live thread */
 	/* A direct-mapped copy of recent tid_to_utid entries (utid + 1, 0 =
 	 * empty), kept equal to the map where it holds a tid: sched events look
-	 * up the same few threads over and over (process_tracker.c). */
+	 * up the same few threads over and over (process_tracker.c).
+	 * TP_TID_CACHE slots. */
 	struct tp_tid_slot {
 		int64_t tid;
 		uint32_t utid1;
-	} tid_cache[256];
+	} *tid_cache;
+	/* Every machine's lookups by machine row, while another one is
+	 * current (the current one's are the three fields above). */
+	VEC(struct tp_machine_maps) machine_maps;
 	VEC(uint8_t) thread_name_prio; /* utid -> enum tp_name_prio of its name */
 	struct hmap thread_track; /* utid -> track id of its thread_execution track */
 	struct hmap track_by_key; /* hash of (type, dims, name) -> track id */
@@ -839,8 +887,10 @@ void tp_istat_set(struct tp *tp, enum tp_istat s, int64_t idx, int64_t v);
 bool tp_istat_get(const struct tp *tp, enum tp_istat s, int64_t idx, int64_t *v);
 /* Sort tp->istats by (stat, idx), the `stats` table's row order. */
 void tp_istats_sort(struct tp *tp);
-/* Cpu numbers above this are taken as corrupt (ftrace bundles, stats). */
+/* Cpu numbers above this are taken as corrupt (ftrace bundles, stats);
+ * also the cpu table rows each machine has (Perfetto's kMaxCpusPerMachine). */
 #define TP_MAX_CPUS 4096u
+#define TP_TID_CACHE 256u
 
 /* Intern into the trace's string pool (0 for NULL / empty). */
 static inline uint32_t tp_intern(struct tp *tp, const char *s, size_t n)
@@ -971,11 +1021,26 @@ uint32_t tp_slice_innermost(struct tp *tp, uint32_t track, int64_t ts);
 /* Add args to an existing slice (merging with its set). */
 void tp_slice_add_args(struct tp *tp, uint32_t slice, uint32_t arg_set_id);
 
-/* ---- cpus (model/storage.c) ------------------------------------------------ */
+/* ---- machines and cpus (model/machine.c) ------------------------------------- */
 
-/* The cpu table row (ucpu) of cpu on the host machine (machine_id 0),
- * created when first asked for. */
+/* The machine row of raw machine id raw (TracePacket.machine_id; 0 is the
+ * host, row 0), created with its own swapper process and thread (pid/tid 0,
+ * named "swapper") when first asked for. */
+uint32_t tp_machine_for_raw(struct tp *tp, int64_t raw);
+/* Make machine (a row) the current one: what is made from now on is its,
+ * pids and tids are looked up among its own. Cheap when it already is. */
+void tp_machine_use_slow(struct tp *tp, uint32_t machine);
+static inline void tp_machine_use(struct tp *tp, uint32_t machine)
+{
+	if (__builtin_expect(machine != tp->machine, 0))
+		tp_machine_use_slow(tp, machine);
+}
+/* The cpu table row (ucpu) of cpu (< TP_MAX_CPUS) on the current machine:
+ * machine * TP_MAX_CPUS + cpu; its row is made valid (cpu set) on first
+ * use. */
 uint32_t tp_cpu_for(struct tp *tp, uint32_t cpu);
+/* Free the machines' lookups (tp_free). */
+void tp_machines_release(struct tp *tp);
 
 /* ---- counters, flows, metadata ---------------------------------------------- */
 
@@ -1150,7 +1215,7 @@ static inline uint32_t tp_ftrace_thread_named(struct tp *tp, int64_t tid, uint32
 	/* The hot case inline: the tid is in the lookup cache and already
 	 * has this name at ftrace priority or above (setting it again would
 	 * change nothing). */
-	const struct tp_tid_slot *s = &tp->tid_cache[(uint64_t)tid % TB_ARRAY_SIZE(tp->tid_cache)];
+	const struct tp_tid_slot *s = &tp->tid_cache[(uint64_t)tid % TP_TID_CACHE];
 	if (s->utid1 && s->tid == tid) {
 		uint32_t utid = s->utid1 - 1;
 		if (!comm || tid == 0 ||

@@ -1228,8 +1228,10 @@ TEST(tp_proto_ftrace_sched_switch)
 	CHECK_STR_EQ(sname(tp, name), "sched_waking");
 	CHECK_EQ(fe->utid[1], a);
 	CHECK(find_arg(tp, fe->arg_set_id[0], "next_comm") >= 0);
-	CHECK_EQ(tp->t.cpu.n, 1);
-	CHECK_EQ(tp->t.cpu.cpu[0], 1);
+	/* Perfetto's layout: the host's cpu N is ucpu N; cpu 0 was not seen. */
+	CHECK_EQ(tp->t.cpu.n, 2);
+	CHECK_EQ(tp->t.cpu.cpu[1], 1);
+	CHECK_EQ(tp->t.cpu.cpu[0], TP_NULL_U32);
 	tp_free(tp);
 	tb_free(buf);
 }

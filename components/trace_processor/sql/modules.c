@@ -53,10 +53,6 @@ static const char *const module_names[] = {
     "linux.cpu.frequency",
 };
 
-/* Tracks of this machine have machine_id NULL in our track table; Perfetto
- * reports them as machine 0. */
-#define MACHINE "coalesce(t.machine_id, 0)"
-
 static const char *const module_views[] = {
     "CREATE VIEW slice_with_stack_id AS SELECT " SLICE_COLS
     ", thread_instruction_count, thread_instruction_delta, "
@@ -72,14 +68,14 @@ static const char *const module_views[] = {
     "FROM counter_leading_intervals!((SELECT c.* FROM counter AS c JOIN cpu_counter_track "
     "AS k ON k.id = c.track_id WHERE k.name = 'cpuidle')) AS i "
     "JOIN cpu_counter_track AS t ON i.track_id = t.id",
-    /* linux.cpu.frequency: cpufreq counters as intervals. A LEFT JOIN on
-     * cpu: a cpu without a cpu row keeps its intervals (ucpu NULL). */
+    /* linux.cpu.frequency: cpufreq counters as intervals, with the ucpu of
+     * their machine's cpu (a cpu track always has its cpu row). */
     "CREATE VIEW cpu_frequency_counters AS SELECT i.id AS id, i.track_id AS track_id, "
     "i.ts AS ts, i.dur AS dur, cast_int!(i.value) AS freq, u.ucpu AS ucpu, t.cpu AS cpu "
     "FROM counter_leading_intervals!((SELECT c.* FROM counter AS c JOIN cpu_counter_track "
     "AS k ON k.id = c.track_id WHERE k.name = 'cpufreq')) AS i "
-    "JOIN cpu_counter_track AS t ON i.track_id = t.id LEFT JOIN cpu AS u "
-    "ON " MACHINE " = coalesce(u.machine_id, 0) AND u.cpu = t.cpu",
+    "JOIN cpu_counter_track AS t ON i.track_id = t.id JOIN cpu AS u "
+    "ON t.machine_id IS u.machine_id AND u.cpu = t.cpu",
     /* linux.cpu.idle_stats: per cpu and state (idle + 1), share of the cpu's
      * counted time. */
     "CREATE VIEW cpu_idle_stats AS SELECT g.cpu AS cpu, g.state AS state, g.count AS count, "
@@ -92,7 +88,7 @@ static const char *const module_views[] = {
      * (sys_stats cpuidle_state), the share of each interval between two
      * samples spent in each state, C0 being the rest. */
     "CREATE VIEW linux_per_cpu_idle_time_in_state_counters AS WITH "
-    "s AS (SELECT c.ts AS ts, c.value AS value, c.track_id AS track_id, " MACHINE
+    "s AS (SELECT c.ts AS ts, c.value AS value, c.track_id AS track_id, t.machine_id"
     " AS machine_id, extract_arg(t.dimension_arg_set_id, 'state') AS state, "
     "extract_arg(t.dimension_arg_set_id, 'cpu') AS cpu FROM counter AS c JOIN track AS t "
     "ON c.track_id = t.id WHERE t.type = 'cpu_idle_state'), "

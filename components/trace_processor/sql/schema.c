@@ -124,8 +124,15 @@ static const char *const tp_views[] = {
     "CREATE VIEW ftrace_event AS SELECT id, ts, name, cpu, utid, arg_set_id, common_flags, ucpu "
     "FROM __intrinsic_ftrace_event",
     "CREATE VIEW raw AS SELECT * FROM ftrace_event",
+    /* The cpus seen, of every machine (rows of unseen cpus have no cpu). */
     "CREATE VIEW cpu AS SELECT id, id AS ucpu, cpu, cluster_id, processor, machine_id, "
-    "capacity, arg_set_id FROM __intrinsic_cpu",
+    "capacity, arg_set_id FROM __intrinsic_cpu WHERE cpu IS NOT NULL",
+    "CREATE VIEW cpu_available_frequencies AS SELECT id, ucpu AS cpu, freq, ucpu "
+    "FROM __intrinsic_cpu_freq",
+    /* label_index: 1, 2 ... for the machines other than the host (raw_id
+     * 0) in id order, 0 for the host, as the UI labels them. */
+    "CREATE VIEW machine AS SELECT *, iif(raw_id = 0, 0, sum(iif(raw_id = 0, 0, 1)) "
+    "OVER (ORDER BY id)) AS label_index FROM __intrinsic_machine",
 };
 
 int tp_sql_create_views(sqlite3 *db, char **errmsg)

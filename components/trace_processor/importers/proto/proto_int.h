@@ -77,6 +77,8 @@ enum {
 	PKT_TRACE_UUID = 89,
 	PKT_TRACE_ATTRIBUTES = 126,
 	PKT_TRACK_EVENT_RANGE_OF_INTEREST = 90,
+	PKT_SYNCHRONIZATION_MARKER = 36,
+	PKT_MACHINE_ID = 98,
 };
 #define SEQ_INCREMENTAL_STATE_CLEARED 1u
 #define SEQ_NEEDS_INCREMENTAL_STATE 2u
@@ -344,8 +346,14 @@ struct proto_te_plain {
 	struct pb_field cats[PROTO_PLAIN_MAX_CATS]; /* category_iids or categories */
 };
 
-/* Sorter payload header; the payload bytes follow (8-aligned). Every
- * sorter record starts with its uint32_t kind. */
+/* Every sorter record starts with its uint32_t kind: the enum
+ * proto_ev_kind in the low PROTO_KIND_BITS, and above them the importer
+ * that pushed it (its proto_importer.tag: 0 the root, else which machine's
+ * child), so the one sorter callback can hand it to the right one. */
+#define PROTO_KIND_BITS 8
+#define PROTO_KIND_MASK ((1u << PROTO_KIND_BITS) - 1)
+
+/* Sorter payload header; the payload bytes follow (8-aligned). */
 struct proto_ev {
 	uint32_t kind;
 	uint32_t len;          /* payload bytes after the header */
@@ -369,13 +377,27 @@ struct proto_abs_counters {
 
 struct proto_importer {
 	struct tp *tp;
+	/* Machines. The importer the trace was given to (the root) imports
+	 * the host's packets and hands those of each other machine
+	 * (TracePacket.machine_id) to a child importer of its own, with its
+	 * own sequences, clocks, tracks and ftrace state, as Perfetto forks a
+	 * reader per machine. When the first packet from another machine comes
+	 * before any of the host's, the host adopts that machine id (its
+	 * machine row is relabelled) and the root imports its packets. */
+	struct proto_importer *root; /* itself for the root */
+	uint32_t machine;            /* machine row of the packets it imports */
+	uint32_t tag;                /* kind bits of its sorter records */
+	uint32_t n_srcs;             /* root: sorter runs handed out */
+	bool host_used;              /* root: a host packet came */
+	bool adoption_done;          /* root: the first machine packet came */
+	uint64_t adopted_raw;        /* root: the machine id it adopted, 0 none */
+	VEC(struct proto_importer *) children; /* root: by tag >> PROTO_KIND_BITS, - 1 */
 	/* tokenizer */
 	VEC(uint8_t) tail; /* an incomplete packet carried between chunks */
 	bool failed;       /* bad framing: ignore the rest of the stream */
 	unsigned depth;    /* compressed_packets nesting */
 	/* sequences */
 	struct hmap seqs; /* seq id -> struct proto_seq * */
-	uint32_t n_seqs;
 	uint32_t num_cpus; /* SystemInfo.num_cpus, 0 unknown */
 #define PROTO_SEQ_CACHE 256
 	struct proto_seq *seq_cache[PROTO_SEQ_CACHE]; /* by id, for small ids */
@@ -421,12 +443,23 @@ struct proto_importer {
 	VEC(struct proto_disk_prev { int64_t v[10]; }) disks;
 };
 
+/* A new sorter run for im (dense across the root and its children). */
+static inline uint32_t proto_new_src(struct proto_importer *im)
+{
+	return im->root->n_srcs++;
+}
+
 static inline struct proto_seq *proto_seq_get(struct proto_importer *im, uint32_t id)
 {
 	if (id < PROTO_SEQ_CACHE && im->seq_cache[id])
 		return im->seq_cache[id];
 	return proto_seq_get_slow(im, id);
 }
+
+/* The importer of the packets of raw machine id raw (nonzero) under root:
+ * root itself when the host adopted it, else the machine's child, made on
+ * first use (importer.c). NULL past 2^24 machines. */
+struct proto_importer *proto_machine_importer(struct proto_importer *root, uint64_t raw);
 
 /* Tokenize the concatenated `0a len packet` records in p[0, n) (tokenizer.c).
  * Keeps an incomplete tail when `stream`; else a tail is a failure. */

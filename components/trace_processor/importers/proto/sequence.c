@@ -21,7 +21,7 @@ struct proto_seq *proto_seq_get_slow(struct proto_importer *im, uint32_t id)
 	if (!s) {
 		s = tb_calloc(1, sizeof *s);
 		s->id = id;
-		s->src = im->n_seqs++;
+		s->src = proto_new_src(im);
 		s->valid = false; /* until a packet clears the incremental state */
 		s->pid = s->tid = -1;
 		hmap_init(&s->inc_counters);
