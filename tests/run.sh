@@ -6,6 +6,7 @@
 #   cli   tests/cli/t*.sh driving the binary like a user
 #   tp    tests/tp/ golden SQL tests
 #   root  tests/root/t*.sh: tracefs and perf_event (SKIP when not permitted)
+#   ui    tests/ui/: the Perfetto UI's query sequences over server http
 # Each tier prints PASS/FAIL/SKIP lines; failing details go to stderr.
 set -u
 : "${TRACEBOX:?}" "${TB_OUT:?}" "${TB_TEST_ROOT:?}"
@@ -64,6 +65,11 @@ done
 if [ -f tests/tp/run.sh ]; then
 	echo "== tp"
 	run_tier tp sh tests/tp/run.sh
+fi
+
+if [ -f tests/ui/run.sh ]; then
+	echo "== ui"
+	run_tier ui sh tests/ui/run.sh
 fi
 
 p=$(grep -c '^PASS ' "$log")

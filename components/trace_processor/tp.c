@@ -410,6 +410,7 @@ int tp_end_of_file(struct tp *tp)
 	if (rc < 0 || tb_err_is_set(&tp->err))
 		return tp->err.code ? tp->err.code : rc;
 	tp_slices_finish(tp);
+	tp_tracks_finish(tp);
 	if (!tp_metadata_has(tp, "trace_uuid"))
 		tp_metadata_set_uuid(tp, 0, tp->head_hash);
 	tp_metadata_set_int(tp, "trace_size_bytes", (int64_t)tp->bytes_parsed);

@@ -637,7 +637,8 @@ void tp_tables_release(struct tp_tables *tables);
 	X(traced_producers_connected, "info", "trace", "Producers connected to the service (TraceStats).") \
 	X(traced_producers_seen, "info", "trace", "Producers the service has seen (TraceStats).") \
 	X(traced_total_buffers, "info", "trace", "Trace buffers of the service (TraceStats).") \
-	X(traced_tracing_sessions, "info", "trace", "Tracing sessions of the service (TraceStats).")
+	X(traced_tracing_sessions, "info", "trace", "Tracing sessions of the service (TraceStats).") \
+	X(heap_graph_non_finalized_graph, "data_loss", "trace", "A heap graph profile was not finalized before the trace ended (never: heap graphs are not imported).")
 
 /* Stats with one value per index (a cpu, a trace buffer): a row per index
  * set. Same X(name, severity, source, description). */
@@ -1133,6 +1134,10 @@ struct tp_arg tp_args_row(const struct tp *tp, uint32_t row);
 uint32_t tp_args_type_name_id(const struct tp *tp, enum tp_arg_type type);
 
 void tp_args_free(struct tp *tp);
+/* At the end of the trace: a track without dimension args gets Perfetto's
+ * from its dimension columns (utid, else upid; and cpu), so that
+ * extract_arg(dimension_arg_set_id, 'utid') & co. work on every track. */
+void tp_tracks_finish(struct tp *tp);
 void tp_track_keys_free(struct tp *tp);
 
 /* ---- stack profiles (model/stack_profile.c) -------------------------------- */

@@ -113,3 +113,29 @@ void tp_track_keys_free(struct tp *tp)
 		tb_free(tp->track_keys);
 	}
 }
+
+void tp_tracks_finish(struct tp *tp)
+{
+	struct tp_track_table *t = &tp->t.track;
+	uint32_t kutid = tp_intern_cstr(tp, "utid"), kupid = tp_intern_cstr(tp, "upid"),
+	         kcpu = tp_intern_cstr(tp, "cpu");
+	for (uint32_t i = 0; i < t->n; i++) {
+		if (t->dimension_arg_set_id[i] != TP_NULL_U32)
+			continue;
+		bool any = false;
+		tp_args_begin(&tp->args_scratch);
+		if (t->utid[i] != TP_NULL_I64) {
+			tp_args_add_int(&tp->args_scratch, kutid, kutid, t->utid[i]);
+			any = true;
+		} else if (t->upid[i] != TP_NULL_I64) {
+			tp_args_add_int(&tp->args_scratch, kupid, kupid, t->upid[i]);
+			any = true;
+		}
+		if (t->cpu[i] != TP_NULL_I64) {
+			tp_args_add_int(&tp->args_scratch, kcpu, kcpu, t->cpu[i]);
+			any = true;
+		}
+		if (any)
+			t->dimension_arg_set_id[i] = tp_args_commit(tp, &tp->args_scratch);
+	}
+}

@@ -316,8 +316,8 @@ static struct tp_result *query_from_args(struct tp_rpc *rpc, const uint8_t *args
 }
 
 /* One stderr line per failed query, so that what a client (the UI) asks
- * and we cannot answer is visible: the error and the SQL's first non-blank
- * line, cut at 200 bytes. */
+ * and we cannot answer is visible: the error (new lines as spaces, cut at
+ * 600 bytes) and the SQL's first non-blank line, cut at 200 bytes. */
 static void log_failed_query(const struct tp_result *r, const uint8_t *args, size_t n)
 {
 	const char *err = tp_result_error(r);
@@ -332,7 +332,13 @@ static void log_failed_query(const struct tp_result *r, const uint8_t *args, siz
 	const char *eol = p;
 	while (eol < end && *eol != '\n' && eol - p < 200)
 		eol++;
-	log_warn("rpc", "query failed: %s; sql: %.*s%s", err, (int)(eol - p), p,
+	/* A multi-line error (a module traceback) on one line, cut at 600. */
+	char flat[601];
+	size_t k = 0;
+	for (; err[k] && k < sizeof flat - 1; k++)
+		flat[k] = err[k] == '\n' || err[k] == '\r' ? ' ' : err[k];
+	flat[k] = 0;
+	log_warn("rpc", "query failed: %s; sql: %.*s%s", flat, (int)(eol - p), p,
 	         eol < end ? " ..." : "");
 }
 

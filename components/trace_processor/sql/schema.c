@@ -188,6 +188,8 @@ int tp_sql_open(struct tp *tp)
 	rc = tp_sql_create_views(db, &msg);
 	if (rc == SQLITE_OK)
 		rc = tp_sql_create_module_views(db, &msg);
+	if (rc == SQLITE_OK)
+		rc = tp_sql_create_stdlib_objects(db);
 
 out:
 	if (rc != SQLITE_OK) {

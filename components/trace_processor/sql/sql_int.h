@@ -110,6 +110,9 @@ const char *tp_sql_module_name(size_t i);
  * last. */
 const char *tp_sql_stdlib_name(size_t i);
 const char *tp_sql_stdlib_sql(size_t i);
+/* CREATE and fill __intrinsic_stdlib_objects: a MODULE row per module we
+ * provide and a row per object our SQL modules define (stdlib.c). */
+int tp_sql_create_stdlib_objects(sqlite3 *db);
 /* Run `INCLUDE PERFETTO MODULE key` (key: n bytes, maybe ending in `*`):
  * a user package's modules run their SQL on their first INCLUDE, ours only
  * check the name (packages.c). An SQLite code; err holds the message. */

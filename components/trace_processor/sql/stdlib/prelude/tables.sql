@@ -42,7 +42,11 @@ CREATE TABLE __intrinsic_profiler_smaps(
   is_deleted INT);
 
 CREATE TABLE __intrinsic_memory_snapshot(
-  id INTEGER PRIMARY KEY, ts INT, track_id INT, detail_level TEXT);
+  id INTEGER PRIMARY KEY, timestamp INT, track_id INT, detail_level TEXT);
+
+CREATE TABLE __intrinsic_memory_snapshot_node(
+  id INTEGER PRIMARY KEY, process_snapshot_id INT, parent_node_id INT, path TEXT, size INT,
+  effective_size INT, arg_set_id INT);
 
 CREATE TABLE __intrinsic_process_memory_snapshot(
   id INTEGER PRIMARY KEY, snapshot_id INT, upid INT);

@@ -69,7 +69,11 @@ SELECT id, upid, ts, path, aggregate_count, is_deleted, size_kb, rss_kb, anonymo
 FROM __intrinsic_profiler_smaps;
 
 CREATE PERFETTO VIEW memory_snapshot AS
-SELECT id, ts, track_id, detail_level FROM __intrinsic_memory_snapshot;
+SELECT id, timestamp, track_id, detail_level FROM __intrinsic_memory_snapshot;
+
+CREATE PERFETTO VIEW memory_snapshot_node AS
+SELECT id, process_snapshot_id, parent_node_id, path, size, effective_size, arg_set_id
+FROM __intrinsic_memory_snapshot_node;
 
 CREATE PERFETTO VIEW process_memory_snapshot AS
 SELECT id, snapshot_id, upid FROM __intrinsic_process_memory_snapshot;
