@@ -92,6 +92,7 @@ void tp_free(struct tp *tp)
 	vec_release(&tp->pending_flows);
 	tp_track_keys_free(tp);
 	tp_args_free(tp);
+	tp_profiler_free(tp);
 	tp_tables_release(&tp->t);
 	tp_ftrace_rows_release(tp);
 	vec_release(&tp->istats);

@@ -348,24 +348,66 @@ enum tp_col_type {
 
 /* ---- stack profiles (model/stack_profile.c) ---- */
 
-/* perf_session: one per imported perf recording (perf script file, traced_perf
- * data source). perf_session_id is the row id. */
-#define TP_PERF_SESSION_COLUMNS(X, T)                                             \
+/* ---- profiler samples (model/profiler.c), Perfetto's generic sampler
+ * tables: one profiler_sample row per sample of any profiler (traced_perf,
+ * perf script text, Chrome's streaming profiler, StackSample packets),
+ * attributed to an interned task context (process, thread, async context)
+ * and execution context (cpu, mode), with the counter values recorded at
+ * it (a counter set: counter rows grouped like an arg set). perf_sample,
+ * cpu_profile_stack_sample, stack_sample* and perf_session are views. */
+
+/* profiler_session: one per data source instance of a sampling profiler
+ * (a traced_perf sequence, a perf script file, a StackSample stream). */
+#define TP_PROFILER_SESSION_COLUMNS(X, T)                                         \
+	X(T, source, TP_STR, 0)                                                   \
+	X(T, timebase_unit, TP_STR, 0)                                            \
 	X(T, cmdline, TP_STR, 0)
 
-/* perf_sample: one row per sampled callstack. cpu_mode is Perfetto's
- * "kernel"/"user"/"unknown"...; callsite_id is the leaf callsite. */
-#define TP_PERF_SAMPLE_COLUMNS(X, T)                                              \
-	X(T, ts, TP_I64, 0)                                                       \
-	X(T, utid, TP_I64N, 0)                                                    \
-	X(T, cpu, TP_U32N, 0)                                                     \
-	X(T, cpu_mode, TP_STR, 0)                                                 \
-	X(T, callsite_id, TP_I64N, 0)                                             \
+/* profiler_sample: ts-ordered. source is the profiler ("linux.perf",
+ * "perf_text", "chrome", a StackSample stream's); counter_set_id the first
+ * profiler_counter_set row of its counter values. event_name, comm and
+ * period are what a perf script line adds (traceconv reads them). */
+#define TP_PROFILER_SAMPLE_COLUMNS(X, T)                                          \
+	X(T, ts, TP_I64, TP_COL_SORTED)                                           \
+	X(T, source, TP_STR, 0)                                                   \
+	X(T, task_context_id, TP_U32N, 0)                                         \
+	X(T, execution_context_id, TP_U32N, 0)                                    \
+	X(T, callsite_id, TP_U32N, 0)                                             \
 	X(T, unwind_error, TP_STR, 0)                                             \
-	X(T, perf_session_id, TP_I64, 0)                                          \
-	X(T, event_name, TP_STR, TP_COL_HIDDEN) /* "cycles", "cpu-clock" ... */   \
-	X(T, comm, TP_STR, TP_COL_HIDDEN) /* thread name at the sample */         \
-	X(T, period, TP_I64N, TP_COL_HIDDEN) /* events per sample, if printed */
+	X(T, session_id, TP_U32N, 0)                                              \
+	X(T, counter_set_id, TP_U32N, 0)                                          \
+	X(T, event_name, TP_STR, TP_COL_SPARSE | TP_COL_HIDDEN)                   \
+	X(T, comm, TP_STR, TP_COL_SPARSE | TP_COL_HIDDEN)                         \
+	X(T, period, TP_I64N, TP_COL_SPARSE | TP_COL_HIDDEN)
+
+/* profiler_task_context: (upid, utid, async context), interned. */
+#define TP_PROFILER_TASK_CONTEXT_COLUMNS(X, T)                                    \
+	X(T, upid, TP_U32N, 0)                                                    \
+	X(T, utid, TP_U32N, 0)                                                    \
+	X(T, async_context_id, TP_U32N, 0)
+
+/* profiler_execution_context: (ucpu, cpu_mode), interned. */
+#define TP_PROFILER_EXECUTION_CONTEXT_COLUMNS(X, T)                               \
+	X(T, ucpu, TP_U32N, 0)                                                    \
+	X(T, cpu_mode, TP_STR, 0)
+
+/* profiler_async_context: a goroutine, fiber, coroutine ... */
+#define TP_PROFILER_ASYNC_CONTEXT_COLUMNS(X, T)                                   \
+	X(T, name, TP_STR, 0)                                                     \
+	X(T, kind, TP_STR, 0)                                                     \
+	X(T, parent_id, TP_U32N, 0)
+
+/* profiler_counter_set: rows of one set contiguous; the set id is the row
+ * id of its first row. */
+#define TP_PROFILER_COUNTER_SET_COLUMNS(X, T)                                     \
+	X(T, counter_set_id, TP_U32, TP_COL_SORTED)                               \
+	X(T, counter_id, TP_U32, 0)
+
+/* chrome_stack_sample_extras: a streaming profile sample's process
+ * priority, when not 0. */
+#define TP_CHROME_STACK_SAMPLE_EXTRAS_COLUMNS(X, T)                               \
+	X(T, profiler_sample_id, TP_U32, 0)                                       \
+	X(T, process_priority, TP_I64, 0)
 
 /* stack_profile_callsite: a frame under a parent callsite (NULL at the root,
  * the outermost frame, depth 0). Interned: (parent, frame) is unique. */
@@ -381,7 +423,8 @@ enum tp_col_type {
 	X(T, mapping, TP_U32, 0)                                                  \
 	X(T, rel_pc, TP_I64, 0)                                                   \
 	X(T, symbol_set_id, TP_U32N, 0)                                           \
-	X(T, deobfuscated_name, TP_STR, 0)
+	X(T, deobfuscated_name, TP_STR, 0)                                        \
+	X(T, type, TP_STR, 0) /* Frame.kind / kind_str: "native", "jit" ... */
 
 /* stack_profile_mapping: a mapped file (or pseudo-file such as
  * "[kernel.kallsyms]"). Interned by (name, build_id). */
@@ -404,13 +447,6 @@ enum tp_col_type {
 	X(T, end_callsite_id, TP_U32N, 0)                                         \
 	X(T, weight, TP_DBLN, 0)
 
-/* cpu_profile_stack_sample: Chrome's sampling profiler (StreamingProfilePacket). */
-#define TP_CPU_PROFILE_STACK_SAMPLE_COLUMNS(X, T)                                 \
-	X(T, ts, TP_I64, 0)                                                       \
-	X(T, callsite_id, TP_U32, 0)                                              \
-	X(T, utid, TP_U32, 0)                                                     \
-	X(T, process_priority, TP_I64, 0)
-
 /* stack_profile_symbol: symbolization results (rows of one set contiguous). */
 #define TP_STACK_PROFILE_SYMBOL_COLUMNS(X, T)                                     \
 	X(T, symbol_set_id, TP_U32, 0)                                            \
@@ -429,8 +465,20 @@ enum tp_col_type {
 	T(__intrinsic_flow, flow, TP_FLOW_COLUMNS, TP_NO_COLUMNS)              \
 	T(__intrinsic_state, state, TP_STATE_COLUMNS, TP_NO_COLUMNS)           \
 	T(__intrinsic_args, args, TP_ARGS_COLUMNS, TP_ARGS_COMPUTED)           \
-	T(__intrinsic_perf_session, perf_session, TP_PERF_SESSION_COLUMNS, TP_NO_COLUMNS) \
-	T(__intrinsic_perf_sample, perf_sample, TP_PERF_SAMPLE_COLUMNS, TP_NO_COLUMNS) \
+	T(__intrinsic_profiler_session, profiler_session, TP_PROFILER_SESSION_COLUMNS,   \
+	  TP_NO_COLUMNS)                                                         \
+	T(__intrinsic_profiler_sample, profiler_sample, TP_PROFILER_SAMPLE_COLUMNS,      \
+	  TP_NO_COLUMNS)                                                         \
+	T(__intrinsic_profiler_task_context, profiler_task_context,           \
+	  TP_PROFILER_TASK_CONTEXT_COLUMNS, TP_NO_COLUMNS)                       \
+	T(__intrinsic_profiler_execution_context, profiler_execution_context, \
+	  TP_PROFILER_EXECUTION_CONTEXT_COLUMNS, TP_NO_COLUMNS)                  \
+	T(__intrinsic_profiler_async_context, profiler_async_context,         \
+	  TP_PROFILER_ASYNC_CONTEXT_COLUMNS, TP_NO_COLUMNS)                      \
+	T(__intrinsic_profiler_counter_set, profiler_counter_set,             \
+	  TP_PROFILER_COUNTER_SET_COLUMNS, TP_NO_COLUMNS)                        \
+	T(__intrinsic_chrome_stack_sample_extras, chrome_stack_sample_extras, \
+	  TP_CHROME_STACK_SAMPLE_EXTRAS_COLUMNS, TP_NO_COLUMNS)                  \
 	T(__intrinsic_stack_profile_callsite, stack_profile_callsite,        \
 	  TP_STACK_PROFILE_CALLSITE_COLUMNS, TP_NO_COLUMNS)                      \
 	T(__intrinsic_stack_profile_frame, stack_profile_frame, TP_STACK_PROFILE_FRAME_COLUMNS, \
@@ -450,8 +498,6 @@ enum tp_col_type {
 	T(__intrinsic_logs, logs, TP_LOGS_COLUMNS, TP_NO_COLUMNS)              \
 	T(__intrinsic_track_event_callstacks, track_event_callstacks,           \
 	  TP_TRACK_EVENT_CALLSTACKS_COLUMNS, TP_NO_COLUMNS)                      \
-	T(__intrinsic_cpu_profile_stack_sample, cpu_profile_stack_sample,       \
-	  TP_CPU_PROFILE_STACK_SAMPLE_COLUMNS, TP_NO_COLUMNS)                    \
 	T(__intrinsic_trace_import_logs, trace_import_logs, TP_TRACE_IMPORT_LOGS_COLUMNS, \
 	  TP_NO_COLUMNS)
 
@@ -850,6 +896,7 @@ struct tp {
 	uint64_t flow_v1_next;
 	VEC(struct tp_pending_flow) pending_flows;
 	struct tp_args_builder args_scratch;
+	struct tp_profiler *profiler; /* context interning (profiler.c), NULL until used */
 
 	struct tp_sorter *sorter;
 	const struct tp_importer_ops *importer_ops; /* chosen by sniffing */
@@ -1163,8 +1210,43 @@ uint32_t tp_stack_profile_callsite(struct tp *tp, struct tp_stack_profile *sp, u
 /* Apply one ModuleSymbols message (symbolize/import.c): stack_profile_symbol
  * rows and the symbol_set_id of matching frames; anomalies go to stats. */
 void tp_module_symbols_import(struct tp *tp, const uint8_t *p, size_t n);
-/* A new perf_session row; returns its id. */
-uint32_t tp_perf_session_new(struct tp *tp, uint32_t cmdline);
+
+/* ---- profiler samples (model/profiler.c) ------------------------------------- */
+
+/* A new profiler_session of source (pool id) with cmdline (pool id, 0
+ * none); returns its id. */
+uint32_t tp_profiler_session_new(struct tp *tp, uint32_t source, uint32_t cmdline);
+/* The task context (upid, utid, async_context_id; TP_NULL_U32 each for
+ * unknown) and the execution context (ucpu, cpu_mode pool id: TP_NULL_U32 /
+ * 0 for unknown), interned: equal values give the same row. */
+uint32_t tp_profiler_task_context(struct tp *tp, uint32_t upid, uint32_t utid, uint32_t async);
+uint32_t tp_profiler_execution_context(struct tp *tp, uint32_t ucpu, uint32_t cpu_mode);
+/* A counter set of the counter rows ids[0, n); its id, TP_NULL_U32 when
+ * n == 0. */
+uint32_t tp_profiler_counter_set(struct tp *tp, const uint32_t *ids, size_t n);
+/* One sample (parse time, in ts order). TP_NULL_U32 / 0 for what is
+ * unknown. Returns the profiler_sample id. */
+struct tp_profiler_sample {
+	int64_t ts;
+	uint32_t source;             /* pool id */
+	uint32_t task_context;       /* tp_profiler_task_context() */
+	uint32_t execution_context;  /* tp_profiler_execution_context() */
+	uint32_t callsite;           /* leaf stack_profile_callsite */
+	uint32_t unwind_error;       /* pool id */
+	uint32_t session;            /* tp_profiler_session_new() */
+	uint32_t counter_set;        /* tp_profiler_counter_set() */
+};
+uint32_t tp_profiler_sample_add(struct tp *tp, const struct tp_profiler_sample *s);
+/* Row `row` of profiler_sample with its contexts resolved, as the
+ * perf_sample view shows it (TP_NULL_U32 / 0 for NULL; cpu_mode 0 when
+ * unknown, which the view shows as "unknown"). */
+struct tp_profiler_sample_row {
+	int64_t ts, period;
+	uint32_t source, utid, upid, ucpu, cpu, cpu_mode, callsite, unwind_error, session;
+	uint32_t counter_set, event_name, comm;
+};
+struct tp_profiler_sample_row tp_profiler_sample_row(const struct tp *tp, uint32_t row);
+void tp_profiler_free(struct tp *tp);
 
 /* ---- ftrace events (model/ftrace.c) ------------------------------------------ */
 

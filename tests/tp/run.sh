@@ -72,7 +72,7 @@ inject=${TB_OUT:-out}/tools/trace_inject
 dtflags=--crop-track-events
 suites=$(grep -v '^#' "$here/difftest_suites.txt")
 # The stdlib modules of components/trace_processor/sql/modules.c.
-modules='slices\.(with_context|hierarchy|stack|self_dur)|time\.conversion|counters\.intervals|linux\.cpu\.(idle|idle_stats|idle_time_in_state|frequency)'
+modules='slices\.(with_context|hierarchy|stack|self_dur)|time\.conversion|counters\.intervals|linux\.cpu\.(idle|idle_stats|idle_time_in_state|frequency)|stacks\.cpu_profiling'
 for suite in $suites; do
 	ran=0 passed=0
 	for dir in "$difftests/${suite}__"*/; do

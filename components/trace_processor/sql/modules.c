@@ -17,6 +17,7 @@
  *   linux.cpu.idle_time_in_state
  *                        linux_per_cpu_idle_time_in_state_counters,
  *                        linux_cpu_idle_time_in_state_counters
+ *   stacks.cpu_profiling cpu_profiling_samples (not cpu_profiling_summary_tree)
  *
  * Every module's objects exist from the start (views are free until
  * queried; their text may use the macros), so INCLUDE only checks the name
@@ -50,7 +51,7 @@ static const char *const module_names[] = {
     "slices.with_context", "slices.hierarchy",     "slices.stack",
     "slices.self_dur",     "time.conversion",      "counters.intervals",
     "linux.cpu.idle",      "linux.cpu.idle_stats", "linux.cpu.idle_time_in_state",
-    "linux.cpu.frequency",
+    "linux.cpu.frequency", "stacks.cpu_profiling",
 };
 
 static const char *const module_views[] = {
@@ -101,6 +102,18 @@ static const char *const module_views[] = {
     "max(0, (time_slice - sum(total_residency)) / time_slice * 100), "
     "max(0, time_slice - sum(total_residency)), time_slice FROM d "
     "WHERE time_slice IS NOT NULL GROUP BY ts, cpu, machine_id",
+    /* stacks.cpu_profiling: the stack samples of profilers that sample
+     * on time or on cpu work (a timebase in ns, cycles or instructions, or
+     * none known), with their thread and cpu. */
+    "CREATE VIEW cpu_profiling_samples AS SELECT s.id AS id, s.ts AS ts, tc.utid AS utid, "
+    "t.tid AS tid, t.name AS thread_name, ec.ucpu AS ucpu, c.cpu AS cpu, "
+    "s.callsite_id AS callsite_id, s.source AS source FROM stack_sample AS s "
+    "LEFT JOIN __intrinsic_profiler_task_context AS tc ON tc.id = s.task_context_id "
+    "LEFT JOIN __intrinsic_profiler_execution_context AS ec ON ec.id = s.execution_context_id "
+    "LEFT JOIN __intrinsic_profiler_session AS ss ON ss.id = s.session_id "
+    "LEFT JOIN thread AS t ON t.utid = tc.utid LEFT JOIN cpu AS c ON c.id = ec.ucpu "
+    "WHERE ss.timebase_unit IS NULL OR ss.timebase_unit IN ('ns', 'cycles', 'instructions') "
+    "ORDER BY s.ts",
     "CREATE VIEW linux_cpu_idle_time_in_state_counters AS SELECT ts, machine_id, state, "
     "min(100, sum(total_residency) / sum(time_slice) * 100) AS idle_percentage, "
     "sum(total_residency) AS total_residency, sum(time_slice) AS time_slice "

@@ -160,6 +160,9 @@ void proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len,
 	case EV_PERF_SAMPLE:
 		proto_perf_sample_parse(im, ts, &ev, p, ev.len);
 		break;
+	case EV_STACK_SAMPLE:
+		proto_stack_sample_parse(im, ts, &ev, p, ev.len);
+		break;
 	case EV_MODULE_SYMBOLS:
 		tp_module_symbols_import(im->tp, p, ev.len);
 		break;
@@ -220,6 +223,7 @@ static void proto_destroy(struct tp_importer *imp)
 	proto_generic_kernel_free(im);
 	proto_perf_free(im);
 	proto_callstacks_free(im);
+	proto_stack_sample_free(im);
 	hmap_release(&im->ftrace_error_seqs);
 	hmap_release(&im->disk_by_name);
 	vec_release(&im->disks);

@@ -303,6 +303,7 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		case PKT_TRACE_ATTRIBUTES:
 		case PKT_TRACK_EVENT_RANGE_OF_INTEREST:
 		case PKT_PERF_SAMPLE:
+		case PKT_STACK_SAMPLE:
 		case PKT_STREAMING_PROFILE:
 		case PKT_MODULE_SYMBOLS:
 		case PKT_CPU_INFO:
@@ -449,6 +450,9 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		break;
 	case PKT_PERF_SAMPLE:
 		proto_push(im, ts, EV_PERF_SAMPLE, seq->gen, seq, pp, pn);
+		break;
+	case PKT_STACK_SAMPLE:
+		proto_push(im, ts, EV_STACK_SAMPLE, seq->gen, seq, pp, pn);
 		break;
 	case PKT_STREAMING_PROFILE:
 		proto_streaming_profile_tokenize(im, seq, pp, pn);

@@ -79,6 +79,7 @@ enum {
 	PKT_TRACK_EVENT_RANGE_OF_INTEREST = 90,
 	PKT_SYNCHRONIZATION_MARKER = 36,
 	PKT_MACHINE_ID = 98,
+	PKT_STACK_SAMPLE = 135,
 };
 #define SEQ_INCREMENTAL_STATE_CLEARED 1u
 #define SEQ_NEEDS_INCREMENTAL_STATE 2u
@@ -94,11 +95,16 @@ enum {
 	INTERN_CALLSTACKS = 7,
 	INTERN_BUILD_IDS = 16,
 	INTERN_MAPPING_PATHS = 17,
+	INTERN_SOURCE_PATHS = 18,
 	INTERN_MAPPINGS = 19,
 	INTERN_LOG_MESSAGE_BODY = 20,
 	INTERN_HISTOGRAM_NAMES = 25,
 	INTERN_KERNEL_SYMBOLS = 26,
 	INTERN_DEBUG_ANNOTATION_STRING_VALUES = 29,
+	INTERN_STACK_SAMPLE_TASK_CONTEXTS = 48,
+	INTERN_STACK_SAMPLE_EXECUTION_CONTEXTS = 49,
+	INTERN_STACK_SAMPLE_COUNTER_DESCRIPTORS = 50,
+	INTERN_STACK_SAMPLE_ASYNC_CONTEXTS = 51,
 };
 
 #define PROTO_CLOCK_MONOTONIC 3u
@@ -138,7 +144,11 @@ struct proto_gen {
 	uint64_t track_uuid;
 	uint64_t *counter_uuids, *dbl_counter_uuids;
 	uint32_t n_counter_uuids, n_dbl_counter_uuids;
-	uint32_t perf_shard_count, perf_chosen_shard; /* PerfSampleDefaults */
+	/* PerfSampleDefaults (TracePacketDefaults 12) and StackSampleDefaults
+	 * (100), copied into the arena when present. */
+	bool has_perf_defaults, has_stack_defaults;
+	const uint8_t *perf_defaults, *stack_defaults;
+	uint32_t perf_defaults_len, stack_defaults_len;
 };
 
 /* What a sequence lost, for the per-buffer stats of TraceStats.writer_stats
@@ -309,6 +319,7 @@ enum proto_ev_kind {
 	EV_FTRACE_PLACED, /* one FtraceEvent, struct ftrace_placed after it */
 	EV_GENERIC_KERNEL, /* a generic_kernel_* payload, its field id (uint32) after it */
 	EV_STREAMING_SAMPLE, /* callstack iid (u64), process priority (i64) */
+	EV_STACK_SAMPLE,
 };
 
 /* The trailer of an ftrace event whose `ftrace_event` row and effect are
@@ -433,6 +444,7 @@ struct proto_importer {
 	struct proto_generic_kernel *generic_kernel; /* generic_kernel.c, NULL until used */
 	struct proto_perf *perf;     /* perf_sample.c state, NULL until used */
 	struct proto_callstacks *callstacks; /* callstacks.c state, NULL until used */
+	struct proto_stack_sample *stack_sample; /* stack_sample.c state, NULL until used */
 	/* SysStats disk_stat: device name (pool id) -> index in disks, whose
 	 * previous cumulative values the next sample is a delta from. */
 	struct hmap disk_by_name;
@@ -561,6 +573,25 @@ void proto_te_callstack_add(struct proto_importer *im, const struct proto_gen *g
  * delta-coded timestamps, each pushed to the sorter as EV_STREAMING_SAMPLE. */
 void proto_streaming_profile_tokenize(struct proto_importer *im, struct proto_seq *seq,
 				      const uint8_t *p, size_t n);
+/* The leaf callsite of an InlineCallstack p[0, n) (frames root first, each
+ * a function name, source file and line), its frames in the dummy mapping
+ * which; TP_NULL_U32 without frames. */
+enum proto_inline_mapping {
+	PROTO_INLINE_TRACK_EVENT,  /* "track_event_inline" */
+	PROTO_INLINE_STACK_SAMPLE, /* "stack_sample_inline" */
+	PROTO_INLINE_INTERNED,     /* "": interned Frames without a mapping */
+	PROTO_INLINE_MAPPINGS
+};
+uint32_t proto_inline_callstack(struct proto_importer *im, enum proto_inline_mapping which,
+				const uint8_t *p, size_t n);
+/* The frame (name, file, line; pool ids, line TP_NULL_U32 for none) in dummy
+ * mapping which, made once with a stack_profile_symbol row of its own. */
+uint32_t proto_dummy_frame(struct proto_importer *im, enum proto_inline_mapping which,
+			   uint32_t name, uint32_t file, uint32_t line);
+/* StackSample (TracePacket 135, stack_sample.c) at parse time. */
+void proto_stack_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
+			      const uint8_t *p, size_t n);
+void proto_stack_sample_free(struct proto_importer *im);
 void proto_streaming_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
 				  const uint8_t *p, size_t n);
 void proto_callstacks_free(struct proto_importer *im);
