@@ -455,6 +455,18 @@ enum tp_col_type {
 	X(T, line_number, TP_U32N, 0)                                             \
 	X(T, inlined, TP_I64N, 0)
 
+/* clock_snapshot: one row per clock of each ClockSnapshot packet that
+ * holds the trace clock: ts is the trace clock's value in it, clock_value
+ * the clock's own (ns), clock_name Perfetto's name of a builtin clock;
+ * snapshot_id counts those snapshots from 0. */
+#define TP_CLOCK_SNAPSHOT_COLUMNS(X, T)                                           \
+	X(T, ts, TP_I64, 0)                                                       \
+	X(T, clock_id, TP_I64, 0)                                                 \
+	X(T, clock_name, TP_STR, 0)                                               \
+	X(T, clock_value, TP_I64, 0)                                              \
+	X(T, snapshot_id, TP_I64, 0)                                              \
+	X(T, machine_id, TP_I64N, 0)
+
 /* Every table: T(sql_name, struct_name, COLUMNS, COMPUTED_COLUMNS). */
 #define TP_TABLES(T)                                                           \
 	T(__intrinsic_slice, slice, TP_SLICE_COLUMNS, TP_NO_COLUMNS)           \
@@ -499,7 +511,8 @@ enum tp_col_type {
 	T(__intrinsic_track_event_callstacks, track_event_callstacks,           \
 	  TP_TRACK_EVENT_CALLSTACKS_COLUMNS, TP_NO_COLUMNS)                      \
 	T(__intrinsic_trace_import_logs, trace_import_logs, TP_TRACE_IMPORT_LOGS_COLUMNS, \
-	  TP_NO_COLUMNS)
+	  TP_NO_COLUMNS)                                                         \
+	T(__intrinsic_clock_snapshot, clock_snapshot, TP_CLOCK_SNAPSHOT_COLUMNS, TP_NO_COLUMNS)
 
 #define TP_COL_FIELD_(s, name, type, flags) TP_CTYPE_##type *name;
 #define TP_TABLE_STRUCT_(sql, s, COLS, COMP)                                   \

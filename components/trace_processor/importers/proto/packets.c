@@ -378,8 +378,11 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		tp_stat_inc(tp, TP_STAT_packet_skipped_seq_needs_incremental_state_invalid);
 		return;
 	}
-	if (k.has_snapshot)
+	if (k.has_snapshot) {
 		proto_clocks_add_snapshot(im->clocks, k.seq_id, k.snapshot.data, k.snapshot.len);
+		proto_clocks_snapshot_rows(im->clocks, tp, im->machine, k.snapshot.data,
+					   k.snapshot.len);
+	}
 
 	int64_t ts = im->last_ts;
 	if (k.has_ts && !packet_ts(im, seq, k.has_clock, k.clock_id, k.ts, &ts))

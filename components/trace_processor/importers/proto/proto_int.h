@@ -230,6 +230,10 @@ void proto_clocks_free(struct proto_clocks *c);
 /* Apply a ClockSnapshot seen on sequence seq_id. */
 void proto_clocks_add_snapshot(struct proto_clocks *c, uint32_t seq_id, const uint8_t *p,
 			       size_t n);
+/* The clock_snapshot rows of that ClockSnapshot (machine: its machine row),
+ * when it holds the trace clock. Call after proto_clocks_add_snapshot. */
+void proto_clocks_snapshot_rows(struct proto_clocks *c, struct tp *tp, uint32_t machine,
+				const uint8_t *p, size_t n);
 /* Convert a packet timestamp on clock_id (seen on seq_id) to trace time.
  * Incremental clocks advance. Returns false when no path exists. */
 bool proto_clocks_to_trace(struct proto_clocks *c, uint32_t seq_id, uint32_t clock_id,

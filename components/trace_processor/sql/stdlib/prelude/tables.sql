@@ -4,10 +4,6 @@
 -- prelude.views read them as Perfetto's do). Plain SQLite tables: an
 -- importer that learns one of these formats fills the table here.
 
-CREATE TABLE __intrinsic_clock_snapshot(
-  id INTEGER PRIMARY KEY, ts INT, clock_id INT, clock_name TEXT, clock_value INT,
-  snapshot_id INT, machine_id INT);
-
 CREATE TABLE __intrinsic_gpu(
   id INTEGER PRIMARY KEY, gpu INT, machine_id INT, name TEXT, vendor TEXT, model TEXT,
   architecture TEXT, uuid TEXT, pci_bdf TEXT, arg_set_id INT);
