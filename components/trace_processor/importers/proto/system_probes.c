@@ -141,8 +141,19 @@ static void cpu_times(struct tp *tp, int64_t ts, const struct pb_field *f)
 	if (!has_cpu) /* Perfetto: invalid_cpu_times */
 		return;
 	uint32_t cpu = (uint32_t)v[1];
-	for (unsigned i = 2; i <= 9; i++)
-		push(tp, ts, counter_track(tp, "cpustat", names[i], -1, cpu, 0, NULL), (double)v[i]);
+	for (unsigned i = 2; i <= 9; i++) {
+		uint32_t track = counter_track(tp, "cpustat", names[i], -1, cpu, 0, NULL);
+		if (tp->t.track.dimension_arg_set_id[track] == TP_NULL_U32) {
+			/* Perfetto's dimensions: the cpu and the field ("idle_ns"). */
+			uint32_t kc = tp_intern_cstr(tp, "cpu"), kk = tp_intern_cstr(tp, "cpustat_key");
+			tp_args_begin(&tp->args_scratch);
+			tp_args_add_int(&tp->args_scratch, kc, kc, cpu);
+			tp_args_add_string(&tp->args_scratch, kk, kk,
+			                   tp_intern_cstr(tp, names[i] + strlen("cpu.times.")));
+			tp->t.track.dimension_arg_set_id[track] = tp_args_commit(tp, &tp->args_scratch);
+		}
+		push(tp, ts, track, (double)v[i]);
+	}
 }
 
 static const char *psi_key(uint64_t resource)
