@@ -179,9 +179,8 @@ static int start(struct tp *tp)
 }
 
 /* Decoded bytes: sniff once enough arrived, then stream to the importer. */
-static int feed_decoded(void *ctx, const uint8_t *p, size_t n)
+static int feed_decoded_(struct tp *tp, const uint8_t *p, size_t n)
 {
-	struct tp *tp = ctx;
 	if (tp->importer)
 		return tp->importer_ops->parse(tp->importer, p, n);
 	if (tp->archive)
@@ -196,8 +195,15 @@ static int feed_decoded(void *ctx, const uint8_t *p, size_t n)
 		return 0;
 	int rc = start(tp);
 	if (rc == 0 && n > take)
-		rc = feed_decoded(tp, p + take, n - take);
+		rc = feed_decoded_(tp, p + take, n - take);
 	return rc;
+}
+
+static int feed_decoded(void *ctx, const uint8_t *p, size_t n)
+{
+	struct tp *tp = ctx;
+	tp->bytes_decoded += n;
+	return feed_decoded_(tp, p, n);
 }
 
 /* ---- archives ------------------------------------------------------------- */
@@ -414,7 +420,9 @@ int tp_end_of_file(struct tp *tp)
 	tp_tracks_finish(tp);
 	if (!tp_metadata_has(tp, "trace_uuid"))
 		tp_metadata_set_uuid(tp, 0, tp->head_hash);
-	tp_metadata_set_int(tp, "trace_size_bytes", (int64_t)tp->bytes_parsed);
+	/* As Perfetto: the trace's size once a gzip wrapper is taken off. */
+	tp_metadata_set_int(tp, "trace_size_bytes",
+	                    (int64_t)(tp->gunzip ? tp->bytes_decoded : tp->bytes_parsed));
 	tp_metadata_set_str(tp, "trace_type", tp_intern_cstr(tp, tp->trace_type));
 	return 0;
 }

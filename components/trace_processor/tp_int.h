@@ -850,6 +850,7 @@ struct tp {
 	 * (TP_ARCHIVE_MAX_BYTES; tests lower it). */
 	uint64_t archive_max_bytes;
 	uint64_t bytes_parsed;
+	uint64_t bytes_decoded; /* out of the gzip wrapper, when there is one */
 	uint64_t head_hash; /* FNV-1a of the first input bytes (tp.c) */
 
 	/* ftrace_event's narrow columns (model/ftrace.c): the (name, ucpu,
