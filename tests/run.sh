@@ -9,6 +9,7 @@
 #   tp    tests/tp/ golden SQL tests
 #   corpus tests/corpus/: Perfetto's answers on ../shared/corpus
 #   root  tests/root/t*.sh: tracefs and perf_event (SKIP when not permitted)
+#   ui    tests/ui/: the Perfetto UI's query sequences over server http
 # Each tier prints PASS/FAIL/SKIP lines; failing details go to stderr.
 set -u
 : "${TRACEBOX:?}" "${TB_OUT:?}" "${TB_TEST_ROOT:?}"
@@ -72,6 +73,10 @@ fi
 if [ -f tests/corpus/run.sh ]; then
 	echo "== corpus"
 	run_tier corpus sh tests/corpus/run.sh
+fi
+if [ -f tests/ui/run.sh ]; then
+	echo "== ui"
+	run_tier ui sh tests/ui/run.sh
 fi
 
 p=$(grep -c '^PASS ' "$log")

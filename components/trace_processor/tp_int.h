@@ -267,14 +267,42 @@ enum tp_col_type {
 	X(T, ucpu, TP_U32, TP_COL_COMPUTED)                                       \
 	X(T, cpu, TP_U32, TP_COL_COMPUTED)
 
-/* cpu: one row per cpu seen (ucpu = row id). */
+/* cpu: the cpus of every machine, Perfetto's layout: the rows of machine
+ * m are m * TP_MAX_CPUS .. (m + 1) * TP_MAX_CPUS - 1, so ucpu (the row id)
+ * = m * TP_MAX_CPUS + cpu, and ucpu = cpu on the host. Rows exist up to
+ * the highest ucpu used; cpu is NULL in those of cpus never seen (the
+ * `cpu` view leaves them out). tp_cpu_for() is the only writer of cpu. */
 #define TP_CPU_COLUMNS(X, T)                                                      \
-	X(T, cpu, TP_U32, 0)                                                      \
+	X(T, cpu, TP_U32N, 0)                                                     \
 	X(T, cluster_id, TP_U32, 0)                                               \
 	X(T, processor, TP_STR, 0)                                                \
 	X(T, machine_id, TP_I64N, 0)                                              \
 	X(T, capacity, TP_I64N, 0)                                                \
 	X(T, arg_set_id, TP_U32N, 0)
+
+/* cpu_freq: the frequencies (kHz) each cpu can run at, from CpuInfo
+ * (Perfetto's __intrinsic_cpu_freq, the cpu_available_frequencies view). */
+#define TP_CPU_FREQ_COLUMNS(X, T)                                                 \
+	X(T, ucpu, TP_U32, 0)                                                     \
+	X(T, freq, TP_I64, 0)
+
+/* machine: the machines the trace's packets came from (Perfetto's
+ * __intrinsic_machine): row 0 is the host (raw_id 0, or the raw id it
+ * adopted), one row per other TracePacket.machine_id. SystemInfo fills the
+ * rest. */
+#define TP_MACHINE_COLUMNS(X, T)                                                  \
+	X(T, raw_id, TP_I64, 0)                                                   \
+	X(T, name, TP_STR, 0)                                                     \
+	X(T, sysname, TP_STR, 0)                                                  \
+	X(T, release, TP_STR, 0)                                                  \
+	X(T, version, TP_STR, 0)                                                  \
+	X(T, arch, TP_STR, 0)                                                     \
+	X(T, num_cpus, TP_I64N, 0)                                                \
+	X(T, android_build_fingerprint, TP_STR, 0)                                \
+	X(T, android_device_manufacturer, TP_STR, 0)                              \
+	X(T, android_sdk_version, TP_I64N, 0)                                     \
+	X(T, system_ram_bytes, TP_I64N, 0)                                        \
+	X(T, system_ram_gb, TP_I64N, 0)
 
 #define TP_NO_COLUMNS(X, T)
 
@@ -320,24 +348,66 @@ enum tp_col_type {
 
 /* ---- stack profiles (model/stack_profile.c) ---- */
 
-/* perf_session: one per imported perf recording (perf script file, traced_perf
- * data source). perf_session_id is the row id. */
-#define TP_PERF_SESSION_COLUMNS(X, T)                                             \
+/* ---- profiler samples (model/profiler.c), Perfetto's generic sampler
+ * tables: one profiler_sample row per sample of any profiler (traced_perf,
+ * perf script text, Chrome's streaming profiler, StackSample packets),
+ * attributed to an interned task context (process, thread, async context)
+ * and execution context (cpu, mode), with the counter values recorded at
+ * it (a counter set: counter rows grouped like an arg set). perf_sample,
+ * cpu_profile_stack_sample, stack_sample* and perf_session are views. */
+
+/* profiler_session: one per data source instance of a sampling profiler
+ * (a traced_perf sequence, a perf script file, a StackSample stream). */
+#define TP_PROFILER_SESSION_COLUMNS(X, T)                                         \
+	X(T, source, TP_STR, 0)                                                   \
+	X(T, timebase_unit, TP_STR, 0)                                            \
 	X(T, cmdline, TP_STR, 0)
 
-/* perf_sample: one row per sampled callstack. cpu_mode is Perfetto's
- * "kernel"/"user"/"unknown"...; callsite_id is the leaf callsite. */
-#define TP_PERF_SAMPLE_COLUMNS(X, T)                                              \
-	X(T, ts, TP_I64, 0)                                                       \
-	X(T, utid, TP_I64N, 0)                                                    \
-	X(T, cpu, TP_U32N, 0)                                                     \
-	X(T, cpu_mode, TP_STR, 0)                                                 \
-	X(T, callsite_id, TP_I64N, 0)                                             \
+/* profiler_sample: ts-ordered. source is the profiler ("linux.perf",
+ * "perf_text", "chrome", a StackSample stream's); counter_set_id the first
+ * profiler_counter_set row of its counter values. event_name, comm and
+ * period are what a perf script line adds (traceconv reads them). */
+#define TP_PROFILER_SAMPLE_COLUMNS(X, T)                                          \
+	X(T, ts, TP_I64, TP_COL_SORTED)                                           \
+	X(T, source, TP_STR, 0)                                                   \
+	X(T, task_context_id, TP_U32N, 0)                                         \
+	X(T, execution_context_id, TP_U32N, 0)                                    \
+	X(T, callsite_id, TP_U32N, 0)                                             \
 	X(T, unwind_error, TP_STR, 0)                                             \
-	X(T, perf_session_id, TP_I64, 0)                                          \
-	X(T, event_name, TP_STR, TP_COL_HIDDEN) /* "cycles", "cpu-clock" ... */   \
-	X(T, comm, TP_STR, TP_COL_HIDDEN) /* thread name at the sample */         \
-	X(T, period, TP_I64N, TP_COL_HIDDEN) /* events per sample, if printed */
+	X(T, session_id, TP_U32N, 0)                                              \
+	X(T, counter_set_id, TP_U32N, 0)                                          \
+	X(T, event_name, TP_STR, TP_COL_SPARSE | TP_COL_HIDDEN)                   \
+	X(T, comm, TP_STR, TP_COL_SPARSE | TP_COL_HIDDEN)                         \
+	X(T, period, TP_I64N, TP_COL_SPARSE | TP_COL_HIDDEN)
+
+/* profiler_task_context: (upid, utid, async context), interned. */
+#define TP_PROFILER_TASK_CONTEXT_COLUMNS(X, T)                                    \
+	X(T, upid, TP_U32N, 0)                                                    \
+	X(T, utid, TP_U32N, 0)                                                    \
+	X(T, async_context_id, TP_U32N, 0)
+
+/* profiler_execution_context: (ucpu, cpu_mode), interned. */
+#define TP_PROFILER_EXECUTION_CONTEXT_COLUMNS(X, T)                               \
+	X(T, ucpu, TP_U32N, 0)                                                    \
+	X(T, cpu_mode, TP_STR, 0)
+
+/* profiler_async_context: a goroutine, fiber, coroutine ... */
+#define TP_PROFILER_ASYNC_CONTEXT_COLUMNS(X, T)                                   \
+	X(T, name, TP_STR, 0)                                                     \
+	X(T, kind, TP_STR, 0)                                                     \
+	X(T, parent_id, TP_U32N, 0)
+
+/* profiler_counter_set: rows of one set contiguous; the set id is the row
+ * id of its first row. */
+#define TP_PROFILER_COUNTER_SET_COLUMNS(X, T)                                     \
+	X(T, counter_set_id, TP_U32, TP_COL_SORTED)                               \
+	X(T, counter_id, TP_U32, 0)
+
+/* chrome_stack_sample_extras: a streaming profile sample's process
+ * priority, when not 0. */
+#define TP_CHROME_STACK_SAMPLE_EXTRAS_COLUMNS(X, T)                               \
+	X(T, profiler_sample_id, TP_U32, 0)                                       \
+	X(T, process_priority, TP_I64, 0)
 
 /* stack_profile_callsite: a frame under a parent callsite (NULL at the root,
  * the outermost frame, depth 0). Interned: (parent, frame) is unique. */
@@ -353,7 +423,8 @@ enum tp_col_type {
 	X(T, mapping, TP_U32, 0)                                                  \
 	X(T, rel_pc, TP_I64, 0)                                                   \
 	X(T, symbol_set_id, TP_U32N, 0)                                           \
-	X(T, deobfuscated_name, TP_STR, 0)
+	X(T, deobfuscated_name, TP_STR, 0)                                        \
+	X(T, type, TP_STR, 0) /* Frame.kind / kind_str: "native", "jit" ... */
 
 /* stack_profile_mapping: a mapped file (or pseudo-file such as
  * "[kernel.kallsyms]"). Interned by (name, build_id). */
@@ -376,13 +447,6 @@ enum tp_col_type {
 	X(T, end_callsite_id, TP_U32N, 0)                                         \
 	X(T, weight, TP_DBLN, 0)
 
-/* cpu_profile_stack_sample: Chrome's sampling profiler (StreamingProfilePacket). */
-#define TP_CPU_PROFILE_STACK_SAMPLE_COLUMNS(X, T)                                 \
-	X(T, ts, TP_I64, 0)                                                       \
-	X(T, callsite_id, TP_U32, 0)                                              \
-	X(T, utid, TP_U32, 0)                                                     \
-	X(T, process_priority, TP_I64, 0)
-
 /* stack_profile_symbol: symbolization results (rows of one set contiguous). */
 #define TP_STACK_PROFILE_SYMBOL_COLUMNS(X, T)                                     \
 	X(T, symbol_set_id, TP_U32, 0)                                            \
@@ -390,6 +454,18 @@ enum tp_col_type {
 	X(T, source_file, TP_STR, 0)                                              \
 	X(T, line_number, TP_U32N, 0)                                             \
 	X(T, inlined, TP_I64N, 0)
+
+/* clock_snapshot: one row per clock of each ClockSnapshot packet that
+ * holds the trace clock: ts is the trace clock's value in it, clock_value
+ * the clock's own (ns), clock_name Perfetto's name of a builtin clock;
+ * snapshot_id counts those snapshots from 0. */
+#define TP_CLOCK_SNAPSHOT_COLUMNS(X, T)                                           \
+	X(T, ts, TP_I64, 0)                                                       \
+	X(T, clock_id, TP_I64, 0)                                                 \
+	X(T, clock_name, TP_STR, 0)                                               \
+	X(T, clock_value, TP_I64, 0)                                              \
+	X(T, snapshot_id, TP_I64, 0)                                              \
+	X(T, machine_id, TP_I64N, 0)
 
 /* Every table: T(sql_name, struct_name, COLUMNS, COMPUTED_COLUMNS). */
 #define TP_TABLES(T)                                                           \
@@ -401,8 +477,20 @@ enum tp_col_type {
 	T(__intrinsic_flow, flow, TP_FLOW_COLUMNS, TP_NO_COLUMNS)              \
 	T(__intrinsic_state, state, TP_STATE_COLUMNS, TP_NO_COLUMNS)           \
 	T(__intrinsic_args, args, TP_ARGS_COLUMNS, TP_ARGS_COMPUTED)           \
-	T(__intrinsic_perf_session, perf_session, TP_PERF_SESSION_COLUMNS, TP_NO_COLUMNS) \
-	T(__intrinsic_perf_sample, perf_sample, TP_PERF_SAMPLE_COLUMNS, TP_NO_COLUMNS) \
+	T(__intrinsic_profiler_session, profiler_session, TP_PROFILER_SESSION_COLUMNS,   \
+	  TP_NO_COLUMNS)                                                         \
+	T(__intrinsic_profiler_sample, profiler_sample, TP_PROFILER_SAMPLE_COLUMNS,      \
+	  TP_NO_COLUMNS)                                                         \
+	T(__intrinsic_profiler_task_context, profiler_task_context,           \
+	  TP_PROFILER_TASK_CONTEXT_COLUMNS, TP_NO_COLUMNS)                       \
+	T(__intrinsic_profiler_execution_context, profiler_execution_context, \
+	  TP_PROFILER_EXECUTION_CONTEXT_COLUMNS, TP_NO_COLUMNS)                  \
+	T(__intrinsic_profiler_async_context, profiler_async_context,         \
+	  TP_PROFILER_ASYNC_CONTEXT_COLUMNS, TP_NO_COLUMNS)                      \
+	T(__intrinsic_profiler_counter_set, profiler_counter_set,             \
+	  TP_PROFILER_COUNTER_SET_COLUMNS, TP_NO_COLUMNS)                        \
+	T(__intrinsic_chrome_stack_sample_extras, chrome_stack_sample_extras, \
+	  TP_CHROME_STACK_SAMPLE_EXTRAS_COLUMNS, TP_NO_COLUMNS)                  \
 	T(__intrinsic_stack_profile_callsite, stack_profile_callsite,        \
 	  TP_STACK_PROFILE_CALLSITE_COLUMNS, TP_NO_COLUMNS)                      \
 	T(__intrinsic_stack_profile_frame, stack_profile_frame, TP_STACK_PROFILE_FRAME_COLUMNS, \
@@ -417,13 +505,14 @@ enum tp_col_type {
 	T(__intrinsic_thread_state, thread_state, TP_THREAD_STATE_COLUMNS, TP_THREAD_STATE_COMPUTED) \
 	T(__intrinsic_ftrace_event, ftrace_event, TP_FTRACE_EVENT_COLUMNS, TP_FTRACE_EVENT_COMPUTED) \
 	T(__intrinsic_cpu, cpu, TP_CPU_COLUMNS, TP_NO_COLUMNS)                 \
+	T(__intrinsic_machine, machine, TP_MACHINE_COLUMNS, TP_NO_COLUMNS)     \
+	T(__intrinsic_cpu_freq, cpu_freq, TP_CPU_FREQ_COLUMNS, TP_NO_COLUMNS)  \
 	T(__intrinsic_logs, logs, TP_LOGS_COLUMNS, TP_NO_COLUMNS)              \
 	T(__intrinsic_track_event_callstacks, track_event_callstacks,           \
 	  TP_TRACK_EVENT_CALLSTACKS_COLUMNS, TP_NO_COLUMNS)                      \
-	T(__intrinsic_cpu_profile_stack_sample, cpu_profile_stack_sample,       \
-	  TP_CPU_PROFILE_STACK_SAMPLE_COLUMNS, TP_NO_COLUMNS)                    \
 	T(__intrinsic_trace_import_logs, trace_import_logs, TP_TRACE_IMPORT_LOGS_COLUMNS, \
-	  TP_NO_COLUMNS)
+	  TP_NO_COLUMNS)                                                         \
+	T(__intrinsic_clock_snapshot, clock_snapshot, TP_CLOCK_SNAPSHOT_COLUMNS, TP_NO_COLUMNS)
 
 #define TP_COL_FIELD_(s, name, type, flags) TP_CTYPE_##type *name;
 #define TP_TABLE_STRUCT_(sql, s, COLS, COMP)                                   \
@@ -613,7 +702,8 @@ void tp_tables_release(struct tp_tables *tables);
 	X(traced_producers_connected, "info", "trace", "Producers connected to the service (TraceStats).") \
 	X(traced_producers_seen, "info", "trace", "Producers the service has seen (TraceStats).") \
 	X(traced_total_buffers, "info", "trace", "Trace buffers of the service (TraceStats).") \
-	X(traced_tracing_sessions, "info", "trace", "Tracing sessions of the service (TraceStats).")
+	X(traced_tracing_sessions, "info", "trace", "Tracing sessions of the service (TraceStats).") \
+	X(heap_graph_non_finalized_graph, "data_loss", "trace", "A heap graph profile was not finalized before the trace ended (never: heap graphs are not imported).")
 
 /* Stats with one value per index (a cpu, a trace buffer): a row per index
  * set. Same X(name, severity, source, description). */
@@ -737,6 +827,12 @@ struct tp_pending_flow {
 	uint64_t id;
 };
 
+/* One machine's pid and tid lookups (model/machine.c). */
+struct tp_machine_maps {
+	struct hmap pid_to_upid, tid_to_utid;
+	struct tp_tid_slot *tid_cache;
+};
+
 /* The (name, ucpu, common_flags) of ftrace_event rows of one kind. */
 struct tp_ftrace_kind {
 	uint32_t name, ucpu, flags;
@@ -760,6 +856,7 @@ struct tp {
 	 * (TP_ARCHIVE_MAX_BYTES; tests lower it). */
 	uint64_t archive_max_bytes;
 	uint64_t bytes_parsed;
+	uint64_t bytes_decoded; /* out of the gzip wrapper, when there is one */
 	uint64_t head_hash; /* FNV-1a of the first input bytes (tp.c) */
 	/* ModuleSymbols whose mapping was not (yet) there: a bundle's
 	 * symbols.pb member is read before its trace.perfetto. Tried again at
@@ -782,19 +879,31 @@ struct tp {
 	struct hmap sched_dur_wide, thread_state_dur_wide;
 	struct hmap sched_prio_wide; /* sched priorities not in priority_lo */
 
-	/* pid -> upid, (upid<<32 | tid) and tid -> utid, uuid -> track id ... */
+	/* The machine (row of the machine table) whose events are being
+	 * imported: the processes, threads, tracks and cpus made now are its,
+	 * and pids and tids are looked up among its own (model/machine.c,
+	 * tp_machine_use). 0, the host, unless a proto trace says otherwise. */
+	uint32_t machine;
+	/* The trace file (trace_file row) being imported: the trace_id of its
+	 * metadata. */
+	uint32_t trace_id;
+	/* The current machine's lookups: pid -> upid, tid -> utid ... */
 	struct hmap pid_to_upid;  /* pid -> upid of the live process */
 	struct hmap tid_to_utid;  /* tid -> utid of the live thread */
 	/* A direct-mapped copy of recent tid_to_utid entries (utid + 1, 0 =
 	 * empty), kept equal to the map where it holds a tid: sched events look
-	 * up the same few threads over and over (process_tracker.c). */
+	 * up the same few threads over and over (process_tracker.c).
+	 * TP_TID_CACHE slots. */
 	struct tp_tid_slot {
 		int64_t tid;
 		uint32_t utid1;
-	} tid_cache[256];
+	} *tid_cache;
 	/* utid -> the utid its tid mapped to before it (TP_NULL_U32: none):
 	 * the older threads of a tid, newest first (process_tracker.c). */
 	VEC(uint32_t) tid_prev;
+	/* Every machine's lookups by machine row, while another one is
+	 * current (the current one's are the three fields above). */
+	VEC(struct tp_machine_maps) machine_maps;
 	VEC(uint8_t) thread_name_prio; /* utid -> enum tp_name_prio of its name */
 	struct hmap thread_track; /* utid -> track id of its thread_execution track */
 	struct hmap track_by_key; /* hash of (type, dims, name) -> track id */
@@ -815,6 +924,7 @@ struct tp {
 	uint64_t flow_v1_next;
 	VEC(struct tp_pending_flow) pending_flows;
 	struct tp_args_builder args_scratch;
+	struct tp_profiler *profiler; /* context interning (profiler.c), NULL until used */
 
 	struct tp_sorter *sorter;
 	const struct tp_importer_ops *importer_ops; /* chosen by sniffing */
@@ -826,6 +936,7 @@ struct tp {
 	const char *trace_type;
 	struct sqlite3 *db;
 	struct tp_sql_packages *packages; /* user SQL packages (sql/packages.c), or NULL */
+	struct tp_sql_defs *sql_defs; /* CREATE PERFETTO MACROs (sql/include.c), or NULL */
 	bool eof;
 	/* Bounds of every timestamp the sorter delivered (trace_start() and
 	 * trace_end() in SQL); start > end while nothing was delivered. As in
@@ -852,8 +963,10 @@ void tp_istat_set(struct tp *tp, enum tp_istat s, int64_t idx, int64_t v);
 bool tp_istat_get(const struct tp *tp, enum tp_istat s, int64_t idx, int64_t *v);
 /* Sort tp->istats by (stat, idx), the `stats` table's row order. */
 void tp_istats_sort(struct tp *tp);
-/* Cpu numbers above this are taken as corrupt (ftrace bundles, stats). */
+/* Cpu numbers above this are taken as corrupt (ftrace bundles, stats);
+ * also the cpu table rows each machine has (Perfetto's kMaxCpusPerMachine). */
 #define TP_MAX_CPUS 4096u
+#define TP_TID_CACHE 256u
 
 /* Intern into the trace's string pool (0 for NULL / empty). */
 static inline uint32_t tp_intern(struct tp *tp, const char *s, size_t n)
@@ -994,11 +1107,26 @@ uint32_t tp_slice_innermost(struct tp *tp, uint32_t track, int64_t ts);
 /* Add args to an existing slice (merging with its set). */
 void tp_slice_add_args(struct tp *tp, uint32_t slice, uint32_t arg_set_id);
 
-/* ---- cpus (model/storage.c) ------------------------------------------------ */
+/* ---- machines and cpus (model/machine.c) ------------------------------------- */
 
-/* The cpu table row (ucpu) of cpu on the host machine (machine_id 0),
- * created when first asked for. */
+/* The machine row of raw machine id raw (TracePacket.machine_id; 0 is the
+ * host, row 0), created with its own swapper process and thread (pid/tid 0,
+ * named "swapper") when first asked for. */
+uint32_t tp_machine_for_raw(struct tp *tp, int64_t raw);
+/* Make machine (a row) the current one: what is made from now on is its,
+ * pids and tids are looked up among its own. Cheap when it already is. */
+void tp_machine_use_slow(struct tp *tp, uint32_t machine);
+static inline void tp_machine_use(struct tp *tp, uint32_t machine)
+{
+	if (__builtin_expect(machine != tp->machine, 0))
+		tp_machine_use_slow(tp, machine);
+}
+/* The cpu table row (ucpu) of cpu (< TP_MAX_CPUS) on the current machine:
+ * machine * TP_MAX_CPUS + cpu; its row is made valid (cpu set) on first
+ * use. */
 uint32_t tp_cpu_for(struct tp *tp, uint32_t cpu);
+/* Free the machines' lookups (tp_free). */
+void tp_machines_release(struct tp *tp);
 
 /* ---- counters, flows, metadata ---------------------------------------------- */
 
@@ -1091,6 +1219,10 @@ struct tp_arg tp_args_row(const struct tp *tp, uint32_t row);
 uint32_t tp_args_type_name_id(const struct tp *tp, enum tp_arg_type type);
 
 void tp_args_free(struct tp *tp);
+/* At the end of the trace: a track without dimension args gets Perfetto's
+ * from its dimension columns (utid, else upid; and cpu), so that
+ * extract_arg(dimension_arg_set_id, 'utid') & co. work on every track. */
+void tp_tracks_finish(struct tp *tp);
 void tp_track_keys_free(struct tp *tp);
 
 /* ---- stack profiles (model/stack_profile.c) -------------------------------- */
@@ -1119,8 +1251,43 @@ void tp_module_symbols_import(struct tp *tp, const uint8_t *p, size_t n);
 /* The end of the whole trace: import the ModuleSymbols kept waiting for
  * their mappings (the ones still without are counted as invalid). */
 void tp_module_symbols_finish(struct tp *tp);
-/* A new perf_session row; returns its id. */
-uint32_t tp_perf_session_new(struct tp *tp, uint32_t cmdline);
+
+/* ---- profiler samples (model/profiler.c) ------------------------------------- */
+
+/* A new profiler_session of source (pool id) with cmdline (pool id, 0
+ * none); returns its id. */
+uint32_t tp_profiler_session_new(struct tp *tp, uint32_t source, uint32_t cmdline);
+/* The task context (upid, utid, async_context_id; TP_NULL_U32 each for
+ * unknown) and the execution context (ucpu, cpu_mode pool id: TP_NULL_U32 /
+ * 0 for unknown), interned: equal values give the same row. */
+uint32_t tp_profiler_task_context(struct tp *tp, uint32_t upid, uint32_t utid, uint32_t async);
+uint32_t tp_profiler_execution_context(struct tp *tp, uint32_t ucpu, uint32_t cpu_mode);
+/* A counter set of the counter rows ids[0, n); its id, TP_NULL_U32 when
+ * n == 0. */
+uint32_t tp_profiler_counter_set(struct tp *tp, const uint32_t *ids, size_t n);
+/* One sample (parse time, in ts order). TP_NULL_U32 / 0 for what is
+ * unknown. Returns the profiler_sample id. */
+struct tp_profiler_sample {
+	int64_t ts;
+	uint32_t source;             /* pool id */
+	uint32_t task_context;       /* tp_profiler_task_context() */
+	uint32_t execution_context;  /* tp_profiler_execution_context() */
+	uint32_t callsite;           /* leaf stack_profile_callsite */
+	uint32_t unwind_error;       /* pool id */
+	uint32_t session;            /* tp_profiler_session_new() */
+	uint32_t counter_set;        /* tp_profiler_counter_set() */
+};
+uint32_t tp_profiler_sample_add(struct tp *tp, const struct tp_profiler_sample *s);
+/* Row `row` of profiler_sample with its contexts resolved, as the
+ * perf_sample view shows it (TP_NULL_U32 / 0 for NULL; cpu_mode 0 when
+ * unknown, which the view shows as "unknown"). */
+struct tp_profiler_sample_row {
+	int64_t ts, period;
+	uint32_t source, utid, upid, ucpu, cpu, cpu_mode, callsite, unwind_error, session;
+	uint32_t counter_set, event_name, comm;
+};
+struct tp_profiler_sample_row tp_profiler_sample_row(const struct tp *tp, uint32_t row);
+void tp_profiler_free(struct tp *tp);
 
 /* ---- ftrace events (model/ftrace.c) ------------------------------------------ */
 
@@ -1176,7 +1343,7 @@ static inline uint32_t tp_ftrace_thread_named(struct tp *tp, int64_t tid, uint32
 	/* The hot case inline: the tid is in the lookup cache and already
 	 * has this name at ftrace priority or above (setting it again would
 	 * change nothing). */
-	const struct tp_tid_slot *s = &tp->tid_cache[(uint64_t)tid % TB_ARRAY_SIZE(tp->tid_cache)];
+	const struct tp_tid_slot *s = &tp->tid_cache[(uint64_t)tid % TP_TID_CACHE];
 	if (s->utid1 && s->tid == tid) {
 		uint32_t utid = s->utid1 - 1;
 		if (!comm || tid == 0 ||

@@ -11,7 +11,9 @@
 #    do not pass yet (a name, then optionally whitespace and a '#' reason):
 #    a listed test is reported SKIP, an
 #    unlisted failure FAIL, and a listed test that now passes FAIL too, so
-#    the list only shrinks.
+#    the list only shrinks. Tests listed in difftest_trace_modifiers.txt
+#    get their trace modified first, as Perfetto's runner does
+#    (out/tools/trace_inject).
 # Run by tests/run.sh with TRACEBOX, TB_TEST_ROOT set; prints PASS/FAIL/SKIP.
 set -u
 cd "${TB_TEST_ROOT:?}" || exit 1
@@ -64,11 +66,13 @@ if [ ! -d "$difftests" ]; then
 	exit 0
 fi
 known=$here/difftest_known_failures.txt
+modifiers=$here/difftest_trace_modifiers.txt
+inject=${TB_OUT:-out}/tools/trace_inject
 # Perfetto's diff test runner always passes this flag.
 dtflags=--crop-track-events
 suites=$(grep -v '^#' "$here/difftest_suites.txt")
 # The stdlib modules of components/trace_processor/sql/modules.c.
-modules='slices\.(with_context|hierarchy|stack|self_dur)|time\.conversion|counters\.intervals|linux\.cpu\.(idle|idle_stats|idle_time_in_state|frequency)'
+modules='slices\.(with_context|hierarchy|stack|self_dur)|time\.conversion|counters\.intervals|linux\.cpu\.(idle|idle_stats|idle_time_in_state|frequency)|stacks\.cpu_profiling'
 for suite in $suites; do
 	ran=0 passed=0
 	for dir in "$difftests/${suite}__"*/; do
@@ -83,6 +87,24 @@ for suite in $suites; do
 			[ -f "$dir/$f" ] && trace=$dir/$f
 		done
 		[ -n "$trace" ] || continue
+		# Perfetto's trace_modifier: fields set in some packets.
+		mod=$(grep -E "^$name[[:space:]]" "$modifiers" 2>/dev/null)
+		if [ -n "$mod" ]; then
+			if [ ! -x "$inject" ]; then
+				echo "SKIP tp/difftest/$name: needs $inject (./build.sh tests)"
+				continue
+			fi
+			# shellcheck disable=SC2086
+			set -- $mod
+			shift
+			fields=$1
+			shift
+			"$inject" "$trace" "$tmp/injected.pb" "$fields" "$@" || {
+				echo "FAIL tp/difftest/$name (trace_inject failed)"
+				continue
+			}
+			trace=$tmp/injected.pb
+		fi
 		ran=$((ran + 1))
 		ok=false want=
 		if [ -f "$dir/expected.error" ]; then

@@ -2,7 +2,9 @@
  * Processes and threads: maps from the pids and tids a trace mentions to
  * upids and utids (rows of the process and thread tables). A pid or tid maps
  * to its live row until the trace says it ended, so reuse gets a new row.
- * utid 0 and upid 0 are the swapper placeholders created by tp_new().
+ * utid 0 and upid 0 are the host's swapper placeholders created by tp_new();
+ * each other machine has its own (machine.c). The maps are the current
+ * machine's: rows made here are its (machine_id).
  */
 #include "../tp_int.h"
 
@@ -16,7 +18,7 @@ uint32_t tp_process_for_pid_bare(struct tp *tp, int64_t pid)
 	struct tp_process_table *t = &tp->t.process;
 	uint32_t upid = tp_process_append(t);
 	t->pid[upid] = pid;
-	t->machine_id[upid] = TP_NULL_I64;
+	t->machine_id[upid] = tp->machine;
 	hmap_put(&tp->pid_to_upid, (uint64_t)pid, upid);
 	return upid;
 }
@@ -35,7 +37,7 @@ uint32_t tp_process_for_pid(struct tp *tp, int64_t pid)
 
 static struct tp_tid_slot *tid_slot(struct tp *tp, int64_t tid)
 {
-	return &tp->tid_cache[(uint64_t)tid % TB_ARRAY_SIZE(tp->tid_cache)];
+	return &tp->tid_cache[(uint64_t)tid % TP_TID_CACHE];
 }
 
 /* tid_to_utid through its cache. */
@@ -161,6 +163,7 @@ uint32_t tp_thread_for_tid(struct tp *tp, int64_t tid, int64_t pid)
 	}
 	uint32_t utid = tp_thread_append(t);
 	t->tid[utid] = tid;
+	t->machine_id[utid] = tp->machine;
 	if (pid >= 0) {
 		t->upid[utid] = upid;
 		t->is_main_thread[utid] = tid == pid;
@@ -207,7 +210,9 @@ void tp_thread_rename(struct tp *tp, uint32_t utid, uint32_t name_id, enum tp_na
 
 void tp_thread_name_idle(struct tp *tp)
 {
-	tp_thread_set_name_prio(tp, 0, tp_intern_cstr(tp, "swapper"), TP_NAME_CONSTANT);
+	uint32_t utid;
+	if (tp_thread_find(tp, 0, &utid))
+		tp_thread_set_name_prio(tp, utid, tp_intern_cstr(tp, "swapper"), TP_NAME_CONSTANT);
 }
 
 /* A new utid for tid, mapped as the live one. */
@@ -216,6 +221,7 @@ static uint32_t thread_new(struct tp *tp, int64_t ts, int64_t tid)
 	struct tp_thread_table *t = &tp->t.thread;
 	uint32_t utid = tp_thread_append(t);
 	t->tid[utid] = tid;
+	t->machine_id[utid] = tp->machine;
 	t->start_ts[utid] = ts;
 	tid_map_push(tp, tid, utid);
 	return utid;

@@ -68,6 +68,8 @@ static void execute(struct tp_result *r, struct tp *tp, const char *sql)
 	sqlite3 *db = tp_db(tp);
 	const char *tail = sql;
 	char err[1024];
+	bool ran = false; /* a statement ran, maybe one without a result
+	                   * (INCLUDE, CREATE PERFETTO FUNCTION) */
 	while (tail && *tail) {
 		sqlite3_stmt *next = NULL;
 		const char *start = tail;
@@ -78,6 +80,7 @@ static void execute(struct tp_result *r, struct tp *tp, const char *sql)
 		if (!next) {
 			if (tail == start)
 				break;
+			ran = ran || start[strspn(start, " \t\r\n;")] != '\0';
 			continue;
 		}
 		if (r->st) {
@@ -106,7 +109,8 @@ static void execute(struct tp_result *r, struct tp *tp, const char *sql)
 			r->stmt_with_output++;
 	}
 	if (!r->st) {
-		set_error(r, "No valid SQL to run");
+		if (!ran)
+			set_error(r, "No valid SQL to run");
 		return;
 	}
 	const char *s = sqlite3_sql(r->st);
@@ -150,6 +154,11 @@ void tp_result_free(struct tp_result *r)
 	vec_release(&r->doubles);
 	pb_writer_release(&r->blobs);
 	tb_free(r);
+}
+
+const char *tp_result_error(const struct tp_result *r)
+{
+	return r->error;
 }
 
 void tp_result_set_batch_limits(struct tp_result *r, uint32_t cells, uint32_t bytes)

@@ -314,13 +314,42 @@ static void fatal(struct tp_rpc *rpc, const char *msg, tp_rpc_send_fn send, void
 	rpc->failed = true;
 }
 
+/* One stderr line per failed query, so that what a client (the UI) asks
+ * and we cannot answer is visible: the error (new lines as spaces, cut at
+ * 600 bytes) and the SQL's first non-blank line, cut at 200 bytes. */
+static void log_failed_query(const struct tp_result *r, const uint8_t *args, size_t n)
+{
+	const char *err = tp_result_error(r);
+	struct pb_field sql = {0};
+	if (!err)
+		return;
+	if (pb_find_field(args, n, 1, &sql) < 1 || sql.wire != PB_WIRE_LEN)
+		sql.data = NULL, sql.len = 0;
+	const char *p = (const char *)sql.data, *end = p + sql.len;
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	const char *eol = p;
+	while (eol < end && *eol != '\n' && eol - p < 200)
+		eol++;
+	/* A multi-line error (a module traceback) on one line, cut at 600. */
+	char flat[601];
+	size_t k = 0;
+	for (; err[k] && k < sizeof flat - 1; k++)
+		flat[k] = err[k] == '\n' || err[k] == '\r' ? ' ' : err[k];
+	flat[k] = 0;
+	log_warn("rpc", "query failed: %s; sql: %.*s%s", flat, (int)(eol - p), p,
+	         eol < end ? " ..." : "");
+}
+
 /* Start the query of a QueryArgs message (sql_query = 1). */
 static struct tp_result *query_from_args(struct tp_rpc *rpc, const uint8_t *args, size_t n)
 {
 	struct pb_field sql = {0};
 	if (pb_find_field(args, n, 1, &sql) < 1 || sql.wire != PB_WIRE_LEN)
 		sql.data = NULL, sql.len = 0;
-	return tp_result_new(rpc->tp, (const char *)sql.data, sql.len);
+	struct tp_result *r = tp_result_new(rpc->tp, (const char *)sql.data, sql.len);
+	log_failed_query(r, args, n);
+	return r;
 }
 
 /* Stream a query's batches, one response each, until the end or until the

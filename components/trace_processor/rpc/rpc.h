@@ -132,6 +132,9 @@ void tp_result_set_batch_limits(struct tp_result *r, uint32_t cells, uint32_t by
  * elapsed_time_ms) to w, which is inside an open QueryResult. Returns true
  * while more batches follow. Call until it returns false. */
 bool tp_result_next(struct tp_result *r, struct pb_writer *w);
+/* The query's error once tp_result_next returned false (or before, for an
+ * error while preparing), NULL if it ran fine. Owned by r. */
+const char *tp_result_error(const struct tp_result *r);
 
 /* ---- the RPC (rpc.c) -------------------------------------------------------- */
 

@@ -17,6 +17,7 @@
  *   linux.cpu.idle_time_in_state
  *                        linux_per_cpu_idle_time_in_state_counters,
  *                        linux_cpu_idle_time_in_state_counters
+ *   stacks.cpu_profiling cpu_profiling_samples (not cpu_profiling_summary_tree)
  *
  * Every module's objects exist from the start (views are free until
  * queried; their text may use the macros), so INCLUDE only checks the name
@@ -50,12 +51,8 @@ static const char *const module_names[] = {
     "slices.with_context", "slices.hierarchy",     "slices.stack",
     "slices.self_dur",     "time.conversion",      "counters.intervals",
     "linux.cpu.idle",      "linux.cpu.idle_stats", "linux.cpu.idle_time_in_state",
-    "linux.cpu.frequency",
+    "linux.cpu.frequency", "stacks.cpu_profiling",
 };
-
-/* Tracks of this machine have machine_id NULL in our track table; Perfetto
- * reports them as machine 0. */
-#define MACHINE "coalesce(t.machine_id, 0)"
 
 static const char *const module_views[] = {
     "CREATE VIEW slice_with_stack_id AS SELECT " SLICE_COLS
@@ -72,14 +69,14 @@ static const char *const module_views[] = {
     "FROM counter_leading_intervals!((SELECT c.* FROM counter AS c JOIN cpu_counter_track "
     "AS k ON k.id = c.track_id WHERE k.name = 'cpuidle')) AS i "
     "JOIN cpu_counter_track AS t ON i.track_id = t.id",
-    /* linux.cpu.frequency: cpufreq counters as intervals. A LEFT JOIN on
-     * cpu: a cpu without a cpu row keeps its intervals (ucpu NULL). */
+    /* linux.cpu.frequency: cpufreq counters as intervals, with the ucpu of
+     * their machine's cpu (a cpu track always has its cpu row). */
     "CREATE VIEW cpu_frequency_counters AS SELECT i.id AS id, i.track_id AS track_id, "
     "i.ts AS ts, i.dur AS dur, cast_int!(i.value) AS freq, u.ucpu AS ucpu, t.cpu AS cpu "
     "FROM counter_leading_intervals!((SELECT c.* FROM counter AS c JOIN cpu_counter_track "
     "AS k ON k.id = c.track_id WHERE k.name = 'cpufreq')) AS i "
-    "JOIN cpu_counter_track AS t ON i.track_id = t.id LEFT JOIN cpu AS u "
-    "ON " MACHINE " = coalesce(u.machine_id, 0) AND u.cpu = t.cpu",
+    "JOIN cpu_counter_track AS t ON i.track_id = t.id JOIN cpu AS u "
+    "ON t.machine_id IS u.machine_id AND u.cpu = t.cpu",
     /* linux.cpu.idle_stats: per cpu and state (idle + 1), share of the cpu's
      * counted time. */
     "CREATE VIEW cpu_idle_stats AS SELECT g.cpu AS cpu, g.state AS state, g.count AS count, "
@@ -92,7 +89,7 @@ static const char *const module_views[] = {
      * (sys_stats cpuidle_state), the share of each interval between two
      * samples spent in each state, C0 being the rest. */
     "CREATE VIEW linux_per_cpu_idle_time_in_state_counters AS WITH "
-    "s AS (SELECT c.ts AS ts, c.value AS value, c.track_id AS track_id, " MACHINE
+    "s AS (SELECT c.ts AS ts, c.value AS value, c.track_id AS track_id, t.machine_id"
     " AS machine_id, extract_arg(t.dimension_arg_set_id, 'state') AS state, "
     "extract_arg(t.dimension_arg_set_id, 'cpu') AS cpu FROM counter AS c JOIN track AS t "
     "ON c.track_id = t.id WHERE t.type = 'cpu_idle_state'), "
@@ -105,6 +102,18 @@ static const char *const module_views[] = {
     "max(0, (time_slice - sum(total_residency)) / time_slice * 100), "
     "max(0, time_slice - sum(total_residency)), time_slice FROM d "
     "WHERE time_slice IS NOT NULL GROUP BY ts, cpu, machine_id",
+    /* stacks.cpu_profiling: the stack samples of profilers that sample
+     * on time or on cpu work (a timebase in ns, cycles or instructions, or
+     * none known), with their thread and cpu. */
+    "CREATE VIEW cpu_profiling_samples AS SELECT s.id AS id, s.ts AS ts, tc.utid AS utid, "
+    "t.tid AS tid, t.name AS thread_name, ec.ucpu AS ucpu, c.cpu AS cpu, "
+    "s.callsite_id AS callsite_id, s.source AS source FROM stack_sample AS s "
+    "LEFT JOIN __intrinsic_profiler_task_context AS tc ON tc.id = s.task_context_id "
+    "LEFT JOIN __intrinsic_profiler_execution_context AS ec ON ec.id = s.execution_context_id "
+    "LEFT JOIN __intrinsic_profiler_session AS ss ON ss.id = s.session_id "
+    "LEFT JOIN thread AS t ON t.utid = tc.utid LEFT JOIN cpu AS c ON c.id = ec.ucpu "
+    "WHERE ss.timebase_unit IS NULL OR ss.timebase_unit IN ('ns', 'cycles', 'instructions') "
+    "ORDER BY s.ts",
     "CREATE VIEW linux_cpu_idle_time_in_state_counters AS SELECT ts, machine_id, state, "
     "min(100, sum(total_residency) / sum(time_slice) * 100) AS idle_percentage, "
     "sum(total_residency) AS total_residency, sum(time_slice) AS time_slice "
@@ -139,8 +148,12 @@ struct tablefn {
 	const char *name;
 	const char *cols; /* the result's column names, comma separated */
 	int nargs;
-	const char *body; /* SQL with ?1..?nargs */
+	const char *body; /* SQL with ?1..?nargs, or $name for arg_names */
+	char *const *arg_names; /* CREATE PERFETTO FUNCTION's: bound by name */
 };
+
+/* Arguments a table function takes at most (cursor slots). */
+#define TF_MAX_ARGS 8
 
 /* Ancestors of ?1 (parent first), optionally with ?1 itself. */
 #define ANCESTORS_CTE(self)                                                                \
@@ -171,18 +184,18 @@ struct tablefn {
 static const struct tablefn tablefns[] = {
     {"ancestor_slice", SLICE_ALL_COLS, 1,
      ANCESTORS_CTE("parent_id") "SELECT s.* FROM anc CROSS JOIN slice AS s ON s.id = anc.id "
-                                "WHERE anc.id IS NOT NULL ORDER BY s.id"},
+                                "WHERE anc.id IS NOT NULL ORDER BY s.id", NULL},
     {"descendant_slice", SLICE_ALL_COLS, 1,
-     DESCENDANTS_CTE "SELECT s.* FROM d CROSS JOIN slice AS s ON s.id = d.id ORDER BY s.id"},
+     DESCENDANTS_CTE "SELECT s.* FROM d CROSS JOIN slice AS s ON s.id = d.id ORDER BY s.id", NULL},
     {"_slice_ancestor_and_self", SLICE_COLS, 1,
      ANCESTORS_CTE("id") "SELECT " SLICE_COLS_S " FROM anc CROSS JOIN slice AS s "
-                         "ON s.id = anc.id ORDER BY s.depth"},
+                         "ON s.id = anc.id ORDER BY s.depth", NULL},
     {"_slice_descendant_and_self", SLICE_COLS, 1,
      DESCENDANTS_CTE ", e(id) AS (SELECT ?1 UNION ALL SELECT id FROM d) SELECT " SLICE_COLS_S
-                     " FROM e CROSS JOIN slice AS s ON s.id = e.id ORDER BY s.id"},
+                     " FROM e CROSS JOIN slice AS s ON s.id = e.id ORDER BY s.id", NULL},
     {"ancestor_slice_by_stack", SLICE_COLS, 1,
      "SELECT DISTINCT a.* FROM slice_with_stack_id AS m CROSS JOIN "
-     "_slice_ancestor_and_self(m.id) AS a WHERE m.stack_id = ?1 ORDER BY a.ts"},
+     "_slice_ancestor_and_self(m.id) AS a WHERE m.stack_id = ?1 ORDER BY a.ts", NULL},
     /* Flows on the chains through ?1: forward from it, and backward. */
     {"directly_connected_flow", FLOW_COLS, 1,
      "WITH RECURSIVE fwd(fid, sid) AS (SELECT id, slice_in FROM flow WHERE slice_out = ?1 "
@@ -190,20 +203,20 @@ static const struct tablefn tablefns[] = {
      "bwd(fid, sid) AS (SELECT id, slice_out FROM flow WHERE slice_in = ?1 "
      "UNION SELECT f.id, f.slice_out FROM bwd JOIN flow AS f ON f.slice_in = bwd.sid) "
      "SELECT " FLOW_COLS " FROM flow WHERE id IN (SELECT fid FROM fwd UNION "
-     "SELECT fid FROM bwd) ORDER BY id"},
+     "SELECT fid FROM bwd) ORDER BY id", NULL},
     {"following_flow", FLOW_COLS, 1,
      REACH_CTE(
          "slice_out", "slice_in",
          "descendant_slice") "SELECT " FLOW_COLS
-                             " FROM flow WHERE slice_out IN (SELECT sid FROM reach) ORDER BY id"},
+                             " FROM flow WHERE slice_out IN (SELECT sid FROM reach) ORDER BY id", NULL},
     {"preceding_flow", FLOW_COLS, 1,
      REACH_CTE(
          "slice_in", "slice_out",
          "ancestor_slice") "SELECT " FLOW_COLS
-                           " FROM flow WHERE slice_in IN (SELECT sid FROM reach) ORDER BY id"},
+                           " FROM flow WHERE slice_in IN (SELECT sid FROM reach) ORDER BY id", NULL},
     {"descendant_slice_by_stack", SLICE_COLS, 1,
      "SELECT DISTINCT a.* FROM slice_with_stack_id AS m CROSS JOIN "
-     "_slice_descendant_and_self(m.id) AS a WHERE m.stack_id = ?1 ORDER BY a.ts"},
+     "_slice_descendant_and_self(m.id) AS a WHERE m.stack_id = ?1 ORDER BY a.ts", NULL},
 };
 
 struct tf_vtab {
@@ -216,7 +229,7 @@ struct tf_vtab {
 struct tf_cursor {
 	sqlite3_vtab_cursor base;
 	sqlite3_stmt *st;
-	sqlite3_value *args[4];
+	sqlite3_value *args[TF_MAX_ARGS];
 	sqlite3_int64 rowid;
 	bool eof;
 };
@@ -337,7 +350,14 @@ static int tf_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int
 	}
 	for (int i = 0; i < argc && i < (int)TB_ARRAY_SIZE(c->args); i++) {
 		c->args[i] = sqlite3_value_dup(argv[i]);
-		sqlite3_bind_value(c->st, i + 1, argv[i]);
+		int at = i + 1;
+		if (v->fn->arg_names) {
+			char p[128];
+			snprintf(p, sizeof p, "$%s", v->fn->arg_names[i]);
+			at = sqlite3_bind_parameter_index(c->st, p);
+		}
+		if (at > 0)
+			sqlite3_bind_value(c->st, at, argv[i]);
 	}
 	return tf_step(c);
 }
@@ -384,6 +404,45 @@ static const sqlite3_module tf_module = {
     .xColumn = tf_column,
     .xRowid = tf_rowid,
 };
+
+/* A table function defined in SQL: every string is ours, freed with the
+ * module. */
+struct user_tablefn {
+	struct tablefn fn;
+	char *name, *cols, *body;
+	char **args;
+	size_t nargs;
+};
+
+static void user_tablefn_free(void *p)
+{
+	struct user_tablefn *u = p;
+	for (size_t i = 0; i < u->nargs; i++)
+		tb_free(u->args[i]);
+	tb_free(u->args);
+	tb_free(u->name);
+	tb_free(u->cols);
+	tb_free(u->body);
+	tb_free(u);
+}
+
+int tp_sql_register_table_function(sqlite3 *db, const char *name, const char *cols,
+                                   size_t nargs, char *const *arg_names, const char *body)
+{
+	if (nargs > TF_MAX_ARGS)
+		return SQLITE_TOOBIG;
+	struct user_tablefn *u = tb_calloc(1, sizeof *u);
+	u->name = tb_strdup(name);
+	u->cols = tb_strdup(cols);
+	u->body = tb_strdup(body);
+	u->nargs = nargs;
+	u->args = tb_calloc(nargs + 1, sizeof *u->args);
+	for (size_t i = 0; i < nargs; i++)
+		u->args[i] = tb_strdup(arg_names[i]);
+	u->fn = (struct tablefn){u->name, u->cols, (int)nargs, u->body, u->args};
+	/* A module of the same name is replaced (CREATE OR REPLACE). */
+	return sqlite3_create_module_v2(db, u->name, &tf_module, &u->fn, user_tablefn_free);
+}
 
 /* ---- slice stack hashes -------------------------------------------------- */
 

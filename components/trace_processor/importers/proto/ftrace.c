@@ -191,7 +191,7 @@ static uint32_t cpu_src(struct proto_importer *im, struct proto_seq *seq, uint32
 		memset(seq->cpu_src.data + old, 0xff, (seq->cpu_src.len - old) * sizeof(uint32_t));
 	}
 	if (seq->cpu_src.data[i] == UINT32_MAX)
-		seq->cpu_src.data[i] = im->n_seqs++;
+		seq->cpu_src.data[i] = proto_new_src(im);
 	return seq->cpu_src.data[i];
 }
 
@@ -280,7 +280,7 @@ static void compact_sched(struct proto_importer *im, struct proto_seq *seq, uint
 	for (size_t i = 0; i < ns; i++) {
 		uint64_t ci = a[6].data[i];
 		recs[i] = (struct ftrace_compact_rec){
-			.kind = EV_FTRACE_COMPACT_SWITCH,
+			.kind = EV_FTRACE_COMPACT_SWITCH | im->tag,
 			.cpu = cpu,
 			.a = (int64_t)a[2].data[i],
 			.pid = (int32_t)a[3].data[i],
@@ -294,7 +294,7 @@ static void compact_sched(struct proto_importer *im, struct proto_seq *seq, uint
 	for (size_t i = 0; i < nw; i++) {
 		uint64_t ci = a[11].data[i];
 		recs[i] = (struct ftrace_compact_rec){
-			.kind = EV_FTRACE_COMPACT_WAKING,
+			.kind = EV_FTRACE_COMPACT_WAKING | im->tag,
 			.cpu = cpu,
 			.a = (int32_t)a[8].data[i],
 			.pid = (int32_t)a[9].data[i],
@@ -495,6 +495,7 @@ void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const voi
 	struct tp *tp = im->tp;
 	struct ftrace_compact_rec r;
 	memcpy(&r, payload, sizeof r);
+	r.kind &= PROTO_KIND_MASK;
 	struct proto_ftrace *fs = state(im);
 	struct tp_ftrace_cpu *c = tp_ftrace_cpu(tp, &fs->model, r.cpu);
 	bool row_only = ts < proto_ftrace_kernel_crop(im);

@@ -42,7 +42,7 @@ struct proto_ev *proto_push_src(struct proto_importer *im, uint32_t src, int64_t
 {
 	struct proto_ev h = {
 		.gen = gen,
-		.kind = kind,
+		.kind = kind | im->tag,
 		.len = (uint32_t)n,
 		.seq_id = seq ? seq->id : 0,
 		.pid = seq ? seq->pid : -1,
@@ -93,6 +93,8 @@ struct pkt {
 	uint32_t clock_id, seq_id, flags;
 	bool cleared, first_on_seq;
 	uint32_t dropped; /* previous_packet_dropped: DATA_LOSS_* reasons, or 1 */
+	uint64_t machine_id; /* 0: the host */
+	bool sync_marker;
 	struct pb_field defaults, interned, snapshot, payload;
 	bool has_defaults, has_snapshot, has_payload;
 	unsigned n_interned;
@@ -227,9 +229,14 @@ static enum proto_ev_kind misc_kind(uint32_t field)
 
 void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 {
-	if (fast_packet(im, p, n))
-		return;
 	struct tp *tp = im->tp;
+	/* Between two packets the sorter may have parsed another machine's
+	 * events. */
+	tp_machine_use(tp, im->machine);
+	if (fast_packet(im, p, n)) {
+		im->host_used = true; /* no machine_id: the fast path has none */
+		return;
+	}
 	struct pkt k;
 	memset(&k, 0, sizeof k);
 	struct pb_reader r;
@@ -259,6 +266,12 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 			break;
 		case PKT_FIRST_PACKET_ON_SEQUENCE:
 			k.first_on_seq = f.val != 0;
+			break;
+		case PKT_MACHINE_ID:
+			k.machine_id = (uint32_t)f.val;
+			break;
+		case PKT_SYNCHRONIZATION_MARKER:
+			k.sync_marker = true;
 			break;
 		case PKT_DEFAULTS:
 			k.defaults = f;
@@ -290,6 +303,7 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		case PKT_TRACE_ATTRIBUTES:
 		case PKT_TRACK_EVENT_RANGE_OF_INTEREST:
 		case PKT_PERF_SAMPLE:
+		case PKT_STACK_SAMPLE:
 		case PKT_STREAMING_PROFILE:
 		case PKT_MODULE_SYMBOLS:
 		case PKT_CPU_INFO:
@@ -317,8 +331,24 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		return;
 	}
 	if (k.has_payload && k.payload.id == PKT_COMPRESSED_PACKETS) {
+		/* The inner packets carry their own machine ids. */
 		compressed(im, k.payload.data, k.payload.len);
 		return;
+	}
+	if (im->root == im) {
+		if (k.machine_id) {
+			struct proto_importer *m = proto_machine_importer(im, k.machine_id);
+			if (!m) {
+				tp_stat_inc(tp, TP_STAT_invalid_trace_packet);
+				return;
+			}
+			if (m != im) {
+				proto_packet(m, p, n);
+				return;
+			}
+		} else if (!k.sync_marker) {
+			im->host_used = true;
+		}
 	}
 
 	struct proto_seq *seq = proto_seq_get(im, k.seq_id);
@@ -348,8 +378,11 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		tp_stat_inc(tp, TP_STAT_packet_skipped_seq_needs_incremental_state_invalid);
 		return;
 	}
-	if (k.has_snapshot)
+	if (k.has_snapshot) {
 		proto_clocks_add_snapshot(im->clocks, k.seq_id, k.snapshot.data, k.snapshot.len);
+		proto_clocks_snapshot_rows(im->clocks, tp, im->machine, k.snapshot.data,
+					   k.snapshot.len);
+	}
 
 	int64_t ts = im->last_ts;
 	if (k.has_ts && !packet_ts(im, seq, k.has_clock, k.clock_id, k.ts, &ts))
@@ -369,7 +402,7 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		rec.kind = 0;
 		if (!proto_track_event_tokenize(im, seq, pp, pn, &ts, k.has_ts, &tmp, &abs, &rec))
 			return;
-		if (rec.kind == EV_TE_SIMPLE) {
+		if ((rec.kind & PROTO_KIND_MASK) == EV_TE_SIMPLE) {
 			tp_sorter_push_src(tp->sorter, seq->src, ts, &rec, sizeof rec);
 			break;
 		}
@@ -420,6 +453,9 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		break;
 	case PKT_PERF_SAMPLE:
 		proto_push(im, ts, EV_PERF_SAMPLE, seq->gen, seq, pp, pn);
+		break;
+	case PKT_STACK_SAMPLE:
+		proto_push(im, ts, EV_STACK_SAMPLE, seq->gen, seq, pp, pn);
 		break;
 	case PKT_STREAMING_PROFILE:
 		proto_streaming_profile_tokenize(im, seq, pp, pn);

@@ -141,8 +141,19 @@ static void cpu_times(struct tp *tp, int64_t ts, const struct pb_field *f)
 	if (!has_cpu) /* Perfetto: invalid_cpu_times */
 		return;
 	uint32_t cpu = (uint32_t)v[1];
-	for (unsigned i = 2; i <= 9; i++)
-		push(tp, ts, counter_track(tp, "cpustat", names[i], -1, cpu, 0, NULL), (double)v[i]);
+	for (unsigned i = 2; i <= 9; i++) {
+		uint32_t track = counter_track(tp, "cpustat", names[i], -1, cpu, 0, NULL);
+		if (tp->t.track.dimension_arg_set_id[track] == TP_NULL_U32) {
+			/* Perfetto's dimensions: the cpu and the field ("idle_ns"). */
+			uint32_t kc = tp_intern_cstr(tp, "cpu"), kk = tp_intern_cstr(tp, "cpustat_key");
+			tp_args_begin(&tp->args_scratch);
+			tp_args_add_int(&tp->args_scratch, kc, kc, cpu);
+			tp_args_add_string(&tp->args_scratch, kk, kk,
+			                   tp_intern_cstr(tp, names[i] + strlen("cpu.times.")));
+			tp->t.track.dimension_arg_set_id[track] = tp_args_commit(tp, &tp->args_scratch);
+		}
+		push(tp, ts, track, (double)v[i]);
+	}
 }
 
 static const char *psi_key(uint64_t resource)
@@ -492,6 +503,52 @@ static void cpu_clusters(const struct cpu_desc *d, uint32_t n, uint32_t *cluster
 	tb_free(keys);
 }
 
+/* The order Perfetto fills the tables in: by capacity when every cpu has
+ * one (cpus of equal capacity in cpu order), else by cpu. */
+static void cpu_order(const struct cpu_desc *d, uint32_t n, uint32_t *order)
+{
+	bool caps = true;
+	for (uint32_t i = 0; i < n; i++)
+		caps &= d[i].has_capacity;
+	for (uint32_t i = 0; i < n; i++) {
+		/* Insertion: stable, and n is a cpu count. */
+		uint32_t j = i;
+		while (caps && j > 0 && d[order[j - 1]].capacity > d[i].capacity) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = i;
+	}
+}
+
+/* A cpu_freq row of ucpu for each of the Cpu's frequencies (field 2, packed
+ * or not), in their order. */
+static void cpu_freqs(struct tp *tp, uint32_t ucpu, const struct pb_field *cpu)
+{
+	struct tp_cpu_freq_table *t = &tp->t.cpu_freq;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	uint64_t v;
+	pb_reader_init_field(&r, cpu);
+	while (pb_next(&r, &f)) {
+		if (f.id != 2)
+			continue;
+		if (f.wire == PB_WIRE_VARINT) {
+			uint32_t row = tp_cpu_freq_append(t);
+			t->ucpu[row] = ucpu;
+			t->freq[row] = (uint32_t)f.val;
+		} else if (f.wire == PB_WIRE_LEN) {
+			struct pb_packed it;
+			pb_packed_init(&it, f.data, f.len, PB_WIRE_VARINT);
+			while (pb_packed_next(&it, &v)) {
+				uint32_t row = tp_cpu_freq_append(t);
+				t->ucpu[row] = ucpu;
+				t->freq[row] = (uint32_t)v;
+			}
+		}
+	}
+}
+
 static void cpu_args(struct proto_importer *im, uint32_t ucpu, const struct pb_field *cpu)
 {
 	static const char *const arm_keys[] = {NULL, "arm_cpu_implementer", "arm_cpu_architecture",
@@ -572,10 +629,18 @@ void proto_cpu_info_parse(struct proto_importer *im, const uint8_t *p, size_t n)
 		vec_release(&cpus);
 		return;
 	}
-	uint32_t *cluster = tb_calloc(cpus.len, sizeof *cluster);
-	cpu_clusters(cpus.data, (uint32_t)cpus.len, cluster);
+	if (cpus.len > TP_MAX_CPUS) {
+		tp_stat_inc(tp, TP_STAT_invalid_trace_packet);
+		cpus.len = TP_MAX_CPUS;
+	}
+	uint32_t ncpus = (uint32_t)cpus.len;
+	uint32_t *cluster = tb_calloc(ncpus, sizeof *cluster);
+	uint32_t *order = tb_calloc(ncpus, sizeof *order);
+	cpu_clusters(cpus.data, ncpus, cluster);
+	cpu_order(cpus.data, ncpus, order);
 	struct tp_cpu_table *t = &tp->t.cpu;
-	for (uint32_t i = 0; i < cpus.len; i++) {
+	for (uint32_t o = 0; o < ncpus; o++) {
+		uint32_t i = order[o];
 		const struct pb_field *cpu = &cpus.data[i].cpu;
 		uint32_t ucpu = tp_cpu_for(tp, i);
 		if (pb_find_field(cpu->data, cpu->len, 1, &c) == 1 && c.wire == PB_WIRE_LEN &&
@@ -584,8 +649,10 @@ void proto_cpu_info_parse(struct proto_importer *im, const uint8_t *p, size_t n)
 		t->cluster_id[ucpu] = cluster[i];
 		if (cpus.data[i].has_capacity)
 			t->capacity[ucpu] = cpus.data[i].capacity;
+		cpu_freqs(tp, ucpu, cpu);
 		cpu_args(im, ucpu, cpu);
 	}
+	tb_free(order);
 	tb_free(cluster);
 	vec_release(&cpus);
 }

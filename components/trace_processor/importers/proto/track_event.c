@@ -265,7 +265,7 @@ void proto_te_plain_record(struct proto_importer *im, const struct proto_seq *se
 	bool has_uuid = sf->has_uuid;
 	uint64_t uuid = sf->uuid;
 	memset(rec, 0, sizeof *rec);
-	rec->kind = EV_TE_SIMPLE;
+	rec->kind = EV_TE_SIMPLE | im->tag;
 	rec->type = sf->type;
 	rec->seq_id = seq->id;
 	rec->pid = seq->pid;
