@@ -286,6 +286,13 @@ enum tp_col_type {
 	X(T, ucpu, TP_U32, 0)                                                     \
 	X(T, freq, TP_I64, 0)
 
+/* linux_interrupt_mapping: each machine's IRQ numbers and names
+ * (InterruptInfo packets, /proc/interrupts), the first name of an irq_id. */
+#define TP_INTERRUPT_MAPPING_COLUMNS(X, T)                                        \
+	X(T, irq_id, TP_I64, 0)                                                   \
+	X(T, name, TP_STR, 0)                                                     \
+	X(T, machine_id, TP_I64N, 0)
+
 /* machine: the machines the trace's packets came from (Perfetto's
  * __intrinsic_machine): row 0 is the host (raw_id 0, or the raw id it
  * adopted), one row per other TracePacket.machine_id. SystemInfo fills the
@@ -495,6 +502,8 @@ enum tp_col_type {
 	T(__intrinsic_cpu, cpu, TP_CPU_COLUMNS, TP_NO_COLUMNS)                 \
 	T(__intrinsic_machine, machine, TP_MACHINE_COLUMNS, TP_NO_COLUMNS)     \
 	T(__intrinsic_cpu_freq, cpu_freq, TP_CPU_FREQ_COLUMNS, TP_NO_COLUMNS)  \
+	T(_linux_interrupt_mapping, interrupt_mapping, TP_INTERRUPT_MAPPING_COLUMNS,    \
+	  TP_NO_COLUMNS)                                                         \
 	T(__intrinsic_logs, logs, TP_LOGS_COLUMNS, TP_NO_COLUMNS)              \
 	T(__intrinsic_track_event_callstacks, track_event_callstacks,           \
 	  TP_TRACK_EVENT_CALLSTACKS_COLUMNS, TP_NO_COLUMNS)                      \

@@ -18,6 +18,12 @@
  *                        linux_per_cpu_idle_time_in_state_counters,
  *                        linux_cpu_idle_time_in_state_counters
  *   stacks.cpu_profiling cpu_profiling_samples (not cpu_profiling_summary_tree)
+ *   linux.irqs           linux_interrupt_mapping; linux_hard_irqs,
+ *                        linux_soft_irqs, linux_irqs (slices of cpu_irq /
+ *                        cpu_softirq tracks: empty, irq events are not
+ *                        imported as slices yet)
+ *   linux.perf.counters  linux_perf_sample_with_counters,
+ *                        linux_perf_counter_for_sample(sample_id, name)
  *
  * Every module's objects exist from the start (views are free until
  * queried; their text may use the macros), so INCLUDE only checks the name
@@ -35,6 +41,7 @@
  * the root: equal for slices with the same names on the same path.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "sql_int.h"
 
@@ -51,7 +58,8 @@ static const char *const module_names[] = {
     "slices.with_context", "slices.hierarchy",     "slices.stack",
     "slices.self_dur",     "time.conversion",      "counters.intervals",
     "linux.cpu.idle",      "linux.cpu.idle_stats", "linux.cpu.idle_time_in_state",
-    "linux.cpu.frequency", "stacks.cpu_profiling",
+    "linux.cpu.frequency", "stacks.cpu_profiling", "linux.irqs",
+    "linux.perf.counters",
 };
 
 static const char *const module_views[] = {
@@ -114,6 +122,28 @@ static const char *const module_views[] = {
     "LEFT JOIN thread AS t ON t.utid = tc.utid LEFT JOIN cpu AS c ON c.id = ec.ucpu "
     "WHERE ss.timebase_unit IS NULL OR ss.timebase_unit IN ('ns', 'cycles', 'instructions') "
     "ORDER BY s.ts",
+    /* linux.irqs */
+    "CREATE VIEW linux_hard_irqs AS SELECT s.ts AS ts, s.dur AS dur, s.name AS name, s.id AS id, "
+    "s.parent_id AS parent_id FROM slice AS s JOIN track AS t ON t.id = s.track_id "
+    "WHERE t.type = 'cpu_irq'",
+    "CREATE VIEW linux_soft_irqs AS SELECT s.ts AS ts, s.dur AS dur, s.name AS name, s.id AS id "
+    "FROM slice AS s JOIN track AS t ON t.id = s.track_id WHERE t.type = 'cpu_softirq'",
+    "CREATE VIEW linux_irqs AS SELECT ts, dur, name, id, parent_id, 0 AS is_soft_irq "
+    "FROM linux_hard_irqs UNION ALL SELECT ts, dur, name, id, NULL, 1 FROM linux_soft_irqs",
+    "CREATE VIEW linux_interrupt_mapping AS SELECT id, irq_id, name, machine_id "
+    "FROM _linux_interrupt_mapping",
+    /* linux.perf.counters: each traced_perf sample with each counter value
+     * of its counter set. */
+    "CREATE VIEW linux_perf_sample_with_counters AS SELECT s.id AS sample_id, s.ts AS ts, "
+    "t.utid AS utid, c.cpu AS cpu, coalesce(e.cpu_mode, 'unknown') AS cpu_mode, "
+    "s.callsite_id AS callsite_id, s.unwind_error AS unwind_error, "
+    "s.session_id AS perf_session_id, cs.counter_id AS counter_id, v.track_id AS track_id, "
+    "v.value AS counter_value FROM __intrinsic_profiler_sample AS s "
+    "JOIN __intrinsic_profiler_counter_set AS cs ON cs.counter_set_id = s.counter_set_id "
+    "JOIN counter AS v ON v.id = cs.counter_id "
+    "LEFT JOIN __intrinsic_profiler_task_context AS t ON t.id = s.task_context_id "
+    "LEFT JOIN __intrinsic_profiler_execution_context AS e ON e.id = s.execution_context_id "
+    "LEFT JOIN __intrinsic_cpu AS c ON c.id = e.ucpu WHERE s.source = 'linux.perf'",
     "CREATE VIEW linux_cpu_idle_time_in_state_counters AS SELECT ts, machine_id, state, "
     "min(100, sum(total_residency) / sum(time_slice) * 100) AS idle_percentage, "
     "sum(total_residency) AS total_residency, sum(time_slice) AS time_slice "
@@ -423,6 +453,47 @@ static void fn_slice_stack_hash(sqlite3_context *ctx, int argc, sqlite3_value **
 	sqlite3_result_int64(ctx, (sqlite3_int64)h);
 }
 
+/* ---- linux.perf.counters --------------------------------------------------- */
+
+/* linux_perf_counter_for_sample(sample_id, counter_name): the value of the
+ * counter named counter_name (its track's name) in the sample's counter
+ * set; NULL when the sample has none of that name. */
+static void fn_perf_counter_for_sample(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	(void)argc;
+	const struct tp *tp = ((struct tp_sql *)sqlite3_user_data(ctx))->tp;
+	if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
+		return;
+	if (sqlite3_value_type(argv[0]) != SQLITE_INTEGER) {
+		sqlite3_result_error(ctx, "linux_perf_counter_for_sample: the sample id is not an integer",
+				     -1);
+		return;
+	}
+	if (sqlite3_value_type(argv[1]) != SQLITE_TEXT) {
+		sqlite3_result_error(ctx, "linux_perf_counter_for_sample: the counter name is not a string",
+				     -1);
+		return;
+	}
+	const struct tp_profiler_sample_table *ps = &tp->t.profiler_sample;
+	int64_t id = sqlite3_value_int64(argv[0]);
+	if (id < 0 || id >= ps->n) {
+		sqlite3_result_error(ctx, "linux_perf_counter_for_sample: no such sample", -1);
+		return;
+	}
+	const struct tp_profiler_counter_set_table *cs = &tp->t.profiler_counter_set;
+	const char *want = (const char *)sqlite3_value_text(argv[1]);
+	for (uint32_t row = ps->counter_set_id[id]; row < cs->n && cs->counter_set_id[row] ==
+								      ps->counter_set_id[id];
+	     row++) {
+		uint32_t c = cs->counter_id[row];
+		const char *name = tp_str(tp, tp->t.track.name[tp->t.counter.track_id[c]]);
+		if (name && strcmp(name, want) == 0) {
+			sqlite3_result_double(ctx, tp->t.counter.value[c]);
+			return;
+		}
+	}
+}
+
 /* ---- time.conversion ----------------------------------------------------- */
 
 /* time_from_<unit>(x) = x * factor, time_to_<unit>(x) = x / factor, with
@@ -479,6 +550,9 @@ int tp_sql_register_modules(sqlite3 *db, struct tp_sql *sql)
 		rc = sqlite3_create_function_v2(db, "__intrinsic_slice_stack_hash", 1,
 		                                SQLITE_UTF8 | SQLITE_DETERMINISTIC, sql,
 		                                fn_slice_stack_hash, NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_create_function_v2(db, "linux_perf_counter_for_sample", 2, SQLITE_UTF8,
+		                                sql, fn_perf_counter_for_sample, NULL, NULL, NULL);
 	for (size_t i = 0; i < TB_ARRAY_SIZE(tablefns) && rc == SQLITE_OK; i++)
 		rc = sqlite3_create_module_v2(db, tablefns[i].name, &tf_module,
 		                              (void *)&tablefns[i], NULL);

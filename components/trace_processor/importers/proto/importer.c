@@ -44,6 +44,7 @@ static struct proto_importer *importer_new(struct tp *tp, struct proto_importer 
 	im->service_major = -1;
 	hmap_init(&im->process_rank);
 	hmap_init(&im->thread_rank);
+	hmap_init(&im->irq_ids);
 	im->clocks = proto_clocks_new();
 	im->default_track = TP_NULL_U32;
 	im->roi_start_ns = INT64_MIN;
@@ -226,6 +227,7 @@ static void proto_destroy(struct tp_importer *imp)
 	proto_stack_sample_free(im);
 	hmap_release(&im->ftrace_error_seqs);
 	hmap_release(&im->disk_by_name);
+	hmap_release(&im->irq_ids);
 	vec_release(&im->disks);
 	vec_release(&im->trace_config);
 	vec_release(&im->scratch);

@@ -307,6 +307,7 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		case PKT_STREAMING_PROFILE:
 		case PKT_MODULE_SYMBOLS:
 		case PKT_CPU_INFO:
+		case PKT_INTERRUPT_INFO:
 		case PKT_TRIGGER:
 		case PKT_CHROME_METADATA:
 		case PKT_INITIAL_DISPLAY_STATE:
@@ -548,6 +549,9 @@ void proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts
 	switch (field) {
 	case PKT_CPU_INFO:
 		proto_cpu_info_parse(im, p, n);
+		break;
+	case PKT_INTERRUPT_INFO:
+		proto_interrupt_info_parse(im, p, n);
 		break;
 	case PKT_CHROME_METADATA:
 		proto_chrome_metadata(im, p, n);

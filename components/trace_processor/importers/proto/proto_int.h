@@ -80,6 +80,7 @@ enum {
 	PKT_SYNCHRONIZATION_MARKER = 36,
 	PKT_MACHINE_ID = 98,
 	PKT_STACK_SAMPLE = 135,
+	PKT_INTERRUPT_INFO = 130,
 };
 #define SEQ_INCREMENTAL_STATE_CLEARED 1u
 #define SEQ_NEEDS_INCREMENTAL_STATE 2u
@@ -448,6 +449,7 @@ struct proto_importer {
 	/* SysStats disk_stat: device name (pool id) -> index in disks, whose
 	 * previous cumulative values the next sample is a delta from. */
 	struct hmap disk_by_name;
+	struct hmap irq_ids; /* irq ids with a linux_interrupt_mapping row */
 	/* misc_packets.c: where trace_trigger came from (0 none, 1 a trigger,
 	 * 2 a clone-snapshot trigger); ChromeMetadata packets seen */
 	int trigger_kind;
@@ -511,6 +513,8 @@ void proto_chrome_metadata(struct proto_importer *im, const uint8_t *p, size_t n
 void proto_initial_display_state_parse(struct proto_importer *im, int64_t ts, const uint8_t *p,
 				       size_t n);
 void proto_session_event_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
+/* InterruptInfo: the machine's linux_interrupt_mapping rows. */
+void proto_interrupt_info_parse(struct proto_importer *im, const uint8_t *p, size_t n);
 /* CpuInfo: the cpu table's processor, cluster_id, capacity and args. */
 void proto_cpu_info_parse(struct proto_importer *im, const uint8_t *p, size_t n);
 void proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);

@@ -443,6 +443,34 @@ void proto_process_stats_parse(struct proto_importer *im, int64_t ts, const uint
 			process_stats_process(im->tp, ts, f.data, f.len);
 }
 
+/* ---- InterruptInfo (TracePacket field 130) ------------------------------------ */
+
+/* Each irq_mapping {irq_id, name} with both, the first of an irq_id on this
+ * machine (one importer per machine), as Perfetto's SystemProbesParser. */
+void proto_interrupt_info_parse(struct proto_importer *im, const uint8_t *p, size_t n)
+{
+	struct tp *tp = im->tp;
+	struct tp_interrupt_mapping_table *t = &tp->t.interrupt_mapping;
+	struct pb_reader r;
+	struct pb_field f = {0}, id, name;
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id != 1 || f.wire != PB_WIRE_LEN)
+			continue;
+		if (pb_find_field(f.data, f.len, 1, &id) != 1 || id.wire != PB_WIRE_VARINT ||
+		    pb_find_field(f.data, f.len, 2, &name) != 1 || name.wire != PB_WIRE_LEN)
+			continue;
+		uint32_t irq = (uint32_t)id.val;
+		if (hmap_get(&im->irq_ids, irq, NULL))
+			continue;
+		hmap_put(&im->irq_ids, irq, 1);
+		uint32_t row = tp_interrupt_mapping_append(t);
+		t->irq_id[row] = irq;
+		t->name[row] = tp_intern(tp, (const char *)name.data, name.len);
+		t->machine_id[row] = tp->machine;
+	}
+}
+
 /* ---- CpuInfo (TracePacket field 67) ------------------------------------------- */
 
 /* Perfetto's kCpuInfoFeatures allowlist: bit i of Cpu.features is the
