@@ -1464,7 +1464,8 @@ void tp_binder_free(struct tp_ftrace *f);
 /* ---- sorter (sorter.c) --------------------------------------------------------- */
 
 /* Importers push events with their trace-clock timestamp; the sorter hands
- * them back to the importer's parse callback in (ts, push order) order. The
+ * them back to the importer's parse callback in ts order (ties: see
+ * sorter.c, Perfetto's queue order, else push order). The
  * payload is copied into sorter-owned memory that lives until the event was
  * parsed. Events are kept in one run per source (e.g. a packet sequence),
  * merged at dispatch. All of these run on the caller's (parsing) thread. */
@@ -1488,6 +1489,10 @@ void *tp_sorter_push(struct tp_sorter *s, int64_t ts, const void *payload, size_
  * Returns how many were kept (late ones are dropped and counted). */
 size_t tp_sorter_push_many(struct tp_sorter *s, uint32_t src, const int64_t *ts,
 			   const void *recs, size_t size, size_t n);
+/* Run src is a queue of its own, not part of the shared one, for the tie
+ * order at equal timestamps (see sorter.c): an ftrace cpu's run, as
+ * Perfetto's per-cpu queues. Call before its first push. */
+void tp_sorter_own_queue(struct tp_sorter *s, uint32_t src);
 /* Streaming: true once the buffered events pass the window (32 MiB by
  * default); then tp_sorter_extract dispatches, in order, every event no run
  * can still precede (ts <= the smallest latest ts of the runs with pending
