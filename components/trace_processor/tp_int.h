@@ -816,6 +816,17 @@ struct tp_pending_flow {
 	uint64_t id;
 };
 
+/* The clock snapshots of the first protobuf file of an archive, which
+ * convert the timestamps of the files after it (systrace, perf script text:
+ * MONOTONIC) to its trace clock, as Perfetto's global clock graph does.
+ * convert is NULL until a protobuf file with snapshots was imported. */
+struct tp_clock_sync {
+	void *ctx;
+	/* ts on clock into the trace clock; false when no path links them. */
+	bool (*convert)(void *ctx, uint32_t clock, int64_t ts, int64_t *out);
+	void (*free)(void *ctx);
+};
+
 /* One machine's pid and tid lookups (model/machine.c). */
 struct tp_machine_maps {
 	struct hmap pid_to_upid, tid_to_utid;
@@ -905,6 +916,7 @@ struct tp {
 	VEC(struct tp_pending_flow) pending_flows;
 	struct tp_args_builder args_scratch;
 	struct tp_profiler *profiler; /* context interning (profiler.c), NULL until used */
+	struct tp_clock_sync clock_sync; /* an archive's first proto file's clocks */
 
 	struct tp_sorter *sorter;
 	const struct tp_importer_ops *importer_ops; /* chosen by sniffing */
@@ -1460,6 +1472,23 @@ void tp_binder_lock(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t tid,
 void tp_binder_alloc_buf(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t tid,
 			 uint64_t data_size, uint64_t offsets_size);
 void tp_binder_free(struct tp_ftrace *f);
+
+/* ---- clocks across the files of an archive (tp.c) ------------------------------- */
+
+/* Perfetto's builtin clock id the formats without clock snapshots are in
+ * (struct tp_clock_sync converts them). */
+#define TP_CLOCK_MONOTONIC 3u
+
+/* ts on clock as trace time: converted through tp->clock_sync when it has
+ * a path, else unchanged (Perfetto's identity edge for an unlinked clock).
+ * Parse or tokenize time, any importer. */
+int64_t tp_trace_time_slow(struct tp *tp, uint32_t clock, int64_t ts);
+static inline int64_t tp_trace_time(struct tp *tp, uint32_t clock, int64_t ts)
+{
+	if (__builtin_expect(!tp->clock_sync.convert, 1))
+		return ts;
+	return tp_trace_time_slow(tp, clock, ts);
+}
 
 /* ---- sorter (sorter.c) --------------------------------------------------------- */
 

@@ -217,6 +217,8 @@ static void proto_destroy(struct tp_importer *imp)
 	vec_release(&im->children);
 	vec_release(&im->tail);
 	proto_seqs_free(im);
+	if (im->root == im)
+		proto_clocks_share(im->tp, &im->clocks);
 	proto_clocks_free(im->clocks);
 	proto_tracks_free(im);
 	proto_ftrace_free(im);

@@ -236,6 +236,10 @@ void proto_clocks_add_snapshot(struct proto_clocks *c, uint32_t seq_id, const ui
 bool proto_clocks_to_trace(struct proto_clocks *c, uint32_t seq_id, uint32_t clock_id,
 			   uint64_t raw, int64_t *out);
 uint32_t proto_clocks_trace_clock(const struct proto_clocks *c);
+/* At the end of a trace: when no earlier file's clocks are the trace's and
+ * *c saw a snapshot, *c becomes tp->clock_sync (tp owns it, *c is NULL), to
+ * convert the timestamps of the files after it. */
+void proto_clocks_share(struct tp *tp, struct proto_clocks **c);
 
 /* ---- tracks from descriptors (descriptors.c) ------------------------------ */
 
