@@ -917,6 +917,7 @@ struct tp {
 	struct tp_args_builder args_scratch;
 	struct tp_profiler *profiler; /* context interning (profiler.c), NULL until used */
 	struct tp_clock_sync clock_sync; /* an archive's first proto file's clocks */
+	uint32_t track_groups; /* track_group_id values handed out */
 
 	struct tp_sorter *sorter;
 	const struct tp_importer_ops *importer_ops; /* chosen by sniffing */
@@ -1056,6 +1057,15 @@ uint32_t tp_slice_begin(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat,
  * stat) when nothing was open. */
 uint32_t tp_slice_end(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
 		      uint32_t arg_set_id);
+/* tp_slice_begin whose args (builder b, emptied; NULL: none) stay with the
+ * open slice and are committed when it leaves its track's stack, as
+ * Perfetto's SliceTracker: the end's args (tp_slice_end_args) join them
+ * (tp_args_merge_into: arrays continue, equal keys take the end's value
+ * but keep_key's), so a begin/end pair has one arg set. */
+uint32_t tp_slice_begin_args(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat,
+			     uint32_t name, struct tp_args_builder *b);
+uint32_t tp_slice_end_args(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+			   struct tp_args_builder *b, uint32_t keep_key);
 /* The top of track's slice stack as it stands (complete slices that have
  * ended stay there until the next slice event on the track pops them, as
  * Perfetto's GetTopmostSliceOnTrack), or TP_NULL_U32. */
@@ -1190,6 +1200,27 @@ uint32_t tp_args_commit_hashed(struct tp *tp, struct tp_args_builder *b, uint64_
  * part of the dedup map the commit will probe, which for traces of mostly
  * unique sets is otherwise a cache miss per set. */
 void tp_args_prefetch(const struct tp *tp, uint64_t hash);
+/* A JSON value as args (importers/json/args.c, the JSON importer's rules:
+ * an object's members append ".name" to the key, an array's elements
+ * "[i]" to the key only, nulls skipped, leaves int, real, string or bool),
+ * for formats that carry JSON inside (TrackEvent legacy_json_value). The
+ * handle keeps caches between calls; _new/_free. tp_json_args_add appends
+ * the value text[0, n) under key (pool id) to b and returns true, or false
+ * (b unchanged) when it is not one well-formed JSON value. */
+struct tp_json_args;
+struct tp_json_args *tp_json_args_new(void);
+void tp_json_args_free(struct tp_json_args *j);
+bool tp_json_args_add(struct tp *tp, struct tp_json_args *j, uint32_t key, const char *text,
+		      size_t n, struct tp_args_builder *b);
+/* Append the args of set (TP_NULL_U32: none) to b. */
+void tp_args_load(struct tp *tp, uint32_t set, struct tp_args_builder *b);
+/* Merge add[0, n) into `into` as Perfetto's per-slice ArgsTracker does
+ * with an end event's args: an array element goes after the elements its
+ * array (the key up to its first '[') already has there; an equal key
+ * replaces the value, unless it is keep_key (pool id, 0: none), which keeps
+ * the first value. */
+void tp_args_merge_into(struct tp *tp, struct tp_args_builder *into, const struct tp_arg *add,
+			size_t n, uint32_t keep_key);
 /* A new set = the args of a, then those of b (b wins on equal keys). */
 uint32_t tp_args_merge(struct tp *tp, uint32_t a, uint32_t b);
 void tp_args_builder_release(struct tp_args_builder *b);

@@ -227,6 +227,8 @@ static void proto_destroy(struct tp_importer *imp)
 	proto_perf_free(im);
 	proto_callstacks_free(im);
 	proto_stack_sample_free(im);
+	proto_legacy_async_free(im);
+	tp_json_args_free(im->json_args);
 	hmap_release(&im->ftrace_error_seqs);
 	hmap_release(&im->disk_by_name);
 	hmap_release(&im->irq_ids);

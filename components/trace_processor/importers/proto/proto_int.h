@@ -450,6 +450,8 @@ struct proto_importer {
 	struct proto_perf *perf;     /* perf_sample.c state, NULL until used */
 	struct proto_callstacks *callstacks; /* callstacks.c state, NULL until used */
 	struct proto_stack_sample *stack_sample; /* stack_sample.c state, NULL until used */
+	struct proto_legacy_async *legacy_async; /* legacy_async.c state, NULL until used */
+	struct tp_json_args *json_args; /* legacy_json_value parsing, NULL until used */
 	/* SysStats disk_stat: device name (pool id) -> index in disks, whose
 	 * previous cumulative values the next sample is a delta from. */
 	struct hmap disk_by_name;
@@ -596,6 +598,13 @@ uint32_t proto_inline_callstack(struct proto_importer *im, enum proto_inline_map
  * mapping which, made once with a stack_profile_symbol row of its own. */
 uint32_t proto_dummy_frame(struct proto_importer *im, enum proto_inline_mapping which,
 			   uint32_t name, uint32_t file, uint32_t line);
+/* The track of a legacy async event (legacy_async.c): phase b/e/n or
+ * S/T/p/F, its name (pool id), upid (TP_NULL_U32: a global or unscoped
+ * id), the event's process (TP_NULL_U32 unknown), id and scope (pool id:
+ * the category, the name for S/T/p/F). */
+uint32_t proto_legacy_async_track(struct proto_importer *im, int phase, uint32_t name,
+				  uint32_t upid, uint32_t event_upid, uint64_t id, uint32_t scope);
+void proto_legacy_async_free(struct proto_importer *im);
 /* StackSample (TracePacket 135, stack_sample.c) at parse time. */
 void proto_stack_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
 			      const uint8_t *p, size_t n);
