@@ -293,6 +293,22 @@ enum tp_col_type {
 	X(T, name, TP_STR, 0)                                                     \
 	X(T, machine_id, TP_I64N, 0)
 
+/* experimental_proto_path / experimental_proto_content: what
+ * --analyze-trace-proto-content measured (importers/proto/content.c): a
+ * tree of field paths per annotation (the root's args: the TrackEvent's
+ * event.category and event.name), and the bytes and count of each path. */
+#define TP_PROTO_PATH_COLUMNS(X, T)                                               \
+	X(T, parent_id, TP_U32N, 0)                                               \
+	X(T, field_type, TP_STR, 0)                                               \
+	X(T, field_name, TP_STR, 0)                                               \
+	X(T, arg_set_id, TP_U32N, 0)
+#define TP_PROTO_CONTENT_COLUMNS(X, T)                                            \
+	X(T, path, TP_STR, 0)                                                     \
+	X(T, path_id, TP_U32, 0)                                                  \
+	X(T, total_size, TP_I64, 0)                                               \
+	X(T, size, TP_I64, 0)                                                     \
+	X(T, count, TP_I64, 0)
+
 /* machine: the machines the trace's packets came from (Perfetto's
  * __intrinsic_machine): row 0 is the host (raw_id 0, or the raw id it
  * adopted), one row per other TracePacket.machine_id. SystemInfo fills the
@@ -502,6 +518,9 @@ enum tp_col_type {
 	T(__intrinsic_cpu, cpu, TP_CPU_COLUMNS, TP_NO_COLUMNS)                 \
 	T(__intrinsic_machine, machine, TP_MACHINE_COLUMNS, TP_NO_COLUMNS)     \
 	T(__intrinsic_cpu_freq, cpu_freq, TP_CPU_FREQ_COLUMNS, TP_NO_COLUMNS)  \
+	T(experimental_proto_path, proto_path, TP_PROTO_PATH_COLUMNS, TP_NO_COLUMNS)    \
+	T(experimental_proto_content, proto_content, TP_PROTO_CONTENT_COLUMNS,          \
+	  TP_NO_COLUMNS)                                                         \
 	T(_linux_interrupt_mapping, interrupt_mapping, TP_INTERRUPT_MAPPING_COLUMNS,    \
 	  TP_NO_COLUMNS)                                                         \
 	T(__intrinsic_logs, logs, TP_LOGS_COLUMNS, TP_NO_COLUMNS)              \

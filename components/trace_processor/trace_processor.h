@@ -23,6 +23,10 @@ struct tp_config {
 	/* --crop-track-events: drop TrackEvents before the trace's
 	 * track_event_range_of_interest start */
 	bool crop_track_events;
+	/* --analyze-trace-proto-content: the bytes of each field path of the
+	 * protobuf packets, by TrackEvent category and name, into
+	 * experimental_proto_path / experimental_proto_content */
+	bool analyze_trace_proto_content;
 	/* User SQL packages tp_new registers, in order (--add-sql-package): a
 	 * config copied into the RPC server gives every trace processor it
 	 * creates the same packages. The array and its strings must outlive

@@ -1,7 +1,8 @@
 # tests/tp/run.sh: golden SQL tests for trace_processor_shell.
 #
 # 1. tests/tp/<name>/: an input (trace.json, trace.pb, trace.*), query.sql and
-#    expected.csv. `sh tests/tp/run.sh --rebase` rewrites expected.csv from
+#    expected.csv, and optionally flags: shell flags for the query (one
+#    line, split at spaces). `sh tests/tp/run.sh --rebase` rewrites expected.csv from
 #    the current output; review the diff in the commit.
 # 2. Perfetto's own diff tests in ../shared/corpus/perfetto_difftests/, in
 #    the suites listed in difftest_suites.txt; a test without a loadable
@@ -46,12 +47,16 @@ for dir in "$here"/*/; do
 	name=$(basename "$dir")
 	[ -f "$dir/query.sql" ] || continue
 	trace=$(input_of "$dir")
+	flags=
+	[ -f "$dir/flags" ] && flags=$(cat "$dir/flags")
 	if $rebase; then
-		run_query "$trace" "$dir/query.sql" "$dir/expected.csv" "$tmp/err"
+		# shellcheck disable=SC2086
+		run_query "$trace" "$dir/query.sql" "$dir/expected.csv" "$tmp/err" $flags
 		echo "rebased $name"
 		continue
 	fi
-	if run_query "$trace" "$dir/query.sql" "$tmp/out" "$tmp/err" &&
+	# shellcheck disable=SC2086
+	if run_query "$trace" "$dir/query.sql" "$tmp/out" "$tmp/err" $flags &&
 		[ "$(strip "$tmp/out")" = "$(strip "$dir/expected.csv")" ]; then
 		echo "PASS tp/$name"
 	else
@@ -70,8 +75,8 @@ fi
 known=$here/difftest_known_failures.txt
 modifiers=$here/difftest_trace_modifiers.txt
 inject=${TB_OUT:-out}/tools/trace_inject
-# Perfetto's diff test runner always passes this flag.
-dtflags=--crop-track-events
+# Perfetto's diff test runner always passes these flags.
+dtflags="--analyze-trace-proto-content --crop-track-events"
 suites=$(grep -v '^#' "$here/difftest_suites.txt")
 for suite in $suites; do
 	ran=0 passed=0

@@ -35,6 +35,7 @@ struct opts {
 	const char *query_file;   /* -q / query -f */
 	const char *query_string; /* -Q / query "SQL" */
 	bool interactive, wide, full_sort, crop_track_events, query_mode;
+	bool analyze_proto_content;
 	enum { SERVE_NONE, SERVE_HTTP, SERVE_STDIO } serve;
 	struct tp_httpd_opts http;
 	/* --add-sql-package / --override-sql-package arguments, in order */
@@ -64,6 +65,8 @@ static void usage(FILE *out, const char *argv0)
 		"                           with a window that holds back what can still\n"
 		"                           come out of order)\n"
 		"      --crop-track-events  ignore track events before the range of interest\n"
+		"      --analyze-trace-proto-content  the size of each protobuf field path into\n"
+		"                           experimental_proto_path / experimental_proto_content\n"
 		"      --add-sql-package PATH[@PKG]  the .sql files under PATH as package PKG\n"
 		"                           (default: the directory's name): a/b.sql is the module\n"
 		"                           PKG.a.b for INCLUDE PERFETTO MODULE\n"
@@ -301,6 +304,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		OPT_FULL_SORT = 256,
 		OPT_VERSION,
 		OPT_CROP_TRACK_EVENTS,
+		OPT_ANALYZE_PROTO_CONTENT,
 		OPT_PORT,
 		OPT_IP,
 		OPT_CORS,
@@ -315,6 +319,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{"wide", no_argument, NULL, 'W'},
 		{"full-sort", no_argument, NULL, OPT_FULL_SORT},
 		{"crop-track-events", no_argument, NULL, OPT_CROP_TRACK_EVENTS},
+		{"analyze-trace-proto-content", no_argument, NULL, OPT_ANALYZE_PROTO_CONTENT},
 		{"httpd", no_argument, NULL, 'D'},
 		{"http-port", required_argument, NULL, OPT_PORT},
 		{"http-ip-address", required_argument, NULL, OPT_IP},
@@ -373,6 +378,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_CROP_TRACK_EVENTS:
 			o->crop_track_events = true;
+			break;
+		case OPT_ANALYZE_PROTO_CONTENT:
+			o->analyze_proto_content = true;
 			break;
 		case 'D':
 			o->serve = SERVE_HTTP;
@@ -511,6 +519,7 @@ int trace_processor_shell_main(int argc, char **argv)
 
 	struct tp_config cfg = {.full_sort = o.full_sort,
 	                        .crop_track_events = o.crop_track_events,
+	                        .analyze_trace_proto_content = o.analyze_proto_content,
 	                        .packages = pkgs,
 	                        .npackages = nsps};
 	if (o.serve != SERVE_NONE) {

@@ -55,7 +55,10 @@ static struct tp_importer *proto_create(struct tp *tp)
 {
 	tp_machine_use(tp, 0);
 	tp_thread_name_idle(tp);
-	return (struct tp_importer *)(void *)importer_new(tp, NULL, 0);
+	struct proto_importer *im = importer_new(tp, NULL, 0);
+	if (tp->cfg.analyze_trace_proto_content)
+		proto_content_enable(im);
+	return (struct tp_importer *)(void *)im;
 }
 
 struct proto_importer *proto_machine_importer(struct proto_importer *root, uint64_t raw)
@@ -202,6 +205,7 @@ static int proto_eof(struct tp_importer *imp)
 	tp_machine_use(tp, im->machine);
 	proto_tracks_finish(im);
 	proto_config_stats_eof(im);
+	proto_content_finish(im);
 	tp_metadata_set_int(tp, "trace_time_clock_id", proto_clocks_trace_clock(im->clocks));
 	tp_machine_use(tp, 0);
 	return 0;
@@ -228,6 +232,7 @@ static void proto_destroy(struct tp_importer *imp)
 	proto_callstacks_free(im);
 	proto_stack_sample_free(im);
 	proto_legacy_async_free(im);
+	proto_content_free(im);
 	tp_json_args_free(im->json_args);
 	hmap_release(&im->ftrace_error_seqs);
 	hmap_release(&im->disk_by_name);

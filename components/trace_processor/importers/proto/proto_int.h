@@ -81,6 +81,8 @@ enum {
 	PKT_MACHINE_ID = 98,
 	PKT_STACK_SAMPLE = 135,
 	PKT_INTERRUPT_INFO = 130,
+	PKT_EXTENSION_DESCRIPTOR = 72,
+	PKT_REMOTE_CLOCK_SYNC = 107,
 };
 #define SEQ_INCREMENTAL_STATE_CLEARED 1u
 #define SEQ_NEEDS_INCREMENTAL_STATE 2u
@@ -375,6 +377,9 @@ struct proto_ev {
 	uint32_t len;          /* payload bytes after the header */
 	struct proto_gen *gen; /* referenced; may be NULL */
 	uint32_t seq_id;       /* trusted_packet_sequence_id */
+	/* EV_TRACK_EVENT under --analyze-trace-proto-content: the bytes of
+	 * its whole TracePacket follow the extra counter values; 0 none */
+	uint32_t pkt_len;
 	int64_t pid, tid;      /* the sequence's thread at tokenize time, -1 */
 	int64_t thread_ts;     /* legacy thread time (ns), TP_NULL_I64 */
 	int64_t thread_instr;  /* legacy instruction count, TP_NULL_I64 */
@@ -452,6 +457,8 @@ struct proto_importer {
 	struct proto_stack_sample *stack_sample; /* stack_sample.c state, NULL until used */
 	struct proto_legacy_async *legacy_async; /* legacy_async.c state, NULL until used */
 	struct tp_json_args *json_args; /* legacy_json_value parsing, NULL until used */
+	/* root: --analyze-trace-proto-content's samples (content.c), NULL off */
+	struct proto_content *content;
 	/* SysStats disk_stat: device name (pool id) -> index in disks, whose
 	 * previous cumulative values the next sample is a delta from. */
 	struct hmap disk_by_name;
@@ -605,6 +612,20 @@ uint32_t proto_dummy_frame(struct proto_importer *im, enum proto_inline_mapping 
 uint32_t proto_legacy_async_track(struct proto_importer *im, int phase, uint32_t name,
 				  uint32_t upid, uint32_t event_upid, uint64_t id, uint32_t scope);
 void proto_legacy_async_free(struct proto_importer *im);
+/* --analyze-trace-proto-content (content.c): a packet's field sizes under
+ * its annotation (a TrackEvent's: its category and name, pool ids or
+ * TP_NULL_STR), kept by the root importer; at end of file the
+ * experimental_proto_path / experimental_proto_content rows. */
+enum proto_content_kind {
+	PROTO_CONTENT_PLAIN,       /* no annotation */
+	PROTO_CONTENT_SKIPPED,     /* skipped_packet: invalid_incremental_state */
+	PROTO_CONTENT_TRACK_EVENT, /* event.category, event.name */
+};
+void proto_content_enable(struct proto_importer *im);
+void proto_content_packet(struct proto_importer *im, const uint8_t *p, size_t n,
+			  enum proto_content_kind kind, uint32_t cat, uint32_t name);
+void proto_content_finish(struct proto_importer *im);
+void proto_content_free(struct proto_importer *im);
 /* StackSample (TracePacket 135, stack_sample.c) at parse time. */
 void proto_stack_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
 			      const uint8_t *p, size_t n);

@@ -1367,6 +1367,11 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 		tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
 		return;
 	}
+	/* --analyze-trace-proto-content: an event with a type or a legacy
+	 * phase, by its category and name, as Perfetto's importer. */
+	if (ev->pkt_len && (e.type || e.phase))
+		proto_content_packet(im, p + n + (ev->n_abs_int + ev->n_abs_dbl) * sizeof(double),
+				     ev->pkt_len, PROTO_CONTENT_TRACK_EVENT, e.cat, e.name);
 	uint32_t type = e.type;
 	if (!e.has_type && e.has_legacy) {
 		switch (e.phase) {
