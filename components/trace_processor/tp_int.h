@@ -293,6 +293,19 @@ enum tp_col_type {
 	X(T, name, TP_STR, 0)                                                     \
 	X(T, machine_id, TP_I64N, 0)
 
+/* package_list: PackagesList packets (Perfetto's __intrinsic_package_list,
+ * the first of each package name); android_user_list: AndroidUserList
+ * packets (a user's last type). */
+#define TP_PACKAGE_LIST_COLUMNS(X, T)                                             \
+	X(T, package_name, TP_STR, 0)                                             \
+	X(T, uid, TP_I64, 0)                                                      \
+	X(T, debuggable, TP_I64, 0)                                               \
+	X(T, profileable_from_shell, TP_I64, 0)                                   \
+	X(T, version_code, TP_I64, 0)
+#define TP_ANDROID_USER_LIST_COLUMNS(X, T)                                        \
+	X(T, type, TP_STR, 0)                                                     \
+	X(T, android_user_id, TP_I64, 0)
+
 /* experimental_proto_path / experimental_proto_content: what
  * --analyze-trace-proto-content measured (importers/proto/content.c): a
  * tree of field paths per annotation (the root's args: the TrackEvent's
@@ -518,6 +531,9 @@ enum tp_col_type {
 	T(__intrinsic_cpu, cpu, TP_CPU_COLUMNS, TP_NO_COLUMNS)                 \
 	T(__intrinsic_machine, machine, TP_MACHINE_COLUMNS, TP_NO_COLUMNS)     \
 	T(__intrinsic_cpu_freq, cpu_freq, TP_CPU_FREQ_COLUMNS, TP_NO_COLUMNS)  \
+	T(__intrinsic_package_list, package_list, TP_PACKAGE_LIST_COLUMNS, TP_NO_COLUMNS) \
+	T(__intrinsic_android_user_list, android_user_list, TP_ANDROID_USER_LIST_COLUMNS, \
+	  TP_NO_COLUMNS)                                                         \
 	T(experimental_proto_path, proto_path, TP_PROTO_PATH_COLUMNS, TP_NO_COLUMNS)    \
 	T(experimental_proto_content, proto_content, TP_PROTO_CONTENT_COLUMNS,          \
 	  TP_NO_COLUMNS)                                                         \
@@ -660,6 +676,9 @@ void tp_tables_release(struct tp_tables *tables);
 	X(compressed_packets_failure, "error", "trace", "A compressed_packets payload did not inflate.") \
 	X(track_event_invalid_timestamp, "error", "analysis", "A TrackEvent resolved to a negative timestamp and was dropped.") \
 	X(invalid_trace_packet, "error", "trace", "A packet was malformed.") \
+	X(packages_list_has_parse_errors, "error", "trace", "The packages list had lines that did not parse.") \
+	X(packages_list_has_read_errors, "error", "trace", "The packages list could not be read.") \
+	X(user_list_errors, "error", "trace", "Errors occurred while reading or parsing the user.list file.") \
 	X(cpu_info_unknown_cpu_features, "info", "analysis", "CpuInfo had cpu feature bits this version does not name; the whole bitmap is the cpu's cpu_features.raw_bitmap arg.") \
 	X(traced_clone_trigger_timestamp_ns, "info", "trace", "When the trigger of the clone-snapshot operation that made this trace was received.") \
 	X(concurrent_session_event_unknown_state, "error", "analysis", "A ConcurrentSessionEvent had an unspecified or unknown state (a newer tracing service?); it was skipped.") \

@@ -24,6 +24,13 @@
  *                        imported as slices yet)
  *   linux.perf.counters  linux_perf_sample_with_counters,
  *                        linux_perf_counter_for_sample(sample_id, name)
+ *   android.user_list    android_user_list
+ *   android.process_metadata
+ *                        android_process_metadata, android_is_kernel_task(upid)
+ *                        (and the private _uid_package_count,
+ *                        _android_kernel_tasks, _android_package_for_process)
+ *   android.package_lookup
+ *                        android_package_lookup(uid)
  *
  * Every module's objects exist from the start (views are free until
  * queried; their text may use the macros), so INCLUDE only checks the name
@@ -59,7 +66,8 @@ static const char *const module_names[] = {
     "slices.self_dur",     "time.conversion",      "counters.intervals",
     "linux.cpu.idle",      "linux.cpu.idle_stats", "linux.cpu.idle_time_in_state",
     "linux.cpu.frequency", "stacks.cpu_profiling", "linux.irqs",
-    "linux.perf.counters",
+    "linux.perf.counters", "android.user_list",    "android.process_metadata",
+    "android.package_lookup",
 };
 
 static const char *const module_views[] = {
@@ -144,6 +152,34 @@ static const char *const module_views[] = {
     "LEFT JOIN __intrinsic_profiler_task_context AS t ON t.id = s.task_context_id "
     "LEFT JOIN __intrinsic_profiler_execution_context AS e ON e.id = s.execution_context_id "
     "LEFT JOIN __intrinsic_cpu AS c ON c.id = e.ucpu WHERE s.source = 'linux.perf'",
+    /* android.user_list */
+    "CREATE VIEW android_user_list AS SELECT android_user_id, type "
+    "FROM __intrinsic_android_user_list",
+    /* android.process_metadata: each process's package, matched by app id
+     * (sdk sandbox and pcc ids folded onto theirs) and, for a shared uid,
+     * by the process name starting with the package's (isolated
+     * processes by name only). */
+    "CREATE VIEW _uid_package_count AS SELECT uid, count(1) AS cnt FROM package_list "
+    "GROUP BY 1",
+    "CREATE VIEW _android_kernel_tasks AS SELECT a.upid AS upid FROM process AS a "
+    "LEFT JOIN process AS b ON a.parent_upid = b.upid "
+    "WHERE b.name = 'kthreadd' OR a.pid = 0 OR b.pid = 0 ORDER BY 1",
+    "CREATE VIEW android_process_metadata AS WITH p AS (SELECT *, CASE "
+    "WHEN android_appid < 20000 THEN android_appid "
+    "WHEN android_appid < 30000 THEN android_appid - 10000 "
+    "WHEN android_appid < 40000 THEN android_appid - 20000 "
+    "ELSE android_appid END AS base_appid FROM process) "
+    "SELECT p.upid AS upid, p.pid AS pid, CASE WHEN length(p.name) = 15 AND "
+    "(p.cmdline IN ('zygote', 'zygote64', '<pre-initialized>') OR "
+    "p.cmdline GLOB '*' || p.name) THEN p.cmdline ELSE p.name END AS process_name, "
+    "p.android_appid AS uid, p.android_user_id AS user_id, user.type AS user_type, "
+    "CASE WHEN c.cnt > 1 THEN TRUE ELSE NULL END AS shared_uid, "
+    "plist.package_name AS package_name, plist.version_code AS version_code, "
+    "plist.debuggable AS debuggable, android_is_kernel_task(p.upid) AS is_kernel_task "
+    "FROM p LEFT JOIN _uid_package_count AS c ON p.base_appid = c.uid "
+    "LEFT JOIN _android_package_for_process(p.base_appid, c.cnt, p.name) AS plist "
+    "LEFT JOIN android_user_list AS user ON p.android_user_id = user.android_user_id "
+    "ORDER BY p.upid",
     "CREATE VIEW linux_cpu_idle_time_in_state_counters AS SELECT ts, machine_id, state, "
     "min(100, sum(total_residency) / sum(time_slice) * 100) AS idle_percentage, "
     "sum(total_residency) AS total_residency, sum(time_slice) AS time_slice "
@@ -240,6 +276,14 @@ static const struct tablefn tablefns[] = {
          "slice_in", "slice_out",
          "ancestor_slice") "SELECT " FLOW_COLS
                            " FROM flow WHERE slice_in IN (SELECT sid FROM reach) ORDER BY id"},
+    /* android.process_metadata: the package of a process (?1 its base app
+     * id, ?2 the packages of that uid, ?3 its name): the one closest in
+     * length among those matching; one row of NULLs when none does. */
+    {"_android_package_for_process", "package_name, version_code, debuggable", 3,
+     "SELECT package_name, version_code, debuggable FROM (SELECT "
+     "min(length(?3) - length(package_name)), package_name, version_code, debuggable "
+     "FROM package_list WHERE (?1 = uid AND (?2 = 1 OR ?3 GLOB package_name || '*')) OR "
+     "(?1 >= 90000 AND ?1 < 100000 AND str_split(?3, ':', 0) GLOB package_name || '*'))"},
     {"descendant_slice_by_stack", SLICE_COLS, 1,
      "SELECT DISTINCT a.* FROM slice_with_stack_id AS m CROSS JOIN "
      "_slice_descendant_and_self(m.id) AS a WHERE m.stack_id = ?1 ORDER BY a.ts"},
@@ -494,6 +538,124 @@ static void fn_perf_counter_for_sample(sqlite3_context *ctx, int argc, sqlite3_v
 	}
 }
 
+/* ---- android.process_metadata, android.package_lookup ----------------------- */
+
+/* android_is_kernel_task(upid): pid 0, or a child of pid 0 or kthreadd. */
+static void fn_android_is_kernel_task(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	(void)argc;
+	const struct tp *tp = ((struct tp_sql *)sqlite3_user_data(ctx))->tp;
+	const struct tp_process_table *p = &tp->t.process;
+	int64_t upid = sqlite3_value_int64(argv[0]);
+	bool kernel = false;
+	if (sqlite3_value_type(argv[0]) == SQLITE_INTEGER && upid >= 0 && upid < p->n) {
+		int64_t par = p->parent_upid[upid];
+		kernel = p->pid[upid] == 0;
+		if (!kernel && par != TP_NULL_I64 && par >= 0 && par < p->n) {
+			const char *name = tp_str(tp, p->name[par]);
+			kernel = p->pid[par] == 0 || (name && strcmp(name, "kthreadd") == 0);
+		}
+	}
+	sqlite3_result_int(ctx, kernel);
+}
+
+/* Android's reserved app ids (android_filesystem_config.h), as Perfetto
+ * names them. */
+static const struct {
+	uint16_t id;
+	const char *name;
+} android_aids[] = {
+    {0, "ROOT"},          {1000, "SYSTEM_USER"},   {1001, "RADIO"},
+    {1002, "BLUETOOTH"},  {1003, "GRAPHICS"},      {1004, "INPUT"},
+    {1005, "AUDIO"},      {1006, "CAMERA"},        {1007, "LOG"},
+    {1008, "COMPASS"},    {1009, "MOUNT"},         {1010, "WIFI"},
+    {1011, "ADB"},        {1012, "INSTALL"},       {1013, "MEDIA"},
+    {1014, "DHCP"},       {1015, "SDCARD_RW"},     {1016, "VPN"},
+    {1017, "KEYSTORE"},   {1018, "USB"},           {1019, "DRM"},
+    {1020, "MDNSR"},      {1021, "GPS"},           {1022, "UNUSED1"},
+    {1023, "MEDIA_RW"},   {1024, "MTP"},           {1025, "UNUSED2"},
+    {1026, "DRMRPC"},     {1027, "NFC"},           {1028, "SDCARD_R"},
+    {1029, "CLAT"},       {1030, "LOOP_RADIO"},    {1031, "MEDIA_DRM"},
+    {1032, "PACKAGE_INFO"}, {1033, "SDCARD_PICS"}, {1034, "SDCARD_AV"},
+    {1035, "SDCARD_ALL"}, {1036, "LOGD"},          {1037, "SHARED_RELRO"},
+    {1038, "DBUS"},       {1039, "TLSDATE"},       {1040, "MEDIA_EX"},
+    {1041, "AUDIOSERVER"}, {1042, "METRICS_COLL"}, {1043, "METRICSD"},
+    {1044, "WEBSERV"},    {1045, "DEBUGGERD"},     {1046, "MEDIA_CODEC"},
+    {1047, "CAMERASERVER"}, {1048, "FIREWALL"},    {1049, "TRUNKS"},
+    {1050, "NVRAM"},      {1051, "DNS"},           {1052, "DNS_TETHER"},
+    {1053, "WEBVIEW_ZYGOTE"}, {1054, "VEHICLE_NETWORK"}, {1055, "MEDIA_AUDIO"},
+    {1056, "MEDIA_VIDEO"}, {1057, "MEDIA_IMAGE"},  {1058, "TOMBSTONED"},
+    {1059, "MEDIA_OBB"},  {1060, "ESE"},           {1061, "OTA_UPDATE"},
+    {1062, "AUTOMOTIVE_EVS"}, {1063, "LOWPAN"},    {1064, "HSM"},
+    {1065, "RESERVED_DISK"}, {1066, "STATSD"},     {1067, "INCIDENTD"},
+    {1068, "SECURE_ELEMENT"}, {1069, "LMKD"},      {1070, "LLKD"},
+    {1071, "IORAPD"},     {1072, "GPU_SERVICE"},   {1073, "NETWORK_STACK"},
+    {1074, "GSID"},       {1075, "FSVERITY_CERT"}, {1076, "CREDSTORE"},
+    {1077, "EXTERNAL_STORAGE"}, {1078, "EXT_DATA_RW"}, {1079, "EXT_OBB_RW"},
+    {1080, "CONTEXT_HUB"}, {1081, "VIRTMANAGER"},  {1082, "ARTD"},
+    {1083, "UWB"},        {1084, "THREAD_NETWORK"}, {1085, "DICED"},
+    {1086, "DMESGD"},     {1087, "JC_WEAVER"},     {1088, "JC_STRONGBOX"},
+    {1089, "JC_IDENTITYCRED"}, {1090, "SDK_SANDBOX"}, {1091, "SECURITY_LOG_WRITER"},
+    {1092, "PRNG_SEEDER"}, {1093, "UPROBESTATS"},  {2000, "SHELL"},
+    {2001, "CACHE"},      {2002, "DIAG"},          {9999, "NOBODY"},
+};
+
+/* android_package_lookup(uid): for an app id >= 10000 the package of
+ * package_list with that uid (com.google.android.gms first, then any but
+ * com.android.providers.*, first in table order within a rank); else
+ * AID_<name> of a reserved id, SHARED_GID, ISOLATED_UID, or "uid=N". */
+static void fn_android_package_lookup(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	(void)argc;
+	const struct tp *tp = ((struct tp_sql *)sqlite3_user_data(ctx))->tp;
+	int type = sqlite3_value_type(argv[0]);
+	if (type == SQLITE_NULL)
+		return;
+	if (type != SQLITE_INTEGER) {
+		sqlite3_result_error(ctx, "PACKAGE_LOOKUP: uid must be an integer", -1);
+		return;
+	}
+	uint32_t uid = (uint32_t)sqlite3_value_int64(argv[0]);
+	uint32_t app = uid % 100000;
+	if (app >= 10000) {
+		const struct tp_package_list_table *pl = &tp->t.package_list;
+		int best_rank = -1;
+		const char *best = NULL;
+		for (uint32_t r = 0; r < pl->n; r++) {
+			if (pl->uid[r] != (int64_t)app)
+				continue;
+			const char *pkg = tp_str(tp, pl->package_name[r]);
+			if (!pkg)
+				pkg = "";
+			int rank = strncmp(pkg, "com.android.providers.", 22) == 0 ? 0
+				   : strcmp(pkg, "com.google.android.gms") == 0     ? 2
+										    : 1;
+			if (rank > best_rank) {
+				best_rank = rank;
+				best = pkg;
+			}
+		}
+		if (best && *best) {
+			sqlite3_result_text(ctx, best, -1, SQLITE_TRANSIENT);
+			return;
+		}
+	}
+	char buf[40];
+	const char *name = NULL;
+	for (size_t i = 0; i < TB_ARRAY_SIZE(android_aids) && !name; i++)
+		if (android_aids[i].id == app)
+			name = android_aids[i].name;
+	if (name)
+		snprintf(buf, sizeof buf, "AID_%s", name);
+	else if (app >= 50000 && app < 60000)
+		snprintf(buf, sizeof buf, "SHARED_GID");
+	else if (app >= 90000)
+		snprintf(buf, sizeof buf, "ISOLATED_UID");
+	else
+		snprintf(buf, sizeof buf, "uid=%u", uid);
+	sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
+}
+
 /* ---- time.conversion ----------------------------------------------------- */
 
 /* time_from_<unit>(x) = x * factor, time_to_<unit>(x) = x / factor, with
@@ -553,6 +715,12 @@ int tp_sql_register_modules(sqlite3 *db, struct tp_sql *sql)
 	if (rc == SQLITE_OK)
 		rc = sqlite3_create_function_v2(db, "linux_perf_counter_for_sample", 2, SQLITE_UTF8,
 		                                sql, fn_perf_counter_for_sample, NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_create_function_v2(db, "android_is_kernel_task", 1, SQLITE_UTF8, sql,
+		                                fn_android_is_kernel_task, NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_create_function_v2(db, "android_package_lookup", 1, SQLITE_UTF8, sql,
+		                                fn_android_package_lookup, NULL, NULL, NULL);
 	for (size_t i = 0; i < TB_ARRAY_SIZE(tablefns) && rc == SQLITE_OK; i++)
 		rc = sqlite3_create_module_v2(db, tablefns[i].name, &tf_module,
 		                              (void *)&tablefns[i], NULL);

@@ -192,6 +192,7 @@ static const char *const tp_views[] = {
      * 0) in id order, 0 for the host, as the UI labels them. */
     "CREATE VIEW machine AS SELECT *, iif(raw_id = 0, 0, sum(iif(raw_id = 0, 0, 1)) "
     "OVER (ORDER BY id)) AS label_index FROM __intrinsic_machine",
+    "CREATE VIEW package_list AS SELECT * FROM __intrinsic_package_list",
 };
 
 int tp_sql_create_views(sqlite3 *db, char **errmsg)

@@ -45,6 +45,8 @@ static struct proto_importer *importer_new(struct tp *tp, struct proto_importer 
 	hmap_init(&im->process_rank);
 	hmap_init(&im->thread_rank);
 	hmap_init(&im->irq_ids);
+	hmap_init(&im->packages_seen);
+	hmap_init(&im->user_rows);
 	im->clocks = proto_clocks_new();
 	im->default_track = TP_NULL_U32;
 	im->roi_start_ns = INT64_MIN;
@@ -237,6 +239,8 @@ static void proto_destroy(struct tp_importer *imp)
 	hmap_release(&im->ftrace_error_seqs);
 	hmap_release(&im->disk_by_name);
 	hmap_release(&im->irq_ids);
+	hmap_release(&im->packages_seen);
+	hmap_release(&im->user_rows);
 	vec_release(&im->disks);
 	vec_release(&im->trace_config);
 	vec_release(&im->scratch);

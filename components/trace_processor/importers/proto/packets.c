@@ -305,6 +305,8 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		case PKT_PROCESS_DESCRIPTOR:
 		case PKT_THREAD_DESCRIPTOR:
 		case PKT_SYSTEM_INFO:
+		case PKT_PACKAGES_LIST:
+		case PKT_USER_LIST:
 		case PKT_COMPRESSED_PACKETS:
 		case PKT_TRACK_DESCRIPTOR:
 		case PKT_SERVICE_EVENT:
@@ -575,6 +577,12 @@ void proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts
 		break;
 	case PKT_INTERRUPT_INFO:
 		proto_interrupt_info_parse(im, p, n);
+		break;
+	case PKT_PACKAGES_LIST:
+		proto_packages_list_parse(im, p, n);
+		break;
+	case PKT_USER_LIST:
+		proto_user_list_parse(im, p, n);
 		break;
 	case PKT_CHROME_METADATA:
 		proto_chrome_metadata(im, p, n);

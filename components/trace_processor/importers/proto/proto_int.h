@@ -82,6 +82,8 @@ enum {
 	PKT_STACK_SAMPLE = 135,
 	PKT_INTERRUPT_INFO = 130,
 	PKT_EXTENSION_DESCRIPTOR = 72,
+	PKT_PACKAGES_LIST = 47,
+	PKT_USER_LIST = 123,
 	PKT_REMOTE_CLOCK_SYNC = 107,
 };
 #define SEQ_INCREMENTAL_STATE_CLEARED 1u
@@ -457,6 +459,9 @@ struct proto_importer {
 	struct proto_stack_sample *stack_sample; /* stack_sample.c state, NULL until used */
 	struct proto_legacy_async *legacy_async; /* legacy_async.c state, NULL until used */
 	struct tp_json_args *json_args; /* legacy_json_value parsing, NULL until used */
+	/* PackagesList / AndroidUserList (system_probes.c): package names
+	 * inserted (pool id -> 1), android user id -> its package_list row */
+	struct hmap packages_seen, user_rows;
 	/* root: --analyze-trace-proto-content's samples (content.c), NULL off */
 	struct proto_content *content;
 	/* SysStats disk_stat: device name (pool id) -> index in disks, whose
@@ -527,6 +532,10 @@ void proto_initial_display_state_parse(struct proto_importer *im, int64_t ts, co
 				       size_t n);
 void proto_session_event_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
 /* InterruptInfo: the machine's linux_interrupt_mapping rows. */
+/* PackagesList (47) and AndroidUserList (123) at tokenize time (they
+ * have no timestamp), system_probes.c. */
+void proto_packages_list_parse(struct proto_importer *im, const uint8_t *p, size_t n);
+void proto_user_list_parse(struct proto_importer *im, const uint8_t *p, size_t n);
 void proto_interrupt_info_parse(struct proto_importer *im, const uint8_t *p, size_t n);
 /* CpuInfo: the cpu table's processor, cluster_id, capacity and args. */
 void proto_cpu_info_parse(struct proto_importer *im, const uint8_t *p, size_t n);
