@@ -13,6 +13,8 @@
  * protobuf traces first, then gzip'd members, then the rest, by name within
  * each group. Each member is sorted on its own (Perfetto sorts them all
  * together; the tables differ only where members interleave on one track).
+ * The first protobuf member's clock snapshots convert the timestamps of the
+ * later text members (tp->clock_sync, tp_trace_time).
  * Every file gets a `trace_file` row.
  */
 #include "tp_int.h"
@@ -53,8 +55,12 @@ struct tp *tp_new(const struct tp_config *cfg)
 	/* The host machine (row 0, raw id 0) and its swapper, utid 0 / upid
 	 * 0: the placeholders Perfetto always has. */
 	tp_machine_for_raw(tp, 0);
-	if (tp_sql_open(tp) != 0)
+	if (tp_sql_open(tp) != 0) {
+		/* Only a defect of ours (a built-in view or module that does not
+		 * prepare) gets here: say which before stopping. */
+		log_error("tp", "%s", tp_error(tp));
 		TB_CHECK(!"cannot open the in-memory database");
+	}
 	for (size_t i = 0; i < tp->cfg.npackages; i++) {
 		char err[1024];
 		if (tp_register_sql_package(tp, &tp->cfg.packages[i], err, sizeof err) < 0) {
@@ -97,12 +103,20 @@ void tp_free(struct tp *tp)
 	tp_track_keys_free(tp);
 	tp_args_free(tp);
 	tp_profiler_free(tp);
+	if (tp->clock_sync.free)
+		tp->clock_sync.free(tp->clock_sync.ctx);
 	tp_tables_release(&tp->t);
 	tp_ftrace_rows_release(tp);
 	vec_release(&tp->istats);
 	hmap_release(&tp->istat_pos);
 	strpool_release(&tp->strings);
 	tb_free(tp);
+}
+
+int64_t tp_trace_time_slow(struct tp *tp, uint32_t clock, int64_t ts)
+{
+	int64_t out;
+	return tp->clock_sync.convert(tp->clock_sync.ctx, clock, ts, &out) ? out : ts;
 }
 
 int tp_fail(struct tp *tp, int code, const char *fmt, ...)

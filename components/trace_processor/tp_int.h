@@ -286,6 +286,42 @@ enum tp_col_type {
 	X(T, ucpu, TP_U32, 0)                                                     \
 	X(T, freq, TP_I64, 0)
 
+/* linux_interrupt_mapping: each machine's IRQ numbers and names
+ * (InterruptInfo packets, /proc/interrupts), the first name of an irq_id. */
+#define TP_INTERRUPT_MAPPING_COLUMNS(X, T)                                        \
+	X(T, irq_id, TP_I64, 0)                                                   \
+	X(T, name, TP_STR, 0)                                                     \
+	X(T, machine_id, TP_I64N, 0)
+
+/* package_list: PackagesList packets (Perfetto's __intrinsic_package_list,
+ * the first of each package name); android_user_list: AndroidUserList
+ * packets (a user's last type). */
+#define TP_PACKAGE_LIST_COLUMNS(X, T)                                             \
+	X(T, package_name, TP_STR, 0)                                             \
+	X(T, uid, TP_I64, 0)                                                      \
+	X(T, debuggable, TP_I64, 0)                                               \
+	X(T, profileable_from_shell, TP_I64, 0)                                   \
+	X(T, version_code, TP_I64, 0)
+#define TP_ANDROID_USER_LIST_COLUMNS(X, T)                                        \
+	X(T, type, TP_STR, 0)                                                     \
+	X(T, android_user_id, TP_I64, 0)
+
+/* experimental_proto_path / experimental_proto_content: what
+ * --analyze-trace-proto-content measured (importers/proto/content.c): a
+ * tree of field paths per annotation (the root's args: the TrackEvent's
+ * event.category and event.name), and the bytes and count of each path. */
+#define TP_PROTO_PATH_COLUMNS(X, T)                                               \
+	X(T, parent_id, TP_U32N, 0)                                               \
+	X(T, field_type, TP_STR, 0)                                               \
+	X(T, field_name, TP_STR, 0)                                               \
+	X(T, arg_set_id, TP_U32N, 0)
+#define TP_PROTO_CONTENT_COLUMNS(X, T)                                            \
+	X(T, path, TP_STR, 0)                                                     \
+	X(T, path_id, TP_U32, 0)                                                  \
+	X(T, total_size, TP_I64, 0)                                               \
+	X(T, size, TP_I64, 0)                                                     \
+	X(T, count, TP_I64, 0)
+
 /* machine: the machines the trace's packets came from (Perfetto's
  * __intrinsic_machine): row 0 is the host (raw_id 0, or the raw id it
  * adopted), one row per other TracePacket.machine_id. SystemInfo fills the
@@ -507,6 +543,14 @@ enum tp_col_type {
 	T(__intrinsic_cpu, cpu, TP_CPU_COLUMNS, TP_NO_COLUMNS)                 \
 	T(__intrinsic_machine, machine, TP_MACHINE_COLUMNS, TP_NO_COLUMNS)     \
 	T(__intrinsic_cpu_freq, cpu_freq, TP_CPU_FREQ_COLUMNS, TP_NO_COLUMNS)  \
+	T(__intrinsic_package_list, package_list, TP_PACKAGE_LIST_COLUMNS, TP_NO_COLUMNS) \
+	T(__intrinsic_android_user_list, android_user_list, TP_ANDROID_USER_LIST_COLUMNS, \
+	  TP_NO_COLUMNS)                                                         \
+	T(experimental_proto_path, proto_path, TP_PROTO_PATH_COLUMNS, TP_NO_COLUMNS)    \
+	T(experimental_proto_content, proto_content, TP_PROTO_CONTENT_COLUMNS,          \
+	  TP_NO_COLUMNS)                                                         \
+	T(_linux_interrupt_mapping, interrupt_mapping, TP_INTERRUPT_MAPPING_COLUMNS,    \
+	  TP_NO_COLUMNS)                                                         \
 	T(__intrinsic_logs, logs, TP_LOGS_COLUMNS, TP_NO_COLUMNS)              \
 	T(__intrinsic_track_event_callstacks, track_event_callstacks,           \
 	  TP_TRACK_EVENT_CALLSTACKS_COLUMNS, TP_NO_COLUMNS)                      \
@@ -649,6 +693,9 @@ void tp_tables_release(struct tp_tables *tables);
 	X(compressed_packets_failure, "error", "trace", "A compressed_packets payload did not inflate.") \
 	X(track_event_invalid_timestamp, "error", "analysis", "A TrackEvent resolved to a negative timestamp and was dropped.") \
 	X(invalid_trace_packet, "error", "trace", "A packet was malformed.") \
+	X(packages_list_has_parse_errors, "error", "trace", "The packages list had lines that did not parse.") \
+	X(packages_list_has_read_errors, "error", "trace", "The packages list could not be read.") \
+	X(user_list_errors, "error", "trace", "Errors occurred while reading or parsing the user.list file.") \
 	X(cpu_info_unknown_cpu_features, "info", "analysis", "CpuInfo had cpu feature bits this version does not name; the whole bitmap is the cpu's cpu_features.raw_bitmap arg.") \
 	X(traced_clone_trigger_timestamp_ns, "info", "trace", "When the trigger of the clone-snapshot operation that made this trace was received.") \
 	X(concurrent_session_event_unknown_state, "error", "analysis", "A ConcurrentSessionEvent had an unspecified or unknown state (a newer tracing service?); it was skipped.") \
@@ -827,6 +874,17 @@ struct tp_pending_flow {
 	uint64_t id;
 };
 
+/* The clock snapshots of the first protobuf file of an archive, which
+ * convert the timestamps of the files after it (systrace, perf script text:
+ * MONOTONIC) to its trace clock, as Perfetto's global clock graph does.
+ * convert is NULL until a protobuf file with snapshots was imported. */
+struct tp_clock_sync {
+	void *ctx;
+	/* ts on clock into the trace clock; false when no path links them. */
+	bool (*convert)(void *ctx, uint32_t clock, int64_t ts, int64_t *out);
+	void (*free)(void *ctx);
+};
+
 /* One machine's pid and tid lookups (model/machine.c). */
 struct tp_machine_maps {
 	struct hmap pid_to_upid, tid_to_utid;
@@ -925,6 +983,8 @@ struct tp {
 	VEC(struct tp_pending_flow) pending_flows;
 	struct tp_args_builder args_scratch;
 	struct tp_profiler *profiler; /* context interning (profiler.c), NULL until used */
+	struct tp_clock_sync clock_sync; /* an archive's first proto file's clocks */
+	uint32_t track_groups; /* track_group_id values handed out */
 
 	struct tp_sorter *sorter;
 	const struct tp_importer_ops *importer_ops; /* chosen by sniffing */
@@ -1069,6 +1129,15 @@ uint32_t tp_slice_begin(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat,
  * stat) when nothing was open. */
 uint32_t tp_slice_end(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
 		      uint32_t arg_set_id);
+/* tp_slice_begin whose args (builder b, emptied; NULL: none) stay with the
+ * open slice and are committed when it leaves its track's stack, as
+ * Perfetto's SliceTracker: the end's args (tp_slice_end_args) join them
+ * (tp_args_merge_into: arrays continue, equal keys take the end's value
+ * but keep_key's), so a begin/end pair has one arg set. */
+uint32_t tp_slice_begin_args(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat,
+			     uint32_t name, struct tp_args_builder *b);
+uint32_t tp_slice_end_args(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+			   struct tp_args_builder *b, uint32_t keep_key);
 /* The top of track's slice stack as it stands (complete slices that have
  * ended stay there until the next slice event on the track pops them, as
  * Perfetto's GetTopmostSliceOnTrack), or TP_NULL_U32. */
@@ -1209,6 +1278,27 @@ uint32_t tp_args_commit_hashed(struct tp *tp, struct tp_args_builder *b, uint64_
  * part of the dedup map the commit will probe, which for traces of mostly
  * unique sets is otherwise a cache miss per set. */
 void tp_args_prefetch(const struct tp *tp, uint64_t hash);
+/* A JSON value as args (importers/json/args.c, the JSON importer's rules:
+ * an object's members append ".name" to the key, an array's elements
+ * "[i]" to the key only, nulls skipped, leaves int, real, string or bool),
+ * for formats that carry JSON inside (TrackEvent legacy_json_value). The
+ * handle keeps caches between calls; _new/_free. tp_json_args_add appends
+ * the value text[0, n) under key (pool id) to b and returns true, or false
+ * (b unchanged) when it is not one well-formed JSON value. */
+struct tp_json_args;
+struct tp_json_args *tp_json_args_new(void);
+void tp_json_args_free(struct tp_json_args *j);
+bool tp_json_args_add(struct tp *tp, struct tp_json_args *j, uint32_t key, const char *text,
+		      size_t n, struct tp_args_builder *b);
+/* Append the args of set (TP_NULL_U32: none) to b. */
+void tp_args_load(struct tp *tp, uint32_t set, struct tp_args_builder *b);
+/* Merge add[0, n) into `into` as Perfetto's per-slice ArgsTracker does
+ * with an end event's args: an array element goes after the elements its
+ * array (the key up to its first '[') already has there; an equal key
+ * replaces the value, unless it is keep_key (pool id, 0: none), which keeps
+ * the first value. */
+void tp_args_merge_into(struct tp *tp, struct tp_args_builder *into, const struct tp_arg *add,
+			size_t n, uint32_t keep_key);
 /* A new set = the args of a, then those of b (b wins on equal keys). */
 uint32_t tp_args_merge(struct tp *tp, uint32_t a, uint32_t b);
 void tp_args_builder_release(struct tp_args_builder *b);
@@ -1499,10 +1589,28 @@ void tp_binder_alloc_buf(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t
 			 uint64_t data_size, uint64_t offsets_size);
 void tp_binder_free(struct tp_ftrace *f);
 
+/* ---- clocks across the files of an archive (tp.c) ------------------------------- */
+
+/* Perfetto's builtin clock id the formats without clock snapshots are in
+ * (struct tp_clock_sync converts them). */
+#define TP_CLOCK_MONOTONIC 3u
+
+/* ts on clock as trace time: converted through tp->clock_sync when it has
+ * a path, else unchanged (Perfetto's identity edge for an unlinked clock).
+ * Parse or tokenize time, any importer. */
+int64_t tp_trace_time_slow(struct tp *tp, uint32_t clock, int64_t ts);
+static inline int64_t tp_trace_time(struct tp *tp, uint32_t clock, int64_t ts)
+{
+	if (__builtin_expect(!tp->clock_sync.convert, 1))
+		return ts;
+	return tp_trace_time_slow(tp, clock, ts);
+}
+
 /* ---- sorter (sorter.c) --------------------------------------------------------- */
 
 /* Importers push events with their trace-clock timestamp; the sorter hands
- * them back to the importer's parse callback in (ts, push order) order. The
+ * them back to the importer's parse callback in ts order (ties: see
+ * sorter.c, Perfetto's queue order, else push order). The
  * payload is copied into sorter-owned memory that lives until the event was
  * parsed. Events are kept in one run per source (e.g. a packet sequence),
  * merged at dispatch. All of these run on the caller's (parsing) thread. */
@@ -1526,6 +1634,10 @@ void *tp_sorter_push(struct tp_sorter *s, int64_t ts, const void *payload, size_
  * Returns how many were kept (late ones are dropped and counted). */
 size_t tp_sorter_push_many(struct tp_sorter *s, uint32_t src, const int64_t *ts,
 			   const void *recs, size_t size, size_t n);
+/* Run src is a queue of its own, not part of the shared one, for the tie
+ * order at equal timestamps (see sorter.c): an ftrace cpu's run, as
+ * Perfetto's per-cpu queues. Call before its first push. */
+void tp_sorter_own_queue(struct tp_sorter *s, uint32_t src);
 /* Streaming: true once the buffered events pass the window (32 MiB by
  * default); then tp_sorter_extract dispatches, in order, every event no run
  * can still precede (ts <= the smallest latest ts of the runs with pending

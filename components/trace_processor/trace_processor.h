@@ -27,8 +27,9 @@ struct tp_config {
 	 * and generic ftrace events of proto traces get no `ftrace_event` row
 	 * (nor args); their effects (sched, thread_state, counters) stay. */
 	bool no_ftrace_raw;
-	/* --analyze-trace-proto-content: Perfetto's analyze_trace_proto_content
-	 * (the importer decides what it records). */
+	/* --analyze-trace-proto-content: the bytes of each field path of the
+	 * protobuf packets, by TrackEvent category and name, into
+	 * experimental_proto_path / experimental_proto_content */
 	bool analyze_trace_proto_content;
 	/* --allow-sql-file-access: SQL may ATTACH files and VACUUM INTO a file;
 	 * without it an authorizer refuses both (sql/schema.c). */

@@ -360,8 +360,8 @@ TEST(tp_model_track_identity)
 }
 
 struct order_ctx {
-	int64_t ts[8];
-	int vals[8];
+	int64_t ts[16];
+	int vals[16];
 	int n;
 };
 
@@ -386,6 +386,37 @@ TEST(tp_model_sorter_stable)
 	CHECK_EQ(o.n, 5);
 	int want[] = {1, 3, 2, 0, 4};
 	for (int i = 0; i < 5; i++)
+		CHECK_EQ(o.vals[i], want[i]);
+	tp_sorter_free(s);
+	tp_free(tp);
+}
+
+/* Ties across own queues (ftrace cpus) as Perfetto's sorter: the queue
+ * being drained keeps going while its next event is not later than every
+ * other queue's first; else the shared queue, then own queues by age. */
+TEST(tp_model_sorter_queue_ties)
+{
+	struct tp *tp = tp_new(NULL);
+	struct tp_sorter *s = tp_sorter_new();
+	/* cpu A (run 1) and cpu B (run 2), made in that order; the shared
+	 * queue (run 0) pushes last. */
+	tp_sorter_own_queue(s, 1);
+	tp_sorter_own_queue(s, 2);
+	static const struct {
+		uint32_t run;
+		int64_t ts;
+	} ev[] = {{1, 10}, {1, 50}, {2, 20}, {2, 50}, {2, 50}, {0, 50}, {1, 60}, {2, 60}, {0, 60}};
+	for (int i = 0; i < (int)TB_ARRAY_SIZE(ev); i++)
+		tp_sorter_push_src(s, ev[i].run, ev[i].ts, &i, sizeof i);
+	struct order_ctx o = {0};
+	tp_sorter_flush(s, tp, collect, &o);
+	CHECK_EQ(o.n, 9);
+	/* A's 10, B's 20; B is being drained: its two 50s before A's 50 and
+	 * the shared 50; then, B's next (60) later than the shared queue's 50:
+	 * the shared 50, then A (older) at 50 and its 60, where A goes on,
+	 * then the shared queue's 60 before B's. */
+	int want[] = {0, 2, 3, 4, 5, 1, 6, 8, 7};
+	for (int i = 0; i < 9; i++)
 		CHECK_EQ(o.vals[i], want[i]);
 	tp_sorter_free(s);
 	tp_free(tp);

@@ -21,9 +21,11 @@
 
 struct open_slice {
 	uint32_t id;
-	bool instant; /* known end, dur 0 */
-	int64_t end;  /* OPEN_END for a begin without end yet */
+	bool instant;     /* known end, dur 0 */
+	uint32_t pending; /* its args not committed yet (a builder), NO_PENDING */
+	int64_t end;      /* OPEN_END for a begin without end yet */
 };
+#define NO_PENDING UINT32_MAX
 
 /* A track's stack (the vec_* macros apply). */
 struct open_stack {
@@ -34,6 +36,11 @@ typedef struct open_stack stack_t_;
 
 struct tp_slice_stacks {
 	VEC(struct open_stack) by_track;
+	/* The args of open slices, kept until they leave their stack (as
+	 * Perfetto's SliceTracker keeps an ArgsTracker per open slice), so a
+	 * begin's and its end's args are one set; free ones listed. */
+	VEC(struct tp_args_builder) pending;
+	VEC(uint32_t) free_pending;
 };
 
 void tp_slices_init(struct tp *tp)
@@ -48,14 +55,42 @@ void tp_slices_release(struct tp *tp)
 	for (size_t i = 0; i < tp->stacks->by_track.len; i++)
 		vec_release(&tp->stacks->by_track.data[i]);
 	vec_release(&tp->stacks->by_track);
+	for (size_t i = 0; i < tp->stacks->pending.len; i++)
+		tp_args_builder_release(&tp->stacks->pending.data[i]);
+	vec_release(&tp->stacks->pending);
+	vec_release(&tp->stacks->free_pending);
 	tb_free(tp->stacks);
 	tp->stacks = NULL;
 }
 
+/* o leaves its stack: its pending args become its arg set. */
+static void commit_pending(struct tp *tp, struct open_slice *o)
+{
+	if (__builtin_expect(o->pending == NO_PENDING, 1))
+		return;
+	struct tp_slice_stacks *s = tp->stacks;
+	tp->t.slice.arg_set_id[o->id] = tp_args_commit(tp, &s->pending.data[o->pending]);
+	vec_push(&s->free_pending, o->pending);
+	o->pending = NO_PENDING;
+}
+
+/* Drop entries [from, len), committing their pending args. */
+static void truncate_stack(struct tp *tp, stack_t_ *st, size_t from)
+{
+	for (size_t j = from; j < st->len; j++)
+		commit_pending(tp, &st->data[j]);
+	st->len = from;
+}
+
 void tp_slices_finish(struct tp *tp)
 {
-	/* Open slices already have dur = -1; nothing to close. */
-	(void)tp;
+	/* Open slices already have dur = -1; their args are committed now. */
+	struct tp_slice_stacks *s = tp->stacks;
+	for (size_t i = 0; i < s->by_track.len; i++) {
+		struct open_stack *st = &s->by_track.data[i];
+		for (size_t j = 0; j < st->len; j++)
+			commit_pending(tp, &st->data[j]);
+	}
 }
 
 static stack_t_ *stack_for(struct tp *tp, uint32_t track)
@@ -93,12 +128,12 @@ static bool close_stack(struct tp *tp, stack_t_ *st, int64_t ts, int64_t dur, si
 			struct tp_slice_table *t = &tp->t.slice;
 			for (size_t j = i + 1; j < st->len; j++)
 				t->dur[st->data[j].id] = o->end - t->ts[st->data[j].id];
-			st->len = i;
+			truncate_stack(tp, st, i);
 			open_above = false;
 			continue;
 		}
 		if (o->end < ts || (o->end == ts && !(o->instant && dur == 0))) {
-			st->len--;
+			truncate_stack(tp, st, st->len - 1);
 			continue;
 		}
 		if (dur < 0)
@@ -154,17 +189,48 @@ uint32_t tp_slice_begin(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat,
 	if (!depth_ok(tp, st, ts, name))
 		return TP_NULL_U32;
 	uint32_t id = insert(tp, st, track, ts, -1, cat, name, arg_set_id);
-	vec_push(st, ((struct open_slice){id, false, OPEN_END}));
+	vec_push(st, ((struct open_slice){id, false, NO_PENDING, OPEN_END}));
 	return id;
 }
 
-uint32_t tp_slice_end(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
-		      uint32_t arg_set_id)
+/* A pending builder of o's args: the set it has, if any, to start. */
+static struct tp_args_builder *pending_of(struct tp *tp, struct open_slice *o)
 {
-	stack_t_ *st = stack_for(tp, track);
-	size_t unused;
-	close_stack(tp, st, ts, -1, &unused);
-	struct tp_slice_table *t = &tp->t.slice;
+	struct tp_slice_stacks *s = tp->stacks;
+	if (o->pending == NO_PENDING) {
+		if (s->free_pending.len) {
+			o->pending = vec_pop(&s->free_pending);
+		} else {
+			o->pending = (uint32_t)s->pending.len;
+			vec_push_zeroed(&s->pending);
+		}
+		struct tp_args_builder *b = &s->pending.data[o->pending];
+		tp_args_begin(b);
+		tp_args_load(tp, tp->t.slice.arg_set_id[o->id], b);
+		tp->t.slice.arg_set_id[o->id] = TP_NULL_U32;
+	}
+	return &s->pending.data[o->pending];
+}
+
+uint32_t tp_slice_begin_args(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat,
+			     uint32_t name, struct tp_args_builder *b)
+{
+	uint32_t id = tp_slice_begin(tp, track, ts, cat, name, TP_NULL_U32);
+	if (id != TP_NULL_U32 && b && b->args.len) {
+		stack_t_ *st = stack_for(tp, track);
+		struct tp_args_builder *p = pending_of(tp, &st->data[st->len - 1]);
+		tp_args_merge_into(tp, p, b->args.data, b->args.len, 0);
+	}
+	if (b)
+		tp_args_begin(b);
+	return id;
+}
+
+/* The stack index + 1 of the open slice an end on track matches, or 0
+ * (counted). */
+static size_t end_match(struct tp *tp, stack_t_ *st, uint32_t cat, uint32_t name)
+{
+	const struct tp_slice_table *t = &tp->t.slice;
 	size_t i = st->len;
 	while (i > 0) {
 		struct open_slice *o = &st->data[i - 1];
@@ -175,21 +241,62 @@ uint32_t tp_slice_end(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, u
 			break;
 		i--;
 	}
-	if (i == 0) {
+	if (i == 0)
 		tp_stat_inc(tp, st->len ? TP_STAT_misplaced_end_event : TP_STAT_stackless_end_event);
-		return TP_NULL_U32;
+	return i;
+}
+
+uint32_t tp_slice_end_args(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+			   struct tp_args_builder *b, uint32_t keep_key)
+{
+	stack_t_ *st = stack_for(tp, track);
+	size_t unused;
+	close_stack(tp, st, ts, -1, &unused);
+	size_t i = end_match(tp, st, cat, name);
+	if (i && b && b->args.len && ts >= tp->t.slice.ts[st->data[i - 1].id]) {
+		struct tp_args_builder *p = pending_of(tp, &st->data[i - 1]);
+		tp_args_merge_into(tp, p, b->args.data, b->args.len, keep_key);
 	}
+	if (b)
+		tp_args_begin(b);
+	/* end_match counted a missing slice already: tp_slice_end must not
+	 * count it again. */
+	if (!i)
+		return TP_NULL_U32;
+	return tp_slice_end(tp, track, ts, cat, name, TP_NULL_U32);
+}
+
+uint32_t tp_slice_end(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+		      uint32_t arg_set_id)
+{
+	stack_t_ *st = stack_for(tp, track);
+	size_t unused;
+	close_stack(tp, st, ts, -1, &unused);
+	struct tp_slice_table *t = &tp->t.slice;
+	size_t i = end_match(tp, st, cat, name);
+	if (i == 0)
+		return TP_NULL_U32;
 	uint32_t id = st->data[i - 1].id;
 	if (ts < t->ts[id]) {
 		tp_stat_inc(tp, TP_STAT_slice_negative_duration);
 		return TP_NULL_U32;
 	}
 	t->dur[id] = ts - t->ts[id];
-	tp_slice_add_args(tp, id, arg_set_id);
+	if (arg_set_id != TP_NULL_U32) {
+		if (st->data[i - 1].pending != NO_PENDING) {
+			struct tp_args_builder add = {VEC_INIT};
+			tp_args_load(tp, arg_set_id, &add);
+			tp_args_merge_into(tp, pending_of(tp, &st->data[i - 1]), add.args.data,
+					   add.args.len, 0);
+			tp_args_builder_release(&add);
+		} else {
+			tp_slice_add_args(tp, id, arg_set_id);
+		}
+	}
 	/* The top slice leaves the stack; one below open slices stays, ended,
 	 * until an event past its end cuts them (close_stack), as in Perfetto. */
 	if (i == st->len) {
-		st->len--;
+		truncate_stack(tp, st, st->len - 1);
 	} else {
 		st->data[i - 1].end = ts;
 		st->data[i - 1].instant = ts == t->ts[id];
@@ -242,7 +349,7 @@ uint32_t tp_slice_complete_or_conflict(struct tp *tp, uint32_t track, int64_t ts
 	if (!depth_ok(tp, st, ts, name))
 		return TP_NULL_U32;
 	uint32_t id = insert(tp, st, track, ts, dur, cat, name, arg_set_id);
-	vec_push(st, ((struct open_slice){id, dur == 0, ts + dur}));
+	vec_push(st, ((struct open_slice){id, dur == 0, NO_PENDING, ts + dur}));
 	return id;
 }
 

@@ -393,6 +393,8 @@ static void reset_trace_processor(struct tp_rpc *rpc, const struct pb_field *arg
 				cfg.analyze_trace_proto_content = f.val != 0;
 			else if (f.id == 6 && f.wire == PB_WIRE_VARINT) /* sorting_mode */
 				cfg.full_sort = f.val == 1;
+			else if (f.id == 3 && f.wire == PB_WIRE_VARINT) /* analyze_trace_proto_content */
+				cfg.analyze_trace_proto_content = f.val != 0;
 		}
 	}
 	reset_tp(rpc, &cfg);

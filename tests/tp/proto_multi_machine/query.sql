@@ -11,3 +11,5 @@ SELECT t.cpu, t.machine_id, c.ts, c.value FROM counter AS c
 JOIN cpu_counter_track AS t ON c.track_id = t.id ORDER BY c.ts;
 SELECT name, str_value, machine_id, trace_id FROM metadata
 WHERE name IN ('system_name', 'system_release', 'trace_type') ORDER BY name, machine_id;
+INCLUDE PERFETTO MODULE linux.irqs;
+SELECT irq_id, name, machine_id FROM linux_interrupt_mapping ORDER BY id;

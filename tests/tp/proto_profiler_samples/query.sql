@@ -12,3 +12,6 @@ FROM counter AS c JOIN counter_track AS t ON t.id = c.track_id ORDER BY c.id;
 SELECT id, source, timebase_unit FROM stack_sample_session;
 SELECT name, cpu, perf_session_id, is_timebase FROM perf_counter_track ORDER BY id;
 SELECT ts, cpu, cpu_mode, callsite_id FROM perf_sample;
+INCLUDE PERFETTO MODULE linux.perf.counters;
+SELECT linux_perf_counter_for_sample(2, 'instructions') AS instr,
+  linux_perf_counter_for_sample(2, 'cycles') AS none, linux_perf_counter_for_sample(NULL, 'x') AS n;

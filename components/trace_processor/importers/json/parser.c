@@ -560,12 +560,17 @@ static void parse_v8_sample(struct tp_importer *imp, const struct json_event *e,
 		return;
 	}
 	uint32_t utid = tp_thread_for_tid(tp, tid, pid);
-	struct tp_cpu_profile_stack_sample_table *t = &tp->t.cpu_profile_stack_sample;
-	uint32_t row = tp_cpu_profile_stack_sample_append(t);
-	t->ts[row] = e->ts;
-	t->callsite_id[row] = callsite;
-	t->utid[row] = utid;
-	t->process_priority[row] = 0;
+	struct tp_profiler_sample s = {
+	    .ts = e->ts,
+	    .source = tp_intern_cstr(tp, "legacy_v8"),
+	    .task_context = tp_profiler_task_context(tp, tp_process_for_pid(tp, pid), utid,
+						     TP_NULL_U32),
+	    .execution_context = TP_NULL_U32,
+	    .callsite = callsite,
+	    .session = TP_NULL_U32,
+	    .counter_set = TP_NULL_U32,
+	};
+	tp_profiler_sample_add(tp, &s);
 }
 
 static void parse_event(struct tp_importer *imp, const struct json_event *e)

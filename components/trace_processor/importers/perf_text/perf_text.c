@@ -272,7 +272,9 @@ static void finish_sample(struct tp_importer *imp)
 	uint32_t ucpu = imp->cpu < TP_MAX_CPUS ? tp_cpu_for(tp, imp->cpu) : TP_NULL_U32;
 	int64_t upid = tp->t.thread.upid[utid];
 	struct tp_profiler_sample s = {
-	    .ts = imp->ts == TP_NULL_I64 ? 0 : imp->ts,
+	    /* MONOTONIC, as in Perfetto: in an archive, the protobuf
+	     * trace's clocks convert it. */
+	    .ts = tp_trace_time(tp, TP_CLOCK_MONOTONIC, imp->ts == TP_NULL_I64 ? 0 : imp->ts),
 	    .source = imp->str_source,
 	    .task_context = tp_profiler_task_context(
 		tp, upid == TP_NULL_I64 ? TP_NULL_U32 : (uint32_t)upid, utid, TP_NULL_U32),

@@ -369,3 +369,23 @@ static __attribute__((noinline)) bool to_trace(struct proto_clocks *c, uint64_t 
 	*out = ts;
 	return true;
 }
+
+/* tp_clock_sync.convert over a protobuf trace's clocks (sequence 0). */
+static bool sync_convert(void *ctx, uint32_t clock, int64_t ts, int64_t *out)
+{
+	struct proto_clocks *c = ctx;
+	return ts >= 0 && proto_clocks_to_trace(c, 0, clock, (uint64_t)ts, out);
+}
+
+static void sync_free(void *ctx)
+{
+	proto_clocks_free(ctx);
+}
+
+void proto_clocks_share(struct tp *tp, struct proto_clocks **c)
+{
+	if (tp->clock_sync.convert || !*c || (*c)->epoch == 1)
+		return; /* taken already, or no snapshot came */
+	tp->clock_sync = (struct tp_clock_sync){*c, sync_convert, sync_free};
+	*c = NULL;
+}

@@ -190,8 +190,12 @@ static uint32_t cpu_src(struct proto_importer *im, struct proto_seq *seq, uint32
 		vec_resize(&seq->cpu_src, (size_t)i + 1);
 		memset(seq->cpu_src.data + old, 0xff, (seq->cpu_src.len - old) * sizeof(uint32_t));
 	}
-	if (seq->cpu_src.data[i] == UINT32_MAX)
+	if (seq->cpu_src.data[i] == UINT32_MAX) {
+		/* Each of a cpu's runs is a queue of its own, as Perfetto's
+		 * per-cpu ftrace and inline sched queues. */
 		seq->cpu_src.data[i] = proto_new_src(im);
+		tp_sorter_own_queue(im->tp->sorter, seq->cpu_src.data[i]);
+	}
 	return seq->cpu_src.data[i];
 }
 

@@ -44,6 +44,9 @@ static struct proto_importer *importer_new(struct tp *tp, struct proto_importer 
 	im->service_major = -1;
 	hmap_init(&im->process_rank);
 	hmap_init(&im->thread_rank);
+	hmap_init(&im->irq_ids);
+	hmap_init(&im->packages_seen);
+	hmap_init(&im->user_rows);
 	im->clocks = proto_clocks_new();
 	im->default_track = TP_NULL_U32;
 	im->roi_start_ns = INT64_MIN;
@@ -54,7 +57,10 @@ static struct tp_importer *proto_create(struct tp *tp)
 {
 	tp_machine_use(tp, 0);
 	tp_thread_name_idle(tp);
-	return (struct tp_importer *)(void *)importer_new(tp, NULL, 0);
+	struct proto_importer *im = importer_new(tp, NULL, 0);
+	if (tp->cfg.analyze_trace_proto_content)
+		proto_content_enable(im);
+	return (struct tp_importer *)(void *)im;
 }
 
 struct proto_importer *proto_machine_importer(struct proto_importer *root, uint64_t raw)
@@ -201,6 +207,7 @@ static int proto_eof(struct tp_importer *imp)
 	tp_machine_use(tp, im->machine);
 	proto_tracks_finish(im);
 	proto_config_stats_eof(im);
+	proto_content_finish(im);
 	tp_metadata_set_int(tp, "trace_time_clock_id", proto_clocks_trace_clock(im->clocks));
 	tp_machine_use(tp, 0);
 	return 0;
@@ -216,6 +223,8 @@ static void proto_destroy(struct tp_importer *imp)
 	vec_release(&im->children);
 	vec_release(&im->tail);
 	proto_seqs_free(im);
+	if (im->root == im)
+		proto_clocks_share(im->tp, &im->clocks);
 	proto_clocks_free(im->clocks);
 	proto_tracks_free(im);
 	proto_ftrace_free(im);
@@ -224,8 +233,14 @@ static void proto_destroy(struct tp_importer *imp)
 	proto_perf_free(im);
 	proto_callstacks_free(im);
 	proto_stack_sample_free(im);
+	proto_legacy_async_free(im);
+	proto_content_free(im);
+	tp_json_args_free(im->json_args);
 	hmap_release(&im->ftrace_error_seqs);
 	hmap_release(&im->disk_by_name);
+	hmap_release(&im->irq_ids);
+	hmap_release(&im->packages_seen);
+	hmap_release(&im->user_rows);
 	vec_release(&im->disks);
 	vec_release(&im->trace_config);
 	vec_release(&im->scratch);

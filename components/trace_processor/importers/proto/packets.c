@@ -57,7 +57,7 @@ struct proto_ev *proto_push_src(struct proto_importer *im, uint32_t src, int64_t
 	memcpy(dst, &h, sizeof h);
 	if (n)
 		memcpy(dst + sizeof h, p, n);
-	if (extra_len)
+	if (extra_len && extra) /* no extra: the caller fills it */
 		memcpy(dst + sizeof h + n, extra, extra_len);
 	proto_gen_ref(gen);
 	return (struct proto_ev *)(void *)dst;
@@ -95,6 +95,9 @@ struct pkt {
 	uint32_t dropped; /* previous_packet_dropped: DATA_LOSS_* reasons, or 1 */
 	uint64_t machine_id; /* 0: the host */
 	bool sync_marker;
+	/* for --analyze-trace-proto-content: a track_event; a field that
+	 * keeps Perfetto's reader from analysing the packet */
+	bool has_track_event, not_analysed;
 	struct pb_field defaults, interned, snapshot, payload;
 	bool has_defaults, has_snapshot, has_payload;
 	unsigned n_interned;
@@ -233,7 +236,8 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 	/* Between two packets the sorter may have parsed another machine's
 	 * events. */
 	tp_machine_use(tp, im->machine);
-	if (fast_packet(im, p, n)) {
+	bool analyze = im->root->content != NULL;
+	if (!analyze && fast_packet(im, p, n)) {
 		im->host_used = true; /* no machine_id: the fast path has none */
 		return;
 	}
@@ -281,7 +285,12 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 			k.interned = f;
 			k.n_interned += f.wire == PB_WIRE_LEN;
 			break;
+		case PKT_REMOTE_CLOCK_SYNC:
+		case PKT_EXTENSION_DESCRIPTOR:
+			k.not_analysed = true;
+			break;
 		case PKT_CLOCK_SNAPSHOT:
+			k.not_analysed = true;
 			k.snapshot = f;
 			k.has_snapshot = f.wire == PB_WIRE_LEN;
 			break;
@@ -296,6 +305,8 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		case PKT_PROCESS_DESCRIPTOR:
 		case PKT_THREAD_DESCRIPTOR:
 		case PKT_SYSTEM_INFO:
+		case PKT_PACKAGES_LIST:
+		case PKT_USER_LIST:
 		case PKT_COMPRESSED_PACKETS:
 		case PKT_TRACK_DESCRIPTOR:
 		case PKT_SERVICE_EVENT:
@@ -307,6 +318,7 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		case PKT_STREAMING_PROFILE:
 		case PKT_MODULE_SYMBOLS:
 		case PKT_CPU_INFO:
+		case PKT_INTERRUPT_INFO:
 		case PKT_TRIGGER:
 		case PKT_CHROME_METADATA:
 		case PKT_INITIAL_DISPLAY_STATE:
@@ -325,6 +337,8 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		default:
 			break;
 		}
+		k.has_track_event |= f.id == PKT_TRACK_EVENT;
+		k.not_analysed |= f.id == PKT_SERVICE_EVENT;
 	}
 	if (pb_reader_error(&r)) {
 		tp_stat_inc(tp, TP_STAT_invalid_trace_packet);
@@ -376,8 +390,12 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 	if ((k.flags & SEQ_NEEDS_INCREMENTAL_STATE) && !seq->valid) {
 		seq->loss.needs_inc_skipped++;
 		tp_stat_inc(tp, TP_STAT_packet_skipped_seq_needs_incremental_state_invalid);
+		if (analyze && !k.not_analysed)
+			proto_content_packet(im, p, n, PROTO_CONTENT_SKIPPED, 0, 0);
 		return;
 	}
+	if (analyze && !k.not_analysed && !k.has_track_event)
+		proto_content_packet(im, p, n, PROTO_CONTENT_PLAIN, 0, 0);
 	if (k.has_snapshot) {
 		proto_clocks_add_snapshot(im->clocks, k.seq_id, k.snapshot.data, k.snapshot.len);
 		proto_clocks_snapshot_rows(im->clocks, tp, im->machine, k.snapshot.data,
@@ -402,14 +420,22 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		rec.kind = 0;
 		if (!proto_track_event_tokenize(im, seq, pp, pn, &ts, k.has_ts, &tmp, &abs, &rec))
 			return;
-		if ((rec.kind & PROTO_KIND_MASK) == EV_TE_SIMPLE) {
+		if ((rec.kind & PROTO_KIND_MASK) == EV_TE_SIMPLE && !analyze) {
 			tp_sorter_push_src(tp->sorter, seq->src, ts, &rec, sizeof rec);
 			break;
 		}
-		ev = proto_push_extra(im, ts, EV_TRACK_EVENT, seq->gen, seq, pp, pn, abs.v,
-				      (abs.n_int + abs.n_dbl) * sizeof abs.v[0]);
+		size_t abs_len = (abs.n_int + abs.n_dbl) * sizeof abs.v[0];
+		ev = proto_push_extra(im, ts, EV_TRACK_EVENT, seq->gen, seq, pp, pn, NULL,
+				      abs_len + (analyze ? n : 0));
 		if (!ev)
 			return;
+		/* after the payload: the absolute counter values, then (when
+		 * analysing) the packet */
+		memcpy((uint8_t *)(ev + 1) + pn, abs.v, abs_len);
+		if (analyze) {
+			memcpy((uint8_t *)(ev + 1) + pn + abs_len, p, n);
+			ev->pkt_len = (uint32_t)n;
+		}
 		ev->n_abs_int = abs.n_int;
 		ev->n_abs_dbl = abs.n_dbl;
 		ev->thread_ts = tmp.thread_ts;
@@ -551,6 +577,15 @@ void proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts
 	switch (field) {
 	case PKT_CPU_INFO:
 		proto_cpu_info_parse(im, p, n);
+		break;
+	case PKT_INTERRUPT_INFO:
+		proto_interrupt_info_parse(im, p, n);
+		break;
+	case PKT_PACKAGES_LIST:
+		proto_packages_list_parse(im, p, n);
+		break;
+	case PKT_USER_LIST:
+		proto_user_list_parse(im, p, n);
 		break;
 	case PKT_CHROME_METADATA:
 		proto_chrome_metadata(im, p, n);

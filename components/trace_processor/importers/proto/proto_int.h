@@ -80,6 +80,11 @@ enum {
 	PKT_SYNCHRONIZATION_MARKER = 36,
 	PKT_MACHINE_ID = 98,
 	PKT_STACK_SAMPLE = 135,
+	PKT_INTERRUPT_INFO = 130,
+	PKT_EXTENSION_DESCRIPTOR = 72,
+	PKT_PACKAGES_LIST = 47,
+	PKT_USER_LIST = 123,
+	PKT_REMOTE_CLOCK_SYNC = 107,
 };
 #define SEQ_INCREMENTAL_STATE_CLEARED 1u
 #define SEQ_NEEDS_INCREMENTAL_STATE 2u
@@ -239,6 +244,10 @@ void proto_clocks_snapshot_rows(struct proto_clocks *c, struct tp *tp, uint32_t 
 bool proto_clocks_to_trace(struct proto_clocks *c, uint32_t seq_id, uint32_t clock_id,
 			   uint64_t raw, int64_t *out);
 uint32_t proto_clocks_trace_clock(const struct proto_clocks *c);
+/* At the end of a trace: when no earlier file's clocks are the trace's and
+ * *c saw a snapshot, *c becomes tp->clock_sync (tp owns it, *c is NULL), to
+ * convert the timestamps of the files after it. */
+void proto_clocks_share(struct tp *tp, struct proto_clocks **c);
 
 /* ---- tracks from descriptors (descriptors.c) ------------------------------ */
 
@@ -374,6 +383,9 @@ struct proto_ev {
 	uint32_t len;          /* payload bytes after the header */
 	struct proto_gen *gen; /* referenced; may be NULL */
 	uint32_t seq_id;       /* trusted_packet_sequence_id */
+	/* EV_TRACK_EVENT under --analyze-trace-proto-content: the bytes of
+	 * its whole TracePacket follow the extra counter values; 0 none */
+	uint32_t pkt_len;
 	int64_t pid, tid;      /* the sequence's thread at tokenize time, -1 */
 	int64_t thread_ts;     /* legacy thread time (ns), TP_NULL_I64 */
 	int64_t thread_instr;  /* legacy instruction count, TP_NULL_I64 */
@@ -449,9 +461,17 @@ struct proto_importer {
 	struct proto_perf *perf;     /* perf_sample.c state, NULL until used */
 	struct proto_callstacks *callstacks; /* callstacks.c state, NULL until used */
 	struct proto_stack_sample *stack_sample; /* stack_sample.c state, NULL until used */
+	struct proto_legacy_async *legacy_async; /* legacy_async.c state, NULL until used */
+	struct tp_json_args *json_args; /* legacy_json_value parsing, NULL until used */
+	/* PackagesList / AndroidUserList (system_probes.c): package names
+	 * inserted (pool id -> 1), android user id -> its package_list row */
+	struct hmap packages_seen, user_rows;
+	/* root: --analyze-trace-proto-content's samples (content.c), NULL off */
+	struct proto_content *content;
 	/* SysStats disk_stat: device name (pool id) -> index in disks, whose
 	 * previous cumulative values the next sample is a delta from. */
 	struct hmap disk_by_name;
+	struct hmap irq_ids; /* irq ids with a linux_interrupt_mapping row */
 	/* misc_packets.c: where trace_trigger came from (0 none, 1 a trigger,
 	 * 2 a clone-snapshot trigger); ChromeMetadata packets seen */
 	int trigger_kind;
@@ -515,6 +535,12 @@ void proto_chrome_metadata(struct proto_importer *im, const uint8_t *p, size_t n
 void proto_initial_display_state_parse(struct proto_importer *im, int64_t ts, const uint8_t *p,
 				       size_t n);
 void proto_session_event_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
+/* InterruptInfo: the machine's linux_interrupt_mapping rows. */
+/* PackagesList (47) and AndroidUserList (123) at tokenize time (they
+ * have no timestamp), system_probes.c. */
+void proto_packages_list_parse(struct proto_importer *im, const uint8_t *p, size_t n);
+void proto_user_list_parse(struct proto_importer *im, const uint8_t *p, size_t n);
+void proto_interrupt_info_parse(struct proto_importer *im, const uint8_t *p, size_t n);
 /* CpuInfo: the cpu table's processor, cluster_id, capacity and args. */
 void proto_cpu_info_parse(struct proto_importer *im, const uint8_t *p, size_t n);
 void proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
@@ -592,6 +618,27 @@ uint32_t proto_inline_callstack(struct proto_importer *im, enum proto_inline_map
  * mapping which, made once with a stack_profile_symbol row of its own. */
 uint32_t proto_dummy_frame(struct proto_importer *im, enum proto_inline_mapping which,
 			   uint32_t name, uint32_t file, uint32_t line);
+/* The track of a legacy async event (legacy_async.c): phase b/e/n or
+ * S/T/p/F, its name (pool id), upid (TP_NULL_U32: a global or unscoped
+ * id), the event's process (TP_NULL_U32 unknown), id and scope (pool id:
+ * the category, the name for S/T/p/F). */
+uint32_t proto_legacy_async_track(struct proto_importer *im, int phase, uint32_t name,
+				  uint32_t upid, uint32_t event_upid, uint64_t id, uint32_t scope);
+void proto_legacy_async_free(struct proto_importer *im);
+/* --analyze-trace-proto-content (content.c): a packet's field sizes under
+ * its annotation (a TrackEvent's: its category and name, pool ids or
+ * TP_NULL_STR), kept by the root importer; at end of file the
+ * experimental_proto_path / experimental_proto_content rows. */
+enum proto_content_kind {
+	PROTO_CONTENT_PLAIN,       /* no annotation */
+	PROTO_CONTENT_SKIPPED,     /* skipped_packet: invalid_incremental_state */
+	PROTO_CONTENT_TRACK_EVENT, /* event.category, event.name */
+};
+void proto_content_enable(struct proto_importer *im);
+void proto_content_packet(struct proto_importer *im, const uint8_t *p, size_t n,
+			  enum proto_content_kind kind, uint32_t cat, uint32_t name);
+void proto_content_finish(struct proto_importer *im);
+void proto_content_free(struct proto_importer *im);
 /* StackSample (TracePacket 135, stack_sample.c) at parse time. */
 void proto_stack_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
 			      const uint8_t *p, size_t n);

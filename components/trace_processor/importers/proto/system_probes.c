@@ -454,6 +454,118 @@ void proto_process_stats_parse(struct proto_importer *im, int64_t ts, const uint
 			process_stats_process(im->tp, ts, f.data, f.len);
 }
 
+/* ---- InterruptInfo (TracePacket field 130) ------------------------------------ */
+
+/* Each irq_mapping {irq_id, name} with both, the first of an irq_id on this
+ * machine (one importer per machine), as Perfetto's SystemProbesParser. */
+void proto_interrupt_info_parse(struct proto_importer *im, const uint8_t *p, size_t n)
+{
+	struct tp *tp = im->tp;
+	struct tp_interrupt_mapping_table *t = &tp->t.interrupt_mapping;
+	struct pb_reader r;
+	struct pb_field f = {0}, id, name;
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id != 1 || f.wire != PB_WIRE_LEN)
+			continue;
+		if (pb_find_field(f.data, f.len, 1, &id) != 1 || id.wire != PB_WIRE_VARINT ||
+		    pb_find_field(f.data, f.len, 2, &name) != 1 || name.wire != PB_WIRE_LEN)
+			continue;
+		uint32_t irq = (uint32_t)id.val;
+		if (hmap_get(&im->irq_ids, irq, NULL))
+			continue;
+		hmap_put(&im->irq_ids, irq, 1);
+		uint32_t row = tp_interrupt_mapping_append(t);
+		t->irq_id[row] = irq;
+		t->name[row] = tp_intern(tp, (const char *)name.data, name.len);
+		t->machine_id[row] = tp->machine;
+	}
+}
+
+/* ---- PackagesList (47) and AndroidUserList (123) ----------------------------- */
+
+/* Each package a package_list row, the first of a name only; the error
+ * flags set stats (as Perfetto's AndroidProbesModule). */
+void proto_packages_list_parse(struct proto_importer *im, const uint8_t *p, size_t n)
+{
+	struct tp *tp = im->tp;
+	struct pb_reader r;
+	struct pb_field f = {0}, g = {0};
+	pb_reader_init(&r, p, n);
+	bool parse_error = false, read_error = false;
+	while (pb_next(&r, &f)) {
+		if (f.id == 2 && f.wire == PB_WIRE_VARINT)
+			parse_error = f.val != 0;
+		else if (f.id == 3 && f.wire == PB_WIRE_VARINT)
+			read_error = f.val != 0;
+		if (f.id != 1 || f.wire != PB_WIRE_LEN)
+			continue;
+		uint32_t name = 0;
+		int64_t uid = 0, debuggable = 0, profileable = 0, version = 0;
+		struct pb_reader pr;
+		pb_reader_init(&pr, f.data, f.len);
+		while (pb_next(&pr, &g)) {
+			if (g.id == 1 && g.wire == PB_WIRE_LEN)
+				name = tp_intern(tp, (const char *)g.data, g.len);
+			else if (g.wire != PB_WIRE_VARINT)
+				continue;
+			else if (g.id == 2)
+				uid = (int64_t)g.val;
+			else if (g.id == 3)
+				debuggable = g.val != 0;
+			else if (g.id == 4)
+				profileable = g.val != 0;
+			else if (g.id == 5)
+				version = (int64_t)g.val;
+		}
+		if (!hmap_put(&im->packages_seen, name, 1))
+			continue;
+		struct tp_package_list_table *t = &tp->t.package_list;
+		uint32_t row = tp_package_list_append(t);
+		t->package_name[row] = name;
+		t->uid[row] = uid;
+		t->debuggable[row] = debuggable;
+		t->profileable_from_shell[row] = profileable;
+		t->version_code[row] = version;
+	}
+	tp_stat_set(tp, TP_STAT_packages_list_has_parse_errors, parse_error);
+	tp_stat_set(tp, TP_STAT_packages_list_has_read_errors, read_error);
+}
+
+/* Each user an android_user_list row; a user seen again gets the new
+ * type. A negative error counts in user_list_errors. */
+void proto_user_list_parse(struct proto_importer *im, const uint8_t *p, size_t n)
+{
+	struct tp *tp = im->tp;
+	struct pb_reader r;
+	struct pb_field f = {0}, g = {0};
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id == 2 && f.wire == PB_WIRE_VARINT && (int32_t)f.val < 0)
+			tp_stat_inc(tp, TP_STAT_user_list_errors);
+		if (f.id != 1 || f.wire != PB_WIRE_LEN)
+			continue;
+		uint32_t type = 0;
+		int64_t uid = 0;
+		struct pb_reader ur;
+		pb_reader_init(&ur, f.data, f.len);
+		while (pb_next(&ur, &g)) {
+			if (g.id == 1 && g.wire == PB_WIRE_LEN)
+				type = tp_intern(tp, (const char *)g.data, g.len);
+			else if (g.id == 2 && g.wire == PB_WIRE_VARINT)
+				uid = (int32_t)g.val;
+		}
+		struct tp_android_user_list_table *t = &tp->t.android_user_list;
+		uint64_t row;
+		if (!hmap_get(&im->user_rows, (uint64_t)uid, &row)) {
+			row = tp_android_user_list_append(t);
+			t->android_user_id[row] = uid;
+			hmap_put(&im->user_rows, (uint64_t)uid, row);
+		}
+		t->type[row] = type;
+	}
+}
+
 /* ---- CpuInfo (TracePacket field 67) ------------------------------------------- */
 
 /* Perfetto's kCpuInfoFeatures allowlist: bit i of Cpu.features is the
@@ -746,10 +858,11 @@ static void process_tree_process(struct proto_importer *im, const struct proto_e
 					TP_NAME_PROCESS_TREE);
 	t = &tp->t.process; /* the main thread may have grown the tables */
 	if (uid >= 0) {
+		/* Perfetto's SetProcessUid: the app id and user of any uid
+		 * (UserHandle's arithmetic). */
 		t->uid[upid] = uid;
-		t->android_appid[upid] = uid >= 10000 ? uid % 100000 : TP_NULL_I64;
-		if (uid >= 10000)
-			t->android_user_id[upid] = uid / 100000;
+		t->android_appid[upid] = uid % 100000;
+		t->android_user_id[upid] = uid / 100000;
 	}
 	/* Age: the start in BOOTTIME (early kernel threads have 0). */
 	int64_t start;

@@ -8,10 +8,6 @@ CREATE TABLE __intrinsic_gpu(
   id INTEGER PRIMARY KEY, gpu INT, machine_id INT, name TEXT, vendor TEXT, model TEXT,
   architecture TEXT, uuid TEXT, pci_bdf TEXT, arg_set_id INT);
 
-CREATE TABLE __intrinsic_package_list(
-  id INTEGER PRIMARY KEY, package_name TEXT, uid INT, debuggable INT,
-  profileable_from_shell INT, version_code INT);
-
 CREATE TABLE __intrinsic_heap_profile_allocation(
   id INTEGER PRIMARY KEY, ts INT, upid INT, heap_name TEXT, callsite_id INT, count INT,
   size INT);
@@ -67,9 +63,6 @@ CREATE TABLE __intrinsic_aggregate_sample(
 
 CREATE TABLE __intrinsic_android_cpu_per_uid_track(
   id INTEGER PRIMARY KEY, uid INT, cluster INT, total_cpu_millis INT);
-
-CREATE TABLE __intrinsic_android_user_list(
-  id INTEGER PRIMARY KEY, android_user_id INT, type TEXT);
 
 CREATE TABLE __intrinsic_heap_profile(
   id INTEGER PRIMARY KEY, ts INT, ts_end INT, upid INT, heap_name TEXT);
