@@ -967,7 +967,7 @@ TEST(ipc_accept_out_of_fds)
 		int fd = ipc_sock_connect(name, &err);
 		struct pollfd p = {.fd = fd, .events = POLLIN};
 		CHECK(fd >= 0);
-		if (poll(&p, 1, 1000) == 1 && read(fd, &c, 1) == 0)
+		if (poll(&p, 1, 10000) == 1 && read(fd, &c, 1) == 0)
 			eofs++;
 		close(fd);
 	}
