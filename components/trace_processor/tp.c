@@ -454,6 +454,7 @@ int tp_end_of_file(struct tp *tp)
 	tp_slices_finish(tp);
 	tp_module_symbols_finish(tp);
 	tp_tracks_finish(tp);
+	tp_bounds_finish(tp);
 	if (!tp_metadata_has(tp, "trace_uuid"))
 		tp_metadata_set_uuid(tp, 0, tp->head_hash);
 	/* As Perfetto: the trace's size once a gzip wrapper is taken off. */

@@ -998,14 +998,10 @@ struct tp {
 	struct tp_sql_packages *packages; /* user SQL packages (sql/packages.c), or NULL */
 	struct tp_sql_defs *sql_defs; /* CREATE PERFETTO MACROs (sql/include.c), or NULL */
 	bool eof;
-	/* Bounds of every timestamp the sorter delivered (trace_start() and
-	 * trace_end() in SQL); start > end while nothing was delivered. As in
-	 * Perfetto, whose bounds come from the rows of its tables, an event the
-	 * parser drops without a row (a compact_sched event before its cpu's
-	 * first switch names the running task) does not count: the parser
-	 * sets event_dropped, reset before each event. */
+	/* The trace bounds (trace_start() and trace_end() in SQL), set from
+	 * the event tables' rows at the end of the file (tp_bounds_finish);
+	 * start > end until then. */
 	int64_t ts_min, ts_max;
-	bool event_dropped;
 };
 
 /* Record a fatal error (the first wins); returns code. */
@@ -1313,6 +1309,9 @@ void tp_args_free(struct tp *tp);
  * from its dimension columns (utid, else upid; and cpu), so that
  * extract_arg(dimension_arg_set_id, 'utid') & co. work on every track. */
 void tp_tracks_finish(struct tp *tp);
+/* Set the trace bounds from the rows of the event tables, Perfetto's
+ * rule (model/bounds.c); at the end of the file, once every row is final. */
+void tp_bounds_finish(struct tp *tp);
 void tp_track_keys_free(struct tp *tp);
 
 /* ---- stack profiles (model/stack_profile.c) -------------------------------- */

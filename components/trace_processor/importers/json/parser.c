@@ -753,21 +753,15 @@ static void ring_add(struct tp_importer *imp, int64_t ts, const char *rec, size_
  * this ts: the older ones and those at its ts. Those were all pushed before
  * it: a sorter event is older than the newest logged event when it comes,
  * and later logged events are not older than that. So the merged stream is
- * in (ts, push) order, as the sorter's own would be. The trace bounds cover
- * them as the sorter's cover its events. */
+ * in (ts, push) order, as the sorter's own would be. */
 static void log_drain(struct tp_importer *imp, int64_t ts)
 {
-	struct tp *tp = imp->tp;
 	struct json_log *l = json_tokenizer_log(imp->tok);
 	int64_t lts;
 	while (json_log_peek(l, &lts) && lts <= ts) {
 		size_t len;
 		uint32_t chunk;
 		const char *rec = json_log_next(l, &lts, &len, &chunk);
-		if (lts < tp->ts_min)
-			tp->ts_min = lts;
-		if (lts > tp->ts_max)
-			tp->ts_max = lts;
 		ring_add(imp, lts, rec, len, chunk);
 	}
 }
