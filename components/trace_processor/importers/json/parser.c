@@ -270,11 +270,9 @@ static void parse_instant(struct tp_importer *imp, const struct json_event *e, u
 		}
 		track = tp_track_for_thread(tp, utid);
 		uint32_t s = tp_slice_complete(tp, track, e->ts, 0, cat, slice_name, commit_args(imp, e));
-		if (s != TP_NULL_U32) {
+		/* Its tts, but no thread_dur (NULL, not 0), as Perfetto's. */
+		if (s != TP_NULL_U32)
 			tp_set_slice_thread_ts(&tp->t.slice, s, e->tts);
-			if (e->tts != TP_NULL_I64)
-				tp_set_slice_thread_dur(&tp->t.slice, s, 0);
-		}
 		return;
 	}
 	default:
