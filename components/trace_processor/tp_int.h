@@ -971,7 +971,6 @@ struct tp {
 		size_t cap, len;
 	} arg_sets;                /* content hash -> arg_set_id of recent sets (args.c) */
 	uint32_t arg_type_ids[TP_ARG_COUNT]; /* pool ids of "int", "real"...; 0 = not yet */
-	VEC(uint32_t) arg_set_start; /* arg_set_id -> first row in args */
 	struct tp_slice_stacks *stacks; /* open slices per track (slices.c) */
 	struct hmap open_flows;         /* flow id -> last slice (events.c) */
 	struct hmap active_states;      /* track -> its open state row (events.c) */
