@@ -1133,6 +1133,11 @@ uint32_t tp_slice_begin_args(struct tp *tp, uint32_t track, int64_t ts, uint32_t
 			     uint32_t name, struct tp_args_builder *b);
 uint32_t tp_slice_end_args(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
 			   struct tp_args_builder *b, uint32_t keep_key);
+/* Give slice, just added on track (the top of its stack), the args of
+ * builder b (emptied; NULL or empty: none), committed when it leaves the
+ * stack as tp_slice_begin_args does: arg sets are numbered in the order
+ * slices leave their stacks, as Perfetto's are. */
+void tp_slice_defer_args(struct tp *tp, uint32_t track, uint32_t slice, struct tp_args_builder *b);
 /* The top of track's slice stack as it stands (complete slices that have
  * ended stay there until the next slice event on the track pops them, as
  * Perfetto's GetTopmostSliceOnTrack), or TP_NULL_U32. */
