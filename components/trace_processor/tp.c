@@ -99,6 +99,7 @@ void tp_free(struct tp *tp)
 	for (size_t i = 0; i < tp->flow_v1_maps.len; i++)
 		hmap_release(&tp->flow_v1_maps.data[i]);
 	vec_release(&tp->flow_v1_maps);
+	vec_release(&tp->flow_v1_names);
 	vec_release(&tp->pending_flows);
 	tp_track_keys_free(tp);
 	tp_args_free(tp);

@@ -979,6 +979,7 @@ struct tp {
 	struct hmap flow_v1_keys;
 	VEC(struct hmap) flow_v1_maps;
 	uint64_t flow_v1_next;
+	VEC(uint64_t) flow_v1_names; /* v1 flow n -> cat << 32 | name */
 	VEC(struct tp_pending_flow) pending_flows;
 	struct tp_args_builder args_scratch;
 	struct tp_profiler *profiler; /* context interning (profiler.c), NULL until used */
