@@ -99,6 +99,7 @@ void tp_free(struct tp *tp)
 	for (size_t i = 0; i < tp->flow_v1_maps.len; i++)
 		hmap_release(&tp->flow_v1_maps.data[i]);
 	vec_release(&tp->flow_v1_maps);
+	vec_release(&tp->flow_v1_names);
 	vec_release(&tp->pending_flows);
 	tp_track_keys_free(tp);
 	tp_args_free(tp);
@@ -454,6 +455,7 @@ int tp_end_of_file(struct tp *tp)
 	tp_slices_finish(tp);
 	tp_module_symbols_finish(tp);
 	tp_tracks_finish(tp);
+	tp_bounds_finish(tp);
 	if (!tp_metadata_has(tp, "trace_uuid"))
 		tp_metadata_set_uuid(tp, 0, tp->head_hash);
 	/* As Perfetto: the trace's size once a gzip wrapper is taken off. */

@@ -971,7 +971,6 @@ struct tp {
 		size_t cap, len;
 	} arg_sets;                /* content hash -> arg_set_id of recent sets (args.c) */
 	uint32_t arg_type_ids[TP_ARG_COUNT]; /* pool ids of "int", "real"...; 0 = not yet */
-	VEC(uint32_t) arg_set_start; /* arg_set_id -> first row in args */
 	struct tp_slice_stacks *stacks; /* open slices per track (slices.c) */
 	struct hmap open_flows;         /* flow id -> last slice (events.c) */
 	struct hmap active_states;      /* track -> its open state row (events.c) */
@@ -980,6 +979,7 @@ struct tp {
 	struct hmap flow_v1_keys;
 	VEC(struct hmap) flow_v1_maps;
 	uint64_t flow_v1_next;
+	VEC(uint64_t) flow_v1_names; /* v1 flow n -> cat << 32 | name */
 	VEC(struct tp_pending_flow) pending_flows;
 	struct tp_args_builder args_scratch;
 	struct tp_profiler *profiler; /* context interning (profiler.c), NULL until used */
@@ -998,14 +998,10 @@ struct tp {
 	struct tp_sql_packages *packages; /* user SQL packages (sql/packages.c), or NULL */
 	struct tp_sql_defs *sql_defs; /* CREATE PERFETTO MACROs (sql/include.c), or NULL */
 	bool eof;
-	/* Bounds of every timestamp the sorter delivered (trace_start() and
-	 * trace_end() in SQL); start > end while nothing was delivered. As in
-	 * Perfetto, whose bounds come from the rows of its tables, an event the
-	 * parser drops without a row (a compact_sched event before its cpu's
-	 * first switch names the running task) does not count: the parser
-	 * sets event_dropped, reset before each event. */
+	/* The trace bounds (trace_start() and trace_end() in SQL), set from
+	 * the event tables' rows at the end of the file (tp_bounds_finish);
+	 * start > end until then. */
 	int64_t ts_min, ts_max;
-	bool event_dropped;
 };
 
 /* Record a fatal error (the first wins); returns code. */
@@ -1138,6 +1134,11 @@ uint32_t tp_slice_begin_args(struct tp *tp, uint32_t track, int64_t ts, uint32_t
 			     uint32_t name, struct tp_args_builder *b);
 uint32_t tp_slice_end_args(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
 			   struct tp_args_builder *b, uint32_t keep_key);
+/* Give slice, just added on track (the top of its stack), the args of
+ * builder b (emptied; NULL or empty: none), committed when it leaves the
+ * stack as tp_slice_begin_args does: arg sets are numbered in the order
+ * slices leave their stacks, as Perfetto's are. */
+void tp_slice_defer_args(struct tp *tp, uint32_t track, uint32_t slice, struct tp_args_builder *b);
 /* The top of track's slice stack as it stands (complete slices that have
  * ended stay there until the next slice event on the track pops them, as
  * Perfetto's GetTopmostSliceOnTrack), or TP_NULL_U32. */
@@ -1313,6 +1314,9 @@ void tp_args_free(struct tp *tp);
  * from its dimension columns (utid, else upid; and cpu), so that
  * extract_arg(dimension_arg_set_id, 'utid') & co. work on every track. */
 void tp_tracks_finish(struct tp *tp);
+/* Set the trace bounds from the rows of the event tables, Perfetto's
+ * rule (model/bounds.c); at the end of the file, once every row is final. */
+void tp_bounds_finish(struct tp *tp);
 void tp_track_keys_free(struct tp *tp);
 
 /* ---- stack profiles (model/stack_profile.c) -------------------------------- */

@@ -5,7 +5,12 @@ each answer with Perfetto v58.2's (../shared/reference/ui_queries/).
     replay.py TRACEBOX SEQUENCE.json KNOWN_DIFFERENCES EXACT_ROWS [--report]
 
 Prints `PASS ui/<name>/<check>` / `FAIL ...` lines (details on stderr), or
-with --report one line per query that differs. Python stdlib only: the
+with --report one line per query that differs.
+
+The server runs with --no-ftrace-raw, as Perfetto's shell ran when it
+answered (as its Python API starts it): those answers have no ftrace_event
+rows on traces where Perfetto v58.2 with raw ingestion on always makes some
+(sched_switch, compact or text, and every typed event of sched.pftrace). Python stdlib only: the
 TraceProcessorRpc messages are encoded by hand.
 """
 import base64, hashlib, json, os, socket, struct, subprocess, sys, time
@@ -184,7 +189,7 @@ def rows_sha1(rows):
 def start_server(tracebox, trace, log):
     for _ in range(20):
         s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
-        p = subprocess.Popen([tracebox, "trace_processor_shell", "server", "http", "--port",
+        p = subprocess.Popen([tracebox, "trace_processor_shell", "--no-ftrace-raw", "server", "http", "--port",
                               str(port), trace], stdout=subprocess.DEVNULL, stderr=log)
         deadline = time.time() + 120
         while time.time() < deadline and p.poll() is None:

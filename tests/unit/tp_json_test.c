@@ -239,7 +239,9 @@ TEST(tp_json_instants)
 	CHECK_STR_EQ(track_type(tp, t), "thread_execution");
 	CHECK_STR_EQ(track_type(tp, d), "thread_execution");
 	CHECK_EQ(tp->t.slice.dur[g], 0);
-	CHECK_EQ(tp_get_slice_thread_dur(&tp->t.slice, (uint32_t)t), 0);
+	/* An instant keeps its tts, never gets a thread_dur (Perfetto's). */
+	CHECK_EQ(tp_get_slice_thread_ts(&tp->t.slice, (uint32_t)t), 2000);
+	CHECK_EQ(tp_get_slice_thread_dur(&tp->t.slice, (uint32_t)t), TP_NULL_I64);
 	CHECK_EQ(tp_get_slice_thread_dur(&tp->t.slice, (uint32_t)d), TP_NULL_I64);
 	long a = find_arg(tp, tp->t.slice.arg_set_id[p], "args.scope_val");
 	CHECK(a >= 0);

@@ -492,8 +492,8 @@ TEST(tp_sql_args_computed_columns)
 	             "0|0|args.k|args.k|1|NULL|NULL|int|1;"
 	             "1|0|args.r|args.r|NULL|NULL|-0.5|real|-0.5;"
 	             "2|0|args.j|args.j|NULL|{}|NULL|json|{};"
-	             "3|1|args.a|args.a[1]|NULL|x|NULL|string|x;"
-	             "4|1|args.k|args.k|1099511627776|NULL|NULL|int|1099511627776");
+	             "3|3|args.a|args.a[1]|NULL|x|NULL|string|x;"
+	             "4|3|args.k|args.k|1099511627776|NULL|NULL|int|1099511627776");
 	CHECK_EQ(q_int(tp, "SELECT count(*) FROM args WHERE flat_key = 'args.a'"), 2);
 	CHECK_EQ(q_int(tp, "SELECT count(*) FROM args WHERE flat_key = 'args.k' AND key = 'args.k'"),
 	         3);

@@ -3,8 +3,10 @@
  * rest, stored once in the args table and referenced by arg_set_id.
  *
  * Importers fill a builder and commit it. Rows of a set are appended
- * together, so arg_set_id is non-decreasing down the table and a set is
- * found by binary search. Identical sets share one id, found by a content
+ * together and a set's id is the id of its first row (Perfetto's
+ * numbering: the args table's row count when the set is added), so
+ * arg_set_id is non-decreasing down the table and a set is found by binary
+ * search. Identical sets share one id, found by a content
  * hash in `arg_sets`. That map only remembers the last ARG_SETS_RECENT
  * distinct sets (it is emptied when full): big traces whose arg sets are
  * mostly unique would otherwise pay for it in memory, and repeats are
@@ -204,12 +206,20 @@ static uint64_t args_hash(const struct tp_arg *a, size_t n)
 	return tp_args_hash_end(h);
 }
 
+/* The row after the last of a set: its rows are together, from row set on. */
+static uint32_t set_end(const struct tp *tp, uint32_t set)
+{
+	const struct tp_args_table *t = &tp->t.args;
+	uint32_t r = set;
+	while (r < t->n && t->arg_set_id[r] == set)
+		r++;
+	return r;
+}
+
 /* Does the stored set equal the builder's args? */
 static bool set_eq(const struct tp *tp, const struct tp_arg *args, size_t n, uint32_t set)
 {
-	const struct tp_args_table *t = &tp->t.args;
-	uint32_t start = tp->arg_set_start.data[set];
-	uint32_t end = set + 1 < tp->arg_set_start.len ? tp->arg_set_start.data[set + 1] : t->n;
+	uint32_t start = set, end = set_end(tp, set);
 	if (end - start != n)
 		return false;
 	for (size_t i = 0; i < n; i++) {
@@ -339,8 +349,8 @@ static uint32_t commit_array(struct tp *tp, const struct tp_arg *a, size_t n, ui
 	uint32_t found = sets_find(tp, h, a, n);
 	if (found != TP_NULL_U32)
 		return found;
-	uint32_t set = (uint32_t)tp->arg_set_start.len;
-	vec_push(&tp->arg_set_start, tp->t.args.n);
+	/* As Perfetto's: a set's id is the id of its first row. */
+	uint32_t set = tp->t.args.n;
 	for (size_t i = 0; i < n; i++)
 		store_row(tp, set, &a[i]);
 	sets_insert(tp, h, set);
@@ -362,10 +372,8 @@ uint32_t tp_args_commit_hashed(struct tp *tp, struct tp_args_builder *b, uint64_
 /* Rebuild the args of a stored set as builder entries. */
 static void load_set(struct tp *tp, uint32_t set, struct tp_args_builder *b)
 {
-	const struct tp_args_table *t = &tp->t.args;
-	uint32_t start = tp->arg_set_start.data[set];
-	uint32_t end = set + 1 < tp->arg_set_start.len ? tp->arg_set_start.data[set + 1] : t->n;
-	for (uint32_t r = start; r < end; r++)
+	uint32_t end = set_end(tp, set);
+	for (uint32_t r = set; r < end; r++)
 		vec_push(&b->args, tp_args_row(tp, r));
 }
 
@@ -475,5 +483,4 @@ uint32_t tp_args_merge(struct tp *tp, uint32_t a, uint32_t b)
 void tp_args_free(struct tp *tp)
 {
 	sets_free(tp->arg_sets.slot);
-	vec_release(&tp->arg_set_start);
 }

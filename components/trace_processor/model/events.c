@@ -60,11 +60,30 @@ uint32_t tp_flow_add(struct tp *tp, uint32_t slice_out, uint32_t slice_in)
 	return id;
 }
 
+#define FLOW_V1_BIT (1ull << 63)
+
+/* A flow row for flow id: a v1 flow's row has args name and cat, as
+ * Perfetto's FlowTracker gives it. */
+static void flow_add_id(struct tp *tp, uint32_t slice_out, uint32_t slice_in, uint64_t flow)
+{
+	uint32_t row = tp_flow_add(tp, slice_out, slice_in);
+	uint64_t n = flow & ~FLOW_V1_BIT;
+	if (!(flow & FLOW_V1_BIT) || n >= tp->flow_v1_names.len)
+		return;
+	uint64_t cn = tp->flow_v1_names.data[n];
+	uint32_t kn = tp_intern_cstr(tp, "name"), kc = tp_intern_cstr(tp, "cat");
+	struct tp_args_builder *b = &tp->args_scratch;
+	tp_args_begin(b);
+	tp_args_add_string(b, kn, kn, (uint32_t)cn);
+	tp_args_add_string(b, kc, kc, (uint32_t)(cn >> 32));
+	tp->t.flow.arg_set_id[row] = tp_args_commit(tp, b);
+}
+
 void tp_flow_step(struct tp *tp, uint64_t id, uint32_t slice, bool terminate)
 {
 	uint64_t prev;
 	if (hmap_get(&tp->open_flows, id, &prev))
-		tp_flow_add(tp, (uint32_t)prev, slice);
+		flow_add_id(tp, (uint32_t)prev, slice, id);
 	if (terminate)
 		hmap_del(&tp->open_flows, id, NULL);
 	else
@@ -88,9 +107,9 @@ static bool flow_link(struct tp *tp, uint64_t id, uint32_t slice)
 		return false;
 	const int64_t *ts = tp->t.slice.ts;
 	if (ts[prev] > ts[slice])
-		tp_flow_add(tp, slice, (uint32_t)prev);
+		flow_add_id(tp, slice, (uint32_t)prev, id);
 	else
-		tp_flow_add(tp, (uint32_t)prev, slice);
+		flow_add_id(tp, (uint32_t)prev, slice, id);
 	return true;
 }
 
@@ -123,7 +142,8 @@ uint64_t tp_flow_v1_id(struct tp *tp, uint64_t source, uint32_t cat, uint32_t na
 	}
 	struct hmap *m = &tp->flow_v1_maps.data[idx];
 	if (!hmap_get(m, source, &id)) {
-		id = (1ull << 63) | tp->flow_v1_next++;
+		id = FLOW_V1_BIT | tp->flow_v1_next++;
+		vec_push(&tp->flow_v1_names, (uint64_t)cat << 32 | name);
 		hmap_put(m, source, id);
 	}
 	return id;
@@ -151,7 +171,7 @@ void tp_flow_bind_pending(struct tp *tp, uint32_t track, uint32_t slice)
 			from = 0;
 			hmap_put(&tp->open_flows, p.id, from);
 		}
-		tp_flow_add(tp, (uint32_t)from, slice);
+		flow_add_id(tp, (uint32_t)from, slice, p.id);
 	}
 	tp->pending_flows.len = keep;
 }

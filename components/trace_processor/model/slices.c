@@ -226,6 +226,18 @@ uint32_t tp_slice_begin_args(struct tp *tp, uint32_t track, int64_t ts, uint32_t
 	return id;
 }
 
+void tp_slice_defer_args(struct tp *tp, uint32_t track, uint32_t slice, struct tp_args_builder *b)
+{
+	if (!b)
+		return;
+	stack_t_ *st = stack_for(tp, track);
+	if (slice != TP_NULL_U32 && b->args.len && st->len && st->data[st->len - 1].id == slice) {
+		struct tp_args_builder *p = pending_of(tp, &st->data[st->len - 1]);
+		tp_args_merge_into(tp, p, b->args.data, b->args.len, 0);
+	}
+	tp_args_begin(b);
+}
+
 /* The stack index + 1 of the open slice an end on track matches, or 0
  * (counted). */
 static size_t end_match(struct tp *tp, stack_t_ *st, uint32_t cat, uint32_t name)

@@ -103,6 +103,14 @@ uint32_t tp_track_for_thread(struct tp *tp, uint32_t utid)
 				   .utid = utid, .upid = -1, .cpu = -1};
 	uint32_t id = tp_track_get(tp, &key);
 	hmap_put(&tp->thread_track, utid, id);
+	/* Its dimension args now, not at the end (tp_tracks_finish): Perfetto
+	 * adds them when it interns the track, which numbers the arg sets. */
+	if (tp->t.track.dimension_arg_set_id[id] == TP_NULL_U32) {
+		uint32_t k = tp_intern_cstr(tp, "utid");
+		tp_args_begin(&tp->args_scratch);
+		tp_args_add_int(&tp->args_scratch, k, k, utid);
+		tp->t.track.dimension_arg_set_id[id] = tp_args_commit(tp, &tp->args_scratch);
+	}
 	return id;
 }
 

@@ -473,9 +473,8 @@ static void extract(struct tp_sorter *s, int64_t limit, struct tp *tp, tp_sorted
 	struct head *leaf = s->heap.data;
 	uint32_t *loser = s->nodes.data;
 	merge_build(leaf, loser, loser + k, k);
-	uint64_t n_done = 0, n_kept = 0;
+	uint64_t n_done = 0;
 	size_t freed = 0;
-	int64_t first_ts = 0, last_ts = 0;
 	uint32_t current = UINT32_MAX; /* the run of the current own queue */
 	for (;;) {
 		uint32_t w = loser[0];
@@ -496,15 +495,7 @@ static void extract(struct tp_sorter *s, int64_t limit, struct tp *tp, tp_sorted
 		n_done++;
 		s->last_ts = e->ts;
 		s->extracted = true;
-		tp->event_dropped = false;
 		fn(tp, e->ts, e->payload, e->len, ctx);
-		if (!tp->event_dropped) {
-			/* Bounds come from events that made rows (Perfetto's bounds
-			 * come from table rows). */
-			if (!n_kept++)
-				first_ts = e->ts;
-			last_ts = e->ts;
-		}
 		freed += slot_size(e->len) + sizeof *e;
 		struct block *b = &s->blocks.data[e->blk];
 		if (--b->live == 0 && e->blk != s->cur)
@@ -527,13 +518,6 @@ static void extract(struct tp_sorter *s, int64_t limit, struct tp *tp, tp_sorted
 	}
 	s->pending -= n_done;
 	s->bytes -= freed;
-	if (n_kept) {
-		/* Extraction is in ts order: the first and last kept bound it. */
-		if (first_ts < tp->ts_min)
-			tp->ts_min = first_ts;
-		if (last_ts > tp->ts_max)
-			tp->ts_max = last_ts;
-	}
 out:
 	/* Compact the runs: drop dispatched entries. */
 	for (size_t i = 0; i < s->runs.len; i++) {

@@ -13,8 +13,11 @@
  *
  * Every event becomes a `ftrace_event` row with its fields as args (decimal
  * integers as int, the rest as string; leading text as "payload"; a
- * payload with no field at all is counted in ftrace_text_payload_unparsed).
- * These events also change the model:
+ * payload with no field at all is counted in ftrace_text_payload_unparsed),
+ * as trace-cmd report lists them all; none with --no-ftrace-raw, as in
+ * Perfetto. (Perfetto v58.2's text importer gives a raw row to sched_switch
+ * only; we keep every event, which `convert systrace` and to_ftrace() give
+ * back.) These events also change the model:
  *
  *   sched_switch               sched, thread_state (letters, numbers, and
  *                              trace-cmd's "a:1 [120] S ==> b:2 [120]")
@@ -635,11 +638,13 @@ void ft_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len, vo
 
 	if (kind == FT_PRINT || kind == FT_TRACING_MARK_WRITE || kind == FT_ZERO) {
 		print_text(&pl, &pn);
-		uint32_t key = tp_intern_cstr(tp, "buf");
-		tp_args_begin(&ft->args);
-		tp_args_add_string(&ft->args, key, key, tp_intern(tp, pl, pn));
-		tp_ftrace_raw(tp, &ft->model, ts, r.cpu, name, utid, TP_NULL_U32,
-		              tp_args_commit(tp, &ft->args));
+		if (!tp->cfg.no_ftrace_raw) {
+			uint32_t key = tp_intern_cstr(tp, "buf");
+			tp_args_begin(&ft->args);
+			tp_args_add_string(&ft->args, key, key, tp_intern(tp, pl, pn));
+			tp_ftrace_raw(tp, &ft->model, ts, r.cpu, name, utid, TP_NULL_U32,
+			              tp_args_commit(tp, &ft->args));
+		}
 		tp_ftrace_print(tp, &ft->model, ts, r.pid, pl, pn);
 		return;
 	}
@@ -658,7 +663,8 @@ void ft_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len, vo
 		plugin_wakeup(pl, pn, &fs);
 	if (fs.n == 0 && pn)
 		tp_stat_inc(tp, TP_STAT_ftrace_text_payload_unparsed);
-	tp_ftrace_raw(tp, &ft->model, ts, r.cpu, name, utid, TP_NULL_U32, fields_args(ft, &fs));
+	if (!tp->cfg.no_ftrace_raw)
+		tp_ftrace_raw(tp, &ft->model, ts, r.cpu, name, utid, TP_NULL_U32, fields_args(ft, &fs));
 	if (!handle(ft, kind, ts, r.cpu, r.pid, utid, &fs, pl, pn))
 		tp_stat_inc(tp, TP_STAT_systrace_parse_failure);
 }

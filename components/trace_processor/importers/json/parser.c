@@ -82,23 +82,22 @@ struct tp_importer {
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static uint32_t commit_args(struct tp_importer *imp, const struct json_event *e)
+/* e's args in a builder (to be given to a slice, whose args are committed
+ * when it leaves its stack, as in Perfetto), or NULL when it has none. */
+static struct tp_args_builder *event_args(struct tp_importer *imp, const struct json_event *e)
 {
 	if (!(e->flags & JSON_EV_HAS_ARGS))
-		return TP_NULL_U32;
+		return NULL;
 	if (e->flags & JSON_EV_ARGS_BAD) {
-		/* Malformed args: keep nothing from them, as Perfetto does. */
 		tp_stat_inc(imp->tp, TP_STAT_json_parser_failure);
-		return TP_NULL_U32;
+		return NULL;
 	}
 	if ((e->flags & JSON_EV_HASHED) && e->decoded)
-		return tp_args_commit_hashed(imp->tp, e->decoded, e->args_hash);
+		return e->decoded;
 	tp_args_begin(&imp->ab);
 	if (e->flags & JSON_EV_ARGS_ROWS)
 		json_args_decode(json_event_args(e), e->args_len, &imp->ab);
-	if (e->flags & JSON_EV_HASHED)
-		return tp_args_commit_hashed(imp->tp, &imp->ab, e->args_hash);
-	return tp_args_commit(imp->tp, &imp->ab);
+	return &imp->ab;
 }
 
 /* The value of a top-level key of the args object, or NULL. */
@@ -210,7 +209,18 @@ static uint32_t spill_track(struct tp_importer *imp, uint32_t utid, int64_t ts, 
 	vec_push(&set->lanes.data[i].ends, end);
 	struct tp_track_key k = {.type = "thread_overlapping_slice", .event_type = "slice",
 				 .utid = utid, .upid = -1, .cpu = -1, .extra_dim = i};
-	return tp_track_get(tp, &k);
+	uint32_t track = tp_track_get(tp, &k);
+	/* A new lane's dimensions, Perfetto's for a compressed track (utid and
+	 * its lane), added as it interns the track. */
+	if (tp->t.track.dimension_arg_set_id[track] == TP_NULL_U32) {
+		uint32_t ku = tp_intern_cstr(tp, "utid");
+		uint32_t ki = tp_intern_cstr(tp, "track_compressor_idx");
+		tp_args_begin(&tp->args_scratch);
+		tp_args_add_int(&tp->args_scratch, ku, ku, utid);
+		tp_args_add_uint(&tp->args_scratch, ki, ki, i);
+		tp->t.track.dimension_arg_set_id[track] = tp_args_commit(tp, &tp->args_scratch);
+	}
+	return track;
 }
 
 /* ---- phases -------------------------------------------------------------- */
@@ -224,17 +234,19 @@ static void parse_complete(struct tp_importer *imp, const struct json_event *e, 
 		return;
 	}
 	uint32_t track = tp_track_for_thread(tp, utid);
-	uint32_t args = commit_args(imp, e);
+	struct tp_args_builder *args = event_args(imp, e);
 	struct tp_slice_conflict c;
-	uint32_t s = tp_slice_complete_or_conflict(tp, track, e->ts, e->dur, cat, name, args, &c);
+	uint32_t s = tp_slice_complete_or_conflict(tp, track, e->ts, e->dur, cat, name, TP_NULL_U32,
+						   &c);
 	if (c.slice != TP_NULL_U32) {
 		/* It cannot nest on the thread's track: onto an overlap lane,
 		 * logged (Perfetto's slice_spill_overlapping_complete_event). */
 		tp_slice_log_overlap(tp, TP_STAT_slice_spill_overlapping_complete_event, e->ts,
 				     c.end, c.slice, &(struct tp_slice_event){name, 'X'});
 		track = spill_track(imp, utid, e->ts, e->dur);
-		s = tp_slice_complete(tp, track, e->ts, e->dur, cat, name, args);
+		s = tp_slice_complete(tp, track, e->ts, e->dur, cat, name, TP_NULL_U32);
 	}
+	tp_slice_defer_args(tp, track, s, args);
 	if (s != TP_NULL_U32) {
 		tp_set_slice_thread_ts(&tp->t.slice, s, e->tts);
 		tp_set_slice_thread_dur(&tp->t.slice, s, e->tdur);
@@ -269,19 +281,19 @@ static void parse_instant(struct tp_importer *imp, const struct json_event *e, u
 			return;
 		}
 		track = tp_track_for_thread(tp, utid);
-		uint32_t s = tp_slice_complete(tp, track, e->ts, 0, cat, slice_name, commit_args(imp, e));
-		if (s != TP_NULL_U32) {
+		uint32_t s = tp_slice_complete(tp, track, e->ts, 0, cat, slice_name, TP_NULL_U32);
+		tp_slice_defer_args(tp, track, s, event_args(imp, e));
+		/* Its tts, but no thread_dur (NULL, not 0), as Perfetto's. */
+		if (s != TP_NULL_U32)
 			tp_set_slice_thread_ts(&tp->t.slice, s, e->tts);
-			if (e->tts != TP_NULL_I64)
-				tp_set_slice_thread_dur(&tp->t.slice, s, 0);
-		}
 		return;
 	}
 	default:
 		tp_stat_inc(tp, TP_STAT_json_parser_failure);
 		return;
 	}
-	tp_slice_complete(tp, track, e->ts, 0, cat, e->name, commit_args(imp, e));
+	uint32_t s = tp_slice_complete(tp, track, e->ts, 0, cat, e->name, TP_NULL_U32);
+	tp_slice_defer_args(tp, track, s, event_args(imp, e));
 }
 
 static void parse_counter(struct tp_importer *imp, const struct json_event *e, uint32_t utid)
@@ -419,14 +431,15 @@ static void parse_async(struct tp_importer *imp, const struct json_event *e, uin
 	bool num = e->id ? (e->flags & JSON_EV_ID_NUM) : (e->flags & JSON_EV_ID2_NUM);
 	uint64_t cookie = tb_hash_u64((uint64_t)cat << 32 | real_id) ^ (num ? 0x9e3779b97f4a7c15ull : 0);
 	uint32_t tr = async_track(imp, e, upid, cookie, scoped);
-	uint32_t args = commit_args(imp, e);
+	struct tp_args_builder *args = event_args(imp, e);
 	if (e->ph == 'b') {
-		tp_slice_begin(tp, tr, e->ts, cat, slice_name, args);
+		tp_slice_begin_args(tp, tr, e->ts, cat, slice_name, args);
 	} else if (e->ph == 'e') {
-		tp_slice_end(tp, tr, e->ts, cat, e->name, args);
+		tp_slice_end_args(tp, tr, e->ts, cat, e->name, args, 0);
 		return;
 	} else {
-		tp_slice_complete(tp, tr, e->ts, 0, cat, e->name, args);
+		uint32_t s = tp_slice_complete(tp, tr, e->ts, 0, cat, e->name, TP_NULL_U32);
+		tp_slice_defer_args(tp, tr, s, args);
 	}
 	maybe_flow_v2(tp, e, tr);
 }
@@ -601,7 +614,7 @@ static void parse_event(struct tp_importer *imp, const struct json_event *e)
 	switch (e->ph) {
 	case 'B': {
 		uint32_t track = tp_track_for_thread(tp, utid);
-		uint32_t s = tp_slice_begin(tp, track, e->ts, cat, slice_name, commit_args(imp, e));
+		uint32_t s = tp_slice_begin_args(tp, track, e->ts, cat, slice_name, event_args(imp, e));
 		if (s != TP_NULL_U32)
 			tp_set_slice_thread_ts(&tp->t.slice, s, e->tts);
 		maybe_flow_v2(tp, e, track);
@@ -609,7 +622,7 @@ static void parse_event(struct tp_importer *imp, const struct json_event *e)
 	}
 	case 'E': {
 		uint32_t track = tp_track_for_thread(tp, utid);
-		uint32_t s = tp_slice_end(tp, track, e->ts, cat, e->name, commit_args(imp, e));
+		uint32_t s = tp_slice_end_args(tp, track, e->ts, cat, e->name, event_args(imp, e), 0);
 		if (s != TP_NULL_U32 && e->tts != TP_NULL_I64 &&
 		    tp_get_slice_thread_ts(&tp->t.slice, s) != TP_NULL_I64)
 			tp_set_slice_thread_dur(&tp->t.slice, s,
@@ -753,21 +766,15 @@ static void ring_add(struct tp_importer *imp, int64_t ts, const char *rec, size_
  * this ts: the older ones and those at its ts. Those were all pushed before
  * it: a sorter event is older than the newest logged event when it comes,
  * and later logged events are not older than that. So the merged stream is
- * in (ts, push) order, as the sorter's own would be. The trace bounds cover
- * them as the sorter's cover its events. */
+ * in (ts, push) order, as the sorter's own would be. */
 static void log_drain(struct tp_importer *imp, int64_t ts)
 {
-	struct tp *tp = imp->tp;
 	struct json_log *l = json_tokenizer_log(imp->tok);
 	int64_t lts;
 	while (json_log_peek(l, &lts) && lts <= ts) {
 		size_t len;
 		uint32_t chunk;
 		const char *rec = json_log_next(l, &lts, &len, &chunk);
-		if (lts < tp->ts_min)
-			tp->ts_min = lts;
-		if (lts > tp->ts_max)
-			tp->ts_max = lts;
 		ring_add(imp, lts, rec, len, chunk);
 	}
 }

@@ -506,7 +506,6 @@ void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const voi
 	if (r.kind == EV_FTRACE_COMPACT_SWITCH) {
 		if (!c->has_last) {
 			tp_stat_inc(tp, TP_STAT_compact_sched_switch_skipped);
-			tp->event_dropped = true;
 			c->has_last = true;
 			c->last_pid = r.pid;
 			c->last_utid = tp_ftrace_thread_named(tp, r.pid, r.comm);
@@ -538,7 +537,6 @@ void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const voi
 	}
 	if (!c->has_last) {
 		tp_stat_inc(tp, TP_STAT_compact_sched_waking_skipped);
-		tp->event_dropped = true;
 		return;
 	}
 	uint32_t wakee = tp_ftrace_thread_named(tp, r.a, r.comm);
