@@ -75,6 +75,8 @@ struct instance {
 	uint64_t footprint_limit; /* max_enqueued_footprint_kb in bytes; 0: none */
 	uint64_t footprint;       /* sample bytes written since the last commit */
 	uint64_t shed;            /* samples skipped over footprint_limit */
+	struct perf_tasks tasks;  /* names of the sampled tasks */
+	int32_t workload_pid;     /* > 0: per-task events on this process tree */
 };
 
 struct perf_daemon {
@@ -152,6 +154,11 @@ static void on_record(void *ctx, const struct perf_record *rec)
 	struct instance *in = ctx;
 	size_t n;
 
+	if (rec->kind == PERF_REC_COMM || rec->kind == PERF_REC_FORK || rec->kind == PERF_REC_EXIT) {
+		perf_tasks_record(&in->tasks, &in->em, &in->buf, rec);
+		drain_packets(in);
+		return;
+	}
 	if (rec->kind != PERF_REC_SAMPLE)
 		return; /* lost counts are emitted from the stream stats */
 	/* Kernel threads (no user section in the callchain) only matter for
@@ -166,6 +173,7 @@ static void on_record(void *ctx, const struct perf_record *rec)
 		perf_emit_skipped(&in->em, &in->buf, rec->time, rec->cpu, rec->pid, rec->tid,
 				  rec->misc & 7, PERF_SKIP_UNWIND_ENQUEUE);
 	} else {
+		perf_tasks_sample(&in->tasks, &in->em, &in->buf, rec->time, rec->pid, rec->tid);
 		n = perf_resolve_frames(rec, rec->n_user ? maps_for(in, rec->pid) : NULL,
 					in->have_ksyms ? &in->ksyms : NULL, in->frames);
 		perf_emit_sample(&in->em, &in->buf, rec->time, rec->cpu, rec->pid, rec->tid,
@@ -215,6 +223,7 @@ static void instance_free(struct perf_daemon *d, struct instance *in)
 	pb_writer_release(&in->buf);
 	ksyms_release(&in->ksyms);
 	perf_scope_release(&in->scope);
+	perf_tasks_release(&in->tasks);
 	tb_free(in->target_cpus);
 	maps_cache_release(&in->maps);
 	tb_free(in->frames);
@@ -254,6 +263,27 @@ static uint32_t choose_shard(uint32_t count)
 	return r % count;
 }
 
+/* tracebox's directives in DataSourceConfig.legacy_config (Perfetto's
+ * free-form text for a producer, which its traced_perf ignores): words
+ * "KEY=VALUE" separated by spaces; unknown words are ignored.
+ *   workload_pid=PID   the gated workload of a `-- CMD` capture: sample this
+ *                      process and every task it creates from now on, with
+ *                      per-task events (see README.md, "Workload mode") */
+static void parse_legacy(struct instance *in, const char *text)
+{
+	for (const char *p = text; p && *p;) {
+		size_t n = strcspn(p, " \t\n");
+		if (n > 13 && strncmp(p, "workload_pid=", 13) == 0) {
+			char *end;
+			long v = strtol(p + 13, &end, 10);
+			if (end == p + n && v > 0 && v <= INT32_MAX)
+				in->workload_pid = (int32_t)v;
+		}
+		p += n;
+		p += strspn(p, " \t\n");
+	}
+}
+
 /* Fill the event options, read period and scope of in from its config.
  * Returns 0 or -EINVAL with err set for what we cannot sample on. */
 static int parse_config(struct instance *in, struct perf_event_opts *o, uint32_t *read_ms,
@@ -277,6 +307,8 @@ static int parse_config(struct instance *in, struct perf_event_opts *o, uint32_t
 		rc = tb_err_set(err, -EINVAL, "cannot decode the data source config");
 		goto out;
 	}
+	if (dsc && dsc->legacy_config)
+		parse_legacy(in, dsc->legacy_config);
 	c = dsc ? dsc->perf_event_config : NULL;
 	if (!c) {
 		o->no_callchain = true;
@@ -351,6 +383,18 @@ static int parse_config(struct instance *in, struct perf_event_opts *o, uint32_t
 				      ? UINT64_MAX
 				      : c->max_enqueued_footprint_kb * 1024;
 out:
+	/* Names of the sampled tasks come from COMM/FORK records. */
+	o->task_records = !o->no_callchain;
+	if (rc == 0 && in->workload_pid > 0 && perf_scope_is_everything(&in->scope)) {
+		/* Workload mode: per-task events on the workload that follow its
+		 * children; an unprivileged user may open them on their own
+		 * processes, counting user mode only at perf_event_paranoid 2. */
+		o->pid = in->workload_pid;
+		o->inherit = true;
+		o->degrade = true;
+	} else {
+		in->workload_pid = 0;
+	}
 	if (dsc)
 		perfetto__protos__data_source_config__free_unpacked(dsc, ipc_pb_allocator());
 	return rc;
@@ -390,8 +434,14 @@ static void instance_start(struct perf_daemon *d, struct instance *in)
 	if (perf_events_enable(&in->ev, &err) != 0)
 		goto fail;
 	in->timer = loop_add_timer(d->loop, read_ms, read_ms, on_read_timer, in);
-	log_debug(PERF_LOG, "instance %llu: %zu cpu streams, reading every %u ms",
-		  (unsigned long long)in->id, in->ev.n_streams, read_ms);
+	if (in->ev.kernel_excluded)
+		log_info(PERF_LOG,
+			 "instance %llu: counting user mode only (kernel.perf_event_paranoid "
+			 "does not allow kernel-mode samples for this user)",
+			 (unsigned long long)in->id);
+	log_debug(PERF_LOG, "instance %llu: %zu cpu streams of %u pages%s, reading every %u ms",
+		  (unsigned long long)in->id, in->ev.n_streams, in->ev.ring_pages,
+		  in->workload_pid ? " on the workload" : "", read_ms);
 	return;
 fail:
 	log_error(PERF_LOG, "linux.perf instance %llu records nothing: %s",
@@ -419,6 +469,7 @@ static void on_setup(void *ctx, struct tracing_producer *p, uint64_t id, const c
 	pb_writer_init_growable(&in->buf);
 	hmap_init(&in->maps);
 	perf_scope_init(&in->scope);
+	perf_tasks_init(&in->tasks);
 	vec_push(&d->instances, in);
 }
 

@@ -227,6 +227,36 @@ void perfetto_cmd_config_set_uuid(Perfetto__Protos__TraceConfig *cfg)
 	cfg->trace_uuid_lsb = (int64_t)lsb;
 }
 
+static bool scope_empty(const Perfetto__Protos__PerfEventConfig *c)
+{
+	const Perfetto__Protos__PerfEventConfig__Scope *s =
+	    c->callstack_sampling ? c->callstack_sampling->scope : NULL;
+	if (c->n_target_pid || c->n_target_cmdline || c->n_exclude_pid || c->n_exclude_cmdline ||
+	    c->additional_cmdline_count)
+		return false;
+	return !s || (!s->n_target_pid && !s->n_target_cmdline && !s->n_exclude_pid &&
+	              !s->n_exclude_cmdline && !s->additional_cmdline_count &&
+	              !s->process_shard_count);
+}
+
+size_t perfetto_cmd_config_set_workload(Perfetto__Protos__TraceConfig *cfg, pid_t pid)
+{
+	char text[64];
+	size_t n = 0;
+	snprintf(text, sizeof text, "workload_pid=%d", (int)pid);
+	for (size_t i = 0; i < cfg->n_data_sources; i++) {
+		Perfetto__Protos__DataSourceConfig *ds =
+		    cfg->data_sources[i] ? cfg->data_sources[i]->config : NULL;
+		if (!ds || !ds->name || strcmp(ds->name, "linux.perf") != 0 ||
+		    (ds->perf_event_config && !scope_empty(ds->perf_event_config)) ||
+		    ds->legacy_config)
+			continue;
+		ds->legacy_config = tb_strdup(text);
+		n++;
+	}
+	return n;
+}
+
 uint8_t *perfetto_cmd_config_pack_for_service(Perfetto__Protos__TraceConfig *cfg, size_t *len)
 {
 	char *output_path = cfg->output_path;

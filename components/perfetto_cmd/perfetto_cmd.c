@@ -456,6 +456,11 @@ static int record(struct args *a, Perfetto__Protos__TraceConfig *cfg, const char
 		goto out;
 	}
 
+	/* The workload's process exists (held before exec) before the session
+	 * does, so a linux.perf source without a scope can follow it. */
+	if (wl && perfetto_cmd_workload_prepare(wl) > 0)
+		perfetto_cmd_config_set_workload(cfg, wl->pid);
+
 	so.socket = ipc_consumer_socket_name();
 	so.config = perfetto_cmd_config_pack_for_service(cfg, &so.config_len);
 	so.out = &out;

@@ -33,6 +33,12 @@ void perfetto_cmd_config_free(Perfetto__Protos__TraceConfig *cfg);
 /* Fill a random trace UUID (trace_uuid_msb/lsb) if both are unset. */
 void perfetto_cmd_config_set_uuid(Perfetto__Protos__TraceConfig *cfg);
 
+/* A gated capture: point every linux.perf data source whose config sets
+ * no scope at the workload's process pid (legacy_config "workload_pid=PID",
+ * which traced_perf reads as: per-task events on it and its children).
+ * Returns how many data sources were pointed. */
+size_t perfetto_cmd_config_set_workload(Perfetto__Protos__TraceConfig *cfg, pid_t pid);
+
 /* The config as sent to the service: output_path removed (the client opens
  * the file and passes its fd with EnableTracing, see README.md), everything
  * else (unknown fields too) kept. Returns a tb_malloc'd buffer. */
@@ -81,6 +87,7 @@ struct perfetto_cmd_workload {
 	int status;        /* exit code, 128 + signal, 126/127 (cannot run / not found) */
 	sigset_t child_mask; /* the signal mask the command starts with */
 	bool blocked;        /* block_signals ran */
+	int gate_fd;         /* prepared: the pipe that lets the child exec; -1 */
 };
 
 void perfetto_cmd_workload_init(struct perfetto_cmd_workload *w, char *const *argv);
@@ -88,9 +95,15 @@ void perfetto_cmd_workload_init(struct perfetto_cmd_workload *w, char *const *ar
  * through signalfds; none is lost between loops) and remember the previous
  * mask for the command. Once only (later calls do nothing). 0 or -errno. */
 int perfetto_cmd_workload_block_signals(struct perfetto_cmd_workload *w);
-/* Fork and exec the command (PATH search) with inherited stdio. Once only;
- * a failure to fork ends it with status 126 (message on stderr); a failed
- * exec is reported by the child, which exits 127 or 126. */
+/* Fork the command's process now and hold it before exec(2), so its pid is
+ * known before the session starts (the perf data source follows it from
+ * its first instruction). Signals must be blocked first. A fork failure
+ * leaves it unprepared (start then forks as usual). Returns the pid or -1. */
+pid_t perfetto_cmd_workload_prepare(struct perfetto_cmd_workload *w);
+/* Run the command: release the prepared process, or fork and exec it
+ * (PATH search) with inherited stdio. Once only; a failure to fork ends it
+ * with status 126 (message on stderr); a failed exec is reported by the
+ * child, which exits 127 or 126. */
 void perfetto_cmd_workload_start(struct perfetto_cmd_workload *w);
 /* The capture was interrupted by signo before the command started: it
  * never will, its status is 128 + signo. */

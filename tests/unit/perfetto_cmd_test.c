@@ -250,6 +250,33 @@ TEST(perfetto_cmd_pack_strips_output_path)
 	CHECK(cfg.write_into_file && cfg.output_path != NULL);
 }
 
+/* Only linux.perf sources without a scope follow the workload. */
+TEST(perfetto_cmd_config_points_unscoped_perf_at_the_workload)
+{
+	static const char text[] =
+	    "data_sources { config { name: \"linux.perf\" perf_event_config {\n"
+	    "  callstack_sampling { kernel_frames: false } } } }\n"
+	    "data_sources { config { name: \"linux.perf\" perf_event_config {\n"
+	    "  callstack_sampling { scope { target_cmdline: \"x\" } } } } }\n"
+	    "data_sources { config { name: \"linux.perf\" perf_event_config { target_pid: 5 } } }\n"
+	    "data_sources { config { name: \"linux.perf\" legacy_config: \"mine\" } }\n"
+	    "data_sources { config { name: \"linux.perf\" } }\n"
+	    "data_sources { config { name: \"linux.ftrace\" } }\n";
+	Perfetto__Protos__TraceConfig *c = NULL;
+	struct tb_err err = {0};
+	CHECK_EQ(perfetto_cmd_config_decode("c", (const uint8_t *)text, strlen(text),
+	                                    PERFETTO_CMD_TXT, &c, &err),
+	         0);
+	CHECK_EQ(perfetto_cmd_config_set_workload(c, 4242), 2);
+	CHECK_STR_EQ(c->data_sources[0]->config->legacy_config, "workload_pid=4242");
+	CHECK(c->data_sources[1]->config->legacy_config == NULL);
+	CHECK(c->data_sources[2]->config->legacy_config == NULL);
+	CHECK_STR_EQ(c->data_sources[3]->config->legacy_config, "mine");
+	CHECK_STR_EQ(c->data_sources[4]->config->legacy_config, "workload_pid=4242");
+	CHECK(c->data_sources[5]->config->legacy_config == NULL);
+	perfetto_cmd_config_free(c);
+}
+
 TEST(perfetto_cmd_output_framing_and_no_clobber)
 {
 	char path[128];
