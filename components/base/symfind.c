@@ -1,5 +1,5 @@
 /*
- * find.c: which file on this machine holds the symbols of a mapping.
+ * symfind.c: which file on this machine holds the symbols of a mapping.
  *
  * A candidate counts only when its GNU build id is the mapping's (or, for a
  * .gnu_debuglink target without one, when its CRC-32 is the link's). In
@@ -18,7 +18,7 @@
  *
  *   .gnu_debuglink section: file name, NUL, pad to 4, u32 CRC-32 of the file
  */
-#include "symbolize_int.h"
+#include "base.h"
 
 #include <dirent.h>
 #include <stdarg.h>
