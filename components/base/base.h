@@ -709,4 +709,88 @@ void loop_quit(struct loop *l, int code);
  * number of callbacks run, or -errno. */
 int loop_run_once(struct loop *l, int timeout_ms);
 
+/* ---- HTTP client (http.c) ------------------------------------------------ */
+
+/* An HTTP/1.1 GET client over TCP or TLS (mbedtls): the trace processor
+ * streams traces from URLs with it, traced_perf fetches debug files from
+ * debuginfod servers. */
+
+#define HTTP_HOST_MAX 256
+#define HTTP_PATH_MAX 4096
+#define HTTP_LINE_MAX 8192		/* one status, header, chunk-size or trailer line */
+#define HTTP_HEADERS_MAX (64 * 1024) /* all header (or trailer) lines of a response */
+#define HTTP_MAX_REDIRECTS 8
+
+/* A parsed http:// or https:// URL. host has no brackets (an IPv6 literal
+ * `[::1]` is stored as `::1`); path starts with '/' and keeps the query. */
+struct http_url {
+	bool https;
+	uint16_t port;
+	char host[HTTP_HOST_MAX];
+	char path[HTTP_PATH_MAX];
+};
+
+/* True if s starts with http:// or https:// (any case). */
+bool http_is_url(const char *s);
+/* Parse url into *u. Returns 0, or -EINVAL with err set (bad scheme, host,
+ * port, user-info, or a part too long). */
+int http_url_parse(const char *url, struct http_url *u, struct tb_err *err);
+/* Resolve a redirect's Location (absolute URL, //host/path, /path or a path
+ * relative to base's) into *out. Returns 0 or -EINVAL (err set). */
+int http_url_resolve(const struct http_url *base, const char *loc, struct http_url *out,
+			struct tb_err *err);
+/* Format u back as a URL into buf (always NUL-terminated). */
+void http_url_format(const struct http_url *u, char *buf, size_t size);
+
+typedef int (*http_sink)(void *ctx, const uint8_t *p, size_t n);
+
+/* The response parser: status line, headers, then a body delimited by
+ * Content-Length, chunked transfer encoding or the end of the connection.
+ * Interim 1xx responses are skipped. Pure (no I/O), so it is unit-tested and
+ * fuzzed on its own. Embed it; http_parser_init before use. */
+struct http_parser {
+	int state;
+	int status;		  /* final status code, once headers_done */
+	bool headers_done;	  /* status and headers of the final response parsed */
+	bool done;		  /* the whole body has been delivered */
+	bool chunked, has_length; /* body framing */
+	uint64_t content_length;
+	uint64_t remaining; /* body bytes left (length framing or current chunk) */
+	uint64_t body_bytes;
+	size_t header_bytes; /* bytes of the current header or trailer block */
+	size_t line_len;
+	char reason[128];
+	char location[HTTP_PATH_MAX + HTTP_HOST_MAX + 16];
+	char line[HTTP_LINE_MAX];
+};
+
+void http_parser_init(struct http_parser *p);
+/* Parse up to n bytes of the response. Stops right after the final
+ * response's headers (headers_done becomes true, so the caller can look at
+ * status before any body byte is passed on), and otherwise consumes
+ * everything, passing body bytes (de-chunked) to sink. *used is set to the
+ * bytes consumed. Bytes after the end of the body are ignored. Returns 0, a
+ * sink's negative code, or -EPROTO (err set) on a malformed response. */
+int http_parser_feed(struct http_parser *p, const uint8_t *buf, size_t n, size_t *used,
+			http_sink sink, void *ctx, struct tb_err *err);
+/* The peer closed the connection: 0 if the body is complete (or delimited by
+ * the close), else -EPROTO (err set). */
+int http_parser_eof(struct http_parser *p, struct tb_err *err);
+
+struct http_opts {
+	int connect_timeout_ms; /* per address tried; 0 = 15 s */
+	int read_timeout_ms;	/* per read or write; 0 = 60 s */
+};
+
+/* GET url, following up to HTTP_MAX_REDIRECTS redirects (301, 302, 303,
+ * 307, 308; http and https), and stream the final 2xx response's body to
+ * sink in chunks as it arrives. https:// verifies the server's certificate
+ * and host name against the CA bundle named by $SSL_CERT_FILE, or else the
+ * first of the system bundles found. opts may be NULL. Blocks; runs on the
+ * caller's thread. Returns 0, a sink's negative code (err untouched), or a
+ * negative errno-style code with one line in err: cannot resolve, cannot
+ * connect, certificate verification failed, HTTP status, timeout, ... */
+int http_get(const char *url, const struct http_opts *opts, http_sink sink, void *ctx,
+		struct tb_err *err);
+
 #endif /* TB_BASE_H */

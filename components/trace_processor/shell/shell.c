@@ -158,9 +158,9 @@ static int load_trace(struct tp *tp, const char *path)
 	struct tb_err err = {0};
 	l.start = l.last_progress = now_s();
 	int rc;
-	if (tp_http_is_url(path)) {
+	if (http_is_url(path)) {
 		/* Streamed without a local copy; tp_parse errors surface via tp_error. */
-		rc = tp_http_get(path, NULL, loader_feed, &l, &err) < 0 ? -1 : 0;
+		rc = http_get(path, NULL, loader_feed, &l, &err) < 0 ? -1 : 0;
 	} else {
 		int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
