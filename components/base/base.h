@@ -610,6 +610,21 @@ struct sym_finder {
 	bool indexed;
 	struct index_entry *entries; /* index mode: every ELF file under the roots */
 	size_t n_entries, cap_entries;
+	/* debuginfod (sym_finder_use_debuginfod): the client cache, servers */
+	char *dbgd_cache;
+	char **dbgd_urls;
+	size_t n_dbgd_urls;
+	int dbgd_timeout_ms;       /* per file fetched */
+	int64_t dbgd_deadline_ns;  /* no fetch starts after this (mono ns; 0 none) */
+	struct sym_dbgd_stats {
+		uint32_t cached;    /* found in the cache */
+		uint32_t fetched;   /* downloaded into the cache */
+		uint32_t not_found; /* every server answered 404/410 */
+		uint32_t timed_out; /* a server stalled past the time per file */
+		uint32_t failed;    /* other errors (connect, HTTP status, cache) */
+		uint32_t skipped;   /* not tried: the time budget was spent */
+	} dbgd;
+	char dbgd_error[TB_ERR_MSG_MAX]; /* the last fetch error */
 };
 
 /* A resolved file: its symbols and the load segment to correct rel_pcs. */
@@ -623,6 +638,16 @@ struct sym_found {
 void sym_finder_init(struct sym_finder *f, const char *binary_path, bool find_mode,
 		     bool no_system);
 void sym_finder_release(struct sym_finder *f);
+/* Also look in a debuginfod client cache, and fetch what is missing from
+ * debuginfod servers (as libdebuginfod: GET URL/buildid/HEX/debuginfo,
+ * kept as CACHE/HEX/debuginfo). cache: the cache folder (NULL: the client's
+ * default, $DEBUGINFOD_CACHE_PATH, else $XDG_CACHE_HOME/debuginfod_client,
+ * else $HOME/.cache/debuginfod_client); urls: space-separated server URLs
+ * (NULL or "": cache only); timeout_ms bounds each file; budget_ms (0: none)
+ * bounds the fetching of one finder's life. Outcomes are counted in
+ * f->dbgd; a failed fetch is never an error of sym_finder_find. */
+void sym_finder_use_debuginfod(struct sym_finder *f, const char *cache, const char *urls,
+			       int timeout_ms, int64_t budget_ms);
 /* Find the file for mapping name with raw build id[len] (len > 0) and load
  * its symbols into out. Returns 0, or -ENOENT when no file on this machine
  * matches (out is then empty). */
@@ -789,7 +814,8 @@ struct http_opts {
  * first of the system bundles found. opts may be NULL. Blocks; runs on the
  * caller's thread. Returns 0, a sink's negative code (err untouched), or a
  * negative errno-style code with one line in err: cannot resolve, cannot
- * connect, certificate verification failed, HTTP status, timeout, ... */
+ * connect, certificate verification failed, HTTP status (-ENOENT for 404
+ * and 410), -ETIMEDOUT, ... */
 int http_get(const char *url, const struct http_opts *opts, http_sink sink, void *ctx,
 		struct tb_err *err);
 

@@ -803,7 +803,11 @@ static int get_once(const struct http_url *u, const struct http_opts *o, uint8_t
 					goto out;
 				}
 				if (p->status < 200 || p->status > 299) {
-					rc = tb_err_set(err, -EIO, "HTTP %d%s%s from '%s'",
+					/* -ENOENT: the server has no such thing (a
+					 * debuginfod answer for an unknown build id) */
+					bool gone = p->status == 404 || p->status == 410;
+					rc = tb_err_set(err, gone ? -ENOENT : -EIO,
+					                "HTTP %d%s%s from '%s'",
 					                p->status, p->reason[0] ? " " : "",
 					                p->reason, url);
 					goto out;
