@@ -289,6 +289,40 @@ static inline uint64_t perf_rel_pc(uint64_t pc, uint64_t map_start, uint64_t map
 	return pc - map_start + map_offset + load_bias;
 }
 
+/* ---- jit.c: perf map files of JIT compilers ----------------------------- */
+
+#define PERF_JIT_MAX_BYTES ((size_t)64 << 20) /* one /tmp/perf-PID.map read */
+#define PERF_JIT_MAX_SYMS (1u << 22)
+#define PERF_JIT_MAX_NAME 1024
+
+struct perf_jit_sym {
+	uint64_t start, size;
+	uint32_t name; /* offset into names */
+	uint32_t seq;  /* line number, for the sort */
+};
+
+/* The functions of one /tmp/perf-PID.map, sorted by start. */
+struct perf_jitmap {
+	struct perf_jit_sym *v;
+	size_t n, cap;
+	char *names;
+	size_t names_len, names_cap;
+	size_t bytes;       /* bytes of the file parsed (complete lines) */
+	uint64_t bad_lines; /* lines that did not parse, over every load */
+};
+
+/* Parse perf map text[0, len) ("START SIZE NAME" lines, hex) into m,
+ * replacing what it held; a last line without its newline is left for the
+ * next read. Bad lines are counted. Pure. */
+void perf_jitmap_parse(struct perf_jitmap *m, const char *text, size_t len);
+/* (Re)load /tmp/perf-PID.map when it has grown since the last load. Only a
+ * regular file owned by the process' user or root, not through a symlink.
+ * Returns 0 or -errno (-ENOENT: no such file, -EPERM: someone else's). */
+int perf_jitmap_load(struct perf_jitmap *m, int32_t pid);
+/* The name of the function covering pc, or NULL. Borrowed from m. */
+const char *perf_jitmap_lookup(const struct perf_jitmap *m, uint64_t pc);
+void perf_jitmap_release(struct perf_jitmap *m);
+
 /* ---- emit.c: interning and PerfSample packets ----------------------------- */
 
 /* One resolved frame, as emit.c interns it. Strings and bytes are borrowed
@@ -403,6 +437,43 @@ void perf_tasks_sample(struct perf_tasks *t, struct perf_emitter *e, struct pb_w
  * task already described (an exec, prctl(PR_SET_NAME)) is written at once. */
 void perf_tasks_record(struct perf_tasks *t, struct perf_emitter *e, struct pb_writer *w,
                        const struct perf_record *rec);
+
+/* ---- symbolize.c: naming user frames at the end of the capture ---------- */
+
+#define PERF_SYMQ_EXAMPLES 8
+
+struct perf_symq_module;
+/* The user frames written without a name, by mapping. */
+struct perf_symq {
+	struct hmap by_key;                   /* hash of the mapping -> index in mods */
+	VEC(struct perf_symq_module *) mods;
+	uint64_t dropped;                     /* frames past PERF_SYMQ_MAX_MODULES */
+};
+
+/* What the end-of-capture symbolization did. */
+struct perf_symq_result {
+	uint32_t modules, modules_named;
+	uint32_t no_build_id, no_symbols;             /* modules left unnamed, why */
+	uint64_t frames_no_build_id, frames_no_symbols; /* their frames (with repeats) */
+	uint64_t addresses, addresses_named;
+	uint64_t dropped;
+	char examples[PERF_SYMQ_EXAMPLES][160];       /* "PATH (why)" of unnamed ones */
+	size_t n_examples;
+};
+
+typedef void (*perf_symq_flush_fn)(void *ctx);
+
+void perf_symq_init(struct perf_symq *q);
+void perf_symq_release(struct perf_symq *q);
+/* Remember a user frame as written (no-op for named or pathless frames). */
+void perf_symq_add(struct perf_symq *q, const struct perf_frame *f);
+/* Find each remembered mapping's file with finder and write its
+ * ModuleSymbols packets (as Trace.packet fields) into w, stamped boot_ts
+ * (BOOTTIME); flush(ctx) runs after each mapping's packets, so the caller
+ * can move them out of w. Counts go to res. */
+void perf_symq_emit(struct perf_symq *q, struct sym_finder *finder, struct pb_writer *w,
+                    uint64_t boot_ts, perf_symq_flush_fn flush, void *ctx,
+                    struct perf_symq_result *res);
 
 /* ---- scope.c: which processes are sampled -------------------------------- */
 

@@ -942,6 +942,91 @@ TEST(perf_tasks_name_the_sampled_tasks)
 	tp_free(tp);
 }
 
+/* ---- JIT perf maps and end-of-capture symbolization ------------------------ */
+
+TEST(perf_jitmap_parse_and_lookup)
+{
+	static const char text[] = "7f0000001000 40 JS:~hot /x.js:1:1\n"
+	                           "0x7f0000002000 0x10 LazyCompile:*run\n"
+	                           "garbage line\n"
+	                           "7f0000001000 40 JS:*hot (optimized)\n"
+	                           "7f0000003000 8 partial"; /* no newline yet */
+	struct perf_jitmap m = {0};
+	perf_jitmap_parse(&m, text, sizeof text - 1);
+	CHECK_EQ(m.n, 2);
+	CHECK_EQ(m.bad_lines, 1);
+	CHECK_EQ(m.bytes, sizeof text - 1 - strlen("7f0000003000 8 partial"));
+	CHECK_STR_EQ(perf_jitmap_lookup(&m, 0x7f0000001000), "JS:*hot (optimized)"); /* last wins */
+	CHECK_STR_EQ(perf_jitmap_lookup(&m, 0x7f000000103f), "JS:*hot (optimized)");
+	CHECK(perf_jitmap_lookup(&m, 0x7f0000001040) == NULL);
+	CHECK_STR_EQ(perf_jitmap_lookup(&m, 0x7f000000200f), "LazyCompile:*run");
+	CHECK(perf_jitmap_lookup(&m, 0x7f0000003000) == NULL);
+	CHECK(perf_jitmap_lookup(&m, 0x1000) == NULL);
+	perf_jitmap_release(&m);
+}
+
+/* The user frames of this test binary, written unnamed, get their names
+ * from ModuleSymbols at the end, found through the binary's build id; a
+ * mapping without a build id is counted, not symbolized. */
+TEST(perf_symq_names_frames_of_this_binary)
+{
+	struct perf_maps maps = {0};
+	const struct perf_mapping *m = NULL;
+	struct perf_emitter e;
+	struct perf_symq q;
+	struct perf_symq_result res;
+	struct sym_finder finder;
+	struct pb_writer w;
+	char out[512];
+	uint64_t pc = (uint64_t)(uintptr_t)&test_perf_symq_names_frames_of_this_binary;
+
+	CHECK_EQ(perf_maps_load(&maps, (int)getpid(), NULL), 0);
+	perf_maps_load_elf(&maps);
+	m = perf_maps_find(&maps, pc);
+	CHECK(m != NULL);
+	if (!m->elf.build_id_len) {
+		printf("note: this unit test binary has no build id; nothing to symbolize\n");
+		perf_maps_release(&maps);
+		return;
+	}
+	struct perf_frame f = {.mapping_path = m->path, .build_id = m->elf.build_id,
+	                       .build_id_len = m->elf.build_id_len, .map_start = m->start,
+	                       .map_end = m->end, .map_offset = m->offset,
+	                       .load_bias = m->elf.load_bias};
+	f.rel_pc = perf_rel_pc(pc, m->start, m->offset, m->elf.load_bias);
+	struct perf_frame anon = {.mapping_path = "/no/build/id", .rel_pc = 0x10, .map_end = 1};
+
+	perf_emitter_init(&e, 6, PERF_COUNTER_SW_CPU_CLOCK, 1000, 0);
+	pb_writer_init_growable(&w);
+	perf_emit_start(&e, &w, 100);
+	perf_emit_sample(&e, &w, 200, 0, 10, 11, 2, &f, 1);
+	perf_symq_init(&q);
+	perf_symq_add(&q, &f);
+	perf_symq_add(&q, &f);
+	perf_symq_add(&q, &anon);
+	sym_finder_init(&finder, NULL, false, false);
+	perf_symq_emit(&q, &finder, &w, 300, NULL, NULL, &res);
+	sym_finder_release(&finder);
+	CHECK_EQ(res.modules, 2);
+	CHECK_EQ(res.modules_named, 1);
+	CHECK_EQ(res.no_build_id, 1);
+	CHECK_EQ(res.frames_no_build_id, 1);
+	CHECK_EQ(res.addresses, 1);
+	CHECK_EQ(res.addresses_named, 1);
+	CHECK_STR_EQ(res.examples[0], "/no/build/id (no build id)");
+	struct tp *tp = import_packets(&w);
+	CHECK_STR_EQ(query_rows(tp,
+	                        "select s.name from stack_profile_frame f "
+	                        "join stack_profile_symbol s on s.symbol_set_id = f.symbol_set_id",
+	                        out, sizeof out),
+	             "test_perf_symq_names_frames_of_this_binary");
+	tp_free(tp);
+	pb_writer_release(&w);
+	perf_symq_release(&q);
+	perf_emitter_release(&e);
+	perf_maps_release(&maps);
+}
+
 /* ---- scope --------------------------------------------------------------- */
 
 /* Fake /proc/PID/cmdline: pid 1..9 run "/usr/bin/app<pid % 3>" with an
