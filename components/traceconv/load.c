@@ -173,3 +173,9 @@ const char *traceconv_str(const struct traceconv_stacks *s, uint32_t id)
 {
 	return strpool_get(&s->strings, id, NULL);
 }
+
+int traceconv_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
