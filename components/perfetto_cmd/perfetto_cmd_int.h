@@ -33,11 +33,27 @@ void perfetto_cmd_config_free(Perfetto__Protos__TraceConfig *cfg);
 /* Fill a random trace UUID (trace_uuid_msb/lsb) if both are unset. */
 void perfetto_cmd_config_set_uuid(Perfetto__Protos__TraceConfig *cfg);
 
-/* A gated capture: point every linux.perf data source whose config sets
- * no scope at the workload's process pid (legacy_config "workload_pid=PID",
- * which traced_perf reads as: per-task events on it and its children).
- * Returns how many data sources were pointed. */
-size_t perfetto_cmd_config_set_workload(Perfetto__Protos__TraceConfig *cfg, pid_t pid);
+/* What the recorder tells the linux.perf data sources, as words of their
+ * DataSourceConfig.legacy_config (Perfetto's free-form text for a
+ * producer, which its own traced_perf ignores; appended to one the config
+ * already has):
+ *   workload_pid=PID  only to sources whose config sets no scope: sample
+ *                     the workload's process and the tasks it creates
+ *   no_symbolize      --no-symbolize: no ModuleSymbols at the end
+ *   control=PATH      --control: start disabled, take enable/disable from
+ *                     the recorder's socket at PATH (control.c) */
+struct perfetto_cmd_perf_directives {
+	pid_t workload_pid; /* 0: none */
+	bool no_symbolize;
+	const char *control; /* NULL: none */
+};
+/* Add the directives to every linux.perf source of cfg. Returns how many
+ * linux.perf sources there are. */
+size_t perfetto_cmd_config_perf_directives(Perfetto__Protos__TraceConfig *cfg,
+                                           const struct perfetto_cmd_perf_directives *d);
+/* The sampling rate of the first linux.perf source (Hz; its default 10
+ * when it sets none; 0 when it samples by period or there is none). */
+uint64_t perfetto_cmd_config_sample_hz(const Perfetto__Protos__TraceConfig *cfg);
 
 /* The config as sent to the service: output_path removed (the client opens
  * the file and passes its fd with EnableTracing, see README.md), everything
@@ -74,6 +90,8 @@ int perfetto_cmd_out_packet(struct perfetto_cmd_out *o, const uint8_t *p, size_t
 int perfetto_cmd_out_finish(struct perfetto_cmd_out *o, struct tb_err *err);
 /* Close and remove the temporary file (no-op after finish). */
 void perfetto_cmd_out_abort(struct perfetto_cmd_out *o);
+
+struct perfetto_cmd_control; /* control.c */
 
 /* ---- workload.c -------------------------------------------------------- */
 
@@ -114,9 +132,46 @@ bool perfetto_cmd_workload_reap(struct perfetto_cmd_workload *w);
 /* In a SIGINT/SIGTERM callback of loop l: pass signo on to the running
  * command unless the terminal sent it (then the command got it too). */
 void perfetto_cmd_workload_forward(struct perfetto_cmd_workload *w, struct loop *l, int signo);
-/* Wait for the started command to exit, forwarding SIGINT/SIGTERM.
- * Returns its status. */
-int perfetto_cmd_workload_wait(struct perfetto_cmd_workload *w);
+/* Wait for the started command to exit, forwarding SIGINT/SIGTERM and
+ * answering control (may be NULL) commands meanwhile. Returns its status. */
+int perfetto_cmd_workload_wait(struct perfetto_cmd_workload *w, struct perfetto_cmd_control *control);
+
+/* ---- health.c ---------------------------------------------------------- */
+
+/* What a trace file holds of perf sampling (see health.c). */
+struct perfetto_cmd_trace_counts {
+	uint64_t samples;                  /* PerfSamples of a task, not skipped */
+	uint64_t samples_skipped;          /* skipped, other than NOT_IN_SCOPE */
+	uint64_t samples_without_callsite; /* samples with no callstack */
+	uint64_t lost_records;             /* sum of kernel_records_lost */
+};
+/* Count the trace at path. Returns 0 or -errno (err set). */
+int perfetto_cmd_trace_counts(const char *path, struct perfetto_cmd_trace_counts *c,
+                              struct tb_err *err);
+/* The same over a Trace in memory (tests). */
+void perfetto_cmd_trace_counts_mem(const uint8_t *p, size_t n, struct perfetto_cmd_trace_counts *c);
+
+/* ---- control.c --------------------------------------------------------- */
+
+struct perfetto_cmd_control;
+/* Parse "fifo:CTL[,ACK]", make and open the fifos, make the private socket
+ * the linux.perf instances connect to. NULL with err set on failure. */
+struct perfetto_cmd_control *perfetto_cmd_control_new(const char *spec, struct tb_err *err);
+/* Remove what _new made (fifos it created, the socket and its folder). */
+void perfetto_cmd_control_free(struct perfetto_cmd_control *c);
+/* The socket path for the linux.perf sources' control= directive. */
+const char *perfetto_cmd_control_socket(const struct perfetto_cmd_control *c);
+/* $TRACEBOX_CONTROL for the workload: "fifo:CTL[,ACK]", absolute. */
+void perfetto_cmd_control_env(const struct perfetto_cmd_control *c, char *out, size_t cap);
+/* Take commands on loop l: expected linux.perf instances will connect;
+ * on_stop(ctx) ends the capture ("stop"). Returns 0 or -EIO. */
+int perfetto_cmd_control_attach(struct perfetto_cmd_control *c, struct loop *l, size_t expected,
+                                void (*on_stop)(void *ctx), void *ctx);
+void perfetto_cmd_control_detach(struct perfetto_cmd_control *c);
+/* Every data source started: "enable" may be carried out. */
+void perfetto_cmd_control_started(struct perfetto_cmd_control *c);
+/* The capture is over: commands are acknowledged without effect. */
+void perfetto_cmd_control_stopped(struct perfetto_cmd_control *c);
 
 /* ---- session.c --------------------------------------------------------- */
 
@@ -138,6 +193,13 @@ struct perfetto_cmd_session_opts {
 	 * chunks_overwritten + chunks_discarded + abi_violations, from
 	 * GetTraceStats once the session ended). */
 	uint64_t *lost;
+	/* Non-NULL: set when the workload's exit is what ended the session
+	 * (not the duration, the size cap, a signal or a control "stop"). */
+	bool *ended_by_workload;
+	/* --control, or NULL; perf_sources: linux.perf instances that will
+	 * connect to it. */
+	struct perfetto_cmd_control *control;
+	size_t perf_sources;
 };
 
 /* How long a gated capture waits for all_data_sources_started before it

@@ -188,7 +188,7 @@ static void wait_on_signal(struct loop *l, int signo, void *ctx)
 	perfetto_cmd_workload_forward(w, l, signo);
 }
 
-int perfetto_cmd_workload_wait(struct perfetto_cmd_workload *w)
+int perfetto_cmd_workload_wait(struct perfetto_cmd_workload *w, struct perfetto_cmd_control *control)
 {
 	struct tb_err err = {0};
 	struct loop *l;
@@ -207,8 +207,14 @@ int perfetto_cmd_workload_wait(struct perfetto_cmd_workload *w)
 		while (r < 0 && errno == EINTR);
 		set_exited(w, r < 0 ? 127 : shell_status(st));
 	} else if (!perfetto_cmd_workload_reap(w)) {
+		/* The capture is over: control commands are acknowledged, so a
+		 * workload waiting for an answer does not hang. */
+		if (control && perfetto_cmd_control_attach(control, l, 0, NULL, NULL) == 0)
+			perfetto_cmd_control_stopped(control);
 		/* SIGCHLD is blocked, so an exit since the reap above is pending. */
 		loop_run(l);
+		if (control)
+			perfetto_cmd_control_detach(control);
 	}
 	if (l)
 		loop_free(l);

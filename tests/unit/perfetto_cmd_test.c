@@ -13,6 +13,8 @@
 #include "ipc.h"
 #include "perfetto_cmd_int.h"
 #include "test.h"
+#include "perf.h"
+#include "pb.h"
 
 static Perfetto__Protos__TraceConfig *light(const struct perfetto_cmd_light_opts *o)
 {
@@ -267,14 +269,89 @@ TEST(perfetto_cmd_config_points_unscoped_perf_at_the_workload)
 	CHECK_EQ(perfetto_cmd_config_decode("c", (const uint8_t *)text, strlen(text),
 	                                    PERFETTO_CMD_TXT, &c, &err),
 	         0);
-	CHECK_EQ(perfetto_cmd_config_set_workload(c, 4242), 2);
+	struct perfetto_cmd_perf_directives d = {.workload_pid = 4242};
+	CHECK_EQ(perfetto_cmd_config_perf_directives(c, &d), 5);
 	CHECK_STR_EQ(c->data_sources[0]->config->legacy_config, "workload_pid=4242");
 	CHECK(c->data_sources[1]->config->legacy_config == NULL);
 	CHECK(c->data_sources[2]->config->legacy_config == NULL);
-	CHECK_STR_EQ(c->data_sources[3]->config->legacy_config, "mine");
+	CHECK_STR_EQ(c->data_sources[3]->config->legacy_config, "mine workload_pid=4242");
 	CHECK_STR_EQ(c->data_sources[4]->config->legacy_config, "workload_pid=4242");
 	CHECK(c->data_sources[5]->config->legacy_config == NULL);
+	/* --no-symbolize and --control reach every linux.perf source */
+	d = (struct perfetto_cmd_perf_directives){.no_symbolize = true, .control = "/t/s"};
+	CHECK_EQ(perfetto_cmd_config_perf_directives(c, &d), 5);
+	CHECK_STR_EQ(c->data_sources[1]->config->legacy_config, "no_symbolize control=/t/s");
+	CHECK_STR_EQ(c->data_sources[0]->config->legacy_config,
+	             "workload_pid=4242 no_symbolize control=/t/s");
+	CHECK(c->data_sources[5]->config->legacy_config == NULL);
+	CHECK_EQ(perfetto_cmd_config_sample_hz(c), 10);
 	perfetto_cmd_config_free(c);
+}
+
+/* The status line's counts, from a trace file laid out as the service
+ * writes it: samples with and without a callstack, skipped ones (not in
+ * scope: not counted), kernel losses, and a packet too large to hold. */
+TEST(perfetto_cmd_trace_counts_of_a_file)
+{
+	struct perf_emitter e;
+	struct pb_writer w, t;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	struct perf_frame fr = {.mapping_path = "/bin/x", .rel_pc = 0x10, .function_name = "f"};
+	struct perfetto_cmd_trace_counts c;
+	struct tb_err err = {0};
+	char path[256];
+
+	perf_emitter_init(&e, 6, PERF_COUNTER_SW_CPU_CLOCK, 1000, 0);
+	pb_writer_init_growable(&w);
+	perf_emit_start(&e, &w, 100);
+	for (int i = 0; i < 5; i++)
+		perf_emit_sample(&e, &w, 200 + (uint64_t)i, 0, 10, 11, 2, &fr, 1);
+	perf_emit_sample(&e, &w, 300, 0, 10, 11, 2, NULL, 0);
+	perf_emit_skipped(&e, &w, 310, 1, 20, 21, 2, PERF_SKIP_NOT_IN_SCOPE);
+	perf_emit_skipped(&e, &w, 320, 1, 10, 11, 2, PERF_SKIP_UNWIND_ENQUEUE);
+	perf_emit_lost(&e, &w, 330, 1, 7);
+	perf_emit_lost(&e, &w, 340, 0, 2);
+	pb_writer_init_growable(&t);
+	pb_reader_init(&r, pb_writer_data(&w), pb_writer_size(&w));
+	while (pb_next(&r, &f)) {
+		unsigned p = pb_begin_nested(&t, 1);
+		pb_put_raw(&t, f.data, f.len);
+		pb_put_uint32(&t, 10, 1);
+		pb_end_nested(&t, p);
+	}
+	/* a 20 MiB packet (for_testing bytes) is skipped over, not held */
+	size_t big = 20u << 20;
+	uint8_t *blob = tb_calloc(1, big);
+	unsigned p = pb_begin_nested(&t, 1);
+	pb_put_bytes(&t, 900, blob, big);
+	pb_end_nested(&t, p);
+	tb_free(blob);
+	perf_emit_sample(&e, &w, 400, 0, 10, 11, 2, &fr, 1); /* after it: still counted */
+	pb_reader_init(&r, pb_writer_data(&w), pb_writer_size(&w));
+	f = (struct pb_field){0};
+	for (size_t n = 0; pb_next(&r, &f);)
+		if (++n == 13) { /* the sample just emitted */
+			p = pb_begin_nested(&t, 1);
+			pb_put_raw(&t, f.data, f.len);
+			pb_end_nested(&t, p);
+		}
+	snprintf(path, sizeof path, "/tmp/tb-perfetto-cmd-counts-%d", (int)getpid());
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	CHECK(fd >= 0);
+	CHECK_EQ(tb_write_all(fd, pb_writer_data(&t), pb_writer_size(&t)), 0);
+	close(fd);
+	CHECK_EQ(perfetto_cmd_trace_counts(path, &c, &err), 0);
+	unlink(path);
+	CHECK_UEQ(c.samples, 7);
+	CHECK_UEQ(c.samples_without_callsite, 1);
+	CHECK_UEQ(c.samples_skipped, 1);
+	CHECK_UEQ(c.lost_records, 9);
+	perfetto_cmd_trace_counts_mem(pb_writer_data(&t), pb_writer_size(&t), &c);
+	CHECK_UEQ(c.samples, 7);
+	pb_writer_release(&t);
+	pb_writer_release(&w);
+	perf_emitter_release(&e);
 }
 
 TEST(perfetto_cmd_output_framing_and_no_clobber)
@@ -341,7 +418,7 @@ static int run_workload(char **argv)
 	int st;
 	perfetto_cmd_workload_init(&w, argv);
 	perfetto_cmd_workload_start(&w);
-	st = perfetto_cmd_workload_wait(&w);
+	st = perfetto_cmd_workload_wait(&w, NULL);
 	return w.exited ? st : -1;
 }
 
@@ -366,5 +443,5 @@ TEST(perfetto_cmd_workload_statuses)
 	perfetto_cmd_workload_cancel(&w, SIGINT);
 	perfetto_cmd_workload_start(&w);
 	CHECK(!w.started);
-	CHECK_EQ(perfetto_cmd_workload_wait(&w), 130);
+	CHECK_EQ(perfetto_cmd_workload_wait(&w, NULL), 130);
 }
