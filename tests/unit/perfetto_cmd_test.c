@@ -7,7 +7,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "ipc.h"
@@ -352,6 +354,100 @@ TEST(perfetto_cmd_trace_counts_of_a_file)
 	pb_writer_release(&t);
 	pb_writer_release(&w);
 	perf_emitter_release(&e);
+}
+
+static void control_stop(void *ctx)
+{
+	(*(int *)ctx)++;
+}
+
+/* Read what is waiting on fd (non-blocking) into buf. */
+static const char *drain(int fd, char *buf, size_t cap)
+{
+	ssize_t n = read(fd, buf, cap - 1);
+	buf[n > 0 ? n : 0] = 0;
+	return buf;
+}
+
+/* --control as a workload and one traced_perf instance see it: commands
+ * on the CTL fifo, passed on to the instance's socket, answered on ACK
+ * only once the instance answered; enable waits for every data source. */
+TEST(perfetto_cmd_control_protocol)
+{
+	char dir[] = "/tmp/tb-control-XXXXXX", spec[256], ctl_path[96], ack_path[96], buf[256];
+	struct tb_err err = {0};
+	struct loop *l;
+	int stops = 0;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(ctl_path, sizeof ctl_path, "%s/ctl", dir);
+	snprintf(ack_path, sizeof ack_path, "%s/ack", dir);
+	snprintf(spec, sizeof spec, "fifo:%s,%s", ctl_path, ack_path);
+	struct perfetto_cmd_control *c = perfetto_cmd_control_new(spec, &err);
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	perfetto_cmd_control_env(c, buf, sizeof buf);
+	CHECK_STR_EQ(buf, spec);
+	l = loop_new(&err);
+	CHECK_EQ(perfetto_cmd_control_attach(c, l, 1, control_stop, &stops), 0);
+	int ctl = open(ctl_path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	int ack = open(ack_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	CHECK(ctl >= 0 && ack >= 0);
+	/* the instance connects and says hello */
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", perfetto_cmd_control_socket(c));
+	int peer = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CHECK_EQ(connect(peer, (struct sockaddr *)&sa, sizeof sa), 0);
+	CHECK_EQ(tb_write_all(peer, "hello\n", 6), 0);
+	tb_set_nonblock(peer, true);
+	for (int i = 0; i < 5; i++)
+		loop_run_once(l, 10);
+	/* ping is answered at once; enable waits for the data sources */
+	CHECK_EQ(tb_write_all(ctl, "ping\nenable\n", 12), 0);
+	for (int i = 0; i < 5; i++)
+		loop_run_once(l, 10);
+	CHECK_STR_EQ(drain(ack, buf, sizeof buf), "ack\n");
+	CHECK_STR_EQ(drain(peer, buf, sizeof buf), "");
+	perfetto_cmd_control_started(c);
+	for (int i = 0; i < 5; i++)
+		loop_run_once(l, 10);
+	CHECK_STR_EQ(drain(peer, buf, sizeof buf), "enable\n");
+	CHECK_STR_EQ(drain(ack, buf, sizeof buf), ""); /* not before the instance */
+	CHECK_EQ(tb_write_all(peer, "ack\n", 4), 0);
+	for (int i = 0; i < 5; i++)
+		loop_run_once(l, 10);
+	CHECK_STR_EQ(drain(ack, buf, sizeof buf), "ack\n");
+	/* NUL ends a word too; unknown words get err; stop ends the capture */
+	CHECK_EQ(tb_write_all(ctl, "disable\0bogus\nstop\n", 19), 0);
+	for (int i = 0; i < 5; i++)
+		loop_run_once(l, 10);
+	CHECK_STR_EQ(drain(peer, buf, sizeof buf), "disable\n");
+	CHECK_EQ(tb_write_all(peer, "ack\n", 4), 0);
+	for (int i = 0; i < 5; i++)
+		loop_run_once(l, 10);
+	CHECK_STR_EQ(drain(ack, buf, sizeof buf), "ack\nerr\nack\n");
+	CHECK_EQ(stops, 1);
+	/* after the capture: answered, no effect */
+	perfetto_cmd_control_stopped(c);
+	CHECK_EQ(tb_write_all(ctl, "enable\n", 7), 0);
+	for (int i = 0; i < 5; i++)
+		loop_run_once(l, 10);
+	CHECK_STR_EQ(drain(ack, buf, sizeof buf), "ack\n");
+	CHECK_STR_EQ(drain(peer, buf, sizeof buf), "");
+	perfetto_cmd_control_detach(c);
+	close(peer);
+	close(ctl);
+	close(ack);
+	loop_free(l);
+	perfetto_cmd_control_free(c);
+	/* the fifos it made and its socket folder are gone */
+	CHECK(access(ctl_path, F_OK) < 0 && access(ack_path, F_OK) < 0);
+	rmdir(dir);
+	/* a spec that is not fifo:... */
+	tb_err_clear(&err);
+	CHECK(perfetto_cmd_control_new("pipe:x", &err) == NULL);
+	CHECK(strstr(err.msg, "fifo:CTL[,ACK]") != NULL);
 }
 
 TEST(perfetto_cmd_output_framing_and_no_clobber)
