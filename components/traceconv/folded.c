@@ -28,7 +28,9 @@
 
 /* ?1: count the last sample; ?2/?3: kernel/JIT annotations; ?4: stack name
  * 0 comm, 1 comm-PID, 2 comm-PID/TID; ?5: a perf script text (a frame
- * without a symbol is " " as the script prints it; elsewhere "[dso]").
+ * without a symbol is " " as the script prints it; elsewhere "[dso]"; and
+ * elsewhere a sample without a callstack, another process' time under a
+ * system-wide scope or one the profiler skipped, is left out).
  * comm is perf script's; a recorded trace has the thread's name instead,
  * or else its tid. A frame's name is its own, else its symbol's (a trace
  * symbolized with ModuleSymbols). */
@@ -43,7 +45,8 @@ static const char traceconv_folded_sql[] =
     "    ELSE '' END END, ' ', '_') AS pname\n"
     "  FROM x\n"
     "  WHERE event_name IS (SELECT event_name FROM __intrinsic_perf_sample ORDER BY id LIMIT 1)\n"
-    "  AND (?1 OR id != (SELECT max(id) FROM __intrinsic_perf_sample))),\n"
+    "  AND (?1 OR id != (SELECT max(id) FROM __intrinsic_perf_sample))\n"
+    "  AND (?5 OR callsite_id IS NOT NULL)),\n"
     "named AS (SELECT f.id, m.name AS mname, coalesce(f.name, (SELECT y.name\n"
     "    FROM stack_profile_symbol y WHERE y.symbol_set_id = f.symbol_set_id\n"
     "    ORDER BY y.id LIMIT 1)) AS fname\n"
