@@ -83,6 +83,8 @@ struct instance {
 	uint64_t shed;            /* samples skipped over footprint_limit */
 	struct perf_tasks tasks;  /* names of the sampled tasks */
 	int32_t workload_pid;     /* > 0: per-task events on this process tree */
+	uint64_t written;         /* samples written with their frames */
+	bool wl_hidden;           /* the workload's /proc is closed to its own user */
 	bool symbolize;           /* name user frames at the end (ModuleSymbols) */
 	struct perf_symq symq;    /* user frames written without a name */
 	uint64_t pass;            /* read passes so far (maps are re-read once a pass) */
@@ -257,6 +259,7 @@ static void on_record(void *ctx, const struct perf_record *rec)
 				perf_symq_add(&in->symq, &in->frames[i]);
 		perf_emit_sample(&in->em, &in->buf, rec->time, rec->cpu, rec->pid, rec->tid,
 				 rec->misc & 7, in->frames, n);
+		in->written++;
 		in->footprint += pb_writer_size(&in->buf);
 	}
 	drain_packets(in);
@@ -280,10 +283,28 @@ static void read_rings(struct instance *in)
 	}
 }
 
+/* Workload mode, no sample yet: a program its user cannot read (or a
+ * setuid one) is not dumpable, and the kernel drops perf events from it at
+ * exec; its /proc/PID/maps then refuses even its own user. Noticed here so
+ * the stop can say why nothing was sampled. */
+static void check_workload(struct instance *in)
+{
+	char path[64];
+	int fd;
+	if (!in->workload_pid || in->written || in->wl_hidden)
+		return;
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)in->workload_pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0)
+		close(fd);
+	else if (errno == EACCES || errno == EPERM)
+		in->wl_hidden = true;
+}
+
 static void on_read_timer(struct loop *l, uint64_t id, void *ctx)
 {
 	struct instance *in = ctx;
 	read_rings(in);
+	check_workload(in);
 	if (producer(in->d))
 		tracing_producer_commit(producer(in->d));
 	in->footprint = 0;
@@ -711,6 +732,13 @@ static void on_stop(void *ctx, struct tracing_producer *p, uint64_t id)
 			perf_events_disable(&in->ev, NULL);
 		read_rings(in);
 		symbolize(in);
+		if (in->opened && in->workload_pid && !in->written)
+			log_warn(PERF_LOG, "no sample of the workload (pid %d)%s",
+				 (int)in->workload_pid,
+				 in->wl_hidden ? ": the kernel does not sample a program its user "
+						 "cannot read (or a setuid one): it is not dumpable"
+					       : ": it did not run on a CPU long enough, or the "
+						 "control gate was never enabled");
 		if (in->skipped || in->shed)
 			log_debug(PERF_LOG,
 				  "instance %llu: %llu samples out of scope, %llu over "

@@ -18,6 +18,9 @@
  *                 only hot_thirty runs while sampling is on; "ping" and an
  *                 unknown word first, their answers go to OUT's second line
  *        idle     hot_seventy for MS, never enabling the --control gate
+ *        unlink   removes its own file (argv[0]), then the 70/30 rounds: a
+ *                 binary replaced under a running program, which a
+ *                 profiler can no longer read
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -110,6 +113,14 @@ int main(int argc, char **argv)
 			return 4;
 		spin_for(hot_seventy, ms / 4);
 		snprintf(answers, sizeof answers, "%s %s %s %s", a1, a2, a3, a4);
+	} else if (strcmp(mode, "unlink") == 0) {
+		if (unlink(argv[0]) != 0)
+			return 5;
+		do {
+			hot_seventy(7);
+			hot_thirty(3);
+			used = cpu_ns() - start;
+		} while (used < ms * 1000000);
 	} else if (strcmp(mode, "idle") == 0) {
 		spin_for(hot_seventy, ms);
 	} else {

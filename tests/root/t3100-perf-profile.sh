@@ -185,8 +185,9 @@ fi
 # ---- 4. a forked child ---------------------------------------------------------------
 line=$(rec "$TMP/f" p "$tb" -c "$cfg" --txt -o p.pftrace -- "$TMP/bin/workload" ours.txt fork 1000)
 read -r fpid fcpu cpid <"$TMP/f/ours.txt"
+# the child's most sampled leaf, and its name (a fork keeps the parent's)
 expect_eq fork-child-samples "hot_thirty|workload" \
-	"$(tpq "$TMP/f/p.pftrace" "select distinct coalesce(f.name, y.name) || '|' || t.name from perf_sample s join thread t using (utid) join stack_profile_callsite c on c.id = s.callsite_id join stack_profile_frame f on f.id = c.frame_id left join stack_profile_symbol y on y.symbol_set_id = f.symbol_set_id where t.tid = ${cpid:-0}")"
+	"$(tpq "$TMP/f/p.pftrace" "select coalesce(f.name, y.name) || '|' || t.name from perf_sample s join thread t using (utid) join stack_profile_callsite c on c.id = s.callsite_id join stack_profile_frame f on f.id = c.frame_id left join stack_profile_symbol y on y.symbol_set_id = f.symbol_set_id where t.tid = ${cpid:-0} group by 1 order by count(*) desc limit 1")"
 n=$(tpq "$TMP/f/p.pftrace" "select count(*) from perf_sample s join thread t using (utid) where t.tid = ${cpid:-0}")
 [ "${n:-0}" -ge 300 ] && pass fork-child-sampled || fail fork-child-sampled "${n:-0} samples of the child"
 
@@ -233,15 +234,29 @@ grep -q "frames stay unnamed: $TMP/bin/nobid (no build id)" "$TMP/s/p.err" && pa
 "$tb" traceconv report --json "$TMP/s/p.pftrace" "$TMP/s/p.json"
 grep -q "\"mapping\":\"$TMP/bin/nobid\",\"reason\":\"no build id\"" "$TMP/s/p.json" &&
 	pass nobid-in-report || fail nobid-in-report "$(head -c 600 "$TMP/s/p.json")"
-# (b) unreadable: nobody may run it but not read it
+# (b) unreadable: removed under the running program (an upgrade), so the
+# profiler cannot read the file its frames are in
+cp "$TMP/bin/workload" "$TMP/bin/gone"
+line=$(rec "$TMP/g" p "$tb" -c "$cfg" --txt -o p.pftrace -- "$TMP/bin/gone" o.txt unlink 400)
+expect_eq unreadable-capture "0 0 0" \
+	"$(field "$line" workload_status) $(field "$line" trace_status) $(field "$line" health_status)"
+grep -q "frames stay unnamed: $TMP/bin/gone (deleted) (no build id)" "$TMP/g/p.err" &&
+	pass unreadable-reported || fail unreadable-reported "$(cat "$TMP/g/p.err")"
+"$tb" traceconv report --json "$TMP/g/p.pftrace" "$TMP/g/p.json"
+grep -q "\"mapping\":\"$TMP/bin/gone (deleted)\",\"reason\":\"no build id\"" "$TMP/g/p.json" &&
+	pass unreadable-in-report || fail unreadable-in-report "$(head -c 600 "$TMP/g/p.json")"
+# ... and one its user may run but not read: the kernel makes such a
+# process undumpable and does not sample it; the capture still succeeds and
+# says why nothing was sampled.
 if [ -n "$asnobody" ]; then
 	cp "$TMP/bin/workload" "$TMP/bin/secret"
 	chmod 711 "$TMP/bin/secret"
 	mkdir -m 777 "$TMP/u"
 	line=$(rec "$TMP/u" p $asnobody env HOME="$TMP/u" "$tb" -c "$cfg" --txt -o p.pftrace -- "$TMP/bin/secret" o.txt split 400)
-	expect_eq unreadable-capture "0 0" "$(field "$line" workload_status) $(field "$line" trace_status)"
-	grep -q "frames stay unnamed: $TMP/bin/secret (no build id)" "$TMP/u/p.err" &&
-		pass unreadable-reported || fail unreadable-reported "$(cat "$TMP/u/p.err")"
+	expect_eq unreadable-exec-capture "0 0 1 0" \
+		"$(field "$line" workload_status) $(field "$line" trace_status) $(field "$line" health_status) $(field "$line" samples)"
+	grep -q "no sample of the workload (pid [0-9]*): the kernel does not sample a program its user cannot read" "$TMP/u/p.err" &&
+		pass unreadable-exec-reported || fail unreadable-exec-reported "$(cat "$TMP/u/p.err")"
 fi
 # (c) debuginfod: a binary stripped of its symbols (build id kept); the
 # server has its full copy (200), has nothing (404), or never answers.
