@@ -55,8 +55,8 @@ struct istack {
 
 struct inspect {
 	struct arena a;
-	struct traceconv_json root;
-	const struct traceconv_json *capture;
+	struct traceconv_jv root;
+	const struct traceconv_jv *capture;
 	const char *title;
 	VEC(struct ifn) fns;
 	VEC(struct ithread) threads;
@@ -72,51 +72,51 @@ static int load_text(struct inspect *in, const char *text, size_t len, const cha
 {
 	int rc;
 	arena_init(&in->a, 0);
-	if ((rc = traceconv_json_parse(text, len, &in->a, &in->root, err)) < 0)
+	if ((rc = traceconv_jv_parse(text, len, &in->a, &in->root, err)) < 0)
 		return rc;
-	if (traceconv_json_num(traceconv_json_get(&in->root, "tracebox_report_model"), 0) != 1)
+	if (traceconv_jv_num(traceconv_jv_get(&in->root, "tracebox_report_model"), 0) != 1)
 		return tb_err_set(err, -EINVAL,
 		                  "'%s' is not a report model (traceconv report --json writes one)",
 		                  path);
-	in->title = traceconv_json_text(traceconv_json_get(&in->root, "title"), "");
-	in->capture = traceconv_json_get(&in->root, "capture");
-	const struct traceconv_json *fns = traceconv_json_get(&in->root, "functions");
-	const struct traceconv_json *ths = traceconv_json_get(&in->root, "threads");
-	const struct traceconv_json *sts = traceconv_json_get(&in->root, "stacks");
-	if (!fns || fns->type != TRACECONV_JSON_ARR || !ths || ths->type != TRACECONV_JSON_ARR ||
-	    !sts || sts->type != TRACECONV_JSON_ARR)
+	in->title = traceconv_jv_text(traceconv_jv_get(&in->root, "title"), "");
+	in->capture = traceconv_jv_get(&in->root, "capture");
+	const struct traceconv_jv *fns = traceconv_jv_get(&in->root, "functions");
+	const struct traceconv_jv *ths = traceconv_jv_get(&in->root, "threads");
+	const struct traceconv_jv *sts = traceconv_jv_get(&in->root, "stacks");
+	if (!fns || fns->type != TRACECONV_JV_ARR || !ths || ths->type != TRACECONV_JV_ARR ||
+	    !sts || sts->type != TRACECONV_JV_ARR)
 		return tb_err_set(err, -EINVAL, "'%s': functions, threads or stacks missing", path);
 	for (size_t i = 0; i < fns->n; i++) {
-		const struct traceconv_json *f = &fns->items[i];
-		if (traceconv_json_num(traceconv_json_get(f, "id"), -1) != (double)i)
+		const struct traceconv_jv *f = &fns->items[i];
+		if (traceconv_jv_num(traceconv_jv_get(f, "id"), -1) != (double)i)
 			return tb_err_set(err, -EINVAL, "'%s': function %zu has id %g", path, i,
-			                  traceconv_json_num(traceconv_json_get(f, "id"), -1));
+			                  traceconv_jv_num(traceconv_jv_get(f, "id"), -1));
 		vec_push(&in->fns,
-		         ((struct ifn){traceconv_json_text(traceconv_json_get(f, "name"), "?"),
-		                       traceconv_json_text(traceconv_json_get(f, "module"), ""),
-		                       (uint64_t)traceconv_json_num(traceconv_json_get(f, "self"), 0),
-		                       (uint64_t)traceconv_json_num(traceconv_json_get(f, "inclusive"), 0)}));
+		         ((struct ifn){traceconv_jv_text(traceconv_jv_get(f, "name"), "?"),
+		                       traceconv_jv_text(traceconv_jv_get(f, "module"), ""),
+		                       (uint64_t)traceconv_jv_num(traceconv_jv_get(f, "self"), 0),
+		                       (uint64_t)traceconv_jv_num(traceconv_jv_get(f, "inclusive"), 0)}));
 	}
 	for (size_t i = 0; i < ths->n; i++) {
-		const struct traceconv_json *t = &ths->items[i];
+		const struct traceconv_jv *t = &ths->items[i];
 		vec_push(&in->threads,
-		         ((struct ithread){(int64_t)traceconv_json_num(traceconv_json_get(t, "tid"), 0),
-		                           (int64_t)traceconv_json_num(traceconv_json_get(t, "pid"), -1),
-		                           traceconv_json_text(traceconv_json_get(t, "name"), ""),
-		                           traceconv_json_text(traceconv_json_get(t, "process"), ""),
-		                           (uint64_t)traceconv_json_num(traceconv_json_get(t, "samples"), 0)}));
+		         ((struct ithread){(int64_t)traceconv_jv_num(traceconv_jv_get(t, "tid"), 0),
+		                           (int64_t)traceconv_jv_num(traceconv_jv_get(t, "pid"), -1),
+		                           traceconv_jv_text(traceconv_jv_get(t, "name"), ""),
+		                           traceconv_jv_text(traceconv_jv_get(t, "process"), ""),
+		                           (uint64_t)traceconv_jv_num(traceconv_jv_get(t, "samples"), 0)}));
 	}
 	for (size_t i = 0; i < sts->n; i++) {
-		const struct traceconv_json *s = &sts->items[i];
-		const struct traceconv_json *fr = traceconv_json_get(s, "frames");
-		double th = traceconv_json_num(traceconv_json_get(s, "thread"), -1);
-		double n = traceconv_json_num(traceconv_json_get(s, "samples"), -1);
-		if (!fr || fr->type != TRACECONV_JSON_ARR || !fr->n || th < 0 ||
+		const struct traceconv_jv *s = &sts->items[i];
+		const struct traceconv_jv *fr = traceconv_jv_get(s, "frames");
+		double th = traceconv_jv_num(traceconv_jv_get(s, "thread"), -1);
+		double n = traceconv_jv_num(traceconv_jv_get(s, "samples"), -1);
+		if (!fr || fr->type != TRACECONV_JV_ARR || !fr->n || th < 0 ||
 		    th >= (double)in->threads.len || n < 0)
 			return tb_err_set(err, -EINVAL, "'%s': stack %zu is malformed", path, i);
 		struct istack k = {(uint32_t)th, (uint64_t)n, (uint32_t)in->fids.len, (uint32_t)fr->n};
 		for (size_t j = 0; j < fr->n; j++) {
-			double id = traceconv_json_num(&fr->items[j], -1);
+			double id = traceconv_jv_num(&fr->items[j], -1);
 			if (id < 0 || id >= (double)in->fns.len || id != (double)(uint32_t)id)
 				return tb_err_set(err, -EINVAL, "'%s': stack %zu names no function", path, i);
 			vec_push(&in->fids, (uint32_t)id);
@@ -157,38 +157,38 @@ static double pct(uint64_t a, uint64_t b)
 
 static void summary(const struct inspect *in, FILE *out)
 {
-	const struct traceconv_json *c = in->capture;
-	uint64_t hz = (uint64_t)traceconv_json_num(traceconv_json_get(c, "sample_hz"), 0);
-	double dur = traceconv_json_num(traceconv_json_get(c, "duration_ns"), 0) / 1e9;
-	const struct traceconv_json *cpus = traceconv_json_get(c, "cpus");
-	const struct traceconv_json *probs = traceconv_json_get(c, "problems");
-	const struct traceconv_json *unsym = traceconv_json_get(c, "unsymbolized");
-	bool healthy = traceconv_json_num(traceconv_json_get(c, "healthy"), 0) != 0;
+	const struct traceconv_jv *c = in->capture;
+	uint64_t hz = (uint64_t)traceconv_jv_num(traceconv_jv_get(c, "sample_hz"), 0);
+	double dur = traceconv_jv_num(traceconv_jv_get(c, "duration_ns"), 0) / 1e9;
+	const struct traceconv_jv *cpus = traceconv_jv_get(c, "cpus");
+	const struct traceconv_jv *probs = traceconv_jv_get(c, "problems");
+	const struct traceconv_jv *unsym = traceconv_jv_get(c, "unsymbolized");
+	bool healthy = traceconv_jv_num(traceconv_jv_get(c, "healthy"), 0) != 0;
 
 	fprintf(out, "report model: %s\n", in->title);
 	fprintf(out, "capture: %llu samples (%s)", (unsigned long long)in->total,
-	        traceconv_json_text(traceconv_json_get(c, "event"), "samples"));
+	        traceconv_jv_text(traceconv_jv_get(c, "event"), "samples"));
 	if (hz)
 		fprintf(out, " at %llu Hz", (unsigned long long)hz);
 	fprintf(out, " over %.3f s; %s\n", dur, healthy ? "healthy" : "NOT healthy");
 	fputs("cpus:", out);
-	for (size_t i = 0; cpus && cpus->type == TRACECONV_JSON_ARR && i < cpus->n; i++) {
-		const struct traceconv_json *cpu = traceconv_json_get(&cpus->items[i], "cpu");
-		if (cpu && cpu->type == TRACECONV_JSON_NUM)
+	for (size_t i = 0; cpus && cpus->type == TRACECONV_JV_ARR && i < cpus->n; i++) {
+		const struct traceconv_jv *cpu = traceconv_jv_get(&cpus->items[i], "cpu");
+		if (cpu && cpu->type == TRACECONV_JV_NUM)
 			fprintf(out, " %g", cpu->num);
 		else
 			fputs(" ?", out);
-		fprintf(out, " (%g)", traceconv_json_num(traceconv_json_get(&cpus->items[i], "samples"), 0));
+		fprintf(out, " (%g)", traceconv_jv_num(traceconv_jv_get(&cpus->items[i], "samples"), 0));
 	}
 	fputc('\n', out);
-	for (size_t i = 0; probs && probs->type == TRACECONV_JSON_ARR && i < probs->n; i++)
-		fprintf(out, "problem: %s\n", traceconv_json_text(&probs->items[i], "?"));
-	for (size_t i = 0; unsym && unsym->type == TRACECONV_JSON_ARR && i < unsym->n; i++) {
-		const struct traceconv_json *u = &unsym->items[i];
+	for (size_t i = 0; probs && probs->type == TRACECONV_JV_ARR && i < probs->n; i++)
+		fprintf(out, "problem: %s\n", traceconv_jv_text(&probs->items[i], "?"));
+	for (size_t i = 0; unsym && unsym->type == TRACECONV_JV_ARR && i < unsym->n; i++) {
+		const struct traceconv_jv *u = &unsym->items[i];
 		fprintf(out, "unsymbolized: %s: %s, %g samples\n",
-		        traceconv_json_text(traceconv_json_get(u, "mapping"), "?"),
-		        traceconv_json_text(traceconv_json_get(u, "reason"), "?"),
-		        traceconv_json_num(traceconv_json_get(u, "samples"), 0));
+		        traceconv_jv_text(traceconv_jv_get(u, "mapping"), "?"),
+		        traceconv_jv_text(traceconv_jv_get(u, "reason"), "?"),
+		        traceconv_jv_num(traceconv_jv_get(u, "samples"), 0));
 	}
 	fprintf(out, "threads: %zu, functions: %zu, distinct stacks: %zu\n", in->threads.len,
 	        in->fns.len, in->stacks.len);

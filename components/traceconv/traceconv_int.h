@@ -148,34 +148,34 @@ void traceconv_model_capture_json(const struct traceconv_model *m, FILE *out);
  * (metadata trace_config_pbtxt); 0 when none or by period. */
 uint64_t traceconv_config_sample_hz(const char *cfg);
 
-/* ---- json.c: a small JSON reader (inspect reads report models) ---- */
+/* ---- jsonread.c: a small JSON reader (inspect reads report models) ---- */
 
 enum {
-	TRACECONV_JSON_NULL,
-	TRACECONV_JSON_BOOL,
-	TRACECONV_JSON_NUM,
-	TRACECONV_JSON_STR,
-	TRACECONV_JSON_ARR,
-	TRACECONV_JSON_OBJ,
+	TRACECONV_JV_NULL,
+	TRACECONV_JV_BOOL,
+	TRACECONV_JV_NUM,
+	TRACECONV_JV_STR,
+	TRACECONV_JV_ARR,
+	TRACECONV_JV_OBJ,
 };
 /* A parsed value; everything lives in the arena given to the parser. */
-struct traceconv_json {
+struct traceconv_jv {
 	int type;
 	double num;                   /* NUM; BOOL: 0 or 1 */
 	char *str;                    /* STR: unescaped, NUL-terminated */
 	size_t n;                     /* STR: bytes; ARR/OBJ: items */
-	struct traceconv_json *items; /* ARR/OBJ */
+	struct traceconv_jv *items; /* ARR/OBJ */
 	char **keys;                  /* OBJ: items[i]'s key */
 };
 /* Parse text[0, len) (one value, whitespace around it) into *out. Returns
  * 0, or -EINVAL with the byte offset and what was wrong in err. */
-int traceconv_json_parse(const char *text, size_t len, struct arena *a, struct traceconv_json *out,
+int traceconv_jv_parse(const char *text, size_t len, struct arena *a, struct traceconv_jv *out,
                          struct tb_err *err);
 /* An object's member (the first with that key), or NULL. */
-const struct traceconv_json *traceconv_json_get(const struct traceconv_json *v, const char *key);
+const struct traceconv_jv *traceconv_jv_get(const struct traceconv_jv *v, const char *key);
 /* A number (or bool), else dflt; a string, else dflt. */
-double traceconv_json_num(const struct traceconv_json *v, double dflt);
-const char *traceconv_json_text(const struct traceconv_json *v, const char *dflt);
+double traceconv_jv_num(const struct traceconv_jv *v, double dflt);
+const char *traceconv_jv_text(const struct traceconv_jv *v, const char *dflt);
 
 /* ---- one function per mode ---- */
 

@@ -20,13 +20,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static FILE *devnull;
 	struct arena a;
-	struct traceconv_json v;
+	struct traceconv_jv v;
 	struct tb_err err = {0};
 
 	if (!devnull)
 		devnull = fopen("/dev/null", "w");
 	arena_init(&a, 0);
-	traceconv_json_parse((const char *)data, size, &a, &v, &err);
+	traceconv_jv_parse((const char *)data, size, &a, &v, &err);
 	arena_release(&a);
 	traceconv_inspect_text((const char *)data, size,
 	                       "summary\ntop 0 self\ntop 3\nfunction 0 8\nfunction 1\ncallers 2 64\n"

@@ -23,32 +23,32 @@ TEST(traceconv_json_reader)
 {
 	struct arena a;
 	struct tb_err err = {0};
-	struct traceconv_json v;
+	struct traceconv_jv v;
 	static const char text[] =
 	    " {\"a\": [1, -2.5e1, true, null], \"s\": \"x\\n\\u00e9\\ud83d\\ude00\\\"\", \"o\": {}} ";
 	arena_init(&a, 0);
-	CHECK_EQ(traceconv_json_parse(text, strlen(text), &a, &v, &err), 0);
-	const struct traceconv_json *arr = traceconv_json_get(&v, "a");
-	CHECK(arr && arr->type == TRACECONV_JSON_ARR && arr->n == 4);
-	CHECK_DBL_EQ(traceconv_json_num(&arr->items[1], 0), -25.0);
-	CHECK_DBL_EQ(traceconv_json_num(&arr->items[2], 0), 1.0);
-	CHECK_EQ(arr->items[3].type, TRACECONV_JSON_NULL);
-	CHECK_STR_EQ(traceconv_json_text(traceconv_json_get(&v, "s"), NULL),
+	CHECK_EQ(traceconv_jv_parse(text, strlen(text), &a, &v, &err), 0);
+	const struct traceconv_jv *arr = traceconv_jv_get(&v, "a");
+	CHECK(arr && arr->type == TRACECONV_JV_ARR && arr->n == 4);
+	CHECK_DBL_EQ(traceconv_jv_num(&arr->items[1], 0), -25.0);
+	CHECK_DBL_EQ(traceconv_jv_num(&arr->items[2], 0), 1.0);
+	CHECK_EQ(arr->items[3].type, TRACECONV_JV_NULL);
+	CHECK_STR_EQ(traceconv_jv_text(traceconv_jv_get(&v, "s"), NULL),
 	             "x\n\xc3\xa9\xf0\x9f\x98\x80\"");
-	CHECK_EQ(traceconv_json_get(&v, "o")->type, TRACECONV_JSON_OBJ);
-	CHECK(traceconv_json_get(&v, "missing") == NULL);
+	CHECK_EQ(traceconv_jv_get(&v, "o")->type, TRACECONV_JV_OBJ);
+	CHECK(traceconv_jv_get(&v, "missing") == NULL);
 	static const char *const bad[] = {"", "[1,", "{\"a\" 1}", "\"\\x\"", "[1] 2", "\"\\u0000\"",
 	                                  "\"a\x01\"", "{1: 2}", "tru", "-"};
 	for (size_t i = 0; i < TB_ARRAY_SIZE(bad); i++) {
 		tb_err_clear(&err);
-		CHECK_EQ(traceconv_json_parse(bad[i], strlen(bad[i]), &a, &v, &err), -EINVAL);
+		CHECK_EQ(traceconv_jv_parse(bad[i], strlen(bad[i]), &a, &v, &err), -EINVAL);
 		CHECK(strstr(err.msg, "bad JSON at byte") != NULL);
 	}
 	char deep[200];
 	memset(deep, '[', 100);
 	memset(deep + 100, ']', 100);
 	tb_err_clear(&err);
-	CHECK_EQ(traceconv_json_parse(deep, sizeof deep, &a, &v, &err), -EINVAL);
+	CHECK_EQ(traceconv_jv_parse(deep, sizeof deep, &a, &v, &err), -EINVAL);
 	CHECK(strstr(err.msg, "nested too deep") != NULL);
 	arena_release(&a);
 }
@@ -124,37 +124,37 @@ TEST(traceconv_model_ranks_functions)
 	char path[256];
 	size_t len;
 	struct arena a;
-	struct traceconv_json v;
+	struct traceconv_jv v;
 	struct tb_err err = {0};
 	char *json = model_of(write_trace(path, sizeof path), &len);
 	unlink(path);
 	arena_init(&a, 0);
-	CHECK_EQ(traceconv_json_parse(json, len, &a, &v, &err), 0);
-	CHECK_DBL_EQ(traceconv_json_num(traceconv_json_get(&v, "tracebox_report_model"), 0), 1.0);
-	const struct traceconv_json *fns = traceconv_json_get(&v, "functions");
+	CHECK_EQ(traceconv_jv_parse(json, len, &a, &v, &err), 0);
+	CHECK_DBL_EQ(traceconv_jv_num(traceconv_jv_get(&v, "tracebox_report_model"), 0), 1.0);
+	const struct traceconv_jv *fns = traceconv_jv_get(&v, "functions");
 	CHECK(fns && fns->n == 3);
 	/* ids are ranks: main (5 inclusive), a (4, recursion once), b (1) */
 	static const char *const names[] = {"main", "a", "b"};
 	static const double self[] = {0, 4, 1}, incl[] = {5, 4, 1};
 	for (size_t i = 0; i < 3 && fns->n == 3; i++) {
-		const struct traceconv_json *f = &fns->items[i];
-		CHECK_DBL_EQ(traceconv_json_num(traceconv_json_get(f, "id"), -1), (double)i);
-		CHECK_STR_EQ(traceconv_json_text(traceconv_json_get(f, "name"), ""), names[i]);
-		CHECK_STR_EQ(traceconv_json_text(traceconv_json_get(f, "module"), ""), "x");
-		CHECK_DBL_EQ(traceconv_json_num(traceconv_json_get(f, "self"), -1), self[i]);
-		CHECK_DBL_EQ(traceconv_json_num(traceconv_json_get(f, "inclusive"), -1), incl[i]);
+		const struct traceconv_jv *f = &fns->items[i];
+		CHECK_DBL_EQ(traceconv_jv_num(traceconv_jv_get(f, "id"), -1), (double)i);
+		CHECK_STR_EQ(traceconv_jv_text(traceconv_jv_get(f, "name"), ""), names[i]);
+		CHECK_STR_EQ(traceconv_jv_text(traceconv_jv_get(f, "module"), ""), "x");
+		CHECK_DBL_EQ(traceconv_jv_num(traceconv_jv_get(f, "self"), -1), self[i]);
+		CHECK_DBL_EQ(traceconv_jv_num(traceconv_jv_get(f, "inclusive"), -1), incl[i]);
 	}
-	const struct traceconv_json *ths = traceconv_json_get(&v, "threads");
+	const struct traceconv_jv *ths = traceconv_jv_get(&v, "threads");
 	CHECK(ths && ths->n == 2);
-	CHECK_STR_EQ(traceconv_json_text(traceconv_json_get(&ths->items[0], "name"), ""), "worker");
-	CHECK_STR_EQ(traceconv_json_text(traceconv_json_get(&ths->items[0], "process"), ""), "x");
-	CHECK_DBL_EQ(traceconv_json_num(traceconv_json_get(&ths->items[1], "tid"), 0), 12.0);
-	const struct traceconv_json *cap = traceconv_json_get(&v, "capture");
-	CHECK_DBL_EQ(traceconv_json_num(traceconv_json_get(cap, "samples"), 0), 5.0);
-	CHECK_DBL_EQ(traceconv_json_num(traceconv_json_get(cap, "healthy"), 0), 1.0);
-	CHECK_EQ(traceconv_json_get(cap, "cpus")->n, 2);
+	CHECK_STR_EQ(traceconv_jv_text(traceconv_jv_get(&ths->items[0], "name"), ""), "worker");
+	CHECK_STR_EQ(traceconv_jv_text(traceconv_jv_get(&ths->items[0], "process"), ""), "x");
+	CHECK_DBL_EQ(traceconv_jv_num(traceconv_jv_get(&ths->items[1], "tid"), 0), 12.0);
+	const struct traceconv_jv *cap = traceconv_jv_get(&v, "capture");
+	CHECK_DBL_EQ(traceconv_jv_num(traceconv_jv_get(cap, "samples"), 0), 5.0);
+	CHECK_DBL_EQ(traceconv_jv_num(traceconv_jv_get(cap, "healthy"), 0), 1.0);
+	CHECK_EQ(traceconv_jv_get(cap, "cpus")->n, 2);
 	/* stacks: root first, per thread */
-	const struct traceconv_json *sts = traceconv_json_get(&v, "stacks");
+	const struct traceconv_jv *sts = traceconv_jv_get(&v, "stacks");
 	CHECK(sts && sts->n == 3);
 	arena_release(&a);
 	tb_free(json);

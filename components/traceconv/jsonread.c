@@ -1,5 +1,5 @@
 /*
- * json.c: a small JSON reader for `traceconv inspect`, which walks a report
+ * jsonread.c: a small JSON reader for `traceconv inspect`, which walks a report
  * model (model.c) without the trace. The whole text is parsed into a tree
  * of nodes allocated from one arena:
  *
@@ -8,7 +8,7 @@
  *
  * Strings are unescaped (\uXXXX and surrogate pairs to UTF-8), numbers are
  * doubles (strtod on a bounded copy). Bounded: nesting depth
- * TRACECONV_JSON_MAX_DEPTH; anything else is limited by the input's size.
+ * TRACECONV_JV_MAX_DEPTH; anything else is limited by the input's size.
  * A syntax error gives one message with the byte offset. Fuzzed by
  * tests/fuzz/traceconv_json_fuzz.c.
  */
@@ -19,7 +19,7 @@
 #include "base.h"
 #include "traceconv_int.h"
 
-#define TRACECONV_JSON_MAX_DEPTH 64
+#define TRACECONV_JV_MAX_DEPTH 64
 
 struct parser {
 	const char *p, *start, *end;
@@ -138,15 +138,15 @@ static int string(struct parser *ps, char **out, size_t *len)
 	return 0;
 }
 
-static int value(struct parser *ps, struct traceconv_json *v);
+static int value(struct parser *ps, struct traceconv_jv *v);
 
-static int list(struct parser *ps, struct traceconv_json *v, bool obj)
+static int list(struct parser *ps, struct traceconv_jv *v, bool obj)
 {
-	VEC(struct traceconv_json) items = VEC_INIT;
+	VEC(struct traceconv_jv) items = VEC_INIT;
 	VEC(char *) keys = VEC_INIT;
 	int rc = 0;
 	ps->p++;
-	if (++ps->depth > TRACECONV_JSON_MAX_DEPTH) {
+	if (++ps->depth > TRACECONV_JV_MAX_DEPTH) {
 		rc = fail(ps, "nested too deep");
 		goto out;
 	}
@@ -156,7 +156,7 @@ static int list(struct parser *ps, struct traceconv_json *v, bool obj)
 		goto done;
 	}
 	for (;;) {
-		struct traceconv_json item;
+		struct traceconv_jv item;
 		ws(ps);
 		if (obj) {
 			char *key;
@@ -190,10 +190,10 @@ static int list(struct parser *ps, struct traceconv_json *v, bool obj)
 		goto out;
 	}
 done:
-	v->type = obj ? TRACECONV_JSON_OBJ : TRACECONV_JSON_ARR;
+	v->type = obj ? TRACECONV_JV_OBJ : TRACECONV_JV_ARR;
 	v->n = items.len;
 	if (items.len) {
-		v->items = arena_alloc(ps->a, items.len * sizeof *items.data, _Alignof(struct traceconv_json));
+		v->items = arena_alloc(ps->a, items.len * sizeof *items.data, _Alignof(struct traceconv_jv));
 		memcpy(v->items, items.data, items.len * sizeof *items.data);
 	}
 	if (keys.len) {
@@ -207,7 +207,7 @@ out:
 	return rc;
 }
 
-static int value(struct parser *ps, struct traceconv_json *v)
+static int value(struct parser *ps, struct traceconv_jv *v)
 {
 	memset(v, 0, sizeof *v);
 	ws(ps);
@@ -217,16 +217,16 @@ static int value(struct parser *ps, struct traceconv_json *v)
 	if (c == '{' || c == '[')
 		return list(ps, v, c == '{');
 	if (c == '"') {
-		v->type = TRACECONV_JSON_STR;
+		v->type = TRACECONV_JV_STR;
 		return string(ps, &v->str, &v->n);
 	}
 	static const struct {
 		const char *word;
 		int type;
 		bool val;
-	} words[] = {{"null", TRACECONV_JSON_NULL, false},
-	             {"true", TRACECONV_JSON_BOOL, true},
-	             {"false", TRACECONV_JSON_BOOL, false}};
+	} words[] = {{"null", TRACECONV_JV_NULL, false},
+	             {"true", TRACECONV_JV_BOOL, true},
+	             {"false", TRACECONV_JV_BOOL, false}};
 	for (size_t i = 0; i < TB_ARRAY_SIZE(words); i++) {
 		size_t n = strlen(words[i].word);
 		if ((size_t)(ps->end - ps->p) >= n && memcmp(ps->p, words[i].word, n) == 0) {
@@ -248,13 +248,13 @@ static int value(struct parser *ps, struct traceconv_json *v)
 		if (end == buf)
 			return fail(ps, "bad number");
 		ps->p += end - buf;
-		v->type = TRACECONV_JSON_NUM;
+		v->type = TRACECONV_JV_NUM;
 		return 0;
 	}
 	return fail(ps, "unexpected character");
 }
 
-int traceconv_json_parse(const char *text, size_t len, struct arena *a, struct traceconv_json *out,
+int traceconv_jv_parse(const char *text, size_t len, struct arena *a, struct traceconv_jv *out,
                          struct tb_err *err)
 {
 	struct parser ps = {text, text, text + len, a, err, 0};
@@ -267,9 +267,9 @@ int traceconv_json_parse(const char *text, size_t len, struct arena *a, struct t
 	return 0;
 }
 
-const struct traceconv_json *traceconv_json_get(const struct traceconv_json *v, const char *key)
+const struct traceconv_jv *traceconv_jv_get(const struct traceconv_jv *v, const char *key)
 {
-	if (!v || v->type != TRACECONV_JSON_OBJ)
+	if (!v || v->type != TRACECONV_JV_OBJ)
 		return NULL;
 	for (size_t i = 0; i < v->n; i++)
 		if (strcmp(v->keys[i], key) == 0)
@@ -277,12 +277,12 @@ const struct traceconv_json *traceconv_json_get(const struct traceconv_json *v, 
 	return NULL;
 }
 
-double traceconv_json_num(const struct traceconv_json *v, double dflt)
+double traceconv_jv_num(const struct traceconv_jv *v, double dflt)
 {
-	return v && (v->type == TRACECONV_JSON_NUM || v->type == TRACECONV_JSON_BOOL) ? v->num : dflt;
+	return v && (v->type == TRACECONV_JV_NUM || v->type == TRACECONV_JV_BOOL) ? v->num : dflt;
 }
 
-const char *traceconv_json_text(const struct traceconv_json *v, const char *dflt)
+const char *traceconv_jv_text(const struct traceconv_jv *v, const char *dflt)
 {
-	return v && v->type == TRACECONV_JSON_STR ? v->str : dflt;
+	return v && v->type == TRACECONV_JV_STR ? v->str : dflt;
 }
