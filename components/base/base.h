@@ -564,6 +564,113 @@ uint16_t elf_u16(const struct elf_file *e, const uint8_t *p);
 uint32_t elf_u32(const struct elf_file *e, const uint8_t *p);
 uint64_t elf_u64(const struct elf_file *e, const uint8_t *p);
 
+/* ---- symbols (symtab.c, symfind.c, demangle.c) ----------------------------- */
+
+/* Function names of addresses in ELF files: the symbol tables of a file,
+ * finding the file that holds a mapping's symbols on this machine by build
+ * id, and demangling. Shared by the trace processor's symbolizer
+ * (traceconv symbolize, PERFETTO_BINARY_PATH) and traced_perf's
+ * end-of-capture symbolization. Not thread-safe; no global state. */
+
+#define SYM_MAX_SYMBOLS (4u << 20)  /* symbols kept per file */
+#define SYM_MAX_STRTAB ((uint64_t)256 << 20) /* string table bytes read */
+#define SYM_BUILD_ID_MAX 64
+#define SYM_MAX_NAME 4096 /* demangled name bytes */
+
+struct sym_entry {
+	uint64_t addr, size;
+	uint32_t name; /* offset into names */
+};
+
+/* The function symbols of one ELF file, sorted by address. */
+struct sym_table {
+	struct sym_entry *v;
+	size_t n;
+	char *names; /* NUL-terminated strings (copies of the string tables) */
+	size_t names_len;
+	bool has_symtab; /* .symtab present (else only .dynsym) */
+};
+
+/* Load STT_FUNC (and STT_GNU_IFUNC) symbols with a defined section from
+ * .symtab and .dynsym; every header, offset and name bounds-checked.
+ * Returns 0 (possibly with no symbols) or -EINVAL when the sections are
+ * unusable. t is released first by the caller (sym_table_release). */
+int sym_table_load(struct sym_table *t, const struct elf_file *e);
+void sym_table_release(struct sym_table *t);
+/* The symbol covering file address addr: [addr, addr+size), or for a
+ * zero-size symbol the closest one below when no sized one covers it.
+ * Returns the raw (mangled) name or NULL. */
+const char *sym_table_lookup(const struct sym_table *t, uint64_t addr);
+
+/* Finding the file with a mapping's symbols (symfind.c). */
+
+/* Where symbols are looked for (Perfetto's PERFETTO_BINARY_PATH semantics,
+ * plus the machine's own files). */
+struct sym_finder {
+	char **roots; /* PERFETTO_BINARY_PATH entries */
+	size_t n_roots;
+	bool find_mode;   /* PERFETTO_SYMBOLIZER_MODE=find: path-based lookup in roots */
+	bool no_system;   /* skip the mapping's own path and /usr/lib/debug */
+	const char *debug_root; /* "/usr/lib/debug" (tests may override) */
+	bool indexed;
+	struct index_entry *entries; /* index mode: every ELF file under the roots */
+	size_t n_entries, cap_entries;
+	/* debuginfod (sym_finder_use_debuginfod): the client cache, servers */
+	char *dbgd_cache;
+	char **dbgd_urls;
+	size_t n_dbgd_urls;
+	int dbgd_timeout_ms;       /* per file fetched */
+	int64_t dbgd_deadline_ns;  /* no fetch starts after this (mono ns; 0 none) */
+	struct sym_dbgd_stats {
+		uint32_t cached;    /* found in the cache */
+		uint32_t fetched;   /* downloaded into the cache */
+		uint32_t not_found; /* every server answered 404/410 */
+		uint32_t timed_out; /* a server stalled past the time per file */
+		uint32_t failed;    /* other errors (connect, HTTP status, cache) */
+		uint32_t skipped;   /* not tried: the time budget was spent */
+	} dbgd;
+	char dbgd_error[TB_ERR_MSG_MAX]; /* the last fetch error */
+};
+
+/* A resolved file: its symbols and the load segment to correct rel_pcs. */
+struct sym_found {
+	char *path;
+	struct sym_table syms;
+	bool has_load;
+	uint64_t p_vaddr, p_align;
+};
+
+void sym_finder_init(struct sym_finder *f, const char *binary_path, bool find_mode,
+		     bool no_system);
+void sym_finder_release(struct sym_finder *f);
+/* Also look in a debuginfod client cache, and fetch what is missing from
+ * debuginfod servers (as libdebuginfod: GET URL/buildid/HEX/debuginfo,
+ * kept as CACHE/HEX/debuginfo). cache: the cache folder (NULL: the client's
+ * default, $DEBUGINFOD_CACHE_PATH, else $XDG_CACHE_HOME/debuginfod_client,
+ * else $HOME/.cache/debuginfod_client); urls: space-separated server URLs
+ * (NULL or "": cache only); timeout_ms bounds each file; budget_ms (0: none)
+ * bounds the fetching of one finder's life. Outcomes are counted in
+ * f->dbgd; a failed fetch is never an error of sym_finder_find. */
+void sym_finder_use_debuginfod(struct sym_finder *f, const char *cache, const char *urls,
+			       int timeout_ms, int64_t budget_ms);
+/* Find the file for mapping name with raw build id[len] (len > 0) and load
+ * its symbols into out. Returns 0, or -ENOENT when no file on this machine
+ * matches (out is then empty). */
+int sym_finder_find(struct sym_finder *f, const char *name, const uint8_t *id, size_t len,
+		    struct sym_found *out);
+void sym_found_release(struct sym_found *s);
+/* Does the ELF at path carry build id id[len]? Loads its symbols when it
+ * does and they are not empty. */
+bool sym_try_file(const char *path, const uint8_t *id, size_t len, struct sym_found *out);
+
+/* Names as a person reads them (demangle.c). */
+
+/* Demangle an Itanium C++ (_Z...) or Rust legacy (_ZN...17h<hash>E) symbol
+ * into out[cap]. Returns the length written, or 0 when name is not mangled
+ * or uses something this demangler does not handle (the caller keeps the
+ * mangled name then). */
+size_t sym_demangle(const char *name, char *out, size_t cap);
+
 /* ---- event loop (loop.c) ------------------------------------------------- */
 
 /* One epoll loop per daemon: fds, timers (a timerfd each, CLOCK_BOOTTIME),
@@ -631,5 +738,90 @@ void loop_quit(struct loop *l, int code);
  * at all; 0 anyway if tasks are pending) and dispatch what fired. Returns the
  * number of callbacks run, or -errno. */
 int loop_run_once(struct loop *l, int timeout_ms);
+
+/* ---- HTTP client (http.c) ------------------------------------------------ */
+
+/* An HTTP/1.1 GET client over TCP or TLS (mbedtls): the trace processor
+ * streams traces from URLs with it, traced_perf fetches debug files from
+ * debuginfod servers. */
+
+#define HTTP_HOST_MAX 256
+#define HTTP_PATH_MAX 4096
+#define HTTP_LINE_MAX 8192		/* one status, header, chunk-size or trailer line */
+#define HTTP_HEADERS_MAX (64 * 1024) /* all header (or trailer) lines of a response */
+#define HTTP_MAX_REDIRECTS 8
+
+/* A parsed http:// or https:// URL. host has no brackets (an IPv6 literal
+ * `[::1]` is stored as `::1`); path starts with '/' and keeps the query. */
+struct http_url {
+	bool https;
+	uint16_t port;
+	char host[HTTP_HOST_MAX];
+	char path[HTTP_PATH_MAX];
+};
+
+/* True if s starts with http:// or https:// (any case). */
+bool http_is_url(const char *s);
+/* Parse url into *u. Returns 0, or -EINVAL with err set (bad scheme, host,
+ * port, user-info, or a part too long). */
+int http_url_parse(const char *url, struct http_url *u, struct tb_err *err);
+/* Resolve a redirect's Location (absolute URL, //host/path, /path or a path
+ * relative to base's) into *out. Returns 0 or -EINVAL (err set). */
+int http_url_resolve(const struct http_url *base, const char *loc, struct http_url *out,
+			struct tb_err *err);
+/* Format u back as a URL into buf (always NUL-terminated). */
+void http_url_format(const struct http_url *u, char *buf, size_t size);
+
+typedef int (*http_sink)(void *ctx, const uint8_t *p, size_t n);
+
+/* The response parser: status line, headers, then a body delimited by
+ * Content-Length, chunked transfer encoding or the end of the connection.
+ * Interim 1xx responses are skipped. Pure (no I/O), so it is unit-tested and
+ * fuzzed on its own. Embed it; http_parser_init before use. */
+struct http_parser {
+	int state;
+	int status;		  /* final status code, once headers_done */
+	bool headers_done;	  /* status and headers of the final response parsed */
+	bool done;		  /* the whole body has been delivered */
+	bool chunked, has_length; /* body framing */
+	uint64_t content_length;
+	uint64_t remaining; /* body bytes left (length framing or current chunk) */
+	uint64_t body_bytes;
+	size_t header_bytes; /* bytes of the current header or trailer block */
+	size_t line_len;
+	char reason[128];
+	char location[HTTP_PATH_MAX + HTTP_HOST_MAX + 16];
+	char line[HTTP_LINE_MAX];
+};
+
+void http_parser_init(struct http_parser *p);
+/* Parse up to n bytes of the response. Stops right after the final
+ * response's headers (headers_done becomes true, so the caller can look at
+ * status before any body byte is passed on), and otherwise consumes
+ * everything, passing body bytes (de-chunked) to sink. *used is set to the
+ * bytes consumed. Bytes after the end of the body are ignored. Returns 0, a
+ * sink's negative code, or -EPROTO (err set) on a malformed response. */
+int http_parser_feed(struct http_parser *p, const uint8_t *buf, size_t n, size_t *used,
+			http_sink sink, void *ctx, struct tb_err *err);
+/* The peer closed the connection: 0 if the body is complete (or delimited by
+ * the close), else -EPROTO (err set). */
+int http_parser_eof(struct http_parser *p, struct tb_err *err);
+
+struct http_opts {
+	int connect_timeout_ms; /* per address tried; 0 = 15 s */
+	int read_timeout_ms;	/* per read or write; 0 = 60 s */
+};
+
+/* GET url, following up to HTTP_MAX_REDIRECTS redirects (301, 302, 303,
+ * 307, 308; http and https), and stream the final 2xx response's body to
+ * sink in chunks as it arrives. https:// verifies the server's certificate
+ * and host name against the CA bundle named by $SSL_CERT_FILE, or else the
+ * first of the system bundles found. opts may be NULL. Blocks; runs on the
+ * caller's thread. Returns 0, a sink's negative code (err untouched), or a
+ * negative errno-style code with one line in err: cannot resolve, cannot
+ * connect, certificate verification failed, HTTP status (-ENOENT for 404
+ * and 410), -ETIMEDOUT, ... */
+int http_get(const char *url, const struct http_opts *opts, http_sink sink, void *ctx,
+		struct tb_err *err);
 
 #endif /* TB_BASE_H */

@@ -54,6 +54,16 @@ enum {
 	PS_CPU_MODE = 5,
 	PS_KERNEL_RECORDS_LOST = 17,
 	PS_SAMPLE_SKIPPED_REASON = 18,
+	TP_PROCESS_TREE = 2,
+	PT_PROCESSES = 1,
+	PT_THREADS = 2,
+	PTP_PID = 1,
+	PTP_PPID = 2,
+	PTP_CMDLINE = 3,
+	PTP_CMDLINE_IS_COMM = 9,
+	PTT_TID = 1,
+	PTT_NAME = 2,
+	PTT_TGID = 3,
 	SEQ_CLEARED = 1,
 	SEQ_NEEDS = 2,
 	BUILTIN_BOOTTIME = 6,
@@ -361,6 +371,43 @@ void perf_emit_skipped(struct perf_emitter *e, struct pb_writer *w, uint64_t ts,
 	pb_put_uint32(w, PS_SAMPLE_SKIPPED_REASON, reason);
 	pb_end_nested(w, ps);
 	pb_put_uint32(w, TP_SEQUENCE_FLAGS, SEQ_NEEDS);
+	pb_end_nested(w, pkt);
+}
+
+void perf_emit_process_tree(struct perf_emitter *e, struct pb_writer *w, uint64_t ts,
+                            const struct perf_pt_process *proc, const struct perf_pt_thread *thr)
+{
+	unsigned pkt, tree, m;
+	(void)e;
+	if (!proc && !thr)
+		return;
+	pkt = pb_begin_nested(w, 1);
+	pb_put_uint64(w, TP_TIMESTAMP, ts);
+	tree = pb_begin_nested(w, TP_PROCESS_TREE);
+	if (proc) {
+		m = pb_begin_nested(w, PT_PROCESSES);
+		pb_put_int32(w, PTP_PID, (int32_t)proc->pid);
+		pb_put_int32(w, PTP_PPID, (int32_t)proc->ppid);
+		/* argv: NUL-separated, the last one may lack its NUL */
+		for (size_t off = 0; off < proc->cmdline_len;) {
+			const char *a = proc->cmdline + off;
+			size_t n = strnlen(a, proc->cmdline_len - off);
+			pb_put_bytes(w, PTP_CMDLINE, a, n);
+			off += n + 1;
+		}
+		if (proc->cmdline_is_comm)
+			pb_put_uint32(w, PTP_CMDLINE_IS_COMM, 1);
+		pb_end_nested(w, m);
+	}
+	if (thr) {
+		m = pb_begin_nested(w, PT_THREADS);
+		pb_put_int32(w, PTT_TID, (int32_t)thr->tid);
+		if (thr->name && thr->name[0])
+			pb_put_bytes(w, PTT_NAME, thr->name, strlen(thr->name));
+		pb_put_int32(w, PTT_TGID, (int32_t)thr->tgid);
+		pb_end_nested(w, m);
+	}
+	pb_end_nested(w, tree);
 	pb_end_nested(w, pkt);
 }
 

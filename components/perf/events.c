@@ -223,12 +223,83 @@ static int map_stream(struct perf_cpu_stream *s, uint32_t pages, uint64_t sample
 	return 0;
 }
 
+/* The attr of one attempt (pages and exclude_kernel may differ between
+ * attempts). */
+static int fill_attr(struct perf_attr *a, const struct perf_event_opts *o, bool exclude_kernel,
+                     uint32_t *clock_id, struct tb_err *err)
+{
+	int rc;
+	memset(a, 0, sizeof *a);
+	a->size = PERF_ATTR_SIZE;
+	if ((rc = set_counter(a, o->counter, err)) < 0)
+		return rc;
+	a->sample_type = PERF_SAMPLE_TYPE_DEFAULT;
+	if (o->no_callchain)
+		a->sample_type &= ~(uint64_t)PERF_ST_CALLCHAIN;
+	if (o->period) {
+		a->sample_period_or_freq = o->period;
+	} else {
+		a->sample_period_or_freq = o->frequency ? o->frequency : PERF_DEFAULT_FREQUENCY;
+		a->flags |= 1ull << PERF_FLAG_BIT_FREQ;
+	}
+	a->flags |= 1ull << PERF_FLAG_BIT_DISABLED;
+	if (exclude_kernel)
+		a->flags |= 1ull << PERF_FLAG_BIT_EXCLUDE_KERNEL;
+	if (!o->kernel_frames)
+		a->flags |= 1ull << PERF_FLAG_BIT_EXCLUDE_CALLCHAIN_KERNEL;
+	if (o->inherit && o->pid > 0)
+		a->flags |= 1ull << PERF_FLAG_BIT_INHERIT;
+	if (o->task_records)
+		a->flags |= 1ull << PERF_FLAG_BIT_COMM | 1ull << PERF_FLAG_BIT_COMM_EXEC |
+		            1ull << PERF_FLAG_BIT_TASK | 1ull << PERF_FLAG_BIT_SAMPLE_ID_ALL;
+	set_clock(a, o->clock, clock_id);
+	return 0;
+}
+
+/* One attempt: every stream opened and mapped, or nothing (ev closed).
+ * Returns 0, or -errno with err set; *mmap_failed tells a refused mmap
+ * from a refused perf_event_open. */
+static int open_streams(struct perf_events *ev, const struct perf_event_opts *o,
+                        const struct perf_attr *a, const int *cpus, size_t n_cpus,
+                        uint32_t pages, bool *mmap_failed, struct tb_err *err)
+{
+	int rc = 0;
+	*mmap_failed = false;
+	ev->streams = tb_calloc(n_cpus, sizeof *ev->streams);
+	for (size_t i = 0; i < n_cpus; i++) {
+		struct perf_cpu_stream *s = &ev->streams[i];
+		long fd = syscall(SYS_perf_event_open, a, o->pid > 0 ? o->pid : -1, cpus[i], -1,
+		                  PERF_FD_CLOEXEC);
+		s->cpu = cpus[i];
+		s->fd = -1;
+		if (fd < 0) {
+			rc = open_error(errno, o, ev->counter, cpus[i], err);
+			break;
+		}
+		s->fd = (int)fd;
+		ev->n_streams = i + 1;
+		if ((rc = map_stream(s, pages, a->sample_type, err)) < 0) {
+			*mmap_failed = true;
+			break;
+		}
+	}
+	if (rc < 0) {
+		struct perf_events keep = *ev;
+		perf_events_close(ev);
+		ev->clock_id = keep.clock_id;
+		ev->counter = keep.counter;
+	}
+	return rc;
+}
+
 int perf_events_open(struct perf_events *ev, const struct perf_event_opts *o, struct tb_err *err)
 {
 	struct perf_attr a;
 	int *cpus = NULL;
 	size_t n_cpus = 0;
 	uint32_t pages = o->ring_buffer_pages ? o->ring_buffer_pages : PERF_DEFAULT_RING_PAGES;
+	bool exclude_kernel = o->exclude_kernel, mmap_failed;
+	uint32_t clock_id = 0;
 	int rc = 0;
 
 	memset(ev, 0, sizeof *ev);
@@ -237,29 +308,9 @@ int perf_events_open(struct perf_events *ev, const struct perf_event_opts *o, st
 		                  "ring_buffer_pages must be a power of two up to "
 		                  "%u, not %u",
 		                  PERF_MAX_RING_PAGES, pages);
-	memset(&a, 0, sizeof a);
-	a.size = PERF_ATTR_SIZE;
-	if ((rc = set_counter(&a, o->counter, err)) < 0)
+	if ((rc = fill_attr(&a, o, exclude_kernel, &clock_id, err)) < 0)
 		return rc;
-	a.sample_type = PERF_SAMPLE_TYPE_DEFAULT;
-	if (o->no_callchain)
-		a.sample_type &= ~(uint64_t)PERF_ST_CALLCHAIN;
-	if (o->period) {
-		a.sample_period_or_freq = o->period;
-	} else {
-		a.sample_period_or_freq = o->frequency ? o->frequency : PERF_DEFAULT_FREQUENCY;
-		a.flags |= 1ull << PERF_FLAG_BIT_FREQ;
-	}
-	a.flags |= 1ull << PERF_FLAG_BIT_DISABLED;
-	if (o->exclude_kernel)
-		a.flags |= 1ull << PERF_FLAG_BIT_EXCLUDE_KERNEL;
-	if (!o->kernel_frames)
-		a.flags |= 1ull << PERF_FLAG_BIT_EXCLUDE_CALLCHAIN_KERNEL;
-	set_clock(&a, o->clock, &ev->clock_id);
-	ev->sample_type = a.sample_type;
 	ev->counter = o->counter ? o->counter : PERF_COUNTER_SW_CPU_CLOCK;
-	ev->frequency = o->period ? 0 : a.sample_period_or_freq;
-	ev->period = o->period;
 
 	cpus = tb_calloc(PERF_MAX_CPUS, sizeof *cpus);
 	if (o->all_cpus) {
@@ -276,26 +327,33 @@ int perf_events_open(struct perf_events *ev, const struct perf_event_opts *o, st
 		rc = tb_err_set(err, -ENODEV, "no online cpus found");
 		goto out;
 	}
-	ev->streams = tb_calloc(n_cpus, sizeof *ev->streams);
-	for (size_t i = 0; i < n_cpus; i++) {
-		struct perf_cpu_stream *s = &ev->streams[i];
-		long fd = syscall(SYS_perf_event_open, &a, o->pid > 0 ? o->pid : -1, cpus[i], -1,
-		                  PERF_FD_CLOEXEC);
-		s->cpu = cpus[i];
-		s->fd = -1;
-		if (fd < 0) {
-			rc = open_error(errno, o, ev->counter, cpus[i], err);
-			goto out;
+	for (;;) {
+		rc = open_streams(ev, o, &a, cpus, n_cpus, pages, &mmap_failed, err);
+		if (rc == 0 || !o->degrade)
+			break;
+		if (!mmap_failed && (rc == -EACCES || rc == -EPERM) && !exclude_kernel) {
+			/* perf_event_paranoid >= 2: user mode is what may be counted. */
+			exclude_kernel = true;
+			fill_attr(&a, o, exclude_kernel, &clock_id, NULL);
+		} else if (mmap_failed && (rc == -EPERM || rc == -ENOMEM) &&
+		           pages > PERF_MIN_RING_PAGES) {
+			pages /= 2; /* over the locked-memory allowance */
+		} else {
+			break;
 		}
-		s->fd = (int)fd;
-		ev->n_streams = i + 1;
-		if ((rc = map_stream(s, pages, a.sample_type, err)) < 0)
-			goto out;
+		if (err)
+			tb_err_clear(err);
 	}
+	if (rc < 0)
+		goto out;
+	ev->sample_type = a.sample_type;
+	ev->clock_id = clock_id;
+	ev->frequency = o->period ? 0 : a.sample_period_or_freq;
+	ev->period = o->period;
+	ev->ring_pages = pages;
+	ev->kernel_excluded = exclude_kernel && !o->exclude_kernel;
 out:
 	tb_free(cpus);
-	if (rc < 0)
-		perf_events_close(ev);
 	return rc;
 }
 

@@ -29,12 +29,15 @@
  */
 #include "perf.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,6 +53,9 @@
 #define PERF_MIN_READ_PERIOD_MS 1
 #define PERF_DEFAULT_FREQUENCY 10
 #define PERF_MAX_CACHED_PIDS 1024 /* processes whose maps are kept */
+/* debuginfod fetching at the end of one capture, all files together: the
+ * service waits for the stop (data_source_stop_timeout_ms) */
+#define PERF_DEBUGINFOD_BUDGET_MS 20000
 
 struct instance {
 	uint64_t id;
@@ -66,7 +72,7 @@ struct instance {
 	bool callchains; /* samples carry PERF_SAMPLE_CALLCHAIN */
 	struct ksyms ksyms;
 	struct perf_scope scope;
-	struct hmap maps; /* pid -> struct perf_maps * (empty when unreadable) */
+	struct hmap maps; /* pid -> struct proc * */
 	struct perf_frame *frames;
 	uint64_t *lost_written; /* per stream: lost_records already emitted */
 	uint64_t skipped;       /* samples outside the scope */
@@ -75,6 +81,26 @@ struct instance {
 	uint64_t footprint_limit; /* max_enqueued_footprint_kb in bytes; 0: none */
 	uint64_t footprint;       /* sample bytes written since the last commit */
 	uint64_t shed;            /* samples skipped over footprint_limit */
+	struct perf_tasks tasks;  /* names of the sampled tasks */
+	int32_t workload_pid;     /* > 0: per-task events on this process tree */
+	uint64_t written;         /* samples written with their frames */
+	bool wl_hidden;           /* the workload's /proc is closed to its own user */
+	bool symbolize;           /* name user frames at the end (ModuleSymbols) */
+	struct perf_symq symq;    /* user frames written without a name */
+	uint64_t pass;            /* read passes so far (maps are re-read once a pass) */
+	char *control_path;       /* --control: the recorder's socket (legacy_config) */
+	int ctl_fd;               /* connected to it; -1 */
+	char ctl_buf[64];
+	size_t ctl_len;
+};
+
+/* What is cached of one sampled process. */
+struct proc {
+	struct perf_maps maps;   /* empty when unreadable */
+	uint64_t maps_pass;      /* the read pass that loaded maps */
+	struct perf_jitmap jit;  /* /tmp/perf-PID.map, once one is seen */
+	uint64_t jit_pass;       /* the read pass that last tried to load it */
+	char jit_path[32];       /* "/tmp/perf-PID.map": the JIT frames' mapping */
 };
 
 struct perf_daemon {
@@ -107,28 +133,83 @@ static struct instance *find(struct perf_daemon *d, uint64_t id, size_t *index)
 static void maps_cache_release(struct hmap *m)
 {
 	for (size_t i = hmap_next(m, 0); i != HMAP_END; i = hmap_next(m, i + 1)) {
-		struct perf_maps *pm = (void *)(uintptr_t)m->slots[i].val;
-		perf_maps_release(pm);
-		tb_free(pm);
+		struct proc *pr = (void *)(uintptr_t)m->slots[i].val;
+		perf_maps_release(&pr->maps);
+		perf_jitmap_release(&pr->jit);
+		tb_free(pr);
 	}
 	hmap_release(m);
 }
 
-static const struct perf_maps *maps_for(struct instance *in, uint32_t pid)
+static void load_maps(struct instance *in, struct proc *pr, uint32_t pid)
 {
-	struct perf_maps *pm = hmap_get_ptr(&in->maps, pid);
+	perf_maps_release(&pr->maps);
+	pr->maps_pass = in->pass;
+	if (pid > 0 && perf_maps_load(&pr->maps, (int)pid, NULL) == 0)
+		perf_maps_load_elf(&pr->maps);
+}
 
-	if (pm)
-		return pm->n ? pm : NULL;
+static struct proc *proc_for(struct instance *in, uint32_t pid)
+{
+	struct proc *pr = hmap_get_ptr(&in->maps, pid);
+
+	if (pr)
+		return pr;
 	if (in->maps.len >= PERF_MAX_CACHED_PIDS) { /* bound memory on busy systems */
 		maps_cache_release(&in->maps);
 		hmap_init(&in->maps);
 	}
-	pm = tb_calloc(1, sizeof *pm);
-	if (pid > 0 && perf_maps_load(pm, (int)pid, NULL) == 0)
-		perf_maps_load_elf(pm);
-	hmap_put_ptr(&in->maps, pid, pm);
-	return pm->n ? pm : NULL;
+	pr = tb_calloc(1, sizeof *pr);
+	snprintf(pr->jit_path, sizeof pr->jit_path, "/tmp/perf-%u.map", pid);
+	load_maps(in, pr, pid);
+	hmap_put_ptr(&in->maps, pid, pr);
+	return pr;
+}
+
+/* Anonymous memory where a JIT puts its code ("" or [anon:...] in maps). */
+static bool anon_mapping(const char *path)
+{
+	return !path[0] || strncmp(path, "[anon", 5) == 0 || strncmp(path, "//anon", 6) == 0;
+}
+
+/* Resolve the sample's frames. A user pc outside every known mapping (code
+ * mapped after the maps were read) re-reads them, once per read pass; a pc
+ * in anonymous executable memory is looked up in the process' perf map
+ * file (read again, once per pass, when it has grown). */
+static size_t resolve(struct instance *in, const struct perf_record *rec)
+{
+	struct proc *pr = rec->n_user ? proc_for(in, rec->pid) : NULL;
+	size_t n = perf_resolve_frames(rec, pr && pr->maps.n ? &pr->maps : NULL,
+				       in->have_ksyms ? &in->ksyms : NULL, in->frames);
+	if (!pr)
+		return n;
+	size_t first_user = n - rec->n_user;
+	bool missing = false;
+	for (size_t i = first_user; i < n && !missing; i++)
+		missing = in->frames[i].map_start == 0 && in->frames[i].map_end == 0;
+	if (missing && pr->maps_pass != in->pass) {
+		load_maps(in, pr, rec->pid);
+		n = perf_resolve_frames(rec, pr->maps.n ? &pr->maps : NULL,
+					in->have_ksyms ? &in->ksyms : NULL, in->frames);
+	}
+	for (size_t i = first_user; i < n; i++) {
+		struct perf_frame *f = &in->frames[i];
+		const char *name;
+		uint64_t pc = rec->user_ips[i - first_user];
+		if (f->function_name || !(f->map_end > f->map_start) || !anon_mapping(f->mapping_path))
+			continue;
+		name = perf_jitmap_lookup(&pr->jit, pc);
+		if (!name && pr->jit_pass != in->pass) {
+			pr->jit_pass = in->pass;
+			if (perf_jitmap_load(&pr->jit, (int32_t)rec->pid) == 0)
+				name = perf_jitmap_lookup(&pr->jit, pc);
+		}
+		if (name) {
+			f->function_name = name;
+			f->mapping_path = pr->jit_path; /* as perf names JIT code */
+		}
+	}
+	return n;
 }
 
 /* Move the packets emit.c wrote into buf to the trace writer. */
@@ -152,6 +233,11 @@ static void on_record(void *ctx, const struct perf_record *rec)
 	struct instance *in = ctx;
 	size_t n;
 
+	if (rec->kind == PERF_REC_COMM || rec->kind == PERF_REC_FORK || rec->kind == PERF_REC_EXIT) {
+		perf_tasks_record(&in->tasks, &in->em, &in->buf, rec);
+		drain_packets(in);
+		return;
+	}
 	if (rec->kind != PERF_REC_SAMPLE)
 		return; /* lost counts are emitted from the stream stats */
 	/* Kernel threads (no user section in the callchain) only matter for
@@ -166,10 +252,14 @@ static void on_record(void *ctx, const struct perf_record *rec)
 		perf_emit_skipped(&in->em, &in->buf, rec->time, rec->cpu, rec->pid, rec->tid,
 				  rec->misc & 7, PERF_SKIP_UNWIND_ENQUEUE);
 	} else {
-		n = perf_resolve_frames(rec, rec->n_user ? maps_for(in, rec->pid) : NULL,
-					in->have_ksyms ? &in->ksyms : NULL, in->frames);
+		perf_tasks_sample(&in->tasks, &in->em, &in->buf, rec->time, rec->pid, rec->tid);
+		n = resolve(in, rec);
+		if (in->symbolize)
+			for (size_t i = n - rec->n_user; i < n; i++)
+				perf_symq_add(&in->symq, &in->frames[i]);
 		perf_emit_sample(&in->em, &in->buf, rec->time, rec->cpu, rec->pid, rec->tid,
 				 rec->misc & 7, in->frames, n);
+		in->written++;
 		in->footprint += pb_writer_size(&in->buf);
 	}
 	drain_packets(in);
@@ -180,6 +270,7 @@ static void read_rings(struct instance *in)
 {
 	if (!in->opened || !in->w)
 		return;
+	in->pass++;
 	for (size_t i = 0; i < in->ev.n_streams; i++) {
 		struct perf_cpu_stream *s = &in->ev.streams[i];
 		perf_ring_read(&s->ring, 0, on_record, in, &s->stats);
@@ -192,19 +283,106 @@ static void read_rings(struct instance *in)
 	}
 }
 
+/* Workload mode, no sample yet: a program its user cannot read (or a
+ * setuid one) is not dumpable, and the kernel drops perf events from it at
+ * exec; its /proc/PID/maps then refuses even its own user. Noticed here so
+ * the stop can say why nothing was sampled. */
+static void check_workload(struct instance *in)
+{
+	char path[64];
+	int fd;
+	if (!in->workload_pid || in->written || in->wl_hidden)
+		return;
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)in->workload_pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0)
+		close(fd);
+	else if (errno == EACCES || errno == EPERM)
+		in->wl_hidden = true;
+}
+
 static void on_read_timer(struct loop *l, uint64_t id, void *ctx)
 {
 	struct instance *in = ctx;
 	read_rings(in);
+	check_workload(in);
 	if (producer(in->d))
 		tracing_producer_commit(producer(in->d));
 	in->footprint = 0;
+}
+
+static void ctl_close(struct instance *in)
+{
+	if (in->ctl_fd < 0)
+		return;
+	loop_del_fd(in->d->loop, in->ctl_fd);
+	tb_close(&in->ctl_fd);
+}
+
+/* A command from the recorder: "enable\n" or "disable\n", answered
+ * "ack\n" once the events are so (samples taken before a disable are read
+ * out first). */
+static void on_ctl(struct loop *l, int fd, uint32_t events, void *ctx)
+{
+	struct instance *in = ctx;
+	ssize_t n = read(fd, in->ctl_buf + in->ctl_len, sizeof in->ctl_buf - 1 - in->ctl_len);
+	char *nl;
+	if (n <= 0) {
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		ctl_close(in); /* the recorder is done */
+		return;
+	}
+	in->ctl_len += (size_t)n;
+	while ((nl = memchr(in->ctl_buf, '\n', in->ctl_len))) {
+		struct tb_err err = {0};
+		*nl = 0;
+		if (strcmp(in->ctl_buf, "enable") == 0) {
+			if (in->opened && perf_events_enable(&in->ev, &err) < 0)
+				log_warn(PERF_LOG, "%s", err.msg);
+		} else if (strcmp(in->ctl_buf, "disable") == 0) {
+			if (in->opened) {
+				perf_events_disable(&in->ev, NULL);
+				read_rings(in);
+				if (producer(in->d))
+					tracing_producer_commit(producer(in->d));
+			}
+		}
+		if (tb_write_all(fd, "ack\n", 4) < 0)
+			log_warn(PERF_LOG, "cannot answer the recorder's control socket");
+		size_t used = (size_t)(nl - in->ctl_buf) + 1;
+		memmove(in->ctl_buf, in->ctl_buf + used, in->ctl_len - used);
+		in->ctl_len -= used;
+	}
+	if (in->ctl_len == sizeof in->ctl_buf - 1)
+		in->ctl_len = 0; /* not a command */
+}
+
+/* --control: connect to the recorder's socket and say hello. */
+static void ctl_connect(struct perf_daemon *d, struct instance *in)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || strlen(in->control_path) >= sizeof sa.sun_path)
+		goto fail;
+	memcpy(sa.sun_path, in->control_path, strlen(in->control_path) + 1);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || tb_write_all(fd, "hello\n", 6) < 0 ||
+	    tb_set_nonblock(fd, true) < 0 || loop_add_fd(d->loop, fd, LOOP_IN, on_ctl, in) < 0)
+		goto fail;
+	in->ctl_fd = fd;
+	return;
+fail:
+	log_error(PERF_LOG, "instance %llu: cannot reach the recorder's control socket '%s': %s",
+		  (unsigned long long)in->id, in->control_path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
 }
 
 static void instance_free(struct perf_daemon *d, struct instance *in)
 {
 	if (in->timer)
 		loop_cancel_timer(d->loop, in->timer);
+	ctl_close(in);
+	tb_free(in->control_path);
 	if (in->opened) {
 		perf_events_disable(&in->ev, NULL);
 		perf_events_close(&in->ev);
@@ -215,6 +393,8 @@ static void instance_free(struct perf_daemon *d, struct instance *in)
 	pb_writer_release(&in->buf);
 	ksyms_release(&in->ksyms);
 	perf_scope_release(&in->scope);
+	perf_tasks_release(&in->tasks);
+	perf_symq_release(&in->symq);
 	tb_free(in->target_cpus);
 	maps_cache_release(&in->maps);
 	tb_free(in->frames);
@@ -254,6 +434,36 @@ static uint32_t choose_shard(uint32_t count)
 	return r % count;
 }
 
+/* tracebox's directives in DataSourceConfig.legacy_config (Perfetto's
+ * free-form text for a producer, which its traced_perf ignores): words
+ * "KEY=VALUE" separated by spaces; unknown words are ignored.
+ *   workload_pid=PID   the gated workload of a `-- CMD` capture: sample this
+ *                      process and every task it creates from now on, with
+ *                      per-task events (see README.md, "Workload mode")
+ *   no_symbolize       write no ModuleSymbols at the end (--no-symbolize)
+ *   control=PATH       --control: the events start disabled; the recorder's
+ *                      unix socket at PATH says when to enable and disable
+ *                      them (see ctl_connect) */
+static void parse_legacy(struct instance *in, const char *text)
+{
+	for (const char *p = text; p && *p;) {
+		size_t n = strcspn(p, " \t\n");
+		if (n == 12 && strncmp(p, "no_symbolize", 12) == 0) {
+			in->symbolize = false;
+		} else if (n > 8 && strncmp(p, "control=", 8) == 0 && n - 8 < 108) {
+			tb_free(in->control_path);
+			in->control_path = tb_strndup(p + 8, n - 8);
+		} else if (n > 13 && strncmp(p, "workload_pid=", 13) == 0) {
+			char *end;
+			long v = strtol(p + 13, &end, 10);
+			if (end == p + n && v > 0 && v <= INT32_MAX)
+				in->workload_pid = (int32_t)v;
+		}
+		p += n;
+		p += strspn(p, " \t\n");
+	}
+}
+
 /* Fill the event options, read period and scope of in from its config.
  * Returns 0 or -EINVAL with err set for what we cannot sample on. */
 static int parse_config(struct instance *in, struct perf_event_opts *o, uint32_t *read_ms,
@@ -277,6 +487,8 @@ static int parse_config(struct instance *in, struct perf_event_opts *o, uint32_t
 		rc = tb_err_set(err, -EINVAL, "cannot decode the data source config");
 		goto out;
 	}
+	if (dsc && dsc->legacy_config)
+		parse_legacy(in, dsc->legacy_config);
 	c = dsc ? dsc->perf_event_config : NULL;
 	if (!c) {
 		o->no_callchain = true;
@@ -351,6 +563,18 @@ static int parse_config(struct instance *in, struct perf_event_opts *o, uint32_t
 				      ? UINT64_MAX
 				      : c->max_enqueued_footprint_kb * 1024;
 out:
+	/* Names of the sampled tasks come from COMM/FORK records. */
+	o->task_records = !o->no_callchain;
+	if (rc == 0 && in->workload_pid > 0 && perf_scope_is_everything(&in->scope)) {
+		/* Workload mode: per-task events on the workload that follow its
+		 * children; an unprivileged user may open them on their own
+		 * processes, counting user mode only at perf_event_paranoid 2. */
+		o->pid = in->workload_pid;
+		o->inherit = true;
+		o->degrade = true;
+	} else {
+		in->workload_pid = 0;
+	}
 	if (dsc)
 		perfetto__protos__data_source_config__free_unpacked(dsc, ipc_pb_allocator());
 	return rc;
@@ -366,6 +590,8 @@ static void instance_start(struct perf_daemon *d, struct instance *in)
 
 	if (parse_config(in, &o, &read_ms, &err) != 0)
 		goto fail;
+	if (in->control_path)
+		ctl_connect(d, in); /* before anything can fail: enable is answered anyway */
 	in->kernel_frames = o.kernel_frames;
 	in->callchains = !o.no_callchain;
 	if (perf_events_open(&in->ev, &o, &err) != 0)
@@ -387,11 +613,18 @@ static void instance_start(struct perf_daemon *d, struct instance *in)
 	perf_emit_start(&in->em, &in->buf, (uint64_t)tb_boot_ns());
 	drain_packets(in);
 	tracing_writer_flush(in->w);
-	if (perf_events_enable(&in->ev, &err) != 0)
+	/* With --control the recorder says when (an "enable" on ctl_fd). */
+	if (!in->control_path && perf_events_enable(&in->ev, &err) != 0)
 		goto fail;
 	in->timer = loop_add_timer(d->loop, read_ms, read_ms, on_read_timer, in);
-	log_debug(PERF_LOG, "instance %llu: %zu cpu streams, reading every %u ms",
-		  (unsigned long long)in->id, in->ev.n_streams, read_ms);
+	if (in->ev.kernel_excluded)
+		log_info(PERF_LOG,
+			 "instance %llu: counting user mode only (kernel.perf_event_paranoid "
+			 "does not allow kernel-mode samples for this user)",
+			 (unsigned long long)in->id);
+	log_debug(PERF_LOG, "instance %llu: %zu cpu streams of %u pages%s, reading every %u ms",
+		  (unsigned long long)in->id, in->ev.n_streams, in->ev.ring_pages,
+		  in->workload_pid ? " on the workload" : "", read_ms);
 	return;
 fail:
 	log_error(PERF_LOG, "linux.perf instance %llu records nothing: %s",
@@ -414,11 +647,15 @@ static void on_setup(void *ctx, struct tracing_producer *p, uint64_t id, const c
 	in = tb_calloc(1, sizeof *in);
 	in->id = id;
 	in->d = d;
+	in->ctl_fd = -1;
 	in->config = config_len ? tb_memdup(config, config_len) : NULL;
 	in->config_len = config_len;
 	pb_writer_init_growable(&in->buf);
 	hmap_init(&in->maps);
 	perf_scope_init(&in->scope);
+	perf_tasks_init(&in->tasks);
+	perf_symq_init(&in->symq);
+	in->symbolize = true;
 	vec_push(&d->instances, in);
 }
 
@@ -439,6 +676,51 @@ static void on_start(void *ctx, struct tracing_producer *p, uint64_t id, const u
 	tracing_producer_notify_started(p, id);
 }
 
+static void flush_symbols(void *ctx)
+{
+	drain_packets(ctx);
+}
+
+/* The end of the capture: name the user frames written without a name
+ * (ModuleSymbols packets on the instance's sequence) and say what stays
+ * unnamed. */
+static void symbolize(struct instance *in)
+{
+	struct sym_finder finder;
+	struct perf_symq_result res;
+	const char *urls = getenv("DEBUGINFOD_URLS"), *t = getenv("DEBUGINFOD_TIMEOUT");
+	long timeout_s = t && *t ? strtol(t, NULL, 10) : 0;
+	int64_t start = tb_mono_ns();
+
+	if (!in->symbolize || !in->w || !in->symq.mods.len)
+		return;
+	sym_finder_init(&finder, NULL, false, false);
+	sym_finder_use_debuginfod(&finder, NULL, urls,
+				  timeout_s > 0 && timeout_s < 3600 ? (int)timeout_s * 1000 : 0,
+				  PERF_DEBUGINFOD_BUDGET_MS);
+	perf_symq_emit(&in->symq, &finder, &in->buf, (uint64_t)tb_boot_ns(), flush_symbols, in,
+		       &res);
+	drain_packets(in);
+	log_info(PERF_LOG,
+		 "instance %llu: named %llu of %llu addresses in %u of %u files (%.0f ms)",
+		 (unsigned long long)in->id, (unsigned long long)res.addresses_named,
+		 (unsigned long long)res.addresses, res.modules_named, res.modules,
+		 (double)(tb_mono_ns() - start) / 1e6);
+	for (size_t i = 0; i < res.n_examples; i++)
+		log_warn(PERF_LOG, "frames stay unnamed: %s", res.examples[i]);
+	if (res.n_examples < res.no_build_id + res.no_symbols)
+		log_warn(PERF_LOG, "frames stay unnamed in %u more files",
+			 res.no_build_id + res.no_symbols - (uint32_t)res.n_examples);
+	const struct sym_dbgd_stats *d = &finder.dbgd;
+	if (d->not_found || d->timed_out || d->failed || d->skipped)
+		log_warn(PERF_LOG,
+			 "debuginfod: %u fetched, %u not found, %u timed out, %u failed, "
+			 "%u skipped (time budget)%s%s",
+			 d->fetched, d->not_found, d->timed_out, d->failed, d->skipped,
+			 finder.dbgd_error[0] ? ": " : "", finder.dbgd_error);
+	sym_finder_release(&finder);
+}
+
 static void on_stop(void *ctx, struct tracing_producer *p, uint64_t id)
 {
 	struct perf_daemon *d = ctx;
@@ -449,6 +731,14 @@ static void on_stop(void *ctx, struct tracing_producer *p, uint64_t id)
 		if (in->opened)
 			perf_events_disable(&in->ev, NULL);
 		read_rings(in);
+		symbolize(in);
+		if (in->opened && in->workload_pid && !in->written)
+			log_warn(PERF_LOG, "no sample of the workload (pid %d)%s",
+				 (int)in->workload_pid,
+				 in->wl_hidden ? ": the kernel does not sample a program its user "
+						 "cannot read (or a setuid one): it is not dumpable"
+					       : ": it did not run on a CPU long enough, or the "
+						 "control gate was never enabled");
 		if (in->skipped || in->shed)
 			log_debug(PERF_LOG,
 				  "instance %llu: %llu samples out of scope, %llu over "

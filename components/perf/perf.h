@@ -36,6 +36,7 @@
 #define PERF_MAX_RECORD 65536               /* largest record (header.size is u16) */
 #define PERF_MAX_RING_PAGES (1u << 16)      /* ring_buffer_pages cap (256 MiB at 4K) */
 #define PERF_DEFAULT_RING_PAGES 256         /* 1 MiB per CPU at 4 KiB pages */
+#define PERF_MIN_RING_PAGES 8               /* smallest ring opts.degrade goes to */
 #define PERF_BUILD_ID_MAX 64                /* bytes; GNU build ids are 16 or 20 */
 #define PERF_MAX_MAPS 65536                 /* mappings kept from one maps file */
 #define PERF_MAPS_MAX_BYTES (16u << 20)     /* /proc/PID/maps read cap */
@@ -75,6 +76,19 @@ struct perf_event_opts {
 	bool exclude_kernel;        /* count only user mode (exclude_kernel=1) */
 	bool no_callchain;          /* sample without PERF_SAMPLE_CALLCHAIN */
 	uint32_t ring_buffer_pages; /* data pages per CPU, power of two; 0 = 256 */
+	/* With a pid: follow the tasks it creates from now on (attr.inherit);
+	 * their samples and records arrive in the same per-CPU rings. */
+	bool inherit;
+	/* Ask for COMM (names, exec) and FORK/EXIT records, with the sample's
+	 * TID/TIME/CPU appended to them (sample_id_all). */
+	bool task_records;
+	/* When the kernel refuses kernel-mode counting (perf_event_paranoid >= 2
+	 * for a user without CAP_PERFMON), count user mode only instead of
+	 * failing; perf_events.kernel_excluded says so. And when the rings do
+	 * not fit the locked-memory allowance (perf_event_mlock_kb,
+	 * RLIMIT_MEMLOCK), halve them down to PERF_MIN_RING_PAGES. For a
+	 * process' own workload, which an unprivileged user may profile. */
+	bool degrade;
 };
 
 /* One ring reader: the mmap'd control page and data area of one event, or
@@ -94,6 +108,7 @@ struct perf_ring_stats {
 	uint64_t lost_records; /* sum of PERF_RECORD_LOST.lost */
 	uint64_t lost_events;  /* PERF_RECORD_LOST records seen */
 	uint64_t bad_records;  /* records skipped as malformed */
+	uint64_t tasks;        /* COMM, FORK and EXIT records */
 	uint64_t other;        /* other record types, skipped */
 };
 
@@ -114,6 +129,8 @@ struct perf_events {
 	uint32_t clock_id; /* BuiltinClock of sample timestamps (5 or 6, ...) */
 	uint32_t counter;  /* resolved PerfEvents.Counter */
 	uint64_t frequency, period;
+	uint32_t ring_pages;  /* data pages per stream, as mapped */
+	bool kernel_excluded; /* degraded to user-mode counting (opts.degrade) */
 };
 
 /* Open one event per CPU (every online CPU with all_cpus, else opts->cpu, or
@@ -143,6 +160,9 @@ enum perf_rec_kind {
 	PERF_REC_SAMPLE = 1,
 	PERF_REC_LOST = 2,
 	PERF_REC_OTHER = 3, /* any other type: skipped */
+	PERF_REC_COMM = 4,  /* a task's name was set (prctl, or exec: comm_exec) */
+	PERF_REC_FORK = 5,  /* a task was created (a process when pid == tid) */
+	PERF_REC_EXIT = 6,  /* a task exited */
 };
 
 /* One parsed record. ips point into the ring's scratch copy (borrowed until
@@ -161,6 +181,14 @@ struct perf_record {
 	size_t n_user;
 	bool has_user_section; /* the callchain had a PERF_CONTEXT_USER marker */
 	size_t n_truncated; /* callchain entries dropped over PERF_MAX_FRAMES */
+	/* Task records (attr.comm / attr.task): FORK and EXIT carry the parent
+	 * (ppid, ptid) and time; COMM the new name (borrowed, not terminated)
+	 * and, with sample_id_all, a time (else 0). comm_exec: the COMM record
+	 * of an exec(2). */
+	uint32_t ppid, ptid;
+	const char *comm;
+	size_t comm_len;
+	bool comm_exec;
 };
 
 /* Parse one whole record rec[0, len) (header included, as laid out in the
@@ -261,6 +289,40 @@ static inline uint64_t perf_rel_pc(uint64_t pc, uint64_t map_start, uint64_t map
 	return pc - map_start + map_offset + load_bias;
 }
 
+/* ---- jit.c: perf map files of JIT compilers ----------------------------- */
+
+#define PERF_JIT_MAX_BYTES ((size_t)64 << 20) /* one /tmp/perf-PID.map read */
+#define PERF_JIT_MAX_SYMS (1u << 22)
+#define PERF_JIT_MAX_NAME 1024
+
+struct perf_jit_sym {
+	uint64_t start, size;
+	uint32_t name; /* offset into names */
+	uint32_t seq;  /* line number, for the sort */
+};
+
+/* The functions of one /tmp/perf-PID.map, sorted by start. */
+struct perf_jitmap {
+	struct perf_jit_sym *v;
+	size_t n, cap;
+	char *names;
+	size_t names_len, names_cap;
+	size_t bytes;       /* bytes of the file parsed (complete lines) */
+	uint64_t bad_lines; /* lines that did not parse, over every load */
+};
+
+/* Parse perf map text[0, len) ("START SIZE NAME" lines, hex) into m,
+ * replacing what it held; a last line without its newline is left for the
+ * next read. Bad lines are counted. Pure. */
+void perf_jitmap_parse(struct perf_jitmap *m, const char *text, size_t len);
+/* (Re)load /tmp/perf-PID.map when it has grown since the last load. Only a
+ * regular file owned by the process' user or root, not through a symlink.
+ * Returns 0 or -errno (-ENOENT: no such file, -EPERM: someone else's). */
+int perf_jitmap_load(struct perf_jitmap *m, int32_t pid);
+/* The name of the function covering pc, or NULL. Borrowed from m. */
+const char *perf_jitmap_lookup(const struct perf_jitmap *m, uint64_t pc);
+void perf_jitmap_release(struct perf_jitmap *m);
+
 /* ---- emit.c: interning and PerfSample packets ----------------------------- */
 
 /* One resolved frame, as emit.c interns it. Strings and bytes are borrowed
@@ -333,6 +395,85 @@ void perf_emit_skipped(struct perf_emitter *e, struct pb_writer *w, uint64_t ts,
  * Returns the frame count. Borrowed pointers stay valid while maps/ksyms do. */
 size_t perf_resolve_frames(const struct perf_record *rec, const struct perf_maps *maps,
                            const struct ksyms *ksyms, struct perf_frame *frames_out);
+
+/* A ProcessTree entry, as perf_emit_process_tree writes it. Strings are
+ * borrowed for the call. */
+struct perf_pt_process {
+	uint32_t pid, ppid;
+	const char *cmdline; /* argv, NUL-separated (as /proc/PID/cmdline) */
+	size_t cmdline_len;
+	bool cmdline_is_comm; /* cmdline is the process' name, not its argv */
+};
+struct perf_pt_thread {
+	uint32_t tid, tgid;
+	const char *name; /* NUL-terminated; "" or NULL: none */
+};
+
+/* A ProcessTree packet at ts (the sequence's sample clock) describing proc
+ * and/or thr (either may be NULL):
+ *   {timestamp process_tree{processes{pid ppid cmdline* cmdline_is_comm}
+ *                           threads{tid name tgid}}} */
+void perf_emit_process_tree(struct perf_emitter *e, struct pb_writer *w, uint64_t ts,
+                            const struct perf_pt_process *proc, const struct perf_pt_thread *thr);
+
+/* ---- tasks.c: names of the sampled tasks ---------------------------------- */
+
+#define PERF_COMM_MAX 16 /* TASK_COMM_LEN */
+
+/* What is known of the tasks an instance saw: names and parents from COMM
+ * and FORK records, which tasks and processes were written out. */
+struct perf_tasks {
+	struct hmap by_tid;         /* tid -> struct perf_task * (tasks.c) */
+	struct hmap described_pids; /* pid -> 1: its process entry was written */
+};
+
+void perf_tasks_init(struct perf_tasks *t);
+void perf_tasks_release(struct perf_tasks *t);
+/* A sample of (pid, tid) at ts is about to be written: describe the task
+ * (and its process, once) the first time it is seen. */
+void perf_tasks_sample(struct perf_tasks *t, struct perf_emitter *e, struct pb_writer *w,
+                       uint64_t ts, uint32_t pid, uint32_t tid);
+/* A COMM, FORK or EXIT record: remember names and parents; a rename of a
+ * task already described (an exec, prctl(PR_SET_NAME)) is written at once. */
+void perf_tasks_record(struct perf_tasks *t, struct perf_emitter *e, struct pb_writer *w,
+                       const struct perf_record *rec);
+
+/* ---- symbolize.c: naming user frames at the end of the capture ---------- */
+
+#define PERF_SYMQ_EXAMPLES 8
+
+struct perf_symq_module;
+/* The user frames written without a name, by mapping. */
+struct perf_symq {
+	struct hmap by_key;                   /* hash of the mapping -> index in mods */
+	VEC(struct perf_symq_module *) mods;
+	uint64_t dropped;                     /* frames past PERF_SYMQ_MAX_MODULES */
+};
+
+/* What the end-of-capture symbolization did. */
+struct perf_symq_result {
+	uint32_t modules, modules_named;
+	uint32_t no_build_id, no_symbols;             /* modules left unnamed, why */
+	uint64_t frames_no_build_id, frames_no_symbols; /* their frames (with repeats) */
+	uint64_t addresses, addresses_named;
+	uint64_t dropped;
+	char examples[PERF_SYMQ_EXAMPLES][160];       /* "PATH (why)" of unnamed ones */
+	size_t n_examples;
+};
+
+typedef void (*perf_symq_flush_fn)(void *ctx);
+
+void perf_symq_init(struct perf_symq *q);
+void perf_symq_release(struct perf_symq *q);
+/* Remember a user frame as written (no-op for named or pathless frames). */
+void perf_symq_add(struct perf_symq *q, const struct perf_frame *f);
+/* Find each remembered mapping's file with finder and write its
+ * ModuleSymbols packets (as Trace.packet fields) into w, stamped boot_ts
+ * (BOOTTIME); flush(ctx) runs after each mapping's packets, so the caller
+ * can move them out of w. Counts go to res. */
+void perf_symq_emit(struct perf_symq *q, struct sym_finder *finder, struct pb_writer *w,
+                    uint64_t boot_ts, perf_symq_flush_fn flush, void *ctx,
+                    struct perf_symq_result *res);
 
 /* ---- scope.c: which processes are sampled -------------------------------- */
 

@@ -33,15 +33,27 @@
 
 /* perf_event_attr flag bits (the u64 after read_format) */
 #define PERF_FLAG_BIT_DISABLED 0
+#define PERF_FLAG_BIT_INHERIT 1
 #define PERF_FLAG_BIT_EXCLUDE_KERNEL 5
 #define PERF_FLAG_BIT_EXCLUDE_HV 6
+#define PERF_FLAG_BIT_COMM 9
 #define PERF_FLAG_BIT_FREQ 10
+#define PERF_FLAG_BIT_ENABLE_ON_EXEC 12
+#define PERF_FLAG_BIT_TASK 13
+#define PERF_FLAG_BIT_SAMPLE_ID_ALL 18
 #define PERF_FLAG_BIT_EXCLUDE_CALLCHAIN_KERNEL 21
+#define PERF_FLAG_BIT_COMM_EXEC 24
 #define PERF_FLAG_BIT_USE_CLOCKID 25
 
 /* perf_event_header.type */
 #define PERF_RECORD_TYPE_LOST 2
+#define PERF_RECORD_TYPE_COMM 3
+#define PERF_RECORD_TYPE_EXIT 4
+#define PERF_RECORD_TYPE_FORK 7
 #define PERF_RECORD_TYPE_SAMPLE 9
+
+/* perf_event_header.misc of a COMM record made by exec(2) */
+#define PERF_RECORD_MISC_COMM_EXEC_BIT (1u << 13)
 
 /* Callchain context markers (u64 values >= PERF_CTX_MAX are markers). */
 #define PERF_CTX_HV ((uint64_t)-32)

@@ -66,6 +66,68 @@ static void split_callchain(const uint8_t *p, uint64_t nr, struct perf_record *o
 	out->user_ips = user;
 }
 
+/* The trailing sample_id of a non-sample record (attr.sample_id_all):
+ * TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER, those in sample_type, in that
+ * order. p[0, n) is what follows the record's body; taken only when its
+ * size is exactly the sample_id's, so a record made without sample_id_all
+ * is read for its body alone. */
+static void parse_sample_id(const uint8_t *p, size_t n, uint64_t sample_type,
+                            struct perf_record *out)
+{
+	static const uint32_t bits[] = {PERF_ST_TID, PERF_ST_TIME, PERF_ST_ID,
+	                                PERF_ST_STREAM_ID, PERF_ST_CPU, PERF_ST_IDENTIFIER};
+	size_t want = 0;
+	for (size_t i = 0; i < TB_ARRAY_SIZE(bits); i++)
+		want += sample_type & bits[i] ? 8 : 0;
+	if (want == 0 || n != want)
+		return;
+	if (sample_type & PERF_ST_TID)
+		p += 8;
+	if (sample_type & PERF_ST_TIME)
+		out->time = ld64(p), p += 8;
+	if (sample_type & PERF_ST_ID)
+		p += 8;
+	if (sample_type & PERF_ST_STREAM_ID)
+		p += 8;
+	if (sample_type & PERF_ST_CPU)
+		out->cpu = ld32(p);
+}
+
+/* COMM:       u32 pid, tid | char comm[] (NUL, padded to 8) | sample_id
+ * FORK, EXIT: u32 pid, ppid, tid, ptid | u64 time | sample_id */
+static int parse_task(const uint8_t *rec, size_t len, uint64_t sample_type, struct perf_record *out)
+{
+	uint32_t type = ld32(rec);
+	const uint8_t *p = rec + 8;
+	size_t n = len - 8;
+	if (type == PERF_RECORD_TYPE_COMM) {
+		if (n < 16)
+			return -EINVAL;
+		out->kind = PERF_REC_COMM;
+		out->pid = ld32(p);
+		out->tid = ld32(p + 4);
+		out->comm = (const char *)p + 8;
+		out->comm_len = strnlen(out->comm, n - 8);
+		if (out->comm_len == n - 8)
+			return -EINVAL; /* not terminated inside the record */
+		out->comm_exec = (out->misc & PERF_RECORD_MISC_COMM_EXEC_BIT) != 0;
+		size_t body = 8 + ((out->comm_len + 1 + 7) & ~(size_t)7);
+		if (body <= n)
+			parse_sample_id(p + body, n - body, sample_type, out);
+		return 0;
+	}
+	if (n < 24)
+		return -EINVAL;
+	out->kind = type == PERF_RECORD_TYPE_FORK ? PERF_REC_FORK : PERF_REC_EXIT;
+	out->pid = ld32(p);
+	out->ppid = ld32(p + 4);
+	out->tid = ld32(p + 8);
+	out->ptid = ld32(p + 12);
+	out->time = ld64(p + 16);
+	parse_sample_id(p + 24, n - 24, sample_type, out); /* its cpu */
+	return 0;
+}
+
 int perf_record_parse(const uint8_t *rec, size_t len, uint64_t sample_type, struct perf_record *out,
                       uint64_t *ips_out)
 {
@@ -83,6 +145,9 @@ int perf_record_parse(const uint8_t *rec, size_t len, uint64_t sample_type, stru
 		out->lost = ld64(rec + 16);
 		return 0;
 	}
+	if (type == PERF_RECORD_TYPE_COMM || type == PERF_RECORD_TYPE_FORK ||
+	    type == PERF_RECORD_TYPE_EXIT)
+		return parse_task(rec, len, sample_type, out);
 	if (type != PERF_RECORD_TYPE_SAMPLE) {
 		out->kind = PERF_REC_OTHER;
 		return 0;
@@ -220,6 +285,11 @@ uint64_t perf_ring_read(struct perf_ring *r, uint64_t max_bytes, perf_record_fn 
 		case PERF_REC_LOST:
 			stats->lost_events++;
 			stats->lost_records += pr.lost;
+			break;
+		case PERF_REC_COMM:
+		case PERF_REC_FORK:
+		case PERF_REC_EXIT:
+			stats->tasks++;
 			break;
 		default:
 			stats->other++;

@@ -227,6 +227,80 @@ void perfetto_cmd_config_set_uuid(Perfetto__Protos__TraceConfig *cfg)
 	cfg->trace_uuid_lsb = (int64_t)lsb;
 }
 
+static bool scope_empty(const Perfetto__Protos__PerfEventConfig *c)
+{
+	const Perfetto__Protos__PerfEventConfig__Scope *s =
+	    c->callstack_sampling ? c->callstack_sampling->scope : NULL;
+	if (c->n_target_pid || c->n_target_cmdline || c->n_exclude_pid || c->n_exclude_cmdline ||
+	    c->additional_cmdline_count)
+		return false;
+	return !s || (!s->n_target_pid && !s->n_target_cmdline && !s->n_exclude_pid &&
+	              !s->n_exclude_cmdline && !s->additional_cmdline_count &&
+	              !s->process_shard_count);
+}
+
+/* Append " word" (or "word") to ds's legacy_config. */
+static void add_word(Perfetto__Protos__DataSourceConfig *ds, const char *word)
+{
+	size_t old = ds->legacy_config ? strlen(ds->legacy_config) : 0, n = strlen(word);
+	char *s = tb_malloc(old + 1 + n + 1);
+	if (old)
+		memcpy(s, ds->legacy_config, old);
+	if (old)
+		s[old++] = ' ';
+	memcpy(s + old, word, n + 1);
+	if (ds->legacy_config)
+		ipc_pb_allocator()->free(ipc_pb_allocator()->allocator_data, ds->legacy_config);
+	ds->legacy_config = s;
+}
+
+size_t perfetto_cmd_config_perf_directives(Perfetto__Protos__TraceConfig *cfg,
+                                           const struct perfetto_cmd_perf_directives *d)
+{
+	char word[4200];
+	size_t n = 0;
+	for (size_t i = 0; i < cfg->n_data_sources; i++) {
+		Perfetto__Protos__DataSourceConfig *ds =
+		    cfg->data_sources[i] ? cfg->data_sources[i]->config : NULL;
+		if (!ds || !ds->name || strcmp(ds->name, "linux.perf") != 0)
+			continue;
+		n++;
+		if (d->workload_pid > 0 &&
+		    (!ds->perf_event_config || scope_empty(ds->perf_event_config))) {
+			snprintf(word, sizeof word, "workload_pid=%d", (int)d->workload_pid);
+			add_word(ds, word);
+		}
+		if (d->no_symbolize)
+			add_word(ds, "no_symbolize");
+		if (d->control) {
+			snprintf(word, sizeof word, "control=%s", d->control);
+			add_word(ds, word);
+		}
+	}
+	return n;
+}
+
+uint64_t perfetto_cmd_config_sample_hz(const Perfetto__Protos__TraceConfig *cfg)
+{
+	for (size_t i = 0; i < cfg->n_data_sources; i++) {
+		const Perfetto__Protos__DataSourceConfig *ds =
+		    cfg->data_sources[i] ? cfg->data_sources[i]->config : NULL;
+		if (!ds || !ds->name || strcmp(ds->name, "linux.perf") != 0)
+			continue;
+		const Perfetto__Protos__PerfEventConfig *c = ds->perf_event_config;
+		const Perfetto__Protos__PerfEvents__Timebase *tb = c ? c->timebase : NULL;
+		if (tb && tb->interval_case ==
+		              PERFETTO__PROTOS__PERF_EVENTS__TIMEBASE__INTERVAL_PERIOD && tb->period)
+			return 0;
+		if (tb && tb->interval_case ==
+		              PERFETTO__PROTOS__PERF_EVENTS__TIMEBASE__INTERVAL_FREQUENCY && tb->frequency)
+			return tb->frequency;
+		return c && c->has_sampling_frequency && c->sampling_frequency ? c->sampling_frequency
+		                                                                : 10;
+	}
+	return 0;
+}
+
 uint8_t *perfetto_cmd_config_pack_for_service(Perfetto__Protos__TraceConfig *cfg, size_t *len)
 {
 	char *output_path = cfg->output_path;

@@ -17,10 +17,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <limits.h>
 
 #include "ipc.h"
 #include "version.h"
 
+/* The data sources' stop timeout given to a config with linux.perf that
+ * sets none: the end-of-capture symbolization may fetch from debuginfod. */
+#define PERFETTO_CMD_PERF_STOP_TIMEOUT_MS 30000
 /* How long -D waits for the session to start (Perfetto: 30 s). */
 #define BACKGROUND_WAIT_MS 30000
 #define MAX_APPS 64
@@ -34,6 +38,9 @@ enum {
 	OPT_QUERY,
 	OPT_QUERY_RAW,
 	OPT_LONG,
+	OPT_NO_SYMBOLIZE,
+	OPT_REPORT,
+	OPT_CONTROL,
 	OPT_UNSUPPORTED,
 	OPT_UNSUPPORTED_ARG,
 };
@@ -53,6 +60,10 @@ static const struct option long_options[] = {
     {"no-clobber", no_argument, NULL, OPT_NO_CLOBBER},
     {"version", no_argument, NULL, OPT_VERSION},
     {"notify-fd", required_argument, NULL, OPT_NOTIFY_FD},
+    /* tracebox's own */
+    {"no-symbolize", no_argument, NULL, OPT_NO_SYMBOLIZE},
+    {"report", required_argument, NULL, OPT_REPORT},
+    {"control", required_argument, NULL, OPT_CONTROL},
     /* Perfetto flags this client does not implement: named, then refused. */
     {"query", no_argument, NULL, OPT_QUERY},
     {"query-raw", no_argument, NULL, OPT_QUERY_RAW},
@@ -85,6 +96,9 @@ struct args {
 	bool query, query_raw, query_long;
 	int notify_fd;
 	bool light;
+	bool no_symbolize;
+	const char *report_path; /* --report */
+	const char *control;     /* --control fifo:CTL[,ACK] */
 	struct perfetto_cmd_light_opts lo;
 	const char *apps[MAX_APPS];
 	char **workload; /* after "--": the command to run, NULL-terminated */
@@ -108,6 +122,13 @@ static void usage(FILE *f, const char *argv0, const struct perfetto_cmd_hooks *h
 	    "                             sources started, then close it\n"
 	    "  --query [--long]         : Print the tracing service state and exit\n"
 	    "  --query-raw              : Like --query, as a binary TracingServiceState\n"
+	    "  --no-symbolize           : Leave user frames unnamed (no ModuleSymbols at the end\n"
+	    "                             of the capture; `traceconv symbolize` can add them)\n"
+	    "  --report PATH            : Also write the HTML report (ranked functions, flame\n"
+	    "                             graphs) of the trace to PATH\n"
+	    "  --control fifo:CTL[,ACK] : Sample only between `enable` and `disable` written to\n"
+	    "                             the CTL fifo (also `ping`, `stop`); each is answered\n"
+	    "                             `ack` on ACK. The workload gets $TRACEBOX_CONTROL\n"
 	    "  --version                : Print the version and exit\n"
 	    "  --help           -h\n"
 	    "\n"
@@ -121,10 +142,12 @@ static void usage(FILE *f, const char *argv0, const struct perfetto_cmd_hooks *h
 	    "\n"
 	    "Workload gating:\n"
 	    "  -- CMD [ARGS...]         : Start the capture, run CMD once every data source\n"
-	    "                             started, stop the trace when CMD exits; print\n"
-	    "                             `workload_status=N trace_status=N trace=PATH bytes=N\n"
-	    "                             packets_lost=N` on stderr and exit with CMD's status\n"
-	    "                             (without -c and -t: light config, no duration)\n",
+	    "                             started, stop the trace when CMD exits; print one\n"
+	    "                             status line (workload_status=N trace_status=N\n"
+	    "                             health_status=N report_status=N ... capture_complete=0|1)\n"
+	    "                             on stderr and exit with CMD's status (without -c and -t:\n"
+	    "                             light config, no duration). linux.perf sources without a\n"
+	    "                             scope sample CMD and the processes it starts\n",
 	    argv0);
 	if (hooks && hooks->usage_extra)
 		fputs(hooks->usage_extra, f);
@@ -256,6 +279,15 @@ static int parse_args(int argc, char **argv, struct args *a, const struct perfet
 			a->notify_fd = (int)v;
 			break;
 		}
+		case OPT_NO_SYMBOLIZE:
+			a->no_symbolize = true;
+			break;
+		case OPT_REPORT:
+			a->report_path = optarg;
+			break;
+		case OPT_CONTROL:
+			a->control = optarg;
+			break;
 		case OPT_QUERY:
 			a->query = true;
 			break;
@@ -287,6 +319,20 @@ static int parse_args(int argc, char **argv, struct args *a, const struct perfet
 	if (a->light && a->config_path) {
 		fprintf(stderr, "perfetto: Cannot specify both -c/--config and any of --time, "
 		                "--size, --buffer, --app, ATRACE_CAT, FTRACE_EVENT\n");
+		return 1;
+	}
+	if (a->report_path && (!hooks || !hooks->report)) {
+		fprintf(stderr, "perfetto: --report is not available here (use tracebox)\n");
+		return 1;
+	}
+	if (a->control && (strncmp(a->control, "fifo:", 5) != 0 || !a->control[5] ||
+	                   a->control[5] == ',' || a->control[strlen(a->control) - 1] == ',')) {
+		fprintf(stderr, "perfetto: --control takes fifo:CTL[,ACK], not '%s'\n", a->control);
+		return 1;
+	}
+	if ((a->report_path || a->control) && (a->background || a->query || a->query_raw)) {
+		fprintf(stderr, "perfetto: --report and --control cannot be combined with %s\n",
+		        a->background ? "--background" : "--query");
 		return 1;
 	}
 	if (a->workload) {
@@ -410,8 +456,10 @@ static int daemonize(bool wait_started, int *notify_fd)
 
 /* What a recording left behind. */
 struct record_result {
-	uint64_t bytes; /* size of the trace written */
-	uint64_t lost;  /* the service's loss counters (gated captures) */
+	uint64_t bytes;         /* size of the trace written */
+	uint64_t lost;          /* the service's loss counters (gated captures) */
+	bool ended_by_workload; /* the workload's exit ended the session */
+	struct perfetto_cmd_control *control; /* --control, opened by record() */
 };
 
 /* The capture broke off: keep the trace's whole packets written so far
@@ -475,6 +523,36 @@ static int record(struct args *a, Perfetto__Protos__TraceConfig *cfg, const char
 		goto out;
 	}
 
+	/* --control: the fifos, the socket the linux.perf instances take their
+	 * commands from, and the workload's $TRACEBOX_CONTROL. */
+	if (a->control) {
+		char env[2 * PATH_MAX + 8];
+		if (!(res->control = perfetto_cmd_control_new(a->control, &err))) {
+			fprintf(stderr, "perfetto: %s\n", err.msg);
+			goto out;
+		}
+		perfetto_cmd_control_env(res->control, env, sizeof env);
+		setenv("TRACEBOX_CONTROL", env, 1);
+	}
+	/* The workload's process exists (held before exec) before the session
+	 * does, so a linux.perf source without a scope can follow it. */
+	{
+		struct perfetto_cmd_perf_directives d = {
+		    .workload_pid = wl ? perfetto_cmd_workload_prepare(wl) : 0,
+		    .no_symbolize = a->no_symbolize,
+		    .control = res->control ? perfetto_cmd_control_socket(res->control) : NULL,
+		};
+		if (d.workload_pid < 0)
+			d.workload_pid = 0;
+		so.perf_sources = perfetto_cmd_config_perf_directives(cfg, &d);
+		/* Symbolizing at the end of the capture may fetch from debuginfod:
+		 * give the data sources time to stop unless the config says. */
+		if (so.perf_sources && !d.no_symbolize && !cfg->has_data_source_stop_timeout_ms) {
+			cfg->has_data_source_stop_timeout_ms = true;
+			cfg->data_source_stop_timeout_ms = PERFETTO_CMD_PERF_STOP_TIMEOUT_MS;
+		}
+	}
+
 	so.socket = ipc_consumer_socket_name();
 	so.same_uid_service = hooks && hooks->private_sockets;
 	so.config = perfetto_cmd_config_pack_for_service(cfg, &so.config_len);
@@ -483,6 +561,8 @@ static int record(struct args *a, Perfetto__Protos__TraceConfig *cfg, const char
 	so.notify_fd = a->notify_fd;
 	so.workload = wl;
 	so.lost = wl ? &res->lost : NULL;
+	so.ended_by_workload = &res->ended_by_workload;
+	so.control = res->control;
 	signal(SIGPIPE, SIG_IGN);
 	if ((srv = perfetto_cmd_session_run(&so, &err))) {
 		fprintf(stderr, "perfetto: %s\n", err.msg);
@@ -532,15 +612,36 @@ static void print_path(FILE *f, const char *path)
 	}
 }
 
+/* Write the report of the finished trace (--report). Returns the
+ * report_status: 0 written, 1 failed (the reason printed). */
+static int write_report(const struct args *a, const char *trace, const struct perfetto_cmd_hooks *hooks)
+{
+	struct tb_err err = {0};
+	if (hooks->report(hooks->ctx, trace, a->report_path, &err) < 0) {
+		fprintf(stderr, "perfetto: cannot write the report '%s': %s\n", a->report_path,
+		        err.msg);
+		return 1;
+	}
+	return 0;
+}
+
 /* A gated capture: record around the workload, print the status line and
- * return the workload's status. */
+ * return the workload's status. Stages that did not run report 125. */
 static int run_gated(struct args *a, Perfetto__Protos__TraceConfig *cfg, const char *out_path,
                      const struct perfetto_cmd_hooks *hooks)
 {
 	struct perfetto_cmd_workload wl;
 	struct record_result res = {0};
-	int trace_status, status;
+	struct perfetto_cmd_trace_counts counts = {0};
+	struct tb_err err = {0};
+	int trace_status, health_status = 125, report_status = 125, status;
+	uint64_t hz = perfetto_cmd_config_sample_hz(cfg);
+	bool has_perf = false;
 
+	for (size_t i = 0; i < cfg->n_data_sources; i++)
+		has_perf |= cfg->data_sources[i] && cfg->data_sources[i]->config &&
+		            cfg->data_sources[i]->config->name &&
+		            strcmp(cfg->data_sources[i]->config->name, "linux.perf") == 0;
 	perfetto_cmd_workload_init(&wl, a->workload);
 	trace_status = record(a, cfg, out_path, hooks, &wl, &res);
 	if (trace_status)
@@ -549,11 +650,36 @@ static int run_gated(struct args *a, Perfetto__Protos__TraceConfig *cfg, const c
 	 * the capture did not get that far, so none is lost before the wait). */
 	perfetto_cmd_workload_block_signals(&wl);
 	perfetto_cmd_workload_start(&wl);
-	status = perfetto_cmd_workload_wait(&wl);
-	fprintf(stderr, "workload_status=%d trace_status=%d trace=", status, trace_status);
+	status = perfetto_cmd_workload_wait(&wl, res.control);
+	if (trace_status == 0) {
+		if (perfetto_cmd_trace_counts(out_path, &counts, &err) < 0) {
+			fprintf(stderr, "perfetto: %s\n", err.msg);
+			health_status = 1;
+		} else {
+			/* Healthy: nothing lost, and samples when perf was asked for. */
+			health_status = res.lost || counts.lost_records || counts.samples_skipped ||
+			                (has_perf && !counts.samples);
+		}
+		if (a->report_path)
+			report_status = write_report(a, out_path, hooks);
+	}
+	fprintf(stderr,
+	        "workload_status=%d trace_status=%d health_status=%d report_status=%d "
+	        "sample_hz=%" PRIu64 " trace=",
+	        status, trace_status, health_status, report_status, hz);
 	print_path(stderr, out_path);
-	fprintf(stderr, " bytes=%" PRIu64 " packets_lost=%" PRIu64 "\n", res.bytes, res.lost);
+	fputs(" report=", stderr);
+	if (a->report_path)
+		print_path(stderr, a->report_path);
+	fprintf(stderr,
+	        " bytes=%" PRIu64 " packets_lost=%" PRIu64 " samples=%" PRIu64
+	        " samples_skipped=%" PRIu64 " samples_without_callsite=%" PRIu64
+	        " lost_records=%" PRIu64 " capture_complete=%d\n",
+	        res.bytes, res.lost, counts.samples, counts.samples_skipped,
+	        counts.samples_without_callsite, counts.lost_records,
+	        trace_status == 0 && res.ended_by_workload && !res.lost && !counts.lost_records);
 	fflush(stderr);
+	perfetto_cmd_control_free(res.control);
 	return status;
 }
 
@@ -618,10 +744,14 @@ int perfetto_cmd_run(int argc, char **argv, const struct perfetto_cmd_hooks *hoo
 		fprintf(stderr, "perfetto: --background cannot write the trace to stdout\n");
 		goto out;
 	}
-	if (a.workload)
+	if (a.workload) {
 		rc = run_gated(&a, cfg, out_path, hooks);
-	else
+	} else {
 		rc = record(&a, cfg, out_path, hooks, NULL, &res);
+		perfetto_cmd_control_free(res.control);
+		if (rc == 0 && a.report_path)
+			rc = write_report(&a, out_path, hooks);
+	}
 out:
 	perfetto_cmd_config_free(cfg);
 	return rc;

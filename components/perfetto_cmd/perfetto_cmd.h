@@ -33,6 +33,12 @@ struct perfetto_cmd_hooks {
 	/* Called before the recording process returns, if start_services was
 	 * called (also when it failed). */
 	void (*stop_services)(void *ctx);
+	/* --report PATH: write the HTML report of the finished trace at
+	 * trace_path to report_path (the layers below the applets cannot load
+	 * a trace; tracebox passes traceconv's). Returns 0, or a negative code
+	 * with a message in err. NULL: --report is refused. */
+	int (*report)(void *ctx, const char *trace_path, const char *report_path,
+	              struct tb_err *err);
 	void *ctx;
 	/* The services are private to this uid (autostart's own sockets):
 	 * refuse a service on them that runs as another uid. */

@@ -33,6 +33,28 @@ void perfetto_cmd_config_free(Perfetto__Protos__TraceConfig *cfg);
 /* Fill a random trace UUID (trace_uuid_msb/lsb) if both are unset. */
 void perfetto_cmd_config_set_uuid(Perfetto__Protos__TraceConfig *cfg);
 
+/* What the recorder tells the linux.perf data sources, as words of their
+ * DataSourceConfig.legacy_config (Perfetto's free-form text for a
+ * producer, which its own traced_perf ignores; appended to one the config
+ * already has):
+ *   workload_pid=PID  only to sources whose config sets no scope: sample
+ *                     the workload's process and the tasks it creates
+ *   no_symbolize      --no-symbolize: no ModuleSymbols at the end
+ *   control=PATH      --control: start disabled, take enable/disable from
+ *                     the recorder's socket at PATH (control.c) */
+struct perfetto_cmd_perf_directives {
+	pid_t workload_pid; /* 0: none */
+	bool no_symbolize;
+	const char *control; /* NULL: none */
+};
+/* Add the directives to every linux.perf source of cfg. Returns how many
+ * linux.perf sources there are. */
+size_t perfetto_cmd_config_perf_directives(Perfetto__Protos__TraceConfig *cfg,
+                                           const struct perfetto_cmd_perf_directives *d);
+/* The sampling rate of the first linux.perf source (Hz; its default 10
+ * when it sets none; 0 when it samples by period or there is none). */
+uint64_t perfetto_cmd_config_sample_hz(const Perfetto__Protos__TraceConfig *cfg);
+
 /* The config as sent to the service: output_path removed (the client opens
  * the file and passes its fd with EnableTracing, see README.md), everything
  * else (unknown fields too) kept. Returns a tb_malloc'd buffer. */
@@ -77,6 +99,8 @@ void perfetto_cmd_out_abort(struct perfetto_cmd_out *o);
 int perfetto_cmd_out_finish_partial(struct perfetto_cmd_out *o, uint64_t *kept,
                                     struct tb_err *err);
 
+struct perfetto_cmd_control; /* control.c */
+
 /* ---- workload.c -------------------------------------------------------- */
 
 /* The command of a gated capture (`-- CMD [ARGS...]`), run like a shell
@@ -89,6 +113,7 @@ struct perfetto_cmd_workload {
 	int status;        /* exit code, 128 + signal, 126/127 (cannot run / not found) */
 	sigset_t child_mask; /* the signal mask the command starts with */
 	bool blocked;        /* block_signals ran */
+	int gate_fd;         /* prepared: the pipe that lets the child exec; -1 */
 };
 
 void perfetto_cmd_workload_init(struct perfetto_cmd_workload *w, char *const *argv);
@@ -96,9 +121,15 @@ void perfetto_cmd_workload_init(struct perfetto_cmd_workload *w, char *const *ar
  * through signalfds; none is lost between loops) and remember the previous
  * mask for the command. Once only (later calls do nothing). 0 or -errno. */
 int perfetto_cmd_workload_block_signals(struct perfetto_cmd_workload *w);
-/* Fork and exec the command (PATH search) with inherited stdio. Once only;
- * a failure to fork ends it with status 126 (message on stderr); a failed
- * exec is reported by the child, which exits 127 or 126. */
+/* Fork the command's process now and hold it before exec(2), so its pid is
+ * known before the session starts (the perf data source follows it from
+ * its first instruction). Signals must be blocked first. A fork failure
+ * leaves it unprepared (start then forks as usual). Returns the pid or -1. */
+pid_t perfetto_cmd_workload_prepare(struct perfetto_cmd_workload *w);
+/* Run the command: release the prepared process, or fork and exec it
+ * (PATH search) with inherited stdio. Once only; a failure to fork ends it
+ * with status 126 (message on stderr); a failed exec is reported by the
+ * child, which exits 127 or 126. */
 void perfetto_cmd_workload_start(struct perfetto_cmd_workload *w);
 /* The capture was interrupted by signo before the command started: it
  * never will, its status is 128 + signo. */
@@ -109,9 +140,46 @@ bool perfetto_cmd_workload_reap(struct perfetto_cmd_workload *w);
 /* In a SIGINT/SIGTERM callback of loop l: pass signo on to the running
  * command unless the terminal sent it (then the command got it too). */
 void perfetto_cmd_workload_forward(struct perfetto_cmd_workload *w, struct loop *l, int signo);
-/* Wait for the started command to exit, forwarding SIGINT/SIGTERM.
- * Returns its status. */
-int perfetto_cmd_workload_wait(struct perfetto_cmd_workload *w);
+/* Wait for the started command to exit, forwarding SIGINT/SIGTERM and
+ * answering control (may be NULL) commands meanwhile. Returns its status. */
+int perfetto_cmd_workload_wait(struct perfetto_cmd_workload *w, struct perfetto_cmd_control *control);
+
+/* ---- health.c ---------------------------------------------------------- */
+
+/* What a trace file holds of perf sampling (see health.c). */
+struct perfetto_cmd_trace_counts {
+	uint64_t samples;                  /* PerfSamples of a task, not skipped */
+	uint64_t samples_skipped;          /* skipped, other than NOT_IN_SCOPE */
+	uint64_t samples_without_callsite; /* samples with no callstack */
+	uint64_t lost_records;             /* sum of kernel_records_lost */
+};
+/* Count the trace at path. Returns 0 or -errno (err set). */
+int perfetto_cmd_trace_counts(const char *path, struct perfetto_cmd_trace_counts *c,
+                              struct tb_err *err);
+/* The same over a Trace in memory (tests). */
+void perfetto_cmd_trace_counts_mem(const uint8_t *p, size_t n, struct perfetto_cmd_trace_counts *c);
+
+/* ---- control.c --------------------------------------------------------- */
+
+struct perfetto_cmd_control;
+/* Parse "fifo:CTL[,ACK]", make and open the fifos, make the private socket
+ * the linux.perf instances connect to. NULL with err set on failure. */
+struct perfetto_cmd_control *perfetto_cmd_control_new(const char *spec, struct tb_err *err);
+/* Remove what _new made (fifos it created, the socket and its folder). */
+void perfetto_cmd_control_free(struct perfetto_cmd_control *c);
+/* The socket path for the linux.perf sources' control= directive. */
+const char *perfetto_cmd_control_socket(const struct perfetto_cmd_control *c);
+/* $TRACEBOX_CONTROL for the workload: "fifo:CTL[,ACK]", absolute. */
+void perfetto_cmd_control_env(const struct perfetto_cmd_control *c, char *out, size_t cap);
+/* Take commands on loop l: expected linux.perf instances will connect;
+ * on_stop(ctx) ends the capture ("stop"). Returns 0 or -EIO. */
+int perfetto_cmd_control_attach(struct perfetto_cmd_control *c, struct loop *l, size_t expected,
+                                void (*on_stop)(void *ctx), void *ctx);
+void perfetto_cmd_control_detach(struct perfetto_cmd_control *c);
+/* Every data source started: "enable" may be carried out. */
+void perfetto_cmd_control_started(struct perfetto_cmd_control *c);
+/* The capture is over: commands are acknowledged without effect. */
+void perfetto_cmd_control_stopped(struct perfetto_cmd_control *c);
 
 /* ---- session.c --------------------------------------------------------- */
 
@@ -134,6 +202,13 @@ struct perfetto_cmd_session_opts {
 	 * chunks_overwritten + chunks_discarded + abi_violations, from
 	 * GetTraceStats once the session ended). */
 	uint64_t *lost;
+	/* Non-NULL: set when the workload's exit is what ended the session
+	 * (not the duration, the size cap, a signal or a control "stop"). */
+	bool *ended_by_workload;
+	/* --control, or NULL; perf_sources: linux.perf instances that will
+	 * connect to it. */
+	struct perfetto_cmd_control *control;
+	size_t perf_sources;
 };
 
 /* How long a gated capture waits for all_data_sources_started before it

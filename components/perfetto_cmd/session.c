@@ -265,6 +265,8 @@ static void on_observe(void *ctx, const struct ipc_reply *r)
 	    pb_find_field(f.data, f.len, 2, &g) == 1 && g.val && !s->disabled) {
 		notify(s, 0);
 		start_workload(s);
+		if (s->o->control)
+			perfetto_cmd_control_started(s->o->control);
 	}
 }
 
@@ -274,6 +276,8 @@ static void on_started(void *ctx, const struct ipc_reply *r)
 	if (!s->disabled && !s->observing) {
 		notify(s, 0);
 		start_workload(s);
+		if (s->o->control)
+			perfetto_cmd_control_started(s->o->control);
 	}
 }
 
@@ -326,6 +330,18 @@ static void on_child(struct loop *l, int signo, void *ctx)
 	if (!perfetto_cmd_workload_reap(s->o->workload) || s->disabled || s->stopping || !s->svc)
 		return;
 	log_info(PERFETTO_CMD_TAG, "the workload exited: disabling tracing.");
+	if (s->o->ended_by_workload)
+		*s->o->ended_by_workload = true;
+	stop(s);
+}
+
+/* --control "stop": end the capture as the workload's exit would. */
+static void on_control_stop(void *ctx)
+{
+	struct session *s = ctx;
+	if (s->disabled || s->stopping || !s->svc)
+		return;
+	log_info(PERFETTO_CMD_TAG, "--control stop: disabling tracing.");
 	stop(s);
 }
 
@@ -370,6 +386,8 @@ static void on_bind(void *ctx, struct ipc_svc *svc, bool ok)
 	 * has already exited (on_child had no session to stop then). */
 	if (o->workload && o->workload->exited && !s->stopping) {
 		log_info(PERFETTO_CMD_TAG, "the workload exited: disabling tracing.");
+		if (o->ended_by_workload)
+			*o->ended_by_workload = true;
 		stop(s);
 	}
 }
@@ -421,6 +439,11 @@ int perfetto_cmd_session_run(const struct perfetto_cmd_session_opts *o, struct t
 		rc = tb_err_set(err, -EIO, "%s", loop_err(s.l)->msg);
 		goto out;
 	}
+	if (o->control &&
+	    perfetto_cmd_control_attach(o->control, s.l, o->perf_sources, on_control_stop, &s) < 0) {
+		rc = tb_err_set(err, -EIO, "--control: %s", loop_err(s.l)->msg);
+		goto out;
+	}
 	rc = loop_run(s.l);
 	if (rc && !tb_err_is_set(err))
 		tb_err_errno(err, rc, "event loop failed");
@@ -430,6 +453,10 @@ int perfetto_cmd_session_run(const struct perfetto_cmd_session_opts *o, struct t
 out:
 	if (rc)
 		notify(&s, 1);
+	if (o->control) {
+		perfetto_cmd_control_stopped(o->control);
+		perfetto_cmd_control_detach(o->control);
+	}
 	if (s.c)
 		ipc_client_free(s.c);
 	vec_release(&s.partial);

@@ -18,6 +18,7 @@
  */
 #include "perfetto_cmd_int.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/wait.h>
@@ -28,6 +29,7 @@ void perfetto_cmd_workload_init(struct perfetto_cmd_workload *w, char *const *ar
 	memset(w, 0, sizeof *w);
 	w->argv = argv;
 	w->pid = -1;
+	w->gate_fd = -1;
 	sigemptyset(&w->child_mask);
 }
 
@@ -60,6 +62,53 @@ static int shell_status(int st)
 	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
 }
 
+/* In the child: become the command. */
+static _Noreturn void exec_command(struct perfetto_cmd_workload *w)
+{
+	int e;
+	signal(SIGPIPE, SIG_DFL);
+	pthread_sigmask(SIG_SETMASK, &w->child_mask, NULL);
+	execvp(w->argv[0], w->argv);
+	e = errno;
+	fprintf(stderr, "perfetto: cannot run '%s': %s\n", w->argv[0], strerror(e));
+	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
+}
+
+pid_t perfetto_cmd_workload_prepare(struct perfetto_cmd_workload *w)
+{
+	int gate[2];
+	pid_t pid;
+	char go = 0;
+
+	if (w->started || w->exited || w->pid > 0)
+		return w->pid;
+	if (pipe2(gate, O_CLOEXEC) != 0)
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		close(gate[0]);
+		close(gate[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		/* Signals stay blocked while held: one that arrives now is
+		 * delivered at the exec, as if it came just after. */
+		close(gate[1]);
+		while (read(gate[0], &go, 1) < 0 && errno == EINTR)
+			;
+		if (go != 'g')
+			_exit(125); /* the recorder went away: run nothing */
+		close(gate[0]);
+		exec_command(w);
+	}
+	close(gate[0]);
+	w->pid = pid;
+	w->gate_fd = gate[1];
+	return pid;
+}
+
 void perfetto_cmd_workload_start(struct perfetto_cmd_workload *w)
 {
 	pid_t pid;
@@ -67,6 +116,11 @@ void perfetto_cmd_workload_start(struct perfetto_cmd_workload *w)
 	if (w->started || w->exited)
 		return;
 	w->started = true;
+	if (w->gate_fd >= 0) {
+		(void)tb_write_all(w->gate_fd, "g", 1);
+		tb_close(&w->gate_fd);
+		return;
+	}
 	fflush(stdout);
 	fflush(stderr);
 	pid = fork();
@@ -75,22 +129,23 @@ void perfetto_cmd_workload_start(struct perfetto_cmd_workload *w)
 		set_exited(w, 126);
 		return;
 	}
-	if (pid == 0) {
-		int e;
-		signal(SIGPIPE, SIG_DFL);
-		pthread_sigmask(SIG_SETMASK, &w->child_mask, NULL);
-		execvp(w->argv[0], w->argv);
-		e = errno;
-		fprintf(stderr, "perfetto: cannot run '%s': %s\n", w->argv[0], strerror(e));
-		_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
-	}
+	if (pid == 0)
+		exec_command(w);
 	w->pid = pid;
 }
 
 void perfetto_cmd_workload_cancel(struct perfetto_cmd_workload *w, int signo)
 {
-	if (!w->started && !w->exited)
-		set_exited(w, 128 + signo);
+	if (w->started || w->exited)
+		return;
+	if (w->pid > 0) {
+		/* Prepared, never released: it ran nothing of the command. */
+		tb_close(&w->gate_fd);
+		kill(w->pid, SIGKILL);
+		while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	set_exited(w, 128 + signo);
 }
 
 bool perfetto_cmd_workload_reap(struct perfetto_cmd_workload *w)
@@ -133,7 +188,7 @@ static void wait_on_signal(struct loop *l, int signo, void *ctx)
 	perfetto_cmd_workload_forward(w, l, signo);
 }
 
-int perfetto_cmd_workload_wait(struct perfetto_cmd_workload *w)
+int perfetto_cmd_workload_wait(struct perfetto_cmd_workload *w, struct perfetto_cmd_control *control)
 {
 	struct tb_err err = {0};
 	struct loop *l;
@@ -152,8 +207,14 @@ int perfetto_cmd_workload_wait(struct perfetto_cmd_workload *w)
 		while (r < 0 && errno == EINTR);
 		set_exited(w, r < 0 ? 127 : shell_status(st));
 	} else if (!perfetto_cmd_workload_reap(w)) {
+		/* The capture is over: control commands are acknowledged, so a
+		 * workload waiting for an answer does not hang. */
+		if (control && perfetto_cmd_control_attach(control, l, 0, NULL, NULL) == 0)
+			perfetto_cmd_control_stopped(control);
 		/* SIGCHLD is blocked, so an exit since the reap above is pending. */
 		loop_run(l);
+		if (control)
+			perfetto_cmd_control_detach(control);
 	}
 	if (l)
 		loop_free(l);

@@ -16,7 +16,7 @@
 #include "traced.h"
 
 const struct tracebox_applet tracebox_applets[] = {
-	{"perfetto", "record a trace (Perfetto's command line client)", perfetto_cmd_main},
+	{"perfetto", "record a trace (Perfetto's command line client)", tracebox_perfetto_main},
 	{"trace_processor_shell", "SQL over Perfetto protobuf and JSON traces",
 	 trace_processor_shell_main},
 	{"traceconv", "convert traces: folded stacks, textproto to binary", traceconv_main},

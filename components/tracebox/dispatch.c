@@ -25,6 +25,7 @@
 
 #include "base.h"
 #include "perfetto_cmd.h"
+#include "traceconv.h"
 #include "version.h"
 
 /* How long autostart waits for a service child to say it is ready, and for
@@ -197,6 +198,20 @@ static void stop_children(void *ctx)
 	}
 }
 
+/* --report: the recorder cannot load a trace (its layers stop below the
+ * trace processor); traceconv writes the report. */
+static int write_report(void *ctx, const char *trace, const char *report, struct tb_err *err)
+{
+	(void)ctx;
+	return traceconv_write_report(trace, report, err);
+}
+
+int tracebox_perfetto_main(int argc, char **argv)
+{
+	struct perfetto_cmd_hooks hooks = {.report = write_report};
+	return perfetto_cmd_run(argc, argv, &hooks);
+}
+
 static bool is_autostart_arg(const char *arg)
 {
 	return arg[0] == '-' || strchr(arg, '/') != NULL;
@@ -211,6 +226,7 @@ static int autostart(int argc, char **argv)
 			       "of private ones\n",
 		.start_services = spawn_services,
 		.stop_services = stop_children,
+		.report = write_report,
 		.ctx = &as,
 	};
 	char **args = tb_calloc((size_t)argc + 1, sizeof *args);

@@ -21,6 +21,9 @@ extern const struct tracebox_applet tracebox_applets[];
 /* The applet called `name` (aliases included), or NULL. */
 const struct tracebox_applet *tracebox_find_applet(const char *name);
 
+/* The perfetto applet, with tracebox's --report (traceconv writes it). */
+int tracebox_perfetto_main(int argc, char **argv);
+
 /* main() of the binary: dispatch, --help, --version. Returns the exit code. */
 int tracebox_main(int argc, char **argv);
 

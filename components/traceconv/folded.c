@@ -27,25 +27,38 @@
 #include "traceconv_int.h"
 
 /* ?1: count the last sample; ?2/?3: kernel/JIT annotations; ?4: stack name
- * 0 comm, 1 comm-PID, 2 comm-PID/TID. */
+ * 0 comm, 1 comm-PID, 2 comm-PID/TID; ?5: a perf script text (a frame
+ * without a symbol is " " as the script prints it; elsewhere "[dso]"; and
+ * elsewhere a sample without a callstack, another process' time under a
+ * system-wide scope or one the profiler skipped, is left out).
+ * comm is perf script's; a recorded trace has the thread's name instead,
+ * or else its tid. A frame's name is its own, else its symbol's (a trace
+ * symbolized with ModuleSymbols). */
 static const char traceconv_folded_sql[] =
     "WITH RECURSIVE\n"
+    "x AS (SELECT s.id, s.utid, s.callsite_id, s.period, s.event_name, coalesce(s.comm, t.name, CAST(t.tid AS TEXT), '[unknown]') AS cname\n"
+    "  FROM __intrinsic_perf_sample s LEFT JOIN thread t USING (utid)),\n"
     "s AS (SELECT id, callsite_id, coalesce(period, 1) AS period, replace(\n"
-    "  CASE ?4 WHEN 0 THEN x.comm ELSE x.comm || '-' || coalesce((SELECT p.pid FROM thread t\n"
+    "  CASE ?4 WHEN 0 THEN x.cname ELSE x.cname || '-' || coalesce((SELECT p.pid FROM thread t\n"
     "    JOIN process p USING (upid) WHERE t.utid = x.utid AND t.tid != 0), '?') ||\n"
     "    CASE ?4 WHEN 2 THEN '/' || (SELECT tid FROM thread t WHERE t.utid = x.utid)\n"
     "    ELSE '' END END, ' ', '_') AS pname\n"
-    "  FROM __intrinsic_perf_sample x\n"
+    "  FROM x\n"
     "  WHERE event_name IS (SELECT event_name FROM __intrinsic_perf_sample ORDER BY id LIMIT 1)\n"
-    "  AND (?1 OR id != (SELECT max(id) FROM __intrinsic_perf_sample))),\n"
-    "fr AS (SELECT f.id, m.name AS mname,\n"
-    "  CASE WHEN f.name = '[unknown]' THEN\n"
-    "    CASE WHEN m.name != '[unknown]' THEN\n"
-    "      '[' || replace(m.name, rtrim(m.name, replace(m.name, '/', '')), '') || ']'\n"
-    "    ELSE '[unknown]' END\n"
-    "  ELSE coalesce(f.name, ' ') END AS u,\n"
-    "  substr(f.name, 1, 1) = '(' AS skip\n"
+    "  AND (?1 OR id != (SELECT max(id) FROM __intrinsic_perf_sample))\n"
+    "  AND (?5 OR callsite_id IS NOT NULL)),\n"
+    "named AS (SELECT f.id, m.name AS mname, coalesce(f.name, (SELECT y.name\n"
+    "    FROM stack_profile_symbol y WHERE y.symbol_set_id = f.symbol_set_id\n"
+    "    ORDER BY y.id LIMIT 1)) AS fname\n"
     "  FROM stack_profile_frame f JOIN stack_profile_mapping m ON f.mapping = m.id),\n"
+    "fr AS (SELECT id, mname,\n"
+    "  CASE WHEN fname = '[unknown]' OR (fname IS NULL AND NOT ?5) THEN\n"
+    "    CASE WHEN mname != '[unknown]' AND mname != '' THEN\n"
+    "      '[' || replace(mname, rtrim(mname, replace(mname, '/', '')), '') || ']'\n"
+    "    ELSE '[unknown]' END\n"
+    "  ELSE coalesce(fname, ' ') END AS u,\n"
+    "  substr(fname, 1, 1) = '(' AS skip\n"
+    "  FROM named),\n"
     "tidy AS (SELECT id, mname, skip,\n"
     "  replace(replace(CASE WHEN u GLOB '*.(*).*' THEN u ELSE\n"
     "    replace(CASE WHEN instr(replace(u, '(anonymous namespace)', char(1)), '(') > 0\n"
@@ -156,6 +169,7 @@ int traceconv_folded(int in_fd, const char *in_name, FILE *out,
 	sqlite3_bind_int(st, 2, o->kernel);
 	sqlite3_bind_int(st, 3, o->jit);
 	sqlite3_bind_int(st, 4, o->tid ? 2 : o->pid ? 1 : 0);
+	sqlite3_bind_int(st, 5, strcmp(tp_trace_type(tp), "perf_text") == 0);
 	while ((r = sqlite3_step(st)) == SQLITE_ROW)
 		fprintf(out, "%s %lld\n", (const char *)sqlite3_column_text(st, 0),
 		        (long long)sqlite3_column_int64(st, 1));

@@ -132,8 +132,10 @@ int traceconv_stacks_load(struct traceconv_stacks *s, struct tp *tp)
 	                         "FROM stack_profile_mapping ORDER BY id",
 	                         traceconv_mapping_row, s) < 0 ||
 	    traceconv_query_rows(tp,
-	                         "SELECT id, name, mapping, rel_pc, symbol_set_id "
-	                         "FROM stack_profile_frame ORDER BY id",
+	                         "SELECT f.id, coalesce(f.name, (SELECT y.name FROM "
+	                         "stack_profile_symbol y WHERE y.symbol_set_id = f.symbol_set_id "
+	                         "ORDER BY y.id LIMIT 1)), f.mapping, f.rel_pc, f.symbol_set_id "
+	                         "FROM stack_profile_frame f ORDER BY f.id",
 	                         traceconv_frame_row, s) < 0 ||
 	    traceconv_query_rows(
 	        tp, "SELECT id, parent_id, frame_id FROM stack_profile_callsite ORDER BY id",
@@ -170,4 +172,10 @@ size_t traceconv_stack_walk(const struct traceconv_stacks *s, int64_t callsite,
 const char *traceconv_str(const struct traceconv_stacks *s, uint32_t id)
 {
 	return strpool_get(&s->strings, id, NULL);
+}
+
+int traceconv_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
 }

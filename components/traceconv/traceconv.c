@@ -21,7 +21,7 @@
 
 #define TRACECONV_MODES                                                                   \
 	"json, systrace, ctrace, text, profile, folded, report, symbolize, decompress_packets, " \
-	"binary, bundle, merge"
+	"binary, bundle, merge, inspect"
 
 static void traceconv_usage(FILE *f)
 {
@@ -45,8 +45,12 @@ static void traceconv_usage(FILE *f)
 	           "    --output-dir DIR      where the files go\n"
 	           "    --timestamps T1,...   heap dump times (heap profiles only; accepted)\n"
 	           "    --no-annotations      accepted (no frame annotations are added)\n"
-	           "  report   perf samples as one self-contained HTML flame graph (top-down,\n"
-	           "           bottom-up, search, zoom, thread and time filters)\n"
+	           "  report   perf samples as one self-contained HTML page: the capture's health,\n"
+	           "           a ranked table of functions (self and inclusive, per thread) and\n"
+	           "           flame graphs (top-down, bottom-up, search, zoom, thread and time)\n"
+	           "    --json     write the report model (JSON) instead, for scripts and inspect\n"
+	           "  inspect MODEL.json [--function ID] [--depth N] [--sort self|inclusive]\n"
+	           "           [--limit N] [--interactive]   walk a report model in the terminal\n"
 	           "  symbolize  ModuleSymbols packets for the trace's unsymbolized frames, from\n"
 	           "           the ELF files on this machine and $PERFETTO_BINARY_PATH (append\n"
 	           "           them to the trace: cat trace symbols > symbolized)\n"
@@ -219,11 +223,14 @@ int traceconv_main(int argc, char **argv)
 	struct traceconv_profile_opts po = {0};
 	struct traceconv_text_opts to = {0};
 	struct traceconv_bundle_opts bo = {0};
+	struct traceconv_report_opts ro = {0};
 	const char *mode = NULL, *in = NULL, *outp = NULL;
 	int in_fd = -1, rc = 1;
 	FILE *out = NULL;
 	char tmp[PATH_MAX] = "", dest[PATH_MAX] = "";
 
+	if (argc > 1 && strcmp(argv[1], "inspect") == 0)
+		return traceconv_inspect_main(argc - 1, argv + 1);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -242,6 +249,8 @@ int traceconv_main(int argc, char **argv)
 				fo.kernel = fo.jit = true;
 			else
 				goto bad_opt;
+		} else if (mode && strcmp(mode, "report") == 0 && strcmp(a, "--json") == 0) {
+			ro.json = true;
 		} else if (a[0] == '-' && a[1] == '-' && mode && strcmp(mode, "profile") == 0) {
 			if (traceconv_profile_opt(&po, argc, argv, &i) < 0)
 				return 1;
@@ -320,7 +329,7 @@ int traceconv_main(int argc, char **argv)
 	if (strcmp(mode, "folded") == 0)
 		rc = traceconv_folded(in_fd, in ? in : "stdin", out, &fo) ? 1 : 0;
 	else if (strcmp(mode, "report") == 0)
-		rc = traceconv_report(in_fd, in ? in : "stdin", out) ? 1 : 0;
+		rc = traceconv_report(in_fd, in ? in : "stdin", out, &ro) ? 1 : 0;
 	else if (strcmp(mode, "symbolize") == 0)
 		rc = traceconv_symbolize(in_fd, in ? in : "stdin", out) ? 1 : 0;
 	else if (strcmp(mode, "json") == 0)
@@ -352,5 +361,38 @@ out:
 		unlink(tmp); /* no half-written output; an older file stays */
 	if (in_fd > STDERR_FILENO)
 		close(in_fd);
+	return rc;
+}
+
+int traceconv_write_report(const char *trace_path, const char *html_path, struct tb_err *err)
+{
+	struct traceconv_report_opts ro = {0};
+	char tmp[PATH_MAX] = "", dest[PATH_MAX] = "";
+	FILE *out = NULL;
+	int in_fd, rc = -1;
+
+	if ((in_fd = open(trace_path, O_RDONLY | O_CLOEXEC)) < 0)
+		return tb_err_errno(err, -errno, "cannot open '%s'", trace_path);
+	if (open_output(html_path, dest, tmp, sizeof tmp, &out) < 0) {
+		tb_err_set(err, -EIO, "cannot create '%s'", html_path);
+		goto out;
+	}
+	if (traceconv_report(in_fd, trace_path, out, &ro) < 0) {
+		tb_err_set(err, -EINVAL, "the trace has nothing to report (see above)");
+		goto out;
+	}
+	if (fflush(out) != 0 || ferror(out)) {
+		tb_err_errno(err, -errno, "cannot write '%s'", html_path);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (out && out != stdout && fclose(out) != 0 && rc == 0)
+		rc = tb_err_errno(err, -errno, "cannot write '%s'", html_path);
+	if (tmp[0] && rc == 0 && rename(tmp, dest) != 0)
+		rc = tb_err_errno(err, -errno, "cannot create '%s'", html_path);
+	if (tmp[0] && rc != 0)
+		unlink(tmp);
+	close(in_fd);
 	return rc;
 }

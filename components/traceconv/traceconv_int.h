@@ -73,6 +73,110 @@ size_t traceconv_stack_walk(const struct traceconv_stacks *s, int64_t callsite,
 /* The string for id (borrowed from s). */
 const char *traceconv_str(const struct traceconv_stacks *s, uint32_t id);
 
+/* The label of a frame as flame graphs merge them: its name (or its
+ * symbol's), else "[file]" after its mapping, else its address (into buf).
+ * Borrowed from s or buf. The report page's script labels frames alike. */
+const char *traceconv_frame_label(const struct traceconv_stacks *s, uint32_t frame, char *buf,
+                                  size_t cap);
+/* s as a JSON string, '<' escaped so it can sit inside a <script>. */
+void traceconv_json_str(FILE *out, const char *s);
+
+/* ---- model.c: the report model ---- */
+
+struct traceconv_model_fn {
+	uint32_t label, module; /* strings */
+	uint64_t self, inclusive;
+};
+struct traceconv_model_thread {
+	int64_t utid, tid, pid; /* pid -1: unknown */
+	uint32_t name, process; /* strings; 0: none */
+	uint64_t samples;
+};
+struct traceconv_model_stack {
+	uint32_t thread;
+	uint64_t samples;
+	uint32_t off, n; /* function ids in fids[off, off + n), root first */
+};
+struct traceconv_model_cpu {
+	int64_t cpu; /* -1: unknown */
+	uint64_t samples;
+};
+struct traceconv_model_count {
+	uint32_t key; /* string */
+	uint64_t value;
+};
+struct traceconv_model_unsym {
+	uint32_t mapping, reason; /* strings */
+	uint64_t samples;
+};
+/* What `report` shows and `report --json` writes (layout in model.c).
+ * Strings are ids in st.strings. Function ids are indexes into fns, by rank. */
+struct traceconv_model {
+	struct traceconv_stacks st;
+	VEC(struct traceconv_model_fn) fns;
+	VEC(struct traceconv_model_thread) threads;
+	VEC(struct traceconv_model_stack) stacks;
+	VEC(uint32_t) fids;
+	VEC(struct traceconv_model_cpu) cpus;
+	VEC(struct traceconv_model_count) data_loss;
+	VEC(struct traceconv_model_unsym) unsymbolized;
+	VEC(uint32_t) problems; /* strings */
+	uint32_t event;         /* the event type counted */
+	uint64_t sample_hz;     /* from the trace's config; 0 unknown */
+	uint64_t samples, samples_total;
+	uint64_t samples_counted; /* rows of the counted event (build's tally) */
+	int64_t duration_ns;
+	bool healthy;
+};
+
+/* Sees every sample with a callsite, in ts order, while the model is
+ * built (report.c collects its timeline from it). event may be NULL. */
+typedef void (*traceconv_row_fn)(void *ctx, int64_t ts, int64_t utid, int64_t callsite,
+                                 const char *event);
+/* Build the model of a loaded trace in one pass over its samples (row, if
+ * not NULL, sees each). Returns 0, or -1 after printing an error; release m
+ * either way. */
+int traceconv_model_build(struct traceconv_model *m, struct tp *tp, traceconv_row_fn row,
+                          void *row_ctx);
+/* qsort comparator of uint64_t. */
+int traceconv_cmp_u64(const void *a, const void *b);
+void traceconv_model_release(struct traceconv_model *m);
+/* The model as JSON (report --json), and its capture object alone. */
+void traceconv_model_json(const struct traceconv_model *m, FILE *out, const char *title);
+void traceconv_model_capture_json(const struct traceconv_model *m, FILE *out);
+/* The sampling rate of the first linux.perf source in a config's text form
+ * (metadata trace_config_pbtxt); 0 when none or by period. */
+uint64_t traceconv_config_sample_hz(const char *cfg);
+
+/* ---- jsonread.c: a small JSON reader (inspect reads report models) ---- */
+
+enum {
+	TRACECONV_JV_NULL,
+	TRACECONV_JV_BOOL,
+	TRACECONV_JV_NUM,
+	TRACECONV_JV_STR,
+	TRACECONV_JV_ARR,
+	TRACECONV_JV_OBJ,
+};
+/* A parsed value; everything lives in the arena given to the parser. */
+struct traceconv_jv {
+	int type;
+	double num;                   /* NUM; BOOL: 0 or 1 */
+	char *str;                    /* STR: unescaped, NUL-terminated */
+	size_t n;                     /* STR: bytes; ARR/OBJ: items */
+	struct traceconv_jv *items; /* ARR/OBJ */
+	char **keys;                  /* OBJ: items[i]'s key */
+};
+/* Parse text[0, len) (one value, whitespace around it) into *out. Returns
+ * 0, or -EINVAL with the byte offset and what was wrong in err. */
+int traceconv_jv_parse(const char *text, size_t len, struct arena *a, struct traceconv_jv *out,
+                         struct tb_err *err);
+/* An object's member (the first with that key), or NULL. */
+const struct traceconv_jv *traceconv_jv_get(const struct traceconv_jv *v, const char *key);
+/* A number (or bool), else dflt; a string, else dflt. */
+double traceconv_jv_num(const struct traceconv_jv *v, double dflt);
+const char *traceconv_jv_text(const struct traceconv_jv *v, const char *dflt);
+
 /* ---- one function per mode ---- */
 
 /* Perfetto's `profile` options (perf samples only). */
@@ -87,7 +191,17 @@ int traceconv_folded(int in_fd, const char *in_name, FILE *out,
 int traceconv_binary(const char *in_path, const char *in_name, FILE *out);
 /* Writes its files itself (profile.N.pid.PID.pb under the output dir). */
 int traceconv_profile(int in_fd, const char *in_name, const struct traceconv_profile_opts *o);
-int traceconv_report(int in_fd, const char *in_name, FILE *out);
+struct traceconv_report_opts {
+	bool json; /* --json: the report model, not the page */
+};
+int traceconv_report(int in_fd, const char *in_name, FILE *out,
+                     const struct traceconv_report_opts *o);
+/* inspect: its own arguments (argv[0] is "inspect"); the exit status. */
+int traceconv_inspect_main(int argc, char **argv);
+/* The interactive mode over a model in memory, with the commands (lines)
+ * given: every answer goes to out. Returns 0, or -1 when the model does not
+ * load ("error: ..." written). For tests and fuzzing. */
+int traceconv_inspect_text(const char *model, size_t len, const char *commands, FILE *out);
 /* symbolize: the ModuleSymbols packets for the trace's unsymbolized frames. */
 int traceconv_symbolize(int in_fd, const char *in_name, FILE *out);
 

@@ -84,7 +84,7 @@ grep -q 'data-zoom="3"' "$TMP/dom" && pass zoom_depth || fail zoom_depth "$(grep
 view zoom_missing "zoom=%5Bunknown%5D,nosuchframe" topdown - - - - "[unknown],nosuchframe"
 
 # A script error is reported on <body>, not swallowed.
-sed 's/"v":1,/"v":1,,/' "$TMP/r.html" >"$TMP/bad.html"
+sed 's/"v":2,/"v":2,,/' "$TMP/r.html" >"$TMP/bad.html"
 timeout 120 "$chrome" --headless --no-sandbox --disable-gpu --no-first-run \
 	--user-data-dir="$TMP/chrome" --virtual-time-budget=5000 \
 	--dump-dom "file://$TMP/bad.html" >"$TMP/dom" 2>/dev/null

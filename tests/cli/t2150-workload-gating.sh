@@ -22,7 +22,7 @@ expect_exit true-exit-0 0 env T2150_MARK=$$ "$TRACEBOX" -o "$TMP/a.pftrace" -- /
 line=$(status true)
 size=$(stat -c %s "$TMP/a.pftrace" 2>/dev/null || echo 0)
 expect_eq true-status-line \
-	"workload_status=0 trace_status=0 trace=$TMP/a.pftrace bytes=$size packets_lost=0" "$line"
+	"workload_status=0 trace_status=0 health_status=0 report_status=125 sample_hz=0 trace=$TMP/a.pftrace report= bytes=$size packets_lost=0 samples=0 samples_skipped=0 samples_without_callsite=0 lost_records=0 capture_complete=1" "$line"
 [ "$size" -gt 0 ] && pass true-trace-written || fail true-trace-written "$(cat "$TMP/err")"
 expect_eq true-trace-loads "$size" "$(meta_int "$TMP/a.pftrace" trace_size_bytes)"
 [ -n "$(meta_int "$TMP/a.pftrace" tracing_disabled_ns)" ] && pass true-trace-complete ||
@@ -70,6 +70,9 @@ elapsed=$((($(date +%s%N) - start) / 1000000))
 [ "$elapsed" -ge 1000 ] && pass duration-workload-ran-on || fail duration-workload-ran-on "$elapsed ms"
 [ -n "$(meta_int "$TMP/i.pftrace" tracing_disabled_ns)" ] && pass duration-trace-complete ||
 	fail duration-trace-complete "$(cat "$TMP/err")"
+# ... but the trace does not cover the whole workload.
+expect_eq duration-not-complete "0 0" \
+	"$(field "$(status duration)" trace_status) $(field "$(status duration)" capture_complete)"
 
 # (f) write_into_file (-s): bytes= is still the file's size.
 expect_exit wif 0 "$TRACEBOX" -s 64m -o "$TMP/j.pftrace" -- /bin/true
@@ -92,7 +95,7 @@ n=$(query "$TMP/k.pftrace" "select count(*) from process where pid > 0")
 # (h) a capture that cannot start still runs the workload, with its status.
 expect_exit no-service 5 env PERFETTO_CONSUMER_SOCK_NAME=@tb-t2150-none-$$ \
 	"$TRACEBOX" perfetto -o "$TMP/l.pftrace" -- sh -c 'exit 5'
-expect_eq no-service-status "workload_status=5 trace_status=1 trace=$TMP/l.pftrace bytes=0 packets_lost=0" \
+expect_eq no-service-status "workload_status=5 trace_status=1 health_status=125 report_status=125 sample_hz=0 trace=$TMP/l.pftrace report= bytes=0 packets_lost=0 samples=0 samples_skipped=0 samples_without_callsite=0 lost_records=0 capture_complete=0" \
 	"$(status no-service)"
 [ -e "$TMP/l.pftrace" ] && fail no-service-no-file || pass no-service-no-file
 
@@ -100,10 +103,20 @@ expect_eq no-service-status "workload_status=5 trace_status=1 trace=$TMP/l.pftra
 expect_exit escaped 0 "$TRACEBOX" -o "$TMP/m n=%.pftrace" -- true
 expect_eq escaped-path "$TMP/m%20n%3D%25.pftrace" "$(field "$(status escaped)" trace)"
 
+# (i2) --report: a trace without perf samples has nothing to report; the
+# status says so and the workload's status stays the exit status.
+expect_exit report-none 4 "$TRACEBOX" -o "$TMP/r.pftrace" --report "$TMP/r.html" -- sh -c 'exit 4'
+expect_eq report-none-status "0 1 $TMP/r.html" \
+	"$(field "$(status report-none)" trace_status) $(field "$(status report-none)" report_status) $(field "$(status report-none)" report)"
+grep -q "cannot write the report '$TMP/r.html'" "$TMP/err" && pass report-none-reason ||
+	fail report-none-reason "$(cat "$TMP/err")"
+[ -e "$TMP/r.html" ] && fail report-none-no-file || pass report-none-no-file
+
 # (j) usage errors come first and run nothing.
 expect_exit no-command 1 "$TRACEBOX" -o "$TMP/n.pftrace" --
 expect_exit stdout-refused 1 "$TRACEBOX" -o - -- touch "$TMP/ran"
 expect_exit background-refused 1 "$TRACEBOX" -d -o "$TMP/n.pftrace" -- touch "$TMP/ran"
+expect_exit control-spec-refused 1 "$TRACEBOX" --control pipe:x -o "$TMP/n.pftrace" -- touch "$TMP/ran"
 [ -e "$TMP/ran" ] && fail usage-runs-nothing || pass usage-runs-nothing
 # "--" inside the workload belongs to it, and --system-sockets before it is ours.
 expect_exit inner-dashes 0 "$TRACEBOX" -o "$TMP/o.pftrace" -- sh -c '[ "$1" = -- ]' sh --

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "io/io.h"
+#include "base.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -22,23 +22,23 @@ static int discard(void *ctx, const uint8_t *p, size_t n)
 	return 0;
 }
 
-static struct tp_http_parser parser;
+static struct http_parser parser;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	size_t step = size ? (size_t)data[0] % 17 + 1 : 1;
 	uint64_t total = 0;
 	struct tb_err err = {0};
-	tp_http_parser_init(&parser);
+	http_parser_init(&parser);
 	size_t off = 0;
 	while (off < size && !parser.done) {
 		size_t n = size - off < step ? size - off : step, used = 0;
-		if (tp_http_parser_feed(&parser, data + off, n, &used, discard, &total, &err) < 0)
+		if (http_parser_feed(&parser, data + off, n, &used, discard, &total, &err) < 0)
 			return 0;
 		if (used == 0 && !parser.done)
 			__builtin_trap(); /* no progress: the client would spin */
 		off += used;
 	}
-	tp_http_parser_eof(&parser, &err);
+	http_parser_eof(&parser, &err);
 	return 0;
 }

@@ -5,7 +5,7 @@
  *            from a tail taken from the next 8 bytes with data_head at its end
  *   128..191 one record for perf_record_parse
  *   192..255 an ELF image (build id, load bias) and, as raw notes, its bytes
- * plus the maps and kallsyms text parsers over the same bytes.
+ * plus the maps, JIT perf map and kallsyms text parsers over the same bytes.
  *
  * Built with -fsanitize=fuzzer for campaigns, or linked with replay.c to
  * re-run tests/fuzz/corpus/perf_ring/ in every CI build.
@@ -76,6 +76,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (m.n)
 		sink += (uintptr_t)perf_maps_find(&m, m.v[0].start);
 	perf_maps_release(&m);
+	struct perf_jitmap jm = {0};
+	perf_jitmap_parse(&jm, (const char *)data, size);
+	if (jm.n)
+		sink += (uintptr_t)perf_jitmap_lookup(&jm, jm.v[jm.n - 1].start);
+	perf_jitmap_release(&jm);
 	struct ksyms k;
 	ksyms_parse(&k, (const char *)data, size);
 	if (k.n)

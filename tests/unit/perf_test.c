@@ -817,6 +817,216 @@ TEST(perf_emit_skips_and_losses_import)
 	tp_free(tp);
 }
 
+/* A COMM record (with a TID|TIME|CPU sample_id) or a FORK record. */
+static size_t make_comm(uint8_t *out, uint32_t pid, uint32_t tid, const char *comm, bool exec,
+                        uint64_t time)
+{
+	size_t body = 8 + ((strlen(comm) + 1 + 7) & ~(size_t)7);
+	size_t size = 8 + body + 24;
+	uint32_t type = PERF_RECORD_TYPE_COMM;
+	uint32_t misc_size = (uint32_t)size << 16 | (exec ? PERF_RECORD_MISC_COMM_EXEC_BIT : 0);
+	uint32_t cpu = 1;
+	memset(out, 0, size);
+	memcpy(out, &type, 4);
+	memcpy(out + 4, &misc_size, 4);
+	memcpy(out + 8, &pid, 4);
+	memcpy(out + 12, &tid, 4);
+	memcpy(out + 16, comm, strlen(comm));
+	memcpy(out + 8 + body, &pid, 4);
+	memcpy(out + 8 + body + 4, &tid, 4);
+	memcpy(out + 8 + body + 8, &time, 8);
+	memcpy(out + 8 + body + 16, &cpu, 4);
+	return size;
+}
+
+static size_t make_fork(uint8_t *out, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid,
+                        uint64_t time)
+{
+	size_t size = 8 + 24 + 24;
+	uint32_t type = PERF_RECORD_TYPE_FORK, misc_size = (uint32_t)size << 16;
+	memset(out, 0, size);
+	memcpy(out, &type, 4);
+	memcpy(out + 4, &misc_size, 4);
+	memcpy(out + 8, &pid, 4);
+	memcpy(out + 12, &ppid, 4);
+	memcpy(out + 16, &tid, 4);
+	memcpy(out + 20, &ptid, 4);
+	memcpy(out + 24, &time, 8);
+	memcpy(out + 32, &pid, 4);
+	memcpy(out + 36, &tid, 4);
+	memcpy(out + 40, &time, 8);
+	return size;
+}
+
+TEST(perf_task_records_parse)
+{
+	uint8_t rec[128];
+	uint64_t ips[2 * PERF_MAX_FRAMES];
+	struct perf_record pr;
+	size_t n = make_comm(rec, 7, 8, "workload", true, 555);
+	CHECK_EQ(perf_record_parse(rec, n, PERF_SAMPLE_TYPE_DEFAULT, &pr, ips), 0);
+	CHECK_EQ(pr.kind, PERF_REC_COMM);
+	CHECK_EQ(pr.pid, 7);
+	CHECK_EQ(pr.tid, 8);
+	CHECK_EQ(pr.comm_len, 8);
+	CHECK(memcmp(pr.comm, "workload", 8) == 0);
+	CHECK(pr.comm_exec);
+	CHECK_UEQ(pr.time, 555);
+	CHECK_EQ(pr.cpu, 1);
+	/* without the sample_id (no sample_id_all) the body alone is read */
+	n = make_comm(rec, 7, 8, "w", false, 555) - 24;
+	uint32_t ms = (uint32_t)n << 16;
+	memcpy(rec + 4, &ms, 4);
+	CHECK_EQ(perf_record_parse(rec, n, PERF_SAMPLE_TYPE_DEFAULT, &pr, ips), 0);
+	CHECK_UEQ(pr.time, 0);
+	CHECK(!pr.comm_exec);
+	/* a name that is not terminated inside the record */
+	memset(rec + 16, 'x', n - 16);
+	CHECK_EQ(perf_record_parse(rec, n, PERF_SAMPLE_TYPE_DEFAULT, &pr, ips), -EINVAL);
+	n = make_fork(rec, 20, 7, 20, 8, 777);
+	CHECK_EQ(perf_record_parse(rec, n, PERF_SAMPLE_TYPE_DEFAULT, &pr, ips), 0);
+	CHECK_EQ(pr.kind, PERF_REC_FORK);
+	CHECK_EQ(pr.pid, 20);
+	CHECK_EQ(pr.ppid, 7);
+	CHECK_EQ(pr.ptid, 8);
+	CHECK_UEQ(pr.time, 777);
+	CHECK_EQ(perf_record_parse(rec, 24, PERF_SAMPLE_TYPE_DEFAULT, &pr, ips), -EINVAL);
+}
+
+/* Names from records alone (the pids are not on this machine, so /proc has
+ * nothing): the exec's name, a forked child that inherits it, a rename. */
+TEST(perf_tasks_name_the_sampled_tasks)
+{
+	const uint32_t P = 0x3ffffff0, C = 0x3ffffff1;
+	struct perf_emitter e;
+	struct perf_tasks t;
+	struct pb_writer w;
+	struct perf_record pr;
+	uint64_t ips[2 * PERF_MAX_FRAMES];
+	uint8_t rec[128];
+	struct perf_frame fr = {.mapping_path = "/bin/x", .rel_pc = 0x10, .function_name = "f"};
+	char out[512];
+	struct tp *tp;
+
+	perf_emitter_init(&e, 6, PERF_COUNTER_SW_CPU_CLOCK, 1000, 0);
+	perf_tasks_init(&t);
+	pb_writer_init_growable(&w);
+	perf_emit_start(&e, &w, 100);
+#define FEED(n)                                                                    \
+	do {                                                                       \
+		CHECK_EQ(perf_record_parse(rec, (n), PERF_SAMPLE_TYPE_DEFAULT, &pr, ips), 0); \
+		perf_tasks_record(&t, &e, &w, &pr);                                \
+	} while (0)
+	FEED(make_comm(rec, P, P, "workload", true, 150));
+	perf_tasks_sample(&t, &e, &w, 200, P, P);
+	perf_emit_sample(&e, &w, 200, 0, P, P, 2, &fr, 1);
+	FEED(make_fork(rec, C, P, C, P, 250));
+	perf_tasks_sample(&t, &e, &w, 300, C, C);
+	perf_emit_sample(&e, &w, 300, 0, C, C, 2, &fr, 1);
+	FEED(make_comm(rec, C, C, "child-two", false, 350));
+	perf_emit_sample(&e, &w, 400, 0, C, C, 2, &fr, 1);
+#undef FEED
+	CHECK_EQ(pb_writer_error(&w), 0);
+	tp = import_packets(&w);
+	pb_writer_release(&w);
+	perf_tasks_release(&t);
+	perf_emitter_release(&e);
+	CHECK_STR_EQ(query_rows(tp,
+	                        "select t.tid - 1073741808, t.name, p.pid - 1073741808, p.name, "
+	                        "pp.pid, count(*) from perf_sample "
+	                        "join thread t using (utid) join process p using (upid) "
+	                        "left join process pp on pp.upid = p.parent_upid "
+	                        "group by 1 order by 1",
+	                        out, sizeof out),
+	             "0|workload|0|workload|0|1;1|child-two|1|workload|1073741808|2");
+	tp_free(tp);
+}
+
+/* ---- JIT perf maps and end-of-capture symbolization ------------------------ */
+
+TEST(perf_jitmap_parse_and_lookup)
+{
+	static const char text[] = "7f0000001000 40 JS:~hot /x.js:1:1\n"
+	                           "0x7f0000002000 0x10 LazyCompile:*run\n"
+	                           "garbage line\n"
+	                           "7f0000001000 40 JS:*hot (optimized)\n"
+	                           "7f0000003000 8 partial"; /* no newline yet */
+	struct perf_jitmap m = {0};
+	perf_jitmap_parse(&m, text, sizeof text - 1);
+	CHECK_EQ(m.n, 2);
+	CHECK_EQ(m.bad_lines, 1);
+	CHECK_EQ(m.bytes, sizeof text - 1 - strlen("7f0000003000 8 partial"));
+	CHECK_STR_EQ(perf_jitmap_lookup(&m, 0x7f0000001000), "JS:*hot (optimized)"); /* last wins */
+	CHECK_STR_EQ(perf_jitmap_lookup(&m, 0x7f000000103f), "JS:*hot (optimized)");
+	CHECK(perf_jitmap_lookup(&m, 0x7f0000001040) == NULL);
+	CHECK_STR_EQ(perf_jitmap_lookup(&m, 0x7f000000200f), "LazyCompile:*run");
+	CHECK(perf_jitmap_lookup(&m, 0x7f0000003000) == NULL);
+	CHECK(perf_jitmap_lookup(&m, 0x1000) == NULL);
+	perf_jitmap_release(&m);
+}
+
+/* The user frames of this test binary, written unnamed, get their names
+ * from ModuleSymbols at the end, found through the binary's build id; a
+ * mapping without a build id is counted, not symbolized. */
+TEST(perf_symq_names_frames_of_this_binary)
+{
+	struct perf_maps maps = {0};
+	const struct perf_mapping *m = NULL;
+	struct perf_emitter e;
+	struct perf_symq q;
+	struct perf_symq_result res;
+	struct sym_finder finder;
+	struct pb_writer w;
+	char out[512];
+	uint64_t pc = (uint64_t)(uintptr_t)&test_perf_symq_names_frames_of_this_binary;
+
+	CHECK_EQ(perf_maps_load(&maps, (int)getpid(), NULL), 0);
+	perf_maps_load_elf(&maps);
+	m = perf_maps_find(&maps, pc);
+	CHECK(m != NULL);
+	if (!m->elf.build_id_len) {
+		printf("note: this unit test binary has no build id; nothing to symbolize\n");
+		perf_maps_release(&maps);
+		return;
+	}
+	struct perf_frame f = {.mapping_path = m->path, .build_id = m->elf.build_id,
+	                       .build_id_len = m->elf.build_id_len, .map_start = m->start,
+	                       .map_end = m->end, .map_offset = m->offset,
+	                       .load_bias = m->elf.load_bias};
+	f.rel_pc = perf_rel_pc(pc, m->start, m->offset, m->elf.load_bias);
+	struct perf_frame anon = {.mapping_path = "/no/build/id", .rel_pc = 0x10, .map_end = 1};
+
+	perf_emitter_init(&e, 6, PERF_COUNTER_SW_CPU_CLOCK, 1000, 0);
+	pb_writer_init_growable(&w);
+	perf_emit_start(&e, &w, 100);
+	perf_emit_sample(&e, &w, 200, 0, 10, 11, 2, &f, 1);
+	perf_symq_init(&q);
+	perf_symq_add(&q, &f);
+	perf_symq_add(&q, &f);
+	perf_symq_add(&q, &anon);
+	sym_finder_init(&finder, NULL, false, false);
+	perf_symq_emit(&q, &finder, &w, 300, NULL, NULL, &res);
+	sym_finder_release(&finder);
+	CHECK_EQ(res.modules, 2);
+	CHECK_EQ(res.modules_named, 1);
+	CHECK_EQ(res.no_build_id, 1);
+	CHECK_EQ(res.frames_no_build_id, 1);
+	CHECK_EQ(res.addresses, 1);
+	CHECK_EQ(res.addresses_named, 1);
+	CHECK_STR_EQ(res.examples[0], "/no/build/id (no build id)");
+	struct tp *tp = import_packets(&w);
+	CHECK_STR_EQ(query_rows(tp,
+	                        "select s.name from stack_profile_frame f "
+	                        "join stack_profile_symbol s on s.symbol_set_id = f.symbol_set_id",
+	                        out, sizeof out),
+	             "test_perf_symq_names_frames_of_this_binary");
+	tp_free(tp);
+	pb_writer_release(&w);
+	perf_symq_release(&q);
+	perf_emitter_release(&e);
+	perf_maps_release(&maps);
+}
+
 /* ---- scope --------------------------------------------------------------- */
 
 /* Fake /proc/PID/cmdline: pid 1..9 run "/usr/bin/app<pid % 3>" with an

@@ -7,12 +7,16 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "ipc.h"
 #include "perfetto_cmd_int.h"
 #include "test.h"
+#include "perf.h"
+#include "pb.h"
 
 static Perfetto__Protos__TraceConfig *light(const struct perfetto_cmd_light_opts *o)
 {
@@ -250,6 +254,202 @@ TEST(perfetto_cmd_pack_strips_output_path)
 	CHECK(cfg.write_into_file && cfg.output_path != NULL);
 }
 
+/* Only linux.perf sources without a scope follow the workload. */
+TEST(perfetto_cmd_config_points_unscoped_perf_at_the_workload)
+{
+	static const char text[] =
+	    "data_sources { config { name: \"linux.perf\" perf_event_config {\n"
+	    "  callstack_sampling { kernel_frames: false } } } }\n"
+	    "data_sources { config { name: \"linux.perf\" perf_event_config {\n"
+	    "  callstack_sampling { scope { target_cmdline: \"x\" } } } } }\n"
+	    "data_sources { config { name: \"linux.perf\" perf_event_config { target_pid: 5 } } }\n"
+	    "data_sources { config { name: \"linux.perf\" legacy_config: \"mine\" } }\n"
+	    "data_sources { config { name: \"linux.perf\" } }\n"
+	    "data_sources { config { name: \"linux.ftrace\" } }\n";
+	Perfetto__Protos__TraceConfig *c = NULL;
+	struct tb_err err = {0};
+	CHECK_EQ(perfetto_cmd_config_decode("c", (const uint8_t *)text, strlen(text),
+	                                    PERFETTO_CMD_TXT, &c, &err),
+	         0);
+	struct perfetto_cmd_perf_directives d = {.workload_pid = 4242};
+	CHECK_EQ(perfetto_cmd_config_perf_directives(c, &d), 5);
+	CHECK_STR_EQ(c->data_sources[0]->config->legacy_config, "workload_pid=4242");
+	CHECK(c->data_sources[1]->config->legacy_config == NULL);
+	CHECK(c->data_sources[2]->config->legacy_config == NULL);
+	CHECK_STR_EQ(c->data_sources[3]->config->legacy_config, "mine workload_pid=4242");
+	CHECK_STR_EQ(c->data_sources[4]->config->legacy_config, "workload_pid=4242");
+	CHECK(c->data_sources[5]->config->legacy_config == NULL);
+	/* --no-symbolize and --control reach every linux.perf source */
+	d = (struct perfetto_cmd_perf_directives){.no_symbolize = true, .control = "/t/s"};
+	CHECK_EQ(perfetto_cmd_config_perf_directives(c, &d), 5);
+	CHECK_STR_EQ(c->data_sources[1]->config->legacy_config, "no_symbolize control=/t/s");
+	CHECK_STR_EQ(c->data_sources[0]->config->legacy_config,
+	             "workload_pid=4242 no_symbolize control=/t/s");
+	CHECK(c->data_sources[5]->config->legacy_config == NULL);
+	CHECK_EQ(perfetto_cmd_config_sample_hz(c), 10);
+	perfetto_cmd_config_free(c);
+}
+
+/* The status line's counts, from a trace file laid out as the service
+ * writes it: samples with and without a callstack, skipped ones (not in
+ * scope: not counted), kernel losses, and a packet too large to hold. */
+TEST(perfetto_cmd_trace_counts_of_a_file)
+{
+	struct perf_emitter e;
+	struct pb_writer w, t;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	struct perf_frame fr = {.mapping_path = "/bin/x", .rel_pc = 0x10, .function_name = "f"};
+	struct perfetto_cmd_trace_counts c;
+	struct tb_err err = {0};
+	char path[256];
+
+	perf_emitter_init(&e, 6, PERF_COUNTER_SW_CPU_CLOCK, 1000, 0);
+	pb_writer_init_growable(&w);
+	perf_emit_start(&e, &w, 100);
+	for (int i = 0; i < 5; i++)
+		perf_emit_sample(&e, &w, 200 + (uint64_t)i, 0, 10, 11, 2, &fr, 1);
+	perf_emit_sample(&e, &w, 300, 0, 10, 11, 2, NULL, 0);
+	perf_emit_skipped(&e, &w, 310, 1, 20, 21, 2, PERF_SKIP_NOT_IN_SCOPE);
+	perf_emit_skipped(&e, &w, 320, 1, 10, 11, 2, PERF_SKIP_UNWIND_ENQUEUE);
+	perf_emit_lost(&e, &w, 330, 1, 7);
+	perf_emit_lost(&e, &w, 340, 0, 2);
+	pb_writer_init_growable(&t);
+	pb_reader_init(&r, pb_writer_data(&w), pb_writer_size(&w));
+	while (pb_next(&r, &f)) {
+		unsigned p = pb_begin_nested(&t, 1);
+		pb_put_raw(&t, f.data, f.len);
+		pb_put_uint32(&t, 10, 1);
+		pb_end_nested(&t, p);
+	}
+	/* a 20 MiB packet (for_testing bytes) is skipped over, not held */
+	size_t big = 20u << 20;
+	uint8_t *blob = tb_calloc(1, big);
+	unsigned p = pb_begin_nested(&t, 1);
+	pb_put_bytes(&t, 900, blob, big);
+	pb_end_nested(&t, p);
+	tb_free(blob);
+	perf_emit_sample(&e, &w, 400, 0, 10, 11, 2, &fr, 1); /* after it: still counted */
+	pb_reader_init(&r, pb_writer_data(&w), pb_writer_size(&w));
+	f = (struct pb_field){0};
+	for (size_t n = 0; pb_next(&r, &f);)
+		if (++n == 13) { /* the sample just emitted */
+			p = pb_begin_nested(&t, 1);
+			pb_put_raw(&t, f.data, f.len);
+			pb_end_nested(&t, p);
+		}
+	snprintf(path, sizeof path, "/tmp/tb-perfetto-cmd-counts-%d", (int)getpid());
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	CHECK(fd >= 0);
+	CHECK_EQ(tb_write_all(fd, pb_writer_data(&t), pb_writer_size(&t)), 0);
+	close(fd);
+	CHECK_EQ(perfetto_cmd_trace_counts(path, &c, &err), 0);
+	unlink(path);
+	CHECK_UEQ(c.samples, 7);
+	CHECK_UEQ(c.samples_without_callsite, 1);
+	CHECK_UEQ(c.samples_skipped, 1);
+	CHECK_UEQ(c.lost_records, 9);
+	perfetto_cmd_trace_counts_mem(pb_writer_data(&t), pb_writer_size(&t), &c);
+	CHECK_UEQ(c.samples, 7);
+	pb_writer_release(&t);
+	pb_writer_release(&w);
+	perf_emitter_release(&e);
+}
+
+static void control_stop(void *ctx)
+{
+	(*(int *)ctx)++;
+}
+
+/* Read what is waiting on fd (non-blocking) into buf. */
+static const char *drain(int fd, char *buf, size_t cap)
+{
+	ssize_t n = read(fd, buf, cap - 1);
+	buf[n > 0 ? n : 0] = 0;
+	return buf;
+}
+
+/* --control as a workload and one traced_perf instance see it: commands
+ * on the CTL fifo, passed on to the instance's socket, answered on ACK
+ * only once the instance answered; enable waits for every data source. */
+TEST(perfetto_cmd_control_protocol)
+{
+	char dir[] = "/tmp/tb-control-XXXXXX", spec[256], ctl_path[96], ack_path[96], buf[256];
+	struct tb_err err = {0};
+	struct loop *l;
+	int stops = 0;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(ctl_path, sizeof ctl_path, "%s/ctl", dir);
+	snprintf(ack_path, sizeof ack_path, "%s/ack", dir);
+	snprintf(spec, sizeof spec, "fifo:%s,%s", ctl_path, ack_path);
+	struct perfetto_cmd_control *c = perfetto_cmd_control_new(spec, &err);
+	CHECK(c != NULL);
+	if (!c)
+		return;
+	perfetto_cmd_control_env(c, buf, sizeof buf);
+	CHECK_STR_EQ(buf, spec);
+	l = loop_new(&err);
+	CHECK_EQ(perfetto_cmd_control_attach(c, l, 1, control_stop, &stops), 0);
+	int ctl = open(ctl_path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	int ack = open(ack_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	CHECK(ctl >= 0 && ack >= 0);
+	/* the instance connects and says hello */
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", perfetto_cmd_control_socket(c));
+	int peer = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CHECK_EQ(connect(peer, (struct sockaddr *)&sa, sizeof sa), 0);
+	CHECK_EQ(tb_write_all(peer, "hello\n", 6), 0);
+	tb_set_nonblock(peer, true);
+	for (int i = 0; i < 5; i++)
+		loop_run_once(l, 10);
+	/* ping is answered at once; enable waits for the data sources */
+	CHECK_EQ(tb_write_all(ctl, "ping\nenable\n", 12), 0);
+	for (int i = 0; i < 5; i++)
+		loop_run_once(l, 10);
+	CHECK_STR_EQ(drain(ack, buf, sizeof buf), "ack\n");
+	CHECK_STR_EQ(drain(peer, buf, sizeof buf), "");
+	perfetto_cmd_control_started(c);
+	for (int i = 0; i < 5; i++)
+		loop_run_once(l, 10);
+	CHECK_STR_EQ(drain(peer, buf, sizeof buf), "enable\n");
+	CHECK_STR_EQ(drain(ack, buf, sizeof buf), ""); /* not before the instance */
+	CHECK_EQ(tb_write_all(peer, "ack\n", 4), 0);
+	for (int i = 0; i < 5; i++)
+		loop_run_once(l, 10);
+	CHECK_STR_EQ(drain(ack, buf, sizeof buf), "ack\n");
+	/* NUL ends a word too; unknown words get err; stop ends the capture */
+	CHECK_EQ(tb_write_all(ctl, "disable\0bogus\nstop\n", 19), 0);
+	for (int i = 0; i < 5; i++)
+		loop_run_once(l, 10);
+	CHECK_STR_EQ(drain(peer, buf, sizeof buf), "disable\n");
+	CHECK_EQ(tb_write_all(peer, "ack\n", 4), 0);
+	for (int i = 0; i < 5; i++)
+		loop_run_once(l, 10);
+	CHECK_STR_EQ(drain(ack, buf, sizeof buf), "ack\nerr\nack\n");
+	CHECK_EQ(stops, 1);
+	/* after the capture: answered, no effect */
+	perfetto_cmd_control_stopped(c);
+	CHECK_EQ(tb_write_all(ctl, "enable\n", 7), 0);
+	for (int i = 0; i < 5; i++)
+		loop_run_once(l, 10);
+	CHECK_STR_EQ(drain(ack, buf, sizeof buf), "ack\n");
+	CHECK_STR_EQ(drain(peer, buf, sizeof buf), "");
+	perfetto_cmd_control_detach(c);
+	close(peer);
+	close(ctl);
+	close(ack);
+	loop_free(l);
+	perfetto_cmd_control_free(c);
+	/* the fifos it made and its socket folder are gone */
+	CHECK(access(ctl_path, F_OK) < 0 && access(ack_path, F_OK) < 0);
+	rmdir(dir);
+	/* a spec that is not fifo:... */
+	tb_err_clear(&err);
+	CHECK(perfetto_cmd_control_new("pipe:x", &err) == NULL);
+	CHECK(strstr(err.msg, "fifo:CTL[,ACK]") != NULL);
+}
+
 TEST(perfetto_cmd_output_framing_and_no_clobber)
 {
 	char path[128];
@@ -348,7 +548,7 @@ static int run_workload(char **argv)
 	int st;
 	perfetto_cmd_workload_init(&w, argv);
 	perfetto_cmd_workload_start(&w);
-	st = perfetto_cmd_workload_wait(&w);
+	st = perfetto_cmd_workload_wait(&w, NULL);
 	return w.exited ? st : -1;
 }
 
@@ -373,5 +573,5 @@ TEST(perfetto_cmd_workload_statuses)
 	perfetto_cmd_workload_cancel(&w, SIGINT);
 	perfetto_cmd_workload_start(&w);
 	CHECK(!w.started);
-	CHECK_EQ(perfetto_cmd_workload_wait(&w), 130);
+	CHECK_EQ(perfetto_cmd_workload_wait(&w, NULL), 130);
 }

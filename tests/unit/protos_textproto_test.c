@@ -640,7 +640,7 @@ TEST(protos_textproto_shipped_configs)
 	if (!d)
 		return;
 	int n = 0;
-	bool sched = false, longt = false, perf = false;
+	bool sched = false, longt = false, perf = false, stream = false, pctx = false;
 	struct dirent *e;
 	while ((e = readdir(d)) != NULL) {
 		size_t l = strlen(e->d_name);
@@ -673,16 +673,34 @@ TEST(protos_textproto_shipped_configs)
 			CHECK(tc->write_into_file);
 			CHECK_EQ(tc->max_file_size_bytes, 512ull << 20);
 			CHECK(tc->file_write_period_ms > 0);
-		} else if (strcmp(e->d_name, "perf-1000hz.pbtx") == 0) {
-			perf = true;
+		} else if (strcmp(e->d_name, "perf-1000hz.pbtx") == 0 ||
+		           strcmp(e->d_name, "perf-stream.pbtx") == 0 ||
+		           strcmp(e->d_name, "perf-sched.pbtx") == 0) {
+			bool fast = e->d_name[5] == '1';
+			perf |= fast;
+			stream |= e->d_name[6] == 't';
+			pctx |= e->d_name[6] == 'c';
 			c = tc_source(tc, "linux.perf");
 			CHECK(c && c->perf_event_config && c->perf_event_config->timebase);
 			if (c && c->perf_event_config && c->perf_event_config->timebase)
-				CHECK_EQ(c->perf_event_config->timebase->frequency, 1000);
+				CHECK_EQ(c->perf_event_config->timebase->frequency, fast ? 1000 : 100);
+			/* no scope: a gated capture samples its workload */
+			if (c && c->perf_event_config && c->perf_event_config->callstack_sampling)
+				CHECK(c->perf_event_config->callstack_sampling->scope == NULL);
+			CHECK(tc->duration_ms > 0);
+			if (e->d_name[6] == 't') {
+				CHECK(tc->write_into_file);
+				CHECK_EQ(tc->max_file_size_bytes, 512ull << 20);
+				CHECK(tc->file_write_period_ms > 0);
+			}
+			if (e->d_name[6] == 'c') {
+				c = tc_source(tc, "linux.ftrace");
+				CHECK(c && c->ftrace_config && c->ftrace_config->n_ftrace_events >= 2);
+			}
 		}
 		tc_free(tc);
 	}
 	closedir(d);
-	CHECK(sched && longt && perf);
-	CHECK(n >= 3);
+	CHECK(sched && longt && perf && stream && pctx);
+	CHECK(n >= 5);
 }

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "io/io.h"
+#include "base.h"
 #include "test.h"
 
 struct body {
@@ -29,48 +29,48 @@ static int body_sink(void *ctx, const uint8_t *p, size_t n)
 
 /* Parse resp in pieces of at most step bytes, then signal EOF. Returns the
  * first negative code, or 0. */
-static int parse_all(struct tp_http_parser *p, const char *resp, size_t step, struct body *b,
+static int parse_all(struct http_parser *p, const char *resp, size_t step, struct body *b,
                      struct tb_err *err)
 {
 	size_t n = strlen(resp), off = 0;
-	tp_http_parser_init(p);
+	http_parser_init(p);
 	memset(b, 0, sizeof *b);
 	while (off < n && !p->done) {
 		size_t len = n - off < step ? n - off : step, used = 0;
-		int rc = tp_http_parser_feed(p, (const uint8_t *)resp + off, len, &used, body_sink,
+		int rc = http_parser_feed(p, (const uint8_t *)resp + off, len, &used, body_sink,
 		                             b, err);
 		if (rc < 0)
 			return rc;
 		off += used;
 	}
-	return tp_http_parser_eof(p, err);
+	return http_parser_eof(p, err);
 }
 
-static struct tp_http_parser parser; /* big (line buffer): not on the stack */
+static struct http_parser parser; /* big (line buffer): not on the stack */
 
 TEST(tp_http_url_parse_forms)
 {
-	struct tp_http_url u;
+	struct http_url u;
 	struct tb_err err = {0};
-	CHECK_EQ(tp_http_url_parse("http://example.com/a/b?c=d#frag", &u, &err), 0);
+	CHECK_EQ(http_url_parse("http://example.com/a/b?c=d#frag", &u, &err), 0);
 	CHECK(!u.https);
 	CHECK_STR_EQ(u.host, "example.com");
 	CHECK_EQ(u.port, 80);
 	CHECK_STR_EQ(u.path, "/a/b?c=d");
-	CHECK_EQ(tp_http_url_parse("HTTPS://h:8443", &u, &err), 0);
+	CHECK_EQ(http_url_parse("HTTPS://h:8443", &u, &err), 0);
 	CHECK(u.https);
 	CHECK_EQ(u.port, 8443);
 	CHECK_STR_EQ(u.path, "/");
-	CHECK_EQ(tp_http_url_parse("https://[::1]:9/x", &u, &err), 0);
+	CHECK_EQ(http_url_parse("https://[::1]:9/x", &u, &err), 0);
 	CHECK_STR_EQ(u.host, "::1");
 	CHECK_EQ(u.port, 9);
-	CHECK_EQ(tp_http_url_parse("http://h?q", &u, &err), 0);
+	CHECK_EQ(http_url_parse("http://h?q", &u, &err), 0);
 	CHECK_STR_EQ(u.path, "/?q");
-	CHECK_EQ(tp_http_url_parse("https://[::1]", &u, &err), 0);
+	CHECK_EQ(http_url_parse("https://[::1]", &u, &err), 0);
 	CHECK_EQ(u.port, 443);
-	CHECK(tp_http_is_url("Http://x"));
-	CHECK(!tp_http_is_url("ftp://x"));
-	CHECK(!tp_http_is_url("trace.json"));
+	CHECK(http_is_url("Http://x"));
+	CHECK(!http_is_url("ftp://x"));
+	CHECK(!http_is_url("trace.json"));
 }
 
 TEST(tp_http_url_parse_errors)
@@ -81,38 +81,38 @@ TEST(tp_http_url_parse_errors)
 	    "http://[::1]x/", "http://h/a b", "http://h:/\x01",
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		struct tp_http_url u;
+		struct http_url u;
 		struct tb_err err = {0};
-		if (tp_http_url_parse(bad[i], &u, &err) != -EINVAL || !err.msg[0]) {
+		if (http_url_parse(bad[i], &u, &err) != -EINVAL || !err.msg[0]) {
 			test_report(__FILE__, __LINE__, "accepted '%s'", bad[i]);
 			return;
 		}
 	}
-	struct tp_http_url u;
+	struct http_url u;
 	struct tb_err err = {0};
-	CHECK_EQ(tp_http_url_parse("http://h:/", &u, &err), 0); /* empty port: default */
+	CHECK_EQ(http_url_parse("http://h:/", &u, &err), 0); /* empty port: default */
 	CHECK_EQ(u.port, 80);
 }
 
 TEST(tp_http_url_resolve_and_format)
 {
-	struct tp_http_url base, out;
+	struct http_url base, out;
 	struct tb_err err = {0};
 	char s[512];
-	CHECK_EQ(tp_http_url_parse("http://h:81/dir/file?q=1", &base, &err), 0);
-	tp_http_url_format(&base, s, sizeof s);
+	CHECK_EQ(http_url_parse("http://h:81/dir/file?q=1", &base, &err), 0);
+	http_url_format(&base, s, sizeof s);
 	CHECK_STR_EQ(s, "http://h:81/dir/file?q=1");
-	CHECK_EQ(tp_http_url_resolve(&base, "/abs", &out, &err), 0);
-	tp_http_url_format(&out, s, sizeof s);
+	CHECK_EQ(http_url_resolve(&base, "/abs", &out, &err), 0);
+	http_url_format(&out, s, sizeof s);
 	CHECK_STR_EQ(s, "http://h:81/abs");
-	CHECK_EQ(tp_http_url_resolve(&base, "rel.json", &out, &err), 0);
-	tp_http_url_format(&out, s, sizeof s);
+	CHECK_EQ(http_url_resolve(&base, "rel.json", &out, &err), 0);
+	http_url_format(&out, s, sizeof s);
 	CHECK_STR_EQ(s, "http://h:81/dir/rel.json");
-	CHECK_EQ(tp_http_url_resolve(&base, "//other/x", &out, &err), 0);
-	tp_http_url_format(&out, s, sizeof s);
+	CHECK_EQ(http_url_resolve(&base, "//other/x", &out, &err), 0);
+	http_url_format(&out, s, sizeof s);
 	CHECK_STR_EQ(s, "http://other/x");
-	CHECK_EQ(tp_http_url_resolve(&base, "https://[::1]:443/y", &out, &err), 0);
-	tp_http_url_format(&out, s, sizeof s);
+	CHECK_EQ(http_url_resolve(&base, "https://[::1]:443/y", &out, &err), 0);
+	http_url_format(&out, s, sizeof s);
 	CHECK_STR_EQ(s, "https://[::1]/y");
 }
 
@@ -137,8 +137,8 @@ TEST(tp_http_stops_after_headers)
 	struct body b = {{0}, 0};
 	struct tb_err err = {0};
 	size_t used = 0;
-	tp_http_parser_init(&parser);
-	CHECK_EQ(tp_http_parser_feed(&parser, (const uint8_t *)resp, strlen(resp), &used, body_sink,
+	http_parser_init(&parser);
+	CHECK_EQ(http_parser_feed(&parser, (const uint8_t *)resp, strlen(resp), &used, body_sink,
 	                             &b, &err),
 	         0);
 	CHECK(parser.headers_done);
@@ -208,12 +208,12 @@ TEST(tp_http_malformed)
 TEST(tp_http_limits)
 {
 	/* A header line longer than the line buffer, and a header block over the cap. */
-	static char resp[TP_HTTP_HEADERS_MAX + 1024];
+	static char resp[HTTP_HEADERS_MAX + 1024];
 	struct body b;
 	struct tb_err err = {0};
 	size_t n = (size_t)snprintf(resp, sizeof resp, "HTTP/1.1 200 OK\r\nX: ");
-	memset(resp + n, 'a', TP_HTTP_LINE_MAX + 10);
-	resp[n + TP_HTTP_LINE_MAX + 10] = '\0';
+	memset(resp + n, 'a', HTTP_LINE_MAX + 10);
+	resp[n + HTTP_LINE_MAX + 10] = '\0';
 	CHECK_EQ(parse_all(&parser, resp, 1000, &b, &err), -EPROTO);
 	n = (size_t)snprintf(resp, sizeof resp, "HTTP/1.1 200 OK\r\n");
 	while (n + 20 < sizeof resp - 1)

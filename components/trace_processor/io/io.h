@@ -1,8 +1,8 @@
 /*
  * Input stages of the trace processor that sit before format sniffing:
- * gzip unwrapping (gunzip.c), zlib inflation of in-trace payloads such as
- * compressed_packets (inflate.c), and an HTTP/1.1 client that streams a trace
- * from an http:// or https:// URL without a local copy (http.c).
+ * gzip unwrapping (gunzip.c) and zlib inflation of in-trace payloads such as
+ * compressed_packets (inflate.c). Traces from http:// or https:// URLs come
+ * through base's HTTP client (base/http.c), streamed without a local copy.
  */
 #ifndef TB_TP_IO_H
 #define TB_TP_IO_H
@@ -78,85 +78,5 @@ int tp_archive_finish(struct tp_archive *a, struct tb_err *err);
  * left out). The archive owns them; a caller may take data (set it NULL). */
 size_t tp_archive_count(const struct tp_archive *a);
 struct tp_archive_member *tp_archive_member(struct tp_archive *a, size_t i);
-
-/* ---- HTTP (http.c) ------------------------------------------------------ */
-
-#define TP_HTTP_HOST_MAX 256
-#define TP_HTTP_PATH_MAX 4096
-#define TP_HTTP_LINE_MAX 8192		/* one status, header, chunk-size or trailer line */
-#define TP_HTTP_HEADERS_MAX (64 * 1024) /* all header (or trailer) lines of a response */
-#define TP_HTTP_MAX_REDIRECTS 8
-
-/* A parsed http:// or https:// URL. host has no brackets (an IPv6 literal
- * `[::1]` is stored as `::1`); path starts with '/' and keeps the query. */
-struct tp_http_url {
-	bool https;
-	uint16_t port;
-	char host[TP_HTTP_HOST_MAX];
-	char path[TP_HTTP_PATH_MAX];
-};
-
-/* True if s starts with http:// or https:// (any case). */
-bool tp_http_is_url(const char *s);
-/* Parse url into *u. Returns 0, or -EINVAL with err set (bad scheme, host,
- * port, user-info, or a part too long). */
-int tp_http_url_parse(const char *url, struct tp_http_url *u, struct tb_err *err);
-/* Resolve a redirect's Location (absolute URL, //host/path, /path or a path
- * relative to base's) into *out. Returns 0 or -EINVAL (err set). */
-int tp_http_url_resolve(const struct tp_http_url *base, const char *loc, struct tp_http_url *out,
-			struct tb_err *err);
-/* Format u back as a URL into buf (always NUL-terminated). */
-void tp_http_url_format(const struct tp_http_url *u, char *buf, size_t size);
-
-typedef int (*tp_http_sink)(void *ctx, const uint8_t *p, size_t n);
-
-/* The response parser: status line, headers, then a body delimited by
- * Content-Length, chunked transfer encoding or the end of the connection.
- * Interim 1xx responses are skipped. Pure (no I/O), so it is unit-tested and
- * fuzzed on its own. Embed it; tp_http_parser_init before use. */
-struct tp_http_parser {
-	int state;
-	int status;		  /* final status code, once headers_done */
-	bool headers_done;	  /* status and headers of the final response parsed */
-	bool done;		  /* the whole body has been delivered */
-	bool chunked, has_length; /* body framing */
-	uint64_t content_length;
-	uint64_t remaining; /* body bytes left (length framing or current chunk) */
-	uint64_t body_bytes;
-	size_t header_bytes; /* bytes of the current header or trailer block */
-	size_t line_len;
-	char reason[128];
-	char location[TP_HTTP_PATH_MAX + TP_HTTP_HOST_MAX + 16];
-	char line[TP_HTTP_LINE_MAX];
-};
-
-void tp_http_parser_init(struct tp_http_parser *p);
-/* Parse up to n bytes of the response. Stops right after the final
- * response's headers (headers_done becomes true, so the caller can look at
- * status before any body byte is passed on), and otherwise consumes
- * everything, passing body bytes (de-chunked) to sink. *used is set to the
- * bytes consumed. Bytes after the end of the body are ignored. Returns 0, a
- * sink's negative code, or -EPROTO (err set) on a malformed response. */
-int tp_http_parser_feed(struct tp_http_parser *p, const uint8_t *buf, size_t n, size_t *used,
-			tp_http_sink sink, void *ctx, struct tb_err *err);
-/* The peer closed the connection: 0 if the body is complete (or delimited by
- * the close), else -EPROTO (err set). */
-int tp_http_parser_eof(struct tp_http_parser *p, struct tb_err *err);
-
-struct tp_http_opts {
-	int connect_timeout_ms; /* per address tried; 0 = 15 s */
-	int read_timeout_ms;	/* per read or write; 0 = 60 s */
-};
-
-/* GET url, following up to TP_HTTP_MAX_REDIRECTS redirects (301, 302, 303,
- * 307, 308; http and https), and stream the final 2xx response's body to
- * sink in chunks as it arrives. https:// verifies the server's certificate
- * and host name against the CA bundle named by $SSL_CERT_FILE, or else the
- * first of the system bundles found. opts may be NULL. Blocks; runs on the
- * caller's thread. Returns 0, a sink's negative code (err untouched), or a
- * negative errno-style code with one line in err: cannot resolve, cannot
- * connect, certificate verification failed, HTTP status, timeout, ... */
-int tp_http_get(const char *url, const struct tp_http_opts *opts, tp_http_sink sink, void *ctx,
-		struct tb_err *err);
 
 #endif /* TB_TP_IO_H */

@@ -1265,9 +1265,9 @@ struct tp *shell_load(const struct shell_opts *o, const struct shell_config *sc,
 		tp_free(tp);
 		return NULL;
 	}
-	if (tp_http_is_url(path)) {
+	if (http_is_url(path)) {
 		/* Streamed without a local copy; tp_parse errors surface via tp_error. */
-		rc = tp_http_get(path, NULL, loader_feed, &l, &err) < 0 ? -1 : 0;
+		rc = http_get(path, NULL, loader_feed, &l, &err) < 0 ? -1 : 0;
 	} else {
 		int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {

@@ -27,7 +27,7 @@
  * getrandom(2) directly: the static musl build would otherwise fall back to
  * opening /dev/urandom, which may not exist in a chroot or container.
  */
-#include "io.h"
+#include "base.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -64,7 +64,7 @@ static const char *const ca_bundles[] = {
 
 /* ---- URLs ---------------------------------------------------------------- */
 
-bool tp_http_is_url(const char *s)
+bool http_is_url(const char *s)
 {
 	return strncasecmp(s, "http://", 7) == 0 || strncasecmp(s, "https://", 8) == 0;
 }
@@ -74,7 +74,7 @@ static bool url_char_ok(unsigned char c)
 	return c > 0x20 && c < 0x7f;
 }
 
-int tp_http_url_parse(const char *url, struct tp_http_url *u, struct tb_err *err)
+int http_url_parse(const char *url, struct http_url *u, struct tb_err *err)
 {
 	memset(u, 0, sizeof *u);
 	const char *p;
@@ -142,7 +142,7 @@ int tp_http_url_parse(const char *url, struct tp_http_url *u, struct tb_err *err
 	return 0;
 }
 
-void tp_http_url_format(const struct tp_http_url *u, char *buf, size_t size)
+void http_url_format(const struct http_url *u, char *buf, size_t size)
 {
 	bool v6 = strchr(u->host, ':') != NULL;
 	bool def = u->port == (u->https ? 443 : 80);
@@ -153,20 +153,20 @@ void tp_http_url_format(const struct tp_http_url *u, char *buf, size_t size)
 	         v6 ? "]" : "", port, u->path);
 }
 
-int tp_http_url_resolve(const struct tp_http_url *base, const char *loc, struct tp_http_url *out,
+int http_url_resolve(const struct http_url *base, const char *loc, struct http_url *out,
                         struct tb_err *err)
 {
-	if (tp_http_is_url(loc))
-		return tp_http_url_parse(loc, out, err);
-	char *s = tb_malloc(TP_HTTP_PATH_MAX * 2 + TP_HTTP_HOST_MAX + 32);
-	size_t cap = TP_HTTP_PATH_MAX * 2 + TP_HTTP_HOST_MAX + 32;
+	if (http_is_url(loc))
+		return http_url_parse(loc, out, err);
+	char *s = tb_malloc(HTTP_PATH_MAX * 2 + HTTP_HOST_MAX + 32);
+	size_t cap = HTTP_PATH_MAX * 2 + HTTP_HOST_MAX + 32;
 	int rc;
 	if (loc[0] == '/' && loc[1] == '/') {
 		snprintf(s, cap, "%s:%s", base->https ? "https" : "http", loc);
 	} else {
-		struct tp_http_url root = *base;
+		struct http_url root = *base;
 		root.path[0] = '\0';
-		tp_http_url_format(&root, s, cap);
+		http_url_format(&root, s, cap);
 		size_t n = strlen(s);
 		if (loc[0] != '/') {
 			/* Relative to the base path's directory (query dropped). */
@@ -181,7 +181,7 @@ int tp_http_url_resolve(const struct tp_http_url *base, const char *loc, struct 
 		}
 		snprintf(s + n, cap - n, "%s", loc);
 	}
-	rc = tp_http_url_parse(s, out, err);
+	rc = http_url_parse(s, out, err);
 	tb_free(s);
 	return rc;
 }
@@ -200,9 +200,9 @@ enum {
 	S_DONE,
 };
 
-void tp_http_parser_init(struct tp_http_parser *p)
+void http_parser_init(struct http_parser *p)
 {
-	memset(p, 0, offsetof(struct tp_http_parser, line));
+	memset(p, 0, offsetof(struct http_parser, line));
 	p->line[0] = '\0';
 	p->state = S_STATUS;
 }
@@ -212,7 +212,7 @@ static bool token_eq(const char *s, size_t n, const char *lit)
 	return strlen(lit) == n && strncasecmp(s, lit, n) == 0;
 }
 
-static int parse_status(struct tp_http_parser *p, const char *l, size_t n, struct tb_err *err)
+static int parse_status(struct http_parser *p, const char *l, size_t n, struct tb_err *err)
 {
 	if (n < 12 || strncmp(l, "HTTP/1.", 7) != 0 || l[8] != ' ' || l[9] < '1' || l[9] > '5' ||
 	    l[10] < '0' || l[10] > '9' || l[11] < '0' || l[11] > '9' || (n > 12 && l[12] != ' '))
@@ -225,7 +225,7 @@ static int parse_status(struct tp_http_parser *p, const char *l, size_t n, struc
 	return 0;
 }
 
-static int parse_header(struct tp_http_parser *p, char *l, size_t n, struct tb_err *err)
+static int parse_header(struct http_parser *p, char *l, size_t n, struct tb_err *err)
 {
 	char *colon = memchr(l, ':', n);
 	if (!colon || colon == l || l[0] == ' ' || l[0] == '\t')
@@ -267,7 +267,7 @@ static int parse_header(struct tp_http_parser *p, char *l, size_t n, struct tb_e
 }
 
 /* The empty line after the headers: pick the body framing. */
-static void end_headers(struct tp_http_parser *p)
+static void end_headers(struct http_parser *p)
 {
 	p->header_bytes = 0;
 	if (p->status < 200 && p->status != 101) {
@@ -288,7 +288,7 @@ static void end_headers(struct tp_http_parser *p)
 	p->done = p->state == S_DONE;
 }
 
-static int parse_chunk_size(struct tp_http_parser *p, const char *l, size_t n, struct tb_err *err)
+static int parse_chunk_size(struct http_parser *p, const char *l, size_t n, struct tb_err *err)
 {
 	uint64_t v = 0;
 	size_t i = 0;
@@ -316,7 +316,7 @@ static int parse_chunk_size(struct tp_http_parser *p, const char *l, size_t n, s
 	return 0;
 }
 
-static int on_line(struct tp_http_parser *p, char *l, size_t n, struct tb_err *err)
+static int on_line(struct http_parser *p, char *l, size_t n, struct tb_err *err)
 {
 	switch (p->state) {
 	case S_STATUS:
@@ -353,8 +353,8 @@ static bool line_state(int s)
 	       s == S_TRAILER;
 }
 
-int tp_http_parser_feed(struct tp_http_parser *p, const uint8_t *buf, size_t n, size_t *used,
-                        tp_http_sink sink, void *ctx, struct tb_err *err)
+int http_parser_feed(struct http_parser *p, const uint8_t *buf, size_t n, size_t *used,
+                        http_sink sink, void *ctx, struct tb_err *err)
 {
 	size_t i = 0;
 	int rc = 0;
@@ -364,15 +364,15 @@ int tp_http_parser_feed(struct tp_http_parser *p, const uint8_t *buf, size_t n, 
 			size_t take = nl ? (size_t)(nl - (buf + i)) + 1 : n - i;
 			if (p->line_len + take > sizeof p->line) {
 				rc = tb_err_set(err, -EPROTO, "response line longer than %d bytes",
-				                TP_HTTP_LINE_MAX);
+				                HTTP_LINE_MAX);
 				break;
 			}
 			bool block =
 			    p->state == S_STATUS || p->state == S_HEADER || p->state == S_TRAILER;
-			if (block && (p->header_bytes += take) > TP_HTTP_HEADERS_MAX) {
+			if (block && (p->header_bytes += take) > HTTP_HEADERS_MAX) {
 				rc = tb_err_set(err, -EPROTO,
 				                "response headers larger than %d bytes",
-				                TP_HTTP_HEADERS_MAX);
+				                HTTP_HEADERS_MAX);
 				break;
 			}
 			memcpy(p->line + p->line_len, buf + i, take);
@@ -422,7 +422,7 @@ int tp_http_parser_feed(struct tp_http_parser *p, const uint8_t *buf, size_t n, 
 	return rc < 0 ? rc : 0;
 }
 
-int tp_http_parser_eof(struct tp_http_parser *p, struct tb_err *err)
+int http_parser_eof(struct http_parser *p, struct tb_err *err)
 {
 	if (p->state == S_BODY_CLOSE)
 		p->state = S_DONE, p->done = true;
@@ -446,7 +446,7 @@ struct conn {
 	int fd;
 	bool tls, tls_ready, timed_out;
 	const char *host;
-	char where[TP_HTTP_HOST_MAX + 16]; /* host:port for messages */
+	char where[HTTP_HOST_MAX + 16]; /* host:port for messages */
 	mbedtls_ssl_context ssl;
 	mbedtls_ssl_config conf;
 	mbedtls_x509_crt ca;
@@ -495,7 +495,7 @@ out:
 	return fd;
 }
 
-static int conn_tcp(struct conn *c, const struct tp_http_url *u, int connect_ms, int read_ms,
+static int conn_tcp(struct conn *c, const struct http_url *u, int connect_ms, int read_ms,
                     struct tb_err *err)
 {
 	char port[8];
@@ -670,7 +670,7 @@ static int conn_tls(struct conn *c, struct tb_err *err)
 	return 0;
 }
 
-static int conn_open(struct conn *c, const struct tp_http_url *u, const struct tp_http_opts *o,
+static int conn_open(struct conn *c, const struct http_url *u, const struct http_opts *o,
                      struct tb_err *err)
 {
 	bool v6 = strchr(u->host, ':') != NULL;
@@ -751,13 +751,13 @@ static bool is_redirect(int status)
 }
 
 /* One request on one connection. *next is set (and 1 returned) for a redirect. */
-static int get_once(const struct tp_http_url *u, const struct tp_http_opts *o, uint8_t *buf,
-                    tp_http_sink sink, void *ctx, struct tp_http_url *next, struct tb_err *err)
+static int get_once(const struct http_url *u, const struct http_opts *o, uint8_t *buf,
+                    http_sink sink, void *ctx, struct http_url *next, struct tb_err *err)
 {
 	struct conn c = {.fd = -1};
-	struct tp_http_parser *p = tb_malloc(sizeof *p);
-	char *url = tb_malloc(TP_HTTP_PATH_MAX + TP_HTTP_HOST_MAX + 32);
-	tp_http_url_format(u, url, TP_HTTP_PATH_MAX + TP_HTTP_HOST_MAX + 32);
+	struct http_parser *p = tb_malloc(sizeof *p);
+	char *url = tb_malloc(HTTP_PATH_MAX + HTTP_HOST_MAX + 32);
+	http_url_format(u, url, HTTP_PATH_MAX + HTTP_HOST_MAX + 32);
 	struct tb_err perr = {0};
 	int rc = conn_open(&c, u, o, err);
 	if (rc < 0)
@@ -775,7 +775,7 @@ static int get_once(const struct tp_http_url *u, const struct tp_http_opts *o, u
 	if ((rc = conn_write(&c, (const char *)buf, (size_t)len, err)) < 0)
 		goto out;
 
-	tp_http_parser_init(p);
+	http_parser_init(p);
 	bool checked = false;
 	while (!p->done) {
 		int n = conn_read(&c, buf, HTTP_BUF_SIZE, err);
@@ -784,12 +784,12 @@ static int get_once(const struct tp_http_url *u, const struct tp_http_opts *o, u
 			goto out;
 		}
 		if (n == 0) {
-			rc = tp_http_parser_eof(p, &perr);
+			rc = http_parser_eof(p, &perr);
 			break;
 		}
 		for (size_t off = 0; off < (size_t)n && !p->done;) {
 			size_t used = 0;
-			rc = tp_http_parser_feed(p, buf + off, (size_t)n - off, &used, sink, ctx,
+			rc = http_parser_feed(p, buf + off, (size_t)n - off, &used, sink, ctx,
 			                         &perr);
 			off += used;
 			if (rc < 0)
@@ -797,13 +797,17 @@ static int get_once(const struct tp_http_url *u, const struct tp_http_opts *o, u
 			if (p->headers_done && !checked) {
 				checked = true;
 				if (is_redirect(p->status) && p->location[0]) {
-					rc = tp_http_url_resolve(u, p->location, next, err) < 0
+					rc = http_url_resolve(u, p->location, next, err) < 0
 					         ? -EINVAL
 					         : 1;
 					goto out;
 				}
 				if (p->status < 200 || p->status > 299) {
-					rc = tb_err_set(err, -EIO, "HTTP %d%s%s from '%s'",
+					/* -ENOENT: the server has no such thing (a
+					 * debuginfod answer for an unknown build id) */
+					bool gone = p->status == 404 || p->status == 410;
+					rc = tb_err_set(err, gone ? -ENOENT : -EIO,
+					                "HTTP %d%s%s from '%s'",
 					                p->status, p->reason[0] ? " " : "",
 					                p->reason, url);
 					goto out;
@@ -820,24 +824,24 @@ out:
 	return rc;
 }
 
-int tp_http_get(const char *url, const struct tp_http_opts *opts, tp_http_sink sink, void *ctx,
+int http_get(const char *url, const struct http_opts *opts, http_sink sink, void *ctx,
                 struct tb_err *err)
 {
-	struct tp_http_opts o = opts ? *opts : (struct tp_http_opts){0};
+	struct http_opts o = opts ? *opts : (struct http_opts){0};
 	if (o.connect_timeout_ms <= 0)
 		o.connect_timeout_ms = DEFAULT_CONNECT_TIMEOUT_MS;
 	if (o.read_timeout_ms <= 0)
 		o.read_timeout_ms = DEFAULT_READ_TIMEOUT_MS;
-	struct tp_http_url *u = tb_malloc(2 * sizeof *u);
+	struct http_url *u = tb_malloc(2 * sizeof *u);
 	uint8_t *buf = tb_malloc(HTTP_BUF_SIZE);
-	int rc = tp_http_url_parse(url, &u[0], err);
+	int rc = http_url_parse(url, &u[0], err);
 	for (int hops = 0; rc == 0; hops++) {
 		rc = get_once(&u[0], &o, buf, sink, ctx, &u[1], err);
 		if (rc != 1)
 			break;
-		if (hops == TP_HTTP_MAX_REDIRECTS) {
+		if (hops == HTTP_MAX_REDIRECTS) {
 			rc = tb_err_set(err, -ELOOP, "more than %d redirects from '%s'",
-			                TP_HTTP_MAX_REDIRECTS, url);
+			                HTTP_MAX_REDIRECTS, url);
 			break;
 		}
 		u[0] = u[1];

@@ -11,7 +11,7 @@
  * are read in blocks, the string table whole (capped), and only function
  * names are kept, so a large debug file costs its string table once.
  */
-#include "symbolize_int.h"
+#include "base.h"
 
 #include <stdlib.h>
 

@@ -18,7 +18,7 @@
  * never guessed. Output is built append-only in the caller's buffer, so a
  * substitution is a byte range of what was already written.
  */
-#include "symbolize_int.h"
+#include "base.h"
 
 #include <stdio.h>
 

@@ -1,5 +1,5 @@
 /*
- * find.c: which file on this machine holds the symbols of a mapping.
+ * symfind.c: which file on this machine holds the symbols of a mapping.
  *
  * A candidate counts only when its GNU build id is the mapping's (or, for a
  * .gnu_debuglink target without one, when its CRC-32 is the link's). In
@@ -18,9 +18,11 @@
  *
  *   .gnu_debuglink section: file name, NUL, pad to 4, u32 CRC-32 of the file
  */
-#include "symbolize_int.h"
+#include "base.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <fcntl.h>
@@ -31,6 +33,8 @@
 #define FIND_MAX_DEPTH 16
 #define FIND_MAX_INDEXED 200000 /* files opened while indexing roots */
 #define FIND_MAX_PATH 4096
+#define SYM_DEBUGINFOD_TIMEOUT_MS 5000                /* per file, unless told */
+#define SYM_DEBUGINFOD_MAX_BYTES ((uint64_t)1 << 31) /* one debug file */
 
 struct index_entry {
 	uint64_t hash; /* of the build id */
@@ -63,6 +67,10 @@ void sym_finder_release(struct sym_finder *f)
 	for (size_t i = 0; i < f->n_entries; i++)
 		tb_free(f->entries[i].path);
 	tb_free(f->entries);
+	for (size_t i = 0; i < f->n_dbgd_urls; i++)
+		tb_free(f->dbgd_urls[i]);
+	tb_free(f->dbgd_urls);
+	tb_free(f->dbgd_cache);
 	memset(f, 0, sizeof *f);
 }
 
@@ -323,6 +331,160 @@ static void find_debuglink(struct sym_finder *f, struct sym_found *best, const c
 		try_debuglink(best, path, crc, id, len);
 }
 
+/* ---- debuginfod ------------------------------------------------------------ */
+
+void sym_finder_use_debuginfod(struct sym_finder *f, const char *cache, const char *urls,
+			       int timeout_ms, int64_t budget_ms)
+{
+	char dir[FIND_MAX_PATH];
+	const char *env;
+	if (!cache || !*cache) {
+		if ((env = getenv("DEBUGINFOD_CACHE_PATH")) && *env)
+			path_fmt(dir, sizeof dir, "%s", env);
+		else if ((env = getenv("XDG_CACHE_HOME")) && *env)
+			path_fmt(dir, sizeof dir, "%s/debuginfod_client", env);
+		else if ((env = getenv("HOME")) && *env)
+			path_fmt(dir, sizeof dir, "%s/.cache/debuginfod_client", env);
+		else
+			dir[0] = 0;
+		cache = dir;
+	}
+	tb_free(f->dbgd_cache);
+	f->dbgd_cache = *cache ? tb_strdup(cache) : NULL;
+	for (const char *p = urls; p && *p;) {
+		size_t n = strcspn(p, " \t\n");
+		if (n && n < FIND_MAX_PATH) {
+			f->dbgd_urls = tb_realloc(f->dbgd_urls, (f->n_dbgd_urls + 1) * sizeof(char *));
+			f->dbgd_urls[f->n_dbgd_urls++] = tb_strndup(p, n);
+		}
+		p += n;
+		p += strspn(p, " \t\n");
+	}
+	f->dbgd_timeout_ms = timeout_ms > 0 ? timeout_ms : SYM_DEBUGINFOD_TIMEOUT_MS;
+	f->dbgd_deadline_ns = budget_ms > 0 ? tb_mono_ns() + budget_ms * 1000000 : 0;
+}
+
+struct fetch {
+	int fd;
+	uint64_t bytes;
+	int64_t deadline_ns;
+};
+
+static int fetch_sink(void *ctx, const uint8_t *p, size_t n)
+{
+	struct fetch *x = ctx;
+	if (tb_mono_ns() > x->deadline_ns)
+		return -ETIMEDOUT;
+	if ((x->bytes += n) > SYM_DEBUGINFOD_MAX_BYTES)
+		return -EFBIG;
+	return tb_write_all(x->fd, p, n);
+}
+
+/* mkdir -p of the cache folder for one build id. */
+static bool make_dirs(char *path)
+{
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		bool ok = mkdir(path, 0755) == 0 || errno == EEXIST;
+		*p = '/';
+		if (!ok)
+			return false;
+	}
+	return mkdir(path, 0755) == 0 || errno == EEXIST;
+}
+
+/* GET URL/buildid/HEX/debuginfo from each server into CACHE/HEX/debuginfo
+ * (written beside it, renamed into place when complete). True when one
+ * server had it. */
+static bool dbgd_fetch(struct sym_finder *f, const char *hex, const char *dest)
+{
+	char dir[FIND_MAX_PATH], url[FIND_MAX_PATH + 128], tmp[FIND_MAX_PATH + 16];
+	struct http_opts o = {f->dbgd_timeout_ms, f->dbgd_timeout_ms};
+	bool not_found = true, timed_out = false;
+
+	if (!f->dbgd_cache || !path_fmt(dir, sizeof dir, "%s/%s", f->dbgd_cache, hex) ||
+	    !make_dirs(dir)) {
+		f->dbgd.failed++;
+		snprintf(f->dbgd_error, sizeof f->dbgd_error, "cannot create the cache folder '%.400s'",
+			 f->dbgd_cache ? f->dbgd_cache : "(none)");
+		return false;
+	}
+	for (size_t i = 0; i < f->n_dbgd_urls; i++) {
+		struct tb_err err = {0};
+		const char *u = f->dbgd_urls[i];
+		size_t ul = strlen(u);
+		while (ul && u[ul - 1] == '/')
+			ul--;
+		if (!path_fmt(url, sizeof url, "%.*s/buildid/%s/debuginfo", (int)ul, u, hex))
+			continue;
+		struct fetch x = {.fd = tb_create_beside(dest, 0644, tmp, sizeof tmp, &err),
+				  .deadline_ns = tb_mono_ns() + (int64_t)f->dbgd_timeout_ms * 1000000};
+		if (x.fd < 0) {
+			not_found = false;
+			snprintf(f->dbgd_error, sizeof f->dbgd_error, "%s", err.msg);
+			break;
+		}
+		int rc = http_get(url, &o, fetch_sink, &x, &err);
+		tb_close(&x.fd);
+		if (rc == 0 && rename(tmp, dest) == 0) {
+			f->dbgd.fetched++;
+			return true;
+		}
+		unlink(tmp);
+		if (rc != -ENOENT)
+			not_found = false;
+		if (rc == -ETIMEDOUT)
+			timed_out = true;
+		if (rc == -ETIMEDOUT && !tb_err_is_set(&err))
+			snprintf(f->dbgd_error, sizeof f->dbgd_error,
+				 "'%.400s' sent nothing within %d ms", url, f->dbgd_timeout_ms);
+		else if (tb_err_is_set(&err))
+			snprintf(f->dbgd_error, sizeof f->dbgd_error, "%s", err.msg);
+	}
+	if (not_found)
+		f->dbgd.not_found++;
+	else if (timed_out)
+		f->dbgd.timed_out++;
+	else
+		f->dbgd.failed++;
+	return false;
+}
+
+/* The debuginfod client cache, then the servers. */
+static void find_debuginfod(struct sym_finder *f, struct sym_found *best, const uint8_t *id,
+			    size_t len)
+{
+	static const char hexd[] = "0123456789abcdef";
+	char hex[2 * SYM_BUILD_ID_MAX + 1], path[FIND_MAX_PATH];
+	for (size_t i = 0; i < len; i++)
+		hex[2 * i] = hexd[id[i] >> 4], hex[2 * i + 1] = hexd[id[i] & 15];
+	hex[2 * len] = 0;
+	if (!f->dbgd_cache)
+		return;
+	if (path_fmt(path, sizeof path, "%s/%s/debuginfo", f->dbgd_cache, hex) &&
+	    try_path(best, path, id, len)) {
+		f->dbgd.cached++;
+		return;
+	}
+	if (!best->syms.has_symtab &&
+	    path_fmt(path, sizeof path, "%s/%s/executable", f->dbgd_cache, hex) &&
+	    try_path(best, path, id, len)) {
+		f->dbgd.cached++;
+		return;
+	}
+	if (best->syms.has_symtab || !f->n_dbgd_urls)
+		return;
+	if (f->dbgd_deadline_ns && tb_mono_ns() > f->dbgd_deadline_ns) {
+		f->dbgd.skipped++;
+		return;
+	}
+	if (path_fmt(path, sizeof path, "%s/%s/debuginfo", f->dbgd_cache, hex) &&
+	    dbgd_fetch(f, hex, path))
+		try_path(best, path, id, len);
+}
+
 int sym_finder_find(struct sym_finder *f, const char *name, const uint8_t *id, size_t len,
 		    struct sym_found *out)
 {
@@ -340,5 +502,7 @@ int sym_finder_find(struct sym_finder *f, const char *name, const uint8_t *id, s
 		if (!done && name[0] == '/')
 			find_debuglink(f, out, name, id, len);
 	}
+	if (!out->syms.has_symtab && (f->dbgd_cache || f->n_dbgd_urls))
+		find_debuginfod(f, out, id, len);
 	return out->path ? 0 : -ENOENT;
 }
