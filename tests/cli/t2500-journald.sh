@@ -12,8 +12,9 @@
 #             journald writes them) decode; XZ ones are counted, the entry
 #             kept; cut, corrupted and half-written files never crash it
 #   capture   a capture records exactly the entries appended while it runs,
-#             from a file growing under it and from a file created during
-#             it, with their fields, BOOTTIME timestamps and journalctl's
+#             from a file growing under it, across its rotation, and from a
+#             file created during it (not archived files, not a copy of old
+#             entries, not a file that is no journal), with their fields, BOOTTIME timestamps and journalctl's
 #             matches as filters; the counters reach the stats table; no
 #             folder, or journald's own folders, still make a valid trace
 . tests/lib.sh
@@ -217,30 +218,35 @@ buffers { size_kb: 8192 fill_policy: DISCARD }
 data_sources { config { name: "linux.systemd_journald" } }
 CFG
 # During the capture: 60 entries appended to the file followed from its
-# tail, 25 in a file made during the capture, and a file of old entries
-# copied in (skipped: written before the start).
+# tail, which is then rotated as journald does (renamed, archived, a new
+# system.journal with 15 entries); 25 in a file made during the capture;
+# and a file of old entries copied in (skipped: written before the start).
 cat >"$TMP/during.sh" <<EOF
 $H gen 12 60 now during | "$JR" --output="$J/system.journal" - >/dev/null 2>&1
+mv "$J/system.journal" "$J/system@0123-0001-0002.journal"
+printf '\002' | dd of="$J/system@0123-0001-0002.journal" bs=1 seek=16 conv=notrunc 2>/dev/null
+$H gen 16 15 now during3 | "$JR" --output="$J/system.journal" - >/dev/null 2>&1
 $H gen 13 25 now during2 | "$JR" --output="$J/user-1000.journal" - >/dev/null 2>&1
 $H gen 14 15 old copied | "$JR" --output="$J/copied.journal" - >/dev/null 2>&1
 EOF
 expect_exit capture 0 env TRACEBOX_JOURNAL_DIRS="$J" "$TRACEBOX" --txt -c "$TMP/j.pbtx" \
 	-o "$TMP/j.pftrace" -- sh "$TMP/during.sh"
 $H gen 15 10 now post | mkjournal "$J/system.journal"
-expect_eq capture-v57-query '"systemd_journald",85' \
+expect_eq capture-v57-query '"systemd_journald",100' \
 	"$(tp_query "$TMP/j.pftrace" "select log_source, count(*) as n from logs where msg is not null group by log_source")"
 {
-	entries_with during "$J/system.journal"
+	entries_with during "$J/system@0123-0001-0002.journal"
+	entries_with during3 "$J/system.journal"
 	entries_with during2 "$J/user-1000.journal"
 } | $H expect-rows | sort >"$TMP/expected"
 rows "$TMP/j.pftrace" >"$TMP/actual"
-expect_eq capture-expected-count 85 "$(wc -l <"$TMP/expected")"
+expect_eq capture-expected-count 100 "$(wc -l <"$TMP/expected")"
 same capture-exactly-the-entries-appended "$TMP/expected" "$TMP/actual"
-expect_eq capture-counters '"0,85"' "$(tp_query "$TMP/j.pftrace" "select
+expect_eq capture-counters '"0,100"' "$(tp_query "$TMP/j.pftrace" "select
 	(select value from stats where name = 'systemd_journal_num_failed') || ',' ||
 	(select value from stats where name = 'systemd_journal_num_total') as r")"
 # BOOTTIME: each entry's ts is its monotonic time plus the clocks' offset.
-entries_with during "$J/system.journal" | python3 -c '
+entries_with during "$J/system@0123-0001-0002.journal" | python3 -c '
 import json, sys
 for l in sys.stdin:
     print(json.loads(l)["__MONOTONIC_TIMESTAMP"])' >"$TMP/mono"
