@@ -125,6 +125,7 @@ static uint64_t file_key(uint64_t dev, uint64_t ino)
  * was put aside: an archived file never changes, so a different
  * fingerprint means the inode now holds another file. */
 #define FOLLOWED 1
+#define UNREADABLE 2 /* permission denied: not tried again */
 static uint64_t fingerprint(const struct stat *st)
 {
 	uint64_t h = tb_hash_u64((uint64_t)st->st_size ^
@@ -132,7 +133,7 @@ static uint64_t fingerprint(const struct stat *st)
 	                                     (uint64_t)st->st_mtim.tv_nsec) ^
 	                         tb_hash_u64((uint64_t)st->st_ctim.tv_sec * 1000000000ull +
 	                                     (uint64_t)st->st_ctim.tv_nsec + 1));
-	return h == FOLLOWED ? h + 1 : h;
+	return h <= UNREADABLE ? h + UNREADABLE : h;
 }
 
 /* Put a closed file aside in `seen`. */
@@ -166,7 +167,8 @@ static void consider(struct journal_follow *f, size_t i, int dfd, const char *na
 	    !S_ISREG(st.st_mode))
 		return;
 	uint64_t key = file_key((uint64_t)st.st_dev, (uint64_t)st.st_ino), val;
-	if (hmap_get(&f->seen, key, &val) && (val == FOLLOWED || val == fingerprint(&st)))
+	if (hmap_get(&f->seen, key, &val) &&
+	    (val == FOLLOWED || val == UNREADABLE || val == fingerprint(&st)))
 		return;
 	if (f->files.len >= JOURNAL_MAX_FILES) {
 		if (!f->skipped_files_logged)
@@ -182,7 +184,13 @@ static void consider(struct journal_follow *f, size_t i, int dfd, const char *na
 	if (journal_file_open(&ff->jf, path) < 0) {
 		/* A file being created has no header yet: look again later.
 		 * Anything else is not a journal we can read: once. */
-		if (st.st_size >= 4096) {
+		if (ff->jf.err.code == -EACCES || ff->jf.err.code == -EPERM) {
+			hmap_put(&f->seen, key, UNREADABLE);
+			log_warn(JOURNAL_LOG,
+			         "%s (journal files are readable by root and the "
+			         "systemd-journal group)",
+			         ff->jf.err.msg);
+		} else if (st.st_size >= 4096) {
 			hmap_put(&f->seen, key, fingerprint(&st));
 			log_warn(JOURNAL_LOG, "%s", ff->jf.err.msg);
 		}
