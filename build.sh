@@ -178,10 +178,13 @@ R_MUSL=1 R_ZLIB=1 R_MBEDTLS=1 R_SQLITE=1 R_PBC=1 R_ZSTD=1
 # Debian's security and bug fixes applied to SQLite (its packaging patches
 # that change how Debian builds it are left out).
 SQLITE_PATCHES="0001 0002 0003 41 42"
+# The expression depth limit stays SQLite's (1000, as Perfetto's build): its
+# parser and code generator recurse once per level. The authorizer is what
+# keeps SQL off the filesystem (sql/schema.c).
 SQLITE_DEFS="-DSQLITE_THREADSAFE=0 -DSQLITE_DEFAULT_MEMSTATUS=0 -DSQLITE_OMIT_LOAD_EXTENSION
 	-DSQLITE_OMIT_DEPRECATED -DSQLITE_OMIT_SHARED_CACHE -DSQLITE_DQS=0 -DSQLITE_ENABLE_MATH_FUNCTIONS
-	-DSQLITE_OMIT_PROGRESS_CALLBACK -DSQLITE_MAX_EXPR_DEPTH=0 -DSQLITE_USE_ALLOCA=0
-	-DSQLITE_ENABLE_FTS5=0 -DSQLITE_OMIT_AUTHORIZATION -DSQLITE_OMIT_TCL_VARIABLE"
+	-DSQLITE_OMIT_PROGRESS_CALLBACK -DSQLITE_USE_ALLOCA=0
+	-DSQLITE_ENABLE_FTS5=0 -DSQLITE_OMIT_TCL_VARIABLE"
 
 # musl: the libc of the release binary, installed with its musl-gcc wrapper.
 build_musl() {
@@ -353,6 +356,42 @@ gen_embeds() {
 	done
 }
 
+# The trace processor's stdlib modules (components/trace_processor/sql/
+# stdlib/<pkg>/<path>.sql is module <pkg>.<path with dots>) as one C table,
+# out/gen/tp_stdlib.h: `static const struct tp_stdlib_file
+# tp_stdlib_files[]` of {name, sql}, sorted by name, comment-only lines and
+# leading blanks dropped. Regenerated when a file or the set of files changes.
+gen_stdlib() {
+	mkdir -p "$GEN"
+	dir=components/trace_processor/sql/stdlib
+	h=$GEN/tp_stdlib.h
+	files=$(cd "$dir" 2>/dev/null && find . -name '*.sql' | sed 's|^\./||' | LC_ALL=C sort)
+	if [ -f "$h" ] && [ "$(cat "$GEN/.stdlib" 2>/dev/null)" = "$files" ] &&
+		[ -z "$(find "$dir" -name '*.sql' -newer "$h")" ]; then
+		return 0
+	fi
+	{
+		echo "static const struct tp_stdlib_file tp_stdlib_files[] = {"
+		for f in $files; do
+			name=$(printf '%s' "${f%.sql}" | tr / .)
+			awk -v name="$name" '
+				function esc(s, ch,   parts, k, i, r) {
+					k = split(s, parts, ch)
+					r = parts[1]
+					for (i = 2; i <= k; i++) r = r "\\" ch parts[i]
+					return r
+				}
+				BEGIN { print "\t{\"" name "\"," }
+				{ sub(/^[ \t]+/, "") }
+				/^--/ || /^$/ { next }
+				{ print "\t \"" esc(esc(esc($0, "\\"), "\""), "?") "\\n\"" }
+				END { print "\t},"; }' "$dir/$f" || die "cannot embed $f"
+		done
+		echo "};"
+	} >"$h.tmp" && mv "$h.tmp" "$h" || die "cannot write $h"
+	printf '%s\n' "$files" >"$GEN/.stdlib"
+}
+
 # True (0) when OBJ is missing or older than any file its .d lists.
 stale() {
 	[ -f "$1" ] && [ -f "$2" ] || return 0
@@ -430,6 +469,7 @@ build_release_binary() {
 	gen_protos
 	gen_version
 	gen_embeds
+	gen_stdlib
 	link_tracebox musl "$MUSL/bin/musl-gcc" "$RELEASE_CFLAGS" \
 		"-static -s -Wl,--gc-sections -Wl,--build-id=none -Wl,-z,noexecstack" "$OUT/tracebox"
 }
@@ -442,6 +482,7 @@ build_asan() {
 	gen_protos
 	gen_version
 	gen_embeds
+	gen_stdlib
 	mkdir -p "$OUT/asan"
 	link_tracebox asan gcc "$ASAN_CFLAGS" "$ASAN_FLAGS -lm" "$OUT/asan/tracebox"
 
@@ -481,6 +522,7 @@ build_fuzz() {
 	gen_protos
 	gen_version
 	gen_embeds
+	gen_stdlib
 	cflags="-std=c11 -D_GNU_SOURCE -O1 -g $WARN -fsanitize=fuzzer,address,undefined $(includes)"
 	for t in tests/fuzz/*_fuzz.c; do
 		name=$(basename "$t" _fuzz.c)

@@ -7,7 +7,9 @@
 #   rel   tests/rel/t*.sh: reliability and security (hostile users, stuck
 #         clients, fd exhaustion, crashes, bombs), each bounded in seconds
 #   tp    tests/tp/ golden SQL tests
+#   corpus tests/corpus/: Perfetto's answers on ../shared/corpus
 #   root  tests/root/t*.sh: tracefs and perf_event (SKIP when not permitted)
+#   ui    tests/ui/: the Perfetto UI's query sequences over server http
 # Each tier prints PASS/FAIL/SKIP lines; failing details go to stderr.
 set -u
 : "${TRACEBOX:?}" "${TB_OUT:?}" "${TB_TEST_ROOT:?}"
@@ -66,6 +68,15 @@ done
 if [ -f tests/tp/run.sh ]; then
 	echo "== tp"
 	run_tier tp sh tests/tp/run.sh
+fi
+
+if [ -f tests/corpus/run.sh ]; then
+	echo "== corpus"
+	run_tier corpus sh tests/corpus/run.sh
+fi
+if [ -f tests/ui/run.sh ]; then
+	echo "== ui"
+	run_tier ui sh tests/ui/run.sh
 fi
 
 p=$(grep -c '^PASS ' "$log")

@@ -330,6 +330,7 @@ struct strpool {
 	struct arena mem;  /* [u32 len][bytes][NUL] records */
 	const char **strs; /* id -> bytes; strs[0] = "" */
 	size_t count, cap; /* ids in use (including 0), capacity of strs */
+	uint32_t empty;    /* strpool_empty's id, 0 until asked for */
 };
 
 #define STRPOOL_MAX_LEN ((size_t)UINT32_MAX - 1)
@@ -343,7 +344,11 @@ void strpool_release(struct strpool *p);
 uint32_t strpool_intern(struct strpool *p, const char *s, size_t len);
 /* strpool_intern of a NUL-terminated string. */
 uint32_t strpool_intern_cstr(struct strpool *p, const char *s);
-/* Like strpool_intern but never adds: true and *id when present. */
+/* An id for a string that is present but empty, unlike id 0 (none): its
+ * bytes are "". The same id every call; strpool_intern("") still gives 0. */
+uint32_t strpool_empty(struct strpool *p);
+/* Like strpool_intern but never adds: true and *id when present. The empty
+ * string finds strpool_empty's id once there is one (0 before). */
 bool strpool_find(const struct strpool *p, const char *s, size_t len, uint32_t *id);
 /* The NUL-terminated bytes for id (owned by the pool, stable until release)
  * and their length in *len (if len). id must come from this pool. */

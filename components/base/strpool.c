@@ -44,6 +44,7 @@ void strpool_init(struct strpool *p)
 	arena_init(&p->mem, POOL_BLOCK);
 	p->strs = NULL;
 	p->count = p->cap = 0;
+	p->empty = 0;
 }
 
 void strpool_release(struct strpool *p)
@@ -57,7 +58,7 @@ void strpool_release(struct strpool *p)
 bool strpool_find(const struct strpool *p, const char *s, size_t len, uint32_t *id)
 {
 	if (!s || !len) {
-		*id = 0;
+		*id = p->empty; /* the present empty string if there is one, else 0 */
 		return true;
 	}
 	struct probe pr = {s, len};
@@ -68,17 +69,9 @@ bool strpool_find(const struct strpool *p, const char *s, size_t len, uint32_t *
 	return true;
 }
 
-uint32_t strpool_intern(struct strpool *p, const char *s, size_t len)
+/* A new id for the len bytes at s, stored as a record (not mapped). */
+static uint32_t add_record(struct strpool *p, const char *s, size_t len)
 {
-	if (!s || !len)
-		return 0;
-	TB_CHECK(len <= STRPOOL_MAX_LEN);
-	uint64_t hash = tb_hash_bytes(s, len, POOL_SEED);
-	struct probe pr = {s, len};
-	size_t slot = hmap_lookup(&p->map, hash, probe_eq, &pr);
-	if (slot != HMAP_END)
-		return (uint32_t)p->map.slots[slot].val;
-
 	if (!p->count) {
 		vec_grow_(&p->strs, &p->cap, 0, 1024, sizeof *p->strs, false);
 		p->strs[0] = "";
@@ -95,8 +88,30 @@ uint32_t strpool_intern(struct strpool *p, const char *s, size_t len)
 
 	uint32_t id = (uint32_t)p->count++;
 	p->strs[id] = rec + sizeof len32;
+	return id;
+}
+
+uint32_t strpool_intern(struct strpool *p, const char *s, size_t len)
+{
+	if (!s || !len)
+		return 0;
+	TB_CHECK(len <= STRPOOL_MAX_LEN);
+	uint64_t hash = tb_hash_bytes(s, len, POOL_SEED);
+	struct probe pr = {s, len};
+	size_t slot = hmap_lookup(&p->map, hash, probe_eq, &pr);
+	if (slot != HMAP_END)
+		return (uint32_t)p->map.slots[slot].val;
+
+	uint32_t id = add_record(p, s, len);
 	hmap_insert(&p->map, hash, (uint64_t)(uintptr_t)p->strs[id], id);
 	return id;
+}
+
+uint32_t strpool_empty(struct strpool *p)
+{
+	if (!p->empty)
+		p->empty = add_record(p, "", 0); /* not in the map: "" interns as 0 */
+	return p->empty;
 }
 
 uint32_t strpool_intern_cstr(struct strpool *p, const char *s)

@@ -13,6 +13,8 @@
  * protobuf traces first, then gzip'd members, then the rest, by name within
  * each group. Each member is sorted on its own (Perfetto sorts them all
  * together; the tables differ only where members interleave on one track).
+ * The first protobuf member's clock snapshots convert the timestamps of the
+ * later text members (tp->clock_sync, tp_trace_time).
  * Every file gets a `trace_file` row.
  */
 #include "tp_int.h"
@@ -39,8 +41,6 @@ struct tp *tp_new(const struct tp_config *cfg)
 		tp->cfg = *cfg;
 	tp->archive_max_bytes = TP_ARCHIVE_MAX_BYTES;
 	strpool_init(&tp->strings);
-	hmap_init(&tp->pid_to_upid);
-	hmap_init(&tp->tid_to_utid);
 	hmap_init(&tp->thread_track);
 	hmap_init(&tp->track_by_key);
 	hmap_init(&tp->open_flows);
@@ -52,12 +52,15 @@ struct tp *tp_new(const struct tp_config *cfg)
 	tp->ts_max = INT64_MIN;
 	tp->head_hash = 0xcbf29ce484222325ull; /* FNV-1a 64 offset basis */
 	tp_slices_init(tp);
-	/* utid 0 / upid 0: the swapper placeholders Perfetto always has. */
-	tp_process_for_pid(tp, 0);
-	tp_thread_for_tid(tp, 0, 0);
-	tp->t.thread.is_idle[0] = 1;
-	if (tp_sql_open(tp) != 0)
+	/* The host machine (row 0, raw id 0) and its swapper, utid 0 / upid
+	 * 0: the placeholders Perfetto always has. */
+	tp_machine_for_raw(tp, 0);
+	if (tp_sql_open(tp) != 0) {
+		/* Only a defect of ours (a built-in view or module that does not
+		 * prepare) gets here: say which before stopping. */
+		log_error("tp", "%s", tp_error(tp));
 		TB_CHECK(!"cannot open the in-memory database");
+	}
 	for (size_t i = 0; i < tp->cfg.npackages; i++) {
 		char err[1024];
 		if (tp_register_sql_package(tp, &tp->cfg.packages[i], err, sizeof err) < 0) {
@@ -72,6 +75,9 @@ void tp_free(struct tp *tp)
 {
 	if (!tp)
 		return;
+	for (size_t i = 0; i < tp->pending_symbols.len; i++)
+		tb_free(tp->pending_symbols.data[i]);
+	vec_release(&tp->pending_symbols);
 	tp_sql_close(tp);
 	tp_sql_packages_free(tp);
 	if (tp->importer)
@@ -82,8 +88,8 @@ void tp_free(struct tp *tp)
 	tp_sorter_free(tp->sorter);
 	tp_slices_release(tp);
 	tp_args_builder_release(&tp->args_scratch);
-	hmap_release(&tp->pid_to_upid);
-	hmap_release(&tp->tid_to_utid);
+	tp_machines_release(tp);
+	vec_release(&tp->tid_prev);
 	vec_release(&tp->thread_name_prio);
 	hmap_release(&tp->thread_track);
 	hmap_release(&tp->track_by_key);
@@ -96,12 +102,21 @@ void tp_free(struct tp *tp)
 	vec_release(&tp->pending_flows);
 	tp_track_keys_free(tp);
 	tp_args_free(tp);
+	tp_profiler_free(tp);
+	if (tp->clock_sync.free)
+		tp->clock_sync.free(tp->clock_sync.ctx);
 	tp_tables_release(&tp->t);
 	tp_ftrace_rows_release(tp);
 	vec_release(&tp->istats);
 	hmap_release(&tp->istat_pos);
 	strpool_release(&tp->strings);
 	tb_free(tp);
+}
+
+int64_t tp_trace_time_slow(struct tp *tp, uint32_t clock, int64_t ts)
+{
+	int64_t out;
+	return tp->clock_sync.convert(tp->clock_sync.ctx, clock, ts, &out) ? out : ts;
 }
 
 int tp_fail(struct tp *tp, int code, const char *fmt, ...)
@@ -182,9 +197,8 @@ static int start(struct tp *tp)
 }
 
 /* Decoded bytes: sniff once enough arrived, then stream to the importer. */
-static int feed_decoded(void *ctx, const uint8_t *p, size_t n)
+static int feed_decoded_(struct tp *tp, const uint8_t *p, size_t n)
 {
-	struct tp *tp = ctx;
 	if (tp->importer)
 		return tp->importer_ops->parse(tp->importer, p, n);
 	if (tp->archive) {
@@ -203,8 +217,15 @@ static int feed_decoded(void *ctx, const uint8_t *p, size_t n)
 		return 0;
 	int rc = start(tp);
 	if (rc == 0 && n > take)
-		rc = feed_decoded(tp, p + take, n - take);
+		rc = feed_decoded_(tp, p + take, n - take);
 	return rc;
+}
+
+static int feed_decoded(void *ctx, const uint8_t *p, size_t n)
+{
+	struct tp *tp = ctx;
+	tp->bytes_decoded += n;
+	return feed_decoded_(tp, p, n);
 }
 
 /* ---- archives ------------------------------------------------------------- */
@@ -350,6 +371,7 @@ static int import_archive(struct tp *tp)
 		qsort(ms, k, sizeof *ms, member_cmp);
 	for (size_t i = 0; i < k && rc == 0; i++) {
 		tp->t.trace_file.processing_order[ms[i].row] = (int64_t)i + 1;
+		tp->trace_id = ms[i].row; /* the trace_id of its metadata */
 		tp->importer_ops = ms[i].ops;
 		tp->importer = ms[i].ops->create(tp);
 		rc = ms[i].ops->parse(tp->importer, ms[i].data, ms[i].len);
@@ -371,6 +393,7 @@ static int import_archive(struct tp *tp)
 		am->len = am->cap = 0;
 	}
 	tb_free(ms);
+	tp->trace_id = 0;
 	return rc < 0 ? (tp->err.code ? tp->err.code : rc) : 0;
 }
 
@@ -429,9 +452,13 @@ int tp_end_of_file(struct tp *tp)
 	if (rc < 0 || tb_err_is_set(&tp->err))
 		return tp->err.code ? tp->err.code : rc;
 	tp_slices_finish(tp);
+	tp_module_symbols_finish(tp);
+	tp_tracks_finish(tp);
 	if (!tp_metadata_has(tp, "trace_uuid"))
 		tp_metadata_set_uuid(tp, 0, tp->head_hash);
-	tp_metadata_set_int(tp, "trace_size_bytes", (int64_t)tp->bytes_parsed);
+	/* As Perfetto: the trace's size once a gzip wrapper is taken off. */
+	tp_metadata_set_int(tp, "trace_size_bytes",
+	                    (int64_t)(tp->gunzip ? tp->bytes_decoded : tp->bytes_parsed));
 	tp_metadata_set_str(tp, "trace_type", tp_intern_cstr(tp, tp->trace_type));
 	return 0;
 }

@@ -267,14 +267,78 @@ enum tp_col_type {
 	X(T, ucpu, TP_U32, TP_COL_COMPUTED)                                       \
 	X(T, cpu, TP_U32, TP_COL_COMPUTED)
 
-/* cpu: one row per cpu seen (ucpu = row id). */
+/* cpu: the cpus of every machine, Perfetto's layout: the rows of machine
+ * m are m * TP_MAX_CPUS .. (m + 1) * TP_MAX_CPUS - 1, so ucpu (the row id)
+ * = m * TP_MAX_CPUS + cpu, and ucpu = cpu on the host. Rows exist up to
+ * the highest ucpu used; cpu is NULL in those of cpus never seen (the
+ * `cpu` view leaves them out). tp_cpu_for() is the only writer of cpu. */
 #define TP_CPU_COLUMNS(X, T)                                                      \
-	X(T, cpu, TP_U32, 0)                                                      \
+	X(T, cpu, TP_U32N, 0)                                                     \
 	X(T, cluster_id, TP_U32, 0)                                               \
 	X(T, processor, TP_STR, 0)                                                \
 	X(T, machine_id, TP_I64N, 0)                                              \
 	X(T, capacity, TP_I64N, 0)                                                \
 	X(T, arg_set_id, TP_U32N, 0)
+
+/* cpu_freq: the frequencies (kHz) each cpu can run at, from CpuInfo
+ * (Perfetto's __intrinsic_cpu_freq, the cpu_available_frequencies view). */
+#define TP_CPU_FREQ_COLUMNS(X, T)                                                 \
+	X(T, ucpu, TP_U32, 0)                                                     \
+	X(T, freq, TP_I64, 0)
+
+/* linux_interrupt_mapping: each machine's IRQ numbers and names
+ * (InterruptInfo packets, /proc/interrupts), the first name of an irq_id. */
+#define TP_INTERRUPT_MAPPING_COLUMNS(X, T)                                        \
+	X(T, irq_id, TP_I64, 0)                                                   \
+	X(T, name, TP_STR, 0)                                                     \
+	X(T, machine_id, TP_I64N, 0)
+
+/* package_list: PackagesList packets (Perfetto's __intrinsic_package_list,
+ * the first of each package name); android_user_list: AndroidUserList
+ * packets (a user's last type). */
+#define TP_PACKAGE_LIST_COLUMNS(X, T)                                             \
+	X(T, package_name, TP_STR, 0)                                             \
+	X(T, uid, TP_I64, 0)                                                      \
+	X(T, debuggable, TP_I64, 0)                                               \
+	X(T, profileable_from_shell, TP_I64, 0)                                   \
+	X(T, version_code, TP_I64, 0)
+#define TP_ANDROID_USER_LIST_COLUMNS(X, T)                                        \
+	X(T, type, TP_STR, 0)                                                     \
+	X(T, android_user_id, TP_I64, 0)
+
+/* experimental_proto_path / experimental_proto_content: what
+ * --analyze-trace-proto-content measured (importers/proto/content.c): a
+ * tree of field paths per annotation (the root's args: the TrackEvent's
+ * event.category and event.name), and the bytes and count of each path. */
+#define TP_PROTO_PATH_COLUMNS(X, T)                                               \
+	X(T, parent_id, TP_U32N, 0)                                               \
+	X(T, field_type, TP_STR, 0)                                               \
+	X(T, field_name, TP_STR, 0)                                               \
+	X(T, arg_set_id, TP_U32N, 0)
+#define TP_PROTO_CONTENT_COLUMNS(X, T)                                            \
+	X(T, path, TP_STR, 0)                                                     \
+	X(T, path_id, TP_U32, 0)                                                  \
+	X(T, total_size, TP_I64, 0)                                               \
+	X(T, size, TP_I64, 0)                                                     \
+	X(T, count, TP_I64, 0)
+
+/* machine: the machines the trace's packets came from (Perfetto's
+ * __intrinsic_machine): row 0 is the host (raw_id 0, or the raw id it
+ * adopted), one row per other TracePacket.machine_id. SystemInfo fills the
+ * rest. */
+#define TP_MACHINE_COLUMNS(X, T)                                                  \
+	X(T, raw_id, TP_I64, 0)                                                   \
+	X(T, name, TP_STR, 0)                                                     \
+	X(T, sysname, TP_STR, 0)                                                  \
+	X(T, release, TP_STR, 0)                                                  \
+	X(T, version, TP_STR, 0)                                                  \
+	X(T, arch, TP_STR, 0)                                                     \
+	X(T, num_cpus, TP_I64N, 0)                                                \
+	X(T, android_build_fingerprint, TP_STR, 0)                                \
+	X(T, android_device_manufacturer, TP_STR, 0)                              \
+	X(T, android_sdk_version, TP_I64N, 0)                                     \
+	X(T, system_ram_bytes, TP_I64N, 0)                                        \
+	X(T, system_ram_gb, TP_I64N, 0)
 
 #define TP_NO_COLUMNS(X, T)
 
@@ -320,24 +384,66 @@ enum tp_col_type {
 
 /* ---- stack profiles (model/stack_profile.c) ---- */
 
-/* perf_session: one per imported perf recording (perf script file, traced_perf
- * data source). perf_session_id is the row id. */
-#define TP_PERF_SESSION_COLUMNS(X, T)                                             \
+/* ---- profiler samples (model/profiler.c), Perfetto's generic sampler
+ * tables: one profiler_sample row per sample of any profiler (traced_perf,
+ * perf script text, Chrome's streaming profiler, StackSample packets),
+ * attributed to an interned task context (process, thread, async context)
+ * and execution context (cpu, mode), with the counter values recorded at
+ * it (a counter set: counter rows grouped like an arg set). perf_sample,
+ * cpu_profile_stack_sample, stack_sample* and perf_session are views. */
+
+/* profiler_session: one per data source instance of a sampling profiler
+ * (a traced_perf sequence, a perf script file, a StackSample stream). */
+#define TP_PROFILER_SESSION_COLUMNS(X, T)                                         \
+	X(T, source, TP_STR, 0)                                                   \
+	X(T, timebase_unit, TP_STR, 0)                                            \
 	X(T, cmdline, TP_STR, 0)
 
-/* perf_sample: one row per sampled callstack. cpu_mode is Perfetto's
- * "kernel"/"user"/"unknown"...; callsite_id is the leaf callsite. */
-#define TP_PERF_SAMPLE_COLUMNS(X, T)                                              \
-	X(T, ts, TP_I64, 0)                                                       \
-	X(T, utid, TP_I64N, 0)                                                    \
-	X(T, cpu, TP_U32N, 0)                                                     \
-	X(T, cpu_mode, TP_STR, 0)                                                 \
-	X(T, callsite_id, TP_I64N, 0)                                             \
+/* profiler_sample: ts-ordered. source is the profiler ("linux.perf",
+ * "perf_text", "chrome", a StackSample stream's); counter_set_id the first
+ * profiler_counter_set row of its counter values. event_name, comm and
+ * period are what a perf script line adds (traceconv reads them). */
+#define TP_PROFILER_SAMPLE_COLUMNS(X, T)                                          \
+	X(T, ts, TP_I64, TP_COL_SORTED)                                           \
+	X(T, source, TP_STR, 0)                                                   \
+	X(T, task_context_id, TP_U32N, 0)                                         \
+	X(T, execution_context_id, TP_U32N, 0)                                    \
+	X(T, callsite_id, TP_U32N, 0)                                             \
 	X(T, unwind_error, TP_STR, 0)                                             \
-	X(T, perf_session_id, TP_I64, 0)                                          \
-	X(T, event_name, TP_STR, TP_COL_HIDDEN) /* "cycles", "cpu-clock" ... */   \
-	X(T, comm, TP_STR, TP_COL_HIDDEN) /* thread name at the sample */         \
-	X(T, period, TP_I64N, TP_COL_HIDDEN) /* events per sample, if printed */
+	X(T, session_id, TP_U32N, 0)                                              \
+	X(T, counter_set_id, TP_U32N, 0)                                          \
+	X(T, event_name, TP_STR, TP_COL_SPARSE | TP_COL_HIDDEN)                   \
+	X(T, comm, TP_STR, TP_COL_SPARSE | TP_COL_HIDDEN)                         \
+	X(T, period, TP_I64N, TP_COL_SPARSE | TP_COL_HIDDEN)
+
+/* profiler_task_context: (upid, utid, async context), interned. */
+#define TP_PROFILER_TASK_CONTEXT_COLUMNS(X, T)                                    \
+	X(T, upid, TP_U32N, 0)                                                    \
+	X(T, utid, TP_U32N, 0)                                                    \
+	X(T, async_context_id, TP_U32N, 0)
+
+/* profiler_execution_context: (ucpu, cpu_mode), interned. */
+#define TP_PROFILER_EXECUTION_CONTEXT_COLUMNS(X, T)                               \
+	X(T, ucpu, TP_U32N, 0)                                                    \
+	X(T, cpu_mode, TP_STR, 0)
+
+/* profiler_async_context: a goroutine, fiber, coroutine ... */
+#define TP_PROFILER_ASYNC_CONTEXT_COLUMNS(X, T)                                   \
+	X(T, name, TP_STR, 0)                                                     \
+	X(T, kind, TP_STR, 0)                                                     \
+	X(T, parent_id, TP_U32N, 0)
+
+/* profiler_counter_set: rows of one set contiguous; the set id is the row
+ * id of its first row. */
+#define TP_PROFILER_COUNTER_SET_COLUMNS(X, T)                                     \
+	X(T, counter_set_id, TP_U32, TP_COL_SORTED)                               \
+	X(T, counter_id, TP_U32, 0)
+
+/* chrome_stack_sample_extras: a streaming profile sample's process
+ * priority, when not 0. */
+#define TP_CHROME_STACK_SAMPLE_EXTRAS_COLUMNS(X, T)                               \
+	X(T, profiler_sample_id, TP_U32, 0)                                       \
+	X(T, process_priority, TP_I64, 0)
 
 /* stack_profile_callsite: a frame under a parent callsite (NULL at the root,
  * the outermost frame, depth 0). Interned: (parent, frame) is unique. */
@@ -353,7 +459,8 @@ enum tp_col_type {
 	X(T, mapping, TP_U32, 0)                                                  \
 	X(T, rel_pc, TP_I64, 0)                                                   \
 	X(T, symbol_set_id, TP_U32N, 0)                                           \
-	X(T, deobfuscated_name, TP_STR, 0)
+	X(T, deobfuscated_name, TP_STR, 0)                                        \
+	X(T, type, TP_STR, 0) /* Frame.kind / kind_str: "native", "jit" ... */
 
 /* stack_profile_mapping: a mapped file (or pseudo-file such as
  * "[kernel.kallsyms]"). Interned by (name, build_id). */
@@ -376,13 +483,6 @@ enum tp_col_type {
 	X(T, end_callsite_id, TP_U32N, 0)                                         \
 	X(T, weight, TP_DBLN, 0)
 
-/* cpu_profile_stack_sample: Chrome's sampling profiler (StreamingProfilePacket). */
-#define TP_CPU_PROFILE_STACK_SAMPLE_COLUMNS(X, T)                                 \
-	X(T, ts, TP_I64, 0)                                                       \
-	X(T, callsite_id, TP_U32, 0)                                              \
-	X(T, utid, TP_U32, 0)                                                     \
-	X(T, process_priority, TP_I64, 0)
-
 /* stack_profile_symbol: symbolization results (rows of one set contiguous). */
 #define TP_STACK_PROFILE_SYMBOL_COLUMNS(X, T)                                     \
 	X(T, symbol_set_id, TP_U32, 0)                                            \
@@ -390,6 +490,18 @@ enum tp_col_type {
 	X(T, source_file, TP_STR, 0)                                              \
 	X(T, line_number, TP_U32N, 0)                                             \
 	X(T, inlined, TP_I64N, 0)
+
+/* clock_snapshot: one row per clock of each ClockSnapshot packet that
+ * holds the trace clock: ts is the trace clock's value in it, clock_value
+ * the clock's own (ns), clock_name Perfetto's name of a builtin clock;
+ * snapshot_id counts those snapshots from 0. */
+#define TP_CLOCK_SNAPSHOT_COLUMNS(X, T)                                           \
+	X(T, ts, TP_I64, 0)                                                       \
+	X(T, clock_id, TP_I64, 0)                                                 \
+	X(T, clock_name, TP_STR, 0)                                               \
+	X(T, clock_value, TP_I64, 0)                                              \
+	X(T, snapshot_id, TP_I64, 0)                                              \
+	X(T, machine_id, TP_I64N, 0)
 
 /* Every table: T(sql_name, struct_name, COLUMNS, COMPUTED_COLUMNS). */
 #define TP_TABLES(T)                                                           \
@@ -401,8 +513,20 @@ enum tp_col_type {
 	T(__intrinsic_flow, flow, TP_FLOW_COLUMNS, TP_NO_COLUMNS)              \
 	T(__intrinsic_state, state, TP_STATE_COLUMNS, TP_NO_COLUMNS)           \
 	T(__intrinsic_args, args, TP_ARGS_COLUMNS, TP_ARGS_COMPUTED)           \
-	T(__intrinsic_perf_session, perf_session, TP_PERF_SESSION_COLUMNS, TP_NO_COLUMNS) \
-	T(__intrinsic_perf_sample, perf_sample, TP_PERF_SAMPLE_COLUMNS, TP_NO_COLUMNS) \
+	T(__intrinsic_profiler_session, profiler_session, TP_PROFILER_SESSION_COLUMNS,   \
+	  TP_NO_COLUMNS)                                                         \
+	T(__intrinsic_profiler_sample, profiler_sample, TP_PROFILER_SAMPLE_COLUMNS,      \
+	  TP_NO_COLUMNS)                                                         \
+	T(__intrinsic_profiler_task_context, profiler_task_context,           \
+	  TP_PROFILER_TASK_CONTEXT_COLUMNS, TP_NO_COLUMNS)                       \
+	T(__intrinsic_profiler_execution_context, profiler_execution_context, \
+	  TP_PROFILER_EXECUTION_CONTEXT_COLUMNS, TP_NO_COLUMNS)                  \
+	T(__intrinsic_profiler_async_context, profiler_async_context,         \
+	  TP_PROFILER_ASYNC_CONTEXT_COLUMNS, TP_NO_COLUMNS)                      \
+	T(__intrinsic_profiler_counter_set, profiler_counter_set,             \
+	  TP_PROFILER_COUNTER_SET_COLUMNS, TP_NO_COLUMNS)                        \
+	T(__intrinsic_chrome_stack_sample_extras, chrome_stack_sample_extras, \
+	  TP_CHROME_STACK_SAMPLE_EXTRAS_COLUMNS, TP_NO_COLUMNS)                  \
 	T(__intrinsic_stack_profile_callsite, stack_profile_callsite,        \
 	  TP_STACK_PROFILE_CALLSITE_COLUMNS, TP_NO_COLUMNS)                      \
 	T(__intrinsic_stack_profile_frame, stack_profile_frame, TP_STACK_PROFILE_FRAME_COLUMNS, \
@@ -417,13 +541,22 @@ enum tp_col_type {
 	T(__intrinsic_thread_state, thread_state, TP_THREAD_STATE_COLUMNS, TP_THREAD_STATE_COMPUTED) \
 	T(__intrinsic_ftrace_event, ftrace_event, TP_FTRACE_EVENT_COLUMNS, TP_FTRACE_EVENT_COMPUTED) \
 	T(__intrinsic_cpu, cpu, TP_CPU_COLUMNS, TP_NO_COLUMNS)                 \
+	T(__intrinsic_machine, machine, TP_MACHINE_COLUMNS, TP_NO_COLUMNS)     \
+	T(__intrinsic_cpu_freq, cpu_freq, TP_CPU_FREQ_COLUMNS, TP_NO_COLUMNS)  \
+	T(__intrinsic_package_list, package_list, TP_PACKAGE_LIST_COLUMNS, TP_NO_COLUMNS) \
+	T(__intrinsic_android_user_list, android_user_list, TP_ANDROID_USER_LIST_COLUMNS, \
+	  TP_NO_COLUMNS)                                                         \
+	T(experimental_proto_path, proto_path, TP_PROTO_PATH_COLUMNS, TP_NO_COLUMNS)    \
+	T(experimental_proto_content, proto_content, TP_PROTO_CONTENT_COLUMNS,          \
+	  TP_NO_COLUMNS)                                                         \
+	T(_linux_interrupt_mapping, interrupt_mapping, TP_INTERRUPT_MAPPING_COLUMNS,    \
+	  TP_NO_COLUMNS)                                                         \
 	T(__intrinsic_logs, logs, TP_LOGS_COLUMNS, TP_NO_COLUMNS)              \
 	T(__intrinsic_track_event_callstacks, track_event_callstacks,           \
 	  TP_TRACK_EVENT_CALLSTACKS_COLUMNS, TP_NO_COLUMNS)                      \
-	T(__intrinsic_cpu_profile_stack_sample, cpu_profile_stack_sample,       \
-	  TP_CPU_PROFILE_STACK_SAMPLE_COLUMNS, TP_NO_COLUMNS)                    \
 	T(__intrinsic_trace_import_logs, trace_import_logs, TP_TRACE_IMPORT_LOGS_COLUMNS, \
-	  TP_NO_COLUMNS)
+	  TP_NO_COLUMNS)                                                         \
+	T(__intrinsic_clock_snapshot, clock_snapshot, TP_CLOCK_SNAPSHOT_COLUMNS, TP_NO_COLUMNS)
 
 #define TP_COL_FIELD_(s, name, type, flags) TP_CTYPE_##type *name;
 #define TP_TABLE_STRUCT_(sql, s, COLS, COMP)                                   \
@@ -533,6 +666,10 @@ void tp_tables_release(struct tp_tables *tables);
 	X(json_tokenizer_failure, "error", "trace", "The JSON tokenizer could not parse an event.") \
 	X(json_parser_failure, "error", "trace", "The JSON parser could not parse an event.") \
 	X(json_display_time_unit, "info", "trace", "displayTimeUnit was set; it is ignored.") \
+	X(legacy_v8_cpu_profile_invalid_callsite, "error", "trace", "A node of a legacy V8 CPU profile could not be added.") \
+	X(legacy_v8_cpu_profile_invalid_sample, "error", "trace", "A sample of a legacy V8 CPU profile had no session or node.") \
+	X(slice_max_depth_exceeded, "error", "analysis", "A slice deeper than 512 on its track was dropped.") \
+	X(trace_sorter_negative_timestamp_dropped, "error", "trace", "An event with a negative timestamp was dropped.") \
 	X(misplaced_end_event, "data_loss", "analysis", "An end event did not match an open slice.") \
 	X(slice_drop_overlapping_complete_event, "error", "analysis", "A complete event partially overlapping another was dropped.") \
 	X(slice_spill_overlapping_complete_event, "error", "analysis", "A JSON complete event partially overlapping another was moved to an overlap track.") \
@@ -556,6 +693,9 @@ void tp_tables_release(struct tp_tables *tables);
 	X(compressed_packets_failure, "error", "trace", "A compressed_packets payload did not inflate.") \
 	X(track_event_invalid_timestamp, "error", "analysis", "A TrackEvent resolved to a negative timestamp and was dropped.") \
 	X(invalid_trace_packet, "error", "trace", "A packet was malformed.") \
+	X(packages_list_has_parse_errors, "error", "trace", "The packages list had lines that did not parse.") \
+	X(packages_list_has_read_errors, "error", "trace", "The packages list could not be read.") \
+	X(user_list_errors, "error", "trace", "Errors occurred while reading or parsing the user.list file.") \
 	X(cpu_info_unknown_cpu_features, "info", "analysis", "CpuInfo had cpu feature bits this version does not name; the whole bitmap is the cpu's cpu_features.raw_bitmap arg.") \
 	X(traced_clone_trigger_timestamp_ns, "info", "trace", "When the trigger of the clone-snapshot operation that made this trace was received.") \
 	X(concurrent_session_event_unknown_state, "error", "analysis", "A ConcurrentSessionEvent had an unspecified or unknown state (a newer tracing service?); it was skipped.") \
@@ -611,7 +751,8 @@ void tp_tables_release(struct tp_tables *tables);
 	X(traced_producers_connected, "info", "trace", "Producers connected to the service (TraceStats).") \
 	X(traced_producers_seen, "info", "trace", "Producers the service has seen (TraceStats).") \
 	X(traced_total_buffers, "info", "trace", "Trace buffers of the service (TraceStats).") \
-	X(traced_tracing_sessions, "info", "trace", "Tracing sessions of the service (TraceStats).")
+	X(traced_tracing_sessions, "info", "trace", "Tracing sessions of the service (TraceStats).") \
+	X(heap_graph_non_finalized_graph, "data_loss", "trace", "A heap graph profile was not finalized before the trace ended (never: heap graphs are not imported).")
 
 /* Stats with one value per index (a cpu, a trace buffer): a row per index
  * set. Same X(name, severity, source, description). */
@@ -735,6 +876,23 @@ struct tp_pending_flow {
 	uint64_t id;
 };
 
+/* The clock snapshots of the first protobuf file of an archive, which
+ * convert the timestamps of the files after it (systrace, perf script text:
+ * MONOTONIC) to its trace clock, as Perfetto's global clock graph does.
+ * convert is NULL until a protobuf file with snapshots was imported. */
+struct tp_clock_sync {
+	void *ctx;
+	/* ts on clock into the trace clock; false when no path links them. */
+	bool (*convert)(void *ctx, uint32_t clock, int64_t ts, int64_t *out);
+	void (*free)(void *ctx);
+};
+
+/* One machine's pid and tid lookups (model/machine.c). */
+struct tp_machine_maps {
+	struct hmap pid_to_upid, tid_to_utid;
+	struct tp_tid_slot *tid_cache;
+};
+
 /* The (name, ucpu, common_flags) of ftrace_event rows of one kind. */
 struct tp_ftrace_kind {
 	uint32_t name, ucpu, flags;
@@ -758,7 +916,13 @@ struct tp {
 	 * (TP_ARCHIVE_MAX_BYTES; tests lower it). */
 	uint64_t archive_max_bytes;
 	uint64_t bytes_parsed;
+	uint64_t bytes_decoded; /* out of the gzip wrapper, when there is one */
 	uint64_t head_hash; /* FNV-1a of the first input bytes (tp.c) */
+	/* ModuleSymbols whose mapping was not (yet) there: a bundle's
+	 * symbols.pb member is read before its trace.perfetto. Tried again at
+	 * the end (symbolize/import.c). */
+	VEC(uint8_t *) pending_symbols; /* each: 8-byte length, then the message */
+	bool symbols_final;
 
 	/* ftrace_event's narrow columns (model/ftrace.c): the (name, ucpu,
 	 * common_flags) triple of each kind, kinds by content, a cache of
@@ -775,16 +939,31 @@ struct tp {
 	struct hmap sched_dur_wide, thread_state_dur_wide;
 	struct hmap sched_prio_wide; /* sched priorities not in priority_lo */
 
-	/* pid -> upid, (upid<<32 | tid) and tid -> utid, uuid -> track id ... */
+	/* The machine (row of the machine table) whose events are being
+	 * imported: the processes, threads, tracks and cpus made now are its,
+	 * and pids and tids are looked up among its own (model/machine.c,
+	 * tp_machine_use). 0, the host, unless a proto trace says otherwise. */
+	uint32_t machine;
+	/* The trace file (trace_file row) being imported: the trace_id of its
+	 * metadata. */
+	uint32_t trace_id;
+	/* The current machine's lookups: pid -> upid, tid -> utid ... */
 	struct hmap pid_to_upid;  /* pid -> upid of the live process */
 	struct hmap tid_to_utid;  /* tid -> utid of the live thread */
 	/* A direct-mapped copy of recent tid_to_utid entries (utid + 1, 0 =
 	 * empty), kept equal to the map where it holds a tid: sched events look
-	 * up the same few threads over and over (process_tracker.c). */
+	 * up the same few threads over and over (process_tracker.c).
+	 * TP_TID_CACHE slots. */
 	struct tp_tid_slot {
 		int64_t tid;
 		uint32_t utid1;
-	} tid_cache[256];
+	} *tid_cache;
+	/* utid -> the utid its tid mapped to before it (TP_NULL_U32: none):
+	 * the older threads of a tid, newest first (process_tracker.c). */
+	VEC(uint32_t) tid_prev;
+	/* Every machine's lookups by machine row, while another one is
+	 * current (the current one's are the three fields above). */
+	VEC(struct tp_machine_maps) machine_maps;
 	VEC(uint8_t) thread_name_prio; /* utid -> enum tp_name_prio of its name */
 	struct hmap thread_track; /* utid -> track id of its thread_execution track */
 	struct hmap track_by_key; /* hash of (type, dims, name) -> track id */
@@ -805,6 +984,9 @@ struct tp {
 	uint64_t flow_v1_next;
 	VEC(struct tp_pending_flow) pending_flows;
 	struct tp_args_builder args_scratch;
+	struct tp_profiler *profiler; /* context interning (profiler.c), NULL until used */
+	struct tp_clock_sync clock_sync; /* an archive's first proto file's clocks */
+	uint32_t track_groups; /* track_group_id values handed out */
 
 	struct tp_sorter *sorter;
 	const struct tp_importer_ops *importer_ops; /* chosen by sniffing */
@@ -816,6 +998,7 @@ struct tp {
 	const char *trace_type;
 	struct sqlite3 *db;
 	struct tp_sql_packages *packages; /* user SQL packages (sql/packages.c), or NULL */
+	struct tp_sql_defs *sql_defs; /* CREATE PERFETTO MACROs (sql/include.c), or NULL */
 	bool eof;
 	/* Bounds of every timestamp the sorter delivered (trace_start() and
 	 * trace_end() in SQL); start > end while nothing was delivered. As in
@@ -842,8 +1025,10 @@ void tp_istat_set(struct tp *tp, enum tp_istat s, int64_t idx, int64_t v);
 bool tp_istat_get(const struct tp *tp, enum tp_istat s, int64_t idx, int64_t *v);
 /* Sort tp->istats by (stat, idx), the `stats` table's row order. */
 void tp_istats_sort(struct tp *tp);
-/* Cpu numbers above this are taken as corrupt (ftrace bundles, stats). */
+/* Cpu numbers above this are taken as corrupt (ftrace bundles, stats);
+ * also the cpu table rows each machine has (Perfetto's kMaxCpusPerMachine). */
 #define TP_MAX_CPUS 4096u
+#define TP_TID_CACHE 256u
 
 /* Intern into the trace's string pool (0 for NULL / empty). */
 static inline uint32_t tp_intern(struct tp *tp, const char *s, size_t n)
@@ -908,6 +1093,10 @@ void tp_thread_free(struct tp *tp, int64_t ts, int64_t tid);
 /* A process or thread ended / a pid or tid was reused: the next lookup
  * creates a new upid/utid. */
 void tp_process_end(struct tp *tp, uint32_t upid, int64_t ts);
+/* Whether pid 0 and tid 0 are the idle process and swapper rows (upid and
+ * utid 0, as tp_new makes them; Perfetto maps them so for Linux system
+ * traces only) or get rows of their own like any pid (JSON traces). */
+void tp_pid_zero_idle(struct tp *tp, bool idle);
 void tp_thread_end(struct tp *tp, uint32_t utid, int64_t ts);
 
 /* ---- tracks (track_tracker.c) --------------------------------------------- */
@@ -942,6 +1131,15 @@ uint32_t tp_slice_begin(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat,
  * stat) when nothing was open. */
 uint32_t tp_slice_end(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
 		      uint32_t arg_set_id);
+/* tp_slice_begin whose args (builder b, emptied; NULL: none) stay with the
+ * open slice and are committed when it leaves its track's stack, as
+ * Perfetto's SliceTracker: the end's args (tp_slice_end_args) join them
+ * (tp_args_merge_into: arrays continue, equal keys take the end's value
+ * but keep_key's), so a begin/end pair has one arg set. */
+uint32_t tp_slice_begin_args(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat,
+			     uint32_t name, struct tp_args_builder *b);
+uint32_t tp_slice_end_args(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+			   struct tp_args_builder *b, uint32_t keep_key);
 /* The top of track's slice stack as it stands (complete slices that have
  * ended stay there until the next slice event on the track pops them, as
  * Perfetto's GetTopmostSliceOnTrack), or TP_NULL_U32. */
@@ -952,11 +1150,17 @@ uint32_t tp_slice_top(struct tp *tp, uint32_t track);
  * TP_NULL_U32 is returned. */
 uint32_t tp_slice_complete(struct tp *tp, uint32_t track, int64_t ts, int64_t dur, uint32_t cat,
 			   uint32_t name, uint32_t arg_set_id);
-/* Would a complete slice [ts, ts+dur) partially overlap the innermost open
- * slice on track (after popping the ended ones)? Used by the JSON importer
- * to spill onto thread_overlapping_slice lanes. */
-bool tp_slice_would_overlap(struct tp *tp, uint32_t track, int64_t ts, int64_t dur,
-			    int64_t *conflict_end, uint32_t *conflict_slice);
+/* A slice that would break nesting: the running one it overlaps. */
+struct tp_slice_conflict {
+	uint32_t slice; /* TP_NULL_U32: no conflict */
+	int64_t end;    /* its end */
+};
+/* tp_slice_complete, except that a slice partially overlapping a running
+ * one is not logged: c->slice says which (the JSON importer spills it onto
+ * thread_overlapping_slice lanes). */
+uint32_t tp_slice_complete_or_conflict(struct tp *tp, uint32_t track, int64_t ts, int64_t dur,
+				       uint32_t cat, uint32_t name, uint32_t arg_set_id,
+				       struct tp_slice_conflict *c);
 /* The event behind an import log: its name and phase letter. */
 struct tp_slice_event {
 	uint32_t name;
@@ -974,11 +1178,26 @@ uint32_t tp_slice_innermost(struct tp *tp, uint32_t track, int64_t ts);
 /* Add args to an existing slice (merging with its set). */
 void tp_slice_add_args(struct tp *tp, uint32_t slice, uint32_t arg_set_id);
 
-/* ---- cpus (model/storage.c) ------------------------------------------------ */
+/* ---- machines and cpus (model/machine.c) ------------------------------------- */
 
-/* The cpu table row (ucpu) of cpu on the host machine (machine_id 0),
- * created when first asked for. */
+/* The machine row of raw machine id raw (TracePacket.machine_id; 0 is the
+ * host, row 0), created with its own swapper process and thread (pid/tid 0,
+ * named "swapper") when first asked for. */
+uint32_t tp_machine_for_raw(struct tp *tp, int64_t raw);
+/* Make machine (a row) the current one: what is made from now on is its,
+ * pids and tids are looked up among its own. Cheap when it already is. */
+void tp_machine_use_slow(struct tp *tp, uint32_t machine);
+static inline void tp_machine_use(struct tp *tp, uint32_t machine)
+{
+	if (__builtin_expect(machine != tp->machine, 0))
+		tp_machine_use_slow(tp, machine);
+}
+/* The cpu table row (ucpu) of cpu (< TP_MAX_CPUS) on the current machine:
+ * machine * TP_MAX_CPUS + cpu; its row is made valid (cpu set) on first
+ * use. */
 uint32_t tp_cpu_for(struct tp *tp, uint32_t cpu);
+/* Free the machines' lookups (tp_free). */
+void tp_machines_release(struct tp *tp);
 
 /* ---- counters, flows, metadata ---------------------------------------------- */
 
@@ -1061,6 +1280,27 @@ uint32_t tp_args_commit_hashed(struct tp *tp, struct tp_args_builder *b, uint64_
  * part of the dedup map the commit will probe, which for traces of mostly
  * unique sets is otherwise a cache miss per set. */
 void tp_args_prefetch(const struct tp *tp, uint64_t hash);
+/* A JSON value as args (importers/json/args.c, the JSON importer's rules:
+ * an object's members append ".name" to the key, an array's elements
+ * "[i]" to the key only, nulls skipped, leaves int, real, string or bool),
+ * for formats that carry JSON inside (TrackEvent legacy_json_value). The
+ * handle keeps caches between calls; _new/_free. tp_json_args_add appends
+ * the value text[0, n) under key (pool id) to b and returns true, or false
+ * (b unchanged) when it is not one well-formed JSON value. */
+struct tp_json_args;
+struct tp_json_args *tp_json_args_new(void);
+void tp_json_args_free(struct tp_json_args *j);
+bool tp_json_args_add(struct tp *tp, struct tp_json_args *j, uint32_t key, const char *text,
+		      size_t n, struct tp_args_builder *b);
+/* Append the args of set (TP_NULL_U32: none) to b. */
+void tp_args_load(struct tp *tp, uint32_t set, struct tp_args_builder *b);
+/* Merge add[0, n) into `into` as Perfetto's per-slice ArgsTracker does
+ * with an end event's args: an array element goes after the elements its
+ * array (the key up to its first '[') already has there; an equal key
+ * replaces the value, unless it is keep_key (pool id, 0: none), which keeps
+ * the first value. */
+void tp_args_merge_into(struct tp *tp, struct tp_args_builder *into, const struct tp_arg *add,
+			size_t n, uint32_t keep_key);
 /* A new set = the args of a, then those of b (b wins on equal keys). */
 uint32_t tp_args_merge(struct tp *tp, uint32_t a, uint32_t b);
 void tp_args_builder_release(struct tp_args_builder *b);
@@ -1071,6 +1311,10 @@ struct tp_arg tp_args_row(const struct tp *tp, uint32_t row);
 uint32_t tp_args_type_name_id(const struct tp *tp, enum tp_arg_type type);
 
 void tp_args_free(struct tp *tp);
+/* At the end of the trace: a track without dimension args gets Perfetto's
+ * from its dimension columns (utid, else upid; and cpu), so that
+ * extract_arg(dimension_arg_set_id, 'utid') & co. work on every track. */
+void tp_tracks_finish(struct tp *tp);
 void tp_track_keys_free(struct tp *tp);
 
 /* ---- stack profiles (model/stack_profile.c) -------------------------------- */
@@ -1096,8 +1340,46 @@ uint32_t tp_stack_profile_callsite(struct tp *tp, struct tp_stack_profile *sp, u
 /* Apply one ModuleSymbols message (symbolize/import.c): stack_profile_symbol
  * rows and the symbol_set_id of matching frames; anomalies go to stats. */
 void tp_module_symbols_import(struct tp *tp, const uint8_t *p, size_t n);
-/* A new perf_session row; returns its id. */
-uint32_t tp_perf_session_new(struct tp *tp, uint32_t cmdline);
+/* The end of the whole trace: import the ModuleSymbols kept waiting for
+ * their mappings (the ones still without are counted as invalid). */
+void tp_module_symbols_finish(struct tp *tp);
+
+/* ---- profiler samples (model/profiler.c) ------------------------------------- */
+
+/* A new profiler_session of source (pool id) with cmdline (pool id, 0
+ * none); returns its id. */
+uint32_t tp_profiler_session_new(struct tp *tp, uint32_t source, uint32_t cmdline);
+/* The task context (upid, utid, async_context_id; TP_NULL_U32 each for
+ * unknown) and the execution context (ucpu, cpu_mode pool id: TP_NULL_U32 /
+ * 0 for unknown), interned: equal values give the same row. */
+uint32_t tp_profiler_task_context(struct tp *tp, uint32_t upid, uint32_t utid, uint32_t async);
+uint32_t tp_profiler_execution_context(struct tp *tp, uint32_t ucpu, uint32_t cpu_mode);
+/* A counter set of the counter rows ids[0, n); its id, TP_NULL_U32 when
+ * n == 0. */
+uint32_t tp_profiler_counter_set(struct tp *tp, const uint32_t *ids, size_t n);
+/* One sample (parse time, in ts order). TP_NULL_U32 / 0 for what is
+ * unknown. Returns the profiler_sample id. */
+struct tp_profiler_sample {
+	int64_t ts;
+	uint32_t source;             /* pool id */
+	uint32_t task_context;       /* tp_profiler_task_context() */
+	uint32_t execution_context;  /* tp_profiler_execution_context() */
+	uint32_t callsite;           /* leaf stack_profile_callsite */
+	uint32_t unwind_error;       /* pool id */
+	uint32_t session;            /* tp_profiler_session_new() */
+	uint32_t counter_set;        /* tp_profiler_counter_set() */
+};
+uint32_t tp_profiler_sample_add(struct tp *tp, const struct tp_profiler_sample *s);
+/* Row `row` of profiler_sample with its contexts resolved, as the
+ * perf_sample view shows it (TP_NULL_U32 / 0 for NULL; cpu_mode 0 when
+ * unknown, which the view shows as "unknown"). */
+struct tp_profiler_sample_row {
+	int64_t ts, period;
+	uint32_t source, utid, upid, ucpu, cpu, cpu_mode, callsite, unwind_error, session;
+	uint32_t counter_set, event_name, comm;
+};
+struct tp_profiler_sample_row tp_profiler_sample_row(const struct tp *tp, uint32_t row);
+void tp_profiler_free(struct tp *tp);
 
 /* ---- ftrace events (model/ftrace.c) ------------------------------------------ */
 
@@ -1153,7 +1435,7 @@ static inline uint32_t tp_ftrace_thread_named(struct tp *tp, int64_t tid, uint32
 	/* The hot case inline: the tid is in the lookup cache and already
 	 * has this name at ftrace priority or above (setting it again would
 	 * change nothing). */
-	const struct tp_tid_slot *s = &tp->tid_cache[(uint64_t)tid % TB_ARRAY_SIZE(tp->tid_cache)];
+	const struct tp_tid_slot *s = &tp->tid_cache[(uint64_t)tid % TP_TID_CACHE];
 	if (s->utid1 && s->tid == tid) {
 		uint32_t utid = s->utid1 - 1;
 		if (!comm || tid == 0 ||
@@ -1309,10 +1591,28 @@ void tp_binder_alloc_buf(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t
 			 uint64_t data_size, uint64_t offsets_size);
 void tp_binder_free(struct tp_ftrace *f);
 
+/* ---- clocks across the files of an archive (tp.c) ------------------------------- */
+
+/* Perfetto's builtin clock id the formats without clock snapshots are in
+ * (struct tp_clock_sync converts them). */
+#define TP_CLOCK_MONOTONIC 3u
+
+/* ts on clock as trace time: converted through tp->clock_sync when it has
+ * a path, else unchanged (Perfetto's identity edge for an unlinked clock).
+ * Parse or tokenize time, any importer. */
+int64_t tp_trace_time_slow(struct tp *tp, uint32_t clock, int64_t ts);
+static inline int64_t tp_trace_time(struct tp *tp, uint32_t clock, int64_t ts)
+{
+	if (__builtin_expect(!tp->clock_sync.convert, 1))
+		return ts;
+	return tp_trace_time_slow(tp, clock, ts);
+}
+
 /* ---- sorter (sorter.c) --------------------------------------------------------- */
 
 /* Importers push events with their trace-clock timestamp; the sorter hands
- * them back to the importer's parse callback in (ts, push order) order. The
+ * them back to the importer's parse callback in ts order (ties: see
+ * sorter.c, Perfetto's queue order, else push order). The
  * payload is copied into sorter-owned memory that lives until the event was
  * parsed. Events are kept in one run per source (e.g. a packet sequence),
  * merged at dispatch. All of these run on the caller's (parsing) thread. */
@@ -1336,6 +1636,10 @@ void *tp_sorter_push(struct tp_sorter *s, int64_t ts, const void *payload, size_
  * Returns how many were kept (late ones are dropped and counted). */
 size_t tp_sorter_push_many(struct tp_sorter *s, uint32_t src, const int64_t *ts,
 			   const void *recs, size_t size, size_t n);
+/* Run src is a queue of its own, not part of the shared one, for the tie
+ * order at equal timestamps (see sorter.c): an ftrace cpu's run, as
+ * Perfetto's per-cpu queues. Call before its first push. */
+void tp_sorter_own_queue(struct tp_sorter *s, uint32_t src);
 /* Streaming: true once the buffered events pass the window (32 MiB by
  * default); then tp_sorter_extract dispatches, in order, every event no run
  * can still precede (ts <= the smallest latest ts of the runs with pending
@@ -1381,5 +1685,8 @@ int tp_sql_open(struct tp *tp);
 void tp_sql_close(struct tp *tp);
 /* Free the user SQL packages (sql/packages.c). */
 void tp_sql_packages_free(struct tp *tp);
+/* The message of the last error on db: SQLite's, or for a statement the
+ * authorizer refused (file access), one that says why (sql/schema.c). */
+const char *tp_sql_errmsg(struct sqlite3 *db);
 
 #endif /* TB_TP_INT_H */

@@ -23,6 +23,20 @@ struct tp_config {
 	/* --crop-track-events: drop TrackEvents before the trace's
 	 * track_event_range_of_interest start */
 	bool crop_track_events;
+	/* --no-ftrace-raw (Perfetto's ingest_ftrace_in_raw_table = false): typed
+	 * and generic ftrace events of proto traces get no `ftrace_event` row
+	 * (nor args); their effects (sched, thread_state, counters) stay. */
+	bool no_ftrace_raw;
+	/* --analyze-trace-proto-content: the bytes of each field path of the
+	 * protobuf packets, by TrackEvent category and name, into
+	 * experimental_proto_path / experimental_proto_content */
+	bool analyze_trace_proto_content;
+	/* --allow-sql-file-access: SQL may ATTACH files and VACUUM INTO a file;
+	 * without it an authorizer refuses both (sql/schema.c). */
+	bool allow_sql_file_access;
+	/* --dev / --extra-checks: Perfetto's enable_dev_features and
+	 * enable_extra_checks. */
+	bool dev, extra_checks;
 	/* User SQL packages tp_new registers, in order (--add-sql-package): a
 	 * config copied into the RPC server gives every trace processor it
 	 * creates the same packages. The array and its strings must outlive

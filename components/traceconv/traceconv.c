@@ -1,8 +1,9 @@
 /*
  * The traceconv applet: argument parsing, input and output files, and the
  * dispatch to one function per mode (folded.c, binary.c, profile.c,
- * report.c). Perfetto's other modes (json, systrace, ...) are refused with
- * the list of the ones we have, so nothing half-done is offered.
+ * report.c, symbolize.c, json.c, systrace.c, text.c, tar.c). Perfetto's
+ * other modes (firefox, deobfuscate, ...) are refused with the list of the
+ * ones we have, so nothing half-done is offered.
  */
 #include "traceconv.h"
 
@@ -18,7 +19,9 @@
 #include "base.h"
 #include "traceconv_int.h"
 
-#define TRACECONV_MODES "folded, binary, symbolize, profile, report"
+#define TRACECONV_MODES                                                                   \
+	"json, systrace, ctrace, text, profile, folded, report, symbolize, decompress_packets, " \
+	"binary, bundle, merge"
 
 static void traceconv_usage(FILE *f)
 {
@@ -46,7 +49,80 @@ static void traceconv_usage(FILE *f)
 	           "           bottom-up, search, zoom, thread and time filters)\n"
 	           "  symbolize  ModuleSymbols packets for the trace's unsymbolized frames, from\n"
 	           "           the ELF files on this machine and $PERFETTO_BINARY_PATH (append\n"
-	           "           them to the trace: cat trace symbols > symbolized)\n");
+	           "           them to the trace: cat trace symbols > symbolized)\n"
+	           "  json     Chrome JSON (chrome://tracing): slices, flows, metadata, and the\n"
+	           "           ftrace events as systemTraceEvents text\n"
+	           "  systrace the ftrace events as the kernel's text trace (to_ftrace())\n"
+	           "  ctrace   systrace, zlib-compressed after a \"TRACE:\" line\n"
+	           "    --truncate start|end  keep the first or last 1129235 ftrace events\n"
+	           "    --full-sort           sort the whole trace before converting\n"
+	           "  text     the trace's packets in protobuf text format\n"
+	           "    --skip-unknown        leave out fields our protos do not name\n"
+	           "  decompress_packets  the trace with compressed_packets inflated\n"
+	           "  bundle IN OUT  a TAR of the trace and the symbols its profiles need\n"
+	           "    --symbol-paths P1,P2  more symbol roots  --no-auto-symbol-paths  --verbose\n"
+	           "  merge -o OUT [--manifest M] TRACE...  traces in one TAR that opens as one\n");
+}
+
+/* The options of json, systrace, ctrace, text and bundle at argv[*i]. */
+static int traceconv_text_opt(const char *mode, struct traceconv_text_opts *to,
+			      struct traceconv_bundle_opts *bo, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+	bool text = strcmp(mode, "text") == 0, bundle = strcmp(mode, "bundle") == 0;
+	bool conv = !text && !bundle;
+	if (conv && strcmp(a, "--full-sort") == 0) {
+		to->full_sort = true;
+	} else if (conv && (strcmp(a, "--truncate") == 0 || strcmp(a, "-t") == 0)) {
+		const char *v = *i + 1 < argc ? argv[++*i] : "";
+		if (strcmp(v, "start") != 0 && strcmp(v, "end") != 0) {
+			fprintf(stderr, "traceconv: --truncate must specify whether to keep the 'end' or "
+			                "the 'start' of the trace\n");
+			return -1;
+		}
+		to->keep = v[0] == 's' ? 1 : -1;
+	} else if (text && strcmp(a, "--skip-unknown") == 0) {
+		to->skip_unknown = true;
+	} else if (bundle && strcmp(a, "--symbol-paths") == 0 && *i + 1 < argc) {
+		bo->symbol_paths = argv[++*i];
+	} else if (bundle && strcmp(a, "--no-auto-symbol-paths") == 0) {
+		bo->no_auto_symbol_paths = true;
+	} else if (bundle && strcmp(a, "--verbose") == 0) {
+		bo->verbose = true;
+	} else {
+		fprintf(stderr, "traceconv: unknown option '%s'\n", a);
+		return -1;
+	}
+	return 0;
+}
+
+/* merge -o OUT [--manifest M] TRACE... */
+static int traceconv_merge_main(int argc, char **argv, int first)
+{
+	const char *out = NULL, *manifest = NULL;
+	const char **inputs = tb_calloc((size_t)argc, sizeof *inputs);
+	size_t n = 0;
+	int rc = 1;
+	for (int i = first; i < argc; i++) {
+		if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && i + 1 < argc)
+			out = argv[++i];
+		else if (strcmp(argv[i], "--manifest") == 0 && i + 1 < argc)
+			manifest = argv[++i];
+		else if (argv[i][0] == '-' && argv[i][1])
+			fprintf(stderr, "traceconv: unknown option '%s'\n", argv[i]), n = SIZE_MAX;
+		else if (n != SIZE_MAX)
+			inputs[n++] = argv[i];
+		if (n == SIZE_MAX)
+			goto out;
+	}
+	if (!out || !n) {
+		fprintf(stderr, "traceconv: merge: -o OUT and at least one trace are needed\n");
+		goto out;
+	}
+	rc = traceconv_merge(out, manifest, inputs, n) < 0 ? 1 : 0;
+out:
+	tb_free(inputs);
+	return rc;
 }
 
 /* One `profile` option at argv[*i] (advancing *i past its value). Returns 0,
@@ -141,6 +217,8 @@ int traceconv_main(int argc, char **argv)
 {
 	struct traceconv_folded_opts fo = {0};
 	struct traceconv_profile_opts po = {0};
+	struct traceconv_text_opts to = {0};
+	struct traceconv_bundle_opts bo = {0};
 	const char *mode = NULL, *in = NULL, *outp = NULL;
 	int in_fd = -1, rc = 1;
 	FILE *out = NULL;
@@ -167,6 +245,14 @@ int traceconv_main(int argc, char **argv)
 		} else if (a[0] == '-' && a[1] == '-' && mode && strcmp(mode, "profile") == 0) {
 			if (traceconv_profile_opt(&po, argc, argv, &i) < 0)
 				return 1;
+		} else if (a[0] == '-' && a[1] && mode &&
+		           (strcmp(mode, "json") == 0 || strcmp(mode, "systrace") == 0 ||
+		            strcmp(mode, "ctrace") == 0 || strcmp(mode, "text") == 0 ||
+		            strcmp(mode, "bundle") == 0)) {
+			if (traceconv_text_opt(mode, &to, &bo, argc, argv, &i) < 0)
+				return 1;
+		} else if (!mode && strcmp(a, "merge") == 0) {
+			return traceconv_merge_main(argc, argv, i + 1);
 		} else if (a[0] == '-' && a[1] != '\0') {
 			goto bad_opt;
 		} else if (!mode) {
@@ -188,12 +274,23 @@ int traceconv_main(int argc, char **argv)
 		traceconv_usage(stderr);
 		return 1;
 	}
-	if (strcmp(mode, "folded") != 0 && strcmp(mode, "binary") != 0 &&
-	    strcmp(mode, "profile") != 0 && strcmp(mode, "report") != 0 &&
-	    strcmp(mode, "symbolize") != 0) {
+	static const char *const modes[] = {"folded", "binary", "profile", "report", "symbolize",
+	                                    "json", "systrace", "ctrace", "text",
+	                                    "decompress_packets", "bundle"};
+	bool known = false;
+	for (size_t m = 0; m < TB_ARRAY_SIZE(modes); m++)
+		known |= strcmp(mode, modes[m]) == 0;
+	if (!known) {
 		fprintf(stderr, "traceconv: unknown mode '%s' (modes: " TRACECONV_MODES ")\n",
 		        mode);
 		return 1;
+	}
+	if (strcmp(mode, "bundle") == 0) {
+		if (!in || !outp || strcmp(in, "-") == 0 || strcmp(outp, "-") == 0) {
+			fprintf(stderr, "traceconv: bundle needs an input and an output file path\n");
+			return 1;
+		}
+		return traceconv_bundle(in, outp, &bo) < 0 ? 1 : 0;
 	}
 	if (!in || strcmp(in, "-") == 0) {
 		in = NULL;
@@ -226,6 +323,14 @@ int traceconv_main(int argc, char **argv)
 		rc = traceconv_report(in_fd, in ? in : "stdin", out) ? 1 : 0;
 	else if (strcmp(mode, "symbolize") == 0)
 		rc = traceconv_symbolize(in_fd, in ? in : "stdin", out) ? 1 : 0;
+	else if (strcmp(mode, "json") == 0)
+		rc = traceconv_json(in_fd, in ? in : "stdin", out, &to) ? 1 : 0;
+	else if (strcmp(mode, "systrace") == 0 || strcmp(mode, "ctrace") == 0)
+		rc = traceconv_systrace(in_fd, in ? in : "stdin", out, &to, mode[0] == 'c') ? 1 : 0;
+	else if (strcmp(mode, "text") == 0)
+		rc = traceconv_text(in_fd, in ? in : "stdin", out, &to) ? 1 : 0;
+	else if (strcmp(mode, "decompress_packets") == 0)
+		rc = traceconv_decompress_packets(in_fd, in ? in : "stdin", out) ? 1 : 0;
 	else
 		rc = traceconv_binary(in ? in : "/dev/stdin", in ? in : "stdin", out) ? 1 : 0;
 

@@ -91,4 +91,52 @@ int traceconv_report(int in_fd, const char *in_name, FILE *out);
 /* symbolize: the ModuleSymbols packets for the trace's unsymbolized frames. */
 int traceconv_symbolize(int in_fd, const char *in_name, FILE *out);
 
+/* ---- json, systrace, ctrace, text, decompress_packets, bundle, merge ---- */
+
+/* Options of the text-producing modes. */
+struct traceconv_text_opts {
+	bool full_sort;    /* --full-sort */
+	int keep;          /* --truncate: 1 start, -1 end, 0 everything */
+	bool skip_unknown; /* text --skip-unknown */
+};
+
+struct traceconv_bundle_opts {
+	const char *symbol_paths; /* --symbol-paths, comma-separated */
+	bool no_auto_symbol_paths, verbose;
+};
+
+/* Where a text mode writes: out directly, or zlib-deflated (ctrace).
+ * Writes after an error are dropped; finish reports it. */
+struct traceconv_sink {
+	FILE *out;
+	bool deflate;
+	void *z; /* z_stream */
+	int error;
+};
+int traceconv_sink_init(struct traceconv_sink *k, FILE *out, bool compress);
+void traceconv_sink_write(struct traceconv_sink *k, const void *p, size_t n);
+void traceconv_sink_str(struct traceconv_sink *k, const char *s);
+/* Flush (ending the deflate stream). 0, or -1 with k->error (errno). */
+int traceconv_sink_finish(struct traceconv_sink *k);
+/* s[0, n) escaped as the inside of a JSON string. */
+void traceconv_json_escaped(struct traceconv_sink *k, const char *s, size_t n);
+
+/* Load fd into a new trace processor (sorting everything first with
+ * full_sort); NULL after printing one line naming `name`. */
+struct tp *traceconv_load_cfg(int fd, const char *name, bool full_sort);
+
+/* systrace.c: the ftrace text (ctrace: compressed); and, for json, the
+ * "androidProcessDump" and "systemTraceEvents" members. */
+int traceconv_systrace(int in_fd, const char *in_name, FILE *out,
+		       const struct traceconv_text_opts *o, bool ctrace);
+int traceconv_systrace_json(struct tp *tp, struct traceconv_sink *k, int keep);
+/* json.c: Chrome JSON, as Perfetto's trace_to_json. */
+int traceconv_json(int in_fd, const char *in_name, FILE *out, const struct traceconv_text_opts *o);
+/* text.c: the packets in text format; the trace with packets decompressed. */
+int traceconv_text(int in_fd, const char *in_name, FILE *out, const struct traceconv_text_opts *o);
+int traceconv_decompress_packets(int in_fd, const char *in_name, FILE *out);
+/* tar.c: a trace and its symbols as one TAR; traces merged into one TAR. */
+int traceconv_bundle(const char *in, const char *out, const struct traceconv_bundle_opts *o);
+int traceconv_merge(const char *out, const char *manifest, const char *const *inputs, size_t n);
+
 #endif /* TB_TRACECONV_INT_H */

@@ -13,8 +13,8 @@ bin=$TRACEBOX
 [ -x "$TB_OUT/asan/tracebox" ] && bin=$TB_OUT/asan/tracebox
 corpus=$TB_SHARED/corpus
 
-expect_exit unknown_mode 1 "$bin" traceconv json
-grep -q "unknown mode 'json' (modes: folded, binary, symbolize, profile, report)" "$TMP/err" && pass unknown_mode_msg ||
+expect_exit unknown_mode 1 "$bin" traceconv firefox
+grep -q "unknown mode 'firefox' (modes: json, systrace, ctrace, text, profile, folded, report, symbolize, decompress_packets, binary, bundle, merge)" "$TMP/err" && pass unknown_mode_msg ||
 	fail unknown_mode_msg "$(cat "$TMP/err")"
 expect_exit missing_input 1 "$bin" traceconv folded "$TMP/nonexistent"
 grep -q "cannot open '.*nonexistent': No such file or directory" "$TMP/err" &&

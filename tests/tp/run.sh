@@ -1,17 +1,22 @@
 # tests/tp/run.sh: golden SQL tests for trace_processor_shell.
 #
 # 1. tests/tp/<name>/: an input (trace.json, trace.pb, trace.*), query.sql and
-#    expected.csv. `sh tests/tp/run.sh --rebase` rewrites expected.csv from
+#    expected.csv, and optionally flags: shell flags for the query (one
+#    line, split at spaces). `sh tests/tp/run.sh --rebase` rewrites expected.csv from
 #    the current output; review the diff in the commit.
-# 2. Perfetto's own diff tests in ../shared/corpus/perfetto_difftests/ whose
-#    input we import and whose query includes only modules we provide, in the
-#    suites listed in difftest_suites.txt. Lines are compared with surrounding
+# 2. Perfetto's own diff tests in ../shared/corpus/perfetto_difftests/, in
+#    the suites listed in difftest_suites.txt; a test without a loadable
+#    input, one that expects a metric, or one whose query includes a stdlib
+#    module we do not provide is reported SKIP with the reason. Lines are
+#    compared with surrounding
 #    whitespace stripped, as Perfetto's runner does. Inputs: trace.json,
 #    trace.pb or trace.systrace. difftest_known_failures.txt lists those we
 #    do not pass yet (a name, then optionally whitespace and a '#' reason):
 #    a listed test is reported SKIP, an
 #    unlisted failure FAIL, and a listed test that now passes FAIL too, so
-#    the list only shrinks.
+#    the list only shrinks. Tests listed in difftest_trace_modifiers.txt
+#    get their trace modified first, as Perfetto's runner does
+#    (out/tools/trace_inject).
 # Run by tests/run.sh with TRACEBOX, TB_TEST_ROOT set; prints PASS/FAIL/SKIP.
 set -u
 cd "${TB_TEST_ROOT:?}" || exit 1
@@ -42,12 +47,16 @@ for dir in "$here"/*/; do
 	name=$(basename "$dir")
 	[ -f "$dir/query.sql" ] || continue
 	trace=$(input_of "$dir")
+	flags=
+	[ -f "$dir/flags" ] && flags=$(cat "$dir/flags")
 	if $rebase; then
-		run_query "$trace" "$dir/query.sql" "$dir/expected.csv" "$tmp/err"
+		# shellcheck disable=SC2086
+		run_query "$trace" "$dir/query.sql" "$dir/expected.csv" "$tmp/err" $flags
 		echo "rebased $name"
 		continue
 	fi
-	if run_query "$trace" "$dir/query.sql" "$tmp/out" "$tmp/err" &&
+	# shellcheck disable=SC2086
+	if run_query "$trace" "$dir/query.sql" "$tmp/out" "$tmp/err" $flags &&
 		[ "$(strip "$tmp/out")" = "$(strip "$dir/expected.csv")" ]; then
 		echo "PASS tp/$name"
 	else
@@ -64,25 +73,46 @@ if [ ! -d "$difftests" ]; then
 	exit 0
 fi
 known=$here/difftest_known_failures.txt
-# Perfetto's diff test runner always passes this flag.
-dtflags=--crop-track-events
+modifiers=$here/difftest_trace_modifiers.txt
+inject=${TB_OUT:-out}/tools/trace_inject
+# Perfetto's diff test runner always passes these flags.
+dtflags="--analyze-trace-proto-content --crop-track-events"
 suites=$(grep -v '^#' "$here/difftest_suites.txt")
-# The stdlib modules of components/trace_processor/sql/modules.c.
-modules='slices\.(with_context|hierarchy|stack|self_dur)|time\.conversion|counters\.intervals|linux\.cpu\.(idle|idle_stats|idle_time_in_state|frequency)'
 for suite in $suites; do
 	ran=0 passed=0
 	for dir in "$difftests/${suite}__"*/; do
 		dir=${dir%/}
 		name=$(basename "$dir")
-		[ -f "$dir/query.sql" ] || continue
-		# Only modules we provide (sql/modules.c) may be included.
-		grep -i 'INCLUDE PERFETTO MODULE' "$dir/query.sql" |
-			grep -viqE "MODULE[[:space:]]+($modules)[[:space:]]*;" && continue
+		if [ ! -f "$dir/query.sql" ]; then
+			echo "SKIP tp/difftest/$name: a metric test (metrics are not provided)"
+			continue
+		fi
 		trace=
 		for f in trace.json trace.pb trace.systrace trace.zip trace.tar; do
 			[ -f "$dir/$f" ] && trace=$dir/$f
 		done
-		[ -n "$trace" ] || continue
+		if [ -z "$trace" ]; then
+			echo "SKIP tp/difftest/$name: no input we can load (the extraction has none)"
+			continue
+		fi
+		# Perfetto's trace_modifier: fields set in some packets.
+		mod=$(grep -E "^$name[[:space:]]" "$modifiers" 2>/dev/null)
+		if [ -n "$mod" ]; then
+			if [ ! -x "$inject" ]; then
+				echo "SKIP tp/difftest/$name: needs $inject (./build.sh tests)"
+				continue
+			fi
+			# shellcheck disable=SC2086
+			set -- $mod
+			shift
+			fields=$1
+			shift
+			"$inject" "$trace" "$tmp/injected.pb" "$fields" "$@" || {
+				echo "FAIL tp/difftest/$name (trace_inject failed)"
+				continue
+			}
+			trace=$tmp/injected.pb
+		fi
 		ran=$((ran + 1))
 		ok=false want=
 		if [ -f "$dir/expected.error" ]; then
@@ -95,6 +125,14 @@ for suite in $suites; do
 			run_query "$trace" "$dir/query.sql" "$tmp/out" "$tmp/err" $dtflags &&
 				[ "$(strip "$tmp/out")" = "$(strip "$want")" ] && ok=true
 		else
+			echo "SKIP tp/difftest/$name: expects a metric proto (metrics are not provided)"
+			ran=$((ran - 1))
+			continue
+		fi
+		# A stdlib module we do not provide: counted, with its name.
+		missing=$(sed -n "s/^unknown module '\([^']*\)'.*/\1/p" "$tmp/err" | head -1)
+		if ! $ok && [ -n "$missing" ]; then
+			echo "SKIP tp/difftest/$name: stdlib module $missing is not provided"
 			ran=$((ran - 1))
 			continue
 		fi

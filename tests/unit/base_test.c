@@ -403,6 +403,27 @@ TEST(base_strpool_intern)
 	strpool_release(&p);
 }
 
+/* A present but empty string has an id of its own, stable, reading as "",
+ * while interning "" still gives 0 (none). */
+TEST(base_strpool_empty)
+{
+	struct strpool p;
+	strpool_init(&p);
+	uint32_t e = strpool_empty(&p);
+	CHECK(e != 0);
+	CHECK_EQ(strpool_empty(&p), e);
+	CHECK_EQ(strpool_intern(&p, "", 0), 0);
+	uint32_t a = strpool_intern_cstr(&p, "a");
+	CHECK(a != e);
+	size_t len = 99;
+	CHECK_STR_EQ(strpool_get(&p, e, &len), "");
+	CHECK_UEQ(len, 0);
+	uint32_t id = 99;
+	CHECK(strpool_find(&p, "", 0, &id)); /* what SQL's name = '' looks up */
+	CHECK_EQ(id, e);
+	strpool_release(&p);
+}
+
 TEST(base_strpool_many)
 {
 	struct strpool p;

@@ -128,17 +128,57 @@ TEST(tp_model_partial_overlap_dropped)
 	struct tp *tp = tp_new(NULL);
 	uint32_t tr = tp_track_for_thread(tp, tp_thread_for_tid(tp, 1, 1));
 	tp_slice_complete(tp, tr, 0, 10, 0, S(tp, "A"), TP_NULL_U32);
-	int64_t end = 0;
-	uint32_t who = 0;
-	CHECK(tp_slice_would_overlap(tp, tr, 5, 10, &end, &who));
-	CHECK_EQ(end, 10);
-	CHECK_EQ(who, 0);
+	struct tp_slice_conflict c;
+	CHECK_EQ(tp_slice_complete_or_conflict(tp, tr, 5, 10, 0, S(tp, "B"), TP_NULL_U32, &c),
+		 TP_NULL_U32);
+	CHECK_EQ(c.end, 10);
+	CHECK_EQ(c.slice, 0);
+	CHECK_EQ(tp->stats[TP_STAT_slice_drop_overlapping_complete_event], 0);
 	CHECK_EQ(tp_slice_complete(tp, tr, 5, 10, 0, S(tp, "B"), TP_NULL_U32), TP_NULL_U32);
 	CHECK_EQ(tp->stats[TP_STAT_slice_drop_overlapping_complete_event], 1);
 	/* Touching end points nest fine. */
-	CHECK(!tp_slice_would_overlap(tp, tr, 5, 5, NULL, NULL));
-	CHECK(tp_slice_complete(tp, tr, 10, 5, 0, S(tp, "C"), TP_NULL_U32) != TP_NULL_U32);
-	CHECK_EQ(tp->t.slice.depth[1], 0);
+	CHECK(tp_slice_complete(tp, tr, 5, 5, 0, S(tp, "C"), TP_NULL_U32) != TP_NULL_U32);
+	CHECK_EQ(tp->t.slice.depth[1], 1);
+	CHECK(tp_slice_complete(tp, tr, 10, 5, 0, S(tp, "D"), TP_NULL_U32) != TP_NULL_U32);
+	CHECK_EQ(tp->t.slice.depth[2], 0);
+	tp_free(tp);
+}
+
+/* A slice that ended below one still running (its end matched below the
+ * top) pops the top of the stack, not itself, as Perfetto's MaybeCloseStack
+ * does; it leaves when the next event passes its end, cutting what was
+ * opened above it. */
+TEST(tp_model_ended_below_running_pops_the_top)
+{
+	struct tp *tp = tp_new(NULL);
+	uint32_t tr = tp_track_for_thread(tp, tp_thread_for_tid(tp, 1, 1));
+	uint32_t a = tp_slice_begin(tp, tr, 0, 0, S(tp, "A"), TP_NULL_U32);
+	uint32_t x = tp_slice_complete(tp, tr, 10, 50, 0, S(tp, "X"), TP_NULL_U32);
+	CHECK_EQ(tp_slice_end(tp, tr, 30, 0, S(tp, "A"), TP_NULL_U32), a);
+	/* At 30, A (ended at 30) pops X, the top; B goes under A. */
+	uint32_t b = tp_slice_begin(tp, tr, 30, 0, S(tp, "B"), TP_NULL_U32);
+	CHECK_EQ(tp->t.slice.depth[b], 1);
+	CHECK_EQ(tp->t.slice.parent_id[b], a);
+	CHECK_EQ(tp->t.slice.dur[x], 50);
+	/* Past A's end, B is cut at it. */
+	uint32_t c = tp_slice_begin(tp, tr, 40, 0, S(tp, "C"), TP_NULL_U32);
+	CHECK_EQ(tp->t.slice.dur[b], 0);
+	CHECK_EQ(tp->t.slice.depth[c], 0);
+	CHECK_EQ(tp->stats[TP_STAT_misplaced_end_event], 1);
+	tp_free(tp);
+}
+
+/* Slices past depth 512 on a track are dropped and logged. */
+TEST(tp_model_max_depth)
+{
+	struct tp *tp = tp_new(NULL);
+	uint32_t tr = tp_track_for_thread(tp, tp_thread_for_tid(tp, 1, 1));
+	for (int i = 0; i < 512; i++)
+		CHECK(tp_slice_begin(tp, tr, i, 0, S(tp, "B"), TP_NULL_U32) != TP_NULL_U32);
+	CHECK_EQ(tp_slice_begin(tp, tr, 600, 0, S(tp, "B"), TP_NULL_U32), TP_NULL_U32);
+	CHECK_EQ(tp_slice_complete(tp, tr, 601, 0, 0, S(tp, "I"), TP_NULL_U32), TP_NULL_U32);
+	CHECK_EQ(tp->stats[TP_STAT_slice_max_depth_exceeded], 2);
+	CHECK_EQ(tp->t.slice.n, 512);
 	tp_free(tp);
 }
 
@@ -279,6 +319,28 @@ TEST(tp_model_thread_lookup_follows_reuse)
 	tp_free(tp);
 }
 
+/* A tid seen under two pids is one thread in each: looked up with a pid,
+ * an older live thread of the tid in that process is found (Perfetto's
+ * GetThreadOrNull), unless that process was replaced by a newer one with
+ * its pid. */
+TEST(tp_model_tid_in_two_pids)
+{
+	struct tp *tp = tp_new(NULL);
+	uint32_t t1 = tp_thread_for_tid(tp, 42, 40);
+	uint32_t t2 = tp_thread_for_tid(tp, 42, 50);
+	CHECK(t2 != t1);
+	CHECK_EQ(tp_thread_for_tid(tp, 42, 40), t1);
+	CHECK_EQ(tp_thread_for_tid(tp, 42, 50), t2);
+	CHECK_EQ(tp_thread_for_tid(tp, 42, -1), t2); /* the newest */
+	uint32_t n = tp->t.thread.n;
+	tp_process_start_new(tp, 100, 40, 0, TP_NAME_OTHER);
+	uint32_t t3 = tp_thread_for_tid(tp, 42, 40);
+	CHECK(t3 != t1 && t3 != t2);
+	CHECK(tp->t.thread.n > n);
+	CHECK_EQ(tp_thread_for_tid(tp, 42, 50), t2);
+	tp_free(tp);
+}
+
 TEST(tp_model_track_identity)
 {
 	struct tp *tp = tp_new(NULL);
@@ -298,8 +360,8 @@ TEST(tp_model_track_identity)
 }
 
 struct order_ctx {
-	int64_t ts[8];
-	int vals[8];
+	int64_t ts[16];
+	int vals[16];
 	int n;
 };
 
@@ -324,6 +386,37 @@ TEST(tp_model_sorter_stable)
 	CHECK_EQ(o.n, 5);
 	int want[] = {1, 3, 2, 0, 4};
 	for (int i = 0; i < 5; i++)
+		CHECK_EQ(o.vals[i], want[i]);
+	tp_sorter_free(s);
+	tp_free(tp);
+}
+
+/* Ties across own queues (ftrace cpus) as Perfetto's sorter: the queue
+ * being drained keeps going while its next event is not later than every
+ * other queue's first; else the shared queue, then own queues by age. */
+TEST(tp_model_sorter_queue_ties)
+{
+	struct tp *tp = tp_new(NULL);
+	struct tp_sorter *s = tp_sorter_new();
+	/* cpu A (run 1) and cpu B (run 2), made in that order; the shared
+	 * queue (run 0) pushes last. */
+	tp_sorter_own_queue(s, 1);
+	tp_sorter_own_queue(s, 2);
+	static const struct {
+		uint32_t run;
+		int64_t ts;
+	} ev[] = {{1, 10}, {1, 50}, {2, 20}, {2, 50}, {2, 50}, {0, 50}, {1, 60}, {2, 60}, {0, 60}};
+	for (int i = 0; i < (int)TB_ARRAY_SIZE(ev); i++)
+		tp_sorter_push_src(s, ev[i].run, ev[i].ts, &i, sizeof i);
+	struct order_ctx o = {0};
+	tp_sorter_flush(s, tp, collect, &o);
+	CHECK_EQ(o.n, 9);
+	/* A's 10, B's 20; B is being drained: its two 50s before A's 50 and
+	 * the shared 50; then, B's next (60) later than the shared queue's 50:
+	 * the shared 50, then A (older) at 50 and its 60, where A goes on,
+	 * then the shared queue's 60 before B's. */
+	int want[] = {0, 2, 3, 4, 5, 1, 6, 8, 7};
+	for (int i = 0; i < 9; i++)
 		CHECK_EQ(o.vals[i], want[i]);
 	tp_sorter_free(s);
 	tp_free(tp);

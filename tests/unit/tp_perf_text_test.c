@@ -29,6 +29,9 @@ static bool str_is(const struct tp *tp, uint32_t id, const char *want)
 	return id && strcmp(tp_str(tp, id), want) == 0;
 }
 
+/* Sample i as the perf_sample view shows it. */
+#define PS(tp, i) tp_profiler_sample_row(tp, i)
+
 /* The frame name of callsite cs. */
 static uint32_t cs_name(const struct tp *tp, int64_t cs)
 {
@@ -50,20 +53,19 @@ TEST(tp_perf_text_default_output)
 {
 	struct tp *tp = load(two_samples);
 	CHECK(strcmp(tp_trace_type(tp), "perf_text") == 0);
-	const struct tp_perf_sample_table *s = &tp->t.perf_sample;
-	CHECK_EQ(s->n, 2);
-	CHECK_EQ(s->ts[0], 882012106000ll);
-	CHECK_EQ(s->ts[1], 882013106000ll);
-	CHECK_EQ(s->cpu[0], 3);
-	CHECK_EQ(s->period[0], 1003009);
-	CHECK(str_is(tp, s->cpu_mode[0], "kernel"));
-	CHECK(str_is(tp, s->cpu_mode[1], "user"));
-	CHECK(str_is(tp, s->event_name[0], "cpu-clock"));
-	CHECK_EQ(s->perf_session_id[0], 0);
-	CHECK_EQ(tp->t.perf_session.n, 1);
+	CHECK_EQ(tp->t.profiler_sample.n, 2);
+	CHECK_EQ(PS(tp, 0).ts, 882012106000ll);
+	CHECK_EQ(PS(tp, 1).ts, 882013106000ll);
+	CHECK_EQ(PS(tp, 0).cpu, 3);
+	CHECK_EQ(PS(tp, 0).period, 1003009);
+	CHECK(str_is(tp, PS(tp, 0).cpu_mode, "kernel"));
+	CHECK(str_is(tp, PS(tp, 1).cpu_mode, "user"));
+	CHECK(str_is(tp, PS(tp, 0).event_name, "cpu-clock"));
+	CHECK_EQ(PS(tp, 0).session, 0);
+	CHECK_EQ(tp->t.profiler_session.n, 1);
 	/* Leaf callsite at depth 2, offset dropped from the name. */
 	const struct tp_stack_profile_callsite_table *c = &tp->t.stack_profile_callsite;
-	int64_t leaf = s->callsite_id[0];
+	int64_t leaf = PS(tp, 0).callsite;
 	CHECK_EQ(c->depth[leaf], 2);
 	CHECK(str_is(tp, cs_name(tp, leaf), "__pi_memset"));
 	int64_t mid = c->parent_id[leaf];
@@ -73,7 +75,7 @@ TEST(tp_perf_text_default_output)
 	CHECK_EQ(c->parent_id[root], TP_NULL_I64);
 	CHECK(str_is(tp, cs_name(tp, root), "[unknown]"));
 	/* The second sample shares the root callsite. */
-	CHECK_EQ(c->parent_id[s->callsite_id[1]], root);
+	CHECK_EQ(c->parent_id[PS(tp, 1).callsite], root);
 	CHECK_EQ(c->n, 4);
 	uint32_t fr = c->frame_id[leaf];
 	CHECK_EQ(tp->t.stack_profile_frame.rel_pc[fr], (int64_t)0xffffffff821f464dull);
@@ -81,7 +83,7 @@ TEST(tp_perf_text_default_output)
 	CHECK(str_is(tp, tp->t.stack_profile_mapping.name[m], "[kernel.kallsyms]"));
 	CHECK_EQ(tp->t.stack_profile_mapping.n, 4);
 	/* Thread 6588 of process 6587, named by comm. */
-	int64_t utid = s->utid[0];
+	int64_t utid = PS(tp, 0).utid;
 	CHECK_EQ(tp->t.thread.tid[utid], 6588);
 	CHECK(str_is(tp, tp->t.thread.name[utid], "sh"));
 	CHECK_EQ(tp->t.process.pid[tp->t.thread.upid[utid]], 6587);
@@ -102,26 +104,25 @@ TEST(tp_perf_text_header_variants)
 			     "\n"
 			     "sh  6725 [000]   894.417293: sched:sched_process_exec: filename=/bin/sh pid=6725\n"
 			     "\tffffffff81399e59 __traceiter_sched_process_exec+0x39 ([kernel.kallsyms])\n");
-	const struct tp_perf_sample_table *s = &tp->t.perf_sample;
-	CHECK_EQ(s->n, 4);
+	CHECK_EQ(tp->t.profiler_sample.n, 4);
 	/* No time, no cpu; unindented frames. */
-	CHECK_EQ(s->ts[0], 0);
-	CHECK_EQ(s->cpu[0], TP_NULL_U32);
-	CHECK_EQ(tp->t.stack_profile_callsite.depth[s->callsite_id[0]], 1);
-	CHECK(str_is(tp, s->comm[0], "java"));
-	CHECK_EQ(tp->t.thread.tid[s->utid[0]], 19983);
+	CHECK_EQ(PS(tp, 0).ts, 0);
+	CHECK_EQ(PS(tp, 0).cpu, TP_NULL_U32);
+	CHECK_EQ(tp->t.stack_profile_callsite.depth[PS(tp, 0).callsite], 1);
+	CHECK(str_is(tp, PS(tp, 0).comm, "java"));
+	CHECK_EQ(tp->t.thread.tid[PS(tp, 0).utid], 19983);
 	/* A comm with spaces and digits. */
-	CHECK(str_is(tp, s->comm[1], "FS Broker 5906"));
-	CHECK_EQ(tp->t.thread.tid[s->utid[1]], 7598);
-	CHECK_EQ(s->period[1], 1);
-	CHECK(str_is(tp, s->event_name[1], "cycles:ppp"));
+	CHECK(str_is(tp, PS(tp, 1).comm, "FS Broker 5906"));
+	CHECK_EQ(tp->t.thread.tid[PS(tp, 1).utid], 7598);
+	CHECK_EQ(PS(tp, 1).period, 1);
+	CHECK(str_is(tp, PS(tp, 1).event_name, "cycles:ppp"));
 	/* simpleperf: tabs. */
-	CHECK(str_is(tp, s->comm[2], "Gecko"));
-	CHECK_EQ(s->cpu[2], 7);
-	CHECK(str_is(tp, cs_name(tp, s->callsite_id[2]), "Lock::unlock()"));
+	CHECK(str_is(tp, PS(tp, 2).comm, "Gecko"));
+	CHECK_EQ(PS(tp, 2).cpu, 7);
+	CHECK(str_is(tp, cs_name(tp, PS(tp, 2).callsite), "Lock::unlock()"));
 	/* A tracepoint with arguments; last sample without a blank line. */
-	CHECK(str_is(tp, s->event_name[3], "sched:sched_process_exec"));
-	CHECK(str_is(tp, cs_name(tp, s->callsite_id[3]), "__traceiter_sched_process_exec"));
+	CHECK(str_is(tp, PS(tp, 3).event_name, "sched:sched_process_exec"));
+	CHECK(str_is(tp, cs_name(tp, PS(tp, 3).callsite), "__traceiter_sched_process_exec"));
 	CHECK_EQ(tp->stats[TP_STAT_perf_text_importer_sample_line_error], 0);
 	tp_free(tp);
 }
@@ -130,12 +131,12 @@ TEST(tp_perf_text_chunked_same_tables)
 {
 	struct tp *a = load(two_samples);
 	struct tp *b = load_chunked(two_samples, 1);
-	CHECK_EQ(a->t.perf_sample.n, b->t.perf_sample.n);
+	CHECK_EQ(a->t.profiler_sample.n, b->t.profiler_sample.n);
 	CHECK_EQ(a->t.stack_profile_callsite.n, b->t.stack_profile_callsite.n);
 	CHECK_EQ(a->t.stack_profile_frame.n, b->t.stack_profile_frame.n);
-	for (uint32_t i = 0; i < a->t.perf_sample.n; i++) {
-		CHECK_EQ(a->t.perf_sample.ts[i], b->t.perf_sample.ts[i]);
-		CHECK_EQ(a->t.perf_sample.callsite_id[i], b->t.perf_sample.callsite_id[i]);
+	for (uint32_t i = 0; i < a->t.profiler_sample.n; i++) {
+		CHECK_EQ(a->t.profiler_sample.ts[i], b->t.profiler_sample.ts[i]);
+		CHECK_EQ(a->t.profiler_sample.callsite_id[i], b->t.profiler_sample.callsite_id[i]);
 	}
 	tp_free(a);
 	tp_free(b);
@@ -153,8 +154,8 @@ TEST(tp_perf_text_perf_header_and_bad_lines)
 			     "this is not a frame\n"
 			     "\n");
 	CHECK(strcmp(tp_trace_type(tp), "perf_text") == 0);
-	CHECK_EQ(tp->t.perf_sample.n, 1);
-	CHECK(str_is(tp, tp->t.perf_session.cmdline[0], "/usr/bin/perf record -F 99 -a -g"));
+	CHECK_EQ(tp->t.profiler_sample.n, 1);
+	CHECK(str_is(tp, tp->t.profiler_session.cmdline[0], "/usr/bin/perf record -F 99 -a -g"));
 	CHECK_EQ(tp->stats[TP_STAT_perf_text_importer_sample_line_error], 1);
 	tp_free(tp);
 }

@@ -1228,8 +1228,10 @@ TEST(tp_proto_ftrace_sched_switch)
 	CHECK_STR_EQ(sname(tp, name), "sched_waking");
 	CHECK_EQ(fe->utid[1], a);
 	CHECK(find_arg(tp, fe->arg_set_id[0], "next_comm") >= 0);
-	CHECK_EQ(tp->t.cpu.n, 1);
-	CHECK_EQ(tp->t.cpu.cpu[0], 1);
+	/* Perfetto's layout: the host's cpu N is ucpu N; cpu 0 was not seen. */
+	CHECK_EQ(tp->t.cpu.n, 2);
+	CHECK_EQ(tp->t.cpu.cpu[1], 1);
+	CHECK_EQ(tp->t.cpu.cpu[0], TP_NULL_U32);
 	tp_free(tp);
 	tb_free(buf);
 }
@@ -1577,6 +1579,9 @@ TEST(tp_proto_ftrace_first_bundle_of_a_cpu_late)
 
 /* ---- perf_sample ---------------------------------------------------------- */
 
+/* Sample i as the perf_sample view shows it. */
+#define PS(tp, i) tp_profiler_sample_row(tp, i)
+
 static void perf_interned(struct tb *t)
 {
 	unsigned id = pb_begin_nested(&t->w, 12);
@@ -1667,26 +1672,25 @@ TEST(tp_proto_perf_sample_callstacks)
 	uint8_t *buf = tb_take(&t, &n);
 	struct tp *tp = load(buf, n, 7);
 
-	const struct tp_perf_sample_table *ps = &tp->t.perf_sample;
 	int64_t lost = 0;
-	CHECK_EQ(ps->n, 3); /* the skipped sample is a row without a callsite */
-	CHECK_EQ(ps->ts[2], 500);
-	CHECK_EQ(ps->callsite_id[2], TP_NULL_I64);
-	CHECK_EQ(tp->t.perf_session.n, 1);
+	CHECK_EQ(tp->t.profiler_sample.n, 3); /* the skipped sample is a row without a callsite */
+	CHECK_EQ(PS(tp, 2).ts, 500);
+	CHECK_EQ(PS(tp, 2).callsite, TP_NULL_U32);
+	CHECK_EQ(tp->t.profiler_session.n, 1);
 	CHECK(tp_istat_get(tp, TP_ISTAT_perf_cpu_lost_records, 0, &lost));
 	CHECK_EQ(lost, 5);
 	CHECK_EQ(tp->stats[TP_STAT_perf_samples_skipped_dataloss], 0);
 	CHECK_EQ(tp->stats[TP_STAT_perf_samples_skipped], 1);
-	CHECK_EQ(ps->ts[0], 200);
-	CHECK_EQ(ps->ts[1], 300);
-	CHECK_EQ(ps->cpu[0], 3);
-	CHECK_EQ(ps->utid[0], (int64_t)tid_utid(tp, 41));
-	CHECK_EQ(ps->utid[1], ps->utid[0]);
-	CHECK_STR_EQ(sname(tp, ps->cpu_mode[0]), "user");
-	CHECK_STR_EQ(sname(tp, ps->cpu_mode[1]), "kernel");
-	CHECK_STR_EQ(sname(tp, ps->unwind_error[0]), "none");
-	CHECK_EQ(ps->perf_session_id[0], 0);
-	CHECK_EQ(ps->perf_session_id[1], 0);
+	CHECK_EQ(PS(tp, 0).ts, 200);
+	CHECK_EQ(PS(tp, 1).ts, 300);
+	CHECK_EQ(PS(tp, 0).cpu, 3);
+	CHECK_EQ(PS(tp, 0).utid, tid_utid(tp, 41));
+	CHECK_EQ(PS(tp, 1).utid, PS(tp, 0).utid);
+	CHECK_STR_EQ(sname(tp, PS(tp, 0).cpu_mode), "user");
+	CHECK_STR_EQ(sname(tp, PS(tp, 1).cpu_mode), "kernel");
+	CHECK_STR_EQ(sname(tp, PS(tp, 0).unwind_error), "none");
+	CHECK_EQ(PS(tp, 0).session, 0);
+	CHECK_EQ(PS(tp, 1).session, 0);
 
 	const struct tp_stack_profile_mapping_table *m = &tp->t.stack_profile_mapping;
 	CHECK_EQ(m->n, 1);
@@ -1708,8 +1712,8 @@ TEST(tp_proto_perf_sample_callstacks)
 	CHECK_EQ(cs->depth[1], 1);
 	CHECK_EQ(cs->parent_id[1], 0);
 	CHECK_EQ(cs->frame_id[1], 1);
-	CHECK_EQ(ps->callsite_id[0], 1); /* leaf: work */
-	CHECK_EQ(ps->callsite_id[1], 0); /* main, shared */
+	CHECK_EQ(PS(tp, 0).callsite, 1); /* leaf: work */
+	CHECK_EQ(PS(tp, 1).callsite, 0); /* main, shared */
 	tp_free(tp);
 	tb_free(buf);
 }
@@ -1766,14 +1770,13 @@ TEST(tp_proto_perf_sample_skips_and_losses)
 	perf_skipped(&t, 230, 0, 52, 2);
 	uint8_t *buf = tb_take(&t, &n);
 	struct tp *tp = load(buf, n, 0);
-	const struct tp_perf_sample_table *ps = &tp->t.perf_sample;
-	CHECK_EQ(ps->n, 5);
-	for (size_t i = 0; i < ps->n; i++)
-		CHECK_EQ(ps->callsite_id[i], TP_NULL_I64);
-	CHECK_EQ(ps->ts[1], 200);
-	CHECK_EQ(ps->utid[1], (int64_t)tid_utid(tp, 50));
-	CHECK_EQ(ps->cpu[1], 1);
-	CHECK_STR_EQ(sname(tp, ps->cpu_mode[1]), "user");
+	CHECK_EQ(tp->t.profiler_sample.n, 5);
+	for (uint32_t i = 0; i < tp->t.profiler_sample.n; i++)
+		CHECK_EQ(PS(tp, i).callsite, TP_NULL_U32);
+	CHECK_EQ(PS(tp, 1).ts, 200);
+	CHECK_EQ(PS(tp, 1).utid, tid_utid(tp, 50));
+	CHECK_EQ(PS(tp, 1).cpu, 1);
+	CHECK_STR_EQ(sname(tp, PS(tp, 1).cpu_mode), "user");
 	CHECK(tp_istat_get(tp, TP_ISTAT_perf_cpu_lost_records, 2, &v));
 	CHECK_EQ(v, 10);
 	CHECK(tp_istat_get(tp, TP_ISTAT_perf_cpu_lost_records, 1, &v));
@@ -1801,9 +1804,9 @@ TEST(tp_proto_perf_sample_unknown_callstack)
 	perf_sample(&t, 200, 9, 7);
 	uint8_t *buf = tb_take(&t, &n);
 	struct tp *tp = load(buf, n, 0);
-	CHECK_EQ(tp->t.perf_sample.n, 1);
-	CHECK_EQ(tp->t.perf_sample.callsite_id[0], TP_NULL_I64);
-	CHECK_STR_EQ(sname(tp, tp->t.perf_sample.cpu_mode[0]), "unknown");
+	CHECK_EQ(tp->t.profiler_sample.n, 1);
+	CHECK_EQ(PS(tp, 0).callsite, TP_NULL_U32);
+	CHECK_STR_EQ(sname(tp, PS(tp, 0).cpu_mode), "unknown");
 	CHECK_EQ(tp->stats[TP_STAT_stackprofile_invalid_callstack_id], 1);
 	tp_free(tp);
 	tb_free(buf);

@@ -265,12 +265,91 @@ TEST(tp_sql_create_perfetto_table_and_view)
 	         SQLITE_OK);
 	CHECK_STR_EQ(tail, " SELECT 2");
 	sqlite3_finalize(st);
-	CHECK(tp_prepare(tp, "CREATE PERFETTO FUNCTION f() RETURNS INT AS SELECT 1", &st, &tail,
-	                 err, sizeof err) != SQLITE_OK);
-	CHECK_STR_EQ(err, "unsupported statement 'CREATE PERFETTO FUNCTION': tracebox runs CREATE "
+	CHECK(tp_prepare(tp, "CREATE PERFETTO SEQUENCE f AS SELECT 1", &st, &tail, err,
+	                 sizeof err) != SQLITE_OK);
+	CHECK_STR_EQ(err, "unsupported statement 'CREATE PERFETTO SEQUENCE': tracebox runs CREATE "
 	                  "PERFETTO TABLE and VIEW");
 	CHECK(tp_prepare(tp, "CREATE PERFETTO TABLE AS SELECT 1", &st, &tail, err, sizeof err) !=
 	      SQLITE_OK);
 	CHECK_STR_EQ(err, "CREATE PERFETTO TABLE: expected 'name [(columns)] AS select'");
+	tp_free(tp);
+}
+
+TEST(tp_sql_create_perfetto_function_macro_index)
+{
+	struct tp *tp = tp_new(NULL);
+	char err[1024], rows[256];
+	/* Scalar functions: $args by name, first column of the first row,
+	 * NULL without rows; a later definition replaces an earlier one;
+	 * recursion works. */
+	CHECK_STR_EQ(run(tp,
+	                 "CREATE PERFETTO FUNCTION dbl(x INT) RETURNS INT AS SELECT $x * 2;\n"
+	                 "CREATE PERFETTO FUNCTION none() RETURNS INT AS SELECT 1 WHERE 0;\n"
+	                 "CREATE PERFETTO FUNCTION fact(n INT) RETURNS INT AS\n"
+	                 "  SELECT iif($n <= 1, 1, $n * fact($n - 1));\n"
+	                 "SELECT dbl(21), none(), fact(5)",
+	                 rows, sizeof rows, err, sizeof err),
+	             "");
+	CHECK_STR_EQ(rows, "42|NULL|120");
+	CHECK_STR_EQ(run(tp,
+	                 "CREATE OR REPLACE PERFETTO FUNCTION dbl(x INT) RETURNS INT AS SELECT $x * 3;"
+	                 " SELECT dbl(2)",
+	                 rows, sizeof rows, err, sizeof err),
+	             "");
+	CHECK_STR_EQ(rows, "6");
+	/* Table functions: RETURNS TABLE(cols), arguments as FROM f(args). */
+	CHECK_STR_EQ(run(tp,
+	                 "CREATE PERFETTO FUNCTION upto(n INT, tag STRING) RETURNS TABLE(i INT, t "
+	                 "STRING) AS WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r "
+	                 "WHERE i < $n) SELECT i, $tag AS t FROM r;\n"
+	                 "SELECT group_concat(i || t) FROM upto(3, 'x')",
+	                 rows, sizeof rows, err, sizeof err),
+	             "");
+	CHECK_STR_EQ(rows, "1x,2x,3x");
+	/* A body that does not prepare is refused at CREATE. */
+	CHECK_STR_EQ(run(tp, "CREATE PERFETTO FUNCTION bad() RETURNS INT AS SELECT * FROM nope",
+	                 rows, sizeof rows, err, sizeof err),
+	             "CREATE PERFETTO FUNCTION bad: no such table: nope");
+	/* Macros: text substitution of $args, nested calls, intrinsic ones. */
+	CHECK_STR_EQ(run(tp,
+	                 "CREATE PERFETTO MACRO plus(a Expr, b Expr) RETURNS Expr AS ($a) + ($b);\n"
+	                 "CREATE PERFETTO MACRO tab(t TableOrSubquery, c ColumnName) RETURNS "
+	                 "TableOrSubquery AS (SELECT plus!($c, 1) AS v FROM $t);\n"
+	                 "SELECT v, __intrinsic_stringify!(a b) FROM tab!((SELECT 41 AS k), k)",
+	                 rows, sizeof rows, err, sizeof err),
+	             "");
+	CHECK_STR_EQ(rows, "42|a b");
+	CHECK_STR_EQ(run(tp, "SELECT plus!(1)", rows, sizeof rows, err, sizeof err),
+	             "macro 'plus!' expects 2 arguments, got 1");
+	CHECK_STR_EQ(run(tp, "DROP PERFETTO MACRO plus; SELECT plus!(1, 2)", rows, sizeof rows, err,
+	                 sizeof err),
+	             "unknown macro 'plus!'");
+	/* Interval intersection (intervals.intersect), Perfetto's rules for
+	 * instants: inside [ts, ts + dur), or equal ts for two instants. */
+	CHECK_STR_EQ(run(tp,
+	                 "INCLUDE PERFETTO MODULE intervals.intersect;\n"
+	                 "CREATE PERFETTO TABLE ia AS SELECT 1 AS id, 0 AS ts, 10 AS dur, 7 AS p "
+	                 "UNION ALL SELECT 2, 20, 0, 7 UNION ALL SELECT 3, 30, 5, 8;\n"
+	                 "CREATE PERFETTO TABLE ib AS SELECT 10 AS id, 5 AS ts, 20 AS dur, 7 AS p "
+	                 "UNION ALL SELECT 11, 30, 5, 7 UNION ALL SELECT 12, 10, 0, 7;\n"
+	                 "SELECT group_concat(ts || ':' || dur || ':' || id_0 || ':' || id_1 || ':' "
+	                 "|| p, ' ') FROM (SELECT * FROM _interval_intersect!((ia, ib), (p)) "
+	                 "ORDER BY id_0, id_1)",
+	                 rows, sizeof rows, err, sizeof err),
+	             "");
+	CHECK_STR_EQ(rows, "5:5:1:10:7 20:0:2:10:7");
+	/* CREATE PERFETTO INDEX and DROP PERFETTO INDEX / TABLE. */
+	CHECK_STR_EQ(run(tp,
+	                 "CREATE PERFETTO INDEX ia_ts ON ia(ts); SELECT count(*) FROM "
+	                 "sqlite_schema WHERE name = 'ia_ts'",
+	                 rows, sizeof rows, err, sizeof err),
+	             "");
+	CHECK_STR_EQ(rows, "1");
+	CHECK_STR_EQ(run(tp,
+	                 "DROP PERFETTO INDEX ia_ts ON ia; DROP PERFETTO TABLE ib; SELECT count(*) "
+	                 "FROM sqlite_schema WHERE name IN ('ia_ts', 'ib')",
+	                 rows, sizeof rows, err, sizeof err),
+	             "");
+	CHECK_STR_EQ(rows, "0");
 	tp_free(tp);
 }

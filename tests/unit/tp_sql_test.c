@@ -914,3 +914,21 @@ TEST(tp_sql_linux_cpu_modules)
 	             "0|1|2|40|20|40.0;0|2|3|40|13|40.0");
 	tp_free(tp);
 }
+
+/* IN on a column that is neither id nor sorted is left to SQLite: one scan
+ * (not one per value) and rows in id order, as Perfetto answers
+ * `WHERE name IN ('b', 'a')` (the UI's clock_snapshot query relies on it). */
+TEST(tp_sql_in_on_unsorted_column)
+{
+	struct tp *tp = big_slices(1000);
+	char buf[256];
+	tp->t.slice.name[3] = S(tp, "b");
+	tp->t.slice.name[7] = S(tp, "a");
+	tp->t.slice.name[9] = S(tp, "b");
+	int64_t v0 = visited(tp);
+	CHECK_STR_EQ(q_rows(tp, "SELECT id, name FROM slice WHERE name IN ('b', 'a')", buf,
+	                    sizeof buf),
+	             "3|b;7|a;9|b");
+	CHECK_EQ(visited(tp) - v0, 1000);
+	tp_free(tp);
+}

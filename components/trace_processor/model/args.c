@@ -25,6 +25,7 @@
  */
 #include "../tp_int.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -366,6 +367,83 @@ static void load_set(struct tp *tp, uint32_t set, struct tp_args_builder *b)
 	uint32_t end = set + 1 < tp->arg_set_start.len ? tp->arg_set_start.data[set + 1] : t->n;
 	for (uint32_t r = start; r < end; r++)
 		vec_push(&b->args, tp_args_row(tp, r));
+}
+
+void tp_args_load(struct tp *tp, uint32_t set, struct tp_args_builder *b)
+{
+	if (set != TP_NULL_U32)
+		load_set(tp, set, b);
+}
+
+/* The key text up to its first '[' (n), and the index there; false when
+ * the key has no array index. */
+static bool first_index(const char *k, size_t len, size_t *n, uint64_t *idx, size_t *after)
+{
+	const char *br = memchr(k, '[', len);
+	if (!br)
+		return false;
+	*n = (size_t)(br - k);
+	uint64_t v = 0;
+	size_t i = *n + 1;
+	for (; i < len && k[i] >= '0' && k[i] <= '9' && v < UINT32_MAX; i++)
+		v = v * 10 + (uint64_t)(k[i] - '0');
+	if (i == *n + 1 || i >= len || k[i] != ']')
+		return false;
+	*idx = v;
+	*after = i + 1;
+	return true;
+}
+
+/* How many elements the array prefix[0, n) has in a[0, na): its highest
+ * index + 1. */
+static uint64_t array_len(const struct tp *tp, const struct tp_arg *a, size_t na,
+			  const char *prefix, size_t n)
+{
+	uint64_t len = 0;
+	for (size_t i = 0; i < na; i++) {
+		if (a[i].key == a[i].flat_key)
+			continue;
+		size_t kl, pn, after;
+		uint64_t idx;
+		const char *k = strpool_get(&tp->strings, a[i].key, &kl);
+		if (first_index(k, kl, &pn, &idx, &after) && pn == n && !memcmp(k, prefix, n) &&
+		    idx + 1 > len)
+			len = idx + 1;
+	}
+	return len;
+}
+
+void tp_args_merge_into(struct tp *tp, struct tp_args_builder *into, const struct tp_arg *add,
+			size_t n, uint32_t keep_key)
+{
+	size_t base = into->args.len; /* the arrays' lengths before the merge */
+	char buf[1024];
+	for (size_t i = 0; i < n; i++) {
+		struct tp_arg a = add[i];
+		if (a.key != a.flat_key) {
+			/* An array element: after the elements already there. */
+			size_t kl, pn, after;
+			uint64_t idx;
+			const char *k = strpool_get(&tp->strings, a.key, &kl);
+			if (first_index(k, kl, &pn, &idx, &after)) {
+				uint64_t off = array_len(tp, into->args.data, base, k, pn);
+				if (off) {
+					int m = snprintf(buf, sizeof buf, "%.*s[%llu]%.*s", (int)pn, k,
+							 (unsigned long long)(idx + off),
+							 (int)(kl - after), k + after);
+					if (m > 0 && (size_t)m < sizeof buf)
+						a.key = tp_intern(tp, buf, (size_t)m);
+				}
+			}
+		}
+		size_t j = 0;
+		while (j < into->args.len && into->args.data[j].key != a.key)
+			j++;
+		if (j == into->args.len)
+			vec_push(&into->args, a);
+		else if (a.key != keep_key)
+			into->args.data[j] = a;
+	}
 }
 
 uint32_t tp_args_merge(struct tp *tp, uint32_t a, uint32_t b)

@@ -144,30 +144,110 @@ void tp_flow_bind_pending(struct tp *tp, uint32_t track, uint32_t slice)
 			tp->pending_flows.data[keep++] = p;
 			continue;
 		}
-		if (hmap_get(&tp->open_flows, p.id, &from))
-			tp_flow_add(tp, (uint32_t)from, slice);
-		else
-			tp_stat_inc(tp, TP_STAT_flow_end_without_start);
+		/* An end whose flow never began links from slice id 0 and
+		 * leaves the flow open there, as Perfetto's FlowTracker does
+		 * (its lookup inserts a default slice id). */
+		if (!hmap_get(&tp->open_flows, p.id, &from)) {
+			from = 0;
+			hmap_put(&tp->open_flows, p.id, from);
+		}
+		tp_flow_add(tp, (uint32_t)from, slice);
 	}
 	tp->pending_flows.len = keep;
 }
 
-static uint32_t metadata_new_row(struct tp *tp, uint32_t name_id, const char *key_type)
+/* Perfetto's scope of a metadata key: which of machine_id and trace_id
+ * its rows carry (one row per machine / trace for a single-valued key).
+ * Keys not listed (trace_attribute.*, Chrome's and JSON's own) have both,
+ * as Perfetto's dynamic keys. */
+enum { MD_MACHINE = 1, MD_TRACE = 2 };
+static unsigned metadata_scope(const char *name)
+{
+	static const struct {
+		const char *name;
+		unsigned scope;
+	} keys[] = {
+	    {"trace_time_clock_id", 0},
+	    {"all_data_source_flushed_ns", MD_MACHINE | MD_TRACE},
+	    {"all_data_source_started_ns", MD_MACHINE | MD_TRACE},
+	    {"ftrace_latest_data_start_ns", MD_MACHINE | MD_TRACE},
+	    {"slow_start_data_source", MD_MACHINE | MD_TRACE},
+	    {"tracing_disabled_ns", MD_MACHINE | MD_TRACE},
+	    {"tracing_started_ns", MD_MACHINE | MD_TRACE},
+	    {"android_profile_boot_classpath", MD_TRACE},
+	    {"android_profile_system_server", MD_TRACE},
+	    {"benchmark_description", MD_TRACE},
+	    {"benchmark_had_failures", MD_TRACE},
+	    {"benchmark_label", MD_TRACE},
+	    {"benchmark_name", MD_TRACE},
+	    {"benchmark_start_time_us", MD_TRACE},
+	    {"benchmark_story_name", MD_TRACE},
+	    {"benchmark_story_run_index", MD_TRACE},
+	    {"benchmark_story_run_time_us", MD_TRACE},
+	    {"benchmark_story_tags", MD_TRACE},
+	    {"range_of_interest_start_us", MD_TRACE},
+	    {"statsd_triggering_subscription_id", MD_TRACE},
+	    {"trace_config_pbtxt", MD_TRACE},
+	    {"trace_size_bytes", MD_TRACE},
+	    {"trace_trigger", MD_TRACE},
+	    {"trace_type", MD_TRACE},
+	    {"trace_uuid", MD_TRACE},
+	    {"unique_session_name", MD_TRACE},
+	    {"ui_state", MD_TRACE},
+	    {"android_build_fingerprint", MD_MACHINE},
+	    {"android_device_manufacturer", MD_MACHINE},
+	    {"android_guest_soc_model", MD_MACHINE},
+	    {"android_hardware_revision", MD_MACHINE},
+	    {"android_incremental_build", MD_MACHINE},
+	    {"android_ram_model", MD_MACHINE},
+	    {"android_sdk_version", MD_MACHINE},
+	    {"android_serial_console", MD_MACHINE},
+	    {"android_soc_model", MD_MACHINE},
+	    {"android_storage_model", MD_MACHINE},
+	    {"system_machine", MD_MACHINE},
+	    {"system_name", MD_MACHINE},
+	    {"system_ram_bytes", MD_MACHINE},
+	    {"system_ram_gb", MD_MACHINE},
+	    {"system_release", MD_MACHINE},
+	    {"system_version", MD_MACHINE},
+	    {"tracing_service_version", MD_MACHINE},
+	    {"timezone_off_mins", MD_MACHINE},
+	};
+	for (size_t i = 0; i < TB_ARRAY_SIZE(keys); i++)
+		if (!strcmp(keys[i].name, name))
+			return keys[i].scope;
+	return MD_MACHINE | MD_TRACE;
+}
+
+/* The machine_id and trace_id of a row of key name set now. */
+static void metadata_ids(const struct tp *tp, const char *name, int64_t *machine, int64_t *trace)
+{
+	unsigned scope = metadata_scope(name);
+	*machine = scope & MD_MACHINE ? (int64_t)tp->machine : TP_NULL_I64;
+	*trace = scope & MD_TRACE ? (int64_t)tp->trace_id : TP_NULL_I64;
+}
+
+static uint32_t metadata_new_row(struct tp *tp, const char *name, const char *key_type)
 {
 	struct tp_metadata_table *t = &tp->t.metadata;
+	uint32_t name_id = tp_intern_cstr(tp, name);
 	uint32_t row = tp_metadata_append(t);
 	t->name[row] = name_id;
 	t->key_type[row] = tp_intern_cstr(tp, key_type);
-	t->machine_id[row] = TP_NULL_I64;
-	t->trace_id[row] = TP_NULL_I64;
+	metadata_ids(tp, name, &t->machine_id[row], &t->trace_id[row]);
 	return row;
 }
 
-static bool metadata_find(struct tp *tp, uint32_t name_id, uint32_t *row)
+/* The row of key name in the current machine / trace, as its scope says. */
+static bool metadata_find(struct tp *tp, const char *name, uint32_t *row)
 {
 	const struct tp_metadata_table *t = &tp->t.metadata;
+	uint32_t name_id = tp_intern_cstr(tp, name);
+	int64_t machine, trace;
+	metadata_ids(tp, name, &machine, &trace);
 	for (uint32_t i = 0; i < t->n; i++) {
-		if (t->name[i] == name_id) {
+		if (t->name[i] == name_id && t->machine_id[i] == machine &&
+		    t->trace_id[i] == trace) {
 			*row = i;
 			return true;
 		}
@@ -178,9 +258,9 @@ static bool metadata_find(struct tp *tp, uint32_t name_id, uint32_t *row)
 /* The single-valued metadata row called name, created when missing. */
 static uint32_t metadata_row(struct tp *tp, const char *name)
 {
-	uint32_t name_id = tp_intern_cstr(tp, name), row;
-	if (!metadata_find(tp, name_id, &row))
-		row = metadata_new_row(tp, name_id, "single");
+	uint32_t row;
+	if (!metadata_find(tp, name, &row))
+		row = metadata_new_row(tp, name, "single");
 	return row;
 }
 
@@ -200,20 +280,20 @@ void tp_metadata_set_str(struct tp *tp, const char *name, uint32_t str_id)
 
 void tp_metadata_append_int(struct tp *tp, const char *name, int64_t v)
 {
-	uint32_t row = metadata_new_row(tp, tp_intern_cstr(tp, name), "multi");
+	uint32_t row = metadata_new_row(tp, name, "multi");
 	tp->t.metadata.int_value[row] = v;
 }
 
 void tp_metadata_append_str(struct tp *tp, const char *name, uint32_t str_id)
 {
-	uint32_t row = metadata_new_row(tp, tp_intern_cstr(tp, name), "multi");
+	uint32_t row = metadata_new_row(tp, name, "multi");
 	tp->t.metadata.str_value[row] = str_id;
 }
 
 bool tp_metadata_has(struct tp *tp, const char *name)
 {
 	uint32_t row;
-	return metadata_find(tp, tp_intern_cstr(tp, name), &row);
+	return metadata_find(tp, name, &row);
 }
 
 /* Perfetto's pretty form of a uuid: the 16 bytes msb then lsb, each

@@ -382,11 +382,13 @@ void tp_ftrace_event_computed_ucpu(const struct tp *tp, uint32_t row, void *out)
 	*(uint32_t *)out = kind_of(tp, row)->ucpu;
 }
 
-/* The cpu columns of sched, thread_state and ftrace_event: the cpu table's
- * number of the row's ucpu (4 bytes a row fewer than storing both). */
+/* The cpu columns of sched, thread_state and ftrace_event: the row's ucpu,
+ * as in Perfetto's views (the cpu number itself on the host; for another
+ * machine's cpus, join the `cpu` table on ucpu). */
 static uint32_t cpu_of_ucpu(const struct tp *tp, uint32_t ucpu)
 {
-	return ucpu < tp->t.cpu.n ? tp->t.cpu.cpu[ucpu] : TP_NULL_U32;
+	(void)tp;
+	return ucpu;
 }
 
 /* The dur_lo of a duration that does not fit in it (tp_dur_lo's slow

@@ -1,9 +1,10 @@
 /*
  * Stack profiles: interning of mappings, frames and callsites into the
- * stack_profile_* tables, and perf sessions. Importers that read sampled
+ * stack_profile_* tables. Importers that read sampled
  * callstacks (perf script text, traced_perf packets) own one
  * struct tp_stack_profile each and ask it for ids; equal keys give the same
- * row, so a callsite tree is shared by every sample that walks it.
+ * row, so a callsite tree is shared by every sample that walks it. The
+ * samples themselves are profiler.c's.
  *
  * The maps hash the key tuple and store the row id; equality is checked
  * against the table row itself, so no key is stored twice.
@@ -106,13 +107,5 @@ uint32_t tp_stack_profile_callsite(struct tp *tp, struct tp_stack_profile *sp, u
 	t->frame_id[row] = frame;
 	t->depth[row] = depth;
 	hmap_insert(&sp->callsites, h, row, row);
-	return row;
-}
-
-uint32_t tp_perf_session_new(struct tp *tp, uint32_t cmdline)
-{
-	struct tp_perf_session_table *t = &tp->t.perf_session;
-	uint32_t row = tp_perf_session_append(t);
-	t->cmdline[row] = cmdline;
 	return row;
 }

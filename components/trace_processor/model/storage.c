@@ -129,16 +129,3 @@ void tp_tables_release(struct tp_tables *tables)
 #define STAT_INFO_(n, sev, src, desc) {#n, sev, src, desc},
 const struct tp_stat_info tp_stat_infos[TP_STAT_COUNT] = {TP_STATS(STAT_INFO_)};
 const struct tp_stat_info tp_istat_infos[TP_ISTAT_COUNT] = {TP_ISTATS(STAT_INFO_)};
-
-uint32_t tp_cpu_for(struct tp *tp, uint32_t cpu)
-{
-	struct tp_cpu_table *t = &tp->t.cpu;
-	/* A handful of rows: each importer caches the answer per cpu. */
-	for (uint32_t i = 0; i < t->n; i++)
-		if (t->cpu[i] == cpu)
-			return i;
-	uint32_t row = tp_cpu_append(t);
-	t->cpu[row] = cpu;
-	t->machine_id[row] = 0;
-	return row;
-}

@@ -1,7 +1,8 @@
 /*
  * Tracks: the timelines slices and counters live on. A track is identified by
- * its type, dimensions (utid, upid, cpu, an opaque extra key such as an async
- * cookie or a lane index) and name; asking twice gives the same track id.
+ * its machine (the current one), type, dimensions (utid, upid, cpu, an opaque
+ * extra key such as an async cookie or a lane index) and name; asking twice
+ * gives the same track id.
  * The identity of each track is kept beside the table (track_keys) so the
  * hash map can resolve collisions exactly.
  */
@@ -10,7 +11,7 @@
 #include <string.h>
 
 struct track_ident {
-	uint32_t type, event_type, name;
+	uint32_t type, event_type, name, machine;
 	int64_t utid, upid, cpu;
 	uint64_t extra_dim;
 };
@@ -30,6 +31,7 @@ static void ident_from_key(struct tp *tp, const struct tp_track_key *key, struct
 	k->type = tp_intern_cstr(tp, key->type);
 	k->event_type = tp_intern_cstr(tp, key->event_type ? key->event_type : "slice");
 	k->name = key->name;
+	k->machine = tp->machine;
 	k->utid = key->utid;
 	k->upid = key->upid;
 	k->cpu = key->cpu;
@@ -57,7 +59,10 @@ static uint32_t append_track(struct tp *tp, const struct track_ident *k)
 	t->utid[id] = k->utid >= 0 ? k->utid : TP_NULL_I64;
 	t->upid[id] = k->upid >= 0 ? k->upid : TP_NULL_I64;
 	t->cpu[id] = k->cpu >= 0 ? k->cpu : TP_NULL_I64;
-	t->machine_id[id] = TP_NULL_I64;
+	t->machine_id[id] = k->machine;
+	/* A cpu track makes its cpu one the machine has, as in Perfetto. */
+	if (k->cpu >= 0 && k->cpu < TP_MAX_CPUS)
+		tp_cpu_for(tp, (uint32_t)k->cpu);
 	if (!tp->track_keys)
 		tp->track_keys = tb_calloc(1, sizeof *tp->track_keys);
 	vec_push(&tp->track_keys->v, *k);
@@ -106,5 +111,31 @@ void tp_track_keys_free(struct tp *tp)
 	if (tp->track_keys) {
 		vec_release(&tp->track_keys->v);
 		tb_free(tp->track_keys);
+	}
+}
+
+void tp_tracks_finish(struct tp *tp)
+{
+	struct tp_track_table *t = &tp->t.track;
+	uint32_t kutid = tp_intern_cstr(tp, "utid"), kupid = tp_intern_cstr(tp, "upid"),
+	         kcpu = tp_intern_cstr(tp, "cpu");
+	for (uint32_t i = 0; i < t->n; i++) {
+		if (t->dimension_arg_set_id[i] != TP_NULL_U32)
+			continue;
+		bool any = false;
+		tp_args_begin(&tp->args_scratch);
+		if (t->utid[i] != TP_NULL_I64) {
+			tp_args_add_int(&tp->args_scratch, kutid, kutid, t->utid[i]);
+			any = true;
+		} else if (t->upid[i] != TP_NULL_I64) {
+			tp_args_add_int(&tp->args_scratch, kupid, kupid, t->upid[i]);
+			any = true;
+		}
+		if (t->cpu[i] != TP_NULL_I64) {
+			tp_args_add_int(&tp->args_scratch, kcpu, kcpu, t->cpu[i]);
+			any = true;
+		}
+		if (any)
+			t->dimension_arg_set_id[i] = tp_args_commit(tp, &tp->args_scratch);
 	}
 }

@@ -1,20 +1,31 @@
 /*
  * `trace_processor_shell server http`: the HTTP/1.1 + WebSocket server the
  * Perfetto UI uses as its "native acceleration" (compat §5.4), on one base
- * loop. Connections are served one request at a time, in arrival order, as
- * Perfetto's server does: a query runs to its end before the loop looks at
- * anything else, so the RPC needs no locking. Keep-alive and pipelined
- * requests are supported; request bodies need a Content-Length.
+ * loop. Keep-alive and pipelined requests are supported (in order, per
+ * connection); request bodies need a Content-Length.
  *
- * Output is queued per connection and written as the socket drains. A reply
- * that queues more than OUT_HIGH_WATER bytes (a large query result) is
- * written out before more is produced, waiting up to SEND_TIMEOUT_MS for the
- * peer (Perfetto's socket send timeout), so a slow or stuck client costs a
- * bounded amount of memory; one that stops reading is disconnected.
+ * Nothing a client does blocks the loop or locks others out:
+ * - Output is queued per connection and written as the socket drains. A
+ *   query's results are made as the client takes them: a /query result
+ *   (pulled batch by batch) or a streaming query of the RPC (paused by
+ *   rpc.c's flow control) stops once OUT_HIGH_WATER bytes wait unread, so
+ *   a client that stops reading costs that much memory and no time; one
+ *   that reads nothing for STALL_MS while output waits is dropped.
+ * - The RPC stream (WebSocket, /rpc) and the requests that change the
+ *   trace (/parse, /notify_eof, /restore_initial_tables) run one at a time:
+ *   while one stream query is paused the others wait their turn, while
+ *   /status and /query go on.
+ * - A request must arrive whole within REQUEST_MS of its first byte
+ *   (slowloris), a new connection must send one within REQUEST_MS too.
+ *   When all MAX_CONNS slots are taken, a new connection evicts the one
+ *   that has been idle longest (nothing in progress), so idle connections
+ *   cannot lock anyone out; an idle keep-alive or WebSocket connection is
+ *   otherwise kept (the UI and the Python API hold theirs for hours).
  *
  * Endpoints: /  /status  /websocket  /rpc  /parse  /notify_eof
  * /restore_initial_tables  /query  /compute_metric  /trace_summary
- * /enable_metatrace  /disable_and_read_metatrace; anything else is 404.
+ * /enable_metatrace  /disable_and_read_metatrace  /export (501, said in
+ * the body); anything else is 404.
  * A request whose Origin is not allowed gets 403, and so does a WebSocket
  * handshake without an allowed Origin; allowed origins get CORS headers.
  */
@@ -34,10 +45,12 @@
 
 #define DEFAULT_PORT "9001"
 #define MAX_LISTENERS 8
-#define MAX_CONNS 64
+#define MAX_CONNS 128
 #define READ_CHUNK ((size_t)256 << 10)
-#define OUT_HIGH_WATER ((size_t)4 << 20)
-#define SEND_TIMEOUT_MS 10000
+#define OUT_HIGH_WATER ((size_t)1 << 20)
+#define STALL_MS 30000
+#define REQUEST_MS 30000
+#define TICK_MS 1000
 #define LINGER_MS 2000
 #define KEEP_BYTES ((size_t)1 << 20) /* buffer memory kept between requests */
 #define MAX_ORIGINS 32
@@ -60,6 +73,8 @@ struct httpd {
 	char origins[MAX_ORIGINS][MAX_ORIGIN_LEN];
 	unsigned num_origins;
 	bool origin_warned;
+	struct conn *stream_owner; /* whose RPC stream query is paused */
+	struct tp_idle_clock idle;
 };
 
 struct conn {
@@ -76,7 +91,13 @@ struct conn {
 	bool rpc_stream;    /* has posted to /rpc */
 	bool sent_continue; /* "100 Continue" sent for the request being received */
 	bool lingering;     /* our side is shut: discarding input until EOF */
+	bool served;        /* has had a whole request */
+	bool rpc_post_open; /* a /rpc reply is waiting for its paused stream */
+	bool partial;       /* rx ends in an incomplete request or frame */
 	uint64_t linger_timer;
+	int64_t last_in_ns, last_out_ns, request_start_ns;
+	struct tp_result *query; /* a /query being sent, batch by batch */
+	struct pb_writer qw;
 	char origin[MAX_ORIGIN_LEN]; /* the request's Origin if allowed, else "" */
 };
 
@@ -97,6 +118,7 @@ static bool flush_some(struct conn *c)
 			return false;
 		}
 		c->out_off += (size_t)n;
+		c->last_out_ns = tb_mono_ns();
 	}
 	if (c->out_off == c->out.len) {
 		if (c->out.cap > KEEP_BYTES)
@@ -107,34 +129,25 @@ static bool flush_some(struct conn *c)
 	return true;
 }
 
-/* Write everything queued, waiting for the peer up to SEND_TIMEOUT_MS each
- * time it stops reading. */
-static void flush_all(struct conn *c)
+/* Is the peer behind by OUT_HIGH_WATER bytes? Then no more is made for it
+ * until it reads. */
+static bool conn_full(void *ctx)
 {
-	while (!c->dead && c->out.len) {
-		if (!flush_some(c) || !c->out.len)
-			return;
-		struct pollfd p = {.fd = c->fd, .events = POLLOUT};
-		int rc = poll(&p, 1, SEND_TIMEOUT_MS);
-		if (rc < 0 && errno == EINTR)
-			continue;
-		if (rc <= 0) {
-			log_warn("httpd", "client stopped reading for %d s: disconnecting",
-			         SEND_TIMEOUT_MS / 1000);
-			c->dead = true;
-		}
-	}
+	struct conn *c = ctx;
+	return c->dead || c->out.len - c->out_off > OUT_HIGH_WATER;
 }
 
 static void out_put(struct conn *c, const void *p, size_t n)
 {
 	if (c->dead || n == 0)
 		return;
+	if (c->out.len == 0)
+		c->last_out_ns = tb_mono_ns(); /* the stall clock starts with the output */
 	vec_reserve(&c->out, n);
 	memcpy(c->out.data + c->out.len, p, n);
 	c->out.len += n;
 	if (c->out.len - c->out_off > OUT_HIGH_WATER)
-		flush_all(c);
+		flush_some(c);
 }
 
 static void out_str(struct conn *c, const char *s)
@@ -261,7 +274,8 @@ static size_t ws_process(struct conn *c)
 		}
 		c->ws_in_msg = !f.fin;
 		/* The RPC is a byte stream: fragments feed it as they come. */
-		tp_rpc_feed(c->h->rpc, f.payload, f.len, ws_send, c);
+		if (tp_rpc_feed(c->h->rpc, f.payload, f.len, ws_send, c) == TP_RPC_PAUSED)
+			c->h->stream_owner = c;
 		break;
 	case TP_WS_PING:
 		ws_frame(c, TP_WS_PONG, f.payload, f.len);
@@ -339,6 +353,41 @@ static bool uri_is(const struct tp_http_request *req, const char *path)
 	       (req->uri_len == n || req->uri[n] == '?');
 }
 
+/* The end of a /rpc reply: the last chunk. */
+static void end_rpc_post(struct conn *c)
+{
+	if (!c->closing)
+		out_str(c, "0\r\n\r\n");
+	if (!c->keep_alive)
+		c->closing = true;
+}
+
+/* Make the next QueryResults of c's /query, one chunk each, while the peer
+ * keeps up; the last one ends the reply. */
+static void produce_query(struct conn *c)
+{
+	while (c->query && !conn_full(c)) {
+		pb_writer_reset(&c->qw);
+		bool more = tp_result_next(c->query, &c->qw);
+		send_chunk(c, pb_writer_data(&c->qw), pb_writer_size(&c->qw));
+		if (!more) {
+			tp_result_free(c->query);
+			c->query = NULL;
+			out_str(c, "0\r\n\r\n");
+			if (!c->keep_alive)
+				c->closing = true;
+		}
+	}
+}
+
+/* Does the request need the RPC stream to itself (it changes the trace or
+ * feeds the stream)? Such requests wait while a stream query is paused. */
+static bool needs_stream(const struct tp_http_request *req)
+{
+	return uri_is(req, "/rpc") || uri_is(req, "/parse") || uri_is(req, "/notify_eof") ||
+	       uri_is(req, "/restore_initial_tables") || uri_is(req, "/websocket");
+}
+
 static void handle_rest(struct conn *c, const struct tp_http_request *req)
 {
 	struct tp_rpc *rpc = c->h->rpc;
@@ -353,11 +402,12 @@ static void handle_rest(struct conn *c, const struct tp_http_request *req)
 			tp_rpc_reset_stream(rpc);
 		}
 		send_headers(c, "200 OK", proto_headers, -1);
-		tp_rpc_feed(rpc, req->body, req->body_len, send_chunk, c);
-		if (!c->closing)
-			out_str(c, "0\r\n\r\n");
-		if (!c->keep_alive)
-			c->closing = true;
+		if (tp_rpc_feed(rpc, req->body, req->body_len, send_chunk, c) == TP_RPC_PAUSED) {
+			c->h->stream_owner = c;
+			c->rpc_post_open = true; /* ends once the stream is through */
+		} else {
+			end_rpc_post(c);
+		}
 	} else if (uri_is(req, "/parse")) {
 		tp_rpc_parse(rpc, req->body, req->body_len, &w);
 		send_pb(c, &w);
@@ -369,10 +419,8 @@ static void handle_rest(struct conn *c, const struct tp_http_request *req)
 		send_pb(c, &w);
 	} else if (uri_is(req, "/query")) {
 		send_headers(c, "200 OK", proto_headers, -1);
-		tp_rpc_query(rpc, req->body, req->body_len, send_chunk, c);
-		out_str(c, "0\r\n\r\n");
-		if (!c->keep_alive)
-			c->closing = true;
+		c->query = tp_rpc_query_start(rpc, req->body, req->body_len);
+		produce_query(c);
 	} else if (uri_is(req, "/compute_metric")) {
 		pb_put_string(&w, 2,
 		              "tracebox's trace processor has no metrics engine (v1 metrics); "
@@ -381,6 +429,16 @@ static void handle_rest(struct conn *c, const struct tp_http_request *req)
 	} else if (uri_is(req, "/trace_summary")) {
 		pb_put_string(&w, 3, "tracebox's trace processor does not compute trace summaries");
 		send_pb(c, &w);
+	} else if (uri_is(req, "/export")) {
+		/* The Python API's export() (ExportArgs: PERFETTO or ARROW_TAR
+		 * archives) copies whatever comes back into its file: say why
+		 * in it, and on our side, rather than leave it empty. */
+		static const char msg[] =
+		    "tracebox's trace processor cannot export Perfetto or Arrow archives "
+		    "(trace_processor_shell export sqlite writes a SQLite file)\n";
+		static const char *const text[] = {"Content-Type: text/plain", NULL};
+		log_warn("httpd", "/export: %.*s", (int)sizeof msg - 2, msg);
+		send_response(c, "501 Not Implemented", text, msg, sizeof msg - 1);
 	} else if (uri_is(req, "/enable_metatrace")) {
 		send_pb(c, &w);
 	} else if (uri_is(req, "/disable_and_read_metatrace")) {
@@ -434,12 +492,17 @@ static void handle_request(struct conn *c, const struct tp_http_request *req)
 	}
 }
 
-/* Handle what rx holds: requests, or frames once upgraded. */
+/* Handle what rx holds: requests, or frames once upgraded. A request waits
+ * while the connection's /query is being sent, or while the RPC stream is
+ * paused if it needs the stream. */
 static void process(struct conn *c)
 {
 	size_t off = 0;
-	while (!c->closing && !c->dead && off < c->rx.len) {
+	c->partial = false;
+	while (!c->closing && !c->dead && off < c->rx.len && !c->query) {
 		size_t used;
+		if (c->h->stream_owner && (c->websocket || c->h->stream_owner == c))
+			break;
 		if (c->websocket) {
 			/* ws_process decodes at rx start: keep the frame there. */
 			if (off) {
@@ -447,8 +510,12 @@ static void process(struct conn *c)
 				c->rx.len -= off;
 				off = 0;
 			}
-			if (!(used = ws_process(c)))
+			if (!(used = ws_process(c))) {
+				c->partial = true;
 				break;
+			}
+			c->served = true;
+			tp_idle_activity(&c->h->idle);
 		} else {
 			struct tp_http_request req;
 			const char *status;
@@ -460,17 +527,23 @@ static void process(struct conn *c)
 					out_str(c, "HTTP/1.1 100 Continue\r\n\r\n");
 					c->sent_continue = true;
 				}
+				c->partial = true;
 				break;
 			}
 			if (rc < 0) {
 				send_error(c, status, status);
 				break;
 			}
+			if (c->h->stream_owner && needs_stream(&req))
+				break; /* its turn comes when the stream is through */
 			c->sent_continue = false;
+			c->served = true;
+			tp_idle_activity(&c->h->idle);
 			handle_request(c, &req);
 			used = req.size;
 		}
 		off += used;
+		c->request_start_ns = tb_mono_ns(); /* the next one starts now */
 	}
 	if (off) { /* (never a no-op memmove of a big frame per read) */
 		memmove(c->rx.data, c->rx.data + off, c->rx.len - off);
@@ -482,12 +555,59 @@ static void process(struct conn *c)
 
 /* ---- connections and listeners ---------------------------------------------- */
 
+static void update_events(struct conn *c)
+{
+	loop_mod_fd(c->h->loop, c->fd, (c->closing ? 0 : LOOP_IN) | (c->out.len ? LOOP_OUT : 0));
+}
+
+/* The stream is free again: run what waited for it, connection by
+ * connection, until one pauses it again. */
+static void process_all(struct loop *l, void *ctx)
+{
+	struct httpd *h = ctx;
+	(void)l;
+	for (unsigned i = 0; i < MAX_CONNS && !h->stream_owner; i++) {
+		struct conn *c = h->conns[i];
+		if (!c || c->lingering || c->dead || !c->rx.len)
+			continue;
+		process(c);
+		if (!c->dead)
+			flush_some(c);
+		if (!c->dead)
+			update_events(c);
+	}
+}
+
+/* The paused stream query of the owner c may go on: its peer read enough. */
+static void resume_stream(struct conn *c)
+{
+	struct httpd *h = c->h;
+	if (h->stream_owner != c || conn_full(c))
+		return;
+	int rc = tp_rpc_resume(h->rpc, c->websocket ? ws_send : send_chunk, c);
+	if (rc == TP_RPC_PAUSED)
+		return;
+	h->stream_owner = NULL;
+	if (c->rpc_post_open) {
+		c->rpc_post_open = false;
+		end_rpc_post(c);
+	}
+	loop_post(h->loop, process_all, h);
+}
+
 static void conn_free(struct conn *c)
 {
 	struct httpd *h = c->h;
 	for (unsigned i = 0; i < MAX_CONNS; i++)
 		if (h->conns[i] == c)
 			h->conns[i] = NULL;
+	if (h->stream_owner == c) {
+		tp_rpc_abort(h->rpc); /* its client is gone: so is the rest of its query */
+		h->stream_owner = NULL;
+		loop_post(h->loop, process_all, h);
+	}
+	tp_result_free(c->query);
+	pb_writer_release(&c->qw);
 	if (c->linger_timer)
 		loop_cancel_timer(h->loop, c->linger_timer);
 	loop_del_fd(h->loop, c->fd);
@@ -533,8 +653,13 @@ static void on_conn(struct loop *l, int fd, uint32_t events, void *ctx)
 			conn_free(c);
 		return;
 	}
-	if (events & LOOP_OUT)
+	if (events & LOOP_OUT) {
 		flush_some(c);
+		produce_query(c);
+		resume_stream(c);
+		if (!c->query && c->h->stream_owner != c && c->rx.len && !c->partial)
+			process(c); /* a pipelined request that waited for this one */
+	}
 	if (events & (LOOP_IN | LOOP_HUP | LOOP_ERR)) {
 		/* Read what is there, but no more than a whole request can be. */
 		size_t cap = TP_HTTP_MAX_HEADER_BYTES + TP_RPC_MAX_MSG + 64;
@@ -550,7 +675,10 @@ static void on_conn(struct loop *l, int fd, uint32_t events, void *ctx)
 				eof = true;
 				break;
 			}
+			if (c->rx.len == 0)
+				c->request_start_ns = tb_mono_ns();
 			c->rx.len += (size_t)n;
+			c->last_in_ns = tb_mono_ns();
 			if ((size_t)n < want)
 				break;
 		}
@@ -568,7 +696,79 @@ static void on_conn(struct loop *l, int fd, uint32_t events, void *ctx)
 	}
 	if (eof)
 		c->closing = true; /* write what is left, then close */
-	loop_mod_fd(l, c->fd, (c->closing ? 0 : LOOP_IN) | (c->out.len ? LOOP_OUT : 0));
+	update_events(c);
+}
+
+/* All slots are taken: close the connection idle longest among those with
+ * nothing in progress (no output waiting, no query, no whole request
+ * waiting its turn) and return its slot, or MAX_CONNS if every one is busy. */
+static unsigned evict(struct httpd *h)
+{
+	unsigned victim = MAX_CONNS;
+	int64_t oldest = INT64_MAX;
+	for (unsigned i = 0; i < MAX_CONNS; i++) {
+		struct conn *c = h->conns[i];
+		if (!c || c->query || c->out.len || h->stream_owner == c || (c->rx.len && !c->partial))
+			continue;
+		int64_t t = c->last_in_ns > c->last_out_ns ? c->last_in_ns : c->last_out_ns;
+		if (t < oldest)
+			oldest = t, victim = i;
+	}
+	if (victim < MAX_CONNS)
+		conn_free(h->conns[victim]);
+	return victim;
+}
+
+/* Once a second: drop peers that stopped reading while output waits,
+ * requests that do not arrive whole in time, connections that never send
+ * one; and the --idle-timeout. */
+static void on_tick(struct loop *l, uint64_t id, void *ctx)
+{
+	struct httpd *h = ctx;
+	int64_t now = tb_mono_ns();
+	(void)id;
+	for (unsigned i = 0; i < MAX_CONNS; i++) {
+		struct conn *c = h->conns[i];
+		if (!c || c->lingering)
+			continue;
+		const char *why = NULL;
+		if (c->dead)
+			why = "";
+		else if (c->out.len && now - c->last_out_ns > (int64_t)STALL_MS * 1000000)
+			why = "read nothing";
+		else if (c->partial && now - c->request_start_ns > (int64_t)REQUEST_MS * 1000000)
+			why = "sent no whole request";
+		else if (!c->served && !c->rx.len && now - c->last_in_ns > (int64_t)REQUEST_MS * 1000000)
+			why = "sent nothing";
+		if (!why)
+			continue;
+		if (*why)
+			log_warn("httpd", "a client %s in time: closing it", why);
+		conn_free(c);
+	}
+	if (!h->stream_owner && tp_idle_expired(&h->idle)) {
+		log_info("httpd", "no request for %u ms: stopping", h->idle.cfg.timeout_ms);
+		loop_quit(l, 0);
+	}
+}
+
+/* The RPC is about to replace its trace processor: the /query results
+ * being sent refer to the old one. Their replies cannot be finished. */
+static void on_rpc_reset(void *ctx)
+{
+	struct httpd *h = ctx;
+	for (unsigned i = 0; i < MAX_CONNS; i++) {
+		struct conn *c = h->conns[i];
+		if (c && c->query) {
+			tp_result_free(c->query);
+			c->query = NULL;
+			c->dead = true; /* freed by its next event or the tick */
+		}
+	}
+	if (h->stream_owner) {
+		h->stream_owner->dead = true;
+		h->stream_owner = NULL;
+	}
 }
 
 static void on_accept(struct loop *l, int lfd, uint32_t events, void *ctx)
@@ -583,8 +783,10 @@ static void on_accept(struct loop *l, int lfd, uint32_t events, void *ctx)
 		for (unsigned i = 0; i < MAX_CONNS && slot == MAX_CONNS; i++)
 			if (!h->conns[i])
 				slot = i;
+		if (slot == MAX_CONNS && (slot = evict(h)) < MAX_CONNS)
+			log_warn("httpd", "%d connections: closing the one idle longest", MAX_CONNS);
 		if (slot == MAX_CONNS) {
-			log_warn("httpd", "too many connections: refusing one");
+			log_warn("httpd", "too many busy connections: refusing one");
 			close(fd);
 			continue;
 		}
@@ -593,6 +795,8 @@ static void on_accept(struct loop *l, int lfd, uint32_t events, void *ctx)
 		struct conn *c = tb_calloc(1, sizeof *c);
 		c->h = h;
 		c->fd = fd;
+		c->last_in_ns = c->last_out_ns = c->request_start_ns = tb_mono_ns();
+		pb_writer_init_growable(&c->qw);
 		if (loop_add_fd(l, fd, LOOP_IN, on_conn, c) < 0) {
 			close(fd);
 			tb_free(c);
@@ -718,8 +922,16 @@ int tp_httpd_run(struct tp_rpc *rpc, const struct tp_httpd_opts *o)
 	 * signal never reaches the loop's signalfd: take both back. */
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
+	signal(SIGPIPE, SIG_IGN);
 	loop_add_signal(h.loop, SIGINT, on_signal, NULL);
 	loop_add_signal(h.loop, SIGTERM, on_signal, NULL);
+	tp_idle_init(&h.idle, &o->idle);
+	tp_rpc_set_flow(rpc, conn_full);
+	tp_rpc_set_reset_hook(rpc, on_rpc_reset, &h);
+	if (!loop_add_timer(h.loop, TICK_MS, TICK_MS, on_tick, &h)) {
+		tb_err_set(&err, -ENOMEM, "cannot start the server's timer");
+		goto out;
+	}
 	log_info("httpd",
 	         "[HTTP] This server can be used by reloading https://ui.perfetto.dev and "
 	         "clicking on YES on the \"Trace Processor native acceleration\" dialog, or "
@@ -731,6 +943,8 @@ out:
 	for (unsigned i = 0; i < MAX_CONNS; i++)
 		if (h.conns[i])
 			conn_free(h.conns[i]);
+	tp_rpc_set_flow(rpc, NULL);
+	tp_rpc_set_reset_hook(rpc, NULL, NULL);
 	for (unsigned i = 0; i < h.num_listeners; i++) {
 		loop_del_fd(h.loop, h.listeners[i]);
 		close(h.listeners[i]);

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "rpc.h"
+#include "../tp_int.h"
 #include "sqlite3.h"
 
 enum { CELL_NULL = 1, CELL_VARINT = 2, CELL_FLOAT64 = 3, CELL_STRING = 4, CELL_BLOB = 5 };
@@ -67,6 +68,8 @@ static void execute(struct tp_result *r, struct tp *tp, const char *sql)
 	sqlite3 *db = tp_db(tp);
 	const char *tail = sql;
 	char err[1024];
+	bool ran = false; /* a statement ran, maybe one without a result
+	                   * (INCLUDE, CREATE PERFETTO FUNCTION) */
 	while (tail && *tail) {
 		sqlite3_stmt *next = NULL;
 		const char *start = tail;
@@ -77,6 +80,7 @@ static void execute(struct tp_result *r, struct tp *tp, const char *sql)
 		if (!next) {
 			if (tail == start)
 				break;
+			ran = ran || start[strspn(start, " \t\r\n;")] != '\0';
 			continue;
 		}
 		if (r->st) {
@@ -87,7 +91,7 @@ static void execute(struct tp_result *r, struct tp *tp, const char *sql)
 				while ((rc = sqlite3_step(r->st)) == SQLITE_ROW)
 					;
 			if (rc != SQLITE_DONE) {
-				set_error(r, sqlite3_errmsg(db));
+				set_error(r, tp_sql_errmsg(db));
 				sqlite3_finalize(next);
 				return;
 			}
@@ -97,7 +101,7 @@ static void execute(struct tp_result *r, struct tp *tp, const char *sql)
 		r->stmt_count++;
 		int rc = sqlite3_step(next);
 		if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-			set_error(r, sqlite3_errmsg(db));
+			set_error(r, tp_sql_errmsg(db));
 			return;
 		}
 		r->have_row = rc == SQLITE_ROW;
@@ -105,7 +109,8 @@ static void execute(struct tp_result *r, struct tp *tp, const char *sql)
 			r->stmt_with_output++;
 	}
 	if (!r->st) {
-		set_error(r, "No valid SQL to run");
+		if (!ran)
+			set_error(r, "No valid SQL to run");
 		return;
 	}
 	const char *s = sqlite3_sql(r->st);
@@ -149,6 +154,11 @@ void tp_result_free(struct tp_result *r)
 	vec_release(&r->doubles);
 	pb_writer_release(&r->blobs);
 	tb_free(r);
+}
+
+const char *tp_result_error(const struct tp_result *r)
+{
+	return r->error;
 }
 
 void tp_result_set_batch_limits(struct tp_result *r, uint32_t cells, uint32_t bytes)
@@ -256,7 +266,7 @@ bool tp_result_next(struct tp_result *r, struct pb_writer *w)
 		int rc = sqlite3_step(r->st);
 		r->have_row = rc == SQLITE_ROW;
 		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-			set_error(r, sqlite3_errmsg(sqlite3_db_handle(r->st)));
+			set_error(r, tp_sql_errmsg(sqlite3_db_handle(r->st)));
 	}
 	pb_end_nested(w, strings);
 	if (r->cells.len)

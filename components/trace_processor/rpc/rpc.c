@@ -83,12 +83,19 @@ struct tp_rpc {
 	bool have_initial;
 	uint64_t bytes, bytes_last_progress;
 	int64_t t_parse_start;
+	bool (*full)(void *ctx);   /* flow control (tp_rpc_set_flow) */
+	struct tp_result *pending; /* a QUERY_STREAMING paused by full() */
+	void (*reset_hook)(void *ctx);
+	void *reset_ctx;
 };
 
 /* ---- trace processor lifecycle ------------------------------------------ */
 
 static void reset_tp(struct tp_rpc *rpc, const struct tp_config *cfg)
 {
+	if (rpc->tp && rpc->reset_hook)
+		rpc->reset_hook(rpc->reset_ctx);
+	tp_rpc_abort(rpc);
 	rpc->cfg = *cfg;
 	tp_free(rpc->tp);
 	rpc->tp = tp_new(&rpc->cfg);
@@ -190,6 +197,7 @@ void tp_rpc_free(struct tp_rpc *rpc)
 {
 	if (!rpc)
 		return;
+	tp_result_free(rpc->pending);
 	tp_free(rpc->tp);
 	tb_free(rpc->trace_name);
 	vec_release(&rpc->rx);
@@ -306,28 +314,66 @@ static void fatal(struct tp_rpc *rpc, const char *msg, tp_rpc_send_fn send, void
 	rpc->failed = true;
 }
 
+/* One stderr line per failed query, so that what a client (the UI) asks
+ * and we cannot answer is visible: the error (new lines as spaces, cut at
+ * 600 bytes) and the SQL's first non-blank line, cut at 200 bytes. */
+static void log_failed_query(const struct tp_result *r, const uint8_t *args, size_t n)
+{
+	const char *err = tp_result_error(r);
+	struct pb_field sql = {0};
+	if (!err)
+		return;
+	if (pb_find_field(args, n, 1, &sql) < 1 || sql.wire != PB_WIRE_LEN)
+		sql.data = NULL, sql.len = 0;
+	const char *p = (const char *)sql.data, *end = p + sql.len;
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	const char *eol = p;
+	while (eol < end && *eol != '\n' && eol - p < 200)
+		eol++;
+	/* A multi-line error (a module traceback) on one line, cut at 600. */
+	char flat[601];
+	size_t k = 0;
+	for (; err[k] && k < sizeof flat - 1; k++)
+		flat[k] = err[k] == '\n' || err[k] == '\r' ? ' ' : err[k];
+	flat[k] = 0;
+	log_warn("rpc", "query failed: %s; sql: %.*s%s", flat, (int)(eol - p), p,
+	         eol < end ? " ..." : "");
+}
+
 /* Start the query of a QueryArgs message (sql_query = 1). */
 static struct tp_result *query_from_args(struct tp_rpc *rpc, const uint8_t *args, size_t n)
 {
 	struct pb_field sql = {0};
 	if (pb_find_field(args, n, 1, &sql) < 1 || sql.wire != PB_WIRE_LEN)
 		sql.data = NULL, sql.len = 0;
-	return tp_result_new(rpc->tp, (const char *)sql.data, sql.len);
+	struct tp_result *r = tp_result_new(rpc->tp, (const char *)sql.data, sql.len);
+	log_failed_query(r, args, n);
+	return r;
 }
 
-/* Stream a query's batches, one response each. */
-static void query_streaming(struct tp_rpc *rpc, const struct pb_field *args, tp_rpc_send_fn send,
-                            void *ctx)
+/* Stream a query's batches, one response each, until the end or until the
+ * transport is full (then it waits in rpc->pending for tp_rpc_resume). */
+static void stream_batches(struct tp_rpc *rpc, struct tp_result *r, tp_rpc_send_fn send, void *ctx)
 {
-	struct tp_result *r = query_from_args(rpc, args->data, args->len);
 	for (bool more = true; more;) {
 		unsigned h = begin_response(rpc, TPM_QUERY_STREAMING);
 		unsigned q = pb_begin_nested(&rpc->out, F_QUERY_RESULT);
 		more = tp_result_next(r, &rpc->out);
 		pb_end_nested(&rpc->out, q);
 		end_response(rpc, h, send, ctx);
+		if (more && rpc->full && rpc->full(ctx)) {
+			rpc->pending = r;
+			return;
+		}
 	}
 	tp_result_free(r);
+}
+
+static void query_streaming(struct tp_rpc *rpc, const struct pb_field *args, tp_rpc_send_fn send,
+                            void *ctx)
+{
+	stream_batches(rpc, query_from_args(rpc, args->data, args->len), send, ctx);
 }
 
 static void reset_trace_processor(struct tp_rpc *rpc, const struct pb_field *args)
@@ -341,8 +387,14 @@ static void reset_trace_processor(struct tp_rpc *rpc, const struct pb_field *arg
 			if (f.id == 1 &&
 			    f.wire == PB_WIRE_VARINT) /* drop_track_event_data_before */
 				cfg.crop_track_events = f.val == 1;
+			else if (f.id == 2 && f.wire == PB_WIRE_VARINT) /* ingest_ftrace_in_raw_table */
+				cfg.no_ftrace_raw = f.val == 0;
+			else if (f.id == 3 && f.wire == PB_WIRE_VARINT) /* analyze_trace_proto_content */
+				cfg.analyze_trace_proto_content = f.val != 0;
 			else if (f.id == 6 && f.wire == PB_WIRE_VARINT) /* sorting_mode */
 				cfg.full_sort = f.val == 1;
+			else if (f.id == 3 && f.wire == PB_WIRE_VARINT) /* analyze_trace_proto_content */
+				cfg.analyze_trace_proto_content = f.val != 0;
 		}
 	}
 	reset_tp(rpc, &cfg);
@@ -546,41 +598,19 @@ static int next_message(const uint8_t *p, size_t n, const uint8_t **msg, size_t 
 	return 1;
 }
 
-int tp_rpc_feed(struct tp_rpc *rpc, const uint8_t *p, size_t n, tp_rpc_send_fn send, void *ctx)
+/* Run the whole messages queued in rx, until one pauses. */
+static int drain_rx(struct tp_rpc *rpc, tp_rpc_send_fn send, void *ctx)
 {
 	const uint8_t *msg;
-	size_t len, used;
-	int rc = 0;
-	if (rpc->failed)
-		return -EPROTO;
-	/* Whole messages straight from the caller's bytes; only a partial tail
-	 * is buffered. */
-	while (rpc->rx.len == 0 && n > 0 && (rc = next_message(p, n, &msg, &len, &used)) == 1) {
-		if (msg)
-			run_request(rpc, msg, len, send, ctx);
-		if (rpc->failed)
-			return -EPROTO;
-		p += used;
-		n -= used;
-	}
-	if (rc < 0)
-		goto framing;
-	if (n == 0)
-		return 0;
-	/* Room for the whole pending message at once, once its size is known. */
-	used = 0;
-	if (rpc->rx.len == 0 && next_message(p, n, &msg, &len, &used) == 0 && used > n)
-		vec_reserve(&rpc->rx, used);
-	vec_reserve(&rpc->rx, n);
-	memcpy(rpc->rx.data + rpc->rx.len, p, n);
-	rpc->rx.len += n;
-	size_t off = 0;
-	while ((rc = next_message(rpc->rx.data + off, rpc->rx.len - off, &msg, &len, &used)) == 1) {
-		if (msg)
-			run_request(rpc, msg, len, send, ctx);
-		if (rpc->failed)
-			return -EPROTO;
+	size_t len, used, off = 0;
+	int rc;
+	while (!rpc->pending &&
+	       (rc = next_message(rpc->rx.data + off, rpc->rx.len - off, &msg, &len, &used)) == 1) {
 		off += used;
+		if (msg)
+			run_request(rpc, msg, len, send, ctx);
+		if (rpc->failed)
+			return -EPROTO;
 	}
 	if (off) { /* (never a no-op memmove of a 32 MiB slice per piece) */
 		memmove(rpc->rx.data, rpc->rx.data + off, rpc->rx.len - off);
@@ -588,19 +618,107 @@ int tp_rpc_feed(struct tp_rpc *rpc, const uint8_t *p, size_t n, tp_rpc_send_fn s
 	}
 	if (rpc->rx.len == 0 && rpc->rx.cap > KEEP_RX_BYTES)
 		vec_release(&rpc->rx); /* do not hold on to a big trace slice */
-	if (rc < 0)
-		goto framing;
+	if (rpc->pending)
+		return TP_RPC_PAUSED;
+	if (rc < 0) {
+		log_error("rpc", "RPC framing error");
+		fatal(rpc, "RPC framing error", send, ctx);
+		return -EPROTO;
+	}
 	return 0;
-framing:
-	log_error("rpc", "RPC framing error");
-	fatal(rpc, "RPC framing error", send, ctx);
-	return -EPROTO;
+}
+
+static void queue_rx(struct tp_rpc *rpc, const uint8_t *p, size_t n)
+{
+	const uint8_t *msg;
+	size_t len, used = 0;
+	/* Room for the whole pending message at once, once its size is known. */
+	if (rpc->rx.len == 0 && next_message(p, n, &msg, &len, &used) == 0 && used > n)
+		vec_reserve(&rpc->rx, used);
+	vec_reserve(&rpc->rx, n);
+	memcpy(rpc->rx.data + rpc->rx.len, p, n);
+	rpc->rx.len += n;
+}
+
+int tp_rpc_feed(struct tp_rpc *rpc, const uint8_t *p, size_t n, tp_rpc_send_fn send, void *ctx)
+{
+	const uint8_t *msg;
+	size_t len, used;
+	int rc = 0;
+	if (rpc->failed)
+		return -EPROTO;
+	if (rpc->pending) {
+		queue_rx(rpc, p, n);
+		return TP_RPC_PAUSED;
+	}
+	/* Whole messages straight from the caller's bytes; only a partial tail
+	 * (or what follows a paused query) is buffered. */
+	while (rpc->rx.len == 0 && n > 0 && (rc = next_message(p, n, &msg, &len, &used)) == 1) {
+		if (msg)
+			run_request(rpc, msg, len, send, ctx);
+		if (rpc->failed)
+			return -EPROTO;
+		p += used;
+		n -= used;
+		if (rpc->pending) {
+			if (n)
+				queue_rx(rpc, p, n);
+			return TP_RPC_PAUSED;
+		}
+	}
+	if (rc < 0) {
+		log_error("rpc", "RPC framing error");
+		fatal(rpc, "RPC framing error", send, ctx);
+		return -EPROTO;
+	}
+	if (n == 0)
+		return 0;
+	queue_rx(rpc, p, n);
+	return drain_rx(rpc, send, ctx);
+}
+
+void tp_rpc_set_flow(struct tp_rpc *rpc, bool (*full)(void *ctx))
+{
+	rpc->full = full;
+}
+
+bool tp_rpc_paused(const struct tp_rpc *rpc)
+{
+	return rpc->pending != NULL;
+}
+
+int tp_rpc_resume(struct tp_rpc *rpc, tp_rpc_send_fn send, void *ctx)
+{
+	if (!rpc->pending)
+		return 0;
+	struct tp_result *r = rpc->pending;
+	rpc->pending = NULL;
+	stream_batches(rpc, r, send, ctx);
+	return drain_rx(rpc, send, ctx);
+}
+
+void tp_rpc_abort(struct tp_rpc *rpc)
+{
+	tp_result_free(rpc->pending);
+	rpc->pending = NULL;
+	vec_clear(&rpc->rx);
+}
+
+void tp_rpc_set_reset_hook(struct tp_rpc *rpc, void (*fn)(void *ctx), void *ctx)
+{
+	rpc->reset_hook = fn;
+	rpc->reset_ctx = ctx;
 }
 
 void tp_rpc_reset_stream(struct tp_rpc *rpc)
 {
 	vec_clear(&rpc->rx);
 	rpc->failed = false;
+}
+
+struct tp_result *tp_rpc_query_start(struct tp_rpc *rpc, const uint8_t *args, size_t n)
+{
+	return query_from_args(rpc, args, n);
 }
 
 void tp_rpc_query(struct tp_rpc *rpc, const uint8_t *args, size_t n, tp_rpc_send_fn send, void *ctx)

@@ -132,6 +132,9 @@ void tp_result_set_batch_limits(struct tp_result *r, uint32_t cells, uint32_t by
  * elapsed_time_ms) to w, which is inside an open QueryResult. Returns true
  * while more batches follow. Call until it returns false. */
 bool tp_result_next(struct tp_result *r, struct pb_writer *w);
+/* The query's error once tp_result_next returned false (or before, for an
+ * error while preparing), NULL if it ran fine. Owned by r. */
+const char *tp_result_error(const struct tp_result *r);
 
 /* ---- the RPC (rpc.c) -------------------------------------------------------- */
 
@@ -152,13 +155,35 @@ struct tp_rpc *tp_rpc_new(const struct tp_config *cfg, struct tp *preloaded,
 void tp_rpc_free(struct tp_rpc *rpc);
 
 /* Feed n bytes of a TraceProcessorRpcStream; each complete message is run
- * and its responses passed to send. Returns 0, or -EPROTO after a fatal error
- * (framing, seq gap) whose fatal_error response was sent, followed by a
- * send(NULL) asking to disconnect. */
+ * and its responses passed to send. Returns 0, TP_RPC_PAUSED when a
+ * streaming query stopped because the transport is full (see
+ * tp_rpc_set_flow: the rest of the bytes wait inside the RPC until
+ * tp_rpc_resume), or -EPROTO after a fatal error (framing, seq gap) whose
+ * fatal_error response was sent, followed by a send(NULL) asking to
+ * disconnect. While paused, fed bytes are only queued. */
+#define TP_RPC_PAUSED 1
 int tp_rpc_feed(struct tp_rpc *rpc, const uint8_t *p, size_t n, tp_rpc_send_fn send, void *ctx);
 /* A new transport connection: drop any partial message of the last one
  * (sequence numbers carry on, as Perfetto's). */
 void tp_rpc_reset_stream(struct tp_rpc *rpc);
+
+/* Flow control: full(ctx) (ctx: the send context) says the transport holds
+ * all the output it should for now. A QUERY_STREAMING checks it after each
+ * response and, when full, pauses: nothing more runs until tp_rpc_resume
+ * (the transport drained) or tp_rpc_abort (the client is gone). NULL (the
+ * default): never pause. */
+void tp_rpc_set_flow(struct tp_rpc *rpc, bool (*full)(void *ctx));
+/* Is a streaming query paused? */
+bool tp_rpc_paused(const struct tp_rpc *rpc);
+/* Carry on after a pause, with the transport of the paused request: the
+ * rest of the query, then the queued requests. Returns as tp_rpc_feed. */
+int tp_rpc_resume(struct tp_rpc *rpc, tp_rpc_send_fn send, void *ctx);
+/* Drop the paused query and the queued bytes (its client went away). */
+void tp_rpc_abort(struct tp_rpc *rpc);
+/* fn(ctx) runs before the RPC replaces its trace processor (a new trace,
+ * RESET_TRACE_PROCESSOR): results the transport holds from
+ * tp_rpc_query_start must be freed then, and a paused stream is aborted. */
+void tp_rpc_set_reset_hook(struct tp_rpc *rpc, void (*fn)(void *ctx), void *ctx);
 
 /* The REST endpoints' operations (httpd.c): each appends a serialized
  * message to w. */
@@ -171,18 +196,60 @@ void tp_rpc_restore_initial_tables(struct tp_rpc *rpc);
  * serialized QueryResult). */
 void tp_rpc_query(struct tp_rpc *rpc, const uint8_t *args, size_t n, tp_rpc_send_fn send,
                   void *ctx);
+/* /query, pulled: the result of QueryArgs args, whose QueryResult messages
+ * the caller makes with tp_result_next as its client takes them. Free it
+ * before the trace processor goes (tp_rpc_set_reset_hook). */
+struct tp_result *tp_rpc_query_start(struct tp_rpc *rpc, const uint8_t *args, size_t n);
 
 /* ---- servers (httpd.c, stdiod.c) -------------------------------------------- */
+
+/* --idle-timeout / --idle-start: stop serving after timeout_ms without a
+ * request (0: never). With TP_IDLE_AUTO the clock runs only once the process
+ * that started the server is gone (ORPHANED) if it had one, else from the
+ * start (LAST_QUERY). */
+enum tp_idle_start { TP_IDLE_AUTO, TP_IDLE_ORPHANED, TP_IDLE_LAST_QUERY };
+struct tp_idle {
+	uint32_t timeout_ms;
+	enum tp_idle_start start;
+};
+
+/* The idle clock of a server: tp_idle_init at start (records the parent),
+ * tp_idle_activity at each request, tp_idle_expired on a timer. */
+struct tp_idle_clock {
+	struct tp_idle cfg;
+	bool orphaned_mode; /* the clock waits for the parent to go */
+	int parent;
+	int64_t last_ms;
+};
+void tp_idle_init(struct tp_idle_clock *c, const struct tp_idle *cfg);
+void tp_idle_activity(struct tp_idle_clock *c);
+bool tp_idle_expired(struct tp_idle_clock *c);
+/* How often to look, in ms (0: never). */
+uint32_t tp_idle_tick_ms(const struct tp_idle_clock *c);
 
 struct tp_httpd_opts {
 	const char *ip;                      /* NULL or "localhost": 127.0.0.1 and ::1 */
 	const char *port;                    /* NULL: 9001 */
 	const char *additional_cors_origins; /* comma-separated, or NULL */
+	struct tp_idle idle;                 /* {0}: never stop */
 };
 
-/* Serve rpc over HTTP until SIGINT or SIGTERM. Returns 0 after a signal, or
- * 1 after printing one line (port in use, bad address). */
+/* Serve rpc over HTTP until SIGINT or SIGTERM (or the idle timeout).
+ * Returns 0 then, or 1 after printing one line (port in use, bad address). */
 int tp_httpd_run(struct tp_rpc *rpc, const struct tp_httpd_opts *o);
+
+struct tp_unixd_opts {
+	const char *socket_path;  /* absolute */
+	const char *session_name; /* for the startup line */
+	struct tp_idle idle;
+	bool daemonize;
+};
+
+/* `server unix`: serve rpc on an AF_UNIX socket (mode 0600, peers of our
+ * uid only) until SIGINT/SIGTERM or the idle timeout, with the pid file
+ * beside it; prints the startup line on stdout. Returns 0, or 1 after
+ * printing (a live session holds the path, cannot bind). */
+int tp_unixd_run(struct tp_rpc *rpc, const struct tp_unixd_opts *o);
 
 /* Serve rpc on stdin/stdout until stdin ends. Returns 0, or 1 after a fatal
  * RPC error or an I/O error (one line on stderr). */

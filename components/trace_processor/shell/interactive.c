@@ -77,7 +77,7 @@ static void run_one(struct tp *tp, const char *sql, bool wide)
 			putchar('\n');
 		}
 		if (rc != SQLITE_DONE)
-			printf("Error: %s\n", sqlite3_errmsg(db));
+			printf("Error: %s\n", tp_sql_errmsg(db));
 		else if (ncol)
 			printf("\nQuery executed: %ld row%s%s\n", rows, rows == 1 ? "" : "s",
 			       rows > MAX_ROWS_SHOWN ? " (first 10000 shown)" : "");

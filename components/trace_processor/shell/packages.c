@@ -163,6 +163,62 @@ out:
 	return rc;
 }
 
+/* --override-stdlib: every module of root, grouped into one package per
+ * first path component (slices/with_context.sql is the module
+ * slices.with_context of package slices), as Perfetto's shell does. */
+int tp_shell_stdlib_load(const char *root_arg, struct tp_shell_package **out, size_t *n, char *err,
+			 size_t err_size)
+{
+	struct tp_shell_package all;
+	char *root = tb_strdup(root_arg);
+	size_t len = strlen(root);
+	int rc = -1;
+	*out = NULL;
+	*n = 0;
+	if (len > 1 && root[len - 1] == '/')
+		root[len - 1] = '\0';
+	struct stat st;
+	memset(&all, 0, sizeof all);
+	if (stat(root, &st) != 0) {
+		snprintf(err, err_size, "Directory '%s' does not exist.", root);
+		goto out;
+	}
+	all.pkg.name = tb_strdup("");
+	if (add_dir(&all, root, "", 0, err, err_size) < 0)
+		goto out;
+	VEC(struct tp_shell_package) pkgs = VEC_INIT;
+	for (size_t i = 0; i < all.modules.len; i++) {
+		struct tp_sql_module *m = &all.modules.data[i];
+		size_t pn = strcspn(m->name, ".");
+		struct tp_shell_package *sp = NULL;
+		for (size_t j = 0; j < pkgs.len && !sp; j++)
+			if (strlen(pkgs.data[j].pkg.name) == pn &&
+			    memcmp(pkgs.data[j].pkg.name, m->name, pn) == 0)
+				sp = &pkgs.data[j];
+		if (!sp) {
+			sp = vec_push_zeroed(&pkgs);
+			sp->pkg.name = tb_strndup(m->name, pn);
+			sp->pkg.allow_override = true;
+		}
+		vec_push(&sp->modules, *m);
+	}
+	for (size_t j = 0; j < pkgs.len; j++) {
+		pkgs.data[j].pkg.modules = pkgs.data[j].modules.data;
+		pkgs.data[j].pkg.nmodules = pkgs.data[j].modules.len;
+	}
+	vec_release(&all.modules); /* the modules' strings moved to pkgs */
+	*out = pkgs.data;
+	*n = pkgs.len;
+	rc = 0;
+out:
+	if (rc < 0)
+		tp_shell_package_release(&all);
+	else
+		tb_free((char *)all.pkg.name);
+	tb_free(root);
+	return rc;
+}
+
 void tp_shell_package_release(struct tp_shell_package *sp)
 {
 	for (size_t i = 0; i < sp->modules.len; i++) {

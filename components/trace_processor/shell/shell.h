@@ -1,18 +1,231 @@
 /*
- * Private to the shell: the interactive loop (interactive.c) and the SQL
- * package directories (packages.c) used by shell.c.
+ * Private to the shell: the command line of trace_processor_shell as
+ * Perfetto v58.2 has it, a table of subcommands each with its own flags on
+ * top of the global ones, plus the classic flat flags translated onto them.
+ *
+ *   shell.c        entry point, dispatch, help, the flag tables, global
+ *                  flags into struct tp_config, loading a trace
+ *   query.c        query, interactive, metrics, summarize; CSV output
+ *   server.c       server http | stdio | unix | kill, query --remote
+ *   export.c       export sqlite (and -e): the database as a SQLite file
+ *   convert.c      convert, util, bundle: traceconv's converters
+ *   merge.c        util merge: traces into one TAR
+ *   metatrace.c    -m FILE: a trace of what the shell did
+ *   interactive.c  the interactive loop
+ *   packages.c     --add-sql-package / --override-stdlib directories
  */
 #ifndef TB_TP_SHELL_H
 #define TB_TP_SHELL_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "base.h"
 #include "../trace_processor.h"
 
+/* ---- flags ------------------------------------------------------------------ */
+
+/* Every flag of every subcommand, global ones first. Two flags of one
+ * spelling with different meanings (export's -o/--output and metrics'
+ * --output) are two entries. */
+enum shell_flag_id {
+	/* global */
+	SF_HELP,
+	SF_VERSION,
+	SF_FULL_SORT,
+	SF_NO_FTRACE_RAW,
+	SF_ANALYZE_TRACE_PROTO_CONTENT,
+	SF_CROP_TRACK_EVENTS,
+	SF_ALLOW_SQL_FILE_ACCESS,
+	SF_DEV,
+	SF_DEV_FLAG,
+	SF_EXTRA_CHECKS,
+	SF_ADD_SQL_PACKAGE,
+	SF_OVERRIDE_SQL_PACKAGE,
+	SF_OVERRIDE_STDLIB,
+	SF_REGISTER_FILES_DIR,
+	SF_METRIC_EXTENSION,
+	SF_REMOTE,
+	SF_METATRACE,
+	SF_METATRACE_BUFFER_CAPACITY,
+	SF_METATRACE_CATEGORIES,
+	SF_NGLOBAL,
+	/* query */
+	SF_QUERY_FILE = SF_NGLOBAL,
+	SF_STRUCTURED_QUERY_ID,
+	SF_SUMMARY_SPEC,
+	SF_INTERACTIVE,
+	SF_WIDE,
+	SF_PERF_FILE,
+	/* server */
+	SF_PORT,
+	SF_IP_ADDRESS,
+	SF_ADDITIONAL_CORS_ORIGINS,
+	SF_NAME,
+	SF_PATH,
+	SF_IDLE_TIMEOUT,
+	SF_IDLE_START,
+	SF_DAEMONIZE,
+	/* export */
+	SF_EXPORT_OUTPUT,
+	/* convert */
+	SF_TRUNCATE,
+	SF_CONVERT_FULL_SORT,
+	SF_PID,
+	SF_TIMESTAMPS,
+	SF_ALLOC,
+	SF_PERF,
+	SF_JAVA_HEAP,
+	SF_NO_ANNOTATIONS,
+	SF_OUTPUT_DIR,
+	SF_VERBOSE,
+	SF_SKIP_UNKNOWN,
+	/* bundle */
+	SF_SYMBOL_PATHS,
+	SF_NO_AUTO_SYMBOL_PATHS,
+	SF_PROGUARD_MAP,
+	SF_NO_AUTO_PROGUARD_MAPS,
+	/* metrics */
+	SF_RUN,
+	SF_PRE,
+	SF_METRICS_OUTPUT,
+	SF_POST_QUERY,
+	/* summarize */
+	SF_METRICS_V2,
+	SF_METADATA_QUERY,
+	SF_FORMAT,
+	/* util */
+	SF_MERGE_OUTPUT,
+	SF_MANIFEST,
+	SF_NO_VALIDATE,
+	SF_STRICT,
+	SF_COUNT
+};
+
+/* Everything the command line said. Strings point into argv. */
+struct shell_opts {
+	/* global flags */
+	bool full_sort, no_ftrace_raw, analyze_trace_proto_content, crop_track_events;
+	bool allow_sql_file_access, dev, extra_checks, help, version;
+	VEC(const char *) dev_flags;
+	VEC(const char *) add_packages;
+	VEC(const char *) override_packages;
+	VEC(const char *) metric_extensions;
+	const char *override_stdlib, *register_files_dir, *remote;
+	const char *metatrace;            /* -m FILE */
+	const char *metatrace_categories; /* as given */
+	uint64_t metatrace_capacity;      /* 0: the default */
+
+	/* subcommand flags */
+	const char *query_file, *structured_query_id, *perf_file;
+	VEC(const char *) summary_specs;
+	bool interactive, wide;
+	const char *port, *ip, *cors, *name, *path, *idle_timeout, *idle_start;
+	bool daemonize;
+	const char *output; /* export -o, util merge -o */
+	const char *truncate, *pid, *timestamps, *output_dir;
+	bool convert_full_sort, alloc, perf, java_heap, no_annotations, verbose, skip_unknown;
+	const char *symbol_paths;
+	VEC(const char *) proguard_maps;
+	bool no_auto_symbol_paths, no_auto_proguard_maps;
+	const char *run, *pre, *metrics_output, *post_query;
+	const char *metrics_v2, *metadata_query, *format, *manifest;
+	bool no_validate, strict;
+
+	/* what is left */
+	VEC(const char *) pos;
+	const char *argv0;
+};
+
+void shell_opts_release(struct shell_opts *o);
+
+/* ---- subcommands ------------------------------------------------------------- */
+
+struct shell_cmd {
+	const char *name, *description, *usage_args, *detailed_help;
+	const enum shell_flag_id *flags; /* its own flags, SF_COUNT-terminated */
+	/* Returns the exit status (0 or 1); prints its own errors. */
+	int (*run)(struct shell_opts *o);
+};
+
+int shell_run_query(struct shell_opts *o);
+int shell_run_interactive(struct shell_opts *o);
+int shell_run_metrics(struct shell_opts *o);
+int shell_run_summarize(struct shell_opts *o);
+int shell_run_server(struct shell_opts *o);
+int shell_run_export(struct shell_opts *o);
+int shell_run_convert(struct shell_opts *o);
+int shell_run_bundle(struct shell_opts *o);
+int shell_run_util(struct shell_opts *o);
+/* util merge (merge.c). */
+int shell_util_merge(struct shell_opts *o);
+/* query --remote ADDR (server.c): run sql on a warm session or server. */
+int shell_remote_query(struct shell_opts *o, const char *sql);
+
+/* ---- shared by the subcommands (shell.c) ------------------------------------ */
+
+/* Print "trace_processor_shell: " and the formatted message, a newline. */
+void shell_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The trace processor config the global flags ask for, with the SQL
+ * packages of --add-sql-package & co. read and checked. Returns 0, or -1
+ * after printing; release *cfg with shell_config_release either way. */
+struct shell_config {
+	struct tp_config cfg;
+	struct tp_shell_package *pkgs; /* the directories read */
+	size_t npkgs;
+	struct tp_sql_package *list; /* cfg.packages */
+};
+int shell_config_build(const struct shell_opts *o, struct shell_config *sc);
+void shell_config_release(struct shell_config *sc);
+
+/* A new trace processor for sc that has loaded path (a file, "-" for stdin,
+ * or an http(s) URL) through tp_end_of_file, with the "Trace loaded" line
+ * and the trace health summary on stderr. *load_ns (may be NULL) gets the
+ * time it took. NULL after printing an error. */
+struct tp *shell_load(const struct shell_opts *o, const struct shell_config *sc, const char *path,
+		      int64_t *load_ns);
+
+/* Monotonic nanoseconds. */
+int64_t shell_now_ns(void);
+
+/* The trace file argument: the first positional, or an error naming cmd. */
+const char *shell_trace_arg(const struct shell_opts *o, const char *cmd);
+
+/* At most max positionals, else Perfetto's error (with hint, if not NULL). */
+int shell_reject_extra(const struct shell_opts *o, const char *cmd, size_t max, const char *hint);
+
+/* A whole file (or stdin for "-") as a NUL-terminated string, or NULL with
+ * errno set. *len (may be NULL) gets its length. */
+char *shell_read_file(const char *path, size_t *len);
+
+/* ---- query output (query.c) ------------------------------------------------- */
+
+/* Run every statement of sql, printing each result set as Perfetto's CSV.
+ * Returns 0, or -1 after printing the error. */
+int shell_run_queries_csv(struct tp *tp, const char *sql, FILE *out);
+
+/* ---- the interactive loop (interactive.c) ----------------------------------- */
+
 /* Read statements from stdin until EOF or .quit, printing aligned tables.
  * SQL errors are printed and the shell carries on. Returns 0. */
 int tp_shell_interactive(struct tp *tp, bool wide);
+
+/* ---- metatrace (metatrace.c) ------------------------------------------------- */
+
+/* -m FILE: the shell's own activity as a Perfetto trace (TrackEvent slices
+ * on one track per category). Inactive unless shell_metatrace_start was
+ * called; every function is then cheap. */
+int shell_metatrace_start(const struct shell_opts *o);
+/* A slice [begin_ns, end_ns) named name, in category cat ("QUERY_TIMELINE",
+ * "API_TIMELINE", ...), with an optional "sql" argument. */
+void shell_metatrace_slice(const char *cat, const char *name, int64_t begin_ns, int64_t end_ns,
+			   const char *sql);
+/* Write the file (if started). Returns 0, or -1 after printing. */
+int shell_metatrace_write(void);
+
+/* ---- SQL package directories (packages.c) ------------------------------------ */
 
 /* A package read from a directory: pkg points into modules. */
 struct tp_shell_package {
@@ -26,6 +239,11 @@ struct tp_shell_package {
  * message in err (no such directory, unreadable file). */
 int tp_shell_package_load(struct tp_shell_package *sp, const char *arg, bool allow_override,
                           char *err, size_t err_size);
+/* --override-stdlib PATH: every a/b.sql under PATH is the module a.b of the
+ * package a (replacing ours of that name). Appends one package per first
+ * path component to *out (n of them). Returns 0, or -1 with err set. */
+int tp_shell_stdlib_load(const char *root, struct tp_shell_package **out, size_t *n, char *err,
+			 size_t err_size);
 void tp_shell_package_release(struct tp_shell_package *sp);
 
 #endif /* TB_TP_SHELL_H */

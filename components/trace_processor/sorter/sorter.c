@@ -6,9 +6,17 @@
  *
  * Events are kept in runs, one per source (a packet sequence): a source's
  * events are nearly always in order already, so ordering is a k-way merge
- * of the runs' heads (a tournament tree on (ts, push number)). A run that went
- * out of order is radix-sorted (LSD, 11-bit digits over the bits its ts
- * range needs; stable, so push order breaks ties) before it is merged.
+ * of the runs' heads (a winner tree). A run that went out of order is
+ * radix-sorted (LSD, 11-bit digits over the bits its ts range needs;
+ * stable, so push order breaks ties) before it is merged.
+ *
+ * Equal timestamps across runs are ordered as Perfetto's sorter orders its
+ * queues: runs are one shared queue (ties by push order) unless the
+ * importer gave a run a queue of its own (tp_sorter_own_queue: an ftrace
+ * cpu's events, as Perfetto's per-cpu queues). Perfetto drains the queue
+ * with the earliest event while its events are not later than every other
+ * queue's first, so at equal ts the queue being drained goes on; else the
+ * shared queue, then own queues by age, win.
  *
  * Streaming: once the buffered events pass the window (1 MiB), the importer
  * may extract every event no source can still precede: ts <= the minimum,
@@ -66,13 +74,21 @@ struct run {
 	bool sorted;    /* pending entries are in ts order */
 	bool expected;  /* tp_sorter_expect: holds everything back until its
 			 * first push, or until it has been idle for long */
+	uint32_t rank;  /* RANK_SHARED, or its queue's (tp_sorter_own_queue) */
 };
+
+/* Queue ranks (Perfetto's queue order): equal timestamps go to the current
+ * own queue, then to the shared queue, then to own queues in the order
+ * they were made. */
+#define RANK_CURRENT 0u
+#define RANK_SHARED 1u
 
 /* A merge leaf: the head of a run. */
 struct head {
 	int64_t ts;
-	uint64_t ord;
+	uint32_t rank;
 	uint32_t run;
+	uint64_t ord;
 };
 
 struct tp_sorter {
@@ -89,8 +105,9 @@ struct tp_sorter {
 	int64_t last_ts;          /* ts of the last extracted event */
 	uint64_t late;            /* dropped, not yet added to the stats */
 	uint64_t pushed;          /* bytes ever pushed */
+	uint32_t queues;          /* own queues made */
 	VEC(struct head) heap;    /* extract: the merge tree's leaves */
-	VEC(uint32_t) losers;     /* extract: its inner nodes */
+	VEC(uint32_t) nodes;      /* extract: its inner nodes (losers) */
 };
 
 struct tp_sorter *tp_sorter_new(void)
@@ -116,7 +133,7 @@ void tp_sorter_free(struct tp_sorter *s)
 		tb_free(s->spare.data[i]);
 	vec_release(&s->spare);
 	vec_release(&s->heap);
-	vec_release(&s->losers);
+	vec_release(&s->nodes);
 	tb_free(s);
 }
 
@@ -182,6 +199,7 @@ static struct run *run_of(struct tp_sorter *s, uint32_t src)
 		for (size_t i = old; i < s->runs.len; i++) {
 			s->runs.data[i].latest = INT64_MIN;
 			s->runs.data[i].sorted = true;
+			s->runs.data[i].rank = RANK_SHARED;
 		}
 	}
 	return &s->runs.data[src];
@@ -291,6 +309,13 @@ size_t tp_sorter_push_many(struct tp_sorter *s, uint32_t src, const int64_t *ts,
 	return kept;
 }
 
+void tp_sorter_own_queue(struct tp_sorter *s, uint32_t src)
+{
+	struct run *r = run_of(s, src);
+	if (r->rank == RANK_SHARED)
+		r->rank = RANK_SHARED + 1 + s->queues++;
+}
+
 void tp_sorter_expect(struct tp_sorter *s, uint32_t src, bool on)
 {
 	struct run *r = run_of(s, src);
@@ -340,19 +365,24 @@ static void radix_sort(struct entry *e, size_t n)
 
 static bool before(const struct head *x, const struct head *y)
 {
-	return x->ts != y->ts ? x->ts < y->ts : x->ord < y->ord;
+	if (x->ts != y->ts)
+		return x->ts < y->ts;
+	if (x->rank != y->rank)
+		return x->rank < y->rank;
+	return x->ord < y->ord;
 }
 
 /* A leaf of the merge tree whose run has nothing left to give (ord of a
  * real event is never UINT64_MAX, so every event beats it). */
 #define DONE_ORD UINT64_MAX
 
-/* The head entry of run r as a leaf key, or DONE once past limit. */
-static struct head leaf_of(const struct run *r, uint32_t run, int64_t limit)
+/* The head entry of run r as a leaf key (rank: its own, or RANK_CURRENT),
+ * or DONE once past limit. */
+static struct head leaf_of(const struct run *r, uint32_t run, int64_t limit, uint32_t rank)
 {
 	if (r->head == r->q.len || r->q.data[r->head].ts > limit)
-		return (struct head){INT64_MAX, DONE_ORD, run};
-	return (struct head){r->q.data[r->head].ts, r->q.data[r->head].ord, run};
+		return (struct head){INT64_MAX, UINT32_MAX, run, DONE_ORD};
+	return (struct head){r->q.data[r->head].ts, rank, run, r->q.data[r->head].ord};
 }
 
 /* Play the tournament over leaf[0, k): win[n] (scratch, k entries) is the
@@ -369,6 +399,19 @@ static void merge_build(const struct head *leaf, uint32_t *loser, uint32_t *win,
 	}
 	if (k > 1)
 		loser[0] = win[1];
+}
+
+/* The winner w's leaf changed: replay its path, one match per level. */
+static void merge_replay(const struct head *leaf, uint32_t *loser, size_t k, uint32_t w)
+{
+	for (size_t n = (w + k) >> 1; n; n >>= 1) {
+		uint32_t l = loser[n];
+		if (before(&leaf[l], &leaf[w])) {
+			loser[n] = w;
+			w = l;
+		}
+	}
+	loser[0] = w;
 }
 
 /* Give the pages of q's dispatched entries [0, upto) back to the kernel
@@ -388,12 +431,23 @@ static void drop_dispatched(struct run *r, size_t upto)
 	r->dropped = to - base;
 }
 
-/* Dispatch every pending event with ts <= limit, in (ts, push) order: a
- * k-way merge of the runs on a tournament tree of losers. leaf[0, k) hold
- * the runs' heads (k a power of two, padded with DONE leaves); loser[n]
- * (1 <= n < k) is the leaf that lost the match at inner node n, loser[0]
- * the overall winner. Taking an event replays only the winner's path: one
- * comparison per level. */
+/* Dispatch every pending event with ts <= limit, in Perfetto's order: by
+ * ts; at equal ts the current own queue first (the one the last event came
+ * from: Perfetto drains a queue while its next event is not later than
+ * every other queue's first), then the shared queue, then own queues in the
+ * order they were made, then push order. A k-way merge of the runs' heads
+ * on a tournament tree of losers: leaf[0, k) hold the heads (k a power of
+ * two, padded with DONE leaves); loser[n] (1 <= n < k) is the leaf that
+ * lost the match at inner node n, loser[0] the overall winner. Taking an
+ * event replays only the winner's path: one comparison per level.
+ *
+ * Only a tie needs the current queue: when the next event of the queue an
+ * event was just taken from has the ts of the new winner, that head takes
+ * RANK_CURRENT and the tree is played again. When another queue takes
+ * over, the old one's leaf keeps RANK_CURRENT until it wins a match: a
+ * leaf's key only ever looks smaller than it is, so if it is not the winner
+ * the winner is right, and if it is, it is put right (its rank restored, its
+ * path replayed, which is valid for the winner) before anything is taken. */
 static void extract(struct tp_sorter *s, int64_t limit, struct tp *tp, tp_sorted_fn fn, void *ctx)
 {
 	vec_clear(&s->heap);
@@ -406,7 +460,7 @@ static void extract(struct tp_sorter *s, int64_t limit, struct tp *tp, tp_sorted
 			r->sorted = true;
 		}
 		if (r->q.data[r->head].ts <= limit)
-			vec_push(&s->heap, leaf_of(r, (uint32_t)i, limit));
+			vec_push(&s->heap, leaf_of(r, (uint32_t)i, limit, r->rank));
 	}
 	if (!s->heap.len)
 		goto out;
@@ -414,19 +468,28 @@ static void extract(struct tp_sorter *s, int64_t limit, struct tp *tp, tp_sorted
 	while (k < s->heap.len)
 		k *= 2;
 	while (s->heap.len < k)
-		vec_push(&s->heap, ((struct head){INT64_MAX, DONE_ORD, 0}));
-	vec_resize(&s->losers, 2 * k);
+		vec_push(&s->heap, ((struct head){INT64_MAX, UINT32_MAX, 0, DONE_ORD}));
+	vec_resize(&s->nodes, 2 * k);
 	struct head *leaf = s->heap.data;
-	uint32_t *loser = s->losers.data;
+	uint32_t *loser = s->nodes.data;
 	merge_build(leaf, loser, loser + k, k);
 	uint64_t n_done = 0, n_kept = 0;
 	size_t freed = 0;
 	int64_t first_ts = 0, last_ts = 0;
+	uint32_t current = UINT32_MAX; /* the run of the current own queue */
 	for (;;) {
 		uint32_t w = loser[0];
 		if (leaf[w].ord == DONE_ORD)
 			break;
-		struct run *r = &s->runs.data[leaf[w].run];
+		uint32_t run = leaf[w].run;
+		struct run *r = &s->runs.data[run];
+		if (__builtin_expect(leaf[w].rank == RANK_CURRENT && run != current, 0)) {
+			/* A queue that was current before: not any more. */
+			leaf[w].rank = r->rank;
+			merge_replay(leaf, loser, k, w);
+			continue;
+		}
+		current = r->rank != RANK_SHARED ? run : UINT32_MAX;
 		const struct entry *e = &r->q.data[r->head];
 		if (r->head + 1 < r->q.len)
 			__builtin_prefetch(e[1].payload);
@@ -449,15 +512,18 @@ static void extract(struct tp_sorter *s, int64_t limit, struct tp *tp, tp_sorted
 		r->head++;
 		if ((r->head & 0xffff) == 0)
 			drop_dispatched(r, r->head);
-		leaf[w] = leaf_of(r, leaf[w].run, limit);
-		for (size_t n = (w + k) >> 1; n; n >>= 1) {
-			uint32_t l = loser[n];
-			if (before(&leaf[l], &leaf[w])) {
-				loser[n] = w;
-				w = l;
-			}
+		leaf[w] = leaf_of(r, run, limit, r->rank);
+		merge_replay(leaf, loser, k, w);
+		/* The current queue's next event at the ts of another queue's
+		 * first goes first (rare: equal timestamps across queues): it
+		 * takes RANK_CURRENT, and the tree is played again. */
+		if (__builtin_expect(current != UINT32_MAX && loser[0] != w &&
+					     leaf[w].ord != DONE_ORD &&
+					     leaf[loser[0]].ts == leaf[w].ts,
+				     0)) {
+			leaf[w].rank = RANK_CURRENT;
+			merge_build(leaf, loser, loser + k, k);
 		}
-		loser[0] = w;
 	}
 	s->pending -= n_done;
 	s->bytes -= freed;

@@ -216,6 +216,36 @@ static void fn_rows_visited(sqlite3_context *ctx, int argc, sqlite3_value **argv
 	sqlite3_result_int64(ctx, (sqlite3_int64)sql->rows_visited);
 }
 
+/* string_agg(x, sep): the non-NULL x joined by sep (SQLite 3.44's; this
+ * SQLite has only group_concat); NULL when there is none. */
+static void fn_string_agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	sqlite3_str **acc = sqlite3_aggregate_context(ctx, sizeof *acc);
+	(void)argc;
+	if (!acc || sqlite3_value_type(argv[0]) == SQLITE_NULL)
+		return;
+	if (!*acc)
+		*acc = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+	else if (sqlite3_value_type(argv[1]) != SQLITE_NULL)
+		sqlite3_str_appendall(*acc, (const char *)sqlite3_value_text(argv[1]));
+	sqlite3_str_append(*acc, (const char *)sqlite3_value_text(argv[0]),
+	                   sqlite3_value_bytes(argv[0]));
+}
+
+static void fn_string_agg_final(sqlite3_context *ctx)
+{
+	sqlite3_str **acc = sqlite3_aggregate_context(ctx, 0);
+	if (!acc || !*acc)
+		return;
+	int n = sqlite3_str_length(*acc);
+	char *text = sqlite3_str_finish(*acc);
+	*acc = NULL;
+	if (text)
+		sqlite3_result_text(ctx, text, n, sqlite3_free);
+	else
+		sqlite3_result_text(ctx, "", 0, SQLITE_STATIC);
+}
+
 int tp_sql_register_functions(sqlite3 *db, struct tp_sql *sql)
 {
 	sql->args = tp_sql_table_find(sql, "__intrinsic_args");
@@ -236,6 +266,11 @@ int tp_sql_register_functions(sqlite3 *db, struct tp_sql *sql)
 	    {"trace_dur", 0, 0, fn_trace_dur},
 	    {"__intrinsic_rows_visited", 0, 0, fn_rows_visited},
 	};
+	int rc0 = sqlite3_create_function_v2(db, "string_agg", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+	                                     NULL, NULL, fn_string_agg_step, fn_string_agg_final,
+	                                     NULL);
+	if (rc0 != SQLITE_OK)
+		return rc0;
 	for (size_t i = 0; i < TB_ARRAY_SIZE(fns); i++) {
 		int rc = sqlite3_create_function_v2(db, fns[i].name, fns[i].nargs,
 		                                    SQLITE_UTF8 | fns[i].flags, sql, fns[i].fn,

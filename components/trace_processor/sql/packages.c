@@ -43,7 +43,44 @@ struct pkg {
 
 struct tp_sql_packages {
 	VEC(struct pkg) v;
+	/* Our SQL stdlib modules (stdlib.c), their state per trace processor;
+	 * filled on first use. */
+	struct pkg stdlib;
+	bool stdlib_loaded;
 };
+
+/* Name i of our modules: the C ones (modules.c), then the SQL ones
+ * (stdlib.c); NULL past the last. */
+static const char *builtin_name(size_t i)
+{
+	const char *m = tp_sql_module_name(i);
+	size_t n = 0;
+	while (tp_sql_module_name(n))
+		n++;
+	return m ? m : tp_sql_stdlib_name(i - n);
+}
+
+static struct tp_sql_packages *packages(struct tp *tp)
+{
+	if (!tp->packages)
+		tp->packages = tb_calloc(1, sizeof *tp->packages);
+	return tp->packages;
+}
+
+static struct pkg *stdlib(struct tp *tp)
+{
+	struct tp_sql_packages *ps = packages(tp);
+	if (!ps->stdlib_loaded) {
+		const char *n;
+		for (size_t i = 0; (n = tp_sql_stdlib_name(i)); i++) {
+			struct pkg_module *pm = vec_push_zeroed(&ps->stdlib.mods);
+			pm->name = tb_strdup(n);
+			pm->sql = tb_strdup(tp_sql_stdlib_sql(i));
+		}
+		ps->stdlib_loaded = true;
+	}
+	return &ps->stdlib;
+}
 
 /* Is `prefix` (pn bytes) the whole of s (sn bytes) or its part before a dot? */
 static bool is_package_prefix(const char *prefix, size_t pn, const char *s, size_t sn)
@@ -80,11 +117,13 @@ static void pkg_release(struct pkg *p)
 void tp_sql_packages_free(struct tp *tp)
 {
 	struct tp_sql_packages *ps = tp->packages;
+	tp_sql_defs_free(tp);
 	if (!ps)
 		return;
 	for (size_t i = 0; i < ps->v.len; i++)
 		pkg_release(&ps->v.data[i]);
 	vec_release(&ps->v);
+	pkg_release(&ps->stdlib);
 	tb_free(ps);
 	tp->packages = NULL;
 }
@@ -99,6 +138,14 @@ void tp_sql_packages_forget_includes(struct tp *tp)
 			tb_free(m->error);
 			m->error = NULL;
 		}
+	}
+	for (size_t j = 0; ps && j < ps->stdlib.mods.len; j++) {
+		struct pkg_module *m = &ps->stdlib.mods.data[j];
+		if (strncmp(m->name, "prelude.", 8) == 0)
+			continue; /* run when the database opened: part of the initial tables */
+		m->state = MOD_NEW;
+		tb_free(m->error);
+		m->error = NULL;
 	}
 }
 
@@ -120,7 +167,7 @@ static bool find_clash(struct tp *tp, const char *name, const struct pkg *skip, 
 		}
 	}
 	const char *m;
-	for (size_t i = 0; (m = tp_sql_module_name(i)); i++) {
+	for (size_t i = 0; (m = builtin_name(i)); i++) {
 		size_t pn = builtin_package_len(m);
 		if ((pn == n && memcmp(m, name, n) == 0) || find_user(tp, m, pn))
 			continue; /* replaced by this package, or by another user one */
@@ -140,7 +187,7 @@ int tp_register_sql_package(struct tp *tp, const struct tp_sql_package *pkg, cha
 	struct pkg *old = find_user(tp, name, n);
 	bool taken = old;
 	const char *m;
-	for (size_t i = 0; !taken && (m = tp_sql_module_name(i)); i++)
+	for (size_t i = 0; !taken && (m = builtin_name(i)); i++)
 		taken = builtin_package_len(m) == n && memcmp(m, name, n) == 0;
 	if (taken && !pkg->allow_override) {
 		snprintf(
@@ -172,8 +219,7 @@ int tp_register_sql_package(struct tp *tp, const struct tp_sql_package *pkg, cha
 		return -EINVAL;
 	}
 
-	if (!tp->packages)
-		tp->packages = tb_calloc(1, sizeof *tp->packages);
+	packages(tp);
 	if (old) {
 		pkg_release(old);
 	} else {
@@ -316,7 +362,7 @@ static bool builtin_known(const char *key, size_t n)
 	bool wildcard = n > 0 && key[n - 1] == '*';
 	size_t pn = wildcard ? n - 1 : n;
 	const char *m;
-	for (size_t i = 0; (m = tp_sql_module_name(i)); i++) {
+	for (size_t i = 0; (m = builtin_name(i)); i++) {
 		if (wildcard ? strncmp(m, key, pn) == 0 : strlen(m) == n && memcmp(m, key, n) == 0)
 			return true;
 	}
@@ -339,7 +385,23 @@ int tp_sql_include(struct tp *tp, const char *key, size_t n, char *err, size_t e
 		if (is_package_prefix(p->name, strlen(p->name), key, n))
 			return include_user(tp, p, key, n, err, err_size);
 	}
-	if (builtin_known(key, n))
+	/* Our SQL modules: the one named, or every one a wildcard matches. */
+	struct pkg *sp = stdlib(tp);
+	bool wildcard = n > 0 && key[n - 1] == '*', any = false;
+	for (size_t i = 0; i < sp->mods.len; i++) {
+		struct pkg_module *m = &sp->mods.data[i];
+		bool match = wildcard ? strncmp(m->name, key, n - 1) == 0
+		                      : strlen(m->name) == n && memcmp(m->name, key, n) == 0;
+		if (!match)
+			continue;
+		int rc = include_module(tp, m, err, err_size);
+		if (rc != SQLITE_OK)
+			return rc;
+		any = true;
+		if (!wildcard)
+			return SQLITE_OK;
+	}
+	if (any || builtin_known(key, n))
 		return SQLITE_OK;
 	snprintf(err, err_size, "unknown module '%.*s' in INCLUDE PERFETTO MODULE", (int)n, key);
 	return SQLITE_ERROR;

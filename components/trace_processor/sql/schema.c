@@ -12,6 +12,7 @@
  * __intrinsic_track directly (utid, upid, cpu) and event_type.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "sql_int.h"
 
@@ -83,19 +84,79 @@ static const char *const tp_views[] = {
     "track_name, thread_name, utid, tid, process_name, upid, pid, depth, parent_id, arg_set_id "
     "FROM thread_slice UNION ALL SELECT id, ts, dur, category, name, track_id, track_name, "
     "NULL, NULL, NULL, process_name, upid, pid, depth, parent_id, arg_set_id FROM process_slice",
-    /* Stack profiles (compat §6). */
+    /* Stack profiles (compat §6). Every profiler's samples are rows of
+     * __intrinsic_profiler_sample (model/profiler.c); these are the views
+     * of Perfetto's prelude over it. perf script text samples ("perf_text")
+     * are perf samples here, as they were before the generic table (in
+     * Perfetto they are only in cpu_profile_stack_sample). */
     "CREATE VIEW perf_session AS SELECT id, id AS perf_session_id, cmdline "
-    "FROM __intrinsic_perf_session",
+    "FROM __intrinsic_profiler_session WHERE source IN ('linux.perf', 'perf_text')",
+    /* perf samples with the perf script columns traceconv reads. */
+    "CREATE VIEW __intrinsic_perf_sample AS SELECT s.id AS id, s.ts AS ts, t.utid AS utid, "
+    "c.cpu AS cpu, coalesce(e.cpu_mode, 'unknown') AS cpu_mode, s.callsite_id AS callsite_id, "
+    "s.unwind_error AS unwind_error, s.session_id AS perf_session_id, "
+    "s.event_name AS event_name, s.comm AS comm, s.period AS period "
+    "FROM __intrinsic_profiler_sample AS s "
+    "LEFT JOIN __intrinsic_profiler_task_context AS t ON t.id = s.task_context_id "
+    "LEFT JOIN __intrinsic_profiler_execution_context AS e ON e.id = s.execution_context_id "
+    "LEFT JOIN __intrinsic_cpu AS c ON c.id = e.ucpu "
+    "WHERE s.source IN ('linux.perf', 'perf_text')",
     "CREATE VIEW perf_sample AS SELECT id, ts, utid, cpu, cpu_mode, callsite_id, unwind_error, "
     "perf_session_id FROM __intrinsic_perf_sample",
+    /* Chrome's sampling profiler (perf script text is in perf_sample). */
+    "CREATE VIEW cpu_profile_stack_sample AS SELECT s.id AS id, s.ts AS ts, "
+    "s.callsite_id AS callsite_id, t.utid AS utid, "
+    "coalesce(x.process_priority, 0) AS process_priority "
+    "FROM __intrinsic_profiler_sample AS s "
+    "LEFT JOIN __intrinsic_profiler_task_context AS t ON t.id = s.task_context_id "
+    "LEFT JOIN __intrinsic_chrome_stack_sample_extras AS x ON x.profiler_sample_id = s.id "
+    "WHERE s.source IN ('chrome', 'legacy_v8', 'gecko', 'simpleperf')",
+    /* stack_sample: the samples of every profiler that have a callstack;
+     * the session, task, execution and async context views list the rows
+     * those samples use (an async context's ancestors too). */
+    "CREATE VIEW stack_sample AS SELECT id, ts, source, task_context_id, execution_context_id, "
+    "callsite_id, session_id FROM __intrinsic_profiler_sample WHERE callsite_id IS NOT NULL",
+    "CREATE VIEW stack_sample_session AS SELECT id, source, timebase_unit, cmdline "
+    "FROM __intrinsic_profiler_session WHERE id IN (SELECT session_id FROM stack_sample)",
+    "CREATE VIEW stack_sample_task_context AS SELECT id, upid, utid, async_context_id "
+    "FROM __intrinsic_profiler_task_context "
+    "WHERE id IN (SELECT task_context_id FROM stack_sample)",
+    "CREATE VIEW stack_sample_execution_context AS SELECT id, ucpu, cpu_mode "
+    "FROM __intrinsic_profiler_execution_context "
+    "WHERE id IN (SELECT execution_context_id FROM stack_sample)",
+    "CREATE VIEW stack_sample_async_context AS WITH RECURSIVE used(id) AS ("
+    "SELECT async_context_id FROM stack_sample_task_context "
+    "WHERE async_context_id IS NOT NULL UNION "
+    "SELECT a.parent_id FROM __intrinsic_profiler_async_context AS a JOIN used ON a.id = used.id "
+    "WHERE a.parent_id IS NOT NULL) "
+    "SELECT id, name, kind, parent_id FROM __intrinsic_profiler_async_context "
+    "WHERE id IN (SELECT id FROM used)",
+    /* The counter values recorded at stack samples (their counter sets),
+     * and the counter tracks they are on. */
+    "CREATE VIEW stack_sample_counter AS SELECT c.id AS id, p.id AS stack_sample_id, "
+    "c.track_id AS track_id, c.value AS value FROM __intrinsic_profiler_sample AS p "
+    "JOIN __intrinsic_profiler_counter_set AS cs ON cs.counter_set_id = p.counter_set_id "
+    "JOIN __intrinsic_counter AS c ON c.id = cs.counter_id WHERE p.callsite_id IS NOT NULL",
+    "CREATE VIEW stack_sample_counter_track AS SELECT id, name, type, parent_id, "
+    "source_arg_set_id, machine_id, unit, description, "
+    "coalesce(extract_arg(dimension_arg_set_id, 'session_id'), "
+    "extract_arg(dimension_arg_set_id, 'perf_session_id')) AS session_id, "
+    "extract_arg(dimension_arg_set_id, 'cpu') AS cpu, "
+    "extract_arg(source_arg_set_id, 'is_timebase') AS is_timebase FROM counter_track "
+    "WHERE id IN (SELECT track_id FROM stack_sample_counter)",
+    /* Counter tracks of traced_perf's timebases and followers. */
+    "CREATE VIEW perf_counter_track AS SELECT id, name, type, parent_id, source_arg_set_id, "
+    "machine_id, unit, description, "
+    "extract_arg(dimension_arg_set_id, 'perf_session_id') AS perf_session_id, "
+    "extract_arg(dimension_arg_set_id, 'cpu') AS cpu, "
+    "extract_arg(source_arg_set_id, 'is_timebase') AS is_timebase FROM counter_track "
+    "WHERE type IN ('perf_cpu_counter', 'perf_global_counter')",
     "CREATE VIEW stack_profile_callsite AS SELECT id, depth, parent_id, frame_id "
     "FROM __intrinsic_stack_profile_callsite",
     "CREATE VIEW stack_profile_frame AS SELECT id, name, mapping, rel_pc, symbol_set_id, "
-    "deobfuscated_name, NULL AS type FROM __intrinsic_stack_profile_frame",
+    "deobfuscated_name, type FROM __intrinsic_stack_profile_frame",
     "CREATE VIEW stack_profile_mapping AS SELECT id, build_id, exact_offset, start_offset, "
     "start, \"end\", load_bias, name FROM __intrinsic_stack_profile_mapping",
-    "CREATE VIEW cpu_profile_stack_sample AS SELECT id, ts, callsite_id, utid, "
-    "process_priority FROM __intrinsic_cpu_profile_stack_sample",
     "CREATE VIEW stack_profile_symbol AS SELECT id, symbol_set_id, name, source_file, "
     "line_number, inlined FROM __intrinsic_stack_profile_symbol",
     "CREATE VIEW metadata AS SELECT id, name, key_type, int_value, str_value, machine_id, "
@@ -123,8 +184,15 @@ static const char *const tp_views[] = {
     "CREATE VIEW ftrace_event AS SELECT id, ts, name, cpu, utid, arg_set_id, common_flags, ucpu "
     "FROM __intrinsic_ftrace_event",
     "CREATE VIEW raw AS SELECT * FROM ftrace_event",
+    /* The cpus seen, of every machine (rows of unseen cpus have no cpu). */
     "CREATE VIEW cpu AS SELECT id, id AS ucpu, cpu, cluster_id, processor, machine_id, "
-    "capacity, arg_set_id FROM __intrinsic_cpu",
+    "capacity, arg_set_id FROM __intrinsic_cpu WHERE cpu IS NOT NULL",
+    "CREATE VIEW cpu_available_frequencies AS SELECT id, ucpu AS cpu, freq, ucpu "
+    "FROM __intrinsic_cpu_freq",
+    /* label_index: 1, 2 ... for the machines other than the host (raw_id
+     * 0) in id order, 0 for the host, as the UI labels them. */
+    "CREATE VIEW machine AS SELECT *, iif(raw_id = 0, 0, sum(iif(raw_id = 0, 0, 1)) "
+    "OVER (ORDER BY id)) AS label_index FROM __intrinsic_machine",
 };
 
 int tp_sql_create_views(sqlite3 *db, char **errmsg)
@@ -135,6 +203,33 @@ int tp_sql_create_views(sqlite3 *db, char **errmsg)
 			return rc;
 	}
 	return SQLITE_OK;
+}
+
+/* Without --allow-sql-file-access, SQL may not touch the filesystem: ATTACH
+ * only of an in-memory (":memory:") or temporary ("", kept in memory by
+ * temp_store) database, which also refuses VACUUM INTO a file (it attaches
+ * its output), and no pragma that names a directory. The check runs when a
+ * statement is prepared, before any file is looked at, so a refused ATTACH
+ * says the same whether the path exists or not. */
+static int authorize(void *ctx, int action, const char *a1, const char *a2, const char *db,
+		     const char *trigger)
+{
+	(void)ctx, (void)a2, (void)db, (void)trigger;
+	if (action == SQLITE_ATTACH)
+		return a1 && (a1[0] == '\0' || strcmp(a1, ":memory:") == 0) ? SQLITE_OK : SQLITE_DENY;
+	if (action == SQLITE_PRAGMA && a1 &&
+	    (sqlite3_stricmp(a1, "temp_store_directory") == 0 ||
+	     sqlite3_stricmp(a1, "data_store_directory") == 0))
+		return SQLITE_DENY;
+	return SQLITE_OK;
+}
+
+const char *tp_sql_errmsg(sqlite3 *db)
+{
+	if (sqlite3_errcode(db) == SQLITE_AUTH)
+		return "not authorized: SQL may not read or write files (ATTACH of a file, VACUUM "
+		       "INTO) unless trace_processor_shell runs with --allow-sql-file-access";
+	return sqlite3_errmsg(db);
 }
 
 int tp_sql_open(struct tp *tp)
@@ -163,11 +258,21 @@ int tp_sql_open(struct tp *tp)
 	/* Perfetto accepts "double-quoted" string literals in queries (its
 	 * difftests use them); the build's SQLITE_DQS=0 only sets the default. */
 	sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, 1, (int *)NULL);
+	/* Temporary tables, indexes and sorts in memory, as Perfetto's. */
+	sqlite3_exec(db, "PRAGMA temp_store=2", NULL, NULL, NULL);
+	if (!tp->cfg.allow_sql_file_access)
+		sqlite3_set_authorizer(db, authorize, NULL);
 	rc = tp_sql_register_stats(db, sql); /* db owns sql from here on */
 	if (rc == SQLITE_OK)
 		rc = tp_sql_register_tables(db, sql);
 	if (rc == SQLITE_OK)
 		rc = tp_sql_register_functions(db, sql);
+	if (rc == SQLITE_OK)
+		rc = tp_sql_register_to_ftrace(db, sql);
+	if (rc == SQLITE_OK)
+		rc = tp_sql_register_mipmaps(db);
+	if (rc == SQLITE_OK)
+		rc = tp_sql_register_layout(db, sql);
 	if (rc != SQLITE_OK) {
 		what = "cannot register the sql tables";
 		goto out;
@@ -176,6 +281,8 @@ int tp_sql_open(struct tp *tp)
 	rc = tp_sql_create_views(db, &msg);
 	if (rc == SQLITE_OK)
 		rc = tp_sql_create_module_views(db, &msg);
+	if (rc == SQLITE_OK)
+		rc = tp_sql_create_stdlib_objects(db);
 
 out:
 	if (rc != SQLITE_OK) {
@@ -188,6 +295,10 @@ out:
 		return ret;
 	}
 	tp->db = db;
+	/* Perfetto's prelude objects written in SQL (stdlib/prelude/). */
+	char err[1024];
+	if (tp_sql_include(tp, "prelude.*", strlen("prelude.*"), err, sizeof err) != SQLITE_OK)
+		return tp_fail(tp, -EIO, "cannot create the sql prelude: %s", err);
 	return 0;
 }
 

@@ -83,6 +83,8 @@ int tp_sql_register_tables(sqlite3 *db, struct tp_sql *sql);
 int tp_sql_register_stats(sqlite3 *db, struct tp_sql *sql);
 /* Register EXTRACT_ARG, HASH & co. */
 int tp_sql_register_functions(sqlite3 *db, struct tp_sql *sql);
+/* to_ftrace(id): an ftrace_event row as ftrace text (to_ftrace.c). */
+int tp_sql_register_to_ftrace(sqlite3 *db, struct tp_sql *sql);
 /* 64-bit FNV-1a, Perfetto's HASH(): fold n bytes into h (start from
  * TP_SQL_FNV1A_OFFSET). */
 #define TP_SQL_FNV1A_OFFSET 0xcbf29ce484222325ull
@@ -106,10 +108,30 @@ int tp_sql_expand_macros(const char *sql, char **text, char *err, size_t err_siz
 int tp_sql_create_module_views(sqlite3 *db, char **errmsg);
 /* The name of stdlib module i we provide, NULL past the last (modules.c). */
 const char *tp_sql_module_name(size_t i);
+/* The name and SQL of embedded stdlib module i (stdlib.c), NULL past the
+ * last. */
+const char *tp_sql_stdlib_name(size_t i);
+const char *tp_sql_stdlib_sql(size_t i);
+/* CREATE and fill __intrinsic_stdlib_objects: a MODULE row per module we
+ * provide and a row per object our SQL modules define (stdlib.c). */
+int tp_sql_create_stdlib_objects(sqlite3 *db);
 /* Run `INCLUDE PERFETTO MODULE key` (key: n bytes, maybe ending in `*`):
  * a user package's modules run their SQL on their first INCLUDE, ours only
  * check the name (packages.c). An SQLite code; err holds the message. */
 int tp_sql_include(struct tp *tp, const char *key, size_t n, char *err, size_t err_size);
+
+/* Free the macros CREATE PERFETTO MACRO defined (include.c). */
+void tp_sql_defs_free(struct tp *tp);
+/* Register the table function `name` (CREATE PERFETTO FUNCTION ... RETURNS
+ * TABLE): columns cols (comma separated names), arguments bound by name
+ * ($arg_names[i]) into body for each scan (modules.c). An SQLite code. */
+int tp_sql_register_table_function(sqlite3 *db, const char *name, const char *cols,
+                                   size_t nargs, char *const *arg_names, const char *body);
+
+/* __intrinsic_slice_mipmap and __intrinsic_counter_mipmap (mipmap.c). */
+int tp_sql_register_mipmaps(sqlite3 *db);
+/* experimental_slice_layout(track_ids) (layout.c); user data: sql. */
+int tp_sql_register_layout(sqlite3 *db, struct tp_sql *sql);
 
 /* CREATE the public views (slice, thread, process, track, args, ...). */
 int tp_sql_create_views(sqlite3 *db, char **errmsg);

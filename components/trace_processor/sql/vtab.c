@@ -310,6 +310,12 @@ static bool term_usable(sqlite3_index_info *info, int i, const struct tp_table_d
 	ty = d->cols[col - 1].type;
 	if (!op_has_rhs(op))
 		return true;
+	/* An IN on a column that is not sorted would cost a scan per value
+	 * and give the rows in the values' order: SQLite checks it instead,
+	 * in one scan, rows in id order. */
+	if (op == OP_EQ && sqlite3_vtab_in(info, i, -1) &&
+	    !(d->cols[col - 1].flags & TP_COL_SORTED))
+		return false;
 	if (ty == TP_STR) {
 		const char *coll = sqlite3_vtab_collation(info, i);
 		return op == OP_EQ && (!coll || sqlite3_stricmp(coll, "BINARY") == 0);

@@ -17,7 +17,10 @@
 #include "symbolize_int.h"
 #include "pb.h"
 
+#include <string.h>
+
 #define MOD_MAX_MAPPINGS 4096 /* mappings matched by one module */
+#define MOD_MAX_PENDING 65536  /* ModuleSymbols kept for mappings to come */
 
 /* The mapping table's spelling of a raw build id: hex, except a 33-byte
  * (Breakpad) id which is already text. */
@@ -98,6 +101,14 @@ void tp_module_symbols_import(struct tp *tp, const uint8_t *p, size_t n)
 	for (uint32_t i = 0; i < mt->n && n_maps < MOD_MAX_MAPPINGS; i++)
 		if (mt->name[i] == name && mt->build_id[i] == build_id)
 			maps[n_maps++] = i;
+	if (n_maps == 0 && !tp->symbols_final && tp->pending_symbols.len < MOD_MAX_PENDING) {
+		uint8_t *copy = tb_malloc(n + 8);
+		uint64_t len = n;
+		memcpy(copy, &len, 8);
+		memcpy(copy + 8, p, n);
+		vec_push(&tp->pending_symbols, copy);
+		return;
+	}
 	if (n_maps == 0) {
 		tp_stat_inc(tp, TP_STAT_stackprofile_invalid_mapping_id);
 		return;
@@ -130,4 +141,16 @@ void tp_module_symbols_import(struct tp *tp, const uint8_t *p, size_t n)
 		missing += !(by_addr.slots[it].val >> 32);
 	tp->stats[TP_STAT_stackprofile_invalid_frame_id] += missing;
 	hmap_release(&by_addr);
+}
+
+void tp_module_symbols_finish(struct tp *tp)
+{
+	tp->symbols_final = true;
+	for (size_t i = 0; i < tp->pending_symbols.len; i++) {
+		uint64_t len;
+		memcpy(&len, tp->pending_symbols.data[i], 8);
+		tp_module_symbols_import(tp, tp->pending_symbols.data[i] + 8, (size_t)len);
+		tb_free(tp->pending_symbols.data[i]);
+	}
+	vec_release(&tp->pending_symbols);
 }

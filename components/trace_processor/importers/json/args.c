@@ -375,3 +375,39 @@ void json_args_ctx_release(struct json_args_ctx *c)
 	vec_release(&c->key.v);
 	vec_release(&c->str.v);
 }
+
+/* ---- JSON values of other formats (tp_int.h) --------------------------------- */
+
+struct tp_json_args {
+	struct json_args_ctx c;
+};
+
+struct tp_json_args *tp_json_args_new(void)
+{
+	return tb_calloc(1, sizeof(struct tp_json_args));
+}
+
+void tp_json_args_free(struct tp_json_args *j)
+{
+	if (!j)
+		return;
+	json_args_ctx_release(&j->c);
+	tb_free(j);
+}
+
+bool tp_json_args_add(struct tp *tp, struct tp_json_args *j, uint32_t key, const char *text,
+		      size_t n, struct tp_args_builder *b)
+{
+	struct json_args_ctx *c = &j->c;
+	/* The key memos are children of the previous call's key. */
+	memset(c->memo, 0, sizeof c->memo);
+	c->args_key = key;
+	struct json_buf out = {VEC_INIT};
+	const char *end = text + n;
+	const char *q = json_args_encode(tp, c, text, end, &out);
+	bool ok = q && json_skip_ws(q, end) == end;
+	if (ok)
+		json_args_decode(out.v.data, out.v.len, b);
+	vec_release(&out.v);
+	return ok;
+}

@@ -44,6 +44,8 @@
 #define JSON_EV_ARGS_ROWS 0x800u /* args holds encoded rows, not JSON text */
 #define JSON_EV_ARGS_BAD 0x1000u /* args present but not importable */
 #define JSON_EV_HASHED 0x2000u   /* args_hash is set (parser only, not stored) */
+#define JSON_EV_ID_NUM 0x4000u   /* "id" was an integer, not a string */
+#define JSON_EV_ID2_NUM 0x8000u  /* the id2 kept was an integer */
 
 /* One event as the tokenizer decoded it. Strings are pool ids (0 = absent
  * or empty). Times are ns; TP_NULL_I64 when absent or not a valid number.
@@ -54,8 +56,8 @@ struct json_event {
 	int64_t pid, tid; /* valid when JSON_EV_PID / JSON_EV_TID */
 	uint64_t v1_id, bind_id;
 	uint32_t name, cat;
-	uint32_t id;        /* "id" as a string (numbers as their text) */
-	uint32_t id2_local, id2_global;
+	uint32_t id;        /* "id" as a string (integers as their text) */
+	uint32_t id2_local, id2_global; /* one of them: global wins */
 	uint32_t args_len; /* bytes at args */
 	uint64_t args_hash; /* with JSON_EV_HASHED: the hash of the args rows */
 	/* With JSON_EV_HASHED, when not NULL: the rows already decoded (the
@@ -63,7 +65,7 @@ struct json_event {
 	struct tp_args_builder *decoded;
 	uint16_t flags;
 	char ph;
-	char scope; /* "s": 0 absent, 'g' 'p' 't', '?' anything else */
+	char scope; /* "s": 'g' 'p' 't', else 0 (none: the thread) */
 	/* With JSON_EV_ARGS_ROWS: the arg rows as json_args_encode made them
 	 * (phases whose args become args rows); else the raw JSON text of the
 	 * args value (C, M, T: read by their own rules at parse time). */
@@ -155,7 +157,7 @@ struct json_num {
 	size_t n;
 	bool is_int;   /* no '.', 'e', 'E' and fits int64 */
 	int64_t i;     /* when is_int */
-	double d;      /* always */
+	double d;      /* always; as Perfetto's json parser makes it */
 };
 /* The number of leading ASCII digits of the 8 bytes in w (0-8): a byte is a
  * digit when its high nibble is 3 and adding 6 keeps it so. A carry out of
@@ -215,15 +217,17 @@ const char *json_number(const char *p, const char *end, struct json_num *out);
  * NULL when malformed or cut off. depth bounds nesting. */
 const char *json_skip_value(const char *p, const char *end);
 
-/* Perfetto's CoerceToTs: a JSON number (µs) to ns, integers exactly and
- * doubles truncated toward zero; a string is re-read as a decimal number by
- * moving the decimal point. false if not a valid time. */
+/* Perfetto's CoerceToTs: a JSON number (µs) to ns, integers exactly,
+ * other numbers as the double Perfetto's json parser makes of their text
+ * (not strtod's), whole ones exactly and others rounded to the nearest ns;
+ * a string must be one number, all of it, converted the same way. false if
+ * not a valid time. */
 bool json_number_to_ns(const struct json_num *num, int64_t *ns);
 bool json_string_to_ns(const char *s, size_t n, int64_t *ns);
 /* Fast path for a JSON number at p that is a time: plain [-]digits[.digits]
- * (<= 15 integer digits) -> ns as json_string_to_ns would, returning the
- * byte after it. NULL when the number has another shape (use json_number
- * and json_string_to_ns then). */
+ * (<= 18 digits each) -> ns as json_number_to_ns would, returning the byte
+ * after it. NULL when the number has another shape (use json_number and
+ * json_number_to_ns then). */
 const char *json_time_number(const char *p, const char *end, int64_t *ns);
 
 /* strtod over the whole of s (Perfetto's CStringToDouble): false unless
@@ -449,11 +453,35 @@ void json_tokenizer_free(struct json_tokenizer *t);
  * the tokenizer's log, an older one to tp->sorter. Returns 0 or a negative
  * code after tp_fail() (input is not JSON at all). */
 int json_tokenizer_feed(struct json_tokenizer *t, const uint8_t *p, size_t n);
-/* Whether any complete ('X') event was pushed: the sorter order then
- * follows Perfetto's slow comparator (see parser.c). */
-bool json_tokenizer_saw_complete(const struct json_tokenizer *t);
+/* Whether the events at ts are re-ordered by Perfetto's slow comparator
+ * (E first, then X longest first; see parser.c): an X was pushed and ts is
+ * in the range Perfetto's sorter sorts (from the oldest ts pushed out of
+ * order on). Elsewhere push order holds. Valid once all are pushed. */
+bool json_tokenizer_reorders(const struct json_tokenizer *t, int64_t ts);
 /* The log of in-order events (read by the parser at end of file). */
 struct json_log *json_tokenizer_log(struct json_tokenizer *t);
+/* The tokenizer's V8 profile sessions (for the parser's samples). */
+struct json_v8 *json_tokenizer_v8(struct json_tokenizer *t);
+
+/* ---- V8 CPU profiles ('P' events, v8.c) ---------------------------------- */
+
+struct json_v8;
+struct json_v8 *json_v8_new(void);
+void json_v8_free(struct json_v8 *v);
+/* A sample of a 'P' event e at ts, of profile node `node`. */
+typedef void (*json_v8_sample_fn)(void *ctx, const struct json_event *e, int64_t ts,
+				  uint32_t node);
+/* Read the 'P' event e (args: its raw args text, NULL if none) at tokenize
+ * time: a "Profile" starts its session (event id, pid), a "ProfileChunk"
+ * adds its nodes as callsites and hands each sample with its time to push.
+ * false when Perfetto would count json_tokenizer_failure (an id that is
+ * not hex, samples and timeDeltas of different lengths, samples of a
+ * session not started). */
+bool json_v8_event(struct json_v8 *v, struct tp *tp, const struct json_event *e, const char *args,
+		   const char *args_end, json_v8_sample_fn push, void *ctx);
+/* At parse time: the callsite row of node in session (id, pid), if any. */
+bool json_v8_sample_callsite(struct json_v8 *v, uint64_t id, int64_t pid, uint32_t node,
+			     uint32_t *callsite);
 /* A consumer of a top-level string value: `piece` gets its unescaped text
  * in order, in pieces of any size (valid only during the call), then `end`
  * at the closing quote. Called on the tokenizer's thread, during feed. */

@@ -8,6 +8,7 @@
 #include "json_int.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -203,12 +204,54 @@ bool json_parse_u64(const char *s, size_t n, int base, uint64_t *out)
 	return true;
 }
 
+/* Perfetto's double of a JSON number's text (its json parser's
+ * StringToDouble): the integer digits and the fraction digits as 64-bit
+ * integers (wrapping past 18 digits, as there), the fraction divided by its
+ * power of ten, the sum scaled by pow(10, exponent). Not strtod: the last
+ * bits can differ, and they decide what a time rounds to. false on an
+ * infinite or NaN result. */
+static bool pf_double(const char *s, const char *end, double *out)
+{
+	const char *p = s;
+	bool neg = p < end && *p == '-';
+	p += neg;
+	uint64_t ip = 0;
+	for (; p < end && (unsigned)(*p - '0') < 10; p++)
+		ip = ip * 10 + (uint64_t)(*p - '0');
+	double fraction = 0;
+	if (p < end && *p == '.') {
+		uint64_t f = 0, div = 1;
+		for (p++; p < end && (unsigned)(*p - '0') < 10; p++) {
+			f = f * 10 + (uint64_t)(*p - '0');
+			div *= 10;
+		}
+		fraction = (double)(int64_t)f / (double)div;
+	}
+	uint64_t x = 0;
+	bool xneg = false;
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			xneg = *p++ == '-';
+		for (; p < end && (unsigned)(*p - '0') < 10; p++)
+			x = x * 10 + (uint64_t)(*p - '0');
+	}
+	double d = (double)(int64_t)ip + fraction;
+	if (xneg)
+		d /= pow(10, (double)(int64_t)x);
+	else if ((int64_t)x > 0)
+		d *= pow(10, (double)(int64_t)x);
+	if (isinf(d) || isnan(d))
+		return false;
+	*out = neg ? -d : d;
+	return true;
+}
+
 const char *json_number(const char *p, const char *end, struct json_num *out)
 {
 	const char *s = p;
 	bool neg = false, is_int = true, overflow = false;
 	uint64_t mant = 0;
-	int digits = 0, frac = 0;
 	if (p < end && *p == '-') {
 		neg = true;
 		p++;
@@ -219,30 +262,19 @@ const char *json_number(const char *p, const char *end, struct json_num *out)
 			overflow = true;
 		else
 			mant = mant * 10 + (uint64_t)(*p - '0');
-		if (mant)
-			digits++;
 	}
 	if (p == dstart)
 		return NULL;
 	if (p < end && *p == '.') {
 		is_int = false;
 		const char *f = ++p;
-		for (; p < end && *p >= '0' && *p <= '9'; p++) {
-			if (mant > (UINT64_MAX - 9) / 10)
-				overflow = true;
-			else
-				mant = mant * 10 + (uint64_t)(*p - '0');
-			if (mant)
-				digits++;
-			frac++;
-		}
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
 		if (p == f)
 			return NULL;
 	}
-	bool has_exp = false;
 	if (p < end && (*p == 'e' || *p == 'E')) {
 		is_int = false;
-		has_exp = true;
 		p++;
 		if (p < end && (*p == '+' || *p == '-'))
 			p++;
@@ -261,16 +293,28 @@ const char *json_number(const char *p, const char *end, struct json_num *out)
 		return p;
 	}
 	out->is_int = false;
-	/* Exact fast path (Clinger): <= 15 significant digits, a power of ten
-	 * that is exact as a double, so one division rounds correctly. */
-	if (!overflow && !has_exp && digits <= 15 && frac <= 22) {
-		double d = (double)mant / pow10_tab[frac];
-		out->d = neg ? -d : d;
-		return p;
-	}
-	if (!json_parse_double(s, out->n, &out->d))
+	if (!pf_double(s, p, &out->d))
 		return NULL;
 	return p;
+}
+
+/* Perfetto's CoerceToTs of a double (µs): a whole number exactly, else
+ * rounded to the nearest ns, halves away from zero (llround). */
+static bool double_to_ns(double d, int64_t *ns)
+{
+	if (!(d > -9.2e18 && d < 9.2e18))
+		return false;
+	int64_t w = (int64_t)d;
+	if ((double)w == d) {
+		*ns = (int64_t)((uint64_t)w * 1000u);
+		return true;
+	}
+	/* Not whole, so |d| < 2^52: d * 1000 fits. */
+	double x = d * 1000.0;
+	int64_t r = (int64_t)x; /* x - r is exact: |x| < 2^63, and whole past 2^52 */
+	double f = x - (double)r;
+	*ns = r + (f >= 0.5) - (f <= -0.5);
+	return true;
 }
 
 const char *json_skip_value(const char *p, const char *end)
@@ -332,113 +376,56 @@ bool json_number_to_ns(const struct json_num *num, int64_t *ns)
 		*ns = (int64_t)((uint64_t)num->i * 1000u);
 		return true;
 	}
-	double d = num->d * 1000.0;
-	if (!(d > -9.2e18 && d < 9.2e18))
-		return false;
-	*ns = (int64_t)d;
-	return true;
-}
-
-/* The common time text: [-]digits[.digits], at most 15 integer digits.
- * Reads from *pp and leaves it after the digits; false (nothing decided)
- * when the text is not of that shape. Same result as the general path:
- * fraction digits past the third are cut, missing ones are zeros. */
-static bool dec_to_ns(const char **pp, const char *end, int64_t *ns)
-{
-	const char *p = *pp;
-	bool neg = p < end && *p == '-';
-	p += neg;
-	uint64_t v = 0;
-	int id = 0, fd = 0;
-	for (; p < end && (unsigned)(*p - '0') < 10; p++, id++)
-		v = v * 10 + (uint64_t)(*p - '0');
-	if (id == 0 || id > 15)
-		return false;
-	if (p < end && *p == '.') {
-		for (p++; p < end && (unsigned)(*p - '0') < 10; p++) {
-			if (fd < 3) {
-				v = v * 10 + (uint64_t)(*p - '0');
-				fd++;
-			}
-		}
-	}
-	for (; fd < 3; fd++)
-		v *= 10;
-	*ns = neg ? -(int64_t)v : (int64_t)v;
-	*pp = p;
-	return true;
+	return double_to_ns(num->d, ns);
 }
 
 const char *json_time_number(const char *p, const char *end, int64_t *ns)
 {
+	/* The usual [-]digits[.digits], up to 18 digits each, computed as
+	 * pf_double would without a second pass. */
 	const char *q = p;
-	int64_t v;
-	if (!dec_to_ns(&q, end, &v) || q[-1] == '.') /* "5." is not JSON */
+	bool neg = q < end && *q == '-';
+	q += neg;
+	const char *d0 = q;
+	uint64_t ip = 0;
+	for (; q < end && (unsigned)(*q - '0') < 10; q++)
+		ip = ip * 10 + (uint64_t)(*q - '0');
+	size_t id = (size_t)(q - d0);
+	if (id == 0 || id > 18)
 		return NULL;
-	if (q < end && (*q == 'e' || *q == 'E' || *q == '.' || *q == '-' || *q == '+'))
+	if (q >= end || *q != '.') {
+		if (q < end && (*q == 'e' || *q == 'E'))
+			return NULL;
+		*ns = (int64_t)((neg ? 0 - ip : ip) * 1000u);
+		return q;
+	}
+	const char *f0 = ++q;
+	uint64_t f = 0;
+	for (; q < end && (unsigned)(*q - '0') < 10; q++)
+		f = f * 10 + (uint64_t)(*q - '0');
+	size_t fd = (size_t)(q - f0);
+	if (fd == 0 || fd > 18 || (q < end && (*q == 'e' || *q == 'E')))
 		return NULL;
-	*ns = v;
+	double d = (double)(int64_t)ip + (double)(int64_t)f / pow10_tab[fd];
+	if (!double_to_ns(neg ? -d : d, ns))
+		return NULL;
 	return q;
 }
 
-/* Perfetto reformats the string: drop the exponent (shifting the point),
- * drop the '.', then pad with '0' or cut to int_digits + exp + 3 chars and
- * parse what is left as an integer. */
 bool json_string_to_ns(const char *s, size_t n, int64_t *ns)
 {
-	char tmp[96];
-	const char *q = s;
-	if (dec_to_ns(&q, s + n, ns) && q == s + n)
-		return true;
-	if (n == 0 || n >= 64)
+	/* Perfetto parses the string's text as a JSON value: it must be one
+	 * number, all of it. */
+	struct json_num num;
+	if (n == 0 || (*s != '-' && (unsigned)(*s - '0') >= 10))
 		return false;
-	int exp_shift = 0;
-	size_t len = n;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] == 'e' || s[i] == 'E') {
-			const char *x = s + i + 1;
-			size_t xn = n - i - 1;
-			char xb[16];
-			if (xn == 0 || xn >= sizeof xb)
-				return false;
-			memcpy(xb, x, xn);
-			xb[xn] = 0;
-			char *e;
-			errno = 0;
-			long v = strtol(xb, &e, 10);
-			if (*e || errno || v > 30 || v < -30)
-				return false;
-			exp_shift = (int)v;
-			len = i;
-			break;
-		}
-	}
-	size_t out = 0, int_size = len;
-	bool seen_dot = false;
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] == '.' && !seen_dot) {
-			seen_dot = true;
-			int_size = i;
-			continue;
-		}
-		tmp[out++] = s[i];
-	}
-	ptrdiff_t want = (ptrdiff_t)int_size + exp_shift + 3;
-	if (want < 1)
-		want = 1;
-	if (want > 60)
+	size_t z = *s == '-';
+	if (z + 1 < n && s[z] == '0' && (unsigned)(s[z + 1] - '0') < 10)
+		return false; /* a leading zero: not a JSON number */
+	const char *q = json_number(s, s + n, &num);
+	if (q != s + n)
 		return false;
-	while ((ptrdiff_t)out < want)
-		tmp[out++] = '0';
-	out = (size_t)want;
-	tmp[out] = 0;
-	char *e;
-	errno = 0;
-	long long v = strtoll(tmp, &e, 10);
-	if (*e || errno || e == tmp)
-		return false;
-	*ns = v;
-	return true;
+	return json_number_to_ns(&num, ns);
 }
 
 const char *json_object_find(const char *p, const char *end, const char *key,

@@ -41,9 +41,22 @@ struct ahead_ev {
 	struct tp_args_builder ab; /* e's args rows, decoded (e.decoded) */
 };
 
-struct pending_flow {
-	uint32_t track;
-	uint64_t flow;
+/* A thread's overlap lanes, as Perfetto's TrackCompressor keeps them for
+ * thread_overlapping_slice tracks: the ends of the slices open on each. */
+struct lane {
+	VEC(int64_t) ends;
+};
+struct lane_set {
+	VEC(struct lane) lanes;
+};
+
+/* Async tracks (async_track). */
+struct async_lane {
+	uint64_t cookie;
+	uint32_t nest, track;
+};
+struct async_set {
+	VEC(struct async_lane) lanes;
 };
 
 struct tp_importer {
@@ -55,17 +68,17 @@ struct tp_importer {
 	struct tp_args_builder ab;
 	struct ahead_ev ahead[AHEAD]; /* a ring: [ahead_head, + ahead_n) */
 	unsigned ahead_head, ahead_n;
-	struct hmap async_tracks; /* cookie key -> track id */
-	struct hmap lanes;        /* utid -> overlap lanes created */
-	VEC(struct pending_flow) pending;
+	struct hmap async_roots;  /* cookie (and upid) -> name of its track set */
+	struct hmap async_sets;   /* set key -> index in async_sets_v */
+	VEC(struct async_set) async_sets_v;
+	struct hmap lanes;        /* utid -> its overlap lanes in lane_sets */
+	VEC(struct lane_set) lane_sets;
 	VEC(char) group_mem;      /* equal-ts events, when re-ordering */
 	VEC(struct grp_ev) group;
 	int64_t group_ts;
 	uint32_t no_name;         /* "[No name]" */
 	uint32_t running;         /* "Running" */
 };
-
-#define FLOW_V1_BIT (1ull << 63)
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -100,125 +113,103 @@ static const char *arg_value(struct tp_importer *imp, const struct json_event *e
 	return v && v < *end ? v : NULL;
 }
 
-/* Slices beginning on a track resolve flow v1 ends waiting for "the next
- * slice" there. */
-static void on_new_slice(struct tp_importer *imp, uint32_t track, uint32_t slice)
+/* pid and tid as numbers: a string one (a name, e->pid its pool id) is
+ * placed above 2^32, clear of every numeric pid (Perfetto uses the raw
+ * string id, which can collide with one). */
+static int64_t event_pid(const struct json_event *e)
 {
-	struct tp *tp = imp->tp;
-	for (size_t i = 0; i < imp->pending.len;) {
-		struct pending_flow *pf = &imp->pending.data[i];
-		if (pf->track != track) {
-			i++;
-			continue;
-		}
-		uint64_t prev;
-		if (hmap_get(&tp->open_flows, pf->flow, &prev))
-			tp_flow_add(tp, (uint32_t)prev, slice);
-		else
-			tp_stat_inc(tp, TP_STAT_flow_end_without_start);
-		*pf = *vec_last(&imp->pending);
-		imp->pending.len--;
-	}
+	if (!(e->flags & JSON_EV_PID))
+		return 0;
+	return (e->flags & JSON_EV_PID_NAME) ? (int64_t)1 << 32 | e->pid : (int64_t)e->pid;
 }
 
-static void flow_begin(struct tp *tp, uint64_t id, uint32_t slice)
+static int64_t event_tid(const struct json_event *e)
 {
-	if (hmap_get(&tp->open_flows, id, NULL)) {
-		tp_stat_inc(tp, TP_STAT_flow_duplicate_id);
-		return;
-	}
-	hmap_put(&tp->open_flows, id, slice);
+	return (e->flags & JSON_EV_TID_NAME) ? (int64_t)1 << 32 | e->tid : (int64_t)e->tid;
 }
 
-static void flow_step(struct tp *tp, uint64_t id, uint32_t slice)
+/* The slice flows bind to on track: the top of its stack, as Perfetto's
+ * FlowTracker has it (a complete slice that has ended stays on top until
+ * the next slice on the track pops it), or TP_NULL_U32 (counted). */
+static uint32_t flow_slice(struct tp *tp, uint32_t track)
 {
-	uint64_t prev;
-	if (!hmap_get(&tp->open_flows, id, &prev)) {
-		tp_stat_inc(tp, TP_STAT_flow_step_without_start);
-		return;
-	}
-	tp_flow_add(tp, (uint32_t)prev, slice);
-	hmap_put(&tp->open_flows, id, slice);
+	uint32_t s = tp_slice_top(tp, track);
+	if (s == TP_NULL_U32)
+		tp_stat_inc(tp, TP_STAT_flow_no_enclosing_slice);
+	return s;
 }
 
-static void flow_end(struct tp *tp, uint64_t id, uint32_t slice, bool close)
+/* Flow v2: bind_id with flow_in / flow_out, after a B, X, b or n event on
+ * track (whether or not its slice was added). */
+static void maybe_flow_v2(struct tp *tp, const struct json_event *e, uint32_t track)
 {
-	uint64_t prev;
-	if (!hmap_get(&tp->open_flows, id, &prev)) {
-		tp_stat_inc(tp, TP_STAT_flow_end_without_start);
+	if (!(e->flags & JSON_EV_BIND_ID))
 		return;
-	}
-	tp_flow_add(tp, (uint32_t)prev, slice);
-	if (close)
-		hmap_del(&tp->open_flows, id, NULL);
-}
-
-/* Flow v2: bind_id with flow_in / flow_out on a slice-creating event. */
-static void maybe_flow_v2(struct tp *tp, const struct json_event *e, uint32_t slice)
-{
-	if (!(e->flags & JSON_EV_BIND_ID) || slice == TP_NULL_U32)
-		return;
-	uint64_t id = e->bind_id & ~FLOW_V1_BIT;
+	uint64_t id = e->bind_id;
 	bool in = e->flags & JSON_EV_FLOW_IN, out = e->flags & JSON_EV_FLOW_OUT;
-	if (in && out)
-		flow_step(tp, id, slice);
-	else if (out)
-		flow_begin(tp, id, slice);
-	else if (in)
-		flow_end(tp, id, slice, false);
-	else
+	uint32_t s;
+	if (!in && !out)
 		tp_stat_inc(tp, TP_STAT_flow_without_direction);
+	else if ((s = flow_slice(tp, track)) == TP_NULL_U32)
+		return;
+	else if (in && out)
+		tp_flow_continue(tp, id, s);
+	else if (out)
+		tp_flow_begin(tp, id, s);
+	else
+		tp_flow_end(tp, id, s, false);
 }
 
-static uint64_t flow_v1_key(const struct json_event *e)
+/* Flow v1 ('s', 't', 'f'): keyed by (id, cat, name); an 'f' without
+ * bp "e" ends in the next slice that begins on the thread. */
+static void flow_v1(struct tp *tp, const struct json_event *e, uint32_t track)
 {
-	uint64_t h = tb_hash_u64(e->v1_id ^ tb_hash_u64((uint64_t)e->cat << 32 | e->name));
-	return h | FLOW_V1_BIT;
-}
-
-static void flow_v1(struct tp_importer *imp, const struct json_event *e, uint32_t track,
-		    int64_t ts)
-{
-	struct tp *tp = imp->tp;
 	if (!(e->flags & JSON_EV_V1_ID)) {
 		tp_stat_inc(tp, TP_STAT_flow_invalid_id);
 		return;
 	}
-	uint64_t key = flow_v1_key(e);
+	uint64_t id = tp_flow_v1_id(tp, e->v1_id, e->cat, e->name);
 	if (e->ph == 'f' && !(e->flags & JSON_EV_BP_E)) {
-		struct pending_flow pf = {track, key};
-		vec_push(&imp->pending, pf);
+		tp_flow_end_pending(tp, track, id);
 		return;
 	}
-	uint32_t slice = tp_slice_innermost(tp, track, ts);
-	if (slice == TP_NULL_U32) {
-		tp_stat_inc(tp, TP_STAT_flow_no_enclosing_slice);
+	uint32_t s = flow_slice(tp, track);
+	if (s == TP_NULL_U32)
 		return;
-	}
 	if (e->ph == 's')
-		flow_begin(tp, key, slice);
+		tp_flow_begin(tp, id, s);
 	else if (e->ph == 't')
-		flow_step(tp, key, slice);
+		tp_flow_continue(tp, id, s);
 	else
-		flow_end(tp, key, slice, false);
+		tp_flow_end(tp, id, s, false);
 }
 
-/* A track of the thread's overlap lanes with room for [ts, ts+dur). */
+/* The first lane where [ts, ts+dur) nests inside the innermost slice still
+ * open, or that has none open (ended ones popped first); else a new one. */
 static uint32_t spill_track(struct tp_importer *imp, uint32_t utid, int64_t ts, int64_t dur)
 {
 	struct tp *tp = imp->tp;
-	uint64_t n = 0;
-	hmap_get(&imp->lanes, utid, &n);
-	struct tp_track_key k = {.type = "thread_overlapping_slice", .event_type = "slice",
-				 .utid = utid, .upid = -1, .cpu = -1};
-	for (uint64_t i = 0; i < n; i++) {
-		k.extra_dim = i;
-		uint32_t tr = tp_track_get(tp, &k);
-		if (!tp_slice_would_overlap(tp, tr, ts, dur, NULL, NULL))
-			return tr;
+	uint64_t idx;
+	if (!hmap_get(&imp->lanes, utid, &idx)) {
+		idx = imp->lane_sets.len;
+		vec_push_zeroed(&imp->lane_sets);
+		hmap_put(&imp->lanes, utid, idx);
 	}
-	hmap_put(&imp->lanes, utid, n + 1);
-	k.extra_dim = n;
+	struct lane_set *set = &imp->lane_sets.data[idx];
+	int64_t end = ts + dur;
+	size_t i;
+	for (i = 0; i < set->lanes.len; i++) {
+		struct lane *l = &set->lanes.data[i];
+		while (l->ends.len && *vec_last(&l->ends) <= ts)
+			l->ends.len--;
+		if (!l->ends.len || end <= *vec_last(&l->ends))
+			break;
+	}
+	if (i == set->lanes.len)
+		vec_push_zeroed(&set->lanes);
+	vec_push(&set->lanes.data[i].ends, end);
+	struct tp_track_key k = {.type = "thread_overlapping_slice", .event_type = "slice",
+				 .utid = utid, .upid = -1, .cpu = -1, .extra_dim = i};
 	return tp_track_get(tp, &k);
 }
 
@@ -233,22 +224,22 @@ static void parse_complete(struct tp_importer *imp, const struct json_event *e, 
 		return;
 	}
 	uint32_t track = tp_track_for_thread(tp, utid);
-	int64_t conflict_end;
-	uint32_t conflict;
-	if (e->dur >= 0 &&
-	    tp_slice_would_overlap(tp, track, e->ts, e->dur, &conflict_end, &conflict)) {
-		tp_slice_log_overlap(tp, TP_STAT_slice_spill_overlapping_complete_event, e->ts,
-				     conflict_end, conflict, &(struct tp_slice_event){name, 'X'});
-		track = spill_track(imp, utid, e->ts, e->dur);
-	}
 	uint32_t args = commit_args(imp, e);
-	uint32_t s = tp_slice_complete(tp, track, e->ts, e->dur, cat, name, args);
-	if (s == TP_NULL_U32)
-		return;
-	tp_set_slice_thread_ts(&tp->t.slice, s, e->tts);
-	tp_set_slice_thread_dur(&tp->t.slice, s, e->tdur);
-	on_new_slice(imp, track, s);
-	maybe_flow_v2(tp, e, s);
+	struct tp_slice_conflict c;
+	uint32_t s = tp_slice_complete_or_conflict(tp, track, e->ts, e->dur, cat, name, args, &c);
+	if (c.slice != TP_NULL_U32) {
+		/* It cannot nest on the thread's track: onto an overlap lane,
+		 * logged (Perfetto's slice_spill_overlapping_complete_event). */
+		tp_slice_log_overlap(tp, TP_STAT_slice_spill_overlapping_complete_event, e->ts,
+				     c.end, c.slice, &(struct tp_slice_event){name, 'X'});
+		track = spill_track(imp, utid, e->ts, e->dur);
+		s = tp_slice_complete(tp, track, e->ts, e->dur, cat, name, args);
+	}
+	if (s != TP_NULL_U32) {
+		tp_set_slice_thread_ts(&tp->t.slice, s, e->tts);
+		tp_set_slice_thread_dur(&tp->t.slice, s, e->tdur);
+	}
+	maybe_flow_v2(tp, e, track);
 }
 
 static void parse_instant(struct tp_importer *imp, const struct json_event *e, uint32_t utid,
@@ -268,7 +259,7 @@ static void parse_instant(struct tp_importer *imp, const struct json_event *e, u
 			return;
 		}
 		k.type = "chrome_process_instant";
-		k.upid = tp_process_for_pid(tp, e->pid);
+		k.upid = tp_process_for_pid(tp, event_pid(e));
 		track = tp_track_get(tp, &k);
 		break;
 	case 't':
@@ -283,7 +274,6 @@ static void parse_instant(struct tp_importer *imp, const struct json_event *e, u
 			tp_set_slice_thread_ts(&tp->t.slice, s, e->tts);
 			if (e->tts != TP_NULL_I64)
 				tp_set_slice_thread_dur(&tp->t.slice, s, 0);
-			on_new_slice(imp, track, s);
 		}
 		return;
 	}
@@ -291,9 +281,7 @@ static void parse_instant(struct tp_importer *imp, const struct json_event *e, u
 		tp_stat_inc(tp, TP_STAT_json_parser_failure);
 		return;
 	}
-	uint32_t s = tp_slice_complete(tp, track, e->ts, 0, cat, e->name, commit_args(imp, e));
-	if (s != TP_NULL_U32)
-		on_new_slice(imp, track, s);
+	tp_slice_complete(tp, track, e->ts, 0, cat, e->name, commit_args(imp, e));
 }
 
 static void parse_counter(struct tp_importer *imp, const struct json_event *e, uint32_t utid)
@@ -307,10 +295,12 @@ static void parse_counter(struct tp_importer *imp, const struct json_event *e, u
 	}
 	int64_t upid = tp->t.thread.upid[utid];
 	if (upid == TP_NULL_I64)
-		upid = tp_process_for_pid(tp, (e->flags & JSON_EV_PID) ? e->pid : 0);
+		upid = tp_process_for_pid(tp, event_pid(e));
 	size_t nlen = 0, ilen = 0;
 	const char *name = e->name ? strpool_get(&tp->strings, e->name, &nlen) : "";
-	const char *id = e->id ? strpool_get(&tp->strings, e->id, &ilen) : "";
+	/* Only a string id names the counter, as Perfetto. */
+	const char *id = e->id && !(e->flags & JSON_EV_ID_NUM) ? strpool_get(&tp->strings, e->id, &ilen)
+								: "";
 	struct json_buf *b = &imp->sbuf;
 	p++;
 	for (;;) {
@@ -364,6 +354,55 @@ static void parse_counter(struct tp_importer *imp, const struct json_event *e, u
 	}
 }
 
+/* The track of an async event, as Perfetto's TrackCompressor picks it.
+ * Tracks come in sets named after the first event of their cookie (per
+ * process for id2.local); in its set a cookie keeps the track it had, else
+ * takes one whose slices are all ended (by count of b and e), else a new
+ * one. A 'b' counts one up, an 'e' one down, an 'n' both. */
+static uint32_t async_track(struct tp_importer *imp, const struct json_event *e, uint32_t upid,
+			    uint64_t cookie, bool scoped)
+{
+	struct tp *tp = imp->tp;
+	uint64_t rk = scoped ? tb_hash_u64(cookie ^ tb_hash_u64((uint64_t)upid + 1)) : cookie;
+	uint64_t root;
+	if (!hmap_get(&imp->async_roots, rk, &root)) {
+		root = e->name;
+		hmap_put(&imp->async_roots, rk, root);
+	}
+	uint64_t sk = tb_hash_u64((scoped ? (uint64_t)upid + 1 : 0) << 32 | root), si;
+	if (!hmap_get(&imp->async_sets, sk, &si)) {
+		si = imp->async_sets_v.len;
+		vec_push_zeroed(&imp->async_sets_v);
+		hmap_put(&imp->async_sets, sk, si);
+	}
+	struct async_set *set = &imp->async_sets_v.data[si];
+	size_t i, free_lane = SIZE_MAX;
+	for (i = 0; i < set->lanes.len; i++) {
+		if (set->lanes.data[i].cookie == cookie)
+			break;
+		if (free_lane == SIZE_MAX && !set->lanes.data[i].nest)
+			free_lane = i;
+	}
+	if (i == set->lanes.len && free_lane != SIZE_MAX) {
+		i = free_lane;
+		set->lanes.data[i].cookie = cookie; /* adopted */
+	} else if (i == set->lanes.len) {
+		struct tp_track_key k = {.type = scoped ? "legacy_async_process_slice"
+							: "legacy_async_global_slice",
+					 .event_type = "slice", .utid = -1,
+					 .upid = scoped ? (int64_t)upid : -1, .cpu = -1,
+					 .extra_dim = tb_hash_u64(sk ^ i), .name = (uint32_t)root};
+		struct async_lane l = {cookie, 0, tp_track_new(tp, &k)};
+		vec_push(&set->lanes, l);
+	}
+	struct async_lane *l = &set->lanes.data[i];
+	if (e->ph == 'b')
+		l->nest++;
+	else if (e->ph == 'e' && l->nest)
+		l->nest--;
+	return l->track;
+}
+
 static void parse_async(struct tp_importer *imp, const struct json_event *e, uint32_t cat,
 			uint32_t slice_name)
 {
@@ -372,36 +411,24 @@ static void parse_async(struct tp_importer *imp, const struct json_event *e, uin
 		tp_stat_inc(tp, TP_STAT_json_parser_failure);
 		return;
 	}
-	uint32_t upid = tp_process_for_pid(tp, e->pid);
+	uint32_t upid = tp_process_for_pid(tp, event_pid(e));
+	/* The cookie: (category, id), an integer id apart from the same
+	 * text as a string; id2.local ones are per process. */
 	bool scoped = !e->id && !e->id2_global;
 	uint32_t real_id = e->id ? e->id : scoped ? e->id2_local : e->id2_global;
-	uint64_t cookie = tb_hash_u64((uint64_t)cat << 32 | real_id);
-	uint64_t key = scoped ? tb_hash_u64(cookie ^ ((uint64_t)upid << 1 | 1)) : cookie;
-	uint64_t track;
-	if (!hmap_get(&imp->async_tracks, key, &track)) {
-		struct tp_track_key k = {.type = scoped ? "legacy_async_process_slice"
-							: "legacy_async_global_slice",
-					 .event_type = "slice", .utid = -1,
-					 .upid = scoped ? (int64_t)upid : -1, .cpu = -1,
-					 .extra_dim = cookie, .name = e->name};
-		track = tp_track_new(tp, &k);
-		hmap_put(&imp->async_tracks, key, track);
-	}
-	uint32_t tr = (uint32_t)track, s;
+	bool num = e->id ? (e->flags & JSON_EV_ID_NUM) : (e->flags & JSON_EV_ID2_NUM);
+	uint64_t cookie = tb_hash_u64((uint64_t)cat << 32 | real_id) ^ (num ? 0x9e3779b97f4a7c15ull : 0);
+	uint32_t tr = async_track(imp, e, upid, cookie, scoped);
 	uint32_t args = commit_args(imp, e);
 	if (e->ph == 'b') {
-		s = tp_slice_begin(tp, tr, e->ts, cat, slice_name, args);
-		tp_set_slice_thread_ts(&tp->t.slice, s, e->tts);
+		tp_slice_begin(tp, tr, e->ts, cat, slice_name, args);
 	} else if (e->ph == 'e') {
 		tp_slice_end(tp, tr, e->ts, cat, e->name, args);
 		return;
 	} else {
-		s = tp_slice_complete(tp, tr, e->ts, 0, cat, e->name, args);
+		tp_slice_complete(tp, tr, e->ts, 0, cat, e->name, args);
 	}
-	if (s == TP_NULL_U32)
-		return;
-	on_new_slice(imp, tr, s);
-	maybe_flow_v2(tp, e, s);
+	maybe_flow_v2(tp, e, tr);
 }
 
 /* The cpu table row of cpu, added when new. */
@@ -520,18 +547,54 @@ static void parse_metadata(struct tp_importer *imp, const struct json_event *e, 
 		sort_index_hint(tp, &tp->t.thread.arg_set_id[utid], "thread_sort_index_hint", idx);
 }
 
+/* A V8 profile sample (a record v8.c pushed): a cpu_profile_stack_sample
+ * row on its thread when its session and node exist, else counted. */
+static void parse_v8_sample(struct tp_importer *imp, const struct json_event *e, int64_t pid,
+			    int64_t tid)
+{
+	struct tp *tp = imp->tp;
+	uint32_t callsite;
+	if (!json_v8_sample_callsite(json_tokenizer_v8(imp->tok), e->v1_id, pid,
+				     (uint32_t)e->bind_id, &callsite)) {
+		tp_stat_inc(tp, TP_STAT_legacy_v8_cpu_profile_invalid_sample);
+		return;
+	}
+	uint32_t utid = tp_thread_for_tid(tp, tid, pid);
+	struct tp_profiler_sample s = {
+	    .ts = e->ts,
+	    .source = tp_intern_cstr(tp, "legacy_v8"),
+	    .task_context = tp_profiler_task_context(tp, tp_process_for_pid(tp, pid), utid,
+						     TP_NULL_U32),
+	    .execution_context = TP_NULL_U32,
+	    .callsite = callsite,
+	    .session = TP_NULL_U32,
+	    .counter_set = TP_NULL_U32,
+	};
+	tp_profiler_sample_add(tp, &s);
+}
+
 static void parse_event(struct tp_importer *imp, const struct json_event *e)
 {
 	struct tp *tp = imp->tp;
-	int64_t pid = (e->flags & JSON_EV_PID) ? e->pid : 0;
+	int64_t pid = event_pid(e);
 	/* A missing tid, or tid 0 in a real process, is the process's main
 	 * thread (Perfetto's difftest json_sort_index_hints). */
-	int64_t tid = (e->flags & JSON_EV_TID) && e->tid ? e->tid : pid;
+	int64_t tid = (e->flags & JSON_EV_TID) && e->tid ? event_tid(e) : pid;
+	if (e->ph == 'P') {
+		parse_v8_sample(imp, e, pid, tid);
+		return;
+	}
 	if (e->flags & JSON_EV_PID_NAME)
-		tp_process_set_name(tp, tp_process_for_pid(tp, pid), (uint32_t)pid);
+		tp_process_set_name(tp, tp_process_for_pid(tp, pid), (uint32_t)e->pid);
+	if (e->flags & JSON_EV_TID_NAME) {
+		/* As Perfetto: the name goes to the tid's live thread, found or
+		 * made without its pid, before the (tid, pid) lookup. */
+		uint32_t named;
+		if (!tp_thread_find(tp, tid, &named))
+			named = tp_thread_for_tid(tp, tid, -1);
+		tp_thread_set_name(tp, named, (uint32_t)e->tid);
+	}
 	uint32_t utid = tp_thread_for_tid(tp, tid, pid);
-	if (e->flags & JSON_EV_TID_NAME)
-		tp_thread_set_name(tp, utid, (uint32_t)tid);
 	uint32_t cat = e->cat;
 	uint32_t slice_name = e->name ? e->name : imp->no_name;
 
@@ -539,9 +602,9 @@ static void parse_event(struct tp_importer *imp, const struct json_event *e)
 	case 'B': {
 		uint32_t track = tp_track_for_thread(tp, utid);
 		uint32_t s = tp_slice_begin(tp, track, e->ts, cat, slice_name, commit_args(imp, e));
-		tp_set_slice_thread_ts(&tp->t.slice, s, e->tts);
-		on_new_slice(imp, track, s);
-		maybe_flow_v2(tp, e, s);
+		if (s != TP_NULL_U32)
+			tp_set_slice_thread_ts(&tp->t.slice, s, e->tts);
+		maybe_flow_v2(tp, e, track);
 		break;
 	}
 	case 'E': {
@@ -572,7 +635,7 @@ static void parse_event(struct tp_importer *imp, const struct json_event *e)
 	case 's':
 	case 't':
 	case 'f':
-		flow_v1(imp, e, tp_track_for_thread(tp, utid), e->ts);
+		flow_v1(tp, e, tp_track_for_thread(tp, utid));
 		break;
 	case 'M':
 		parse_metadata(imp, e, pid, utid);
@@ -581,7 +644,7 @@ static void parse_event(struct tp_importer *imp, const struct json_event *e)
 		parse_thread_state(imp, e, utid, slice_name);
 		break;
 	default:
-		/* P (V8 samples), S/F/p/O/N/D...: not imported. */
+		/* S/F/p/O/N/D...: not imported, as in Perfetto. */
 		break;
 	}
 }
@@ -621,14 +684,10 @@ static void flush_group(struct tp_importer *imp)
 static void dispatch(struct tp_importer *imp, struct json_event *e, const char *rec, size_t len,
 		     bool next_same)
 {
-	if (!json_tokenizer_saw_complete(imp->tok)) {
-		parse_event(imp, e);
-		return;
-	}
 	if (imp->group.len && e->ts != imp->group_ts)
 		flush_group(imp);
-	if (!imp->group.len && !next_same) {
-		parse_event(imp, e); /* a group of one: nothing to re-order */
+	if (!json_tokenizer_reorders(imp->tok, e->ts) || (!imp->group.len && !next_same)) {
+		parse_event(imp, e); /* push order, or a group of one */
 		return;
 	}
 	imp->group_ts = e->ts;
@@ -636,8 +695,9 @@ static void dispatch(struct tp_importer *imp, struct json_event *e, const char *
 			   0, len, e->args_hash};
 	if (e->ph == 'E')
 		g.key = INT64_MIN;
-	else if (e->ph == 'X' && e->dur != TP_NULL_I64 && e->dur >= 0)
-		g.key = INT64_MAX - e->dur;
+	else if (e->ph == 'X') /* Perfetto's key, wrapping as there: no dur is 0 */
+		g.key = (int64_t)((uint64_t)INT64_MAX -
+				  (uint64_t)(e->dur == TP_NULL_I64 ? INT64_MAX : e->dur));
 	size_t off = imp->group_mem.len;
 	vec_reserve(&imp->group_mem, len);
 	memcpy(imp->group_mem.data + off, rec, len);
@@ -738,8 +798,11 @@ static bool json_sniff(const uint8_t *p, size_t n)
 static void systrace_piece(void *ctx, const char *s, size_t n)
 {
 	struct tp_importer *imp = ctx;
-	if (!imp->systrace)
+	if (!imp->systrace) {
+		/* The ftrace model's swapper is utid 0 again from here. */
+		tp_pid_zero_idle(imp->tp, true);
 		imp->systrace = ftrace_text_new(imp->tp);
+	}
 	ftrace_text_parse_chunk(imp->systrace, s, n);
 }
 
@@ -753,9 +816,14 @@ static struct tp_importer *json_create(struct tp *tp)
 	struct tp_importer *imp = tb_calloc(1, sizeof *imp);
 	imp->tp = tp;
 	imp->tok = json_tokenizer_new(tp);
+	/* pid 0 is a process like any other in JSON (PyTorch's GPU 0), as in
+	 * Perfetto, unless the trace processor already holds another trace. */
+	if (tp->t.thread.n == 1 && tp->t.process.n == 1)
+		tp_pid_zero_idle(tp, false);
 	const struct json_text_sink sink = {systrace_piece, systrace_end, imp};
 	json_tokenizer_set_system_trace_sink(imp->tok, &sink);
-	hmap_init(&imp->async_tracks);
+	hmap_init(&imp->async_roots);
+	hmap_init(&imp->async_sets);
 	hmap_init(&imp->lanes);
 	imp->no_name = tp_intern_cstr(tp, "[No name]");
 	imp->running = tp_intern_cstr(tp, "Running");
@@ -792,9 +860,19 @@ static void json_destroy(struct tp_importer *imp)
 		vec_release(&imp->ahead[i].copy);
 		tp_args_builder_release(&imp->ahead[i].ab);
 	}
-	hmap_release(&imp->async_tracks);
+	hmap_release(&imp->async_roots);
+	hmap_release(&imp->async_sets);
+	for (size_t i = 0; i < imp->async_sets_v.len; i++)
+		vec_release(&imp->async_sets_v.data[i].lanes);
+	vec_release(&imp->async_sets_v);
 	hmap_release(&imp->lanes);
-	vec_release(&imp->pending);
+	for (size_t i = 0; i < imp->lane_sets.len; i++) {
+		struct lane_set *set = &imp->lane_sets.data[i];
+		for (size_t j = 0; j < set->lanes.len; j++)
+			vec_release(&set->lanes.data[j].ends);
+		vec_release(&set->lanes);
+	}
+	vec_release(&imp->lane_sets);
 	vec_release(&imp->group_mem);
 	vec_release(&imp->group);
 	tb_free(imp);

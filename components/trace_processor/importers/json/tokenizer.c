@@ -85,7 +85,18 @@ struct json_tokenizer {
 	enum tok_state state, ret;
 	enum capture_kind cap;
 	bool outer_dict;
-	bool saw_complete;
+	bool bad_time; /* the event being decoded has an invalid dur/tts/tdur */
+	/* Perfetto's sorter queue, followed push by push: `slow` once an X is
+	 * pushed; an event not newer than max_ts (not equal either, once
+	 * slow) is out of order: the first one's index is sort_start (0:
+	 * none, as there) and sort_min the oldest ts of those. At the end
+	 * the sorter sorts the events from sort_min on, by its slow
+	 * comparator if slow. */
+	struct {
+		bool slow;
+		int64_t max_ts, sort_min;
+		uint64_t n, sort_start;
+	} q;
 	int bom; /* UTF-8 BOM bytes skipped so far */
 	char key[32];
 	size_t key_len;
@@ -101,6 +112,7 @@ struct json_tokenizer {
 	struct json_args_ctx args;
 	struct json_key_memo memo[JSON_KEY_MEMOS]; /* event keys, by position */
 	struct json_log log; /* the events that came in ts order */
+	struct json_v8 *v8;  /* V8 profile sessions (v8.c) */
 };
 
 /* The key_fast candidates: every field whose `"name":` fits a word,
@@ -136,6 +148,7 @@ struct json_tokenizer *json_tokenizer_new(struct tp *tp)
 	t->tp = tp;
 	fast_keys_init(t);
 	json_log_init(&t->log);
+	t->v8 = json_v8_new();
 	return t;
 }
 
@@ -148,12 +161,34 @@ void json_tokenizer_free(struct json_tokenizer *t)
 	vec_release(&t->rows.v);
 	json_args_ctx_release(&t->args);
 	json_log_release_all(&t->log);
+	json_v8_free(t->v8);
 	tb_free(t);
 }
 
-bool json_tokenizer_saw_complete(const struct json_tokenizer *t)
+bool json_tokenizer_reorders(const struct json_tokenizer *t, int64_t ts)
 {
-	return t->saw_complete;
+	return t->q.slow && t->q.sort_start && ts >= t->q.sort_min;
+}
+
+/* An event enters Perfetto's sorter queue (see struct json_tokenizer). */
+static void queue_append(struct json_tokenizer *t, char ph, int64_t ts)
+{
+	if (ph == 'X')
+		t->q.slow = true;
+	if (ts > t->q.max_ts || (!t->q.slow && ts == t->q.max_ts)) {
+		t->q.max_ts = ts;
+	} else if (!t->q.sort_start) {
+		t->q.sort_start = t->q.n;
+		t->q.sort_min = ts;
+	} else if (ts < t->q.sort_min) {
+		t->q.sort_min = ts;
+	}
+	t->q.n++;
+}
+
+struct json_v8 *json_tokenizer_v8(struct json_tokenizer *t)
+{
+	return t->v8;
 }
 
 struct json_log *json_tokenizer_log(struct json_tokenizer *t)
@@ -407,14 +442,14 @@ static const char *time_value(struct json_tokenizer *t, const char *p, const cha
 		return q;
 	}
 	if (*p == '-' || (*p >= '0' && *p <= '9')) {
-		/* Perfetto converts the number's text, not a double: exact. */
+		/* As Perfetto: a whole number exactly, else its double rounded. */
 		q = json_time_number(p, end, out);
 		if (q)
 			return q;
 		struct json_num num;
 		p = json_number(p, end, &num);
 		int64_t v;
-		if (p && json_string_to_ns(num.s, num.n, &v))
+		if (p && json_number_to_ns(&num, &v))
 			*out = v;
 		return p;
 	}
@@ -432,8 +467,10 @@ static void set_pid(struct json_event *e, bool is_tid, int64_t v, bool is_name)
 	}
 }
 
-/* pid/tid: a number in [0, 2^32) (truncated if fractional) or a string,
- * which Perfetto treats as a name with a synthetic id. */
+/* pid/tid: a number (truncated if fractional; outside [0, 2^32) it is 0,
+ * as Perfetto coerces it) or a string, which Perfetto treats as a name
+ * with a synthetic id: the pool id of the name (the empty name too, which
+ * is a string there, not none). */
 static const char *pid_value(struct json_tokenizer *t, const char *p, const char *end,
 			     struct json_event *e, bool is_tid)
 {
@@ -441,14 +478,13 @@ static const char *pid_value(struct json_tokenizer *t, const char *p, const char
 		uint32_t id = 0;
 		p = str_value(t, p, end, &id);
 		if (p)
-			set_pid(e, is_tid, id, true);
+			set_pid(e, is_tid, id ? id : strpool_empty(&t->tp->strings), true);
 		return p;
 	}
 	uint64_t u;
 	const char *q = json_uint_fast(p, end, &u);
 	if (q) {
-		if (u <= UINT32_MAX)
-			set_pid(e, is_tid, (int64_t)u, false);
+		set_pid(e, is_tid, u <= UINT32_MAX ? (int64_t)u : 0, false);
 		return q;
 	}
 	if (*p == '-' || (*p >= '0' && *p <= '9')) {
@@ -457,16 +493,19 @@ static const char *pid_value(struct json_tokenizer *t, const char *p, const char
 		if (!p)
 			return NULL;
 		double d = num.is_int ? (double)num.i : num.d;
-		if (d >= 0 && d <= 4294967295.0)
-			set_pid(e, is_tid, num.is_int ? num.i : (int64_t)d, false);
+		bool in = d > -1.0 && d < 4294967296.0;
+		set_pid(e, is_tid, in ? (num.is_int ? num.i : (int64_t)d) : 0, false);
 		return p;
 	}
 	return json_skip_value(p, end);
 }
 
-/* "id" / "bind_id": a number (decimal) or a string (hex for flow ids). */
+/* "id" / "bind_id" / id2's "local" and "global", as Perfetto's ExtractId:
+ * a string (as a flow id: hex) or an integer; anything else is no id and
+ * leaves the outputs as they were. *is_num tells which (string ids and
+ * integer ids are different async cookies). */
 static const char *id_value(struct json_tokenizer *t, const char *p, const char *end,
-			    uint32_t *as_str, uint64_t *flow_id, bool *flow_ok)
+			    uint32_t *as_str, bool *is_num, uint64_t *flow_id, bool *flow_ok)
 {
 	*flow_ok = false;
 	if (*p == '"') {
@@ -475,25 +514,31 @@ static const char *id_value(struct json_tokenizer *t, const char *p, const char 
 		p = json_string(p, end, &t->str, &s, &n);
 		if (!p)
 			return NULL;
-		if (as_str)
-			*as_str = tp_intern(t->tp, s, n);
+		if (as_str) {
+			*as_str = n ? tp_intern(t->tp, s, n) : strpool_empty(&t->tp->strings);
+			*is_num = false;
+		}
 		*flow_ok = json_parse_u64(s, n, 16, flow_id);
 		return p;
 	}
 	if (*p == '-' || (*p >= '0' && *p <= '9')) {
 		struct json_num num;
 		p = json_number(p, end, &num);
-		if (!p)
-			return NULL;
-		if (as_str)
+		if (!p || !num.is_int)
+			return p;
+		if (as_str) {
 			*as_str = tp_intern(t->tp, num.s, num.n);
-		*flow_id = num.is_int ? (uint64_t)num.i : (uint64_t)num.d;
+			*is_num = true;
+		}
+		*flow_id = (uint64_t)num.i;
 		*flow_ok = true;
 		return p;
 	}
 	return json_skip_value(p, end);
 }
 
+/* "id2": {"local": ..., "global": ...}. The one that counts is kept (global
+ * before local, as Perfetto), with whether it is an integer. */
 static const char *id2_value(struct json_tokenizer *t, const char *p, const char *end,
 			     struct json_event *e)
 {
@@ -503,13 +548,18 @@ static const char *id2_value(struct json_tokenizer *t, const char *p, const char
 	if (!vend)
 		return NULL;
 	uint64_t unused;
-	bool ok;
+	bool ok, lnum = false, gnum = false;
+	uint32_t local = 0, global = 0;
 	const char *v = json_object_find(p, vend, "local", &t->str);
 	if (v && v < vend)
-		id_value(t, v, vend, &e->id2_local, &unused, &ok);
+		id_value(t, v, vend, &local, &lnum, &unused, &ok);
 	v = json_object_find(p, vend, "global", &t->str);
 	if (v && v < vend)
-		id_value(t, v, vend, &e->id2_global, &unused, &ok);
+		id_value(t, v, vend, &global, &gnum, &unused, &ok);
+	e->id2_global = global;
+	e->id2_local = global ? 0 : local;
+	bool num = global ? gnum : lnum;
+	e->flags = (uint16_t)(num ? e->flags | JSON_EV_ID2_NUM : e->flags & ~JSON_EV_ID2_NUM);
 	return vend;
 }
 
@@ -581,47 +631,67 @@ static const char *event_field(struct json_tokenizer *t, enum field f, const cha
 	case F_PH:
 	case F_S:
 	case F_BP:
-		if (*p != '"')
-			break;
-		if ((c = char_value(t, &p, end, &n)) < 0)
+		/* As Perfetto: a value that is not a string reads as "" (a
+		 * scope of none), and a scope it does not know leaves the one
+		 * before. */
+		if (*p != '"') {
+			c = 0;
+			n = 0;
+			if (!(p = json_skip_value(p, end)))
+				return NULL;
+		} else if ((c = char_value(t, &p, end, &n)) < 0) {
 			return NULL;
+		}
 		if (f == F_PH)
 			e->ph = (char)c;
-		else if (f == F_S)
-			e->scope = n == 1 && (c == 'g' || c == 'p' || c == 't') ? (char)c : '?';
-		else if (n == 1 && c == 'e')
+		else if (f == F_S && n == 1 && (c == 'g' || c == 'p' || c == 't'))
+			e->scope = (char)c;
+		else if (f == F_S && n == 0)
+			e->scope = 0;
+		else if (f == F_BP && n == 1 && c == 'e')
 			e->flags |= JSON_EV_BP_E;
+		else if (f == F_BP)
+			e->flags &= ~JSON_EV_BP_E;
 		return p;
 	case F_TS:
 		return time_value(t, p, end, &e->ts);
 	case F_DUR:
-		return time_value(t, p, end, &e->dur);
 	case F_TTS:
-		return time_value(t, p, end, &e->tts);
-	case F_TDUR:
-		return time_value(t, p, end, &e->tdur);
+	case F_TDUR: {
+		int64_t *to = f == F_DUR ? &e->dur : f == F_TTS ? &e->tts : &e->tdur;
+		p = time_value(t, p, end, to);
+		if (*to == TP_NULL_I64)
+			t->bad_time = true; /* present but not a time */
+		return p;
+	}
 	case F_PID:
 		return pid_value(t, p, end, e, false);
 	case F_TID:
 		return pid_value(t, p, end, e, true);
 	case F_CAT:
-		if (*p != '"')
-			break;
-		return str_value(t, p, end, &e->cat);
-	case F_NAME:
-		if (*p != '"')
-			break;
-		return str_value(t, p, end, &e->name);
-	case F_ID:
-		p = id_value(t, p, end, &e->id, &e->v1_id, &ok);
+	case F_NAME: {
+		uint32_t *to = f == F_CAT ? &e->cat : &e->name;
+		if (*p == '"')
+			return str_value(t, p, end, to);
+		*to = 0; /* not a string: none, as Perfetto */
+		break;
+	}
+	case F_ID: {
+		bool num = (e->flags & JSON_EV_ID_NUM) != 0;
+		p = id_value(t, p, end, &e->id, &num, &e->v1_id, &ok);
+		e->flags = (uint16_t)(num ? e->flags | JSON_EV_ID_NUM : e->flags & ~JSON_EV_ID_NUM);
 		if (p && ok)
 			e->flags |= JSON_EV_V1_ID;
 		return p;
+	}
 	case F_ID2:
 		return id2_value(t, p, end, e);
 	case F_ARGS: {
 		/* Rows now, in the same pass; the text's extent is kept too for
-		 * the phases that read it their own way. */
+		 * the phases that read it their own way. Only an object is
+		 * args (Perfetto ignores other values). */
+		if (*p != '{')
+			break;
 		vec_clear(&t->rows.v);
 		e->flags &= ~JSON_EV_ARGS_BAD;
 		const char *q = json_args_encode(t->tp, &t->args, p, end, &t->rows);
@@ -638,16 +708,19 @@ static const char *event_field(struct json_tokenizer *t, enum field f, const cha
 	}
 	case F_BIND_ID:
 		e->flags |= JSON_EV_BIND_KEY;
-		p = id_value(t, p, end, NULL, &e->bind_id, &ok);
+		p = id_value(t, p, end, NULL, NULL, &e->bind_id, &ok);
 		if (p && ok)
 			e->flags |= JSON_EV_BIND_ID;
 		return p;
 	case F_FLOW_IN:
-	case F_FLOW_OUT:
+	case F_FLOW_OUT: {
+		uint32_t bit = f == F_FLOW_IN ? JSON_EV_FLOW_IN : JSON_EV_FLOW_OUT;
+		if (*p != 't' && *p != 'f')
+			break; /* not a bool: ignored */
 		p = bool_value(p, end, &b);
-		if (b)
-			e->flags |= f == F_FLOW_IN ? JSON_EV_FLOW_IN : JSON_EV_FLOW_OUT;
+		e->flags = (uint16_t)(b ? e->flags | bit : e->flags & ~bit);
 		return p;
+	}
 	case F_OTHER:
 		break;
 	}
@@ -661,6 +734,57 @@ static bool raw_args_phase(char ph)
 	return ph == 'C' || ph == 'M' || ph == 'T';
 }
 
+/* Append e (args: its rows or raw text, args_end past them) to the log
+ * when in ts order, else to the sorter. Written straight into their
+ * memory: the JSON importer never extracts while tokenizing, so nothing
+ * runs between the two. */
+static void push_record(struct json_tokenizer *t, struct json_event *e, const char *args,
+			const char *args_end)
+{
+	struct tp *tp = t->tp;
+	size_t alen = args ? (size_t)(args_end - args) : 0;
+	if (alen > UINT32_MAX - sizeof *e - 8) {
+		tp_stat_inc(tp, TP_STAT_json_tokenizer_failure);
+		return;
+	}
+	e->args_len = (uint32_t)alen;
+	uint32_t flags = rec_flags(e);
+	size_t size = event_size(e, flags);
+	char *rec;
+	if (e->ts >= t->log.last_ts) {
+		rec = json_log_append(&t->log, e->ts, size);
+	} else {
+		rec = tp_sorter_push(tp->sorter, e->ts, NULL, size);
+		if (!rec)
+			return;
+	}
+	event_encode(e, flags, args, rec);
+}
+
+/* A V8 profile sample at ts of node, from the 'P' event e: a record with
+ * ph 'P', the session id as v1_id and the node as bind_id. */
+static void push_v8_sample(void *ctx, const struct json_event *e, int64_t ts, uint32_t node)
+{
+	struct json_tokenizer *t = ctx;
+	if (ts < 0) {
+		tp_stat_inc(t->tp, TP_STAT_trace_sorter_negative_timestamp_dropped);
+		return;
+	}
+	struct json_event s;
+	memset(&s, 0, sizeof s);
+	s.ts = ts;
+	s.dur = s.tts = s.tdur = TP_NULL_I64;
+	s.ph = 'P';
+	s.flags = (uint16_t)((e->flags & (JSON_EV_PID | JSON_EV_TID | JSON_EV_PID_NAME |
+					  JSON_EV_TID_NAME)) |
+			     JSON_EV_V1_ID | JSON_EV_BIND_ID);
+	s.pid = e->pid;
+	s.tid = e->tid;
+	s.v1_id = e->v1_id;
+	s.bind_id = node;
+	push_record(t, &s, NULL, NULL);
+}
+
 /* Decode the event object at p; returns the byte after its '}', or NULL
  * when it is malformed or cut off by end. */
 static const char *decode_event(struct json_tokenizer *t, const char *p, const char *end)
@@ -668,6 +792,7 @@ static const char *decode_event(struct json_tokenizer *t, const char *p, const c
 	struct json_event e;
 	memset(&e, 0, sizeof e);
 	e.ts = e.dur = e.tts = e.tdur = TP_NULL_I64;
+	t->bad_time = false;
 	const char *args = NULL, *args_end = NULL;
 	bool empty = true;
 
@@ -719,7 +844,10 @@ static const char *decode_event(struct json_tokenizer *t, const char *p, const c
 	struct tp *tp = t->tp;
 	if (empty)
 		return p; /* {} is skipped silently */
-	if (!e.ph) {
+	if (!e.ph || t->bad_time) {
+		/* A dur, tts or tdur that is no time: Perfetto counts it and
+		 * goes no further (it then waits for more input forever); the
+		 * event is dropped here, the rest read. */
 		tp_stat_inc(tp, TP_STAT_json_tokenizer_failure);
 		return p;
 	}
@@ -730,35 +858,27 @@ static const char *decode_event(struct json_tokenizer *t, const char *p, const c
 		}
 		e.ts = 0;
 	}
-	if (e.ph == 'X' && e.dur != TP_NULL_I64)
-		t->saw_complete = true;
+	if (e.ph == 'P') {
+		/* V8 profile: read now, in file order; its samples are pushed
+		 * as records of their own (v8.c). */
+		if (!json_v8_event(t->v8, tp, &e, args, args_end, push_v8_sample, t))
+			tp_stat_inc(tp, TP_STAT_json_tokenizer_failure);
+		return p;
+	}
+	if (e.ts < 0) {
+		tp_stat_inc(tp, TP_STAT_trace_sorter_negative_timestamp_dropped);
+		return p;
+	}
+	queue_append(t, e.ph, e.ts);
 	if (args && !raw_args_phase(e.ph)) {
-		args = t->rows.v.data;
+		static const char no_rows[1];
+		args = t->rows.v.len ? t->rows.v.data : no_rows; /* "{}": no rows */
 		args_end = args + t->rows.v.len;
 		e.flags |= JSON_EV_ARGS_ROWS;
 	} else {
 		e.flags &= ~JSON_EV_ARGS_BAD;
 	}
-	size_t alen = args ? (size_t)(args_end - args) : 0;
-	if (alen > UINT32_MAX - sizeof e - 8) {
-		tp_stat_inc(tp, TP_STAT_json_tokenizer_failure);
-		return p;
-	}
-	e.args_len = (uint32_t)alen;
-	/* Written straight into the log's or the sorter's memory: the JSON
-	 * importer never extracts while tokenizing, so nothing runs between
-	 * the two. */
-	uint32_t flags = rec_flags(&e);
-	size_t size = event_size(&e, flags);
-	char *rec;
-	if (e.ts >= t->log.last_ts) {
-		rec = json_log_append(&t->log, e.ts, size);
-	} else {
-		rec = tp_sorter_push(tp->sorter, e.ts, NULL, size);
-		if (!rec)
-			return p;
-	}
-	event_encode(&e, flags, args, rec);
+	push_record(t, &e, args, args_end);
 	return p;
 }
 

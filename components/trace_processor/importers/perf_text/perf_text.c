@@ -1,8 +1,9 @@
 /*
  * The `perf script` text importer ("perf_text"): Linux perf's (and
  * simpleperf's) textual sample dump, as produced by `perf script` with its
- * default fields or common -F variants, turned into perf_sample rows with
- * interned callstacks (stack_profile_*), threads and one perf_session.
+ * default fields or common -F variants, turned into profiler samples of
+ * source "perf_text" (the perf_sample view shows them) with interned
+ * callstacks (stack_profile_*), threads and one profiler session.
  *
  * A sample is a header line followed by its callchain, innermost frame
  * first, and ends at a blank line or at the next header:
@@ -63,7 +64,7 @@ struct tp_importer {
 	bool kernel_leaf;
 	int64_t ts, pid, tid, period;
 	uint32_t cpu, comm, event;
-	uint32_t str_kernel, str_user;
+	uint32_t str_kernel, str_user, str_source;
 };
 
 static bool is_ws(char c) { return c == ' ' || c == '\t'; }
@@ -267,18 +268,28 @@ static void finish_sample(struct tp_importer *imp)
 	uint32_t cs = TP_NULL_U32;
 	for (size_t i = imp->frames.len; i-- > 0;)
 		cs = tp_stack_profile_callsite(tp, &imp->sp, cs, imp->frames.data[i]);
-	struct tp_perf_sample_table *t = &tp->t.perf_sample;
-	uint32_t row = tp_perf_sample_append(t);
-	t->ts[row] = imp->ts == TP_NULL_I64 ? 0 : imp->ts;
-	t->utid[row] = utid;
-	t->cpu[row] = imp->cpu;
-	t->cpu_mode[row] = imp->frames.len == 0 ? 0 : imp->kernel_leaf ? imp->str_kernel
-								       : imp->str_user;
-	t->callsite_id[row] = cs == TP_NULL_U32 ? TP_NULL_I64 : (int64_t)cs;
-	t->perf_session_id[row] = imp->session;
-	t->event_name[row] = imp->event;
-	t->comm[row] = imp->comm;
-	t->period[row] = imp->period;
+	uint32_t mode = imp->frames.len == 0 ? 0 : imp->kernel_leaf ? imp->str_kernel : imp->str_user;
+	uint32_t ucpu = imp->cpu < TP_MAX_CPUS ? tp_cpu_for(tp, imp->cpu) : TP_NULL_U32;
+	int64_t upid = tp->t.thread.upid[utid];
+	struct tp_profiler_sample s = {
+	    /* MONOTONIC, as in Perfetto: in an archive, the protobuf
+	     * trace's clocks convert it. */
+	    .ts = tp_trace_time(tp, TP_CLOCK_MONOTONIC, imp->ts == TP_NULL_I64 ? 0 : imp->ts),
+	    .source = imp->str_source,
+	    .task_context = tp_profiler_task_context(
+		tp, upid == TP_NULL_I64 ? TP_NULL_U32 : (uint32_t)upid, utid, TP_NULL_U32),
+	    .execution_context = ucpu != TP_NULL_U32 || mode
+				     ? tp_profiler_execution_context(tp, ucpu, mode)
+				     : TP_NULL_U32,
+	    .callsite = cs,
+	    .session = imp->session,
+	    .counter_set = TP_NULL_U32,
+	};
+	uint32_t row = tp_profiler_sample_add(tp, &s);
+	struct tp_profiler_sample_table *t = &tp->t.profiler_sample;
+	tp_set_profiler_sample_event_name(t, row, imp->event);
+	tp_set_profiler_sample_comm(t, row, imp->comm);
+	tp_set_profiler_sample_period(t, row, imp->period);
 	imp->frames.len = 0;
 }
 
@@ -308,7 +319,7 @@ static void header_comment(struct tp_importer *imp, const char *p, size_t n)
 	static const char key[] = "# cmdline : ";
 	if (n > sizeof(key) - 1 && memcmp(p, key, sizeof(key) - 1) == 0) {
 		struct tp *tp = imp->tp;
-		tp->t.perf_session.cmdline[imp->session] =
+		tp->t.profiler_session.cmdline[imp->session] =
 		    tp_intern(tp, p + sizeof(key) - 1, n - (sizeof(key) - 1));
 	}
 }
@@ -408,7 +419,8 @@ static struct tp_importer *perf_text_create(struct tp *tp)
 	struct tp_importer *imp = tb_calloc(1, sizeof(*imp));
 	imp->tp = tp;
 	tp_stack_profile_init(&imp->sp);
-	imp->session = tp_perf_session_new(tp, 0);
+	imp->str_source = tp_intern_cstr(tp, "perf_text");
+	imp->session = tp_profiler_session_new(tp, imp->str_source, 0);
 	imp->str_kernel = tp_intern_cstr(tp, "kernel");
 	imp->str_user = tp_intern_cstr(tp, "user");
 	return imp;

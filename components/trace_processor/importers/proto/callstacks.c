@@ -6,18 +6,21 @@
  *   function name, source file and line) or callstack_iid (56, an interned
  *   Callstack, resolved as a perf sample's is) with callstack_weight (57):
  *   a track_event_callstacks row on the slice the event began (callsite_id),
- *   ended (end_callsite_id) or was. Inline frames live in one dummy mapping,
- *   "track_event_inline", one frame per (function, file, line), each with a
- *   stack_profile_symbol row of its own (symbol_set_id = that row's id).
+ *   ended (end_callsite_id) or was. Inline frames live in a dummy mapping,
+ *   "track_event_inline" ("stack_sample_inline" for StackSample's), one
+ *   frame per (function, file, line), each with a stack_profile_symbol row
+ *   of its own (symbol_set_id = that row's id).
  *
  * - StreamingProfilePacket (TracePacket 54): callstack_iid[i] sampled at the
  *   sequence's delta-coded TrackEvent time advanced by timestamp_delta_us[i]
  *   (tokenize time, MONOTONIC, saturating); a negative time drops the rest
  *   of the packet (streaming_profile_invalid_timestamp), a callstack
  *   without its delta too (stackprofile_parser_error), both with an import
- *   log row. Parse time: a cpu_profile_stack_sample row on the sequence's
- *   thread; an unknown callstack is a stackprofile_parser_error log row
- *   with its callstack_iid.
+ *   log row. Parse time: a profiler sample of source "chrome" (the
+ *   cpu_profile_stack_sample view) on the sequence's thread and process,
+ *   its process priority, when not 0, in chrome_stack_sample_extras; an
+ *   unknown callstack is a stackprofile_parser_error log row with its
+ *   callstack_iid.
  */
 #include "proto_int.h"
 
@@ -25,17 +28,25 @@
 
 #define INLINE_MAX_FRAMES 1024
 
+/* The dummy mappings of inline frames, by enum proto_inline_mapping. */
+static const char *const inline_mapping_names[] = {"track_event_inline", "stack_sample_inline",
+						   ""};
+
 struct proto_callstacks {
-	uint32_t mapping;    /* the dummy mapping, TP_NULL_U32 until made */
-	struct hmap frames;  /* hash(name, file, line) -> frame row */
+	/* per dummy mapping: its row (TP_NULL_U32 until made), its frames by
+	 * hash(name, file, line) */
+	uint32_t mapping[PROTO_INLINE_MAPPINGS];
+	struct hmap frames[PROTO_INLINE_MAPPINGS];
 };
 
 static struct proto_callstacks *state(struct proto_importer *im)
 {
 	if (!im->callstacks) {
 		im->callstacks = tb_calloc(1, sizeof *im->callstacks);
-		im->callstacks->mapping = TP_NULL_U32;
-		hmap_init(&im->callstacks->frames);
+		for (int i = 0; i < PROTO_INLINE_MAPPINGS; i++) {
+			im->callstacks->mapping[i] = TP_NULL_U32;
+			hmap_init(&im->callstacks->frames[i]);
+		}
 	}
 	return im->callstacks;
 }
@@ -44,7 +55,8 @@ void proto_callstacks_free(struct proto_importer *im)
 {
 	if (!im->callstacks)
 		return;
-	hmap_release(&im->callstacks->frames);
+	for (int i = 0; i < PROTO_INLINE_MAPPINGS; i++)
+		hmap_release(&im->callstacks->frames[i]);
 	tb_free(im->callstacks);
 	im->callstacks = NULL;
 }
@@ -64,35 +76,43 @@ static bool frame_eq(const void *ctx, uint64_t row)
 	       s->line_number[sym] == k->line;
 }
 
-/* The frame of one InlineCallstack.Frame in the dummy mapping. */
-static uint32_t inline_frame(struct proto_importer *im, const uint8_t *p, size_t n)
+/* The frame of one InlineCallstack.Frame in dummy mapping which. */
+static uint32_t inline_frame(struct proto_importer *im, enum proto_inline_mapping which,
+			     const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
-	struct proto_callstacks *cs = state(im);
-	struct frame_key k = {tp, 0, 0, TP_NULL_U32};
+	uint32_t name = 0, file = 0, line = TP_NULL_U32;
 	struct pb_reader r;
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
 		if (f.id == 1 && f.wire == PB_WIRE_LEN)
-			k.name = tp_intern(tp, (const char *)f.data, f.len);
+			name = tp_intern(tp, (const char *)f.data, f.len);
 		else if (f.id == 2 && f.wire == PB_WIRE_LEN)
-			k.file = tp_intern(tp, (const char *)f.data, f.len);
+			file = tp_intern(tp, (const char *)f.data, f.len);
 		else if (f.id == 3 && f.wire == PB_WIRE_VARINT)
-			k.line = (uint32_t)f.val;
+			line = (uint32_t)f.val;
 	}
-	if (!k.name)
-		k.name = tp_intern(tp, "", 0);
+	return proto_dummy_frame(im, which, name, file, line);
+}
+
+uint32_t proto_dummy_frame(struct proto_importer *im, enum proto_inline_mapping which,
+			   uint32_t name, uint32_t file, uint32_t line)
+{
+	struct tp *tp = im->tp;
+	struct proto_callstacks *cs = state(im);
+	struct frame_key k = {tp, name, file, line};
 	uint64_t v[3] = {k.name, k.file, k.line};
 	uint64_t h = tb_hash_bytes(v, sizeof v, 0x1f1e);
-	size_t slot = hmap_lookup(&cs->frames, h, frame_eq, &k);
+	size_t slot = hmap_lookup(&cs->frames[which], h, frame_eq, &k);
 	if (slot != HMAP_END)
-		return (uint32_t)cs->frames.slots[slot].key;
-	if (cs->mapping == TP_NULL_U32) {
+		return (uint32_t)cs->frames[which].slots[slot].key;
+	if (cs->mapping[which] == TP_NULL_U32) {
 		struct tp_stack_profile_mapping_table *m = &tp->t.stack_profile_mapping;
-		cs->mapping = tp_stack_profile_mapping_append(m);
-		m->name[cs->mapping] = tp_intern_cstr(tp, "track_event_inline");
-		m->end[cs->mapping] = -1; /* the whole address space, as Perfetto's */
+		uint32_t row = tp_stack_profile_mapping_append(m);
+		m->name[row] = tp_intern_cstr(tp, inline_mapping_names[which]);
+		m->end[row] = -1; /* the whole address space, as Perfetto's */
+		cs->mapping[which] = row;
 	}
 	struct tp_stack_profile_symbol_table *s = &tp->t.stack_profile_symbol;
 	uint32_t sym = tp_stack_profile_symbol_append(s);
@@ -103,15 +123,15 @@ static uint32_t inline_frame(struct proto_importer *im, const uint8_t *p, size_t
 	struct tp_stack_profile_frame_table *ft = &tp->t.stack_profile_frame;
 	uint32_t row = tp_stack_profile_frame_append(ft);
 	ft->name[row] = k.name;
-	ft->mapping[row] = cs->mapping;
+	ft->mapping[row] = cs->mapping[which];
 	ft->rel_pc[row] = 0;
 	ft->symbol_set_id[row] = sym;
-	hmap_insert(&cs->frames, h, row, row);
+	hmap_insert(&cs->frames[which], h, row, row);
 	return row;
 }
 
-/* The leaf callsite of an InlineCallstack, or TP_NULL_U32 without frames. */
-static uint32_t inline_callstack(struct proto_importer *im, const uint8_t *p, size_t n)
+uint32_t proto_inline_callstack(struct proto_importer *im, enum proto_inline_mapping which,
+				const uint8_t *p, size_t n)
 {
 	struct tp_stack_profile *sp = proto_stack_profile(im);
 	uint32_t parent = TP_NULL_U32, depth = 0;
@@ -121,7 +141,8 @@ static uint32_t inline_callstack(struct proto_importer *im, const uint8_t *p, si
 	while (pb_next(&r, &f) && depth < INLINE_MAX_FRAMES) {
 		if (f.id != 1 || f.wire != PB_WIRE_LEN)
 			continue;
-		parent = tp_stack_profile_callsite(im->tp, sp, parent, inline_frame(im, f.data, f.len));
+		parent = tp_stack_profile_callsite(im->tp, sp, parent,
+						   inline_frame(im, which, f.data, f.len));
 		depth++;
 	}
 	return parent;
@@ -138,7 +159,8 @@ void proto_te_callstack_add(struct proto_importer *im, const struct proto_gen *g
 		if (callsite == TP_NULL_U32)
 			tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
 	} else if (cs->inline_data) {
-		callsite = inline_callstack(im, cs->inline_data, cs->inline_len);
+		callsite = proto_inline_callstack(im, PROTO_INLINE_TRACK_EVENT, cs->inline_data,
+						  cs->inline_len);
 	}
 	if (callsite == TP_NULL_U32)
 		return;
@@ -275,7 +297,9 @@ void proto_streaming_sample_parse(struct proto_importer *im, int64_t ts, const s
 		return;
 	memcpy(&rec, p, sizeof rec);
 	/* Without a ThreadDescriptor, pid and tid are 0, as Perfetto's. */
-	uint32_t utid = tp_thread_for_tid(tp, ev->tid > 0 ? ev->tid : 0, ev->pid > 0 ? ev->pid : 0);
+	int64_t pid = ev->pid > 0 ? ev->pid : 0;
+	uint32_t utid = tp_thread_for_tid(tp, ev->tid > 0 ? ev->tid : 0, pid);
+	uint32_t upid = tp_process_for_pid(tp, pid);
 	uint32_t callsite = proto_callstack_row(im, ev->gen, rec.iid);
 	if (callsite == TP_NULL_U32) {
 		struct tp_args_builder *b = &tp->args_scratch;
@@ -285,10 +309,20 @@ void proto_streaming_sample_parse(struct proto_importer *im, int64_t ts, const s
 		tp_import_log(tp, TP_STAT_stackprofile_parser_error, ts, tp_args_commit(tp, b));
 		return;
 	}
-	struct tp_cpu_profile_stack_sample_table *t = &tp->t.cpu_profile_stack_sample;
-	uint32_t row = tp_cpu_profile_stack_sample_append(t);
-	t->ts[row] = ts;
-	t->callsite_id[row] = callsite;
-	t->utid[row] = utid;
-	t->process_priority[row] = rec.priority;
+	struct tp_profiler_sample s = {
+	    .ts = ts,
+	    .source = tp_intern_cstr(tp, "chrome"),
+	    .task_context = tp_profiler_task_context(tp, upid, utid, TP_NULL_U32),
+	    .execution_context = TP_NULL_U32,
+	    .callsite = callsite,
+	    .session = TP_NULL_U32,
+	    .counter_set = TP_NULL_U32,
+	};
+	uint32_t id = tp_profiler_sample_add(tp, &s);
+	if (rec.priority != 0) {
+		struct tp_chrome_stack_sample_extras_table *x = &tp->t.chrome_stack_sample_extras;
+		uint32_t row = tp_chrome_stack_sample_extras_append(x);
+		x->profiler_sample_id[row] = id;
+		x->process_priority[row] = rec.priority;
+	}
 }

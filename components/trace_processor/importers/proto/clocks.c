@@ -42,6 +42,7 @@ struct node {
 struct proto_clocks {
 	uint32_t trace_clock;
 	uint32_t epoch; /* bumped by every snapshot */
+	int64_t snapshot_rows; /* snapshots put into clock_snapshot */
 	bool converted; /* a conversion happened: trace clock is fixed */
 	struct hmap node_by_key, edge_by_pair;
 	VEC(struct node) nodes;
@@ -180,6 +181,67 @@ void proto_clocks_add_snapshot(struct proto_clocks *c, uint32_t seq_id, const ui
 	c->epoch++;
 }
 
+static const char *builtin_clock_name(uint32_t id)
+{
+	static const char *const names[] = {NULL,       "REALTIME",         "REALTIME_COARSE",
+	                                    "MONOTONIC", "MONOTONIC_COARSE", "MONOTONIC_RAW",
+	                                    "BOOTTIME"};
+	return id < TB_ARRAY_SIZE(names) ? names[id] : NULL;
+}
+
+void proto_clocks_snapshot_rows(struct proto_clocks *c, struct tp *tp, uint32_t machine,
+                                const uint8_t *p, size_t n)
+{
+	struct {
+		uint32_t id;
+		int64_t value;
+	} clk[MAX_SNAPSHOT_CLOCKS];
+	size_t k = 0;
+	bool have_trace = false;
+	int64_t trace_ts = 0;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id != 1 || f.wire != PB_WIRE_LEN || k == MAX_SNAPSHOT_CLOCKS)
+			continue;
+		uint32_t id = 0;
+		uint64_t ts = 0, mult = 1;
+		struct pb_reader cr;
+		struct pb_field cf = {0};
+		pb_reader_init_field(&cr, &f);
+		while (pb_next(&cr, &cf)) {
+			if (cf.wire != PB_WIRE_VARINT)
+				continue;
+			if (cf.id == 1)
+				id = (uint32_t)cf.val;
+			else if (cf.id == 2)
+				ts = cf.val;
+			else if (cf.id == 4)
+				mult = cf.val ? cf.val : 1;
+		}
+		clk[k].id = id;
+		clk[k].value = (int64_t)(ts * mult);
+		if (id == c->trace_clock && !have_trace)
+			have_trace = true, trace_ts = clk[k].value;
+		k++;
+	}
+	if (!have_trace)
+		return;
+	struct tp_clock_snapshot_table *t = &tp->t.clock_snapshot;
+	for (size_t i = 0; i < k; i++) {
+		uint32_t row = tp_clock_snapshot_append(t);
+		const char *name = builtin_clock_name(clk[i].id);
+		t->ts[row] = trace_ts;
+		t->clock_id[row] = clk[i].id;
+		t->clock_name[row] = name ? tp_intern_cstr(tp, name) : 0;
+		t->clock_value[row] = clk[i].value;
+		t->snapshot_id[row] = c->snapshot_rows;
+		t->machine_id[row] = machine;
+	}
+	c->snapshot_rows++;
+}
+
 /* BFS from node s to the trace clock; fills s's cached path. */
 static bool find_path(struct proto_clocks *c, uint32_t s, uint32_t t)
 {
@@ -306,4 +368,24 @@ static __attribute__((noinline)) bool to_trace(struct proto_clocks *c, uint64_t 
 	c->converted = true;
 	*out = ts;
 	return true;
+}
+
+/* tp_clock_sync.convert over a protobuf trace's clocks (sequence 0). */
+static bool sync_convert(void *ctx, uint32_t clock, int64_t ts, int64_t *out)
+{
+	struct proto_clocks *c = ctx;
+	return ts >= 0 && proto_clocks_to_trace(c, 0, clock, (uint64_t)ts, out);
+}
+
+static void sync_free(void *ctx)
+{
+	proto_clocks_free(ctx);
+}
+
+void proto_clocks_share(struct tp *tp, struct proto_clocks **c)
+{
+	if (tp->clock_sync.convert || !*c || (*c)->epoch == 1)
+		return; /* taken already, or no snapshot came */
+	tp->clock_sync = (struct tp_clock_sync){*c, sync_convert, sync_free};
+	*c = NULL;
 }

@@ -387,11 +387,27 @@ uint32_t proto_track_resolve_for(struct proto_importer *im, uint64_t uuid, uint3
 			struct proto_track d;
 			memset(&d, 0, sizeof d);
 			d.name = tp_intern_cstr(im->tp, "Default Track");
-			struct tp_track_key key = {.type = "track_event", .event_type = "slice",
-						   .utid = -1, .upid = -1, .cpu = -1, .name = d.name};
-			im->default_track = tp_track_new(im->tp, &key);
-			im->tp->t.track.source_arg_set_id[im->default_track] =
-				track_args(im, &d, true, PROTO_NO_SEQ);
+			/* As Perfetto: a global track merged by name (its
+			 * TrackCompressor's first and only lane). */
+			struct tp_track_key key = {.type = "global_merged_track_event",
+						   .event_type = "slice", .utid = -1, .upid = -1,
+						   .cpu = -1, .name = d.name};
+			struct tp *tp = im->tp;
+			uint32_t id = tp_track_new(tp, &key), k;
+			struct tp_args_builder *b = &tp->args_scratch;
+			tp_args_begin(b);
+			k = tp_intern_cstr(tp, "parent_track_uuid");
+			tp_args_add_int(b, k, k, 0);
+			k = tp_intern_cstr(tp, "merge_key_type");
+			tp_args_add_int(b, k, k, 0); /* by name */
+			k = tp_intern_cstr(tp, "merge_key_value");
+			tp_args_add_string(b, k, k, d.name);
+			k = tp_intern_cstr(tp, "track_compressor_idx");
+			tp_args_add_int(b, k, k, 0);
+			tp->t.track.dimension_arg_set_id[id] = tp_args_commit(tp, b);
+			tp->t.track.track_group_id[id] = tp->track_groups++;
+			tp->t.track.source_arg_set_id[id] = track_args(im, &d, true, PROTO_NO_SEQ);
+			im->default_track = id;
 		}
 		return im->default_track;
 	}

@@ -74,7 +74,17 @@ struct ftrace_compact_rec {
 #define COMPACT_ARGS_CACHE (1u << COMPACT_ARGS_BITS)
 struct compact_args_slot {
 	uint64_t k0, k1, k2; /* k2 = kind << 32 | comm; 0 = empty */
+	uint64_t k3;         /* switch: prev_pid << 32 | prev_prio */
+	uint32_t k4;         /* switch: prev_comm */
 	uint32_t set;
+};
+
+/* What a compact switch inherits from the cpu's previous one (Perfetto
+ * fills the prev_* args of a compact sched_switch from it). */
+struct compact_prev {
+	int64_t pid;
+	int32_t prio;
+	uint32_t comm;
 };
 
 VEC_DEFINE(ftrace_u64s, uint64_t);
@@ -90,7 +100,8 @@ struct proto_ftrace {
 	VEC(bool) keep;
 	struct compact_args_slot args_cache[COMPACT_ARGS_CACHE];
 	/* Arg keys of compact events, interned once. */
-	uint32_t k_prev_state, k_next_pid, k_next_prio, k_next_comm;
+	uint32_t k_prev_comm, k_prev_pid, k_prev_prio, k_prev_state;
+	uint32_t k_next_pid, k_next_prio, k_next_comm;
 	uint32_t k_comm, k_pid, k_prio, k_target_cpu;
 	struct hmap generic; /* field id -> (name pool id) */
 	uint32_t name_sched_switch, name_sched_waking, name_cpufreq, name_cpuidle;
@@ -105,6 +116,9 @@ static __attribute__((noinline)) struct proto_ftrace *state_new(struct proto_imp
 		im->ftrace->name_cpuidle = tp_intern_cstr(im->tp, "cpuidle");
 		im->ftrace->name_sched_switch = tp_intern_cstr(im->tp, "sched_switch");
 		im->ftrace->name_sched_waking = tp_intern_cstr(im->tp, "sched_waking");
+		im->ftrace->k_prev_comm = tp_intern_cstr(im->tp, "prev_comm");
+		im->ftrace->k_prev_pid = tp_intern_cstr(im->tp, "prev_pid");
+		im->ftrace->k_prev_prio = tp_intern_cstr(im->tp, "prev_prio");
 		im->ftrace->k_prev_state = tp_intern_cstr(im->tp, "prev_state");
 		im->ftrace->k_next_pid = tp_intern_cstr(im->tp, "next_pid");
 		im->ftrace->k_next_prio = tp_intern_cstr(im->tp, "next_prio");
@@ -176,8 +190,12 @@ static uint32_t cpu_src(struct proto_importer *im, struct proto_seq *seq, uint32
 		vec_resize(&seq->cpu_src, (size_t)i + 1);
 		memset(seq->cpu_src.data + old, 0xff, (seq->cpu_src.len - old) * sizeof(uint32_t));
 	}
-	if (seq->cpu_src.data[i] == UINT32_MAX)
-		seq->cpu_src.data[i] = im->n_seqs++;
+	if (seq->cpu_src.data[i] == UINT32_MAX) {
+		/* Each of a cpu's runs is a queue of its own, as Perfetto's
+		 * per-cpu ftrace and inline sched queues. */
+		seq->cpu_src.data[i] = proto_new_src(im);
+		tp_sorter_own_queue(im->tp->sorter, seq->cpu_src.data[i]);
+	}
 	return seq->cpu_src.data[i];
 }
 
@@ -266,7 +284,7 @@ static void compact_sched(struct proto_importer *im, struct proto_seq *seq, uint
 	for (size_t i = 0; i < ns; i++) {
 		uint64_t ci = a[6].data[i];
 		recs[i] = (struct ftrace_compact_rec){
-			.kind = EV_FTRACE_COMPACT_SWITCH,
+			.kind = EV_FTRACE_COMPACT_SWITCH | im->tag,
 			.cpu = cpu,
 			.a = (int64_t)a[2].data[i],
 			.pid = (int32_t)a[3].data[i],
@@ -280,7 +298,7 @@ static void compact_sched(struct proto_importer *im, struct proto_seq *seq, uint
 	for (size_t i = 0; i < nw; i++) {
 		uint64_t ci = a[11].data[i];
 		recs[i] = (struct ftrace_compact_rec){
-			.kind = EV_FTRACE_COMPACT_WAKING,
+			.kind = EV_FTRACE_COMPACT_WAKING | im->tag,
 			.cpu = cpu,
 			.a = (int32_t)a[8].data[i],
 			.pid = (int32_t)a[9].data[i],
@@ -427,14 +445,19 @@ void proto_ftrace_tokenize(struct proto_importer *im, struct proto_seq *seq, con
 /* Build and commit the arg set of compact event r (a cache miss). */
 static __attribute__((noinline)) uint32_t compact_args_commit(struct proto_importer *im,
 							      struct proto_ftrace *fs,
-							      const struct ftrace_compact_rec *r)
+							      const struct ftrace_compact_rec *r,
+							      const struct compact_prev *prev)
 {
 	tp_args_begin(&im->args);
 	if (r->kind == EV_FTRACE_COMPACT_SWITCH) {
+		/* Perfetto's order: the fields of SchedSwitchFtraceEvent. */
+		tp_args_add_string(&im->args, fs->k_prev_comm, fs->k_prev_comm, prev->comm);
+		tp_args_add_int(&im->args, fs->k_prev_pid, fs->k_prev_pid, prev->pid);
+		tp_args_add_int(&im->args, fs->k_prev_prio, fs->k_prev_prio, prev->prio);
 		tp_args_add_int(&im->args, fs->k_prev_state, fs->k_prev_state, r->a);
+		tp_args_add_string(&im->args, fs->k_next_comm, fs->k_next_comm, r->comm);
 		tp_args_add_int(&im->args, fs->k_next_pid, fs->k_next_pid, r->pid);
 		tp_args_add_int(&im->args, fs->k_next_prio, fs->k_next_prio, r->prio);
-		tp_args_add_string(&im->args, fs->k_next_comm, fs->k_next_comm, r->comm);
 	} else {
 		tp_args_add_string(&im->args, fs->k_comm, fs->k_comm, r->comm);
 		tp_args_add_int(&im->args, fs->k_pid, fs->k_pid, r->a);
@@ -444,26 +467,30 @@ static __attribute__((noinline)) uint32_t compact_args_commit(struct proto_impor
 	return tp_args_commit(im->tp, &im->args);
 }
 
-/* The arg set of a compact event: switch {prev_state, next_pid, next_prio,
- * next_comm}, waking {comm, pid, prio, target_cpu}, as Perfetto names them. */
+/* The arg set of a compact event, as Perfetto's: switch {prev_comm,
+ * prev_pid, prev_prio (from the cpu's previous switch, prev: NULL for a
+ * waking), prev_state, next_comm, next_pid, next_prio}, waking {comm, pid,
+ * prio, target_cpu}. */
 static inline uint32_t compact_args(struct proto_importer *im, struct proto_ftrace *fs,
-				   const struct ftrace_compact_rec *r)
+				   const struct ftrace_compact_rec *r, const struct compact_prev *prev)
 {
 	uint64_t k0 = (uint64_t)r->a, k1 = (uint64_t)(uint32_t)r->pid << 32 | (uint32_t)r->prio;
 	uint64_t k2 = (uint64_t)r->kind << 32 | r->comm;
+	uint64_t k3 = prev ? (uint64_t)(uint32_t)prev->pid << 32 | (uint32_t)prev->prio : 0;
+	uint32_t k4 = prev ? prev->comm : 0;
 	/* Each key multiplied by its own odd constant, then folded and mixed
 	 * once more, so that keys differing in any few low bits spread. */
 	uint64_t h = (k0 * 0x9e3779b97f4a7c15ull) ^ (k1 * 0xc2b2ae3d27d4eb4full) ^
-		     (k2 * 0x165667b19e3779f9ull);
+		     (k2 * 0x165667b19e3779f9ull) ^ ((k3 ^ (uint64_t)k4 << 7) * 0xd6e8feb86659fd93ull);
 	h = (h ^ (h >> 32)) * 0xff51afd7ed558ccdull;
 	/* Two ways a bucket: the newest first, the one it displaced second. */
 	struct compact_args_slot *slot = &fs->args_cache[(h >> (64 - COMPACT_ARGS_BITS)) & ~1ull];
-	if (slot[0].k2 == k2 && slot[0].k0 == k0 && slot[0].k1 == k1)
-		return slot[0].set;
-	if (slot[1].k2 == k2 && slot[1].k0 == k0 && slot[1].k1 == k1)
-		return slot[1].set;
+	for (int i = 0; i < 2; i++)
+		if (slot[i].k2 == k2 && slot[i].k0 == k0 && slot[i].k1 == k1 && slot[i].k3 == k3 &&
+		    slot[i].k4 == k4)
+			return slot[i].set;
 	slot[1] = slot[0];
-	slot[0] = (struct compact_args_slot){k0, k1, k2, compact_args_commit(im, fs, r)};
+	slot[0] = (struct compact_args_slot){k0, k1, k2, k3, k4, compact_args_commit(im, fs, r, prev)};
 	return slot[0].set;
 }
 
@@ -472,6 +499,7 @@ void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const voi
 	struct tp *tp = im->tp;
 	struct ftrace_compact_rec r;
 	memcpy(&r, payload, sizeof r);
+	r.kind &= PROTO_KIND_MASK;
 	struct proto_ftrace *fs = state(im);
 	struct tp_ftrace_cpu *c = tp_ftrace_cpu(tp, &fs->model, r.cpu);
 	bool row_only = ts < proto_ftrace_kernel_crop(im);
@@ -486,9 +514,16 @@ void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const voi
 			return;
 		}
 		uint32_t prev_utid = c->last_utid;
-		uint32_t args = compact_args(im, fs, &r);
-		tp_ftrace_raw(tp, &fs->model, ts, r.cpu, fs->name_sched_switch, prev_utid, TP_NULL_U32,
-			      args);
+		if (!tp->cfg.no_ftrace_raw) {
+			/* prev_comm: the thread's name now (a task_rename while it
+			 * ran shows), as Perfetto looks it up. */
+			struct compact_prev prev = {c->last_pid, c->last_prio,
+						    prev_utid < tp->t.thread.n
+							? tp->t.thread.name[prev_utid]
+							: 0};
+			tp_ftrace_raw(tp, &fs->model, ts, r.cpu, fs->name_sched_switch, prev_utid,
+				      TP_NULL_U32, compact_args(im, fs, &r, &prev));
+		}
 		if (row_only) {
 			/* Before the crop time: the next switch still knows
 			 * who ran, but no sched row is opened. */
@@ -507,8 +542,9 @@ void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const voi
 		return;
 	}
 	uint32_t wakee = tp_ftrace_thread_named(tp, r.a, r.comm);
-	uint32_t args = compact_args(im, fs, &r);
-	tp_ftrace_raw(tp, &fs->model, ts, r.cpu, fs->name_sched_waking, c->last_utid, r.flags, args);
+	if (!tp->cfg.no_ftrace_raw)
+		tp_ftrace_raw(tp, &fs->model, ts, r.cpu, fs->name_sched_waking, c->last_utid, r.flags,
+			      compact_args(im, fs, &r, NULL));
 	if (row_only)
 		return;
 	tp_ftrace_waking(tp, &fs->model, ts, wakee, c->last_utid);
@@ -596,6 +632,26 @@ static uint32_t field_str(struct tp *tp, const uint8_t *p, size_t n, uint32_t id
 	if (pb_find_field(p, n, id, &f) != 1 || f.wire != PB_WIRE_LEN)
 		return 0;
 	return tp_intern(tp, (const char *)f.data, f.len);
+}
+
+/* The args of a typed sched_switch row: prev_comm, prev_pid, prev_prio,
+ * prev_state, next_comm, next_pid, next_prio (fields 1-7), each present. */
+static void switch_args(struct proto_importer *im, const uint8_t *p, size_t n)
+{
+	static const char *const keys[] = {"prev_comm", "prev_pid",  "prev_prio", "prev_state",
+					   "next_comm", "next_pid", "next_prio"};
+	struct tp *tp = im->tp;
+	for (uint32_t f = 1; f <= 7; f++) {
+		uint32_t k = tp_intern_cstr(tp, keys[f - 1]);
+		if (f == 1 || f == 5) {
+			uint32_t sid = field_str(tp, p, n, f);
+			tp_args_add_string(&im->args, k, k, sid ? sid : tp_intern(tp, "", 0));
+		} else if (f == 4) {
+			tp_args_add_int(&im->args, k, k, field_int(p, n, f, 0));
+		} else {
+			tp_args_add_int(&im->args, k, k, (int32_t)field_int(p, n, f, 0));
+		}
+	}
 }
 
 /* print: the atrace text of a userspace trace_marker write (field 2). */
@@ -750,12 +806,19 @@ void proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct prot
 		return;
 	uint32_t utid = tp_thread_for_tid(tp, pid, -1);
 	struct proto_ftrace *fs = state(im);
-	if (pl.mode & FTRACE_PLACED_ROW) {
+	if ((pl.mode & FTRACE_PLACED_ROW) && !tp->cfg.no_ftrace_raw) {
+		uint32_t row_utid = utid;
 		tp_args_begin(&im->args);
-		if (md)
+		if (body.id == FE_SCHED_SWITCH) {
+			/* As Perfetto: the row is the previous task's, with all
+			 * seven fields (0 or "" when absent), in proto order. */
+			row_utid = tp_thread_for_tid(tp, field_int(body.data, body.len, 2, 0), -1);
+			switch_args(im, body.data, body.len);
+		} else if (md) {
 			typed_args(im, ev->gen, body.id, md, body.data, body.len);
+		}
 		uint32_t args = tp_args_commit(tp, &im->args);
-		tp_ftrace_raw(tp, &fs->model, ts, cpu, name, utid, flags, args);
+		tp_ftrace_raw(tp, &fs->model, ts, cpu, name, row_utid, flags, args);
 	}
 	if (!effect)
 		return;

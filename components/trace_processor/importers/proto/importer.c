@@ -26,10 +26,15 @@ static bool proto_sniff(const uint8_t *p, size_t n)
 	return len <= PROTO_MAX_PACKET;
 }
 
-static struct tp_importer *proto_create(struct tp *tp)
+/* A new importer of the packets of machine (a row), under root (NULL:
+ * it is the root). */
+static struct proto_importer *importer_new(struct tp *tp, struct proto_importer *root,
+					   uint32_t machine)
 {
 	struct proto_importer *im = tb_calloc(1, sizeof *im);
 	im->tp = tp;
+	im->root = root ? root : im;
+	im->machine = machine;
 	hmap_init(&im->seqs);
 	hmap_init(&im->tracks_by_uuid);
 	hmap_init(&im->desc_of_tid);
@@ -39,11 +44,57 @@ static struct tp_importer *proto_create(struct tp *tp)
 	im->service_major = -1;
 	hmap_init(&im->process_rank);
 	hmap_init(&im->thread_rank);
+	hmap_init(&im->irq_ids);
+	hmap_init(&im->packages_seen);
+	hmap_init(&im->user_rows);
 	im->clocks = proto_clocks_new();
 	im->default_track = TP_NULL_U32;
 	im->roi_start_ns = INT64_MIN;
+	return im;
+}
+
+static struct tp_importer *proto_create(struct tp *tp)
+{
+	tp_machine_use(tp, 0);
 	tp_thread_name_idle(tp);
+	struct proto_importer *im = importer_new(tp, NULL, 0);
+	if (tp->cfg.analyze_trace_proto_content)
+		proto_content_enable(im);
 	return (struct tp_importer *)(void *)im;
+}
+
+struct proto_importer *proto_machine_importer(struct proto_importer *root, uint64_t raw)
+{
+	TB_DCHECK(root->root == root);
+	if (!root->adoption_done) {
+		/* Perfetto's rule: the host takes the first other machine's id
+		 * as its own when it has no packet of its own yet and its row is
+		 * not already another machine's. */
+		struct tp_machine_table *mt = &root->tp->t.machine;
+		root->adoption_done = true;
+		if (!root->host_used && mt->raw_id[root->machine] == 0) {
+			bool taken = false;
+			for (uint32_t i = 0; i < mt->n; i++)
+				taken |= mt->raw_id[i] == (int64_t)raw;
+			if (!taken) {
+				mt->raw_id[root->machine] = (int64_t)raw;
+				root->adopted_raw = raw;
+			}
+		}
+	}
+	if (raw == root->adopted_raw)
+		return root;
+	for (size_t i = 0; i < root->children.len; i++)
+		if (root->tp->t.machine.raw_id[root->children.data[i]->machine] == (int64_t)raw)
+			return root->children.data[i];
+	/* The tag must fit above the kind bits of a uint32_t. */
+	if (root->children.len >= (1u << (32 - PROTO_KIND_BITS)) - 1)
+		return NULL;
+	uint32_t machine = tp_machine_for_raw(root->tp, (int64_t)raw);
+	struct proto_importer *c = importer_new(root->tp, root, machine);
+	vec_push(&root->children, c);
+	c->tag = (uint32_t)root->children.len << PROTO_KIND_BITS;
+	return c;
 }
 
 static int proto_parse(struct tp_importer *imp, const uint8_t *p, size_t n)
@@ -58,6 +109,10 @@ void proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len,
 	struct proto_ev ev;
 	uint32_t kind;
 	memcpy(&kind, payload, sizeof kind);
+	if (__builtin_expect(kind > PROTO_KIND_MASK, 0))
+		im = im->children.data[(kind >> PROTO_KIND_BITS) - 1];
+	kind &= PROTO_KIND_MASK;
+	tp_machine_use(tp, im->machine);
 	if ((kind == EV_TE_SIMPLE || kind == EV_TRACK_EVENT) && ts < im->roi_start_ns &&
 	    tp->cfg.crop_track_events) {
 		tp_stat_inc(tp, TP_STAT_track_event_dropped_packets_outside_of_range_of_interest);
@@ -77,6 +132,7 @@ void proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len,
 	}
 	TB_DCHECK(len >= sizeof ev);
 	memcpy(&ev, payload, sizeof ev);
+	ev.kind = kind;
 	const uint8_t *p = (const uint8_t *)payload + sizeof ev;
 	switch (ev.kind) {
 	case EV_TRACK_EVENT:
@@ -110,6 +166,9 @@ void proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len,
 	case EV_PERF_SAMPLE:
 		proto_perf_sample_parse(im, ts, &ev, p, ev.len);
 		break;
+	case EV_STACK_SAMPLE:
+		proto_stack_sample_parse(im, ts, &ev, p, ev.len);
+		break;
 	case EV_MODULE_SYMBOLS:
 		tp_module_symbols_import(im->tp, p, ev.len);
 		break;
@@ -141,11 +200,19 @@ void proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len,
 static int proto_eof(struct tp_importer *imp)
 {
 	struct proto_importer *im = (struct proto_importer *)(void *)imp;
+	struct tp *tp = im->tp;
 	proto_tokenize_eof(im);
-	tp_sorter_flush(im->tp->sorter, im->tp, proto_on_sorted, im);
+	tp_sorter_flush(tp->sorter, tp, proto_on_sorted, im);
+	for (size_t i = 0; i < im->children.len; i++) {
+		tp_machine_use(tp, im->children.data[i]->machine);
+		proto_tracks_finish(im->children.data[i]);
+	}
+	tp_machine_use(tp, im->machine);
 	proto_tracks_finish(im);
 	proto_config_stats_eof(im);
-	tp_metadata_set_int(im->tp, "trace_time_clock_id", proto_clocks_trace_clock(im->clocks));
+	proto_content_finish(im);
+	tp_metadata_set_int(tp, "trace_time_clock_id", proto_clocks_trace_clock(im->clocks));
+	tp_machine_use(tp, 0);
 	return 0;
 }
 
@@ -154,8 +221,13 @@ static void proto_destroy(struct tp_importer *imp)
 	struct proto_importer *im = (struct proto_importer *)(void *)imp;
 	if (!im)
 		return;
+	for (size_t i = 0; i < im->children.len; i++)
+		proto_destroy((struct tp_importer *)(void *)im->children.data[i]);
+	vec_release(&im->children);
 	vec_release(&im->tail);
 	proto_seqs_free(im);
+	if (im->root == im)
+		proto_clocks_share(im->tp, &im->clocks);
 	proto_clocks_free(im->clocks);
 	proto_tracks_free(im);
 	proto_ftrace_free(im);
@@ -163,8 +235,15 @@ static void proto_destroy(struct tp_importer *imp)
 	proto_generic_kernel_free(im);
 	proto_perf_free(im);
 	proto_callstacks_free(im);
+	proto_stack_sample_free(im);
+	proto_legacy_async_free(im);
+	proto_content_free(im);
+	tp_json_args_free(im->json_args);
 	hmap_release(&im->ftrace_error_seqs);
 	hmap_release(&im->disk_by_name);
+	hmap_release(&im->irq_ids);
+	hmap_release(&im->packages_seen);
+	hmap_release(&im->user_rows);
 	vec_release(&im->disks);
 	vec_release(&im->trace_config);
 	vec_release(&im->scratch);

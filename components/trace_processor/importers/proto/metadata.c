@@ -17,7 +17,9 @@
  * string_value, the last value of a key winning.
  *
  * TracePacket.system_info (45), traced_probes' linux.system_info and the
- * service's own: uname as system_name/version/release/machine,
+ * service's own, describes the packet's machine: its `machine` row (name,
+ * uname, num_cpus, fingerprint, manufacturer, SDK, RAM) and, as metadata of
+ * that machine: uname as system_name/version/release/machine,
  * android_build_fingerprint (and the incremental build and SDK version
  * parsed from it, `BRAND/PRODUCT/DEVICE:RELEASE/ID/INCREMENTAL:TYPE/TAGS`,
  * unless android_sdk_version is given), the android_* strings,
@@ -139,39 +141,64 @@ void proto_system_info(struct proto_importer *im, const uint8_t *p, size_t n)
 	    [15] = "android_serial_console",
 	};
 	struct tp *tp = im->tp;
+	struct tp_machine_table *mt = &tp->t.machine;
+	uint32_t m = tp->machine;
 	int64_t fp_sdk = -1, sdk = -1;
 	struct pb_reader r;
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
 		if (f.wire == PB_WIRE_LEN && f.id == 1) {
+			/* utsname: the metadata of the fields present, the
+			 * machine's sysname, version, release, arch (all four,
+			 * absent ones NULL). */
+			uint32_t ids[5] = {0};
 			struct pb_reader ur;
 			struct pb_field uf = {0};
 			pb_reader_init_field(&ur, &f);
-			while (pb_next(&ur, &uf))
-				if (uf.id >= 1 && uf.id <= 4 && uf.wire == PB_WIRE_LEN)
-					tp_metadata_set_str(tp, uts[uf.id],
-							    tp_intern(tp, (const char *)uf.data, uf.len));
+			while (pb_next(&ur, &uf)) {
+				if (uf.id < 1 || uf.id > 4 || uf.wire != PB_WIRE_LEN)
+					continue;
+				ids[uf.id] = tp_intern(tp, (const char *)uf.data, uf.len);
+				tp_metadata_set_str(tp, uts[uf.id], ids[uf.id]);
+			}
+			mt->sysname[m] = ids[1];
+			mt->version[m] = ids[2];
+			mt->release[m] = ids[3];
+			mt->arch[m] = ids[4];
 		} else if (f.wire == PB_WIRE_LEN && f.id < sizeof strs / sizeof strs[0] && strs[f.id]) {
-			tp_metadata_set_str(tp, strs[f.id], tp_intern(tp, (const char *)f.data, f.len));
-			if (f.id == 2)
+			uint32_t v = tp_intern(tp, (const char *)f.data, f.len);
+			tp_metadata_set_str(tp, strs[f.id], v);
+			if (f.id == 2) {
+				mt->android_build_fingerprint[m] = v;
 				fingerprint(tp, f.data, f.len, &fp_sdk);
-			else if (f.id == 4)
+			} else if (f.id == 4) {
 				im->service_major = service_major(f.data, f.len);
+			} else if (f.id == 14) {
+				mt->android_device_manufacturer[m] = v;
+			}
+		} else if (f.wire == PB_WIRE_LEN && f.id == 17) {
+			mt->name[m] = tp_intern(tp, (const char *)f.data, f.len);
 		} else if (f.wire == PB_WIRE_VARINT && f.id == 5) {
 			sdk = (int64_t)f.val;
 		} else if (f.wire == PB_WIRE_VARINT && f.id == 7) {
 			tp_metadata_set_int(tp, "timezone_off_mins", (int32_t)f.val);
 		} else if (f.wire == PB_WIRE_VARINT && f.id == 8) {
+			mt->num_cpus[m] = (uint32_t)f.val;
 			/* num_cpus: the sorter waits for each cpu's ftrace */
 			im->num_cpus = f.val < TP_MAX_CPUS ? (uint32_t)f.val : TP_MAX_CPUS;
 		} else if (f.wire == PB_WIRE_VARINT && f.id == 16) {
+			int64_t gb = (int64_t)llround((double)(int64_t)f.val / 1e9);
 			tp_metadata_set_int(tp, "system_ram_bytes", (int64_t)f.val);
-			tp_metadata_set_int(tp, "system_ram_gb", (int64_t)llround((double)f.val / 1e9));
+			tp_metadata_set_int(tp, "system_ram_gb", gb);
+			mt->system_ram_bytes[m] = (int64_t)f.val;
+			mt->system_ram_gb[m] = gb;
 		}
 	}
-	if (sdk >= 0 || fp_sdk >= 0)
+	if (sdk >= 0 || fp_sdk >= 0) {
 		tp_metadata_set_int(tp, "android_sdk_version", sdk >= 0 ? sdk : fp_sdk);
+		mt->android_sdk_version[m] = sdk >= 0 ? sdk : fp_sdk;
+	}
 }
 
 void proto_trace_attributes(struct proto_importer *im, const uint8_t *p, size_t n)

@@ -42,7 +42,7 @@ struct proto_ev *proto_push_src(struct proto_importer *im, uint32_t src, int64_t
 {
 	struct proto_ev h = {
 		.gen = gen,
-		.kind = kind,
+		.kind = kind | im->tag,
 		.len = (uint32_t)n,
 		.seq_id = seq ? seq->id : 0,
 		.pid = seq ? seq->pid : -1,
@@ -57,7 +57,7 @@ struct proto_ev *proto_push_src(struct proto_importer *im, uint32_t src, int64_t
 	memcpy(dst, &h, sizeof h);
 	if (n)
 		memcpy(dst + sizeof h, p, n);
-	if (extra_len)
+	if (extra_len && extra) /* no extra: the caller fills it */
 		memcpy(dst + sizeof h + n, extra, extra_len);
 	proto_gen_ref(gen);
 	return (struct proto_ev *)(void *)dst;
@@ -93,6 +93,11 @@ struct pkt {
 	uint32_t clock_id, seq_id, flags;
 	bool cleared, first_on_seq;
 	uint32_t dropped; /* previous_packet_dropped: DATA_LOSS_* reasons, or 1 */
+	uint64_t machine_id; /* 0: the host */
+	bool sync_marker;
+	/* for --analyze-trace-proto-content: a track_event; a field that
+	 * keeps Perfetto's reader from analysing the packet */
+	bool has_track_event, not_analysed;
 	struct pb_field defaults, interned, snapshot, payload;
 	bool has_defaults, has_snapshot, has_payload;
 	unsigned n_interned;
@@ -227,9 +232,15 @@ static enum proto_ev_kind misc_kind(uint32_t field)
 
 void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 {
-	if (fast_packet(im, p, n))
-		return;
 	struct tp *tp = im->tp;
+	/* Between two packets the sorter may have parsed another machine's
+	 * events. */
+	tp_machine_use(tp, im->machine);
+	bool analyze = im->root->content != NULL;
+	if (!analyze && fast_packet(im, p, n)) {
+		im->host_used = true; /* no machine_id: the fast path has none */
+		return;
+	}
 	struct pkt k;
 	memset(&k, 0, sizeof k);
 	struct pb_reader r;
@@ -260,6 +271,12 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		case PKT_FIRST_PACKET_ON_SEQUENCE:
 			k.first_on_seq = f.val != 0;
 			break;
+		case PKT_MACHINE_ID:
+			k.machine_id = (uint32_t)f.val;
+			break;
+		case PKT_SYNCHRONIZATION_MARKER:
+			k.sync_marker = true;
+			break;
 		case PKT_DEFAULTS:
 			k.defaults = f;
 			k.has_defaults = f.wire == PB_WIRE_LEN;
@@ -268,7 +285,12 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 			k.interned = f;
 			k.n_interned += f.wire == PB_WIRE_LEN;
 			break;
+		case PKT_REMOTE_CLOCK_SYNC:
+		case PKT_EXTENSION_DESCRIPTOR:
+			k.not_analysed = true;
+			break;
 		case PKT_CLOCK_SNAPSHOT:
+			k.not_analysed = true;
 			k.snapshot = f;
 			k.has_snapshot = f.wire == PB_WIRE_LEN;
 			break;
@@ -283,6 +305,8 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		case PKT_PROCESS_DESCRIPTOR:
 		case PKT_THREAD_DESCRIPTOR:
 		case PKT_SYSTEM_INFO:
+		case PKT_PACKAGES_LIST:
+		case PKT_USER_LIST:
 		case PKT_COMPRESSED_PACKETS:
 		case PKT_TRACK_DESCRIPTOR:
 		case PKT_SERVICE_EVENT:
@@ -290,9 +314,11 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		case PKT_TRACE_ATTRIBUTES:
 		case PKT_TRACK_EVENT_RANGE_OF_INTEREST:
 		case PKT_PERF_SAMPLE:
+		case PKT_STACK_SAMPLE:
 		case PKT_STREAMING_PROFILE:
 		case PKT_MODULE_SYMBOLS:
 		case PKT_CPU_INFO:
+		case PKT_INTERRUPT_INFO:
 		case PKT_TRIGGER:
 		case PKT_CHROME_METADATA:
 		case PKT_INITIAL_DISPLAY_STATE:
@@ -312,14 +338,32 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		default:
 			break;
 		}
+		k.has_track_event |= f.id == PKT_TRACK_EVENT;
+		k.not_analysed |= f.id == PKT_SERVICE_EVENT;
 	}
 	if (pb_reader_error(&r)) {
 		tp_stat_inc(tp, TP_STAT_invalid_trace_packet);
 		return;
 	}
 	if (k.has_payload && k.payload.id == PKT_COMPRESSED_PACKETS) {
+		/* The inner packets carry their own machine ids. */
 		compressed(im, k.payload.data, k.payload.len);
 		return;
+	}
+	if (im->root == im) {
+		if (k.machine_id) {
+			struct proto_importer *m = proto_machine_importer(im, k.machine_id);
+			if (!m) {
+				tp_stat_inc(tp, TP_STAT_invalid_trace_packet);
+				return;
+			}
+			if (m != im) {
+				proto_packet(m, p, n);
+				return;
+			}
+		} else if (!k.sync_marker) {
+			im->host_used = true;
+		}
 	}
 
 	struct proto_seq *seq = proto_seq_get(im, k.seq_id);
@@ -347,10 +391,17 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 	if ((k.flags & SEQ_NEEDS_INCREMENTAL_STATE) && !seq->valid) {
 		seq->loss.needs_inc_skipped++;
 		tp_stat_inc(tp, TP_STAT_packet_skipped_seq_needs_incremental_state_invalid);
+		if (analyze && !k.not_analysed)
+			proto_content_packet(im, p, n, PROTO_CONTENT_SKIPPED, 0, 0);
 		return;
 	}
-	if (k.has_snapshot)
+	if (analyze && !k.not_analysed && !k.has_track_event)
+		proto_content_packet(im, p, n, PROTO_CONTENT_PLAIN, 0, 0);
+	if (k.has_snapshot) {
 		proto_clocks_add_snapshot(im->clocks, k.seq_id, k.snapshot.data, k.snapshot.len);
+		proto_clocks_snapshot_rows(im->clocks, tp, im->machine, k.snapshot.data,
+					   k.snapshot.len);
+	}
 
 	int64_t ts = im->last_ts;
 	if (k.has_ts && !packet_ts(im, seq, k.has_clock, k.clock_id, k.ts, &ts))
@@ -370,14 +421,22 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		rec.kind = 0;
 		if (!proto_track_event_tokenize(im, seq, pp, pn, &ts, k.has_ts, &tmp, &abs, &rec))
 			return;
-		if (rec.kind == EV_TE_SIMPLE) {
+		if ((rec.kind & PROTO_KIND_MASK) == EV_TE_SIMPLE && !analyze) {
 			tp_sorter_push_src(tp->sorter, seq->src, ts, &rec, sizeof rec);
 			break;
 		}
-		ev = proto_push_extra(im, ts, EV_TRACK_EVENT, seq->gen, seq, pp, pn, abs.v,
-				      (abs.n_int + abs.n_dbl) * sizeof abs.v[0]);
+		size_t abs_len = (abs.n_int + abs.n_dbl) * sizeof abs.v[0];
+		ev = proto_push_extra(im, ts, EV_TRACK_EVENT, seq->gen, seq, pp, pn, NULL,
+				      abs_len + (analyze ? n : 0));
 		if (!ev)
 			return;
+		/* after the payload: the absolute counter values, then (when
+		 * analysing) the packet */
+		memcpy((uint8_t *)(ev + 1) + pn, abs.v, abs_len);
+		if (analyze) {
+			memcpy((uint8_t *)(ev + 1) + pn + abs_len, p, n);
+			ev->pkt_len = (uint32_t)n;
+		}
 		ev->n_abs_int = abs.n_int;
 		ev->n_abs_dbl = abs.n_dbl;
 		ev->thread_ts = tmp.thread_ts;
@@ -421,6 +480,9 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		break;
 	case PKT_PERF_SAMPLE:
 		proto_push(im, ts, EV_PERF_SAMPLE, seq->gen, seq, pp, pn);
+		break;
+	case PKT_STACK_SAMPLE:
+		proto_push(im, ts, EV_STACK_SAMPLE, seq->gen, seq, pp, pn);
 		break;
 	case PKT_STREAMING_PROFILE:
 		proto_streaming_profile_tokenize(im, seq, pp, pn);
@@ -519,6 +581,15 @@ void proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts
 	switch (field) {
 	case PKT_CPU_INFO:
 		proto_cpu_info_parse(im, p, n);
+		break;
+	case PKT_INTERRUPT_INFO:
+		proto_interrupt_info_parse(im, p, n);
+		break;
+	case PKT_PACKAGES_LIST:
+		proto_packages_list_parse(im, p, n);
+		break;
+	case PKT_USER_LIST:
+		proto_user_list_parse(im, p, n);
 		break;
 	case PKT_CHROME_METADATA:
 		proto_chrome_metadata(im, p, n);

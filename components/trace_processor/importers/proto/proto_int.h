@@ -78,6 +78,14 @@ enum {
 	PKT_TRACE_UUID = 89,
 	PKT_TRACE_ATTRIBUTES = 126,
 	PKT_TRACK_EVENT_RANGE_OF_INTEREST = 90,
+	PKT_SYNCHRONIZATION_MARKER = 36,
+	PKT_MACHINE_ID = 98,
+	PKT_STACK_SAMPLE = 135,
+	PKT_INTERRUPT_INFO = 130,
+	PKT_EXTENSION_DESCRIPTOR = 72,
+	PKT_PACKAGES_LIST = 47,
+	PKT_USER_LIST = 123,
+	PKT_REMOTE_CLOCK_SYNC = 107,
 };
 #define SEQ_INCREMENTAL_STATE_CLEARED 1u
 #define SEQ_NEEDS_INCREMENTAL_STATE 2u
@@ -93,11 +101,16 @@ enum {
 	INTERN_CALLSTACKS = 7,
 	INTERN_BUILD_IDS = 16,
 	INTERN_MAPPING_PATHS = 17,
+	INTERN_SOURCE_PATHS = 18,
 	INTERN_MAPPINGS = 19,
 	INTERN_LOG_MESSAGE_BODY = 20,
 	INTERN_HISTOGRAM_NAMES = 25,
 	INTERN_KERNEL_SYMBOLS = 26,
 	INTERN_DEBUG_ANNOTATION_STRING_VALUES = 29,
+	INTERN_STACK_SAMPLE_TASK_CONTEXTS = 48,
+	INTERN_STACK_SAMPLE_EXECUTION_CONTEXTS = 49,
+	INTERN_STACK_SAMPLE_COUNTER_DESCRIPTORS = 50,
+	INTERN_STACK_SAMPLE_ASYNC_CONTEXTS = 51,
 };
 
 #define PROTO_CLOCK_MONOTONIC 3u
@@ -137,7 +150,11 @@ struct proto_gen {
 	uint64_t track_uuid;
 	uint64_t *counter_uuids, *dbl_counter_uuids;
 	uint32_t n_counter_uuids, n_dbl_counter_uuids;
-	uint32_t perf_shard_count, perf_chosen_shard; /* PerfSampleDefaults */
+	/* PerfSampleDefaults (TracePacketDefaults 12) and StackSampleDefaults
+	 * (100), copied into the arena when present. */
+	bool has_perf_defaults, has_stack_defaults;
+	const uint8_t *perf_defaults, *stack_defaults;
+	uint32_t perf_defaults_len, stack_defaults_len;
 };
 
 /* What a sequence lost, for the per-buffer stats of TraceStats.writer_stats
@@ -219,11 +236,19 @@ void proto_clocks_free(struct proto_clocks *c);
 /* Apply a ClockSnapshot seen on sequence seq_id. */
 void proto_clocks_add_snapshot(struct proto_clocks *c, uint32_t seq_id, const uint8_t *p,
 			       size_t n);
+/* The clock_snapshot rows of that ClockSnapshot (machine: its machine row),
+ * when it holds the trace clock. Call after proto_clocks_add_snapshot. */
+void proto_clocks_snapshot_rows(struct proto_clocks *c, struct tp *tp, uint32_t machine,
+				const uint8_t *p, size_t n);
 /* Convert a packet timestamp on clock_id (seen on seq_id) to trace time.
  * Incremental clocks advance. Returns false when no path exists. */
 bool proto_clocks_to_trace(struct proto_clocks *c, uint32_t seq_id, uint32_t clock_id,
 			   uint64_t raw, int64_t *out);
 uint32_t proto_clocks_trace_clock(const struct proto_clocks *c);
+/* At the end of a trace: when no earlier file's clocks are the trace's and
+ * *c saw a snapshot, *c becomes tp->clock_sync (tp owns it, *c is NULL), to
+ * convert the timestamps of the files after it. */
+void proto_clocks_share(struct tp *tp, struct proto_clocks **c);
 
 /* ---- tracks from descriptors (descriptors.c) ------------------------------ */
 
@@ -308,7 +333,8 @@ enum proto_ev_kind {
 	EV_FTRACE_PLACED, /* one FtraceEvent, struct ftrace_placed after it */
 	EV_GENERIC_KERNEL, /* a generic_kernel_* payload, its field id (uint32) after it */
 	EV_STREAMING_SAMPLE, /* callstack iid (u64), process priority (i64) */
-	EV_JOURNALD,         /* a SystemdJournaldEvent */
+	EV_STACK_SAMPLE,
+	EV_JOURNALD, /* a SystemdJournaldEvent */
 };
 
 /* The trailer of an ftrace event whose `ftrace_event` row and effect are
@@ -346,13 +372,22 @@ struct proto_te_plain {
 	struct pb_field cats[PROTO_PLAIN_MAX_CATS]; /* category_iids or categories */
 };
 
-/* Sorter payload header; the payload bytes follow (8-aligned). Every
- * sorter record starts with its uint32_t kind. */
+/* Every sorter record starts with its uint32_t kind: the enum
+ * proto_ev_kind in the low PROTO_KIND_BITS, and above them the importer
+ * that pushed it (its proto_importer.tag: 0 the root, else which machine's
+ * child), so the one sorter callback can hand it to the right one. */
+#define PROTO_KIND_BITS 8
+#define PROTO_KIND_MASK ((1u << PROTO_KIND_BITS) - 1)
+
+/* Sorter payload header; the payload bytes follow (8-aligned). */
 struct proto_ev {
 	uint32_t kind;
 	uint32_t len;          /* payload bytes after the header */
 	struct proto_gen *gen; /* referenced; may be NULL */
 	uint32_t seq_id;       /* trusted_packet_sequence_id */
+	/* EV_TRACK_EVENT under --analyze-trace-proto-content: the bytes of
+	 * its whole TracePacket follow the extra counter values; 0 none */
+	uint32_t pkt_len;
 	int64_t pid, tid;      /* the sequence's thread at tokenize time, -1 */
 	int64_t thread_ts;     /* legacy thread time (ns), TP_NULL_I64 */
 	int64_t thread_instr;  /* legacy instruction count, TP_NULL_I64 */
@@ -371,13 +406,27 @@ struct proto_abs_counters {
 
 struct proto_importer {
 	struct tp *tp;
+	/* Machines. The importer the trace was given to (the root) imports
+	 * the host's packets and hands those of each other machine
+	 * (TracePacket.machine_id) to a child importer of its own, with its
+	 * own sequences, clocks, tracks and ftrace state, as Perfetto forks a
+	 * reader per machine. When the first packet from another machine comes
+	 * before any of the host's, the host adopts that machine id (its
+	 * machine row is relabelled) and the root imports its packets. */
+	struct proto_importer *root; /* itself for the root */
+	uint32_t machine;            /* machine row of the packets it imports */
+	uint32_t tag;                /* kind bits of its sorter records */
+	uint32_t n_srcs;             /* root: sorter runs handed out */
+	bool host_used;              /* root: a host packet came */
+	bool adoption_done;          /* root: the first machine packet came */
+	uint64_t adopted_raw;        /* root: the machine id it adopted, 0 none */
+	VEC(struct proto_importer *) children; /* root: by tag >> PROTO_KIND_BITS, - 1 */
 	/* tokenizer */
 	VEC(uint8_t) tail; /* an incomplete packet carried between chunks */
 	bool failed;       /* bad framing: ignore the rest of the stream */
 	unsigned depth;    /* compressed_packets nesting */
 	/* sequences */
 	struct hmap seqs; /* seq id -> struct proto_seq * */
-	uint32_t n_seqs;
 	uint32_t num_cpus; /* SystemInfo.num_cpus, 0 unknown */
 #define PROTO_SEQ_CACHE 256
 	struct proto_seq *seq_cache[PROTO_SEQ_CACHE]; /* by id, for small ids */
@@ -413,9 +462,18 @@ struct proto_importer {
 	struct proto_generic_kernel *generic_kernel; /* generic_kernel.c, NULL until used */
 	struct proto_perf *perf;     /* perf_sample.c state, NULL until used */
 	struct proto_callstacks *callstacks; /* callstacks.c state, NULL until used */
+	struct proto_stack_sample *stack_sample; /* stack_sample.c state, NULL until used */
+	struct proto_legacy_async *legacy_async; /* legacy_async.c state, NULL until used */
+	struct tp_json_args *json_args; /* legacy_json_value parsing, NULL until used */
+	/* PackagesList / AndroidUserList (system_probes.c): package names
+	 * inserted (pool id -> 1), android user id -> its package_list row */
+	struct hmap packages_seen, user_rows;
+	/* root: --analyze-trace-proto-content's samples (content.c), NULL off */
+	struct proto_content *content;
 	/* SysStats disk_stat: device name (pool id) -> index in disks, whose
 	 * previous cumulative values the next sample is a delta from. */
 	struct hmap disk_by_name;
+	struct hmap irq_ids; /* irq ids with a linux_interrupt_mapping row */
 	/* misc_packets.c: where trace_trigger came from (0 none, 1 a trigger,
 	 * 2 a clone-snapshot trigger); ChromeMetadata packets seen */
 	int trigger_kind;
@@ -423,12 +481,23 @@ struct proto_importer {
 	VEC(struct proto_disk_prev { int64_t v[10]; }) disks;
 };
 
+/* A new sorter run for im (dense across the root and its children). */
+static inline uint32_t proto_new_src(struct proto_importer *im)
+{
+	return im->root->n_srcs++;
+}
+
 static inline struct proto_seq *proto_seq_get(struct proto_importer *im, uint32_t id)
 {
 	if (id < PROTO_SEQ_CACHE && im->seq_cache[id])
 		return im->seq_cache[id];
 	return proto_seq_get_slow(im, id);
 }
+
+/* The importer of the packets of raw machine id raw (nonzero) under root:
+ * root itself when the host adopted it, else the machine's child, made on
+ * first use (importer.c). NULL past 2^24 machines. */
+struct proto_importer *proto_machine_importer(struct proto_importer *root, uint64_t raw);
 
 /* Tokenize the concatenated `0a len packet` records in p[0, n) (tokenizer.c).
  * Keeps an incomplete tail when `stream`; else a tail is a failure. */
@@ -470,6 +539,12 @@ void proto_chrome_metadata(struct proto_importer *im, const uint8_t *p, size_t n
 void proto_initial_display_state_parse(struct proto_importer *im, int64_t ts, const uint8_t *p,
 				       size_t n);
 void proto_session_event_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
+/* InterruptInfo: the machine's linux_interrupt_mapping rows. */
+/* PackagesList (47) and AndroidUserList (123) at tokenize time (they
+ * have no timestamp), system_probes.c. */
+void proto_packages_list_parse(struct proto_importer *im, const uint8_t *p, size_t n);
+void proto_user_list_parse(struct proto_importer *im, const uint8_t *p, size_t n);
+void proto_interrupt_info_parse(struct proto_importer *im, const uint8_t *p, size_t n);
 /* CpuInfo: the cpu table's processor, cluster_id, capacity and args. */
 void proto_cpu_info_parse(struct proto_importer *im, const uint8_t *p, size_t n);
 void proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
@@ -532,6 +607,46 @@ void proto_te_callstack_add(struct proto_importer *im, const struct proto_gen *g
  * delta-coded timestamps, each pushed to the sorter as EV_STREAMING_SAMPLE. */
 void proto_streaming_profile_tokenize(struct proto_importer *im, struct proto_seq *seq,
 				      const uint8_t *p, size_t n);
+/* The leaf callsite of an InlineCallstack p[0, n) (frames root first, each
+ * a function name, source file and line), its frames in the dummy mapping
+ * which; TP_NULL_U32 without frames. */
+enum proto_inline_mapping {
+	PROTO_INLINE_TRACK_EVENT,  /* "track_event_inline" */
+	PROTO_INLINE_STACK_SAMPLE, /* "stack_sample_inline" */
+	PROTO_INLINE_INTERNED,     /* "": interned Frames without a mapping */
+	PROTO_INLINE_MAPPINGS
+};
+uint32_t proto_inline_callstack(struct proto_importer *im, enum proto_inline_mapping which,
+				const uint8_t *p, size_t n);
+/* The frame (name, file, line; pool ids, line TP_NULL_U32 for none) in dummy
+ * mapping which, made once with a stack_profile_symbol row of its own. */
+uint32_t proto_dummy_frame(struct proto_importer *im, enum proto_inline_mapping which,
+			   uint32_t name, uint32_t file, uint32_t line);
+/* The track of a legacy async event (legacy_async.c): phase b/e/n or
+ * S/T/p/F, its name (pool id), upid (TP_NULL_U32: a global or unscoped
+ * id), the event's process (TP_NULL_U32 unknown), id and scope (pool id:
+ * the category, the name for S/T/p/F). */
+uint32_t proto_legacy_async_track(struct proto_importer *im, int phase, uint32_t name,
+				  uint32_t upid, uint32_t event_upid, uint64_t id, uint32_t scope);
+void proto_legacy_async_free(struct proto_importer *im);
+/* --analyze-trace-proto-content (content.c): a packet's field sizes under
+ * its annotation (a TrackEvent's: its category and name, pool ids or
+ * TP_NULL_STR), kept by the root importer; at end of file the
+ * experimental_proto_path / experimental_proto_content rows. */
+enum proto_content_kind {
+	PROTO_CONTENT_PLAIN,       /* no annotation */
+	PROTO_CONTENT_SKIPPED,     /* skipped_packet: invalid_incremental_state */
+	PROTO_CONTENT_TRACK_EVENT, /* event.category, event.name */
+};
+void proto_content_enable(struct proto_importer *im);
+void proto_content_packet(struct proto_importer *im, const uint8_t *p, size_t n,
+			  enum proto_content_kind kind, uint32_t cat, uint32_t name);
+void proto_content_finish(struct proto_importer *im);
+void proto_content_free(struct proto_importer *im);
+/* StackSample (TracePacket 135, stack_sample.c) at parse time. */
+void proto_stack_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
+			      const uint8_t *p, size_t n);
+void proto_stack_sample_free(struct proto_importer *im);
 void proto_streaming_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
 				  const uint8_t *p, size_t n);
 void proto_callstacks_free(struct proto_importer *im);

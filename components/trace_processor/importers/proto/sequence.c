@@ -21,7 +21,7 @@ struct proto_seq *proto_seq_get_slow(struct proto_importer *im, uint32_t id)
 	if (!s) {
 		s = tb_calloc(1, sizeof *s);
 		s->id = id;
-		s->src = im->n_seqs++;
+		s->src = proto_new_src(im);
 		s->valid = false; /* until a packet clears the incremental state */
 		s->pid = s->tid = -1;
 		hmap_init(&s->inc_counters);
@@ -152,7 +152,9 @@ void proto_seq_set_defaults(struct proto_importer *im, struct proto_seq *seq, co
 	g->has_track_uuid = false;
 	g->counter_uuids = g->dbl_counter_uuids = NULL;
 	g->n_counter_uuids = g->n_dbl_counter_uuids = 0;
-	g->perf_shard_count = g->perf_chosen_shard = 0;
+	g->has_perf_defaults = g->has_stack_defaults = false;
+	g->perf_defaults = g->stack_defaults = NULL;
+	g->perf_defaults_len = g->stack_defaults_len = 0;
 	struct pb_reader r;
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
@@ -160,11 +162,13 @@ void proto_seq_set_defaults(struct proto_importer *im, struct proto_seq *seq, co
 		if (f.id == 58 && f.wire == PB_WIRE_VARINT) {
 			g->clock_id = (uint32_t)f.val;
 		} else if (f.id == 12 && f.wire == PB_WIRE_LEN) { /* perf_sample_defaults */
-			struct pb_field sf;
-			if (pb_find_field(f.data, f.len, 2, &sf) == 1 && sf.wire == PB_WIRE_VARINT)
-				g->perf_shard_count = (uint32_t)sf.val;
-			if (pb_find_field(f.data, f.len, 3, &sf) == 1 && sf.wire == PB_WIRE_VARINT)
-				g->perf_chosen_shard = (uint32_t)sf.val;
+			g->has_perf_defaults = true;
+			g->perf_defaults = arena_memdup(&g->mem, f.data, f.len);
+			g->perf_defaults_len = (uint32_t)f.len;
+		} else if (f.id == 100 && f.wire == PB_WIRE_LEN) { /* stack_sample_defaults */
+			g->has_stack_defaults = true;
+			g->stack_defaults = arena_memdup(&g->mem, f.data, f.len);
+			g->stack_defaults_len = (uint32_t)f.len;
 		} else if (f.id == 11 && f.wire == PB_WIRE_LEN) {
 			struct pb_reader tr;
 			struct pb_field tf = {0};

@@ -141,8 +141,19 @@ static void cpu_times(struct tp *tp, int64_t ts, const struct pb_field *f)
 	if (!has_cpu) /* Perfetto: invalid_cpu_times */
 		return;
 	uint32_t cpu = (uint32_t)v[1];
-	for (unsigned i = 2; i <= 9; i++)
-		push(tp, ts, counter_track(tp, "cpustat", names[i], -1, cpu, 0, NULL), (double)v[i]);
+	for (unsigned i = 2; i <= 9; i++) {
+		uint32_t track = counter_track(tp, "cpustat", names[i], -1, cpu, 0, NULL);
+		if (tp->t.track.dimension_arg_set_id[track] == TP_NULL_U32) {
+			/* Perfetto's dimensions: the cpu and the field ("idle_ns"). */
+			uint32_t kc = tp_intern_cstr(tp, "cpu"), kk = tp_intern_cstr(tp, "cpustat_key");
+			tp_args_begin(&tp->args_scratch);
+			tp_args_add_int(&tp->args_scratch, kc, kc, cpu);
+			tp_args_add_string(&tp->args_scratch, kk, kk,
+			                   tp_intern_cstr(tp, names[i] + strlen("cpu.times.")));
+			tp->t.track.dimension_arg_set_id[track] = tp_args_commit(tp, &tp->args_scratch);
+		}
+		push(tp, ts, track, (double)v[i]);
+	}
 }
 
 static const char *psi_key(uint64_t resource)
@@ -443,6 +454,118 @@ void proto_process_stats_parse(struct proto_importer *im, int64_t ts, const uint
 			process_stats_process(im->tp, ts, f.data, f.len);
 }
 
+/* ---- InterruptInfo (TracePacket field 130) ------------------------------------ */
+
+/* Each irq_mapping {irq_id, name} with both, the first of an irq_id on this
+ * machine (one importer per machine), as Perfetto's SystemProbesParser. */
+void proto_interrupt_info_parse(struct proto_importer *im, const uint8_t *p, size_t n)
+{
+	struct tp *tp = im->tp;
+	struct tp_interrupt_mapping_table *t = &tp->t.interrupt_mapping;
+	struct pb_reader r;
+	struct pb_field f = {0}, id, name;
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id != 1 || f.wire != PB_WIRE_LEN)
+			continue;
+		if (pb_find_field(f.data, f.len, 1, &id) != 1 || id.wire != PB_WIRE_VARINT ||
+		    pb_find_field(f.data, f.len, 2, &name) != 1 || name.wire != PB_WIRE_LEN)
+			continue;
+		uint32_t irq = (uint32_t)id.val;
+		if (hmap_get(&im->irq_ids, irq, NULL))
+			continue;
+		hmap_put(&im->irq_ids, irq, 1);
+		uint32_t row = tp_interrupt_mapping_append(t);
+		t->irq_id[row] = irq;
+		t->name[row] = tp_intern(tp, (const char *)name.data, name.len);
+		t->machine_id[row] = tp->machine;
+	}
+}
+
+/* ---- PackagesList (47) and AndroidUserList (123) ----------------------------- */
+
+/* Each package a package_list row, the first of a name only; the error
+ * flags set stats (as Perfetto's AndroidProbesModule). */
+void proto_packages_list_parse(struct proto_importer *im, const uint8_t *p, size_t n)
+{
+	struct tp *tp = im->tp;
+	struct pb_reader r;
+	struct pb_field f = {0}, g = {0};
+	pb_reader_init(&r, p, n);
+	bool parse_error = false, read_error = false;
+	while (pb_next(&r, &f)) {
+		if (f.id == 2 && f.wire == PB_WIRE_VARINT)
+			parse_error = f.val != 0;
+		else if (f.id == 3 && f.wire == PB_WIRE_VARINT)
+			read_error = f.val != 0;
+		if (f.id != 1 || f.wire != PB_WIRE_LEN)
+			continue;
+		uint32_t name = 0;
+		int64_t uid = 0, debuggable = 0, profileable = 0, version = 0;
+		struct pb_reader pr;
+		pb_reader_init(&pr, f.data, f.len);
+		while (pb_next(&pr, &g)) {
+			if (g.id == 1 && g.wire == PB_WIRE_LEN)
+				name = tp_intern(tp, (const char *)g.data, g.len);
+			else if (g.wire != PB_WIRE_VARINT)
+				continue;
+			else if (g.id == 2)
+				uid = (int64_t)g.val;
+			else if (g.id == 3)
+				debuggable = g.val != 0;
+			else if (g.id == 4)
+				profileable = g.val != 0;
+			else if (g.id == 5)
+				version = (int64_t)g.val;
+		}
+		if (!hmap_put(&im->packages_seen, name, 1))
+			continue;
+		struct tp_package_list_table *t = &tp->t.package_list;
+		uint32_t row = tp_package_list_append(t);
+		t->package_name[row] = name;
+		t->uid[row] = uid;
+		t->debuggable[row] = debuggable;
+		t->profileable_from_shell[row] = profileable;
+		t->version_code[row] = version;
+	}
+	tp_stat_set(tp, TP_STAT_packages_list_has_parse_errors, parse_error);
+	tp_stat_set(tp, TP_STAT_packages_list_has_read_errors, read_error);
+}
+
+/* Each user an android_user_list row; a user seen again gets the new
+ * type. A negative error counts in user_list_errors. */
+void proto_user_list_parse(struct proto_importer *im, const uint8_t *p, size_t n)
+{
+	struct tp *tp = im->tp;
+	struct pb_reader r;
+	struct pb_field f = {0}, g = {0};
+	pb_reader_init(&r, p, n);
+	while (pb_next(&r, &f)) {
+		if (f.id == 2 && f.wire == PB_WIRE_VARINT && (int32_t)f.val < 0)
+			tp_stat_inc(tp, TP_STAT_user_list_errors);
+		if (f.id != 1 || f.wire != PB_WIRE_LEN)
+			continue;
+		uint32_t type = 0;
+		int64_t uid = 0;
+		struct pb_reader ur;
+		pb_reader_init(&ur, f.data, f.len);
+		while (pb_next(&ur, &g)) {
+			if (g.id == 1 && g.wire == PB_WIRE_LEN)
+				type = tp_intern(tp, (const char *)g.data, g.len);
+			else if (g.id == 2 && g.wire == PB_WIRE_VARINT)
+				uid = (int32_t)g.val;
+		}
+		struct tp_android_user_list_table *t = &tp->t.android_user_list;
+		uint64_t row;
+		if (!hmap_get(&im->user_rows, (uint64_t)uid, &row)) {
+			row = tp_android_user_list_append(t);
+			t->android_user_id[row] = uid;
+			hmap_put(&im->user_rows, (uint64_t)uid, row);
+		}
+		t->type[row] = type;
+	}
+}
+
 /* ---- CpuInfo (TracePacket field 67) ------------------------------------------- */
 
 /* Perfetto's kCpuInfoFeatures allowlist: bit i of Cpu.features is the
@@ -490,6 +613,52 @@ static void cpu_clusters(const struct cpu_desc *d, uint32_t n, uint32_t *cluster
 		cluster[i] = (uint32_t)(at - keys);
 	}
 	tb_free(keys);
+}
+
+/* The order Perfetto fills the tables in: by capacity when every cpu has
+ * one (cpus of equal capacity in cpu order), else by cpu. */
+static void cpu_order(const struct cpu_desc *d, uint32_t n, uint32_t *order)
+{
+	bool caps = true;
+	for (uint32_t i = 0; i < n; i++)
+		caps &= d[i].has_capacity;
+	for (uint32_t i = 0; i < n; i++) {
+		/* Insertion: stable, and n is a cpu count. */
+		uint32_t j = i;
+		while (caps && j > 0 && d[order[j - 1]].capacity > d[i].capacity) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = i;
+	}
+}
+
+/* A cpu_freq row of ucpu for each of the Cpu's frequencies (field 2, packed
+ * or not), in their order. */
+static void cpu_freqs(struct tp *tp, uint32_t ucpu, const struct pb_field *cpu)
+{
+	struct tp_cpu_freq_table *t = &tp->t.cpu_freq;
+	struct pb_reader r;
+	struct pb_field f = {0};
+	uint64_t v;
+	pb_reader_init_field(&r, cpu);
+	while (pb_next(&r, &f)) {
+		if (f.id != 2)
+			continue;
+		if (f.wire == PB_WIRE_VARINT) {
+			uint32_t row = tp_cpu_freq_append(t);
+			t->ucpu[row] = ucpu;
+			t->freq[row] = (uint32_t)f.val;
+		} else if (f.wire == PB_WIRE_LEN) {
+			struct pb_packed it;
+			pb_packed_init(&it, f.data, f.len, PB_WIRE_VARINT);
+			while (pb_packed_next(&it, &v)) {
+				uint32_t row = tp_cpu_freq_append(t);
+				t->ucpu[row] = ucpu;
+				t->freq[row] = (uint32_t)v;
+			}
+		}
+	}
 }
 
 static void cpu_args(struct proto_importer *im, uint32_t ucpu, const struct pb_field *cpu)
@@ -572,10 +741,18 @@ void proto_cpu_info_parse(struct proto_importer *im, const uint8_t *p, size_t n)
 		vec_release(&cpus);
 		return;
 	}
-	uint32_t *cluster = tb_calloc(cpus.len, sizeof *cluster);
-	cpu_clusters(cpus.data, (uint32_t)cpus.len, cluster);
+	if (cpus.len > TP_MAX_CPUS) {
+		tp_stat_inc(tp, TP_STAT_invalid_trace_packet);
+		cpus.len = TP_MAX_CPUS;
+	}
+	uint32_t ncpus = (uint32_t)cpus.len;
+	uint32_t *cluster = tb_calloc(ncpus, sizeof *cluster);
+	uint32_t *order = tb_calloc(ncpus, sizeof *order);
+	cpu_clusters(cpus.data, ncpus, cluster);
+	cpu_order(cpus.data, ncpus, order);
 	struct tp_cpu_table *t = &tp->t.cpu;
-	for (uint32_t i = 0; i < cpus.len; i++) {
+	for (uint32_t o = 0; o < ncpus; o++) {
+		uint32_t i = order[o];
 		const struct pb_field *cpu = &cpus.data[i].cpu;
 		uint32_t ucpu = tp_cpu_for(tp, i);
 		if (pb_find_field(cpu->data, cpu->len, 1, &c) == 1 && c.wire == PB_WIRE_LEN &&
@@ -584,8 +761,10 @@ void proto_cpu_info_parse(struct proto_importer *im, const uint8_t *p, size_t n)
 		t->cluster_id[ucpu] = cluster[i];
 		if (cpus.data[i].has_capacity)
 			t->capacity[ucpu] = cpus.data[i].capacity;
+		cpu_freqs(tp, ucpu, cpu);
 		cpu_args(im, ucpu, cpu);
 	}
+	tb_free(order);
 	tb_free(cluster);
 	vec_release(&cpus);
 }
@@ -679,10 +858,11 @@ static void process_tree_process(struct proto_importer *im, const struct proto_e
 					TP_NAME_PROCESS_TREE);
 	t = &tp->t.process; /* the main thread may have grown the tables */
 	if (uid >= 0) {
+		/* Perfetto's SetProcessUid: the app id and user of any uid
+		 * (UserHandle's arithmetic). */
 		t->uid[upid] = uid;
-		t->android_appid[upid] = uid >= 10000 ? uid % 100000 : TP_NULL_I64;
-		if (uid >= 10000)
-			t->android_user_id[upid] = uid / 100000;
+		t->android_appid[upid] = uid % 100000;
+		t->android_user_id[upid] = uid / 100000;
 	}
 	/* Age: the start in BOOTTIME (early kernel threads have 0). */
 	int64_t start;

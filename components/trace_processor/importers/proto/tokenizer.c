@@ -45,7 +45,7 @@ static inline void maybe_extract(struct proto_importer *im)
 {
 	struct tp *tp = im->tp;
 	if (im->depth == 0 && !tp->cfg.full_sort && tp_sorter_want_extract(tp->sorter))
-		tp_sorter_extract(tp->sorter, tp, proto_on_sorted, im);
+		tp_sorter_extract(tp->sorter, tp, proto_on_sorted, im->root);
 }
 
 static void fail(struct proto_importer *im)

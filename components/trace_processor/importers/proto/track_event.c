@@ -265,7 +265,7 @@ void proto_te_plain_record(struct proto_importer *im, const struct proto_seq *se
 	bool has_uuid = sf->has_uuid;
 	uint64_t uuid = sf->uuid;
 	memset(rec, 0, sizeof *rec);
-	rec->kind = EV_TE_SIMPLE;
+	rec->kind = EV_TE_SIMPLE | im->tag;
 	rec->type = sf->type;
 	rec->seq_id = seq->id;
 	rec->pid = seq->pid;
@@ -429,6 +429,7 @@ struct te {
 	int64_t pid_override, tid_override;
 	uint32_t instant_scope;
 	bool has_id, global_id, unscoped_id, bind_to_enclosing;
+	struct pb_field id_scope; /* LegacyEvent.id_scope, len 0 none */
 	uint64_t id;
 	uint64_t bind_id;
 	uint32_t flow_direction;
@@ -478,6 +479,10 @@ static void decode_legacy(struct te *e, const struct pb_field *lf)
 			break;
 		case 12:
 			e->bind_to_enclosing = f.val != 0;
+			break;
+		case 7:
+			if (f.wire == PB_WIRE_LEN)
+				e->id_scope = f;
 			break;
 		case 11:
 			e->has_id = true;
@@ -719,6 +724,16 @@ static void annotation_value(struct proto_importer *im, const struct proto_gen *
 			if (f.wire != PB_WIRE_LEN)
 				break;
 			kb_ids(tp, kb, &fk, &k);
+			/* legacy_json_value: its JSON as args under the key, as
+			 * Perfetto's ArgsParser; kept whole when it is not JSON
+			 * (or below an array, where the flat key differs). */
+			if (fk == k) {
+				if (!im->json_args)
+					im->json_args = tp_json_args_new();
+				if (tp_json_args_add(tp, im->json_args, k, (const char *)f.data, f.len,
+						     b))
+					break;
+			}
 			tp_args_add_json(b, fk, k, tp_intern(tp, (const char *)f.data, f.len));
 			break;
 		case 8:
@@ -993,8 +1008,8 @@ struct legacy_args {
  * fields in wire order (chrome_histogram_sample, source_location,
  * source_location_iid), debug annotations, then the passthrough utid and
  * the phase. */
-static uint32_t build_args(struct proto_importer *im, const struct proto_gen *g, const uint8_t *p,
-			   size_t n, const struct legacy_args *la, int64_t ts, uint32_t utid)
+static void build_args(struct proto_importer *im, const struct proto_gen *g, const uint8_t *p,
+		       size_t n, const struct legacy_args *la, int64_t ts, uint32_t utid)
 {
 	struct tp *tp = im->tp;
 	struct pb_reader r;
@@ -1049,7 +1064,6 @@ static uint32_t build_args(struct proto_importer *im, const struct proto_gen *g,
 		k = tp_intern_cstr(tp, "legacy_event.phase");
 		tp_args_add_string(&im->args, k, k, tp_intern(tp, &la->phase, 1));
 	}
-	return tp_args_commit(tp, &im->args);
 }
 
 /* ---- flows ------------------------------------------------------------------------ */
@@ -1098,19 +1112,32 @@ static uint32_t legacy_track(struct proto_importer *im, const struct proto_ev *e
 		tid = -1;
 	int ph = e->phase;
 	if (e->has_id && is_async_phase(ph)) {
-		struct tp_track_key key = {.event_type = "slice", .utid = -1, .upid = -1,
-					   .cpu = -1, .extra_dim = e->id, .name = e->name};
 		/* The event's thread still is its passthrough utid. */
 		if (tid >= 0)
 			*utid_out = tp_thread_for_tid(tp, tid, pid > 0 ? pid : -1);
-		/* Only local ids are scoped to the process. */
-		if (e->global_id || e->unscoped_id || pid < 0) {
-			key.type = "legacy_async_global_slice";
-		} else {
-			key.type = "legacy_async_process_slice";
-			key.upid = tp_process_for_pid(tp, pid);
+		/* Only local ids are scoped to the process (which they need). */
+		uint32_t upid = TP_NULL_U32, event_upid = pid > 0 ? tp_process_for_pid(tp, pid)
+								  : TP_NULL_U32;
+		if (!e->global_id && !e->unscoped_id) {
+			if (event_upid == TP_NULL_U32) {
+				tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
+				return TP_NULL_U32;
+			}
+			upid = event_upid;
 		}
-		return tp_track_get(tp, &key);
+		/* Catapult's rule: b/e/n of one id but different categories are
+		 * different tracks, S/T/p/F of different names. */
+		bool old_async = ph == 'S' || ph == 'T' || ph == 'p' || ph == 'F';
+		uint32_t scope = old_async ? e->name : e->cat;
+		if (e->id_scope.len) {
+			proto_scratch_reset(im);
+			const char *c = e->cat ? tp_str(tp, e->cat) : "";
+			proto_scratch_add(im, c, strlen(c));
+			proto_scratch_add(im, ":", 1);
+			proto_scratch_add(im, e->id_scope.data, e->id_scope.len);
+			scope = tp_intern(tp, im->scratch.data, im->scratch.len);
+		}
+		return proto_legacy_async_track(im, ph, e->name, upid, event_upid, e->id, scope);
 	}
 	if ((ph == 'I' || ph == 'i' || ph == 'R') && e->instant_scope == 1) {
 		return proto_track_resolve(im, 0);
@@ -1321,9 +1348,12 @@ static void state_event(struct proto_importer *im, int64_t ts, const struct prot
 	if (track == TP_NULL_U32)
 		return;
 	struct legacy_args la = {.passthrough_utid = TP_NULL_U32};
-	uint32_t args = e->name && e->has_args
-				? build_args(im, ev->gen, p, n, &la, ts, TP_NULL_U32)
-				: TP_NULL_U32;
+	uint32_t args = TP_NULL_U32;
+	if (e->name && e->has_args) {
+		tp_args_begin(&im->args);
+		build_args(im, ev->gen, p, n, &la, ts, TP_NULL_U32);
+		args = tp_args_commit(tp, &im->args);
+	}
 	tp_state_update(tp, track, ts, e->name, e->cat, args);
 }
 
@@ -1337,6 +1367,11 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 		tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
 		return;
 	}
+	/* --analyze-trace-proto-content: an event with a type or a legacy
+	 * phase, by its category and name, as Perfetto's importer. */
+	if (ev->pkt_len && (e.type || e.phase))
+		proto_content_packet(im, p + n + (ev->n_abs_int + ev->n_abs_dbl) * sizeof(double),
+				     ev->pkt_len, PROTO_CONTENT_TRACK_EVENT, e.cat, e.name);
 	uint32_t type = e.type;
 	if (!e.has_type && e.has_legacy) {
 		switch (e.phase) {
@@ -1423,20 +1458,28 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 	    (e.phase == 'S' || e.phase == 'T' || e.phase == 'p' || e.phase == 'R'))
 		la.phase = (char)e.phase;
 	bool legacy_args = la.has_source_id || la.passthrough_utid != TP_NULL_U32 || la.phase;
-	uint32_t args = e.has_args || legacy_args ? build_args(im, ev->gen, p, n, &la, ts, utid)
-						  : TP_NULL_U32;
+	/* The args, in im->args: a begin's and an end's stay with the open
+	 * slice until it leaves its stack (one set for both, as Perfetto). */
+	tp_args_begin(&im->args);
+	if (e.has_args || legacy_args)
+		build_args(im, ev->gen, p, n, &la, ts, utid);
+	uint32_t args = TP_NULL_U32;
+	if (type != TYPE_SLICE_BEGIN && type != TYPE_SLICE_END)
+		args = tp_args_commit(tp, &im->args);
 	struct tp_slice_table *st = &tp->t.slice;
 	uint32_t slice = TP_NULL_U32;
 	switch (type) {
 	case TYPE_SLICE_BEGIN:
-		slice = tp_slice_begin(tp, track, ts, e.cat, e.name, args);
+		slice = tp_slice_begin_args(tp, track, ts, e.cat, e.name, &im->args);
 		if (slice != TP_NULL_U32) {
 			tp_set_slice_thread_ts(st, slice, tc.time);
 			tp_set_slice_thread_instruction_count(st, slice, tc.instr);
 		}
 		break;
 	case TYPE_SLICE_END:
-		slice = tp_slice_end(tp, track, ts, e.cat, e.name, args);
+		/* The begin's passthrough utid stays (Perfetto's kSkipIfExists). */
+		slice = tp_slice_end_args(tp, track, ts, e.cat, e.name, &im->args,
+					  tp_intern_cstr(tp, "legacy_event.passthrough_utid"));
 		if (slice != TP_NULL_U32) {
 			if (tc.time != TP_NULL_I64 && tp_get_slice_thread_ts(st, slice) != TP_NULL_I64)
 				tp_set_slice_thread_dur(st, slice,

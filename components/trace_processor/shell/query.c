@@ -1,0 +1,315 @@
+/*
+ * The commands that load a trace and run SQL on it: query (CSV output),
+ * interactive, and the two Perfetto has that tracebox recognises but cannot
+ * run, metrics (v1) and summarize.
+ *
+ * Query results print as Perfetto's CSV: quoted header names, quoted
+ * strings, decimal integers, doubles with %f, NULL as "[NULL]", one blank
+ * line between result sets; a single column named suppress_query_output
+ * prints nothing.
+ */
+#include "shell.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../tp_int.h"
+#include "sqlite3.h"
+
+/* An SQL error quotes at most this much of its statement. */
+#define MAX_ECHO 1000
+
+/* Ctrl-C interrupts the running statement (as Perfetto's shell), not the
+ * process: the statement fails with "interrupted". */
+static sqlite3 *interrupt_db;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	if (interrupt_db)
+		sqlite3_interrupt(interrupt_db);
+}
+
+static void catch_sigint(struct tp *tp)
+{
+	interrupt_db = tp_db(tp);
+	struct sigaction sa = {.sa_handler = on_sigint};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+}
+
+static void release_sigint(void)
+{
+	signal(SIGINT, SIG_DFL);
+	interrupt_db = NULL;
+}
+
+/* Is sql[start, end) only white space, semicolons and comments? */
+static bool is_comment_only(const char *p, const char *end)
+{
+	while (p < end) {
+		if (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n' || *p == ';') {
+			p++;
+		} else if (p + 1 < end && p[0] == '-' && p[1] == '-') {
+			while (p < end && *p != '\n')
+				p++;
+		} else if (p + 1 < end && p[0] == '/' && p[1] == '*') {
+			const char *e = strstr(p + 2, "*/");
+			p = e && e + 2 <= end ? e + 2 : end;
+		} else {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* ---- CSV ----------------------------------------------------------------------- */
+
+static void print_csv_value(FILE *out, sqlite3_stmt *st, int i)
+{
+	switch (sqlite3_column_type(st, i)) {
+	case SQLITE_INTEGER:
+		fprintf(out, "%lld", (long long)sqlite3_column_int64(st, i));
+		break;
+	case SQLITE_FLOAT:
+		fprintf(out, "%f", sqlite3_column_double(st, i));
+		break;
+	case SQLITE_TEXT:
+		fprintf(out, "\"%s\"", (const char *)sqlite3_column_text(st, i));
+		break;
+	case SQLITE_BLOB:
+		fputs("\"<raw bytes>\"", out);
+		break;
+	default:
+		fputs("\"[NULL]\"", out);
+	}
+}
+
+int shell_run_queries_csv(struct tp *tp, const char *sql, FILE *out)
+{
+	sqlite3 *db = tp_db(tp);
+	const char *tail = sql;
+	bool printed_any = false, ran_any = false;
+	while (tail && *tail) {
+		sqlite3_stmt *st = NULL;
+		const char *start = tail;
+		char err[1024];
+		int64_t t0 = shell_now_ns();
+		if (tp_prepare(tp, tail, &st, &tail, err, sizeof err) != SQLITE_OK) {
+			size_t n = strcspn(start, ";");
+			fprintf(stderr, "Error in statement: %.*s%s\n%s\n", (int)(n > MAX_ECHO ? MAX_ECHO : n),
+				start, n > MAX_ECHO ? "..." : "", err);
+			return -1;
+		}
+		if (!st) {
+			/* whitespace, a comment, or an INCLUDE (which ran) */
+			ran_any |= tail != start && strspn(start, " \t\r\n;") < (size_t)(tail - start) &&
+				   !is_comment_only(start, tail);
+			continue;
+		}
+		ran_any = true;
+		int ncol = sqlite3_column_count(st);
+		bool suppress = ncol == 1 && strcmp(sqlite3_column_name(st, 0), "suppress_query_output") == 0;
+		bool print = ncol > 0 && !suppress;
+		if (print) {
+			if (printed_any)
+				fputc('\n', out);
+			for (int i = 0; i < ncol; i++)
+				fprintf(out, "%s\"%s\"", i ? "," : "", sqlite3_column_name(st, i));
+			fputc('\n', out);
+			printed_any = true;
+		}
+		int rc;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			if (!print)
+				continue;
+			for (int i = 0; i < ncol; i++) {
+				if (i)
+					fputc(',', out);
+				print_csv_value(out, st, i);
+			}
+			fputc('\n', out);
+		}
+		shell_metatrace_slice("QUERY_TIMELINE", "QUERY_EXECUTE", t0, shell_now_ns(),
+				      sqlite3_sql(st));
+		if (rc != SQLITE_DONE) {
+			const char *q = sqlite3_sql(st);
+			size_t n = strlen(q);
+			fprintf(stderr, "Error in statement: %.*s%s\n%s\n", (int)(n > MAX_ECHO ? MAX_ECHO : n),
+				q, n > MAX_ECHO ? "..." : "", tp_sql_errmsg(db));
+			sqlite3_finalize(st);
+			return -1;
+		}
+		sqlite3_finalize(st);
+	}
+	if (!ran_any) {
+		fprintf(stderr, "Error: No valid SQL to run\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- query ----------------------------------------------------------------------- */
+
+/* --perf-file: "LOAD_NS,QUERY_NS", as Perfetto writes it. */
+static int write_perf_file(const char *path, int64_t load_ns, int64_t query_ns)
+{
+	char buf[64];
+	int n = snprintf(buf, sizeof buf, "%lld,%lld", (long long)load_ns, (long long)query_ns);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		shell_error("Failed to open perf file '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	int rc = tb_write_all(fd, buf, (size_t)n);
+	close(fd);
+	if (rc < 0) {
+		shell_error("cannot write '%s': %s", path, strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+int shell_run_query(struct shell_opts *o)
+{
+	if (shell_reject_extra(o, "query", 2, NULL) < 0)
+		return 1;
+	if (o->structured_query_id) {
+		if (!o->summary_specs.len)
+			shell_error("query: --structured-query-id requires at least one --summary-spec");
+		else
+			shell_error("query: structured queries need the trace summarizer, which "
+				    "tracebox does not have");
+		return 1;
+	}
+	/* With --remote the trace is the server's: the first positional is the SQL. */
+	size_t sql_at = o->remote ? 0 : 1;
+	const char *trace = NULL;
+	if (!o->remote && !(trace = shell_trace_arg(o, "query")))
+		return 1;
+	char *sql = NULL;
+	const char *file = o->query_file;
+	bool file_is_stdin = file && strcmp(file, "-") == 0;
+	bool stdin_free = !trace || strcmp(trace, "-") != 0;
+	if (o->pos.len > sql_at) {
+		sql = tb_strdup(o->pos.data[sql_at]);
+	} else if (stdin_free && (file_is_stdin || (!file && !isatty(0)))) {
+		sql = shell_read_file("-", NULL);
+		if (!sql) {
+			shell_error("query: failed to read SQL from stdin");
+			return 1;
+		}
+		file = NULL;
+	}
+	if ((!sql || !*sql) && !file) {
+		shell_error("query: no SQL provided. Use positional arg, -f FILE, or pipe to stdin.");
+		tb_free(sql);
+		return 1;
+	}
+	if (o->remote) {
+		if (file) {
+			tb_free(sql);
+			if (!(sql = shell_read_file(file, NULL))) {
+				shell_error("query: unable to read file '%s': %s", file, strerror(errno));
+				return 1;
+			}
+		}
+		int rc = shell_remote_query(o, sql);
+		tb_free(sql);
+		return rc;
+	}
+
+	struct shell_config sc;
+	struct tp *tp = NULL;
+	int status = 1;
+	int64_t load_ns = 0;
+	if (shell_config_build(o, &sc) < 0 || !(tp = shell_load(o, &sc, trace, &load_ns)))
+		goto out;
+	if (file) {
+		tb_free(sql);
+		if (!(sql = shell_read_file(file, NULL))) {
+			shell_error("query: unable to read file '%s': %s", file, strerror(errno));
+			goto out;
+		}
+	}
+	catch_sigint(tp);
+	int64_t t0 = shell_now_ns();
+	int rc = shell_run_queries_csv(tp, sql, stdout);
+	if (rc == 0)
+		fprintf(stderr, "Query execution time: %lld ms\n",
+			(long long)((shell_now_ns() - t0) / 1000000));
+	int64_t query_ns = shell_now_ns() - t0;
+	fflush(stdout);
+	release_sigint();
+	if (rc < 0)
+		goto out;
+	if (o->perf_file && write_perf_file(o->perf_file, load_ns, query_ns) < 0)
+		goto out;
+	status = 0;
+	if (o->interactive) {
+		catch_sigint(tp);
+		tp_shell_interactive(tp, o->wide);
+		release_sigint();
+	}
+out:
+	tb_free(sql);
+	tp_free(tp);
+	shell_config_release(&sc);
+	return status;
+}
+
+/* ---- interactive ----------------------------------------------------------------- */
+
+int shell_run_interactive(struct shell_opts *o)
+{
+	if (o->remote) {
+		shell_error("interactive: --remote is only supported by the query command in "
+			    "tracebox");
+		return 1;
+	}
+	const char *trace = shell_trace_arg(o, "interactive");
+	if (!trace)
+		return 1;
+	struct shell_config sc;
+	struct tp *tp = NULL;
+	int status = 1;
+	if (shell_config_build(o, &sc) < 0 || !(tp = shell_load(o, &sc, trace, NULL)))
+		goto out;
+	catch_sigint(tp);
+	tp_shell_interactive(tp, o->wide);
+	release_sigint();
+	status = 0;
+out:
+	tp_free(tp);
+	shell_config_release(&sc);
+	return status;
+}
+
+/* ---- recognised, not implemented ----------------------------------------------------- */
+
+int shell_run_metrics(struct shell_opts *o)
+{
+	if (shell_reject_extra(o, "metrics", 1, NULL) < 0)
+		return 1;
+	if (!o->run) {
+		shell_error("metrics: --run is required");
+		return 1;
+	}
+	shell_error("metrics: v1 metrics (--run %s) are not implemented in tracebox: it has no "
+		    "metrics engine; query the tables or the stdlib modules with SQL instead",
+		    o->run);
+	return 1;
+}
+
+int shell_run_summarize(struct shell_opts *o)
+{
+	(void)o;
+	shell_error("summarize: trace summarization (summary specs, --metrics-v2) is not "
+		    "implemented in tracebox: it has no summarizer");
+	return 1;
+}

@@ -1,0 +1,23 @@
+# tests/ui/run.sh: the Perfetto UI's query sequences (../shared/reference/
+# ui_queries/, five traces), each replayed in one WebSocket session against
+# `trace_processor_shell server http` by replay.py, and compared with
+# Perfetto v58.2's answers. Per sequence: every query Perfetto answers
+# answers here, with its columns and rows, except those listed with a
+# reason in known_differences.txt (a listed query that starts to match
+# fails, so the list only shrinks); the queries of exact_rows.txt must
+# match; each failed query is logged by the server. PASS/FAIL lines.
+set -u
+dir=../shared/reference/ui_queries
+if ! command -v python3 >/dev/null 2>&1; then
+	echo "SKIP ui: python3 is not installed"
+	exit 0
+fi
+if [ ! -d "$dir" ]; then
+	echo "SKIP ui: no $dir"
+	exit 0
+fi
+for seq in sched tracebox-perf-profile chrome-json pytorch trace-cmd-report; do
+	timeout 300 python3 tests/ui/replay.py "$TRACEBOX" "$dir/$seq.json" \
+		tests/ui/known_differences.txt tests/ui/exact_rows.txt ||
+		echo "FAIL ui/$seq (replay exited $?)"
+done
