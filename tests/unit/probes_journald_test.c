@@ -150,7 +150,8 @@ static int count_entry(void *ctx, struct journal_file *f, const struct journal_e
 
 /* The follower: files there at the start are read from their tail; a file
  * that appears later is read whole, but its entries from before the start
- * (these seeds' are from 2023, of another boot) are skipped. */
+ * (these seeds' are from 2023, of another boot) are skipped; a file that
+ * is done with and deleted is closed. */
 TEST(journal_follow_tail_and_new_files)
 {
 	char dir[] = "/tmp/tb-journald-XXXXXX";
@@ -171,10 +172,14 @@ TEST(journal_follow_tail_and_new_files)
 	struct journal_stats st;
 	journal_follow_stats(&fl, &st);
 	CHECK_EQ(st.bad_entries + st.bad_items + st.bad_chain, 0);
-	journal_follow_close(&fl);
+	/* An offline file read to its end that loses its name is closed. */
 	char path[600];
 	snprintf(path, sizeof path, "%s/system.journal", dir);
 	unlink(path);
+	CHECK_EQ(journal_follow_poll(&fl, false, 0, count_entry, &n), 0);
+	CHECK_EQ(fl.files.len, 1);
+	CHECK_EQ(n, 0);
+	journal_follow_close(&fl);
 	snprintf(path, sizeof path, "%s/user-1000.journal", dir);
 	unlink(path);
 	rmdir(dir);

@@ -11,6 +11,8 @@
  *            JOURNAL_RESCAN_MS the caller also asks for a rescan, for
  *            folders that appear later (/var/log/journal once journald
  *            flushes) and file systems without inotify.
+ *   deleted  a file read to its end that is offline and has no name left
+ *            (journald's runtime journal after its flush to /var) is closed
  *   rotation journald renames system.journal to system@...journal (same
  *            inode: the cursor goes on; once archived and read to its end
  *            the file is closed) and creates a new system.journal, which is
@@ -338,8 +340,12 @@ static size_t read_file(struct journal_follow *f, struct journal_follow_file *ff
 	if (r < 0) {
 		log_warn(JOURNAL_LOG, "%s", jf->err.msg);
 		*finished = true;
-	} else if (jf->h.state == JOURNAL_ARCHIVED && jf->consumed >= jf->h.n_entries) {
-		*finished = true;
+	} else if (jf->consumed >= jf->h.n_entries && jf->h.state != JOURNAL_ONLINE) {
+		/* Archived, or closed and deleted (journald removes the runtime
+		 * journal once it flushed it to /var): nothing more will come. */
+		struct stat st;
+		*finished = jf->h.state == JOURNAL_ARCHIVED ||
+		            (fstat(jf->fd, &st) == 0 && st.st_nlink == 0);
 	}
 	return count;
 }
