@@ -220,9 +220,11 @@ build_sqlite_amalgamation() {
 
 # zstd's decoder only (journal payloads; later trace-cmd v7 and perf -z):
 # lib/common and lib/decompress, the portable C paths on every target (no
-# assembly, no runtime BMI2 dispatch), no legacy formats, no tracing hooks.
+# assembly, no runtime BMI2 dispatch), no legacy formats, no tracing hooks,
+# one Huffman and one sequence decoder (zstd's documented size options:
+# 25 KB less code, decoding speed unchanged within 5% on traces).
 ZSTD_DEFS="-DZSTD_DISABLE_ASM -DDYNAMIC_BMI2=0 -DZSTD_LEGACY_SUPPORT=0 -DZSTD_TRACE=0
-	-DXXH_NAMESPACE=ZSTD_"
+	-DXXH_NAMESPACE=ZSTD_ -DHUF_FORCE_DECOMPRESS_X1 -DZSTD_FORCE_DECOMPRESS_SEQUENCES_SHORT"
 ZSTD_SOURCES="common/debug.c common/entropy_common.c common/error_private.c
 	common/fse_decompress.c common/xxhash.c common/zstd_common.c
 	decompress/huf_decompress.c decompress/zstd_ddict.c decompress/zstd_decompress.c
@@ -333,15 +335,17 @@ gen_version() {
 
 # Files embedded in the binary as C strings: components/<c>/<name>.html
 # becomes out/gen/<c>_<name>_html.h defining `static const char
-# <c>_<name>_html[]` (traceconv's report page). Regenerated when newer.
+# <c>_<name>_html[]` (traceconv's report page), components/<c>/SKILL.md
+# out/gen/<c>_SKILL_md.h (the agent skill). Regenerated when newer.
 gen_embeds() {
 	mkdir -p "$GEN"
-	for f in components/*/*.html; do
+	for f in components/*/*.html components/*/SKILL.md; do
 		[ -f "$f" ] || continue
-		c=$(basename "$(dirname "$f")") n=$(basename "$f" .html)
-		h=$GEN/${c}_${n}_html.h
+		ext=${f##*.}
+		c=$(basename "$(dirname "$f")") n=$(basename "$f" ".$ext")
+		h=$GEN/${c}_${n}_${ext}.h
 		[ -f "$h" ] && [ ! "$f" -nt "$h" ] && continue
-		awk -v sym="${c}_${n}_html" '
+		awk -v sym="${c}_${n}_${ext}" '
 			# esc(s, ch): ch preceded by a backslash (split/join, so no
 			# gsub replacement-escaping differences between awks).
 			function esc(s, ch,   parts, k, i, r) {
