@@ -333,19 +333,32 @@ gen_version() {
 	printf '%s\n' "$new" >"$GEN/version.h"
 }
 
-# Files embedded in the binary as C strings: components/<c>/<name>.html
-# becomes out/gen/<c>_<name>_html.h defining `static const char
-# <c>_<name>_html[]` (traceconv's report page), components/<c>/SKILL.md
-# out/gen/<c>_SKILL_md.h (the agent skill). Regenerated when newer.
+# Files embedded in the binary: components/<c>/<name>.html becomes
+# out/gen/<c>_<name>_html.h defining `static const char <c>_<name>_html[]`
+# (traceconv's report page); components/<c>/SKILL.md (the agent skill)
+# out/gen/<c>_SKILL_md_gz.h defining `static const unsigned char
+# <c>_SKILL_md_gz[]`, the file gzip'd (-n: the same bytes every build), and
+# <c>_SKILL_md_len, its size. Regenerated when newer.
 gen_embeds() {
 	mkdir -p "$GEN"
-	for f in components/*/*.html components/*/SKILL.md; do
+	for f in components/*/SKILL.md; do
 		[ -f "$f" ] || continue
-		ext=${f##*.}
-		c=$(basename "$(dirname "$f")") n=$(basename "$f" ".$ext")
-		h=$GEN/${c}_${n}_${ext}.h
+		c=$(basename "$(dirname "$f")")
+		h=$GEN/${c}_SKILL_md_gz.h
 		[ -f "$h" ] && [ ! "$f" -nt "$h" ] && continue
-		awk -v sym="${c}_${n}_${ext}" '
+		{
+			echo "#define ${c}_SKILL_md_len $(wc -c <"$f" | tr -d ' ')"
+			echo "static const unsigned char ${c}_SKILL_md_gz[] = {"
+			gzip -9 -n -c "$f" | od -An -v -tu1 | sed 's/  */,/g; s/^,//; s/$/,/'
+			echo "};"
+		} >"$h.tmp" && mv "$h.tmp" "$h" || die "cannot embed $f"
+	done
+	for f in components/*/*.html; do
+		[ -f "$f" ] || continue
+		c=$(basename "$(dirname "$f")") n=$(basename "$f" .html)
+		h=$GEN/${c}_${n}_html.h
+		[ -f "$h" ] && [ ! "$f" -nt "$h" ] && continue
+		awk -v sym="${c}_${n}_html" '
 			# esc(s, ch): ch preceded by a backslash (split/join, so no
 			# gsub replacement-escaping differences between awks).
 			function esc(s, ch,   parts, k, i, r) {

@@ -3,8 +3,9 @@
  * beside this file (Agent Skills format: YAML front matter with name and
  * description, then the instructions) teaches a coding agent which capture
  * answers which question, the exact commands, the queries and how to keep
- * their output small. build.sh embeds it as out/gen/tracebox_SKILL_md.h,
- * so the one file an agent is given carries its own instructions:
+ * their output small. build.sh embeds it gzip'd as
+ * out/gen/tracebox_SKILL_md_gz.h (12 KB of text in 5 KB), so the one file an
+ * agent is given carries its own instructions:
  *
  *   tracebox skill                 print SKILL.md
  *   tracebox skill --install DIR   write DIR/tracebox/SKILL.md (the layout
@@ -23,8 +24,40 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
 #include "base.h"
-#include "tracebox_SKILL_md.h"
+#include "tracebox_SKILL_md_gz.h"
+
+static voidpf zalloc_tb(voidpf opaque, uInt n, uInt size)
+{
+	return tb_calloc(n, size);
+}
+
+static void zfree_tb(voidpf opaque, voidpf p)
+{
+	tb_free(p);
+}
+
+/* The skill's text, inflated (tb_malloc'd; tracebox_SKILL_md_len bytes).
+ * The bytes come from the build, so failing to inflate them is a bug. */
+static char *skill_text(void)
+{
+	char *out = tb_malloc(tracebox_SKILL_md_len);
+	z_stream z;
+	memset(&z, 0, sizeof z);
+	z.zalloc = zalloc_tb;
+	z.zfree = zfree_tb;
+	z.next_in = (Bytef *)tracebox_SKILL_md_gz;
+	z.avail_in = sizeof tracebox_SKILL_md_gz;
+	z.next_out = (Bytef *)out;
+	z.avail_out = tracebox_SKILL_md_len;
+	TB_CHECK(inflateInit2(&z, 16 + MAX_WBITS) == Z_OK); /* gzip framing */
+	int r = inflate(&z, Z_FINISH);
+	inflateEnd(&z);
+	TB_CHECK(r == Z_STREAM_END && z.total_out == tracebox_SKILL_md_len);
+	return out;
+}
 
 static void usage(FILE *f)
 {
@@ -56,7 +89,7 @@ static int make_dirs(char *path, struct tb_err *err)
  * into place, so an agent never loads half a skill. */
 static int install(const char *dir, struct tb_err *err)
 {
-	char path[4096], tmp[4200];
+	char path[4096], tmp[4200], *text = NULL;
 	int fd = -1, rc = -1;
 	if (snprintf(path, sizeof path, "%s/tracebox", dir) >= (int)sizeof path)
 		return tb_err_set(err, -ENAMETOOLONG, "folder name too long");
@@ -70,8 +103,8 @@ static int install(const char *dir, struct tb_err *err)
 		tb_err_errno(err, -errno, "cannot create '%s'", tmp);
 		goto out;
 	}
-	if (tb_write_all(fd, tracebox_SKILL_md, sizeof tracebox_SKILL_md - 1) < 0 ||
-	    fsync(fd) != 0) {
+	text = skill_text();
+	if (tb_write_all(fd, text, tracebox_SKILL_md_len) < 0 || fsync(fd) != 0) {
 		tb_err_errno(err, -errno, "cannot write '%s'", tmp);
 		goto out;
 	}
@@ -88,6 +121,7 @@ static int install(const char *dir, struct tb_err *err)
 	printf("%s\n", path);
 	rc = 0;
 out:
+	tb_free(text);
 	if (fd >= 0)
 		close(fd);
 	if (rc < 0)
@@ -99,8 +133,10 @@ int tracebox_skill_main(int argc, char **argv)
 {
 	struct tb_err err = {0};
 	if (argc == 1) {
-		fwrite(tracebox_SKILL_md, 1, sizeof tracebox_SKILL_md - 1, stdout);
-		return fflush(stdout) == 0 ? 0 : 1;
+		char *text = skill_text();
+		size_t n = fwrite(text, 1, tracebox_SKILL_md_len, stdout);
+		tb_free(text);
+		return n == tracebox_SKILL_md_len && fflush(stdout) == 0 ? 0 : 1;
 	}
 	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		usage(stdout);
