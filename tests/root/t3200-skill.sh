@@ -140,7 +140,8 @@ for b in "$TMP"/blocks/*.sh; do
 	if [ "$rc" != 0 ]; then
 		bad="$bad $n:exit-$rc"
 		sed 's/^/    /' "$TMP/sh.err" | tail -5 >&2
-	elif grep 'trace_status=' "$TMP/sh.err" | grep -qv 'workload_status=0 trace_status=0 .*packets_lost=0$'; then
+	elif grep 'trace_status=' "$TMP/sh.err" |
+		grep -qvE 'workload_status=0 trace_status=0 .*packets_lost=0( |$)'; then
 		bad="$bad $n:$(grep 'trace_status=' "$TMP/sh.err")"
 	fi
 	cp "$TMP/sh.out" "$TMP/blocks/$n.out"
