@@ -55,13 +55,30 @@ ensure_tools() {
 }
 
 # Tools only the test suite uses (tests/cli/t1070 drives the HTML report in
-# headless Chromium): installed by `test` and `asan` when run as root, never
-# needed by a build; without them those tests SKIP.
-TEST_TOOLS="chromium:chromium"
+# headless Chromium; t2500 compresses journal payloads with lz4 and zstd):
+# installed by `test` and `asan` when run as root, never needed by a build;
+# without them those tests SKIP.
+TEST_TOOLS="chromium:chromium lz4:lz4 zstd:zstd"
+
+# systemd-journal-remote, which writes the journal files tests/cli/t2500
+# reads, at the version of the installed systemd (it shares its library).
+ensure_journal_remote() {
+	[ -x /lib/systemd/systemd-journal-remote ] && return 0
+	v=$(dpkg-query -W -f='${Version}' systemd 2>/dev/null) || return 0
+	[ -n "$v" ] || return 0
+	say "installing systemd-journal-remote $v (journald tests)"
+	for try in 1 2; do
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+			"systemd-journal-remote=$v" >/dev/null 2>&1 && return 0
+		[ "$try" = 1 ] && apt-get update -qq >/dev/null 2>&1
+	done
+	say "note: systemd-journal-remote $v is not available; the journald tests will SKIP"
+}
 
 ensure_test_tools() {
 	if [ "$(id -u)" = 0 ]; then
 		ensure_tools $TEST_TOOLS
+		ensure_journal_remote
 		return 0
 	fi
 	for pair in $TEST_TOOLS; do
@@ -157,7 +174,7 @@ logged() {
 dep_sum() { grep -E "^$1[[:space:]]" "$ROOT/DEPS" | awk '{print $4}'; }
 
 # Recipe versions: bump one to force a rebuild of that dependency.
-R_MUSL=1 R_ZLIB=1 R_MBEDTLS=1 R_SQLITE=1 R_PBC=1
+R_MUSL=1 R_ZLIB=1 R_MBEDTLS=1 R_SQLITE=1 R_PBC=1 R_ZSTD=1
 # Debian's security and bug fixes applied to SQLite (its packaging patches
 # that change how Debian builds it are left out).
 SQLITE_PATCHES="0001 0002 0003 41 42"
@@ -201,11 +218,51 @@ build_sqlite_amalgamation() {
 	rm -rf "$w" && touch "$SQLITE_SRC/.done"
 }
 
+# zstd's decoder only (journal payloads; later trace-cmd v7 and perf -z):
+# lib/common and lib/decompress, the portable C paths on every target (no
+# assembly, no runtime BMI2 dispatch), no legacy formats, no tracing hooks,
+# one Huffman and one sequence decoder (zstd's documented size options:
+# 25 KB less code, decoding speed unchanged within 5% on traces).
+ZSTD_DEFS="-DZSTD_DISABLE_ASM -DDYNAMIC_BMI2=0 -DZSTD_LEGACY_SUPPORT=0 -DZSTD_TRACE=0
+	-DXXH_NAMESPACE=ZSTD_ -DHUF_FORCE_DECOMPRESS_X1 -DZSTD_FORCE_DECOMPRESS_SEQUENCES_SHORT"
+ZSTD_SOURCES="common/debug.c common/entropy_common.c common/error_private.c
+	common/fse_decompress.c common/xxhash.c common/zstd_common.c
+	decompress/huf_decompress.c decompress/zstd_ddict.c decompress/zstd_decompress.c
+	decompress/zstd_decompress_block.c"
+
+# build_zstd FLAVOR CC CFLAGS [CROSS]: libzstd.a (decompression) and its
+# headers in $OUT/deps/zstd-FLAVOR-<key> (ZSTD), added to LINK_LIBS; CROSS
+# is a cross target's binutils prefix (for ar).
+build_zstd() {
+	flavor=$1 cc=$2 cflags=$3 ar=${4:-}ar
+	key=$(hash_str "$flavor${cc#"$OUT"/}$cflags$(dep_sum zstd)$ZSTD_DEFS$ZSTD_SOURCES$R_ZSTD")
+	ZSTD=$OUT/deps/zstd-$flavor-$key
+	LINK_LIBS="$LINK_BASE -L$ZSTD/lib -lzstd"
+	[ -f "$ZSTD/.done" ] && return 0
+	say "building zstd (decoder) for $flavor (once)"
+	w=$OUT/deps/work/zstd-$flavor && unpack "$(dep_archive zstd)" "$w"
+	rm -rf "$ZSTD" && mkdir -p "$ZSTD/include" "$ZSTD/lib"
+	cf="$cflags -ffile-prefix-map=$w=deps -ffile-prefix-map=$OUT=out -ffunction-sections -fdata-sections"
+	objs=
+	for src in $ZSTD_SOURCES; do
+		obj=$w/$(basename "$src" .c).o
+		# shellcheck disable=SC2086
+		$cc $cf $ZSTD_DEFS -c "$w/lib/$src" -o "$obj" || die "zstd build failed ($src)"
+		objs="$objs $obj"
+	done
+	# shellcheck disable=SC2086
+	$ar rcs "$ZSTD/lib/libzstd.a" $objs
+	cp "$w/lib/zstd.h" "$w/lib/zstd_errors.h" "$ZSTD/include/"
+	rm -rf "$w" && touch "$ZSTD/.done"
+}
+
 # build_libs FLAVOR CC CFLAGS: zlib, mbedtls, SQLite and the protobuf-c
-# runtime compiled with one toolchain into $OUT/deps/libs-FLAVOR-<key>.
+# runtime compiled with one toolchain into $OUT/deps/libs-FLAVOR-<key>
+# (zstd beside them, build_zstd).
 build_libs() {
 	flavor=$1 cc=$2 cflags=$3
 	build_sqlite_amalgamation
+	build_zstd "$flavor" "$cc" "$cflags"
 	# Keyed on paths relative to out/, so clones sharing out/deps share it.
 	key=$(hash_str "$flavor${cc#"$OUT"/}$cflags$(dep_sum zlib)$(dep_sum mbedtls)$(dep_sum protobuf-c)${SQLITE_SRC#"$OUT"/}$SQLITE_DEFS$R_ZLIB$R_MBEDTLS$R_PBC")
 	LIBS=$OUT/deps/libs-$flavor-$key
@@ -238,7 +295,8 @@ build_libs() {
 
 	rm -rf "$w" && touch "$LIBS/.done"
 }
-LINK_LIBS="-lsqlite3 -lmbedtls -lmbedx509 -lmbedcrypto -lprotobuf-c -lz"
+LINK_BASE="-lsqlite3 -lmbedtls -lmbedx509 -lmbedcrypto -lprotobuf-c -lz"
+LINK_LIBS=$LINK_BASE
 
 # ---- our code ------------------------------------------------------------
 
@@ -275,11 +333,26 @@ gen_version() {
 	printf '%s\n' "$new" >"$GEN/version.h"
 }
 
-# Files embedded in the binary as C strings: components/<c>/<name>.html
-# becomes out/gen/<c>_<name>_html.h defining `static const char
-# <c>_<name>_html[]` (traceconv's report page). Regenerated when newer.
+# Files embedded in the binary: components/<c>/<name>.html becomes
+# out/gen/<c>_<name>_html.h defining `static const char <c>_<name>_html[]`
+# (traceconv's report page); components/<c>/SKILL.md (the agent skill)
+# out/gen/<c>_SKILL_md_gz.h defining `static const unsigned char
+# <c>_SKILL_md_gz[]`, the file gzip'd (-n: the same bytes every build), and
+# <c>_SKILL_md_len, its size. Regenerated when newer.
 gen_embeds() {
 	mkdir -p "$GEN"
+	for f in components/*/SKILL.md; do
+		[ -f "$f" ] || continue
+		c=$(basename "$(dirname "$f")")
+		h=$GEN/${c}_SKILL_md_gz.h
+		[ -f "$h" ] && [ ! "$f" -nt "$h" ] && continue
+		{
+			echo "#define ${c}_SKILL_md_len $(wc -c <"$f" | tr -d ' ')"
+			echo "static const unsigned char ${c}_SKILL_md_gz[] = {"
+			gzip -9 -n -c "$f" | od -An -v -tu1 | sed 's/  */,/g; s/^,//; s/$/,/'
+			echo "};"
+		} >"$h.tmp" && mv "$h.tmp" "$h" || die "cannot embed $f"
+	done
 	for f in components/*/*.html; do
 		[ -f "$f" ] || continue
 		c=$(basename "$(dirname "$f")") n=$(basename "$f" .html)
@@ -373,7 +446,7 @@ component_sources() { find components -name '*.c' | LC_ALL=C sort; }
 proto_sources() { [ -d "$GEN/protos" ] && find "$GEN/protos" -name '*.pb-c.c' | LC_ALL=C sort; }
 
 includes() {
-	inc="-I$GEN -I$GEN/protos -I$LIBS/include"
+	inc="-I$GEN -I$GEN/protos -I$LIBS/include -I$ZSTD/include"
 	for d in components/*/; do inc="$inc -I${d%/}"; done
 	echo "$inc"
 }

@@ -8,6 +8,7 @@
  *   linux.sys_stats      sysstats/sysstats.c     SysStats
  *   linux.system_info    system_info.c           CpuInfo, once at start
  *   linux.ftrace         ftrace/data_source.c    FtraceEventBundle, FtraceStats
+ *   linux.systemd_journald  journald/data_source.c  SystemdJournaldEvent
  *
  * Every data source is registered will_notify_on_start/_stop, as Perfetto's
  * are; start and stop are acknowledged once the instance has written its
@@ -40,7 +41,7 @@
 #define PROBES_SMB_SIZE_HINT (2u << 20)
 #define PROBES_SMB_PAGE_HINT (32u << 10)
 
-enum ds_kind { DS_PROCESS_STATS, DS_SYS_STATS, DS_SYSTEM_INFO, DS_FTRACE };
+enum ds_kind { DS_PROCESS_STATS, DS_SYS_STATS, DS_SYSTEM_INFO, DS_FTRACE, DS_JOURNALD };
 
 /* Registered will_notify_on_start/_stop, as Perfetto's are. */
 static const struct tracing_ds_desc data_sources[] = {
@@ -48,9 +49,10 @@ static const struct tracing_ds_desc data_sources[] = {
 	{"linux.sys_stats", true, true, false},
 	{"linux.system_info", true, true, false},
 	{"linux.ftrace", true, true, false},
+	{"linux.systemd_journald", true, true, false},
 };
 static const enum ds_kind data_source_kinds[] = {DS_PROCESS_STATS, DS_SYS_STATS, DS_SYSTEM_INFO,
-						 DS_FTRACE};
+						 DS_FTRACE, DS_JOURNALD};
 
 struct probes;
 
@@ -65,12 +67,18 @@ struct instance {
 	struct probes_process_stats *ps;
 	struct probes_sys_stats *ss;
 	struct probes_ftrace *ft;
+	struct probes_journald *jd;
 };
 
 struct probes {
 	struct loop *loop;
 	struct tracing_daemon *d;
 	VEC(struct instance *) instances;
+	/* $TRACEBOX_JOURNAL_DIRS (folders separated by ':'): journal folders
+	 * to follow instead of journald's own; n_journal_dirs 0: those. */
+	char *journal_dirs_buf;
+	const char *journal_dirs[8];
+	size_t n_journal_dirs;
 };
 
 static struct instance *find(struct probes *pr, uint64_t id, size_t *index)
@@ -92,6 +100,7 @@ static void instance_free(struct tracing_producer *p, struct instance *in)
 	probes_process_stats_free(in->ps);
 	probes_sys_stats_free(in->ss);
 	probes_ftrace_free(in->ft); /* last drain into in->w, tracefs restored */
+	probes_journald_free(in->jd); /* entries appended since the last flush */
 	if (p && in->w)
 		tracing_producer_free_writer(p, in->w);
 	tb_free(in->config);
@@ -204,6 +213,14 @@ static void on_start(void *ctx, struct tracing_producer *p, uint64_t id, const u
 			probes_ftrace_start(in->ft); /* failures are logged */
 		}
 		break;
+	case DS_JOURNALD:
+		if (!in->jd) {
+			in->jd = probes_journald_new(pr->loop, in->w, in->config, in->config_len,
+						     pr->n_journal_dirs ? pr->journal_dirs : NULL,
+						     pr->n_journal_dirs);
+			probes_journald_start(in->jd);
+		}
+		break;
 	case DS_SYSTEM_INFO: {
 		struct pb_writer *pw = tracing_writer_begin_packet(in->w);
 		pb_put_uint64(pw, 8, (uint64_t)tb_boot_ns());
@@ -240,6 +257,8 @@ static void on_flush(void *ctx, struct tracing_producer *p, const uint64_t *ids,
 		struct instance *in = find(pr, ids[i], NULL);
 		if (in && in->ft)
 			probes_ftrace_drain(in->ft);
+		if (in && in->jd)
+			probes_journald_flush(in->jd);
 	}
 	tracing_producer_flush_done(p, request_id);
 }
@@ -257,12 +276,32 @@ static void on_signal(struct loop *l, int signo, void *ctx)
 	loop_quit(l, 0);
 }
 
+/* $TRACEBOX_JOURNAL_DIRS into pr->journal_dirs. */
+static void journal_dirs(struct probes *pr)
+{
+	const char *env = getenv("TRACEBOX_JOURNAL_DIRS");
+	char *save = NULL;
+	if (!env || !*env)
+		return;
+	pr->journal_dirs_buf = tb_strdup(env);
+	for (char *s = pr->journal_dirs_buf; s && pr->n_journal_dirs < TB_ARRAY_SIZE(pr->journal_dirs);
+	     s = save) {
+		save = strchr(s, ':');
+		if (save)
+			*save++ = '\0';
+		if (*s)
+			pr->journal_dirs[pr->n_journal_dirs++] = s;
+	}
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: traced_probes [--background] [--reset-ftrace] [--cleanup-after-crash]\n"
 		   "                     [--version]\n"
 		   "The producer of Linux data sources (linux.process_stats, linux.sys_stats,\n"
-		   "linux.system_info, linux.ftrace). Socket: $PERFETTO_PRODUCER_SOCK_NAME.\n");
+		   "linux.system_info, linux.ftrace, linux.systemd_journald).\n"
+		   "Socket: $PERFETTO_PRODUCER_SOCK_NAME. $TRACEBOX_JOURNAL_DIRS: journal\n"
+		   "folders to follow (':' between them) instead of journald's own.\n");
 }
 
 int traced_probes_main(int argc, char **argv)
@@ -295,6 +334,7 @@ int traced_probes_main(int argc, char **argv)
 		}
 	}
 	log_set_name("traced_probes");
+	journal_dirs(&pr);
 	if (reset_ftrace && probes_ftrace_cleanup(NULL, false, &err) < 0) {
 		bool perm = err.code == -EACCES || err.code == -EPERM;
 		log_error(PROBES_LOG, "%s%s", err.msg,
@@ -337,6 +377,7 @@ out:
 		fprintf(stderr, "traced_probes: %s\n", err.msg);
 	drop_all(&pr, pr.d ? tracing_daemon_producer(pr.d) : NULL);
 	vec_release(&pr.instances);
+	tb_free(pr.journal_dirs_buf);
 	tracing_daemon_free(pr.d);
 	if (pr.loop)
 		loop_free(pr.loop);

@@ -9,8 +9,11 @@
  *   page.c     ring-buffer pages from per_cpu/cpuN/trace_pipe_raw -> records
  *   encode.c   records -> FtraceEventBundle / FtraceStats protobuf (pb writer)
  *
+ * and the linux.systemd_journald data source (journald/, which reads
+ * journal files itself; journald/journald.h is that folder's header).
+ *
  * Nothing here is thread-safe; everything runs on the producer's loop. See
- * README.md for the page and record layouts.
+ * README.md for the page and record layouts and the journal file format.
  */
 #ifndef TB_PROBES_H
 #define TB_PROBES_H
@@ -542,6 +545,38 @@ void probes_ftrace_set_smb(struct probes_ftrace *ft, const struct tracing_smb *s
 
 /* The encoder's counters so far (pages, events, lost pages, errors). */
 const struct ftrace_encode_stats *probes_ftrace_stats(const struct probes_ftrace *ft);
+
+/* ---- the linux.systemd_journald data source (journald/data_source.c) ------ */
+
+struct probes_journald; /* opaque */
+
+/* A linux.systemd_journald instance writing into w (borrowed; must outlive
+ * it) on loop l. cfg[0, len) is the serialized DataSourceConfig (its
+ * journald_config = 141: min_prio, filter_identifiers, filter_units).
+ * dirs[0, n_dirs): the journal folders to follow; NULL for journald's own
+ * (/run/log/journal/<machine-id>, /var/log/journal/<machine-id>). Nothing
+ * is read until start. Never NULL; free with probes_journald_free. Loop
+ * thread. */
+struct probes_journald *probes_journald_new(struct loop *l, struct tracing_writer *w,
+					    const uint8_t *cfg, size_t len,
+					    const char *const *dirs, size_t n_dirs);
+
+/* Put every journal file at its tail and from then on write one
+ * SystemdJournaldEvent packet per entry appended that passes the filters
+ * (inotify wakes the loop; the folders are rescanned every second). A
+ * missing folder or journald not running is logged, not an error. */
+void probes_journald_start(struct probes_journald *jd);
+
+/* Read every entry appended so far, then write the counters packet
+ * (num_total, num_failed), as Perfetto's data source does on Flush. */
+void probes_journald_flush(struct probes_journald *jd);
+
+/* Entries written and entries that could not be read whole, so far. */
+void probes_journald_counts(const struct probes_journald *jd, uint64_t *total, uint64_t *failed);
+
+/* Read what was appended since the last flush (and write the counters if
+ * they changed), then free. NULL is a no-op. */
+void probes_journald_free(struct probes_journald *jd);
 
 /* ---- traced_probes (main.c, system_info.c) -------------------------------- */
 

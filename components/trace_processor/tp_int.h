@@ -720,6 +720,8 @@ void tp_tables_release(struct tp_tables *tables);
 	X(stackprofile_invalid_callstack_id, "error", "trace", "An interned callstack of a stack profile was not found.") \
 	X(stackprofile_parser_error, "error", "trace", "A sampled callstack could not be resolved (unknown callstack iid, or more samples than timestamps); the sample was dropped.") \
 	X(streaming_profile_invalid_timestamp, "error", "analysis", "A StreamingProfilePacket resolved to a negative timestamp and was dropped. This indicates a bug in the trace producer or data corruption.") \
+	X(systemd_journal_num_failed, "error", "trace", "Journal entries the linux.systemd_journald data source could not read whole (skipped, or written without a field it could not decode).") \
+	X(systemd_journal_num_total, "info", "trace", "Journal entries the linux.systemd_journald data source wrote into the trace.") \
 	X(systrace_parse_failure, "error", "analysis", "A print event's atrace text, a line of a text trace or the fields of a known text event could not be parsed.") \
 	X(ftrace_text_payload_unparsed, "info", "trace", "An ftrace text event had no key=value fields; its payload is kept whole as the 'payload' arg of its ftrace_event row.") \
 	X(sorter_push_event_out_of_order, "error", "analysis", "Trace events are out of order event after sorting. This can happen due to many factors including clock sync drift, producers emitting events out of order or a bug in trace processor's logic of sorting.") \

@@ -25,6 +25,8 @@ const struct tracebox_applet tracebox_applets[] = {
 	{"traced_perf", "callstack sampling data source", traced_perf_main},
 	{"trigger_perfetto", "activate trace triggers (trigger_config) on the service",
 	 perfetto_cmd_trigger_main},
+	{"skill", "the agent skill (SKILL.md) teaching coding agents to record and query traces",
+	 tracebox_skill_main},
 	{NULL, NULL, NULL},
 };
 

@@ -23,6 +23,9 @@ const struct tracebox_applet *tracebox_find_applet(const char *name);
 
 /* The perfetto applet, with tracebox's --report (traceconv writes it). */
 int tracebox_perfetto_main(int argc, char **argv);
+/* The `skill` applet (skill.c): print the embedded agent skill, or write it
+ * as DIR/tracebox/SKILL.md with --install DIR. Returns the exit code. */
+int tracebox_skill_main(int argc, char **argv);
 
 /* main() of the binary: dispatch, --help, --version. Returns the exit code. */
 int tracebox_main(int argc, char **argv);

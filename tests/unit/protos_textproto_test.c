@@ -640,7 +640,7 @@ TEST(protos_textproto_shipped_configs)
 	if (!d)
 		return;
 	int n = 0;
-	bool sched = false, longt = false, perf = false, stream = false, pctx = false;
+	bool sched = false, longt = false, perf = false, stream = false, pctx = false, journald = false;
 	struct dirent *e;
 	while ((e = readdir(d)) != NULL) {
 		size_t l = strlen(e->d_name);
@@ -667,6 +667,14 @@ TEST(protos_textproto_shipped_configs)
 			c = tc_source(tc, "linux.ftrace");
 			CHECK(c && c->ftrace_config && c->ftrace_config->compact_sched &&
 			      c->ftrace_config->compact_sched->enabled);
+			CHECK(tc_source(tc, "linux.process_stats") != NULL);
+		} else if (strcmp(e->d_name, "journald.pbtx") == 0) {
+			journald = true;
+			c = tc_source(tc, "linux.systemd_journald");
+			CHECK(c && c->journald_config && c->journald_config->has_min_prio);
+			if (c && c->journald_config)
+				CHECK_EQ(c->journald_config->min_prio, 6);
+			CHECK(tc_source(tc, "linux.ftrace") != NULL);
 			CHECK(tc_source(tc, "linux.process_stats") != NULL);
 		} else if (strcmp(e->d_name, "long-trace.pbtx") == 0) {
 			longt = true;
@@ -701,6 +709,6 @@ TEST(protos_textproto_shipped_configs)
 		tc_free(tc);
 	}
 	closedir(d);
-	CHECK(sched && longt && perf && stream && pctx);
-	CHECK(n >= 5);
+	CHECK(sched && longt && perf && stream && pctx && journald);
+	CHECK(n >= 6);
 }

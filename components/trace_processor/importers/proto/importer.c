@@ -185,6 +185,9 @@ void proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len,
 	case EV_SESSION_EVENT:
 		proto_session_event_parse(im, ts, p, ev.len);
 		break;
+	case EV_JOURNALD:
+		proto_journald_parse(im, ts, p, ev.len);
+		break;
 	case EV_GENERIC_KERNEL:
 		proto_generic_kernel_parse(im, ts, p, ev.len);
 		break;

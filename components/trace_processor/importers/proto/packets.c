@@ -329,6 +329,7 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		case PKT_GENERIC_KERNEL_CPU_FREQ:
 		case PKT_GENERIC_KERNEL_TASK_RENAME:
 		case PKT_GENERIC_KERNEL_PROCESS_TREE:
+		case PKT_JOURNALD_EVENT:
 			if (f.wire == PB_WIRE_LEN) {
 				k.payload = f;
 				k.has_payload = true;
@@ -499,6 +500,9 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 	case PKT_INITIAL_DISPLAY_STATE:
 	case PKT_CONCURRENT_SESSION_EVENT:
 		proto_push(im, ts, misc_kind(k.payload.id), NULL, seq, pp, pn);
+		break;
+	case PKT_JOURNALD_EVENT:
+		proto_push(im, ts, EV_JOURNALD, NULL, seq, pp, pn);
 		break;
 	case PKT_GENERIC_KERNEL_TASK_STATE:
 	case PKT_GENERIC_KERNEL_CPU_FREQ:

@@ -67,6 +67,7 @@ enum {
 	PKT_CHROME_TRIGGER = 109,
 	PKT_CLONE_SNAPSHOT_TRIGGER = 113,
 	PKT_CONCURRENT_SESSION_EVENT = 134,
+	PKT_JOURNALD_EVENT = 132,
 	PKT_GENERIC_KERNEL_TASK_STATE = 117,
 	PKT_GENERIC_KERNEL_CPU_FREQ = 118,
 	PKT_GENERIC_KERNEL_TASK_RENAME = 120,
@@ -333,6 +334,7 @@ enum proto_ev_kind {
 	EV_GENERIC_KERNEL, /* a generic_kernel_* payload, its field id (uint32) after it */
 	EV_STREAMING_SAMPLE, /* callstack iid (u64), process priority (i64) */
 	EV_STACK_SAMPLE,
+	EV_JOURNALD, /* a SystemdJournaldEvent */
 };
 
 /* The trailer of an ftrace event whose `ftrace_event` row and effect are
@@ -528,6 +530,8 @@ void proto_process_tree_parse(struct proto_importer *im, const struct proto_ev *
 /* SysStats / ProcessStats at ts → counter tracks (system_probes.c). */
 /* misc_packets.c: triggers, Chrome metadata, the initial display state,
  * tracing session events. */
+/* journald.c: a SystemdJournaldEvent into logs (or its counters into stats). */
+void proto_journald_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
 void proto_trigger_parse(struct proto_importer *im, int64_t ts, bool clone, const uint8_t *p,
 			 size_t n);
 void proto_chrome_trigger_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
