@@ -109,11 +109,12 @@ TARGET_NAMES=$(printf '%s\n' "$TARGETS" | awk 'NF { print $1 }' | tr '\n' ' ')
 
 # target NAME|host: select a release target. Sets T_NAME, T_PLAT, T_TRIPLE,
 # T_ARCH (code generation flags), T_KHDR (Debian package of its Linux UAPI
-# headers), T_QEMU and T_QEMU_CPU (its emulator and CPU model), T_GCC and T_CROSS (gcc and the binutils prefix: gcc and
-# empty for this machine's own triple, else the cross tools), T_FLAVOR
-# (object folder out/<flavor>/) and T_DIR (where its tracebox goes: out/ for
-# the host's target, out/NAME/ otherwise). `host` is the row of this
-# machine's triple, or a plain native build when no row matches.
+# headers), T_QEMU and T_QEMU_CPU (its emulator and CPU model), T_GCC and
+# T_CROSS (gcc and the binutils prefix: gcc and empty for this machine's own
+# triple, else the cross tools), T_FLAVOR (object folder out/<flavor>/) and
+# T_DIR (where its tracebox goes: out/ for the host's target, out/NAME/
+# otherwise). `host` is the row of this machine's triple, or a plain native
+# build when no row matches.
 target() {
 	: "${HOST_TRIPLE:=$(gcc -dumpmachine 2>/dev/null || echo unknown)}"
 	if [ "$1" = host ]; then
