@@ -2,14 +2,20 @@
 # build.sh: the only entry point for building and testing tracebox.
 #
 #   ./build.sh            out/tracebox: static (musl), stripped, reproducible
-#   ./build.sh test       everything the tests need, then every test tier
+#   ./build.sh test       everything the tests need (every target whose cross
+#                         compiler is installed, or all as root), then every tier
 #   ./build.sh tests      everything the tests need, without running them
 #                         (then: out/asan/unit [FILTER], or one tests/cli script
 #                         with TRACEBOX=out/tracebox TB_OUT=out TB_TEST_ROOT=.)
 #   ./build.sh asan       glibc build with ASan+UBSan, whole suite against it
 #   ./build.sh fuzz [T] [SECONDS]  libFuzzer campaign (clang) on target T, or all
 #   ./build.sh bench [NAME]        run bench/*_bench.c (figures, no assertions)
-#   ./build.sh release    out/release/: archive, SHA256SUMS, pinned launcher
+#   ./build.sh release [TARGET...]  out/release/: an archive per target (default:
+#                         amd64 arm64 armv7 riscv64), SHA256SUMS, pinned launcher
+#   ./build.sh cross TARGET...      one target's static binary (out/tracebox for
+#                         this machine's, out/TARGET/tracebox for the others)
+#   ./build.sh emu [TARGET...]      the emulated tier's binaries (static unit
+#                         tests and test tools per target; see tests/emu/)
 #   ./build.sh clean      remove out/ (keeps downloaded dependency sources)
 #   ./build.sh help
 #
@@ -17,8 +23,9 @@
 # private apt configuration under out/apt, verified against the SHA-256 pinned
 # in DEPS before it is unpacked, built once into out/deps/<name>-<key>/ (key =
 # hash of archive checksum and recipe) and reused until DEPS or this file's
-# recipes change. Our own objects are rebuilt only when a source or a header
-# they include changed, so a second run with nothing changed takes seconds.
+# recipes change. Our own objects are rebuilt only when a source, a header
+# they include or their flags changed, so a second run with nothing changed
+# takes seconds.
 set -eu
 
 ROOT=$(cd "$(dirname "$0")" && pwd)
@@ -54,11 +61,22 @@ ensure_tools() {
 		>/dev/null || die "apt-get install$missing failed"
 }
 
+# ensure_packages PKG...: install Debian packages that provide no command
+# (headers), as root; otherwise name them and stop.
+ensure_packages() {
+	[ "$(id -u)" = 0 ] || die "missing packages: $* (install them, or run as root)"
+	say "installing $*"
+	apt-get update -qq >/dev/null || die "apt-get update failed"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" \
+		>/dev/null 2>&1 || die "apt-get install $* failed"
+}
+
 # Tools only the test suite uses (tests/cli/t1070 drives the HTML report in
-# headless Chromium; t2500 compresses journal payloads with lz4 and zstd):
+# headless Chromium; t2500 compresses journal payloads with lz4 and zstd;
+# tests/emu/ runs every target under qemu's user-mode emulators):
 # installed by `test` and `asan` when run as root, never needed by a build;
 # without them those tests SKIP.
-TEST_TOOLS="chromium:chromium lz4:lz4 zstd:zstd"
+TEST_TOOLS="chromium:chromium lz4:lz4 zstd:zstd qemu-aarch64-static:qemu-user-static"
 
 # systemd-journal-remote, which writes the journal files tests/cli/t2500
 # reads, at the version of the installed systemd (it shares its library).
@@ -84,6 +102,76 @@ ensure_test_tools() {
 	for pair in $TEST_TOOLS; do
 		command -v "${pair%%:*}" >/dev/null 2>&1 ||
 			say "note: ${pair#*:} is not installed; the tests that need it will SKIP"
+	done
+}
+
+# ---- release targets -----------------------------------------------------
+
+# One static binary per target, each built by Debian's gcc for its GNU triple
+# (the cross compiler when the triple is not this machine's, installed when
+# missing) against musl cross-built from DEPS. The emulated test tier
+# (tests/emu/) runs each one under its qemu user-mode emulator on the oldest
+# CPU model its code generation allows: amd64 on qemu64 (x86-64 baseline: no
+# SSSE3, SSE4, POPCNT or AVX), arm64 on a Cortex-A53 (ARMv8.0), armv7 on a
+# Cortex-A8 (ARMv7-A, VFPv3, no integer divide), riscv64 on plain RV64GC.
+#
+# name    platform       GNU triple           Linux UAPI headers (tests)   qemu                qemu -cpu  code generation
+TARGETS='
+amd64     linux-amd64    x86_64-linux-gnu     linux-libc-dev-amd64-cross   qemu-x86_64-static  qemu64     -march=x86-64 -mtune=generic
+arm64     linux-arm64    aarch64-linux-gnu    linux-libc-dev-arm64-cross   qemu-aarch64-static cortex-a53 -march=armv8-a
+armv7     linux-armv7    arm-linux-gnueabihf  linux-libc-dev-armhf-cross   qemu-arm-static     cortex-a8  -march=armv7-a+fp -mfloat-abi=hard -mthumb
+riscv64   linux-riscv64  riscv64-linux-gnu    linux-libc-dev-riscv64-cross qemu-riscv64-static rv64       -march=rv64gc -mabi=lp64d
+'
+TARGET_NAMES=$(printf '%s\n' "$TARGETS" | awk 'NF { print $1 }' | tr '\n' ' ')
+
+# target NAME|host: select a release target. Sets T_NAME, T_PLAT, T_TRIPLE,
+# T_ARCH (code generation flags), T_KHDR (Debian package of its Linux UAPI
+# headers), T_QEMU and T_QEMU_CPU (its emulator and CPU model), T_GCC and
+# T_CROSS (gcc and the binutils prefix: gcc and empty for this machine's own
+# triple, else the cross tools), T_FLAVOR (object folder out/<flavor>/) and
+# T_DIR (where its tracebox goes: out/ for the host's target, out/NAME/
+# otherwise). `host` is the row of this machine's triple, or a plain native
+# build when no row matches.
+target() {
+	: "${HOST_TRIPLE:=$(gcc -dumpmachine 2>/dev/null || echo unknown)}"
+	if [ "$1" = host ]; then
+		line=$(printf '%s\n' "$TARGETS" | awk -v t="$HOST_TRIPLE" '$3 == t') ||
+			true
+		[ -n "$line" ] || line="host host $HOST_TRIPLE none none none"
+	else
+		line=$(printf '%s\n' "$TARGETS" | awk -v n="$1" '$1 == n')
+		[ -n "$line" ] || die "unknown target '$1' (targets: $TARGET_NAMES)"
+	fi
+	set -- $line
+	T_NAME=$1 T_PLAT=$2 T_TRIPLE=$3 T_KHDR=$4 T_QEMU=$5 T_QEMU_CPU=$6
+	shift 6
+	# No fused multiply-adds (arm64 and riscv64 have them, the x86-64
+	# baseline has not): every target computes the same doubles, so query
+	# answers are identical byte for byte.
+	T_ARCH="$* -ffp-contract=off"
+	if [ "$T_TRIPLE" = "$HOST_TRIPLE" ]; then
+		T_GCC=gcc T_CROSS= T_FLAVOR=musl T_DIR=$OUT
+	else
+		T_GCC=$T_TRIPLE-gcc T_CROSS=$T_TRIPLE- T_FLAVOR=$T_NAME T_DIR=$OUT/$T_NAME
+		ensure_tools "$T_GCC:gcc-$(echo "$T_TRIPLE" | tr _ -)"
+	fi
+	T_CFLAGS="$RELEASE_CFLAGS $T_ARCH"
+}
+
+# The targets the test modes build: this machine's, and every other one
+# whose cross compiler is installed or can be (as root); the emulated tier
+# reports the others as skipped.
+test_targets() {
+	target host
+	printf '%s ' "$T_NAME"
+	for t in $TARGET_NAMES; do
+		[ "$t" != "$T_NAME" ] || continue
+		triple=$(printf '%s\n' "$TARGETS" | awk -v n="$t" '$1 == n { print $3 }')
+		if command -v "$triple-gcc" >/dev/null 2>&1 || [ "$(id -u)" = 0 ]; then
+			printf '%s ' "$t"
+		else
+			say "note: $triple-gcc is not installed: $t is not built and its emulated tests SKIP"
+		fi
 	done
 }
 
@@ -174,7 +262,7 @@ logged() {
 dep_sum() { grep -E "^$1[[:space:]]" "$ROOT/DEPS" | awk '{print $4}'; }
 
 # Recipe versions: bump one to force a rebuild of that dependency.
-R_MUSL=1 R_ZLIB=1 R_MBEDTLS=1 R_SQLITE=1 R_PBC=1 R_ZSTD=1
+R_MUSL=2 R_ZLIB=1 R_MBEDTLS=1 R_SQLITE=1 R_PBC=1 R_ZSTD=1
 # Debian's security and bug fixes applied to SQLite (its packaging patches
 # that change how Debian builds it are left out).
 SQLITE_PATCHES="0001 0002 0003 41 42"
@@ -186,17 +274,21 @@ SQLITE_DEFS="-DSQLITE_THREADSAFE=0 -DSQLITE_DEFAULT_MEMSTATUS=0 -DSQLITE_OMIT_LO
 	-DSQLITE_OMIT_PROGRESS_CALLBACK -DSQLITE_USE_ALLOCA=0
 	-DSQLITE_ENABLE_FTS5=0 -DSQLITE_OMIT_TCL_VARIABLE"
 
-# musl: the libc of the release binary, installed with its musl-gcc wrapper.
+# musl: the libc of the release binary for the selected target (see
+# `target`), cross-built with that target's gcc and installed with its
+# musl-gcc wrapper (which runs that gcc against musl's headers and crt).
 build_musl() {
-	key=$(hash_str "$(dep_sum musl)$R_MUSL")
-	MUSL=$OUT/deps/musl-$key
+	key=$(hash_str "$(dep_sum musl)$R_MUSL$T_TRIPLE$T_ARCH")
+	MUSL=$OUT/deps/musl-$T_NAME-$key
+	T_CC=$MUSL/bin/musl-gcc
 	[ -f "$MUSL/.done" ] && return 0
 	a=$(dep_archive musl)
-	say "building musl (once)"
-	w=$OUT/deps/work/musl && unpack "$a" "$w"
-	(cd "$w" && logged ../musl.log sh -c "./configure --prefix='$MUSL' --disable-shared \
-		CFLAGS='-O2 -ffile-prefix-map=$w=musl' && make -j$JOBS && make install") ||
-		die "musl build failed (out/deps/work/musl.log)"
+	say "building musl for $T_NAME (once)"
+	w=$OUT/deps/work/musl-$T_NAME && unpack "$a" "$w"
+	(cd "$w" && logged ../musl-$T_NAME.log sh -c "./configure --target=$T_TRIPLE --prefix='$MUSL' \
+		--disable-shared --enable-wrapper=gcc CC=$T_GCC CROSS_COMPILE=$T_CROSS CFLAGS='-O2 $T_ARCH -ffile-prefix-map=$w=musl' &&
+		make -j$JOBS && make install") ||
+		die "musl build for $T_NAME failed (out/deps/work/musl-$T_NAME.log)"
 	rm -rf "$w" && touch "$MUSL/.done"
 }
 
@@ -256,13 +348,14 @@ build_zstd() {
 	rm -rf "$w" && touch "$ZSTD/.done"
 }
 
-# build_libs FLAVOR CC CFLAGS: zlib, mbedtls, SQLite and the protobuf-c
-# runtime compiled with one toolchain into $OUT/deps/libs-FLAVOR-<key>
-# (zstd beside them, build_zstd).
+# build_libs FLAVOR CC CFLAGS [CROSS]: zlib, mbedtls, SQLite and the
+# protobuf-c runtime compiled with one toolchain into
+# $OUT/deps/libs-FLAVOR-<key>; CROSS is the binutils prefix of a cross
+# target (aarch64-linux-gnu- for ar and ranlib); zstd beside them (build_zstd).
 build_libs() {
-	flavor=$1 cc=$2 cflags=$3
+	flavor=$1 cc=$2 cflags=$3 ar=${4:-}ar ranlib=${4:-}ranlib
 	build_sqlite_amalgamation
-	build_zstd "$flavor" "$cc" "$cflags"
+	build_zstd "$flavor" "$cc" "$cflags" "${4:-}"
 	# Keyed on paths relative to out/, so clones sharing out/deps share it.
 	key=$(hash_str "$flavor${cc#"$OUT"/}$cflags$(dep_sum zlib)$(dep_sum mbedtls)$(dep_sum protobuf-c)${SQLITE_SRC#"$OUT"/}$SQLITE_DEFS$R_ZLIB$R_MBEDTLS$R_PBC")
 	LIBS=$OUT/deps/libs-$flavor-$key
@@ -273,12 +366,12 @@ build_libs() {
 	cf="$cflags -ffile-prefix-map=$w=deps -ffile-prefix-map=$OUT=out -ffunction-sections -fdata-sections"
 
 	unpack "$(dep_archive zlib)" "$w/zlib"
-	(cd "$w/zlib" && CC="$cc" CFLAGS="$cf" logged ../zlib.log sh -c "./configure --static && make -j$JOBS libz.a") ||
+	(cd "$w/zlib" && CC="$cc" CFLAGS="$cf" AR="$ar" RANLIB="$ranlib" logged ../zlib.log sh -c "./configure --static && make -j$JOBS libz.a") ||
 		die "zlib build failed"
 	cp "$w/zlib/libz.a" "$LIBS/lib/" && cp "$w/zlib/zlib.h" "$w/zlib/zconf.h" "$LIBS/include/"
 
 	unpack "$(dep_archive mbedtls)" "$w/mbedtls"
-	(cd "$w/mbedtls/library" && logged ../../mbedtls.log make -j"$JOBS" CC="$cc" CFLAGS="$cf -I../include" \
+	(cd "$w/mbedtls/library" && logged ../../mbedtls.log make -j"$JOBS" CC="$cc" AR="$ar" CFLAGS="$cf -I../include" \
 		libmbedcrypto.a libmbedx509.a libmbedtls.a) || die "mbedtls build failed"
 	cp "$w"/mbedtls/library/*.a "$LIBS/lib/" && cp -r "$w/mbedtls/include/mbedtls" "$LIBS/include/"
 
@@ -286,12 +379,12 @@ build_libs() {
 	mkdir -p "$LIBS/include/protobuf-c"
 	cp "$w/pbc/protobuf-c/protobuf-c.h" "$LIBS/include/protobuf-c/"
 	$cc $cf -I"$LIBS/include" -c "$w/pbc/protobuf-c/protobuf-c.c" -o "$w/pbc.o" || die "protobuf-c build failed"
-	ar rcs "$LIBS/lib/libprotobuf-c.a" "$w/pbc.o"
+	$ar rcs "$LIBS/lib/libprotobuf-c.a" "$w/pbc.o"
 
 	cp "$SQLITE_SRC/sqlite3.h" "$LIBS/include/"
 	# shellcheck disable=SC2086
 	$cc $cf $SQLITE_DEFS -c "$SQLITE_SRC/sqlite3.c" -o "$w/sqlite3.o" || die "sqlite build failed"
-	ar rcs "$LIBS/lib/libsqlite3.a" "$w/sqlite3.o"
+	$ar rcs "$LIBS/lib/libsqlite3.a" "$w/sqlite3.o"
 
 	rm -rf "$w" && touch "$LIBS/.done"
 }
@@ -419,10 +512,17 @@ stale() {
 }
 
 # compile FLAVOR CC "CFLAGS" SRC... : objects under out/FLAVOR/obj, rebuilt
-# when stale, JOBS at a time. Prints the object paths.
+# when stale, JOBS at a time. Prints the object paths. Every object of a
+# flavor is built with the same flags but for include folders; when they
+# change (a new -march, say) the flavor's objects are all rebuilt.
 compile() {
 	flavor=$1 cc=$2 cflags=$3
 	shift 3
+	sig=$(printf '%s\n' $cc $cflags | grep -v -e '^-I' -e '^-idirafter')
+	if [ "$(cat "$OUT/$flavor/obj/.flags" 2>/dev/null)" != "$sig" ]; then
+		rm -rf "$OUT/$flavor/obj" && mkdir -p "$OUT/$flavor/obj"
+		printf '%s\n' "$sig" >"$OUT/$flavor/obj/.flags"
+	fi
 	objs= pids= n=0
 	for src in "$@"; do
 		obj=$OUT/$flavor/obj/${src%.c}.o
@@ -477,18 +577,37 @@ HOST_DEP_CFLAGS="-O1 -g -fPIC"
 ASAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 ASAN_CFLAGS="-std=c11 -D_GNU_SOURCE -O1 -g $WARN $ASAN_FLAGS -DTB_TEST_BUILD"
 
-# out/tracebox: the release binary.
-build_release_binary() {
+RELEASE_LDFLAGS="-static -s -Wl,--gc-sections -Wl,--build-id=none -Wl,-z,noexecstack"
+
+# toolchain [TARGET]: select TARGET (default: this machine's, see `target`)
+# and make its musl and libraries: T_CC is then its musl-gcc, LIBS its
+# libraries, T_CFLAGS the flags of its release objects.
+toolchain() {
 	ensure_tools
-	check_banned
+	target "${1:-host}"
 	build_musl
-	build_libs musl "$MUSL/bin/musl-gcc" "-O2 -g0 -DNDEBUG"
+	build_libs "$T_FLAVOR" "$T_CC" "-O2 -g0 -DNDEBUG $T_ARCH" "$T_CROSS"
 	gen_protos
 	gen_version
 	gen_embeds
 	gen_stdlib
-	link_tracebox musl "$MUSL/bin/musl-gcc" "$RELEASE_CFLAGS" \
-		"-static -s -Wl,--gc-sections -Wl,--build-id=none -Wl,-z,noexecstack" "$OUT/tracebox"
+}
+
+# The selected target's objects of every component but main(), for the
+# binaries linked beside tracebox (tools, unit tests, benchmarks).
+target_lib_objects() {
+	# shellcheck disable=SC2046
+	compile "$T_FLAVOR" "$T_CC" "$T_CFLAGS $(includes)" \
+		$(component_sources | grep -v '^components/tracebox/main\.c$') $(proto_sources)
+}
+
+# build_release_binary [TARGET]: TARGET's release binary, out/tracebox for
+# this machine's target, out/TARGET/tracebox for the others.
+build_release_binary() {
+	check_banned
+	toolchain "${1:-host}"
+	mkdir -p "$T_DIR"
+	link_tracebox "$T_FLAVOR" "$T_CC" "$T_CFLAGS" "$RELEASE_LDFLAGS" "$T_DIR/tracebox"
 }
 
 # out/asan/tracebox and the unit-test and fuzz-replay binaries (glibc).
@@ -504,11 +623,7 @@ build_asan() {
 	link_tracebox asan gcc "$ASAN_CFLAGS" "$ASAN_FLAGS -lm" "$OUT/asan/tracebox"
 
 	# Unit tests: every TEST(name) in tests/unit/*_test.c, one binary.
-	grep -h '^TEST(' tests/unit/*_test.c 2>/dev/null | sed 's/^TEST(\([a-zA-Z0-9_]*\)).*/X(\1)/' \
-		>"$OUT/asan/unit_tests.h.tmp" || true
-	cmp -s "$OUT/asan/unit_tests.h.tmp" "$OUT/asan/unit_tests.h" 2>/dev/null ||
-		mv "$OUT/asan/unit_tests.h.tmp" "$OUT/asan/unit_tests.h"
-	rm -f "$OUT/asan/unit_tests.h.tmp"
+	gen_unit_list "$OUT/asan"
 	cflags="$ASAN_CFLAGS $(includes) -I$OUT/asan -Itests/unit"
 	# shellcheck disable=SC2046
 	lib_objs=$(compile asan gcc "$cflags" $(component_sources | grep -v '^components/tracebox/main\.c$') $(proto_sources))
@@ -554,23 +669,68 @@ build_fuzz() {
 	done
 }
 
-# Test helpers (tests/tools/*.c, e.g. a producer the recording tests drive)
-# into out/tools/, built like the release binary so they run at full speed.
+# build_test_tools [TARGET]: test helpers (tests/tools/*.c, e.g. a producer
+# the recording tests drive) built like TARGET's release binary into
+# out/tools/ (this machine's) or out/TARGET/tools/, so they run at full speed.
 build_test_tools() {
-	build_libs musl "$MUSL/bin/musl-gcc" "-O2 -g0 -DNDEBUG"
-	cflags="$RELEASE_CFLAGS $(includes)"
-	# shellcheck disable=SC2046
-	lib_objs=$(compile musl "$MUSL/bin/musl-gcc" "$cflags" \
-		$(component_sources | grep -v '^components/tracebox/main\.c$') $(proto_sources))
-	mkdir -p "$OUT/tools"
+	toolchain "${1:-host}"
+	lib_objs=$(target_lib_objects)
+	mkdir -p "$T_DIR/tools"
 	for t in tests/tools/*.c; do
 		[ -f "$t" ] || continue
 		name=$(basename "$t" .c)
-		objs=$(compile musl "$MUSL/bin/musl-gcc" "$cflags" "$t")
+		objs=$(compile "$T_FLAVOR" "$T_CC" "$T_CFLAGS $(includes)" "$t")
 		# shellcheck disable=SC2086
-		"$MUSL/bin/musl-gcc" $cflags -static -o "$OUT/tools/$name" $objs $lib_objs \
-			-L"$LIBS/lib" $LINK_LIBS || die "link failed ($name)"
+		"$T_CC" $T_CFLAGS $(includes) -static -o "$T_DIR/tools/$name" $objs $lib_objs \
+			-L"$LIBS/lib" $LINK_LIBS || die "link failed ($name, $T_NAME)"
 	done
+}
+
+# gen_unit_list DIR: DIR/unit_tests.h, X(name) for every TEST(name) in
+# tests/unit/*_test.c (touched only when the list changes).
+gen_unit_list() {
+	mkdir -p "$1"
+	grep -h '^TEST(' tests/unit/*_test.c 2>/dev/null | sed 's/^TEST(\([a-zA-Z0-9_]*\)).*/X(\1)/' \
+		>"$1/unit_tests.h.tmp" || true
+	cmp -s "$1/unit_tests.h.tmp" "$1/unit_tests.h" 2>/dev/null ||
+		mv "$1/unit_tests.h.tmp" "$1/unit_tests.h"
+	rm -f "$1/unit_tests.h.tmp"
+}
+
+# Linux UAPI headers of the selected target (<linux/perf_event.h>, which the
+# perf unit test checks perf_int.h against; musl ships none) as an include
+# folder holding only linux/, asm/ and asm-generic/. Echoes its path.
+target_uapi_headers() {
+	if [ -z "$T_CROSS" ]; then
+		src=/usr/include asm=/usr/include/$T_TRIPLE/asm
+		[ -d "$asm" ] || asm=/usr/include/asm
+	else
+		src=/usr/$T_TRIPLE/include asm=$src/asm
+		[ -f "$src/linux/perf_event.h" ] || ensure_packages "$T_KHDR"
+	fi
+	[ -f "$src/linux/perf_event.h" ] && [ -d "$asm" ] ||
+		die "no Linux UAPI headers for $T_NAME in $src (install $T_KHDR)"
+	d=$OUT/$T_FLAVOR/uapi
+	mkdir -p "$d"
+	ln -sfn "$src/linux" "$d/linux"
+	ln -sfn "$asm" "$d/asm"
+	ln -sfn "$src/asm-generic" "$d/asm-generic"
+	echo "$d"
+}
+
+# build_unit_static [TARGET]: out/<flavor>/unit, the unit tests linked
+# against TARGET's release objects (static, musl), for the emulated tier.
+build_unit_static() {
+	toolchain "${1:-host}"
+	d=$OUT/$T_FLAVOR
+	gen_unit_list "$d"
+	lib_objs=$(target_lib_objects)
+	cflags="$T_CFLAGS $(includes) -I$d -Itests/unit -idirafter$(target_uapi_headers)"
+	# shellcheck disable=SC2046
+	test_objs=$(compile "$T_FLAVOR" "$T_CC" "$cflags" $(ls tests/unit/*.c))
+	# shellcheck disable=SC2086
+	"$T_CC" $cflags -static -o "$d/unit" $test_objs $lib_objs -L"$LIBS/lib" $LINK_LIBS ||
+		die "link failed (unit tests, $T_NAME)"
 }
 
 # build_bench [NAME]: bench/*_bench.c built like the release binary (musl,
@@ -578,18 +738,15 @@ build_test_tools() {
 build_bench() {
 	build_release_binary
 	build_test_tools
-	cflags="$RELEASE_CFLAGS $(includes)"
-	# shellcheck disable=SC2046
-	lib_objs=$(compile musl "$MUSL/bin/musl-gcc" "$cflags" \
-		$(component_sources | grep -v '^components/tracebox/main\.c$') $(proto_sources))
+	lib_objs=$(target_lib_objects)
 	mkdir -p "$OUT/bench"
 	for b in bench/*_bench.c; do
 		[ -f "$b" ] || continue
 		name=$(basename "$b" .c)
 		[ -z "$1" ] || [ "$1" = "$name" ] || [ "$1_bench" = "$name" ] || continue
-		objs=$(compile musl "$MUSL/bin/musl-gcc" "$cflags" "$b")
+		objs=$(compile "$T_FLAVOR" "$T_CC" "$T_CFLAGS $(includes)" "$b")
 		# shellcheck disable=SC2086
-		"$MUSL/bin/musl-gcc" $cflags -static -o "$OUT/bench/$name" $objs $lib_objs \
+		"$T_CC" $T_CFLAGS $(includes) -static -o "$OUT/bench/$name" $objs $lib_objs \
 			-L"$LIBS/lib" $LINK_LIBS || die "link failed ($name)"
 		echo "== $name"
 		(cd "$ROOT" && "$OUT/bench/$name") || die "$name failed"
@@ -598,9 +755,35 @@ build_bench() {
 
 # ---- release -------------------------------------------------------------
 
+# build_release [TARGET...]: the release binary of each TARGET (default:
+# every target) and out/release/ packaged from them.
 build_release() {
-	build_release_binary
-	sh release/package.sh "$OUT/tracebox" "$(cat VERSION)" "$OUT/release" || die "packaging failed"
+	pkgs=
+	for t in ${*:-$TARGET_NAMES}; do
+		build_release_binary "$t"
+		pkgs="$pkgs $T_PLAT=$T_DIR/tracebox"
+	done
+	# shellcheck disable=SC2086
+	sh release/package.sh "$(cat VERSION)" "$OUT/release" $pkgs || die "packaging failed"
+}
+
+# build_emu [TARGET...]: the emulated tier's binaries for each TARGET
+# (default: every target): tracebox, the static unit tests and the test
+# tools, listed in out/emu/targets for tests/emu/ as
+#   name platform qemu cpu native(1|0) tracebox unit tools-folder
+build_emu() {
+	list=
+	for t in ${*:-$TARGET_NAMES}; do
+		build_release_binary "$t"
+		build_unit_static "$t"
+		build_test_tools "$t"
+		native=0
+		[ -n "$T_CROSS" ] || native=1
+		list="$list$T_NAME $T_PLAT $T_QEMU $T_QEMU_CPU $native $T_DIR/tracebox $OUT/$T_FLAVOR/unit $T_DIR/tools
+"
+	done
+	mkdir -p "$OUT/emu"
+	printf '%s' "$list" >"$OUT/emu/targets"
 }
 
 # ---- modes ---------------------------------------------------------------
@@ -610,6 +793,19 @@ run_tests() {
 	TB_TEST_ROOT=$ROOT TRACEBOX=$tracebox TB_OUT=$OUT sh tests/run.sh
 }
 
+# Everything the tests need: release binaries and archives of every target
+# this machine can build, the sanitizer build, the test tools, and the
+# emulated tier's binaries.
+build_for_tests() {
+	targets=$(test_targets)
+	# shellcheck disable=SC2086
+	build_release $targets
+	build_asan
+	build_test_tools
+	# shellcheck disable=SC2086
+	build_emu $targets
+}
+
 mode=${1:-build}
 case $mode in
 build | "")
@@ -617,21 +813,15 @@ build | "")
 	say "out/tracebox: $(stat -c %s "$OUT/tracebox") bytes"
 	;;
 test)
-	build_release
-	build_asan
-	build_test_tools
+	build_for_tests
 	ensure_test_tools
 	run_tests "$OUT/tracebox"
 	;;
 tests)
-	build_release
-	build_asan
-	build_test_tools
+	build_for_tests
 	;;
 asan)
-	build_release
-	build_asan
-	build_test_tools
+	build_for_tests
 	ensure_test_tools
 	run_tests "$OUT/asan/tracebox"
 	;;
@@ -644,15 +834,28 @@ bench)
 	build_bench "${1:-}"
 	;;
 release)
-	build_release
+	shift
+	build_release "$@"
 	ls -l "$OUT/release" >&2
+	;;
+emu)
+	shift
+	build_emu "$@"
+	;;
+cross)
+	shift
+	[ $# -gt 0 ] || die "usage: ./build.sh cross TARGET... (targets: $TARGET_NAMES)"
+	for t in "$@"; do
+		build_release_binary "$t"
+		say "${T_DIR#"$ROOT"/}/tracebox: $(stat -c %s "$T_DIR/tracebox") bytes ($T_PLAT)"
+	done
 	;;
 clean)
 	find "$OUT" -mindepth 1 -maxdepth 1 ! -name deps -exec rm -rf {} + 2>/dev/null || true
 	find "$OUT/deps" -mindepth 1 -maxdepth 1 ! -name src -exec rm -rf {} + 2>/dev/null || true
 	;;
 help | -h | --help)
-	sed -n '2,/^$/p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,/^set -eu/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
 	;;
 *)
 	die "unknown mode '$mode' (try ./build.sh help)"

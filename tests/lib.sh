@@ -73,7 +73,8 @@ perf_event_usable() {
 	python3 - <<'PY' 2>/dev/null
 import ctypes, os, struct
 libc = ctypes.CDLL(None, use_errno=True)
-nr = {"x86_64": 298, "aarch64": 241, "armv7l": 364, "i686": 336}.get(os.uname().machine)
+nr = {"x86_64": 298, "aarch64": 241, "armv7l": 364, "armv8l": 364, "riscv64": 241,
+      "i686": 336}.get(os.uname().machine)
 # perf_event_attr (size 112): type=1 (software), config=0 (cpu-clock),
 # sample_freq=1000, flags: disabled | freq (bits 0 and 10).
 attr = struct.pack("<IIQQQQQ", 1, 112, 0, 1000, 0, 0, (1 << 0) | (1 << 10)) + bytes(64)

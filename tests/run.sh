@@ -10,6 +10,7 @@
 #   corpus tests/corpus/: Perfetto's answers on ../shared/corpus
 #   root  tests/root/t*.sh: tracefs and perf_event (SKIP when not permitted)
 #   ui    tests/ui/: the Perfetto UI's query sequences over server http
+#   emu   tests/emu/t*.sh: every release target under its qemu (SKIP without)
 # Each tier prints PASS/FAIL/SKIP lines; failing details go to stderr.
 set -u
 : "${TRACEBOX:?}" "${TB_OUT:?}" "${TB_TEST_ROOT:?}"
@@ -63,6 +64,13 @@ for tier in cli rel root; do
 		[ -f "$t" ] || continue
 		run_tier "$tier/$(basename "$t" .sh)" timeout 600 sh "$t"
 	done
+done
+
+# Each emulated-tier script covers every target in turn: a longer bound.
+echo "== emu"
+for t in tests/emu/t*.sh; do
+	[ -f "$t" ] || continue
+	run_tier "emu/$(basename "$t" .sh)" timeout 1800 sh "$t"
 done
 
 if [ -f tests/tp/run.sh ]; then

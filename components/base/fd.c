@@ -158,7 +158,7 @@ int tb_read_file(const char *path, char **buf, size_t *len, size_t max_bytes, st
 	/* procfs and pipes report size 0: start small and grow. */
 	cap = 4096;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
-		cap = (size_t)st.st_size < max_bytes ? (size_t)st.st_size + 1 : max_bytes + 1;
+		cap = (uint64_t)st.st_size < max_bytes ? (size_t)st.st_size + 1 : max_bytes + 1;
 	for (;;) {
 		if (used == cap || !data) {
 			size_t ncap = data ? cap * 2 : cap;
@@ -239,8 +239,8 @@ static int feed_mapped(int fd, off_t size, off_t *off, size_t chunk,
                        int (*feed)(void *ctx, const uint8_t *p, size_t n), void *ctx)
 {
 	while (*off < size) {
-		size_t len =
-		    (size_t)(size - *off) < FEED_WINDOW ? (size_t)(size - *off) : FEED_WINDOW;
+		/* Compared as off_t: a 32-bit size_t would wrap past 4 GiB. */
+		size_t len = size - *off < (off_t)FEED_WINDOW ? (size_t)(size - *off) : FEED_WINDOW;
 		uint8_t *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, *off);
 		if (map == MAP_FAILED)
 			return 0; /* the rest is read() */

@@ -250,11 +250,18 @@ uint64_t perf_ring_read(struct perf_ring *r, uint64_t max_bytes, perf_record_fn 
                         struct perf_ring_stats *stats)
 {
 	uint64_t head = __atomic_load_n(r->head, __ATOMIC_ACQUIRE);
-	uint64_t tail = *r->tail, start = tail;
+	uint64_t tail = *r->tail, start;
 	uint8_t *rec = r->scratch;
 	uint64_t *ips = (uint64_t *)(void *)(r->scratch + PERF_MAX_RECORD);
 	struct perf_record pr;
 
+	/* A 32-bit kernel (armv7, say) keeps both counters in a long: data_head
+	 * wraps at 4 GiB and the kernel reads only our tail's low word. When
+	 * only the 32-bit distance is sane, rebase the tail onto the kernel's
+	 * counter: same ring position, as the ring is a power of two <= 4 GiB. */
+	if (head - tail > r->data_size && (uint32_t)(head - tail) <= r->data_size)
+		tail = head - (uint32_t)(head - tail);
+	start = tail;
 	if (head - tail > r->data_size) {
 		/* The kernel never runs ahead of the tail by more than the
 		 * ring; counters this far apart are corrupt. Skip them. */

@@ -1,11 +1,16 @@
-# Two clean builds of one commit give a byte-identical out/tracebox, even in
-# different folders. Both clones reuse this checkout's dependency cache.
+# Two clean builds of one commit give byte-identical release files, even in
+# different folders: out/tracebox and, for every target this checkout built
+# (out/emu/targets, made by ./build.sh tests), each archive, SHA256SUMS and
+# the launcher of `./build.sh release`. Both clones reuse this checkout's
+# dependency cache.
 . tests/lib.sh
 
 if ! git -C "$TB_TEST_ROOT" rev-parse HEAD >/dev/null 2>&1; then
 	skip identical-builds "not a git checkout"
 	exit 0
 fi
+targets=
+[ -f "$TB_OUT/emu/targets" ] && targets=$(awk '{ printf "%s ", $1 }' "$TB_OUT/emu/targets")
 # Both clones build the same commit, even if HEAD moves meanwhile.
 rev=$(git -C "$TB_TEST_ROOT" rev-parse HEAD)
 for n in a b; do
@@ -13,13 +18,31 @@ for n in a b; do
 		mkdir -p "$TMP/$n/out" &&
 		ln -s "$TB_OUT/deps" "$TMP/$n/out/deps" ||
 		{ fail identical-builds "cannot clone into $TMP/$n"; exit 0; }
-	(cd "$TMP/$n" && ./build.sh) >"$TMP/$n.log" 2>&1 ||
-		{ fail identical-builds "build in $TMP/$n failed: $(tail -5 "$TMP/$n.log")"; exit 0; }
+	start=$(date +%s)
+	# shellcheck disable=SC2086
+	if [ -n "$targets" ]; then
+		(cd "$TMP/$n" && ./build.sh release $targets) >"$TMP/$n.log" 2>&1
+	else
+		(cd "$TMP/$n" && ./build.sh) >"$TMP/$n.log" 2>&1
+	fi || { fail identical-builds "build in $TMP/$n failed: $(tail -5 "$TMP/$n.log")"; exit 0; }
+	echo "  (clean build $n of ${targets:-the host target} took $(($(date +%s) - start)) s)" >&2
 done
 if cmp -s "$TMP/a/out/tracebox" "$TMP/b/out/tracebox"; then
 	pass identical-builds
 else
 	fail identical-builds "$(cmp "$TMP/a/out/tracebox" "$TMP/b/out/tracebox")"
+fi
+if [ -n "$targets" ]; then
+	why= n=0
+	for f in "$TMP/a/out/release"/*; do
+		n=$((n + 1))
+		cmp -s "$f" "$TMP/b/out/release/${f##*/}" || why="$why ${f##*/}"
+	done
+	# An archive, SHA256SUMS and the launcher per target list.
+	[ "$n" = $(($(echo $targets | wc -w) + 2)) ] || why="$why ($n files)"
+	[ -z "$why" ] && pass identical-release || fail identical-release "differ:$why"
+else
+	skip identical-release "no out/emu/targets (./build.sh tests lists the targets built)"
 fi
 # A second build with nothing changed does no work (no object is rebuilt).
 before=$(stat -c %i.%Y "$TMP/a/out/tracebox")

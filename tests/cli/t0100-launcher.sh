@@ -10,6 +10,8 @@ version=$(cat VERSION)
 case $(uname -m) in
 x86_64) plat=linux-amd64 ;;
 aarch64 | arm64) plat=linux-arm64 ;;
+armv7l | armv8l) plat=linux-armv7 ;;
+riscv64) plat=linux-riscv64 ;;
 *) skip all "no release platform for machine $(uname -m)"; exit 0 ;;
 esac
 for tool in python3 timeout; do

@@ -29,11 +29,16 @@ trap 'rm -rf "$tmp"' EXIT
 strip() { sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//' "$1"; }
 
 # run_query TRACE QUERY OUT ERR [FLAG...]: the shell's query mode, bounded
-# in time.
+# in time. With TB_TP_SAVE=DIR each answer is also kept, byte for byte with
+# its exit status, as DIR/<test name> (tests/emu compares them across
+# targets).
 run_query() {
 	t=$1 q=$2 o=$3 e=$4
 	shift 4
 	timeout 120 "$TRACEBOX" trace_processor_shell query "$@" -f "$q" "$t" >"$o" 2>"$e"
+	rc=$?
+	[ -z "${TB_TP_SAVE:-}" ] || { cat "$o" && echo "exit $rc"; } >"$TB_TP_SAVE/$name"
+	return $rc
 }
 
 input_of() {

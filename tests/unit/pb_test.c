@@ -45,7 +45,7 @@ static const char *const k_strings[] = {"a", "bc"};
 static void check_alltypes(const uint8_t *buf, size_t len)
 {
 	struct pb_reader r;
-	struct pb_field f;
+	struct pb_field f = {0}; /* -O2 cannot see pb_next set it */
 	uint32_t seen = 0;
 	pb_reader_init(&r, buf, len);
 	while (pb_next(&r, &f)) {
@@ -203,7 +203,7 @@ static void check_inner(const uint8_t *buf, size_t len, int level)
 {
 	static const char *const names[] = {"one", "two"};
 	struct pb_reader r;
-	struct pb_field f;
+	struct pb_field f = {0};
 	int seen = 0;
 	pb_reader_init(&r, buf, len);
 	while (pb_next(&r, &f)) {
@@ -250,7 +250,7 @@ static void check_full(const uint8_t *buf, size_t len)
 			break;
 		case 3: {
 			struct pb_reader ri;
-			struct pb_field fi;
+			struct pb_field fi = {0};
 			int nf = 0;
 			pb_reader_init_field(&ri, &f);
 			while (pb_next(&ri, &fi)) {

@@ -208,6 +208,31 @@ TEST(perf_ring_max_bytes_and_empty)
 	perf_ring_release(&r);
 }
 
+/* On a 32-bit kernel data_head wraps at 4 GiB (the kernel's counters are
+ * longs) while the tail we stored has not: the record across the wrap is
+ * read, not thrown away as corrupt counters. */
+TEST(perf_ring_32bit_kernel_head_wraps)
+{
+	uint8_t data[256] = {0}, rec[128];
+	volatile uint64_t head, tail = 0xfffffff0ull;
+	struct perf_ring r;
+	struct perf_ring_stats st = {0};
+	struct collected c = {0};
+	uint64_t chain[] = {PERF_CTX_USER, 0x401000};
+	size_t n = make_sample(rec, 3, 4, 77, 0, chain, TB_ARRAY_SIZE(chain));
+
+	ring_put(data, 256, tail, rec, n);
+	head = (uint32_t)(tail + n);
+	perf_ring_init_raw(&r, &head, &tail, data, 256, PERF_SAMPLE_TYPE_DEFAULT);
+	CHECK_UEQ(perf_ring_read(&r, 0, collect, &c, &st), n);
+	perf_ring_release(&r);
+	CHECK_EQ(st.bad_records, 0);
+	CHECK_EQ(c.samples, 1);
+	CHECK_UEQ(c.time[0], 77);
+	CHECK_UEQ(c.user[0][0], 0x401000);
+	CHECK_UEQ(tail, head); /* the kernel's counter from now on */
+}
+
 TEST(perf_ring_rejects_bad_records)
 {
 	uint8_t data[256] = {0}, rec[128];

@@ -329,7 +329,9 @@ TEST(probes_page_missed_events_and_null_padding)
 	struct ftrace_page_iter it;
 	struct ftrace_record r;
 	uint8_t ev[128];
-	unsigned long missed = 42;
+	/* The count is the kernel's long (local_t, as commit): 8 bytes here,
+	 * whatever our own long is (a 32-bit tracebox on a 64-bit kernel). */
+	uint64_t missed = 0x100000002ull;
 
 	CHECK_EQ(load_table(&t), 0);
 	pg_init(&b, 50);
@@ -338,7 +340,7 @@ TEST(probes_page_missed_events_and_null_padding)
 	memcpy(b.page + 16 + b.pos, &missed, sizeof missed);
 	CHECK_EQ(ftrace_page_begin(&it, &t.layout, b.page, sizeof b.page), FTRACE_STATUS_OK);
 	CHECK(it.missed_events);
-	CHECK_UEQ(it.missed_count, 42);
+	CHECK_UEQ(it.missed_count, 0x100000002ull);
 	CHECK(ftrace_page_next(&it, &r));
 	CHECK(!ftrace_page_next(&it, &r));
 	CHECK_EQ(it.status, FTRACE_STATUS_OK);
@@ -358,6 +360,43 @@ TEST(probes_page_missed_events_and_null_padding)
 		 FTRACE_STATUS_ABI_INVALID_PAGE_HEADER);
 	CHECK(!ftrace_page_next(&it, &r));
 	ftrace_table_release(&t);
+}
+
+/* A 32-bit kernel's pages: 4-byte commit and missed count, data at 12. */
+TEST(probes_page_32bit_kernel_header)
+{
+	static const char hp32[] = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+				   "\tfield: local_t commit;\toffset:8;\tsize:4;\tsigned:1;\n"
+				   "\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+				   "\tfield: char data;\toffset:12;\tsize:4084;\tsigned:0;\n";
+	struct ftrace_page_layout l = {0};
+	struct tb_err err = {0};
+	struct ftrace_page_iter it;
+	struct ftrace_record r;
+	uint8_t page[4096] = {0};
+	uint64_t ts = 7;
+	uint32_t commit = 8 | (1u << 31) | (1u << 30), hdr = 1 | 3u << 5, missed = 5;
+	uint8_t payload[4] = {1, 0, 0, 0};
+
+	CHECK_EQ(ftrace_parse_header_page(hp32, strlen(hp32), &l, &err), 0);
+	CHECK_EQ(l.commit_size, 4);
+	CHECK_EQ(l.data_off, 12);
+	l.type_size = 2; /* common_type: from the events' formats */
+	memcpy(page, &ts, 8);
+	memcpy(page + 8, &commit, 4);
+	memcpy(page + 12, &hdr, 4); /* one record of 4 bytes (type_len 1), delta 3... */
+	memcpy(page + 16, payload, 4);
+	memcpy(page + 20, &missed, 4); /* ...then the count, right after commit */
+	page[24] = 0xff;               /* not part of a 4-byte count */
+	CHECK_EQ(ftrace_page_begin(&it, &l, page, sizeof page), FTRACE_STATUS_OK);
+	CHECK(it.missed_events);
+	CHECK_UEQ(it.missed_count, 5);
+	CHECK(ftrace_page_next(&it, &r));
+	CHECK_UEQ(r.ts, 10);
+	CHECK_EQ(r.event_id, 1);
+	CHECK_EQ(r.len, 4);
+	CHECK(!ftrace_page_next(&it, &r));
+	CHECK_EQ(it.status, FTRACE_STATUS_OK);
 }
 
 TEST(probes_page_malformed)

@@ -474,7 +474,7 @@ static int flow_between(const struct tp *tp, const char *out, const char *in)
 	long o = find_slice(tp, out), i = find_slice(tp, in);
 	int n = 0;
 	for (uint32_t f = 0; f < tp->t.flow.n; f++)
-		n += tp->t.flow.slice_out[f] == o && tp->t.flow.slice_in[f] == i;
+		n += (int64_t)tp->t.flow.slice_out[f] == o && (int64_t)tp->t.flow.slice_in[f] == i;
 	return n;
 }
 

@@ -228,7 +228,7 @@ struct batch {
 static void decode_batch(const uint8_t *msg, const struct pb_field *bf, struct batch *b)
 {
 	struct pb_reader r;
-	struct pb_field f;
+	struct pb_field f = {0};
 	uint64_t v;
 	memset(b, 0, sizeof *b);
 	pb_reader_init_field(&r, bf);
@@ -478,7 +478,7 @@ TEST(tp_rpc_stream_big_message_in_pieces)
 	/* Three responses: append_result and finalize_data_result without
 	 * errors, then the row. */
 	struct pb_reader r;
-	struct pb_field m, f;
+	struct pb_field m = {0}, f = {0};
 	unsigned n = 0;
 	pb_reader_init(&r, c.buf, c.len);
 	while (pb_next(&r, &m)) {

@@ -55,12 +55,17 @@ int ftrace_page_begin(struct ftrace_page_iter *it, const struct ftrace_page_layo
 	if (it->commit > l->page_size - l->data_off)
 		return it->status;
 	avail = len < l->page_size ? len - l->data_off : l->page_size - l->data_off;
-	/* The kernel stores the missed count as a long right after the data. */
+	/* The kernel stores the missed count right after the data as a local_t,
+	 * the commit field's type: the kernel's long, 8 bytes on a 64-bit kernel
+	 * even under a 32-bit tracebox (armv7 userland on arm64). */
 	if (it->missed_events && (commit & RB_MISSED_STORED) &&
-	    (size_t)it->commit + sizeof(long) <= avail) {
-		unsigned long m;
-		memcpy(&m, page + l->data_off + it->commit, sizeof m);
-		it->missed_count = m;
+	    (size_t)it->commit + l->commit_size <= avail) {
+		const uint8_t *m = page + l->data_off + it->commit;
+		if (l->commit_size == 8) {
+			memcpy(&it->missed_count, m, 8);
+		} else {
+			it->missed_count = rd32(m);
+		}
 	}
 	it->p = page + l->data_off;
 	it->end = it->p + (it->commit < avail ? it->commit : avail);

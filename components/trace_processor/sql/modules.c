@@ -653,7 +653,9 @@ static void fn_android_package_lookup(sqlite3_context *ctx, int argc, sqlite3_va
  * number (0 if it is none), NULL stays NULL. */
 static void fn_time_scale(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-	int64_t f = (int64_t)(intptr_t)sqlite3_user_data(ctx); /* > 0 multiply, < 0 divide */
+	/* > 0 multiply, < 0 divide; behind a pointer, as it does not fit one on
+	 * 32-bit targets. */
+	int64_t f = *(const int64_t *)sqlite3_user_data(ctx);
 	int type = sqlite3_value_numeric_type(argv[0]);
 	if (type == SQLITE_NULL)
 		return;
@@ -673,17 +675,18 @@ static void fn_time_scale(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 
 int tp_sql_register_modules(sqlite3 *db, struct tp_sql *sql)
 {
+	/* fn_time_scale's factors: [0] time_from_<unit>, [1] time_to_<unit>. */
 	static const struct {
 		const char *unit;
-		int64_t ns;
+		int64_t factor[2];
 	} units[] = {
-	    {"ns", 1},
-	    {"us", 1000},
-	    {"ms", 1000000},
-	    {"s", 1000000000},
-	    {"min", 60 * 1000000000ll},
-	    {"hours", 3600 * 1000000000ll},
-	    {"days", 86400 * 1000000000ll},
+	    {"ns", {1, -1}},
+	    {"us", {1000, -1000}},
+	    {"ms", {1000000, -1000000}},
+	    {"s", {1000000000, -1000000000}},
+	    {"min", {60 * 1000000000ll, -60 * 1000000000ll}},
+	    {"hours", {3600 * 1000000000ll, -3600 * 1000000000ll}},
+	    {"days", {86400 * 1000000000ll, -86400 * 1000000000ll}},
 	};
 	int rc = SQLITE_OK;
 	for (size_t i = 0; i < TB_ARRAY_SIZE(units) && rc == SQLITE_OK; i++) {
@@ -693,7 +696,7 @@ int tp_sql_register_modules(sqlite3 *db, struct tp_sql *sql)
 			         units[i].unit);
 			rc = sqlite3_create_function_v2(
 			    db, name, 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
-			    (void *)(intptr_t)(dir ? -units[i].ns : units[i].ns), fn_time_scale,
+			    (void *)&units[i].factor[dir], fn_time_scale,
 			    NULL, NULL, NULL);
 		}
 	}

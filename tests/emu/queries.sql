@@ -1,0 +1,14 @@
+select count(*), sum(ts % 1000000007), sum(dur % 1000000007), count(distinct name), sum(depth), max(depth), total(ts), total(dur) from slice;
+select id, ts, dur, track_id, category, name, depth, parent_id, arg_set_id from slice order by id limit 300;
+select count(*), sum(ts % 1000000007), sum(dur % 1000000007), sum(utid), sum(cpu), count(distinct end_state) from sched;
+select count(*), sum(ts % 1000000007), sum(dur % 1000000007), sum(utid), count(distinct state) from thread_state;
+select count(*), sum(ts % 1000000007), total(value), min(value), max(value), avg(value) from counter;
+select id, ts, track_id, value from counter order by id limit 300;
+select utid, tid, name, upid, start_ts from thread order by utid;
+select upid, pid, name, parent_upid from process order by upid;
+select id, type, name from track order by id limit 300;
+select count(*), count(distinct key), sum(int_value), sum(real_value) from args;
+select arg_set_id, key, value_type, int_value, string_value, real_value from args order by arg_set_id, id limit 500;
+select count(*), sum(ts % 1000000007), sum(callsite_id), sum(utid) from perf_sample;
+select name, idx, severity, source, value from stats where value != 0 order by name, idx;
+select name, str_value, int_value from metadata order by name;
