@@ -223,7 +223,10 @@ static uint64_t intern_mapping(struct perf_emitter *e, const struct perf_frame *
 	pb_put_uint64(w, 4, f->map_start);
 	pb_put_uint64(w, 5, f->map_end);
 	pb_put_uint64(w, 6, f->load_bias);
-	pb_put_packed_varint(w, 7, key + 5, n - 5);
+	/* repeated, not [packed] in profile_common.proto: one varint each
+	 * (Perfetto's decoders read no packed form) */
+	for (size_t i = 5; i < n; i++)
+		pb_put_uint64(w, 7, key[i]);
 	pb_put_uint64(w, 8, f->map_offset);
 	pb_end_nested(w, m);
 	return iid;
@@ -321,7 +324,8 @@ void perf_emit_sample(struct perf_emitter *e, struct pb_writer *w, uint64_t ts, 
 			cs = tup_add(e, TUP_CALLSTACK, ids, n, h);
 			unsigned m = pb_begin_nested(&e->scratch, ID_CALLSTACKS);
 			pb_put_uint64(&e->scratch, 1, cs);
-			pb_put_packed_varint(&e->scratch, 2, ids, n);
+			for (size_t i = 0; i < n; i++) /* not [packed], as above */
+				pb_put_uint64(&e->scratch, 2, ids[i]);
 			pb_end_nested(&e->scratch, m);
 		}
 	}

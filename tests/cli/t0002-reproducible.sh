@@ -1,7 +1,7 @@
-# Two clean builds of one commit give byte-identical release files, even in
-# different folders: out/tracebox and, for every target this checkout built
+# Two builds of one commit give byte-identical release files, even in
+# different folders (a clean clone against this checkout's own build): out/tracebox and, for every target this checkout built
 # (out/emu/targets, made by ./build.sh tests), each archive, SHA256SUMS and
-# the launcher of `./build.sh release`. Both clones reuse this checkout's
+# the launcher of `./build.sh release`. The clones reuse this checkout's
 # dependency cache.
 . tests/lib.sh
 
@@ -11,9 +11,20 @@ if ! git -C "$TB_TEST_ROOT" rev-parse HEAD >/dev/null 2>&1; then
 fi
 targets=
 [ -f "$TB_OUT/emu/targets" ] && targets=$(awk '{ printf "%s ", $1 }' "$TB_OUT/emu/targets")
-# Both clones build the same commit, even if HEAD moves meanwhile.
+# A clean clone builds HEAD; the other build is this checkout's own (made by
+# ./build.sh test just before), when the checkout is HEAD with nothing
+# changed; otherwise a second clean clone. Either way two builds of one
+# commit in different folders.
 rev=$(git -C "$TB_TEST_ROOT" rev-parse HEAD)
-for n in a b; do
+clones="a"
+ref=$TB_TEST_ROOT
+if [ -n "$(git -C "$TB_TEST_ROOT" status --porcelain --untracked-files=no)" ] ||
+	[ ! -f "$TB_OUT/tracebox" ] || [ "$TB_OUT" != "$TB_TEST_ROOT/out" ] ||
+	{ [ -n "$targets" ] && [ ! -d "$TB_OUT/release" ]; }; then
+	clones="a b"
+	ref=$TMP/b
+fi
+for n in $clones; do
 	git clone -q "$TB_TEST_ROOT" "$TMP/$n" && git -C "$TMP/$n" checkout -q "$rev" &&
 		mkdir -p "$TMP/$n/out" &&
 		ln -s "$TB_OUT/deps" "$TMP/$n/out/deps" ||
@@ -27,16 +38,16 @@ for n in a b; do
 	fi || { fail identical-builds "build in $TMP/$n failed: $(tail -5 "$TMP/$n.log")"; exit 0; }
 	echo "  (clean build $n of ${targets:-the host target} took $(($(date +%s) - start)) s)" >&2
 done
-if cmp -s "$TMP/a/out/tracebox" "$TMP/b/out/tracebox"; then
+if cmp -s "$TMP/a/out/tracebox" "$ref/out/tracebox"; then
 	pass identical-builds
 else
-	fail identical-builds "$(cmp "$TMP/a/out/tracebox" "$TMP/b/out/tracebox")"
+	fail identical-builds "$(cmp "$TMP/a/out/tracebox" "$ref/out/tracebox")"
 fi
 if [ -n "$targets" ]; then
 	why= n=0
 	for f in "$TMP/a/out/release"/*; do
 		n=$((n + 1))
-		cmp -s "$f" "$TMP/b/out/release/${f##*/}" || why="$why ${f##*/}"
+		cmp -s "$f" "$ref/out/release/${f##*/}" || why="$why ${f##*/}"
 	done
 	# An archive, SHA256SUMS and the launcher per target list.
 	[ "$n" = $(($(echo $targets | wc -w) + 2)) ] || why="$why ($n files)"

@@ -55,7 +55,7 @@ capture() {
 	status=$(grep '^workload_status=' "$TMP/$c.err")
 	got=$(tp_query "$TMP/$c.pftrace" "select count(*), count(distinct name), sum(dur = 1) from slice")
 	if [ "$rc" = 0 ] && [ "$(cat "$TMP/$c.out")" = "written=$N dropped=0" ] &&
-		[ "$got" = "$N,16,$N" ] && echo "$status" | grep -q 'trace_status=0 .*packets_lost=0$'; then
+		[ "$got" = "$N,16,$N" ] && echo "$status" | grep -q 'trace_status=0 .*packets_lost=0 .*capture_complete=1$'; then
 		pass "$E_NAME/$c"
 	else
 		fail "$E_NAME/$c" "exit $rc, producer: $(cat "$TMP/$c.out"), slices: $got" "$status" \
@@ -86,7 +86,7 @@ ipc() {
 	status=$(grep '^workload_status=' "$TMP/$c.err")
 	got=$(tp_query "$TMP/$c.pftrace" "select count(*), count(distinct name), sum(dur = 1) from slice")
 	if [ "$rc" = 0 ] && [ "$(cat "$TMP/$c.out")" = "written=$N dropped=0" ] &&
-		[ "$got" = "$N,16,$N" ] && echo "$status" | grep -q 'trace_status=0 .*packets_lost=0$'; then
+		[ "$got" = "$N,16,$N" ] && echo "$status" | grep -q 'trace_status=0 .*packets_lost=0 .*capture_complete=1$'; then
 		pass "$E_NAME/$c"
 	else
 		fail "$E_NAME/$c" "exit $rc, producer: $(cat "$TMP/$c.out"), slices: $got" "$status" \

@@ -502,7 +502,7 @@ TEST(ksyms_parse_and_lookup)
 /* ---- emitted packets ------------------------------------------------------ */
 
 struct decoded {
-	int packets, samples, cleared, strings[3], mappings, frames, callstacks;
+	int packets, samples, cleared, strings[3], mappings, frames, callstacks, packed;
 	uint64_t last_callstack, sample_callstack[4];
 	uint64_t cs_frames[4][8];
 	size_t cs_n[4];
@@ -533,19 +533,22 @@ static void decode_interned(const uint8_t *p, size_t n, struct decoded *d)
 				memcpy(d->func_names[iid], str, len);
 		} else if (f.id == 19) {
 			d->mappings++;
+			/* Mapping.path_string_ids: proto2 repeated, not [packed] */
+			pb_reader_init_field(&s, &f);
+			while (pb_next(&s, &g))
+				d->packed += g.id == 7 && g.wire != PB_WIRE_VARINT;
 		} else if (f.id == 6) {
 			d->frames++;
 		} else if (f.id == 7) {
 			int i = d->callstacks++;
 			pb_reader_init_field(&s, &f);
 			while (pb_next(&s, &g)) {
-				if (g.id == 2 && g.wire == PB_WIRE_LEN && i < 4) {
-					struct pb_packed it;
-					uint64_t v;
-					pb_packed_init(&it, g.data, g.len, PB_WIRE_VARINT);
-					while (pb_packed_next(&it, &v) && d->cs_n[i] < 8)
-						d->cs_frames[i][d->cs_n[i]++] = v;
-				}
+				/* Callstack.frame_ids: proto2 repeated, not [packed]:
+				 * one varint each (Perfetto's decoders read no other) */
+				if (g.id == 2 && g.wire != PB_WIRE_VARINT)
+					d->packed++;
+				else if (g.id == 2 && i < 4 && d->cs_n[i] < 8)
+					d->cs_frames[i][d->cs_n[i]++] = g.val;
 			}
 		}
 	}
@@ -637,6 +640,7 @@ TEST(perf_emit_packets_decode_with_interning)
 	CHECK_EQ(d.mappings, 2);
 	CHECK_EQ(d.frames, 3);
 	CHECK_EQ(d.callstacks, 2);
+	CHECK_EQ(d.packed, 0);
 	CHECK_EQ(d.sample_callstack[0], 1);
 	CHECK_EQ(d.sample_callstack[1], 2);
 	CHECK_EQ(d.sample_callstack[2], 1);
