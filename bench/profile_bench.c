@@ -168,7 +168,7 @@ static void emit_timed(struct perf_symq *q, const char *what)
 static void symbolize(void)
 {
 	enum { BINARIES = 50, FUNCS = 200, ADDRS = 200 };
-	char src[] = OUT_DIR "/symbench.c", path[256], cmd[512];
+	char src[] = OUT_DIR "/symbench.c", path[512], cmd[1024];
 	FILE *f = fopen(src, "w");
 	if (!f)
 		return;
