@@ -573,6 +573,9 @@ link_tracebox() {
 
 RELEASE_CFLAGS="-std=c11 -D_GNU_SOURCE -O2 -g0 $WARN -fno-plt -ffunction-sections -fdata-sections
 	-ffile-prefix-map=$ROOT/= -ffile-prefix-map=$OUT=out -fno-asynchronous-unwind-tables -DNDEBUG"
+# Dependencies of the release binary: no unwind tables (nothing unwinds our
+# own stack; our objects have none either), 137 KB of .eh_frame on amd64.
+RELEASE_DEP_CFLAGS="-O2 -g0 -DNDEBUG -fno-asynchronous-unwind-tables -fno-unwind-tables"
 HOST_DEP_CFLAGS="-O1 -g -fPIC"
 ASAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 ASAN_CFLAGS="-std=c11 -D_GNU_SOURCE -O1 -g $WARN $ASAN_FLAGS -DTB_TEST_BUILD"
@@ -586,7 +589,7 @@ toolchain() {
 	ensure_tools
 	target "${1:-host}"
 	build_musl
-	build_libs "$T_FLAVOR" "$T_CC" "-O2 -g0 -DNDEBUG $T_ARCH" "$T_CROSS"
+	build_libs "$T_FLAVOR" "$T_CC" "$RELEASE_DEP_CFLAGS $T_ARCH" "$T_CROSS"
 	gen_protos
 	gen_version
 	gen_embeds
