@@ -274,6 +274,43 @@ SQLITE_DEFS="-DSQLITE_THREADSAFE=0 -DSQLITE_DEFAULT_MEMSTATUS=0 -DSQLITE_OMIT_LO
 	-DSQLITE_OMIT_PROGRESS_CALLBACK -DSQLITE_USE_ALLOCA=0
 	-DSQLITE_ENABLE_FTS5=0 -DSQLITE_OMIT_TCL_VARIABLE"
 
+# mbedtls is configured for what base/http.c needs: a TLS 1.2 client
+# verifying servers against a CA bundle, with the key exchanges, ciphers,
+# curves and hashes servers and CA bundles use today (ECDHE and RSA key
+# exchange; AES-GCM, AES-CBC, ChaCha20-Poly1305; P-256, P-384, P-521,
+# X25519; MD5, SHA-1, SHA-2 and RSA-PSS signatures so every root of a CA
+# bundle still parses), and mbedtls_strerror's messages. Unset from its
+# default configuration (include/mbedtls/config.h, which our code includes
+# too): the server side, DTLS, TLS 1.0/1.1, PSK and (EC)DH static or finite
+# field key exchanges, the other ciphers, modes and curves, certificate and
+# key writing, CRL/CSR parsing, PSA, its network, timing, debug, self-test
+# and test-certificate modules.
+MBEDTLS_UNSET="MBEDTLS_CIPHER_MODE_CFB MBEDTLS_CIPHER_MODE_CTR MBEDTLS_CIPHER_MODE_OFB
+	MBEDTLS_CIPHER_MODE_XTS MBEDTLS_CIPHER_PADDING_ONE_AND_ZEROS
+	MBEDTLS_CIPHER_PADDING_ZEROS_AND_LEN MBEDTLS_CIPHER_PADDING_ZEROS
+	MBEDTLS_ECP_DP_SECP192R1_ENABLED MBEDTLS_ECP_DP_SECP224R1_ENABLED
+	MBEDTLS_ECP_DP_SECP192K1_ENABLED MBEDTLS_ECP_DP_SECP224K1_ENABLED
+	MBEDTLS_ECP_DP_SECP256K1_ENABLED MBEDTLS_ECP_DP_BP256R1_ENABLED
+	MBEDTLS_ECP_DP_BP384R1_ENABLED MBEDTLS_ECP_DP_BP512R1_ENABLED MBEDTLS_ECP_DP_CURVE448_ENABLED
+	MBEDTLS_ECDSA_DETERMINISTIC MBEDTLS_KEY_EXCHANGE_PSK_ENABLED
+	MBEDTLS_KEY_EXCHANGE_DHE_PSK_ENABLED MBEDTLS_KEY_EXCHANGE_ECDHE_PSK_ENABLED
+	MBEDTLS_KEY_EXCHANGE_RSA_PSK_ENABLED MBEDTLS_KEY_EXCHANGE_DHE_RSA_ENABLED
+	MBEDTLS_KEY_EXCHANGE_ECDH_ECDSA_ENABLED MBEDTLS_KEY_EXCHANGE_ECDH_RSA_ENABLED
+	MBEDTLS_GENPRIME MBEDTLS_PK_RSA_ALT_SUPPORT MBEDTLS_SELF_TEST MBEDTLS_SSL_RECORD_CHECKING
+	MBEDTLS_SSL_CONTEXT_SERIALIZATION MBEDTLS_SSL_FALLBACK_SCSV MBEDTLS_SSL_CBC_RECORD_SPLITTING
+	MBEDTLS_SSL_RENEGOTIATION MBEDTLS_SSL_MAX_FRAGMENT_LENGTH MBEDTLS_SSL_PROTO_TLS1
+	MBEDTLS_SSL_PROTO_TLS1_1 MBEDTLS_SSL_PROTO_DTLS MBEDTLS_SSL_ALPN MBEDTLS_SSL_DTLS_ANTI_REPLAY
+	MBEDTLS_SSL_DTLS_HELLO_VERIFY MBEDTLS_SSL_DTLS_CLIENT_PORT_REUSE MBEDTLS_SSL_DTLS_BADMAC_LIMIT
+	MBEDTLS_SSL_SESSION_TICKETS MBEDTLS_SSL_EXPORT_KEYS MBEDTLS_SSL_TRUNCATED_HMAC
+	MBEDTLS_VERSION_FEATURES MBEDTLS_ARC4_C MBEDTLS_BLOWFISH_C MBEDTLS_CAMELLIA_C MBEDTLS_CCM_C
+	MBEDTLS_CERTS_C MBEDTLS_DEBUG_C MBEDTLS_DES_C MBEDTLS_DHM_C MBEDTLS_HKDF_C MBEDTLS_HMAC_DRBG_C
+	MBEDTLS_NET_C MBEDTLS_PADLOCK_C MBEDTLS_PEM_WRITE_C MBEDTLS_PK_WRITE_C MBEDTLS_PKCS5_C
+	MBEDTLS_PKCS12_C MBEDTLS_PSA_CRYPTO_C MBEDTLS_PSA_CRYPTO_STORAGE_C MBEDTLS_PSA_ITS_FILE_C
+	MBEDTLS_RIPEMD160_C MBEDTLS_SSL_CACHE_C MBEDTLS_SSL_COOKIE_C MBEDTLS_SSL_TICKET_C
+	MBEDTLS_SSL_SRV_C MBEDTLS_TIMING_C MBEDTLS_VERSION_C MBEDTLS_X509_CRL_PARSE_C
+	MBEDTLS_X509_CSR_PARSE_C MBEDTLS_X509_CREATE_C MBEDTLS_X509_CRT_WRITE_C
+	MBEDTLS_X509_CSR_WRITE_C MBEDTLS_XTEA_C"
+
 # musl: the libc of the release binary for the selected target (see
 # `target`), cross-built with that target's gcc and installed with its
 # musl-gcc wrapper (which runs that gcc against musl's headers and crt).
@@ -357,7 +394,7 @@ build_libs() {
 	build_sqlite_amalgamation
 	build_zstd "$flavor" "$cc" "$cflags" "${4:-}"
 	# Keyed on paths relative to out/, so clones sharing out/deps share it.
-	key=$(hash_str "$flavor${cc#"$OUT"/}$cflags$(dep_sum zlib)$(dep_sum mbedtls)$(dep_sum protobuf-c)${SQLITE_SRC#"$OUT"/}$SQLITE_DEFS$R_ZLIB$R_MBEDTLS$R_PBC")
+	key=$(hash_str "$flavor${cc#"$OUT"/}$cflags$(dep_sum zlib)$(dep_sum mbedtls)$(dep_sum protobuf-c)${SQLITE_SRC#"$OUT"/}$SQLITE_DEFS$MBEDTLS_UNSET$R_ZLIB$R_MBEDTLS$R_PBC")
 	LIBS=$OUT/deps/libs-$flavor-$key
 	[ -f "$LIBS/.done" ] && return 0
 	say "building zlib, mbedtls, sqlite, protobuf-c for $flavor (once)"
@@ -371,6 +408,10 @@ build_libs() {
 	cp "$w/zlib/libz.a" "$LIBS/lib/" && cp "$w/zlib/zlib.h" "$w/zlib/zconf.h" "$LIBS/include/"
 
 	unpack "$(dep_archive mbedtls)" "$w/mbedtls"
+	# shellcheck disable=SC2086
+	(cd "$w/mbedtls" && for o in $MBEDTLS_UNSET; do
+		python3 scripts/config.py unset "$o" || exit 1
+	done) || die "mbedtls configuration failed"
 	(cd "$w/mbedtls/library" && logged ../../mbedtls.log make -j"$JOBS" CC="$cc" AR="$ar" CFLAGS="$cf -I../include" \
 		libmbedcrypto.a libmbedx509.a libmbedtls.a) || die "mbedtls build failed"
 	cp "$w"/mbedtls/library/*.a "$LIBS/lib/" && cp -r "$w/mbedtls/include/mbedtls" "$LIBS/include/"
