@@ -467,79 +467,64 @@ gen_version() {
 	printf '%s\n' "$new" >"$GEN/version.h"
 }
 
-# Files embedded in the binary: components/<c>/<name>.html becomes
-# out/gen/<c>_<name>_html.h defining `static const char <c>_<name>_html[]`
-# (traceconv's report page); components/<c>/SKILL.md (the agent skill)
-# out/gen/<c>_SKILL_md_gz.h defining `static const unsigned char
-# <c>_SKILL_md_gz[]`, the file gzip'd (-n: the same bytes every build), and
-# <c>_SKILL_md_len, its size. Regenerated when newer.
+# embed_gz FILE SYM HEADER: HEADER defines `static const unsigned char
+# SYM_gz[]`, FILE gzip'd (-n: the same bytes every build), and SYM_len, its
+# size; base's tb_embed_inflate turns it back into text when first used.
+embed_gz() {
+	{
+		echo "#define ${2}_len $(wc -c <"$1" | tr -d ' ')"
+		echo "static const unsigned char ${2}_gz[] = {"
+		gzip -9 -n -c "$1" | od -An -v -tu1 | sed 's/  */,/g; s/^,//; s/$/,/'
+		echo "};"
+	} >"$3.tmp" && mv "$3.tmp" "$3"
+}
+
+# Files embedded in the binary, gzip'd (embed_gz): components/<c>/<name>.html
+# (traceconv's report page) as out/gen/<c>_<name>_html_gz.h defining
+# <c>_<name>_html_gz and _len; components/<c>/SKILL.md (the agent skill) as
+# out/gen/<c>_SKILL_md_gz.h defining <c>_SKILL_md_gz and _len. Regenerated
+# when newer.
 gen_embeds() {
 	mkdir -p "$GEN"
-	for f in components/*/SKILL.md; do
+	for f in components/*/SKILL.md components/*/*.html; do
 		[ -f "$f" ] || continue
-		c=$(basename "$(dirname "$f")")
-		h=$GEN/${c}_SKILL_md_gz.h
+		c=$(basename "$(dirname "$f")") n=$(basename "$f" | tr . _)
+		h=$GEN/${c}_${n}_gz.h
 		[ -f "$h" ] && [ ! "$f" -nt "$h" ] && continue
-		{
-			echo "#define ${c}_SKILL_md_len $(wc -c <"$f" | tr -d ' ')"
-			echo "static const unsigned char ${c}_SKILL_md_gz[] = {"
-			gzip -9 -n -c "$f" | od -An -v -tu1 | sed 's/  */,/g; s/^,//; s/$/,/'
-			echo "};"
-		} >"$h.tmp" && mv "$h.tmp" "$h" || die "cannot embed $f"
-	done
-	for f in components/*/*.html; do
-		[ -f "$f" ] || continue
-		c=$(basename "$(dirname "$f")") n=$(basename "$f" .html)
-		h=$GEN/${c}_${n}_html.h
-		[ -f "$h" ] && [ ! "$f" -nt "$h" ] && continue
-		awk -v sym="${c}_${n}_html" '
-			# esc(s, ch): ch preceded by a backslash (split/join, so no
-			# gsub replacement-escaping differences between awks).
-			function esc(s, ch,   parts, k, i, r) {
-				k = split(s, parts, ch)
-				r = parts[1]
-				for (i = 2; i <= k; i++) r = r "\\" ch parts[i]
-				return r
-			}
-			BEGIN { print "static const char " sym "[] =" }
-			{ print "\t\"" esc(esc(esc($0, "\\"), "\""), "?") "\\n\"" }
-			END { print ";" }' "$f" >"$h.tmp" && mv "$h.tmp" "$h" || die "cannot embed $f"
+		embed_gz "$f" "${c}_${n}" "$h" || die "cannot embed $f"
 	done
 }
 
 # The trace processor's stdlib modules (components/trace_processor/sql/
-# stdlib/<pkg>/<path>.sql is module <pkg>.<path with dots>) as one C table,
+# stdlib/<pkg>/<path>.sql is module <pkg>.<path with dots>) as
 # out/gen/tp_stdlib.h: `static const struct tp_stdlib_file
-# tp_stdlib_files[]` of {name, sql}, sorted by name, comment-only lines and
-# leading blanks dropped. Regenerated when a file or the set of files changes.
+# tp_stdlib_files[]` of {name, offset}, sorted by name, and every module's
+# SQL (comment-only lines and leading blanks dropped), each ending in a NUL
+# at its offset, in one text embedded gzip'd (embed_gz: tp_stdlib_gz and
+# tp_stdlib_len). Regenerated when a file or the set of files changes.
 gen_stdlib() {
 	mkdir -p "$GEN"
 	dir=components/trace_processor/sql/stdlib
 	h=$GEN/tp_stdlib.h
 	files=$(cd "$dir" 2>/dev/null && find . -name '*.sql' | sed 's|^\./||' | LC_ALL=C sort)
-	if [ -f "$h" ] && [ "$(cat "$GEN/.stdlib" 2>/dev/null)" = "$files" ] &&
+	if [ -f "$h" ] && [ -f "$GEN/tp_stdlib_gz.h" ] && [ "$(cat "$GEN/.stdlib" 2>/dev/null)" = "$files" ] &&
 		[ -z "$(find "$dir" -name '*.sql' -newer "$h")" ]; then
 		return 0
 	fi
+	txt=$GEN/tp_stdlib.txt
+	: >"$txt"
 	{
 		echo "static const struct tp_stdlib_file tp_stdlib_files[] = {"
 		for f in $files; do
 			name=$(printf '%s' "${f%.sql}" | tr / .)
-			awk -v name="$name" '
-				function esc(s, ch,   parts, k, i, r) {
-					k = split(s, parts, ch)
-					r = parts[1]
-					for (i = 2; i <= k; i++) r = r "\\" ch parts[i]
-					return r
-				}
-				BEGIN { print "\t{\"" name "\"," }
-				{ sub(/^[ \t]+/, "") }
-				/^--/ || /^$/ { next }
-				{ print "\t \"" esc(esc(esc($0, "\\"), "\""), "?") "\\n\"" }
-				END { print "\t},"; }' "$dir/$f" || die "cannot embed $f"
+			echo "	{\"$name\", $(wc -c <"$txt" | tr -d ' ')},"
+			awk '{ sub(/^[ \t]+/, "") } /^--/ || /^$/ { next } { print }' "$dir/$f" >>"$txt" &&
+				printf '\0' >>"$txt" || die "cannot embed $f"
 		done
 		echo "};"
-	} >"$h.tmp" && mv "$h.tmp" "$h" || die "cannot write $h"
+	} >"$h.tmp" || die "cannot write $h"
+	embed_gz "$txt" tp_stdlib "$GEN/tp_stdlib_gz.h" || die "cannot embed $txt"
+	mv "$h.tmp" "$h"
 	printf '%s\n' "$files" >"$GEN/.stdlib"
 }
 
