@@ -268,11 +268,19 @@ R_MUSL=2 R_ZLIB=1 R_MBEDTLS=1 R_SQLITE=1 R_PBC=1 R_ZSTD=1
 SQLITE_PATCHES="0001 0002 0003 41 42"
 # The expression depth limit stays SQLite's (1000, as Perfetto's build): its
 # parser and code generator recurse once per level. The authorizer is what
-# keeps SQL off the filesystem (sql/schema.c).
+# keeps SQL off the filesystem (sql/schema.c). No FTS5 (Perfetto has none;
+# SQLite tests it with #ifdef, so never define it, not even to 0) and, for
+# size, none of the APIs and file features nothing here uses (UTF-16, WAL,
+# incremental blob I/O, sqlite3_get_table, tracing hooks, compile-option
+# listing, deserialize, mmap, test hooks): the SQL language, its functions
+# and every plan are unchanged; OMIT_* that would need SQLite's parser
+# regenerated are not used.
 SQLITE_DEFS="-DSQLITE_THREADSAFE=0 -DSQLITE_DEFAULT_MEMSTATUS=0 -DSQLITE_OMIT_LOAD_EXTENSION
 	-DSQLITE_OMIT_DEPRECATED -DSQLITE_OMIT_SHARED_CACHE -DSQLITE_DQS=0 -DSQLITE_ENABLE_MATH_FUNCTIONS
-	-DSQLITE_OMIT_PROGRESS_CALLBACK -DSQLITE_USE_ALLOCA=0
-	-DSQLITE_ENABLE_FTS5=0 -DSQLITE_OMIT_TCL_VARIABLE"
+	-DSQLITE_OMIT_PROGRESS_CALLBACK -DSQLITE_USE_ALLOCA=0 -DSQLITE_OMIT_TCL_VARIABLE
+	-DSQLITE_OMIT_UTF16 -DSQLITE_OMIT_WAL -DSQLITE_OMIT_INCRBLOB -DSQLITE_OMIT_GET_TABLE
+	-DSQLITE_OMIT_TRACE -DSQLITE_OMIT_COMPILEOPTION_DIAGS -DSQLITE_OMIT_DESERIALIZE
+	-DSQLITE_MAX_MMAP_SIZE=0 -DSQLITE_UNTESTABLE"
 
 # mbedtls is configured for what base/http.c needs: a TLS 1.2 client
 # verifying servers against a CA bundle, with the key exchanges, ciphers,
