@@ -10,6 +10,8 @@
 #   ./build.sh asan       glibc build with ASan+UBSan, whole suite against it
 #   ./build.sh fuzz [T] [SECONDS]  libFuzzer campaign (clang) on target T, or all
 #   ./build.sh bench [NAME]        run bench/*_bench.c (figures, no assertions)
+#   ./build.sh size       where out/tracebox's bytes go, per library and
+#                         component, and its largest symbols
 #   ./build.sh release [TARGET...]  out/release/: an archive per target (default:
 #                         amd64 arm64 armv7 riscv64), SHA256SUMS, pinned launcher
 #   ./build.sh cross TARGET...      one target's static binary (out/tracebox for
@@ -790,6 +792,24 @@ build_bench() {
 	done
 }
 
+# build_size: where out/tracebox's bytes go. The release binary linked again
+# from the same objects and libraries, unstripped and with a link map, into
+# out/size/; bench/size_map.py sums the sections the linker kept per library
+# and component and lists the largest symbols.
+build_size() {
+	build_release_binary
+	# shellcheck disable=SC2046
+	objs=$(compile "$T_FLAVOR" "$T_CC" "$T_CFLAGS $(includes)" $(component_sources) $(proto_sources))
+	mkdir -p "$OUT/size"
+	# shellcheck disable=SC2086
+	$T_CC $T_CFLAGS $(includes) -o "$OUT/size/tracebox" $objs -L"$LIBS/lib" $LINK_LIBS \
+		$(printf '%s\n' $RELEASE_LDFLAGS | grep -vx -e -s) -Wl,-Map="$OUT/size/tracebox.map" ||
+		die "link failed (size)"
+	${T_CROSS}strip -o "$OUT/size/tracebox.stripped" "$OUT/size/tracebox"
+	python3 bench/size_map.py "$OUT/size/tracebox.map" "$OUT/size/tracebox" 40
+	say "out/tracebox: $(stat -c %s "$T_DIR/tracebox") bytes; relinked and stripped: $(stat -c %s "$OUT/size/tracebox.stripped")"
+}
+
 # ---- release -------------------------------------------------------------
 
 # build_release [TARGET...]: the release binary of each TARGET (default:
@@ -869,6 +889,9 @@ fuzz)
 bench)
 	shift
 	build_bench "${1:-}"
+	;;
+size)
+	build_size
 	;;
 release)
 	shift
