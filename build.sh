@@ -10,6 +10,8 @@
 #   ./build.sh asan       glibc build with ASan+UBSan, whole suite against it
 #   ./build.sh fuzz [T] [SECONDS]  libFuzzer campaign (clang) on target T, or all
 #   ./build.sh bench [NAME]        run bench/*_bench.c (figures, no assertions)
+#   ./build.sh size       where out/tracebox's bytes go, per library and
+#                         component, and its largest symbols
 #   ./build.sh release [TARGET...]  out/release/: an archive per target (default:
 #                         amd64 arm64 armv7 riscv64), SHA256SUMS, pinned launcher
 #   ./build.sh cross TARGET...      one target's static binary (out/tracebox for
@@ -268,11 +270,56 @@ R_MUSL=2 R_ZLIB=1 R_MBEDTLS=1 R_SQLITE=1 R_PBC=1 R_ZSTD=1
 SQLITE_PATCHES="0001 0002 0003 41 42"
 # The expression depth limit stays SQLite's (1000, as Perfetto's build): its
 # parser and code generator recurse once per level. The authorizer is what
-# keeps SQL off the filesystem (sql/schema.c).
+# keeps SQL off the filesystem (sql/schema.c). No FTS5 (Perfetto has none;
+# SQLite tests it with #ifdef, so never define it, not even to 0) and, for
+# size, none of the APIs and file features nothing here uses (UTF-16, WAL,
+# incremental blob I/O, sqlite3_get_table, tracing hooks, compile-option
+# listing, deserialize, mmap, test hooks): the SQL language, its functions
+# and every plan are unchanged; OMIT_* that would need SQLite's parser
+# regenerated are not used.
 SQLITE_DEFS="-DSQLITE_THREADSAFE=0 -DSQLITE_DEFAULT_MEMSTATUS=0 -DSQLITE_OMIT_LOAD_EXTENSION
 	-DSQLITE_OMIT_DEPRECATED -DSQLITE_OMIT_SHARED_CACHE -DSQLITE_DQS=0 -DSQLITE_ENABLE_MATH_FUNCTIONS
-	-DSQLITE_OMIT_PROGRESS_CALLBACK -DSQLITE_USE_ALLOCA=0
-	-DSQLITE_ENABLE_FTS5=0 -DSQLITE_OMIT_TCL_VARIABLE"
+	-DSQLITE_OMIT_PROGRESS_CALLBACK -DSQLITE_USE_ALLOCA=0 -DSQLITE_OMIT_TCL_VARIABLE
+	-DSQLITE_OMIT_UTF16 -DSQLITE_OMIT_WAL -DSQLITE_OMIT_INCRBLOB -DSQLITE_OMIT_GET_TABLE
+	-DSQLITE_OMIT_TRACE -DSQLITE_OMIT_COMPILEOPTION_DIAGS -DSQLITE_OMIT_DESERIALIZE
+	-DSQLITE_MAX_MMAP_SIZE=0 -DSQLITE_UNTESTABLE"
+
+# mbedtls is configured for what base/http.c needs: a TLS 1.2 client
+# verifying servers against a CA bundle, with the key exchanges, ciphers,
+# curves and hashes servers and CA bundles use today (ECDHE and RSA key
+# exchange; AES-GCM, AES-CBC, ChaCha20-Poly1305; P-256, P-384, P-521,
+# X25519; MD5, SHA-1, SHA-2 and RSA-PSS signatures so every root of a CA
+# bundle still parses), and mbedtls_strerror's messages. Unset from its
+# default configuration (include/mbedtls/config.h, which our code includes
+# too): the server side, DTLS, TLS 1.0/1.1, PSK and (EC)DH static or finite
+# field key exchanges, the other ciphers, modes and curves, certificate and
+# key writing, CRL/CSR parsing, PSA, its network, timing, debug, self-test
+# and test-certificate modules.
+MBEDTLS_UNSET="MBEDTLS_CIPHER_MODE_CFB MBEDTLS_CIPHER_MODE_CTR MBEDTLS_CIPHER_MODE_OFB
+	MBEDTLS_CIPHER_MODE_XTS MBEDTLS_CIPHER_PADDING_ONE_AND_ZEROS
+	MBEDTLS_CIPHER_PADDING_ZEROS_AND_LEN MBEDTLS_CIPHER_PADDING_ZEROS
+	MBEDTLS_ECP_DP_SECP192R1_ENABLED MBEDTLS_ECP_DP_SECP224R1_ENABLED
+	MBEDTLS_ECP_DP_SECP192K1_ENABLED MBEDTLS_ECP_DP_SECP224K1_ENABLED
+	MBEDTLS_ECP_DP_SECP256K1_ENABLED MBEDTLS_ECP_DP_BP256R1_ENABLED
+	MBEDTLS_ECP_DP_BP384R1_ENABLED MBEDTLS_ECP_DP_BP512R1_ENABLED MBEDTLS_ECP_DP_CURVE448_ENABLED
+	MBEDTLS_ECDSA_DETERMINISTIC MBEDTLS_KEY_EXCHANGE_PSK_ENABLED
+	MBEDTLS_KEY_EXCHANGE_DHE_PSK_ENABLED MBEDTLS_KEY_EXCHANGE_ECDHE_PSK_ENABLED
+	MBEDTLS_KEY_EXCHANGE_RSA_PSK_ENABLED MBEDTLS_KEY_EXCHANGE_DHE_RSA_ENABLED
+	MBEDTLS_KEY_EXCHANGE_ECDH_ECDSA_ENABLED MBEDTLS_KEY_EXCHANGE_ECDH_RSA_ENABLED
+	MBEDTLS_GENPRIME MBEDTLS_PK_RSA_ALT_SUPPORT MBEDTLS_SELF_TEST MBEDTLS_SSL_RECORD_CHECKING
+	MBEDTLS_SSL_CONTEXT_SERIALIZATION MBEDTLS_SSL_FALLBACK_SCSV MBEDTLS_SSL_CBC_RECORD_SPLITTING
+	MBEDTLS_SSL_RENEGOTIATION MBEDTLS_SSL_MAX_FRAGMENT_LENGTH MBEDTLS_SSL_PROTO_TLS1
+	MBEDTLS_SSL_PROTO_TLS1_1 MBEDTLS_SSL_PROTO_DTLS MBEDTLS_SSL_ALPN MBEDTLS_SSL_DTLS_ANTI_REPLAY
+	MBEDTLS_SSL_DTLS_HELLO_VERIFY MBEDTLS_SSL_DTLS_CLIENT_PORT_REUSE MBEDTLS_SSL_DTLS_BADMAC_LIMIT
+	MBEDTLS_SSL_SESSION_TICKETS MBEDTLS_SSL_EXPORT_KEYS MBEDTLS_SSL_TRUNCATED_HMAC
+	MBEDTLS_VERSION_FEATURES MBEDTLS_ARC4_C MBEDTLS_BLOWFISH_C MBEDTLS_CAMELLIA_C MBEDTLS_CCM_C
+	MBEDTLS_CERTS_C MBEDTLS_DEBUG_C MBEDTLS_DES_C MBEDTLS_DHM_C MBEDTLS_HKDF_C MBEDTLS_HMAC_DRBG_C
+	MBEDTLS_NET_C MBEDTLS_PADLOCK_C MBEDTLS_PEM_WRITE_C MBEDTLS_PK_WRITE_C MBEDTLS_PKCS5_C
+	MBEDTLS_PKCS12_C MBEDTLS_PSA_CRYPTO_C MBEDTLS_PSA_CRYPTO_STORAGE_C MBEDTLS_PSA_ITS_FILE_C
+	MBEDTLS_RIPEMD160_C MBEDTLS_SSL_CACHE_C MBEDTLS_SSL_COOKIE_C MBEDTLS_SSL_TICKET_C
+	MBEDTLS_SSL_SRV_C MBEDTLS_TIMING_C MBEDTLS_VERSION_C MBEDTLS_X509_CRL_PARSE_C
+	MBEDTLS_X509_CSR_PARSE_C MBEDTLS_X509_CREATE_C MBEDTLS_X509_CRT_WRITE_C
+	MBEDTLS_X509_CSR_WRITE_C MBEDTLS_XTEA_C"
 
 # musl: the libc of the release binary for the selected target (see
 # `target`), cross-built with that target's gcc and installed with its
@@ -357,7 +404,7 @@ build_libs() {
 	build_sqlite_amalgamation
 	build_zstd "$flavor" "$cc" "$cflags" "${4:-}"
 	# Keyed on paths relative to out/, so clones sharing out/deps share it.
-	key=$(hash_str "$flavor${cc#"$OUT"/}$cflags$(dep_sum zlib)$(dep_sum mbedtls)$(dep_sum protobuf-c)${SQLITE_SRC#"$OUT"/}$SQLITE_DEFS$R_ZLIB$R_MBEDTLS$R_PBC")
+	key=$(hash_str "$flavor${cc#"$OUT"/}$cflags$(dep_sum zlib)$(dep_sum mbedtls)$(dep_sum protobuf-c)${SQLITE_SRC#"$OUT"/}$SQLITE_DEFS$MBEDTLS_UNSET$R_ZLIB$R_MBEDTLS$R_PBC")
 	LIBS=$OUT/deps/libs-$flavor-$key
 	[ -f "$LIBS/.done" ] && return 0
 	say "building zlib, mbedtls, sqlite, protobuf-c for $flavor (once)"
@@ -371,6 +418,10 @@ build_libs() {
 	cp "$w/zlib/libz.a" "$LIBS/lib/" && cp "$w/zlib/zlib.h" "$w/zlib/zconf.h" "$LIBS/include/"
 
 	unpack "$(dep_archive mbedtls)" "$w/mbedtls"
+	# shellcheck disable=SC2086
+	(cd "$w/mbedtls" && for o in $MBEDTLS_UNSET; do
+		python3 scripts/config.py unset "$o" || exit 1
+	done) || die "mbedtls configuration failed"
 	(cd "$w/mbedtls/library" && logged ../../mbedtls.log make -j"$JOBS" CC="$cc" AR="$ar" CFLAGS="$cf -I../include" \
 		libmbedcrypto.a libmbedx509.a libmbedtls.a) || die "mbedtls build failed"
 	cp "$w"/mbedtls/library/*.a "$LIBS/lib/" && cp -r "$w/mbedtls/include/mbedtls" "$LIBS/include/"
@@ -426,79 +477,64 @@ gen_version() {
 	printf '%s\n' "$new" >"$GEN/version.h"
 }
 
-# Files embedded in the binary: components/<c>/<name>.html becomes
-# out/gen/<c>_<name>_html.h defining `static const char <c>_<name>_html[]`
-# (traceconv's report page); components/<c>/SKILL.md (the agent skill)
-# out/gen/<c>_SKILL_md_gz.h defining `static const unsigned char
-# <c>_SKILL_md_gz[]`, the file gzip'd (-n: the same bytes every build), and
-# <c>_SKILL_md_len, its size. Regenerated when newer.
+# embed_gz FILE SYM HEADER: HEADER defines `static const unsigned char
+# SYM_gz[]`, FILE gzip'd (-n: the same bytes every build), and SYM_len, its
+# size; base's tb_embed_inflate turns it back into text when first used.
+embed_gz() {
+	{
+		echo "#define ${2}_len $(wc -c <"$1" | tr -d ' ')"
+		echo "static const unsigned char ${2}_gz[] = {"
+		gzip -9 -n -c "$1" | od -An -v -tu1 | sed 's/  */,/g; s/^,//; s/$/,/'
+		echo "};"
+	} >"$3.tmp" && mv "$3.tmp" "$3"
+}
+
+# Files embedded in the binary, gzip'd (embed_gz): components/<c>/<name>.html
+# (traceconv's report page) as out/gen/<c>_<name>_html_gz.h defining
+# <c>_<name>_html_gz and _len; components/<c>/SKILL.md (the agent skill) as
+# out/gen/<c>_SKILL_md_gz.h defining <c>_SKILL_md_gz and _len. Regenerated
+# when newer.
 gen_embeds() {
 	mkdir -p "$GEN"
-	for f in components/*/SKILL.md; do
+	for f in components/*/SKILL.md components/*/*.html; do
 		[ -f "$f" ] || continue
-		c=$(basename "$(dirname "$f")")
-		h=$GEN/${c}_SKILL_md_gz.h
+		c=$(basename "$(dirname "$f")") n=$(basename "$f" | tr . _)
+		h=$GEN/${c}_${n}_gz.h
 		[ -f "$h" ] && [ ! "$f" -nt "$h" ] && continue
-		{
-			echo "#define ${c}_SKILL_md_len $(wc -c <"$f" | tr -d ' ')"
-			echo "static const unsigned char ${c}_SKILL_md_gz[] = {"
-			gzip -9 -n -c "$f" | od -An -v -tu1 | sed 's/  */,/g; s/^,//; s/$/,/'
-			echo "};"
-		} >"$h.tmp" && mv "$h.tmp" "$h" || die "cannot embed $f"
-	done
-	for f in components/*/*.html; do
-		[ -f "$f" ] || continue
-		c=$(basename "$(dirname "$f")") n=$(basename "$f" .html)
-		h=$GEN/${c}_${n}_html.h
-		[ -f "$h" ] && [ ! "$f" -nt "$h" ] && continue
-		awk -v sym="${c}_${n}_html" '
-			# esc(s, ch): ch preceded by a backslash (split/join, so no
-			# gsub replacement-escaping differences between awks).
-			function esc(s, ch,   parts, k, i, r) {
-				k = split(s, parts, ch)
-				r = parts[1]
-				for (i = 2; i <= k; i++) r = r "\\" ch parts[i]
-				return r
-			}
-			BEGIN { print "static const char " sym "[] =" }
-			{ print "\t\"" esc(esc(esc($0, "\\"), "\""), "?") "\\n\"" }
-			END { print ";" }' "$f" >"$h.tmp" && mv "$h.tmp" "$h" || die "cannot embed $f"
+		embed_gz "$f" "${c}_${n}" "$h" || die "cannot embed $f"
 	done
 }
 
 # The trace processor's stdlib modules (components/trace_processor/sql/
-# stdlib/<pkg>/<path>.sql is module <pkg>.<path with dots>) as one C table,
+# stdlib/<pkg>/<path>.sql is module <pkg>.<path with dots>) as
 # out/gen/tp_stdlib.h: `static const struct tp_stdlib_file
-# tp_stdlib_files[]` of {name, sql}, sorted by name, comment-only lines and
-# leading blanks dropped. Regenerated when a file or the set of files changes.
+# tp_stdlib_files[]` of {name, offset}, sorted by name, and every module's
+# SQL (comment-only lines and leading blanks dropped), each ending in a NUL
+# at its offset, in one text embedded gzip'd (embed_gz: tp_stdlib_gz and
+# tp_stdlib_len). Regenerated when a file or the set of files changes.
 gen_stdlib() {
 	mkdir -p "$GEN"
 	dir=components/trace_processor/sql/stdlib
 	h=$GEN/tp_stdlib.h
 	files=$(cd "$dir" 2>/dev/null && find . -name '*.sql' | sed 's|^\./||' | LC_ALL=C sort)
-	if [ -f "$h" ] && [ "$(cat "$GEN/.stdlib" 2>/dev/null)" = "$files" ] &&
+	if [ -f "$h" ] && [ -f "$GEN/tp_stdlib_gz.h" ] && [ "$(cat "$GEN/.stdlib" 2>/dev/null)" = "$files" ] &&
 		[ -z "$(find "$dir" -name '*.sql' -newer "$h")" ]; then
 		return 0
 	fi
+	txt=$GEN/tp_stdlib.txt
+	: >"$txt"
 	{
 		echo "static const struct tp_stdlib_file tp_stdlib_files[] = {"
 		for f in $files; do
 			name=$(printf '%s' "${f%.sql}" | tr / .)
-			awk -v name="$name" '
-				function esc(s, ch,   parts, k, i, r) {
-					k = split(s, parts, ch)
-					r = parts[1]
-					for (i = 2; i <= k; i++) r = r "\\" ch parts[i]
-					return r
-				}
-				BEGIN { print "\t{\"" name "\"," }
-				{ sub(/^[ \t]+/, "") }
-				/^--/ || /^$/ { next }
-				{ print "\t \"" esc(esc(esc($0, "\\"), "\""), "?") "\\n\"" }
-				END { print "\t},"; }' "$dir/$f" || die "cannot embed $f"
+			echo "	{\"$name\", $(wc -c <"$txt" | tr -d ' ')},"
+			awk '{ sub(/^[ \t]+/, "") } /^--/ || /^$/ { next } { print }' "$dir/$f" >>"$txt" &&
+				printf '\0' >>"$txt" || die "cannot embed $f"
 		done
 		echo "};"
-	} >"$h.tmp" && mv "$h.tmp" "$h" || die "cannot write $h"
+	} >"$h.tmp" || die "cannot write $h"
+	embed_gz "$txt" tp_stdlib "$GEN/tp_stdlib_gz.h" || die "cannot embed $txt"
+	mv "$h.tmp" "$h"
 	printf '%s\n' "$files" >"$GEN/.stdlib"
 }
 
@@ -573,6 +609,9 @@ link_tracebox() {
 
 RELEASE_CFLAGS="-std=c11 -D_GNU_SOURCE -O2 -g0 $WARN -fno-plt -ffunction-sections -fdata-sections
 	-ffile-prefix-map=$ROOT/= -ffile-prefix-map=$OUT=out -fno-asynchronous-unwind-tables -DNDEBUG"
+# Dependencies of the release binary: no unwind tables (nothing unwinds our
+# own stack; our objects have none either), 137 KB of .eh_frame on amd64.
+RELEASE_DEP_CFLAGS="-O2 -g0 -DNDEBUG -fno-asynchronous-unwind-tables -fno-unwind-tables"
 HOST_DEP_CFLAGS="-O1 -g -fPIC"
 ASAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 ASAN_CFLAGS="-std=c11 -D_GNU_SOURCE -O1 -g $WARN $ASAN_FLAGS -DTB_TEST_BUILD"
@@ -586,7 +625,7 @@ toolchain() {
 	ensure_tools
 	target "${1:-host}"
 	build_musl
-	build_libs "$T_FLAVOR" "$T_CC" "-O2 -g0 -DNDEBUG $T_ARCH" "$T_CROSS"
+	build_libs "$T_FLAVOR" "$T_CC" "$RELEASE_DEP_CFLAGS $T_ARCH" "$T_CROSS"
 	gen_protos
 	gen_version
 	gen_embeds
@@ -753,6 +792,24 @@ build_bench() {
 	done
 }
 
+# build_size: where out/tracebox's bytes go. The release binary linked again
+# from the same objects and libraries, unstripped and with a link map, into
+# out/size/; bench/size_map.py sums the sections the linker kept per library
+# and component and lists the largest symbols.
+build_size() {
+	build_release_binary
+	# shellcheck disable=SC2046
+	objs=$(compile "$T_FLAVOR" "$T_CC" "$T_CFLAGS $(includes)" $(component_sources) $(proto_sources))
+	mkdir -p "$OUT/size"
+	# shellcheck disable=SC2086
+	$T_CC $T_CFLAGS $(includes) -o "$OUT/size/tracebox" $objs -L"$LIBS/lib" $LINK_LIBS \
+		$(printf '%s\n' $RELEASE_LDFLAGS | grep -vx -e -s) -Wl,-Map="$OUT/size/tracebox.map" ||
+		die "link failed (size)"
+	${T_CROSS}strip -o "$OUT/size/tracebox.stripped" "$OUT/size/tracebox"
+	python3 bench/size_map.py "$OUT/size/tracebox.map" "$OUT/size/tracebox" 40
+	say "out/tracebox: $(stat -c %s "$T_DIR/tracebox") bytes; relinked and stripped: $(stat -c %s "$OUT/size/tracebox.stripped")"
+}
+
 # ---- release -------------------------------------------------------------
 
 # build_release [TARGET...]: the release binary of each TARGET (default:
@@ -832,6 +889,9 @@ fuzz)
 bench)
 	shift
 	build_bench "${1:-}"
+	;;
+size)
+	build_size
 	;;
 release)
 	shift

@@ -88,6 +88,13 @@ static inline bool tb_add_ok(size_t a, size_t b, size_t *out)
 	return !__builtin_add_overflow(a, b, out);
 }
 
+/* ---- embedded files (embed.c) ---------------------------------------------- */
+
+/* Inflate a file build.sh embedded gzip'd (gz_len bytes) into out, which
+ * holds exactly its len bytes. The bytes come from the build, so failing to
+ * inflate them is a bug: TB_CHECK. */
+void tb_embed_inflate(const unsigned char *gz, size_t gz_len, char *out, size_t len);
+
 /* ---- errors (err.c) ------------------------------------------------------ */
 
 #define TB_ERR_MSG_MAX 512

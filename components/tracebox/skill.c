@@ -24,38 +24,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <zlib.h>
-
 #include "base.h"
 #include "tracebox_SKILL_md_gz.h"
 
-static voidpf zalloc_tb(voidpf opaque, uInt n, uInt size)
-{
-	return tb_calloc(n, size);
-}
-
-static void zfree_tb(voidpf opaque, voidpf p)
-{
-	tb_free(p);
-}
-
-/* The skill's text, inflated (tb_malloc'd; tracebox_SKILL_md_len bytes).
- * The bytes come from the build, so failing to inflate them is a bug. */
+/* The skill's text, inflated (tb_malloc'd; tracebox_SKILL_md_len bytes). */
 static char *skill_text(void)
 {
 	char *out = tb_malloc(tracebox_SKILL_md_len);
-	z_stream z;
-	memset(&z, 0, sizeof z);
-	z.zalloc = zalloc_tb;
-	z.zfree = zfree_tb;
-	z.next_in = (Bytef *)tracebox_SKILL_md_gz;
-	z.avail_in = sizeof tracebox_SKILL_md_gz;
-	z.next_out = (Bytef *)out;
-	z.avail_out = tracebox_SKILL_md_len;
-	TB_CHECK(inflateInit2(&z, 16 + MAX_WBITS) == Z_OK); /* gzip framing */
-	int r = inflate(&z, Z_FINISH);
-	inflateEnd(&z);
-	TB_CHECK(r == Z_STREAM_END && z.total_out == tracebox_SKILL_md_len);
+	tb_embed_inflate(tracebox_SKILL_md_gz, sizeof tracebox_SKILL_md_gz, out,
+	                 tracebox_SKILL_md_len);
 	return out;
 }
 

@@ -34,9 +34,11 @@
 #include "sqlite3.h"
 #include "trace_processor.h"
 #include "traceconv_int.h"
-#include "traceconv_report_html.h"
+#include "traceconv_report_html_gz.h"
 
 #define REPORT_MARKER "@TRACEBOX_DATA@"
+/* report.html, inflated when first written (build.sh embeds it gzip'd). */
+static char report_tpl[traceconv_report_html_len + 1];
 /* Up to this many samples the page gets each one; past it, samples are
  * counted per (time bucket, thread, callsite, event) over at most
  * REPORT_BUCKETS buckets, which keeps the page small (and fast) for long
@@ -338,7 +340,10 @@ int traceconv_report(int in_fd, const char *in_name, FILE *out,
 	}
 	while (r.aggregate && r.ts.len > REPORT_MAX_ROWS && r.bucket_ns < INT64_MAX / 4)
 		report_coarsen(&r);
-	const char *tpl = traceconv_report_html, *mark = strstr(tpl, REPORT_MARKER);
+	if (!report_tpl[0])
+		tb_embed_inflate(traceconv_report_html_gz, sizeof traceconv_report_html_gz, report_tpl,
+		                 traceconv_report_html_len);
+	const char *tpl = report_tpl, *mark = strstr(tpl, REPORT_MARKER);
 	TB_CHECK(mark);
 	fwrite(tpl, 1, (size_t)(mark - tpl), out);
 	if (report_json(&r, out, base) < 0) {

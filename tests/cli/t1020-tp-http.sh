@@ -29,17 +29,22 @@ expected='"name","ts","dur","depth"
 # A test CA; a server certificate for localhost and 127.0.0.1 signed by it,
 # and one for another name only.
 ssl() { openssl "$@" >>"$TMP/openssl.log" 2>&1; }
-mkcert() { # NAME SAN
-	ssl req -newkey rsa:2048 -nodes -keyout "$TMP/$1.key" -subj "/CN=$1" -out "$TMP/$1.csr" &&
-		printf 'subjectAltName=%s\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' "$2" \
-			>"$TMP/$1.ext" &&
-		ssl x509 -req -in "$TMP/$1.csr" -CA "$TMP/ca.pem" -CAkey "$TMP/ca.key" -CAcreateserial \
-			-days 2 -sha256 -extfile "$TMP/$1.ext" -out "$TMP/$1.pem"
+mkcert() { # NAME SAN [-newkey's arguments: default rsa:2048]
+	n=$1 san=$2
+	shift 2
+	[ $# -gt 0 ] || set -- rsa:2048
+	ssl req -newkey "$@" -nodes -keyout "$TMP/$n.key" -subj "/CN=$n" -out "$TMP/$n.csr" &&
+		printf 'subjectAltName=%s\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' "$san" \
+			>"$TMP/$n.ext" &&
+		ssl x509 -req -in "$TMP/$n.csr" -CA "$TMP/ca.pem" -CAkey "$TMP/ca.key" -CAcreateserial \
+			-days 2 -sha256 -extfile "$TMP/$n.ext" -out "$TMP/$n.pem"
 }
 if ! ssl req -x509 -newkey rsa:2048 -nodes -keyout "$TMP/ca.key" -out "$TMP/ca.pem" -days 2 \
 	-subj "/CN=tracebox test CA" -addext basicConstraints=critical,CA:TRUE \
 	-addext keyUsage=critical,keyCertSign,cRLSign ||
-	! mkcert server 'DNS:localhost,IP:127.0.0.1' || ! mkcert other 'DNS:other.example'; then
+	! mkcert server 'DNS:localhost,IP:127.0.0.1' || ! mkcert other 'DNS:other.example' ||
+	! mkcert ec256 'IP:127.0.0.1' ec -pkeyopt ec_paramgen_curve:P-256 ||
+	! mkcert ec384 'IP:127.0.0.1' ec -pkeyopt ec_paramgen_curve:P-384; then
 	skip all "openssl cannot make a test CA: $(tail -3 "$TMP/openssl.log")"
 	exit 0
 fi
@@ -51,6 +56,7 @@ fi
 cat >"$TMP/srv.py" <<'PY'
 import http.server, os, ssl, sys, threading
 host, root, portfile, cert, key = sys.argv[1:6]
+ciphers, curve = (sys.argv[6:8] + ["-", "-"])[:2]
 
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -101,6 +107,11 @@ srv = S((host, 0), H)
 if cert != "-":
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(cert, key)
+    if ciphers != "-":
+        ctx.maximum_version = ssl.TLSVersion.TLSv1_2
+        ctx.set_ciphers(ciphers)
+    if curve != "-":
+        ctx.set_ecdh_curve(curve)
     srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
 with open(portfile + ".tmp", "w") as f: f.write(str(srv.server_port))
 os.rename(portfile + ".tmp", portfile)
@@ -108,9 +119,12 @@ threading.Timer(300, lambda: os._exit(0)).start()  # bounded even if never kille
 srv.serve_forever()
 PY
 
-# start NAME HOST CERT KEY: run a server in the background; sets PORT_<NAME>.
+# start NAME HOST CERT KEY [CIPHERS CURVE]: run a server in the background
+# (TLS 1.2 with only CIPHERS, OpenSSL's names, and ECDHE on CURVE when
+# given); sets PORT_<NAME>.
 start() {
-	timeout 300 python3 "$TMP/srv.py" "$2" "$TMP/www" "$TMP/$1.port" "$3" "$4" 2>"$TMP/$1.log" &
+	timeout 300 python3 "$TMP/srv.py" "$2" "$TMP/www" "$TMP/$1.port" "$3" "$4" ${5:-} ${6:-} \
+		2>"$TMP/$1.log" &
 	at_exit "kill $! 2>/dev/null"
 	i=0
 	while [ ! -s "$TMP/$1.port" ] && [ $i -lt 100 ]; do
@@ -159,6 +173,28 @@ expect_exit https-redirect-abs 0 tps query "$S/abs/redirect/2/t.json" "$q"
 expect_eq https-redirect-abs-csv "$expected" "$(cat "$TMP/out")"
 expect_exit http-to-https-404 1 tps query "$S/nothing" "$q"
 expect_eq https-404-msg "trace_processor_shell: HTTP 404 Not Found from '$S/nothing'" "$(cat "$TMP/err")"
+
+# The key exchanges, ciphers, curves and certificate keys servers use: one
+# server each, TLS 1.2 limited to that suite (name:certificate:suite:curve).
+for c in ecdsa_p256_aes128gcm:ec256:ECDHE-ECDSA-AES128-GCM-SHA256:prime256v1 \
+	ecdsa_p384_chacha20:ec384:ECDHE-ECDSA-CHACHA20-POLY1305:secp384r1 \
+	ecdsa_p521_aes256cbc:ec256:ECDHE-ECDSA-AES256-SHA384:secp521r1 \
+	rsa_aes256gcm:server:ECDHE-RSA-AES256-GCM-SHA384:- \
+	rsa_chacha20:server:ECDHE-RSA-CHACHA20-POLY1305:- \
+	rsa_aes128cbc_sha1:server:ECDHE-RSA-AES128-SHA:- \
+	rsa_kx_aes128gcm:server:AES128-GCM-SHA256:-; do
+	ifs=$IFS IFS=:
+	# shellcheck disable=SC2086
+	set -- $c
+	IFS=$ifs
+	if ! start "$1" 127.0.0.1 "$TMP/$2.pem" "$TMP/$2.key" "$3" "$4"; then
+		fail "https-$1" "cannot start a server for $3: $(cat "$TMP/$1.log")"
+		continue
+	fi
+	eval "port=\$PORT_$1"
+	expect_exit "https-$1" 0 tps query "https://127.0.0.1:$port/t.json" "$q"
+	expect_eq "https-$1-csv" "$expected" "$(cat "$TMP/out")"
+done
 
 # A certificate for another name: wrong host, by name and by IP.
 expect_exit https-wrong-name 1 tps query "https://localhost:$PORT_other/t.json" "$q"

@@ -1,8 +1,12 @@
 /*
  * The stdlib modules written in SQL: components/trace_processor/sql/stdlib/
  * <pkg>/<path>.sql is module `<pkg>.<path with dots>`. build.sh embeds the
- * files into out/gen/tp_stdlib.h (sorted by name); packages.c runs a
- * module's statements on its first INCLUDE, as it does for user packages.
+ * files into out/gen/tp_stdlib.h (names sorted, each with the offset of its
+ * SQL) and their SQL, one text gzip'd, into out/gen/tp_stdlib_gz.h; the text
+ * is inflated into a static buffer when a module's SQL is first asked for
+ * (one process-wide copy, not thread-safe: the trace processor runs on one
+ * thread). packages.c runs a module's statements on its first INCLUDE, as it
+ * does for user packages.
  */
 #include <string.h>
 #include <strings.h>
@@ -10,10 +14,15 @@
 #include "sql_int.h"
 
 struct tp_stdlib_file {
-	const char *name, *sql;
+	const char *name;
+	size_t offset; /* of its NUL-terminated SQL in the text */
 };
 
 #include "tp_stdlib.h"
+#include "tp_stdlib_gz.h"
+
+static char stdlib_text[tp_stdlib_len];
+static bool stdlib_inflated;
 
 const char *tp_sql_stdlib_name(size_t i)
 {
@@ -22,7 +31,14 @@ const char *tp_sql_stdlib_name(size_t i)
 
 const char *tp_sql_stdlib_sql(size_t i)
 {
-	return i < TB_ARRAY_SIZE(tp_stdlib_files) ? tp_stdlib_files[i].sql : NULL;
+	if (i >= TB_ARRAY_SIZE(tp_stdlib_files))
+		return NULL;
+	if (!stdlib_inflated) {
+		tb_embed_inflate(tp_stdlib_gz, sizeof tp_stdlib_gz, stdlib_text, sizeof stdlib_text);
+		TB_CHECK(stdlib_text[sizeof stdlib_text - 1] == '\0');
+		stdlib_inflated = true;
+	}
+	return stdlib_text + tp_stdlib_files[i].offset;
 }
 
 /* The objects a module's SQL defines: each `CREATE [OR REPLACE] PERFETTO
