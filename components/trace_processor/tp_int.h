@@ -503,6 +503,19 @@ enum tp_col_type {
 	X(T, snapshot_id, TP_I64, 0)                                              \
 	X(T, machine_id, TP_I64N, 0)
 
+/* aggregate_profile, aggregate_sample: imported profiles without time
+ * (pprof, collapsed stacks: importers/profiles/), a profile per metric and
+ * its values at callsites, as Perfetto's. */
+#define TP_AGGREGATE_PROFILE_COLUMNS(X, T)                                        \
+	X(T, scope, TP_STR, 0)                                                    \
+	X(T, name, TP_STR, 0)                                                     \
+	X(T, sample_type_type, TP_STR, 0)                                         \
+	X(T, sample_type_unit, TP_STR, 0)
+#define TP_AGGREGATE_SAMPLE_COLUMNS(X, T)                                         \
+	X(T, aggregate_profile_id, TP_U32, 0)                                     \
+	X(T, callsite_id, TP_U32, 0)                                              \
+	X(T, value, TP_DBL, 0)
+
 /* Every table: T(sql_name, struct_name, COLUMNS, COMPUTED_COLUMNS). */
 #define TP_TABLES(T)                                                           \
 	T(__intrinsic_slice, slice, TP_SLICE_COLUMNS, TP_NO_COLUMNS)           \
@@ -556,7 +569,11 @@ enum tp_col_type {
 	  TP_TRACK_EVENT_CALLSTACKS_COLUMNS, TP_NO_COLUMNS)                      \
 	T(__intrinsic_trace_import_logs, trace_import_logs, TP_TRACE_IMPORT_LOGS_COLUMNS, \
 	  TP_NO_COLUMNS)                                                         \
-	T(__intrinsic_clock_snapshot, clock_snapshot, TP_CLOCK_SNAPSHOT_COLUMNS, TP_NO_COLUMNS)
+	T(__intrinsic_clock_snapshot, clock_snapshot, TP_CLOCK_SNAPSHOT_COLUMNS, TP_NO_COLUMNS) \
+	T(__intrinsic_aggregate_profile, aggregate_profile, TP_AGGREGATE_PROFILE_COLUMNS,      \
+	  TP_NO_COLUMNS)                                                         \
+	T(__intrinsic_aggregate_sample, aggregate_sample, TP_AGGREGATE_SAMPLE_COLUMNS,         \
+	  TP_NO_COLUMNS)
 
 #define TP_COL_FIELD_(s, name, type, flags) TP_CTYPE_##type *name;
 #define TP_TABLE_STRUCT_(sql, s, COLS, COMP)                                   \

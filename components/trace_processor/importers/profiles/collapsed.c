@@ -27,11 +27,11 @@ VEC_DEFINE(cs_buf, char);
 struct tp_importer {
 	struct tp *tp;
 	struct tp_stack_profile sp;
-	struct tp_profiles_agg agg;
 	struct hmap frames;
-	struct cs_buf partial;
+	struct cs_buf partial, prev;   /* prev: the last stack, for cs_stack */
+	VEC(uint32_t) ends, callsites; /* its frames' ends and callsites */
 	bool partial_too_long;
-	int64_t profile; /* -1 until the first stack line */
+	uint32_t profile; /* TP_NULL_U32 until the first stack line */
 	uint32_t mapping;
 };
 
@@ -74,43 +74,59 @@ static int64_t cs_count(const char *p, const char *e, const char **stack_end)
 	return v > 0 ? v : -1;
 }
 
+/* The callsite of the frames of stack[0, n), root first. Sorted input (as
+ * the scripts write it) shares its first frames with the line before: those
+ * callsites are taken from the previous line, only the rest is interned. */
+static uint32_t cs_stack(struct tp_importer *imp, const char *stack, size_t n)
+{
+	struct tp *tp = imp->tp;
+	size_t l = 0, k = 0, pn = imp->prev.len;
+	while (l < n && l < pn && stack[l] == imp->prev.data[l])
+		l++;
+	/* The frames of the previous line whose bytes and end are the same. */
+	while (k < imp->ends.len && imp->ends.data[k] <= l &&
+	       (imp->ends.data[k] == n || stack[imp->ends.data[k]] == ';'))
+		k++;
+	uint32_t cs = k ? imp->callsites.data[k - 1] : TP_NULL_U32;
+	size_t i = k ? imp->ends.data[k - 1] + 1 : 0;
+	imp->ends.len = imp->callsites.len = k;
+	imp->prev.len = 0;
+	vec_reserve(&imp->prev, n);
+	memcpy(imp->prev.data, stack, n);
+	imp->prev.len = n;
+	while (i < n) {
+		const char *f = memchr(stack + i, ';', n - i);
+		size_t e = f ? (size_t)(f - stack) : n;
+		if (e > i) {
+			uint32_t frame = tp_profiles_dummy_frame(tp, &imp->frames, imp->mapping,
+			                                         tp_intern(tp, stack + i, e - i), 0,
+			                                         TP_NULL_U32);
+			cs = tp_stack_profile_callsite(tp, &imp->sp, cs, frame);
+			vec_push(&imp->ends, (uint32_t)e);
+			vec_push(&imp->callsites, cs);
+		}
+		i = e + 1;
+	}
+	return cs;
+}
+
 static void cs_line(struct tp_importer *imp, const char *p, const char *e)
 {
 	struct tp *tp = imp->tp;
 	if (!cs_trim(&p, &e))
 		return;
-	if (imp->profile < 0) {
-		if (tb_err_is_set(&tp->err))
-			return;
+	if (imp->profile == TP_NULL_U32) {
 		imp->profile = tp_profiles_agg_profile(
-		    tp, &imp->agg, tp_intern_cstr(tp, "collapsed_stack_file"),
+		    tp, tp_intern_cstr(tp, "collapsed_stack_file"),
 		    tp_intern_cstr(tp, "collapsed_stack samples"), tp_intern_cstr(tp, "samples"),
 		    tp_intern_cstr(tp, "count"));
 		imp->mapping = tp_profiles_dummy_mapping(tp, "[collapsed_stack]");
-		if (imp->profile < 0)
-			return;
 	}
 	const char *stack_end;
 	int64_t count = cs_count(p, e, &stack_end);
-	if (count < 0) {
-		tp_stat_inc(tp, TP_STAT_collapsed_stack_parse_error);
-		return;
-	}
-	uint32_t cs = TP_NULL_U32;
-	while (p < stack_end) {
-		const char *f = memchr(p, ';', (size_t)(stack_end - p));
-		if (!f)
-			f = stack_end;
-		if (f > p) {
-			uint32_t frame = tp_profiles_dummy_frame(tp, &imp->frames, imp->mapping,
-			                                         tp_intern(tp, p, (size_t)(f - p)),
-			                                         0, TP_NULL_U32);
-			cs = tp_stack_profile_callsite(tp, &imp->sp, cs, frame);
-		}
-		p = f + 1;
-	}
+	uint32_t cs = count < 0 ? TP_NULL_U32 : cs_stack(imp, p, (size_t)(stack_end - p));
 	if (cs != TP_NULL_U32)
-		tp_profiles_agg_sample(tp, &imp->agg, imp->profile, cs, (double)count);
+		tp_profiles_agg_sample(tp, imp->profile, cs, (double)count);
 	else
 		tp_stat_inc(tp, TP_STAT_collapsed_stack_parse_error);
 }
@@ -166,7 +182,7 @@ static struct tp_importer *collapsed_create(struct tp *tp)
 {
 	struct tp_importer *imp = tb_calloc(1, sizeof *imp);
 	imp->tp = tp;
-	imp->profile = -1;
+	imp->profile = TP_NULL_U32;
 	tp_stack_profile_init(&imp->sp);
 	hmap_init(&imp->frames);
 	return imp;
@@ -203,7 +219,7 @@ static int collapsed_parse(struct tp_importer *imp, const uint8_t *up, size_t n)
 		}
 		p = nl + 1;
 	}
-	return tb_err_is_set(&imp->tp->err) ? imp->tp->err.code : 0;
+	return 0;
 }
 
 static int collapsed_eof(struct tp_importer *imp)
@@ -214,16 +230,17 @@ static int collapsed_eof(struct tp_importer *imp)
 		cs_line(imp, imp->partial.data, imp->partial.data + imp->partial.len);
 	imp->partial.len = 0;
 	imp->partial_too_long = false;
-	int rc = tp_profiles_agg_end(imp->tp, &imp->agg);
-	return tb_err_is_set(&imp->tp->err) ? imp->tp->err.code : rc;
+	return 0;
 }
 
 static void collapsed_destroy(struct tp_importer *imp)
 {
-	tp_profiles_agg_end(imp->tp, &imp->agg);
 	tp_stack_profile_release(&imp->sp);
 	hmap_release(&imp->frames);
 	vec_release(&imp->partial);
+	vec_release(&imp->prev);
+	vec_release(&imp->ends);
+	vec_release(&imp->callsites);
 	tb_free(imp);
 }
 

@@ -112,7 +112,8 @@ struct pprof {
 	VEC(struct pprof_mapping) maps;
 	VEC(struct pprof_function) funcs;
 	struct pprof_u32s profiles, lines;
-	struct pprof_u64s ids;
+	struct pprof_u64s ids, prev_locs; /* prev_*: the last sample's, root first */
+	struct pprof_u32s prev_cs;
 	uint32_t unknown;
 };
 
@@ -297,8 +298,7 @@ static void pprof_location(struct pprof *pp, const struct pb_field *m)
 	tp->t.stack_profile_frame.symbol_set_id[frame] = set;
 }
 
-static void pprof_sample_type(struct pprof *pp, struct tp_profiles_agg *agg,
-                              const struct pb_field *m)
+static void pprof_sample_type(struct pprof *pp, const struct pb_field *m)
 {
 	struct tp *tp = pp->tp;
 	struct pb_reader r;
@@ -319,9 +319,9 @@ static void pprof_sample_type(struct pprof *pp, struct tp_profiles_agg *agg,
 		tn = 0;
 	char name[256];
 	int n = snprintf(name, sizeof name, "pprof %.*s", (int)(tn < 240 ? tn : 240), ts);
-	int64_t id = tp_profiles_agg_profile(tp, agg, tp_intern_cstr(tp, "pprof_file"),
-	                                     tp_intern(tp, name, (size_t)n), type, unit);
-	vec_push(&pp->profiles, (uint32_t)id);
+	uint32_t id = tp_profiles_agg_profile(tp, tp_intern_cstr(tp, "pprof_file"),
+	                                      tp_intern(tp, name, (size_t)n), type, unit);
+	vec_push(&pp->profiles, id);
 }
 
 /* The ids of a repeated varint field, packed or not, appended to out. */
@@ -341,7 +341,7 @@ static bool pprof_varints(const struct pb_field *f, struct pprof_u64s *out)
 	return it.error == 0;
 }
 
-static void pprof_sample(struct pprof *pp, struct tp_profiles_agg *agg, const struct pb_field *m)
+static void pprof_sample(struct pprof *pp, const struct pb_field *m)
 {
 	struct tp *tp = pp->tp;
 	struct pb_reader r;
@@ -360,15 +360,26 @@ static void pprof_sample(struct pprof *pp, struct tp_profiles_agg *agg, const st
 			ok &= pprof_varints(&f, &pp->ids);
 	if (r.error || !ok)
 		pprof_bad(pp);
+	/* Root first. The first locations are often the previous sample's
+	 * (runtime.main, main.main ...): their callsites are taken from it. */
 	uint32_t cs = TP_NULL_U32;
 	uint64_t frame;
-	for (size_t i = nvals; i-- > 0;)
-		if (hmap_get(&pp->locations, pp->ids.data[i], &frame))
+	size_t j = 0;
+	while (j < nvals && j < pp->prev_locs.len &&
+	       pp->prev_locs.data[j] == pp->ids.data[nvals - 1 - j])
+		cs = pp->prev_cs.data[j++];
+	pp->prev_locs.len = pp->prev_cs.len = j;
+	for (; j < nvals; j++) {
+		uint64_t loc = pp->ids.data[nvals - 1 - j];
+		if (hmap_get(&pp->locations, loc, &frame))
 			cs = tp_stack_profile_callsite(tp, &pp->sp, cs, (uint32_t)frame);
+		vec_push(&pp->prev_locs, loc);
+		vec_push(&pp->prev_cs, cs);
+	}
 	if (cs == TP_NULL_U32)
 		return;
 	for (size_t i = nvals, k = 0; i < pp->ids.len && k < pp->profiles.len; i++, k++)
-		tp_profiles_agg_sample(tp, agg, pp->profiles.data[k], cs,
+		tp_profiles_agg_sample(tp, pp->profiles.data[k], cs,
 		                       (double)(int64_t)pp->ids.data[i]);
 }
 
@@ -386,7 +397,6 @@ static void pprof_sample(struct pprof *pp, struct tp_profiles_agg *agg, const st
 static int pprof_load(struct tp *tp, const uint8_t *buf, size_t n)
 {
 	struct pprof pp = {.tp = tp};
-	struct tp_profiles_agg agg = {0};
 	struct pb_reader r;
 	struct pb_field f = {0};
 	int rc = 0;
@@ -412,11 +422,9 @@ static int pprof_load(struct tp *tp, const uint8_t *buf, size_t n)
 	PPROF_EACH(buf, n, PPROF_MAPPING, pprof_mapping(&pp, &f_));
 	PPROF_EACH(buf, n, PPROF_FUNCTION, pprof_function(&pp, &f_));
 	PPROF_EACH(buf, n, PPROF_LOCATION, pprof_location(&pp, &f_));
-	PPROF_EACH(buf, n, PPROF_SAMPLE_TYPE, pprof_sample_type(&pp, &agg, &f_));
-	PPROF_EACH(buf, n, PPROF_SAMPLE, pprof_sample(&pp, &agg, &f_));
-	rc = tp_profiles_agg_end(tp, &agg);
+	PPROF_EACH(buf, n, PPROF_SAMPLE_TYPE, pprof_sample_type(&pp, &f_));
+	PPROF_EACH(buf, n, PPROF_SAMPLE, pprof_sample(&pp, &f_));
 out:
-	tp_profiles_agg_end(tp, &agg);
 	tp_stack_profile_release(&pp.sp);
 	hmap_release(&pp.mappings);
 	hmap_release(&pp.functions);
@@ -427,6 +435,8 @@ out:
 	vec_release(&pp.profiles);
 	vec_release(&pp.lines);
 	vec_release(&pp.ids);
+	vec_release(&pp.prev_locs);
+	vec_release(&pp.prev_cs);
 	return tb_err_is_set(&tp->err) ? tp->err.code : rc;
 }
 
