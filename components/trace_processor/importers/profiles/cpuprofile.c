@@ -68,6 +68,15 @@ struct cp {
 	int64_t start_us;
 };
 
+/* json_member, out of line (it is forced inline for the JSON importer's
+ * hot loop; here one copy is enough). */
+static __attribute__((noinline)) const char *cp_member(const char *p, const char *end,
+                                                       struct json_buf *buf, const char **k,
+                                                       size_t *kn, bool *closed)
+{
+	return json_member(p, end, buf, k, kn, closed);
+}
+
 static bool cp_key(const char *k, size_t kn, const char *want)
 {
 	return kn == strlen(want) && memcmp(k, want, kn) == 0;
@@ -119,7 +128,7 @@ static const char *cp_members(struct cp *c, const char *p, const char *end, stru
 		const char *k, *s, *next = NULL;
 		size_t kn, sn;
 		bool closed;
-		if (!(p = json_member(p, end, &c->key, &k, &kn, &closed)) || closed)
+		if (!(p = cp_member(p, end, &c->key, &k, &kn, &closed)) || closed)
 			return p;
 		struct json_num num;
 		if ((cp_key(k, kn, "functionName") || cp_key(k, kn, "url")) && *p == '"') {
@@ -249,7 +258,7 @@ static int cp_load(struct tp *tp, const char *p, const char *end)
 		const char *k, *next = NULL;
 		size_t kn;
 		bool closed;
-		if (!(p = json_member(p, end, &c.key, &k, &kn, &closed)))
+		if (!(p = cp_member(p, end, &c.key, &k, &kn, &closed)))
 			goto bad;
 		if (closed)
 			break;

@@ -117,6 +117,12 @@ struct pprof {
 	uint32_t unknown;
 };
 
+/* pb_next, out of line: this importer is not a hot path worth its copies. */
+static __attribute__((noinline)) bool pprof_next(struct pb_reader *r, struct pb_field *f)
+{
+	return pb_next(r, f);
+}
+
 static uint32_t pprof_str(const struct pprof *pp, uint64_t i)
 {
 	return i < pp->strings.len ? pp->strings.data[i] : 0;
@@ -135,7 +141,7 @@ static void pprof_mapping(struct pprof *pp, const struct pb_field *m)
 	uint64_t id = 0, start = 0, limit = 0, off = 0, file = 0, build = 0;
 	bool has_id = false, has_file = false, has_build = false;
 	pb_reader_init_field(&r, m);
-	while (pb_next(&r, &f)) {
+	while (pprof_next(&r, &f)) {
 		if (f.wire != PB_WIRE_VARINT)
 			continue;
 		switch (f.id) {
@@ -193,7 +199,7 @@ static void pprof_function(struct pprof *pp, const struct pb_field *m)
 	bool has_id = false;
 	struct pprof_function fn = {pp->unknown, 0, 0};
 	pb_reader_init_field(&r, m);
-	while (pb_next(&r, &f)) {
+	while (pprof_next(&r, &f)) {
 		if (f.wire != PB_WIRE_VARINT)
 			continue;
 		switch (f.id) {
@@ -228,12 +234,12 @@ static void pprof_location(struct pprof *pp, const struct pb_field *m)
 	bool has_id = false, has_mapping = false;
 	pp->lines.len = 0; /* (function index, line) pairs of the lines whose function is known */
 	pb_reader_init_field(&r, m);
-	while (pb_next(&r, &f)) {
+	while (pprof_next(&r, &f)) {
 		if (f.id == PPROF_LOCATION_LINE && f.wire == PB_WIRE_LEN) {
 			uint64_t fid = 0, line = 0;
 			bool has_fid = false;
 			pb_reader_init_field(&lr, &f);
-			while (pb_next(&lr, &g)) {
+			while (pprof_next(&lr, &g)) {
 				if (g.wire != PB_WIRE_VARINT)
 					continue;
 				if (g.id == PPROF_LINE_FUNCTION_ID)
@@ -305,7 +311,7 @@ static void pprof_sample_type(struct pprof *pp, const struct pb_field *m)
 	struct pb_field f = {0};
 	uint32_t type = tp_intern_cstr(tp, "unknown"), unit = tp_intern_cstr(tp, "count");
 	pb_reader_init_field(&r, m);
-	while (pb_next(&r, &f)) {
+	while (pprof_next(&r, &f)) {
 		if (f.wire == PB_WIRE_VARINT && f.id == PPROF_VALUE_TYPE_TYPE)
 			type = pprof_str(pp, f.val);
 		else if (f.wire == PB_WIRE_VARINT && f.id == PPROF_VALUE_TYPE_UNIT)
@@ -350,12 +356,12 @@ static void pprof_sample(struct pprof *pp, const struct pb_field *m)
 	size_t nvals;
 	pp->ids.len = 0;
 	pb_reader_init_field(&r, m);
-	while (pb_next(&r, &f))
+	while (pprof_next(&r, &f))
 		if (f.id == PPROF_SAMPLE_LOCATION_ID)
 			ok &= pprof_varints(&f, &pp->ids);
 	nvals = pp->ids.len;
 	pb_reader_init_field(&r, m);
-	while (pb_next(&r, &f))
+	while (pprof_next(&r, &f))
 		if (f.id == PPROF_SAMPLE_VALUE)
 			ok &= pprof_varints(&f, &pp->ids);
 	if (r.error || !ok)
@@ -383,16 +389,17 @@ static void pprof_sample(struct pprof *pp, const struct pb_field *m)
 		                       (double)(int64_t)pp->ids.data[i]);
 }
 
-/* Walk the profile's top-level fields of number id, calling fn on each. */
-#define PPROF_EACH(buf, n, fid, call)                                 \
-	do {                                                          \
-		struct pb_reader r_;                                  \
-		struct pb_field f_ = {0};                             \
-		pb_reader_init(&r_, buf, n);                          \
-		while (pb_next(&r_, &f_))                             \
-			if (f_.id == (fid) && f_.wire == PB_WIRE_LEN) \
-				call;                                 \
-	} while (0)
+/* Call fn on each top-level field of number id. */
+static void pprof_each(struct pprof *pp, const uint8_t *buf, size_t n, uint32_t id,
+                       void (*fn)(struct pprof *, const struct pb_field *))
+{
+	struct pb_reader r;
+	struct pb_field f = {0};
+	pb_reader_init(&r, buf, n);
+	while (pprof_next(&r, &f))
+		if (f.id == id && f.wire == PB_WIRE_LEN)
+			fn(pp, &f);
+}
 
 static int pprof_load(struct tp *tp, const uint8_t *buf, size_t n)
 {
@@ -406,7 +413,7 @@ static int pprof_load(struct tp *tp, const uint8_t *buf, size_t n)
 	hmap_init(&pp.locations);
 	pp.unknown = tp_intern_cstr(tp, "[unknown]");
 	pb_reader_init(&r, buf, n);
-	while (pb_next(&r, &f)) {
+	while (pprof_next(&r, &f)) {
 		if (f.id == PPROF_STRING_TABLE && f.wire == PB_WIRE_LEN) {
 			uint32_t s = f.len ? tp_intern(tp, (const char *)f.data, f.len)
 			                   : strpool_empty(&tp->strings);
@@ -419,11 +426,11 @@ static int pprof_load(struct tp *tp, const uint8_t *buf, size_t n)
 		rc = tp_fail(tp, -EINVAL, "invalid pprof: empty string table");
 		goto out;
 	}
-	PPROF_EACH(buf, n, PPROF_MAPPING, pprof_mapping(&pp, &f_));
-	PPROF_EACH(buf, n, PPROF_FUNCTION, pprof_function(&pp, &f_));
-	PPROF_EACH(buf, n, PPROF_LOCATION, pprof_location(&pp, &f_));
-	PPROF_EACH(buf, n, PPROF_SAMPLE_TYPE, pprof_sample_type(&pp, &f_));
-	PPROF_EACH(buf, n, PPROF_SAMPLE, pprof_sample(&pp, &f_));
+	pprof_each(&pp, buf, n, PPROF_MAPPING, pprof_mapping);
+	pprof_each(&pp, buf, n, PPROF_FUNCTION, pprof_function);
+	pprof_each(&pp, buf, n, PPROF_LOCATION, pprof_location);
+	pprof_each(&pp, buf, n, PPROF_SAMPLE_TYPE, pprof_sample_type);
+	pprof_each(&pp, buf, n, PPROF_SAMPLE, pprof_sample);
 out:
 	tp_stack_profile_release(&pp.sp);
 	hmap_release(&pp.mappings);
@@ -447,7 +454,7 @@ static bool pprof_value_type(const struct pb_field *f)
 	struct pb_reader r;
 	struct pb_field g = {0};
 	pb_reader_init_field(&r, f);
-	while (pb_next(&r, &g))
+	while (pprof_next(&r, &g))
 		if (g.wire != PB_WIRE_VARINT ||
 		    (g.id != PPROF_VALUE_TYPE_TYPE && g.id != PPROF_VALUE_TYPE_UNIT))
 			return false;
@@ -465,7 +472,7 @@ static bool pprof_sniff(const uint8_t *p, size_t n)
 	if (n < 10)
 		return false;
 	pb_reader_init(&r, p, n);
-	while (pb_next(&r, &f)) {
+	while (pprof_next(&r, &f)) {
 		switch (f.id) {
 		case PPROF_SAMPLE:
 		case PPROF_MAPPING:
