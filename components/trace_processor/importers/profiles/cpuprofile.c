@@ -386,6 +386,8 @@ static struct tp_importer *cpuprofile_create(struct tp *tp)
 static int cpuprofile_parse(struct tp_importer *imp, const uint8_t *p, size_t n)
 {
 	imp->tp->bytes_parsed += n;
+	if (n == 0)
+		return 0;
 	if (imp->too_big || imp->buf.len + n > CPUPROFILE_MAX_BYTES) {
 		imp->too_big = true;
 		return tp_fail(imp->tp, -EFBIG, ".cpuprofile larger than %llu bytes",
@@ -399,7 +401,8 @@ static int cpuprofile_parse(struct tp_importer *imp, const uint8_t *p, size_t n)
 
 static int cpuprofile_eof(struct tp_importer *imp)
 {
-	int rc = cp_load(imp->tp, imp->buf.data, imp->buf.data + imp->buf.len);
+	const char *p = imp->buf.len ? imp->buf.data : "";
+	int rc = cp_load(imp->tp, p, p + imp->buf.len);
 	vec_release(&imp->buf);
 	return rc;
 }

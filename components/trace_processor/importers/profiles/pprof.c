@@ -521,6 +521,8 @@ static struct tp_importer *pprof_create(struct tp *tp)
 static int pprof_parse(struct tp_importer *imp, const uint8_t *p, size_t n)
 {
 	imp->tp->bytes_parsed += n;
+	if (n == 0)
+		return 0;
 	if (imp->too_big || imp->buf.len + n > PPROF_MAX_BYTES) {
 		imp->too_big = true;
 		return tp_fail(imp->tp, -EFBIG, "pprof profile larger than %llu bytes",
@@ -534,7 +536,8 @@ static int pprof_parse(struct tp_importer *imp, const uint8_t *p, size_t n)
 
 static int pprof_eof(struct tp_importer *imp)
 {
-	int rc = pprof_load(imp->tp, imp->buf.data, imp->buf.len);
+	int rc =
+	    pprof_load(imp->tp, imp->buf.len ? imp->buf.data : (const uint8_t *)"", imp->buf.len);
 	vec_release(&imp->buf);
 	return rc;
 }
