@@ -503,6 +503,19 @@ enum tp_col_type {
 	X(T, snapshot_id, TP_I64, 0)                                              \
 	X(T, machine_id, TP_I64N, 0)
 
+/* aggregate_profile, aggregate_sample: imported profiles without time
+ * (pprof, collapsed stacks: importers/profiles/), a profile per metric and
+ * its values at callsites, as Perfetto's. */
+#define TP_AGGREGATE_PROFILE_COLUMNS(X, T)                                        \
+	X(T, scope, TP_STR, 0)                                                    \
+	X(T, name, TP_STR, 0)                                                     \
+	X(T, sample_type_type, TP_STR, 0)                                         \
+	X(T, sample_type_unit, TP_STR, 0)
+#define TP_AGGREGATE_SAMPLE_COLUMNS(X, T)                                         \
+	X(T, aggregate_profile_id, TP_U32, 0)                                     \
+	X(T, callsite_id, TP_U32, 0)                                              \
+	X(T, value, TP_DBL, 0)
+
 /* Every table: T(sql_name, struct_name, COLUMNS, COMPUTED_COLUMNS). */
 #define TP_TABLES(T)                                                           \
 	T(__intrinsic_slice, slice, TP_SLICE_COLUMNS, TP_NO_COLUMNS)           \
@@ -556,7 +569,11 @@ enum tp_col_type {
 	  TP_TRACK_EVENT_CALLSTACKS_COLUMNS, TP_NO_COLUMNS)                      \
 	T(__intrinsic_trace_import_logs, trace_import_logs, TP_TRACE_IMPORT_LOGS_COLUMNS, \
 	  TP_NO_COLUMNS)                                                         \
-	T(__intrinsic_clock_snapshot, clock_snapshot, TP_CLOCK_SNAPSHOT_COLUMNS, TP_NO_COLUMNS)
+	T(__intrinsic_clock_snapshot, clock_snapshot, TP_CLOCK_SNAPSHOT_COLUMNS, TP_NO_COLUMNS) \
+	T(__intrinsic_aggregate_profile, aggregate_profile, TP_AGGREGATE_PROFILE_COLUMNS,      \
+	  TP_NO_COLUMNS)                                                         \
+	T(__intrinsic_aggregate_sample, aggregate_sample, TP_AGGREGATE_SAMPLE_COLUMNS,         \
+	  TP_NO_COLUMNS)
 
 #define TP_COL_FIELD_(s, name, type, flags) TP_CTYPE_##type *name;
 #define TP_TABLE_STRUCT_(sql, s, COLS, COMP)                                   \
@@ -704,6 +721,10 @@ void tp_tables_release(struct tp_tables *tables);
 	X(json_event_too_large, "error", "trace", "A JSON event (or metadata) over 256 MiB, a giant string or a decompression bomb, was skipped without being held in memory.") \
 	X(archive_member_too_large, "error", "trace", "An archive member inflated more than 200 times its compressed size past 64 MiB (a decompression bomb): the archive was refused.") \
 	X(perf_text_importer_sample_line_error, "error", "trace", "A perf script text line could not be parsed as a sample or a frame.") \
+	/* importers/profiles/, importers/ninja/ */ \
+	X(collapsed_stack_parse_error, "error", "trace", "A collapsed stack line had no frames or no positive count after its last space.") \
+	X(pprof_parse_error, "error", "trace", "A pprof profile had a malformed message or a sample without locations Perfetto reads.") \
+	X(ninja_parse_errors, "error", "trace", "A .ninja_log line could not be parsed.") \
 	X(compact_sched_switch_skipped, "info", "analysis", "The first compact sched_switch of a cpu, whose prev task is unknown, was skipped.") \
 	X(compact_sched_waking_skipped, "info", "analysis", "A compact sched_waking before any sched_switch on its cpu was skipped.") \
 	X(mismatched_sched_switch_tids, "error", "analysis", "A sched_switch prev_pid did not match the next_pid of the cpu's previous switch.") \
@@ -1678,6 +1699,11 @@ extern const struct tp_importer_ops tp_json_importer;
 extern const struct tp_importer_ops tp_proto_importer;
 extern const struct tp_importer_ops tp_perf_text_importer;
 extern const struct tp_importer_ops tp_ftrace_text_importer;
+/* Profiles and build logs (importers/profiles/, importers/ninja/). */
+extern const struct tp_importer_ops tp_collapsed_stack_importer;
+extern const struct tp_importer_ops tp_pprof_importer;
+extern const struct tp_importer_ops tp_cpuprofile_importer;
+extern const struct tp_importer_ops tp_ninja_log_importer;
 /* Every importer, in sniffing order, NULL-terminated (importers/importers.c). */
 extern const struct tp_importer_ops *const tp_importers[];
 

@@ -87,6 +87,24 @@ static const char traceconv_folded_sql[] =
     "  FROM walk w JOIN s ON s.id = w.sid WHERE w.cs IS NULL GROUP BY folded)\n"
     "WHERE folded IS NOT NULL ORDER BY folded";
 
+/* An imported aggregate profile (collapsed stacks, pprof): its samples of
+ * one metric (?1: the file's first, else its last, pprof's default), frames
+ * named as they are (';' made ':'), summed per stack. A collapsed stack file
+ * comes back as it went in, less comments, merged and sorted. */
+static const char traceconv_folded_agg_sql[] =
+    "WITH RECURSIVE\n"
+    "s AS (SELECT id, callsite_id, value FROM __intrinsic_aggregate_sample\n"
+    "  WHERE aggregate_profile_id = (SELECT CASE WHEN ?1 THEN min(id) ELSE max(id) END\n"
+    "    FROM __intrinsic_aggregate_profile)),\n"
+    "walk(sid, cs, stack) AS (SELECT id, callsite_id, '' FROM s\n"
+    "  UNION ALL\n"
+    "  SELECT w.sid, c.parent_id, replace(coalesce(f.name, ''), ';', ':')\n"
+    "    || CASE WHEN w.stack = '' THEN '' ELSE ';' || w.stack END\n"
+    "  FROM walk w JOIN stack_profile_callsite c ON c.id = w.cs\n"
+    "  JOIN stack_profile_frame f ON f.id = c.frame_id)\n"
+    "SELECT stack, CAST(sum(s.value) AS INT) FROM walk w JOIN s ON s.id = w.sid\n"
+    "WHERE w.cs IS NULL GROUP BY stack ORDER BY stack";
+
 /* The last two bytes of the (decompressed) text, to tell whether a blank
  * line ends it. */
 struct traceconv_tail {
@@ -161,15 +179,24 @@ int traceconv_folded(int in_fd, const char *in_name, FILE *out,
 		goto out;
 	bool last = strcmp(tp_trace_type(tp), "perf_text") != 0 || tail.broken ||
 	            traceconv_tail_blank(&tail);
-	if (sqlite3_prepare_v2(tp_db(tp), traceconv_folded_sql, -1, &st, NULL) != SQLITE_OK) {
+	bool collapsed = strcmp(tp_trace_type(tp), "collapsed_stack") == 0;
+	if (collapsed || strcmp(tp_trace_type(tp), "pprof") == 0) {
+		if (sqlite3_prepare_v2(tp_db(tp), traceconv_folded_agg_sql, -1, &st, NULL) != SQLITE_OK) {
+			fprintf(stderr, "traceconv: %s\n", sqlite3_errmsg(tp_db(tp)));
+			goto out;
+		}
+		sqlite3_bind_int(st, 1, collapsed);
+	} else if (sqlite3_prepare_v2(tp_db(tp), traceconv_folded_sql, -1, &st, NULL) != SQLITE_OK) {
 		fprintf(stderr, "traceconv: %s\n", sqlite3_errmsg(tp_db(tp)));
 		goto out;
 	}
-	sqlite3_bind_int(st, 1, last);
-	sqlite3_bind_int(st, 2, o->kernel);
-	sqlite3_bind_int(st, 3, o->jit);
-	sqlite3_bind_int(st, 4, o->tid ? 2 : o->pid ? 1 : 0);
-	sqlite3_bind_int(st, 5, strcmp(tp_trace_type(tp), "perf_text") == 0);
+	if (sqlite3_bind_parameter_count(st) == 5) {
+		sqlite3_bind_int(st, 1, last);
+		sqlite3_bind_int(st, 2, o->kernel);
+		sqlite3_bind_int(st, 3, o->jit);
+		sqlite3_bind_int(st, 4, o->tid ? 2 : o->pid ? 1 : 0);
+		sqlite3_bind_int(st, 5, strcmp(tp_trace_type(tp), "perf_text") == 0);
+	}
 	while ((r = sqlite3_step(st)) == SQLITE_ROW)
 		fprintf(out, "%s %lld\n", (const char *)sqlite3_column_text(st, 0),
 		        (long long)sqlite3_column_int64(st, 1));

@@ -54,13 +54,6 @@ CREATE TABLE __intrinsic_trace_diagnostics(
   id INTEGER PRIMARY KEY, key TEXT, title TEXT, description TEXT, remediation TEXT,
   confidence INT, trace_id INT);
 
-CREATE TABLE __intrinsic_aggregate_profile(
-  id INTEGER PRIMARY KEY, scope TEXT, name TEXT, sample_type_type TEXT,
-  sample_type_unit TEXT);
-
-CREATE TABLE __intrinsic_aggregate_sample(
-  id INTEGER PRIMARY KEY, aggregate_profile_id INT, callsite_id INT, value REAL);
-
 CREATE TABLE __intrinsic_android_cpu_per_uid_track(
   id INTEGER PRIMARY KEY, uid INT, cluster INT, total_cpu_millis INT);
 
