@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perf.h"
+#include "perf_int.h"
 
 /* Parse a hex number at *p (up to 16 digits), advancing *p. */
 static bool hex(const char **p, const char *end, uint64_t *out)

@@ -15,7 +15,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "perf.h"
 #include "perf_int.h"
 
 static uint64_t ld64(const uint8_t *p)
@@ -35,7 +34,8 @@ static uint32_t ld32(const uint8_t *p)
 /* Sample bits whose fields have a fixed size and a place we know. */
 #define PERF_ST_SUPPORTED                                                              \
 	(PERF_ST_IDENTIFIER | PERF_ST_IP | PERF_ST_TID | PERF_ST_TIME | PERF_ST_ADDR | \
-	 PERF_ST_ID | PERF_ST_STREAM_ID | PERF_ST_CPU | PERF_ST_PERIOD | PERF_ST_CALLCHAIN)
+	 PERF_ST_ID | PERF_ST_STREAM_ID | PERF_ST_CPU | PERF_ST_PERIOD | PERF_ST_CALLCHAIN | \
+	 PERF_ST_REGS_USER | PERF_ST_STACK_USER)
 
 /* Split a callchain into kernel and user pcs (leaf first), dropping markers
  * and pcs of other contexts. */
@@ -203,6 +203,38 @@ int perf_record_parse(const uint8_t *rec, size_t len, uint64_t sample_type, stru
 		if (nr > (len - off) / 8)
 			return -EINVAL;
 		split_callchain(rec + off, nr, out, ips_out);
+		off += nr * 8;
+	}
+	/* u64 abi | u64 regs[PERF_REGS_N] (abi 0: none, e.g. a kernel thread) */
+	if (sample_type & PERF_ST_REGS_USER) {
+		if (len - off < 8)
+			return -EINVAL;
+		out->regs_abi = ld64(rec + off);
+		off += 8;
+		if (out->regs_abi) {
+			if ((len - off) / 8 < PERF_REGS_N)
+				return -EINVAL;
+			out->regs = rec + off;
+			out->n_regs = PERF_REGS_N;
+			off += (size_t)PERF_REGS_N * 8;
+		}
+	}
+	/* u64 size | u8 data[size] | u64 dyn_size (only when size != 0);
+	 * the first dyn_size bytes of data are the stack from the user sp. */
+	if (sample_type & PERF_ST_STACK_USER) {
+		uint64_t size, dyn;
+		if (len - off < 8)
+			return -EINVAL;
+		size = ld64(rec + off);
+		off += 8;
+		if (size) {
+			if (size > len - off || len - off - size < 8)
+				return -EINVAL;
+			dyn = ld64(rec + off + size);
+			out->stack = rec + off;
+			out->stack_len = dyn < size ? (size_t)dyn : (size_t)size;
+			out->stack_maxed = dyn >= size;
+		}
 	}
 	return 0;
 }

@@ -19,7 +19,6 @@
 
 #include "base.h"
 #include "pb.h"
-#include "perf.h"
 #include "perf_int.h"
 #include "trace_processor.h"
 
