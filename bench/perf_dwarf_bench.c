@@ -101,8 +101,8 @@ static void run_tracebox(struct result *r, const char *cfg, const char *units)
 {
 	char res[] = OUT_DIR "/perf_dwarf_bench.res", trace[] = OUT_DIR "/perf_dwarf_bench.pftrace";
 	char errp[] = OUT_DIR "/perf_dwarf_bench.err", line[1024], q[256];
-	char *argv[] = {"out/tracebox", "--txt", "-c", (char *)cfg, "-o",    trace,
-	                "--",           WL,      res,  units,       "fixed", NULL};
+	char *argv[] = {"out/tracebox", "--txt", "-c", (char *)cfg,   "-o",    trace,
+	                "--",           WL,      res,  (char *)units, "fixed", NULL};
 	double cpu, wcpu, t0 = bench_now_s(), t;
 	int pid;
 	setenv("TRACEBOX_LOG", "perf=info", 1);
@@ -164,9 +164,10 @@ int main(void)
 	int runs = rn && *rn ? (int)strtol(rn, NULL, 10) : 3;
 	char res[] = OUT_DIR "/perf_dwarf_bench.res";
 	char c100[] = OUT_DIR "/perf_dwarf_100.pbtx", c1000[] = OUT_DIR "/perf_dwarf_1000.pbtx";
-	struct result alone = {"alone"}, t100 = {"tracebox DWARF 100 Hz"},
-	              t1000 = {"tracebox DWARF 1000 Hz"}, p8 = {"perf dwarf 1000 Hz (8 KiB)"},
-	              p64 = {"perf dwarf 1000 Hz (64 KiB)"};
+	struct result alone = {.name = "alone"}, t100 = {.name = "tracebox DWARF 100 Hz"},
+	              t1000 = {.name = "tracebox DWARF 1000 Hz"},
+	              p8 = {.name = "perf dwarf 1000 Hz (8 KiB)"},
+	              p64 = {.name = "perf dwarf 1000 Hz (64 KiB)"};
 	struct result *all[] = {&alone, &t100, &t1000, &p8, &p64};
 	bool have_perf = system("perf --version >/dev/null 2>&1") == 0;
 	double cpu, wcpu;
