@@ -17,7 +17,8 @@
 #     marker frame "ERROR MAX_FRAME_EXCEEDED", counted in SQL through
 #     perf_sample.unwind_error.
 # SKIP when not root, perf_event_open is refused, or gcc is missing; the
-# comparison SKIPs without perf, the python part without python3.
+# comparison SKIPs without perf, the python part without /usr/bin/python3
+# (Debian's: a python3 earlier in PATH may be another build, or a shim).
 . tests/lib.sh
 
 perf_event_skip dwarf && exit 0
@@ -106,8 +107,8 @@ echo "# frame pointers: $fmain of $ftotal samples reach main"
 	fail fp-truncated "$fmain of $ftotal"
 
 # ---- 4. Debian's python3 (no frame pointers) ------------------------------------------
-if ! command -v python3 >/dev/null; then
-	skip dwarf-python "python3 not installed"
+if ! [ -x /usr/bin/python3 ]; then
+	skip dwarf-python "/usr/bin/python3 not installed"
 else
 	cat >"$TMP/loop.py" <<'EOF'
 import time
@@ -120,8 +121,9 @@ def f(n):
 while time.process_time() - t < 1.5:
     f(10000)
 EOF
-	line=$(rec py "$TMP/dwarf.pbtx" python3 "$TMP/loop.py")
-	expect_eq python-record "0 0" "$(field "$line" workload_status) $(field "$line" trace_status)"
+	line=$(rec py "$TMP/dwarf.pbtx" /usr/bin/python3 "$TMP/loop.py")
+	expect_eq python-record "0 0 0" \
+		"$(field "$line" workload_status) $(field "$line" trace_status) $(field "$line" health_status)"
 	eval_n=$(count "$TMP/py.folded" python3 ';_PyEval_EvalFrameDefault(;| )')
 	# (python's main tail-calls Py_BytesMain: no frame of its own)
 	full=$(count "$TMP/py.folded" python3 ';_start;.*;Py_BytesMain;.*_PyEval_EvalFrameDefault(;| )')
