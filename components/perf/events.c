@@ -264,6 +264,9 @@ static int fill_attr(struct perf_attr *a, const struct perf_event_opts *o, bool 
 	if (o->task_records)
 		a->flags |= 1ull << PERF_FLAG_BIT_COMM | 1ull << PERF_FLAG_BIT_COMM_EXEC |
 		            1ull << PERF_FLAG_BIT_TASK | 1ull << PERF_FLAG_BIT_SAMPLE_ID_ALL;
+	if (o->mmap_records)
+		a->flags |= 1ull << PERF_FLAG_BIT_MMAP | 1ull << PERF_FLAG_BIT_MMAP2 |
+		            1ull << PERF_FLAG_BIT_SAMPLE_ID_ALL;
 	set_clock(a, o->clock, clock_id);
 	return 0;
 }

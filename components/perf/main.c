@@ -129,6 +129,7 @@ struct instance {
 struct proc {
 	struct perf_maps maps;   /* empty when unreadable */
 	uint64_t maps_pass;      /* the read pass that loaded maps */
+	bool maps_read;          /* /proc/PID/maps was read (else: records only) */
 	struct perf_jitmap jit;  /* /tmp/perf-PID.map, once one is seen */
 	uint64_t jit_pass;       /* the read pass that last tried to load it */
 	char jit_path[32];       /* "/tmp/perf-PID.map": the JIT frames' mapping */
@@ -172,15 +173,24 @@ static void maps_cache_release(struct hmap *m)
 	hmap_release(m);
 }
 
+/* (Re)read pid's maps. When /proc/PID/maps cannot be read any more (the
+ * process is gone), what is known (from MMAP records) is kept. */
 static void load_maps(struct instance *in, struct proc *pr, uint32_t pid)
 {
-	perf_maps_release(&pr->maps);
+	struct perf_maps m = {0};
 	pr->maps_pass = in->pass;
-	if (pid > 0 && perf_maps_load(&pr->maps, (int)pid, NULL) == 0)
+	pr->maps_read = true;
+	if (pid > 0 && perf_maps_load(&m, (int)pid, NULL) == 0 && m.n) {
+		perf_maps_release(&pr->maps);
+		pr->maps = m;
 		perf_maps_load_elf(&pr->maps);
+	} else {
+		perf_maps_release(&m);
+	}
 }
 
-static struct proc *proc_for(struct instance *in, uint32_t pid)
+/* pid's cache entry, made (with its maps read when load) if new. */
+static struct proc *proc_get(struct instance *in, uint32_t pid, bool load)
 {
 	struct proc *pr = hmap_get_ptr(&in->maps, pid);
 
@@ -192,9 +202,45 @@ static struct proc *proc_for(struct instance *in, uint32_t pid)
 	}
 	pr = tb_calloc(1, sizeof *pr);
 	snprintf(pr->jit_path, sizeof pr->jit_path, "/tmp/perf-%u.map", pid);
-	load_maps(in, pr, pid);
+	if (load)
+		load_maps(in, pr, pid);
 	hmap_put_ptr(&in->maps, pid, pr);
 	return pr;
+}
+
+/* A sampled process' entry: its maps read from /proc once (an entry made
+ * from records gets them then, when the process is still there). */
+static struct proc *proc_for(struct instance *in, uint32_t pid)
+{
+	struct proc *pr = proc_get(in, pid, true);
+	if (!pr->maps_read)
+		load_maps(in, pr, pid);
+	return pr;
+}
+
+/* UNWIND_DWARF: keep the maps of processes current from records, so a
+ * process that is gone before its samples are read can still be unwound:
+ * a new process starts with its parent's maps (FORK), an exec empties them
+ * (COMM exec), each executable mapping is added (MMAP2). Processes not
+ * seen yet get an entry without reading /proc (a sampled one reads it). */
+static void note_task(struct instance *in, const struct perf_record *rec)
+{
+	struct proc *pr, *parent;
+	if (rec->kind == PERF_REC_MMAP) {
+		pr = proc_get(in, rec->pid, false);
+		perf_maps_add(&pr->maps, rec->map_addr, rec->map_addr + rec->map_len,
+			      rec->map_pgoff, true, rec->filename, rec->filename_len);
+		perf_maps_load_elf(&pr->maps);
+	} else if (rec->kind == PERF_REC_FORK && rec->pid == rec->tid && rec->pid != rec->ppid &&
+		   !hmap_get_ptr(&in->maps, rec->pid) &&
+		   (parent = hmap_get_ptr(&in->maps, rec->ppid))) {
+		pr = proc_get(in, rec->pid, false);
+		if ((parent = hmap_get_ptr(&in->maps, rec->ppid))) /* not evicted */
+			perf_maps_copy(&pr->maps, &parent->maps);
+	} else if (rec->kind == PERF_REC_COMM && rec->comm_exec &&
+		   (pr = hmap_get_ptr(&in->maps, rec->pid))) {
+		perf_maps_release(&pr->maps);
+	}
 }
 
 /* Anonymous memory where a JIT puts its code ("" or [anon:...] in maps). */
@@ -280,12 +326,11 @@ static void enqueue(struct instance *in, const struct perf_record *rec)
 			    PERF_SKIP_UNWIND_ENQUEUE);
 		return;
 	}
-	if (rec->n_regs && !proc_for(in, rec->pid)->maps.n) {
-		in->read_stage++;
-		skip_sample(in, rec->time, rec->cpu, rec->pid, rec->tid, rec->misc,
-			    PERF_SKIP_READ_STAGE);
-		return;
-	}
+	/* Read the maps of a process seen for the first time now, while it
+	 * is most likely alive (records read later in this pass may add to
+	 * them). */
+	if (rec->n_regs)
+		proc_for(in, rec->pid);
 	p = tb_malloc(sizeof *p + kbytes + rbytes + rec->stack_len);
 	p->time = rec->time;
 	p->cpu = rec->cpu, p->pid = rec->pid, p->tid = rec->tid;
@@ -325,10 +370,12 @@ static void unwind_one(struct instance *in, const struct pending *p)
 	rec.n_kernel = p->n_kernel;
 	if (p->n_regs) {
 		pr = proc_for(in, p->pid);
-		if (!pr->maps.n) {
-			in->unwind_stage++;
+		if (!pr->maps.n && pr->maps_pass != in->pass)
+			load_maps(in, pr, p->pid);
+		if (!pr->maps.n) { /* gone before it could be read, no MMAP record */
+			in->read_stage++;
 			skip_sample(in, p->time, p->cpu, p->pid, p->tid, p->misc,
-				    PERF_SKIP_UNWIND_STAGE);
+				    PERF_SKIP_READ_STAGE);
 			return;
 		}
 		int64_t t0 = tb_mono_ns();
@@ -410,7 +457,14 @@ static void on_record(void *ctx, const struct perf_record *rec)
 	struct instance *in = ctx;
 	size_t n;
 
+	if (rec->kind == PERF_REC_MMAP) {
+		if (in->dwarf)
+			note_task(in, rec);
+		return;
+	}
 	if (rec->kind == PERF_REC_COMM || rec->kind == PERF_REC_FORK || rec->kind == PERF_REC_EXIT) {
+		if (in->dwarf)
+			note_task(in, rec);
 		perf_tasks_record(&in->tasks, &in->em, &in->buf, rec);
 		drain_packets(in);
 		return;
@@ -780,6 +834,7 @@ static int parse_config(struct instance *in, struct perf_event_opts *o, uint32_t
 out:
 	/* Names of the sampled tasks come from COMM/FORK records. */
 	o->task_records = !o->no_callchain;
+	o->mmap_records = o->task_records && o->user_stacks;
 	if (rc == 0 && in->workload_pid > 0 && perf_scope_is_everything(&in->scope)) {
 		/* Workload mode: per-task events on the workload that follow its
 		 * children; an unprivileged user may open them on their own

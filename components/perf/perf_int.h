@@ -86,6 +86,9 @@ struct perf_event_opts {
 	 * carries kernel frames only. */
 	bool user_stacks;
 	bool skip_user_frames;      /* UNWIND_SKIP: no user frames at all */
+	/* Ask for MMAP2 records of executable mappings (attr.mmap, mmap2): the
+	 * maps of processes that are gone before their samples are read. */
+	bool mmap_records;
 	uint32_t ring_buffer_pages; /* data pages per CPU, power of two; 0 = 256 */
 	/* With a pid: follow the tasks it creates from now on (attr.inherit);
 	 * their samples and records arrive in the same per-CPU rings. */
@@ -119,7 +122,7 @@ struct perf_ring_stats {
 	uint64_t lost_records; /* sum of PERF_RECORD_LOST.lost */
 	uint64_t lost_events;  /* PERF_RECORD_LOST records seen */
 	uint64_t bad_records;  /* records skipped as malformed */
-	uint64_t tasks;        /* COMM, FORK and EXIT records */
+	uint64_t tasks;        /* COMM, FORK, EXIT and MMAP records */
 	uint64_t other;        /* other record types, skipped */
 };
 
@@ -174,6 +177,7 @@ enum perf_rec_kind {
 	PERF_REC_COMM = 4,  /* a task's name was set (prctl, or exec: comm_exec) */
 	PERF_REC_FORK = 5,  /* a task was created (a process when pid == tid) */
 	PERF_REC_EXIT = 6,  /* a task exited */
+	PERF_REC_MMAP = 7,  /* executable memory was mapped (MMAP2, or MMAP) */
 };
 
 /* One parsed record. ips point into the ring's scratch copy (borrowed until
@@ -211,6 +215,11 @@ struct perf_record {
 	const char *comm;
 	size_t comm_len;
 	bool comm_exec;
+	/* PERF_REC_MMAP: [map_addr, map_addr + map_len) at file offset
+	 * map_pgoff of filename (borrowed, not terminated); pid/tid set. */
+	uint64_t map_addr, map_len, map_pgoff;
+	const char *filename;
+	size_t filename_len;
 };
 
 /* Parse one whole record rec[0, len) (header included, as laid out in the
@@ -299,6 +308,15 @@ void perf_maps_load_elf(struct perf_maps *m);
 
 /* The mapping containing pc, or NULL. Borrowed from m. */
 const struct perf_mapping *perf_maps_find(const struct perf_maps *m, uint64_t pc);
+
+/* A mapping learnt from a PERF_RECORD_MMAP2 (path[0, path_len), not
+ * terminated): what it covers is removed from the mappings it overlaps
+ * (cut at its ends; one containing it whole keeps its lower part), then it
+ * is inserted in order, its ELF info not loaded yet. */
+void perf_maps_add(struct perf_maps *m, uint64_t start, uint64_t end, uint64_t offset, bool exec,
+                   const char *path, size_t path_len);
+/* dst (released first) becomes a deep copy of src: a forked child's maps. */
+void perf_maps_copy(struct perf_maps *dst, const struct perf_maps *src);
 
 /* Free the paths and the array; m is empty afterwards. */
 void perf_maps_release(struct perf_maps *m);
@@ -640,6 +658,7 @@ const char *perf_unwind_error_name(uint32_t e);
 #define PERF_FLAG_BIT_INHERIT 1
 #define PERF_FLAG_BIT_EXCLUDE_KERNEL 5
 #define PERF_FLAG_BIT_EXCLUDE_HV 6
+#define PERF_FLAG_BIT_MMAP 8
 #define PERF_FLAG_BIT_COMM 9
 #define PERF_FLAG_BIT_FREQ 10
 #define PERF_FLAG_BIT_ENABLE_ON_EXEC 12
@@ -647,15 +666,22 @@ const char *perf_unwind_error_name(uint32_t e);
 #define PERF_FLAG_BIT_SAMPLE_ID_ALL 18
 #define PERF_FLAG_BIT_EXCLUDE_CALLCHAIN_KERNEL 21
 #define PERF_FLAG_BIT_EXCLUDE_CALLCHAIN_USER 22
+#define PERF_FLAG_BIT_MMAP2 23
 #define PERF_FLAG_BIT_COMM_EXEC 24
 #define PERF_FLAG_BIT_USE_CLOCKID 25
 
 /* perf_event_header.type */
+#define PERF_RECORD_TYPE_MMAP 1
 #define PERF_RECORD_TYPE_LOST 2
 #define PERF_RECORD_TYPE_COMM 3
 #define PERF_RECORD_TYPE_EXIT 4
 #define PERF_RECORD_TYPE_FORK 7
 #define PERF_RECORD_TYPE_SAMPLE 9
+#define PERF_RECORD_TYPE_MMAP2 10
+
+/* perf_event_header.misc of an MMAP2 record carrying a build id instead of
+ * the device and inode (kernel 5.12+, attr.build_id) */
+#define PERF_RECORD_MISC_MMAP_BUILD_ID_BIT (1u << 14)
 
 /* perf_event_header.misc of a COMM record made by exec(2) */
 #define PERF_RECORD_MISC_COMM_EXEC_BIT (1u << 13)

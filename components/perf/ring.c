@@ -128,6 +128,29 @@ static int parse_task(const uint8_t *rec, size_t len, uint64_t sample_type, stru
 	return 0;
 }
 
+/* MMAP:  u32 pid, tid | u64 addr, len, pgoff | char filename[] | sample_id
+ * MMAP2: u32 pid, tid | u64 addr, len, pgoff | u32 maj, min | u64 ino,
+ *        ino_generation (or u8 build_id_size, 3 reserved, u8 build_id[20])
+ *        | u32 prot, flags | char filename[] (NUL, padded to 8) | sample_id */
+static int parse_mmap(const uint8_t *rec, size_t len, struct perf_record *out)
+{
+	const uint8_t *p = rec + 8;
+	size_t n = len - 8, head = ld32(rec) == PERF_RECORD_TYPE_MMAP2 ? 64 : 32;
+	if (n <= head)
+		return -EINVAL;
+	out->kind = PERF_REC_MMAP;
+	out->pid = ld32(p);
+	out->tid = ld32(p + 4);
+	out->map_addr = ld64(p + 8);
+	out->map_len = ld64(p + 16);
+	out->map_pgoff = ld64(p + 24);
+	out->filename = (const char *)p + head;
+	out->filename_len = strnlen(out->filename, n - head);
+	if (out->filename_len == n - head)
+		return -EINVAL; /* not terminated inside the record */
+	return 0;
+}
+
 int perf_record_parse(const uint8_t *rec, size_t len, uint64_t sample_type, struct perf_record *out,
                       uint64_t *ips_out)
 {
@@ -148,6 +171,8 @@ int perf_record_parse(const uint8_t *rec, size_t len, uint64_t sample_type, stru
 	if (type == PERF_RECORD_TYPE_COMM || type == PERF_RECORD_TYPE_FORK ||
 	    type == PERF_RECORD_TYPE_EXIT)
 		return parse_task(rec, len, sample_type, out);
+	if (type == PERF_RECORD_TYPE_MMAP || type == PERF_RECORD_TYPE_MMAP2)
+		return parse_mmap(rec, len, out);
 	if (type != PERF_RECORD_TYPE_SAMPLE) {
 		out->kind = PERF_REC_OTHER;
 		return 0;
@@ -328,6 +353,7 @@ uint64_t perf_ring_read(struct perf_ring *r, uint64_t max_bytes, perf_record_fn 
 		case PERF_REC_COMM:
 		case PERF_REC_FORK:
 		case PERF_REC_EXIT:
+		case PERF_REC_MMAP:
 			stats->tasks++;
 			break;
 		default:

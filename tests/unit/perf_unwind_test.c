@@ -443,3 +443,73 @@ TEST(perf_record_parse_regs_stack)
 		CHECK_EQ(r.stack_len, 0);
 	}
 }
+
+/* Maps kept from MMAP2 records: a new mapping replaces what it covers. */
+TEST(perf_maps_add_from_records)
+{
+	struct perf_maps m = {0}, c = {0};
+	const struct perf_mapping *f;
+	perf_maps_add(&m, 0x1000, 0x3000, 0, true, "/bin/a", 6);
+	perf_maps_add(&m, 0x5000, 0x6000, 0x2000, true, "/lib/b.so", 9);
+	CHECK_EQ(m.n, 2);
+	CHECK((f = perf_maps_find(&m, 0x5800)) != NULL);
+	CHECK_STR_EQ(f->path, "/lib/b.so");
+	CHECK_UEQ(f->offset, 0x2000);
+	/* over the end of a: a is cut, c takes its place */
+	perf_maps_add(&m, 0x2000, 0x4000, 0, true, "/lib/c.so", 9);
+	CHECK_EQ(m.n, 3);
+	CHECK_UEQ(m.v[0].end, 0x2000);
+	CHECK_STR_EQ(perf_maps_find(&m, 0x2800)->path, "/lib/c.so");
+	/* over the start of b: b starts later, at the matching file offset */
+	perf_maps_add(&m, 0x4800, 0x5400, 0, true, "/lib/d.so", 9);
+	f = perf_maps_find(&m, 0x5800);
+	CHECK(f != NULL);
+	CHECK_STR_EQ(f->path, "/lib/b.so");
+	CHECK_UEQ(f->start, 0x5400);
+	CHECK_UEQ(f->offset, 0x2400);
+	/* covering c whole: c is gone */
+	perf_maps_add(&m, 0x1800, 0x4400, 0, true, "/lib/e.so", 9);
+	for (size_t i = 0; i < m.n; i++)
+		CHECK(strcmp(m.v[i].path, "/lib/c.so") != 0);
+	for (size_t i = 1; i < m.n; i++)
+		CHECK(m.v[i - 1].end <= m.v[i].start);
+	perf_maps_copy(&c, &m);
+	CHECK_EQ(c.n, m.n);
+	CHECK_STR_EQ(perf_maps_find(&c, 0x2000)->path, "/lib/e.so");
+	perf_maps_release(&c);
+	perf_maps_release(&m);
+}
+
+/* PERF_RECORD_MMAP2 with a TID|TIME sample_id, and a bad one. */
+TEST(perf_record_parse_mmap2)
+{
+	uint8_t rec[8 + 64 + 16 + 16];
+	uint64_t ips[2 * PERF_MAX_FRAMES];
+	struct perf_record r;
+	uint32_t h[2] = {PERF_RECORD_TYPE_MMAP2, 2u | (uint32_t)sizeof rec << 16};
+	memset(rec, 0, sizeof rec);
+	memcpy(rec, h, 8);
+	put64(rec + 8, (uint64_t)43 << 32 | 42);
+	put64(rec + 16, 0x7f0000001000ull);
+	put64(rec + 24, 0x2000);
+	put64(rec + 32, 0x1000);
+	memcpy(rec + 8 + 64, "/lib/x.so", 9);
+	put64(rec + 8 + 64 + 16, (uint64_t)43 << 32 | 42); /* sample_id: tid */
+	put64(rec + 8 + 64 + 24, 777);                      /* time */
+	CHECK_EQ(perf_record_parse(rec, sizeof rec, PERF_ST_TID | PERF_ST_TIME, &r, ips), 0);
+	CHECK_EQ(r.kind, PERF_REC_MMAP);
+	CHECK_EQ(r.pid, 42);
+	CHECK_EQ(r.tid, 43);
+	CHECK_UEQ(r.map_addr, 0x7f0000001000ull);
+	CHECK_UEQ(r.map_len, 0x2000);
+	CHECK_UEQ(r.map_pgoff, 0x1000);
+	CHECK_EQ(r.filename_len, 9);
+	CHECK_MEM_EQ(r.filename, "/lib/x.so", 9);
+	/* a file name that is not terminated inside the record */
+	memset(rec + 8 + 64, 'a', sizeof rec - 8 - 64);
+	CHECK_EQ(perf_record_parse(rec, sizeof rec, PERF_ST_TID | PERF_ST_TIME, &r, ips), -EINVAL);
+	/* too short for its fixed part */
+	h[1] = 2u | 48u << 16;
+	memcpy(rec, h, 8);
+	CHECK_EQ(perf_record_parse(rec, 48, 0, &r, ips), -EINVAL);
+}
