@@ -11,10 +11,14 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <asm/perf_regs.h>
+#include <linux/perf_event.h>
 
 #include "perf_int.h"
 #include "test.h"
@@ -495,7 +499,7 @@ TEST(perf_record_parse_mmap2)
 	put64(rec + 32, 0x1000);
 	memcpy(rec + 8 + 64, "/lib/x.so", 9);
 	put64(rec + 8 + 64 + 16, (uint64_t)43 << 32 | 42); /* sample_id: tid */
-	put64(rec + 8 + 64 + 24, 777);                      /* time */
+	put64(rec + 8 + 64 + 24, 777);                     /* time */
 	CHECK_EQ(perf_record_parse(rec, sizeof rec, PERF_ST_TID | PERF_ST_TIME, &r, ips), 0);
 	CHECK_EQ(r.kind, PERF_REC_MMAP);
 	CHECK_EQ(r.pid, 42);
@@ -512,4 +516,47 @@ TEST(perf_record_parse_mmap2)
 	h[1] = 2u | 48u << 16;
 	memcpy(rec, h, 8);
 	CHECK_EQ(perf_record_parse(rec, 48, 0, &r, ips), -EINVAL);
+}
+
+/* The DWARF sampling ABI values of perf_int.h against the kernel's headers
+ * (the target's own, under its emulator). */
+TEST(perf_abi_dwarf_matches_kernel_headers)
+{
+	struct perf_event_attr a;
+	uint64_t flags;
+	CHECK_EQ(PERF_ST_REGS_USER, PERF_SAMPLE_REGS_USER);
+	CHECK_EQ(PERF_ST_STACK_USER, PERF_SAMPLE_STACK_USER);
+	CHECK_EQ(PERF_RECORD_TYPE_MMAP, PERF_RECORD_MMAP);
+	CHECK_EQ(PERF_RECORD_TYPE_MMAP2, PERF_RECORD_MMAP2);
+	CHECK_EQ(offsetof(struct perf_attr, sample_regs_user),
+	         offsetof(struct perf_event_attr, sample_regs_user));
+	CHECK_EQ(offsetof(struct perf_attr, sample_stack_user),
+	         offsetof(struct perf_event_attr, sample_stack_user));
+	memset(&a, 0, sizeof a);
+	a.mmap = 1, a.mmap2 = 1, a.exclude_callchain_user = 1, a.sample_id_all = 1;
+	memcpy(&flags, (const uint8_t *)&a + offsetof(struct perf_attr, flags), 8);
+	CHECK_UEQ(flags, 1ull << PERF_FLAG_BIT_MMAP | 1ull << PERF_FLAG_BIT_MMAP2 |
+	                     1ull << PERF_FLAG_BIT_EXCLUDE_CALLCHAIN_USER |
+	                     1ull << PERF_FLAG_BIT_SAMPLE_ID_ALL);
+	CHECK_EQ(PERF_STACK_USER_SIZE % 256, 0);
+#if defined(__x86_64__)
+	CHECK_UEQ(PERF_REGS_MASK, ((1ull << PERF_REG_X86_64_MAX) - 1) &
+	                              ~(1ull << PERF_REG_X86_DS | 1ull << PERF_REG_X86_ES |
+	                                1ull << PERF_REG_X86_FS | 1ull << PERF_REG_X86_GS));
+	CHECK_EQ(PERF_REGS_SP, PERF_REG_X86_SP);
+	CHECK_EQ(PERF_REGS_PC, PERF_REG_X86_IP);
+#elif defined(__aarch64__)
+	CHECK_UEQ(PERF_REGS_MASK, (1ull << PERF_REG_ARM64_MAX) - 1);
+	CHECK_EQ(PERF_REGS_SP, PERF_REG_ARM64_SP);
+	CHECK_EQ(PERF_REGS_PC, PERF_REG_ARM64_PC);
+#elif defined(__arm__)
+	CHECK_UEQ(PERF_REGS_MASK, (1ull << PERF_REG_ARM_MAX) - 1);
+	CHECK_EQ(PERF_REGS_SP, PERF_REG_ARM_SP);
+	CHECK_EQ(PERF_REGS_PC, PERF_REG_ARM_PC);
+#elif defined(__riscv)
+	CHECK_UEQ(PERF_REGS_MASK, (1ull << PERF_REG_RISCV_MAX) - 1);
+	CHECK_EQ(PERF_REGS_SP, PERF_REG_RISCV_SP);
+	CHECK_EQ(PERF_REGS_PC, PERF_REG_RISCV_PC);
+#endif
+	CHECK_EQ(__builtin_popcountll(PERF_REGS_MASK), PERF_REGS_N);
 }
