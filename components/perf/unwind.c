@@ -393,6 +393,30 @@ static bool from_region(uint64_t v, size_t n, uint64_t base, const uint8_t *b, s
 	return true;
 }
 
+/* A word of e's tables at process address addr (bias: see the top). */
+static bool read_tables(const struct unw_elf *e, uint64_t bias, uint64_t addr, uint8_t *w)
+{
+	uint64_t v = addr - bias;
+	return from_region(v, sizeof(unw_word_t), e->hdr_vaddr, e->hdr, e->hdr_len, w) ||
+	       from_region(v, sizeof(unw_word_t), e->eh_vaddr, e->eh, e->eh_len, w);
+}
+
+/* The same through the file mapped at addr (its tables are in a read-only
+ * mapping; the bias comes from the file's executable one). */
+static bool read_other_tables(struct perf_unwinder *u, uint64_t addr, uint8_t *w)
+{
+	const struct perf_mapping *m = perf_maps_find(u->maps, addr), *x = NULL;
+	struct unw_elf *e;
+	if (!m || (m->path[0] != '/' && strcmp(m->path, "[vdso]") != 0))
+		return false;
+	for (size_t i = 0; i < u->maps->n && !x; i++)
+		if (u->maps->v[i].exec && strcmp(u->maps->v[i].path, m->path) == 0)
+			x = &u->maps->v[i];
+	if (!x || !(e = elf_get(u, x))->ok)
+		return false;
+	return read_tables(e, x->start - x->offset - e->load_bias, addr, w);
+}
+
 static int acc_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, int write,
                           void *arg)
 {
@@ -405,13 +429,16 @@ static int acc_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp
 		memcpy(valp, u->stack + (addr - u->sp), sizeof w);
 		return 0;
 	}
-	if (u->cur) {
-		uint64_t v = (uint64_t)addr - u->cur_bias;
-		if (from_region(v, sizeof w, u->cur->hdr_vaddr, u->cur->hdr, u->cur->hdr_len, w) ||
-		    from_region(v, sizeof w, u->cur->eh_vaddr, u->cur->eh, u->cur->eh_len, w)) {
-			memcpy(valp, w, sizeof w);
-			return 0;
-		}
+	if (u->cur && read_tables(u->cur, u->cur_bias, addr, w)) {
+		memcpy(valp, w, sizeof w);
+		return 0;
+	}
+	/* Another file's tables: libunwind's cache may apply a rule found
+	 * earlier (a DWARF expression it reads again) without asking for
+	 * the proc info that would have made that file the current one. */
+	if (u->maps && read_other_tables(u, addr, w)) {
+		memcpy(valp, w, sizeof w);
+		return 0;
 	}
 	u->mem_error = true;
 	return -UNW_EINVAL;
