@@ -313,8 +313,8 @@ static void skip_sample(struct instance *in, uint64_t ts, uint32_t cpu, uint32_t
 
 /* UNWIND_DWARF, reader side: copy the sample's registers and stack into
  * the queue, unless the queue is full or its stack bytes would pass
- * max_enqueued_footprint_kb (UNWIND_ENQUEUE), or the process' maps cannot
- * be read any more (it exited before its sample was read: READ_STAGE). */
+ * max_enqueued_footprint_kb (then it is written as skipped:
+ * UNWIND_ENQUEUE). */
 static void enqueue(struct instance *in, const struct perf_record *rec)
 {
 	struct pending *p;
@@ -352,9 +352,10 @@ static void enqueue(struct instance *in, const struct perf_record *rec)
 
 /* UNWIND_DWARF, unwinder side: one queued sample unwound and written. A
  * stack cut short ends (root-most) with an error frame "ERROR <REASON>"
- * and carries unwind_error, as Perfetto's traced_perf writes them; a
- * sample whose process is gone or without user registers is written as
- * skipped (UNWIND_STAGE). */
+ * and carries unwind_error, as Perfetto's traced_perf writes them. A
+ * sample of a process of which no map is known (gone before /proc could be
+ * read, and no MMAP2 record) is written as skipped with READ_STAGE, a
+ * user-mode one without user registers with UNWIND_STAGE. */
 static void unwind_one(struct instance *in, const struct pending *p)
 {
 	struct perf_record rec = {0};
