@@ -266,7 +266,7 @@ logged() {
 dep_sum() { grep -E "^$1[[:space:]]" "$ROOT/DEPS" | awk '{print $4}'; }
 
 # Recipe versions: bump one to force a rebuild of that dependency.
-R_MUSL=2 R_ZLIB=1 R_MBEDTLS=1 R_SQLITE=1 R_PBC=1 R_ZSTD=1
+R_MUSL=2 R_ZLIB=1 R_MBEDTLS=1 R_SQLITE=1 R_PBC=1 R_ZSTD=1 R_UNWIND=2
 # Debian's security and bug fixes applied to SQLite (its packaging patches
 # that change how Debian builds it are left out).
 SQLITE_PATCHES="0001 0002 0003 41 42"
@@ -397,6 +397,58 @@ build_zstd() {
 	rm -rf "$w" && touch "$ZSTD/.done"
 }
 
+# libunwind's remote unwinder (traced_perf's DWARF unwinding over copied
+# user stacks: components/perf/unwind.c) for the flavor's own architecture:
+# only the DWARF/.eh_frame machinery, no ptrace, coredump, setjmp or
+# minidebuginfo (they pull in liblzma and the local unwinder's ucontext
+# code, which we do not use). Sets UNW (empty when the target has none, then
+# DWARF unwinding falls back to the kernel's frame-pointer callchains there)
+# and appends it to LINK_LIBS.
+build_libunwind() {
+	flavor=$1 cc=$2 cflags=$3 cross=${4:-}
+	triple=${cross%-}
+	[ -n "$triple" ] || triple=$($cc -dumpmachine 2>/dev/null || echo unknown)
+	case $triple in
+	x86_64-*) arch=x86_64 ;;
+	aarch64-*) arch=aarch64 ;;
+	arm*) arch=arm ;;
+	riscv64-*) arch=riscv ;;
+	*) UNW= && return 0 ;;
+	esac
+	key=$(hash_str "$flavor${cc#"$OUT"/}$cflags$triple$(dep_sum libunwind)$R_UNWIND")
+	UNW=$OUT/deps/libunwind-$flavor-$key
+	if [ ! -f "$UNW/.done" ]; then
+		say "building libunwind ($arch, remote only) for $flavor (once)"
+		w=$OUT/deps/work/libunwind-$flavor && unpack "$(dep_archive libunwind)" "$w"
+		host=
+		[ -z "$cross" ] || host="--host=$triple"
+		static=-static
+		[ "$flavor" != host ] || static=
+		# -Os: the binary budget (DESIGN.md) matters more than a few cycles per
+		# frame rule; the unwinder's speed comes from its caches.
+		cf="$(printf '%s' "$cflags" | sed 's/-O[0-9s]*/-Os/') -ffile-prefix-map=$w=deps -ffile-prefix-map=$OUT=out -ffunction-sections -fdata-sections"
+		if (cd "$w" && logged ../libunwind-$flavor.log sh -c "./configure $host --disable-shared \
+			--enable-static --disable-coredump --disable-ptrace --disable-setjmp --disable-debug-frame \
+			--disable-documentation --disable-tests --disable-minidebuginfo \
+			--disable-zlibdebuginfo --disable-cxx-exceptions CC='$cc' AR='${cross}ar' \
+			RANLIB='${cross}ranlib' CFLAGS='$cf' LDFLAGS='$static' && make -j$JOBS -C src"); then
+			rm -rf "$UNW" && mkdir -p "$UNW/include" "$UNW/lib"
+			cp "$w/src/.libs/libunwind-$arch.a" "$w/src/.libs/libunwind.a" "$UNW/lib/"
+			cp "$w/include/libunwind.h" "$w/include/libunwind-common.h" \
+				"$w/include/libunwind-dynamic.h" "$w/include/libunwind-$arch.h" "$UNW/include/"
+		else
+			say "note: libunwind does not build for $flavor: DWARF unwinding falls back to frame pointers there"
+			rm -rf "$UNW" && mkdir -p "$UNW"
+		fi
+		rm -rf "$w" && touch "$UNW/.done"
+	fi
+	if [ -f "$UNW/lib/libunwind.a" ]; then
+		LINK_LIBS="$LINK_LIBS -L$UNW/lib -lunwind-$arch -lunwind"
+	else
+		UNW=
+	fi
+}
+
 # build_libs FLAVOR CC CFLAGS [CROSS]: zlib, mbedtls, SQLite and the
 # protobuf-c runtime compiled with one toolchain into
 # $OUT/deps/libs-FLAVOR-<key>; CROSS is the binutils prefix of a cross
@@ -405,6 +457,7 @@ build_libs() {
 	flavor=$1 cc=$2 cflags=$3 ar=${4:-}ar ranlib=${4:-}ranlib
 	build_sqlite_amalgamation
 	build_zstd "$flavor" "$cc" "$cflags" "${4:-}"
+	build_libunwind "$flavor" "$cc" "$cflags" "${4:-}"
 	# Keyed on paths relative to out/, so clones sharing out/deps share it.
 	key=$(hash_str "$flavor${cc#"$OUT"/}$cflags$(dep_sum zlib)$(dep_sum mbedtls)$(dep_sum protobuf-c)${SQLITE_SRC#"$OUT"/}$SQLITE_DEFS$MBEDTLS_UNSET$R_ZLIB$R_MBEDTLS$R_PBC")
 	LIBS=$OUT/deps/libs-$flavor-$key
@@ -584,7 +637,7 @@ component_sources() { find components -name '*.c' | LC_ALL=C sort; }
 proto_sources() { [ -d "$GEN/protos" ] && find "$GEN/protos" -name '*.pb-c.c' | LC_ALL=C sort; }
 
 includes() {
-	inc="-I$GEN -I$GEN/protos -I$LIBS/include -I$ZSTD/include"
+	inc="-I$GEN -I$GEN/protos -I$LIBS/include -I$ZSTD/include${UNW:+ -I$UNW/include}"
 	for d in components/*/; do inc="$inc -I${d%/}"; done
 	echo "$inc"
 }
@@ -601,7 +654,7 @@ link_tracebox() {
 	flavor=$1 cc=$2 cflags="$3 $(includes)" ldflags=$4 output=$5
 	# shellcheck disable=SC2046
 	objs=$(compile "$flavor" "$cc" "$cflags" $(component_sources) $(proto_sources))
-	newest=$(ls -t $objs "$LIBS/.done" 2>/dev/null | head -1)
+	newest=$(ls -t $objs "$LIBS/.done" ${UNW:+"$UNW/.done"} 2>/dev/null | head -1)
 	if [ ! -f "$output" ] || [ "$newest" -nt "$output" ]; then
 		# shellcheck disable=SC2086
 		$cc $cflags -o "$output.tmp" $objs -L"$LIBS/lib" $LINK_LIBS $ldflags || die "link failed ($flavor)"

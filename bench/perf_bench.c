@@ -112,7 +112,7 @@ static void overhead(const char *self)
 	    "buffers { size_kb: 131072 fill_policy: RING_BUFFER }\n"
 	    "data_sources { config { name: \"linux.perf\" perf_event_config {\n"
 	    "  timebase { counter: SW_CPU_CLOCK frequency: 1000 }\n"
-	    "  callstack_sampling { }\n"
+	    "  callstack_sampling { user_frames: UNWIND_FRAME_POINTER }\n"
 	    "} } }\n";
 	char rounds[16], cfg_path[] = OUT_DIR "/perf_bench.pbtx";
 	char res[] = OUT_DIR "/perf_bench.res", trace[] = OUT_DIR "/perf_bench.pftrace";

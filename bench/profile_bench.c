@@ -38,7 +38,7 @@
 #include "base.h"
 #include "bench_trace.h"
 #include "pb.h"
-#include "perf.h"
+#include "perf_int.h"
 
 #define OUT_DIR "out/bench"
 #define SPIN_ROUNDS 2500 /* ~2.5 s of CPU on the dev machine */

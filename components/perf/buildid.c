@@ -6,7 +6,7 @@
  * symbolizer); only the ELF header, program headers and note blocks are
  * read, so a multi-GB binary costs a few small preads.
  */
-#include "perf.h"
+#include "perf_int.h"
 
 static void elf_info(const struct elf_file *e, struct perf_elf_info *out)
 {

@@ -22,7 +22,7 @@
  */
 #include <string.h>
 
-#include "perf.h"
+#include "perf_int.h"
 
 /* TracePacket / InternedData / PerfSample field numbers. */
 enum {
@@ -53,6 +53,7 @@ enum {
 	PS_CALLSTACK_IID = 4,
 	PS_CPU_MODE = 5,
 	PS_KERNEL_RECORDS_LOST = 17,
+	PS_UNWIND_ERROR = 16,
 	PS_SAMPLE_SKIPPED_REASON = 18,
 	TP_PROCESS_TREE = 2,
 	PT_PROCESSES = 1,
@@ -310,6 +311,14 @@ void perf_emit_sample(struct perf_emitter *e, struct pb_writer *w, uint64_t ts, 
                       uint32_t pid, uint32_t tid, uint32_t cpu_mode,
                       const struct perf_frame *frames, size_t n_frames)
 {
+	perf_emit_sample_unwound(e, w, ts, cpu, pid, tid, cpu_mode, frames, n_frames, 0);
+}
+
+void perf_emit_sample_unwound(struct perf_emitter *e, struct pb_writer *w, uint64_t ts,
+                              uint32_t cpu, uint32_t pid, uint32_t tid, uint32_t cpu_mode,
+                              const struct perf_frame *frames, size_t n_frames,
+                              uint32_t unwind_error)
+{
 	uint64_t ids[2 * PERF_MAX_FRAMES], h, cs = 0;
 	size_t n = n_frames < TB_ARRAY_SIZE(ids) ? n_frames : TB_ARRAY_SIZE(ids);
 	unsigned pkt, ps;
@@ -338,6 +347,8 @@ void perf_emit_sample(struct perf_emitter *e, struct pb_writer *w, uint64_t ts, 
 	if (cs)
 		pb_put_uint64(w, PS_CALLSTACK_IID, cs);
 	pb_put_uint32(w, PS_CPU_MODE, cpu_mode);
+	if (unwind_error)
+		pb_put_uint32(w, PS_UNWIND_ERROR, unwind_error);
 	pb_end_nested(w, ps);
 	if (pb_writer_size(&e->scratch))
 		pb_put_bytes(w, TP_INTERNED_DATA, pb_writer_data(&e->scratch),

@@ -21,7 +21,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "perf.h"
 #include "perf_int.h"
 
 #define PERF_FD_CLOEXEC 8         /* PERF_FLAG_FD_CLOEXEC */
@@ -236,6 +235,19 @@ static int fill_attr(struct perf_attr *a, const struct perf_event_opts *o, bool 
 	a->sample_type = PERF_SAMPLE_TYPE_DEFAULT;
 	if (o->no_callchain)
 		a->sample_type &= ~(uint64_t)PERF_ST_CALLCHAIN;
+	if (o->user_stacks && !o->no_callchain) {
+		/* DWARF: the user registers and stack are copied into each
+		 * sample and unwound by traced_perf; the kernel's callchain
+		 * keeps only kernel frames (or goes, without them). */
+		a->sample_type |= PERF_ST_REGS_USER | PERF_ST_STACK_USER;
+		a->sample_regs_user = PERF_REGS_MASK;
+		a->sample_stack_user = PERF_STACK_USER_SIZE;
+		a->flags |= 1ull << PERF_FLAG_BIT_EXCLUDE_CALLCHAIN_USER;
+		if (!o->kernel_frames)
+			a->sample_type &= ~(uint64_t)PERF_ST_CALLCHAIN;
+	} else if (o->skip_user_frames && !o->no_callchain) {
+		a->flags |= 1ull << PERF_FLAG_BIT_EXCLUDE_CALLCHAIN_USER;
+	}
 	if (o->period) {
 		a->sample_period_or_freq = o->period;
 	} else {
@@ -252,6 +264,9 @@ static int fill_attr(struct perf_attr *a, const struct perf_event_opts *o, bool 
 	if (o->task_records)
 		a->flags |= 1ull << PERF_FLAG_BIT_COMM | 1ull << PERF_FLAG_BIT_COMM_EXEC |
 		            1ull << PERF_FLAG_BIT_TASK | 1ull << PERF_FLAG_BIT_SAMPLE_ID_ALL;
+	if (o->mmap_records)
+		a->flags |= 1ull << PERF_FLAG_BIT_MMAP | 1ull << PERF_FLAG_BIT_MMAP2 |
+		            1ull << PERF_FLAG_BIT_SAMPLE_ID_ALL;
 	set_clock(a, o->clock, clock_id);
 	return 0;
 }
@@ -297,7 +312,9 @@ int perf_events_open(struct perf_events *ev, const struct perf_event_opts *o, st
 	struct perf_attr a;
 	int *cpus = NULL;
 	size_t n_cpus = 0;
-	uint32_t pages = o->ring_buffer_pages ? o->ring_buffer_pages : PERF_DEFAULT_RING_PAGES;
+	uint32_t pages = o->ring_buffer_pages ? o->ring_buffer_pages
+	                 : o->user_stacks     ? PERF_DWARF_RING_PAGES
+	                                      : PERF_DEFAULT_RING_PAGES;
 	bool exclude_kernel = o->exclude_kernel, mmap_failed;
 	uint32_t clock_id = 0;
 	int rc = 0;

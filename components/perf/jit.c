@@ -21,7 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "perf.h"
+#include "perf_int.h"
 
 static bool hex64(const char **p, const char *end, uint64_t *out)
 {

@@ -27,7 +27,7 @@
  * (components/tracing/daemon.c), which reconnects every PERF_RECONNECT_MS
  * when the service goes away; SIGINT/SIGTERM exit 0.
  */
-#include "perf.h"
+#include "perf_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +56,25 @@
 /* debuginfod fetching at the end of one capture, all files together: the
  * service waits for the stop (data_source_stop_timeout_ms) */
 #define PERF_DEBUGINFOD_BUDGET_MS 20000
+/* UNWIND_DWARF: samples waiting to be unwound, as Perfetto's queue */
+#define PERF_UNWIND_QUEUE_MAX 1024
+/* unwind_state_clear_period_ms when unset: cached CFI dropped this often */
+#define PERF_DEFAULT_UNWIND_CLEAR_MS 300000
+/* the unwind time of each stack, for the median and p99 logged at the stop */
+#define PERF_UNWIND_HIST_NS 250
+#define PERF_UNWIND_HIST_N 16384 /* up to 4 ms; slower ones in the last bucket */
+
+/* One sample copied off the ring for DWARF unwinding: its kernel pcs
+ * (kernel_frames), user registers and stack bytes, in one allocation. */
+struct pending {
+	uint64_t time;
+	uint32_t cpu, pid, tid;
+	uint16_t misc;
+	size_t n_kernel, n_regs, stack_len;
+	bool stack_maxed;
+	uint64_t *kernel_ips;
+	uint8_t *regs, *stack;
+};
 
 struct instance {
 	uint64_t id;
@@ -92,12 +111,25 @@ struct instance {
 	int ctl_fd;               /* connected to it; -1 */
 	char ctl_buf[64];
 	size_t ctl_len;
+	/* UNWIND_DWARF (dwarf set): samples are copied into queue while the
+	 * rings are read, and unwound after every ring is drained. */
+	bool dwarf;
+	struct perf_unwinder unw;
+	VEC(struct pending *) queue;
+	uint64_t queued_bytes;     /* stack bytes in queue (max_enqueued_footprint_kb) */
+	uint64_t unwind_clear_ns;  /* unwind_state_clear_period_ms */
+	int64_t unwind_cleared_at; /* tb_mono_ns of the last clear */
+	uint64_t *pcs;             /* PERF_UNWIND_MAX_FRAMES unwound pcs */
+	uint64_t read_stage, unwind_stage; /* samples skipped at each stage */
+	uint64_t unwind_ns;        /* time spent unwinding */
+	uint32_t *unwind_hist;     /* stacks by unwind time, PERF_UNWIND_HIST_NS buckets */
 };
 
 /* What is cached of one sampled process. */
 struct proc {
 	struct perf_maps maps;   /* empty when unreadable */
 	uint64_t maps_pass;      /* the read pass that loaded maps */
+	bool maps_read;          /* /proc/PID/maps was read (else: records only) */
 	struct perf_jitmap jit;  /* /tmp/perf-PID.map, once one is seen */
 	uint64_t jit_pass;       /* the read pass that last tried to load it */
 	char jit_path[32];       /* "/tmp/perf-PID.map": the JIT frames' mapping */
@@ -141,15 +173,24 @@ static void maps_cache_release(struct hmap *m)
 	hmap_release(m);
 }
 
+/* (Re)read pid's maps. When /proc/PID/maps cannot be read any more (the
+ * process is gone), what is known (from MMAP records) is kept. */
 static void load_maps(struct instance *in, struct proc *pr, uint32_t pid)
 {
-	perf_maps_release(&pr->maps);
+	struct perf_maps m = {0};
 	pr->maps_pass = in->pass;
-	if (pid > 0 && perf_maps_load(&pr->maps, (int)pid, NULL) == 0)
+	pr->maps_read = true;
+	if (pid > 0 && perf_maps_load(&m, (int)pid, NULL) == 0 && m.n) {
+		perf_maps_release(&pr->maps);
+		pr->maps = m;
 		perf_maps_load_elf(&pr->maps);
+	} else {
+		perf_maps_release(&m);
+	}
 }
 
-static struct proc *proc_for(struct instance *in, uint32_t pid)
+/* pid's cache entry, made (with its maps read when load) if new. */
+static struct proc *proc_get(struct instance *in, uint32_t pid, bool load)
 {
 	struct proc *pr = hmap_get_ptr(&in->maps, pid);
 
@@ -161,9 +202,45 @@ static struct proc *proc_for(struct instance *in, uint32_t pid)
 	}
 	pr = tb_calloc(1, sizeof *pr);
 	snprintf(pr->jit_path, sizeof pr->jit_path, "/tmp/perf-%u.map", pid);
-	load_maps(in, pr, pid);
+	if (load)
+		load_maps(in, pr, pid);
 	hmap_put_ptr(&in->maps, pid, pr);
 	return pr;
+}
+
+/* A sampled process' entry: its maps read from /proc once (an entry made
+ * from records gets them then, when the process is still there). */
+static struct proc *proc_for(struct instance *in, uint32_t pid)
+{
+	struct proc *pr = proc_get(in, pid, true);
+	if (!pr->maps_read)
+		load_maps(in, pr, pid);
+	return pr;
+}
+
+/* UNWIND_DWARF: keep the maps of processes current from records, so a
+ * process that is gone before its samples are read can still be unwound:
+ * a new process starts with its parent's maps (FORK), an exec empties them
+ * (COMM exec), each executable mapping is added (MMAP2). Processes not
+ * seen yet get an entry without reading /proc (a sampled one reads it). */
+static void note_task(struct instance *in, const struct perf_record *rec)
+{
+	struct proc *pr, *parent;
+	if (rec->kind == PERF_REC_MMAP) {
+		pr = proc_get(in, rec->pid, false);
+		perf_maps_add(&pr->maps, rec->map_addr, rec->map_addr + rec->map_len,
+			      rec->map_pgoff, true, rec->filename, rec->filename_len);
+		perf_maps_load_elf(&pr->maps);
+	} else if (rec->kind == PERF_REC_FORK && rec->pid == rec->tid && rec->pid != rec->ppid &&
+		   !hmap_get_ptr(&in->maps, rec->pid) &&
+		   (parent = hmap_get_ptr(&in->maps, rec->ppid))) {
+		pr = proc_get(in, rec->pid, false);
+		if ((parent = hmap_get_ptr(&in->maps, rec->ppid))) /* not evicted */
+			perf_maps_copy(&pr->maps, &parent->maps);
+	} else if (rec->kind == PERF_REC_COMM && rec->comm_exec &&
+		   (pr = hmap_get_ptr(&in->maps, rec->pid))) {
+		perf_maps_release(&pr->maps);
+	}
 }
 
 /* Anonymous memory where a JIT puts its code ("" or [anon:...] in maps). */
@@ -228,12 +305,167 @@ static void drain_packets(struct instance *in)
 	pb_writer_reset(&in->buf);
 }
 
+static void skip_sample(struct instance *in, uint64_t ts, uint32_t cpu, uint32_t pid,
+			uint32_t tid, uint16_t misc, uint32_t reason)
+{
+	perf_emit_skipped(&in->em, &in->buf, ts, cpu, pid, tid, misc & 7, reason);
+}
+
+/* UNWIND_DWARF, reader side: copy the sample's registers and stack into
+ * the queue, unless the queue is full or its stack bytes would pass
+ * max_enqueued_footprint_kb (then it is written as skipped:
+ * UNWIND_ENQUEUE). */
+static void enqueue(struct instance *in, const struct perf_record *rec)
+{
+	struct pending *p;
+	size_t kbytes = rec->n_kernel * sizeof(uint64_t), rbytes = rec->n_regs * 8;
+	if (in->queue.len >= PERF_UNWIND_QUEUE_MAX ||
+	    (in->footprint_limit && in->queued_bytes + rec->stack_len > in->footprint_limit)) {
+		in->shed++;
+		skip_sample(in, rec->time, rec->cpu, rec->pid, rec->tid, rec->misc,
+			    PERF_SKIP_UNWIND_ENQUEUE);
+		return;
+	}
+	/* Read the maps of a process seen for the first time now, while it
+	 * is most likely alive (records read later in this pass may add to
+	 * them). */
+	if (rec->n_regs)
+		proc_for(in, rec->pid);
+	p = tb_malloc(sizeof *p + kbytes + rbytes + rec->stack_len);
+	p->time = rec->time;
+	p->cpu = rec->cpu, p->pid = rec->pid, p->tid = rec->tid;
+	p->misc = rec->misc;
+	p->n_kernel = rec->n_kernel, p->n_regs = rec->n_regs, p->stack_len = rec->stack_len;
+	p->stack_maxed = rec->stack_maxed;
+	p->kernel_ips = (uint64_t *)(void *)(p + 1);
+	p->regs = (uint8_t *)(p->kernel_ips + rec->n_kernel);
+	p->stack = p->regs + rbytes;
+	if (kbytes)
+		memcpy(p->kernel_ips, rec->kernel_ips, kbytes);
+	if (rbytes)
+		memcpy(p->regs, rec->regs, rbytes);
+	if (rec->stack_len)
+		memcpy(p->stack, rec->stack, rec->stack_len);
+	in->queued_bytes += rec->stack_len;
+	vec_push(&in->queue, p);
+}
+
+/* UNWIND_DWARF, unwinder side: one queued sample unwound and written. A
+ * stack cut short ends (root-most) with an error frame "ERROR <REASON>"
+ * and carries unwind_error, as Perfetto's traced_perf writes them. A
+ * sample of a process of which no map is known (gone before /proc could be
+ * read, and no MMAP2 record) is written as skipped with READ_STAGE, a
+ * user-mode one without user registers with UNWIND_STAGE. */
+static void unwind_one(struct instance *in, const struct pending *p)
+{
+	struct perf_record rec = {0};
+	struct proc *pr = NULL;
+	uint32_t err = PERF_UNWIND_ERROR_NONE;
+	size_t n_user = 0, n;
+	char err_name[48];
+
+	rec.kind = PERF_REC_SAMPLE;
+	rec.misc = p->misc;
+	rec.pid = p->pid, rec.tid = p->tid, rec.cpu = p->cpu, rec.time = p->time;
+	rec.kernel_ips = p->kernel_ips;
+	rec.n_kernel = p->n_kernel;
+	if (p->n_regs) {
+		pr = proc_for(in, p->pid);
+		if (!pr->maps.n && pr->maps_pass != in->pass)
+			load_maps(in, pr, p->pid);
+		if (!pr->maps.n) { /* gone before it could be read, no MMAP record */
+			in->read_stage++;
+			skip_sample(in, p->time, p->cpu, p->pid, p->tid, p->misc,
+				    PERF_SKIP_READ_STAGE);
+			return;
+		}
+		int64_t t0 = tb_mono_ns();
+		err = perf_unwind(&in->unw, (int32_t)p->pid, &pr->maps, p->regs, p->n_regs,
+				  p->stack, p->stack_len, in->pcs, NULL, PERF_UNWIND_MAX_FRAMES,
+				  &n_user);
+		/* A pc outside every known mapping: code mapped since the maps
+		 * were read (dlopen). Re-read them once per pass and retry,
+		 * unless the stack copy was cut short anyway. */
+		if (err == PERF_UNWIND_ERROR_INVALID_MAP && !p->stack_maxed &&
+		    pr->maps_pass != in->pass) {
+			load_maps(in, pr, p->pid);
+			err = perf_unwind(&in->unw, (int32_t)p->pid, &pr->maps, p->regs,
+					  p->n_regs, p->stack, p->stack_len, in->pcs, NULL,
+					  PERF_UNWIND_MAX_FRAMES, &n_user);
+		}
+		uint64_t b = (uint64_t)(tb_mono_ns() - t0) / PERF_UNWIND_HIST_NS;
+		in->unwind_hist[b < PERF_UNWIND_HIST_N ? b : PERF_UNWIND_HIST_N - 1]++;
+		rec.has_user_section = true;
+		rec.user_ips = in->pcs;
+		rec.n_user = n_user;
+	} else if (!p->n_kernel) {
+		in->unwind_stage++;
+		skip_sample(in, p->time, p->cpu, p->pid, p->tid, p->misc, PERF_SKIP_UNWIND_STAGE);
+		return;
+	}
+	perf_tasks_sample(&in->tasks, &in->em, &in->buf, p->time, p->pid, p->tid);
+	n = resolve(in, &rec);
+	if (in->symbolize)
+		for (size_t i = n - rec.n_user; i < n; i++)
+			perf_symq_add(&in->symq, &in->frames[i]);
+	if (p->n_regs && err != PERF_UNWIND_ERROR_NONE) {
+		snprintf(err_name, sizeof err_name, "ERROR %s", perf_unwind_error_name(err));
+		in->frames[n] = (struct perf_frame){.mapping_path = "", .function_name = err_name};
+		n++;
+	}
+	perf_emit_sample_unwound(&in->em, &in->buf, p->time, p->cpu, p->pid, p->tid, p->misc & 7,
+				 in->frames, n, err == PERF_UNWIND_ERROR_NONE ? 0 : err);
+	in->written++;
+}
+
+/* The q-quantile (0..1) of the unwind times, in microseconds. */
+static double unwind_quantile(const struct instance *in, double q)
+{
+	uint64_t total = 0, acc = 0;
+	for (size_t i = 0; i < PERF_UNWIND_HIST_N; i++)
+		total += in->unwind_hist[i];
+	for (size_t i = 0; i < PERF_UNWIND_HIST_N && total; i++) {
+		acc += in->unwind_hist[i];
+		if ((double)acc >= q * (double)total)
+			return (double)(i + 1) * PERF_UNWIND_HIST_NS / 1000.0;
+	}
+	return 0;
+}
+
+/* Unwind and write everything queued, oldest first. */
+static void unwind_queue(struct instance *in)
+{
+	int64_t t0;
+	if (!in->queue.len)
+		return;
+	t0 = tb_mono_ns();
+	if (in->unwind_clear_ns && (uint64_t)(t0 - in->unwind_cleared_at) >= in->unwind_clear_ns) {
+		perf_unwinder_clear(&in->unw);
+		in->unwind_cleared_at = t0;
+	}
+	for (size_t i = 0; i < in->queue.len; i++) {
+		unwind_one(in, in->queue.data[i]);
+		tb_free(in->queue.data[i]);
+		drain_packets(in);
+	}
+	vec_clear(&in->queue);
+	in->queued_bytes = 0;
+	in->unwind_ns += (uint64_t)(tb_mono_ns() - t0);
+}
+
 static void on_record(void *ctx, const struct perf_record *rec)
 {
 	struct instance *in = ctx;
 	size_t n;
 
+	if (rec->kind == PERF_REC_MMAP) {
+		if (in->dwarf)
+			note_task(in, rec);
+		return;
+	}
 	if (rec->kind == PERF_REC_COMM || rec->kind == PERF_REC_FORK || rec->kind == PERF_REC_EXIT) {
+		if (in->dwarf)
+			note_task(in, rec);
 		perf_tasks_record(&in->tasks, &in->em, &in->buf, rec);
 		drain_packets(in);
 		return;
@@ -242,11 +474,14 @@ static void on_record(void *ctx, const struct perf_record *rec)
 		return; /* lost counts are emitted from the stream stats */
 	/* Kernel threads (no user section in the callchain) only matter for
 	 * their kernel frames, as in Perfetto; decided per sample here. */
-	if ((in->callchains && !in->kernel_frames && !rec->has_user_section) ||
+	bool kthread = in->dwarf ? rec->regs_abi == 0 : !rec->has_user_section;
+	if ((in->callchains && !in->kernel_frames && kthread) ||
 	    !perf_scope_keep(&in->scope, (int32_t)rec->pid)) {
 		in->skipped++;
 		perf_emit_skipped(&in->em, &in->buf, rec->time, rec->cpu, rec->pid, rec->tid,
 				  rec->misc & 7, PERF_SKIP_NOT_IN_SCOPE);
+	} else if (in->dwarf) {
+		enqueue(in, rec);
 	} else if (in->footprint_limit && in->footprint >= in->footprint_limit) {
 		in->shed++;
 		perf_emit_skipped(&in->em, &in->buf, rec->time, rec->cpu, rec->pid, rec->tid,
@@ -274,6 +509,12 @@ static void read_rings(struct instance *in)
 	for (size_t i = 0; i < in->ev.n_streams; i++) {
 		struct perf_cpu_stream *s = &in->ev.streams[i];
 		perf_ring_read(&s->ring, 0, on_record, in, &s->stats);
+	}
+	/* Every ring is drained before anything is unwound, so a slow unwind
+	 * never holds a ring back. */
+	unwind_queue(in);
+	for (size_t i = 0; i < in->ev.n_streams; i++) {
+		struct perf_cpu_stream *s = &in->ev.streams[i];
 		if (s->stats.lost_records > in->lost_written[i]) {
 			perf_emit_lost(&in->em, &in->buf, (uint64_t)tb_boot_ns(),
 				       (uint32_t)s->cpu, s->stats.lost_records - in->lost_written[i]);
@@ -397,6 +638,12 @@ static void instance_free(struct perf_daemon *d, struct instance *in)
 	perf_symq_release(&in->symq);
 	tb_free(in->target_cpus);
 	maps_cache_release(&in->maps);
+	for (size_t i = 0; i < in->queue.len; i++)
+		tb_free(in->queue.data[i]);
+	vec_release(&in->queue);
+	perf_unwinder_release(&in->unw);
+	tb_free(in->pcs);
+	tb_free(in->unwind_hist);
 	tb_free(in->frames);
 	tb_free(in->lost_written);
 	tb_free(in->config);
@@ -536,6 +783,29 @@ static int parse_config(struct instance *in, struct perf_event_opts *o, uint32_t
 	o->no_callchain = !cs && !c->n_target_pid && !c->n_target_cmdline && !c->has_kernel_frames;
 	o->kernel_frames = (cs && cs->has_kernel_frames && cs->kernel_frames) ||
 			   (c->has_kernel_frames && c->kernel_frames);
+	/* user_frames: unset (UNKNOWN) or DWARF unwinds copied stacks, as
+	 * Perfetto's default; FRAME_POINTER and KERNEL_FRAME_POINTER take the
+	 * kernel's frame-pointer callchain (the same frames for code built with
+	 * frame pointers, without copying stacks); SKIP: no user frames. */
+	if (!o->no_callchain) {
+		int uf = cs && cs->has_user_frames
+				 ? (int)cs->user_frames
+				 : PERFETTO__PROTOS__PERF_EVENT_CONFIG__UNWIND_MODE__UNWIND_UNKNOWN;
+		if (uf == PERFETTO__PROTOS__PERF_EVENT_CONFIG__UNWIND_MODE__UNWIND_UNKNOWN ||
+		    uf == PERFETTO__PROTOS__PERF_EVENT_CONFIG__UNWIND_MODE__UNWIND_DWARF) {
+			if (perf_unwind_supported())
+				o->user_stacks = true;
+			else
+				log_warn(PERF_LOG, "this build cannot unwind DWARF on this "
+						   "architecture: user stacks come from frame pointers");
+		} else if (uf == PERFETTO__PROTOS__PERF_EVENT_CONFIG__UNWIND_MODE__UNWIND_SKIP) {
+			o->skip_user_frames = true;
+		}
+	}
+	in->unwind_clear_ns = (uint64_t)(c->unwind_state_clear_period_ms
+						 ? c->unwind_state_clear_period_ms
+						 : PERF_DEFAULT_UNWIND_CLEAR_MS) *
+			      1000000ull;
 	perf_scope_add(&in->scope, c->target_pid, c->n_target_pid, c->target_cmdline,
 		       c->n_target_cmdline, c->exclude_pid, c->n_exclude_pid, c->exclude_cmdline,
 		       c->n_exclude_cmdline);
@@ -565,6 +835,7 @@ static int parse_config(struct instance *in, struct perf_event_opts *o, uint32_t
 out:
 	/* Names of the sampled tasks come from COMM/FORK records. */
 	o->task_records = !o->no_callchain;
+	o->mmap_records = o->task_records && o->user_stacks;
 	if (rc == 0 && in->workload_pid > 0 && perf_scope_is_everything(&in->scope)) {
 		/* Workload mode: per-task events on the workload that follow its
 		 * children; an unprivileged user may open them on their own
@@ -594,6 +865,13 @@ static void instance_start(struct perf_daemon *d, struct instance *in)
 		ctl_connect(d, in); /* before anything can fail: enable is answered anyway */
 	in->kernel_frames = o.kernel_frames;
 	in->callchains = !o.no_callchain;
+	in->dwarf = o.user_stacks;
+	if (in->dwarf) {
+		perf_unwinder_init(&in->unw);
+		in->pcs = tb_calloc(PERF_UNWIND_MAX_FRAMES, sizeof *in->pcs);
+		in->unwind_hist = tb_calloc(PERF_UNWIND_HIST_N, sizeof *in->unwind_hist);
+		in->unwind_cleared_at = tb_mono_ns();
+	}
 	if (perf_events_open(&in->ev, &o, &err) != 0)
 		goto fail;
 	in->opened = true;
@@ -739,6 +1017,18 @@ static void on_stop(void *ctx, struct tracing_producer *p, uint64_t id)
 						 "cannot read (or a setuid one): it is not dumpable"
 					       : ": it did not run on a CPU long enough, or the "
 						 "control gate was never enabled");
+		if (in->dwarf)
+			log_info(PERF_LOG,
+				 "instance %llu: unwound %llu stacks (%llu frames, %llu cut short) "
+				 "in %.1f ms, per stack median %.2f us, p99 %.2f us; skipped %llu "
+				 "at the read stage, %llu at the unwind stage, %llu over the queue "
+				 "bound",
+				 (unsigned long long)id, (unsigned long long)in->unw.stats.samples,
+				 (unsigned long long)in->unw.stats.frames,
+				 (unsigned long long)in->unw.stats.errors, (double)in->unwind_ns / 1e6,
+				 unwind_quantile(in, 0.5), unwind_quantile(in, 0.99),
+				 (unsigned long long)in->read_stage,
+				 (unsigned long long)in->unwind_stage, (unsigned long long)in->shed);
 		if (in->skipped || in->shed)
 			log_debug(PERF_LOG,
 				  "instance %llu: %llu samples out of scope, %llu over "

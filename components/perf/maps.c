@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perf.h"
+#include "perf_int.h"
 
 /* Parse a hex number at *p (up to 16 digits), advancing *p. */
 static bool hex(const char **p, const char *end, uint64_t *out)
@@ -148,6 +148,61 @@ const struct perf_mapping *perf_maps_find(const struct perf_maps *m, uint64_t pc
 	if (lo == 0 || pc >= m->v[lo - 1].end)
 		return NULL;
 	return &m->v[lo - 1];
+}
+
+void perf_maps_add(struct perf_maps *m, uint64_t start, uint64_t end, uint64_t offset, bool exec,
+                   const char *path, size_t path_len)
+{
+	size_t k = 0;
+	if (end <= start)
+		return;
+	/* What the new mapping covers is gone from the old ones: those inside
+	 * it are dropped, those across one of its ends are cut there. */
+	for (size_t i = 0; i < m->n; i++) {
+		struct perf_mapping *o = &m->v[i];
+		if (o->end <= start || o->start >= end) {
+			m->v[k++] = *o;
+			continue;
+		}
+		if (o->start < start) {
+			o->end = start;
+			m->v[k++] = *o;
+		} else if (o->end > end) {
+			o->offset += end - o->start;
+			o->start = end;
+			m->v[k++] = *o;
+		} else {
+			tb_free(o->path);
+		}
+	}
+	m->n = k;
+	if (m->n >= PERF_MAX_MAPS)
+		return;
+	if (m->n == m->cap) {
+		m->cap = m->cap ? m->cap * 2 : 64;
+		m->v = tb_realloc(m->v, m->cap * sizeof *m->v);
+	}
+	memset(&m->v[m->n], 0, sizeof m->v[m->n]);
+	m->v[m->n].start = start;
+	m->v[m->n].end = end;
+	m->v[m->n].offset = offset;
+	m->v[m->n].exec = exec;
+	m->v[m->n].path = tb_strndup(path, path_len);
+	m->n++;
+	qsort(m->v, m->n, sizeof *m->v, cmp_start);
+}
+
+void perf_maps_copy(struct perf_maps *dst, const struct perf_maps *src)
+{
+	perf_maps_release(dst);
+	if (!src->n)
+		return;
+	dst->v = tb_malloc(src->n * sizeof *dst->v);
+	dst->n = dst->cap = src->n;
+	for (size_t i = 0; i < src->n; i++) {
+		dst->v[i] = src->v[i];
+		dst->v[i].path = tb_strdup(src->v[i].path);
+	}
 }
 
 void perf_maps_release(struct perf_maps *m)

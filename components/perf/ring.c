@@ -15,7 +15,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "perf.h"
 #include "perf_int.h"
 
 static uint64_t ld64(const uint8_t *p)
@@ -35,7 +34,8 @@ static uint32_t ld32(const uint8_t *p)
 /* Sample bits whose fields have a fixed size and a place we know. */
 #define PERF_ST_SUPPORTED                                                              \
 	(PERF_ST_IDENTIFIER | PERF_ST_IP | PERF_ST_TID | PERF_ST_TIME | PERF_ST_ADDR | \
-	 PERF_ST_ID | PERF_ST_STREAM_ID | PERF_ST_CPU | PERF_ST_PERIOD | PERF_ST_CALLCHAIN)
+	 PERF_ST_ID | PERF_ST_STREAM_ID | PERF_ST_CPU | PERF_ST_PERIOD | PERF_ST_CALLCHAIN | \
+	 PERF_ST_REGS_USER | PERF_ST_STACK_USER)
 
 /* Split a callchain into kernel and user pcs (leaf first), dropping markers
  * and pcs of other contexts. */
@@ -128,6 +128,29 @@ static int parse_task(const uint8_t *rec, size_t len, uint64_t sample_type, stru
 	return 0;
 }
 
+/* MMAP:  u32 pid, tid | u64 addr, len, pgoff | char filename[] | sample_id
+ * MMAP2: u32 pid, tid | u64 addr, len, pgoff | u32 maj, min | u64 ino,
+ *        ino_generation (or u8 build_id_size, 3 reserved, u8 build_id[20])
+ *        | u32 prot, flags | char filename[] (NUL, padded to 8) | sample_id */
+static int parse_mmap(const uint8_t *rec, size_t len, struct perf_record *out)
+{
+	const uint8_t *p = rec + 8;
+	size_t n = len - 8, head = ld32(rec) == PERF_RECORD_TYPE_MMAP2 ? 64 : 32;
+	if (n <= head)
+		return -EINVAL;
+	out->kind = PERF_REC_MMAP;
+	out->pid = ld32(p);
+	out->tid = ld32(p + 4);
+	out->map_addr = ld64(p + 8);
+	out->map_len = ld64(p + 16);
+	out->map_pgoff = ld64(p + 24);
+	out->filename = (const char *)p + head;
+	out->filename_len = strnlen(out->filename, n - head);
+	if (out->filename_len == n - head)
+		return -EINVAL; /* not terminated inside the record */
+	return 0;
+}
+
 int perf_record_parse(const uint8_t *rec, size_t len, uint64_t sample_type, struct perf_record *out,
                       uint64_t *ips_out)
 {
@@ -148,6 +171,8 @@ int perf_record_parse(const uint8_t *rec, size_t len, uint64_t sample_type, stru
 	if (type == PERF_RECORD_TYPE_COMM || type == PERF_RECORD_TYPE_FORK ||
 	    type == PERF_RECORD_TYPE_EXIT)
 		return parse_task(rec, len, sample_type, out);
+	if (type == PERF_RECORD_TYPE_MMAP || type == PERF_RECORD_TYPE_MMAP2)
+		return parse_mmap(rec, len, out);
 	if (type != PERF_RECORD_TYPE_SAMPLE) {
 		out->kind = PERF_REC_OTHER;
 		return 0;
@@ -203,6 +228,38 @@ int perf_record_parse(const uint8_t *rec, size_t len, uint64_t sample_type, stru
 		if (nr > (len - off) / 8)
 			return -EINVAL;
 		split_callchain(rec + off, nr, out, ips_out);
+		off += nr * 8;
+	}
+	/* u64 abi | u64 regs[PERF_REGS_N] (abi 0: none, e.g. a kernel thread) */
+	if (sample_type & PERF_ST_REGS_USER) {
+		if (len - off < 8)
+			return -EINVAL;
+		out->regs_abi = ld64(rec + off);
+		off += 8;
+		if (out->regs_abi) {
+			if ((len - off) / 8 < PERF_REGS_N)
+				return -EINVAL;
+			out->regs = rec + off;
+			out->n_regs = PERF_REGS_N;
+			off += (size_t)PERF_REGS_N * 8;
+		}
+	}
+	/* u64 size | u8 data[size] | u64 dyn_size (only when size != 0);
+	 * the first dyn_size bytes of data are the stack from the user sp. */
+	if (sample_type & PERF_ST_STACK_USER) {
+		uint64_t size, dyn;
+		if (len - off < 8)
+			return -EINVAL;
+		size = ld64(rec + off);
+		off += 8;
+		if (size) {
+			if (size > len - off || len - off - size < 8)
+				return -EINVAL;
+			dyn = ld64(rec + off + size);
+			out->stack = rec + off;
+			out->stack_len = dyn < size ? (size_t)dyn : (size_t)size;
+			out->stack_maxed = dyn >= size;
+		}
 	}
 	return 0;
 }
@@ -296,6 +353,7 @@ uint64_t perf_ring_read(struct perf_ring *r, uint64_t max_bytes, perf_record_fn 
 		case PERF_REC_COMM:
 		case PERF_REC_FORK:
 		case PERF_REC_EXIT:
+		case PERF_REC_MMAP:
 			stats->tasks++;
 			break;
 		default:

@@ -19,7 +19,7 @@
  * The decision is cached per pid (the cache is reset past
  * PERF_MAX_SCOPE_PIDS pids; remembered additional cmdlines stay).
  */
-#include "perf.h"
+#include "perf_int.h"
 
 #include <fcntl.h>
 #include <fnmatch.h>

@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perf.h"
+#include "perf_int.h"
 
 #define PERF_SYMQ_MAX_MODULES 4096
 #define PERF_SYMQ_MAX_ADDRS (1u << 20) /* per module */

@@ -29,7 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "perf.h"
+#include "perf_int.h"
 
 #define PERF_MAX_TASKS 65536
 #define PERF_CMDLINE_MAX 4096 /* bytes of /proc/PID/cmdline written */

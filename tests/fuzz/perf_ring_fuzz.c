@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "base.h"
-#include "perf.h"
+#include "perf_int.h"
 
 static volatile uint64_t sink;
 

@@ -19,7 +19,6 @@
 
 #include "base.h"
 #include "pb.h"
-#include "perf.h"
 #include "perf_int.h"
 #include "trace_processor.h"
 
@@ -843,6 +842,47 @@ TEST(perf_emit_skips_and_losses_import)
 		     "perf_chosen_process_shard|0|5;perf_cpu_lost_records|2|1;"
 		     "perf_cpu_lost_records|3|21;perf_process_shard_count|0|8;"
 		     "perf_samples_skipped|NULL|1;perf_samples_skipped_dataloss|NULL|1");
+	tp_free(tp);
+}
+
+/* A stack cut short by the unwinder, as traced_perf writes it: the frames
+ * found, then the marker frame "ERROR <REASON>" without a mapping as the
+ * root, and PerfSample.unwind_error; the importer names the error. */
+TEST(perf_emit_unwind_error_import)
+{
+	struct perf_emitter e;
+	struct pb_writer w;
+	struct perf_frame fr[3] = {
+	    {.mapping_path = "/bin/x", .rel_pc = 0x10, .function_name = "leaf"},
+	    {.mapping_path = "/bin/x", .rel_pc = 0x20, .function_name = "mid"},
+	    {.mapping_path = "", .function_name = "ERROR MEMORY_INVALID"},
+	};
+	char out[512];
+	struct tp *tp;
+
+	perf_emitter_init(&e, 6, PERF_COUNTER_SW_CPU_CLOCK, 1000, 0);
+	pb_writer_init_growable(&w);
+	perf_emit_start(&e, &w, 100);
+	perf_emit_sample_unwound(&e, &w, 200, 0, 10, 11, 2, fr, 3,
+				 PERF_UNWIND_ERROR_MEMORY_INVALID);
+	perf_emit_sample_unwound(&e, &w, 300, 0, 10, 11, 2, fr, 2, 0);
+	CHECK_EQ(pb_writer_error(&w), 0);
+	tp = import_packets(&w);
+	pb_writer_release(&w);
+	perf_emitter_release(&e);
+	CHECK_STR_EQ(query_rows(tp,
+				"select s.ts, coalesce(s.unwind_error, 'NULL'), f.name, c.depth "
+				"from perf_sample s join stack_profile_callsite c on c.id = s.callsite_id "
+				"join stack_profile_frame f on f.id = c.frame_id order by s.ts",
+				out, sizeof out),
+		     "200|memory_invalid|leaf|2;300|NULL|leaf|1");
+	CHECK_STR_EQ(query_rows(tp,
+				"select f.name from stack_profile_callsite c join stack_profile_frame f "
+				"on f.id = c.frame_id where c.depth = 0 order by c.id",
+				out, sizeof out),
+		     "ERROR MEMORY_INVALID;mid");
+	CHECK_STR_EQ(perf_unwind_error_name(PERF_UNWIND_ERROR_MAX_FRAMES_EXCEEDED),
+		     "MAX_FRAME_EXCEEDED");
 	tp_free(tp);
 }
 

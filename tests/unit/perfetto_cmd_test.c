@@ -15,7 +15,7 @@
 #include "ipc.h"
 #include "perfetto_cmd_int.h"
 #include "test.h"
-#include "perf.h"
+#include "perf_int.h"
 #include "pb.h"
 
 static Perfetto__Protos__TraceConfig *light(const struct perfetto_cmd_light_opts *o)

@@ -16,7 +16,7 @@
 
 #include "base.h"
 #include "pb.h"
-#include "perf.h"
+#include "perf_int.h"
 #include "traceconv_int.h"
 
 TEST(traceconv_json_reader)
