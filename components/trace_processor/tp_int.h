@@ -1681,16 +1681,6 @@ extern const struct tp_importer_ops tp_ftrace_text_importer;
 /* Every importer, in sniffing order, NULL-terminated (importers/importers.c). */
 extern const struct tp_importer_ops *const tp_importers[];
 
-/* ---- sql (sql/) -------------------------------------------------------------------- */
-
-/* Open the in-memory database, register the virtual tables over tp->t, the
- * views and the functions. */
-int tp_sql_open(struct tp *tp);
-void tp_sql_close(struct tp *tp);
-/* Free the user SQL packages (sql/packages.c). */
-void tp_sql_packages_free(struct tp *tp);
-/* The message of the last error on db: SQLite's, or for a statement the
- * authorizer refused (file access), one that says why (sql/schema.c). */
-const char *tp_sql_errmsg(struct sqlite3 *db);
+#include "sql/sql.h"
 
 #endif /* TB_TP_INT_H */
