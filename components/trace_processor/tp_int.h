@@ -1661,25 +1661,7 @@ size_t tp_sorter_pending(const struct tp_sorter *s);
 /* Dispatch every pushed event in order and forget them. */
 void tp_sorter_flush(struct tp_sorter *s, struct tp *tp, tp_sorted_fn fn, void *ctx);
 
-/* ---- importers --------------------------------------------------------------- */
-
-/* One per input format. parse gets the (un-gzipped) bytes in chunks; eof
- * flushes. Both return 0 or a negative code after tp_fail(). */
-struct tp_importer_ops {
-	const char *name; /* trace_type: "proto", "json", ... */
-	/* Does this prefix (>= 1 byte, usually a few KB) look like the format? */
-	bool (*sniff)(const uint8_t *p, size_t n);
-	struct tp_importer *(*create)(struct tp *tp);
-	int (*parse)(struct tp_importer *imp, const uint8_t *p, size_t n);
-	int (*eof)(struct tp_importer *imp);
-	void (*destroy)(struct tp_importer *imp);
-};
-extern const struct tp_importer_ops tp_json_importer;
-extern const struct tp_importer_ops tp_proto_importer;
-extern const struct tp_importer_ops tp_perf_text_importer;
-extern const struct tp_importer_ops tp_ftrace_text_importer;
-/* Every importer, in sniffing order, NULL-terminated (importers/importers.c). */
-extern const struct tp_importer_ops *const tp_importers[];
+#include "importers/importer.h"
 
 #include "sql/sql.h"
 
