@@ -48,12 +48,6 @@
 struct tp_sorter;
 struct tp_importer;
 
-/* A flow v1 end waiting for the next slice on its track (events.c). */
-struct tp_pending_flow {
-	uint32_t track;
-	uint64_t id;
-};
-
 /* The clock snapshots of the first protobuf file of an archive, which
  * convert the timestamps of the files after it (systrace, perf script text:
  * MONOTONIC) to its trace clock, as Perfetto's global clock graph does.
@@ -143,24 +137,14 @@ struct tp {
 	 * current (the current one's are the three fields above). */
 	VEC(struct tp_machine_maps) machine_maps;
 	VEC(uint8_t) thread_name_prio; /* utid -> enum tp_name_prio of its name */
-	struct hmap thread_track; /* utid -> track id of its thread_execution track */
-	struct hmap track_by_key; /* hash of (type, dims, name) -> track id */
-	struct tp_track_keys *track_keys; /* identity of each track (track_tracker.c) */
+	struct tp_tracks *tracks; /* track lookups (model/track_tracker.c) */
 	struct {
 		uint64_t *slot; /* hash tag << 32 | arg_set_id; 0 = empty */
 		size_t cap, len;
 	} arg_sets;                /* content hash -> arg_set_id of recent sets (args.c) */
 	uint32_t arg_type_ids[TP_ARG_COUNT]; /* pool ids of "int", "real"...; 0 = not yet */
 	struct tp_slice_stacks *stacks; /* open slices per track (slices.c) */
-	struct hmap open_flows;         /* flow id -> last slice (events.c) */
-	struct hmap active_states;      /* track -> its open state row (events.c) */
-	/* flow v1 (events.c): (cat << 32 | name) -> index in flow_v1_maps,
-	 * each map source id -> flow id; flows waiting for a slice */
-	struct hmap flow_v1_keys;
-	VEC(struct hmap) flow_v1_maps;
-	uint64_t flow_v1_next;
-	VEC(uint64_t) flow_v1_names; /* v1 flow n -> cat << 32 | name */
-	VEC(struct tp_pending_flow) pending_flows;
+	struct tp_events *events;       /* open flows and states (model/events.c) */
 	struct tp_args_builder args_scratch;
 	struct tp_profiler *profiler; /* context interning (profiler.c), NULL until used */
 	struct tp_clock_sync clock_sync; /* an archive's first proto file's clocks */

@@ -218,7 +218,13 @@ void tp_tracks_finish(struct tp *tp);
 /* Set the trace bounds from the rows of the event tables, Perfetto's
  * rule (model/bounds.c); at the end of the file, once every row is final. */
 void tp_bounds_finish(struct tp *tp);
-void tp_track_keys_free(struct tp *tp);
+/* The track tracker's and the flow and state trackers' private state
+ * (model/track_tracker.c, model/events.c): made by tp_new, freed by
+ * tp_free. */
+void tp_tracks_init(struct tp *tp);
+void tp_tracks_release(struct tp *tp);
+void tp_events_init(struct tp *tp);
+void tp_events_release(struct tp *tp);
 
 /* ---- stack profiles (model/stack_profile.c) -------------------------------- */
 
