@@ -18,6 +18,11 @@
  * Every file gets a `trace_file` row.
  */
 #include "tp_int.h"
+#include "model/model.h"
+#include "model/ftrace.h"
+#include "sorter/sorter.h"
+#include "importers/importer.h"
+#include "sql/sql.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -5,6 +5,14 @@
 #ifndef TB_TP_ARGS_H
 #define TB_TP_ARGS_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base.h"
+
+struct tp;
+
 /* An arg set under construction. Importers add key/value pairs, then commit
  * it to get an arg_set_id (TP_NULL_U32 for an empty set). Keys are
  * Perfetto's: `flat_key` drops array indexes ("args.a.b"), `key` keeps them

@@ -1,47 +1,30 @@
 /*
- * trace_processor internals shared by its stages: the trace model (column
- * tables declared once as X-macro lists), the trackers importers call to turn
- * events into rows (threads, processes, tracks, slices, counters, flows, args,
- * stats, metadata), and the sorter that orders events before they are parsed.
+ * The trace processor's context, struct tp: what every stage shares (the
+ * tables, the string pool, stats, the importer and sorter of the input, the
+ * database) and the state of the trackers cheap to keep inline. Each
+ * concept has its own header, included only where it is needed:
+ *
+ *   tp_schema.h   every table's columns (X-macro lists)
+ *   tp_tables.h   column types, the generated table structs and appends
+ *   tp_stats.h    the stat lists and API          tp_args.h  arg sets
+ *   model/model.h the trackers (processes, threads, tracks, slices ...)
+ *   model/ftrace.h the ftrace model               sorter/sorter.h  the sorter
+ *   importers/importer.h the importer interface    sql/sql.h  the SQL layer
  *
  *   bytes -> io (gzip) -> sniff -> tokenizer -> sorter -> parser -> trackers -> tables -> sql
- *
- * Tables are structs of column arrays. A table is declared by a list
- *   #define TP_FOO_COLUMNS(X, T) X(T, name, TYPE, FLAGS) ...
- * from which the struct, the append function and the column descriptors the
- * SQL layer uses are all generated (storage.c, sql/). The row id is the row
- * index (column `id`, not stored).
- *
- * Nullable columns use sentinels, so a column is one plain array:
- *   TP_I64N  INT64_MIN is NULL      TP_U32N  UINT32_MAX is NULL
- *   TP_DBLN  NaN is NULL            TP_STR   string id 0 is NULL
- *
- * A TP_COL_SPARSE column (one that is nearly always NULL) has no array until
- * its first value is set: a NULL pointer reads as all NULL. Write it only
- * through the generated setter tp_set_<table>_<column>(t, row, v), which
- * allocates it (filled with NULL up to the table's capacity) unless v is
- * NULL; once it exists
- * the append grows it with the others. Read it through
- * tp_get_<table>_<column>(t, row) (generated for every column).
- *
- * A table may also have computed columns (TP_COL_COMPUTED, the second list
- * of its TP_TABLES entry): no storage, the SQL layer asks a getter
- * tp_<table>_computed_<column>() written by hand for each row's value.
  */
 #ifndef TB_TP_INT_H
 #define TB_TP_INT_H
 
-#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base.h"
 #include "trace_processor.h"
-
-#include "tp_tables.h"
-
-#include "tp_stats.h"
-
 #include "tp_args.h"
+#include "tp_stats.h"
+#include "tp_tables.h"
 
 /* ---- the context ---------------------------------------------------------- */
 
@@ -188,15 +171,5 @@ static inline const char *tp_str(const struct tp *tp, uint32_t id)
 {
 	return strpool_get(&tp->strings, id, NULL);
 }
-
-#include "model/model.h"
-
-#include "model/ftrace.h"
-
-#include "sorter/sorter.h"
-
-#include "importers/importer.h"
-
-#include "sql/sql.h"
 
 #endif /* TB_TP_INT_H */

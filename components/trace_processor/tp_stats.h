@@ -6,6 +6,11 @@
 #ifndef TB_TP_STATS_H
 #define TB_TP_STATS_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
+struct tp;
+
 /* Perfetto's stat names. X(name, severity, source, description). */
 #define TP_STATS(X)                                                            \
 	X(json_tokenizer_failure, "error", "trace", "The JSON tokenizer could not parse an event.") \

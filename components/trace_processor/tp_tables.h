@@ -27,6 +27,13 @@
 #ifndef TB_TP_TABLES_H
 #define TB_TP_TABLES_H
 
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tp_schema.h"
+
 /* ---- column types ------------------------------------------------------- */
 
 enum tp_col_type {
@@ -84,7 +91,6 @@ enum tp_col_type {
 
 /* ---- tables ------------------------------------------------------------- */
 
-#include "tp_schema.h"
 
 #define TP_COL_FIELD_(s, name, type, flags) TP_CTYPE_##type *name;
 #define TP_TABLE_STRUCT_(sql, s, COLS, COMP)                                   \

@@ -13,6 +13,8 @@
 #include "test.h"
 #include "importers/json/json_int.h"
 #include "tp_int.h"
+#include "model/ftrace.h"
+#include "sorter/sorter.h"
 
 static struct tp *load_chunked(const char *json, size_t len, size_t chunk)
 {

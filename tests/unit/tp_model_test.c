@@ -6,6 +6,9 @@
 #include "test.h"
 
 #include "tp_int.h"
+#include "model/model.h"
+#include "model/ftrace.h"
+#include "sorter/sorter.h"
 
 static uint32_t S(struct tp *tp, const char *s)
 {

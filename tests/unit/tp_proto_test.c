@@ -11,6 +11,9 @@
 #include <zlib.h>
 
 #include "../../components/trace_processor/tp_int.h"
+#include "../../components/trace_processor/model/model.h"
+#include "../../components/trace_processor/model/ftrace.h"
+#include "../../components/trace_processor/sorter/sorter.h"
 #include "pb.h"
 #include "test.h"
 

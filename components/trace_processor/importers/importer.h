@@ -6,6 +6,13 @@
 #ifndef TB_TP_IMPORTER_H
 #define TB_TP_IMPORTER_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct tp;
+struct tp_importer;
+
 /* One per input format. parse gets the (un-gzipped) bytes in chunks; eof
  * flushes. Both return 0 or a negative code after tp_fail(). */
 struct tp_importer_ops {

@@ -3,6 +3,7 @@
  * the order their sniffers are tried on the first bytes of a trace.
  */
 #include "../tp_int.h"
+#include "importer.h"
 
 const struct tp_importer_ops *const tp_importers[] = {
 	&tp_ftrace_text_importer,

@@ -5,6 +5,7 @@
  * id to the next one; a terminating id closes the chain.
  */
 #include "../tp_int.h"
+#include "model.h"
 
 #include <string.h>
 

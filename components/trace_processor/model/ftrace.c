@@ -27,6 +27,8 @@
  * tp_ftrace_end_state_text() the letters a text trace prints ("R+", "D|K").
  */
 #include "../tp_int.h"
+#include "model.h"
+#include "ftrace.h"
 
 #include <stdio.h>
 #include <stdlib.h>

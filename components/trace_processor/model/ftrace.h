@@ -7,6 +7,8 @@
 #ifndef TB_TP_FTRACE_H
 #define TB_TP_FTRACE_H
 
+#include "model.h"
+
 /* The scheduling state shared by every ftrace importer (proto bundles and
  * text): per-cpu running task, each thread's latest thread_state row, open
  * atrace async slices. Embedded in the importer; _init/_release. All of it

@@ -7,6 +7,8 @@
 #ifndef TB_TP_MODEL_H
 #define TB_TP_MODEL_H
 
+#include "../tp_int.h"
+
 /* ---- processes and threads (process_tracker.c) -------------------------- */
 
 /* The upid of the live process `pid`, created when first seen. upid 0 is the

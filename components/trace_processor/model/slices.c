@@ -11,6 +11,7 @@
  * (tp_slice_complete_or_conflict). More than 512 deep is dropped.
  */
 #include "../tp_int.h"
+#include "model.h"
 #include "slices.h"
 
 #include <string.h>

@@ -7,6 +7,7 @@
  * hash map can resolve collisions exactly.
  */
 #include "../tp_int.h"
+#include "model.h"
 
 #include <string.h>
 

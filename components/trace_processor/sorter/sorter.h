@@ -5,6 +5,13 @@
 #ifndef TB_TP_SORTER_H
 #define TB_TP_SORTER_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct tp;
+struct tp_sorter;
+
 /* Importers push events with their trace-clock timestamp; the sorter hands
  * them back to the importer's parse callback in ts order (ties: see
  * sorter.c, Perfetto's queue order, else push order). The

@@ -6,14 +6,13 @@
 #ifndef TB_TP_SQL_H
 #define TB_TP_SQL_H
 
+struct tp;
+
 /* Open the in-memory database, register the virtual tables over tp->t, the
  * views and the functions. */
 int tp_sql_open(struct tp *tp);
 void tp_sql_close(struct tp *tp);
 /* Free the user SQL packages (sql/packages.c). */
 void tp_sql_packages_free(struct tp *tp);
-/* The message of the last error on db: SQLite's, or for a statement the
- * authorizer refused (file access), one that says why (sql/schema.c). */
-const char *tp_sql_errmsg(struct sqlite3 *db);
 
 #endif /* TB_TP_SQL_H */

@@ -22,6 +22,8 @@
 #define TB_TP_PROTO_INT_H
 
 #include "../../tp_int.h"
+#include "../../model/model.h"
+#include "../../model/ftrace.h"
 #include "pb.h"
 
 /* Limits. */
