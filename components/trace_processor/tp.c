@@ -48,6 +48,8 @@ struct tp *tp_new(const struct tp_config *cfg)
 	strpool_init(&tp->strings);
 	tp_tracks_init(tp);
 	tp_events_init(tp);
+	tp_ftrace_rows_init(tp);
+	tp_args_init(tp);
 	tp->sorter = tp_sorter_new();
 	tp->trace_type = "unknown";
 	tp->ts_min = INT64_MAX;

@@ -102,6 +102,8 @@ struct tp_arg tp_args_row(const struct tp *tp, uint32_t row);
  * arg of that type was stored yet. */
 uint32_t tp_args_type_name_id(const struct tp *tp, enum tp_arg_type type);
 
+/* The args tracker's state: made by tp_new, freed by tp_free. */
+void tp_args_init(struct tp *tp);
 void tp_args_free(struct tp *tp);
 
 #endif /* TB_TP_ARGS_H */

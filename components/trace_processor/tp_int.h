@@ -48,13 +48,8 @@ struct tp_machine_maps {
 	struct tp_tid_slot *tid_cache;
 };
 
-/* The (name, ucpu, common_flags) of ftrace_event rows of one kind. */
-struct tp_ftrace_kind {
-	uint32_t name, ucpu, flags;
-};
 /* Rows of ftrace_event per stored ts base. */
 #define TP_FTRACE_TS_BLOCK 1024
-#define TP_FTRACE_KIND_CACHE_BITS 8
 
 struct tp {
 	struct tp_config cfg;
@@ -79,17 +74,7 @@ struct tp {
 	VEC(uint8_t *) pending_symbols; /* each: 8-byte length, then the message */
 	bool symbols_final;
 
-	/* ftrace_event's narrow columns (model/ftrace.c): the (name, ucpu,
-	 * common_flags) triple of each kind, kinds by content, a cache of
-	 * recent ones; the ts of each block's first row; the ts of rows whose
-	 * offset does not fit. */
-	struct tp_ftrace_rows {
-		VEC(struct tp_ftrace_kind) kinds;
-		struct hmap kind_map;
-		uint32_t kind_cache[1u << TP_FTRACE_KIND_CACHE_BITS]; /* kind + 1, 0 = empty */
-		VEC(int64_t) ts_base;
-		struct hmap ts_wide; /* row -> ts */
-	} ftrace_rows;
+	struct tp_ftrace_rows *ftrace_rows; /* ftrace_event's narrow columns (model/ftrace.c) */
 	/* sched and thread_state durations that do not fit dur_lo. */
 	struct hmap sched_dur_wide, thread_state_dur_wide;
 	struct hmap sched_prio_wide; /* sched priorities not in priority_lo */
@@ -121,11 +106,7 @@ struct tp {
 	VEC(struct tp_machine_maps) machine_maps;
 	VEC(uint8_t) thread_name_prio; /* utid -> enum tp_name_prio of its name */
 	struct tp_tracks *tracks; /* track lookups (model/track_tracker.c) */
-	struct {
-		uint64_t *slot; /* hash tag << 32 | arg_set_id; 0 = empty */
-		size_t cap, len;
-	} arg_sets;                /* content hash -> arg_set_id of recent sets (args.c) */
-	uint32_t arg_type_ids[TP_ARG_COUNT]; /* pool ids of "int", "real"...; 0 = not yet */
+	struct tp_arg_dedup *arg_dedup; /* identical arg sets' ids (model/args.c) */
 	struct tp_slice_stacks *stacks; /* open slices per track (slices.c) */
 	struct tp_events *events;       /* open flows and states (model/events.c) */
 	struct tp_args_builder args_scratch;

@@ -109,6 +109,11 @@ void tp_ftrace_process_exit(struct tp *tp, int64_t ts, int64_t tid);
 /* A `ftrace_event` row; returns its id. flags: TP_NULL_U32 unknown. */
 uint32_t tp_ftrace_raw(struct tp *tp, struct tp_ftrace *f, int64_t ts, uint32_t cpu,
 		       uint32_t name, uint32_t utid, uint32_t flags, uint32_t args);
+/* ftrace_event's narrow columns, made by tp_new. */
+void tp_ftrace_rows_init(struct tp *tp);
+/* How ftrace_event stores its rows (tests): distinct (name, ucpu,
+ * common_flags) kinds, and rows whose ts is in the side map. */
+void tp_ftrace_rows_counts(const struct tp *tp, size_t *kinds, size_t *ts_wide);
 /* Free tp->ftrace_rows and the dur side maps (tp_free). */
 void tp_ftrace_rows_release(struct tp *tp);
 
