@@ -18,6 +18,11 @@
  * Every file gets a `trace_file` row.
  */
 #include "tp_int.h"
+#include "model/model.h"
+#include "model/ftrace.h"
+#include "sorter/sorter.h"
+#include "importers/importer.h"
+#include "sql/sql.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -41,11 +46,10 @@ struct tp *tp_new(const struct tp_config *cfg)
 		tp->cfg = *cfg;
 	tp->archive_max_bytes = TP_ARCHIVE_MAX_BYTES;
 	strpool_init(&tp->strings);
-	hmap_init(&tp->thread_track);
-	hmap_init(&tp->track_by_key);
-	hmap_init(&tp->open_flows);
-	hmap_init(&tp->active_states);
-	hmap_init(&tp->flow_v1_keys);
+	tp_tracks_init(tp);
+	tp_events_init(tp);
+	tp_ftrace_rows_init(tp);
+	tp_args_init(tp);
 	tp->sorter = tp_sorter_new();
 	tp->trace_type = "unknown";
 	tp->ts_min = INT64_MAX;
@@ -91,17 +95,8 @@ void tp_free(struct tp *tp)
 	tp_machines_release(tp);
 	vec_release(&tp->tid_prev);
 	vec_release(&tp->thread_name_prio);
-	hmap_release(&tp->thread_track);
-	hmap_release(&tp->track_by_key);
-	hmap_release(&tp->open_flows);
-	hmap_release(&tp->active_states);
-	hmap_release(&tp->flow_v1_keys);
-	for (size_t i = 0; i < tp->flow_v1_maps.len; i++)
-		hmap_release(&tp->flow_v1_maps.data[i]);
-	vec_release(&tp->flow_v1_maps);
-	vec_release(&tp->flow_v1_names);
-	vec_release(&tp->pending_flows);
-	tp_track_keys_free(tp);
+	tp_tracks_release(tp);
+	tp_events_release(tp);
 	tp_args_free(tp);
 	tp_profiler_free(tp);
 	if (tp->clock_sync.free)

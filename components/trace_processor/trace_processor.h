@@ -80,6 +80,13 @@ struct sqlite3_stmt;
  * where the next statement starts, in sql. */
 int tp_prepare(struct tp *tp, const char *sql, struct sqlite3_stmt **st, const char **tail,
 	       char *err, size_t err_size);
+/* The message of the last error on db: SQLite's, or for a statement the
+ * authorizer refused (file access), one that says why. */
+const char *tp_sql_errmsg(struct sqlite3 *db);
+/* The SQL name of the i-th of the trace's column tables (eponymous virtual
+ * tables, so not in sqlite_schema; __intrinsic_slice & co.), in declaration
+ * order; NULL past the last. */
+const char *tp_column_table_name(uint32_t i);
 
 /* ---- user SQL packages (sql/packages.c) ---------------------------------- */
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tp_int.h"
+#include "importers/importer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -779,13 +779,13 @@ static int load_stream(const char *name, char dir, uint8_t **out, size_t *len, s
 	*len = *nframes = 0;
 	*fd_frames = 0;
 	if (!shared) {
-		fprintf(stderr, "  skip: ../shared not found\n");
+		test_skip("../shared not found");
 		return 1;
 	}
 	snprintf(path, sizeof path, "%s/reference/golden/ipc/%s", shared, name);
 	f = fopen(path, "r");
 	if (!f) {
-		fprintf(stderr, "  skip: cannot open '%s'\n", path);
+		test_skip("cannot open '%s'", path);
 		return 1;
 	}
 	size_t bcap = 0;

@@ -1,8 +1,9 @@
 /*
  * Unit-test runner. Runs every TEST() that build.sh listed in unit_tests.h
  * (or those whose names contain argv[1]), each checked for leaks through the
- * allocation funnel, and prints one line per test: `PASS unit/<name>` or
- * `FAIL unit/<name>`, the protocol tests/run.sh counts.
+ * allocation funnel, and prints one line per test: `PASS unit/<name>`,
+ * `FAIL unit/<name>` or `SKIP unit/<name>: why` (TEST_SKIP), the protocol
+ * tests/run.sh counts.
  */
 #include "test.h"
 
@@ -25,6 +26,22 @@ static const struct {
 };
 
 int test_failed;
+static char skip_reason[512]; /* "" unless the current test skipped */
+
+void test_skip(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(skip_reason, sizeof skip_reason, fmt, ap);
+	va_end(ap);
+	if (!skip_reason[0])
+		snprintf(skip_reason, sizeof skip_reason, "skipped");
+}
+
+int test_skipped(void)
+{
+	return skip_reason[0] != '\0';
+}
 
 void test_report(const char *file, int line, const char *fmt, ...)
 {
@@ -76,6 +93,7 @@ int main(int argc, char **argv)
 			continue;
 		size_t live = tb_alloc_live_bytes();
 		test_failed = 0;
+		skip_reason[0] = '\0';
 		tests[i].fn();
 		tb_alloc_fail_after(0);
 		tb_alloc_fail_soft(false);
@@ -84,7 +102,10 @@ int main(int argc, char **argv)
 				tb_alloc_live_bytes() - live);
 			test_failed = 1;
 		}
-		printf("%s unit/%s\n", test_failed ? "FAIL" : "PASS", tests[i].name);
+		if (!test_failed && skip_reason[0])
+			printf("SKIP unit/%s: %s\n", tests[i].name, skip_reason);
+		else
+			printf("%s unit/%s\n", test_failed ? "FAIL" : "PASS", tests[i].name);
 		failed += test_failed;
 	}
 	return failed ? 1 : 0;

@@ -703,19 +703,15 @@ TEST(perf_live_sampling_finds_hot_function)
 	uint64_t lost = 0;
 	int rc;
 
-	if (geteuid() != 0) {
-		printf("SKIP perf_live_sampling_finds_hot_function: not root\n");
-		return;
-	}
+	if (geteuid() != 0)
+		TEST_SKIP("not root");
 	o.pid = getpid();
 	o.all_cpus = true;
 	o.frequency = 1000;
 	o.kernel_frames = true;
 	rc = perf_events_open(&ev, &o, &err);
-	if (rc < 0) {
-		printf("SKIP perf_live_sampling_finds_hot_function: %s\n", err.msg);
-		return;
-	}
+	if (rc < 0)
+		TEST_SKIP("%s", err.msg);
 	l.pid = getpid();
 	l.tid = (int)gettid();
 	l.lo = (uint64_t)(uintptr_t)&perf_test_spin;

@@ -1974,12 +1974,10 @@ TEST(probes_live_sched_switch)
 	struct snapshot before = {0}, after = {0};
 	int rc, lock;
 
-	if (geteuid() != 0) {
-		printf("SKIP unit/probes_live_sched_switch: not root\n");
-		return;
-	}
+	if (geteuid() != 0)
+		TEST_SKIP("not root");
 	if (ftrace_tracefs_open(&fs, NULL, true) < 0) {
-		printf("SKIP unit/probes_live_sched_switch: %s\n", fs.err.msg);
+		test_skip("%s", fs.err.msg);
 		ftrace_tracefs_close(&fs);
 		return;
 	}
@@ -1993,7 +1991,7 @@ TEST(probes_live_sched_switch)
 	if (rc == 0)
 		rc = ftrace_table_load_event(&t, &fs, "sched", "sched_switch");
 	if (rc < 0) {
-		printf("SKIP unit/probes_live_sched_switch: %s\n", fs.err.msg);
+		test_skip("%s", fs.err.msg);
 	} else {
 		live_capture(&fs, &t);
 		if (ftrace_tracefs_restore(&fs) < 0)

@@ -64,13 +64,13 @@ static int transcript_load(struct transcript *t, const char *name)
 
 	memset(t, 0, sizeof *t);
 	if (!shared) {
-		fprintf(stderr, "  skip: ../shared not found\n");
+		test_skip("../shared not found");
 		return 1;
 	}
 	snprintf(path, sizeof path, "%s/reference/golden/ipc/%s", shared, name);
 	f = fopen(path, "r");
 	if (!f) {
-		fprintf(stderr, "  skip: cannot open '%s'\n", path);
+		test_skip("cannot open '%s'", path);
 		return 1;
 	}
 	while ((r = getline(&line, &linecap, f)) > 0) {
@@ -526,10 +526,8 @@ TEST(protos_trace_file_service_packets)
 	const char *shared = test_shared_dir();
 	char path[4096];
 	size_t len = 0;
-	if (!shared) {
-		fprintf(stderr, "  skip: ../shared not found\n");
-		return;
-	}
+	if (!shared)
+		TEST_SKIP("../shared not found");
 	snprintf(path, sizeof path, "%s/reference/golden/ipc/wif.trace.pftrace", shared);
 	uint8_t *bin = read_file(path, &len);
 	CHECK(bin);

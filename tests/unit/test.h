@@ -6,6 +6,10 @@
  *
  * The runner checks each test for leaks through the base allocation funnel:
  * a test must free what it allocates through tb_malloc & co.
+ *
+ * A test that cannot run here (no root, no ../shared, a tool missing) ends
+ * with TEST_SKIP("why"): the runner prints `SKIP unit/<name>: why`, which
+ * tests/run.sh counts as skipped, never as passed.
  */
 #ifndef TB_TEST_H
 #define TB_TEST_H
@@ -20,6 +24,18 @@ extern int test_failed; /* set by a failing CHECK in the current test */
 void test_report(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void test_hexdump(const char *label, const void *p, size_t n);
+/* Mark the current test skipped, with printf-style reason; the runner
+ * prints `SKIP unit/<name>: <reason>` for it unless a CHECK failed. For
+ * helpers that find the test cannot run (they return and the test returns
+ * after them); a test itself uses TEST_SKIP, which also returns. */
+void test_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define TEST_SKIP(...)                                                           \
+	do {                                                                     \
+		test_skip(__VA_ARGS__);                                          \
+		return;                                                          \
+	} while (0)
+/* Was test_skip called in the current test? */
+int test_skipped(void);
 /* Path of a data file under tests/data/ (resolved against TB_TEST_ROOT). */
 const char *test_data_path(const char *rel);
 /* ../shared, or NULL when it is not beside the checkout. */

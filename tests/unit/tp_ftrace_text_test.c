@@ -15,6 +15,7 @@
 #include "importers/ftrace_text/ftrace_text_int.h"
 #include "test.h"
 #include "tp_int.h"
+#include "importers/importer.h"
 
 static struct tp *load_chunked(const char *s, size_t len, size_t chunk)
 {

@@ -13,6 +13,8 @@
 #include "test.h"
 #include "importers/json/json_int.h"
 #include "tp_int.h"
+#include "model/ftrace.h"
+#include "sorter/sorter.h"
 
 static struct tp *load_chunked(const char *json, size_t len, size_t chunk)
 {
@@ -842,56 +844,202 @@ static struct tp *load_file(const char *path)
 TEST(tp_json_gzip)
 {
 	const char *shared = test_shared_dir();
-	if (!shared) {
-		printf("SKIP: ../shared not found\n");
-		return;
-	}
+	if (!shared)
+		TEST_SKIP("../shared not found");
 	char path[1024];
 	snprintf(path, sizeof path, "%s/corpus/chrome_json/GoogleChrome+lighthouse__lh-animation-trace.json.gz",
 		 shared);
 	struct tp *tp = load_file(path);
-	if (!tp) {
-		printf("SKIP: %s not found\n", path);
-		return;
-	}
+	if (!tp)
+		TEST_SKIP("%s not found", path);
 	CHECK_STR_EQ(tp_error(tp), "");
 	CHECK_STR_EQ(tp_trace_type(tp), "json");
 	CHECK(tp->t.slice.n > 100);
 	tp_free(tp);
 }
 
+/* What each JSON file of ../shared/corpus imports, loaded in 64 KiB chunks:
+ * its type and rows of slice, counter, thread, process, flow and args. The corpus tier
+ * (tests/corpus/) holds these files to Perfetto's answers through the
+ * shell; this holds the library, under the sanitizers, to the same rows
+ * whatever the chunking. */
+static const struct json_corpus_file {
+	const char *path; /* under ../shared/corpus */
+	const char *type; /* tp_trace_type: "json", or the archive's */
+	uint32_t slices, counters, threads, processes, flows, args;
+} json_corpus[] = {
+	{"chrome_json/GoogleChrome+lighthouse__lh-animation-trace.json.gz", "json", 25327, 0, 28, 6, 301, 15056},
+	{"chrome_json/GoogleChrome+lighthouse__lh-bad-nav-start-ts.json", "json", 3144, 0, 3, 2, 0, 2281},
+	{"chrome_json/GoogleChrome+lighthouse__lh-cpu-profiler-m86.trace.json", "json", 77, 0, 34, 4, 0, 338},
+	{"chrome_json/GoogleChrome+lighthouse__lh-lcp-m78.json", "json", 350, 0, 5, 3, 0, 1747},
+	{"chrome_json/GoogleChrome+lighthouse__lh-load.json", "json", 8531, 0, 43, 4, 0, 3340},
+	{"chrome_json/GoogleChrome+lighthouse__lh-no-tracingstarted-m74.json", "json", 1741, 0, 20, 4, 0, 690},
+	{"chrome_json/GoogleChrome+lighthouse__lh-pid-change.json", "json", 9254, 0, 42, 6, 436, 13166},
+	{"chrome_json/GoogleChrome+lighthouse__lh-progressive-app.json", "json", 10390, 0, 53, 8, 0, 6367},
+	{"chrome_json/GoogleChrome+lighthouse__lh-timespan-responsiveness-m103.trace.json", "json", 429, 0, 34, 5, 0, 920},
+	{"chrome_json/GoogleChrome+lighthouse__lh-tracingstarted-after-navstart.json", "json", 3331, 0, 280, 7, 14, 5509},
+	{"chrome_json/GoogleChrome+lighthouse__lh-user-timing-trace.json", "json", 2250, 0, 25, 5, 32, 2305},
+	{"chrome_json/catapult-project+catapult__async_begin_end.json", "json", 4, 0, 9, 5, 0, 1},
+	{"chrome_json/catapult-project+catapult__big_trace.json", "json", 933, 0, 5, 5, 0, 10},
+	{"chrome_json/catapult-project+catapult__chromeos_system_trace.json", "json", 0, 0, 17, 7, 0, 4},
+	{"chrome_json/catapult-project+catapult__flow.json", "json", 1625, 0, 28, 5, 886, 248},
+	{"chrome_json/catapult-project+catapult__flow_simple.json", "json", 5, 0, 11, 6, 2, 7},
+	{"chrome_json/catapult-project+catapult__fuchsia_trace.json.gz", "json", 67047, 1612, 19, 6, 2160, 2774},
+	{"chrome_json/catapult-project+catapult__google_cloud_trace.json", "json", 0, 0, 1, 1, 0, 0},
+	{"chrome_json/catapult-project+catapult__instance_counters.json", "json", 2, 8, 3, 2, 0, 2},
+	{"chrome_json/catapult-project+catapult__instant_events.json", "json", 5, 0, 6, 3, 0, 18},
+	{"chrome_json/catapult-project+catapult__lthi_cats.json.gz", "json", 57782, 1627, 49, 8, 697, 10302},
+	{"chrome_json/catapult-project+catapult__main_thread_has_unclosed_slices.json", "json", 1684, 0, 23, 3, 0, 354},
+	{"chrome_json/catapult-project+catapult__multiple_input_latency.json", "json", 10814, 0, 12, 4, 2452, 283},
+	{"chrome_json/catapult-project+catapult__nanoseconds.json", "json", 8, 0, 2, 2, 0, 1},
+	{"chrome_json/catapult-project+catapult__nestable_async.json", "json", 11, 0, 3, 2, 0, 8},
+	{"chrome_json/catapult-project+catapult__nestable_async_annotation.json", "json", 11, 0, 4, 2, 0, 8},
+	{"chrome_json/catapult-project+catapult__perf_sampling_trace_with_trace_events.json.gz", "json", 41996, 179, 15, 3, 118, 4588},
+	{"chrome_json/catapult-project+catapult__profile-chrome_systrace_perf_chrome_data.json", "json", 6, 0, 3, 2, 0, 7},
+	{"chrome_json/catapult-project+catapult__quads_with_render_passes.json", "json", 0, 0, 12, 5, 0, 4},
+	{"chrome_json/catapult-project+catapult__simple_trace.json", "json", 18, 5, 5, 3, 0, 5},
+	{"chrome_json/catapult-project+catapult__simple_trace_gz.gz", "json", 16, 5, 4, 2, 0, 5},
+	{"chrome_json/catapult-project+catapult__simple_trace_zip.zip", "zip", 16, 5, 4, 2, 0, 5},
+	{"chrome_json/catapult-project+catapult__tall_trace.json", "json", 18, 0, 18, 3, 0, 16},
+	{"chrome_json/catapult-project+catapult__tcmalloc_trace.json", "json", 2639, 0, 9, 5, 0, 1005},
+	{"chrome_json/catapult-project+catapult__thread_time_visualisation.json.gz", "json", 43020, 161, 29, 3, 196, 3942},
+	{"chrome_json/catapult-project+catapult__trace-with-bad-world-bounds.json", "json", 0, 0, 13, 5, 0, 0},
+	{"chrome_json/catapult-project+catapult__traceviewify.json", "json", 656, 0, 2, 2, 0, 1},
+	{"chrome_json/catapult-project+catapult__trivial_trace.json", "json", 2, 0, 3, 2, 0, 1},
+	{"chrome_json/catapult-project+catapult__v8_runtime_call_stats.json", "json", 1305, 0, 24, 7, 0, 332},
+	{"chrome_json/catapult-project+catapult__webview.json.gz", "json", 8695, 0, 39, 2, 624, 927},
+	{"chrome_json/catapult-project+catapult__x_event_trace.json", "json", 3300, 42, 7, 2, 0, 1910},
+	{"chrome_json/firefox-devtools+profiler__chrome-trace-issue-5429.json.gz", "json", 51, 0, 4, 3, 0, 10},
+	{"chrome_json/firefox-devtools+profiler__chrome-tracing.json.gz", "json", 194, 0, 99, 14, 0, 131},
+	{"chrome_json/firefox-devtools+profiler__test.chrome-unchunked.json", "json", 100, 0, 32, 5, 0, 1112},
+	{"chrome_json/firefox-devtools+profiler__test.chrome.gz", "json", 4490, 0, 26, 4, 0, 739},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__bex-interaction.json", "json", 12, 0, 2, 2, 0, 1},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__end-event-with-empty-stack.json", "json", 1, 0, 2, 2, 0, 1},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__end-non-top-of-stack.json", "json", 3, 0, 2, 2, 0, 3},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__event-reordering-name-match.json", "json", 3, 0, 3, 2, 0, 3},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__hermes-multiple-frames.json", "json", 4, 0, 2, 2, 0, 25},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__invalid-x-nesting.json", "json", 2, 0, 2, 2, 0, 10},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__matching-x.json", "json", 5, 0, 2, 2, 0, 1},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__mismatched-args.json", "json", 1, 0, 2, 2, 0, 2},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__mismatched-name.json", "json", 1, 0, 2, 2, 0, 1},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__multi-thread-with-samples.json", "json", 2, 0, 5, 2, 0, 2},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__multiprocess.json", "json", 8, 0, 8, 5, 0, 7},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__must-retain-original-order.json", "json", 7, 0, 3, 2, 0, 1},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__not-enough-end-events.json", "json", 3, 0, 2, 2, 0, 3},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__only-begin-events.json", "json", 3, 0, 2, 2, 0, 3},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__out-of-order-unbalanced-name.json", "json", 2, 0, 2, 2, 0, 1},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__out-of-order.json", "json", 3, 0, 2, 2, 0, 1},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__simple-hermes.json", "json", 2, 0, 2, 2, 0, 15},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__simple-object.json", "json", 2, 0, 2, 2, 0, 1},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__simple-partial-trailing-comma.json", "json", 3, 0, 2, 2, 0, 2},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__simple-partial-whitespace.json", "json", 3, 0, 2, 2, 0, 2},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__simple-partial.json", "json", 3, 0, 2, 2, 0, 2},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__simple-with-samples.json", "json", 0, 0, 4, 2, 0, 0},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__simple.json", "json", 3, 0, 2, 2, 0, 2},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__simultaneous-anonymous-calls.json", "json", 6, 0, 2, 2, 0, 5},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__too-many-end-events.json", "json", 2, 0, 2, 2, 0, 1},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__unbalanced-args.json", "json", 2, 0, 2, 2, 0, 3},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__unbalanced-name.json", "json", 2, 0, 2, 2, 0, 1},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__x-events-matching-end.json", "json", 9, 0, 2, 2, 0, 1},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__x-events-matching-start.json", "json", 9, 0, 2, 2, 0, 1},
+	{"chrome_json/jlfwong+speedscope__speedscope-te__zero-duration-events.json", "json", 4, 0, 2, 2, 0, 1},
+	{"pytorch_kineto/AMD-AGI+TraceLens__tracelens-b200-eager_trace.json.gz", "json", 22355, 0, 4, 3, 929, 140555},
+	{"pytorch_kineto/AMD-AGI+TraceLens__tracelens-h100-bert-small.json.gz", "json", 2298, 0, 24, 21, 61, 15084},
+	{"pytorch_kineto/AMD-AGI+TraceLens__tracelens-h100-qwen1.5-0.5b.json.gz", "json", 14532, 0, 24, 21, 1198, 133699},
+	{"pytorch_kineto/AMD-AGI+TraceLens__tracelens-mi210-gpu_only_trace.json.gz", "json", 1196, 0, 24, 21, 562, 11404},
+	{"pytorch_kineto/AMD-AGI+TraceLens__tracelens-mi300-bert-small.json.gz", "json", 2371, 0, 23, 21, 61, 18099},
+	{"pytorch_kineto/AMD-AGI+TraceLens__tracelens-mi300-resnet_act_checkpoint.json.gz", "json", 49210, 0, 25, 21, 2817, 295764},
+	{"pytorch_kineto/AMD-AGI+TraceLens__tracelens-sglang-qwen3-8b-decode.json.gz", "json", 1471, 0, 5, 3, 14, 3638},
+	{"pytorch_kineto/AMD-AGI+TraceLens__tracelens-torch_compile_triton.json.gz", "json", 117, 0, 23, 21, 12, 1235},
+	{"pytorch_kineto/AMD-AGI+TraceLens__tracelens-vllm-graph_capture_rank_0.pt.trace.json.gz", "json", 128047, 0, 24, 21, 10, 443320},
+	{"pytorch_kineto/AMD-AGI+TraceLens__tracelens-xdit-sd3.5-profile_rank0.json.gz", "json", 200516, 0, 23, 21, 8065, 1189697},
+	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__alexnet_trace.json.gz", "json", 870, 0, 17, 13, 117, 3943},
+	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__amd_mi250_rocm62.json.gz", "json", 115, 0, 24, 21, 20, 1278},
+	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__backward_thread.json", "json", 7, 0, 5, 3, 0, 56},
+	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__cuda_event_sync_multi_stream.json.gz", "json", 59, 0, 18, 13, 8, 285},
+	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__cupti_profiler_trace.json.gz", "json", 2327, 0, 17, 13, 0, 6911},
+	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__df_index_resolver.json.gz", "json", 151391, 0, 18, 13, 22290, 794471},
+	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__distributed_info_not_found.json.gz", "json", 2467, 0, 2, 2, 0, 30200},
+	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__mtia_inference_rank_0.json.gz", "json", 14181, 0, 70, 7, 1166, 144684},
+	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__mtia_rank_0.json.gz", "json", 138377, 0, 18, 6, 3658, 1476746},
+	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__nccl_data.json.gz", "json", 26935, 0, 18, 13, 4317, 127938},
+	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__negative_queue_length_rank0.json.gz", "json", 67219, 0, 24, 13, 6875, 382179},
+	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz", "json", 45422, 0, 17, 13, 7000, 193588},
+	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", "json", 18, 0, 9, 5, 0, 133},
+	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__timeline_sampled_rank-0.json.gz", "json", 4811, 0, 18, 11, 0, 49657},
+	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__trace_diff_test.json.gz", "json", 68326, 0, 20, 13, 15018, 573454},
+	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__triton_example.json.gz", "json", 10, 0, 25, 22, 1, 86},
+	{"go_trace_json/golang+go__nethttp-tests.jsontrace.goid1.json", "json", 280, 2458, 26, 3, 104, 40},
+	{"go_trace_json/golang+go__nethttp-tests.jsontrace.json", "json", 952, 6147, 8, 3, 132, 26},
+	{"go_trace_json/golang+go__sync-tests.jsontrace.json", "json", 3832, 32942, 10, 3, 3579, 24},
+	{"node_trace_events/nodejs__npm-version.node_trace.log", "json", 1828, 44, 7, 2, 0, 1012},
+	{"node_trace_events/nodejs__timeout-loop.node_trace.log", "json", 32, 0, 7, 2, 0, 23},
+	{"devtools/jlfwong+speedscope__chrome116-Trace-20230603T221323.json", "json", 2800, 0, 20, 5, 13, 1009},
+	{"devtools/jlfwong+speedscope__chrome141-no-arg-data.json", "json", 0, 0, 49, 5, 0, 0},
+	{"devtools/jlfwong+speedscope__chrome65-simple-timeline.json", "json", 2943, 0, 49, 7, 0, 9769},
+	{"devtools/jlfwong+speedscope__chrome66-worker.json", "json", 2021, 0, 50, 5, 0, 17694},
+	{"devtools/jlfwong+speedscope__chrome69-simple.json", "json", 1125, 0, 33, 3, 0, 519},
+	{"devtools/jlfwong+speedscope__chrome70-worker.json", "json", 2275, 0, 62, 4, 0, 909},
+	{"devtools/jlfwong+speedscope__chrome85-parcel.json", "json", 3609, 0, 29, 5, 8, 8182},
+};
+
+static const struct json_corpus_file *json_corpus_find(const char *path)
+{
+	for (size_t i = 0; i < TB_ARRAY_SIZE(json_corpus); i++)
+		if (strcmp(json_corpus[i].path, path) == 0)
+			return &json_corpus[i];
+	return NULL;
+}
+
 TEST(tp_json_corpus_loads)
 {
 	const char *shared = test_shared_dir();
-	if (!shared) {
-		printf("SKIP: ../shared not found\n");
-		return;
-	}
+	if (!shared)
+		TEST_SKIP("../shared not found");
 	static const char *const dirs[] = {"chrome_json", "pytorch_kineto", "go_trace_json",
 					   "node_trace_events", "devtools"};
-	int loaded = 0;
+	/* Every file of those folders has its expected rows here. */
+	size_t files = 0;
 	for (size_t d = 0; d < TB_ARRAY_SIZE(dirs); d++) {
 		char dir[1024];
 		snprintf(dir, sizeof dir, "%s/corpus/%s", shared, dirs[d]);
 		DIR *dp = opendir(dir);
-		if (!dp)
-			continue;
+		CHECK(dp);
 		struct dirent *de;
 		while ((de = readdir(dp))) {
+			char rel[1024];
 			if (de->d_name[0] == '.')
 				continue;
-			char path[2048];
-			snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-			struct tp *tp = load_file(path);
-			if (tp) {
-				loaded++;
-				tp_free(tp);
-			}
+			snprintf(rel, sizeof rel, "%s/%s", dirs[d], de->d_name);
+			if (!json_corpus_find(rel))
+				test_report(__FILE__, __LINE__, "%s: not in json_corpus[]", rel);
+			files++;
 		}
 		closedir(dp);
 	}
-	if (!loaded)
-		printf("SKIP: no corpus files\n");
+	CHECK_EQ(files, TB_ARRAY_SIZE(json_corpus));
+	for (size_t i = 0; i < TB_ARRAY_SIZE(json_corpus); i++) {
+		const struct json_corpus_file *w = &json_corpus[i];
+		char path[2048];
+		snprintf(path, sizeof path, "%s/corpus/%s", shared, w->path);
+		struct tp *tp = load_file(path);
+		if (!tp) {
+			test_report(__FILE__, __LINE__, "cannot open '%s'", path);
+			continue;
+		}
+		const struct tp_tables *t = &tp->t;
+		if (tp_error(tp)[0] || strcmp(tp_trace_type(tp), w->type) != 0 ||
+		    t->slice.n != w->slices || t->counter.n != w->counters ||
+		    t->thread.n != w->threads || t->process.n != w->processes ||
+		    t->flow.n != w->flows || t->args.n != w->args)
+			test_report(__FILE__, __LINE__,
+				    "%s: type %s error '%s', rows slice %u counter %u thread %u "
+				    "process %u flow %u args %u; want %s, no error, %u %u %u %u %u %u",
+				    w->path, tp_trace_type(tp), tp_error(tp), t->slice.n, t->counter.n,
+				    t->thread.n, t->process.n, t->flow.n, t->args.n, w->type, w->slices,
+				    w->counters, w->threads, w->processes, w->flows, w->args);
+		tp_free(tp);
+	}
 }
 
 /* ---- archives of gzip'd members --------------------------------------------- */

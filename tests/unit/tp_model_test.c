@@ -6,6 +6,9 @@
 #include "test.h"
 
 #include "tp_int.h"
+#include "model/model.h"
+#include "model/ftrace.h"
+#include "sorter/sorter.h"
 
 static uint32_t S(struct tp *tp, const char *s)
 {
@@ -820,8 +823,10 @@ TEST(tp_model_ftrace_event_narrow_rows)
 		uint32_t flags = i % 5 == 0 ? TP_NULL_U32 : i % 7;
 		CHECK_EQ(tp_ftrace_raw(tp, &f, ts[i], i % 4, names[i % 3], i, flags, i + 1), i);
 	}
-	CHECK(tp->ftrace_rows.ts_wide.len > N / 97);
-	CHECK(tp->ftrace_rows.kinds.len <= 3 * 4 * 8);
+	size_t kinds, ts_wide;
+	tp_ftrace_rows_counts(tp, &kinds, &ts_wide);
+	CHECK(ts_wide > N / 97);
+	CHECK(kinds <= 3 * 4 * 8);
 	for (uint32_t i = 0; i < N; i++) {
 		int64_t got_ts;
 		uint32_t name, flags, ucpu, cpu;

@@ -8,6 +8,7 @@
 
 #include "test.h"
 #include "tp_int.h"
+#include "model/model.h"
 
 static struct tp *load_chunked(const char *s, size_t chunk)
 {

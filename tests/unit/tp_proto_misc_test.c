@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "../../components/trace_processor/tp_int.h"
+#include "../../components/trace_processor/sql/sql.h"
 #include "pb.h"
 #include "test.h"
 

@@ -11,6 +11,9 @@
 #include <zlib.h>
 
 #include "../../components/trace_processor/tp_int.h"
+#include "../../components/trace_processor/model/model.h"
+#include "../../components/trace_processor/model/ftrace.h"
+#include "../../components/trace_processor/sorter/sorter.h"
 #include "pb.h"
 #include "test.h"
 
@@ -838,10 +841,8 @@ static uint32_t load_file(const char *path, uint32_t *nslices)
 TEST(tp_proto_corpus_loads)
 {
 	const char *shared = test_shared_dir();
-	if (!shared) {
-		printf("SKIP: ../shared not found\n");
-		return;
-	}
+	if (!shared)
+		TEST_SKIP("../shared not found");
 	static const char *const dirs[] = {"corpus/perfetto_difftests", "reference/golden/traces",
 					   "reference/golden/ipc"};
 	uint32_t files = 0, bad = 0, slices = 0;

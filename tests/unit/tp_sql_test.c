@@ -11,6 +11,7 @@
 #include "test.h"
 
 #include "tp_int.h"
+#include "model/model.h"
 
 /* The first column of the first row as an integer; INT64_MIN if there is no
  * row or it is NULL, INT64_MAX on an SQL error (which is reported). */

@@ -105,7 +105,7 @@ static bool prog_build(struct prog *p)
 		 "-o %s %s/prog.cc 2>/dev/null",
 		 prog_src, p->dir, p->bin, p->dir);
 	if (!sh(cmd)) {
-		printf("SKIP: g++ is not available\n");
+		test_skip("g++ is not available");
 		return false;
 	}
 	struct elf_file e;
@@ -415,10 +415,8 @@ TEST(tp_symbolize_llvm_file_and_line)
 {
 	struct prog p;
 	char exe[4096];
-	if (!sym_llvm_locate(exe, sizeof exe)) {
-		printf("SKIP: llvm-symbolizer is not installed\n");
-		return;
-	}
+	if (!sym_llvm_locate(exe, sizeof exe))
+		TEST_SKIP("llvm-symbolizer is not installed");
 	if (!prog_build(&p))
 		return;
 	uint64_t pcs[2] = {nm_addr(p.bin, "_Z5hot_ai") + 2, nm_addr(p.bin, "_ZNK2ns1K1mEi") + 1};

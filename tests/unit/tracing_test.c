@@ -1058,10 +1058,8 @@ out:
 TEST(tracing_golden_chunks)
 {
 	const char *shared = test_shared_dir();
-	if (!shared) {
-		printf("SKIP tracing_golden_chunks: ../shared not found\n");
-		return;
-	}
+	if (!shared)
+		TEST_SKIP("../shared not found");
 	golden_session(shared, "readbuffers_large", 11);
 	if (test_failed)
 		return;

@@ -7,6 +7,7 @@
  * last.
  */
 #include "../tp_int.h"
+#include "importer.h"
 
 const struct tp_importer_ops *const tp_importers[] = {
 	&tp_ninja_log_importer,

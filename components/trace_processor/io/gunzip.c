@@ -4,7 +4,6 @@
  * gzip files concatenated, as `cat a.gz b.gz` or pigz make) are decoded
  * member after member; a truncated or corrupt stream is a fatal error.
  */
-#include "../tp_int.h"
 #include "io.h"
 
 #include <zlib.h>

@@ -7,8 +7,8 @@
  * numbering: the args table's row count when the set is added), so
  * arg_set_id is non-decreasing down the table and a set is found by binary
  * search. Identical sets share one id, found by a content
- * hash in `arg_sets`. That map only remembers the last ARG_SETS_RECENT
- * distinct sets (it is emptied when full): big traces whose arg sets are
+ * hash in `sets` (struct tp_arg_dedup). That map only remembers the last
+ * ARG_SETS_RECENT distinct sets (it is emptied when full): big traces whose arg sets are
  * mostly unique would otherwise pay for it in memory, and repeats are
  * nearly always close together. It is an open-addressing table of 8-byte
  * slots (32 bits of the hash, the set id), so a probe of a mostly unique set
@@ -23,7 +23,7 @@
  * args never allocate it). Perfetto's flat_key, int_value, string_value,
  * real_value and value_type columns are computed here for the SQL layer.
  * The value_type strings ("int", "string", ...) are interned once per trace
- * (tp->arg_type_ids), when the first arg of the type is stored.
+ * (type_ids), when the first arg of the type is stored.
  */
 #include "../tp_int.h"
 
@@ -32,6 +32,20 @@
 #include <sys/mman.h>
 
 #define ARG_SETS_RECENT (1u << 18)
+
+/* The args tracker's state (struct tp's arg_dedup). */
+struct tp_arg_dedup {
+	struct {
+		uint64_t *slot; /* hash tag << 32 | arg_set_id; 0 = empty */
+		size_t cap, len;
+	} sets;                          /* content hash -> arg_set_id of recent sets */
+	uint32_t type_ids[TP_ARG_COUNT]; /* pool ids of "int", "real"...; 0 = not yet */
+};
+
+void tp_args_init(struct tp *tp)
+{
+	tp->arg_dedup = tb_calloc(1, sizeof *tp->arg_dedup);
+}
 
 static const char *const type_names[] = {
 	[TP_ARG_INT] = "int",     [TP_ARG_UINT] = "uint", [TP_ARG_STRING] = "string",
@@ -42,7 +56,7 @@ static const char *const type_names[] = {
 /* The pool id of the value_type string of type. */
 static uint32_t type_id(struct tp *tp, int type)
 {
-	uint32_t *id = &tp->arg_type_ids[type];
+	uint32_t *id = &tp->arg_dedup->type_ids[type];
 	if (!*id)
 		*id = tp_intern_cstr(tp, type_names[type]);
 	return *id;
@@ -162,7 +176,8 @@ struct tp_arg tp_args_row(const struct tp *tp, uint32_t row)
 
 uint32_t tp_args_type_name_id(const struct tp *tp, enum tp_arg_type type)
 {
-	return (unsigned)type < TB_ARRAY_SIZE(tp->arg_type_ids) ? tp->arg_type_ids[type] : 0;
+	const uint32_t *ids = tp->arg_dedup->type_ids;
+	return (unsigned)type < TP_ARG_COUNT ? ids[type] : 0;
 }
 
 /* Perfetto's columns, computed for the SQL layer. */
@@ -262,19 +277,20 @@ static size_t sets_home(uint64_t tag, size_t cap)
 
 void tp_args_prefetch(const struct tp *tp, uint64_t hash)
 {
-	if (tp->arg_sets.cap)
-		__builtin_prefetch(&tp->arg_sets.slot[sets_home(SET_TAG(hash), tp->arg_sets.cap)]);
+	const struct tp_arg_dedup *d = tp->arg_dedup;
+	if (d->sets.cap)
+		__builtin_prefetch(&d->sets.slot[sets_home(SET_TAG(hash), d->sets.cap)]);
 }
 
 /* The id of the stored set equal to a[0, n) with this hash, or TP_NULL_U32. */
 static uint32_t sets_find(struct tp *tp, uint64_t hash, const struct tp_arg *a, size_t n)
 {
-	if (!tp->arg_sets.len)
+	if (!tp->arg_dedup->sets.len)
 		return TP_NULL_U32;
 	uint64_t tag = SET_TAG(hash);
-	size_t mask = tp->arg_sets.cap - 1;
-	for (size_t i = sets_home(tag, tp->arg_sets.cap);; i = (i + 1) & mask) {
-		uint64_t s = tp->arg_sets.slot[i];
+	size_t mask = tp->arg_dedup->sets.cap - 1;
+	for (size_t i = sets_home(tag, tp->arg_dedup->sets.cap);; i = (i + 1) & mask) {
+		uint64_t s = tp->arg_dedup->sets.slot[i];
 		if (!s)
 			return TP_NULL_U32;
 		if ((s & ~0xffffffffull) == tag && set_eq(tp, a, n, (uint32_t)s))
@@ -324,22 +340,22 @@ static void sets_free(uint64_t *slot)
  * ARG_SETS_RECENT sets, and kept at most 3/4 full. */
 static void sets_insert(struct tp *tp, uint64_t hash, uint32_t set)
 {
-	if (tp->arg_sets.len >= ARG_SETS_RECENT) {
-		memset(tp->arg_sets.slot, 0, tp->arg_sets.cap * sizeof *tp->arg_sets.slot);
-		tp->arg_sets.len = 0;
+	if (tp->arg_dedup->sets.len >= ARG_SETS_RECENT) {
+		memset(tp->arg_dedup->sets.slot, 0, tp->arg_dedup->sets.cap * sizeof *tp->arg_dedup->sets.slot);
+		tp->arg_dedup->sets.len = 0;
 	}
-	if (tp->arg_sets.len + 1 > tp->arg_sets.cap / 4 * 3) {
-		size_t ncap = tp->arg_sets.cap ? tp->arg_sets.cap * 2 : SETS_MIN_CAP;
+	if (tp->arg_dedup->sets.len + 1 > tp->arg_dedup->sets.cap / 4 * 3) {
+		size_t ncap = tp->arg_dedup->sets.cap ? tp->arg_dedup->sets.cap * 2 : SETS_MIN_CAP;
 		uint64_t *ns = sets_alloc(ncap);
-		for (size_t i = 0; i < tp->arg_sets.cap; i++)
-			if (tp->arg_sets.slot[i])
-				sets_place(ns, ncap, tp->arg_sets.slot[i]);
-		sets_free(tp->arg_sets.slot);
-		tp->arg_sets.slot = ns;
-		tp->arg_sets.cap = ncap;
+		for (size_t i = 0; i < tp->arg_dedup->sets.cap; i++)
+			if (tp->arg_dedup->sets.slot[i])
+				sets_place(ns, ncap, tp->arg_dedup->sets.slot[i]);
+		sets_free(tp->arg_dedup->sets.slot);
+		tp->arg_dedup->sets.slot = ns;
+		tp->arg_dedup->sets.cap = ncap;
 	}
-	sets_place(tp->arg_sets.slot, tp->arg_sets.cap, SET_TAG(hash) | set);
-	tp->arg_sets.len++;
+	sets_place(tp->arg_dedup->sets.slot, tp->arg_dedup->sets.cap, SET_TAG(hash) | set);
+	tp->arg_dedup->sets.len++;
 }
 
 static uint32_t commit_array(struct tp *tp, const struct tp_arg *a, size_t n, uint64_t h)
@@ -482,5 +498,9 @@ uint32_t tp_args_merge(struct tp *tp, uint32_t a, uint32_t b)
 
 void tp_args_free(struct tp *tp)
 {
-	sets_free(tp->arg_sets.slot);
+	if (!tp->arg_dedup)
+		return;
+	sets_free(tp->arg_dedup->sets.slot);
+	tb_free(tp->arg_dedup);
+	tp->arg_dedup = NULL;
 }

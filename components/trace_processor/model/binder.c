@@ -21,6 +21,8 @@
  * "binder lock waiting" and "binder lock held" slices.
  */
 #include "../tp_int.h"
+#include "model.h"
+#include "ftrace.h"
 
 #include <stdio.h>
 #include <string.h>

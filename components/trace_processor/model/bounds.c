@@ -14,6 +14,8 @@
  * all gives (0, 0); a single instant gives (ts, ts + 1).
  */
 #include "../tp_int.h"
+#include "model.h"
+#include "ftrace.h"
 
 struct bounds {
 	int64_t start, end;

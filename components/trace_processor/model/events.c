@@ -5,8 +5,50 @@
  * id to the next one; a terminating id closes the chain.
  */
 #include "../tp_int.h"
+#include "model.h"
 
 #include <string.h>
+
+/* A flow v1 end waiting for the next slice on its track. */
+struct tp_pending_flow {
+	uint32_t track;
+	uint64_t id;
+};
+
+/* The open flows and states (struct tp's `events`). */
+struct tp_events {
+	struct hmap open_flows;    /* flow id -> last slice */
+	struct hmap active_states; /* track -> its open state row */
+	/* flow v1: (cat << 32 | name) -> index in flow_v1_maps, each map
+	 * source id -> flow id; flows waiting for a slice */
+	struct hmap flow_v1_keys;
+	VEC(struct hmap) flow_v1_maps;
+	uint64_t flow_v1_next;
+	VEC(uint64_t) flow_v1_names; /* v1 flow n -> cat << 32 | name */
+	VEC(struct tp_pending_flow) pending_flows;
+};
+
+void tp_events_init(struct tp *tp)
+{
+	tp->events = tb_calloc(1, sizeof *tp->events);
+}
+
+void tp_events_release(struct tp *tp)
+{
+	struct tp_events *e = tp->events;
+	if (!e)
+		return;
+	hmap_release(&e->open_flows);
+	hmap_release(&e->active_states);
+	hmap_release(&e->flow_v1_keys);
+	for (size_t i = 0; i < e->flow_v1_maps.len; i++)
+		hmap_release(&e->flow_v1_maps.data[i]);
+	vec_release(&e->flow_v1_maps);
+	vec_release(&e->flow_v1_names);
+	vec_release(&e->pending_flows);
+	tb_free(e);
+	tp->events = NULL;
+}
 
 uint32_t tp_counter_add(struct tp *tp, uint32_t track, int64_t ts, double value,
 			uint32_t arg_set_id)
@@ -25,7 +67,7 @@ uint32_t tp_state_update(struct tp *tp, uint32_t track, int64_t ts, uint32_t val
 {
 	struct tp_state_table *t = &tp->t.state;
 	uint64_t open;
-	if (hmap_get(&tp->active_states, track, &open)) {
+	if (hmap_get(&tp->events->active_states, track, &open)) {
 		uint32_t row = (uint32_t)open;
 		if (t->value[row] == value) {
 			if (arg_set_id != TP_NULL_U32)
@@ -36,7 +78,7 @@ uint32_t tp_state_update(struct tp *tp, uint32_t track, int64_t ts, uint32_t val
 			return row;
 		}
 		t->dur[row] = ts - t->ts[row];
-		hmap_del(&tp->active_states, track, NULL);
+		hmap_del(&tp->events->active_states, track, NULL);
 	}
 	if (!value)
 		return TP_NULL_U32;
@@ -47,7 +89,7 @@ uint32_t tp_state_update(struct tp *tp, uint32_t track, int64_t ts, uint32_t val
 	t->category[id] = category;
 	t->value[id] = value;
 	t->arg_set_id[id] = arg_set_id;
-	hmap_put(&tp->active_states, track, id);
+	hmap_put(&tp->events->active_states, track, id);
 	return id;
 }
 
@@ -68,9 +110,9 @@ static void flow_add_id(struct tp *tp, uint32_t slice_out, uint32_t slice_in, ui
 {
 	uint32_t row = tp_flow_add(tp, slice_out, slice_in);
 	uint64_t n = flow & ~FLOW_V1_BIT;
-	if (!(flow & FLOW_V1_BIT) || n >= tp->flow_v1_names.len)
+	if (!(flow & FLOW_V1_BIT) || n >= tp->events->flow_v1_names.len)
 		return;
-	uint64_t cn = tp->flow_v1_names.data[n];
+	uint64_t cn = tp->events->flow_v1_names.data[n];
 	uint32_t kn = tp_intern_cstr(tp, "name"), kc = tp_intern_cstr(tp, "cat");
 	struct tp_args_builder *b = &tp->args_scratch;
 	tp_args_begin(b);
@@ -82,28 +124,28 @@ static void flow_add_id(struct tp *tp, uint32_t slice_out, uint32_t slice_in, ui
 void tp_flow_step(struct tp *tp, uint64_t id, uint32_t slice, bool terminate)
 {
 	uint64_t prev;
-	if (hmap_get(&tp->open_flows, id, &prev))
+	if (hmap_get(&tp->events->open_flows, id, &prev))
 		flow_add_id(tp, (uint32_t)prev, slice, id);
 	if (terminate)
-		hmap_del(&tp->open_flows, id, NULL);
+		hmap_del(&tp->events->open_flows, id, NULL);
 	else
-		hmap_put(&tp->open_flows, id, slice);
+		hmap_put(&tp->events->open_flows, id, slice);
 }
 
 void tp_flow_begin(struct tp *tp, uint64_t id, uint32_t slice)
 {
-	if (hmap_get(&tp->open_flows, id, NULL)) {
+	if (hmap_get(&tp->events->open_flows, id, NULL)) {
 		tp_stat_inc(tp, TP_STAT_flow_duplicate_id);
 		return;
 	}
-	hmap_put(&tp->open_flows, id, slice);
+	hmap_put(&tp->events->open_flows, id, slice);
 }
 
 /* Link the open flow id to slice, earlier slice first; false if not open. */
 static bool flow_link(struct tp *tp, uint64_t id, uint32_t slice)
 {
 	uint64_t prev;
-	if (!hmap_get(&tp->open_flows, id, &prev))
+	if (!hmap_get(&tp->events->open_flows, id, &prev))
 		return false;
 	const int64_t *ts = tp->t.slice.ts;
 	if (ts[prev] > ts[slice])
@@ -119,7 +161,7 @@ void tp_flow_continue(struct tp *tp, uint64_t id, uint32_t slice)
 		tp_stat_inc(tp, TP_STAT_flow_step_without_start);
 		return;
 	}
-	hmap_put(&tp->open_flows, id, slice);
+	hmap_put(&tp->events->open_flows, id, slice);
 }
 
 void tp_flow_end(struct tp *tp, uint64_t id, uint32_t slice, bool close)
@@ -129,21 +171,21 @@ void tp_flow_end(struct tp *tp, uint64_t id, uint32_t slice, bool close)
 		return;
 	}
 	if (close)
-		hmap_del(&tp->open_flows, id, NULL);
+		hmap_del(&tp->events->open_flows, id, NULL);
 }
 
 uint64_t tp_flow_v1_id(struct tp *tp, uint64_t source, uint32_t cat, uint32_t name)
 {
 	uint64_t idx, id;
-	if (!hmap_get(&tp->flow_v1_keys, (uint64_t)cat << 32 | name, &idx)) {
-		idx = tp->flow_v1_maps.len;
-		hmap_init(vec_push_zeroed(&tp->flow_v1_maps));
-		hmap_put(&tp->flow_v1_keys, (uint64_t)cat << 32 | name, idx);
+	if (!hmap_get(&tp->events->flow_v1_keys, (uint64_t)cat << 32 | name, &idx)) {
+		idx = tp->events->flow_v1_maps.len;
+		hmap_init(vec_push_zeroed(&tp->events->flow_v1_maps));
+		hmap_put(&tp->events->flow_v1_keys, (uint64_t)cat << 32 | name, idx);
 	}
-	struct hmap *m = &tp->flow_v1_maps.data[idx];
+	struct hmap *m = &tp->events->flow_v1_maps.data[idx];
 	if (!hmap_get(m, source, &id)) {
-		id = FLOW_V1_BIT | tp->flow_v1_next++;
-		vec_push(&tp->flow_v1_names, (uint64_t)cat << 32 | name);
+		id = FLOW_V1_BIT | tp->events->flow_v1_next++;
+		vec_push(&tp->events->flow_v1_names, (uint64_t)cat << 32 | name);
 		hmap_put(m, source, id);
 	}
 	return id;
@@ -151,29 +193,29 @@ uint64_t tp_flow_v1_id(struct tp *tp, uint64_t source, uint32_t cat, uint32_t na
 
 void tp_flow_end_pending(struct tp *tp, uint32_t track, uint64_t id)
 {
-	vec_push(&tp->pending_flows, ((struct tp_pending_flow){track, id}));
+	vec_push(&tp->events->pending_flows, ((struct tp_pending_flow){track, id}));
 }
 
 void tp_flow_bind_pending(struct tp *tp, uint32_t track, uint32_t slice)
 {
 	size_t keep = 0;
-	for (size_t i = 0; i < tp->pending_flows.len; i++) {
-		struct tp_pending_flow p = tp->pending_flows.data[i];
+	for (size_t i = 0; i < tp->events->pending_flows.len; i++) {
+		struct tp_pending_flow p = tp->events->pending_flows.data[i];
 		uint64_t from;
 		if (p.track != track) {
-			tp->pending_flows.data[keep++] = p;
+			tp->events->pending_flows.data[keep++] = p;
 			continue;
 		}
 		/* An end whose flow never began links from slice id 0 and
 		 * leaves the flow open there, as Perfetto's FlowTracker does
 		 * (its lookup inserts a default slice id). */
-		if (!hmap_get(&tp->open_flows, p.id, &from)) {
+		if (!hmap_get(&tp->events->open_flows, p.id, &from)) {
 			from = 0;
-			hmap_put(&tp->open_flows, p.id, from);
+			hmap_put(&tp->events->open_flows, p.id, from);
 		}
 		flow_add_id(tp, (uint32_t)from, slice, p.id);
 	}
-	tp->pending_flows.len = keep;
+	tp->events->pending_flows.len = keep;
 }
 
 /* Perfetto's scope of a metadata key: which of machine_id and trace_id

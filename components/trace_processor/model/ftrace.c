@@ -27,10 +27,29 @@
  * tp_ftrace_end_state_text() the letters a text trace prints ("R+", "D|K").
  */
 #include "../tp_int.h"
+#include "model.h"
+#include "ftrace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The (name, ucpu, common_flags) of ftrace_event rows of one kind. */
+struct tp_ftrace_kind {
+	uint32_t name, ucpu, flags;
+};
+#define TP_FTRACE_KIND_CACHE_BITS 8
+/* ftrace_event's narrow columns (struct tp's ftrace_rows): the (name, ucpu,
+ * common_flags) triple of each kind, kinds by content, a cache of
+ * recent ones; the ts of each block's first row; the ts of rows whose
+ * offset does not fit. */
+struct tp_ftrace_rows {
+	VEC(struct tp_ftrace_kind) kinds;
+	struct hmap kind_map;
+	uint32_t kind_cache[1u << TP_FTRACE_KIND_CACHE_BITS]; /* kind + 1, 0 = empty */
+	VEC(int64_t) ts_base;
+	struct hmap ts_wide; /* row -> ts */
+};
 
 void tp_ftrace_init(struct tp *tp, struct tp_ftrace *f)
 {
@@ -285,7 +304,7 @@ static bool kind_eq(const void *ctx, uint64_t key)
 /* The kind of (name, ucpu, flags), added on first use. */
 static uint32_t row_kind(struct tp *tp, uint32_t name, uint32_t ucpu, uint32_t flags)
 {
-	struct tp_ftrace_rows *fr = &tp->ftrace_rows;
+	struct tp_ftrace_rows *fr = tp->ftrace_rows;
 	/* Names, cpus and flags are small numbers: a cheap mix will do for
 	 * the cache; the map takes the full hash. */
 	uint32_t *c = &fr->kind_cache[(name * 0x9e3779b1u ^ ucpu * 0x85ebca77u ^ flags * 0xc2b2ae3du) >>
@@ -317,7 +336,7 @@ uint32_t tp_ftrace_raw(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uint32_t
 {
 	struct tp_ftrace_cpu *c = tp_ftrace_cpu(tp, fs, cpu);
 	struct tp_ftrace_event_table *t = &tp->t.ftrace_event;
-	struct tp_ftrace_rows *fr = &tp->ftrace_rows;
+	struct tp_ftrace_rows *fr = tp->ftrace_rows;
 	uint32_t row = tp_ftrace_event_append(t);
 	if (row % TP_FTRACE_TS_BLOCK == 0)
 		vec_push(&fr->ts_base, ts);
@@ -337,14 +356,28 @@ uint32_t tp_ftrace_raw(struct tp *tp, struct tp_ftrace *fs, int64_t ts, uint32_t
 	return row;
 }
 
+void tp_ftrace_rows_init(struct tp *tp)
+{
+	tp->ftrace_rows = tb_calloc(1, sizeof *tp->ftrace_rows);
+}
+
+void tp_ftrace_rows_counts(const struct tp *tp, size_t *kinds, size_t *ts_wide)
+{
+	*kinds = tp->ftrace_rows->kinds.len;
+	*ts_wide = tp->ftrace_rows->ts_wide.len;
+}
+
 void tp_ftrace_rows_release(struct tp *tp)
 {
-	struct tp_ftrace_rows *fr = &tp->ftrace_rows;
-	vec_release(&fr->kinds);
-	hmap_release(&fr->kind_map);
-	vec_release(&fr->ts_base);
-	hmap_release(&fr->ts_wide);
-	memset(fr, 0, sizeof *fr);
+	struct tp_ftrace_rows *fr = tp->ftrace_rows;
+	if (fr) {
+		vec_release(&fr->kinds);
+		hmap_release(&fr->kind_map);
+		vec_release(&fr->ts_base);
+		hmap_release(&fr->ts_wide);
+		tb_free(fr);
+		tp->ftrace_rows = NULL;
+	}
 	hmap_release(&tp->sched_dur_wide);
 	hmap_release(&tp->thread_state_dur_wide);
 	hmap_release(&tp->sched_prio_wide);
@@ -352,7 +385,7 @@ void tp_ftrace_rows_release(struct tp *tp)
 
 void tp_ftrace_event_computed_ts(const struct tp *tp, uint32_t row, void *out)
 {
-	const struct tp_ftrace_rows *fr = &tp->ftrace_rows;
+	const struct tp_ftrace_rows *fr = tp->ftrace_rows;
 	uint32_t off = tp->t.ftrace_event.ts_off[row];
 	uint64_t ts = 0;
 	if (off == UINT32_MAX)
@@ -364,7 +397,7 @@ void tp_ftrace_event_computed_ts(const struct tp *tp, uint32_t row, void *out)
 
 static const struct tp_ftrace_kind *kind_of(const struct tp *tp, uint32_t row)
 {
-	return &tp->ftrace_rows.kinds.data[tp->t.ftrace_event.kind[row]];
+	return &tp->ftrace_rows->kinds.data[tp->t.ftrace_event.kind[row]];
 }
 
 void tp_ftrace_event_computed_name(const struct tp *tp, uint32_t row, void *out)

@@ -16,6 +16,7 @@
  * the others are parked in tp->machine_maps until they are current again.
  */
 #include "../tp_int.h"
+#include "model.h"
 
 #include <string.h>
 

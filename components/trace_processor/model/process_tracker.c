@@ -7,6 +7,7 @@
  * machine's: rows made here are its (machine_id).
  */
 #include "../tp_int.h"
+#include "model.h"
 
 #include <string.h>
 

@@ -14,6 +14,7 @@
  * The importers own everything else (callstacks: stack_profile.c).
  */
 #include "../tp_int.h"
+#include "model.h"
 
 struct tp_profiler {
 	struct hmap tasks; /* hash(upid, utid, async) -> task context row */

@@ -11,6 +11,7 @@
  * (tp_slice_complete_or_conflict). More than 512 deep is dropped.
  */
 #include "../tp_int.h"
+#include "model.h"
 #include "slices.h"
 
 #include <string.h>
@@ -175,8 +176,7 @@ static uint32_t insert(struct tp *tp, stack_t_ *st, uint32_t track, int64_t ts, 
 	t->depth[id] = (uint32_t)st->len;
 	t->parent_id[id] = st->len ? st->data[st->len - 1].id : TP_NULL_U32;
 	t->arg_set_id[id] = arg_set_id;
-	if (tp->pending_flows.len)
-		tp_flow_bind_pending(tp, track, id);
+	tp_flow_bind_pending(tp, track, id);
 	return id;
 }
 

@@ -10,6 +10,7 @@
  * against the table row itself, so no key is stored twice.
  */
 #include "../tp_int.h"
+#include "model.h"
 
 void tp_stack_profile_init(struct tp_stack_profile *sp)
 {

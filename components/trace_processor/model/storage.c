@@ -111,6 +111,11 @@ TP_TABLES(DESC_ARRAY_)
 const struct tp_table_desc tp_table_descs[] = {TP_TABLES(TABLE_DESC_)};
 const uint32_t tp_table_count = TB_ARRAY_SIZE(tp_table_descs);
 
+const char *tp_column_table_name(uint32_t i)
+{
+	return i < tp_table_count ? tp_table_descs[i].sql_name : NULL;
+}
+
 #define FREE_COL_(s, name, type, flags) tb_free(t->name);
 #define RELEASE_FN_(sql, s, COLS, COMP)                                              \
 	static void release_##s(struct tp_##s##_table *t)                      \

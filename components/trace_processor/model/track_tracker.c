@@ -3,10 +3,11 @@
  * its machine (the current one), type, dimensions (utid, upid, cpu, an opaque
  * extra key such as an async cookie or a lane index) and name; asking twice
  * gives the same track id.
- * The identity of each track is kept beside the table (track_keys) so the
+ * The identity of each track is kept beside the table (tracks->keys) so the
  * hash map can resolve collisions exactly.
  */
 #include "../tp_int.h"
+#include "model.h"
 
 #include <string.h>
 
@@ -16,8 +17,11 @@ struct track_ident {
 	uint64_t extra_dim;
 };
 
-struct tp_track_keys {
-	VEC(struct track_ident) v;
+/* The track tracker's state (struct tp's `tracks`). */
+struct tp_tracks {
+	VEC(struct track_ident) keys; /* by track id */
+	struct hmap by_key;           /* hash of the identity -> track id */
+	struct hmap thread;           /* utid -> its thread_execution track */
 };
 
 static uint64_t ident_hash(const struct track_ident *k)
@@ -39,14 +43,14 @@ static void ident_from_key(struct tp *tp, const struct tp_track_key *key, struct
 }
 
 struct eq_ctx {
-	const struct tp_track_keys *keys;
+	const struct tp_tracks *tracks;
 	const struct track_ident *want;
 };
 
 static bool ident_eq(const void *ctx, uint64_t track)
 {
 	const struct eq_ctx *c = ctx;
-	return memcmp(&c->keys->v.data[track], c->want, sizeof *c->want) == 0;
+	return memcmp(&c->tracks->keys.data[track], c->want, sizeof *c->want) == 0;
 }
 
 static uint32_t append_track(struct tp *tp, const struct track_ident *k)
@@ -63,9 +67,7 @@ static uint32_t append_track(struct tp *tp, const struct track_ident *k)
 	/* A cpu track makes its cpu one the machine has, as in Perfetto. */
 	if (k->cpu >= 0 && k->cpu < TP_MAX_CPUS)
 		tp_cpu_for(tp, (uint32_t)k->cpu);
-	if (!tp->track_keys)
-		tp->track_keys = tb_calloc(1, sizeof *tp->track_keys);
-	vec_push(&tp->track_keys->v, *k);
+	vec_push(&tp->tracks->keys, *k);
 	return id;
 }
 
@@ -83,26 +85,26 @@ uint32_t tp_track_get(struct tp *tp, const struct tp_track_key *key)
 	struct track_ident k;
 	ident_from_key(tp, key, &k);
 	uint64_t h = ident_hash(&k);
-	if (tp->track_keys) {
-		struct eq_ctx c = {tp->track_keys, &k};
-		size_t slot = hmap_lookup(&tp->track_by_key, h, ident_eq, &c);
+	if (tp->tracks->keys.len) {
+		struct eq_ctx c = {tp->tracks, &k};
+		size_t slot = hmap_lookup(&tp->tracks->by_key, h, ident_eq, &c);
 		if (slot != HMAP_END)
-			return (uint32_t)tp->track_by_key.slots[slot].val;
+			return (uint32_t)tp->tracks->by_key.slots[slot].val;
 	}
 	uint32_t id = append_track(tp, &k);
-	hmap_insert(&tp->track_by_key, h, id, id);
+	hmap_insert(&tp->tracks->by_key, h, id, id);
 	return id;
 }
 
 uint32_t tp_track_for_thread(struct tp *tp, uint32_t utid)
 {
 	uint64_t v;
-	if (hmap_get(&tp->thread_track, utid, &v))
+	if (hmap_get(&tp->tracks->thread, utid, &v))
 		return (uint32_t)v;
 	struct tp_track_key key = {.type = "thread_execution", .event_type = "slice",
 				   .utid = utid, .upid = -1, .cpu = -1};
 	uint32_t id = tp_track_get(tp, &key);
-	hmap_put(&tp->thread_track, utid, id);
+	hmap_put(&tp->tracks->thread, utid, id);
 	/* Its dimension args now, not at the end (tp_tracks_finish): Perfetto
 	 * adds them when it interns the track, which numbers the arg sets. */
 	if (tp->t.track.dimension_arg_set_id[id] == TP_NULL_U32) {
@@ -114,12 +116,21 @@ uint32_t tp_track_for_thread(struct tp *tp, uint32_t utid)
 	return id;
 }
 
-void tp_track_keys_free(struct tp *tp)
+void tp_tracks_init(struct tp *tp)
 {
-	if (tp->track_keys) {
-		vec_release(&tp->track_keys->v);
-		tb_free(tp->track_keys);
-	}
+	tp->tracks = tb_calloc(1, sizeof *tp->tracks);
+}
+
+void tp_tracks_release(struct tp *tp)
+{
+	struct tp_tracks *t = tp->tracks;
+	if (!t)
+		return;
+	vec_release(&t->keys);
+	hmap_release(&t->by_key);
+	hmap_release(&t->thread);
+	tb_free(t);
+	tp->tracks = NULL;
 }
 
 void tp_tracks_finish(struct tp *tp)

@@ -27,7 +27,6 @@
 #include <string.h>
 
 #include "rpc.h"
-#include "../tp_int.h"
 #include "sqlite3.h"
 
 enum { CELL_NULL = 1, CELL_VARINT = 2, CELL_FLOAT64 = 3, CELL_STRING = 4, CELL_BLOB = 5 };

@@ -23,7 +23,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../tp_int.h"
 #include "sqlite3.h"
 
 struct export_ctx {
@@ -124,8 +123,9 @@ static int export_db(struct tp *tp, const char *path, struct export_ctx *x)
 	/* Our column tables (eponymous virtual tables: not in the schema),
 	 * then the schema's tables and views, the user's temporary ones too. */
 	VEC(char *) list = VEC_INIT;
-	for (uint32_t i = 0; i < tp_table_count; i++)
-		vec_push(&list, tb_strdup(tp_table_descs[i].sql_name));
+	const char *name;
+	for (uint32_t i = 0; (name = tp_column_table_name(i)); i++)
+		vec_push(&list, tb_strdup(name));
 	sqlite3_stmt *names = NULL;
 	rc = sqlite3_prepare_v2(x->src,
 				"SELECT name FROM (SELECT name, type FROM sqlite_schema UNION "

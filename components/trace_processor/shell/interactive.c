@@ -10,7 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../tp_int.h"
 #include "sqlite3.h"
 
 #define MAX_ROWS_SHOWN 10000

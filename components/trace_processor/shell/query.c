@@ -18,7 +18,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../tp_int.h"
 #include "sqlite3.h"
 
 /* An SQL error quotes at most this much of its statement. */

@@ -32,7 +32,6 @@
 #include "version.h"
 #include "../io/io.h"
 #include "../rpc/rpc.h"
-#include "../tp_int.h"
 #include "sqlite3.h"
 
 #define READ_CHUNK (1u << 20)

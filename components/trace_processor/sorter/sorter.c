@@ -38,6 +38,7 @@
  *           was dispatched; a few are kept for reuse.
  */
 #include "../tp_int.h"
+#include "sorter.h"
 
 #include <string.h>
 #include <sys/mman.h>

@@ -23,6 +23,7 @@
  * with allow_override; our objects stay, the INCLUDE goes to the user's SQL.
  */
 #include "sql_int.h"
+#include "sql.h"
 
 #include <errno.h>
 #include <stdio.h>

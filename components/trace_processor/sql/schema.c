@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "sql_int.h"
+#include "sql.h"
 
 #define TRACK_COLS "id, name, type, parent_id, source_arg_set_id, machine_id"
 #define COUNTER_TRACK_COLS \

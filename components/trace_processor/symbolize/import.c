@@ -15,6 +15,7 @@
  * (none: stackprofile_invalid_frame_id). Frame names are left as they were.
  */
 #include "symbolize_int.h"
+#include "../model/model.h"
 #include "pb.h"
 
 #include <string.h>

@@ -21,6 +21,7 @@
  * the difference is added (perf and simpleperf imports record no bias).
  */
 #include "symbolize_int.h"
+#include "../model/model.h"
 #include "pb.h"
 
 #include <stdlib.h>

@@ -17,6 +17,7 @@
  *                  lines ending in an escaped newline
  */
 #include "ftrace_text_int.h"
+#include "../importer.h"
 
 #include <string.h>
 

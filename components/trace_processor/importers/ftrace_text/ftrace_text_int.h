@@ -12,6 +12,7 @@
 #define TB_TP_FTRACE_TEXT_INT_H
 
 #include "../../tp_int.h"
+#include "../../model/ftrace.h"
 #include "ftrace_text.h"
 
 #define FT_MAX_LINE (1u << 20)            /* longer lines are dropped and counted */

@@ -8,6 +8,8 @@
  * (line.c).
  */
 #include "ftrace_text_int.h"
+#include "../../sorter/sorter.h"
+#include "../importer.h"
 
 #include <string.h>
 

@@ -22,6 +22,7 @@
  * 1e9, truncated. EVENT is the first non-space run up to its last ':'.
  */
 #include "ftrace_text_int.h"
+#include "../../sorter/sorter.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -10,6 +10,7 @@
  * trace, stored as json_metadata.<key> metadata rows.
  */
 #include "json_int.h"
+#include "../../model/model.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -14,6 +14,10 @@
  * the rest, each in push order, so a parent X precedes its equal-ts child.
  */
 #include "json_int.h"
+#include "../../model/model.h"
+#include "../../model/ftrace.h"
+#include "../../sorter/sorter.h"
+#include "../importer.h"
 #include "../ftrace_text/ftrace_text.h"
 
 #include <stdlib.h>

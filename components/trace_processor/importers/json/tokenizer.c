@@ -25,6 +25,7 @@
  *   KEY --"systemTraceEvents" (sink set)--> TEXT ----->+
  */
 #include "json_int.h"
+#include "../../sorter/sorter.h"
 
 #include <errno.h>
 #include <string.h>

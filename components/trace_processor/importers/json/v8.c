@@ -23,6 +23,7 @@
  *                   "timeDeltas": [µs...]}}
  */
 #include "json_int.h"
+#include "../../model/model.h"
 
 #include <string.h>
 

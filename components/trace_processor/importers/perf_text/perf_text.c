@@ -26,6 +26,8 @@
  * address; mappings are interned by DSO name (no build id in the text).
  */
 #include "../../tp_int.h"
+#include "../../model/model.h"
+#include "../importer.h"
 
 #include <string.h>
 

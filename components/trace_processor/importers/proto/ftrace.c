@@ -13,6 +13,7 @@
  * descriptor).
  */
 #include "proto_int.h"
+#include "../../sorter/sorter.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -4,6 +4,8 @@
  * the sorted events to the parse-time handlers at end of file.
  */
 #include "proto_int.h"
+#include "../../sorter/sorter.h"
+#include "../importer.h"
 
 #include <string.h>
 

@@ -8,6 +8,7 @@
  * applied at once.
  */
 #include "proto_int.h"
+#include "../../sorter/sorter.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -12,6 +12,7 @@
  * proto_tokenizer_failure once and the rest of the stream is ignored.
  */
 #include "proto_int.h"
+#include "../../sorter/sorter.h"
 
 #include <string.h>
 
