@@ -19,6 +19,8 @@
  * version, fails the load with one line.
  */
 #include "../../tp_int.h"
+#include "../../model/model.h"
+#include "../importer.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -10,6 +10,8 @@
 #define TB_TP_PROFILES_H
 
 #include "../../tp_int.h"
+#include "../../model/model.h"
+#include "../importer.h"
 
 /* A new aggregate_profile row (strings are pool ids); its id. */
 uint32_t tp_profiles_agg_profile(struct tp *tp, uint32_t scope, uint32_t name, uint32_t type,
