@@ -36,7 +36,6 @@
 #define READ_CHUNK ((size_t)1 << 20)
 #define MAX_PACKET ((size_t)256 << 20)
 #define MAX_INFLATED ((size_t)512 << 20)
-#define F_ZSTD_COMPRESSED_PACKETS 51
 
 typedef int (*packet_fn)(void *ctx, const uint8_t *p, size_t n);
 
@@ -171,7 +170,8 @@ static int text_packet(void *ctx, const uint8_t *p, size_t n)
 {
 	struct text_ctx *t = ctx;
 	struct pb_field f = {0};
-	if (pb_find_field(p, n, F_ZSTD_COMPRESSED_PACKETS, &f) >= 1 && f.wire == PB_WIRE_LEN) {
+	if (pb_find_field(p, n, PB_F_TracePacket_zstd_compressed_packets, &f) >= 1 &&
+	    f.wire == PB_WIRE_LEN) {
 		fputs("zstd_compressed_packets {\nCannot decode compressed packets: the codec is not "
 		      "enabled in the build config}\n",
 		      t->out);
@@ -249,7 +249,8 @@ static int unpack_packet(void *ctx, const uint8_t *p, size_t n)
 		tb_free(in);
 		return 0;
 	}
-	if (pb_find_field(p, n, F_ZSTD_COMPRESSED_PACKETS, &f) >= 1 && f.wire == PB_WIRE_LEN) {
+	if (pb_find_field(p, n, PB_F_TracePacket_zstd_compressed_packets, &f) >= 1 &&
+	    f.wire == PB_WIRE_LEN) {
 		fprintf(stderr, "traceconv: zstd-compressed packets cannot be decompressed: the codec "
 				"is not in this build\n");
 		return -1;
