@@ -517,6 +517,23 @@ gen_protos() {
 	printf '%s\n' "$protos" >"$stamp"
 }
 
+# Named field numbers and enum values of components/protos/**.proto,
+# out/gen/pb_fields.h (PB_F_<Message>_<field>, PB_E_<Scope>_<Enum>_<VALUE>),
+# for the readers and writers built on pb.h. The generator rewrites the
+# header only when its text changes, so a comment edit rebuilds nothing.
+gen_fields() {
+	[ -d components/protos ] || return 0
+	stamp=$GEN/.fields
+	if [ -f "$stamp" ] && [ -f "$GEN/pb_fields.h" ] && [ ! components/protos/gen_fields.py -nt "$stamp" ] &&
+		[ -z "$(find components/protos -name '*.proto' -newer "$stamp")" ] &&
+		[ "$(cat "$stamp")" = "$(find components/protos -name '*.proto' | LC_ALL=C sort)" ]; then
+		return 0
+	fi
+	mkdir -p "$GEN"
+	python3 components/protos/gen_fields.py components/protos "$GEN/pb_fields.h" || die "gen_fields failed"
+	find components/protos -name '*.proto' | LC_ALL=C sort >"$stamp"
+}
+
 # The version and source revision baked into the binary. Derived from the
 # tree only, so two builds of one commit are byte-identical.
 gen_version() {
@@ -682,6 +699,7 @@ toolchain() {
 	build_musl
 	build_libs "$T_FLAVOR" "$T_CC" "$RELEASE_DEP_CFLAGS $T_ARCH" "$T_CROSS"
 	gen_protos
+	gen_fields
 	gen_version
 	gen_embeds
 	gen_stdlib
@@ -710,6 +728,7 @@ build_asan() {
 	check_banned
 	build_libs host gcc "$HOST_DEP_CFLAGS"
 	gen_protos
+	gen_fields
 	gen_version
 	gen_embeds
 	gen_stdlib
@@ -746,6 +765,7 @@ build_fuzz() {
 	ensure_tools clang:clang
 	build_libs host gcc "$HOST_DEP_CFLAGS"
 	gen_protos
+	gen_fields
 	gen_version
 	gen_embeds
 	gen_stdlib

@@ -23,56 +23,12 @@
 #include <string.h>
 
 #include "perf_int.h"
-
-/* TracePacket / InternedData / PerfSample field numbers. */
-enum {
-	TP_TIMESTAMP = 8,
-	TP_INTERNED_DATA = 12,
-	TP_SEQUENCE_FLAGS = 13,
-	TP_TIMESTAMP_CLOCK_ID = 58,
-	TP_DEFAULTS = 59,
-	TP_PERF_SAMPLE = 66,
-	DEF_PERF_SAMPLE_DEFAULTS = 12,
-	DEF_TIMESTAMP_CLOCK_ID = 58,
-	PSD_TIMEBASE = 1,
-	PSD_PROCESS_SHARD_COUNT = 2,
-	PSD_CHOSEN_PROCESS_SHARD = 3,
-	TB_PERIOD = 1,
-	TB_FREQUENCY = 2,
-	TB_COUNTER = 4,
-	TB_TIMESTAMP_CLOCK = 11,
-	ID_FUNCTION_NAMES = 5,
-	ID_FRAMES = 6,
-	ID_CALLSTACKS = 7,
-	ID_BUILD_IDS = 16,
-	ID_MAPPING_PATHS = 17,
-	ID_MAPPINGS = 19,
-	PS_CPU = 1,
-	PS_PID = 2,
-	PS_TID = 3,
-	PS_CALLSTACK_IID = 4,
-	PS_CPU_MODE = 5,
-	PS_KERNEL_RECORDS_LOST = 17,
-	PS_UNWIND_ERROR = 16,
-	PS_SAMPLE_SKIPPED_REASON = 18,
-	TP_PROCESS_TREE = 2,
-	PT_PROCESSES = 1,
-	PT_THREADS = 2,
-	PTP_PID = 1,
-	PTP_PPID = 2,
-	PTP_CMDLINE = 3,
-	PTP_CMDLINE_IS_COMM = 9,
-	PTT_TID = 1,
-	PTT_NAME = 2,
-	PTT_TGID = 3,
-	SEQ_CLEARED = 1,
-	SEQ_NEEDS = 2,
-	BUILTIN_BOOTTIME = 6,
-};
+#include "pb_fields.h"
 
 enum { STR_BUILD_ID, STR_PATH, STR_FUNC };
 enum { TUP_MAPPING, TUP_FRAME, TUP_CALLSTACK };
-static const uint32_t str_field[3] = {ID_BUILD_IDS, ID_MAPPING_PATHS, ID_FUNCTION_NAMES};
+static const uint32_t str_field[3] = {PB_F_InternedData_build_ids, PB_F_InternedData_mapping_paths,
+                                      PB_F_InternedData_function_names};
 
 void perf_emitter_init(struct perf_emitter *e, uint32_t clock_id, uint32_t counter,
                        uint64_t frequency, uint64_t period)
@@ -139,8 +95,8 @@ static uint64_t intern_str(struct perf_emitter *e, int table, const void *p, siz
 	uint64_t iid = e->str_vals[table].len;
 	hmap_insert(&e->strs[table], h, iid - 1, iid);
 	unsigned m = pb_begin_nested(&e->scratch, str_field[table]);
-	pb_put_uint64(&e->scratch, 1, iid);
-	pb_put_bytes(&e->scratch, 2, p, n);
+	pb_put_uint64(&e->scratch, PB_F_InternedString_iid, iid);
+	pb_put_bytes(&e->scratch, PB_F_InternedString_str, p, n);
 	pb_end_nested(&e->scratch, m);
 	return iid;
 }
@@ -217,18 +173,19 @@ static uint64_t intern_mapping(struct perf_emitter *e, const struct perf_frame *
 		return iid;
 	iid = tup_add(e, TUP_MAPPING, key, n, h);
 	struct pb_writer *w = &e->scratch;
-	unsigned m = pb_begin_nested(w, ID_MAPPINGS);
-	pb_put_uint64(w, 1, iid);
-	pb_put_uint64(w, 2, key[0]);
-	pb_put_uint64(w, 3, 0); /* start_offset: the ELF starts at file offset 0 */
-	pb_put_uint64(w, 4, f->map_start);
-	pb_put_uint64(w, 5, f->map_end);
-	pb_put_uint64(w, 6, f->load_bias);
+	unsigned m = pb_begin_nested(w, PB_F_InternedData_mappings);
+	pb_put_uint64(w, PB_F_Mapping_iid, iid);
+	pb_put_uint64(w, PB_F_Mapping_build_id, key[0]);
+	pb_put_uint64(w, PB_F_Mapping_start_offset,
+	              0); /* start_offset: the ELF starts at file offset 0 */
+	pb_put_uint64(w, PB_F_Mapping_start, f->map_start);
+	pb_put_uint64(w, PB_F_Mapping_end, f->map_end);
+	pb_put_uint64(w, PB_F_Mapping_load_bias, f->load_bias);
 	/* repeated, not [packed] in profile_common.proto: one varint each
 	 * (Perfetto's decoders read no packed form) */
 	for (size_t i = 5; i < n; i++)
-		pb_put_uint64(w, 7, key[i]);
-	pb_put_uint64(w, 8, f->map_offset);
+		pb_put_uint64(w, PB_F_Mapping_path_string_ids, key[i]);
+	pb_put_uint64(w, PB_F_Mapping_exact_offset, f->map_offset);
 	pb_end_nested(w, m);
 	return iid;
 }
@@ -243,11 +200,11 @@ static uint64_t intern_frame(struct perf_emitter *e, const struct perf_frame *f)
 	if ((iid = tup_find(e, TUP_FRAME, key, 3, &h)))
 		return iid;
 	iid = tup_add(e, TUP_FRAME, key, 3, h);
-	unsigned m = pb_begin_nested(&e->scratch, ID_FRAMES);
-	pb_put_uint64(&e->scratch, 1, iid);
-	pb_put_uint64(&e->scratch, 2, key[0]);
-	pb_put_uint64(&e->scratch, 3, key[1]);
-	pb_put_uint64(&e->scratch, 4, key[2]);
+	unsigned m = pb_begin_nested(&e->scratch, PB_F_InternedData_frames);
+	pb_put_uint64(&e->scratch, PB_F_Frame_iid, iid);
+	pb_put_uint64(&e->scratch, PB_F_Frame_function_name_id, key[0]);
+	pb_put_uint64(&e->scratch, PB_F_Frame_mapping_id, key[1]);
+	pb_put_uint64(&e->scratch, PB_F_Frame_rel_pc, key[2]);
 	pb_end_nested(&e->scratch, m);
 	return iid;
 }
@@ -257,11 +214,11 @@ static uint64_t intern_frame(struct perf_emitter *e, const struct perf_frame *f)
 static uint32_t perf_clock_of(uint32_t builtin)
 {
 	switch (builtin) {
-	case 1:
+	case PB_E_BuiltinClock_BUILTIN_CLOCK_REALTIME:
 		return PERF_CLOCK_REALTIME;
-	case 3:
+	case PB_E_BuiltinClock_BUILTIN_CLOCK_MONOTONIC:
 		return PERF_CLOCK_MONOTONIC;
-	case 6:
+	case PB_E_BuiltinClock_BUILTIN_CLOCK_BOOTTIME:
 		return PERF_CLOCK_BOOTTIME;
 	default:
 		return PERF_CLOCK_MONOTONIC_RAW;
@@ -270,39 +227,43 @@ static uint32_t perf_clock_of(uint32_t builtin)
 
 void perf_emit_start(struct perf_emitter *e, struct pb_writer *w, uint64_t boot_ts)
 {
-	unsigned pkt = pb_begin_nested(w, 1), d, psd, tb;
-	pb_put_uint64(w, TP_TIMESTAMP, boot_ts);
-	pb_put_uint32(w, TP_TIMESTAMP_CLOCK_ID, BUILTIN_BOOTTIME);
-	pb_put_uint32(w, TP_SEQUENCE_FLAGS, SEQ_CLEARED);
-	d = pb_begin_nested(w, TP_DEFAULTS);
-	pb_put_uint32(w, DEF_TIMESTAMP_CLOCK_ID, e->clock_id);
-	psd = pb_begin_nested(w, DEF_PERF_SAMPLE_DEFAULTS);
-	tb = pb_begin_nested(w, PSD_TIMEBASE);
+	unsigned pkt = pb_begin_nested(w, PB_F_Trace_packet), d, psd, tb;
+	pb_put_uint64(w, PB_F_TracePacket_timestamp, boot_ts);
+	pb_put_uint32(w, PB_F_TracePacket_timestamp_clock_id,
+	              PB_E_BuiltinClock_BUILTIN_CLOCK_BOOTTIME);
+	pb_put_uint32(w, PB_F_TracePacket_sequence_flags,
+	              PB_E_TracePacket_SequenceFlags_SEQ_INCREMENTAL_STATE_CLEARED);
+	d = pb_begin_nested(w, PB_F_TracePacket_trace_packet_defaults);
+	pb_put_uint32(w, PB_F_TracePacketDefaults_timestamp_clock_id, e->clock_id);
+	psd = pb_begin_nested(w, PB_F_TracePacketDefaults_perf_sample_defaults);
+	tb = pb_begin_nested(w, PB_F_PerfSampleDefaults_timebase);
 	if (e->period)
-		pb_put_uint64(w, TB_PERIOD, e->period);
+		pb_put_uint64(w, PB_F_PerfEvents_Timebase_period, e->period);
 	else
-		pb_put_uint64(w, TB_FREQUENCY, e->frequency);
-	pb_put_uint32(w, TB_COUNTER, e->counter ? e->counter : PERF_COUNTER_SW_CPU_CLOCK);
-	pb_put_uint32(w, TB_TIMESTAMP_CLOCK, perf_clock_of(e->clock_id));
+		pb_put_uint64(w, PB_F_PerfEvents_Timebase_frequency, e->frequency);
+	pb_put_uint32(w, PB_F_PerfEvents_Timebase_counter,
+	              e->counter ? e->counter : PERF_COUNTER_SW_CPU_CLOCK);
+	pb_put_uint32(w, PB_F_PerfEvents_Timebase_timestamp_clock, perf_clock_of(e->clock_id));
 	pb_end_nested(w, tb);
 	if (e->shard_count) {
-		pb_put_uint32(w, PSD_PROCESS_SHARD_COUNT, e->shard_count);
-		pb_put_uint32(w, PSD_CHOSEN_PROCESS_SHARD, e->chosen_shard);
+		pb_put_uint32(w, PB_F_PerfSampleDefaults_process_shard_count, e->shard_count);
+		pb_put_uint32(w, PB_F_PerfSampleDefaults_chosen_process_shard, e->chosen_shard);
 	}
 	pb_end_nested(w, psd);
 	pb_end_nested(w, d);
 	pb_end_nested(w, pkt);
 
-	pkt = pb_begin_nested(w, 1);
-	d = pb_begin_nested(w, TP_INTERNED_DATA);
+	pkt = pb_begin_nested(w, PB_F_Trace_packet);
+	d = pb_begin_nested(w, PB_F_TracePacket_interned_data);
 	for (int t = 0; t < 3; t++) {
 		unsigned m = pb_begin_nested(w, str_field[t]);
-		pb_put_uint64(w, 1, 0);
-		pb_put_bytes(w, 2, "", 0);
+		pb_put_uint64(w, PB_F_InternedString_iid, 0);
+		pb_put_bytes(w, PB_F_InternedString_str, "", 0);
 		pb_end_nested(w, m);
 	}
 	pb_end_nested(w, d);
-	pb_put_uint32(w, TP_SEQUENCE_FLAGS, SEQ_NEEDS);
+	pb_put_uint32(w, PB_F_TracePacket_sequence_flags,
+	              PB_E_TracePacket_SequenceFlags_SEQ_NEEDS_INCREMENTAL_STATE);
 	pb_end_nested(w, pkt);
 	e->started = true;
 }
@@ -331,61 +292,65 @@ void perf_emit_sample_unwound(struct perf_emitter *e, struct pb_writer *w, uint6
 	if (n) {
 		if (!(cs = tup_find(e, TUP_CALLSTACK, ids, n, &h))) {
 			cs = tup_add(e, TUP_CALLSTACK, ids, n, h);
-			unsigned m = pb_begin_nested(&e->scratch, ID_CALLSTACKS);
-			pb_put_uint64(&e->scratch, 1, cs);
+			unsigned m = pb_begin_nested(&e->scratch, PB_F_InternedData_callstacks);
+			pb_put_uint64(&e->scratch, PB_F_Callstack_iid, cs);
 			for (size_t i = 0; i < n; i++) /* not [packed], as above */
-				pb_put_uint64(&e->scratch, 2, ids[i]);
+				pb_put_uint64(&e->scratch, PB_F_Callstack_frame_ids, ids[i]);
 			pb_end_nested(&e->scratch, m);
 		}
 	}
-	pkt = pb_begin_nested(w, 1);
-	pb_put_uint64(w, TP_TIMESTAMP, ts);
-	ps = pb_begin_nested(w, TP_PERF_SAMPLE);
-	pb_put_uint32(w, PS_CPU, cpu);
-	pb_put_uint32(w, PS_PID, pid);
-	pb_put_uint32(w, PS_TID, tid);
+	pkt = pb_begin_nested(w, PB_F_Trace_packet);
+	pb_put_uint64(w, PB_F_TracePacket_timestamp, ts);
+	ps = pb_begin_nested(w, PB_F_TracePacket_perf_sample);
+	pb_put_uint32(w, PB_F_PerfSample_cpu, cpu);
+	pb_put_uint32(w, PB_F_PerfSample_pid, pid);
+	pb_put_uint32(w, PB_F_PerfSample_tid, tid);
 	if (cs)
-		pb_put_uint64(w, PS_CALLSTACK_IID, cs);
-	pb_put_uint32(w, PS_CPU_MODE, cpu_mode);
+		pb_put_uint64(w, PB_F_PerfSample_callstack_iid, cs);
+	pb_put_uint32(w, PB_F_PerfSample_cpu_mode, cpu_mode);
 	if (unwind_error)
-		pb_put_uint32(w, PS_UNWIND_ERROR, unwind_error);
+		pb_put_uint32(w, PB_F_PerfSample_unwind_error, unwind_error);
 	pb_end_nested(w, ps);
 	if (pb_writer_size(&e->scratch))
-		pb_put_bytes(w, TP_INTERNED_DATA, pb_writer_data(&e->scratch),
+		pb_put_bytes(w, PB_F_TracePacket_interned_data, pb_writer_data(&e->scratch),
 		             pb_writer_size(&e->scratch));
-	pb_put_uint32(w, TP_SEQUENCE_FLAGS, SEQ_NEEDS);
+	pb_put_uint32(w, PB_F_TracePacket_sequence_flags,
+	              PB_E_TracePacket_SequenceFlags_SEQ_NEEDS_INCREMENTAL_STATE);
 	pb_end_nested(w, pkt);
 }
 
 void perf_emit_lost(struct perf_emitter *e, struct pb_writer *w, uint64_t boot_ts, uint32_t cpu,
                     uint64_t lost)
 {
-	unsigned pkt = pb_begin_nested(w, 1), ps;
+	unsigned pkt = pb_begin_nested(w, PB_F_Trace_packet), ps;
 	(void)e;
-	pb_put_uint64(w, TP_TIMESTAMP, boot_ts);
-	pb_put_uint32(w, TP_TIMESTAMP_CLOCK_ID, BUILTIN_BOOTTIME);
-	ps = pb_begin_nested(w, TP_PERF_SAMPLE);
-	pb_put_uint32(w, PS_CPU, cpu);
-	pb_put_uint64(w, PS_KERNEL_RECORDS_LOST, lost);
+	pb_put_uint64(w, PB_F_TracePacket_timestamp, boot_ts);
+	pb_put_uint32(w, PB_F_TracePacket_timestamp_clock_id,
+	              PB_E_BuiltinClock_BUILTIN_CLOCK_BOOTTIME);
+	ps = pb_begin_nested(w, PB_F_TracePacket_perf_sample);
+	pb_put_uint32(w, PB_F_PerfSample_cpu, cpu);
+	pb_put_uint64(w, PB_F_PerfSample_kernel_records_lost, lost);
 	pb_end_nested(w, ps);
-	pb_put_uint32(w, TP_SEQUENCE_FLAGS, SEQ_NEEDS);
+	pb_put_uint32(w, PB_F_TracePacket_sequence_flags,
+	              PB_E_TracePacket_SequenceFlags_SEQ_NEEDS_INCREMENTAL_STATE);
 	pb_end_nested(w, pkt);
 }
 
 void perf_emit_skipped(struct perf_emitter *e, struct pb_writer *w, uint64_t ts, uint32_t cpu,
                        uint32_t pid, uint32_t tid, uint32_t cpu_mode, uint32_t reason)
 {
-	unsigned pkt = pb_begin_nested(w, 1), ps;
+	unsigned pkt = pb_begin_nested(w, PB_F_Trace_packet), ps;
 	(void)e;
-	pb_put_uint64(w, TP_TIMESTAMP, ts);
-	ps = pb_begin_nested(w, TP_PERF_SAMPLE);
-	pb_put_uint32(w, PS_CPU, cpu);
-	pb_put_uint32(w, PS_PID, pid);
-	pb_put_uint32(w, PS_TID, tid);
-	pb_put_uint32(w, PS_CPU_MODE, cpu_mode);
-	pb_put_uint32(w, PS_SAMPLE_SKIPPED_REASON, reason);
+	pb_put_uint64(w, PB_F_TracePacket_timestamp, ts);
+	ps = pb_begin_nested(w, PB_F_TracePacket_perf_sample);
+	pb_put_uint32(w, PB_F_PerfSample_cpu, cpu);
+	pb_put_uint32(w, PB_F_PerfSample_pid, pid);
+	pb_put_uint32(w, PB_F_PerfSample_tid, tid);
+	pb_put_uint32(w, PB_F_PerfSample_cpu_mode, cpu_mode);
+	pb_put_uint32(w, PB_F_PerfSample_sample_skipped_reason, reason);
 	pb_end_nested(w, ps);
-	pb_put_uint32(w, TP_SEQUENCE_FLAGS, SEQ_NEEDS);
+	pb_put_uint32(w, PB_F_TracePacket_sequence_flags,
+	              PB_E_TracePacket_SequenceFlags_SEQ_NEEDS_INCREMENTAL_STATE);
 	pb_end_nested(w, pkt);
 }
 
@@ -396,30 +361,30 @@ void perf_emit_process_tree(struct perf_emitter *e, struct pb_writer *w, uint64_
 	(void)e;
 	if (!proc && !thr)
 		return;
-	pkt = pb_begin_nested(w, 1);
-	pb_put_uint64(w, TP_TIMESTAMP, ts);
-	tree = pb_begin_nested(w, TP_PROCESS_TREE);
+	pkt = pb_begin_nested(w, PB_F_Trace_packet);
+	pb_put_uint64(w, PB_F_TracePacket_timestamp, ts);
+	tree = pb_begin_nested(w, PB_F_TracePacket_process_tree);
 	if (proc) {
-		m = pb_begin_nested(w, PT_PROCESSES);
-		pb_put_int32(w, PTP_PID, (int32_t)proc->pid);
-		pb_put_int32(w, PTP_PPID, (int32_t)proc->ppid);
+		m = pb_begin_nested(w, PB_F_ProcessTree_processes);
+		pb_put_int32(w, PB_F_ProcessTree_Process_pid, (int32_t)proc->pid);
+		pb_put_int32(w, PB_F_ProcessTree_Process_ppid, (int32_t)proc->ppid);
 		/* argv: NUL-separated, the last one may lack its NUL */
 		for (size_t off = 0; off < proc->cmdline_len;) {
 			const char *a = proc->cmdline + off;
 			size_t n = strnlen(a, proc->cmdline_len - off);
-			pb_put_bytes(w, PTP_CMDLINE, a, n);
+			pb_put_bytes(w, PB_F_ProcessTree_Process_cmdline, a, n);
 			off += n + 1;
 		}
 		if (proc->cmdline_is_comm)
-			pb_put_uint32(w, PTP_CMDLINE_IS_COMM, 1);
+			pb_put_uint32(w, PB_F_ProcessTree_Process_cmdline_is_comm, 1);
 		pb_end_nested(w, m);
 	}
 	if (thr) {
-		m = pb_begin_nested(w, PT_THREADS);
-		pb_put_int32(w, PTT_TID, (int32_t)thr->tid);
+		m = pb_begin_nested(w, PB_F_ProcessTree_threads);
+		pb_put_int32(w, PB_F_ProcessTree_Thread_tid, (int32_t)thr->tid);
 		if (thr->name && thr->name[0])
-			pb_put_bytes(w, PTT_NAME, thr->name, strlen(thr->name));
-		pb_put_int32(w, PTT_TGID, (int32_t)thr->tgid);
+			pb_put_bytes(w, PB_F_ProcessTree_Thread_name, thr->name, strlen(thr->name));
+		pb_put_int32(w, PB_F_ProcessTree_Thread_tgid, (int32_t)thr->tgid);
 		pb_end_nested(w, m);
 	}
 	pb_end_nested(w, tree);

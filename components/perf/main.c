@@ -44,6 +44,7 @@
 #include "ipc.h"
 #include "tracing.h"
 #include "version.h"
+#include "pb_fields.h"
 
 #define PERF_LOG "perf"
 #define PERF_PRODUCER_NAME "perfetto.traced_perf"
@@ -297,7 +298,7 @@ static void drain_packets(struct instance *in)
 
 	pb_reader_init(&r, pb_writer_data(&in->buf), pb_writer_size(&in->buf));
 	while (pb_next(&r, &f)) {
-		if (f.id != 1 || f.wire != PB_WIRE_LEN)
+		if (f.id != PB_F_Trace_packet || f.wire != PB_WIRE_LEN)
 			continue;
 		pb_put_raw(tracing_writer_begin_packet(in->w), f.data, f.len);
 		tracing_writer_end_packet(in->w);

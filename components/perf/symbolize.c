@@ -30,24 +30,11 @@
 #include <string.h>
 
 #include "perf_int.h"
+#include "pb_fields.h"
 
 #define PERF_SYMQ_MAX_MODULES 4096
 #define PERF_SYMQ_MAX_ADDRS (1u << 20) /* per module */
 #define PERF_SYMQ_ADDRS_PER_PACKET 8192
-
-/* TracePacket / ModuleSymbols field numbers. */
-enum {
-	TP_TIMESTAMP = 8,
-	TP_MODULE_SYMBOLS = 61,
-	TP_TIMESTAMP_CLOCK_ID = 58,
-	MS_PATH = 1,
-	MS_BUILD_ID = 2,
-	MS_ADDRESS_SYMBOLS = 3,
-	AS_ADDRESS = 1,
-	AS_LINES = 2,
-	LINE_FUNCTION_NAME = 1,
-	BUILTIN_BOOTTIME = 6,
-};
 
 struct perf_symq_module {
 	char *path;
@@ -160,17 +147,19 @@ static uint32_t emit_module(const struct perf_symq_module *m, const struct sym_f
 		if (!fn)
 			continue;
 		if (!in_packet) {
-			pkt = pb_begin_nested(w, 1);
-			pb_put_uint64(w, TP_TIMESTAMP, boot_ts);
-			pb_put_uint32(w, TP_TIMESTAMP_CLOCK_ID, BUILTIN_BOOTTIME);
-			mod = pb_begin_nested(w, TP_MODULE_SYMBOLS);
-			pb_put_string(w, MS_PATH, m->path);
-			pb_put_bytes(w, MS_BUILD_ID, m->build_id, m->build_id_len);
+			pkt = pb_begin_nested(w, PB_F_Trace_packet);
+			pb_put_uint64(w, PB_F_TracePacket_timestamp, boot_ts);
+			pb_put_uint32(w, PB_F_TracePacket_timestamp_clock_id,
+			              PB_E_BuiltinClock_BUILTIN_CLOCK_BOOTTIME);
+			mod = pb_begin_nested(w, PB_F_TracePacket_module_symbols);
+			pb_put_string(w, PB_F_ModuleSymbols_path, m->path);
+			pb_put_bytes(w, PB_F_ModuleSymbols_build_id, m->build_id, m->build_id_len);
 		}
-		unsigned as = pb_begin_nested(w, MS_ADDRESS_SYMBOLS);
-		pb_put_uint64(w, AS_ADDRESS, m->pcs.data[i]);
-		unsigned line = pb_begin_nested(w, AS_LINES);
-		pb_put_string(w, LINE_FUNCTION_NAME, sym_demangle(fn, dem, sizeof dem) ? dem : fn);
+		unsigned as = pb_begin_nested(w, PB_F_ModuleSymbols_address_symbols);
+		pb_put_uint64(w, PB_F_AddressSymbols_address, m->pcs.data[i]);
+		unsigned line = pb_begin_nested(w, PB_F_AddressSymbols_lines);
+		pb_put_string(w, PB_F_Line_function_name,
+		              sym_demangle(fn, dem, sizeof dem) ? dem : fn);
 		pb_end_nested(w, line);
 		pb_end_nested(w, as);
 		named++;

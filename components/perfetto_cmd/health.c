@@ -24,20 +24,10 @@
 #include <unistd.h>
 
 #include "pb.h"
+#include "pb_fields.h"
 
 #define PERFETTO_CMD_SCAN_BLOCK ((size_t)1 << 20)
 #define PERFETTO_CMD_SCAN_MAX_PACKET ((size_t)16 << 20)
-
-enum {
-	TRACE_PACKET = 1,
-	TP_PERF_SAMPLE = 66,
-	PS_PID = 2,
-	PS_TID = 3,
-	PS_CALLSTACK_IID = 4,
-	PS_KERNEL_RECORDS_LOST = 17,
-	PS_SAMPLE_SKIPPED_REASON = 18,
-	SKIP_NOT_IN_SCOPE = 4,
-};
 
 static void count_perf_sample(const uint8_t *p, size_t n, struct perfetto_cmd_trace_counts *c)
 {
@@ -49,19 +39,19 @@ static void count_perf_sample(const uint8_t *p, size_t n, struct perfetto_cmd_tr
 	while (pb_next(&r, &f)) {
 		if (f.wire != PB_WIRE_VARINT)
 			continue;
-		if (f.id == PS_PID || f.id == PS_TID)
+		if (f.id == PB_F_PerfSample_pid || f.id == PB_F_PerfSample_tid)
 			has_task = true;
-		else if (f.id == PS_CALLSTACK_IID)
+		else if (f.id == PB_F_PerfSample_callstack_iid)
 			has_cs = f.val != 0;
-		else if (f.id == PS_KERNEL_RECORDS_LOST)
+		else if (f.id == PB_F_PerfSample_kernel_records_lost)
 			has_lost = true, c->lost_records += f.val;
-		else if (f.id == PS_SAMPLE_SKIPPED_REASON)
+		else if (f.id == PB_F_PerfSample_sample_skipped_reason)
 			skipped = true, reason = f.val;
 	}
 	if (pb_reader_error(&r) || (has_lost && !has_task))
 		return;
 	if (skipped) {
-		if (reason != SKIP_NOT_IN_SCOPE)
+		if (reason != PB_E_PerfSample_SampleSkipReason_PROFILER_SKIP_NOT_IN_SCOPE)
 			c->samples_skipped++;
 		return;
 	}
@@ -76,7 +66,7 @@ static void count_packet(const uint8_t *p, size_t n, struct perfetto_cmd_trace_c
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f))
-		if (f.id == TP_PERF_SAMPLE && f.wire == PB_WIRE_LEN)
+		if (f.id == PB_F_TracePacket_perf_sample && f.wire == PB_WIRE_LEN)
 			count_perf_sample(f.data, f.len, c);
 }
 
@@ -87,7 +77,7 @@ void perfetto_cmd_trace_counts_mem(const uint8_t *p, size_t n, struct perfetto_c
 	memset(c, 0, sizeof *c);
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f))
-		if (f.id == TRACE_PACKET && f.wire == PB_WIRE_LEN)
+		if (f.id == PB_F_Trace_packet && f.wire == PB_WIRE_LEN)
 			count_packet(f.data, f.len, c);
 }
 

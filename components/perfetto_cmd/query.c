@@ -14,6 +14,7 @@
 
 #include "ipc.h"
 #include "pb.h"
+#include "pb_fields.h"
 
 struct query {
 	struct loop *l;
@@ -44,7 +45,7 @@ static void on_reply(void *ctx, const struct ipc_reply *r)
 	}
 	pb_reader_init(&rd, r->data, r->len);
 	while (pb_next(&rd, &f))
-		if (f.id == 1 && f.wire == PB_WIRE_LEN)
+		if (f.id == PB_F_QueryServiceStateResponse_service_state && f.wire == PB_WIRE_LEN)
 			for (size_t i = 0; i < f.len; i++)
 				vec_push(&q->state, f.data[i]);
 	if (!r->has_more)

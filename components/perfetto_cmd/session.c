@@ -32,6 +32,7 @@
 
 #include "ipc.h"
 #include "pb.h"
+#include "pb_fields.h"
 
 /* Largest packet accepted from ReadBuffers; bigger ones are dropped. */
 #define MAX_PACKET_BYTES ((size_t)64 * 1024 * 1024)
@@ -129,11 +130,12 @@ static void on_read(void *ctx, const struct ipc_reply *r)
 	pb_reader_init(&rd, r->data, r->len);
 	while (pb_next(&rd, &f)) {
 		bool last = false;
-		if (f.id != 2 || f.wire != PB_WIRE_LEN)
+		if (f.id != PB_F_ReadBuffersResponse_slices || f.wire != PB_WIRE_LEN)
 			continue;
 		pb_reader_init_field(&sr, &f);
 		while (pb_next(&sr, &g)) {
-			if (g.id == 1 && g.wire == PB_WIRE_LEN && !s->dropping) {
+			if (g.id == PB_F_ReadBuffersResponse_Slice_data && g.wire == PB_WIRE_LEN &&
+			    !s->dropping) {
 				if (s->partial.len + g.len > MAX_PACKET_BYTES ||
 				    vec_try_reserve(&s->partial, g.len)) {
 					s->dropping = true;
@@ -142,7 +144,7 @@ static void on_read(void *ctx, const struct ipc_reply *r)
 				}
 				memcpy(s->partial.data + s->partial.len, g.data, g.len);
 				s->partial.len += g.len;
-			} else if (g.id == 2) {
+			} else if (g.id == PB_F_ReadBuffersResponse_Slice_last_slice_for_packet) {
 				last = g.val != 0;
 			}
 		}
@@ -261,8 +263,10 @@ static void on_observe(void *ctx, const struct ipc_reply *r)
 		s->observing = false;
 		return;
 	}
-	if (pb_find_field(r->data, r->len, 1, &f) == 1 && f.wire == PB_WIRE_LEN &&
-	    pb_find_field(f.data, f.len, 2, &g) == 1 && g.val && !s->disabled) {
+	if (pb_find_field(r->data, r->len, PB_F_ObserveEventsResponse_events, &f) == 1 &&
+	    f.wire == PB_WIRE_LEN &&
+	    pb_find_field(f.data, f.len, PB_F_ObservableEvents_all_data_sources_started, &g) == 1 &&
+	    g.val && !s->disabled) {
 		notify(s, 0);
 		start_workload(s);
 		if (s->o->control)

@@ -14,6 +14,7 @@
 
 #include "ipc.h"
 #include "pb.h"
+#include "pb_fields.h"
 
 #define TRIGGER_TIMEOUT_MS 10000
 
@@ -45,12 +46,12 @@ static void on_bind(void *ctx, struct ipc_svc *svc, bool ok)
 		return;
 	}
 	pb_writer_init_growable(&w);
-	pb_put_string(&w, 3, "perfetto_cmd_producer"); /* producer_name */
+	pb_put_string(&w, PB_F_InitializeConnectionRequest_producer_name, "perfetto_cmd_producer");
 	ipc_client_invoke(c, svc, "InitializeConnection", pb_writer_data(&w), pb_writer_size(&w),
 	                  -1, true, NULL, NULL);
 	pb_writer_reset(&w);
 	for (size_t i = 0; i < t->n; i++)
-		pb_put_string(&w, 1, t->names[i]); /* trigger_names */
+		pb_put_string(&w, PB_F_ActivateTriggersRequest_trigger_names, t->names[i]);
 	if (ipc_client_invoke(c, svc, "ActivateTriggers", pb_writer_data(&w), pb_writer_size(&w),
 	                      -1, false, on_activated, t) < 0) {
 		tb_err_set(t->err, -EIO, "cannot send ActivateTriggers");

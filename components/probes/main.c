@@ -30,6 +30,7 @@
 #include "sysstats/sysstats.h"
 #include "tracing.h"
 #include "version.h"
+#include "pb_fields.h"
 
 #define PROBES_LOG "probes"
 #define PROBES_PRODUCER_NAME "perfetto.traced_probes"
@@ -164,7 +165,8 @@ static void on_setup(void *ctx, struct tracing_producer *p, uint64_t id, const c
 	in = tb_calloc(1, sizeof *in);
 	in->pr = pr;
 	in->id = id;
-	if (pb_find_field(config, config_len, 4, &f) == 1 && f.wire == PB_WIRE_VARINT)
+	if (pb_find_field(config, config_len, PB_F_DataSourceConfig_tracing_session_id, &f) == 1 &&
+	    f.wire == PB_WIRE_VARINT)
 		in->session = f.val;
 	in->kind = data_source_kinds[k];
 	in->config = config_len ? tb_memdup(config, config_len) : NULL;
@@ -223,7 +225,7 @@ static void on_start(void *ctx, struct tracing_producer *p, uint64_t id, const u
 		break;
 	case DS_SYSTEM_INFO: {
 		struct pb_writer *pw = tracing_writer_begin_packet(in->w);
-		pb_put_uint64(pw, 8, (uint64_t)tb_boot_ns());
+		pb_put_uint64(pw, PB_F_TracePacket_timestamp, (uint64_t)tb_boot_ns());
 		probes_system_info_write_cpu_info(pw, NULL, NULL);
 		tracing_writer_end_packet(in->w);
 		tracing_writer_flush(in->w);

@@ -18,6 +18,7 @@
  *                      variant=3, part=4, revision=5} } }
  */
 #include "probes.h"
+#include "pb_fields.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,7 +58,7 @@ static void write_frequencies(struct pb_writer *w, const char *sys_root, unsigne
 			continue;
 		}
 		if (f && f <= UINT32_MAX)
-			pb_put_uint32(w, 2, (uint32_t)f);
+			pb_put_uint32(w, PB_F_CpuInfo_Cpu_frequencies, (uint32_t)f);
 		p = end;
 		if (time_in_state) /* "freq time\n": skip the time column */
 			p += strcspn(p, "\n");
@@ -73,25 +74,29 @@ static void write_cpu(struct pb_writer *w, const char *sys_root, unsigned cpu,
 		      const char *processor, const struct arm_id *arm)
 {
 	char rel[128], *cap;
-	unsigned h = pb_begin_nested(w, 1);
+	unsigned h = pb_begin_nested(w, PB_F_CpuInfo_cpus);
 	int have = 0;
 
-	pb_put_string(w, 1, processor);
+	pb_put_string(w, PB_F_CpuInfo_Cpu_processor, processor);
 	snprintf(rel, sizeof rel, "devices/system/cpu/cpu%u/cpu_capacity", cpu);
 	if ((cap = read_text(sys_root, rel))) {
 		char *end;
 		unsigned long c = strtoul(cap, &end, 10);
 		if (end != cap && c <= UINT32_MAX)
-			pb_put_uint32(w, 3, (uint32_t)c);
+			pb_put_uint32(w, PB_F_CpuInfo_Cpu_capacity, (uint32_t)c);
 		tb_free(cap);
 	}
 	write_frequencies(w, sys_root, cpu);
 	for (int i = 0; i < 5; i++)
 		have += arm->v[i] >= 0;
 	if (have == 5) {
-		unsigned a = pb_begin_nested(w, 4);
+		unsigned a = pb_begin_nested(w, PB_F_CpuInfo_Cpu_arm_identifier);
+		_Static_assert(PB_F_CpuInfo_ArmCpuIdentifier_revision ==
+		                   PB_F_CpuInfo_ArmCpuIdentifier_implementer + 4,
+		               "ArmCpuIdentifier's fields are arm_id's, in order");
 		for (int i = 0; i < 5; i++)
-			pb_put_uint32(w, (uint32_t)i + 1, (uint32_t)arm->v[i]);
+			pb_put_uint32(w, PB_F_CpuInfo_ArmCpuIdentifier_implementer + (uint32_t)i,
+			              (uint32_t)arm->v[i]);
 		pb_end_nested(w, a);
 	}
 	pb_end_nested(w, h);
@@ -109,7 +114,7 @@ void probes_system_info_write_cpu_info(struct pb_writer *w, const char *proc_roo
 	char processor[256] = "unknown";
 	struct arm_id arm;
 	long cpu = -1;
-	unsigned h = pb_begin_nested(w, 67);
+	unsigned h = pb_begin_nested(w, PB_F_TracePacket_cpu_info);
 
 	if (!sys_root)
 		sys_root = "/sys";

@@ -40,22 +40,10 @@
 
 #include "base.h"
 #include "pb.h"
+#include "pb_fields.h"
 #include "sqlite3.h"
 #include "trace_processor.h"
 #include "traceconv_int.h"
-
-/* pprof field numbers. */
-enum {
-	PPROF_SAMPLE_TYPE = 1,
-	PPROF_SAMPLE = 2,
-	PPROF_SAMPLE_LABEL = 3, /* in Sample: Label {1 key, 2 str, 3 num} */
-	PPROF_MAPPING = 3,
-	PPROF_LOCATION = 4,
-	PPROF_FUNCTION = 5,
-	PPROF_STRING_TABLE = 6,
-	PPROF_PERIOD_TYPE = 11,
-	PPROF_PERIOD = 12,
-};
 
 /* One stack_profile_symbol row. */
 struct profile_line {
@@ -109,8 +97,8 @@ static void profile_value_type(struct profile_builder *b, uint32_t field, uint32
                                uint32_t unit)
 {
 	unsigned h = pb_begin_nested(&b->w, field);
-	pb_put_int64(&b->w, 1, (int64_t)profile_str(b, type));
-	pb_put_int64(&b->w, 2, (int64_t)profile_str(b, unit));
+	pb_put_int64(&b->w, PB_F_profiles_ValueType_type, (int64_t)profile_str(b, type));
+	pb_put_int64(&b->w, PB_F_profiles_ValueType_unit, (int64_t)profile_str(b, unit));
 	pb_end_nested(&b->w, h);
 }
 
@@ -124,8 +112,8 @@ static void profile_sample(struct profile_ctx *c, struct profile_builder *b, int
 	size_t n = traceconv_stack_walk(&c->st, callsite, &c->walk);
 	if (n == 0)
 		return;
-	unsigned h = pb_begin_nested(&b->w, PPROF_SAMPLE);
-	unsigned p = pb_begin_nested(&b->w, 1);
+	unsigned h = pb_begin_nested(&b->w, PB_F_profiles_Profile_sample);
+	unsigned p = pb_begin_nested(&b->w, PB_F_profiles_Sample_location_id);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t f = c->walk.data[i];
 		b->frame_seen[f] = 1;
@@ -133,18 +121,21 @@ static void profile_sample(struct profile_ctx *c, struct profile_builder *b, int
 	}
 	pb_end_nested(&b->w, p);
 	uint64_t one = 1;
-	pb_put_packed_varint(&b->w, 2, &one, 1);
+	pb_put_packed_varint(&b->w, PB_F_profiles_Sample_value, &one, 1);
 	if (!thread || !thread[0]) {
 		snprintf(num, sizeof num, "%lld", (long long)tid);
 		thread = num;
 	}
-	unsigned l = pb_begin_nested(&b->w, PPROF_SAMPLE_LABEL);
-	pb_put_int64(&b->w, 1, (int64_t)profile_str(b, strpool_intern_cstr(&c->st.strings, "thread")));
-	pb_put_int64(&b->w, 2, (int64_t)profile_str(b, strpool_intern_cstr(&c->st.strings, thread)));
+	unsigned l = pb_begin_nested(&b->w, PB_F_profiles_Sample_label);
+	pb_put_int64(&b->w, PB_F_profiles_Label_key,
+	             (int64_t)profile_str(b, strpool_intern_cstr(&c->st.strings, "thread")));
+	pb_put_int64(&b->w, PB_F_profiles_Label_str,
+	             (int64_t)profile_str(b, strpool_intern_cstr(&c->st.strings, thread)));
 	pb_end_nested(&b->w, l);
-	l = pb_begin_nested(&b->w, PPROF_SAMPLE_LABEL);
-	pb_put_int64(&b->w, 1, (int64_t)profile_str(b, strpool_intern_cstr(&c->st.strings, "tid")));
-	pb_put_int64(&b->w, 3, tid);
+	l = pb_begin_nested(&b->w, PB_F_profiles_Sample_label);
+	pb_put_int64(&b->w, PB_F_profiles_Label_key,
+	             (int64_t)profile_str(b, strpool_intern_cstr(&c->st.strings, "tid")));
+	pb_put_int64(&b->w, PB_F_profiles_Label_num, tid);
 	pb_end_nested(&b->w, l);
 	pb_end_nested(&b->w, h);
 }
@@ -156,30 +147,32 @@ static void profile_location(struct profile_ctx *c, struct profile_builder *b, u
 	    f->mapping < c->st.mappings.len ? &c->st.mappings.data[f->mapping] : NULL;
 	uint64_t first =
 	    f->symbol_set < c->set_start.len ? c->set_start.data[f->symbol_set] : UINT64_MAX;
-	unsigned h = pb_begin_nested(&b->w, PPROF_LOCATION);
-	pb_put_uint64(&b->w, 1, (uint64_t)id + 1);
+	unsigned h = pb_begin_nested(&b->w, PB_F_profiles_Profile_location);
+	pb_put_uint64(&b->w, PB_F_profiles_Location_id, (uint64_t)id + 1);
 	if (m) {
 		/* 1: used, every frame named so far; 2: used, a frame unnamed. */
 		if (b->mapping_seen[f->mapping] < 2)
 			b->mapping_seen[f->mapping] = f->name || first != UINT64_MAX ? 1 : 2;
-		pb_put_uint64(&b->w, 2, (uint64_t)f->mapping + 1);
+		pb_put_uint64(&b->w, PB_F_profiles_Location_mapping_id, (uint64_t)f->mapping + 1);
 		/* rel_pc is relative to the file; back to the address in memory. */
-		pb_put_uint64(&b->w, 3,
+		pb_put_uint64(&b->w, PB_F_profiles_Location_address,
 		              (uint64_t)m->start + (uint64_t)f->rel_pc - (uint64_t)m->exact_offset);
 	} else {
-		pb_put_uint64(&b->w, 3, (uint64_t)f->rel_pc);
+		pb_put_uint64(&b->w, PB_F_profiles_Location_address, (uint64_t)f->rel_pc);
 	}
 	if (first == UINT64_MAX) {
-		unsigned l = pb_begin_nested(&b->w, 4);
-		pb_put_uint64(&b->w, 1, profile_func(b, f->name, 0) + 1);
+		unsigned l = pb_begin_nested(&b->w, PB_F_profiles_Location_line);
+		pb_put_uint64(&b->w, PB_F_profiles_Line_function_id,
+		              profile_func(b, f->name, 0) + 1);
 		pb_end_nested(&b->w, l);
 	}
 	for (uint64_t i = first; first != UINT64_MAX && c->lines.data[i].name != UINT32_MAX; i++) {
 		const struct profile_line *ln = &c->lines.data[i];
-		unsigned l = pb_begin_nested(&b->w, 4);
-		pb_put_uint64(&b->w, 1, profile_func(b, ln->name, ln->file) + 1);
+		unsigned l = pb_begin_nested(&b->w, PB_F_profiles_Location_line);
+		pb_put_uint64(&b->w, PB_F_profiles_Line_function_id,
+		              profile_func(b, ln->name, ln->file) + 1);
 		if (ln->line > 0)
-			pb_put_int64(&b->w, 2, ln->line);
+			pb_put_int64(&b->w, PB_F_profiles_Line_line, ln->line);
 		pb_end_nested(&b->w, l);
 	}
 	pb_end_nested(&b->w, h);
@@ -191,35 +184,39 @@ static void profile_tail(struct profile_ctx *c, struct profile_builder *b)
 		if (b->frame_seen[i])
 			profile_location(c, b, (uint32_t)i);
 	for (size_t i = 0; i < b->funcs_name.len; i++) {
-		unsigned h = pb_begin_nested(&b->w, PPROF_FUNCTION);
-		pb_put_uint64(&b->w, 1, i + 1);
+		unsigned h = pb_begin_nested(&b->w, PB_F_profiles_Profile_function);
+		pb_put_uint64(&b->w, PB_F_profiles_Function_id, i + 1);
 		uint64_t name = profile_str(b, b->funcs_name.data[i]);
-		pb_put_int64(&b->w, 2, (int64_t)name);
-		pb_put_int64(&b->w, 3, (int64_t)name);
+		pb_put_int64(&b->w, PB_F_profiles_Function_name, (int64_t)name);
+		pb_put_int64(&b->w, PB_F_profiles_Function_system_name, (int64_t)name);
 		if (b->funcs_file.data[i])
-			pb_put_int64(&b->w, 4, (int64_t)profile_str(b, b->funcs_file.data[i]));
+			pb_put_int64(&b->w, PB_F_profiles_Function_filename,
+			             (int64_t)profile_str(b, b->funcs_file.data[i]));
 		pb_end_nested(&b->w, h);
 	}
 	for (size_t i = 0; i < c->st.mappings.len; i++) {
 		if (!b->mapping_seen[i])
 			continue;
 		const struct traceconv_mapping *m = &c->st.mappings.data[i];
-		unsigned h = pb_begin_nested(&b->w, PPROF_MAPPING);
-		pb_put_uint64(&b->w, 1, i + 1);
-		pb_put_uint64(&b->w, 2, (uint64_t)m->start);
-		pb_put_uint64(&b->w, 3, (uint64_t)m->end);
-		pb_put_uint64(&b->w, 4, (uint64_t)m->exact_offset);
-		pb_put_int64(&b->w, 5, (int64_t)profile_str(b, m->name));
-		pb_put_int64(&b->w, 6, (int64_t)profile_str(b, m->build_id));
+		unsigned h = pb_begin_nested(&b->w, PB_F_profiles_Profile_mapping);
+		pb_put_uint64(&b->w, PB_F_profiles_Mapping_id, i + 1);
+		pb_put_uint64(&b->w, PB_F_profiles_Mapping_memory_start, (uint64_t)m->start);
+		pb_put_uint64(&b->w, PB_F_profiles_Mapping_memory_limit, (uint64_t)m->end);
+		pb_put_uint64(&b->w, PB_F_profiles_Mapping_file_offset, (uint64_t)m->exact_offset);
+		pb_put_int64(&b->w, PB_F_profiles_Mapping_filename,
+		             (int64_t)profile_str(b, m->name));
+		pb_put_int64(&b->w, PB_F_profiles_Mapping_build_id,
+		             (int64_t)profile_str(b, m->build_id));
 		/* Every frame already has its function: pprof must not look the
 		 * addresses up again in whatever file has that name here. */
 		if (b->mapping_seen[i] == 1)
-			pb_put_bool(&b->w, 7, true);
+			pb_put_bool(&b->w, PB_F_profiles_Mapping_has_functions, true);
 		pb_end_nested(&b->w, h);
 	}
 	/* Strings last: everything above interned what it uses. */
 	for (size_t i = 0; i < b->strs.len; i++)
-		pb_put_string(&b->w, PPROF_STRING_TABLE, traceconv_str(&c->st, b->strs.data[i]));
+		pb_put_string(&b->w, PB_F_profiles_Profile_string_table,
+		              traceconv_str(&c->st, b->strs.data[i]));
 }
 
 /* The event, and the period when every sample of the process printed the
@@ -238,10 +235,11 @@ static void profile_period(struct profile_ctx *c, struct profile_builder *b, int
 		const char *ev = (const char *)sqlite3_column_text(st, 0);
 		bool clock = strcmp(ev, "cpu-clock") == 0 || strcmp(ev, "task-clock") == 0;
 		profile_value_type(
-		    b, PPROF_PERIOD_TYPE, strpool_intern_cstr(&c->st.strings, ev),
+		    b, PB_F_profiles_Profile_period_type, strpool_intern_cstr(&c->st.strings, ev),
 		    strpool_intern_cstr(&c->st.strings, clock ? "nanoseconds" : "count"));
 		if (sqlite3_column_int(st, 3) == 1 && sqlite3_column_int(st, 4))
-			pb_put_int64(&b->w, PPROF_PERIOD, sqlite3_column_int64(st, 2));
+			pb_put_int64(&b->w, PB_F_profiles_Profile_period,
+			             sqlite3_column_int64(st, 2));
 	}
 	sqlite3_finalize(st);
 }
@@ -271,7 +269,8 @@ static int profile_build(struct profile_ctx *c, int64_t upid, uint8_t **out, siz
 	b.frame_seen = tb_calloc(c->st.frames.len + 1, 1);
 	b.mapping_seen = tb_calloc(c->st.mappings.len + 1, 1);
 	profile_str(&b, 0); /* "" is index 0 */
-	profile_value_type(&b, PPROF_SAMPLE_TYPE, strpool_intern_cstr(&c->st.strings, "samples"),
+	profile_value_type(&b, PB_F_profiles_Profile_sample_type,
+	                   strpool_intern_cstr(&c->st.strings, "samples"),
 	                   strpool_intern_cstr(&c->st.strings, "count"));
 	const char *sql = "SELECT s.callsite_id, t.tid, t.name FROM __intrinsic_perf_sample s"
 	                  " JOIN thread t USING (utid) WHERE t.upid = ?1 AND s.callsite_id IS NOT NULL"

@@ -29,15 +29,13 @@
 
 #include "base.h"
 #include "pb.h"
+#include "pb_fields.h"
 #include "protos.h"
 #include "traceconv_int.h"
 
 #define READ_CHUNK ((size_t)1 << 20)
 #define MAX_PACKET ((size_t)256 << 20)
 #define MAX_INFLATED ((size_t)512 << 20)
-#define F_TRACE_PACKET 1
-#define F_COMPRESSED_PACKETS 50
-#define F_ZSTD_COMPRESSED_PACKETS 51
 
 typedef int (*packet_fn)(void *ctx, const uint8_t *p, size_t n);
 
@@ -67,7 +65,7 @@ static int each_packet(int fd, const char *name, packet_fn fn, void *ctx)
 				goto corrupt;
 			if ((size_t)(end - b) < size)
 				break;
-			if (tag >> 3 == F_TRACE_PACKET && (rc = fn(ctx, b, (size_t)size)) != 0)
+			if (tag >> 3 == PB_F_Trace_packet && (rc = fn(ctx, b, (size_t)size)) != 0)
 				goto out;
 			off = (size_t)(b - buf.data) + (size_t)size;
 		}
@@ -172,13 +170,15 @@ static int text_packet(void *ctx, const uint8_t *p, size_t n)
 {
 	struct text_ctx *t = ctx;
 	struct pb_field f = {0};
-	if (pb_find_field(p, n, F_ZSTD_COMPRESSED_PACKETS, &f) >= 1 && f.wire == PB_WIRE_LEN) {
+	if (pb_find_field(p, n, PB_F_TracePacket_zstd_compressed_packets, &f) >= 1 &&
+	    f.wire == PB_WIRE_LEN) {
 		fputs("zstd_compressed_packets {\nCannot decode compressed packets: the codec is not "
 		      "enabled in the build config}\n",
 		      t->out);
 		return 0;
 	}
-	if (pb_find_field(p, n, F_COMPRESSED_PACKETS, &f) >= 1 && f.wire == PB_WIRE_LEN) {
+	if (pb_find_field(p, n, PB_F_TracePacket_compressed_packets, &f) >= 1 &&
+	    f.wire == PB_WIRE_LEN) {
 		uint8_t *in;
 		size_t in_len;
 		fputs("compressed_packets {\n", t->out);
@@ -189,7 +189,7 @@ static int text_packet(void *ctx, const uint8_t *p, size_t n)
 			struct pb_field g;
 			pb_reader_init(&r, in, in_len);
 			while (pb_next(&r, &g)) {
-				if (g.id != F_TRACE_PACKET || g.wire != PB_WIRE_LEN)
+				if (g.id != PB_F_Trace_packet || g.wire != PB_WIRE_LEN)
 					continue;
 				fputs("  packet {\n", t->out);
 				print_packet(t, g.data, g.len, 4);
@@ -222,7 +222,7 @@ int traceconv_text(int in_fd, const char *in_name, FILE *out, const struct trace
 static void put_packet(FILE *out, const uint8_t *p, size_t n)
 {
 	uint8_t hdr[1 + PB_VARINT_MAX_LEN];
-	hdr[0] = F_TRACE_PACKET << 3 | PB_WIRE_LEN;
+	hdr[0] = PB_F_Trace_packet << 3 | PB_WIRE_LEN;
 	size_t h = (size_t)(pb_encode_varint(hdr + 1, n) - hdr);
 	fwrite(hdr, 1, h, out);
 	fwrite(p, 1, n, out);
@@ -232,7 +232,8 @@ static int unpack_packet(void *ctx, const uint8_t *p, size_t n)
 {
 	FILE *out = ctx;
 	struct pb_field f = {0};
-	if (pb_find_field(p, n, F_COMPRESSED_PACKETS, &f) >= 1 && f.wire == PB_WIRE_LEN) {
+	if (pb_find_field(p, n, PB_F_TracePacket_compressed_packets, &f) >= 1 &&
+	    f.wire == PB_WIRE_LEN) {
 		uint8_t *in;
 		size_t in_len;
 		if (inflate_all(f.data, f.len, &in, &in_len) < 0) {
@@ -243,12 +244,13 @@ static int unpack_packet(void *ctx, const uint8_t *p, size_t n)
 		struct pb_field g;
 		pb_reader_init(&r, in, in_len);
 		while (pb_next(&r, &g))
-			if (g.id == F_TRACE_PACKET && g.wire == PB_WIRE_LEN)
+			if (g.id == PB_F_Trace_packet && g.wire == PB_WIRE_LEN)
 				put_packet(out, g.data, g.len);
 		tb_free(in);
 		return 0;
 	}
-	if (pb_find_field(p, n, F_ZSTD_COMPRESSED_PACKETS, &f) >= 1 && f.wire == PB_WIRE_LEN) {
+	if (pb_find_field(p, n, PB_F_TracePacket_zstd_compressed_packets, &f) >= 1 &&
+	    f.wire == PB_WIRE_LEN) {
 		fprintf(stderr, "traceconv: zstd-compressed packets cannot be decompressed: the codec "
 				"is not in this build\n");
 		return -1;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "version.h"
+#include "pb_fields.h"
 
 static struct traced_consumer *consumer_of(struct traced *t, struct ipc_call *call)
 {
@@ -80,7 +81,8 @@ static void m_enable_tracing(void *ctx, struct ipc_call *call, const uint8_t *ar
 		ipc_call_fail(call);
 		return;
 	}
-	if (pb_find_field(args, len, 2, &f) == 1 && f.val) {
+	if (pb_find_field(args, len, PB_F_EnableTracingRequest_attach_notification_only, &f) == 1 &&
+	    f.val) {
 		/* attach_notification_only: re-arm the notification. */
 		if (c->session && !c->session->enable_call &&
 		    c->session->state != TRACED_DISABLED) {
@@ -94,10 +96,11 @@ static void m_enable_tracing(void *ctx, struct ipc_call *call, const uint8_t *ar
 	}
 	if (c->session) {
 		snprintf(err, sizeof err, "the consumer already has a tracing session");
-	} else if (pb_find_field(args, len, 1, &f) != 1 || f.wire != PB_WIRE_LEN) {
+	} else if (pb_find_field(args, len, PB_F_EnableTracingRequest_trace_config, &f) != 1 ||
+	           f.wire != PB_WIRE_LEN) {
 		snprintf(err, sizeof err, "EnableTracing without a trace config");
 	} else if ((rc = traced_session_create(t, c, f.data, f.len, call, fd, err, sizeof err)) ==
-		   0) {
+	           0) {
 		return; /* answered when the session ends */
 	} else {
 		fd = -1; /* traced_session_create closed it */
@@ -144,11 +147,12 @@ static void rb_slice(struct rb_out *o, const uint8_t *data, size_t len, bool las
 		room = TRACED_READ_REPLY_MAX - pb_writer_size(&o->w) - 64;
 		take = len < room ? len : room;
 		inner = 1 + pb_varint_size(take) + take + ((last_slice && take == len) ? 2 : 0);
-		pb_put_tag(&o->w, 2, PB_WIRE_LEN);
+		pb_put_tag(&o->w, PB_F_ReadBuffersResponse_slices, PB_WIRE_LEN);
 		pb_put_raw_varint(&o->w, inner);
-		pb_put_bytes(&o->w, 1, data, take);
+		pb_put_bytes(&o->w, PB_F_ReadBuffersResponse_Slice_data, data, take);
 		if (last_slice && take == len)
-			pb_put_bool(&o->w, 2, true);
+			pb_put_bool(&o->w, PB_F_ReadBuffersResponse_Slice_last_slice_for_packet,
+			            true);
 		data += take;
 		len -= take;
 		if (!len)
@@ -504,7 +508,8 @@ static void m_query_service_state(void *ctx, struct ipc_call *call, const uint8_
 	struct traced_consumer *c = consumer_of(t, call);
 	Perfetto__Protos__TracingServiceState st;
 	struct pb_field f = {0};
-	bool sessions_only = pb_find_field(args, len, 1, &f) == 1 && f.val;
+	bool sessions_only =
+	    pb_find_field(args, len, PB_F_QueryServiceStateRequest_sessions_only, &f) == 1 && f.val;
 	size_t n;
 	if (!c) {
 		ipc_call_fail(call);

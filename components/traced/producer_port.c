@@ -13,6 +13,7 @@
  * tracing_smb_read_chunk and counts what fails.
  */
 #include "traced_int.h"
+#include "pb_fields.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -485,13 +486,17 @@ static void m_unregister_trace_writer(void *ctx, struct ipc_call *call, const ui
 }
 
 /* Started/Stopped notifications carry the instance id. */
+_Static_assert(PB_F_NotifyDataSourceStartedRequest_data_source_id ==
+                   PB_F_NotifyDataSourceStoppedRequest_data_source_id,
+               "notify_ds reads both requests");
 static void notify_ds(struct traced *t, struct ipc_call *call, const uint8_t *args, size_t len,
 		      bool stopped)
 {
 	struct traced_producer *p = producer_of(t, call);
 	struct pb_field f;
 	uint64_t id = 0;
-	if (pb_find_field(args, len, 1, &f) == 1 && f.wire == PB_WIRE_VARINT)
+	if (pb_find_field(args, len, PB_F_NotifyDataSourceStartedRequest_data_source_id, &f) == 1 &&
+	    f.wire == PB_WIRE_VARINT)
 		id = f.val;
 	reply_empty(call);
 	if (!p || !id)

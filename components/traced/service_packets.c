@@ -21,14 +21,15 @@
 #include <unistd.h>
 
 #include "version.h"
+#include "pb_fields.h"
 
 static const uint8_t sync_marker[16] = {0x82, 0x47, 0x7a, 0x76, 0xb2, 0x8d, 0x42, 0xba,
 					0x81, 0xdc, 0x33, 0x32, 0x6d, 0x57, 0xa0, 0x79};
 
 static void trusted(struct pb_writer *w)
 {
-	pb_put_int32(w, 3, (int32_t)getuid());
-	pb_put_uint32(w, 10, TRACED_SERVICE_SEQ_ID);
+	pb_put_int32(w, PB_F_TracePacket_trusted_uid, (int32_t)getuid());
+	pb_put_uint32(w, PB_F_TracePacket_trusted_packet_sequence_id, TRACED_SERVICE_SEQ_ID);
 }
 
 static int emit(struct pb_writer *w, traced_packet_fn cb, void *ctx)
@@ -49,8 +50,12 @@ static const struct {
 	uint32_t id;
 	clockid_t clk;
 } clock_list[TRACED_NUM_CLOCKS] = {
-	{6, CLOCK_BOOTTIME},        {2, CLOCK_REALTIME_COARSE}, {4, CLOCK_MONOTONIC_COARSE},
-	{1, CLOCK_REALTIME},        {3, CLOCK_MONOTONIC},       {5, CLOCK_MONOTONIC_RAW},
+    {PB_E_BuiltinClock_BUILTIN_CLOCK_BOOTTIME, CLOCK_BOOTTIME},
+    {PB_E_BuiltinClock_BUILTIN_CLOCK_REALTIME_COARSE, CLOCK_REALTIME_COARSE},
+    {PB_E_BuiltinClock_BUILTIN_CLOCK_MONOTONIC_COARSE, CLOCK_MONOTONIC_COARSE},
+    {PB_E_BuiltinClock_BUILTIN_CLOCK_REALTIME, CLOCK_REALTIME},
+    {PB_E_BuiltinClock_BUILTIN_CLOCK_MONOTONIC, CLOCK_MONOTONIC},
+    {PB_E_BuiltinClock_BUILTIN_CLOCK_MONOTONIC_RAW, CLOCK_MONOTONIC_RAW},
 };
 
 void traced_clocks_capture(struct traced_clocks *c)
@@ -101,12 +106,12 @@ static void clock_snapshot(struct pb_writer *w, const struct traced_clocks *cloc
 	pb_writer_init_growable(&snap);
 	pb_writer_init_growable(&c);
 	for (size_t i = 0; i < TRACED_NUM_CLOCKS; i++) {
-		pb_put_uint32(&c, 1, clock_list[i].id);
-		pb_put_uint64(&c, 2, clocks->ns[i]);
-		put_nested(&snap, 1, &c);
+		pb_put_uint32(&c, PB_F_ClockSnapshot_Clock_clock_id, clock_list[i].id);
+		pb_put_uint64(&c, PB_F_ClockSnapshot_Clock_timestamp, clocks->ns[i]);
+		put_nested(&snap, PB_F_ClockSnapshot_clocks, &c);
 	}
-	pb_put_uint32(&snap, 2, primary);
-	put_nested(w, 6, &snap);
+	pb_put_uint32(&snap, PB_F_ClockSnapshot_primary_trace_clock, primary);
+	put_nested(w, PB_F_TracePacket_clock_snapshot, &snap);
 	trusted(w);
 	pb_writer_release(&snap);
 	pb_writer_release(&c);
@@ -115,8 +120,8 @@ static void clock_snapshot(struct pb_writer *w, const struct traced_clocks *cloc
 static void service_event(struct pb_writer *w, uint32_t event, int64_t ts)
 {
 	uint8_t ev[2] = {(uint8_t)(event << 3), 1};
-	pb_put_uint64(w, 8, (uint64_t)ts);
-	pb_put_bytes(w, 69, ev, sizeof ev);
+	pb_put_uint64(w, PB_F_TracePacket_timestamp, (uint64_t)ts);
+	pb_put_bytes(w, PB_F_TracePacket_service_event, ev, sizeof ev);
 	trusted(w);
 }
 
@@ -149,20 +154,20 @@ static void system_info(struct pb_writer *w)
 	pb_writer_init_growable(&si);
 	pb_writer_init_growable(&un);
 	if (uname(&u) == 0) {
-		pb_put_string(&un, 1, u.sysname);
-		pb_put_string(&un, 2, u.version);
-		pb_put_string(&un, 3, u.release);
-		pb_put_string(&un, 4, u.machine);
-		put_nested(&si, 1, &un);
+		pb_put_string(&un, PB_F_Utsname_sysname, u.sysname);
+		pb_put_string(&un, PB_F_Utsname_version, u.version);
+		pb_put_string(&un, PB_F_Utsname_release, u.release);
+		pb_put_string(&un, PB_F_Utsname_machine, u.machine);
+		put_nested(&si, PB_F_SystemInfo_utsname, &un);
 	}
 	if (hz > 0)
-		pb_put_int64(&si, 3, hz);
-	pb_put_string(&si, 4, "tracebox " TB_VERSION);
+		pb_put_int64(&si, PB_F_SystemInfo_hz, hz);
+	pb_put_string(&si, PB_F_SystemInfo_tracing_service_version, "tracebox " TB_VERSION);
 	if (ps > 0)
-		pb_put_uint32(&si, 6, (uint32_t)ps);
+		pb_put_uint32(&si, PB_F_SystemInfo_page_size, (uint32_t)ps);
 	if (cpus > 0)
-		pb_put_uint32(&si, 8, (uint32_t)cpus);
-	put_nested(w, 45, &si);
+		pb_put_uint32(&si, PB_F_SystemInfo_num_cpus, (uint32_t)cpus);
+	put_nested(w, PB_F_TracePacket_system_info, &si);
 	trusted(w);
 	pb_writer_release(&si);
 	pb_writer_release(&un);
@@ -195,13 +200,14 @@ int traced_emit_header_packets(struct traced_session *s, traced_packet_fn cb, vo
 	if (s->emit_sync_marker || !s->emitted_header) {
 		s->emit_sync_marker = false;
 		trusted(&w);
-		pb_put_bytes(&w, 36, sync_marker, sizeof sync_marker); /* must come last */
+		pb_put_bytes(&w, PB_F_TracePacket_synchronization_marker, sync_marker,
+		             sizeof sync_marker); /* must come last */
 		rc = rc ? rc : emit(&w, cb, ctx);
 	}
 	if (!s->emitted_header) {
 		s->emitted_header = true;
 		if (!(b && b->disable_trace_config)) {
-			pb_put_bytes(&w, 33, s->config, s->config_len);
+			pb_put_bytes(&w, PB_F_TracePacket_trace_config, s->config, s->config_len);
 			trusted(&w);
 			rc = rc ? rc : emit(&w, cb, ctx);
 		}
@@ -232,7 +238,7 @@ int traced_emit_trailer_packets(struct traced_session *s, traced_packet_fn cb, v
 		n = perfetto__protos__trace_stats__get_packed_size(&ts);
 		buf = tb_malloc(n ? n : 1);
 		perfetto__protos__trace_stats__pack(&ts, buf);
-		pb_put_bytes(&w, 35, buf, n);
+		pb_put_bytes(&w, PB_F_TracePacket_trace_stats, buf, n);
 		trusted(&w);
 		rc = rc ? rc : emit(&w, cb, ctx);
 		tb_free(buf);

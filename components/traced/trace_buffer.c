@@ -18,6 +18,7 @@
  * it are freed. See README.md for the layout.
  */
 #include "traced_int.h"
+#include "pb_fields.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -327,8 +328,18 @@ void traced_buffer_patch_done(struct traced_buffer *b, uint16_t producer_id, uin
 static bool reserved_field(uint32_t id)
 {
 	switch (id) {
-	case 3: case 10: case 33: case 35: case 36: case 50: case 69: case 79:
-	case 98: case 124: case 125: case 133:
+	case PB_F_TracePacket_trusted_uid:
+	case PB_F_TracePacket_trusted_packet_sequence_id:
+	case PB_F_TracePacket_trace_config:
+	case PB_F_TracePacket_trace_stats:
+	case PB_F_TracePacket_synchronization_marker:
+	case PB_F_TracePacket_compressed_packets:
+	case PB_F_TracePacket_service_event:
+	case PB_F_TracePacket_trusted_pid:
+	case PB_F_TracePacket_machine_id:
+	case PB_F_TracePacket_trace_provenance:
+	case PB_F_TracePacket_protovms:
+	case PB_F_TracePacket_zstd_compressed_packets:
 		return true;
 	default:
 		return false;
@@ -364,12 +375,12 @@ static int on_packet(void *ctx, const uint8_t *data, size_t len, bool previous_d
 		return 0;
 	}
 	pb_writer_init_fixed(&w, trailer, sizeof trailer);
-	pb_put_int32(&w, 3, (int32_t)rc->seq->uid);
-	pb_put_uint32(&w, 10, rc->seq->seq_id);
+	pb_put_int32(&w, PB_F_TracePacket_trusted_uid, (int32_t)rc->seq->uid);
+	pb_put_uint32(&w, PB_F_TracePacket_trusted_packet_sequence_id, rc->seq->seq_id);
 	if (rc->seq->pid > 0)
-		pb_put_int32(&w, 79, (int32_t)rc->seq->pid);
+		pb_put_int32(&w, PB_F_TracePacket_trusted_pid, (int32_t)rc->seq->pid);
 	if (previous_dropped)
-		pb_put_uint32(&w, 42, 1);
+		pb_put_uint32(&w, PB_F_TracePacket_previous_packet_dropped, 1);
 	TB_CHECK(pb_writer_error(&w) == 0);
 	return rc->cb(rc->ctx, data, len, trailer, pb_writer_size(&w));
 }

@@ -15,6 +15,7 @@
 #include "base.h"
 #include "ipc.h"
 #include "pb.h"
+#include "pb_fields.h"
 #include "protos.h"
 #include "traced.h"
 #include "tracing.h"
@@ -62,11 +63,11 @@
 #define TRACED_CLOCK_DRIFT_NS 10000000
 #define TRACED_NUM_CLOCKS 6
 /* TracingServiceEvent field numbers the service records. */
-#define TRACED_EV_ALL_STARTED 1
-#define TRACED_EV_TRACING_STARTED 2
-#define TRACED_EV_ALL_FLUSHED 3
-#define TRACED_EV_TRACING_DISABLED 5
-#define TRACED_EV_FLUSH_STARTED 9
+#define TRACED_EV_ALL_STARTED PB_F_TracingServiceEvent_all_data_sources_started
+#define TRACED_EV_TRACING_STARTED PB_F_TracingServiceEvent_tracing_started
+#define TRACED_EV_ALL_FLUSHED PB_F_TracingServiceEvent_all_data_sources_flushed
+#define TRACED_EV_TRACING_DISABLED PB_F_TracingServiceEvent_tracing_disabled
+#define TRACED_EV_FLUSH_STARTED PB_F_TracingServiceEvent_flush_started
 #define TRACED_EV_MAX 10
 
 /* ---- trace buffer (trace_buffer.c) --------------------------------------- */

@@ -27,6 +27,7 @@
  * CLONE_SNAPSHOT is refused at EnableTracing.
  */
 #include "traced_int.h"
+#include "pb_fields.h"
 
 #include <regex.h>
 #include <stdio.h>
@@ -283,15 +284,16 @@ int traced_emit_triggers(struct traced_session *s, struct pb_writer *w, traced_p
 	for (; s->triggers_emitted < s->triggers.len && !rc; s->triggers_emitted++) {
 		const struct traced_trigger *tr = &s->triggers.data[s->triggers_emitted];
 		unsigned m;
-		pb_put_uint64(w, 8, (uint64_t)tr->ts);
-		m = pb_begin_nested(w, 46);
-		pb_put_string(w, 1, tr->name);
-		pb_put_string(w, 2, tr->producer);
-		pb_put_int32(w, 3, (int32_t)tr->uid);
-		pb_put_uint64(w, 4, tr->stop_delay_ms);
+		pb_put_uint64(w, PB_F_TracePacket_timestamp, (uint64_t)tr->ts);
+		m = pb_begin_nested(w, PB_F_TracePacket_trigger);
+		pb_put_string(w, PB_F_Trigger_trigger_name, tr->name);
+		pb_put_string(w, PB_F_Trigger_producer_name, tr->producer);
+		pb_put_int32(w, PB_F_Trigger_trusted_producer_uid, (int32_t)tr->uid);
+		pb_put_uint64(w, PB_F_Trigger_stop_delay_ms, tr->stop_delay_ms);
 		pb_end_nested(w, m);
-		pb_put_int32(w, 3, (int32_t)getuid());
-		pb_put_uint32(w, 10, TRACED_SERVICE_SEQ_ID);
+		pb_put_int32(w, PB_F_TracePacket_trusted_uid, (int32_t)getuid());
+		pb_put_uint32(w, PB_F_TracePacket_trusted_packet_sequence_id,
+		              TRACED_SERVICE_SEQ_ID);
 		rc = cb(ctx, pb_writer_data(w), pb_writer_size(w), NULL, 0);
 		pb_writer_reset(w);
 	}

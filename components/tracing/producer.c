@@ -30,18 +30,9 @@
 
 #include "ipc.h"
 #include "version.h"
+#include "pb_fields.h"
 
 #define PRODUCER_LOG "producer"
-
-/* GetAsyncCommandResponse oneof field numbers. */
-enum {
-	CMD_START = 1,
-	CMD_STOP = 2,
-	CMD_SETUP_TRACING = 3,
-	CMD_FLUSH = 5,
-	CMD_SETUP_DS = 6,
-	CMD_CLEAR_INCREMENTAL = 7,
-};
 
 struct ds_reg {
 	char *name;
@@ -297,8 +288,9 @@ static void on_register_reply(void *ctx, const struct ipc_reply *r)
 {
 	struct tracing_producer *p = ctx;
 	struct pb_field f = {0};
-	if (r->success && pb_find_field(r->data, r->len, 1, &f) == 1 && f.wire == PB_WIRE_LEN &&
-	    f.len)
+	if (r->success &&
+	    pb_find_field(r->data, r->len, PB_F_RegisterDataSourceResponse_error, &f) == 1 &&
+	    f.wire == PB_WIRE_LEN && f.len)
 		log_warn(PRODUCER_LOG, "producer '%s': data source rejected: %.*s", p->name,
 		         (int)f.len, (const char *)f.data);
 }
@@ -376,26 +368,40 @@ struct cmd_args {
 	VEC(uint64_t) ids;   /* Flush / ClearIncrementalState */
 };
 
+/* The commands share their field numbers: field 1 is every command's
+ * instance id(s) and SetupTracing's page size, field 2 a data source's
+ * config or Flush's request id. */
+#define CMD_ID PB_F_GetAsyncCommandResponse_StartDataSource_new_instance_id
+#define CMD_CONFIG PB_F_GetAsyncCommandResponse_StartDataSource_config
+_Static_assert(CMD_ID == PB_F_GetAsyncCommandResponse_SetupDataSource_new_instance_id &&
+                   CMD_ID == PB_F_GetAsyncCommandResponse_StopDataSource_instance_id &&
+                   CMD_ID == PB_F_GetAsyncCommandResponse_Flush_data_source_ids &&
+                   CMD_ID == PB_F_GetAsyncCommandResponse_ClearIncrementalState_data_source_ids &&
+                   CMD_ID == PB_F_GetAsyncCommandResponse_SetupTracing_shared_buffer_page_size_kb &&
+                   CMD_CONFIG == PB_F_GetAsyncCommandResponse_SetupDataSource_config &&
+                   CMD_CONFIG == PB_F_GetAsyncCommandResponse_Flush_request_id,
+               "parse_args reads every command with one field layout");
+
 static void parse_args(const uint8_t *data, size_t len, struct cmd_args *a)
 {
 	struct pb_reader rd;
 	struct pb_field f = {0};
 	pb_reader_init(&rd, data, len);
 	while (pb_next(&rd, &f)) {
-		if (f.id == 1 && f.wire == PB_WIRE_VARINT) {
+		if (f.id == CMD_ID && f.wire == PB_WIRE_VARINT) {
 			a->id = f.val;
 			vec_push(&a->ids, f.val);
 			a->page_kb = (uint32_t)f.val;
-		} else if (f.id == 1 && f.wire == PB_WIRE_LEN) {
+		} else if (f.id == CMD_ID && f.wire == PB_WIRE_LEN) {
 			struct pb_packed it;
 			uint64_t v;
 			pb_packed_init(&it, f.data, f.len, PB_WIRE_VARINT);
 			while (pb_packed_next(&it, &v))
 				vec_push(&a->ids, v);
-		} else if (f.id == 2 && f.wire == PB_WIRE_LEN) {
+		} else if (f.id == CMD_CONFIG && f.wire == PB_WIRE_LEN) {
 			a->config = f.data;
 			a->config_len = f.len;
-		} else if (f.id == 2 && f.wire == PB_WIRE_VARINT) {
+		} else if (f.id == CMD_CONFIG && f.wire == PB_WIRE_VARINT) {
 			a->request_id = f.val;
 		}
 	}
@@ -407,7 +413,8 @@ static void do_setup(struct tracing_producer *p, const struct cmd_args *a)
 	struct pb_field f = {0};
 	char name[256] = "";
 	const struct ds_reg *r = NULL;
-	if (pb_find_field(a->config, a->config_len, 1, &f) == 1 && f.wire == PB_WIRE_LEN) {
+	if (pb_find_field(a->config, a->config_len, PB_F_DataSourceConfig_name, &f) == 1 &&
+	    f.wire == PB_WIRE_LEN) {
 		size_t n = f.len < sizeof name - 1 ? f.len : sizeof name - 1;
 		memcpy(name, f.data, n);
 		name[n] = '\0';
@@ -433,7 +440,8 @@ static void do_start(struct tracing_producer *p, const struct cmd_args *a)
 		if (!alive(p))
 			return;
 	}
-	if (pb_find_field(a->config, a->config_len, 2, &f) == 1 && f.wire == PB_WIRE_VARINT)
+	if (pb_find_field(a->config, a->config_len, PB_F_DataSourceConfig_target_buffer, &f) == 1 &&
+	    f.wire == PB_WIRE_VARINT)
 		target_buffer = (uint32_t)f.val;
 	if (p->opts.start) {
 		p->opts.start(p->opts.ctx, p, a->id, a->config, a->config_len, target_buffer);
@@ -459,22 +467,22 @@ static void dispatch(struct tracing_producer *p, uint32_t cmd, const uint8_t *da
 	struct cmd_args a = {0};
 	parse_args(data, len, &a);
 	switch (cmd) {
-	case CMD_SETUP_DS:
+	case PB_F_GetAsyncCommandResponse_setup_data_source:
 		do_setup(p, &a);
 		break;
-	case CMD_START:
+	case PB_F_GetAsyncCommandResponse_start_data_source:
 		do_start(p, &a);
 		break;
-	case CMD_STOP:
+	case PB_F_GetAsyncCommandResponse_stop_data_source:
 		do_stop(p, &a);
 		break;
-	case CMD_FLUSH:
+	case PB_F_GetAsyncCommandResponse_flush:
 		if (p->opts.flush)
 			p->opts.flush(p->opts.ctx, p, a.ids.data, a.ids.len, a.request_id);
 		else
 			tracing_producer_flush_done(p, a.request_id);
 		break;
-	case CMD_CLEAR_INCREMENTAL:
+	case PB_F_GetAsyncCommandResponse_clear_incremental_state:
 		if (p->opts.clear_incremental_state)
 			p->opts.clear_incremental_state(p->opts.ctx, p, a.ids.data, a.ids.len);
 		break;
@@ -558,12 +566,14 @@ static void on_async(void *ctx, const struct ipc_reply *r)
 	}
 	enter(p);
 	cmd = command_of(r->data, r->len, &sub, &len);
-	if (cmd == CMD_SETUP_TRACING) {
+	if (cmd == PB_F_GetAsyncCommandResponse_setup_tracing) {
 		/* Only now: the fd may have been received with earlier frames. */
 		fd = ipc_client_take_fd(p->client);
 		setup_tracing(p, sub, len, fd);
 	} else {
-		if (!p->smb && (cmd == CMD_SETUP_DS || cmd == CMD_START || p->held.len)) {
+		if (!p->smb &&
+		    (cmd == PB_F_GetAsyncCommandResponse_setup_data_source ||
+		     cmd == PB_F_GetAsyncCommandResponse_start_data_source || p->held.len)) {
 			struct held_cmd h = {tb_memdup(r->data, r->len ? r->len : 1), r->len};
 			vec_push(&p->held, h);
 		} else if (cmd) {
@@ -584,7 +594,9 @@ static void on_init_reply(void *ctx, const struct ipc_reply *r)
 	enter(p);
 	if (!r->success) {
 		lost(p, "the service refused InitializeConnection");
-	} else if (pb_find_field(r->data, r->len, 3, &f) == 1 && f.val) {
+	} else if (pb_find_field(r->data, r->len,
+	                         PB_F_InitializeConnectionResponse_use_shmem_emulation, &f) == 1 &&
+	           f.val) {
 		lost(p, "the service asks for shmem emulation, which is not supported");
 	} else {
 		p->connected = true;

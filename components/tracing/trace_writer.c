@@ -21,9 +21,9 @@
  * next packet that makes it into a chunk says previous_packet_dropped.
  */
 #include "tracing_int.h"
+#include "pb_fields.h"
 
 #define MIN_PACKET_ROOM (TRACING_PACKET_HEADER_SIZE + 8)
-#define FIELD_PREVIOUS_PACKET_DROPPED 42
 
 static bool slot_is_open(const struct tracing_writer *tw, const struct patch_slot *s)
 {
@@ -266,7 +266,7 @@ struct pb_writer *tracing_writer_begin_packet(struct tracing_writer *tw)
 		tw->reached_max = tw->packet_count == TRACING_MAX_PACKET_COUNT;
 		tracing_writer_publish_count(tw);
 		if (was_dropping)
-			pb_put_varint(&tw->pb, FIELD_PREVIOUS_PACKET_DROPPED, 1);
+			pb_put_varint(&tw->pb, PB_F_TracePacket_previous_packet_dropped, 1);
 	}
 	return &tw->pb;
 }

@@ -34,12 +34,12 @@
  * buffer with new text is interned anew rather than mistaken.
  */
 #include "tracing_int.h"
+#include "pb_fields.h"
 
 #include <string.h>
 
-#define SEQ_INCREMENTAL_STATE_CLEARED 1u
-#define SEQ_NEEDS_INCREMENTAL_STATE 2u
-#define CLOCK_BOOTTIME_ID 6u
+#define SEQ_INCREMENTAL_STATE_CLEARED PB_E_TracePacket_SequenceFlags_SEQ_INCREMENTAL_STATE_CLEARED
+#define SEQ_NEEDS_INCREMENTAL_STATE PB_E_TracePacket_SequenceFlags_SEQ_NEEDS_INCREMENTAL_STATE
 /* Names longer than this are sent inline (TrackEvent.name), not interned. */
 #define MAX_INTERNED_NAME 1024
 #define NAME_CACHE_SIZE 64 /* power of two */
@@ -48,14 +48,21 @@
 #define FAST_SLICE_MAX (11 + 2 + 2 + 2 + 11)
 #define FAST_COUNTER_MAX (11 + 2 + 2 + 2 + 11 + 12)
 
-/* Tags of the fast path's fields (field number << 3 | wire type). */
-#define TAG_TIMESTAMP 0x40      /* TracePacket.timestamp 8, varint */
-#define TAG_SEQUENCE_FLAGS 0x68 /* TracePacket.sequence_flags 13, varint */
-#define TAG_TRACK_EVENT 0x5a    /* TracePacket.track_event 11, length */
-#define TAG_TYPE 0x48           /* TrackEvent.type 9, varint */
-#define TAG_NAME_IID 0x50       /* TrackEvent.name_iid 10, varint */
-#define TAG_TRACK_UUID 0x58     /* TrackEvent.track_uuid 11, varint */
-#define TAG_COUNTER_VALUE 0xf0  /* TrackEvent.counter_value 30, varint: 2 bytes */
+/* Tags of the fast path's fields (field number << 3 | wire type): one byte
+ * each, but counter_value's, which takes two (checked below). */
+#define TAG_(field, wire) ((PB_F_##field) << 3 | (wire))
+#define TAG_TIMESTAMP TAG_(TracePacket_timestamp, PB_WIRE_VARINT)
+#define TAG_SEQUENCE_FLAGS TAG_(TracePacket_sequence_flags, PB_WIRE_VARINT)
+#define TAG_TRACK_EVENT TAG_(TracePacket_track_event, PB_WIRE_LEN)
+#define TAG_TYPE TAG_(TrackEvent_type, PB_WIRE_VARINT)
+#define TAG_NAME_IID TAG_(TrackEvent_name_iid, PB_WIRE_VARINT)
+#define TAG_TRACK_UUID TAG_(TrackEvent_track_uuid, PB_WIRE_VARINT)
+#define TAG_COUNTER_VALUE TAG_(TrackEvent_counter_value, PB_WIRE_VARINT)
+_Static_assert(TAG_TIMESTAMP < 0x80 && TAG_SEQUENCE_FLAGS < 0x80 && TAG_TRACK_EVENT < 0x80 &&
+                   TAG_TYPE < 0x80 && TAG_NAME_IID < 0x80 && TAG_TRACK_UUID < 0x80,
+               "fast-path tags are one byte");
+_Static_assert(TAG_COUNTER_VALUE >= 0x80 && TAG_COUNTER_VALUE < 0x4000,
+               "counter_value's tag is two bytes");
 
 struct name_cache_entry {
 	const char *ptr; /* the caller's pointer last seen for ... */
@@ -139,16 +146,16 @@ static int write_descriptor(struct tracing_te *te, uint64_t ts, uint64_t uuid, c
 {
 	struct pb_writer *w = tracing_writer_begin_packet(te->w);
 	unsigned td, sub;
-	pb_put_uint64(w, 8, ts);
-	td = pb_begin_nested(w, 60);
-	pb_put_uint64(w, 1, uuid);
-	pb_put_string(w, 2, name);
+	pb_put_uint64(w, PB_F_TracePacket_timestamp, ts);
+	td = pb_begin_nested(w, PB_F_TracePacket_track_descriptor);
+	pb_put_uint64(w, PB_F_TrackDescriptor_uuid, uuid);
+	pb_put_string(w, PB_F_TrackDescriptor_name, name);
 	if (counter) {
-		pb_put_bytes(w, 8, "", 0);
+		pb_put_bytes(w, PB_F_TrackDescriptor_counter, "", 0);
 	} else if (te->pid || te->tid) {
-		sub = pb_begin_nested(w, 4);
-		pb_put_int32(w, 1, te->pid);
-		pb_put_int32(w, 2, te->tid);
+		sub = pb_begin_nested(w, PB_F_TrackDescriptor_thread);
+		pb_put_int32(w, PB_F_ThreadDescriptor_pid, te->pid);
+		pb_put_int32(w, PB_F_ThreadDescriptor_tid, te->tid);
 		pb_end_nested(w, sub);
 	}
 	pb_end_nested(w, td);
@@ -161,13 +168,14 @@ static int reset(struct tracing_te *te, uint64_t ts)
 	struct pb_writer *w = tracing_writer_begin_packet(te->w);
 	unsigned d, ted;
 	int rc;
-	pb_put_uint64(w, 8, ts);
-	pb_put_uint32(w, 13, SEQ_INCREMENTAL_STATE_CLEARED);
-	d = pb_begin_nested(w, 59);
-	ted = pb_begin_nested(w, 11);
-	pb_put_uint64(w, 11, te->track_uuid);
+	pb_put_uint64(w, PB_F_TracePacket_timestamp, ts);
+	pb_put_uint32(w, PB_F_TracePacket_sequence_flags, SEQ_INCREMENTAL_STATE_CLEARED);
+	d = pb_begin_nested(w, PB_F_TracePacket_trace_packet_defaults);
+	ted = pb_begin_nested(w, PB_F_TracePacketDefaults_track_event_defaults);
+	pb_put_uint64(w, PB_F_TrackEventDefaults_track_uuid, te->track_uuid);
 	pb_end_nested(w, ted);
-	pb_put_uint32(w, 58, CLOCK_BOOTTIME_ID);
+	pb_put_uint32(w, PB_F_TracePacketDefaults_timestamp_clock_id,
+	              PB_E_BuiltinClock_BUILTIN_CLOCK_BOOTTIME);
 	pb_end_nested(w, d);
 	rc = end_packet(te);
 	if (!rc)
@@ -299,22 +307,22 @@ static int event_slow(struct tracing_te *te, uint64_t ts, uint32_t type, const c
 	if (name && len <= MAX_INTERNED_NAME)
 		iid = intern(te, name, len, &is_new);
 	w = tracing_writer_begin_packet(te->w);
-	pb_put_uint64(w, 8, ts);
-	pb_put_uint32(w, 13, SEQ_NEEDS_INCREMENTAL_STATE);
+	pb_put_uint64(w, PB_F_TracePacket_timestamp, ts);
+	pb_put_uint32(w, PB_F_TracePacket_sequence_flags, SEQ_NEEDS_INCREMENTAL_STATE);
 	if (is_new) {
-		m = pb_begin_nested(w, 12);
-		sub = pb_begin_nested(w, 2);
-		pb_put_uint64(w, 1, iid);
-		pb_put_bytes(w, 2, name, len);
+		m = pb_begin_nested(w, PB_F_TracePacket_interned_data);
+		sub = pb_begin_nested(w, PB_F_InternedData_event_names);
+		pb_put_uint64(w, PB_F_EventName_iid, iid);
+		pb_put_bytes(w, PB_F_EventName_name, name, len);
 		pb_end_nested(w, sub);
 		pb_end_nested(w, m);
 	}
-	m = pb_begin_nested(w, 11);
-	pb_put_uint32(w, 9, type);
+	m = pb_begin_nested(w, PB_F_TracePacket_track_event);
+	pb_put_uint32(w, PB_F_TrackEvent_type, type);
 	if (iid)
-		pb_put_uint64(w, 10, iid);
+		pb_put_uint64(w, PB_F_TrackEvent_name_iid, iid);
 	else if (name)
-		pb_put_bytes(w, 23, name, len);
+		pb_put_bytes(w, PB_F_TrackEvent_name, name, len);
 	pb_end_nested(w, m);
 	return end_packet(te);
 }
@@ -366,22 +374,22 @@ int tracing_te_counter(struct tracing_te *te, uint64_t ts, uint64_t counter_uuid
 	if (TB_LIKELY((q = tracing_writer_fast_begin(te->w, FAST_COUNTER_MAX)) != NULL)) {
 		q = fields = fast_event_begin(q, ts);
 		*q++ = TAG_TYPE;
-		*q++ = 4;
+		*q++ = PB_E_TrackEvent_Type_TYPE_COUNTER;
 		*q++ = TAG_TRACK_UUID;
 		q = pb_encode_varint(q, counter_uuid);
-		*q++ = TAG_COUNTER_VALUE;
-		*q++ = 0x01;
+		*q++ = (uint8_t)(TAG_COUNTER_VALUE | 0x80);
+		*q++ = (uint8_t)(TAG_COUNTER_VALUE >> 7);
 		q = pb_encode_varint(q, (uint64_t)value);
 		fast_event_end(te, fields, q);
 		return 0;
 	}
 	w = tracing_writer_begin_packet(te->w);
-	pb_put_uint64(w, 8, ts);
-	pb_put_uint32(w, 13, SEQ_NEEDS_INCREMENTAL_STATE);
-	m = pb_begin_nested(w, 11);
-	pb_put_uint32(w, 9, 4);
-	pb_put_uint64(w, 11, counter_uuid);
-	pb_put_int64(w, 30, value);
+	pb_put_uint64(w, PB_F_TracePacket_timestamp, ts);
+	pb_put_uint32(w, PB_F_TracePacket_sequence_flags, SEQ_NEEDS_INCREMENTAL_STATE);
+	m = pb_begin_nested(w, PB_F_TracePacket_track_event);
+	pb_put_uint32(w, PB_F_TrackEvent_type, PB_E_TrackEvent_Type_TYPE_COUNTER);
+	pb_put_uint64(w, PB_F_TrackEvent_track_uuid, counter_uuid);
+	pb_put_int64(w, PB_F_TrackEvent_counter_value, value);
 	pb_end_nested(w, m);
 	return end_packet(te);
 }

@@ -116,3 +116,20 @@ ln -s ref.pb "$TMP/link.pb"
 	fail output_through_symlink "$(cat "$TMP/err")"
 "$bin" traceconv binary "$TMP/ref.textproto" /dev/null 2>"$TMP/err" && [ -c /dev/null ] &&
 	pass output_device || fail output_device "$(cat "$TMP/err")"
+
+# ---- zstd_compressed_packets is TracePacket field 133 ----------------------
+# (51 is chrome_metadata: such a packet is printed and passed through as is.)
+# One packet {zstd_compressed_packets: "abc"}, one {chrome_metadata {}}.
+printf '\012\006\252\010\003abc' >"$TMP/zstd.pb"
+printf '\012\003\232\003\000' >"$TMP/m51.pb"
+"$bin" traceconv text "$TMP/zstd.pb" "$TMP/zstd.txt" 2>"$TMP/err" &&
+	grep -q '^zstd_compressed_packets {' "$TMP/zstd.txt" && pass zstd_field_text ||
+	fail zstd_field_text "$(cat "$TMP/zstd.txt" "$TMP/err")"
+expect_exit zstd_field_decompress 1 "$bin" traceconv decompress_packets "$TMP/zstd.pb" "$TMP/o.pb"
+grep -q 'zstd-compressed packets cannot be decompressed' "$TMP/err" && pass zstd_field_decompress_msg ||
+	fail zstd_field_decompress_msg "$(cat "$TMP/err")"
+"$bin" traceconv text "$TMP/m51.pb" "$TMP/m51.txt" 2>"$TMP/err" &&
+	! grep -q 'zstd' "$TMP/m51.txt" && pass field51_text || fail field51_text "$(cat "$TMP/m51.txt" "$TMP/err")"
+"$bin" traceconv decompress_packets "$TMP/m51.pb" "$TMP/o51.pb" 2>"$TMP/err" &&
+	cmp -s "$TMP/m51.pb" "$TMP/o51.pb" && pass field51_passed_through ||
+	fail field51_passed_through "$(cat "$TMP/err")"

@@ -32,6 +32,7 @@
 
 #include "base.h"
 #include "tracing.h"
+#include "pb_fields.h"
 
 #define TRACK_UUID 0x7b
 #define SMB_BYTES (8u << 20)
@@ -103,9 +104,9 @@ static void die_mid_packet(struct tp *t)
 	struct pb_writer *w;
 	tracing_producer_commit(t->p);
 	w = tracing_writer_begin_packet(t->w);
-	pb_put_uint64(w, 8, t->base);
-	pb_begin_nested(w, 11); /* never closed */
-	pb_put_uint32(w, 9, 1);
+	pb_put_uint64(w, PB_F_TracePacket_timestamp, t->base);
+	pb_begin_nested(w, PB_F_TracePacket_track_event); /* never closed */
+	pb_put_uint32(w, PB_F_TrackEvent_type, PB_E_TrackEvent_Type_TYPE_SLICE_BEGIN);
 	raise(SIGKILL);
 }
 

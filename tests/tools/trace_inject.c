@@ -20,6 +20,7 @@
 
 #include "base.h"
 #include "pb.h"
+#include "pb_fields.h"
 #include "protos.h"
 
 #define MAX_FIELDS 32
@@ -117,7 +118,7 @@ int main(int argc, char **argv)
 	struct pb_field f = {0};
 	pb_reader_init(&r, src.data, src.len);
 	while (pb_next(&r, &f)) {
-		if (f.id != 1 || f.wire != PB_WIRE_LEN)
+		if (f.id != PB_F_Trace_packet || f.wire != PB_WIRE_LEN)
 			return die("not a Trace", argv[1]);
 		vec_clear(&pkt);
 		put_bytes(&pkt, f.data, f.len);

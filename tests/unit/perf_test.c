@@ -19,6 +19,7 @@
 
 #include "base.h"
 #include "pb.h"
+#include "pb_fields.h"
 #include "perf_int.h"
 #include "trace_processor.h"
 
@@ -515,38 +516,42 @@ static void decode_interned(const uint8_t *p, size_t n, struct decoded *d)
 	struct pb_field f, g;
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == 5 || f.id == 16 || f.id == 17) {
-			int t = f.id == 16 ? 0 : f.id == 17 ? 1 : 2;
+		if (f.id == PB_F_InternedData_function_names ||
+		    f.id == PB_F_InternedData_build_ids ||
+		    f.id == PB_F_InternedData_mapping_paths) {
+			int t = f.id == PB_F_InternedData_build_ids       ? 0
+			        : f.id == PB_F_InternedData_mapping_paths ? 1
+			                                                  : 2;
 			uint64_t iid = 0;
 			const uint8_t *str = NULL;
 			size_t len = 0;
 			pb_reader_init_field(&s, &f);
 			while (pb_next(&s, &g)) {
-				if (g.id == 1)
+				if (g.id == PB_F_InternedString_iid)
 					iid = g.val;
-				if (g.id == 2)
+				if (g.id == PB_F_InternedString_str)
 					str = g.data, len = g.len;
 			}
 			d->strings[t]++;
 			if (t == 2 && iid < 8 && len < 32 && str)
 				memcpy(d->func_names[iid], str, len);
-		} else if (f.id == 19) {
+		} else if (f.id == PB_F_InternedData_mappings) {
 			d->mappings++;
 			/* Mapping.path_string_ids: proto2 repeated, not [packed] */
 			pb_reader_init_field(&s, &f);
 			while (pb_next(&s, &g))
-				d->packed += g.id == 7 && g.wire != PB_WIRE_VARINT;
-		} else if (f.id == 6) {
+				d->packed += g.id == PB_F_Mapping_path_string_ids && g.wire != PB_WIRE_VARINT;
+		} else if (f.id == PB_F_InternedData_frames) {
 			d->frames++;
-		} else if (f.id == 7) {
+		} else if (f.id == PB_F_InternedData_callstacks) {
 			int i = d->callstacks++;
 			pb_reader_init_field(&s, &f);
 			while (pb_next(&s, &g)) {
 				/* Callstack.frame_ids: proto2 repeated, not [packed]:
 				 * one varint each (Perfetto's decoders read no other) */
-				if (g.id == 2 && g.wire != PB_WIRE_VARINT)
+				if (g.id == PB_F_Callstack_frame_ids && g.wire != PB_WIRE_VARINT)
 					d->packed++;
-				else if (g.id == 2 && i < 4 && d->cs_n[i] < 8)
+				else if (g.id == PB_F_Callstack_frame_ids && i < 4 && d->cs_n[i] < 8)
 					d->cs_frames[i][d->cs_n[i]++] = g.val;
 			}
 		}
@@ -562,22 +567,29 @@ static void decode_trace(const uint8_t *p, size_t n, struct decoded *d)
 		d->packets++;
 		pb_reader_init_field(&pk, &f);
 		while (pb_next(&pk, &g)) {
-			if (g.id == 13 && g.val == 1)
+			if (g.id == PB_F_TracePacket_sequence_flags &&
+			    g.val == PB_E_TracePacket_SequenceFlags_SEQ_INCREMENTAL_STATE_CLEARED)
 				d->cleared++;
-			if (g.id == 12)
+			if (g.id == PB_F_TracePacket_interned_data)
 				decode_interned(g.data, g.len, d);
-			if (g.id == 59 && pb_find_field(g.data, g.len, 58, &h) == 1)
+			if (g.id == PB_F_TracePacket_trace_packet_defaults &&
+			    pb_find_field(g.data, g.len,
+			                  PB_F_TracePacketDefaults_timestamp_clock_id, &h) == 1)
 				d->defaults_clock = h.val;
-			if (g.id == 59 && pb_find_field(g.data, g.len, 12, &h) == 1) {
+			if (g.id == PB_F_TracePacket_trace_packet_defaults &&
+			    pb_find_field(g.data, g.len,
+			                  PB_F_TracePacketDefaults_perf_sample_defaults, &h) == 1) {
 				struct pb_field tb, fq;
-				if (pb_find_field(h.data, h.len, 1, &tb) == 1 &&
-				    pb_find_field(tb.data, tb.len, 2, &fq) == 1)
+				if (pb_find_field(h.data, h.len, PB_F_PerfSampleDefaults_timebase,
+				                  &tb) == 1 &&
+				    pb_find_field(tb.data, tb.len,
+				                  PB_F_PerfEvents_Timebase_frequency, &fq) == 1)
 					d->timebase_freq = fq.val;
 			}
-			if (g.id == 66) {
+			if (g.id == PB_F_TracePacket_perf_sample) {
 				pb_reader_init_field(&s, &g);
 				while (pb_next(&s, &h))
-					if (h.id == 4 && d->samples < 4)
+					if (h.id == PB_F_PerfSample_callstack_iid && d->samples < 4)
 						d->sample_callstack[d->samples] = h.val;
 				d->samples++;
 			}
@@ -763,9 +775,9 @@ static struct tp *import_packets(const struct pb_writer *w)
 	pb_writer_init_growable(&t);
 	pb_reader_init(&r, pb_writer_data(w), pb_writer_size(w));
 	while (pb_next(&r, &f)) {
-		unsigned p = pb_begin_nested(&t, 1);
+		unsigned p = pb_begin_nested(&t, PB_F_Trace_packet);
 		pb_put_raw(&t, f.data, f.len);
-		pb_put_uint32(&t, 10, 1);
+		pb_put_uint32(&t, PB_F_TracePacket_trusted_packet_sequence_id, 1);
 		pb_end_nested(&t, p);
 	}
 	if (tp_parse(tp, pb_writer_data(&t), pb_writer_size(&t)) != 0 || tp_end_of_file(tp) != 0)

@@ -17,6 +17,7 @@
 #include "test.h"
 #include "perf_int.h"
 #include "pb.h"
+#include "pb_fields.h"
 
 static Perfetto__Protos__TraceConfig *light(const struct perfetto_cmd_light_opts *o)
 {
@@ -317,15 +318,15 @@ TEST(perfetto_cmd_trace_counts_of_a_file)
 	pb_writer_init_growable(&t);
 	pb_reader_init(&r, pb_writer_data(&w), pb_writer_size(&w));
 	while (pb_next(&r, &f)) {
-		unsigned p = pb_begin_nested(&t, 1);
+		unsigned p = pb_begin_nested(&t, PB_F_Trace_packet);
 		pb_put_raw(&t, f.data, f.len);
-		pb_put_uint32(&t, 10, 1);
+		pb_put_uint32(&t, PB_F_TracePacket_trusted_packet_sequence_id, 1);
 		pb_end_nested(&t, p);
 	}
 	/* a 20 MiB packet (for_testing bytes) is skipped over, not held */
 	size_t big = 20u << 20;
 	uint8_t *blob = tb_calloc(1, big);
-	unsigned p = pb_begin_nested(&t, 1);
+	unsigned p = pb_begin_nested(&t, PB_F_Trace_packet);
 	pb_put_bytes(&t, 900, blob, big);
 	pb_end_nested(&t, p);
 	tb_free(blob);
@@ -334,7 +335,7 @@ TEST(perfetto_cmd_trace_counts_of_a_file)
 	f = (struct pb_field){0};
 	for (size_t n = 0; pb_next(&r, &f);)
 		if (++n == 13) { /* the sample just emitted */
-			p = pb_begin_nested(&t, 1);
+			p = pb_begin_nested(&t, PB_F_Trace_packet);
 			pb_put_raw(&t, f.data, f.len);
 			pb_end_nested(&t, p);
 		}

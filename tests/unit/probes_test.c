@@ -21,6 +21,7 @@
 
 #include "base.h"
 #include "pb.h"
+#include "pb_fields.h"
 #include "probes.h"
 #include "protos.h"
 #include "trace_processor.h"
@@ -515,7 +516,7 @@ TEST(probes_encode_bundle_roundtrip)
 	memcpy(pages + 4096, b.page, 4096);
 
 	pb_writer_init_growable(&w);
-	h = pb_begin_nested(&w, 1); /* TracePacket.ftrace_events */
+	h = pb_begin_nested(&w, PB_F_TracePacket_ftrace_events);
 	CHECK_EQ(ftrace_encode_bundle(&w, &t, 3, pages, 4096 + 16 + 8, &st), 3);
 	pb_end_nested(&w, h);
 	CHECK_EQ(pb_writer_error(&w), 0);
@@ -637,9 +638,9 @@ static uint8_t *sched_trace(const struct ftrace_table *t, uint8_t pages[2][CS_NP
 	struct pb_writer w;
 	pb_writer_init_growable(&w);
 	for (uint32_t cpu = 0; cpu < 2; cpu++) {
-		unsigned pkt = pb_begin_nested(&w, 1), h;
-		pb_put_uint32(&w, 10, 1); /* trusted_packet_sequence_id */
-		h = pb_begin_nested(&w, 1);
+		unsigned pkt = pb_begin_nested(&w, PB_F_Trace_packet), h;
+		pb_put_uint32(&w, PB_F_TracePacket_trusted_packet_sequence_id, 1);
+		h = pb_begin_nested(&w, PB_F_TracePacket_ftrace_events);
 		ftrace_encode_bundle_opts(&w, t, &o, cpu, pages[cpu], CS_NPG * 4096, st);
 		pb_end_nested(&w, h);
 		pb_end_nested(&w, pkt);
@@ -863,7 +864,7 @@ TEST(probes_encode_stats)
 	CHECK(!cpus[0].has_read_events);
 
 	pb_writer_init_growable(&w);
-	h = pb_begin_nested(&w, 34);
+	h = pb_begin_nested(&w, PB_F_TracePacket_ftrace_stats);
 	ftrace_encode_stats(&w, FTRACE_STATS_END_OF_TRACE, cpus, 2);
 	pb_end_nested(&w, h);
 	{
@@ -1122,12 +1123,12 @@ static uint8_t *ftrace_cfg_drain(const char *const *events, size_t n, uint32_t k
 	struct pb_writer w;
 	unsigned h;
 	pb_writer_init_growable(&w);
-	h = pb_begin_nested(&w, 100);
+	h = pb_begin_nested(&w, PB_F_DataSourceConfig_ftrace_config);
 	for (size_t i = 0; i < n; i++)
-		pb_put_string(&w, 1, events[i]);
-	pb_put_uint32(&w, 10, kb);
+		pb_put_string(&w, PB_F_FtraceConfig_ftrace_events, events[i]);
+	pb_put_uint32(&w, PB_F_FtraceConfig_buffer_size_kb, kb);
 	if (drain_ms)
-		pb_put_uint32(&w, 11, drain_ms);
+		pb_put_uint32(&w, PB_F_FtraceConfig_drain_period_ms, drain_ms);
 	pb_end_nested(&w, h);
 	return pb_writer_take(&w, len);
 }
@@ -1506,7 +1507,8 @@ TEST(probes_ftrace_smb_stall)
 	CHECK(ms < FTRACE_DS_STALL_MS / 2);
 	CHECK_EQ(f.st->events, 2);
 	/* 20 KiB more in chunks nobody takes: less than half is free. */
-	pb_put_bytes(tracing_writer_begin_packet(f.w), 1, filler, sizeof filler);
+	pb_put_bytes(tracing_writer_begin_packet(f.w), PB_F_TracePacket_ftrace_events, filler,
+	             sizeof filler);
 	tracing_writer_end_packet(f.w);
 	CHECK(tracing_smb_free_bytes(f.smb) < 4 * 4096);
 	append_pages(f.dir, &b, 1);
@@ -1583,7 +1585,7 @@ static int sink_packet(void *ctx, const uint8_t *data, size_t len, bool dropped)
 {
 	struct sink *s = ctx;
 	(void)dropped;
-	pb_put_bytes(&s->trace, 1, data, len);
+	pb_put_bytes(&s->trace, PB_F_Trace_packet, data, len);
 	return 0;
 }
 
@@ -1634,12 +1636,12 @@ static uint8_t *record_blocked(bool symbolize, size_t *len)
 	pb_writer_init_growable(&s.trace);
 	w = tracing_writer_new(s.smb, 1, 0, sink_commit, &s);
 	pb_writer_init_growable(&cw);
-	h = pb_begin_nested(&cw, 100);
-	pb_put_string(&cw, 1, ev[0]);
-	pb_put_string(&cw, 1, ev[1]);
-	pb_put_uint32(&cw, 10, 512);
+	h = pb_begin_nested(&cw, PB_F_DataSourceConfig_ftrace_config);
+	pb_put_string(&cw, PB_F_FtraceConfig_ftrace_events, ev[0]);
+	pb_put_string(&cw, PB_F_FtraceConfig_ftrace_events, ev[1]);
+	pb_put_uint32(&cw, PB_F_FtraceConfig_buffer_size_kb, 512);
 	if (symbolize)
-		pb_put_bool(&cw, 13, true);
+		pb_put_bool(&cw, PB_F_FtraceConfig_symbolize_ksyms, true);
 	pb_end_nested(&cw, h);
 	cfg = pb_writer_take(&cw, &cfg_len);
 	ft = probes_ftrace_new(l, w, cfg, cfg_len, dir);

@@ -7,29 +7,30 @@
 
 #include "base.h"
 #include "pb.h"
+#include "pb_fields.h"
 #include "test.h"
 #include "trace_processor.h"
 
 static void journald_packet(struct pb_writer *w, uint64_t ts, int pid, int tid, int prio,
                             const char *tag, const char *msg, int uid, const char *unit)
 {
-	unsigned p = pb_begin_nested(w, 1);
-	pb_put_uint64(w, 8, ts);
-	unsigned e = pb_begin_nested(w, 132);
+	unsigned p = pb_begin_nested(w, PB_F_Trace_packet);
+	pb_put_uint64(w, PB_F_TracePacket_timestamp, ts);
+	unsigned e = pb_begin_nested(w, PB_F_TracePacket_journald_event);
 	if (pid >= 0)
-		pb_put_uint32(w, 1, (uint32_t)pid);
+		pb_put_uint32(w, PB_F_SystemdJournaldEvent_pid, (uint32_t)pid);
 	if (tid >= 0)
-		pb_put_uint32(w, 2, (uint32_t)tid);
+		pb_put_uint32(w, PB_F_SystemdJournaldEvent_tid, (uint32_t)tid);
 	if (uid >= 0)
-		pb_put_uint32(w, 3, (uint32_t)uid);
+		pb_put_uint32(w, PB_F_SystemdJournaldEvent_uid, (uint32_t)uid);
 	if (prio >= 0)
-		pb_put_uint32(w, 5, (uint32_t)prio);
+		pb_put_uint32(w, PB_F_SystemdJournaldEvent_prio, (uint32_t)prio);
 	if (tag)
-		pb_put_string(w, 6, tag);
+		pb_put_string(w, PB_F_SystemdJournaldEvent_tag, tag);
 	if (msg)
-		pb_put_string(w, 7, msg);
+		pb_put_string(w, PB_F_SystemdJournaldEvent_message, msg);
 	if (unit)
-		pb_put_string(w, 10, unit);
+		pb_put_string(w, PB_F_SystemdJournaldEvent_systemd_unit, unit);
 	pb_end_nested(w, e);
 	pb_end_nested(w, p);
 }
@@ -59,11 +60,11 @@ TEST(tp_journald_import)
 	journald_packet(&w, 200, 42, -1, 3, NULL, "no tag, main thread", -1, NULL);
 	journald_packet(&w, 250, -1, -1, -1, "kernel", NULL, 0, NULL);
 	/* The counters packet: stats, not a row. */
-	unsigned p = pb_begin_nested(&w, 1);
-	pb_put_uint64(&w, 8, 400);
-	unsigned e = pb_begin_nested(&w, 132);
-	pb_put_uint64(&w, 20, 3);
-	pb_put_uint64(&w, 21, 1);
+	unsigned p = pb_begin_nested(&w, PB_F_Trace_packet);
+	pb_put_uint64(&w, PB_F_TracePacket_timestamp, 400);
+	unsigned e = pb_begin_nested(&w, PB_F_TracePacket_journald_event);
+	pb_put_uint64(&w, PB_F_SystemdJournaldEvent_num_total, 3);
+	pb_put_uint64(&w, PB_F_SystemdJournaldEvent_num_failed, 1);
 	pb_end_nested(&w, e);
 	pb_end_nested(&w, p);
 	size_t n;

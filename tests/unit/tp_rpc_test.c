@@ -9,6 +9,7 @@
 
 #include "rpc/rpc.h"
 #include "test.h"
+#include "pb_fields.h"
 
 /* ---- WebSocket -------------------------------------------------------------- */
 
@@ -233,24 +234,24 @@ static void decode_batch(const uint8_t *msg, const struct pb_field *bf, struct b
 	memset(b, 0, sizeof *b);
 	pb_reader_init_field(&r, bf);
 	while (pb_next(&r, &f)) {
-		if (f.id == 1) {
+		if (f.id == PB_F_QueryResult_CellsBatch_cells) {
 			memcpy(b->cells, f.data, f.len);
 			b->ncells = f.len;
-		} else if (f.id == 2) {
+		} else if (f.id == PB_F_QueryResult_CellsBatch_varint_cells) {
 			struct pb_packed it;
 			pb_packed_init(&it, f.data, f.len, PB_WIRE_VARINT);
 			while (pb_packed_next(&it, &v))
 				b->varints[b->nvarints++] = (int64_t)v;
-		} else if (f.id == 3) {
+		} else if (f.id == PB_F_QueryResult_CellsBatch_float64_cells) {
 			b->doubles_off = (size_t)(f.data - msg);
 			memcpy(b->doubles, f.data, f.len);
 			b->ndoubles = f.len / 8;
-		} else if (f.id == 4) {
+		} else if (f.id == PB_F_QueryResult_CellsBatch_blob_cells) {
 			b->nblobs++;
-		} else if (f.id == 5) {
+		} else if (f.id == PB_F_QueryResult_CellsBatch_string_cells) {
 			memcpy(b->strings, f.data, f.len);
 			b->strings_len = f.len;
-		} else if (f.id == 6) {
+		} else if (f.id == PB_F_QueryResult_CellsBatch_is_last_batch) {
 			b->last = f.val;
 		} else if (f.id == 7) {
 			b->padded = true;
@@ -271,14 +272,14 @@ TEST(tp_rpc_result_cells)
 	const uint8_t *msg = pb_writer_data(&w);
 	size_t len = pb_writer_size(&w);
 	/* column_names, statement counts, last_statement_sql, batch, elapsed. */
-	CHECK_EQ(pb_find_field(msg, len, 4, &f), 1);
+	CHECK_EQ(pb_find_field(msg, len, PB_F_QueryResult_statement_count, &f), 1);
 	CHECK_EQ(f.val, 1);
-	CHECK_EQ(pb_find_field(msg, len, 5, &f), 1);
+	CHECK_EQ(pb_find_field(msg, len, PB_F_QueryResult_statement_with_output_count, &f), 1);
 	CHECK_EQ(f.val, 1);
-	CHECK_EQ(pb_find_field(msg, len, 6, &f), 1);
+	CHECK_EQ(pb_find_field(msg, len, PB_F_QueryResult_last_statement_sql, &f), 1);
 	CHECK_EQ(f.len, strlen(sql));
-	CHECK_EQ(pb_find_field(msg, len, 2, &f), 0); /* no error */
-	CHECK_EQ(pb_find_field(msg, len, 3, &f), 1);
+	CHECK_EQ(pb_find_field(msg, len, PB_F_QueryResult_error, &f), 0); /* no error */
+	CHECK_EQ(pb_find_field(msg, len, PB_F_QueryResult_batch, &f), 1);
 	decode_batch(msg, &f, &b);
 	CHECK_EQ(b.ncells, 6);
 	CHECK_MEM_EQ(b.cells, "\x02\x03\x04\x01\x05\x02", 6);
@@ -317,9 +318,9 @@ TEST(tp_rpc_result_batches)
 		pb_writer_reset(&w);
 		more = tp_result_next(r, &w);
 		const uint8_t *msg = pb_writer_data(&w);
-		CHECK_EQ(pb_find_field(msg, pb_writer_size(&w), 1, &f),
+		CHECK_EQ(pb_find_field(msg, pb_writer_size(&w), PB_F_QueryResult_column_names, &f),
 		         batches == 0); /* names once */
-		CHECK_EQ(pb_find_field(msg, pb_writer_size(&w), 3, &f), 1);
+		CHECK_EQ(pb_find_field(msg, pb_writer_size(&w), PB_F_QueryResult_batch, &f), 1);
 		decode_batch(msg, &f, &b);
 		CHECK_EQ(b.ncells, more ? 4 : 2);
 		for (size_t i = 0; i < b.nvarints; i += 2, next++) {
@@ -349,7 +350,9 @@ TEST(tp_rpc_result_errors)
 		struct tp_result *r = tp_result_new(tp, bad[i], strlen(bad[i]));
 		pb_writer_reset(&w);
 		CHECK(!tp_result_next(r, &w));
-		CHECK_EQ(pb_find_field(pb_writer_data(&w), pb_writer_size(&w), 2, &f), 1);
+		CHECK_EQ(pb_find_field(pb_writer_data(&w), pb_writer_size(&w),
+		                       PB_F_QueryResult_error, &f),
+		         1);
 		CHECK_EQ(f.len, strlen(msg[i]));
 		CHECK_MEM_EQ(f.data, msg[i], f.len);
 		tp_result_free(r);
@@ -384,7 +387,7 @@ static const char *first_string(const struct capture *c, uint32_t id, char *out,
 {
 	struct pb_field m, f;
 	out[0] = '\0';
-	if (pb_find_field(c->buf, c->len, 1, &m) == 1 &&
+	if (pb_find_field(c->buf, c->len, PB_F_TraceProcessorRpcStream_msg, &m) == 1 &&
 	    pb_find_field(m.data, m.len, id, &f) == 1 && f.len < size) {
 		memcpy(out, f.data, f.len);
 		out[f.len] = '\0';
@@ -403,12 +406,12 @@ TEST(tp_rpc_stream_seq_and_framing)
 	CHECK_EQ(c.len, 0);
 	CHECK_EQ(tp_rpc_feed(rpc, status1 + 3, 3, capture_send, &c), 0);
 	struct pb_field m, f;
-	CHECK_EQ(pb_find_field(c.buf, c.len, 1, &m), 1);
-	CHECK_EQ(pb_find_field(m.data, m.len, 1, &f), 1);
+	CHECK_EQ(pb_find_field(c.buf, c.len, PB_F_TraceProcessorRpcStream_msg, &m), 1);
+	CHECK_EQ(pb_find_field(m.data, m.len, PB_F_TraceProcessorRpc_seq, &f), 1);
 	CHECK_EQ(f.val, 0);
-	CHECK_EQ(pb_find_field(m.data, m.len, 3, &f), 1);
+	CHECK_EQ(pb_find_field(m.data, m.len, PB_F_TraceProcessorRpc_response, &f), 1);
 	CHECK_EQ(f.val, 10);
-	CHECK_EQ(pb_find_field(m.data, m.len, 210, &f), 1);
+	CHECK_EQ(pb_find_field(m.data, m.len, PB_F_TraceProcessorRpc_status, &f), 1);
 	/* seq 5 after 1: fatal, and the stream is dead until reset. */
 	const uint8_t status5[] = {0x0a, 0x04, 0x08, 0x05, 0x10, 0x0a};
 	c.len = 0;
@@ -449,21 +452,24 @@ TEST(tp_rpc_stream_big_message_in_pieces)
 	memcpy(trace + tlen - 2, "]}", 2);
 	struct pb_writer w;
 	pb_writer_init_growable(&w);
-	unsigned h = pb_begin_nested(&w, 1);
-	pb_put_int64(&w, 1, 1);
-	pb_put_int32(&w, 2, 1);
-	pb_put_bytes(&w, 101, trace, tlen);
+	unsigned h = pb_begin_nested(&w, PB_F_TraceProcessorRpcStream_msg);
+	pb_put_int64(&w, PB_F_TraceProcessorRpc_seq, 1);
+	pb_put_int32(&w, PB_F_TraceProcessorRpc_request,
+	             PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_APPEND_TRACE_DATA);
+	pb_put_bytes(&w, PB_F_TraceProcessorRpc_append_trace_data, trace, tlen);
 	pb_end_nested(&w, h);
-	h = pb_begin_nested(&w, 1);
-	pb_put_int64(&w, 1, 2);
-	pb_put_int32(&w, 2, 2);
+	h = pb_begin_nested(&w, PB_F_TraceProcessorRpcStream_msg);
+	pb_put_int64(&w, PB_F_TraceProcessorRpc_seq, 2);
+	pb_put_int32(&w, PB_F_TraceProcessorRpc_request,
+	             PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_FINALIZE_TRACE_DATA);
 	pb_end_nested(&w, h);
 	size_t split = pb_writer_size(&w);
-	h = pb_begin_nested(&w, 1);
-	pb_put_int64(&w, 1, 3);
-	pb_put_int32(&w, 2, 3);
-	unsigned q = pb_begin_nested(&w, 103);
-	pb_put_string(&w, 1, "select name, dur from slice");
+	h = pb_begin_nested(&w, PB_F_TraceProcessorRpcStream_msg);
+	pb_put_int64(&w, PB_F_TraceProcessorRpc_seq, 3);
+	pb_put_int32(&w, PB_F_TraceProcessorRpc_request,
+	             PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_QUERY_STREAMING);
+	unsigned q = pb_begin_nested(&w, PB_F_TraceProcessorRpc_query_args);
+	pb_put_string(&w, PB_F_QueryArgs_sql_query, "select name, dur from slice");
 	pb_end_nested(&w, q);
 	pb_end_nested(&w, h);
 
@@ -484,16 +490,24 @@ TEST(tp_rpc_stream_big_message_in_pieces)
 	while (pb_next(&r, &m)) {
 		n++;
 		if (n == 1) {
-			CHECK_EQ(pb_find_field(m.data, m.len, 201, &f), 1);
+			CHECK_EQ(
+			    pb_find_field(m.data, m.len, PB_F_TraceProcessorRpc_append_result, &f),
+			    1);
 			CHECK_EQ(f.len, 0);
 		} else if (n == 2) {
-			CHECK_EQ(pb_find_field(m.data, m.len, 212, &f), 1);
+			CHECK_EQ(pb_find_field(m.data, m.len,
+			                       PB_F_TraceProcessorRpc_finalize_data_result, &f),
+			         1);
 			CHECK_EQ(f.len, 0);
 		} else {
 			struct pb_field qr, b, s;
-			CHECK_EQ(pb_find_field(m.data, m.len, 203, &qr), 1);
-			CHECK_EQ(pb_find_field(qr.data, qr.len, 3, &b), 1);
-			CHECK_EQ(pb_find_field(b.data, b.len, 5, &s), 1);
+			CHECK_EQ(
+			    pb_find_field(m.data, m.len, PB_F_TraceProcessorRpc_query_result, &qr),
+			    1);
+			CHECK_EQ(pb_find_field(qr.data, qr.len, PB_F_QueryResult_batch, &b), 1);
+			CHECK_EQ(pb_find_field(b.data, b.len,
+			                       PB_F_QueryResult_CellsBatch_string_cells, &s),
+			         1);
 			CHECK_EQ(s.len, 2);
 			CHECK_MEM_EQ(s.data, "a", 2);
 		}

@@ -12,6 +12,7 @@
 
 #include "../../components/trace_processor/symbolize/symbolize_int.h"
 #include "pb.h"
+#include "pb_fields.h"
 #include "test.h"
 
 TEST(tp_symbolize_demangle)
@@ -270,14 +271,15 @@ static uint8_t *trace_for(const struct prog *p, const uint64_t *pcs, size_t n, s
 {
 	struct pb_writer w;
 	pb_writer_init_growable(&w);
-	unsigned pkt = pb_begin_nested(&w, 1);
-	pb_put_uint32(&w, 10, 7);
-	pb_put_uint64(&w, 8, 100);
-	pb_put_uint32(&w, 13, 1);
-	unsigned id = pb_begin_nested(&w, 12);
-	unsigned e = pb_begin_nested(&w, 16);
-	pb_put_uint64(&w, 1, 1);
-	pb_put_bytes(&w, 2, p->id, p->id_len);
+	unsigned pkt = pb_begin_nested(&w, PB_F_Trace_packet);
+	pb_put_uint32(&w, PB_F_TracePacket_trusted_packet_sequence_id, 7);
+	pb_put_uint64(&w, PB_F_TracePacket_timestamp, 100);
+	pb_put_uint32(&w, PB_F_TracePacket_sequence_flags,
+	              PB_E_TracePacket_SequenceFlags_SEQ_INCREMENTAL_STATE_CLEARED);
+	unsigned id = pb_begin_nested(&w, PB_F_TracePacket_interned_data);
+	unsigned e = pb_begin_nested(&w, PB_F_InternedData_build_ids);
+	pb_put_uint64(&w, PB_F_InternedString_iid, 1);
+	pb_put_bytes(&w, PB_F_InternedString_str, p->id, p->id_len);
 	pb_end_nested(&w, e);
 	/* path components of p->bin */
 	uint64_t comps[16];
@@ -288,43 +290,44 @@ static uint8_t *trace_for(const struct prog *p, const uint64_t *pcs, size_t n, s
 		q = strchr(s, '/');
 		if (q)
 			*q = 0;
-		e = pb_begin_nested(&w, 17);
-		pb_put_uint64(&w, 1, nc + 1);
-		pb_put_string(&w, 2, s);
+		e = pb_begin_nested(&w, PB_F_InternedData_mapping_paths);
+		pb_put_uint64(&w, PB_F_InternedString_iid, nc + 1);
+		pb_put_string(&w, PB_F_InternedString_str, s);
 		pb_end_nested(&w, e);
 		comps[nc] = nc + 1;
 		nc++;
 	}
-	e = pb_begin_nested(&w, 19);
-	pb_put_uint64(&w, 1, 1);
-	pb_put_uint64(&w, 2, 1);
-	pb_put_uint64(&w, 4, 0x555500000000 + p->exec_off);
-	pb_put_uint64(&w, 5, 0x555500100000);
-	pb_put_packed_varint(&w, 7, comps, nc);
-	pb_put_uint64(&w, 8, p->exec_off);
+	e = pb_begin_nested(&w, PB_F_InternedData_mappings);
+	pb_put_uint64(&w, PB_F_Mapping_iid, 1);
+	pb_put_uint64(&w, PB_F_Mapping_build_id, 1);
+	pb_put_uint64(&w, PB_F_Mapping_start, 0x555500000000 + p->exec_off);
+	pb_put_uint64(&w, PB_F_Mapping_end, 0x555500100000);
+	pb_put_packed_varint(&w, PB_F_Mapping_path_string_ids, comps, nc);
+	pb_put_uint64(&w, PB_F_Mapping_exact_offset, p->exec_off);
 	pb_end_nested(&w, e);
 	for (size_t i = 0; i < n; i++) {
-		e = pb_begin_nested(&w, 6);
-		pb_put_uint64(&w, 1, i + 1);
-		pb_put_uint64(&w, 3, 1);
-		pb_put_uint64(&w, 4, pcs[i]);
+		e = pb_begin_nested(&w, PB_F_InternedData_frames);
+		pb_put_uint64(&w, PB_F_Frame_iid, i + 1);
+		pb_put_uint64(&w, PB_F_Frame_mapping_id, 1);
+		pb_put_uint64(&w, PB_F_Frame_rel_pc, pcs[i]);
 		pb_end_nested(&w, e);
-		e = pb_begin_nested(&w, 7);
-		pb_put_uint64(&w, 1, i + 1);
-		pb_put_uint64(&w, 2, i + 1);
+		e = pb_begin_nested(&w, PB_F_InternedData_callstacks);
+		pb_put_uint64(&w, PB_F_Callstack_iid, i + 1);
+		pb_put_uint64(&w, PB_F_Callstack_frame_ids, i + 1);
 		pb_end_nested(&w, e);
 	}
 	pb_end_nested(&w, id);
 	pb_end_nested(&w, pkt);
 	for (size_t i = 0; i < n; i++) {
-		pkt = pb_begin_nested(&w, 1);
-		pb_put_uint32(&w, 10, 7);
-		pb_put_uint64(&w, 8, 200 + i);
-		pb_put_uint32(&w, 13, 2);
-		unsigned s = pb_begin_nested(&w, 66);
-		pb_put_uint32(&w, 2, 40);
-		pb_put_uint32(&w, 3, 40);
-		pb_put_uint64(&w, 4, i + 1);
+		pkt = pb_begin_nested(&w, PB_F_Trace_packet);
+		pb_put_uint32(&w, PB_F_TracePacket_trusted_packet_sequence_id, 7);
+		pb_put_uint64(&w, PB_F_TracePacket_timestamp, 200 + i);
+		pb_put_uint32(&w, PB_F_TracePacket_sequence_flags,
+		              PB_E_TracePacket_SequenceFlags_SEQ_NEEDS_INCREMENTAL_STATE);
+		unsigned s = pb_begin_nested(&w, PB_F_TracePacket_perf_sample);
+		pb_put_uint32(&w, PB_F_PerfSample_pid, 40);
+		pb_put_uint32(&w, PB_F_PerfSample_tid, 40);
+		pb_put_uint64(&w, PB_F_PerfSample_callstack_iid, i + 1);
 		pb_end_nested(&w, s);
 		pb_end_nested(&w, pkt);
 	}
@@ -458,14 +461,14 @@ TEST(tp_symbolize_unknown_module_counted)
 	struct pb_writer w;
 	size_t n;
 	pb_writer_init_growable(&w);
-	unsigned pkt = pb_begin_nested(&w, 1);
-	unsigned m = pb_begin_nested(&w, 61);
-	pb_put_string(&w, 1, "/no/such/lib.so");
-	pb_put_bytes(&w, 2, "\x01\x02", 2);
-	unsigned a = pb_begin_nested(&w, 3);
-	pb_put_uint64(&w, 1, 0x10);
-	unsigned l = pb_begin_nested(&w, 2);
-	pb_put_string(&w, 1, "f");
+	unsigned pkt = pb_begin_nested(&w, PB_F_Trace_packet);
+	unsigned m = pb_begin_nested(&w, PB_F_TracePacket_module_symbols);
+	pb_put_string(&w, PB_F_ModuleSymbols_path, "/no/such/lib.so");
+	pb_put_bytes(&w, PB_F_ModuleSymbols_build_id, "\x01\x02", 2);
+	unsigned a = pb_begin_nested(&w, PB_F_ModuleSymbols_address_symbols);
+	pb_put_uint64(&w, PB_F_AddressSymbols_address, 0x10);
+	unsigned l = pb_begin_nested(&w, PB_F_AddressSymbols_lines);
+	pb_put_string(&w, PB_F_Line_function_name, "f");
 	pb_end_nested(&w, l);
 	pb_end_nested(&w, a);
 	pb_end_nested(&w, m);

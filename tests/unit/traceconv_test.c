@@ -16,6 +16,7 @@
 
 #include "base.h"
 #include "pb.h"
+#include "pb_fields.h"
 #include "perf_int.h"
 #include "traceconv_int.h"
 
@@ -82,9 +83,9 @@ static char *write_trace(char *path, size_t cap)
 	pb_writer_init_growable(&t);
 	pb_reader_init(&r, pb_writer_data(&w), pb_writer_size(&w));
 	while (pb_next(&r, &f)) {
-		unsigned p = pb_begin_nested(&t, 1);
+		unsigned p = pb_begin_nested(&t, PB_F_Trace_packet);
 		pb_put_raw(&t, f.data, f.len);
-		pb_put_uint32(&t, 10, 1);
+		pb_put_uint32(&t, PB_F_TracePacket_trusted_packet_sequence_id, 1);
 		pb_end_nested(&t, p);
 	}
 	snprintf(path, cap, "%s/tb-traceconv-test-%d.pftrace", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "pb.h"
+#include "pb_fields.h"
 #include "test.h"
 #include "traced_int.h"
 
@@ -38,7 +39,8 @@ static int on_packet(void *ctx, const uint8_t *data, size_t len, const uint8_t *
 {
 	struct seen *s = ctx;
 	struct pb_field f;
-	if (pb_find_field(data, len, 8, &f) == 1 && s->n < TB_ARRAY_SIZE(s->ts))
+	if (pb_find_field(data, len, PB_F_TracePacket_timestamp, &f) == 1 &&
+	    s->n < TB_ARRAY_SIZE(s->ts))
 		s->ts[s->n++] = f.val;
 	return 0;
 }

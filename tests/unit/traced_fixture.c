@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "pb.h"
+#include "pb_fields.h"
 
 static void on_bind(void *ctx, struct ipc_svc *svc, bool ok)
 {
@@ -73,14 +74,14 @@ static void on_read(void *ctx, const struct ipc_reply *r)
 	pb_reader_init(&rd, r->data, r->len);
 	while (pb_next(&rd, &f)) {
 		bool last = false;
-		if (f.id != 2)
+		if (f.id != PB_F_ReadBuffersResponse_slices)
 			continue;
 		pb_reader_init_field(&sr, &f);
 		while (pb_next(&sr, &g)) {
-			if (g.id == 1)
+			if (g.id == PB_F_ReadBuffersResponse_Slice_data)
 				for (size_t i = 0; i < g.len; i++)
 					vec_push(&e->partial, g.data[i]);
-			else if (g.id == 2)
+			else if (g.id == PB_F_ReadBuffersResponse_Slice_last_slice_for_packet)
 				last = g.val != 0;
 		}
 		if (last) {
@@ -193,7 +194,7 @@ int tfx_parse_file(struct tfx *e, const uint8_t *data, size_t len)
 	int n = 0;
 	pb_reader_init(&rd, data, len);
 	while (pb_next(&rd, &f)) {
-		if (f.id != 1 || f.wire != PB_WIRE_LEN)
+		if (f.id != PB_F_Trace_packet || f.wire != PB_WIRE_LEN)
 			return -1;
 		vec_push(&e->packets, tb_memdup(f.len ? f.data : (const uint8_t *)"", f.len ? f.len : 1));
 		vec_push(&e->lens, f.len);
@@ -234,11 +235,14 @@ int tfx_collect(struct tfx *e, uint64_t *ts, int max, int *service)
 		struct pb_field f;
 		uint64_t seq = 0, t = UINT64_MAX;
 		bool uid = false;
-		if (pb_find_field(e->packets.data[i], e->lens.data[i], 10, &f) == 1)
+		if (pb_find_field(e->packets.data[i], e->lens.data[i],
+		                  PB_F_TracePacket_trusted_packet_sequence_id, &f) == 1)
 			seq = f.val;
-		if (pb_find_field(e->packets.data[i], e->lens.data[i], 3, &f) == 1)
+		if (pb_find_field(e->packets.data[i], e->lens.data[i], PB_F_TracePacket_trusted_uid,
+		                  &f) == 1)
 			uid = f.val == (uint64_t)getuid();
-		if (pb_find_field(e->packets.data[i], e->lens.data[i], 8, &f) == 1)
+		if (pb_find_field(e->packets.data[i], e->lens.data[i], PB_F_TracePacket_timestamp,
+		                  &f) == 1)
 			t = f.val;
 		if (!uid || seq == 0)
 			return -1;

@@ -11,6 +11,7 @@
 
 #include "ipc.h"
 #include "pb.h"
+#include "pb_fields.h"
 #include "test.h"
 #include "traced.h"
 #include "traced_fixture.h"
@@ -97,9 +98,9 @@ static void prod_write(struct tprod *tp, uint64_t i, size_t size, bool reserved)
 	struct pb_writer *w = tracing_writer_begin_packet(tp->w);
 	uint8_t *buf = tb_malloc(size + 1);
 	memset(buf, (int)(i & 0xff), size + 1);
-	pb_put_uint64(w, 8, i);
+	pb_put_uint64(w, PB_F_TracePacket_timestamp, i);
 	if (reserved)
-		pb_put_int32(w, 3, 1234);
+		pb_put_int32(w, PB_F_TracePacket_trusted_uid, 1234);
 	pb_put_bytes(w, 900, buf, size);
 	tracing_writer_end_packet(tp->w);
 	tb_free(buf);
@@ -408,9 +409,11 @@ TEST(traced_write_into_file_streams)
 		CHECK_UEQ(ts[i], (uint64_t)i);
 	CHECK(svc >= 6);
 	/* Service packets first (clock snapshot), trace_stats last. */
-	CHECK_EQ(pb_find_field(e.packets.data[0], e.lens.data[0], 6, &f), 1);
+	CHECK_EQ(
+	    pb_find_field(e.packets.data[0], e.lens.data[0], PB_F_TracePacket_clock_snapshot, &f),
+	    1);
 	CHECK_EQ(pb_find_field(e.packets.data[e.packets.len - 1], e.lens.data[e.packets.len - 1],
-	                       35, &f),
+	                       PB_F_TracePacket_trace_stats, &f),
 	         1);
 	tb_free(data);
 	close(rd);
@@ -477,8 +480,10 @@ static void on_observe(void *ctx, const struct ipc_reply *r)
 {
 	struct obs *o = ctx;
 	struct pb_field f = {0}, g = {0};
-	if (r->success && pb_find_field(r->data, r->len, 1, &f) == 1 &&
-	    pb_find_field(f.data, f.len, 2, &g) == 1 && g.val)
+	if (r->success &&
+	    pb_find_field(r->data, r->len, PB_F_ObserveEventsResponse_events, &f) == 1 &&
+	    pb_find_field(f.data, f.len, PB_F_ObservableEvents_all_data_sources_started, &g) == 1 &&
+	    g.val)
 		o->all_started = true;
 }
 
@@ -577,8 +582,10 @@ static void service_events(struct tfx *e, int64_t ev_ts[16])
 	memset(ev_ts, 0, 16 * sizeof ev_ts[0]);
 	for (size_t i = 0; i < e->packets.len; i++) {
 		struct pb_reader r;
-		if (pb_find_field(e->packets.data[i], e->lens.data[i], 69, &f) != 1 ||
-		    pb_find_field(e->packets.data[i], e->lens.data[i], 8, &ts) != 1)
+		if (pb_find_field(e->packets.data[i], e->lens.data[i],
+		                  PB_F_TracePacket_service_event, &f) != 1 ||
+		    pb_find_field(e->packets.data[i], e->lens.data[i], PB_F_TracePacket_timestamp,
+		                  &ts) != 1)
 			continue;
 		pb_reader_init_field(&r, &f);
 		while (pb_next(&r, &g))
@@ -627,7 +634,8 @@ TEST(traced_periodic_snapshots)
 	{
 		struct pb_field f = {0};
 		CHECK_EQ(pb_find_field(e.packets.data[e.packets.len - 1],
-		                       e.lens.data[e.packets.len - 1], 35, &f),
+		                       e.lens.data[e.packets.len - 1], PB_F_TracePacket_trace_stats,
+		                       &f),
 		         1);
 	}
 	tb_free(data);

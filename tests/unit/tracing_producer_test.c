@@ -10,6 +10,7 @@
 
 #include "ipc.h"
 #include "pb.h"
+#include "pb_fields.h"
 #include "test.h"
 #include "traced.h"
 #include "traced_fixture.h"
@@ -52,11 +53,12 @@ static void cb_setup(void *ctx, struct tracing_producer *p, uint64_t id, const c
 	struct pb_field f;
 	logf_(r, name, id);
 	r->smb_at_setup = tracing_producer_smb(p) != NULL;
-	if (pb_find_field(cfg, len, 1000, &f) == 1 && f.len < sizeof r->legacy) {
+	if (pb_find_field(cfg, len, PB_F_DataSourceConfig_legacy_config, &f) == 1 &&
+	    f.len < sizeof r->legacy) {
 		memcpy(r->legacy, f.data, f.len);
 		r->legacy[f.len] = '\0';
 	}
-	if (pb_find_field(cfg, len, 2, &f) == 1)
+	if (pb_find_field(cfg, len, PB_F_DataSourceConfig_target_buffer, &f) == 1)
 		r->config_target_buffer = (uint32_t)f.val;
 }
 
@@ -124,7 +126,7 @@ static void write_packet(struct tracing_writer *w, uint64_t i, size_t size)
 	struct pb_writer *pw = tracing_writer_begin_packet(w);
 	uint8_t *buf = tb_malloc(size + 1);
 	memset(buf, (int)(i & 0xff), size + 1);
-	pb_put_uint64(pw, 8, i);
+	pb_put_uint64(pw, PB_F_TracePacket_timestamp, i);
 	pb_put_bytes(pw, 900, buf, size);
 	tracing_writer_end_packet(w);
 	tb_free(buf);

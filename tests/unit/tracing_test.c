@@ -12,6 +12,7 @@
 
 #include "ipc.h"
 #include "pb.h"
+#include "pb_fields.h"
 #include "test.h"
 #include "tracing.h"
 
@@ -632,17 +633,18 @@ static size_t slow_named_event(uint8_t *out, size_t cap, uint64_t ts, uint64_t i
 	struct pb_writer w;
 	unsigned m, sub;
 	pb_writer_init_fixed(&w, out, cap);
-	pb_put_uint64(&w, 8, ts);
-	pb_put_uint32(&w, 13, 2);
-	m = pb_begin_nested(&w, 12);
-	sub = pb_begin_nested(&w, 2);
-	pb_put_uint64(&w, 1, iid);
-	pb_put_string(&w, 2, name);
+	pb_put_uint64(&w, PB_F_TracePacket_timestamp, ts);
+	pb_put_uint32(&w, PB_F_TracePacket_sequence_flags,
+	              PB_E_TracePacket_SequenceFlags_SEQ_NEEDS_INCREMENTAL_STATE);
+	m = pb_begin_nested(&w, PB_F_TracePacket_interned_data);
+	sub = pb_begin_nested(&w, PB_F_InternedData_event_names);
+	pb_put_uint64(&w, PB_F_EventName_iid, iid);
+	pb_put_string(&w, PB_F_EventName_name, name);
 	pb_end_nested(&w, sub);
 	pb_end_nested(&w, m);
-	m = pb_begin_nested(&w, 11);
-	pb_put_uint32(&w, 9, 1);
-	pb_put_uint64(&w, 10, iid);
+	m = pb_begin_nested(&w, PB_F_TracePacket_track_event);
+	pb_put_uint32(&w, PB_F_TrackEvent_type, PB_E_TrackEvent_Type_TYPE_SLICE_BEGIN);
+	pb_put_uint64(&w, PB_F_TrackEvent_name_iid, iid);
 	pb_end_nested(&w, m);
 	return pb_writer_size(&w);
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "pb.h"
+#include "pb_fields.h"
 #include "test.h"
 #include "trace_processor.h"
 #include "traced_fixture.h"
@@ -71,12 +72,13 @@ static void interned_event_name(struct tfx *e, size_t i, char *out, size_t cap, 
 	struct pb_field idata = {0}, en = {0}, f = {0};
 	out[0] = '\0';
 	*iid = 0;
-	if (pb_find_field(e->packets.data[i], e->lens.data[i], 12, &idata) != 1 ||
-	    pb_find_field(idata.data, idata.len, 2, &en) != 1)
+	if (pb_find_field(e->packets.data[i], e->lens.data[i], PB_F_TracePacket_interned_data,
+	                  &idata) != 1 ||
+	    pb_find_field(idata.data, idata.len, PB_F_InternedData_event_names, &en) != 1)
 		return;
-	if (pb_find_field(en.data, en.len, 1, &f) == 1)
+	if (pb_find_field(en.data, en.len, PB_F_EventName_iid, &f) == 1)
 		*iid = f.val;
-	if (pb_find_field(en.data, en.len, 2, &f) == 1 && f.len < cap) {
+	if (pb_find_field(en.data, en.len, PB_F_EventName_name, &f) == 1 && f.len < cap) {
 		memcpy(out, f.data, f.len);
 		out[f.len] = '\0';
 	}
@@ -104,7 +106,7 @@ static struct tp *load_packets(struct tfx *e)
 	struct tp *tp = tp_new(NULL);
 	pb_writer_init_growable(&w);
 	for (size_t i = 0; i < e->packets.len; i++)
-		pb_put_bytes(&w, 1, e->packets.data[i], e->lens.data[i]);
+		pb_put_bytes(&w, PB_F_Trace_packet, e->packets.data[i], e->lens.data[i]);
 	if (tp_parse(tp, pb_writer_data(&w), pb_writer_size(&w)) || tp_end_of_file(tp)) {
 		tp_free(tp);
 		tp = NULL;

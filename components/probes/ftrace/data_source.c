@@ -56,20 +56,9 @@
 #include "ipc.h"
 #include "protos.h"
 #include "tracing.h"
+#include "pb_fields.h"
 
 #define DS_LOG "probes"
-
-enum {
-	TP_FTRACE_EVENTS = 1,
-	TP_FTRACE_STATS = 34,
-	STATS_KERNEL_SYMBOLS_PARSED = 3,
-	STATS_KERNEL_SYMBOLS_MEM_KB = 4,
-	BUNDLE_FTRACE_CLOCK = 5,
-	FTRACE_CLOCK_UNKNOWN = 1,
-	FTRACE_CLOCK_GLOBAL = 2,
-	FTRACE_CLOCK_LOCAL = 3,
-	FTRACE_CLOCK_MONO_RAW = 4,
-};
 
 #define ID_MASK_WORDS (65536 / 64) /* event ids are 16-bit (format.c) */
 
@@ -238,13 +227,13 @@ static void setup_clock(struct ftrace_shared *sh, bool mono_raw)
 	if (strcmp(cur, "boot") == 0)
 		sh->clock = 0;
 	else if (strcmp(cur, "global") == 0)
-		sh->clock = FTRACE_CLOCK_GLOBAL;
+		sh->clock = PB_E_FtraceClock_FTRACE_CLOCK_GLOBAL;
 	else if (strcmp(cur, "local") == 0)
-		sh->clock = FTRACE_CLOCK_LOCAL;
+		sh->clock = PB_E_FtraceClock_FTRACE_CLOCK_LOCAL;
 	else if (strcmp(cur, "mono_raw") == 0)
-		sh->clock = FTRACE_CLOCK_MONO_RAW;
+		sh->clock = PB_E_FtraceClock_FTRACE_CLOCK_MONO_RAW;
 	else
-		sh->clock = FTRACE_CLOCK_UNKNOWN;
+		sh->clock = PB_E_FtraceClock_FTRACE_CLOCK_UNKNOWN;
 }
 
 /* Load one event's format, enable it unless another instance already
@@ -445,11 +434,11 @@ static bool drain_cpu(struct ftrace_shared *sh, int cpu, size_t max_pages)
 		for (size_t i = 0; i < sh->users.len; i++) {
 			struct probes_ftrace *ft = sh->users.data[i];
 			struct pb_writer *pw = tracing_writer_begin_packet(ft->w);
-			unsigned h = pb_begin_nested(pw, TP_FTRACE_EVENTS);
+			unsigned h = pb_begin_nested(pw, PB_F_TracePacket_ftrace_events);
 			ftrace_encode_bundle_opts(pw, &sh->table, &ft->enc, (uint32_t)cpu, sh->buf,
 						  len, &ft->st);
 			if (sh->clock)
-				pb_put_varint(pw, BUNDLE_FTRACE_CLOCK, sh->clock);
+				pb_put_varint(pw, PB_F_FtraceEventBundle_ftrace_clock, sh->clock);
 			pb_end_nested(pw, h);
 			if (ft->symbolize_ksyms && sh->ksyms.n)
 				ftrace_kaddrs_write_names(pw, &ft->kaddrs, &sh->ksyms);
@@ -569,14 +558,15 @@ static uint64_t write_stats(struct probes_ftrace *ft, enum ftrace_stats_phase ph
 		cpus[n++].cpu = (uint32_t)cpu;
 	}
 	pw = tracing_writer_begin_packet(ft->w);
-	pb_put_uint64(pw, 8, (uint64_t)tb_boot_ns());
-	h = pb_begin_nested(pw, TP_FTRACE_STATS);
+	pb_put_uint64(pw, PB_F_TracePacket_timestamp, (uint64_t)tb_boot_ns());
+	h = pb_begin_nested(pw, PB_F_TracePacket_ftrace_stats);
 	ftrace_encode_stats(pw, phase, cpus, n);
 	if (ft->symbolize_ksyms && sh->ksyms.n) {
-		pb_put_uint32(pw, STATS_KERNEL_SYMBOLS_PARSED, (uint32_t)sh->ksyms.n);
-		pb_put_uint32(pw, STATS_KERNEL_SYMBOLS_MEM_KB,
-			      (uint32_t)((sh->ksyms.n * sizeof *sh->ksyms.syms +
-					  sh->ksyms.names_len) / 1024));
+		pb_put_uint32(pw, PB_F_FtraceStats_kernel_symbols_parsed, (uint32_t)sh->ksyms.n);
+		pb_put_uint32(
+		    pw, PB_F_FtraceStats_kernel_symbols_mem_kb,
+		    (uint32_t)((sh->ksyms.n * sizeof *sh->ksyms.syms + sh->ksyms.names_len) /
+		               1024));
 	}
 	pb_end_nested(pw, h);
 	tracing_writer_end_packet(ft->w);

@@ -15,27 +15,7 @@
 #include <string.h>
 
 #include "ftrace_int.h"
-
-/* FtraceEventBundle / FtraceEvent / GenericFtraceEvent / FtraceStats fields. */
-enum {
-	BUNDLE_CPU = 1,
-	BUNDLE_EVENT = 2,
-	BUNDLE_LOST_EVENTS = 3,
-	BUNDLE_ERROR = 8,
-	ERROR_TIMESTAMP = 1,
-	ERROR_STATUS = 2,
-	EVENT_TIMESTAMP = 1,
-	EVENT_PID = 2,
-	EVENT_GENERIC = 327,
-	GENERIC_EVENT_NAME = 1,
-	GENERIC_FIELD = 2,
-	GFIELD_NAME = 1,
-	GFIELD_STR = 3,
-	GFIELD_INT = 4,
-	GFIELD_UINT = 5,
-	STATS_PHASE = 1,
-	STATS_CPU_STATS = 2,
-};
+#include "pb_fields.h"
 
 #define S FTRACE_PT_STRING
 #define I32 FTRACE_PT_INT32
@@ -319,19 +299,19 @@ static void put_generic_field(struct pb_writer *w, const struct ftrace_field *fd
 
 	if (fd->kind == FTRACE_FIELD_OTHER)
 		return;
-	h = pb_begin_nested(w, GENERIC_FIELD);
-	pb_put_string(w, GFIELD_NAME, fd->name);
+	h = pb_begin_nested(w, PB_F_GenericFtraceEvent_field);
+	pb_put_string(w, PB_F_GenericFtraceEvent_Field_name, fd->name);
 	if (ftrace_field_int(fd, rec->data, rec->len, &v)) {
 		if (fd->is_signed)
-			pb_put_int64(w, GFIELD_INT, (int64_t)v);
+			pb_put_int64(w, PB_F_GenericFtraceEvent_Field_int_value, (int64_t)v);
 		else
-			pb_put_uint64(w, GFIELD_UINT, v);
+			pb_put_uint64(w, PB_F_GenericFtraceEvent_Field_uint_value, v);
 	} else if (ftrace_field_str(fd, rec->data, rec->len, &s, &n)) {
-		pb_put_bytes(w, GFIELD_STR, s, n);
+		pb_put_bytes(w, PB_F_GenericFtraceEvent_Field_str_value, s, n);
 	} else if (fd->kind == FTRACE_FIELD_ARRAY && (size_t)fd->offset + fd->size <= rec->len) {
 		n = render_array(rec->data + fd->offset, fd->size, fd->elem_size, fd->is_signed, buf,
 				 sizeof buf);
-		pb_put_bytes(w, GFIELD_STR, buf, n);
+		pb_put_bytes(w, PB_F_GenericFtraceEvent_Field_str_value, buf, n);
 	} else if ((fd->kind == FTRACE_FIELD_DATA_LOC || fd->kind == FTRACE_FIELD_REL_LOC) &&
 		   (size_t)fd->offset + 4 <= rec->len) {
 		/* A non-char dynamic array: its bytes, as [b0, b1, ...]. */
@@ -340,7 +320,7 @@ static void put_generic_field(struct pb_writer *w, const struct ftrace_field *fd
 		n = loc >> 16;
 		if (b <= rec->len && n <= rec->len - b) {
 			n = render_array(rec->data + b, n, 1, false, buf, sizeof buf);
-			pb_put_bytes(w, GFIELD_STR, buf, n);
+			pb_put_bytes(w, PB_F_GenericFtraceEvent_Field_str_value, buf, n);
 		} else {
 			st->fields_skipped++;
 		}
@@ -360,13 +340,13 @@ static void put_typed_fast(struct pb_writer *w, const struct ftrace_event_format
 	uint8_t *o = w->cur, *outer, *inner;
 	uint64_t v = 0;
 
-	*o++ = BUNDLE_EVENT << 3 | PB_WIRE_LEN;
+	*o++ = PB_F_FtraceEventBundle_event << 3 | PB_WIRE_LEN;
 	outer = o++;
-	*o++ = EVENT_TIMESTAMP << 3 | PB_WIRE_VARINT;
+	*o++ = PB_F_FtraceEvent_timestamp << 3 | PB_WIRE_VARINT;
 	o = pb_encode_varint(o, rec->ts);
 	if (f->common_pid >= 0) {
 		ftrace_rd_int(&f->fields[f->common_pid], rec->data, rec->len, &v);
-		*o++ = EVENT_PID << 3 | PB_WIRE_VARINT;
+		*o++ = PB_F_FtraceEvent_pid << 3 | PB_WIRE_VARINT;
 		o = pb_encode_varint(o, (uint32_t)v);
 	}
 	o = pb_encode_varint(o, (uint64_t)f->proto->id << 3 | PB_WIRE_LEN);
@@ -447,15 +427,15 @@ static __attribute__((aligned(64))) void put_event(struct pb_writer *w,
 		st->events++;
 		return;
 	}
-	h = pb_begin_nested(w, BUNDLE_EVENT);
-	pb_put_uint64(w, EVENT_TIMESTAMP, rec->ts);
+	h = pb_begin_nested(w, PB_F_FtraceEventBundle_event);
+	pb_put_uint64(w, PB_F_FtraceEvent_timestamp, rec->ts);
 	if (f->common_pid >= 0 && ftrace_rd_int(&f->fields[f->common_pid], rec->data, rec->len, &pid))
-		pb_put_uint32(w, EVENT_PID, (uint32_t)pid);
+		pb_put_uint32(w, PB_F_FtraceEvent_pid, (uint32_t)pid);
 	if (f->proto) {
 		put_typed(w, f, rec, ka, st);
 	} else {
-		g = pb_begin_nested(w, EVENT_GENERIC);
-		pb_put_string(w, GENERIC_EVENT_NAME, f->name);
+		g = pb_begin_nested(w, PB_F_FtraceEvent_generic);
+		pb_put_string(w, PB_F_GenericFtraceEvent_event_name, f->name);
 		for (size_t i = 0; i < f->n_fields; i++)
 			if (strncmp(f->fields[i].name, "common_", 7) != 0)
 				put_generic_field(w, &f->fields[i], rec, st);
@@ -505,9 +485,19 @@ struct ftrace_compact_buf {
 };
 
 /* The CompactSched field number of each packed array. */
-static const uint8_t k_packed_id[N_PACKED] = {1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12};
-#define CS_INTERN_TABLE 5
-#define BUNDLE_COMPACT_SCHED 4
+static const uint8_t k_packed_id[N_PACKED] = {
+    [SW_TS] = PB_F_FtraceEventBundle_CompactSched_switch_timestamp,
+    [SW_STATE] = PB_F_FtraceEventBundle_CompactSched_switch_prev_state,
+    [SW_PID] = PB_F_FtraceEventBundle_CompactSched_switch_next_pid,
+    [SW_PRIO] = PB_F_FtraceEventBundle_CompactSched_switch_next_prio,
+    [SW_COMM] = PB_F_FtraceEventBundle_CompactSched_switch_next_comm_index,
+    [WK_TS] = PB_F_FtraceEventBundle_CompactSched_waking_timestamp,
+    [WK_PID] = PB_F_FtraceEventBundle_CompactSched_waking_pid,
+    [WK_CPU] = PB_F_FtraceEventBundle_CompactSched_waking_target_cpu,
+    [WK_PRIO] = PB_F_FtraceEventBundle_CompactSched_waking_prio,
+    [WK_COMM] = PB_F_FtraceEventBundle_CompactSched_waking_comm_index,
+    [WK_FLAGS] = PB_F_FtraceEventBundle_CompactSched_waking_common_flags,
+};
 
 static void compact_reset(struct ftrace_compact_buf *c)
 {
@@ -646,10 +636,11 @@ static void compact_write(struct pb_writer *w, struct ftrace_compact_buf *c)
 	unsigned h;
 	if (!c->a[SW_TS].v.len && !c->a[WK_TS].v.len)
 		return;
-	h = pb_begin_nested(w, BUNDLE_COMPACT_SCHED);
+	h = pb_begin_nested(w, PB_F_FtraceEventBundle_compact_sched);
 	for (size_t i = 0; i < c->n_strs; i++) {
 		const uint8_t *k = (const uint8_t *)&c->strs.data[2 * i];
-		put_short_bytes(w, CS_INTERN_TABLE, k, ftrace_strnlen(k, COMM_MAX), COMM_MAX);
+		put_short_bytes(w, PB_F_FtraceEventBundle_CompactSched_intern_table, k,
+		                ftrace_strnlen(k, COMM_MAX), COMM_MAX);
 	}
 	for (int i = 0; i < N_PACKED; i++) {
 		const struct packed *p = &c->a[i];
@@ -676,7 +667,7 @@ size_t ftrace_encode_bundle_opts(struct pb_writer *w, const struct ftrace_table 
 	struct ftrace_kaddrs *kaddrs = o ? o->kaddrs : NULL;
 	bool lost = false, wanted = false, prev_wanted = false;
 
-	pb_put_uint32(w, BUNDLE_CPU, cpu);
+	pb_put_uint32(w, PB_F_FtraceEventBundle_cpu, cpu);
 	if (page == 0)
 		return 0;
 	if (o && o->compact_sched) {
@@ -741,15 +732,15 @@ size_t ftrace_encode_bundle_opts(struct pb_writer *w, const struct ftrace_table 
 			continue;
 		st->parse_errors++;
 		st->last_status = it.status;
-		h = pb_begin_nested(w, BUNDLE_ERROR);
-		pb_put_uint64(w, ERROR_TIMESTAMP, it.ts);
-		pb_put_varint(w, ERROR_STATUS, (uint64_t)it.status);
+		h = pb_begin_nested(w, PB_F_FtraceEventBundle_error);
+		pb_put_uint64(w, PB_F_FtraceEventBundle_FtraceError_timestamp, it.ts);
+		pb_put_varint(w, PB_F_FtraceEventBundle_FtraceError_status, (uint64_t)it.status);
 		pb_end_nested(w, h);
 	}
 	if (c)
 		compact_write(w, c);
 	if (lost)
-		pb_put_bool(w, BUNDLE_LOST_EVENTS, true);
+		pb_put_bool(w, PB_F_FtraceEventBundle_lost_events, true);
 	return written;
 }
 
@@ -762,19 +753,19 @@ size_t ftrace_encode_bundle(struct pb_writer *w, const struct ftrace_table *t, u
 void ftrace_encode_stats(struct pb_writer *w, enum ftrace_stats_phase phase,
 			 const struct ftrace_cpu_stats *cpus, size_t n)
 {
-	pb_put_varint(w, STATS_PHASE, (uint64_t)phase);
+	pb_put_varint(w, PB_F_FtraceStats_phase, (uint64_t)phase);
 	for (size_t i = 0; i < n; i++) {
 		const struct ftrace_cpu_stats *c = &cpus[i];
-		unsigned h = pb_begin_nested(w, STATS_CPU_STATS);
-		pb_put_uint64(w, 1, c->cpu);
-		pb_put_uint64(w, 2, c->entries);
-		pb_put_uint64(w, 3, c->overrun);
-		pb_put_uint64(w, 4, c->commit_overrun);
-		pb_put_uint64(w, 5, c->bytes_read);
-		pb_put_double(w, 6, c->oldest_event_ts);
-		pb_put_double(w, 7, c->now_ts);
-		pb_put_uint64(w, 8, c->dropped_events);
-		pb_put_uint64(w, 9, c->read_events);
+		unsigned h = pb_begin_nested(w, PB_F_FtraceStats_cpu_stats);
+		pb_put_uint64(w, PB_F_FtraceCpuStats_cpu, c->cpu);
+		pb_put_uint64(w, PB_F_FtraceCpuStats_entries, c->entries);
+		pb_put_uint64(w, PB_F_FtraceCpuStats_overrun, c->overrun);
+		pb_put_uint64(w, PB_F_FtraceCpuStats_commit_overrun, c->commit_overrun);
+		pb_put_uint64(w, PB_F_FtraceCpuStats_bytes_read, c->bytes_read);
+		pb_put_double(w, PB_F_FtraceCpuStats_oldest_event_ts, c->oldest_event_ts);
+		pb_put_double(w, PB_F_FtraceCpuStats_now_ts, c->now_ts);
+		pb_put_uint64(w, PB_F_FtraceCpuStats_dropped_events, c->dropped_events);
+		pb_put_uint64(w, PB_F_FtraceCpuStats_read_events, c->read_events);
 		pb_end_nested(w, h);
 	}
 }

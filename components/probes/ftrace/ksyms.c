@@ -10,21 +10,13 @@
  *
  * Indexes restart at 1 after every drain (ftrace_kaddrs_clear), so interned
  * names never refer to packets a ring buffer may have overwritten; the first
- * packet naming symbols after a restart says SEQ_INCREMENTAL_STATE_CLEARED,
- * so the reader forgets the previous ones. Addresses with no symbol get no
- * name, and then the watermark stays (the next packet with a name still
- * clears).
+ * packet naming symbols after a restart says
+ * PB_E_TracePacket_SequenceFlags_SEQ_INCREMENTAL_STATE_CLEARED, so the reader forgets the previous
+ * ones. Addresses with no symbol get no name, and then the watermark stays (the next packet with a
+ * name still clears).
  */
 #include "ftrace_int.h"
-
-enum {
-	TP_INTERNED_DATA = 12,
-	TP_SEQUENCE_FLAGS = 13,
-	SEQ_INCREMENTAL_STATE_CLEARED = 1,
-	INTERNED_KERNEL_SYMBOLS = 26,
-	INTERNED_STRING_IID = 1,
-	INTERNED_STRING_STR = 2,
-};
+#include "pb_fields.h"
 
 uint32_t ftrace_kaddrs_add(struct ftrace_kaddrs *k, uint64_t addr)
 {
@@ -63,13 +55,15 @@ void ftrace_kaddrs_write_names(struct pb_writer *w, struct ftrace_kaddrs *k,
 			continue;
 		if (!any) {
 			if (k->written == 0)
-				pb_put_varint(w, TP_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
-			h = pb_begin_nested(w, TP_INTERNED_DATA);
+				pb_put_varint(
+				    w, PB_F_TracePacket_sequence_flags,
+				    PB_E_TracePacket_SequenceFlags_SEQ_INCREMENTAL_STATE_CLEARED);
+			h = pb_begin_nested(w, PB_F_TracePacket_interned_data);
 			any = true;
 		}
-		e = pb_begin_nested(w, INTERNED_KERNEL_SYMBOLS);
-		pb_put_varint(w, INTERNED_STRING_IID, i + 1);
-		pb_put_string(w, INTERNED_STRING_STR, name);
+		e = pb_begin_nested(w, PB_F_InternedData_kernel_symbols);
+		pb_put_varint(w, PB_F_InternedString_iid, i + 1);
+		pb_put_string(w, PB_F_InternedString_str, name);
 		pb_end_nested(w, e);
 	}
 	if (any) {

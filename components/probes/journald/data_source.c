@@ -37,6 +37,7 @@
 
 #include "journald.h"
 #include "tracing.h"
+#include "pb_fields.h"
 
 #define JD_LOG "journald"
 /* Entries read per loop iteration; more are read at the next one, so a
@@ -44,43 +45,20 @@
 #define JD_BATCH 1024
 #define JD_SOCKET "/run/systemd/journal/socket"
 
-enum {
-	TP_TIMESTAMP = 8,
-	TP_JOURNALD_EVENT = 132,
-	CFG_JOURNALD = 141, /* DataSourceConfig.journald_config */
-	JC_MIN_PRIO = 1,
-	JC_FILTER_IDENTIFIERS = 2,
-	JC_FILTER_UNITS = 3,
-	JE_PID = 1,
-	JE_TID = 2,
-	JE_UID = 3,
-	JE_GID = 4,
-	JE_PRIO = 5,
-	JE_TAG = 6,
-	JE_MESSAGE = 7,
-	JE_COMM = 8,
-	JE_EXE = 9,
-	JE_SYSTEMD_UNIT = 10,
-	JE_HOSTNAME = 11,
-	JE_TRANSPORT = 12,
-	JE_NUM_TOTAL = 20,
-	JE_NUM_FAILED = 21,
-};
-
 /* The journal fields written, and their SystemdJournaldEvent fields. */
-#define JD_KEYS(X)                               \
-	X(MESSAGE, JE_MESSAGE, false)            \
-	X(PRIORITY, JE_PRIO, true)               \
-	X(SYSLOG_IDENTIFIER, JE_TAG, false)      \
-	X(_PID, JE_PID, true)                    \
-	X(_TID, JE_TID, true)                    \
-	X(_UID, JE_UID, true)                    \
-	X(_GID, JE_GID, true)                    \
-	X(_COMM, JE_COMM, false)                 \
-	X(_EXE, JE_EXE, false)                   \
-	X(_SYSTEMD_UNIT, JE_SYSTEMD_UNIT, false) \
-	X(_HOSTNAME, JE_HOSTNAME, false)         \
-	X(_TRANSPORT, JE_TRANSPORT, false)
+#define JD_KEYS(X)                                                      \
+	X(MESSAGE, PB_F_SystemdJournaldEvent_message, false)            \
+	X(PRIORITY, PB_F_SystemdJournaldEvent_prio, true)               \
+	X(SYSLOG_IDENTIFIER, PB_F_SystemdJournaldEvent_tag, false)      \
+	X(_PID, PB_F_SystemdJournaldEvent_pid, true)                    \
+	X(_TID, PB_F_SystemdJournaldEvent_tid, true)                    \
+	X(_UID, PB_F_SystemdJournaldEvent_uid, true)                    \
+	X(_GID, PB_F_SystemdJournaldEvent_gid, true)                    \
+	X(_COMM, PB_F_SystemdJournaldEvent_comm, false)                 \
+	X(_EXE, PB_F_SystemdJournaldEvent_exe, false)                   \
+	X(_SYSTEMD_UNIT, PB_F_SystemdJournaldEvent_systemd_unit, false) \
+	X(_HOSTNAME, PB_F_SystemdJournaldEvent_hostname, false)         \
+	X(_TRANSPORT, PB_F_SystemdJournaldEvent_transport, false)
 
 enum jd_key {
 #define JD_KEY_ENUM_(name, field, is_uint) JD_##name,
@@ -138,16 +116,19 @@ static void parse_config(struct probes_journald *jd, const uint8_t *cfg, size_t 
 	struct pb_field f = {0}, c = {0};
 	struct pb_reader r;
 	jd->min_prio = 7;
-	if (pb_find_field(cfg, len, CFG_JOURNALD, &f) != 1 || f.wire != PB_WIRE_LEN)
+	if (pb_find_field(cfg, len, PB_F_DataSourceConfig_journald_config, &f) != 1 ||
+	    f.wire != PB_WIRE_LEN)
 		return;
 	pb_reader_init_field(&r, &f);
 	while (pb_next(&r, &c)) {
-		if (c.id == JC_MIN_PRIO && c.wire == PB_WIRE_VARINT) {
+		if (c.id == PB_F_SystemdJournaldConfig_min_prio && c.wire == PB_WIRE_VARINT) {
 			/* 0 (unset) keeps everything, as the config documents. */
 			jd->min_prio = c.val == 0 || c.val > 7 ? 7 : (uint32_t)c.val;
-		} else if (c.id == JC_FILTER_IDENTIFIERS && c.wire == PB_WIRE_LEN) {
+		} else if (c.id == PB_F_SystemdJournaldConfig_filter_identifiers &&
+		           c.wire == PB_WIRE_LEN) {
 			vec_push(&jd->idents, tb_strndup((const char *)c.data, c.len));
-		} else if (c.id == JC_FILTER_UNITS && c.wire == PB_WIRE_LEN) {
+		} else if (c.id == PB_F_SystemdJournaldConfig_filter_units &&
+		           c.wire == PB_WIRE_LEN) {
 			vec_push(&jd->units, tb_strndup((const char *)c.data, c.len));
 		}
 	}
@@ -264,8 +245,8 @@ static int on_entry(void *ctx, struct journal_file *jf, const struct journal_ent
 		return 0;
 
 	struct pb_writer *pw = tracing_writer_begin_packet(jd->w);
-	pb_put_uint64(pw, TP_TIMESTAMP, (uint64_t)boot_ts(jd, &full));
-	unsigned h = pb_begin_nested(pw, TP_JOURNALD_EVENT);
+	pb_put_uint64(pw, PB_F_TracePacket_timestamp, (uint64_t)boot_ts(jd, &full));
+	unsigned h = pb_begin_nested(pw, PB_F_TracePacket_journald_event);
 	for (int k = 0; k < JD_N_KEYS; k++) {
 		const uint8_t *v = jd->scratch.data + jd->val[k].off;
 		uint32_t u;
@@ -277,7 +258,7 @@ static int on_entry(void *ctx, struct journal_file *jf, const struct journal_ent
 			pb_put_uint32(pw, jd_keys[k].field, u);
 	}
 	if (jd->undecoded && !jd->val[JD_MESSAGE].set)
-		pb_put_string(pw, JE_MESSAGE, JD_UNDECODED_MESSAGE);
+		pb_put_string(pw, PB_F_SystemdJournaldEvent_message, JD_UNDECODED_MESSAGE);
 	pb_end_nested(pw, h);
 	tracing_writer_end_packet(jd->w);
 	jd->num_total++;
@@ -362,10 +343,11 @@ static void write_counts(struct probes_journald *jd)
 	struct journal_stats st;
 	journal_follow_stats(&jd->fl, &st);
 	struct pb_writer *pw = tracing_writer_begin_packet(jd->w);
-	pb_put_uint64(pw, TP_TIMESTAMP, (uint64_t)tb_boot_ns());
-	unsigned h = pb_begin_nested(pw, TP_JOURNALD_EVENT);
-	pb_put_uint64(pw, JE_NUM_TOTAL, jd->num_total);
-	pb_put_uint64(pw, JE_NUM_FAILED, jd->num_failed + st.bad_entries + st.bad_chain);
+	pb_put_uint64(pw, PB_F_TracePacket_timestamp, (uint64_t)tb_boot_ns());
+	unsigned h = pb_begin_nested(pw, PB_F_TracePacket_journald_event);
+	pb_put_uint64(pw, PB_F_SystemdJournaldEvent_num_total, jd->num_total);
+	pb_put_uint64(pw, PB_F_SystemdJournaldEvent_num_failed,
+	              jd->num_failed + st.bad_entries + st.bad_chain);
 	pb_end_nested(pw, h);
 	tracing_writer_end_packet(jd->w);
 	jd->stats_dirty = false;

@@ -18,19 +18,11 @@
  * Everything runs on the producer's loop.
  */
 #include "procfs.h"
+#include "pb_fields.h"
 
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-enum {
-	TP_TIMESTAMP = 8,
-	TP_PROCESS_TREE = 2,
-	TP_PROCESS_STATS = 9,
-	TP_INCREMENTAL_STATE_CLEARED = 41,
-	PT_COLLECTION_END = 3,
-	PS_COLLECTION_END = 2,
-};
 
 struct probes_process_stats {
 	struct loop *loop;
@@ -47,9 +39,9 @@ struct probes_process_stats {
 static struct pb_writer *begin(struct probes_process_stats *ps)
 {
 	struct pb_writer *pw = tracing_writer_begin_packet(ps->w);
-	pb_put_uint64(pw, TP_TIMESTAMP, (uint64_t)tb_boot_ns());
+	pb_put_uint64(pw, PB_F_TracePacket_timestamp, (uint64_t)tb_boot_ns());
 	if (!ps->wrote_first) {
-		pb_put_bool(pw, TP_INCREMENTAL_STATE_CLEARED, true);
+		pb_put_bool(pw, PB_F_TracePacket_incremental_state_cleared, true);
 		ps->wrote_first = true;
 	}
 	return pw;
@@ -59,7 +51,7 @@ static void poll_tick(struct loop *l, uint64_t id, void *ctx)
 {
 	struct probes_process_stats *ps = ctx;
 	struct pb_writer *pw = begin(ps);
-	unsigned h = pb_begin_nested(pw, TP_PROCESS_STATS);
+	unsigned h = pb_begin_nested(pw, PB_F_TracePacket_process_stats);
 	DIR *d = opendir(ps->root);
 	struct dirent *e;
 
@@ -72,7 +64,7 @@ static void poll_tick(struct loop *l, uint64_t id, void *ctx)
 	}
 	if (d)
 		closedir(d);
-	pb_put_uint64(pw, PS_COLLECTION_END, (uint64_t)tb_boot_ns());
+	pb_put_uint64(pw, PB_F_ProcessStats_collection_end_timestamp, (uint64_t)tb_boot_ns());
 	pb_end_nested(pw, h);
 	tracing_writer_end_packet(ps->w);
 }
@@ -95,9 +87,10 @@ void probes_process_stats_start(struct probes_process_stats *ps)
 {
 	if (ps->cfg.scan_all_processes_on_start) {
 		struct pb_writer *pw = begin(ps);
-		unsigned h = pb_begin_nested(pw, TP_PROCESS_TREE);
+		unsigned h = pb_begin_nested(pw, PB_F_TracePacket_process_tree);
 		probes_procfs_write_all(pw, ps->root, &ps->cfg, &ps->seen);
-		pb_put_uint64(pw, PT_COLLECTION_END, (uint64_t)tb_boot_ns());
+		pb_put_uint64(pw, PB_F_ProcessTree_collection_end_timestamp,
+		              (uint64_t)tb_boot_ns());
 		pb_end_nested(pw, h);
 		tracing_writer_end_packet(ps->w);
 	}
@@ -118,9 +111,11 @@ void probes_process_stats_on_pids(struct probes_process_stats *ps, const int32_t
 	pb_writer_reset(&ps->scratch);
 	if (!probes_procfs_write_pids(&ps->scratch, ps->root, tids, n, &ps->cfg, &ps->seen))
 		return;
-	pb_put_uint64(&ps->scratch, PT_COLLECTION_END, (uint64_t)tb_boot_ns());
+	pb_put_uint64(&ps->scratch, PB_F_ProcessTree_collection_end_timestamp,
+	              (uint64_t)tb_boot_ns());
 	struct pb_writer *pw = begin(ps);
-	pb_put_bytes(pw, TP_PROCESS_TREE, pb_writer_data(&ps->scratch), pb_writer_size(&ps->scratch));
+	pb_put_bytes(pw, PB_F_TracePacket_process_tree, pb_writer_data(&ps->scratch),
+	             pb_writer_size(&ps->scratch));
 	tracing_writer_end_packet(ps->w);
 }
 

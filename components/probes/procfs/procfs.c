@@ -15,6 +15,7 @@
  *   PID/oom_score_adj   decimal
  */
 #include "procfs.h"
+#include "pb_fields.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -25,25 +26,6 @@
 #define STATUS_MAX ((size_t)64 << 10)
 #define CMDLINE_MAX ((size_t)128 << 10)
 #define SMALL_MAX ((size_t)4 << 10)
-
-/* ProcessTree / ProcessStats field numbers (compat §3.9). */
-enum {
-	PT_PROCESSES = 1,
-	PT_THREADS = 2,
-	PROC_PID = 1,
-	PROC_PPID = 2,
-	PROC_CMDLINE = 3,
-	PROC_UID = 5,
-	PROC_NSPID = 6,
-	PROC_START_FROM_BOOT = 7,
-	PROC_IS_KTHREAD = 8,
-	PROC_CMDLINE_IS_COMM = 9,
-	THREAD_TID = 1,
-	THREAD_NAME = 2,
-	THREAD_TGID = 3,
-	PS_PID = 1,
-	PS_OOM_SCORE_ADJ = 10,
-};
 
 static int read_pid_file(const char *root, int32_t pid, const char *name, char **buf,
 			 size_t *len, size_t max)
@@ -88,18 +70,18 @@ static bool status_int(const char *buf, const char *key, int64_t *out)
 /* ProcessStatsConfig.quirks (repeated enum, packed or not). */
 static void quirks(const struct pb_field *f, struct probes_procfs_config *out)
 {
-	enum { DISABLE_ON_DEMAND = 2 };
 	const uint8_t *p = f->data, *end = f->data + f->len;
 	uint64_t v;
 
 	if (f->wire == PB_WIRE_VARINT) {
-		out->disable_on_demand |= f->val == DISABLE_ON_DEMAND;
+		out->disable_on_demand |=
+		    f->val == PB_E_ProcessStatsConfig_Quirks_DISABLE_ON_DEMAND;
 		return;
 	}
 	if (f->wire != PB_WIRE_LEN)
 		return;
 	while (p < end && (p = pb_read_varint(p, end, &v)))
-		out->disable_on_demand |= v == DISABLE_ON_DEMAND;
+		out->disable_on_demand |= v == PB_E_ProcessStatsConfig_Quirks_DISABLE_ON_DEMAND;
 }
 
 void probes_procfs_config_parse(const uint8_t *ds_config, size_t len,
@@ -109,22 +91,33 @@ void probes_procfs_config_parse(const uint8_t *ds_config, size_t len,
 	struct pb_reader r;
 
 	memset(out, 0, sizeof *out);
-	if (pb_find_field(ds_config, len, 103, &f) != 1 || f.wire != PB_WIRE_LEN)
+	if (pb_find_field(ds_config, len, PB_F_DataSourceConfig_process_stats_config, &f) != 1 ||
+	    f.wire != PB_WIRE_LEN)
 		return;
 	pb_reader_init_field(&r, &f);
 	while (pb_next(&r, &f)) {
-		if (f.id == 1) {
+		if (f.id == PB_F_ProcessStatsConfig_quirks) {
 			quirks(&f, out);
 			continue;
 		}
 		if (f.wire != PB_WIRE_VARINT)
 			continue;
 		switch (f.id) {
-		case 2: out->scan_all_processes_on_start = f.val != 0; break;
-		case 3: out->record_thread_names = f.val != 0; break;
-		case 4: out->proc_stats_poll_ms = (uint32_t)f.val; break;
-		case 11: out->record_process_age = f.val != 0; break;
-		case 14: out->skip_main_thread_message = f.val != 0; break;
+		case PB_F_ProcessStatsConfig_scan_all_processes_on_start:
+			out->scan_all_processes_on_start = f.val != 0;
+			break;
+		case PB_F_ProcessStatsConfig_record_thread_names:
+			out->record_thread_names = f.val != 0;
+			break;
+		case PB_F_ProcessStatsConfig_proc_stats_poll_ms:
+			out->proc_stats_poll_ms = (uint32_t)f.val;
+			break;
+		case PB_F_ProcessStatsConfig_record_process_age:
+			out->record_process_age = f.val != 0;
+			break;
+		case PB_F_ProcessStatsConfig_skip_main_thread_message:
+			out->skip_main_thread_message = f.val != 0;
+			break;
 		}
 	}
 	if (out->proc_stats_poll_ms && out->proc_stats_poll_ms < PROBES_PROC_MIN_POLL_MS)
@@ -210,8 +203,8 @@ static void write_threads(struct pb_writer *w, const char *root, int32_t pid,
 			hmap_put(seen, (uint64_t)(uint32_t)tid, 1);
 		if (tid == pid && cfg->skip_main_thread_message)
 			continue;
-		h = pb_begin_nested(w, PT_THREADS);
-		pb_put_int32(w, THREAD_TID, tid);
+		h = pb_begin_nested(w, PB_F_ProcessTree_threads);
+		pb_put_int32(w, PB_F_ProcessTree_Thread_tid, tid);
 		if (cfg->record_thread_names) {
 			char rel[64], *name = NULL;
 			size_t len = 0;
@@ -219,11 +212,11 @@ static void write_threads(struct pb_writer *w, const char *root, int32_t pid,
 			if (read_pid_file(root, pid, rel, &name, &len, SMALL_MAX) == 0) {
 				while (len && (name[len - 1] == '\n' || name[len - 1] == '\0'))
 					len--;
-				pb_put_bytes(w, THREAD_NAME, name, len);
+				pb_put_bytes(w, PB_F_ProcessTree_Thread_name, name, len);
 			}
 			tb_free(name);
 		}
-		pb_put_int32(w, THREAD_TGID, pid);
+		pb_put_int32(w, PB_F_ProcessTree_Thread_tgid, pid);
 		pb_end_nested(w, h);
 	}
 	vec_release(&tids);
@@ -250,17 +243,18 @@ int probes_procfs_write_process(struct pb_writer *w, const char *root, int32_t p
 	else
 		kthread = pid == 2 || ppid == 2;
 
-	h = pb_begin_nested(w, PT_PROCESSES);
-	pb_put_int32(w, PROC_PID, pid);
-	pb_put_int32(w, PROC_PPID, (int32_t)ppid);
-	pb_put_int32(w, PROC_UID, (int32_t)uid);
+	h = pb_begin_nested(w, PB_F_ProcessTree_processes);
+	pb_put_int32(w, PB_F_ProcessTree_Process_pid, pid);
+	pb_put_int32(w, PB_F_ProcessTree_Process_ppid, (int32_t)ppid);
+	pb_put_int32(w, PB_F_ProcessTree_Process_uid, (int32_t)uid);
 	while (cmd_len && cmdline[cmd_len - 1] == '\0')
 		cmd_len--;
 	if (cmd_len) {
 		/* argv[i] are NUL-separated; an arg may be empty. */
 		for (size_t s = 0, i = 0; i <= cmd_len; i++) {
 			if (i == cmd_len || cmdline[i] == '\0') {
-				pb_put_bytes(w, PROC_CMDLINE, cmdline + s, i - s);
+				pb_put_bytes(w, PB_F_ProcessTree_Process_cmdline, cmdline + s,
+				             i - s);
 				s = i + 1;
 			}
 		}
@@ -268,11 +262,11 @@ int probes_procfs_write_process(struct pb_writer *w, const char *root, int32_t p
 		const char *name = status_value(status, "Name");
 		if (name) {
 			size_t n = strcspn(name, "\n");
-			pb_put_bytes(w, PROC_CMDLINE, name, n);
-			pb_put_bool(w, PROC_CMDLINE_IS_COMM, true);
+			pb_put_bytes(w, PB_F_ProcessTree_Process_cmdline, name, n);
+			pb_put_bool(w, PB_F_ProcessTree_Process_cmdline_is_comm, true);
 		}
 	}
-	pb_put_bool(w, PROC_IS_KTHREAD, kthread);
+	pb_put_bool(w, PB_F_ProcessTree_Process_is_kthread, kthread);
 	{
 		/* NSpid: the pid in each nested namespace, outermost first. */
 		const char *v = status_value(status, "NSpid");
@@ -283,7 +277,7 @@ int probes_procfs_write_process(struct pb_writer *w, const char *root, int32_t p
 				long ns = strtol(v, &end, 10);
 				if (end == v)
 					break;
-				pb_put_int32(w, PROC_NSPID, (int32_t)ns);
+				pb_put_int32(w, PB_F_ProcessTree_Process_nspid, (int32_t)ns);
 				v = end;
 			}
 		}
@@ -292,8 +286,8 @@ int probes_procfs_write_process(struct pb_writer *w, const char *root, int32_t p
 		uint64_t start_ticks;
 		long hz = sysconf(_SC_CLK_TCK);
 		if (hz > 0 && stat_field(stat, 22, &start_ticks))
-			pb_put_uint64(w, PROC_START_FROM_BOOT,
-				      start_ticks * (1000000000ull / (uint64_t)hz));
+			pb_put_uint64(w, PB_F_ProcessTree_Process_process_start_from_boot,
+			              start_ticks * (1000000000ull / (uint64_t)hz));
 	}
 	pb_end_nested(w, h);
 	write_threads(w, root, pid, cfg, seen);
@@ -346,9 +340,9 @@ size_t probes_procfs_write_pids(struct pb_writer *w, const char *root, const int
 		if ((tgid = tgid_of(root, tid)) <= 0)
 			continue;
 		if (tgid != tid && hmap_get(seen, (uint64_t)(uint32_t)tgid, NULL)) {
-			unsigned t = pb_begin_nested(w, PT_THREADS);
-			pb_put_int32(w, THREAD_TID, tid);
-			pb_put_int32(w, THREAD_TGID, tgid);
+			unsigned t = pb_begin_nested(w, PB_F_ProcessTree_threads);
+			pb_put_int32(w, PB_F_ProcessTree_Thread_tid, tid);
+			pb_put_int32(w, PB_F_ProcessTree_Thread_tgid, tgid);
 			pb_end_nested(w, t);
 			written++;
 		} else if (probes_procfs_write_process(w, root, tgid, cfg, seen) == 0) {
@@ -364,8 +358,14 @@ int probes_procfs_write_mem_counters(struct pb_writer *w, const char *root, int3
 		const char *key;
 		uint32_t field;
 	} keys[] = {
-		{"VmSize", 2}, {"VmRSS", 3},  {"RssAnon", 4}, {"RssFile", 5},
-		{"RssShmem", 6}, {"VmSwap", 7}, {"VmLck", 8},   {"VmHWM", 9},
+	    {"VmSize", PB_F_ProcessStats_Process_vm_size_kb},
+	    {"VmRSS", PB_F_ProcessStats_Process_vm_rss_kb},
+	    {"RssAnon", PB_F_ProcessStats_Process_rss_anon_kb},
+	    {"RssFile", PB_F_ProcessStats_Process_rss_file_kb},
+	    {"RssShmem", PB_F_ProcessStats_Process_rss_shmem_kb},
+	    {"VmSwap", PB_F_ProcessStats_Process_vm_swap_kb},
+	    {"VmLck", PB_F_ProcessStats_Process_vm_locked_kb},
+	    {"VmHWM", PB_F_ProcessStats_Process_vm_hwm_kb},
 	};
 	char *status = NULL, *oom = NULL;
 	size_t len = 0;
@@ -378,8 +378,8 @@ int probes_procfs_write_mem_counters(struct pb_writer *w, const char *root, int3
 		tb_free(status);
 		return -ENODATA;
 	}
-	h = pb_begin_nested(w, 1);
-	pb_put_int32(w, PS_PID, pid);
+	h = pb_begin_nested(w, PB_F_ProcessStats_processes);
+	pb_put_int32(w, PB_F_ProcessStats_Process_pid, pid);
 	for (size_t i = 0; i < TB_ARRAY_SIZE(keys); i++)
 		if (status_int(status, keys[i].key, &v))
 			pb_put_uint64(w, keys[i].field, (uint64_t)v);
@@ -387,7 +387,7 @@ int probes_procfs_write_mem_counters(struct pb_writer *w, const char *root, int3
 		char *end;
 		long adj = strtol(oom, &end, 10);
 		if (end != oom)
-			pb_put_int64(w, PS_OOM_SCORE_ADJ, adj);
+			pb_put_int64(w, PB_F_ProcessStats_Process_oom_score_adj, adj);
 	}
 	pb_end_nested(w, h);
 	tb_free(oom);

@@ -20,38 +20,48 @@
 #include <unistd.h>
 
 #include "protos.h"
+#include "pb_fields.h"
 
 #define PROC_FILE_MAX ((size_t)4 << 20)
 #define MIN_PERIOD_MS 10
-
-/* SysStats field numbers (compat §3.9). */
-enum {
-	SS_MEMINFO = 1,
-	SS_VMSTAT = 2,
-	SS_CPU_STAT = 3,
-	SS_NUM_FORKS = 4,
-	SS_NUM_IRQ_TOTAL = 5,
-	SS_NUM_IRQ = 6,
-	SS_NUM_SOFTIRQ_TOTAL = 7,
-	SS_NUM_SOFTIRQ = 8,
-	SS_COLLECTION_END = 9,
-};
 
 static const struct {
 	const char *key;
 	int id;
 } meminfo_keys[] = {
-	{"MemTotal", 1},	{"MemFree", 2},	       {"MemAvailable", 3},
-	{"Buffers", 4},		{"Cached", 5},	       {"SwapCached", 6},
-	{"Active", 7},		{"Inactive", 8},       {"Active(anon)", 9},
-	{"Inactive(anon)", 10}, {"Active(file)", 11},  {"Inactive(file)", 12},
-	{"Unevictable", 13},	{"Mlocked", 14},       {"SwapTotal", 15},
-	{"SwapFree", 16},	{"Dirty", 17},	       {"Writeback", 18},
-	{"AnonPages", 19},	{"Mapped", 20},	       {"Shmem", 21},
-	{"Slab", 22},		{"SReclaimable", 23},  {"SUnreclaim", 24},
-	{"KernelStack", 25},	{"PageTables", 26},    {"CommitLimit", 27},
-	{"Committed_AS", 28},	{"VmallocTotal", 29},  {"VmallocUsed", 30},
-	{"VmallocChunk", 31},	{"CmaTotal", 32},      {"CmaFree", 33},
+    {"MemTotal", PB_E_MeminfoCounters_MEMINFO_MEM_TOTAL},
+    {"MemFree", PB_E_MeminfoCounters_MEMINFO_MEM_FREE},
+    {"MemAvailable", PB_E_MeminfoCounters_MEMINFO_MEM_AVAILABLE},
+    {"Buffers", PB_E_MeminfoCounters_MEMINFO_BUFFERS},
+    {"Cached", PB_E_MeminfoCounters_MEMINFO_CACHED},
+    {"SwapCached", PB_E_MeminfoCounters_MEMINFO_SWAP_CACHED},
+    {"Active", PB_E_MeminfoCounters_MEMINFO_ACTIVE},
+    {"Inactive", PB_E_MeminfoCounters_MEMINFO_INACTIVE},
+    {"Active(anon)", PB_E_MeminfoCounters_MEMINFO_ACTIVE_ANON},
+    {"Inactive(anon)", PB_E_MeminfoCounters_MEMINFO_INACTIVE_ANON},
+    {"Active(file)", PB_E_MeminfoCounters_MEMINFO_ACTIVE_FILE},
+    {"Inactive(file)", PB_E_MeminfoCounters_MEMINFO_INACTIVE_FILE},
+    {"Unevictable", PB_E_MeminfoCounters_MEMINFO_UNEVICTABLE},
+    {"Mlocked", PB_E_MeminfoCounters_MEMINFO_MLOCKED},
+    {"SwapTotal", PB_E_MeminfoCounters_MEMINFO_SWAP_TOTAL},
+    {"SwapFree", PB_E_MeminfoCounters_MEMINFO_SWAP_FREE},
+    {"Dirty", PB_E_MeminfoCounters_MEMINFO_DIRTY},
+    {"Writeback", PB_E_MeminfoCounters_MEMINFO_WRITEBACK},
+    {"AnonPages", PB_E_MeminfoCounters_MEMINFO_ANON_PAGES},
+    {"Mapped", PB_E_MeminfoCounters_MEMINFO_MAPPED},
+    {"Shmem", PB_E_MeminfoCounters_MEMINFO_SHMEM},
+    {"Slab", PB_E_MeminfoCounters_MEMINFO_SLAB},
+    {"SReclaimable", PB_E_MeminfoCounters_MEMINFO_SLAB_RECLAIMABLE},
+    {"SUnreclaim", PB_E_MeminfoCounters_MEMINFO_SLAB_UNRECLAIMABLE},
+    {"KernelStack", PB_E_MeminfoCounters_MEMINFO_KERNEL_STACK},
+    {"PageTables", PB_E_MeminfoCounters_MEMINFO_PAGE_TABLES},
+    {"CommitLimit", PB_E_MeminfoCounters_MEMINFO_COMMIT_LIMIT},
+    {"Committed_AS", PB_E_MeminfoCounters_MEMINFO_COMMITED_AS},
+    {"VmallocTotal", PB_E_MeminfoCounters_MEMINFO_VMALLOC_TOTAL},
+    {"VmallocUsed", PB_E_MeminfoCounters_MEMINFO_VMALLOC_USED},
+    {"VmallocChunk", PB_E_MeminfoCounters_MEMINFO_VMALLOC_CHUNK},
+    {"CmaTotal", PB_E_MeminfoCounters_MEMINFO_CMA_TOTAL},
+    {"CmaFree", PB_E_MeminfoCounters_MEMINFO_CMA_FREE},
 };
 
 int probes_sysstats_meminfo_key(const char *name, size_t len)
@@ -131,16 +141,32 @@ void probes_sysstats_config_parse(const uint8_t *ds_config, size_t len,
 	struct pb_reader r;
 
 	memset(out, 0, sizeof *out);
-	if (pb_find_field(ds_config, len, 104, &f) == 1 && f.wire == PB_WIRE_LEN) {
+	if (pb_find_field(ds_config, len, PB_F_DataSourceConfig_sys_stats_config, &f) == 1 &&
+	    f.wire == PB_WIRE_LEN) {
 		pb_reader_init_field(&r, &f);
 		while (pb_next(&r, &f)) {
 			switch (f.id) {
-			case 1: out->meminfo_period_ms = clamp_period(f.val); break;
-			case 2: has_mem = true; each_varint(&f, add_meminfo, &out->meminfo_mask); break;
-			case 3: out->vmstat_period_ms = clamp_period(f.val); break;
-			case 4: has_vm = true; each_varint(&f, add_vmstat, out->vmstat_mask); break;
-			case 5: out->stat_period_ms = clamp_period(f.val); break;
-			case 6: has_stat = true; each_varint(&f, add_stat, &out->stat_mask); break;
+			case PB_F_SysStatsConfig_meminfo_period_ms:
+				out->meminfo_period_ms = clamp_period(f.val);
+				break;
+			case PB_F_SysStatsConfig_meminfo_counters:
+				has_mem = true;
+				each_varint(&f, add_meminfo, &out->meminfo_mask);
+				break;
+			case PB_F_SysStatsConfig_vmstat_period_ms:
+				out->vmstat_period_ms = clamp_period(f.val);
+				break;
+			case PB_F_SysStatsConfig_vmstat_counters:
+				has_vm = true;
+				each_varint(&f, add_vmstat, out->vmstat_mask);
+				break;
+			case PB_F_SysStatsConfig_stat_period_ms:
+				out->stat_period_ms = clamp_period(f.val);
+				break;
+			case PB_F_SysStatsConfig_stat_counters:
+				has_stat = true;
+				each_varint(&f, add_stat, &out->stat_mask);
+				break;
 			}
 		}
 	}
@@ -180,11 +206,15 @@ static bool next_line(const char **p, const char **line, size_t *len)
 	return true;
 }
 
+/* A MeminfoValue or VmstatValue: both are {key = 1, value = 2}. */
+_Static_assert(PB_F_SysStats_MeminfoValue_key == PB_F_SysStats_VmstatValue_key &&
+                   PB_F_SysStats_MeminfoValue_value == PB_F_SysStats_VmstatValue_value,
+               "put_kv writes both");
 static void put_kv(struct pb_writer *w, uint32_t field, int key, uint64_t value)
 {
 	unsigned h = pb_begin_nested(w, field);
-	pb_put_uint64(w, 1, (uint64_t)key);
-	pb_put_uint64(w, 2, value);
+	pb_put_uint64(w, PB_F_SysStats_MeminfoValue_key, (uint64_t)key);
+	pb_put_uint64(w, PB_F_SysStats_MeminfoValue_value, value);
 	pb_end_nested(w, h);
 }
 
@@ -205,7 +235,7 @@ void probes_sysstats_write_meminfo(struct pb_writer *w, const char *text,
 		v = strtoull(colon + 1, &end, 10);
 		if (end == colon + 1 || end > line + n)
 			continue;
-		put_kv(w, SS_MEMINFO, key, v);
+		put_kv(w, PB_F_SysStats_meminfo, key, v);
 	}
 }
 
@@ -226,7 +256,7 @@ void probes_sysstats_write_vmstat(struct pb_writer *w, const char *text,
 		v = strtoull(sp + 1, &end, 10);
 		if (end == sp + 1 || end > line + n)
 			continue;
-		put_kv(w, SS_VMSTAT, key, v);
+		put_kv(w, PB_F_SysStats_vmstat, key, v);
 	}
 }
 
@@ -244,8 +274,8 @@ static void write_irqs(struct pb_writer *w, const char *s, const char *eol, uint
 			pb_put_uint64(w, total_field, v);
 		} else {
 			unsigned h = pb_begin_nested(w, each_field);
-			pb_put_int32(w, 1, i);
-			pb_put_uint64(w, 2, v);
+			pb_put_int32(w, PB_F_SysStats_InterruptCount_irq, i);
+			pb_put_uint64(w, PB_F_SysStats_InterruptCount_count, v);
 			pb_end_nested(w, h);
 		}
 	}
@@ -277,23 +307,29 @@ void probes_sysstats_write_stat(struct pb_writer *w, const char *text,
 				t[i] = v;
 				s = end;
 			}
-			h = pb_begin_nested(w, SS_CPU_STAT);
-			pb_put_uint32(w, 1, (uint32_t)cpu);
+			h = pb_begin_nested(w, PB_F_SysStats_cpu_stat);
+			pb_put_uint32(w, PB_F_SysStats_CpuTimes_cpu_id, (uint32_t)cpu);
+			/* user_ns .. steal_ns are fields 2 .. 9, in /proc/stat's order */
+			_Static_assert(PB_F_SysStats_CpuTimes_steal_ns ==
+			                   PB_F_SysStats_CpuTimes_user_ns + 7,
+			               "CpuTimes fields are consecutive");
 			for (int i = 0; i < 8; i++)
-				pb_put_uint64(w, (uint32_t)i + 2, t[i] * ns_per_tick);
+				pb_put_uint64(w, PB_F_SysStats_CpuTimes_user_ns + (uint32_t)i,
+				              t[i] * ns_per_tick);
 			pb_end_nested(w, h);
 		} else if (wl == 4 && memcmp(line, "intr", 4) == 0 &&
 			   (cfg->stat_mask & (1u << PROBES_STAT_IRQ_COUNTS))) {
-			write_irqs(w, s, eol, SS_NUM_IRQ_TOTAL, SS_NUM_IRQ);
+			write_irqs(w, s, eol, PB_F_SysStats_num_irq_total, PB_F_SysStats_num_irq);
 		} else if (wl == 7 && memcmp(line, "softirq", 7) == 0 &&
 			   (cfg->stat_mask & (1u << PROBES_STAT_SOFTIRQ_COUNTS))) {
-			write_irqs(w, s, eol, SS_NUM_SOFTIRQ_TOTAL, SS_NUM_SOFTIRQ);
+			write_irqs(w, s, eol, PB_F_SysStats_num_softirq_total,
+			           PB_F_SysStats_num_softirq);
 		} else if (wl == 9 && memcmp(line, "processes", 9) == 0 &&
 			   (cfg->stat_mask & (1u << PROBES_STAT_FORK_COUNT))) {
 			char *end;
 			unsigned long long v = strtoull(s, &end, 10);
 			if (end != s && end <= eol)
-				pb_put_uint64(w, SS_NUM_FORKS, v);
+				pb_put_uint64(w, PB_F_SysStats_num_forks, v);
 		}
 	}
 }
@@ -325,7 +361,7 @@ void probes_sysstats_collect(struct pb_writer *w, const char *root,
 		probes_sysstats_write_stat(w, text, cfg, 1000000000ull / (uint64_t)(hz > 0 ? hz : 100));
 		tb_free(text);
 	}
-	pb_put_uint64(w, SS_COLLECTION_END, (uint64_t)tb_boot_ns());
+	pb_put_uint64(w, PB_F_SysStats_collection_end_timestamp, (uint64_t)tb_boot_ns());
 }
 
 /* ---- the data source ------------------------------------------------------ */
@@ -349,8 +385,8 @@ static void tick(struct loop *l, uint64_t id, void *ctx)
 	 * different sessions and machines line up (Perfetto's scheme). */
 	s->timer = loop_add_timer(l, s->cfg.tick_ms - wall_ms % s->cfg.tick_ms, 0, tick, s);
 	pw = tracing_writer_begin_packet(s->w);
-	pb_put_uint64(pw, 8, (uint64_t)tb_boot_ns());
-	h = pb_begin_nested(pw, 7);
+	pb_put_uint64(pw, PB_F_TracePacket_timestamp, (uint64_t)tb_boot_ns());
+	h = pb_begin_nested(pw, PB_F_TracePacket_sys_stats);
 	probes_sysstats_collect(pw, s->root, &s->cfg, s->tick++);
 	pb_end_nested(pw, h);
 	tracing_writer_end_packet(s->w);

@@ -19,6 +19,7 @@
 
 #include "base.h"
 #include "pb.h"
+#include "pb_fields.h"
 #include "tracing.h"
 
 #define PROBES_MEMINFO_MAX_KEY 63  /* MeminfoCounters values fit a uint64 mask */
@@ -26,10 +27,10 @@
 
 /* SysStatsConfig.StatCounters bits (1 << value). */
 enum {
-	PROBES_STAT_CPU_TIMES = 1,
-	PROBES_STAT_IRQ_COUNTS = 2,
-	PROBES_STAT_SOFTIRQ_COUNTS = 3,
-	PROBES_STAT_FORK_COUNT = 4,
+	PROBES_STAT_CPU_TIMES = PB_E_SysStatsConfig_StatCounters_STAT_CPU_TIMES,
+	PROBES_STAT_IRQ_COUNTS = PB_E_SysStatsConfig_StatCounters_STAT_IRQ_COUNTS,
+	PROBES_STAT_SOFTIRQ_COUNTS = PB_E_SysStatsConfig_StatCounters_STAT_SOFTIRQ_COUNTS,
+	PROBES_STAT_FORK_COUNT = PB_E_SysStatsConfig_StatCounters_STAT_FORK_COUNT,
 };
 
 /* The SysStatsConfig fields we act on (DataSourceConfig field 104). An

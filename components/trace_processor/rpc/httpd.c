@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "rpc.h"
+#include "pb_fields.h"
 
 #define DEFAULT_PORT "9001"
 #define MAX_LISTENERS 8
@@ -422,12 +423,13 @@ static void handle_rest(struct conn *c, const struct tp_http_request *req)
 		c->query = tp_rpc_query_start(rpc, req->body, req->body_len);
 		produce_query(c);
 	} else if (uri_is(req, "/compute_metric")) {
-		pb_put_string(&w, 2,
+		pb_put_string(&w, PB_F_ComputeMetricResult_error,
 		              "tracebox's trace processor has no metrics engine (v1 metrics); "
 		              "query the tables with SQL");
 		send_pb(c, &w);
 	} else if (uri_is(req, "/trace_summary")) {
-		pb_put_string(&w, 3, "tracebox's trace processor does not compute trace summaries");
+		pb_put_string(&w, PB_F_TraceSummaryResult_error,
+		              "tracebox's trace processor does not compute trace summaries");
 		send_pb(c, &w);
 	} else if (uri_is(req, "/export")) {
 		/* The Python API's export() (ExportArgs: PERFETTO or ARROW_TAR
@@ -442,7 +444,8 @@ static void handle_rest(struct conn *c, const struct tp_http_request *req)
 	} else if (uri_is(req, "/enable_metatrace")) {
 		send_pb(c, &w);
 	} else if (uri_is(req, "/disable_and_read_metatrace")) {
-		pb_put_string(&w, 2, "tracebox's trace processor does not record metatraces");
+		pb_put_string(&w, PB_F_DisableAndReadMetatraceResult_error,
+		              "tracebox's trace processor does not record metatraces");
 		send_pb(c, &w);
 	} else {
 		c->keep_alive = false;

@@ -28,8 +28,7 @@
 
 #include "rpc.h"
 #include "sqlite3.h"
-
-enum { CELL_NULL = 1, CELL_VARINT = 2, CELL_FLOAT64 = 3, CELL_STRING = 4, CELL_BLOB = 5 };
+#include "pb_fields.h"
 
 struct tp_result {
 	sqlite3_stmt *st; /* the last statement, positioned on a row when have_row */
@@ -174,7 +173,7 @@ static uint32_t put_row(struct tp_result *r, struct pb_writer *w)
 		int i = (int)c;
 		switch (sqlite3_column_type(r->st, i)) {
 		case SQLITE_INTEGER:
-			vec_push(&r->cells, CELL_VARINT);
+			vec_push(&r->cells, PB_E_QueryResult_CellsBatch_CellType_CELL_VARINT);
 			vec_push(&r->varints, (uint64_t)sqlite3_column_int64(r->st, i));
 			approx += 4;
 			break;
@@ -182,7 +181,7 @@ static uint32_t put_row(struct tp_result *r, struct pb_writer *w)
 			double d = sqlite3_column_double(r->st, i);
 			uint64_t bits;
 			memcpy(&bits, &d, 8);
-			vec_push(&r->cells, CELL_FLOAT64);
+			vec_push(&r->cells, PB_E_QueryResult_CellsBatch_CellType_CELL_FLOAT64);
 			vec_push(&r->doubles, bits);
 			approx += 8;
 			break;
@@ -190,7 +189,7 @@ static uint32_t put_row(struct tp_result *r, struct pb_writer *w)
 		case SQLITE_TEXT: {
 			const char *s = (const char *)sqlite3_column_text(r->st, i);
 			size_t n = strlen(s) + 1;
-			vec_push(&r->cells, CELL_STRING);
+			vec_push(&r->cells, PB_E_QueryResult_CellsBatch_CellType_CELL_STRING);
 			pb_put_raw(w, s, n);
 			approx += (uint32_t)n + 4;
 			break;
@@ -198,13 +197,13 @@ static uint32_t put_row(struct tp_result *r, struct pb_writer *w)
 		case SQLITE_BLOB: {
 			const void *p = sqlite3_column_blob(r->st, i);
 			size_t n = (size_t)sqlite3_column_bytes(r->st, i);
-			vec_push(&r->cells, CELL_BLOB);
-			pb_put_bytes(&r->blobs, 4, p, n);
+			vec_push(&r->cells, PB_E_QueryResult_CellsBatch_CellType_CELL_BLOB);
+			pb_put_bytes(&r->blobs, PB_F_QueryResult_CellsBatch_blob_cells, p, n);
 			approx += (uint32_t)n + 4;
 			break;
 		}
 		default:
-			vec_push(&r->cells, CELL_NULL);
+			vec_push(&r->cells, PB_E_QueryResult_CellsBatch_CellType_CELL_NULL);
 		}
 	}
 	return approx;
@@ -215,7 +214,8 @@ static void put_doubles(struct tp_result *r, struct pb_writer *w)
 	size_t bytes = r->doubles.len * 8;
 	uint8_t pre[1 + PB_VARINT_MAX_LEN], pad[10];
 	size_t pre_len = (size_t)(pb_encode_varint(pre + 1, bytes) - pre);
-	pre[0] = 3 << 3 | PB_WIRE_LEN;
+	_Static_assert(PB_F_QueryResult_CellsBatch_float64_cells < 16, "a one-byte tag");
+	pre[0] = PB_F_QueryResult_CellsBatch_float64_cells << 3 | PB_WIRE_LEN;
 	size_t off = pb_writer_size(w) + pre_len;
 	size_t padding = ((off + 7) & ~(size_t)7) - off;
 	if (padding == 1)
@@ -240,10 +240,12 @@ bool tp_result_next(struct tp_result *r, struct pb_writer *w)
 	TB_CHECK(!r->eof);
 	if (!r->did_metadata) {
 		for (uint32_t c = 0; c < r->ncols; c++)
-			pb_put_string(w, 1, sqlite3_column_name(r->st, (int)c));
-		pb_put_uint32(w, 4, r->stmt_count);
-		pb_put_uint32(w, 5, r->stmt_with_output);
-		pb_put_string(w, 6, r->last_sql ? r->last_sql : "");
+			pb_put_string(w, PB_F_QueryResult_column_names,
+			              sqlite3_column_name(r->st, (int)c));
+		pb_put_uint32(w, PB_F_QueryResult_statement_count, r->stmt_count);
+		pb_put_uint32(w, PB_F_QueryResult_statement_with_output_count, r->stmt_with_output);
+		pb_put_string(w, PB_F_QueryResult_last_statement_sql,
+		              r->last_sql ? r->last_sql : "");
 		r->did_metadata = true;
 	}
 	vec_clear(&r->cells);
@@ -251,8 +253,8 @@ bool tp_result_next(struct tp_result *r, struct pb_writer *w)
 	vec_clear(&r->doubles);
 	pb_writer_reset(&r->blobs);
 
-	unsigned batch = pb_begin_nested(w, 3);
-	unsigned strings = pb_begin_nested(w, 5);
+	unsigned batch = pb_begin_nested(w, PB_F_QueryResult_batch);
+	unsigned strings = pb_begin_nested(w, PB_F_QueryResult_CellsBatch_string_cells);
 	uint32_t approx = 16;
 	bool full = false;
 	while (r->have_row) {
@@ -269,20 +271,22 @@ bool tp_result_next(struct tp_result *r, struct pb_writer *w)
 	}
 	pb_end_nested(w, strings);
 	if (r->cells.len)
-		pb_put_bytes(w, 1, r->cells.data, r->cells.len);
+		pb_put_bytes(w, PB_F_QueryResult_CellsBatch_cells, r->cells.data, r->cells.len);
 	if (r->varints.len)
-		pb_put_packed_varint(w, 2, r->varints.data, r->varints.len);
+		pb_put_packed_varint(w, PB_F_QueryResult_CellsBatch_varint_cells, r->varints.data,
+		                     r->varints.len);
 	if (r->doubles.len)
 		put_doubles(r, w);
 	if (pb_writer_size(&r->blobs))
 		pb_put_raw(w, pb_writer_data(&r->blobs), pb_writer_size(&r->blobs));
 	if (!full) {
 		r->eof = true;
-		pb_put_bool(w, 6, true);
+		pb_put_bool(w, PB_F_QueryResult_CellsBatch_is_last_batch, true);
 	}
 	pb_end_nested(w, batch);
 	if (r->error)
-		pb_put_string(w, 2, r->error);
-	pb_put_double(w, 7, (double)(tb_mono_ns() - r->t_start) / 1e6);
+		pb_put_string(w, PB_F_QueryResult_error, r->error);
+	pb_put_double(w, PB_F_QueryResult_elapsed_time_ms,
+	              (double)(tb_mono_ns() - r->t_start) / 1e6);
 	return !r->eof;
 }

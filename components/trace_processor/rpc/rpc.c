@@ -22,49 +22,7 @@
 #include "rpc.h"
 #include "sqlite3.h"
 #include "version.h"
-
-/* TraceProcessorMethod values (trace_processor.proto). */
-enum {
-	TPM_APPEND_TRACE_DATA = 1,
-	TPM_FINALIZE_TRACE_DATA = 2,
-	TPM_QUERY_STREAMING = 3,
-	TPM_COMPUTE_METRIC = 5,
-	TPM_GET_METRIC_DESCRIPTORS = 6,
-	TPM_RESTORE_INITIAL_TABLES = 7,
-	TPM_ENABLE_METATRACE = 8,
-	TPM_DISABLE_AND_READ_METATRACE = 9,
-	TPM_GET_STATUS = 10,
-	TPM_RESET_TRACE_PROCESSOR = 11,
-	TPM_REGISTER_SQL_PACKAGE = 13,
-	TPM_SUMMARIZE_TRACE = 15,
-	TPM_CREATE_SUMMARIZER = 16,
-	TPM_UPDATE_SUMMARIZER_SPEC = 17,
-	TPM_QUERY_SUMMARIZER = 18,
-	TPM_DESTROY_SUMMARIZER = 19,
-};
-
-/* TraceProcessorRpc field numbers. */
-enum {
-	F_SEQ = 1,
-	F_REQUEST = 2,
-	F_RESPONSE = 3,
-	F_INVALID_REQUEST = 4,
-	F_FATAL_ERROR = 5,
-	F_APPEND_TRACE_DATA = 101,
-	F_QUERY_ARGS = 103,
-	F_COMPUTE_METRIC_ARGS = 105,
-	F_RESET_ARGS = 107,
-	F_REGISTER_SQL_PACKAGE_ARGS = 108,
-	F_APPEND_RESULT = 201,
-	F_QUERY_RESULT = 203,
-	F_METRIC_RESULT = 205,
-	F_METRIC_DESCRIPTORS = 206,
-	F_METATRACE = 209,
-	F_STATUS = 210,
-	F_REGISTER_SQL_PACKAGE_RESULT = 211,
-	F_FINALIZE_DATA_RESULT = 212,
-	F_TRACE_SUMMARY_RESULT = 214,
-};
+#include "pb_fields.h"
 
 #define ERR_FIELD_NOT_SET "RPC error: request field not set"
 #define KEEP_RX_BYTES ((size_t)1 << 20)
@@ -251,7 +209,7 @@ void tp_rpc_parse(struct tp_rpc *rpc, const uint8_t *p, size_t n, struct pb_writ
 {
 	const char *err = parse(rpc, p, n);
 	if (err)
-		pb_put_string(w, 2, err); /* AppendTraceDataResult.error */
+		pb_put_string(w, PB_F_AppendTraceDataResult_error, err);
 }
 
 void tp_rpc_notify_eof(struct tp_rpc *rpc)
@@ -265,9 +223,10 @@ void tp_rpc_status(struct tp_rpc *rpc, struct pb_writer *w)
 	if (rpc->trace_name)
 		snprintf(name, sizeof name, "%s (%" PRIu64 " MB)", rpc->trace_name,
 		         tp_bytes_parsed(rpc->tp) / 1024 / 1024);
-	pb_put_string(w, 1, name);
-	pb_put_string(w, 2, "tracebox " TB_VERSION " (" TB_REVISION ")");
-	pb_put_int32(w, 3, TP_RPC_API_VERSION);
+	pb_put_string(w, PB_F_StatusResult_loaded_trace_name, name);
+	pb_put_string(w, PB_F_StatusResult_human_readable_version,
+	              "tracebox " TB_VERSION " (" TB_REVISION ")");
+	pb_put_int32(w, PB_F_StatusResult_api_version, TP_RPC_API_VERSION);
 	/* No version_code: the UI would try to load a UI of that version. */
 }
 
@@ -278,9 +237,9 @@ void tp_rpc_status(struct tp_rpc *rpc, struct pb_writer *w)
 static unsigned begin_response(struct tp_rpc *rpc, int method)
 {
 	pb_writer_reset(&rpc->out);
-	unsigned h = pb_begin_nested(&rpc->out, 1);
-	pb_put_int64(&rpc->out, F_SEQ, rpc->tx_seq++);
-	pb_put_int32(&rpc->out, F_RESPONSE, method);
+	unsigned h = pb_begin_nested(&rpc->out, PB_F_TraceProcessorRpcStream_msg);
+	pb_put_int64(&rpc->out, PB_F_TraceProcessorRpc_seq, rpc->tx_seq++);
+	pb_put_int32(&rpc->out, PB_F_TraceProcessorRpc_response, method);
 	return h;
 }
 
@@ -306,8 +265,8 @@ static void reply_result(struct tp_rpc *rpc, int method, uint32_t result_field,
 static void fatal(struct tp_rpc *rpc, const char *msg, tp_rpc_send_fn send, void *ctx)
 {
 	pb_writer_reset(&rpc->out);
-	unsigned h = pb_begin_nested(&rpc->out, 1);
-	pb_put_string(&rpc->out, F_FATAL_ERROR, msg);
+	unsigned h = pb_begin_nested(&rpc->out, PB_F_TraceProcessorRpcStream_msg);
+	pb_put_string(&rpc->out, PB_F_TraceProcessorRpc_fatal_error, msg);
 	pb_end_nested(&rpc->out, h);
 	send(ctx, pb_writer_data(&rpc->out), pb_writer_size(&rpc->out));
 	send(ctx, NULL, 0);
@@ -323,7 +282,7 @@ static void log_failed_query(const struct tp_result *r, const uint8_t *args, siz
 	struct pb_field sql = {0};
 	if (!err)
 		return;
-	if (pb_find_field(args, n, 1, &sql) < 1 || sql.wire != PB_WIRE_LEN)
+	if (pb_find_field(args, n, PB_F_QueryArgs_sql_query, &sql) < 1 || sql.wire != PB_WIRE_LEN)
 		sql.data = NULL, sql.len = 0;
 	const char *p = (const char *)sql.data, *end = p + sql.len;
 	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
@@ -345,7 +304,7 @@ static void log_failed_query(const struct tp_result *r, const uint8_t *args, siz
 static struct tp_result *query_from_args(struct tp_rpc *rpc, const uint8_t *args, size_t n)
 {
 	struct pb_field sql = {0};
-	if (pb_find_field(args, n, 1, &sql) < 1 || sql.wire != PB_WIRE_LEN)
+	if (pb_find_field(args, n, PB_F_QueryArgs_sql_query, &sql) < 1 || sql.wire != PB_WIRE_LEN)
 		sql.data = NULL, sql.len = 0;
 	struct tp_result *r = tp_result_new(rpc->tp, (const char *)sql.data, sql.len);
 	log_failed_query(r, args, n);
@@ -357,8 +316,9 @@ static struct tp_result *query_from_args(struct tp_rpc *rpc, const uint8_t *args
 static void stream_batches(struct tp_rpc *rpc, struct tp_result *r, tp_rpc_send_fn send, void *ctx)
 {
 	for (bool more = true; more;) {
-		unsigned h = begin_response(rpc, TPM_QUERY_STREAMING);
-		unsigned q = pb_begin_nested(&rpc->out, F_QUERY_RESULT);
+		unsigned h = begin_response(
+		    rpc, PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_QUERY_STREAMING);
+		unsigned q = pb_begin_nested(&rpc->out, PB_F_TraceProcessorRpc_query_result);
 		more = tp_result_next(r, &rpc->out);
 		pb_end_nested(&rpc->out, q);
 		end_response(rpc, h, send, ctx);
@@ -384,16 +344,24 @@ static void reset_trace_processor(struct tp_rpc *rpc, const struct pb_field *arg
 	if (args->data) {
 		pb_reader_init_field(&rd, args);
 		while (pb_next(&rd, &f)) {
-			if (f.id == 1 &&
-			    f.wire == PB_WIRE_VARINT) /* drop_track_event_data_before */
-				cfg.crop_track_events = f.val == 1;
-			else if (f.id == 2 && f.wire == PB_WIRE_VARINT) /* ingest_ftrace_in_raw_table */
+			if (f.id == PB_F_ResetTraceProcessorArgs_drop_track_event_data_before &&
+			    f.wire == PB_WIRE_VARINT)
+				cfg.crop_track_events =
+				    f.val ==
+				    PB_E_ResetTraceProcessorArgs_DropTrackEventDataBefore_TRACK_EVENT_RANGE_OF_INTEREST;
+			else if (f.id == PB_F_ResetTraceProcessorArgs_ingest_ftrace_in_raw_table &&
+			         f.wire == PB_WIRE_VARINT)
 				cfg.no_ftrace_raw = f.val == 0;
-			else if (f.id == 3 && f.wire == PB_WIRE_VARINT) /* analyze_trace_proto_content */
+			else if (f.id == PB_F_ResetTraceProcessorArgs_analyze_trace_proto_content &&
+			         f.wire == PB_WIRE_VARINT)
 				cfg.analyze_trace_proto_content = f.val != 0;
-			else if (f.id == 6 && f.wire == PB_WIRE_VARINT) /* sorting_mode */
-				cfg.full_sort = f.val == 1;
-			else if (f.id == 3 && f.wire == PB_WIRE_VARINT) /* analyze_trace_proto_content */
+			else if (f.id == PB_F_ResetTraceProcessorArgs_sorting_mode &&
+			         f.wire == PB_WIRE_VARINT)
+				cfg.full_sort =
+				    f.val ==
+				    PB_E_ResetTraceProcessorArgs_SortingMode_FORCE_FULL_SORT;
+			else if (f.id == PB_F_ResetTraceProcessorArgs_analyze_trace_proto_content &&
+			         f.wire == PB_WIRE_VARINT)
 				cfg.analyze_trace_proto_content = f.val != 0;
 		}
 	}
@@ -414,22 +382,25 @@ static const char *register_sql_package(struct tp_rpc *rpc, const struct pb_fiel
 	const char *ret = NULL;
 	pb_reader_init_field(&rd, args);
 	while (pb_next(&rd, &f)) {
-		if (f.id == 1 && f.wire == PB_WIRE_LEN) {
+		if (f.id == PB_F_RegisterSqlPackageArgs_package_name && f.wire == PB_WIRE_LEN) {
 			tb_free(name);
 			name = tb_strndup((const char *)f.data, f.len);
-		} else if (f.id == 2 && f.wire == PB_WIRE_LEN) {
+		} else if (f.id == PB_F_RegisterSqlPackageArgs_modules && f.wire == PB_WIRE_LEN) {
 			struct tp_sql_module *m = vec_push_zeroed(&mods);
 			pb_reader_init_field(&mr, &f);
 			while (pb_next(&mr, &g)) {
-				char **to = g.id == 1   ? (char **)&m->name
-				            : g.id == 2 ? (char **)&m->sql
-				                        : NULL;
+				char **to = g.id == PB_F_RegisterSqlPackageArgs_Module_name
+				                ? (char **)&m->name
+				            : g.id == PB_F_RegisterSqlPackageArgs_Module_sql
+				                ? (char **)&m->sql
+				                : NULL;
 				if (!to || g.wire != PB_WIRE_LEN)
 					continue;
 				tb_free(*to);
 				*to = tb_strndup((const char *)g.data, g.len);
 			}
-		} else if (f.id == 3 && f.wire == PB_WIRE_VARINT) {
+		} else if (f.id == PB_F_RegisterSqlPackageArgs_allow_override &&
+		           f.wire == PB_WIRE_VARINT) {
 			pkg.allow_override = f.val != 0;
 		}
 	}
@@ -468,19 +439,22 @@ static void run_request(struct tp_rpc *rpc, const uint8_t *msg, size_t n, tp_rpc
 	bool has_append = false, has_query = false, has_metric = false, has_package = false;
 	pb_reader_init(&rd, msg, n);
 	while (pb_next(&rd, &f)) {
-		if (f.id == F_SEQ && f.wire == PB_WIRE_VARINT)
+		if (f.id == PB_F_TraceProcessorRpc_seq && f.wire == PB_WIRE_VARINT)
 			seq = (int64_t)f.val;
-		else if (f.id == F_REQUEST && f.wire == PB_WIRE_VARINT)
+		else if (f.id == PB_F_TraceProcessorRpc_request && f.wire == PB_WIRE_VARINT)
 			method = (int)(int32_t)f.val;
-		else if (f.id == F_APPEND_TRACE_DATA && f.wire == PB_WIRE_LEN)
+		else if (f.id == PB_F_TraceProcessorRpc_append_trace_data && f.wire == PB_WIRE_LEN)
 			append = f, has_append = true;
-		else if (f.id == F_QUERY_ARGS && f.wire == PB_WIRE_LEN)
+		else if (f.id == PB_F_TraceProcessorRpc_query_args && f.wire == PB_WIRE_LEN)
 			query = f, has_query = true;
-		else if (f.id == F_COMPUTE_METRIC_ARGS && f.wire == PB_WIRE_LEN)
+		else if (f.id == PB_F_TraceProcessorRpc_compute_metric_args &&
+		         f.wire == PB_WIRE_LEN)
 			has_metric = true;
-		else if (f.id == F_RESET_ARGS && f.wire == PB_WIRE_LEN)
+		else if (f.id == PB_F_TraceProcessorRpc_reset_trace_processor_args &&
+		         f.wire == PB_WIRE_LEN)
 			arg = f;
-		else if (f.id == F_REGISTER_SQL_PACKAGE_ARGS && f.wire == PB_WIRE_LEN)
+		else if (f.id == PB_F_TraceProcessorRpc_register_sql_package_args &&
+		         f.wire == PB_WIRE_LEN)
 			package = f, has_package = true;
 	}
 	if (seq != 0 && rpc->rx_seq != 0 && seq != rpc->rx_seq + 1) {
@@ -496,74 +470,82 @@ static void run_request(struct tp_rpc *rpc, const uint8_t *msg, size_t n, tp_rpc
 	rpc->rx_seq = seq;
 
 	switch (method) {
-	case TPM_APPEND_TRACE_DATA:
-		reply_result(rpc, method, F_APPEND_RESULT, 2,
+	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_APPEND_TRACE_DATA:
+		reply_result(rpc, method, PB_F_TraceProcessorRpc_append_result, 2,
 		             has_append ? parse(rpc, append.data, append.len) : ERR_FIELD_NOT_SET,
 		             send, ctx);
 		break;
-	case TPM_FINALIZE_TRACE_DATA:
-		reply_result(rpc, method, F_FINALIZE_DATA_RESULT, 1, notify_eof(rpc), send, ctx);
+	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_FINALIZE_TRACE_DATA:
+		reply_result(rpc, method, PB_F_TraceProcessorRpc_finalize_data_result, 1,
+		             notify_eof(rpc), send, ctx);
 		break;
-	case TPM_QUERY_STREAMING:
+	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_QUERY_STREAMING:
 		if (has_query)
 			query_streaming(rpc, &query, send, ctx);
 		else
-			reply_result(rpc, method, F_QUERY_RESULT, 2, ERR_FIELD_NOT_SET, send, ctx);
+			reply_result(rpc, method, PB_F_TraceProcessorRpc_query_result, 2,
+			             ERR_FIELD_NOT_SET, send, ctx);
 		break;
-	case TPM_COMPUTE_METRIC:
-		reply_result(rpc, method, F_METRIC_RESULT, 2,
+	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_COMPUTE_METRIC:
+		reply_result(rpc, method, PB_F_TraceProcessorRpc_metric_result, 2,
 		             has_metric ? no_metrics : ERR_FIELD_NOT_SET, send, ctx);
 		break;
-	case TPM_GET_METRIC_DESCRIPTORS: /* an empty DescriptorSet: no metrics */
-		reply_result(rpc, method, F_METRIC_DESCRIPTORS, 0, NULL, send, ctx);
+	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_GET_METRIC_DESCRIPTORS: /* an empty
+	                                                                                DescriptorSet:
+	                                                                                no metrics
+	                                                                              */
+		reply_result(rpc, method, PB_F_TraceProcessorRpc_metric_descriptors, 0, NULL, send,
+		             ctx);
 		break;
-	case TPM_RESTORE_INITIAL_TABLES:
+	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_RESTORE_INITIAL_TABLES:
 		tp_rpc_restore_initial_tables(rpc);
 		end_response(rpc, begin_response(rpc, method), send, ctx);
 		break;
-	case TPM_ENABLE_METATRACE:
+	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_ENABLE_METATRACE:
 		end_response(rpc, begin_response(rpc, method), send, ctx);
 		break;
-	case TPM_DISABLE_AND_READ_METATRACE:
-		reply_result(rpc, method, F_METATRACE, 2, no_metatrace, send, ctx);
+	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_DISABLE_AND_READ_METATRACE:
+		reply_result(rpc, method, PB_F_TraceProcessorRpc_metatrace, 2, no_metatrace, send,
+		             ctx);
 		break;
-	case TPM_GET_STATUS: {
+	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_GET_STATUS: {
 		unsigned h = begin_response(rpc, method);
-		unsigned s = pb_begin_nested(&rpc->out, F_STATUS);
+		unsigned s = pb_begin_nested(&rpc->out, PB_F_TraceProcessorRpc_status);
 		tp_rpc_status(rpc, &rpc->out);
 		pb_end_nested(&rpc->out, s);
 		end_response(rpc, h, send, ctx);
 		break;
 	}
-	case TPM_RESET_TRACE_PROCESSOR:
+	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_RESET_TRACE_PROCESSOR:
 		reset_trace_processor(rpc, &arg);
 		end_response(rpc, begin_response(rpc, method), send, ctx);
 		break;
-	case TPM_REGISTER_SQL_PACKAGE: {
+	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_REGISTER_SQL_PACKAGE: {
 		char err[1024];
-		reply_result(rpc, method, F_REGISTER_SQL_PACKAGE_RESULT, 1,
+		reply_result(rpc, method, PB_F_TraceProcessorRpc_register_sql_package_result, 1,
 		             has_package ? register_sql_package(rpc, &package, err, sizeof err)
 		                         : ERR_FIELD_NOT_SET,
 		             send, ctx);
 		break;
 	}
-	case TPM_SUMMARIZE_TRACE:
-		reply_result(rpc, method, F_TRACE_SUMMARY_RESULT, 3, no_summaries, send, ctx);
+	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_SUMMARIZE_TRACE:
+		reply_result(rpc, method, PB_F_TraceProcessorRpc_trace_summary_result, 3,
+		             no_summaries, send, ctx);
 		break;
-	case TPM_CREATE_SUMMARIZER:
-	case TPM_UPDATE_SUMMARIZER_SPEC:
-	case TPM_QUERY_SUMMARIZER:
-	case TPM_DESTROY_SUMMARIZER: {
+	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_CREATE_SUMMARIZER:
+	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_UPDATE_SUMMARIZER_SPEC:
+	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_QUERY_SUMMARIZER:
+	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_DESTROY_SUMMARIZER: {
 		/* Results 215..218; their error fields are 2, 2, 6 and 1. */
 		static const uint8_t err_field[] = {2, 2, 6, 1};
-		int i = method - TPM_CREATE_SUMMARIZER;
+		int i = method - PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_CREATE_SUMMARIZER;
 		reply_result(rpc, method, 215 + (uint32_t)i, err_field[i], no_summaries, send, ctx);
 		break;
 	}
 	default: {
 		/* A newer client's method: say so, for feature detection. */
 		unsigned h = begin_response(rpc, method);
-		pb_put_int32(&rpc->out, F_INVALID_REQUEST, method);
+		pb_put_int32(&rpc->out, PB_F_TraceProcessorRpc_invalid_request, method);
 		end_response(rpc, h, send, ctx);
 	}
 	}

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "pb.h"
+#include "pb_fields.h"
 
 #define DEFAULT_CAPACITY 65536u
 #define SEQ_ID 1
@@ -130,20 +131,23 @@ static uint64_t track_uuid(unsigned bit)
 
 static void put_event(struct pb_writer *w, const struct mt_event *e, bool begin, bool first)
 {
-	unsigned p = pb_begin_nested(w, 1); /* Trace.packet */
-	pb_put_uint64(w, 8, (uint64_t)(begin ? e->begin : e->end));
-	pb_put_uint32(w, 10, SEQ_ID);
+	unsigned p = pb_begin_nested(w, PB_F_Trace_packet);
+	pb_put_uint64(w, PB_F_TracePacket_timestamp, (uint64_t)(begin ? e->begin : e->end));
+	pb_put_uint32(w, PB_F_TracePacket_trusted_packet_sequence_id, SEQ_ID);
 	if (first)
-		pb_put_uint32(w, 13, 1); /* sequence_flags: SEQ_INCREMENTAL_STATE_CLEARED */
-	unsigned t = pb_begin_nested(w, 11);
-	pb_put_int32(w, 9, begin ? 1 : 2); /* TYPE_SLICE_BEGIN / TYPE_SLICE_END */
-	pb_put_uint64(w, 11, track_uuid(e->cat));
+		pb_put_uint32(w, PB_F_TracePacket_sequence_flags,
+		              PB_E_TracePacket_SequenceFlags_SEQ_INCREMENTAL_STATE_CLEARED);
+	unsigned t = pb_begin_nested(w, PB_F_TracePacket_track_event);
+	pb_put_int32(w, PB_F_TrackEvent_type,
+	             begin ? PB_E_TrackEvent_Type_TYPE_SLICE_BEGIN
+	                   : PB_E_TrackEvent_Type_TYPE_SLICE_END);
+	pb_put_uint64(w, PB_F_TrackEvent_track_uuid, track_uuid(e->cat));
 	if (begin) {
-		pb_put_string(w, 23, e->name);
+		pb_put_string(w, PB_F_TrackEvent_name, e->name);
 		if (e->sql) {
-			unsigned d = pb_begin_nested(w, 4);
-			pb_put_string(w, 10, "sql");
-			pb_put_string(w, 6, e->sql);
+			unsigned d = pb_begin_nested(w, PB_F_TrackEvent_debug_annotations);
+			pb_put_string(w, PB_F_DebugAnnotation_name, "sql");
+			pb_put_string(w, PB_F_DebugAnnotation_string_value, e->sql);
 			pb_end_nested(w, d);
 		}
 	}
@@ -170,11 +174,11 @@ int shell_metatrace_write(void)
 	for (size_t i = 0; i < sizeof tracks / sizeof tracks[0]; i++) {
 		if (!(mt.cats & tracks[i].bit))
 			continue;
-		unsigned p = pb_begin_nested(&w, 1);
-		pb_put_uint32(&w, 10, SEQ_ID);
-		unsigned d = pb_begin_nested(&w, 60);
-		pb_put_uint64(&w, 1, track_uuid(tracks[i].bit));
-		pb_put_string(&w, 2, tracks[i].name);
+		unsigned p = pb_begin_nested(&w, PB_F_Trace_packet);
+		pb_put_uint32(&w, PB_F_TracePacket_trusted_packet_sequence_id, SEQ_ID);
+		unsigned d = pb_begin_nested(&w, PB_F_TracePacket_track_descriptor);
+		pb_put_uint64(&w, PB_F_TrackDescriptor_uuid, track_uuid(tracks[i].bit));
+		pb_put_string(&w, PB_F_TrackDescriptor_name, tracks[i].name);
 		pb_end_nested(&w, d);
 		pb_end_nested(&w, p);
 	}

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "pb.h"
+#include "pb_fields.h"
 #include "../rpc/rpc.h"
 #include "sqlite3.h"
 
@@ -493,17 +494,17 @@ static void print_batch(FILE *out, struct remote_result *rr, const uint8_t *b, s
 	VEC(struct pb_field) blobs = VEC_INIT;
 	pb_reader_init(&rd, b, n);
 	while (pb_next(&rd, &f)) {
-		if (f.id == 1 && f.wire == PB_WIRE_LEN)
+		if (f.id == PB_F_QueryResult_CellsBatch_cells && f.wire == PB_WIRE_LEN)
 			types = f;
-		else if (f.id == 2 && f.wire == PB_WIRE_LEN)
+		else if (f.id == PB_F_QueryResult_CellsBatch_varint_cells && f.wire == PB_WIRE_LEN)
 			ints = f;
-		else if (f.id == 3 && f.wire == PB_WIRE_LEN)
+		else if (f.id == PB_F_QueryResult_CellsBatch_float64_cells && f.wire == PB_WIRE_LEN)
 			dbls = f;
-		else if (f.id == 4 && f.wire == PB_WIRE_LEN)
+		else if (f.id == PB_F_QueryResult_CellsBatch_blob_cells && f.wire == PB_WIRE_LEN)
 			vec_push(&blobs, f);
-		else if (f.id == 5 && f.wire == PB_WIRE_LEN)
+		else if (f.id == PB_F_QueryResult_CellsBatch_string_cells && f.wire == PB_WIRE_LEN)
 			strs = f;
-		else if (f.id == 6)
+		else if (f.id == PB_F_QueryResult_CellsBatch_is_last_batch)
 			rr->last = f.val != 0;
 	}
 	struct pb_packed it;
@@ -546,13 +547,14 @@ static int remote_statement(struct remote *r, const char *sql, size_t len, bool 
 	struct pb_writer w;
 	pb_writer_init_growable(&w);
 	if (r->http) {
-		pb_put_bytes(&w, 1, sql, len); /* QueryArgs.sql_query */
+		pb_put_bytes(&w, PB_F_QueryArgs_sql_query, sql, len);
 	} else {
-		unsigned m = pb_begin_nested(&w, 1); /* TraceProcessorRpcStream.msg */
-		pb_put_int64(&w, 1, 0);              /* seq: 0, no ordering check */
-		pb_put_int32(&w, 2, 3);              /* request: TPM_QUERY_STREAMING */
-		unsigned a = pb_begin_nested(&w, 103); /* query_args */
-		pb_put_bytes(&w, 1, sql, len);
+		unsigned m = pb_begin_nested(&w, PB_F_TraceProcessorRpcStream_msg);
+		pb_put_int64(&w, PB_F_TraceProcessorRpc_seq, 0); /* no ordering check */
+		pb_put_int32(&w, PB_F_TraceProcessorRpc_request,
+		             PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_QUERY_STREAMING);
+		unsigned a = pb_begin_nested(&w, PB_F_TraceProcessorRpc_query_args);
+		pb_put_bytes(&w, PB_F_QueryArgs_sql_query, sql, len);
 		pb_end_nested(&w, a);
 		pb_end_nested(&w, m);
 	}
@@ -605,13 +607,13 @@ static int remote_statement(struct remote *r, const char *sql, size_t len, bool 
 		struct pb_field qr = {.data = msg, .len = n};
 		if (!r->http) {
 			struct pb_field f;
-			if (pb_find_field(msg, n, 5, &f) >= 1) { /* fatal_error */
+			if (pb_find_field(msg, n, PB_F_TraceProcessorRpc_fatal_error, &f) >= 1) {
 				shell_error("--remote: session: %.*s", (int)f.len, (const char *)f.data);
 				tb_free(msg);
 				status = -1;
 				break;
 			}
-			if (pb_find_field(msg, n, 203, &qr) < 1) { /* query_result */
+			if (pb_find_field(msg, n, PB_F_TraceProcessorRpc_query_result, &qr) < 1) {
 				tb_free(msg);
 				continue;
 			}
@@ -620,12 +622,13 @@ static int remote_statement(struct remote *r, const char *sql, size_t len, bool 
 		struct pb_field f;
 		pb_reader_init(&rd, qr.data, qr.len);
 		while (pb_next(&rd, &f)) {
-			if (f.id == 1 && f.wire == PB_WIRE_LEN) {
+			if (f.id == PB_F_QueryResult_column_names && f.wire == PB_WIRE_LEN) {
 				vec_push(&rr.cols, tb_strndup((const char *)f.data, f.len));
-			} else if (f.id == 2 && f.wire == PB_WIRE_LEN && f.len) {
+			} else if (f.id == PB_F_QueryResult_error && f.wire == PB_WIRE_LEN &&
+			           f.len) {
 				tb_free(rr.error);
 				rr.error = tb_strndup((const char *)f.data, f.len);
-			} else if (f.id == 3 && f.wire == PB_WIRE_LEN) {
+			} else if (f.id == PB_F_QueryResult_batch && f.wire == PB_WIRE_LEN) {
 				if (!rr.header_done) {
 					rr.header_done = true;
 					rr.suppress = rr.cols.len == 0 ||

@@ -17,6 +17,7 @@
 #include "symbolize_int.h"
 #include "../model/model.h"
 #include "pb.h"
+#include "pb_fields.h"
 
 #include <string.h>
 
@@ -49,18 +50,20 @@ static uint32_t address_lines(struct tp *tp, const uint8_t *p, size_t n, uint64_
 	*addr = 0;
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == 1 && f.wire == PB_WIRE_VARINT) {
+		if (f.id == PB_F_AddressSymbols_address && f.wire == PB_WIRE_VARINT) {
 			*addr = f.val;
-		} else if (f.id == 2 && f.wire == PB_WIRE_LEN) {
+		} else if (f.id == PB_F_AddressSymbols_lines && f.wire == PB_WIRE_LEN) {
 			uint32_t fn = 0, file = 0, line = TP_NULL_U32;
 			bool has_line = false;
 			pb_reader_init_field(&lr, &f);
 			while (pb_next(&lr, &lf)) {
-				if (lf.id == 1 && lf.wire == PB_WIRE_LEN)
+				if (lf.id == PB_F_Line_function_name && lf.wire == PB_WIRE_LEN)
 					fn = tp_intern(tp, (const char *)lf.data, lf.len);
-				else if (lf.id == 2 && lf.wire == PB_WIRE_LEN)
+				else if (lf.id == PB_F_Line_source_file_name &&
+				         lf.wire == PB_WIRE_LEN)
 					file = tp_intern(tp, (const char *)lf.data, lf.len);
-				else if (lf.id == 3 && lf.wire == PB_WIRE_VARINT)
+				else if (lf.id == PB_F_Line_line_number &&
+				         lf.wire == PB_WIRE_VARINT)
 					line = (uint32_t)lf.val, has_line = true;
 			}
 			if (pb_reader_error(&lr))
@@ -87,9 +90,9 @@ void tp_module_symbols_import(struct tp *tp, const uint8_t *p, size_t n)
 
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == 1 && f.wire == PB_WIRE_LEN)
+		if (f.id == PB_F_ModuleSymbols_path && f.wire == PB_WIRE_LEN)
 			path = f;
-		else if (f.id == 2 && f.wire == PB_WIRE_LEN)
+		else if (f.id == PB_F_ModuleSymbols_build_id && f.wire == PB_WIRE_LEN)
 			bid = f;
 	}
 	if (pb_reader_error(&r)) {
@@ -118,7 +121,7 @@ void tp_module_symbols_import(struct tp *tp, const uint8_t *p, size_t n)
 	hmap_init(&by_addr);
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id != 3 || f.wire != PB_WIRE_LEN)
+		if (f.id != PB_F_ModuleSymbols_address_symbols || f.wire != PB_WIRE_LEN)
 			continue;
 		uint64_t addr;
 		uint32_t set = address_lines(tp, f.data, f.len, &addr);

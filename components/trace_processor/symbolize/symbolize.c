@@ -23,10 +23,9 @@
 #include "symbolize_int.h"
 #include "../model/model.h"
 #include "pb.h"
+#include "pb_fields.h"
 
 #include <stdlib.h>
-
-enum { TRACE_PACKET = 1, PKT_MODULE_SYMBOLS = 61 };
 
 struct pending {
 	uint32_t mapping;
@@ -89,19 +88,20 @@ static uint32_t emit_module(struct tp *tp, struct pb_writer *w, uint32_t m, cons
 		if (!fn)
 			continue;
 		if (!named) {
-			pkt = pb_begin_nested(w, TRACE_PACKET);
-			mod = pb_begin_nested(w, PKT_MODULE_SYMBOLS);
-			pb_put_string(w, 1, tp_str(tp, mt->name[m]));
-			pb_put_bytes(w, 2, id, id_len);
+			pkt = pb_begin_nested(w, PB_F_Trace_packet);
+			mod = pb_begin_nested(w, PB_F_TracePacket_module_symbols);
+			pb_put_string(w, PB_F_ModuleSymbols_path, tp_str(tp, mt->name[m]));
+			pb_put_bytes(w, PB_F_ModuleSymbols_build_id, id, id_len);
 		}
-		unsigned as = pb_begin_nested(w, 3);
-		pb_put_uint64(w, 1, (uint64_t)pcs[i].rel_pc);
-		unsigned line = pb_begin_nested(w, 2);
-		pb_put_string(w, 1, sym_demangle(fn, dem, sizeof dem) ? dem : fn);
+		unsigned as = pb_begin_nested(w, PB_F_ModuleSymbols_address_symbols);
+		pb_put_uint64(w, PB_F_AddressSymbols_address, (uint64_t)pcs[i].rel_pc);
+		unsigned line = pb_begin_nested(w, PB_F_AddressSymbols_lines);
+		pb_put_string(w, PB_F_Line_function_name,
+		              sym_demangle(fn, dem, sizeof dem) ? dem : fn);
 		if (sym_llvm_lookup(llvm, s->path, (uint64_t)pcs[i].rel_pc + corr, src, sizeof src,
 				    &line_no) == 0) {
-			pb_put_string(w, 2, src);
-			pb_put_uint32(w, 3, line_no);
+			pb_put_string(w, PB_F_Line_source_file_name, src);
+			pb_put_uint32(w, PB_F_Line_line_number, line_no);
 		}
 		pb_end_nested(w, line);
 		pb_end_nested(w, as);
@@ -188,11 +188,11 @@ void tp_symbolize_apply(struct tp *tp, const uint8_t *trace, size_t len)
 	struct pb_field f = {0}, pf = {0};
 	pb_reader_init(&r, trace, len);
 	while (pb_next(&r, &f)) {
-		if (f.id != TRACE_PACKET || f.wire != PB_WIRE_LEN)
+		if (f.id != PB_F_Trace_packet || f.wire != PB_WIRE_LEN)
 			continue;
 		pb_reader_init_field(&pr, &f);
 		while (pb_next(&pr, &pf))
-			if (pf.id == PKT_MODULE_SYMBOLS && pf.wire == PB_WIRE_LEN)
+			if (pf.id == PB_F_TracePacket_module_symbols && pf.wire == PB_WIRE_LEN)
 				tp_module_symbols_import(tp, pf.data, pf.len);
 	}
 }

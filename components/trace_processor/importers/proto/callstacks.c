@@ -23,6 +23,7 @@
  *   callstack_iid.
  */
 #include "proto_int.h"
+#include "pb_fields.h"
 
 #include <string.h>
 
@@ -86,11 +87,11 @@ static uint32_t inline_frame(struct proto_importer *im, enum proto_inline_mappin
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == 1 && f.wire == PB_WIRE_LEN)
+		if (f.id == PB_F_InlineCallstack_Frame_function_name && f.wire == PB_WIRE_LEN)
 			name = tp_intern(tp, (const char *)f.data, f.len);
-		else if (f.id == 2 && f.wire == PB_WIRE_LEN)
+		else if (f.id == PB_F_InlineCallstack_Frame_source_file && f.wire == PB_WIRE_LEN)
 			file = tp_intern(tp, (const char *)f.data, f.len);
-		else if (f.id == 3 && f.wire == PB_WIRE_VARINT)
+		else if (f.id == PB_F_InlineCallstack_Frame_line_number && f.wire == PB_WIRE_VARINT)
 			line = (uint32_t)f.val;
 	}
 	return proto_dummy_frame(im, which, name, file, line);
@@ -139,7 +140,7 @@ uint32_t proto_inline_callstack(struct proto_importer *im, enum proto_inline_map
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f) && depth < INLINE_MAX_FRAMES) {
-		if (f.id != 1 || f.wire != PB_WIRE_LEN)
+		if (f.id != PB_F_InlineCallstack_frames || f.wire != PB_WIRE_LEN)
 			continue;
 		parent = tp_stack_profile_callsite(im->tp, sp, parent,
 						   inline_frame(im, which, f.data, f.len));
@@ -247,7 +248,8 @@ void proto_streaming_profile_tokenize(struct proto_importer *im, struct proto_se
 	struct pb_reader r;
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == 3 && f.wire == PB_WIRE_VARINT)
+		if (f.id == PB_F_StreamingProfilePacket_process_priority &&
+		    f.wire == PB_WIRE_VARINT)
 			priority = (int32_t)f.val;
 	}
 	if (seq->ref_ts_ns < 0) {

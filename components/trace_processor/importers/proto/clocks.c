@@ -16,6 +16,7 @@
  * scaled by unit_multiplier_ns.
  */
 #include "proto_int.h"
+#include "pb_fields.h"
 
 #include <string.h>
 
@@ -137,12 +138,13 @@ void proto_clocks_add_snapshot(struct proto_clocks *c, uint32_t seq_id, const ui
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == 2 && f.wire == PB_WIRE_VARINT) {
+		if (f.id == PB_F_ClockSnapshot_primary_trace_clock && f.wire == PB_WIRE_VARINT) {
 			if (!c->converted && f.val > 0 && f.val < 64)
 				c->trace_clock = (uint32_t)f.val;
 			continue;
 		}
-		if (f.id != 1 || f.wire != PB_WIRE_LEN || k == MAX_SNAPSHOT_CLOCKS)
+		if (f.id != PB_F_ClockSnapshot_clocks || f.wire != PB_WIRE_LEN ||
+		    k == MAX_SNAPSHOT_CLOCKS)
 			continue;
 		uint32_t id = 0;
 		uint64_t ts = 0, mult = 1;
@@ -153,13 +155,13 @@ void proto_clocks_add_snapshot(struct proto_clocks *c, uint32_t seq_id, const ui
 		while (pb_next(&cr, &cf)) {
 			if (cf.wire != PB_WIRE_VARINT)
 				continue;
-			if (cf.id == 1)
+			if (cf.id == PB_F_ClockSnapshot_Clock_clock_id)
 				id = (uint32_t)cf.val;
-			else if (cf.id == 2)
+			else if (cf.id == PB_F_ClockSnapshot_Clock_timestamp)
 				ts = cf.val;
-			else if (cf.id == 3)
+			else if (cf.id == PB_F_ClockSnapshot_Clock_is_incremental)
 				inc = cf.val != 0;
-			else if (cf.id == 4)
+			else if (cf.id == PB_F_ClockSnapshot_Clock_unit_multiplier_ns)
 				mult = cf.val ? cf.val : 1;
 		}
 		uint32_t ni = node_for(c, clock_key(seq_id, id), true);
@@ -203,7 +205,8 @@ void proto_clocks_snapshot_rows(struct proto_clocks *c, struct tp *tp, uint32_t 
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id != 1 || f.wire != PB_WIRE_LEN || k == MAX_SNAPSHOT_CLOCKS)
+		if (f.id != PB_F_ClockSnapshot_clocks || f.wire != PB_WIRE_LEN ||
+		    k == MAX_SNAPSHOT_CLOCKS)
 			continue;
 		uint32_t id = 0;
 		uint64_t ts = 0, mult = 1;
@@ -213,11 +216,11 @@ void proto_clocks_snapshot_rows(struct proto_clocks *c, struct tp *tp, uint32_t 
 		while (pb_next(&cr, &cf)) {
 			if (cf.wire != PB_WIRE_VARINT)
 				continue;
-			if (cf.id == 1)
+			if (cf.id == PB_F_ClockSnapshot_Clock_clock_id)
 				id = (uint32_t)cf.val;
-			else if (cf.id == 2)
+			else if (cf.id == PB_F_ClockSnapshot_Clock_timestamp)
 				ts = cf.val;
-			else if (cf.id == 4)
+			else if (cf.id == PB_F_ClockSnapshot_Clock_unit_multiplier_ns)
 				mult = cf.val ? cf.val : 1;
 		}
 		clk[k].id = id;

@@ -16,6 +16,7 @@
  * implicit global track "Default Track".
  */
 #include "proto_int.h"
+#include "pb_fields.h"
 
 #include <string.h>
 
@@ -61,34 +62,43 @@ static void add_category(struct tp *tp, struct proto_track *t, const struct pb_f
 
 static void decode_counter(struct tp *tp, struct proto_track *t, const struct pb_field *cf)
 {
-	static const char *const units[] = {NULL, "ns", "count", "bytes"};
+	static const char *const units[] = {
+	    [PB_E_CounterDescriptor_Unit_UNIT_TIME_NS] = "ns",
+	    [PB_E_CounterDescriptor_Unit_UNIT_COUNT] = "count",
+	    [PB_E_CounterDescriptor_Unit_UNIT_SIZE_BYTES] = "bytes",
+	};
 	struct pb_reader r;
 	struct pb_field f = {0};
 	t->is_counter = true;
 	pb_reader_init_field(&r, cf);
 	while (pb_next(&r, &f)) {
-		if (f.id == 1 && f.wire == PB_WIRE_VARINT)
+		if (f.id == PB_F_CounterDescriptor_type && f.wire == PB_WIRE_VARINT)
 			t->counter_type = (uint32_t)f.val;
-		else if (f.id == 3 && f.wire == PB_WIRE_VARINT && f.val < 4 && !t->unit)
+		else if (f.id == PB_F_CounterDescriptor_unit && f.wire == PB_WIRE_VARINT &&
+		         f.val <= PB_E_CounterDescriptor_Unit_UNIT_SIZE_BYTES && !t->unit)
 			t->unit = tp_intern_cstr(tp, units[f.val]);
-		else if (f.id == 4 && f.wire == PB_WIRE_VARINT)
+		else if (f.id == PB_F_CounterDescriptor_unit_multiplier && f.wire == PB_WIRE_VARINT)
 			t->unit_multiplier = (int64_t)f.val;
-		else if (f.id == 5 && f.wire == PB_WIRE_VARINT)
+		else if (f.id == PB_F_CounterDescriptor_is_incremental && f.wire == PB_WIRE_VARINT)
 			t->is_incremental = f.val != 0;
-		else if (f.id == 6 && !t->unit)
+		else if (f.id == PB_F_CounterDescriptor_unit_name && !t->unit)
 			t->unit = str_field(tp, &f);
-		else if (f.id == 7)
+		else if (f.id == PB_F_CounterDescriptor_y_axis_share_key)
 			t->y_axis_share_key = str_field(tp, &f);
-		else if (f.id == 2 && f.wire == PB_WIRE_LEN)
+		else if (f.id == PB_F_CounterDescriptor_categories && f.wire == PB_WIRE_LEN)
 			add_category(tp, t, &f);
 	}
-	if (t->counter_type == 1)
+	if (t->counter_type == PB_E_CounterDescriptor_BuiltinCounterType_COUNTER_THREAD_TIME_NS)
 		t->unit = tp_intern_cstr(tp, "ns");
-	else if (t->counter_type == 2)
+	else if (t->counter_type ==
+	         PB_E_CounterDescriptor_BuiltinCounterType_COUNTER_THREAD_INSTRUCTION_COUNT)
 		t->unit = tp_intern_cstr(tp, "count");
-	if (!t->name && t->counter_type == 1)
+	if (!t->name &&
+	    t->counter_type == PB_E_CounterDescriptor_BuiltinCounterType_COUNTER_THREAD_TIME_NS)
 		t->name = tp_intern_cstr(tp, "thread_time");
-	else if (!t->name && t->counter_type == 2)
+	else if (!t->name &&
+	         t->counter_type ==
+	             PB_E_CounterDescriptor_BuiltinCounterType_COUNTER_THREAD_INSTRUCTION_COUNT)
 		t->name = tp_intern_cstr(tp, "thread_instruction_count");
 }
 
@@ -105,80 +115,98 @@ int64_t proto_descriptor_tokenize(struct proto_importer *im, const uint8_t *p, s
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
 		switch (f.id) {
-		case 1:
+		case PB_F_TrackDescriptor_uuid:
 			has_uuid = true;
 			d.uuid = f.val;
 			break;
-		case 2:
-		case 10:
-		case 13:
+		case PB_F_TrackDescriptor_name:
+		case PB_F_TrackDescriptor_static_name:
+		case PB_F_TrackDescriptor_atrace_name:
 			d.name = str_field(tp, &f);
 			break;
-		case 3:
+		case PB_F_TrackDescriptor_process:
 			if (f.wire == PB_WIRE_LEN) {
 				d.kind = PT_PROCESS;
 				struct pb_field pf = {0};
-				if (pb_find_field(f.data, f.len, 1, &pf) == 1)
+				if (pb_find_field(f.data, f.len, PB_F_ProcessDescriptor_pid, &pf) ==
+				    1)
 					d.pid = (int32_t)pf.val;
-				if (pb_find_field(f.data, f.len, 6, &pf) == 1)
+				if (pb_find_field(f.data, f.len,
+				                  PB_F_ProcessDescriptor_process_name, &pf) == 1)
 					d.process_name = str_field(tp, &pf);
 			}
 			break;
-		case 4:
+		case PB_F_TrackDescriptor_thread:
 			if (f.wire == PB_WIRE_LEN) {
 				d.kind = PT_THREAD;
 				struct pb_field tf = {0};
-				if (pb_find_field(f.data, f.len, 1, &tf) == 1)
+				if (pb_find_field(f.data, f.len, PB_F_ThreadDescriptor_pid, &tf) ==
+				    1)
 					d.pid = (int32_t)tf.val;
-				if (pb_find_field(f.data, f.len, 2, &tf) == 1)
+				if (pb_find_field(f.data, f.len, PB_F_ThreadDescriptor_tid, &tf) ==
+				    1)
 					d.tid = (int64_t)tf.val;
-				if (pb_find_field(f.data, f.len, 5, &tf) == 1)
+				if (pb_find_field(f.data, f.len, PB_F_ThreadDescriptor_thread_name,
+				                  &tf) == 1)
 					d.thread_name = str_field(tp, &tf);
 			}
 			break;
-		case 5:
+		case PB_F_TrackDescriptor_parent_uuid:
 			d.has_parent = true;
 			d.parent_uuid = f.val;
 			break;
-		case 6:
+		case PB_F_TrackDescriptor_chrome_process:
 			if (f.wire == PB_WIRE_LEN) {
 				struct pb_field cf = {0};
-				if (pb_find_field(f.data, f.len, 4, &cf) == 1)
+				if (pb_find_field(
+				        f.data, f.len,
+				        PB_F_ChromeProcessDescriptor_host_app_package_name,
+				        &cf) == 1)
 					d.host_app = str_field(tp, &cf);
 			}
 			break;
-		case 7: /* chrome_thread: is_sandboxed_tid */
+		case PB_F_TrackDescriptor_chrome_thread:
 			if (f.wire == PB_WIRE_LEN) {
 				struct pb_field cf = {0};
-				sandboxed = pb_find_field(f.data, f.len, 3, &cf) == 1 && cf.val;
+				sandboxed =
+				    pb_find_field(f.data, f.len,
+				                  PB_F_ChromeThreadDescriptor_is_sandboxed_tid,
+				                  &cf) == 1 &&
+				    cf.val;
 			}
 			break;
-		case 8:
+		case PB_F_TrackDescriptor_counter:
 			if (f.wire == PB_WIRE_LEN)
 				decode_counter(tp, &d, &f);
 			break;
-		case 14:
+		case PB_F_TrackDescriptor_description:
 			d.description = str_field(tp, &f);
 			break;
-		case 18:
+		case PB_F_TrackDescriptor_state:
 			d.is_state = f.wire == PB_WIRE_LEN;
 			break;
-		case 19:
-			d.process_explicit = f.val == 1;
+		case PB_F_TrackDescriptor_process_ordering:
+			d.process_explicit =
+			    f.val == PB_E_TrackDescriptor_ProcessOrdering_PROCESS_ORDERING_EXPLICIT;
 			break;
-		case 20:
-			d.thread_explicit = f.val == 1;
+		case PB_F_TrackDescriptor_thread_ordering:
+			d.thread_explicit =
+			    f.val == PB_E_TrackDescriptor_ThreadOrdering_THREAD_ORDERING_EXPLICIT;
 			break;
-		case 9:
+		case PB_F_TrackDescriptor_disallow_merging_with_system_tracks:
 			d.separate = f.val != 0;
 			break;
-		case 15:
-			d.merge_none = f.val == 2;
+		case PB_F_TrackDescriptor_sibling_merge_behavior:
+			d.merge_none =
+			    f.val ==
+			    PB_E_TrackDescriptor_SiblingMergeBehavior_SIBLING_MERGE_BEHAVIOR_NONE;
 			break;
-		case 11:
-			d.ordering = f.val <= 3 ? (uint32_t)f.val : 0;
+		case PB_F_TrackDescriptor_child_ordering:
+			d.ordering = f.val <= PB_E_TrackDescriptor_ChildTracksOrdering_EXPLICIT
+			                 ? (uint32_t)f.val
+			                 : 0;
 			break;
-		case 12:
+		case PB_F_TrackDescriptor_sibling_order_rank:
 			d.has_rank = true;
 			d.rank = (int32_t)f.val;
 			break;
@@ -425,7 +453,7 @@ void proto_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t 
 {
 	struct tp *tp = im->tp;
 	struct pb_field f = {0};
-	if (pb_find_field(p, n, 1, &f) != 1)
+	if (pb_find_field(p, n, PB_F_TrackDescriptor_uuid, &f) != 1)
 		return;
 	struct proto_track *t = proto_track_find(im, f.val);
 	if (!t)
@@ -479,11 +507,11 @@ void proto_thread_descriptor_parse(struct proto_importer *im, const uint8_t *p, 
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == 1 && f.wire == PB_WIRE_VARINT)
+		if (f.id == PB_F_ThreadDescriptor_pid && f.wire == PB_WIRE_VARINT)
 			pid = (int32_t)f.val;
-		else if (f.id == 2 && f.wire == PB_WIRE_VARINT)
+		else if (f.id == PB_F_ThreadDescriptor_tid && f.wire == PB_WIRE_VARINT)
 			tid = (int64_t)f.val;
-		else if (f.id == 5)
+		else if (f.id == PB_F_ThreadDescriptor_thread_name)
 			name = str_field(im->tp, &f);
 	}
 	if (tid < 0)
@@ -495,10 +523,10 @@ void proto_thread_descriptor_parse(struct proto_importer *im, const uint8_t *p, 
 void proto_process_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t n)
 {
 	struct pb_field f = {0};
-	if (pb_find_field(p, n, 1, &f) != 1)
+	if (pb_find_field(p, n, PB_F_ProcessDescriptor_pid, &f) != 1)
 		return;
 	uint32_t upid = tp_process_for_pid(im->tp, (int32_t)f.val);
-	if (pb_find_field(p, n, 6, &f) == 1)
+	if (pb_find_field(p, n, PB_F_ProcessDescriptor_process_name, &f) == 1)
 		tp_process_set_name(im->tp, upid, str_field(im->tp, &f));
 }
 

@@ -19,40 +19,11 @@
 #include <string.h>
 
 #include "protos.h"
+#include "pb_fields.h"
 
-enum {
-	BUNDLE_CPU = 1,
-	BUNDLE_EVENT = 2,
-	BUNDLE_COMPACT = 4,
-	BUNDLE_CLOCK = 5,
-	BUNDLE_FTRACE_TS = 6,
-	BUNDLE_BOOT_TS = 7,
-	BUNDLE_GENERIC_DESC = 11,
-
-	FE_TIMESTAMP = 1,
-	FE_PID = 2,
-	FE_COMMON_FLAGS = 5,
-	FE_PRINT = 3,
-	FE_SCHED_SWITCH = 4,
-	FE_CPU_FREQUENCY = 11,
-	FE_CPU_FREQUENCY_LIMITS = 12,
-	FE_CPU_IDLE = 13,
-	FE_SCHED_WAKEUP = 17,
-	FE_SCHED_BLOCKED_REASON = 18,
-	FE_SCHED_WAKING = 20,
-	FE_MDSS_TRACING_MARK_WRITE = 80,
-	FE_SCHED_WAKEUP_NEW = 114,
-	FE_TASK_NEWTASK = 235,
-	FE_TASK_RENAME = 236,
-	FE_PROCESS_FREE = 240,
-	FE_SDE_TRACING_MARK_WRITE = 333,
-	FE_DPU_TRACING_MARK_WRITE = 348,
-	FE_G2D_TRACING_MARK_WRITE = 349,
-	FE_SCHED_CPU_UTIL_CFS = 421,
-	FE_FUNCGRAPH_ENTRY = 437,
-	FE_FUNCGRAPH_EXIT = 438,
-	FE_GENERIC_MIN = 65536,
-};
+/* FtraceEvent field ids from here on are generic events (their descriptors
+ * in the bundle). */
+enum { FE_GENERIC_MIN = 65536 };
 
 #define FTRACE_MAX_CPUS TP_MAX_CPUS
 
@@ -250,9 +221,11 @@ static void compact_sched(struct proto_importer *im, struct proto_seq *seq, uint
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == 5 && f.wire == PB_WIRE_LEN)
+		if (f.id == PB_F_FtraceEventBundle_CompactSched_intern_table &&
+		    f.wire == PB_WIRE_LEN)
 			vec_push(&fs->intern, tp_intern(tp, (const char *)f.data, f.len));
-		else if (f.id >= 1 && f.id <= 12)
+		else if (f.id >= PB_F_FtraceEventBundle_CompactSched_switch_timestamp &&
+		         f.id <= PB_F_FtraceEventBundle_CompactSched_waking_common_flags)
 			packed(&a[f.id], &f);
 	}
 	const uint32_t *intern = fs->intern.data;
@@ -311,14 +284,18 @@ static void compact_sched(struct proto_importer *im, struct proto_seq *seq, uint
 	compact_push(im, cpu_src(im, seq, RUNS_PER_CPU * cpu + RUN_WAKING), ts, recs, keep, all, nw);
 }
 
-/* A generic event descriptor: field_id -> the event name (DescriptorProto
- * name, field 1). */
+/* A generic event descriptor: field_id -> the event name. event_descriptor
+ * is a serialized google.protobuf.DescriptorProto, whose name is field 1 (a
+ * schema protos/ does not hold, hence the number). */
 static void generic_descriptor(struct proto_importer *im, const uint8_t *p, size_t n)
 {
 	struct pb_field id = {0}, d = {0}, name = {0};
-	if (pb_find_field(p, n, 1, &id) != 1 || id.wire != PB_WIRE_VARINT)
+	if (pb_find_field(p, n, PB_F_FtraceEventBundle_GenericEventDescriptor_field_id, &id) != 1 ||
+	    id.wire != PB_WIRE_VARINT)
 		return;
-	if (pb_find_field(p, n, 2, &d) != 1 || d.wire != PB_WIRE_LEN)
+	if (pb_find_field(p, n, PB_F_FtraceEventBundle_GenericEventDescriptor_event_descriptor,
+	                  &d) != 1 ||
+	    d.wire != PB_WIRE_LEN)
 		return;
 	if (pb_find_field(d.data, d.len, 1, &name) != 1 || name.wire != PB_WIRE_LEN)
 		return;
@@ -338,13 +315,14 @@ static bool event_header(const uint8_t *p, size_t n, uint64_t *ts, uint32_t *id,
 	*id = 0;
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == FE_TIMESTAMP) {
+		if (f.id == PB_F_FtraceEvent_timestamp) {
 			seen++;
 			*ts = f.val;
 			if (f.wire != PB_WIRE_VARINT)
 				return false;
-		} else if (f.id == FE_SCHED_BLOCKED_REASON || f.id == FE_FUNCGRAPH_ENTRY ||
-			   f.id == FE_FUNCGRAPH_EXIT) {
+		} else if (f.id == PB_F_FtraceEvent_sched_blocked_reason ||
+		           f.id == PB_F_FtraceEvent_funcgraph_entry ||
+		           f.id == PB_F_FtraceEvent_funcgraph_exit) {
 			*symbols = true;
 		}
 		if (f.wire == PB_WIRE_LEN && f.id >= 3)
@@ -391,15 +369,17 @@ void proto_ftrace_tokenize(struct proto_importer *im, struct proto_seq *seq, con
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == BUNDLE_CPU && f.wire == PB_WIRE_VARINT)
+		if (f.id == PB_F_FtraceEventBundle_cpu && f.wire == PB_WIRE_VARINT)
 			cpu = (uint32_t)f.val;
-		else if (f.id == BUNDLE_CLOCK && f.wire == PB_WIRE_VARINT)
+		else if (f.id == PB_F_FtraceEventBundle_ftrace_clock && f.wire == PB_WIRE_VARINT)
 			clock = f.val;
-		else if (f.id == BUNDLE_FTRACE_TS && f.wire == PB_WIRE_VARINT)
+		else if (f.id == PB_F_FtraceEventBundle_ftrace_timestamp &&
+		         f.wire == PB_WIRE_VARINT)
 			fts = (int64_t)f.val;
-		else if (f.id == BUNDLE_BOOT_TS && f.wire == PB_WIRE_VARINT)
+		else if (f.id == PB_F_FtraceEventBundle_boot_timestamp && f.wire == PB_WIRE_VARINT)
 			bts = (int64_t)f.val;
-		else if (f.id == BUNDLE_GENERIC_DESC && f.wire == PB_WIRE_LEN)
+		else if (f.id == PB_F_FtraceEventBundle_generic_event_descriptors &&
+		         f.wire == PB_WIRE_LEN)
 			generic_descriptor(im, f.data, f.len);
 	}
 	if (pb_reader_error(&r) || cpu >= FTRACE_MAX_CPUS) {
@@ -415,11 +395,11 @@ void proto_ftrace_tokenize(struct proto_importer *im, struct proto_seq *seq, con
 	while (pb_next(&r, &f)) {
 		if (f.wire != PB_WIRE_LEN)
 			continue;
-		if (f.id == BUNDLE_COMPACT) {
+		if (f.id == PB_F_FtraceEventBundle_compact_sched) {
 			compact_sched(im, seq, cpu, off, f.data, f.len);
 			continue;
 		}
-		if (f.id != BUNDLE_EVENT)
+		if (f.id != PB_F_FtraceEventBundle_event)
 			continue;
 		uint64_t t;
 		uint32_t id;
@@ -554,10 +534,10 @@ void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const voi
 static uint32_t symbol_field(uint32_t id)
 {
 	switch (id) {
-	case FE_SCHED_BLOCKED_REASON:
-	case FE_FUNCGRAPH_ENTRY:
+	case PB_F_FtraceEvent_sched_blocked_reason:
+	case PB_F_FtraceEvent_funcgraph_entry:
 		return 2;
-	case FE_FUNCGRAPH_EXIT:
+	case PB_F_FtraceEvent_funcgraph_exit:
 		return 3;
 	default:
 		return 0;
@@ -658,7 +638,8 @@ static void print_event(struct proto_importer *im, int64_t ts, int64_t pid, cons
 			size_t n)
 {
 	struct pb_field b = {0};
-	if (pb_find_field(p, n, 2, &b) != 1 || b.wire != PB_WIRE_LEN || b.len < 1)
+	if (pb_find_field(p, n, PB_F_PrintFtraceEvent_buf, &b) != 1 || b.wire != PB_WIRE_LEN ||
+	    b.len < 1)
 		return;
 	tp_ftrace_print(im->tp, &state(im)->model, ts, pid, (const char *)b.data, b.len);
 }
@@ -696,24 +677,25 @@ static void kernel_mark(struct proto_importer *im, int64_t ts, int64_t pid, uint
 	uint32_t f_type = 0, f_begin = 3, f_name = 2, f_value = 0;
 	struct pb_field type = {0}, begin = {0}, name = {0};
 	bool has_type, has_begin;
-	if (id == FE_SDE_TRACING_MARK_WRITE)
+	if (id == PB_F_FtraceEvent_sde_tracing_mark_write)
 		f_type = 3, f_begin = 5, f_value = 4;
-	else if (id == FE_DPU_TRACING_MARK_WRITE || id == FE_G2D_TRACING_MARK_WRITE)
+	else if (id == PB_F_FtraceEvent_dpu_tracing_mark_write ||
+	         id == PB_F_FtraceEvent_g2d_tracing_mark_write)
 		f_type = 5, f_begin = 0, f_name = 4, f_value = 6;
 	has_type = f_type && pb_find_field(p, n, f_type, &type) >= 1 && type.wire == PB_WIRE_VARINT;
 	has_begin = f_begin && pb_find_field(p, n, f_begin, &begin) >= 1 &&
 		    begin.wire == PB_WIRE_VARINT;
 	/* sde needs either; dpu/g2d a non-zero type; mdss trace_begin. */
-	if ((id == FE_SDE_TRACING_MARK_WRITE && !has_type && !has_begin) ||
+	if ((id == PB_F_FtraceEvent_sde_tracing_mark_write && !has_type && !has_begin) ||
 	    (f_type && !f_begin && (!has_type || !type.val)) ||
-	    (id == FE_MDSS_TRACING_MARK_WRITE && !has_begin)) {
+	    (id == PB_F_FtraceEvent_tracing_mark_write && !has_begin)) {
 		tp_stat_inc(tp, TP_STAT_systrace_parse_failure);
 		return;
 	}
 	char phase = has_type && type.val ? (char)type.val : has_begin && begin.val ? 'B' : 'E';
 	int64_t tgid = (int32_t)field_int(p, n, 1, 0);
 	/* dpu: only counters can trust the payload's tgid (Perfetto). */
-	if (id == FE_DPU_TRACING_MARK_WRITE && phase != 'C')
+	if (id == PB_F_FtraceEvent_dpu_tracing_mark_write && phase != 'C')
 		tgid = 0;
 	const char *s = "";
 	size_t len = 0;
@@ -782,22 +764,23 @@ void proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct prot
 	if (ev->kind == EV_FTRACE_PLACED)
 		memcpy(&pl, p + n, sizeof pl);
 	bool effect = (pl.mode & FTRACE_PLACED_EFFECT) && pl.raw_ts >= proto_ftrace_kernel_crop(im);
-	int64_t pid = field_int(p, n, FE_PID, 0);
+	int64_t pid = field_int(p, n, PB_F_FtraceEvent_pid, 0);
 	uint32_t flags = TP_NULL_U32;
 	struct pb_reader r;
 	struct pb_field f = {0}, body = {0};
 	bool has_body = false;
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == FE_COMMON_FLAGS && f.wire == PB_WIRE_VARINT)
+		if (f.id == PB_F_FtraceEvent_common_flags && f.wire == PB_WIRE_VARINT)
 			flags = (uint32_t)f.val;
-		else if (f.wire == PB_WIRE_LEN && f.id >= 3 && f.id != FE_COMMON_FLAGS) {
+		else if (f.wire == PB_WIRE_LEN && f.id >= 3 &&
+		         f.id != PB_F_FtraceEvent_common_flags) {
 			body = f;
 			has_body = true;
 		}
 	}
 	/* sched_switch before the crop time: neither row nor effect. */
-	if (!has_body || (!effect && body.id == FE_SCHED_SWITCH))
+	if (!has_body || (!effect && body.id == PB_F_FtraceEvent_sched_switch))
 		return;
 	const ProtobufCMessageDescriptor *md = NULL;
 	uint32_t name = event_name(im, body.id, &md);
@@ -808,7 +791,7 @@ void proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct prot
 	if ((pl.mode & FTRACE_PLACED_ROW) && !tp->cfg.no_ftrace_raw) {
 		uint32_t row_utid = utid;
 		tp_args_begin(&im->args);
-		if (body.id == FE_SCHED_SWITCH) {
+		if (body.id == PB_F_FtraceEvent_sched_switch) {
 			/* As Perfetto: the row is the previous task's, with all
 			 * seven fields (0 or "" when absent), in proto order. */
 			row_utid = tp_thread_for_tid(tp, field_int(body.data, body.len, 2, 0), -1);
@@ -825,34 +808,34 @@ void proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct prot
 	const uint8_t *bp = body.data;
 	size_t bn = body.len;
 	switch (body.id) {
-	case FE_SCHED_SWITCH:
+	case PB_F_FtraceEvent_sched_switch:
 		tp_ftrace_sched_switch(tp, &fs->model, ts, cpu, false, field_int(bp, bn, 2, 0),
 				       field_str(tp, bp, bn, 1),
 				       tp_ftrace_end_state(tp, &fs->model, field_int(bp, bn, 4, 0)),
 				       (int32_t)field_int(bp, bn, 6, 0), field_str(tp, bp, bn, 5),
 				       (int32_t)field_int(bp, bn, 7, 0));
 		break;
-	case FE_SCHED_WAKING:
-	case FE_SCHED_WAKEUP:
-	case FE_SCHED_WAKEUP_NEW: {
+	case PB_F_FtraceEvent_sched_waking:
+	case PB_F_FtraceEvent_sched_wakeup:
+	case PB_F_FtraceEvent_sched_wakeup_new: {
 		uint32_t wakee = tp_ftrace_thread_named(tp, (int32_t)field_int(bp, bn, 2, 0),
 							field_str(tp, bp, bn, 1));
-		if (body.id == FE_SCHED_WAKING)
+		if (body.id == PB_F_FtraceEvent_sched_waking)
 			tp_ftrace_waking(tp, &fs->model, ts, wakee, utid);
 		break;
 	}
-	case FE_TASK_NEWTASK:
+	case PB_F_FtraceEvent_task_newtask:
 		tp_ftrace_new_task(tp, &fs->model, ts, (int32_t)field_int(bp, bn, 1, 0),
 				   field_str(tp, bp, bn, 2), field_int(bp, bn, 3, 0) & INT64_MAX, utid);
 		break;
-	case FE_TASK_RENAME:
+	case PB_F_FtraceEvent_task_rename:
 		tp_thread_rename(tp, tp_thread_for_tid(tp, (int32_t)field_int(bp, bn, 1, 0), -1),
 				 field_str(tp, bp, bn, 3), TP_NAME_FTRACE);
 		break;
-	case FE_PROCESS_FREE:
+	case PB_F_FtraceEvent_sched_process_free:
 		tp_thread_free(tp, ts, (int32_t)field_int(bp, bn, 2, 0));
 		break;
-	case FE_SCHED_BLOCKED_REASON: {
+	case PB_F_FtraceEvent_sched_blocked_reason: {
 		/* caller: an interned kernel symbol (unknown iid: no function) */
 		uint32_t fn = 0;
 		uint64_t iid = (uint64_t)field_int(bp, bn, 2, 0);
@@ -865,30 +848,30 @@ void proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct prot
 					 (uint32_t)field_int(bp, bn, 3, 0), fn);
 		break;
 	}
-	case FE_CPU_FREQUENCY_LIMITS:
+	case PB_F_FtraceEvent_cpu_frequency_limits:
 		tp_ftrace_freq_limits(tp, (uint32_t)field_int(bp, bn, 3, 0), ts,
 				      (double)(uint32_t)field_int(bp, bn, 1, 0),
 				      (double)(uint32_t)field_int(bp, bn, 2, 0));
 		break;
-	case FE_SCHED_CPU_UTIL_CFS:
+	case PB_F_FtraceEvent_sched_cpu_util_cfs:
 		cpu_util_cfs(tp, ts, bp, bn);
 		break;
-	case FE_SDE_TRACING_MARK_WRITE:
-	case FE_DPU_TRACING_MARK_WRITE:
-	case FE_G2D_TRACING_MARK_WRITE:
-	case FE_MDSS_TRACING_MARK_WRITE:
+	case PB_F_FtraceEvent_sde_tracing_mark_write:
+	case PB_F_FtraceEvent_dpu_tracing_mark_write:
+	case PB_F_FtraceEvent_g2d_tracing_mark_write:
+	case PB_F_FtraceEvent_tracing_mark_write:
 		kernel_mark(im, ts, pid, body.id, bp, bn);
 		break;
-	case FE_CPU_FREQUENCY:
+	case PB_F_FtraceEvent_cpu_frequency:
 		tp_ftrace_cpu_counter(tp, "cpu_frequency", fs->name_cpufreq,
 				      (uint32_t)field_int(bp, bn, 2, 0), ts,
 				      (double)(uint32_t)field_int(bp, bn, 1, 0));
 		break;
-	case FE_CPU_IDLE:
+	case PB_F_FtraceEvent_cpu_idle:
 		tp_ftrace_cpu_counter(tp, "cpu_idle", fs->name_cpuidle, (uint32_t)field_int(bp, bn, 2, 0),
 				      ts, (double)(uint32_t)field_int(bp, bn, 1, 0));
 		break;
-	case FE_PRINT:
+	case PB_F_FtraceEvent_print:
 		print_event(im, ts, pid, bp, bn);
 		break;
 	default:

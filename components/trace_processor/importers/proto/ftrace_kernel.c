@@ -34,30 +34,11 @@
  * ftrace_placed (cpu first, as EV_FTRACE's trailer).
  */
 #include "proto_int.h"
+#include "pb_fields.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-
-enum {
-	BUNDLE_LAST_READ_TS = 9,
-	BUNDLE_PREV_END_TS = 10,
-
-	FE_FUNCGRAPH_ENTRY = 437,
-	FE_FUNCGRAPH_EXIT = 438,
-	FE_THERMAL_EXYNOS_BULK = 506,
-	FE_THERMAL_EXYNOS_HIGH_OVERHEAD = 507,
-	FE_ADRENO_QUEUED = 534,
-	FE_ADRENO_SYNC = 536,
-	FE_ADRENO_RETIRED = 537,
-	FE_KPROBE = 542,
-	FE_BLOCK_IO_START = 546,
-	FE_BLOCK_IO_DONE = 547,
-
-	KPROBE_BEGIN = 1,
-	KPROBE_END = 2,
-	KPROBE_INSTANT = 3,
-};
 
 /* The Adreno always-on counter runs at 19.2 MHz. */
 #define ADRENO_XO_HZ 19200000
@@ -142,8 +123,8 @@ void proto_ftrace_kernel_bundle(struct proto_importer *im, const struct proto_se
 	k->cpu_seen.data[cpu] = 1;
 	/* At most one of the two is set; the newer field wins if both are. */
 	struct pb_field f = {0};
-	if (pb_find_field(p, n, BUNDLE_PREV_END_TS, &f) < 1 &&
-	    pb_find_field(p, n, BUNDLE_LAST_READ_TS, &f) < 1)
+	if (pb_find_field(p, n, PB_F_FtraceEventBundle_previous_bundle_end_timestamp, &f) < 1 &&
+	    pb_find_field(p, n, PB_F_FtraceEventBundle_last_read_event_timestamp, &f) < 1)
 		return;
 	if (f.wire != PB_WIRE_VARINT)
 		return;
@@ -239,16 +220,18 @@ static void adreno_retired(struct proto_importer *im, struct proto_seq *seq, uin
 bool proto_ftrace_kernel_place(struct proto_importer *im, struct proto_seq *seq, uint32_t cpu,
 			       int64_t ts, uint32_t id, const uint8_t *ev, size_t evn)
 {
-	if (id != FE_THERMAL_EXYNOS_BULK && id != FE_ADRENO_SYNC && id != FE_ADRENO_RETIRED)
+	if (id != PB_F_FtraceEvent_thermal_exynos_acpm_bulk &&
+	    id != PB_F_FtraceEvent_kgsl_adreno_cmdbatch_sync &&
+	    id != PB_F_FtraceEvent_kgsl_adreno_cmdbatch_retired)
 		return false;
 	struct pb_field body = {0};
 	if (pb_find_field(ev, evn, id, &body) != 1 || body.wire != PB_WIRE_LEN) {
 		tp_stat_inc(im->tp, TP_STAT_ftrace_bundle_tokenizer_errors);
 		return true;
 	}
-	if (id == FE_ADRENO_SYNC) {
+	if (id == PB_F_FtraceEvent_kgsl_adreno_cmdbatch_sync) {
 		adreno_sync(im, seq, cpu, ts, ev, evn, body.data, body.len);
-	} else if (id == FE_ADRENO_RETIRED) {
+	} else if (id == PB_F_FtraceEvent_kgsl_adreno_cmdbatch_retired) {
 		adreno_retired(im, seq, cpu, ts, ev, evn, body.data, body.len);
 	} else {
 		bool has;
@@ -380,17 +363,17 @@ static void kprobe(struct proto_importer *im, int64_t ts, int64_t pid, const uin
 	struct pb_field f = {0};
 	uint32_t name = 0;
 	bool has;
-	if (pb_find_field(p, n, 1, &f) >= 1 && f.wire == PB_WIRE_LEN)
+	if (pb_find_field(p, n, PB_F_KprobeEvent_name, &f) >= 1 && f.wire == PB_WIRE_LEN)
 		name = tp_intern(tp, (const char *)f.data, f.len);
 	uint32_t track = tp_track_for_thread(tp, tp_thread_for_tid(tp, pid, -1));
 	switch (body_u64(p, n, 2, &has)) {
-	case KPROBE_BEGIN:
+	case PB_E_KprobeEvent_KprobeType_KPROBE_TYPE_BEGIN:
 		tp_slice_begin(tp, track, ts, 0, name, TP_NULL_U32);
 		break;
-	case KPROBE_END:
+	case PB_E_KprobeEvent_KprobeType_KPROBE_TYPE_END:
 		tp_slice_end(tp, track, ts, 0, name, TP_NULL_U32);
 		break;
-	case KPROBE_INSTANT:
+	case PB_E_KprobeEvent_KprobeType_KPROBE_TYPE_INSTANT:
 		tp_slice_complete(tp, track, ts, 0, 0, name, TP_NULL_U32);
 		break;
 	default:
@@ -467,28 +450,28 @@ bool proto_ftrace_kernel_parse(struct proto_importer *im, int64_t ts, const stru
 {
 	bool has;
 	switch (id) {
-	case FE_FUNCGRAPH_ENTRY:
-	case FE_FUNCGRAPH_EXIT:
-		funcgraph(im, ts, ev, cpu, pid, id == FE_FUNCGRAPH_ENTRY, p, n);
+	case PB_F_FtraceEvent_funcgraph_entry:
+	case PB_F_FtraceEvent_funcgraph_exit:
+		funcgraph(im, ts, ev, cpu, pid, id == PB_F_FtraceEvent_funcgraph_entry, p, n);
 		return true;
-	case FE_THERMAL_EXYNOS_BULK:
+	case PB_F_FtraceEvent_thermal_exynos_acpm_bulk:
 		thermal_exynos(im, ts, p, n);
 		return true;
-	case FE_THERMAL_EXYNOS_HIGH_OVERHEAD:
+	case PB_F_FtraceEvent_thermal_exynos_acpm_high_overhead:
 		thermal_exynos(im, ts, p, n);
 		return true;
-	case FE_ADRENO_QUEUED:
+	case PB_F_FtraceEvent_kgsl_adreno_cmdbatch_queued:
 		hmap_put(&kstate(im)->ctx_tid, body_u64(p, n, 1, &has), (uint64_t)pid);
 		return true;
-	case FE_ADRENO_RETIRED:
+	case PB_F_FtraceEvent_kgsl_adreno_cmdbatch_retired:
 		adreno_slice(im, ts, p, n);
 		return true;
-	case FE_KPROBE:
+	case PB_F_FtraceEvent_kprobe_event:
 		kprobe(im, ts, pid, p, n);
 		return true;
-	case FE_BLOCK_IO_START:
-	case FE_BLOCK_IO_DONE:
-		block_io(im, ts, id == FE_BLOCK_IO_START, p, n);
+	case PB_F_FtraceEvent_block_io_start:
+	case PB_F_FtraceEvent_block_io_done:
+		block_io(im, ts, id == PB_F_FtraceEvent_block_io_start, p, n);
 		return true;
 	default:
 		return false;

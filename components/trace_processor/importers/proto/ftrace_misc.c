@@ -11,30 +11,30 @@
  *   335    ion_stat                 "mem.ion" and per-thread "mem.ion_change" counters
  */
 #include "proto_int.h"
+#include "pb_fields.h"
 
 #include <stdio.h>
 #include <string.h>
 
+/* FtraceEvent fields whose messages protos/ does not define yet (defining
+ * them would give their events args). */
 enum {
-	FE_MDSS_TRACING_MARK_WRITE = 80,
 	FE_MARK_VICTIM = 334,
 	FE_ION_STAT = 335,
-	FE_DPU_TRACING_MARK_WRITE = 348,
-	FE_G2D_TRACING_MARK_WRITE = 349,
 };
 
 const char *proto_ftrace_misc_name(uint32_t id)
 {
 	switch (id) {
-	case FE_MDSS_TRACING_MARK_WRITE:
+	case PB_F_FtraceEvent_tracing_mark_write:
 		return "tracing_mark_write";
 	case FE_MARK_VICTIM:
 		return "mark_victim";
 	case FE_ION_STAT:
 		return "ion_stat";
-	case FE_DPU_TRACING_MARK_WRITE:
+	case PB_F_FtraceEvent_dpu_tracing_mark_write:
 		return "dpu_tracing_mark_write";
-	case FE_G2D_TRACING_MARK_WRITE:
+	case PB_F_FtraceEvent_g2d_tracing_mark_write:
 		return "g2d_tracing_mark_write";
 	default:
 		return NULL;
@@ -42,7 +42,8 @@ const char *proto_ftrace_misc_name(uint32_t id)
 }
 
 /* The fields of an event body this file reads: varints by id (0 if
- * absent), the string fields 2 and 4. */
+ * absent), the string fields 2 and 4 (the tracing_mark_write events share
+ * one layout; DpuTracingMarkWriteFtraceEvent has both strings). */
 struct body {
 	uint64_t v[8];
 	bool has[8];
@@ -56,9 +57,9 @@ static void read_body(struct body *b, const uint8_t *p, size_t n)
 	memset(b, 0, sizeof *b);
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.wire == PB_WIRE_LEN && f.id == 2)
+		if (f.wire == PB_WIRE_LEN && f.id == PB_F_DpuTracingMarkWriteFtraceEvent_trace_name)
 			b->s2 = f;
-		else if (f.wire == PB_WIRE_LEN && f.id == 4)
+		else if (f.wire == PB_WIRE_LEN && f.id == PB_F_DpuTracingMarkWriteFtraceEvent_name)
 			b->s4 = f;
 		else if (f.wire == PB_WIRE_VARINT && f.id < 8) {
 			b->v[f.id] = f.val;

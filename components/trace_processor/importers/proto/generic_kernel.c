@@ -20,16 +20,12 @@
  * Created, R, Running, S, D, T, Z, X.
  */
 #include "proto_int.h"
+#include "pb_fields.h"
 
 #include <string.h>
 
-enum {
-	GK_CREATED = 1,
-	GK_RUNNING = 3,
-	GK_DEAD = 7,
-	GK_DESTROYED = 8,
-	GK_STATES = 9,
-};
+/* TaskStateEnum values 0 .. GK_STATES - 1. */
+#define GK_STATES (PB_E_GenericKernelTaskStateEvent_TaskStateEnum_TASK_STATE_DESTROYED + 1)
 
 /* The cpu's open sched slice and the task it belongs to. */
 struct gk_cpu {
@@ -129,14 +125,14 @@ static bool task_utid(struct proto_importer *im, int64_t ts, int64_t tid, uint32
 	struct proto_generic_kernel *g = gstate(im);
 	bool known = tp_thread_find(tp, tid, utid);
 	switch (state) {
-	case GK_CREATED:
+	case PB_E_GenericKernelTaskStateEvent_TaskStateEnum_TASK_STATE_CREATED:
 		if (known) {
 			tp_stat_inc(tp, TP_STAT_generic_task_state_invalid_order);
 			return false;
 		}
 		*utid = tp_thread_start(tp, ts, tid);
 		break;
-	case GK_DESTROYED:
+	case PB_E_GenericKernelTaskStateEvent_TaskStateEnum_TASK_STATE_DESTROYED:
 		if (!known) {
 			*utid = tp_thread_for_tid(tp, tid, -1);
 			tp_thread_set_name_prio(tp, *utid, comm, TP_NAME_FTRACE);
@@ -144,15 +140,21 @@ static bool task_utid(struct proto_importer *im, int64_t ts, int64_t tid, uint32
 		tp_thread_free(tp, ts, tid);
 		return true;
 	case 2: /* runnable */
-	case GK_RUNNING:
+	case PB_E_GenericKernelTaskStateEvent_TaskStateEnum_TASK_STATE_RUNNING:
 	case 4: /* sleeping */
 	case 5: /* uninterruptible */
 	case 6: /* stopped */
-	case GK_DEAD:
+	case PB_E_GenericKernelTaskStateEvent_TaskStateEnum_TASK_STATE_DEAD:
 		if (known) {
 			uint32_t prev = last_state(im, *utid);
-			if (prev == g->names[GK_DEAD] ||
-			    (state == GK_RUNNING && prev == g->names[GK_RUNNING])) {
+			if (prev ==
+			        g->names
+			            [PB_E_GenericKernelTaskStateEvent_TaskStateEnum_TASK_STATE_DEAD] ||
+			    (state ==
+			         PB_E_GenericKernelTaskStateEvent_TaskStateEnum_TASK_STATE_RUNNING &&
+			     prev ==
+			         g->names
+			             [PB_E_GenericKernelTaskStateEvent_TaskStateEnum_TASK_STATE_RUNNING])) {
 				tp_stat_inc(tp, TP_STAT_generic_task_state_invalid_order);
 				return false;
 			}
@@ -180,17 +182,17 @@ static void task_state(struct proto_importer *im, int64_t ts, const uint8_t *p, 
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == 2 && f.wire == PB_WIRE_LEN)
+		if (f.id == PB_F_GenericKernelTaskStateEvent_comm && f.wire == PB_WIRE_LEN)
 			comm = tp_intern(tp, (const char *)f.data, f.len);
 		else if (f.wire != PB_WIRE_VARINT)
 			continue;
-		else if (f.id == 1)
+		else if (f.id == PB_F_GenericKernelTaskStateEvent_cpu)
 			cpu = (uint32_t)f.val;
-		else if (f.id == 3)
+		else if (f.id == PB_F_GenericKernelTaskStateEvent_tid)
 			tid = (int64_t)f.val;
-		else if (f.id == 4)
+		else if (f.id == PB_F_GenericKernelTaskStateEvent_state)
 			state = f.val;
-		else if (f.id == 5)
+		else if (f.id == PB_F_GenericKernelTaskStateEvent_prio)
 			prio = (int32_t)f.val;
 	}
 	if (cpu >= TP_MAX_CPUS) {
@@ -203,7 +205,7 @@ static void task_state(struct proto_importer *im, int64_t ts, const uint8_t *p, 
 	uint32_t name = g->names[state];
 	struct tp_sched_table *s = &tp->t.sched;
 	struct gk_cpu *c = gk_cpu(g, cpu);
-	if (state == GK_RUNNING) {
+	if (state == PB_E_GenericKernelTaskStateEvent_TaskStateEnum_TASK_STATE_RUNNING) {
 		uint32_t ucpu = tp_cpu_for(tp, cpu);
 		if (c->slice != TP_NULL_U32) {
 			/* Another task's Running closes this cpu's slice; its
@@ -247,10 +249,12 @@ static void task_rename(struct proto_importer *im, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	struct pb_field tid = {0}, comm = {0};
-	if (pb_find_field(p, n, 1, &tid) < 1 || tid.wire != PB_WIRE_VARINT)
+	if (pb_find_field(p, n, PB_F_GenericKernelTaskRenameEvent_tid, &tid) < 1 ||
+	    tid.wire != PB_WIRE_VARINT)
 		tid.val = 0;
 	uint32_t name = 0;
-	if (pb_find_field(p, n, 2, &comm) >= 1 && comm.wire == PB_WIRE_LEN)
+	if (pb_find_field(p, n, PB_F_GenericKernelTaskRenameEvent_comm, &comm) >= 1 &&
+	    comm.wire == PB_WIRE_LEN)
 		name = tp_intern(tp, (const char *)comm.data, comm.len);
 	tp_thread_rename(tp, tp_thread_for_tid(tp, (int64_t)tid.val, -1), name, TP_NAME_FTRACE);
 }
@@ -266,11 +270,13 @@ static void tree_process(struct proto_importer *im, const uint8_t *p, size_t n)
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == 1 && f.wire == PB_WIRE_VARINT)
+		if (f.id == PB_F_GenericKernelProcessTree_Process_pid && f.wire == PB_WIRE_VARINT)
 			pid = (int64_t)f.val;
-		else if (f.id == 2 && f.wire == PB_WIRE_VARINT)
+		else if (f.id == PB_F_GenericKernelProcessTree_Process_ppid &&
+		         f.wire == PB_WIRE_VARINT)
 			ppid = (int64_t)f.val;
-		else if (f.id == 3 && f.wire == PB_WIRE_LEN)
+		else if (f.id == PB_F_GenericKernelProcessTree_Process_cmdline &&
+		         f.wire == PB_WIRE_LEN)
 			cmd = f, has_cmd = true;
 	}
 	if (!has_cmd)
@@ -295,17 +301,17 @@ static void tree_thread(struct proto_importer *im, const uint8_t *p, size_t n)
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == 3 && f.wire == PB_WIRE_LEN)
+		if (f.id == PB_F_GenericKernelProcessTree_Thread_comm && f.wire == PB_WIRE_LEN)
 			comm = tp_intern(tp, (const char *)f.data, f.len);
 		else if (f.wire != PB_WIRE_VARINT)
 			continue;
-		else if (f.id == 1)
+		else if (f.id == PB_F_GenericKernelProcessTree_Thread_tid)
 			tid = (int64_t)f.val;
-		else if (f.id == 2)
+		else if (f.id == PB_F_GenericKernelProcessTree_Thread_pid)
 			pid = (int64_t)f.val;
-		else if (f.id == 4)
+		else if (f.id == PB_F_GenericKernelProcessTree_Thread_is_main_thread)
 			main_thread = f.val != 0;
-		else if (f.id == 5)
+		else if (f.id == PB_F_GenericKernelProcessTree_Thread_is_idle)
 			idle = f.val != 0;
 	}
 	tp_process_for_pid_bare(tp, pid);
@@ -321,11 +327,11 @@ static void process_tree(struct proto_importer *im, const uint8_t *p, size_t n)
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f))
-		if (f.id == 1 && f.wire == PB_WIRE_LEN)
+		if (f.id == PB_F_GenericKernelProcessTree_processes && f.wire == PB_WIRE_LEN)
 			tree_process(im, f.data, f.len);
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f))
-		if (f.id == 2 && f.wire == PB_WIRE_LEN)
+		if (f.id == PB_F_GenericKernelProcessTree_threads && f.wire == PB_WIRE_LEN)
 			tree_thread(im, f.data, f.len);
 }
 
@@ -333,9 +339,11 @@ static void process_tree(struct proto_importer *im, const uint8_t *p, size_t n)
 static void cpu_freq(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n)
 {
 	struct pb_field cpu = {0}, hz = {0};
-	if (pb_find_field(p, n, 1, &cpu) < 1 || cpu.wire != PB_WIRE_VARINT)
+	if (pb_find_field(p, n, PB_F_GenericKernelCpuFrequencyEvent_cpu, &cpu) < 1 ||
+	    cpu.wire != PB_WIRE_VARINT)
 		cpu.val = 0;
-	if (pb_find_field(p, n, 2, &hz) < 1 || hz.wire != PB_WIRE_VARINT)
+	if (pb_find_field(p, n, PB_F_GenericKernelCpuFrequencyEvent_freq_hz, &hz) < 1 ||
+	    hz.wire != PB_WIRE_VARINT)
 		hz.val = 0;
 	if ((uint32_t)cpu.val >= TP_MAX_CPUS)
 		return;

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "protos.h"
+#include "pb_fields.h"
 
 void proto_trace_config(struct proto_importer *im, const uint8_t *p, size_t n)
 {
@@ -40,26 +41,29 @@ void proto_trace_config(struct proto_importer *im, const uint8_t *p, size_t n)
 	struct pb_reader r;
 	struct pb_field f = {0};
 	int64_t buf = 0, v;
-	bool into_file = pb_find_field(p, n, 8, &f) == 1 && f.wire == PB_WIRE_VARINT && f.val;
+	bool into_file = pb_find_field(p, n, PB_F_TraceConfig_write_into_file, &f) == 1 &&
+	                 f.wire == PB_WIRE_VARINT && f.val;
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == 1 && f.wire == PB_WIRE_LEN) {
+		if (f.id == PB_F_TraceConfig_buffers && f.wire == PB_WIRE_LEN) {
 			struct pb_field fp = {0};
-			if (into_file && pb_find_field(f.data, f.len, 4, &fp) == 1 &&
-			    fp.val == 2 /* DISCARD */) {
+			if (into_file &&
+			    pb_find_field(f.data, f.len, PB_F_TraceConfig_BufferConfig_fill_policy,
+			                  &fp) == 1 &&
+			    fp.val == PB_E_TraceConfig_BufferConfig_FillPolicy_DISCARD) {
 				if (!tp_istat_get(tp, TP_ISTAT_config_write_into_file_discard, buf, &v))
 					v = 0;
 				tp_istat_set(tp, TP_ISTAT_config_write_into_file_discard, buf, v + 1);
 			}
 			buf++;
-		} else if (f.id == 48 && f.wire == PB_WIRE_LEN) {
+		} else if (f.id == PB_F_TraceConfig_trace_attributes && f.wire == PB_WIRE_LEN) {
 			proto_trace_attributes(im, f.data, f.len);
-		} else if (f.id == 22 && f.wire == PB_WIRE_LEN)
+		} else if (f.id == PB_F_TraceConfig_unique_session_name && f.wire == PB_WIRE_LEN)
 			tp_metadata_set_str(tp, "unique_session_name",
 					    tp_intern(tp, (const char *)f.data, f.len));
-		else if (f.id == 27 && f.wire == PB_WIRE_VARINT)
+		else if (f.id == PB_F_TraceConfig_trace_uuid_msb && f.wire == PB_WIRE_VARINT)
 			msb = f.val;
-		else if (f.id == 28 && f.wire == PB_WIRE_VARINT)
+		else if (f.id == PB_F_TraceConfig_trace_uuid_lsb && f.wire == PB_WIRE_VARINT)
 			lsb = f.val;
 	}
 	if (!im->uuid_from_packet && (msb || lsb)) {
@@ -134,11 +138,15 @@ void proto_system_info(struct proto_importer *im, const uint8_t *p, size_t n)
 	static const char *const uts[] = {NULL, "system_name", "system_version", "system_release",
 					  "system_machine"};
 	static const char *const strs[] = {
-	    [2] = "android_build_fingerprint",	 [4] = "tracing_service_version",
-	    [9] = "android_soc_model",		 [10] = "android_hardware_revision",
-	    [11] = "android_storage_model",	 [12] = "android_ram_model",
-	    [13] = "android_guest_soc_model",	 [14] = "android_device_manufacturer",
-	    [15] = "android_serial_console",
+	    [PB_F_SystemInfo_android_build_fingerprint] = "android_build_fingerprint",
+	    [PB_F_SystemInfo_tracing_service_version] = "tracing_service_version",
+	    [PB_F_SystemInfo_android_soc_model] = "android_soc_model",
+	    [PB_F_SystemInfo_android_hardware_revision] = "android_hardware_revision",
+	    [PB_F_SystemInfo_android_storage_model] = "android_storage_model",
+	    [PB_F_SystemInfo_android_ram_model] = "android_ram_model",
+	    [PB_F_SystemInfo_android_guest_soc_model] = "android_guest_soc_model",
+	    [PB_F_SystemInfo_android_device_manufacturer] = "android_device_manufacturer",
+	    [PB_F_SystemInfo_android_serial_console] = "android_serial_console",
 	};
 	struct tp *tp = im->tp;
 	struct tp_machine_table *mt = &tp->t.machine;
@@ -148,7 +156,7 @@ void proto_system_info(struct proto_importer *im, const uint8_t *p, size_t n)
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.wire == PB_WIRE_LEN && f.id == 1) {
+		if (f.wire == PB_WIRE_LEN && f.id == PB_F_SystemInfo_utsname) {
 			/* utsname: the metadata of the fields present, the
 			 * machine's sysname, version, release, arch (all four,
 			 * absent ones NULL). */
@@ -166,28 +174,30 @@ void proto_system_info(struct proto_importer *im, const uint8_t *p, size_t n)
 			mt->version[m] = ids[2];
 			mt->release[m] = ids[3];
 			mt->arch[m] = ids[4];
-		} else if (f.wire == PB_WIRE_LEN && f.id < sizeof strs / sizeof strs[0] && strs[f.id]) {
+		} else if (f.wire == PB_WIRE_LEN && f.id < sizeof strs / sizeof strs[0] &&
+		           strs[f.id]) {
 			uint32_t v = tp_intern(tp, (const char *)f.data, f.len);
 			tp_metadata_set_str(tp, strs[f.id], v);
-			if (f.id == 2) {
+			if (f.id == PB_F_SystemInfo_android_build_fingerprint) {
 				mt->android_build_fingerprint[m] = v;
 				fingerprint(tp, f.data, f.len, &fp_sdk);
-			} else if (f.id == 4) {
+			} else if (f.id == PB_F_SystemInfo_tracing_service_version) {
 				im->service_major = service_major(f.data, f.len);
-			} else if (f.id == 14) {
+			} else if (f.id == PB_F_SystemInfo_android_device_manufacturer) {
 				mt->android_device_manufacturer[m] = v;
 			}
-		} else if (f.wire == PB_WIRE_LEN && f.id == 17) {
+		} else if (f.wire == PB_WIRE_LEN && f.id == PB_F_SystemInfo_machine_name) {
 			mt->name[m] = tp_intern(tp, (const char *)f.data, f.len);
-		} else if (f.wire == PB_WIRE_VARINT && f.id == 5) {
+		} else if (f.wire == PB_WIRE_VARINT &&
+		           f.id == PB_F_SystemInfo_android_sdk_version) {
 			sdk = (int64_t)f.val;
-		} else if (f.wire == PB_WIRE_VARINT && f.id == 7) {
+		} else if (f.wire == PB_WIRE_VARINT && f.id == PB_F_SystemInfo_timezone_off_mins) {
 			tp_metadata_set_int(tp, "timezone_off_mins", (int32_t)f.val);
-		} else if (f.wire == PB_WIRE_VARINT && f.id == 8) {
+		} else if (f.wire == PB_WIRE_VARINT && f.id == PB_F_SystemInfo_num_cpus) {
 			mt->num_cpus[m] = (uint32_t)f.val;
 			/* num_cpus: the sorter waits for each cpu's ftrace */
 			im->num_cpus = f.val < TP_MAX_CPUS ? (uint32_t)f.val : TP_MAX_CPUS;
-		} else if (f.wire == PB_WIRE_VARINT && f.id == 16) {
+		} else if (f.wire == PB_WIRE_VARINT && f.id == PB_F_SystemInfo_system_ram_bytes) {
 			int64_t gb = (int64_t)llround((double)(int64_t)f.val / 1e9);
 			tp_metadata_set_int(tp, "system_ram_bytes", (int64_t)f.val);
 			tp_metadata_set_int(tp, "system_ram_gb", gb);
@@ -208,16 +218,18 @@ void proto_trace_attributes(struct proto_importer *im, const uint8_t *p, size_t 
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id != 1 || f.wire != PB_WIRE_LEN)
+		if (f.id != PB_F_TraceAttributes_attribute || f.wire != PB_WIRE_LEN)
 			continue;
 		struct pb_reader ar;
 		struct pb_field af = {0}, key = {0}, val = {0};
 		pb_reader_init_field(&ar, &f);
 		while (pb_next(&ar, &af)) {
-			if (af.id == 1 && af.wire == PB_WIRE_LEN)
+			if (af.id == PB_F_TraceAttributes_Attribute_key && af.wire == PB_WIRE_LEN)
 				key = af;
-			else if ((af.id == 2 && af.wire == PB_WIRE_VARINT) ||
-				 (af.id == 3 && af.wire == PB_WIRE_LEN))
+			else if ((af.id == PB_F_TraceAttributes_Attribute_long_value &&
+			          af.wire == PB_WIRE_VARINT) ||
+			         (af.id == PB_F_TraceAttributes_Attribute_string_value &&
+			          af.wire == PB_WIRE_LEN))
 				val = af;
 		}
 		if (!val.id)
@@ -227,7 +239,7 @@ void proto_trace_attributes(struct proto_importer *im, const uint8_t *p, size_t 
 		if (key.len)
 			proto_scratch_add(im, key.data, key.len);
 		proto_scratch_add(im, "", 1);
-		if (val.id == 2)
+		if (val.id == PB_F_TraceAttributes_Attribute_long_value)
 			tp_metadata_set_int(tp, im->scratch.data, (int64_t)val.val);
 		else
 			tp_metadata_set_str(tp, im->scratch.data,

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../../io/io.h"
+#include "pb_fields.h"
 
 void proto_scratch_add(struct proto_importer *im, const void *p, size_t n)
 {
@@ -74,15 +75,15 @@ static void seq_thread(struct proto_seq *seq, const uint8_t *p, size_t n)
 	while (pb_next(&tr, &tf)) {
 		if (tf.wire != PB_WIRE_VARINT)
 			continue;
-		if (tf.id == 1)
+		if (tf.id == PB_F_ThreadDescriptor_pid)
 			seq->pid = (int32_t)tf.val;
-		else if (tf.id == 2)
+		else if (tf.id == PB_F_ThreadDescriptor_tid)
 			seq->tid = (int64_t)tf.val;
-		else if (tf.id == 6)
+		else if (tf.id == PB_F_ThreadDescriptor_reference_timestamp_us)
 			seq->ref_ts_ns = proto_sat_mul_1000((int64_t)tf.val);
-		else if (tf.id == 7)
+		else if (tf.id == PB_F_ThreadDescriptor_reference_thread_time_us)
 			seq->ref_thread_ns = (int64_t)(tf.val * 1000);
-		else if (tf.id == 8)
+		else if (tf.id == PB_F_ThreadDescriptor_reference_thread_instruction_count)
 			seq->ref_instr = (int64_t)tf.val;
 	}
 }
@@ -450,9 +451,12 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		 * legacy ThreadDescriptor would be (if the state is valid). */
 		struct pb_field tf = {0};
 		int64_t tid = proto_descriptor_tokenize(im, pp, pn);
-		if (seq->valid && pb_find_field(pp, pn, 4, &tf) == 1 && tf.wire == PB_WIRE_LEN &&
-		    pb_find_field(tf.data, tf.len, 1, &(struct pb_field){0}) == 1 &&
-		    pb_find_field(tf.data, tf.len, 2, &(struct pb_field){0}) == 1) {
+		if (seq->valid && pb_find_field(pp, pn, PB_F_TrackDescriptor_thread, &tf) == 1 &&
+		    tf.wire == PB_WIRE_LEN &&
+		    pb_find_field(tf.data, tf.len, PB_F_ThreadDescriptor_pid,
+		                  &(struct pb_field){0}) == 1 &&
+		    pb_find_field(tf.data, tf.len, PB_F_ThreadDescriptor_tid,
+		                  &(struct pb_field){0}) == 1) {
 			seq_thread(seq, tf.data, tf.len);
 			if (tid >= 0)
 				seq->tid = tid; /* synthetic when sandboxed */
@@ -525,9 +529,9 @@ static void trace_uuid(struct proto_importer *im, const uint8_t *p, size_t n)
 {
 	struct pb_field f = {0};
 	uint64_t msb = 0, lsb = 0;
-	if (pb_find_field(p, n, 1, &f) == 1)
+	if (pb_find_field(p, n, PB_F_TraceUuid_msb, &f) == 1)
 		msb = f.val;
-	if (pb_find_field(p, n, 2, &f) == 1)
+	if (pb_find_field(p, n, PB_F_TraceUuid_lsb, &f) == 1)
 		lsb = f.val;
 	if (msb || lsb) {
 		tp_metadata_set_uuid(im->tp, msb, lsb);
@@ -542,13 +546,20 @@ static void slow_data_sources(struct proto_importer *im, const struct pb_field *
 	struct pb_field ds = {0}, f = {0};
 	pb_reader_init_field(&r, list);
 	while (pb_next(&r, &ds)) {
-		if (ds.id != 1 || ds.wire != PB_WIRE_LEN)
+		if (ds.id != PB_F_TracingServiceEvent_DataSources_data_source ||
+		    ds.wire != PB_WIRE_LEN)
 			continue;
 		proto_scratch_reset(im);
-		if (pb_find_field(ds.data, ds.len, 1, &f) == 1 && f.wire == PB_WIRE_LEN)
+		if (pb_find_field(ds.data, ds.len,
+		                  PB_F_TracingServiceEvent_DataSources_DataSource_producer_name,
+		                  &f) == 1 &&
+		    f.wire == PB_WIRE_LEN)
 			proto_scratch_add(im, f.data, f.len);
 		proto_scratch_add(im, " ", 1);
-		if (pb_find_field(ds.data, ds.len, 2, &f) == 1 && f.wire == PB_WIRE_LEN)
+		if (pb_find_field(ds.data, ds.len,
+		                  PB_F_TracingServiceEvent_DataSources_DataSource_data_source_name,
+		                  &f) == 1 &&
+		    f.wire == PB_WIRE_LEN)
 			proto_scratch_add(im, f.data, f.len);
 		tp_metadata_append_str(im->tp, "slow_start_data_source",
 				       tp_intern(im->tp, im->scratch.data, im->scratch.len));
@@ -561,17 +572,18 @@ static void service_event(struct proto_importer *im, int64_t ts, const uint8_t *
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == 7 && f.wire == PB_WIRE_LEN)
+		if (f.id == PB_F_TracingServiceEvent_slow_starting_data_sources &&
+		    f.wire == PB_WIRE_LEN)
 			slow_data_sources(im, &f);
 		if (f.wire != PB_WIRE_VARINT || !f.val)
 			continue;
-		if (f.id == 1)
+		if (f.id == PB_F_TracingServiceEvent_all_data_sources_started)
 			tp_metadata_set_int(im->tp, "all_data_source_started_ns", ts);
-		else if (f.id == 2)
+		else if (f.id == PB_F_TracingServiceEvent_tracing_started)
 			tp_metadata_set_int(im->tp, "tracing_started_ns", ts);
-		else if (f.id == 3)
+		else if (f.id == PB_F_TracingServiceEvent_all_data_sources_flushed)
 			tp_metadata_append_int(im->tp, "all_data_source_flushed_ns", ts);
-		else if (f.id == 5)
+		else if (f.id == PB_F_TracingServiceEvent_tracing_disabled)
 			tp_metadata_set_int(im->tp, "tracing_disabled_ns", ts);
 	}
 }
@@ -606,7 +618,8 @@ void proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts
 		break;
 	case PKT_TRACK_EVENT_RANGE_OF_INTEREST: {
 		struct pb_field f = {0};
-		if (pb_find_field(p, n, 1, &f) != 1 || f.wire != PB_WIRE_VARINT) {
+		if (pb_find_field(p, n, PB_F_TrackEventRangeOfInterest_start_us, &f) != 1 ||
+		    f.wire != PB_WIRE_VARINT) {
 			tp_stat_inc(im->tp, TP_STAT_track_event_range_of_interest_missing_start_us);
 			break;
 		}

@@ -32,6 +32,7 @@
  * string, so proto_interned_str never uses it for them).
  */
 #include "proto_int.h"
+#include "pb_fields.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -39,14 +40,6 @@
 
 #define PERF_MAX_FRAMES 1024 /* frames per callstack */
 #define PERF_MAX_PATH 4096   /* mapping path bytes */
-
-/* PerfSample.SampleSkipReason */
-enum {
-	PERF_SKIP_READ_STAGE = 1,
-	PERF_SKIP_UNWIND_STAGE = 2,
-	PERF_SKIP_UNWIND_ENQUEUE = 3,
-	PERF_SKIP_NOT_IN_SCOPE = 4,
-};
 
 static const char *const cpu_modes[] = {"unknown", "kernel", "user",
 					"hypervisor", "guest_kernel", "guest_user"};
@@ -123,22 +116,23 @@ static const char *counter_name(uint64_t c)
 static const char *timebase_unit(const uint8_t *p, size_t n)
 {
 	struct pb_field f;
-	if (pb_find_field(p, n, 4, &f) == 1 && f.wire == PB_WIRE_VARINT) {
+	if (pb_find_field(p, n, PB_F_PerfEvents_Timebase_counter, &f) == 1 &&
+	    f.wire == PB_WIRE_VARINT) {
 		switch (f.val) {
-		case 1: /* SW_CPU_CLOCK */
-		case 3: /* SW_TASK_CLOCK */
+		case PB_E_PerfEvents_Counter_SW_CPU_CLOCK:
+		case PB_E_PerfEvents_Counter_SW_TASK_CLOCK:
 			return "ns";
-		case 10: /* HW_CPU_CYCLES */
-		case 16: /* HW_BUS_CYCLES */
-		case 19: /* HW_REF_CPU_CYCLES */
+		case PB_E_PerfEvents_Counter_HW_CPU_CYCLES:
+		case PB_E_PerfEvents_Counter_HW_BUS_CYCLES:
+		case PB_E_PerfEvents_Counter_HW_REF_CPU_CYCLES:
 			return "cycles";
-		case 11: /* HW_INSTRUCTIONS */
+		case PB_E_PerfEvents_Counter_HW_INSTRUCTIONS:
 			return "instructions";
 		default:
 			return "count";
 		}
 	}
-	if (pb_find_field(p, n, 3, &f) == 1)
+	if (pb_find_field(p, n, PB_F_PerfEvents_Timebase_tracepoint, &f) == 1)
 		return "count";
 	return NULL;
 }
@@ -150,8 +144,10 @@ static const char *timebase_unit(const uint8_t *p, size_t n)
 static uint32_t event_counter_name(struct proto_importer *im, const uint8_t *p, size_t n,
 				   bool follower)
 {
-	uint32_t f_counter = follower ? 1 : 4, f_tracepoint = follower ? 2 : 3,
-		 f_raw = follower ? 3 : 5, f_name = follower ? 4 : 10, f_mods = follower ? 5 : 12;
+#define FIELD_(name) (follower ? PB_F_FollowerEvent_##name : PB_F_PerfEvents_Timebase_##name)
+	uint32_t f_counter = FIELD_(counter), f_tracepoint = FIELD_(tracepoint),
+	         f_raw = FIELD_(raw_event), f_name = FIELD_(name), f_mods = FIELD_(modifiers);
+#undef FIELD_
 	char buf[256];
 	struct pb_field f;
 	proto_scratch_reset(im);
@@ -162,7 +158,8 @@ static uint32_t event_counter_name(struct proto_importer *im, const uint8_t *p, 
 		proto_scratch_add(im, c, strlen(c));
 	} else if (pb_find_field(p, n, f_tracepoint, &f) == 1 && f.wire == PB_WIRE_LEN) {
 		struct pb_field tn;
-		if (pb_find_field(f.data, f.len, 1, &tn) == 1 && tn.wire == PB_WIRE_LEN)
+		if (pb_find_field(f.data, f.len, PB_F_PerfEvents_Tracepoint_name, &tn) == 1 &&
+		    tn.wire == PB_WIRE_LEN)
 			proto_scratch_add(im, tn.data, tn.len);
 	} else if (pb_find_field(p, n, f_raw, &f) == 1 && f.wire == PB_WIRE_LEN) {
 		uint64_t v[5] = {0};
@@ -260,7 +257,8 @@ static const struct perf_stream *perf_stream(struct proto_importer *im,
 	uint32_t name;
 	const char *unit;
 	if (has_defaults) {
-		if (pb_find_field(d, dn, 1, &tb) != 1 || tb.wire != PB_WIRE_LEN)
+		if (pb_find_field(d, dn, PB_F_PerfSampleDefaults_timebase, &tb) != 1 ||
+		    tb.wire != PB_WIRE_LEN)
 			memset(&tb, 0, sizeof tb);
 		name = event_counter_name(im, tb.data, tb.len, false);
 		unit = timebase_unit(tb.data, tb.len);
@@ -280,7 +278,7 @@ static const struct perf_stream *perf_stream(struct proto_importer *im,
 	struct pb_field f = {0};
 	pb_reader_init(&r, d, dn);
 	while (has_defaults && pb_next(&r, &f)) {
-		if (f.id != 4 || f.wire != PB_WIRE_LEN)
+		if (f.id != PB_F_PerfSampleDefaults_followers || f.wire != PB_WIRE_LEN)
 			continue;
 		uint32_t fname = event_counter_name(im, f.data, f.len, true);
 		vec_push(&ps->followers, perf_counter_track(im, cpu, (uint32_t)session, fname, false));
@@ -288,11 +286,14 @@ static const struct perf_stream *perf_stream(struct proto_importer *im,
 	}
 	if (has_defaults) {
 		struct pb_field sf;
-		if (pb_find_field(d, dn, 2, &sf) == 1 && sf.wire == PB_WIRE_VARINT && sf.val) {
+		if (pb_find_field(d, dn, PB_F_PerfSampleDefaults_process_shard_count, &sf) == 1 &&
+		    sf.wire == PB_WIRE_VARINT && sf.val) {
 			tp_istat_set(tp, TP_ISTAT_perf_process_shard_count, (int64_t)session,
 				     (int64_t)sf.val);
 			uint64_t chosen = 0;
-			if (pb_find_field(d, dn, 3, &sf) == 1 && sf.wire == PB_WIRE_VARINT)
+			if (pb_find_field(d, dn, PB_F_PerfSampleDefaults_chosen_process_shard,
+			                  &sf) == 1 &&
+			    sf.wire == PB_WIRE_VARINT)
 				chosen = sf.val;
 			tp_istat_set(tp, TP_ISTAT_perf_chosen_process_shard, (int64_t)session,
 				     (int64_t)chosen);
@@ -316,7 +317,8 @@ static struct proto_interned *interned_string(struct proto_importer *im,
 			tp_stat_inc(im->tp, TP_STAT_stackprofile_invalid_string_id);
 		return NULL;
 	}
-	if (pb_find_field(e->data, e->len, 2, out) != 1 || out->wire != PB_WIRE_LEN)
+	if (pb_find_field(e->data, e->len, PB_F_InternedString_str, out) != 1 ||
+	    out->wire != PB_WIRE_LEN)
 		memset(out, 0, sizeof *out);
 	return e;
 }
@@ -362,13 +364,14 @@ static uint32_t mapping_row(struct proto_importer *im, const struct proto_gen *g
 	struct pb_field f = {0};
 	pb_reader_init(&r, e->data, e->len);
 	while (pb_next(&r, &f)) {
-		if (f.id == 2 && f.wire == PB_WIRE_VARINT) {
+		if (f.id == PB_F_Mapping_build_id && f.wire == PB_WIRE_VARINT) {
 			build_id = f.val;
-		} else if (f.id >= 3 && f.id <= 6 && f.wire == PB_WIRE_VARINT) {
-			v[f.id - 3] = f.val;
-		} else if (f.id == 8 && f.wire == PB_WIRE_VARINT) {
+		} else if (f.id >= PB_F_Mapping_start_offset && f.id <= PB_F_Mapping_load_bias &&
+		           f.wire == PB_WIRE_VARINT) {
+			v[f.id - PB_F_Mapping_start_offset] = f.val;
+		} else if (f.id == PB_F_Mapping_exact_offset && f.wire == PB_WIRE_VARINT) {
 			v[4] = f.val;
-		} else if (f.id == 7) {
+		} else if (f.id == PB_F_Mapping_path_string_ids) {
 			/* path_string_ids, packed or not: "/" before each. */
 			struct pb_packed it;
 			uint64_t pid;
@@ -437,24 +440,24 @@ static uint32_t frame_row(struct proto_importer *im, const struct proto_gen *g, 
 	struct pb_field f = {0};
 	pb_reader_init(&r, e->data, e->len);
 	while (pb_next(&r, &f)) {
-		if (f.id == 8 && f.wire == PB_WIRE_LEN) { /* kind_str */
+		if (f.id == PB_F_Frame_kind_str && f.wire == PB_WIRE_LEN) { /* kind_str */
 			type = tp_intern(tp, (const char *)f.data, f.len);
 			has_kind = false;
 			continue;
 		}
 		if (f.wire != PB_WIRE_VARINT)
 			continue;
-		if (f.id == 2)
+		if (f.id == PB_F_Frame_function_name_id)
 			fn = f.val;
-		else if (f.id == 3)
+		else if (f.id == PB_F_Frame_mapping_id)
 			mapping = f.val;
-		else if (f.id == 4)
+		else if (f.id == PB_F_Frame_rel_pc)
 			rel_pc = f.val;
-		else if (f.id == 5)
+		else if (f.id == PB_F_Frame_source_path_iid)
 			src = f.val, has_src = true;
-		else if (f.id == 6)
+		else if (f.id == PB_F_Frame_line_number)
 			line = (uint32_t)f.val;
-		else if (f.id == 7)
+		else if (f.id == PB_F_Frame_kind)
 			kind = f.val, has_kind = true;
 	}
 	if (has_kind) /* the oneof's last member wins */
@@ -518,7 +521,7 @@ uint32_t proto_callstack_row(struct proto_importer *im, const struct proto_gen *
 	struct pb_field f = {0};
 	pb_reader_init(&r, e->data, e->len);
 	while (pb_next(&r, &f)) {
-		if (f.id != 2)
+		if (f.id != PB_F_Callstack_frame_ids)
 			continue;
 		struct pb_packed it;
 		uint64_t fid;
@@ -554,22 +557,45 @@ void proto_perf_sample_parse(struct proto_importer *im, int64_t ts, const struct
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == 19 && f.wire == PB_WIRE_LEN) {
+		if (f.id == PB_F_PerfSample_producer_event && f.wire == PB_WIRE_LEN) {
 			has_producer_event = true;
 			continue;
 		}
 		if (f.wire != PB_WIRE_VARINT)
 			continue;
 		switch (f.id) {
-		case 1: cpu = f.val; has_cpu = true; break;
-		case 2: pid = f.val; break;
-		case 3: tid = f.val; break;
-		case 4: cs_iid = f.val; has_cs = true; break;
-		case 5: mode = f.val; break;
-		case 6: timebase_count = f.val; has_timebase_count = true; break;
-		case 16: unwind = f.val; has_unwind = true; break;
-		case 17: lost = f.val; break;
-		case 18: skip = f.val; has_skip = true; break;
+		case PB_F_PerfSample_cpu:
+			cpu = f.val;
+			has_cpu = true;
+			break;
+		case PB_F_PerfSample_pid:
+			pid = f.val;
+			break;
+		case PB_F_PerfSample_tid:
+			tid = f.val;
+			break;
+		case PB_F_PerfSample_callstack_iid:
+			cs_iid = f.val;
+			has_cs = true;
+			break;
+		case PB_F_PerfSample_cpu_mode:
+			mode = f.val;
+			break;
+		case PB_F_PerfSample_timebase_count:
+			timebase_count = f.val;
+			has_timebase_count = true;
+			break;
+		case PB_F_PerfSample_unwind_error:
+			unwind = f.val;
+			has_unwind = true;
+			break;
+		case PB_F_PerfSample_kernel_records_lost:
+			lost = f.val;
+			break;
+		case PB_F_PerfSample_sample_skipped_reason:
+			skip = f.val;
+			has_skip = true;
+			break;
 		default: break;
 		}
 	}
@@ -592,9 +618,10 @@ void proto_perf_sample_parse(struct proto_importer *im, int64_t ts, const struct
 	 * and counters count); only skips of in-scope samples are worth a
 	 * stat. */
 	if (has_skip) {
-		if (skip == PERF_SKIP_READ_STAGE || skip == PERF_SKIP_UNWIND_STAGE)
+		if (skip == PB_E_PerfSample_SampleSkipReason_PROFILER_SKIP_READ_STAGE ||
+		    skip == PB_E_PerfSample_SampleSkipReason_PROFILER_SKIP_UNWIND_STAGE)
 			tp_stat_inc(tp, TP_STAT_perf_samples_skipped);
-		else if (skip == PERF_SKIP_UNWIND_ENQUEUE)
+		else if (skip == PB_E_PerfSample_SampleSkipReason_PROFILER_SKIP_UNWIND_ENQUEUE)
 			tp_stat_inc(tp, TP_STAT_perf_samples_skipped_dataloss);
 	}
 
@@ -606,7 +633,7 @@ void proto_perf_sample_parse(struct proto_importer *im, int64_t ts, const struct
 	pb_reader_init(&r, p, n);
 	uint32_t i = 0;
 	while (pb_next(&r, &f) && i < stream->n_followers) {
-		if (f.id != 7)
+		if (f.id != PB_F_PerfSample_follower_counts)
 			continue;
 		struct pb_packed it;
 		uint64_t v;

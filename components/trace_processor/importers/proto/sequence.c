@@ -8,6 +8,7 @@
  * tokenized, as Perfetto does.
  */
 #include "proto_int.h"
+#include "pb_fields.h"
 
 #include <string.h>
 
@@ -159,27 +160,35 @@ void proto_seq_set_defaults(struct proto_importer *im, struct proto_seq *seq, co
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == 58 && f.wire == PB_WIRE_VARINT) {
+		if (f.id == PB_F_TracePacketDefaults_timestamp_clock_id &&
+		    f.wire == PB_WIRE_VARINT) {
 			g->clock_id = (uint32_t)f.val;
-		} else if (f.id == 12 && f.wire == PB_WIRE_LEN) { /* perf_sample_defaults */
+		} else if (f.id == PB_F_TracePacketDefaults_perf_sample_defaults &&
+		           f.wire == PB_WIRE_LEN) {
 			g->has_perf_defaults = true;
 			g->perf_defaults = arena_memdup(&g->mem, f.data, f.len);
 			g->perf_defaults_len = (uint32_t)f.len;
-		} else if (f.id == 100 && f.wire == PB_WIRE_LEN) { /* stack_sample_defaults */
+		} else if (f.id == PB_F_TracePacketDefaults_stack_sample_defaults &&
+		           f.wire == PB_WIRE_LEN) {
 			g->has_stack_defaults = true;
 			g->stack_defaults = arena_memdup(&g->mem, f.data, f.len);
 			g->stack_defaults_len = (uint32_t)f.len;
-		} else if (f.id == 11 && f.wire == PB_WIRE_LEN) {
+		} else if (f.id == PB_F_TracePacketDefaults_track_event_defaults &&
+		           f.wire == PB_WIRE_LEN) {
 			struct pb_reader tr;
 			struct pb_field tf = {0};
 			pb_reader_init_field(&tr, &f);
 			while (pb_next(&tr, &tf)) {
-				if (tf.id == 11 && tf.wire == PB_WIRE_VARINT) {
+				if (tf.id == PB_F_TrackEventDefaults_track_uuid &&
+				    tf.wire == PB_WIRE_VARINT) {
 					g->has_track_uuid = true;
 					g->track_uuid = tf.val;
-				} else if (tf.id == 31) {
+				} else if (tf.id ==
+				           PB_F_TrackEventDefaults_extra_counter_track_uuids) {
 					add_uuids(&g->mem, &tf, &g->counter_uuids, &g->n_counter_uuids);
-				} else if (tf.id == 45) {
+				} else if (
+				    tf.id ==
+				    PB_F_TrackEventDefaults_extra_double_counter_track_uuids) {
 					add_uuids(&g->mem, &tf, &g->dbl_counter_uuids,
 						  &g->n_dbl_counter_uuids);
 				}
@@ -202,7 +211,9 @@ void proto_seq_add_interned(struct proto_importer *im, struct proto_seq *seq, co
 			continue;
 		uint64_t iid = 0;
 		struct pb_field idf = {0};
-		if (pb_find_field(f.data, f.len, 1, &idf) == 1 && idf.wire == PB_WIRE_VARINT)
+		/* Every interned message has its iid in field 1, as InternedString. */
+		if (pb_find_field(f.data, f.len, PB_F_InternedString_iid, &idf) == 1 &&
+		    idf.wire == PB_WIRE_VARINT)
 			iid = idf.val;
 		struct proto_interned *e = arena_alloc(&g->mem, sizeof *e, 8);
 		e->data = arena_memdup(&g->mem, f.data, f.len);
@@ -225,7 +236,10 @@ uint32_t proto_interned_str_slow(struct tp *tp, const struct proto_gen *g, uint3
 	if (e->str == UINT32_MAX) {
 		struct pb_field f = {0};
 		e->str = 0;
-		if (pb_find_field(e->data, e->len, 2, &f) == 1 && f.wire == PB_WIRE_LEN)
+		/* The string of EventName, EventCategory, DebugAnnotationName, ...
+		 * is field 2, as InternedString's. */
+		if (pb_find_field(e->data, e->len, PB_F_InternedString_str, &f) == 1 &&
+		    f.wire == PB_WIRE_LEN)
 			e->str = tp_intern(tp, (const char *)f.data, f.len);
 	}
 	return e->str;

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "protos.h"
+#include "pb_fields.h"
 
 /* Perfetto's kMeminfoKeys (include/perfetto/ext/traced/sys_stats_counters.h),
  * indexed by MeminfoCounters value: /proc/meminfo's own spelling, which the
@@ -107,41 +108,40 @@ static void key_value(const struct pb_field *f, uint64_t *key, uint64_t *val)
 {
 	struct pb_field k = {0};
 	*key = *val = 0;
-	if (pb_find_field(f->data, f->len, 1, &k) == 1 && k.wire == PB_WIRE_VARINT)
+	if (pb_find_field(f->data, f->len, PB_F_SysStats_MeminfoValue_key, &k) == 1 &&
+	    k.wire == PB_WIRE_VARINT)
 		*key = k.val;
-	if (pb_find_field(f->data, f->len, 2, &k) == 1 && k.wire == PB_WIRE_VARINT)
+	if (pb_find_field(f->data, f->len, PB_F_SysStats_MeminfoValue_value, &k) == 1 &&
+	    k.wire == PB_WIRE_VARINT)
 		*val = k.val;
 }
 
 static void cpu_times(struct tp *tp, int64_t ts, const struct pb_field *f)
 {
+#define CPU_TIMES_(name) [PB_F_SysStats_CpuTimes_##name] = "cpu.times." #name
 	static const char *const names[] = {
-		NULL,
-		NULL,
-		"cpu.times.user_ns",
-		"cpu.times.user_nice_ns",
-		"cpu.times.system_mode_ns",
-		"cpu.times.idle_ns",
-		"cpu.times.io_wait_ns",
-		"cpu.times.irq_ns",
-		"cpu.times.softirq_ns",
-		"cpu.times.steal_ns",
+	    CPU_TIMES_(user_ns),    CPU_TIMES_(user_nice_ns), CPU_TIMES_(system_mode_ns),
+	    CPU_TIMES_(idle_ns),    CPU_TIMES_(io_wait_ns),   CPU_TIMES_(irq_ns),
+	    CPU_TIMES_(softirq_ns), CPU_TIMES_(steal_ns),
 	};
-	uint64_t v[10] = {0};
+#undef CPU_TIMES_
+	uint64_t v[PB_F_SysStats_CpuTimes_steal_ns + 1] = {0};
 	bool has_cpu = false;
 	struct pb_reader r;
 	struct pb_field c = {0};
 	pb_reader_init_field(&r, f);
 	while (pb_next(&r, &c)) {
-		if (c.wire != PB_WIRE_VARINT || c.id < 1 || c.id > 9)
+		if (c.wire != PB_WIRE_VARINT || c.id < PB_F_SysStats_CpuTimes_cpu_id ||
+		    c.id > PB_F_SysStats_CpuTimes_steal_ns)
 			continue;
 		v[c.id] = c.val;
-		has_cpu |= c.id == 1;
+		has_cpu |= c.id == PB_F_SysStats_CpuTimes_cpu_id;
 	}
 	if (!has_cpu) /* Perfetto: invalid_cpu_times */
 		return;
-	uint32_t cpu = (uint32_t)v[1];
-	for (unsigned i = 2; i <= 9; i++) {
+	uint32_t cpu = (uint32_t)v[PB_F_SysStats_CpuTimes_cpu_id];
+	for (unsigned i = PB_F_SysStats_CpuTimes_user_ns; i <= PB_F_SysStats_CpuTimes_steal_ns;
+	     i++) {
 		uint32_t track = counter_track(tp, "cpustat", names[i], -1, cpu, 0, NULL);
 		if (tp->t.track.dimension_arg_set_id[track] == TP_NULL_U32) {
 			/* Perfetto's dimensions: the cpu and the field ("idle_ns"). */
@@ -193,20 +193,24 @@ static void cpuidle(struct proto_importer *im, int64_t ts, const struct pb_field
 	struct tp *tp = im->tp;
 	struct pb_field c = {0};
 	uint32_t cpu = 0;
-	if (pb_find_field(f->data, f->len, 1, &c) == 1 && c.wire == PB_WIRE_VARINT)
+	if (pb_find_field(f->data, f->len, PB_F_SysStats_CpuIdleState_cpu_id, &c) == 1 &&
+	    c.wire == PB_WIRE_VARINT)
 		cpu = (uint32_t)c.val;
 	struct pb_reader r;
 	pb_reader_init_field(&r, f);
 	while (pb_next(&r, &c)) {
-		if (c.id != 2 || c.wire != PB_WIRE_LEN)
+		if (c.id != PB_F_SysStats_CpuIdleState_cpuidle_state_entry || c.wire != PB_WIRE_LEN)
 			continue;
 		struct pb_field s = {0}, d = {0};
 		char state[257] = "";
-		if (pb_find_field(c.data, c.len, 1, &s) == 1 && s.wire == PB_WIRE_LEN)
+		if (pb_find_field(c.data, c.len, PB_F_SysStats_CpuIdleStateEntry_state, &s) == 1 &&
+		    s.wire == PB_WIRE_LEN)
 			snprintf(state, sizeof state, "%.*s", s.len > 256 ? 256 : (int)s.len,
 				 (const char *)s.data);
 		uint64_t us = 0;
-		if (pb_find_field(c.data, c.len, 2, &d) == 1 && d.wire == PB_WIRE_VARINT)
+		if (pb_find_field(c.data, c.len, PB_F_SysStats_CpuIdleStateEntry_duration_us, &d) ==
+		        1 &&
+		    d.wire == PB_WIRE_VARINT)
 			us = d.val;
 		char name[300];
 		snprintf(name, sizeof name, "cpuidle%u.%s", cpu, state);
@@ -236,9 +240,10 @@ static void disk_stat(struct proto_importer *im, int64_t ts, const struct pb_fie
 	uint32_t dev = tp_intern(tp, "", 0);
 	pb_reader_init_field(&r, f);
 	while (pb_next(&r, &c)) {
-		if (c.id == 1 && c.wire == PB_WIRE_LEN)
+		if (c.id == PB_F_SysStats_DiskStat_device_name && c.wire == PB_WIRE_LEN)
 			dev = tp_intern(tp, (const char *)c.data, c.len);
-		else if (c.id >= 2 && c.id <= 9 && c.wire == PB_WIRE_VARINT)
+		else if (c.id >= PB_F_SysStats_DiskStat_read_sectors &&
+		         c.id <= PB_F_SysStats_DiskStat_flush_time_ms && c.wire == PB_WIRE_VARINT)
 			cur.v[c.id] = (int64_t)c.val;
 	}
 	bool is_new;
@@ -288,7 +293,7 @@ void proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t 
 	/* One pass per kind, in ParseSysStats' order. */
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id != 1 || f.wire != PB_WIRE_LEN)
+		if (f.id != PB_F_SysStats_meminfo || f.wire != PB_WIRE_LEN)
 			continue;
 		key_value(&f, &key, &val);
 		if (key >= sizeof meminfo_names / sizeof meminfo_names[0])
@@ -298,7 +303,7 @@ void proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t 
 	}
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id != 2 || f.wire != PB_WIRE_LEN)
+		if (f.id != PB_F_SysStats_vmstat || f.wire != PB_WIRE_LEN)
 			continue;
 		key_value(&f, &key, &val);
 		if (!vmstat_name(key, name, sizeof name))
@@ -307,10 +312,11 @@ void proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t 
 	}
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f))
-		if (f.id == 3 && f.wire == PB_WIRE_LEN)
+		if (f.id == PB_F_SysStats_cpu_stat && f.wire == PB_WIRE_LEN)
 			cpu_times(tp, ts, &f);
-	for (uint32_t id = 6; id <= 8; id += 2) {
-		const char *type = id == 6 ? "num_irq" : "num_softirq";
+	for (int k = 0; k < 2; k++) {
+		uint32_t id = k ? PB_F_SysStats_num_softirq : PB_F_SysStats_num_irq;
+		const char *type = k ? "num_softirq" : "num_irq";
 		pb_reader_init(&r, p, n);
 		while (pb_next(&r, &f)) {
 			if (f.id != id || f.wire != PB_WIRE_LEN)
@@ -324,18 +330,20 @@ void proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t 
 	static const struct {
 		uint32_t id;
 		const char *name;
-	} totals[] = {{4, "num_forks"}, {5, "num_irq_total"}, {7, "num_softirq_total"}};
+	} totals[] = {{PB_F_SysStats_num_forks, "num_forks"},
+	              {PB_F_SysStats_num_irq_total, "num_irq_total"},
+	              {PB_F_SysStats_num_softirq_total, "num_softirq_total"}};
 	for (size_t i = 0; i < sizeof totals / sizeof totals[0]; i++)
 		if (pb_find_field(p, n, totals[i].id, &f) == 1 && f.wire == PB_WIRE_VARINT)
 			push(tp, ts, counter_track(tp, totals[i].name, totals[i].name, -1, -1, 0, NULL),
 			     (double)f.val);
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f))
-		if (f.id == 13 && f.wire == PB_WIRE_LEN)
+		if (f.id == PB_F_SysStats_disk_stat && f.wire == PB_WIRE_LEN)
 			disk_stat(im, ts, &f);
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id != 14 || f.wire != PB_WIRE_LEN)
+		if (f.id != PB_F_SysStats_psi || f.wire != PB_WIRE_LEN)
 			continue;
 		key_value(&f, &key, &val);
 		const char *res = psi_key(key);
@@ -346,14 +354,16 @@ void proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t 
 	}
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id != 15 || f.wire != PB_WIRE_LEN)
+		if (f.id != PB_F_SysStats_thermal_zone || f.wire != PB_WIRE_LEN)
 			continue;
 		struct pb_field t = {0};
 		uint64_t temp = 0;
 		uint32_t zone = tp_intern(tp, "", 0);
-		if (pb_find_field(f.data, f.len, 3, &t) == 1 && t.wire == PB_WIRE_LEN)
+		if (pb_find_field(f.data, f.len, PB_F_SysStats_ThermalZone_type, &t) == 1 &&
+		    t.wire == PB_WIRE_LEN)
 			zone = tp_intern(tp, (const char *)t.data, t.len);
-		if (pb_find_field(f.data, f.len, 2, &t) == 1 && t.wire == PB_WIRE_VARINT)
+		if (pb_find_field(f.data, f.len, PB_F_SysStats_ThermalZone_temp, &t) == 1 &&
+		    t.wire == PB_WIRE_VARINT)
 			temp = t.val;
 		push(tp, ts,
 		     counter_track(tp, "thermal_temperature_sys", tp_str(tp, zone), -1, -1, 0, "C"),
@@ -361,13 +371,13 @@ void proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t 
 	}
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f))
-		if (f.id == 16 && f.wire == PB_WIRE_LEN)
+		if (f.id == PB_F_SysStats_cpuidle_state && f.wire == PB_WIRE_LEN)
 			cpuidle(im, ts, &f);
 	/* gpufreq_mhz (packed or not): gpu 0's frequency; Perfetto's track says
 	 * kHz. */
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id != 17)
+		if (f.id != PB_F_SysStats_gpufreq_mhz)
 			continue;
 		struct pb_packed it;
 		uint64_t v = f.val;
@@ -391,15 +401,28 @@ void proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t 
 static const char *process_memory_name(uint32_t id, const char **type)
 {
 	static const char *const mem[] = {
-		[2] = "mem.virt",	   [3] = "mem.rss",	    [4] = "mem.rss.anon",
-		[5] = "mem.rss.file",	   [6] = "mem.rss.shmem",   [7] = "mem.swap",
-		[8] = "mem.locked",	   [9] = "mem.rss.watermark", [24] = "mem.dmabuf_rss",
-		[16] = "mem.smaps.rss",	   [17] = "mem.smaps.pss",  [18] = "mem.smaps.pss.anon",
-		[19] = "mem.smaps.pss.file", [20] = "mem.smaps.pss.smem", [23] = "mem.smaps.swap.pss",
+	    [PB_F_ProcessStats_Process_vm_size_kb] = "mem.virt",
+	    [PB_F_ProcessStats_Process_vm_rss_kb] = "mem.rss",
+	    [PB_F_ProcessStats_Process_rss_anon_kb] = "mem.rss.anon",
+	    [PB_F_ProcessStats_Process_rss_file_kb] = "mem.rss.file",
+	    [PB_F_ProcessStats_Process_rss_shmem_kb] = "mem.rss.shmem",
+	    [PB_F_ProcessStats_Process_vm_swap_kb] = "mem.swap",
+	    [PB_F_ProcessStats_Process_vm_locked_kb] = "mem.locked",
+	    [PB_F_ProcessStats_Process_vm_hwm_kb] = "mem.rss.watermark",
+	    [PB_F_ProcessStats_Process_dmabuf_rss_kb] = "mem.dmabuf_rss",
+	    [PB_F_ProcessStats_Process_smr_rss_kb] = "mem.smaps.rss",
+	    [PB_F_ProcessStats_Process_smr_pss_kb] = "mem.smaps.pss",
+	    [PB_F_ProcessStats_Process_smr_pss_anon_kb] = "mem.smaps.pss.anon",
+	    [PB_F_ProcessStats_Process_smr_pss_file_kb] = "mem.smaps.pss.file",
+	    [PB_F_ProcessStats_Process_smr_pss_shmem_kb] = "mem.smaps.pss.smem",
+	    [PB_F_ProcessStats_Process_smr_swap_pss_kb] = "mem.smaps.swap.pss",
 	};
 	if (id >= sizeof mem / sizeof mem[0] || !mem[id])
 		return NULL;
-	*type = id >= 16 && id <= 23 ? "smaps" : "process_memory";
+	*type = id >= PB_F_ProcessStats_Process_smr_rss_kb &&
+	                id <= PB_F_ProcessStats_Process_smr_swap_pss_kb
+	            ? "smaps"
+	            : "process_memory";
 	return mem[id];
 }
 
@@ -407,16 +430,20 @@ static void process_stats_process(struct tp *tp, int64_t ts, const uint8_t *p, s
 {
 	struct pb_field f = {0};
 	int64_t pid = 0;
-	if (pb_find_field(p, n, 1, &f) == 1 && f.wire == PB_WIRE_VARINT)
+	if (pb_find_field(p, n, PB_F_ProcessStats_Process_pid, &f) == 1 && f.wire == PB_WIRE_VARINT)
 		pid = (uint32_t)f.val;
 	struct pb_reader r;
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == 1 || f.id == 12 || f.id == 13 || f.id == 15)
+		if (f.id == PB_F_ProcessStats_Process_pid ||
+		    f.id == PB_F_ProcessStats_Process_is_peak_rss_resettable ||
+		    f.id == PB_F_ProcessStats_Process_chrome_private_footprint_kb ||
+		    f.id == PB_F_ProcessStats_Process_fds)
 			continue; /* pid; chrome fields; fds (no filedescriptor table yet) */
-		if (f.id == 11) {
+		if (f.id == PB_F_ProcessStats_Process_threads) {
 			struct pb_field t = {0};
-			if (f.wire == PB_WIRE_LEN && pb_find_field(f.data, f.len, 1, &t) == 1 &&
+			if (f.wire == PB_WIRE_LEN &&
+			    pb_find_field(f.data, f.len, PB_F_ProcessStats_Thread_tid, &t) == 1 &&
 			    t.wire == PB_WIRE_VARINT)
 				tp_thread_for_tid(tp, (int32_t)t.val, pid);
 			continue;
@@ -426,18 +453,21 @@ static void process_stats_process(struct tp *tp, int64_t ts, const uint8_t *p, s
 			continue;
 		const char *type = NULL;
 		const char *name = process_memory_name(f.id, &type);
-		if (f.id == 10) {
+		if (f.id == PB_F_ProcessStats_Process_oom_score_adj) {
 			push(tp, ts, counter_track(tp, "oom_score_adj", "oom_score_adj", upid, -1, 0, NULL),
 			     (double)(int64_t)f.val);
 		} else if (name) {
 			/* kB, kept in bytes */
 			push(tp, ts, counter_track(tp, type, name, upid, -1, 0, NULL),
 			     (double)((int64_t)f.val * 1024));
-		} else if (f.id == 21 || f.id == 22) {
+		} else if (f.id == PB_F_ProcessStats_Process_runtime_user_mode ||
+		           f.id == PB_F_ProcessStats_Process_runtime_kernel_mode) {
 			push(tp, ts,
 			     counter_track(tp, "proc_stat_runtime",
-					   f.id == 21 ? "runtime.user_ns" : "runtime.kernel_ns", upid,
-					   -1, 0, NULL),
+			                   f.id == PB_F_ProcessStats_Process_runtime_user_mode
+			                       ? "runtime.user_ns"
+			                       : "runtime.kernel_ns",
+			                   upid, -1, 0, NULL),
 			     (double)(int64_t)f.val);
 		}
 		/* else Perfetto: proc_stat_unknown_counters */
@@ -450,7 +480,7 @@ void proto_process_stats_parse(struct proto_importer *im, int64_t ts, const uint
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f))
-		if (f.id == 1 && f.wire == PB_WIRE_LEN)
+		if (f.id == PB_F_ProcessStats_processes && f.wire == PB_WIRE_LEN)
 			process_stats_process(im->tp, ts, f.data, f.len);
 }
 
@@ -466,10 +496,14 @@ void proto_interrupt_info_parse(struct proto_importer *im, const uint8_t *p, siz
 	struct pb_field f = {0}, id, name;
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id != 1 || f.wire != PB_WIRE_LEN)
+		if (f.id != PB_F_InterruptInfo_irq_mapping || f.wire != PB_WIRE_LEN)
 			continue;
-		if (pb_find_field(f.data, f.len, 1, &id) != 1 || id.wire != PB_WIRE_VARINT ||
-		    pb_find_field(f.data, f.len, 2, &name) != 1 || name.wire != PB_WIRE_LEN)
+		if (pb_find_field(f.data, f.len, PB_F_InterruptInfo_InterruptMapping_irq_id, &id) !=
+		        1 ||
+		    id.wire != PB_WIRE_VARINT ||
+		    pb_find_field(f.data, f.len, PB_F_InterruptInfo_InterruptMapping_name, &name) !=
+		        1 ||
+		    name.wire != PB_WIRE_LEN)
 			continue;
 		uint32_t irq = (uint32_t)id.val;
 		if (hmap_get(&im->irq_ids, irq, NULL))
@@ -494,28 +528,28 @@ void proto_packages_list_parse(struct proto_importer *im, const uint8_t *p, size
 	pb_reader_init(&r, p, n);
 	bool parse_error = false, read_error = false;
 	while (pb_next(&r, &f)) {
-		if (f.id == 2 && f.wire == PB_WIRE_VARINT)
+		if (f.id == PB_F_PackagesList_parse_error && f.wire == PB_WIRE_VARINT)
 			parse_error = f.val != 0;
-		else if (f.id == 3 && f.wire == PB_WIRE_VARINT)
+		else if (f.id == PB_F_PackagesList_read_error && f.wire == PB_WIRE_VARINT)
 			read_error = f.val != 0;
-		if (f.id != 1 || f.wire != PB_WIRE_LEN)
+		if (f.id != PB_F_PackagesList_packages || f.wire != PB_WIRE_LEN)
 			continue;
 		uint32_t name = 0;
 		int64_t uid = 0, debuggable = 0, profileable = 0, version = 0;
 		struct pb_reader pr;
 		pb_reader_init(&pr, f.data, f.len);
 		while (pb_next(&pr, &g)) {
-			if (g.id == 1 && g.wire == PB_WIRE_LEN)
+			if (g.id == PB_F_PackagesList_PackageInfo_name && g.wire == PB_WIRE_LEN)
 				name = tp_intern(tp, (const char *)g.data, g.len);
 			else if (g.wire != PB_WIRE_VARINT)
 				continue;
-			else if (g.id == 2)
+			else if (g.id == PB_F_PackagesList_PackageInfo_uid)
 				uid = (int64_t)g.val;
-			else if (g.id == 3)
+			else if (g.id == PB_F_PackagesList_PackageInfo_debuggable)
 				debuggable = g.val != 0;
-			else if (g.id == 4)
+			else if (g.id == PB_F_PackagesList_PackageInfo_profileable_from_shell)
 				profileable = g.val != 0;
-			else if (g.id == 5)
+			else if (g.id == PB_F_PackagesList_PackageInfo_version_code)
 				version = (int64_t)g.val;
 		}
 		if (!hmap_put(&im->packages_seen, name, 1))
@@ -541,18 +575,20 @@ void proto_user_list_parse(struct proto_importer *im, const uint8_t *p, size_t n
 	struct pb_field f = {0}, g = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == 2 && f.wire == PB_WIRE_VARINT && (int32_t)f.val < 0)
+		if (f.id == PB_F_AndroidUserList_error && f.wire == PB_WIRE_VARINT &&
+		    (int32_t)f.val < 0)
 			tp_stat_inc(tp, TP_STAT_user_list_errors);
-		if (f.id != 1 || f.wire != PB_WIRE_LEN)
+		if (f.id != PB_F_AndroidUserList_users || f.wire != PB_WIRE_LEN)
 			continue;
 		uint32_t type = 0;
 		int64_t uid = 0;
 		struct pb_reader ur;
 		pb_reader_init(&ur, f.data, f.len);
 		while (pb_next(&ur, &g)) {
-			if (g.id == 1 && g.wire == PB_WIRE_LEN)
+			if (g.id == PB_F_AndroidUserList_UserInfo_type && g.wire == PB_WIRE_LEN)
 				type = tp_intern(tp, (const char *)g.data, g.len);
-			else if (g.id == 2 && g.wire == PB_WIRE_VARINT)
+			else if (g.id == PB_F_AndroidUserList_UserInfo_uid &&
+			         g.wire == PB_WIRE_VARINT)
 				uid = (int32_t)g.val;
 		}
 		struct tp_android_user_list_table *t = &tp->t.android_user_list;
@@ -643,7 +679,7 @@ static void cpu_freqs(struct tp *tp, uint32_t ucpu, const struct pb_field *cpu)
 	uint64_t v;
 	pb_reader_init_field(&r, cpu);
 	while (pb_next(&r, &f)) {
-		if (f.id != 2)
+		if (f.id != PB_F_CpuInfo_Cpu_frequencies)
 			continue;
 		if (f.wire == PB_WIRE_VARINT) {
 			uint32_t row = tp_cpu_freq_append(t);
@@ -672,8 +708,10 @@ static void cpu_args(struct proto_importer *im, uint32_t ucpu, const struct pb_f
 	uint64_t features = 0;
 	uint32_t k;
 	tp_args_begin(b);
-	if (pb_find_field(cpu->data, cpu->len, 4, &f) == 1 && f.wire == PB_WIRE_LEN) {
-		for (uint32_t id = 1; id <= 5; id++) {
+	if (pb_find_field(cpu->data, cpu->len, PB_F_CpuInfo_Cpu_arm_identifier, &f) == 1 &&
+	    f.wire == PB_WIRE_LEN) {
+		for (uint32_t id = PB_F_CpuInfo_ArmCpuIdentifier_implementer;
+		     id <= PB_F_CpuInfo_ArmCpuIdentifier_revision; id++) {
 			uint64_t v = 0;
 			if (pb_find_field(f.data, f.len, id, &a) == 1 && a.wire == PB_WIRE_VARINT)
 				v = (uint32_t)a.val;
@@ -681,7 +719,8 @@ static void cpu_args(struct proto_importer *im, uint32_t ucpu, const struct pb_f
 			tp_args_add_uint(b, k, k, v);
 		}
 	}
-	if (pb_find_field(cpu->data, cpu->len, 5, &f) == 1 && f.wire == PB_WIRE_VARINT)
+	if (pb_find_field(cpu->data, cpu->len, PB_F_CpuInfo_Cpu_features, &f) == 1 &&
+	    f.wire == PB_WIRE_VARINT)
 		features = f.val;
 	uint32_t nnamed = TB_ARRAY_SIZE(cpu_feature_names);
 	for (uint32_t i = 0; i < nnamed; i++) {
@@ -711,20 +750,22 @@ void proto_cpu_info_parse(struct proto_importer *im, const uint8_t *p, size_t n)
 	struct pb_field f = {0}, c = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id != 1 || f.wire != PB_WIRE_LEN)
+		if (f.id != PB_F_CpuInfo_cpus || f.wire != PB_WIRE_LEN)
 			continue;
 		struct cpu_desc d = {.cpu = f};
 		pb_reader_init_field(&cr, &f);
 		while (pb_next(&cr, &c)) {
 			uint64_t v;
-			if (c.id == 3 && c.wire == PB_WIRE_VARINT) {
+			if (c.id == PB_F_CpuInfo_Cpu_capacity && c.wire == PB_WIRE_VARINT) {
 				d.capacity = (uint32_t)c.val;
 				d.has_capacity = true;
-			} else if (c.id == 2 && c.wire == PB_WIRE_VARINT) {
+			} else if (c.id == PB_F_CpuInfo_Cpu_frequencies &&
+			           c.wire == PB_WIRE_VARINT) {
 				d.max_freq = d.has_freq && d.max_freq > (uint32_t)c.val ? d.max_freq
 											 : (uint32_t)c.val;
 				d.has_freq = true;
-			} else if (c.id == 2 && c.wire == PB_WIRE_LEN) { /* packed */
+			} else if (c.id == PB_F_CpuInfo_Cpu_frequencies &&
+			           c.wire == PB_WIRE_LEN) { /* packed */
 				struct pb_packed it;
 				pb_packed_init(&it, c.data, c.len, PB_WIRE_VARINT);
 				while (pb_packed_next(&it, &v)) {
@@ -755,8 +796,8 @@ void proto_cpu_info_parse(struct proto_importer *im, const uint8_t *p, size_t n)
 		uint32_t i = order[o];
 		const struct pb_field *cpu = &cpus.data[i].cpu;
 		uint32_t ucpu = tp_cpu_for(tp, i);
-		if (pb_find_field(cpu->data, cpu->len, 1, &c) == 1 && c.wire == PB_WIRE_LEN &&
-		    c.len)
+		if (pb_find_field(cpu->data, cpu->len, PB_F_CpuInfo_Cpu_processor, &c) == 1 &&
+		    c.wire == PB_WIRE_LEN && c.len)
 			t->processor[ucpu] = tp_intern(tp, (const char *)c.data, c.len);
 		t->cluster_id[ucpu] = cluster[i];
 		if (cpus.data[i].has_capacity)
@@ -801,21 +842,24 @@ static void process_tree_process(struct proto_importer *im, const struct proto_e
 	proto_scratch_reset(im);
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == 1 && f.wire == PB_WIRE_VARINT) {
+		if (f.id == PB_F_ProcessTree_Process_pid && f.wire == PB_WIRE_VARINT) {
 			pid = (int32_t)f.val;
-		} else if (f.id == 2 && f.wire == PB_WIRE_VARINT) {
+		} else if (f.id == PB_F_ProcessTree_Process_ppid && f.wire == PB_WIRE_VARINT) {
 			ppid = (int32_t)f.val;
-		} else if (f.id == 5 && f.wire == PB_WIRE_VARINT) {
+		} else if (f.id == PB_F_ProcessTree_Process_uid && f.wire == PB_WIRE_VARINT) {
 			uid = (int32_t)f.val;
-		} else if (f.id == 7 && f.wire == PB_WIRE_VARINT) {
+		} else if (f.id == PB_F_ProcessTree_Process_process_start_from_boot &&
+		           f.wire == PB_WIRE_VARINT) {
 			has_age = true;
 			age = f.val;
-		} else if (f.id == 8 && f.wire == PB_WIRE_VARINT) {
+		} else if (f.id == PB_F_ProcessTree_Process_is_kthread &&
+		           f.wire == PB_WIRE_VARINT) {
 			has_kthread = true;
 			is_kthread = f.val != 0;
-		} else if (f.id == 9 && f.wire == PB_WIRE_VARINT) {
+		} else if (f.id == PB_F_ProcessTree_Process_cmdline_is_comm &&
+		           f.wire == PB_WIRE_VARINT) {
 			cmdline_is_comm = f.val != 0;
-		} else if (f.id == 3 && f.wire == PB_WIRE_LEN) {
+		} else if (f.id == PB_F_ProcessTree_Process_cmdline && f.wire == PB_WIRE_LEN) {
 			if (nargs++ == 0) {
 				argv0 = (const char *)f.data;
 				argv0_len = f.len;
@@ -889,11 +933,11 @@ static void process_tree_thread(struct proto_importer *im, const uint8_t *p, siz
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == 1 && f.wire == PB_WIRE_VARINT) {
+		if (f.id == PB_F_ProcessTree_Thread_tid && f.wire == PB_WIRE_VARINT) {
 			tid = (int32_t)f.val;
-		} else if (f.id == 3 && f.wire == PB_WIRE_VARINT) {
+		} else if (f.id == PB_F_ProcessTree_Thread_tgid && f.wire == PB_WIRE_VARINT) {
 			tgid = (int32_t)f.val;
-		} else if (f.id == 2 && f.wire == PB_WIRE_LEN) {
+		} else if (f.id == PB_F_ProcessTree_Thread_name && f.wire == PB_WIRE_LEN) {
 			name = (const char *)f.data;
 			name_len = f.len;
 		}
@@ -918,11 +962,11 @@ void proto_process_tree_parse(struct proto_importer *im, const struct proto_ev *
 	hmap_init(&kthreads);
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f))
-		if (f.id == 1 && f.wire == PB_WIRE_LEN)
+		if (f.id == PB_F_ProcessTree_processes && f.wire == PB_WIRE_LEN)
 			process_tree_process(im, ev, f.data, f.len, &kthreads);
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f))
-		if (f.id == 2 && f.wire == PB_WIRE_LEN)
+		if (f.id == PB_F_ProcessTree_threads && f.wire == PB_WIRE_LEN)
 			process_tree_thread(im, f.data, f.len, &kthreads);
 	hmap_release(&kthreads);
 }

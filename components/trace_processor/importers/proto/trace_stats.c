@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "protos.h"
+#include "pb_fields.h"
 
 /* TraceStats.BufferStats field -> indexed stat. */
 static const struct {
@@ -111,10 +112,12 @@ static void filter_stats(struct tp *tp, const uint8_t *p, size_t n)
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == 20 && f.wire == PB_WIRE_VARINT) {
+		if (f.id == PB_F_TraceStats_FilterStats_bytes_discarded_per_buffer &&
+		    f.wire == PB_WIRE_VARINT) {
 			tp_istat_set(tp, TP_ISTAT_traced_buf_bytes_filtered_out, buf++,
 				     (int64_t)f.val);
-		} else if (f.id == 20 && f.wire == PB_WIRE_LEN) { /* packed */
+		} else if (f.id == PB_F_TraceStats_FilterStats_bytes_discarded_per_buffer &&
+		           f.wire == PB_WIRE_LEN) { /* packed */
 			struct pb_packed it;
 			uint64_t x;
 			pb_packed_init(&it, f.data, f.len, PB_WIRE_VARINT);
@@ -164,14 +167,14 @@ static void writer_stats(struct proto_importer *im, const uint8_t *p, size_t n)
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id != 18 || f.wire != PB_WIRE_LEN)
+		if (f.id != PB_F_TraceStats_writer_stats || f.wire != PB_WIRE_LEN)
 			continue;
 		struct pb_field w = {0};
 		uint64_t seq_id = 0;
 		int64_t buf = 0;
-		if (pb_find_field(f.data, f.len, 1, &w) == 1)
+		if (pb_find_field(f.data, f.len, PB_F_TraceStats_WriterStats_sequence_id, &w) == 1)
 			seq_id = w.val;
-		if (pb_find_field(f.data, f.len, 4, &w) == 1)
+		if (pb_find_field(f.data, f.len, PB_F_TraceStats_WriterStats_buffer, &w) == 1)
 			buf = (int32_t)w.val;
 		const struct proto_seq *seq =
 		    seq_id <= UINT32_MAX ? hmap_get_ptr(&im->seqs, seq_id) : NULL;
@@ -212,9 +215,9 @@ void proto_trace_stats(struct proto_importer *im, const uint8_t *p, size_t n)
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == 1 && f.wire == PB_WIRE_LEN)
+		if (f.id == PB_F_TraceStats_buffer_stats && f.wire == PB_WIRE_LEN)
 			buffer_stats(tp, buf++, f.data, f.len);
-		else if (f.id == 11 && f.wire == PB_WIRE_LEN)
+		else if (f.id == PB_F_TraceStats_filter_stats && f.wire == PB_WIRE_LEN)
 			filter_stats(tp, f.data, f.len);
 		else if (f.wire == PB_WIRE_VARINT && f.id < N_OF(v))
 			v[f.id] = f.val;
@@ -268,9 +271,10 @@ static void cpu_stats(struct tp *tp, int phase, const uint8_t *p, size_t n)
 	while (pb_next(&r, &f)) {
 		if (f.wire == PB_WIRE_VARINT && f.id < N_OF(v)) {
 			v[f.id] = f.val;
-		} else if (f.wire == PB_WIRE_FIXED64 && f.id == 6) {
+		} else if (f.wire == PB_WIRE_FIXED64 &&
+		           f.id == PB_F_FtraceCpuStats_oldest_event_ts) {
 			oldest = pb_field_double(&f);
-		} else if (f.wire == PB_WIRE_FIXED64 && f.id == 7) {
+		} else if (f.wire == PB_WIRE_FIXED64 && f.id == PB_F_FtraceCpuStats_now_ts) {
 			now = pb_field_double(&f);
 		}
 	}
@@ -318,7 +322,7 @@ static void parse_errors(struct tp *tp, const uint8_t *p, size_t n)
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id != 9)
+		if (f.id != PB_F_FtraceStats_ftrace_parse_errors)
 			continue;
 		if (f.wire == PB_WIRE_VARINT) {
 			parse_error(tp, f.val, msg, sizeof msg, &len);
@@ -342,11 +346,12 @@ void proto_ftrace_stats(struct proto_importer *im, uint32_t seq_id, const uint8_
 	struct tp *tp = im->tp;
 	struct pb_field f = {0};
 	uint64_t phase_v = 0;
-	if (pb_find_field(p, n, 1, &f) == 1 && f.wire == PB_WIRE_VARINT)
+	if (pb_find_field(p, n, PB_F_FtraceStats_phase, &f) == 1 && f.wire == PB_WIRE_VARINT)
 		phase_v = f.val;
-	if (phase_v != 1 && phase_v != 2)
+	if (phase_v != PB_E_FtraceStats_Phase_START_OF_TRACE &&
+	    phase_v != PB_E_FtraceStats_Phase_END_OF_TRACE)
 		return; /* Perfetto ignores other phases */
-	int phase = phase_v == 2;
+	int phase = phase_v == PB_E_FtraceStats_Phase_END_OF_TRACE;
 	int64_t hits = 0, misses = 0;
 	uint64_t setup_errors = 0;
 	struct pb_reader r;
@@ -354,15 +359,19 @@ void proto_ftrace_stats(struct proto_importer *im, uint32_t seq_id, const uint8_
 	while (pb_next(&r, &f)) {
 		if (f.wire != PB_WIRE_LEN)
 			continue;
-		if (f.id == 2) {
+		if (f.id == PB_F_FtraceStats_cpu_stats) {
 			cpu_stats(tp, phase, f.data, f.len);
-		} else if (f.id == 10) {
+		} else if (f.id == PB_F_FtraceStats_kprobe_stats) {
 			struct pb_field k = {0};
-			if (pb_find_field(f.data, f.len, 1, &k) == 1)
+			if (pb_find_field(f.data, f.len, PB_F_FtraceKprobeStats_hits, &k) == 1)
 				hits = (int64_t)k.val;
-			if (pb_find_field(f.data, f.len, 2, &k) == 1)
+			if (pb_find_field(f.data, f.len, PB_F_FtraceKprobeStats_misses, &k) == 1)
 				misses = (int64_t)k.val;
-		} else if (f.id == 6 || f.id == 7 || ((f.id == 5 || f.id == 13) && f.len)) {
+		} else if (f.id == PB_F_FtraceStats_unknown_ftrace_events ||
+		           f.id == PB_F_FtraceStats_failed_ftrace_events ||
+		           ((f.id == PB_F_FtraceStats_atrace_errors ||
+		             f.id == PB_F_FtraceStats_exclusive_feature_error) &&
+		            f.len)) {
 			setup_errors++;
 		}
 	}
@@ -394,16 +403,17 @@ void proto_config_stats_eof(struct proto_importer *im)
 	const uint8_t *p = im->trace_config.data;
 	size_t n = im->trace_config.len;
 	struct pb_field f = {0};
-	if (!n || pb_find_field(p, n, 8, &f) != 1 || !f.val) /* write_into_file */
+	if (!n || pb_find_field(p, n, PB_F_TraceConfig_write_into_file, &f) != 1 || !f.val)
 		return;
-	uint64_t period = pb_find_field(p, n, 9, &f) == 1 ? f.val : 0;
+	uint64_t period =
+	    pb_find_field(p, n, PB_F_TraceConfig_file_write_period_ms, &f) == 1 ? f.val : 0;
 	if (period < RING_BUFFER_INTENT_PERIOD_MS) {
 		/* Overwritten bytes never reached the file: data loss. */
 		int64_t buf = 0, v;
 		struct pb_reader r;
 		pb_reader_init(&r, p, n);
 		while (pb_next(&r, &f)) {
-			if (f.id != 1 || f.wire != PB_WIRE_LEN)
+			if (f.id != PB_F_TraceConfig_buffers || f.wire != PB_WIRE_LEN)
 				continue;
 			if (tp_istat_get(tp, TP_ISTAT_traced_buf_bytes_overwritten, buf, &v) && v > 0)
 				tp_istat_set(tp, TP_ISTAT_long_trace_mode_bytes_overwritten, buf, v);
@@ -411,6 +421,7 @@ void proto_config_stats_eof(struct proto_importer *im)
 		}
 	}
 	/* Since v54 the service flushes on every file write by itself. */
-	if (!(pb_find_field(p, n, 13, &f) == 1 && f.val) && im->service_major < 54)
+	if (!(pb_find_field(p, n, PB_F_TraceConfig_flush_period_ms, &f) == 1 && f.val) &&
+	    im->service_major < 54)
 		tp_stat_inc(tp, TP_STAT_config_write_into_file_no_flush);
 }

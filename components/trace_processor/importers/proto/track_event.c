@@ -13,50 +13,11 @@
  * thread time, and flows (flow_ids v2, flow_ids_old, legacy bind_id).
  */
 #include "proto_int.h"
+#include "pb_fields.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-
-enum {
-	TE_TS_DELTA_US = 1,
-	TE_THREAD_TIME_DELTA_US = 2,
-	TE_CATEGORY_IIDS = 3,
-	TE_DEBUG_ANNOTATIONS = 4,
-	TE_TASK_EXECUTION = 5,
-	TE_LEGACY_EVENT = 6,
-	TE_INSTR_DELTA = 8,
-	TE_TYPE = 9,
-	TE_NAME_IID = 10,
-	TE_TRACK_UUID = 11,
-	TE_EXTRA_COUNTER_VALUES = 12,
-	TE_TS_ABSOLUTE_US = 16,
-	TE_THREAD_TIME_ABSOLUTE_US = 17,
-	TE_INSTR_ABSOLUTE = 20,
-	TE_LOG_MESSAGE = 21,
-	TE_CATEGORIES = 22,
-	TE_CHROME_HISTOGRAM_SAMPLE = 28,
-	TE_NAME = 23,
-	TE_COUNTER_VALUE = 30,
-	TE_EXTRA_COUNTER_UUIDS = 31,
-	TE_SOURCE_LOCATION = 33,
-	TE_SOURCE_LOCATION_IID = 34,
-	TE_FLOW_IDS_OLD = 36,
-	TE_TERMINATING_FLOW_IDS_OLD = 42,
-	TE_DOUBLE_COUNTER_VALUE = 44,
-	TE_EXTRA_DOUBLE_COUNTER_UUIDS = 45,
-	TE_EXTRA_DOUBLE_COUNTER_VALUES = 46,
-	TE_FLOW_IDS = 47,
-	TE_TERMINATING_FLOW_IDS = 48,
-	TE_CALLSTACK = 55,
-	TE_CALLSTACK_IID = 56,
-	TE_CALLSTACK_WEIGHT = 57,
-};
-
-/* LegacyEvent.FlowDirection */
-enum { FLOW_UNSPECIFIED, FLOW_IN, FLOW_OUT, FLOW_INOUT };
-
-enum { TYPE_UNSPECIFIED, TYPE_SLICE_BEGIN, TYPE_SLICE_END, TYPE_INSTANT, TYPE_COUNTER, TYPE_STATE };
 
 #define MAX_EXTRA_COUNTERS PROTO_MAX_EXTRA_COUNTERS
 
@@ -85,13 +46,13 @@ struct extra {
 static bool decode_extra(const struct pb_field *f, struct extra *x)
 {
 	switch (f->id) {
-	case TE_EXTRA_COUNTER_UUIDS:
+	case PB_F_TrackEvent_extra_counter_track_uuids:
 		repeated_u64(f, x->ctr_uuids, &x->n_ctr_uuids, MAX_EXTRA_COUNTERS);
 		return true;
-	case TE_EXTRA_DOUBLE_COUNTER_UUIDS:
+	case PB_F_TrackEvent_extra_double_counter_track_uuids:
 		repeated_u64(f, x->dbl_uuids, &x->n_dbl_uuids, MAX_EXTRA_COUNTERS);
 		return true;
-	case TE_EXTRA_COUNTER_VALUES: {
+	case PB_F_TrackEvent_extra_counter_values: {
 		uint64_t v[MAX_EXTRA_COUNTERS];
 		uint32_t k = 0;
 		repeated_u64(f, v, &k, MAX_EXTRA_COUNTERS);
@@ -99,7 +60,7 @@ static bool decode_extra(const struct pb_field *f, struct extra *x)
 			x->ctr_vals[x->n_ctr_vals++] = (double)(int64_t)v[i];
 		return true;
 	}
-	case TE_EXTRA_DOUBLE_COUNTER_VALUES:
+	case PB_F_TrackEvent_extra_double_counter_values:
 		if (f->wire == PB_WIRE_LEN) {
 			struct pb_packed it;
 			uint64_t v;
@@ -176,20 +137,22 @@ static int64_t sat_add(int64_t a, int64_t b)
 static void plain_field(struct proto_te_plain *pl, const struct pb_field *f)
 {
 	switch (f->id) {
-	case TE_TYPE:
-	case TE_TRACK_UUID:
+	case PB_F_TrackEvent_type:
+	case PB_F_TrackEvent_track_uuid:
 		pl->ok &= f->wire == PB_WIRE_VARINT;
 		break;
-	case TE_NAME_IID:
-	case TE_NAME:
-		pl->ok &= f->wire == (f->id == TE_NAME ? PB_WIRE_LEN : PB_WIRE_VARINT) &&
-			  pl->n_name++ == 0;
+	case PB_F_TrackEvent_name_iid:
+	case PB_F_TrackEvent_name:
+		pl->ok &=
+		    f->wire == (f->id == PB_F_TrackEvent_name ? PB_WIRE_LEN : PB_WIRE_VARINT) &&
+		    pl->n_name++ == 0;
 		pl->name = *f;
 		break;
-	case TE_CATEGORY_IIDS:
-	case TE_CATEGORIES:
-		pl->ok &= f->wire == (f->id == TE_CATEGORIES ? PB_WIRE_LEN : PB_WIRE_VARINT) &&
-			  pl->n_cat < PROTO_PLAIN_MAX_CATS;
+	case PB_F_TrackEvent_category_iids:
+	case PB_F_TrackEvent_categories:
+		pl->ok &= f->wire == (f->id == PB_F_TrackEvent_categories ? PB_WIRE_LEN
+		                                                          : PB_WIRE_VARINT) &&
+		          pl->n_cat < PROTO_PLAIN_MAX_CATS;
 		if (pl->ok)
 			pl->cats[pl->n_cat++] = *f;
 		break;
@@ -229,21 +192,21 @@ bool proto_te_decode_plain(const uint8_t *p, size_t n, struct proto_te_plain *pl
 			p += v;
 		}
 		switch (tag) {
-		case TE_TYPE << 3 | PB_WIRE_VARINT:
+		case PB_F_TrackEvent_type << 3 | PB_WIRE_VARINT:
 			pl->type = (uint32_t)v;
 			break;
-		case TE_TRACK_UUID << 3 | PB_WIRE_VARINT:
+		case PB_F_TrackEvent_track_uuid << 3 | PB_WIRE_VARINT:
 			pl->has_uuid = true;
 			pl->uuid = v;
 			break;
-		case TE_NAME_IID << 3 | PB_WIRE_VARINT:
-		case TE_NAME << 3 | PB_WIRE_LEN:
+		case PB_F_TrackEvent_name_iid << 3 | PB_WIRE_VARINT:
+		case PB_F_TrackEvent_name << 3 | PB_WIRE_LEN:
 			if (pl->n_name++)
 				return false;
 			set_field(&pl->name, tag, v, data);
 			break;
-		case TE_CATEGORY_IIDS << 3 | PB_WIRE_VARINT:
-		case TE_CATEGORIES << 3 | PB_WIRE_LEN:
+		case PB_F_TrackEvent_category_iids << 3 | PB_WIRE_VARINT:
+		case PB_F_TrackEvent_categories << 3 | PB_WIRE_LEN:
 			if (pl->n_cat == PROTO_PLAIN_MAX_CATS)
 				return false;
 			set_field(&pl->cats[pl->n_cat++], tag, v, data);
@@ -252,7 +215,8 @@ bool proto_te_decode_plain(const uint8_t *p, size_t n, struct proto_te_plain *pl
 			return false;
 		}
 	}
-	return pl->type >= TYPE_SLICE_BEGIN && pl->type <= TYPE_INSTANT;
+	return pl->type >= PB_E_TrackEvent_Type_TYPE_SLICE_BEGIN &&
+	       pl->type <= PB_E_TrackEvent_Type_TYPE_INSTANT;
 }
 
 /* Resolve a plain event's strings now, as decode() would at parse time
@@ -277,15 +241,15 @@ void proto_te_plain_record(struct proto_importer *im, const struct proto_seq *se
 	rec->has_uuid = has_uuid;
 	rec->uuid = uuid;
 	if (sf->n_name)
-		rec->name = sf->name.id == TE_NAME
-				    ? tp_intern(tp, (const char *)sf->name.data, sf->name.len)
-				    : proto_interned_str(tp, g, INTERN_EVENT_NAMES, sf->name.val);
+		rec->name = sf->name.id == PB_F_TrackEvent_name
+		                ? tp_intern(tp, (const char *)sf->name.data, sf->name.len)
+		                : proto_interned_str(tp, g, INTERN_EVENT_NAMES, sf->name.val);
 	proto_scratch_reset(im);
 	for (unsigned i = 0; i < sf->n_cat; i++) {
 		const struct pb_field *f = &sf->cats[i];
-		uint32_t id = f->id == TE_CATEGORIES
-				      ? tp_intern(tp, (const char *)f->data, f->len)
-				      : proto_interned_str(tp, g, INTERN_EVENT_CATEGORIES, f->val);
+		uint32_t id = f->id == PB_F_TrackEvent_categories
+		                  ? tp_intern(tp, (const char *)f->data, f->len)
+		                  : proto_interned_str(tp, g, INTERN_EVENT_CATEGORIES, f->val);
 		if (!id)
 			continue;
 		if (!rec->cat) {
@@ -330,43 +294,43 @@ bool proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq
 		if (decode_extra(&f, &x))
 			continue;
 		switch (f.id) {
-		case TE_TS_DELTA_US:
+		case PB_F_TrackEvent_timestamp_delta_us:
 			seq->ref_ts_ns = sat_add(seq->ref_ts_ns, proto_sat_mul_1000((int64_t)f.val));
 			legacy_ts = seq->ref_ts_ns;
 			has_legacy_ts = true;
 			break;
-		case TE_TS_ABSOLUTE_US:
+		case PB_F_TrackEvent_timestamp_absolute_us:
 			if (f.val) {
 				legacy_ts = proto_sat_mul_1000((int64_t)f.val);
 				has_legacy_ts = true;
 			}
 			break;
-		case TE_THREAD_TIME_DELTA_US:
+		case PB_F_TrackEvent_thread_time_delta_us:
 			seq->ref_thread_ns = (int64_t)((uint64_t)seq->ref_thread_ns + f.val * 1000);
 			out->thread_ts = seq->ref_thread_ns;
 			break;
-		case TE_THREAD_TIME_ABSOLUTE_US:
+		case PB_F_TrackEvent_thread_time_absolute_us:
 			out->thread_ts = (int64_t)(f.val * 1000);
 			break;
-		case TE_INSTR_DELTA:
+		case PB_F_TrackEvent_thread_instruction_count_delta:
 			seq->ref_instr = (int64_t)((uint64_t)seq->ref_instr + f.val);
 			out->thread_instr = seq->ref_instr;
 			break;
-		case TE_INSTR_ABSOLUTE:
+		case PB_F_TrackEvent_thread_instruction_count_absolute:
 			out->thread_instr = (int64_t)f.val;
 			break;
-		case TE_TYPE:
+		case PB_F_TrackEvent_type:
 			type = (uint32_t)f.val;
 			break;
-		case TE_TRACK_UUID:
+		case PB_F_TrackEvent_track_uuid:
 			has_uuid = true;
 			uuid = f.val;
 			break;
-		case TE_COUNTER_VALUE:
+		case PB_F_TrackEvent_counter_value:
 			has_value = true;
 			value = (double)(int64_t)f.val;
 			break;
-		case TE_DOUBLE_COUNTER_VALUE:
+		case PB_F_TrackEvent_double_counter_value:
 			has_value = true;
 			value = pb_field_double(&f);
 			break;
@@ -394,7 +358,7 @@ bool proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq
 	}
 	if (x.n_ctr_vals || x.n_dbl_vals)
 		absolute_extra(im, seq, &x, abs);
-	if (type == TYPE_COUNTER && has_value) {
+	if (type == PB_E_TrackEvent_Type_TYPE_COUNTER && has_value) {
 		if (!has_uuid && seq->gen && seq->gen->has_track_uuid) {
 			has_uuid = true;
 			uuid = seq->gen->track_uuid;
@@ -404,7 +368,8 @@ bool proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq
 			value = absolute_value(im, seq, uuid, value, &changed);
 		out->counter_value = value;
 	}
-	if (sf.ok && type >= TYPE_SLICE_BEGIN && type <= TYPE_INSTANT) {
+	if (sf.ok && type >= PB_E_TrackEvent_Type_TYPE_SLICE_BEGIN &&
+	    type <= PB_E_TrackEvent_Type_TYPE_INSTANT) {
 		sf.type = type;
 		sf.has_uuid = has_uuid;
 		sf.uuid = uuid;
@@ -462,46 +427,46 @@ static void decode_legacy(struct te *e, const struct pb_field *lf)
 	pb_reader_init_field(&r, lf);
 	while (pb_next(&r, &f)) {
 		switch (f.id) {
-		case 2:
+		case PB_F_TrackEvent_LegacyEvent_phase:
 			e->phase = (int32_t)f.val;
 			break;
-		case 3:
+		case PB_F_TrackEvent_LegacyEvent_duration_us:
 			e->duration_us = (int64_t)f.val;
 			break;
-		case 4:
+		case PB_F_TrackEvent_LegacyEvent_thread_duration_us:
 			e->thread_duration_us = (int64_t)f.val;
 			break;
-		case 6:
-		case 10:
+		case PB_F_TrackEvent_LegacyEvent_unscoped_id:
+		case PB_F_TrackEvent_LegacyEvent_local_id:
 			e->has_id = true;
-			e->unscoped_id = f.id == 6;
+			e->unscoped_id = f.id == PB_F_TrackEvent_LegacyEvent_unscoped_id;
 			e->id = f.val;
 			break;
-		case 12:
+		case PB_F_TrackEvent_LegacyEvent_bind_to_enclosing:
 			e->bind_to_enclosing = f.val != 0;
 			break;
-		case 7:
+		case PB_F_TrackEvent_LegacyEvent_id_scope:
 			if (f.wire == PB_WIRE_LEN)
 				e->id_scope = f;
 			break;
-		case 11:
+		case PB_F_TrackEvent_LegacyEvent_global_id:
 			e->has_id = true;
 			e->global_id = true;
 			e->id = f.val;
 			break;
-		case 8:
+		case PB_F_TrackEvent_LegacyEvent_bind_id:
 			e->bind_id = f.val;
 			break;
-		case 13:
+		case PB_F_TrackEvent_LegacyEvent_flow_direction:
 			e->flow_direction = (uint32_t)f.val;
 			break;
-		case 14:
+		case PB_F_TrackEvent_LegacyEvent_instant_event_scope:
 			e->instant_scope = (uint32_t)f.val;
 			break;
-		case 18:
+		case PB_F_TrackEvent_LegacyEvent_pid_override:
 			e->pid_override = (int32_t)f.val;
 			break;
-		case 19:
+		case PB_F_TrackEvent_LegacyEvent_tid_override:
 			e->tid_override = (int32_t)f.val;
 			break;
 		default:
@@ -522,22 +487,22 @@ static bool decode(struct proto_importer *im, const struct proto_gen *g, const u
 		if (decode_extra(&f, &e->x))
 			continue;
 		switch (f.id) {
-		case TE_TYPE:
+		case PB_F_TrackEvent_type:
 			e->has_type = true;
 			e->type = (uint32_t)f.val;
 			break;
-		case TE_TRACK_UUID:
+		case PB_F_TrackEvent_track_uuid:
 			e->has_uuid = true;
 			e->uuid = f.val;
 			break;
-		case TE_NAME:
+		case PB_F_TrackEvent_name:
 			if (f.wire == PB_WIRE_LEN)
 				e->name = tp_intern(tp, (const char *)f.data, f.len);
 			break;
-		case TE_NAME_IID:
+		case PB_F_TrackEvent_name_iid:
 			e->name = proto_interned_str(tp, g, INTERN_EVENT_NAMES, f.val);
 			break;
-		case TE_CATEGORY_IIDS: {
+		case PB_F_TrackEvent_category_iids: {
 			uint64_t iids[16];
 			uint32_t k = 0;
 			repeated_u64(&f, iids, &k, 16);
@@ -546,47 +511,47 @@ static bool decode(struct proto_importer *im, const struct proto_gen *g, const u
 					     proto_interned_str(tp, g, INTERN_EVENT_CATEGORIES, iids[i]));
 			break;
 		}
-		case TE_CATEGORIES:
+		case PB_F_TrackEvent_categories:
 			if (f.wire == PB_WIRE_LEN)
 				add_category(im, e, tp_intern(tp, (const char *)f.data, f.len));
 			break;
-		case TE_COUNTER_VALUE:
+		case PB_F_TrackEvent_counter_value:
 			e->has_value = true;
 			e->value = (double)(int64_t)f.val;
 			break;
-		case TE_DOUBLE_COUNTER_VALUE:
+		case PB_F_TrackEvent_double_counter_value:
 			e->has_value = true;
 			e->value = pb_field_double(&f);
 			break;
-		case TE_DEBUG_ANNOTATIONS:
-		case TE_TASK_EXECUTION:
-		case TE_LOG_MESSAGE:
-		case TE_CHROME_HISTOGRAM_SAMPLE:
-		case TE_SOURCE_LOCATION:
-		case TE_SOURCE_LOCATION_IID:
+		case PB_F_TrackEvent_debug_annotations:
+		case PB_F_TrackEvent_task_execution:
+		case PB_F_TrackEvent_log_message:
+		case PB_F_TrackEvent_chrome_histogram_sample:
+		case PB_F_TrackEvent_source_location:
+		case PB_F_TrackEvent_source_location_iid:
 			e->has_args = true;
 			break;
-		case TE_FLOW_IDS:
-		case TE_TERMINATING_FLOW_IDS:
-		case TE_FLOW_IDS_OLD:
-		case TE_TERMINATING_FLOW_IDS_OLD:
+		case PB_F_TrackEvent_flow_ids:
+		case PB_F_TrackEvent_terminating_flow_ids:
+		case PB_F_TrackEvent_flow_ids_old:
+		case PB_F_TrackEvent_terminating_flow_ids_old:
 			e->has_flows = true;
 			break;
-		case TE_LEGACY_EVENT:
+		case PB_F_TrackEvent_legacy_event:
 			if (f.wire == PB_WIRE_LEN)
 				decode_legacy(e, &f);
 			break;
-		case TE_CALLSTACK:
+		case PB_F_TrackEvent_callstack:
 			if (f.wire == PB_WIRE_LEN) {
 				e->cs.inline_data = f.data;
 				e->cs.inline_len = f.len;
 			}
 			break;
-		case TE_CALLSTACK_IID:
+		case PB_F_TrackEvent_callstack_iid:
 			e->cs.has_iid = true;
 			e->cs.iid = f.val;
 			break;
-		case TE_CALLSTACK_WEIGHT:
+		case PB_F_TrackEvent_callstack_weight:
 			e->cs.has_weight = f.wire == PB_WIRE_FIXED64;
 			e->cs.weight = pb_field_double(&f);
 			break;
@@ -639,10 +604,11 @@ static void annotation(struct proto_importer *im, const struct proto_gen *g, con
 	struct pb_field f = {0};
 	const char *name = NULL;
 	size_t nlen = 0;
-	if (pb_find_field(p, n, 10, &f) == 1 && f.wire == PB_WIRE_LEN) {
+	if (pb_find_field(p, n, PB_F_DebugAnnotation_name, &f) == 1 && f.wire == PB_WIRE_LEN) {
 		name = (const char *)f.data;
 		nlen = f.len;
-	} else if (pb_find_field(p, n, 1, &f) == 1 && f.wire == PB_WIRE_VARINT) {
+	} else if (pb_find_field(p, n, PB_F_DebugAnnotation_name_iid, &f) == 1 &&
+	           f.wire == PB_WIRE_VARINT) {
 		uint32_t id = proto_interned_str(im->tp, g, INTERN_DEBUG_ANNOTATION_NAMES, f.val);
 		if (id) {
 			name = tp_str(im->tp, id);
@@ -688,39 +654,39 @@ static void annotation_value(struct proto_importer *im, const struct proto_gen *
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
 		switch (f.id) {
-		case 2:
+		case PB_F_DebugAnnotation_bool_value:
 			kb_ids(tp, kb, &fk, &k);
 			tp_args_add_bool(b, fk, k, f.val != 0);
 			break;
-		case 3:
+		case PB_F_DebugAnnotation_uint_value:
 			kb_ids(tp, kb, &fk, &k);
 			tp_args_add_uint(b, fk, k, f.val);
 			break;
-		case 4:
+		case PB_F_DebugAnnotation_int_value:
 			kb_ids(tp, kb, &fk, &k);
 			tp_args_add_int(b, fk, k, (int64_t)f.val);
 			break;
-		case 5:
+		case PB_F_DebugAnnotation_double_value:
 			kb_ids(tp, kb, &fk, &k);
 			tp_args_add_real(b, fk, k, pb_field_double(&f));
 			break;
-		case 6:
+		case PB_F_DebugAnnotation_string_value:
 			if (f.wire != PB_WIRE_LEN)
 				break;
 			kb_ids(tp, kb, &fk, &k);
 			tp_args_add_string(b, fk, k, tp_intern(tp, (const char *)f.data, f.len));
 			break;
-		case 17:
+		case PB_F_DebugAnnotation_string_value_iid:
 			kb_ids(tp, kb, &fk, &k);
 			tp_args_add_string(
 				b, fk, k,
 				proto_interned_str(tp, g, INTERN_DEBUG_ANNOTATION_STRING_VALUES, f.val));
 			break;
-		case 7:
+		case PB_F_DebugAnnotation_pointer_value:
 			kb_ids(tp, kb, &fk, &k);
 			tp_args_add_pointer(b, fk, k, f.val);
 			break;
-		case 9:
+		case PB_F_DebugAnnotation_legacy_json_value:
 			if (f.wire != PB_WIRE_LEN)
 				break;
 			kb_ids(tp, kb, &fk, &k);
@@ -736,15 +702,15 @@ static void annotation_value(struct proto_importer *im, const struct proto_gen *
 			}
 			tp_args_add_json(b, fk, k, tp_intern(tp, (const char *)f.data, f.len));
 			break;
-		case 8:
+		case PB_F_DebugAnnotation_nested_value:
 			if (f.wire == PB_WIRE_LEN)
 				nested_value(im, f.data, f.len, kb, depth + 1);
 			break;
-		case 11:
+		case PB_F_DebugAnnotation_dict_entries:
 			if (f.wire == PB_WIRE_LEN)
 				annotation(im, g, f.data, f.len, kb, depth + 1);
 			break;
-		case 12:
+		case PB_F_DebugAnnotation_array_values:
 			if (f.wire == PB_WIRE_LEN) {
 				size_t kn = kb->kn;
 				add_index(kb, idx++);
@@ -769,18 +735,19 @@ static void nested_value(struct proto_importer *im, const uint8_t *p, size_t n, 
 	uint32_t fk, k, type = 0, ki = 0, vi = 0, ai = 0;
 	if (depth > PROTO_MAX_ARG_DEPTH)
 		return;
-	if (pb_find_field(p, n, 1, &f) == 1)
+	if (pb_find_field(p, n, PB_F_DebugAnnotation_NestedValue_nested_type, &f) == 1)
 		type = (uint32_t)f.val;
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (type == 1 && f.id == 3 && f.wire == PB_WIRE_LEN) {
+		if (type == PB_E_DebugAnnotation_NestedValue_NestedType_DICT &&
+		    f.id == PB_F_DebugAnnotation_NestedValue_dict_values && f.wire == PB_WIRE_LEN) {
 			/* The vi-th value pairs with the vi-th key. */
 			struct pb_reader kr;
 			struct pb_field kf = {0};
 			ki = 0;
 			pb_reader_init(&kr, p, n);
 			while (pb_next(&kr, &kf)) {
-				if (kf.id != 2)
+				if (kf.id != PB_F_DebugAnnotation_NestedValue_dict_keys)
 					continue;
 				if (ki++ != vi)
 					continue;
@@ -793,21 +760,28 @@ static void nested_value(struct proto_importer *im, const uint8_t *p, size_t n, 
 				break;
 			}
 			vi++;
-		} else if (type == 2 && f.id == 4 && f.wire == PB_WIRE_LEN) {
+		} else if (type == PB_E_DebugAnnotation_NestedValue_NestedType_ARRAY &&
+		           f.id == PB_F_DebugAnnotation_NestedValue_array_values &&
+		           f.wire == PB_WIRE_LEN) {
 			size_t kn = kb->kn;
 			add_index(kb, ai++);
 			nested_value(im, f.data, f.len, kb, depth + 1);
 			kb->kn = kn;
-		} else if (type == 0 && f.id == 5) {
+		} else if (type == PB_E_DebugAnnotation_NestedValue_NestedType_UNSPECIFIED &&
+		           f.id == PB_F_DebugAnnotation_NestedValue_int_value) {
 			kb_ids(tp, kb, &fk, &k);
 			tp_args_add_int(b, fk, k, (int64_t)f.val);
-		} else if (type == 0 && f.id == 6) {
+		} else if (type == PB_E_DebugAnnotation_NestedValue_NestedType_UNSPECIFIED &&
+		           f.id == PB_F_DebugAnnotation_NestedValue_double_value) {
 			kb_ids(tp, kb, &fk, &k);
 			tp_args_add_real(b, fk, k, pb_field_double(&f));
-		} else if (type == 0 && f.id == 7) {
+		} else if (type == PB_E_DebugAnnotation_NestedValue_NestedType_UNSPECIFIED &&
+		           f.id == PB_F_DebugAnnotation_NestedValue_bool_value) {
 			kb_ids(tp, kb, &fk, &k);
 			tp_args_add_bool(b, fk, k, f.val != 0);
-		} else if (type == 0 && f.id == 8 && f.wire == PB_WIRE_LEN) {
+		} else if (type == PB_E_DebugAnnotation_NestedValue_NestedType_UNSPECIFIED &&
+		           f.id == PB_F_DebugAnnotation_NestedValue_string_value &&
+		           f.wire == PB_WIRE_LEN) {
 			kb_ids(tp, kb, &fk, &k);
 			tp_args_add_string(b, fk, k, tp_intern(tp, (const char *)f.data, f.len));
 		}
@@ -827,7 +801,8 @@ static bool interned_location(struct proto_importer *im, const struct proto_gen 
 	struct pb_field f = {0};
 	uint32_t file = tp_intern(tp, "", 0), func = file;
 	uint64_t line = 0;
-	if (pb_find_field(e->data, e->len, 2, &f) == 1 && f.wire == PB_WIRE_LEN) {
+	if (pb_find_field(e->data, e->len, PB_F_SourceLocation_file_name, &f) == 1 &&
+	    f.wire == PB_WIRE_LEN) {
 		proto_scratch_reset(im);
 		proto_scratch_add(im, f.data, f.len);
 		for (size_t i = 0; i < im->scratch.len; i++)
@@ -835,9 +810,11 @@ static bool interned_location(struct proto_importer *im, const struct proto_gen 
 				im->scratch.data[i] = '/';
 		file = tp_intern(tp, im->scratch.data ? im->scratch.data : "", im->scratch.len);
 	}
-	if (pb_find_field(e->data, e->len, 3, &f) == 1 && f.wire == PB_WIRE_LEN)
+	if (pb_find_field(e->data, e->len, PB_F_SourceLocation_function_name, &f) == 1 &&
+	    f.wire == PB_WIRE_LEN)
 		func = tp_intern(tp, (const char *)f.data, f.len);
-	if (pb_find_field(e->data, e->len, 4, &f) == 1 && f.wire == PB_WIRE_VARINT)
+	if (pb_find_field(e->data, e->len, PB_F_SourceLocation_line_number, &f) == 1 &&
+	    f.wire == PB_WIRE_VARINT)
 		line = (uint32_t)f.val;
 	char key[64];
 	uint32_t k;
@@ -917,12 +894,12 @@ static void log_message(struct proto_importer *im, const struct proto_gen *g, co
 	while (pb_next(&r, &f)) {
 		if (f.wire != PB_WIRE_VARINT)
 			continue;
-		if (f.id == 1) {
+		if (f.id == PB_F_LogMessage_source_location_iid) {
 			has_loc = true;
 			loc_iid = f.val;
-		} else if (f.id == 2) {
+		} else if (f.id == PB_F_LogMessage_body_iid) {
 			body_iid = f.val;
-		} else if (f.id == 3) {
+		} else if (f.id == PB_F_LogMessage_prio) {
 			has_prio = true;
 			prio = f.val <= 7 ? (int64_t)f.val : 0;
 		}
@@ -941,11 +918,14 @@ static void log_message(struct proto_importer *im, const struct proto_gen *g, co
 		struct pb_field lf = {0};
 		uint32_t file = 0, func = 0;
 		uint64_t line = 0;
-		if (pb_find_field(loc->data, loc->len, 2, &lf) == 1 && lf.wire == PB_WIRE_LEN)
+		if (pb_find_field(loc->data, loc->len, PB_F_SourceLocation_file_name, &lf) == 1 &&
+		    lf.wire == PB_WIRE_LEN)
 			file = tp_intern(tp, (const char *)lf.data, lf.len);
-		if (pb_find_field(loc->data, loc->len, 3, &lf) == 1 && lf.wire == PB_WIRE_LEN)
+		if (pb_find_field(loc->data, loc->len, PB_F_SourceLocation_function_name, &lf) ==
+		        1 &&
+		    lf.wire == PB_WIRE_LEN)
 			func = tp_intern(tp, (const char *)lf.data, lf.len);
-		if (pb_find_field(loc->data, loc->len, 4, &lf) == 1)
+		if (pb_find_field(loc->data, loc->len, PB_F_SourceLocation_line_number, &lf) == 1)
 			line = (uint32_t)lf.val;
 		char buf[PROTO_KEY_MAX];
 		const char *fs = file ? tp_str(tp, file) : "";
@@ -980,10 +960,12 @@ static void histogram_name(struct proto_importer *im, const struct proto_gen *g,
 {
 	struct tp *tp = im->tp;
 	struct pb_field f = {0};
-	if (pb_find_field(p, n, 4, &f) != 1 || f.wire != PB_WIRE_VARINT)
+	if (pb_find_field(p, n, PB_F_ChromeHistogramSample_name_iid, &f) != 1 ||
+	    f.wire != PB_WIRE_VARINT)
 		return;
 	/* Only one of name and name_iid may be given. */
-	bool inline_name = pb_find_field(p, n, 2, &(struct pb_field){0}) != 0;
+	bool inline_name =
+	    pb_find_field(p, n, PB_F_ChromeHistogramSample_name, &(struct pb_field){0}) != 0;
 	uint32_t name = inline_name ? 0 : proto_interned_str(tp, g, INTERN_HISTOGRAM_NAMES, f.val);
 	if (!name) {
 		tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
@@ -1017,18 +999,18 @@ static void build_args(struct proto_importer *im, const struct proto_gen *g, con
 	struct keybuf kb;
 	uint32_t k;
 	tp_args_begin(&im->args);
-	if (pb_find_field(p, n, TE_SOURCE_LOCATION_IID, &f) == 1 &&
+	if (pb_find_field(p, n, PB_F_TrackEvent_source_location_iid, &f) == 1 &&
 	    !interned_location(im, g, f.val, "source"))
 		tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
-	if (pb_find_field(p, n, TE_TASK_EXECUTION, &f) == 1 && f.wire == PB_WIRE_LEN &&
-	    (pb_find_field(f.data, f.len, 1, &tf) != 1 ||
+	if (pb_find_field(p, n, PB_F_TrackEvent_task_execution, &f) == 1 && f.wire == PB_WIRE_LEN &&
+	    (pb_find_field(f.data, f.len, PB_F_TaskExecution_posted_from_iid, &tf) != 1 ||
 	     !interned_location(im, g, tf.val, "task.posted_from")))
 		tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == TE_LOG_MESSAGE && f.wire == PB_WIRE_LEN)
+		if (f.id == PB_F_TrackEvent_log_message && f.wire == PB_WIRE_LEN)
 			log_message(im, g, f.data, f.len, ts, utid);
-		else if (f.id == TE_CHROME_HISTOGRAM_SAMPLE && f.wire == PB_WIRE_LEN)
+		else if (f.id == PB_F_TrackEvent_chrome_histogram_sample && f.wire == PB_WIRE_LEN)
 			histogram_name(im, g, f.data, f.len);
 	}
 	if (la->has_source_id) {
@@ -1037,20 +1019,21 @@ static void build_args(struct proto_importer *im, const struct proto_gen *g, con
 	}
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == TE_CHROME_HISTOGRAM_SAMPLE && f.wire == PB_WIRE_LEN) {
+		if (f.id == PB_F_TrackEvent_chrome_histogram_sample && f.wire == PB_WIRE_LEN) {
 			reflect_fields(im, histogram_fields, TB_ARRAY_SIZE(histogram_fields), f.data,
 				       f.len);
-		} else if (f.id == TE_SOURCE_LOCATION && f.wire == PB_WIRE_LEN) {
+		} else if (f.id == PB_F_TrackEvent_source_location && f.wire == PB_WIRE_LEN) {
 			reflect_fields(im, inline_location, TB_ARRAY_SIZE(inline_location), f.data,
 				       f.len);
-		} else if (f.id == TE_SOURCE_LOCATION_IID && f.wire == PB_WIRE_VARINT) {
+		} else if (f.id == PB_F_TrackEvent_source_location_iid &&
+		           f.wire == PB_WIRE_VARINT) {
 			k = tp_intern_cstr(tp, "source_location_iid");
 			tp_args_add_uint(&im->args, k, k, f.val);
 		}
 	}
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id == TE_DEBUG_ANNOTATIONS && f.wire == PB_WIRE_LEN) {
+		if (f.id == PB_F_TrackEvent_debug_annotations && f.wire == PB_WIRE_LEN) {
 			kb.kn = kb.fn = 0;
 			kb_add(&kb, "debug", 5, true);
 			annotation(im, g, f.data, f.len, &kb, 0);
@@ -1074,11 +1057,14 @@ static void flows(struct proto_importer *im, const uint8_t *p, size_t n, uint32_
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		bool term = f.id == TE_TERMINATING_FLOW_IDS || f.id == TE_TERMINATING_FLOW_IDS_OLD;
+		bool term = f.id == PB_F_TrackEvent_terminating_flow_ids ||
+		            f.id == PB_F_TrackEvent_terminating_flow_ids_old;
 		enum pb_wire w;
-		if (f.id == TE_FLOW_IDS || f.id == TE_TERMINATING_FLOW_IDS)
+		if (f.id == PB_F_TrackEvent_flow_ids ||
+		    f.id == PB_F_TrackEvent_terminating_flow_ids)
 			w = PB_WIRE_FIXED64;
-		else if (f.id == TE_FLOW_IDS_OLD || f.id == TE_TERMINATING_FLOW_IDS_OLD)
+		else if (f.id == PB_F_TrackEvent_flow_ids_old ||
+		         f.id == PB_F_TrackEvent_terminating_flow_ids_old)
 			w = PB_WIRE_VARINT;
 		else
 			continue;
@@ -1287,10 +1273,10 @@ void proto_track_event_parse_simple(struct proto_importer *im, int64_t ts,
 	if (track == TP_NULL_U32)
 		return;
 	switch (r->type) {
-	case TYPE_SLICE_BEGIN:
+	case PB_E_TrackEvent_Type_TYPE_SLICE_BEGIN:
 		tp_slice_begin(tp, track, ts, r->cat, r->name, TP_NULL_U32);
 		break;
-	case TYPE_SLICE_END:
+	case PB_E_TrackEvent_Type_TYPE_SLICE_END:
 		tp_slice_end(tp, track, ts, r->cat, r->name, TP_NULL_U32);
 		break;
 	default:
@@ -1329,7 +1315,7 @@ static void flow_v1(struct proto_importer *im, const struct te *e, uint32_t trac
 		tp_flow_end(tp, id, slice, false);
 }
 
-/* A TYPE_STATE event: the state of its track (which must be a state
+/* A PB_E_TrackEvent_Type_TYPE_STATE event: the state of its track (which must be a state
  * track; uuid 0 or none is an error, there is no legacy fallback) becomes
  * the event's name from ts on; no name ends the current state. */
 static void state_event(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
@@ -1376,28 +1362,29 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 	if (!e.has_type && e.has_legacy) {
 		switch (e.phase) {
 		case 'B':
-			type = TYPE_SLICE_BEGIN;
+			type = PB_E_TrackEvent_Type_TYPE_SLICE_BEGIN;
 			break;
 		case 'E':
-			type = TYPE_SLICE_END;
+			type = PB_E_TrackEvent_Type_TYPE_SLICE_END;
 			break;
 		case 'I':
 		case 'i':
 		case 'R':
 		case 'n':
-			type = TYPE_INSTANT;
+			type = PB_E_TrackEvent_Type_TYPE_INSTANT;
 			break;
 		case 'b':
 		case 'S':
-			type = TYPE_SLICE_BEGIN;
+			type = PB_E_TrackEvent_Type_TYPE_SLICE_BEGIN;
 			break;
 		case 'e':
 		case 'F':
-			type = TYPE_SLICE_END;
+			type = PB_E_TrackEvent_Type_TYPE_SLICE_END;
 			break;
 		case 'T':
 		case 'p':
-			type = TYPE_INSTANT; /* async steps: instants, as Perfetto */
+			type = PB_E_TrackEvent_Type_TYPE_INSTANT; /* async steps: instants, as
+			                                             Perfetto */
 			break;
 		case 'X':
 			type = 100; /* complete */
@@ -1412,7 +1399,7 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 			return;
 		}
 	}
-	if (type == TYPE_STATE) {
+	if (type == PB_E_TrackEvent_Type_TYPE_STATE) {
 		state_event(im, ts, ev, &e, p, n);
 		return;
 	}
@@ -1424,7 +1411,7 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 		flow_v1(im, &e, track);
 		return;
 	}
-	if (type == TYPE_COUNTER) {
+	if (type == PB_E_TrackEvent_Type_TYPE_COUNTER) {
 		double v = !isnan(ev->counter_value) ? ev->counter_value : e.value;
 		if (!e.has_value && isnan(ev->counter_value)) {
 			tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
@@ -1464,19 +1451,20 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 	if (e.has_args || legacy_args)
 		build_args(im, ev->gen, p, n, &la, ts, utid);
 	uint32_t args = TP_NULL_U32;
-	if (type != TYPE_SLICE_BEGIN && type != TYPE_SLICE_END)
+	if (type != PB_E_TrackEvent_Type_TYPE_SLICE_BEGIN &&
+	    type != PB_E_TrackEvent_Type_TYPE_SLICE_END)
 		args = tp_args_commit(tp, &im->args);
 	struct tp_slice_table *st = &tp->t.slice;
 	uint32_t slice = TP_NULL_U32;
 	switch (type) {
-	case TYPE_SLICE_BEGIN:
+	case PB_E_TrackEvent_Type_TYPE_SLICE_BEGIN:
 		slice = tp_slice_begin_args(tp, track, ts, e.cat, e.name, &im->args);
 		if (slice != TP_NULL_U32) {
 			tp_set_slice_thread_ts(st, slice, tc.time);
 			tp_set_slice_thread_instruction_count(st, slice, tc.instr);
 		}
 		break;
-	case TYPE_SLICE_END:
+	case PB_E_TrackEvent_Type_TYPE_SLICE_END:
 		/* The begin's passthrough utid stays (Perfetto's kSkipIfExists). */
 		slice = tp_slice_end_args(tp, track, ts, e.cat, e.name, &im->args,
 					  tp_intern_cstr(tp, "legacy_event.passthrough_utid"));
@@ -1491,7 +1479,7 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 					tc.instr - tp_get_slice_thread_instruction_count(st, slice));
 		}
 		break;
-	case TYPE_INSTANT:
+	case PB_E_TrackEvent_Type_TYPE_INSTANT:
 		slice = tp_slice_complete(tp, track, ts, 0, e.cat, e.name, args);
 		if (slice != TP_NULL_U32 && tc.time != TP_NULL_I64) {
 			tp_set_slice_thread_ts(st, slice, tc.time);
@@ -1508,27 +1496,28 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 		}
 		break;
 	default:
-		/* TYPE_STATE and unknown types are not imported yet. */
+		/* PB_E_TrackEvent_Type_TYPE_STATE and unknown types are not imported yet. */
 		tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
 		return;
 	}
 	if (slice == TP_NULL_U32)
 		return;
 	if (e.cs.has_iid || e.cs.inline_data)
-		proto_te_callstack_add(im, ev->gen, &e.cs, slice, track, type == TYPE_SLICE_END);
+		proto_te_callstack_add(im, ev->gen, &e.cs, slice, track,
+		                       type == PB_E_TrackEvent_Type_TYPE_SLICE_END);
 	if (e.has_flows)
 		flows(im, p, n, slice);
 	/* Flow v2 through the legacy event's bind_id, in the id space of
 	 * flow_ids as in Perfetto. */
 	if (e.bind_id) {
 		switch (e.flow_direction) {
-		case FLOW_IN:
+		case PB_E_TrackEvent_LegacyEvent_FlowDirection_FLOW_IN:
 			tp_flow_end(tp, e.bind_id, slice, false);
 			break;
-		case FLOW_OUT:
+		case PB_E_TrackEvent_LegacyEvent_FlowDirection_FLOW_OUT:
 			tp_flow_begin(tp, e.bind_id, slice);
 			break;
-		case FLOW_INOUT:
+		case PB_E_TrackEvent_LegacyEvent_FlowDirection_FLOW_INOUT:
 			tp_flow_continue(tp, e.bind_id, slice);
 			break;
 		default:
