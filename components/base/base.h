@@ -739,6 +739,40 @@ void loop_quit(struct loop *l, int code);
  * number of callbacks run, or -errno. */
 int loop_run_once(struct loop *l, int timeout_ms);
 
+/* ---- daemon applets (daemon.c) ------------------------------------------ */
+
+/* What a flag callback tells tb_daemon_main. */
+enum tb_daemon_flag {
+	TB_DAEMON_FLAG_TAKEN,   /* the applet's flag: carry on */
+	TB_DAEMON_FLAG_UNKNOWN, /* not the applet's: usage error, exit 1 */
+	TB_DAEMON_EXIT_OK,      /* done (e.g. a one-shot cleanup): exit 0 now */
+	TB_DAEMON_EXIT_FAIL,    /* a bad value, already reported: exit 1 now */
+};
+
+/* One daemon applet (traced, traced_probes, traced_perf) for
+ * tb_daemon_main. Strings are borrowed. */
+struct tb_daemon {
+	const char *name;    /* the applet: --version, log name, error prefix */
+	const char *log_tag; /* tag of the "signal N, exiting" line */
+	const char *usage;   /* --help text (and after an unknown flag) */
+	/* A flag other than --version/-v, --help/-h and --background at
+	 * argv[*i]; it may take values by advancing *i. NULL: none. */
+	enum tb_daemon_flag (*flag)(void *ctx, int argc, char **argv, int *i);
+	/* Create the service on l (SIGINT and SIGTERM already end the loop).
+	 * Returns 0, or < 0 with a message in err (then stop still runs). */
+	int (*start)(void *ctx, struct loop *l, struct tb_err *err);
+	/* Free what start made, after the loop has ended. NULL: nothing. */
+	void (*stop)(void *ctx);
+	void *ctx;
+};
+
+/* The daemon applets' main: parse the flags (printing --version and --help
+ * itself), name the log, ignore SIGPIPE, make the loop, start the service,
+ * daemonize for --background once it is up, run until SIGINT/SIGTERM or
+ * the service quits the loop, stop. On failure prints "NAME: message" to
+ * stderr. Returns the exit status. Main thread only. */
+int tb_daemon_main(const struct tb_daemon *d, int argc, char **argv);
+
 /* ---- HTTP client (http.c) ------------------------------------------------ */
 
 /* An HTTP/1.1 GET client over TCP or TLS (mbedtls): the trace processor

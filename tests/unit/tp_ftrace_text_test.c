@@ -269,17 +269,17 @@ TEST(tp_ftrace_text_html_one_line_sections)
 TEST(tp_ftrace_text_embedded_api)
 {
 	struct tp *tp = tp_new(NULL);
-	struct ftrace_text *ft = ftrace_text_new(tp);
+	struct ftrace_text *ft = tp_ftrace_text_new(tp);
 	static const char text[] =
 	    "  a-7 [000] 2.000000: sched_switch: prev_comm=a prev_pid=7 "
 	    "prev_prio=120 prev_state=S ==> next_comm=b next_pid=8 next_prio=120\n"
 	    "  b-8 [000] 2.000001: sched_switch: prev_comm=b prev_pid=8 "
 	    "prev_prio=120 prev_state=R+ ==> next_comm=a next_pid=7 next_prio=120";
 	for (size_t i = 0; i < sizeof text - 1; i += 10)
-		ftrace_text_parse_chunk(ft, text + i,
+		tp_ftrace_text_parse_chunk(ft, text + i,
 		                        sizeof text - 1 - i < 10 ? sizeof text - 1 - i : 10);
-	ftrace_text_end(ft);
-	ftrace_text_free(ft);
+	tp_ftrace_text_end(ft);
+	tp_ftrace_text_free(ft);
 	CHECK_EQ(tp->t.sched.n, 2);
 	CHECK_EQ(tp_sched_dur(tp, 0), 1000);
 	CHECK_STR_EQ(str(tp, tp->t.sched.end_state[0]), "R+");

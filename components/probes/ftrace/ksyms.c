@@ -8,7 +8,7 @@
  * The trace processor resolves the index there (thread_state's
  * blocked_function).
  *
- * Indexes restart at 1 after every drain (ftrace_kaddrs_clear), so interned
+ * Indexes restart at 1 after every drain (probes_ftrace_kaddrs_clear), so interned
  * names never refer to packets a ring buffer may have overwritten; the first
  * packet naming symbols after a restart says SEQ_INCREMENTAL_STATE_CLEARED,
  * so the reader forgets the previous ones. Addresses with no symbol get no
@@ -26,7 +26,7 @@ enum {
 	INTERNED_STRING_STR = 2,
 };
 
-uint32_t ftrace_kaddrs_add(struct ftrace_kaddrs *k, uint64_t addr)
+uint32_t probes_ftrace_kaddrs_add(struct ftrace_kaddrs *k, uint64_t addr)
 {
 	uint64_t idx;
 	if (hmap_get(&k->index, addr, &idx))
@@ -36,21 +36,21 @@ uint32_t ftrace_kaddrs_add(struct ftrace_kaddrs *k, uint64_t addr)
 	return (uint32_t)k->addrs.len;
 }
 
-void ftrace_kaddrs_clear(struct ftrace_kaddrs *k)
+void probes_ftrace_kaddrs_clear(struct ftrace_kaddrs *k)
 {
 	hmap_clear(&k->index);
 	vec_clear(&k->addrs);
 	k->written = 0;
 }
 
-void ftrace_kaddrs_release(struct ftrace_kaddrs *k)
+void probes_ftrace_kaddrs_release(struct ftrace_kaddrs *k)
 {
 	hmap_release(&k->index);
 	vec_release(&k->addrs);
 	k->written = 0;
 }
 
-void ftrace_kaddrs_write_names(struct pb_writer *w, struct ftrace_kaddrs *k,
+void probes_ftrace_kaddrs_write_names(struct pb_writer *w, struct ftrace_kaddrs *k,
 			       const struct ksyms *syms)
 {
 	bool any = false;

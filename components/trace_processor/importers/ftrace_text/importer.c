@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-struct ftrace_text *ftrace_text_new(struct tp *tp)
+struct ftrace_text *tp_ftrace_text_new(struct tp *tp)
 {
 	struct ftrace_text *ft = tb_calloc(1, sizeof *ft);
 	ft->tp = tp;
@@ -27,7 +27,7 @@ struct ftrace_text *ftrace_text_new(struct tp *tp)
 	return ft;
 }
 
-void ftrace_text_parse_chunk(struct ftrace_text *ft, const char *p, size_t n)
+void tp_ftrace_text_parse_chunk(struct ftrace_text *ft, const char *p, size_t n)
 {
 	struct tp *tp = ft->tp;
 	ft_feed(ft, p, n);
@@ -35,7 +35,7 @@ void ftrace_text_parse_chunk(struct ftrace_text *ft, const char *p, size_t n)
 		tp_sorter_extract(ft->sorter, tp, ft_on_sorted, ft);
 }
 
-void ftrace_text_end(struct ftrace_text *ft)
+void tp_ftrace_text_end(struct ftrace_text *ft)
 {
 	ft_feed_end(ft);
 	tp_sorter_flush(ft->sorter, ft->tp, ft_on_sorted, ft);
@@ -43,7 +43,7 @@ void ftrace_text_end(struct ftrace_text *ft)
 		tp_json_importer.eof(ft->json);
 }
 
-void ftrace_text_free(struct ftrace_text *ft)
+void tp_ftrace_text_free(struct ftrace_text *ft)
 {
 	if (!ft)
 		return;
@@ -113,24 +113,24 @@ static bool ftrace_text_sniff(const uint8_t *up, size_t n)
 static struct tp_importer *ftrace_text_create(struct tp *tp)
 {
 	tp_thread_name_idle(tp);
-	return (struct tp_importer *)(void *)ftrace_text_new(tp);
+	return (struct tp_importer *)(void *)tp_ftrace_text_new(tp);
 }
 
 static int ftrace_text_parse(struct tp_importer *imp, const uint8_t *p, size_t n)
 {
-	ftrace_text_parse_chunk((struct ftrace_text *)(void *)imp, (const char *)p, n);
+	tp_ftrace_text_parse_chunk((struct ftrace_text *)(void *)imp, (const char *)p, n);
 	return 0;
 }
 
 static int ftrace_text_eof(struct tp_importer *imp)
 {
-	ftrace_text_end((struct ftrace_text *)(void *)imp);
+	tp_ftrace_text_end((struct ftrace_text *)(void *)imp);
 	return 0;
 }
 
 static void ftrace_text_destroy(struct tp_importer *imp)
 {
-	ftrace_text_free((struct ftrace_text *)(void *)imp);
+	tp_ftrace_text_free((struct ftrace_text *)(void *)imp);
 }
 
 const struct tp_importer_ops tp_ftrace_text_importer = {

@@ -808,9 +808,9 @@ static void systrace_piece(void *ctx, const char *s, size_t n)
 	if (!imp->systrace) {
 		/* The ftrace model's swapper is utid 0 again from here. */
 		tp_pid_zero_idle(imp->tp, true);
-		imp->systrace = ftrace_text_new(imp->tp);
+		imp->systrace = tp_ftrace_text_new(imp->tp);
 	}
-	ftrace_text_parse_chunk(imp->systrace, s, n);
+	tp_ftrace_text_parse_chunk(imp->systrace, s, n);
 }
 
 static void systrace_end(void *ctx)
@@ -850,7 +850,7 @@ static int json_eof(struct tp_importer *imp)
 		ahead_pop(imp);
 	flush_group(imp);
 	if (imp->systrace)
-		ftrace_text_end(imp->systrace);
+		tp_ftrace_text_end(imp->systrace);
 	return 0;
 }
 
@@ -859,7 +859,7 @@ static void json_destroy(struct tp_importer *imp)
 	if (!imp)
 		return;
 	json_tokenizer_free(imp->tok);
-	ftrace_text_free(imp->systrace);
+	tp_ftrace_text_free(imp->systrace);
 	json_args_ctx_release(&imp->args);
 	vec_release(&imp->sbuf.v);
 	tp_args_builder_release(&imp->ab);
