@@ -70,7 +70,7 @@ static void find_versioned(const char *dir, char *best, size_t cap, long *best_v
 	closedir(d);
 }
 
-bool sym_llvm_locate(char *out, size_t cap)
+bool tp_sym_llvm_locate(char *out, size_t cap)
 {
 	const char *env = getenv("PATH");
 	char *path, *dir, *save = NULL;
@@ -95,7 +95,7 @@ bool sym_llvm_locate(char *out, size_t cap)
 	return ver >= 0;
 }
 
-void sym_llvm_init(struct sym_llvm *l, const char *exe)
+void tp_sym_llvm_init(struct sym_llvm *l, const char *exe)
 {
 	memset(l, 0, sizeof *l);
 	l->fd = -1;
@@ -104,7 +104,7 @@ void sym_llvm_init(struct sym_llvm *l, const char *exe)
 		snprintf(l->exe, sizeof l->exe, "%s", exe);
 		l->enabled = true;
 	} else if (!exe) {
-		l->enabled = sym_llvm_locate(l->exe, sizeof l->exe);
+		l->enabled = tp_sym_llvm_locate(l->exe, sizeof l->exe);
 	}
 }
 
@@ -129,7 +129,7 @@ static void stop_child(struct sym_llvm *l, bool kill_it)
 	}
 }
 
-void sym_llvm_release(struct sym_llvm *l)
+void tp_sym_llvm_release(struct sym_llvm *l)
 {
 	stop_child(l, false);
 	l->enabled = false;
@@ -195,7 +195,7 @@ static ssize_t read_answer(struct sym_llvm *l)
 	}
 }
 
-bool sym_llvm_parse(const char *ans, size_t n, char *file, size_t cap, uint32_t *line)
+bool tp_sym_llvm_parse(const char *ans, size_t n, char *file, size_t cap, uint32_t *line)
 {
 	const char *nl = memchr(ans, '\n', n), *end = nl ? nl : ans + n, *col = NULL, *ln = NULL;
 	unsigned long v = 0;
@@ -228,7 +228,7 @@ bool sym_llvm_parse(const char *ans, size_t n, char *file, size_t cap, uint32_t 
 	return true;
 }
 
-int sym_llvm_lookup(struct sym_llvm *l, const char *elf, uint64_t addr, char *file,
+int tp_sym_llvm_lookup(struct sym_llvm *l, const char *elf, uint64_t addr, char *file,
 		    size_t cap, uint32_t *line)
 {
 	char q[PATH_MAX + 64];
@@ -258,7 +258,7 @@ int sym_llvm_lookup(struct sym_llvm *l, const char *elf, uint64_t addr, char *fi
 		sym_llvm_fail(l);
 		return -1;
 	}
-	bool ok = sym_llvm_parse(l->buf, (size_t)got, file, cap, line);
+	bool ok = tp_sym_llvm_parse(l->buf, (size_t)got, file, cap, line);
 	memmove(l->buf, l->buf + got, l->len - (size_t)got);
 	l->len -= (size_t)got;
 	return ok ? 0 : -1;

@@ -97,7 +97,7 @@ static uint32_t emit_module(struct tp *tp, struct pb_writer *w, uint32_t m, cons
 		pb_put_uint64(w, 1, (uint64_t)pcs[i].rel_pc);
 		unsigned line = pb_begin_nested(w, 2);
 		pb_put_string(w, 1, sym_demangle(fn, dem, sizeof dem) ? dem : fn);
-		if (sym_llvm_lookup(llvm, s->path, (uint64_t)pcs[i].rel_pc + corr, src, sizeof src,
+		if (tp_sym_llvm_lookup(llvm, s->path, (uint64_t)pcs[i].rel_pc + corr, src, sizeof src,
 				    &line_no) == 0) {
 			pb_put_string(w, 2, src);
 			pb_put_uint32(w, 3, line_no);
@@ -139,7 +139,7 @@ int tp_symbolize(struct tp *tp, const struct tp_symbolize_opts *o, struct tp_sym
 	sym_finder_init(&finder, o->binary_path, o->find_mode, o->no_system);
 	if (o->debug_root)
 		finder.debug_root = o->debug_root;
-	sym_llvm_init(&llvm, n ? o->llvm_symbolizer : "");
+	tp_sym_llvm_init(&llvm, n ? o->llvm_symbolizer : "");
 	pb_writer_init_growable(&w);
 	for (size_t i = 0, j; i < n; i = j) {
 		size_t uniq = 0;
@@ -164,7 +164,7 @@ int tp_symbolize(struct tp *tp, const struct tp_symbolize_opts *o, struct tp_sym
 		}
 	}
 	sym_finder_release(&finder);
-	sym_llvm_release(&llvm);
+	tp_sym_llvm_release(&llvm);
 	tb_free(v);
 	if (pb_writer_error(&w)) {
 		pb_writer_release(&w);

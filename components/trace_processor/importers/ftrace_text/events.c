@@ -333,7 +333,7 @@ enum ft_kind {
 #undef FT_KIND_ENUM_
 };
 
-void ft_kinds_init(struct ftrace_text *ft)
+void tp_ft_kinds_init(struct ftrace_text *ft)
 {
 	static const char *const names[] = {NULL,
 #define FT_KIND_NAME_(e, s) s,
@@ -616,7 +616,7 @@ static bool handle(struct ftrace_text *ft, enum ft_kind kind, int64_t ts, uint32
 	}
 }
 
-void ft_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len, void *ctx)
+void tp_ft_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len, void *ctx)
 {
 	struct ftrace_text *ft = ctx;
 	struct ft_rec r;
