@@ -425,6 +425,16 @@ int tb_parse_duration_ms(const char *s, uint64_t *ms, struct tb_err *err);
  * 1024: "64k", "32mb", "1g"). Stores bytes in *bytes; errors as above. */
 int tb_parse_size(const char *s, uint64_t *bytes, struct tb_err *err);
 
+/* ---- digits in text (digits.c) ------------------------------------------ */
+
+/* The value of the hex digit c (0-9, a-f, A-F), or -1. Pure. */
+int tb_hex_digit(int c);
+/* The run of decimal digits that starts s[0, n): returns its length (0
+ * when s does not start with a digit) and stores its value in *v (0 for no
+ * digits), saturated at UINT64_MAX when it does not fit, so a caller's
+ * "v > max" check also catches overflow. No sign, no blanks. Pure. */
+size_t tb_dec_prefix(const char *s, size_t n, uint64_t *v);
+
 /* ---- file descriptors (fd.c) --------------------------------------------- */
 
 /* Read up to n bytes, retrying on EINTR and short reads and waiting with

@@ -28,16 +28,11 @@
 static bool parse_uint(const char *s, size_t n, uint64_t max, uint64_t *out)
 {
 	size_t i = 0;
-	uint64_t v = 0;
+	uint64_t v;
 	while (i < n && (s[i] == ' ' || s[i] == '\t'))
 		i++;
-	if (i == n || s[i] < '0' || s[i] > '9')
+	if (tb_dec_prefix(s + i, n - i, &v) == 0 || v > max)
 		return false;
-	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
-		v = v * 10 + (uint64_t)(s[i] - '0');
-		if (v > max)
-			return false;
-	}
 	*out = v;
 	return true;
 }

@@ -219,15 +219,8 @@ static int on_field(void *ctx, const uint8_t *d, size_t n, unsigned flags)
 /* A decimal uint32 ("42"), nothing else. */
 static bool parse_u32(const uint8_t *s, size_t n, uint32_t *out)
 {
-	uint64_t v = 0;
-	if (n == 0 || n > 10)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	if (v > UINT32_MAX)
+	uint64_t v;
+	if (n == 0 || n > 10 || tb_dec_prefix((const char *)s, n, &v) != n || v > UINT32_MAX)
 		return false;
 	*out = (uint32_t)v;
 	return true;

@@ -38,17 +38,10 @@ static bool parse_id128(const char *s, size_t n, uint8_t out[16])
 {
 	size_t k = 0;
 	for (size_t i = 0; i < n && k < 32; i++) {
-		char c = s[i];
 		int v;
-		if (c == '-')
+		if (s[i] == '-')
 			continue;
-		if (c >= '0' && c <= '9')
-			v = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			v = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			v = c - 'A' + 10;
-		else
+		if ((v = tb_hex_digit(s[i])) < 0)
 			break;
 		if (k % 2 == 0)
 			out[k / 2] = (uint8_t)(v << 4);
