@@ -70,27 +70,43 @@ static void find_versioned(const char *dir, char *best, size_t cap, long *best_v
 	closedir(d);
 }
 
+/* The next non-empty ':'-separated folder of *list (cut in place), or NULL
+ * at the end; *list moves past it. Empty entries are skipped. */
+static char *next_dir(char **list)
+{
+	char *dir = *list, *colon;
+	while (dir && *dir == ':')
+		dir++;
+	if (!dir || !*dir)
+		return *list = NULL;
+	colon = strchr(dir, ':');
+	if (colon)
+		*colon++ = '\0';
+	*list = colon;
+	return dir;
+}
+
 bool tp_sym_llvm_locate(char *out, size_t cap)
 {
 	const char *env = getenv("PATH");
-	char *path, *dir, *save = NULL;
+	char *path, *dir, *rest;
 	long ver = -1;
 	bool found = false;
 
 	if (!env || !*env)
 		return false;
-	path = tb_strdup(env);
-	for (dir = strtok_r(path, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
-		if (snprintf(out, cap, "%s/%s", *dir ? dir : ".", SYM_LLVM_NAME) < (int)cap &&
+	path = rest = tb_strdup(env);
+	while (!found && (dir = next_dir(&rest))) {
+		if (snprintf(out, cap, "%s/%s", dir, SYM_LLVM_NAME) < (int)cap &&
 		    access(out, X_OK) == 0)
 			found = true;
 	}
 	tb_free(path);
 	if (found)
 		return true;
-	path = tb_strdup(env);
-	for (dir = strtok_r(path, ":", &save); dir; dir = strtok_r(NULL, ":", &save))
-		find_versioned(*dir ? dir : ".", out, cap, &ver);
+	path = rest = tb_strdup(env);
+	while ((dir = next_dir(&rest)))
+		find_versioned(dir, out, cap, &ver);
 	tb_free(path);
 	return ver >= 0;
 }
