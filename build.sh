@@ -2,11 +2,14 @@
 # build.sh: the only entry point for building and testing tracebox.
 #
 #   ./build.sh            out/tracebox: static (musl), stripped, reproducible
-#   ./build.sh test       everything the tests need (every target whose cross
-#                         compiler is installed, or all as root), then every tier
-#   ./build.sh tests      everything the tests need, without running them
-#                         (then: out/asan/unit [FILTER], or one tests/cli script
-#                         with TRACEBOX=out/tracebox TB_OUT=out TB_TEST_ROOT=.)
+#   ./build.sh test       build-tests, then the checks, then every test tier
+#   ./build.sh build-tests  everything the tests need (every target whose cross
+#                         compiler is installed, or all as root), without
+#                         running them (then: out/asan/unit [FILTER], or one
+#                         tests/cli script with TRACEBOX=out/tracebox TB_OUT=out
+#                         TB_TEST_ROOT=.); `tests` is the same (old name)
+#   ./build.sh check      out/tracebox, then the checks `test` runs first:
+#                         private headers, symbol prefixes (tests/check/)
 #   ./build.sh asan       glibc build with ASan+UBSan, whole suite against it
 #   ./build.sh fuzz [T] [SECONDS]  libFuzzer campaign (clang) on target T, or all
 #   ./build.sh bench [NAME]        run bench/*_bench.c (figures, no assertions)
@@ -35,8 +38,11 @@ OUT=$ROOT/out
 JOBS=$(nproc 2>/dev/null || echo 2)
 cd "$ROOT"
 
-WARN="-Wall -Wextra -Werror -Wvla -Wshadow -Wstrict-prototypes -Wno-unused-parameter"
-BANNED='strcpy|strcat|sprintf|vsprintf|strtok|atoi|gets|alloca'
+# Every compile of our code (components, tests, tools, benchmarks) also
+# force-includes base/banned.h, which turns a call to a banned function
+# (STYLE.md, Build) into a compile error naming it.
+WARN="-Wall -Wextra -Werror -Wvla -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+	-include components/base/banned.h"
 
 say() { printf '%s\n' "$*" >&2; }
 die() { printf 'build.sh: %s\n' "$*" >&2; exit 1; }
@@ -659,13 +665,6 @@ includes() {
 	echo "$inc"
 }
 
-check_banned() {
-	hits=$(find components tests bench -name '*.[ch]' -exec \
-		grep -nE "(^|[^_a-zA-Z0-9.>])($BANNED)[[:space:]]*\(" {} + 2>/dev/null || true)
-	[ -z "$hits" ] || die "banned functions used (see STYLE.md):
-$hits"
-}
-
 # link_tracebox FLAVOR CC "CFLAGS" "LDFLAGS" OUTPUT
 link_tracebox() {
 	flavor=$1 cc=$2 cflags="$3 $(includes)" ldflags=$4 output=$5
@@ -716,7 +715,6 @@ target_lib_objects() {
 # build_release_binary [TARGET]: TARGET's release binary, out/tracebox for
 # this machine's target, out/TARGET/tracebox for the others.
 build_release_binary() {
-	check_banned
 	toolchain "${1:-host}"
 	mkdir -p "$T_DIR"
 	link_tracebox "$T_FLAVOR" "$T_CC" "$T_CFLAGS" "$RELEASE_LDFLAGS" "$T_DIR/tracebox"
@@ -725,7 +723,6 @@ build_release_binary() {
 # out/asan/tracebox and the unit-test and fuzz-replay binaries (glibc).
 build_asan() {
 	ensure_tools
-	check_banned
 	build_libs host gcc "$HOST_DEP_CFLAGS"
 	gen_protos
 	gen_fields
@@ -760,7 +757,9 @@ build_asan() {
 
 # build_fuzz [TARGET] [SECONDS]: libFuzzer campaign on one target (or each in
 # turn). New inputs land in out/fuzz/<target>/; crashes are saved there too,
-# to be added to tests/fuzz/corpus/<target>/ as regression inputs.
+# to be added to tests/fuzz/corpus/<target>/ as regression inputs. Every
+# source is compiled once (objects in out/fuzz/obj, instrumented for the
+# fuzzer but without its main) and each target is linked against them.
 build_fuzz() {
 	ensure_tools clang:clang
 	build_libs host gcc "$HOST_DEP_CFLAGS"
@@ -769,14 +768,19 @@ build_fuzz() {
 	gen_version
 	gen_embeds
 	gen_stdlib
-	cflags="-std=c11 -D_GNU_SOURCE -O1 -g $WARN -fsanitize=fuzzer,address,undefined $(includes)"
+	cflags="-std=c11 -D_GNU_SOURCE -O1 -g $WARN -fsanitize=fuzzer-no-link,address,undefined $(includes)"
+	link="-fsanitize=fuzzer,address,undefined"
+	# shellcheck disable=SC2046
+	lib_objs=$(compile fuzz clang "$cflags" $(component_sources | grep -v '^components/tracebox/main\.c$') \
+		$(proto_sources))
 	for t in tests/fuzz/*_fuzz.c; do
 		name=$(basename "$t" _fuzz.c)
 		[ -z "$1" ] || [ "$1" = "$name" ] || continue
 		dir=$OUT/fuzz/$name && mkdir -p "$dir/new"
-		# shellcheck disable=SC2046,SC2086
-		clang $cflags -o "$dir/fuzzer" "$t" $(component_sources | grep -v '^components/tracebox/main\.c$') \
-			$(proto_sources) -L"$LIBS/lib" $LINK_LIBS -lm || die "cannot build fuzzer $name"
+		obj=$(compile fuzz clang "$cflags" "$t")
+		# shellcheck disable=SC2086
+		clang $cflags $link -o "$dir/fuzzer" $obj $lib_objs -L"$LIBS/lib" $LINK_LIBS -lm ||
+			die "cannot build fuzzer $name"
 		say "fuzzing $name for $2 s (corpus tests/fuzz/corpus/$name, new inputs in $dir/new)"
 		(cd "$dir" && ./fuzzer -max_total_time="$2" -print_final_stats=1 new \
 			"$ROOT/tests/fuzz/corpus/$name") || die "fuzzer $name found a crash (see $dir)"
@@ -918,6 +922,24 @@ build_emu() {
 	printf '%s' "$list" >"$OUT/emu/targets"
 }
 
+# ---- checks --------------------------------------------------------------
+
+# run_checks: the rules the build relies on but a compiler does not see
+# (STYLE.md), in seconds, on the objects of this machine's release build
+# (which `test` has just built): no component includes another's private
+# headers (tests/check/includes.sh); every external symbol carries its
+# component's prefix (tests/check/symbols.sh, nm). Banned functions are
+# refused by the compiler itself (components/base/banned.h).
+run_checks() {
+	target host
+	failed=
+	say "check: private headers"
+	sh tests/check/includes.sh || failed="$failed includes"
+	say "check: symbol prefixes"
+	sh tests/check/symbols.sh "$OUT/$T_FLAVOR/obj" || failed="$failed symbols"
+	[ -z "$failed" ] || die "checks failed:$failed"
+}
+
 # ---- modes ---------------------------------------------------------------
 
 run_tests() {
@@ -946,11 +968,16 @@ build | "")
 	;;
 test)
 	build_for_tests
+	run_checks
 	ensure_test_tools
 	run_tests "$OUT/tracebox"
 	;;
-tests)
+build-tests | tests)
 	build_for_tests
+	;;
+check)
+	build_release_binary
+	run_checks
 	;;
 asan)
 	build_for_tests

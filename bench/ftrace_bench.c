@@ -11,7 +11,7 @@
  *
  * `ftrace_bench [walk|plain|plain-pids|compact|pids]` runs one case, for instruction
  * counts: TB_BENCH_REPS=1 valgrind --tool=callgrind
- * --toggle-collect=ftrace_encode_bundle_opts out/bench/ftrace_bench compact
+ * --toggle-collect=probes_ftrace_encode_bundle_opts out/bench/ftrace_bench compact
  */
 #include <time.h>
 
@@ -45,7 +45,7 @@ static void run(const char *what, const struct ftrace_table *t, const uint8_t *p
 	size_t bytes = 0;
 
 	for (int rep = 0; rep < REPS; rep++) {
-		struct ftrace_encode_stats st = {0};
+		struct probes_ftrace_encode_stats st = {0};
 		struct pb_writer w;
 		double t0;
 		pb_writer_init_fixed(&w, out, cap);
@@ -54,12 +54,12 @@ static void run(const char *what, const struct ftrace_table *t, const uint8_t *p
 		/* One bundle per 64 pages, as a drain of a busy CPU writes. */
 		for (size_t pg = 0; pg < NPAGES; pg += 64) {
 			unsigned h = pb_begin_nested(&w, 1);
-			ftrace_encode_bundle_opts(&w, t, &o, 0, pages + pg * t->layout.page_size,
+			probes_ftrace_encode_bundle_opts(&w, t, &o, 0, pages + pg * t->layout.page_size,
 						  64 * (size_t)t->layout.page_size, &st);
 			pb_end_nested(&w, h);
 		}
 		t0 = now_s() - t0;
-		ftrace_pids_release(&pids);
+		probes_ftrace_pids_release(&pids);
 		if (pb_writer_error(&w) || st.events != events) {
 			fprintf(stderr, "ftrace_bench: encode failed (%llu of %zu events)\n",
 				(unsigned long long)st.events, events);
@@ -71,7 +71,7 @@ static void run(const char *what, const struct ftrace_table *t, const uint8_t *p
 	}
 	printf("%-34s %6.1f ns/event  %5.1f bytes/event  (%zu events, best of %d)\n", what,
 	       best * 1e9 / (double)events, (double)bytes / (double)events, events, REPS);
-	ftrace_encode_opts_release(&o);
+	probes_ftrace_encode_opts_release(&o);
 	tb_free(out);
 }
 
@@ -85,9 +85,9 @@ static void run_walk(const struct ftrace_table *t, const uint8_t *pages, size_t 
 		for (size_t pg = 0; pg < NPAGES; pg++) {
 			struct ftrace_page_iter it;
 			struct ftrace_record rec;
-			ftrace_page_begin(&it, &t->layout, pages + pg * t->layout.page_size,
+			probes_ftrace_page_begin(&it, &t->layout, pages + pg * t->layout.page_size,
 					  t->layout.page_size);
-			while (ftrace_page_next(&it, &rec))
+			while (probes_ftrace_page_next(&it, &rec))
 				sum += rec.ts;
 		}
 		t0 = now_s() - t0;
@@ -122,6 +122,6 @@ int main(int argc, char **argv)
 	if (!only || !strcmp(only, "pids"))
 		run("compact_sched + pids for ps", &t, pages, events, true, true);
 	tb_free(pages);
-	ftrace_table_release(&t);
+	probes_ftrace_table_release(&t);
 	return 0;
 }

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "base.h"
-#include "probes.h"
+#include "probes_int.h"
 
 static const char k_header_page[] =
 	"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
@@ -79,21 +79,21 @@ static const char *bench_load_table(struct ftrace_table *t)
 
 	for (int i = 0; i < 3; i++)
 		ok = (text[i] = slurp(paths[i], &len[i])) != NULL && ok;
-	ftrace_table_init(t);
-	ok = ok && ftrace_parse_header_page(text[0], len[0], &t->layout, &err) == 0 &&
-	     ftrace_table_add_format(t, "sched", text[1], len[1], &err) == 0 &&
-	     ftrace_table_add_format(t, "sched", text[2], len[2], &err) == 0;
+	probes_ftrace_table_init(t);
+	ok = ok && probes_ftrace_parse_header_page(text[0], len[0], &t->layout, &err) == 0 &&
+	     probes_ftrace_table_add_format(t, "sched", text[1], len[1], &err) == 0 &&
+	     probes_ftrace_table_add_format(t, "sched", text[2], len[2], &err) == 0;
 	for (int i = 0; i < 3; i++)
 		tb_free(text[i]);
 	if (ok)
 		return "this kernel's tracefs";
-	ftrace_table_release(t);
-	ftrace_table_init(t);
-	if (ftrace_parse_header_page(k_header_page, sizeof k_header_page - 1, &t->layout, &err) <
+	probes_ftrace_table_release(t);
+	probes_ftrace_table_init(t);
+	if (probes_ftrace_parse_header_page(k_header_page, sizeof k_header_page - 1, &t->layout, &err) <
 		    0 ||
-	    ftrace_table_add_format(t, "sched", k_sched_switch, sizeof k_sched_switch - 1, &err) <
+	    probes_ftrace_table_add_format(t, "sched", k_sched_switch, sizeof k_sched_switch - 1, &err) <
 		    0 ||
-	    ftrace_table_add_format(t, "sched", k_sched_waking, sizeof k_sched_waking - 1, &err) <
+	    probes_ftrace_table_add_format(t, "sched", k_sched_waking, sizeof k_sched_waking - 1, &err) <
 		    0) {
 		fprintf(stderr, "bench: %s\n", err.msg);
 		exit(1);
@@ -114,7 +114,7 @@ static const struct ftrace_event_format *bench_event(const struct ftrace_table *
 static void put_field(uint8_t *rec, const struct ftrace_event_format *f, const char *name,
 		      const void *v, size_t n)
 {
-	const struct ftrace_field *fd = ftrace_format_field(f, name);
+	const struct ftrace_field *fd = probes_ftrace_format_field(f, name);
 	if (fd && n <= fd->size)
 		memcpy(rec + fd->offset, v, n);
 }

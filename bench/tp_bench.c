@@ -245,7 +245,7 @@ static uint64_t gen_sched(const char *path, uint64_t target_events)
 	FILE *f = fopen(path, "w");
 	struct ftrace_table t;
 	struct ftrace_encode_opts o = {.compact_sched = true};
-	struct ftrace_encode_stats st = {0};
+	struct probes_ftrace_encode_stats st = {0};
 	struct bench_cpu cpus[2] = {{.tid_base = 1000, .ts = 1000000000ull},
 				    {.tid_base = 2000, .ts = 1000000333ull}};
 	struct pb_writer w;
@@ -267,7 +267,7 @@ static uint64_t gen_sched(const char *path, uint64_t target_events)
 			pkt = pb_begin_nested(&w, 1);     /* Trace.packet */
 			pb_put_uint32(&w, 10, 1);         /* trusted_packet_sequence_id */
 			h = pb_begin_nested(&w, 1);       /* ftrace_events */
-			events += ftrace_encode_bundle_opts(&w, &t, &o, cpu, pages,
+			events += probes_ftrace_encode_bundle_opts(&w, &t, &o, cpu, pages,
 							    64 * (size_t)t.layout.page_size, &st);
 			pb_end_nested(&w, h);
 			pb_end_nested(&w, pkt);
@@ -275,8 +275,8 @@ static uint64_t gen_sched(const char *path, uint64_t target_events)
 		}
 	}
 	pb_writer_release(&w);
-	ftrace_encode_opts_release(&o);
-	ftrace_table_release(&t);
+	probes_ftrace_encode_opts_release(&o);
+	probes_ftrace_table_release(&t);
 	tb_free(pages);
 	fclose(f);
 	return events;

@@ -432,6 +432,16 @@ int tb_parse_duration_ms(const char *s, uint64_t *ms, struct tb_err *err);
  * 1024: "64k", "32mb", "1g"). Stores bytes in *bytes; errors as above. */
 int tb_parse_size(const char *s, uint64_t *bytes, struct tb_err *err);
 
+/* ---- digits in text (digits.c) ------------------------------------------ */
+
+/* The value of the hex digit c (0-9, a-f, A-F), or -1. Pure. */
+int tb_hex_digit(int c);
+/* The run of decimal digits that starts s[0, n): returns its length (0
+ * when s does not start with a digit) and stores its value in *v (0 for no
+ * digits), saturated at UINT64_MAX when it does not fit, so a caller's
+ * "v > max" check also catches overflow. No sign, no blanks. Pure. */
+size_t tb_dec_prefix(const char *s, size_t n, uint64_t *v);
+
 /* ---- file descriptors (fd.c) --------------------------------------------- */
 
 /* Read up to n bytes, retrying on EINTR and short reads and waiting with
@@ -745,6 +755,40 @@ void loop_quit(struct loop *l, int code);
  * at all; 0 anyway if tasks are pending) and dispatch what fired. Returns the
  * number of callbacks run, or -errno. */
 int loop_run_once(struct loop *l, int timeout_ms);
+
+/* ---- daemon applets (daemon.c) ------------------------------------------ */
+
+/* What a flag callback tells tb_daemon_main. */
+enum tb_daemon_flag {
+	TB_DAEMON_FLAG_TAKEN,   /* the applet's flag: carry on */
+	TB_DAEMON_FLAG_UNKNOWN, /* not the applet's: usage error, exit 1 */
+	TB_DAEMON_EXIT_OK,      /* done (e.g. a one-shot cleanup): exit 0 now */
+	TB_DAEMON_EXIT_FAIL,    /* a bad value, already reported: exit 1 now */
+};
+
+/* One daemon applet (traced, traced_probes, traced_perf) for
+ * tb_daemon_main. Strings are borrowed. */
+struct tb_daemon {
+	const char *name;    /* the applet: --version, log name, error prefix */
+	const char *log_tag; /* tag of the "signal N, exiting" line */
+	const char *usage;   /* --help text (and after an unknown flag) */
+	/* A flag other than --version/-v, --help/-h and --background at
+	 * argv[*i]; it may take values by advancing *i. NULL: none. */
+	enum tb_daemon_flag (*flag)(void *ctx, int argc, char **argv, int *i);
+	/* Create the service on l (SIGINT and SIGTERM already end the loop).
+	 * Returns 0, or < 0 with a message in err (then stop still runs). */
+	int (*start)(void *ctx, struct loop *l, struct tb_err *err);
+	/* Free what start made, after the loop has ended. NULL: nothing. */
+	void (*stop)(void *ctx);
+	void *ctx;
+};
+
+/* The daemon applets' main: parse the flags (printing --version and --help
+ * itself), name the log, ignore SIGPIPE, make the loop, start the service,
+ * daemonize for --background once it is up, run until SIGINT/SIGTERM or
+ * the service quits the loop, stop. On failure prints "NAME: message" to
+ * stderr. Returns the exit status. Main thread only. */
+int tb_daemon_main(const struct tb_daemon *d, int argc, char **argv);
 
 /* ---- HTTP client (http.c) ------------------------------------------------ */
 

@@ -68,7 +68,7 @@ struct ipc_client *ipc_client_adopt_fd(struct loop *l, int fd, const struct ipc_
 	pid_t pid;
 	if (ipc_sock_peercred(fd, &c->peer_uid, &pid) < 0)
 		c->peer_uid = (uid_t)-1;
-	int r = conn_init(&c->conn, l, fd, &cl_conn_ops, c);
+	int r = ipc_conn_init(&c->conn, l, fd, &cl_conn_ops, c);
 	if (r < 0) {
 		tb_err_errno(err, r, "cannot watch the ipc socket");
 		tb_free(c);
@@ -113,12 +113,12 @@ void ipc_client_free(struct ipc_client *c)
 {
 	if (!c)
 		return;
-	conn_close(&c->conn);
+	ipc_conn_close(&c->conn);
 	c->disconnected = true;
 	/* Forget pending requests now: no callbacks after free. */
 	free_pending_map(c);
 	hmap_init(&c->pending);
-	conn_free_owner(&c->conn);
+	ipc_conn_free_owner(&c->conn);
 }
 
 bool ipc_client_connected(const struct ipc_client *c)
@@ -138,7 +138,7 @@ uint64_t ipc_client_protocol_errors(const struct ipc_client *c)
 
 int ipc_client_take_fd(struct ipc_client *c)
 {
-	return conn_take_fd(&c->conn);
+	return ipc_conn_take_fd(&c->conn);
 }
 
 static int cmp_pending(const void *a, const void *b)
@@ -165,9 +165,9 @@ static void cl_on_error(void *owner, int code)
 	if (code == -EPROTO)
 		c->protocol_errors++;
 	log_debug(LOG_TAG, "connection closed (%s)", code ? strerror(-code) : "eof");
-	conn_close(&c->conn);
+	ipc_conn_close(&c->conn);
 	c->disconnected = true;
-	conn_enter(&c->conn);
+	ipc_conn_enter(&c->conn);
 	/* Fail every pending request in request order. ipc_client_free from
 	 * a callback empties the map; the list taken here is then unused. */
 	VEC(struct pending *) list = VEC_INIT;
@@ -184,7 +184,7 @@ static void cl_on_error(void *owner, int code)
 	vec_release(&list);
 	if (!c->conn.free_pending && c->ops.on_disconnect)
 		c->ops.on_disconnect(c->ctx, c);
-	conn_leave(&c->conn);
+	ipc_conn_leave(&c->conn);
 }
 
 static int64_t send_request(struct ipc_client *c, Perfetto__Protos__IPCFrame *f, int fd,
@@ -193,7 +193,7 @@ static int64_t send_request(struct ipc_client *c, Perfetto__Protos__IPCFrame *f,
 	uint64_t id = c->next_request_id;
 	f->has_request_id = true;
 	f->request_id = id;
-	int r = conn_send_frame(&c->conn, f, fd);
+	int r = ipc_conn_send_frame(&c->conn, f, fd);
 	if (r < 0) {
 		tb_free(pd);
 		return r == -ENOBUFS || r == -EMSGSIZE ? r : -ENOTCONN;

@@ -9,7 +9,7 @@
  * reported later from a zero-delay timer, so owners never see on_error
  * re-entrantly; failures found while reading are reported at once, inside
  * the busy section, and the owner's memory is freed only when that section
- * ends (conn_free_owner / conn_leave).
+ * ends (ipc_conn_free_owner / ipc_conn_leave).
  */
 #include <errno.h>
 #include <unistd.h>
@@ -24,7 +24,7 @@
 
 static void conn_io(struct loop *l, int fd, uint32_t events, void *ctx);
 
-int conn_init(struct ipc_conn *c, struct loop *l, int fd, const struct ipc_conn_ops *ops,
+int ipc_conn_init(struct ipc_conn *c, struct loop *l, int fd, const struct ipc_conn_ops *ops,
 	      void *owner)
 {
 	memset(c, 0, sizeof *c);
@@ -54,7 +54,7 @@ static void drop_queue(struct ipc_conn *c)
 	c->tx_head = 0;
 }
 
-void conn_close(struct ipc_conn *c)
+void ipc_conn_close(struct ipc_conn *c)
 {
 	if (c->closed)
 		return;
@@ -72,7 +72,7 @@ void conn_close(struct ipc_conn *c)
 	ipc_rxbuf_release(&c->rx);
 }
 
-bool conn_free_owner(struct ipc_conn *c)
+bool ipc_conn_free_owner(struct ipc_conn *c)
 {
 	if (c->busy > 0) {
 		c->free_pending = true;
@@ -82,7 +82,7 @@ bool conn_free_owner(struct ipc_conn *c)
 	return true;
 }
 
-bool conn_leave(struct ipc_conn *c)
+bool ipc_conn_leave(struct ipc_conn *c)
 {
 	TB_CHECK(c->busy > 0);
 	if (--c->busy == 0 && c->free_pending) {
@@ -92,7 +92,7 @@ bool conn_leave(struct ipc_conn *c)
 	return false;
 }
 
-int conn_take_fd(struct ipc_conn *c)
+int ipc_conn_take_fd(struct ipc_conn *c)
 {
 	int fd = c->rx_fd;
 	c->rx_fd = -1;
@@ -181,7 +181,7 @@ static int flush(struct ipc_conn *c)
 	return 0;
 }
 
-int conn_send(struct ipc_conn *c, const uint8_t *p, size_t n, int fd)
+int ipc_conn_send(struct ipc_conn *c, const uint8_t *p, size_t n, int fd)
 {
 	int ret = 0;
 	if (c->closed || c->failing) {
@@ -228,7 +228,7 @@ out:
 	return ret;
 }
 
-int conn_send_frame(struct ipc_conn *c, const Perfetto__Protos__IPCFrame *f, int fd)
+int ipc_conn_send_frame(struct ipc_conn *c, const Perfetto__Protos__IPCFrame *f, int fd)
 {
 	uint8_t *buf;
 	size_t len;
@@ -237,7 +237,7 @@ int conn_send_frame(struct ipc_conn *c, const Perfetto__Protos__IPCFrame *f, int
 		tb_close(&fd);
 		return r;
 	}
-	r = conn_send(c, buf, len, fd);
+	r = ipc_conn_send(c, buf, len, fd);
 	tb_free(buf);
 	return r;
 }
@@ -302,7 +302,7 @@ static void conn_io(struct loop *l, int fd, uint32_t events, void *ctx)
 	int code = 1;
 	(void)l;
 	(void)fd;
-	conn_enter(c);
+	ipc_conn_enter(c);
 	if (events & LOOP_OUT) {
 		int r = flush(c);
 		if (r < 0)
@@ -312,5 +312,5 @@ static void conn_io(struct loop *l, int fd, uint32_t events, void *ctx)
 		code = read_some(c);
 	if (code != 1 && !c->closed && !c->failing)
 		c->ops->on_error(c->owner, code);
-	conn_leave(c);
+	ipc_conn_leave(c);
 }

@@ -10,25 +10,6 @@
 
 #include "ipc.h"
 
-static void *pb_alloc(void *data, size_t size)
-{
-	(void)data;
-	return tb_malloc(size ? size : 1);
-}
-
-static void pb_free(void *data, void *p)
-{
-	(void)data;
-	tb_free(p);
-}
-
-static ProtobufCAllocator ipc_allocator = {pb_alloc, pb_free, NULL};
-
-ProtobufCAllocator *ipc_pb_allocator(void)
-{
-	return &ipc_allocator;
-}
-
 int ipc_frame_encode(const Perfetto__Protos__IPCFrame *f, uint8_t **out, size_t *len)
 {
 	size_t n = perfetto__protos__ipcframe__get_packed_size(f);
@@ -50,13 +31,13 @@ int ipc_frame_encode(const Perfetto__Protos__IPCFrame *f, uint8_t **out, size_t 
 
 Perfetto__Protos__IPCFrame *ipc_frame_decode(const uint8_t *p, size_t n)
 {
-	return perfetto__protos__ipcframe__unpack(&ipc_allocator, n, p);
+	return perfetto__protos__ipcframe__unpack(protos_allocator(), n, p);
 }
 
 void ipc_frame_free(Perfetto__Protos__IPCFrame *f)
 {
 	if (f)
-		perfetto__protos__ipcframe__free_unpacked(f, &ipc_allocator);
+		perfetto__protos__ipcframe__free_unpacked(f, protos_allocator());
 }
 
 /* ---- receive buffer -------------------------------------------------------- */

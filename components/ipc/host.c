@@ -156,7 +156,7 @@ static void client_destroy(void *owner)
 static void client_drop(struct host_client *hc, bool notify)
 {
 	struct ipc_host *h = hc->host;
-	conn_close(&hc->conn);
+	ipc_conn_close(&hc->conn);
 	detach_calls(hc);
 	hmap_del(&h->clients, hc->peer.client_id, NULL);
 	uid_count(h, hc->peer.uid, -1);
@@ -164,11 +164,11 @@ static void client_drop(struct host_client *hc, bool notify)
 	if (h->paused)
 		resume(h); /* an fd is free again */
 	if (notify && h->ops.on_disconnect) {
-		conn_enter(&hc->conn);
+		ipc_conn_enter(&hc->conn);
 		h->ops.on_disconnect(h->ctx, &hc->peer);
 		hc->conn.busy--; /* the free below decides */
 	}
-	conn_free_owner(&hc->conn);
+	ipc_conn_free_owner(&hc->conn);
 }
 
 void ipc_host_free(struct ipc_host *h)
@@ -305,7 +305,7 @@ int64_t ipc_host_adopt_fd(struct ipc_host *h, int fd)
 			return -EUSERS;
 		}
 	}
-	int r = conn_init(&hc->conn, h->loop, fd, &client_conn_ops, hc);
+	int r = ipc_conn_init(&hc->conn, h->loop, fd, &client_conn_ops, hc);
 	if (r < 0) {
 		tb_free(hc);
 		return tb_err_errno(&h->err, r, "cannot watch client socket");
@@ -486,7 +486,7 @@ static void client_on_error(void *owner, int code)
 
 static int send_frame(struct host_client *hc, Perfetto__Protos__IPCFrame *f, int fd)
 {
-	int r = conn_send_frame(&hc->conn, f, fd);
+	int r = ipc_conn_send_frame(&hc->conn, f, fd);
 	if (r == 0)
 		hc->host->stats.frames_sent++;
 	return r;
@@ -723,5 +723,5 @@ int ipc_call_take_fd(struct ipc_call *call)
 {
 	if (!call->client || call->client->current != call)
 		return -1;
-	return conn_take_fd(&call->client->conn);
+	return ipc_conn_take_fd(&call->client->conn);
 }

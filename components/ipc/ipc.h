@@ -57,13 +57,6 @@
  * take one of them is closed at accept. */
 #define IPC_FD_HEADROOM 32u
 
-/* ---- protobuf-c allocation (frame.c) ------------------------------------- */
-
-/* A ProtobufCAllocator that routes through tb_malloc/tb_free. Use it for
- * every protobuf-c unpack/free of IPC payloads so allocations are counted.
- * The returned pointer is static; any thread. */
-ProtobufCAllocator *ipc_pb_allocator(void);
-
 /* ---- frames (frame.c) ---------------------------------------------------- */
 
 /* Serialize f as one framed message (4-byte LE length + IPCFrame bytes) into

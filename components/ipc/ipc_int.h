@@ -23,10 +23,10 @@ struct ipc_conn_ops {
 	void (*on_frame)(void *owner, const uint8_t *p, size_t n);
 	/* The connection failed: code is 0 for EOF, else -errno (-EPROTO for
 	 * a protocol error, -ENOBUFS for queue overflow, -ETIMEDOUT for a
-	 * stall). The owner must call conn_close (and may free itself through
-	 * conn_free_owner). */
+	 * stall). The owner must call ipc_conn_close (and may free itself through
+	 * ipc_conn_free_owner). */
 	void (*on_error)(void *owner, int code);
-	/* Free the owner; called once when conn_free_owner was requested
+	/* Free the owner; called once when ipc_conn_free_owner was requested
 	 * while the connection was busy dispatching. */
 	void (*destroy)(void *owner);
 };
@@ -62,28 +62,28 @@ struct ipc_conn {
 	uint64_t frames_in, frames_out, protocol_errors;
 };
 
-/* Serve fd (owned from now on, closed by conn_close). Returns 0 or -errno
+/* Serve fd (owned from now on, closed by ipc_conn_close). Returns 0 or -errno
  * (then fd is closed). */
-int conn_init(struct ipc_conn *c, struct loop *l, int fd, const struct ipc_conn_ops *ops,
+int ipc_conn_init(struct ipc_conn *c, struct loop *l, int fd, const struct ipc_conn_ops *ops,
 	      void *owner);
 /* Stop watching, close the socket and the slot, drop the send queue. Safe
  * to call twice and from inside the owner's callbacks. */
-void conn_close(struct ipc_conn *c);
+void ipc_conn_close(struct ipc_conn *c);
 /* Free the owner now (returns true) or, while busy, once the dispatch in
- * progress ends (returns false). Call after conn_close. */
-bool conn_free_owner(struct ipc_conn *c);
+ * progress ends (returns false). Call after ipc_conn_close. */
+bool ipc_conn_free_owner(struct ipc_conn *c);
 /* Queue one encoded frame (4-byte prefix included) with fd (owned: closed
  * once sent or on failure). Returns 0, or -ENOTCONN (closed or failing),
  * -ENOBUFS (queue cap: the connection then fails from the loop, never from
  * inside this call). */
-int conn_send(struct ipc_conn *c, const uint8_t *p, size_t n, int fd);
-/* Encode f and conn_send it. Also -EMSGSIZE (fd closed, nothing sent). */
-int conn_send_frame(struct ipc_conn *c, const Perfetto__Protos__IPCFrame *f, int fd);
-/* Enter / leave a section that calls into the owner. conn_leave returns
+int ipc_conn_send(struct ipc_conn *c, const uint8_t *p, size_t n, int fd);
+/* Encode f and ipc_conn_send it. Also -EMSGSIZE (fd closed, nothing sent). */
+int ipc_conn_send_frame(struct ipc_conn *c, const Perfetto__Protos__IPCFrame *f, int fd);
+/* Enter / leave a section that calls into the owner. ipc_conn_leave returns
  * true if the owner was freed (touch nothing afterwards). */
-static inline void conn_enter(struct ipc_conn *c) { c->busy++; }
-bool conn_leave(struct ipc_conn *c);
+static inline void ipc_conn_enter(struct ipc_conn *c) { c->busy++; }
+bool ipc_conn_leave(struct ipc_conn *c);
 /* Take the received-fd slot (-1 if empty). */
-int conn_take_fd(struct ipc_conn *c);
+int ipc_conn_take_fd(struct ipc_conn *c);
 
 #endif /* TB_IPC_INT_H */

@@ -41,7 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ipc.h"
+#include "protos.h"
 #include "tracing.h"
 #include "version.h"
 #include "pb_fields.h"
@@ -729,7 +729,7 @@ static int parse_config(struct instance *in, struct perf_event_opts *o, uint32_t
 	o->frequency = PERF_DEFAULT_FREQUENCY;
 	*read_ms = PERF_DEFAULT_READ_PERIOD_MS;
 	if (in->config_len)
-		dsc = perfetto__protos__data_source_config__unpack(ipc_pb_allocator(),
+		dsc = perfetto__protos__data_source_config__unpack(protos_allocator(),
 								   in->config_len, in->config);
 	if (in->config_len && !dsc) {
 		rc = tb_err_set(err, -EINVAL, "cannot decode the data source config");
@@ -848,7 +848,7 @@ out:
 		in->workload_pid = 0;
 	}
 	if (dsc)
-		perfetto__protos__data_source_config__free_unpacked(dsc, ipc_pb_allocator());
+		perfetto__protos__data_source_config__free_unpacked(dsc, protos_allocator());
 	return rc;
 }
 
@@ -1064,79 +1064,52 @@ static void on_disconnect(void *ctx, struct tracing_producer *p)
 	drop_all(ctx);
 }
 
-static void on_signal(struct loop *l, int signo, void *ctx)
+static const char perf_usage[] =
+	"usage: traced_perf [--background] [--version]\n"
+	"The producer of the linux.perf data source (callstack sampling with\n"
+	"perf_event_open). Socket: $PERFETTO_PRODUCER_SOCK_NAME.\n";
+
+static int perf_daemon_start(void *ctx, struct loop *l, struct tb_err *err)
 {
-	log_info(PERF_LOG, "signal %d, exiting", signo);
-	loop_quit(l, 0);
+	static const struct tracing_ds_desc ds = {PERF_DS_NAME, true, true, false};
+	struct perf_daemon *d = ctx;
+	struct tracing_daemon_opts o = {0};
+
+	d->loop = l;
+	o.producer.name = PERF_PRODUCER_NAME;
+	o.producer.ctx = d;
+	o.producer.on_disconnect = on_disconnect;
+	o.producer.setup = on_setup;
+	o.producer.start = on_start;
+	o.producer.stop = on_stop;
+	o.producer.flush = on_flush;
+	o.data_sources = &ds;
+	o.n_data_sources = 1;
+	/* tracebox autostart waits for "1" here (compat §5.2). */
+	o.ready_fd_env = "TRACED_PERF_NOTIFY_FD";
+	o.retry_ms = PERF_RECONNECT_MS;
+	d->td = tracing_daemon_new(l, &o);
+	return 0;
 }
 
-static void usage(FILE *f)
+static void perf_daemon_stop(void *ctx)
 {
-	fprintf(f, "usage: traced_perf [--background] [--version]\n"
-		   "The producer of the linux.perf data source (callstack sampling with\n"
-		   "perf_event_open). Socket: $PERFETTO_PRODUCER_SOCK_NAME.\n");
+	struct perf_daemon *d = ctx;
+	drop_all(d);
+	vec_release(&d->instances);
+	tracing_daemon_free(d->td);
 }
 
 int traced_perf_main(int argc, char **argv)
 {
-	struct tb_err err = {0};
-	struct perf_daemon d = {0};
-	bool background = false;
-	int rc = 1;
-
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-v") == 0) {
-			printf("tracebox traced_perf %s (%s)\n", TB_VERSION, TB_REVISION);
-			return 0;
-		} else if (strcmp(argv[i], "--background") == 0) {
-			background = true;
-		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			usage(stdout);
-			return 0;
-		} else {
-			fprintf(stderr, "traced_perf: unknown option '%s'\n", argv[i]);
-			usage(stderr);
-			return 1;
-		}
-	}
-	log_set_name("traced_perf");
-	signal(SIGPIPE, SIG_IGN);
-	if (!(d.loop = loop_new(&err)))
-		goto out;
-	if (loop_add_signal(d.loop, SIGINT, on_signal, NULL) ||
-	    loop_add_signal(d.loop, SIGTERM, on_signal, NULL)) {
-		tb_err_set(&err, -EINVAL, "%s", loop_err(d.loop)->msg);
-		goto out;
-	}
-	{
-		static const struct tracing_ds_desc ds = {PERF_DS_NAME, true, true, false};
-		struct tracing_daemon_opts o = {0};
-		o.producer.name = PERF_PRODUCER_NAME;
-		o.producer.ctx = &d;
-		o.producer.on_disconnect = on_disconnect;
-		o.producer.setup = on_setup;
-		o.producer.start = on_start;
-		o.producer.stop = on_stop;
-		o.producer.flush = on_flush;
-		o.data_sources = &ds;
-		o.n_data_sources = 1;
-		/* tracebox autostart waits for "1" here (compat §5.2). */
-		o.ready_fd_env = "TRACED_PERF_NOTIFY_FD";
-		o.retry_ms = PERF_RECONNECT_MS;
-		d.td = tracing_daemon_new(d.loop, &o);
-	}
-	if (background && daemon(0, 0) != 0) {
-		tb_err_errno(&err, -errno, "cannot daemonize");
-		goto out;
-	}
-	rc = loop_run(d.loop) < 0 ? 1 : 0;
-out:
-	if (tb_err_is_set(&err))
-		fprintf(stderr, "traced_perf: %s\n", err.msg);
-	drop_all(&d);
-	vec_release(&d.instances);
-	tracing_daemon_free(d.td);
-	if (d.loop)
-		loop_free(d.loop);
-	return rc;
+	struct perf_daemon pd = {0};
+	const struct tb_daemon d = {
+		.name = "traced_perf",
+		.log_tag = PERF_LOG,
+		.usage = perf_usage,
+		.start = perf_daemon_start,
+		.stop = perf_daemon_stop,
+		.ctx = &pd,
+	};
+	return tb_daemon_main(&d, argc, argv);
 }

@@ -168,7 +168,7 @@ int perfetto_cmd_config_decode(const char *name, const uint8_t *raw, size_t len,
 		raw = bin;
 		len = bin_len;
 	}
-	*out = perfetto__protos__trace_config__unpack(ipc_pb_allocator(), len,
+	*out = perfetto__protos__trace_config__unpack(protos_allocator(), len,
 	                                              raw ? raw : (const uint8_t *)"");
 	tb_free(bin);
 	if (*out)
@@ -185,7 +185,7 @@ int perfetto_cmd_config_decode(const char *name, const uint8_t *raw, size_t len,
 void perfetto_cmd_config_free(Perfetto__Protos__TraceConfig *cfg)
 {
 	if (cfg)
-		protobuf_c_message_free_unpacked(&cfg->base, ipc_pb_allocator());
+		protobuf_c_message_free_unpacked(&cfg->base, protos_allocator());
 }
 
 static void random_bytes(uint8_t *p, size_t n)
@@ -250,7 +250,7 @@ static void add_word(Perfetto__Protos__DataSourceConfig *ds, const char *word)
 		s[old++] = ' ';
 	memcpy(s + old, word, n + 1);
 	if (ds->legacy_config)
-		ipc_pb_allocator()->free(ipc_pb_allocator()->allocator_data, ds->legacy_config);
+		protos_allocator()->free(protos_allocator()->allocator_data, ds->legacy_config);
 	ds->legacy_config = s;
 }
 

@@ -21,7 +21,7 @@
 enum perfetto_cmd_txt { PERFETTO_CMD_BINARY, PERFETTO_CMD_TXT, PERFETTO_CMD_TXT_LOSSY };
 
 /* Decode the config bytes read from name (binary, or text per mode) into a
- * TraceConfig allocated with ipc_pb_allocator(); free it with
+ * TraceConfig allocated with protos_allocator(); free it with
  * perfetto_cmd_config_free. On failure returns -EINVAL with the message
  * lines (Perfetto's wording, '\n' separated, including the --txt hint for a
  * printable config given without --txt) in err. */

@@ -156,7 +156,7 @@ int perfetto_cmd_query_run(const char *socket, bool raw, bool verbose, struct tb
 		goto out;
 	}
 	st = perfetto__protos__tracing_service_state__unpack(
-	    ipc_pb_allocator(), q.state.len, q.state.data ? q.state.data : (const uint8_t *)"");
+	    protos_allocator(), q.state.len, q.state.data ? q.state.data : (const uint8_t *)"");
 	if (!st) {
 		rc = tb_err_set(err, -EBADMSG, "cannot decode the service state");
 		goto out;
@@ -165,7 +165,7 @@ int perfetto_cmd_query_run(const char *socket, bool raw, bool verbose, struct tb
 	fflush(stdout);
 out:
 	if (st)
-		protobuf_c_message_free_unpacked(&st->base, ipc_pb_allocator());
+		protobuf_c_message_free_unpacked(&st->base, protos_allocator());
 	if (q.c)
 		ipc_client_free(q.c);
 	vec_release(&q.state);

@@ -187,7 +187,7 @@ static void on_final_stats(void *ctx, const struct ipc_reply *r)
 
 	if (r->success)
 		resp = perfetto__protos__get_trace_stats_response__unpack(
-		    ipc_pb_allocator(), r->len, r->data ? r->data : (const uint8_t *)"");
+		    protos_allocator(), r->len, r->data ? r->data : (const uint8_t *)"");
 	if (resp && resp->trace_stats) {
 		for (size_t i = 0; i < resp->trace_stats->n_buffer_stats; i++) {
 			const Perfetto__Protos__TraceStats__BufferStats *b =
@@ -197,7 +197,7 @@ static void on_final_stats(void *ctx, const struct ipc_reply *r)
 	}
 	*s->o->lost = lost;
 	if (resp)
-		protobuf_c_message_free_unpacked(&resp->base, ipc_pb_allocator());
+		protobuf_c_message_free_unpacked(&resp->base, protos_allocator());
 	collect(s);
 }
 
@@ -237,7 +237,7 @@ static void on_enable(void *ctx, const struct ipc_reply *r)
 		return;
 	}
 	resp = perfetto__protos__enable_tracing_response__unpack(
-	    ipc_pb_allocator(), r->len, r->data ? r->data : (const uint8_t *)"");
+	    protos_allocator(), r->len, r->data ? r->data : (const uint8_t *)"");
 	if (resp && resp->error && resp->error[0]) {
 		char msg[TB_ERR_MSG_MAX];
 		snprintf(msg, sizeof msg, "Service error: %s", resp->error);
@@ -249,7 +249,7 @@ static void on_enable(void *ctx, const struct ipc_reply *r)
 		collect(s);
 	}
 	if (resp)
-		protobuf_c_message_free_unpacked(&resp->base, ipc_pb_allocator());
+		protobuf_c_message_free_unpacked(&resp->base, protos_allocator());
 }
 
 /* ObserveEvents stream: all_data_sources_started answers --notify-fd. A

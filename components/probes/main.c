@@ -19,9 +19,9 @@
  * data sources again. Single-threaded on one loop; SIGINT/SIGTERM exit 0.
  */
 #include "probes.h"
+#include "probes_int.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -80,6 +80,7 @@ struct probes {
 	char *journal_dirs_buf;
 	const char *journal_dirs[8];
 	size_t n_journal_dirs;
+	bool reset_ftrace; /* --reset-ftrace */
 };
 
 static struct instance *find(struct probes *pr, uint64_t id, size_t *index)
@@ -272,12 +273,6 @@ static void on_disconnect(void *ctx, struct tracing_producer *p)
 	drop_all(ctx, p);
 }
 
-static void on_signal(struct loop *l, int signo, void *ctx)
-{
-	log_info(PROBES_LOG, "signal %d, exiting", signo);
-	loop_quit(l, 0);
-}
-
 /* $TRACEBOX_JOURNAL_DIRS into pr->journal_dirs. */
 static void journal_dirs(struct probes *pr)
 {
@@ -296,92 +291,81 @@ static void journal_dirs(struct probes *pr)
 	}
 }
 
-static void usage(FILE *f)
+static const char probes_usage[] =
+	"usage: traced_probes [--background] [--reset-ftrace] [--cleanup-after-crash]\n"
+	"                     [--version]\n"
+	"The producer of Linux data sources (linux.process_stats, linux.sys_stats,\n"
+	"linux.system_info, linux.ftrace, linux.systemd_journald).\n"
+	"Socket: $PERFETTO_PRODUCER_SOCK_NAME. $TRACEBOX_JOURNAL_DIRS: journal\n"
+	"folders to follow (':' between them) instead of journald's own.\n";
+
+static enum tb_daemon_flag probes_flag(void *ctx, int argc, char **argv, int *i)
 {
-	fprintf(f, "usage: traced_probes [--background] [--reset-ftrace] [--cleanup-after-crash]\n"
-		   "                     [--version]\n"
-		   "The producer of Linux data sources (linux.process_stats, linux.sys_stats,\n"
-		   "linux.system_info, linux.ftrace, linux.systemd_journald).\n"
-		   "Socket: $PERFETTO_PRODUCER_SOCK_NAME. $TRACEBOX_JOURNAL_DIRS: journal\n"
-		   "folders to follow (':' between them) instead of journald's own.\n");
+	struct probes *pr = ctx;
+	struct tb_err err = {0};
+	if (strcmp(argv[*i], "--reset-ftrace") == 0) {
+		pr->reset_ftrace = true;
+		return TB_DAEMON_FLAG_TAKEN;
+	} else if (strcmp(argv[*i], "--cleanup-after-crash") == 0) {
+		/* As Perfetto: reset what a dead traced_probes left, exit. */
+		if (probes_ftrace_cleanup(NULL, true, &err) < 0)
+			fprintf(stderr, "traced_probes: %s\n", err.msg);
+		return TB_DAEMON_EXIT_OK;
+	}
+	return TB_DAEMON_FLAG_UNKNOWN;
+}
+
+static int probes_start(void *ctx, struct loop *l, struct tb_err *err)
+{
+	struct probes *pr = ctx;
+	struct tracing_daemon_opts o = {0};
+
+	journal_dirs(pr);
+	if (pr->reset_ftrace && probes_ftrace_cleanup(NULL, false, err) < 0) {
+		bool perm = err->code == -EACCES || err->code == -EPERM;
+		log_error(PROBES_LOG, "%s%s", err->msg,
+			  perm ? "; run as root or chown -R $USER /sys/kernel/tracing" : "");
+		tb_err_clear(err);
+	}
+	pr->loop = l;
+	o.producer.name = PROBES_PRODUCER_NAME;
+	o.producer.smb_size_hint = PROBES_SMB_SIZE_HINT;
+	o.producer.smb_page_hint = PROBES_SMB_PAGE_HINT;
+	o.producer.ctx = pr;
+	o.producer.on_disconnect = on_disconnect;
+	o.producer.setup = on_setup;
+	o.producer.start = on_start;
+	o.producer.stop = on_stop;
+	o.producer.flush = on_flush;
+	o.data_sources = data_sources;
+	o.n_data_sources = TB_ARRAY_SIZE(data_sources);
+	/* tracebox autostart waits for "1" here (compat §5.2). */
+	o.ready_fd_env = "TRACED_PROBES_NOTIFY_FD";
+	o.retry_ms = PROBES_RECONNECT_MS;
+	pr->d = tracing_daemon_new(l, &o);
+	return 0;
+}
+
+static void probes_stop(void *ctx)
+{
+	struct probes *pr = ctx;
+	drop_all(pr, pr->d ? tracing_daemon_producer(pr->d) : NULL);
+	vec_release(&pr->instances);
+	tb_free(pr->journal_dirs_buf);
+	tracing_daemon_free(pr->d);
 }
 
 int traced_probes_main(int argc, char **argv)
 {
-	struct tb_err err = {0};
 	struct probes pr = {0};
-	bool background = false, reset_ftrace = false;
-	int rc = 1;
-
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-v") == 0) {
-			printf("tracebox traced_probes %s (%s)\n", TB_VERSION, TB_REVISION);
-			return 0;
-		} else if (strcmp(argv[i], "--background") == 0) {
-			background = true;
-		} else if (strcmp(argv[i], "--reset-ftrace") == 0) {
-			reset_ftrace = true;
-		} else if (strcmp(argv[i], "--cleanup-after-crash") == 0) {
-			/* As Perfetto: reset what a dead traced_probes left, exit. */
-			if (probes_ftrace_cleanup(NULL, true, &err) < 0)
-				fprintf(stderr, "traced_probes: %s\n", err.msg);
-			return 0;
-		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			usage(stdout);
-			return 0;
-		} else {
-			fprintf(stderr, "traced_probes: unknown option '%s'\n", argv[i]);
-			usage(stderr);
-			return 1;
-		}
-	}
-	log_set_name("traced_probes");
-	journal_dirs(&pr);
-	if (reset_ftrace && probes_ftrace_cleanup(NULL, false, &err) < 0) {
-		bool perm = err.code == -EACCES || err.code == -EPERM;
-		log_error(PROBES_LOG, "%s%s", err.msg,
-			  perm ? "; run as root or chown -R $USER /sys/kernel/tracing" : "");
-		tb_err_clear(&err);
-	}
-	signal(SIGPIPE, SIG_IGN);
-	if (!(pr.loop = loop_new(&err)))
-		goto out;
-	if (loop_add_signal(pr.loop, SIGINT, on_signal, NULL) ||
-	    loop_add_signal(pr.loop, SIGTERM, on_signal, NULL)) {
-		tb_err_set(&err, -EINVAL, "%s", loop_err(pr.loop)->msg);
-		goto out;
-	}
-	{
-		struct tracing_daemon_opts o = {0};
-		o.producer.name = PROBES_PRODUCER_NAME;
-		o.producer.smb_size_hint = PROBES_SMB_SIZE_HINT;
-		o.producer.smb_page_hint = PROBES_SMB_PAGE_HINT;
-		o.producer.ctx = &pr;
-		o.producer.on_disconnect = on_disconnect;
-		o.producer.setup = on_setup;
-		o.producer.start = on_start;
-		o.producer.stop = on_stop;
-		o.producer.flush = on_flush;
-		o.data_sources = data_sources;
-		o.n_data_sources = TB_ARRAY_SIZE(data_sources);
-		/* tracebox autostart waits for "1" here (compat §5.2). */
-		o.ready_fd_env = "TRACED_PROBES_NOTIFY_FD";
-		o.retry_ms = PROBES_RECONNECT_MS;
-		pr.d = tracing_daemon_new(pr.loop, &o);
-	}
-	if (background && daemon(0, 0) != 0) {
-		tb_err_errno(&err, -errno, "cannot daemonize");
-		goto out;
-	}
-	rc = loop_run(pr.loop) < 0 ? 1 : 0;
-out:
-	if (tb_err_is_set(&err))
-		fprintf(stderr, "traced_probes: %s\n", err.msg);
-	drop_all(&pr, pr.d ? tracing_daemon_producer(pr.d) : NULL);
-	vec_release(&pr.instances);
-	tb_free(pr.journal_dirs_buf);
-	tracing_daemon_free(pr.d);
-	if (pr.loop)
-		loop_free(pr.loop);
-	return rc;
+	const struct tb_daemon d = {
+		.name = "traced_probes",
+		.log_tag = PROBES_LOG,
+		.usage = probes_usage,
+		.flag = probes_flag,
+		.start = probes_start,
+		.stop = probes_stop,
+		.ctx = &pr,
+	};
+	return tb_daemon_main(&d, argc, argv);
 }

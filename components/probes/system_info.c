@@ -17,7 +17,7 @@
  *                      arm_identifier=4 {implementer=1, architecture=2,
  *                      variant=3, part=4, revision=5} } }
  */
-#include "probes.h"
+#include "probes_int.h"
 #include "pb_fields.h"
 
 #include <stdio.h>

@@ -9,8 +9,8 @@
  * Perfetto__Protos__<Message>, functions perfetto__protos__<message>__*.
  *
  * Decode with <message>__unpack(allocator, len, data) and release with
- * protobuf_c_message_free_unpacked() using the same allocator (pass one that
- * routes to tb_malloc/tb_free). The only functions declared here are the
+ * protobuf_c_message_free_unpacked() using the same allocator,
+ * protos_allocator(). The other functions declared here are the
  * text-format converters of textproto.c, which work on any generated message
  * through its descriptor.
  */
@@ -40,6 +40,13 @@
 #include "perfetto/trace/trace_packet.pb-c.h"
 
 struct tb_err;
+
+/* ---- allocation (alloc.c) ----------------------------------------------- */
+
+/* The ProtobufCAllocator to unpack and free every generated message with:
+ * it routes through tb_malloc/tb_free, so allocations are counted. The
+ * returned pointer is static; any thread. */
+ProtobufCAllocator *protos_allocator(void);
 
 /* ---- text format (textproto.c) ------------------------------------------ */
 

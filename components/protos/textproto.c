@@ -11,7 +11,7 @@
  * same bytes Perfetto's protozero-based parser produces. README.md lists the
  * grammar and the error messages, which are worded as Perfetto's.
  *
- * One pass, no tree: a stack of open messages (struct tp_frame) and a lexer
+ * One pass, no tree: a stack of open messages (struct text_frame) and a lexer
  * over the input. The first error stops the parse.
  */
 #include <errno.h>
@@ -27,28 +27,28 @@ _Static_assert(PROTOS_TEXT_MAX_DEPTH <= PB_MAX_NESTING, "writer nesting limit");
 
 /* Non-repeated fields seen in a message are tracked for the first this many
  * fields of its descriptor (Perfetto's messages have far fewer). */
-#define TP_SEEN_FIELDS 512
+#define TEXT_SEEN_FIELDS 512
 /* Longest field, extension or enum value name looked up. */
-#define TP_NAME_MAX 128
+#define TEXT_NAME_MAX 128
 /* Longest number token. */
-#define TP_NUMBER_MAX 128
+#define TEXT_NUMBER_MAX 128
 
-enum tp_kind { TP_MESSAGE, TP_STRING, TP_NUMBER, TP_IDENT };
+enum text_kind { TEXT_MESSAGE, TEXT_STRING, TEXT_NUMBER, TEXT_IDENT };
 
-struct tp_frame {
+struct text_frame {
 	const ProtobufCMessageDescriptor *desc; /* NULL: unknown, being skipped */
 	unsigned handle;                        /* pb_begin_nested's, depth > 0 */
-	uint8_t seen[TP_SEEN_FIELDS / 8];
+	uint8_t seen[TEXT_SEEN_FIELDS / 8];
 };
 
 /* A token's text and where it starts. */
-struct tp_tok {
+struct text_tok {
 	const char *s;
 	size_t n;
 	size_t line, col;
 };
 
-struct tp {
+struct text_parser {
 	const char *p, *end;
 	const char *line_start;
 	size_t line;
@@ -57,24 +57,24 @@ struct tp {
 	struct tb_err *err;
 	struct pb_writer w;
 	unsigned depth; /* open braces */
-	struct tp_frame stack[PROTOS_TEXT_MAX_DEPTH + 1];
+	struct text_frame stack[PROTOS_TEXT_MAX_DEPTH + 1];
 	/* The current string value, unescaped and concatenated. */
 	char *sbuf;
 	size_t slen, scap;
 	/* First bad escape in it: the raw literal and what was wrong. */
 	const char *esc_err; /* NULL, "unknown", "octal" or "hex" */
-	struct tp_tok esc_lit;
+	struct text_tok esc_lit;
 };
 
-static struct tp_tok tp_here(const struct tp *t, const char *at)
+static struct text_tok text_here(const struct text_parser *t, const char *at)
 {
-	struct tp_tok k = {at, 0, t->line, (size_t)(at - t->line_start) + 1};
+	struct text_tok k = {at, 0, t->line, (size_t)(at - t->line_start) + 1};
 	return k;
 }
 
-static int tp_fail(struct tp *t, const struct tp_tok *at, const char *fmt, ...) TB_PRINTF(3, 4);
+static int text_fail(struct text_parser *t, const struct text_tok *at, const char *fmt, ...) TB_PRINTF(3, 4);
 
-static int tp_fail(struct tp *t, const struct tp_tok *at, const char *fmt, ...)
+static int text_fail(struct text_parser *t, const struct text_tok *at, const char *fmt, ...)
 {
 	char msg[TB_ERR_MSG_MAX];
 	va_list ap;
@@ -110,19 +110,19 @@ static int hex_digit(char c)
 	return -1;
 }
 
-static void tp_newline(struct tp *t, const char *nl)
+static void text_newline(struct text_parser *t, const char *nl)
 {
 	t->line++;
 	t->line_start = nl + 1;
 }
 
 /* Skip whitespace and '#' comments. */
-static void tp_skip_space(struct tp *t)
+static void text_skip_space(struct text_parser *t)
 {
 	while (t->p < t->end) {
 		char c = *t->p;
 		if (c == '\n') {
-			tp_newline(t, t->p);
+			text_newline(t, t->p);
 			t->p++;
 		} else if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
 			t->p++;
@@ -135,7 +135,7 @@ static void tp_skip_space(struct tp *t)
 	}
 }
 
-static void tp_sput(struct tp *t, char c)
+static void text_sput(struct text_parser *t, char c)
 {
 	if (t->slen == t->scap) {
 		t->scap = t->scap ? t->scap * 2 : 64;
@@ -144,7 +144,7 @@ static void tp_sput(struct tp *t, char c)
 	t->sbuf[t->slen++] = c;
 }
 
-static void tp_esc_error(struct tp *t, const char *what, const struct tp_tok *lit)
+static void text_esc_error(struct text_parser *t, const char *what, const struct text_tok *lit)
 {
 	if (!t->esc_err) {
 		t->esc_err = what;
@@ -154,11 +154,11 @@ static void tp_esc_error(struct tp *t, const char *what, const struct tp_tok *li
 
 /* Lex one quoted literal at t->p, appending its unescaped bytes to sbuf.
  * Escape errors are remembered (reported only if the field is a string). */
-static int tp_lex_literal(struct tp *t)
+static int text_lex_literal(struct text_parser *t)
 {
 	const char q = *t->p;
-	struct tp_tok open = tp_here(t, t->p);
-	struct tp_tok lit = tp_here(t, t->p + 1);
+	struct text_tok open = text_here(t, t->p);
+	struct text_tok lit = text_here(t, t->p + 1);
 	const char *p = t->p + 1;
 	bool bad = false;
 
@@ -166,8 +166,8 @@ static int tp_lex_literal(struct tp *t)
 		char c = *p++;
 		if (c == '\n') {
 			/* Perfetto keeps raw newlines in strings; so do we. */
-			tp_newline(t, p - 1);
-			tp_sput(t, c);
+			text_newline(t, p - 1);
+			text_sput(t, c);
 		} else if (c == '\\') {
 			if (p >= t->end)
 				break;
@@ -177,28 +177,28 @@ static int tp_lex_literal(struct tp *t)
 			case '\'':
 			case '"':
 			case '?':
-				tp_sput(t, c);
+				text_sput(t, c);
 				break;
 			case 'a':
-				tp_sput(t, '\a');
+				text_sput(t, '\a');
 				break;
 			case 'b':
-				tp_sput(t, '\b');
+				text_sput(t, '\b');
 				break;
 			case 'f':
-				tp_sput(t, '\f');
+				text_sput(t, '\f');
 				break;
 			case 'n':
-				tp_sput(t, '\n');
+				text_sput(t, '\n');
 				break;
 			case 'r':
-				tp_sput(t, '\r');
+				text_sput(t, '\r');
 				break;
 			case 't':
-				tp_sput(t, '\t');
+				text_sput(t, '\t');
 				break;
 			case 'v':
-				tp_sput(t, '\v');
+				text_sput(t, '\v');
 				break;
 			case 'x':
 			case 'X': {
@@ -210,9 +210,9 @@ static int tp_lex_literal(struct tp *t)
 				}
 				if (!nd) {
 					bad = true;
-					tp_esc_error(t, "hex", &lit);
+					text_esc_error(t, "hex", &lit);
 				}
-				tp_sput(t, (char)v);
+				text_sput(t, (char)v);
 				break;
 			}
 			default:
@@ -220,25 +220,25 @@ static int tp_lex_literal(struct tp *t)
 					/* Exactly three octal digits, at most \377. */
 					if (t->end - p >= 2 && c <= '7' && p[0] >= '0' &&
 					    p[0] <= '7' && p[1] >= '0' && p[1] <= '7' && c <= '3') {
-						tp_sput(t,
+						text_sput(t,
 						        (char)((c - '0') << 6 | (p[0] - '0') << 3 |
 						               (p[1] - '0')));
 						p += 2;
 					} else {
 						bad = true;
-						tp_esc_error(t, "octal", &lit);
+						text_esc_error(t, "octal", &lit);
 					}
 				} else {
 					bad = true;
-					tp_esc_error(t, "unknown", &lit);
+					text_esc_error(t, "unknown", &lit);
 				}
 			}
 		} else {
-			tp_sput(t, c);
+			text_sput(t, c);
 		}
 	}
 	if (p >= t->end)
-		return tp_fail(t, &open, "Unterminated string");
+		return text_fail(t, &open, "Unterminated string");
 	if (bad && t->esc_lit.s == lit.s)
 		t->esc_lit.n = (size_t)(p - lit.s);
 	t->p = p + 1;
@@ -247,37 +247,37 @@ static int tp_lex_literal(struct tp *t)
 
 /* Lex the value at t->p into *v (kind and raw text). Strings are unescaped
  * into sbuf; adjacent literals are joined. */
-static int tp_lex_value(struct tp *t, enum tp_kind *kind, struct tp_tok *v)
+static int text_lex_value(struct text_parser *t, enum text_kind *kind, struct text_tok *v)
 {
 	char c = *t->p;
-	*v = tp_here(t, t->p);
+	*v = text_here(t, t->p);
 	if (c == '{') {
-		*kind = TP_MESSAGE;
+		*kind = TEXT_MESSAGE;
 		v->n = 1;
 		t->p++;
 		return 0;
 	}
 	if (c == '"' || c == '\'') {
 		int ret;
-		*kind = TP_STRING;
+		*kind = TEXT_STRING;
 		t->slen = 0;
 		t->esc_err = NULL;
-		if ((ret = tp_lex_literal(t)) < 0)
+		if ((ret = text_lex_literal(t)) < 0)
 			return ret;
 		/* The raw text of the first literal, for messages. */
 		v->s++;
 		v->n = (size_t)(t->p - 1 - v->s);
 		for (;;) {
-			tp_skip_space(t);
+			text_skip_space(t);
 			if (t->p >= t->end || (*t->p != '"' && *t->p != '\''))
 				return 0;
-			if ((ret = tp_lex_literal(t)) < 0)
+			if ((ret = text_lex_literal(t)) < 0)
 				return ret;
 		}
 	}
 	if (c == '-' || c == '.' || is_digit(c)) {
 		const char *p = t->p + 1;
-		*kind = TP_NUMBER;
+		*kind = TEXT_NUMBER;
 		while (p < t->end) {
 			if (is_ident_body(*p) || *p == '.')
 				p++;
@@ -292,14 +292,14 @@ static int tp_lex_value(struct tp *t, enum tp_kind *kind, struct tp_tok *v)
 	}
 	if (is_ident_start(c)) {
 		const char *p = t->p + 1;
-		*kind = TP_IDENT;
+		*kind = TEXT_IDENT;
 		while (p < t->end && is_ident_body(*p))
 			p++;
 		v->n = (size_t)(p - t->p);
 		t->p = p;
 		return 0;
 	}
-	return tp_fail(t, v, "Unexpected character '%c'", c);
+	return text_fail(t, v, "Unexpected character '%c'", c);
 }
 
 static const char *type_name(ProtobufCType type)
@@ -343,24 +343,24 @@ static const char *type_name(ProtobufCType type)
 	return "?";
 }
 
-static bool kind_fits(enum tp_kind kind, ProtobufCType type)
+static bool kind_fits(enum text_kind kind, ProtobufCType type)
 {
 	switch (type) {
 	case PROTOBUF_C_TYPE_MESSAGE:
-		return kind == TP_MESSAGE;
+		return kind == TEXT_MESSAGE;
 	case PROTOBUF_C_TYPE_STRING:
 	case PROTOBUF_C_TYPE_BYTES:
-		return kind == TP_STRING;
+		return kind == TEXT_STRING;
 	case PROTOBUF_C_TYPE_BOOL:
 	case PROTOBUF_C_TYPE_ENUM:
-		return kind == TP_IDENT;
+		return kind == TEXT_IDENT;
 	default:
-		return kind == TP_NUMBER;
+		return kind == TEXT_NUMBER;
 	}
 }
 
 /* Copy tok into a NUL-terminated buffer of size cap; false if too long. */
-static bool tok_cstr(const struct tp_tok *k, char *buf, size_t cap)
+static bool tok_cstr(const struct text_tok *k, char *buf, size_t cap)
 {
 	if (k->n >= cap)
 		return false;
@@ -371,7 +371,7 @@ static bool tok_cstr(const struct tp_tok *k, char *buf, size_t cap)
 
 /* Parse an integer token: optional '-', then decimal digits or 0x hex.
  * Returns 0, -1 if malformed, -2 if the magnitude exceeds 64 bits. */
-static int parse_int(const struct tp_tok *k, bool *neg, uint64_t *mag)
+static int parse_int(const struct text_tok *k, bool *neg, uint64_t *mag)
 {
 	const char *p = k->s, *e = k->s + k->n;
 	unsigned base = 10;
@@ -399,8 +399,8 @@ static int parse_int(const struct tp_tok *k, bool *neg, uint64_t *mag)
 	return 0;
 }
 
-static int tp_number(struct tp *t, const ProtobufCFieldDescriptor *f, const struct tp_tok *key,
-                     const struct tp_tok *v)
+static int text_number(struct text_parser *t, const ProtobufCFieldDescriptor *f, const struct text_tok *key,
+                     const struct text_tok *v)
 {
 	const char *proto = t->stack[t->depth].desc->short_name;
 	struct pb_writer *w = &t->w;
@@ -409,7 +409,7 @@ static int tp_number(struct tp *t, const ProtobufCFieldDescriptor *f, const stru
 	int r;
 
 	if (f->type == PROTOBUF_C_TYPE_FLOAT || f->type == PROTOBUF_C_TYPE_DOUBLE) {
-		char buf[TP_NUMBER_MAX];
+		char buf[TEXT_NUMBER_MAX];
 		char *endp;
 		double d;
 		if (!tok_cstr(v, buf, sizeof buf))
@@ -450,7 +450,7 @@ static int tp_number(struct tp *t, const ProtobufCFieldDescriptor *f, const stru
 		goto bad;
 	if (r == -2 || (neg && !is_signed && mag != 0) || (!neg && mag > max) ||
 	    (neg && mag > max + 1))
-		return tp_fail(t, v, "Value '%.*s' out of range for %s field %.*s in proto %s",
+		return text_fail(t, v, "Value '%.*s' out of range for %s field %.*s in proto %s",
 		               (int)v->n, v->s, type_name(f->type), (int)key->n, key->s, proto);
 
 	switch (f->type) {
@@ -478,17 +478,17 @@ static int tp_number(struct tp *t, const ProtobufCFieldDescriptor *f, const stru
 	}
 	return 0;
 bad:
-	return tp_fail(t, v,
+	return text_fail(t, v,
 	               "Expected value of type %s for field %.*s in proto %s instead saw '%.*s'",
 	               type_name(f->type), (int)key->n, key->s, proto, (int)v->n, v->s);
 }
 
-static int tp_ident(struct tp *t, const ProtobufCFieldDescriptor *f, const struct tp_tok *key,
-                    const struct tp_tok *v)
+static int text_ident(struct text_parser *t, const ProtobufCFieldDescriptor *f, const struct text_tok *key,
+                    const struct text_tok *v)
 {
 	const char *proto = t->stack[t->depth].desc->short_name;
 	const ProtobufCEnumValue *ev = NULL;
-	char buf[TP_NAME_MAX];
+	char buf[TEXT_NAME_MAX];
 
 	if (f->type == PROTOBUF_C_TYPE_BOOL) {
 		if (v->n == 4 && !memcmp(v->s, "true", 4)) {
@@ -499,7 +499,7 @@ static int tp_ident(struct tp *t, const ProtobufCFieldDescriptor *f, const struc
 			pb_put_bool(&t->w, f->id, false);
 			return 0;
 		}
-		return tp_fail(
+		return text_fail(
 		    t, v,
 		    "Expected 'true' or 'false' for boolean field %.*s in proto %s instead "
 		    "saw '%.*s'",
@@ -510,44 +510,44 @@ static int tp_ident(struct tp *t, const ProtobufCFieldDescriptor *f, const struc
 	if (!ev) {
 		if (t->lossy)
 			return 0;
-		return tp_fail(t, v, "Unexpected value '%.*s' for enum field %.*s in proto %s",
+		return text_fail(t, v, "Unexpected value '%.*s' for enum field %.*s in proto %s",
 		               (int)v->n, v->s, (int)key->n, key->s, proto);
 	}
 	pb_put_int32(&t->w, f->id, ev->value);
 	return 0;
 }
 
-static int tp_string(struct tp *t, const ProtobufCFieldDescriptor *f, const struct tp_tok *key)
+static int text_string(struct text_parser *t, const ProtobufCFieldDescriptor *f, const struct text_tok *key)
 {
 	const char *proto = t->stack[t->depth].desc->short_name;
-	const struct tp_tok *lit = &t->esc_lit;
+	const struct text_tok *lit = &t->esc_lit;
 	if (!t->esc_err) {
 		pb_put_bytes(&t->w, f->id, t->sbuf, t->slen);
 		return 0;
 	}
 	if (!strcmp(t->esc_err, "octal"))
-		return tp_fail(
+		return text_fail(
 		    t, lit,
 		    "Malformed string escape in %.*s in proto %s on '%.*s'. \\NNN escapes "
 		    "must be exactly three octal digits <= \\377 (0xff).",
 		    (int)key->n, key->s, proto, (int)lit->n, lit->s);
 	if (!strcmp(t->esc_err, "hex"))
-		return tp_fail(t, lit,
+		return text_fail(t, lit,
 		               "Malformed string escape in %.*s in proto %s on '%.*s'. \\x escapes "
 		               "need one or two hex digits.",
 		               (int)key->n, key->s, proto, (int)lit->n, lit->s);
-	return tp_fail(t, lit, "Unknown string escape in %.*s in proto %s: '%.*s'", (int)key->n,
+	return text_fail(t, lit, "Unknown string escape in %.*s in proto %s: '%.*s'", (int)key->n,
 	               key->s, proto, (int)lit->n, lit->s);
 }
 
 /* Look up key in the current message. Sets *f to the field, or NULL when the
  * key is unknown and the value is to be skipped (lossy mode or a skipped
  * message). Checks for repeats of non-repeated fields and the value's kind. */
-static int tp_lookup(struct tp *t, const struct tp_tok *key, bool ext, enum tp_kind kind,
-                     const struct tp_tok *v, const ProtobufCFieldDescriptor **f)
+static int text_lookup(struct text_parser *t, const struct text_tok *key, bool ext, enum text_kind kind,
+                     const struct text_tok *v, const ProtobufCFieldDescriptor **f)
 {
-	struct tp_frame *fr = &t->stack[t->depth];
-	char buf[TP_NAME_MAX];
+	struct text_frame *fr = &t->stack[t->depth];
+	char buf[TEXT_NAME_MAX];
 	size_t idx;
 
 	*f = NULL;
@@ -557,7 +557,7 @@ static int tp_lookup(struct tp *t, const struct tp_tok *key, bool ext, enum tp_k
 		/* None of our protos declares extensions. */
 		if (t->lossy)
 			return 0;
-		return tp_fail(t, key, "No extension named \"%.*s\" registered", (int)key->n,
+		return text_fail(t, key, "No extension named \"%.*s\" registered", (int)key->n,
 		               key->s);
 	}
 	if (tok_cstr(key, buf, sizeof buf))
@@ -565,18 +565,18 @@ static int tp_lookup(struct tp *t, const struct tp_tok *key, bool ext, enum tp_k
 	if (!*f) {
 		if (t->lossy)
 			return 0;
-		return tp_fail(t, key, "No field named \"%.*s\" in proto %s", (int)key->n, key->s,
+		return text_fail(t, key, "No field named \"%.*s\" in proto %s", (int)key->n, key->s,
 		               fr->desc->short_name);
 	}
 	idx = (size_t)(*f - fr->desc->fields);
-	if ((*f)->label != PROTOBUF_C_LABEL_REPEATED && idx < TP_SEEN_FIELDS) {
+	if ((*f)->label != PROTOBUF_C_LABEL_REPEATED && idx < TEXT_SEEN_FIELDS) {
 		if (fr->seen[idx / 8] & (1u << (idx % 8)))
-			return tp_fail(t, key, "Saw non-repeating field '%.*s' more than once",
+			return text_fail(t, key, "Saw non-repeating field '%.*s' more than once",
 			               (int)key->n, key->s);
 		fr->seen[idx / 8] |= (uint8_t)(1u << (idx % 8));
 	}
 	if (!kind_fits(kind, (*f)->type))
-		return tp_fail(t, v,
+		return text_fail(t, v,
 		               "Expected value of type %s for field %.*s in proto %s instead saw "
 		               "'%.*s'",
 		               type_name((*f)->type), (int)key->n, key->s, fr->desc->short_name,
@@ -585,11 +585,11 @@ static int tp_lookup(struct tp *t, const struct tp_tok *key, bool ext, enum tp_k
 }
 
 /* One `key[:] value` entry, t->p at the key. */
-static int tp_entry(struct tp *t)
+static int text_entry(struct text_parser *t)
 {
 	const ProtobufCFieldDescriptor *f;
-	struct tp_tok key = tp_here(t, t->p), v;
-	enum tp_kind kind;
+	struct text_tok key = text_here(t, t->p), v;
+	enum text_kind kind;
 	bool ext = false;
 	int ret;
 
@@ -607,34 +607,34 @@ static int tp_entry(struct tp *t)
 		if (p >= t->end)
 			goto eof;
 		if (*p != ']') {
-			struct tp_tok at = tp_here(t, p);
-			return tp_fail(t, &at, "Unexpected character '%c'", *p);
+			struct text_tok at = text_here(t, p);
+			return text_fail(t, &at, "Unexpected character '%c'", *p);
 		}
 		if (p == t->p + 1)
-			return tp_fail(t, &key, "Empty extension name");
+			return text_fail(t, &key, "Empty extension name");
 		key.s = t->p + 1;
 		key.n = (size_t)(p - key.s);
 		t->p = p + 1;
 	} else {
-		return tp_fail(t, &key, "Unexpected character '%c'", *t->p);
+		return text_fail(t, &key, "Unexpected character '%c'", *t->p);
 	}
 
-	tp_skip_space(t);
+	text_skip_space(t);
 	if (t->p < t->end && *t->p == ':') {
 		t->p++;
-		tp_skip_space(t);
+		text_skip_space(t);
 	}
 	if (t->p >= t->end)
 		goto eof;
-	if ((ret = tp_lex_value(t, &kind, &v)) < 0)
+	if ((ret = text_lex_value(t, &kind, &v)) < 0)
 		return ret;
-	if ((ret = tp_lookup(t, &key, ext, kind, &v, &f)) < 0)
+	if ((ret = text_lookup(t, &key, ext, kind, &v, &f)) < 0)
 		return ret;
 
-	if (kind == TP_MESSAGE) {
-		struct tp_frame *fr;
+	if (kind == TEXT_MESSAGE) {
+		struct text_frame *fr;
 		if (t->depth >= PROTOS_TEXT_MAX_DEPTH)
-			return tp_fail(t, &v, "Nesting deeper than %d levels",
+			return text_fail(t, &v, "Nesting deeper than %d levels",
 			               PROTOS_TEXT_MAX_DEPTH);
 		fr = &t->stack[++t->depth];
 		memset(fr, 0, sizeof *fr);
@@ -646,30 +646,30 @@ static int tp_entry(struct tp *t)
 	}
 	if (!f)
 		return 0;
-	if (kind == TP_STRING)
-		return tp_string(t, f, &key);
-	if (kind == TP_NUMBER)
-		return tp_number(t, f, &key, &v);
-	return tp_ident(t, f, &key, &v);
+	if (kind == TEXT_STRING)
+		return text_string(t, f, &key);
+	if (kind == TEXT_NUMBER)
+		return text_number(t, f, &key, &v);
+	return text_ident(t, f, &key, &v);
 eof:
-	v = tp_here(t, t->p);
-	return tp_fail(t, &v, "Unexpected end of input");
+	v = text_here(t, t->p);
+	return text_fail(t, &v, "Unexpected end of input");
 }
 
-static int tp_parse(struct tp *t)
+static int text_parse(struct text_parser *t)
 {
 	bool may_separate = false; /* a ';' or ',' may follow */
 	unsigned depth;
 	int ret;
 
 	for (;;) {
-		tp_skip_space(t);
+		text_skip_space(t);
 		if (t->p >= t->end)
 			break;
 		if (*t->p == '}') {
-			struct tp_tok at = tp_here(t, t->p);
+			struct text_tok at = text_here(t, t->p);
 			if (t->depth == 0)
-				return tp_fail(t, &at, "Unmatched closing brace");
+				return text_fail(t, &at, "Unmatched closing brace");
 			if (t->stack[t->depth].desc)
 				pb_end_nested(&t->w, t->stack[t->depth].handle);
 			t->depth--;
@@ -683,14 +683,14 @@ static int tp_parse(struct tp *t)
 			continue;
 		}
 		depth = t->depth;
-		if ((ret = tp_entry(t)) < 0)
+		if ((ret = text_entry(t)) < 0)
 			return ret;
 		/* After an opening brace a key comes, not a separator. */
 		may_separate = t->depth == depth;
 	}
 	if (t->depth > 0) {
-		struct tp_tok at = tp_here(t, t->p);
-		return tp_fail(t, &at, "Nested message not closed");
+		struct text_tok at = text_here(t, t->p);
+		return text_fail(t, &at, "Nested message not closed");
 	}
 	return 0;
 }
@@ -699,7 +699,7 @@ int protos_text_to_binary(const ProtobufCMessageDescriptor *root, const char *na
                           const char *text, size_t len, bool lossy, uint8_t **out, size_t *out_len,
                           struct tb_err *err)
 {
-	struct tp *t = tb_calloc(1, sizeof *t);
+	struct text_parser *t = tb_calloc(1, sizeof *t);
 	int ret;
 
 	*out = NULL;
@@ -715,7 +715,7 @@ int protos_text_to_binary(const ProtobufCMessageDescriptor *root, const char *na
 	t->stack[0].desc = root;
 	pb_writer_init_growable(&t->w);
 
-	if ((ret = tp_parse(t)) < 0)
+	if ((ret = text_parse(t)) < 0)
 		goto out;
 	if ((ret = pb_writer_error(&t->w)) < 0) {
 		tb_err_errno(err, ret, "%s: cannot encode %s", t->name, root->short_name);

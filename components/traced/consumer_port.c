@@ -281,14 +281,14 @@ static void m_flush(void *ctx, struct ipc_call *call, const uint8_t *args, size_
 		ipc_call_fail(call);
 		return;
 	}
-	req = perfetto__protos__flush_request__unpack(ipc_pb_allocator(), len, args);
+	req = perfetto__protos__flush_request__unpack(protos_allocator(), len, args);
 	if (!req) {
 		ipc_call_fail(call);
 		return;
 	}
 	traced_flush_start(c->session, req->timeout_ms, req->flags ? req->flags : (4 | 2 << 4),
 			   call, false);
-	protobuf_c_message_free_unpacked(&req->base, ipc_pb_allocator());
+	protobuf_c_message_free_unpacked(&req->base, protos_allocator());
 }
 
 static void m_start_tracing(void *ctx, struct ipc_call *call, const uint8_t *args, size_t len)
@@ -357,7 +357,7 @@ static void m_observe_events(void *ctx, struct ipc_call *call, const uint8_t *ar
 		ipc_call_fail(call);
 		return;
 	}
-	req = perfetto__protos__observe_events_request__unpack(ipc_pb_allocator(), len, args);
+	req = perfetto__protos__observe_events_request__unpack(protos_allocator(), len, args);
 	if (!req) {
 		ipc_call_fail(call);
 		return;
@@ -370,7 +370,7 @@ static void m_observe_events(void *ctx, struct ipc_call *call, const uint8_t *ar
 		if (req->events_to_observe[i] ==
 		    PERFETTO__PROTOS__OBSERVABLE_EVENTS__TYPE__TYPE_ALL_DATA_SOURCES_STARTED)
 			c->observe_all_started = true;
-	protobuf_c_message_free_unpacked(&req->base, ipc_pb_allocator());
+	protobuf_c_message_free_unpacked(&req->base, protos_allocator());
 	if (c->session)
 		traced_session_check_all_started(c->session);
 }

@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #define UNPACK(type, fn, args, len) \
-	((type *)fn##__unpack(ipc_pb_allocator(), (len), (args)))
-#define FREE_MSG(m) protobuf_c_message_free_unpacked(&(m)->base, ipc_pb_allocator())
+	((type *)fn##__unpack(protos_allocator(), (len), (args)))
+#define FREE_MSG(m) protobuf_c_message_free_unpacked(&(m)->base, protos_allocator())
 
 static struct traced_producer *producer_of(struct traced *t, struct ipc_call *call)
 {

@@ -13,16 +13,15 @@
  */
 #include "traced_int.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "version.h"
 
 struct traced_producer *traced_producer_by_id(struct traced *t, uint16_t id)
 {
@@ -188,7 +187,7 @@ int traced_session_create(struct traced *t, struct traced_consumer *c, const uin
 	struct traced_session *s;
 	int rc;
 
-	cfg = perfetto__protos__trace_config__unpack(ipc_pb_allocator(), cfg_len, cfg_bytes);
+	cfg = perfetto__protos__trace_config__unpack(protos_allocator(), cfg_len, cfg_bytes);
 	if (!cfg) {
 		tb_close(&fd);
 		snprintf(errbuf, errlen, "cannot decode the trace config");
@@ -202,7 +201,7 @@ int traced_session_create(struct traced *t, struct traced_consumer *c, const uin
 	if ((rc = validate_config(t, c->uid, cfg, errbuf, errlen)) ||
 	    (rc = open_output(t, c->uid, cfg, &fd, errbuf, errlen))) {
 		tb_close(&fd);
-		protobuf_c_message_free_unpacked(&cfg->base, ipc_pb_allocator());
+		protobuf_c_message_free_unpacked(&cfg->base, protos_allocator());
 		return rc;
 	}
 	s = tb_calloc(1, sizeof *s);
@@ -573,7 +572,7 @@ void traced_session_free(struct traced_session *s)
 	for (size_t i = 0; i < s->instances.len; i++)
 		tb_free(s->instances.data[i].name);
 	vec_release(&s->instances);
-	protobuf_c_message_free_unpacked(&s->cfg->base, ipc_pb_allocator());
+	protobuf_c_message_free_unpacked(&s->cfg->base, protos_allocator());
 	tb_free(s->config);
 	tb_free(s);
 }
@@ -874,12 +873,6 @@ size_t traced_num_sessions(const struct traced *t) { return t->sessions.len; }
 
 /* ---- the applet ----------------------------------------------------------- */
 
-static void on_signal(struct loop *l, int signo, void *ctx)
-{
-	log_info(TRACED_LOG, "signal %d, exiting", signo);
-	loop_quit(l, 0);
-}
-
 /* tracebox autostart passes a pipe in TRACED_NOTIFY_FD and waits for the
  * byte "1", written once both sockets listen (as Perfetto's traced does). */
 static void notify_listening(void)
@@ -888,18 +881,14 @@ static void notify_listening(void)
 		log_warn(TRACED_LOG, "cannot write to TRACED_NOTIFY_FD");
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: traced [--background] [--version]\n"
-		   "              [--set-socket-permissions PROD_GROUP:PROD_MODE:CONS_GROUP:CONS_MODE]\n"
-		   "The Perfetto tracing service. Sockets: $PERFETTO_PRODUCER_SOCK_NAME,\n"
-		   "$PERFETTO_CONSUMER_SOCK_NAME (defaults under /run/perfetto or /tmp).\n"
-		   "--set-socket-permissions chgrps and chmods them once they listen, e.g.\n"
-		   "traced-producer:0660:traced-consumer:0660.\n");
-}
+static const char traced_usage[] =
+	"usage: traced [--background] [--version]\n"
+	"              [--set-socket-permissions PROD_GROUP:PROD_MODE:CONS_GROUP:CONS_MODE]\n"
+	"The Perfetto tracing service. Sockets: $PERFETTO_PRODUCER_SOCK_NAME,\n"
+	"$PERFETTO_CONSUMER_SOCK_NAME (defaults under /run/perfetto or /tmp).\n"
+	"--set-socket-permissions chgrps and chmods them once they listen, e.g.\n"
+	"traced-producer:0660:traced-consumer:0660.\n";
 
-/* --set-socket-permissions G:MODE:G:MODE into o (pointers into buf, which
- * the caller owns). 0, or -1 after printing why. */
 static int parse_permissions(const char *arg, char *buf, size_t n, struct traced_opts *o)
 {
 	char *part[4];
@@ -936,65 +925,63 @@ bad:
 	return -1;
 }
 
-int traced_main(int argc, char **argv)
-{
-	struct tb_err err = {0};
-	struct traced_opts opts = {0};
-	struct loop *l = NULL;
-	struct traced *t = NULL;
-	bool background = false;
+/* The applet's state between tb_daemon_main's callbacks. */
+struct traced_applet {
+	struct traced_opts opts;
 	char perm_buf[512];
-	const char *priv;
-	int rc = 1;
+	struct traced *t;
+};
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-v") == 0) {
-			printf("tracebox traced %s (%s)\n", TB_VERSION, TB_REVISION);
-			return 0;
-		} else if (strcmp(argv[i], "--background") == 0) {
-			background = true;
-		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			usage(stdout);
-			return 0;
-		} else if (strcmp(argv[i], "--set-socket-permissions") == 0 && i + 1 < argc) {
-			if (parse_permissions(argv[++i], perm_buf, sizeof perm_buf, &opts))
-				return 1;
-		} else if (strncmp(argv[i], "--set-socket-permissions=", 25) == 0) {
-			if (parse_permissions(argv[i] + 25, perm_buf, sizeof perm_buf, &opts))
-				return 1;
-		} else if (strncmp(argv[i], "--enable-relay-endpoint", 23) == 0) {
-			fprintf(stderr, "traced: ignoring unsupported option '%s'\n", argv[i]);
-		} else {
-			fprintf(stderr, "traced: unknown option '%s'\n", argv[i]);
-			usage(stderr);
-			return 1;
-		}
+static enum tb_daemon_flag traced_flag(void *ctx, int argc, char **argv, int *i)
+{
+	struct traced_applet *a = ctx;
+	const char *arg = argv[*i];
+	if (strcmp(arg, "--set-socket-permissions") == 0 && *i + 1 < argc) {
+		*i += 1;
+		return parse_permissions(argv[*i], a->perm_buf, sizeof a->perm_buf, &a->opts)
+			       ? TB_DAEMON_EXIT_FAIL
+			       : TB_DAEMON_FLAG_TAKEN;
+	} else if (strncmp(arg, "--set-socket-permissions=", 25) == 0) {
+		return parse_permissions(arg + 25, a->perm_buf, sizeof a->perm_buf, &a->opts)
+			       ? TB_DAEMON_EXIT_FAIL
+			       : TB_DAEMON_FLAG_TAKEN;
+	} else if (strncmp(arg, "--enable-relay-endpoint", 23) == 0) {
+		fprintf(stderr, "traced: ignoring unsupported option '%s'\n", arg);
+		return TB_DAEMON_FLAG_TAKEN;
 	}
-	log_set_name("traced");
-	signal(SIGPIPE, SIG_IGN);
-	if (!(l = loop_new(&err)))
-		goto out;
-	if (loop_add_signal(l, SIGINT, on_signal, NULL) || loop_add_signal(l, SIGTERM, on_signal, NULL)) {
-		tb_err_set(&err, -EINVAL, "%s", loop_err(l)->msg);
-		goto out;
-	}
+	return TB_DAEMON_FLAG_UNKNOWN;
+}
+
+static int traced_start(void *ctx, struct loop *l, struct tb_err *err)
+{
+	struct traced_applet *a = ctx;
 	/* tracebox autostart: the sockets are private to the uid that started
 	 * the capture. */
-	priv = getenv("TRACEBOX_PRIVATE_SOCKETS");
-	opts.private_sockets = priv && strcmp(priv, "1") == 0;
-	if (!(t = traced_new(l, &opts, &err)))
-		goto out;
+	const char *priv = getenv("TRACEBOX_PRIVATE_SOCKETS");
+	a->opts.private_sockets = priv && strcmp(priv, "1") == 0;
+	if (!(a->t = traced_new(l, &a->opts, err)))
+		return err->code ? err->code : -EINVAL;
 	notify_listening();
-	if (background && daemon(0, 0) != 0) {
-		tb_err_errno(&err, -errno, "cannot daemonize");
-		goto out;
-	}
-	rc = loop_run(l) < 0 ? 1 : 0;
-out:
-	if (tb_err_is_set(&err))
-		fprintf(stderr, "traced: %s\n", err.msg);
-	traced_free(t);
-	if (l)
-		loop_free(l);
-	return rc;
+	return 0;
+}
+
+static void traced_stop(void *ctx)
+{
+	struct traced_applet *a = ctx;
+	traced_free(a->t);
+}
+
+int traced_main(int argc, char **argv)
+{
+	struct traced_applet a = {0};
+	const struct tb_daemon d = {
+		.name = "traced",
+		.log_tag = TRACED_LOG,
+		.usage = traced_usage,
+		.flag = traced_flag,
+		.start = traced_start,
+		.stop = traced_stop,
+		.ctx = &a,
+	};
+	return tb_daemon_main(&d, argc, argv);
 }

@@ -39,8 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sym_demangle(s, out, sizeof out);
 	sym_demangle(s, out, 16);
 	uint32_t line;
-	sym_llvm_parse((const char *)data, size, out, sizeof out, &line);
-	sym_llvm_parse((const char *)data, size, out, 4, &line);
+	tp_sym_llvm_parse((const char *)data, size, out, sizeof out, &line);
+	tp_sym_llvm_parse((const char *)data, size, out, 4, &line);
 	tb_free(s);
 	return 0;
 }

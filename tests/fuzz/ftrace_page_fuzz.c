@@ -16,7 +16,7 @@
 
 #include "base.h"
 #include "pb.h"
-#include "probes.h"
+#include "probes_int.h"
 
 static const char k_header_page[] =
     "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
@@ -68,11 +68,11 @@ static bool g_ready;
 static void setup(void)
 {
 	struct tb_err err = {0};
-	ftrace_table_init(&g_table);
-	if (ftrace_parse_header_page(k_header_page, strlen(k_header_page), &g_table.layout, &err) < 0)
+	probes_ftrace_table_init(&g_table);
+	if (probes_ftrace_parse_header_page(k_header_page, strlen(k_header_page), &g_table.layout, &err) < 0)
 		abort();
 	for (size_t i = 0; i < TB_ARRAY_SIZE(k_formats); i++)
-		if (ftrace_table_add_format(&g_table, k_formats[i][0], k_formats[i][1],
+		if (probes_ftrace_table_add_format(&g_table, k_formats[i][0], k_formats[i][1],
 					    strlen(k_formats[i][1]), &err) < 0)
 			abort();
 	g_ready = true;
@@ -80,7 +80,7 @@ static void setup(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct ftrace_encode_stats st = {0};
+	struct probes_ftrace_encode_stats st = {0};
 	struct pb_writer w;
 	struct pb_reader r;
 	struct pb_field f;
@@ -98,14 +98,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct ftrace_encode_opts o = {.compact_sched = compact != 0,
 					       .pids = compact ? &pids : NULL};
 		pb_writer_init_growable(&w);
-		ftrace_encode_bundle_opts(&w, &g_table, &o, 0, copy, size, &st);
-		ftrace_encode_opts_release(&o);
+		probes_ftrace_encode_bundle_opts(&w, &g_table, &o, 0, copy, size, &st);
+		probes_ftrace_encode_opts_release(&o);
 		for (size_t i = 0; i < pids.pids.len; i++)
 			for (size_t j = 0; j <= i; j++)
 				if (pids.pids.data[i] <= 0 ||
 				    (j < i && pids.pids.data[j] == pids.pids.data[i]))
 					abort();
-		ftrace_pids_clear(&pids);
+		probes_ftrace_pids_clear(&pids);
 		if (pb_writer_error(&w) != 0)
 			abort();
 		pb_reader_init(&r, pb_writer_data(&w), pb_writer_size(&w));

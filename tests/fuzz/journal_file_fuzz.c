@@ -35,7 +35,7 @@ static int on_field(void *p, const uint8_t *d, size_t n, unsigned flags)
 {
 	struct ctx *c = p;
 	if (d) {
-		journal_match_field(&c->flt, &c->m, d, n);
+		probes_journal_match_field(&c->flt, &c->m, d, n);
 		for (size_t i = 0; i < n; i++) /* every byte handed out is readable */
 			c->bytes += d[i];
 	}
@@ -57,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    .flt = {.min_prio = 5, .idents = idents, .n_idents = 2, .units = units, .n_units = 1}};
 	uint8_t out[4096];
 	bool trunc;
-	journal_lz4_block(data, size, out, sizeof out, &trunc);
+	probes_journal_lz4_block(data, size, out, sizeof out, &trunc);
 
 	int fd = memfd_create("journal", MFD_CLOEXEC);
 	if (fd < 0)
@@ -68,22 +68,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	struct journal_file f;
 	memset(&f, 0, sizeof f);
-	if (journal_file_open_fd(&f, fd, "fuzz.journal") == 0) {
+	if (probes_journal_file_open_fd(&f, fd, "fuzz.journal") == 0) {
 		uint64_t off;
 		int r;
-		for (int guard = 0; guard < 100000 && (r = journal_file_next(&f, &off)) == 1;
+		for (int guard = 0; guard < 100000 && (r = probes_journal_file_next(&f, &off)) == 1;
 		     guard++) {
 			struct journal_entry e;
-			journal_match_begin(&c.flt, &c.m);
-			journal_file_read_entry(&f, off, &e, on_field, &c);
+			probes_journal_match_begin(&c.flt, &c.m);
+			probes_journal_file_read_entry(&f, off, &e, on_field, &c);
 		}
 		static const char match[] = "SYSLOG_IDENTIFIER=app";
-		if (journal_file_find_data(&f, match, sizeof match - 1, &off) == 1)
-			journal_file_data_entries(&f, off, on_entry_off, NULL);
-		journal_file_field_values(&f, "MESSAGE", 7, on_field, &c);
-		if (journal_file_refresh(&f) == 0 && journal_file_seek_tail(&f) == 0)
-			journal_file_next(&f, &off);
+		if (probes_journal_file_find_data(&f, match, sizeof match - 1, &off) == 1)
+			probes_journal_file_data_entries(&f, off, on_entry_off, NULL);
+		probes_journal_file_field_values(&f, "MESSAGE", 7, on_field, &c);
+		if (probes_journal_file_refresh(&f) == 0 && probes_journal_file_seek_tail(&f) == 0)
+			probes_journal_file_next(&f, &off);
 	}
-	journal_file_close(&f); /* closes fd */
+	probes_journal_file_close(&f); /* closes fd */
 	return 0;
 }

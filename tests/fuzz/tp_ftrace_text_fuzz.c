@@ -25,12 +25,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	const char *p = (const char *)data;
 	struct tp *tp = tp_new(NULL);
-	struct ftrace_text *ft = ftrace_text_new(tp);
-	ftrace_text_parse_chunk(ft, p, cut1);
-	ftrace_text_parse_chunk(ft, p + cut1, cut2 - cut1);
-	ftrace_text_parse_chunk(ft, p + cut2, size - cut2);
-	ftrace_text_end(ft);
-	ftrace_text_free(ft);
+	struct ftrace_text *ft = tp_ftrace_text_new(tp);
+	tp_ftrace_text_parse_chunk(ft, p, cut1);
+	tp_ftrace_text_parse_chunk(ft, p + cut1, cut2 - cut1);
+	tp_ftrace_text_parse_chunk(ft, p + cut2, size - cut2);
+	tp_ftrace_text_end(ft);
+	tp_ftrace_text_free(ft);
 	tp_free(tp);
 	return 0;
 }

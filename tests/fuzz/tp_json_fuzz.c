@@ -31,14 +31,14 @@ static void count_end(void *ctx)
 static void feed_tokenizer(const uint8_t *data, size_t size, size_t cut1, size_t cut2)
 {
 	struct tp *tp = tp_new(NULL);
-	struct json_tokenizer *t = json_tokenizer_new(tp);
+	struct json_tokenizer *t = tp_json_tokenizer_new(tp);
 	size_t total = 0;
 	struct json_text_sink sink = {count_piece, count_end, &total};
-	json_tokenizer_set_system_trace_sink(t, &sink);
-	if (json_tokenizer_feed(t, data, cut1) == 0 &&
-	    json_tokenizer_feed(t, data + cut1, cut2 - cut1) == 0)
-		json_tokenizer_feed(t, data + cut2, size - cut2);
-	json_tokenizer_free(t);
+	tp_json_tokenizer_set_system_trace_sink(t, &sink);
+	if (tp_json_tokenizer_feed(t, data, cut1) == 0 &&
+	    tp_json_tokenizer_feed(t, data + cut1, cut2 - cut1) == 0)
+		tp_json_tokenizer_feed(t, data + cut2, size - cut2);
+	tp_json_tokenizer_free(t);
 	tp_free(tp);
 }
 

@@ -65,7 +65,7 @@ static int on_field(void *ctx, const uint8_t *p, size_t n, unsigned flags)
 		d->undecoded++;
 		return 0;
 	}
-	journal_match_field(&d->flt, &d->m, p, n);
+	probes_journal_match_field(&d->flt, &d->m, p, n);
 	const uint8_t *eq = memchr(p, '=', n);
 	if (!eq)
 		return 0;
@@ -144,8 +144,8 @@ static void dump_entry(struct dump *d, uint64_t off)
 	struct journal_entry e;
 	d->names.len = 0;
 	d->undecoded = 0;
-	journal_match_begin(&d->flt, &d->m);
-	if (journal_file_read_entry(d->f, off, &e, on_field, d) < 0)
+	probes_journal_match_begin(&d->flt, &d->m);
+	if (probes_journal_file_read_entry(d->f, off, &e, on_field, d) < 0)
 		return;
 	if (journal_match_ok(&d->m))
 		print_entry(d, &e);
@@ -214,26 +214,26 @@ int main(int argc, char **argv)
 		int r;
 		memset(&f, 0, sizeof f);
 		d.f = &f;
-		if (journal_file_open(&f, argv[i]) < 0) {
+		if (probes_journal_file_open(&f, argv[i]) < 0) {
 			fprintf(stderr, "journal_dump: %s\n", f.err.msg);
-			journal_file_close(&f);
+			probes_journal_file_close(&f);
 			rc = 1;
 			continue;
 		}
 		if (data) {
-			r = journal_file_find_data(&f, data, strlen(data), &off);
+			r = probes_journal_file_find_data(&f, data, strlen(data), &off);
 			if (r == 1)
-				r = journal_file_data_entries(&f, off, data_entry, &d);
+				r = probes_journal_file_data_entries(&f, off, data_entry, &d);
 			if (r < 0)
 				fprintf(stderr,
 				        "journal_dump: '%s': broken hash table or entry array\n",
 				        argv[i]);
 		} else if (field) {
-			if (journal_file_field_values(&f, field, strlen(field), field_value, NULL) <
+			if (probes_journal_file_field_values(&f, field, strlen(field), field_value, NULL) <
 			    0)
 				fprintf(stderr, "journal_dump: '%s': broken field list\n", argv[i]);
 		} else {
-			while ((r = journal_file_next(&f, &off)) == 1)
+			while ((r = probes_journal_file_next(&f, &off)) == 1)
 				dump_entry(&d, off);
 			if (r < 0)
 				fprintf(stderr, "journal_dump: %s\n", f.err.msg);
@@ -244,7 +244,7 @@ int main(int argc, char **argv)
 		total.undecoded += f.stats.undecoded;
 		total.truncated += f.stats.truncated;
 		total.bad_chain += f.stats.bad_chain;
-		journal_file_close(&f);
+		probes_journal_file_close(&f);
 	}
 	fprintf(stderr,
 	        "entries=%" PRIu64 " bad_entries=%" PRIu64 " bad_items=%" PRIu64

@@ -60,7 +60,7 @@ static void on_async(void *ctx, const struct ipc_reply *r)
 		p->lost = true;
 		return;
 	}
-	cmd = perfetto__protos__get_async_command_response__unpack(ipc_pb_allocator(), r->len,
+	cmd = perfetto__protos__get_async_command_response__unpack(protos_allocator(), r->len,
 	                                                           r->data);
 	if (!cmd)
 		return;
@@ -75,7 +75,7 @@ static void on_async(void *ctx, const struct ipc_reply *r)
 		p->target_buffer = cmd->start_data_source->config->target_buffer;
 		p->started = true;
 	}
-	protobuf_c_message_free_unpacked(&cmd->base, ipc_pb_allocator());
+	protobuf_c_message_free_unpacked(&cmd->base, protos_allocator());
 }
 
 static void on_sync(void *ctx, const struct ipc_reply *r)

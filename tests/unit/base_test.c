@@ -1184,3 +1184,43 @@ TEST(base_notify_ready)
 	CHECK_EQ(tb_notify_ready("TB_TEST_NOTIFY_FD"), -EBADF);
 	CHECK(getenv("TB_TEST_NOTIFY_FD") == NULL);
 }
+
+TEST(base_hex_digit)
+{
+	const char *digits = "0123456789abcdefABCDEF";
+	for (int i = 0; digits[i]; i++)
+		CHECK_EQ(tb_hex_digit(digits[i]), i < 16 ? i : i - 6);
+	CHECK_EQ(tb_hex_digit('g'), -1);
+	CHECK_EQ(tb_hex_digit('G'), -1);
+	CHECK_EQ(tb_hex_digit('/'), -1);
+	CHECK_EQ(tb_hex_digit(':'), -1);
+	CHECK_EQ(tb_hex_digit('@'), -1);
+	CHECK_EQ(tb_hex_digit('`'), -1);
+	CHECK_EQ(tb_hex_digit(-1), -1);
+	CHECK_EQ(tb_hex_digit((char)0xe9), -1);
+}
+
+TEST(base_dec_prefix)
+{
+	uint64_t v = 7;
+	CHECK_EQ(tb_dec_prefix("1234;x", 6, &v), 4);
+	CHECK_EQ(v, 1234);
+	CHECK_EQ(tb_dec_prefix("123", 2, &v), 2); /* stops at n */
+	CHECK_EQ(v, 12);
+	CHECK_EQ(tb_dec_prefix("x1", 2, &v), 0);
+	CHECK_EQ(v, 0);
+	CHECK_EQ(tb_dec_prefix("", 0, &v), 0);
+	CHECK_EQ(tb_dec_prefix(" 1", 2, &v), 0); /* no blanks */
+	CHECK_EQ(tb_dec_prefix("-1", 2, &v), 0); /* no sign */
+	CHECK_EQ(tb_dec_prefix("007", 3, &v), 3);
+	CHECK_EQ(v, 7);
+	CHECK_EQ(tb_dec_prefix("18446744073709551615", 20, &v), 20);
+	CHECK_EQ(v, UINT64_MAX);
+	CHECK_EQ(tb_dec_prefix("18446744073709551614", 20, &v), 20);
+	CHECK_EQ(v, UINT64_MAX - 1);
+	/* Past UINT64_MAX the value saturates instead of wrapping. */
+	CHECK_EQ(tb_dec_prefix("18446744073709551616", 20, &v), 20);
+	CHECK_EQ(v, UINT64_MAX);
+	CHECK_EQ(tb_dec_prefix("99999999999999999999999", 23, &v), 23);
+	CHECK_EQ(v, UINT64_MAX);
+}

@@ -29,7 +29,7 @@ static Perfetto__Protos__TraceConfig *light(const struct perfetto_cmd_light_opts
 		fprintf(stderr, "light config: %s\n", err.msg);
 		return NULL;
 	}
-	cfg = perfetto__protos__trace_config__unpack(ipc_pb_allocator(), len, buf);
+	cfg = perfetto__protos__trace_config__unpack(protos_allocator(), len, buf);
 	tb_free(buf);
 	return cfg;
 }
@@ -245,7 +245,7 @@ TEST(perfetto_cmd_pack_strips_output_path)
 	cfg.has_duration_ms = true;
 	cfg.duration_ms = 7;
 	buf = perfetto_cmd_config_pack_for_service(&cfg, &len);
-	back = perfetto__protos__trace_config__unpack(ipc_pb_allocator(), len, buf);
+	back = perfetto__protos__trace_config__unpack(protos_allocator(), len, buf);
 	tb_free(buf);
 	CHECK(back);
 	/* write_into_file goes to traced (with our fd); the path stays ours. */

@@ -18,16 +18,16 @@
  * SipHash-2-4's paper (key 00..0f, message 00..0e). */
 TEST(journal_hash_vectors)
 {
-	CHECK_UEQ(journal_jenkins64("", 0), 0xdeadbeefdeadbeefull);
-	CHECK_UEQ(journal_jenkins64("Four score and seven years ago", 30), 0x17770551ce7226e6ull);
+	CHECK_UEQ(probes_journal_jenkins64("", 0), 0xdeadbeefdeadbeefull);
+	CHECK_UEQ(probes_journal_jenkins64("Four score and seven years ago", 30), 0x17770551ce7226e6ull);
 	uint8_t key[16], msg[64];
 	for (int i = 0; i < 16; i++)
 		key[i] = (uint8_t)i;
 	for (int i = 0; i < 64; i++)
 		msg[i] = (uint8_t)i;
-	CHECK_UEQ(journal_siphash24(msg, 15, key), 0xa129ca6149be45e5ull);
-	CHECK_UEQ(journal_siphash24(msg, 0, key), 0x726fdb47dd0e0e31ull);
-	CHECK_UEQ(journal_siphash24(msg, 8, key), 0x93f5f5799a932462ull);
+	CHECK_UEQ(probes_journal_siphash24(msg, 15, key), 0xa129ca6149be45e5ull);
+	CHECK_UEQ(probes_journal_siphash24(msg, 0, key), 0x726fdb47dd0e0e31ull);
+	CHECK_UEQ(probes_journal_siphash24(msg, 8, key), 0x93f5f5799a932462ull);
 }
 
 TEST(journal_lz4_blocks)
@@ -37,12 +37,12 @@ TEST(journal_lz4_blocks)
 	static const uint8_t block[] = {0x44, 'a', 'b', 'c', 'd', 4, 0, 0x30, 'x', 'y', 'z'};
 	uint8_t out[64];
 	bool trunc;
-	ssize_t n = journal_lz4_block(block, sizeof block, out, sizeof out, &trunc);
+	ssize_t n = probes_journal_lz4_block(block, sizeof block, out, sizeof out, &trunc);
 	CHECK_EQ(n, 15);
 	CHECK(!trunc);
 	CHECK_MEM_EQ(out, "abcdabcdabcdxyz", 15);
 	/* Cut at the output limit, inside the match. */
-	n = journal_lz4_block(block, sizeof block, out, 6, &trunc);
+	n = probes_journal_lz4_block(block, sizeof block, out, 6, &trunc);
 	CHECK_EQ(n, 6);
 	CHECK(trunc);
 	CHECK_MEM_EQ(out, "abcdab", 6);
@@ -51,18 +51,18 @@ TEST(journal_lz4_blocks)
 	lit[0] = 0xf0;
 	lit[1] = 5;
 	memset(lit + 2, 'q', 20);
-	CHECK_EQ(journal_lz4_block(lit, sizeof lit, out, sizeof out, &trunc), 20);
+	CHECK_EQ(probes_journal_lz4_block(lit, sizeof lit, out, sizeof out, &trunc), 20);
 	/* Malformed: offset 0, offset before the start, literals past the end,
 	 * a match with no room for its offset, empty input. */
 	static const uint8_t off0[] = {0x10, 'a', 0, 0, 0x10, 'b'};
 	static const uint8_t far[] = {0x10, 'a', 9, 0, 0x10, 'b'};
 	static const uint8_t longlit[] = {0x50, 'a', 'b'};
 	static const uint8_t nooff[] = {0x10, 'a', 1};
-	CHECK_EQ(journal_lz4_block(off0, sizeof off0, out, sizeof out, &trunc), -EINVAL);
-	CHECK_EQ(journal_lz4_block(far, sizeof far, out, sizeof out, &trunc), -EINVAL);
-	CHECK_EQ(journal_lz4_block(longlit, sizeof longlit, out, sizeof out, &trunc), -EINVAL);
-	CHECK_EQ(journal_lz4_block(nooff, sizeof nooff, out, sizeof out, &trunc), -EINVAL);
-	CHECK_EQ(journal_lz4_block(block, 0, out, sizeof out, &trunc), -EINVAL);
+	CHECK_EQ(probes_journal_lz4_block(off0, sizeof off0, out, sizeof out, &trunc), -EINVAL);
+	CHECK_EQ(probes_journal_lz4_block(far, sizeof far, out, sizeof out, &trunc), -EINVAL);
+	CHECK_EQ(probes_journal_lz4_block(longlit, sizeof longlit, out, sizeof out, &trunc), -EINVAL);
+	CHECK_EQ(probes_journal_lz4_block(nooff, sizeof nooff, out, sizeof out, &trunc), -EINVAL);
+	CHECK_EQ(probes_journal_lz4_block(block, 0, out, sizeof out, &trunc), -EINVAL);
 }
 
 TEST(journal_header_checks)
@@ -71,26 +71,26 @@ TEST(journal_header_checks)
 	struct journal_header jh;
 	struct tb_err err = {0};
 	h[88] = 0x08, h[89] = 0x01; /* header_size 264 */
-	CHECK_EQ(journal_header_parse(h, sizeof h, &jh, &err), 0);
+	CHECK_EQ(probes_journal_header_parse(h, sizeof h, &jh, &err), 0);
 	CHECK_UEQ(jh.header_size, 264);
 	h[12] = 0x20; /* an incompatible flag this reader does not know */
-	CHECK_EQ(journal_header_parse(h, sizeof h, &jh, &err), -EPROTONOSUPPORT);
+	CHECK_EQ(probes_journal_header_parse(h, sizeof h, &jh, &err), -EPROTONOSUPPORT);
 	h[12] = JOURNAL_INCOMPAT_COMPACT | JOURNAL_INCOMPAT_ZSTD;
-	CHECK_EQ(journal_header_parse(h, sizeof h, &jh, &err), 0);
-	CHECK_EQ(journal_header_parse(h, 100, &jh, &err), -EINVAL); /* too short */
+	CHECK_EQ(probes_journal_header_parse(h, sizeof h, &jh, &err), 0);
+	CHECK_EQ(probes_journal_header_parse(h, 100, &jh, &err), -EINVAL); /* too short */
 	h[88] = 0x09;                                               /* not a multiple of 8 */
-	CHECK_EQ(journal_header_parse(h, sizeof h, &jh, &err), -EINVAL);
+	CHECK_EQ(probes_journal_header_parse(h, sizeof h, &jh, &err), -EINVAL);
 	h[88] = 0x08;
 	h[0] = 'X';
-	CHECK_EQ(journal_header_parse(h, sizeof h, &jh, &err), -EINVAL);
+	CHECK_EQ(probes_journal_header_parse(h, sizeof h, &jh, &err), -EINVAL);
 }
 
 static bool matches(const struct journal_filter *flt, const char *const *fields, size_t n)
 {
 	struct journal_match m;
-	journal_match_begin(flt, &m);
+	probes_journal_match_begin(flt, &m);
 	for (size_t i = 0; i < n; i++)
-		journal_match_field(flt, &m, (const uint8_t *)fields[i], strlen(fields[i]));
+		probes_journal_match_field(flt, &m, (const uint8_t *)fields[i], strlen(fields[i]));
 	return journal_match_ok(&m);
 }
 
@@ -152,7 +152,7 @@ static int count_entry(void *ctx, struct journal_file *f, const struct journal_e
  * that appears later is read whole, but its entries from before the start
  * (these seeds' are from 2023, of another boot) are skipped; a file that
  * is done with and deleted is closed. */
-TEST(journal_follow_tail_and_new_files)
+TEST(probes_journal_follow_tail_and_new_files)
 {
 	char dir[] = "/tmp/tb-journald-XXXXXX";
 	CHECK(mkdtemp(dir) != NULL);
@@ -160,26 +160,26 @@ TEST(journal_follow_tail_and_new_files)
 	struct journal_follow fl;
 	memset(&fl, 0, sizeof fl);
 	const char *dirs[] = {dir};
-	journal_follow_open(&fl, dirs, 1);
+	probes_journal_follow_open(&fl, dirs, 1);
 	size_t n = 0;
 	CHECK_EQ(fl.files.len, 1);
-	CHECK_EQ(journal_follow_poll(&fl, true, 0, count_entry, &n), 0);
+	CHECK_EQ(probes_journal_follow_poll(&fl, true, 0, count_entry, &n), 0);
 	CHECK_EQ(fl.files.data[0]->jf.consumed, 24); /* at the tail */
 	CHECK(copy_seed("regular_jenkins.journal", dir, "user-1000.journal"));
-	CHECK_EQ(journal_follow_poll(&fl, false, 0, count_entry, &n), 0); /* inotify */
+	CHECK_EQ(probes_journal_follow_poll(&fl, false, 0, count_entry, &n), 0); /* inotify */
 	CHECK_EQ(fl.files.len, 2);
 	CHECK_EQ(fl.old_entries_skipped, 24);
 	struct journal_stats st;
-	journal_follow_stats(&fl, &st);
+	probes_journal_follow_stats(&fl, &st);
 	CHECK_EQ(st.bad_entries + st.bad_items + st.bad_chain, 0);
 	/* An offline file read to its end that loses its name is closed. */
 	char path[600];
 	snprintf(path, sizeof path, "%s/system.journal", dir);
 	unlink(path);
-	CHECK_EQ(journal_follow_poll(&fl, false, 0, count_entry, &n), 0);
+	CHECK_EQ(probes_journal_follow_poll(&fl, false, 0, count_entry, &n), 0);
 	CHECK_EQ(fl.files.len, 1);
 	CHECK_EQ(n, 0);
-	journal_follow_close(&fl);
+	probes_journal_follow_close(&fl);
 	snprintf(path, sizeof path, "%s/user-1000.journal", dir);
 	unlink(path);
 	rmdir(dir);

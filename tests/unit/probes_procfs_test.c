@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "pb.h"
-#include "probes.h"
+#include "probes_int.h"
 #include "procfs/procfs.h"
 #include "protos.h"
 #include "sysstats/sysstats.h"

@@ -21,8 +21,8 @@
 
 #include "base.h"
 #include "pb.h"
+#include "probes_int.h"
 #include "pb_fields.h"
-#include "probes.h"
 #include "protos.h"
 #include "trace_processor.h"
 #include "tracing.h"
@@ -196,11 +196,11 @@ static size_t make_generic(uint8_t *p)
 static int load_table(struct ftrace_table *t)
 {
 	struct tb_err err = {0};
-	ftrace_table_init(t);
-	if (ftrace_parse_header_page(k_header_page, strlen(k_header_page), &t->layout, &err) < 0 ||
-	    ftrace_table_add_format(t, "sched", k_sched_switch, strlen(k_sched_switch), &err) < 0 ||
-	    ftrace_table_add_format(t, "ftrace", k_print, strlen(k_print), &err) < 0 ||
-	    ftrace_table_add_format(t, "tb", k_generic, strlen(k_generic), &err) < 0) {
+	probes_ftrace_table_init(t);
+	if (probes_ftrace_parse_header_page(k_header_page, strlen(k_header_page), &t->layout, &err) < 0 ||
+	    probes_ftrace_table_add_format(t, "sched", k_sched_switch, strlen(k_sched_switch), &err) < 0 ||
+	    probes_ftrace_table_add_format(t, "ftrace", k_print, strlen(k_print), &err) < 0 ||
+	    probes_ftrace_table_add_format(t, "tb", k_generic, strlen(k_generic), &err) < 0) {
 		test_report(__FILE__, __LINE__, "%s", err.msg);
 		return -1;
 	}
@@ -214,24 +214,24 @@ TEST(probes_format_sched_switch)
 	struct ftrace_event_format f;
 	struct tb_err err = {0};
 	const struct ftrace_field *fd;
-	CHECK_EQ(ftrace_format_parse("sched", k_sched_switch, strlen(k_sched_switch), &f, &err), 0);
+	CHECK_EQ(probes_ftrace_format_parse("sched", k_sched_switch, strlen(k_sched_switch), &f, &err), 0);
 	CHECK_STR_EQ(f.name, "sched_switch");
 	CHECK_STR_EQ(f.group, "sched");
 	CHECK_EQ(f.id, 372);
 	CHECK_EQ(f.n_fields, 11);
 	CHECK_EQ(f.common_pid, 3);
 	CHECK_EQ(f.common_type, 0);
-	fd = ftrace_format_field(&f, "prev_comm");
+	fd = probes_ftrace_format_field(&f, "prev_comm");
 	CHECK(fd);
 	CHECK_EQ(fd->kind, FTRACE_FIELD_CHAR_ARRAY);
 	CHECK_EQ(fd->offset, 8);
 	CHECK_EQ(fd->size, 16);
 	CHECK_STR_EQ(fd->type, "char");
-	fd = ftrace_format_field(&f, "prev_state");
+	fd = probes_ftrace_format_field(&f, "prev_state");
 	CHECK(fd && fd->kind == FTRACE_FIELD_INT && fd->is_signed && fd->size == 8);
 	CHECK_STR_EQ(fd->type, "long");
-	CHECK(!ftrace_format_field(&f, "nope"));
-	ftrace_format_release(&f);
+	CHECK(!probes_ftrace_format_field(&f, "nope"));
+	probes_ftrace_format_release(&f);
 }
 
 TEST(probes_format_field_kinds)
@@ -239,41 +239,41 @@ TEST(probes_format_field_kinds)
 	struct ftrace_event_format f;
 	struct tb_err err = {0};
 	const struct ftrace_field *fd;
-	CHECK_EQ(ftrace_format_parse("tb", k_generic, strlen(k_generic), &f, &err), 0);
+	CHECK_EQ(probes_ftrace_format_parse("tb", k_generic, strlen(k_generic), &f, &err), 0);
 	CHECK_EQ(f.n_fields, 12);
-	CHECK((fd = ftrace_format_field(&f, "path")) && fd->kind == FTRACE_FIELD_DATA_LOC &&
+	CHECK((fd = probes_ftrace_format_field(&f, "path")) && fd->kind == FTRACE_FIELD_DATA_LOC &&
 	      fd->is_char);
-	CHECK((fd = ftrace_format_field(&f, "rel")) && fd->kind == FTRACE_FIELD_REL_LOC);
-	CHECK((fd = ftrace_format_field(&f, "mac")) && fd->kind == FTRACE_FIELD_ARRAY &&
+	CHECK((fd = probes_ftrace_format_field(&f, "rel")) && fd->kind == FTRACE_FIELD_REL_LOC);
+	CHECK((fd = probes_ftrace_format_field(&f, "mac")) && fd->kind == FTRACE_FIELD_ARRAY &&
 	      fd->elem_size == 1);
-	CHECK((fd = ftrace_format_field(&f, "fmt")) && fd->kind == FTRACE_FIELD_INT &&
+	CHECK((fd = probes_ftrace_format_field(&f, "fmt")) && fd->kind == FTRACE_FIELD_INT &&
 	      !fd->is_signed);
 	CHECK_STR_EQ(fd->type, "const char *");
-	CHECK((fd = ftrace_format_field(&f, "blob")) && fd->kind == FTRACE_FIELD_OTHER);
-	ftrace_format_release(&f);
+	CHECK((fd = probes_ftrace_format_field(&f, "blob")) && fd->kind == FTRACE_FIELD_OTHER);
+	probes_ftrace_format_release(&f);
 
-	CHECK_EQ(ftrace_format_parse("ftrace", k_print, strlen(k_print), &f, &err), 0);
-	CHECK((fd = ftrace_format_field(&f, "buf")) && fd->kind == FTRACE_FIELD_STR_TAIL);
-	ftrace_format_release(&f);
+	CHECK_EQ(probes_ftrace_format_parse("ftrace", k_print, strlen(k_print), &f, &err), 0);
+	CHECK((fd = probes_ftrace_format_field(&f, "buf")) && fd->kind == FTRACE_FIELD_STR_TAIL);
+	probes_ftrace_format_release(&f);
 
 	/* No ID, no fields, garbage: errors, nothing leaked. */
-	CHECK_EQ(ftrace_format_parse("x", "name: a\nformat:\n", 16, &f, &err), -EINVAL);
+	CHECK_EQ(probes_ftrace_format_parse("x", "name: a\nformat:\n", 16, &f, &err), -EINVAL);
 	tb_err_clear(&err);
-	CHECK_EQ(ftrace_format_parse("x", "name: a\nID: 3\n\tfield:int;\n", 26, &f, &err), -EINVAL);
-	CHECK_EQ(ftrace_format_parse("x", "", 0, &f, &err), -EINVAL);
+	CHECK_EQ(probes_ftrace_format_parse("x", "name: a\nID: 3\n\tfield:int;\n", 26, &f, &err), -EINVAL);
+	CHECK_EQ(probes_ftrace_format_parse("x", "", 0, &f, &err), -EINVAL);
 }
 
 TEST(probes_header_page)
 {
 	struct ftrace_page_layout l = {0};
 	struct tb_err err = {0};
-	CHECK_EQ(ftrace_parse_header_page(k_header_page, strlen(k_header_page), &l, &err), 0);
+	CHECK_EQ(probes_ftrace_parse_header_page(k_header_page, strlen(k_header_page), &l, &err), 0);
 	CHECK_EQ(l.ts_off, 0);
 	CHECK_EQ(l.commit_off, 8);
 	CHECK_EQ(l.commit_size, 8);
 	CHECK_EQ(l.data_off, 16);
 	CHECK_EQ(l.page_size, 4096);
-	CHECK_EQ(ftrace_parse_header_page("field: u64 timestamp;\toffset:0;\tsize:8;", 38, &l, &err),
+	CHECK_EQ(probes_ftrace_parse_header_page("field: u64 timestamp;\toffset:0;\tsize:8;", 38, &l, &err),
 		 -EINVAL);
 }
 
@@ -305,22 +305,22 @@ TEST(probes_page_records)
 	pg_event(&b, 0, ev, n, false);
 	pg_finish(&b, 0);
 
-	CHECK_EQ(ftrace_page_begin(&it, &t.layout, b.page, sizeof b.page), FTRACE_STATUS_OK);
+	CHECK_EQ(probes_ftrace_page_begin(&it, &t.layout, b.page, sizeof b.page), FTRACE_STATUS_OK);
 	CHECK(!it.missed_events);
-	CHECK(ftrace_page_next(&it, &r));
+	CHECK(probes_ftrace_page_next(&it, &r));
 	CHECK_UEQ(r.ts, 1005);
 	CHECK_EQ(r.event_id, 372);
 	CHECK_EQ(r.len, 64);
-	CHECK(ftrace_page_next(&it, &r));
+	CHECK(probes_ftrace_page_next(&it, &r));
 	CHECK_UEQ(r.ts, 1005 + 3 + (2ull << 27) + 1);
 	CHECK_EQ(r.event_id, 372);
 	CHECK_EQ(r.len, 64);
-	CHECK(ftrace_page_next(&it, &r));
+	CHECK(probes_ftrace_page_next(&it, &r));
 	CHECK_UEQ(r.ts, (1ull << 27) + 0x123);
 	CHECK_EQ(r.event_id, 5);
-	CHECK(!ftrace_page_next(&it, &r));
+	CHECK(!probes_ftrace_page_next(&it, &r));
 	CHECK_EQ(it.status, FTRACE_STATUS_OK);
-	ftrace_table_release(&t);
+	probes_ftrace_table_release(&t);
 }
 
 TEST(probes_page_missed_events_and_null_padding)
@@ -339,11 +339,11 @@ TEST(probes_page_missed_events_and_null_padding)
 	pg_event(&b, 1, ev, make_switch(ev, 1, "x", 1, 0, "y", 2), false);
 	pg_finish(&b, (1u << 31) | (1u << 30));
 	memcpy(b.page + 16 + b.pos, &missed, sizeof missed);
-	CHECK_EQ(ftrace_page_begin(&it, &t.layout, b.page, sizeof b.page), FTRACE_STATUS_OK);
+	CHECK_EQ(probes_ftrace_page_begin(&it, &t.layout, b.page, sizeof b.page), FTRACE_STATUS_OK);
 	CHECK(it.missed_events);
 	CHECK_UEQ(it.missed_count, 0x100000002ull);
-	CHECK(ftrace_page_next(&it, &r));
-	CHECK(!ftrace_page_next(&it, &r));
+	CHECK(probes_ftrace_page_next(&it, &r));
+	CHECK(!probes_ftrace_page_next(&it, &r));
 	CHECK_EQ(it.status, FTRACE_STATUS_OK);
 
 	/* Null padding ends the page early; commit past the page is rejected. */
@@ -352,15 +352,15 @@ TEST(probes_page_missed_events_and_null_padding)
 	pg_hdr(&b, 29, 0);
 	pg_event(&b, 1, ev, 64, false);
 	pg_finish(&b, 0);
-	CHECK_EQ(ftrace_page_begin(&it, &t.layout, b.page, sizeof b.page), FTRACE_STATUS_OK);
-	CHECK(ftrace_page_next(&it, &r));
-	CHECK(!ftrace_page_next(&it, &r));
+	CHECK_EQ(probes_ftrace_page_begin(&it, &t.layout, b.page, sizeof b.page), FTRACE_STATUS_OK);
+	CHECK(probes_ftrace_page_next(&it, &r));
+	CHECK(!probes_ftrace_page_next(&it, &r));
 	CHECK_EQ(it.status, FTRACE_STATUS_OK);
 	pg_finish(&b, 4081);
-	CHECK_EQ(ftrace_page_begin(&it, &t.layout, b.page, sizeof b.page),
+	CHECK_EQ(probes_ftrace_page_begin(&it, &t.layout, b.page, sizeof b.page),
 		 FTRACE_STATUS_ABI_INVALID_PAGE_HEADER);
-	CHECK(!ftrace_page_next(&it, &r));
-	ftrace_table_release(&t);
+	CHECK(!probes_ftrace_page_next(&it, &r));
+	probes_ftrace_table_release(&t);
 }
 
 /* A 32-bit kernel's pages: 4-byte commit and missed count, data at 12. */
@@ -379,7 +379,7 @@ TEST(probes_page_32bit_kernel_header)
 	uint32_t commit = 8 | (1u << 31) | (1u << 30), hdr = 1 | 3u << 5, missed = 5;
 	uint8_t payload[4] = {1, 0, 0, 0};
 
-	CHECK_EQ(ftrace_parse_header_page(hp32, strlen(hp32), &l, &err), 0);
+	CHECK_EQ(probes_ftrace_parse_header_page(hp32, strlen(hp32), &l, &err), 0);
 	CHECK_EQ(l.commit_size, 4);
 	CHECK_EQ(l.data_off, 12);
 	l.type_size = 2; /* common_type: from the events' formats */
@@ -389,14 +389,14 @@ TEST(probes_page_32bit_kernel_header)
 	memcpy(page + 16, payload, 4);
 	memcpy(page + 20, &missed, 4); /* ...then the count, right after commit */
 	page[24] = 0xff;               /* not part of a 4-byte count */
-	CHECK_EQ(ftrace_page_begin(&it, &l, page, sizeof page), FTRACE_STATUS_OK);
+	CHECK_EQ(probes_ftrace_page_begin(&it, &l, page, sizeof page), FTRACE_STATUS_OK);
 	CHECK(it.missed_events);
 	CHECK_UEQ(it.missed_count, 5);
-	CHECK(ftrace_page_next(&it, &r));
+	CHECK(probes_ftrace_page_next(&it, &r));
 	CHECK_UEQ(r.ts, 10);
 	CHECK_EQ(r.event_id, 1);
 	CHECK_EQ(r.len, 4);
-	CHECK(!ftrace_page_next(&it, &r));
+	CHECK(!probes_ftrace_page_next(&it, &r));
 	CHECK_EQ(it.status, FTRACE_STATUS_OK);
 }
 
@@ -426,18 +426,18 @@ TEST(probes_page_malformed)
 		for (size_t k = 0; k < cases[i].n; k++)
 			pg_u32(&b, cases[i].words[k]);
 		pg_finish(&b, 0);
-		CHECK_EQ(ftrace_page_begin(&it, &t.layout, b.page, sizeof b.page), FTRACE_STATUS_OK);
-		CHECK(!ftrace_page_next(&it, &r));
+		CHECK_EQ(probes_ftrace_page_begin(&it, &t.layout, b.page, sizeof b.page), FTRACE_STATUS_OK);
+		CHECK(!probes_ftrace_page_next(&it, &r));
 		CHECK_EQ(it.status, cases[i].status);
 	}
 	/* A 2-byte commit tail: too short for a record header. */
 	pg_init(&b, 1);
 	pg_bytes(&b, "\1\0", 2);
 	pg_finish(&b, 0);
-	CHECK_EQ(ftrace_page_begin(&it, &t.layout, b.page, sizeof b.page), FTRACE_STATUS_OK);
-	CHECK(!ftrace_page_next(&it, &r));
+	CHECK_EQ(probes_ftrace_page_begin(&it, &t.layout, b.page, sizeof b.page), FTRACE_STATUS_OK);
+	CHECK(!probes_ftrace_page_next(&it, &r));
 	CHECK_EQ(it.status, FTRACE_STATUS_ABI_SHORT_EVENT_HEADER);
-	ftrace_table_release(&t);
+	probes_ftrace_table_release(&t);
 }
 
 /* Every prefix of a good page: no reads past it (ASan watches a heap copy
@@ -458,8 +458,8 @@ TEST(probes_page_truncated)
 		struct ftrace_page_iter it;
 		struct ftrace_record r;
 		uint8_t *copy = tb_memdup(b.page, len ? len : 1);
-		int st = ftrace_page_begin(&it, &t.layout, copy, len), count = 0;
-		while (ftrace_page_next(&it, &r))
+		int st = probes_ftrace_page_begin(&it, &t.layout, copy, len), count = 0;
+		while (probes_ftrace_page_next(&it, &r))
 			count++;
 		tb_free(copy);
 		if (len < 16) {
@@ -472,7 +472,7 @@ TEST(probes_page_truncated)
 			CHECK(count <= 1);
 		}
 	}
-	ftrace_table_release(&t);
+	probes_ftrace_table_release(&t);
 }
 
 /* ---- encoding ----------------------------------------------------------- */
@@ -489,7 +489,7 @@ gfield(const Perfetto__Protos__GenericFtraceEvent *g, const char *name)
 TEST(probes_encode_bundle_roundtrip)
 {
 	struct ftrace_table t;
-	struct ftrace_encode_stats st = {0};
+	struct probes_ftrace_encode_stats st = {0};
 	struct pb_writer w;
 	struct pgb b;
 	uint8_t ev[128], pages[4096 * 2];
@@ -517,7 +517,7 @@ TEST(probes_encode_bundle_roundtrip)
 
 	pb_writer_init_growable(&w);
 	h = pb_begin_nested(&w, PB_F_TracePacket_ftrace_events);
-	CHECK_EQ(ftrace_encode_bundle(&w, &t, 3, pages, 4096 + 16 + 8, &st), 3);
+	CHECK_EQ(probes_ftrace_encode_bundle(&w, &t, 3, pages, 4096 + 16 + 8, &st), 3);
 	pb_end_nested(&w, h);
 	CHECK_EQ(pb_writer_error(&w), 0);
 	CHECK_EQ(st.events, 3);
@@ -567,7 +567,7 @@ TEST(probes_encode_bundle_roundtrip)
 	CHECK((gf = gfield(bun->event[2]->generic, "mac")));
 	CHECK_STR_EQ(gf->str_value, "[1, 2, 3, 255]");
 	protobuf_c_message_free_unpacked(&pkt->base, &pb_alloc);
-	ftrace_table_release(&t);
+	probes_ftrace_table_release(&t);
 }
 
 /* ---- compact_sched ------------------------------------------------------ */
@@ -632,7 +632,7 @@ static void make_sched_pages(uint8_t pages[2][CS_NPG * 4096])
 
 /* A trace of one FtraceEventBundle per cpu, encoded compact or not. */
 static uint8_t *sched_trace(const struct ftrace_table *t, uint8_t pages[2][CS_NPG * 4096],
-			    bool compact, size_t *len, struct ftrace_encode_stats *st)
+			    bool compact, size_t *len, struct probes_ftrace_encode_stats *st)
 {
 	struct ftrace_encode_opts o = {.compact_sched = compact};
 	struct pb_writer w;
@@ -641,11 +641,11 @@ static uint8_t *sched_trace(const struct ftrace_table *t, uint8_t pages[2][CS_NP
 		unsigned pkt = pb_begin_nested(&w, PB_F_Trace_packet), h;
 		pb_put_uint32(&w, PB_F_TracePacket_trusted_packet_sequence_id, 1);
 		h = pb_begin_nested(&w, PB_F_TracePacket_ftrace_events);
-		ftrace_encode_bundle_opts(&w, t, &o, cpu, pages[cpu], CS_NPG * 4096, st);
+		probes_ftrace_encode_bundle_opts(&w, t, &o, cpu, pages[cpu], CS_NPG * 4096, st);
 		pb_end_nested(&w, h);
 		pb_end_nested(&w, pkt);
 	}
-	ftrace_encode_opts_release(&o);
+	probes_ftrace_encode_opts_release(&o);
 	return pb_writer_take(&w, len);
 }
 
@@ -700,7 +700,7 @@ TEST(probes_compact_sched_same_answers)
 	static uint8_t pages[2][CS_NPG * 4096];
 	struct ftrace_table t;
 	struct tb_err err = {0};
-	struct ftrace_encode_stats s1 = {0}, s2 = {0};
+	struct probes_ftrace_encode_stats s1 = {0}, s2 = {0};
 	static const char *const queries[] = {
 	    "select ts, dur, cpu, t.tid, end_state, priority from sched join thread t using (utid) "
 	    "where ts > %s order by ts, cpu",
@@ -714,7 +714,7 @@ TEST(probes_compact_sched_same_answers)
 	struct tp *a, *b;
 
 	CHECK_EQ(load_table(&t), 0);
-	CHECK_EQ(ftrace_table_add_format(&t, "sched", k_sched_waking, strlen(k_sched_waking), &err),
+	CHECK_EQ(probes_ftrace_table_add_format(&t, "sched", k_sched_waking, strlen(k_sched_waking), &err),
 		 0);
 	make_sched_pages(pages);
 	plain = sched_trace(&t, pages, false, &n_plain, &s1);
@@ -757,7 +757,7 @@ TEST(probes_compact_sched_same_answers)
 	tp_free(b);
 	tb_free(plain);
 	tb_free(compact);
-	ftrace_table_release(&t);
+	probes_ftrace_table_release(&t);
 }
 
 /* A span writer over one buffer, `step` bytes at a time (so the encoder
@@ -786,7 +786,7 @@ TEST(probes_encode_fast_path_matches)
 	static struct steps sp = {.step = 24};
 	struct ftrace_table t;
 	struct tb_err err = {0};
-	struct ftrace_encode_stats s1 = {0}, s2 = {0};
+	struct probes_ftrace_encode_stats s1 = {0}, s2 = {0};
 	struct pb_writer fast, slow;
 	struct pgb b;
 	uint8_t ev[128];
@@ -795,7 +795,7 @@ TEST(probes_encode_fast_path_matches)
 	size_t nx, ny;
 
 	CHECK_EQ(load_table(&t), 0);
-	CHECK_EQ(ftrace_table_add_format(&t, "sched", k_sched_waking, strlen(k_sched_waking), &err),
+	CHECK_EQ(probes_ftrace_table_add_format(&t, "sched", k_sched_waking, strlen(k_sched_waking), &err),
 		 0);
 	pg_init(&b, 1000);
 	pg_event(&b, 1, ev, make_switch(ev, 7, "fifteen-chars-x", -1, (int64_t)0x7fffffffffffffffll,
@@ -808,8 +808,8 @@ TEST(probes_encode_fast_path_matches)
 
 	pb_writer_init_growable(&fast);
 	pb_writer_init_spans(&slow, steps_next, &sp);
-	CHECK_EQ(ftrace_encode_bundle(&fast, &t, 1, b.page, 4096, &s1), 4);
-	CHECK_EQ(ftrace_encode_bundle(&slow, &t, 1, b.page, 4096, &s2), 4);
+	CHECK_EQ(probes_ftrace_encode_bundle(&fast, &t, 1, b.page, 4096, &s1), 4);
+	CHECK_EQ(probes_ftrace_encode_bundle(&slow, &t, 1, b.page, 4096, &s2), 4);
 	CHECK_EQ(pb_writer_error(&slow), 0);
 	CHECK(pb_writer_size(&fast) < pb_writer_size(&slow)); /* one-byte sizes */
 	x = perfetto__protos__ftrace_event_bundle__unpack(&pb_alloc, pb_writer_size(&fast),
@@ -837,7 +837,7 @@ TEST(probes_encode_fast_path_matches)
 	perfetto__protos__ftrace_event_bundle__free_unpacked(y, &pb_alloc);
 	pb_writer_release(&fast);
 	pb_writer_release(&slow);
-	ftrace_table_release(&t);
+	probes_ftrace_table_release(&t);
 }
 
 TEST(probes_encode_stats)
@@ -850,7 +850,7 @@ TEST(probes_encode_stats)
 	Perfetto__Protos__FtraceStats *fs;
 	unsigned h;
 
-	ftrace_parse_cpu_stats(text, strlen(text), &cpus[1]);
+	probes_ftrace_parse_cpu_stats(text, strlen(text), &cpus[1]);
 	CHECK_EQ(cpus[1].cpu, 1);
 	CHECK_EQ(cpus[1].entries, 12);
 	CHECK_EQ(cpus[1].overrun, 3);
@@ -860,12 +860,12 @@ TEST(probes_encode_stats)
 	CHECK_EQ(cpus[1].read_events, 9);
 	CHECK(cpus[1].has_read_events);
 	CHECK_DBL_EQ(cpus[1].now_ts, 5311.737388);
-	ftrace_parse_cpu_stats(text, 20, &cpus[0]); /* up to "overrun: 3" */
+	probes_ftrace_parse_cpu_stats(text, 20, &cpus[0]); /* up to "overrun: 3" */
 	CHECK(!cpus[0].has_read_events);
 
 	pb_writer_init_growable(&w);
 	h = pb_begin_nested(&w, PB_F_TracePacket_ftrace_stats);
-	ftrace_encode_stats(&w, FTRACE_STATS_END_OF_TRACE, cpus, 2);
+	probes_ftrace_encode_stats(&w, FTRACE_STATS_END_OF_TRACE, cpus, 2);
 	pb_end_nested(&w, h);
 	{
 		Perfetto__Protos__TracePacket *pkt = perfetto__protos__trace_packet__unpack(
@@ -940,37 +940,37 @@ TEST(probes_encode_collects_pids)
 	struct tb_err err = {0};
 	struct ftrace_table t;
 	struct ftrace_pids pids;
-	struct ftrace_encode_stats st = {0};
+	struct probes_ftrace_encode_stats st = {0};
 	struct pb_writer w;
 	struct pgb b;
 
 	CHECK_EQ(load_table(&t), 0);
-	CHECK_EQ(ftrace_table_add_format(&t, "sched", k_sched_waking, strlen(k_sched_waking), &err),
+	CHECK_EQ(probes_ftrace_table_add_format(&t, "sched", k_sched_waking, strlen(k_sched_waking), &err),
 		 0);
-	CHECK_EQ(ftrace_table_add_format(&t, "task", k_task_rename, strlen(k_task_rename), &err), 0);
-	CHECK_EQ(ftrace_table_find(&t, 372)->n_pid_offs, 3);
-	CHECK_EQ(ftrace_table_find(&t, 800)->n_pid_offs, 2);
-	CHECK(ftrace_table_find(&t, 800)->is_rename);
-	CHECK_EQ(ftrace_table_find(&t, 5)->n_pid_offs, 1);
+	CHECK_EQ(probes_ftrace_table_add_format(&t, "task", k_task_rename, strlen(k_task_rename), &err), 0);
+	CHECK_EQ(probes_ftrace_table_find(&t, 372)->n_pid_offs, 3);
+	CHECK_EQ(probes_ftrace_table_find(&t, 800)->n_pid_offs, 2);
+	CHECK(probes_ftrace_table_find(&t, 800)->is_rename);
+	CHECK_EQ(probes_ftrace_table_find(&t, 5)->n_pid_offs, 1);
 	pids_page(&b);
 	memset(&pids, 0, sizeof pids);
 	for (int compact = 0; compact < 2; compact++) {
 		struct ftrace_encode_opts o = {.compact_sched = compact, .pids = &pids};
 		pb_writer_init_growable(&w);
-		CHECK_EQ(ftrace_encode_bundle_opts(&w, &t, &o, 0, b.page, sizeof b.page, &st), 5);
+		CHECK_EQ(probes_ftrace_encode_bundle_opts(&w, &t, &o, 0, b.page, sizeof b.page, &st), 5);
 		CHECK_EQ(pids.pids.len, TB_ARRAY_SIZE(want));
 		for (size_t i = 0; i < pids.pids.len && i < TB_ARRAY_SIZE(want); i++)
 			CHECK_EQ(pids.pids.data[i], want[i]);
 		CHECK_EQ(pids.renamed.len, 1);
 		CHECK_EQ(pids.renamed.data[0], 30);
-		ftrace_pids_clear(&pids);
+		probes_ftrace_pids_clear(&pids);
 		CHECK_EQ(pids.pids.len, 0);
 		CHECK_EQ(pids.renamed.len, 0);
-		ftrace_encode_opts_release(&o);
+		probes_ftrace_encode_opts_release(&o);
 		pb_writer_release(&w);
 	}
-	ftrace_pids_release(&pids);
-	ftrace_table_release(&t);
+	probes_ftrace_pids_release(&pids);
+	probes_ftrace_table_release(&t);
 }
 
 /* A record too short for all its pids still gives the ones it holds (and
@@ -981,14 +981,14 @@ TEST(probes_encode_collects_pids_short_record)
 	static const int32_t want[] = {50, 70, 60};
 	struct ftrace_table t;
 	struct ftrace_pids pids;
-	struct ftrace_encode_stats st = {0};
+	struct probes_ftrace_encode_stats st = {0};
 	struct ftrace_encode_opts o = {.pids = &pids};
 	struct pb_writer w;
 	struct pgb b;
 	uint8_t ev[96];
 
 	CHECK_EQ(load_table(&t), 0);
-	CHECK_EQ(ftrace_table_find(&t, 372)->pid_end, 60);
+	CHECK_EQ(probes_ftrace_table_find(&t, 372)->pid_end, 60);
 	pg_init(&b, 1000);
 	make_switch(ev, 50, "c", 50, 1, "d", 60);
 	pg_event(&b, 1, ev, 56, false); /* next_pid (offset 56) cut off */
@@ -997,14 +997,14 @@ TEST(probes_encode_collects_pids_short_record)
 	pg_finish(&b, 0);
 	memset(&pids, 0, sizeof pids);
 	pb_writer_init_growable(&w);
-	CHECK_EQ(ftrace_encode_bundle_opts(&w, &t, &o, 0, b.page, sizeof b.page, &st), 3);
+	CHECK_EQ(probes_ftrace_encode_bundle_opts(&w, &t, &o, 0, b.page, sizeof b.page, &st), 3);
 	CHECK_EQ(pids.pids.len, TB_ARRAY_SIZE(want));
 	for (size_t i = 0; i < pids.pids.len && i < TB_ARRAY_SIZE(want); i++)
 		CHECK_EQ(pids.pids.data[i], want[i]);
-	ftrace_encode_opts_release(&o);
+	probes_ftrace_encode_opts_release(&o);
 	pb_writer_release(&w);
-	ftrace_pids_release(&pids);
-	ftrace_table_release(&t);
+	probes_ftrace_pids_release(&pids);
+	probes_ftrace_table_release(&t);
 }
 
 /* ---- tracefs state on a fake tree --------------------------------------- */
@@ -1056,24 +1056,24 @@ TEST(probes_tracefs_restore_fake)
 	CHECK(put_file(dir, "events/sched/sched_switch/enable", "0*\n") == 0);
 	CHECK(put_file(dir, "available_events", "sched:sched_switch\nftrace:print\n") == 0);
 
-	CHECK_EQ(ftrace_tracefs_open(&fs, "/nonexistent-tb", false), -ENOENT);
-	CHECK_EQ(ftrace_tracefs_open(&fs, dir, false), 0);
-	CHECK_EQ(ftrace_tracefs_num_cpus(&fs), 2);
-	CHECK_EQ(ftrace_tracefs_set_tracing_on(&fs, false), 0);
-	CHECK_EQ(ftrace_tracefs_set_tracing_on(&fs, true), 0); /* saved once */
-	CHECK_EQ(ftrace_tracefs_set_clock(&fs, "boot"), 0);
-	CHECK_EQ(ftrace_tracefs_set_clock(&fs, "nope"), -EINVAL);
-	CHECK_EQ(ftrace_tracefs_set_buffer_size_kb(&fs, 4096), 0);
-	CHECK_EQ(ftrace_tracefs_enable_event(&fs, "sched", "sched_switch", true), 0);
-	CHECK_EQ(ftrace_tracefs_enable_event(&fs, "..", "x", true), -EINVAL);
+	CHECK_EQ(probes_ftrace_tracefs_open(&fs, "/nonexistent-tb", false), -ENOENT);
+	CHECK_EQ(probes_ftrace_tracefs_open(&fs, dir, false), 0);
+	CHECK_EQ(probes_ftrace_tracefs_num_cpus(&fs), 2);
+	CHECK_EQ(probes_ftrace_tracefs_set_tracing_on(&fs, false), 0);
+	CHECK_EQ(probes_ftrace_tracefs_set_tracing_on(&fs, true), 0); /* saved once */
+	CHECK_EQ(probes_ftrace_tracefs_set_clock(&fs, "boot"), 0);
+	CHECK_EQ(probes_ftrace_tracefs_set_clock(&fs, "nope"), -EINVAL);
+	CHECK_EQ(probes_ftrace_tracefs_set_buffer_size_kb(&fs, 4096), 0);
+	CHECK_EQ(probes_ftrace_tracefs_enable_event(&fs, "sched", "sched_switch", true), 0);
+	CHECK_EQ(probes_ftrace_tracefs_enable_event(&fs, "..", "x", true), -EINVAL);
 	/* ftrace/print has no enable file: always on while tracing. */
-	CHECK_EQ(ftrace_tracefs_enable_event(&fs, "ftrace", "print", true), 0);
-	CHECK_EQ(ftrace_tracefs_enable_event(&fs, "sched", "nope", true), -ENOENT);
+	CHECK_EQ(probes_ftrace_tracefs_enable_event(&fs, "ftrace", "print", true), 0);
+	CHECK_EQ(probes_ftrace_tracefs_enable_event(&fs, "sched", "nope", true), -ENOENT);
 	CHECK_EQ(fs.saved.len, 4);
 	CHECK((v = get_file(dir, "buffer_size_kb")));
 	CHECK_STR_EQ(v, "4096");
 	tb_free(v);
-	CHECK_EQ(ftrace_tracefs_restore(&fs), 0);
+	CHECK_EQ(probes_ftrace_tracefs_restore(&fs), 0);
 	CHECK((v = get_file(dir, "tracing_on")));
 	CHECK_STR_EQ(v, "1");
 	tb_free(v);
@@ -1086,7 +1086,7 @@ TEST(probes_tracefs_restore_fake)
 	CHECK((v = get_file(dir, "events/sched/sched_switch/enable")));
 	CHECK_STR_EQ(v, "0");
 	tb_free(v);
-	ftrace_tracefs_close(&fs);
+	probes_ftrace_tracefs_close(&fs);
 	rm_tree(dir);
 }
 
@@ -1241,21 +1241,21 @@ TEST(probes_tracefs_claim_private_instance)
 		 inst, dir, dir, dir, dir, dir, inst);
 	CHECK_EQ(system(cmd), 0);
 	snprintf(lock, sizeof lock, "%s.tb-saved.lock", dir);
-	CHECK_EQ(ftrace_tracefs_open(&a, dir, false), 0);
-	CHECK_EQ(ftrace_tracefs_claim(&a), 0);
-	CHECK_EQ(ftrace_tracefs_open(&b, dir, false), 0);
-	CHECK_EQ(ftrace_tracefs_claim(&b), 1);
+	CHECK_EQ(probes_ftrace_tracefs_open(&a, dir, false), 0);
+	CHECK_EQ(probes_ftrace_tracefs_claim(&a), 0);
+	CHECK_EQ(probes_ftrace_tracefs_open(&b, dir, false), 0);
+	CHECK_EQ(probes_ftrace_tracefs_claim(&b), 1);
 	CHECK(strstr(b.root, "/instances/tracebox-") != NULL);
-	CHECK_EQ(ftrace_tracefs_set_buffer_size_kb(&b, 4096), 0);
+	CHECK_EQ(probes_ftrace_tracefs_set_buffer_size_kb(&b, 4096), 0);
 	CHECK(file_is(dir, "buffer_size_kb", "1408\n")); /* the top level: untouched */
-	CHECK_EQ(ftrace_tracefs_set_buffer_size_kb(&a, 2048), 0);
+	CHECK_EQ(probes_ftrace_tracefs_set_buffer_size_kb(&a, 2048), 0);
 	CHECK(file_is(dir, "buffer_size_kb", "2048"));
-	ftrace_tracefs_close(&b);
-	ftrace_tracefs_close(&a);
+	probes_ftrace_tracefs_close(&b);
+	probes_ftrace_tracefs_close(&a);
 	CHECK(file_is(dir, "buffer_size_kb", "1408"));
-	CHECK_EQ(ftrace_tracefs_open(&a, dir, false), 0);
-	CHECK_EQ(ftrace_tracefs_claim(&a), 0); /* released with the first */
-	ftrace_tracefs_close(&a);
+	CHECK_EQ(probes_ftrace_tracefs_open(&a, dir, false), 0);
+	CHECK_EQ(probes_ftrace_tracefs_claim(&a), 0); /* released with the first */
+	probes_ftrace_tracefs_close(&a);
 	unlink(lock);
 	rm_tree(dir);
 }
@@ -1384,7 +1384,7 @@ struct ds_fixture {
 	struct tracing_smb *smb;
 	struct tracing_writer *w;
 	struct probes_ftrace *ft;
-	const struct ftrace_encode_stats *st;
+	const struct probes_ftrace_encode_stats *st;
 	uint8_t *cfg;
 };
 
@@ -1718,15 +1718,15 @@ TEST(probes_tracefs_hard_reset_fake)
 	CHECK_EQ(make_fake_tracefs(dir), 0);
 	CHECK(put_file(dir, "current_tracer", "function\n") == 0);
 	CHECK(put_file(dir, "trace", "old data\n") == 0);
-	CHECK_EQ(ftrace_tracefs_open(&fs, dir, false), 0);
-	CHECK_EQ(ftrace_tracefs_reset(&fs), 0);
+	CHECK_EQ(probes_ftrace_tracefs_open(&fs, dir, false), 0);
+	CHECK_EQ(probes_ftrace_tracefs_reset(&fs), 0);
 	CHECK_EQ(fs.saved.len, 0); /* nothing to restore: this is the restore */
 	CHECK(file_is(dir, "tracing_on", "0"));
 	CHECK(file_is(dir, "buffer_size_kb", "4"));
 	CHECK(file_is(dir, "events/enable", "0"));
 	CHECK(file_is(dir, "current_tracer", "nop"));
 	CHECK(file_is(dir, "trace", ""));
-	ftrace_tracefs_close(&fs);
+	probes_ftrace_tracefs_close(&fs);
 	rm_tree(dir);
 }
 
@@ -1752,17 +1752,17 @@ TEST(probes_tracefs_crash_record)
 	char *v;
 
 	CHECK_EQ(make_fake_tracefs(dir), 0);
-	ftrace_tracefs_record_path(dir, rec, sizeof rec);
-	CHECK_EQ(ftrace_tracefs_open(&fs, dir, false), 0);
+	probes_ftrace_tracefs_record_path(dir, rec, sizeof rec);
+	CHECK_EQ(probes_ftrace_tracefs_open(&fs, dir, false), 0);
 	CHECK_STR_EQ(fs.record, rec);
-	CHECK_EQ(ftrace_tracefs_set_buffer_size_kb(&fs, 4096), 0);
-	CHECK_EQ(ftrace_tracefs_enable_event(&fs, "sched", "sched_switch", true), 0);
+	CHECK_EQ(probes_ftrace_tracefs_set_buffer_size_kb(&fs, 4096), 0);
+	CHECK_EQ(probes_ftrace_tracefs_enable_event(&fs, "sched", "sched_switch", true), 0);
 	CHECK(tb_read_file(rec, &v, &n, 4096, NULL) == 0);
 	snprintf(text, sizeof text, "pid %ld\nbuffer_size_kb\t1408\nevents/sched/sched_switch/enable\t0\n",
 		 (long)getpid());
 	CHECK_STR_EQ(v, text);
 	tb_free(v);
-	ftrace_tracefs_close(&fs); /* a clean stop removes it */
+	probes_ftrace_tracefs_close(&fs); /* a clean stop removes it */
 	CHECK(access(rec, F_OK) != 0);
 
 	/* A crashed owner: its changes are still in tracefs, its record too. */
@@ -1777,10 +1777,10 @@ TEST(probes_tracefs_crash_record)
 	snprintf(text, sizeof text, "pid %ld\nbuffer_size_kb\t1408\nevents/sched/sched_switch/enable\t0\n",
 		 (long)dead_pid());
 	CHECK(put_file("/", rec, text) == 0);
-	CHECK_EQ(ftrace_tracefs_open(&fs, dir, false), 0);
-	CHECK_EQ(ftrace_tracefs_recover(&fs, &n), 0);
+	CHECK_EQ(probes_ftrace_tracefs_open(&fs, dir, false), 0);
+	CHECK_EQ(probes_ftrace_tracefs_recover(&fs, &n), 0);
 	CHECK_EQ(n, 2);
-	ftrace_tracefs_close(&fs);
+	probes_ftrace_tracefs_close(&fs);
 	CHECK(access(rec, F_OK) != 0);
 	CHECK(file_is(dir, "buffer_size_kb", "1408"));
 	CHECK(file_is(dir, "events/sched/sched_switch/enable", "0"));
@@ -1807,18 +1807,18 @@ TEST(probes_tracefs_record_untrusted)
 	size_t n = 9;
 
 	CHECK_EQ(make_fake_tracefs(dir), 0);
-	ftrace_tracefs_record_path(dir, rec, sizeof rec);
+	probes_ftrace_tracefs_record_path(dir, rec, sizeof rec);
 	snprintf(tmp, sizeof tmp, "%s.tmp", rec);
 	snprintf(victim, sizeof victim, "%s.victim", rec);
 	CHECK(put_file("/", victim, "precious\n") == 0);
 	CHECK_EQ(symlink(victim, tmp), 0);
-	CHECK_EQ(ftrace_tracefs_open(&fs, dir, false), 0);
-	CHECK_EQ(ftrace_tracefs_set_buffer_size_kb(&fs, 4096), 0);
+	CHECK_EQ(probes_ftrace_tracefs_open(&fs, dir, false), 0);
+	CHECK_EQ(probes_ftrace_tracefs_set_buffer_size_kb(&fs, 4096), 0);
 	CHECK(file_is("/", victim, "precious\n"));
 	CHECK_EQ(lstat(rec, &st), 0);
 	CHECK(S_ISREG(st.st_mode));
 	CHECK_EQ(st.st_mode & 0777, 0600);
-	ftrace_tracefs_close(&fs);
+	probes_ftrace_tracefs_close(&fs);
 	unlink(tmp);
 
 	/* Someone else's kind of record: writable by others, or a symlink. */
@@ -1826,18 +1826,18 @@ TEST(probes_tracefs_record_untrusted)
 	CHECK(put_file(dir, "buffer_size_kb", "4096\n") == 0);
 	CHECK(put_file("/", rec, text) == 0);
 	CHECK_EQ(chmod(rec, 0666), 0);
-	CHECK_EQ(ftrace_tracefs_open(&fs, dir, false), 0);
-	CHECK_EQ(ftrace_tracefs_recover(&fs, &n), -EPERM);
+	CHECK_EQ(probes_ftrace_tracefs_open(&fs, dir, false), 0);
+	CHECK_EQ(probes_ftrace_tracefs_recover(&fs, &n), -EPERM);
 	CHECK_EQ(n, 0);
-	ftrace_tracefs_close(&fs);
+	probes_ftrace_tracefs_close(&fs);
 	CHECK(file_is(dir, "buffer_size_kb", "4096\n"));
 	unlink(rec);
 	CHECK(put_file("/", victim, text) == 0);
 	CHECK_EQ(symlink(victim, rec), 0);
-	CHECK_EQ(ftrace_tracefs_open(&fs, dir, false), 0);
-	CHECK(ftrace_tracefs_recover(&fs, &n) < 0);
+	CHECK_EQ(probes_ftrace_tracefs_open(&fs, dir, false), 0);
+	CHECK(probes_ftrace_tracefs_recover(&fs, &n) < 0);
 	CHECK_EQ(n, 0);
-	ftrace_tracefs_close(&fs);
+	probes_ftrace_tracefs_close(&fs);
 	CHECK(file_is(dir, "buffer_size_kb", "4096\n"));
 	unlink(rec);
 
@@ -1847,10 +1847,10 @@ TEST(probes_tracefs_record_untrusted)
 	         "buffer_size_kb\t1408\n",
 	         (long)dead_pid());
 	CHECK(put_file("/", rec, text) == 0);
-	CHECK_EQ(ftrace_tracefs_open(&fs, dir, false), 0);
-	CHECK_EQ(ftrace_tracefs_recover(&fs, &n), 0);
+	CHECK_EQ(probes_ftrace_tracefs_open(&fs, dir, false), 0);
+	CHECK_EQ(probes_ftrace_tracefs_recover(&fs, &n), 0);
 	CHECK_EQ(n, 1);
-	ftrace_tracefs_close(&fs);
+	probes_ftrace_tracefs_close(&fs);
 	CHECK(file_is(dir, "buffer_size_kb", "1408"));
 	CHECK(file_is(dir, "current_tracer", "nop\n"));
 	unlink(victim);
@@ -1866,10 +1866,10 @@ struct snapshot {
 static void snap_take(struct ftrace_tracefs *fs, struct snapshot *s)
 {
 	size_t len;
-	ftrace_tracefs_read(fs, "tracing_on", &s->on, &len);
-	ftrace_tracefs_read(fs, "trace_clock", &s->clock, &len);
-	ftrace_tracefs_read(fs, "buffer_size_kb", &s->size, &len);
-	ftrace_tracefs_read(fs, "events/sched/sched_switch/enable", &s->enable, &len);
+	probes_ftrace_tracefs_read(fs, "tracing_on", &s->on, &len);
+	probes_ftrace_tracefs_read(fs, "trace_clock", &s->clock, &len);
+	probes_ftrace_tracefs_read(fs, "buffer_size_kb", &s->size, &len);
+	probes_ftrace_tracefs_read(fs, "events/sched/sched_switch/enable", &s->enable, &len);
 }
 
 static void snap_free(struct snapshot *s)
@@ -1909,7 +1909,7 @@ static int drain(struct ftrace_tracefs *fs, const struct ftrace_table *t, int nc
 		if (strcmp(t->events.data[i]->name, "sched_switch") == 0)
 			f = t->events.data[i];
 	for (int cpu = 0; cpu < ncpu && f; cpu++) {
-		int fd = ftrace_tracefs_open_pipe_raw(fs, cpu);
+		int fd = probes_ftrace_tracefs_open_pipe_raw(fs, cpu);
 		if (fd < 0)
 			continue;
 		for (int pages = 0; pages < 4096; pages++) {
@@ -1917,18 +1917,18 @@ static int drain(struct ftrace_tracefs *fs, const struct ftrace_table *t, int nc
 			struct ftrace_page_iter it;
 			struct ftrace_record r;
 			struct pb_writer w;
-			struct ftrace_encode_stats st = {0};
+			struct probes_ftrace_encode_stats st = {0};
 			if (n <= 0)
 				break;
-			ftrace_page_begin(&it, &t->layout, page, (size_t)n);
-			while (ftrace_page_next(&it, &r)) {
+			probes_ftrace_page_begin(&it, &t->layout, page, (size_t)n);
+			while (probes_ftrace_page_next(&it, &r)) {
 				uint64_t prev = 0, next = 0;
 				if (r.event_id != f->id)
 					continue;
 				(*events)++;
-				if (!ftrace_field_int(ftrace_format_field(f, "prev_pid"), r.data, r.len,
+				if (!probes_ftrace_field_int(probes_ftrace_format_field(f, "prev_pid"), r.data, r.len,
 						      &prev) ||
-				    !ftrace_field_int(ftrace_format_field(f, "next_pid"), r.data, r.len,
+				    !probes_ftrace_field_int(probes_ftrace_format_field(f, "next_pid"), r.data, r.len,
 						      &next) ||
 				    (int64_t)prev < 0 || (int64_t)next < 0 || prev > 4194304 ||
 				    next > 4194304)
@@ -1937,7 +1937,7 @@ static int drain(struct ftrace_tracefs *fs, const struct ftrace_table *t, int nc
 					(*ours)++;
 			}
 			pb_writer_init_growable(&w);
-			*encoded += ftrace_encode_bundle(&w, t, (uint32_t)cpu, page, (size_t)n, &st);
+			*encoded += probes_ftrace_encode_bundle(&w, t, (uint32_t)cpu, page, (size_t)n, &st);
 			pb_writer_release(&w);
 		}
 		close(fd);
@@ -1949,19 +1949,19 @@ static int drain(struct ftrace_tracefs *fs, const struct ftrace_table *t, int nc
 /* The capture itself; the caller restores and frees whatever happens. */
 static void live_capture(struct ftrace_tracefs *fs, struct ftrace_table *t)
 {
-	int events = 0, ours = 0, bad = 0, ncpu = ftrace_tracefs_num_cpus(fs);
+	int events = 0, ours = 0, bad = 0, ncpu = probes_ftrace_tracefs_num_cpus(fs);
 	size_t encoded = 0;
 
 	CHECK(ncpu > 0);
-	CHECK_EQ(ftrace_tracefs_set_tracing_on(fs, false), 0);
-	CHECK_EQ(ftrace_tracefs_set_buffer_size_kb(fs, 1024), 0); /* also empties the buffers */
-	CHECK_EQ(ftrace_tracefs_enable_event(fs, "sched", "sched_switch", true), 0);
-	CHECK_EQ(ftrace_tracefs_set_tracing_on(fs, true), 0);
+	CHECK_EQ(probes_ftrace_tracefs_set_tracing_on(fs, false), 0);
+	CHECK_EQ(probes_ftrace_tracefs_set_buffer_size_kb(fs, 1024), 0); /* also empties the buffers */
+	CHECK_EQ(probes_ftrace_tracefs_enable_event(fs, "sched", "sched_switch", true), 0);
+	CHECK_EQ(probes_ftrace_tracefs_set_tracing_on(fs, true), 0);
 	for (int i = 0; i < 20; i++) {
 		struct timespec ts = {0, 10 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}
-	CHECK_EQ(ftrace_tracefs_write(fs, "tracing_on", "0"), 0);
+	CHECK_EQ(probes_ftrace_tracefs_write(fs, "tracing_on", "0"), 0);
 	drain(fs, t, ncpu, &events, &ours, &bad, &encoded);
 	CHECK(events > 0);
 	CHECK(ours >= 2);
@@ -1978,25 +1978,25 @@ TEST(probes_live_sched_switch)
 
 	if (geteuid() != 0)
 		TEST_SKIP("not root");
-	if (ftrace_tracefs_open(&fs, NULL, true) < 0) {
+	if (probes_ftrace_tracefs_open(&fs, NULL, true) < 0) {
 		test_skip("%s", fs.err.msg);
-		ftrace_tracefs_close(&fs);
+		probes_ftrace_tracefs_close(&fs);
 		return;
 	}
 	/* Test suites of other checkouts may run this at the same time. */
 	lock = open("/tmp/tb-ftrace-live.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (lock >= 0)
 		(void)flock(lock, LOCK_EX);
-	ftrace_table_init(&t);
+	probes_ftrace_table_init(&t);
 	snap_take(&fs, &before);
-	rc = ftrace_table_load_header(&t, &fs);
+	rc = probes_ftrace_table_load_header(&t, &fs);
 	if (rc == 0)
-		rc = ftrace_table_load_event(&t, &fs, "sched", "sched_switch");
+		rc = probes_ftrace_table_load_event(&t, &fs, "sched", "sched_switch");
 	if (rc < 0) {
 		test_skip("%s", fs.err.msg);
 	} else {
 		live_capture(&fs, &t);
-		if (ftrace_tracefs_restore(&fs) < 0)
+		if (probes_ftrace_tracefs_restore(&fs) < 0)
 			test_report(__FILE__, __LINE__, "restore failed: %s", fs.err.msg);
 		snap_take(&fs, &after);
 		if (!snap_same(&before, &after))
@@ -2005,8 +2005,8 @@ TEST(probes_live_sched_switch)
 	}
 	snap_free(&before);
 	snap_free(&after);
-	ftrace_table_release(&t);
-	ftrace_tracefs_close(&fs);
+	probes_ftrace_table_release(&t);
+	probes_ftrace_tracefs_close(&fs);
 	if (lock >= 0)
 		close(lock);
 }

@@ -90,11 +90,11 @@ TEST(tp_ftrace_text_chunked_same_tables)
 
 TEST(tp_ftrace_text_line_layouts)
 {
-	struct ft_line l;
+	struct tp_ft_line l;
 	/* tracefs with tgid and irq flags, task with spaces and '-'. */
 	static const char a[] =
 	    "  my-task 2-123   ( 120) [003] dNs2. 12.500001: sched_waking: comm=x pid=5";
-	CHECK(ft_line_tokenize(a, strlen(a), &l));
+	CHECK(tp_ft_line_tokenize(a, strlen(a), &l));
 	CHECK_EQ(l.task_len, 9);
 	CHECK(memcmp(l.task, "my-task 2", 9) == 0);
 	CHECK_EQ(l.pid, 123);
@@ -105,12 +105,12 @@ TEST(tp_ftrace_text_line_layouts)
 	CHECK(memcmp(l.payload, "comm=x pid=5", l.payload_len) == 0);
 	/* Unknown tgid, no flags. */
 	static const char b[] = "<idle>-0 (-----) [000] 1.000000: cpu_idle: state=1 cpu_id=0";
-	CHECK(ft_line_tokenize(b, strlen(b), &l));
+	CHECK(tp_ft_line_tokenize(b, strlen(b), &l));
 	CHECK_EQ(l.tgid, -1);
 	CHECK_EQ(l.pid, 0);
 	/* trace-cmd report -l: cpu and flags in one column. */
 	static const char c[] = "trace-cm-6973    2d..4. 259445.106949: bprint:    f: x=1";
-	CHECK(ft_line_tokenize(c, strlen(c), &l));
+	CHECK(tp_ft_line_tokenize(c, strlen(c), &l));
 	CHECK_EQ(l.cpu, 2);
 	CHECK_EQ(l.pid, 6973);
 	CHECK_EQ(l.ts, 259445106949000ll);
@@ -118,13 +118,13 @@ TEST(tp_ftrace_text_line_layouts)
 	/* Flags glued to the timestamp split as Perfetto's pattern does. */
 	static const char d[] =
 	    "kworker/u16:1-77 (77) [004] ....316.196720: tracing_mark_write: B|77|x";
-	CHECK(ft_line_tokenize(d, strlen(d), &l));
+	CHECK(tp_ft_line_tokenize(d, strlen(d), &l));
 	CHECK_EQ(l.ts, 16196720000ll);
 	/* Not event lines. */
 	static const char e[] = "CPU 3 is empty";
-	CHECK(!ft_line_tokenize(e, strlen(e), &l));
+	CHECK(!tp_ft_line_tokenize(e, strlen(e), &l));
 	static const char f[] = "foo-12 [000] 1.0 x: y";
-	CHECK(!ft_line_tokenize(f, strlen(f), &l));
+	CHECK(!tp_ft_line_tokenize(f, strlen(f), &l));
 }
 
 TEST(tp_ftrace_text_end_states)
@@ -270,17 +270,17 @@ TEST(tp_ftrace_text_html_one_line_sections)
 TEST(tp_ftrace_text_embedded_api)
 {
 	struct tp *tp = tp_new(NULL);
-	struct ftrace_text *ft = ftrace_text_new(tp);
+	struct ftrace_text *ft = tp_ftrace_text_new(tp);
 	static const char text[] =
 	    "  a-7 [000] 2.000000: sched_switch: prev_comm=a prev_pid=7 "
 	    "prev_prio=120 prev_state=S ==> next_comm=b next_pid=8 next_prio=120\n"
 	    "  b-8 [000] 2.000001: sched_switch: prev_comm=b prev_pid=8 "
 	    "prev_prio=120 prev_state=R+ ==> next_comm=a next_pid=7 next_prio=120";
 	for (size_t i = 0; i < sizeof text - 1; i += 10)
-		ftrace_text_parse_chunk(ft, text + i,
+		tp_ftrace_text_parse_chunk(ft, text + i,
 		                        sizeof text - 1 - i < 10 ? sizeof text - 1 - i : 10);
-	ftrace_text_end(ft);
-	ftrace_text_free(ft);
+	tp_ftrace_text_end(ft);
+	tp_ftrace_text_free(ft);
 	CHECK_EQ(tp->t.sched.n, 2);
 	CHECK_EQ(tp_sched_dur(tp, 0), 1000);
 	CHECK_STR_EQ(str(tp, tp->t.sched.end_state[0]), "R+");
@@ -347,8 +347,8 @@ TEST(tp_ftrace_text_timestamps_match_strtod)
 		snprintf(num, sizeof num, "%llu.%09llu", sec, frac);
 		num[strlen(num) - (size_t)(9 - fd)] = 0;
 		snprintf(line, sizeof line, "a-1 [000] %s: e: x=1", num);
-		struct ft_line l;
-		CHECK(ft_line_tokenize(line, strlen(line), &l));
+		struct tp_ft_line l;
+		CHECK(tp_ft_line_tokenize(line, strlen(line), &l));
 		CHECK_EQ(l.ts, (int64_t)(strtod(num, NULL) * 1e9));
 	}
 }

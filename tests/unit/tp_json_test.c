@@ -308,7 +308,7 @@ TEST(tp_json_uint_fast_matches_general)
 			uint64_t v = 0;
 			const char *q = json_uint_fast(buf, buf + n, &v);
 			struct json_num num;
-			const char *r = json_number(buf, buf + n, &num);
+			const char *r = tp_json_number(buf, buf + n, &num);
 			bool plain = strlen(nums[i]) <= 16 && !strpbrk(nums[i], ".eE");
 			CHECK_EQ(q != NULL, plain);
 			if (q) {
@@ -354,20 +354,20 @@ TEST(tp_json_system_trace_handoff)
 	static const char want[] = "# tracer\n\tx\xc3\xa9\xf0\x9f\x98\x80\xef\xbf\xbdy\"";
 	for (size_t chunk = 1; chunk <= sizeof trace; chunk += 3) {
 		struct tp *tp = tp_new(NULL);
-		struct json_tokenizer *t = json_tokenizer_new(tp);
+		struct json_tokenizer *t = tp_json_tokenizer_new(tp);
 		struct text_sink_buf b = {{0}, 0, 0};
 		struct json_text_sink sink = {sink_piece, sink_end, &b};
-		json_tokenizer_set_system_trace_sink(t, &sink);
+		tp_json_tokenizer_set_system_trace_sink(t, &sink);
 		for (size_t off = 0; off < sizeof trace - 1; off += chunk) {
 			size_t n = sizeof trace - 1 - off < chunk ? sizeof trace - 1 - off : chunk;
-			CHECK_EQ(json_tokenizer_feed(t, (const uint8_t *)trace + off, n), 0);
+			CHECK_EQ(tp_json_tokenizer_feed(t, (const uint8_t *)trace + off, n), 0);
 		}
 		CHECK_EQ(b.ends, 1);
 		CHECK_EQ(b.len, sizeof want - 1);
 		CHECK_MEM_EQ(b.text, want, sizeof want - 1);
-		CHECK_EQ(json_log_unread(json_tokenizer_log(t)) + tp_sorter_pending(tp->sorter), 1);
+		CHECK_EQ(tp_json_log_unread(tp_json_tokenizer_log(t)) + tp_sorter_pending(tp->sorter), 1);
 		CHECK_EQ(tp->stats[TP_STAT_json_tokenizer_failure], 0);
-		json_tokenizer_free(t);
+		tp_json_tokenizer_free(t);
 		tp_free(tp);
 	}
 }

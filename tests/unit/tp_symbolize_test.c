@@ -397,17 +397,17 @@ TEST(tp_symbolize_llvm_answer_parse)
 	char f[32];
 	uint32_t line = 0;
 	static const char a[] = "/src/dir:x/a.c:12:3\n\n";
-	CHECK(sym_llvm_parse(a, sizeof a - 1, f, sizeof f, &line));
+	CHECK(tp_sym_llvm_parse(a, sizeof a - 1, f, sizeof f, &line));
 	CHECK_STR_EQ(f, "/src/dir:x/a.c");
 	CHECK_EQ(line, 12);
-	CHECK(!sym_llvm_parse("??:0:0\n\n", 8, f, sizeof f, &line));
-	CHECK(!sym_llvm_parse("a.c:0:0\n\n", 9, f, sizeof f, &line));
-	CHECK(!sym_llvm_parse("a.c:x:1\n", 8, f, sizeof f, &line));
-	CHECK(!sym_llvm_parse(":5:1\n", 5, f, sizeof f, &line));
-	CHECK(!sym_llvm_parse("a.c:99999999999:1\n", 18, f, sizeof f, &line));
-	CHECK(!sym_llvm_parse("\n", 1, f, sizeof f, &line));
-	CHECK(!sym_llvm_parse(a, sizeof a - 1, f, 8, &line)); /* no room for the name */
-	CHECK(sym_llvm_parse("b.c:4:0", 7, f, sizeof f, &line)); /* unterminated */
+	CHECK(!tp_sym_llvm_parse("??:0:0\n\n", 8, f, sizeof f, &line));
+	CHECK(!tp_sym_llvm_parse("a.c:0:0\n\n", 9, f, sizeof f, &line));
+	CHECK(!tp_sym_llvm_parse("a.c:x:1\n", 8, f, sizeof f, &line));
+	CHECK(!tp_sym_llvm_parse(":5:1\n", 5, f, sizeof f, &line));
+	CHECK(!tp_sym_llvm_parse("a.c:99999999999:1\n", 18, f, sizeof f, &line));
+	CHECK(!tp_sym_llvm_parse("\n", 1, f, sizeof f, &line));
+	CHECK(!tp_sym_llvm_parse(a, sizeof a - 1, f, 8, &line)); /* no room for the name */
+	CHECK(tp_sym_llvm_parse("b.c:4:0", 7, f, sizeof f, &line)); /* unterminated */
 	CHECK_EQ(line, 4);
 }
 
@@ -418,7 +418,7 @@ TEST(tp_symbolize_llvm_file_and_line)
 {
 	struct prog p;
 	char exe[4096];
-	if (!sym_llvm_locate(exe, sizeof exe))
+	if (!tp_sym_llvm_locate(exe, sizeof exe))
 		TEST_SKIP("llvm-symbolizer is not installed");
 	if (!prog_build(&p))
 		return;

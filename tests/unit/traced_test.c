@@ -213,7 +213,7 @@ static void raw_on_async(void *ctx, const struct ipc_reply *r)
 	Perfetto__Protos__GetAsyncCommandResponse *cmd;
 	if (!r->success)
 		return;
-	cmd = perfetto__protos__get_async_command_response__unpack(ipc_pb_allocator(), r->len,
+	cmd = perfetto__protos__get_async_command_response__unpack(protos_allocator(), r->len,
 	                                                           r->data);
 	if (!cmd)
 		return;
@@ -227,7 +227,7 @@ static void raw_on_async(void *ctx, const struct ipc_reply *r)
 		p->target_buffer = cmd->start_data_source->config->target_buffer;
 		p->started = true;
 	}
-	protobuf_c_message_free_unpacked(&cmd->base, ipc_pb_allocator());
+	protobuf_c_message_free_unpacked(&cmd->base, protos_allocator());
 }
 
 static int raw_connect(struct tfx *e, struct raw_prod *p)
@@ -495,11 +495,11 @@ static void on_state(void *ctx, const struct ipc_reply *r)
 	if (!r->success)
 		return;
 	resp = perfetto__protos__query_service_state_response__unpack(
-	    ipc_pb_allocator(), r->len, r->data ? r->data : (const uint8_t *)"");
+	    protos_allocator(), r->len, r->data ? r->data : (const uint8_t *)"");
 	if (resp) {
 		o->st = resp->service_state;
 		resp->service_state = NULL;
-		protobuf_c_message_free_unpacked(&resp->base, ipc_pb_allocator());
+		protobuf_c_message_free_unpacked(&resp->base, protos_allocator());
 	}
 }
 
@@ -528,7 +528,7 @@ TEST(traced_observe_events_and_query_state)
 	CHECK_STR_EQ(o.st->tracing_sessions[0]->state, "STARTED");
 	CHECK_EQ(o.st->tracing_sessions[0]->buffer_size_kb[0], 64);
 	CHECK_EQ(o.st->num_sessions_started, 1);
-	protobuf_c_message_free_unpacked(&o.st->base, ipc_pb_allocator());
+	protobuf_c_message_free_unpacked(&o.st->base, protos_allocator());
 	CHECK(tfx_disable(&e));
 	prod_close(&p);
 	tfx_release(&e);

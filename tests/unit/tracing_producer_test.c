@@ -377,7 +377,7 @@ static void m_commit(void *ctx, struct ipc_call *call, const uint8_t *a, size_t 
 {
 	struct fake *f = ctx;
 	Perfetto__Protos__CommitDataRequest *req =
-	    perfetto__protos__commit_data_request__unpack(ipc_pb_allocator(), n, a);
+	    perfetto__protos__commit_data_request__unpack(protos_allocator(), n, a);
 	uint8_t payload[4096];
 	for (size_t i = 0; req && i < req->n_chunks_to_move; i++) {
 		struct tracing_chunk_header h;
@@ -394,7 +394,7 @@ static void m_commit(void *ctx, struct ipc_call *call, const uint8_t *a, size_t 
 		f->flush_acked = req->flush_request_id;
 	f->got_commit = true;
 	if (req)
-		protobuf_c_message_free_unpacked(&req->base, ipc_pb_allocator());
+		protobuf_c_message_free_unpacked(&req->base, protos_allocator());
 	fake_reply(call);
 }
 

@@ -485,7 +485,7 @@ TEST(tracing_writer_patches_nested_sizes)
 
 	/* The same batch as a CommitDataRequest. */
 	CHECK_EQ(tracing_commit_batch_encode(&b, 77, &enc, &enc_len), 0);
-	req = perfetto__protos__commit_data_request__unpack(ipc_pb_allocator(), enc_len, enc);
+	req = perfetto__protos__commit_data_request__unpack(protos_allocator(), enc_len, enc);
 	tb_free(enc);
 	CHECK(req != NULL);
 	CHECK_EQ(req->n_chunks_to_move, 3);
@@ -496,7 +496,7 @@ TEST(tracing_writer_patches_nested_sizes)
 	CHECK_EQ(req->chunks_to_patch[0]->patches[0]->offset, 5);
 	CHECK_EQ(req->chunks_to_patch[0]->patches[0]->data.len, 4);
 	CHECK_EQ(req->flush_request_id, 77);
-	protobuf_c_message_free_unpacked(&req->base, ipc_pb_allocator());
+	protobuf_c_message_free_unpacked(&req->base, protos_allocator());
 
 	CHECK_EQ(svc_read_batch(&s, m.smb, &b), 0);
 	CHECK_EQ(s.bad, 0);
@@ -857,14 +857,14 @@ static size_t golden_patches(const char *path, struct golden_patch *out, size_t 
 		hex = strstr(line, "fd=");
 		if (!strncmp(line, "C>S", 3) && hex && (hex = strchr(hex, ' ')) &&
 		    (fl = unhex(hex + 1, frame, flen / 2 + 1)) > 4 &&
-		    (fr = perfetto__protos__ipcframe__unpack(ipc_pb_allocator(), (size_t)fl - 4,
+		    (fr = perfetto__protos__ipcframe__unpack(protos_allocator(), (size_t)fl - 4,
 							      frame + 4))) {
 			if (fr->msg_case == PERFETTO__PROTOS__IPCFRAME__MSG_MSG_INVOKE_METHOD &&
 			    fr->msg_invoke_method->method_id == 4) {
 				ProtobufCBinaryData *a = &fr->msg_invoke_method->args_proto;
 				Perfetto__Protos__CommitDataRequest *req =
 					perfetto__protos__commit_data_request__unpack(
-						ipc_pb_allocator(), a->len, a->data);
+						protos_allocator(), a->len, a->data);
 				for (size_t i = 0; req && i < req->n_chunks_to_patch; i++) {
 					Perfetto__Protos__CommitDataRequest__ChunkToPatch *c =
 						req->chunks_to_patch[i];
@@ -880,9 +880,9 @@ static size_t golden_patches(const char *path, struct golden_patch *out, size_t 
 				}
 				if (req)
 					protobuf_c_message_free_unpacked(&req->base,
-									 ipc_pb_allocator());
+									 protos_allocator());
 			}
-			protobuf_c_message_free_unpacked(&fr->base, ipc_pb_allocator());
+			protobuf_c_message_free_unpacked(&fr->base, protos_allocator());
 		}
 		line = *eol ? eol + 1 : NULL;
 	}

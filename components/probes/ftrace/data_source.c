@@ -40,7 +40,7 @@
  *   stop         a drain, FtraceStats{END_OF_TRACE}, and each of its events
  *                disabled once no other instance holds it. The last one to
  *                stop turns tracing off before its drain and writes back
- *                every setting changed (ftrace_tracefs_restore).
+ *                every setting changed (probes_ftrace_tracefs_restore).
  *
  * Instances naming different tracefs roots (tests) cannot share: the second
  * is refused while the first runs.
@@ -53,7 +53,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ipc.h"
 #include "protos.h"
 #include "tracing.h"
 #include "pb_fields.h"
@@ -100,7 +99,7 @@ struct probes_ftrace {
 	VEC(uint32_t) ids; /* event ids this instance holds enabled */
 	uint64_t *mask;    /* the same as a bitmap, for the encoder */
 	uint64_t timer;
-	struct ftrace_encode_stats st;
+	struct probes_ftrace_encode_stats st;
 	uint64_t kernel_read0; /* the kernel's read events (all CPUs) at start */
 	uint64_t records0;     /* st.records at start */
 	bool kernel_read0_ok;
@@ -127,7 +126,7 @@ static void parse_config(struct probes_ftrace *ft, const uint8_t *cfg, size_t le
 	ft->enc.compact_sched = true; /* Perfetto's default since v42 */
 	if (!len)
 		return;
-	dsc = perfetto__protos__data_source_config__unpack(ipc_pb_allocator(), len, cfg);
+	dsc = perfetto__protos__data_source_config__unpack(protos_allocator(), len, cfg);
 	if (!dsc) {
 		log_warn(DS_LOG, "ftrace: cannot decode the data source config");
 		return;
@@ -148,7 +147,7 @@ static void parse_config(struct probes_ftrace *ft, const uint8_t *cfg, size_t le
 			ft->enc.compact_sched = fc->compact_sched->enabled;
 		ft->symbolize_ksyms = fc->has_symbolize_ksyms && fc->symbolize_ksyms;
 	}
-	perfetto__protos__data_source_config__free_unpacked(dsc, ipc_pb_allocator());
+	perfetto__protos__data_source_config__free_unpacked(dsc, protos_allocator());
 }
 
 struct probes_ftrace *probes_ftrace_new(struct loop *l, struct tracing_writer *w,
@@ -204,26 +203,26 @@ static void setup_clock(struct ftrace_shared *sh, bool mono_raw)
 	char *text = NULL;
 	size_t len;
 
-	if (ftrace_tracefs_read(&sh->fs, "trace_clock", &text, &len) < 0) {
+	if (probes_ftrace_tracefs_read(&sh->fs, "trace_clock", &text, &len) < 0) {
 		log_warn(DS_LOG, "ftrace: %s", sh->fs.err.msg);
 		return;
 	}
 	if (mono_raw && clock_listed(text, "mono_raw")) {
-		ftrace_tracefs_set_clock(&sh->fs, "mono_raw");
+		probes_ftrace_tracefs_set_clock(&sh->fs, "mono_raw");
 	} else {
-		ftrace_tracefs_get_clock(&sh->fs, cur, sizeof cur);
+		probes_ftrace_tracefs_get_clock(&sh->fs, cur, sizeof cur);
 		for (size_t i = 0; i < TB_ARRAY_SIZE(prefs); i++) {
 			if (!clock_listed(text, prefs[i]))
 				continue;
 			if (strcmp(cur, prefs[i]) != 0 &&
-			    ftrace_tracefs_set_clock(&sh->fs, prefs[i]) < 0)
+			    probes_ftrace_tracefs_set_clock(&sh->fs, prefs[i]) < 0)
 				log_warn(DS_LOG, "ftrace: %s", sh->fs.err.msg);
 			break;
 		}
 	}
 	tb_free(text);
 	cur[0] = 0;
-	ftrace_tracefs_get_clock(&sh->fs, cur, sizeof cur);
+	probes_ftrace_tracefs_get_clock(&sh->fs, cur, sizeof cur);
 	if (strcmp(cur, "boot") == 0)
 		sh->clock = 0;
 	else if (strcmp(cur, "global") == 0)
@@ -243,7 +242,7 @@ static int enable_one(struct probes_ftrace *ft, const char *group, const char *n
 	struct ftrace_shared *sh = ft->sh;
 	const struct ftrace_event_format *f = NULL;
 	uint64_t refs = 0;
-	int rc = ftrace_table_load_event(&sh->table, &sh->fs, group, name);
+	int rc = probes_ftrace_table_load_event(&sh->table, &sh->fs, group, name);
 
 	for (size_t i = 0; rc == 0 && i < sh->table.events.len && !f; i++)
 		if (strcmp(sh->table.events.data[i]->group, group) == 0 &&
@@ -254,7 +253,7 @@ static int enable_one(struct probes_ftrace *ft, const char *group, const char *n
 	if (rc == 0 && (ft->mask[f->id / 64] >> (f->id % 64) & 1))
 		return 0; /* named twice in the config */
 	if (rc == 0 && !hmap_get(&sh->refs, f->id, &refs))
-		rc = ftrace_tracefs_enable_event(&sh->fs, group, name, true);
+		rc = probes_ftrace_tracefs_enable_event(&sh->fs, group, name, true);
 	if (rc < 0) {
 		log_warn(DS_LOG, "ftrace: skipping event '%s/%s': %s", group, name,
 			 sh->fs.err.msg);
@@ -271,7 +270,7 @@ static void release_events(struct probes_ftrace *ft)
 {
 	struct ftrace_shared *sh = ft->sh;
 	for (size_t i = 0; i < ft->ids.len; i++) {
-		const struct ftrace_event_format *f = ftrace_table_find(&sh->table, ft->ids.data[i]);
+		const struct ftrace_event_format *f = probes_ftrace_table_find(&sh->table, ft->ids.data[i]);
 		uint64_t refs = 0;
 		hmap_get(&sh->refs, ft->ids.data[i], &refs);
 		if (refs > 1) {
@@ -279,7 +278,7 @@ static void release_events(struct probes_ftrace *ft)
 			continue;
 		}
 		hmap_del(&sh->refs, ft->ids.data[i], NULL);
-		if (f && ftrace_tracefs_enable_event(&sh->fs, f->group, f->name, false) < 0)
+		if (f && probes_ftrace_tracefs_enable_event(&sh->fs, f->group, f->name, false) < 0)
 			log_warn(DS_LOG, "ftrace: %s", sh->fs.err.msg);
 	}
 	vec_clear(&ft->ids);
@@ -332,13 +331,13 @@ static void enable_config_event(struct probes_ftrace *ft, const char *spec)
 		}
 		m.group = group;
 		m.name = "*";
-		ftrace_tracefs_list_events(&ft->sh->fs, match_event, &m);
+		probes_ftrace_tracefs_list_events(&ft->sh->fs, match_event, &m);
 		if (!m.matched)
 			log_warn(DS_LOG, "ftrace: no events enabled for '%s'", spec);
 		return;
 	}
 	m.name = spec;
-	ftrace_tracefs_list_events(&ft->sh->fs, match_event, &m);
+	probes_ftrace_tracefs_list_events(&ft->sh->fs, match_event, &m);
 	if (m.matched)
 		enable_one(ft, m.found_group, spec);
 	else
@@ -385,7 +384,7 @@ static void flush_pids(struct ftrace_shared *sh)
 			continue;
 		ft->pids_fn(ft->pids_ctx, ft->pids.renamed.data, ft->pids.renamed.len,
 			    ft->pids.pids.data, ft->pids.pids.len);
-		ftrace_pids_clear(&ft->pids);
+		probes_ftrace_pids_clear(&ft->pids);
 	}
 }
 
@@ -435,13 +434,13 @@ static bool drain_cpu(struct ftrace_shared *sh, int cpu, size_t max_pages)
 			struct probes_ftrace *ft = sh->users.data[i];
 			struct pb_writer *pw = tracing_writer_begin_packet(ft->w);
 			unsigned h = pb_begin_nested(pw, PB_F_TracePacket_ftrace_events);
-			ftrace_encode_bundle_opts(pw, &sh->table, &ft->enc, (uint32_t)cpu, sh->buf,
+			probes_ftrace_encode_bundle_opts(pw, &sh->table, &ft->enc, (uint32_t)cpu, sh->buf,
 						  len, &ft->st);
 			if (sh->clock)
 				pb_put_varint(pw, PB_F_FtraceEventBundle_ftrace_clock, sh->clock);
 			pb_end_nested(pw, h);
 			if (ft->symbolize_ksyms && sh->ksyms.n)
-				ftrace_kaddrs_write_names(pw, &ft->kaddrs, &sh->ksyms);
+				probes_ftrace_kaddrs_write_names(pw, &ft->kaddrs, &sh->ksyms);
 			tracing_writer_end_packet(ft->w);
 			if (ft->commit_fn)
 				ft->commit_fn(ft->commit_ctx);
@@ -464,7 +463,7 @@ static bool shared_drain(struct ftrace_shared *sh, size_t max_pages)
 	flush_pids(sh);
 	/* Indexes of kernel addresses are per drain (ksyms.c). */
 	for (size_t i = 0; i < sh->users.len; i++)
-		ftrace_kaddrs_clear(&sh->users.data[i]->kaddrs);
+		probes_ftrace_kaddrs_clear(&sh->users.data[i]->kaddrs);
 	return all;
 }
 
@@ -549,7 +548,7 @@ static uint64_t write_stats(struct probes_ftrace *ft, enum ftrace_stats_phase ph
 
 	*ok = sh->ncpu > 0;
 	for (int cpu = 0; cpu < sh->ncpu; cpu++) {
-		if (ftrace_tracefs_read_cpu_stats(&sh->fs, cpu, &cpus[n]) < 0) {
+		if (probes_ftrace_tracefs_read_cpu_stats(&sh->fs, cpu, &cpus[n]) < 0) {
 			*ok = false;
 			continue;
 		}
@@ -560,7 +559,7 @@ static uint64_t write_stats(struct probes_ftrace *ft, enum ftrace_stats_phase ph
 	pw = tracing_writer_begin_packet(ft->w);
 	pb_put_uint64(pw, PB_F_TracePacket_timestamp, (uint64_t)tb_boot_ns());
 	h = pb_begin_nested(pw, PB_F_TracePacket_ftrace_stats);
-	ftrace_encode_stats(pw, phase, cpus, n);
+	probes_ftrace_encode_stats(pw, phase, cpus, n);
 	if (ft->symbolize_ksyms && sh->ksyms.n) {
 		pb_put_uint32(pw, PB_F_FtraceStats_kernel_symbols_parsed, (uint32_t)sh->ksyms.n);
 		pb_put_uint32(
@@ -596,10 +595,10 @@ static void shared_free(struct ftrace_shared *sh)
 	for (int cpu = 0; cpu < sh->ncpu; cpu++)
 		if (sh->pipes[cpu] >= 0)
 			close(sh->pipes[cpu]);
-	if (ftrace_tracefs_restore(&sh->fs) < 0)
+	if (probes_ftrace_tracefs_restore(&sh->fs) < 0)
 		log_warn(DS_LOG, "ftrace: restoring tracefs: %s", sh->fs.err.msg);
-	ftrace_tracefs_close(&sh->fs);
-	ftrace_table_release(&sh->table);
+	probes_ftrace_tracefs_close(&sh->fs);
+	probes_ftrace_table_release(&sh->table);
 	ksyms_release(&sh->ksyms);
 	hmap_release(&sh->refs);
 	vec_release(&sh->users);
@@ -623,13 +622,13 @@ static struct ftrace_shared *shared_new(struct probes_ftrace *ft, int *rc)
 
 	sh->root = ft->root ? tb_strdup(ft->root) : NULL;
 	sh->loop = ft->loop;
-	ftrace_table_init(&sh->table);
+	probes_ftrace_table_init(&sh->table);
 	hmap_init(&sh->refs);
-	*rc = ftrace_tracefs_open(&sh->fs, ft->root, true);
+	*rc = probes_ftrace_tracefs_open(&sh->fs, ft->root, true);
 	if (*rc == 0) {
 		/* Another capture's traced_probes has the top level: our own
 		 * instance, so neither undoes the other's settings. */
-		int c = ftrace_tracefs_claim(&sh->fs);
+		int c = probes_ftrace_tracefs_claim(&sh->fs);
 		if (c == 1)
 			log_info(DS_LOG, "ftrace: another capture uses tracefs: recording into "
 					 "the instance '%s'", sh->fs.root);
@@ -637,18 +636,18 @@ static struct ftrace_shared *shared_new(struct probes_ftrace *ft, int *rc)
 			log_warn(DS_LOG, "ftrace: another capture may use tracefs too: %s",
 				 sh->fs.err.msg);
 		tb_err_clear(&sh->fs.err);
-		*rc = ftrace_table_load_header(&sh->table, &sh->fs);
+		*rc = probes_ftrace_table_load_header(&sh->table, &sh->fs);
 	}
 	if (*rc < 0) {
 		log_warn(DS_LOG, "ftrace: %s", sh->fs.err.msg);
 		shared_free(sh);
 		return NULL;
 	}
-	sh->ncpu = ftrace_tracefs_num_cpus(&sh->fs);
+	sh->ncpu = probes_ftrace_tracefs_num_cpus(&sh->fs);
 	if (sh->ncpu < 0)
 		sh->ncpu = 0;
 	sh->pipes = tb_malloc((sh->ncpu ? (size_t)sh->ncpu : 1) * sizeof *sh->pipes);
-	if (ftrace_tracefs_set_tracing_on(&sh->fs, false) < 0)
+	if (probes_ftrace_tracefs_set_tracing_on(&sh->fs, false) < 0)
 		log_warn(DS_LOG, "ftrace: %s", sh->fs.err.msg);
 	kb = ft->buffer_size_kb ? ft->buffer_size_kb : default_buffer_kb();
 	if (kb > FTRACE_DS_MAX_BUFFER_KB) {
@@ -657,7 +656,7 @@ static struct ftrace_shared *shared_new(struct probes_ftrace *ft, int *rc)
 			 FTRACE_DS_MAX_BUFFER_KB);
 		kb = FTRACE_DS_MAX_BUFFER_KB;
 	}
-	if (ftrace_tracefs_set_buffer_size_kb(&sh->fs, kb) < 0)
+	if (probes_ftrace_tracefs_set_buffer_size_kb(&sh->fs, kb) < 0)
 		log_warn(DS_LOG, "ftrace: %s", sh->fs.err.msg);
 	page = sh->table.layout.page_size ? sh->table.layout.page_size : 4096;
 	sh->buffer_pages = (size_t)kb * 1024 / page;
@@ -665,7 +664,7 @@ static struct ftrace_shared *shared_new(struct probes_ftrace *ft, int *rc)
 		sh->buffer_pages = FTRACE_DS_MAX_PAGES;
 	setup_clock(sh, ft->use_monotonic_raw_clock);
 	for (int cpu = 0; cpu < sh->ncpu; cpu++) {
-		sh->pipes[cpu] = ftrace_tracefs_open_pipe_raw(&sh->fs, cpu);
+		sh->pipes[cpu] = probes_ftrace_tracefs_open_pipe_raw(&sh->fs, cpu);
 		if (sh->pipes[cpu] < 0)
 			log_warn(DS_LOG, "ftrace: cannot open trace_pipe_raw of cpu %d: %s", cpu,
 				 strerror(-sh->pipes[cpu]));
@@ -688,8 +687,8 @@ static void load_ksyms(struct probes_ftrace *ft)
 	bool need = false;
 
 	for (size_t i = 0; i < ft->ids.len && !need; i++) {
-		const struct ftrace_event_format *f = ftrace_table_find(&sh->table, ft->ids.data[i]);
-		need = f && ftrace_format_has_kaddr(f);
+		const struct ftrace_event_format *f = probes_ftrace_table_find(&sh->table, ft->ids.data[i]);
+		need = f && probes_ftrace_format_has_kaddr(f);
 	}
 	if (!need || sh->ksyms_tried)
 		return;
@@ -727,7 +726,7 @@ int probes_ftrace_start(struct probes_ftrace *ft)
 	ft->started = true;
 	ft->records0 = ft->st.records;
 	ft->kernel_read0 = write_stats(ft, FTRACE_STATS_START_OF_TRACE, &ft->kernel_read0_ok);
-	if (ftrace_tracefs_set_tracing_on(&ft->sh->fs, true) < 0)
+	if (probes_ftrace_tracefs_set_tracing_on(&ft->sh->fs, true) < 0)
 		log_warn(DS_LOG, "ftrace: %s", ft->sh->fs.err.msg);
 	ft->timer = loop_add_timer(ft->loop, ft->drain_period_ms, ft->drain_period_ms, on_drain, ft);
 	if (!ft->timer)
@@ -753,7 +752,7 @@ void probes_ftrace_stop(struct probes_ftrace *ft)
 	sh = ft->sh;
 	/* The last one stops the kernel writing before the last drain. */
 	if (sh->users.len == 1)
-		ftrace_tracefs_set_tracing_on(&sh->fs, false);
+		probes_ftrace_tracefs_set_tracing_on(&sh->fs, false);
 	shared_drain(sh, sh->buffer_pages);
 	read_end = write_stats(ft, FTRACE_STATS_END_OF_TRACE, &ok);
 	check_accounting(ft, read_end, ok);
@@ -795,15 +794,15 @@ void probes_ftrace_free(struct probes_ftrace *ft)
 	vec_release(&ft->events);
 	vec_release(&ft->ids);
 	tb_free(ft->mask);
-	ftrace_encode_opts_release(&ft->enc);
-	ftrace_pids_release(&ft->pids);
-	ftrace_kaddrs_release(&ft->kaddrs);
+	probes_ftrace_encode_opts_release(&ft->enc);
+	probes_ftrace_pids_release(&ft->pids);
+	probes_ftrace_kaddrs_release(&ft->kaddrs);
 	tb_free(ft->kallsyms_path);
 	tb_free(ft->root);
 	tb_free(ft);
 }
 
-const struct ftrace_encode_stats *probes_ftrace_stats(const struct probes_ftrace *ft)
+const struct probes_ftrace_encode_stats *probes_ftrace_stats(const struct probes_ftrace *ft)
 {
 	return &ft->st;
 }
@@ -812,12 +811,12 @@ int probes_ftrace_cleanup(const char *tracefs_root, bool hard, struct tb_err *er
 {
 	struct ftrace_tracefs fs;
 	size_t n = 0;
-	int rc = ftrace_tracefs_open(&fs, tracefs_root, false);
+	int rc = probes_ftrace_tracefs_open(&fs, tracefs_root, false);
 
-	if (rc == 0 && ftrace_tracefs_remove_stale_instances(&fs) > 0)
+	if (rc == 0 && probes_ftrace_tracefs_remove_stale_instances(&fs) > 0)
 		log_info(DS_LOG, "ftrace: removed the instances of dead traced_probes");
 	if (rc == 0)
-		rc = ftrace_tracefs_recover(&fs, &n);
+		rc = probes_ftrace_tracefs_recover(&fs, &n);
 	if (rc == -EBUSY && !hard) {
 		/* Another capture's live traced_probes: nothing to undo, and
 		 * ours will record into an instance of its own. */
@@ -826,10 +825,10 @@ int probes_ftrace_cleanup(const char *tracefs_root, bool hard, struct tb_err *er
 	}
 	if (rc == 0 && n)
 		log_info(DS_LOG, "ftrace: restored %zu tracefs settings a dead traced_probes left", n);
-	else if (rc == 0 && hard && (rc = ftrace_tracefs_reset(&fs)) == 0)
+	else if (rc == 0 && hard && (rc = probes_ftrace_tracefs_reset(&fs)) == 0)
 		log_info(DS_LOG, "ftrace: tracefs reset");
 	if (rc < 0)
 		tb_err_set(err, rc, "cannot reset ftrace: %s", fs.err.msg);
-	ftrace_tracefs_close(&fs);
+	probes_ftrace_tracefs_close(&fs);
 	return rc;
 }

@@ -96,7 +96,7 @@ static void resolve_compact(struct ftrace_event_format *f)
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
-		const struct ftrace_field *fd = ftrace_format_field(f, names[i]);
+		const struct ftrace_field *fd = probes_ftrace_format_field(f, names[i]);
 		bool comm = i == 3; /* next_comm / comm */
 		if (!fd || fd->kind != (comm ? FTRACE_FIELD_CHAR_ARRAY : FTRACE_FIELD_INT))
 			return;
@@ -176,7 +176,7 @@ static void resolve_fast(struct ftrace_event_format *f)
 	f->fast_len = (uint16_t)len;
 }
 
-bool ftrace_format_has_kaddr(const struct ftrace_event_format *f)
+bool probes_ftrace_format_has_kaddr(const struct ftrace_event_format *f)
 {
 	for (size_t j = 0; f->proto && j < f->proto->n_fields; j++)
 		if (f->proto->fields[j].type == FTRACE_PT_KSYM && f->proto_field[j] >= 0)
@@ -184,7 +184,7 @@ bool ftrace_format_has_kaddr(const struct ftrace_event_format *f)
 	return false;
 }
 
-void ftrace_proto_resolve(struct ftrace_event_format *f)
+void probes_ftrace_proto_resolve(struct ftrace_event_format *f)
 {
 	f->proto = NULL;
 	for (size_t i = 0; i < TB_ARRAY_SIZE(k_events); i++) {
@@ -193,7 +193,7 @@ void ftrace_proto_resolve(struct ftrace_event_format *f)
 			continue;
 		TB_CHECK(e->n_fields <= TB_ARRAY_SIZE(f->proto_field));
 		for (size_t j = 0; j < e->n_fields; j++) {
-			const struct ftrace_field *fd = ftrace_format_field(f, e->fields[j].name);
+			const struct ftrace_field *fd = probes_ftrace_format_field(f, e->fields[j].name);
 			f->proto_field[j] = fd ? (int8_t)(fd - f->fields) : -1;
 		}
 		f->proto = e;
@@ -201,7 +201,7 @@ void ftrace_proto_resolve(struct ftrace_event_format *f)
 		break;
 	}
 	resolve_compact(f);
-	ftrace_pids_resolve(f);
+	probes_ftrace_pids_resolve(f);
 }
 
 /* A short length-delimited field: s[0, n), with s[0, avail) readable.
@@ -226,7 +226,7 @@ static inline void put_short_bytes(struct pb_writer *w, uint32_t id, const uint8
 
 static void put_typed(struct pb_writer *w, const struct ftrace_event_format *f,
 		      const struct ftrace_record *rec, struct ftrace_kaddrs *ka,
-		      struct ftrace_encode_stats *st)
+		      struct probes_ftrace_encode_stats *st)
 {
 	const struct ftrace_proto_event *e = f->proto;
 	unsigned h = pb_begin_nested(w, e->id);
@@ -242,7 +242,7 @@ static void put_typed(struct pb_writer *w, const struct ftrace_event_format *f,
 		if (pf->type == FTRACE_PT_STRING) {
 			if (fd->kind == FTRACE_FIELD_CHAR_ARRAY
 				    ? ftrace_rd_char_array(fd, rec->data, rec->len, &s, &n)
-				    : ftrace_field_str(fd, rec->data, rec->len, &s, &n))
+				    : probes_ftrace_field_str(fd, rec->data, rec->len, &s, &n))
 				put_short_bytes(w, pf->id, s, n,
 						fd->kind == FTRACE_FIELD_CHAR_ARRAY ? fd->size : n);
 			else
@@ -260,7 +260,7 @@ static void put_typed(struct pb_writer *w, const struct ftrace_event_format *f,
 		else if (pf->type == FTRACE_PT_UINT32)
 			v = (uint32_t)v;
 		else if (pf->type == FTRACE_PT_KSYM && ka)
-			v = ftrace_kaddrs_add(ka, v);
+			v = probes_ftrace_kaddrs_add(ka, v);
 		pb_put_varint(w, pf->id, v);
 	}
 	pb_end_nested(w, h);
@@ -288,7 +288,7 @@ static size_t render_array(const uint8_t *p, size_t bytes, unsigned esz, bool si
 }
 
 static void put_generic_field(struct pb_writer *w, const struct ftrace_field *fd,
-			      const struct ftrace_record *rec, struct ftrace_encode_stats *st)
+			      const struct ftrace_record *rec, struct probes_ftrace_encode_stats *st)
 {
 	const uint8_t *s;
 	size_t n, b;
@@ -301,12 +301,12 @@ static void put_generic_field(struct pb_writer *w, const struct ftrace_field *fd
 		return;
 	h = pb_begin_nested(w, PB_F_GenericFtraceEvent_field);
 	pb_put_string(w, PB_F_GenericFtraceEvent_Field_name, fd->name);
-	if (ftrace_field_int(fd, rec->data, rec->len, &v)) {
+	if (probes_ftrace_field_int(fd, rec->data, rec->len, &v)) {
 		if (fd->is_signed)
 			pb_put_int64(w, PB_F_GenericFtraceEvent_Field_int_value, (int64_t)v);
 		else
 			pb_put_uint64(w, PB_F_GenericFtraceEvent_Field_uint_value, v);
-	} else if (ftrace_field_str(fd, rec->data, rec->len, &s, &n)) {
+	} else if (probes_ftrace_field_str(fd, rec->data, rec->len, &s, &n)) {
 		pb_put_bytes(w, PB_F_GenericFtraceEvent_Field_str_value, s, n);
 	} else if (fd->kind == FTRACE_FIELD_ARRAY && (size_t)fd->offset + fd->size <= rec->len) {
 		n = render_array(rec->data + fd->offset, fd->size, fd->elem_size, fd->is_signed, buf,
@@ -417,7 +417,7 @@ static __attribute__((aligned(64))) void put_event(struct pb_writer *w,
 						   const struct ftrace_event_format *f,
 						   const struct ftrace_record *rec,
 						   struct ftrace_kaddrs *ka,
-						   struct ftrace_encode_stats *st)
+						   struct probes_ftrace_encode_stats *st)
 {
 	uint64_t pid;
 	unsigned h, g;
@@ -446,10 +446,10 @@ static __attribute__((aligned(64))) void put_event(struct pb_writer *w,
 	st->events++;
 }
 
-bool ftrace_encode_event(struct pb_writer *w, const struct ftrace_table *t,
-			 const struct ftrace_record *rec, struct ftrace_encode_stats *st)
+bool probes_ftrace_encode_event(struct pb_writer *w, const struct ftrace_table *t,
+			 const struct ftrace_record *rec, struct probes_ftrace_encode_stats *st)
 {
-	const struct ftrace_event_format *f = ftrace_table_find(t, rec->event_id);
+	const struct ftrace_event_format *f = probes_ftrace_table_find(t, rec->event_id);
 	if (!f) {
 		st->unknown_events++;
 		return false;
@@ -510,7 +510,7 @@ static void compact_reset(struct ftrace_compact_buf *c)
 		memset(c->slots, 0, c->n_slots * sizeof *c->slots);
 }
 
-void ftrace_encode_opts_release(struct ftrace_encode_opts *o)
+void probes_ftrace_encode_opts_release(struct ftrace_encode_opts *o)
 {
 	struct ftrace_compact_buf *c = o->scratch;
 	if (!c)
@@ -654,9 +654,9 @@ static void compact_write(struct pb_writer *w, struct ftrace_compact_buf *c)
 	pb_end_nested(w, h);
 }
 
-size_t ftrace_encode_bundle_opts(struct pb_writer *w, const struct ftrace_table *t,
+size_t probes_ftrace_encode_bundle_opts(struct pb_writer *w, const struct ftrace_table *t,
 				 struct ftrace_encode_opts *o, uint32_t cpu, const uint8_t *buf,
-				 size_t len, struct ftrace_encode_stats *st)
+				 size_t len, struct probes_ftrace_encode_stats *st)
 {
 	size_t page = t->layout.page_size, written = 0;
 	struct ftrace_compact_buf *c = NULL;
@@ -683,12 +683,12 @@ size_t ftrace_encode_bundle_opts(struct pb_writer *w, const struct ftrace_table 
 		unsigned h;
 
 		st->pages++;
-		if (ftrace_page_begin(&it, &t->layout, buf + off, n) == FTRACE_STATUS_OK) {
+		if (probes_ftrace_page_begin(&it, &t->layout, buf + off, n) == FTRACE_STATUS_OK) {
 			if (it.missed_events) {
 				lost = true;
 				st->lost_pages++;
 			}
-			while (ftrace_page_next(&it, &rec)) {
+			while (probes_ftrace_page_next(&it, &rec)) {
 				st->records++;
 				/* Runs of one event id, or two alternating
 				 * (sched_waking, sched_switch), are the common
@@ -701,7 +701,7 @@ size_t ftrace_encode_bundle_opts(struct pb_writer *w, const struct ftrace_table 
 						f = prev_f;
 						wanted = prev_wanted;
 					} else {
-						f = ftrace_table_find(t, rec.event_id);
+						f = probes_ftrace_table_find(t, rec.event_id);
 						wanted = !mask || (rec.event_id < 65536 &&
 								   (mask[rec.event_id / 64] >>
 								    (rec.event_id % 64) & 1));
@@ -744,13 +744,13 @@ size_t ftrace_encode_bundle_opts(struct pb_writer *w, const struct ftrace_table 
 	return written;
 }
 
-size_t ftrace_encode_bundle(struct pb_writer *w, const struct ftrace_table *t, uint32_t cpu,
-			    const uint8_t *buf, size_t len, struct ftrace_encode_stats *st)
+size_t probes_ftrace_encode_bundle(struct pb_writer *w, const struct ftrace_table *t, uint32_t cpu,
+			    const uint8_t *buf, size_t len, struct probes_ftrace_encode_stats *st)
 {
-	return ftrace_encode_bundle_opts(w, t, NULL, cpu, buf, len, st);
+	return probes_ftrace_encode_bundle_opts(w, t, NULL, cpu, buf, len, st);
 }
 
-void ftrace_encode_stats(struct pb_writer *w, enum ftrace_stats_phase phase,
+void probes_ftrace_encode_stats(struct pb_writer *w, enum ftrace_stats_phase phase,
 			 const struct ftrace_cpu_stats *cpus, size_t n)
 {
 	pb_put_varint(w, PB_F_FtraceStats_phase, (uint64_t)phase);

@@ -28,16 +28,11 @@
 static bool parse_uint(const char *s, size_t n, uint64_t max, uint64_t *out)
 {
 	size_t i = 0;
-	uint64_t v = 0;
+	uint64_t v;
 	while (i < n && (s[i] == ' ' || s[i] == '\t'))
 		i++;
-	if (i == n || s[i] < '0' || s[i] > '9')
+	if (tb_dec_prefix(s + i, n - i, &v) == 0 || v > max)
 		return false;
-	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
-		v = v * 10 + (uint64_t)(s[i] - '0');
-		if (v > max)
-			return false;
-	}
 	*out = v;
 	return true;
 }
@@ -54,7 +49,7 @@ static bool find_uint(const char *line, size_t n, const char *key, uint64_t max,
 	return false;
 }
 
-bool ftrace_parse_field_line(const char *line, size_t n, struct ftrace_field_line *fl)
+bool probes_ftrace_parse_field_line(const char *line, size_t n, struct ftrace_field_line *fl)
 {
 	const char *p = memmem(line, n, "field:", 6), *semi;
 	uint64_t off, size, sign = 0;
@@ -177,7 +172,7 @@ static bool line_value(const char *line, size_t n, const char *key, const char *
 	return true;
 }
 
-void ftrace_format_release(struct ftrace_event_format *f)
+void probes_ftrace_format_release(struct ftrace_event_format *f)
 {
 	if (!f)
 		return;
@@ -191,7 +186,7 @@ void ftrace_format_release(struct ftrace_event_format *f)
 	memset(f, 0, sizeof *f);
 }
 
-int ftrace_format_parse(const char *group, const char *text, size_t len,
+int probes_ftrace_format_parse(const char *group, const char *text, size_t len,
 			struct ftrace_event_format *out, struct tb_err *err)
 {
 	const char *p = text, *end = text + len;
@@ -213,7 +208,7 @@ int ftrace_format_parse(const char *group, const char *text, size_t len,
 			   parse_uint(v, vn, UINT16_MAX, &id)) {
 			out->id = (uint32_t)id;
 			have_id = true;
-		} else if (out->n_fields < FTRACE_MAX_FIELDS && ftrace_parse_field_line(p, n, &fl)) {
+		} else if (out->n_fields < FTRACE_MAX_FIELDS && probes_ftrace_parse_field_line(p, n, &fl)) {
 			if (out->n_fields == cap) {
 				cap = cap ? cap * 2 : 16;
 				out->fields = tb_realloc(out->fields, cap * sizeof *out->fields);
@@ -233,14 +228,14 @@ int ftrace_format_parse(const char *group, const char *text, size_t len,
 		rc = tb_err_set(err, -EINVAL, "bad event format '%s/%s': %s", group ? group : "",
 				out->name ? out->name : "?",
 				!out->name ? "no name" : !have_id ? "no ID" : "no fields");
-		ftrace_format_release(out);
+		probes_ftrace_format_release(out);
 		return rc;
 	}
 	out->group = tb_strdup(group ? group : "");
 	return 0;
 }
 
-int ftrace_parse_header_page(const char *text, size_t len, struct ftrace_page_layout *l,
+int probes_ftrace_parse_header_page(const char *text, size_t len, struct ftrace_page_layout *l,
 			     struct tb_err *err)
 {
 	const char *p = text, *end = text + len;
@@ -250,7 +245,7 @@ int ftrace_parse_header_page(const char *text, size_t len, struct ftrace_page_la
 		size_t n = (size_t)((nl ? nl : end) - p);
 		struct ftrace_field_line fl;
 		struct ftrace_field f;
-		if (ftrace_parse_field_line(p, n, &fl) && make_field(&fl, &f)) {
+		if (probes_ftrace_parse_field_line(p, n, &fl) && make_field(&fl, &f)) {
 			if (strcmp(f.name, "timestamp") == 0 && f.size == 8) {
 				l->ts_off = f.offset, l->ts_size = f.size, found |= 1;
 			} else if (strcmp(f.name, "commit") == 0 && (f.size == 4 || f.size == 8)) {
@@ -272,7 +267,7 @@ int ftrace_parse_header_page(const char *text, size_t len, struct ftrace_page_la
 	return 0;
 }
 
-const struct ftrace_field *ftrace_format_field(const struct ftrace_event_format *f,
+const struct ftrace_field *probes_ftrace_format_field(const struct ftrace_event_format *f,
 					       const char *name)
 {
 	for (size_t i = 0; i < f->n_fields; i++)
@@ -281,7 +276,7 @@ const struct ftrace_field *ftrace_format_field(const struct ftrace_event_format 
 	return NULL;
 }
 
-bool ftrace_field_int(const struct ftrace_field *fd, const uint8_t *rec, size_t len,
+bool probes_ftrace_field_int(const struct ftrace_field *fd, const uint8_t *rec, size_t len,
 		      uint64_t *out)
 {
 	return ftrace_rd_int(fd, rec, len, out);
@@ -306,7 +301,7 @@ static bool dyn_span(const struct ftrace_field *fd, const uint8_t *rec, size_t l
 	return true;
 }
 
-bool ftrace_field_str(const struct ftrace_field *fd, const uint8_t *rec, size_t len,
+bool probes_ftrace_field_str(const struct ftrace_field *fd, const uint8_t *rec, size_t len,
 		      const uint8_t **s, size_t *n)
 {
 	size_t b, m;
@@ -338,16 +333,16 @@ bool ftrace_field_str(const struct ftrace_field *fd, const uint8_t *rec, size_t 
 
 /* ---- the table ---------------------------------------------------------- */
 
-void ftrace_table_init(struct ftrace_table *t)
+void probes_ftrace_table_init(struct ftrace_table *t)
 {
 	memset(t, 0, sizeof *t);
 	hmap_init(&t->by_id);
 }
 
-void ftrace_table_release(struct ftrace_table *t)
+void probes_ftrace_table_release(struct ftrace_table *t)
 {
 	for (size_t i = 0; i < t->events.len; i++) {
-		ftrace_format_release(t->events.data[i]);
+		probes_ftrace_format_release(t->events.data[i]);
 		tb_free(t->events.data[i]);
 	}
 	vec_release(&t->events);
@@ -355,17 +350,17 @@ void ftrace_table_release(struct ftrace_table *t)
 	memset(t, 0, sizeof *t);
 }
 
-int ftrace_table_add_format(struct ftrace_table *t, const char *group, const char *text,
+int probes_ftrace_table_add_format(struct ftrace_table *t, const char *group, const char *text,
 			    size_t len, struct tb_err *err)
 {
 	struct ftrace_event_format *f = tb_calloc(1, sizeof *f);
 	uint64_t idx;
-	int rc = ftrace_format_parse(group, text, len, f, err);
+	int rc = probes_ftrace_format_parse(group, text, len, f, err);
 	if (rc < 0) {
 		tb_free(f);
 		return rc;
 	}
-	ftrace_proto_resolve(f);
+	probes_ftrace_proto_resolve(f);
 	if (!t->have_type && f->common_type >= 0) {
 		const struct ftrace_field *ct = &f->fields[f->common_type];
 		if (ct->kind == FTRACE_FIELD_INT && ct->size <= 4) {
@@ -375,7 +370,7 @@ int ftrace_table_add_format(struct ftrace_table *t, const char *group, const cha
 		}
 	}
 	if (hmap_get(&t->by_id, f->id, &idx)) {
-		ftrace_format_release(t->events.data[idx]);
+		probes_ftrace_format_release(t->events.data[idx]);
 		tb_free(t->events.data[idx]);
 		t->events.data[idx] = f;
 		return 0;
@@ -385,7 +380,7 @@ int ftrace_table_add_format(struct ftrace_table *t, const char *group, const cha
 	return 0;
 }
 
-const struct ftrace_event_format *ftrace_table_find(const struct ftrace_table *t, uint32_t id)
+const struct ftrace_event_format *probes_ftrace_table_find(const struct ftrace_table *t, uint32_t id)
 {
 	uint64_t idx;
 	return hmap_get(&t->by_id, id, &idx) ? t->events.data[idx] : NULL;

@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#include "probes.h"
+#include "probes_int.h"
 
 /* Limits on what format files may declare (they come from the kernel, but a
  * corrupt or hostile file must not make us allocate without bound). */
@@ -23,19 +23,19 @@ struct ftrace_field_line {
 };
 
 /* Parse line[0, n) if it is a field line. Returns true and fills *fl. */
-bool ftrace_parse_field_line(const char *line, size_t n, struct ftrace_field_line *fl);
+bool probes_ftrace_parse_field_line(const char *line, size_t n, struct ftrace_field_line *fl);
 
 /* Attach the typed FtraceEvent message (encode.c's table) to f, resolving
  * its fields; leaves f->proto NULL for events encoded as generic. */
-void ftrace_proto_resolve(struct ftrace_event_format *f);
+void probes_ftrace_proto_resolve(struct ftrace_event_format *f);
 /* Whether f's typed message has a kernel address field (FTRACE_PT_KSYM)
  * that its format provides: what symbolize_ksyms needs kallsyms for. */
-bool ftrace_format_has_kaddr(const struct ftrace_event_format *f);
-/* Set f's pid_off / is_rename (pids.c); called by ftrace_proto_resolve. */
-void ftrace_pids_resolve(struct ftrace_event_format *f);
+bool probes_ftrace_format_has_kaddr(const struct ftrace_event_format *f);
+/* Set f's pid_off / is_rename (pids.c); called by probes_ftrace_proto_resolve. */
+void probes_ftrace_pids_resolve(struct ftrace_event_format *f);
 /* Add the tasks rec mentions to p, one by one: the slow path of
  * ftrace_pids_collect (a pid not seen yet, a short record, task_rename). */
-void ftrace_pids_collect_slow(struct ftrace_pids *p, const struct ftrace_event_format *f,
+void probes_ftrace_pids_collect_slow(struct ftrace_pids *p, const struct ftrace_event_format *f,
 			      const struct ftrace_record *rec);
 
 /* Whether the pid at data + off is in p's bitmap. */
@@ -73,7 +73,7 @@ static inline void ftrace_pids_collect(struct ftrace_pids *p, const struct ftrac
 		}
 	}
 slow:
-	ftrace_pids_collect_slow(p, f, rec);
+	probes_ftrace_pids_collect_slow(p, f, rec);
 }
 
 /* Typed field value kinds of the FtraceEvent messages we write. */
@@ -101,7 +101,7 @@ struct ftrace_proto_event {
 	size_t n_fields;
 };
 
-/* ftrace_field_int, inline for the encoder's per-event path. */
+/* probes_ftrace_field_int, inline for the encoder's per-event path. */
 static inline bool ftrace_rd_int(const struct ftrace_field *fd, const uint8_t *rec, size_t len,
 				 uint64_t *out)
 {
@@ -152,7 +152,7 @@ static inline size_t ftrace_strnlen(const uint8_t *p, size_t max)
 }
 
 /* A CHAR_ARRAY field (char name[N]) up to its first NUL, inline for the
- * encoder; other string kinds go through ftrace_field_str. */
+ * encoder; other string kinds go through probes_ftrace_field_str. */
 static inline bool ftrace_rd_char_array(const struct ftrace_field *fd, const uint8_t *rec,
 					size_t len, const uint8_t **s, size_t *n)
 {

@@ -8,7 +8,7 @@
  * The trace processor resolves the index there (thread_state's
  * blocked_function).
  *
- * Indexes restart at 1 after every drain (ftrace_kaddrs_clear), so interned
+ * Indexes restart at 1 after every drain (probes_ftrace_kaddrs_clear), so interned
  * names never refer to packets a ring buffer may have overwritten; the first
  * packet naming symbols after a restart says
  * PB_E_TracePacket_SequenceFlags_SEQ_INCREMENTAL_STATE_CLEARED, so the reader forgets the previous
@@ -18,7 +18,7 @@
 #include "ftrace_int.h"
 #include "pb_fields.h"
 
-uint32_t ftrace_kaddrs_add(struct ftrace_kaddrs *k, uint64_t addr)
+uint32_t probes_ftrace_kaddrs_add(struct ftrace_kaddrs *k, uint64_t addr)
 {
 	uint64_t idx;
 	if (hmap_get(&k->index, addr, &idx))
@@ -28,21 +28,21 @@ uint32_t ftrace_kaddrs_add(struct ftrace_kaddrs *k, uint64_t addr)
 	return (uint32_t)k->addrs.len;
 }
 
-void ftrace_kaddrs_clear(struct ftrace_kaddrs *k)
+void probes_ftrace_kaddrs_clear(struct ftrace_kaddrs *k)
 {
 	hmap_clear(&k->index);
 	vec_clear(&k->addrs);
 	k->written = 0;
 }
 
-void ftrace_kaddrs_release(struct ftrace_kaddrs *k)
+void probes_ftrace_kaddrs_release(struct ftrace_kaddrs *k)
 {
 	hmap_release(&k->index);
 	vec_release(&k->addrs);
 	k->written = 0;
 }
 
-void ftrace_kaddrs_write_names(struct pb_writer *w, struct ftrace_kaddrs *k,
+void probes_ftrace_kaddrs_write_names(struct pb_writer *w, struct ftrace_kaddrs *k,
 			       const struct ksyms *syms)
 {
 	bool any = false;

@@ -30,7 +30,7 @@ static uint32_t rd32(const uint8_t *p)
 	return v;
 }
 
-int ftrace_page_begin(struct ftrace_page_iter *it, const struct ftrace_page_layout *l,
+int probes_ftrace_page_begin(struct ftrace_page_iter *it, const struct ftrace_page_layout *l,
 		      const uint8_t *page, size_t len)
 {
 	uint64_t commit;
@@ -84,7 +84,7 @@ static bool stop(struct ftrace_page_iter *it, int status)
 	return false;
 }
 
-bool ftrace_page_next(struct ftrace_page_iter *it, struct ftrace_record *rec)
+bool probes_ftrace_page_next(struct ftrace_page_iter *it, struct ftrace_record *rec)
 {
 	const struct ftrace_page_layout *l = it->l;
 	while (it->p < it->end) {

@@ -14,9 +14,9 @@
 _Static_assert((FTRACE_PIDS_CACHE & (FTRACE_PIDS_CACHE - 1)) == 0,
 	       "FTRACE_PIDS_CACHE must be a power of two");
 
-/* Where f's pids are, once per format (from ftrace_proto_resolve):
+/* Where f's pids are, once per format (from probes_ftrace_proto_resolve):
  * common_pid first (task_rename's renamed task), then its pid_t fields. */
-void ftrace_pids_resolve(struct ftrace_event_format *f)
+void probes_ftrace_pids_resolve(struct ftrace_event_format *f)
 {
 	f->n_pid_offs = 0;
 	if (f->common_pid >= 0 && f->fields[f->common_pid].size == 4)
@@ -56,7 +56,7 @@ static void pids_add(struct ftrace_pids *p, int32_t pid)
 	vec_push(&p->pids, pid);
 }
 
-void ftrace_pids_collect_slow(struct ftrace_pids *p, const struct ftrace_event_format *f,
+void probes_ftrace_pids_collect_slow(struct ftrace_pids *p, const struct ftrace_event_format *f,
 			      const struct ftrace_record *rec)
 {
 	for (unsigned i = 0; i < f->n_pid_offs; i++) {
@@ -75,7 +75,7 @@ void ftrace_pids_collect_slow(struct ftrace_pids *p, const struct ftrace_event_f
 	}
 }
 
-void ftrace_pids_clear(struct ftrace_pids *p)
+void probes_ftrace_pids_clear(struct ftrace_pids *p)
 {
 	for (size_t i = 0; i < p->pids.len; i++)
 		if (p->pids.data[i] < FTRACE_PIDS_CACHE)
@@ -85,7 +85,7 @@ void ftrace_pids_clear(struct ftrace_pids *p)
 	vec_clear(&p->renamed);
 }
 
-void ftrace_pids_release(struct ftrace_pids *p)
+void probes_ftrace_pids_release(struct ftrace_pids *p)
 {
 	hmap_release(&p->big);
 	vec_release(&p->pids);

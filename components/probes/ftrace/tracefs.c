@@ -1,8 +1,8 @@
 /*
  * tracefs: where it is, reading and writing its control files, and undoing
- * what we changed. Every write goes through ftrace_tracefs_write, which
+ * what we changed. Every write goes through probes_ftrace_tracefs_write, which
  * saves the file's value the first time it is changed, so that stopping a
- * session (ftrace_tracefs_restore) leaves the kernel as we found it. The
+ * session (probes_ftrace_tracefs_restore) leaves the kernel as we found it. The
  * value saved is the one that writes back to the same state: the selected
  * clock of trace_clock ("[local] global ..." -> "local"), the effective
  * size of buffer_size_kb ("7 (expanded: 1408)" -> "1408"), the first
@@ -11,10 +11,10 @@
  * A tracefs we mounted stays mounted on close, as Perfetto leaves it: another
  * process may have found it there and be using it.
  *
- * The saved values also go to a record file (ftrace_tracefs_record_path),
+ * The saved values also go to a record file (probes_ftrace_tracefs_record_path),
  * rewritten whenever a setting is first changed and removed once restored,
  * so that a traced_probes killed mid-session can be undone by the next one
- * (ftrace_tracefs_recover). Record layout, one line each:
+ * (probes_ftrace_tracefs_recover). Record layout, one line each:
  *
  *     pid <owner pid>
  *     <rel>\t<value>          oldest first; written back newest first
@@ -25,7 +25,7 @@
  * keys we ever save (buffer_size_kb, trace_clock, tracing_on, event enable
  * files).
  *
- * ftrace_tracefs_reset is the last resort when there is no record: it
+ * probes_ftrace_tracefs_reset is the last resort when there is no record: it
  * cannot know what the previous state was and puts tracefs into its quiet
  * defaults instead, as Perfetto's HardResetFtraceState.
  */
@@ -66,7 +66,7 @@ static int set_root(struct ftrace_tracefs *fs, const char *dir)
 	return 0;
 }
 
-void ftrace_tracefs_record_path(const char *root, char *out, size_t n)
+void probes_ftrace_tracefs_record_path(const char *root, char *out, size_t n)
 {
 	struct stat st;
 	if (root) {
@@ -81,11 +81,11 @@ void ftrace_tracefs_record_path(const char *root, char *out, size_t n)
 	}
 }
 
-int ftrace_tracefs_open(struct ftrace_tracefs *fs, const char *root, bool allow_mount)
+int probes_ftrace_tracefs_open(struct ftrace_tracefs *fs, const char *root, bool allow_mount)
 {
 	memset(fs, 0, sizeof *fs);
 	fs->lock_fd = -1;
-	ftrace_tracefs_record_path(root, fs->record, sizeof fs->record);
+	probes_ftrace_tracefs_record_path(root, fs->record, sizeof fs->record);
 	if (root) {
 		int rc = set_root(fs, root);
 		if (rc == 0 && !is_tracefs(fs->root)) {
@@ -142,7 +142,7 @@ static void write_record(struct ftrace_tracefs *fs)
 	fs->record[0] = 0;
 }
 
-/* The only files ftrace_tracefs_write saves: a record naming anything else
+/* The only files probes_ftrace_tracefs_write saves: a record naming anything else
  * was not written by us and is not obeyed. */
 static bool recoverable(const char *rel)
 {
@@ -197,7 +197,7 @@ static int read_record(struct ftrace_tracefs *fs, char **text, size_t *len)
 	return 0;
 }
 
-int ftrace_tracefs_recover(struct ftrace_tracefs *fs, size_t *restored)
+int probes_ftrace_tracefs_recover(struct ftrace_tracefs *fs, size_t *restored)
 {
 	char *text = NULL, *line, *next;
 	size_t len;
@@ -258,13 +258,13 @@ static void free_saved(struct ftrace_tracefs *fs)
 	vec_release(&fs->saved);
 }
 
-void ftrace_tracefs_close(struct ftrace_tracefs *fs)
+void probes_ftrace_tracefs_close(struct ftrace_tracefs *fs)
 {
 	if (!fs->root[0]) {
 		free_saved(fs);
 		return;
 	}
-	(void)ftrace_tracefs_restore(fs);
+	(void)probes_ftrace_tracefs_restore(fs);
 	free_saved(fs);
 	if (fs->top[0] && rmdir(fs->root) != 0)
 		log_warn("probes", "ftrace: cannot remove the instance '%s': %s", fs->root,
@@ -280,7 +280,7 @@ void ftrace_tracefs_close(struct ftrace_tracefs *fs)
 
 #define INSTANCE_PREFIX "tracebox-"
 
-int ftrace_tracefs_claim(struct ftrace_tracefs *fs)
+int probes_ftrace_tracefs_claim(struct ftrace_tracefs *fs)
 {
 	char lock[FTRACE_PATH_MAX + 8], inst[FTRACE_PATH_MAX + 64];
 	int fd = -1;
@@ -315,7 +315,7 @@ int ftrace_tracefs_claim(struct ftrace_tracefs *fs)
 	return 1;
 }
 
-int ftrace_tracefs_remove_stale_instances(struct ftrace_tracefs *fs)
+int probes_ftrace_tracefs_remove_stale_instances(struct ftrace_tracefs *fs)
 {
 	char dir[FTRACE_PATH_MAX + 16], p[FTRACE_PATH_MAX * 2 + 32];
 	struct dirent *e;
@@ -350,7 +350,7 @@ static int path_of(struct ftrace_tracefs *fs, const char *rel, char *out, size_t
 	return 0;
 }
 
-int ftrace_tracefs_read(struct ftrace_tracefs *fs, const char *rel, char **buf, size_t *len)
+int probes_ftrace_tracefs_read(struct ftrace_tracefs *fs, const char *rel, char **buf, size_t *len)
 {
 	char p[FTRACE_PATH_MAX * 2];
 	int rc = path_of(fs, rel, p, sizeof p);
@@ -394,7 +394,7 @@ static char *restorable_value(const char *rel, const char *cur)
 	return tb_strndup(cur, n);
 }
 
-int ftrace_tracefs_write(struct ftrace_tracefs *fs, const char *rel, const char *value)
+int probes_ftrace_tracefs_write(struct ftrace_tracefs *fs, const char *rel, const char *value)
 {
 	bool saved = false;
 	for (size_t i = 0; i < fs->saved.len && !saved; i++)
@@ -402,7 +402,7 @@ int ftrace_tracefs_write(struct ftrace_tracefs *fs, const char *rel, const char 
 	if (!saved) {
 		char *cur = NULL;
 		size_t len;
-		int rc = ftrace_tracefs_read(fs, rel, &cur, &len);
+		int rc = probes_ftrace_tracefs_read(fs, rel, &cur, &len);
 		if (rc < 0)
 			return rc;
 		struct ftrace_saved_setting s = {tb_strdup(rel), restorable_value(rel, cur)};
@@ -425,7 +425,7 @@ static bool safe_name(const char *s)
 	return s[0] && !strchr(s, '/') && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
 }
 
-int ftrace_tracefs_enable_event(struct ftrace_tracefs *fs, const char *group, const char *name,
+int probes_ftrace_tracefs_enable_event(struct ftrace_tracefs *fs, const char *group, const char *name,
 				bool on)
 {
 	char rel[FTRACE_PATH_MAX];
@@ -439,7 +439,7 @@ int ftrace_tracefs_enable_event(struct ftrace_tracefs *fs, const char *group, co
 	if (k < 0 || (size_t)k >= sizeof rel)
 		return tb_err_set(&fs->err, -ENAMETOOLONG, "event name '%s/%s' is too long", group,
 				  name);
-	int rc = ftrace_tracefs_write(fs, rel, on ? "1" : "0");
+	int rc = probes_ftrace_tracefs_write(fs, rel, on ? "1" : "0");
 	/* ftrace's own events (ftrace/print, bputs, ...) have no enable file:
 	 * the kernel records them whenever tracing is on. */
 	if (rc == -ENOENT && strcmp(group, "ftrace") == 0 && strcmp(name, "*") != 0) {
@@ -449,18 +449,18 @@ int ftrace_tracefs_enable_event(struct ftrace_tracefs *fs, const char *group, co
 	return rc;
 }
 
-int ftrace_tracefs_set_buffer_size_kb(struct ftrace_tracefs *fs, uint32_t kb)
+int probes_ftrace_tracefs_set_buffer_size_kb(struct ftrace_tracefs *fs, uint32_t kb)
 {
 	char v[16];
 	snprintf(v, sizeof v, "%u", kb ? kb : 1);
-	return ftrace_tracefs_write(fs, "buffer_size_kb", v);
+	return probes_ftrace_tracefs_write(fs, "buffer_size_kb", v);
 }
 
-int ftrace_tracefs_get_clock(struct ftrace_tracefs *fs, char *out, size_t n)
+int probes_ftrace_tracefs_get_clock(struct ftrace_tracefs *fs, char *out, size_t n)
 {
 	char *buf = NULL, *v;
 	size_t len;
-	int rc = ftrace_tracefs_read(fs, "trace_clock", &buf, &len);
+	int rc = probes_ftrace_tracefs_read(fs, "trace_clock", &buf, &len);
 	if (rc < 0)
 		return rc;
 	v = restorable_value("trace_clock", buf);
@@ -470,12 +470,12 @@ int ftrace_tracefs_get_clock(struct ftrace_tracefs *fs, char *out, size_t n)
 	return 0;
 }
 
-int ftrace_tracefs_set_clock(struct ftrace_tracefs *fs, const char *clock)
+int probes_ftrace_tracefs_set_clock(struct ftrace_tracefs *fs, const char *clock)
 {
 	char *buf = NULL, *p;
 	size_t len, n = strlen(clock);
 	bool found = false;
-	int rc = ftrace_tracefs_read(fs, "trace_clock", &buf, &len);
+	int rc = probes_ftrace_tracefs_read(fs, "trace_clock", &buf, &len);
 	if (rc < 0)
 		return rc;
 	for (p = buf; *p && !found;) {
@@ -488,15 +488,15 @@ int ftrace_tracefs_set_clock(struct ftrace_tracefs *fs, const char *clock)
 	tb_free(buf);
 	if (!found)
 		return tb_err_set(&fs->err, -EINVAL, "the kernel has no trace clock '%s'", clock);
-	return ftrace_tracefs_write(fs, "trace_clock", clock);
+	return probes_ftrace_tracefs_write(fs, "trace_clock", clock);
 }
 
-int ftrace_tracefs_set_tracing_on(struct ftrace_tracefs *fs, bool on)
+int probes_ftrace_tracefs_set_tracing_on(struct ftrace_tracefs *fs, bool on)
 {
-	return ftrace_tracefs_write(fs, "tracing_on", on ? "1" : "0");
+	return probes_ftrace_tracefs_write(fs, "tracing_on", on ? "1" : "0");
 }
 
-int ftrace_tracefs_list_events(struct ftrace_tracefs *fs, ftrace_event_name_fn fn, void *ctx)
+int probes_ftrace_tracefs_list_events(struct ftrace_tracefs *fs, ftrace_event_name_fn fn, void *ctx)
 {
 	char *buf = NULL, *p, *nl, *colon;
 	size_t len;
@@ -507,7 +507,7 @@ int ftrace_tracefs_list_events(struct ftrace_tracefs *fs, ftrace_event_name_fn f
 		snprintf(top, sizeof top, "%savailable_events", fs->top);
 		rc = tb_read_file(top, &buf, &len, TRACEFS_FILE_MAX, &fs->err);
 	} else {
-		rc = ftrace_tracefs_read(fs, "available_events", &buf, &len);
+		rc = probes_ftrace_tracefs_read(fs, "available_events", &buf, &len);
 	}
 	if (rc < 0)
 		return rc;
@@ -525,7 +525,7 @@ int ftrace_tracefs_list_events(struct ftrace_tracefs *fs, ftrace_event_name_fn f
 	return rc;
 }
 
-int ftrace_tracefs_num_cpus(struct ftrace_tracefs *fs)
+int probes_ftrace_tracefs_num_cpus(struct ftrace_tracefs *fs)
 {
 	char p[FTRACE_PATH_MAX * 2];
 	int n = 0;
@@ -538,7 +538,7 @@ int ftrace_tracefs_num_cpus(struct ftrace_tracefs *fs)
 	}
 }
 
-int ftrace_tracefs_open_pipe_raw(struct ftrace_tracefs *fs, int cpu)
+int probes_ftrace_tracefs_open_pipe_raw(struct ftrace_tracefs *fs, int cpu)
 {
 	char p[FTRACE_PATH_MAX * 2];
 	int fd;
@@ -549,7 +549,7 @@ int ftrace_tracefs_open_pipe_raw(struct ftrace_tracefs *fs, int cpu)
 	return fd;
 }
 
-int ftrace_tracefs_restore(struct ftrace_tracefs *fs)
+int probes_ftrace_tracefs_restore(struct ftrace_tracefs *fs)
 {
 	int first = 0;
 	while (fs->saved.len) {
@@ -564,7 +564,7 @@ int ftrace_tracefs_restore(struct ftrace_tracefs *fs)
 	return first;
 }
 
-int ftrace_tracefs_reset(struct ftrace_tracefs *fs)
+int probes_ftrace_tracefs_reset(struct ftrace_tracefs *fs)
 {
 	int rc = raw_write(fs, "tracing_on", "0");
 	int rc2 = raw_write(fs, "buffer_size_kb", "4");
@@ -606,7 +606,7 @@ static double secs_after(const char *line, const char *key, bool *ok)
 	return (double)whole + (double)frac / (double)scale;
 }
 
-void ftrace_parse_cpu_stats(const char *text, size_t len, struct ftrace_cpu_stats *st)
+void probes_ftrace_parse_cpu_stats(const char *text, size_t len, struct ftrace_cpu_stats *st)
 {
 	char line[128];
 	const char *p = text, *end = text + len;
@@ -643,36 +643,36 @@ void ftrace_parse_cpu_stats(const char *text, size_t len, struct ftrace_cpu_stat
 	}
 }
 
-int ftrace_tracefs_read_cpu_stats(struct ftrace_tracefs *fs, int cpu, struct ftrace_cpu_stats *st)
+int probes_ftrace_tracefs_read_cpu_stats(struct ftrace_tracefs *fs, int cpu, struct ftrace_cpu_stats *st)
 {
 	char rel[64], *buf = NULL;
 	size_t len;
 	int rc;
 	snprintf(rel, sizeof rel, "per_cpu/cpu%d/stats", cpu);
-	rc = ftrace_tracefs_read(fs, rel, &buf, &len);
+	rc = probes_ftrace_tracefs_read(fs, rel, &buf, &len);
 	if (rc < 0)
 		return rc;
 	st->cpu = (uint32_t)cpu;
-	ftrace_parse_cpu_stats(buf, len, st);
+	probes_ftrace_parse_cpu_stats(buf, len, st);
 	tb_free(buf);
 	return 0;
 }
 
 /* ---- loading formats from tracefs --------------------------------------- */
 
-int ftrace_table_load_header(struct ftrace_table *t, struct ftrace_tracefs *fs)
+int probes_ftrace_table_load_header(struct ftrace_table *t, struct ftrace_tracefs *fs)
 {
 	char *buf = NULL;
 	size_t len;
-	int rc = ftrace_tracefs_read(fs, "events/header_page", &buf, &len);
+	int rc = probes_ftrace_tracefs_read(fs, "events/header_page", &buf, &len);
 	if (rc < 0)
 		return rc;
-	rc = ftrace_parse_header_page(buf, len, &t->layout, &fs->err);
+	rc = probes_ftrace_parse_header_page(buf, len, &t->layout, &fs->err);
 	tb_free(buf);
 	return rc;
 }
 
-int ftrace_table_load_event(struct ftrace_table *t, struct ftrace_tracefs *fs, const char *group,
+int probes_ftrace_table_load_event(struct ftrace_table *t, struct ftrace_tracefs *fs, const char *group,
 			    const char *name)
 {
 	char rel[FTRACE_PATH_MAX], *buf = NULL;
@@ -684,10 +684,10 @@ int ftrace_table_load_event(struct ftrace_table *t, struct ftrace_tracefs *fs, c
 	if (k < 0 || (size_t)k >= sizeof rel)
 		return tb_err_set(&fs->err, -ENAMETOOLONG, "event name '%s/%s' is too long", group,
 				  name);
-	rc = ftrace_tracefs_read(fs, rel, &buf, &len);
+	rc = probes_ftrace_tracefs_read(fs, rel, &buf, &len);
 	if (rc < 0)
 		return rc;
-	rc = ftrace_table_add_format(t, group, buf, len, &fs->err);
+	rc = probes_ftrace_table_add_format(t, group, buf, len, &fs->err);
 	tb_free(buf);
 	return rc;
 }

@@ -29,7 +29,7 @@
  * skipped or undecodable: written without it). Everything on the
  * producer's loop.
  */
-#include "probes.h"
+#include "probes_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,7 +161,7 @@ struct probes_journald *probes_journald_new(struct loop *l, struct tracing_write
 			jd->dirs[jd->n_dirs++] = tb_strdup(dirs[i]);
 	} else {
 		jd->default_dirs = true;
-		jd->n_dirs = journal_default_dirs(jd->dirs, JOURNAL_MAX_DIRS);
+		jd->n_dirs = probes_journal_default_dirs(jd->dirs, JOURNAL_MAX_DIRS);
 	}
 	return jd;
 }
@@ -175,7 +175,7 @@ static int on_field(void *ctx, const uint8_t *d, size_t n, unsigned flags)
 		jd->undecoded = true;
 		return 0;
 	}
-	journal_match_field(&jd->flt, &jd->match, d, n);
+	probes_journal_match_field(&jd->flt, &jd->match, d, n);
 	const uint8_t *eq = memchr(d, '=', n < 64 ? n : 64);
 	if (!eq)
 		return 0;
@@ -200,15 +200,8 @@ static int on_field(void *ctx, const uint8_t *d, size_t n, unsigned flags)
 /* A decimal uint32 ("42"), nothing else. */
 static bool parse_u32(const uint8_t *s, size_t n, uint32_t *out)
 {
-	uint64_t v = 0;
-	if (n == 0 || n > 10)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	if (v > UINT32_MAX)
+	uint64_t v;
+	if (n == 0 || n > 10 || tb_dec_prefix((const char *)s, n, &v) != n || v > UINT32_MAX)
 		return false;
 	*out = (uint32_t)v;
 	return true;
@@ -234,9 +227,9 @@ static int on_entry(void *ctx, struct journal_file *jf, const struct journal_ent
 
 	vec_clear(&jd->scratch);
 	memset(jd->val, 0, sizeof jd->val);
-	journal_match_begin(&jd->flt, &jd->match);
+	probes_journal_match_begin(&jd->flt, &jd->match);
 	jd->undecoded = false;
-	if (journal_file_read_entry(jf, e->offset, &full, on_field, jd) < 0) {
+	if (probes_journal_file_read_entry(jf, e->offset, &full, on_field, jd) < 0) {
 		jd->num_failed++;
 		jd->stats_dirty = true;
 		return 0;
@@ -293,7 +286,7 @@ static void clock_offsets(struct probes_journald *jd)
 static void read_new(struct probes_journald *jd, bool rescan, bool all)
 {
 	clock_offsets(jd);
-	size_t n = journal_follow_poll(&jd->fl, rescan, all ? 0 : JD_BATCH, on_entry, jd);
+	size_t n = probes_journal_follow_poll(&jd->fl, rescan, all ? 0 : JD_BATCH, on_entry, jd);
 	if (!all && n >= JD_BATCH && !jd->more_timer)
 		jd->more_timer = loop_add_timer(jd->loop, 0, 0, more_tick, jd);
 }
@@ -329,8 +322,8 @@ void probes_journald_start(struct probes_journald *jd)
 		         "systemd-journald is not running (no %s): recording what other "
 		         "writers append to the journal files",
 		         JD_SOCKET);
-	journal_follow_open(&jd->fl, (const char *const *)jd->dirs, jd->n_dirs);
-	int fd = journal_follow_fd(&jd->fl);
+	probes_journal_follow_open(&jd->fl, (const char *const *)jd->dirs, jd->n_dirs);
+	int fd = probes_journal_follow_fd(&jd->fl);
 	if (fd >= 0 && loop_add_fd(jd->loop, fd, LOOP_IN, on_readable, jd) == 0)
 		jd->fd_watched = true;
 	jd->timer = loop_add_timer(jd->loop, JOURNAL_RESCAN_MS, JOURNAL_RESCAN_MS, on_rescan, jd);
@@ -341,7 +334,7 @@ void probes_journald_start(struct probes_journald *jd)
 static void write_counts(struct probes_journald *jd)
 {
 	struct journal_stats st;
-	journal_follow_stats(&jd->fl, &st);
+	probes_journal_follow_stats(&jd->fl, &st);
 	struct pb_writer *pw = tracing_writer_begin_packet(jd->w);
 	pb_put_uint64(pw, PB_F_TracePacket_timestamp, (uint64_t)tb_boot_ns());
 	unsigned h = pb_begin_nested(pw, PB_F_TracePacket_journald_event);
@@ -364,7 +357,7 @@ void probes_journald_flush(struct probes_journald *jd)
 void probes_journald_counts(const struct probes_journald *jd, uint64_t *total, uint64_t *failed)
 {
 	struct journal_stats st;
-	journal_follow_stats(&jd->fl, &st);
+	probes_journal_follow_stats(&jd->fl, &st);
 	*total = jd->num_total;
 	*failed = jd->num_failed + st.bad_entries + st.bad_chain;
 }
@@ -384,12 +377,12 @@ void probes_journald_free(struct probes_journald *jd)
 		          (unsigned long long)total, (unsigned long long)failed);
 	}
 	if (jd->fd_watched)
-		loop_del_fd(jd->loop, journal_follow_fd(&jd->fl));
+		loop_del_fd(jd->loop, probes_journal_follow_fd(&jd->fl));
 	if (jd->timer)
 		loop_cancel_timer(jd->loop, jd->timer);
 	if (jd->more_timer)
 		loop_cancel_timer(jd->loop, jd->more_timer);
-	journal_follow_close(&jd->fl);
+	probes_journal_follow_close(&jd->fl);
 	for (size_t i = 0; i < jd->idents.len; i++)
 		tb_free(jd->idents.data[i]);
 	for (size_t i = 0; i < jd->units.len; i++)

@@ -8,7 +8,7 @@
  *
  * The cursor follows the global entry-array chain (header.entry_array_offset
  * -> ENTRY_ARRAY -> next ...), whose items are the entries in write order;
- * journal_file_seek_tail puts it after the last entry so a capture reads only
+ * probes_journal_file_seek_tail puts it after the last entry so a capture reads only
  * what is appended while it runs. README.md has the layouts.
  */
 #define ZSTD_STATIC_LINKING_ONLY /* ZSTD_createDCtx_advanced: our allocator */
@@ -88,7 +88,7 @@ static inline uint64_t rd64(const uint8_t *p)
 	return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
 }
 
-int journal_header_parse(const uint8_t *p, size_t n, struct journal_header *h, struct tb_err *err)
+int probes_journal_header_parse(const uint8_t *p, size_t n, struct journal_header *h, struct tb_err *err)
 {
 	memset(h, 0, sizeof *h);
 	if (n < H_MIN_SIZE || memcmp(p, journal_signature, sizeof journal_signature) != 0)
@@ -214,7 +214,7 @@ static int object(struct journal_file *f, uint64_t off, int type, uint64_t min_s
 
 static int broken(struct journal_file *f, const char *what);
 
-int journal_file_refresh(struct journal_file *f)
+int probes_journal_file_refresh(struct journal_file *f)
 {
 	uint8_t buf[H_READ];
 	struct stat st;
@@ -225,7 +225,7 @@ int journal_file_refresh(struct journal_file *f)
 		return tb_err_errno(&f->err, -errno, "cannot read '%s'", f->path);
 	struct tb_err e = {0};
 	struct journal_header h;
-	if (journal_header_parse(buf, (size_t)got, &h, &e) < 0)
+	if (probes_journal_header_parse(buf, (size_t)got, &h, &e) < 0)
 		return tb_err_set(&f->err, e.code, "'%s': %s", f->path, e.msg);
 	/* n_entries says more is linked than the chain gives, refresh after
 	 * refresh: the header lies (a writer only links before counting). */
@@ -251,7 +251,7 @@ int journal_file_refresh(struct journal_file *f)
 	return 0;
 }
 
-int journal_file_open_fd(struct journal_file *f, int fd, const char *name)
+int probes_journal_file_open_fd(struct journal_file *f, int fd, const char *name)
 {
 	struct stat st;
 	f->fd = fd;
@@ -263,10 +263,10 @@ int journal_file_open_fd(struct journal_file *f, int fd, const char *name)
 	f->dev = (uint64_t)st.st_dev;
 	f->ino = (uint64_t)st.st_ino;
 	f->dcache = tb_calloc(JOURNAL_DCACHE, sizeof *f->dcache);
-	return journal_file_refresh(f);
+	return probes_journal_file_refresh(f);
 }
 
-int journal_file_open(struct journal_file *f, const char *path)
+int probes_journal_file_open(struct journal_file *f, const char *path)
 {
 	/* O_NONBLOCK: a FIFO planted under a journal name must not block. */
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
@@ -275,10 +275,10 @@ int journal_file_open(struct journal_file *f, const char *path)
 		f->path = tb_strdup(path);
 		return tb_err_errno(&f->err, -errno, "cannot open '%s'", path);
 	}
-	return journal_file_open_fd(f, fd, path);
+	return probes_journal_file_open_fd(f, fd, path);
 }
 
-void journal_file_close(struct journal_file *f)
+void probes_journal_file_close(struct journal_file *f)
 {
 	if (f->fd >= 0)
 		close(f->fd);
@@ -350,7 +350,7 @@ static int broken(struct journal_file *f, const char *what)
 	return -EINVAL;
 }
 
-int journal_file_seek_tail(struct journal_file *f)
+int probes_journal_file_seek_tail(struct journal_file *f)
 {
 	uint64_t left = f->h.n_entries, arr = f->h.entry_array_offset;
 	f->consumed = 0;
@@ -389,7 +389,7 @@ static int not_yet(struct journal_file *f)
 	return 0;
 }
 
-int journal_file_next(struct journal_file *f, uint64_t *off)
+int probes_journal_file_next(struct journal_file *f, uint64_t *off)
 {
 	uint64_t e;
 	if (f->broken)
@@ -457,7 +457,7 @@ static int decompress(struct journal_file *f, unsigned flags, const uint8_t *src
 		if (n < 8)
 			return -EINVAL;
 		uint64_t want = rd64(src);
-		ssize_t got = journal_lz4_block(src + 8, n - 8, dst, JOURNAL_VALUE_MAX, trunc);
+		ssize_t got = probes_journal_lz4_block(src + 8, n - 8, dst, JOURNAL_VALUE_MAX, trunc);
 		if (got < 0 || (!*trunc && (uint64_t)got != want))
 			return -EINVAL;
 		f->inflate.len = (size_t)got;
@@ -497,7 +497,7 @@ static int decompress(struct journal_file *f, unsigned flags, const uint8_t *src
 
 static uint64_t payload_hash(const struct journal_file *f, const uint8_t *p, size_t n)
 {
-	return f->keyed ? journal_siphash24(p, n, f->h.file_id) : journal_jenkins64(p, n);
+	return f->keyed ? probes_journal_siphash24(p, n, f->h.file_id) : probes_journal_jenkins64(p, n);
 }
 
 /* The payload of the DATA object at off ("NAME=value"), decoded, in
@@ -567,7 +567,7 @@ static int data_payload(struct journal_file *f, uint64_t off, const uint8_t **p,
 	return 0;
 }
 
-int journal_file_read_entry(struct journal_file *f, uint64_t off, struct journal_entry *e,
+int probes_journal_file_read_entry(struct journal_file *f, uint64_t off, struct journal_entry *e,
                             journal_field_fn fn, void *ctx)
 {
 	const uint8_t *o;
@@ -638,7 +638,7 @@ static int bucket_head(struct journal_file *f, uint64_t off, uint64_t size, int 
 	return 0;
 }
 
-int journal_file_find_data(struct journal_file *f, const void *data, size_t n, uint64_t *off)
+int probes_journal_file_find_data(struct journal_file *f, const void *data, size_t n, uint64_t *off)
 {
 	if (f->h.data_hash_table_size == 0)
 		return 0;
@@ -669,7 +669,7 @@ int journal_file_find_data(struct journal_file *f, const void *data, size_t n, u
 	return 0;
 }
 
-int journal_file_find_field(struct journal_file *f, const void *name, size_t n, uint64_t *off)
+int probes_journal_file_find_field(struct journal_file *f, const void *name, size_t n, uint64_t *off)
 {
 	if (f->h.field_hash_table_size == 0)
 		return 0;
@@ -696,7 +696,7 @@ int journal_file_find_field(struct journal_file *f, const void *name, size_t n, 
 	return 0;
 }
 
-int journal_file_data_entries(struct journal_file *f, uint64_t data_off,
+int probes_journal_file_data_entries(struct journal_file *f, uint64_t data_off,
                               int (*fn)(void *ctx, uint64_t entry_off), void *ctx)
 {
 	const uint8_t *p;
@@ -735,13 +735,13 @@ int journal_file_data_entries(struct journal_file *f, uint64_t data_off,
 	return 0;
 }
 
-int journal_file_field_values(struct journal_file *f, const void *name, size_t n,
+int probes_journal_file_field_values(struct journal_file *f, const void *name, size_t n,
                               journal_field_fn fn, void *ctx)
 {
 	uint64_t fo, o;
 	const uint8_t *p;
 	uint64_t size;
-	int rc = journal_file_find_field(f, name, n, &fo);
+	int rc = probes_journal_file_find_field(f, name, n, &fo);
 	if (rc <= 0)
 		return rc;
 	if (object(f, fo, JOURNAL_OBJECT_FIELD, FIELD_PAYLOAD, FIELD_PAYLOAD, &p, &size) < 0)

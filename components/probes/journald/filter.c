@@ -6,7 +6,7 @@
  */
 #include "journald.h"
 
-void journal_match_begin(const struct journal_filter *flt, struct journal_match *m)
+void probes_journal_match_begin(const struct journal_filter *flt, struct journal_match *m)
 {
 	m->prio = flt->min_prio >= 7;
 	m->ident = flt->n_idents == 0;
@@ -26,7 +26,7 @@ static bool one_of(const uint8_t *v, size_t n, char *const *list, size_t count)
 	return false;
 }
 
-void journal_match_field(const struct journal_filter *flt, struct journal_match *m,
+void probes_journal_match_field(const struct journal_filter *flt, struct journal_match *m,
                          const uint8_t *d, size_t n)
 {
 	static const char prio[] = "PRIORITY", ident[] = "SYSLOG_IDENTIFIER",

@@ -38,17 +38,10 @@ static bool parse_id128(const char *s, size_t n, uint8_t out[16])
 {
 	size_t k = 0;
 	for (size_t i = 0; i < n && k < 32; i++) {
-		char c = s[i];
 		int v;
-		if (c == '-')
+		if (s[i] == '-')
 			continue;
-		if (c >= '0' && c <= '9')
-			v = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			v = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			v = c - 'A' + 10;
-		else
+		if ((v = tb_hex_digit(s[i])) < 0)
 			break;
 		if (k % 2 == 0)
 			out[k / 2] = (uint8_t)(v << 4);
@@ -79,7 +72,7 @@ static bool is_machine_id(const char *name)
 	return true;
 }
 
-size_t journal_default_dirs(char **dirs, size_t max)
+size_t probes_journal_default_dirs(char **dirs, size_t max)
 {
 	static const char *const roots[] = {"/run/log/journal", "/var/log/journal"};
 	uint8_t id[16];
@@ -182,8 +175,8 @@ static void consider(struct journal_follow *f, size_t i, int dfd, const char *na
 	}
 	if (snprintf(path, sizeof path, "%s/%s", f->dirs[i], name) >= (int)sizeof path)
 		return;
-	struct journal_follow_file *ff = tb_calloc(1, sizeof *ff);
-	if (journal_file_open(&ff->jf, path) < 0) {
+	struct probes_journal_follow_file *ff = tb_calloc(1, sizeof *ff);
+	if (probes_journal_file_open(&ff->jf, path) < 0) {
 		/* A file being created has no header yet: look again later.
 		 * Anything else is not a journal we can read: once. */
 		if (ff->jf.err.code == -EACCES || ff->jf.err.code == -EPERM) {
@@ -196,7 +189,7 @@ static void consider(struct journal_follow *f, size_t i, int dfd, const char *na
 			hmap_put(&f->seen, key, fingerprint(&st));
 			log_warn(JOURNAL_LOG, "%s", ff->jf.err.msg);
 		}
-		journal_file_close(&ff->jf);
+		probes_journal_file_close(&ff->jf);
 		tb_free(ff);
 		return;
 	}
@@ -204,11 +197,11 @@ static void consider(struct journal_follow *f, size_t i, int dfd, const char *na
 	if (at_start) {
 		if (ff->jf.h.state == JOURNAL_ARCHIVED) {
 			set_aside(f, &ff->jf); /* nothing new will be written to it */
-			journal_file_close(&ff->jf);
+			probes_journal_file_close(&ff->jf);
 			tb_free(ff);
 			return;
 		}
-		if (journal_file_seek_tail(&ff->jf) < 0)
+		if (probes_journal_file_seek_tail(&ff->jf) < 0)
 			log_warn(JOURNAL_LOG, "%s", ff->jf.err.msg);
 	} else {
 		ff->from_start = true;
@@ -236,7 +229,7 @@ static void scan(struct journal_follow *f, bool at_start)
 	}
 }
 
-void journal_follow_open(struct journal_follow *f, const char *const *dirs, size_t n)
+void probes_journal_follow_open(struct journal_follow *f, const char *const *dirs, size_t n)
 {
 	for (size_t i = 0; i < n && f->n_dirs < JOURNAL_MAX_DIRS; i++) {
 		f->wd[f->n_dirs] = -1;
@@ -254,7 +247,7 @@ void journal_follow_open(struct journal_follow *f, const char *const *dirs, size
 	scan(f, true);
 }
 
-int journal_follow_fd(const struct journal_follow *f)
+int probes_journal_follow_fd(const struct journal_follow *f)
 {
 	return f->inotify_fd;
 }
@@ -309,7 +302,7 @@ static bool before_start(const struct journal_follow *f, const struct journal_en
 
 /* Read file ff's new entries (at most max, 0: all). Returns how many were
  * given to fn; *finished when the file is done with. */
-static size_t read_file(struct journal_follow *f, struct journal_follow_file *ff, size_t max,
+static size_t read_file(struct journal_follow *f, struct probes_journal_follow_file *ff, size_t max,
                         journal_entry_fn fn, void *ctx, bool *finished)
 {
 	struct journal_file *jf = &ff->jf;
@@ -317,16 +310,16 @@ static size_t read_file(struct journal_follow *f, struct journal_follow_file *ff
 	uint64_t off;
 	int r = 0;
 	*finished = false;
-	if (journal_file_refresh(jf) < 0) {
+	if (probes_journal_file_refresh(jf) < 0) {
 		log_warn(JOURNAL_LOG, "%s", jf->err.msg);
 		*finished = true;
 		return 0;
 	}
 	while (max == 0 || count < max) {
 		struct journal_entry e;
-		if ((r = journal_file_next(jf, &off)) <= 0)
+		if ((r = probes_journal_file_next(jf, &off)) <= 0)
 			break;
-		if (journal_file_read_entry(jf, off, &e, NULL, NULL) < 0)
+		if (probes_journal_file_read_entry(jf, off, &e, NULL, NULL) < 0)
 			continue;
 		if (ff->from_start && before_start(f, &e)) {
 			f->old_entries_skipped++;
@@ -350,14 +343,14 @@ static size_t read_file(struct journal_follow *f, struct journal_follow_file *ff
 	return count;
 }
 
-size_t journal_follow_poll(struct journal_follow *f, bool rescan, size_t max, journal_entry_fn fn,
+size_t probes_journal_follow_poll(struct journal_follow *f, bool rescan, size_t max, journal_entry_fn fn,
                            void *ctx)
 {
 	size_t count = 0;
 	if (drain_inotify(f) || rescan)
 		scan(f, false);
 	for (size_t i = 0; i < f->files.len && (max == 0 || count < max);) {
-		struct journal_follow_file *ff = f->files.data[i];
+		struct probes_journal_follow_file *ff = f->files.data[i];
 		bool finished;
 		count += read_file(f, ff, max ? max - count : 0, fn, ctx, &finished);
 		if (!finished) {
@@ -366,7 +359,7 @@ size_t journal_follow_poll(struct journal_follow *f, bool rescan, size_t max, jo
 		}
 		add_stats(&f->closed_stats, &ff->jf.stats);
 		set_aside(f, &ff->jf);
-		journal_file_close(&ff->jf);
+		probes_journal_file_close(&ff->jf);
 		tb_free(ff);
 		f->files.data[i] = *vec_last(&f->files);
 		f->files.len--;
@@ -374,17 +367,17 @@ size_t journal_follow_poll(struct journal_follow *f, bool rescan, size_t max, jo
 	return count;
 }
 
-void journal_follow_stats(const struct journal_follow *f, struct journal_stats *out)
+void probes_journal_follow_stats(const struct journal_follow *f, struct journal_stats *out)
 {
 	*out = f->closed_stats;
 	for (size_t i = 0; i < f->files.len; i++)
 		add_stats(out, &f->files.data[i]->jf.stats);
 }
 
-void journal_follow_close(struct journal_follow *f)
+void probes_journal_follow_close(struct journal_follow *f)
 {
 	for (size_t i = 0; i < f->files.len; i++) {
-		journal_file_close(&f->files.data[i]->jf);
+		probes_journal_file_close(&f->files.data[i]->jf);
 		tb_free(f->files.data[i]);
 	}
 	vec_release(&f->files);

@@ -51,7 +51,7 @@ static inline uint64_t le64(const uint8_t *p)
 		c ^= b, c -= rol32(b, 24); \
 	} while (0)
 
-uint64_t journal_jenkins64(const void *data, size_t n)
+uint64_t probes_journal_jenkins64(const void *data, size_t n)
 {
 	const uint8_t *k = data;
 	uint32_t a, b, c;
@@ -84,7 +84,7 @@ uint64_t journal_jenkins64(const void *data, size_t n)
 		v2 += v1, v1 = rol64(v1, 17), v1 ^= v2, v2 = rol64(v2, 32); \
 	} while (0)
 
-uint64_t journal_siphash24(const void *data, size_t n, const uint8_t key[16])
+uint64_t probes_journal_siphash24(const void *data, size_t n, const uint8_t key[16])
 {
 	const uint8_t *p = data;
 	uint64_t k0 = le64(key), k1 = le64(key + 8);

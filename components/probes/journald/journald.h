@@ -103,19 +103,19 @@ struct journal_header {
  * -EINVAL (not a journal, or a header that contradicts itself) /
  * -EPROTONOSUPPORT (incompatible flags this reader does not know) with a
  * message in err. Pure. */
-int journal_header_parse(const uint8_t *p, size_t n, struct journal_header *h, struct tb_err *err);
+int probes_journal_header_parse(const uint8_t *p, size_t n, struct journal_header *h, struct tb_err *err);
 
-/* The format's hashes (hash.c). journal_jenkins64 is lookup3's hashlittle2
- * with both seeds 0, first result in the high half; journal_siphash24 is
+/* The format's hashes (hash.c). probes_journal_jenkins64 is lookup3's hashlittle2
+ * with both seeds 0, first result in the high half; probes_journal_siphash24 is
  * SipHash-2-4 with a 16-byte key (a file's file_id). */
-uint64_t journal_jenkins64(const void *p, size_t n);
-uint64_t journal_siphash24(const void *p, size_t n, const uint8_t key[16]);
+uint64_t probes_journal_jenkins64(const void *p, size_t n);
+uint64_t probes_journal_siphash24(const void *p, size_t n, const uint8_t key[16]);
 
 /* LZ4 block (lz4.c): decode src[0, n) into dst[0, cap). Returns the bytes
  * written, or -EINVAL for a malformed block. Output past cap is not
  * written; *truncated says whether the block had more (then the return is
  * cap). Pure; never reads or writes out of bounds. */
-ssize_t journal_lz4_block(const uint8_t *src, size_t n, uint8_t *dst, size_t cap, bool *truncated);
+ssize_t probes_journal_lz4_block(const uint8_t *src, size_t n, uint8_t *dst, size_t cap, bool *truncated);
 
 /* ---- one journal file (file.c) --------------------------------------------- */
 
@@ -164,7 +164,7 @@ struct journal_dcache_slot {
 };
 
 /* An open journal file and a cursor in its global entry-array chain.
- * Embed; zero before journal_file_open, release with journal_file_close. */
+ * Embed; zero before probes_journal_file_open, release with probes_journal_file_close. */
 struct journal_file {
 	int fd;
 	char *path;
@@ -197,53 +197,53 @@ struct journal_file {
 /* Open path read-only (a regular file; not through a symlink's target if
  * it is not one) and read its header. Returns 0 or -errno / -EINVAL /
  * -EPROTONOSUPPORT (message in f->err; close still needed). */
-int journal_file_open(struct journal_file *f, const char *path);
+int probes_journal_file_open(struct journal_file *f, const char *path);
 
 /* The same over an open fd, which f then owns (fuzzing, tests). */
-int journal_file_open_fd(struct journal_file *f, int fd, const char *name);
+int probes_journal_file_open_fd(struct journal_file *f, int fd, const char *name);
 
-void journal_file_close(struct journal_file *f);
+void probes_journal_file_close(struct journal_file *f);
 
 /* Read the header and size again (the file grows; cached reads are
  * dropped). Returns 0, or < 0 when the file is no longer readable as a
  * journal (message in f->err). */
-int journal_file_refresh(struct journal_file *f);
+int probes_journal_file_refresh(struct journal_file *f);
 
 /* Put the cursor after the last entry now in the file: only entries
  * appended from here on are returned. Returns 0 or < 0 (a broken chain). */
-int journal_file_seek_tail(struct journal_file *f);
+int probes_journal_file_seek_tail(struct journal_file *f);
 
 /* The offset of the next entry into *off: 1, or 0 when there is none yet
  * (the chain ends, or its next item is not written yet), or < 0 when the
  * chain is broken (f->broken; counted in stats.bad_chain). */
-int journal_file_next(struct journal_file *f, uint64_t *off);
+int probes_journal_file_next(struct journal_file *f, uint64_t *off);
 
 /* Read the ENTRY object at off into *e and call fn for each of its fields
  * in item order (fn NULL: none). Bad items are skipped (stats.bad_items);
  * XZ payloads are reported with JOURNAL_FIELD_UNDECODED. Returns 0, fn's
  * non-zero value, or -EINVAL when off is not a readable entry
  * (stats.bad_entries). */
-int journal_file_read_entry(struct journal_file *f, uint64_t off, struct journal_entry *e,
+int probes_journal_file_read_entry(struct journal_file *f, uint64_t off, struct journal_entry *e,
                             journal_field_fn fn, void *ctx);
 
 /* The DATA object holding exactly data[0, n) ("NAME=value"), found through
  * the data hash table: its offset in *off. Returns 1, 0 when the file has
  * none, < 0 on a broken table or chain. */
-int journal_file_find_data(struct journal_file *f, const void *data, size_t n, uint64_t *off);
+int probes_journal_file_find_data(struct journal_file *f, const void *data, size_t n, uint64_t *off);
 
 /* The same for a FIELD object (a field name without '='). */
-int journal_file_find_field(struct journal_file *f, const void *name, size_t n, uint64_t *off);
+int probes_journal_file_find_field(struct journal_file *f, const void *name, size_t n, uint64_t *off);
 
 /* Call fn(ctx, entry offset) for every entry that references the DATA
  * object at data_off (its inline entry, then its entry-array chain), in
  * file order. Returns 0, fn's non-zero value, or < 0 on a broken chain. */
-int journal_file_data_entries(struct journal_file *f, uint64_t data_off,
+int probes_journal_file_data_entries(struct journal_file *f, uint64_t data_off,
                               int (*fn)(void *ctx, uint64_t entry_off), void *ctx);
 
 /* Call fn(ctx, payload, len) for every value of field name (through the
  * FIELD object's list of DATA objects): how `journalctl -F` lists them.
  * Returns 0, fn's value, or < 0. */
-int journal_file_field_values(struct journal_file *f, const void *name, size_t n,
+int probes_journal_file_field_values(struct journal_file *f, const void *name, size_t n,
                               journal_field_fn fn, void *ctx);
 
 /* ---- matches (filter.c) ------------------------------------------------------- */
@@ -266,9 +266,9 @@ struct journal_match {
 	bool prio, ident, unit;
 };
 
-void journal_match_begin(const struct journal_filter *flt, struct journal_match *m);
+void probes_journal_match_begin(const struct journal_filter *flt, struct journal_match *m);
 /* Feed one field ("NAME=value") of the entry. */
-void journal_match_field(const struct journal_filter *flt, struct journal_match *m,
+void probes_journal_match_field(const struct journal_filter *flt, struct journal_match *m,
                          const uint8_t *d, size_t n);
 static inline bool journal_match_ok(const struct journal_match *m)
 {
@@ -281,12 +281,12 @@ static inline bool journal_match_ok(const struct journal_match *m)
 #define JOURNAL_MAX_FILES 256  /* files followed at once; more are logged and skipped */
 #define JOURNAL_RESCAN_MS 1000 /* rescans and re-reads without inotify news */
 
-/* An entry found by journal_follow_poll. The fields are reported through
- * fn as for journal_file_read_entry. */
+/* An entry found by probes_journal_follow_poll. The fields are reported through
+ * fn as for probes_journal_file_read_entry. */
 typedef int (*journal_entry_fn)(void *ctx, struct journal_file *file,
                                 const struct journal_entry *e);
 
-struct journal_follow_file {
+struct probes_journal_follow_file {
 	struct journal_file jf;
 	bool from_start; /* appeared after the start: all its entries are new */
 	bool done;       /* archived and read to its end, or broken: closed */
@@ -297,7 +297,7 @@ struct journal_follow {
 	int wd[JOURNAL_MAX_DIRS]; /* inotify watch per folder, -1 none */
 	size_t n_dirs;
 	int inotify_fd;
-	VEC(struct journal_follow_file *) files;
+	VEC(struct probes_journal_follow_file *) files;
 	struct hmap seen; /* (dev, ino) hash -> followed, or put aside (follow.c) */
 	/* The start, for files that appear later: their entries from before it
 	 * (a copy of older entries, journald's /run to /var flush) are skipped. */
@@ -312,27 +312,27 @@ struct journal_follow {
  * /var/log/journal/<id> (<id> from /etc/machine-id; without one, every
  * 32-hex-digit subfolder of both). Into dirs (tb_strdup'd; caller frees
  * each), at most max. Returns the number. */
-size_t journal_default_dirs(char **dirs, size_t max);
+size_t probes_journal_default_dirs(char **dirs, size_t max);
 
 /* Follow the journal files in dirs[0, n) (copied; missing folders are
  * looked for again on each rescan): every file there now is positioned at
  * its tail. Never fails: problems are logged. f must be zeroed. */
-void journal_follow_open(struct journal_follow *f, const char *const *dirs, size_t n);
+void probes_journal_follow_open(struct journal_follow *f, const char *const *dirs, size_t n);
 
 /* The inotify fd to watch for readability (-1 without inotify). */
-int journal_follow_fd(const struct journal_follow *f);
+int probes_journal_follow_fd(const struct journal_follow *f);
 
 /* Consume pending inotify events, rescan the folders when files may have
  * appeared, then read up to max entries that are new since the last call
  * from every file, calling fn for each; 0 == no limit. Returns the number
  * read; a return of max means more may be pending. rescan: look at the
  * folders even without inotify news. */
-size_t journal_follow_poll(struct journal_follow *f, bool rescan, size_t max, journal_entry_fn fn,
+size_t probes_journal_follow_poll(struct journal_follow *f, bool rescan, size_t max, journal_entry_fn fn,
                            void *ctx);
 
 /* Totals over every file followed so far (open and closed). */
-void journal_follow_stats(const struct journal_follow *f, struct journal_stats *out);
+void probes_journal_follow_stats(const struct journal_follow *f, struct journal_stats *out);
 
-void journal_follow_close(struct journal_follow *f);
+void probes_journal_follow_close(struct journal_follow *f);
 
 #endif /* TB_PROBES_JOURNALD_H */

@@ -36,31 +36,31 @@ static bool all_digits(const char *s)
 	return *s && strspn(s, "0123456789") == strlen(s);
 }
 
-int shell_run_convert(struct shell_opts *o)
+int tp_shell_run_convert(struct shell_opts *o)
 {
-	if (shell_reject_extra(o, "convert", 3, NULL) < 0)
+	if (tp_shell_reject_extra(o, "convert", 3, NULL) < 0)
 		return 1;
 	if (o->pos.len == 0) {
-		shell_error("convert: a format must be specified.");
+		tp_shell_error("convert: a format must be specified.");
 		return 1;
 	}
 	const char *fmt = o->pos.data[0];
 	const char *in = o->pos.len > 1 ? o->pos.data[1] : "-";
 	const char *out = o->pos.len > 2 ? o->pos.data[2] : "-";
 	if (o->truncate && strcmp(o->truncate, "start") != 0 && strcmp(o->truncate, "end") != 0) {
-		shell_error("--truncate must specify whether to keep the 'end' or the 'start' of the "
+		tp_shell_error("--truncate must specify whether to keep the 'end' or the 'start' of the "
 			    "trace.");
 		return 1;
 	}
 	if (o->pid && !all_digits(o->pid)) {
-		shell_error("--pid must be a decimal integer.");
+		tp_shell_error("--pid must be a decimal integer.");
 		return 1;
 	}
 	if (o->timestamps) {
 		for (const char *p = o->timestamps; *p;) {
 			size_t n = strcspn(p, ",");
 			if (n == 0 || strspn(p, "0123456789") != n) {
-				shell_error("--timestamps must be decimal integers.");
+				tp_shell_error("--timestamps must be decimal integers.");
 				return 1;
 			}
 			p += n + (p[n] == ',');
@@ -68,11 +68,11 @@ int shell_run_convert(struct shell_opts *o)
 	}
 	bool profile = strcmp(fmt, "profile") == 0;
 	if (!profile && ((o->pid && strtoull(o->pid, NULL, 10) != 0) || o->timestamps)) {
-		shell_error("--pid and --timestamps are supported only for the 'profile' format.");
+		tp_shell_error("--pid and --timestamps are supported only for the 'profile' format.");
 		return 1;
 	}
 	if (!profile && o->output_dir) {
-		shell_error("--output-dir is supported only for the 'profile' format.");
+		tp_shell_error("--output-dir is supported only for the 'profile' format.");
 		return 1;
 	}
 	bool full_sort = o->convert_full_sort || o->full_sort;
@@ -89,15 +89,15 @@ int shell_run_convert(struct shell_opts *o)
 			args[n++] = "--full-sort";
 	} else if (strcmp(fmt, "text") == 0 || profile || strcmp(fmt, "firefox") == 0) {
 		if (o->truncate) {
-			shell_error("--truncate is unsupported for the '%s' format.", fmt);
+			tp_shell_error("--truncate is unsupported for the '%s' format.", fmt);
 			return 1;
 		}
 		if (full_sort) {
-			shell_error("--full-sort is unsupported for the '%s' format.", fmt);
+			tp_shell_error("--full-sort is unsupported for the '%s' format.", fmt);
 			return 1;
 		}
 		if (strcmp(fmt, "firefox") == 0) {
-			shell_error("convert firefox: the Firefox profiler format is not implemented in "
+			tp_shell_error("convert firefox: the Firefox profiler format is not implemented in "
 				    "tracebox (use 'convert profile' for pprof or traceconv report)");
 			return 1;
 		}
@@ -106,7 +106,7 @@ int shell_run_convert(struct shell_opts *o)
 			args[n++] = "--skip-unknown";
 		if (profile) {
 			if (o->pos.len > 2) {
-				shell_error("output file is not supported for 'profile', use --output-dir "
+				tp_shell_error("output file is not supported for 'profile', use --output-dir "
 					    "instead.");
 				return 1;
 			}
@@ -135,7 +135,7 @@ int shell_run_convert(struct shell_opts *o)
 			return traceconv(args);
 		}
 	} else {
-		shell_error("convert: unknown format '%s'.", fmt);
+		tp_shell_error("convert: unknown format '%s'.", fmt);
 		return 1;
 	}
 	args[n++] = in;
@@ -144,16 +144,16 @@ int shell_run_convert(struct shell_opts *o)
 	return traceconv(args);
 }
 
-int shell_run_util(struct shell_opts *o)
+int tp_shell_run_util(struct shell_opts *o)
 {
 	if (o->pos.len == 0) {
-		shell_error("util: a utility ('symbolize' or 'deobfuscate') must be specified.");
+		tp_shell_error("util: a utility ('symbolize' or 'deobfuscate') must be specified.");
 		return 1;
 	}
 	const char *u = o->pos.data[0];
 	if (strcmp(u, "merge") == 0)
-		return shell_util_merge(o);
-	if (shell_reject_extra(o, "util", 3, NULL) < 0)
+		return tp_shell_util_merge(o);
+	if (tp_shell_reject_extra(o, "util", 3, NULL) < 0)
 		return 1;
 	const char *in = o->pos.len > 1 ? o->pos.data[1] : "-";
 	const char *out = o->pos.len > 2 ? o->pos.data[2] : "-";
@@ -165,11 +165,11 @@ int shell_run_util(struct shell_opts *o)
 	else if (strcmp(u, "text_to_binary") == 0)
 		mode = "binary";
 	else if (strcmp(u, "deobfuscate") == 0) {
-		shell_error("util deobfuscate: Java deobfuscation (ProGuard/R8 maps) is not "
+		tp_shell_error("util deobfuscate: Java deobfuscation (ProGuard/R8 maps) is not "
 			    "implemented in tracebox");
 		return 1;
 	} else {
-		shell_error("util: unknown utility '%s' (expected 'merge', 'symbolize', "
+		tp_shell_error("util: unknown utility '%s' (expected 'merge', 'symbolize', "
 			    "'deobfuscate', 'decompress_packets' or 'text_to_binary').",
 			    u);
 		return 1;
@@ -190,15 +190,15 @@ static const char *symlink_problem(const char *path)
 			      : "broken symbolic link (its target does not exist)";
 }
 
-int shell_run_bundle(struct shell_opts *o)
+int tp_shell_run_bundle(struct shell_opts *o)
 {
 	if (o->pos.len < 2) {
-		shell_error("bundle requires both an input and an output file path, got %zu "
+		tp_shell_error("bundle requires both an input and an output file path, got %zu "
 			    "argument(s).",
 			    o->pos.len);
 		return 1;
 	}
-	if (shell_reject_extra(o, "bundle", 2,
+	if (tp_shell_reject_extra(o, "bundle", 2,
 			       "Note: --symbol-paths takes a single comma-separated list of paths, "
 			       "e.g. --symbol-paths path1,path2,path3; do not pass each path as a "
 			       "separate argument.") < 0)
@@ -207,40 +207,40 @@ int shell_run_bundle(struct shell_opts *o)
 	struct stat st;
 	const char *sp;
 	if (strcmp(in, "-") == 0) {
-		shell_error("bundle does not support stdin input; provide a file path.");
+		tp_shell_error("bundle does not support stdin input; provide a file path.");
 		return 1;
 	}
 	if (strcmp(out, "-") == 0) {
-		shell_error("bundle does not support stdout output; provide a file path.");
+		tp_shell_error("bundle does not support stdout output; provide a file path.");
 		return 1;
 	}
 	if (stat(in, &st) != 0) {
 		if ((sp = symlink_problem(in)))
-			shell_error("bundle: input file '%s' is a %s. Fix the symlink and try again.", in,
+			tp_shell_error("bundle: input file '%s' is a %s. Fix the symlink and try again.", in,
 				    sp);
 		else
-			shell_error("bundle: input file '%s' does not exist. Check the path and try "
+			tp_shell_error("bundle: input file '%s' does not exist. Check the path and try "
 				    "again.",
 				    in);
 		return 1;
 	}
 	if (S_ISDIR(st.st_mode)) {
-		shell_error("bundle: input path '%s' is a directory, expected a trace file.", in);
+		tp_shell_error("bundle: input path '%s' is a directory, expected a trace file.", in);
 		return 1;
 	}
 	if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) {
-		shell_error("bundle: output path '%s' is a directory, expected a file path for the "
+		tp_shell_error("bundle: output path '%s' is a directory, expected a file path for the "
 			    "bundle (e.g. %s.bundle.tar).",
 			    out, in);
 		return 1;
 	}
 	if ((sp = symlink_problem(out))) {
-		shell_error("bundle: output path '%s' is a %s. Fix the symlink and try again.", out,
+		tp_shell_error("bundle: output path '%s' is a %s. Fix the symlink and try again.", out,
 			    sp);
 		return 1;
 	}
 	if (o->proguard_maps.len) {
-		shell_error("bundle: --proguard-map: Java deobfuscation is not implemented in "
+		tp_shell_error("bundle: --proguard-map: Java deobfuscation is not implemented in "
 			    "tracebox");
 		return 1;
 	}

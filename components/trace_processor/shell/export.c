@@ -156,7 +156,7 @@ static int export_db(struct tp *tp, const char *path, struct export_ctx *x)
 			ret = -1;
 		} else if (r > 0) {
 			x->skipped++;
-			shell_error("export: skipping '%s': %s", list.data[i], x->err);
+			tp_shell_error("export: skipping '%s': %s", list.data[i], x->err);
 			x->err[0] = '\0';
 		} else {
 			x->tables++;
@@ -184,11 +184,11 @@ static int export_sqlite(struct tp *tp, const char *path)
 	char tmp[PATH_MAX];
 	int fd = tb_create_beside(path, 0644, tmp, sizeof tmp, &err);
 	if (fd < 0) {
-		shell_error("export: %s", err.msg);
+		tp_shell_error("export: %s", err.msg);
 		return 1;
 	}
 	close(fd);
-	int64_t t0 = shell_now_ns();
+	int64_t t0 = tp_shell_now_ns();
 	int rc = export_db(tp, tmp, &x);
 	if (x.dst && sqlite3_close(x.dst) != SQLITE_OK && rc == 0) {
 		snprintf(x.err, sizeof x.err, "cannot write '%s'", path);
@@ -200,40 +200,40 @@ static int export_sqlite(struct tp *tp, const char *path)
 	}
 	if (rc < 0) {
 		unlink(tmp);
-		shell_error("export: %s", x.err);
+		tp_shell_error("export: %s", x.err);
 		return 1;
 	}
-	shell_metatrace_slice("API_TIMELINE", "EXPORT_SQLITE", t0, shell_now_ns(), NULL);
+	tp_shell_metatrace_slice("API_TIMELINE", "EXPORT_SQLITE", t0, tp_shell_now_ns(), NULL);
 	fprintf(stderr, "Exported %u tables (%llu rows) to %s\n", x.tables,
 		(unsigned long long)x.rows, path);
 	return 0;
 }
 
-int shell_run_export(struct shell_opts *o)
+int tp_shell_run_export(struct shell_opts *o)
 {
-	if (shell_reject_extra(o, "export", 2, NULL) < 0)
+	if (tp_shell_reject_extra(o, "export", 2, NULL) < 0)
 		return 1;
 	if (o->pos.len == 0) {
-		shell_error("export: must specify format (sqlite, arrow_tar, or perfetto)");
+		tp_shell_error("export: must specify format (sqlite, arrow_tar, or perfetto)");
 		return 1;
 	}
 	const char *fmt = o->pos.data[0];
 	if (strcmp(fmt, "sqlite") != 0 && strcmp(fmt, "arrow_tar") != 0 &&
 	    strcmp(fmt, "perfetto") != 0) {
-		shell_error("export: unknown format '%s' (expected sqlite, arrow_tar, or perfetto)",
+		tp_shell_error("export: unknown format '%s' (expected sqlite, arrow_tar, or perfetto)",
 			    fmt);
 		return 1;
 	}
 	if (!o->output) {
-		shell_error("export: -o FILE is required");
+		tp_shell_error("export: -o FILE is required");
 		return 1;
 	}
 	if (o->pos.len < 2) {
-		shell_error("export: trace file is required");
+		tp_shell_error("export: trace file is required");
 		return 1;
 	}
 	if (strcmp(fmt, "sqlite") != 0) {
-		shell_error("export %s: Perfetto's %s archive format is not implemented in tracebox "
+		tp_shell_error("export %s: Perfetto's %s archive format is not implemented in tracebox "
 			    "(export sqlite is)",
 			    fmt, fmt);
 		return 1;
@@ -241,9 +241,9 @@ int shell_run_export(struct shell_opts *o)
 	struct shell_config sc;
 	struct tp *tp = NULL;
 	int status = 1;
-	if (shell_config_build(o, &sc) == 0 && (tp = shell_load(o, &sc, o->pos.data[1], NULL)))
+	if (tp_shell_config_build(o, &sc) == 0 && (tp = tp_shell_load(o, &sc, o->pos.data[1], NULL)))
 		status = export_sqlite(tp, o->output);
 	tp_free(tp);
-	shell_config_release(&sc);
+	tp_shell_config_release(&sc);
 	return status;
 }

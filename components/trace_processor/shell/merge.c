@@ -27,11 +27,11 @@ static int validate(const char *path, bool strict)
 	const struct shell_opts none = {0};
 	struct shell_config sc;
 	int status = 1;
-	if (shell_config_build(&none, &sc) < 0)
+	if (tp_shell_config_build(&none, &sc) < 0)
 		goto out;
-	struct tp *tp = shell_load(&none, &sc, path, NULL);
+	struct tp *tp = tp_shell_load(&none, &sc, path, NULL);
 	if (!tp) {
-		shell_error("merge: the archive does not load");
+		tp_shell_error("merge: the archive does not load");
 		goto out;
 	}
 	sqlite3_stmt *st = NULL;
@@ -49,7 +49,7 @@ static int validate(const char *path, bool strict)
 		printf("Validation: all traces line up on the shared timeline.\n");
 		status = 0;
 	} else if (strict) {
-		shell_error("merge: %lld events would be dropped when this archive is opened: they "
+		tp_shell_error("merge: %lld events would be dropped when this archive is opened: they "
 			    "cannot be placed on the shared timeline. Adjust the clocks in the "
 			    "manifest.",
 			    dropped);
@@ -61,20 +61,20 @@ static int validate(const char *path, bool strict)
 		status = 0;
 	}
 out:
-	shell_config_release(&sc);
+	tp_shell_config_release(&sc);
 	return status;
 }
 
-int shell_util_merge(struct shell_opts *o)
+int tp_shell_util_merge(struct shell_opts *o)
 {
 	size_t n = o->pos.len - 1;
 	const char *const *inputs = o->pos.data + 1;
 	if (n == 0) {
-		shell_error("merge: at least one input trace file is required.");
+		tp_shell_error("merge: at least one input trace file is required.");
 		return 1;
 	}
 	if (!o->output) {
-		shell_error("merge: an output path is required (-o FILE).");
+		tp_shell_error("merge: an output path is required (-o FILE).");
 		return 1;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -83,26 +83,26 @@ int shell_util_merge(struct shell_opts *o)
 			const char *bj =
 			    strrchr(inputs[j], '/') ? strrchr(inputs[j], '/') + 1 : inputs[j];
 			if (strcmp(bi, bj) == 0) {
-				shell_error("merge: two input files share the name '%s'; archive members "
+				tp_shell_error("merge: two input files share the name '%s'; archive members "
 					    "must be unique. Rename one of the files.",
 					    bi);
 				return 1;
 			}
 		}
 		if (strlen(bi) >= 100) {
-			shell_error("merge: the name '%s' is too long for an archive member", bi);
+			tp_shell_error("merge: the name '%s' is too long for an archive member", bi);
 			return 1;
 		}
 	}
 	char *manifest = NULL;
 	size_t mlen = 0;
 	if (o->manifest) {
-		if (!(manifest = shell_read_file(o->manifest, &mlen))) {
-			shell_error("merge: cannot read manifest file '%s'.", o->manifest);
+		if (!(manifest = tp_shell_read_file(o->manifest, &mlen))) {
+			tp_shell_error("merge: cannot read manifest file '%s'.", o->manifest);
 			return 1;
 		}
 		if (!strstr(manifest, "\"perfetto_manifest\"")) {
-			shell_error("merge: the manifest must be a JSON object with a top-level "
+			tp_shell_error("merge: the manifest must be a JSON object with a top-level "
 				    "perfetto_manifest key.");
 			tb_free(manifest);
 			return 1;

@@ -82,7 +82,7 @@ static int parse_categories(const char *s, unsigned *out)
 		else if (strcmp(tok, "api") == 0)
 			r |= CAT_API_TIMELINE;
 		else {
-			shell_error("Unknown metatrace category %s", tok);
+			tp_shell_error("Unknown metatrace category %s", tok);
 			return -1;
 		}
 		s += n + (s[n] == ',');
@@ -91,7 +91,7 @@ static int parse_categories(const char *s, unsigned *out)
 	return 0;
 }
 
-int shell_metatrace_start(const struct shell_opts *o)
+int tp_shell_metatrace_start(const struct shell_opts *o)
 {
 	if (!o->metatrace)
 		return 0;
@@ -106,7 +106,7 @@ int shell_metatrace_start(const struct shell_opts *o)
 	return 0;
 }
 
-void shell_metatrace_slice(const char *cat, const char *name, int64_t begin_ns, int64_t end_ns,
+void tp_shell_metatrace_slice(const char *cat, const char *name, int64_t begin_ns, int64_t end_ns,
 			   const char *sql)
 {
 	unsigned bit = cat_bit(cat);
@@ -161,7 +161,7 @@ static int cmp_begin(const void *a, const void *b)
 	return x->begin < y->begin ? -1 : x->begin > y->begin ? 1 : 0;
 }
 
-int shell_metatrace_write(void)
+int tp_shell_metatrace_write(void)
 {
 	if (!mt.path)
 		return 0;
@@ -207,11 +207,11 @@ int shell_metatrace_write(void)
 	int rc = 0;
 	FILE *f = fopen(mt.path, "wbe");
 	if (!f || fwrite(pb_writer_data(&w), 1, pb_writer_size(&w), f) != pb_writer_size(&w)) {
-		shell_error("Unable to write metatrace file '%s': %s", mt.path, strerror(errno));
+		tp_shell_error("Unable to write metatrace file '%s': %s", mt.path, strerror(errno));
 		rc = -1;
 	}
 	if (f && fclose(f) != 0 && rc == 0) {
-		shell_error("Error while writing metatrace file '%s': %s", mt.path, strerror(errno));
+		tp_shell_error("Error while writing metatrace file '%s': %s", mt.path, strerror(errno));
 		rc = -1;
 	}
 	pb_writer_release(&w);

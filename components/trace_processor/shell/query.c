@@ -89,7 +89,7 @@ static void print_csv_value(FILE *out, sqlite3_stmt *st, int i)
 	}
 }
 
-int shell_run_queries_csv(struct tp *tp, const char *sql, FILE *out)
+int tp_shell_run_queries_csv(struct tp *tp, const char *sql, FILE *out)
 {
 	sqlite3 *db = tp_db(tp);
 	const char *tail = sql;
@@ -98,7 +98,7 @@ int shell_run_queries_csv(struct tp *tp, const char *sql, FILE *out)
 		sqlite3_stmt *st = NULL;
 		const char *start = tail;
 		char err[1024];
-		int64_t t0 = shell_now_ns();
+		int64_t t0 = tp_shell_now_ns();
 		if (tp_prepare(tp, tail, &st, &tail, err, sizeof err) != SQLITE_OK) {
 			size_t n = strcspn(start, ";");
 			fprintf(stderr, "Error in statement: %.*s%s\n%s\n", (int)(n > MAX_ECHO ? MAX_ECHO : n),
@@ -134,7 +134,7 @@ int shell_run_queries_csv(struct tp *tp, const char *sql, FILE *out)
 			}
 			fputc('\n', out);
 		}
-		shell_metatrace_slice("QUERY_TIMELINE", "QUERY_EXECUTE", t0, shell_now_ns(),
+		tp_shell_metatrace_slice("QUERY_TIMELINE", "QUERY_EXECUTE", t0, tp_shell_now_ns(),
 				      sqlite3_sql(st));
 		if (rc != SQLITE_DONE) {
 			const char *q = sqlite3_sql(st);
@@ -162,34 +162,34 @@ static int write_perf_file(const char *path, int64_t load_ns, int64_t query_ns)
 	int n = snprintf(buf, sizeof buf, "%lld,%lld", (long long)load_ns, (long long)query_ns);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0) {
-		shell_error("Failed to open perf file '%s': %s", path, strerror(errno));
+		tp_shell_error("Failed to open perf file '%s': %s", path, strerror(errno));
 		return -1;
 	}
 	int rc = tb_write_all(fd, buf, (size_t)n);
 	close(fd);
 	if (rc < 0) {
-		shell_error("cannot write '%s': %s", path, strerror(-rc));
+		tp_shell_error("cannot write '%s': %s", path, strerror(-rc));
 		return -1;
 	}
 	return 0;
 }
 
-int shell_run_query(struct shell_opts *o)
+int tp_shell_run_query(struct shell_opts *o)
 {
-	if (shell_reject_extra(o, "query", 2, NULL) < 0)
+	if (tp_shell_reject_extra(o, "query", 2, NULL) < 0)
 		return 1;
 	if (o->structured_query_id) {
 		if (!o->summary_specs.len)
-			shell_error("query: --structured-query-id requires at least one --summary-spec");
+			tp_shell_error("query: --structured-query-id requires at least one --summary-spec");
 		else
-			shell_error("query: structured queries need the trace summarizer, which "
+			tp_shell_error("query: structured queries need the trace summarizer, which "
 				    "tracebox does not have");
 		return 1;
 	}
 	/* With --remote the trace is the server's: the first positional is the SQL. */
 	size_t sql_at = o->remote ? 0 : 1;
 	const char *trace = NULL;
-	if (!o->remote && !(trace = shell_trace_arg(o, "query")))
+	if (!o->remote && !(trace = tp_shell_trace_arg(o, "query")))
 		return 1;
 	char *sql = NULL;
 	const char *file = o->query_file;
@@ -198,27 +198,27 @@ int shell_run_query(struct shell_opts *o)
 	if (o->pos.len > sql_at) {
 		sql = tb_strdup(o->pos.data[sql_at]);
 	} else if (stdin_free && (file_is_stdin || (!file && !isatty(0)))) {
-		sql = shell_read_file("-", NULL);
+		sql = tp_shell_read_file("-", NULL);
 		if (!sql) {
-			shell_error("query: failed to read SQL from stdin");
+			tp_shell_error("query: failed to read SQL from stdin");
 			return 1;
 		}
 		file = NULL;
 	}
 	if ((!sql || !*sql) && !file) {
-		shell_error("query: no SQL provided. Use positional arg, -f FILE, or pipe to stdin.");
+		tp_shell_error("query: no SQL provided. Use positional arg, -f FILE, or pipe to stdin.");
 		tb_free(sql);
 		return 1;
 	}
 	if (o->remote) {
 		if (file) {
 			tb_free(sql);
-			if (!(sql = shell_read_file(file, NULL))) {
-				shell_error("query: unable to read file '%s': %s", file, strerror(errno));
+			if (!(sql = tp_shell_read_file(file, NULL))) {
+				tp_shell_error("query: unable to read file '%s': %s", file, strerror(errno));
 				return 1;
 			}
 		}
-		int rc = shell_remote_query(o, sql);
+		int rc = tp_shell_remote_query(o, sql);
 		tb_free(sql);
 		return rc;
 	}
@@ -227,22 +227,22 @@ int shell_run_query(struct shell_opts *o)
 	struct tp *tp = NULL;
 	int status = 1;
 	int64_t load_ns = 0;
-	if (shell_config_build(o, &sc) < 0 || !(tp = shell_load(o, &sc, trace, &load_ns)))
+	if (tp_shell_config_build(o, &sc) < 0 || !(tp = tp_shell_load(o, &sc, trace, &load_ns)))
 		goto out;
 	if (file) {
 		tb_free(sql);
-		if (!(sql = shell_read_file(file, NULL))) {
-			shell_error("query: unable to read file '%s': %s", file, strerror(errno));
+		if (!(sql = tp_shell_read_file(file, NULL))) {
+			tp_shell_error("query: unable to read file '%s': %s", file, strerror(errno));
 			goto out;
 		}
 	}
 	catch_sigint(tp);
-	int64_t t0 = shell_now_ns();
-	int rc = shell_run_queries_csv(tp, sql, stdout);
+	int64_t t0 = tp_shell_now_ns();
+	int rc = tp_shell_run_queries_csv(tp, sql, stdout);
 	if (rc == 0)
 		fprintf(stderr, "Query execution time: %lld ms\n",
-			(long long)((shell_now_ns() - t0) / 1000000));
-	int64_t query_ns = shell_now_ns() - t0;
+			(long long)((tp_shell_now_ns() - t0) / 1000000));
+	int64_t query_ns = tp_shell_now_ns() - t0;
 	fflush(stdout);
 	release_sigint();
 	if (rc < 0)
@@ -258,26 +258,26 @@ int shell_run_query(struct shell_opts *o)
 out:
 	tb_free(sql);
 	tp_free(tp);
-	shell_config_release(&sc);
+	tp_shell_config_release(&sc);
 	return status;
 }
 
 /* ---- interactive ----------------------------------------------------------------- */
 
-int shell_run_interactive(struct shell_opts *o)
+int tp_shell_run_interactive(struct shell_opts *o)
 {
 	if (o->remote) {
-		shell_error("interactive: --remote is only supported by the query command in "
+		tp_shell_error("interactive: --remote is only supported by the query command in "
 			    "tracebox");
 		return 1;
 	}
-	const char *trace = shell_trace_arg(o, "interactive");
+	const char *trace = tp_shell_trace_arg(o, "interactive");
 	if (!trace)
 		return 1;
 	struct shell_config sc;
 	struct tp *tp = NULL;
 	int status = 1;
-	if (shell_config_build(o, &sc) < 0 || !(tp = shell_load(o, &sc, trace, NULL)))
+	if (tp_shell_config_build(o, &sc) < 0 || !(tp = tp_shell_load(o, &sc, trace, NULL)))
 		goto out;
 	catch_sigint(tp);
 	tp_shell_interactive(tp, o->wide);
@@ -285,30 +285,30 @@ int shell_run_interactive(struct shell_opts *o)
 	status = 0;
 out:
 	tp_free(tp);
-	shell_config_release(&sc);
+	tp_shell_config_release(&sc);
 	return status;
 }
 
 /* ---- recognised, not implemented ----------------------------------------------------- */
 
-int shell_run_metrics(struct shell_opts *o)
+int tp_shell_run_metrics(struct shell_opts *o)
 {
-	if (shell_reject_extra(o, "metrics", 1, NULL) < 0)
+	if (tp_shell_reject_extra(o, "metrics", 1, NULL) < 0)
 		return 1;
 	if (!o->run) {
-		shell_error("metrics: --run is required");
+		tp_shell_error("metrics: --run is required");
 		return 1;
 	}
-	shell_error("metrics: v1 metrics (--run %s) are not implemented in tracebox: it has no "
+	tp_shell_error("metrics: v1 metrics (--run %s) are not implemented in tracebox: it has no "
 		    "metrics engine; query the tables or the stdlib modules with SQL instead",
 		    o->run);
 	return 1;
 }
 
-int shell_run_summarize(struct shell_opts *o)
+int tp_shell_run_summarize(struct shell_opts *o)
 {
 	(void)o;
-	shell_error("summarize: trace summarization (summary specs, --metrics-v2) is not "
+	tp_shell_error("summarize: trace summarization (summary specs, --metrics-v2) is not "
 		    "implemented in tracebox: it has no summarizer");
 	return 1;
 }

@@ -71,7 +71,7 @@ static int parse_duration_ms(const char *s, uint32_t auto_ms, uint32_t *ms)
 	*ms = (uint32_t)((uint64_t)v * mult);
 	return 0;
 bad:
-	shell_error("Invalid duration '%s' (expected e.g. 30s, 5m, 2h, or 'never')", s);
+	tp_shell_error("Invalid duration '%s' (expected e.g. 30s, 5m, 2h, or 'never')", s);
 	return -1;
 }
 
@@ -84,7 +84,7 @@ static int parse_idle_start(const char *s, enum tp_idle_start *out)
 	else if (strcmp(s, "last-query") == 0)
 		*out = TP_IDLE_LAST_QUERY;
 	else {
-		shell_error("Invalid --idle-start '%s' (expected auto, orphaned or last-query)", s);
+		tp_shell_error("Invalid --idle-start '%s' (expected auto, orphaned or last-query)", s);
 		return -1;
 	}
 	return 0;
@@ -118,7 +118,7 @@ static void generate_session_name(char *out, size_t n)
 	static const char *const ani[] = {"otter", "falcon", "lynx",  "panda", "tapir", "heron",
 					  "ibex",  "koala",  "marten", "quokka", "raven", "shrew",
 					  "stork", "viper",  "wren",  "yak"};
-	uint64_t seed = (uint64_t)shell_now_ns() ^ ((uint64_t)getpid() << 32);
+	uint64_t seed = (uint64_t)tp_shell_now_ns() ^ ((uint64_t)getpid() << 32);
 	seed = tb_hash_u64(seed);
 	snprintf(out, n, "%s-%s-%s", adj[seed & 15], col[(seed >> 4) & 15], ani[(seed >> 8) & 15]);
 }
@@ -134,7 +134,7 @@ static int session_dir(char *out, size_t n)
 		base = "/tmp";
 	snprintf(out, n, "%s/perfetto", base);
 	if (mkdir(out, 0700) < 0 && errno != EEXIST) {
-		shell_error("Failed to create session directory %s: %s", out, strerror(errno));
+		tp_shell_error("Failed to create session directory %s: %s", out, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -144,7 +144,7 @@ static int session_socket_path(const char *name, char *out, size_t n)
 {
 	char dir[2048];
 	if (!valid_session_name(name)) {
-		shell_error("Invalid session name '%s' (must match [A-Za-z0-9][A-Za-z0-9_-]* and be "
+		tp_shell_error("Invalid session name '%s' (must match [A-Za-z0-9][A-Za-z0-9_-]* and be "
 			    "at most %d chars)",
 			    name, SESSION_NAME_MAX);
 		return -1;
@@ -158,7 +158,7 @@ static int session_socket_path(const char *name, char *out, size_t n)
 static int check_sun_path(const char *path)
 {
 	if (strlen(path) + 1 > sizeof(((struct sockaddr_un *)0)->sun_path)) {
-		shell_error("Socket path is too long (%zu bytes, limit %zu): %s. Use --path with a "
+		tp_shell_error("Socket path is too long (%zu bytes, limit %zu): %s. Use --path with a "
 			    "shorter directory.",
 			    strlen(path), sizeof(((struct sockaddr_un *)0)->sun_path) - 1, path);
 		return -1;
@@ -189,7 +189,7 @@ static int server_kill(const char *addr)
 	char sock[4096], pidpath[4200];
 	switch (classify_addr(addr)) {
 	case ADDR_HTTP:
-		shell_error("server kill over HTTP (%s) is not supported; stop the server with "
+		tp_shell_error("server kill over HTTP (%s) is not supported; stop the server with "
 			    "Ctrl-C or run it with --idle-timeout.",
 			    addr);
 		return 1;
@@ -202,7 +202,7 @@ static int server_kill(const char *addr)
 		break;
 	}
 	snprintf(pidpath, sizeof pidpath, "%s.pid", sock);
-	char *s = shell_read_file(pidpath, NULL);
+	char *s = tp_shell_read_file(pidpath, NULL);
 	long pid = 0;
 	if (s) {
 		char *end;
@@ -213,11 +213,11 @@ static int server_kill(const char *addr)
 	}
 	if (!pid || kill((pid_t)pid, 0) != 0) {
 		unlink(pidpath); /* stale, from a server that died */
-		shell_error("No live session at '%s'", addr);
+		tp_shell_error("No live session at '%s'", addr);
 		return 1;
 	}
 	if (kill((pid_t)pid, SIGTERM) != 0) {
-		shell_error("Failed to signal pid %ld: %s", pid, strerror(errno));
+		tp_shell_error("Failed to signal pid %ld: %s", pid, strerror(errno));
 		return 1;
 	}
 	/* The server removes both on SIGTERM; do it too should it be slow. */
@@ -229,18 +229,18 @@ static int server_kill(const char *addr)
 
 /* ---- server -------------------------------------------------------------------------- */
 
-int shell_run_server(struct shell_opts *o)
+int tp_shell_run_server(struct shell_opts *o)
 {
-	if (shell_reject_extra(o, "server", 2, NULL) < 0)
+	if (tp_shell_reject_extra(o, "server", 2, NULL) < 0)
 		return 1;
 	if (o->pos.len == 0) {
-		shell_error("server: must specify mode (expected http, stdio, unix or kill)");
+		tp_shell_error("server: must specify mode (expected http, stdio, unix or kill)");
 		return 1;
 	}
 	const char *mode = o->pos.data[0];
 	if (strcmp(mode, "kill") == 0) {
 		if (o->pos.len < 2) {
-			shell_error("server kill: a session name or socket path is required");
+			tp_shell_error("server kill: a session name or socket path is required");
 			return 1;
 		}
 		return server_kill(o->pos.data[1]);
@@ -248,11 +248,11 @@ int shell_run_server(struct shell_opts *o)
 	bool http = strcmp(mode, "http") == 0, stdio = strcmp(mode, "stdio") == 0;
 	bool unix_mode = strcmp(mode, "unix") == 0;
 	if (!http && !stdio && !unix_mode) {
-		shell_error("server: unknown mode '%s' (expected http, stdio, unix or kill)", mode);
+		tp_shell_error("server: unknown mode '%s' (expected http, stdio, unix or kill)", mode);
 		return 1;
 	}
 	if (o->remote) {
-		shell_error("server: --remote cannot be combined with a server");
+		tp_shell_error("server: --remote cannot be combined with a server");
 		return 1;
 	}
 	struct tp_idle idle = {0};
@@ -263,7 +263,7 @@ int shell_run_server(struct shell_opts *o)
 	char sock[4096] = "", name[SESSION_NAME_MAX + 1] = "";
 	if (unix_mode) {
 		if (o->path && o->name) {
-			shell_error("server unix: --path and --name are mutually exclusive");
+			tp_shell_error("server unix: --path and --name are mutually exclusive");
 			return 1;
 		}
 		if (o->path) {
@@ -271,7 +271,7 @@ int shell_run_server(struct shell_opts *o)
 			if (o->path[0] != '/') {
 				char cwd[2048];
 				if (!getcwd(cwd, sizeof cwd)) {
-					shell_error("server unix: cannot get the current directory: %s",
+					tp_shell_error("server unix: cannot get the current directory: %s",
 						    strerror(errno));
 					return 1;
 				}
@@ -295,9 +295,9 @@ int shell_run_server(struct shell_opts *o)
 	struct tp *tp = NULL;
 	const char *trace = o->pos.len > 1 ? o->pos.data[1] : NULL;
 	int status = 1;
-	if (shell_config_build(o, &sc) < 0)
+	if (tp_shell_config_build(o, &sc) < 0)
 		goto out;
-	if (trace && !(tp = shell_load(o, &sc, trace, NULL)))
+	if (trace && !(tp = tp_shell_load(o, &sc, trace, NULL)))
 		goto out;
 	struct tp_rpc *rpc = tp_rpc_new(&sc.cfg, tp, trace);
 	tp = NULL; /* the RPC owns it */
@@ -317,7 +317,7 @@ int shell_run_server(struct shell_opts *o)
 	tp_rpc_free(rpc);
 out:
 	tp_free(tp);
-	shell_config_release(&sc);
+	tp_shell_config_release(&sc);
 	return status;
 }
 
@@ -345,13 +345,13 @@ static int remote_connect(struct remote *r, const char *addr)
 		}
 		struct sockaddr_un sa = {.sun_family = AF_UNIX};
 		if (strlen(path) >= sizeof sa.sun_path) {
-			shell_error("--remote: socket path too long: %s", path);
+			tp_shell_error("--remote: socket path too long: %s", path);
 			return -1;
 		}
 		memcpy(sa.sun_path, path, strlen(path) + 1);
 		r->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (r->fd < 0 || connect(r->fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-			shell_error("--remote: cannot connect to session '%s' (%s): %s", addr, path,
+			tp_shell_error("--remote: cannot connect to session '%s' (%s): %s", addr, path,
 				    strerror(errno));
 			return -1;
 		}
@@ -380,7 +380,7 @@ static int remote_connect(struct remote *r, const char *addr)
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
 	int rc = getaddrinfo(hn, port, &hints, &res);
 	if (rc != 0) {
-		shell_error("--remote: cannot resolve '%s': %s", hn, gai_strerror(rc));
+		tp_shell_error("--remote: cannot resolve '%s': %s", hn, gai_strerror(rc));
 		return -1;
 	}
 	for (struct addrinfo *a = res; a && r->fd < 0; a = a->ai_next) {
@@ -392,7 +392,7 @@ static int remote_connect(struct remote *r, const char *addr)
 	}
 	freeaddrinfo(res);
 	if (r->fd < 0) {
-		shell_error("--remote: cannot connect to '%s': %s", addr, strerror(errno));
+		tp_shell_error("--remote: cannot connect to '%s': %s", addr, strerror(errno));
 		return -1;
 	}
 	r->http = true;
@@ -570,7 +570,7 @@ static int remote_statement(struct remote *r, const char *sql, size_t len, bool 
 		rc = tb_write_all(r->fd, pb_writer_data(&w), pb_writer_size(&w));
 	pb_writer_release(&w);
 	if (rc < 0) {
-		shell_error("--remote: cannot send: %s", strerror(-rc));
+		tp_shell_error("--remote: cannot send: %s", strerror(-rc));
 		return -1;
 	}
 	if (r->http) { /* skip the response headers */
@@ -583,13 +583,13 @@ static int remote_statement(struct remote *r, const char *sql, size_t len, bool 
 				bool ok = r->rx.len > 12 && memcmp(r->rx.data + 9, "200", 3) == 0;
 				remote_consume(r, (size_t)(e - r->rx.data));
 				if (!ok) {
-					shell_error("--remote: the server refused the query");
+					tp_shell_error("--remote: the server refused the query");
 					return -1;
 				}
 				break;
 			}
 			if (remote_fill(r) < 0) {
-				shell_error("--remote: connection closed");
+				tp_shell_error("--remote: connection closed");
 				return -1;
 			}
 		}
@@ -600,7 +600,7 @@ static int remote_statement(struct remote *r, const char *sql, size_t len, bool 
 		uint8_t *msg = NULL;
 		size_t n = 0;
 		if ((r->http ? remote_next_chunk(r, &msg, &n) : remote_next_rpc(r, &msg, &n)) < 0) {
-			shell_error("--remote: connection closed before the query ended");
+			tp_shell_error("--remote: connection closed before the query ended");
 			status = -1;
 			break;
 		}
@@ -608,7 +608,7 @@ static int remote_statement(struct remote *r, const char *sql, size_t len, bool 
 		if (!r->http) {
 			struct pb_field f;
 			if (pb_find_field(msg, n, PB_F_TraceProcessorRpc_fatal_error, &f) >= 1) {
-				shell_error("--remote: session: %.*s", (int)f.len, (const char *)f.data);
+				tp_shell_error("--remote: session: %.*s", (int)f.len, (const char *)f.data);
 				tb_free(msg);
 				status = -1;
 				break;
@@ -661,7 +661,7 @@ static int remote_statement(struct remote *r, const char *sql, size_t len, bool 
 	return status;
 }
 
-int shell_remote_query(struct shell_opts *o, const char *sql)
+int tp_shell_remote_query(struct shell_opts *o, const char *sql)
 {
 	const char *bad = o->full_sort ? "--full-sort"
 			  : o->no_ftrace_raw ? "--no-ftrace-raw"
@@ -677,7 +677,7 @@ int shell_remote_query(struct shell_opts *o, const char *sql)
 			  : o->register_files_dir ? "--register-files-dir"
 			  : NULL;
 	if (bad) {
-		shell_error("%s cannot be combined with --remote: the trace is already loaded and "
+		tp_shell_error("%s cannot be combined with --remote: the trace is already loaded and "
 			    "configured by the session. Pass this flag to `tp server unix` when "
 			    "starting the session instead.",
 			    bad);
@@ -695,7 +695,7 @@ int shell_remote_query(struct shell_opts *o, const char *sql)
 	const char *p = sql;
 	size_t n = strlen(sql);
 	char *buf = tb_malloc(n + 2);
-	int64_t t0 = shell_now_ns();
+	int64_t t0 = tp_shell_now_ns();
 	while (*p && status == 0) {
 		size_t len = 0;
 		const char *end = p;
@@ -717,12 +717,12 @@ int shell_remote_query(struct shell_opts *o, const char *sql)
 		p = end;
 	}
 	if (status == 0 && !any) {
-		shell_error("No valid SQL to run");
+		tp_shell_error("No valid SQL to run");
 		status = 1;
 	}
 	if (status == 0)
 		fprintf(stderr, "Query execution time: %lld ms\n",
-			(long long)((shell_now_ns() - t0) / 1000000));
+			(long long)((tp_shell_now_ns() - t0) / 1000000));
 	fflush(stdout);
 	tb_free(buf);
 	vec_release(&r.rx);

@@ -175,11 +175,11 @@ static const struct shell_cmd commands[] = {
      "  cat q.sql | tp query trace.pb\n"
      "-i opens the interactive shell afterwards. --remote ADDR runs the SQL on a\n"
      "warm `server unix` session (or a `server http`) instead of a trace file.",
-     query_flags, shell_run_query},
+     query_flags, tp_shell_run_query},
     {"interactive", "Interactive SQL shell.", "<trace_file>",
      "A prompt for SQL against a trace: statements end with ';', results print as\n"
      "tables, .help lists the dot-commands. The default when no command is given.",
-     interactive_flags, shell_run_interactive},
+     interactive_flags, tp_shell_run_interactive},
     {"convert", "Convert trace format.", "<format> [input] [output]",
      "Converts a trace to another format:\n"
      "  json      Chrome JSON (slices, counters, flows, metadata)\n"
@@ -191,18 +191,18 @@ static const struct shell_cmd commands[] = {
      "The input defaults to stdin and the output to stdout. See util for\n"
      "symbolize, decompress_packets and text_to_binary, bundle for a\n"
      "self-contained trace.",
-     convert_flags, shell_run_convert},
+     convert_flags, tp_shell_run_convert},
     {"summarize", "Run trace summarization.", "<trace_file> [spec_file ...]",
      "Computes a trace summary (TraceSummary) from spec files and v2 metrics.\n"
      "Not in tracebox: there is no summarizer; the command says so and fails.",
-     summarize_flags, shell_run_summarize},
+     summarize_flags, tp_shell_run_summarize},
     {"bundle", "Bundle a trace with symbols and deobfuscation data.", "<input> <output>",
      "Writes a TAR holding the trace plus the symbols its stack profiles need\n"
      "(ModuleSymbols packets from the ELF files on this machine, in the\n"
      "mapped files' paths, /usr/lib/debug, PERFETTO_BINARY_PATH and\n"
      "--symbol-paths), so that it symbolizes anywhere. <input> and <output> are\n"
      "file paths (not stdin or stdout).",
-     bundle_flags, shell_run_bundle},
+     bundle_flags, tp_shell_run_bundle},
     {"util", "Low-level trace utilities (symbolize, deobfuscate, etc.).",
      "<merge|symbolize|deobfuscate|decompress_packets|text_to_binary> [args]",
      "  merge -o OUT [--manifest M] TRACE...  packs traces (and a perfetto_manifest)\n"
@@ -213,7 +213,7 @@ static const struct shell_cmd commands[] = {
      "  decompress_packets [in] [out]  the trace with compressed packets inflated\n"
      "  text_to_binary [in] [out]      a textproto trace to binary\n"
      "in defaults to stdin, out to stdout.",
-     util_flags, shell_run_util},
+     util_flags, tp_shell_run_util},
     {"server", "Start an RPC server.", "<mode> [trace_file|name]",
      "  http   the Perfetto UI's RPC over HTTP and WebSocket (default\n"
      "         127.0.0.1:9001 and [::1]:9001; --port, --ip-address)\n"
@@ -223,24 +223,24 @@ static const struct shell_cmd commands[] = {
      "         the foreground unless --daemonize, stops on Ctrl-C or when idle\n"
      "  kill   stops a `server unix` session by name or socket path\n"
      "The trace is optional in http and unix modes: a client can load one.",
-     server_flags, shell_run_server},
+     server_flags, tp_shell_run_server},
     {"export", "Export the contents of Trace Processor.", "<format> -o FILE <trace_file>",
      "Loads a trace and exports it:\n"
      "  sqlite     a SQLite database file: every table, and every view as a\n"
      "             table, with Perfetto's names (opens in sqlite3, DuckDB, ...)\n"
      "  arrow_tar  (not in tracebox)\n"
      "  perfetto   (not in tracebox)",
-     export_flags, shell_run_export},
+     export_flags, tp_shell_run_export},
     {"metrics", "Run v1 metrics (deprecated; use 'summarize --metrics-v2').", "<trace_file>",
      "Runs v1 metrics (--run NAMES). Not in tracebox: there is no metrics\n"
      "engine; the command says so and fails.",
-     metrics_flags, shell_run_metrics},
+     metrics_flags, tp_shell_run_metrics},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
 /* ---- small helpers ------------------------------------------------------------ */
 
-void shell_error(const char *fmt, ...)
+void tp_shell_error(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -250,14 +250,14 @@ void shell_error(const char *fmt, ...)
 	va_end(ap);
 }
 
-int64_t shell_now_ns(void)
+int64_t tp_shell_now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-void shell_opts_release(struct shell_opts *o)
+void tp_shell_opts_release(struct shell_opts *o)
 {
 	vec_release(&o->dev_flags);
 	vec_release(&o->add_packages);
@@ -268,16 +268,16 @@ void shell_opts_release(struct shell_opts *o)
 	vec_release(&o->pos);
 }
 
-const char *shell_trace_arg(const struct shell_opts *o, const char *cmd)
+const char *tp_shell_trace_arg(const struct shell_opts *o, const char *cmd)
 {
 	if (o->pos.len == 0) {
-		shell_error("%s: trace file is required", cmd);
+		tp_shell_error("%s: trace file is required", cmd);
 		return NULL;
 	}
 	return o->pos.data[0];
 }
 
-int shell_reject_extra(const struct shell_opts *o, const char *cmd, size_t max, const char *hint)
+int tp_shell_reject_extra(const struct shell_opts *o, const char *cmd, size_t max, const char *hint)
 {
 	if (o->pos.len <= max)
 		return 0;
@@ -291,7 +291,7 @@ int shell_reject_extra(const struct shell_opts *o, const char *cmd, size_t max, 
 	return -1;
 }
 
-char *shell_read_file(const char *path, size_t *len)
+char *tp_shell_read_file(const char *path, size_t *len)
 {
 	int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -523,7 +523,7 @@ static int apply_flag(struct shell_opts *o, enum shell_flag_id id, const char *v
 		errno = 0;
 		unsigned long long n = strtoull(v, &end, 10);
 		if (errno || end == v || *end || *v == '-') {
-			shell_error("--metatrace-buffer-capacity: '%s' is not a count", v);
+			tp_shell_error("--metatrace-buffer-capacity: '%s' is not a count", v);
 			return -1;
 		}
 		o->metatrace_capacity = n;
@@ -624,11 +624,11 @@ static int parse_command(const struct shell_cmd *cmd, int argc, char **argv, str
 		if (c == '?' || c == ':') {
 			const char *what = argv[optind - 1];
 			if (c == ':')
-				shell_error("option '%s' needs a value", what);
+				tp_shell_error("option '%s' needs a value", what);
 			else if (optopt && optopt < 256)
-				shell_error("%s: unrecognized option '-%c'", cmd->name, optopt);
+				tp_shell_error("%s: unrecognized option '-%c'", cmd->name, optopt);
 			else
-				shell_error("%s: unrecognized option '%s'", cmd->name, what);
+				tp_shell_error("%s: unrecognized option '%s'", cmd->name, what);
 			rc = -1;
 			break;
 		}
@@ -843,7 +843,7 @@ static const struct shell_cmd *parse_classic(int argc, char **argv, struct shell
 		return NULL;
 	}
 	if (summary && run_metrics) {
-		shell_error("Cannot specify both metrics v1 and trace summarization");
+		tp_shell_error("Cannot specify both metrics v1 and trace summarization");
 		return NULL;
 	}
 	const char *trace = NULL;
@@ -866,7 +866,7 @@ static const struct shell_cmd *parse_classic(int argc, char **argv, struct shell
 		o->post_query = o->query_file;
 	} else if (export_file) {
 		if (o->query_file) {
-			shell_error("Cannot combine -e (export) with -q (query). Use the 'export' "
+			tp_shell_error("Cannot combine -e (export) with -q (query). Use the 'export' "
 				    "subcommand directly.");
 			return NULL;
 		}
@@ -909,7 +909,7 @@ int trace_processor_shell_main(int argc, char **argv)
 				print_command_usage(stdout, PROG, cmd);
 				status = 0;
 			} else {
-				shell_error("Unknown command '%s'.", argv[i + 1]);
+				tp_shell_error("Unknown command '%s'.", argv[i + 1]);
 			}
 			goto out;
 		}
@@ -952,17 +952,17 @@ int trace_processor_shell_main(int argc, char **argv)
 			goto out;
 	}
 	if (o.metric_extensions.len && cmd != find_command("metrics")) {
-		shell_error("--metric-extension: v1 metrics are not implemented in tracebox");
+		tp_shell_error("--metric-extension: v1 metrics are not implemented in tracebox");
 		goto out;
 	}
-	if (shell_metatrace_start(&o) < 0)
+	if (tp_shell_metatrace_start(&o) < 0)
 		goto out;
 	status = cmd->run(&o);
-	if (shell_metatrace_write() < 0)
+	if (tp_shell_metatrace_write() < 0)
 		status = 1;
 out:
 	fflush(stdout);
-	shell_opts_release(&o);
+	tp_shell_opts_release(&o);
 	tb_free(args);
 	return status;
 }
@@ -979,13 +979,13 @@ static int check_files_dir(const char *root, const char *rel, int depth)
 	snprintf(path, sizeof path, "%s%s%s", root, *rel ? "/" : "", rel);
 	struct stat st;
 	if (stat(path, &st) != 0) {
-		shell_error("--register-files-dir: cannot read '%s': %s", path, strerror(errno));
+		tp_shell_error("--register-files-dir: cannot read '%s': %s", path, strerror(errno));
 		return -1;
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
-			shell_error("--register-files-dir: cannot read '%s': %s", path,
+			tp_shell_error("--register-files-dir: cannot read '%s': %s", path,
 				    strerror(errno));
 			return -1;
 		}
@@ -993,12 +993,12 @@ static int check_files_dir(const char *root, const char *rel, int depth)
 		return 0;
 	}
 	if (depth > 32) {
-		shell_error("--register-files-dir: '%s' is nested too deeply", path);
+		tp_shell_error("--register-files-dir: '%s' is nested too deeply", path);
 		return -1;
 	}
 	DIR *d = opendir(path);
 	if (!d) {
-		shell_error("--register-files-dir: cannot read '%s': %s", path, strerror(errno));
+		tp_shell_error("--register-files-dir: cannot read '%s': %s", path, strerror(errno));
 		return -1;
 	}
 	int rc = 0;
@@ -1022,7 +1022,7 @@ static int check_dev_flags(const struct shell_opts *o)
 		const char *f = o->dev_flags.data[i];
 		const char *eq = strchr(f, '=');
 		if (!eq || strchr(eq + 1, '=')) {
-			shell_error("Ignoring unknown dev flag format %s", f);
+			tp_shell_error("Ignoring unknown dev flag format %s", f);
 			continue;
 		}
 		if (!o->dev)
@@ -1038,7 +1038,7 @@ static int check_dev_flags(const struct shell_opts *o)
 					*semi = '\0';
 				struct stat st;
 				if (*p && stat(p, &st) != 0) {
-					shell_error("File %s does not exist", p);
+					tp_shell_error("File %s does not exist", p);
 					tb_free(save);
 					return -1;
 				}
@@ -1046,13 +1046,13 @@ static int check_dev_flags(const struct shell_opts *o)
 			}
 			tb_free(save);
 		}
-		shell_error("--dev-flag %.*s: not used by tracebox's trace processor", (int)(eq - f),
+		tp_shell_error("--dev-flag %.*s: not used by tracebox's trace processor", (int)(eq - f),
 			    f);
 	}
 	return 0;
 }
 
-int shell_config_build(const struct shell_opts *o, struct shell_config *sc)
+int tp_shell_config_build(const struct shell_opts *o, struct shell_config *sc)
 {
 	memset(sc, 0, sizeof *sc);
 	sc->cfg = (struct tp_config){
@@ -1071,12 +1071,12 @@ int shell_config_build(const struct shell_opts *o, struct shell_config *sc)
 	char err[1024];
 	if (o->override_stdlib) {
 		if (!o->dev) {
-			shell_error("Overriding stdlib requires --dev flag");
+			tp_shell_error("Overriding stdlib requires --dev flag");
 			return -1;
 		}
 		if (tp_shell_stdlib_load(o->override_stdlib, &sc->pkgs, &sc->npkgs, err,
 					 sizeof err) < 0) {
-			shell_error("Couldn't override stdlib: %s", err);
+			tp_shell_error("Couldn't override stdlib: %s", err);
 			return -1;
 		}
 	}
@@ -1090,7 +1090,7 @@ int shell_config_build(const struct shell_opts *o, struct shell_config *sc)
 	int rc = 0;
 	for (size_t i = 0; i < nstd && rc == 0; i++) {
 		if (tp_register_sql_package(probe, &sc->pkgs[i].pkg, err, sizeof err) < 0) {
-			shell_error("Couldn't override stdlib: %s", err);
+			tp_shell_error("Couldn't override stdlib: %s", err);
 			rc = -1;
 		}
 	}
@@ -1099,7 +1099,7 @@ int shell_config_build(const struct shell_opts *o, struct shell_config *sc)
 		const char *arg = override ? o->override_packages.data[i - nstd]
 					   : o->add_packages.data[i - nstd - o->override_packages.len];
 		if (tp_shell_package_load(&sc->pkgs[i], arg, override, err, sizeof err) < 0) {
-			shell_error("%s: %s",
+			tp_shell_error("%s: %s",
 				    override ? "Couldn't override stdlib package" : "Couldn't add SQL package",
 				    err);
 			rc = -1;
@@ -1107,7 +1107,7 @@ int shell_config_build(const struct shell_opts *o, struct shell_config *sc)
 		}
 		sc->npkgs = i + 1;
 		if (tp_register_sql_package(probe, &sc->pkgs[i].pkg, err, sizeof err) < 0) {
-			shell_error("%s: %s",
+			tp_shell_error("%s: %s",
 				    override ? "Couldn't override stdlib package" : "Couldn't add SQL package",
 				    err);
 			rc = -1;
@@ -1122,7 +1122,7 @@ int shell_config_build(const struct shell_opts *o, struct shell_config *sc)
 	return rc;
 }
 
-void shell_config_release(struct shell_config *sc)
+void tp_shell_config_release(struct shell_config *sc)
 {
 	for (size_t i = 0; i < sc->npkgs; i++)
 		tp_shell_package_release(&sc->pkgs[i]);
@@ -1150,7 +1150,7 @@ static int loader_feed(void *ctx, const uint8_t *p, size_t n)
 		l->parse_failed = true;
 		return -1;
 	}
-	int64_t t = shell_now_ns();
+	int64_t t = tp_shell_now_ns();
 	if (l->tty && t - l->last_progress > 250000000) {
 		fprintf(stderr, "\rLoading trace: %.2f MB (%.1f MB/s)", (double)l->total / 1e6,
 			(double)l->total / 1e6 / ((double)(t - l->start) / 1e9));
@@ -1168,7 +1168,7 @@ static int load_fd(struct loader *l, int fd, const char *path)
 	bool map = !no_mmap || strcmp(no_mmap, "1") != 0;
 	int rc = tb_feed_fd(fd, READ_CHUNK, map, loader_feed, l);
 	if (rc < 0 && !l->parse_failed)
-		shell_error("cannot read '%s': %s", path, strerror(-rc));
+		tp_shell_error("cannot read '%s': %s", path, strerror(-rc));
 	return rc < 0 ? -1 : 0;
 }
 
@@ -1185,14 +1185,14 @@ static void symbolize_at_load(struct tp *tp)
 	if (!paths || !*paths)
 		return;
 	if (strcmp(tp_trace_type(tp), "proto") != 0) {
-		shell_error("skipping symbolization for non-proto trace");
+		tp_shell_error("skipping symbolization for non-proto trace");
 		return;
 	}
 	if (tp_symbolize(tp, &o, &res) < 0)
 		return;
 	tp_symbolize_apply(tp, res.packets, res.len);
 	if (res.frames_failed)
-		shell_error("%u frames from %u mappings could not be symbolized", res.frames_failed,
+		tp_shell_error("%u frames from %u mappings could not be symbolized", res.frames_failed,
 			    res.mappings_failed);
 	tp_symbolize_result_release(&res);
 }
@@ -1250,17 +1250,17 @@ static void print_health(struct tp *tp)
 	print_stats_section(tp, "Data losses", "severity = 'data_loss'");
 }
 
-struct tp *shell_load(const struct shell_opts *o, const struct shell_config *sc, const char *path,
+struct tp *tp_shell_load(const struct shell_opts *o, const struct shell_config *sc, const char *path,
 		      int64_t *load_ns)
 {
 	(void)o;
 	struct tp *tp = tp_new(&sc->cfg);
 	struct loader l = {.tp = tp, .tty = isatty(2)};
 	struct tb_err err = {0};
-	l.start = l.last_progress = shell_now_ns();
+	l.start = l.last_progress = tp_shell_now_ns();
 	int rc;
 	if (tp_error(tp)[0]) {
-		shell_error("%s", tp_error(tp));
+		tp_shell_error("%s", tp_error(tp));
 		tp_free(tp);
 		return NULL;
 	}
@@ -1270,7 +1270,7 @@ struct tp *shell_load(const struct shell_opts *o, const struct shell_config *sc,
 	} else {
 		int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
-			shell_error("cannot open '%s': %s", path, strerror(errno));
+			tp_shell_error("cannot open '%s': %s", path, strerror(errno));
 			tp_free(tp);
 			return NULL;
 		}
@@ -1281,21 +1281,21 @@ struct tp *shell_load(const struct shell_opts *o, const struct shell_config *sc,
 	if (l.tty && l.last_progress != l.start)
 		fputc('\n', stderr);
 	if (tb_err_is_set(&err))
-		shell_error("%s", err.msg);
+		tp_shell_error("%s", err.msg);
 	if (rc == 0 && tp_end_of_file(tp) < 0)
 		rc = -1;
 	if (rc < 0) {
 		if (tp_error(tp)[0])
-			shell_error("cannot load '%s': %s", path, tp_error(tp));
+			tp_shell_error("cannot load '%s': %s", path, tp_error(tp));
 		tp_free(tp);
 		return NULL;
 	}
 	symbolize_at_load(tp);
-	int64_t ns = shell_now_ns() - l.start;
+	int64_t ns = tp_shell_now_ns() - l.start;
 	double secs = (double)ns / 1e9;
 	fprintf(stderr, "Trace loaded: %.2f MB in %.2fs (%.1f MB/s)\n", (double)l.total / 1e6, secs,
 		secs > 0 ? (double)l.total / 1e6 / secs : 0.0);
-	shell_metatrace_slice("API_TIMELINE", "LOAD_TRACE", l.start, l.start + ns, NULL);
+	tp_shell_metatrace_slice("API_TIMELINE", "LOAD_TRACE", l.start, l.start + ns, NULL);
 	print_health(tp);
 	if (load_ns)
 		*load_ns = ns;

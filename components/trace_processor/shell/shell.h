@@ -138,7 +138,7 @@ struct shell_opts {
 	const char *argv0;
 };
 
-void shell_opts_release(struct shell_opts *o);
+void tp_shell_opts_release(struct shell_opts *o);
 
 /* ---- subcommands ------------------------------------------------------------- */
 
@@ -149,62 +149,62 @@ struct shell_cmd {
 	int (*run)(struct shell_opts *o);
 };
 
-int shell_run_query(struct shell_opts *o);
-int shell_run_interactive(struct shell_opts *o);
-int shell_run_metrics(struct shell_opts *o);
-int shell_run_summarize(struct shell_opts *o);
-int shell_run_server(struct shell_opts *o);
-int shell_run_export(struct shell_opts *o);
-int shell_run_convert(struct shell_opts *o);
-int shell_run_bundle(struct shell_opts *o);
-int shell_run_util(struct shell_opts *o);
+int tp_shell_run_query(struct shell_opts *o);
+int tp_shell_run_interactive(struct shell_opts *o);
+int tp_shell_run_metrics(struct shell_opts *o);
+int tp_shell_run_summarize(struct shell_opts *o);
+int tp_shell_run_server(struct shell_opts *o);
+int tp_shell_run_export(struct shell_opts *o);
+int tp_shell_run_convert(struct shell_opts *o);
+int tp_shell_run_bundle(struct shell_opts *o);
+int tp_shell_run_util(struct shell_opts *o);
 /* util merge (merge.c). */
-int shell_util_merge(struct shell_opts *o);
+int tp_shell_util_merge(struct shell_opts *o);
 /* query --remote ADDR (server.c): run sql on a warm session or server. */
-int shell_remote_query(struct shell_opts *o, const char *sql);
+int tp_shell_remote_query(struct shell_opts *o, const char *sql);
 
 /* ---- shared by the subcommands (shell.c) ------------------------------------ */
 
 /* Print "trace_processor_shell: " and the formatted message, a newline. */
-void shell_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void tp_shell_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The trace processor config the global flags ask for, with the SQL
  * packages of --add-sql-package & co. read and checked. Returns 0, or -1
- * after printing; release *cfg with shell_config_release either way. */
+ * after printing; release *cfg with tp_shell_config_release either way. */
 struct shell_config {
 	struct tp_config cfg;
 	struct tp_shell_package *pkgs; /* the directories read */
 	size_t npkgs;
 	struct tp_sql_package *list; /* cfg.packages */
 };
-int shell_config_build(const struct shell_opts *o, struct shell_config *sc);
-void shell_config_release(struct shell_config *sc);
+int tp_shell_config_build(const struct shell_opts *o, struct shell_config *sc);
+void tp_shell_config_release(struct shell_config *sc);
 
 /* A new trace processor for sc that has loaded path (a file, "-" for stdin,
  * or an http(s) URL) through tp_end_of_file, with the "Trace loaded" line
  * and the trace health summary on stderr. *load_ns (may be NULL) gets the
  * time it took. NULL after printing an error. */
-struct tp *shell_load(const struct shell_opts *o, const struct shell_config *sc, const char *path,
+struct tp *tp_shell_load(const struct shell_opts *o, const struct shell_config *sc, const char *path,
 		      int64_t *load_ns);
 
 /* Monotonic nanoseconds. */
-int64_t shell_now_ns(void);
+int64_t tp_shell_now_ns(void);
 
 /* The trace file argument: the first positional, or an error naming cmd. */
-const char *shell_trace_arg(const struct shell_opts *o, const char *cmd);
+const char *tp_shell_trace_arg(const struct shell_opts *o, const char *cmd);
 
 /* At most max positionals, else Perfetto's error (with hint, if not NULL). */
-int shell_reject_extra(const struct shell_opts *o, const char *cmd, size_t max, const char *hint);
+int tp_shell_reject_extra(const struct shell_opts *o, const char *cmd, size_t max, const char *hint);
 
 /* A whole file (or stdin for "-") as a NUL-terminated string, or NULL with
  * errno set. *len (may be NULL) gets its length. */
-char *shell_read_file(const char *path, size_t *len);
+char *tp_shell_read_file(const char *path, size_t *len);
 
 /* ---- query output (query.c) ------------------------------------------------- */
 
 /* Run every statement of sql, printing each result set as Perfetto's CSV.
  * Returns 0, or -1 after printing the error. */
-int shell_run_queries_csv(struct tp *tp, const char *sql, FILE *out);
+int tp_shell_run_queries_csv(struct tp *tp, const char *sql, FILE *out);
 
 /* ---- the interactive loop (interactive.c) ----------------------------------- */
 
@@ -215,15 +215,15 @@ int tp_shell_interactive(struct tp *tp, bool wide);
 /* ---- metatrace (metatrace.c) ------------------------------------------------- */
 
 /* -m FILE: the shell's own activity as a Perfetto trace (TrackEvent slices
- * on one track per category). Inactive unless shell_metatrace_start was
+ * on one track per category). Inactive unless tp_shell_metatrace_start was
  * called; every function is then cheap. */
-int shell_metatrace_start(const struct shell_opts *o);
+int tp_shell_metatrace_start(const struct shell_opts *o);
 /* A slice [begin_ns, end_ns) named name, in category cat ("QUERY_TIMELINE",
  * "API_TIMELINE", ...), with an optional "sql" argument. */
-void shell_metatrace_slice(const char *cat, const char *name, int64_t begin_ns, int64_t end_ns,
+void tp_shell_metatrace_slice(const char *cat, const char *name, int64_t begin_ns, int64_t end_ns,
 			   const char *sql);
 /* Write the file (if started). Returns 0, or -1 after printing. */
-int shell_metatrace_write(void);
+int tp_shell_metatrace_write(void);
 
 /* ---- SQL package directories (packages.c) ------------------------------------ */
 

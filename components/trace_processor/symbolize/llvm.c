@@ -70,32 +70,48 @@ static void find_versioned(const char *dir, char *best, size_t cap, long *best_v
 	closedir(d);
 }
 
-bool sym_llvm_locate(char *out, size_t cap)
+/* The next non-empty ':'-separated folder of *list (cut in place), or NULL
+ * at the end; *list moves past it. Empty entries are skipped. */
+static char *next_dir(char **list)
+{
+	char *dir = *list, *colon;
+	while (dir && *dir == ':')
+		dir++;
+	if (!dir || !*dir)
+		return *list = NULL;
+	colon = strchr(dir, ':');
+	if (colon)
+		*colon++ = '\0';
+	*list = colon;
+	return dir;
+}
+
+bool tp_sym_llvm_locate(char *out, size_t cap)
 {
 	const char *env = getenv("PATH");
-	char *path, *dir, *save = NULL;
+	char *path, *dir, *rest;
 	long ver = -1;
 	bool found = false;
 
 	if (!env || !*env)
 		return false;
-	path = tb_strdup(env);
-	for (dir = strtok_r(path, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
-		if (snprintf(out, cap, "%s/%s", *dir ? dir : ".", SYM_LLVM_NAME) < (int)cap &&
+	path = rest = tb_strdup(env);
+	while (!found && (dir = next_dir(&rest))) {
+		if (snprintf(out, cap, "%s/%s", dir, SYM_LLVM_NAME) < (int)cap &&
 		    access(out, X_OK) == 0)
 			found = true;
 	}
 	tb_free(path);
 	if (found)
 		return true;
-	path = tb_strdup(env);
-	for (dir = strtok_r(path, ":", &save); dir; dir = strtok_r(NULL, ":", &save))
-		find_versioned(*dir ? dir : ".", out, cap, &ver);
+	path = rest = tb_strdup(env);
+	while ((dir = next_dir(&rest)))
+		find_versioned(dir, out, cap, &ver);
 	tb_free(path);
 	return ver >= 0;
 }
 
-void sym_llvm_init(struct sym_llvm *l, const char *exe)
+void tp_sym_llvm_init(struct sym_llvm *l, const char *exe)
 {
 	memset(l, 0, sizeof *l);
 	l->fd = -1;
@@ -104,7 +120,7 @@ void sym_llvm_init(struct sym_llvm *l, const char *exe)
 		snprintf(l->exe, sizeof l->exe, "%s", exe);
 		l->enabled = true;
 	} else if (!exe) {
-		l->enabled = sym_llvm_locate(l->exe, sizeof l->exe);
+		l->enabled = tp_sym_llvm_locate(l->exe, sizeof l->exe);
 	}
 }
 
@@ -129,7 +145,7 @@ static void stop_child(struct sym_llvm *l, bool kill_it)
 	}
 }
 
-void sym_llvm_release(struct sym_llvm *l)
+void tp_sym_llvm_release(struct sym_llvm *l)
 {
 	stop_child(l, false);
 	l->enabled = false;
@@ -195,7 +211,7 @@ static ssize_t read_answer(struct sym_llvm *l)
 	}
 }
 
-bool sym_llvm_parse(const char *ans, size_t n, char *file, size_t cap, uint32_t *line)
+bool tp_sym_llvm_parse(const char *ans, size_t n, char *file, size_t cap, uint32_t *line)
 {
 	const char *nl = memchr(ans, '\n', n), *end = nl ? nl : ans + n, *col = NULL, *ln = NULL;
 	unsigned long v = 0;
@@ -228,7 +244,7 @@ bool sym_llvm_parse(const char *ans, size_t n, char *file, size_t cap, uint32_t 
 	return true;
 }
 
-int sym_llvm_lookup(struct sym_llvm *l, const char *elf, uint64_t addr, char *file,
+int tp_sym_llvm_lookup(struct sym_llvm *l, const char *elf, uint64_t addr, char *file,
 		    size_t cap, uint32_t *line)
 {
 	char q[PATH_MAX + 64];
@@ -258,7 +274,7 @@ int sym_llvm_lookup(struct sym_llvm *l, const char *elf, uint64_t addr, char *fi
 		sym_llvm_fail(l);
 		return -1;
 	}
-	bool ok = sym_llvm_parse(l->buf, (size_t)got, file, cap, line);
+	bool ok = tp_sym_llvm_parse(l->buf, (size_t)got, file, cap, line);
 	memmove(l->buf, l->buf + got, l->len - (size_t)got);
 	l->len -= (size_t)got;
 	return ok ? 0 : -1;

@@ -98,7 +98,7 @@ static uint32_t emit_module(struct tp *tp, struct pb_writer *w, uint32_t m, cons
 		unsigned line = pb_begin_nested(w, PB_F_AddressSymbols_lines);
 		pb_put_string(w, PB_F_Line_function_name,
 		              sym_demangle(fn, dem, sizeof dem) ? dem : fn);
-		if (sym_llvm_lookup(llvm, s->path, (uint64_t)pcs[i].rel_pc + corr, src, sizeof src,
+		if (tp_sym_llvm_lookup(llvm, s->path, (uint64_t)pcs[i].rel_pc + corr, src, sizeof src,
 				    &line_no) == 0) {
 			pb_put_string(w, PB_F_Line_source_file_name, src);
 			pb_put_uint32(w, PB_F_Line_line_number, line_no);
@@ -140,7 +140,7 @@ int tp_symbolize(struct tp *tp, const struct tp_symbolize_opts *o, struct tp_sym
 	sym_finder_init(&finder, o->binary_path, o->find_mode, o->no_system);
 	if (o->debug_root)
 		finder.debug_root = o->debug_root;
-	sym_llvm_init(&llvm, n ? o->llvm_symbolizer : "");
+	tp_sym_llvm_init(&llvm, n ? o->llvm_symbolizer : "");
 	pb_writer_init_growable(&w);
 	for (size_t i = 0, j; i < n; i = j) {
 		size_t uniq = 0;
@@ -165,7 +165,7 @@ int tp_symbolize(struct tp *tp, const struct tp_symbolize_opts *o, struct tp_sym
 		}
 	}
 	sym_finder_release(&finder);
-	sym_llvm_release(&llvm);
+	tp_sym_llvm_release(&llvm);
 	tb_free(v);
 	if (pb_writer_error(&w)) {
 		pb_writer_release(&w);

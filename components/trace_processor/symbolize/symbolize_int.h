@@ -27,20 +27,20 @@ struct sym_llvm {
 
 /* The path of llvm-symbolizer on PATH into out[cap] (else the highest
  * llvm-symbolizer-<N>). Returns false when there is none. */
-bool sym_llvm_locate(char *out, size_t cap);
+bool tp_sym_llvm_locate(char *out, size_t cap);
 /* exe: NULL to locate one on PATH, "" for none, else its path. Nothing is
  * started yet. */
-void sym_llvm_init(struct sym_llvm *l, const char *exe);
+void tp_sym_llvm_init(struct sym_llvm *l, const char *exe);
 /* End the child (EOF, then SIGKILL if it lingers) and reap it. */
-void sym_llvm_release(struct sym_llvm *l);
+void tp_sym_llvm_release(struct sym_llvm *l);
 /* Parse one answer ans[0, n): its first line "FILE:LINE:COLUMN" into
  * file[cap] (NUL-terminated) and *line. False for "??:0:0", line 0, or
  * anything else. */
-bool sym_llvm_parse(const char *ans, size_t n, char *file, size_t cap, uint32_t *line);
+bool tp_sym_llvm_parse(const char *ans, size_t n, char *file, size_t cap, uint32_t *line);
 /* Source file (into file[cap]) and line of file address addr in the ELF at
  * path elf. Returns 0, or -1 when unknown or when there is no usable
  * llvm-symbolizer (after a failure or a timeout none is asked again). */
-int sym_llvm_lookup(struct sym_llvm *l, const char *elf, uint64_t addr, char *file,
+int tp_sym_llvm_lookup(struct sym_llvm *l, const char *elf, uint64_t addr, char *file,
 		    size_t cap, uint32_t *line);
 
 #endif /* TB_TP_SYMBOLIZE_INT_H */

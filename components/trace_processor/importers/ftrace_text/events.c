@@ -132,13 +132,8 @@ static bool parse_int(const char *p, size_t n, int64_t *v)
 	}
 	if (n == 0 || n > 19)
 		return false;
-	uint64_t x = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (p[i] < '0' || p[i] > '9')
-			return false;
-		x = x * 10 + (uint64_t)(p[i] - '0');
-	}
-	if (x > (uint64_t)INT64_MAX)
+	uint64_t x;
+	if (tb_dec_prefix(p, n, &x) != n || x > (uint64_t)INT64_MAX)
 		return false;
 	*v = neg ? -(int64_t)x : (int64_t)x;
 	return true;
@@ -166,11 +161,8 @@ static bool fnum(const struct ft_fields *fs, const char *key, uint64_t *v)
 	uint64_t x = 0;
 	const char *d = p;
 	for (; p < e && *p != ' '; p++) {
-		int c = *p >= '0' && *p <= '9'   ? *p - '0'
-		        : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
-		        : *p >= 'A' && *p <= 'F' ? *p - 'A' + 10
-		                                 : 99;
-		if (c >= base || p - d >= 16)
+		int c = tb_hex_digit(*p);
+		if (c < 0 || c >= base || p - d >= 16)
 			return false;
 		x = x * (uint64_t)base + (uint64_t)c;
 	}
@@ -333,7 +325,7 @@ enum ft_kind {
 #undef FT_KIND_ENUM_
 };
 
-void ft_kinds_init(struct ftrace_text *ft)
+void tp_ft_kinds_init(struct ftrace_text *ft)
 {
 	static const char *const names[] = {NULL,
 #define FT_KIND_NAME_(e, s) s,
@@ -616,7 +608,7 @@ static bool handle(struct ftrace_text *ft, enum ft_kind kind, int64_t ts, uint32
 	}
 }
 
-void ft_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len, void *ctx)
+void tp_ft_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len, void *ctx)
 {
 	struct ftrace_text *ft = ctx;
 	struct ft_rec r;

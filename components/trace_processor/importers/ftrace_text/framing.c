@@ -101,11 +101,11 @@ static void html_line(struct ftrace_text *ft, const char *p, size_t n)
 			json_feed(ft, p, n);
 			return;
 		}
-		struct ft_line l;
-		if (p[i] == '#' || ft_line_tokenize(p, n, &l)) {
+		struct tp_ft_line l;
+		if (p[i] == '#' || tp_ft_line_tokenize(p, n, &l)) {
 			ft->mode = FT_HTML_TEXT;
 			ft->legacy_js = false;
-			ft_line(ft, p, n);
+			tp_ft_line(ft, p, n);
 			return;
 		}
 		ft->mode = FT_HTML_OTHER;
@@ -123,12 +123,12 @@ static void html_line(struct ftrace_text *ft, const char *p, size_t n)
 		if (end ||
 		    (ft->legacy_js && n && contains(p, n, "\";") && !contains(p, n, "\\n\\"))) {
 			if (ft->legacy_js && !end)
-				ft_line(ft, p, n);
+				tp_ft_line(ft, p, n);
 			ft->mode = FT_HTML;
 			ft->legacy_js = false;
 			return;
 		}
-		ft_line(ft, p, n);
+		tp_ft_line(ft, p, n);
 		return;
 	case FT_HTML_OTHER:
 		if (end)
@@ -142,7 +142,7 @@ static void html_line(struct ftrace_text *ft, const char *p, size_t n)
 static void feed_line(struct ftrace_text *ft, const char *p, size_t n)
 {
 	if (ft->mode == FT_TEXT)
-		ft_line(ft, p, n);
+		tp_ft_line(ft, p, n);
 	else
 		html_line(ft, p, n);
 }
@@ -162,7 +162,7 @@ static bool starts_with_nocase(const char *p, size_t n, const char *s)
 	return true;
 }
 
-bool ft_is_html(const char *p, size_t n)
+bool tp_ft_is_html(const char *p, size_t n)
 {
 	size_t i = 0;
 	while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
@@ -175,7 +175,7 @@ bool ft_is_html(const char *p, size_t n)
  * "TRACE:\n" marker and what precedes it). */
 static size_t start(struct ftrace_text *ft, const char *p, size_t n)
 {
-	if (ft_is_html(p, n)) {
+	if (tp_ft_is_html(p, n)) {
 		ft->mode = FT_HTML;
 		return 0;
 	}
@@ -194,7 +194,7 @@ static size_t start(struct ftrace_text *ft, const char *p, size_t n)
 	return 0;
 }
 
-void ft_feed(struct ftrace_text *ft, const char *p, size_t n)
+void tp_ft_feed(struct ftrace_text *ft, const char *p, size_t n)
 {
 	const char *e = p + n;
 	if (ft->mode == FT_START) {
@@ -250,19 +250,19 @@ static void inflate_body(struct ftrace_text *ft)
 	ft->mode = FT_START;
 	ft->depth++;
 	if (ft->depth == 1) {
-		ft_feed(ft, (const char *)out, out_len);
+		tp_ft_feed(ft, (const char *)out, out_len);
 		if (ft->mode == FT_ZLIB) { /* compressed again: not read, counted */
 			tp_stat_inc(ft->tp, TP_STAT_compressed_packets_failure);
 			vec_release(&ft->zbuf);
 			ft->zbuf_too_long = false;
 			ft->mode = FT_TEXT;
 		}
-		ft_feed_end(ft);
+		tp_ft_feed_end(ft);
 	}
 	tb_free(out);
 }
 
-void ft_feed_end(struct ftrace_text *ft)
+void tp_ft_feed_end(struct ftrace_text *ft)
 {
 	if (ft->mode == FT_ZLIB) {
 		inflate_body(ft);

@@ -3,7 +3,7 @@
  *
  *   framing.c   chunks -> lines: HTML sections, the "TRACE:" marker and its
  *               zlib form, JSON blocks of an HTML trace, escaped line ends
- *   line.c      one line -> struct ft_line (task, pid, tgid, cpu, ts, event,
+ *   line.c      one line -> struct tp_ft_line (task, pid, tgid, cpu, ts, event,
  *               payload), pushed to the sorter
  *   events.c    sorted records -> model: payload fields, per-event handlers
  *   importer.c  sniffing and the struct tp_importer_ops glue
@@ -22,7 +22,7 @@
 #define FT_MAX_FIELDS 64 /* key=value fields of one payload */
 
 /* One tokenized event line; pointers into the line. */
-struct ft_line {
+struct tp_ft_line {
 	const char *task;
 	size_t task_len;
 	int64_t pid;
@@ -34,7 +34,7 @@ struct ft_line {
 };
 
 /* Split an event line; false if it is not one. */
-bool ft_line_tokenize(const char *p, size_t n, struct ft_line *l);
+bool tp_ft_line_tokenize(const char *p, size_t n, struct tp_ft_line *l);
 
 /* The sorter record of a line: this header, then task, event and payload
  * bytes. */
@@ -78,14 +78,14 @@ struct ftrace_text {
 };
 
 /* Framing (framing.c). Does the text start an HTML document? */
-bool ft_is_html(const char *p, size_t n);
-void ft_feed(struct ftrace_text *ft, const char *p, size_t n);
-void ft_feed_end(struct ftrace_text *ft);
+bool tp_ft_is_html(const char *p, size_t n);
+void tp_ft_feed(struct ftrace_text *ft, const char *p, size_t n);
+void tp_ft_feed_end(struct ftrace_text *ft);
 /* One complete line (no '\n'): tokenize and push it (line.c). */
-void ft_line(struct ftrace_text *ft, const char *p, size_t n);
+void tp_ft_line(struct ftrace_text *ft, const char *p, size_t n);
 /* Fill ft->kinds (events.c). */
-void ft_kinds_init(struct ftrace_text *ft);
+void tp_ft_kinds_init(struct ftrace_text *ft);
 /* The sorter callback (events.c). */
-void ft_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len, void *ctx);
+void tp_ft_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len, void *ctx);
 
 #endif /* TB_TP_FTRACE_TEXT_INT_H */

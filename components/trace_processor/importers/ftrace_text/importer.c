@@ -13,7 +13,7 @@
 
 #include <string.h>
 
-struct ftrace_text *ftrace_text_new(struct tp *tp)
+struct ftrace_text *tp_ftrace_text_new(struct tp *tp)
 {
 	struct ftrace_text *ft = tb_calloc(1, sizeof *ft);
 	ft->tp = tp;
@@ -21,7 +21,7 @@ struct ftrace_text *ftrace_text_new(struct tp *tp)
 	ft->mode = FT_START;
 	tp_ftrace_init(tp, &ft->model);
 	hmap_init(&ft->kinds);
-	ft_kinds_init(ft);
+	tp_ft_kinds_init(ft);
 	ft->unknown_task = tp_intern_cstr(tp, "<...>");
 	ft->str_cpufreq = tp_intern_cstr(tp, "cpufreq");
 	ft->str_cpuidle = tp_intern_cstr(tp, "cpuidle");
@@ -29,23 +29,23 @@ struct ftrace_text *ftrace_text_new(struct tp *tp)
 	return ft;
 }
 
-void ftrace_text_parse_chunk(struct ftrace_text *ft, const char *p, size_t n)
+void tp_ftrace_text_parse_chunk(struct ftrace_text *ft, const char *p, size_t n)
 {
 	struct tp *tp = ft->tp;
-	ft_feed(ft, p, n);
+	tp_ft_feed(ft, p, n);
 	if (!tp->cfg.full_sort && tp_sorter_want_extract(ft->sorter))
-		tp_sorter_extract(ft->sorter, tp, ft_on_sorted, ft);
+		tp_sorter_extract(ft->sorter, tp, tp_ft_on_sorted, ft);
 }
 
-void ftrace_text_end(struct ftrace_text *ft)
+void tp_ftrace_text_end(struct ftrace_text *ft)
 {
-	ft_feed_end(ft);
-	tp_sorter_flush(ft->sorter, ft->tp, ft_on_sorted, ft);
+	tp_ft_feed_end(ft);
+	tp_sorter_flush(ft->sorter, ft->tp, tp_ft_on_sorted, ft);
 	if (ft->json)
 		tp_json_importer.eof(ft->json);
 }
 
-void ftrace_text_free(struct ftrace_text *ft)
+void tp_ftrace_text_free(struct ftrace_text *ft)
 {
 	if (!ft)
 		return;
@@ -87,7 +87,7 @@ static bool ftrace_text_sniff(const uint8_t *up, size_t n)
 		return false;
 	if (has(p, n, "# tracer") || has(p, n, "TRACE:\n") || has(p, n, "TRACE:\r\n"))
 		return true;
-	if (ft_is_html(p, n) || (n >= 5 && memcmp(p, "cpus=", 5) == 0) ||
+	if (tp_ft_is_html(p, n) || (n >= 5 && memcmp(p, "cpus=", 5) == 0) ||
 	    (n >= 10 && memcmp(p, "version = ", 10) == 0))
 		return true;
 	/* Else the first complete lines that are not comments: one must be an
@@ -102,8 +102,8 @@ static bool ftrace_text_sniff(const uint8_t *up, size_t n)
 		while (j < len && (p[j] == ' ' || p[j] == '\t' || p[j] == '\r'))
 			j++;
 		if (j < len && p[j] != '#') {
-			struct ft_line l;
-			if (ft_line_tokenize(p, len, &l))
+			struct tp_ft_line l;
+			if (tp_ft_line_tokenize(p, len, &l))
 				return true;
 			tried++;
 		}
@@ -115,24 +115,24 @@ static bool ftrace_text_sniff(const uint8_t *up, size_t n)
 static struct tp_importer *ftrace_text_create(struct tp *tp)
 {
 	tp_thread_name_idle(tp);
-	return (struct tp_importer *)(void *)ftrace_text_new(tp);
+	return (struct tp_importer *)(void *)tp_ftrace_text_new(tp);
 }
 
 static int ftrace_text_parse(struct tp_importer *imp, const uint8_t *p, size_t n)
 {
-	ftrace_text_parse_chunk((struct ftrace_text *)(void *)imp, (const char *)p, n);
+	tp_ftrace_text_parse_chunk((struct ftrace_text *)(void *)imp, (const char *)p, n);
 	return 0;
 }
 
 static int ftrace_text_eof(struct tp_importer *imp)
 {
-	ftrace_text_end((struct ftrace_text *)(void *)imp);
+	tp_ftrace_text_end((struct ftrace_text *)(void *)imp);
 	return 0;
 }
 
 static void ftrace_text_destroy(struct tp_importer *imp)
 {
-	ftrace_text_free((struct ftrace_text *)(void *)imp);
+	tp_ftrace_text_free((struct ftrace_text *)(void *)imp);
 }
 
 const struct tp_importer_ops tp_ftrace_text_importer = {

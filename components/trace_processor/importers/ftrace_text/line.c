@@ -1,5 +1,5 @@
 /*
- * One ftrace text line -> struct ft_line, pushed to the sorter.
+ * One ftrace text line -> struct tp_ft_line, pushed to the sorter.
  *
  * The line layouts (the task name may hold any character, '-' included, so
  * the line is matched from each '-' in turn and the first match wins; what
@@ -95,7 +95,7 @@ static bool seconds(const char *t, const char *dot, const char *e, double *out)
 }
 
 /* `(\d+\.\d+):\s+(\S+):` at q. */
-static bool match_ts_event(const char *q, const char *e, struct ft_line *l)
+static bool match_ts_event(const char *q, const char *e, struct tp_ft_line *l)
 {
 	const char *t = q;
 	while (q < e && is_digit(*q))
@@ -136,7 +136,7 @@ static bool match_ts_event(const char *q, const char *e, struct ft_line *l)
 
 /* After "]": `\s*([a-zA-Z.]{3}[0-9a-f.]{1,2}\s*)?` then the timestamp, the
  * optional group tried greedily first as a regex engine would. */
-static bool match_after_cpu(const char *q, const char *e, struct ft_line *l)
+static bool match_after_cpu(const char *q, const char *e, struct tp_ft_line *l)
 {
 	q = skip_space(q, e);
 	if (e - q >= 4 && is_alpha_dot(q[0]) && is_alpha_dot(q[1]) && is_alpha_dot(q[2])) {
@@ -163,7 +163,7 @@ static const char *number(const char *q, const char *e, int64_t *v)
 }
 
 /* "-PID" and whitespace, from the '-' at q: what follows, or NULL. */
-static const char *match_pid(const char *q, const char *e, struct ft_line *l)
+static const char *match_pid(const char *q, const char *e, struct tp_ft_line *l)
 {
 	q = number(q + 1, e, &l->pid);
 	if (!q || q == e || !is_space(*q))
@@ -172,7 +172,7 @@ static const char *match_pid(const char *q, const char *e, struct ft_line *l)
 }
 
 /* The bracketed-cpu layouts, from the '-' at q. */
-static bool match_at(const char *q, const char *e, struct ft_line *l)
+static bool match_at(const char *q, const char *e, struct tp_ft_line *l)
 {
 	if (!(q = match_pid(q, e, l)))
 		return false;
@@ -201,7 +201,7 @@ static bool match_at(const char *q, const char *e, struct ft_line *l)
 }
 
 /* trace-cmd report -l: "TASK-PID CPUFLAGS TS: EVENT:", from the '-' at q. */
-static bool match_latency_at(const char *q, const char *e, struct ft_line *l)
+static bool match_latency_at(const char *q, const char *e, struct tp_ft_line *l)
 {
 	int64_t cpu;
 	if (!(q = match_pid(q, e, l)) || !(q = number(q, e, &cpu)) || cpu >= FT_MAX_CPU || q == e ||
@@ -216,7 +216,7 @@ static bool match_latency_at(const char *q, const char *e, struct ft_line *l)
 	return match_ts_event(skip_space(q, e), e, l);
 }
 
-static void set_task(const char *p, const char *dash, struct ft_line *l)
+static void set_task(const char *p, const char *dash, struct tp_ft_line *l)
 {
 	const char *s = p, *t = dash;
 	while (s < t && is_space(*s))
@@ -227,7 +227,7 @@ static void set_task(const char *p, const char *dash, struct ft_line *l)
 	l->task_len = (size_t)(t - s);
 }
 
-bool ft_line_tokenize(const char *p, size_t n, struct ft_line *l)
+bool tp_ft_line_tokenize(const char *p, size_t n, struct tp_ft_line *l)
 {
 	const char *e = p + n;
 	for (int pass = 0; pass < 2; pass++) {
@@ -253,7 +253,7 @@ static bool is_header(const char *p, size_t n)
 	return false;
 }
 
-void ft_line(struct ftrace_text *ft, const char *p, size_t n)
+void tp_ft_line(struct ftrace_text *ft, const char *p, size_t n)
 {
 	struct tp *tp = ft->tp;
 	while (n && is_space(p[n - 1]))
@@ -270,8 +270,8 @@ void ft_line(struct ftrace_text *ft, const char *p, size_t n)
 		i++;
 	if (i == n || p[i] == '#')
 		return;
-	struct ft_line l;
-	if (!ft_line_tokenize(p, n, &l)) {
+	struct tp_ft_line l;
+	if (!tp_ft_line_tokenize(p, n, &l)) {
 		if (!is_header(p + i, n - i))
 			tp_stat_inc(tp, TP_STAT_systrace_parse_failure);
 		return;

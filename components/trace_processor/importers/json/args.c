@@ -4,9 +4,9 @@
  * elements get "[i]" appended to `key` only (flat_key keeps the array's
  * key), nulls are skipped, and leaves are stored as int (integral numbers),
  * real (other numbers), string or bool. The tokenizer encodes them as
- * compact rows in the same pass that reads the event (json_args_encode);
+ * compact rows in the same pass that reads the event (tp_json_args_encode);
  * the parser turns the rows into a builder when it commits the event's
- * slice (json_args_decode). Also the top-level "metadata" object of a
+ * slice (tp_json_args_decode). Also the top-level "metadata" object of a
  * trace, stored as json_metadata.<key> metadata rows.
  */
 #include "json_int.h"
@@ -141,7 +141,7 @@ static inline const char *read_row(const char *p, struct tp_arg *a)
 	return p + (1u << wc);
 }
 
-void json_args_decode(const char *p, size_t n, struct tp_args_builder *b)
+void tp_json_args_decode(const char *p, size_t n, struct tp_args_builder *b)
 {
 	const char *end = p + n;
 	if (b->args.cap - b->args.len < n / 6)
@@ -152,7 +152,7 @@ void json_args_decode(const char *p, size_t n, struct tp_args_builder *b)
 	}
 }
 
-uint64_t json_args_decode_hash(const char *p, size_t n, struct tp_args_builder *b)
+uint64_t tp_json_args_decode_hash(const char *p, size_t n, struct tp_args_builder *b)
 {
 	const char *end = p + n;
 	uint64_t h = TP_ARGS_HASH_SEED;
@@ -210,7 +210,7 @@ add_leaf(struct tp *tp, struct json_args_ctx *c, struct json_buf *out, const cha
 		return q;
 	}
 	struct json_num num;
-	p = json_number(p, end, &num);
+	p = tp_json_number(p, end, &num);
 	if (!p)
 		return NULL;
 	if (!same)
@@ -237,7 +237,7 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json
 	char ch = *p;
 	if (ch == '{' || ch == '[') {
 		if (depth >= ARGS_MAX_DEPTH)
-			return json_skip_value(p, end);
+			return tp_json_skip_value(p, end);
 		bool obj = ch == '{';
 		uint32_t index = 0;
 		if (!obj && same) {
@@ -276,7 +276,7 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json
 				if (csame) {
 					ckid = child_key(tp, c, kid, k, kn);
 					if (memo && pos < JSON_KEY_MEMOS)
-						json_key_memo_set(&c->memo[pos], from, end, k, kn, ckid);
+						tp_json_key_memo_set(&c->memo[pos], from, end, k, kn, ckid);
 					pos++;
 				} else {
 					buf_put(&c->key, ".", 1);
@@ -291,7 +291,7 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json
 				if (*p == ']')
 					return p + 1;
 				if (*p == 'n') { /* null elements take no index */
-					p = json_skip_value(p, end);
+					p = tp_json_skip_value(p, end);
 					if (!p)
 						return NULL;
 					continue;
@@ -311,7 +311,7 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json
 	return add_leaf(tp, c, out, p, end, same, kid);
 }
 
-const char *json_args_encode(struct tp *tp, struct json_args_ctx *c, const char *p,
+const char *tp_json_args_encode(struct tp *tp, struct json_args_ctx *c, const char *p,
 			     const char *end, struct json_buf *out)
 {
 	if (!c->args_key)
@@ -324,7 +324,7 @@ const char *json_args_encode(struct tp *tp, struct json_args_ctx *c, const char 
 	return q;
 }
 
-void json_metadata_add(struct tp *tp, struct json_args_ctx *c, const char *p, const char *end)
+void tp_json_metadata_add(struct tp *tp, struct json_args_ctx *c, const char *p, const char *end)
 {
 	p = json_skip_ws(p, end);
 	if (p >= end || *p != '{')
@@ -352,7 +352,7 @@ void json_metadata_add(struct tp *tp, struct json_args_ctx *c, const char *p, co
 		}
 		if (*p == '-' || (*p >= '0' && *p <= '9')) {
 			struct json_num num;
-			const char *q = json_number(p, end, &num);
+			const char *q = tp_json_number(p, end, &num);
 			if (q && num.is_int) {
 				tp_metadata_set_int(tp, c->key.v.data, num.i);
 				p = q;
@@ -364,13 +364,13 @@ void json_metadata_add(struct tp *tp, struct json_args_ctx *c, const char *p, co
 			tp_metadata_set_int(tp, c->key.v.data, v);
 		}
 		/* Reals, objects and arrays have no metadata form: skipped. */
-		p = json_skip_value(p, end);
+		p = tp_json_skip_value(p, end);
 		if (!p)
 			return;
 	}
 }
 
-void json_args_ctx_release(struct json_args_ctx *c)
+void tp_json_args_ctx_release(struct json_args_ctx *c)
 {
 	vec_release(&c->flat.v);
 	vec_release(&c->key.v);
@@ -392,7 +392,7 @@ void tp_json_args_free(struct tp_json_args *j)
 {
 	if (!j)
 		return;
-	json_args_ctx_release(&j->c);
+	tp_json_args_ctx_release(&j->c);
 	tb_free(j);
 }
 
@@ -405,10 +405,10 @@ bool tp_json_args_add(struct tp *tp, struct tp_json_args *j, uint32_t key, const
 	c->args_key = key;
 	struct json_buf out = {VEC_INIT};
 	const char *end = text + n;
-	const char *q = json_args_encode(tp, c, text, end, &out);
+	const char *q = tp_json_args_encode(tp, c, text, end, &out);
 	bool ok = q && json_skip_ws(q, end) == end;
 	if (ok)
-		json_args_decode(out.v.data, out.v.len, b);
+		tp_json_args_decode(out.v.data, out.v.len, b);
 	vec_release(&out.v);
 	return ok;
 }

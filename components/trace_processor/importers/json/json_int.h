@@ -49,8 +49,8 @@
 
 /* One event as the tokenizer decoded it. Strings are pool ids (0 = absent
  * or empty). Times are ns; TP_NULL_I64 when absent or not a valid number.
- * The sorter holds it in the compact record form below (json_event_encode);
- * the parser gets it back with json_event_decode. */
+ * The sorter holds it in the compact record form below (tp_json_event_encode);
+ * the parser gets it back with tp_json_event_decode. */
 struct json_event {
 	int64_t ts, dur, tts, tdur;
 	int64_t pid, tid; /* valid when JSON_EV_PID / JSON_EV_TID */
@@ -66,7 +66,7 @@ struct json_event {
 	uint16_t flags;
 	char ph;
 	char scope; /* "s": 'g' 'p' 't', else 0 (none: the thread) */
-	/* With JSON_EV_ARGS_ROWS: the arg rows as json_args_encode made them
+	/* With JSON_EV_ARGS_ROWS: the arg rows as tp_json_args_encode made them
 	 * (phases whose args become args rows); else the raw JSON text of the
 	 * args value (C, M, T: read by their own rules at parse time). */
 	const char *args;
@@ -78,12 +78,12 @@ static inline const char *json_event_args(const struct json_event *e)
 }
 
 /* The sorter record of e and its args_len bytes of args: its size, and
- * written to out (json_event_size bytes). ts is not stored: the sorter
+ * written to out (tp_json_event_size bytes). ts is not stored: the sorter
  * keeps it. */
-size_t json_event_size(const struct json_event *e);
-void json_event_encode(const struct json_event *e, const char *args, char *out);
-/* Decode a record made by json_event_encode; e->args points into rec. */
-void json_event_decode(const void *rec, int64_t ts, struct json_event *e);
+size_t tp_json_event_size(const struct json_event *e);
+void tp_json_event_encode(const struct json_event *e, const char *args, char *out);
+/* Decode a record made by tp_json_event_encode; e->args points into rec. */
+void tp_json_event_decode(const void *rec, int64_t ts, struct json_event *e);
 
 /* ---- lex.c: helpers on complete JSON text ----------------------------- */
 
@@ -136,8 +136,8 @@ static inline const char *json_find_quote_or_bs(const char *p, const char *end)
 /* A string starting at p (which is '"'). On success returns the byte after
  * the closing quote and points *s and *n at the unescaped text: into the input
  * when it has no escapes, else into buf. NULL when malformed or cut off.
- * json_string_escaped is the general path, taken at the first backslash. */
-const char *json_string_escaped(const char *p, const char *end, struct json_buf *buf,
+ * tp_json_string_escaped is the general path, taken at the first backslash. */
+const char *tp_json_string_escaped(const char *p, const char *end, struct json_buf *buf,
 				const char **s, size_t *n);
 static inline const char *json_string(const char *p, const char *end, struct json_buf *buf,
 				      const char **s, size_t *n)
@@ -148,7 +148,7 @@ static inline const char *json_string(const char *p, const char *end, struct jso
 		*n = (size_t)(q - p - 1);
 		return q + 1;
 	}
-	return json_string_escaped(p, end, buf, s, n);
+	return tp_json_string_escaped(p, end, buf, s, n);
 }
 
 /* A number token: its extent, and whether it is integral. */
@@ -211,30 +211,30 @@ __attribute__((always_inline)) static inline const char *json_uint_fast(const ch
 	return p + n;
 }
 /* Parse a number at p. Returns the byte after it, NULL if not a number. */
-const char *json_number(const char *p, const char *end, struct json_num *out);
+const char *tp_json_number(const char *p, const char *end, struct json_num *out);
 
 /* Skip one value at p (after whitespace). Returns the byte after it or
  * NULL when malformed or cut off. depth bounds nesting. */
-const char *json_skip_value(const char *p, const char *end);
+const char *tp_json_skip_value(const char *p, const char *end);
 
 /* Perfetto's CoerceToTs: a JSON number (µs) to ns, integers exactly,
  * other numbers as the double Perfetto's json parser makes of their text
  * (not strtod's), whole ones exactly and others rounded to the nearest ns;
  * a string must be one number, all of it, converted the same way. false if
  * not a valid time. */
-bool json_number_to_ns(const struct json_num *num, int64_t *ns);
-bool json_string_to_ns(const char *s, size_t n, int64_t *ns);
+bool tp_json_number_to_ns(const struct json_num *num, int64_t *ns);
+bool tp_json_string_to_ns(const char *s, size_t n, int64_t *ns);
 /* Fast path for a JSON number at p that is a time: plain [-]digits[.digits]
- * (<= 18 digits each) -> ns as json_number_to_ns would, returning the byte
- * after it. NULL when the number has another shape (use json_number and
- * json_number_to_ns then). */
-const char *json_time_number(const char *p, const char *end, int64_t *ns);
+ * (<= 18 digits each) -> ns as tp_json_number_to_ns would, returning the byte
+ * after it. NULL when the number has another shape (use tp_json_number and
+ * tp_json_number_to_ns then). */
+const char *tp_json_time_number(const char *p, const char *end, int64_t *ns);
 
 /* strtod over the whole of s (Perfetto's CStringToDouble): false unless
  * every byte was consumed. */
-bool json_parse_double(const char *s, size_t n, double *out);
+bool tp_json_parse_double(const char *s, size_t n, double *out);
 /* strtoull base 10/16 over the whole of s. */
-bool json_parse_u64(const char *s, size_t n, int base, uint64_t *out);
+bool tp_json_parse_u64(const char *s, size_t n, int base, uint64_t *out);
 
 /* The next member of an object whose '{' was consumed: p is after it or
  * after the previous member's value. Returns the member's value (after
@@ -265,7 +265,7 @@ json_member(const char *p, const char *end, struct json_buf *buf, const char **k
 
 /* Find key in the object text [p, end) (top level only). Returns a pointer
  * to its value or NULL. */
-const char *json_object_find(const char *p, const char *end, const char *key,
+const char *tp_json_object_find(const char *p, const char *end, const char *key,
 			     struct json_buf *buf);
 
 /* Byte equality a word at a time (musl's memcmp goes byte by byte). */
@@ -295,7 +295,7 @@ struct json_icache {
 		uint32_t n, id; /* id 0 = empty */
 	} e[2048];
 };
-uint32_t json_intern_slow(struct tp *tp, struct json_icache *c, const char *s, size_t n);
+uint32_t tp_json_intern_slow(struct tp *tp, struct json_icache *c, const char *s, size_t n);
 
 /* Two words that, with n, identify the n <= 16 bytes at s exactly (they may
  * overlap); false when n > 16. */
@@ -332,7 +332,7 @@ static inline uint32_t json_intern(struct tp *tp, struct json_icache *c, const c
 	if (!n)
 		return 0;
 	if (!json_words(s, n, &a, &b))
-		return json_intern_slow(tp, c, s, n);
+		return tp_json_intern_slow(tp, c, s, n);
 	size_t i = (size_t)(json_words_hash(a, b, n) >> 53);
 	if (c->e[i].n == n && c->e[i].a == a && c->e[i].b == b && c->e[i].id)
 		return c->e[i].id;
@@ -378,7 +378,7 @@ static inline const char *json_key_memo_match(const struct json_key_memo *m, con
 /* Remember a member whose key text k (kn bytes, unescaped) was read from
  * the input after `from`: kept when `"key":` is there as is (not unescaped
  * into a buffer, no spaces before the colon) and fits 16 bytes. */
-void json_key_memo_set(struct json_key_memo *m, const char *from, const char *end, const char *k,
+void tp_json_key_memo_set(struct json_key_memo *m, const char *from, const char *end, const char *k,
 		       size_t kn, uint32_t id);
 
 /* ---- args.c --------------------------------------------------------------- */
@@ -403,23 +403,23 @@ struct json_args_ctx {
  * -> [i] in key only, nulls skipped, ints/reals/strings/bools typed. Keys and
  * strings are interned now. Returns the byte after the value, or NULL (and
  * out unchanged) when it is malformed or cut off. */
-const char *json_args_encode(struct tp *tp, struct json_args_ctx *c, const char *p,
+const char *tp_json_args_encode(struct tp *tp, struct json_args_ctx *c, const char *p,
 			     const char *end, struct json_buf *out);
-/* Append the n bytes of rows made by json_args_encode to b. */
-void json_args_decode(const char *rows, size_t n, struct tp_args_builder *b);
-/* json_args_decode, returning the tp_args_hash_add hash of the set the
+/* Append the n bytes of rows made by tp_json_args_encode to b. */
+void tp_json_args_decode(const char *rows, size_t n, struct tp_args_builder *b);
+/* tp_json_args_decode, returning the tp_args_hash_add hash of the set the
  * rows decode to (what tp_args_commit would compute). */
-uint64_t json_args_decode_hash(const char *rows, size_t n, struct tp_args_builder *b);
+uint64_t tp_json_args_decode_hash(const char *rows, size_t n, struct tp_args_builder *b);
 /* The top-level "metadata" object: json_metadata.<key> metadata rows. */
-void json_metadata_add(struct tp *tp, struct json_args_ctx *c, const char *p, const char *end);
-void json_args_ctx_release(struct json_args_ctx *c);
+void tp_json_metadata_add(struct tp *tp, struct json_args_ctx *c, const char *p, const char *end);
+void tp_json_args_ctx_release(struct json_args_ctx *c);
 
 /* ---- log.c ------------------------------------------------------------------ */
 
 struct json_log_chunk {
 	char *data; /* NULL once freed */
 	size_t used, cap;
-	uint32_t held; /* records handed out by json_log_next, not yet done */
+	uint32_t held; /* records handed out by tp_json_log_next, not yet done */
 };
 
 /* Records in ts order (each ts >= the one before), appended by the
@@ -430,44 +430,44 @@ struct json_log {
 	size_t n;        /* records appended */
 	size_t rchunk, roff, rindex; /* the reader: chunk, offset, records read */
 };
-void json_log_init(struct json_log *l);
-void json_log_release_all(struct json_log *l);
+void tp_json_log_init(struct json_log *l);
+void tp_json_log_release_all(struct json_log *l);
 /* Room for a record of len bytes with timestamp ts (>= last_ts), to be
  * written by the caller before the next call. */
-char *json_log_append(struct json_log *l, int64_t ts, size_t len);
+char *tp_json_log_append(struct json_log *l, int64_t ts, size_t len);
 /* The ts of the oldest unread record in *ts; false when all were read. */
-bool json_log_peek(struct json_log *l, int64_t *ts);
+bool tp_json_log_peek(struct json_log *l, int64_t *ts);
 /* The oldest unread record (NULL when none), its ts, length and chunk. It
- * stays valid until json_log_done(chunk) is called for it. */
-const char *json_log_next(struct json_log *l, int64_t *ts, size_t *len, uint32_t *chunk);
-void json_log_done(struct json_log *l, uint32_t chunk);
+ * stays valid until tp_json_log_done(chunk) is called for it. */
+const char *tp_json_log_next(struct json_log *l, int64_t *ts, size_t *len, uint32_t *chunk);
+void tp_json_log_done(struct json_log *l, uint32_t chunk);
 /* Records appended and not read yet. */
-size_t json_log_unread(const struct json_log *l);
+size_t tp_json_log_unread(const struct json_log *l);
 
 /* ---- tokenizer.c ----------------------------------------------------------- */
 
 struct json_tokenizer;
-struct json_tokenizer *json_tokenizer_new(struct tp *tp);
-void json_tokenizer_free(struct json_tokenizer *t);
+struct json_tokenizer *tp_json_tokenizer_new(struct tp *tp);
+void tp_json_tokenizer_free(struct json_tokenizer *t);
 /* Feed the next n bytes. An event not older than the newest logged goes to
  * the tokenizer's log, an older one to tp->sorter. Returns 0 or a negative
  * code after tp_fail() (input is not JSON at all). */
-int json_tokenizer_feed(struct json_tokenizer *t, const uint8_t *p, size_t n);
+int tp_json_tokenizer_feed(struct json_tokenizer *t, const uint8_t *p, size_t n);
 /* Whether the events at ts are re-ordered by Perfetto's slow comparator
  * (E first, then X longest first; see parser.c): an X was pushed and ts is
  * in the range Perfetto's sorter sorts (from the oldest ts pushed out of
  * order on). Elsewhere push order holds. Valid once all are pushed. */
-bool json_tokenizer_reorders(const struct json_tokenizer *t, int64_t ts);
+bool tp_json_tokenizer_reorders(const struct json_tokenizer *t, int64_t ts);
 /* The log of in-order events (read by the parser at end of file). */
-struct json_log *json_tokenizer_log(struct json_tokenizer *t);
+struct json_log *tp_json_tokenizer_log(struct json_tokenizer *t);
 /* The tokenizer's V8 profile sessions (for the parser's samples). */
-struct json_v8 *json_tokenizer_v8(struct json_tokenizer *t);
+struct json_v8 *tp_json_tokenizer_v8(struct json_tokenizer *t);
 
 /* ---- V8 CPU profiles ('P' events, v8.c) ---------------------------------- */
 
 struct json_v8;
-struct json_v8 *json_v8_new(void);
-void json_v8_free(struct json_v8 *v);
+struct json_v8 *tp_json_v8_new(void);
+void tp_json_v8_free(struct json_v8 *v);
 /* A sample of a 'P' event e at ts, of profile node `node`. */
 typedef void (*json_v8_sample_fn)(void *ctx, const struct json_event *e, int64_t ts,
 				  uint32_t node);
@@ -477,10 +477,10 @@ typedef void (*json_v8_sample_fn)(void *ctx, const struct json_event *e, int64_t
  * false when Perfetto would count json_tokenizer_failure (an id that is
  * not hex, samples and timeDeltas of different lengths, samples of a
  * session not started). */
-bool json_v8_event(struct json_v8 *v, struct tp *tp, const struct json_event *e, const char *args,
+bool tp_json_v8_event(struct json_v8 *v, struct tp *tp, const struct json_event *e, const char *args,
 		   const char *args_end, json_v8_sample_fn push, void *ctx);
 /* At parse time: the callsite row of node in session (id, pid), if any. */
-bool json_v8_sample_callsite(struct json_v8 *v, uint64_t id, int64_t pid, uint32_t node,
+bool tp_json_v8_sample_callsite(struct json_v8 *v, uint64_t id, int64_t pid, uint32_t node,
 			     uint32_t *callsite);
 /* A consumer of a top-level string value: `piece` gets its unescaped text
  * in order, in pieces of any size (valid only during the call), then `end`
@@ -492,10 +492,10 @@ struct json_text_sink {
 };
 /* The sink for the "systemTraceEvents" string (systrace text) of an object
  * trace; without one (the default) that value is skipped. */
-void json_tokenizer_set_system_trace_sink(struct json_tokenizer *t,
+void tp_json_tokenizer_set_system_trace_sink(struct json_tokenizer *t,
 					  const struct json_text_sink *sink);
 /* Decode one complete event object [p, end) and push it. Returns false when
  * the text is not a well-formed object. Exposed for the parser tests. */
-bool json_tokenizer_event(struct json_tokenizer *t, const char *p, const char *end);
+bool tp_json_tokenizer_event(struct json_tokenizer *t, const char *p, const char *end);
 
 #endif /* TB_TP_JSON_INT_H */

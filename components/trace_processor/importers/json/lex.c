@@ -14,7 +14,7 @@
 
 #define JSON_MAX_DEPTH 512
 
-uint32_t json_intern_slow(struct tp *tp, struct json_icache *c, const char *s, size_t n)
+uint32_t tp_json_intern_slow(struct tp *tp, struct json_icache *c, const char *s, size_t n)
 {
 	uint64_t h = tb_hash_bytes(s, n, 0x6a736f6e);
 	size_t i = (size_t)(h >> 53);
@@ -32,7 +32,7 @@ uint32_t json_intern_slow(struct tp *tp, struct json_icache *c, const char *s, s
 	return id;
 }
 
-void json_key_memo_set(struct json_key_memo *m, const char *from, const char *end, const char *k,
+void tp_json_key_memo_set(struct json_key_memo *m, const char *from, const char *end, const char *k,
 		       size_t kn, uint32_t id)
 {
 	uintptr_t at = (uintptr_t)k; /* outside [from, end): unescaped into a buffer */
@@ -48,24 +48,13 @@ void json_key_memo_set(struct json_key_memo *m, const char *from, const char *en
 	m->id = id;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static bool hex4(const char *p, const char *end, uint32_t *out)
 {
 	if (end - p < 4)
 		return false;
 	uint32_t v = 0;
 	for (int i = 0; i < 4; i++) {
-		int h = hexval(p[i]);
+		int h = tb_hex_digit(p[i]);
 		if (h < 0)
 			return false;
 		v = v << 4 | (uint32_t)h;
@@ -110,7 +99,7 @@ static void buf_append(struct json_buf *b, const char *s, size_t n)
 	b->v.len += n;
 }
 
-const char *json_string_escaped(const char *p, const char *end, struct json_buf *buf,
+const char *tp_json_string_escaped(const char *p, const char *end, struct json_buf *buf,
 				const char **s, size_t *n)
 {
 	const char *start = ++p;
@@ -172,7 +161,7 @@ static const double pow10_tab[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7
 				   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
 				   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
-bool json_parse_double(const char *s, size_t n, double *out)
+bool tp_json_parse_double(const char *s, size_t n, double *out)
 {
 	char tmp[128];
 	if (n == 0 || n >= sizeof tmp)
@@ -188,7 +177,7 @@ bool json_parse_double(const char *s, size_t n, double *out)
 	return true;
 }
 
-bool json_parse_u64(const char *s, size_t n, int base, uint64_t *out)
+bool tp_json_parse_u64(const char *s, size_t n, int base, uint64_t *out)
 {
 	char tmp[64];
 	if (n == 0 || n >= sizeof tmp)
@@ -247,7 +236,7 @@ static bool pf_double(const char *s, const char *end, double *out)
 	return true;
 }
 
-const char *json_number(const char *p, const char *end, struct json_num *out)
+const char *tp_json_number(const char *p, const char *end, struct json_num *out)
 {
 	const char *s = p;
 	bool neg = false, is_int = true, overflow = false;
@@ -317,7 +306,7 @@ static bool double_to_ns(double d, int64_t *ns)
 	return true;
 }
 
-const char *json_skip_value(const char *p, const char *end)
+const char *tp_json_skip_value(const char *p, const char *end)
 {
 	uint32_t depth = 0;
 	for (;;) {
@@ -361,7 +350,7 @@ const char *json_skip_value(const char *p, const char *end)
 			p += 5;
 		} else {
 			struct json_num num;
-			p = json_number(p, end, &num);
+			p = tp_json_number(p, end, &num);
 			if (!p)
 				return NULL;
 		}
@@ -370,7 +359,7 @@ const char *json_skip_value(const char *p, const char *end)
 	}
 }
 
-bool json_number_to_ns(const struct json_num *num, int64_t *ns)
+bool tp_json_number_to_ns(const struct json_num *num, int64_t *ns)
 {
 	if (num->is_int) {
 		*ns = (int64_t)((uint64_t)num->i * 1000u);
@@ -379,7 +368,7 @@ bool json_number_to_ns(const struct json_num *num, int64_t *ns)
 	return double_to_ns(num->d, ns);
 }
 
-const char *json_time_number(const char *p, const char *end, int64_t *ns)
+const char *tp_json_time_number(const char *p, const char *end, int64_t *ns)
 {
 	/* The usual [-]digits[.digits], up to 18 digits each, computed as
 	 * pf_double would without a second pass. */
@@ -412,7 +401,7 @@ const char *json_time_number(const char *p, const char *end, int64_t *ns)
 	return q;
 }
 
-bool json_string_to_ns(const char *s, size_t n, int64_t *ns)
+bool tp_json_string_to_ns(const char *s, size_t n, int64_t *ns)
 {
 	/* Perfetto parses the string's text as a JSON value: it must be one
 	 * number, all of it. */
@@ -422,13 +411,13 @@ bool json_string_to_ns(const char *s, size_t n, int64_t *ns)
 	size_t z = *s == '-';
 	if (z + 1 < n && s[z] == '0' && (unsigned)(s[z + 1] - '0') < 10)
 		return false; /* a leading zero: not a JSON number */
-	const char *q = json_number(s, s + n, &num);
+	const char *q = tp_json_number(s, s + n, &num);
 	if (q != s + n)
 		return false;
-	return json_number_to_ns(&num, ns);
+	return tp_json_number_to_ns(&num, ns);
 }
 
-const char *json_object_find(const char *p, const char *end, const char *key,
+const char *tp_json_object_find(const char *p, const char *end, const char *key,
 			     struct json_buf *buf)
 {
 	size_t klen = strlen(key);
@@ -445,7 +434,7 @@ const char *json_object_find(const char *p, const char *end, const char *key,
 			return NULL;
 		if (kn == klen && memcmp(k, key, klen) == 0)
 			return p;
-		p = json_skip_value(p, end);
+		p = tp_json_skip_value(p, end);
 		if (!p)
 			return NULL;
 	}

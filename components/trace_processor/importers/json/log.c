@@ -18,21 +18,21 @@
 #define CHUNK ((size_t)1 << 20)
 #define REC_HEAD 12
 
-void json_log_init(struct json_log *l)
+void tp_json_log_init(struct json_log *l)
 {
 	memset(l, 0, sizeof *l);
 	l->last_ts = INT64_MIN;
 }
 
-void json_log_release_all(struct json_log *l)
+void tp_json_log_release_all(struct json_log *l)
 {
 	for (size_t i = 0; i < l->chunks.len; i++)
 		tb_free(l->chunks.data[i].data);
 	vec_release(&l->chunks);
-	json_log_init(l);
+	tp_json_log_init(l);
 }
 
-char *json_log_append(struct json_log *l, int64_t ts, size_t len)
+char *tp_json_log_append(struct json_log *l, int64_t ts, size_t len)
 {
 	TB_CHECK(len <= UINT32_MAX && ts >= l->last_ts);
 	struct json_log_chunk *c = l->chunks.len ? vec_last(&l->chunks) : NULL;
@@ -65,7 +65,7 @@ static void maybe_free(struct json_log *l, size_t i)
 	}
 }
 
-bool json_log_peek(struct json_log *l, int64_t *ts)
+bool tp_json_log_peek(struct json_log *l, int64_t *ts)
 {
 	while (l->rchunk < l->chunks.len) {
 		struct json_log_chunk *c = &l->chunks.data[l->rchunk];
@@ -80,9 +80,9 @@ bool json_log_peek(struct json_log *l, int64_t *ts)
 	return false;
 }
 
-const char *json_log_next(struct json_log *l, int64_t *ts, size_t *len, uint32_t *chunk)
+const char *tp_json_log_next(struct json_log *l, int64_t *ts, size_t *len, uint32_t *chunk)
 {
-	if (!json_log_peek(l, ts))
+	if (!tp_json_log_peek(l, ts))
 		return NULL;
 	struct json_log_chunk *c = &l->chunks.data[l->rchunk];
 	uint32_t n;
@@ -96,14 +96,14 @@ const char *json_log_next(struct json_log *l, int64_t *ts, size_t *len, uint32_t
 	return rec;
 }
 
-void json_log_done(struct json_log *l, uint32_t chunk)
+void tp_json_log_done(struct json_log *l, uint32_t chunk)
 {
 	TB_CHECK(chunk < l->chunks.len && l->chunks.data[chunk].held);
 	l->chunks.data[chunk].held--;
 	maybe_free(l, chunk);
 }
 
-size_t json_log_unread(const struct json_log *l)
+size_t tp_json_log_unread(const struct json_log *l)
 {
 	return l->n - l->rindex;
 }

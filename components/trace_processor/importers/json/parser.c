@@ -100,7 +100,7 @@ static struct tp_args_builder *event_args(struct tp_importer *imp, const struct 
 		return e->decoded;
 	tp_args_begin(&imp->ab);
 	if (e->flags & JSON_EV_ARGS_ROWS)
-		json_args_decode(json_event_args(e), e->args_len, &imp->ab);
+		tp_json_args_decode(json_event_args(e), e->args_len, &imp->ab);
 	return &imp->ab;
 }
 
@@ -112,7 +112,7 @@ static const char *arg_value(struct tp_importer *imp, const struct json_event *e
 		return NULL;
 	const char *a = json_event_args(e);
 	*end = a + e->args_len;
-	const char *v = json_object_find(a, *end, key, &imp->sbuf);
+	const char *v = tp_json_object_find(a, *end, key, &imp->sbuf);
 	return v && v < *end ? v : NULL;
 }
 
@@ -334,16 +334,16 @@ static void parse_counter(struct tp_importer *imp, const struct json_event *e, u
 			p = json_string(p, end, &imp->args.key, &s, &n);
 			if (!p)
 				return;
-			ok = json_parse_double(s, n, &v);
+			ok = tp_json_parse_double(s, n, &v);
 		} else if (*p == '-' || (*p >= '0' && *p <= '9')) {
 			struct json_num num;
-			p = json_number(p, end, &num);
+			p = tp_json_number(p, end, &num);
 			if (!p)
 				return;
 			v = num.d;
 			ok = true;
 		} else {
-			p = json_skip_value(p, end);
+			p = tp_json_skip_value(p, end);
 			if (!p)
 				return;
 		}
@@ -483,7 +483,7 @@ static void parse_thread_state(struct tp_importer *imp, const struct json_event 
 				const char *s;
 				size_t n;
 				if ((is_cpu || is_io) && (*p == '-' || (*p >= '0' && *p <= '9'))) {
-					p = json_number(p, end, &num);
+					p = tp_json_number(p, end, &num);
 					if (p && num.is_int && is_cpu)
 						cpu = (int64_t)(uint32_t)num.i;
 					else if (p && num.is_int)
@@ -493,7 +493,7 @@ static void parse_thread_state(struct tp_importer *imp, const struct json_event 
 					if (p)
 						tp_set_thread_state_blocked_function(t, row, tp_intern(tp, s, n));
 				} else {
-					p = json_skip_value(p, end);
+					p = tp_json_skip_value(p, end);
 				}
 				if (!p)
 					break;
@@ -552,7 +552,7 @@ static void parse_metadata(struct tp_importer *imp, const struct json_event *e, 
 	struct json_num num;
 	if (!v)
 		return;
-	if (!json_number(v, end, &num) || (!num.is_int && !(num.d > -9.2e18 && num.d < 9.2e18))) {
+	if (!tp_json_number(v, end, &num) || (!num.is_int && !(num.d > -9.2e18 && num.d < 9.2e18))) {
 		tp_stat_inc(tp, TP_STAT_json_parser_failure);
 		return;
 	}
@@ -571,7 +571,7 @@ static void parse_v8_sample(struct tp_importer *imp, const struct json_event *e,
 {
 	struct tp *tp = imp->tp;
 	uint32_t callsite;
-	if (!json_v8_sample_callsite(json_tokenizer_v8(imp->tok), e->v1_id, pid,
+	if (!tp_json_v8_sample_callsite(tp_json_tokenizer_v8(imp->tok), e->v1_id, pid,
 				     (uint32_t)e->bind_id, &callsite)) {
 		tp_stat_inc(tp, TP_STAT_legacy_v8_cpu_profile_invalid_sample);
 		return;
@@ -685,7 +685,7 @@ static void flush_group(struct tp_importer *imp)
 	for (size_t i = 0; i < imp->group.len; i++) {
 		const struct grp_ev *g = &imp->group.data[i];
 		struct json_event e;
-		json_event_decode(imp->group_mem.data + g->off, imp->group_ts, &e);
+		tp_json_event_decode(imp->group_mem.data + g->off, imp->group_ts, &e);
 		if (g->hashed) {
 			e.flags |= JSON_EV_HASHED;
 			e.args_hash = g->hash;
@@ -703,7 +703,7 @@ static void dispatch(struct tp_importer *imp, struct json_event *e, const char *
 {
 	if (imp->group.len && e->ts != imp->group_ts)
 		flush_group(imp);
-	if (!json_tokenizer_reorders(imp->tok, e->ts) || (!imp->group.len && !next_same)) {
+	if (!tp_json_tokenizer_reorders(imp->tok, e->ts) || (!imp->group.len && !next_same)) {
 		parse_event(imp, e); /* push order, or a group of one */
 		return;
 	}
@@ -732,7 +732,7 @@ static void ahead_pop(struct tp_importer *imp)
 		imp->ahead_n > 1 ? &imp->ahead[(imp->ahead_head + 1) % AHEAD] : NULL;
 	dispatch(imp, &a->e, a->rec, a->len, next && next->e.ts == a->e.ts);
 	if (a->chunk != NOT_LOGGED)
-		json_log_done(json_tokenizer_log(imp->tok), a->chunk);
+		tp_json_log_done(tp_json_tokenizer_log(imp->tok), a->chunk);
 	imp->ahead_head = (imp->ahead_head + 1) % AHEAD;
 	imp->ahead_n--;
 }
@@ -755,11 +755,11 @@ static void ring_add(struct tp_importer *imp, int64_t ts, const char *rec, size_
 	a->rec = rec;
 	a->len = len;
 	a->chunk = chunk;
-	json_event_decode(rec, ts, &a->e);
+	tp_json_event_decode(rec, ts, &a->e);
 	if ((a->e.flags & (JSON_EV_ARGS_ROWS | JSON_EV_ARGS_BAD)) == JSON_EV_ARGS_ROWS &&
 	    a->e.args_len) {
 		tp_args_begin(&a->ab);
-		a->e.args_hash = json_args_decode_hash(json_event_args(&a->e), a->e.args_len, &a->ab);
+		a->e.args_hash = tp_json_args_decode_hash(json_event_args(&a->e), a->e.args_len, &a->ab);
 		a->e.decoded = &a->ab;
 		a->e.flags |= JSON_EV_HASHED;
 		tp_args_prefetch(imp->tp, a->e.args_hash);
@@ -773,12 +773,12 @@ static void ring_add(struct tp_importer *imp, int64_t ts, const char *rec, size_
  * in (ts, push) order, as the sorter's own would be. */
 static void log_drain(struct tp_importer *imp, int64_t ts)
 {
-	struct json_log *l = json_tokenizer_log(imp->tok);
+	struct json_log *l = tp_json_tokenizer_log(imp->tok);
 	int64_t lts;
-	while (json_log_peek(l, &lts) && lts <= ts) {
+	while (tp_json_log_peek(l, &lts) && lts <= ts) {
 		size_t len;
 		uint32_t chunk;
-		const char *rec = json_log_next(l, &lts, &len, &chunk);
+		const char *rec = tp_json_log_next(l, &lts, &len, &chunk);
 		ring_add(imp, lts, rec, len, chunk);
 	}
 }
@@ -812,9 +812,9 @@ static void systrace_piece(void *ctx, const char *s, size_t n)
 	if (!imp->systrace) {
 		/* The ftrace model's swapper is utid 0 again from here. */
 		tp_pid_zero_idle(imp->tp, true);
-		imp->systrace = ftrace_text_new(imp->tp);
+		imp->systrace = tp_ftrace_text_new(imp->tp);
 	}
-	ftrace_text_parse_chunk(imp->systrace, s, n);
+	tp_ftrace_text_parse_chunk(imp->systrace, s, n);
 }
 
 static void systrace_end(void *ctx)
@@ -826,13 +826,13 @@ static struct tp_importer *json_create(struct tp *tp)
 {
 	struct tp_importer *imp = tb_calloc(1, sizeof *imp);
 	imp->tp = tp;
-	imp->tok = json_tokenizer_new(tp);
+	imp->tok = tp_json_tokenizer_new(tp);
 	/* pid 0 is a process like any other in JSON (PyTorch's GPU 0), as in
 	 * Perfetto, unless the trace processor already holds another trace. */
 	if (tp->t.thread.n == 1 && tp->t.process.n == 1)
 		tp_pid_zero_idle(tp, false);
 	const struct json_text_sink sink = {systrace_piece, systrace_end, imp};
-	json_tokenizer_set_system_trace_sink(imp->tok, &sink);
+	tp_json_tokenizer_set_system_trace_sink(imp->tok, &sink);
 	hmap_init(&imp->async_roots);
 	hmap_init(&imp->async_sets);
 	hmap_init(&imp->lanes);
@@ -843,7 +843,7 @@ static struct tp_importer *json_create(struct tp *tp)
 
 static int json_parse(struct tp_importer *imp, const uint8_t *p, size_t n)
 {
-	return json_tokenizer_feed(imp->tok, p, n);
+	return tp_json_tokenizer_feed(imp->tok, p, n);
 }
 
 static int json_eof(struct tp_importer *imp)
@@ -854,7 +854,7 @@ static int json_eof(struct tp_importer *imp)
 		ahead_pop(imp);
 	flush_group(imp);
 	if (imp->systrace)
-		ftrace_text_end(imp->systrace);
+		tp_ftrace_text_end(imp->systrace);
 	return 0;
 }
 
@@ -862,9 +862,9 @@ static void json_destroy(struct tp_importer *imp)
 {
 	if (!imp)
 		return;
-	json_tokenizer_free(imp->tok);
-	ftrace_text_free(imp->systrace);
-	json_args_ctx_release(&imp->args);
+	tp_json_tokenizer_free(imp->tok);
+	tp_ftrace_text_free(imp->systrace);
+	tp_json_args_ctx_release(&imp->args);
 	vec_release(&imp->sbuf.v);
 	tp_args_builder_release(&imp->ab);
 	for (size_t i = 0; i < AHEAD; i++) {

@@ -143,30 +143,30 @@ static void fast_keys_init(struct json_tokenizer *t)
 	}
 }
 
-struct json_tokenizer *json_tokenizer_new(struct tp *tp)
+struct json_tokenizer *tp_json_tokenizer_new(struct tp *tp)
 {
 	struct json_tokenizer *t = tb_calloc(1, sizeof *t);
 	t->tp = tp;
 	fast_keys_init(t);
-	json_log_init(&t->log);
-	t->v8 = json_v8_new();
+	tp_json_log_init(&t->log);
+	t->v8 = tp_json_v8_new();
 	return t;
 }
 
-void json_tokenizer_free(struct json_tokenizer *t)
+void tp_json_tokenizer_free(struct json_tokenizer *t)
 {
 	if (!t)
 		return;
 	vec_release(&t->tail);
 	vec_release(&t->str.v);
 	vec_release(&t->rows.v);
-	json_args_ctx_release(&t->args);
-	json_log_release_all(&t->log);
-	json_v8_free(t->v8);
+	tp_json_args_ctx_release(&t->args);
+	tp_json_log_release_all(&t->log);
+	tp_json_v8_free(t->v8);
 	tb_free(t);
 }
 
-bool json_tokenizer_reorders(const struct json_tokenizer *t, int64_t ts)
+bool tp_json_tokenizer_reorders(const struct json_tokenizer *t, int64_t ts)
 {
 	return t->q.slow && t->q.sort_start && ts >= t->q.sort_min;
 }
@@ -187,12 +187,12 @@ static void queue_append(struct json_tokenizer *t, char ph, int64_t ts)
 	t->q.n++;
 }
 
-struct json_v8 *json_tokenizer_v8(struct json_tokenizer *t)
+struct json_v8 *tp_json_tokenizer_v8(struct json_tokenizer *t)
 {
 	return t->v8;
 }
 
-struct json_log *json_tokenizer_log(struct json_tokenizer *t)
+struct json_log *tp_json_tokenizer_log(struct json_tokenizer *t)
 {
 	return &t->log;
 }
@@ -313,12 +313,12 @@ static size_t event_size(const struct json_event *e, uint32_t f)
 	return REC_HDR + 8 * wide + 4 * narrow + e->args_len;
 }
 
-size_t json_event_size(const struct json_event *e)
+size_t tp_json_event_size(const struct json_event *e)
 {
 	return event_size(e, rec_flags(e));
 }
 
-/* json_event_encode with e's rec_flags already known. */
+/* tp_json_event_encode with e's rec_flags already known. */
 static void event_encode(const struct json_event *e, uint32_t flags, const char *args, char *out)
 {
 	char *q = out;
@@ -357,7 +357,7 @@ static void event_encode(const struct json_event *e, uint32_t flags, const char 
 		put(q, args, e->args_len);
 }
 
-void json_event_encode(const struct json_event *e, const char *args, char *out)
+void tp_json_event_encode(const struct json_event *e, const char *args, char *out)
 {
 	event_encode(e, rec_flags(e), args, out);
 }
@@ -368,7 +368,7 @@ static const char *get(const char *q, void *v, size_t n)
 	return q + n;
 }
 
-void json_event_decode(const void *rec, int64_t ts, struct json_event *e)
+void tp_json_event_decode(const void *rec, int64_t ts, struct json_event *e)
 {
 	const char *q = rec;
 	uint32_t flags, u;
@@ -432,7 +432,7 @@ static const char *time_value(struct json_tokenizer *t, const char *p, const cha
 		size_t n;
 		p = json_string(p, end, &t->str, &s, &n);
 		int64_t v;
-		if (p && json_string_to_ns(s, n, &v))
+		if (p && tp_json_string_to_ns(s, n, &v))
 			*out = v;
 		return p;
 	}
@@ -444,17 +444,17 @@ static const char *time_value(struct json_tokenizer *t, const char *p, const cha
 	}
 	if (*p == '-' || (*p >= '0' && *p <= '9')) {
 		/* As Perfetto: a whole number exactly, else its double rounded. */
-		q = json_time_number(p, end, out);
+		q = tp_json_time_number(p, end, out);
 		if (q)
 			return q;
 		struct json_num num;
-		p = json_number(p, end, &num);
+		p = tp_json_number(p, end, &num);
 		int64_t v;
-		if (p && json_number_to_ns(&num, &v))
+		if (p && tp_json_number_to_ns(&num, &v))
 			*out = v;
 		return p;
 	}
-	return json_skip_value(p, end);
+	return tp_json_skip_value(p, end);
 }
 
 static void set_pid(struct json_event *e, bool is_tid, int64_t v, bool is_name)
@@ -490,7 +490,7 @@ static const char *pid_value(struct json_tokenizer *t, const char *p, const char
 	}
 	if (*p == '-' || (*p >= '0' && *p <= '9')) {
 		struct json_num num;
-		p = json_number(p, end, &num);
+		p = tp_json_number(p, end, &num);
 		if (!p)
 			return NULL;
 		double d = num.is_int ? (double)num.i : num.d;
@@ -498,7 +498,7 @@ static const char *pid_value(struct json_tokenizer *t, const char *p, const char
 		set_pid(e, is_tid, in ? (num.is_int ? num.i : (int64_t)d) : 0, false);
 		return p;
 	}
-	return json_skip_value(p, end);
+	return tp_json_skip_value(p, end);
 }
 
 /* "id" / "bind_id" / id2's "local" and "global", as Perfetto's ExtractId:
@@ -519,12 +519,12 @@ static const char *id_value(struct json_tokenizer *t, const char *p, const char 
 			*as_str = n ? tp_intern(t->tp, s, n) : strpool_empty(&t->tp->strings);
 			*is_num = false;
 		}
-		*flow_ok = json_parse_u64(s, n, 16, flow_id);
+		*flow_ok = tp_json_parse_u64(s, n, 16, flow_id);
 		return p;
 	}
 	if (*p == '-' || (*p >= '0' && *p <= '9')) {
 		struct json_num num;
-		p = json_number(p, end, &num);
+		p = tp_json_number(p, end, &num);
 		if (!p || !num.is_int)
 			return p;
 		if (as_str) {
@@ -535,7 +535,7 @@ static const char *id_value(struct json_tokenizer *t, const char *p, const char 
 		*flow_ok = true;
 		return p;
 	}
-	return json_skip_value(p, end);
+	return tp_json_skip_value(p, end);
 }
 
 /* "id2": {"local": ..., "global": ...}. The one that counts is kept (global
@@ -544,17 +544,17 @@ static const char *id2_value(struct json_tokenizer *t, const char *p, const char
 			     struct json_event *e)
 {
 	if (*p != '{')
-		return json_skip_value(p, end);
-	const char *vend = json_skip_value(p, end);
+		return tp_json_skip_value(p, end);
+	const char *vend = tp_json_skip_value(p, end);
 	if (!vend)
 		return NULL;
 	uint64_t unused;
 	bool ok, lnum = false, gnum = false;
 	uint32_t local = 0, global = 0;
-	const char *v = json_object_find(p, vend, "local", &t->str);
+	const char *v = tp_json_object_find(p, vend, "local", &t->str);
 	if (v && v < vend)
 		id_value(t, v, vend, &local, &lnum, &unused, &ok);
-	v = json_object_find(p, vend, "global", &t->str);
+	v = tp_json_object_find(p, vend, "global", &t->str);
 	if (v && v < vend)
 		id_value(t, v, vend, &global, &gnum, &unused, &ok);
 	e->id2_global = global;
@@ -567,7 +567,7 @@ static const char *id2_value(struct json_tokenizer *t, const char *p, const char
 static const char *bool_value(const char *p, const char *end, bool *out)
 {
 	*out = end - p >= 4 && memcmp(p, "true", 4) == 0;
-	return json_skip_value(p, end);
+	return tp_json_skip_value(p, end);
 }
 
 /* The field of an (unescaped) key: the general path. */
@@ -638,7 +638,7 @@ static const char *event_field(struct json_tokenizer *t, enum field f, const cha
 		if (*p != '"') {
 			c = 0;
 			n = 0;
-			if (!(p = json_skip_value(p, end)))
+			if (!(p = tp_json_skip_value(p, end)))
 				return NULL;
 		} else if ((c = char_value(t, &p, end, &n)) < 0) {
 			return NULL;
@@ -695,9 +695,9 @@ static const char *event_field(struct json_tokenizer *t, enum field f, const cha
 			break;
 		vec_clear(&t->rows.v);
 		e->flags &= ~JSON_EV_ARGS_BAD;
-		const char *q = json_args_encode(t->tp, &t->args, p, end, &t->rows);
+		const char *q = tp_json_args_encode(t->tp, &t->args, p, end, &t->rows);
 		if (!q) {
-			q = json_skip_value(p, end);
+			q = tp_json_skip_value(p, end);
 			e->flags |= JSON_EV_ARGS_BAD;
 		}
 		if (q) {
@@ -725,7 +725,7 @@ static const char *event_field(struct json_tokenizer *t, enum field f, const cha
 	case F_OTHER:
 		break;
 	}
-	return json_skip_value(p, end);
+	return tp_json_skip_value(p, end);
 }
 
 /* Phases whose args the parser reads from the JSON text by their own rules
@@ -753,7 +753,7 @@ static void push_record(struct json_tokenizer *t, struct json_event *e, const ch
 	size_t size = event_size(e, flags);
 	char *rec;
 	if (e->ts >= t->log.last_ts) {
-		rec = json_log_append(&t->log, e->ts, size);
+		rec = tp_json_log_append(&t->log, e->ts, size);
 	} else {
 		rec = tp_sorter_push(tp->sorter, e->ts, NULL, size);
 		if (!rec)
@@ -831,7 +831,7 @@ static const char *decode_event(struct json_tokenizer *t, const char *p, const c
 				p++;
 			}
 			if (pos < JSON_KEY_MEMOS)
-				json_key_memo_set(&t->memo[pos], from, end, k, kn, f);
+				tp_json_key_memo_set(&t->memo[pos], from, end, k, kn, f);
 			p = json_skip_ws(p, end);
 			if (p >= end)
 				return NULL;
@@ -862,7 +862,7 @@ static const char *decode_event(struct json_tokenizer *t, const char *p, const c
 	if (e.ph == 'P') {
 		/* V8 profile: read now, in file order; its samples are pushed
 		 * as records of their own (v8.c). */
-		if (!json_v8_event(t->v8, tp, &e, args, args_end, push_v8_sample, t))
+		if (!tp_json_v8_event(t->v8, tp, &e, args, args_end, push_v8_sample, t))
 			tp_stat_inc(tp, TP_STAT_json_tokenizer_failure);
 		return p;
 	}
@@ -883,7 +883,7 @@ static const char *decode_event(struct json_tokenizer *t, const char *p, const c
 	return p;
 }
 
-bool json_tokenizer_event(struct json_tokenizer *t, const char *p, const char *end)
+bool tp_json_tokenizer_event(struct json_tokenizer *t, const char *p, const char *end)
 {
 	return decode_event(t, p, end) != NULL;
 }
@@ -901,10 +901,10 @@ static void finish_capture(struct json_tokenizer *t)
 {
 	const char *p = t->tail.data, *end = p + t->tail.len;
 	if (t->cap == CAP_EVENT) {
-		if (!json_tokenizer_event(t, p, end))
+		if (!tp_json_tokenizer_event(t, p, end))
 			tp_stat_inc(t->tp, TP_STAT_json_tokenizer_failure);
 	} else {
-		json_metadata_add(t->tp, &t->args, p, end);
+		tp_json_metadata_add(t->tp, &t->args, p, end);
 	}
 	vec_clear(&t->tail);
 }
@@ -949,7 +949,7 @@ static bool key_eq(const struct json_tokenizer *t, const char *lit)
  * escapes go out straight from the input), then `end` is called at its
  * closing quote. An escape cut by a chunk end waits in `esc`. */
 
-void json_tokenizer_set_system_trace_sink(struct json_tokenizer *t,
+void tp_json_tokenizer_set_system_trace_sink(struct json_tokenizer *t,
 					  const struct json_text_sink *sink)
 {
 	t->system_trace = *sink;
@@ -993,7 +993,7 @@ static const char *text_run(struct json_tokenizer *t, const char *p, const char 
 			tmp[t->esc_len + 1] = '"';
 			const char *u;
 			size_t un;
-			const char *q = json_string_escaped(tmp, tmp + t->esc_len + 2, &t->str, &u, &un);
+			const char *q = tp_json_string_escaped(tmp, tmp + t->esc_len + 2, &t->str, &u, &un);
 			t->esc_len = 0;
 			if (!q) { /* a bad escape: the rest of the string is skipped */
 				tp_stat_inc(t->tp, TP_STAT_json_tokenizer_failure);
@@ -1175,7 +1175,7 @@ static int run(struct json_tokenizer *t, const char *p, const char *end)
 	return 0;
 }
 
-int json_tokenizer_feed(struct json_tokenizer *t, const uint8_t *p, size_t n)
+int tp_json_tokenizer_feed(struct json_tokenizer *t, const uint8_t *p, size_t n)
 {
 	return run(t, (const char *)p, (const char *)p + n);
 }

@@ -56,7 +56,7 @@ struct v8_node {
 	size_t children_from, children_to; /* in v8->children */
 };
 
-struct json_v8 *json_v8_new(void)
+struct json_v8 *tp_json_v8_new(void)
 {
 	struct json_v8 *v = tb_calloc(1, sizeof *v);
 	hmap_init(&v->sessions);
@@ -64,7 +64,7 @@ struct json_v8 *json_v8_new(void)
 	return v;
 }
 
-void json_v8_free(struct json_v8 *v)
+void tp_json_v8_free(struct json_v8 *v)
 {
 	if (!v)
 		return;
@@ -109,7 +109,7 @@ static bool get_u32(const char *p, const char *end, uint32_t *out, const char **
 	*next = NULL;
 	if (!is_num(p, end))
 		return false;
-	if (!(*next = json_number(p, end, &n)))
+	if (!(*next = tp_json_number(p, end, &n)))
 		return false;
 	if (n.is_int ? n.i < 0 : !(n.d >= 0))
 		return false;
@@ -124,7 +124,7 @@ static bool get_i64(const char *p, const char *end, int64_t *out, const char **n
 	*next = NULL;
 	if (!is_num(p, end))
 		return false;
-	if (!(*next = json_number(p, end, &n)))
+	if (!(*next = tp_json_number(p, end, &n)))
 		return false;
 	*out = n.is_int ? n.i : (n.d > -9.2e18 && n.d < 9.2e18 ? (int64_t)n.d : INT64_MIN);
 	return true;
@@ -151,7 +151,7 @@ static const char *num_array(const char *p, const char *end, struct v8_u32s *u32
 		else if (ok)
 			vec_push(i64s, i);
 		if (!next)
-			next = json_skip_value(p, end);
+			next = tp_json_skip_value(p, end);
 		if (!(p = next))
 			return NULL;
 	}
@@ -179,7 +179,7 @@ static const char *call_frame(struct json_v8 *v, struct tp *tp, const char *p, c
 				    sn ? tp_intern(tp, s, sn) : strpool_empty(&tp->strings);
 			continue;
 		}
-		if (!(p = json_skip_value(p, end)))
+		if (!(p = tp_json_skip_value(p, end)))
 			return NULL;
 	}
 }
@@ -208,7 +208,7 @@ static const char *node(struct json_v8 *v, struct tp *tp, const char *p, const c
 		} else if (kn == 9 && memcmp(k, "callFrame", 9) == 0 && *p == '{') {
 			next = call_frame(v, tp, p, end, n);
 		}
-		if (!next && !(next = json_skip_value(p, end)))
+		if (!next && !(next = tp_json_skip_value(p, end)))
 			return NULL;
 		p = next;
 	}
@@ -288,7 +288,7 @@ static void start_session(struct json_v8 *v, struct tp *tp, uint64_t id, int64_t
 
 /* ---- the 'P' event ------------------------------------------------------------- */
 
-bool json_v8_event(struct json_v8 *v, struct tp *tp, const struct json_event *e, const char *args,
+bool tp_json_v8_event(struct json_v8 *v, struct tp *tp, const struct json_event *e, const char *args,
                    const char *args_end, json_v8_sample_fn push, void *ctx)
 {
 	if (!e->id)
@@ -311,7 +311,7 @@ bool json_v8_event(struct json_v8 *v, struct tp *tp, const struct json_event *e,
 			break;
 		if (kn == 4 && memcmp(k, "data", 4) == 0 && *p == '{')
 			data = p;
-		if (!(p = json_skip_value(p, end)))
+		if (!(p = tp_json_skip_value(p, end)))
 			return true;
 	}
 	if (!data)
@@ -359,7 +359,7 @@ bool json_v8_event(struct json_v8 *v, struct tp *tp, const struct json_event *e,
 							if (q)
 								vec_push(&nodes, n);
 						} else {
-							q = json_skip_value(q, end);
+							q = tp_json_skip_value(q, end);
 						}
 						if (!q)
 							break;
@@ -368,12 +368,12 @@ bool json_v8_event(struct json_v8 *v, struct tp *tp, const struct json_event *e,
 					v->samples.len = 0;
 					q = num_array(p, end, &v->samples, NULL);
 				}
-				if (!q && !(q = json_skip_value(p, end)))
+				if (!q && !(q = tp_json_skip_value(p, end)))
 					goto bad;
 				p = q;
 			}
 		}
-		if (!next && !(next = json_skip_value(p, end)))
+		if (!next && !(next = tp_json_skip_value(p, end)))
 			goto bad;
 		p = next;
 		continue;
@@ -410,7 +410,7 @@ out:
 	return result;
 }
 
-bool json_v8_sample_callsite(struct json_v8 *v, uint64_t id, int64_t pid, uint32_t node,
+bool tp_json_v8_sample_callsite(struct json_v8 *v, uint64_t id, int64_t pid, uint32_t node,
                              uint32_t *callsite)
 {
 	struct v8_session *s = session_find(v, id, pid);

@@ -71,29 +71,13 @@ struct tp_importer {
 
 static bool is_ws(char c) { return c == ' ' || c == '\t'; }
 static bool is_digit(char c) { return c >= '0' && c <= '9'; }
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Parse decimal digits [p, e) into *v; false unless all are digits. */
 static bool parse_u64(const char *p, const char *e, int64_t *v)
 {
-	if (p == e || e - p > 18)
+	uint64_t x;
+	if (p == e || e - p > 18 || tb_dec_prefix(p, (size_t)(e - p), &x) != (size_t)(e - p))
 		return false;
-	int64_t x = 0;
-	for (; p < e; p++) {
-		if (!is_digit(*p))
-			return false;
-		x = x * 10 + (*p - '0');
-	}
-	*v = x;
+	*v = (int64_t)x;
 	return true;
 }
 
@@ -219,9 +203,9 @@ static bool parse_frame(const char *p, size_t n, struct pt_frame *f)
 	const char *q = p;
 	uint64_t addr = 0;
 	int nd = 0;
-	while (q < e && hexval(*q) >= 0) {
+	while (q < e && tb_hex_digit(*q) >= 0) {
 		if (nd < 16)
-			addr = addr << 4 | (uint64_t)hexval(*q);
+			addr = addr << 4 | (uint64_t)tb_hex_digit(*q);
 		nd++;
 		q++;
 	}
@@ -301,7 +285,7 @@ static void add_frame(struct tp_importer *imp, const struct pt_frame *f)
 	size_t sl = f->sym_len;
 	/* Drop a "+0xOFFSET" suffix. */
 	size_t j = sl;
-	while (j > 0 && hexval(f->sym[j - 1]) >= 0)
+	while (j > 0 && tb_hex_digit(f->sym[j - 1]) >= 0)
 		j--;
 	if (j < sl && j >= 3 && memcmp(f->sym + j - 3, "+0x", 3) == 0)
 		sl = j - 3;
@@ -400,7 +384,7 @@ static bool perf_text_sniff(const uint8_t *up, size_t n)
 			while (i < len && is_ws(p[i]))
 				i++;
 			size_t j = i;
-			while (j < len && hexval(p[j]) >= 0)
+			while (j < len && tb_hex_digit(p[j]) >= 0)
 				j++;
 			return i > 0 && j > i && (j == len || is_ws(p[j]));
 		}

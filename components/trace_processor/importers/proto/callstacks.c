@@ -52,7 +52,7 @@ static struct proto_callstacks *state(struct proto_importer *im)
 	return im->callstacks;
 }
 
-void proto_callstacks_free(struct proto_importer *im)
+void tp_proto_callstacks_free(struct proto_importer *im)
 {
 	if (!im->callstacks)
 		return;
@@ -94,10 +94,10 @@ static uint32_t inline_frame(struct proto_importer *im, enum proto_inline_mappin
 		else if (f.id == PB_F_InlineCallstack_Frame_line_number && f.wire == PB_WIRE_VARINT)
 			line = (uint32_t)f.val;
 	}
-	return proto_dummy_frame(im, which, name, file, line);
+	return tp_proto_dummy_frame(im, which, name, file, line);
 }
 
-uint32_t proto_dummy_frame(struct proto_importer *im, enum proto_inline_mapping which,
+uint32_t tp_proto_dummy_frame(struct proto_importer *im, enum proto_inline_mapping which,
 			   uint32_t name, uint32_t file, uint32_t line)
 {
 	struct tp *tp = im->tp;
@@ -131,10 +131,10 @@ uint32_t proto_dummy_frame(struct proto_importer *im, enum proto_inline_mapping 
 	return row;
 }
 
-uint32_t proto_inline_callstack(struct proto_importer *im, enum proto_inline_mapping which,
+uint32_t tp_proto_inline_callstack(struct proto_importer *im, enum proto_inline_mapping which,
 				const uint8_t *p, size_t n)
 {
-	struct tp_stack_profile *sp = proto_stack_profile(im);
+	struct tp_stack_profile *sp = tp_proto_stack_profile(im);
 	uint32_t parent = TP_NULL_U32, depth = 0;
 	struct pb_reader r;
 	struct pb_field f = {0};
@@ -149,18 +149,18 @@ uint32_t proto_inline_callstack(struct proto_importer *im, enum proto_inline_map
 	return parent;
 }
 
-void proto_te_callstack_add(struct proto_importer *im, const struct proto_gen *g,
+void tp_proto_te_callstack_add(struct proto_importer *im, const struct proto_gen *g,
 			    const struct proto_te_callstack *cs, uint32_t slice, uint32_t track,
 			    bool end)
 {
 	struct tp *tp = im->tp;
 	uint32_t callsite = TP_NULL_U32;
 	if (cs->has_iid) {
-		callsite = proto_callstack_row(im, g, cs->iid);
+		callsite = tp_proto_callstack_row(im, g, cs->iid);
 		if (callsite == TP_NULL_U32)
 			tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
 	} else if (cs->inline_data) {
-		callsite = proto_inline_callstack(im, PROTO_INLINE_TRACK_EVENT, cs->inline_data,
+		callsite = tp_proto_inline_callstack(im, PROTO_INLINE_TRACK_EVENT, cs->inline_data,
 						  cs->inline_len);
 	}
 	if (callsite == TP_NULL_U32)
@@ -239,7 +239,7 @@ static bool repeated_next(struct repeated *it, uint64_t *v)
 	}
 }
 
-void proto_streaming_profile_tokenize(struct proto_importer *im, struct proto_seq *seq,
+void tp_proto_streaming_profile_tokenize(struct proto_importer *im, struct proto_seq *seq,
 				      const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
@@ -259,7 +259,7 @@ void proto_streaming_profile_tokenize(struct proto_importer *im, struct proto_se
 	}
 	int64_t sample_ts = seq->ref_ts_ns;
 	int64_t conv;
-	if (proto_clocks_to_trace(im->clocks, seq->id, PROTO_CLOCK_MONOTONIC, (uint64_t)sample_ts,
+	if (tp_proto_clocks_to_trace(im->clocks, seq->id, PROTO_CLOCK_MONOTONIC, (uint64_t)sample_ts,
 				  &conv))
 		sample_ts = conv;
 
@@ -285,12 +285,12 @@ void proto_streaming_profile_tokenize(struct proto_importer *im, struct proto_se
 			continue;
 		sample_ts = sat_add(sample_ts, delta_ns);
 		struct sample_rec rec = {iid, priority};
-		proto_push(im, sample_ts, EV_STREAMING_SAMPLE, seq->gen, seq, (const uint8_t *)&rec,
+		tp_proto_push(im, sample_ts, EV_STREAMING_SAMPLE, seq->gen, seq, (const uint8_t *)&rec,
 			   sizeof rec);
 	}
 }
 
-void proto_streaming_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
+void tp_proto_streaming_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
 				  const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
@@ -302,7 +302,7 @@ void proto_streaming_sample_parse(struct proto_importer *im, int64_t ts, const s
 	int64_t pid = ev->pid > 0 ? ev->pid : 0;
 	uint32_t utid = tp_thread_for_tid(tp, ev->tid > 0 ? ev->tid : 0, pid);
 	uint32_t upid = tp_process_for_pid(tp, pid);
-	uint32_t callsite = proto_callstack_row(im, ev->gen, rec.iid);
+	uint32_t callsite = tp_proto_callstack_row(im, ev->gen, rec.iid);
 	if (callsite == TP_NULL_U32) {
 		struct tp_args_builder *b = &tp->args_scratch;
 		uint32_t k = tp_intern_cstr(tp, "callstack_iid");

@@ -63,7 +63,7 @@ static uint64_t clock_key(uint32_t seq_id, uint32_t clock_id)
 	return clock_id;
 }
 
-struct proto_clocks *proto_clocks_new(void)
+struct proto_clocks *tp_proto_clocks_new(void)
 {
 	struct proto_clocks *c = tb_calloc(1, sizeof *c);
 	c->trace_clock = PROTO_CLOCK_BOOTTIME;
@@ -73,7 +73,7 @@ struct proto_clocks *proto_clocks_new(void)
 	return c;
 }
 
-void proto_clocks_free(struct proto_clocks *c)
+void tp_proto_clocks_free(struct proto_clocks *c)
 {
 	if (!c)
 		return;
@@ -92,7 +92,7 @@ void proto_clocks_free(struct proto_clocks *c)
 	tb_free(c);
 }
 
-uint32_t proto_clocks_trace_clock(const struct proto_clocks *c)
+uint32_t tp_proto_clocks_trace_clock(const struct proto_clocks *c)
 {
 	return c->trace_clock;
 }
@@ -129,7 +129,7 @@ static struct edge *edge_for(struct proto_clocks *c, uint32_t a, uint32_t b)
 
 #define MAX_SNAPSHOT_CLOCKS 32
 
-void proto_clocks_add_snapshot(struct proto_clocks *c, uint32_t seq_id, const uint8_t *p, size_t n)
+void tp_proto_clocks_add_snapshot(struct proto_clocks *c, uint32_t seq_id, const uint8_t *p, size_t n)
 {
 	uint32_t idx[MAX_SNAPSHOT_CLOCKS];
 	int64_t val[MAX_SNAPSHOT_CLOCKS];
@@ -191,7 +191,7 @@ static const char *builtin_clock_name(uint32_t id)
 	return id < TB_ARRAY_SIZE(names) ? names[id] : NULL;
 }
 
-void proto_clocks_snapshot_rows(struct proto_clocks *c, struct tp *tp, uint32_t machine,
+void tp_proto_clocks_snapshot_rows(struct proto_clocks *c, struct tp *tp, uint32_t machine,
                                 const uint8_t *p, size_t n)
 {
 	struct {
@@ -315,7 +315,7 @@ static int64_t hop(const struct edge *e, int64_t ts)
 
 static bool to_trace(struct proto_clocks *c, uint64_t key, uint64_t raw, int64_t *out);
 
-bool proto_clocks_to_trace(struct proto_clocks *c, uint32_t seq_id, uint32_t clock_id,
+bool tp_proto_clocks_to_trace(struct proto_clocks *c, uint32_t seq_id, uint32_t clock_id,
 			   uint64_t raw, int64_t *out)
 {
 	uint64_t key = clock_key(seq_id, clock_id);
@@ -377,15 +377,15 @@ static __attribute__((noinline)) bool to_trace(struct proto_clocks *c, uint64_t 
 static bool sync_convert(void *ctx, uint32_t clock, int64_t ts, int64_t *out)
 {
 	struct proto_clocks *c = ctx;
-	return ts >= 0 && proto_clocks_to_trace(c, 0, clock, (uint64_t)ts, out);
+	return ts >= 0 && tp_proto_clocks_to_trace(c, 0, clock, (uint64_t)ts, out);
 }
 
 static void sync_free(void *ctx)
 {
-	proto_clocks_free(ctx);
+	tp_proto_clocks_free(ctx);
 }
 
-void proto_clocks_share(struct tp *tp, struct proto_clocks **c)
+void tp_proto_clocks_share(struct tp *tp, struct proto_clocks **c)
 {
 	if (tp->clock_sync.convert || !*c || (*c)->epoch == 1)
 		return; /* taken already, or no snapshot came */

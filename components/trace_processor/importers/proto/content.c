@@ -64,7 +64,7 @@ struct proto_content {
 	uint32_t plain_group, skipped_group; /* TP_NULL_U32 until used */
 };
 
-void proto_content_enable(struct proto_importer *im)
+void tp_proto_content_enable(struct proto_importer *im)
 {
 	struct proto_content *c = tb_calloc(1, sizeof *c);
 	hmap_init(&c->children);
@@ -73,7 +73,7 @@ void proto_content_enable(struct proto_importer *im)
 	im->content = c;
 }
 
-void proto_content_free(struct proto_importer *im)
+void tp_proto_content_free(struct proto_importer *im)
 {
 	struct proto_content *c = im->content;
 	if (!c)
@@ -189,7 +189,7 @@ static void walk(struct proto_content *c, uint32_t node, const ProtobufCMessageD
 	sample(c, node, overhead);
 }
 
-void proto_content_packet(struct proto_importer *im, const uint8_t *p, size_t n,
+void tp_proto_content_packet(struct proto_importer *im, const uint8_t *p, size_t n,
 			  enum proto_content_kind kind, uint32_t cat, uint32_t name)
 {
 	struct proto_content *c = im->root->content;
@@ -271,7 +271,7 @@ static void str_add(struct content_str *s, const char *t)
 	s->len += n;
 }
 
-void proto_content_finish(struct proto_importer *im)
+void tp_proto_content_finish(struct proto_importer *im)
 {
 	struct proto_content *c = im->content;
 	if (!c)
@@ -338,5 +338,5 @@ void proto_content_finish(struct proto_importer *im)
 	vec_release(&s);
 	tb_free(row);
 	tb_free(path);
-	proto_content_free(im);
+	tp_proto_content_free(im);
 }

@@ -22,7 +22,7 @@
 
 #define MAX_PARENT_DEPTH 32
 
-struct proto_track *proto_track_find(struct proto_importer *im, uint64_t uuid)
+struct proto_track *tp_proto_track_find(struct proto_importer *im, uint64_t uuid)
 {
 	/* A direct-mapped cache of hits in front of the map: events
 	 * alternate between a few tracks. Entries stay valid because tracks
@@ -102,7 +102,7 @@ static void decode_counter(struct tp *tp, struct proto_track *t, const struct pb
 		t->name = tp_intern_cstr(tp, "thread_instruction_count");
 }
 
-int64_t proto_descriptor_tokenize(struct proto_importer *im, const uint8_t *p, size_t n)
+int64_t tp_proto_descriptor_tokenize(struct proto_importer *im, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	struct proto_track d;
@@ -223,7 +223,7 @@ int64_t proto_descriptor_tokenize(struct proto_importer *im, const uint8_t *p, s
 	if (d.kind == PT_THREAD && sandboxed && d.tid >= 0)
 		d.tid = (int64_t)((uint64_t)(uint32_t)d.pid << 32 | (uint32_t)d.tid);
 	int64_t tid = d.kind == PT_THREAD ? d.tid : -1;
-	struct proto_track *old = proto_track_find(im, d.uuid);
+	struct proto_track *old = tp_proto_track_find(im, d.uuid);
 	if (!old) {
 		vec_push(&im->tracks, d);
 		hmap_put(&im->tracks_by_uuid, d.uuid, im->tracks.len - 1);
@@ -253,7 +253,7 @@ static struct proto_track *scope_of(struct proto_importer *im, struct proto_trac
 			return t;
 		if (!t->has_parent)
 			return NULL;
-		t = proto_track_find(im, t->parent_uuid);
+		t = tp_proto_track_find(im, t->parent_uuid);
 	}
 	return NULL;
 }
@@ -273,7 +273,7 @@ static uint32_t desc_upid(struct proto_importer *im, struct proto_track *s)
 	return s->upid;
 }
 
-uint32_t proto_track_utid(struct proto_importer *im, struct proto_track *t)
+uint32_t tp_proto_track_utid(struct proto_importer *im, struct proto_track *t)
 {
 	struct proto_track *s = scope_of(im, t);
 	if (!s || s->kind != PT_THREAD)
@@ -356,7 +356,7 @@ static uint32_t materialise(struct proto_importer *im, struct proto_track *t, in
 	uint32_t id, parent_track = TP_NULL_U32;
 	struct proto_track *parent = NULL;
 	if (t->has_parent && t->parent_uuid != 0 && depth < MAX_PARENT_DEPTH) {
-		parent = proto_track_find(im, t->parent_uuid);
+		parent = tp_proto_track_find(im, t->parent_uuid);
 		if (parent && parent != t)
 			parent_track = parent->track_id != TP_NULL_U32
 					       ? parent->track_id
@@ -386,7 +386,7 @@ static uint32_t materialise(struct proto_importer *im, struct proto_track *t, in
 	tp->t.track.source_arg_set_id[id] = track_args(im, t, root, seq_id);
 done:
 	/* t is still valid: im->tracks grows at tokenize time and in
-	 * proto_track_resolve_for() before materialise() is called. */
+	 * tp_proto_track_resolve_for() before materialise() is called. */
 	t->track_id = id;
 	if (tp->t.track.uuid[id] == TP_NULL_I64)
 		tp->t.track.uuid[id] = (int64_t)t->uuid;
@@ -395,10 +395,10 @@ done:
 	return id;
 }
 
-uint32_t proto_track_resolve_for(struct proto_importer *im, uint64_t uuid, uint32_t event_name,
+uint32_t tp_proto_track_resolve_for(struct proto_importer *im, uint64_t uuid, uint32_t event_name,
 				 uint32_t seq_id)
 {
-	struct proto_track *t = proto_track_find(im, uuid);
+	struct proto_track *t = tp_proto_track_find(im, uuid);
 	if (!t && uuid != 0) {
 		/* No descriptor: an implicit global track, as in Perfetto. */
 		struct proto_track d;
@@ -444,18 +444,18 @@ uint32_t proto_track_resolve_for(struct proto_importer *im, uint64_t uuid, uint3
 	return materialise(im, t, 0, event_name, uuid ? seq_id : PROTO_NO_SEQ);
 }
 
-uint32_t proto_track_resolve(struct proto_importer *im, uint64_t uuid)
+uint32_t tp_proto_track_resolve(struct proto_importer *im, uint64_t uuid)
 {
-	return proto_track_resolve_for(im, uuid, 0, PROTO_NO_SEQ);
+	return tp_proto_track_resolve_for(im, uuid, 0, PROTO_NO_SEQ);
 }
 
-void proto_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t n)
+void tp_proto_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	struct pb_field f = {0};
 	if (pb_find_field(p, n, PB_F_TrackDescriptor_uuid, &f) != 1)
 		return;
-	struct proto_track *t = proto_track_find(im, f.val);
+	struct proto_track *t = tp_proto_track_find(im, f.val);
 	if (!t)
 		return;
 	/* A second descriptor (another uuid) for a tid or pid: reuse, as in
@@ -464,7 +464,7 @@ void proto_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t 
 		struct proto_track *old = NULL;
 		uint64_t v;
 		if (hmap_get(&im->desc_of_tid, (uint64_t)t->tid, &v) && v != t->uuid)
-			old = proto_track_find(im, v);
+			old = tp_proto_track_find(im, v);
 		if (old && old->utid != TP_NULL_U32)
 			tp_thread_end(tp, old->utid, TP_NULL_I64);
 		hmap_put(&im->desc_of_tid, (uint64_t)t->tid, t->uuid);
@@ -472,14 +472,14 @@ void proto_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t 
 		struct proto_track *old = NULL;
 		uint64_t v;
 		if (hmap_get(&im->desc_of_pid, (uint64_t)t->pid, &v) && v != t->uuid)
-			old = proto_track_find(im, v);
+			old = tp_proto_track_find(im, v);
 		if (old && old->upid != TP_NULL_U32)
 			tp_process_end(tp, old->upid, TP_NULL_I64);
 		hmap_put(&im->desc_of_pid, (uint64_t)t->pid, t->uuid);
 	}
 	/* The root descriptor may ask for explicit process / thread order:
 	 * ranks become sort index hints (the last one for a thread wins). */
-	struct proto_track *root = proto_track_find(im, 0);
+	struct proto_track *root = tp_proto_track_find(im, 0);
 	if (t->kind == PT_THREAD) {
 		uint32_t utid = desc_utid(im, t);
 		tp_thread_set_name(tp, utid, t->thread_name);
@@ -499,7 +499,7 @@ void proto_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t 
 	}
 }
 
-void proto_thread_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t n)
+void tp_proto_thread_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t n)
 {
 	int64_t pid = -1, tid = -1;
 	uint32_t name = 0;
@@ -520,7 +520,7 @@ void proto_thread_descriptor_parse(struct proto_importer *im, const uint8_t *p, 
 	tp_thread_set_name(im->tp, utid, name);
 }
 
-void proto_process_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t n)
+void tp_proto_process_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t n)
 {
 	struct pb_field f = {0};
 	if (pb_find_field(p, n, PB_F_ProcessDescriptor_pid, &f) != 1)
@@ -545,13 +545,13 @@ static void rank_args(struct proto_importer *im, struct hmap *ranks, uint32_t *s
 	}
 }
 
-void proto_tracks_finish(struct proto_importer *im)
+void tp_proto_tracks_finish(struct proto_importer *im)
 {
 	rank_args(im, &im->process_rank, im->tp->t.process.arg_set_id, "process_sort_index_hint");
 	rank_args(im, &im->thread_rank, im->tp->t.thread.arg_set_id, "thread_sort_index_hint");
 }
 
-void proto_tracks_free(struct proto_importer *im)
+void tp_proto_tracks_free(struct proto_importer *im)
 {
 	hmap_release(&im->process_rank);
 	hmap_release(&im->thread_rank);

@@ -108,7 +108,7 @@ static inline struct proto_ftrace *state(struct proto_importer *im)
 	return im->ftrace ? im->ftrace : state_new(im);
 }
 
-void proto_ftrace_free(struct proto_importer *im)
+void tp_proto_ftrace_free(struct proto_importer *im)
 {
 	struct proto_ftrace *f = im->ftrace;
 	if (!f)
@@ -180,7 +180,7 @@ static bool compact_ts(struct proto_importer *im, struct proto_seq *seq, int64_t
 	bool all = true;
 	for (size_t i = 0; i < n; i++) {
 		t += delta[i];
-		keep[i] = proto_clocks_to_trace(im->clocks, seq->id, PROTO_CLOCK_BOOTTIME,
+		keep[i] = tp_proto_clocks_to_trace(im->clocks, seq->id, PROTO_CLOCK_BOOTTIME,
 						(uint64_t)((int64_t)t + clock_off), &ts[i]);
 		if (!keep[i]) {
 			tp_stat_inc(im->tp, TP_STAT_clock_sync_failure);
@@ -358,7 +358,7 @@ static void cpu_heard(struct proto_importer *im, struct proto_seq *seq, uint32_t
 	tp_sorter_expect(so, cpu_src(im, seq, RUNS_PER_CPU * cpu), false);
 }
 
-void proto_ftrace_tokenize(struct proto_importer *im, struct proto_seq *seq, const uint8_t *p,
+void tp_proto_ftrace_tokenize(struct proto_importer *im, struct proto_seq *seq, const uint8_t *p,
 			   size_t n)
 {
 	struct tp *tp = im->tp;
@@ -390,7 +390,7 @@ void proto_ftrace_tokenize(struct proto_importer *im, struct proto_seq *seq, con
 	 * timestamp pair. */
 	int64_t off = clock > 1 && fts && bts ? bts - fts : 0;
 	cpu_heard(im, seq, cpu);
-	proto_ftrace_kernel_bundle(im, seq, cpu, off, p, n);
+	tp_proto_ftrace_kernel_bundle(im, seq, cpu, off, p, n);
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
 		if (f.wire != PB_WIRE_LEN)
@@ -409,16 +409,16 @@ void proto_ftrace_tokenize(struct proto_importer *im, struct proto_seq *seq, con
 			continue;
 		}
 		int64_t ts;
-		if (!proto_clocks_to_trace(im->clocks, seq->id, PROTO_CLOCK_BOOTTIME,
+		if (!tp_proto_clocks_to_trace(im->clocks, seq->id, PROTO_CLOCK_BOOTTIME,
 					   (uint64_t)((int64_t)t + off), &ts)) {
 			tp_stat_inc(tp, TP_STAT_clock_sync_failure);
 			continue;
 		}
-		if (proto_ftrace_kernel_place(im, seq, cpu, ts, id, f.data, f.len))
+		if (tp_proto_ftrace_kernel_place(im, seq, cpu, ts, id, f.data, f.len))
 			continue;
 		/* Only events naming interned kernel symbols hold the
 		 * sequence's interning generation. */
-		proto_push_src(im, cpu_src(im, seq, RUNS_PER_CPU * cpu + RUN_EVENTS), ts, EV_FTRACE,
+		tp_proto_push_src(im, cpu_src(im, seq, RUNS_PER_CPU * cpu + RUN_EVENTS), ts, EV_FTRACE,
 			       symbols ? seq->gen : NULL, seq, f.data, f.len, &cpu, sizeof cpu);
 	}
 }
@@ -475,7 +475,7 @@ static inline uint32_t compact_args(struct proto_importer *im, struct proto_ftra
 	return slot[0].set;
 }
 
-void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const void *payload)
+void tp_proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const void *payload)
 {
 	struct tp *tp = im->tp;
 	struct ftrace_compact_rec r;
@@ -483,7 +483,7 @@ void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const voi
 	r.kind &= PROTO_KIND_MASK;
 	struct proto_ftrace *fs = state(im);
 	struct tp_ftrace_cpu *c = tp_ftrace_cpu(tp, &fs->model, r.cpu);
-	bool row_only = ts < proto_ftrace_kernel_crop(im);
+	bool row_only = ts < tp_proto_ftrace_kernel_crop(im);
 	if (r.kind == EV_FTRACE_COMPACT_SWITCH) {
 		if (!c->has_last) {
 			tp_stat_inc(tp, TP_STAT_compact_sched_switch_skipped);
@@ -726,7 +726,7 @@ static const char *other_event_name(uint32_t id)
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
 		if (t[i].id == id)
 			return t[i].name;
-	return proto_ftrace_misc_name(id);
+	return tp_proto_ftrace_misc_name(id);
 }
 
 /* The ftrace_event name of event field id (0: unknown, skip it) and, for
@@ -753,7 +753,7 @@ static uint32_t event_name(struct proto_importer *im, uint32_t id,
 	return known ? tp_intern_cstr(tp, known) : 0; /* no args: fields unknown here */
 }
 
-void proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
+void tp_proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
 			const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
@@ -763,7 +763,7 @@ void proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct prot
 	struct ftrace_placed pl = {.mode = FTRACE_PLACED_ROW | FTRACE_PLACED_EFFECT, .raw_ts = ts};
 	if (ev->kind == EV_FTRACE_PLACED)
 		memcpy(&pl, p + n, sizeof pl);
-	bool effect = (pl.mode & FTRACE_PLACED_EFFECT) && pl.raw_ts >= proto_ftrace_kernel_crop(im);
+	bool effect = (pl.mode & FTRACE_PLACED_EFFECT) && pl.raw_ts >= tp_proto_ftrace_kernel_crop(im);
 	int64_t pid = field_int(p, n, PB_F_FtraceEvent_pid, 0);
 	uint32_t flags = TP_NULL_U32;
 	struct pb_reader r;
@@ -875,8 +875,8 @@ void proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct prot
 		print_event(im, ts, pid, bp, bn);
 		break;
 	default:
-		if (!proto_ftrace_kernel_parse(im, ts, ev, cpu, pid, body.id, bp, bn))
-			proto_ftrace_misc_parse(im, &fs->model, ts, pid, body.id, bp, bn);
+		if (!tp_proto_ftrace_kernel_parse(im, ts, ev, cpu, pid, body.id, bp, bn))
+			tp_proto_ftrace_misc_parse(im, &fs->model, ts, pid, body.id, bp, bn);
 		break;
 	}
 }

@@ -89,7 +89,7 @@ static struct proto_ftrace_kernel *kstate(struct proto_importer *im)
 	return im->ftrace_kernel;
 }
 
-void proto_ftrace_kernel_free(struct proto_importer *im)
+void tp_proto_ftrace_kernel_free(struct proto_importer *im)
 {
 	struct proto_ftrace_kernel *k = im->ftrace_kernel;
 	if (!k)
@@ -109,7 +109,7 @@ void proto_ftrace_kernel_free(struct proto_importer *im)
 
 /* ---- tokenize ------------------------------------------------------------- */
 
-void proto_ftrace_kernel_bundle(struct proto_importer *im, const struct proto_seq *seq,
+void tp_proto_ftrace_kernel_bundle(struct proto_importer *im, const struct proto_seq *seq,
 				uint32_t cpu, int64_t clock_off, const uint8_t *p, size_t n)
 {
 	struct proto_ftrace_kernel *k = kstate(im);
@@ -129,7 +129,7 @@ void proto_ftrace_kernel_bundle(struct proto_importer *im, const struct proto_se
 	if (f.wire != PB_WIRE_VARINT)
 		return;
 	int64_t ts;
-	if (!proto_clocks_to_trace(im->clocks, seq->id, PROTO_CLOCK_BOOTTIME,
+	if (!tp_proto_clocks_to_trace(im->clocks, seq->id, PROTO_CLOCK_BOOTTIME,
 				   (uint64_t)((int64_t)f.val + clock_off), &ts)) {
 		tp_stat_inc(im->tp, TP_STAT_clock_sync_failure);
 		return;
@@ -147,9 +147,9 @@ static void push_placed(struct proto_importer *im, const struct proto_seq *seq, 
 			int64_t raw_ts, int64_t at, const uint8_t *p, size_t n)
 {
 	struct ftrace_placed t = {.cpu = cpu, .mode = FTRACE_PLACED_ROW, .raw_ts = raw_ts};
-	proto_push_extra(im, raw_ts, EV_FTRACE_PLACED, NULL, seq, p, n, &t, sizeof t);
+	tp_proto_push_extra(im, raw_ts, EV_FTRACE_PLACED, NULL, seq, p, n, &t, sizeof t);
 	t.mode = FTRACE_PLACED_EFFECT;
-	proto_push_extra(im, at, EV_FTRACE_PLACED, NULL, seq, p, n, &t, sizeof t);
+	tp_proto_push_extra(im, at, EV_FTRACE_PLACED, NULL, seq, p, n, &t, sizeof t);
 }
 
 static uint64_t body_u64(const uint8_t *p, size_t n, uint32_t id, bool *has)
@@ -177,7 +177,7 @@ static void adreno_sync(struct proto_importer *im, const struct proto_seq *seq, 
 		struct adreno_pending *r = &k->pending.data[i - 1];
 		struct ftrace_placed t = {.cpu = r->cpu, .mode = FTRACE_PLACED_EFFECT,
 					  .raw_ts = r->raw_ts};
-		proto_push_extra(im, adreno_start(&s, r->start), EV_FTRACE_PLACED, NULL, r->seq,
+		tp_proto_push_extra(im, adreno_start(&s, r->start), EV_FTRACE_PLACED, NULL, r->seq,
 				 r->event, r->len, &t, sizeof t);
 		tb_free(r->event);
 		r->event = NULL;
@@ -187,7 +187,7 @@ static void adreno_sync(struct proto_importer *im, const struct proto_seq *seq, 
 		vec_push(&k->syncs, s);
 		hmap_put(&k->sync_of, key, k->syncs.len);
 	}
-	proto_push_extra(im, ts, EV_FTRACE, NULL, seq, ev, evn, &cpu, sizeof cpu);
+	tp_proto_push_extra(im, ts, EV_FTRACE, NULL, seq, ev, evn, &cpu, sizeof cpu);
 }
 
 static void adreno_retired(struct proto_importer *im, struct proto_seq *seq, uint32_t cpu,
@@ -204,7 +204,7 @@ static void adreno_retired(struct proto_importer *im, struct proto_seq *seq, uin
 	}
 	/* No sync yet: the row now, the effect when the sync comes. */
 	struct ftrace_placed t = {.cpu = cpu, .mode = FTRACE_PLACED_ROW, .raw_ts = ts};
-	proto_push_extra(im, ts, EV_FTRACE_PLACED, NULL, seq, ev, evn, &t, sizeof t);
+	tp_proto_push_extra(im, ts, EV_FTRACE_PLACED, NULL, seq, ev, evn, &t, sizeof t);
 	struct adreno_pending r = {.cpu = cpu, .raw_ts = ts, .start = start, .seq = seq,
 				   .event = tb_malloc(evn ? evn : 1), .len = evn};
 	memcpy(r.event, ev, evn);
@@ -217,7 +217,7 @@ static void adreno_retired(struct proto_importer *im, struct proto_seq *seq, uin
 	}
 }
 
-bool proto_ftrace_kernel_place(struct proto_importer *im, struct proto_seq *seq, uint32_t cpu,
+bool tp_proto_ftrace_kernel_place(struct proto_importer *im, struct proto_seq *seq, uint32_t cpu,
 			       int64_t ts, uint32_t id, const uint8_t *ev, size_t evn)
 {
 	if (id != PB_F_FtraceEvent_thermal_exynos_acpm_bulk &&
@@ -247,7 +247,7 @@ bool proto_ftrace_kernel_place(struct proto_importer *im, struct proto_seq *seq,
 
 /* ---- parse ---------------------------------------------------------------- */
 
-int64_t proto_ftrace_kernel_crop(struct proto_importer *im)
+int64_t tp_proto_ftrace_kernel_crop(struct proto_importer *im)
 {
 	struct proto_ftrace_kernel *k = kstate(im);
 	if (!k->crop_known) {
@@ -445,7 +445,7 @@ static void funcgraph(struct proto_importer *im, int64_t ts, const struct proto_
 		tp_slice_end(tp, track, ts, 0, name, TP_NULL_U32);
 }
 
-bool proto_ftrace_kernel_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
+bool tp_proto_ftrace_kernel_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
 			       uint32_t cpu, int64_t pid, uint32_t id, const uint8_t *p, size_t n)
 {
 	bool has;

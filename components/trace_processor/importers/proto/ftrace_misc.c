@@ -23,7 +23,7 @@ enum {
 	FE_ION_STAT = 335,
 };
 
-const char *proto_ftrace_misc_name(uint32_t id)
+const char *tp_proto_ftrace_misc_name(uint32_t id)
 {
 	switch (id) {
 	case PB_F_FtraceEvent_tracing_mark_write:
@@ -80,12 +80,12 @@ static void ion_stat(struct proto_importer *im, int64_t ts, int64_t pid, const s
 	tp_counter_add(tp, tp_track_get(tp, &key), ts, (double)(int64_t)b->v[2], TP_NULL_U32);
 }
 
-void proto_ftrace_misc_parse(struct proto_importer *im, struct tp_ftrace *model, int64_t ts,
+void tp_proto_ftrace_misc_parse(struct proto_importer *im, struct tp_ftrace *model, int64_t ts,
 			     int64_t pid, uint32_t id, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	struct body b;
-	if (!proto_ftrace_misc_name(id))
+	if (!tp_proto_ftrace_misc_name(id))
 		return;
 	read_body(&b, p, n);
 	int64_t tgid = (int32_t)b.v[1];

@@ -58,7 +58,7 @@ static struct proto_generic_kernel *gstate(struct proto_importer *im)
 	return im->generic_kernel;
 }
 
-void proto_generic_kernel_free(struct proto_importer *im)
+void tp_proto_generic_kernel_free(struct proto_importer *im)
 {
 	struct proto_generic_kernel *g = im->generic_kernel;
 	if (!g)
@@ -351,7 +351,7 @@ static void cpu_freq(struct proto_importer *im, int64_t ts, const uint8_t *p, si
 			      (uint32_t)cpu.val, ts, (double)(int64_t)hz.val / 1000.0);
 }
 
-void proto_generic_kernel_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n)
+void tp_proto_generic_kernel_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n)
 {
 	uint32_t field;
 	memcpy(&field, p + n, sizeof field);

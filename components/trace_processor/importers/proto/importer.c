@@ -49,7 +49,7 @@ static struct proto_importer *importer_new(struct tp *tp, struct proto_importer 
 	hmap_init(&im->irq_ids);
 	hmap_init(&im->packages_seen);
 	hmap_init(&im->user_rows);
-	im->clocks = proto_clocks_new();
+	im->clocks = tp_proto_clocks_new();
 	im->default_track = TP_NULL_U32;
 	im->roi_start_ns = INT64_MIN;
 	return im;
@@ -61,11 +61,11 @@ static struct tp_importer *proto_create(struct tp *tp)
 	tp_thread_name_idle(tp);
 	struct proto_importer *im = importer_new(tp, NULL, 0);
 	if (tp->cfg.analyze_trace_proto_content)
-		proto_content_enable(im);
+		tp_proto_content_enable(im);
 	return (struct tp_importer *)(void *)im;
 }
 
-struct proto_importer *proto_machine_importer(struct proto_importer *root, uint64_t raw)
+struct proto_importer *tp_proto_machine_importer(struct proto_importer *root, uint64_t raw)
 {
 	TB_DCHECK(root->root == root);
 	if (!root->adoption_done) {
@@ -101,11 +101,11 @@ struct proto_importer *proto_machine_importer(struct proto_importer *root, uint6
 
 static int proto_parse(struct tp_importer *imp, const uint8_t *p, size_t n)
 {
-	proto_tokenize((struct proto_importer *)(void *)imp, p, n, true);
+	tp_proto_tokenize((struct proto_importer *)(void *)imp, p, n, true);
 	return 0;
 }
 
-void proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len, void *ctx)
+void tp_proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len, void *ctx)
 {
 	struct proto_importer *im = ctx;
 	struct proto_ev ev;
@@ -120,16 +120,16 @@ void proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len,
 		tp_stat_inc(tp, TP_STAT_track_event_dropped_packets_outside_of_range_of_interest);
 		if (kind == EV_TRACK_EVENT) {
 			memcpy(&ev, payload, sizeof ev);
-			proto_gen_unref(im, ev.gen);
+			tp_proto_gen_unref(im, ev.gen);
 		}
 		return;
 	}
 	if (kind == EV_TE_SIMPLE) {
-		proto_track_event_parse_simple(im, ts, payload);
+		tp_proto_track_event_parse_simple(im, ts, payload);
 		return;
 	}
 	if (kind == EV_FTRACE_COMPACT_SWITCH || kind == EV_FTRACE_COMPACT_WAKING) {
-		proto_ftrace_compact_parse(im, ts, payload);
+		tp_proto_ftrace_compact_parse(im, ts, payload);
 		return;
 	}
 	TB_DCHECK(len >= sizeof ev);
@@ -138,82 +138,82 @@ void proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len,
 	const uint8_t *p = (const uint8_t *)payload + sizeof ev;
 	switch (ev.kind) {
 	case EV_TRACK_EVENT:
-		proto_track_event_parse(im, ts, &ev, p, ev.len);
+		tp_proto_track_event_parse(im, ts, &ev, p, ev.len);
 		break;
 	case EV_TRACK_DESCRIPTOR:
-		proto_descriptor_parse(im, p, ev.len);
+		tp_proto_descriptor_parse(im, p, ev.len);
 		break;
 	case EV_THREAD_DESCRIPTOR:
-		proto_thread_descriptor_parse(im, p, ev.len);
+		tp_proto_thread_descriptor_parse(im, p, ev.len);
 		break;
 	case EV_PROCESS_DESCRIPTOR:
-		proto_process_descriptor_parse(im, p, ev.len);
+		tp_proto_process_descriptor_parse(im, p, ev.len);
 		break;
 	case EV_PROCESS_TREE:
-		proto_process_tree_parse(im, &ev, p, ev.len);
+		tp_proto_process_tree_parse(im, &ev, p, ev.len);
 		break;
 	case EV_SYS_STATS:
-		proto_sys_stats_parse(im, ts, p, ev.len);
+		tp_proto_sys_stats_parse(im, ts, p, ev.len);
 		break;
 	case EV_PROCESS_STATS:
-		proto_process_stats_parse(im, ts, p, ev.len);
+		tp_proto_process_stats_parse(im, ts, p, ev.len);
 		break;
 	case EV_FTRACE:
 	case EV_FTRACE_PLACED:
-		proto_ftrace_parse(im, ts, &ev, p, ev.len);
+		tp_proto_ftrace_parse(im, ts, &ev, p, ev.len);
 		break;
 	case EV_STREAMING_SAMPLE:
-		proto_streaming_sample_parse(im, ts, &ev, p, ev.len);
+		tp_proto_streaming_sample_parse(im, ts, &ev, p, ev.len);
 		break;
 	case EV_PERF_SAMPLE:
-		proto_perf_sample_parse(im, ts, &ev, p, ev.len);
+		tp_proto_perf_sample_parse(im, ts, &ev, p, ev.len);
 		break;
 	case EV_STACK_SAMPLE:
-		proto_stack_sample_parse(im, ts, &ev, p, ev.len);
+		tp_proto_stack_sample_parse(im, ts, &ev, p, ev.len);
 		break;
 	case EV_MODULE_SYMBOLS:
 		tp_module_symbols_import(im->tp, p, ev.len);
 		break;
 	case EV_TRIGGER:
 	case EV_CLONE_SNAPSHOT_TRIGGER:
-		proto_trigger_parse(im, ts, ev.kind == EV_CLONE_SNAPSHOT_TRIGGER, p, ev.len);
+		tp_proto_trigger_parse(im, ts, ev.kind == EV_CLONE_SNAPSHOT_TRIGGER, p, ev.len);
 		break;
 	case EV_CHROME_TRIGGER:
-		proto_chrome_trigger_parse(im, ts, p, ev.len);
+		tp_proto_chrome_trigger_parse(im, ts, p, ev.len);
 		break;
 	case EV_INITIAL_DISPLAY_STATE:
-		proto_initial_display_state_parse(im, ts, p, ev.len);
+		tp_proto_initial_display_state_parse(im, ts, p, ev.len);
 		break;
 	case EV_SESSION_EVENT:
-		proto_session_event_parse(im, ts, p, ev.len);
+		tp_proto_session_event_parse(im, ts, p, ev.len);
 		break;
 	case EV_JOURNALD:
-		proto_journald_parse(im, ts, p, ev.len);
+		tp_proto_journald_parse(im, ts, p, ev.len);
 		break;
 	case EV_GENERIC_KERNEL:
-		proto_generic_kernel_parse(im, ts, p, ev.len);
+		tp_proto_generic_kernel_parse(im, ts, p, ev.len);
 		break;
 	default:
 		break;
 	}
-	proto_gen_unref(im, ev.gen);
+	tp_proto_gen_unref(im, ev.gen);
 }
 
 static int proto_eof(struct tp_importer *imp)
 {
 	struct proto_importer *im = (struct proto_importer *)(void *)imp;
 	struct tp *tp = im->tp;
-	proto_tokenize_eof(im);
-	tp_sorter_flush(tp->sorter, tp, proto_on_sorted, im);
+	tp_proto_tokenize_eof(im);
+	tp_sorter_flush(tp->sorter, tp, tp_proto_on_sorted, im);
 	for (size_t i = 0; i < im->children.len; i++) {
 		tp_machine_use(tp, im->children.data[i]->machine);
-		proto_tracks_finish(im->children.data[i]);
+		tp_proto_tracks_finish(im->children.data[i]);
 	}
 	tp_machine_use(tp, im->machine);
-	proto_tracks_finish(im);
-	proto_config_stats_eof(im);
-	proto_content_finish(im);
-	tp_metadata_set_int(tp, "trace_time_clock_id", proto_clocks_trace_clock(im->clocks));
+	tp_proto_tracks_finish(im);
+	tp_proto_config_stats_eof(im);
+	tp_proto_content_finish(im);
+	tp_metadata_set_int(tp, "trace_time_clock_id", tp_proto_clocks_trace_clock(im->clocks));
 	tp_machine_use(tp, 0);
 	return 0;
 }
@@ -227,19 +227,19 @@ static void proto_destroy(struct tp_importer *imp)
 		proto_destroy((struct tp_importer *)(void *)im->children.data[i]);
 	vec_release(&im->children);
 	vec_release(&im->tail);
-	proto_seqs_free(im);
+	tp_proto_seqs_free(im);
 	if (im->root == im)
-		proto_clocks_share(im->tp, &im->clocks);
-	proto_clocks_free(im->clocks);
-	proto_tracks_free(im);
-	proto_ftrace_free(im);
-	proto_ftrace_kernel_free(im);
-	proto_generic_kernel_free(im);
-	proto_perf_free(im);
-	proto_callstacks_free(im);
-	proto_stack_sample_free(im);
-	proto_legacy_async_free(im);
-	proto_content_free(im);
+		tp_proto_clocks_share(im->tp, &im->clocks);
+	tp_proto_clocks_free(im->clocks);
+	tp_proto_tracks_free(im);
+	tp_proto_ftrace_free(im);
+	tp_proto_ftrace_kernel_free(im);
+	tp_proto_generic_kernel_free(im);
+	tp_proto_perf_free(im);
+	tp_proto_callstacks_free(im);
+	tp_proto_stack_sample_free(im);
+	tp_proto_legacy_async_free(im);
+	tp_proto_content_free(im);
 	tp_json_args_free(im->json_args);
 	hmap_release(&im->ftrace_error_seqs);
 	hmap_release(&im->disk_by_name);

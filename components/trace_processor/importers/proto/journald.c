@@ -48,7 +48,7 @@ static const struct {
     {JE_TRANSPORT, "transport"},
 };
 
-void proto_journald_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n)
+void tp_proto_journald_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	struct pb_reader r;

@@ -40,7 +40,7 @@ struct proto_legacy_async {
 	VEC(struct async_set) set;
 };
 
-void proto_legacy_async_free(struct proto_importer *im)
+void tp_proto_legacy_async_free(struct proto_importer *im)
 {
 	struct proto_legacy_async *a = im->legacy_async;
 	if (!a)
@@ -119,7 +119,7 @@ static uint32_t lane_track(struct proto_importer *im, const struct async_set *s,
 	return track;
 }
 
-uint32_t proto_legacy_async_track(struct proto_importer *im, int phase, uint32_t name,
+uint32_t tp_proto_legacy_async_track(struct proto_importer *im, int phase, uint32_t name,
 				  uint32_t upid, uint32_t event_upid, uint64_t id, uint32_t scope)
 {
 	struct tp *tp = im->tp;

@@ -34,7 +34,7 @@
 #include "protos.h"
 #include "pb_fields.h"
 
-void proto_trace_config(struct proto_importer *im, const uint8_t *p, size_t n)
+void tp_proto_trace_config(struct proto_importer *im, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	uint64_t msb = 0, lsb = 0;
@@ -57,7 +57,7 @@ void proto_trace_config(struct proto_importer *im, const uint8_t *p, size_t n)
 			}
 			buf++;
 		} else if (f.id == PB_F_TraceConfig_trace_attributes && f.wire == PB_WIRE_LEN) {
-			proto_trace_attributes(im, f.data, f.len);
+			tp_proto_trace_attributes(im, f.data, f.len);
 		} else if (f.id == PB_F_TraceConfig_unique_session_name && f.wire == PB_WIRE_LEN)
 			tp_metadata_set_str(tp, "unique_session_name",
 					    tp_intern(tp, (const char *)f.data, f.len));
@@ -133,7 +133,7 @@ static int service_major(const uint8_t *p, size_t n)
 	return i < n && (p[i] == '.' || p[i] == '-') && i > sizeof prefix - 1 ? v : -1;
 }
 
-void proto_system_info(struct proto_importer *im, const uint8_t *p, size_t n)
+void tp_proto_system_info(struct proto_importer *im, const uint8_t *p, size_t n)
 {
 	static const char *const uts[] = {NULL, "system_name", "system_version", "system_release",
 					  "system_machine"};
@@ -211,7 +211,7 @@ void proto_system_info(struct proto_importer *im, const uint8_t *p, size_t n)
 	}
 }
 
-void proto_trace_attributes(struct proto_importer *im, const uint8_t *p, size_t n)
+void tp_proto_trace_attributes(struct proto_importer *im, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	struct pb_reader r;
@@ -235,10 +235,10 @@ void proto_trace_attributes(struct proto_importer *im, const uint8_t *p, size_t 
 		if (!val.id)
 			continue;
 		proto_scratch_reset(im);
-		proto_scratch_add(im, "trace_attribute.", 16);
+		tp_proto_scratch_add(im, "trace_attribute.", 16);
 		if (key.len)
-			proto_scratch_add(im, key.data, key.len);
-		proto_scratch_add(im, "", 1);
+			tp_proto_scratch_add(im, key.data, key.len);
+		tp_proto_scratch_add(im, "", 1);
 		if (val.id == PB_F_TraceAttributes_Attribute_long_value)
 			tp_metadata_set_int(tp, im->scratch.data, (int64_t)val.val);
 		else

@@ -57,7 +57,7 @@ static uint32_t trigger_track(struct tp *tp)
 /* Trigger / clone_snapshot_trigger: an instant on the triggers track. The
  * trace's trigger (metadata trace_trigger) is the first trace trigger, or
  * the first clone-snapshot trigger, which wins over trace triggers. */
-void proto_trigger_parse(struct proto_importer *im, int64_t ts, bool clone, const uint8_t *p,
+void tp_proto_trigger_parse(struct proto_importer *im, int64_t ts, bool clone, const uint8_t *p,
 			 size_t n)
 {
 	struct tp *tp = im->tp;
@@ -84,7 +84,7 @@ void proto_trigger_parse(struct proto_importer *im, int64_t ts, bool clone, cons
 }
 
 /* ChromeTrigger: an instant named by the trigger (or "chrome_trigger"). */
-void proto_chrome_trigger_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n)
+void tp_proto_chrome_trigger_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	struct tp_args_builder *b = &im->args;
@@ -115,12 +115,12 @@ static void base64(struct proto_importer *im, const uint8_t *p, size_t n)
 			v |= p[i + 2];
 		char q[4] = {abc[v >> 18], abc[(v >> 12) & 63], i + 1 < n ? abc[(v >> 6) & 63] : '=',
 			     i + 2 < n ? abc[v & 63] : '='};
-		proto_scratch_add(im, q, 4);
+		tp_proto_scratch_add(im, q, 4);
 	}
 }
 
 /* ChromeMetadataPacket: the n-th packet's values under "cr-<a + n % 26>-". */
-void proto_chrome_metadata(struct proto_importer *im, const uint8_t *p, size_t n)
+void tp_proto_chrome_metadata(struct proto_importer *im, const uint8_t *p, size_t n)
 {
 	static const struct {
 		uint32_t id;
@@ -158,7 +158,7 @@ void proto_chrome_metadata(struct proto_importer *im, const uint8_t *p, size_t n
 		varint_field(f.data, f.len, 1, &trial);
 		varint_field(f.data, f.len, 2, &group);
 		if (on_line == 2) {
-			proto_scratch_add(im, "\n", 1);
+			tp_proto_scratch_add(im, "\n", 1);
 			on_line = 1;
 		} else {
 			on_line++;
@@ -166,7 +166,7 @@ void proto_chrome_metadata(struct proto_importer *im, const uint8_t *p, size_t n
 		char s[64];
 		int len = snprintf(s, sizeof s, "{ name: %u, group: %u } ", (uint32_t)trial,
 				   (uint32_t)group);
-		proto_scratch_add(im, s, (size_t)len);
+		tp_proto_scratch_add(im, s, (size_t)len);
 		any = true;
 	}
 	if (any) {
@@ -186,7 +186,7 @@ void proto_chrome_metadata(struct proto_importer *im, const uint8_t *p, size_t n
 }
 
 /* InitialDisplayState: the screen state at the start of the trace. */
-void proto_initial_display_state_parse(struct proto_importer *im, int64_t ts, const uint8_t *p,
+void tp_proto_initial_display_state_parse(struct proto_importer *im, int64_t ts, const uint8_t *p,
 				       size_t n)
 {
 	struct tp *tp = im->tp;
@@ -200,7 +200,7 @@ void proto_initial_display_state_parse(struct proto_importer *im, int64_t ts, co
 /* ConcurrentSessionEvent: the session's state on its own state track
  * (dimension session_id, named by its first event). DISABLED ends the
  * session: a zero-length marker. */
-void proto_session_event_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n)
+void tp_proto_session_event_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n)
 {
 	static const char *const states[] = {NULL, "DISABLED", "CONFIGURED", "STARTED",
 					     "DISABLING_WAITING_STOP_ACKS", "CLONED_READ_ONLY"};

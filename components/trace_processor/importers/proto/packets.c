@@ -16,28 +16,28 @@
 #include "../../io/io.h"
 #include "pb_fields.h"
 
-void proto_scratch_add(struct proto_importer *im, const void *p, size_t n)
+void tp_proto_scratch_add(struct proto_importer *im, const void *p, size_t n)
 {
 	vec_reserve(&im->scratch, n);
 	memcpy(im->scratch.data + im->scratch.len, p, n);
 	im->scratch.len += n;
 }
 
-struct proto_ev *proto_push(struct proto_importer *im, int64_t ts, enum proto_ev_kind kind,
+struct proto_ev *tp_proto_push(struct proto_importer *im, int64_t ts, enum proto_ev_kind kind,
 			    struct proto_gen *gen, const struct proto_seq *seq, const uint8_t *p,
 			    size_t n)
 {
-	return proto_push_extra(im, ts, kind, gen, seq, p, n, NULL, 0);
+	return tp_proto_push_extra(im, ts, kind, gen, seq, p, n, NULL, 0);
 }
 
-struct proto_ev *proto_push_extra(struct proto_importer *im, int64_t ts, enum proto_ev_kind kind,
+struct proto_ev *tp_proto_push_extra(struct proto_importer *im, int64_t ts, enum proto_ev_kind kind,
 				  struct proto_gen *gen, const struct proto_seq *seq,
 				  const uint8_t *p, size_t n, const void *extra, size_t extra_len)
 {
-	return proto_push_src(im, seq ? seq->src : 0, ts, kind, gen, seq, p, n, extra, extra_len);
+	return tp_proto_push_src(im, seq ? seq->src : 0, ts, kind, gen, seq, p, n, extra, extra_len);
 }
 
-struct proto_ev *proto_push_src(struct proto_importer *im, uint32_t src, int64_t ts,
+struct proto_ev *tp_proto_push_src(struct proto_importer *im, uint32_t src, int64_t ts,
 				enum proto_ev_kind kind, struct proto_gen *gen,
 				const struct proto_seq *seq, const uint8_t *p, size_t n,
 				const void *extra, size_t extra_len)
@@ -61,7 +61,7 @@ struct proto_ev *proto_push_src(struct proto_importer *im, uint32_t src, int64_t
 		memcpy(dst + sizeof h, p, n);
 	if (extra_len && extra) /* no extra: the caller fills it */
 		memcpy(dst + sizeof h + n, extra, extra_len);
-	proto_gen_ref(gen);
+	tp_proto_gen_ref(gen);
 	return (struct proto_ev *)(void *)dst;
 }
 
@@ -117,7 +117,7 @@ static void compressed(struct proto_importer *im, const uint8_t *p, size_t n)
 	}
 	bool was_failed = im->failed;
 	im->depth++;
-	proto_tokenize(im, out, out_len, false);
+	tp_proto_tokenize(im, out, out_len, false);
 	im->depth--;
 	if (!was_failed && im->failed) {
 		/* A bad inner stream loses that payload, not the trace. */
@@ -135,7 +135,7 @@ static inline bool packet_ts(struct proto_importer *im, const struct proto_seq *
 	uint32_t clock = has_clock		       ? clock_id
 			 : seq->gen && seq->gen->clock_id ? seq->gen->clock_id
 							  : PROTO_CLOCK_BOOTTIME;
-	if (!proto_clocks_to_trace(im->clocks, seq->id, clock, raw, ts)) {
+	if (!tp_proto_clocks_to_trace(im->clocks, seq->id, clock, raw, ts)) {
 		tp_stat_inc(im->tp, TP_STAT_clock_sync_failure);
 		return false;
 	}
@@ -148,7 +148,7 @@ static inline bool packet_ts(struct proto_importer *im, const struct proto_seq *
  * Most packets of a TrackEvent trace have one shape: timestamp (and maybe
  * its clock), sequence id and flags, trusted uid/pid, and a plain
  * TrackEvent. fast_packet() decodes that shape in one pass over the bytes
- * and handles it exactly as proto_packet() would. For anything else it
+ * and handles it exactly as tp_proto_packet() would. For anything else it
  * returns false having changed nothing, and the general path takes over.
  */
 static bool fast_packet(struct proto_importer *im, const uint8_t *p, size_t n)
@@ -192,7 +192,7 @@ static bool fast_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 	}
 	struct proto_te_plain pl;
 	if (!te || !has_ts || (flags & SEQ_INCREMENTAL_STATE_CLEARED) ||
-	    !proto_te_decode_plain(te, (size_t)te_len, &pl))
+	    !tp_proto_te_decode_plain(te, (size_t)te_len, &pl))
 		return false;
 
 	struct proto_seq *seq = proto_seq_get(im, (uint32_t)seq_id);
@@ -211,7 +211,7 @@ static bool fast_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 	 * for the same stats as the general path. */
 	struct proto_te_rec late, *rec;
 	rec = tp_sorter_push_src(im->tp->sorter, seq->src, t, NULL, sizeof *rec);
-	proto_te_plain_record(im, seq, &pl, rec ? rec : &late);
+	tp_proto_te_plain_record(im, seq, &pl, rec ? rec : &late);
 	return true;
 }
 
@@ -232,7 +232,7 @@ static enum proto_ev_kind misc_kind(uint32_t field)
 	}
 }
 
-void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
+void tp_proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	/* Between two packets the sorter may have parsed another machine's
@@ -354,13 +354,13 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 	}
 	if (im->root == im) {
 		if (k.machine_id) {
-			struct proto_importer *m = proto_machine_importer(im, k.machine_id);
+			struct proto_importer *m = tp_proto_machine_importer(im, k.machine_id);
 			if (!m) {
 				tp_stat_inc(tp, TP_STAT_invalid_trace_packet);
 				return;
 			}
 			if (m != im) {
-				proto_packet(m, p, n);
+				tp_proto_packet(m, p, n);
 				return;
 			}
 		} else if (!k.sync_marker) {
@@ -373,35 +373,35 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 	if (k.first_on_seq)
 		hmap_put(&im->first_packet_seqs, k.seq_id, 1);
 	if ((k.flags & SEQ_INCREMENTAL_STATE_CLEARED) || k.cleared) {
-		proto_seq_new_gen(im, seq, false);
+		tp_proto_seq_new_gen(im, seq, false);
 		seq->valid = true;
 	} else if (k.dropped) {
 		seq->valid = false;
 	}
 	if (k.has_defaults)
-		proto_seq_set_defaults(im, seq, k.defaults.data, k.defaults.len);
+		tp_proto_seq_set_defaults(im, seq, k.defaults.data, k.defaults.len);
 	if (k.n_interned == 1) {
-		proto_seq_add_interned(im, seq, k.interned.data, k.interned.len);
+		tp_proto_seq_add_interned(im, seq, k.interned.data, k.interned.len);
 	} else if (k.n_interned > 1) {
 		/* Repeated occurrences of a message field merge. */
 		pb_reader_init(&r, p, n);
 		while (pb_next(&r, &f))
 			if (f.id == PKT_INTERNED_DATA && f.wire == PB_WIRE_LEN)
-				proto_seq_add_interned(im, seq, f.data, f.len);
+				tp_proto_seq_add_interned(im, seq, f.data, f.len);
 	}
 	seq->loss.needs_inc += (k.flags & SEQ_NEEDS_INCREMENTAL_STATE) != 0;
 	if ((k.flags & SEQ_NEEDS_INCREMENTAL_STATE) && !seq->valid) {
 		seq->loss.needs_inc_skipped++;
 		tp_stat_inc(tp, TP_STAT_packet_skipped_seq_needs_incremental_state_invalid);
 		if (analyze && !k.not_analysed)
-			proto_content_packet(im, p, n, PROTO_CONTENT_SKIPPED, 0, 0);
+			tp_proto_content_packet(im, p, n, PROTO_CONTENT_SKIPPED, 0, 0);
 		return;
 	}
 	if (analyze && !k.not_analysed && !k.has_track_event)
-		proto_content_packet(im, p, n, PROTO_CONTENT_PLAIN, 0, 0);
+		tp_proto_content_packet(im, p, n, PROTO_CONTENT_PLAIN, 0, 0);
 	if (k.has_snapshot) {
-		proto_clocks_add_snapshot(im->clocks, k.seq_id, k.snapshot.data, k.snapshot.len);
-		proto_clocks_snapshot_rows(im->clocks, tp, im->machine, k.snapshot.data,
+		tp_proto_clocks_add_snapshot(im->clocks, k.seq_id, k.snapshot.data, k.snapshot.len);
+		tp_proto_clocks_snapshot_rows(im->clocks, tp, im->machine, k.snapshot.data,
 					   k.snapshot.len);
 	}
 
@@ -421,14 +421,14 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		struct proto_te_rec rec;
 		abs.n_int = abs.n_dbl = 0;
 		rec.kind = 0;
-		if (!proto_track_event_tokenize(im, seq, pp, pn, &ts, k.has_ts, &tmp, &abs, &rec))
+		if (!tp_proto_track_event_tokenize(im, seq, pp, pn, &ts, k.has_ts, &tmp, &abs, &rec))
 			return;
 		if ((rec.kind & PROTO_KIND_MASK) == EV_TE_SIMPLE && !analyze) {
 			tp_sorter_push_src(tp->sorter, seq->src, ts, &rec, sizeof rec);
 			break;
 		}
 		size_t abs_len = (abs.n_int + abs.n_dbl) * sizeof abs.v[0];
-		ev = proto_push_extra(im, ts, EV_TRACK_EVENT, seq->gen, seq, pp, pn, NULL,
+		ev = tp_proto_push_extra(im, ts, EV_TRACK_EVENT, seq->gen, seq, pp, pn, NULL,
 				      abs_len + (analyze ? n : 0));
 		if (!ev)
 			return;
@@ -450,7 +450,7 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		/* A thread's descriptor is also the sequence's thread, as a
 		 * legacy ThreadDescriptor would be (if the state is valid). */
 		struct pb_field tf = {0};
-		int64_t tid = proto_descriptor_tokenize(im, pp, pn);
+		int64_t tid = tp_proto_descriptor_tokenize(im, pp, pn);
 		if (seq->valid && pb_find_field(pp, pn, PB_F_TrackDescriptor_thread, &tf) == 1 &&
 		    tf.wire == PB_WIRE_LEN &&
 		    pb_find_field(tf.data, tf.len, PB_F_ThreadDescriptor_pid,
@@ -461,63 +461,63 @@ void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 			if (tid >= 0)
 				seq->tid = tid; /* synthetic when sandboxed */
 		}
-		proto_push(im, ts, EV_TRACK_DESCRIPTOR, NULL, seq, pp, pn);
+		tp_proto_push(im, ts, EV_TRACK_DESCRIPTOR, NULL, seq, pp, pn);
 		break;
 	}
 	case PKT_THREAD_DESCRIPTOR:
 		seq_thread(seq, pp, pn);
-		proto_push(im, ts, EV_THREAD_DESCRIPTOR, NULL, seq, pp, pn);
+		tp_proto_push(im, ts, EV_THREAD_DESCRIPTOR, NULL, seq, pp, pn);
 		break;
 	case PKT_PROCESS_DESCRIPTOR:
-		proto_push(im, ts, EV_PROCESS_DESCRIPTOR, NULL, seq, pp, pn);
+		tp_proto_push(im, ts, EV_PROCESS_DESCRIPTOR, NULL, seq, pp, pn);
 		break;
 	case PKT_PROCESS_TREE:
-		proto_push(im, ts, EV_PROCESS_TREE, NULL, seq, pp, pn);
+		tp_proto_push(im, ts, EV_PROCESS_TREE, NULL, seq, pp, pn);
 		break;
 	case PKT_SYS_STATS:
-		proto_push(im, ts, EV_SYS_STATS, NULL, seq, pp, pn);
+		tp_proto_push(im, ts, EV_SYS_STATS, NULL, seq, pp, pn);
 		break;
 	case PKT_PROCESS_STATS:
-		proto_push(im, ts, EV_PROCESS_STATS, NULL, seq, pp, pn);
+		tp_proto_push(im, ts, EV_PROCESS_STATS, NULL, seq, pp, pn);
 		break;
 	case PKT_FTRACE_EVENTS:
-		proto_ftrace_tokenize(im, seq, pp, pn);
+		tp_proto_ftrace_tokenize(im, seq, pp, pn);
 		break;
 	case PKT_PERF_SAMPLE:
-		proto_push(im, ts, EV_PERF_SAMPLE, seq->gen, seq, pp, pn);
+		tp_proto_push(im, ts, EV_PERF_SAMPLE, seq->gen, seq, pp, pn);
 		break;
 	case PKT_STACK_SAMPLE:
-		proto_push(im, ts, EV_STACK_SAMPLE, seq->gen, seq, pp, pn);
+		tp_proto_push(im, ts, EV_STACK_SAMPLE, seq->gen, seq, pp, pn);
 		break;
 	case PKT_STREAMING_PROFILE:
-		proto_streaming_profile_tokenize(im, seq, pp, pn);
+		tp_proto_streaming_profile_tokenize(im, seq, pp, pn);
 		break;
 	case PKT_FTRACE_STATS:
-		proto_ftrace_stats(im, k.seq_id, pp, pn);
+		tp_proto_ftrace_stats(im, k.seq_id, pp, pn);
 		break;
 	case PKT_MODULE_SYMBOLS:
 		/* At the latest timestamp so far: after the frames it names. */
-		proto_push(im, ts, EV_MODULE_SYMBOLS, NULL, seq, pp, pn);
+		tp_proto_push(im, ts, EV_MODULE_SYMBOLS, NULL, seq, pp, pn);
 		break;
 	case PKT_TRIGGER:
 	case PKT_CLONE_SNAPSHOT_TRIGGER:
 	case PKT_CHROME_TRIGGER:
 	case PKT_INITIAL_DISPLAY_STATE:
 	case PKT_CONCURRENT_SESSION_EVENT:
-		proto_push(im, ts, misc_kind(k.payload.id), NULL, seq, pp, pn);
+		tp_proto_push(im, ts, misc_kind(k.payload.id), NULL, seq, pp, pn);
 		break;
 	case PKT_JOURNALD_EVENT:
-		proto_push(im, ts, EV_JOURNALD, NULL, seq, pp, pn);
+		tp_proto_push(im, ts, EV_JOURNALD, NULL, seq, pp, pn);
 		break;
 	case PKT_GENERIC_KERNEL_TASK_STATE:
 	case PKT_GENERIC_KERNEL_CPU_FREQ:
 	case PKT_GENERIC_KERNEL_TASK_RENAME:
 	case PKT_GENERIC_KERNEL_PROCESS_TREE:
-		proto_push_extra(im, ts, EV_GENERIC_KERNEL, NULL, seq, pp, pn, &k.payload.id,
+		tp_proto_push_extra(im, ts, EV_GENERIC_KERNEL, NULL, seq, pp, pn, &k.payload.id,
 				 sizeof k.payload.id);
 		break;
 	default:
-		proto_metadata_packet(im, k.payload.id, ts, pp, pn);
+		tp_proto_metadata_packet(im, k.payload.id, ts, pp, pn);
 		break;
 	}
 }
@@ -554,13 +554,13 @@ static void slow_data_sources(struct proto_importer *im, const struct pb_field *
 		                  PB_F_TracingServiceEvent_DataSources_DataSource_producer_name,
 		                  &f) == 1 &&
 		    f.wire == PB_WIRE_LEN)
-			proto_scratch_add(im, f.data, f.len);
-		proto_scratch_add(im, " ", 1);
+			tp_proto_scratch_add(im, f.data, f.len);
+		tp_proto_scratch_add(im, " ", 1);
 		if (pb_find_field(ds.data, ds.len,
 		                  PB_F_TracingServiceEvent_DataSources_DataSource_data_source_name,
 		                  &f) == 1 &&
 		    f.wire == PB_WIRE_LEN)
-			proto_scratch_add(im, f.data, f.len);
+			tp_proto_scratch_add(im, f.data, f.len);
 		tp_metadata_append_str(im->tp, "slow_start_data_source",
 				       tp_intern(im->tp, im->scratch.data, im->scratch.len));
 	}
@@ -588,27 +588,27 @@ static void service_event(struct proto_importer *im, int64_t ts, const uint8_t *
 	}
 }
 
-void proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts, const uint8_t *p,
+void tp_proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts, const uint8_t *p,
 			   size_t n)
 {
 	switch (field) {
 	case PKT_CPU_INFO:
-		proto_cpu_info_parse(im, p, n);
+		tp_proto_cpu_info_parse(im, p, n);
 		break;
 	case PKT_INTERRUPT_INFO:
-		proto_interrupt_info_parse(im, p, n);
+		tp_proto_interrupt_info_parse(im, p, n);
 		break;
 	case PKT_PACKAGES_LIST:
-		proto_packages_list_parse(im, p, n);
+		tp_proto_packages_list_parse(im, p, n);
 		break;
 	case PKT_USER_LIST:
-		proto_user_list_parse(im, p, n);
+		tp_proto_user_list_parse(im, p, n);
 		break;
 	case PKT_CHROME_METADATA:
-		proto_chrome_metadata(im, p, n);
+		tp_proto_chrome_metadata(im, p, n);
 		break;
 	case PKT_SYSTEM_INFO:
-		proto_system_info(im, p, n);
+		tp_proto_system_info(im, p, n);
 		break;
 	case PKT_TRACE_UUID:
 		trace_uuid(im, p, n);
@@ -628,13 +628,13 @@ void proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts
 		break;
 	}
 	case PKT_TRACE_STATS:
-		proto_trace_stats(im, p, n);
+		tp_proto_trace_stats(im, p, n);
 		break;
 	case PKT_TRACE_ATTRIBUTES:
-		proto_trace_attributes(im, p, n);
+		tp_proto_trace_attributes(im, p, n);
 		break;
 	case PKT_TRACE_CONFIG:
-		proto_trace_config(im, p, n);
+		tp_proto_trace_config(im, p, n);
 		break;
 	default:
 		break;

@@ -78,7 +78,7 @@ static struct proto_perf *perf_state(struct proto_importer *im)
 	return im->perf;
 }
 
-void proto_perf_free(struct proto_importer *im)
+void tp_proto_perf_free(struct proto_importer *im)
 {
 	if (!im->perf)
 		return;
@@ -152,15 +152,15 @@ static uint32_t event_counter_name(struct proto_importer *im, const uint8_t *p, 
 	struct pb_field f;
 	proto_scratch_reset(im);
 	if (pb_find_field(p, n, f_name, &f) == 1 && f.wire == PB_WIRE_LEN && f.len) {
-		proto_scratch_add(im, f.data, f.len);
+		tp_proto_scratch_add(im, f.data, f.len);
 	} else if (pb_find_field(p, n, f_counter, &f) == 1 && f.wire == PB_WIRE_VARINT) {
 		const char *c = counter_name(f.val);
-		proto_scratch_add(im, c, strlen(c));
+		tp_proto_scratch_add(im, c, strlen(c));
 	} else if (pb_find_field(p, n, f_tracepoint, &f) == 1 && f.wire == PB_WIRE_LEN) {
 		struct pb_field tn;
 		if (pb_find_field(f.data, f.len, PB_F_PerfEvents_Tracepoint_name, &tn) == 1 &&
 		    tn.wire == PB_WIRE_LEN)
-			proto_scratch_add(im, tn.data, tn.len);
+			tp_proto_scratch_add(im, tn.data, tn.len);
 	} else if (pb_find_field(p, n, f_raw, &f) == 1 && f.wire == PB_WIRE_LEN) {
 		uint64_t v[5] = {0};
 		struct pb_reader r;
@@ -171,9 +171,9 @@ static uint32_t event_counter_name(struct proto_importer *im, const uint8_t *p, 
 				v[rf.id] = rf.val;
 		int len = snprintf(buf, sizeof buf, "raw.0x%" PRIx32 ".0x%" PRIx64 ".0x%" PRIx64 ".0x%" PRIx64,
 				   (uint32_t)v[1], v[2], v[3], v[4]);
-		proto_scratch_add(im, buf, (size_t)len);
+		tp_proto_scratch_add(im, buf, (size_t)len);
 	} else {
-		proto_scratch_add(im, "unknown", 7);
+		tp_proto_scratch_add(im, "unknown", 7);
 	}
 	/* Modifiers, packed or not: u (user), k (kernel), h (hypervisor). */
 	size_t base = im->scratch.len;
@@ -195,8 +195,8 @@ static uint32_t event_counter_name(struct proto_importer *im, const uint8_t *p, 
 			if (m < 1 || m > 3)
 				continue;
 			if (im->scratch.len == base)
-				proto_scratch_add(im, ":", 1);
-			proto_scratch_add(im, &"ukh"[m - 1], 1);
+				tp_proto_scratch_add(im, ":", 1);
+			tp_proto_scratch_add(im, &"ukh"[m - 1], 1);
 		}
 	}
 	return tp_intern(im->tp, im->scratch.data, im->scratch.len);
@@ -341,7 +341,7 @@ static uint32_t build_id_str(struct proto_importer *im, const struct proto_gen *
 	proto_scratch_reset(im);
 	for (size_t i = 0; i < f.len; i++) {
 		char c[2] = {hex[f.data[i] >> 4], hex[f.data[i] & 15]};
-		proto_scratch_add(im, c, 2);
+		tp_proto_scratch_add(im, c, 2);
 	}
 	e->str = tp_intern(im->tp, im->scratch.data ? im->scratch.data : "", im->scratch.len);
 	return e->str;
@@ -476,7 +476,7 @@ static uint32_t frame_row(struct proto_importer *im, const struct proto_gen *g, 
 	}
 	uint32_t row;
 	if (mapping == 0) {
-		row = proto_dummy_frame(im, PROTO_INLINE_INTERNED, name, file, line);
+		row = tp_proto_dummy_frame(im, PROTO_INLINE_INTERNED, name, file, line);
 	} else {
 		uint32_t m = mapping_row(im, g, mapping);
 		if (m == TP_NULL_U32)
@@ -500,12 +500,12 @@ static uint32_t frame_row(struct proto_importer *im, const struct proto_gen *g, 
 	return row;
 }
 
-struct tp_stack_profile *proto_stack_profile(struct proto_importer *im)
+struct tp_stack_profile *tp_proto_stack_profile(struct proto_importer *im)
 {
 	return &perf_state(im)->sp;
 }
 
-uint32_t proto_callstack_row(struct proto_importer *im, const struct proto_gen *g, uint64_t iid)
+uint32_t tp_proto_callstack_row(struct proto_importer *im, const struct proto_gen *g, uint64_t iid)
 {
 	struct tp *tp = im->tp;
 	perf_state(im);
@@ -543,7 +543,7 @@ uint32_t proto_callstack_row(struct proto_importer *im, const struct proto_gen *
 	return parent;
 }
 
-void proto_perf_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
+void tp_proto_perf_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
 			     const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
@@ -652,7 +652,7 @@ void proto_perf_sample_parse(struct proto_importer *im, int64_t ts, const struct
 
 	uint32_t utid = tp_thread_for_tid(tp, (int64_t)(uint32_t)tid, (int64_t)(uint32_t)pid);
 	uint32_t upid = tp_process_for_pid(tp, (int64_t)(uint32_t)pid);
-	uint32_t cs = has_cs ? proto_callstack_row(im, ev->gen, cs_iid) : TP_NULL_U32;
+	uint32_t cs = has_cs ? tp_proto_callstack_row(im, ev->gen, cs_iid) : TP_NULL_U32;
 	uint32_t ucpu = has_cpu ? tp_cpu_for(tp, (uint32_t)cpu) : TP_NULL_U32;
 	uint32_t mode_id = mode == 0 ? 0
 			 : tp_intern_cstr(tp, mode < TB_ARRAY_SIZE(cpu_modes) ? cpu_modes[mode]

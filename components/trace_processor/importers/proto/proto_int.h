@@ -304,104 +304,104 @@ static inline struct proto_seq *proto_seq_get(struct proto_importer *im, uint32_
 {
 	if (id < PROTO_SEQ_CACHE && im->seq_cache[id])
 		return im->seq_cache[id];
-	return proto_seq_get_slow(im, id);
+	return tp_proto_seq_get_slow(im, id);
 }
 
 /* The importer of the packets of raw machine id raw (nonzero) under root:
  * root itself when the host adopted it, else the machine's child, made on
  * first use (importer.c). NULL past 2^24 machines. */
-struct proto_importer *proto_machine_importer(struct proto_importer *root, uint64_t raw);
+struct proto_importer *tp_proto_machine_importer(struct proto_importer *root, uint64_t raw);
 
 /* Tokenize the concatenated `0a len packet` records in p[0, n) (tokenizer.c).
  * Keeps an incomplete tail when `stream`; else a tail is a failure. */
-void proto_tokenize(struct proto_importer *im, const uint8_t *p, size_t n, bool stream);
-void proto_tokenize_eof(struct proto_importer *im);
+void tp_proto_tokenize(struct proto_importer *im, const uint8_t *p, size_t n, bool stream);
+void tp_proto_tokenize_eof(struct proto_importer *im);
 /* One TracePacket (packets.c). */
-void proto_packet(struct proto_importer *im, const uint8_t *p, size_t n);
+void tp_proto_packet(struct proto_importer *im, const uint8_t *p, size_t n);
 /* The sorter callback: dispatch one event to its parse-time handler
  * (importer.c). */
-void proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len, void *ctx);
+void tp_proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len, void *ctx);
 /* Push an event for parsing at ts (packets.c); NULL when the sorter
  * dropped it as late. */
-struct proto_ev *proto_push(struct proto_importer *im, int64_t ts, enum proto_ev_kind kind,
+struct proto_ev *tp_proto_push(struct proto_importer *im, int64_t ts, enum proto_ev_kind kind,
 			    struct proto_gen *gen, const struct proto_seq *seq, const uint8_t *p,
 			    size_t n);
 /* The same with extra bytes copied after the payload. */
-struct proto_ev *proto_push_extra(struct proto_importer *im, int64_t ts, enum proto_ev_kind kind,
+struct proto_ev *tp_proto_push_extra(struct proto_importer *im, int64_t ts, enum proto_ev_kind kind,
 				  struct proto_gen *gen, const struct proto_seq *seq,
 				  const uint8_t *p, size_t n, const void *extra, size_t extra_len);
 /* The same into sorter run src instead of the sequence's. */
-struct proto_ev *proto_push_src(struct proto_importer *im, uint32_t src, int64_t ts,
+struct proto_ev *tp_proto_push_src(struct proto_importer *im, uint32_t src, int64_t ts,
 				enum proto_ev_kind kind, struct proto_gen *gen,
 				const struct proto_seq *seq, const uint8_t *p, size_t n,
 				const void *extra, size_t extra_len);
 /* Parse-time handlers. */
-void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
+void tp_proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
 			     const uint8_t *p, size_t n);
-void proto_process_tree_parse(struct proto_importer *im, const struct proto_ev *ev,
+void tp_proto_process_tree_parse(struct proto_importer *im, const struct proto_ev *ev,
 			      const uint8_t *p, size_t n);
 /* SysStats / ProcessStats at ts → counter tracks (system_probes.c). */
 /* misc_packets.c: triggers, Chrome metadata, the initial display state,
  * tracing session events. */
 /* journald.c: a SystemdJournaldEvent into logs (or its counters into stats). */
-void proto_journald_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
-void proto_trigger_parse(struct proto_importer *im, int64_t ts, bool clone, const uint8_t *p,
+void tp_proto_journald_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
+void tp_proto_trigger_parse(struct proto_importer *im, int64_t ts, bool clone, const uint8_t *p,
 			 size_t n);
-void proto_chrome_trigger_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
-void proto_chrome_metadata(struct proto_importer *im, const uint8_t *p, size_t n);
-void proto_initial_display_state_parse(struct proto_importer *im, int64_t ts, const uint8_t *p,
+void tp_proto_chrome_trigger_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
+void tp_proto_chrome_metadata(struct proto_importer *im, const uint8_t *p, size_t n);
+void tp_proto_initial_display_state_parse(struct proto_importer *im, int64_t ts, const uint8_t *p,
 				       size_t n);
-void proto_session_event_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
+void tp_proto_session_event_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
 /* InterruptInfo: the machine's linux_interrupt_mapping rows. */
 /* PackagesList (47) and AndroidUserList (123) at tokenize time (they
  * have no timestamp), system_probes.c. */
-void proto_packages_list_parse(struct proto_importer *im, const uint8_t *p, size_t n);
-void proto_user_list_parse(struct proto_importer *im, const uint8_t *p, size_t n);
-void proto_interrupt_info_parse(struct proto_importer *im, const uint8_t *p, size_t n);
+void tp_proto_packages_list_parse(struct proto_importer *im, const uint8_t *p, size_t n);
+void tp_proto_user_list_parse(struct proto_importer *im, const uint8_t *p, size_t n);
+void tp_proto_interrupt_info_parse(struct proto_importer *im, const uint8_t *p, size_t n);
 /* CpuInfo: the cpu table's processor, cluster_id, capacity and args. */
-void proto_cpu_info_parse(struct proto_importer *im, const uint8_t *p, size_t n);
-void proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
-void proto_process_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
+void tp_proto_cpu_info_parse(struct proto_importer *im, const uint8_t *p, size_t n);
+void tp_proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
+void tp_proto_process_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
 /* Ftrace bundles (ftrace.c): tokenize pushes each event at its own ts;
  * parse fills sched, thread_state, ftrace_event and friends. */
-void proto_ftrace_tokenize(struct proto_importer *im, struct proto_seq *seq, const uint8_t *p,
+void tp_proto_ftrace_tokenize(struct proto_importer *im, struct proto_seq *seq, const uint8_t *p,
 			   size_t n);
-void proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
+void tp_proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
 			const uint8_t *p, size_t n);
-void proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const void *payload);
-void proto_ftrace_free(struct proto_importer *im);
+void tp_proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const void *payload);
+void tp_proto_ftrace_free(struct proto_importer *im);
 /* ftrace_misc.c: the name of a typed ftrace event it handles (NULL if it
  * does not), and its parse-time import; model is ftrace.c's. */
-const char *proto_ftrace_misc_name(uint32_t id);
-void proto_ftrace_misc_parse(struct proto_importer *im, struct tp_ftrace *model, int64_t ts,
+const char *tp_proto_ftrace_misc_name(uint32_t id);
+void tp_proto_ftrace_misc_parse(struct proto_importer *im, struct tp_ftrace *model, int64_t ts,
 			     int64_t pid, uint32_t id, const uint8_t *p, size_t n);
 /* ftrace_kernel.c. Tokenize time: a bundle (its cpu's first one sets the
  * crop time, metadata ftrace_latest_data_start_ns); an event of field id
  * that it places itself (true: pushed or counted, the caller skips it).
  * Parse time: the crop time (events before it only get their ftrace_event
  * row), and the effect of event id (false: not one of its events). */
-void proto_ftrace_kernel_bundle(struct proto_importer *im, const struct proto_seq *seq,
+void tp_proto_ftrace_kernel_bundle(struct proto_importer *im, const struct proto_seq *seq,
 				uint32_t cpu, int64_t clock_off, const uint8_t *p, size_t n);
-bool proto_ftrace_kernel_place(struct proto_importer *im, struct proto_seq *seq, uint32_t cpu,
+bool tp_proto_ftrace_kernel_place(struct proto_importer *im, struct proto_seq *seq, uint32_t cpu,
 			       int64_t ts, uint32_t id, const uint8_t *ev, size_t evn);
-int64_t proto_ftrace_kernel_crop(struct proto_importer *im);
-bool proto_ftrace_kernel_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
+int64_t tp_proto_ftrace_kernel_crop(struct proto_importer *im);
+bool tp_proto_ftrace_kernel_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
 			       uint32_t cpu, int64_t pid, uint32_t id, const uint8_t *p, size_t n);
-void proto_ftrace_kernel_free(struct proto_importer *im);
+void tp_proto_ftrace_kernel_free(struct proto_importer *im);
 /* generic_kernel.c: a generic_kernel_* packet payload at parse time (its
  * TracePacket field id after the payload). */
-void proto_generic_kernel_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
-void proto_generic_kernel_free(struct proto_importer *im);
+void tp_proto_generic_kernel_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
+void tp_proto_generic_kernel_free(struct proto_importer *im);
 /* PerfSample (perf_sample.c): a perf_sample row, its callstack resolved
  * through the event's generation into stack_profile_* rows. */
-void proto_perf_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
+void tp_proto_perf_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
 			     const uint8_t *p, size_t n);
-void proto_perf_free(struct proto_importer *im);
+void tp_proto_perf_free(struct proto_importer *im);
 /* The importer's stack profile interning (perf_sample.c), made on first use. */
-struct tp_stack_profile *proto_stack_profile(struct proto_importer *im);
+struct tp_stack_profile *tp_proto_stack_profile(struct proto_importer *im);
 /* The leaf callsite of interned Callstack iid (frames root first, resolved
  * through g's Frames and Mappings), or TP_NULL_U32 (and a stat). */
-uint32_t proto_callstack_row(struct proto_importer *im, const struct proto_gen *g, uint64_t iid);
+uint32_t tp_proto_callstack_row(struct proto_importer *im, const struct proto_gen *g, uint64_t iid);
 
 /* Callstacks of TrackEvents and Chrome's sampling profiler (callstacks.c). */
 struct proto_te_callstack {
@@ -413,12 +413,12 @@ struct proto_te_callstack {
 };
 /* A track_event_callstacks row for the slice an event began, ended (end) or
  * was (an instant), when it has a callstack. */
-void proto_te_callstack_add(struct proto_importer *im, const struct proto_gen *g,
+void tp_proto_te_callstack_add(struct proto_importer *im, const struct proto_gen *g,
 			    const struct proto_te_callstack *cs, uint32_t slice, uint32_t track,
 			    bool end);
 /* Tokenize time: a StreamingProfilePacket's samples at the sequence's
  * delta-coded timestamps, each pushed to the sorter as EV_STREAMING_SAMPLE. */
-void proto_streaming_profile_tokenize(struct proto_importer *im, struct proto_seq *seq,
+void tp_proto_streaming_profile_tokenize(struct proto_importer *im, struct proto_seq *seq,
 				      const uint8_t *p, size_t n);
 /* The leaf callsite of an InlineCallstack p[0, n) (frames root first, each
  * a function name, source file and line), its frames in the dummy mapping
@@ -429,19 +429,19 @@ enum proto_inline_mapping {
 	PROTO_INLINE_INTERNED,     /* "": interned Frames without a mapping */
 	PROTO_INLINE_MAPPINGS
 };
-uint32_t proto_inline_callstack(struct proto_importer *im, enum proto_inline_mapping which,
+uint32_t tp_proto_inline_callstack(struct proto_importer *im, enum proto_inline_mapping which,
 				const uint8_t *p, size_t n);
 /* The frame (name, file, line; pool ids, line TP_NULL_U32 for none) in dummy
  * mapping which, made once with a stack_profile_symbol row of its own. */
-uint32_t proto_dummy_frame(struct proto_importer *im, enum proto_inline_mapping which,
+uint32_t tp_proto_dummy_frame(struct proto_importer *im, enum proto_inline_mapping which,
 			   uint32_t name, uint32_t file, uint32_t line);
 /* The track of a legacy async event (legacy_async.c): phase b/e/n or
  * S/T/p/F, its name (pool id), upid (TP_NULL_U32: a global or unscoped
  * id), the event's process (TP_NULL_U32 unknown), id and scope (pool id:
  * the category, the name for S/T/p/F). */
-uint32_t proto_legacy_async_track(struct proto_importer *im, int phase, uint32_t name,
+uint32_t tp_proto_legacy_async_track(struct proto_importer *im, int phase, uint32_t name,
 				  uint32_t upid, uint32_t event_upid, uint64_t id, uint32_t scope);
-void proto_legacy_async_free(struct proto_importer *im);
+void tp_proto_legacy_async_free(struct proto_importer *im);
 /* --analyze-trace-proto-content (content.c): a packet's field sizes under
  * its annotation (a TrackEvent's: its category and name, pool ids or
  * TP_NULL_STR), kept by the root importer; at end of file the
@@ -451,59 +451,59 @@ enum proto_content_kind {
 	PROTO_CONTENT_SKIPPED,     /* skipped_packet: invalid_incremental_state */
 	PROTO_CONTENT_TRACK_EVENT, /* event.category, event.name */
 };
-void proto_content_enable(struct proto_importer *im);
-void proto_content_packet(struct proto_importer *im, const uint8_t *p, size_t n,
+void tp_proto_content_enable(struct proto_importer *im);
+void tp_proto_content_packet(struct proto_importer *im, const uint8_t *p, size_t n,
 			  enum proto_content_kind kind, uint32_t cat, uint32_t name);
-void proto_content_finish(struct proto_importer *im);
-void proto_content_free(struct proto_importer *im);
+void tp_proto_content_finish(struct proto_importer *im);
+void tp_proto_content_free(struct proto_importer *im);
 /* StackSample (TracePacket 135, stack_sample.c) at parse time. */
-void proto_stack_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
+void tp_proto_stack_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
 			      const uint8_t *p, size_t n);
-void proto_stack_sample_free(struct proto_importer *im);
-void proto_streaming_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
+void tp_proto_stack_sample_free(struct proto_importer *im);
+void tp_proto_streaming_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
 				  const uint8_t *p, size_t n);
-void proto_callstacks_free(struct proto_importer *im);
+void tp_proto_callstacks_free(struct proto_importer *im);
 /* Tokenize-time metadata packets (packets.c). */
-void proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts,
+void tp_proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts,
 			   const uint8_t *p, size_t n);
 /* Tokenize time: TraceConfig (33) and SystemInfo (45) into metadata
  * (metadata.c). */
-void proto_trace_config(struct proto_importer *im, const uint8_t *p, size_t n);
-void proto_system_info(struct proto_importer *im, const uint8_t *p, size_t n);
+void tp_proto_trace_config(struct proto_importer *im, const uint8_t *p, size_t n);
+void tp_proto_system_info(struct proto_importer *im, const uint8_t *p, size_t n);
 /* TraceAttributes (TracePacket 126, TraceConfig 48): `trace_attribute.<key>`. */
-void proto_trace_attributes(struct proto_importer *im, const uint8_t *p, size_t n);
+void tp_proto_trace_attributes(struct proto_importer *im, const uint8_t *p, size_t n);
 /* Tokenize time: TraceStats (35) and FtraceStats (34) into `stats`
  * (trace_stats.c). */
-void proto_trace_stats(struct proto_importer *im, const uint8_t *p, size_t n);
-void proto_ftrace_stats(struct proto_importer *im, uint32_t seq_id, const uint8_t *p, size_t n);
+void tp_proto_trace_stats(struct proto_importer *im, const uint8_t *p, size_t n);
+void tp_proto_ftrace_stats(struct proto_importer *im, uint32_t seq_id, const uint8_t *p, size_t n);
 /* End of file: the stats that judge the config against what happened
  * (long_trace_mode_bytes_overwritten, config_write_into_file_no_flush). */
-void proto_config_stats_eof(struct proto_importer *im);
+void tp_proto_config_stats_eof(struct proto_importer *im);
 /* Every packet of seq: count a previous_packet_dropped (reasons) on a
  * sequence seen before (inline: it runs for every packet). */
-void proto_seq_count_loss(struct proto_seq *seq, uint32_t reasons);
+void tp_proto_seq_count_loss(struct proto_seq *seq, uint32_t reasons);
 static inline void proto_seq_note_loss(struct proto_seq *seq, uint32_t reasons)
 {
 	if (TB_UNLIKELY(reasons) && seq->loss.seen && seq->id)
-		proto_seq_count_loss(seq, reasons);
+		tp_proto_seq_count_loss(seq, reasons);
 	seq->loss.seen = true;
 }
 /* TrackEvent tokenize-time timestamps: legacy *_us fields (track_event.c).
  * Returns false to drop the event. */
-bool proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq,
+bool tp_proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq,
 				const uint8_t *p, size_t n, int64_t *ts, bool has_ts,
 				struct proto_ev *out, struct proto_abs_counters *abs,
 				struct proto_te_rec *simple);
-void proto_track_event_parse_simple(struct proto_importer *im, int64_t ts,
+void tp_proto_track_event_parse_simple(struct proto_importer *im, int64_t ts,
 				    const struct proto_te_rec *r);
 /* Decode p[0, n) as a plain TrackEvent (type BEGIN/END/INSTANT, track_uuid,
  * one name, up to PROTO_PLAIN_MAX_CATS categories, nothing else) in one
  * pass. False, for the general path to handle, if it is anything else or
  * malformed. Pure: no state changes. */
-bool proto_te_decode_plain(const uint8_t *p, size_t n, struct proto_te_plain *pl);
+bool tp_proto_te_decode_plain(const uint8_t *p, size_t n, struct proto_te_plain *pl);
 /* The sorter record of a plain event on seq: defaults' track, names and
  * categories resolved against seq's current generation. */
-void proto_te_plain_record(struct proto_importer *im, const struct proto_seq *seq,
+void tp_proto_te_plain_record(struct proto_importer *im, const struct proto_seq *seq,
 			   const struct proto_te_plain *pl, struct proto_te_rec *rec);
 
 /* v * 1000 (µs to ns), saturated at the int64 limits. */
@@ -521,6 +521,6 @@ static inline void proto_scratch_reset(struct proto_importer *im)
 {
 	vec_clear(&im->scratch);
 }
-void proto_scratch_add(struct proto_importer *im, const void *p, size_t n);
+void tp_proto_scratch_add(struct proto_importer *im, const void *p, size_t n);
 
 #endif /* TB_TP_PROTO_INT_H */

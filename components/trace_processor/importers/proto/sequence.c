@@ -12,7 +12,7 @@
 
 #include <string.h>
 
-struct proto_seq *proto_seq_get_slow(struct proto_importer *im, uint32_t id)
+struct proto_seq *tp_proto_seq_get_slow(struct proto_importer *im, uint32_t id)
 {
 	if (im->last_seq && im->last_seq->id == id)
 		return im->last_seq;
@@ -60,7 +60,7 @@ static void gen_release(struct proto_gen *g)
 	arena_release(&g->mem);
 }
 
-void proto_gen_ref(struct proto_gen *g)
+void tp_proto_gen_ref(struct proto_gen *g)
 {
 	if (g)
 		g->refs++;
@@ -78,16 +78,16 @@ static void gen_destroy(struct proto_importer *im, struct proto_gen *g)
 	struct proto_gen *parent = g->parent;
 	tb_free(g);
 	if (parent)
-		proto_gen_unref(im, parent);
+		tp_proto_gen_unref(im, parent);
 }
 
-void proto_gen_unref(struct proto_importer *im, struct proto_gen *g)
+void tp_proto_gen_unref(struct proto_importer *im, struct proto_gen *g)
 {
 	if (g && --g->refs == 0)
 		gen_destroy(im, g);
 }
 
-void proto_seq_new_gen(struct proto_importer *im, struct proto_seq *seq, bool inherit)
+void tp_proto_seq_new_gen(struct proto_importer *im, struct proto_seq *seq, bool inherit)
 {
 	struct proto_gen *g = tb_calloc(1, sizeof *g);
 	struct proto_gen *old = seq->gen;
@@ -106,7 +106,7 @@ void proto_seq_new_gen(struct proto_importer *im, struct proto_seq *seq, bool in
 				(void *)(uintptr_t)old->interned.slots[i].val);
 		}
 		g->parent = old;
-		proto_gen_ref(old);
+		tp_proto_gen_ref(old);
 		g->clock_id = old->clock_id;
 		g->has_track_uuid = old->has_track_uuid;
 		g->track_uuid = old->track_uuid;
@@ -118,7 +118,7 @@ void proto_seq_new_gen(struct proto_importer *im, struct proto_seq *seq, bool in
 	seq->gen = g;
 	if (!inherit)
 		hmap_clear(&seq->inc_counters);
-	proto_gen_unref(im, old);
+	tp_proto_gen_unref(im, old);
 }
 
 /* Repeated uint64 field values (packed or not) gathered into the arena. */
@@ -144,10 +144,10 @@ static void add_uuids(struct arena *a, const struct pb_field *f, uint64_t **arr,
 	}
 }
 
-void proto_seq_set_defaults(struct proto_importer *im, struct proto_seq *seq, const uint8_t *p,
+void tp_proto_seq_set_defaults(struct proto_importer *im, struct proto_seq *seq, const uint8_t *p,
 			    size_t n)
 {
-	proto_seq_new_gen(im, seq, true);
+	tp_proto_seq_new_gen(im, seq, true);
 	struct proto_gen *g = seq->gen;
 	g->clock_id = 0;
 	g->has_track_uuid = false;
@@ -197,11 +197,11 @@ void proto_seq_set_defaults(struct proto_importer *im, struct proto_seq *seq, co
 	}
 }
 
-void proto_seq_add_interned(struct proto_importer *im, struct proto_seq *seq, const uint8_t *p,
+void tp_proto_seq_add_interned(struct proto_importer *im, struct proto_seq *seq, const uint8_t *p,
 			    size_t n)
 {
 	if (!seq->gen)
-		proto_seq_new_gen(im, seq, false);
+		tp_proto_seq_new_gen(im, seq, false);
 	struct proto_gen *g = seq->gen;
 	struct pb_reader r;
 	struct pb_field f = {0};
@@ -225,7 +225,7 @@ void proto_seq_add_interned(struct proto_importer *im, struct proto_seq *seq, co
 		tp_stat_inc(im->tp, TP_STAT_interned_data_tokenizer_errors);
 }
 
-uint32_t proto_interned_str_slow(struct tp *tp, const struct proto_gen *g, uint32_t field,
+uint32_t tp_proto_interned_str_slow(struct tp *tp, const struct proto_gen *g, uint32_t field,
 				 uint64_t iid)
 {
 	struct proto_interned *e = proto_gen_lookup(g, field, iid);
@@ -245,7 +245,7 @@ uint32_t proto_interned_str_slow(struct tp *tp, const struct proto_gen *g, uint3
 	return e->str;
 }
 
-void proto_seqs_free(struct proto_importer *im)
+void tp_proto_seqs_free(struct proto_importer *im)
 {
 	for (size_t i = hmap_next(&im->seqs, 0); i != HMAP_END; i = hmap_next(&im->seqs, i + 1)) {
 		struct proto_seq *s = (void *)(uintptr_t)im->seqs.slots[i].val;

@@ -45,7 +45,7 @@ static struct proto_stack_sample *state(struct proto_importer *im)
 	return im->stack_sample;
 }
 
-void proto_stack_sample_free(struct proto_importer *im)
+void tp_proto_stack_sample_free(struct proto_importer *im)
 {
 	if (!im->stack_sample)
 		return;
@@ -322,7 +322,7 @@ static size_t counter_values(struct proto_importer *im, int64_t ts, const struct
 	return k;
 }
 
-void proto_stack_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
+void tp_proto_stack_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
 			      const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
@@ -366,9 +366,9 @@ void proto_stack_sample_parse(struct proto_importer *im, int64_t ts, const struc
 	uint32_t callsite = TP_NULL_U32;
 	uint64_t iid;
 	if (varint_field(p, n, 6, &iid))
-		callsite = proto_callstack_row(im, g, iid);
+		callsite = tp_proto_callstack_row(im, g, iid);
 	else if (msg_field(p, n, 5, &f))
-		callsite = proto_inline_callstack(im, PROTO_INLINE_STACK_SAMPLE, f.data, f.len);
+		callsite = tp_proto_inline_callstack(im, PROTO_INLINE_STACK_SAMPLE, f.data, f.len);
 
 	struct tp_profiler_sample s = {
 	    .ts = ts,

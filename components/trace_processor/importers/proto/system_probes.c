@@ -282,7 +282,7 @@ static void disk_stat(struct proto_importer *im, int64_t ts, const struct pb_fie
 	}
 }
 
-void proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n)
+void tp_proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	struct pb_reader r;
@@ -474,7 +474,7 @@ static void process_stats_process(struct tp *tp, int64_t ts, const uint8_t *p, s
 	}
 }
 
-void proto_process_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n)
+void tp_proto_process_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n)
 {
 	struct pb_reader r;
 	struct pb_field f = {0};
@@ -488,7 +488,7 @@ void proto_process_stats_parse(struct proto_importer *im, int64_t ts, const uint
 
 /* Each irq_mapping {irq_id, name} with both, the first of an irq_id on this
  * machine (one importer per machine), as Perfetto's SystemProbesParser. */
-void proto_interrupt_info_parse(struct proto_importer *im, const uint8_t *p, size_t n)
+void tp_proto_interrupt_info_parse(struct proto_importer *im, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	struct tp_interrupt_mapping_table *t = &tp->t.interrupt_mapping;
@@ -520,7 +520,7 @@ void proto_interrupt_info_parse(struct proto_importer *im, const uint8_t *p, siz
 
 /* Each package a package_list row, the first of a name only; the error
  * flags set stats (as Perfetto's AndroidProbesModule). */
-void proto_packages_list_parse(struct proto_importer *im, const uint8_t *p, size_t n)
+void tp_proto_packages_list_parse(struct proto_importer *im, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	struct pb_reader r;
@@ -568,7 +568,7 @@ void proto_packages_list_parse(struct proto_importer *im, const uint8_t *p, size
 
 /* Each user an android_user_list row; a user seen again gets the new
  * type. A negative error counts in user_list_errors. */
-void proto_user_list_parse(struct proto_importer *im, const uint8_t *p, size_t n)
+void tp_proto_user_list_parse(struct proto_importer *im, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	struct pb_reader r;
@@ -742,7 +742,7 @@ static void cpu_args(struct proto_importer *im, uint32_t ucpu, const struct pb_f
 		tp->t.cpu.arg_set_id[ucpu] = set;
 }
 
-void proto_cpu_info_parse(struct proto_importer *im, const uint8_t *p, size_t n)
+void tp_proto_cpu_info_parse(struct proto_importer *im, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	VEC(struct cpu_desc) cpus = {0};
@@ -864,9 +864,9 @@ static void process_tree_process(struct proto_importer *im, const struct proto_e
 				argv0 = (const char *)f.data;
 				argv0_len = f.len;
 			} else {
-				proto_scratch_add(im, " ", 1);
+				tp_proto_scratch_add(im, " ", 1);
 			}
-			proto_scratch_add(im, f.data, f.len);
+			tp_proto_scratch_add(im, f.data, f.len);
 		}
 	}
 	/* As Perfetto: a process without a cmdline is not described. */
@@ -911,7 +911,7 @@ static void process_tree_process(struct proto_importer *im, const struct proto_e
 	/* Age: the start in BOOTTIME (early kernel threads have 0). */
 	int64_t start;
 	if (has_age && t->start_ts[upid] == TP_NULL_I64 &&
-	    proto_clocks_to_trace(im->clocks, ev->seq_id, PROTO_CLOCK_BOOTTIME, age, &start))
+	    tp_proto_clocks_to_trace(im->clocks, ev->seq_id, PROTO_CLOCK_BOOTTIME, age, &start))
 		t->start_ts[upid] = start;
 	if (has_kthread && t->arg_set_id[upid] == TP_NULL_U32) {
 		uint32_t k = tp_intern_cstr(tp, "is_kthread");
@@ -951,7 +951,7 @@ static void process_tree_thread(struct proto_importer *im, const uint8_t *p, siz
 				TP_NAME_PROCESS_TREE);
 }
 
-void proto_process_tree_parse(struct proto_importer *im, const struct proto_ev *ev,
+void tp_proto_process_tree_parse(struct proto_importer *im, const struct proto_ev *ev,
 			      const uint8_t *p, size_t n)
 {
 	/* Processes first, then threads (a kworker main thread's name is cut

@@ -6,7 +6,7 @@
  *   +------+------------+----------------------+------+-----
  *
  * Input arrives in chunks of any size. Complete packets are handed to
- * proto_packet() straight from the caller's buffer; only an incomplete tail
+ * tp_proto_packet() straight from the caller's buffer; only an incomplete tail
  * is copied and carried to the next chunk. Anything but field 1 length-
  * delimited, or a length over PROTO_MAX_PACKET, is not a trace: it counts
  * proto_tokenizer_failure once and the rest of the stream is ignored.
@@ -46,7 +46,7 @@ static inline void maybe_extract(struct proto_importer *im)
 {
 	struct tp *tp = im->tp;
 	if (im->depth == 0 && !tp->cfg.full_sort && tp_sorter_want_extract(tp->sorter))
-		tp_sorter_extract(tp->sorter, tp, proto_on_sorted, im->root);
+		tp_sorter_extract(tp->sorter, tp, tp_proto_on_sorted, im->root);
 }
 
 static void fail(struct proto_importer *im)
@@ -81,16 +81,16 @@ static size_t finish_tail(struct proto_importer *im, const uint8_t *p, size_t n)
 	im->tail.len += take;
 	used += take;
 	if (im->tail.len == hdr + len) {
-		/* proto_packet may recurse (compressed packets) but never into
+		/* tp_proto_packet may recurse (compressed packets) but never into
 		 * the streaming tail, so the buffer stays put. */
-		proto_packet(im, im->tail.data + hdr, len);
+		tp_proto_packet(im, im->tail.data + hdr, len);
 		vec_clear(&im->tail);
 		maybe_extract(im);
 	}
 	return used;
 }
 
-void proto_tokenize(struct proto_importer *im, const uint8_t *p, size_t n, bool stream)
+void tp_proto_tokenize(struct proto_importer *im, const uint8_t *p, size_t n, bool stream)
 {
 	if (im->failed)
 		return;
@@ -118,14 +118,14 @@ void proto_tokenize(struct proto_importer *im, const uint8_t *p, size_t n, bool 
 			im->tail.len = n;
 			return;
 		}
-		proto_packet(im, p + hdr, len);
+		tp_proto_packet(im, p + hdr, len);
 		maybe_extract(im);
 		p += hdr + len;
 		n -= hdr + len;
 	}
 }
 
-void proto_tokenize_eof(struct proto_importer *im)
+void tp_proto_tokenize_eof(struct proto_importer *im)
 {
 	if (im->tail.len && !im->failed)
 		fail(im);

@@ -132,7 +132,7 @@ static void filter_stats(struct tp *tp, const uint8_t *p, size_t n)
 		tp_stat_set(tp, filter_fields[i].stat, (int64_t)v[filter_fields[i].field]);
 }
 
-void proto_seq_count_loss(struct proto_seq *seq, uint32_t reasons)
+void tp_proto_seq_count_loss(struct proto_seq *seq, uint32_t reasons)
 {
 	seq->loss.dropped++;
 	for (unsigned i = 0; i < 8; i++)
@@ -206,7 +206,7 @@ static void writer_stats(struct proto_importer *im, const uint8_t *p, size_t n)
 	}
 }
 
-void proto_trace_stats(struct proto_importer *im, const uint8_t *p, size_t n)
+void tp_proto_trace_stats(struct proto_importer *im, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	uint64_t v[16] = {0};
@@ -341,7 +341,7 @@ static void parse_errors(struct tp *tp, const uint8_t *p, size_t n)
 			msg);
 }
 
-void proto_ftrace_stats(struct proto_importer *im, uint32_t seq_id, const uint8_t *p, size_t n)
+void tp_proto_ftrace_stats(struct proto_importer *im, uint32_t seq_id, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	struct pb_field f = {0};
@@ -397,7 +397,7 @@ void proto_ftrace_stats(struct proto_importer *im, uint32_t seq_id, const uint8_
  * (Perfetto's service uses the same cutoff for "long trace" mode). */
 #define RING_BUFFER_INTENT_PERIOD_MS (24u * 60 * 60 * 1000)
 
-void proto_config_stats_eof(struct proto_importer *im)
+void tp_proto_config_stats_eof(struct proto_importer *im)
 {
 	struct tp *tp = im->tp;
 	const uint8_t *p = im->trace_config.data;

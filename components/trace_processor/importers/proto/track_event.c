@@ -83,7 +83,7 @@ static bool decode_extra(const struct pb_field *f, struct extra *x)
 static double absolute_value(struct proto_importer *im, struct proto_seq *seq, uint64_t uuid,
 			     double v, bool *changed)
 {
-	struct proto_track *t = proto_track_find(im, uuid);
+	struct proto_track *t = tp_proto_track_find(im, uuid);
 	if (!t || !t->is_incremental)
 		return v;
 	bool is_new;
@@ -171,7 +171,7 @@ static void set_field(struct pb_field *f, uint64_t tag, uint64_t v, const uint8_
 	f->len = data ? (size_t)v : 0;
 }
 
-bool proto_te_decode_plain(const uint8_t *p, size_t n, struct proto_te_plain *pl)
+bool tp_proto_te_decode_plain(const uint8_t *p, size_t n, struct proto_te_plain *pl)
 {
 	const uint8_t *end = p + n;
 	pl->ok = true;
@@ -221,7 +221,7 @@ bool proto_te_decode_plain(const uint8_t *p, size_t n, struct proto_te_plain *pl
 
 /* Resolve a plain event's strings now, as decode() would at parse time
  * against the same generation. */
-void proto_te_plain_record(struct proto_importer *im, const struct proto_seq *seq,
+void tp_proto_te_plain_record(struct proto_importer *im, const struct proto_seq *seq,
 			   const struct proto_te_plain *sf, struct proto_te_rec *rec)
 {
 	struct tp *tp = im->tp;
@@ -258,17 +258,17 @@ void proto_te_plain_record(struct proto_importer *im, const struct proto_seq *se
 		}
 		if (!im->scratch.len) {
 			const char *c = tp_str(tp, rec->cat);
-			proto_scratch_add(im, c, strlen(c));
+			tp_proto_scratch_add(im, c, strlen(c));
 		}
 		const char *c = tp_str(tp, id);
-		proto_scratch_add(im, ",", 1);
-		proto_scratch_add(im, c, strlen(c));
+		tp_proto_scratch_add(im, ",", 1);
+		tp_proto_scratch_add(im, c, strlen(c));
 	}
 	if (im->scratch.len)
 		rec->cat = tp_intern(tp, im->scratch.data, im->scratch.len);
 }
 
-bool proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq,
+bool tp_proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq,
 				const uint8_t *p, size_t n, int64_t *ts, bool has_ts,
 				struct proto_ev *out, struct proto_abs_counters *abs,
 				struct proto_te_rec *simple)
@@ -349,7 +349,7 @@ bool proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq
 			tp_stat_inc(im->tp, TP_STAT_track_event_invalid_timestamp);
 			return false;
 		}
-		if (!proto_clocks_to_trace(im->clocks, seq->id, PROTO_CLOCK_MONOTONIC,
+		if (!tp_proto_clocks_to_trace(im->clocks, seq->id, PROTO_CLOCK_MONOTONIC,
 					   (uint64_t)legacy_ts, ts))
 			*ts = legacy_ts;
 	} else if (*ts < 0) {
@@ -373,7 +373,7 @@ bool proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq
 		sf.type = type;
 		sf.has_uuid = has_uuid;
 		sf.uuid = uuid;
-		proto_te_plain_record(im, seq, &sf, simple);
+		tp_proto_te_plain_record(im, seq, &sf, simple);
 	}
 	return true;
 }
@@ -412,11 +412,11 @@ static void add_category(struct proto_importer *im, struct te *e, uint32_t id)
 	}
 	if (!im->scratch.len) {
 		const char *s = tp_str(im->tp, e->cat);
-		proto_scratch_add(im, s, strlen(s));
+		tp_proto_scratch_add(im, s, strlen(s));
 	}
 	const char *s = tp_str(im->tp, id);
-	proto_scratch_add(im, ",", 1);
-	proto_scratch_add(im, s, strlen(s));
+	tp_proto_scratch_add(im, ",", 1);
+	tp_proto_scratch_add(im, s, strlen(s));
 }
 
 static void decode_legacy(struct te *e, const struct pb_field *lf)
@@ -804,7 +804,7 @@ static bool interned_location(struct proto_importer *im, const struct proto_gen 
 	if (pb_find_field(e->data, e->len, PB_F_SourceLocation_file_name, &f) == 1 &&
 	    f.wire == PB_WIRE_LEN) {
 		proto_scratch_reset(im);
-		proto_scratch_add(im, f.data, f.len);
+		tp_proto_scratch_add(im, f.data, f.len);
 		for (size_t i = 0; i < im->scratch.len; i++)
 			if (im->scratch.data[i] == '\\')
 				im->scratch.data[i] = '/';
@@ -1118,15 +1118,15 @@ static uint32_t legacy_track(struct proto_importer *im, const struct proto_ev *e
 		if (e->id_scope.len) {
 			proto_scratch_reset(im);
 			const char *c = e->cat ? tp_str(tp, e->cat) : "";
-			proto_scratch_add(im, c, strlen(c));
-			proto_scratch_add(im, ":", 1);
-			proto_scratch_add(im, e->id_scope.data, e->id_scope.len);
+			tp_proto_scratch_add(im, c, strlen(c));
+			tp_proto_scratch_add(im, ":", 1);
+			tp_proto_scratch_add(im, e->id_scope.data, e->id_scope.len);
 			scope = tp_intern(tp, im->scratch.data, im->scratch.len);
 		}
-		return proto_legacy_async_track(im, ph, e->name, upid, event_upid, e->id, scope);
+		return tp_proto_legacy_async_track(im, ph, e->name, upid, event_upid, e->id, scope);
 	}
 	if ((ph == 'I' || ph == 'i' || ph == 'R') && e->instant_scope == 1) {
-		return proto_track_resolve(im, 0);
+		return tp_proto_track_resolve(im, 0);
 	}
 	if ((ph == 'I' || ph == 'i' || ph == 'R') && e->instant_scope == 2 && pid >= 0) {
 		struct tp_track_key key = {.type = "legacy_chrome_global_instants",
@@ -1139,7 +1139,7 @@ static uint32_t legacy_track(struct proto_importer *im, const struct proto_ev *e
 		*utid_out = utid;
 		return tp_track_for_thread(tp, utid);
 	}
-	return proto_track_resolve(im, 0);
+	return tp_proto_track_resolve(im, 0);
 }
 
 static uint32_t event_track(struct proto_importer *im, const struct proto_ev *ev, struct te *e,
@@ -1160,10 +1160,10 @@ static uint32_t event_track(struct proto_importer *im, const struct proto_ev *ev
 		*utid_out = utid;
 		return tp_track_for_thread(im->tp, utid);
 	}
-	uint32_t track = proto_track_resolve_for(im, uuid, e->name, ev->seq_id);
-	struct proto_track *t = track != TP_NULL_U32 ? proto_track_find(im, uuid) : NULL;
+	uint32_t track = tp_proto_track_resolve_for(im, uuid, e->name, ev->seq_id);
+	struct proto_track *t = track != TP_NULL_U32 ? tp_proto_track_find(im, uuid) : NULL;
 	if (t)
-		*utid_out = proto_track_utid(im, t);
+		*utid_out = tp_proto_track_utid(im, t);
 	return track;
 }
 
@@ -1173,12 +1173,12 @@ static uint32_t event_track(struct proto_importer *im, const struct proto_ev *ev
 static struct proto_track *counter_value(struct proto_importer *im, uint64_t uuid, int64_t ts,
 					 double v, uint32_t seq_id)
 {
-	struct proto_track *t = proto_track_find(im, uuid);
+	struct proto_track *t = tp_proto_track_find(im, uuid);
 	if (!t || !t->is_counter) {
 		tp_stat_inc(im->tp, TP_STAT_track_event_parser_errors);
 		return NULL;
 	}
-	uint32_t track = proto_track_resolve_for(im, uuid, 0, seq_id);
+	uint32_t track = tp_proto_track_resolve_for(im, uuid, 0, seq_id);
 	if (t->unit_multiplier > 0)
 		v *= (double)t->unit_multiplier;
 	tp_counter_add(im->tp, track, ts, v, TP_NULL_U32);
@@ -1247,7 +1247,7 @@ static void legacy_thread_counters(struct proto_importer *im, const struct proto
 
 /* ---- the event ------------------------------------------------------------------------ */
 
-void proto_track_event_parse_simple(struct proto_importer *im, int64_t ts,
+void tp_proto_track_event_parse_simple(struct proto_importer *im, int64_t ts,
 				    const struct proto_te_rec *r)
 {
 	struct tp *tp = im->tp;
@@ -1255,20 +1255,20 @@ void proto_track_event_parse_simple(struct proto_importer *im, int64_t ts,
 	if (r->has_uuid) {
 		/* A materialised track needs nothing but its id (its thread is
 		 * bound since); else the full resolution of event_track(). */
-		struct proto_track *t = proto_track_find(im, r->uuid);
+		struct proto_track *t = tp_proto_track_find(im, r->uuid);
 		if (t && t->track_id != TP_NULL_U32) {
 			track = t->track_id;
 		} else {
-			track = proto_track_resolve_for(im, r->uuid, r->name, r->seq_id);
-			t = track != TP_NULL_U32 ? proto_track_find(im, r->uuid) : NULL;
+			track = tp_proto_track_resolve_for(im, r->uuid, r->name, r->seq_id);
+			t = track != TP_NULL_U32 ? tp_proto_track_find(im, r->uuid) : NULL;
 			if (t)
-				proto_track_utid(im, t);
+				tp_proto_track_utid(im, t);
 		}
 	} else if (r->tid >= 0) {
 		uint32_t utid = tp_thread_for_tid(tp, r->tid, r->pid > 0 ? r->pid : -1);
 		track = tp_track_for_thread(tp, utid);
 	} else {
-		track = proto_track_resolve_for(im, 0, r->name, r->seq_id);
+		track = tp_proto_track_resolve_for(im, 0, r->name, r->seq_id);
 	}
 	if (track == TP_NULL_U32)
 		return;
@@ -1325,12 +1325,12 @@ static void state_event(struct proto_importer *im, int64_t ts, const struct prot
 	uint64_t uuid = e->has_uuid ? e->uuid : ev->gen && ev->gen->has_track_uuid
 							  ? ev->gen->track_uuid
 							  : 0;
-	struct proto_track *t = uuid ? proto_track_find(im, uuid) : NULL;
+	struct proto_track *t = uuid ? tp_proto_track_find(im, uuid) : NULL;
 	if (!t || !t->is_state) {
 		tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
 		return;
 	}
-	uint32_t track = proto_track_resolve_for(im, uuid, e->name, ev->seq_id);
+	uint32_t track = tp_proto_track_resolve_for(im, uuid, e->name, ev->seq_id);
 	if (track == TP_NULL_U32)
 		return;
 	struct legacy_args la = {.passthrough_utid = TP_NULL_U32};
@@ -1343,7 +1343,7 @@ static void state_event(struct proto_importer *im, int64_t ts, const struct prot
 	tp_state_update(tp, track, ts, e->name, e->cat, args);
 }
 
-void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
+void tp_proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
 			     const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
@@ -1356,7 +1356,7 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 	/* --analyze-trace-proto-content: an event with a type or a legacy
 	 * phase, by its category and name, as Perfetto's importer. */
 	if (ev->pkt_len && (e.type || e.phase))
-		proto_content_packet(im, p + n + (ev->n_abs_int + ev->n_abs_dbl) * sizeof(double),
+		tp_proto_content_packet(im, p + n + (ev->n_abs_int + ev->n_abs_dbl) * sizeof(double),
 				     ev->pkt_len, PROTO_CONTENT_TRACK_EVENT, e.cat, e.name);
 	uint32_t type = e.type;
 	if (!e.has_type && e.has_legacy) {
@@ -1503,7 +1503,7 @@ void proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct
 	if (slice == TP_NULL_U32)
 		return;
 	if (e.cs.has_iid || e.cs.inline_data)
-		proto_te_callstack_add(im, ev->gen, &e.cs, slice, track,
+		tp_proto_te_callstack_add(im, ev->gen, &e.cs, slice, track,
 		                       type == PB_E_TrackEvent_Type_TYPE_SLICE_END);
 	if (e.has_flows)
 		flows(im, p, n, slice);
