@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "importers/importer.h"
 #include "tp_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

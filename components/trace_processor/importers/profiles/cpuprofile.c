@@ -87,7 +87,7 @@ static const char *cp_numbers(const char *p, const char *end, struct cp_u32s *u3
                               struct cp_i64s *i64s)
 {
 	if (*p != '[')
-		return json_skip_value(p, end);
+		return tp_json_skip_value(p, end);
 	for (p++;;) {
 		p = json_skip_sep(p, end);
 		if (p >= end)
@@ -95,9 +95,9 @@ static const char *cp_numbers(const char *p, const char *end, struct cp_u32s *u3
 		if (*p == ']')
 			return p + 1;
 		struct json_num n;
-		const char *q = json_number(p, end, &n);
+		const char *q = tp_json_number(p, end, &n);
 		if (!q) {
-			if (!(p = json_skip_value(p, end)))
+			if (!(p = tp_json_skip_value(p, end)))
 				return NULL;
 			continue;
 		}
@@ -140,10 +140,10 @@ static const char *cp_members(struct cp *c, const char *p, const char *end, stru
 				n->function = cp_intern(c->tp, s, sn);
 		} else if (frame) {
 			/* only the two above */
-		} else if (cp_key(k, kn, "id") && (next = json_number(p, end, &num))) {
+		} else if (cp_key(k, kn, "id") && (next = tp_json_number(p, end, &num))) {
 			n->id = num.is_int && num.i >= 0 && num.i < UINT32_MAX ? (uint32_t)num.i
 			                                                       : UINT32_MAX;
-		} else if (cp_key(k, kn, "parent") && (next = json_number(p, end, &num))) {
+		} else if (cp_key(k, kn, "parent") && (next = tp_json_number(p, end, &num))) {
 			n->parent = num.is_int && num.i >= 0 && num.i < UINT32_MAX ? (uint32_t)num.i
 			                                                           : UINT32_MAX;
 		} else if (cp_key(k, kn, "callFrame") && *p == '{') {
@@ -165,7 +165,7 @@ static const char *cp_members(struct cp *c, const char *p, const char *end, stru
 					return NULL;
 			}
 		}
-		if (!next && !(next = json_skip_value(p, end)))
+		if (!next && !(next = tp_json_skip_value(p, end)))
 			return NULL;
 		p = next;
 	}
@@ -175,7 +175,7 @@ static const char *cp_members(struct cp *c, const char *p, const char *end, stru
 static const char *cp_node(struct cp *c, const char *p, const char *end, uint32_t parent, int depth)
 {
 	if (*p != '{' || depth > CPUPROFILE_MAX_DEPTH)
-		return depth > CPUPROFILE_MAX_DEPTH ? NULL : json_skip_value(p, end);
+		return depth > CPUPROFILE_MAX_DEPTH ? NULL : tp_json_skip_value(p, end);
 	struct cp_node n = {UINT32_MAX, parent, strpool_empty(&c->tp->strings),
 	                    strpool_empty(&c->tp->strings), TP_NULL_U32};
 	size_t children_from = c->children.len, at = c->nodes.len;
@@ -279,7 +279,7 @@ static int cp_load(struct tp *tp, const char *p, const char *end)
 			next = cp_node(&c, p, end, TP_NULL_U32, 0);
 			c.old = false;
 		} else if (cp_key(k, kn, "startTime")) {
-			has_start = (next = json_number(p, end, &start)) != NULL;
+			has_start = (next = tp_json_number(p, end, &start)) != NULL;
 		} else if (cp_key(k, kn, "samples")) {
 			next = cp_numbers(p, end, &c.samples, NULL);
 		} else if (cp_key(k, kn, "timeDeltas")) {
@@ -287,7 +287,7 @@ static int cp_load(struct tp *tp, const char *p, const char *end)
 		} else if (cp_key(k, kn, "timestamps")) {
 			c.has_stamps = (next = cp_numbers(p, end, NULL, &c.stamps)) != NULL;
 		}
-		if (!next && !(next = json_skip_value(p, end)))
+		if (!next && !(next = tp_json_skip_value(p, end)))
 			goto bad;
 		p = next;
 	}

@@ -85,17 +85,17 @@ struct proto_seq {
 struct proto_importer;
 
 /* The sequence of id, created on first use (proto_seq_get, inline below). */
-struct proto_seq *proto_seq_get_slow(struct proto_importer *im, uint32_t id);
+struct proto_seq *tp_proto_seq_get_slow(struct proto_importer *im, uint32_t id);
 /* Start a new generation: fresh (inherit == false: incremental state
  * cleared) or a copy of the current one's interned data (new defaults). */
-void proto_seq_new_gen(struct proto_importer *im, struct proto_seq *seq, bool inherit);
-void proto_seq_set_defaults(struct proto_importer *im, struct proto_seq *seq, const uint8_t *p,
+void tp_proto_seq_new_gen(struct proto_importer *im, struct proto_seq *seq, bool inherit);
+void tp_proto_seq_set_defaults(struct proto_importer *im, struct proto_seq *seq, const uint8_t *p,
 			    size_t n);
-void proto_seq_add_interned(struct proto_importer *im, struct proto_seq *seq, const uint8_t *p,
+void tp_proto_seq_add_interned(struct proto_importer *im, struct proto_seq *seq, const uint8_t *p,
 			    size_t n);
-void proto_gen_ref(struct proto_gen *g);
-void proto_gen_unref(struct proto_importer *im, struct proto_gen *g);
-void proto_seqs_free(struct proto_importer *im);
+void tp_proto_gen_ref(struct proto_gen *g);
+void tp_proto_gen_unref(struct proto_importer *im, struct proto_gen *g);
+void tp_proto_seqs_free(struct proto_importer *im);
 
 static inline uint64_t proto_intern_key(uint32_t field, uint64_t iid)
 {
@@ -112,8 +112,8 @@ static inline struct proto_interned *proto_gen_lookup(const struct proto_gen *g,
 	return hmap_get_ptr(&g->interned, proto_intern_key(field, iid));
 }
 /* The pool id of the interned entry's field 2 string; 0 (and a stat) if the
- * iid is unknown. Resolved once per entry (proto_interned_str_slow). */
-uint32_t proto_interned_str_slow(struct tp *tp, const struct proto_gen *g, uint32_t field,
+ * iid is unknown. Resolved once per entry (tp_proto_interned_str_slow). */
+uint32_t tp_proto_interned_str_slow(struct tp *tp, const struct proto_gen *g, uint32_t field,
 				 uint64_t iid);
 static inline uint32_t proto_interned_str(struct tp *tp, const struct proto_gen *g,
 					  uint32_t field, uint64_t iid)
@@ -121,30 +121,30 @@ static inline uint32_t proto_interned_str(struct tp *tp, const struct proto_gen 
 	const struct proto_interned *e = proto_gen_lookup(g, field, iid);
 	if (e && e->str != UINT32_MAX)
 		return e->str;
-	return proto_interned_str_slow(tp, g, field, iid);
+	return tp_proto_interned_str_slow(tp, g, field, iid);
 }
 
 /* ---- clocks (clocks.c) ----------------------------------------------------- */
 
 struct proto_clocks;
-struct proto_clocks *proto_clocks_new(void);
-void proto_clocks_free(struct proto_clocks *c);
+struct proto_clocks *tp_proto_clocks_new(void);
+void tp_proto_clocks_free(struct proto_clocks *c);
 /* Apply a ClockSnapshot seen on sequence seq_id. */
-void proto_clocks_add_snapshot(struct proto_clocks *c, uint32_t seq_id, const uint8_t *p,
+void tp_proto_clocks_add_snapshot(struct proto_clocks *c, uint32_t seq_id, const uint8_t *p,
 			       size_t n);
 /* The clock_snapshot rows of that ClockSnapshot (machine: its machine row),
- * when it holds the trace clock. Call after proto_clocks_add_snapshot. */
-void proto_clocks_snapshot_rows(struct proto_clocks *c, struct tp *tp, uint32_t machine,
+ * when it holds the trace clock. Call after tp_proto_clocks_add_snapshot. */
+void tp_proto_clocks_snapshot_rows(struct proto_clocks *c, struct tp *tp, uint32_t machine,
 				const uint8_t *p, size_t n);
 /* Convert a packet timestamp on clock_id (seen on seq_id) to trace time.
  * Incremental clocks advance. Returns false when no path exists. */
-bool proto_clocks_to_trace(struct proto_clocks *c, uint32_t seq_id, uint32_t clock_id,
+bool tp_proto_clocks_to_trace(struct proto_clocks *c, uint32_t seq_id, uint32_t clock_id,
 			   uint64_t raw, int64_t *out);
-uint32_t proto_clocks_trace_clock(const struct proto_clocks *c);
+uint32_t tp_proto_clocks_trace_clock(const struct proto_clocks *c);
 /* At the end of a trace: when no earlier file's clocks are the trace's and
  * *c saw a snapshot, *c becomes tp->clock_sync (tp owns it, *c is NULL), to
  * convert the timestamps of the files after it. */
-void proto_clocks_share(struct tp *tp, struct proto_clocks **c);
+void tp_proto_clocks_share(struct tp *tp, struct proto_clocks **c);
 
 /* ---- tracks from descriptors (descriptors.c) ------------------------------ */
 
@@ -181,27 +181,27 @@ struct proto_track {
 /* Record a TrackDescriptor (tokenize time). Returns the tid of a thread
  * descriptor (pid << 32 | tid for a Chrome sandboxed tid, as Perfetto's
  * synthetic tids), else -1. */
-int64_t proto_descriptor_tokenize(struct proto_importer *im, const uint8_t *p, size_t n);
+int64_t tp_proto_descriptor_tokenize(struct proto_importer *im, const uint8_t *p, size_t n);
 /* Parse time: materialise the track, name its process/thread. */
-void proto_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t n);
+void tp_proto_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t n);
 /* The descriptor of uuid, or NULL. */
-struct proto_track *proto_track_find(struct proto_importer *im, uint64_t uuid);
+struct proto_track *tp_proto_track_find(struct proto_importer *im, uint64_t uuid);
 /* The track id of uuid (materialised on first use), or TP_NULL_U32. */
-uint32_t proto_track_resolve(struct proto_importer *im, uint64_t uuid);
+uint32_t tp_proto_track_resolve(struct proto_importer *im, uint64_t uuid);
 /* The same for an event: a child track without a name of its own takes
  * event_name (pool id, 0 none) when materialised; seq_id is the event's
  * sequence (PROTO_NO_SEQ: none), recorded in the track's source args. */
 #define PROTO_NO_SEQ UINT32_MAX
-uint32_t proto_track_resolve_for(struct proto_importer *im, uint64_t uuid, uint32_t event_name,
+uint32_t tp_proto_track_resolve_for(struct proto_importer *im, uint64_t uuid, uint32_t event_name,
 				 uint32_t seq_id);
 /* The utid of a thread descriptor track (or the thread its ancestors
  * name), or TP_NULL_U32. */
-uint32_t proto_track_utid(struct proto_importer *im, struct proto_track *t);
+uint32_t tp_proto_track_utid(struct proto_importer *im, struct proto_track *t);
 /* Parse time: a legacy ThreadDescriptor / ProcessDescriptor packet. */
-void proto_thread_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t n);
-void proto_process_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t n);
+void tp_proto_thread_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t n);
+void tp_proto_process_descriptor_parse(struct proto_importer *im, const uint8_t *p, size_t n);
 /* End of file: the sort index hints into the process / thread args. */
-void proto_tracks_finish(struct proto_importer *im);
-void proto_tracks_free(struct proto_importer *im);
+void tp_proto_tracks_finish(struct proto_importer *im);
+void tp_proto_tracks_free(struct proto_importer *im);
 
 #endif /* TB_TP_PROTO_SEQUENCE_H */
