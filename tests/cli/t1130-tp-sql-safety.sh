@@ -80,7 +80,7 @@ grep -q 'Error: Expression tree is too large' "$TMP/out" && grep -q '^6 ' "$TMP/
 
 # ---- the RPC's /query ----------------------------------------------------------------
 PORT=$(free_port)
-tps server http --port "$PORT" "$TMP/t.json" >"$TMP/srv.out" 2>"$TMP/srv.err" &
+"$TRACEBOX" trace_processor_shell server http --port "$PORT" "$TMP/t.json" >"$TMP/srv.out" 2>"$TMP/srv.err" &
 SRV=$!
 at_exit "kill $SRV 2>/dev/null"
 i=0
