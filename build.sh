@@ -9,7 +9,10 @@
 #                         tests/cli script with TRACEBOX=out/tracebox TB_OUT=out
 #                         TB_TEST_ROOT=.); `tests` is the same (old name)
 #   ./build.sh check      out/tracebox, then the checks `test` runs first:
-#                         private headers, symbol prefixes (tests/check/)
+#                         private headers, symbol prefixes (tests/check/),
+#                         clang-format --dry-run
+#   ./build.sh format-files  the C files the format check covers
+#                         (clang-format -i $(./build.sh format-files))
 #   ./build.sh asan       glibc build with ASan+UBSan, whole suite against it
 #   ./build.sh fuzz [T] [SECONDS]  libFuzzer campaign (clang) on target T, or all
 #   ./build.sh bench [NAME]        run bench/*_bench.c (figures, no assertions)
@@ -924,12 +927,20 @@ build_emu() {
 
 # ---- checks --------------------------------------------------------------
 
+# Our C files under .clang-format (tests/data/ holds inputs, not our code).
+# After a change: clang-format -i $(./build.sh format-files) formats them.
+format_sources() {
+	find components tests bench -name '*.[ch]' ! -path 'tests/data/*' | LC_ALL=C sort
+}
+
 # run_checks: the rules the build relies on but a compiler does not see
 # (STYLE.md), in seconds, on the objects of this machine's release build
 # (which `test` has just built): no component includes another's private
 # headers (tests/check/includes.sh); every external symbol carries its
-# component's prefix (tests/check/symbols.sh, nm). Banned functions are
-# refused by the compiler itself (components/base/banned.h).
+# component's prefix (tests/check/symbols.sh, nm); our C is as
+# .clang-format lays it out (clang-format --dry-run; noted and skipped
+# where clang-format is not installed). Banned functions are refused by the
+# compiler itself (components/base/banned.h).
 run_checks() {
 	target host
 	failed=
@@ -937,6 +948,13 @@ run_checks() {
 	sh tests/check/includes.sh || failed="$failed includes"
 	say "check: symbol prefixes"
 	sh tests/check/symbols.sh "$OUT/$T_FLAVOR/obj" || failed="$failed symbols"
+	if command -v clang-format >/dev/null 2>&1; then
+		say "check: clang-format"
+		# shellcheck disable=SC2046
+		clang-format --dry-run --Werror $(format_sources) || failed="$failed clang-format"
+	else
+		say "note: clang-format is not installed: the format check is skipped"
+	fi
 	[ -z "$failed" ] || die "checks failed:$failed"
 }
 
@@ -978,6 +996,9 @@ build-tests | tests)
 check)
 	build_release_binary
 	run_checks
+	;;
+format-files)
+	format_sources
 	;;
 asan)
 	build_for_tests
