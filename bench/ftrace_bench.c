@@ -34,8 +34,8 @@ static int REPS = 20;
 
 /* with_pids: also collect the tasks events mention, as traced_probes does
  * for process_stats (cleared per rep, as per drain). */
-static void run(const char *what, const struct ftrace_table *t, const uint8_t *pages,
-		size_t events, bool compact, bool with_pids)
+static void run(const char *what, const struct ftrace_table *t, const uint8_t *pages, size_t events,
+                bool compact, bool with_pids)
 {
 	size_t cap = NPAGES * (size_t)t->layout.page_size * 2;
 	uint8_t *out = tb_malloc(cap);
@@ -54,15 +54,16 @@ static void run(const char *what, const struct ftrace_table *t, const uint8_t *p
 		/* One bundle per 64 pages, as a drain of a busy CPU writes. */
 		for (size_t pg = 0; pg < NPAGES; pg += 64) {
 			unsigned h = pb_begin_nested(&w, 1);
-			probes_ftrace_encode_bundle_opts(&w, t, &o, 0, pages + pg * t->layout.page_size,
-						  64 * (size_t)t->layout.page_size, &st);
+			probes_ftrace_encode_bundle_opts(&w, t, &o, 0,
+			                                 pages + pg * t->layout.page_size,
+			                                 64 * (size_t)t->layout.page_size, &st);
 			pb_end_nested(&w, h);
 		}
 		t0 = now_s() - t0;
 		probes_ftrace_pids_release(&pids);
 		if (pb_writer_error(&w) || st.events != events) {
 			fprintf(stderr, "ftrace_bench: encode failed (%llu of %zu events)\n",
-				(unsigned long long)st.events, events);
+			        (unsigned long long)st.events, events);
 			exit(1);
 		}
 		if (t0 < best)
@@ -86,7 +87,7 @@ static void run_walk(const struct ftrace_table *t, const uint8_t *pages, size_t 
 			struct ftrace_page_iter it;
 			struct ftrace_record rec;
 			probes_ftrace_page_begin(&it, &t->layout, pages + pg * t->layout.page_size,
-					  t->layout.page_size);
+			                         t->layout.page_size);
 			while (probes_ftrace_page_next(&it, &rec))
 				sum += rec.ts;
 		}
@@ -94,8 +95,8 @@ static void run_walk(const struct ftrace_table *t, const uint8_t *pages, size_t 
 		if (t0 < best)
 			best = t0;
 	}
-	printf("%-34s %6.1f ns/event  (checksum %llu)\n", "page walk only", best * 1e9 / (double)events,
-	       (unsigned long long)(sum & 0xff));
+	printf("%-34s %6.1f ns/event  (checksum %llu)\n", "page walk only",
+	       best * 1e9 / (double)events, (unsigned long long)(sum & 0xff));
 }
 
 int main(int argc, char **argv)

@@ -17,36 +17,35 @@
 #include "base.h"
 #include "probes_int.h"
 
-static const char k_header_page[] =
-	"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
-	"\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
-	"\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
-	"\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
+static const char k_header_page[] = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+                                    "\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+                                    "\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+                                    "\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
 
 static const char k_sched_switch[] =
-	"name: sched_switch\nID: 372\nformat:\n"
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
-	"\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
-	"\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
-	"\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n"
-	"\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n"
-	"\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n"
-	"\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"
-	"\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n";
+    "name: sched_switch\nID: 372\nformat:\n"
+    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+    "\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+    "\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+    "\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n"
+    "\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n"
+    "\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n"
+    "\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"
+    "\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n";
 
 static const char k_sched_waking[] =
-	"name: sched_waking\nID: 375\nformat:\n"
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
-	"\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
-	"\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n"
-	"\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n"
-	"\tfield:int target_cpu;\toffset:32;\tsize:4;\tsigned:1;\n";
+    "name: sched_waking\nID: 375\nformat:\n"
+    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+    "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+    "\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+    "\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n"
+    "\tfield:int target_cpu;\toffset:32;\tsize:4;\tsigned:1;\n";
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -70,8 +69,8 @@ static char *slurp(const char *path, size_t *len)
 static const char *bench_load_table(struct ftrace_table *t)
 {
 	static const char *const paths[] = {"/sys/kernel/tracing/events/header_page",
-					    "/sys/kernel/tracing/events/sched/sched_switch/format",
-					    "/sys/kernel/tracing/events/sched/sched_waking/format"};
+	                                    "/sys/kernel/tracing/events/sched/sched_switch/format",
+	                                    "/sys/kernel/tracing/events/sched/sched_waking/format"};
 	struct tb_err err = {0};
 	char *text[3];
 	size_t len[3] = {0, 0, 0};
@@ -89,20 +88,19 @@ static const char *bench_load_table(struct ftrace_table *t)
 		return "this kernel's tracefs";
 	probes_ftrace_table_release(t);
 	probes_ftrace_table_init(t);
-	if (probes_ftrace_parse_header_page(k_header_page, sizeof k_header_page - 1, &t->layout, &err) <
-		    0 ||
-	    probes_ftrace_table_add_format(t, "sched", k_sched_switch, sizeof k_sched_switch - 1, &err) <
-		    0 ||
-	    probes_ftrace_table_add_format(t, "sched", k_sched_waking, sizeof k_sched_waking - 1, &err) <
-		    0) {
+	if (probes_ftrace_parse_header_page(k_header_page, sizeof k_header_page - 1, &t->layout,
+	                                    &err) < 0 ||
+	    probes_ftrace_table_add_format(t, "sched", k_sched_switch, sizeof k_sched_switch - 1,
+	                                   &err) < 0 ||
+	    probes_ftrace_table_add_format(t, "sched", k_sched_waking, sizeof k_sched_waking - 1,
+	                                   &err) < 0) {
 		fprintf(stderr, "bench: %s\n", err.msg);
 		exit(1);
 	}
 	return "synthesized x86-64 formats";
 }
 
-static const struct ftrace_event_format *bench_event(const struct ftrace_table *t,
-						     const char *name)
+static const struct ftrace_event_format *bench_event(const struct ftrace_table *t, const char *name)
 {
 	for (size_t i = 0; i < t->events.len; i++)
 		if (strcmp(t->events.data[i]->name, name) == 0)
@@ -112,7 +110,7 @@ static const struct ftrace_event_format *bench_event(const struct ftrace_table *
 }
 
 static void put_field(uint8_t *rec, const struct ftrace_event_format *f, const char *name,
-		      const void *v, size_t n)
+                      const void *v, size_t n)
 {
 	const struct ftrace_field *fd = probes_ftrace_format_field(f, name);
 	if (fd && n <= fd->size)
@@ -148,7 +146,7 @@ struct bench_cpu {
 
 /* Fill npages pages at buf for one cpu; returns the records written. */
 static size_t bench_build_pages(const struct ftrace_table *t, struct bench_cpu *c, bool wakings,
-				uint8_t *buf, size_t npages)
+                                uint8_t *buf, size_t npages)
 {
 	const struct ftrace_event_format *sw = bench_event(t, "sched_switch");
 	const struct ftrace_event_format *wk = bench_event(t, "sched_waking");

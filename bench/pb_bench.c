@@ -72,7 +72,7 @@ int main(void)
 	double t0 = now_s();
 	uint64_t sum = walk(buf, bytes, 0);
 	double t = now_s() - t0;
-	printf("pb reader: %.0f MB/s walking those packets (checksum %llu)\n", (double)bytes / 1e6 / t,
-	       (unsigned long long)sum);
+	printf("pb reader: %.0f MB/s walking those packets (checksum %llu)\n",
+	       (double)bytes / 1e6 / t, (unsigned long long)sum);
 	return 0;
 }

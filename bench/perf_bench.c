@@ -131,8 +131,8 @@ static void overhead(const char *self)
 	fclose(f);
 	snprintf(rounds, sizeof rounds, "%d", SPIN_ROUNDS);
 	char *plain[] = {(char *)self, "spin", rounds, res, NULL};
-	char *rec[] = {"out/tracebox", "--txt", "-c", cfg_path, "-o", trace, "--",
-		       (char *)self, "spin", rounds, res, NULL};
+	char *rec[] = {"out/tracebox", "--txt",      "-c",   cfg_path, "-o", trace,
+	               "--",           (char *)self, "spin", rounds,   res,  NULL};
 	for (int i = 0; i < 3; i++) {
 		if (run(plain, &cpu) != 0 || read_result(res, &pid, &wcpu) < 0)
 			return;
@@ -153,11 +153,13 @@ static void overhead(const char *self)
 			char q[256];
 			struct tp *tp = bench_load_trace(trace, &secs, &bytes);
 			snprintf(q, sizeof q,
-				 "select count(*) from perf_sample join thread using (utid) where tid = %d",
-				 pid);
+			         "select count(*) from perf_sample join thread using (utid) where "
+			         "tid = %d",
+			         pid);
 			samples = bench_query_int(tp, q);
-			lost = bench_query_int(tp, "select sum(value) from stats where name in "
-					     "('perf_samples_skipped_dataloss', 'perf_cpu_lost_records')");
+			lost = bench_query_int(
+			    tp, "select sum(value) from stats where name in "
+			        "('perf_samples_skipped_dataloss', 'perf_cpu_lost_records')");
 			tp_free(tp);
 		}
 	}

@@ -112,13 +112,16 @@ static void overhead(const char *self)
 	int runs = env ? (int)strtol(env, NULL, 10) : 5;
 	if (runs < 1)
 		runs = 5;
-	char rounds[16], res[] = OUT_DIR "/profile_bench.res", trace[] = OUT_DIR "/profile_bench.pftrace";
+	char rounds[16], res[] = OUT_DIR "/profile_bench.res",
+	                 trace[] = OUT_DIR "/profile_bench.pftrace";
 	double base = 1e9, sampled = 1e9, cpu, sum_base = 0, sum_sampled = 0;
 
 	snprintf(rounds, sizeof rounds, "%d", SPIN_ROUNDS);
 	char *plain[] = {(char *)self, "spin", rounds, res, NULL};
-	char *rec[] = {"out/tracebox", "-c", "configs/perf-1000hz.pbtx", "--txt", "-o", trace, "--",
-	               (char *)self, "spin", rounds, res, NULL};
+	char *rec[] = {"out/tracebox", "-c",         "configs/perf-1000hz.pbtx",
+	               "--txt",        "-o",         trace,
+	               "--",           (char *)self, "spin",
+	               rounds,         res,          NULL};
 	for (int i = 0; i < runs; i++) {
 		double w;
 		if (run(plain, &cpu) != 0 || (w = result_cpu(res)) < 0)
@@ -173,8 +176,9 @@ static void symbolize(void)
 	if (!f)
 		return;
 	for (int i = 0; i < FUNCS; i++)
-		fprintf(f, "__attribute__((noinline)) int symbench_function_%d_V(int x) "
-		           "{ return x * %d + VARIANT; }\n",
+		fprintf(f,
+		        "__attribute__((noinline)) int symbench_function_%d_V(int x) "
+		        "{ return x * %d + VARIANT; }\n",
 		        i, i + 1);
 	fprintf(f, "int main(int c, char **v) { int s = 0;\n");
 	for (int i = 0; i < FUNCS; i++)
@@ -215,11 +219,13 @@ static void symbolize(void)
 		for (int a = 0; a < ADDRS && t.n; a++) {
 			const struct sym_entry *s = &t.v[(size_t)a * 7919 % t.n];
 			/* the executable segment's mapping, as /proc/PID/maps has it */
-			struct perf_frame fr = {.mapping_path = path, .build_id = info.build_id,
+			struct perf_frame fr = {.mapping_path = path,
+			                        .build_id = info.build_id,
 			                        .build_id_len = info.build_id_len,
 			                        .map_offset = ph.offset & ~(uint64_t)4095,
 			                        .load_bias = info.load_bias,
-			                        .rel_pc = s->addr + (s->size ? (uint64_t)a % s->size : 0)};
+			                        .rel_pc = s->addr +
+			                                  (s->size ? (uint64_t)a % s->size : 0)};
 			perf_symq_add(&q, &fr);
 		}
 		sym_table_release(&t);
@@ -251,10 +257,12 @@ static void symbolize(void)
 			libs++;
 			for (int a = 0; a < ADDRS; a++) {
 				const struct sym_entry *s = &t.v[(size_t)a * 7919 % t.n];
-				struct perf_frame fr = {.mapping_path = path, .build_id = info.build_id,
+				struct perf_frame fr = {.mapping_path = path,
+				                        .build_id = info.build_id,
 				                        .build_id_len = info.build_id_len,
 				                        .map_offset = ph.offset & ~(uint64_t)4095,
-				                        .load_bias = info.load_bias, .rel_pc = s->addr};
+				                        .load_bias = info.load_bias,
+				                        .rel_pc = s->addr};
 				perf_symq_add(&q, &fr);
 			}
 		}
@@ -351,7 +359,8 @@ static void gen_trace(const char *path, long n_samples)
 	for (long i = 0; i < n_samples; i++) {
 		pkt = pb_begin_nested(&w, 1);
 		pb_put_uint32(&w, 10, 1);
-		pb_put_uint64(&w, 8, 2000 + (uint64_t)(i / THREADS) * 1000000 + (uint64_t)(i % THREADS));
+		pb_put_uint64(&w, 8,
+		              2000 + (uint64_t)(i / THREADS) * 1000000 + (uint64_t)(i % THREADS));
 		pb_put_uint32(&w, 13, 2);
 		unsigned s = pb_begin_nested(&w, 66);
 		pb_put_uint32(&w, 1, (uint32_t)(i & 1));

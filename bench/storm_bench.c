@@ -96,7 +96,7 @@ static int storm_start(int ncpu, int pairs)
 {
 	if (!round_trips) {
 		void *m = mmap(NULL, sizeof *round_trips, PROT_READ | PROT_WRITE,
-			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		               MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 		if (m == MAP_FAILED)
 			return -1;
 		round_trips = m;
@@ -115,7 +115,7 @@ static int storm_start(int ncpu, int pairs)
 					return -1;
 				if (pid == 0) {
 					snprintf(name, sizeof name, "tb-storm-%d%c", cpu,
-						 side ? 'b' : 'a');
+					         side ? 'b' : 'a');
 					worker(cpu, side ? ab[0] : ba[0], side ? ba[1] : ab[1],
 					       side == 0, name);
 				}
@@ -246,7 +246,7 @@ static int run_with_storm(char *const argv[], int ncpu, int pairs, double *cpu)
 	if (pid < 0)
 		return -1;
 	for (int i = 0; i < 1000 && !(file_says("events/sched/sched_switch/enable", '1') &&
-				      file_says("tracing_on", '1'));
+	                              file_says("tracing_on", '1'));
 	     i++)
 		usleep(10 * 1000);
 	if (storm_start(ncpu, pairs) < 0)
@@ -264,11 +264,12 @@ static long long print_losses(struct tp *tp)
 {
 	sqlite3_stmt *st;
 	long long total = 0;
-	if (sqlite3_prepare_v2(tp_db(tp),
-			       "select name, idx, value from stats where value != 0 and "
-			       "(severity = 'data_loss' or name like 'ftrace_cpu_%overrun%delta' or "
-			       "name like 'ftrace_cpu_dropped%delta') order by name, idx",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(
+	        tp_db(tp),
+	        "select name, idx, value from stats where value != 0 and "
+	        "(severity = 'data_loss' or name like 'ftrace_cpu_%overrun%delta' or "
+	        "name like 'ftrace_cpu_dropped%delta') order by name, idx",
+	        -1, &st, NULL) != SQLITE_OK)
 		return -1;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		long long v = sqlite3_column_int64(st, 2);
@@ -286,8 +287,8 @@ static void capture(int run_no, long secs, int ncpu, int pairs)
 {
 	char t[16];
 	snprintf(t, sizeof t, "%lds", secs);
-	char *rec[] = {(char *)tracebox,       "perfetto", "-t", t, "-o", TRACE, "sched/sched_switch",
-		       "sched/sched_waking", NULL};
+	char *rec[] = {(char *)tracebox,     "perfetto",           "-t", t, "-o", TRACE,
+	               "sched/sched_switch", "sched/sched_waking", NULL};
 	pid_t traced = -1, probes = -1;
 	long long traced0, probes0, traced_ns, probes_ns, events, switches, trips;
 	double client_cpu = 0, t0, wall, storm_secs, load_secs;
@@ -319,8 +320,9 @@ static void capture(int run_no, long secs, int ncpu, int pairs)
 
 	tp = bench_load_trace(TRACE, &load_secs, &bytes);
 	events = bench_query_int(tp, "select count(*) from ftrace_event "
-			       "where name in ('sched_switch', 'sched_waking')");
-	switches = bench_query_int(tp, "select count(*) from ftrace_event where name = 'sched_switch'");
+	                             "where name in ('sched_switch', 'sched_waking')");
+	switches =
+	    bench_query_int(tp, "select count(*) from ftrace_event where name = 'sched_switch'");
 	long long span = bench_query_int(tp, "select max(ts) - min(ts) from ftrace_event");
 	printf("run %d: %lld sched events (%lld sched_switch) in %.2f s of events, "
 	       "%.0f k events/s; trace %.1f MB; storm %.0f k round trips/s\n",
@@ -333,12 +335,12 @@ static void capture(int run_no, long secs, int ncpu, int pairs)
 	 * does not hold: packets the producer dropped (SMB full) or the
 	 * service lost. */
 	long long read = bench_query_int(tp, "select sum(value) from stats "
-				       "where name = 'ftrace_cpu_read_events_delta'");
+	                                     "where name = 'ftrace_cpu_read_events_delta'");
 	/* In the file but not imported (counted by the trace processor). */
 	long long unimported =
 	    bench_query_int(tp, "select sum(value) from stats where name in "
-			  "('compact_sched_switch_skipped', 'compact_sched_waking_skipped', "
-			  "'sorter_push_event_out_of_order')");
+	                        "('compact_sched_switch_skipped', 'compact_sched_waking_skipped', "
+	                        "'sorter_push_event_out_of_order')");
 	long long missing = read - events - (unimported > 0 ? unimported : 0);
 	printf("  read from the kernel %lld, in the trace %lld (%lld of them not imported by the "
 	       "trace processor): %lld missing\n",
@@ -376,11 +378,12 @@ int main(void)
 		return 0;
 	}
 	tracefs_dir = access("/sys/kernel/tracing/trace_pipe", F_OK) == 0
-			      ? "/sys/kernel/tracing"
-			      : "/sys/kernel/debug/tracing";
+	                  ? "/sys/kernel/tracing"
+	                  : "/sys/kernel/debug/tracing";
 	if (access("/sys/kernel/tracing/trace_pipe", F_OK) != 0 &&
 	    access("/sys/kernel/debug/tracing/trace_pipe", F_OK) != 0) {
-		printf("SKIP storm: no tracefs at /sys/kernel/tracing or /sys/kernel/debug/tracing\n");
+		printf(
+		    "SKIP storm: no tracefs at /sys/kernel/tracing or /sys/kernel/debug/tracing\n");
 		return 0;
 	}
 	if (getenv("TRACEBOX"))

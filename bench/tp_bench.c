@@ -77,9 +77,14 @@ static void gen_json(const char *path, size_t target)
 		perror(path);
 		exit(1);
 	}
-	static const char *const names[] = {"MessageLoop::RunTask", "ThreadControllerImpl::DoWork",
-					     "v8.run", "Layout", "Paint", "GPUTask", "aten::matmul",
-					     "cudaLaunchKernel"};
+	static const char *const names[] = {"MessageLoop::RunTask",
+	                                    "ThreadControllerImpl::DoWork",
+	                                    "v8.run",
+	                                    "Layout",
+	                                    "Paint",
+	                                    "GPUTask",
+	                                    "aten::matmul",
+	                                    "cudaLaunchKernel"};
 	fputs("{\"traceEvents\":[\n", f);
 	size_t bytes = 0;
 	uint64_t ts = 1000;
@@ -91,14 +96,15 @@ static void gen_json(const char *path, size_t target)
 		int depth = 1 + (int)(next_rand() % 4);
 		uint64_t dur = 1000;
 		for (int d = 0; d < depth; d++) {
-			int n = fprintf(f,
-					"%s{\"ph\":\"X\",\"cat\":\"bench,cat%d\",\"name\":\"%s\",\"pid\":1,"
-					"\"tid\":%d,\"ts\":%llu,\"dur\":%llu,\"args\":{\"seq\":%u,"
-					"\"src\":\"file_%u.cc\",\"depth\":%d}}",
-					first ? "" : ",\n", d, names[next_rand() % 8], tid,
-					(unsigned long long)(root + (uint64_t)d * 10),
-					(unsigned long long)(dur - (uint64_t)d * 20), next_rand() % 100000,
-					next_rand() % 500, d);
+			int n = fprintf(
+			    f,
+			    "%s{\"ph\":\"X\",\"cat\":\"bench,cat%d\",\"name\":\"%s\",\"pid\":1,"
+			    "\"tid\":%d,\"ts\":%llu,\"dur\":%llu,\"args\":{\"seq\":%u,"
+			    "\"src\":\"file_%u.cc\",\"depth\":%d}}",
+			    first ? "" : ",\n", d, names[next_rand() % 8], tid,
+			    (unsigned long long)(root + (uint64_t)d * 10),
+			    (unsigned long long)(dur - (uint64_t)d * 20), next_rand() % 100000,
+			    next_rand() % 500, d);
 			first = 0;
 			bytes += (size_t)n;
 		}
@@ -127,7 +133,7 @@ static void gen_proto(const char *path, size_t target)
 		pb_put_uint32(&w, 10, (uint32_t)(t + 1)); /* trusted_packet_sequence_id */
 		pb_put_uint32(&w, 13, 1);                 /* SEQ_INCREMENTAL_STATE_CLEARED */
 		unsigned td = pb_begin_nested(&w, 60);    /* track_descriptor */
-		pb_put_uint64(&w, 1, 1000 + (uint64_t)t);  /* uuid */
+		pb_put_uint64(&w, 1, 1000 + (uint64_t)t); /* uuid */
 		unsigned th = pb_begin_nested(&w, 4);     /* thread */
 		pb_put_int32(&w, 1, 1);
 		pb_put_int32(&w, 2, 100 + t);
@@ -166,7 +172,7 @@ static void gen_proto(const char *path, size_t target)
 			pb_put_int32(&w, 9, be ? 2 : 1);           /* type */
 			pb_put_uint64(&w, 11, 1000 + (uint64_t)t); /* track_uuid */
 			if (!be) {
-				pb_put_uint64(&w, 3, 1);                  /* category_iids */
+				pb_put_uint64(&w, 3, 1);                     /* category_iids */
 				pb_put_uint64(&w, 10, 1 + next_rand() % 16); /* name_iid */
 			}
 			pb_end_nested(&w, te);
@@ -194,7 +200,7 @@ static void gen_ftrace_text(const char *path, size_t target)
 	}
 	fprintf(f, "cpus=4\n");
 	size_t written = 7;
-	int64_t ts = 1000000000;  /* ns */
+	int64_t ts = 1000000000;   /* ns */
 	int cur[4] = {0, 0, 0, 0}; /* running pid per cpu, 0 idle */
 	while (written < target) {
 		int cpu = (int)(next_rand() % 4);
@@ -209,31 +215,36 @@ static void gen_ftrace_text(const char *path, size_t target)
 		const char *task = prev ? prev_comm : "<idle>";
 		int n = 0;
 		ts += 1 + next_rand() % 2000;
-		n += fprintf(f,
-			     "%16s-%-5d [%03d] %6lld.%06lld: sched_switch:         prev_comm=%s prev_pid=%d "
-			     "prev_prio=120 prev_state=S ==> next_comm=%s next_pid=%d next_prio=120\n",
-			     task, prev, cpu, (long long)(ts / 1000000000), (long long)(ts % 1000000000 / 1000),
-			     prev_comm, prev, next_comm, next);
+		n += fprintf(
+		    f,
+		    "%16s-%-5d [%03d] %6lld.%06lld: sched_switch:         prev_comm=%s prev_pid=%d "
+		    "prev_prio=120 prev_state=S ==> next_comm=%s next_pid=%d next_prio=120\n",
+		    task, prev, cpu, (long long)(ts / 1000000000),
+		    (long long)(ts % 1000000000 / 1000), prev_comm, prev, next_comm, next);
 		cur[cpu] = next;
 		int wakee = 1000 + (int)(next_rand() % 64);
 		ts += 1 + next_rand() % 2000;
-		n += fprintf(f,
-			     "%16s-%-5d [%03d] %6lld.%06lld: sched_waking:         comm=worker-%d pid=%d "
-			     "prio=120 target_cpu=%03d\n",
-			     next_comm, next, cpu, (long long)(ts / 1000000000), (long long)(ts % 1000000000 / 1000),
-			     wakee - 1000, wakee, (int)(next_rand() % 4));
+		n += fprintf(
+		    f,
+		    "%16s-%-5d [%03d] %6lld.%06lld: sched_waking:         comm=worker-%d pid=%d "
+		    "prio=120 target_cpu=%03d\n",
+		    next_comm, next, cpu, (long long)(ts / 1000000000),
+		    (long long)(ts % 1000000000 / 1000), wakee - 1000, wakee,
+		    (int)(next_rand() % 4));
 		for (int k = 0; k < 2; k++) {
 			ts += 1 + next_rand() % 2000;
-			n += fprintf(f, "%16s-%-5d [%03d] %6lld.%06lld: tracing_mark_write:   %s\n", next_comm,
-				     next, cpu, (long long)(ts / 1000000000), (long long)(ts % 1000000000 / 1000),
-				     k == 0 ? "B|1000|frame" : "E|1000");
+			n += fprintf(f, "%16s-%-5d [%03d] %6lld.%06lld: tracing_mark_write:   %s\n",
+			             next_comm, next, cpu, (long long)(ts / 1000000000),
+			             (long long)(ts % 1000000000 / 1000),
+			             k == 0 ? "B|1000|frame" : "E|1000");
 		}
 		ts += 1 + next_rand() % 2000;
 		n += fprintf(f,
-			     "%16s-%-5d [%03d] %6lld.%06lld: sched_stat_runtime:   comm=%s pid=%d "
-			     "runtime=%u [ns] vruntime=%u [ns]\n",
-			     next_comm, next, cpu, (long long)(ts / 1000000000), (long long)(ts % 1000000000 / 1000),
-			     next_comm, next, next_rand() % 100000, next_rand());
+		             "%16s-%-5d [%03d] %6lld.%06lld: sched_stat_runtime:   comm=%s pid=%d "
+		             "runtime=%u [ns] vruntime=%u [ns]\n",
+		             next_comm, next, cpu, (long long)(ts / 1000000000),
+		             (long long)(ts % 1000000000 / 1000), next_comm, next,
+		             next_rand() % 100000, next_rand());
 		written += (size_t)n;
 	}
 	fclose(f);
@@ -247,7 +258,7 @@ static uint64_t gen_sched(const char *path, uint64_t target_events)
 	struct ftrace_encode_opts o = {.compact_sched = true};
 	struct probes_ftrace_encode_stats st = {0};
 	struct bench_cpu cpus[2] = {{.tid_base = 1000, .ts = 1000000000ull},
-				    {.tid_base = 2000, .ts = 1000000333ull}};
+	                            {.tid_base = 2000, .ts = 1000000333ull}};
 	struct pb_writer w;
 	uint8_t *pages;
 	uint64_t events = 0;
@@ -264,11 +275,11 @@ static uint64_t gen_sched(const char *path, uint64_t target_events)
 			unsigned pkt, h;
 			bench_build_pages(&t, &cpus[cpu], true, pages, 64);
 			pb_writer_reset(&w);
-			pkt = pb_begin_nested(&w, 1);     /* Trace.packet */
-			pb_put_uint32(&w, 10, 1);         /* trusted_packet_sequence_id */
-			h = pb_begin_nested(&w, 1);       /* ftrace_events */
-			events += probes_ftrace_encode_bundle_opts(&w, &t, &o, cpu, pages,
-							    64 * (size_t)t.layout.page_size, &st);
+			pkt = pb_begin_nested(&w, 1); /* Trace.packet */
+			pb_put_uint32(&w, 10, 1);     /* trusted_packet_sequence_id */
+			h = pb_begin_nested(&w, 1);   /* ftrace_events */
+			events += probes_ftrace_encode_bundle_opts(
+			    &w, &t, &o, cpu, pages, 64 * (size_t)t.layout.page_size, &st);
 			pb_end_nested(&w, h);
 			pb_end_nested(&w, pkt);
 			fwrite(pb_writer_data(&w), 1, pb_writer_size(&w), f);
@@ -339,12 +350,14 @@ static int load(const char *path)
 	printf("%-28s %8.1f MB  load %6.2f s  %7.1f MB/s (cpu %.2f s, %.1f MB/s)  count(*) %lld "
 	       "slices in %.3f s  peak RSS %7.1f MB (%.2f x trace)\n",
 	       strrchr(path, '/') ? strrchr(path, '/') + 1 : path, mb, t1 - t0, mb / (t1 - t0),
-	       c1 - c0, mb / (c1 - c0), slices, t2 - t1, (double)rss / 1024, (double)rss * 1024 / (double)total);
+	       c1 - c0, mb / (c1 - c0), slices, t2 - t1, (double)rss / 1024,
+	       (double)rss * 1024 / (double)total);
 	if (events > 0)
 		printf("%-28s %lld ftrace events: %.2f M events/s wall, %.2f M/s cpu (%.0f ns cpu "
 		       "per event), %.0f bytes RSS/event\n",
-		       "", events, (double)events / (t1 - t0) / 1e6, (double)events / (c1 - c0) / 1e6,
-		       (c1 - c0) * 1e9 / (double)events, (double)rss * 1024 / (double)events);
+		       "", events, (double)events / (t1 - t0) / 1e6,
+		       (double)events / (c1 - c0) / 1e6, (c1 - c0) * 1e9 / (double)events,
+		       (double)rss * 1024 / (double)events);
 	tp_free(tp);
 	return 0;
 }
@@ -371,10 +384,10 @@ int main(int argc, char **argv)
 		const char *name, *ext;
 		void (*gen)(const char *path, size_t target);
 	} kinds[] = {
-		{"json", "json", gen_json},
-		{"proto", "pftrace", gen_proto},
-		{"ftrace", "ftrace.txt", gen_ftrace_text},
-		{"sched", "sched-compact.pftrace", gen_sched_mb},
+	    {"json", "json", gen_json},
+	    {"proto", "pftrace", gen_proto},
+	    {"ftrace", "ftrace.txt", gen_ftrace_text},
+	    {"sched", "sched-compact.pftrace", gen_sched_mb},
 	};
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
 		if (argc == 2 && strcmp(argv[1], kinds[i].name) != 0)

@@ -32,10 +32,10 @@
 
 /* Abort with file:line and the failed expression. For invariants that must
  * hold in release builds too; never for conditions input can trigger. */
-#define TB_CHECK(cond)                                                         \
-	do {                                                                   \
-		if (TB_UNLIKELY(!(cond)))                                      \
-			tb_check_failed(__FILE__, __LINE__, #cond);            \
+#define TB_CHECK(cond)                                              \
+	do {                                                        \
+		if (TB_UNLIKELY(!(cond)))                           \
+			tb_check_failed(__FILE__, __LINE__, #cond); \
 	} while (0)
 #ifdef NDEBUG
 #define TB_DCHECK(cond) ((void)0)
@@ -113,7 +113,10 @@ void tb_err_clear(struct tb_err *e);
 int tb_err_set(struct tb_err *e, int code, const char *fmt, ...) TB_PRINTF(3, 4);
 /* Like tb_err_set but appends ": strerror(-code)". */
 int tb_err_errno(struct tb_err *e, int code, const char *fmt, ...) TB_PRINTF(3, 4);
-static inline bool tb_err_is_set(const struct tb_err *e) { return e->code != 0; }
+static inline bool tb_err_is_set(const struct tb_err *e)
+{
+	return e->code != 0;
+}
 
 /* ---- hashing (hash.c) ---------------------------------------------------- */
 
@@ -196,17 +199,20 @@ void arena_release(struct arena *a);
  * doubles the capacity with overflow checks (an impossible size aborts like
  * OOM; vec_try_reserve returns -ENOMEM instead, for sizes from input).
  * The macros evaluate v more than once: pass a plain pointer expression. */
-#define VEC(type)                                                              \
-	struct {                                                               \
-		type *data;                                                    \
-		size_t len, cap;                                               \
+#define VEC(type)                \
+	struct {                 \
+		type *data;      \
+		size_t len, cap; \
 	}
-#define VEC_DEFINE(name, type)                                                 \
-	struct name {                                                          \
-		type *data;                                                    \
-		size_t len, cap;                                               \
+#define VEC_DEFINE(name, type)   \
+	struct name {            \
+		type *data;      \
+		size_t len, cap; \
 	}
-#define VEC_INIT {NULL, 0, 0}
+#define VEC_INIT           \
+	{                  \
+		NULL, 0, 0 \
+	}
 
 /* Grow the array whose T* lives at pdata to hold len + add elements of esz
  * bytes. Returns 0, or -ENOMEM when soft and the size overflows or the
@@ -214,28 +220,28 @@ void arena_release(struct arena *a);
 int vec_grow_(void *pdata, size_t *cap, size_t len, size_t add, size_t esz, bool soft);
 
 /* Make room for n more elements without changing len. */
-#define vec_reserve(v, n)                                                      \
+#define vec_reserve(v, n) \
 	((void)vec_grow_(&(v)->data, &(v)->cap, (v)->len, (n), sizeof *(v)->data, false))
 /* The same, returning 0 or -ENOMEM instead of aborting. */
-#define vec_try_reserve(v, n)                                                  \
+#define vec_try_reserve(v, n) \
 	vec_grow_(&(v)->data, &(v)->cap, (v)->len, (n), sizeof *(v)->data, true)
 /* Append val (an expression of the element type). */
-#define vec_push(v, val)                                                       \
-	((void)((v)->len < (v)->cap || (vec_reserve(v, 1), 1)),                \
+#define vec_push(v, val)                                        \
+	((void)((v)->len < (v)->cap || (vec_reserve(v, 1), 1)), \
 	 (void)((v)->data[(v)->len++] = (val)))
 /* Append one zeroed element and return a pointer to it. */
-#define vec_push_zeroed(v)                                                     \
-	((void)((v)->len < (v)->cap || (vec_reserve(v, 1), 1)),                \
+#define vec_push_zeroed(v)                                      \
+	((void)((v)->len < (v)->cap || (vec_reserve(v, 1), 1)), \
 	 memset(&(v)->data[(v)->len++], 0, sizeof *(v)->data))
 /* Remove and return the last element (the vector must not be empty). */
 #define vec_pop(v) ((v)->data[--(v)->len])
 /* Pointer to the last element (the vector must not be empty). */
 #define vec_last(v) (&(v)->data[(v)->len - 1])
 /* Set len to n; new elements are zeroed. */
-#define vec_resize(v, n)                                                       \
-	((void)((n) <= (v)->len || (vec_reserve(v, (n) - (v)->len),            \
-				    memset(&(v)->data[(v)->len], 0,            \
-					   ((n) - (v)->len) * sizeof *(v)->data), 1)), \
+#define vec_resize(v, n)                                                                     \
+	((void)((n) <= (v)->len ||                                                           \
+	        (vec_reserve(v, (n) - (v)->len),                                             \
+	         memset(&(v)->data[(v)->len], 0, ((n) - (v)->len) * sizeof *(v)->data), 1)), \
 	 (void)((v)->len = (n)))
 /* Forget the elements, keep the memory. */
 #define vec_clear(v) ((void)((v)->len = 0))
@@ -361,7 +367,10 @@ bool strpool_find(const struct strpool *p, const char *s, size_t len, uint32_t *
  * and their length in *len (if len). id must come from this pool. */
 const char *strpool_get(const struct strpool *p, uint32_t id, size_t *len);
 /* Number of ids in use, counting the empty string. */
-static inline size_t strpool_size(const struct strpool *p) { return p->count ? p->count : 1; }
+static inline size_t strpool_size(const struct strpool *p)
+{
+	return p->count ? p->count : 1;
+}
 /* Bytes of memory the pool holds (strings, index and map). */
 size_t strpool_bytes(const struct strpool *p);
 
@@ -390,10 +399,10 @@ enum log_level {
 #define log_warn(tag, ...) log_at_(LOG_LEVEL_WARN, tag, __VA_ARGS__)
 #define log_info(tag, ...) log_at_(LOG_LEVEL_INFO, tag, __VA_ARGS__)
 #define log_debug(tag, ...) log_at_(LOG_LEVEL_DEBUG, tag, __VA_ARGS__)
-#define log_at_(lvl, tag, ...)                                                 \
-	do {                                                                   \
-		if (log_enabled(tag, lvl))                                     \
-			log_write(lvl, tag, __VA_ARGS__);                      \
+#define log_at_(lvl, tag, ...)                            \
+	do {                                              \
+		if (log_enabled(tag, lvl))                \
+			log_write(lvl, tag, __VA_ARGS__); \
 	} while (0)
 
 /* True if a message of this level and tag would be written. */
@@ -456,8 +465,7 @@ int tb_set_cloexec(int fd, bool on);
  * buffer, NUL-terminated (not counted in *len), which the caller frees.
  * Returns 0, or -errno with a message in err: -EFBIG when it holds more than
  * max_bytes. On failure *buf is NULL. */
-int tb_read_file(const char *path, char **buf, size_t *len, size_t max_bytes,
-		 struct tb_err *err);
+int tb_read_file(const char *path, char **buf, size_t *len, size_t max_bytes, struct tb_err *err);
 /* Hand every byte of fd, from its current offset to end of file, to
  * feed(ctx, p, n) in pieces of at most chunk bytes, in order. With map, a
  * regular file read from offset 0 is mapped in windows (populated in one call each and
@@ -575,7 +583,7 @@ size_t elf_build_id(const struct elf_file *e, uint8_t *id, size_t max);
 /* Find NT_GNU_BUILD_ID in a block of notes[0, len) (headers in big_endian
  * order if set); same return as elf_build_id. Pure. */
 size_t elf_notes_build_id(const uint8_t *notes, size_t len, bool big_endian, uint8_t *id,
-			  size_t max);
+                          size_t max);
 /* Integers in the file's byte order, from p (caller-checked bounds). */
 uint16_t elf_u16(const struct elf_file *e, const uint8_t *p);
 uint32_t elf_u32(const struct elf_file *e, const uint8_t *p);
@@ -589,7 +597,7 @@ uint64_t elf_u64(const struct elf_file *e, const uint8_t *p);
  * (traceconv symbolize, PERFETTO_BINARY_PATH) and traced_perf's
  * end-of-capture symbolization. Not thread-safe; no global state. */
 
-#define SYM_MAX_SYMBOLS (4u << 20)  /* symbols kept per file */
+#define SYM_MAX_SYMBOLS (4u << 20)           /* symbols kept per file */
 #define SYM_MAX_STRTAB ((uint64_t)256 << 20) /* string table bytes read */
 #define SYM_BUILD_ID_MAX 64
 #define SYM_MAX_NAME 4096 /* demangled name bytes */
@@ -626,8 +634,8 @@ const char *sym_table_lookup(const struct sym_table *t, uint64_t addr);
 struct sym_finder {
 	char **roots; /* PERFETTO_BINARY_PATH entries */
 	size_t n_roots;
-	bool find_mode;   /* PERFETTO_SYMBOLIZER_MODE=find: path-based lookup in roots */
-	bool no_system;   /* skip the mapping's own path and /usr/lib/debug */
+	bool find_mode;         /* PERFETTO_SYMBOLIZER_MODE=find: path-based lookup in roots */
+	bool no_system;         /* skip the mapping's own path and /usr/lib/debug */
 	const char *debug_root; /* "/usr/lib/debug" (tests may override) */
 	bool indexed;
 	struct index_entry *entries; /* index mode: every ELF file under the roots */
@@ -636,8 +644,8 @@ struct sym_finder {
 	char *dbgd_cache;
 	char **dbgd_urls;
 	size_t n_dbgd_urls;
-	int dbgd_timeout_ms;       /* per file fetched */
-	int64_t dbgd_deadline_ns;  /* no fetch starts after this (mono ns; 0 none) */
+	int dbgd_timeout_ms;      /* per file fetched */
+	int64_t dbgd_deadline_ns; /* no fetch starts after this (mono ns; 0 none) */
 	struct sym_dbgd_stats {
 		uint32_t cached;    /* found in the cache */
 		uint32_t fetched;   /* downloaded into the cache */
@@ -657,8 +665,7 @@ struct sym_found {
 	uint64_t p_vaddr, p_align;
 };
 
-void sym_finder_init(struct sym_finder *f, const char *binary_path, bool find_mode,
-		     bool no_system);
+void sym_finder_init(struct sym_finder *f, const char *binary_path, bool find_mode, bool no_system);
 void sym_finder_release(struct sym_finder *f);
 /* Also look in a debuginfod client cache, and fetch what is missing from
  * debuginfod servers (as libdebuginfod: GET URL/buildid/HEX/debuginfo,
@@ -669,12 +676,12 @@ void sym_finder_release(struct sym_finder *f);
  * bounds the fetching of one finder's life. Outcomes are counted in
  * f->dbgd; a failed fetch is never an error of sym_finder_find. */
 void sym_finder_use_debuginfod(struct sym_finder *f, const char *cache, const char *urls,
-			       int timeout_ms, int64_t budget_ms);
+                               int timeout_ms, int64_t budget_ms);
 /* Find the file for mapping name with raw build id[len] (len > 0) and load
  * its symbols into out. Returns 0, or -ENOENT when no file on this machine
  * matches (out is then empty). */
 int sym_finder_find(struct sym_finder *f, const char *name, const uint8_t *id, size_t len,
-		    struct sym_found *out);
+                    struct sym_found *out);
 void sym_found_release(struct sym_found *s);
 /* Does the ELF at path carry build id id[len]? Loads its symbols when it
  * does and they are not empty. */
@@ -730,8 +737,8 @@ int loop_del_fd(struct loop *l, int fd);
 /* Run cb after delay_ms, then every period_ms if period_ms > 0 (a one-shot
  * timer is gone after its callback). Returns a timer id (> 0, never reused),
  * or 0 on failure with a message in loop_err. */
-uint64_t loop_add_timer(struct loop *l, uint64_t delay_ms, uint64_t period_ms,
-			loop_timer_fn cb, void *ctx);
+uint64_t loop_add_timer(struct loop *l, uint64_t delay_ms, uint64_t period_ms, loop_timer_fn cb,
+                        void *ctx);
 /* Cancel a pending or periodic timer. Returns true if it existed. */
 bool loop_cancel_timer(struct loop *l, uint64_t timer_id);
 
@@ -798,7 +805,7 @@ int tb_daemon_main(const struct tb_daemon *d, int argc, char **argv);
 
 #define HTTP_HOST_MAX 256
 #define HTTP_PATH_MAX 4096
-#define HTTP_LINE_MAX 8192		/* one status, header, chunk-size or trailer line */
+#define HTTP_LINE_MAX 8192           /* one status, header, chunk-size or trailer line */
 #define HTTP_HEADERS_MAX (64 * 1024) /* all header (or trailer) lines of a response */
 #define HTTP_MAX_REDIRECTS 8
 
@@ -819,7 +826,7 @@ int http_url_parse(const char *url, struct http_url *u, struct tb_err *err);
 /* Resolve a redirect's Location (absolute URL, //host/path, /path or a path
  * relative to base's) into *out. Returns 0 or -EINVAL (err set). */
 int http_url_resolve(const struct http_url *base, const char *loc, struct http_url *out,
-			struct tb_err *err);
+                     struct tb_err *err);
 /* Format u back as a URL into buf (always NUL-terminated). */
 void http_url_format(const struct http_url *u, char *buf, size_t size);
 
@@ -831,9 +838,9 @@ typedef int (*http_sink)(void *ctx, const uint8_t *p, size_t n);
  * fuzzed on its own. Embed it; http_parser_init before use. */
 struct http_parser {
 	int state;
-	int status;		  /* final status code, once headers_done */
-	bool headers_done;	  /* status and headers of the final response parsed */
-	bool done;		  /* the whole body has been delivered */
+	int status;               /* final status code, once headers_done */
+	bool headers_done;        /* status and headers of the final response parsed */
+	bool done;                /* the whole body has been delivered */
 	bool chunked, has_length; /* body framing */
 	uint64_t content_length;
 	uint64_t remaining; /* body bytes left (length framing or current chunk) */
@@ -853,14 +860,14 @@ void http_parser_init(struct http_parser *p);
  * bytes consumed. Bytes after the end of the body are ignored. Returns 0, a
  * sink's negative code, or -EPROTO (err set) on a malformed response. */
 int http_parser_feed(struct http_parser *p, const uint8_t *buf, size_t n, size_t *used,
-			http_sink sink, void *ctx, struct tb_err *err);
+                     http_sink sink, void *ctx, struct tb_err *err);
 /* The peer closed the connection: 0 if the body is complete (or delimited by
  * the close), else -EPROTO (err set). */
 int http_parser_eof(struct http_parser *p, struct tb_err *err);
 
 struct http_opts {
 	int connect_timeout_ms; /* per address tried; 0 = 15 s */
-	int read_timeout_ms;	/* per read or write; 0 = 60 s */
+	int read_timeout_ms;    /* per read or write; 0 = 60 s */
 };
 
 /* GET url, following up to HTTP_MAX_REDIRECTS redirects (301, 302, 303,
@@ -873,6 +880,6 @@ struct http_opts {
  * connect, certificate verification failed, HTTP status (-ENOENT for 404
  * and 410), -ETIMEDOUT, ... */
 int http_get(const char *url, const struct http_opts *opts, http_sink sink, void *ctx,
-		struct tb_err *err);
+             struct tb_err *err);
 
 #endif /* TB_BASE_H */

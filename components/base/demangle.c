@@ -51,7 +51,10 @@ static void put(struct dm *d, const char *s, size_t n)
 	d->len += n;
 }
 
-static void puts_(struct dm *d, const char *s) { put(d, s, strlen(s)); }
+static void puts_(struct dm *d, const char *s)
+{
+	put(d, s, strlen(s));
+}
 
 static void put_range(struct dm *d, struct range r)
 {
@@ -71,7 +74,10 @@ static void add_sub(struct dm *d, size_t start)
 		d->fail = true;
 }
 
-static bool peek(const struct dm *d, char c) { return d->p < d->end && *d->p == c; }
+static bool peek(const struct dm *d, char c)
+{
+	return d->p < d->end && *d->p == c;
+}
 
 static bool eat(struct dm *d, char c)
 {
@@ -147,16 +153,16 @@ static void abi_tags(struct dm *d)
 
 /* Operator names: two-letter code -> spelling. */
 static const char *const ops[][2] = {
-    {"nw", "new"},   {"na", "new[]"}, {"dl", "delete"}, {"da", "delete[]"}, {"ps", "+"},
-    {"ng", "-"},     {"ad", "&"},     {"de", "*"},      {"co", "~"},        {"pl", "+"},
-    {"mi", "-"},     {"ml", "*"},     {"dv", "/"},      {"rm", "%"},        {"an", "&"},
-    {"or", "|"},     {"eo", "^"},     {"aS", "="},      {"pL", "+="},       {"mI", "-="},
-    {"mL", "*="},    {"dV", "/="},    {"rM", "%="},     {"aN", "&="},       {"oR", "|="},
-    {"eO", "^="},    {"ls", "<<"},    {"rs", ">>"},     {"lS", "<<="},      {"rS", ">>="},
-    {"eq", "=="},    {"ne", "!="},    {"lt", "<"},      {"gt", ">"},        {"le", "<="},
-    {"ge", ">="},    {"ss", "<=>"},   {"nt", "!"},      {"aa", "&&"},       {"oo", "||"},
-    {"pp", "++"},    {"mm", "--"},    {"cm", ","},      {"pm", "->*"},      {"pt", "->"},
-    {"cl", "()"},    {"ix", "[]"},
+    {"nw", "new"}, {"na", "new[]"}, {"dl", "delete"}, {"da", "delete[]"}, {"ps", "+"},
+    {"ng", "-"},   {"ad", "&"},     {"de", "*"},      {"co", "~"},        {"pl", "+"},
+    {"mi", "-"},   {"ml", "*"},     {"dv", "/"},      {"rm", "%"},        {"an", "&"},
+    {"or", "|"},   {"eo", "^"},     {"aS", "="},      {"pL", "+="},       {"mI", "-="},
+    {"mL", "*="},  {"dV", "/="},    {"rM", "%="},     {"aN", "&="},       {"oR", "|="},
+    {"eO", "^="},  {"ls", "<<"},    {"rs", ">>"},     {"lS", "<<="},      {"rS", ">>="},
+    {"eq", "=="},  {"ne", "!="},    {"lt", "<"},      {"gt", ">"},        {"le", "<="},
+    {"ge", ">="},  {"ss", "<=>"},   {"nt", "!"},      {"aa", "&&"},       {"oo", "||"},
+    {"pp", "++"},  {"mm", "--"},    {"cm", ","},      {"pm", "->*"},      {"pt", "->"},
+    {"cl", "()"},  {"ix", "[]"},
 };
 
 /* An unqualified name; last is the previous component (for ctor/dtor). */
@@ -170,8 +176,8 @@ static void unqualified(struct dm *d, struct range last, bool *ctor_dtor)
 	char c = *d->p;
 	if (c >= '0' && c <= '9') {
 		source_name(d);
-	} else if (c == 'C' || (c == 'D' && d->end - d->p >= 2 && d->p[1] >= '0' &&
-				d->p[1] <= '5')) {
+	} else if (c == 'C' ||
+	           (c == 'D' && d->end - d->p >= 2 && d->p[1] >= '0' && d->p[1] <= '5')) {
 		if (last.len == 0 || d->end - d->p < 2) {
 			d->fail = true;
 			return;
@@ -339,14 +345,17 @@ static void nested(struct dm *d, bool *is_const, bool *is_template, bool *ctor_d
 static void builtin(struct dm *d, char c)
 {
 	static const char *const names[26] = {
-	    ['a' - 'a'] = "signed char", ['b' - 'a'] = "bool",          ['c' - 'a'] = "char",
-	    ['d' - 'a'] = "double",      ['e' - 'a'] = "long double",   ['f' - 'a'] = "float",
-	    ['g' - 'a'] = "__float128",  ['h' - 'a'] = "unsigned char", ['i' - 'a'] = "int",
-	    ['j' - 'a'] = "unsigned int", ['l' - 'a'] = "long",         ['m' - 'a'] = "unsigned long",
+	    ['a' - 'a'] = "signed char", ['b' - 'a'] = "bool",
+	    ['c' - 'a'] = "char",        ['d' - 'a'] = "double",
+	    ['e' - 'a'] = "long double", ['f' - 'a'] = "float",
+	    ['g' - 'a'] = "__float128",  ['h' - 'a'] = "unsigned char",
+	    ['i' - 'a'] = "int",         ['j' - 'a'] = "unsigned int",
+	    ['l' - 'a'] = "long",        ['m' - 'a'] = "unsigned long",
 	    ['n' - 'a'] = "__int128",    ['o' - 'a'] = "unsigned __int128",
-	    ['s' - 'a'] = "short",       ['t' - 'a'] = "unsigned short", ['v' - 'a'] = "void",
-	    ['w' - 'a'] = "wchar_t",     ['x' - 'a'] = "long long",
-	    ['y' - 'a'] = "unsigned long long", ['z' - 'a'] = "...",
+	    ['s' - 'a'] = "short",       ['t' - 'a'] = "unsigned short",
+	    ['v' - 'a'] = "void",        ['w' - 'a'] = "wchar_t",
+	    ['x' - 'a'] = "long long",   ['y' - 'a'] = "unsigned long long",
+	    ['z' - 'a'] = "...",
 	};
 	if (c >= 'a' && c <= 'z' && names[c - 'a'])
 		puts_(d, names[c - 'a']);
@@ -469,7 +478,8 @@ static void clones(struct dm *d)
 {
 	while (!d->fail && d->p < d->end) {
 		const char *s = d->p;
-		if (*s != '.' || s + 1 >= d->end || !((s[1] >= 'a' && s[1] <= 'z') || s[1] == '_')) {
+		if (*s != '.' || s + 1 >= d->end ||
+		    !((s[1] >= 'a' && s[1] <= 'z') || s[1] == '_')) {
 			d->fail = true;
 			return;
 		}
@@ -526,7 +536,8 @@ static size_t itanium(const char *s, size_t n, char *out, size_t cap)
 		if (d.end - d.p >= 1 && *d.p == 'v' && (d.end - d.p == 1 || d.p[1] == '.')) {
 			d.p++;
 		} else {
-			for (bool first = true; !d.fail && d.p < d.end && *d.p != '.'; first = false) {
+			for (bool first = true; !d.fail && d.p < d.end && *d.p != '.';
+			     first = false) {
 				if (!first)
 					puts_(&d, ", ");
 				type(&d);
@@ -547,9 +558,9 @@ static size_t itanium(const char *s, size_t n, char *out, size_t cap)
 static size_t rust_legacy(const char *s, size_t n, char *out, size_t cap)
 {
 	static const char *const esc[][2] = {
-	    {"$SP$", "@"}, {"$BP$", "*"}, {"$RF$", "&"}, {"$LT$", "<"},  {"$GT$", ">"},
-	    {"$LP$", "("}, {"$RP$", ")"}, {"$C$", ","},  {"$u7e$", "~"}, {"$u20$", " "},
-	    {"$u27$", "'"}, {"$u5b$", "["}, {"$u5d$", "]"}, {"$u7b$", "{"}, {"$u7d$", "}"},
+	    {"$SP$", "@"},  {"$BP$", "*"},  {"$RF$", "&"},   {"$LT$", "<"},  {"$GT$", ">"},
+	    {"$LP$", "("},  {"$RP$", ")"},  {"$C$", ","},    {"$u7e$", "~"}, {"$u20$", " "},
+	    {"$u27$", "'"}, {"$u5b$", "["}, {"$u5d$", "]"},  {"$u7b$", "{"}, {"$u7d$", "}"},
 	    {"$u3b$", ";"}, {"$u2b$", "+"}, {"$u22$", "\""},
 	};
 	struct dm d = {.p = s + 3, .end = s + n, .out = out, .cap = cap};
@@ -561,7 +572,8 @@ static size_t rust_legacy(const char *s, size_t n, char *out, size_t cap)
 			return 0;
 		if (len == 17 && d.p[0] == 'h' && d.end - d.p > 17 && d.p[17] == 'E') {
 			for (int i = 1; i < 17; i++)
-				if (!((d.p[i] >= '0' && d.p[i] <= '9') || (d.p[i] >= 'a' && d.p[i] <= 'f')))
+				if (!((d.p[i] >= '0' && d.p[i] <= '9') ||
+				      (d.p[i] >= 'a' && d.p[i] <= 'f')))
 					return 0;
 			hash = d.p;
 			d.p += 17;
@@ -582,7 +594,8 @@ static size_t rust_legacy(const char *s, size_t n, char *out, size_t cap)
 				size_t k = 0;
 				for (; k < TB_ARRAY_SIZE(esc); k++) {
 					size_t el = strlen(esc[k][0]);
-					if ((size_t)(ce - c) >= el && memcmp(c, esc[k][0], el) == 0) {
+					if ((size_t)(ce - c) >= el &&
+					    memcmp(c, esc[k][0], el) == 0) {
 						puts_(&d, esc[k][1]);
 						c += el;
 						break;

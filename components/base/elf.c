@@ -41,7 +41,10 @@ static uint32_t get32(bool be, const uint8_t *p)
 #endif
 }
 
-uint32_t elf_u32(const struct elf_file *e, const uint8_t *p) { return get32(e->be, p); }
+uint32_t elf_u32(const struct elf_file *e, const uint8_t *p)
+{
+	return get32(e->be, p);
+}
 
 uint64_t elf_u64(const struct elf_file *e, const uint8_t *p)
 {
@@ -206,7 +209,7 @@ int elf_section_by_name(const struct elf_file *e, const char *name, struct elf_s
 }
 
 size_t elf_notes_build_id(const uint8_t *notes, size_t len, bool big_endian, uint8_t *id,
-			  size_t max)
+                          size_t max)
 {
 	size_t off = 0;
 	while (len - off >= 12) {
@@ -231,7 +234,7 @@ size_t elf_notes_build_id(const uint8_t *notes, size_t len, bool big_endian, uin
 
 /* Read the note block [off, off+size) and look for the build id in it. */
 static size_t notes_at(const struct elf_file *e, uint64_t off, uint64_t size, uint8_t *id,
-		       size_t max)
+                       size_t max)
 {
 	size_t n = 0;
 	if (size < 12)

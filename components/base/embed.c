@@ -25,9 +25,7 @@ static voidpf embed_zalloc(voidpf opaque, uInt n, uInt size)
 	return p;
 }
 
-static void embed_zfree(voidpf opaque, voidpf p)
-{
-}
+static void embed_zfree(voidpf opaque, voidpf p) {}
 
 void tb_embed_inflate(const unsigned char *gz, size_t gz_len, char *out, size_t len)
 {

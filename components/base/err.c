@@ -13,7 +13,8 @@
 void tb_check_failed(const char *file, int line, const char *expr)
 {
 	char buf[512];
-	int n = snprintf(buf, sizeof buf, "tracebox: check failed at %s:%d: %s\n", file, line, expr);
+	int n =
+	    snprintf(buf, sizeof buf, "tracebox: check failed at %s:%d: %s\n", file, line, expr);
 	if (n > 0 && write(2, buf, (size_t)n) < 0) {
 		/* nothing more we can do */
 	}

@@ -154,7 +154,7 @@ void http_url_format(const struct http_url *u, char *buf, size_t size)
 }
 
 int http_url_resolve(const struct http_url *base, const char *loc, struct http_url *out,
-                        struct tb_err *err)
+                     struct tb_err *err)
 {
 	if (http_is_url(loc))
 		return http_url_parse(loc, out, err);
@@ -354,7 +354,7 @@ static bool line_state(int s)
 }
 
 int http_parser_feed(struct http_parser *p, const uint8_t *buf, size_t n, size_t *used,
-                        http_sink sink, void *ctx, struct tb_err *err)
+                     http_sink sink, void *ctx, struct tb_err *err)
 {
 	size_t i = 0;
 	int rc = 0;
@@ -790,7 +790,7 @@ static int get_once(const struct http_url *u, const struct http_opts *o, uint8_t
 		for (size_t off = 0; off < (size_t)n && !p->done;) {
 			size_t used = 0;
 			rc = http_parser_feed(p, buf + off, (size_t)n - off, &used, sink, ctx,
-			                         &perr);
+			                      &perr);
 			off += used;
 			if (rc < 0)
 				goto out;
@@ -807,9 +807,8 @@ static int get_once(const struct http_url *u, const struct http_opts *o, uint8_t
 					 * debuginfod answer for an unknown build id) */
 					bool gone = p->status == 404 || p->status == 410;
 					rc = tb_err_set(err, gone ? -ENOENT : -EIO,
-					                "HTTP %d%s%s from '%s'",
-					                p->status, p->reason[0] ? " " : "",
-					                p->reason, url);
+					                "HTTP %d%s%s from '%s'", p->status,
+					                p->reason[0] ? " " : "", p->reason, url);
 					goto out;
 				}
 			}
@@ -825,7 +824,7 @@ out:
 }
 
 int http_get(const char *url, const struct http_opts *opts, http_sink sink, void *ctx,
-                struct tb_err *err)
+             struct tb_err *err)
 {
 	struct http_opts o = opts ? *opts : (struct http_opts){0};
 	if (o.connect_timeout_ms <= 0)

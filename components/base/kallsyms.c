@@ -1,6 +1,7 @@
 /*
  * kallsyms.c: kernel symbols from /proc/kallsyms, to name kernel addresses
- * (traced_perf's kernel frames, traced_probes' symbolize_ksyms). Lines are "ffffffff81000000 T _stext" with an optional
+ * (traced_perf's kernel frames, traced_probes' symbolize_ksyms). Lines are "ffffffff81000000 T
+ * _stext" with an optional
  * "\t[module]". Only text symbols (t/T/w/W) are kept, sorted by address;
  * a pc belongs to the nearest symbol at or below it. When
  * kernel.kptr_restrict hides addresses the file lists zeros: we then keep

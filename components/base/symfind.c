@@ -33,7 +33,7 @@
 #define FIND_MAX_DEPTH 16
 #define FIND_MAX_INDEXED 200000 /* files opened while indexing roots */
 #define FIND_MAX_PATH 4096
-#define SYM_DEBUGINFOD_TIMEOUT_MS 5000                /* per file, unless told */
+#define SYM_DEBUGINFOD_TIMEOUT_MS 5000               /* per file, unless told */
 #define SYM_DEBUGINFOD_MAX_BYTES ((uint64_t)1 << 31) /* one debug file */
 
 struct index_entry {
@@ -41,8 +41,7 @@ struct index_entry {
 	char *path;
 };
 
-void sym_finder_init(struct sym_finder *f, const char *binary_path, bool find_mode,
-		     bool no_system)
+void sym_finder_init(struct sym_finder *f, const char *binary_path, bool find_mode, bool no_system)
 {
 	memset(f, 0, sizeof *f);
 	f->find_mode = find_mode;
@@ -217,7 +216,7 @@ static void index_dir(struct sym_finder *f, const char *dir, int depth, size_t *
 }
 
 static void find_in_roots(struct sym_finder *f, struct sym_found *best, const char *name,
-			  const uint8_t *id, size_t len)
+                          const uint8_t *id, size_t len)
 {
 	char path[FIND_MAX_PATH], rel[2 * SYM_BUILD_ID_MAX + 16];
 	build_id_rel(rel, sizeof rel, id, len);
@@ -271,8 +270,8 @@ static uint32_t file_crc32(const char *path, bool *ok)
 }
 
 /* A debuglink target: the build id must match, or (no build id) the CRC. */
-static bool try_debuglink(struct sym_found *best, const char *path, uint32_t crc,
-			  const uint8_t *id, size_t len)
+static bool try_debuglink(struct sym_found *best, const char *path, uint32_t crc, const uint8_t *id,
+                          size_t len)
 {
 	struct elf_file e;
 	uint8_t got[SYM_BUILD_ID_MAX];
@@ -281,8 +280,8 @@ static bool try_debuglink(struct sym_found *best, const char *path, uint32_t crc
 	if (elf_open_path(&e, path, NULL) < 0)
 		return false;
 	size_t glen = elf_build_id(&e, got, sizeof got);
-	match = glen ? glen == len && memcmp(got, id, len) == 0
-		     : file_crc32(path, &ok) == crc && ok;
+	match =
+	    glen ? glen == len && memcmp(got, id, len) == 0 : file_crc32(path, &ok) == crc && ok;
 	if (match) {
 		load_file(&e, path, &cand);
 		elf_close(&e);
@@ -297,7 +296,7 @@ static bool try_debuglink(struct sym_found *best, const char *path, uint32_t crc
 }
 
 static void find_debuglink(struct sym_finder *f, struct sym_found *best, const char *name,
-			   const uint8_t *id, size_t len)
+                           const uint8_t *id, size_t len)
 {
 	struct elf_file e;
 	struct elf_shdr sh;
@@ -308,8 +307,9 @@ static void find_debuglink(struct sym_finder *f, struct sym_found *best, const c
 		return;
 	bool same = elf_build_id(&e, got, sizeof got) == len && memcmp(got, id, len) == 0;
 	bool have = same && elf_section_by_name(&e, ".gnu_debuglink", &sh) == 0 && sh.size > 5 &&
-		    sh.size <= sizeof link + 8 &&
-		    elf_read(&e, sh.offset, link, (size_t)(sh.size < sizeof link ? sh.size : sizeof link)) == 0;
+	            sh.size <= sizeof link + 8 &&
+	            elf_read(&e, sh.offset, link,
+	                     (size_t)(sh.size < sizeof link ? sh.size : sizeof link)) == 0;
 	size_t nlen = have ? strnlen(link, sizeof link) : 0;
 	size_t crc_off = (nlen + 4) & ~(size_t)3;
 	have = have && nlen > 0 && nlen < sizeof link && !memchr(link, '/', nlen) &&
@@ -334,7 +334,7 @@ static void find_debuglink(struct sym_finder *f, struct sym_found *best, const c
 /* ---- debuginfod ------------------------------------------------------------ */
 
 void sym_finder_use_debuginfod(struct sym_finder *f, const char *cache, const char *urls,
-			       int timeout_ms, int64_t budget_ms)
+                               int timeout_ms, int64_t budget_ms)
 {
 	char dir[FIND_MAX_PATH];
 	const char *env;
@@ -354,7 +354,8 @@ void sym_finder_use_debuginfod(struct sym_finder *f, const char *cache, const ch
 	for (const char *p = urls; p && *p;) {
 		size_t n = strcspn(p, " \t\n");
 		if (n && n < FIND_MAX_PATH) {
-			f->dbgd_urls = tb_realloc(f->dbgd_urls, (f->n_dbgd_urls + 1) * sizeof(char *));
+			f->dbgd_urls =
+			    tb_realloc(f->dbgd_urls, (f->n_dbgd_urls + 1) * sizeof(char *));
 			f->dbgd_urls[f->n_dbgd_urls++] = tb_strndup(p, n);
 		}
 		p += n;
@@ -407,8 +408,9 @@ static bool dbgd_fetch(struct sym_finder *f, const char *hex, const char *dest)
 	if (!f->dbgd_cache || !path_fmt(dir, sizeof dir, "%s/%s", f->dbgd_cache, hex) ||
 	    !make_dirs(dir)) {
 		f->dbgd.failed++;
-		snprintf(f->dbgd_error, sizeof f->dbgd_error, "cannot create the cache folder '%.400s'",
-			 f->dbgd_cache ? f->dbgd_cache : "(none)");
+		snprintf(f->dbgd_error, sizeof f->dbgd_error,
+		         "cannot create the cache folder '%.400s'",
+		         f->dbgd_cache ? f->dbgd_cache : "(none)");
 		return false;
 	}
 	for (size_t i = 0; i < f->n_dbgd_urls; i++) {
@@ -420,7 +422,8 @@ static bool dbgd_fetch(struct sym_finder *f, const char *hex, const char *dest)
 		if (!path_fmt(url, sizeof url, "%.*s/buildid/%s/debuginfo", (int)ul, u, hex))
 			continue;
 		struct fetch x = {.fd = tb_create_beside(dest, 0644, tmp, sizeof tmp, &err),
-				  .deadline_ns = tb_mono_ns() + (int64_t)f->dbgd_timeout_ms * 1000000};
+		                  .deadline_ns =
+		                      tb_mono_ns() + (int64_t)f->dbgd_timeout_ms * 1000000};
 		if (x.fd < 0) {
 			not_found = false;
 			snprintf(f->dbgd_error, sizeof f->dbgd_error, "%s", err.msg);
@@ -439,7 +442,7 @@ static bool dbgd_fetch(struct sym_finder *f, const char *hex, const char *dest)
 			timed_out = true;
 		if (rc == -ETIMEDOUT && !tb_err_is_set(&err))
 			snprintf(f->dbgd_error, sizeof f->dbgd_error,
-				 "'%.400s' sent nothing within %d ms", url, f->dbgd_timeout_ms);
+			         "'%.400s' sent nothing within %d ms", url, f->dbgd_timeout_ms);
 		else if (tb_err_is_set(&err))
 			snprintf(f->dbgd_error, sizeof f->dbgd_error, "%s", err.msg);
 	}
@@ -454,7 +457,7 @@ static bool dbgd_fetch(struct sym_finder *f, const char *hex, const char *dest)
 
 /* The debuginfod client cache, then the servers. */
 static void find_debuginfod(struct sym_finder *f, struct sym_found *best, const uint8_t *id,
-			    size_t len)
+                            size_t len)
 {
 	static const char hexd[] = "0123456789abcdef";
 	char hex[2 * SYM_BUILD_ID_MAX + 1], path[FIND_MAX_PATH];
@@ -486,7 +489,7 @@ static void find_debuginfod(struct sym_finder *f, struct sym_found *best, const 
 }
 
 int sym_finder_find(struct sym_finder *f, const char *name, const uint8_t *id, size_t len,
-		    struct sym_found *out)
+                    struct sym_found *out)
 {
 	char path[FIND_MAX_PATH], rel[2 * SYM_BUILD_ID_MAX + 16];
 	memset(out, 0, sizeof *out);
@@ -497,8 +500,9 @@ int sym_finder_find(struct sym_finder *f, const char *name, const uint8_t *id, s
 	if (!f->no_system && !out->syms.has_symtab) {
 		bool done = name[0] == '/' && try_path(out, name, id, len);
 		build_id_rel(rel, sizeof rel, id, len);
-		done = done || (path_fmt(path, sizeof path, "%s/.build-id/%s", f->debug_root, rel) &&
-				try_path(out, path, id, len));
+		done =
+		    done || (path_fmt(path, sizeof path, "%s/.build-id/%s", f->debug_root, rel) &&
+		             try_path(out, path, id, len));
 		if (!done && name[0] == '/')
 			find_debuglink(f, out, name, id, len);
 	}

@@ -17,8 +17,8 @@
 
 #define STT_FUNC 2
 #define STT_GNU_IFUNC 10
-#define SYM_BLOCK 4096 /* symbols read per pread */
-#define SYM_MAX_ENTSIZE 64 /* bytes per symbol entry (24 or 16 in practice) */
+#define SYM_BLOCK 4096                    /* symbols read per pread */
+#define SYM_MAX_ENTSIZE 64                /* bytes per symbol entry (24 or 16 in practice) */
 #define SYM_MAX_NAMES ((size_t)512 << 20) /* bytes of kept names */
 
 struct sort_entry {

@@ -56,7 +56,7 @@ static void cl_destroy(void *owner);
 static const struct ipc_conn_ops cl_conn_ops = {cl_on_frame, cl_on_error, cl_destroy};
 
 struct ipc_client *ipc_client_adopt_fd(struct loop *l, int fd, const struct ipc_client_ops *ops,
-				       void *ctx, struct tb_err *err)
+                                       void *ctx, struct tb_err *err)
 {
 	struct ipc_client *c = tb_calloc(1, sizeof *c);
 	c->loop = l;
@@ -78,7 +78,7 @@ struct ipc_client *ipc_client_adopt_fd(struct loop *l, int fd, const struct ipc_
 }
 
 struct ipc_client *ipc_client_new(struct loop *l, const char *name,
-				  const struct ipc_client_ops *ops, void *ctx, struct tb_err *err)
+                                  const struct ipc_client_ops *ops, void *ctx, struct tb_err *err)
 {
 	int fd = ipc_sock_connect(name, err);
 	if (fd < 0)
@@ -188,7 +188,7 @@ static void cl_on_error(void *owner, int code)
 }
 
 static int64_t send_request(struct ipc_client *c, Perfetto__Protos__IPCFrame *f, int fd,
-			    struct pending *pd)
+                            struct pending *pd)
 {
 	uint64_t id = c->next_request_id;
 	f->has_request_id = true;
@@ -206,8 +206,7 @@ static int64_t send_request(struct ipc_client *c, Perfetto__Protos__IPCFrame *f,
 	return (int64_t)id;
 }
 
-struct ipc_svc *ipc_client_bind(struct ipc_client *c, const char *name, ipc_bind_fn cb,
-				void *ctx)
+struct ipc_svc *ipc_client_bind(struct ipc_client *c, const char *name, ipc_bind_fn cb, void *ctx)
 {
 	if (!ipc_client_connected(c) || strlen(name) > IPC_NAME_MAX)
 		return NULL;
@@ -251,8 +250,8 @@ uint32_t ipc_svc_method_id(const struct ipc_svc *svc, const char *method)
 }
 
 int64_t ipc_client_invoke(struct ipc_client *c, struct ipc_svc *svc, const char *method,
-			  const void *args, size_t len, int fd, bool drop_reply, ipc_reply_fn cb,
-			  void *ctx)
+                          const void *args, size_t len, int fd, bool drop_reply, ipc_reply_fn cb,
+                          void *ctx)
 {
 	int64_t ret;
 	if (!ipc_client_connected(c) || !svc->bound) {
@@ -265,7 +264,8 @@ int64_t ipc_client_invoke(struct ipc_client *c, struct ipc_svc *svc, const char 
 		goto fail;
 	}
 	Perfetto__Protos__IPCFrame f = PERFETTO__PROTOS__IPCFRAME__INIT;
-	Perfetto__Protos__IPCFrame__InvokeMethod im = PERFETTO__PROTOS__IPCFRAME__INVOKE_METHOD__INIT;
+	Perfetto__Protos__IPCFrame__InvokeMethod im =
+	    PERFETTO__PROTOS__IPCFRAME__INVOKE_METHOD__INIT;
 	im.has_service_id = im.has_method_id = im.has_args_proto = true;
 	im.service_id = svc->id;
 	im.method_id = mid;
@@ -292,13 +292,14 @@ fail:
 /* ---- replies ---------------------------------------------------------------- */
 
 static void on_bind_reply(struct ipc_client *c, struct pending *pd,
-			  const Perfetto__Protos__IPCFrame__BindServiceReply *rep)
+                          const Perfetto__Protos__IPCFrame__BindServiceReply *rep)
 {
 	struct ipc_svc *s = pd->bind;
-	bool ok = rep && rep->has_success && rep->success && rep->has_service_id &&
-		  rep->service_id != 0;
+	bool ok =
+	    rep && rep->has_success && rep->success && rep->has_service_id && rep->service_id != 0;
 	for (size_t i = 0; ok && i < rep->n_methods; i++) {
-		const Perfetto__Protos__IPCFrame__BindServiceReply__MethodInfo *mi = rep->methods[i];
+		const Perfetto__Protos__IPCFrame__BindServiceReply__MethodInfo *mi =
+		    rep->methods[i];
 		if (!mi->name || !mi->has_id || mi->id == 0 || strlen(mi->name) > IPC_NAME_MAX)
 			continue;
 		struct svc_method m = {tb_strdup(mi->name), mi->id};
@@ -339,10 +340,14 @@ static void cl_on_frame(void *owner, const uint8_t *p, size_t n)
 	case PERFETTO__PROTOS__IPCFRAME__MSG_MSG_INVOKE_METHOD_REPLY: {
 		if (pd->bind)
 			break;
-		const Perfetto__Protos__IPCFrame__InvokeMethodReply *rep = f->msg_invoke_method_reply;
-		struct ipc_reply r = {c, rid, rep->has_success && rep->success,
-				      rep->has_has_more && rep->has_more, rep->reply_proto.data,
-				      rep->has_reply_proto ? rep->reply_proto.len : 0};
+		const Perfetto__Protos__IPCFrame__InvokeMethodReply *rep =
+		    f->msg_invoke_method_reply;
+		struct ipc_reply r = {c,
+		                      rid,
+		                      rep->has_success && rep->success,
+		                      rep->has_has_more && rep->has_more,
+		                      rep->reply_proto.data,
+		                      rep->has_reply_proto ? rep->reply_proto.len : 0};
 		if (!r.success)
 			r.has_more = false;
 		if (!r.data)

@@ -25,7 +25,7 @@
 static void conn_io(struct loop *l, int fd, uint32_t events, void *ctx);
 
 int ipc_conn_init(struct ipc_conn *c, struct loop *l, int fd, const struct ipc_conn_ops *ops,
-	      void *owner)
+                  void *owner)
 {
 	memset(c, 0, sizeof *c);
 	c->loop = l;
@@ -157,7 +157,7 @@ static int flush(struct ipc_conn *c)
 		if (fd >= 0) {
 			close(fd);
 			memmove(c->tx_fds.data, c->tx_fds.data + 1,
-				(c->tx_fds.len - 1) * sizeof *c->tx_fds.data);
+			        (c->tx_fds.len - 1) * sizeof *c->tx_fds.data);
 			c->tx_fds.len--;
 		}
 		c->tx_head += (size_t)r;

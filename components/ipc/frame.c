@@ -96,8 +96,8 @@ int ipc_rxbuf_next(struct ipc_rxbuf *rb, const uint8_t **payload, size_t *len)
 	if (have < 4)
 		return 0;
 	const uint8_t *h = rb->data + rb->head;
-	uint32_t n = (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 |
-		     (uint32_t)h[3] << 24;
+	uint32_t n =
+	    (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 | (uint32_t)h[3] << 24;
 	if ((uint64_t)n + 4 > IPC_BUFFER_SIZE)
 		return -EMSGSIZE;
 	if (have - 4 < n)

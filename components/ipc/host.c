@@ -32,7 +32,7 @@ struct host_client {
 	struct ipc_conn conn;
 	struct ipc_peer peer;
 	int64_t accepted_ns;
-	bool bound; /* sent a BindService */
+	bool bound;               /* sent a BindService */
 	struct ipc_call *calls;   /* open calls, doubly linked */
 	struct ipc_call *current; /* the call whose handler is running */
 };
@@ -64,10 +64,10 @@ struct ipc_host {
 	uint32_t timeout_ms;
 	uid_t allowed_uid; /* (uid_t)-1: any */
 	unsigned max_per_uid;
-	struct hmap per_uid; /* uid -> connected clients */
-	int reserve_fd;      /* /dev/null, given up to shed a connection at EMFILE */
-	int fd_limit;        /* RLIMIT_NOFILE at creation */
-	bool paused;         /* not accepting (no fd even for shedding) */
+	struct hmap per_uid;  /* uid -> connected clients */
+	int reserve_fd;       /* /dev/null, given up to shed a connection at EMFILE */
+	int fd_limit;         /* RLIMIT_NOFILE at creation */
+	bool paused;          /* not accepting (no fd even for shedding) */
 	uint64_t pause_timer; /* resumes accepting */
 	uint64_t sweep_timer; /* drops stalled clients, while there are clients */
 	struct ratelog log_rejected, log_accept, log_timeout;
@@ -81,7 +81,7 @@ static void resume(struct ipc_host *h);
 static void client_destroy(void *owner);
 
 static const struct ipc_conn_ops client_conn_ops = {client_on_frame, client_on_error,
-						    client_destroy};
+                                                    client_destroy};
 
 struct ipc_host *ipc_host_new(struct loop *l, const struct ipc_host_ops *ops, void *ctx)
 {
@@ -100,8 +100,8 @@ struct ipc_host *ipc_host_new(struct loop *l, const struct ipc_host_ops *ops, vo
 	hmap_init(&h->per_uid);
 	h->reserve_fd = -1;
 	h->fd_limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)INT_MAX
-			      ? (int)rl.rlim_cur
-			      : INT_MAX;
+	                  ? (int)rl.rlim_cur
+	                  : INT_MAX;
 	return h;
 }
 
@@ -259,12 +259,12 @@ static void on_sweep(struct loop *l, uint64_t id, void *ctx)
 		h->stats.clients_timed_out++;
 		if (ratelog_due(&h->log_timeout, &n))
 			log_warn(LOG_TAG,
-				 "dropped client %" PRIu64 " (uid %d pid %d): %s (%" PRIu64
-				 " dropped since the last report)",
-				 hc->peer.client_id, (int)hc->peer.uid, (int)hc->peer.pid,
-				 hc->bound ? "a half-sent frame for 10 s"
-					   : "it did not bind a service within 10 s",
-				 n);
+			         "dropped client %" PRIu64 " (uid %d pid %d): %s (%" PRIu64
+			         " dropped since the last report)",
+			         hc->peer.client_id, (int)hc->peer.uid, (int)hc->peer.pid,
+			         hc->bound ? "a half-sent frame for 10 s"
+			                   : "it did not bind a service within 10 s",
+			         n);
 		client_drop(hc, true);
 	}
 	vec_release(&late);
@@ -283,9 +283,9 @@ int64_t ipc_host_adopt_fd(struct ipc_host *h, int fd)
 		h->stats.clients_rejected++;
 		if (ratelog_due(&h->log_rejected, &n))
 			log_warn(LOG_TAG,
-				 "refused a connection from uid %d pid %d: only uid %d may connect "
-				 "(%" PRIu64 " refused since the last report)",
-				 (int)hc->peer.uid, (int)hc->peer.pid, (int)h->allowed_uid, n);
+			         "refused a connection from uid %d pid %d: only uid %d may connect "
+			         "(%" PRIu64 " refused since the last report)",
+			         (int)hc->peer.uid, (int)hc->peer.pid, (int)h->allowed_uid, n);
 		close(fd);
 		tb_free(hc);
 		return -EPERM;
@@ -296,10 +296,11 @@ int64_t ipc_host_adopt_fd(struct ipc_host *h, int fd)
 		if (h->max_per_uid && have >= h->max_per_uid) {
 			h->stats.clients_rejected++;
 			if (ratelog_due(&h->log_rejected, &n))
-				log_warn(LOG_TAG,
-					 "refused a connection from pid %d: uid %d already has %" PRIu64
-					 " connections (%" PRIu64 " refused since the last report)",
-					 (int)hc->peer.pid, (int)hc->peer.uid, have, n);
+				log_warn(
+				    LOG_TAG,
+				    "refused a connection from pid %d: uid %d already has %" PRIu64
+				    " connections (%" PRIu64 " refused since the last report)",
+				    (int)hc->peer.pid, (int)hc->peer.uid, have, n);
 			close(fd);
 			tb_free(hc);
 			return -EUSERS;
@@ -319,7 +320,7 @@ int64_t ipc_host_adopt_fd(struct ipc_host *h, int fd)
 		h->sweep_timer = loop_add_timer(h->loop, IPC_SWEEP_MS, IPC_SWEEP_MS, on_sweep, h);
 	h->stats.clients_accepted++;
 	log_debug(LOG_TAG, "client %llu connected (uid %d pid %d)",
-		  (unsigned long long)hc->peer.client_id, (int)hc->peer.uid, (int)hc->peer.pid);
+	          (unsigned long long)hc->peer.client_id, (int)hc->peer.uid, (int)hc->peer.pid);
 	if (h->ops.on_connect)
 		h->ops.on_connect(h->ctx, &hc->peer);
 	return (int64_t)hc->peer.client_id;
@@ -377,8 +378,9 @@ static bool accept_failed(struct ipc_host *h, int lfd, int err)
 	}
 	if (ratelog_due(&h->log_accept, &n))
 		log_warn(LOG_TAG,
-			 "cannot accept a connection: %s (%" PRIu64 " times since the last report%s)",
-			 strerror(err), n, shed ? "; closing what cannot be served" : "");
+		         "cannot accept a connection: %s (%" PRIu64
+		         " times since the last report%s)",
+		         strerror(err), n, shed ? "; closing what cannot be served" : "");
 	if (shed && h->reserve_fd >= 0)
 		return true;
 	if (err != ENFILE && err != EMFILE && err != ENOBUFS && err != ENOMEM)
@@ -404,7 +406,8 @@ static void on_accept(struct loop *l, int lfd, uint32_t events, void *ctx)
 		if (fd < 0) {
 			if (errno == EINTR)
 				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK || !accept_failed(h, lfd, errno))
+			if (errno == EAGAIN || errno == EWOULDBLOCK ||
+			    !accept_failed(h, lfd, errno))
 				return;
 			continue;
 		}
@@ -413,10 +416,11 @@ static void on_accept(struct loop *l, int lfd, uint32_t events, void *ctx)
 			close(fd);
 			h->stats.clients_rejected++;
 			if (ratelog_due(&h->log_accept, &n))
-				log_warn(LOG_TAG,
-					 "cannot accept a connection: fewer than %u file descriptors "
-					 "left (limit %d; %" PRIu64 " closed since the last report)",
-					 IPC_FD_HEADROOM, h->fd_limit, n);
+				log_warn(
+				    LOG_TAG,
+				    "cannot accept a connection: fewer than %u file descriptors "
+				    "left (limit %d; %" PRIu64 " closed since the last report)",
+				    IPC_FD_HEADROOM, h->fd_limit, n);
 			continue;
 		}
 		ipc_host_adopt_fd(h, fd);
@@ -480,7 +484,7 @@ static void client_on_error(void *owner, int code)
 	if (code == -EPROTO)
 		h->stats.protocol_errors++;
 	log_debug(LOG_TAG, "client %llu disconnected (%s)", (unsigned long long)hc->peer.client_id,
-		  code ? strerror(-code) : "eof");
+	          code ? strerror(-code) : "eof");
 	client_drop(hc, true);
 }
 
@@ -495,7 +499,8 @@ static int send_frame(struct host_client *hc, Perfetto__Protos__IPCFrame *f, int
 static void reply_request_error(struct host_client *hc, uint64_t request_id)
 {
 	Perfetto__Protos__IPCFrame f = PERFETTO__PROTOS__IPCFRAME__INIT;
-	Perfetto__Protos__IPCFrame__RequestError e = PERFETTO__PROTOS__IPCFRAME__REQUEST_ERROR__INIT;
+	Perfetto__Protos__IPCFrame__RequestError e =
+	    PERFETTO__PROTOS__IPCFRAME__REQUEST_ERROR__INIT;
 	f.has_request_id = true;
 	f.request_id = request_id;
 	e.error = (char *)"unknown request";
@@ -509,7 +514,7 @@ static void on_bind(struct host_client *hc, uint64_t request_id, const char *nam
 	struct ipc_host *h = hc->host;
 	Perfetto__Protos__IPCFrame f = PERFETTO__PROTOS__IPCFRAME__INIT;
 	Perfetto__Protos__IPCFrame__BindServiceReply rep =
-		PERFETTO__PROTOS__IPCFRAME__BIND_SERVICE_REPLY__INIT;
+	    PERFETTO__PROTOS__IPCFRAME__BIND_SERVICE_REPLY__INIT;
 	Perfetto__Protos__IPCFrame__BindServiceReply__MethodInfo *infos = NULL;
 	Perfetto__Protos__IPCFrame__BindServiceReply__MethodInfo **ptrs = NULL;
 	f.has_request_id = true;
@@ -526,7 +531,7 @@ static void on_bind(struct host_client *hc, uint64_t request_id, const char *nam
 		ptrs = tb_calloc(n, sizeof *ptrs);
 		for (size_t m = 0; m < n; m++) {
 			Perfetto__Protos__IPCFrame__BindServiceReply__MethodInfo mi =
-				PERFETTO__PROTOS__IPCFRAME__BIND_SERVICE_REPLY__METHOD_INFO__INIT;
+			    PERFETTO__PROTOS__IPCFRAME__BIND_SERVICE_REPLY__METHOD_INFO__INIT;
 			mi.has_id = true;
 			mi.id = (uint32_t)(m + 1);
 			mi.name = (char *)d->methods[m].name;
@@ -549,7 +554,7 @@ static void reply_invoke_failure(struct host_client *hc, uint64_t request_id)
 {
 	Perfetto__Protos__IPCFrame f = PERFETTO__PROTOS__IPCFRAME__INIT;
 	Perfetto__Protos__IPCFrame__InvokeMethodReply rep =
-		PERFETTO__PROTOS__IPCFRAME__INVOKE_METHOD_REPLY__INIT;
+	    PERFETTO__PROTOS__IPCFRAME__INVOKE_METHOD_REPLY__INIT;
 	f.has_request_id = true;
 	f.request_id = request_id;
 	f.msg_case = PERFETTO__PROTOS__IPCFRAME__MSG_MSG_INVOKE_METHOD_REPLY;
@@ -560,7 +565,7 @@ static void reply_invoke_failure(struct host_client *hc, uint64_t request_id)
 }
 
 static void on_invoke(struct host_client *hc, uint64_t request_id,
-		      const Perfetto__Protos__IPCFrame__InvokeMethod *im)
+                      const Perfetto__Protos__IPCFrame__InvokeMethod *im)
 {
 	struct ipc_host *h = hc->host;
 	uint32_t sid = im->has_service_id ? im->service_id : 0;
@@ -601,7 +606,7 @@ static void client_on_frame(void *owner, const uint8_t *p, size_t n)
 	if (!f) {
 		h->stats.protocol_errors++;
 		log_debug(LOG_TAG, "client %llu sent an undecodable frame",
-			  (unsigned long long)hc->peer.client_id);
+		          (unsigned long long)hc->peer.client_id);
 		client_drop(hc, true);
 		return;
 	}
@@ -644,7 +649,7 @@ static void call_finish(struct ipc_call *call)
 }
 
 static int call_send(struct ipc_call *call, bool success, const void *data, size_t len,
-		     bool has_more, int fd)
+                     bool has_more, int fd)
 {
 	struct host_client *hc = call->client;
 	if (!hc || call->drop_reply) {
@@ -653,7 +658,7 @@ static int call_send(struct ipc_call *call, bool success, const void *data, size
 	}
 	Perfetto__Protos__IPCFrame f = PERFETTO__PROTOS__IPCFRAME__INIT;
 	Perfetto__Protos__IPCFrame__InvokeMethodReply rep =
-		PERFETTO__PROTOS__IPCFRAME__INVOKE_METHOD_REPLY__INIT;
+	    PERFETTO__PROTOS__IPCFRAME__INVOKE_METHOD_REPLY__INIT;
 	f.has_request_id = true;
 	f.request_id = call->request_id;
 	f.msg_case = PERFETTO__PROTOS__IPCFRAME__MSG_MSG_INVOKE_METHOD_REPLY;

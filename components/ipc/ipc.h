@@ -139,7 +139,7 @@ struct ipc_peer {
  * ipc_call_fail, or ipc_call_drop. svc_ctx is the ctx given to
  * ipc_host_add_service. */
 typedef void (*ipc_method_fn)(void *svc_ctx, struct ipc_call *call, const uint8_t *args,
-			      size_t len);
+                              size_t len);
 
 struct ipc_method {
 	const char *name; /* e.g. "InitializeConnection" */
@@ -169,11 +169,11 @@ struct ipc_host_stats {
 	uint64_t clients_disconnected;
 	uint64_t frames_received;
 	uint64_t frames_sent;
-	uint64_t protocol_errors; /* malformed / oversized frames, bad fds */
-	uint64_t send_overflows;  /* disconnects for a full queue or a stall */
+	uint64_t protocol_errors;   /* malformed / oversized frames, bad fds */
+	uint64_t send_overflows;    /* disconnects for a full queue or a stall */
 	uint64_t clients_timed_out; /* a half-sent frame, or no BindService, too long */
-	uint64_t clients_rejected; /* closed at accept: a uid not allowed or over its
-				    * cap, or no fd left to serve it */
+	uint64_t clients_rejected;  /* closed at accept: a uid not allowed or over its
+	                             * cap, or no fd left to serve it */
 };
 
 /* A host on loop l with no sockets and no services. ops (copied) and ctx
@@ -185,8 +185,7 @@ struct ipc_host *ipc_host_new(struct loop *l, const struct ipc_host_ops *ops, vo
 void ipc_host_free(struct ipc_host *h);
 /* Expose a service. Returns its service id (> 0, in order of addition), or
  * -EEXIST if the name is taken / -EINVAL for an empty table. */
-int ipc_host_add_service(struct ipc_host *h, const struct ipc_service_desc *desc,
-			 void *svc_ctx);
+int ipc_host_add_service(struct ipc_host *h, const struct ipc_service_desc *desc, void *svc_ctx);
 /* Listen on name, or on each name of a comma-separated list (Perfetto's
  * PERFETTO_PRODUCER_SOCK_NAME form). Returns 0 or -errno with a message in
  * the host's error slot (ipc_host_err). */
@@ -280,11 +279,11 @@ typedef void (*ipc_reply_fn)(void *ctx, const struct ipc_reply *r);
 /* Connect to name (see ipc_sock_connect) and serve the connection on l.
  * ops is copied. Returns a client, or NULL with a message in err. */
 struct ipc_client *ipc_client_new(struct loop *l, const char *name,
-				  const struct ipc_client_ops *ops, void *ctx, struct tb_err *err);
+                                  const struct ipc_client_ops *ops, void *ctx, struct tb_err *err);
 /* The same on an already connected socket; the client owns fd (closed on
  * failure too). */
 struct ipc_client *ipc_client_adopt_fd(struct loop *l, int fd, const struct ipc_client_ops *ops,
-				       void *ctx, struct tb_err *err);
+                                       void *ctx, struct tb_err *err);
 /* Close the connection and free the client and its services. Pending
  * requests are forgotten without callbacks. Allowed from the client's own
  * callbacks (the memory is freed when the callback returns). */
@@ -298,8 +297,7 @@ uid_t ipc_client_peer_uid(const struct ipc_client *c);
 /* Send BindService(name). Returns a service handle owned by the client
  * (cb fires later, never from inside this call), or NULL if the client is
  * disconnected or the name is too long. */
-struct ipc_svc *ipc_client_bind(struct ipc_client *c, const char *name, ipc_bind_fn cb,
-				void *ctx);
+struct ipc_svc *ipc_client_bind(struct ipc_client *c, const char *name, ipc_bind_fn cb, void *ctx);
 /* After a successful bind: the service id, and the id of a method (0 if the
  * host does not have it). */
 uint32_t ipc_svc_id(const struct ipc_svc *svc);
@@ -314,8 +312,8 @@ const char *ipc_svc_name(const struct ipc_svc *svc);
  * -ENOENT (unknown method), -EMSGSIZE (frame too big), -ENOBUFS (send
  * queue full: the connection is then closed). Errors call no callback. */
 int64_t ipc_client_invoke(struct ipc_client *c, struct ipc_svc *svc, const char *method,
-			  const void *args, size_t len, int fd, bool drop_reply, ipc_reply_fn cb,
-			  void *ctx);
+                          const void *args, size_t len, int fd, bool drop_reply, ipc_reply_fn cb,
+                          void *ctx);
 /* The fd that came with the latest frame from the host, or -1; the caller
  * owns it. Call it from the reply callback of the frame that carries it
  * (e.g. GetAsyncCommand's setup_tracing). */

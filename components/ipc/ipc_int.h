@@ -55,8 +55,8 @@ struct ipc_conn {
 	int fail_code;
 	int64_t last_progress_ns;
 	int64_t partial_since_ns; /* the frame now half-received began (0: none) */
-	int busy;          /* > 0 while callbacks into the owner run */
-	bool free_pending; /* destroy the owner when busy drops to 0 */
+	int busy;                 /* > 0 while callbacks into the owner run */
+	bool free_pending;        /* destroy the owner when busy drops to 0 */
 	bool closed;
 	bool failing;
 	uint64_t frames_in, frames_out, protocol_errors;
@@ -65,7 +65,7 @@ struct ipc_conn {
 /* Serve fd (owned from now on, closed by ipc_conn_close). Returns 0 or -errno
  * (then fd is closed). */
 int ipc_conn_init(struct ipc_conn *c, struct loop *l, int fd, const struct ipc_conn_ops *ops,
-	      void *owner);
+                  void *owner);
 /* Stop watching, close the socket and the slot, drop the send queue. Safe
  * to call twice and from inside the owner's callbacks. */
 void ipc_conn_close(struct ipc_conn *c);
@@ -81,7 +81,10 @@ int ipc_conn_send(struct ipc_conn *c, const uint8_t *p, size_t n, int fd);
 int ipc_conn_send_frame(struct ipc_conn *c, const Perfetto__Protos__IPCFrame *f, int fd);
 /* Enter / leave a section that calls into the owner. ipc_conn_leave returns
  * true if the owner was freed (touch nothing afterwards). */
-static inline void ipc_conn_enter(struct ipc_conn *c) { c->busy++; }
+static inline void ipc_conn_enter(struct ipc_conn *c)
+{
+	c->busy++;
+}
 bool ipc_conn_leave(struct ipc_conn *c);
 /* Take the received-fd slot (-1 if empty). */
 int ipc_conn_take_fd(struct ipc_conn *c);

@@ -27,13 +27,13 @@ static const char *default_name(const char *env, const char *run_path, const cha
 const char *ipc_producer_socket_name(void)
 {
 	return default_name("PERFETTO_PRODUCER_SOCK_NAME", "/run/perfetto/traced-producer.sock",
-			    "/tmp/perfetto-producer");
+	                    "/tmp/perfetto-producer");
 }
 
 const char *ipc_consumer_socket_name(void)
 {
 	return default_name("PERFETTO_CONSUMER_SOCK_NAME", "/run/perfetto/traced-consumer.sock",
-			    "/tmp/perfetto-consumer");
+	                    "/tmp/perfetto-consumer");
 }
 
 /* Fill *sa for name; returns the address length or -ENAMETOOLONG/-EINVAL. */
@@ -161,8 +161,10 @@ ssize_t ipc_sock_recv(int fd, void *p, size_t n, int *recv_fd)
 		char buf[CMSG_SPACE(4 * sizeof(int))];
 		struct cmsghdr align;
 	} ctl;
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-			     .msg_controllen = sizeof ctl.buf};
+	struct msghdr msg = {.msg_iov = &iov,
+	                     .msg_iovlen = 1,
+	                     .msg_control = ctl.buf,
+	                     .msg_controllen = sizeof ctl.buf};
 	ssize_t r;
 	*recv_fd = -1;
 	do

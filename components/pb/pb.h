@@ -169,7 +169,7 @@ static inline const uint8_t *pb_read_varint(const uint8_t *p, const uint8_t *end
  * 32-bit load: timestamps, uuids and the 4-byte redundant lengths protozero
  * writes for nested messages. For the hottest decoders only (bigger code). */
 static inline const uint8_t *pb_read_varint_short(const uint8_t *p, const uint8_t *end,
-						  uint64_t *out)
+                                                  uint64_t *out)
 {
 	if (TB_LIKELY(end - p >= 4)) {
 		uint32_t w = pb_load_le32(p);

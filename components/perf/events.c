@@ -275,8 +275,8 @@ static int fill_attr(struct perf_attr *a, const struct perf_event_opts *o, bool 
  * Returns 0, or -errno with err set; *mmap_failed tells a refused mmap
  * from a refused perf_event_open. */
 static int open_streams(struct perf_events *ev, const struct perf_event_opts *o,
-                        const struct perf_attr *a, const int *cpus, size_t n_cpus,
-                        uint32_t pages, bool *mmap_failed, struct tb_err *err)
+                        const struct perf_attr *a, const int *cpus, size_t n_cpus, uint32_t pages,
+                        bool *mmap_failed, struct tb_err *err)
 {
 	int rc = 0;
 	*mmap_failed = false;
@@ -334,7 +334,8 @@ int perf_events_open(struct perf_events *ev, const struct perf_event_opts *o, st
 		n_cpus = online_cpus(cpus, PERF_MAX_CPUS);
 		if (n_cpus && o->n_target_cpus &&
 		    !(n_cpus = perf_filter_cpus(cpus, n_cpus, o->target_cpus, o->n_target_cpus))) {
-			rc = tb_err_set(err, -ENODEV, "none of the target_cpu values is an online cpu");
+			rc = tb_err_set(err, -ENODEV,
+			                "none of the target_cpu values is an online cpu");
 			goto out;
 		}
 	} else {

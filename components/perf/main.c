@@ -117,23 +117,23 @@ struct instance {
 	bool dwarf;
 	struct perf_unwinder unw;
 	VEC(struct pending *) queue;
-	uint64_t queued_bytes;     /* stack bytes in queue (max_enqueued_footprint_kb) */
-	uint64_t unwind_clear_ns;  /* unwind_state_clear_period_ms */
-	int64_t unwind_cleared_at; /* tb_mono_ns of the last clear */
-	uint64_t *pcs;             /* PERF_UNWIND_MAX_FRAMES unwound pcs */
+	uint64_t queued_bytes;             /* stack bytes in queue (max_enqueued_footprint_kb) */
+	uint64_t unwind_clear_ns;          /* unwind_state_clear_period_ms */
+	int64_t unwind_cleared_at;         /* tb_mono_ns of the last clear */
+	uint64_t *pcs;                     /* PERF_UNWIND_MAX_FRAMES unwound pcs */
 	uint64_t read_stage, unwind_stage; /* samples skipped at each stage */
-	uint64_t unwind_ns;        /* time spent unwinding */
-	uint32_t *unwind_hist;     /* stacks by unwind time, PERF_UNWIND_HIST_NS buckets */
+	uint64_t unwind_ns;                /* time spent unwinding */
+	uint32_t *unwind_hist;             /* stacks by unwind time, PERF_UNWIND_HIST_NS buckets */
 };
 
 /* What is cached of one sampled process. */
 struct proc {
-	struct perf_maps maps;   /* empty when unreadable */
-	uint64_t maps_pass;      /* the read pass that loaded maps */
-	bool maps_read;          /* /proc/PID/maps was read (else: records only) */
-	struct perf_jitmap jit;  /* /tmp/perf-PID.map, once one is seen */
-	uint64_t jit_pass;       /* the read pass that last tried to load it */
-	char jit_path[32];       /* "/tmp/perf-PID.map": the JIT frames' mapping */
+	struct perf_maps maps;  /* empty when unreadable */
+	uint64_t maps_pass;     /* the read pass that loaded maps */
+	bool maps_read;         /* /proc/PID/maps was read (else: records only) */
+	struct perf_jitmap jit; /* /tmp/perf-PID.map, once one is seen */
+	uint64_t jit_pass;      /* the read pass that last tried to load it */
+	char jit_path[32];      /* "/tmp/perf-PID.map": the JIT frames' mapping */
 };
 
 struct perf_daemon {
@@ -230,16 +230,16 @@ static void note_task(struct instance *in, const struct perf_record *rec)
 	if (rec->kind == PERF_REC_MMAP) {
 		pr = proc_get(in, rec->pid, false);
 		perf_maps_add(&pr->maps, rec->map_addr, rec->map_addr + rec->map_len,
-			      rec->map_pgoff, true, rec->filename, rec->filename_len);
+		              rec->map_pgoff, true, rec->filename, rec->filename_len);
 		perf_maps_load_elf(&pr->maps);
 	} else if (rec->kind == PERF_REC_FORK && rec->pid == rec->tid && rec->pid != rec->ppid &&
-		   !hmap_get_ptr(&in->maps, rec->pid) &&
-		   (parent = hmap_get_ptr(&in->maps, rec->ppid))) {
+	           !hmap_get_ptr(&in->maps, rec->pid) &&
+	           (parent = hmap_get_ptr(&in->maps, rec->ppid))) {
 		pr = proc_get(in, rec->pid, false);
 		if ((parent = hmap_get_ptr(&in->maps, rec->ppid))) /* not evicted */
 			perf_maps_copy(&pr->maps, &parent->maps);
 	} else if (rec->kind == PERF_REC_COMM && rec->comm_exec &&
-		   (pr = hmap_get_ptr(&in->maps, rec->pid))) {
+	           (pr = hmap_get_ptr(&in->maps, rec->pid))) {
 		perf_maps_release(&pr->maps);
 	}
 }
@@ -258,7 +258,7 @@ static size_t resolve(struct instance *in, const struct perf_record *rec)
 {
 	struct proc *pr = rec->n_user ? proc_for(in, rec->pid) : NULL;
 	size_t n = perf_resolve_frames(rec, pr && pr->maps.n ? &pr->maps : NULL,
-				       in->have_ksyms ? &in->ksyms : NULL, in->frames);
+	                               in->have_ksyms ? &in->ksyms : NULL, in->frames);
 	if (!pr)
 		return n;
 	size_t first_user = n - rec->n_user;
@@ -268,13 +268,14 @@ static size_t resolve(struct instance *in, const struct perf_record *rec)
 	if (missing && pr->maps_pass != in->pass) {
 		load_maps(in, pr, rec->pid);
 		n = perf_resolve_frames(rec, pr->maps.n ? &pr->maps : NULL,
-					in->have_ksyms ? &in->ksyms : NULL, in->frames);
+		                        in->have_ksyms ? &in->ksyms : NULL, in->frames);
 	}
 	for (size_t i = first_user; i < n; i++) {
 		struct perf_frame *f = &in->frames[i];
 		const char *name;
 		uint64_t pc = rec->user_ips[i - first_user];
-		if (f->function_name || !(f->map_end > f->map_start) || !anon_mapping(f->mapping_path))
+		if (f->function_name || !(f->map_end > f->map_start) ||
+		    !anon_mapping(f->mapping_path))
 			continue;
 		name = perf_jitmap_lookup(&pr->jit, pc);
 		if (!name && pr->jit_pass != in->pass) {
@@ -306,8 +307,8 @@ static void drain_packets(struct instance *in)
 	pb_writer_reset(&in->buf);
 }
 
-static void skip_sample(struct instance *in, uint64_t ts, uint32_t cpu, uint32_t pid,
-			uint32_t tid, uint16_t misc, uint32_t reason)
+static void skip_sample(struct instance *in, uint64_t ts, uint32_t cpu, uint32_t pid, uint32_t tid,
+                        uint16_t misc, uint32_t reason)
 {
 	perf_emit_skipped(&in->em, &in->buf, ts, cpu, pid, tid, misc & 7, reason);
 }
@@ -324,7 +325,7 @@ static void enqueue(struct instance *in, const struct perf_record *rec)
 	    (in->footprint_limit && in->queued_bytes + rec->stack_len > in->footprint_limit)) {
 		in->shed++;
 		skip_sample(in, rec->time, rec->cpu, rec->pid, rec->tid, rec->misc,
-			    PERF_SKIP_UNWIND_ENQUEUE);
+		            PERF_SKIP_UNWIND_ENQUEUE);
 		return;
 	}
 	/* Read the maps of a process seen for the first time now, while it
@@ -377,22 +378,22 @@ static void unwind_one(struct instance *in, const struct pending *p)
 		if (!pr->maps.n) { /* gone before it could be read, no MMAP record */
 			in->read_stage++;
 			skip_sample(in, p->time, p->cpu, p->pid, p->tid, p->misc,
-				    PERF_SKIP_READ_STAGE);
+			            PERF_SKIP_READ_STAGE);
 			return;
 		}
 		int64_t t0 = tb_mono_ns();
-		err = perf_unwind(&in->unw, (int32_t)p->pid, &pr->maps, p->regs, p->n_regs,
-				  p->stack, p->stack_len, in->pcs, NULL, PERF_UNWIND_MAX_FRAMES,
-				  &n_user);
+		err =
+		    perf_unwind(&in->unw, (int32_t)p->pid, &pr->maps, p->regs, p->n_regs, p->stack,
+		                p->stack_len, in->pcs, NULL, PERF_UNWIND_MAX_FRAMES, &n_user);
 		/* A pc outside every known mapping: code mapped since the maps
 		 * were read (dlopen). Re-read them once per pass and retry,
 		 * unless the stack copy was cut short anyway. */
 		if (err == PERF_UNWIND_ERROR_INVALID_MAP && !p->stack_maxed &&
 		    pr->maps_pass != in->pass) {
 			load_maps(in, pr, p->pid);
-			err = perf_unwind(&in->unw, (int32_t)p->pid, &pr->maps, p->regs,
-					  p->n_regs, p->stack, p->stack_len, in->pcs, NULL,
-					  PERF_UNWIND_MAX_FRAMES, &n_user);
+			err = perf_unwind(&in->unw, (int32_t)p->pid, &pr->maps, p->regs, p->n_regs,
+			                  p->stack, p->stack_len, in->pcs, NULL,
+			                  PERF_UNWIND_MAX_FRAMES, &n_user);
 		}
 		uint64_t b = (uint64_t)(tb_mono_ns() - t0) / PERF_UNWIND_HIST_NS;
 		in->unwind_hist[b < PERF_UNWIND_HIST_N ? b : PERF_UNWIND_HIST_N - 1]++;
@@ -415,7 +416,7 @@ static void unwind_one(struct instance *in, const struct pending *p)
 		n++;
 	}
 	perf_emit_sample_unwound(&in->em, &in->buf, p->time, p->cpu, p->pid, p->tid, p->misc & 7,
-				 in->frames, n, err == PERF_UNWIND_ERROR_NONE ? 0 : err);
+	                         in->frames, n, err == PERF_UNWIND_ERROR_NONE ? 0 : err);
 	in->written++;
 }
 
@@ -464,7 +465,8 @@ static void on_record(void *ctx, const struct perf_record *rec)
 			note_task(in, rec);
 		return;
 	}
-	if (rec->kind == PERF_REC_COMM || rec->kind == PERF_REC_FORK || rec->kind == PERF_REC_EXIT) {
+	if (rec->kind == PERF_REC_COMM || rec->kind == PERF_REC_FORK ||
+	    rec->kind == PERF_REC_EXIT) {
 		if (in->dwarf)
 			note_task(in, rec);
 		perf_tasks_record(&in->tasks, &in->em, &in->buf, rec);
@@ -480,13 +482,13 @@ static void on_record(void *ctx, const struct perf_record *rec)
 	    !perf_scope_keep(&in->scope, (int32_t)rec->pid)) {
 		in->skipped++;
 		perf_emit_skipped(&in->em, &in->buf, rec->time, rec->cpu, rec->pid, rec->tid,
-				  rec->misc & 7, PERF_SKIP_NOT_IN_SCOPE);
+		                  rec->misc & 7, PERF_SKIP_NOT_IN_SCOPE);
 	} else if (in->dwarf) {
 		enqueue(in, rec);
 	} else if (in->footprint_limit && in->footprint >= in->footprint_limit) {
 		in->shed++;
 		perf_emit_skipped(&in->em, &in->buf, rec->time, rec->cpu, rec->pid, rec->tid,
-				  rec->misc & 7, PERF_SKIP_UNWIND_ENQUEUE);
+		                  rec->misc & 7, PERF_SKIP_UNWIND_ENQUEUE);
 	} else {
 		perf_tasks_sample(&in->tasks, &in->em, &in->buf, rec->time, rec->pid, rec->tid);
 		n = resolve(in, rec);
@@ -494,7 +496,7 @@ static void on_record(void *ctx, const struct perf_record *rec)
 			for (size_t i = n - rec->n_user; i < n; i++)
 				perf_symq_add(&in->symq, &in->frames[i]);
 		perf_emit_sample(&in->em, &in->buf, rec->time, rec->cpu, rec->pid, rec->tid,
-				 rec->misc & 7, in->frames, n);
+		                 rec->misc & 7, in->frames, n);
 		in->written++;
 		in->footprint += pb_writer_size(&in->buf);
 	}
@@ -517,8 +519,8 @@ static void read_rings(struct instance *in)
 	for (size_t i = 0; i < in->ev.n_streams; i++) {
 		struct perf_cpu_stream *s = &in->ev.streams[i];
 		if (s->stats.lost_records > in->lost_written[i]) {
-			perf_emit_lost(&in->em, &in->buf, (uint64_t)tb_boot_ns(),
-				       (uint32_t)s->cpu, s->stats.lost_records - in->lost_written[i]);
+			perf_emit_lost(&in->em, &in->buf, (uint64_t)tb_boot_ns(), (uint32_t)s->cpu,
+			               s->stats.lost_records - in->lost_written[i]);
 			in->lost_written[i] = s->stats.lost_records;
 			drain_packets(in);
 		}
@@ -607,14 +609,15 @@ static void ctl_connect(struct perf_daemon *d, struct instance *in)
 	if (fd < 0 || strlen(in->control_path) >= sizeof sa.sun_path)
 		goto fail;
 	memcpy(sa.sun_path, in->control_path, strlen(in->control_path) + 1);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || tb_write_all(fd, "hello\n", 6) < 0 ||
-	    tb_set_nonblock(fd, true) < 0 || loop_add_fd(d->loop, fd, LOOP_IN, on_ctl, in) < 0)
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
+	    tb_write_all(fd, "hello\n", 6) < 0 || tb_set_nonblock(fd, true) < 0 ||
+	    loop_add_fd(d->loop, fd, LOOP_IN, on_ctl, in) < 0)
 		goto fail;
 	in->ctl_fd = fd;
 	return;
 fail:
 	log_error(PERF_LOG, "instance %llu: cannot reach the recorder's control socket '%s': %s",
-		  (unsigned long long)in->id, in->control_path, strerror(errno));
+	          (unsigned long long)in->id, in->control_path, strerror(errno));
 	if (fd >= 0)
 		close(fd);
 }
@@ -715,7 +718,7 @@ static void parse_legacy(struct instance *in, const char *text)
 /* Fill the event options, read period and scope of in from its config.
  * Returns 0 or -EINVAL with err set for what we cannot sample on. */
 static int parse_config(struct instance *in, struct perf_event_opts *o, uint32_t *read_ms,
-			struct tb_err *err)
+                        struct tb_err *err)
 {
 	Perfetto__Protos__DataSourceConfig *dsc = NULL;
 	const Perfetto__Protos__PerfEventConfig *c;
@@ -730,7 +733,7 @@ static int parse_config(struct instance *in, struct perf_event_opts *o, uint32_t
 	*read_ms = PERF_DEFAULT_READ_PERIOD_MS;
 	if (in->config_len)
 		dsc = perfetto__protos__data_source_config__unpack(protos_allocator(),
-								   in->config_len, in->config);
+		                                                   in->config_len, in->config);
 	if (in->config_len && !dsc) {
 		rc = tb_err_set(err, -EINVAL, "cannot decode the data source config");
 		goto out;
@@ -748,22 +751,23 @@ static int parse_config(struct instance *in, struct perf_event_opts *o, uint32_t
 		o->ring_buffer_pages = c->ring_buffer_pages;
 	if (c->has_ring_buffer_read_period_ms && c->ring_buffer_read_period_ms)
 		*read_ms = c->ring_buffer_read_period_ms < PERF_MIN_READ_PERIOD_MS
-				   ? PERF_MIN_READ_PERIOD_MS
-				   : c->ring_buffer_read_period_ms;
+		               ? PERF_MIN_READ_PERIOD_MS
+		               : c->ring_buffer_read_period_ms;
 	if ((tb = c->timebase)) {
 		if (tb->interval_case == PERFETTO__PROTOS__PERF_EVENTS__TIMEBASE__INTERVAL_PERIOD &&
 		    tb->period)
 			o->period = tb->period;
 		else if (tb->interval_case ==
-				 PERFETTO__PROTOS__PERF_EVENTS__TIMEBASE__INTERVAL_FREQUENCY &&
-			 tb->frequency)
+		             PERFETTO__PROTOS__PERF_EVENTS__TIMEBASE__INTERVAL_FREQUENCY &&
+		         tb->frequency)
 			o->frequency = tb->frequency;
 		if (tb->event_case == PERFETTO__PROTOS__PERF_EVENTS__TIMEBASE__EVENT_COUNTER) {
 			o->counter = (uint32_t)tb->counter;
-		} else if (tb->event_case != PERFETTO__PROTOS__PERF_EVENTS__TIMEBASE__EVENT__NOT_SET) {
+		} else if (tb->event_case !=
+		           PERFETTO__PROTOS__PERF_EVENTS__TIMEBASE__EVENT__NOT_SET) {
 			rc = tb_err_set(err, -EINVAL,
-					"only counter timebases are supported (not tracepoints "
-					"or raw events)");
+			                "only counter timebases are supported (not tracepoints "
+			                "or raw events)");
 			goto out;
 		}
 		if (tb->has_timestamp_clock)
@@ -771,10 +775,12 @@ static int parse_config(struct instance *in, struct perf_event_opts *o, uint32_t
 		if (tb->n_modifiers) {
 			bool user = false, kernel = false;
 			for (size_t i = 0; i < tb->n_modifiers; i++) {
-				user |= tb->modifiers[i] ==
-					PERFETTO__PROTOS__PERF_EVENTS__EVENT_MODIFIER__EVENT_MODIFIER_COUNT_USERSPACE;
-				kernel |= tb->modifiers[i] ==
-					  PERFETTO__PROTOS__PERF_EVENTS__EVENT_MODIFIER__EVENT_MODIFIER_COUNT_KERNEL;
+				user |=
+				    tb->modifiers[i] ==
+				    PERFETTO__PROTOS__PERF_EVENTS__EVENT_MODIFIER__EVENT_MODIFIER_COUNT_USERSPACE;
+				kernel |=
+				    tb->modifiers[i] ==
+				    PERFETTO__PROTOS__PERF_EVENTS__EVENT_MODIFIER__EVENT_MODIFIER_COUNT_KERNEL;
 			}
 			o->exclude_kernel = user && !kernel;
 		}
@@ -783,39 +789,40 @@ static int parse_config(struct instance *in, struct perf_event_opts *o, uint32_t
 	/* Legacy top-level fields imply callstack sampling, as in Perfetto. */
 	o->no_callchain = !cs && !c->n_target_pid && !c->n_target_cmdline && !c->has_kernel_frames;
 	o->kernel_frames = (cs && cs->has_kernel_frames && cs->kernel_frames) ||
-			   (c->has_kernel_frames && c->kernel_frames);
+	                   (c->has_kernel_frames && c->kernel_frames);
 	/* user_frames: unset (UNKNOWN) or DWARF unwinds copied stacks, as
 	 * Perfetto's default; FRAME_POINTER and KERNEL_FRAME_POINTER take the
 	 * kernel's frame-pointer callchain (the same frames for code built with
 	 * frame pointers, without copying stacks); SKIP: no user frames. */
 	if (!o->no_callchain) {
 		int uf = cs && cs->has_user_frames
-				 ? (int)cs->user_frames
-				 : PERFETTO__PROTOS__PERF_EVENT_CONFIG__UNWIND_MODE__UNWIND_UNKNOWN;
+		             ? (int)cs->user_frames
+		             : PERFETTO__PROTOS__PERF_EVENT_CONFIG__UNWIND_MODE__UNWIND_UNKNOWN;
 		if (uf == PERFETTO__PROTOS__PERF_EVENT_CONFIG__UNWIND_MODE__UNWIND_UNKNOWN ||
 		    uf == PERFETTO__PROTOS__PERF_EVENT_CONFIG__UNWIND_MODE__UNWIND_DWARF) {
 			if (perf_unwind_supported())
 				o->user_stacks = true;
 			else
-				log_warn(PERF_LOG, "this build cannot unwind DWARF on this "
-						   "architecture: user stacks come from frame pointers");
+				log_warn(PERF_LOG,
+				         "this build cannot unwind DWARF on this "
+				         "architecture: user stacks come from frame pointers");
 		} else if (uf == PERFETTO__PROTOS__PERF_EVENT_CONFIG__UNWIND_MODE__UNWIND_SKIP) {
 			o->skip_user_frames = true;
 		}
 	}
-	in->unwind_clear_ns = (uint64_t)(c->unwind_state_clear_period_ms
-						 ? c->unwind_state_clear_period_ms
-						 : PERF_DEFAULT_UNWIND_CLEAR_MS) *
-			      1000000ull;
+	in->unwind_clear_ns =
+	    (uint64_t)(c->unwind_state_clear_period_ms ? c->unwind_state_clear_period_ms
+	                                               : PERF_DEFAULT_UNWIND_CLEAR_MS) *
+	    1000000ull;
 	perf_scope_add(&in->scope, c->target_pid, c->n_target_pid, c->target_cmdline,
-		       c->n_target_cmdline, c->exclude_pid, c->n_exclude_pid, c->exclude_cmdline,
-		       c->n_exclude_cmdline);
+	               c->n_target_cmdline, c->exclude_pid, c->n_exclude_pid, c->exclude_cmdline,
+	               c->n_exclude_cmdline);
 	in->scope.additional_cmdline_count = c->additional_cmdline_count;
 	if (cs && cs->scope) {
 		const Perfetto__Protos__PerfEventConfig__Scope *s = cs->scope;
 		perf_scope_add(&in->scope, s->target_pid, s->n_target_pid, s->target_cmdline,
-			       s->n_target_cmdline, s->exclude_pid, s->n_exclude_pid,
-			       s->exclude_cmdline, s->n_exclude_cmdline);
+		               s->n_target_cmdline, s->exclude_pid, s->n_exclude_pid,
+		               s->exclude_cmdline, s->n_exclude_cmdline);
 		if (s->has_additional_cmdline_count)
 			in->scope.additional_cmdline_count = s->additional_cmdline_count;
 		if (s->process_shard_count) {
@@ -831,8 +838,8 @@ static int parse_config(struct instance *in, struct perf_event_opts *o, uint32_t
 	}
 	/* kB -> bytes, capped so the product cannot wrap */
 	in->footprint_limit = c->max_enqueued_footprint_kb > UINT64_MAX / 1024
-				      ? UINT64_MAX
-				      : c->max_enqueued_footprint_kb * 1024;
+	                          ? UINT64_MAX
+	                          : c->max_enqueued_footprint_kb * 1024;
 out:
 	/* Names of the sampled tasks come from COMM/FORK records. */
 	o->task_records = !o->no_callchain;
@@ -877,7 +884,7 @@ static void instance_start(struct perf_daemon *d, struct instance *in)
 		goto fail;
 	in->opened = true;
 	perf_emitter_init(&in->em, in->ev.clock_id, in->ev.counter, in->ev.frequency,
-			  in->ev.period);
+	                  in->ev.period);
 	in->em.shard_count = in->scope.shard_count;
 	in->em.chosen_shard = in->scope.chosen_shard;
 	if (in->kernel_frames) {
@@ -898,29 +905,29 @@ static void instance_start(struct perf_daemon *d, struct instance *in)
 	in->timer = loop_add_timer(d->loop, read_ms, read_ms, on_read_timer, in);
 	if (in->ev.kernel_excluded)
 		log_info(PERF_LOG,
-			 "instance %llu: counting user mode only (kernel.perf_event_paranoid "
-			 "does not allow kernel-mode samples for this user)",
-			 (unsigned long long)in->id);
+		         "instance %llu: counting user mode only (kernel.perf_event_paranoid "
+		         "does not allow kernel-mode samples for this user)",
+		         (unsigned long long)in->id);
 	log_debug(PERF_LOG, "instance %llu: %zu cpu streams of %u pages%s, reading every %u ms",
-		  (unsigned long long)in->id, in->ev.n_streams, in->ev.ring_pages,
-		  in->workload_pid ? " on the workload" : "", read_ms);
+	          (unsigned long long)in->id, in->ev.n_streams, in->ev.ring_pages,
+	          in->workload_pid ? " on the workload" : "", read_ms);
 	return;
 fail:
 	log_error(PERF_LOG, "linux.perf instance %llu records nothing: %s",
-		  (unsigned long long)in->id, err.msg);
+	          (unsigned long long)in->id, err.msg);
 }
 
 /* ---- producer callbacks ------------------------------------------------------ */
 
 static void on_setup(void *ctx, struct tracing_producer *p, uint64_t id, const char *ds_name,
-		     const uint8_t *config, size_t config_len)
+                     const uint8_t *config, size_t config_len)
 {
 	struct perf_daemon *d = ctx;
 	struct instance *in;
 
 	if (strcmp(ds_name, PERF_DS_NAME) != 0 || find(d, id, NULL)) {
 		log_warn(PERF_LOG, "ignoring setup of '%s' (instance %llu)", ds_name,
-			 (unsigned long long)id);
+		         (unsigned long long)id);
 		return;
 	}
 	in = tb_calloc(1, sizeof *in);
@@ -939,7 +946,7 @@ static void on_setup(void *ctx, struct tracing_producer *p, uint64_t id, const c
 }
 
 static void on_start(void *ctx, struct tracing_producer *p, uint64_t id, const uint8_t *config,
-		     size_t config_len, uint32_t target_buffer)
+                     size_t config_len, uint32_t target_buffer)
 {
 	struct perf_daemon *d = ctx;
 	struct instance *in = find(d, id, NULL);
@@ -950,7 +957,7 @@ static void on_start(void *ctx, struct tracing_producer *p, uint64_t id, const u
 			instance_start(d, in);
 		else
 			log_warn(PERF_LOG, "no trace writer for instance %llu",
-				 (unsigned long long)id);
+			         (unsigned long long)id);
 	}
 	tracing_producer_notify_started(p, id);
 }
@@ -975,28 +982,28 @@ static void symbolize(struct instance *in)
 		return;
 	sym_finder_init(&finder, NULL, false, false);
 	sym_finder_use_debuginfod(&finder, NULL, urls,
-				  timeout_s > 0 && timeout_s < 3600 ? (int)timeout_s * 1000 : 0,
-				  PERF_DEBUGINFOD_BUDGET_MS);
+	                          timeout_s > 0 && timeout_s < 3600 ? (int)timeout_s * 1000 : 0,
+	                          PERF_DEBUGINFOD_BUDGET_MS);
 	perf_symq_emit(&in->symq, &finder, &in->buf, (uint64_t)tb_boot_ns(), flush_symbols, in,
-		       &res);
+	               &res);
 	drain_packets(in);
 	log_info(PERF_LOG,
-		 "instance %llu: named %llu of %llu addresses in %u of %u files (%.0f ms)",
-		 (unsigned long long)in->id, (unsigned long long)res.addresses_named,
-		 (unsigned long long)res.addresses, res.modules_named, res.modules,
-		 (double)(tb_mono_ns() - start) / 1e6);
+	         "instance %llu: named %llu of %llu addresses in %u of %u files (%.0f ms)",
+	         (unsigned long long)in->id, (unsigned long long)res.addresses_named,
+	         (unsigned long long)res.addresses, res.modules_named, res.modules,
+	         (double)(tb_mono_ns() - start) / 1e6);
 	for (size_t i = 0; i < res.n_examples; i++)
 		log_warn(PERF_LOG, "frames stay unnamed: %s", res.examples[i]);
 	if (res.n_examples < res.no_build_id + res.no_symbols)
 		log_warn(PERF_LOG, "frames stay unnamed in %u more files",
-			 res.no_build_id + res.no_symbols - (uint32_t)res.n_examples);
+		         res.no_build_id + res.no_symbols - (uint32_t)res.n_examples);
 	const struct sym_dbgd_stats *d = &finder.dbgd;
 	if (d->not_found || d->timed_out || d->failed || d->skipped)
 		log_warn(PERF_LOG,
-			 "debuginfod: %u fetched, %u not found, %u timed out, %u failed, "
-			 "%u skipped (time budget)%s%s",
-			 d->fetched, d->not_found, d->timed_out, d->failed, d->skipped,
-			 finder.dbgd_error[0] ? ": " : "", finder.dbgd_error);
+		         "debuginfod: %u fetched, %u not found, %u timed out, %u failed, "
+		         "%u skipped (time budget)%s%s",
+		         d->fetched, d->not_found, d->timed_out, d->failed, d->skipped,
+		         finder.dbgd_error[0] ? ": " : "", finder.dbgd_error);
 	sym_finder_release(&finder);
 }
 
@@ -1013,29 +1020,30 @@ static void on_stop(void *ctx, struct tracing_producer *p, uint64_t id)
 		symbolize(in);
 		if (in->opened && in->workload_pid && !in->written)
 			log_warn(PERF_LOG, "no sample of the workload (pid %d)%s",
-				 (int)in->workload_pid,
-				 in->wl_hidden ? ": the kernel does not sample a program its user "
-						 "cannot read (or a setuid one): it is not dumpable"
-					       : ": it did not run on a CPU long enough, or the "
-						 "control gate was never enabled");
+			         (int)in->workload_pid,
+			         in->wl_hidden ? ": the kernel does not sample a program its user "
+			                         "cannot read (or a setuid one): it is not dumpable"
+			                       : ": it did not run on a CPU long enough, or the "
+			                         "control gate was never enabled");
 		if (in->dwarf)
 			log_info(PERF_LOG,
-				 "instance %llu: unwound %llu stacks (%llu frames, %llu cut short) "
-				 "in %.1f ms, per stack median %.2f us, p99 %.2f us; skipped %llu "
-				 "at the read stage, %llu at the unwind stage, %llu over the queue "
-				 "bound",
-				 (unsigned long long)id, (unsigned long long)in->unw.stats.samples,
-				 (unsigned long long)in->unw.stats.frames,
-				 (unsigned long long)in->unw.stats.errors, (double)in->unwind_ns / 1e6,
-				 unwind_quantile(in, 0.5), unwind_quantile(in, 0.99),
-				 (unsigned long long)in->read_stage,
-				 (unsigned long long)in->unwind_stage, (unsigned long long)in->shed);
+			         "instance %llu: unwound %llu stacks (%llu frames, %llu cut short) "
+			         "in %.1f ms, per stack median %.2f us, p99 %.2f us; skipped %llu "
+			         "at the read stage, %llu at the unwind stage, %llu over the queue "
+			         "bound",
+			         (unsigned long long)id, (unsigned long long)in->unw.stats.samples,
+			         (unsigned long long)in->unw.stats.frames,
+			         (unsigned long long)in->unw.stats.errors,
+			         (double)in->unwind_ns / 1e6, unwind_quantile(in, 0.5),
+			         unwind_quantile(in, 0.99), (unsigned long long)in->read_stage,
+			         (unsigned long long)in->unwind_stage,
+			         (unsigned long long)in->shed);
 		if (in->skipped || in->shed)
 			log_debug(PERF_LOG,
-				  "instance %llu: %llu samples out of scope, %llu over "
-				  "max_enqueued_footprint_kb",
-				  (unsigned long long)id, (unsigned long long)in->skipped,
-				  (unsigned long long)in->shed);
+			          "instance %llu: %llu samples out of scope, %llu over "
+			          "max_enqueued_footprint_kb",
+			          (unsigned long long)id, (unsigned long long)in->skipped,
+			          (unsigned long long)in->shed);
 		d->instances.data[i] = *vec_last(&d->instances);
 		d->instances.len--;
 		instance_free(d, in);
@@ -1044,7 +1052,7 @@ static void on_stop(void *ctx, struct tracing_producer *p, uint64_t id)
 }
 
 static void on_flush(void *ctx, struct tracing_producer *p, const uint64_t *ids, size_t n,
-		     uint64_t request_id)
+                     uint64_t request_id)
 {
 	struct perf_daemon *d = ctx;
 	for (size_t i = 0; i < n; i++) {
@@ -1065,9 +1073,9 @@ static void on_disconnect(void *ctx, struct tracing_producer *p)
 }
 
 static const char perf_usage[] =
-	"usage: traced_perf [--background] [--version]\n"
-	"The producer of the linux.perf data source (callstack sampling with\n"
-	"perf_event_open). Socket: $PERFETTO_PRODUCER_SOCK_NAME.\n";
+    "usage: traced_perf [--background] [--version]\n"
+    "The producer of the linux.perf data source (callstack sampling with\n"
+    "perf_event_open). Socket: $PERFETTO_PRODUCER_SOCK_NAME.\n";
 
 static int perf_daemon_start(void *ctx, struct loop *l, struct tb_err *err)
 {
@@ -1104,12 +1112,12 @@ int traced_perf_main(int argc, char **argv)
 {
 	struct perf_daemon pd = {0};
 	const struct tb_daemon d = {
-		.name = "traced_perf",
-		.log_tag = PERF_LOG,
-		.usage = perf_usage,
-		.start = perf_daemon_start,
-		.stop = perf_daemon_stop,
-		.ctx = &pd,
+	    .name = "traced_perf",
+	    .log_tag = PERF_LOG,
+	    .usage = perf_usage,
+	    .start = perf_daemon_start,
+	    .stop = perf_daemon_stop,
+	    .ctx = &pd,
 	};
 	return tb_daemon_main(&d, argc, argv);
 }

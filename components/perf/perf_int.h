@@ -34,18 +34,18 @@
 
 /* ---- limits --------------------------------------------------------------- */
 
-#define PERF_MAX_CPUS 1024                  /* CPUs we open events on */
-#define PERF_MAX_FRAMES 256                 /* callchain entries kept per section */
-#define PERF_MAX_RECORD 65536               /* largest record (header.size is u16) */
-#define PERF_MAX_RING_PAGES (1u << 16)      /* ring_buffer_pages cap (256 MiB at 4K) */
-#define PERF_DEFAULT_RING_PAGES 256         /* 1 MiB per CPU at 4 KiB pages */
-#define PERF_MIN_RING_PAGES 8               /* smallest ring opts.degrade goes to */
+#define PERF_MAX_CPUS 1024             /* CPUs we open events on */
+#define PERF_MAX_FRAMES 256            /* callchain entries kept per section */
+#define PERF_MAX_RECORD 65536          /* largest record (header.size is u16) */
+#define PERF_MAX_RING_PAGES (1u << 16) /* ring_buffer_pages cap (256 MiB at 4K) */
+#define PERF_DEFAULT_RING_PAGES 256    /* 1 MiB per CPU at 4 KiB pages */
+#define PERF_MIN_RING_PAGES 8          /* smallest ring opts.degrade goes to */
 /* With user stacks (DWARF) a sample is ~64 KiB: 1000 Hz for a 100 ms read
  * period needs ~6.4 MB per CPU ring. */
-#define PERF_DWARF_RING_PAGES 2048          /* 8 MiB per CPU at 4 KiB pages */
-#define PERF_BUILD_ID_MAX 64                /* bytes; GNU build ids are 16 or 20 */
-#define PERF_MAX_MAPS 65536                 /* mappings kept from one maps file */
-#define PERF_MAPS_MAX_BYTES (16u << 20)     /* /proc/PID/maps read cap */
+#define PERF_DWARF_RING_PAGES 2048      /* 8 MiB per CPU at 4 KiB pages */
+#define PERF_BUILD_ID_MAX 64            /* bytes; GNU build ids are 16 or 20 */
+#define PERF_MAX_MAPS 65536             /* mappings kept from one maps file */
+#define PERF_MAPS_MAX_BYTES (16u << 20) /* /proc/PID/maps read cap */
 
 /* Name of the mapping kernel frames belong to, as traced_perf names it. */
 #define PERF_KERNEL_MAPPING_NAME "kernel"
@@ -69,23 +69,23 @@ enum {
 
 /* What to sample. Zero-initialise, then set what differs from the defaults. */
 struct perf_event_opts {
-	int32_t pid;                /* 0 or -1: every process; > 0: only this one */
-	int32_t cpu;                /* -1 or 0..: with all_cpus false, only this CPU */
-	bool all_cpus;              /* true: every online CPU (traced_perf's mode) */
+	int32_t pid;                 /* 0 or -1: every process; > 0: only this one */
+	int32_t cpu;                 /* -1 or 0..: with all_cpus false, only this CPU */
+	bool all_cpus;               /* true: every online CPU (traced_perf's mode) */
 	const uint32_t *target_cpus; /* with all_cpus: only these of the online CPUs */
 	size_t n_target_cpus;        /* 0: no restriction */
-	uint32_t counter;           /* PerfEvents.Counter; 0 = SW_CPU_CLOCK */
-	uint64_t frequency;         /* samples per second (used when period == 0) */
-	uint64_t period;            /* events per sample; wins over frequency */
-	uint32_t clock;             /* PERF_CLOCK_*; 0 = MONOTONIC_RAW */
-	bool kernel_frames;         /* keep kernel callchains (else exclude them) */
-	bool exclude_kernel;        /* count only user mode (exclude_kernel=1) */
-	bool no_callchain;          /* sample without PERF_SAMPLE_CALLCHAIN */
+	uint32_t counter;            /* PerfEvents.Counter; 0 = SW_CPU_CLOCK */
+	uint64_t frequency;          /* samples per second (used when period == 0) */
+	uint64_t period;             /* events per sample; wins over frequency */
+	uint32_t clock;              /* PERF_CLOCK_*; 0 = MONOTONIC_RAW */
+	bool kernel_frames;          /* keep kernel callchains (else exclude them) */
+	bool exclude_kernel;         /* count only user mode (exclude_kernel=1) */
+	bool no_callchain;           /* sample without PERF_SAMPLE_CALLCHAIN */
 	/* UNWIND_DWARF: copy user registers and stack into each sample
 	 * (PERF_SAMPLE_REGS_USER | STACK_USER); the kernel's callchain then
 	 * carries kernel frames only. */
 	bool user_stacks;
-	bool skip_user_frames;      /* UNWIND_SKIP: no user frames at all */
+	bool skip_user_frames; /* UNWIND_SKIP: no user frames at all */
 	/* Ask for MMAP2 records of executable mappings (attr.mmap, mmap2): the
 	 * maps of processes that are gone before their samples are read. */
 	bool mmap_records;
@@ -195,7 +195,7 @@ struct perf_record {
 	const uint64_t *user_ips;
 	size_t n_user;
 	bool has_user_section; /* the callchain had a PERF_CONTEXT_USER marker */
-	size_t n_truncated; /* callchain entries dropped over PERF_MAX_FRAMES */
+	size_t n_truncated;    /* callchain entries dropped over PERF_MAX_FRAMES */
 	/* PERF_SAMPLE_REGS_USER / STACK_USER (DWARF unwinding): regs_abi 0
 	 * means no user registers (a kernel thread); regs (n_regs u64s, the
 	 * arch's PERF_REGS_MASK order, unaligned) and stack (stack_len valid
@@ -494,19 +494,19 @@ void perf_tasks_record(struct perf_tasks *t, struct perf_emitter *e, struct pb_w
 struct perf_symq_module;
 /* The user frames written without a name, by mapping. */
 struct perf_symq {
-	struct hmap by_key;                   /* hash of the mapping -> index in mods */
+	struct hmap by_key; /* hash of the mapping -> index in mods */
 	VEC(struct perf_symq_module *) mods;
-	uint64_t dropped;                     /* frames past PERF_SYMQ_MAX_MODULES */
+	uint64_t dropped; /* frames past PERF_SYMQ_MAX_MODULES */
 };
 
 /* What the end-of-capture symbolization did. */
 struct perf_symq_result {
 	uint32_t modules, modules_named;
-	uint32_t no_build_id, no_symbols;             /* modules left unnamed, why */
+	uint32_t no_build_id, no_symbols;               /* modules left unnamed, why */
 	uint64_t frames_no_build_id, frames_no_symbols; /* their frames (with repeats) */
 	uint64_t addresses, addresses_named;
 	uint64_t dropped;
-	char examples[PERF_SYMQ_EXAMPLES][160];       /* "PATH (why)" of unnamed ones */
+	char examples[PERF_SYMQ_EXAMPLES][160]; /* "PATH (why)" of unnamed ones */
 	size_t n_examples;
 };
 
@@ -561,7 +561,7 @@ bool perf_scope_keep(struct perf_scope *s, int32_t pid);
 
 /* ---- unwind.c: DWARF unwinding of copied user stacks --------------------- */
 
-#define PERF_UNWIND_MAX_FRAMES 128              /* frames per stack, as Perfetto */
+#define PERF_UNWIND_MAX_FRAMES 128                  /* frames per stack, as Perfetto */
 #define PERF_UNWIND_CACHE_BYTES ((size_t)256 << 20) /* cached CFI, then cleared */
 
 /* Profiling.StackUnwindError values we write (PerfSample.unwind_error). */
@@ -579,7 +579,7 @@ enum {
 };
 
 struct perf_unwind_stats {
-	uint64_t samples, frames, errors; /* stacks unwound, frames found, stacks cut short */
+	uint64_t samples, frames, errors;  /* stacks unwound, frames found, stacks cut short */
 	uint64_t files, files_without_cfi; /* ELF files whose tables were read */
 };
 

@@ -32,8 +32,8 @@ static uint32_t ld32(const uint8_t *p)
 }
 
 /* Sample bits whose fields have a fixed size and a place we know. */
-#define PERF_ST_SUPPORTED                                                              \
-	(PERF_ST_IDENTIFIER | PERF_ST_IP | PERF_ST_TID | PERF_ST_TIME | PERF_ST_ADDR | \
+#define PERF_ST_SUPPORTED                                                                    \
+	(PERF_ST_IDENTIFIER | PERF_ST_IP | PERF_ST_TID | PERF_ST_TIME | PERF_ST_ADDR |       \
 	 PERF_ST_ID | PERF_ST_STREAM_ID | PERF_ST_CPU | PERF_ST_PERIOD | PERF_ST_CALLCHAIN | \
 	 PERF_ST_REGS_USER | PERF_ST_STACK_USER)
 
@@ -74,8 +74,8 @@ static void split_callchain(const uint8_t *p, uint64_t nr, struct perf_record *o
 static void parse_sample_id(const uint8_t *p, size_t n, uint64_t sample_type,
                             struct perf_record *out)
 {
-	static const uint32_t bits[] = {PERF_ST_TID, PERF_ST_TIME, PERF_ST_ID,
-	                                PERF_ST_STREAM_ID, PERF_ST_CPU, PERF_ST_IDENTIFIER};
+	static const uint32_t bits[] = {PERF_ST_TID,       PERF_ST_TIME, PERF_ST_ID,
+	                                PERF_ST_STREAM_ID, PERF_ST_CPU,  PERF_ST_IDENTIFIER};
 	size_t want = 0;
 	for (size_t i = 0; i < TB_ARRAY_SIZE(bits); i++)
 		want += sample_type & bits[i] ? 8 : 0;

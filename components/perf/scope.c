@@ -27,7 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PERF_CMDLINE_READ 511  /* bytes of /proc/PID/cmdline, as Perfetto */
+#define PERF_CMDLINE_READ 511    /* bytes of /proc/PID/cmdline, as Perfetto */
 #define PERF_MAX_SCOPE_PIDS 4096 /* cached decisions before the cache is reset */
 
 enum { SCOPE_IN = 1, SCOPE_OUT = 2 };

@@ -114,8 +114,7 @@ void perf_symq_add(struct perf_symq *q, const struct perf_frame *f)
 		vec_push(&q->mods, m);
 	}
 	m->frames++;
-	if (m->build_id_len && m->pcs.len < PERF_SYMQ_MAX_ADDRS &&
-	    hmap_put(&m->seen, f->rel_pc, 1))
+	if (m->build_id_len && m->pcs.len < PERF_SYMQ_MAX_ADDRS && hmap_put(&m->seen, f->rel_pc, 1))
 		vec_push(&m->pcs, f->rel_pc);
 }
 
@@ -139,7 +138,8 @@ static uint32_t emit_module(const struct perf_symq_module *m, const struct sym_f
 	uint32_t named = 0, in_packet = 0;
 	unsigned pkt = 0, mod = 0;
 	if (s->has_load) {
-		uint64_t real = align_down(s->p_vaddr, s->p_align) - align_down(m->offset, s->p_align);
+		uint64_t real =
+		    align_down(s->p_vaddr, s->p_align) - align_down(m->offset, s->p_align);
 		corr = real > m->load_bias ? real - m->load_bias : 0;
 	}
 	for (size_t i = 0; i < m->pcs.len; i++) {

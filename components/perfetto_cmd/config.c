@@ -234,9 +234,9 @@ static bool scope_empty(const Perfetto__Protos__PerfEventConfig *c)
 	if (c->n_target_pid || c->n_target_cmdline || c->n_exclude_pid || c->n_exclude_cmdline ||
 	    c->additional_cmdline_count)
 		return false;
-	return !s || (!s->n_target_pid && !s->n_target_cmdline && !s->n_exclude_pid &&
-	              !s->n_exclude_cmdline && !s->additional_cmdline_count &&
-	              !s->process_shard_count);
+	return !s ||
+	       (!s->n_target_pid && !s->n_target_cmdline && !s->n_exclude_pid &&
+	        !s->n_exclude_cmdline && !s->additional_cmdline_count && !s->process_shard_count);
 }
 
 /* Append " word" (or "word") to ds's legacy_config. */
@@ -289,14 +289,18 @@ uint64_t perfetto_cmd_config_sample_hz(const Perfetto__Protos__TraceConfig *cfg)
 			continue;
 		const Perfetto__Protos__PerfEventConfig *c = ds->perf_event_config;
 		const Perfetto__Protos__PerfEvents__Timebase *tb = c ? c->timebase : NULL;
-		if (tb && tb->interval_case ==
-		              PERFETTO__PROTOS__PERF_EVENTS__TIMEBASE__INTERVAL_PERIOD && tb->period)
+		if (tb &&
+		    tb->interval_case == PERFETTO__PROTOS__PERF_EVENTS__TIMEBASE__INTERVAL_PERIOD &&
+		    tb->period)
 			return 0;
-		if (tb && tb->interval_case ==
-		              PERFETTO__PROTOS__PERF_EVENTS__TIMEBASE__INTERVAL_FREQUENCY && tb->frequency)
+		if (tb &&
+		    tb->interval_case ==
+		        PERFETTO__PROTOS__PERF_EVENTS__TIMEBASE__INTERVAL_FREQUENCY &&
+		    tb->frequency)
 			return tb->frequency;
-		return c && c->has_sampling_frequency && c->sampling_frequency ? c->sampling_frequency
-		                                                                : 10;
+		return c && c->has_sampling_frequency && c->sampling_frequency
+		           ? c->sampling_frequency
+		           : 10;
 	}
 	return 0;
 }

@@ -55,14 +55,14 @@ struct perfetto_cmd_control {
 	char dir[PATH_MAX - 16], sock_path[PATH_MAX];
 	int listen_fd;
 	VEC(struct ctl_peer) peers;
-	size_t expected;     /* linux.perf instances told to connect */
-	bool started;        /* every data source started */
-	bool stopped;        /* the session is over: commands are just acknowledged */
+	size_t expected; /* linux.perf instances told to connect */
+	bool started;    /* every data source started */
+	bool stopped;    /* the session is over: commands are just acknowledged */
 	char line[CTL_LINE_MAX];
 	size_t line_len;
 	bool line_too_long;
-	VEC(int) queue;      /* commands not carried out yet */
-	int pending;         /* the command waiting for peer acks */
+	VEC(int) queue; /* commands not carried out yet */
+	int pending;    /* the command waiting for peer acks */
 	size_t acks;
 	struct loop *l;
 	uint64_t wait_timer; /* waiting for peers to connect */
@@ -83,7 +83,8 @@ static int absolute(const char *path, char *out, size_t cap, struct tb_err *err)
 	                 slash ? (slash == path ? "/" : path) : ".");
 	if (n < 0 || (size_t)n >= sizeof dir || !realpath(dir, real))
 		return tb_err_errno(err, -errno, "--control: cannot find the folder of '%s'", path);
-	if (!*base || (size_t)snprintf(out, cap, "%s/%s", strcmp(real, "/") ? real : "", base) >= cap)
+	if (!*base ||
+	    (size_t)snprintf(out, cap, "%s/%s", strcmp(real, "/") ? real : "", base) >= cap)
 		return tb_err_set(err, -EINVAL, "--control: bad fifo path '%s'", path);
 	return 0;
 }
@@ -97,7 +98,8 @@ static int open_fifo(const char *path, bool *made, struct tb_err *err)
 	*made = false;
 	if (lstat(path, &st) < 0) {
 		if (errno != ENOENT || mkfifo(path, 0600) < 0)
-			return tb_err_errno(err, -errno, "--control: cannot make the fifo '%s'", path);
+			return tb_err_errno(err, -errno, "--control: cannot make the fifo '%s'",
+			                    path);
 		*made = true;
 	} else if (!S_ISFIFO(st.st_mode)) {
 		return tb_err_set(err, -EINVAL, "--control: '%s' exists and is not a fifo", path);
@@ -154,7 +156,8 @@ struct perfetto_cmd_control *perfetto_cmd_control_new(const char *spec, struct t
 	chmod(c->dir, 0711); /* a system traced_perf may run as another user */
 	snprintf(c->sock_path, sizeof c->sock_path, "%s/perf.sock", c->dir);
 	if (strlen(c->sock_path) >= sizeof sa.sun_path) {
-		tb_err_set(err, -ENAMETOOLONG, "--control: '%s' is too long for a socket", c->sock_path);
+		tb_err_set(err, -ENAMETOOLONG, "--control: '%s' is too long for a socket",
+		           c->sock_path);
 		goto fail;
 	}
 	memcpy(sa.sun_path, c->sock_path, strlen(c->sock_path) + 1);
@@ -215,7 +218,9 @@ static int parse_cmd(const char *s)
 	static const struct {
 		const char *word;
 		int cmd;
-	} words[] = {{"enable", CMD_ENABLE}, {"disable", CMD_DISABLE}, {"ping", CMD_PING},
+	} words[] = {{"enable", CMD_ENABLE},
+	             {"disable", CMD_DISABLE},
+	             {"ping", CMD_PING},
 	             {"stop", CMD_STOP}};
 	for (size_t i = 0; i < TB_ARRAY_SIZE(words); i++)
 		if (strcmp(s, words[i].word) == 0)
@@ -400,7 +405,8 @@ static void on_accept(struct loop *l, int fd, uint32_t events, void *ctx)
 		struct ucred cr;
 		socklen_t len = sizeof cr;
 		if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 ||
-		    (cr.uid != 0 && cr.uid != geteuid()) || loop_add_fd(l, s, LOOP_IN, on_peer, c) < 0) {
+		    (cr.uid != 0 && cr.uid != geteuid()) ||
+		    loop_add_fd(l, s, LOOP_IN, on_peer, c) < 0) {
 			close(s);
 			continue;
 		}

@@ -143,8 +143,10 @@ static int link_anon(struct perfetto_cmd_out *o, struct tb_err *err)
 		                    errno == EEXIST ? " (--no-clobber)" : "");
 	}
 	for (unsigned attempt = 0; attempt < 64; attempt++) {
-		static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-		uint64_t r = tb_hash_u64((uint64_t)tb_mono_ns() ^ (uint64_t)getpid() << 32 ^ attempt);
+		static const char chars[] =
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+		uint64_t r =
+		    tb_hash_u64((uint64_t)tb_mono_ns() ^ (uint64_t)getpid() << 32 ^ attempt);
 		for (size_t i = n - 6; i < n; i++, r /= 62)
 			o->tmp_path[i] = chars[r % 62];
 		if (linkat(AT_FDCWD, proc, AT_FDCWD, o->tmp_path, AT_SYMLINK_FOLLOW) == 0)
@@ -247,8 +249,7 @@ static uint64_t whole_records_end(int fd)
 	return pos;
 }
 
-int perfetto_cmd_out_finish_partial(struct perfetto_cmd_out *o, uint64_t *kept,
-                                    struct tb_err *err)
+int perfetto_cmd_out_finish_partial(struct perfetto_cmd_out *o, uint64_t *kept, struct tb_err *err)
 {
 	uint64_t end;
 	int rc;

@@ -144,9 +144,12 @@ static void usage(FILE *f, const char *argv0, const struct perfetto_cmd_hooks *h
 	    "  -- CMD [ARGS...]         : Start the capture, run CMD once every data source\n"
 	    "                             started, stop the trace when CMD exits; print one\n"
 	    "                             status line (workload_status=N trace_status=N\n"
-	    "                             health_status=N report_status=N ... capture_complete=0|1)\n"
-	    "                             on stderr and exit with CMD's status (without -c and -t:\n"
-	    "                             light config, no duration). linux.perf sources without a\n"
+	    "                             health_status=N report_status=N ... "
+	    "capture_complete=0|1)\n"
+	    "                             on stderr and exit with CMD's status (without -c and "
+	    "-t:\n"
+	    "                             light config, no duration). linux.perf sources without "
+	    "a\n"
 	    "                             scope sample CMD and the processes it starts\n",
 	    argv0);
 	if (hooks && hooks->usage_extra)
@@ -456,9 +459,9 @@ static int daemonize(bool wait_started, int *notify_fd)
 
 /* What a recording left behind. */
 struct record_result {
-	uint64_t bytes;         /* size of the trace written */
-	uint64_t lost;          /* the service's loss counters (gated captures) */
-	bool ended_by_workload; /* the workload's exit ended the session */
+	uint64_t bytes;                       /* size of the trace written */
+	uint64_t lost;                        /* the service's loss counters (gated captures) */
+	bool ended_by_workload;               /* the workload's exit ended the session */
 	struct perfetto_cmd_control *control; /* --control, opened by record() */
 };
 
@@ -472,8 +475,10 @@ static void keep_partial(struct perfetto_cmd_out *out, const char *path, struct 
 	int rc = perfetto_cmd_out_finish_partial(out, &kept, &err);
 	if (rc == 0) {
 		res->bytes = kept;
-		fprintf(stderr, "perfetto: kept the %" PRIu64 " bytes of whole packets written before "
-		                "in '%s' (the trace is cut short there)\n", kept, path);
+		fprintf(stderr,
+		        "perfetto: kept the %" PRIu64 " bytes of whole packets written before "
+		        "in '%s' (the trace is cut short there)\n",
+		        kept, path);
 	} else if (rc != -ENODATA) {
 		fprintf(stderr, "perfetto: %s\n", err.msg);
 	} else if (strcmp(path, "-") != 0) {
@@ -614,7 +619,8 @@ static void print_path(FILE *f, const char *path)
 
 /* Write the report of the finished trace (--report). Returns the
  * report_status: 0 written, 1 failed (the reason printed). */
-static int write_report(const struct args *a, const char *trace, const struct perfetto_cmd_hooks *hooks)
+static int write_report(const struct args *a, const char *trace,
+                        const struct perfetto_cmd_hooks *hooks)
 {
 	struct tb_err err = {0};
 	if (hooks->report(hooks->ctx, trace, a->report_path, &err) < 0) {

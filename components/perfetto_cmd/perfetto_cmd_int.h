@@ -96,8 +96,7 @@ void perfetto_cmd_out_abort(struct perfetto_cmd_out *o);
  * target as finish does; *kept is its size. -ENODATA (the file removed as
  * by abort) when no whole record was written, or when the output is stdout
  * (nothing to cut: what went out stays out). */
-int perfetto_cmd_out_finish_partial(struct perfetto_cmd_out *o, uint64_t *kept,
-                                    struct tb_err *err);
+int perfetto_cmd_out_finish_partial(struct perfetto_cmd_out *o, uint64_t *kept, struct tb_err *err);
 
 struct perfetto_cmd_control; /* control.c */
 
@@ -106,11 +105,11 @@ struct perfetto_cmd_control; /* control.c */
 /* The command of a gated capture (`-- CMD [ARGS...]`), run like a shell
  * runs a simple command. Main thread only. */
 struct perfetto_cmd_workload {
-	char *const *argv; /* NULL-terminated, borrowed */
-	pid_t pid;         /* > 0 while running */
-	bool started;      /* start was called (it may have failed) */
-	bool exited;       /* status is final */
-	int status;        /* exit code, 128 + signal, 126/127 (cannot run / not found) */
+	char *const *argv;   /* NULL-terminated, borrowed */
+	pid_t pid;           /* > 0 while running */
+	bool started;        /* start was called (it may have failed) */
+	bool exited;         /* status is final */
+	int status;          /* exit code, 128 + signal, 126/127 (cannot run / not found) */
 	sigset_t child_mask; /* the signal mask the command starts with */
 	bool blocked;        /* block_signals ran */
 	int gate_fd;         /* prepared: the pipe that lets the child exec; -1 */
@@ -142,7 +141,8 @@ bool perfetto_cmd_workload_reap(struct perfetto_cmd_workload *w);
 void perfetto_cmd_workload_forward(struct perfetto_cmd_workload *w, struct loop *l, int signo);
 /* Wait for the started command to exit, forwarding SIGINT/SIGTERM and
  * answering control (may be NULL) commands meanwhile. Returns its status. */
-int perfetto_cmd_workload_wait(struct perfetto_cmd_workload *w, struct perfetto_cmd_control *control);
+int perfetto_cmd_workload_wait(struct perfetto_cmd_workload *w,
+                               struct perfetto_cmd_control *control);
 
 /* ---- health.c ---------------------------------------------------------- */
 

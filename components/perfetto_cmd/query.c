@@ -107,8 +107,8 @@ static void print_state(const Perfetto__Protos__TracingServiceState *st, bool ve
 	printf("\nTRACING SESSIONS:\n\n");
 	printf("%-8s %-8s %-28s %-12s %-8s %-5s %s\n", "ID", "UID", "STATE", "BUF (#) KB",
 	       "DUR (s)", "#DS", "NAME");
-	printf("%-8s %-8s %-28s %-12s %-8s %-5s %s\n", "==", "===", "=====", "==========",
-	       "=======", "===", "====");
+	printf("%-8s %-8s %-28s %-12s %-8s %-5s %s\n",
+	       "==", "===", "=====", "==========", "=======", "===", "====");
 	for (size_t i = 0; i < st->n_tracing_sessions; i++) {
 		const Perfetto__Protos__TracingServiceState__TracingSession *s =
 		    st->tracing_sessions[i];
@@ -142,7 +142,8 @@ int perfetto_cmd_query_run(const char *socket, bool raw, bool verbose, struct tb
 		goto out;
 	}
 	if (!ipc_client_bind(q.c, "ConsumerPort", on_bind, &q)) {
-		rc = tb_err_set(err, -ENOTCONN, "cannot talk to the tracing service at '%s'", socket);
+		rc = tb_err_set(err, -ENOTCONN, "cannot talk to the tracing service at '%s'",
+		                socket);
 		goto out;
 	}
 	if ((rc = loop_run(q.l)) != 0) {

@@ -443,8 +443,8 @@ int perfetto_cmd_session_run(const struct perfetto_cmd_session_opts *o, struct t
 		rc = tb_err_set(err, -EIO, "%s", loop_err(s.l)->msg);
 		goto out;
 	}
-	if (o->control &&
-	    perfetto_cmd_control_attach(o->control, s.l, o->perf_sources, on_control_stop, &s) < 0) {
+	if (o->control && perfetto_cmd_control_attach(o->control, s.l, o->perf_sources,
+	                                              on_control_stop, &s) < 0) {
 		rc = tb_err_set(err, -EIO, "--control: %s", loop_err(s.l)->msg);
 		goto out;
 	}

@@ -188,7 +188,8 @@ static void wait_on_signal(struct loop *l, int signo, void *ctx)
 	perfetto_cmd_workload_forward(w, l, signo);
 }
 
-int perfetto_cmd_workload_wait(struct perfetto_cmd_workload *w, struct perfetto_cmd_control *control)
+int perfetto_cmd_workload_wait(struct perfetto_cmd_workload *w,
+                               struct perfetto_cmd_control *control)
 {
 	struct tb_err err = {0};
 	struct loop *l;

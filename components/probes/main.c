@@ -46,14 +46,12 @@ enum ds_kind { DS_PROCESS_STATS, DS_SYS_STATS, DS_SYSTEM_INFO, DS_FTRACE, DS_JOU
 
 /* Registered will_notify_on_start/_stop, as Perfetto's are. */
 static const struct tracing_ds_desc data_sources[] = {
-	{"linux.process_stats", true, true, false},
-	{"linux.sys_stats", true, true, false},
-	{"linux.system_info", true, true, false},
-	{"linux.ftrace", true, true, false},
-	{"linux.systemd_journald", true, true, false},
+    {"linux.process_stats", true, true, false},    {"linux.sys_stats", true, true, false},
+    {"linux.system_info", true, true, false},      {"linux.ftrace", true, true, false},
+    {"linux.systemd_journald", true, true, false},
 };
 static const enum ds_kind data_source_kinds[] = {DS_PROCESS_STATS, DS_SYS_STATS, DS_SYSTEM_INFO,
-						 DS_FTRACE, DS_JOURNALD};
+                                                 DS_FTRACE, DS_JOURNALD};
 
 struct probes;
 
@@ -101,7 +99,7 @@ static void instance_free(struct tracing_producer *p, struct instance *in)
 {
 	probes_process_stats_free(in->ps);
 	probes_sys_stats_free(in->ss);
-	probes_ftrace_free(in->ft); /* last drain into in->w, tracefs restored */
+	probes_ftrace_free(in->ft);   /* last drain into in->w, tracefs restored */
 	probes_journald_free(in->jd); /* entries appended since the last flush */
 	if (p && in->w)
 		tracing_producer_free_writer(p, in->w);
@@ -123,8 +121,8 @@ static void drop_all(struct probes *pr, struct tracing_producer *p)
 /* The ftrace instance ctx's events mentioned these tasks: the
  * process_stats instances of its session describe those they have not yet
  * (Perfetto's ProbesProducer::OnFtraceDataWrittenIntoDataSourceBuffers). */
-static void on_ftrace_pids(void *ctx, const int32_t *renamed, size_t n_renamed,
-			   const int32_t *pids, size_t n_pids)
+static void on_ftrace_pids(void *ctx, const int32_t *renamed, size_t n_renamed, const int32_t *pids,
+                           size_t n_pids)
 {
 	struct instance *ft = ctx;
 	struct probes *pr = ft->pr;
@@ -148,7 +146,7 @@ static void on_ftrace_commit(void *ctx)
 }
 
 static void on_setup(void *ctx, struct tracing_producer *p, uint64_t id, const char *ds_name,
-		     const uint8_t *config, size_t config_len)
+                     const uint8_t *config, size_t config_len)
 {
 	struct probes *pr = ctx;
 	struct instance *in;
@@ -160,7 +158,7 @@ static void on_setup(void *ctx, struct tracing_producer *p, uint64_t id, const c
 			break;
 	if (k == TB_ARRAY_SIZE(data_sources) || find(pr, id, NULL)) {
 		log_warn(PROBES_LOG, "ignoring setup of '%s' (instance %llu)", ds_name,
-			 (unsigned long long)id);
+		         (unsigned long long)id);
 		return;
 	}
 	in = tb_calloc(1, sizeof *in);
@@ -177,7 +175,7 @@ static void on_setup(void *ctx, struct tracing_producer *p, uint64_t id, const c
 }
 
 static void on_start(void *ctx, struct tracing_producer *p, uint64_t id, const uint8_t *config,
-		     size_t config_len, uint32_t target_buffer)
+                     size_t config_len, uint32_t target_buffer)
 {
 	struct probes *pr = ctx;
 	struct instance *in = find(pr, id, NULL);
@@ -195,21 +193,21 @@ static void on_start(void *ctx, struct tracing_producer *p, uint64_t id, const u
 	case DS_PROCESS_STATS:
 		if (!in->ps) {
 			in->ps = probes_process_stats_new(pr->loop, in->w, in->config,
-							  in->config_len, NULL);
+			                                  in->config_len, NULL);
 			probes_process_stats_start(in->ps);
 		}
 		break;
 	case DS_SYS_STATS:
 		if (!in->ss) {
-			in->ss = probes_sys_stats_new(pr->loop, in->w, in->config, in->config_len,
-						      NULL);
+			in->ss =
+			    probes_sys_stats_new(pr->loop, in->w, in->config, in->config_len, NULL);
 			probes_sys_stats_start(in->ss);
 		}
 		break;
 	case DS_FTRACE:
 		if (!in->ft) {
-			in->ft = probes_ftrace_new(pr->loop, in->w, in->config, in->config_len,
-						   NULL);
+			in->ft =
+			    probes_ftrace_new(pr->loop, in->w, in->config, in->config_len, NULL);
 			probes_ftrace_set_pids_cb(in->ft, on_ftrace_pids, in);
 			probes_ftrace_set_commit_cb(in->ft, on_ftrace_commit, in);
 			probes_ftrace_set_smb(in->ft, tracing_producer_smb(p));
@@ -219,8 +217,8 @@ static void on_start(void *ctx, struct tracing_producer *p, uint64_t id, const u
 	case DS_JOURNALD:
 		if (!in->jd) {
 			in->jd = probes_journald_new(pr->loop, in->w, in->config, in->config_len,
-						     pr->n_journal_dirs ? pr->journal_dirs : NULL,
-						     pr->n_journal_dirs);
+			                             pr->n_journal_dirs ? pr->journal_dirs : NULL,
+			                             pr->n_journal_dirs);
 			probes_journald_start(in->jd);
 		}
 		break;
@@ -251,7 +249,7 @@ static void on_stop(void *ctx, struct tracing_producer *p, uint64_t id)
 }
 
 static void on_flush(void *ctx, struct tracing_producer *p, const uint64_t *ids, size_t n,
-		     uint64_t request_id)
+                     uint64_t request_id)
 {
 	/* ftrace reads what the kernel holds now; the others write
 	 * synchronously. Then committing every writer's chunk is the flush. */
@@ -281,8 +279,8 @@ static void journal_dirs(struct probes *pr)
 	if (!env || !*env)
 		return;
 	pr->journal_dirs_buf = tb_strdup(env);
-	for (char *s = pr->journal_dirs_buf; s && pr->n_journal_dirs < TB_ARRAY_SIZE(pr->journal_dirs);
-	     s = save) {
+	for (char *s = pr->journal_dirs_buf;
+	     s && pr->n_journal_dirs < TB_ARRAY_SIZE(pr->journal_dirs); s = save) {
 		save = strchr(s, ':');
 		if (save)
 			*save++ = '\0';
@@ -292,12 +290,12 @@ static void journal_dirs(struct probes *pr)
 }
 
 static const char probes_usage[] =
-	"usage: traced_probes [--background] [--reset-ftrace] [--cleanup-after-crash]\n"
-	"                     [--version]\n"
-	"The producer of Linux data sources (linux.process_stats, linux.sys_stats,\n"
-	"linux.system_info, linux.ftrace, linux.systemd_journald).\n"
-	"Socket: $PERFETTO_PRODUCER_SOCK_NAME. $TRACEBOX_JOURNAL_DIRS: journal\n"
-	"folders to follow (':' between them) instead of journald's own.\n";
+    "usage: traced_probes [--background] [--reset-ftrace] [--cleanup-after-crash]\n"
+    "                     [--version]\n"
+    "The producer of Linux data sources (linux.process_stats, linux.sys_stats,\n"
+    "linux.system_info, linux.ftrace, linux.systemd_journald).\n"
+    "Socket: $PERFETTO_PRODUCER_SOCK_NAME. $TRACEBOX_JOURNAL_DIRS: journal\n"
+    "folders to follow (':' between them) instead of journald's own.\n";
 
 static enum tb_daemon_flag probes_flag(void *ctx, int argc, char **argv, int *i)
 {
@@ -324,7 +322,7 @@ static int probes_start(void *ctx, struct loop *l, struct tb_err *err)
 	if (pr->reset_ftrace && probes_ftrace_cleanup(NULL, false, err) < 0) {
 		bool perm = err->code == -EACCES || err->code == -EPERM;
 		log_error(PROBES_LOG, "%s%s", err->msg,
-			  perm ? "; run as root or chown -R $USER /sys/kernel/tracing" : "");
+		          perm ? "; run as root or chown -R $USER /sys/kernel/tracing" : "");
 		tb_err_clear(err);
 	}
 	pr->loop = l;
@@ -359,13 +357,13 @@ int traced_probes_main(int argc, char **argv)
 {
 	struct probes pr = {0};
 	const struct tb_daemon d = {
-		.name = "traced_probes",
-		.log_tag = PROBES_LOG,
-		.usage = probes_usage,
-		.flag = probes_flag,
-		.start = probes_start,
-		.stop = probes_stop,
-		.ctx = &pr,
+	    .name = "traced_probes",
+	    .log_tag = PROBES_LOG,
+	    .usage = probes_usage,
+	    .flag = probes_flag,
+	    .start = probes_start,
+	    .stop = probes_stop,
+	    .ctx = &pr,
 	};
 	return tb_daemon_main(&d, argc, argv);
 }

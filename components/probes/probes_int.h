@@ -41,7 +41,7 @@ struct ftrace_saved_setting {
  * probes_ftrace_tracefs_restore puts the kernel back as it was. Embed; release
  * with probes_ftrace_tracefs_close. */
 struct ftrace_tracefs {
-	char root[FTRACE_PATH_MAX]; /* with a trailing '/' */
+	char root[FTRACE_PATH_MAX];   /* with a trailing '/' */
 	char record[FTRACE_PATH_MAX]; /* the saved settings' file ("" = none) */
 	bool record_written;          /* it is ours to rewrite or remove */
 	bool mounted_by_us;
@@ -92,8 +92,8 @@ int probes_ftrace_tracefs_write(struct ftrace_tracefs *fs, const char *rel, cons
 
 /* Enable or disable events/<group>/<name> (name "*" for the whole group).
  * Returns 0 or -errno (-ENOENT: no such event). */
-int probes_ftrace_tracefs_enable_event(struct ftrace_tracefs *fs, const char *group, const char *name,
-				bool on);
+int probes_ftrace_tracefs_enable_event(struct ftrace_tracefs *fs, const char *group,
+                                       const char *name, bool on);
 
 /* Per-CPU ring-buffer size in KiB (buffer_size_kb), the trace clock
  * ("boot", "global", ...; -EINVAL if the kernel lacks it) and tracing_on.
@@ -110,7 +110,8 @@ int probes_ftrace_tracefs_get_clock(struct ftrace_tracefs *fs, char *out, size_t
  * level's, for a private instance); stops early when fn returns non-zero.
  * Returns 0, fn's value, or -errno. */
 typedef int (*ftrace_event_name_fn)(void *ctx, const char *group, const char *name);
-int probes_ftrace_tracefs_list_events(struct ftrace_tracefs *fs, ftrace_event_name_fn fn, void *ctx);
+int probes_ftrace_tracefs_list_events(struct ftrace_tracefs *fs, ftrace_event_name_fn fn,
+                                      void *ctx);
 
 /* Number of per_cpu/cpuN folders (CPUs the kernel keeps buffers for). */
 int probes_ftrace_tracefs_num_cpus(struct ftrace_tracefs *fs);
@@ -147,7 +148,7 @@ struct ftrace_cpu_stats {
 	uint64_t entries, overrun, commit_overrun, bytes_read;
 	uint64_t dropped_events, read_events;
 	double oldest_event_ts, now_ts; /* seconds */
-	bool has_read_events; /* the file had a "read events:" line */
+	bool has_read_events;           /* the file had a "read events:" line */
 };
 
 /* Parse the text of a per_cpu/cpuN/stats file. Unknown lines are ignored.
@@ -155,7 +156,8 @@ struct ftrace_cpu_stats {
 void probes_ftrace_parse_cpu_stats(const char *text, size_t len, struct ftrace_cpu_stats *st);
 
 /* Read per_cpu/cpu<cpu>/stats. Returns 0 or -errno. */
-int probes_ftrace_tracefs_read_cpu_stats(struct ftrace_tracefs *fs, int cpu, struct ftrace_cpu_stats *st);
+int probes_ftrace_tracefs_read_cpu_stats(struct ftrace_tracefs *fs, int cpu,
+                                         struct ftrace_cpu_stats *st);
 
 /* ---- event formats (ftrace/format.c) ------------------------------------- */
 
@@ -171,8 +173,8 @@ enum ftrace_field_kind {
 };
 
 struct ftrace_field {
-	char *name;     /* "prev_comm" */
-	char *type;     /* "char[16]"-less declaration type: "char", "__data_loc char[]" */
+	char *name; /* "prev_comm" */
+	char *type; /* "char[16]"-less declaration type: "char", "__data_loc char[]" */
 	uint16_t offset, size;
 	uint8_t kind;      /* enum ftrace_field_kind */
 	uint8_t elem_size; /* ARRAY: bytes per element */
@@ -228,23 +230,23 @@ enum { FTRACE_COMPACT_SWITCH = 1, FTRACE_COMPACT_WAKING = 2 };
  * err for a file without name, ID or fields; bad field lines are skipped.
  * On success the caller owns *out (probes_ftrace_format_release). Pure. */
 int probes_ftrace_format_parse(const char *group, const char *text, size_t len,
-			struct ftrace_event_format *out, struct tb_err *err);
+                               struct ftrace_event_format *out, struct tb_err *err);
 void probes_ftrace_format_release(struct ftrace_event_format *f);
 
 /* The field called name, or NULL. */
 const struct ftrace_field *probes_ftrace_format_field(const struct ftrace_event_format *f,
-					       const char *name);
+                                                      const char *name);
 
 /* Read an INT field (sign- or zero-extended to 64 bits) from a record's
  * payload rec[0, len). Returns false if it lies outside the payload or is
  * not an INT field. */
 bool probes_ftrace_field_int(const struct ftrace_field *fd, const uint8_t *rec, size_t len,
-		      uint64_t *out);
+                             uint64_t *out);
 /* A string field (CHAR_ARRAY, STR_TAIL, char DATA_LOC/REL_LOC) as bytes in
  * rec, up to its first NUL: *s points into rec. false if out of bounds or
  * not a string field. */
 bool probes_ftrace_field_str(const struct ftrace_field *fd, const uint8_t *rec, size_t len,
-		      const uint8_t **s, size_t *n);
+                             const uint8_t **s, size_t *n);
 
 /* Where a ring-buffer page keeps its header fields, from events/header_page
  * (see README.md), and where every record keeps its event id (common_type,
@@ -260,7 +262,7 @@ struct ftrace_page_layout {
 /* Parse events/header_page into the page part of *l (type_* untouched).
  * Returns 0 or -EINVAL (message in err). Pure. */
 int probes_ftrace_parse_header_page(const char *text, size_t len, struct ftrace_page_layout *l,
-			     struct tb_err *err);
+                                    struct tb_err *err);
 
 /* The layouts of the events of one tracefs, by id. Embed; zero or
  * probes_ftrace_table_init, then probes_ftrace_table_release. */
@@ -278,16 +280,17 @@ void probes_ftrace_table_release(struct ftrace_table *t);
  * The first event added also sets layout.type_off/type_size from its
  * common_type field. Returns 0 or -EINVAL (message in err). */
 int probes_ftrace_table_add_format(struct ftrace_table *t, const char *group, const char *text,
-			    size_t len, struct tb_err *err);
+                                   size_t len, struct tb_err *err);
 
 /* The event with this id, or NULL. */
-const struct ftrace_event_format *probes_ftrace_table_find(const struct ftrace_table *t, uint32_t id);
+const struct ftrace_event_format *probes_ftrace_table_find(const struct ftrace_table *t,
+                                                           uint32_t id);
 
 /* Read events/header_page and events/<group>/<name>/format from tracefs into
  * t. Returns 0 or -errno (message in fs->err). */
 int probes_ftrace_table_load_header(struct ftrace_table *t, struct ftrace_tracefs *fs);
-int probes_ftrace_table_load_event(struct ftrace_table *t, struct ftrace_tracefs *fs, const char *group,
-			    const char *name);
+int probes_ftrace_table_load_event(struct ftrace_table *t, struct ftrace_tracefs *fs,
+                                   const char *group, const char *name);
 
 /* ---- ring-buffer pages (ftrace/page.c) ----------------------------------- */
 
@@ -339,7 +342,7 @@ struct ftrace_page_iter {
  * the page. A commit past len (a short read) is clipped and reported as
  * PARTIAL_PAGE_READ by next at the cut. Pure; never reads outside page. */
 int probes_ftrace_page_begin(struct ftrace_page_iter *it, const struct ftrace_page_layout *l,
-		      const uint8_t *page, size_t len);
+                             const uint8_t *page, size_t len);
 
 /* The next data record into *rec: true, or false at the end of the page or
  * on malformed data (it->status says which: OK at a clean end). Padding,
@@ -351,12 +354,12 @@ bool probes_ftrace_page_next(struct ftrace_page_iter *it, struct ftrace_record *
 /* Counters kept while encoding (for FtraceStats and tests). */
 struct probes_ftrace_encode_stats {
 	uint64_t pages, events, generic_events, unknown_events;
-	uint64_t records;          /* data records walked, wanted or not */
-	uint64_t compact_events;   /* of events, those put in compact_sched */
-	uint64_t lost_pages;       /* pages with the missed-events flag */
-	uint64_t parse_errors;     /* pages that stopped on a bad record */
-	uint64_t fields_skipped;   /* fields outside their record */
-	int last_status;           /* enum ftrace_parse_status of the last error */
+	uint64_t records;        /* data records walked, wanted or not */
+	uint64_t compact_events; /* of events, those put in compact_sched */
+	uint64_t lost_pages;     /* pages with the missed-events flag */
+	uint64_t parse_errors;   /* pages that stopped on a bad record */
+	uint64_t fields_skipped; /* fields outside their record */
+	int last_status;         /* enum ftrace_parse_status of the last error */
 	/* Set by the data source when it stops: the events the kernel's
 	 * per_cpu stats ("read events") say it handed out during the last run
 	 * of the instance, to set against the records walked meanwhile. */
@@ -368,7 +371,8 @@ struct probes_ftrace_encode_stats {
  * timestamp, pid and either the typed message or GenericFtraceEvent. Events
  * whose id t does not know are skipped (false). */
 bool probes_ftrace_encode_event(struct pb_writer *w, const struct ftrace_table *t,
-			 const struct ftrace_record *rec, struct probes_ftrace_encode_stats *st);
+                                const struct ftrace_record *rec,
+                                struct probes_ftrace_encode_stats *st);
 
 /* Tasks the encoded events mention, for the process_stats data source to
  * describe (Perfetto's FtraceMetadata): every event's common_pid and pid_t
@@ -408,7 +412,7 @@ void probes_ftrace_kaddrs_release(struct ftrace_kaddrs *k);
  * SEQ_INCREMENTAL_STATE_CLEARED when they are the first since a clear.
  * Nothing when there is no new named index. */
 void probes_ftrace_kaddrs_write_names(struct pb_writer *w, struct ftrace_kaddrs *k,
-			       const struct ksyms *syms);
+                                      const struct ksyms *syms);
 
 /* How bundles are encoded. compact_sched: write sched_switch and
  * sched_waking into FtraceEventBundle.compact_sched (Perfetto's
@@ -440,12 +444,14 @@ void probes_ftrace_encode_opts_release(struct ftrace_encode_opts *o);
  * caller opens and closes the enclosing message (TracePacket.ftrace_events
  * = 1). Returns the number of events written. */
 size_t probes_ftrace_encode_bundle_opts(struct pb_writer *w, const struct ftrace_table *t,
-				 struct ftrace_encode_opts *o, uint32_t cpu, const uint8_t *buf,
-				 size_t len, struct probes_ftrace_encode_stats *st);
+                                        struct ftrace_encode_opts *o, uint32_t cpu,
+                                        const uint8_t *buf, size_t len,
+                                        struct probes_ftrace_encode_stats *st);
 
 /* probes_ftrace_encode_bundle_opts without compact_sched. */
 size_t probes_ftrace_encode_bundle(struct pb_writer *w, const struct ftrace_table *t, uint32_t cpu,
-			    const uint8_t *buf, size_t len, struct probes_ftrace_encode_stats *st);
+                                   const uint8_t *buf, size_t len,
+                                   struct probes_ftrace_encode_stats *st);
 
 /* FtraceStats.Phase values. */
 enum ftrace_stats_phase {
@@ -456,7 +462,7 @@ enum ftrace_stats_phase {
 /* Write the body of an FtraceStats message (TracePacket.ftrace_stats = 34):
  * the phase and one FtraceCpuStats per entry of cpus. */
 void probes_ftrace_encode_stats(struct pb_writer *w, enum ftrace_stats_phase phase,
-			 const struct ftrace_cpu_stats *cpus, size_t n);
+                                const struct ftrace_cpu_stats *cpus, size_t n);
 
 /* ---- the linux.ftrace data source (ftrace/data_source.c) ----------------- */
 
@@ -476,7 +482,7 @@ struct probes_ftrace; /* opaque */
  * (tests may pass a directory). Nothing touches tracefs until start. Never
  * NULL; free with probes_ftrace_free. Loop thread. */
 struct probes_ftrace *probes_ftrace_new(struct loop *l, struct tracing_writer *w,
-					const uint8_t *cfg, size_t len, const char *tracefs_root);
+                                        const uint8_t *cfg, size_t len, const char *tracefs_root);
 
 /* Start recording. The first running instance of the process configures
  * tracefs (tracing_on 0, buffer size, clock); every instance then enables
@@ -516,9 +522,9 @@ int probes_ftrace_cleanup(const char *tracefs_root, bool hard, struct tb_err *er
  * borrowed for the call. fn NULL: pids are not collected. Set before
  * start. Loop thread. */
 void probes_ftrace_set_pids_cb(struct probes_ftrace *ft,
-			       void (*fn)(void *ctx, const int32_t *renamed, size_t n_renamed,
-					  const int32_t *pids, size_t n_pids),
-			       void *ctx);
+                               void (*fn)(void *ctx, const int32_t *renamed, size_t n_renamed,
+                                          const int32_t *pids, size_t n_pids),
+                               void *ctx);
 
 /* Read kernel symbols (symbolize_ksyms) from path instead of
  * /proc/kallsyms: for tests. Before start. */
@@ -558,8 +564,8 @@ struct probes_journald; /* opaque */
  * is read until start. Never NULL; free with probes_journald_free. Loop
  * thread. */
 struct probes_journald *probes_journald_new(struct loop *l, struct tracing_writer *w,
-					    const uint8_t *cfg, size_t len,
-					    const char *const *dirs, size_t n_dirs);
+                                            const uint8_t *cfg, size_t len, const char *const *dirs,
+                                            size_t n_dirs);
 
 /* Put every journal file at its tail and from then on write one
  * SystemdJournaldEvent packet per entry appended that passes the filters
@@ -585,6 +591,6 @@ void probes_journald_free(struct probes_journald *jd);
  * processor of PROC/cpuinfo with capacity and frequencies from SYS (NULL
  * roots: /proc and /sys; tests pass fixture directories). Loop thread. */
 void probes_system_info_write_cpu_info(struct pb_writer *w, const char *proc_root,
-				       const char *sys_root);
+                                       const char *sys_root);
 
 #endif /* TB_PROBES_INT_H */

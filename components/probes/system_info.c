@@ -42,10 +42,10 @@ static void write_frequencies(struct pb_writer *w, const char *sys_root, unsigne
 	bool time_in_state = false;
 
 	snprintf(rel, sizeof rel, "devices/system/cpu/cpu%u/cpufreq/scaling_available_frequencies",
-		 cpu);
+	         cpu);
 	if (!(text = read_text(sys_root, rel))) {
 		snprintf(rel, sizeof rel, "devices/system/cpu/cpu%u/cpufreq/stats/time_in_state",
-			 cpu);
+		         cpu);
 		if (!(text = read_text(sys_root, rel)))
 			return;
 		time_in_state = true;
@@ -71,7 +71,7 @@ struct arm_id {
 };
 
 static void write_cpu(struct pb_writer *w, const char *sys_root, unsigned cpu,
-		      const char *processor, const struct arm_id *arm)
+                      const char *processor, const struct arm_id *arm)
 {
 	char rel[128], *cap;
 	unsigned h = pb_begin_nested(w, PB_F_CpuInfo_cpus);
@@ -103,13 +103,16 @@ static void write_cpu(struct pb_writer *w, const char *sys_root, unsigned cpu,
 }
 
 void probes_system_info_write_cpu_info(struct pb_writer *w, const char *proc_root,
-				       const char *sys_root)
+                                       const char *sys_root)
 {
 	static const struct {
 		const char *key;
 		int base;
-	} arm_keys[5] = {{"CPU implementer", 16}, {"CPU architecture", 10}, {"CPU variant", 16},
-			 {"CPU part", 16},	  {"CPU revision", 10}};
+	} arm_keys[5] = {{"CPU implementer", 16},
+	                 {"CPU architecture", 10},
+	                 {"CPU variant", 16},
+	                 {"CPU part", 16},
+	                 {"CPU revision", 10}};
 	char *text = read_text(proc_root ? proc_root : "/proc", "cpuinfo");
 	char processor[256] = "unknown";
 	struct arm_id arm;

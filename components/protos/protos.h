@@ -78,6 +78,6 @@ int protos_text_to_binary(const ProtobufCMessageDescriptor *root, const char *na
  * tb_malloc'd string the caller frees, its length in *out_len. Pure, any
  * thread. */
 char *protos_binary_to_text(const ProtobufCMessageDescriptor *root, const uint8_t *p, size_t n,
-			    size_t *out_len);
+                            size_t *out_len);
 
 #endif /* TB_PROTOS_H */

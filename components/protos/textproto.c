@@ -72,7 +72,8 @@ static struct text_tok text_here(const struct text_parser *t, const char *at)
 	return k;
 }
 
-static int text_fail(struct text_parser *t, const struct text_tok *at, const char *fmt, ...) TB_PRINTF(3, 4);
+static int text_fail(struct text_parser *t, const struct text_tok *at, const char *fmt, ...)
+    TB_PRINTF(3, 4);
 
 static int text_fail(struct text_parser *t, const struct text_tok *at, const char *fmt, ...)
 {
@@ -221,8 +222,8 @@ static int text_lex_literal(struct text_parser *t)
 					if (t->end - p >= 2 && c <= '7' && p[0] >= '0' &&
 					    p[0] <= '7' && p[1] >= '0' && p[1] <= '7' && c <= '3') {
 						text_sput(t,
-						        (char)((c - '0') << 6 | (p[0] - '0') << 3 |
-						               (p[1] - '0')));
+						          (char)((c - '0') << 6 |
+						                 (p[0] - '0') << 3 | (p[1] - '0')));
 						p += 2;
 					} else {
 						bad = true;
@@ -399,8 +400,8 @@ static int parse_int(const struct text_tok *k, bool *neg, uint64_t *mag)
 	return 0;
 }
 
-static int text_number(struct text_parser *t, const ProtobufCFieldDescriptor *f, const struct text_tok *key,
-                     const struct text_tok *v)
+static int text_number(struct text_parser *t, const ProtobufCFieldDescriptor *f,
+                       const struct text_tok *key, const struct text_tok *v)
 {
 	const char *proto = t->stack[t->depth].desc->short_name;
 	struct pb_writer *w = &t->w;
@@ -451,7 +452,7 @@ static int text_number(struct text_parser *t, const ProtobufCFieldDescriptor *f,
 	if (r == -2 || (neg && !is_signed && mag != 0) || (!neg && mag > max) ||
 	    (neg && mag > max + 1))
 		return text_fail(t, v, "Value '%.*s' out of range for %s field %.*s in proto %s",
-		               (int)v->n, v->s, type_name(f->type), (int)key->n, key->s, proto);
+		                 (int)v->n, v->s, type_name(f->type), (int)key->n, key->s, proto);
 
 	switch (f->type) {
 	case PROTOBUF_C_TYPE_INT32:
@@ -479,12 +480,12 @@ static int text_number(struct text_parser *t, const ProtobufCFieldDescriptor *f,
 	return 0;
 bad:
 	return text_fail(t, v,
-	               "Expected value of type %s for field %.*s in proto %s instead saw '%.*s'",
-	               type_name(f->type), (int)key->n, key->s, proto, (int)v->n, v->s);
+	                 "Expected value of type %s for field %.*s in proto %s instead saw '%.*s'",
+	                 type_name(f->type), (int)key->n, key->s, proto, (int)v->n, v->s);
 }
 
-static int text_ident(struct text_parser *t, const ProtobufCFieldDescriptor *f, const struct text_tok *key,
-                    const struct text_tok *v)
+static int text_ident(struct text_parser *t, const ProtobufCFieldDescriptor *f,
+                      const struct text_tok *key, const struct text_tok *v)
 {
 	const char *proto = t->stack[t->depth].desc->short_name;
 	const ProtobufCEnumValue *ev = NULL;
@@ -511,13 +512,14 @@ static int text_ident(struct text_parser *t, const ProtobufCFieldDescriptor *f, 
 		if (t->lossy)
 			return 0;
 		return text_fail(t, v, "Unexpected value '%.*s' for enum field %.*s in proto %s",
-		               (int)v->n, v->s, (int)key->n, key->s, proto);
+		                 (int)v->n, v->s, (int)key->n, key->s, proto);
 	}
 	pb_put_int32(&t->w, f->id, ev->value);
 	return 0;
 }
 
-static int text_string(struct text_parser *t, const ProtobufCFieldDescriptor *f, const struct text_tok *key)
+static int text_string(struct text_parser *t, const ProtobufCFieldDescriptor *f,
+                       const struct text_tok *key)
 {
 	const char *proto = t->stack[t->depth].desc->short_name;
 	const struct text_tok *lit = &t->esc_lit;
@@ -532,19 +534,21 @@ static int text_string(struct text_parser *t, const ProtobufCFieldDescriptor *f,
 		    "must be exactly three octal digits <= \\377 (0xff).",
 		    (int)key->n, key->s, proto, (int)lit->n, lit->s);
 	if (!strcmp(t->esc_err, "hex"))
-		return text_fail(t, lit,
-		               "Malformed string escape in %.*s in proto %s on '%.*s'. \\x escapes "
-		               "need one or two hex digits.",
-		               (int)key->n, key->s, proto, (int)lit->n, lit->s);
+		return text_fail(
+		    t, lit,
+		    "Malformed string escape in %.*s in proto %s on '%.*s'. \\x escapes "
+		    "need one or two hex digits.",
+		    (int)key->n, key->s, proto, (int)lit->n, lit->s);
 	return text_fail(t, lit, "Unknown string escape in %.*s in proto %s: '%.*s'", (int)key->n,
-	               key->s, proto, (int)lit->n, lit->s);
+	                 key->s, proto, (int)lit->n, lit->s);
 }
 
 /* Look up key in the current message. Sets *f to the field, or NULL when the
  * key is unknown and the value is to be skipped (lossy mode or a skipped
  * message). Checks for repeats of non-repeated fields and the value's kind. */
-static int text_lookup(struct text_parser *t, const struct text_tok *key, bool ext, enum text_kind kind,
-                     const struct text_tok *v, const ProtobufCFieldDescriptor **f)
+static int text_lookup(struct text_parser *t, const struct text_tok *key, bool ext,
+                       enum text_kind kind, const struct text_tok *v,
+                       const ProtobufCFieldDescriptor **f)
 {
 	struct text_frame *fr = &t->stack[t->depth];
 	char buf[TEXT_NAME_MAX];
@@ -558,7 +562,7 @@ static int text_lookup(struct text_parser *t, const struct text_tok *key, bool e
 		if (t->lossy)
 			return 0;
 		return text_fail(t, key, "No extension named \"%.*s\" registered", (int)key->n,
-		               key->s);
+		                 key->s);
 	}
 	if (tok_cstr(key, buf, sizeof buf))
 		*f = protobuf_c_message_descriptor_get_field_by_name(fr->desc, buf);
@@ -566,21 +570,21 @@ static int text_lookup(struct text_parser *t, const struct text_tok *key, bool e
 		if (t->lossy)
 			return 0;
 		return text_fail(t, key, "No field named \"%.*s\" in proto %s", (int)key->n, key->s,
-		               fr->desc->short_name);
+		                 fr->desc->short_name);
 	}
 	idx = (size_t)(*f - fr->desc->fields);
 	if ((*f)->label != PROTOBUF_C_LABEL_REPEATED && idx < TEXT_SEEN_FIELDS) {
 		if (fr->seen[idx / 8] & (1u << (idx % 8)))
 			return text_fail(t, key, "Saw non-repeating field '%.*s' more than once",
-			               (int)key->n, key->s);
+			                 (int)key->n, key->s);
 		fr->seen[idx / 8] |= (uint8_t)(1u << (idx % 8));
 	}
 	if (!kind_fits(kind, (*f)->type))
 		return text_fail(t, v,
-		               "Expected value of type %s for field %.*s in proto %s instead saw "
-		               "'%.*s'",
-		               type_name((*f)->type), (int)key->n, key->s, fr->desc->short_name,
-		               (int)v->n, v->s);
+		                 "Expected value of type %s for field %.*s in proto %s instead saw "
+		                 "'%.*s'",
+		                 type_name((*f)->type), (int)key->n, key->s, fr->desc->short_name,
+		                 (int)v->n, v->s);
 	return 0;
 }
 
@@ -635,7 +639,7 @@ static int text_entry(struct text_parser *t)
 		struct text_frame *fr;
 		if (t->depth >= PROTOS_TEXT_MAX_DEPTH)
 			return text_fail(t, &v, "Nesting deeper than %d levels",
-			               PROTOS_TEXT_MAX_DEPTH);
+			                 PROTOS_TEXT_MAX_DEPTH);
 		fr = &t->stack[++t->depth];
 		memset(fr, 0, sizeof *fr);
 		if (f) {

@@ -92,8 +92,7 @@ static void enum_value(struct printer *pr, const ProtobufCFieldDescriptor *fd, i
 
 /* One scalar of type fd->type from its raw wire value; false if the type
  * does not go with that wire type. */
-static bool scalar(struct printer *pr, const ProtobufCFieldDescriptor *fd, uint8_t wire,
-		   uint64_t v)
+static bool scalar(struct printer *pr, const ProtobufCFieldDescriptor *fd, uint8_t wire, uint64_t v)
 {
 	ProtobufCType t = fd->type;
 	if (wire == PB_WIRE_VARINT) {
@@ -196,10 +195,10 @@ static int packed_wire(ProtobufCType t)
 }
 
 static void message(struct printer *pr, const ProtobufCMessageDescriptor *d, const uint8_t *p,
-		    size_t n);
+                    size_t n);
 
 static void packed(struct printer *pr, const ProtobufCFieldDescriptor *fd, int wire,
-		   const struct pb_field *f)
+                   const struct pb_field *f)
 {
 	struct pb_packed it;
 	uint64_t v;
@@ -220,8 +219,8 @@ static void packed(struct printer *pr, const ProtobufCFieldDescriptor *fd, int w
 
 static void field(struct printer *pr, const ProtobufCMessageDescriptor *d, const struct pb_field *f)
 {
-	const ProtobufCFieldDescriptor *fd = d ? protobuf_c_message_descriptor_get_field(d, f->id)
-					       : NULL;
+	const ProtobufCFieldDescriptor *fd =
+	    d ? protobuf_c_message_descriptor_get_field(d, f->id) : NULL;
 	if (!fd) {
 		unknown(pr, f);
 		return;
@@ -250,7 +249,7 @@ static void field(struct printer *pr, const ProtobufCMessageDescriptor *d, const
 }
 
 static void message(struct printer *pr, const ProtobufCMessageDescriptor *d, const uint8_t *p,
-		    size_t n)
+                    size_t n)
 {
 	struct pb_reader r;
 	struct pb_field f = {0};
@@ -270,7 +269,7 @@ static void message(struct printer *pr, const ProtobufCMessageDescriptor *d, con
 }
 
 char *protos_binary_to_text(const ProtobufCMessageDescriptor *root, const uint8_t *p, size_t n,
-			    size_t *out_len)
+                            size_t *out_len)
 {
 	struct printer pr = {0};
 	message(&pr, root, p, n);

@@ -38,7 +38,6 @@
  * its first bytes (as read, before any decompression), as in Perfetto. */
 #define UUID_HASH_BYTES 4096
 
-
 struct tp *tp_new(const struct tp_config *cfg)
 {
 	struct tp *tp = tb_calloc(1, sizeof *tp);
@@ -162,7 +161,7 @@ static const struct tp_importer_ops *sniff(const uint8_t *p, size_t n)
 }
 
 static uint32_t trace_file_add(struct tp *tp, const char *name, int64_t size, const char *type,
-			       bool container)
+                               bool container)
 {
 	struct tp_trace_file_table *t = &tp->t.trace_file;
 	uint32_t row = tp_trace_file_append(t);
@@ -285,7 +284,7 @@ static int gunzip_sink(void *ctx, const uint8_t *p, size_t n)
  * format is unknown. *held is the bytes all members hold: a gzip'd member's
  * decoded bytes replace its own in it, within tp->archive_max_bytes. */
 static int member_sniff(struct tp *tp, struct tp_archive_member *am, struct member *m,
-			uint64_t *held)
+                        uint64_t *held)
 {
 	enum tp_archive_kind kind;
 	m->priority = 2;
@@ -304,20 +303,22 @@ static int member_sniff(struct tp *tp, struct tp_archive_member *am, struct memb
 			if (out.bomb) {
 				tb_err_clear(&tp->err);
 				tp_stat_inc(tp, TP_STAT_archive_member_too_large);
-				return tp_fail(tp, -EFBIG,
-					       "archive member '%s' inflates more than %u times its "
-					       "compressed size (a decompression bomb?): refused",
-					       am->name, TP_ARCHIVE_MAX_RATIO);
+				return tp_fail(
+				    tp, -EFBIG,
+				    "archive member '%s' inflates more than %u times its "
+				    "compressed size (a decompression bomb?): refused",
+				    am->name, TP_ARCHIVE_MAX_RATIO);
 			}
 			if (out.over) {
 				tb_err_clear(&tp->err);
-				return tp_fail(tp, -EFBIG,
-					       "archive member '%s': the members decompress to more "
-					       "than %" PRIu64 " bytes in all",
-					       am->name, tp->archive_max_bytes);
+				return tp_fail(
+				    tp, -EFBIG,
+				    "archive member '%s': the members decompress to more "
+				    "than %" PRIu64 " bytes in all",
+				    am->name, tp->archive_max_bytes);
 			}
 			return tp_fail(tp, -EINVAL, "cannot decode the gzip'd archive member '%s'",
-				       am->name);
+			               am->name);
 		}
 		tb_free(am->data);
 		*held = others + out.m.len;
@@ -327,11 +328,12 @@ static int member_sniff(struct tp *tp, struct tp_archive_member *am, struct memb
 	}
 	size_t n = am->len < SNIFF_BYTES ? am->len : SNIFF_BYTES;
 	if (tp_archive_sniff(am->data, n, &kind))
-		return tp_fail(tp, -EINVAL, "archive member '%s' is an archive itself: not supported",
-			       am->name);
+		return tp_fail(tp, -EINVAL,
+		               "archive member '%s' is an archive itself: not supported", am->name);
 	m->ops = sniff(am->data, n);
 	if (!m->ops)
-		return tp_fail(tp, -EINVAL, "unknown trace format in archive member '%s'", am->name);
+		return tp_fail(tp, -EINVAL, "unknown trace format in archive member '%s'",
+		               am->name);
 	if (m->priority == 2 && !strcmp(m->ops->name, "proto"))
 		m->priority = 0;
 	m->name = am->name;
@@ -359,8 +361,8 @@ static int import_archive(struct tp *tp)
 		rc = member_sniff(tp, am, &ms[k], &held);
 		if (rc == 0)
 			ms[k].row = trace_file_add(tp, am->name, (int64_t)am->size,
-						   ms[k].priority == 1 ? "gzip" : ms[k].ops->name,
-						   ms[k].priority == 1);
+			                           ms[k].priority == 1 ? "gzip" : ms[k].ops->name,
+			                           ms[k].priority == 1);
 		k++;
 	}
 	if (rc == 0)

@@ -18,8 +18,15 @@ struct tp;
  * Perfetto's: `flat_key` drops array indexes ("args.a.b"), `key` keeps them
  * ("args.a[0].b"). Strings are copied into the pool. */
 enum tp_arg_type { /* TP_ARG_NULL = 0: a new args row is a null arg */
-	TP_ARG_NULL, TP_ARG_INT, TP_ARG_UINT, TP_ARG_STRING, TP_ARG_REAL, TP_ARG_BOOL,
-	TP_ARG_POINTER, TP_ARG_JSON, TP_ARG_COUNT
+	           TP_ARG_NULL,
+	           TP_ARG_INT,
+	           TP_ARG_UINT,
+	           TP_ARG_STRING,
+	           TP_ARG_REAL,
+	           TP_ARG_BOOL,
+	           TP_ARG_POINTER,
+	           TP_ARG_JSON,
+	           TP_ARG_COUNT
 };
 struct tp_arg {
 	uint32_t flat_key, key;
@@ -83,7 +90,7 @@ struct tp_json_args;
 struct tp_json_args *tp_json_args_new(void);
 void tp_json_args_free(struct tp_json_args *j);
 bool tp_json_args_add(struct tp *tp, struct tp_json_args *j, uint32_t key, const char *text,
-		      size_t n, struct tp_args_builder *b);
+                      size_t n, struct tp_args_builder *b);
 /* Append the args of set (TP_NULL_U32: none) to b. */
 void tp_args_load(struct tp *tp, uint32_t set, struct tp_args_builder *b);
 /* Merge add[0, n) into `into` as Perfetto's per-slice ArgsTracker does
@@ -92,7 +99,7 @@ void tp_args_load(struct tp *tp, uint32_t set, struct tp_args_builder *b);
  * replaces the value, unless it is keep_key (pool id, 0: none), which keeps
  * the first value. */
 void tp_args_merge_into(struct tp *tp, struct tp_args_builder *into, const struct tp_arg *add,
-			size_t n, uint32_t keep_key);
+                        size_t n, uint32_t keep_key);
 /* A new set = the args of a, then those of b (b wins on equal keys). */
 uint32_t tp_args_merge(struct tp *tp, uint32_t a, uint32_t b);
 void tp_args_builder_release(struct tp_args_builder *b);

@@ -67,7 +67,7 @@ struct tp {
 	uint64_t archive_max_bytes;
 	uint64_t bytes_parsed;
 	uint64_t bytes_decoded; /* out of the gzip wrapper, when there is one */
-	uint64_t head_hash; /* FNV-1a of the first input bytes (tp.c) */
+	uint64_t head_hash;     /* FNV-1a of the first input bytes (tp.c) */
 	/* ModuleSymbols whose mapping was not (yet) there: a bundle's
 	 * symbols.pb member is read before its trace.perfetto. Tried again at
 	 * the end (symbolize/import.c). */
@@ -88,8 +88,8 @@ struct tp {
 	 * metadata. */
 	uint32_t trace_id;
 	/* The current machine's lookups: pid -> upid, tid -> utid ... */
-	struct hmap pid_to_upid;  /* pid -> upid of the live process */
-	struct hmap tid_to_utid;  /* tid -> utid of the live thread */
+	struct hmap pid_to_upid; /* pid -> upid of the live process */
+	struct hmap tid_to_utid; /* tid -> utid of the live thread */
 	/* A direct-mapped copy of recent tid_to_utid entries (utid + 1, 0 =
 	 * empty), kept equal to the map where it holds a tid: sched events look
 	 * up the same few threads over and over (process_tracker.c).
@@ -97,34 +97,34 @@ struct tp {
 	struct tp_tid_slot {
 		int64_t tid;
 		uint32_t utid1;
-	} *tid_cache;
+	} * tid_cache;
 	/* utid -> the utid its tid mapped to before it (TP_NULL_U32: none):
 	 * the older threads of a tid, newest first (process_tracker.c). */
 	VEC(uint32_t) tid_prev;
 	/* Every machine's lookups by machine row, while another one is
 	 * current (the current one's are the three fields above). */
 	VEC(struct tp_machine_maps) machine_maps;
-	VEC(uint8_t) thread_name_prio; /* utid -> enum tp_name_prio of its name */
-	struct tp_tracks *tracks; /* track lookups (model/track_tracker.c) */
+	VEC(uint8_t) thread_name_prio;  /* utid -> enum tp_name_prio of its name */
+	struct tp_tracks *tracks;       /* track lookups (model/track_tracker.c) */
 	struct tp_arg_dedup *arg_dedup; /* identical arg sets' ids (model/args.c) */
 	struct tp_slice_stacks *stacks; /* open slices per track (slices.c) */
 	struct tp_events *events;       /* open flows and states (model/events.c) */
 	struct tp_args_builder args_scratch;
-	struct tp_profiler *profiler; /* context interning (profiler.c), NULL until used */
+	struct tp_profiler *profiler;    /* context interning (profiler.c), NULL until used */
 	struct tp_clock_sync clock_sync; /* an archive's first proto file's clocks */
-	uint32_t track_groups; /* track_group_id values handed out */
+	uint32_t track_groups;           /* track_group_id values handed out */
 
 	struct tp_sorter *sorter;
 	const struct tp_importer_ops *importer_ops; /* chosen by sniffing */
 	struct tp_importer *importer;
-	struct tp_gunzip *gunzip; /* when the input is gzip'd */
+	struct tp_gunzip *gunzip;   /* when the input is gzip'd */
 	struct tp_archive *archive; /* when the input is a zip or tar */
-	uint8_t *sniff_buf;       /* the first bytes, held until sniffed */
+	uint8_t *sniff_buf;         /* the first bytes, held until sniffed */
 	size_t sniff_len;
 	const char *trace_type;
 	struct sqlite3 *db;
 	struct tp_sql_packages *packages; /* user SQL packages (sql/packages.c), or NULL */
-	struct tp_sql_defs *sql_defs; /* CREATE PERFETTO MACROs (sql/include.c), or NULL */
+	struct tp_sql_defs *sql_defs;     /* CREATE PERFETTO MACROs (sql/include.c), or NULL */
 	bool eof;
 	/* The trace bounds (trace_start() and trace_end() in SQL), set from
 	 * the event tables' rows at the end of the file (tp_bounds_finish);
@@ -135,8 +135,14 @@ struct tp {
 /* Record a fatal error (the first wins); returns code. */
 int tp_fail(struct tp *tp, int code, const char *fmt, ...) TB_PRINTF(3, 4);
 
-static inline void tp_stat_inc(struct tp *tp, enum tp_stat s) { tp->stats[s]++; }
-static inline void tp_stat_set(struct tp *tp, enum tp_stat s, int64_t v) { tp->stats[s] = (uint64_t)v; }
+static inline void tp_stat_inc(struct tp *tp, enum tp_stat s)
+{
+	tp->stats[s]++;
+}
+static inline void tp_stat_set(struct tp *tp, enum tp_stat s, int64_t v)
+{
+	tp->stats[s] = (uint64_t)v;
+}
 /* Cpu numbers above this are taken as corrupt (ftrace bundles, stats);
  * also the cpu table rows each machine has (Perfetto's kMaxCpusPerMachine). */
 #define TP_MAX_CPUS 4096u

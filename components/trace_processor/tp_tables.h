@@ -84,20 +84,19 @@ enum tp_col_type {
 #define TP_ISNEW_TP_I32(v) ((v) == 0)
 
 /* Column flags. */
-#define TP_COL_SORTED 0x1u /* non-decreasing by row (checked at end of file) */
-#define TP_COL_HIDDEN 0x2u /* not in SELECT * */
-#define TP_COL_SPARSE 0x4u /* array allocated on first non-NULL write */
+#define TP_COL_SORTED 0x1u   /* non-decreasing by row (checked at end of file) */
+#define TP_COL_HIDDEN 0x2u   /* not in SELECT * */
+#define TP_COL_SPARSE 0x4u   /* array allocated on first non-NULL write */
 #define TP_COL_COMPUTED 0x8u /* no storage: a getter computes it (SQL only) */
 
 /* ---- tables ------------------------------------------------------------- */
-
 
 #define TP_COL_FIELD_(s, name, type, flags) TP_CTYPE_##type *name;
 #define TP_TABLE_STRUCT_(sql, s, COLS, COMP)                                   \
 	struct tp_##s##_table {                                                \
 		uint32_t n, cap, alloc; /* rows: used, populated, allocated */ \
-		bool sparse_live; /* some sparse column exists */              \
-		COLS(TP_COL_FIELD_, s)                                            \
+		bool sparse_live;       /* some sparse column exists */        \
+		COLS(TP_COL_FIELD_, s)                                         \
 	};
 TP_TABLES(TP_TABLE_STRUCT_)
 #undef TP_TABLE_STRUCT_
@@ -107,25 +106,25 @@ TP_TABLES(TP_TABLE_STRUCT_)
  * Returns the row id. Inline: row appends are the parsers' hot path, and
  * the caller's stores then overwrite the NULLs in place; only growing
  * (tp_<table>_grow, storage.c) is a call. */
-#define TP_INIT_COL_(s, name, type, flags)                                     \
-	if (!((flags) & TP_COL_SPARSE))                                        \
+#define TP_INIT_COL_(s, name, type, flags) \
+	if (!((flags)&TP_COL_SPARSE))      \
 		t->name[row] = TP_NEW_##type;
 /* Sparse columns are tested only once one of the table's exists. */
-#define TP_INIT_SPARSE_(s, name, type, flags)                                  \
-	if (((flags) & TP_COL_SPARSE) && t->name)                              \
+#define TP_INIT_SPARSE_(s, name, type, flags)   \
+	if (((flags)&TP_COL_SPARSE) && t->name) \
 		t->name[row] = TP_NEW_##type;
-#define TP_APPEND_DECL_(sql, s, COLS, COMP)                                    \
-	void tp_##s##_grow(struct tp_##s##_table *t);                          \
-	static inline uint32_t tp_##s##_append(struct tp_##s##_table *t)       \
-	{                                                                      \
-		if (__builtin_expect(t->n == t->cap, 0))                       \
-			tp_##s##_grow(t);                                      \
-		uint32_t row = t->n++;                                         \
-		COLS(TP_INIT_COL_, s)                                          \
-		if (__builtin_expect(t->sparse_live, 0)) {                     \
-			COLS(TP_INIT_SPARSE_, s)                               \
-		}                                                              \
-		return row;                                                    \
+#define TP_APPEND_DECL_(sql, s, COLS, COMP)                              \
+	void tp_##s##_grow(struct tp_##s##_table *t);                    \
+	static inline uint32_t tp_##s##_append(struct tp_##s##_table *t) \
+	{                                                                \
+		if (__builtin_expect(t->n == t->cap, 0))                 \
+			tp_##s##_grow(t);                                \
+		uint32_t row = t->n++;                                   \
+		COLS(TP_INIT_COL_, s)                                    \
+		if (__builtin_expect(t->sparse_live, 0)) {               \
+			COLS(TP_INIT_SPARSE_, s)                         \
+		}                                                        \
+		return row;                                              \
 	}
 TP_TABLES(TP_APPEND_DECL_)
 #undef TP_APPEND_DECL_
@@ -137,22 +136,22 @@ void *tp_col_materialize(enum tp_col_type type, uint32_t cap, uint32_t n);
 
 /* tp_get_<table>_<column>(t, row) and tp_set_<table>_<column>(t, row, v):
  * the only way to touch a TP_COL_SPARSE column; fine for any other. */
-#define TP_COL_ACCESS_(s, name, type, flags)                                         \
+#define TP_COL_ACCESS_(s, name, type, flags)                                              \
 	static inline TP_CTYPE_##type tp_get_##s##_##name(const struct tp_##s##_table *t, \
-							  uint32_t row)                   \
-	{                                                                             \
-		return t->name ? t->name[row] : (TP_CTYPE_##type)TP_NEW_##type;       \
-	}                                                                             \
-	static inline void tp_set_##s##_##name(struct tp_##s##_table *t, uint32_t row,   \
-					       TP_CTYPE_##type v)                        \
-	{                                                                             \
-		if (((flags) & TP_COL_SPARSE) && !t->name) {                          \
-			if (TP_ISNEW_##type(v))                                       \
-				return;                                               \
-			t->name = tp_col_materialize(type, t->alloc, t->n);                 \
-			t->sparse_live = true;                                        \
-		}                                                                     \
-		t->name[row] = v;                                                     \
+	                                                  uint32_t row)                   \
+	{                                                                                 \
+		return t->name ? t->name[row] : (TP_CTYPE_##type)TP_NEW_##type;           \
+	}                                                                                 \
+	static inline void tp_set_##s##_##name(struct tp_##s##_table *t, uint32_t row,    \
+	                                       TP_CTYPE_##type v)                         \
+	{                                                                                 \
+		if (((flags)&TP_COL_SPARSE) && !t->name) {                                \
+			if (TP_ISNEW_##type(v))                                           \
+				return;                                                   \
+			t->name = tp_col_materialize(type, t->alloc, t->n);               \
+			t->sparse_live = true;                                            \
+		}                                                                         \
+		t->name[row] = v;                                                         \
 	}
 #define TP_TABLE_ACCESS_(sql, s, COLS, COMP) COLS(TP_COL_ACCESS_, s)
 TP_TABLES(TP_TABLE_ACCESS_)
@@ -167,10 +166,10 @@ struct tp_col_desc {
 	const char *name;
 	enum tp_col_type type;
 	uint32_t flags;
-	size_t offset;          /* of the column pointer in the table struct */
+	size_t offset;         /* of the column pointer in the table struct */
 	tp_col_compute_fn get; /* TP_COL_COMPUTED only */
 };
-#define TP_COMPUTED_DECL_(s, name, type, flags)                                \
+#define TP_COMPUTED_DECL_(s, name, type, flags) \
 	void tp_##s##_computed_##name(const struct tp *tp, uint32_t row, void *out);
 #define TP_TABLE_COMPUTED_DECL_(sql, s, COLS, COMP) COMP(TP_COMPUTED_DECL_, s)
 TP_TABLES(TP_TABLE_COMPUTED_DECL_)

@@ -19,7 +19,8 @@ struct sqlite3;
 struct tp_sql_package;
 
 struct tp_config {
-	bool full_sort; /* --full-sort: sort everything at the end (proto traces otherwise stream) */
+	bool
+	    full_sort; /* --full-sort: sort everything at the end (proto traces otherwise stream) */
 	/* --crop-track-events: drop TrackEvents before the trace's
 	 * track_event_range_of_interest start */
 	bool crop_track_events;
@@ -79,7 +80,7 @@ struct sqlite3_stmt;
  * Returns an SQLite result code; on error err holds the message. *tail is
  * where the next statement starts, in sql. */
 int tp_prepare(struct tp *tp, const char *sql, struct sqlite3_stmt **st, const char **tail,
-	       char *err, size_t err_size);
+               char *err, size_t err_size);
 /* The message of the last error on db: SQLite's, or for a statement the
  * authorizer refused (file access), one that says why. */
 const char *tp_sql_errmsg(struct sqlite3 *db);
@@ -112,7 +113,7 @@ struct tp_sql_package {
  * module outside the package, a package name that is a prefix of another's
  * or the other way round) with Perfetto's message in err. */
 int tp_register_sql_package(struct tp *tp, const struct tp_sql_package *pkg, char *err,
-			    size_t err_size);
+                            size_t err_size);
 
 /* Forget which user modules were included, so that the next INCLUDE runs
  * them again (the RPC's RESTORE_INITIAL_TABLES dropped what they made). */
@@ -146,8 +147,7 @@ struct tp_symbolize_result {
  * symbolizer does, and encode the results as ModuleSymbols packets in
  * res->packets (tb_malloc'd, freed by tp_symbolize_result_release; NULL when
  * nothing resolved). The trace itself is not changed. Returns 0 or -EMSGSIZE. */
-int tp_symbolize(struct tp *tp, const struct tp_symbolize_opts *o,
-		 struct tp_symbolize_result *res);
+int tp_symbolize(struct tp *tp, const struct tp_symbolize_opts *o, struct tp_symbolize_result *res);
 void tp_symbolize_result_release(struct tp_symbolize_result *res);
 /* Import the ModuleSymbols packets of trace[0, len) into the loaded trace
  * (stack_profile_symbol rows, frame symbol_set_id), as if they had been at

@@ -16,25 +16,25 @@
 #include "traced.h"
 
 const struct tracebox_applet tracebox_applets[] = {
-	{"perfetto", "record a trace (Perfetto's command line client)", tracebox_perfetto_main},
-	{"trace_processor_shell", "SQL over Perfetto protobuf and JSON traces",
-	 trace_processor_shell_main},
-	{"traceconv", "convert traces: folded stacks, textproto to binary", traceconv_main},
-	{"traced", "the tracing service", traced_main},
-	{"traced_probes", "ftrace, process and system stats data sources", traced_probes_main},
-	{"traced_perf", "callstack sampling data source", traced_perf_main},
-	{"trigger_perfetto", "activate trace triggers (trigger_config) on the service",
-	 perfetto_cmd_trigger_main},
-	{"skill", "the agent skill (SKILL.md) teaching coding agents to record and query traces",
-	 tracebox_skill_main},
-	{NULL, NULL, NULL},
+    {"perfetto", "record a trace (Perfetto's command line client)", tracebox_perfetto_main},
+    {"trace_processor_shell", "SQL over Perfetto protobuf and JSON traces",
+     trace_processor_shell_main},
+    {"traceconv", "convert traces: folded stacks, textproto to binary", traceconv_main},
+    {"traced", "the tracing service", traced_main},
+    {"traced_probes", "ftrace, process and system stats data sources", traced_probes_main},
+    {"traced_perf", "callstack sampling data source", traced_perf_main},
+    {"trigger_perfetto", "activate trace triggers (trigger_config) on the service",
+     perfetto_cmd_trigger_main},
+    {"skill", "the agent skill (SKILL.md) teaching coding agents to record and query traces",
+     tracebox_skill_main},
+    {NULL, NULL, NULL},
 };
 
 /* Other names an applet answers to (argv[0] symlinks, Perfetto's aliases). */
 static const struct {
 	const char *alias, *name;
 } aliases[] = {
-	{"trace_processor", "trace_processor_shell"},
+    {"trace_processor", "trace_processor_shell"},
 };
 
 const struct tracebox_applet *tracebox_find_applet(const char *name)

@@ -42,33 +42,32 @@ static const char *base_name(const char *path)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"tracebox %s: Perfetto's tracebox and trace_processor_shell in one static binary.\n"
-		"\n"
-		"Usage: tracebox APPLET [ARGS...]   run an applet\n"
-		"       APPLET [ARGS...]            the same, through a symlink named APPLET\n"
-		"       tracebox help APPLET        an applet's help (also: APPLET --help)\n"
-		"       tracebox --version\n"
-		"\n"
-		"Applets:\n",
-		TB_VERSION);
+	        "tracebox %s: Perfetto's tracebox and trace_processor_shell in one static binary.\n"
+	        "\n"
+	        "Usage: tracebox APPLET [ARGS...]   run an applet\n"
+	        "       APPLET [ARGS...]            the same, through a symlink named APPLET\n"
+	        "       tracebox help APPLET        an applet's help (also: APPLET --help)\n"
+	        "       tracebox --version\n"
+	        "\n"
+	        "Applets:\n",
+	        TB_VERSION);
 	int n = 0;
 	for (const struct tracebox_applet *a = tracebox_applets; a->name; a++, n++)
 		fprintf(out, "  %-22s %s\n", a->name, a->summary);
 	if (n == 0)
 		fprintf(out, "  (none in this build yet)\n");
-	fprintf(out,
-		"\n"
-		"Autostart mode: tracebox followed by perfetto's own arguments, e.g.\n"
-		"  tracebox -t 10s -o trace.pftrace sched/sched_switch\n"
-		"  tracebox -c config.pbtx --txt -o trace.pftrace\n"
-		"records with private traced, traced_probes and traced_perf children on\n"
-		"private sockets (@traced-c-PID, @traced-p-PID), as Perfetto's tracebox\n"
-		"does, and stops them afterwards.\n"
-		"--system-sockets uses the system socket names instead. The first argument\n"
-		"must be a flag or an ftrace event; see `tracebox perfetto --help`.\n"
-		"\n"
-		"Workload gating: tracebox [perfetto flags] -- CMD [ARGS...] records around\n"
-		"CMD, prints one status line on stderr and exits with CMD's status.\n");
+	fprintf(out, "\n"
+	             "Autostart mode: tracebox followed by perfetto's own arguments, e.g.\n"
+	             "  tracebox -t 10s -o trace.pftrace sched/sched_switch\n"
+	             "  tracebox -c config.pbtx --txt -o trace.pftrace\n"
+	             "records with private traced, traced_probes and traced_perf children on\n"
+	             "private sockets (@traced-c-PID, @traced-p-PID), as Perfetto's tracebox\n"
+	             "does, and stops them afterwards.\n"
+	             "--system-sockets uses the system socket names instead. The first argument\n"
+	             "must be a flag or an ftrace event; see `tracebox perfetto --help`.\n"
+	             "\n"
+	             "Workload gating: tracebox [perfetto flags] -- CMD [ARGS...] records around\n"
+	             "CMD, prints one status line on stderr and exits with CMD's status.\n");
 }
 
 /* ---- autostart mode ------------------------------------------------------- */
@@ -85,7 +84,7 @@ struct autostart {
  * wait for the "1" it writes once ready (compat §5.2). The child's pid in
  * *out (also on failure after the fork, so it can be stopped). */
 static int spawn_service(const struct autostart *as, const char *applet, const char *arg,
-			 const char *notify_env, pid_t pgid, pid_t *out, struct tb_err *err)
+                         const char *notify_env, pid_t pgid, pid_t *out, struct tb_err *err)
 {
 	int pfd[2];
 	char c = 0;
@@ -143,10 +142,10 @@ static int spawn_services(void *ctx, struct tb_err *err)
 	int rc = spawn_service(as, "traced", NULL, "TRACED_NOTIFY_FD", 0, &as->traced, err);
 	if (rc == 0)
 		rc = spawn_service(as, "traced_probes", "--reset-ftrace", "TRACED_PROBES_NOTIFY_FD",
-				   as->traced, &as->probes, err);
+		                   as->traced, &as->probes, err);
 	if (rc == 0)
 		rc = spawn_service(as, "traced_perf", NULL, "TRACED_PERF_NOTIFY_FD", as->traced,
-				   &as->perf, err);
+		                   &as->perf, err);
 	return rc;
 }
 
@@ -221,13 +220,13 @@ static int autostart(int argc, char **argv)
 {
 	struct autostart as = {0};
 	struct perfetto_cmd_hooks hooks = {
-		.usage_extra = "\nAutostart mode (tracebox without an applet name):\n"
-			       "  --system-sockets         : Use the system's socket names instead "
-			       "of private ones\n",
-		.start_services = spawn_services,
-		.stop_services = stop_children,
-		.report = write_report,
-		.ctx = &as,
+	    .usage_extra = "\nAutostart mode (tracebox without an applet name):\n"
+	                   "  --system-sockets         : Use the system's socket names instead "
+	                   "of private ones\n",
+	    .start_services = spawn_services,
+	    .stop_services = stop_children,
+	    .report = write_report,
+	    .ctx = &as,
 	};
 	char **args = tb_calloc((size_t)argc + 1, sizeof *args);
 	bool system_sockets = false;
@@ -288,7 +287,8 @@ int tracebox_main(int argc, char **argv)
 		}
 		a = tracebox_find_applet(argv[2]);
 		if (!a) {
-			fprintf(stderr, "tracebox: unknown applet '%s' (see tracebox --help)\n", argv[2]);
+			fprintf(stderr, "tracebox: unknown applet '%s' (see tracebox --help)\n",
+			        argv[2]);
 			return 2;
 		}
 		char help[] = "--help";

@@ -36,7 +36,8 @@
  * symbolized with ModuleSymbols). */
 static const char traceconv_folded_sql[] =
     "WITH RECURSIVE\n"
-    "x AS (SELECT s.id, s.utid, s.callsite_id, s.period, s.event_name, coalesce(s.comm, t.name, CAST(t.tid AS TEXT), '[unknown]') AS cname\n"
+    "x AS (SELECT s.id, s.utid, s.callsite_id, s.period, s.event_name, coalesce(s.comm, t.name, "
+    "CAST(t.tid AS TEXT), '[unknown]') AS cname\n"
     "  FROM __intrinsic_perf_sample s LEFT JOIN thread t USING (utid)),\n"
     "s AS (SELECT id, callsite_id, coalesce(period, 1) AS period, replace(\n"
     "  CASE ?4 WHEN 0 THEN x.cname ELSE x.cname || '-' || coalesce((SELECT p.pid FROM thread t\n"
@@ -181,12 +182,14 @@ int traceconv_folded(int in_fd, const char *in_name, FILE *out,
 	            traceconv_tail_blank(&tail);
 	bool collapsed = strcmp(tp_trace_type(tp), "collapsed_stack") == 0;
 	if (collapsed || strcmp(tp_trace_type(tp), "pprof") == 0) {
-		if (sqlite3_prepare_v2(tp_db(tp), traceconv_folded_agg_sql, -1, &st, NULL) != SQLITE_OK) {
+		if (sqlite3_prepare_v2(tp_db(tp), traceconv_folded_agg_sql, -1, &st, NULL) !=
+		    SQLITE_OK) {
 			fprintf(stderr, "traceconv: %s\n", sqlite3_errmsg(tp_db(tp)));
 			goto out;
 		}
 		sqlite3_bind_int(st, 1, collapsed);
-	} else if (sqlite3_prepare_v2(tp_db(tp), traceconv_folded_sql, -1, &st, NULL) != SQLITE_OK) {
+	} else if (sqlite3_prepare_v2(tp_db(tp), traceconv_folded_sql, -1, &st, NULL) !=
+	           SQLITE_OK) {
 		fprintf(stderr, "traceconv: %s\n", sqlite3_errmsg(tp_db(tp)));
 		goto out;
 	}

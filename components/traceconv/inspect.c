@@ -92,19 +92,21 @@ static int load_text(struct inspect *in, const char *text, size_t len, const cha
 			return tb_err_set(err, -EINVAL, "'%s': function %zu has id %g", path, i,
 			                  traceconv_jv_num(traceconv_jv_get(f, "id"), -1));
 		vec_push(&in->fns,
-		         ((struct ifn){traceconv_jv_text(traceconv_jv_get(f, "name"), "?"),
-		                       traceconv_jv_text(traceconv_jv_get(f, "module"), ""),
-		                       (uint64_t)traceconv_jv_num(traceconv_jv_get(f, "self"), 0),
-		                       (uint64_t)traceconv_jv_num(traceconv_jv_get(f, "inclusive"), 0)}));
+		         ((struct ifn){
+		             traceconv_jv_text(traceconv_jv_get(f, "name"), "?"),
+		             traceconv_jv_text(traceconv_jv_get(f, "module"), ""),
+		             (uint64_t)traceconv_jv_num(traceconv_jv_get(f, "self"), 0),
+		             (uint64_t)traceconv_jv_num(traceconv_jv_get(f, "inclusive"), 0)}));
 	}
 	for (size_t i = 0; i < ths->n; i++) {
 		const struct traceconv_jv *t = &ths->items[i];
 		vec_push(&in->threads,
-		         ((struct ithread){(int64_t)traceconv_jv_num(traceconv_jv_get(t, "tid"), 0),
-		                           (int64_t)traceconv_jv_num(traceconv_jv_get(t, "pid"), -1),
-		                           traceconv_jv_text(traceconv_jv_get(t, "name"), ""),
-		                           traceconv_jv_text(traceconv_jv_get(t, "process"), ""),
-		                           (uint64_t)traceconv_jv_num(traceconv_jv_get(t, "samples"), 0)}));
+		         ((struct ithread){
+		             (int64_t)traceconv_jv_num(traceconv_jv_get(t, "tid"), 0),
+		             (int64_t)traceconv_jv_num(traceconv_jv_get(t, "pid"), -1),
+		             traceconv_jv_text(traceconv_jv_get(t, "name"), ""),
+		             traceconv_jv_text(traceconv_jv_get(t, "process"), ""),
+		             (uint64_t)traceconv_jv_num(traceconv_jv_get(t, "samples"), 0)}));
 	}
 	for (size_t i = 0; i < sts->n; i++) {
 		const struct traceconv_jv *s = &sts->items[i];
@@ -114,11 +116,13 @@ static int load_text(struct inspect *in, const char *text, size_t len, const cha
 		if (!fr || fr->type != TRACECONV_JV_ARR || !fr->n || th < 0 ||
 		    th >= (double)in->threads.len || n < 0)
 			return tb_err_set(err, -EINVAL, "'%s': stack %zu is malformed", path, i);
-		struct istack k = {(uint32_t)th, (uint64_t)n, (uint32_t)in->fids.len, (uint32_t)fr->n};
+		struct istack k = {(uint32_t)th, (uint64_t)n, (uint32_t)in->fids.len,
+		                   (uint32_t)fr->n};
 		for (size_t j = 0; j < fr->n; j++) {
 			double id = traceconv_jv_num(&fr->items[j], -1);
 			if (id < 0 || id >= (double)in->fns.len || id != (double)(uint32_t)id)
-				return tb_err_set(err, -EINVAL, "'%s': stack %zu names no function", path, i);
+				return tb_err_set(err, -EINVAL, "'%s': stack %zu names no function",
+				                  path, i);
 			vec_push(&in->fids, (uint32_t)id);
 		}
 		vec_push(&in->stacks, k);
@@ -178,7 +182,8 @@ static void summary(const struct inspect *in, FILE *out)
 			fprintf(out, " %g", cpu->num);
 		else
 			fputs(" ?", out);
-		fprintf(out, " (%g)", traceconv_jv_num(traceconv_jv_get(&cpus->items[i], "samples"), 0));
+		fprintf(out, " (%g)",
+		        traceconv_jv_num(traceconv_jv_get(&cpus->items[i], "samples"), 0));
 	}
 	fputc('\n', out);
 	for (size_t i = 0; probs && probs->type == TRACECONV_JV_ARR && i < probs->n; i++)
@@ -211,7 +216,8 @@ static int cmp_fn(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 	const struct ifn *fx = &sort_in->fns.data[x], *fy = &sort_in->fns.data[y];
-	uint64_t kx = sort_self ? fx->self : fx->inclusive, ky = sort_self ? fy->self : fy->inclusive;
+	uint64_t kx = sort_self ? fx->self : fx->inclusive,
+	         ky = sort_self ? fy->self : fy->inclusive;
 	if (kx != ky)
 		return kx > ky ? -1 : 1;
 	return x < y ? -1 : x > y;
@@ -240,12 +246,14 @@ static void top(const struct inspect *in, FILE *out, size_t limit, bool self)
 
 static void threads(const struct inspect *in, FILE *out)
 {
-	fprintf(out, "%6s %8s %8s %9s %7s  %s\n", "id", "tid", "pid", "samples", "share", "thread (process)");
+	fprintf(out, "%6s %8s %8s %9s %7s  %s\n", "id", "tid", "pid", "samples", "share",
+	        "thread (process)");
 	for (size_t i = 0; i < in->threads.len; i++) {
 		const struct ithread *t = &in->threads.data[i];
 		fprintf(out, "%6zu %8lld %8lld %9llu %6.2f%%  %s (%s)\n", i, (long long)t->tid,
-		        (long long)t->pid, (unsigned long long)t->samples, pct(t->samples, in->total),
-		        t->name[0] ? t->name : "?", t->process[0] ? t->process : "?");
+		        (long long)t->pid, (unsigned long long)t->samples,
+		        pct(t->samples, in->total), t->name[0] ? t->name : "?",
+		        t->process[0] ? t->process : "?");
 	}
 }
 
@@ -253,10 +261,11 @@ static void find(const struct inspect *in, FILE *out, const char *text)
 {
 	size_t hits = 0;
 	for (size_t i = 0; i < in->fns.len; i++)
-		if (strcasestr(in->fns.data[i].name, text) || strcasestr(in->fns.data[i].module, text)) {
+		if (strcasestr(in->fns.data[i].name, text) ||
+		    strcasestr(in->fns.data[i].module, text)) {
 			if (!hits++)
-				fprintf(out, "%6s %9s %7s %9s %7s  %s\n", "id", "self", "self%", "inclusive",
-				        "incl%", "function");
+				fprintf(out, "%6s %9s %7s %9s %7s  %s\n", "id", "self", "self%",
+				        "inclusive", "incl%", "function");
 			fn_line(in, out, (uint32_t)i);
 		}
 	if (!hits)
@@ -333,8 +342,9 @@ static void tree(const struct inspect *in, FILE *out, uint32_t id, int depth, bo
 			t.samples.data[node] += s->samples;
 		}
 	}
-	fprintf(out, "%s of [%u] %s, %d levels:\n", callers ? "callers (bottom-up)" : "callees (top-down)",
-	        id, in->fns.data[id].name, depth);
+	fprintf(out, "%s of [%u] %s, %d levels:\n",
+	        callers ? "callers (bottom-up)" : "callees (top-down)", id, in->fns.data[id].name,
+	        depth);
 	print_node(in, &t, out, 0, 0, t.samples.data[0]);
 	vec_release(&t.fn);
 	vec_release(&t.parent);
@@ -368,10 +378,13 @@ static void function(const struct inspect *in, FILE *out, uint32_t id, int depth
 	fputs("by thread:\n", out);
 	for (size_t i = 0; i < in->threads.len; i++)
 		if (incl[i])
-			fprintf(out, "  thread %zu %s %lld: self %llu, inclusive %llu (%.2f%% of the thread)\n",
+			fprintf(out,
+			        "  thread %zu %s %lld: self %llu, inclusive %llu (%.2f%% of the "
+			        "thread)\n",
 			        i, in->threads.data[i].name[0] ? in->threads.data[i].name : "?",
 			        (long long)in->threads.data[i].tid, (unsigned long long)self[i],
-			        (unsigned long long)incl[i], pct(incl[i], in->threads.data[i].samples));
+			        (unsigned long long)incl[i],
+			        pct(incl[i], in->threads.data[i].samples));
 	tb_free(self);
 	tb_free(incl);
 	tree(in, out, id, depth, true);
@@ -458,8 +471,8 @@ static bool command(const struct inspect *in, char *line, FILE *out)
 	           strcmp(argv[0], "callees") == 0) {
 		n = INSPECT_DEFAULT_DEPTH;
 		if (argc < 2 || parse_uint(argv[1], UINT32_MAX, &id) < 0 || id >= in->fns.len)
-			fprintf(out, "error: no function '%s' (ids 0..%zu)\n", argc < 2 ? "" : argv[1],
-			        in->fns.len ? in->fns.len - 1 : 0);
+			fprintf(out, "error: no function '%s' (ids 0..%zu)\n",
+			        argc < 2 ? "" : argv[1], in->fns.len ? in->fns.len - 1 : 0);
 		else if (argc > 2 && (parse_uint(argv[2], INSPECT_MAX_DEPTH, &n) < 0 || !n))
 			fprintf(out, "error: bad depth '%s' (1..%d)\n", argv[2], INSPECT_MAX_DEPTH);
 		else if (argv[0][0] == 'f')
@@ -577,7 +590,8 @@ int traceconv_inspect_text(const char *model, size_t len, const char *commands, 
 	for (const char *p = commands; p && *p;) {
 		char line[4096];
 		size_t n = strcspn(p, "\n");
-		snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line ? n : sizeof line - 1), p);
+		snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line ? n : sizeof line - 1),
+		         p);
 		if (!command(&in, line, out))
 			break;
 		p += n + (p[n] == '\n');

@@ -93,7 +93,7 @@ static struct jnode *jtake(struct jnode *o, const char *key)
 		struct jnode *n = o->kids.data[i];
 		if (strcmp(n->key, key) == 0) {
 			memmove(o->kids.data + i, o->kids.data + i + 1,
-				(o->kids.len - i - 1) * sizeof *o->kids.data);
+			        (o->kids.len - i - 1) * sizeof *o->kids.data);
 			o->kids.len--;
 			return n;
 		}
@@ -114,7 +114,10 @@ static struct jnode *jset(struct jnode *n, enum jtype t)
 	return n;
 }
 
-static void jput_int(struct jnode *o, const char *k, int64_t v) { jset(jget(o, k), JINT)->v.i = v; }
+static void jput_int(struct jnode *o, const char *k, int64_t v)
+{
+	jset(jget(o, k), JINT)->v.i = v;
+}
 
 static void jput_str(struct jnode *o, const char *k, const char *s)
 {
@@ -136,13 +139,27 @@ static void jesc(sqlite3_str *s, const char *p, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)p[i];
 		switch (c) {
-		case '"': sqlite3_str_appendall(s, "\\\""); continue;
-		case '\\': sqlite3_str_appendall(s, "\\\\"); continue;
-		case '\n': sqlite3_str_appendall(s, "\\n"); continue;
-		case '\b': sqlite3_str_appendall(s, "\\b"); continue;
-		case '\f': sqlite3_str_appendall(s, "\\f"); continue;
-		case '\r': sqlite3_str_appendall(s, "\\r"); continue;
-		case '\t': sqlite3_str_appendall(s, "\\t"); continue;
+		case '"':
+			sqlite3_str_appendall(s, "\\\"");
+			continue;
+		case '\\':
+			sqlite3_str_appendall(s, "\\\\");
+			continue;
+		case '\n':
+			sqlite3_str_appendall(s, "\\n");
+			continue;
+		case '\b':
+			sqlite3_str_appendall(s, "\\b");
+			continue;
+		case '\f':
+			sqlite3_str_appendall(s, "\\f");
+			continue;
+		case '\r':
+			sqlite3_str_appendall(s, "\\r");
+			continue;
+		case '\t':
+			sqlite3_str_appendall(s, "\\t");
+			continue;
 		}
 		if (c >= 0x20 && c <= 0x7e) {
 			sqlite3_str_appendchar(s, 1, (char)c);
@@ -162,8 +179,13 @@ static void jesc(sqlite3_str *s, const char *p, size_t n)
 			nu = 2;
 		}
 		for (int u = 0; u < nu; u++) {
-			char e[7] = {'\\', 'u', hex[(units[u] >> 12) & 15], hex[(units[u] >> 8) & 15],
-				     hex[(units[u] >> 4) & 15], hex[units[u] & 15], 0};
+			char e[7] = {'\\',
+			             'u',
+			             hex[(units[u] >> 12) & 15],
+			             hex[(units[u] >> 8) & 15],
+			             hex[(units[u] >> 4) & 15],
+			             hex[units[u] & 15],
+			             0};
 			sqlite3_str_appendall(s, e);
 		}
 	}
@@ -179,10 +201,18 @@ static int key_cmp(const void *a, const void *b)
 static void jwrite(sqlite3_str *s, struct jnode *n)
 {
 	switch (n->t) {
-	case JNULL: sqlite3_str_appendall(s, "null"); break;
-	case JBOOL: sqlite3_str_appendall(s, n->v.i ? "true" : "false"); break;
-	case JINT: sqlite3_str_appendf(s, "%lld", (long long)n->v.i); break;
-	case JUINT: sqlite3_str_appendf(s, "%llu", (unsigned long long)n->v.u); break;
+	case JNULL:
+		sqlite3_str_appendall(s, "null");
+		break;
+	case JBOOL:
+		sqlite3_str_appendall(s, n->v.i ? "true" : "false");
+		break;
+	case JINT:
+		sqlite3_str_appendf(s, "%lld", (long long)n->v.i);
+		break;
+	case JUINT:
+		sqlite3_str_appendf(s, "%llu", (unsigned long long)n->v.u);
+		break;
 	case JREAL:
 		if (isnan(n->v.d))
 			sqlite3_str_appendall(s, "\"NaN\"");
@@ -191,8 +221,12 @@ static void jwrite(sqlite3_str *s, struct jnode *n)
 		else
 			sqlite3_str_appendf(s, "%!.16g", n->v.d);
 		break;
-	case JSTR: jesc(s, n->v.s, strlen(n->v.s)); break;
-	case JRAW: sqlite3_str_appendall(s, n->v.s); break;
+	case JSTR:
+		jesc(s, n->v.s, strlen(n->v.s));
+		break;
+	case JRAW:
+		sqlite3_str_appendall(s, n->v.s);
+		break;
 	case JOBJ:
 		if (n->kids.len)
 			qsort(n->kids.data, n->kids.len, sizeof *n->kids.data, key_cmp);
@@ -320,7 +354,7 @@ static int map_ids(struct jx *x)
 	struct hmap seen_pt;
 	hmap_init(&seen_pt);
 	if (sqlite3_prepare_v2(x->db, "SELECT utid, tid, upid FROM thread ORDER BY utid", -1, &st,
-			       NULL)) {
+	                       NULL)) {
 		hmap_release(&seen_pt);
 		goto fail;
 	}
@@ -333,7 +367,8 @@ static int map_ids(struct jx *x)
 		}
 		if (utid >= x->nthread) {
 			x->utid_pt = tb_realloc(x->utid_pt, (utid + 1) * sizeof *x->utid_pt);
-			memset(x->utid_pt + x->nthread, 0, (utid + 1 - x->nthread) * sizeof *x->utid_pt);
+			memset(x->utid_pt + x->nthread, 0,
+			       (utid + 1 - x->nthread) * sizeof *x->utid_pt);
 			x->nthread = utid + 1;
 		}
 		uint64_t key = tb_hash_u64((uint64_t)pid) ^ (uint64_t)tid;
@@ -451,7 +486,7 @@ static struct jnode *args_json(struct jx *x, sqlite3_stmt *st, bool has_set, int
 		while (debug->kids.len) {
 			struct jnode *m = debug->kids.data[0];
 			memmove(debug->kids.data, debug->kids.data + 1,
-				(debug->kids.len - 1) * sizeof *debug->kids.data);
+			        (debug->kids.len - 1) * sizeof *debug->kids.data);
 			debug->kids.len--;
 			jfree(jtake(a, m->key));
 			vec_push(&a->kids, m);
@@ -500,7 +535,7 @@ static struct jnode *args_json(struct jx *x, sqlite3_stmt *st, bool has_set, int
 }
 
 static void metadata_event(struct jx *x, const char *type, const char *arg, const char *value,
-			   int64_t pid, int64_t tid)
+                           int64_t pid, int64_t tid)
 {
 	struct jnode *e = jnew(JOBJ, NULL);
 	jput_str(e, "ph", "M");
@@ -517,49 +552,52 @@ static void metadata_event(struct jx *x, const char *type, const char *arg, cons
 static int export_names(struct jx *x)
 {
 	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_prepare_v2(x->db, "SELECT utid, name FROM thread WHERE name IS NOT NULL "
-					   "ORDER BY utid",
-				    -1, &st, NULL);
+	int rc = sqlite3_prepare_v2(x->db,
+	                            "SELECT utid, name FROM thread WHERE name IS NOT NULL "
+	                            "ORDER BY utid",
+	                            -1, &st, NULL);
 	while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
 		struct pidtid pt = utid_pt(x, sqlite3_column_int64(st, 0));
 		metadata_event(x, "thread_name", "name", (const char *)sqlite3_column_text(st, 1),
-			       pt.pid, pt.tid);
+		               pt.pid, pt.tid);
 	}
 	sqlite3_finalize(st);
 	rc = rc ? rc
-		: sqlite3_prepare_v2(x->db, "SELECT upid, name FROM process WHERE name IS NOT NULL "
-					    "ORDER BY upid",
-				     -1, &st, NULL);
+	        : sqlite3_prepare_v2(x->db,
+	                             "SELECT upid, name FROM process WHERE name IS NOT NULL "
+	                             "ORDER BY upid",
+	                             -1, &st, NULL);
 	while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
 		metadata_event(x, "process_name", "name", (const char *)sqlite3_column_text(st, 1),
-			       upid_pid(x, sqlite3_column_int64(st, 0)), 0);
+		               upid_pid(x, sqlite3_column_int64(st, 0)), 0);
 	sqlite3_finalize(st);
 	/* An approximate uptime: from the process start to the trace's last
 	 * slice end. */
-	rc = rc ? rc
-		: sqlite3_prepare_v2(x->db,
-				     "SELECT upid, start_ts, (SELECT max(ts + dur) FROM slice) FROM "
-				     "process WHERE start_ts IS NOT NULL ORDER BY upid",
-				     -1, &st, NULL);
+	rc =
+	    rc ? rc
+	       : sqlite3_prepare_v2(x->db,
+	                            "SELECT upid, start_ts, (SELECT max(ts + dur) FROM slice) FROM "
+	                            "process WHERE start_ts IS NOT NULL ORDER BY upid",
+	                            -1, &st, NULL);
 	while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
 		int64_t last = sqlite3_column_int64(st, 2);
 		if (last <= 0)
 			break;
 		char up[32];
 		snprintf(up, sizeof up, "%lld",
-			 (long long)((last - sqlite3_column_int64(st, 1)) / 1000000000));
+		         (long long)((last - sqlite3_column_int64(st, 1)) / 1000000000));
 		metadata_event(x, "process_uptime_seconds", "uptime", up,
-			       upid_pid(x, sqlite3_column_int64(st, 0)), 0);
+		               upid_pid(x, sqlite3_column_int64(st, 0)), 0);
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_OK ? 0 : -1;
 }
 
-#define SLICE_SQL                                                                          \
-	"SELECT s.ts, s.dur, s.category, s.name, s.arg_set_id, s.track_id, s.thread_ts, "  \
-	"s.thread_dur, s.thread_instruction_count, s.thread_instruction_delta, tt.utid, "  \
-	"pt.upid, t.type FROM slice s JOIN track t ON s.track_id = t.id LEFT JOIN "         \
-	"thread_track tt ON tt.id = s.track_id LEFT JOIN process_track pt ON pt.id = "      \
+#define SLICE_SQL                                                                         \
+	"SELECT s.ts, s.dur, s.category, s.name, s.arg_set_id, s.track_id, s.thread_ts, " \
+	"s.thread_dur, s.thread_instruction_count, s.thread_instruction_delta, tt.utid, " \
+	"pt.upid, t.type FROM slice s JOIN track t ON s.track_id = t.id LEFT JOIN "       \
+	"thread_track tt ON tt.id = s.track_id LEFT JOIN process_track pt ON pt.id = "    \
 	"s.track_id ORDER BY s.id"
 
 static int64_t col_or(sqlite3_stmt *st, int c, int64_t def)
@@ -592,8 +630,9 @@ static int export_slices(struct jx *x)
 		jput_str(e, "name", (const char *)sqlite3_column_text(st, 3));
 		jput_int(e, "pid", 0);
 		jput_int(e, "tid", 0);
-		struct jnode *args = args_json(x, x->args_st, sqlite3_column_type(st, 4) != SQLITE_NULL,
-					       sqlite3_column_int64(st, 4));
+		struct jnode *args =
+		    args_json(x, x->args_st, sqlite3_column_type(st, 4) != SQLITE_NULL,
+		              sqlite3_column_int64(st, 4));
 		jfree(jtake(e, "args"));
 		vec_push(&e->kids, args);
 
@@ -689,7 +728,7 @@ static int export_slices(struct jx *x)
 
 /* One end of a flow, on a thread-track slice only (what catapult reads). */
 static struct jnode *flow_event(struct jx *x, sqlite3_stmt *sl, int64_t flow, int64_t slice,
-				const char *cat, const char *name, bool begin)
+                                const char *cat, const char *name, bool begin)
 {
 	sqlite3_bind_int64(sl, 1, slice);
 	struct jnode *e = NULL;
@@ -713,15 +752,17 @@ static struct jnode *flow_event(struct jx *x, sqlite3_stmt *sl, int64_t flow, in
 static int export_flows(struct jx *x)
 {
 	sqlite3_stmt *st = NULL, *sl = NULL;
-	int rc = sqlite3_prepare_v2(x->db,
-				    "SELECT f.id, f.slice_out, f.slice_in, f.arg_set_id, s.category, "
-				    "s.name FROM flow f JOIN slice s ON s.id = f.slice_out ORDER BY f.id",
-				    -1, &st, NULL);
+	int rc = sqlite3_prepare_v2(
+	    x->db,
+	    "SELECT f.id, f.slice_out, f.slice_in, f.arg_set_id, s.category, "
+	    "s.name FROM flow f JOIN slice s ON s.id = f.slice_out ORDER BY f.id",
+	    -1, &st, NULL);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(x->db,
-					"SELECT s.ts, tt.utid FROM slice s LEFT JOIN thread_track tt "
-					"ON tt.id = s.track_id WHERE s.id = ?1",
-					-1, &sl, NULL);
+		rc = sqlite3_prepare_v2(
+		    x->db,
+		    "SELECT s.ts, tt.utid FROM slice s LEFT JOIN thread_track tt "
+		    "ON tt.id = s.track_id WHERE s.id = ?1",
+		    -1, &sl, NULL);
 	int64_t row = 0;
 	while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		rc = SQLITE_OK;
@@ -740,8 +781,10 @@ static int export_flows(struct jx *x)
 			cat = tb_strdup(c ? c : "");
 			name = tb_strdup(n ? n : "");
 		}
-		struct jnode *out = flow_event(x, sl, row, sqlite3_column_int64(st, 1), cat, name, true);
-		struct jnode *in = flow_event(x, sl, row, sqlite3_column_int64(st, 2), cat, name, false);
+		struct jnode *out =
+		    flow_event(x, sl, row, sqlite3_column_int64(st, 1), cat, name, true);
+		struct jnode *in =
+		    flow_event(x, sl, row, sqlite3_column_int64(st, 2), cat, name, false);
 		if (out && in) {
 			char *a = serialize(args);
 			jset(jget(out, "args"), JRAW)->v.s = tb_strdup(a ? a : "{}");
@@ -802,7 +845,7 @@ static int export_metadata(struct jx *x, struct jnode *meta)
 {
 	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(x->db, "SELECT name, str_value, int_value FROM metadata ORDER BY id",
-			       -1, &st, NULL) != SQLITE_OK)
+	                       -1, &st, NULL) != SQLITE_OK)
 		return -1;
 	static const struct {
 		const char *name, *key;
@@ -856,7 +899,7 @@ static int export_metadata(struct jx *x, struct jnode *meta)
 	 * traced_buf_* ones grouped per buffer. */
 	struct jnode *stats = jset(jget(meta, "trace_processor_stats"), JOBJ);
 	if (sqlite3_prepare_v2(x->db, "SELECT name, idx, value FROM stats ORDER BY name, idx", -1,
-			       &st, NULL) != SQLITE_OK)
+	                       &st, NULL) != SQLITE_OK)
 		return -1;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *name = (const char *)sqlite3_column_text(st, 0);
@@ -898,14 +941,16 @@ int traceconv_json(int in_fd, const char *in_name, FILE *out, const struct trace
 	struct jnode *meta = jnew(JOBJ, NULL);
 	int rc = -1;
 	traceconv_sink_init(&k, out, false);
-	if (sqlite3_prepare_v2(x.db,
-			       "SELECT key, value_type, int_value, string_value, real_value FROM args "
-			       "WHERE arg_set_id = ?1 ORDER BY id",
-			       -1, &x.args_st, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(x.db,
-			       "SELECT 1 FROM process WHERE pid = ?1 UNION ALL SELECT 1 FROM thread "
-			       "WHERE tid = ?1 LIMIT 1",
-			       -1, &x.valid_st, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(
+	        x.db,
+	        "SELECT key, value_type, int_value, string_value, real_value FROM args "
+	        "WHERE arg_set_id = ?1 ORDER BY id",
+	        -1, &x.args_st, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(
+	        x.db,
+	        "SELECT 1 FROM process WHERE pid = ?1 UNION ALL SELECT 1 FROM thread "
+	        "WHERE tid = ?1 LIMIT 1",
+	        -1, &x.valid_st, NULL) != SQLITE_OK) {
 		fprintf(stderr, "traceconv: json: %s\n", sqlite3_errmsg(x.db));
 		goto out;
 	}

@@ -105,19 +105,34 @@ static int string(struct parser *ps, char **out, size_t *len)
 		}
 		c = *ps->p++;
 		switch (c) {
-		case '"': case '\\': case '/': s[n++] = c; break;
-		case 'b': s[n++] = '\b'; break;
-		case 'f': s[n++] = '\f'; break;
-		case 'n': s[n++] = '\n'; break;
-		case 'r': s[n++] = '\r'; break;
-		case 't': s[n++] = '\t'; break;
+		case '"':
+		case '\\':
+		case '/':
+			s[n++] = c;
+			break;
+		case 'b':
+			s[n++] = '\b';
+			break;
+		case 'f':
+			s[n++] = '\f';
+			break;
+		case 'n':
+			s[n++] = '\n';
+			break;
+		case 'r':
+			s[n++] = '\r';
+			break;
+		case 't':
+			s[n++] = '\t';
+			break;
 		case 'u': {
 			unsigned cp, lo;
 			if (q - ps->p < 4 || hex4(ps->p, &cp) < 0)
 				return fail(ps, "bad \\u escape");
 			ps->p += 4;
 			if (cp >= 0xd800 && cp < 0xdc00 && q - ps->p >= 6 && ps->p[0] == '\\' &&
-			    ps->p[1] == 'u' && hex4(ps->p + 2, &lo) == 0 && lo >= 0xdc00 && lo < 0xe000) {
+			    ps->p[1] == 'u' && hex4(ps->p + 2, &lo) == 0 && lo >= 0xdc00 &&
+			    lo < 0xe000) {
 				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
 				ps->p += 6;
 			}
@@ -193,7 +208,8 @@ done:
 	v->type = obj ? TRACECONV_JV_OBJ : TRACECONV_JV_ARR;
 	v->n = items.len;
 	if (items.len) {
-		v->items = arena_alloc(ps->a, items.len * sizeof *items.data, _Alignof(struct traceconv_jv));
+		v->items = arena_alloc(ps->a, items.len * sizeof *items.data,
+		                       _Alignof(struct traceconv_jv));
 		memcpy(v->items, items.data, items.len * sizeof *items.data);
 	}
 	if (keys.len) {
@@ -255,7 +271,7 @@ static int value(struct parser *ps, struct traceconv_jv *v)
 }
 
 int traceconv_jv_parse(const char *text, size_t len, struct arena *a, struct traceconv_jv *out,
-                         struct tb_err *err)
+                       struct tb_err *err)
 {
 	struct parser ps = {text, text, text + len, a, err, 0};
 	int rc = value(&ps, out);

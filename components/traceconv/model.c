@@ -85,8 +85,8 @@ static uint32_t model_fn(struct traceconv_model *m, struct hmap *by_label, uint3
 		                      : "";
 		const char *b = map ? strrchr(map, '/') : NULL;
 		*v = m->fns.len;
-		vec_push(&m->fns, ((struct traceconv_model_fn){.label = label,
-		                                                .module = model_intern(m, b ? b + 1 : map)}));
+		vec_push(&m->fns, ((struct traceconv_model_fn){
+		                      .label = label, .module = model_intern(m, b ? b + 1 : map)}));
 	}
 	frame_fn[frame] = (uint32_t)*v + 1;
 	return (uint32_t)*v;
@@ -141,7 +141,7 @@ static void model_stack(struct sample_ctx *c, int64_t utid, int64_t callsite, ui
 	if (depth == 0)
 		return;
 	if (depth > MODEL_MAX_DEPTH)
-		depth = MODEL_MAX_DEPTH; /* keep the leaf end */
+		depth = MODEL_MAX_DEPTH;   /* keep the leaf end */
 	for (size_t i = 0; i < depth; i++) /* walk is leaf first; fids root first */
 		c->fids[depth - 1 - i] = model_fn(m, &c->by_label, c->frame_fn, c->walk.data[i]);
 	/* Unnamed frames: their mapping's sample count, once per stack. */
@@ -151,7 +151,8 @@ static void model_stack(struct sample_ctx *c, int64_t utid, int64_t callsite, ui
 		const struct traceconv_frame *f = &m->st.frames.data[c->walk.data[i]];
 		const char *name = f->name ? traceconv_str(&m->st, f->name) : NULL;
 		size_t j = 0;
-		if ((name && *name && strcmp(name, "[unknown]") != 0) || f->mapping >= m->st.mappings.len)
+		if ((name && *name && strcmp(name, "[unknown]") != 0) ||
+		    f->mapping >= m->st.mappings.len)
 			continue;
 		while (j < n_counted && counted[j] != f->mapping)
 			j++;
@@ -206,14 +207,16 @@ static int cmp_rank(const void *a, const void *b)
 		return x->inclusive > y->inclusive ? -1 : 1;
 	if (x->self != y->self)
 		return x->self > y->self ? -1 : 1;
-	return strcmp(traceconv_str(&sort_model->st, x->label), traceconv_str(&sort_model->st, y->label));
+	return strcmp(traceconv_str(&sort_model->st, x->label),
+	              traceconv_str(&sort_model->st, y->label));
 }
 
 /* Ids are ranks: sort, then renumber the stacks' function ids. */
 static void model_rank(struct traceconv_model *m)
 {
 	size_t n = m->fns.len;
-	uint32_t *order = tb_malloc((n + 1) * sizeof *order), *rank = tb_malloc((n + 1) * sizeof *rank);
+	uint32_t *order = tb_malloc((n + 1) * sizeof *order),
+	         *rank = tb_malloc((n + 1) * sizeof *rank);
 	for (size_t i = 0; i < n; i++)
 		order[i] = (uint32_t)i;
 	sort_model = m;
@@ -260,8 +263,7 @@ static const char *unsym_reason(const char *map, const char *build_id)
 {
 	if (!map || !*map)
 		return "anonymous memory (no perf map)";
-	if (strcmp(map, "kernel") == 0 || strncmp(map, "[kernel", 7) == 0 ||
-	    strstr(map, "vmlinux"))
+	if (strcmp(map, "kernel") == 0 || strncmp(map, "[kernel", 7) == 0 || strstr(map, "vmlinux"))
 		return "kernel (no readable kallsyms)";
 	if (map[0] == '[')
 		return "not a file";
@@ -285,7 +287,8 @@ static void sample_row(void *ctx, sqlite3_stmt *row)
 	struct sample_ctx *c = ctx;
 	struct traceconv_model *m = c->m;
 	int64_t ts = sqlite3_column_int64(row, 0);
-	int64_t utid = sqlite3_column_type(row, 1) == SQLITE_NULL ? 0 : sqlite3_column_int64(row, 1);
+	int64_t utid =
+	    sqlite3_column_type(row, 1) == SQLITE_NULL ? 0 : sqlite3_column_int64(row, 1);
 	int64_t cs = sqlite3_column_int64(row, 2);
 	const char *ev = (const char *)sqlite3_column_text(row, 4);
 	uint32_t evid = model_intern(m, ev) + 1;
@@ -299,7 +302,8 @@ static void sample_row(void *ctx, sqlite3_stmt *row)
 		c->t_min = ts;
 	if (m->samples_counted == 1 || ts > c->t_max)
 		c->t_max = ts;
-	cpu_count(m, sqlite3_column_type(row, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(row, 3));
+	cpu_count(m,
+	          sqlite3_column_type(row, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(row, 3));
 	bool is_new;
 	uint64_t *v = hmap_upsert(&c->counts, (uint64_t)utid << 32 | (uint64_t)cs, &is_new);
 	*v = (is_new ? 0 : *v) + 1;
@@ -328,9 +332,10 @@ static void config_row(void *ctx, sqlite3_stmt *row)
 {
 	static const struct {
 		const char *counter, *event;
-	} events[] = {{"SW_CPU_CLOCK", "cpu-clock"},      {"SW_TASK_CLOCK", "task-clock"},
-	              {"HW_CPU_CYCLES", "cycles"},        {"HW_INSTRUCTIONS", "instructions"},
-	              {"SW_PAGE_FAULTS", "page-faults"}, {"SW_CONTEXT_SWITCHES", "context-switches"}};
+	} events[] = {
+	    {"SW_CPU_CLOCK", "cpu-clock"},     {"SW_TASK_CLOCK", "task-clock"},
+	    {"HW_CPU_CYCLES", "cycles"},       {"HW_INSTRUCTIONS", "instructions"},
+	    {"SW_PAGE_FAULTS", "page-faults"}, {"SW_CONTEXT_SWITCHES", "context-switches"}};
 	struct traceconv_model *m = ctx;
 	const char *cfg = (const char *)sqlite3_column_text(row, 0);
 	const char *ds = cfg ? strstr(cfg, "name: \"linux.perf\"") : NULL;
@@ -402,7 +407,8 @@ int traceconv_model_build(struct traceconv_model *m, struct tp *tp, traceconv_ro
 	                         loss_row, m) < 0)
 		goto out;
 	m->event = c.event ? c.event - 1 : 0;
-	if (traceconv_query_rows(tp, "SELECT str_value FROM metadata WHERE name = 'trace_config_pbtxt'",
+	if (traceconv_query_rows(tp,
+	                         "SELECT str_value FROM metadata WHERE name = 'trace_config_pbtxt'",
 	                         config_row, m) < 0)
 		goto out;
 	m->duration_ns = c.t_max - c.t_min;
@@ -413,14 +419,16 @@ int traceconv_model_build(struct traceconv_model *m, struct tp *tp, traceconv_ro
 	 * the hash table's. */
 	{
 		VEC(uint64_t) keys = VEC_INIT;
-		for (size_t i = hmap_next(&c.counts, 0); i != HMAP_END; i = hmap_next(&c.counts, i + 1))
+		for (size_t i = hmap_next(&c.counts, 0); i != HMAP_END;
+		     i = hmap_next(&c.counts, i + 1))
 			vec_push(&keys, c.counts.slots[i].key);
 		if (keys.len > 1)
 			qsort(keys.data, keys.len, sizeof *keys.data, traceconv_cmp_u64);
 		for (size_t i = 0; i < keys.len; i++) {
 			uint64_t n = 0;
 			hmap_get(&c.counts, keys.data[i], &n);
-			model_stack(&c, (int64_t)(keys.data[i] >> 32), (int64_t)(keys.data[i] & 0xffffffffu), n);
+			model_stack(&c, (int64_t)(keys.data[i] >> 32),
+			            (int64_t)(keys.data[i] & 0xffffffffu), n);
 		}
 		vec_release(&keys);
 	}
@@ -439,11 +447,12 @@ int traceconv_model_build(struct traceconv_model *m, struct tp *tp, traceconv_ro
 	for (size_t i = hmap_next(&c.unsym, 0); i != HMAP_END; i = hmap_next(&c.unsym, i + 1)) {
 		const struct traceconv_mapping *mp = &m->st.mappings.data[c.unsym.slots[i].key];
 		const char *name = traceconv_str(&m->st, mp->name);
-		vec_push(&m->unsymbolized,
-		         ((struct traceconv_model_unsym){
-		             model_intern(m, name),
-		             model_intern(m, unsym_reason(name, traceconv_str(&m->st, mp->build_id))),
-		             c.unsym.slots[i].val}));
+		vec_push(
+		    &m->unsymbolized,
+		    ((struct traceconv_model_unsym){
+		        model_intern(m, name),
+		        model_intern(m, unsym_reason(name, traceconv_str(&m->st, mp->build_id))),
+		        c.unsym.slots[i].val}));
 	}
 	if (m->unsymbolized.len > 1)
 		qsort(m->unsymbolized.data, m->unsymbolized.len, sizeof *m->unsymbolized.data,
@@ -513,7 +522,8 @@ void traceconv_model_capture_json(const struct traceconv_model *m, FILE *out)
 	const struct traceconv_stacks *s = &m->st;
 	fputs("{\"event\":", out);
 	traceconv_json_str(out, traceconv_str(s, m->event));
-	fprintf(out, ",\"sample_hz\":%llu,\"samples\":%llu,\"samples_total\":%llu,\"duration_ns\":%lld",
+	fprintf(out,
+	        ",\"sample_hz\":%llu,\"samples\":%llu,\"samples_total\":%llu,\"duration_ns\":%lld",
 	        (unsigned long long)m->sample_hz, (unsigned long long)m->samples,
 	        (unsigned long long)m->samples_total, (long long)m->duration_ns);
 	fputs(",\"cpus\":[", out);
@@ -573,15 +583,17 @@ void traceconv_model_json(const struct traceconv_model *m, FILE *out, const char
 		traceconv_json_str(out, traceconv_str(s, f->label));
 		fputs(",\"module\":", out);
 		traceconv_json_str(out, traceconv_str(s, f->module));
-		fprintf(out, ",\"self\":%llu,\"inclusive\":%llu,\"self_pct\":%.2f,\"inclusive_pct\":%.2f}",
-		        (unsigned long long)f->self, (unsigned long long)f->inclusive,
-		        pct(f->self, m->samples), pct(f->inclusive, m->samples));
+		fprintf(
+		    out,
+		    ",\"self\":%llu,\"inclusive\":%llu,\"self_pct\":%.2f,\"inclusive_pct\":%.2f}",
+		    (unsigned long long)f->self, (unsigned long long)f->inclusive,
+		    pct(f->self, m->samples), pct(f->inclusive, m->samples));
 	}
 	fputs("],\n\"stacks\":[", out);
 	for (size_t i = 0; i < m->stacks.len; i++) {
 		const struct traceconv_model_stack *k = &m->stacks.data[i];
-		fprintf(out, "%s\n{\"thread\":%u,\"samples\":%llu,\"frames\":[", i ? "," : "", k->thread,
-		        (unsigned long long)k->samples);
+		fprintf(out, "%s\n{\"thread\":%u,\"samples\":%llu,\"frames\":[", i ? "," : "",
+		        k->thread, (unsigned long long)k->samples);
 		for (uint32_t j = 0; j < k->n; j++)
 			fprintf(out, j ? ",%u" : "%u", m->fids.data[k->off + j]);
 		fputs("]}", out);

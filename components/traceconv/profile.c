@@ -272,9 +272,10 @@ static int profile_build(struct profile_ctx *c, int64_t upid, uint8_t **out, siz
 	profile_value_type(&b, PB_F_profiles_Profile_sample_type,
 	                   strpool_intern_cstr(&c->st.strings, "samples"),
 	                   strpool_intern_cstr(&c->st.strings, "count"));
-	const char *sql = "SELECT s.callsite_id, t.tid, t.name FROM __intrinsic_perf_sample s"
-	                  " JOIN thread t USING (utid) WHERE t.upid = ?1 AND s.callsite_id IS NOT NULL"
-	                  " ORDER BY s.ts, s.id";
+	const char *sql =
+	    "SELECT s.callsite_id, t.tid, t.name FROM __intrinsic_perf_sample s"
+	    " JOIN thread t USING (utid) WHERE t.upid = ?1 AND s.callsite_id IS NOT NULL"
+	    " ORDER BY s.ts, s.id";
 	if (sqlite3_prepare_v2(tp_db(c->tp), sql, -1, &st, NULL) != SQLITE_OK)
 		goto out;
 	sqlite3_bind_int64(st, 1, upid);

@@ -112,8 +112,9 @@ static uint32_t report_callsite(struct report *r, int64_t id)
 			break;
 		if (!r->frame_idx[f]) {
 			const struct traceconv_frame *fr = &st->frames.data[f];
-			uint32_t map = fr->mapping < st->mappings.len ? st->mappings.data[fr->mapping].name
-			                                               : 0;
+			uint32_t map = fr->mapping < st->mappings.len
+			                   ? st->mappings.data[fr->mapping].name
+			                   : 0;
 			vec_push(&r->frames_out, report_str(r, fr->name));
 			vec_push(&r->frames_out, report_str(r, map));
 			vec_push(&r->frames_out, f);
@@ -161,7 +162,8 @@ static void report_row(void *ctx, int64_t ts, int64_t utid, int64_t callsite, co
 		uint64_t key = ((uint64_t)cs << 32) ^ ((uint64_t)th << 12) ^ ev;
 		bool is_new;
 		uint64_t *v = hmap_upsert(&r->in_bucket, key, &is_new);
-		if (!is_new && r->cs.data[*v] == cs && r->th.data[*v] == th && r->ev.data[*v] == ev) {
+		if (!is_new && r->cs.data[*v] == cs && r->th.data[*v] == th &&
+		    r->ev.data[*v] == ev) {
 			r->n.data[*v]++;
 			return;
 		}
@@ -238,8 +240,10 @@ static int report_threads(struct report *r, FILE *out)
 		bool row = sqlite3_step(st) == SQLITE_ROW;
 		vec_push(&ids, row ? sqlite3_column_int64(st, 0) : 0);
 		vec_push(&ids, row ? sqlite3_column_int64(st, 1) : -1);
-		vec_push(&names, row ? report_str_c(r, (const char *)sqlite3_column_text(st, 2)) : 0);
-		vec_push(&names, row ? report_str_c(r, (const char *)sqlite3_column_text(st, 3)) : 0);
+		vec_push(&names,
+		         row ? report_str_c(r, (const char *)sqlite3_column_text(st, 2)) : 0);
+		vec_push(&names,
+		         row ? report_str_c(r, (const char *)sqlite3_column_text(st, 3)) : 0);
 	}
 	sqlite3_finalize(st);
 	fputs(",\"threads\":[", out);
@@ -341,8 +345,8 @@ int traceconv_report(int in_fd, const char *in_name, FILE *out,
 	while (r.aggregate && r.ts.len > REPORT_MAX_ROWS && r.bucket_ns < INT64_MAX / 4)
 		report_coarsen(&r);
 	if (!report_tpl[0])
-		tb_embed_inflate(traceconv_report_html_gz, sizeof traceconv_report_html_gz, report_tpl,
-		                 traceconv_report_html_len);
+		tb_embed_inflate(traceconv_report_html_gz, sizeof traceconv_report_html_gz,
+		                 report_tpl, traceconv_report_html_len);
 	const char *tpl = report_tpl, *mark = strstr(tpl, REPORT_MARKER);
 	TB_CHECK(mark);
 	fwrite(tpl, 1, (size_t)(mark - tpl), out);

@@ -45,9 +45,10 @@ int traceconv_symbolize(int in_fd, const char *in_name, FILE *out)
 		goto fail;
 	what = "symbolize";
 	if (strcmp(tp_trace_type(tp), "proto") != 0) {
-		fprintf(stderr, "traceconv: cannot symbolize '%s': symbols can only be appended to a "
-				"Perfetto protobuf trace (this one is %s)\n",
-			in_name, tp_trace_type(tp));
+		fprintf(stderr,
+		        "traceconv: cannot symbolize '%s': symbols can only be appended to a "
+		        "Perfetto protobuf trace (this one is %s)\n",
+		        in_name, tp_trace_type(tp));
 		goto out;
 	}
 	if (tp_symbolize(tp, &o, &res) < 0) {
@@ -58,10 +59,10 @@ int traceconv_symbolize(int in_fd, const char *in_name, FILE *out)
 		goto out;
 	if (res.frames_failed)
 		fprintf(stderr,
-			"traceconv: %u frames from %u mappings could not be symbolized (no file "
-			"with a matching build id and symbols on this machine; set "
-			"PERFETTO_BINARY_PATH to directories holding the unstripped binaries)\n",
-			res.frames_failed, res.mappings_failed);
+		        "traceconv: %u frames from %u mappings could not be symbolized (no file "
+		        "with a matching build id and symbols on this machine; set "
+		        "PERFETTO_BINARY_PATH to directories holding the unstripped binaries)\n",
+		        res.frames_failed, res.mappings_failed);
 	rc = 0;
 	goto out;
 fail:

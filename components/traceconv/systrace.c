@@ -149,13 +149,27 @@ void traceconv_json_escaped(struct traceconv_sink *k, const char *s, size_t n)
 		const char *esc = NULL;
 		char u[8];
 		switch (c) {
-		case '\n': esc = "\\n"; break;
-		case '\f': esc = "\\f"; break;
-		case '\b': esc = "\\b"; break;
-		case '\r': esc = "\\r"; break;
-		case '\t': esc = "\\t"; break;
-		case '\\': esc = "\\\\"; break;
-		case '"': esc = "\\\""; break;
+		case '\n':
+			esc = "\\n";
+			break;
+		case '\f':
+			esc = "\\f";
+			break;
+		case '\b':
+			esc = "\\b";
+			break;
+		case '\r':
+			esc = "\\r";
+			break;
+		case '\t':
+			esc = "\\t";
+			break;
+		case '\\':
+			esc = "\\\\";
+			break;
+		case '"':
+			esc = "\\\"";
+			break;
 		default:
 			if (c < 0x20) {
 				snprintf(u, sizeof u, "\\u%04x", c);
@@ -174,16 +188,17 @@ void traceconv_json_escaped(struct traceconv_sink *k, const char *s, size_t n)
 /* Write every to_ftrace line (as keep says), plain or JSON-escaped. Returns
  * 0, or -1 after printing the SQL error. */
 static int write_events(struct tp *tp, struct traceconv_sink *k, bool json, int keep,
-			uint64_t count)
+                        uint64_t count)
 {
 	char sql[160];
 	if (keep < 0 && count > MAX_FTRACE_EVENTS)
-		snprintf(sql, sizeof sql, "SELECT to_ftrace(id) FROM ftrace_event LIMIT %llu OFFSET %llu",
-			 (unsigned long long)MAX_FTRACE_EVENTS,
-			 (unsigned long long)(count - MAX_FTRACE_EVENTS));
+		snprintf(sql, sizeof sql,
+		         "SELECT to_ftrace(id) FROM ftrace_event LIMIT %llu OFFSET %llu",
+		         (unsigned long long)MAX_FTRACE_EVENTS,
+		         (unsigned long long)(count - MAX_FTRACE_EVENTS));
 	else if (keep > 0)
 		snprintf(sql, sizeof sql, "SELECT to_ftrace(id) FROM ftrace_event LIMIT %llu",
-			 (unsigned long long)MAX_FTRACE_EVENTS);
+		         (unsigned long long)MAX_FTRACE_EVENTS);
 	else
 		snprintf(sql, sizeof sql, "SELECT to_ftrace(id) FROM ftrace_event");
 	sqlite3_stmt *st = NULL;
@@ -202,7 +217,7 @@ static int write_events(struct tp *tp, struct traceconv_sink *k, bool json, int 
 	}
 	if (rc != SQLITE_DONE) {
 		fprintf(stderr, "traceconv: Error while writing systrace: %s\n",
-			sqlite3_errmsg(tp_db(tp)));
+		        sqlite3_errmsg(tp_db(tp)));
 		sqlite3_finalize(st);
 		return -1;
 	}
@@ -215,7 +230,7 @@ static uint64_t count_events(struct tp *tp)
 	sqlite3_stmt *st = NULL;
 	uint64_t n = 0;
 	if (sqlite3_prepare_v2(tp_db(tp), "SELECT count(1) FROM ftrace_event", -1, &st, NULL) ==
-		    SQLITE_OK &&
+	        SQLITE_OK &&
 	    sqlite3_step(st) == SQLITE_ROW)
 		n = (uint64_t)sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
@@ -225,16 +240,18 @@ static uint64_t count_events(struct tp *tp)
 int traceconv_systrace_json(struct tp *tp, struct traceconv_sink *k, int keep)
 {
 	/* The processes and threads as Android's `ps` would list them. */
-	traceconv_sink_str(k, "\"androidProcessDump\": \"PROCESS DUMP\\nUSER           PID  PPID     "
-			      "VSZ    RSS WCHAN  PC S NAME                        COMM                 "
-			      "      \\n");
+	traceconv_sink_str(
+	    k, "\"androidProcessDump\": \"PROCESS DUMP\\nUSER           PID  PPID     "
+	       "VSZ    RSS WCHAN  PC S NAME                        COMM                 "
+	       "      \\n");
 	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(tp_db(tp), "SELECT pid, name FROM process", -1, &st, NULL) ==
 	    SQLITE_OK) {
 		while (sqlite3_step(st) == SQLITE_ROW) {
 			char line[96];
-			snprintf(line, sizeof line, "root             %u     0   00000   000 null 0000000000 S ",
-				 (unsigned)sqlite3_column_int64(st, 0));
+			snprintf(line, sizeof line,
+			         "root             %u     0   00000   000 null 0000000000 S ",
+			         (unsigned)sqlite3_column_int64(st, 0));
 			traceconv_sink_str(k, line);
 			const char *name = (const char *)sqlite3_column_text(st, 1);
 			if (name)
@@ -244,15 +261,16 @@ int traceconv_systrace_json(struct tp *tp, struct traceconv_sink *k, int keep)
 	}
 	sqlite3_finalize(st);
 	traceconv_sink_str(k, "USER           PID   TID CMD \\n");
-	if (sqlite3_prepare_v2(tp_db(tp),
-			       "SELECT tid, COALESCE(upid, 0), thread.name FROM thread LEFT JOIN process "
-			       "USING (upid)",
-			       -1, &st, NULL) == SQLITE_OK) {
+	if (sqlite3_prepare_v2(
+	        tp_db(tp),
+	        "SELECT tid, COALESCE(upid, 0), thread.name FROM thread LEFT JOIN process "
+	        "USING (upid)",
+	        -1, &st, NULL) == SQLITE_OK) {
 		while (sqlite3_step(st) == SQLITE_ROW) {
 			char line[64];
 			snprintf(line, sizeof line, "root         %u %u ",
-				 (unsigned)sqlite3_column_int64(st, 1),
-				 (unsigned)sqlite3_column_int64(st, 0));
+			         (unsigned)sqlite3_column_int64(st, 1),
+			         (unsigned)sqlite3_column_int64(st, 0));
 			traceconv_sink_str(k, line);
 			const char *name = (const char *)sqlite3_column_text(st, 2);
 			if (name && *name)
@@ -278,12 +296,12 @@ int traceconv_systrace_json(struct tp *tp, struct traceconv_sink *k, int keep)
 	/* The legacy viewer ties the ftrace and userspace clocks together
 	 * with a clock sync marker; ours are one clock already. */
 	traceconv_sink_str(k, "\\n<...>-12345 (-----) [000] ...1 0.000000: tracing_mark_write: "
-			      "trace_event_clock_sync: parent_ts=0\\n\"");
+	                      "trace_event_clock_sync: parent_ts=0\\n\"");
 	return 0;
 }
 
 int traceconv_systrace(int in_fd, const char *in_name, FILE *out,
-		       const struct traceconv_text_opts *o, bool ctrace)
+                       const struct traceconv_text_opts *o, bool ctrace)
 {
 	struct tp *tp = traceconv_load_cfg(in_fd, in_name, o->full_sort);
 	struct traceconv_sink k;

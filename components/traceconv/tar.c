@@ -70,7 +70,8 @@ static int tar_header(struct tar *t, const char *name, uint64_t size)
 {
 	uint8_t h[TAR_BLOCK] = {0};
 	if (strlen(name) >= 100) {
-		fprintf(stderr, "traceconv: the name '%s' is too long for an archive member\n", name);
+		fprintf(stderr, "traceconv: the name '%s' is too long for an archive member\n",
+		        name);
 		return -1;
 	}
 	memcpy(h, name, strlen(name));
@@ -113,7 +114,7 @@ static int tar_add_file(struct tar *t, const char *name, const char *path)
 	int in = open(path, O_RDONLY | O_CLOEXEC);
 	if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) {
 		fprintf(stderr, "traceconv: cannot read '%s': %s\n", path,
-			in < 0 ? strerror(errno) : "not a regular file");
+		        in < 0 ? strerror(errno) : "not a regular file");
 		if (in >= 0)
 			close(in);
 		return -1;
@@ -125,7 +126,7 @@ static int tar_add_file(struct tar *t, const char *name, const char *path)
 		ssize_t n = tb_read_all(in, buf, left < COPY_CHUNK ? (size_t)left : COPY_CHUNK);
 		if (n <= 0) {
 			fprintf(stderr, "traceconv: cannot read '%s': %s\n", path,
-				n < 0 ? strerror((int)-n) : "it shrank while read");
+			        n < 0 ? strerror((int)-n) : "it shrank while read");
 			rc = -1;
 			break;
 		}
@@ -166,8 +167,7 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
-int traceconv_merge(const char *out, const char *manifest_path, const char *const *inputs,
-		    size_t n)
+int traceconv_merge(const char *out, const char *manifest_path, const char *const *inputs, size_t n)
 {
 	struct tar t;
 	char *manifest = NULL;
@@ -176,7 +176,7 @@ int traceconv_merge(const char *out, const char *manifest_path, const char *cons
 		FILE *f = fopen(manifest_path, "rbe");
 		if (!f) {
 			fprintf(stderr, "traceconv: merge: cannot read manifest file '%s'.\n",
-				manifest_path);
+			        manifest_path);
 			return -1;
 		}
 		size_t cap = 4096;
@@ -221,12 +221,13 @@ int traceconv_bundle(const char *in, const char *out, const struct traceconv_bun
 			roots[len++] = *p == ',' ? ':' : *p;
 	const char *env = getenv("PERFETTO_BINARY_PATH");
 	if (!o->no_auto_symbol_paths && env && *env)
-		len += (size_t)snprintf(roots + len, sizeof roots - len, "%s%s", len ? ":" : "", env);
+		len +=
+		    (size_t)snprintf(roots + len, sizeof roots - len, "%s%s", len ? ":" : "", env);
 	roots[len < sizeof roots ? len : sizeof roots - 1] = '\0';
 	const char *mode = getenv("PERFETTO_SYMBOLIZER_MODE");
 	struct tp_symbolize_opts so = {.binary_path = *roots ? roots : NULL,
-				       .find_mode = mode && strcmp(mode, "find") == 0,
-				       .no_system = o->no_auto_symbol_paths};
+	                               .find_mode = mode && strcmp(mode, "find") == 0,
+	                               .no_system = o->no_auto_symbol_paths};
 	struct tp_symbolize_result res = {0};
 	bool proto = strcmp(tp_trace_type(tp), "proto") == 0;
 	int rc = -1;
@@ -235,15 +236,17 @@ int traceconv_bundle(const char *in, const char *out, const struct traceconv_bun
 		goto out;
 	}
 	if (!proto)
-		fprintf(stderr, "traceconv: bundle: '%s' is not a Perfetto protobuf trace: no symbols "
-				"are added\n",
-			in);
-	if (o->verbose || res.frames_failed)
 		fprintf(stderr,
-			"traceconv: bundle: %u mappings (%u addresses) symbolized; %u frames from %u "
-			"mappings could not be (no file with a matching build id and symbols)\n",
-			res.mappings_symbolized, res.addresses_symbolized, res.frames_failed,
-			res.mappings_failed);
+		        "traceconv: bundle: '%s' is not a Perfetto protobuf trace: no symbols "
+		        "are added\n",
+		        in);
+	if (o->verbose || res.frames_failed)
+		fprintf(
+		    stderr,
+		    "traceconv: bundle: %u mappings (%u addresses) symbolized; %u frames from %u "
+		    "mappings could not be (no file with a matching build id and symbols)\n",
+		    res.mappings_symbolized, res.addresses_symbolized, res.frames_failed,
+		    res.mappings_failed);
 	struct tar t;
 	if (tar_open(&t, out) < 0)
 		goto out;

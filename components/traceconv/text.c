@@ -82,7 +82,8 @@ static int each_packet(int fd, const char *name, packet_fn fn, void *ctx)
 		vec_reserve(&buf, READ_CHUNK);
 		ssize_t n = tb_read_all(fd, buf.data + buf.len, READ_CHUNK);
 		if (n < 0) {
-			fprintf(stderr, "traceconv: cannot read '%s': %s\n", name, strerror((int)-n));
+			fprintf(stderr, "traceconv: cannot read '%s': %s\n", name,
+			        strerror((int)-n));
 			rc = -1;
 			break;
 		}
@@ -96,9 +97,10 @@ static int each_packet(int fd, const char *name, packet_fn fn, void *ctx)
 	}
 	goto out;
 corrupt:
-	fprintf(stderr, "traceconv: '%s' is not a Perfetto protobuf trace (or is cut short): "
-			"failed to tokenize trace packet\n",
-		name);
+	fprintf(stderr,
+	        "traceconv: '%s' is not a Perfetto protobuf trace (or is cut short): "
+	        "failed to tokenize trace packet\n",
+	        name);
 	rc = -1;
 out:
 	vec_release(&buf);
@@ -172,9 +174,10 @@ static int text_packet(void *ctx, const uint8_t *p, size_t n)
 	struct pb_field f = {0};
 	if (pb_find_field(p, n, PB_F_TracePacket_zstd_compressed_packets, &f) >= 1 &&
 	    f.wire == PB_WIRE_LEN) {
-		fputs("zstd_compressed_packets {\nCannot decode compressed packets: the codec is not "
-		      "enabled in the build config}\n",
-		      t->out);
+		fputs(
+		    "zstd_compressed_packets {\nCannot decode compressed packets: the codec is not "
+		    "enabled in the build config}\n",
+		    t->out);
 		return 0;
 	}
 	if (pb_find_field(p, n, PB_F_TracePacket_compressed_packets, &f) >= 1 &&
@@ -237,7 +240,8 @@ static int unpack_packet(void *ctx, const uint8_t *p, size_t n)
 		uint8_t *in;
 		size_t in_len;
 		if (inflate_all(f.data, f.len, &in, &in_len) < 0) {
-			fprintf(stderr, "traceconv: cannot decompress a packet: corrupt or truncated\n");
+			fprintf(stderr,
+			        "traceconv: cannot decompress a packet: corrupt or truncated\n");
 			return -1;
 		}
 		struct pb_reader r;
@@ -251,8 +255,9 @@ static int unpack_packet(void *ctx, const uint8_t *p, size_t n)
 	}
 	if (pb_find_field(p, n, PB_F_TracePacket_zstd_compressed_packets, &f) >= 1 &&
 	    f.wire == PB_WIRE_LEN) {
-		fprintf(stderr, "traceconv: zstd-compressed packets cannot be decompressed: the codec "
-				"is not in this build\n");
+		fprintf(stderr,
+		        "traceconv: zstd-compressed packets cannot be decompressed: the codec "
+		        "is not in this build\n");
 		return -1;
 	}
 	put_packet(out, p, n);

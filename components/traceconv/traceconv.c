@@ -19,58 +19,59 @@
 #include "base.h"
 #include "traceconv_int.h"
 
-#define TRACECONV_MODES                                                                   \
+#define TRACECONV_MODES                                                                          \
 	"json, systrace, ctrace, text, profile, folded, report, symbolize, decompress_packets, " \
 	"binary, bundle, merge, inspect"
 
 static void traceconv_usage(FILE *f)
 {
-	fprintf(f, "usage: traceconv MODE [OPTIONS] [input [output]]\n"
-	           "Convert a trace; input and output default to stdin and stdout ('-').\n"
-	           "\n"
-	           "modes:\n"
-	           "  folded   perf samples as collapsed stacks 'a;b;c count', for flamegraph.pl\n"
-	           "           and speedscope (as FlameGraph's stackcollapse-perf.pl prints them)\n"
-	           "    --pid      name stacks comm-PID\n"
-	           "    --tid      name stacks comm-PID/TID\n"
-	           "    --kernel   annotate kernel frames with _[k]\n"
-	           "    --jit      annotate JIT frames with _[j]\n"
-	           "    --all      --kernel and --jit\n"
-	           "  binary   a text-format Trace (.textproto) to binary protobuf\n"
-	           "  profile  perf samples as gzip'd pprof files, one per process:\n"
-	           "           OUTDIR/profile.N.pid.PID.pb (OUTDIR: the second operand,\n"
-	           "           --output-dir, or a new $TMPDIR/perf_profile-* directory)\n"
-	           "    --perf                perf samples (the default and only profile kind)\n"
-	           "    --pid PID             only this process\n"
-	           "    --output-dir DIR      where the files go\n"
-	           "    --timestamps T1,...   heap dump times (heap profiles only; accepted)\n"
-	           "    --no-annotations      accepted (no frame annotations are added)\n"
-	           "  report   perf samples as one self-contained HTML page: the capture's health,\n"
-	           "           a ranked table of functions (self and inclusive, per thread) and\n"
-	           "           flame graphs (top-down, bottom-up, search, zoom, thread and time)\n"
-	           "    --json     write the report model (JSON) instead, for scripts and inspect\n"
-	           "  inspect MODEL.json [--function ID] [--depth N] [--sort self|inclusive]\n"
-	           "           [--limit N] [--interactive]   walk a report model in the terminal\n"
-	           "  symbolize  ModuleSymbols packets for the trace's unsymbolized frames, from\n"
-	           "           the ELF files on this machine and $PERFETTO_BINARY_PATH (append\n"
-	           "           them to the trace: cat trace symbols > symbolized)\n"
-	           "  json     Chrome JSON (chrome://tracing): slices, flows, metadata, and the\n"
-	           "           ftrace events as systemTraceEvents text\n"
-	           "  systrace the ftrace events as the kernel's text trace (to_ftrace())\n"
-	           "  ctrace   systrace, zlib-compressed after a \"TRACE:\" line\n"
-	           "    --truncate start|end  keep the first or last 1129235 ftrace events\n"
-	           "    --full-sort           sort the whole trace before converting\n"
-	           "  text     the trace's packets in protobuf text format\n"
-	           "    --skip-unknown        leave out fields our protos do not name\n"
-	           "  decompress_packets  the trace with compressed_packets inflated\n"
-	           "  bundle IN OUT  a TAR of the trace and the symbols its profiles need\n"
-	           "    --symbol-paths P1,P2  more symbol roots  --no-auto-symbol-paths  --verbose\n"
-	           "  merge -o OUT [--manifest M] TRACE...  traces in one TAR that opens as one\n");
+	fprintf(f,
+	        "usage: traceconv MODE [OPTIONS] [input [output]]\n"
+	        "Convert a trace; input and output default to stdin and stdout ('-').\n"
+	        "\n"
+	        "modes:\n"
+	        "  folded   perf samples as collapsed stacks 'a;b;c count', for flamegraph.pl\n"
+	        "           and speedscope (as FlameGraph's stackcollapse-perf.pl prints them)\n"
+	        "    --pid      name stacks comm-PID\n"
+	        "    --tid      name stacks comm-PID/TID\n"
+	        "    --kernel   annotate kernel frames with _[k]\n"
+	        "    --jit      annotate JIT frames with _[j]\n"
+	        "    --all      --kernel and --jit\n"
+	        "  binary   a text-format Trace (.textproto) to binary protobuf\n"
+	        "  profile  perf samples as gzip'd pprof files, one per process:\n"
+	        "           OUTDIR/profile.N.pid.PID.pb (OUTDIR: the second operand,\n"
+	        "           --output-dir, or a new $TMPDIR/perf_profile-* directory)\n"
+	        "    --perf                perf samples (the default and only profile kind)\n"
+	        "    --pid PID             only this process\n"
+	        "    --output-dir DIR      where the files go\n"
+	        "    --timestamps T1,...   heap dump times (heap profiles only; accepted)\n"
+	        "    --no-annotations      accepted (no frame annotations are added)\n"
+	        "  report   perf samples as one self-contained HTML page: the capture's health,\n"
+	        "           a ranked table of functions (self and inclusive, per thread) and\n"
+	        "           flame graphs (top-down, bottom-up, search, zoom, thread and time)\n"
+	        "    --json     write the report model (JSON) instead, for scripts and inspect\n"
+	        "  inspect MODEL.json [--function ID] [--depth N] [--sort self|inclusive]\n"
+	        "           [--limit N] [--interactive]   walk a report model in the terminal\n"
+	        "  symbolize  ModuleSymbols packets for the trace's unsymbolized frames, from\n"
+	        "           the ELF files on this machine and $PERFETTO_BINARY_PATH (append\n"
+	        "           them to the trace: cat trace symbols > symbolized)\n"
+	        "  json     Chrome JSON (chrome://tracing): slices, flows, metadata, and the\n"
+	        "           ftrace events as systemTraceEvents text\n"
+	        "  systrace the ftrace events as the kernel's text trace (to_ftrace())\n"
+	        "  ctrace   systrace, zlib-compressed after a \"TRACE:\" line\n"
+	        "    --truncate start|end  keep the first or last 1129235 ftrace events\n"
+	        "    --full-sort           sort the whole trace before converting\n"
+	        "  text     the trace's packets in protobuf text format\n"
+	        "    --skip-unknown        leave out fields our protos do not name\n"
+	        "  decompress_packets  the trace with compressed_packets inflated\n"
+	        "  bundle IN OUT  a TAR of the trace and the symbols its profiles need\n"
+	        "    --symbol-paths P1,P2  more symbol roots  --no-auto-symbol-paths  --verbose\n"
+	        "  merge -o OUT [--manifest M] TRACE...  traces in one TAR that opens as one\n");
 }
 
 /* The options of json, systrace, ctrace, text and bundle at argv[*i]. */
 static int traceconv_text_opt(const char *mode, struct traceconv_text_opts *to,
-			      struct traceconv_bundle_opts *bo, int argc, char **argv, int *i)
+                              struct traceconv_bundle_opts *bo, int argc, char **argv, int *i)
 {
 	const char *a = argv[*i];
 	bool text = strcmp(mode, "text") == 0, bundle = strcmp(mode, "bundle") == 0;
@@ -80,8 +81,9 @@ static int traceconv_text_opt(const char *mode, struct traceconv_text_opts *to,
 	} else if (conv && (strcmp(a, "--truncate") == 0 || strcmp(a, "-t") == 0)) {
 		const char *v = *i + 1 < argc ? argv[++*i] : "";
 		if (strcmp(v, "start") != 0 && strcmp(v, "end") != 0) {
-			fprintf(stderr, "traceconv: --truncate must specify whether to keep the 'end' or "
-			                "the 'start' of the trace\n");
+			fprintf(stderr,
+			        "traceconv: --truncate must specify whether to keep the 'end' or "
+			        "the 'start' of the trace\n");
 			return -1;
 		}
 		to->keep = v[0] == 's' ? 1 : -1;
@@ -108,7 +110,8 @@ static int traceconv_merge_main(int argc, char **argv, int first)
 	size_t n = 0;
 	int rc = 1;
 	for (int i = first; i < argc; i++) {
-		if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && i + 1 < argc)
+		if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) &&
+		    i + 1 < argc)
 			out = argv[++i];
 		else if (strcmp(argv[i], "--manifest") == 0 && i + 1 < argc)
 			manifest = argv[++i];
@@ -190,8 +193,7 @@ static int open_output(const char *path, char *dest, char *tmp, size_t n, FILE *
 
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		if (!(*out = fopen(path, "we"))) {
-			fprintf(stderr, "traceconv: cannot open '%s': %s\n", path,
-			        strerror(errno));
+			fprintf(stderr, "traceconv: cannot open '%s': %s\n", path, strerror(errno));
 			return -1;
 		}
 		return 0;
@@ -283,9 +285,10 @@ int traceconv_main(int argc, char **argv)
 		traceconv_usage(stderr);
 		return 1;
 	}
-	static const char *const modes[] = {"folded", "binary", "profile", "report", "symbolize",
-	                                    "json", "systrace", "ctrace", "text",
-	                                    "decompress_packets", "bundle"};
+	static const char *const modes[] = {
+	    "folded", "binary",   "profile", "report", "symbolize",
+	    "json",   "systrace", "ctrace",  "text",   "decompress_packets",
+	    "bundle"};
 	bool known = false;
 	for (size_t m = 0; m < TB_ARRAY_SIZE(modes); m++)
 		known |= strcmp(mode, modes[m]) == 0;
@@ -296,7 +299,8 @@ int traceconv_main(int argc, char **argv)
 	}
 	if (strcmp(mode, "bundle") == 0) {
 		if (!in || !outp || strcmp(in, "-") == 0 || strcmp(outp, "-") == 0) {
-			fprintf(stderr, "traceconv: bundle needs an input and an output file path\n");
+			fprintf(stderr,
+			        "traceconv: bundle needs an input and an output file path\n");
 			return 1;
 		}
 		return traceconv_bundle(in, outp, &bo) < 0 ? 1 : 0;

@@ -161,16 +161,16 @@ enum {
 /* A parsed value; everything lives in the arena given to the parser. */
 struct traceconv_jv {
 	int type;
-	double num;                   /* NUM; BOOL: 0 or 1 */
-	char *str;                    /* STR: unescaped, NUL-terminated */
-	size_t n;                     /* STR: bytes; ARR/OBJ: items */
+	double num;                 /* NUM; BOOL: 0 or 1 */
+	char *str;                  /* STR: unescaped, NUL-terminated */
+	size_t n;                   /* STR: bytes; ARR/OBJ: items */
 	struct traceconv_jv *items; /* ARR/OBJ */
-	char **keys;                  /* OBJ: items[i]'s key */
+	char **keys;                /* OBJ: items[i]'s key */
 };
 /* Parse text[0, len) (one value, whitespace around it) into *out. Returns
  * 0, or -EINVAL with the byte offset and what was wrong in err. */
 int traceconv_jv_parse(const char *text, size_t len, struct arena *a, struct traceconv_jv *out,
-                         struct tb_err *err);
+                       struct tb_err *err);
 /* An object's member (the first with that key), or NULL. */
 const struct traceconv_jv *traceconv_jv_get(const struct traceconv_jv *v, const char *key);
 /* A number (or bool), else dflt; a string, else dflt. */
@@ -242,7 +242,7 @@ struct tp *traceconv_load_cfg(int fd, const char *name, bool full_sort);
 /* systrace.c: the ftrace text (ctrace: compressed); and, for json, the
  * "androidProcessDump" and "systemTraceEvents" members. */
 int traceconv_systrace(int in_fd, const char *in_name, FILE *out,
-		       const struct traceconv_text_opts *o, bool ctrace);
+                       const struct traceconv_text_opts *o, bool ctrace);
 int traceconv_systrace_json(struct tp *tp, struct traceconv_sink *k, int keep);
 /* json.c: Chrome JSON, as Perfetto's trace_to_json. */
 int traceconv_json(int in_fd, const char *in_name, FILE *out, const struct traceconv_text_opts *o);

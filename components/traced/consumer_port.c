@@ -51,7 +51,8 @@ void traced_consumer_on_disconnect(struct traced *t, const struct ipc_peer *peer
 
 void traced_session_notify_disabled(struct traced_session *s, const char *error)
 {
-	Perfetto__Protos__EnableTracingResponse resp = PERFETTO__PROTOS__ENABLE_TRACING_RESPONSE__INIT;
+	Perfetto__Protos__EnableTracingResponse resp =
+	    PERFETTO__PROTOS__ENABLE_TRACING_RESPONSE__INIT;
 	uint8_t *buf;
 	size_t len;
 	if (!s->enable_call)
@@ -161,7 +162,7 @@ static void rb_slice(struct rb_out *o, const uint8_t *data, size_t len, bool las
 }
 
 static int rb_packet(void *ctx, const uint8_t *data, size_t len, const uint8_t *trailer,
-		     size_t trailer_len)
+                     size_t trailer_len)
 {
 	struct rb_out *o = ctx;
 	if (trailer_len) {
@@ -216,7 +217,7 @@ static void read_step(struct traced_consumer *c)
 	}
 	for (; c->read_buf < s->buffers.len; c->read_buf++) {
 		traced_buffer_read_some(s->buffers.data[c->read_buf], rb_packet, &o,
-					&t->stats.invalid_packets, TRACED_READ_STEP_BYTES, &more);
+		                        &t->stats.invalid_packets, TRACED_READ_STEP_BYTES, &more);
 		if (more)
 			break;
 	}
@@ -287,7 +288,7 @@ static void m_flush(void *ctx, struct ipc_call *call, const uint8_t *args, size_
 		return;
 	}
 	traced_flush_start(c->session, req->timeout_ms, req->flags ? req->flags : (4 | 2 << 4),
-			   call, false);
+	                   call, false);
 	protobuf_c_message_free_unpacked(&req->base, protos_allocator());
 }
 
@@ -312,7 +313,8 @@ static void m_get_trace_stats(void *ctx, struct ipc_call *call, const uint8_t *a
 	struct traced *t = ctx;
 	struct traced_consumer *c = consumer_of(t, call);
 	Perfetto__Protos__TraceStats ts;
-	Perfetto__Protos__GetTraceStatsResponse resp = PERFETTO__PROTOS__GET_TRACE_STATS_RESPONSE__INIT;
+	Perfetto__Protos__GetTraceStatsResponse resp =
+	    PERFETTO__PROTOS__GET_TRACE_STATS_RESPONSE__INIT;
 	uint8_t *buf;
 	size_t n;
 	if (!c) {
@@ -335,7 +337,7 @@ void traced_consumer_notify_all_started(struct traced_session *s)
 {
 	Perfetto__Protos__ObservableEvents ev = PERFETTO__PROTOS__OBSERVABLE_EVENTS__INIT;
 	Perfetto__Protos__ObserveEventsResponse resp =
-		PERFETTO__PROTOS__OBSERVE_EVENTS_RESPONSE__INIT;
+	    PERFETTO__PROTOS__OBSERVE_EVENTS_RESPONSE__INIT;
 	struct traced_consumer *c = s->consumer;
 	uint8_t buf[16];
 	size_t n;
@@ -380,10 +382,14 @@ static void m_observe_events(void *ctx, struct ipc_call *call, const uint8_t *ar
 static const char *session_state_name(enum traced_session_state st)
 {
 	switch (st) {
-	case TRACED_CONFIGURED: return "CONFIGURED";
-	case TRACED_STARTED: return "STARTED";
-	case TRACED_DISABLING: return "DISABLING_WAITING_STOP_ACKS";
-	case TRACED_DISABLED: return "DISABLED";
+	case TRACED_CONFIGURED:
+		return "CONFIGURED";
+	case TRACED_STARTED:
+		return "STARTED";
+	case TRACED_DISABLING:
+		return "DISABLING_WAITING_STOP_ACKS";
+	case TRACED_DISABLED:
+		return "DISABLED";
 	}
 	return "UNKNOWN";
 }
@@ -391,7 +397,7 @@ static const char *session_state_name(enum traced_session_state st)
 /* Everything is borrowed from the service except the arrays, which the
  * caller frees (one tb_malloc'd block per array). */
 static void fill_state(struct traced *t, const struct traced_consumer *c, bool sessions_only,
-		       Perfetto__Protos__TracingServiceState *st)
+                       Perfetto__Protos__TracingServiceState *st)
 {
 	size_t np = 0, nd = 0;
 	perfetto__protos__tracing_service_state__init(st);
@@ -501,8 +507,7 @@ static void reply_state_chunk(struct ipc_call *call, const uint8_t *state, size_
 	tb_free(buf);
 }
 
-static void m_query_service_state(void *ctx, struct ipc_call *call, const uint8_t *args,
-				  size_t len)
+static void m_query_service_state(void *ctx, struct ipc_call *call, const uint8_t *args, size_t len)
 {
 	struct traced *t = ctx;
 	struct traced_consumer *c = consumer_of(t, call);
@@ -521,7 +526,8 @@ static void m_query_service_state(void *ctx, struct ipc_call *call, const uint8_
 	 * cross the frame cap. Each reply is a valid TracingServiceState and
 	 * their concatenation is the whole one. */
 	{
-		Perfetto__Protos__TracingServiceState one = PERFETTO__PROTOS__TRACING_SERVICE_STATE__INIT;
+		Perfetto__Protos__TracingServiceState one =
+		    PERFETTO__PROTOS__TRACING_SERVICE_STATE__INIT;
 		Perfetto__Protos__TracingServiceState__DataSource **ds = st.data_sources;
 		size_t nds = st.n_data_sources;
 		VEC(uint8_t) chunk = VEC_INIT;
@@ -538,7 +544,8 @@ static void m_query_service_state(void *ctx, struct ipc_call *call, const uint8_
 				chunk.len = 0;
 			}
 			vec_reserve(&chunk, n);
-			chunk.len += perfetto__protos__tracing_service_state__pack(&one, chunk.data + chunk.len);
+			chunk.len += perfetto__protos__tracing_service_state__pack(
+			    &one, chunk.data + chunk.len);
 		}
 		reply_state_chunk(call, chunk.data, chunk.len, false);
 		vec_release(&chunk);
@@ -547,8 +554,7 @@ static void m_query_service_state(void *ctx, struct ipc_call *call, const uint8_
 	release_state(&st);
 }
 
-static void m_query_capabilities(void *ctx, struct ipc_call *call, const uint8_t *args,
-				 size_t len)
+static void m_query_capabilities(void *ctx, struct ipc_call *call, const uint8_t *args, size_t len)
 {
 	/* capabilities { has_query_capabilities: true } */
 	static const uint8_t reply[] = {0x0a, 0x02, 0x08, 0x01};
@@ -556,22 +562,22 @@ static void m_query_capabilities(void *ctx, struct ipc_call *call, const uint8_t
 }
 
 static const struct ipc_method consumer_methods[] = {
-	{"EnableTracing", m_enable_tracing},
-	{"DisableTracing", m_disable_tracing},
-	{"ReadBuffers", m_read_buffers},
-	{"FreeBuffers", m_free_buffers},
-	{"Flush", m_flush},
-	{"StartTracing", m_start_tracing},
-	{"ChangeTraceConfig", m_unsupported},
-	{"Detach", m_unsupported},
-	{"Attach", m_unsupported},
-	{"GetTraceStats", m_get_trace_stats},
-	{"ObserveEvents", m_observe_events},
-	{"QueryServiceState", m_query_service_state},
-	{"QueryCapabilities", m_query_capabilities},
-	{"SaveTraceForBugreport", m_unsupported},
-	{"CloneSession", m_unsupported},
+    {"EnableTracing", m_enable_tracing},
+    {"DisableTracing", m_disable_tracing},
+    {"ReadBuffers", m_read_buffers},
+    {"FreeBuffers", m_free_buffers},
+    {"Flush", m_flush},
+    {"StartTracing", m_start_tracing},
+    {"ChangeTraceConfig", m_unsupported},
+    {"Detach", m_unsupported},
+    {"Attach", m_unsupported},
+    {"GetTraceStats", m_get_trace_stats},
+    {"ObserveEvents", m_observe_events},
+    {"QueryServiceState", m_query_service_state},
+    {"QueryCapabilities", m_query_capabilities},
+    {"SaveTraceForBugreport", m_unsupported},
+    {"CloneSession", m_unsupported},
 };
 
-const struct ipc_service_desc traced_consumer_port = {
-	"ConsumerPort", consumer_methods, TB_ARRAY_SIZE(consumer_methods)};
+const struct ipc_service_desc traced_consumer_port = {"ConsumerPort", consumer_methods,
+                                                      TB_ARRAY_SIZE(consumer_methods)};

@@ -19,8 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define UNPACK(type, fn, args, len) \
-	((type *)fn##__unpack(protos_allocator(), (len), (args)))
+#define UNPACK(type, fn, args, len) ((type *)fn##__unpack(protos_allocator(), (len), (args)))
 #define FREE_MSG(m) protobuf_c_message_free_unpacked(&(m)->base, protos_allocator())
 
 static struct traced_producer *producer_of(struct traced *t, struct ipc_call *call)
@@ -115,7 +114,7 @@ void traced_producer_send(struct traced_producer *p, uint8_t *buf, size_t len, i
 }
 
 static void send_cmd(struct traced_producer *p, Perfetto__Protos__GetAsyncCommandResponse *cmd,
-		     int fd)
+                     int fd)
 {
 	size_t len;
 	uint8_t *buf = pack_msg(&cmd->base, &len);
@@ -130,9 +129,10 @@ static bool page_size_ok(size_t ps)
 
 int traced_producer_setup_smb(struct traced_producer *p, const Perfetto__Protos__TraceConfig *cfg)
 {
-	Perfetto__Protos__GetAsyncCommandResponse cmd = PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__INIT;
+	Perfetto__Protos__GetAsyncCommandResponse cmd =
+	    PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__INIT;
 	Perfetto__Protos__GetAsyncCommandResponse__SetupTracing st =
-		PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__SETUP_TRACING__INIT;
+	    PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__SETUP_TRACING__INIT;
 	size_t page = p->page_hint, size = p->size_hint;
 	struct tb_err err = {0};
 	int fd = -1, rc;
@@ -174,18 +174,19 @@ int traced_producer_setup_smb(struct traced_producer *p, const Perfetto__Protos_
 	send_cmd(p, &cmd, fd);
 	p->setup_sent = true;
 	log_info(TRACED_LOG, "producer %u: SMB %zu KiB, pages of %zu KiB", p->id,
-		 tracing_smb_size(p->smb) / 1024, tracing_smb_page_size(p->smb) / 1024);
+	         tracing_smb_size(p->smb) / 1024, tracing_smb_page_size(p->smb) / 1024);
 	return 0;
 }
 
 void traced_producer_send_setup_start(struct traced_producer *p, uint64_t instance_id,
-				      const Perfetto__Protos__DataSourceConfig *cfg)
+                                      const Perfetto__Protos__DataSourceConfig *cfg)
 {
-	Perfetto__Protos__GetAsyncCommandResponse cmd = PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__INIT;
+	Perfetto__Protos__GetAsyncCommandResponse cmd =
+	    PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__INIT;
 	Perfetto__Protos__GetAsyncCommandResponse__SetupDataSource setup =
-		PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__SETUP_DATA_SOURCE__INIT;
+	    PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__SETUP_DATA_SOURCE__INIT;
 	Perfetto__Protos__GetAsyncCommandResponse__StartDataSource start =
-		PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__START_DATA_SOURCE__INIT;
+	    PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__START_DATA_SOURCE__INIT;
 	setup.has_new_instance_id = true;
 	setup.new_instance_id = instance_id;
 	setup.config = (Perfetto__Protos__DataSourceConfig *)cfg;
@@ -199,14 +200,15 @@ void traced_producer_send_setup_start(struct traced_producer *p, uint64_t instan
 	cmd.start_data_source = &start;
 	send_cmd(p, &cmd, -1);
 	log_info(TRACED_LOG, "producer %u: start '%s' as instance %" PRIu64, p->id, cfg->name,
-		 instance_id);
+	         instance_id);
 }
 
 void traced_producer_send_stop(struct traced_producer *p, uint64_t instance_id)
 {
-	Perfetto__Protos__GetAsyncCommandResponse cmd = PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__INIT;
+	Perfetto__Protos__GetAsyncCommandResponse cmd =
+	    PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__INIT;
 	Perfetto__Protos__GetAsyncCommandResponse__StopDataSource stop =
-		PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__STOP_DATA_SOURCE__INIT;
+	    PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__STOP_DATA_SOURCE__INIT;
 	stop.has_instance_id = true;
 	stop.instance_id = instance_id;
 	cmd.cmd_case = PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__CMD_STOP_DATA_SOURCE;
@@ -215,11 +217,12 @@ void traced_producer_send_stop(struct traced_producer *p, uint64_t instance_id)
 }
 
 void traced_producer_send_flush(struct traced_producer *p, const uint64_t *ids, size_t n,
-				uint64_t flush_id, uint64_t flags)
+                                uint64_t flush_id, uint64_t flags)
 {
-	Perfetto__Protos__GetAsyncCommandResponse cmd = PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__INIT;
+	Perfetto__Protos__GetAsyncCommandResponse cmd =
+	    PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__INIT;
 	Perfetto__Protos__GetAsyncCommandResponse__Flush fl =
-		PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__FLUSH__INIT;
+	    PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__FLUSH__INIT;
 	fl.n_data_source_ids = n;
 	fl.data_source_ids = (uint64_t *)ids;
 	fl.has_request_id = true;
@@ -232,11 +235,12 @@ void traced_producer_send_flush(struct traced_producer *p, const uint64_t *ids, 
 }
 
 void traced_producer_send_clear_incremental_state(struct traced_producer *p, const uint64_t *ids,
-						  size_t n)
+                                                  size_t n)
 {
-	Perfetto__Protos__GetAsyncCommandResponse cmd = PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__INIT;
+	Perfetto__Protos__GetAsyncCommandResponse cmd =
+	    PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__INIT;
 	Perfetto__Protos__GetAsyncCommandResponse__ClearIncrementalState cl =
-		PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__CLEAR_INCREMENTAL_STATE__INIT;
+	    PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__CLEAR_INCREMENTAL_STATE__INIT;
 	cl.n_data_source_ids = n;
 	cl.data_source_ids = (uint64_t *)ids;
 	cmd.cmd_case = PERFETTO__PROTOS__GET_ASYNC_COMMAND_RESPONSE__CMD_CLEAR_INCREMENTAL_STATE;
@@ -247,18 +251,18 @@ void traced_producer_send_clear_incremental_state(struct traced_producer *p, con
 /* ---- methods, in declaration order ---------------------------------------- */
 
 static void m_initialize_connection(void *ctx, struct ipc_call *call, const uint8_t *args,
-				    size_t len)
+                                    size_t len)
 {
 	struct traced *t = ctx;
 	struct traced_producer *p = producer_of(t, call);
 	Perfetto__Protos__InitializeConnectionRequest *req;
 	Perfetto__Protos__InitializeConnectionResponse resp =
-		PERFETTO__PROTOS__INITIALIZE_CONNECTION_RESPONSE__INIT;
+	    PERFETTO__PROTOS__INITIALIZE_CONNECTION_RESPONSE__INIT;
 	uint8_t buf[16];
 	int fd = ipc_call_take_fd(call);
 
 	req = UNPACK(Perfetto__Protos__InitializeConnectionRequest,
-		     perfetto__protos__initialize_connection_request, args, len);
+	             perfetto__protos__initialize_connection_request, args, len);
 	if (!p || !req || p->initialized) {
 		tb_close(&fd);
 		if (req)
@@ -268,7 +272,7 @@ static void m_initialize_connection(void *ctx, struct ipc_call *call, const uint
 	}
 	if (t->lockdown && p->uid != t->uid) {
 		log_info(TRACED_LOG, "lockdown mode: refusing producer '%s' of uid %d",
-			 req->producer_name ? req->producer_name : "", (int)p->uid);
+		         req->producer_name ? req->producer_name : "", (int)p->uid);
 		tb_close(&fd);
 		FREE_MSG(req);
 		ipc_call_fail(call);
@@ -298,25 +302,26 @@ static void m_initialize_connection(void *ctx, struct ipc_call *call, const uint
 	resp.has_use_shmem_emulation = true;
 	resp.use_shmem_emulation = false;
 	log_info(TRACED_LOG, "producer %u '%s' (pid %d) connected", p->id, p->name, (int)p->pid);
-	ipc_call_reply(call, buf, perfetto__protos__initialize_connection_response__pack(&resp, buf),
-		       false, -1);
+	ipc_call_reply(call, buf,
+	               perfetto__protos__initialize_connection_response__pack(&resp, buf), false,
+	               -1);
 }
 
 static void m_register_data_source(void *ctx, struct ipc_call *call, const uint8_t *args,
-				   size_t len)
+                                   size_t len)
 {
 	struct traced *t = ctx;
 	struct traced_producer *p = producer_of(t, call);
 	Perfetto__Protos__RegisterDataSourceRequest *req;
 	Perfetto__Protos__RegisterDataSourceResponse resp =
-		PERFETTO__PROTOS__REGISTER_DATA_SOURCE_RESPONSE__INIT;
+	    PERFETTO__PROTOS__REGISTER_DATA_SOURCE_RESPONSE__INIT;
 	const Perfetto__Protos__DataSourceDescriptor *d;
 	struct traced_ds_reg reg = {0};
 	uint8_t buf[128];
 	char msg[96];
 
 	req = UNPACK(Perfetto__Protos__RegisterDataSourceRequest,
-		     perfetto__protos__register_data_source_request, args, len);
+	             perfetto__protos__register_data_source_request, args, len);
 	if (!p || !req) {
 		if (req)
 			FREE_MSG(req);
@@ -341,19 +346,19 @@ static void m_register_data_source(void *ctx, struct ipc_call *call, const uint8
 	}
 	FREE_MSG(req);
 	ipc_call_reply(call, buf, perfetto__protos__register_data_source_response__pack(&resp, buf),
-		       false, -1);
+	               false, -1);
 	if (reg.name)
 		traced_sessions_on_new_source(t, p, &p->sources.data[p->sources.len - 1]);
 }
 
 static void m_unregister_data_source(void *ctx, struct ipc_call *call, const uint8_t *args,
-				     size_t len)
+                                     size_t len)
 {
 	struct traced *t = ctx;
 	struct traced_producer *p = producer_of(t, call);
 	Perfetto__Protos__UnregisterDataSourceRequest *req;
 	req = UNPACK(Perfetto__Protos__UnregisterDataSourceRequest,
-		     perfetto__protos__unregister_data_source_request, args, len);
+	             perfetto__protos__unregister_data_source_request, args, len);
 	if (p && req && req->data_source_name) {
 		for (size_t i = 0; i < p->sources.len; i++) {
 			if (strcmp(p->sources.data[i].name, req->data_source_name) == 0) {
@@ -371,7 +376,7 @@ static void m_unregister_data_source(void *ctx, struct ipc_call *call, const uin
 
 /* Move one chunk out of the SMB into its buffer. */
 static void commit_chunk(struct traced *t, struct traced_producer *p,
-			 const Perfetto__Protos__CommitDataRequest__ChunksToMove *m)
+                         const Perfetto__Protos__CommitDataRequest__ChunksToMove *m)
 {
 	struct tracing_chunk_header h;
 	struct traced_buffer *b;
@@ -382,11 +387,11 @@ static void commit_chunk(struct traced *t, struct traced_producer *p,
 		return;
 	}
 	rc = tracing_smb_read_chunk(p->smb, m->page, m->chunk, &h, p->scratch,
-				    tracing_smb_page_size(p->smb), &n);
+	                            tracing_smb_page_size(p->smb), &n);
 	if (rc) {
 		t->stats.bad_commits++;
-		log_debug(TRACED_LOG, "producer %u: bad commit page %u chunk %u: %d", p->id, m->page,
-			  m->chunk, rc);
+		log_debug(TRACED_LOG, "producer %u: bad commit page %u chunk %u: %d", p->id,
+		          m->page, m->chunk, rc);
 		return;
 	}
 	if (!(b = traced_buffer_for_producer(t, p, m->target_buffer))) {
@@ -402,7 +407,7 @@ static void m_commit_data(void *ctx, struct ipc_call *call, const uint8_t *args,
 	struct traced_producer *p = producer_of(t, call);
 	Perfetto__Protos__CommitDataRequest *req;
 	req = UNPACK(Perfetto__Protos__CommitDataRequest, perfetto__protos__commit_data_request,
-		     args, len);
+	             args, len);
 	if (!p || !req) {
 		if (req)
 			FREE_MSG(req);
@@ -412,7 +417,8 @@ static void m_commit_data(void *ctx, struct ipc_call *call, const uint8_t *args,
 	for (size_t i = 0; i < req->n_chunks_to_move; i++)
 		commit_chunk(t, p, req->chunks_to_move[i]);
 	for (size_t i = 0; i < req->n_chunks_to_patch; i++) {
-		const Perfetto__Protos__CommitDataRequest__ChunkToPatch *cp = req->chunks_to_patch[i];
+		const Perfetto__Protos__CommitDataRequest__ChunkToPatch *cp =
+		    req->chunks_to_patch[i];
 		struct traced_buffer *b = traced_buffer_for_producer(t, p, cp->target_buffer);
 		if (!b || cp->writer_id == 0 || cp->writer_id > TRACING_MAX_WRITER_ID) {
 			t->stats.patches_discarded++;
@@ -420,8 +426,8 @@ static void m_commit_data(void *ctx, struct ipc_call *call, const uint8_t *args,
 		}
 		for (size_t j = 0; j < cp->n_patches; j++)
 			traced_buffer_patch(b, p->id, (uint16_t)cp->writer_id, cp->chunk_id,
-					    cp->patches[j]->offset, cp->patches[j]->data.data,
-					    cp->patches[j]->data.len);
+			                    cp->patches[j]->offset, cp->patches[j]->data.data,
+			                    cp->patches[j]->data.len);
 		if (!cp->has_more_patches)
 			traced_buffer_patch_done(b, p->id, (uint16_t)cp->writer_id, cp->chunk_id);
 	}
@@ -434,8 +440,7 @@ static void m_commit_data(void *ctx, struct ipc_call *call, const uint8_t *args,
 	}
 }
 
-static void m_get_async_command(void *ctx, struct ipc_call *call, const uint8_t *args,
-				size_t len)
+static void m_get_async_command(void *ctx, struct ipc_call *call, const uint8_t *args, size_t len)
 {
 	struct traced *t = ctx;
 	struct traced_producer *p = producer_of(t, call);
@@ -455,12 +460,12 @@ static void m_get_async_command(void *ctx, struct ipc_call *call, const uint8_t 
 }
 
 static void m_register_trace_writer(void *ctx, struct ipc_call *call, const uint8_t *args,
-				    size_t len)
+                                    size_t len)
 {
 	struct traced_producer *p = producer_of(ctx, call);
 	Perfetto__Protos__RegisterTraceWriterRequest *req;
 	req = UNPACK(Perfetto__Protos__RegisterTraceWriterRequest,
-		     perfetto__protos__register_trace_writer_request, args, len);
+	             perfetto__protos__register_trace_writer_request, args, len);
 	if (p && req && p->writers.len < TRACING_MAX_WRITER_ID)
 		vec_push(&p->writers, req->trace_writer_id);
 	if (req)
@@ -469,12 +474,12 @@ static void m_register_trace_writer(void *ctx, struct ipc_call *call, const uint
 }
 
 static void m_unregister_trace_writer(void *ctx, struct ipc_call *call, const uint8_t *args,
-				      size_t len)
+                                      size_t len)
 {
 	struct traced_producer *p = producer_of(ctx, call);
 	Perfetto__Protos__UnregisterTraceWriterRequest *req;
 	req = UNPACK(Perfetto__Protos__UnregisterTraceWriterRequest,
-		     perfetto__protos__unregister_trace_writer_request, args, len);
+	             perfetto__protos__unregister_trace_writer_request, args, len);
 	for (size_t i = 0; p && req && i < p->writers.len; i++)
 		if (p->writers.data[i] == req->trace_writer_id) {
 			p->writers.data[i] = p->writers.data[--p->writers.len];
@@ -490,7 +495,7 @@ _Static_assert(PB_F_NotifyDataSourceStartedRequest_data_source_id ==
                    PB_F_NotifyDataSourceStoppedRequest_data_source_id,
                "notify_ds reads both requests");
 static void notify_ds(struct traced *t, struct ipc_call *call, const uint8_t *args, size_t len,
-		      bool stopped)
+                      bool stopped)
 {
 	struct traced_producer *p = producer_of(t, call);
 	struct pb_field f;
@@ -526,14 +531,13 @@ static void m_notify_stopped(void *ctx, struct ipc_call *call, const uint8_t *ar
 	notify_ds(ctx, call, args, len, true);
 }
 
-static void m_activate_triggers(void *ctx, struct ipc_call *call, const uint8_t *args,
-				size_t len)
+static void m_activate_triggers(void *ctx, struct ipc_call *call, const uint8_t *args, size_t len)
 {
 	struct traced *t = ctx;
 	struct traced_producer *p = producer_of(t, call);
 	Perfetto__Protos__ActivateTriggersRequest *req =
-		UNPACK(Perfetto__Protos__ActivateTriggersRequest,
-		       perfetto__protos__activate_triggers_request, args, len);
+	    UNPACK(Perfetto__Protos__ActivateTriggersRequest,
+	           perfetto__protos__activate_triggers_request, args, len);
 	if (p && req)
 		traced_activate_triggers(t, p, req->trigger_names, req->n_trigger_names);
 	if (req)
@@ -547,13 +551,12 @@ static void m_sync(void *ctx, struct ipc_call *call, const uint8_t *args, size_t
 	reply_empty(call);
 }
 
-static void m_update_data_source(void *ctx, struct ipc_call *call, const uint8_t *args,
-				 size_t len)
+static void m_update_data_source(void *ctx, struct ipc_call *call, const uint8_t *args, size_t len)
 {
 	struct traced_producer *p = producer_of(ctx, call);
 	Perfetto__Protos__UpdateDataSourceRequest *req;
 	req = UNPACK(Perfetto__Protos__UpdateDataSourceRequest,
-		     perfetto__protos__update_data_source_request, args, len);
+	             perfetto__protos__update_data_source_request, args, len);
 	if (p && req && req->data_source_descriptor && req->data_source_descriptor->name) {
 		const Perfetto__Protos__DataSourceDescriptor *d = req->data_source_descriptor;
 		for (size_t i = 0; i < p->sources.len; i++)
@@ -562,7 +565,7 @@ static void m_update_data_source(void *ctx, struct ipc_call *call, const uint8_t
 				p->sources.data[i].notify_on_stop = d->will_notify_on_stop;
 				p->sources.data[i].no_flush = d->no_flush;
 				p->sources.data[i].clear_incremental =
-					d->handles_incremental_state_clear;
+				    d->handles_incremental_state_clear;
 			}
 	}
 	if (req)
@@ -571,19 +574,19 @@ static void m_update_data_source(void *ctx, struct ipc_call *call, const uint8_t
 }
 
 static const struct ipc_method producer_methods[] = {
-	{"InitializeConnection", m_initialize_connection},
-	{"RegisterDataSource", m_register_data_source},
-	{"UnregisterDataSource", m_unregister_data_source},
-	{"CommitData", m_commit_data},
-	{"GetAsyncCommand", m_get_async_command},
-	{"RegisterTraceWriter", m_register_trace_writer},
-	{"UnregisterTraceWriter", m_unregister_trace_writer},
-	{"NotifyDataSourceStarted", m_notify_started},
-	{"NotifyDataSourceStopped", m_notify_stopped},
-	{"ActivateTriggers", m_activate_triggers},
-	{"Sync", m_sync},
-	{"UpdateDataSource", m_update_data_source},
+    {"InitializeConnection", m_initialize_connection},
+    {"RegisterDataSource", m_register_data_source},
+    {"UnregisterDataSource", m_unregister_data_source},
+    {"CommitData", m_commit_data},
+    {"GetAsyncCommand", m_get_async_command},
+    {"RegisterTraceWriter", m_register_trace_writer},
+    {"UnregisterTraceWriter", m_unregister_trace_writer},
+    {"NotifyDataSourceStarted", m_notify_started},
+    {"NotifyDataSourceStopped", m_notify_stopped},
+    {"ActivateTriggers", m_activate_triggers},
+    {"Sync", m_sync},
+    {"UpdateDataSource", m_update_data_source},
 };
 
-const struct ipc_service_desc traced_producer_port = {
-	"ProducerPort", producer_methods, TB_ARRAY_SIZE(producer_methods)};
+const struct ipc_service_desc traced_producer_port = {"ProducerPort", producer_methods,
+                                                      TB_ARRAY_SIZE(producer_methods)};

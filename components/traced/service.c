@@ -22,7 +22,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 struct traced_producer *traced_producer_by_id(struct traced *t, uint16_t id)
 {
 	for (size_t i = hmap_next(&t->producers, 0); i != HMAP_END;
@@ -51,7 +50,7 @@ struct traced_buffer *traced_session_buffer(struct traced_session *s, uint32_t i
 }
 
 struct traced_buffer *traced_buffer_for_producer(struct traced *t, struct traced_producer *p,
-						 uint32_t id)
+                                                 uint32_t id)
 {
 	for (size_t i = 0; i < t->sessions.len; i++) {
 		struct traced_session *s = t->sessions.data[i];
@@ -69,7 +68,7 @@ struct traced_buffer *traced_buffer_for_producer(struct traced *t, struct traced
 /* ---- session lifecycle ---------------------------------------------------- */
 
 static int validate_config(struct traced *t, uid_t uid, const Perfetto__Protos__TraceConfig *cfg,
-			   char *errbuf, size_t errlen)
+                           char *errbuf, size_t errlen)
 {
 	int for_uid = 0;
 
@@ -85,7 +84,7 @@ static int validate_config(struct traced *t, uid_t uid, const Perfetto__Protos__
 		uint64_t bytes = (uint64_t)cfg->buffers[i]->size_kb * 1024;
 		if (bytes == 0 || bytes > TRACED_MAX_BUFFER_BYTES) {
 			snprintf(errbuf, errlen, "invalid size for buffer %zu: %u kb", i,
-				 cfg->buffers[i]->size_kb);
+			         cfg->buffers[i]->size_kb);
 			return -EINVAL;
 		}
 	}
@@ -97,7 +96,7 @@ static int validate_config(struct traced *t, uid_t uid, const Perfetto__Protos__
 		}
 		if (dc->target_buffer >= cfg->n_buffers) {
 			snprintf(errbuf, errlen, "data source '%s' targets buffer %u of %zu",
-				 dc->name, dc->target_buffer, cfg->n_buffers);
+			         dc->name, dc->target_buffer, cfg->n_buffers);
 			return -EINVAL;
 		}
 	}
@@ -121,12 +120,13 @@ static int validate_config(struct traced *t, uid_t uid, const Perfetto__Protos__
 		for_uid += t->sessions.data[i]->consumer_uid == uid;
 	if (for_uid >= TRACED_MAX_SESSIONS_PER_UID) {
 		snprintf(errbuf, errlen,
-			 "Too many concurrent tracing sesions (%d) for uid %d limit is %d", for_uid,
-			 (int)uid, TRACED_MAX_SESSIONS_PER_UID);
+		         "Too many concurrent tracing sesions (%d) for uid %d limit is %d", for_uid,
+		         (int)uid, TRACED_MAX_SESSIONS_PER_UID);
 		return -EBUSY;
 	}
 	if (t->sessions.len >= TRACED_MAX_SESSIONS) {
-		snprintf(errbuf, errlen, "Too many concurrent tracing sesions (%zu)", t->sessions.len);
+		snprintf(errbuf, errlen, "Too many concurrent tracing sesions (%zu)",
+		         t->sessions.len);
 		return -EBUSY;
 	}
 	return 0;
@@ -137,7 +137,7 @@ static int validate_config(struct traced *t, uid_t uid, const Perfetto__Protos__
  * own uid (or root) may have the service create a file: another uid would
  * create files it could not create itself. -1 with a message in errbuf. */
 static int open_output(const struct traced *t, uid_t uid, const Perfetto__Protos__TraceConfig *cfg,
-		       int *fd, char *errbuf, size_t errlen)
+                       int *fd, char *errbuf, size_t errlen)
 {
 	if (!cfg->write_into_file) {
 		tb_close(fd);
@@ -147,15 +147,15 @@ static int open_output(const struct traced *t, uid_t uid, const Perfetto__Protos
 		tb_close(fd);
 		if (uid != t->uid && uid != 0) {
 			snprintf(errbuf, errlen,
-				 "output_path refused: the consumer's uid %d is not the service's "
-				 "(%d); pass the output file descriptor with EnableTracing",
-				 (int)uid, (int)t->uid);
+			         "output_path refused: the consumer's uid %d is not the service's "
+			         "(%d); pass the output file descriptor with EnableTracing",
+			         (int)uid, (int)t->uid);
 			return -EPERM;
 		}
 		*fd = open(cfg->output_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (*fd < 0) {
 			snprintf(errbuf, errlen, "cannot open '%s': %s", cfg->output_path,
-				 strerror(errno));
+			         strerror(errno));
 			return -EIO;
 		}
 		return 0;
@@ -180,8 +180,8 @@ static void on_flush_period(struct loop *l, uint64_t id, void *ctx)
 }
 
 int traced_session_create(struct traced *t, struct traced_consumer *c, const uint8_t *cfg_bytes,
-			  size_t cfg_len, struct ipc_call *call, int fd, char *errbuf,
-			  size_t errlen)
+                          size_t cfg_len, struct ipc_call *call, int fd, char *errbuf,
+                          size_t errlen)
 {
 	Perfetto__Protos__TraceConfig *cfg;
 	struct traced_session *s;
@@ -193,10 +193,11 @@ int traced_session_create(struct traced *t, struct traced_consumer *c, const uin
 		snprintf(errbuf, errlen, "cannot decode the trace config");
 		return -EINVAL;
 	}
-	if (cfg->lockdown_mode == PERFETTO__PROTOS__TRACE_CONFIG__LOCKDOWN_MODE_OPERATION__LOCKDOWN_SET)
+	if (cfg->lockdown_mode ==
+	    PERFETTO__PROTOS__TRACE_CONFIG__LOCKDOWN_MODE_OPERATION__LOCKDOWN_SET)
 		t->lockdown = true;
 	else if (cfg->lockdown_mode ==
-		 PERFETTO__PROTOS__TRACE_CONFIG__LOCKDOWN_MODE_OPERATION__LOCKDOWN_CLEAR)
+	         PERFETTO__PROTOS__TRACE_CONFIG__LOCKDOWN_MODE_OPERATION__LOCKDOWN_CLEAR)
 		t->lockdown = false;
 	if ((rc = validate_config(t, c->uid, cfg, errbuf, errlen)) ||
 	    (rc = open_output(t, c->uid, cfg, &fd, errbuf, errlen))) {
@@ -219,23 +220,23 @@ int traced_session_create(struct traced *t, struct traced_consumer *c, const uin
 	s->enable_call = call;
 	for (size_t i = 0; i < cfg->n_buffers; i++) {
 		bool discard = cfg->buffers[i]->fill_policy ==
-			       PERFETTO__PROTOS__TRACE_CONFIG__BUFFER_CONFIG__FILL_POLICY__DISCARD;
+		               PERFETTO__PROTOS__TRACE_CONFIG__BUFFER_CONFIG__FILL_POLICY__DISCARD;
 		vec_push(&s->buffers, traced_buffer_new(++t->next_buffer_id,
-							(size_t)cfg->buffers[i]->size_kb * 1024,
-							discard, &s->next_seq_id));
+		                                        (size_t)cfg->buffers[i]->size_kb * 1024,
+		                                        discard, &s->next_seq_id));
 	}
 	vec_push(&t->sessions, s);
 	c->session = s;
 	t->stats.tracing_sessions++;
 	log_info(TRACED_LOG, "session %" PRIu64 ": %zu buffers, %zu data sources, %u ms", s->id,
-		 cfg->n_buffers, cfg->n_data_sources, cfg->duration_ms);
+	         cfg->n_buffers, cfg->n_data_sources, cfg->duration_ms);
 	if (traced_triggers_on_create(s) && !cfg->deferred_start)
 		traced_session_start(s);
 	return 0;
 }
 
 static bool producer_matches(const Perfetto__Protos__TraceConfig__DataSource *ds,
-			     const struct traced_producer *p)
+                             const struct traced_producer *p)
 {
 	if (ds->n_producer_name_filter == 0)
 		return true;
@@ -247,14 +248,14 @@ static bool producer_matches(const Perfetto__Protos__TraceConfig__DataSource *ds
 
 /* Start one config data source on one producer. */
 static void start_instance(struct traced_session *s, struct traced_producer *p,
-			   const Perfetto__Protos__TraceConfig__DataSource *ds,
-			   const struct traced_ds_reg *reg)
+                           const Perfetto__Protos__TraceConfig__DataSource *ds,
+                           const struct traced_ds_reg *reg)
 {
 	Perfetto__Protos__DataSourceConfig dc = *ds->config;
 	struct traced_instance in = {0};
 	if (s->svc->lockdown && p->uid != s->svc->uid) {
 		log_info(TRACED_LOG, "lockdown mode: not starting '%s' on producer %u (uid %d)",
-			 reg->name, p->id, (int)p->uid);
+		         reg->name, p->id, (int)p->uid);
 		return;
 	}
 	if (traced_producer_setup_smb(p, s->cfg))
@@ -275,13 +276,14 @@ static void start_instance(struct traced_session *s, struct traced_producer *p,
 }
 
 static void match_sources(struct traced_session *s, struct traced_producer *only,
-			  const struct traced_ds_reg *only_reg)
+                          const struct traced_ds_reg *only_reg)
 {
 	struct traced *t = s->svc;
 	for (size_t i = 0; i < s->cfg->n_data_sources; i++) {
 		const Perfetto__Protos__TraceConfig__DataSource *ds = s->cfg->data_sources[i];
 		if (only) {
-			if (strcmp(only_reg->name, ds->config->name) == 0 && producer_matches(ds, only))
+			if (strcmp(only_reg->name, ds->config->name) == 0 &&
+			    producer_matches(ds, only))
 				start_instance(s, only, ds, only_reg);
 			continue;
 		}
@@ -304,9 +306,10 @@ static void on_duration(struct loop *l, uint64_t id, void *ctx)
 	if (traced_session_trigger_owns_stop(s))
 		return; /* the trigger's stop delay ends it */
 	log_info(TRACED_LOG, "session %" PRIu64 ": duration elapsed", s->id);
-	traced_flush_start(s, s->cfg->flush_timeout_ms ? s->cfg->flush_timeout_ms
-						       : TRACED_DEFAULT_FLUSH_TIMEOUT_MS,
-			   2 | 1 << 4, NULL, true);
+	traced_flush_start(s,
+	                   s->cfg->flush_timeout_ms ? s->cfg->flush_timeout_ms
+	                                            : TRACED_DEFAULT_FLUSH_TIMEOUT_MS,
+	                   2 | 1 << 4, NULL, true);
 }
 
 static void on_snapshot_period(struct loop *l, uint64_t id, void *ctx)
@@ -368,11 +371,12 @@ static void start_periodic_tasks(struct traced_session *s)
 {
 	const Perfetto__Protos__TraceConfig__BuiltinDataSource *b = s->cfg->builtin_data_sources;
 	const Perfetto__Protos__TraceConfig__IncrementalStateConfig *inc =
-		s->cfg->incremental_state_config;
+	    s->cfg->incremental_state_config;
 	struct loop *l = s->svc->loop;
-	uint32_t period = at_least(b && b->snapshot_interval_ms ? b->snapshot_interval_ms
-								: TRACED_DEFAULT_SNAPSHOT_INTERVAL_MS,
-				   TRACED_MIN_PERIOD_MS);
+	uint32_t period =
+	    at_least(b && b->snapshot_interval_ms ? b->snapshot_interval_ms
+	                                          : TRACED_DEFAULT_SNAPSHOT_INTERVAL_MS,
+	             TRACED_MIN_PERIOD_MS);
 	if (!(b && b->disable_clock_snapshotting)) {
 		traced_clocks_capture(&s->initial_clocks);
 		s->has_initial_clocks = true;
@@ -380,8 +384,8 @@ static void start_periodic_tasks(struct traced_session *s)
 	traced_session_snapshot(s);
 	s->snapshot_timer = loop_add_timer(l, period, period, on_snapshot_period, s);
 	if (inc && inc->clear_period_ms)
-		s->clear_timer = aligned_timer(l, at_least(inc->clear_period_ms, TRACED_MIN_PERIOD_MS),
-					       on_clear_period, s);
+		s->clear_timer = aligned_timer(
+		    l, at_least(inc->clear_period_ms, TRACED_MIN_PERIOD_MS), on_clear_period, s);
 }
 
 void traced_session_start(struct traced_session *s)
@@ -399,7 +403,7 @@ void traced_session_start(struct traced_session *s)
 	traced_triggers_on_start(s);
 	if (s->write_into_file) {
 		uint32_t ms = s->cfg->file_write_period_ms ? s->cfg->file_write_period_ms
-							   : TRACED_DEFAULT_WRITE_PERIOD_MS;
+		                                           : TRACED_DEFAULT_WRITE_PERIOD_MS;
 		if (ms < TRACED_MIN_WRITE_PERIOD_MS)
 			ms = TRACED_MIN_WRITE_PERIOD_MS;
 		s->write_timer = loop_add_timer(l, ms, ms, on_write_period, s);
@@ -444,7 +448,7 @@ void traced_session_instance_started(struct traced_session *s, uint64_t instance
 }
 
 void traced_sessions_on_new_source(struct traced *t, struct traced_producer *p,
-				   const struct traced_ds_reg *reg)
+                                   const struct traced_ds_reg *reg)
 {
 	for (size_t i = 0; i < t->sessions.len; i++)
 		if (t->sessions.data[i]->state == TRACED_STARTED)
@@ -523,11 +527,11 @@ void traced_session_disable(struct traced_session *s)
 		if (!p || !in->notify_stop)
 			in->stopped = true;
 	}
-	s->stop_timer = loop_add_timer(t->loop,
-				       s->cfg->data_source_stop_timeout_ms
-					       ? s->cfg->data_source_stop_timeout_ms
-					       : TRACED_DEFAULT_STOP_TIMEOUT_MS,
-				       0, on_stop_timeout, s);
+	s->stop_timer =
+	    loop_add_timer(t->loop,
+	                   s->cfg->data_source_stop_timeout_ms ? s->cfg->data_source_stop_timeout_ms
+	                                                       : TRACED_DEFAULT_STOP_TIMEOUT_MS,
+	                   0, on_stop_timeout, s);
 	check_all_stopped(s);
 }
 
@@ -546,7 +550,7 @@ void traced_session_free(struct traced_session *s)
 	if (s->state == TRACED_STARTED || s->state == TRACED_DISABLING) {
 		for (size_t i = 0; i < s->instances.len; i++) {
 			struct traced_producer *p =
-				traced_producer_by_id(t, s->instances.data[i].producer_id);
+			    traced_producer_by_id(t, s->instances.data[i].producer_id);
 			if (p && !s->instances.data[i].stopped)
 				traced_producer_send_stop(p, s->instances.data[i].id);
 		}
@@ -611,12 +615,12 @@ static void on_flush_timeout(struct loop *l, uint64_t id, void *ctx)
 	f->timer = 0;
 	for (size_t i = 0; i < f->pending.len; i++)
 		log_warn(TRACED_LOG, "flush %" PRIu64 ": producer %u did not ack", f->id,
-			 f->pending.data[i]);
+		         f->pending.data[i]);
 	flush_finish(f->svc, f, false);
 }
 
 void traced_flush_start(struct traced_session *s, uint32_t timeout_ms, uint64_t flags,
-			struct ipc_call *call, bool disable_after)
+                        struct ipc_call *call, bool disable_after)
 {
 	struct traced *t = s->svc;
 	struct traced_flush *f = tb_calloc(1, sizeof *f);
@@ -653,8 +657,9 @@ void traced_flush_start(struct traced_session *s, uint32_t timeout_ms, uint64_t 
 		flush_finish(t, f, true);
 		return;
 	}
-	f->timer = loop_add_timer(t->loop, timeout_ms ? timeout_ms : TRACED_DEFAULT_FLUSH_TIMEOUT_MS,
-				  0, on_flush_timeout, f);
+	f->timer =
+	    loop_add_timer(t->loop, timeout_ms ? timeout_ms : TRACED_DEFAULT_FLUSH_TIMEOUT_MS, 0,
+	                   on_flush_timeout, f);
 }
 
 void traced_flush_ack(struct traced *t, uint16_t producer_id, uint64_t flush_id)
@@ -716,7 +721,7 @@ static int parse_mode(const char *s)
 /* chgrp and chmod one filesystem socket (Perfetto's SetFilePermissions:
  * its checks, in its order and words). */
 static int set_permissions(const char *path, const char *group, const char *mode,
-			   struct tb_err *err)
+                           struct tb_err *err)
 {
 	gid_t gid;
 	char *end;
@@ -725,8 +730,9 @@ static int set_permissions(const char *path, const char *group, const char *mode
 
 	if (path[0] == '@')
 		return tb_err_set(err, -EINVAL,
-				  "--set-socket-permissions: '%s' is an abstract socket, which has "
-				  "no file permissions", path);
+		                  "--set-socket-permissions: '%s' is an abstract socket, which has "
+		                  "no file permissions",
+		                  path);
 	errno = 0;
 	n = strtoul(group, &end, 10);
 	if (*group && !*end && !errno && n <= UINT32_MAX) {
@@ -738,14 +744,15 @@ static int set_permissions(const char *path, const char *group, const char *mode
 			g = getgrnam(group);
 		} while (!g && errno == EINTR);
 		if (!g)
-			return tb_err_set(err, -ENOENT, "Failed to get group information of %s", group);
+			return tb_err_set(err, -ENOENT, "Failed to get group information of %s",
+			                  group);
 		gid = g->gr_gid;
 	}
 	if (chown(path, geteuid(), gid) != 0)
 		return tb_err_errno(err, -errno, "Failed to chown %s", path);
 	if ((m = parse_mode(mode)) < 0)
 		return tb_err_set(err, -EINVAL,
-				  "The chmod mode bits must be a 4-digit octal number, e.g. 0660");
+		                  "The chmod mode bits must be a 4-digit octal number, e.g. 0660");
 	if (chmod(path, (mode_t)m) != 0)
 		return tb_err_errno(err, -errno, "Failed to chmod %s", path);
 	return 0;
@@ -754,7 +761,7 @@ static int set_permissions(const char *path, const char *group, const char *mode
 /* --set-socket-permissions on every filesystem socket of the comma-separated
  * producer list and on the consumer socket. */
 static int apply_permissions(const struct traced_opts *o, const char *pname, const char *cname,
-			     struct tb_err *err)
+                             struct tb_err *err)
 {
 	const char *p = pname;
 	int rc;
@@ -779,10 +786,10 @@ struct traced *traced_new(struct loop *l, const struct traced_opts *opts, struct
 {
 	static const struct ipc_host_ops pops = {prod_connect, prod_disconnect};
 	static const struct ipc_host_ops cops = {cons_connect, cons_disconnect};
-	const char *pname = opts && opts->producer_socket ? opts->producer_socket
-							  : ipc_producer_socket_name();
-	const char *cname = opts && opts->consumer_socket ? opts->consumer_socket
-							  : ipc_consumer_socket_name();
+	const char *pname =
+	    opts && opts->producer_socket ? opts->producer_socket : ipc_producer_socket_name();
+	const char *cname =
+	    opts && opts->consumer_socket ? opts->consumer_socket : ipc_consumer_socket_name();
 	bool perms = opts && opts->producer_group;
 	mode_t old_umask = 0;
 	struct traced *t = tb_calloc(1, sizeof *t);
@@ -807,12 +814,12 @@ struct traced *traced_new(struct loop *l, const struct traced_opts *opts, struct
 		old_umask = umask(0177);
 	if (ipc_host_listen(t->prod_host, pname) < 0) {
 		tb_err_set(err, ipc_host_err(t->prod_host)->code, "%s",
-			   ipc_host_err(t->prod_host)->msg);
+		           ipc_host_err(t->prod_host)->msg);
 		goto fail;
 	}
 	if (ipc_host_listen(t->cons_host, cname) < 0) {
 		tb_err_set(err, ipc_host_err(t->cons_host)->code, "%s",
-			   ipc_host_err(t->cons_host)->msg);
+		           ipc_host_err(t->cons_host)->msg);
 		goto fail;
 	}
 	if (perms) {
@@ -868,8 +875,14 @@ void traced_free(struct traced *t)
 	tb_free(t);
 }
 
-const struct traced_stats *traced_get_stats(const struct traced *t) { return &t->stats; }
-size_t traced_num_sessions(const struct traced *t) { return t->sessions.len; }
+const struct traced_stats *traced_get_stats(const struct traced *t)
+{
+	return &t->stats;
+}
+size_t traced_num_sessions(const struct traced *t)
+{
+	return t->sessions.len;
+}
 
 /* ---- the applet ----------------------------------------------------------- */
 
@@ -882,12 +895,12 @@ static void notify_listening(void)
 }
 
 static const char traced_usage[] =
-	"usage: traced [--background] [--version]\n"
-	"              [--set-socket-permissions PROD_GROUP:PROD_MODE:CONS_GROUP:CONS_MODE]\n"
-	"The Perfetto tracing service. Sockets: $PERFETTO_PRODUCER_SOCK_NAME,\n"
-	"$PERFETTO_CONSUMER_SOCK_NAME (defaults under /run/perfetto or /tmp).\n"
-	"--set-socket-permissions chgrps and chmods them once they listen, e.g.\n"
-	"traced-producer:0660:traced-consumer:0660.\n";
+    "usage: traced [--background] [--version]\n"
+    "              [--set-socket-permissions PROD_GROUP:PROD_MODE:CONS_GROUP:CONS_MODE]\n"
+    "The Perfetto tracing service. Sockets: $PERFETTO_PRODUCER_SOCK_NAME,\n"
+    "$PERFETTO_CONSUMER_SOCK_NAME (defaults under /run/perfetto or /tmp).\n"
+    "--set-socket-permissions chgrps and chmods them once they listen, e.g.\n"
+    "traced-producer:0660:traced-consumer:0660.\n";
 
 static int parse_permissions(const char *arg, char *buf, size_t n, struct traced_opts *o)
 {
@@ -911,7 +924,7 @@ static int parse_permissions(const char *arg, char *buf, size_t n, struct traced
 			goto bad;
 	if (parse_mode(part[1]) < 0 || parse_mode(part[3]) < 0) {
 		fprintf(stderr, "traced: The chmod mode bits must be a 4-digit octal number, "
-				"e.g. 0660\n");
+		                "e.g. 0660\n");
 		return -1;
 	}
 	o->producer_group = part[0];
@@ -920,8 +933,10 @@ static int parse_permissions(const char *arg, char *buf, size_t n, struct traced
 	o->consumer_mode = part[3];
 	return 0;
 bad:
-	fprintf(stderr, "traced: --set-socket-permissions wants "
-			"<prod_group>:<prod_mode>:<cons_group>:<cons_mode>, not '%s'\n", arg);
+	fprintf(stderr,
+	        "traced: --set-socket-permissions wants "
+	        "<prod_group>:<prod_mode>:<cons_group>:<cons_mode>, not '%s'\n",
+	        arg);
 	return -1;
 }
 
@@ -939,12 +954,12 @@ static enum tb_daemon_flag traced_flag(void *ctx, int argc, char **argv, int *i)
 	if (strcmp(arg, "--set-socket-permissions") == 0 && *i + 1 < argc) {
 		*i += 1;
 		return parse_permissions(argv[*i], a->perm_buf, sizeof a->perm_buf, &a->opts)
-			       ? TB_DAEMON_EXIT_FAIL
-			       : TB_DAEMON_FLAG_TAKEN;
+		           ? TB_DAEMON_EXIT_FAIL
+		           : TB_DAEMON_FLAG_TAKEN;
 	} else if (strncmp(arg, "--set-socket-permissions=", 25) == 0) {
 		return parse_permissions(arg + 25, a->perm_buf, sizeof a->perm_buf, &a->opts)
-			       ? TB_DAEMON_EXIT_FAIL
-			       : TB_DAEMON_FLAG_TAKEN;
+		           ? TB_DAEMON_EXIT_FAIL
+		           : TB_DAEMON_FLAG_TAKEN;
 	} else if (strncmp(arg, "--enable-relay-endpoint", 23) == 0) {
 		fprintf(stderr, "traced: ignoring unsupported option '%s'\n", arg);
 		return TB_DAEMON_FLAG_TAKEN;
@@ -975,13 +990,13 @@ int traced_main(int argc, char **argv)
 {
 	struct traced_applet a = {0};
 	const struct tb_daemon d = {
-		.name = "traced",
-		.log_tag = TRACED_LOG,
-		.usage = traced_usage,
-		.flag = traced_flag,
-		.start = traced_start,
-		.stop = traced_stop,
-		.ctx = &a,
+	    .name = "traced",
+	    .log_tag = TRACED_LOG,
+	    .usage = traced_usage,
+	    .flag = traced_flag,
+	    .start = traced_start,
+	    .stop = traced_stop,
+	    .ctx = &a,
 	};
 	return tb_daemon_main(&d, argc, argv);
 }

@@ -24,7 +24,7 @@
 #include "pb_fields.h"
 
 static const uint8_t sync_marker[16] = {0x82, 0x47, 0x7a, 0x76, 0xb2, 0x8d, 0x42, 0xba,
-					0x81, 0xdc, 0x33, 0x32, 0x6d, 0x57, 0xa0, 0x79};
+                                        0x81, 0xdc, 0x33, 0x32, 0x6d, 0x57, 0xa0, 0x79};
 
 static void trusted(struct pb_writer *w)
 {
@@ -100,7 +100,7 @@ void traced_session_event(struct traced_session *s, unsigned field)
 }
 
 static void clock_snapshot(struct pb_writer *w, const struct traced_clocks *clocks,
-			   uint32_t primary)
+                           uint32_t primary)
 {
 	struct pb_writer snap, c;
 	pb_writer_init_growable(&snap);
@@ -127,7 +127,7 @@ static void service_event(struct pb_writer *w, uint32_t event, int64_t ts)
 
 /* The lifecycle events pending, oldest first; then none is pending. */
 static int emit_events(struct traced_session *s, struct pb_writer *w, traced_packet_fn cb,
-		       void *ctx)
+                       void *ctx)
 {
 	const Perfetto__Protos__TraceConfig__BuiltinDataSource *b = s->cfg->builtin_data_sources;
 	int rc = 0;
@@ -150,7 +150,8 @@ static void system_info(struct pb_writer *w)
 {
 	struct utsname u;
 	struct pb_writer si, un;
-	long hz = sysconf(_SC_CLK_TCK), ps = sysconf(_SC_PAGESIZE), cpus = sysconf(_SC_NPROCESSORS_CONF);
+	long hz = sysconf(_SC_CLK_TCK), ps = sysconf(_SC_PAGESIZE),
+	     cpus = sysconf(_SC_NPROCESSORS_CONF);
 	pb_writer_init_growable(&si);
 	pb_writer_init_growable(&un);
 	if (uname(&u) == 0) {
@@ -177,8 +178,8 @@ int traced_emit_header_packets(struct traced_session *s, traced_packet_fn cb, vo
 {
 	const Perfetto__Protos__TraceConfig__BuiltinDataSource *b = s->cfg->builtin_data_sources;
 	uint32_t primary = b && b->has_primary_trace_clock && b->primary_trace_clock
-				   ? (uint32_t)b->primary_trace_clock
-				   : 6; /* BOOTTIME */
+	                       ? (uint32_t)b->primary_trace_clock
+	                       : 6; /* BOOTTIME */
 	struct pb_writer w;
 	int rc = 0;
 	pb_writer_init_growable(&w);
@@ -251,7 +252,7 @@ int traced_emit_trailer_packets(struct traced_session *s, traced_packet_fn cb, v
 #define SET(m, f, v) ((m)->has_##f = true, (m)->f = (v))
 
 void traced_trace_stats_fill(struct traced *t, struct traced_session *s,
-			     Perfetto__Protos__TraceStats *ts)
+                             Perfetto__Protos__TraceStats *ts)
 {
 	const struct traced_stats *st = &t->stats;
 	perfetto__protos__trace_stats__init(ts);

@@ -68,7 +68,7 @@ static uint64_t chunk_key(uint16_t producer, uint16_t writer, uint32_t chunk_id)
 }
 
 struct traced_buffer *traced_buffer_new(uint32_t id, size_t size, bool discard,
-					uint32_t *next_seq_id)
+                                        uint32_t *next_seq_id)
 {
 	struct traced_buffer *b = tb_calloc(1, sizeof *b);
 	b->id = id;
@@ -99,15 +99,21 @@ void traced_buffer_free(struct traced_buffer *b)
 	tb_free(b);
 }
 
-uint32_t traced_buffer_id(const struct traced_buffer *b) { return b->id; }
-size_t traced_buffer_size(const struct traced_buffer *b) { return b->size; }
+uint32_t traced_buffer_id(const struct traced_buffer *b)
+{
+	return b->id;
+}
+size_t traced_buffer_size(const struct traced_buffer *b)
+{
+	return b->size;
+}
 const struct traced_buffer_stats *traced_buffer_stats(const struct traced_buffer *b)
 {
 	return &b->stats;
 }
 
 static struct tb_seq *seq_get(struct traced_buffer *b, uint16_t producer, uint16_t writer,
-			      uid_t uid, pid_t pid)
+                              uid_t uid, pid_t pid)
 {
 	uint64_t key = (uint64_t)producer << 16 | writer;
 	struct tb_seq *s = hmap_get_ptr(&b->seqs, key);
@@ -218,9 +224,10 @@ static void treap_insert(struct traced_buffer *b, struct tb_seq *s, struct tb_ch
 static void treap_remove(struct tb_seq *s, struct tb_chunk *c)
 {
 	while (c->left || c->right) {
-		struct tb_chunk *k = !c->left ? c->right
-				     : !c->right ? c->left
-				     : c->left->prio > c->right->prio ? c->left : c->right;
+		struct tb_chunk *k = !c->left                         ? c->right
+		                     : !c->right                      ? c->left
+		                     : c->left->prio > c->right->prio ? c->left
+		                                                      : c->right;
 		treap_rotate_up(s, k);
 	}
 	if (!c->up)
@@ -258,8 +265,8 @@ static void chunk_remove(struct traced_buffer *b, struct tb_chunk *c)
 }
 
 int traced_buffer_copy_chunk(struct traced_buffer *b, uint16_t producer_id, uid_t uid, pid_t pid,
-			     const struct tracing_chunk_header *h, const uint8_t *payload,
-			     size_t len)
+                             const struct tracing_chunk_header *h, const uint8_t *payload,
+                             size_t len)
 {
 	size_t cost = TB_RECORD_HEADER + ((len + 15) & ~(size_t)15);
 	struct tb_chunk *c, *old;
@@ -305,7 +312,7 @@ int traced_buffer_copy_chunk(struct traced_buffer *b, uint16_t producer_id, uid_
 }
 
 int traced_buffer_patch(struct traced_buffer *b, uint16_t producer_id, uint16_t writer_id,
-			uint32_t chunk_id, uint32_t offset, const uint8_t *data, size_t len)
+                        uint32_t chunk_id, uint32_t offset, const uint8_t *data, size_t len)
 {
 	struct tb_chunk *c = hmap_get_ptr(&b->index, chunk_key(producer_id, writer_id, chunk_id));
 	if (!c || len != 4 || tracing_chunk_apply_patch(c->payload, c->len, offset, data, len)) {
@@ -317,7 +324,7 @@ int traced_buffer_patch(struct traced_buffer *b, uint16_t producer_id, uint16_t 
 }
 
 void traced_buffer_patch_done(struct traced_buffer *b, uint16_t producer_id, uint16_t writer_id,
-			      uint32_t chunk_id)
+                              uint32_t chunk_id)
 {
 	struct tb_chunk *c = hmap_get_ptr(&b->index, chunk_key(producer_id, writer_id, chunk_id));
 	if (c)
@@ -386,7 +393,7 @@ static int on_packet(void *ctx, const uint8_t *data, size_t len, bool previous_d
 }
 
 int traced_buffer_read_some(struct traced_buffer *b, traced_packet_fn cb, void *ctx,
-			    uint64_t *invalid, size_t budget, bool *more)
+                            uint64_t *invalid, size_t budget, bool *more)
 {
 	struct read_ctx rc = {b, NULL, cb, ctx, invalid};
 	size_t done = 0;
@@ -401,8 +408,8 @@ int traced_buffer_read_some(struct traced_buffer *b, traced_packet_fn cb, void *
 				*more = true;
 				return 0;
 			}
-			ret = tracing_reassembler_push(&s->ra, &c->hdr, c->payload, c->len, on_packet,
-						       &rc);
+			ret = tracing_reassembler_push(&s->ra, &c->hdr, c->payload, c->len,
+			                               on_packet, &rc);
 			if (ret == -EBADMSG) {
 				b->stats.abi_violations++;
 				ret = 0;
@@ -419,8 +426,7 @@ int traced_buffer_read_some(struct traced_buffer *b, traced_packet_fn cb, void *
 	return ret;
 }
 
-int traced_buffer_read(struct traced_buffer *b, traced_packet_fn cb, void *ctx,
-		       uint64_t *invalid)
+int traced_buffer_read(struct traced_buffer *b, traced_packet_fn cb, void *ctx, uint64_t *invalid)
 {
 	bool more;
 	return traced_buffer_read_some(b, cb, ctx, invalid, SIZE_MAX, &more);

@@ -41,7 +41,7 @@ struct traced_stats {
 	uint64_t producers_connected, producers_seen;
 	uint64_t data_sources_registered, data_sources_seen;
 	uint64_t tracing_sessions;
-	uint64_t bad_commits;     /* chunks_to_move that failed validation */
+	uint64_t bad_commits;      /* chunks_to_move that failed validation */
 	uint64_t chunks_discarded; /* chunks for a buffer the producer may not use */
 	uint64_t patches_discarded;
 	uint64_t invalid_packets; /* reserved fields or malformed, dropped on read */

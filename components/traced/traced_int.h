@@ -82,11 +82,11 @@ struct traced_buffer_stats {
 
 /* One packet read out of a buffer: the producer's bytes (borrowed) and the
  * trusted trailer the service appends (borrowed). Non-zero return stops. */
-typedef int (*traced_packet_fn)(void *ctx, const uint8_t *data, size_t len,
-				const uint8_t *trailer, size_t trailer_len);
+typedef int (*traced_packet_fn)(void *ctx, const uint8_t *data, size_t len, const uint8_t *trailer,
+                                size_t trailer_len);
 
 struct traced_buffer *traced_buffer_new(uint32_t id, size_t size, bool discard,
-					uint32_t *next_seq_id);
+                                        uint32_t *next_seq_id);
 void traced_buffer_free(struct traced_buffer *b);
 uint32_t traced_buffer_id(const struct traced_buffer *b);
 size_t traced_buffer_size(const struct traced_buffer *b);
@@ -95,24 +95,23 @@ const struct traced_buffer_stats *traced_buffer_stats(const struct traced_buffer
  * of the same (producer, writer, chunk_id). Returns 0 or -ENOSPC when the
  * buffer's policy dropped it. */
 int traced_buffer_copy_chunk(struct traced_buffer *b, uint16_t producer_id, uid_t uid, pid_t pid,
-			     const struct tracing_chunk_header *h, const uint8_t *payload,
-			     size_t len);
+                             const struct tracing_chunk_header *h, const uint8_t *payload,
+                             size_t len);
 /* Apply one 4-byte patch at offset of a stored chunk's payload; has_more =
  * false makes the chunk readable. 0, or -ENOENT / -EINVAL (counted). */
 int traced_buffer_patch(struct traced_buffer *b, uint16_t producer_id, uint16_t writer_id,
-			uint32_t chunk_id, uint32_t offset, const uint8_t *data, size_t len);
+                        uint32_t chunk_id, uint32_t offset, const uint8_t *data, size_t len);
 void traced_buffer_patch_done(struct traced_buffer *b, uint16_t producer_id, uint16_t writer_id,
-			      uint32_t chunk_id);
+                              uint32_t chunk_id);
 /* Hand every whole readable packet to cb (sequence by sequence) and forget
  * the chunks they came from. Packets with reserved fields are dropped and
  * counted in *invalid. Returns 0 or cb's non-zero return. */
-int traced_buffer_read(struct traced_buffer *b, traced_packet_fn cb, void *ctx,
-		       uint64_t *invalid);
+int traced_buffer_read(struct traced_buffer *b, traced_packet_fn cb, void *ctx, uint64_t *invalid);
 /* traced_buffer_read in steps: stops at a chunk boundary once at least
  * budget bytes of chunk records were read, with *more set when readable
  * chunks remain (a later call goes on from there). */
 int traced_buffer_read_some(struct traced_buffer *b, traced_packet_fn cb, void *ctx,
-			    uint64_t *invalid, size_t budget, bool *more);
+                            uint64_t *invalid, size_t budget, bool *more);
 /* True if a top-level field of the packet is one only the service may set,
  * or the packet does not parse. */
 bool traced_packet_is_reserved(const uint8_t *data, size_t len);
@@ -143,7 +142,7 @@ struct traced_producer {
 	bool provided_shmem;
 	struct tracing_smb *smb;
 	bool setup_sent;
-	struct ipc_call *async_call; /* the pending GetAsyncCommand */
+	struct ipc_call *async_call;   /* the pending GetAsyncCommand */
 	VEC(struct traced_cmd) queued; /* commands before GetAsyncCommand */
 	VEC(struct traced_ds_reg) sources;
 	VEC(uint32_t) writers; /* registered trace writer ids (informational) */
@@ -179,16 +178,16 @@ struct traced_wif {
 	int fd;        /* -1: none, or closed (complete, full or failed) */
 	bool pollable; /* non-blocking; watched for LOOP_OUT while it is full */
 	bool watching;
-	bool draining;       /* a drain is between steps, waiting for room */
-	bool final;          /* the session ended: one last drain, then close */
-	bool final_drained;  /* that last drain has started */
+	bool draining;         /* a drain is between steps, waiting for room */
+	bool final;            /* the session ended: one last drain, then close */
+	bool final_drained;    /* that last drain has started */
 	bool notify_when_done; /* answer EnableTracing once the file is closed */
-	size_t buf;          /* the buffer the drain is at */
-	VEC(uint8_t) q;      /* bytes the output has not taken, from head */
+	size_t buf;            /* the buffer the drain is at */
+	VEC(uint8_t) q;        /* bytes the output has not taken, from head */
 	size_t head;
 	int64_t progress_ns; /* the output last took bytes, or began waiting */
 	uint64_t stall_timer;
-	char error[192];     /* why the session was stopped ("" if it was not) */
+	char error[192]; /* why the session was stopped ("" if it was not) */
 };
 
 /* A matched trigger activation remembered for max_per_24_h (triggers.c). */
@@ -297,14 +296,14 @@ struct traced_session *traced_session_by_id(struct traced *t, uint64_t id);
 struct traced_buffer *traced_session_buffer(struct traced_session *s, uint32_t id);
 /* True if producer p has an instance in a session owning buffer id. */
 struct traced_buffer *traced_buffer_for_producer(struct traced *t, struct traced_producer *p,
-						 uint32_t id);
+                                                 uint32_t id);
 
 /* Session lifecycle. */
 /* fd: the output file passed with EnableTracing (ownership passes, also
  * on failure), or -1. */
 int traced_session_create(struct traced *t, struct traced_consumer *c, const uint8_t *cfg,
-			  size_t cfg_len, struct ipc_call *call, int fd, char *errbuf,
-			  size_t errlen);
+                          size_t cfg_len, struct ipc_call *call, int fd, char *errbuf,
+                          size_t errlen);
 void traced_session_start(struct traced_session *s);
 /* Begin stopping data sources; the session becomes DISABLED (and the
  * EnableTracing call gets disabled=true) when they are all stopped. */
@@ -312,7 +311,7 @@ void traced_session_disable(struct traced_session *s);
 void traced_session_free(struct traced_session *s);
 /* Offer producer p's data source reg to every started session. */
 void traced_sessions_on_new_source(struct traced *t, struct traced_producer *p,
-				   const struct traced_ds_reg *reg);
+                                   const struct traced_ds_reg *reg);
 void traced_session_instance_stopped(struct traced_session *s, uint64_t instance_id);
 void traced_session_instance_started(struct traced_session *s, uint64_t instance_id);
 /* True once every data source instance of s reported started. */
@@ -341,15 +340,14 @@ void traced_session_clear_incremental_state(struct traced_session *s);
  * outcome, else with disable_after the session is disabled when the flush
  * ends. */
 void traced_flush_start(struct traced_session *s, uint32_t timeout_ms, uint64_t flags,
-			struct ipc_call *call, bool disable_after);
+                        struct ipc_call *call, bool disable_after);
 void traced_flush_ack(struct traced *t, uint16_t producer_id, uint64_t flush_id);
 
 /* ---- triggers (triggers.c) ------------------------------------------------ */
 
 /* EnableTracing checks of trigger_config (Perfetto's messages). 0 or
  * -EINVAL with errbuf. */
-int traced_triggers_validate(const Perfetto__Protos__TraceConfig *cfg, char *errbuf,
-			     size_t errlen);
+int traced_triggers_validate(const Perfetto__Protos__TraceConfig *cfg, char *errbuf, size_t errlen);
 /* At session creation: START_TRACING arms the trigger timeout and returns
  * false (do not start now); STOP_TRACING makes trigger_timeout_ms the
  * duration. True: start as usual. */
@@ -358,7 +356,7 @@ bool traced_triggers_on_create(struct traced_session *s);
 void traced_triggers_on_start(struct traced_session *s);
 /* ActivateTriggers from producer p: each name offered to every session. */
 void traced_activate_triggers(struct traced *t, struct traced_producer *p, char *const *names,
-			      size_t n);
+                              size_t n);
 /* True while a session with trigger_config has received no trigger (its
  * reads give nothing, as Perfetto's). */
 bool traced_session_waiting_for_trigger(const struct traced_session *s);
@@ -367,7 +365,7 @@ bool traced_session_waiting_for_trigger(const struct traced_session *s);
 bool traced_session_trigger_owns_stop(const struct traced_session *s);
 /* Trigger packets for the triggers not emitted yet (w: scratch). */
 int traced_emit_triggers(struct traced_session *s, struct pb_writer *w, traced_packet_fn cb,
-			 void *ctx);
+                         void *ctx);
 void traced_triggers_release(struct traced_session *s);
 /* Free the service-wide trigger history. */
 void traced_triggers_free_history(struct traced *t);
@@ -384,12 +382,12 @@ void traced_producer_send(struct traced_producer *p, uint8_t *buf, size_t len, i
 /* Make sure p has an SMB and was sent SetupTracing. 0 or -errno. */
 int traced_producer_setup_smb(struct traced_producer *p, const Perfetto__Protos__TraceConfig *cfg);
 void traced_producer_send_setup_start(struct traced_producer *p, uint64_t instance_id,
-				      const Perfetto__Protos__DataSourceConfig *cfg);
+                                      const Perfetto__Protos__DataSourceConfig *cfg);
 void traced_producer_send_stop(struct traced_producer *p, uint64_t instance_id);
 void traced_producer_send_flush(struct traced_producer *p, const uint64_t *ids, size_t n,
-				uint64_t flush_id, uint64_t flags);
+                                uint64_t flush_id, uint64_t flags);
 void traced_producer_send_clear_incremental_state(struct traced_producer *p, const uint64_t *ids,
-						  size_t n);
+                                                  size_t n);
 
 /* ---- consumer port (consumer_port.c) -------------------------------------- */
 
@@ -426,7 +424,7 @@ void traced_session_event(struct traced_session *s, unsigned field);
 /* Fill a TraceStats for s (NULL: service-wide only). Free with
  * traced_trace_stats_release. */
 void traced_trace_stats_fill(struct traced *t, struct traced_session *s,
-			     Perfetto__Protos__TraceStats *ts);
+                             Perfetto__Protos__TraceStats *ts);
 void traced_trace_stats_release(Perfetto__Protos__TraceStats *ts);
 
 #endif /* TB_TRACED_INT_H */

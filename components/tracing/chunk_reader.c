@@ -12,7 +12,7 @@
 #include "tracing_int.h"
 
 void tracing_chunk_iter_init(struct tracing_chunk_iter *it, const struct tracing_chunk_header *h,
-			     const uint8_t *payload, size_t size)
+                             const uint8_t *payload, size_t size)
 {
 	it->payload = payload;
 	it->size = size;
@@ -39,7 +39,7 @@ bool tracing_chunk_iter_next(struct tracing_chunk_iter *it, struct tracing_fragm
 	memset(f, 0, sizeof *f);
 	f->continues_from_prev = it->index == 0 && (it->flags & TRACING_CHUNK_FIRST_CONTINUES);
 	f->continues_on_next =
-		it->index + 1 == it->count && (it->flags & TRACING_CHUNK_LAST_CONTINUES);
+	    it->index + 1 == it->count && (it->flags & TRACING_CHUNK_LAST_CONTINUES);
 	f->offset = (uint32_t)(q - it->payload);
 	f->data = q;
 	if (len == TRACING_PACKET_SIZE_DROP) {
@@ -58,8 +58,8 @@ bool tracing_chunk_iter_next(struct tracing_chunk_iter *it, struct tracing_fragm
 	return true;
 }
 
-int tracing_chunk_apply_patch(uint8_t *payload, size_t size, uint32_t offset,
-			      const uint8_t *data, size_t len)
+int tracing_chunk_apply_patch(uint8_t *payload, size_t size, uint32_t offset, const uint8_t *data,
+                              size_t len)
 {
 	if (len != 4 || offset > size || size - offset < len)
 		return -EINVAL;
@@ -111,8 +111,8 @@ static void append(struct tracing_reassembler *r, const uint8_t *p, size_t n)
 	r->have_partial = true;
 }
 
-static int deliver(struct tracing_reassembler *r, const uint8_t *p, size_t n,
-		   tracing_packet_fn cb, void *ctx)
+static int deliver(struct tracing_reassembler *r, const uint8_t *p, size_t n, tracing_packet_fn cb,
+                   void *ctx)
 {
 	bool prev = r->prev_dropped;
 	if (n == 0) {
@@ -125,7 +125,7 @@ static int deliver(struct tracing_reassembler *r, const uint8_t *p, size_t n,
 }
 
 int tracing_reassembler_push(struct tracing_reassembler *r, const struct tracing_chunk_header *h,
-			     const uint8_t *payload, size_t size, tracing_packet_fn cb, void *ctx)
+                             const uint8_t *payload, size_t size, tracing_packet_fn cb, void *ctx)
 {
 	struct tracing_chunk_iter it;
 	struct tracing_fragment f;

@@ -48,7 +48,7 @@ static bool same_chunk(const struct tracing_patch *a, const struct tracing_patch
 }
 
 int tracing_commit_batch_encode(const struct tracing_commit_batch *b, uint64_t flush_request_id,
-				uint8_t **out, size_t *len)
+                                uint8_t **out, size_t *len)
 {
 	size_t nc = b->chunks.len, np = b->patches.len, ng = 0;
 	Req req = PERFETTO__PROTOS__COMMIT_DATA_REQUEST__INIT;

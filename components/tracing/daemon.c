@@ -55,7 +55,7 @@ static void fwd_connect(void *ctx, struct tracing_producer *p)
 }
 
 static void fwd_setup(void *ctx, struct tracing_producer *p, uint64_t id, const char *ds_name,
-		      const uint8_t *config, size_t config_len)
+                      const uint8_t *config, size_t config_len)
 {
 	struct tracing_daemon *d = of(ctx);
 	if (d->o.producer.setup)
@@ -63,7 +63,7 @@ static void fwd_setup(void *ctx, struct tracing_producer *p, uint64_t id, const 
 }
 
 static void fwd_start(void *ctx, struct tracing_producer *p, uint64_t id, const uint8_t *config,
-		      size_t config_len, uint32_t target_buffer)
+                      size_t config_len, uint32_t target_buffer)
 {
 	struct tracing_daemon *d = of(ctx);
 	if (d->o.producer.start)
@@ -82,7 +82,7 @@ static void fwd_stop(void *ctx, struct tracing_producer *p, uint64_t id)
 }
 
 static void fwd_flush(void *ctx, struct tracing_producer *p, const uint64_t *ids, size_t n,
-		      uint64_t request_id)
+                      uint64_t request_id)
 {
 	struct tracing_daemon *d = of(ctx);
 	if (d->o.producer.flush)
@@ -104,7 +104,7 @@ static void on_lost(void *ctx, struct tracing_producer *p)
 {
 	struct tracing_daemon *d = of(ctx);
 	log_warn(DAEMON_LOG, "%s: disconnected from the tracing service: %s", d->o.producer.name,
-		 tracing_producer_err(p)->msg);
+	         tracing_producer_err(p)->msg);
 	if (d->o.producer.on_disconnect)
 		d->o.producer.on_disconnect(d->o.producer.ctx, p);
 	tracing_producer_free(p); /* deferred until this callback returns */
@@ -131,15 +131,15 @@ static int try_connect(struct tracing_daemon *d)
 		/* Once per outage, not once per retry. */
 		if (!d->warned)
 			log_warn(DAEMON_LOG, "%s: %s; retrying every %u ms", d->o.producer.name,
-				 err.msg, d->o.retry_ms);
+			         err.msg, d->o.retry_ms);
 		d->warned = true;
 		return err.code ? err.code : -ECONNREFUSED;
 	}
 	for (size_t i = 0; i < d->o.n_data_sources; i++) {
 		const struct tracing_ds_desc *ds = &d->o.data_sources[i];
 		tracing_producer_register_data_source(d->p, ds->name, ds->will_notify_on_start,
-						      ds->will_notify_on_stop,
-						      ds->handles_incremental_state_clear);
+		                                      ds->will_notify_on_stop,
+		                                      ds->handles_incremental_state_clear);
 	}
 	return 0;
 }
@@ -157,7 +157,7 @@ static void schedule_retry(struct tracing_daemon *d)
 	d->retry_timer = loop_add_timer(d->loop, d->o.retry_ms, 0, on_retry, d);
 	if (!d->retry_timer)
 		log_error(DAEMON_LOG, "%s: cannot schedule a reconnect: %s", d->o.producer.name,
-			  loop_err(d->loop)->msg);
+		          loop_err(d->loop)->msg);
 }
 
 struct tracing_daemon *tracing_daemon_new(struct loop *l, const struct tracing_daemon_opts *o)
@@ -169,10 +169,10 @@ struct tracing_daemon *tracing_daemon_new(struct loop *l, const struct tracing_d
 	d->loop = l;
 	d->o = *o;
 	d->o.producer.name = tb_strdup(o->producer.name ? o->producer.name : "");
-	d->o.producer.socket_name = o->producer.socket_name ? tb_strdup(o->producer.socket_name)
-							    : NULL;
-	d->o.producer.sdk_version = o->producer.sdk_version ? tb_strdup(o->producer.sdk_version)
-							    : NULL;
+	d->o.producer.socket_name =
+	    o->producer.socket_name ? tb_strdup(o->producer.socket_name) : NULL;
+	d->o.producer.sdk_version =
+	    o->producer.sdk_version ? tb_strdup(o->producer.sdk_version) : NULL;
 	d->o.ready_fd_env = o->ready_fd_env ? tb_strdup(o->ready_fd_env) : NULL;
 	priv = getenv("TRACEBOX_PRIVATE_SOCKETS");
 	if (priv && strcmp(priv, "1") == 0)

@@ -222,7 +222,8 @@ int tracing_producer_sync(struct tracing_producer *p, tracing_sync_fn done, void
 	int rc;
 	if (p->sync_done)
 		return -EBUSY;
-	if ((rc = tracing_producer_commit(p)) || (rc = invoke(p, "Sync", NULL, 0, false, on_sync_reply)))
+	if ((rc = tracing_producer_commit(p)) ||
+	    (rc = invoke(p, "Sync", NULL, 0, false, on_sync_reply)))
 		return rc;
 	p->sync_done = done;
 	p->sync_ctx = ctx;
@@ -689,8 +690,8 @@ tracing_producer_new(struct loop *l, const struct tracing_producer_opts *opts, s
 	}
 	if (opts->same_uid_service && ipc_client_peer_uid(p->client) != geteuid()) {
 		tb_err_set(err, -EPERM,
-			   "the service on '%s' runs as uid %d, not as ours (%d): refusing it",
-			   p->socket_name, (int)ipc_client_peer_uid(p->client), (int)geteuid());
+		           "the service on '%s' runs as uid %d, not as ours (%d): refusing it",
+		           p->socket_name, (int)ipc_client_peer_uid(p->client), (int)geteuid());
 		destroy(p);
 		return NULL;
 	}

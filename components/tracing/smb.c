@@ -45,9 +45,10 @@ size_t tracing_layout_chunk_size(size_t page_size, unsigned layout)
 /* ---- chunk header -------------------------------------------------------- */
 
 void tracing_chunk_header_encode(uint8_t out[TRACING_CHUNK_HEADER_SIZE],
-				 const struct tracing_chunk_header *h)
+                                 const struct tracing_chunk_header *h)
 {
-	uint16_t packets = (uint16_t)((h->packet_count & 0x3ff) | (uint16_t)((h->flags & 0x3f) << 10));
+	uint16_t packets =
+	    (uint16_t)((h->packet_count & 0x3ff) | (uint16_t)((h->flags & 0x3f) << 10));
 	out[0] = (uint8_t)h->chunk_id;
 	out[1] = (uint8_t)(h->chunk_id >> 8);
 	out[2] = (uint8_t)(h->chunk_id >> 16);
@@ -59,11 +60,11 @@ void tracing_chunk_header_encode(uint8_t out[TRACING_CHUNK_HEADER_SIZE],
 }
 
 void tracing_chunk_header_decode(const uint8_t in[TRACING_CHUNK_HEADER_SIZE],
-				 struct tracing_chunk_header *h)
+                                 struct tracing_chunk_header *h)
 {
 	uint16_t packets = (uint16_t)(in[6] | in[7] << 8);
-	h->chunk_id = (uint32_t)in[0] | (uint32_t)in[1] << 8 | (uint32_t)in[2] << 16 |
-		      (uint32_t)in[3] << 24;
+	h->chunk_id =
+	    (uint32_t)in[0] | (uint32_t)in[1] << 8 | (uint32_t)in[2] << 16 | (uint32_t)in[3] << 24;
 	h->writer_id = (uint16_t)(in[4] | in[5] << 8);
 	h->packet_count = packets & 0x3ff;
 	h->flags = (uint8_t)(packets >> 10);
@@ -73,7 +74,7 @@ void tracing_chunk_read_header(const struct tracing_chunk *c, struct tracing_chu
 {
 	uint8_t raw[TRACING_CHUNK_HEADER_SIZE];
 	uint16_t packets =
-		atomic_load_explicit((_Atomic uint16_t *)(c->begin + 6), memory_order_acquire);
+	    atomic_load_explicit((_Atomic uint16_t *)(c->begin + 6), memory_order_acquire);
 	memcpy(raw, c->begin, 6);
 	raw[6] = (uint8_t)packets;
 	raw[7] = (uint8_t)(packets >> 8);
@@ -92,12 +93,12 @@ int tracing_smb_check_geometry(size_t size, size_t page_size, struct tb_err *err
 		return tb_err_set(err, -EINVAL, "invalid smb page size %zu", page_size);
 	if (size == 0 || size % page_size || size > TRACING_MAX_SMB_SIZE)
 		return tb_err_set(err, -EINVAL, "invalid smb size %zu (page size %zu)", size,
-				  page_size);
+		                  page_size);
 	return 0;
 }
 
 static struct tracing_smb *smb_alloc(uint8_t *base, size_t size, size_t page_size, int fd,
-				     bool mapped)
+                                     bool mapped)
 {
 	struct tracing_smb *smb = tb_calloc(1, sizeof *smb);
 	smb->base = base;
@@ -127,8 +128,7 @@ static int temp_fd(struct tb_err *err)
 	return fd;
 }
 
-int tracing_smb_create(size_t size, size_t page_size, struct tracing_smb **out,
-		       struct tb_err *err)
+int tracing_smb_create(size_t size, size_t page_size, struct tracing_smb **out, struct tb_err *err)
 {
 	int fd = -1, rc;
 	bool memfd = true;
@@ -165,7 +165,7 @@ out:
 }
 
 int tracing_smb_adopt(int fd, size_t page_size, bool require_seals, struct tracing_smb **out,
-		      struct tb_err *err)
+                      struct tb_err *err)
 {
 	const int want = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
 	struct stat st;
@@ -184,7 +184,7 @@ int tracing_smb_adopt(int fd, size_t page_size, bool require_seals, struct traci
 			return tb_err_errno(err, -errno, "smb fd %d has no seals", fd);
 		if ((seals & want) != want)
 			return tb_err_set(err, -EPERM, "smb fd %d is not sealed (seals 0x%x)", fd,
-					  seals);
+			                  seals);
 	}
 	p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
@@ -194,7 +194,7 @@ int tracing_smb_adopt(int fd, size_t page_size, bool require_seals, struct traci
 }
 
 int tracing_smb_wrap(void *mem, size_t size, size_t page_size, struct tracing_smb **out,
-		     struct tb_err *err)
+                     struct tb_err *err)
 {
 	int rc;
 	*out = NULL;
@@ -204,7 +204,7 @@ int tracing_smb_wrap(void *mem, size_t size, size_t page_size, struct tracing_sm
 		if ((rc = tracing_smb_check_geometry(size, page_size, err)))
 			return rc;
 	} else if ((rc = tracing_smb_check_geometry(page_size, page_size, err)) ||
-		   size % page_size) {
+	           size % page_size) {
 		return tb_err_set(err, -EINVAL, "invalid smb size %zu", size);
 	}
 	*out = smb_alloc(mem, size, page_size, -1, false);
@@ -222,11 +222,26 @@ void tracing_smb_free(struct tracing_smb *smb)
 	tb_free(smb);
 }
 
-int tracing_smb_fd(const struct tracing_smb *smb) { return smb->fd; }
-uint8_t *tracing_smb_base(const struct tracing_smb *smb) { return smb->base; }
-size_t tracing_smb_size(const struct tracing_smb *smb) { return smb->size; }
-size_t tracing_smb_page_size(const struct tracing_smb *smb) { return smb->page_size; }
-size_t tracing_smb_num_pages(const struct tracing_smb *smb) { return smb->num_pages; }
+int tracing_smb_fd(const struct tracing_smb *smb)
+{
+	return smb->fd;
+}
+uint8_t *tracing_smb_base(const struct tracing_smb *smb)
+{
+	return smb->base;
+}
+size_t tracing_smb_size(const struct tracing_smb *smb)
+{
+	return smb->size;
+}
+size_t tracing_smb_page_size(const struct tracing_smb *smb)
+{
+	return smb->page_size;
+}
+size_t tracing_smb_num_pages(const struct tracing_smb *smb)
+{
+	return smb->num_pages;
+}
 
 void tracing_smb_set_default_layout(struct tracing_smb *smb, unsigned layout)
 {
@@ -254,8 +269,8 @@ int tracing_page_partition(struct tracing_smb *smb, uint32_t page, unsigned layo
 	if (page >= smb->num_pages || !tracing_layout_num_chunks(layout))
 		return -EINVAL;
 	if (atomic_compare_exchange_strong_explicit(bitmap_ptr(smb, page), &expected,
-						    (uint32_t)layout << LAYOUT_SHIFT,
-						    memory_order_acq_rel, memory_order_acquire))
+	                                            (uint32_t)layout << LAYOUT_SHIFT,
+	                                            memory_order_acq_rel, memory_order_acquire))
 		return 0;
 	return -EBUSY;
 }
@@ -263,7 +278,7 @@ int tracing_page_partition(struct tracing_smb *smb, uint32_t page, unsigned layo
 /* Address of chunk index given the bitmap's layout; -EINVAL if the layout or
  * index is not valid. The bitmap comes from shared memory: trust nothing. */
 static int locate(const struct tracing_smb *smb, uint32_t page, uint32_t index, uint32_t bitmap,
-		  struct tracing_chunk *out)
+                  struct tracing_chunk *out)
 {
 	unsigned layout = (bitmap & LAYOUT_MASK) >> LAYOUT_SHIFT;
 	unsigned n = tracing_layout_num_chunks(layout);
@@ -271,7 +286,7 @@ static int locate(const struct tracing_smb *smb, uint32_t page, uint32_t index, 
 	if (page >= smb->num_pages || index >= n)
 		return -EINVAL;
 	out->begin = smb->base + (size_t)page * smb->page_size + TRACING_PAGE_HEADER_SIZE +
-		     (size_t)index * csize;
+	             (size_t)index * csize;
 	out->size = csize;
 	out->page = page;
 	out->index = index;
@@ -279,7 +294,7 @@ static int locate(const struct tracing_smb *smb, uint32_t page, uint32_t index, 
 }
 
 int tracing_chunk_at(const struct tracing_smb *smb, uint32_t page, uint32_t index,
-		     struct tracing_chunk *out)
+                     struct tracing_chunk *out)
 {
 	if (page >= smb->num_pages)
 		return -EINVAL;
@@ -301,7 +316,7 @@ int tracing_chunk_state(const struct tracing_smb *smb, uint32_t page, uint32_t i
 /* CAS chunk index of page from state `from` to `to`. Going to Free, a page
  * whose chunks are then all free has its whole bitmap reset to 0. */
 static int transition(struct tracing_smb *smb, uint32_t page, uint32_t index, unsigned from,
-		      unsigned to, struct tracing_chunk *out)
+                      unsigned to, struct tracing_chunk *out)
 {
 	_Atomic uint32_t *bm;
 	uint32_t cur, next;
@@ -319,7 +334,7 @@ static int transition(struct tracing_smb *smb, uint32_t page, uint32_t index, un
 		if (to == TRACING_CHUNK_FREE && (next & ALL_CHUNKS_MASK) == 0)
 			next = 0;
 		if (atomic_compare_exchange_weak_explicit(bm, &cur, next, memory_order_acq_rel,
-							  memory_order_acquire)) {
+		                                          memory_order_acquire)) {
 			if (out)
 				*out = c;
 			return 0;
@@ -329,8 +344,8 @@ static int transition(struct tracing_smb *smb, uint32_t page, uint32_t index, un
 }
 
 int tracing_chunk_acquire_for_writing(struct tracing_smb *smb, uint32_t page, uint32_t index,
-				      const struct tracing_chunk_header *h,
-				      struct tracing_chunk *out)
+                                      const struct tracing_chunk_header *h,
+                                      struct tracing_chunk *out)
 {
 	uint8_t raw[TRACING_CHUNK_HEADER_SIZE];
 	int rc = transition(smb, page, index, TRACING_CHUNK_FREE, TRACING_CHUNK_BEING_WRITTEN, out);
@@ -339,34 +354,34 @@ int tracing_chunk_acquire_for_writing(struct tracing_smb *smb, uint32_t page, ui
 	tracing_chunk_header_encode(raw, h);
 	memcpy(out->begin, raw, 6);
 	atomic_store_explicit((_Atomic uint16_t *)(out->begin + 6),
-			      (uint16_t)(raw[6] | raw[7] << 8), memory_order_release);
+	                      (uint16_t)(raw[6] | raw[7] << 8), memory_order_release);
 	return 0;
 }
 
 int tracing_chunk_complete(struct tracing_smb *smb, uint32_t page, uint32_t index)
 {
 	return transition(smb, page, index, TRACING_CHUNK_BEING_WRITTEN, TRACING_CHUNK_COMPLETE,
-			  NULL);
+	                  NULL);
 }
 
 int tracing_chunk_acquire_for_reading(struct tracing_smb *smb, uint32_t page, uint32_t index,
-				      struct tracing_chunk *out)
+                                      struct tracing_chunk *out)
 {
 	struct tracing_chunk c;
 	return transition(smb, page, index, TRACING_CHUNK_COMPLETE, TRACING_CHUNK_BEING_READ,
-			  out ? out : &c);
+	                  out ? out : &c);
 }
 
 int tracing_chunk_release(struct tracing_smb *smb, uint32_t page, uint32_t index,
-			  bool from_complete)
+                          bool from_complete)
 {
 	return transition(smb, page, index,
-			  from_complete ? TRACING_CHUNK_COMPLETE : TRACING_CHUNK_BEING_READ,
-			  TRACING_CHUNK_FREE, NULL);
+	                  from_complete ? TRACING_CHUNK_COMPLETE : TRACING_CHUNK_BEING_READ,
+	                  TRACING_CHUNK_FREE, NULL);
 }
 
 int tracing_smb_get_new_chunk(struct tracing_smb *smb, const struct tracing_chunk_header *h,
-			      struct tracing_chunk *out)
+                              struct tracing_chunk *out)
 {
 	for (size_t i = 0; i < smb->num_pages; i++) {
 		uint32_t page = (uint32_t)((smb->cursor + i) % smb->num_pages);
@@ -408,7 +423,7 @@ size_t tracing_smb_free_bytes(const struct tracing_smb *smb)
 }
 
 int tracing_smb_read_chunk(struct tracing_smb *smb, uint32_t page, uint32_t index,
-			   struct tracing_chunk_header *h, uint8_t *buf, size_t cap, size_t *len)
+                           struct tracing_chunk_header *h, uint8_t *buf, size_t cap, size_t *len)
 {
 	struct tracing_chunk c;
 	int rc;

@@ -50,9 +50,9 @@ static void commit(struct tracing_writer *tw, bool has_chunk)
 		if (!s->used || open[i])
 			continue;
 		ready[n] = (struct tracing_patch){.target_buffer = tw->target_buffer,
-						  .writer_id = tw->writer_id,
-						  .chunk_id = s->chunk_id,
-						  .offset = s->offset};
+		                                  .writer_id = tw->writer_id,
+		                                  .chunk_id = s->chunk_id,
+		                                  .offset = s->offset};
 		memcpy(ready[n].data, s->data, 4);
 		for (unsigned j = 0; j < PB_MAX_NESTING; j++)
 			if (open[j] && tw->slots[j].chunk_id == s->chunk_id)
@@ -121,10 +121,10 @@ static void use_garbage(struct tracing_writer *tw)
 static void get_new_buffer(struct tracing_writer *tw)
 {
 	struct tracing_chunk_header h = {
-		.chunk_id = tw->next_chunk_id,
-		.writer_id = tw->writer_id,
-		.packet_count = tw->in_packet ? 1 : 0,
-		.flags = tw->in_packet ? TRACING_CHUNK_FIRST_CONTINUES : 0,
+	    .chunk_id = tw->next_chunk_id,
+	    .writer_id = tw->writer_id,
+	    .packet_count = tw->in_packet ? 1 : 0,
+	    .flags = tw->in_packet ? TRACING_CHUNK_FIRST_CONTINUES : 0,
 	};
 	struct tracing_chunk next;
 	uint8_t *p;
@@ -202,8 +202,8 @@ static int next_span(struct pb_writer *w, size_t need)
 }
 
 struct tracing_writer *tracing_writer_new(struct tracing_smb *smb, uint16_t writer_id,
-					  uint32_t target_buffer, tracing_commit_fn commit_cb,
-					  void *ctx)
+                                          uint32_t target_buffer, tracing_commit_fn commit_cb,
+                                          void *ctx)
 {
 	struct tracing_writer *tw;
 	TB_CHECK(writer_id >= 1 && writer_id <= TRACING_MAX_WRITER_ID);

@@ -40,15 +40,15 @@
 
 #define TRACING_PAGE_HEADER_SIZE 8
 #define TRACING_CHUNK_HEADER_SIZE 8
-#define TRACING_PACKET_HEADER_SIZE 4     /* 4-byte redundant varint */
+#define TRACING_PACKET_HEADER_SIZE 4 /* 4-byte redundant varint */
 #define TRACING_MAX_CHUNKS_PER_PAGE 14
 #define TRACING_MIN_PAGE_SIZE 4096
 #define TRACING_MAX_PAGE_SIZE 32768      /* what the service's buffers accept */
 #define TRACING_MAX_SMB_SIZE (32u << 20) /* 32 MiB */
 #define TRACING_DEFAULT_SMB_SIZE (256u << 10)
 #define TRACING_DEFAULT_PAGE_SIZE 4096
-#define TRACING_MAX_WRITER_ID 32767      /* writer ids are 1..2^15-1 */
-#define TRACING_MAX_PACKET_COUNT 1023    /* 10 bits of ChunkHeader.packets */
+#define TRACING_MAX_WRITER_ID 32767          /* writer ids are 1..2^15-1 */
+#define TRACING_MAX_PACKET_COUNT 1023        /* 10 bits of ChunkHeader.packets */
 #define TRACING_PACKET_SIZE_DROP 0x0FFFFFFFu /* fragment size: discard packet */
 #define TRACING_CAS_RETRIES 64
 
@@ -99,11 +99,11 @@ struct tracing_chunk_header {
 /* Encode h into out[0..8) (little-endian; count and flags truncated to their
  * widths). Pure. */
 void tracing_chunk_header_encode(uint8_t out[TRACING_CHUNK_HEADER_SIZE],
-				 const struct tracing_chunk_header *h);
+                                 const struct tracing_chunk_header *h);
 
 /* Decode in[0..8). Any bytes decode; callers validate writer_id etc. Pure. */
 void tracing_chunk_header_decode(const uint8_t in[TRACING_CHUNK_HEADER_SIZE],
-				 struct tracing_chunk_header *h);
+                                 struct tracing_chunk_header *h);
 
 /* ---- the shared memory buffer (smb.c) ------------------------------------ */
 
@@ -137,8 +137,7 @@ int tracing_smb_check_geometry(size_t size, size_t page_size, struct tb_err *err
  * unlinked temporary file; mapped shared read-write. Returns 0 and a handle
  * in *out that owns the fd and the mapping, or a negative errno with a
  * message in err. Any thread; the handle then belongs to one thread. */
-int tracing_smb_create(size_t size, size_t page_size, struct tracing_smb **out,
-		       struct tb_err *err);
+int tracing_smb_create(size_t size, size_t page_size, struct tracing_smb **out, struct tb_err *err);
 
 /* Map an SMB received over IPC. The size is the file's size and must pass
  * tracing_smb_check_geometry with page_size. With require_seals (the service
@@ -146,14 +145,14 @@ int tracing_smb_create(size_t size, size_t page_size, struct tracing_smb **out,
  * F_SEAL_GROW and F_SEAL_SEAL. On success the handle owns fd (closed by
  * tracing_smb_free); on failure fd is still the caller's. */
 int tracing_smb_adopt(int fd, size_t page_size, bool require_seals, struct tracing_smb **out,
-		      struct tb_err *err);
+                      struct tb_err *err);
 
 /* View caller memory (size bytes at mem, 4-byte aligned, a multiple of
  * page_size) as an SMB without owning it: for tests, fuzzers and shmem
  * emulation. Geometry is checked as for create except the total size cap.
  * mem is borrowed and must outlive the handle. */
 int tracing_smb_wrap(void *mem, size_t size, size_t page_size, struct tracing_smb **out,
-		     struct tb_err *err);
+                     struct tb_err *err);
 
 /* Unmap, close the fd if owned and free the handle. NULL is a no-op. */
 void tracing_smb_free(struct tracing_smb *smb);
@@ -187,7 +186,7 @@ int tracing_page_partition(struct tracing_smb *smb, uint32_t page, unsigned layo
  * layout in the bitmap and the chunk index (hostile memory: never crashes).
  * 0 and *out, or -EINVAL. Does not look at or change the state. */
 int tracing_chunk_at(const struct tracing_smb *smb, uint32_t page, uint32_t index,
-		     struct tracing_chunk *out);
+                     struct tracing_chunk *out);
 
 /* The state of a chunk, or -EINVAL if it does not exist. */
 int tracing_chunk_state(const struct tracing_smb *smb, uint32_t page, uint32_t index);
@@ -196,8 +195,8 @@ int tracing_chunk_state(const struct tracing_smb *smb, uint32_t page, uint32_t i
  * 0 and *out; -EBUSY if the chunk is not free; -EINVAL if it does not exist;
  * -EAGAIN if 64 CAS attempts lost races. */
 int tracing_chunk_acquire_for_writing(struct tracing_smb *smb, uint32_t page, uint32_t index,
-				      const struct tracing_chunk_header *h,
-				      struct tracing_chunk *out);
+                                      const struct tracing_chunk_header *h,
+                                      struct tracing_chunk *out);
 
 /* Producer: BeingWritten -> Complete (release order: the chunk's bytes are
  * visible before the state). Errors as above (-EBUSY: not BeingWritten). */
@@ -205,19 +204,19 @@ int tracing_chunk_complete(struct tracing_smb *smb, uint32_t page, uint32_t inde
 
 /* Service: Complete -> BeingRead; fills *out. Errors as above. */
 int tracing_chunk_acquire_for_reading(struct tracing_smb *smb, uint32_t page, uint32_t index,
-				      struct tracing_chunk *out);
+                                      struct tracing_chunk *out);
 
 /* Service: BeingRead -> Free (or, with from_complete, Complete -> Free as a
  * shmem-emulation producer does). When every chunk of the page is then free,
  * the whole bitmap is reset to 0 (page not partitioned). Errors as above. */
 int tracing_chunk_release(struct tracing_smb *smb, uint32_t page, uint32_t index,
-			  bool from_complete);
+                          bool from_complete);
 
 /* Producer: find and acquire a free chunk anywhere in the SMB, partitioning
  * free pages with the default layout as needed, starting after the last page
  * used. 0 and *out, or -ENOSPC when the SMB is exhausted. */
 int tracing_smb_get_new_chunk(struct tracing_smb *smb, const struct tracing_chunk_header *h,
-			      struct tracing_chunk *out);
+                              struct tracing_chunk *out);
 
 /* Read the header of a chunk in the SMB (the packets field with an acquire
  * load, since the producer updates it while writing). */
@@ -228,7 +227,7 @@ void tracing_chunk_read_header(const struct tracing_chunk *c, struct tracing_chu
  * chunk's payload size, *len set), release to Free. A writer_id of 0 or above
  * TRACING_MAX_WRITER_ID is -EBADMSG (the chunk is still released). */
 int tracing_smb_read_chunk(struct tracing_smb *smb, uint32_t page, uint32_t index,
-			   struct tracing_chunk_header *h, uint8_t *buf, size_t cap, size_t *len);
+                           struct tracing_chunk_header *h, uint8_t *buf, size_t cap, size_t *len);
 
 /* ---- producer: commits and patches --------------------------------------- */
 
@@ -278,7 +277,7 @@ void tracing_commit_batch_add(void *batch, const struct tracing_commit *c);
  * flush_request_id if non-zero). Returns 0 and a tb_malloc'd buffer in *out
  * (caller frees) with its length in *len. The batch is left as is. */
 int tracing_commit_batch_encode(const struct tracing_commit_batch *b, uint64_t flush_request_id,
-				uint8_t **out, size_t *len);
+                                uint8_t **out, size_t *len);
 
 /* ---- producer: the trace writer (trace_writer.c) ------------------------- */
 
@@ -298,8 +297,8 @@ struct tracing_writer_stats {
  * to commit_cb(ctx, ...) synchronously, from inside begin/end/flush calls.
  * Chunk ids start at 0. Never NULL. One thread (the producer's loop). */
 struct tracing_writer *tracing_writer_new(struct tracing_smb *smb, uint16_t writer_id,
-					  uint32_t target_buffer, tracing_commit_fn commit_cb,
-					  void *ctx);
+                                          uint32_t target_buffer, tracing_commit_fn commit_cb,
+                                          void *ctx);
 
 /* Flush (ending an open packet first) and free. NULL is a no-op. */
 void tracing_writer_free(struct tracing_writer *tw);
@@ -337,7 +336,7 @@ struct tracing_te; /* opaque */
 /* Events default to the track track_uuid, described as track_name (a thread
  * track of pid/tid when either is non-zero). Free with tracing_te_free. */
 struct tracing_te *tracing_te_new(struct tracing_writer *w, uint64_t track_uuid,
-				  const char *track_name, int32_t pid, int32_t tid);
+                                  const char *track_name, int32_t pid, int32_t tid);
 void tracing_te_free(struct tracing_te *te);
 /* Declare a counter track (its descriptor is part of the incremental state,
  * written before the next event). */
@@ -378,7 +377,7 @@ struct tracing_chunk_iter {
 
 /* Start walking payload[0, size) (borrowed) with header h. */
 void tracing_chunk_iter_init(struct tracing_chunk_iter *it, const struct tracing_chunk_header *h,
-			     const uint8_t *payload, size_t size);
+                             const uint8_t *payload, size_t size);
 
 /* The next fragment in *f: true, or false at the end (it->error 0) or on a
  * malformed size (it->error -EBADMSG). A drop fragment ends the walk. */
@@ -386,14 +385,13 @@ bool tracing_chunk_iter_next(struct tracing_chunk_iter *it, struct tracing_fragm
 
 /* Write a patch (len must be 4) at payload[offset]. -EINVAL, and nothing
  * written, if it does not fit in payload[0, size). */
-int tracing_chunk_apply_patch(uint8_t *payload, size_t size, uint32_t offset,
-			      const uint8_t *data, size_t len);
+int tracing_chunk_apply_patch(uint8_t *payload, size_t size, uint32_t offset, const uint8_t *data,
+                              size_t len);
 
 /* A reassembled packet: data/len borrowed for the call. previous_dropped:
  * packets of this sequence were lost before this one. A non-zero return
  * stops tracing_reassembler_push, which returns it. */
-typedef int (*tracing_packet_fn)(void *ctx, const uint8_t *data, size_t len,
-				 bool previous_dropped);
+typedef int (*tracing_packet_fn)(void *ctx, const uint8_t *data, size_t len, bool previous_dropped);
 
 struct tracing_reassembly_stats {
 	uint64_t chunks, fragments, packets;
@@ -426,7 +424,7 @@ void tracing_reassembler_release(struct tracing_reassembler *r);
  * -EBADMSG after delivering what preceded a malformed fragment (the partial
  * packet is dropped and counted). */
 int tracing_reassembler_push(struct tracing_reassembler *r, const struct tracing_chunk_header *h,
-			     const uint8_t *payload, size_t size, tracing_packet_fn cb, void *ctx);
+                             const uint8_t *payload, size_t size, tracing_packet_fn cb, void *ctx);
 
 /* ---- producer client library (producer.c) -------------------------------- */
 
@@ -463,24 +461,24 @@ struct tracing_producer_opts {
 	 * once the SMB exists (commands that arrive earlier are held back and
 	 * replayed in order). */
 	void (*setup)(void *ctx, struct tracing_producer *p, uint64_t instance_id,
-		      const char *ds_name, const uint8_t *config, size_t config_len);
+	              const char *ds_name, const uint8_t *config, size_t config_len);
 	/* StartDataSource. target_buffer is the service's global buffer id to
 	 * pass to tracing_producer_new_writer. Without this callback a data
 	 * source that will_notify_on_start is reported started at once. */
 	void (*start)(void *ctx, struct tracing_producer *p, uint64_t instance_id,
-		      const uint8_t *config, size_t config_len, uint32_t target_buffer);
+	              const uint8_t *config, size_t config_len, uint32_t target_buffer);
 	/* StopDataSource. Without this callback a data source that
 	 * will_notify_on_stop is reported stopped at once. */
 	void (*stop)(void *ctx, struct tracing_producer *p, uint64_t instance_id);
 	/* Flush of the given instances: write what is pending, then call
 	 * tracing_producer_flush_done(p, request_id), now or later. Without
 	 * this callback the flush is acknowledged at once. */
-	void (*flush)(void *ctx, struct tracing_producer *p, const uint64_t *instance_ids,
-		      size_t n, uint64_t request_id);
+	void (*flush)(void *ctx, struct tracing_producer *p, const uint64_t *instance_ids, size_t n,
+	              uint64_t request_id);
 	/* ClearIncrementalState (only for data sources registered with
 	 * handles_incremental_state_clear). */
 	void (*clear_incremental_state)(void *ctx, struct tracing_producer *p,
-					const uint64_t *instance_ids, size_t n);
+	                                const uint64_t *instance_ids, size_t n);
 };
 
 /* Connect to the producer socket on l and start the handshake: BindService
@@ -488,9 +486,8 @@ struct tracing_producer_opts {
  * (kept pending for the service's commands). opts is copied (its strings
  * too). Returns the producer, or NULL with a message in err when the socket
  * cannot be connected. Free with tracing_producer_free. */
-struct tracing_producer *tracing_producer_new(struct loop *l,
-					      const struct tracing_producer_opts *opts,
-					      struct tb_err *err);
+struct tracing_producer *
+tracing_producer_new(struct loop *l, const struct tracing_producer_opts *opts, struct tb_err *err);
 
 /* Free writers (flushing and committing what they hold), the SMB, the
  * connection and the producer. From inside one of its callbacks the free
@@ -501,8 +498,8 @@ void tracing_producer_free(struct tracing_producer *p);
  * is initialized). Returns 0, -EINVAL for an empty name, or -ENOTCONN once
  * disconnected. */
 int tracing_producer_register_data_source(struct tracing_producer *p, const char *name,
-					  bool will_notify_on_start, bool will_notify_on_stop,
-					  bool handles_incremental_state_clear);
+                                          bool will_notify_on_start, bool will_notify_on_stop,
+                                          bool handles_incremental_state_clear);
 
 /* A new writer on the SMB for target_buffer with a writer id unique in the
  * producer (1..32767), announced with RegisterTraceWriter. Completed chunks
@@ -511,7 +508,7 @@ int tracing_producer_register_data_source(struct tracing_producer *p, const char
  * tracing_producer_free do it). NULL before SetupTracing gave us an SMB,
  * after a disconnect, or when all writer ids are taken. */
 struct tracing_writer *tracing_producer_new_writer(struct tracing_producer *p,
-						   uint32_t target_buffer);
+                                                   uint32_t target_buffer);
 
 /* Flush w (its last chunk joins the commit batch), free it, send
  * UnregisterTraceWriter and make its id reusable. NULL is a no-op. */

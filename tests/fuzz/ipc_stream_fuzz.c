@@ -71,12 +71,18 @@ static void m_hold(void *ctx, struct ipc_call *call, const uint8_t *a, size_t n)
 }
 
 static const struct ipc_method methods[] = {
-	{"InitializeConnection", m_reply}, {"RegisterDataSource", m_reply},
-	{"UnregisterDataSource", m_fail},  {"CommitData", m_drop},
-	{"GetAsyncCommand", m_hold},       {"RegisterTraceWriter", m_stream},
-	{"UnregisterTraceWriter", m_reply}, {"NotifyDataSourceStarted", m_reply},
-	{"NotifyDataSourceStopped", m_reply}, {"ActivateTriggers", m_reply},
-	{"Sync", m_reply},                 {"UpdateDataSource", m_reply},
+    {"InitializeConnection", m_reply},
+    {"RegisterDataSource", m_reply},
+    {"UnregisterDataSource", m_fail},
+    {"CommitData", m_drop},
+    {"GetAsyncCommand", m_hold},
+    {"RegisterTraceWriter", m_stream},
+    {"UnregisterTraceWriter", m_reply},
+    {"NotifyDataSourceStarted", m_reply},
+    {"NotifyDataSourceStopped", m_reply},
+    {"ActivateTriggers", m_reply},
+    {"Sync", m_reply},
+    {"UpdateDataSource", m_reply},
 };
 static const struct ipc_service_desc service = {"ProducerPort", methods, 12};
 
@@ -96,7 +102,7 @@ static void pump(struct loop *l, int fd, const uint8_t *data, size_t size)
 	for (int i = 0; i < 10000; i++) {
 		if (pos < size) {
 			ssize_t w = send(fd, data + pos, size - pos > 4096 ? 4096 : size - pos,
-					 MSG_DONTWAIT | MSG_NOSIGNAL);
+			                 MSG_DONTWAIT | MSG_NOSIGNAL);
 			if (w > 0)
 				pos += (size_t)w;
 			else if (w < 0 && errno != EAGAIN)

@@ -37,17 +37,17 @@ static void read_smb(struct tracing_smb *smb, const uint8_t *data, size_t size)
 			struct tracing_chunk_header h;
 			size_t len;
 			if (tracing_smb_read_chunk(smb, page, c, &h, buf, TRACING_MAX_PAGE_SIZE,
-						   &len))
+			                           &len))
 				continue;
 			/* A patch from the input bytes, as chunks_to_patch would. */
 			if (size >= 8) {
 				uint32_t off;
 				memcpy(&off, data + (page * 8 + c) % (size - 7), 4);
 				tracing_chunk_apply_patch(buf, len, off % (uint32_t)(len + 8),
-							  data + 4, 4);
+				                          data + 4, 4);
 			}
 			tracing_reassembler_push(&r[h.writer_id % WRITERS], &h, buf, len, touch,
-						 &sum);
+			                         &sum);
 		}
 	}
 	for (int i = 0; i < WRITERS; i++)

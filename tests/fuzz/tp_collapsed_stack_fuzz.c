@@ -1,9 +1,8 @@
 /*
- * Fuzz target for the collapsed stacks (flamegraph.pl input) importer (importers/): the input is fed
- * to the importer of a fresh trace processor directly (no sniffing, so
- * every input reaches it) in three chunks at positions derived from its
- * first and last bytes, then the trace is finished and freed. Built with
- * -fsanitize=fuzzer for campaigns, or linked with replay.c to re-run
+ * Fuzz target for the collapsed stacks (flamegraph.pl input) importer (importers/): the input is
+ * fed to the importer of a fresh trace processor directly (no sniffing, so every input reaches it)
+ * in three chunks at positions derived from its first and last bytes, then the trace is finished
+ * and freed. Built with -fsanitize=fuzzer for campaigns, or linked with replay.c to re-run
  * tests/fuzz/corpus/tp_collapsed_stack/ in every CI build.
  */
 #include <stdint.h>

@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char prefix[] = "fuzz 1/1 [000] 1.000000: 1 cycles:\n"
-				     "\t1 f (/bin/fuzz)\n";
+	                             "\t1 f (/bin/fuzz)\n";
 	size_t cut1 = 0, cut2 = 0;
 	if (size > 2) {
 		cut1 = (data[0] | (size_t)data[1] << 8) % size;

@@ -28,9 +28,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	arena_init(&a, 0);
 	traceconv_jv_parse((const char *)data, size, &a, &v, &err);
 	arena_release(&a);
-	traceconv_inspect_text((const char *)data, size,
-	                       "summary\ntop 0 self\ntop 3\nfunction 0 8\nfunction 1\ncallers 2 64\n"
-	                       "callees 0 64\nthreads\nfind a\nhelp\n",
-	                       devnull);
+	traceconv_inspect_text(
+	    (const char *)data, size,
+	    "summary\ntop 0 self\ntop 3\nfunction 0 8\nfunction 1\ncallers 2 64\n"
+	    "callees 0 64\nthreads\nfind a\nhelp\n",
+	    devnull);
 	return 0;
 }

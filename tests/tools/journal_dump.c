@@ -229,8 +229,8 @@ int main(int argc, char **argv)
 				        "journal_dump: '%s': broken hash table or entry array\n",
 				        argv[i]);
 		} else if (field) {
-			if (probes_journal_file_field_values(&f, field, strlen(field), field_value, NULL) <
-			    0)
+			if (probes_journal_file_field_values(&f, field, strlen(field), field_value,
+			                                     NULL) < 0)
 				fprintf(stderr, "journal_dump: '%s': broken field list\n", argv[i]);
 		} else {
 			while ((r = probes_journal_file_next(&f, &off)) == 1)

@@ -44,7 +44,7 @@ TEST(base_elf_offsets_past_4gib)
 	static const char names[] = "\0.shstrtab\0.gnu_debuglink";
 	static const char link[] = "app.debug";
 	const uint64_t note_off = 5 * GIB + 8, sh_off = 4 * GIB + 256, str_off = 4 * GIB + 1024,
-		       link_off = 6 * GIB + 4096 - 4;
+	               link_off = 6 * GIB + 4096 - 4;
 	uint8_t eh[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1}, ph[56] = {0}, sh[3][64], note[24];
 	struct elf_file e;
 	struct elf_phdr p;
@@ -55,10 +55,10 @@ TEST(base_elf_offsets_past_4gib)
 	int fd = mkstemp(path);
 	CHECK(fd >= 0);
 
-	le16(eh + 16, 2);         /* ET_EXEC */
-	le16(eh + 18, 62);        /* EM_X86_64: any machine will do */
-	le64(eh + 32, 64);        /* phoff */
-	le64(eh + 40, sh_off);    /* shoff */
+	le16(eh + 16, 2);      /* ET_EXEC */
+	le16(eh + 18, 62);     /* EM_X86_64: any machine will do */
+	le64(eh + 32, 64);     /* phoff */
+	le64(eh + 40, sh_off); /* shoff */
 	le16(eh + 54, 56), le16(eh + 56, 1);
 	le16(eh + 58, 64), le16(eh + 60, 3), le16(eh + 62, 1);
 	le32(ph, ELF_PT_NOTE);
@@ -73,8 +73,8 @@ TEST(base_elf_offsets_past_4gib)
 	le32(sh[2], 11), le32(sh[2] + 4, 1); /* .gnu_debuglink, PROGBITS */
 	le64(sh[2] + 24, link_off), le64(sh[2] + 32, sizeof link);
 	int w = put(fd, 0, eh, sizeof eh) | put(fd, 64, ph, sizeof ph) |
-		put(fd, note_off, note, sizeof note) | put(fd, sh_off, sh, sizeof sh) |
-		put(fd, str_off, names, sizeof names) | put(fd, link_off, link, sizeof link);
+	        put(fd, note_off, note, sizeof note) | put(fd, sh_off, sh, sizeof sh) |
+	        put(fd, str_off, names, sizeof names) | put(fd, link_off, link, sizeof link);
 	close(fd);
 	if (w)
 		unlink(path);

@@ -51,9 +51,9 @@ static void run_for(struct loop *l, int iters)
 
 TEST(ipc_frame_bind_service_bytes)
 {
-	static const uint8_t want[] = {0x12, 0x00, 0x00, 0x00, 0x10, 0x01, 0x1a, 0x0e, 0x0a,
-				       0x0c, 0x50, 0x72, 0x6f, 0x64, 0x75, 0x63, 0x65, 0x72,
-				       0x50, 0x6f, 0x72, 0x74};
+	static const uint8_t want[] = {0x12, 0x00, 0x00, 0x00, 0x10, 0x01, 0x1a, 0x0e,
+	                               0x0a, 0x0c, 0x50, 0x72, 0x6f, 0x64, 0x75, 0x63,
+	                               0x65, 0x72, 0x50, 0x6f, 0x72, 0x74};
 	Perfetto__Protos__IPCFrame f = PERFETTO__PROTOS__IPCFRAME__INIT;
 	Perfetto__Protos__IPCFrame__BindService b = PERFETTO__PROTOS__IPCFRAME__BIND_SERVICE__INIT;
 	b.service_name = (char *)"ProducerPort";
@@ -99,7 +99,9 @@ TEST(ipc_rxbuf_arbitrary_splits)
 		ipc_rxbuf_init(&rb);
 		size_t pos = 0, got = 0;
 		while (pos < total && !bad) {
-			size_t chunk = mode == 0 ? 1 : mode == 3 ? total : 1 + (size_t)rand() % (mode == 1 ? 64 : 90000);
+			size_t chunk = mode == 0   ? 1
+			               : mode == 3 ? total
+			                           : 1 + (size_t)rand() % (mode == 1 ? 64 : 90000);
 			if (chunk > total - pos)
 				chunk = total - pos;
 			while (chunk > 0 && !bad) {
@@ -158,7 +160,7 @@ TEST(ipc_rxbuf_cap)
 	/* The encoder refuses to produce such frames. */
 	Perfetto__Protos__IPCFrame f = PERFETTO__PROTOS__IPCFRAME__INIT;
 	Perfetto__Protos__IPCFrame__InvokeMethodReply rep =
-		PERFETTO__PROTOS__IPCFRAME__INVOKE_METHOD_REPLY__INIT;
+	    PERFETTO__PROTOS__IPCFRAME__INVOKE_METHOD_REPLY__INIT;
 	uint8_t *big = tb_calloc(1, IPC_BUFFER_SIZE);
 	rep.has_reply_proto = true;
 	rep.reply_proto.data = big;
@@ -183,9 +185,9 @@ TEST(ipc_socket_names)
 	unsetenv("PERFETTO_CONSUMER_SOCK_NAME");
 	bool run = access("/run/perfetto/", X_OK) == 0;
 	CHECK_STR_EQ(ipc_producer_socket_name(),
-		     run ? "/run/perfetto/traced-producer.sock" : "/tmp/perfetto-producer");
+	             run ? "/run/perfetto/traced-producer.sock" : "/tmp/perfetto-producer");
 	CHECK_STR_EQ(ipc_consumer_socket_name(),
-		     run ? "/run/perfetto/traced-consumer.sock" : "/tmp/perfetto-consumer");
+	             run ? "/run/perfetto/traced-consumer.sock" : "/tmp/perfetto-consumer");
 }
 
 /* ---- a test service ---------------------------------------------------------- */
@@ -290,11 +292,11 @@ static void m_big(void *ctx, struct ipc_call *call, const uint8_t *a, size_t n)
 }
 
 static const struct ipc_method test_methods[] = {
-	{"Echo", m_echo}, {"Stream", m_stream}, {"Hold", m_hold}, {"Fail", m_fail},
-	{"FdIn", m_fd_in}, {"FdOut", m_fd_out}, {"Peer", m_peer}, {"Big", m_big},
+    {"Echo", m_echo},  {"Stream", m_stream}, {"Hold", m_hold}, {"Fail", m_fail},
+    {"FdIn", m_fd_in}, {"FdOut", m_fd_out},  {"Peer", m_peer}, {"Big", m_big},
 };
 static const struct ipc_service_desc test_service = {"TestService", test_methods,
-						     TB_ARRAY_SIZE(test_methods)};
+                                                     TB_ARRAY_SIZE(test_methods)};
 static const struct ipc_method other_methods[] = {{"Ping", m_echo}};
 static const struct ipc_service_desc other_service = {"OtherService", other_methods, 1};
 
@@ -416,7 +418,8 @@ TEST(ipc_bind_and_invoke)
 	CHECK_EQ(ipc_svc_method_id(g.svc, "Big"), 8);
 	CHECK_EQ(ipc_svc_method_id(g.svc, "Nope"), 0);
 	CHECK_EQ(g.t.connects, 1);
-	int64_t id = ipc_client_invoke(g.client, g.svc, "Echo", "hello", 5, -1, false, on_reply, &r);
+	int64_t id =
+	    ipc_client_invoke(g.client, g.svc, "Echo", "hello", 5, -1, false, on_reply, &r);
 	CHECK_EQ(id, 2); /* BindService was request 1 */
 	CHECK(run_until(g.loop, &r.finals));
 	CHECK_EQ(r.replies, 1);
@@ -425,7 +428,7 @@ TEST(ipc_bind_and_invoke)
 	CHECK_MEM_EQ(r.last, "hello", 5);
 	/* Unknown method: refused client-side, nothing sent. */
 	CHECK_EQ(ipc_client_invoke(g.client, g.svc, "Nope", NULL, 0, -1, false, on_reply, &r),
-		 -ENOENT);
+	         -ENOENT);
 	/* A failing method. */
 	id = ipc_client_invoke(g.client, g.svc, "Fail", NULL, 0, -1, false, on_reply, &r2);
 	CHECK_EQ(id, 3);
@@ -437,7 +440,7 @@ TEST(ipc_bind_and_invoke)
 	CHECK(run_until(g.loop, &rb.bind_failed));
 	CHECK_EQ(rb.bound, 0);
 	CHECK_EQ(ipc_client_invoke(g.client, bad, "Echo", NULL, 0, -1, false, on_reply, &r),
-		 -ENOTCONN);
+	         -ENOTCONN);
 	/* A second service gets id 2. */
 	struct trec ro = {0};
 	struct ipc_svc *other = ipc_client_bind(g.client, "OtherService", on_bind, &ro);
@@ -561,7 +564,7 @@ TEST(ipc_host_disconnect_fails_pending)
 	CHECK_EQ(r.failures, 1);
 	CHECK(!ipc_client_connected(g.client));
 	CHECK_EQ(ipc_client_invoke(g.client, g.svc, "Echo", "x", 1, -1, false, on_reply, &e),
-		 -ENOTCONN);
+	         -ENOTCONN);
 	rig_down(&g);
 }
 
@@ -611,11 +614,12 @@ static bool raw_closed(struct loop *l, int fd)
 }
 
 static void invoke_frame(Perfetto__Protos__IPCFrame *f,
-			 Perfetto__Protos__IPCFrame__InvokeMethod *im, uint64_t rid, uint32_t sid,
-			 uint32_t mid)
+                         Perfetto__Protos__IPCFrame__InvokeMethod *im, uint64_t rid, uint32_t sid,
+                         uint32_t mid)
 {
 	Perfetto__Protos__IPCFrame fi = PERFETTO__PROTOS__IPCFRAME__INIT;
-	Perfetto__Protos__IPCFrame__InvokeMethod ii = PERFETTO__PROTOS__IPCFRAME__INVOKE_METHOD__INIT;
+	Perfetto__Protos__IPCFrame__InvokeMethod ii =
+	    PERFETTO__PROTOS__IPCFRAME__INVOKE_METHOD__INIT;
 	*f = fi;
 	*im = ii;
 	f->has_request_id = true;
@@ -768,7 +772,7 @@ static int hexval(int c)
 /* Loads the frames of one direction ('C' or 'S') of a transcript, framed
  * bytes back to back, into *out; frame count in *nframes. 1 = skip. */
 static int load_stream(const char *name, char dir, uint8_t **out, size_t *len, size_t *nframes,
-		       int *fd_frames)
+                       int *fd_frames)
 {
 	const char *shared = test_shared_dir();
 	char path[4096];
@@ -825,12 +829,18 @@ static void m_noop(void *ctx, struct ipc_call *call, const uint8_t *a, size_t n)
 }
 
 static const struct ipc_method producer_methods[] = {
-	{"InitializeConnection", m_noop}, {"RegisterDataSource", m_noop},
-	{"UnregisterDataSource", m_noop}, {"CommitData", m_noop},
-	{"GetAsyncCommand", m_noop},      {"RegisterTraceWriter", m_noop},
-	{"UnregisterTraceWriter", m_noop}, {"NotifyDataSourceStarted", m_noop},
-	{"NotifyDataSourceStopped", m_noop}, {"ActivateTriggers", m_noop},
-	{"Sync", m_noop},                 {"UpdateDataSource", m_noop},
+    {"InitializeConnection", m_noop},
+    {"RegisterDataSource", m_noop},
+    {"UnregisterDataSource", m_noop},
+    {"CommitData", m_noop},
+    {"GetAsyncCommand", m_noop},
+    {"RegisterTraceWriter", m_noop},
+    {"UnregisterTraceWriter", m_noop},
+    {"NotifyDataSourceStarted", m_noop},
+    {"NotifyDataSourceStopped", m_noop},
+    {"ActivateTriggers", m_noop},
+    {"Sync", m_noop},
+    {"UpdateDataSource", m_noop},
 };
 static const struct ipc_service_desc producer_port = {"ProducerPort", producer_methods, 12};
 
@@ -893,12 +903,14 @@ TEST(ipc_golden_producer_replay)
 	uint32_t glen = (uint32_t)sc[0] | (uint32_t)sc[1] << 8;
 	Perfetto__Protos__IPCFrame *gold = ipc_frame_decode(sc + 4, glen);
 	int same = ours && gold &&
-		   ours->msg_case == PERFETTO__PROTOS__IPCFRAME__MSG_MSG_BIND_SERVICE_REPLY &&
-		   gold->msg_case == PERFETTO__PROTOS__IPCFRAME__MSG_MSG_BIND_SERVICE_REPLY &&
-		   ours->request_id == gold->request_id;
+	           ours->msg_case == PERFETTO__PROTOS__IPCFRAME__MSG_MSG_BIND_SERVICE_REPLY &&
+	           gold->msg_case == PERFETTO__PROTOS__IPCFRAME__MSG_MSG_BIND_SERVICE_REPLY &&
+	           ours->request_id == gold->request_id;
 	if (same) {
-		const Perfetto__Protos__IPCFrame__BindServiceReply *a = ours->msg_bind_service_reply,
-								     *b = gold->msg_bind_service_reply;
+		const Perfetto__Protos__IPCFrame__BindServiceReply *a =
+		                                                       ours->msg_bind_service_reply,
+		                                                   *b =
+		                                                       gold->msg_bind_service_reply;
 		same = a->success == b->success && a->service_id == b->service_id &&
 		       a->n_methods == b->n_methods && a->n_methods == 12;
 		for (size_t i = 0; same && i < a->n_methods; i++)
@@ -956,7 +968,7 @@ TEST(ipc_accept_out_of_fds)
 		}
 		getrusage(RUSAGE_SELF, &ru);
 		cpu_ms = (int64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
-			 (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+		         (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
 		_exit(ipc_host_stats(h)->clients_rejected >= 5 && cpu_ms < 700 ? 0 : 4);
 	}
 	close(ready[1]);

@@ -99,7 +99,7 @@ int main(int argc, char **argv)
 		tb_alloc_fail_soft(false);
 		if (!test_failed && tb_alloc_live_bytes() != live) {
 			fprintf(stderr, "  leak: %zu bytes still allocated through tb_malloc\n",
-				tb_alloc_live_bytes() - live);
+			        tb_alloc_live_bytes() - live);
 			test_failed = 1;
 		}
 		if (!test_failed && skip_reason[0])

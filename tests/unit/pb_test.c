@@ -425,9 +425,9 @@ TEST(pb_varint_unrolled)
  * with room to spare and without. */
 TEST(pb_varint_short)
 {
-	static const uint64_t vals[] = {0,        127,           128,         16383, 16384,
-					2097151,  2097152,       (1u << 28) - 1, 1u << 28,
-					1ull << 35, UINT64_MAX};
+	static const uint64_t vals[] = {0,        127,        128,       16383,
+	                                16384,    2097151,    2097152,   (1u << 28) - 1,
+	                                1u << 28, 1ull << 35, UINT64_MAX};
 	for (size_t i = 0; i < TB_ARRAY_SIZE(vals); i++) {
 		uint8_t buf[2 * PB_VARINT_MAX_LEN];
 		memset(buf, 0x80, sizeof buf);

@@ -540,7 +540,8 @@ static void decode_interned(const uint8_t *p, size_t n, struct decoded *d)
 			/* Mapping.path_string_ids: proto2 repeated, not [packed] */
 			pb_reader_init_field(&s, &f);
 			while (pb_next(&s, &g))
-				d->packed += g.id == PB_F_Mapping_path_string_ids && g.wire != PB_WIRE_VARINT;
+				d->packed += g.id == PB_F_Mapping_path_string_ids &&
+				             g.wire != PB_WIRE_VARINT;
 		} else if (f.id == PB_F_InternedData_frames) {
 			d->frames++;
 		} else if (f.id == PB_F_InternedData_callstacks) {
@@ -551,7 +552,8 @@ static void decode_interned(const uint8_t *p, size_t n, struct decoded *d)
 				 * one varint each (Perfetto's decoders read no other) */
 				if (g.id == PB_F_Callstack_frame_ids && g.wire != PB_WIRE_VARINT)
 					d->packed++;
-				else if (g.id == PB_F_Callstack_frame_ids && i < 4 && d->cs_n[i] < 8)
+				else if (g.id == PB_F_Callstack_frame_ids && i < 4 &&
+				         d->cs_n[i] < 8)
 					d->cs_frames[i][d->cs_n[i]++] = g.val;
 			}
 		}
@@ -677,7 +679,8 @@ __attribute__((noinline)) static void perf_test_spin(int64_t cpu_ns, int64_t wal
 {
 	int64_t cpu_end = tb_now_ns(CLOCK_THREAD_CPUTIME_ID) + cpu_ns;
 	int64_t wall_end = tb_now_ns(CLOCK_MONOTONIC) + wall_ns;
-	while (tb_now_ns(CLOCK_THREAD_CPUTIME_ID) < cpu_end && tb_now_ns(CLOCK_MONOTONIC) < wall_end)
+	while (tb_now_ns(CLOCK_THREAD_CPUTIME_ID) < cpu_end &&
+	       tb_now_ns(CLOCK_MONOTONIC) < wall_end)
 		for (int i = 0; i < 20000; i++)
 			spin_sink = spin_sink * 6364136223846793005ull + 1442695040888963407ull;
 }
@@ -802,7 +805,10 @@ static const char *query_rows(struct tp *tp, const char *sql, char *out, size_t 
 		for (int i = 0; i < sqlite3_column_count(st); i++) {
 			const unsigned char *v = sqlite3_column_text(st, i);
 			n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, "%s%s",
-					      i ? "|" : n ? ";" : "", v ? (const char *)v : "NULL");
+			                      i   ? "|"
+			                      : n ? ";"
+			                          : "",
+			                      v ? (const char *)v : "NULL");
 		}
 	sqlite3_finalize(st);
 	return out;
@@ -836,20 +842,21 @@ TEST(perf_emit_skips_and_losses_import)
 	tp = import_packets(&w);
 	pb_writer_release(&w);
 	perf_emitter_release(&e);
+	CHECK_STR_EQ(
+	    query_rows(tp,
+	               "select ts, cpu, t.tid, cpu_mode, callsite_id is null from perf_sample "
+	               "join thread t using (utid) order by ts",
+	               out, sizeof out),
+	    "200|0|11|user|0;210|1|21|user|1;220|1|12|kernel|1;230|0|11|user|1");
 	CHECK_STR_EQ(query_rows(tp,
-				"select ts, cpu, t.tid, cpu_mode, callsite_id is null from perf_sample "
-				"join thread t using (utid) order by ts",
-				out, sizeof out),
-		     "200|0|11|user|0;210|1|21|user|1;220|1|12|kernel|1;230|0|11|user|1");
-	CHECK_STR_EQ(query_rows(tp,
-				"select name, idx, value from stats where name in "
-				"('perf_cpu_lost_records', 'perf_samples_skipped', "
-				"'perf_samples_skipped_dataloss', 'perf_process_shard_count', "
-				"'perf_chosen_process_shard') and value > 0 order by name, idx",
-				out, sizeof out),
-		     "perf_chosen_process_shard|0|5;perf_cpu_lost_records|2|1;"
-		     "perf_cpu_lost_records|3|21;perf_process_shard_count|0|8;"
-		     "perf_samples_skipped|NULL|1;perf_samples_skipped_dataloss|NULL|1");
+	                        "select name, idx, value from stats where name in "
+	                        "('perf_cpu_lost_records', 'perf_samples_skipped', "
+	                        "'perf_samples_skipped_dataloss', 'perf_process_shard_count', "
+	                        "'perf_chosen_process_shard') and value > 0 order by name, idx",
+	                        out, sizeof out),
+	             "perf_chosen_process_shard|0|5;perf_cpu_lost_records|2|1;"
+	             "perf_cpu_lost_records|3|21;perf_process_shard_count|0|8;"
+	             "perf_samples_skipped|NULL|1;perf_samples_skipped_dataloss|NULL|1");
 	tp_free(tp);
 }
 
@@ -872,25 +879,27 @@ TEST(perf_emit_unwind_error_import)
 	pb_writer_init_growable(&w);
 	perf_emit_start(&e, &w, 100);
 	perf_emit_sample_unwound(&e, &w, 200, 0, 10, 11, 2, fr, 3,
-				 PERF_UNWIND_ERROR_MEMORY_INVALID);
+	                         PERF_UNWIND_ERROR_MEMORY_INVALID);
 	perf_emit_sample_unwound(&e, &w, 300, 0, 10, 11, 2, fr, 2, 0);
 	CHECK_EQ(pb_writer_error(&w), 0);
 	tp = import_packets(&w);
 	pb_writer_release(&w);
 	perf_emitter_release(&e);
-	CHECK_STR_EQ(query_rows(tp,
-				"select s.ts, coalesce(s.unwind_error, 'NULL'), f.name, c.depth "
-				"from perf_sample s join stack_profile_callsite c on c.id = s.callsite_id "
-				"join stack_profile_frame f on f.id = c.frame_id order by s.ts",
-				out, sizeof out),
-		     "200|memory_invalid|leaf|2;300|NULL|leaf|1");
-	CHECK_STR_EQ(query_rows(tp,
-				"select f.name from stack_profile_callsite c join stack_profile_frame f "
-				"on f.id = c.frame_id where c.depth = 0 order by c.id",
-				out, sizeof out),
-		     "ERROR MEMORY_INVALID;mid");
+	CHECK_STR_EQ(
+	    query_rows(tp,
+	               "select s.ts, coalesce(s.unwind_error, 'NULL'), f.name, c.depth "
+	               "from perf_sample s join stack_profile_callsite c on c.id = s.callsite_id "
+	               "join stack_profile_frame f on f.id = c.frame_id order by s.ts",
+	               out, sizeof out),
+	    "200|memory_invalid|leaf|2;300|NULL|leaf|1");
+	CHECK_STR_EQ(
+	    query_rows(tp,
+	               "select f.name from stack_profile_callsite c join stack_profile_frame f "
+	               "on f.id = c.frame_id where c.depth = 0 order by c.id",
+	               out, sizeof out),
+	    "ERROR MEMORY_INVALID;mid");
 	CHECK_STR_EQ(perf_unwind_error_name(PERF_UNWIND_ERROR_MAX_FRAMES_EXCEEDED),
-		     "MAX_FRAME_EXCEEDED");
+	             "MAX_FRAME_EXCEEDED");
 	tp_free(tp);
 }
 
@@ -989,10 +998,10 @@ TEST(perf_tasks_name_the_sampled_tasks)
 	perf_tasks_init(&t);
 	pb_writer_init_growable(&w);
 	perf_emit_start(&e, &w, 100);
-#define FEED(n)                                                                    \
-	do {                                                                       \
+#define FEED(n)                                                                               \
+	do {                                                                                  \
 		CHECK_EQ(perf_record_parse(rec, (n), PERF_SAMPLE_TYPE_DEFAULT, &pr, ips), 0); \
-		perf_tasks_record(&t, &e, &w, &pr);                                \
+		perf_tasks_record(&t, &e, &w, &pr);                                           \
 	} while (0)
 	FEED(make_comm(rec, P, P, "workload", true, 150));
 	perf_tasks_sample(&t, &e, &w, 200, P, P);
@@ -1066,9 +1075,12 @@ TEST(perf_symq_names_frames_of_this_binary)
 		perf_maps_release(&maps);
 		return;
 	}
-	struct perf_frame f = {.mapping_path = m->path, .build_id = m->elf.build_id,
-	                       .build_id_len = m->elf.build_id_len, .map_start = m->start,
-	                       .map_end = m->end, .map_offset = m->offset,
+	struct perf_frame f = {.mapping_path = m->path,
+	                       .build_id = m->elf.build_id,
+	                       .build_id_len = m->elf.build_id_len,
+	                       .map_start = m->start,
+	                       .map_end = m->end,
+	                       .map_offset = m->offset,
 	                       .load_bias = m->elf.load_bias};
 	f.rel_pc = perf_rel_pc(pc, m->start, m->offset, m->elf.load_bias);
 	struct perf_frame anon = {.mapping_path = "/no/build/id", .rel_pc = 0x10, .map_end = 1};
@@ -1177,15 +1189,15 @@ TEST(perf_scope_rules_as_perfetto)
 		struct perf_scope s;
 		fake_scope(&s);
 		perf_scope_add(&s, &c->target_pid, c->target_pid != 0, &c->target_cmd,
-			       c->target_cmd != NULL, &c->exclude_pid, c->exclude_pid != 0,
-			       &c->exclude_cmd, c->exclude_cmd != NULL);
+		               c->target_cmd != NULL, &c->exclude_pid, c->exclude_pid != 0,
+		               &c->exclude_cmd, c->exclude_cmd != NULL);
 		s.additional_cmdline_count = c->additional;
 		s.shard_count = c->shards;
 		s.chosen_shard = c->chosen;
 		CHECK_EQ(perf_scope_is_everything(&s), i == 0);
 		if (strcmp(kept(&s, out), c->want) != 0)
 			test_report(__FILE__, __LINE__, "%s: kept %s, want %s", c->what, out,
-				    c->want);
+			            c->want);
 		hmap_clear(&s.cache); /* decided again: remembered cmdlines stay */
 		CHECK_STR_EQ(kept(&s, out), c->want);
 		perf_scope_release(&s);

@@ -19,7 +19,8 @@
 TEST(journal_hash_vectors)
 {
 	CHECK_UEQ(probes_journal_jenkins64("", 0), 0xdeadbeefdeadbeefull);
-	CHECK_UEQ(probes_journal_jenkins64("Four score and seven years ago", 30), 0x17770551ce7226e6ull);
+	CHECK_UEQ(probes_journal_jenkins64("Four score and seven years ago", 30),
+	          0x17770551ce7226e6ull);
 	uint8_t key[16], msg[64];
 	for (int i = 0; i < 16; i++)
 		key[i] = (uint8_t)i;
@@ -60,7 +61,8 @@ TEST(journal_lz4_blocks)
 	static const uint8_t nooff[] = {0x10, 'a', 1};
 	CHECK_EQ(probes_journal_lz4_block(off0, sizeof off0, out, sizeof out, &trunc), -EINVAL);
 	CHECK_EQ(probes_journal_lz4_block(far, sizeof far, out, sizeof out, &trunc), -EINVAL);
-	CHECK_EQ(probes_journal_lz4_block(longlit, sizeof longlit, out, sizeof out, &trunc), -EINVAL);
+	CHECK_EQ(probes_journal_lz4_block(longlit, sizeof longlit, out, sizeof out, &trunc),
+	         -EINVAL);
 	CHECK_EQ(probes_journal_lz4_block(nooff, sizeof nooff, out, sizeof out, &trunc), -EINVAL);
 	CHECK_EQ(probes_journal_lz4_block(block, 0, out, sizeof out, &trunc), -EINVAL);
 }
@@ -78,7 +80,7 @@ TEST(journal_header_checks)
 	h[12] = JOURNAL_INCOMPAT_COMPACT | JOURNAL_INCOMPAT_ZSTD;
 	CHECK_EQ(probes_journal_header_parse(h, sizeof h, &jh, &err), 0);
 	CHECK_EQ(probes_journal_header_parse(h, 100, &jh, &err), -EINVAL); /* too short */
-	h[88] = 0x09;                                               /* not a multiple of 8 */
+	h[88] = 0x09;                                                      /* not a multiple of 8 */
 	CHECK_EQ(probes_journal_header_parse(h, sizeof h, &jh, &err), -EINVAL);
 	h[88] = 0x08;
 	h[0] = 'X';

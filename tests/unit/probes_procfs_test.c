@@ -38,7 +38,10 @@ static void fx_write(const char *rel, const void *data, size_t n)
 	fclose(f);
 }
 
-static void fx_puts(const char *rel, const char *s) { fx_write(rel, s, strlen(s)); }
+static void fx_puts(const char *rel, const char *s)
+{
+	fx_write(rel, s, strlen(s));
+}
 
 static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -51,22 +54,25 @@ static bool fx_init(void)
 	return mkdtemp(fx_root) != NULL;
 }
 
-static void fx_release(void) { nftw(fx_root, rm_one, 16, FTW_DEPTH | FTW_PHYS); }
+static void fx_release(void)
+{
+	nftw(fx_root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 /* A user process 42 (threads 42, 43) in a pid namespace and kthreadd. */
 static void fx_processes(void)
 {
 	static const char cmdline[] = "/bin/prog\0-x\0\0arg\0";
 	fx_puts("42/status", "Name:\tprog\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t42\n"
-			     "Pid:\t42\nPPid:\t1\nUid:\t1000\t1000\t1000\t1000\n"
-			     "NSpid:\t42\t7\nVmPeak:\t  9000 kB\nVmSize:\t  8000 kB\n"
-			     "VmLck:\t       0 kB\nVmHWM:\t    700 kB\nVmRSS:\t     600 kB\n"
-			     "RssAnon:\t     100 kB\nRssFile:\t     400 kB\n"
-			     "RssShmem:\t     100 kB\nVmSwap:\t      5 kB\nThreads:\t2\n");
+	                     "Pid:\t42\nPPid:\t1\nUid:\t1000\t1000\t1000\t1000\n"
+	                     "NSpid:\t42\t7\nVmPeak:\t  9000 kB\nVmSize:\t  8000 kB\n"
+	                     "VmLck:\t       0 kB\nVmHWM:\t    700 kB\nVmRSS:\t     600 kB\n"
+	                     "RssAnon:\t     100 kB\nRssFile:\t     400 kB\n"
+	                     "RssShmem:\t     100 kB\nVmSwap:\t      5 kB\nThreads:\t2\n");
 	fx_write("42/cmdline", cmdline, sizeof cmdline - 1);
 	/* comm with a space and a ')' to check fields count from the last ')'. */
 	fx_puts("42/stat", "42 (my) prog) S 1 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 2 0 "
-			   "12345 8192000 150 18446744073709551615\n");
+	                   "12345 8192000 150 18446744073709551615\n");
 	fx_puts("42/oom_score_adj", "-100\n");
 	fx_puts("42/task/42/comm", "prog\n");
 	fx_puts("42/task/43/comm", "worker 1\n");
@@ -97,13 +103,28 @@ static void decode_process(const struct pb_field *pf, struct proc_rec *p)
 	pb_reader_init_field(&r, pf);
 	while (pb_next(&r, &f)) {
 		switch (f.id) {
-		case 1: p->pid = (int32_t)f.val; break;
-		case 2: p->ppid = (int32_t)f.val; break;
-		case 5: p->uid = (int32_t)f.val; break;
-		case 6: p->nspid = (int32_t)f.val; break;
-		case 7: p->start = f.val; p->has_start = true; break;
-		case 8: p->kthread = f.val != 0; break;
-		case 9: p->is_comm = f.val != 0; break;
+		case 1:
+			p->pid = (int32_t)f.val;
+			break;
+		case 2:
+			p->ppid = (int32_t)f.val;
+			break;
+		case 5:
+			p->uid = (int32_t)f.val;
+			break;
+		case 6:
+			p->nspid = (int32_t)f.val;
+			break;
+		case 7:
+			p->start = f.val;
+			p->has_start = true;
+			break;
+		case 8:
+			p->kthread = f.val != 0;
+			break;
+		case 9:
+			p->is_comm = f.val != 0;
+			break;
 		case 3:
 			if (p->nargs < 4 && f.len < 32) {
 				memcpy(p->args[p->nargs], f.data, f.len);
@@ -279,7 +300,7 @@ TEST(probes_procfs_config)
 /* Count ProcessTree processes / threads entries in w; the first process's
  * pid and the last thread's (tid, tgid). */
 static void count_tree(struct pb_writer *w, int *np, int *nt, int64_t *pid, int64_t *tid,
-		       int64_t *tgid)
+                       int64_t *tgid)
 {
 	struct pb_reader r;
 	struct pb_field f = {0};
@@ -316,7 +337,8 @@ TEST(probes_procfs_write_pids)
 	fx_puts("43/status", "Name:\tworker 1\nTgid:\t42\nPid:\t43\n");
 	hmap_init(&seen);
 	pb_writer_init_growable(&w);
-	CHECK_EQ(probes_procfs_write_pids(&w, fx_root, first, TB_ARRAY_SIZE(first), &cfg, &seen), 1);
+	CHECK_EQ(probes_procfs_write_pids(&w, fx_root, first, TB_ARRAY_SIZE(first), &cfg, &seen),
+	         1);
 	count_tree(&w, &np, &nt, &pid, &tid, &tgid);
 	CHECK_EQ(np, 1);
 	CHECK_EQ(pid, 42);
@@ -330,7 +352,8 @@ TEST(probes_procfs_write_pids)
 	CHECK_EQ(pb_writer_size(&w), 0);
 
 	hmap_del(&seen, 43, NULL);
-	CHECK_EQ(probes_procfs_write_pids(&w, fx_root, again, TB_ARRAY_SIZE(again), &cfg, &seen), 2);
+	CHECK_EQ(probes_procfs_write_pids(&w, fx_root, again, TB_ARRAY_SIZE(again), &cfg, &seen),
+	         2);
 	count_tree(&w, &np, &nt, &pid, &tid, &tgid);
 	CHECK_EQ(np, 1); /* kthreadd, new */
 	CHECK_EQ(pid, 2);
@@ -384,9 +407,9 @@ TEST(probes_sysstats_keys)
 	CHECK_EQ(probes_sysstats_meminfo_key("Hugepagesize", 12), 0);
 	CHECK_EQ(probes_sysstats_vmstat_key("nr_free_pages", 13), 1);
 	CHECK_EQ(probes_sysstats_vmstat_key("pgfault", 7),
-		 PERFETTO__PROTOS__VMSTAT_COUNTERS__VMSTAT_PGFAULT);
+	         PERFETTO__PROTOS__VMSTAT_COUNTERS__VMSTAT_PGFAULT);
 	CHECK_EQ(probes_sysstats_vmstat_key("workingset_restore", 18),
-		 PERFETTO__PROTOS__VMSTAT_COUNTERS__VMSTAT_WORKINGSET_RESTORE);
+	         PERFETTO__PROTOS__VMSTAT_COUNTERS__VMSTAT_WORKINGSET_RESTORE);
 	CHECK_EQ(probes_sysstats_vmstat_key("unspecified", 11), 0);
 	CHECK_EQ(probes_sysstats_vmstat_key("NR_FREE_PAGES", 13), 0);
 	CHECK_EQ(probes_sysstats_vmstat_key("no_such_counter", 15), 0);
@@ -394,16 +417,16 @@ TEST(probes_sysstats_keys)
 }
 
 static const char meminfo_fx[] = "MemTotal:       24684092 kB\nMemFree:        22653464 kB\n"
-				 "MemAvailable:   24228912 kB\nCached:          1689028 kB\n"
-				 "Active(anon):      12345 kB\nHugePages_Total:       0\n"
-				 "garbage line\nSwapTotal: x kB\n";
+                                 "MemAvailable:   24228912 kB\nCached:          1689028 kB\n"
+                                 "Active(anon):      12345 kB\nHugePages_Total:       0\n"
+                                 "garbage line\nSwapTotal: x kB\n";
 static const char vmstat_fx[] = "nr_free_pages 5663366\nnr_zone_inactive_anon 17\n"
-				"some_new_counter 5\npgfault 99\nbroken\n";
+                                "some_new_counter 5\npgfault 99\nbroken\n";
 static const char stat_fx[] = "cpu  100 0 50 1000 3 0 2 1 0 0\n"
-			      "cpu0 60 0 30 500 1 0 1 1 0 0\n"
-			      "cpu1 40 1 20 500 2 0 1 0 0 0\n"
-			      "intr 1000 5 0 7\nctxt 123\nbtime 1700000000\n"
-			      "processes 63308\nprocs_running 1\nsoftirq 50 10 40\n";
+                              "cpu0 60 0 30 500 1 0 1 1 0 0\n"
+                              "cpu1 40 1 20 500 2 0 1 0 0 0\n"
+                              "intr 1000 5 0 7\nctxt 123\nbtime 1700000000\n"
+                              "processes 63308\nprocs_running 1\nsoftirq 50 10 40\n";
 
 static void put_sys_config(struct pb_writer *w, bool lists)
 {
@@ -499,7 +522,7 @@ TEST(probes_sysstats_collect)
 	}
 	CHECK_EQ(r.error, 0);
 	CHECK_EQ(nmem, 2);
-	CHECK_EQ(nvm, 3); /* nr_free_pages, nr_zone_inactive_anon, pgfault */
+	CHECK_EQ(nvm, 3);  /* nr_free_pages, nr_zone_inactive_anon, pgfault */
 	CHECK_EQ(ncpu, 2); /* the "cpu" total line is not a CPU */
 	CHECK_EQ(forks, 1);
 	CHECK_EQ(irqs, 0); /* IRQ_COUNTS not in the list */
@@ -584,10 +607,10 @@ TEST(probes_system_info_cpu_info)
 
 	CHECK(fx_init());
 	fx_puts("proc/cpuinfo", "processor\t: 0\nvendor_id\t: GenuineIntel\n"
-				"model name\t: Some CPU\n\nprocessor\t: 1\n"
-				"model name\t: Some CPU\n\n");
+	                        "model name\t: Some CPU\n\nprocessor\t: 1\n"
+	                        "model name\t: Some CPU\n\n");
 	fx_puts("sys/devices/system/cpu/cpu0/cpufreq/scaling_available_frequencies",
-		"300000 600000 \n");
+	        "300000 600000 \n");
 	fx_puts("sys/devices/system/cpu/cpu0/cpu_capacity", "1024\n");
 	fx_puts("sys/devices/system/cpu/cpu1/cpufreq/stats/time_in_state", "100000 5\n200000 7\n");
 	snprintf(proc, sizeof proc, "%s/proc", fx_root);
@@ -623,9 +646,9 @@ TEST(probes_system_info_cpu_info)
 
 	/* arm: the global "Processor" name and the five identifier keys. */
 	fx_puts("proc/cpuinfo", "Processor\t: AArch64 Processor rev 13 (aarch64)\n"
-				"processor\t: 0\nCPU implementer\t: 0x41\n"
-				"CPU architecture: 8\nCPU variant\t: 0x1\nCPU part\t: 0xd05\n"
-				"CPU revision\t: 0\n\n");
+	                        "processor\t: 0\nCPU implementer\t: 0x41\n"
+	                        "CPU architecture: 8\nCPU variant\t: 0x1\nCPU part\t: 0xd05\n"
+	                        "CPU revision\t: 0\n\n");
 	pb_writer_reset(&w);
 	probes_system_info_write_cpu_info(&w, proc, sys);
 	CHECK_EQ(pb_find_field(pb_writer_data(&w), pb_writer_size(&w), 67, &pkt), 1);

@@ -42,16 +42,15 @@ static void tb_pb_free(void *data, void *p)
 static ProtobufCAllocator pb_alloc = {tb_pb_alloc, tb_pb_free, NULL};
 
 /* As a 6.x x86-64 kernel prints them. */
-static const char k_header_page[] =
-    "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
-    "\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
-    "\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
-    "\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
+static const char k_header_page[] = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+                                    "\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+                                    "\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+                                    "\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
 
-#define COMMON_FIELDS                                                                      \
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"             \
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"             \
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"     \
+#define COMMON_FIELDS                                                                  \
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"         \
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"         \
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n" \
 	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
 
 static const char k_sched_switch[] =
@@ -65,28 +64,26 @@ static const char k_sched_switch[] =
     "\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n\n"
     "print fmt: \"prev_comm=%s ...\", REC->prev_comm\n";
 
-static const char k_sched_waking[] =
-    "name: sched_waking\nID: 375\nformat:\n" COMMON_FIELDS
-    "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
-    "\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n"
-    "\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n"
-    "\tfield:int target_cpu;\toffset:32;\tsize:4;\tsigned:1;\n";
+static const char k_sched_waking[] = "name: sched_waking\nID: 375\nformat:\n" COMMON_FIELDS
+                                     "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+                                     "\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+                                     "\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n"
+                                     "\tfield:int target_cpu;\toffset:32;\tsize:4;\tsigned:1;\n";
 
 static const char k_print[] = "name: print\nID: 5\nformat:\n" COMMON_FIELDS
-			      "\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n"
-			      "\tfield:char buf[];\toffset:16;\tsize:0;\tsigned:0;\n";
+                              "\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n"
+                              "\tfield:char buf[];\toffset:16;\tsize:0;\tsigned:0;\n";
 
 /* An event without a typed message: every field kind. */
-static const char k_generic[] =
-    "name: tb_test\nID: 900\nformat:\n" COMMON_FIELDS
-    "\tfield:int delta;\toffset:8;\tsize:4;\tsigned:1;\n"
-    "\tfield:unsigned long addr;\toffset:16;\tsize:8;\tsigned:0;\n"
-    "\tfield:char tag[8];\toffset:24;\tsize:8;\tsigned:0;\n"
-    "\tfield:__data_loc char[] path;\toffset:32;\tsize:4;\tsigned:0;\n"
-    "\tfield:u8 mac[4];\toffset:36;\tsize:4;\tsigned:0;\n"
-    "\tfield:const char * fmt;\toffset:40;\tsize:8;\tsigned:0;\n"
-    "\tfield:__rel_loc char[] rel;\toffset:48;\tsize:4;\tsigned:0;\n"
-    "\tfield:struct foo blob;\toffset:52;\tsize:12;\tsigned:0;\n";
+static const char k_generic[] = "name: tb_test\nID: 900\nformat:\n" COMMON_FIELDS
+                                "\tfield:int delta;\toffset:8;\tsize:4;\tsigned:1;\n"
+                                "\tfield:unsigned long addr;\toffset:16;\tsize:8;\tsigned:0;\n"
+                                "\tfield:char tag[8];\toffset:24;\tsize:8;\tsigned:0;\n"
+                                "\tfield:__data_loc char[] path;\toffset:32;\tsize:4;\tsigned:0;\n"
+                                "\tfield:u8 mac[4];\toffset:36;\tsize:4;\tsigned:0;\n"
+                                "\tfield:const char * fmt;\toffset:40;\tsize:8;\tsigned:0;\n"
+                                "\tfield:__rel_loc char[] rel;\toffset:48;\tsize:4;\tsigned:0;\n"
+                                "\tfield:struct foo blob;\toffset:52;\tsize:12;\tsigned:0;\n";
 
 /* ---- a page builder ----------------------------------------------------- */
 
@@ -142,7 +139,7 @@ static void pg_finish(struct pgb *b, uint64_t flags)
 
 /* A sched_switch payload (the k_sched_switch layout). */
 static size_t make_switch(uint8_t *p, int32_t pid, const char *prev, int32_t prev_pid,
-			  int64_t state, const char *next, int32_t next_pid)
+                          int64_t state, const char *next, int32_t next_pid)
 {
 	uint16_t type = 372;
 	int32_t prio = 120;
@@ -197,8 +194,10 @@ static int load_table(struct ftrace_table *t)
 {
 	struct tb_err err = {0};
 	probes_ftrace_table_init(t);
-	if (probes_ftrace_parse_header_page(k_header_page, strlen(k_header_page), &t->layout, &err) < 0 ||
-	    probes_ftrace_table_add_format(t, "sched", k_sched_switch, strlen(k_sched_switch), &err) < 0 ||
+	if (probes_ftrace_parse_header_page(k_header_page, strlen(k_header_page), &t->layout,
+	                                    &err) < 0 ||
+	    probes_ftrace_table_add_format(t, "sched", k_sched_switch, strlen(k_sched_switch),
+	                                   &err) < 0 ||
 	    probes_ftrace_table_add_format(t, "ftrace", k_print, strlen(k_print), &err) < 0 ||
 	    probes_ftrace_table_add_format(t, "tb", k_generic, strlen(k_generic), &err) < 0) {
 		test_report(__FILE__, __LINE__, "%s", err.msg);
@@ -214,7 +213,9 @@ TEST(probes_format_sched_switch)
 	struct ftrace_event_format f;
 	struct tb_err err = {0};
 	const struct ftrace_field *fd;
-	CHECK_EQ(probes_ftrace_format_parse("sched", k_sched_switch, strlen(k_sched_switch), &f, &err), 0);
+	CHECK_EQ(
+	    probes_ftrace_format_parse("sched", k_sched_switch, strlen(k_sched_switch), &f, &err),
+	    0);
 	CHECK_STR_EQ(f.name, "sched_switch");
 	CHECK_STR_EQ(f.group, "sched");
 	CHECK_EQ(f.id, 372);
@@ -259,7 +260,8 @@ TEST(probes_format_field_kinds)
 	/* No ID, no fields, garbage: errors, nothing leaked. */
 	CHECK_EQ(probes_ftrace_format_parse("x", "name: a\nformat:\n", 16, &f, &err), -EINVAL);
 	tb_err_clear(&err);
-	CHECK_EQ(probes_ftrace_format_parse("x", "name: a\nID: 3\n\tfield:int;\n", 26, &f, &err), -EINVAL);
+	CHECK_EQ(probes_ftrace_format_parse("x", "name: a\nID: 3\n\tfield:int;\n", 26, &f, &err),
+	         -EINVAL);
 	CHECK_EQ(probes_ftrace_format_parse("x", "", 0, &f, &err), -EINVAL);
 }
 
@@ -267,14 +269,16 @@ TEST(probes_header_page)
 {
 	struct ftrace_page_layout l = {0};
 	struct tb_err err = {0};
-	CHECK_EQ(probes_ftrace_parse_header_page(k_header_page, strlen(k_header_page), &l, &err), 0);
+	CHECK_EQ(probes_ftrace_parse_header_page(k_header_page, strlen(k_header_page), &l, &err),
+	         0);
 	CHECK_EQ(l.ts_off, 0);
 	CHECK_EQ(l.commit_off, 8);
 	CHECK_EQ(l.commit_size, 8);
 	CHECK_EQ(l.data_off, 16);
 	CHECK_EQ(l.page_size, 4096);
-	CHECK_EQ(probes_ftrace_parse_header_page("field: u64 timestamp;\toffset:0;\tsize:8;", 38, &l, &err),
-		 -EINVAL);
+	CHECK_EQ(probes_ftrace_parse_header_page("field: u64 timestamp;\toffset:0;\tsize:8;", 38,
+	                                         &l, &err),
+	         -EINVAL);
 }
 
 /* ---- pages -------------------------------------------------------------- */
@@ -292,14 +296,14 @@ TEST(probes_page_records)
 	CHECK_EQ(load_table(&t), 0);
 	pg_init(&b, 1000);
 	n = make_switch(ev, 10, "a", 10, 1, "b", 11);
-	pg_event(&b, 5, ev, n, false);                /* ts 1005 */
-	pg_hdr(&b, 30, 3);                            /* time extend: +3 + (2 << 27) */
+	pg_event(&b, 5, ev, n, false); /* ts 1005 */
+	pg_hdr(&b, 30, 3);             /* time extend: +3 + (2 << 27) */
 	pg_u32(&b, 2);
-	pg_event(&b, 1, ev, n, true);                 /* length word */
-	pg_hdr(&b, 29, 7);                            /* discarded event: padding */
+	pg_event(&b, 1, ev, n, true); /* length word */
+	pg_hdr(&b, 29, 7);            /* discarded event: padding */
 	pg_u32(&b, pad_len);
 	pg_bytes(&b, "\0\0\0\0\0\0\0\0", pad_len - 4);
-	pg_hdr(&b, 31, 0x123);                        /* absolute timestamp */
+	pg_hdr(&b, 31, 0x123); /* absolute timestamp */
 	pg_u32(&b, 1);
 	n = make_print(ev, 12, "B|12|hello\n");
 	pg_event(&b, 0, ev, n, false);
@@ -358,7 +362,7 @@ TEST(probes_page_missed_events_and_null_padding)
 	CHECK_EQ(it.status, FTRACE_STATUS_OK);
 	pg_finish(&b, 4081);
 	CHECK_EQ(probes_ftrace_page_begin(&it, &t.layout, b.page, sizeof b.page),
-		 FTRACE_STATUS_ABI_INVALID_PAGE_HEADER);
+	         FTRACE_STATUS_ABI_INVALID_PAGE_HEADER);
 	CHECK(!probes_ftrace_page_next(&it, &r));
 	probes_ftrace_table_release(&t);
 }
@@ -367,9 +371,9 @@ TEST(probes_page_missed_events_and_null_padding)
 TEST(probes_page_32bit_kernel_header)
 {
 	static const char hp32[] = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
-				   "\tfield: local_t commit;\toffset:8;\tsize:4;\tsigned:1;\n"
-				   "\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
-				   "\tfield: char data;\toffset:12;\tsize:4084;\tsigned:0;\n";
+	                           "\tfield: local_t commit;\toffset:8;\tsize:4;\tsigned:1;\n"
+	                           "\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+	                           "\tfield: char data;\toffset:12;\tsize:4084;\tsigned:0;\n";
 	struct ftrace_page_layout l = {0};
 	struct tb_err err = {0};
 	struct ftrace_page_iter it;
@@ -426,7 +430,8 @@ TEST(probes_page_malformed)
 		for (size_t k = 0; k < cases[i].n; k++)
 			pg_u32(&b, cases[i].words[k]);
 		pg_finish(&b, 0);
-		CHECK_EQ(probes_ftrace_page_begin(&it, &t.layout, b.page, sizeof b.page), FTRACE_STATUS_OK);
+		CHECK_EQ(probes_ftrace_page_begin(&it, &t.layout, b.page, sizeof b.page),
+		         FTRACE_STATUS_OK);
 		CHECK(!probes_ftrace_page_next(&it, &r));
 		CHECK_EQ(it.status, cases[i].status);
 	}
@@ -526,7 +531,7 @@ TEST(probes_encode_bundle_roundtrip)
 	CHECK_EQ(st.lost_pages, 1);
 	CHECK_EQ(st.parse_errors, 1);
 	pkt = perfetto__protos__trace_packet__unpack(&pb_alloc, pb_writer_size(&w),
-						     pb_writer_data(&w));
+	                                             pb_writer_data(&w));
 	pb_writer_release(&w);
 	CHECK(pkt);
 	CHECK_EQ(pkt->data_case, PERFETTO__PROTOS__TRACE_PACKET__DATA_FTRACE_EVENTS);
@@ -534,7 +539,8 @@ TEST(probes_encode_bundle_roundtrip)
 	CHECK_EQ(bun->cpu, 3);
 	CHECK(bun->has_lost_events && bun->lost_events);
 	CHECK_EQ(bun->n_error, 1);
-	CHECK_EQ(bun->error[0]->status, PERFETTO__PROTOS__FTRACE_PARSE_STATUS__FTRACE_STATUS_PARTIAL_PAGE_READ);
+	CHECK_EQ(bun->error[0]->status,
+	         PERFETTO__PROTOS__FTRACE_PARSE_STATUS__FTRACE_STATUS_PARTIAL_PAGE_READ);
 	CHECK_EQ(bun->n_event, 3);
 
 	CHECK_UEQ(bun->event[0]->timestamp, 1001);
@@ -572,8 +578,8 @@ TEST(probes_encode_bundle_roundtrip)
 
 /* ---- compact_sched ------------------------------------------------------ */
 
-static size_t make_waking(uint8_t *p, int32_t pid, uint8_t flags, const char *comm,
-			  int32_t wakee, int32_t target_cpu)
+static size_t make_waking(uint8_t *p, int32_t pid, uint8_t flags, const char *comm, int32_t wakee,
+                          int32_t target_cpu)
 {
 	uint16_t type = 375;
 	int32_t prio = 120;
@@ -614,13 +620,13 @@ static void make_sched_pages(uint8_t pages[2][CS_NPG * 4096])
 				snprintf(comm, sizeof comm, "tb-spin-%d", next);
 				if ((rnd >> 8) % 4 != 0)
 					pg_event(&b, 300, ev,
-						 make_waking(ev, running, (uint8_t)(rnd >> 4), comm,
-							     next, cpu),
-						 false);
+					         make_waking(ev, running, (uint8_t)(rnd >> 4), comm,
+					                     next, cpu),
+					         false);
 				pg_event(&b, 700, ev,
-					 make_switch(ev, running, running_comm, running,
-						     states[(rnd >> 12) % 6], comm, next),
-					 false);
+				         make_switch(ev, running, running_comm, running,
+				                     states[(rnd >> 12) % 6], comm, next),
+				         false);
 				running = next;
 				memcpy(running_comm, comm, sizeof comm);
 			}
@@ -632,7 +638,7 @@ static void make_sched_pages(uint8_t pages[2][CS_NPG * 4096])
 
 /* A trace of one FtraceEventBundle per cpu, encoded compact or not. */
 static uint8_t *sched_trace(const struct ftrace_table *t, uint8_t pages[2][CS_NPG * 4096],
-			    bool compact, size_t *len, struct probes_ftrace_encode_stats *st)
+                            bool compact, size_t *len, struct probes_ftrace_encode_stats *st)
 {
 	struct ftrace_encode_opts o = {.compact_sched = compact};
 	struct pb_writer w;
@@ -714,8 +720,9 @@ TEST(probes_compact_sched_same_answers)
 	struct tp *a, *b;
 
 	CHECK_EQ(load_table(&t), 0);
-	CHECK_EQ(probes_ftrace_table_add_format(&t, "sched", k_sched_waking, strlen(k_sched_waking), &err),
-		 0);
+	CHECK_EQ(probes_ftrace_table_add_format(&t, "sched", k_sched_waking, strlen(k_sched_waking),
+	                                        &err),
+	         0);
 	make_sched_pages(pages);
 	plain = sched_trace(&t, pages, false, &n_plain, &s1);
 	compact = sched_trace(&t, pages, true, &n_compact, &s2);
@@ -730,7 +737,7 @@ TEST(probes_compact_sched_same_answers)
 	{
 		/* The first switch of cpu 1 (the later one): its ts. */
 		char *t0 = rows_text(a, "select max(ts) from (select min(ts) as ts from sched "
-					"group by cpu)");
+		                        "group by cpu)");
 		for (size_t i = 0; i < TB_ARRAY_SIZE(queries); i++) {
 			char sql[512], *ra, *rb;
 			snprintf(sql, sizeof sql, queries[i], t0 + 1);
@@ -749,7 +756,7 @@ TEST(probes_compact_sched_same_answers)
 		/* Bounds come from imported rows: in the compact trace, the events
 		 * before each cpu's first switch (dropped) do not count. */
 		char *r = rows_text(b, "select trace_start() = (select min(ts) from ftrace_event), "
-				       "trace_start() > 1000000");
+		                       "trace_start() > 1000000");
 		CHECK_STR_EQ(r, ";1|1");
 		tb_free(r);
 	}
@@ -795,12 +802,14 @@ TEST(probes_encode_fast_path_matches)
 	size_t nx, ny;
 
 	CHECK_EQ(load_table(&t), 0);
-	CHECK_EQ(probes_ftrace_table_add_format(&t, "sched", k_sched_waking, strlen(k_sched_waking), &err),
-		 0);
+	CHECK_EQ(probes_ftrace_table_add_format(&t, "sched", k_sched_waking, strlen(k_sched_waking),
+	                                        &err),
+	         0);
 	pg_init(&b, 1000);
-	pg_event(&b, 1, ev, make_switch(ev, 7, "fifteen-chars-x", -1, (int64_t)0x7fffffffffffffffll,
-					"sixteen-chars-xy", INT32_MIN),
-		 false);
+	pg_event(&b, 1, ev,
+	         make_switch(ev, 7, "fifteen-chars-x", -1, (int64_t)0x7fffffffffffffffll,
+	                     "sixteen-chars-xy", INT32_MIN),
+	         false);
 	pg_event(&b, 1, ev, make_switch(ev, 0, "", 0, -1, "a", 2147483647), false);
 	pg_event(&b, 1, ev, make_waking(ev, -3, 0xff, "w", -42, -1), false);
 	pg_event(&b, 1, ev, make_print(ev, 9, "not on the fast path"), false);
@@ -813,7 +822,7 @@ TEST(probes_encode_fast_path_matches)
 	CHECK_EQ(pb_writer_error(&slow), 0);
 	CHECK(pb_writer_size(&fast) < pb_writer_size(&slow)); /* one-byte sizes */
 	x = perfetto__protos__ftrace_event_bundle__unpack(&pb_alloc, pb_writer_size(&fast),
-							  pb_writer_data(&fast));
+	                                                  pb_writer_data(&fast));
 	y = perfetto__protos__ftrace_event_bundle__unpack(&pb_alloc, pb_writer_size(&slow), sp.buf);
 	CHECK(x && y);
 	CHECK_EQ(x->n_event, 4);
@@ -843,8 +852,8 @@ TEST(probes_encode_fast_path_matches)
 TEST(probes_encode_stats)
 {
 	static const char text[] = "entries: 12\noverrun: 3\ncommit overrun: 1\nbytes: 4096\n"
-				   "oldest event ts:  5311.500000\nnow ts:  5311.737388\n"
-				   "dropped events: 2\nread events: 9\n";
+	                           "oldest event ts:  5311.500000\nnow ts:  5311.737388\n"
+	                           "dropped events: 2\nread events: 9\n";
 	struct ftrace_cpu_stats cpus[2] = {{.cpu = 0}, {.cpu = 1}};
 	struct pb_writer w;
 	Perfetto__Protos__FtraceStats *fs;
@@ -945,9 +954,12 @@ TEST(probes_encode_collects_pids)
 	struct pgb b;
 
 	CHECK_EQ(load_table(&t), 0);
-	CHECK_EQ(probes_ftrace_table_add_format(&t, "sched", k_sched_waking, strlen(k_sched_waking), &err),
-		 0);
-	CHECK_EQ(probes_ftrace_table_add_format(&t, "task", k_task_rename, strlen(k_task_rename), &err), 0);
+	CHECK_EQ(probes_ftrace_table_add_format(&t, "sched", k_sched_waking, strlen(k_sched_waking),
+	                                        &err),
+	         0);
+	CHECK_EQ(
+	    probes_ftrace_table_add_format(&t, "task", k_task_rename, strlen(k_task_rename), &err),
+	    0);
 	CHECK_EQ(probes_ftrace_table_find(&t, 372)->n_pid_offs, 3);
 	CHECK_EQ(probes_ftrace_table_find(&t, 800)->n_pid_offs, 2);
 	CHECK(probes_ftrace_table_find(&t, 800)->is_rename);
@@ -957,7 +969,8 @@ TEST(probes_encode_collects_pids)
 	for (int compact = 0; compact < 2; compact++) {
 		struct ftrace_encode_opts o = {.compact_sched = compact, .pids = &pids};
 		pb_writer_init_growable(&w);
-		CHECK_EQ(probes_ftrace_encode_bundle_opts(&w, &t, &o, 0, b.page, sizeof b.page, &st), 5);
+		CHECK_EQ(
+		    probes_ftrace_encode_bundle_opts(&w, &t, &o, 0, b.page, sizeof b.page, &st), 5);
 		CHECK_EQ(pids.pids.len, TB_ARRAY_SIZE(want));
 		for (size_t i = 0; i < pids.pids.len && i < TB_ARRAY_SIZE(want); i++)
 			CHECK_EQ(pids.pids.data[i], want[i]);
@@ -1047,7 +1060,7 @@ TEST(probes_tracefs_restore_fake)
 	{
 		char cmd[1024];
 		snprintf(cmd, sizeof cmd, "mkdir -p '%s' '%s/per_cpu/cpu0' '%s/per_cpu/cpu1'", p,
-			 dir, dir);
+		         dir, dir);
 		CHECK(system(cmd) == 0);
 	}
 	CHECK(put_file(dir, "tracing_on", "1\n") == 0);
@@ -1098,14 +1111,15 @@ static int make_fake_tracefs(char *dir)
 	if (!mkdtemp(dir))
 		return -1;
 	snprintf(cmd, sizeof cmd,
-		 "mkdir -p '%s/events/sched/sched_switch' '%s/events/sched/sched_waking' "
-		 "'%s/per_cpu/cpu0'",
-		 dir, dir, dir);
+	         "mkdir -p '%s/events/sched/sched_switch' '%s/events/sched/sched_waking' "
+	         "'%s/per_cpu/cpu0'",
+	         dir, dir, dir);
 	if (system(cmd) != 0)
 		return -1;
 	return put_file(dir, "tracing_on", "1\n") | put_file(dir, "trace_clock", "[local] boot\n") |
-	       put_file(dir, "buffer_size_kb", "1408\n") | put_file(dir, "current_tracer", "nop\n") |
-	       put_file(dir, "trace", "") | put_file(dir, "events/enable", "X\n") |
+	       put_file(dir, "buffer_size_kb", "1408\n") |
+	       put_file(dir, "current_tracer", "nop\n") | put_file(dir, "trace", "") |
+	       put_file(dir, "events/enable", "X\n") |
 	       put_file(dir, "events/header_page", k_header_page) |
 	       put_file(dir, "events/sched/sched_switch/format", k_sched_switch) |
 	       put_file(dir, "events/sched/sched_switch/enable", "0\n") |
@@ -1118,7 +1132,7 @@ static int make_fake_tracefs(char *dir)
 /* A serialized DataSourceConfig{ftrace_config{ftrace_events...,
  * buffer_size_kb, [drain_period_ms]}} (drain_ms 0: unset). */
 static uint8_t *ftrace_cfg_drain(const char *const *events, size_t n, uint32_t kb,
-				 uint32_t drain_ms, size_t *len)
+                                 uint32_t drain_ms, size_t *len)
 {
 	struct pb_writer w;
 	unsigned h;
@@ -1236,9 +1250,9 @@ TEST(probes_tracefs_claim_private_instance)
 	CHECK_EQ(make_fake_tracefs(dir), 0);
 	snprintf(inst, sizeof inst, "%s/instances/tracebox-%d", dir, (int)getpid());
 	snprintf(cmd, sizeof cmd,
-		 "mkdir -p '%s' && cp -r '%s/events' '%s/per_cpu' '%s/tracing_on' "
-		 "'%s/buffer_size_kb' '%s/trace_clock' '%s/'",
-		 inst, dir, dir, dir, dir, dir, inst);
+	         "mkdir -p '%s' && cp -r '%s/events' '%s/per_cpu' '%s/tracing_on' "
+	         "'%s/buffer_size_kb' '%s/trace_clock' '%s/'",
+	         inst, dir, dir, dir, dir, dir, inst);
 	CHECK_EQ(system(cmd), 0);
 	snprintf(lock, sizeof lock, "%s.tb-saved.lock", dir);
 	CHECK_EQ(probes_ftrace_tracefs_open(&a, dir, false), 0);
@@ -1300,7 +1314,7 @@ struct seen_pids {
 };
 
 static void on_pids(void *ctx, const int32_t *renamed, size_t n_renamed, const int32_t *pids,
-		    size_t n_pids)
+                    size_t n_pids)
 {
 	struct seen_pids *s = ctx;
 	s->calls++;
@@ -1530,10 +1544,10 @@ static const char k_blocked_reason[] =
     "\tfield:bool io_wait;\toffset:24;\tsize:1;\tsigned:0;\n";
 
 static const char k_kallsyms[] = "ffffffff81000000 T _stext\n"
-				 "ffffffff81234000 T io_schedule\n"
-				 "ffffffff81300000 t rwsem_down_read_slowpath\n"
-				 "ffffffff81400000 d some_data\n"
-				 "ffffffffc0001000 t ext4_sync_file\t[ext4]\n";
+                                 "ffffffff81234000 T io_schedule\n"
+                                 "ffffffff81300000 t rwsem_down_read_slowpath\n"
+                                 "ffffffff81400000 d some_data\n"
+                                 "ffffffffc0001000 t ext4_sync_file\t[ext4]\n";
 
 static size_t make_blocked(uint8_t *p, int32_t pid, uint64_t caller)
 {
@@ -1565,7 +1579,7 @@ static void sink_commit(void *ctx, const struct tracing_commit *c)
 		uint8_t buf[TRACING_MAX_PAGE_SIZE];
 		size_t len;
 		if (tracing_smb_read_chunk(s->smb, c->page, c->chunk, &h, buf, sizeof buf, &len) ==
-			0 &&
+		        0 &&
 		    h.chunk_id < 64) {
 			tb_free(s->payload[h.chunk_id]);
 			s->hdr[h.chunk_id] = h;
@@ -1577,7 +1591,7 @@ static void sink_commit(void *ctx, const struct tracing_commit *c)
 		const struct tracing_patch *p = &c->patches[i];
 		if (p->chunk_id < 64 && s->payload[p->chunk_id])
 			tracing_chunk_apply_patch(s->payload[p->chunk_id], s->len[p->chunk_id],
-						  p->offset, p->data, 4);
+			                          p->offset, p->data, 4);
 	}
 }
 
@@ -1596,7 +1610,7 @@ static uint8_t *sink_take(struct sink *s, size_t *len)
 	for (int i = 0; i < 64; i++) {
 		if (s->payload[i])
 			tracing_reassembler_push(&r, &s->hdr[i], s->payload[i], s->len[i],
-						 sink_packet, s);
+			                         sink_packet, s);
 		tb_free(s->payload[i]);
 		s->payload[i] = NULL;
 	}
@@ -1689,8 +1703,9 @@ TEST(probes_ftrace_symbolize_ksyms)
 	CHECK(memmem(trace, n, addr, alen) == NULL); /* KASLR stays private */
 	CHECK(memmem(trace, n, "io_schedule", 11) != NULL);
 	tp = load_trace(trace, n);
-	r = rows_text(tp, "select t.tid, s.state, s.io_wait, s.blocked_function from thread_state s "
-			  "join thread t using (utid) where s.state = 'D' order by t.tid");
+	r = rows_text(tp,
+	              "select t.tid, s.state, s.io_wait, s.blocked_function from thread_state s "
+	              "join thread t using (utid) where s.state = 'D' order by t.tid");
 	CHECK_STR_EQ(r, ";10|D|1|io_schedule;20|D|1|io_schedule;30|D|1|NULL");
 	tb_free(r);
 	tp_free(tp);
@@ -1704,7 +1719,7 @@ TEST(probes_ftrace_symbolize_ksyms)
 	CHECK(memmem(trace, n, "io_schedule", 11) == NULL);
 	tp = load_trace(trace, n);
 	r = rows_text(tp, "select t.tid, s.io_wait, s.blocked_function from thread_state s "
-			  "join thread t using (utid) where s.state = 'D' order by t.tid");
+	                  "join thread t using (utid) where s.state = 'D' order by t.tid");
 	CHECK_STR_EQ(r, ";10|1|NULL;20|1|NULL;30|1|NULL");
 	tb_free(r);
 	tp_free(tp);
@@ -1758,8 +1773,9 @@ TEST(probes_tracefs_crash_record)
 	CHECK_EQ(probes_ftrace_tracefs_set_buffer_size_kb(&fs, 4096), 0);
 	CHECK_EQ(probes_ftrace_tracefs_enable_event(&fs, "sched", "sched_switch", true), 0);
 	CHECK(tb_read_file(rec, &v, &n, 4096, NULL) == 0);
-	snprintf(text, sizeof text, "pid %ld\nbuffer_size_kb\t1408\nevents/sched/sched_switch/enable\t0\n",
-		 (long)getpid());
+	snprintf(text, sizeof text,
+	         "pid %ld\nbuffer_size_kb\t1408\nevents/sched/sched_switch/enable\t0\n",
+	         (long)getpid());
 	CHECK_STR_EQ(v, text);
 	tb_free(v);
 	probes_ftrace_tracefs_close(&fs); /* a clean stop removes it */
@@ -1768,14 +1784,16 @@ TEST(probes_tracefs_crash_record)
 	/* A crashed owner: its changes are still in tracefs, its record too. */
 	CHECK(put_file(dir, "buffer_size_kb", "4096\n") == 0);
 	CHECK(put_file(dir, "events/sched/sched_switch/enable", "1\n") == 0);
-	snprintf(text, sizeof text, "pid %ld\nbuffer_size_kb\t1408\nevents/sched/sched_switch/enable\t0\n",
-		 (long)getppid());
+	snprintf(text, sizeof text,
+	         "pid %ld\nbuffer_size_kb\t1408\nevents/sched/sched_switch/enable\t0\n",
+	         (long)getppid());
 	CHECK(put_file("/", rec, text) == 0);
 	CHECK_EQ(probes_ftrace_cleanup(dir, true, &err), -EBUSY); /* the owner lives */
 	CHECK(access(rec, F_OK) == 0);
 	CHECK(file_is(dir, "buffer_size_kb", "4096\n"));
-	snprintf(text, sizeof text, "pid %ld\nbuffer_size_kb\t1408\nevents/sched/sched_switch/enable\t0\n",
-		 (long)dead_pid());
+	snprintf(text, sizeof text,
+	         "pid %ld\nbuffer_size_kb\t1408\nevents/sched/sched_switch/enable\t0\n",
+	         (long)dead_pid());
 	CHECK(put_file("/", rec, text) == 0);
 	CHECK_EQ(probes_ftrace_tracefs_open(&fs, dir, false), 0);
 	CHECK_EQ(probes_ftrace_tracefs_recover(&fs, &n), 0);
@@ -1900,7 +1918,7 @@ static bool snap_same(const struct snapshot *a, const struct snapshot *b)
 /* Read every available page of every CPU; count sched_switch records and
  * those where our own pid switched out or in. */
 static int drain(struct ftrace_tracefs *fs, const struct ftrace_table *t, int ncpu, int *events,
-		 int *ours, int *bad, size_t *encoded)
+                 int *ours, int *bad, size_t *encoded)
 {
 	const struct ftrace_event_format *f = NULL;
 	uint8_t *page = tb_malloc(t->layout.page_size);
@@ -1926,10 +1944,12 @@ static int drain(struct ftrace_tracefs *fs, const struct ftrace_table *t, int nc
 				if (r.event_id != f->id)
 					continue;
 				(*events)++;
-				if (!probes_ftrace_field_int(probes_ftrace_format_field(f, "prev_pid"), r.data, r.len,
-						      &prev) ||
-				    !probes_ftrace_field_int(probes_ftrace_format_field(f, "next_pid"), r.data, r.len,
-						      &next) ||
+				if (!probes_ftrace_field_int(
+				        probes_ftrace_format_field(f, "prev_pid"), r.data, r.len,
+				        &prev) ||
+				    !probes_ftrace_field_int(
+				        probes_ftrace_format_field(f, "next_pid"), r.data, r.len,
+				        &next) ||
 				    (int64_t)prev < 0 || (int64_t)next < 0 || prev > 4194304 ||
 				    next > 4194304)
 					(*bad)++;
@@ -1937,7 +1957,8 @@ static int drain(struct ftrace_tracefs *fs, const struct ftrace_table *t, int nc
 					(*ours)++;
 			}
 			pb_writer_init_growable(&w);
-			*encoded += probes_ftrace_encode_bundle(&w, t, (uint32_t)cpu, page, (size_t)n, &st);
+			*encoded +=
+			    probes_ftrace_encode_bundle(&w, t, (uint32_t)cpu, page, (size_t)n, &st);
 			pb_writer_release(&w);
 		}
 		close(fd);
@@ -1954,7 +1975,8 @@ static void live_capture(struct ftrace_tracefs *fs, struct ftrace_table *t)
 
 	CHECK(ncpu > 0);
 	CHECK_EQ(probes_ftrace_tracefs_set_tracing_on(fs, false), 0);
-	CHECK_EQ(probes_ftrace_tracefs_set_buffer_size_kb(fs, 1024), 0); /* also empties the buffers */
+	CHECK_EQ(probes_ftrace_tracefs_set_buffer_size_kb(fs, 1024),
+	         0); /* also empties the buffers */
 	CHECK_EQ(probes_ftrace_tracefs_enable_event(fs, "sched", "sched_switch", true), 0);
 	CHECK_EQ(probes_ftrace_tracefs_set_tracing_on(fs, true), 0);
 	for (int i = 0; i < 20; i++) {
@@ -2001,7 +2023,7 @@ TEST(probes_live_sched_switch)
 		snap_take(&fs, &after);
 		if (!snap_same(&before, &after))
 			test_report(__FILE__, __LINE__, "tracefs not restored: on %s/%s size %s/%s",
-				    before.on, after.on, before.size, after.size);
+			            before.on, after.on, before.size, after.size);
 	}
 	snap_free(&before);
 	snap_free(&after);

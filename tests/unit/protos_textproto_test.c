@@ -618,7 +618,7 @@ TEST(protos_textproto_depth)
 
 /* The data source config named name in tc, or NULL. */
 static const Perfetto__Protos__DataSourceConfig *tc_source(const Perfetto__Protos__TraceConfig *tc,
-							   const char *name)
+                                                           const char *name)
 {
 	for (size_t i = 0; i < tc->n_data_sources; i++) {
 		const Perfetto__Protos__DataSourceConfig *c = tc->data_sources[i]->config;
@@ -640,7 +640,8 @@ TEST(protos_textproto_shipped_configs)
 	if (!d)
 		return;
 	int n = 0;
-	bool sched = false, longt = false, perf = false, stream = false, pctx = false, journald = false;
+	bool sched = false, longt = false, perf = false, stream = false, pctx = false,
+	     journald = false;
 	struct dirent *e;
 	while ((e = readdir(d)) != NULL) {
 		size_t l = strlen(e->d_name);
@@ -691,7 +692,8 @@ TEST(protos_textproto_shipped_configs)
 			c = tc_source(tc, "linux.perf");
 			CHECK(c && c->perf_event_config && c->perf_event_config->timebase);
 			if (c && c->perf_event_config && c->perf_event_config->timebase)
-				CHECK_EQ(c->perf_event_config->timebase->frequency, fast ? 1000 : 100);
+				CHECK_EQ(c->perf_event_config->timebase->frequency,
+				         fast ? 1000 : 100);
 			/* no scope: a gated capture samples its workload */
 			if (c && c->perf_event_config && c->perf_event_config->callstack_sampling)
 				CHECK(c->perf_event_config->callstack_sampling->scope == NULL);
@@ -703,7 +705,8 @@ TEST(protos_textproto_shipped_configs)
 			}
 			if (e->d_name[6] == 'c') {
 				c = tc_source(tc, "linux.ftrace");
-				CHECK(c && c->ftrace_config && c->ftrace_config->n_ftrace_events >= 2);
+				CHECK(c && c->ftrace_config &&
+				      c->ftrace_config->n_ftrace_events >= 2);
 			}
 		}
 		tc_free(tc);

@@ -278,7 +278,7 @@ TEST(tp_ftrace_text_embedded_api)
 	    "prev_prio=120 prev_state=R+ ==> next_comm=a next_pid=7 next_prio=120";
 	for (size_t i = 0; i < sizeof text - 1; i += 10)
 		tp_ftrace_text_parse_chunk(ft, text + i,
-		                        sizeof text - 1 - i < 10 ? sizeof text - 1 - i : 10);
+		                           sizeof text - 1 - i < 10 ? sizeof text - 1 - i : 10);
 	tp_ftrace_text_end(ft);
 	tp_ftrace_text_free(ft);
 	CHECK_EQ(tp->t.sched.n, 2);
@@ -357,7 +357,8 @@ TEST(tp_ftrace_text_timestamps_match_strtod)
  * lines land in the same tables as a text trace, beside the JSON events,
  * however the bytes are split. */
 static const char json_with_systrace[] =
-    "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"js\",\"pid\":19,\"tid\":19,\"ts\":50000000,\"dur\":5}],"
+    "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"js\",\"pid\":19,\"tid\":19,\"ts\":50000000,\"dur\":"
+    "5}],"
     "\"systemTraceEvents\":\"# tracer: nop\\n"
     "  RenderThread-20    (   19) [001] ...1    50.000000: tracing_mark_write: B|19|Draw\\n"
     "  RenderThread-20    (   19) [001] ...1    50.000030: tracing_mark_write: E|19\\n"
@@ -369,7 +370,8 @@ TEST(tp_ftrace_text_json_system_trace_events)
 {
 	size_t chunks[] = {1, 7, 64, sizeof json_with_systrace};
 	for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
-		struct tp *tp = load_chunked(json_with_systrace, strlen(json_with_systrace), chunks[c]);
+		struct tp *tp =
+		    load_chunked(json_with_systrace, strlen(json_with_systrace), chunks[c]);
 		const struct tp_slice_table *s = &tp->t.slice;
 		CHECK_EQ(s->n, 2);
 		int draw = -1, js = -1;

@@ -37,8 +37,8 @@ static int parse_all(struct http_parser *p, const char *resp, size_t step, struc
 	memset(b, 0, sizeof *b);
 	while (off < n && !p->done) {
 		size_t len = n - off < step ? n - off : step, used = 0;
-		int rc = http_parser_feed(p, (const uint8_t *)resp + off, len, &used, body_sink,
-		                             b, err);
+		int rc =
+		    http_parser_feed(p, (const uint8_t *)resp + off, len, &used, body_sink, b, err);
 		if (rc < 0)
 			return rc;
 		off += used;
@@ -139,7 +139,7 @@ TEST(tp_http_stops_after_headers)
 	size_t used = 0;
 	http_parser_init(&parser);
 	CHECK_EQ(http_parser_feed(&parser, (const uint8_t *)resp, strlen(resp), &used, body_sink,
-	                             &b, &err),
+	                          &b, &err),
 	         0);
 	CHECK(parser.headers_done);
 	CHECK_EQ(parser.status, 404);

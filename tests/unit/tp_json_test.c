@@ -65,11 +65,12 @@ static const char *track_type(const struct tp *tp, long slice)
 
 TEST(tp_json_begin_end_nesting)
 {
-	struct tp *tp = load("[{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":10,\"name\":\"outer\",\"cat\":\"c\"},"
-			     "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":11,\"name\":\"inner\"},"
-			     "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":12,\"args\":{\"r\":1}},"
-			     "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":15,\"name\":\"nomatch\"},"
-			     "{\"ph\":\"E\",\"pid\":1,\"tid\":3,\"ts\":16}]");
+	struct tp *tp =
+	    load("[{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":10,\"name\":\"outer\",\"cat\":\"c\"},"
+	         "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":11,\"name\":\"inner\"},"
+	         "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":12,\"args\":{\"r\":1}},"
+	         "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":15,\"name\":\"nomatch\"},"
+	         "{\"ph\":\"E\",\"pid\":1,\"tid\":3,\"ts\":16}]");
 	CHECK_STR_EQ(tp_trace_type(tp), "json");
 	long o = find_slice(tp, "outer"), i = find_slice(tp, "inner");
 	CHECK(o >= 0 && i >= 0);
@@ -81,7 +82,8 @@ TEST(tp_json_begin_end_nesting)
 	CHECK_EQ(tp->t.slice.dur[i], 1000);
 	CHECK(find_arg(tp, tp->t.slice.arg_set_id[i], "args.r") >= 0);
 	CHECK_STR_EQ(track_type(tp, i), "thread_execution");
-	CHECK_EQ(tp->stats[TP_STAT_misplaced_end_event] + tp->stats[TP_STAT_stackless_end_event], 2);
+	CHECK_EQ(tp->stats[TP_STAT_misplaced_end_event] + tp->stats[TP_STAT_stackless_end_event],
+	         2);
 	/* utid of tid 2 belongs to pid 1. */
 	uint32_t utid = (uint32_t)tp->t.track.utid[tp->t.slice.track_id[o]];
 	CHECK_EQ(tp->t.thread.tid[utid], 2);
@@ -92,14 +94,15 @@ TEST(tp_json_begin_end_nesting)
 TEST(tp_json_complete_order_and_times)
 {
 	/* Equal ts: the longer X becomes the parent (Perfetto's sorter). */
-	struct tp *tp = load("[{\"name\":\"Child\",\"ph\":\"X\",\"ts\":1,\"dur\":5,\"pid\":1},"
-			     "{\"name\":\"Parent\",\"ph\":\"X\",\"ts\":1,\"dur\":10,\"pid\":1,\"tid\":1},"
-			     "{\"name\":\"S\",\"ph\":\"X\",\"ts\":\"250\",\"dur\":\"50.5\",\"tts\":\"240\","
-			     "\"tdur\":\"40.5\",\"pid\":2,\"tid\":3},"
-			     "{\"name\":\"F\",\"ph\":\"X\",\"ts\":5.1,\"dur\":500.1,\"pid\":2,\"tid\":4},"
-			     "{\"name\":\"Bad\",\"ph\":\"X\",\"ts\":\"100a\",\"dur\":1,\"pid\":2,\"tid\":5},"
-			     "{\"name\":\"BadDur\",\"ph\":\"X\",\"ts\":1,\"dur\":\"5x\",\"pid\":2,\"tid\":5},"
-			     "{\"name\":\"NoTs\",\"ph\":\"X\",\"dur\":1,\"pid\":2,\"tid\":5}]");
+	struct tp *tp =
+	    load("[{\"name\":\"Child\",\"ph\":\"X\",\"ts\":1,\"dur\":5,\"pid\":1},"
+	         "{\"name\":\"Parent\",\"ph\":\"X\",\"ts\":1,\"dur\":10,\"pid\":1,\"tid\":1},"
+	         "{\"name\":\"S\",\"ph\":\"X\",\"ts\":\"250\",\"dur\":\"50.5\",\"tts\":\"240\","
+	         "\"tdur\":\"40.5\",\"pid\":2,\"tid\":3},"
+	         "{\"name\":\"F\",\"ph\":\"X\",\"ts\":5.1,\"dur\":500.1,\"pid\":2,\"tid\":4},"
+	         "{\"name\":\"Bad\",\"ph\":\"X\",\"ts\":\"100a\",\"dur\":1,\"pid\":2,\"tid\":5},"
+	         "{\"name\":\"BadDur\",\"ph\":\"X\",\"ts\":1,\"dur\":\"5x\",\"pid\":2,\"tid\":5},"
+	         "{\"name\":\"NoTs\",\"ph\":\"X\",\"dur\":1,\"pid\":2,\"tid\":5}]");
 	long c = find_slice(tp, "Child"), p = find_slice(tp, "Parent");
 	CHECK(c >= 0 && p >= 0);
 	CHECK(p < c);
@@ -129,16 +132,15 @@ TEST(tp_json_complete_order_and_times)
  * the trace would have them, whatever the chunking. */
 TEST(tp_json_late_events_merge_with_the_log)
 {
-	static const char trace[] =
-		"[{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":10,\"name\":\"a\"},"
-		"{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":20,\"name\":\"b\"},"
-		"{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":5,\"name\":\"c\"},"
-		"{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":20,\"name\":\"d\"},"
-		"{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":20,\"name\":\"e\"},"
-		"{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":10,\"name\":\"f\"},"
-		"{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":30,\"name\":\"g\"},"
-		"{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":20,\"name\":\"h\"},"
-		"{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":10,\"name\":\"i\"}]";
+	static const char trace[] = "[{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":10,\"name\":\"a\"},"
+	                            "{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":20,\"name\":\"b\"},"
+	                            "{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":5,\"name\":\"c\"},"
+	                            "{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":20,\"name\":\"d\"},"
+	                            "{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":20,\"name\":\"e\"},"
+	                            "{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":10,\"name\":\"f\"},"
+	                            "{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":30,\"name\":\"g\"},"
+	                            "{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":20,\"name\":\"h\"},"
+	                            "{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":10,\"name\":\"i\"}]";
 	static const char want[] = "cafibdehg";
 	for (size_t chunk = 1; chunk <= sizeof trace; chunk += sizeof trace - 1) {
 		struct tp *tp = load_chunked(trace, sizeof trace - 1, chunk);
@@ -161,16 +163,21 @@ TEST(tp_json_time_shapes_and_arg_keys)
 	 * rounded to ns; a string must be one valid number, no leading
 	 * zeros); arg keys that share `key` but not `flat_key`; identical sets
 	 * share. */
-	struct tp *tp = load("[{\"name\":\"T1\",\"ph\":\"X\",\"ts\":1.23456,\"dur\":7,\"pid\":1,\"tid\":1},"
-			     "{\"name\":\"T2\",\"ph\":\"X\",\"ts\":12.5e1,\"dur\":0.0019,\"pid\":1,\"tid\":2},"
-			     "{\"name\":\"T3\",\"ph\":\"X\",\"ts\":\"7.5\",\"dur\":\"3\",\"pid\":1,\"tid\":3},"
-			     "{\"name\":\"T5\",\"ph\":\"X\",\"ts\":\"007.5\",\"dur\":1,\"pid\":1,\"tid\":3},"
-			     "{\"name\":\"T6\",\"ph\":\"X\",\"ts\":48.09599999999999,\"dur\":1,\"pid\":1,\"tid\":9},"
-			     "{\"name\":\"T4\",\"ph\":\"X\",\"ts\":1234567890123456,\"dur\":1,\"pid\":1,\"tid\":4},"
-			     "{\"name\":\"K1\",\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":5,\"args\":{\"a[0]\":1}},"
-			     "{\"name\":\"K2\",\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":6,\"args\":{\"a\":[1]}},"
-			     "{\"name\":\"D1\",\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":7,\"args\":{\"x\":\"y\"}},"
-			     "{\"name\":\"D2\",\"ph\":\"X\",\"ts\":2,\"dur\":1,\"pid\":1,\"tid\":8,\"args\":{\"x\":\"y\"}}]");
+	struct tp *tp = load(
+	    "[{\"name\":\"T1\",\"ph\":\"X\",\"ts\":1.23456,\"dur\":7,\"pid\":1,\"tid\":1},"
+	    "{\"name\":\"T2\",\"ph\":\"X\",\"ts\":12.5e1,\"dur\":0.0019,\"pid\":1,\"tid\":2},"
+	    "{\"name\":\"T3\",\"ph\":\"X\",\"ts\":\"7.5\",\"dur\":\"3\",\"pid\":1,\"tid\":3},"
+	    "{\"name\":\"T5\",\"ph\":\"X\",\"ts\":\"007.5\",\"dur\":1,\"pid\":1,\"tid\":3},"
+	    "{\"name\":\"T6\",\"ph\":\"X\",\"ts\":48.09599999999999,\"dur\":1,\"pid\":1,\"tid\":9},"
+	    "{\"name\":\"T4\",\"ph\":\"X\",\"ts\":1234567890123456,\"dur\":1,\"pid\":1,\"tid\":4},"
+	    "{\"name\":\"K1\",\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":5,\"args\":{\"a[0]"
+	    "\":1}},"
+	    "{\"name\":\"K2\",\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":6,\"args\":{\"a\":["
+	    "1]}},"
+	    "{\"name\":\"D1\",\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":7,\"args\":{\"x\":"
+	    "\"y\"}},"
+	    "{\"name\":\"D2\",\"ph\":\"X\",\"ts\":2,\"dur\":1,\"pid\":1,\"tid\":8,\"args\":{\"x\":"
+	    "\"y\"}}]");
 	const struct tp_slice_table *t = &tp->t.slice;
 	long s = find_slice(tp, "T1");
 	CHECK_EQ(t->ts[s], 1235);
@@ -200,12 +207,13 @@ TEST(tp_json_time_shapes_and_arg_keys)
 
 TEST(tp_json_overlap_spill_lanes)
 {
-	struct tp *tp = load("{\"traceEvents\":["
-			     "{\"ph\":\"X\",\"ts\":100,\"dur\":100,\"pid\":1,\"tid\":1,\"name\":\"outer\"},"
-			     "{\"ph\":\"X\",\"ts\":150,\"dur\":100,\"pid\":1,\"tid\":1,\"name\":\"inner\"},"
-			     "{\"ph\":\"X\",\"ts\":160,\"dur\":10,\"pid\":1,\"tid\":1,\"name\":\"nested\"},"
-			     "{\"ph\":\"X\",\"ts\":170,\"dur\":100,\"pid\":1,\"tid\":1,\"name\":\"third\"},"
-			     "{\"ph\":\"X\",\"ts\":300,\"dur\":10,\"pid\":1,\"tid\":1,\"name\":\"after\"}]}");
+	struct tp *tp =
+	    load("{\"traceEvents\":["
+	         "{\"ph\":\"X\",\"ts\":100,\"dur\":100,\"pid\":1,\"tid\":1,\"name\":\"outer\"},"
+	         "{\"ph\":\"X\",\"ts\":150,\"dur\":100,\"pid\":1,\"tid\":1,\"name\":\"inner\"},"
+	         "{\"ph\":\"X\",\"ts\":160,\"dur\":10,\"pid\":1,\"tid\":1,\"name\":\"nested\"},"
+	         "{\"ph\":\"X\",\"ts\":170,\"dur\":100,\"pid\":1,\"tid\":1,\"name\":\"third\"},"
+	         "{\"ph\":\"X\",\"ts\":300,\"dur\":10,\"pid\":1,\"tid\":1,\"name\":\"after\"}]}");
 	CHECK_EQ(tp->t.slice.n, 5);
 	CHECK_EQ(tp->stats[TP_STAT_slice_spill_overlapping_complete_event], 2);
 	CHECK_EQ(tp->stats[TP_STAT_slice_drop_overlapping_complete_event], 0);
@@ -220,19 +228,21 @@ TEST(tp_json_overlap_spill_lanes)
 	/* third overlaps outer and does not fit in inner: a second lane. */
 	CHECK_STR_EQ(track_type(tp, t3), "thread_overlapping_slice");
 	CHECK(tp->t.slice.track_id[t3] != tp->t.slice.track_id[i]);
-	CHECK_EQ(tp->t.track.utid[tp->t.slice.track_id[t3]], tp->t.track.utid[tp->t.slice.track_id[o]]);
+	CHECK_EQ(tp->t.track.utid[tp->t.slice.track_id[t3]],
+	         tp->t.track.utid[tp->t.slice.track_id[o]]);
 	CHECK_STR_EQ(track_type(tp, a), "thread_execution");
 	tp_free(tp);
 }
 
 TEST(tp_json_instants)
 {
-	struct tp *tp = load("[{\"ph\":\"i\",\"s\":\"g\",\"ts\":1,\"pid\":1,\"tid\":1,\"name\":\"G\"},"
-			     "{\"ph\":\"I\",\"s\":\"p\",\"ts\":2,\"pid\":1,\"tid\":1,\"name\":\"P\","
-			     "\"args\":{\"scope_val\":\"process\"}},"
-			     "{\"ph\":\"R\",\"s\":\"t\",\"ts\":3,\"pid\":1,\"tid\":1,\"name\":\"T\",\"tts\":2},"
-			     "{\"ph\":\"i\",\"ts\":4,\"pid\":1,\"tid\":1,\"name\":\"D\"},"
-			     "{\"ph\":\"i\",\"s\":\"x\",\"ts\":5,\"pid\":1,\"tid\":1,\"name\":\"U\"}]");
+	struct tp *tp =
+	    load("[{\"ph\":\"i\",\"s\":\"g\",\"ts\":1,\"pid\":1,\"tid\":1,\"name\":\"G\"},"
+	         "{\"ph\":\"I\",\"s\":\"p\",\"ts\":2,\"pid\":1,\"tid\":1,\"name\":\"P\","
+	         "\"args\":{\"scope_val\":\"process\"}},"
+	         "{\"ph\":\"R\",\"s\":\"t\",\"ts\":3,\"pid\":1,\"tid\":1,\"name\":\"T\",\"tts\":2},"
+	         "{\"ph\":\"i\",\"ts\":4,\"pid\":1,\"tid\":1,\"name\":\"D\"},"
+	         "{\"ph\":\"i\",\"s\":\"x\",\"ts\":5,\"pid\":1,\"tid\":1,\"name\":\"U\"}]");
 	long g = find_slice(tp, "G"), p = find_slice(tp, "P"), t = find_slice(tp, "T");
 	long d = find_slice(tp, "D");
 	CHECK(g >= 0 && p >= 0 && t >= 0 && d >= 0);
@@ -259,13 +269,14 @@ TEST(tp_json_instants)
  * no dur is a parser failure; args that are not an object are ignored. */
 TEST(tp_json_thread_state)
 {
-	struct tp *tp = load("[{\"ph\":\"T\",\"name\":\"Running\",\"ts\":1,\"dur\":5,\"pid\":7,\"tid\":8,"
-			     "\"args\":{\"cpu\":3}},"
-			     "{\"ph\":\"T\",\"name\":\"D\",\"ts\":6,\"dur\":2,\"pid\":7,\"tid\":8,"
-			     "\"args\":{\"io_wait\":1,\"blocked_function\":\"f\",\"cpu\":\"x\"}},"
-			     "{\"ph\":\"T\",\"name\":\"Running\",\"ts\":8,\"dur\":1,\"pid\":7,\"tid\":8},"
-			     "{\"ph\":\"T\",\"name\":\"S\",\"ts\":9,\"pid\":7,\"tid\":8},"
-			     "{\"ph\":\"T\",\"name\":\"R\",\"ts\":10,\"dur\":1,\"pid\":7,\"tid\":8,\"args\":[1]}]");
+	struct tp *tp = load(
+	    "[{\"ph\":\"T\",\"name\":\"Running\",\"ts\":1,\"dur\":5,\"pid\":7,\"tid\":8,"
+	    "\"args\":{\"cpu\":3}},"
+	    "{\"ph\":\"T\",\"name\":\"D\",\"ts\":6,\"dur\":2,\"pid\":7,\"tid\":8,"
+	    "\"args\":{\"io_wait\":1,\"blocked_function\":\"f\",\"cpu\":\"x\"}},"
+	    "{\"ph\":\"T\",\"name\":\"Running\",\"ts\":8,\"dur\":1,\"pid\":7,\"tid\":8},"
+	    "{\"ph\":\"T\",\"name\":\"S\",\"ts\":9,\"pid\":7,\"tid\":8},"
+	    "{\"ph\":\"T\",\"name\":\"R\",\"ts\":10,\"dur\":1,\"pid\":7,\"tid\":8,\"args\":[1]}]");
 	const struct tp_thread_state_table *t = &tp->t.thread_state;
 	CHECK_EQ(t->n, 4);
 	CHECK_EQ(t->ts[0], 1000);
@@ -296,11 +307,22 @@ TEST(tp_json_thread_state)
 TEST(tp_json_uint_fast_matches_general)
 {
 	static const char *const nums[] = {
-		"0", "7", "42", "1000", "12345678", "123456789", "9007199254740993",
-		"1234567890123456", "12345678901234567", "5.5", "3e2", "8E1", "00012",
+	    "0",
+	    "7",
+	    "42",
+	    "1000",
+	    "12345678",
+	    "123456789",
+	    "9007199254740993",
+	    "1234567890123456",
+	    "12345678901234567",
+	    "5.5",
+	    "3e2",
+	    "8E1",
+	    "00012",
 	};
 	static const char *const tails[] = {",\"x\":1}         ", "}                ",
-					    " ,               ", "]                "};
+	                                    " ,               ", "]                "};
 	for (size_t i = 0; i < TB_ARRAY_SIZE(nums); i++) {
 		for (size_t j = 0; j < TB_ARRAY_SIZE(tails); j++) {
 			char buf[64];
@@ -349,8 +371,9 @@ static void sink_end(void *ctx)
 TEST(tp_json_system_trace_handoff)
 {
 	static const char trace[] =
-		"{\"systemTraceEvents\":\"# tracer\\n\\tx\\u00e9\\ud83d\\ude00\\ud800y\\\"\","
-		"\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":1,\"name\":\"a\"}]}";
+	    "{\"systemTraceEvents\":\"# tracer\\n\\tx\\u00e9\\ud83d\\ude00\\ud800y\\\"\","
+	    "\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":1,\"name\":\"a\"}]"
+	    "}";
 	static const char want[] = "# tracer\n\tx\xc3\xa9\xf0\x9f\x98\x80\xef\xbf\xbdy\"";
 	for (size_t chunk = 1; chunk <= sizeof trace; chunk += 3) {
 		struct tp *tp = tp_new(NULL);
@@ -365,7 +388,9 @@ TEST(tp_json_system_trace_handoff)
 		CHECK_EQ(b.ends, 1);
 		CHECK_EQ(b.len, sizeof want - 1);
 		CHECK_MEM_EQ(b.text, want, sizeof want - 1);
-		CHECK_EQ(tp_json_log_unread(tp_json_tokenizer_log(t)) + tp_sorter_pending(tp->sorter), 1);
+		CHECK_EQ(tp_json_log_unread(tp_json_tokenizer_log(t)) +
+		             tp_sorter_pending(tp->sorter),
+		         1);
 		CHECK_EQ(tp->stats[TP_STAT_json_tokenizer_failure], 0);
 		tp_json_tokenizer_free(t);
 		tp_free(tp);
@@ -374,12 +399,13 @@ TEST(tp_json_system_trace_handoff)
 
 TEST(tp_json_counters)
 {
-	struct tp *tp = load("[{\"ph\":\"C\",\"pid\":300,\"tid\":301,\"ts\":3000,\"name\":\"Ctr\","
-			     "\"args\":{\"leading_dot\":\".75\",\"trailing_dot\":\"246.\",\"i\":\"050\","
-			     "\"bad\":\"1.5e\",\"plus\":\"+10.5\",\"minus\":\"-\",\"num\":7,\"obj\":{}}},"
-			     "{\"ph\":\"C\",\"pid\":300,\"ts\":3001,\"name\":\"Ctr\",\"id\":\"x\","
-			     "\"args\":{\"v\":1.5}},"
-			     "{\"ph\":\"C\",\"pid\":300,\"ts\":3002,\"name\":\"NoArgs\"}]");
+	struct tp *tp =
+	    load("[{\"ph\":\"C\",\"pid\":300,\"tid\":301,\"ts\":3000,\"name\":\"Ctr\","
+	         "\"args\":{\"leading_dot\":\".75\",\"trailing_dot\":\"246.\",\"i\":\"050\","
+	         "\"bad\":\"1.5e\",\"plus\":\"+10.5\",\"minus\":\"-\",\"num\":7,\"obj\":{}}},"
+	         "{\"ph\":\"C\",\"pid\":300,\"ts\":3001,\"name\":\"Ctr\",\"id\":\"x\","
+	         "\"args\":{\"v\":1.5}},"
+	         "{\"ph\":\"C\",\"pid\":300,\"ts\":3002,\"name\":\"NoArgs\"}]");
 	CHECK_EQ(tp->t.counter.n, 6);
 	CHECK_EQ(tp->stats[TP_STAT_json_parser_failure], 4); /* bad, minus, obj, NoArgs */
 	int found = 0;
@@ -411,14 +437,16 @@ TEST(tp_json_record_bigger_than_a_log_chunk)
 {
 	size_t pad = (size_t)3 << 20, cap = pad + 512, len = 0;
 	char *j = malloc(cap);
-	len += (size_t)snprintf(j + len, cap - len,
-				"[{\"ph\":\"X\",\"ts\":10,\"dur\":1,\"pid\":1,\"tid\":1,\"name\":\"a\"},"
-				"{\"ph\":\"C\",\"ts\":20,\"pid\":1,\"name\":\"big\",\"args\":{\"v\":7,\"pad\":\"");
+	len += (size_t)snprintf(
+	    j + len, cap - len,
+	    "[{\"ph\":\"X\",\"ts\":10,\"dur\":1,\"pid\":1,\"tid\":1,\"name\":\"a\"},"
+	    "{\"ph\":\"C\",\"ts\":20,\"pid\":1,\"name\":\"big\",\"args\":{\"v\":7,\"pad\":\"");
 	memset(j + len, 'x', pad);
 	len += pad;
-	len += (size_t)snprintf(j + len, cap - len,
-				"\"}},{\"ph\":\"X\",\"ts\":30,\"dur\":1,\"pid\":1,\"tid\":1,\"name\":\"b\"},"
-				"{\"ph\":\"X\",\"ts\":15,\"dur\":1,\"pid\":1,\"tid\":1,\"name\":\"c\"}]");
+	len += (size_t)snprintf(
+	    j + len, cap - len,
+	    "\"}},{\"ph\":\"X\",\"ts\":30,\"dur\":1,\"pid\":1,\"tid\":1,\"name\":\"b\"},"
+	    "{\"ph\":\"X\",\"ts\":15,\"dur\":1,\"pid\":1,\"tid\":1,\"name\":\"c\"}]");
 	struct tp *tp = load_chunked(j, len, 1 << 20);
 	free(j);
 	CHECK_EQ(tp->t.counter.n, 1);
@@ -439,17 +467,18 @@ TEST(tp_json_record_bigger_than_a_log_chunk)
 
 TEST(tp_json_async)
 {
-	struct tp *tp = load("[{\"ph\":\"b\",\"pid\":400,\"tid\":401,\"ts\":4000,\"name\":\"L\",\"cat\":\"c\","
-			     "\"id2\":{\"local\":\"x\"}},"
-			     "{\"ph\":\"e\",\"pid\":400,\"tid\":401,\"ts\":4100,\"name\":\"L\",\"cat\":\"c\","
-			     "\"id2\":{\"local\":\"x\"}},"
-			     "{\"ph\":\"b\",\"pid\":1,\"ts\":0,\"name\":\"A\",\"cat\":\"c\",\"id\":\"0x31\"},"
-			     "{\"ph\":\"b\",\"pid\":1,\"ts\":0,\"name\":\"B\",\"cat\":\"c\",\"id\":\"0x31\"},"
-			     "{\"ph\":\"e\",\"pid\":1,\"ts\":1,\"name\":\"B\",\"cat\":\"c\",\"id\":\"0x31\"},"
-			     "{\"ph\":\"n\",\"pid\":1,\"ts\":2,\"name\":\"N\",\"cat\":\"c\",\"id\":\"0x31\"},"
-			     "{\"ph\":\"e\",\"pid\":1,\"ts\":4,\"name\":\"A\",\"cat\":\"c\",\"id\":\"0x31\"},"
-			     "{\"ph\":\"b\",\"pid\":1,\"ts\":5,\"name\":\"G\",\"id2\":{\"global\":12}},"
-			     "{\"ph\":\"b\",\"pid\":1,\"ts\":5,\"name\":\"NoId\",\"id\":\"\"}]");
+	struct tp *tp =
+	    load("[{\"ph\":\"b\",\"pid\":400,\"tid\":401,\"ts\":4000,\"name\":\"L\",\"cat\":\"c\","
+	         "\"id2\":{\"local\":\"x\"}},"
+	         "{\"ph\":\"e\",\"pid\":400,\"tid\":401,\"ts\":4100,\"name\":\"L\",\"cat\":\"c\","
+	         "\"id2\":{\"local\":\"x\"}},"
+	         "{\"ph\":\"b\",\"pid\":1,\"ts\":0,\"name\":\"A\",\"cat\":\"c\",\"id\":\"0x31\"},"
+	         "{\"ph\":\"b\",\"pid\":1,\"ts\":0,\"name\":\"B\",\"cat\":\"c\",\"id\":\"0x31\"},"
+	         "{\"ph\":\"e\",\"pid\":1,\"ts\":1,\"name\":\"B\",\"cat\":\"c\",\"id\":\"0x31\"},"
+	         "{\"ph\":\"n\",\"pid\":1,\"ts\":2,\"name\":\"N\",\"cat\":\"c\",\"id\":\"0x31\"},"
+	         "{\"ph\":\"e\",\"pid\":1,\"ts\":4,\"name\":\"A\",\"cat\":\"c\",\"id\":\"0x31\"},"
+	         "{\"ph\":\"b\",\"pid\":1,\"ts\":5,\"name\":\"G\",\"id2\":{\"global\":12}},"
+	         "{\"ph\":\"b\",\"pid\":1,\"ts\":5,\"name\":\"NoId\",\"id\":\"\"}]");
 	long l = find_slice(tp, "L"), a = find_slice(tp, "A"), b = find_slice(tp, "B");
 	long n = find_slice(tp, "N"), g = find_slice(tp, "G");
 	CHECK(l >= 0 && a >= 0 && b >= 0 && n >= 0 && g >= 0);
@@ -482,21 +511,23 @@ static int flow_between(const struct tp *tp, const char *out, const char *in)
 
 TEST(tp_json_flows)
 {
-	struct tp *tp = load("[{\"ph\":\"X\",\"ts\":0,\"dur\":10,\"pid\":1,\"tid\":1,\"name\":\"S1\"},"
-			     "{\"ph\":\"s\",\"ts\":1,\"pid\":1,\"tid\":1,\"name\":\"f\",\"cat\":\"c\",\"id\":\"a\"},"
-			     "{\"ph\":\"X\",\"ts\":20,\"dur\":10,\"pid\":1,\"tid\":2,\"name\":\"S2\"},"
-			     "{\"ph\":\"t\",\"ts\":21,\"pid\":1,\"tid\":2,\"name\":\"f\",\"cat\":\"c\",\"id\":\"0xa\"},"
-			     "{\"ph\":\"f\",\"ts\":35,\"pid\":1,\"tid\":3,\"name\":\"f\",\"cat\":\"c\",\"id\":10},"
-			     "{\"ph\":\"X\",\"ts\":40,\"dur\":10,\"pid\":1,\"tid\":3,\"name\":\"S3\"},"
-			     "{\"ph\":\"s\",\"ts\":41,\"pid\":1,\"tid\":3,\"name\":\"f\",\"id\":\"zz\"},"
-			     "{\"ph\":\"X\",\"ts\":60,\"dur\":1,\"pid\":1,\"tid\":4,\"name\":\"V1\","
-			     "\"bind_id\":\"0x5\",\"flow_out\":true},"
-			     "{\"ph\":\"B\",\"ts\":70,\"pid\":1,\"tid\":5,\"name\":\"V2\","
-			     "\"bind_id\":5,\"flow_in\":true,\"flow_out\":true},"
-			     "{\"ph\":\"X\",\"ts\":80,\"dur\":1,\"pid\":1,\"tid\":6,\"name\":\"V3\","
-			     "\"bind_id\":\"0x5\",\"flow_in\":true},"
-			     "{\"ph\":\"X\",\"ts\":90,\"dur\":1,\"pid\":1,\"tid\":6,\"name\":\"V4\","
-			     "\"bind_id\":\"0x6\"}]");
+	struct tp *tp = load(
+	    "[{\"ph\":\"X\",\"ts\":0,\"dur\":10,\"pid\":1,\"tid\":1,\"name\":\"S1\"},"
+	    "{\"ph\":\"s\",\"ts\":1,\"pid\":1,\"tid\":1,\"name\":\"f\",\"cat\":\"c\",\"id\":\"a\"},"
+	    "{\"ph\":\"X\",\"ts\":20,\"dur\":10,\"pid\":1,\"tid\":2,\"name\":\"S2\"},"
+	    "{\"ph\":\"t\",\"ts\":21,\"pid\":1,\"tid\":2,\"name\":\"f\",\"cat\":\"c\",\"id\":"
+	    "\"0xa\"},"
+	    "{\"ph\":\"f\",\"ts\":35,\"pid\":1,\"tid\":3,\"name\":\"f\",\"cat\":\"c\",\"id\":10},"
+	    "{\"ph\":\"X\",\"ts\":40,\"dur\":10,\"pid\":1,\"tid\":3,\"name\":\"S3\"},"
+	    "{\"ph\":\"s\",\"ts\":41,\"pid\":1,\"tid\":3,\"name\":\"f\",\"id\":\"zz\"},"
+	    "{\"ph\":\"X\",\"ts\":60,\"dur\":1,\"pid\":1,\"tid\":4,\"name\":\"V1\","
+	    "\"bind_id\":\"0x5\",\"flow_out\":true},"
+	    "{\"ph\":\"B\",\"ts\":70,\"pid\":1,\"tid\":5,\"name\":\"V2\","
+	    "\"bind_id\":5,\"flow_in\":true,\"flow_out\":true},"
+	    "{\"ph\":\"X\",\"ts\":80,\"dur\":1,\"pid\":1,\"tid\":6,\"name\":\"V3\","
+	    "\"bind_id\":\"0x5\",\"flow_in\":true},"
+	    "{\"ph\":\"X\",\"ts\":90,\"dur\":1,\"pid\":1,\"tid\":6,\"name\":\"V4\","
+	    "\"bind_id\":\"0x6\"}]");
 	CHECK_EQ(flow_between(tp, "S1", "S2"), 1);
 	CHECK_EQ(flow_between(tp, "S2", "S3"), 1);
 	CHECK_EQ(flow_between(tp, "V1", "V2"), 1);
@@ -509,15 +540,18 @@ TEST(tp_json_flows)
 
 TEST(tp_json_metadata_events)
 {
-	struct tp *tp = load("[{\"ph\":\"M\",\"pid\":30,\"tid\":0,\"name\":\"process_sort_index\","
-			     "\"args\":{\"sort_index\":-2}},"
-			     "{\"ph\":\"M\",\"pid\":30,\"tid\":31,\"name\":\"thread_sort_index\","
-			     "\"args\":{\"sort_index\":5}},"
-			     "{\"ph\":\"M\",\"pid\":30,\"tid\":31,\"name\":\"thread_name\",\"args\":{\"name\":\"T1\"}},"
-			     "{\"ph\":\"M\",\"pid\":30,\"tid\":31,\"ts\":5,\"name\":\"thread_name\","
-			     "\"args\":{\"name\":\"T2\"}},"
-			     "{\"ph\":\"M\",\"pid\":30,\"name\":\"process_name\",\"args\":{\"name\":\"P\"}},"
-			     "{\"pid\":\"foo\",\"tid\":\"bar\",\"ts\":5.1,\"dur\":500.1,\"name\":\"n\",\"ph\":\"XXX\"}]");
+	struct tp *tp =
+	    load("[{\"ph\":\"M\",\"pid\":30,\"tid\":0,\"name\":\"process_sort_index\","
+	         "\"args\":{\"sort_index\":-2}},"
+	         "{\"ph\":\"M\",\"pid\":30,\"tid\":31,\"name\":\"thread_sort_index\","
+	         "\"args\":{\"sort_index\":5}},"
+	         "{\"ph\":\"M\",\"pid\":30,\"tid\":31,\"name\":\"thread_name\",\"args\":{\"name\":"
+	         "\"T1\"}},"
+	         "{\"ph\":\"M\",\"pid\":30,\"tid\":31,\"ts\":5,\"name\":\"thread_name\","
+	         "\"args\":{\"name\":\"T2\"}},"
+	         "{\"ph\":\"M\",\"pid\":30,\"name\":\"process_name\",\"args\":{\"name\":\"P\"}},"
+	         "{\"pid\":\"foo\",\"tid\":\"bar\",\"ts\":5.1,\"dur\":500.1,\"name\":\"n\",\"ph\":"
+	         "\"XXX\"}]");
 	const struct tp_thread_table *th = &tp->t.thread;
 	const struct tp_process_table *pr = &tp->t.process;
 	int seen = 0;
@@ -551,10 +585,11 @@ TEST(tp_json_metadata_events)
 
 TEST(tp_json_args_types)
 {
-	struct tp *tp = load("[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":1,\"name\":\"a\","
-			     "\"args\":{\"i\":-5,\"r\":1.5,\"s\":\"h\\u00e9\\n\",\"t\":true,\"f\":false,"
-			     "\"n\":null,\"o\":{\"x\":{\"y\":1}},\"arr\":[1,null,{\"k\":\"v\"},[2]],\"e\":{},"
-			     "\"big\":18446744073709551615}}]");
+	struct tp *tp =
+	    load("[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":1,\"name\":\"a\","
+	         "\"args\":{\"i\":-5,\"r\":1.5,\"s\":\"h\\u00e9\\n\",\"t\":true,\"f\":false,"
+	         "\"n\":null,\"o\":{\"x\":{\"y\":1}},\"arr\":[1,null,{\"k\":\"v\"},[2]],\"e\":{},"
+	         "\"big\":18446744073709551615}}]");
 	long s = find_slice(tp, "a");
 	CHECK(s >= 0);
 	uint32_t set = tp->t.slice.arg_set_id[s];
@@ -596,24 +631,33 @@ TEST(tp_json_args_types)
 TEST(tp_json_args_keys_by_position)
 {
 	static const char *const args[] = {
-		"{\"a\":1,\"bb\":2}",   "{\"a\":3,\"bc\":4}",
-		"{\"bc\":5,\"a\":6}",   "{ \"a\" : 7 ,\"b\\u0062\":8}",
-		"{\"a\":9,\"bb\":{\"a\":10}}", "{\"a\":11,\"bb\":12}",
-		"{\"abcdefghijklmnop\":13,\"a\":14}", "{\"ab\":15,,\"a\":16}",
+	    "{\"a\":1,\"bb\":2}",
+	    "{\"a\":3,\"bc\":4}",
+	    "{\"bc\":5,\"a\":6}",
+	    "{ \"a\" : 7 ,\"b\\u0062\":8}",
+	    "{\"a\":9,\"bb\":{\"a\":10}}",
+	    "{\"a\":11,\"bb\":12}",
+	    "{\"abcdefghijklmnop\":13,\"a\":14}",
+	    "{\"ab\":15,,\"a\":16}",
 	};
 	static const char *const want[][2] = {
-		{"args.a", "args.bb"}, {"args.a", "args.bc"},   {"args.bc", "args.a"},
-		{"args.a", "args.bb"}, {"args.a", "args.bb.a"}, {"args.a", "args.bb"},
-		{"args.abcdefghijklmnop", "args.a"}, {"args.ab", "args.a"},
+	    {"args.a", "args.bb"},
+	    {"args.a", "args.bc"},
+	    {"args.bc", "args.a"},
+	    {"args.a", "args.bb"},
+	    {"args.a", "args.bb.a"},
+	    {"args.a", "args.bb"},
+	    {"args.abcdefghijklmnop", "args.a"},
+	    {"args.ab", "args.a"},
 	};
 	static char j[4096];
 	size_t len = 0;
 	j[len++] = '[';
 	for (size_t i = 0; i < TB_ARRAY_SIZE(args); i++)
 		len += (size_t)snprintf(j + len, sizeof j - len,
-					"%s{\"ph\":\"X\",\"ts\":%zu,\"dur\":1,\"pid\":1,\"tid\":1,"
-					"\"name\":\"e%zu\",\"args\":%s}",
-					i ? "," : "", i * 10, i, args[i]);
+		                        "%s{\"ph\":\"X\",\"ts\":%zu,\"dur\":1,\"pid\":1,\"tid\":1,"
+		                        "\"name\":\"e%zu\",\"args\":%s}",
+		                        i ? "," : "", i * 10, i, args[i]);
 	j[len++] = ']';
 	struct tp *tp = load_chunked(j, len, len);
 	const struct tp_slice_table *t = &tp->t.slice;
@@ -624,7 +668,8 @@ TEST(tp_json_args_keys_by_position)
 		CHECK(a0 >= 0 && a1 == a0 + 1);
 		if (a0 < 0 || a1 < 0)
 			continue;
-		int64_t v0 = tp_args_row(tp, (uint32_t)a0).v.i, v1 = tp_args_row(tp, (uint32_t)a1).v.i;
+		int64_t v0 = tp_args_row(tp, (uint32_t)a0).v.i,
+		        v1 = tp_args_row(tp, (uint32_t)a1).v.i;
 		CHECK_EQ(v0, (int64_t)(2 * i + 1));
 		CHECK_EQ(v1, v0 + 1);
 	}
@@ -637,13 +682,13 @@ TEST(tp_json_args_keys_by_position)
 TEST(tp_json_event_keys_by_position)
 {
 	static const char trace[] =
-		"[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":1,\"name\":\"a\"},"
-		"{\"ph\":\"X\",\"ts\":2,\"dur\":2,\"pid\":1,\"tid\":1,\"name\":\"b\"},"
-		"{\"ts\":3,\"ph\":\"X\",\"tid\":1,\"dur\":3,\"pid\":1,\"name\":\"c\"},"
-		"{ \"ph\" : \"X\" , \"ts\":4,\"d\\u0075r\":4,\"pid\":1,\"tid\":1,\"n\\u0061me\":\"d\"},"
-		"{\"ph\":\"X\",\"tss\":9,\"ts\":5,\"dur\":5,\"pid\":1,\"tid\":1,\"name\":\"e\"},"
-		"{\"ph\":\"X\",\"ts\":6,\"pid\":1,\"tid\":1,\"name\":\"f\",\"dur\":6},"
-		"{\"ph\":\"X\",\"ts\":7,\"dur\":7,\"pid\":1,\"tid\":1,\"name\":\"g\"}]";
+	    "[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":1,\"name\":\"a\"},"
+	    "{\"ph\":\"X\",\"ts\":2,\"dur\":2,\"pid\":1,\"tid\":1,\"name\":\"b\"},"
+	    "{\"ts\":3,\"ph\":\"X\",\"tid\":1,\"dur\":3,\"pid\":1,\"name\":\"c\"},"
+	    "{ \"ph\" : \"X\" , \"ts\":4,\"d\\u0075r\":4,\"pid\":1,\"tid\":1,\"n\\u0061me\":\"d\"},"
+	    "{\"ph\":\"X\",\"tss\":9,\"ts\":5,\"dur\":5,\"pid\":1,\"tid\":1,\"name\":\"e\"},"
+	    "{\"ph\":\"X\",\"ts\":6,\"pid\":1,\"tid\":1,\"name\":\"f\",\"dur\":6},"
+	    "{\"ph\":\"X\",\"ts\":7,\"dur\":7,\"pid\":1,\"tid\":1,\"name\":\"g\"}]";
 	struct tp *tp = load(trace);
 	const struct tp_slice_table *t = &tp->t.slice;
 	CHECK_EQ(t->n, 7);
@@ -665,9 +710,9 @@ TEST(tp_json_args_sets_shared)
 	j[len++] = '[';
 	for (int i = 0; i < 100; i++)
 		len += (size_t)snprintf(j + len, sizeof j - len,
-					"%s{\"ph\":\"X\",\"ts\":%d,\"dur\":1,\"pid\":1,\"tid\":1,"
-					"\"name\":\"e%d\",\"args\":{\"v\":%d,\"s\":\"x\"}}",
-					i ? "," : "", i / 2, i, i % 7);
+		                        "%s{\"ph\":\"X\",\"ts\":%d,\"dur\":1,\"pid\":1,\"tid\":1,"
+		                        "\"name\":\"e%d\",\"args\":{\"v\":%d,\"s\":\"x\"}}",
+		                        i ? "," : "", i / 2, i, i % 7);
 	j[len++] = ']';
 	struct tp *tp = load_chunked(j, len, len);
 	const struct tp_slice_table *t = &tp->t.slice;
@@ -694,16 +739,21 @@ TEST(tp_json_args_sets_shared)
 TEST(tp_json_args_int_widths)
 {
 	struct tp *tp = load("[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":1,\"name\":\"a\","
-			     "\"args\":{\"a\":127,\"b\":-128,\"c\":300,\"d\":-32769,\"e\":70000,"
-			     "\"f\":-2147483649,\"g\":5000000000,\"h\":-9223372036854775807,"
-			     "\"a_key_longer_than_sixteen\":{\"and_another_long_one\":7}}}]");
+	                     "\"args\":{\"a\":127,\"b\":-128,\"c\":300,\"d\":-32769,\"e\":70000,"
+	                     "\"f\":-2147483649,\"g\":5000000000,\"h\":-9223372036854775807,"
+	                     "\"a_key_longer_than_sixteen\":{\"and_another_long_one\":7}}}]");
 	static const struct {
 		const char *key;
 		int64_t v;
-	} want[] = {{"args.a", 127},           {"args.b", -128},       {"args.c", 300},
-		    {"args.d", -32769},        {"args.e", 70000},      {"args.f", -2147483649LL},
-		    {"args.g", 5000000000LL},  {"args.h", -9223372036854775807LL},
-		    {"args.a_key_longer_than_sixteen.and_another_long_one", 7}};
+	} want[] = {{"args.a", 127},
+	            {"args.b", -128},
+	            {"args.c", 300},
+	            {"args.d", -32769},
+	            {"args.e", 70000},
+	            {"args.f", -2147483649LL},
+	            {"args.g", 5000000000LL},
+	            {"args.h", -9223372036854775807LL},
+	            {"args.a_key_longer_than_sixteen.and_another_long_one", 7}};
 	uint32_t set = tp->t.slice.arg_set_id[find_slice(tp, "a")];
 	for (size_t i = 0; i < TB_ARRAY_SIZE(want); i++) {
 		long a = find_arg(tp, set, want[i].key);
@@ -714,18 +764,19 @@ TEST(tp_json_args_int_widths)
 }
 
 static const char mixed_trace[] =
-	"\xef\xbb\xbf {\"displayTimeUnit\":\"ns\",\"stackFrames\":{\"1\":{\"name\":\"x]}\\\"\"}},"
-	"\"metadata\":{\"source\":\"DevTools\",\"n\":12,\"obj\":{\"a\":[1]}},"
-	"\"traceEvents\":[\n"
-	"{\"ph\":\"B\",\"pid\":1,\"tid\":1,\"ts\":1,\"name\":\"b \\\"q\\\" {\",\"args\":{\"a\":[1,2,{\"b\":\"}\"}]}},\n"
-	"{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":2,\"dur\":3,\"name\":\"x\",\"args\":{\"v\":1.25}},\n"
-	"{},\n"
-	"{\"ts\":3,\"name\":\"noph\"},\n"
-	"{\"ph\":\"C\",\"pid\":1,\"ts\":4,\"name\":\"c\",\"args\":{\"v\":3}},\n"
-	"{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":9},\n"
-	"{\"ph\":\"b\",\"pid\":1,\"ts\":5,\"name\":\"as\",\"cat\":\"k\",\"id\":7},\n"
-	"{\"ph\":\"e\",\"pid\":1,\"ts\":6,\"name\":\"as\",\"cat\":\"k\",\"id\":7},\n"
-	"],\"systemTraceEvents\":\"# tracer: nop\\n\",\"other\":[1,2,{\"}\":\"]\"}]}";
+    "\xef\xbb\xbf {\"displayTimeUnit\":\"ns\",\"stackFrames\":{\"1\":{\"name\":\"x]}\\\"\"}},"
+    "\"metadata\":{\"source\":\"DevTools\",\"n\":12,\"obj\":{\"a\":[1]}},"
+    "\"traceEvents\":[\n"
+    "{\"ph\":\"B\",\"pid\":1,\"tid\":1,\"ts\":1,\"name\":\"b \\\"q\\\" "
+    "{\",\"args\":{\"a\":[1,2,{\"b\":\"}\"}]}},\n"
+    "{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":2,\"dur\":3,\"name\":\"x\",\"args\":{\"v\":1.25}},\n"
+    "{},\n"
+    "{\"ts\":3,\"name\":\"noph\"},\n"
+    "{\"ph\":\"C\",\"pid\":1,\"ts\":4,\"name\":\"c\",\"args\":{\"v\":3}},\n"
+    "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":9},\n"
+    "{\"ph\":\"b\",\"pid\":1,\"ts\":5,\"name\":\"as\",\"cat\":\"k\",\"id\":7},\n"
+    "{\"ph\":\"e\",\"pid\":1,\"ts\":6,\"name\":\"as\",\"cat\":\"k\",\"id\":7},\n"
+    "],\"systemTraceEvents\":\"# tracer: nop\\n\",\"other\":[1,2,{\"}\":\"]\"}]}";
 
 /* Every row of the slice, counter and args tables, as text. */
 static char *dump(const struct tp *tp)
@@ -734,19 +785,22 @@ static char *dump(const struct tp *tp)
 	char *out = tb_malloc(cap);
 	for (uint32_t i = 0; i < tp->t.slice.n && len + 256 < cap; i++)
 		len += (size_t)snprintf(out + len, cap - len, "s %lld %lld %s %u %u\n",
-					(long long)tp->t.slice.ts[i], (long long)tp->t.slice.dur[i],
-					s_(tp, tp->t.slice.name[i]), tp->t.slice.depth[i],
-					tp->t.slice.arg_set_id[i]);
+		                        (long long)tp->t.slice.ts[i], (long long)tp->t.slice.dur[i],
+		                        s_(tp, tp->t.slice.name[i]), tp->t.slice.depth[i],
+		                        tp->t.slice.arg_set_id[i]);
 	for (uint32_t i = 0; i < tp->t.counter.n && len + 256 < cap; i++)
 		len += (size_t)snprintf(out + len, cap - len, "c %lld %g\n",
-					(long long)tp->t.counter.ts[i], tp->t.counter.value[i]);
+		                        (long long)tp->t.counter.ts[i], tp->t.counter.value[i]);
 	for (uint32_t i = 0; i < tp->t.args.n && len + 256 < cap; i++)
-		len += (size_t)snprintf(out + len, cap - len, "a %u %s %s\n", tp->t.args.arg_set_id[i],
-					s_(tp, tp->t.args.key[i]), s_(tp, tp_args_row(tp, (uint32_t)i).flat_key));
+		len += (size_t)snprintf(out + len, cap - len, "a %u %s %s\n",
+		                        tp->t.args.arg_set_id[i], s_(tp, tp->t.args.key[i]),
+		                        s_(tp, tp_args_row(tp, (uint32_t)i).flat_key));
 	for (uint32_t i = 0; i < tp->t.metadata.n && len + 256 < cap; i++)
-		len += (size_t)snprintf(out + len, cap - len, "m %s\n", s_(tp, tp->t.metadata.name[i]));
+		len += (size_t)snprintf(out + len, cap - len, "m %s\n",
+		                        s_(tp, tp->t.metadata.name[i]));
 	for (int i = 0; i < TP_STAT_COUNT && len + 256 < cap; i++)
-		len += (size_t)snprintf(out + len, cap - len, "%llu ", (unsigned long long)tp->stats[i]);
+		len += (size_t)snprintf(out + len, cap - len, "%llu ",
+		                        (unsigned long long)tp->stats[i]);
 	return out;
 }
 
@@ -797,26 +851,27 @@ TEST(tp_json_truncated_and_trailing)
 {
 	/* Perfetto's test_json_incomplete: the last event is cut off. */
 	struct tp *tp = load("\n[\n{\"name\":\"typecheck\",\"ph\":\"X\",\"ts\":4619295550.000,"
-			     "\"dur\":8000.000,\"pid\":306339,\"tid\":3},\n"
-			     "{\"name\":\"cut\",\"ph\":\"X\",\"ts\":46192955");
+	                     "\"dur\":8000.000,\"pid\":306339,\"tid\":3},\n"
+	                     "{\"name\":\"cut\",\"ph\":\"X\",\"ts\":46192955");
 	CHECK_EQ(tp->t.slice.n, 1);
 	CHECK_EQ(tp->t.slice.ts[0], 4619295550000LL);
 	CHECK_EQ(tp->t.slice.dur[0], 8000000);
 	tp_free(tp);
 	tp = load("{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1,"
-		  "\"name\":\"real_event\",},{},]}");
+	          "\"name\":\"real_event\",},{},]}");
 	CHECK_EQ(tp->t.slice.n, 1);
 	CHECK_EQ(tp->stats[TP_STAT_json_tokenizer_failure], 0);
 	tp_free(tp);
 	/* Malformed events are counted and skipped; later ones still load. */
 	tp = load("[{\"ph\":\"X\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":},"
-		  "{\"ph\":\"X\",\"ts\":3,\"dur\":2,\"pid\":1,\"tid\":1,\"name\":\"ok\"}]");
+	          "{\"ph\":\"X\",\"ts\":3,\"dur\":2,\"pid\":1,\"tid\":1,\"name\":\"ok\"}]");
 	CHECK_EQ(tp->t.slice.n, 1);
 	CHECK_EQ(tp->stats[TP_STAT_json_tokenizer_failure], 1);
 	tp_free(tp);
 	/* Stray closers and scalars in the array are skipped (used to hang). */
-	tp = load("[{\"ph\":\"X\",\"pid\":1,]},}, 5, \"s\", {\"ph\":\"X\",\"ts\":3,\"dur\":2,\"pid\":1,"
-		  "\"name\":\"ok\"}]");
+	tp = load(
+	    "[{\"ph\":\"X\",\"pid\":1,]},}, 5, \"s\", {\"ph\":\"X\",\"ts\":3,\"dur\":2,\"pid\":1,"
+	    "\"name\":\"ok\"}]");
 	CHECK_EQ(tp->t.slice.n, 1);
 	tp_free(tp);
 	tp = tp_new(NULL);
@@ -847,8 +902,9 @@ TEST(tp_json_gzip)
 	if (!shared)
 		TEST_SKIP("../shared not found");
 	char path[1024];
-	snprintf(path, sizeof path, "%s/corpus/chrome_json/GoogleChrome+lighthouse__lh-animation-trace.json.gz",
-		 shared);
+	snprintf(path, sizeof path,
+	         "%s/corpus/chrome_json/GoogleChrome+lighthouse__lh-animation-trace.json.gz",
+	         shared);
 	struct tp *tp = load_file(path);
 	if (!tp)
 		TEST_SKIP("%s not found", path);
@@ -868,119 +924,197 @@ static const struct json_corpus_file {
 	const char *type; /* tp_trace_type: "json", or the archive's */
 	uint32_t slices, counters, threads, processes, flows, args;
 } json_corpus[] = {
-	{"chrome_json/GoogleChrome+lighthouse__lh-animation-trace.json.gz", "json", 25327, 0, 28, 6, 301, 15056},
-	{"chrome_json/GoogleChrome+lighthouse__lh-bad-nav-start-ts.json", "json", 3144, 0, 3, 2, 0, 2281},
-	{"chrome_json/GoogleChrome+lighthouse__lh-cpu-profiler-m86.trace.json", "json", 77, 0, 34, 4, 0, 338},
-	{"chrome_json/GoogleChrome+lighthouse__lh-lcp-m78.json", "json", 350, 0, 5, 3, 0, 1747},
-	{"chrome_json/GoogleChrome+lighthouse__lh-load.json", "json", 8531, 0, 43, 4, 0, 3340},
-	{"chrome_json/GoogleChrome+lighthouse__lh-no-tracingstarted-m74.json", "json", 1741, 0, 20, 4, 0, 690},
-	{"chrome_json/GoogleChrome+lighthouse__lh-pid-change.json", "json", 9254, 0, 42, 6, 436, 13166},
-	{"chrome_json/GoogleChrome+lighthouse__lh-progressive-app.json", "json", 10390, 0, 53, 8, 0, 6367},
-	{"chrome_json/GoogleChrome+lighthouse__lh-timespan-responsiveness-m103.trace.json", "json", 429, 0, 34, 5, 0, 920},
-	{"chrome_json/GoogleChrome+lighthouse__lh-tracingstarted-after-navstart.json", "json", 3331, 0, 280, 7, 14, 5509},
-	{"chrome_json/GoogleChrome+lighthouse__lh-user-timing-trace.json", "json", 2250, 0, 25, 5, 32, 2305},
-	{"chrome_json/catapult-project+catapult__async_begin_end.json", "json", 4, 0, 9, 5, 0, 1},
-	{"chrome_json/catapult-project+catapult__big_trace.json", "json", 933, 0, 5, 5, 0, 10},
-	{"chrome_json/catapult-project+catapult__chromeos_system_trace.json", "json", 0, 0, 17, 7, 0, 4},
-	{"chrome_json/catapult-project+catapult__flow.json", "json", 1625, 0, 28, 5, 886, 248},
-	{"chrome_json/catapult-project+catapult__flow_simple.json", "json", 5, 0, 11, 6, 2, 7},
-	{"chrome_json/catapult-project+catapult__fuchsia_trace.json.gz", "json", 67047, 1612, 19, 6, 2160, 2774},
-	{"chrome_json/catapult-project+catapult__google_cloud_trace.json", "json", 0, 0, 1, 1, 0, 0},
-	{"chrome_json/catapult-project+catapult__instance_counters.json", "json", 2, 8, 3, 2, 0, 2},
-	{"chrome_json/catapult-project+catapult__instant_events.json", "json", 5, 0, 6, 3, 0, 18},
-	{"chrome_json/catapult-project+catapult__lthi_cats.json.gz", "json", 57782, 1627, 49, 8, 697, 10302},
-	{"chrome_json/catapult-project+catapult__main_thread_has_unclosed_slices.json", "json", 1684, 0, 23, 3, 0, 354},
-	{"chrome_json/catapult-project+catapult__multiple_input_latency.json", "json", 10814, 0, 12, 4, 2452, 283},
-	{"chrome_json/catapult-project+catapult__nanoseconds.json", "json", 8, 0, 2, 2, 0, 1},
-	{"chrome_json/catapult-project+catapult__nestable_async.json", "json", 11, 0, 3, 2, 0, 8},
-	{"chrome_json/catapult-project+catapult__nestable_async_annotation.json", "json", 11, 0, 4, 2, 0, 8},
-	{"chrome_json/catapult-project+catapult__perf_sampling_trace_with_trace_events.json.gz", "json", 41996, 179, 15, 3, 118, 4588},
-	{"chrome_json/catapult-project+catapult__profile-chrome_systrace_perf_chrome_data.json", "json", 6, 0, 3, 2, 0, 7},
-	{"chrome_json/catapult-project+catapult__quads_with_render_passes.json", "json", 0, 0, 12, 5, 0, 4},
-	{"chrome_json/catapult-project+catapult__simple_trace.json", "json", 18, 5, 5, 3, 0, 5},
-	{"chrome_json/catapult-project+catapult__simple_trace_gz.gz", "json", 16, 5, 4, 2, 0, 5},
-	{"chrome_json/catapult-project+catapult__simple_trace_zip.zip", "zip", 16, 5, 4, 2, 0, 5},
-	{"chrome_json/catapult-project+catapult__tall_trace.json", "json", 18, 0, 18, 3, 0, 16},
-	{"chrome_json/catapult-project+catapult__tcmalloc_trace.json", "json", 2639, 0, 9, 5, 0, 1005},
-	{"chrome_json/catapult-project+catapult__thread_time_visualisation.json.gz", "json", 43020, 161, 29, 3, 196, 3942},
-	{"chrome_json/catapult-project+catapult__trace-with-bad-world-bounds.json", "json", 0, 0, 13, 5, 0, 0},
-	{"chrome_json/catapult-project+catapult__traceviewify.json", "json", 656, 0, 2, 2, 0, 1},
-	{"chrome_json/catapult-project+catapult__trivial_trace.json", "json", 2, 0, 3, 2, 0, 1},
-	{"chrome_json/catapult-project+catapult__v8_runtime_call_stats.json", "json", 1305, 0, 24, 7, 0, 332},
-	{"chrome_json/catapult-project+catapult__webview.json.gz", "json", 8695, 0, 39, 2, 624, 927},
-	{"chrome_json/catapult-project+catapult__x_event_trace.json", "json", 3300, 42, 7, 2, 0, 1910},
-	{"chrome_json/firefox-devtools+profiler__chrome-trace-issue-5429.json.gz", "json", 51, 0, 4, 3, 0, 10},
-	{"chrome_json/firefox-devtools+profiler__chrome-tracing.json.gz", "json", 194, 0, 99, 14, 0, 131},
-	{"chrome_json/firefox-devtools+profiler__test.chrome-unchunked.json", "json", 100, 0, 32, 5, 0, 1112},
-	{"chrome_json/firefox-devtools+profiler__test.chrome.gz", "json", 4490, 0, 26, 4, 0, 739},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__bex-interaction.json", "json", 12, 0, 2, 2, 0, 1},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__end-event-with-empty-stack.json", "json", 1, 0, 2, 2, 0, 1},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__end-non-top-of-stack.json", "json", 3, 0, 2, 2, 0, 3},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__event-reordering-name-match.json", "json", 3, 0, 3, 2, 0, 3},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__hermes-multiple-frames.json", "json", 4, 0, 2, 2, 0, 25},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__invalid-x-nesting.json", "json", 2, 0, 2, 2, 0, 10},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__matching-x.json", "json", 5, 0, 2, 2, 0, 1},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__mismatched-args.json", "json", 1, 0, 2, 2, 0, 2},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__mismatched-name.json", "json", 1, 0, 2, 2, 0, 1},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__multi-thread-with-samples.json", "json", 2, 0, 5, 2, 0, 2},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__multiprocess.json", "json", 8, 0, 8, 5, 0, 7},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__must-retain-original-order.json", "json", 7, 0, 3, 2, 0, 1},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__not-enough-end-events.json", "json", 3, 0, 2, 2, 0, 3},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__only-begin-events.json", "json", 3, 0, 2, 2, 0, 3},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__out-of-order-unbalanced-name.json", "json", 2, 0, 2, 2, 0, 1},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__out-of-order.json", "json", 3, 0, 2, 2, 0, 1},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__simple-hermes.json", "json", 2, 0, 2, 2, 0, 15},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__simple-object.json", "json", 2, 0, 2, 2, 0, 1},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__simple-partial-trailing-comma.json", "json", 3, 0, 2, 2, 0, 2},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__simple-partial-whitespace.json", "json", 3, 0, 2, 2, 0, 2},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__simple-partial.json", "json", 3, 0, 2, 2, 0, 2},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__simple-with-samples.json", "json", 0, 0, 4, 2, 0, 0},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__simple.json", "json", 3, 0, 2, 2, 0, 2},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__simultaneous-anonymous-calls.json", "json", 6, 0, 2, 2, 0, 5},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__too-many-end-events.json", "json", 2, 0, 2, 2, 0, 1},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__unbalanced-args.json", "json", 2, 0, 2, 2, 0, 3},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__unbalanced-name.json", "json", 2, 0, 2, 2, 0, 1},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__x-events-matching-end.json", "json", 9, 0, 2, 2, 0, 1},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__x-events-matching-start.json", "json", 9, 0, 2, 2, 0, 1},
-	{"chrome_json/jlfwong+speedscope__speedscope-te__zero-duration-events.json", "json", 4, 0, 2, 2, 0, 1},
-	{"pytorch_kineto/AMD-AGI+TraceLens__tracelens-b200-eager_trace.json.gz", "json", 22355, 0, 4, 3, 929, 140555},
-	{"pytorch_kineto/AMD-AGI+TraceLens__tracelens-h100-bert-small.json.gz", "json", 2298, 0, 24, 21, 61, 15084},
-	{"pytorch_kineto/AMD-AGI+TraceLens__tracelens-h100-qwen1.5-0.5b.json.gz", "json", 14532, 0, 24, 21, 1198, 133699},
-	{"pytorch_kineto/AMD-AGI+TraceLens__tracelens-mi210-gpu_only_trace.json.gz", "json", 1196, 0, 24, 21, 562, 11404},
-	{"pytorch_kineto/AMD-AGI+TraceLens__tracelens-mi300-bert-small.json.gz", "json", 2371, 0, 23, 21, 61, 18099},
-	{"pytorch_kineto/AMD-AGI+TraceLens__tracelens-mi300-resnet_act_checkpoint.json.gz", "json", 49210, 0, 25, 21, 2817, 295764},
-	{"pytorch_kineto/AMD-AGI+TraceLens__tracelens-sglang-qwen3-8b-decode.json.gz", "json", 1471, 0, 5, 3, 14, 3638},
-	{"pytorch_kineto/AMD-AGI+TraceLens__tracelens-torch_compile_triton.json.gz", "json", 117, 0, 23, 21, 12, 1235},
-	{"pytorch_kineto/AMD-AGI+TraceLens__tracelens-vllm-graph_capture_rank_0.pt.trace.json.gz", "json", 128047, 0, 24, 21, 10, 443320},
-	{"pytorch_kineto/AMD-AGI+TraceLens__tracelens-xdit-sd3.5-profile_rank0.json.gz", "json", 200516, 0, 23, 21, 8065, 1189697},
-	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__alexnet_trace.json.gz", "json", 870, 0, 17, 13, 117, 3943},
-	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__amd_mi250_rocm62.json.gz", "json", 115, 0, 24, 21, 20, 1278},
-	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__backward_thread.json", "json", 7, 0, 5, 3, 0, 56},
-	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__cuda_event_sync_multi_stream.json.gz", "json", 59, 0, 18, 13, 8, 285},
-	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__cupti_profiler_trace.json.gz", "json", 2327, 0, 17, 13, 0, 6911},
-	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__df_index_resolver.json.gz", "json", 151391, 0, 18, 13, 22290, 794471},
-	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__distributed_info_not_found.json.gz", "json", 2467, 0, 2, 2, 0, 30200},
-	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__mtia_inference_rank_0.json.gz", "json", 14181, 0, 70, 7, 1166, 144684},
-	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__mtia_rank_0.json.gz", "json", 138377, 0, 18, 6, 3658, 1476746},
-	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__nccl_data.json.gz", "json", 26935, 0, 18, 13, 4317, 127938},
-	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__negative_queue_length_rank0.json.gz", "json", 67219, 0, 24, 13, 6875, 382179},
-	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz", "json", 45422, 0, 17, 13, 7000, 193588},
-	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", "json", 18, 0, 9, 5, 0, 133},
-	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__timeline_sampled_rank-0.json.gz", "json", 4811, 0, 18, 11, 0, 49657},
-	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__trace_diff_test.json.gz", "json", 68326, 0, 20, 13, 15018, 573454},
-	{"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__triton_example.json.gz", "json", 10, 0, 25, 22, 1, 86},
-	{"go_trace_json/golang+go__nethttp-tests.jsontrace.goid1.json", "json", 280, 2458, 26, 3, 104, 40},
-	{"go_trace_json/golang+go__nethttp-tests.jsontrace.json", "json", 952, 6147, 8, 3, 132, 26},
-	{"go_trace_json/golang+go__sync-tests.jsontrace.json", "json", 3832, 32942, 10, 3, 3579, 24},
-	{"node_trace_events/nodejs__npm-version.node_trace.log", "json", 1828, 44, 7, 2, 0, 1012},
-	{"node_trace_events/nodejs__timeout-loop.node_trace.log", "json", 32, 0, 7, 2, 0, 23},
-	{"devtools/jlfwong+speedscope__chrome116-Trace-20230603T221323.json", "json", 2800, 0, 20, 5, 13, 1009},
-	{"devtools/jlfwong+speedscope__chrome141-no-arg-data.json", "json", 0, 0, 49, 5, 0, 0},
-	{"devtools/jlfwong+speedscope__chrome65-simple-timeline.json", "json", 2943, 0, 49, 7, 0, 9769},
-	{"devtools/jlfwong+speedscope__chrome66-worker.json", "json", 2021, 0, 50, 5, 0, 17694},
-	{"devtools/jlfwong+speedscope__chrome69-simple.json", "json", 1125, 0, 33, 3, 0, 519},
-	{"devtools/jlfwong+speedscope__chrome70-worker.json", "json", 2275, 0, 62, 4, 0, 909},
-	{"devtools/jlfwong+speedscope__chrome85-parcel.json", "json", 3609, 0, 29, 5, 8, 8182},
+    {"chrome_json/GoogleChrome+lighthouse__lh-animation-trace.json.gz", "json", 25327, 0, 28, 6,
+     301, 15056},
+    {"chrome_json/GoogleChrome+lighthouse__lh-bad-nav-start-ts.json", "json", 3144, 0, 3, 2, 0,
+     2281},
+    {"chrome_json/GoogleChrome+lighthouse__lh-cpu-profiler-m86.trace.json", "json", 77, 0, 34, 4, 0,
+     338},
+    {"chrome_json/GoogleChrome+lighthouse__lh-lcp-m78.json", "json", 350, 0, 5, 3, 0, 1747},
+    {"chrome_json/GoogleChrome+lighthouse__lh-load.json", "json", 8531, 0, 43, 4, 0, 3340},
+    {"chrome_json/GoogleChrome+lighthouse__lh-no-tracingstarted-m74.json", "json", 1741, 0, 20, 4,
+     0, 690},
+    {"chrome_json/GoogleChrome+lighthouse__lh-pid-change.json", "json", 9254, 0, 42, 6, 436, 13166},
+    {"chrome_json/GoogleChrome+lighthouse__lh-progressive-app.json", "json", 10390, 0, 53, 8, 0,
+     6367},
+    {"chrome_json/GoogleChrome+lighthouse__lh-timespan-responsiveness-m103.trace.json", "json", 429,
+     0, 34, 5, 0, 920},
+    {"chrome_json/GoogleChrome+lighthouse__lh-tracingstarted-after-navstart.json", "json", 3331, 0,
+     280, 7, 14, 5509},
+    {"chrome_json/GoogleChrome+lighthouse__lh-user-timing-trace.json", "json", 2250, 0, 25, 5, 32,
+     2305},
+    {"chrome_json/catapult-project+catapult__async_begin_end.json", "json", 4, 0, 9, 5, 0, 1},
+    {"chrome_json/catapult-project+catapult__big_trace.json", "json", 933, 0, 5, 5, 0, 10},
+    {"chrome_json/catapult-project+catapult__chromeos_system_trace.json", "json", 0, 0, 17, 7, 0,
+     4},
+    {"chrome_json/catapult-project+catapult__flow.json", "json", 1625, 0, 28, 5, 886, 248},
+    {"chrome_json/catapult-project+catapult__flow_simple.json", "json", 5, 0, 11, 6, 2, 7},
+    {"chrome_json/catapult-project+catapult__fuchsia_trace.json.gz", "json", 67047, 1612, 19, 6,
+     2160, 2774},
+    {"chrome_json/catapult-project+catapult__google_cloud_trace.json", "json", 0, 0, 1, 1, 0, 0},
+    {"chrome_json/catapult-project+catapult__instance_counters.json", "json", 2, 8, 3, 2, 0, 2},
+    {"chrome_json/catapult-project+catapult__instant_events.json", "json", 5, 0, 6, 3, 0, 18},
+    {"chrome_json/catapult-project+catapult__lthi_cats.json.gz", "json", 57782, 1627, 49, 8, 697,
+     10302},
+    {"chrome_json/catapult-project+catapult__main_thread_has_unclosed_slices.json", "json", 1684, 0,
+     23, 3, 0, 354},
+    {"chrome_json/catapult-project+catapult__multiple_input_latency.json", "json", 10814, 0, 12, 4,
+     2452, 283},
+    {"chrome_json/catapult-project+catapult__nanoseconds.json", "json", 8, 0, 2, 2, 0, 1},
+    {"chrome_json/catapult-project+catapult__nestable_async.json", "json", 11, 0, 3, 2, 0, 8},
+    {"chrome_json/catapult-project+catapult__nestable_async_annotation.json", "json", 11, 0, 4, 2,
+     0, 8},
+    {"chrome_json/catapult-project+catapult__perf_sampling_trace_with_trace_events.json.gz", "json",
+     41996, 179, 15, 3, 118, 4588},
+    {"chrome_json/catapult-project+catapult__profile-chrome_systrace_perf_chrome_data.json", "json",
+     6, 0, 3, 2, 0, 7},
+    {"chrome_json/catapult-project+catapult__quads_with_render_passes.json", "json", 0, 0, 12, 5, 0,
+     4},
+    {"chrome_json/catapult-project+catapult__simple_trace.json", "json", 18, 5, 5, 3, 0, 5},
+    {"chrome_json/catapult-project+catapult__simple_trace_gz.gz", "json", 16, 5, 4, 2, 0, 5},
+    {"chrome_json/catapult-project+catapult__simple_trace_zip.zip", "zip", 16, 5, 4, 2, 0, 5},
+    {"chrome_json/catapult-project+catapult__tall_trace.json", "json", 18, 0, 18, 3, 0, 16},
+    {"chrome_json/catapult-project+catapult__tcmalloc_trace.json", "json", 2639, 0, 9, 5, 0, 1005},
+    {"chrome_json/catapult-project+catapult__thread_time_visualisation.json.gz", "json", 43020, 161,
+     29, 3, 196, 3942},
+    {"chrome_json/catapult-project+catapult__trace-with-bad-world-bounds.json", "json", 0, 0, 13, 5,
+     0, 0},
+    {"chrome_json/catapult-project+catapult__traceviewify.json", "json", 656, 0, 2, 2, 0, 1},
+    {"chrome_json/catapult-project+catapult__trivial_trace.json", "json", 2, 0, 3, 2, 0, 1},
+    {"chrome_json/catapult-project+catapult__v8_runtime_call_stats.json", "json", 1305, 0, 24, 7, 0,
+     332},
+    {"chrome_json/catapult-project+catapult__webview.json.gz", "json", 8695, 0, 39, 2, 624, 927},
+    {"chrome_json/catapult-project+catapult__x_event_trace.json", "json", 3300, 42, 7, 2, 0, 1910},
+    {"chrome_json/firefox-devtools+profiler__chrome-trace-issue-5429.json.gz", "json", 51, 0, 4, 3,
+     0, 10},
+    {"chrome_json/firefox-devtools+profiler__chrome-tracing.json.gz", "json", 194, 0, 99, 14, 0,
+     131},
+    {"chrome_json/firefox-devtools+profiler__test.chrome-unchunked.json", "json", 100, 0, 32, 5, 0,
+     1112},
+    {"chrome_json/firefox-devtools+profiler__test.chrome.gz", "json", 4490, 0, 26, 4, 0, 739},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__bex-interaction.json", "json", 12, 0, 2, 2, 0,
+     1},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__end-event-with-empty-stack.json", "json", 1, 0,
+     2, 2, 0, 1},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__end-non-top-of-stack.json", "json", 3, 0, 2, 2,
+     0, 3},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__event-reordering-name-match.json", "json", 3,
+     0, 3, 2, 0, 3},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__hermes-multiple-frames.json", "json", 4, 0, 2,
+     2, 0, 25},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__invalid-x-nesting.json", "json", 2, 0, 2, 2, 0,
+     10},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__matching-x.json", "json", 5, 0, 2, 2, 0, 1},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__mismatched-args.json", "json", 1, 0, 2, 2, 0,
+     2},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__mismatched-name.json", "json", 1, 0, 2, 2, 0,
+     1},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__multi-thread-with-samples.json", "json", 2, 0,
+     5, 2, 0, 2},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__multiprocess.json", "json", 8, 0, 8, 5, 0, 7},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__must-retain-original-order.json", "json", 7, 0,
+     3, 2, 0, 1},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__not-enough-end-events.json", "json", 3, 0, 2,
+     2, 0, 3},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__only-begin-events.json", "json", 3, 0, 2, 2, 0,
+     3},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__out-of-order-unbalanced-name.json", "json", 2,
+     0, 2, 2, 0, 1},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__out-of-order.json", "json", 3, 0, 2, 2, 0, 1},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__simple-hermes.json", "json", 2, 0, 2, 2, 0,
+     15},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__simple-object.json", "json", 2, 0, 2, 2, 0, 1},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__simple-partial-trailing-comma.json", "json", 3,
+     0, 2, 2, 0, 2},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__simple-partial-whitespace.json", "json", 3, 0,
+     2, 2, 0, 2},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__simple-partial.json", "json", 3, 0, 2, 2, 0,
+     2},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__simple-with-samples.json", "json", 0, 0, 4, 2,
+     0, 0},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__simple.json", "json", 3, 0, 2, 2, 0, 2},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__simultaneous-anonymous-calls.json", "json", 6,
+     0, 2, 2, 0, 5},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__too-many-end-events.json", "json", 2, 0, 2, 2,
+     0, 1},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__unbalanced-args.json", "json", 2, 0, 2, 2, 0,
+     3},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__unbalanced-name.json", "json", 2, 0, 2, 2, 0,
+     1},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__x-events-matching-end.json", "json", 9, 0, 2,
+     2, 0, 1},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__x-events-matching-start.json", "json", 9, 0, 2,
+     2, 0, 1},
+    {"chrome_json/jlfwong+speedscope__speedscope-te__zero-duration-events.json", "json", 4, 0, 2, 2,
+     0, 1},
+    {"pytorch_kineto/AMD-AGI+TraceLens__tracelens-b200-eager_trace.json.gz", "json", 22355, 0, 4, 3,
+     929, 140555},
+    {"pytorch_kineto/AMD-AGI+TraceLens__tracelens-h100-bert-small.json.gz", "json", 2298, 0, 24, 21,
+     61, 15084},
+    {"pytorch_kineto/AMD-AGI+TraceLens__tracelens-h100-qwen1.5-0.5b.json.gz", "json", 14532, 0, 24,
+     21, 1198, 133699},
+    {"pytorch_kineto/AMD-AGI+TraceLens__tracelens-mi210-gpu_only_trace.json.gz", "json", 1196, 0,
+     24, 21, 562, 11404},
+    {"pytorch_kineto/AMD-AGI+TraceLens__tracelens-mi300-bert-small.json.gz", "json", 2371, 0, 23,
+     21, 61, 18099},
+    {"pytorch_kineto/AMD-AGI+TraceLens__tracelens-mi300-resnet_act_checkpoint.json.gz", "json",
+     49210, 0, 25, 21, 2817, 295764},
+    {"pytorch_kineto/AMD-AGI+TraceLens__tracelens-sglang-qwen3-8b-decode.json.gz", "json", 1471, 0,
+     5, 3, 14, 3638},
+    {"pytorch_kineto/AMD-AGI+TraceLens__tracelens-torch_compile_triton.json.gz", "json", 117, 0, 23,
+     21, 12, 1235},
+    {"pytorch_kineto/AMD-AGI+TraceLens__tracelens-vllm-graph_capture_rank_0.pt.trace.json.gz",
+     "json", 128047, 0, 24, 21, 10, 443320},
+    {"pytorch_kineto/AMD-AGI+TraceLens__tracelens-xdit-sd3.5-profile_rank0.json.gz", "json", 200516,
+     0, 23, 21, 8065, 1189697},
+    {"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__alexnet_trace.json.gz", "json", 870, 0,
+     17, 13, 117, 3943},
+    {"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__amd_mi250_rocm62.json.gz", "json", 115,
+     0, 24, 21, 20, 1278},
+    {"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__backward_thread.json", "json", 7, 0, 5,
+     3, 0, 56},
+    {"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__cuda_event_sync_multi_stream.json.gz",
+     "json", 59, 0, 18, 13, 8, 285},
+    {"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__cupti_profiler_trace.json.gz", "json",
+     2327, 0, 17, 13, 0, 6911},
+    {"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__df_index_resolver.json.gz", "json",
+     151391, 0, 18, 13, 22290, 794471},
+    {"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__distributed_info_not_found.json.gz",
+     "json", 2467, 0, 2, 2, 0, 30200},
+    {"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__mtia_inference_rank_0.json.gz", "json",
+     14181, 0, 70, 7, 1166, 144684},
+    {"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__mtia_rank_0.json.gz", "json", 138377,
+     0, 18, 6, 3658, 1476746},
+    {"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__nccl_data.json.gz", "json", 26935, 0,
+     18, 13, 4317, 127938},
+    {"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__negative_queue_length_rank0.json.gz",
+     "json", 67219, 0, 24, 13, 6875, 382179},
+    {"pytorch_kineto/"
+     "facebookresearch+HolisticTraceAnalysis__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+     "json", 45422, 0, 17, 13, 7000, 193588},
+    {"pytorch_kineto/"
+     "facebookresearch+HolisticTraceAnalysis__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
+     "json", 18, 0, 9, 5, 0, 133},
+    {"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__timeline_sampled_rank-0.json.gz",
+     "json", 4811, 0, 18, 11, 0, 49657},
+    {"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__trace_diff_test.json.gz", "json",
+     68326, 0, 20, 13, 15018, 573454},
+    {"pytorch_kineto/facebookresearch+HolisticTraceAnalysis__triton_example.json.gz", "json", 10, 0,
+     25, 22, 1, 86},
+    {"go_trace_json/golang+go__nethttp-tests.jsontrace.goid1.json", "json", 280, 2458, 26, 3, 104,
+     40},
+    {"go_trace_json/golang+go__nethttp-tests.jsontrace.json", "json", 952, 6147, 8, 3, 132, 26},
+    {"go_trace_json/golang+go__sync-tests.jsontrace.json", "json", 3832, 32942, 10, 3, 3579, 24},
+    {"node_trace_events/nodejs__npm-version.node_trace.log", "json", 1828, 44, 7, 2, 0, 1012},
+    {"node_trace_events/nodejs__timeout-loop.node_trace.log", "json", 32, 0, 7, 2, 0, 23},
+    {"devtools/jlfwong+speedscope__chrome116-Trace-20230603T221323.json", "json", 2800, 0, 20, 5,
+     13, 1009},
+    {"devtools/jlfwong+speedscope__chrome141-no-arg-data.json", "json", 0, 0, 49, 5, 0, 0},
+    {"devtools/jlfwong+speedscope__chrome65-simple-timeline.json", "json", 2943, 0, 49, 7, 0, 9769},
+    {"devtools/jlfwong+speedscope__chrome66-worker.json", "json", 2021, 0, 50, 5, 0, 17694},
+    {"devtools/jlfwong+speedscope__chrome69-simple.json", "json", 1125, 0, 33, 3, 0, 519},
+    {"devtools/jlfwong+speedscope__chrome70-worker.json", "json", 2275, 0, 62, 4, 0, 909},
+    {"devtools/jlfwong+speedscope__chrome85-parcel.json", "json", 3609, 0, 29, 5, 8, 8182},
 };
 
 static const struct json_corpus_file *json_corpus_find(const char *path)
@@ -997,7 +1131,7 @@ TEST(tp_json_corpus_loads)
 	if (!shared)
 		TEST_SKIP("../shared not found");
 	static const char *const dirs[] = {"chrome_json", "pytorch_kineto", "go_trace_json",
-					   "node_trace_events", "devtools"};
+	                                   "node_trace_events", "devtools"};
 	/* Every file of those folders has its expected rows here. */
 	size_t files = 0;
 	for (size_t d = 0; d < TB_ARRAY_SIZE(dirs); d++) {
@@ -1032,12 +1166,13 @@ TEST(tp_json_corpus_loads)
 		    t->slice.n != w->slices || t->counter.n != w->counters ||
 		    t->thread.n != w->threads || t->process.n != w->processes ||
 		    t->flow.n != w->flows || t->args.n != w->args)
-			test_report(__FILE__, __LINE__,
-				    "%s: type %s error '%s', rows slice %u counter %u thread %u "
-				    "process %u flow %u args %u; want %s, no error, %u %u %u %u %u %u",
-				    w->path, tp_trace_type(tp), tp_error(tp), t->slice.n, t->counter.n,
-				    t->thread.n, t->process.n, t->flow.n, t->args.n, w->type, w->slices,
-				    w->counters, w->threads, w->processes, w->flows, w->args);
+			test_report(
+			    __FILE__, __LINE__,
+			    "%s: type %s error '%s', rows slice %u counter %u thread %u "
+			    "process %u flow %u args %u; want %s, no error, %u %u %u %u %u %u",
+			    w->path, tp_trace_type(tp), tp_error(tp), t->slice.n, t->counter.n,
+			    t->thread.n, t->process.n, t->flow.n, t->args.n, w->type, w->slices,
+			    w->counters, w->threads, w->processes, w->flows, w->args);
 		tp_free(tp);
 	}
 }
@@ -1082,7 +1217,8 @@ TEST(tp_json_archive_gzip_members_share_the_cap)
 	enum { MEMBER = 40 << 10 };
 	char *json = tb_malloc(MEMBER);
 	memset(json, ' ', MEMBER);
-	static const char ev[] = "[{\"ph\":\"X\",\"name\":\"g\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1}]";
+	static const char ev[] =
+	    "[{\"ph\":\"X\",\"name\":\"g\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1}]";
 	memcpy(json, ev, sizeof ev - 1);
 	uint8_t gz[4096];
 	size_t gzn = gzip_bytes(json, MEMBER, gz, sizeof gz);

@@ -133,7 +133,7 @@ TEST(tp_model_partial_overlap_dropped)
 	tp_slice_complete(tp, tr, 0, 10, 0, S(tp, "A"), TP_NULL_U32);
 	struct tp_slice_conflict c;
 	CHECK_EQ(tp_slice_complete_or_conflict(tp, tr, 5, 10, 0, S(tp, "B"), TP_NULL_U32, &c),
-		 TP_NULL_U32);
+	         TP_NULL_U32);
 	CHECK_EQ(c.end, 10);
 	CHECK_EQ(c.slice, 0);
 	CHECK_EQ(tp->stats[TP_STAT_slice_drop_overlapping_complete_event], 0);
@@ -348,9 +348,13 @@ TEST(tp_model_tid_in_two_pids)
 TEST(tp_model_track_identity)
 {
 	struct tp *tp = tp_new(NULL);
-	struct tp_track_key k = {.type = "legacy_async_process_slice", .event_type = "slice",
-				 .utid = -1, .upid = 3, .cpu = -1, .extra_dim = 77,
-				 .name = S(tp, "req")};
+	struct tp_track_key k = {.type = "legacy_async_process_slice",
+	                         .event_type = "slice",
+	                         .utid = -1,
+	                         .upid = 3,
+	                         .cpu = -1,
+	                         .extra_dim = 77,
+	                         .name = S(tp, "req")};
 	uint32_t a = tp_track_get(tp, &k);
 	CHECK_EQ(tp_track_get(tp, &k), a);
 	k.extra_dim = 78;
@@ -435,8 +439,7 @@ struct stream_ctx {
 	bool ordered;
 };
 
-static void stream_collect(struct tp *tp, int64_t ts, const void *payload, size_t len,
-			   void *ctx)
+static void stream_collect(struct tp *tp, int64_t ts, const void *payload, size_t len, void *ctx)
 {
 	struct stream_ctx *o = ctx;
 	uint64_t key;
@@ -689,7 +692,8 @@ TEST(tp_model_sorter_bursts_in_order)
 			for (uint32_t i = 0; i < burst; i++, key++) {
 				/* steps of 0 or 1 on a coarse clock: many ties */
 				ts[src] += (x >> (i % 24)) & 1;
-				CHECK(tp_sorter_push_src(s, src, ts[src], &key, sizeof key) != NULL);
+				CHECK(tp_sorter_push_src(s, src, ts[src], &key, sizeof key) !=
+				      NULL);
 			}
 			if (stream && tp_sorter_want_extract(s))
 				tp_sorter_extract(s, tp, stream_collect, &o);
@@ -758,7 +762,8 @@ TEST(tp_model_sorter_push_many_as_single)
 	for (size_t i = 0; i < N; i++) {
 		for (int r = 0; r < 2; r++) {
 			/* run 0 sorted with ties, run 1 with inversions */
-			ts[r][i] = r == 0 ? 1000 + (int64_t)(i / 3) : 1000 + (int64_t)((i * 7919) % N);
+			ts[r][i] =
+			    r == 0 ? 1000 + (int64_t)(i / 3) : 1000 + (int64_t)((i * 7919) % N);
 			recs[r][3 * i] = (uint64_t)r << 32 | i;
 			recs[r][3 * i + 1] = ~(uint64_t)i;
 			recs[r][3 * i + 2] = i * 3;
@@ -771,9 +776,11 @@ TEST(tp_model_sorter_push_many_as_single)
 		for (int r = 0; r < 2; r++) {
 			if (way == 0) {
 				for (size_t i = 0; i < N; i++)
-					CHECK(tp_sorter_push_src(s, (uint32_t)r, ts[r][i], &recs[r][3 * i], 24));
+					CHECK(tp_sorter_push_src(s, (uint32_t)r, ts[r][i],
+					                         &recs[r][3 * i], 24));
 			} else {
-				CHECK_EQ(tp_sorter_push_many(s, (uint32_t)r, ts[r], recs[r], 24, N), N);
+				CHECK_EQ(tp_sorter_push_many(s, (uint32_t)r, ts[r], recs[r], 24, N),
+				         N);
 			}
 		}
 		tp_sorter_set_window(s, 64);
@@ -813,7 +820,7 @@ TEST(tp_model_ftrace_event_narrow_rows)
 	struct tp_ftrace f;
 	tp_ftrace_init(tp, &f);
 	uint32_t names[3] = {tp_intern_cstr(tp, "a"), tp_intern_cstr(tp, "b"),
-			     tp_intern_cstr(tp, "c")};
+	                     tp_intern_cstr(tp, "c")};
 	int64_t t = 1000;
 	for (uint32_t i = 0; i < N; i++) {
 		t += i % 97 == 5 ? (int64_t)UINT32_MAX : 13;
@@ -855,8 +862,9 @@ TEST(tp_model_ftrace_event_narrow_rows)
  * value. */
 TEST(tp_model_sched_narrow_columns)
 {
-	static const int64_t durs[] = {0, 1, TP_DUR_WIDE - 1, TP_DUR_WIDE, TP_DUR_OPEN,
-				       (int64_t)1 << 40, -1, -2, INT64_MAX, INT64_MIN};
+	static const int64_t durs[] = {
+	    0,  1,  TP_DUR_WIDE - 1, TP_DUR_WIDE, TP_DUR_OPEN, (int64_t)1 << 40,
+	    -1, -2, INT64_MAX,       INT64_MIN};
 	enum { N = sizeof durs / sizeof durs[0] };
 	struct tp *tp = tp_new(NULL);
 	for (uint32_t i = 0; i < N; i++) {
@@ -878,8 +886,8 @@ TEST(tp_model_sched_narrow_columns)
 	CHECK_EQ(tp_sched_dur(tp, 5), 77);
 
 	/* priority in 8 bits, the rest in a side map. */
-	static const int32_t prios[] = {0, 120, 139, TP_PRIO_WIDE - 1, TP_PRIO_WIDE, 256, -1,
-					INT32_MIN, INT32_MAX, 100};
+	static const int32_t prios[] = {0,   120, 139,       TP_PRIO_WIDE - 1, TP_PRIO_WIDE,
+	                                256, -1,  INT32_MIN, INT32_MAX,        100};
 	for (uint32_t i = 0; i < N; i++)
 		tp_sched_set_priority(tp, i, prios[i]);
 	for (uint32_t i = 0; i < N; i++) {
@@ -896,8 +904,8 @@ TEST(tp_model_sched_narrow_columns)
 	tp_ftrace_init(tq, &f);
 	uint32_t a = tp_intern_cstr(tq, "a"), b = tp_intern_cstr(tq, "b");
 	tp_ftrace_sched_switch(tq, &f, 1000, 0, false, 0, 0, 0, 10, a, 120);
-	tp_ftrace_sched_switch(tq, &f, 1000 + 10000000000, 0, false, 10, a,
-			       tp_intern_cstr(tq, "S"), 11, b, 120);
+	tp_ftrace_sched_switch(tq, &f, 1000 + 10000000000, 0, false, 10, a, tp_intern_cstr(tq, "S"),
+	                       11, b, 120);
 	CHECK_EQ(tq->t.sched.n, 2);
 	CHECK_EQ(tp_sched_dur(tq, 0), 10000000000);
 	CHECK_EQ(tp_sched_dur(tq, 1), -1);

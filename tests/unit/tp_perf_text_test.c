@@ -23,7 +23,10 @@ static struct tp *load_chunked(const char *s, size_t chunk)
 	return tp;
 }
 
-static struct tp *load(const char *s) { return load_chunked(s, strlen(s) + 1); }
+static struct tp *load(const char *s)
+{
+	return load_chunked(s, strlen(s) + 1);
+}
 
 static bool str_is(const struct tp *tp, uint32_t id, const char *want)
 {
@@ -39,16 +42,15 @@ static uint32_t cs_name(const struct tp *tp, int64_t cs)
 	return tp->t.stack_profile_frame.name[tp->t.stack_profile_callsite.frame_id[cs]];
 }
 
-static const char two_samples[] =
-    "sh  6587/6588 [003]   882.012106:    1003009 cpu-clock: \n"
-    "\tffffffff821f464d __pi_memset+0xd ([kernel.kallsyms])\n"
-    "\t           d4ad7 __GI___execve+0x7 (/usr/lib/libc.so.6)\n"
-    "\t    55f178d5fc30 [unknown] ([unknown])\n"
-    "\n"
-    "sh  6587/6588 [001]   882.013106:    1003009 cpu-clock: \n"
-    "\t           d4ad8 main (/usr/bin/sh)\n"
-    "\t    55f178d5fc30 [unknown] ([unknown])\n"
-    "\n";
+static const char two_samples[] = "sh  6587/6588 [003]   882.012106:    1003009 cpu-clock: \n"
+                                  "\tffffffff821f464d __pi_memset+0xd ([kernel.kallsyms])\n"
+                                  "\t           d4ad7 __GI___execve+0x7 (/usr/lib/libc.so.6)\n"
+                                  "\t    55f178d5fc30 [unknown] ([unknown])\n"
+                                  "\n"
+                                  "sh  6587/6588 [001]   882.013106:    1003009 cpu-clock: \n"
+                                  "\t           d4ad8 main (/usr/bin/sh)\n"
+                                  "\t    55f178d5fc30 [unknown] ([unknown])\n"
+                                  "\n";
 
 TEST(tp_perf_text_default_output)
 {
@@ -93,18 +95,19 @@ TEST(tp_perf_text_default_output)
 
 TEST(tp_perf_text_header_variants)
 {
-	struct tp *tp = load("java 19983 cycles:\n"
-			     "ffffffff8103d0ca native_write_msr_safe ([kernel.kallsyms])\n"
-			     "7f00 Interpreter (/tmp/perf-19983.map)\n"
-			     "\n"
-			     "FS Broker 5906  7564/7598  2574592.949428:          1 cycles:ppp: \n"
-			     "\t     dd0 _start (/usr/lib64/ld-2.25.so)\n"
-			     "\n"
-			     "Gecko\t25122 [007] 115539.936601:\t\t1000000 task-clock:u:\n"
-			     "        b3cea6c4\tLock::unlock() (/system/lib/libc.so)\n"
-			     "\n"
-			     "sh  6725 [000]   894.417293: sched:sched_process_exec: filename=/bin/sh pid=6725\n"
-			     "\tffffffff81399e59 __traceiter_sched_process_exec+0x39 ([kernel.kallsyms])\n");
+	struct tp *tp = load(
+	    "java 19983 cycles:\n"
+	    "ffffffff8103d0ca native_write_msr_safe ([kernel.kallsyms])\n"
+	    "7f00 Interpreter (/tmp/perf-19983.map)\n"
+	    "\n"
+	    "FS Broker 5906  7564/7598  2574592.949428:          1 cycles:ppp: \n"
+	    "\t     dd0 _start (/usr/lib64/ld-2.25.so)\n"
+	    "\n"
+	    "Gecko\t25122 [007] 115539.936601:\t\t1000000 task-clock:u:\n"
+	    "        b3cea6c4\tLock::unlock() (/system/lib/libc.so)\n"
+	    "\n"
+	    "sh  6725 [000]   894.417293: sched:sched_process_exec: filename=/bin/sh pid=6725\n"
+	    "\tffffffff81399e59 __traceiter_sched_process_exec+0x39 ([kernel.kallsyms])\n");
 	CHECK_EQ(tp->t.profiler_sample.n, 4);
 	/* No time, no cpu; unindented frames. */
 	CHECK_EQ(PS(tp, 0).ts, 0);
@@ -146,14 +149,14 @@ TEST(tp_perf_text_chunked_same_tables)
 TEST(tp_perf_text_perf_header_and_bad_lines)
 {
 	struct tp *tp = load("# ========\n"
-			     "# captured on    : Thu Jul  9 17:14:37 2015\n"
-			     "# cmdline : /usr/bin/perf record -F 99 -a -g\n"
-			     "# ========\n"
-			     "#\n"
-			     "perf   977/977   [000] 7628263.042515: cycles: \n"
-			     "\tffffffff8104f45a native_write_msr_safe ([kernel.kallsyms])\n"
-			     "this is not a frame\n"
-			     "\n");
+	                     "# captured on    : Thu Jul  9 17:14:37 2015\n"
+	                     "# cmdline : /usr/bin/perf record -F 99 -a -g\n"
+	                     "# ========\n"
+	                     "#\n"
+	                     "perf   977/977   [000] 7628263.042515: cycles: \n"
+	                     "\tffffffff8104f45a native_write_msr_safe ([kernel.kallsyms])\n"
+	                     "this is not a frame\n"
+	                     "\n");
 	CHECK(strcmp(tp_trace_type(tp), "perf_text") == 0);
 	CHECK_EQ(tp->t.profiler_sample.n, 1);
 	CHECK(str_is(tp, tp->t.profiler_session.cmdline[0], "/usr/bin/perf record -F 99 -a -g"));

@@ -69,7 +69,10 @@ static const char *mt_rows(struct mt *t, struct tp *tp, const char *sql)
 		for (int i = 0; i < sqlite3_column_count(st) && len < cap; i++) {
 			const unsigned char *s = sqlite3_column_text(st, i);
 			len += (size_t)snprintf(t->out + len, cap - len, "%s%s",
-						i ? "|" : len ? ";" : "", s ? (const char *)s : "NULL");
+			                        i     ? "|"
+			                        : len ? ";"
+			                              : "",
+			                        s ? (const char *)s : "NULL");
 		}
 	}
 	sqlite3_finalize(st);
@@ -79,7 +82,7 @@ static const char *mt_rows(struct mt *t, struct tp *tp, const char *sql)
 /* ---- CpuInfo ---------------------------------------------------------------- */
 
 static void cpu_msg(struct mt *t, const char *proc, uint32_t max_freq, int64_t capacity,
-		    uint64_t features, uint32_t arm_part)
+                    uint64_t features, uint32_t arm_part)
 {
 	unsigned c = pb_begin_nested(&t->w, 1);
 	if (proc)
@@ -119,22 +122,24 @@ TEST(tp_proto_cpu_info)
 	struct tp *tp = mt_load(&t);
 	if (!tp)
 		return;
+	CHECK_STR_EQ(
+	    mt_rows(&t, tp,
+	            "select ucpu, cpu, cluster_id, capacity, processor, machine_id from cpu "
+	            "order by cpu"),
+	    "0|0|1|NULL|big|0;1|1|0|512|little|0;2|2|1|1024|NULL|0");
 	CHECK_STR_EQ(mt_rows(&t, tp,
-			     "select ucpu, cpu, cluster_id, capacity, processor, machine_id from cpu "
-			     "order by cpu"),
-		     "0|0|1|NULL|big|0;1|1|0|512|little|0;2|2|1|1024|NULL|0");
-	CHECK_STR_EQ(mt_rows(&t, tp,
-			     "select cpu, extract_arg(arg_set_id, 'cpu_features.mte'), "
-			     "extract_arg(arg_set_id, 'cpu_features.mte3'), "
-			     "extract_arg(arg_set_id, 'cpu_features.raw_bitmap'), "
-			     "extract_arg(arg_set_id, 'arm_cpu_implementer'), "
-			     "extract_arg(arg_set_id, 'arm_cpu_part'), "
-			     "extract_arg(arg_set_id, 'arm_cpu_variant') from cpu order by cpu"),
-		     "0|NULL|NULL|NULL|NULL|NULL|NULL;1|1|NULL|1|NULL|NULL|NULL;"
-		     "2|NULL|1|1099511627778|65|3336|0");
-	CHECK_STR_EQ(mt_rows(&t, tp,
-			     "select name, value from stats where name like 'cpu_info%' order by name"),
-		     "cpu_info_empty|1;cpu_info_unknown_cpu_features|1");
+	                     "select cpu, extract_arg(arg_set_id, 'cpu_features.mte'), "
+	                     "extract_arg(arg_set_id, 'cpu_features.mte3'), "
+	                     "extract_arg(arg_set_id, 'cpu_features.raw_bitmap'), "
+	                     "extract_arg(arg_set_id, 'arm_cpu_implementer'), "
+	                     "extract_arg(arg_set_id, 'arm_cpu_part'), "
+	                     "extract_arg(arg_set_id, 'arm_cpu_variant') from cpu order by cpu"),
+	             "0|NULL|NULL|NULL|NULL|NULL|NULL;1|1|NULL|1|NULL|NULL|NULL;"
+	             "2|NULL|1|1099511627778|65|3336|0");
+	CHECK_STR_EQ(
+	    mt_rows(&t, tp,
+	            "select name, value from stats where name like 'cpu_info%' order by name"),
+	    "cpu_info_empty|1;cpu_info_unknown_cpu_features|1");
 	tp_free(tp);
 }
 
@@ -144,7 +149,7 @@ static void disk(struct mt *t, const char *dev, uint64_t sectors, uint64_t ms, u
 {
 	unsigned d = pb_begin_nested(&t->w, 13);
 	pb_put_string(&t->w, 1, dev);
-	pb_put_uint64(&t->w, 2, sectors);     /* read */
+	pb_put_uint64(&t->w, 2, sectors); /* read */
 	pb_put_uint64(&t->w, 3, ms);
 	pb_put_uint64(&t->w, 4, sectors * 2); /* write */
 	pb_put_uint64(&t->w, 5, ms);
@@ -172,30 +177,31 @@ TEST(tp_proto_sys_stats_cpuidle_disk)
 	struct tp *tp = mt_load(&t);
 	if (!tp)
 		return;
-	CHECK_STR_EQ(mt_rows(&t, tp,
-			     "select c.ts, t.name, t.type, t.unit, c.value, "
-			     "extract_arg(t.dimension_arg_set_id, 'cpu'), "
-			     "extract_arg(t.dimension_arg_set_id, 'state') from counter c "
-			     "join counter_track t on c.track_id = t.id where t.type = 'cpu_idle_state' "
-			     "order by c.ts"),
-		     "1000|cpuidle3.C1|cpu_idle_state|us|40.0|3|C1;"
-		     "2000|cpuidle3.C1|cpu_idle_state|us|41.0|3|C1");
+	CHECK_STR_EQ(
+	    mt_rows(&t, tp,
+	            "select c.ts, t.name, t.type, t.unit, c.value, "
+	            "extract_arg(t.dimension_arg_set_id, 'cpu'), "
+	            "extract_arg(t.dimension_arg_set_id, 'state') from counter c "
+	            "join counter_track t on c.track_id = t.id where t.type = 'cpu_idle_state' "
+	            "order by c.ts"),
+	    "1000|cpuidle3.C1|cpu_idle_state|us|40.0|3|C1;"
+	    "2000|cpuidle3.C1|cpu_idle_state|us|41.0|3|C1");
 	/* The first sample of a disk only sets the baseline: 4096 sectors =
 	 * 2 MB read in 500 ms, 4 MB written, 4 flushes. */
 	CHECK_STR_EQ(mt_rows(&t, tp,
-			     "select c.ts, t.name, t.unit, c.value, "
-			     "extract_arg(t.dimension_arg_set_id, 'device_name'), "
-			     "extract_arg(t.dimension_arg_set_id, 'counter_name') from counter c "
-			     "join counter_track t on c.track_id = t.id where t.type = 'diskstat' "
-			     "order by t.name"),
-		     "2000|diskstat.[sda].discard_amount|MB|0.0|sda|discard_amount;"
-		     "2000|diskstat.[sda].discard_throughput|MB/s|0.0|sda|discard_throughput;"
-		     "2000|diskstat.[sda].flush_amount|count|4.0|sda|flush_amount;"
-		     "2000|diskstat.[sda].flush_time|ms|0.0|sda|flush_time;"
-		     "2000|diskstat.[sda].read_amount|MB|2.0|sda|read_amount;"
-		     "2000|diskstat.[sda].read_throughput|MB/s|4.0|sda|read_throughput;"
-		     "2000|diskstat.[sda].write_amount|MB|4.0|sda|write_amount;"
-		     "2000|diskstat.[sda].write_throughput|MB/s|8.0|sda|write_throughput");
+	                     "select c.ts, t.name, t.unit, c.value, "
+	                     "extract_arg(t.dimension_arg_set_id, 'device_name'), "
+	                     "extract_arg(t.dimension_arg_set_id, 'counter_name') from counter c "
+	                     "join counter_track t on c.track_id = t.id where t.type = 'diskstat' "
+	                     "order by t.name"),
+	             "2000|diskstat.[sda].discard_amount|MB|0.0|sda|discard_amount;"
+	             "2000|diskstat.[sda].discard_throughput|MB/s|0.0|sda|discard_throughput;"
+	             "2000|diskstat.[sda].flush_amount|count|4.0|sda|flush_amount;"
+	             "2000|diskstat.[sda].flush_time|ms|0.0|sda|flush_time;"
+	             "2000|diskstat.[sda].read_amount|MB|2.0|sda|read_amount;"
+	             "2000|diskstat.[sda].read_throughput|MB/s|4.0|sda|read_throughput;"
+	             "2000|diskstat.[sda].write_amount|MB|4.0|sda|write_amount;"
+	             "2000|diskstat.[sda].write_throughput|MB/s|8.0|sda|write_throughput");
 	tp_free(tp);
 }
 
@@ -229,23 +235,24 @@ TEST(tp_proto_triggers)
 	if (!tp)
 		return;
 	CHECK_STR_EQ(mt_rows(&t, tp,
-			     "select s.ts, s.dur, s.name, t.name, t.type, "
-			     "extract_arg(s.arg_set_id, 'producer_name'), "
-			     "extract_arg(s.arg_set_id, 'trusted_producer_uid'), "
-			     "extract_arg(s.arg_set_id, 'chrome_trigger.name_hash') "
-			     "from slice s join track t on s.track_id = t.id order by s.ts"),
-		     "100|0|b|Trace Triggers|triggers|producer|-2|NULL;"
-		     "200|0|c|Trace Triggers|triggers|producer|3|NULL;"
-		     "300|0|a|Trace Triggers|triggers|producer|1|NULL;"
-		     "400|0|d|Trace Triggers|triggers|producer|4|NULL;"
-		     "500|0|chrome_trigger|Trace Triggers|triggers|NULL|NULL|3735928559");
+	                     "select s.ts, s.dur, s.name, t.name, t.type, "
+	                     "extract_arg(s.arg_set_id, 'producer_name'), "
+	                     "extract_arg(s.arg_set_id, 'trusted_producer_uid'), "
+	                     "extract_arg(s.arg_set_id, 'chrome_trigger.name_hash') "
+	                     "from slice s join track t on s.track_id = t.id order by s.ts"),
+	             "100|0|b|Trace Triggers|triggers|producer|-2|NULL;"
+	             "200|0|c|Trace Triggers|triggers|producer|3|NULL;"
+	             "300|0|a|Trace Triggers|triggers|producer|1|NULL;"
+	             "400|0|d|Trace Triggers|triggers|producer|4|NULL;"
+	             "500|0|chrome_trigger|Trace Triggers|triggers|NULL|NULL|3735928559");
 	CHECK_STR_EQ(mt_rows(&t, tp,
-			     "select name, int_value, str_value from metadata where name in "
-			     "('trace_trigger', 'cr-triggered_rule_name_hash') order by name"),
-		     "cr-triggered_rule_name_hash|3735928559|NULL;trace_trigger|NULL|c");
-	CHECK_STR_EQ(mt_rows(&t, tp,
-			     "select value from stats where name = 'traced_clone_trigger_timestamp_ns'"),
-		     "200");
+	                     "select name, int_value, str_value from metadata where name in "
+	                     "('trace_trigger', 'cr-triggered_rule_name_hash') order by name"),
+	             "cr-triggered_rule_name_hash|3735928559|NULL;trace_trigger|NULL|c");
+	CHECK_STR_EQ(
+	    mt_rows(&t, tp,
+	            "select value from stats where name = 'traced_clone_trigger_timestamp_ns'"),
+	    "200");
 	tp_free(tp);
 }
 
@@ -276,16 +283,16 @@ TEST(tp_proto_chrome_metadata)
 		return;
 	/* The background tracing metadata {3: fixed32 7} is 1d 07 00 00 00. */
 	CHECK_STR_EQ(mt_rows(&t, tp,
-			     "select name, key_type, int_value, replace(str_value, char(10), '/') "
-			     "from metadata where name like 'cr-%' order by name"),
-		     "cr-a-field_trial_hashes|single|NULL|{ name: 1, group: 10 } "
-		     "{ name: 2, group: 20 } /{ name: 3, group: 30 } ;"
-		     "cr-a-os-name|single|NULL|Linux;cr-a-playstore_version_code|single|100|NULL;"
-		     "cr-b-field_trial_hashes|single|NULL|{ name: 1, group: 10 } "
-		     "{ name: 2, group: 20 } /{ name: 3, group: 30 } ;"
-		     "cr-b-os-name|single|NULL|Linux;cr-b-playstore_version_code|single|101|NULL;"
-		     "cr-background_tracing_metadata|single|NULL|HQcAAAA=;"
-		     "cr-scenario_name_hash|single|7|NULL");
+	                     "select name, key_type, int_value, replace(str_value, char(10), '/') "
+	                     "from metadata where name like 'cr-%' order by name"),
+	             "cr-a-field_trial_hashes|single|NULL|{ name: 1, group: 10 } "
+	             "{ name: 2, group: 20 } /{ name: 3, group: 30 } ;"
+	             "cr-a-os-name|single|NULL|Linux;cr-a-playstore_version_code|single|100|NULL;"
+	             "cr-b-field_trial_hashes|single|NULL|{ name: 1, group: 10 } "
+	             "{ name: 2, group: 20 } /{ name: 3, group: 30 } ;"
+	             "cr-b-os-name|single|NULL|Linux;cr-b-playstore_version_code|single|101|NULL;"
+	             "cr-background_tracing_metadata|single|NULL|HQcAAAA=;"
+	             "cr-scenario_name_hash|single|7|NULL");
 	tp_free(tp);
 }
 
@@ -310,30 +317,31 @@ TEST(tp_proto_display_state_and_sessions)
 	unsigned m = pb_begin_nested(&t.w, 70);
 	pb_put_int32(&t.w, 1, 2);
 	mt_end(&t, m);
-	session(&t, 10, 2, NULL, 4);        /* CONFIGURED, unnamed */
-	session(&t, 20, 3, "renamed", 4);   /* STARTED: the first name stays */
-	session(&t, 25, 5, "snap", 9);      /* CLONED_READ_ONLY */
-	session(&t, 30, 1, NULL, 4);        /* DISABLED: a marker */
-	session(&t, 40, 0, "x", 4);         /* unspecified: skipped */
+	session(&t, 10, 2, NULL, 4);      /* CONFIGURED, unnamed */
+	session(&t, 20, 3, "renamed", 4); /* STARTED: the first name stays */
+	session(&t, 25, 5, "snap", 9);    /* CLONED_READ_ONLY */
+	session(&t, 30, 1, NULL, 4);      /* DISABLED: a marker */
+	session(&t, 40, 0, "x", 4);       /* unspecified: skipped */
 	struct tp *tp = mt_load(&t);
 	if (!tp)
 		return;
 	CHECK_STR_EQ(mt_rows(&t, tp,
-			     "select c.ts, c.value, t.name, t.type from counter c "
-			     "join counter_track t on c.track_id = t.id"),
-		     "5|2.0|ScreenState|screen_state");
+	                     "select c.ts, c.value, t.name, t.type from counter c "
+	                     "join counter_track t on c.track_id = t.id"),
+	             "5|2.0|ScreenState|screen_state");
+	CHECK_STR_EQ(
+	    mt_rows(&t, tp,
+	            "select t.name, extract_arg(t.dimension_arg_set_id, 'session_id'), s.ts, "
+	            "s.dur, s.value, extract_arg(s.arg_set_id, 'consumer_uid'), "
+	            "extract_arg(s.arg_set_id, 'num_data_sources') from state s "
+	            "join track t on s.track_id = t.id "
+	            "where t.type = 'concurrent_tracing_sessions' order by t.name, s.ts"),
+	    "Session 4|4|10|10|CONFIGURED|1000|2;Session 4|4|20|10|STARTED|1000|2;"
+	    "Session 4|4|30|0|DISABLED|1000|2;snap (clone)|9|25|-1|CLONED_READ_ONLY|1000|2");
 	CHECK_STR_EQ(mt_rows(&t, tp,
-			     "select t.name, extract_arg(t.dimension_arg_set_id, 'session_id'), s.ts, "
-			     "s.dur, s.value, extract_arg(s.arg_set_id, 'consumer_uid'), "
-			     "extract_arg(s.arg_set_id, 'num_data_sources') from state s "
-			     "join track t on s.track_id = t.id "
-			     "where t.type = 'concurrent_tracing_sessions' order by t.name, s.ts"),
-		     "Session 4|4|10|10|CONFIGURED|1000|2;Session 4|4|20|10|STARTED|1000|2;"
-		     "Session 4|4|30|0|DISABLED|1000|2;snap (clone)|9|25|-1|CLONED_READ_ONLY|1000|2");
-	CHECK_STR_EQ(mt_rows(&t, tp,
-			     "select value from stats where name = "
-			     "'concurrent_session_event_unknown_state'"),
-		     "1");
+	                     "select value from stats where name = "
+	                     "'concurrent_session_event_unknown_state'"),
+	             "1");
 	tp_free(tp);
 }
 
@@ -342,7 +350,7 @@ TEST(tp_proto_display_state_and_sessions)
 /* One ftrace event of thread pid: body field id with (varint id, value)
  * pairs and an optional string field. */
 static void ft_event(struct mt *t, uint64_t ts, int pid, uint32_t id, const uint64_t *kv,
-		     size_t nkv, uint32_t str_id, const char *str)
+                     size_t nkv, uint32_t str_id, const char *str)
 {
 	mt_begin(t, 0);
 	unsigned b = pb_begin_nested(&t->w, 1);
@@ -385,25 +393,27 @@ TEST(tp_proto_ftrace_misc_events)
 	struct tp *tp = mt_load(&t);
 	if (!tp)
 		return;
-	CHECK_STR_EQ(mt_rows(&t, tp,
-			     "select s.ts, s.dur, s.name, th.tid, p.pid from slice s "
-			     "join thread_track tt on s.track_id = tt.id join thread th using (utid) "
-			     "left join process p using (upid) order by s.ts"),
-		     "100|50|mdss|50|40;210|0|dpu_i|50|40;400|0|mem.oom_kill|50|40");
-	CHECK_STR_EQ(mt_rows(&t, tp,
-			     "select c.ts, t.name, t.type, c.value, "
-			     "(select pid from process p where p.upid = t.upid), "
-			     "(select tid from thread h where h.utid = t.utid) from counter c "
-			     "join __intrinsic_track t on c.track_id = t.id order by c.ts, t.name"),
-		     "200|g2d_frame|atrace_counter|3.0|40|NULL;300|mem.ion|ion|8192.0|NULL|NULL;"
-		     "300|mem.ion_change|ion_change|4096.0|NULL|50;"
-		     "500|gpufreq|gpu_frequency|300.0|NULL|NULL;500|gpufreq|gpu_frequency|350.0|NULL|NULL");
-	CHECK_STR_EQ(mt_rows(&t, tp,
-			     "select name, count(*) from ftrace_event group by name order by name"),
-		     "dpu_tracing_mark_write|2;g2d_tracing_mark_write|1;ion_stat|1;mark_victim|1;"
-		     "tracing_mark_write|3");
-	CHECK_STR_EQ(mt_rows(&t, tp, "select value from stats where name = 'systrace_parse_failure'"),
-		     "2");
+	CHECK_STR_EQ(
+	    mt_rows(&t, tp,
+	            "select s.ts, s.dur, s.name, th.tid, p.pid from slice s "
+	            "join thread_track tt on s.track_id = tt.id join thread th using (utid) "
+	            "left join process p using (upid) order by s.ts"),
+	    "100|50|mdss|50|40;210|0|dpu_i|50|40;400|0|mem.oom_kill|50|40");
+	CHECK_STR_EQ(
+	    mt_rows(&t, tp,
+	            "select c.ts, t.name, t.type, c.value, "
+	            "(select pid from process p where p.upid = t.upid), "
+	            "(select tid from thread h where h.utid = t.utid) from counter c "
+	            "join __intrinsic_track t on c.track_id = t.id order by c.ts, t.name"),
+	    "200|g2d_frame|atrace_counter|3.0|40|NULL;300|mem.ion|ion|8192.0|NULL|NULL;"
+	    "300|mem.ion_change|ion_change|4096.0|NULL|50;"
+	    "500|gpufreq|gpu_frequency|300.0|NULL|NULL;500|gpufreq|gpu_frequency|350.0|NULL|NULL");
+	CHECK_STR_EQ(
+	    mt_rows(&t, tp, "select name, count(*) from ftrace_event group by name order by name"),
+	    "dpu_tracing_mark_write|2;g2d_tracing_mark_write|1;ion_stat|1;mark_victim|1;"
+	    "tracing_mark_write|3");
+	CHECK_STR_EQ(
+	    mt_rows(&t, tp, "select value from stats where name = 'systrace_parse_failure'"), "2");
 	tp_free(tp);
 }
 
@@ -442,21 +452,21 @@ TEST(tp_proto_istats_many_indexes)
 	if (!tp)
 		return;
 	CHECK_STR_EQ(mt_rows(&t, tp,
-			     "select count(*), min(idx), max(idx), sum(value) from stats "
-			     "where name = 'traced_buf_bytes_written'"),
-		     "60000|0|59999|17999760000");
+	                     "select count(*), min(idx), max(idx), sum(value) from stats "
+	                     "where name = 'traced_buf_bytes_written'"),
+	             "60000|0|59999|17999760000");
 	/* Row order: by stat, then by index. */
+	CHECK_STR_EQ(
+	    mt_rows(&t, tp,
+	            "select count(*) from (select id, idx, lag(id) over w pid, "
+	            "lag(idx) over w pidx from stats where name = 'traced_buf_bytes_written' "
+	            "window w as (order by id)) where id = pid + 1 and idx = pidx + 1"),
+	    "59999");
 	CHECK_STR_EQ(mt_rows(&t, tp,
-			     "select count(*) from (select id, idx, lag(id) over w pid, "
-			     "lag(idx) over w pidx from stats where name = 'traced_buf_bytes_written' "
-			     "window w as (order by id)) where id = pid + 1 and idx = pidx + 1"),
-		     "59999");
-	CHECK_STR_EQ(mt_rows(&t, tp,
-			     "select idx, value from stats where name = 'ftrace_cpu_overrun_begin' "
-			     "order by id"),
-		     "3|7;4095|7");
-	CHECK_STR_EQ(mt_rows(&t, tp,
-			     "select value from stats where name = 'invalid_trace_packet'"),
-		     "3");
+	                     "select idx, value from stats where name = 'ftrace_cpu_overrun_begin' "
+	                     "order by id"),
+	             "3|7;4095|7");
+	CHECK_STR_EQ(mt_rows(&t, tp, "select value from stats where name = 'invalid_trace_packet'"),
+	             "3");
 	tp_free(tp);
 }

@@ -62,8 +62,8 @@ static void thread_track(struct tb *t, uint64_t uuid, int pid, int tid, const ch
 	pb_end_nested(&t->w, d);
 }
 /* A TrackEvent of type on uuid (0 = none) named by iid or string. */
-static void track_event(struct tb *t, int type, uint64_t uuid, uint64_t name_iid,
-			const char *name, uint64_t cat_iid)
+static void track_event(struct tb *t, int type, uint64_t uuid, uint64_t name_iid, const char *name,
+                        uint64_t cat_iid)
 {
 	unsigned e = pb_begin_nested(&t->w, 11);
 	pb_put_uint32(&t->w, 9, (uint32_t)type);
@@ -224,9 +224,10 @@ TEST(tp_proto_chunked_identical)
 	struct tp *a = load(buf, n, 0), *b = load(buf, n, 1), *c = load(buf, n, 7);
 	tb_free(buf);
 	int ok = a->t.slice.n == b->t.slice.n && a->t.slice.n == c->t.slice.n &&
-		 a->t.args.n == b->t.args.n && a->t.track.n == b->t.track.n;
+	         a->t.args.n == b->t.args.n && a->t.track.n == b->t.track.n;
 	for (uint32_t i = 0; ok && i < a->t.slice.n; i++)
-		ok = a->t.slice.ts[i] == b->t.slice.ts[i] && a->t.slice.dur[i] == b->t.slice.dur[i] &&
+		ok = a->t.slice.ts[i] == b->t.slice.ts[i] &&
+		     a->t.slice.dur[i] == b->t.slice.dur[i] &&
 		     a->t.slice.ts[i] == c->t.slice.ts[i] &&
 		     strcmp(sname(a, a->t.slice.name[i]), sname(b, b->t.slice.name[i])) == 0;
 	uint64_t f1 = b->stats[TP_STAT_proto_tokenizer_failure];
@@ -258,9 +259,9 @@ static uint8_t *build_plain(size_t *n, bool pad)
 		uint64_t iid;
 		const char *name;
 	} ev[] = {
-		{1, 2, 100, 1, 1, NULL},    {1, 2, 110, 1, 300, NULL}, {2, 2, 115, 1, 1, NULL},
-		{1, 0, 120, 3, 0, "inst"},  {1, 2, 130, 1, 9, NULL},   {1, 2, 140, 2, 0, NULL},
-		{1, 2, 150, 2, 0, NULL},    {1, 2, 160, 2, 0, NULL},   {1, 0, 170, 2, 0, NULL},
+	    {1, 2, 100, 1, 1, NULL},   {1, 2, 110, 1, 300, NULL}, {2, 2, 115, 1, 1, NULL},
+	    {1, 0, 120, 3, 0, "inst"}, {1, 2, 130, 1, 9, NULL},   {1, 2, 140, 2, 0, NULL},
+	    {1, 2, 150, 2, 0, NULL},   {1, 2, 160, 2, 0, NULL},   {1, 0, 170, 2, 0, NULL},
 	};
 	for (size_t i = 0; i < TB_ARRAY_SIZE(ev); i++) {
 		pkt_begin(&t, ev[i].seq, ev[i].ts);
@@ -354,7 +355,7 @@ TEST(tp_proto_interning_generations)
 }
 
 static void clock_snapshot(struct tb *t, uint32_t id, uint64_t ts, bool inc, uint64_t mult,
-			   uint64_t boot)
+                           uint64_t boot)
 {
 	unsigned cs = pb_begin_nested(&t->w, 6);
 	unsigned c = pb_begin_nested(&t->w, 1);
@@ -509,7 +510,7 @@ TEST(tp_proto_counters)
 	struct tp_counter_table *c = &tp->t.counter;
 	int ok = c->n == 3 && c->value[2] == 15.0 && c->ts[2] == 120;
 	int named = ok && strcmp(sname(tp, tp->t.track.name[c->track_id[0]]), "mem") == 0 &&
-		    strcmp(sname(tp, tp->t.track.unit[c->track_id[0]]), "bytes") == 0;
+	            strcmp(sname(tp, tp->t.track.unit[c->track_id[0]]), "bytes") == 0;
 	tp_free(tp);
 	CHECK(ok);
 	CHECK(named);
@@ -570,7 +571,7 @@ TEST(tp_proto_track_source_args)
 	tb_free(buf);
 	struct tp_track_table *tr = &tp->t.track;
 	uint32_t th = slice_track(tp, "on_thread"), ch = slice_track(tp, "on_child"),
-		 im = slice_track(tp, "on_implicit");
+	         im = slice_track(tp, "on_implicit");
 	int ok = th != TP_NULL_U32 && ch != TP_NULL_U32 && im != TP_NULL_U32 && th != ch;
 	int first = -1, desc = -1, rank = -1, root = -1, id = -1;
 	char child_name[32] = "", implicit_name[32] = "";
@@ -704,7 +705,8 @@ TEST(tp_proto_incremental_extra_counters)
 	if (c->n == 5)
 		last_name = sname(tp, tp->t.track.name[c->track_id[4]]);
 	uint32_t cn = c->n;
-	int thread_dur = tp->t.slice.n > 0 && tp_get_slice_thread_dur(&tp->t.slice, (uint32_t)0) == 3000;
+	int thread_dur =
+	    tp->t.slice.n > 0 && tp_get_slice_thread_dur(&tp->t.slice, (uint32_t)0) == 3000;
 	char name[32];
 	snprintf(name, sizeof name, "%s", last_name);
 	tp_free(tp);
@@ -827,8 +829,8 @@ static uint32_t load_file(const char *path, uint32_t *nslices)
 	if (rc == 0)
 		rc = tp_end_of_file(tp);
 	uint32_t bad = rc != 0 || tp->stats[TP_STAT_proto_tokenizer_failure] ||
-		       tp->stats[TP_STAT_invalid_trace_packet] ||
-		       strcmp(tp_trace_type(tp), "proto") != 0;
+	               tp->stats[TP_STAT_invalid_trace_packet] ||
+	               strcmp(tp_trace_type(tp), "proto") != 0;
 	if (bad)
 		printf("%s: rc %d (%s) type %s\n", path, rc, tp_error(tp), tp_trace_type(tp));
 	*nslices += tp->t.slice.n;
@@ -844,7 +846,7 @@ TEST(tp_proto_corpus_loads)
 	if (!shared)
 		TEST_SKIP("../shared not found");
 	static const char *const dirs[] = {"corpus/perfetto_difftests", "reference/golden/traces",
-					   "reference/golden/ipc"};
+	                                   "reference/golden/ipc"};
 	uint32_t files = 0, bad = 0, slices = 0;
 	char path[1024];
 	for (size_t d = 0; d < 3; d++) {
@@ -858,12 +860,13 @@ TEST(tp_proto_corpus_loads)
 				if (strncmp(de->d_name, "parser_track_event__", 20) != 0)
 					continue;
 				snprintf(path, sizeof path, "%s/%s/%s/trace.pb", shared, dirs[d],
-					 de->d_name);
+				         de->d_name);
 			} else {
 				size_t l = strlen(de->d_name);
 				if (l < 8 || strcmp(de->d_name + l - 8, ".pftrace") != 0)
 					continue;
-				snprintf(path, sizeof path, "%s/%s/%s", shared, dirs[d], de->d_name);
+				snprintf(path, sizeof path, "%s/%s/%s", shared, dirs[d],
+				         de->d_name);
 			}
 			FILE *f = fopen(path, "rb");
 			if (!f)
@@ -925,10 +928,10 @@ static void sys_stats_golden_packet(struct tb *t, uint64_t ts, uint64_t mem_free
 {
 	pkt_begin(t, 1, ts);
 	unsigned s = pb_begin_nested(&t->w, 7);
-	kv(t, 1, 1, 24684092);  /* MEMINFO_MEM_TOTAL */
-	kv(t, 1, 2, mem_free);  /* MEMINFO_MEM_FREE */
-	kv(t, 1, 3, 24228912);  /* MEMINFO_MEM_AVAILABLE */
-	kv(t, 1, 5, 1689028);   /* MEMINFO_CACHED */
+	kv(t, 1, 1, 24684092); /* MEMINFO_MEM_TOTAL */
+	kv(t, 1, 2, mem_free); /* MEMINFO_MEM_FREE */
+	kv(t, 1, 3, 24228912); /* MEMINFO_MEM_AVAILABLE */
+	kv(t, 1, 5, 1689028);  /* MEMINFO_CACHED */
 	for (uint32_t cpu = 0; cpu < 2; cpu++) {
 		unsigned c = pb_begin_nested(&t->w, 3);
 		pb_put_uint32(&t->w, 1, cpu);
@@ -955,11 +958,19 @@ TEST(tp_proto_sys_stats_golden_shape)
 	CHECK_EQ(tp->t.counter.n, 42);
 	CHECK_EQ(tp->t.track.n, 4 + 16 + 1);
 	static const char *const names[] = {
-		"Cached",	       "MemAvailable",		"MemFree",
-		"MemTotal",	       "cpu.times.idle_ns",	"cpu.times.io_wait_ns",
-		"cpu.times.irq_ns",    "cpu.times.softirq_ns",	"cpu.times.steal_ns",
-		"cpu.times.system_mode_ns", "cpu.times.user_nice_ns", "cpu.times.user_ns",
-		"num_forks",
+	    "Cached",
+	    "MemAvailable",
+	    "MemFree",
+	    "MemTotal",
+	    "cpu.times.idle_ns",
+	    "cpu.times.io_wait_ns",
+	    "cpu.times.irq_ns",
+	    "cpu.times.softirq_ns",
+	    "cpu.times.steal_ns",
+	    "cpu.times.system_mode_ns",
+	    "cpu.times.user_nice_ns",
+	    "cpu.times.user_ns",
+	    "num_forks",
 	};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		CHECK(find_counter_track(tp, names[i], -1, -1) != UINT32_MAX);
@@ -1003,17 +1014,17 @@ TEST(tp_proto_sys_stats_vmstat_irq_psi)
 	tb_init(&t);
 	pkt_begin(&t, 1, 500);
 	unsigned s = pb_begin_nested(&t.w, 7);
-	kv(&t, 1, 28, 100);     /* MEMINFO_COMMITED_AS */
-	kv(&t, 1, 9, 7);        /* MEMINFO_ACTIVE_ANON */
-	kv(&t, 1, 1000, 1);     /* unknown: skipped */
-	kv(&t, 2, 1, 4242);     /* VMSTAT_NR_FREE_PAGES */
-	kv(&t, 2, 127, 5);      /* VMSTAT_SWAP_RA_HIT */
-	kv(&t, 2, 100000, 5);   /* unknown: skipped */
-	kv(&t, 6, 27, 900);     /* num_irq */
-	kv(&t, 8, 3, 80);       /* num_softirq */
+	kv(&t, 1, 28, 100);   /* MEMINFO_COMMITED_AS */
+	kv(&t, 1, 9, 7);      /* MEMINFO_ACTIVE_ANON */
+	kv(&t, 1, 1000, 1);   /* unknown: skipped */
+	kv(&t, 2, 1, 4242);   /* VMSTAT_NR_FREE_PAGES */
+	kv(&t, 2, 127, 5);    /* VMSTAT_SWAP_RA_HIT */
+	kv(&t, 2, 100000, 5); /* unknown: skipped */
+	kv(&t, 6, 27, 900);   /* num_irq */
+	kv(&t, 8, 3, 80);     /* num_softirq */
 	pb_put_uint64(&t.w, 5, 11);
 	pb_put_uint64(&t.w, 7, 12);
-	kv(&t, 14, 5, 777);     /* PSI_RESOURCE_MEMORY_SOME */
+	kv(&t, 14, 5, 777); /* PSI_RESOURCE_MEMORY_SOME */
 	{
 		unsigned z = pb_begin_nested(&t.w, 15);
 		pb_put_string(&t.w, 1, "thermal_zone0");
@@ -1030,16 +1041,16 @@ TEST(tp_proto_sys_stats_vmstat_irq_psi)
 		const char *name, *type, *unit;
 		double v;
 	} want[] = {
-		{"Committed_AS", "meminfo", "bytes", 102400},
-		{"Active(anon)", "meminfo", "bytes", 7168},
-		{"nr_free_pages", "vmstat", NULL, 4242},
-		{"swap_ra_hit", "vmstat", NULL, 5},
-		{"num_irq (id: 27)", "num_irq", NULL, 900},
-		{"num_softirq (id: 3)", "num_softirq", NULL, 80},
-		{"num_irq_total", "num_irq_total", NULL, 11},
-		{"num_softirq_total", "num_softirq_total", NULL, 12},
-		{"psi.mem.some", "psi", NULL, 777},
-		{"cpu-thermal", "thermal_temperature_sys", "C", 45},
+	    {"Committed_AS", "meminfo", "bytes", 102400},
+	    {"Active(anon)", "meminfo", "bytes", 7168},
+	    {"nr_free_pages", "vmstat", NULL, 4242},
+	    {"swap_ra_hit", "vmstat", NULL, 5},
+	    {"num_irq (id: 27)", "num_irq", NULL, 900},
+	    {"num_softirq (id: 3)", "num_softirq", NULL, 80},
+	    {"num_irq_total", "num_irq_total", NULL, 11},
+	    {"num_softirq_total", "num_softirq_total", NULL, 12},
+	    {"psi.mem.some", "psi", NULL, 777},
+	    {"cpu-thermal", "thermal_temperature_sys", "C", 45},
 	};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
 		uint32_t id = find_counter_track(tp, want[i].name, -1, -1);
@@ -1047,7 +1058,8 @@ TEST(tp_proto_sys_stats_vmstat_irq_psi)
 			printf("missing track '%s'\n", want[i].name);
 		CHECK(id != UINT32_MAX);
 		CHECK_STR_EQ(sname(tp, tp->t.track.type[id]), want[i].type);
-		CHECK_STR_EQ(sname(tp, tp->t.track.unit[id]), want[i].unit ? want[i].unit : "(null)");
+		CHECK_STR_EQ(sname(tp, tp->t.track.unit[id]),
+		             want[i].unit ? want[i].unit : "(null)");
 		CHECK_DBL_EQ(counter_value(tp, id, 0, NULL), want[i].v);
 	}
 	tp_free(tp);
@@ -1065,15 +1077,15 @@ TEST(tp_proto_process_stats_memory)
 		unsigned p = pb_begin_nested(&t.w, 1);
 		pb_put_uint64(&t.w, 2, 1000 + ts); /* vm_size_kb, before pid */
 		pb_put_int32(&t.w, 1, 42);
-		pb_put_uint64(&t.w, 3, 10);  /* vm_rss_kb */
-		pb_put_uint64(&t.w, 4, 4);   /* rss_anon_kb */
-		pb_put_uint64(&t.w, 5, 5);   /* rss_file_kb */
-		pb_put_uint64(&t.w, 6, 1);   /* rss_shmem_kb */
-		pb_put_uint64(&t.w, 7, 2);   /* vm_swap_kb */
-		pb_put_uint64(&t.w, 8, 3);   /* vm_locked_kb */
-		pb_put_uint64(&t.w, 9, 11);  /* vm_hwm_kb */
+		pb_put_uint64(&t.w, 3, 10);   /* vm_rss_kb */
+		pb_put_uint64(&t.w, 4, 4);    /* rss_anon_kb */
+		pb_put_uint64(&t.w, 5, 5);    /* rss_file_kb */
+		pb_put_uint64(&t.w, 6, 1);    /* rss_shmem_kb */
+		pb_put_uint64(&t.w, 7, 2);    /* vm_swap_kb */
+		pb_put_uint64(&t.w, 8, 3);    /* vm_locked_kb */
+		pb_put_uint64(&t.w, 9, 11);   /* vm_hwm_kb */
 		pb_put_int64(&t.w, 10, -100); /* oom_score_adj */
-		pb_put_uint64(&t.w, 17, 6);  /* smr_pss_kb */
+		pb_put_uint64(&t.w, 17, 6);   /* smr_pss_kb */
 		pb_put_uint64(&t.w, 21, 999); /* runtime_user_mode */
 		unsigned th = pb_begin_nested(&t.w, 11);
 		pb_put_int32(&t.w, 1, 43);
@@ -1090,17 +1102,17 @@ TEST(tp_proto_process_stats_memory)
 		const char *name, *type;
 		double v;
 	} want[] = {
-		{"mem.virt", "process_memory", 1100.0 * 1024},
-		{"mem.rss", "process_memory", 10240},
-		{"mem.rss.anon", "process_memory", 4096},
-		{"mem.rss.file", "process_memory", 5120},
-		{"mem.rss.shmem", "process_memory", 1024},
-		{"mem.swap", "process_memory", 2048},
-		{"mem.locked", "process_memory", 3072},
-		{"mem.rss.watermark", "process_memory", 11264},
-		{"oom_score_adj", "oom_score_adj", -100},
-		{"mem.smaps.pss", "smaps", 6144},
-		{"runtime.user_ns", "proc_stat_runtime", 999},
+	    {"mem.virt", "process_memory", 1100.0 * 1024},
+	    {"mem.rss", "process_memory", 10240},
+	    {"mem.rss.anon", "process_memory", 4096},
+	    {"mem.rss.file", "process_memory", 5120},
+	    {"mem.rss.shmem", "process_memory", 1024},
+	    {"mem.swap", "process_memory", 2048},
+	    {"mem.locked", "process_memory", 3072},
+	    {"mem.rss.watermark", "process_memory", 11264},
+	    {"oom_score_adj", "oom_score_adj", -100},
+	    {"mem.smaps.pss", "smaps", 6144},
+	    {"runtime.user_ns", "proc_stat_runtime", 999},
 	};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
 		uint32_t id = find_counter_track(tp, want[i].name, -1, upid);
@@ -1126,7 +1138,7 @@ TEST(tp_proto_process_stats_memory)
 /* ---- ftrace ------------------------------------------------------------------- */
 
 static void ft_switch(struct tb *t, uint64_t ts, int pid, const char *prev_comm, int prev_pid,
-		      int64_t prev_state, const char *next_comm, int next_pid, int next_prio)
+                      int64_t prev_state, const char *next_comm, int next_pid, int next_prio)
 {
 	unsigned e = pb_begin_nested(&t->w, 2);
 	pb_put_uint64(&t->w, 1, ts);
@@ -1203,10 +1215,10 @@ TEST(tp_proto_ftrace_sched_switch)
 		const char *state;
 		uint32_t cpu;
 	} want[] = {
-		{1000, 1000, "Running", 1},
-		{2000, 500, "S", UINT32_MAX},
-		{2500, 500, "R", UINT32_MAX},
-		{3000, -1, "Running", 1},
+	    {1000, 1000, "Running", 1},
+	    {2000, 500, "S", UINT32_MAX},
+	    {2500, 500, "R", UINT32_MAX},
+	    {3000, -1, "Running", 1},
 	};
 	for (uint32_t i = 0; i < 4 && i < ts->n; i++) {
 		CHECK_EQ(ts->utid[i], a);
@@ -1241,7 +1253,7 @@ TEST(tp_proto_ftrace_sched_switch)
  * field (f1 = v1), one string (fs = str) and one more int (f2 = v2); 0
  * field numbers are left out. */
 static void ft_event(struct tb *t, uint64_t ts, int pid, uint32_t id, uint32_t f1, int64_t v1,
-		     uint32_t fs, const char *str, uint32_t f2, int64_t v2)
+                     uint32_t fs, const char *str, uint32_t f2, int64_t v2)
 {
 	unsigned e = pb_begin_nested(&t->w, 2);
 	pb_put_uint64(&t->w, 1, ts);

@@ -291,20 +291,22 @@ TEST(tp_sql_create_perfetto_function_macro_index)
 	                 rows, sizeof rows, err, sizeof err),
 	             "");
 	CHECK_STR_EQ(rows, "42|NULL|120");
-	CHECK_STR_EQ(run(tp,
-	                 "CREATE OR REPLACE PERFETTO FUNCTION dbl(x INT) RETURNS INT AS SELECT $x * 3;"
-	                 " SELECT dbl(2)",
-	                 rows, sizeof rows, err, sizeof err),
-	             "");
+	CHECK_STR_EQ(
+	    run(tp,
+	        "CREATE OR REPLACE PERFETTO FUNCTION dbl(x INT) RETURNS INT AS SELECT $x * 3;"
+	        " SELECT dbl(2)",
+	        rows, sizeof rows, err, sizeof err),
+	    "");
 	CHECK_STR_EQ(rows, "6");
 	/* Table functions: RETURNS TABLE(cols), arguments as FROM f(args). */
-	CHECK_STR_EQ(run(tp,
-	                 "CREATE PERFETTO FUNCTION upto(n INT, tag STRING) RETURNS TABLE(i INT, t "
-	                 "STRING) AS WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r "
-	                 "WHERE i < $n) SELECT i, $tag AS t FROM r;\n"
-	                 "SELECT group_concat(i || t) FROM upto(3, 'x')",
-	                 rows, sizeof rows, err, sizeof err),
-	             "");
+	CHECK_STR_EQ(
+	    run(tp,
+	        "CREATE PERFETTO FUNCTION upto(n INT, tag STRING) RETURNS TABLE(i INT, t "
+	        "STRING) AS WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r "
+	        "WHERE i < $n) SELECT i, $tag AS t FROM r;\n"
+	        "SELECT group_concat(i || t) FROM upto(3, 'x')",
+	        rows, sizeof rows, err, sizeof err),
+	    "");
 	CHECK_STR_EQ(rows, "1x,2x,3x");
 	/* A body that does not prepare is refused at CREATE. */
 	CHECK_STR_EQ(run(tp, "CREATE PERFETTO FUNCTION bad() RETURNS INT AS SELECT * FROM nope",
@@ -326,17 +328,18 @@ TEST(tp_sql_create_perfetto_function_macro_index)
 	             "unknown macro 'plus!'");
 	/* Interval intersection (intervals.intersect), Perfetto's rules for
 	 * instants: inside [ts, ts + dur), or equal ts for two instants. */
-	CHECK_STR_EQ(run(tp,
-	                 "INCLUDE PERFETTO MODULE intervals.intersect;\n"
-	                 "CREATE PERFETTO TABLE ia AS SELECT 1 AS id, 0 AS ts, 10 AS dur, 7 AS p "
-	                 "UNION ALL SELECT 2, 20, 0, 7 UNION ALL SELECT 3, 30, 5, 8;\n"
-	                 "CREATE PERFETTO TABLE ib AS SELECT 10 AS id, 5 AS ts, 20 AS dur, 7 AS p "
-	                 "UNION ALL SELECT 11, 30, 5, 7 UNION ALL SELECT 12, 10, 0, 7;\n"
-	                 "SELECT group_concat(ts || ':' || dur || ':' || id_0 || ':' || id_1 || ':' "
-	                 "|| p, ' ') FROM (SELECT * FROM _interval_intersect!((ia, ib), (p)) "
-	                 "ORDER BY id_0, id_1)",
-	                 rows, sizeof rows, err, sizeof err),
-	             "");
+	CHECK_STR_EQ(
+	    run(tp,
+	        "INCLUDE PERFETTO MODULE intervals.intersect;\n"
+	        "CREATE PERFETTO TABLE ia AS SELECT 1 AS id, 0 AS ts, 10 AS dur, 7 AS p "
+	        "UNION ALL SELECT 2, 20, 0, 7 UNION ALL SELECT 3, 30, 5, 8;\n"
+	        "CREATE PERFETTO TABLE ib AS SELECT 10 AS id, 5 AS ts, 20 AS dur, 7 AS p "
+	        "UNION ALL SELECT 11, 30, 5, 7 UNION ALL SELECT 12, 10, 0, 7;\n"
+	        "SELECT group_concat(ts || ':' || dur || ':' || id_0 || ':' || id_1 || ':' "
+	        "|| p, ' ') FROM (SELECT * FROM _interval_intersect!((ia, ib), (p)) "
+	        "ORDER BY id_0, id_1)",
+	        rows, sizeof rows, err, sizeof err),
+	    "");
 	CHECK_STR_EQ(rows, "5:5:1:10:7 20:0:2:10:7");
 	/* CREATE PERFETTO INDEX and DROP PERFETTO INDEX / TABLE. */
 	CHECK_STR_EQ(run(tp,

@@ -435,8 +435,9 @@ TEST(tp_sql_sparse_columns)
 	CHECK_EQ(q_int(tp, "SELECT count(*) FROM slice WHERE thread_ts IS NOT NULL"), 0);
 	CHECK_EQ(q_int(tp, "SELECT count(*) FROM slice WHERE thread_dur >= 0"), 0);
 	CHECK_EQ(q_int(tp, "SELECT count(*) FROM slice WHERE thread_instruction_count < 5"), 0);
-	CHECK_STR_EQ(q_rows(tp, "SELECT typeof(thread_ts), typeof(thread_instruction_delta) "
-	                        "FROM slice WHERE id = 7",
+	CHECK_STR_EQ(q_rows(tp,
+	                    "SELECT typeof(thread_ts), typeof(thread_instruction_delta) "
+	                    "FROM slice WHERE id = 7",
 	                    buf, sizeof buf),
 	             "null|null");
 	CHECK_EQ(q_int(tp, "SELECT id FROM slice ORDER BY thread_ts DESC, id LIMIT 1"), 0);
@@ -496,18 +497,19 @@ TEST(tp_sql_args_computed_columns)
 	             "3|3|args.a|args.a[1]|NULL|x|NULL|string|x;"
 	             "4|3|args.k|args.k|1099511627776|NULL|NULL|int|1099511627776");
 	CHECK_EQ(q_int(tp, "SELECT count(*) FROM args WHERE flat_key = 'args.a'"), 2);
-	CHECK_EQ(q_int(tp, "SELECT count(*) FROM args WHERE flat_key = 'args.k' AND key = 'args.k'"),
-	         3);
+	CHECK_EQ(
+	    q_int(tp, "SELECT count(*) FROM args WHERE flat_key = 'args.k' AND key = 'args.k'"), 3);
 	CHECK_EQ(q_int(tp, "SELECT count(*) FROM args WHERE int_value > 1"), 2);
 	CHECK_EQ(q_int(tp, "SELECT count(*) FROM args WHERE real_value < 0"), 2);
 	CHECK_EQ(q_int(tp, "SELECT count(*) FROM args WHERE value_type = 'json'"), 2);
 	CHECK_EQ(q_int(tp, "SELECT count(*) FROM args WHERE string_value IS NULL"), 5);
 	CHECK_EQ(q_int(tp, "SELECT count(*) FROM args WHERE value_type = 'pointer'"), 0);
 	char sql[200];
-	snprintf(sql, sizeof sql,
-	         "SELECT extract_arg(%u, 'args.k'), extract_arg(%u, 'args.r'), "
-	         "extract_arg(%u, 'args.j'), extract_arg(%u, 'args.a[1]'), extract_arg(%u, 'args.a')",
-	         m, m, m, m, m);
+	snprintf(
+	    sql, sizeof sql,
+	    "SELECT extract_arg(%u, 'args.k'), extract_arg(%u, 'args.r'), "
+	    "extract_arg(%u, 'args.j'), extract_arg(%u, 'args.a[1]'), extract_arg(%u, 'args.a')",
+	    m, m, m, m, m);
 	CHECK_STR_EQ(q_rows(tp, sql, buf, sizeof buf), "1099511627776|-0.5|{}|x|NULL");
 	struct tp_arg a = tp_args_row(tp, 3);
 	CHECK_EQ(a.type, TP_ARG_STRING);
@@ -619,9 +621,11 @@ TEST(tp_sql_arg_set_to_json)
 	             "\"p\":\"0xbeef\",\"inf\":\"-Infinity\",\"nul\":null,"
 	             "\"m\":[[null,{\"k\":\"v\"}]]}}");
 	snprintf(sql, sizeof sql, "SELECT __intrinsic_arg_set_to_json(%u)", s2);
-	CHECK_SQL_ERROR(tp, sql, "Failed to insert key a.b: tried to insert b into a non-dictionary");
+	CHECK_SQL_ERROR(tp, sql,
+	                "Failed to insert key a.b: tried to insert b into a non-dictionary");
 	snprintf(sql, sizeof sql, "SELECT __intrinsic_arg_set_to_json(%u)", s3);
-	CHECK_SQL_ERROR(tp, sql, "Failed to insert key x[0]: tried to insert x[0] into a non-array");
+	CHECK_SQL_ERROR(tp, sql,
+	                "Failed to insert key x[0]: tried to insert x[0] into a non-array");
 	CHECK_STR_EQ(q_rows(tp,
 	                    "SELECT __intrinsic_arg_set_to_json(NULL), "
 	                    "__intrinsic_arg_set_to_json(99999)",
@@ -927,9 +931,9 @@ TEST(tp_sql_in_on_unsorted_column)
 	tp->t.slice.name[7] = S(tp, "a");
 	tp->t.slice.name[9] = S(tp, "b");
 	int64_t v0 = visited(tp);
-	CHECK_STR_EQ(q_rows(tp, "SELECT id, name FROM slice WHERE name IN ('b', 'a')", buf,
-	                    sizeof buf),
-	             "3|b;7|a;9|b");
+	CHECK_STR_EQ(
+	    q_rows(tp, "SELECT id, name FROM slice WHERE name IN ('b', 'a')", buf, sizeof buf),
+	    "3|b;7|a;9|b");
 	CHECK_EQ(visited(tp) - v0, 1000);
 	tp_free(tp);
 }

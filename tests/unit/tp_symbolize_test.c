@@ -102,9 +102,9 @@ static bool prog_build(struct prog *p)
 		return false;
 	snprintf(p->bin, sizeof p->bin, "%s/prog", p->dir);
 	snprintf(cmd, sizeof cmd,
-		 "printf '%%s' '%s' > %s/prog.cc && g++ -O1 -g -fno-inline -Wl,--build-id "
-		 "-o %s %s/prog.cc 2>/dev/null",
-		 prog_src, p->dir, p->bin, p->dir);
+	         "printf '%%s' '%s' > %s/prog.cc && g++ -O1 -g -fno-inline -Wl,--build-id "
+	         "-o %s %s/prog.cc 2>/dev/null",
+	         prog_src, p->dir, p->bin, p->dir);
 	if (!sh(cmd)) {
 		test_skip("g++ is not available");
 		return false;
@@ -184,9 +184,9 @@ TEST(tp_symbolize_symtab_and_finder)
 	for (size_t i = 0; i < p.id_len; i++)
 		snprintf(hex + 2 * i, 3, "%02x", p.id[i]);
 	snprintf(cmd, sizeof cmd,
-		 "mkdir -p %s/.build-id/%.2s && objcopy --only-keep-debug %s "
-		 "%s/.build-id/%.2s/%s.debug && strip %s",
-		 dbg, hex, p.bin, dbg, hex, hex + 2, p.bin);
+	         "mkdir -p %s/.build-id/%.2s && objcopy --only-keep-debug %s "
+	         "%s/.build-id/%.2s/%s.debug && strip %s",
+	         dbg, hex, p.bin, dbg, hex, hex + 2, p.bin);
 	CHECK(sh(cmd));
 	CHECK_EQ(sym_finder_find(&f, p.bin, p.id, p.id_len, &found), 0);
 	CHECK(strstr(found.path, "/.build-id/") != NULL);
@@ -197,7 +197,7 @@ TEST(tp_symbolize_symtab_and_finder)
 	/* Without it, the stripped file alone has no .symtab: only dynsym, so no
 	 * hit for hot_a; PERFETTO_BINARY_PATH in find mode finds ROOT/<basename>. */
 	snprintf(cmd, sizeof cmd, "mkdir -p %s/syms && mv %s/.build-id/%.2s/%s.debug %s/syms/prog",
-		 p.dir, dbg, hex, hex + 2, p.dir);
+	         p.dir, dbg, hex, hex + 2, p.dir);
 	CHECK(sh(cmd));
 	int rc = sym_finder_find(&f, p.bin, p.id, p.id_len, &found);
 	CHECK(rc != 0 || sym_table_lookup(&found.syms, a + 3) == NULL);
@@ -228,7 +228,8 @@ TEST(tp_symbolize_symtab_and_finder)
 
 	/* .gnu_debuglink next to the binary (CRC-checked). */
 	snprintf(cmd, sizeof cmd,
-		 "cd %s && mv syms/prog prog.dbg && objcopy --add-gnu-debuglink=prog.dbg prog", p.dir);
+	         "cd %s && mv syms/prog prog.dbg && objcopy --add-gnu-debuglink=prog.dbg prog",
+	         p.dir);
 	CHECK(sh(cmd));
 	sym_finder_init(&f, NULL, false, false);
 	f.debug_root = dbg;
@@ -350,7 +351,7 @@ TEST(tp_symbolize_trace_round_trip)
 	if (!prog_build(&p))
 		return;
 	uint64_t pcs[3] = {nm_addr(p.bin, "_Z5hot_ai") + 2, nm_addr(p.bin, "_ZNK2ns1K1mEi") + 1,
-			   0x10};
+	                   0x10};
 	size_t n;
 	uint8_t *trace = trace_for(&p, pcs, 3, &n);
 	struct tp *tp = load2(trace, n, NULL, 0);
@@ -406,7 +407,7 @@ TEST(tp_symbolize_llvm_answer_parse)
 	CHECK(!tp_sym_llvm_parse(":5:1\n", 5, f, sizeof f, &line));
 	CHECK(!tp_sym_llvm_parse("a.c:99999999999:1\n", 18, f, sizeof f, &line));
 	CHECK(!tp_sym_llvm_parse("\n", 1, f, sizeof f, &line));
-	CHECK(!tp_sym_llvm_parse(a, sizeof a - 1, f, 8, &line)); /* no room for the name */
+	CHECK(!tp_sym_llvm_parse(a, sizeof a - 1, f, 8, &line));    /* no room for the name */
 	CHECK(tp_sym_llvm_parse("b.c:4:0", 7, f, sizeof f, &line)); /* unterminated */
 	CHECK_EQ(line, 4);
 }
@@ -431,7 +432,7 @@ TEST(tp_symbolize_llvm_file_and_line)
 	for (size_t k = 0; k < TB_ARRAY_SIZE(exes); k++) {
 		struct tp *tp = load2(trace, n, NULL, 0);
 		struct tp_symbolize_opts o = {.debug_root = "/nonexistent",
-					      .llvm_symbolizer = exes[k]};
+		                              .llvm_symbolizer = exes[k]};
 		struct tp_symbolize_result res;
 		CHECK_EQ(tp_symbolize(tp, &o, &res), 0);
 		CHECK_EQ(res.addresses_symbolized, 2);

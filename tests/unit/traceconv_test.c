@@ -25,8 +25,8 @@ TEST(traceconv_json_reader)
 	struct arena a;
 	struct tb_err err = {0};
 	struct traceconv_jv v;
-	static const char text[] =
-	    " {\"a\": [1, -2.5e1, true, null], \"s\": \"x\\n\\u00e9\\ud83d\\ude00\\\"\", \"o\": {}} ";
+	static const char text[] = " {\"a\": [1, -2.5e1, true, null], \"s\": "
+	                           "\"x\\n\\u00e9\\ud83d\\ude00\\\"\", \"o\": {}} ";
 	arena_init(&a, 0);
 	CHECK_EQ(traceconv_jv_parse(text, strlen(text), &a, &v, &err), 0);
 	const struct traceconv_jv *arr = traceconv_jv_get(&v, "a");
@@ -38,8 +38,9 @@ TEST(traceconv_json_reader)
 	             "x\n\xc3\xa9\xf0\x9f\x98\x80\"");
 	CHECK_EQ(traceconv_jv_get(&v, "o")->type, TRACECONV_JV_OBJ);
 	CHECK(traceconv_jv_get(&v, "missing") == NULL);
-	static const char *const bad[] = {"", "[1,", "{\"a\" 1}", "\"\\x\"", "[1] 2", "\"\\u0000\"",
-	                                  "\"a\x01\"", "{1: 2}", "tru", "-"};
+	static const char *const bad[] = {
+	    "",          "[1,",    "{\"a\" 1}", "\"\\x\"", "[1] 2", "\"\\u0000\"",
+	    "\"a\x01\"", "{1: 2}", "tru",       "-"};
 	for (size_t i = 0; i < TB_ARRAY_SIZE(bad); i++) {
 		tb_err_clear(&err);
 		CHECK_EQ(traceconv_jv_parse(bad[i], strlen(bad[i]), &a, &v, &err), -EINVAL);
@@ -62,11 +63,13 @@ static char *write_trace(char *path, size_t cap)
 	struct pb_writer w, t;
 	struct pb_reader r;
 	struct pb_field f = {0};
-	struct perf_frame fa[3] = {{.mapping_path = "/bin/x", .rel_pc = 0x30, .function_name = "a"},
-	                           {.mapping_path = "/bin/x", .rel_pc = 0x20, .function_name = "a"},
-	                           {.mapping_path = "/bin/x", .rel_pc = 0x10, .function_name = "main"}};
-	struct perf_frame fb[2] = {{.mapping_path = "/bin/x", .rel_pc = 0x40, .function_name = "b"},
-	                           {.mapping_path = "/bin/x", .rel_pc = 0x10, .function_name = "main"}};
+	struct perf_frame fa[3] = {
+	    {.mapping_path = "/bin/x", .rel_pc = 0x30, .function_name = "a"},
+	    {.mapping_path = "/bin/x", .rel_pc = 0x20, .function_name = "a"},
+	    {.mapping_path = "/bin/x", .rel_pc = 0x10, .function_name = "main"}};
+	struct perf_frame fb[2] = {
+	    {.mapping_path = "/bin/x", .rel_pc = 0x40, .function_name = "b"},
+	    {.mapping_path = "/bin/x", .rel_pc = 0x10, .function_name = "main"}};
 	struct perf_pt_process proc = {10, 1, "x\0--y", 5, false};
 	struct perf_pt_thread t11 = {11, 10, "worker"}, t12 = {12, 10, ""};
 
@@ -88,8 +91,8 @@ static char *write_trace(char *path, size_t cap)
 		pb_put_uint32(&t, PB_F_TracePacket_trusted_packet_sequence_id, 1);
 		pb_end_nested(&t, p);
 	}
-	snprintf(path, cap, "%s/tb-traceconv-test-%d.pftrace", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-	         (int)getpid());
+	snprintf(path, cap, "%s/tb-traceconv-test-%d.pftrace",
+	         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || tb_write_all(fd, pb_writer_data(&t), pb_writer_size(&t)) < 0)
 		test_report(__FILE__, __LINE__, "cannot write '%s'", path);
@@ -169,9 +172,9 @@ TEST(traceconv_inspect_answers)
 	unlink(path);
 	FILE *out = open_memstream(&buf, &n);
 	CHECK_EQ(traceconv_inspect_text(json, len,
-	                                 "top 2 self\ncallers 1 2\ncallees 0 1\nfunction 9\nbogus\n"
-	                                 "quit\nsummary\n",
-	                                 out),
+	                                "top 2 self\ncallers 1 2\ncallees 0 1\nfunction 9\nbogus\n"
+	                                "quit\nsummary\n",
+	                                out),
 	         0);
 	fclose(out);
 	CHECK_STR_EQ(buf, "functions by self samples (of 5):\n"

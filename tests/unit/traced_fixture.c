@@ -163,7 +163,8 @@ int tfx_enable(struct tfx *e, const char *ds_name, const char *legacy_config, ui
 	}
 	if (e->stop_trigger) {
 		tc.has_trigger_mode = true;
-		tc.trigger_mode = PERFETTO__PROTOS__TRACE_CONFIG__TRIGGER_CONFIG__TRIGGER_MODE__STOP_TRACING;
+		tc.trigger_mode =
+		    PERFETTO__PROTOS__TRACE_CONFIG__TRIGGER_CONFIG__TRIGGER_MODE__STOP_TRACING;
 		tc.has_trigger_timeout_ms = true;
 		tc.trigger_timeout_ms = e->trigger_timeout_ms;
 		trig.name = (char *)e->stop_trigger;
@@ -196,7 +197,8 @@ int tfx_parse_file(struct tfx *e, const uint8_t *data, size_t len)
 	while (pb_next(&rd, &f)) {
 		if (f.id != PB_F_Trace_packet || f.wire != PB_WIRE_LEN)
 			return -1;
-		vec_push(&e->packets, tb_memdup(f.len ? f.data : (const uint8_t *)"", f.len ? f.len : 1));
+		vec_push(&e->packets,
+		         tb_memdup(f.len ? f.data : (const uint8_t *)"", f.len ? f.len : 1));
 		vec_push(&e->lens, f.len);
 		n++;
 	}

@@ -25,10 +25,10 @@ struct tprod {
 	uint32_t target_buffer;
 	bool started, stopped;
 	int flushes;
-	int clears;            /* ClearIncrementalState commands */
-	uint64_t cleared_id;   /* the last one's first instance id */
-	size_t cleared_n;      /* and its instance count */
-	uint64_t instance_id;  /* from StartDataSource */
+	int clears;           /* ClearIncrementalState commands */
+	uint64_t cleared_id;  /* the last one's first instance id */
+	size_t cleared_n;     /* and its instance count */
+	uint64_t instance_id; /* from StartDataSource */
 };
 
 static void p_start(void *ctx, struct tracing_producer *p, uint64_t id, const uint8_t *cfg,
@@ -516,8 +516,8 @@ TEST(traced_observe_events_and_query_state)
 	                        false, on_observe, &o) > 0);
 	CHECK(wait_started(&e, &p));
 	CHECK(tfx_pump(&e, &o.all_started));
-	CHECK(ipc_client_invoke(e.c, e.svc, "QueryServiceState", NULL, 0, -1, false, on_state,
-	                        &o) > 0);
+	CHECK(ipc_client_invoke(e.c, e.svc, "QueryServiceState", NULL, 0, -1, false, on_state, &o) >
+	      0);
 	CHECK(tfx_pump(&e, &o.state_done));
 	CHECK(o.st != NULL);
 	CHECK_EQ(o.st->n_producers, 1);
@@ -622,9 +622,9 @@ TEST(traced_periodic_snapshots)
 	after = tb_boot_ns();
 	len = wif_read_back(rd, &data);
 	CHECK(tfx_parse_file(&e, data, len) > 0);
-	CHECK(count_field(&e, 6) >= 4);  /* clock_snapshot */
-	CHECK(count_field(&e, 36) >= 3); /* synchronization_marker */
-	CHECK(count_field(&e, 35) >= 3); /* trace_stats */
+	CHECK(count_field(&e, 6) >= 4);   /* clock_snapshot */
+	CHECK(count_field(&e, 36) >= 3);  /* synchronization_marker */
+	CHECK(count_field(&e, 35) >= 3);  /* trace_stats */
 	CHECK_EQ(count_field(&e, 33), 1); /* trace_config */
 	CHECK_EQ(count_field(&e, 45), 1); /* system_info */
 	service_events(&e, ev);
@@ -794,8 +794,8 @@ static int trigger_session(struct tfx *e, struct raw_prod *p, const uint8_t *act
 TEST(traced_trigger_max_per_24h)
 {
 	/* ActivateTriggersRequest { trigger_names: "t-max" x3 } */
-	static const uint8_t act3[] = {0x0a, 5, 't', '-', 'm', 'a', 'x', 0x0a, 5, 't', '-', 'm',
-	                               'a', 'x', 0x0a, 5, 't', '-', 'm', 'a', 'x'};
+	static const uint8_t act3[] = {0x0a, 5,   't', '-',  'm', 'a', 'x', 0x0a, 5,   't', '-',
+	                               'm',  'a', 'x', 0x0a, 5,   't', '-', 'm',  'a', 'x'};
 	struct tfx e;
 	struct raw_prod p;
 	CHECK_EQ(tfx_init(&e), 0);

@@ -65,8 +65,8 @@ static int svc_read_batch(struct svc *s, struct tracing_smb *smb, struct tracing
 		struct tracing_chunk_header h;
 		uint8_t buf[TRACING_MAX_PAGE_SIZE];
 		size_t len;
-		int rc = tracing_smb_read_chunk(smb, b->chunks.data[i].page, b->chunks.data[i].chunk,
-						&h, buf, sizeof buf, &len);
+		int rc = tracing_smb_read_chunk(smb, b->chunks.data[i].page,
+		                                b->chunks.data[i].chunk, &h, buf, sizeof buf, &len);
 		if (rc || h.chunk_id >= 64)
 			return rc ? rc : -ERANGE;
 		tb_free(s->payload[h.chunk_id]);
@@ -80,7 +80,7 @@ static int svc_read_batch(struct svc *s, struct tracing_smb *smb, struct tracing
 		const struct tracing_patch *p = &b->patches.data[i];
 		if (p->chunk_id >= 64 || !s->have[p->chunk_id] ||
 		    tracing_chunk_apply_patch(s->payload[p->chunk_id], s->len[p->chunk_id],
-					      p->offset, p->data, 4))
+		                              p->offset, p->data, 4))
 			s->bad++;
 	}
 	tracing_commit_batch_clear(b);
@@ -109,7 +109,7 @@ static int svc_reassemble(struct svc *s, unsigned n, struct tracing_reassembler 
 		if (!s->have[i])
 			continue;
 		rc = tracing_reassembler_push(r, &s->hdr[i], s->payload[i], s->len[i],
-					      collect_packet, s);
+		                              collect_packet, s);
 		if (rc)
 			return rc;
 	}
@@ -162,7 +162,7 @@ TEST(tracing_smb_create_sealed)
 	CHECK(fcntl(tracing_smb_fd(smb), F_GETFD) & FD_CLOEXEC);
 	seals = fcntl(tracing_smb_fd(smb), F_GET_SEALS);
 	CHECK_UEQ(seals & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL),
-		  F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+	          F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
 	CHECK(ftruncate(tracing_smb_fd(smb), 4096) < 0);
 	CHECK_EQ(tracing_smb_base(smb)[12345], 0);
 
@@ -292,8 +292,8 @@ TEST(tracing_get_new_chunk_exhausts)
 TEST(tracing_chunk_header_bytes)
 {
 	static const uint8_t want[8] = {0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x05, 0x1c};
-	struct tracing_chunk_header h = {.chunk_id = 0x04030201, .writer_id = 0x0605,
-					 .packet_count = 5, .flags = 7};
+	struct tracing_chunk_header h = {
+	    .chunk_id = 0x04030201, .writer_id = 0x0605, .packet_count = 5, .flags = 7};
 	struct tracing_chunk_header d;
 	uint8_t out[8];
 	struct mem_smb m;
@@ -351,7 +351,7 @@ TEST(tracing_writer_small_packets)
 	CHECK_EQ(b.chunks.data[0].target_buffer, 7);
 	CHECK_EQ(b.patches.len, 0);
 	CHECK_EQ(tracing_chunk_state(m.smb, b.chunks.data[0].page, b.chunks.data[0].chunk),
-		 TRACING_CHUNK_COMPLETE);
+	         TRACING_CHUNK_COMPLETE);
 	CHECK_EQ(svc_read_batch(&s, m.smb, &b), 0);
 	CHECK(s.have[0]);
 	CHECK_EQ(s.hdr[0].writer_id, 1);
@@ -417,7 +417,7 @@ TEST(tracing_writer_fragments_large_packet)
 	CHECK_EQ(svc_read_batch(&s, m.smb, &b), 0);
 	for (size_t i = 0; i < nchunks; i++) {
 		uint8_t want = (i > 0 ? TRACING_CHUNK_FIRST_CONTINUES : 0) |
-			       (i + 1 < nchunks ? TRACING_CHUNK_LAST_CONTINUES : 0);
+		               (i + 1 < nchunks ? TRACING_CHUNK_LAST_CONTINUES : 0);
 		CHECK(s.have[i]);
 		CHECK_EQ(s.hdr[i].chunk_id, i);
 		CHECK_EQ(s.hdr[i].writer_id, 5);
@@ -628,7 +628,7 @@ TEST(tracing_writer_max_packets_per_chunk)
 /* The slow path's packet for a name new on the sequence: interned_data then
  * name_iid, every nested size a 4-byte redundant varint. */
 static size_t slow_named_event(uint8_t *out, size_t cap, uint64_t ts, uint64_t iid,
-			       const char *name)
+                               const char *name)
 {
 	struct pb_writer w;
 	unsigned m, sub;
@@ -657,10 +657,10 @@ TEST(tracing_te_fast_path_bytes)
 {
 	static const uint8_t end_ev[] = {0x40, 0xe9, 0x07, 0x68, 0x02, 0x5a, 0x02, 0x48, 0x02};
 	static const uint8_t begin_ev[] = {0x40, 0xea, 0x07, 0x68, 0x02, 0x5a,
-					   0x04, 0x48, 0x01, 0x50, 0x01};
+	                                   0x04, 0x48, 0x01, 0x50, 0x01};
 	static const uint8_t counter_ev[] = {0x40, 0xec, 0x07, 0x68, 0x02, 0x5a, 0x11, 0x48,
-					     0x04, 0x58, 0xc8, 0x01, 0xf0, 0x01, 0xfb, 0xff,
-					     0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+	                                     0x04, 0x58, 0xc8, 0x01, 0xf0, 0x01, 0xfb, 0xff,
+	                                     0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
 	struct mem_smb m;
 	struct tracing_commit_batch b;
 	struct svc s = {0};
@@ -682,7 +682,7 @@ TEST(tracing_te_fast_path_bytes)
 	CHECK_EQ(tracing_te_end(te, 1001), 0);         /* 4 */
 	CHECK_EQ(tracing_te_begin(te, 1002, name), 0); /* 5: alpha by address */
 	snprintf(name, sizeof name, "beta");
-	CHECK_EQ(tracing_te_begin(te, 1003, name), 0); /* 6: same address, new text */
+	CHECK_EQ(tracing_te_begin(te, 1003, name), 0);      /* 6: same address, new text */
 	CHECK_EQ(tracing_te_counter(te, 1004, 200, -5), 0); /* 7 */
 	tracing_te_clear(te);
 	CHECK_EQ(tracing_te_begin(te, 1005, name), 0); /* 8-10: state, 11: beta again iid 1 */
@@ -761,11 +761,15 @@ TEST(tracing_reader_hostile)
 
 	/* A bad chunk mid-packet drops the packet, later chunks still work. */
 	tracing_reassembler_init(&r);
-	h = (struct tracing_chunk_header){.chunk_id = 0, .writer_id = 1, .packet_count = 1,
-					  .flags = TRACING_CHUNK_LAST_CONTINUES};
+	h = (struct tracing_chunk_header){.chunk_id = 0,
+	                                  .writer_id = 1,
+	                                  .packet_count = 1,
+	                                  .flags = TRACING_CHUNK_LAST_CONTINUES};
 	CHECK_EQ(tracing_reassembler_push(&r, &h, p1, 6, collect_packet, &s), 0);
-	h = (struct tracing_chunk_header){.chunk_id = 1, .writer_id = 1, .packet_count = 2,
-					  .flags = TRACING_CHUNK_FIRST_CONTINUES};
+	h = (struct tracing_chunk_header){.chunk_id = 1,
+	                                  .writer_id = 1,
+	                                  .packet_count = 2,
+	                                  .flags = TRACING_CHUNK_FIRST_CONTINUES};
 	CHECK_EQ(tracing_reassembler_push(&r, &h, p2, sizeof p2, collect_packet, &s), -EBADMSG);
 	h = (struct tracing_chunk_header){.chunk_id = 5, .writer_id = 1, .packet_count = 1};
 	CHECK_EQ(tracing_reassembler_push(&r, &h, p1, 6, collect_packet, &s), 0);
@@ -858,16 +862,16 @@ static size_t golden_patches(const char *path, struct golden_patch *out, size_t 
 		if (!strncmp(line, "C>S", 3) && hex && (hex = strchr(hex, ' ')) &&
 		    (fl = unhex(hex + 1, frame, flen / 2 + 1)) > 4 &&
 		    (fr = perfetto__protos__ipcframe__unpack(protos_allocator(), (size_t)fl - 4,
-							      frame + 4))) {
+		                                             frame + 4))) {
 			if (fr->msg_case == PERFETTO__PROTOS__IPCFRAME__MSG_MSG_INVOKE_METHOD &&
 			    fr->msg_invoke_method->method_id == 4) {
 				ProtobufCBinaryData *a = &fr->msg_invoke_method->args_proto;
 				Perfetto__Protos__CommitDataRequest *req =
-					perfetto__protos__commit_data_request__unpack(
-						protos_allocator(), a->len, a->data);
+				    perfetto__protos__commit_data_request__unpack(
+				        protos_allocator(), a->len, a->data);
 				for (size_t i = 0; req && i < req->n_chunks_to_patch; i++) {
 					Perfetto__Protos__CommitDataRequest__ChunkToPatch *c =
-						req->chunks_to_patch[i];
+					    req->chunks_to_patch[i];
 					for (size_t j = 0; j < c->n_patches && n < cap; j++) {
 						if (c->patches[j]->data.len != 4)
 							continue;
@@ -880,7 +884,7 @@ static size_t golden_patches(const char *path, struct golden_patch *out, size_t 
 				}
 				if (req)
 					protobuf_c_message_free_unpacked(&req->base,
-									 protos_allocator());
+					                                 protos_allocator());
 			}
 			protobuf_c_message_free_unpacked(&fr->base, protos_allocator());
 		}
@@ -932,12 +936,12 @@ static void golden_session(const char *shared, const char *session, unsigned min
 	char *line;
 
 	snprintf(path, sizeof path, "%s/reference/golden/ipc/%s-producer.frames.hex", shared,
-		 session);
+	         session);
 	n_patches = golden_patches(path, patches, 256);
 	snprintf(path, sizeof path, "%s/reference/golden/ipc/%s.trace.pftrace", shared, session);
 	trace = slurp(path, &tlen);
 	snprintf(path, sizeof path, "%s/reference/golden/ipc/%s-producer.chunks.hex", shared,
-		 session);
+	         session);
 	file = slurp(path, &flen);
 	if (!file || !trace) {
 		test_report(__FILE__, __LINE__, "cannot read golden files of '%s'", session);
@@ -964,8 +968,9 @@ static void golden_session(const char *shared, const char *session, unsigned min
 		}
 		payload = tb_calloc(1, csize - 8);
 		used = unhex(field(line, eol, "payload"), payload, csize - 8);
-		rest = used < 0 ? -1 : unhex(field(line, eol, "rest"), payload + used,
-					     csize - 8 - (size_t)used);
+		rest = used < 0 ? -1
+		                : unhex(field(line, eol, "rest"), payload + used,
+		                        csize - 8 - (size_t)used);
 		h.chunk_id = (uint32_t)strtoul(field(line, eol, "chunk_id"), NULL, 10);
 		h.writer_id = (uint16_t)strtoul(field(line, eol, "writer_id"), NULL, 10);
 		h.packet_count = (uint16_t)strtoul(field(line, eol, "packet_count"), NULL, 10);
@@ -998,14 +1003,15 @@ static void golden_session(const char *shared, const char *session, unsigned min
 		if (it.error || frags != h.packet_count || it.off != (size_t)used ||
 		    (h.chunk_id == 0 && (h.flags & TRACING_CHUNK_FIRST_CONTINUES))) {
 			test_report(__FILE__, __LINE__, "chunk %u/%u: error %d frags %u off %zu",
-				    h.writer_id, h.chunk_id, it.error, frags, it.off);
+			            h.writer_id, h.chunk_id, it.error, frags, it.off);
 			tb_free(payload);
 			goto out;
 		}
 		for (size_t i = 0; i < n_patches; i++)
-			if (patches[i].writer_id == h.writer_id && patches[i].chunk_id == h.chunk_id &&
+			if (patches[i].writer_id == h.writer_id &&
+			    patches[i].chunk_id == h.chunk_id &&
 			    tracing_chunk_apply_patch(payload, csize - 8, patches[i].offset,
-						      patches[i].data, 4))
+			                              patches[i].data, 4))
 				test_report(__FILE__, __LINE__, "patch out of bounds");
 		tb_free(s[h.writer_id].payload[h.chunk_id]);
 		s[h.writer_id].hdr[h.chunk_id] = h;
@@ -1033,21 +1039,22 @@ static void golden_session(const char *shared, const char *session, unsigned min
 			if (!s[w].have[i])
 				continue;
 			if (tracing_reassembler_push(&r, &s[w].hdr[i], s[w].payload[i], s[w].len[i],
-						     golden_packet, &g))
+			                             golden_packet, &g))
 				test_report(__FILE__, __LINE__, "reassembly failed");
 		}
 		if (r.stats.dropped_packets || r.stats.chunk_gaps || r.stats.bad_chunks)
-			test_report(__FILE__, __LINE__, "writer %d: dropped %llu gaps %llu bad %llu",
-				    w, (unsigned long long)r.stats.dropped_packets,
-				    (unsigned long long)r.stats.chunk_gaps,
-				    (unsigned long long)r.stats.bad_chunks);
+			test_report(__FILE__, __LINE__,
+			            "writer %d: dropped %llu gaps %llu bad %llu", w,
+			            (unsigned long long)r.stats.dropped_packets,
+			            (unsigned long long)r.stats.chunk_gaps,
+			            (unsigned long long)r.stats.bad_chunks);
 		tracing_reassembler_release(&r);
 	}
 	if (g.packets == 0 || g.bad_pb || g.found != g.packets)
 		test_report(__FILE__, __LINE__, "%s: %u packets, %u malformed, %u found in trace",
-			    session, g.packets, g.bad_pb, g.found);
-	printf("  %s: %zu chunks, %zu patches, %u packets reassembled, all in the trace\n",
-	       session, n_chunks, n_patches, g.packets);
+		            session, g.packets, g.bad_pb, g.found);
+	printf("  %s: %zu chunks, %zu patches, %u packets reassembled, all in the trace\n", session,
+	       n_chunks, n_patches, g.packets);
 out:
 	for (int w = 0; w < 3; w++)
 		svc_release(&s[w]);

@@ -73,10 +73,10 @@ struct ftrace_shared {
 	size_t buf_cap;
 	size_t buffer_pages; /* of each CPU's buffer: what a flush reads at most */
 	struct loop *loop;
-	bool redrain_posted; /* a drain that stopped at its cap goes on (tick) */
+	bool redrain_posted;    /* a drain that stopped at its cap goes on (tick) */
 	uint32_t stall_left_ms; /* of this drain's FTRACE_DS_STALL_MS */
-	struct hmap refs; /* event id -> instances holding it enabled */
-	struct ksyms ksyms; /* loaded by the first instance with symbolize_ksyms */
+	struct hmap refs;       /* event id -> instances holding it enabled */
+	struct ksyms ksyms;     /* loaded by the first instance with symbolize_ksyms */
 	bool ksyms_tried;
 	VEC(struct probes_ftrace *) users;
 };
@@ -90,7 +90,7 @@ struct probes_ftrace {
 	uint32_t buffer_size_kb, drain_period_ms;
 	bool use_monotonic_raw_clock;
 	bool symbolize_ksyms;
-	char *kallsyms_path; /* tests; NULL: /proc/kallsyms */
+	char *kallsyms_path;           /* tests; NULL: /proc/kallsyms */
 	struct ftrace_encode_opts enc; /* compact_sched, its scratch, id_mask */
 	struct ftrace_kaddrs kaddrs;   /* enc.kaddrs */
 	/* Running state. */
@@ -107,7 +107,7 @@ struct probes_ftrace {
 	 * while pids_fn is set). */
 	struct ftrace_pids pids;
 	void (*pids_fn)(void *ctx, const int32_t *renamed, size_t n_renamed, const int32_t *pids,
-			size_t n_pids);
+	                size_t n_pids);
 	void *pids_ctx;
 	void (*commit_fn)(void *ctx);
 	void *commit_ctx;
@@ -142,7 +142,7 @@ static void parse_config(struct probes_ftrace *ft, const uint8_t *cfg, size_t le
 		    fc->drain_period_ms <= 60000)
 			ft->drain_period_ms = fc->drain_period_ms;
 		ft->use_monotonic_raw_clock =
-			fc->has_use_monotonic_raw_clock && fc->use_monotonic_raw_clock;
+		    fc->has_use_monotonic_raw_clock && fc->use_monotonic_raw_clock;
 		if (fc->compact_sched && fc->compact_sched->has_enabled)
 			ft->enc.compact_sched = fc->compact_sched->enabled;
 		ft->symbolize_ksyms = fc->has_symbolize_ksyms && fc->symbolize_ksyms;
@@ -151,7 +151,7 @@ static void parse_config(struct probes_ftrace *ft, const uint8_t *cfg, size_t le
 }
 
 struct probes_ftrace *probes_ftrace_new(struct loop *l, struct tracing_writer *w,
-					const uint8_t *cfg, size_t len, const char *tracefs_root)
+                                        const uint8_t *cfg, size_t len, const char *tracefs_root)
 {
 	struct probes_ftrace *ft = tb_calloc(1, sizeof *ft);
 	ft->loop = l;
@@ -255,8 +255,7 @@ static int enable_one(struct probes_ftrace *ft, const char *group, const char *n
 	if (rc == 0 && !hmap_get(&sh->refs, f->id, &refs))
 		rc = probes_ftrace_tracefs_enable_event(&sh->fs, group, name, true);
 	if (rc < 0) {
-		log_warn(DS_LOG, "ftrace: skipping event '%s/%s': %s", group, name,
-			 sh->fs.err.msg);
+		log_warn(DS_LOG, "ftrace: skipping event '%s/%s': %s", group, name, sh->fs.err.msg);
 		return rc;
 	}
 	hmap_put(&sh->refs, f->id, refs + 1);
@@ -270,7 +269,8 @@ static void release_events(struct probes_ftrace *ft)
 {
 	struct ftrace_shared *sh = ft->sh;
 	for (size_t i = 0; i < ft->ids.len; i++) {
-		const struct ftrace_event_format *f = probes_ftrace_table_find(&sh->table, ft->ids.data[i]);
+		const struct ftrace_event_format *f =
+		    probes_ftrace_table_find(&sh->table, ft->ids.data[i]);
 		uint64_t refs = 0;
 		hmap_get(&sh->refs, ft->ids.data[i], &refs);
 		if (refs > 1) {
@@ -383,7 +383,7 @@ static void flush_pids(struct ftrace_shared *sh)
 		if (!ft->pids_fn || (!ft->pids.pids.len && !ft->pids.renamed.len))
 			continue;
 		ft->pids_fn(ft->pids_ctx, ft->pids.renamed.data, ft->pids.renamed.len,
-			    ft->pids.pids.data, ft->pids.pids.len);
+		            ft->pids.pids.data, ft->pids.pids.len);
 		probes_ftrace_pids_clear(&ft->pids);
 	}
 }
@@ -424,7 +424,7 @@ static bool drain_cpu(struct ftrace_shared *sh, int cpu, size_t max_pages)
 	bool more = false;
 	for (size_t done = 0; done < max_pages;) {
 		size_t batch = max_pages - done < FTRACE_DS_BATCH_PAGES ? max_pages - done
-									 : FTRACE_DS_BATCH_PAGES;
+		                                                        : FTRACE_DS_BATCH_PAGES;
 		size_t len;
 		wait_for_room(sh);
 		len = read_cpu(sh, cpu, batch, &more);
@@ -434,8 +434,8 @@ static bool drain_cpu(struct ftrace_shared *sh, int cpu, size_t max_pages)
 			struct probes_ftrace *ft = sh->users.data[i];
 			struct pb_writer *pw = tracing_writer_begin_packet(ft->w);
 			unsigned h = pb_begin_nested(pw, PB_F_TracePacket_ftrace_events);
-			probes_ftrace_encode_bundle_opts(pw, &sh->table, &ft->enc, (uint32_t)cpu, sh->buf,
-						  len, &ft->st);
+			probes_ftrace_encode_bundle_opts(pw, &sh->table, &ft->enc, (uint32_t)cpu,
+			                                 sh->buf, len, &ft->st);
 			if (sh->clock)
 				pb_put_varint(pw, PB_F_FtraceEventBundle_ftrace_clock, sh->clock);
 			pb_end_nested(pw, h);
@@ -468,9 +468,9 @@ static bool shared_drain(struct ftrace_shared *sh, size_t max_pages)
 }
 
 void probes_ftrace_set_pids_cb(struct probes_ftrace *ft,
-			       void (*fn)(void *ctx, const int32_t *renamed, size_t n_renamed,
-					  const int32_t *pids, size_t n_pids),
-			       void *ctx)
+                               void (*fn)(void *ctx, const int32_t *renamed, size_t n_renamed,
+                                          const int32_t *pids, size_t n_pids),
+                               void *ctx)
 {
 	ft->pids_fn = fn;
 	ft->pids_ctx = ctx;
@@ -540,7 +540,8 @@ static void on_drain(struct loop *l, uint64_t id, void *ctx)
 static uint64_t write_stats(struct probes_ftrace *ft, enum ftrace_stats_phase phase, bool *ok)
 {
 	struct ftrace_shared *sh = ft->sh;
-	struct ftrace_cpu_stats *cpus = tb_calloc(sh->ncpu > 0 ? (size_t)sh->ncpu : 1, sizeof *cpus);
+	struct ftrace_cpu_stats *cpus =
+	    tb_calloc(sh->ncpu > 0 ? (size_t)sh->ncpu : 1, sizeof *cpus);
 	size_t n = 0;
 	struct pb_writer *pw;
 	uint64_t read = 0;
@@ -584,8 +585,8 @@ static void check_accounting(struct probes_ftrace *ft, uint64_t read_end, bool o
 	ft->st.kernel_read_events = read_end - ft->kernel_read0;
 	if (ft->st.kernel_read_events != ft->st.records - ft->records0)
 		log_warn(DS_LOG, "ftrace: the kernel handed out %llu events, %llu were parsed",
-			 (unsigned long long)ft->st.kernel_read_events,
-			 (unsigned long long)(ft->st.records - ft->records0));
+		         (unsigned long long)ft->st.kernel_read_events,
+		         (unsigned long long)(ft->st.records - ft->records0));
 }
 
 static void shared_free(struct ftrace_shared *sh)
@@ -630,11 +631,13 @@ static struct ftrace_shared *shared_new(struct probes_ftrace *ft, int *rc)
 		 * instance, so neither undoes the other's settings. */
 		int c = probes_ftrace_tracefs_claim(&sh->fs);
 		if (c == 1)
-			log_info(DS_LOG, "ftrace: another capture uses tracefs: recording into "
-					 "the instance '%s'", sh->fs.root);
+			log_info(DS_LOG,
+			         "ftrace: another capture uses tracefs: recording into "
+			         "the instance '%s'",
+			         sh->fs.root);
 		else if (c < 0)
 			log_warn(DS_LOG, "ftrace: another capture may use tracefs too: %s",
-				 sh->fs.err.msg);
+			         sh->fs.err.msg);
 		tb_err_clear(&sh->fs.err);
 		*rc = probes_ftrace_table_load_header(&sh->table, &sh->fs);
 	}
@@ -652,8 +655,8 @@ static struct ftrace_shared *shared_new(struct probes_ftrace *ft, int *rc)
 	kb = ft->buffer_size_kb ? ft->buffer_size_kb : default_buffer_kb();
 	if (kb > FTRACE_DS_MAX_BUFFER_KB) {
 		log_warn(DS_LOG,
-			 "The requested ftrace buf size (%u KB) is too big, capping to %u KB", kb,
-			 FTRACE_DS_MAX_BUFFER_KB);
+		         "The requested ftrace buf size (%u KB) is too big, capping to %u KB", kb,
+		         FTRACE_DS_MAX_BUFFER_KB);
 		kb = FTRACE_DS_MAX_BUFFER_KB;
 	}
 	if (probes_ftrace_tracefs_set_buffer_size_kb(&sh->fs, kb) < 0)
@@ -667,7 +670,7 @@ static struct ftrace_shared *shared_new(struct probes_ftrace *ft, int *rc)
 		sh->pipes[cpu] = probes_ftrace_tracefs_open_pipe_raw(&sh->fs, cpu);
 		if (sh->pipes[cpu] < 0)
 			log_warn(DS_LOG, "ftrace: cannot open trace_pipe_raw of cpu %d: %s", cpu,
-				 strerror(-sh->pipes[cpu]));
+			         strerror(-sh->pipes[cpu]));
 	}
 	/* Whatever the buffers hold is from before this session. */
 	for (int cpu = 0; cpu < sh->ncpu; cpu++)
@@ -687,7 +690,8 @@ static void load_ksyms(struct probes_ftrace *ft)
 	bool need = false;
 
 	for (size_t i = 0; i < ft->ids.len && !need; i++) {
-		const struct ftrace_event_format *f = probes_ftrace_table_find(&sh->table, ft->ids.data[i]);
+		const struct ftrace_event_format *f =
+		    probes_ftrace_table_find(&sh->table, ft->ids.data[i]);
 		need = f && probes_ftrace_format_has_kaddr(f);
 	}
 	if (!need || sh->ksyms_tried)
@@ -709,7 +713,8 @@ int probes_ftrace_start(struct probes_ftrace *ft)
 	if (ft->started)
 		return 0;
 	if (g_shared && !same_root(g_shared->root, ft->root)) {
-		log_warn(DS_LOG, "ftrace: another tracefs is in use; this instance records nothing");
+		log_warn(DS_LOG,
+		         "ftrace: another tracefs is in use; this instance records nothing");
 		return -EBUSY;
 	}
 	if (!g_shared && !(g_shared = shared_new(ft, &rc)))
@@ -728,11 +733,12 @@ int probes_ftrace_start(struct probes_ftrace *ft)
 	ft->kernel_read0 = write_stats(ft, FTRACE_STATS_START_OF_TRACE, &ft->kernel_read0_ok);
 	if (probes_ftrace_tracefs_set_tracing_on(&ft->sh->fs, true) < 0)
 		log_warn(DS_LOG, "ftrace: %s", ft->sh->fs.err.msg);
-	ft->timer = loop_add_timer(ft->loop, ft->drain_period_ms, ft->drain_period_ms, on_drain, ft);
+	ft->timer =
+	    loop_add_timer(ft->loop, ft->drain_period_ms, ft->drain_period_ms, on_drain, ft);
 	if (!ft->timer)
 		log_warn(DS_LOG, "ftrace: %s", loop_err(ft->loop)->msg);
 	log_debug(DS_LOG, "ftrace: started, %zu events in %zu specs, %d cpus, %zu instances",
-		  ft->ids.len, ft->events.len, ft->sh->ncpu, ft->sh->users.len);
+	          ft->ids.len, ft->events.len, ft->sh->ncpu, ft->sh->users.len);
 	return 0;
 }
 
@@ -764,12 +770,12 @@ void probes_ftrace_stop(struct probes_ftrace *ft)
 		ft->commit_fn(ft->commit_ctx);
 	}
 	log_debug(DS_LOG,
-		  "ftrace: stopped after %llu pages, %llu records, %llu events (%llu compact), "
-		  "%llu of unknown ids; the writer dropped %llu packets",
-		  (unsigned long long)ft->st.pages, (unsigned long long)ft->st.records,
-		  (unsigned long long)ft->st.events, (unsigned long long)ft->st.compact_events,
-		  (unsigned long long)ft->st.unknown_events,
-		  (unsigned long long)tracing_writer_stats(ft->w)->packets_dropped);
+	          "ftrace: stopped after %llu pages, %llu records, %llu events (%llu compact), "
+	          "%llu of unknown ids; the writer dropped %llu packets",
+	          (unsigned long long)ft->st.pages, (unsigned long long)ft->st.records,
+	          (unsigned long long)ft->st.events, (unsigned long long)ft->st.compact_events,
+	          (unsigned long long)ft->st.unknown_events,
+	          (unsigned long long)tracing_writer_stats(ft->w)->packets_dropped);
 	release_events(ft);
 	for (size_t i = 0; i < sh->users.len; i++) {
 		if (sh->users.data[i] == ft) {
@@ -824,7 +830,8 @@ int probes_ftrace_cleanup(const char *tracefs_root, bool hard, struct tb_err *er
 		rc = 0;
 	}
 	if (rc == 0 && n)
-		log_info(DS_LOG, "ftrace: restored %zu tracefs settings a dead traced_probes left", n);
+		log_info(DS_LOG, "ftrace: restored %zu tracefs settings a dead traced_probes left",
+		         n);
 	else if (rc == 0 && hard && (rc = probes_ftrace_tracefs_reset(&fs)) == 0)
 		log_info(DS_LOG, "ftrace: tracefs reset");
 	if (rc < 0)

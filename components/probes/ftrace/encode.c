@@ -25,33 +25,51 @@
 
 static const struct ftrace_proto_field k_print[] = {{"ip", 1, U64}, {"buf", 2, S}};
 static const struct ftrace_proto_field k_sched_switch[] = {
-    {"prev_comm", 1, S}, {"prev_pid", 2, I32},  {"prev_prio", 3, I32}, {"prev_state", 4, I64},
-    {"next_comm", 5, S}, {"next_pid", 6, I32},  {"next_prio", 7, I32},
+    {"prev_comm", 1, S}, {"prev_pid", 2, I32}, {"prev_prio", 3, I32}, {"prev_state", 4, I64},
+    {"next_comm", 5, S}, {"next_pid", 6, I32}, {"next_prio", 7, I32},
 };
 static const struct ftrace_proto_field k_cpu_state[] = {{"state", 1, U32}, {"cpu_id", 2, U32}};
 static const struct ftrace_proto_field k_wakeup[] = {
     {"comm", 1, S}, {"pid", 2, I32}, {"prio", 3, I32}, {"success", 4, I32}, {"target_cpu", 5, I32},
 };
 static const struct ftrace_proto_field k_newtask[] = {
-    {"pid", 1, I32}, {"comm", 2, S}, {"clone_flags", 3, U64}, {"oom_score_adj", 4, I32},
+    {"pid", 1, I32},
+    {"comm", 2, S},
+    {"clone_flags", 3, U64},
+    {"oom_score_adj", 4, I32},
 };
 static const struct ftrace_proto_field k_rename[] = {
-    {"pid", 1, I32}, {"oldcomm", 2, S}, {"newcomm", 3, S}, {"oom_score_adj", 4, I32},
+    {"pid", 1, I32},
+    {"oldcomm", 2, S},
+    {"newcomm", 3, S},
+    {"oom_score_adj", 4, I32},
 };
 static const struct ftrace_proto_field k_exec[] = {
-    {"filename", 1, S}, {"pid", 2, I32}, {"old_pid", 3, I32},
+    {"filename", 1, S},
+    {"pid", 2, I32},
+    {"old_pid", 3, I32},
 };
 static const struct ftrace_proto_field k_exit[] = {
-    {"comm", 1, S}, {"pid", 2, I32}, {"tgid", 3, I32}, {"prio", 4, I32},
+    {"comm", 1, S},
+    {"pid", 2, I32},
+    {"tgid", 3, I32},
+    {"prio", 4, I32},
 };
 static const struct ftrace_proto_field k_fork[] = {
-    {"parent_comm", 1, S}, {"parent_pid", 2, I32}, {"child_comm", 3, S}, {"child_pid", 4, I32},
+    {"parent_comm", 1, S},
+    {"parent_pid", 2, I32},
+    {"child_comm", 3, S},
+    {"child_pid", 4, I32},
 };
-static const struct ftrace_proto_field k_free[] = {{"comm", 1, S}, {"pid", 2, I32}, {"prio", 3, I32}};
+static const struct ftrace_proto_field k_free[] = {
+    {"comm", 1, S}, {"pid", 2, I32}, {"prio", 3, I32}};
 static const struct ftrace_proto_field k_blocked_reason[] = {
     {"pid", 1, I32}, {"caller", 2, FTRACE_PT_KSYM}, {"io_wait", 3, U32}};
 
-#define EV(g, n, id, f) {g, n, id, f, TB_ARRAY_SIZE(f)}
+#define EV(g, n, id, f)                       \
+	{                                     \
+		g, n, id, f, TB_ARRAY_SIZE(f) \
+	}
 static const struct ftrace_proto_event k_events[] = {
     EV("ftrace", "print", 3, k_print),
     EV("sched", "sched_switch", 4, k_sched_switch),
@@ -70,10 +88,8 @@ static const struct ftrace_proto_event k_events[] = {
 };
 
 /* The fields compact_sched keeps, in the order of compact_field. */
-static const char *const k_compact_switch[] = {"prev_state", "next_pid", "next_prio",
-					       "next_comm"};
-static const char *const k_compact_waking[] = {"pid", "target_cpu", "prio", "comm",
-					       "common_flags"};
+static const char *const k_compact_switch[] = {"prev_state", "next_pid", "next_prio", "next_comm"};
+static const char *const k_compact_waking[] = {"pid", "target_cpu", "prio", "comm", "common_flags"};
 
 /* sched_switch / sched_waking can go to compact_sched when every field it
  * keeps is there, an integer (or the comm a fixed char array). */
@@ -150,8 +166,8 @@ static void resolve_fast(struct ftrace_event_format *f)
 				return;
 			inner += 1 + 10;
 			ff->op = t == FTRACE_PT_INT32    ? FAST_U_I32
-				 : t == FTRACE_PT_UINT32 ? FAST_U_U32
-							 : FAST_U64;
+			         : t == FTRACE_PT_UINT32 ? FAST_U_U32
+			                                 : FAST_U64;
 			ff->op += fd->is_signed && fd->size < 8; /* the _S twin */
 			ff->tag = (uint8_t)(e->fields[j].id << 3 | PB_WIRE_VARINT);
 		}
@@ -193,7 +209,8 @@ void probes_ftrace_proto_resolve(struct ftrace_event_format *f)
 			continue;
 		TB_CHECK(e->n_fields <= TB_ARRAY_SIZE(f->proto_field));
 		for (size_t j = 0; j < e->n_fields; j++) {
-			const struct ftrace_field *fd = probes_ftrace_format_field(f, e->fields[j].name);
+			const struct ftrace_field *fd =
+			    probes_ftrace_format_field(f, e->fields[j].name);
 			f->proto_field[j] = fd ? (int8_t)(fd - f->fields) : -1;
 		}
 		f->proto = e;
@@ -208,7 +225,7 @@ void probes_ftrace_proto_resolve(struct ftrace_event_format *f)
  * Strings of events are a few dozen bytes at most; copy them inline (16
  * bytes at once when they fit) rather than through pb_put_bytes. */
 static inline void put_short_bytes(struct pb_writer *w, uint32_t id, const uint8_t *s, size_t n,
-				   size_t avail)
+                                   size_t avail)
 {
 	if (n < 128 && id < 16 && w->end - w->cur >= (ptrdiff_t)n + 18) {
 		uint8_t *o = w->cur;
@@ -225,8 +242,8 @@ static inline void put_short_bytes(struct pb_writer *w, uint32_t id, const uint8
 }
 
 static void put_typed(struct pb_writer *w, const struct ftrace_event_format *f,
-		      const struct ftrace_record *rec, struct ftrace_kaddrs *ka,
-		      struct probes_ftrace_encode_stats *st)
+                      const struct ftrace_record *rec, struct ftrace_kaddrs *ka,
+                      struct probes_ftrace_encode_stats *st)
 {
 	const struct ftrace_proto_event *e = f->proto;
 	unsigned h = pb_begin_nested(w, e->id);
@@ -241,10 +258,10 @@ static void put_typed(struct pb_writer *w, const struct ftrace_event_format *f,
 		fd = &f->fields[f->proto_field[j]];
 		if (pf->type == FTRACE_PT_STRING) {
 			if (fd->kind == FTRACE_FIELD_CHAR_ARRAY
-				    ? ftrace_rd_char_array(fd, rec->data, rec->len, &s, &n)
-				    : probes_ftrace_field_str(fd, rec->data, rec->len, &s, &n))
+			        ? ftrace_rd_char_array(fd, rec->data, rec->len, &s, &n)
+			        : probes_ftrace_field_str(fd, rec->data, rec->len, &s, &n))
 				put_short_bytes(w, pf->id, s, n,
-						fd->kind == FTRACE_FIELD_CHAR_ARRAY ? fd->size : n);
+				                fd->kind == FTRACE_FIELD_CHAR_ARRAY ? fd->size : n);
 			else
 				st->fields_skipped++;
 			continue;
@@ -268,7 +285,7 @@ static void put_typed(struct pb_writer *w, const struct ftrace_event_format *f,
 
 /* Array elements as text, "[1, 2, 3]" (signed when the field is), capped. */
 static size_t render_array(const uint8_t *p, size_t bytes, unsigned esz, bool sign, char *out,
-			   size_t cap)
+                           size_t cap)
 {
 	size_t o = 0;
 	out[o++] = '[';
@@ -278,17 +295,19 @@ static size_t render_array(const uint8_t *p, size_t bytes, unsigned esz, bool si
 		if (sign && esz < 8 && (v >> (esz * 8 - 1)) & 1)
 			v |= ~0ull << (esz * 8);
 		if (sign)
-			o += (size_t)snprintf(out + o, cap - o, "%s%lld", i ? ", " : "", (long long)v);
+			o += (size_t)snprintf(out + o, cap - o, "%s%lld", i ? ", " : "",
+			                      (long long)v);
 		else
 			o += (size_t)snprintf(out + o, cap - o, "%s%llu", i ? ", " : "",
-					      (unsigned long long)v);
+			                      (unsigned long long)v);
 	}
 	out[o++] = ']';
 	return o;
 }
 
 static void put_generic_field(struct pb_writer *w, const struct ftrace_field *fd,
-			      const struct ftrace_record *rec, struct probes_ftrace_encode_stats *st)
+                              const struct ftrace_record *rec,
+                              struct probes_ftrace_encode_stats *st)
 {
 	const uint8_t *s;
 	size_t n, b;
@@ -309,14 +328,15 @@ static void put_generic_field(struct pb_writer *w, const struct ftrace_field *fd
 	} else if (probes_ftrace_field_str(fd, rec->data, rec->len, &s, &n)) {
 		pb_put_bytes(w, PB_F_GenericFtraceEvent_Field_str_value, s, n);
 	} else if (fd->kind == FTRACE_FIELD_ARRAY && (size_t)fd->offset + fd->size <= rec->len) {
-		n = render_array(rec->data + fd->offset, fd->size, fd->elem_size, fd->is_signed, buf,
-				 sizeof buf);
+		n = render_array(rec->data + fd->offset, fd->size, fd->elem_size, fd->is_signed,
+		                 buf, sizeof buf);
 		pb_put_bytes(w, PB_F_GenericFtraceEvent_Field_str_value, buf, n);
 	} else if ((fd->kind == FTRACE_FIELD_DATA_LOC || fd->kind == FTRACE_FIELD_REL_LOC) &&
-		   (size_t)fd->offset + 4 <= rec->len) {
+	           (size_t)fd->offset + 4 <= rec->len) {
 		/* A non-char dynamic array: its bytes, as [b0, b1, ...]. */
 		memcpy(&loc, rec->data + fd->offset, 4);
-		b = (loc & 0xffff) + (fd->kind == FTRACE_FIELD_REL_LOC ? (size_t)fd->offset + 4 : 0);
+		b = (loc & 0xffff) +
+		    (fd->kind == FTRACE_FIELD_REL_LOC ? (size_t)fd->offset + 4 : 0);
 		n = loc >> 16;
 		if (b <= rec->len && n <= rec->len - b) {
 			n = render_array(rec->data + b, n, 1, false, buf, sizeof buf);
@@ -335,7 +355,7 @@ static void put_generic_field(struct pb_writer *w, const struct ftrace_field *fd
  * sizes patched at the end. The caller checked the room and the record's
  * length, so no field read can fail. */
 static void put_typed_fast(struct pb_writer *w, const struct ftrace_event_format *f,
-			   const struct ftrace_record *rec)
+                           const struct ftrace_record *rec)
 {
 	uint8_t *o = w->cur, *outer, *inner;
 	uint64_t v = 0;
@@ -413,11 +433,9 @@ static void put_typed_fast(struct pb_writer *w, const struct ftrace_event_format
 
 /* Cache-line aligned: its branches' placement alone moved the plain
  * FtraceEvent benchmark by 2.5 ns an event (same instructions). */
-static __attribute__((aligned(64))) void put_event(struct pb_writer *w,
-						   const struct ftrace_event_format *f,
-						   const struct ftrace_record *rec,
-						   struct ftrace_kaddrs *ka,
-						   struct probes_ftrace_encode_stats *st)
+static __attribute__((aligned(64))) void
+put_event(struct pb_writer *w, const struct ftrace_event_format *f, const struct ftrace_record *rec,
+          struct ftrace_kaddrs *ka, struct probes_ftrace_encode_stats *st)
 {
 	uint64_t pid;
 	unsigned h, g;
@@ -429,7 +447,8 @@ static __attribute__((aligned(64))) void put_event(struct pb_writer *w,
 	}
 	h = pb_begin_nested(w, PB_F_FtraceEventBundle_event);
 	pb_put_uint64(w, PB_F_FtraceEvent_timestamp, rec->ts);
-	if (f->common_pid >= 0 && ftrace_rd_int(&f->fields[f->common_pid], rec->data, rec->len, &pid))
+	if (f->common_pid >= 0 &&
+	    ftrace_rd_int(&f->fields[f->common_pid], rec->data, rec->len, &pid))
 		pb_put_uint32(w, PB_F_FtraceEvent_pid, (uint32_t)pid);
 	if (f->proto) {
 		put_typed(w, f, rec, ka, st);
@@ -447,7 +466,8 @@ static __attribute__((aligned(64))) void put_event(struct pb_writer *w,
 }
 
 bool probes_ftrace_encode_event(struct pb_writer *w, const struct ftrace_table *t,
-			 const struct ftrace_record *rec, struct probes_ftrace_encode_stats *st)
+                                const struct ftrace_record *rec,
+                                struct probes_ftrace_encode_stats *st)
 {
 	const struct ftrace_event_format *f = probes_ftrace_table_find(t, rec->event_id);
 	if (!f) {
@@ -472,8 +492,20 @@ struct packed {
 	size_t bytes;
 };
 
-enum { SW_TS, SW_STATE, SW_PID, SW_PRIO, SW_COMM, WK_TS, WK_PID, WK_CPU, WK_PRIO, WK_COMM,
-       WK_FLAGS, N_PACKED };
+enum {
+	SW_TS,
+	SW_STATE,
+	SW_PID,
+	SW_PRIO,
+	SW_COMM,
+	WK_TS,
+	WK_PID,
+	WK_CPU,
+	WK_PRIO,
+	WK_COMM,
+	WK_FLAGS,
+	N_PACKED
+};
 
 struct ftrace_compact_buf {
 	struct packed a[N_PACKED];
@@ -552,7 +584,7 @@ static void compact_rehash(struct ftrace_compact_buf *c)
 /* The intern_table index of the comm s[0, n), n <= COMM_MAX, s[0, avail)
  * readable. */
 static uint32_t compact_intern(struct ftrace_compact_buf *c, const uint8_t *s, size_t n,
-			       size_t avail)
+                               size_t avail)
 {
 	uint64_t k[2] = {0, 0};
 	size_t slot;
@@ -586,8 +618,10 @@ static uint32_t compact_intern(struct ftrace_compact_buf *c, const uint8_t *s, s
 
 /* Field i of the compact list as a varint value (int32s sign-extended);
  * always inlined: it runs three or four times an event. */
-static inline __attribute__((always_inline)) bool compact_int(const struct ftrace_event_format *f, int i,
-			const struct ftrace_record *rec, uint64_t *v)
+static inline __attribute__((always_inline)) bool compact_int(const struct ftrace_event_format *f,
+                                                              int i,
+                                                              const struct ftrace_record *rec,
+                                                              uint64_t *v)
 {
 	const struct ftrace_field *fd = &f->fields[f->compact_field[i]];
 	if (!ftrace_rd_int(fd, rec->data, rec->len, v))
@@ -600,7 +634,7 @@ static inline __attribute__((always_inline)) bool compact_int(const struct ftrac
 /* Append rec to c; false (nothing appended) when a field lies outside the
  * record, so the caller writes it as a plain event instead. */
 static bool compact_add(struct ftrace_compact_buf *c, const struct ftrace_event_format *f,
-			const struct ftrace_record *rec)
+                        const struct ftrace_record *rec)
 {
 	const struct ftrace_field *comm = &f->fields[f->compact_field[3]];
 	uint64_t a, b, d, fl = 0;
@@ -609,8 +643,9 @@ static bool compact_add(struct ftrace_compact_buf *c, const struct ftrace_event_
 	uint32_t idx;
 
 	if (!compact_int(f, 0, rec, &a) || !compact_int(f, 1, rec, &b) ||
-	    !compact_int(f, 2, rec, &d) || !ftrace_rd_char_array(comm, rec->data, rec->len, &s, &n) ||
-	    n > COMM_MAX || (f->compact == FTRACE_COMPACT_WAKING && !compact_int(f, 4, rec, &fl)))
+	    !compact_int(f, 2, rec, &d) ||
+	    !ftrace_rd_char_array(comm, rec->data, rec->len, &s, &n) || n > COMM_MAX ||
+	    (f->compact == FTRACE_COMPACT_WAKING && !compact_int(f, 4, rec, &fl)))
 		return false;
 	idx = compact_intern(c, s, n, comm->size);
 	/* Both kinds' arrays run ts, three integers, comm (then waking's flags):
@@ -655,8 +690,9 @@ static void compact_write(struct pb_writer *w, struct ftrace_compact_buf *c)
 }
 
 size_t probes_ftrace_encode_bundle_opts(struct pb_writer *w, const struct ftrace_table *t,
-				 struct ftrace_encode_opts *o, uint32_t cpu, const uint8_t *buf,
-				 size_t len, struct probes_ftrace_encode_stats *st)
+                                        struct ftrace_encode_opts *o, uint32_t cpu,
+                                        const uint8_t *buf, size_t len,
+                                        struct probes_ftrace_encode_stats *st)
 {
 	size_t page = t->layout.page_size, written = 0;
 	struct ftrace_compact_buf *c = NULL;
@@ -703,8 +739,9 @@ size_t probes_ftrace_encode_bundle_opts(struct pb_writer *w, const struct ftrace
 					} else {
 						f = probes_ftrace_table_find(t, rec.event_id);
 						wanted = !mask || (rec.event_id < 65536 &&
-								   (mask[rec.event_id / 64] >>
-								    (rec.event_id % 64) & 1));
+						                   (mask[rec.event_id / 64] >>
+						                        (rec.event_id % 64) &
+						                    1));
 					}
 					last_id = rec.event_id;
 					prev_f = tf;
@@ -745,13 +782,14 @@ size_t probes_ftrace_encode_bundle_opts(struct pb_writer *w, const struct ftrace
 }
 
 size_t probes_ftrace_encode_bundle(struct pb_writer *w, const struct ftrace_table *t, uint32_t cpu,
-			    const uint8_t *buf, size_t len, struct probes_ftrace_encode_stats *st)
+                                   const uint8_t *buf, size_t len,
+                                   struct probes_ftrace_encode_stats *st)
 {
 	return probes_ftrace_encode_bundle_opts(w, t, NULL, cpu, buf, len, st);
 }
 
 void probes_ftrace_encode_stats(struct pb_writer *w, enum ftrace_stats_phase phase,
-			 const struct ftrace_cpu_stats *cpus, size_t n)
+                                const struct ftrace_cpu_stats *cpus, size_t n)
 {
 	pb_put_varint(w, PB_F_FtraceStats_phase, (uint64_t)phase);
 	for (size_t i = 0; i < n; i++) {

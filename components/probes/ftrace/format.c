@@ -42,8 +42,8 @@ static bool find_uint(const char *line, size_t n, const char *key, uint64_t max,
 {
 	size_t k = strlen(key);
 	for (size_t i = 0; i + k <= n; i++) {
-		if (memcmp(line + i, key, k) == 0 && (i == 0 || line[i - 1] == '\t' ||
-						      line[i - 1] == ' ' || line[i - 1] == ';'))
+		if (memcmp(line + i, key, k) == 0 &&
+		    (i == 0 || line[i - 1] == '\t' || line[i - 1] == ' ' || line[i - 1] == ';'))
 			return parse_uint(line + i + k, n - i - k, max, out);
 	}
 	return false;
@@ -139,8 +139,8 @@ static bool make_field(const struct ftrace_field_line *fl, struct ftrace_field *
 		if (is_char_type(f->type, strlen(f->type))) {
 			f->kind = f->size ? FTRACE_FIELD_CHAR_ARRAY : FTRACE_FIELD_STR_TAIL;
 		} else if (dim_known && dim > 0 && f->size % dim == 0 &&
-			   (f->size / dim == 1 || f->size / dim == 2 || f->size / dim == 4 ||
-			    f->size / dim == 8)) {
+		           (f->size / dim == 1 || f->size / dim == 2 || f->size / dim == 4 ||
+		            f->size / dim == 8)) {
 			f->kind = FTRACE_FIELD_ARRAY;
 			f->elem_size = (uint8_t)(f->size / dim);
 		} else {
@@ -187,7 +187,7 @@ void probes_ftrace_format_release(struct ftrace_event_format *f)
 }
 
 int probes_ftrace_format_parse(const char *group, const char *text, size_t len,
-			struct ftrace_event_format *out, struct tb_err *err)
+                               struct ftrace_event_format *out, struct tb_err *err)
 {
 	const char *p = text, *end = text + len;
 	bool have_id = false;
@@ -202,13 +202,15 @@ int probes_ftrace_format_parse(const char *group, const char *text, size_t len,
 		struct ftrace_field_line fl;
 		uint64_t id;
 
-		if (!out->name && line_value(p, n, "name:", &v, &vn) && vn && vn <= FTRACE_MAX_NAME) {
+		if (!out->name && line_value(p, n, "name:", &v, &vn) && vn &&
+		    vn <= FTRACE_MAX_NAME) {
 			out->name = tb_strndup(v, vn);
 		} else if (!have_id && line_value(p, n, "ID:", &v, &vn) &&
-			   parse_uint(v, vn, UINT16_MAX, &id)) {
+		           parse_uint(v, vn, UINT16_MAX, &id)) {
 			out->id = (uint32_t)id;
 			have_id = true;
-		} else if (out->n_fields < FTRACE_MAX_FIELDS && probes_ftrace_parse_field_line(p, n, &fl)) {
+		} else if (out->n_fields < FTRACE_MAX_FIELDS &&
+		           probes_ftrace_parse_field_line(p, n, &fl)) {
 			if (out->n_fields == cap) {
 				cap = cap ? cap * 2 : 16;
 				out->fields = tb_realloc(out->fields, cap * sizeof *out->fields);
@@ -226,8 +228,10 @@ int probes_ftrace_format_parse(const char *group, const char *text, size_t len,
 	}
 	if (!out->name || !have_id || out->n_fields == 0) {
 		rc = tb_err_set(err, -EINVAL, "bad event format '%s/%s': %s", group ? group : "",
-				out->name ? out->name : "?",
-				!out->name ? "no name" : !have_id ? "no ID" : "no fields");
+		                out->name ? out->name : "?",
+		                !out->name ? "no name"
+		                : !have_id ? "no ID"
+		                           : "no fields");
 		probes_ftrace_format_release(out);
 		return rc;
 	}
@@ -236,7 +240,7 @@ int probes_ftrace_format_parse(const char *group, const char *text, size_t len,
 }
 
 int probes_ftrace_parse_header_page(const char *text, size_t len, struct ftrace_page_layout *l,
-			     struct tb_err *err)
+                                    struct tb_err *err)
 {
 	const char *p = text, *end = text + len;
 	unsigned found = 0;
@@ -263,12 +267,12 @@ int probes_ftrace_parse_header_page(const char *text, size_t len, struct ftrace_
 	if (found != 7 || l->ts_off + 8u > l->data_off ||
 	    (uint32_t)l->commit_off + l->commit_size > l->data_off || l->page_size <= l->data_off)
 		return tb_err_set(err, -EINVAL,
-				  "bad 'events/header_page': no timestamp, commit or data field");
+		                  "bad 'events/header_page': no timestamp, commit or data field");
 	return 0;
 }
 
 const struct ftrace_field *probes_ftrace_format_field(const struct ftrace_event_format *f,
-					       const char *name)
+                                                      const char *name)
 {
 	for (size_t i = 0; i < f->n_fields; i++)
 		if (strcmp(f->fields[i].name, name) == 0)
@@ -277,14 +281,14 @@ const struct ftrace_field *probes_ftrace_format_field(const struct ftrace_event_
 }
 
 bool probes_ftrace_field_int(const struct ftrace_field *fd, const uint8_t *rec, size_t len,
-		      uint64_t *out)
+                             uint64_t *out)
 {
 	return ftrace_rd_int(fd, rec, len, out);
 }
 
 /* Bytes [*b, *b + *n) of a dynamic (__data_loc / __rel_loc) field. */
 static bool dyn_span(const struct ftrace_field *fd, const uint8_t *rec, size_t len, size_t *b,
-		     size_t *n)
+                     size_t *n)
 {
 	uint32_t loc;
 	size_t start;
@@ -302,7 +306,7 @@ static bool dyn_span(const struct ftrace_field *fd, const uint8_t *rec, size_t l
 }
 
 bool probes_ftrace_field_str(const struct ftrace_field *fd, const uint8_t *rec, size_t len,
-		      const uint8_t **s, size_t *n)
+                             const uint8_t **s, size_t *n)
 {
 	size_t b, m;
 	const uint8_t *nul;
@@ -351,7 +355,7 @@ void probes_ftrace_table_release(struct ftrace_table *t)
 }
 
 int probes_ftrace_table_add_format(struct ftrace_table *t, const char *group, const char *text,
-			    size_t len, struct tb_err *err)
+                                   size_t len, struct tb_err *err)
 {
 	struct ftrace_event_format *f = tb_calloc(1, sizeof *f);
 	uint64_t idx;
@@ -380,7 +384,8 @@ int probes_ftrace_table_add_format(struct ftrace_table *t, const char *group, co
 	return 0;
 }
 
-const struct ftrace_event_format *probes_ftrace_table_find(const struct ftrace_table *t, uint32_t id)
+const struct ftrace_event_format *probes_ftrace_table_find(const struct ftrace_table *t,
+                                                           uint32_t id)
 {
 	uint64_t idx;
 	return hmap_get(&t->by_id, id, &idx) ? t->events.data[idx] : NULL;

@@ -36,7 +36,7 @@ void probes_ftrace_pids_resolve(struct ftrace_event_format *f);
 /* Add the tasks rec mentions to p, one by one: the slow path of
  * ftrace_pids_collect (a pid not seen yet, a short record, task_rename). */
 void probes_ftrace_pids_collect_slow(struct ftrace_pids *p, const struct ftrace_event_format *f,
-			      const struct ftrace_record *rec);
+                                     const struct ftrace_record *rec);
 
 /* Whether the pid at data + off is in p's bitmap. */
 static inline bool ftrace_pid_seen(const struct ftrace_pids *p, const uint8_t *data, unsigned off)
@@ -53,7 +53,7 @@ static inline bool ftrace_pid_seen(const struct ftrace_pids *p, const uint8_t *d
  * two FTRACE_PIDS_CACHE iff the OR is) and one on the AND of their bits; a
  * pid not seen yet, a short record or task_rename takes the call. */
 static inline void ftrace_pids_collect(struct ftrace_pids *p, const struct ftrace_event_format *f,
-				       const struct ftrace_record *rec)
+                                       const struct ftrace_record *rec)
 {
 	unsigned n = f->n_pid_offs;
 	if (!n)
@@ -64,8 +64,8 @@ static inline void ftrace_pids_collect(struct ftrace_pids *p, const struct ftrac
 		memcpy(&b, rec->data + f->pid_off[1], 4);
 		memcpy(&c, rec->data + f->pid_off[2], 4);
 		if (TB_LIKELY((a | b | c) < FTRACE_PIDS_CACHE &&
-			      (p->cache[a / 64] >> (a % 64) & p->cache[b / 64] >> (b % 64) &
-			       p->cache[c / 64] >> (c % 64) & 1))) {
+		              (p->cache[a / 64] >> (a % 64) & p->cache[b / 64] >> (b % 64) &
+		               p->cache[c / 64] >> (c % 64) & 1))) {
 			for (unsigned i = 3; i < n; i++)
 				if (!ftrace_pid_seen(p, rec->data, f->pid_off[i]))
 					goto slow;
@@ -103,7 +103,7 @@ struct ftrace_proto_event {
 
 /* probes_ftrace_field_int, inline for the encoder's per-event path. */
 static inline bool ftrace_rd_int(const struct ftrace_field *fd, const uint8_t *rec, size_t len,
-				 uint64_t *out)
+                                 uint64_t *out)
 {
 	uint64_t v;
 	unsigned shift;
@@ -154,7 +154,7 @@ static inline size_t ftrace_strnlen(const uint8_t *p, size_t max)
 /* A CHAR_ARRAY field (char name[N]) up to its first NUL, inline for the
  * encoder; other string kinds go through probes_ftrace_field_str. */
 static inline bool ftrace_rd_char_array(const struct ftrace_field *fd, const uint8_t *rec,
-					size_t len, const uint8_t **s, size_t *n)
+                                        size_t len, const uint8_t **s, size_t *n)
 {
 	if ((size_t)fd->offset + fd->size > len)
 		return false;

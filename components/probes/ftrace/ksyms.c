@@ -43,7 +43,7 @@ void probes_ftrace_kaddrs_release(struct ftrace_kaddrs *k)
 }
 
 void probes_ftrace_kaddrs_write_names(struct pb_writer *w, struct ftrace_kaddrs *k,
-			       const struct ksyms *syms)
+                                      const struct ksyms *syms)
 {
 	bool any = false;
 	unsigned h = 0;

@@ -31,7 +31,7 @@ static uint32_t rd32(const uint8_t *p)
 }
 
 int probes_ftrace_page_begin(struct ftrace_page_iter *it, const struct ftrace_page_layout *l,
-		      const uint8_t *page, size_t len)
+                             const uint8_t *page, size_t len)
 {
 	uint64_t commit;
 	size_t avail;
@@ -94,7 +94,7 @@ bool probes_ftrace_page_next(struct ftrace_page_iter *it, struct ftrace_record *
 
 		if (left < 4)
 			return stop(it, it->partial ? FTRACE_STATUS_PARTIAL_PAGE_READ
-						    : FTRACE_STATUS_ABI_SHORT_EVENT_HEADER);
+			                            : FTRACE_STATUS_ABI_SHORT_EVENT_HEADER);
 		hdr = rd32(it->p);
 		type_len = hdr & 0x1f;
 		delta = hdr >> 5;
@@ -106,14 +106,16 @@ bool probes_ftrace_page_next(struct ftrace_page_iter *it, struct ftrace_record *
 			if (delta == 0)
 				return stop(it, FTRACE_STATUS_OK);
 			if (left < 4)
-				return stop(it, it->partial ? FTRACE_STATUS_PARTIAL_PAGE_READ
-							    : FTRACE_STATUS_ABI_SHORT_PADDING_LENGTH);
+				return stop(it, it->partial
+				                    ? FTRACE_STATUS_PARTIAL_PAGE_READ
+				                    : FTRACE_STATUS_ABI_SHORT_PADDING_LENGTH);
 			n = rd32(it->p); /* counts its own 4 bytes */
 			if (n < 4)
 				return stop(it, FTRACE_STATUS_ABI_INVALID_PADDING_LENGTH);
 			if (n > left)
-				return stop(it, it->partial ? FTRACE_STATUS_PARTIAL_PAGE_READ
-							    : FTRACE_STATUS_ABI_INVALID_PADDING_LENGTH);
+				return stop(it, it->partial
+				                    ? FTRACE_STATUS_PARTIAL_PAGE_READ
+				                    : FTRACE_STATUS_ABI_INVALID_PADDING_LENGTH);
 			it->p += n;
 			it->ts += delta;
 			continue;
@@ -121,9 +123,9 @@ bool probes_ftrace_page_next(struct ftrace_page_iter *it, struct ftrace_record *
 		case RB_TYPE_TIME_STAMP:
 			if (left < 4)
 				return stop(it, it->partial ? FTRACE_STATUS_PARTIAL_PAGE_READ
-						 : type_len == RB_TYPE_TIME_EXTEND
-						     ? FTRACE_STATUS_ABI_SHORT_TIME_EXTEND
-						     : FTRACE_STATUS_ABI_SHORT_TIME_STAMP);
+				                : type_len == RB_TYPE_TIME_EXTEND
+				                    ? FTRACE_STATUS_ABI_SHORT_TIME_EXTEND
+				                    : FTRACE_STATUS_ABI_SHORT_TIME_STAMP);
 			ext = rd32(it->p);
 			it->p += 4;
 			if (type_len == RB_TYPE_TIME_EXTEND) {
@@ -142,7 +144,7 @@ bool probes_ftrace_page_next(struct ftrace_page_iter *it, struct ftrace_record *
 		if (type_len == 0) {
 			if (left < 4)
 				return stop(it, it->partial ? FTRACE_STATUS_PARTIAL_PAGE_READ
-							    : FTRACE_STATUS_ABI_SHORT_DATA_LENGTH);
+				                            : FTRACE_STATUS_ABI_SHORT_DATA_LENGTH);
 			n = rd32(it->p);
 			if (n == 0)
 				return stop(it, FTRACE_STATUS_ABI_ZERO_DATA_LENGTH);
@@ -155,7 +157,7 @@ bool probes_ftrace_page_next(struct ftrace_page_iter *it, struct ftrace_record *
 		}
 		if (n > left)
 			return stop(it, it->partial ? FTRACE_STATUS_PARTIAL_PAGE_READ
-						    : FTRACE_STATUS_ABI_END_OVERFLOW);
+			                            : FTRACE_STATUS_ABI_END_OVERFLOW);
 		data = it->p;
 		it->p += n;
 		it->ts += delta;
@@ -163,9 +165,9 @@ bool probes_ftrace_page_next(struct ftrace_page_iter *it, struct ftrace_record *
 			return stop(it, FTRACE_STATUS_ABI_SHORT_EVENT_ID);
 		rec->ts = it->ts;
 		rec->event_id = l->type_size == 1   ? data[l->type_off]
-				: l->type_size == 2 ? (uint32_t)data[l->type_off] |
-							  (uint32_t)data[l->type_off + 1] << 8
-						    : rd32(data + l->type_off);
+		                : l->type_size == 2 ? (uint32_t)data[l->type_off] |
+		                                          (uint32_t)data[l->type_off + 1] << 8
+		                                    : rd32(data + l->type_off);
 		rec->data = data;
 		rec->len = n;
 		return true;

@@ -12,7 +12,7 @@
 
 /* ftrace_pids_collect's range test on the OR of three pids. */
 _Static_assert((FTRACE_PIDS_CACHE & (FTRACE_PIDS_CACHE - 1)) == 0,
-	       "FTRACE_PIDS_CACHE must be a power of two");
+               "FTRACE_PIDS_CACHE must be a power of two");
 
 /* Where f's pids are, once per format (from probes_ftrace_proto_resolve):
  * common_pid first (task_rename's renamed task), then its pid_t fields. */
@@ -38,7 +38,7 @@ void probes_ftrace_pids_resolve(struct ftrace_event_format *f)
 	for (unsigned i = f->n_pid_offs; i < 3 && f->n_pid_offs; i++)
 		f->pid_off[i] = f->pid_off[0];
 	f->is_rename = f->common_pid >= 0 && strcmp(f->group, "task") == 0 &&
-		       strcmp(f->name, "task_rename") == 0;
+	               strcmp(f->name, "task_rename") == 0;
 }
 
 static void pids_add(struct ftrace_pids *p, int32_t pid)
@@ -57,7 +57,7 @@ static void pids_add(struct ftrace_pids *p, int32_t pid)
 }
 
 void probes_ftrace_pids_collect_slow(struct ftrace_pids *p, const struct ftrace_event_format *f,
-			      const struct ftrace_record *rec)
+                                     const struct ftrace_record *rec)
 {
 	for (unsigned i = 0; i < f->n_pid_offs; i++) {
 		int32_t pid;

@@ -100,7 +100,8 @@ int probes_ftrace_tracefs_open(struct ftrace_tracefs *fs, const char *root, bool
 	if (!allow_mount)
 		return tb_err_set(&fs->err, -ENOENT, "tracefs is not mounted at '%s'", k_roots[0]);
 	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) < 0)
-		return tb_err_errno(&fs->err, -errno, "cannot mount tracefs at '/sys/kernel/tracing'");
+		return tb_err_errno(&fs->err, -errno,
+		                    "cannot mount tracefs at '/sys/kernel/tracing'");
 	fs->mounted_by_us = true;
 	return set_root(fs, k_roots[0]);
 }
@@ -137,8 +138,8 @@ static void write_record(struct ftrace_tracefs *fs)
 		}
 		unlink(tmp);
 	}
-	log_warn("probes", "cannot write '%s': %s; a crash would leave tracefs changed",
-		 fs->record, strerror(errno));
+	log_warn("probes", "cannot write '%s': %s; a crash would leave tracefs changed", fs->record,
+	         strerror(errno));
 	fs->record[0] = 0;
 }
 
@@ -219,7 +220,7 @@ int probes_ftrace_tracefs_recover(struct ftrace_tracefs *fs, size_t *restored)
 	if (pid != (long)getpid() && pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM)) {
 		tb_free(text);
 		return tb_err_set(&fs->err, -EBUSY, "tracefs is in use by traced_probes pid %ld",
-				  pid);
+		                  pid);
 	}
 	for (line = text; *line; line = next + 1) {
 		next = strchr(line, '\n');
@@ -268,7 +269,7 @@ void probes_ftrace_tracefs_close(struct ftrace_tracefs *fs)
 	free_saved(fs);
 	if (fs->top[0] && rmdir(fs->root) != 0)
 		log_warn("probes", "ftrace: cannot remove the instance '%s': %s", fs->root,
-			 strerror(errno));
+		         strerror(errno));
 	fs->top[0] = 0;
 	if (fs->locked)
 		close(fs->lock_fd); /* drops the flock */
@@ -301,7 +302,8 @@ int probes_ftrace_tracefs_claim(struct ftrace_tracefs *fs)
 	 * tell): a private instance of our own. */
 	snprintf(inst, sizeof inst, "%sinstances/" INSTANCE_PREFIX "%d", fs->root, (int)getpid());
 	if (mkdir(inst, 0700) != 0 && errno != EEXIST)
-		return tb_err_errno(&fs->err, -errno, "cannot create the ftrace instance '%s'", inst);
+		return tb_err_errno(&fs->err, -errno, "cannot create the ftrace instance '%s'",
+		                    inst);
 	memcpy(fs->top, fs->root, sizeof fs->top);
 	if (set_root(fs, inst) < 0 || !is_tracefs(fs->root)) {
 		int e = errno;
@@ -309,7 +311,7 @@ int probes_ftrace_tracefs_claim(struct ftrace_tracefs *fs)
 		set_root(fs, fs->top);
 		fs->top[0] = 0;
 		return tb_err_errno(&fs->err, -(e ? e : EINVAL), "'%s' is not an ftrace instance",
-				    inst);
+		                    inst);
 	}
 	fs->record[0] = 0; /* the instance goes with us: nothing to recover */
 	return 1;
@@ -425,8 +427,8 @@ static bool safe_name(const char *s)
 	return s[0] && !strchr(s, '/') && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
 }
 
-int probes_ftrace_tracefs_enable_event(struct ftrace_tracefs *fs, const char *group, const char *name,
-				bool on)
+int probes_ftrace_tracefs_enable_event(struct ftrace_tracefs *fs, const char *group,
+                                       const char *name, bool on)
 {
 	char rel[FTRACE_PATH_MAX];
 	int k;
@@ -438,7 +440,7 @@ int probes_ftrace_tracefs_enable_event(struct ftrace_tracefs *fs, const char *gr
 		k = snprintf(rel, sizeof rel, "events/%s/%s/enable", group, name);
 	if (k < 0 || (size_t)k >= sizeof rel)
 		return tb_err_set(&fs->err, -ENAMETOOLONG, "event name '%s/%s' is too long", group,
-				  name);
+		                  name);
 	int rc = probes_ftrace_tracefs_write(fs, rel, on ? "1" : "0");
 	/* ftrace's own events (ftrace/print, bputs, ...) have no enable file:
 	 * the kernel records them whenever tracing is on. */
@@ -643,7 +645,8 @@ void probes_ftrace_parse_cpu_stats(const char *text, size_t len, struct ftrace_c
 	}
 }
 
-int probes_ftrace_tracefs_read_cpu_stats(struct ftrace_tracefs *fs, int cpu, struct ftrace_cpu_stats *st)
+int probes_ftrace_tracefs_read_cpu_stats(struct ftrace_tracefs *fs, int cpu,
+                                         struct ftrace_cpu_stats *st)
 {
 	char rel[64], *buf = NULL;
 	size_t len;
@@ -672,8 +675,8 @@ int probes_ftrace_table_load_header(struct ftrace_table *t, struct ftrace_tracef
 	return rc;
 }
 
-int probes_ftrace_table_load_event(struct ftrace_table *t, struct ftrace_tracefs *fs, const char *group,
-			    const char *name)
+int probes_ftrace_table_load_event(struct ftrace_table *t, struct ftrace_tracefs *fs,
+                                   const char *group, const char *name)
 {
 	char rel[FTRACE_PATH_MAX], *buf = NULL;
 	size_t len;
@@ -683,7 +686,7 @@ int probes_ftrace_table_load_event(struct ftrace_table *t, struct ftrace_tracefs
 	k = snprintf(rel, sizeof rel, "events/%s/%s/format", group, name);
 	if (k < 0 || (size_t)k >= sizeof rel)
 		return tb_err_set(&fs->err, -ENAMETOOLONG, "event name '%s/%s' is too long", group,
-				  name);
+		                  name);
 	rc = probes_ftrace_tracefs_read(fs, rel, &buf, &len);
 	if (rc < 0)
 		return rc;

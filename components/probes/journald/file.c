@@ -88,7 +88,8 @@ static inline uint64_t rd64(const uint8_t *p)
 	return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
 }
 
-int probes_journal_header_parse(const uint8_t *p, size_t n, struct journal_header *h, struct tb_err *err)
+int probes_journal_header_parse(const uint8_t *p, size_t n, struct journal_header *h,
+                                struct tb_err *err)
 {
 	memset(h, 0, sizeof *h);
 	if (n < H_MIN_SIZE || memcmp(p, journal_signature, sizeof journal_signature) != 0)
@@ -457,7 +458,8 @@ static int decompress(struct journal_file *f, unsigned flags, const uint8_t *src
 		if (n < 8)
 			return -EINVAL;
 		uint64_t want = rd64(src);
-		ssize_t got = probes_journal_lz4_block(src + 8, n - 8, dst, JOURNAL_VALUE_MAX, trunc);
+		ssize_t got =
+		    probes_journal_lz4_block(src + 8, n - 8, dst, JOURNAL_VALUE_MAX, trunc);
 		if (got < 0 || (!*trunc && (uint64_t)got != want))
 			return -EINVAL;
 		f->inflate.len = (size_t)got;
@@ -497,7 +499,8 @@ static int decompress(struct journal_file *f, unsigned flags, const uint8_t *src
 
 static uint64_t payload_hash(const struct journal_file *f, const uint8_t *p, size_t n)
 {
-	return f->keyed ? probes_journal_siphash24(p, n, f->h.file_id) : probes_journal_jenkins64(p, n);
+	return f->keyed ? probes_journal_siphash24(p, n, f->h.file_id)
+	                : probes_journal_jenkins64(p, n);
 }
 
 /* The payload of the DATA object at off ("NAME=value"), decoded, in
@@ -568,7 +571,7 @@ static int data_payload(struct journal_file *f, uint64_t off, const uint8_t **p,
 }
 
 int probes_journal_file_read_entry(struct journal_file *f, uint64_t off, struct journal_entry *e,
-                            journal_field_fn fn, void *ctx)
+                                   journal_field_fn fn, void *ctx)
 {
 	const uint8_t *o;
 	uint64_t size;
@@ -669,7 +672,8 @@ int probes_journal_file_find_data(struct journal_file *f, const void *data, size
 	return 0;
 }
 
-int probes_journal_file_find_field(struct journal_file *f, const void *name, size_t n, uint64_t *off)
+int probes_journal_file_find_field(struct journal_file *f, const void *name, size_t n,
+                                   uint64_t *off)
 {
 	if (f->h.field_hash_table_size == 0)
 		return 0;
@@ -697,7 +701,7 @@ int probes_journal_file_find_field(struct journal_file *f, const void *name, siz
 }
 
 int probes_journal_file_data_entries(struct journal_file *f, uint64_t data_off,
-                              int (*fn)(void *ctx, uint64_t entry_off), void *ctx)
+                                     int (*fn)(void *ctx, uint64_t entry_off), void *ctx)
 {
 	const uint8_t *p;
 	uint64_t size;
@@ -736,7 +740,7 @@ int probes_journal_file_data_entries(struct journal_file *f, uint64_t data_off,
 }
 
 int probes_journal_file_field_values(struct journal_file *f, const void *name, size_t n,
-                              journal_field_fn fn, void *ctx)
+                                     journal_field_fn fn, void *ctx)
 {
 	uint64_t fo, o;
 	const uint8_t *p;

@@ -27,7 +27,7 @@ static bool one_of(const uint8_t *v, size_t n, char *const *list, size_t count)
 }
 
 void probes_journal_match_field(const struct journal_filter *flt, struct journal_match *m,
-                         const uint8_t *d, size_t n)
+                                const uint8_t *d, size_t n)
 {
 	static const char prio[] = "PRIORITY", ident[] = "SYSLOG_IDENTIFIER",
 	                  unit[] = "_SYSTEMD_UNIT";

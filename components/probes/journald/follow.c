@@ -343,8 +343,8 @@ static size_t read_file(struct journal_follow *f, struct probes_journal_follow_f
 	return count;
 }
 
-size_t probes_journal_follow_poll(struct journal_follow *f, bool rescan, size_t max, journal_entry_fn fn,
-                           void *ctx)
+size_t probes_journal_follow_poll(struct journal_follow *f, bool rescan, size_t max,
+                                  journal_entry_fn fn, void *ctx)
 {
 	size_t count = 0;
 	if (drain_inotify(f) || rescan)

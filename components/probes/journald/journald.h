@@ -103,7 +103,8 @@ struct journal_header {
  * -EINVAL (not a journal, or a header that contradicts itself) /
  * -EPROTONOSUPPORT (incompatible flags this reader does not know) with a
  * message in err. Pure. */
-int probes_journal_header_parse(const uint8_t *p, size_t n, struct journal_header *h, struct tb_err *err);
+int probes_journal_header_parse(const uint8_t *p, size_t n, struct journal_header *h,
+                                struct tb_err *err);
 
 /* The format's hashes (hash.c). probes_journal_jenkins64 is lookup3's hashlittle2
  * with both seeds 0, first result in the high half; probes_journal_siphash24 is
@@ -115,7 +116,8 @@ uint64_t probes_journal_siphash24(const void *p, size_t n, const uint8_t key[16]
  * written, or -EINVAL for a malformed block. Output past cap is not
  * written; *truncated says whether the block had more (then the return is
  * cap). Pure; never reads or writes out of bounds. */
-ssize_t probes_journal_lz4_block(const uint8_t *src, size_t n, uint8_t *dst, size_t cap, bool *truncated);
+ssize_t probes_journal_lz4_block(const uint8_t *src, size_t n, uint8_t *dst, size_t cap,
+                                 bool *truncated);
 
 /* ---- one journal file (file.c) --------------------------------------------- */
 
@@ -224,27 +226,29 @@ int probes_journal_file_next(struct journal_file *f, uint64_t *off);
  * non-zero value, or -EINVAL when off is not a readable entry
  * (stats.bad_entries). */
 int probes_journal_file_read_entry(struct journal_file *f, uint64_t off, struct journal_entry *e,
-                            journal_field_fn fn, void *ctx);
+                                   journal_field_fn fn, void *ctx);
 
 /* The DATA object holding exactly data[0, n) ("NAME=value"), found through
  * the data hash table: its offset in *off. Returns 1, 0 when the file has
  * none, < 0 on a broken table or chain. */
-int probes_journal_file_find_data(struct journal_file *f, const void *data, size_t n, uint64_t *off);
+int probes_journal_file_find_data(struct journal_file *f, const void *data, size_t n,
+                                  uint64_t *off);
 
 /* The same for a FIELD object (a field name without '='). */
-int probes_journal_file_find_field(struct journal_file *f, const void *name, size_t n, uint64_t *off);
+int probes_journal_file_find_field(struct journal_file *f, const void *name, size_t n,
+                                   uint64_t *off);
 
 /* Call fn(ctx, entry offset) for every entry that references the DATA
  * object at data_off (its inline entry, then its entry-array chain), in
  * file order. Returns 0, fn's non-zero value, or < 0 on a broken chain. */
 int probes_journal_file_data_entries(struct journal_file *f, uint64_t data_off,
-                              int (*fn)(void *ctx, uint64_t entry_off), void *ctx);
+                                     int (*fn)(void *ctx, uint64_t entry_off), void *ctx);
 
 /* Call fn(ctx, payload, len) for every value of field name (through the
  * FIELD object's list of DATA objects): how `journalctl -F` lists them.
  * Returns 0, fn's value, or < 0. */
 int probes_journal_file_field_values(struct journal_file *f, const void *name, size_t n,
-                              journal_field_fn fn, void *ctx);
+                                     journal_field_fn fn, void *ctx);
 
 /* ---- matches (filter.c) ------------------------------------------------------- */
 
@@ -269,7 +273,7 @@ struct journal_match {
 void probes_journal_match_begin(const struct journal_filter *flt, struct journal_match *m);
 /* Feed one field ("NAME=value") of the entry. */
 void probes_journal_match_field(const struct journal_filter *flt, struct journal_match *m,
-                         const uint8_t *d, size_t n);
+                                const uint8_t *d, size_t n);
 static inline bool journal_match_ok(const struct journal_match *m)
 {
 	return m->prio && m->ident && m->unit;
@@ -327,8 +331,8 @@ int probes_journal_follow_fd(const struct journal_follow *f);
  * from every file, calling fn for each; 0 == no limit. Returns the number
  * read; a return of max means more may be pending. rescan: look at the
  * folders even without inotify news. */
-size_t probes_journal_follow_poll(struct journal_follow *f, bool rescan, size_t max, journal_entry_fn fn,
-                           void *ctx);
+size_t probes_journal_follow_poll(struct journal_follow *f, bool rescan, size_t max,
+                                  journal_entry_fn fn, void *ctx);
 
 /* Totals over every file followed so far (open and closed). */
 void probes_journal_follow_stats(const struct journal_follow *f, struct journal_stats *out);

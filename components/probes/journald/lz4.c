@@ -30,7 +30,8 @@ static bool more_len(const uint8_t **p, const uint8_t *end, size_t *len)
 	return true;
 }
 
-ssize_t probes_journal_lz4_block(const uint8_t *src, size_t n, uint8_t *dst, size_t cap, bool *truncated)
+ssize_t probes_journal_lz4_block(const uint8_t *src, size_t n, uint8_t *dst, size_t cap,
+                                 bool *truncated)
 {
 	const uint8_t *p = src, *end = src + n;
 	size_t out = 0;

@@ -30,7 +30,7 @@ struct probes_process_stats {
 	struct probes_procfs_config cfg;
 	char *root;
 	uint64_t poll_timer;
-	struct hmap seen; /* tids already in a ProcessTree: key tid */
+	struct hmap seen;         /* tids already in a ProcessTree: key tid */
 	struct pb_writer scratch; /* on_pids' ProcessTree body */
 	bool wrote_first;
 };
@@ -70,8 +70,8 @@ static void poll_tick(struct loop *l, uint64_t id, void *ctx)
 }
 
 struct probes_process_stats *probes_process_stats_new(struct loop *l, struct tracing_writer *w,
-						      const uint8_t *cfg, size_t len,
-						      const char *root)
+                                                      const uint8_t *cfg, size_t len,
+                                                      const char *root)
 {
 	struct probes_process_stats *ps = tb_calloc(1, sizeof *ps);
 	ps->loop = l;
@@ -97,7 +97,7 @@ void probes_process_stats_start(struct probes_process_stats *ps)
 	if (ps->cfg.proc_stats_poll_ms) {
 		poll_tick(ps->loop, 0, ps);
 		ps->poll_timer = loop_add_timer(ps->loop, ps->cfg.proc_stats_poll_ms,
-						ps->cfg.proc_stats_poll_ms, poll_tick, ps);
+		                                ps->cfg.proc_stats_poll_ms, poll_tick, ps);
 		if (!ps->poll_timer)
 			log_warn("probes", "process_stats: %s", loop_err(ps->loop)->msg);
 	}
@@ -120,7 +120,7 @@ void probes_process_stats_on_pids(struct probes_process_stats *ps, const int32_t
 }
 
 void probes_process_stats_on_rename_pids(struct probes_process_stats *ps, const int32_t *tids,
-					 size_t n)
+                                         size_t n)
 {
 	if (ps->cfg.disable_on_demand)
 		return;

@@ -27,8 +27,8 @@
 #define CMDLINE_MAX ((size_t)128 << 10)
 #define SMALL_MAX ((size_t)4 << 10)
 
-static int read_pid_file(const char *root, int32_t pid, const char *name, char **buf,
-			 size_t *len, size_t max)
+static int read_pid_file(const char *root, int32_t pid, const char *name, char **buf, size_t *len,
+                         size_t max)
 {
 	char path[512];
 	int n = snprintf(path, sizeof path, "%s/%d/%s", root, (int)pid, name);
@@ -85,7 +85,7 @@ static void quirks(const struct pb_field *f, struct probes_procfs_config *out)
 }
 
 void probes_procfs_config_parse(const uint8_t *ds_config, size_t len,
-				struct probes_procfs_config *out)
+                                struct probes_procfs_config *out)
 {
 	struct pb_field f = {0};
 	struct pb_reader r;
@@ -177,7 +177,7 @@ static bool stat_field(const char *stat, int field, uint64_t *out)
 }
 
 static void write_threads(struct pb_writer *w, const char *root, int32_t pid,
-			  const struct probes_procfs_config *cfg, struct hmap *seen)
+                          const struct probes_procfs_config *cfg, struct hmap *seen)
 {
 	struct pid_vec tids = VEC_INIT;
 	char dir[512];
@@ -223,7 +223,7 @@ static void write_threads(struct pb_writer *w, const char *root, int32_t pid,
 }
 
 int probes_procfs_write_process(struct pb_writer *w, const char *root, int32_t pid,
-				const struct probes_procfs_config *cfg, struct hmap *seen)
+                                const struct probes_procfs_config *cfg, struct hmap *seen)
 {
 	char *status = NULL, *cmdline = NULL, *stat = NULL;
 	size_t status_len = 0, cmd_len = 0, stat_len = 0;
@@ -298,7 +298,7 @@ int probes_procfs_write_process(struct pb_writer *w, const char *root, int32_t p
 }
 
 size_t probes_procfs_write_all(struct pb_writer *w, const char *root,
-			       const struct probes_procfs_config *cfg, struct hmap *seen)
+                               const struct probes_procfs_config *cfg, struct hmap *seen)
 {
 	struct pid_vec pids = VEC_INIT;
 	size_t n = 0;
@@ -329,7 +329,7 @@ static int32_t tgid_of(const char *root, int32_t tid)
 }
 
 size_t probes_procfs_write_pids(struct pb_writer *w, const char *root, const int32_t *tids,
-				size_t n, const struct probes_procfs_config *cfg, struct hmap *seen)
+                                size_t n, const struct probes_procfs_config *cfg, struct hmap *seen)
 {
 	size_t written = 0;
 	for (size_t i = 0; i < n; i++) {

@@ -31,14 +31,14 @@ struct probes_procfs_config {
 	bool record_thread_names;
 	bool record_process_age;
 	bool skip_main_thread_message;
-	bool disable_on_demand; /* quirk DISABLE_ON_DEMAND: on_pids ignored */
+	bool disable_on_demand;      /* quirk DISABLE_ON_DEMAND: on_pids ignored */
 	uint32_t proc_stats_poll_ms; /* 0: no ProcessStats polling */
 };
 
 /* Decode the process_stats_config of a serialized DataSourceConfig (borrowed)
  * into *out; absent or malformed fields stay zero. Pure. */
 void probes_procfs_config_parse(const uint8_t *ds_config, size_t len,
-				struct probes_procfs_config *out);
+                                struct probes_procfs_config *out);
 
 /* Append one ProcessTree.processes entry for pid (pid, ppid, uid, cmdline
  * args, or the comm with cmdline_is_comm for kernel threads, is_kthread,
@@ -49,12 +49,12 @@ void probes_procfs_config_parse(const uint8_t *ds_config, size_t len,
  * When seen is not NULL, every tid written is added to it (key = tid).
  * Returns 0, or -ENOENT (nothing written) if the process is gone. */
 int probes_procfs_write_process(struct pb_writer *w, const char *root, int32_t pid,
-				const struct probes_procfs_config *cfg, struct hmap *seen);
+                                const struct probes_procfs_config *cfg, struct hmap *seen);
 
 /* probes_procfs_write_process for every numeric directory of root, in
  * ascending pid order. Returns the number of processes written. */
 size_t probes_procfs_write_all(struct pb_writer *w, const char *root,
-			       const struct probes_procfs_config *cfg, struct hmap *seen);
+                               const struct probes_procfs_config *cfg, struct hmap *seen);
 
 /* ProcessTree entries for tasks first seen elsewhere (ftrace): for each tid
  * of tids[0, n) not in seen, its process (with its threads, as
@@ -63,7 +63,8 @@ size_t probes_procfs_write_all(struct pb_writer *w, const char *root,
  * handled is added to seen. w must be inside a ProcessTree. Returns the
  * number of entries written. */
 size_t probes_procfs_write_pids(struct pb_writer *w, const char *root, const int32_t *tids,
-				size_t n, const struct probes_procfs_config *cfg, struct hmap *seen);
+                                size_t n, const struct probes_procfs_config *cfg,
+                                struct hmap *seen);
 
 /* Append one ProcessStats.processes entry for pid with the memory counters
  * of /proc/PID/status (VmSize, VmRSS, RssAnon, RssFile, RssShmem, VmSwap,
@@ -81,8 +82,8 @@ struct probes_process_stats; /* opaque */
  * DataSourceConfig cfg (borrowed for the call), reading root (copied).
  * Never NULL. Loop thread only. */
 struct probes_process_stats *probes_process_stats_new(struct loop *l, struct tracing_writer *w,
-						      const uint8_t *cfg, size_t len,
-						      const char *root);
+                                                      const uint8_t *cfg, size_t len,
+                                                      const char *root);
 
 /* Start: the initial ProcessTree dump (scan_all_processes_on_start) and the
  * ProcessStats poll timer (proc_stats_poll_ms). */
@@ -97,7 +98,7 @@ void probes_process_stats_on_pids(struct probes_process_stats *ps, const int32_t
  * probes_process_stats_on_pids naming them writes them again with their new
  * names. Call it before on_pids with the same batch's pids. */
 void probes_process_stats_on_rename_pids(struct probes_process_stats *ps, const int32_t *tids,
-					 size_t n);
+                                         size_t n);
 
 /* Cancel timers and free. NULL is a no-op. Does not touch the writer. */
 void probes_process_stats_free(struct probes_process_stats *ps);

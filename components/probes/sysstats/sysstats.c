@@ -67,7 +67,8 @@ static const struct {
 int probes_sysstats_meminfo_key(const char *name, size_t len)
 {
 	for (size_t i = 0; i < TB_ARRAY_SIZE(meminfo_keys); i++)
-		if (strlen(meminfo_keys[i].key) == len && memcmp(meminfo_keys[i].key, name, len) == 0)
+		if (strlen(meminfo_keys[i].key) == len &&
+		    memcmp(meminfo_keys[i].key, name, len) == 0)
 			return meminfo_keys[i].id;
 	return 0;
 }
@@ -86,8 +87,8 @@ int probes_sysstats_vmstat_key(const char *name, size_t len)
 		buf[p++] = (char)toupper(c);
 	}
 	buf[p] = '\0';
-	v = protobuf_c_enum_descriptor_get_value_by_name(&perfetto__protos__vmstat_counters__descriptor,
-							 buf);
+	v = protobuf_c_enum_descriptor_get_value_by_name(
+	    &perfetto__protos__vmstat_counters__descriptor, buf);
 	return v && v->value > 0 ? v->value : 0;
 }
 
@@ -132,7 +133,7 @@ static void add_stat(void *ctx, uint64_t v)
 }
 
 void probes_sysstats_config_parse(const uint8_t *ds_config, size_t len,
-				  struct probes_sysstats_config *out)
+                                  struct probes_sysstats_config *out)
 {
 	bool has_mem = false, has_vm = false, has_stat = false;
 	uint32_t *periods[3];
@@ -219,7 +220,7 @@ static void put_kv(struct pb_writer *w, uint32_t field, int key, uint64_t value)
 }
 
 void probes_sysstats_write_meminfo(struct pb_writer *w, const char *text,
-				   const struct probes_sysstats_config *cfg)
+                                   const struct probes_sysstats_config *cfg)
 {
 	const char *p = text, *line;
 	size_t n;
@@ -240,7 +241,7 @@ void probes_sysstats_write_meminfo(struct pb_writer *w, const char *text,
 }
 
 void probes_sysstats_write_vmstat(struct pb_writer *w, const char *text,
-				  const struct probes_sysstats_config *cfg)
+                                  const struct probes_sysstats_config *cfg)
 {
 	const char *p = text, *line;
 	size_t n;
@@ -262,7 +263,7 @@ void probes_sysstats_write_vmstat(struct pb_writer *w, const char *text,
 
 /* "intr"/"softirq" lines: the total, then one count per irq number. */
 static void write_irqs(struct pb_writer *w, const char *s, const char *eol, uint32_t total_field,
-		       uint32_t each_field)
+                       uint32_t each_field)
 {
 	char *end;
 	for (int i = -1;; i++) {
@@ -282,7 +283,7 @@ static void write_irqs(struct pb_writer *w, const char *s, const char *eol, uint
 }
 
 void probes_sysstats_write_stat(struct pb_writer *w, const char *text,
-				const struct probes_sysstats_config *cfg, uint64_t ns_per_tick)
+                                const struct probes_sysstats_config *cfg, uint64_t ns_per_tick)
 {
 	const char *p = text, *line;
 	size_t n;
@@ -318,14 +319,14 @@ void probes_sysstats_write_stat(struct pb_writer *w, const char *text,
 				              t[i] * ns_per_tick);
 			pb_end_nested(w, h);
 		} else if (wl == 4 && memcmp(line, "intr", 4) == 0 &&
-			   (cfg->stat_mask & (1u << PROBES_STAT_IRQ_COUNTS))) {
+		           (cfg->stat_mask & (1u << PROBES_STAT_IRQ_COUNTS))) {
 			write_irqs(w, s, eol, PB_F_SysStats_num_irq_total, PB_F_SysStats_num_irq);
 		} else if (wl == 7 && memcmp(line, "softirq", 7) == 0 &&
-			   (cfg->stat_mask & (1u << PROBES_STAT_SOFTIRQ_COUNTS))) {
+		           (cfg->stat_mask & (1u << PROBES_STAT_SOFTIRQ_COUNTS))) {
 			write_irqs(w, s, eol, PB_F_SysStats_num_softirq_total,
 			           PB_F_SysStats_num_softirq);
 		} else if (wl == 9 && memcmp(line, "processes", 9) == 0 &&
-			   (cfg->stat_mask & (1u << PROBES_STAT_FORK_COUNT))) {
+		           (cfg->stat_mask & (1u << PROBES_STAT_FORK_COUNT))) {
 			char *end;
 			unsigned long long v = strtoull(s, &end, 10);
 			if (end != s && end <= eol)
@@ -345,20 +346,23 @@ static char *read_proc(const char *root, const char *name)
 }
 
 void probes_sysstats_collect(struct pb_writer *w, const char *root,
-			     const struct probes_sysstats_config *cfg, uint64_t tick)
+                             const struct probes_sysstats_config *cfg, uint64_t tick)
 {
 	char *text;
-	if (cfg->meminfo_ticks && tick % cfg->meminfo_ticks == 0 && (text = read_proc(root, "meminfo"))) {
+	if (cfg->meminfo_ticks && tick % cfg->meminfo_ticks == 0 &&
+	    (text = read_proc(root, "meminfo"))) {
 		probes_sysstats_write_meminfo(w, text, cfg);
 		tb_free(text);
 	}
-	if (cfg->vmstat_ticks && tick % cfg->vmstat_ticks == 0 && (text = read_proc(root, "vmstat"))) {
+	if (cfg->vmstat_ticks && tick % cfg->vmstat_ticks == 0 &&
+	    (text = read_proc(root, "vmstat"))) {
 		probes_sysstats_write_vmstat(w, text, cfg);
 		tb_free(text);
 	}
 	if (cfg->stat_ticks && tick % cfg->stat_ticks == 0 && (text = read_proc(root, "stat"))) {
 		long hz = sysconf(_SC_CLK_TCK);
-		probes_sysstats_write_stat(w, text, cfg, 1000000000ull / (uint64_t)(hz > 0 ? hz : 100));
+		probes_sysstats_write_stat(w, text, cfg,
+		                           1000000000ull / (uint64_t)(hz > 0 ? hz : 100));
 		tb_free(text);
 	}
 	pb_put_uint64(w, PB_F_SysStats_collection_end_timestamp, (uint64_t)tb_boot_ns());
@@ -393,7 +397,7 @@ static void tick(struct loop *l, uint64_t id, void *ctx)
 }
 
 struct probes_sys_stats *probes_sys_stats_new(struct loop *l, struct tracing_writer *w,
-					      const uint8_t *cfg, size_t len, const char *root)
+                                              const uint8_t *cfg, size_t len, const char *root)
 {
 	struct probes_sys_stats *s = tb_calloc(1, sizeof *s);
 	s->loop = l;

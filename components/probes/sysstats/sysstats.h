@@ -22,8 +22,8 @@
 #include "pb_fields.h"
 #include "tracing.h"
 
-#define PROBES_MEMINFO_MAX_KEY 63  /* MeminfoCounters values fit a uint64 mask */
-#define PROBES_VMSTAT_MAX_KEY 255  /* VmstatCounters values fit 4 uint64 words */
+#define PROBES_MEMINFO_MAX_KEY 63 /* MeminfoCounters values fit a uint64 mask */
+#define PROBES_VMSTAT_MAX_KEY 255 /* VmstatCounters values fit 4 uint64 words */
 
 /* SysStatsConfig.StatCounters bits (1 << value). */
 enum {
@@ -50,7 +50,7 @@ struct probes_sysstats_config {
 /* Decode the sys_stats_config of a serialized DataSourceConfig (borrowed).
  * Pure. */
 void probes_sysstats_config_parse(const uint8_t *ds_config, size_t len,
-				  struct probes_sysstats_config *out);
+                                  struct probes_sysstats_config *out);
 
 /* MeminfoCounters value of a /proc/meminfo key ("MemTotal", "Active(anon)")
  * or 0 when Perfetto has none. Pure. */
@@ -63,17 +63,17 @@ int probes_sysstats_vmstat_key(const char *name, size_t len);
  * terminated, borrowed), filtered by cfg. ns_per_tick converts /proc/stat
  * cpu times (1e9 / sysconf(_SC_CLK_TCK)). Malformed lines are skipped. */
 void probes_sysstats_write_meminfo(struct pb_writer *w, const char *text,
-				   const struct probes_sysstats_config *cfg);
+                                   const struct probes_sysstats_config *cfg);
 void probes_sysstats_write_vmstat(struct pb_writer *w, const char *text,
-				  const struct probes_sysstats_config *cfg);
+                                  const struct probes_sysstats_config *cfg);
 void probes_sysstats_write_stat(struct pb_writer *w, const char *text,
-				const struct probes_sysstats_config *cfg, uint64_t ns_per_tick);
+                                const struct probes_sysstats_config *cfg, uint64_t ns_per_tick);
 
 /* The body of tick number `tick` into w (inside a SysStats): the sources
  * due on that tick, read from root/{meminfo,vmstat,stat}, then
  * collection_end_timestamp. Unreadable files are skipped. */
 void probes_sysstats_collect(struct pb_writer *w, const char *root,
-			     const struct probes_sysstats_config *cfg, uint64_t tick);
+                             const struct probes_sysstats_config *cfg, uint64_t tick);
 
 /* ---- the data source ------------------------------------------------------ */
 
@@ -83,7 +83,7 @@ struct probes_sys_stats; /* opaque */
  * by the serialized DataSourceConfig cfg (borrowed for the call), reading
  * root (copied; NULL = /proc). Never NULL. Loop thread only. */
 struct probes_sys_stats *probes_sys_stats_new(struct loop *l, struct tracing_writer *w,
-					      const uint8_t *cfg, size_t len, const char *root);
+                                              const uint8_t *cfg, size_t len, const char *root);
 
 /* Write the first tick now and schedule the next ones on the wall-clock
  * multiples of the tick period (as Perfetto does). */

@@ -60,10 +60,10 @@ struct tp_archive {
 	int state;
 	VEC(uint8_t) hdr; /* header bytes gathered so far */
 	VEC(struct tp_archive_member) members;
-	uint64_t total;	    /* member bytes held */
-	uint64_t remaining; /* data bytes left in the current entry */
-	uint64_t pad;	    /* tar: padding after the data */
-	bool store;	    /* the current entry is a member (else skipped) */
+	uint64_t total;      /* member bytes held */
+	uint64_t remaining;  /* data bytes left in the current entry */
+	uint64_t pad;        /* tar: padding after the data */
+	bool store;          /* the current entry is a member (else skipped) */
 	bool long_name_next; /* tar: the current entry is a GNU long name */
 	char *long_name;
 	unsigned zero_blocks;
@@ -168,7 +168,7 @@ static bool hidden(const char *path)
 
 /* Start a member called name (taken over) of expected size hint. */
 static int member_begin(struct tp_archive *a, char *name, uint64_t size, uint64_t hint,
-			struct tb_err *err)
+                        struct tb_err *err)
 {
 	size_t len = strlen(name);
 	a->store = len && name[len - 1] != '/' && !hidden(name);
@@ -303,7 +303,7 @@ static int tar_header(struct tp_archive *a, struct tb_err *err)
 		tb_free(name);
 		if (size && type != 'x' && type != 'g' && type != '5')
 			return bad(err, "unsupported tar entry type '%s'",
-				   (char[]){(char)type, '\0'});
+			           (char[]){(char)type, '\0'});
 		return 0;
 	}
 	if (!name) {
@@ -410,7 +410,7 @@ static int zip_name(struct tp_archive *a, struct tb_err *err)
 	}
 	if (!a->deflated && a->descriptor)
 		return bad(err, "cannot read the zip archive: %s",
-			   "stored member of unknown length");
+		           "stored member of unknown length");
 	char *name = field_str(a->hdr.data, a->name_len);
 	if (member_begin(a, name, a->csize, a->descriptor ? 0 : a->usize, err) < 0)
 		return -EINVAL;
@@ -466,12 +466,12 @@ static int zip_inflate(struct tp_archive *a, const uint8_t **p, size_t *n, struc
 		a->inflated_in += used;
 		if (member_put(a, out, sizeof out - a->zs.avail_out, err) < 0)
 			return -EINVAL;
-		if (a->store && tp_archive_is_bomb(a->inflated_in,
-						   a->members.data[a->members.len - 1].len)) {
+		if (a->store &&
+		    tp_archive_is_bomb(a->inflated_in, a->members.data[a->members.len - 1].len)) {
 			tb_err_set(err, -EFBIG,
-				   "archive member '%s' inflates more than %u times its compressed "
-				   "size (a decompression bomb?): refused",
-				   cur_name(a), TP_ARCHIVE_MAX_RATIO);
+			           "archive member '%s' inflates more than %u times its compressed "
+			           "size (a decompression bomb?): refused",
+			           cur_name(a), TP_ARCHIVE_MAX_RATIO);
 			return -EFBIG;
 		}
 		if (z == Z_STREAM_END) {
@@ -578,9 +578,8 @@ int tp_archive_feed(struct tp_archive *a, const uint8_t *p, size_t n, struct tb_
 int tp_archive_finish(struct tp_archive *a, struct tb_err *err)
 {
 	bool clean = a->state == ST_DONE ||
-		     ((a->state == ST_TAR_HEADER || a->state == ST_ZIP_SIG) && a->hdr.len == 0);
+	             ((a->state == ST_TAR_HEADER || a->state == ST_ZIP_SIG) && a->hdr.len == 0);
 	if (!clean)
-		return bad(err, "truncated %s archive",
-			   a->kind == TP_ARCHIVE_TAR ? "tar" : "zip");
+		return bad(err, "truncated %s archive", a->kind == TP_ARCHIVE_TAR ? "tar" : "zip");
 	return 0;
 }

@@ -36,7 +36,7 @@ void tp_gunzip_free(struct tp_gunzip *g)
 }
 
 int tp_gunzip_feed(struct tp_gunzip *g, const uint8_t *p, size_t n, tp_gunzip_sink sink, void *ctx,
-		   struct tb_err *err)
+                   struct tb_err *err)
 {
 	g->zs.next_in = (Bytef *)p;
 	while (n > 0 || g->zs.avail_in > 0) {
@@ -75,7 +75,7 @@ int tp_gunzip_feed(struct tp_gunzip *g, const uint8_t *p, size_t n, tp_gunzip_si
 			break;
 		} else if (rc != Z_OK) {
 			return tb_err_set(err, -EINVAL, "corrupt gzip data: %s",
-					  g->zs.msg ? g->zs.msg : "inflate failed");
+			                  g->zs.msg ? g->zs.msg : "inflate failed");
 		}
 	}
 	return 0;

@@ -22,7 +22,7 @@ void tp_gunzip_free(struct tp_gunzip *g);
  * they come. Returns 0, a sink's negative code, or -EINVAL (err set) on
  * corrupt data. */
 int tp_gunzip_feed(struct tp_gunzip *g, const uint8_t *p, size_t n, tp_gunzip_sink sink, void *ctx,
-		   struct tb_err *err);
+                   struct tb_err *err);
 /* End of input: -EINVAL (err set) if a member was cut short. */
 int tp_gunzip_finish(struct tp_gunzip *g, struct tb_err *err);
 
@@ -34,8 +34,8 @@ int tp_zlib_inflate(const uint8_t *p, size_t n, size_t max_out, uint8_t **out, s
 
 #define TP_ARCHIVE_MAX_MEMBERS 65536
 #define TP_ARCHIVE_MAX_BYTES ((uint64_t)16 << 30) /* all members, decompressed */
-#define TP_ARCHIVE_NAME_MAX 4096		  /* a GNU long name */
-#define TP_ARCHIVE_PREALLOC_MAX (64u << 20)	  /* trust in a header's size */
+#define TP_ARCHIVE_NAME_MAX 4096                  /* a GNU long name */
+#define TP_ARCHIVE_PREALLOC_MAX (64u << 20)       /* trust in a header's size */
 /* A member (deflated, or gzip'd) that inflates past TP_ARCHIVE_BOMB_MIN and
  * more than TP_ARCHIVE_MAX_RATIO times its compressed size is a
  * decompression bomb: real traces compress 5 to 50 fold, a run of one byte

@@ -48,9 +48,9 @@ void tp_args_init(struct tp *tp)
 }
 
 static const char *const type_names[] = {
-	[TP_ARG_INT] = "int",     [TP_ARG_UINT] = "uint", [TP_ARG_STRING] = "string",
-	[TP_ARG_REAL] = "real",   [TP_ARG_BOOL] = "bool", [TP_ARG_POINTER] = "pointer",
-	[TP_ARG_JSON] = "json",   [TP_ARG_NULL] = "null",
+    [TP_ARG_INT] = "int",   [TP_ARG_UINT] = "uint", [TP_ARG_STRING] = "string",
+    [TP_ARG_REAL] = "real", [TP_ARG_BOOL] = "bool", [TP_ARG_POINTER] = "pointer",
+    [TP_ARG_JSON] = "json", [TP_ARG_NULL] = "null",
 };
 
 /* The pool id of the value_type string of type. */
@@ -191,7 +191,7 @@ void tp_args_computed_int_value(const struct tp *tp, uint32_t row, void *out)
 {
 	struct tp_arg a = tp_args_row(tp, row);
 	bool is_int = a.type == TP_ARG_INT || a.type == TP_ARG_UINT || a.type == TP_ARG_BOOL ||
-		      a.type == TP_ARG_POINTER;
+	              a.type == TP_ARG_POINTER;
 	*(int64_t *)out = is_int ? a.v.i : TP_NULL_I64;
 }
 
@@ -341,7 +341,8 @@ static void sets_free(uint64_t *slot)
 static void sets_insert(struct tp *tp, uint64_t hash, uint32_t set)
 {
 	if (tp->arg_dedup->sets.len >= ARG_SETS_RECENT) {
-		memset(tp->arg_dedup->sets.slot, 0, tp->arg_dedup->sets.cap * sizeof *tp->arg_dedup->sets.slot);
+		memset(tp->arg_dedup->sets.slot, 0,
+		       tp->arg_dedup->sets.cap * sizeof *tp->arg_dedup->sets.slot);
 		tp->arg_dedup->sets.len = 0;
 	}
 	if (tp->arg_dedup->sets.len + 1 > tp->arg_dedup->sets.cap / 4 * 3) {
@@ -421,7 +422,7 @@ static bool first_index(const char *k, size_t len, size_t *n, uint64_t *idx, siz
 /* How many elements the array prefix[0, n) has in a[0, na): its highest
  * index + 1. */
 static uint64_t array_len(const struct tp *tp, const struct tp_arg *a, size_t na,
-			  const char *prefix, size_t n)
+                          const char *prefix, size_t n)
 {
 	uint64_t len = 0;
 	for (size_t i = 0; i < na; i++) {
@@ -438,7 +439,7 @@ static uint64_t array_len(const struct tp *tp, const struct tp_arg *a, size_t na
 }
 
 void tp_args_merge_into(struct tp *tp, struct tp_args_builder *into, const struct tp_arg *add,
-			size_t n, uint32_t keep_key)
+                        size_t n, uint32_t keep_key)
 {
 	size_t base = into->args.len; /* the arrays' lengths before the merge */
 	char buf[1024];
@@ -452,9 +453,9 @@ void tp_args_merge_into(struct tp *tp, struct tp_args_builder *into, const struc
 			if (first_index(k, kl, &pn, &idx, &after)) {
 				uint64_t off = array_len(tp, into->args.data, base, k, pn);
 				if (off) {
-					int m = snprintf(buf, sizeof buf, "%.*s[%llu]%.*s", (int)pn, k,
-							 (unsigned long long)(idx + off),
-							 (int)(kl - after), k + after);
+					int m = snprintf(buf, sizeof buf, "%.*s[%llu]%.*s", (int)pn,
+					                 k, (unsigned long long)(idx + off),
+					                 (int)(kl - after), k + after);
 					if (m > 0 && (size_t)m < sizeof buf)
 						a.key = tp_intern(tp, buf, (size_t)m);
 				}
@@ -490,7 +491,8 @@ uint32_t tp_args_merge(struct tp *tp, uint32_t a, uint32_t b)
 		else
 			vec_push(&m.args, nb.args.data[i]);
 	}
-	uint32_t set = commit_array(tp, m.args.data, m.args.len, args_hash(m.args.data, m.args.len));
+	uint32_t set =
+	    commit_array(tp, m.args.data, m.args.len, args_hash(m.args.data, m.args.len));
 	tp_args_builder_release(&m);
 	tp_args_builder_release(&nb);
 	return set;

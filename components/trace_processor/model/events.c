@@ -51,7 +51,7 @@ void tp_events_release(struct tp *tp)
 }
 
 uint32_t tp_counter_add(struct tp *tp, uint32_t track, int64_t ts, double value,
-			uint32_t arg_set_id)
+                        uint32_t arg_set_id)
 {
 	struct tp_counter_table *t = &tp->t.counter;
 	uint32_t id = tp_counter_append(t);
@@ -63,7 +63,7 @@ uint32_t tp_counter_add(struct tp *tp, uint32_t track, int64_t ts, double value,
 }
 
 uint32_t tp_state_update(struct tp *tp, uint32_t track, int64_t ts, uint32_t value,
-			 uint32_t category, uint32_t arg_set_id)
+                         uint32_t category, uint32_t arg_set_id)
 {
 	struct tp_state_table *t = &tp->t.state;
 	uint64_t open;
@@ -71,10 +71,10 @@ uint32_t tp_state_update(struct tp *tp, uint32_t track, int64_t ts, uint32_t val
 		uint32_t row = (uint32_t)open;
 		if (t->value[row] == value) {
 			if (arg_set_id != TP_NULL_U32)
-				t->arg_set_id[row] = t->arg_set_id[row] == TP_NULL_U32
-							     ? arg_set_id
-							     : tp_args_merge(tp, t->arg_set_id[row],
-									     arg_set_id);
+				t->arg_set_id[row] =
+				    t->arg_set_id[row] == TP_NULL_U32
+				        ? arg_set_id
+				        : tp_args_merge(tp, t->arg_set_id[row], arg_set_id);
 			return row;
 		}
 		t->dur[row] = ts - t->ts[row];

@@ -150,7 +150,8 @@ static struct tp_ftrace_thread *thread_of(struct tp_ftrace *fs, uint32_t utid)
 	if (utid >= fs->threads.len) {
 		size_t old = fs->threads.len;
 		vec_resize(&fs->threads, (size_t)utid + 1);
-		memset(fs->threads.data + old, 0xff, (fs->threads.len - old) * sizeof *fs->threads.data);
+		memset(fs->threads.data + old, 0xff,
+		       (fs->threads.len - old) * sizeof *fs->threads.data);
 	}
 	return &fs->threads.data[utid];
 }
@@ -174,7 +175,7 @@ static bool state_is_d(struct tp *tp, struct tp_ftrace *fs, uint32_t st)
  * and a row of state st begins (cpu ucpu while Running, woken by waker).
  * The swapper has no thread states. */
 static inline void state_next(struct tp *tp, struct tp_ftrace *fs, uint32_t utid, int64_t ts,
-			      uint32_t st, uint32_t ucpu, uint32_t waker)
+                              uint32_t st, uint32_t ucpu, uint32_t waker)
 {
 	if (utid == 0)
 		return;
@@ -285,9 +286,11 @@ void tp_ftrace_freq_limits(struct tp *tp, uint32_t cpu, int64_t ts, double min, 
 {
 	char name[48];
 	snprintf(name, sizeof name, "Cpu %u Max Freq Limit", cpu);
-	tp_ftrace_cpu_counter(tp, "cpu_max_frequency_limit", tp_intern_cstr(tp, name), cpu, ts, max);
+	tp_ftrace_cpu_counter(tp, "cpu_max_frequency_limit", tp_intern_cstr(tp, name), cpu, ts,
+	                      max);
 	snprintf(name, sizeof name, "Cpu %u Min Freq Limit", cpu);
-	tp_ftrace_cpu_counter(tp, "cpu_min_frequency_limit", tp_intern_cstr(tp, name), cpu, ts, min);
+	tp_ftrace_cpu_counter(tp, "cpu_min_frequency_limit", tp_intern_cstr(tp, name), cpu, ts,
+	                      min);
 }
 
 /* ---- ftrace_event rows ---------------------------------------------------- */
@@ -307,8 +310,9 @@ static uint32_t row_kind(struct tp *tp, uint32_t name, uint32_t ucpu, uint32_t f
 	struct tp_ftrace_rows *fr = tp->ftrace_rows;
 	/* Names, cpus and flags are small numbers: a cheap mix will do for
 	 * the cache; the map takes the full hash. */
-	uint32_t *c = &fr->kind_cache[(name * 0x9e3779b1u ^ ucpu * 0x85ebca77u ^ flags * 0xc2b2ae3du) >>
-				      (32 - TP_FTRACE_KIND_CACHE_BITS)];
+	uint32_t *c =
+	    &fr->kind_cache[(name * 0x9e3779b1u ^ ucpu * 0x85ebca77u ^ flags * 0xc2b2ae3du) >>
+	                    (32 - TP_FTRACE_KIND_CACHE_BITS)];
 	if (*c) {
 		const struct tp_ftrace_kind *k = &fr->kinds.data[*c - 1];
 		if (k->name == name && k->ucpu == ucpu && k->flags == flags)
@@ -427,7 +431,7 @@ static uint32_t cpu_of_ucpu(const struct tp *tp, uint32_t ucpu)
 /* The dur_lo of a duration that does not fit in it (tp_dur_lo's slow
  * path, kept out of the hot callers). */
 __attribute__((noinline, cold)) uint32_t tp_dur_lo_wide(struct hmap *wide, uint32_t row,
-							 int64_t dur)
+                                                        int64_t dur)
 {
 	if (dur == -1)
 		return TP_DUR_OPEN;
@@ -436,7 +440,7 @@ __attribute__((noinline, cold)) uint32_t tp_dur_lo_wide(struct hmap *wide, uint3
 }
 
 __attribute__((noinline, cold)) void tp_sched_set_priority_wide(struct tp *tp, uint32_t row,
-								  int32_t prio)
+                                                                int32_t prio)
 {
 	tp->t.sched.priority_lo[row] = TP_PRIO_WIDE;
 	hmap_put(&tp->sched_prio_wide, row, (uint64_t)(int64_t)prio);
@@ -468,7 +472,7 @@ static uint32_t state_ucpu(const struct tp *tp, uint32_t row)
 {
 	uint32_t v = tp->t.thread_state.ucpu_or_waker[row];
 	return v != TP_NULL_U32 && (v & TP_THREAD_STATE_UCPU) ? v & ~TP_THREAD_STATE_UCPU
-							   : TP_NULL_U32;
+	                                                      : TP_NULL_U32;
 }
 
 void tp_thread_state_computed_ucpu(const struct tp *tp, uint32_t row, void *out)
@@ -700,9 +704,8 @@ void tp_ftrace_print(struct tp *tp, struct tp_ftrace *fs, int64_t ts, int64_t pi
 	}
 }
 
-void tp_ftrace_kernel_mark(struct tp *tp, struct tp_ftrace *fs, int64_t ts, int64_t pid,
-                           char phase, int64_t tgid, const char *name, size_t name_len,
-                           int64_t value)
+void tp_ftrace_kernel_mark(struct tp *tp, struct tp_ftrace *fs, int64_t ts, int64_t pid, char phase,
+                           int64_t tgid, const char *name, size_t name_len, int64_t value)
 {
 	struct atrace_point pt = {
 	    .phase = phase,

@@ -31,23 +31,22 @@ struct tp_ftrace_thread {
 #define TP_FTRACE_D_CACHE 16
 struct tp_ftrace {
 	VEC(struct tp_ftrace_cpu) cpus;
-	VEC(struct tp_ftrace_thread) threads; /* by utid, grown on use */
+	VEC(struct tp_ftrace_thread) threads;      /* by utid, grown on use */
 	uint32_t end_states[TP_FTRACE_END_STATES]; /* pool ids, 0 not yet */
 	/* States checked for 'D' (a direct-mapped cache by pool id): the
 	 * id, and whether it has one. */
 	uint32_t d_state[TP_FTRACE_D_CACHE];
 	bool d_state_is_d[TP_FTRACE_D_CACHE];
-	struct hmap async_open;   /* (upid, name, cookie) -> lane << 32 | track */
-	struct hmap async_busy;   /* (upid, name, lane) -> 1 while a slice is open */
+	struct hmap async_open;     /* (upid, name, cookie) -> lane << 32 | track */
+	struct hmap async_busy;     /* (upid, name, lane) -> 1 while a slice is open */
 	uint32_t running, runnable; /* pool ids of "Running", "R" */
-	struct tp_binder *binder; /* model/binder.c, NULL until used */
+	struct tp_binder *binder;   /* model/binder.c, NULL until used */
 };
 void tp_ftrace_init(struct tp *tp, struct tp_ftrace *f);
 void tp_ftrace_release(struct tp_ftrace *f);
 /* The state of cpu (its `cpu` row created on first use). */
 struct tp_ftrace_cpu *tp_ftrace_cpu_slow(struct tp *tp, struct tp_ftrace *f, uint32_t cpu);
-static inline struct tp_ftrace_cpu *tp_ftrace_cpu(struct tp *tp, struct tp_ftrace *f,
-						  uint32_t cpu)
+static inline struct tp_ftrace_cpu *tp_ftrace_cpu(struct tp *tp, struct tp_ftrace *f, uint32_t cpu)
 {
 	if (cpu < f->cpus.len && f->cpus.data[cpu].ucpu != UINT32_MAX)
 		return &f->cpus.data[cpu];
@@ -86,29 +85,29 @@ uint32_t tp_ftrace_end_state_text(struct tp *tp, const char *s, size_t n);
 /* sched_switch on cpu at ts. compact: prev is the cpu's last next task
  * (prev_pid/prev_comm ignored). end_state is a pool id. */
 void tp_ftrace_sched_switch(struct tp *tp, struct tp_ftrace *f, int64_t ts, uint32_t cpu,
-			    bool compact, int64_t prev_pid, uint32_t prev_comm, uint32_t end_state,
-			    int64_t next_pid, uint32_t next_comm, int32_t next_prio);
+                            bool compact, int64_t prev_pid, uint32_t prev_comm, uint32_t end_state,
+                            int64_t next_pid, uint32_t next_comm, int32_t next_prio);
 /* utid becomes runnable at ts, woken by waker (TP_NULL_U32 unknown). */
 void tp_ftrace_waking(struct tp *tp, struct tp_ftrace *f, int64_t ts, uint32_t utid,
-		      uint32_t waker);
+                      uint32_t waker);
 /* sched_blocked_reason: io_wait (TP_NULL_I64 unknown) and blocked_function
  * (pool id, 0 unknown) of utid's latest D state. */
 void tp_ftrace_blocked_reason(struct tp *tp, struct tp_ftrace *f, uint32_t utid, int64_t io_wait,
-			      uint32_t blocked_function);
+                              uint32_t blocked_function);
 /* task_newtask: a new task tid named comm, runnable, woken by creator: a
  * new process when clone_flags lack CLONE_THREAD (its parent the creator's
  * process), else a thread of the creator's process (clone_flags < 0:
  * unknown, a thread). tid 0 (init forking the idle tasks) is ignored. */
 #define TP_CLONE_THREAD 0x10000
-void tp_ftrace_new_task(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t tid,
-			uint32_t comm, int64_t clone_flags, uint32_t creator);
+void tp_ftrace_new_task(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t tid, uint32_t comm,
+                        int64_t clone_flags, uint32_t creator);
 /* cpu_frequency_limits: "Cpu N Min/Max Freq Limit" counters. */
 void tp_ftrace_freq_limits(struct tp *tp, uint32_t cpu, int64_t ts, double min, double max);
 /* sched_process_exit: thread tid ends at ts. */
 void tp_ftrace_process_exit(struct tp *tp, int64_t ts, int64_t tid);
 /* A `ftrace_event` row; returns its id. flags: TP_NULL_U32 unknown. */
-uint32_t tp_ftrace_raw(struct tp *tp, struct tp_ftrace *f, int64_t ts, uint32_t cpu,
-		       uint32_t name, uint32_t utid, uint32_t flags, uint32_t args);
+uint32_t tp_ftrace_raw(struct tp *tp, struct tp_ftrace *f, int64_t ts, uint32_t cpu, uint32_t name,
+                       uint32_t utid, uint32_t flags, uint32_t args);
 /* ftrace_event's narrow columns, made by tp_new. */
 void tp_ftrace_rows_init(struct tp *tp);
 /* How ftrace_event stores its rows (tests): distinct (name, ucpu,
@@ -155,8 +154,8 @@ static inline int64_t tp_thread_state_dur(const struct tp *tp, uint32_t row)
 }
 /* A new open thread_state row of utid in state st from ts, on cpu ucpu
  * (Running) or woken by waker (at most one of them not TP_NULL_U32). */
-static inline uint32_t tp_thread_state_open(struct tp *tp, int64_t ts, uint32_t utid,
-					    uint32_t st, uint32_t ucpu, uint32_t waker)
+static inline uint32_t tp_thread_state_open(struct tp *tp, int64_t ts, uint32_t utid, uint32_t st,
+                                            uint32_t ucpu, uint32_t waker)
 {
 	struct tp_thread_state_table *t = &tp->t.thread_state;
 	uint32_t row = tp_thread_state_append(t);
@@ -189,37 +188,36 @@ static inline int32_t tp_sched_priority(const struct tp *tp, uint32_t row)
 }
 /* A value on the cpu counter track of type ("cpu_frequency", ...) named
  * name (pool id). */
-void tp_ftrace_cpu_counter(struct tp *tp, const char *type, uint32_t name, uint32_t cpu,
-			   int64_t ts, double value);
+void tp_ftrace_cpu_counter(struct tp *tp, const char *type, uint32_t name, uint32_t cpu, int64_t ts,
+                           double value);
 /* The atrace text of a print / tracing_mark_write written by thread pid
  * (B/E/I slices, S/F and G/H async slices, N instants, C counters); other
  * text is counted in systrace_parse_failure, as Perfetto does. */
 void tp_ftrace_print(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t pid, const char *s,
-		     size_t len);
+                     size_t len);
 /* A kernel driver's atrace-style marker (sde/dpu/g2d/mdss
  * tracing_mark_write), already split: phase 'B', 'E', 'C' or 'I' (else
  * systrace_parse_failure) with tgid, name and value, applied as the same
  * print text would be. name is borrowed for the call. */
-void tp_ftrace_kernel_mark(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t pid,
-			   char phase, int64_t tgid, const char *name, size_t name_len,
-			   int64_t value);
+void tp_ftrace_kernel_mark(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t pid, char phase,
+                           int64_t tgid, const char *name, size_t name_len, int64_t value);
 
 /* Binder transactions (model/binder.c), Perfetto's BinderTracker: slices
  * "binder transaction" / "binder reply" (and the one-way instants) on the
  * threads' tracks, flows from the sending to the receiving slice, lock
  * slices. Parse time, in timestamp order; tid is the event's thread. */
 void tp_binder_transaction(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t tid,
-			   int32_t txn_id, int32_t dest_node, int64_t dest_tgid, int64_t dest_tid,
-			   bool is_reply, uint32_t flags, uint32_t code);
+                           int32_t txn_id, int32_t dest_node, int64_t dest_tgid, int64_t dest_tid,
+                           bool is_reply, uint32_t flags, uint32_t code);
 void tp_binder_transaction_received(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t tid,
-				    int32_t txn_id);
+                                    int32_t txn_id);
 /* binder_command (BC_*) and binder_return (BR_*) codes. */
 void tp_binder_command(struct tp *tp, struct tp_ftrace *f, int64_t tid, uint32_t cmd);
 void tp_binder_return(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t tid, uint32_t cmd);
 /* step 0 binder_lock, 1 binder_locked, 2 binder_unlock. */
 void tp_binder_lock(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t tid, int step);
 void tp_binder_alloc_buf(struct tp *tp, struct tp_ftrace *f, int64_t ts, int64_t tid,
-			 uint64_t data_size, uint64_t offsets_size);
+                         uint64_t data_size, uint64_t offsets_size);
 void tp_binder_free(struct tp_ftrace *f);
 
 #endif /* TB_TP_FTRACE_H */

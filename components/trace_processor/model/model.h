@@ -92,22 +92,22 @@ uint32_t tp_track_new(struct tp *tp, const struct tp_track_key *key);
  * the track. cat/name are pool ids; arg_set_id may be TP_NULL_U32. Returns
  * the slice id. */
 uint32_t tp_slice_begin(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
-			uint32_t arg_set_id);
+                        uint32_t arg_set_id);
 /* Close the innermost open slice on track (if cat/name are non-zero, the
  * innermost one matching them, as Perfetto's JSON E does). Args are merged
  * into the slice's set. Returns the slice id, or TP_NULL_U32 (and counts a
  * stat) when nothing was open. */
 uint32_t tp_slice_end(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
-		      uint32_t arg_set_id);
+                      uint32_t arg_set_id);
 /* tp_slice_begin whose args (builder b, emptied; NULL: none) stay with the
  * open slice and are committed when it leaves its track's stack, as
  * Perfetto's SliceTracker: the end's args (tp_slice_end_args) join them
  * (tp_args_merge_into: arrays continue, equal keys take the end's value
  * but keep_key's), so a begin/end pair has one arg set. */
-uint32_t tp_slice_begin_args(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat,
-			     uint32_t name, struct tp_args_builder *b);
+uint32_t tp_slice_begin_args(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+                             struct tp_args_builder *b);
 uint32_t tp_slice_end_args(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
-			   struct tp_args_builder *b, uint32_t keep_key);
+                           struct tp_args_builder *b, uint32_t keep_key);
 /* Give slice, just added on track (the top of its stack), the args of
  * builder b (emptied; NULL or empty: none), committed when it leaves the
  * stack as tp_slice_begin_args does: arg sets are numbered in the order
@@ -122,7 +122,7 @@ uint32_t tp_slice_top(struct tp *tp, uint32_t track);
  * open one is dropped with slice_drop_overlapping_complete_event and
  * TP_NULL_U32 is returned. */
 uint32_t tp_slice_complete(struct tp *tp, uint32_t track, int64_t ts, int64_t dur, uint32_t cat,
-			   uint32_t name, uint32_t arg_set_id);
+                           uint32_t name, uint32_t arg_set_id);
 /* A slice that would break nesting: the running one it overlaps. */
 struct tp_slice_conflict {
 	uint32_t slice; /* TP_NULL_U32: no conflict */
@@ -132,8 +132,8 @@ struct tp_slice_conflict {
  * one is not logged: c->slice says which (the JSON importer spills it onto
  * thread_overlapping_slice lanes). */
 uint32_t tp_slice_complete_or_conflict(struct tp *tp, uint32_t track, int64_t ts, int64_t dur,
-				       uint32_t cat, uint32_t name, uint32_t arg_set_id,
-				       struct tp_slice_conflict *c);
+                                       uint32_t cat, uint32_t name, uint32_t arg_set_id,
+                                       struct tp_slice_conflict *c);
 /* The event behind an import log: its name and phase letter. */
 struct tp_slice_event {
 	uint32_t name;
@@ -144,7 +144,7 @@ struct tp_slice_event {
  * Perfetto's: event_name and event_phase (when ev is given), overlap_start,
  * overlap_end, conflicting_slice_name/ts/dur. */
 void tp_slice_log_overlap(struct tp *tp, enum tp_stat stat, int64_t ts, int64_t conflict_end,
-			  uint32_t conflict, const struct tp_slice_event *ev);
+                          uint32_t conflict, const struct tp_slice_event *ev);
 /* The innermost open slice on track at ts (after popping ended complete
  * slices), or TP_NULL_U32. */
 uint32_t tp_slice_innermost(struct tp *tp, uint32_t track, int64_t ts);
@@ -175,7 +175,7 @@ void tp_machines_release(struct tp *tp);
 /* ---- counters, flows, metadata ---------------------------------------------- */
 
 uint32_t tp_counter_add(struct tp *tp, uint32_t track, int64_t ts, double value,
-			uint32_t arg_set_id);
+                        uint32_t arg_set_id);
 /* A flow from slice_out to slice_in. */
 uint32_t tp_flow_add(struct tp *tp, uint32_t slice_out, uint32_t slice_in);
 /* Flow ids (v2 / proto flow_ids): begin or step from `slice` for id; the
@@ -202,7 +202,7 @@ void tp_flow_bind_pending(struct tp *tp, uint32_t track, uint32_t slice);
  * closes the open state (its dur) and opens a new row; the same value keeps
  * it, merging arg_set_id into its args. Returns the row, or TP_NULL_U32. */
 uint32_t tp_state_update(struct tp *tp, uint32_t track, int64_t ts, uint32_t value,
-			 uint32_t category, uint32_t arg_set_id);
+                         uint32_t category, uint32_t arg_set_id);
 
 void tp_metadata_set_int(struct tp *tp, const char *name, int64_t v);
 void tp_metadata_set_str(struct tp *tp, const char *name, uint32_t str_id);
@@ -241,13 +241,13 @@ void tp_stack_profile_init(struct tp_stack_profile *sp);
 void tp_stack_profile_release(struct tp_stack_profile *sp);
 /* The mapping named name (pool id) with build_id (pool id, 0 = none). */
 uint32_t tp_stack_profile_mapping(struct tp *tp, struct tp_stack_profile *sp, uint32_t name,
-				  uint32_t build_id);
+                                  uint32_t build_id);
 /* The frame at rel_pc in mapping, named name (pool id, 0 = unknown). */
 uint32_t tp_stack_profile_frame(struct tp *tp, struct tp_stack_profile *sp, uint32_t mapping,
-				int64_t rel_pc, uint32_t name);
+                                int64_t rel_pc, uint32_t name);
 /* The callsite of frame under parent (TP_NULL_U32 for a root, depth 0). */
 uint32_t tp_stack_profile_callsite(struct tp *tp, struct tp_stack_profile *sp, uint32_t parent,
-				   uint32_t frame);
+                                   uint32_t frame);
 /* Apply one ModuleSymbols message (symbolize/import.c): stack_profile_symbol
  * rows and the symbol_set_id of matching frames; anomalies go to stats. */
 void tp_module_symbols_import(struct tp *tp, const uint8_t *p, size_t n);
@@ -272,13 +272,13 @@ uint32_t tp_profiler_counter_set(struct tp *tp, const uint32_t *ids, size_t n);
  * unknown. Returns the profiler_sample id. */
 struct tp_profiler_sample {
 	int64_t ts;
-	uint32_t source;             /* pool id */
-	uint32_t task_context;       /* tp_profiler_task_context() */
-	uint32_t execution_context;  /* tp_profiler_execution_context() */
-	uint32_t callsite;           /* leaf stack_profile_callsite */
-	uint32_t unwind_error;       /* pool id */
-	uint32_t session;            /* tp_profiler_session_new() */
-	uint32_t counter_set;        /* tp_profiler_counter_set() */
+	uint32_t source;            /* pool id */
+	uint32_t task_context;      /* tp_profiler_task_context() */
+	uint32_t execution_context; /* tp_profiler_execution_context() */
+	uint32_t callsite;          /* leaf stack_profile_callsite */
+	uint32_t unwind_error;      /* pool id */
+	uint32_t session;           /* tp_profiler_session_new() */
+	uint32_t counter_set;       /* tp_profiler_counter_set() */
 };
 uint32_t tp_profiler_sample_add(struct tp *tp, const struct tp_profiler_sample *s);
 /* Row `row` of profiler_sample with its contexts resolved, as the

@@ -184,8 +184,7 @@ void tp_thread_set_name(struct tp *tp, uint32_t utid, uint32_t name_id)
 	tp_thread_set_name_prio(tp, utid, name_id, TP_NAME_DESCRIPTOR);
 }
 
-void tp_thread_set_name_prio(struct tp *tp, uint32_t utid, uint32_t name_id,
-                             enum tp_name_prio prio)
+void tp_thread_set_name_prio(struct tp *tp, uint32_t utid, uint32_t name_id, enum tp_name_prio prio)
 {
 	if (!name_id)
 		return;

@@ -164,7 +164,7 @@ static bool depth_ok(struct tp *tp, const stack_t_ *st, int64_t ts, uint32_t nam
 }
 
 static uint32_t insert(struct tp *tp, stack_t_ *st, uint32_t track, int64_t ts, int64_t dur,
-		       uint32_t cat, uint32_t name, uint32_t arg_set_id)
+                       uint32_t cat, uint32_t name, uint32_t arg_set_id)
 {
 	struct tp_slice_table *t = &tp->t.slice;
 	uint32_t id = tp_slice_append(t);
@@ -181,7 +181,7 @@ static uint32_t insert(struct tp *tp, stack_t_ *st, uint32_t track, int64_t ts, 
 }
 
 uint32_t tp_slice_begin(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
-			uint32_t arg_set_id)
+                        uint32_t arg_set_id)
 {
 	stack_t_ *st = stack_for(tp, track);
 	size_t unused;
@@ -212,8 +212,8 @@ static struct tp_args_builder *pending_of(struct tp *tp, struct open_slice *o)
 	return &s->pending.data[o->pending];
 }
 
-uint32_t tp_slice_begin_args(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat,
-			     uint32_t name, struct tp_args_builder *b)
+uint32_t tp_slice_begin_args(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
+                             struct tp_args_builder *b)
 {
 	uint32_t id = tp_slice_begin(tp, track, ts, cat, name, TP_NULL_U32);
 	if (id != TP_NULL_U32 && b && b->args.len) {
@@ -254,12 +254,13 @@ static size_t end_match(struct tp *tp, stack_t_ *st, uint32_t cat, uint32_t name
 		i--;
 	}
 	if (i == 0)
-		tp_stat_inc(tp, st->len ? TP_STAT_misplaced_end_event : TP_STAT_stackless_end_event);
+		tp_stat_inc(tp,
+		            st->len ? TP_STAT_misplaced_end_event : TP_STAT_stackless_end_event);
 	return i;
 }
 
 uint32_t tp_slice_end_args(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
-			   struct tp_args_builder *b, uint32_t keep_key)
+                           struct tp_args_builder *b, uint32_t keep_key)
 {
 	stack_t_ *st = stack_for(tp, track);
 	size_t unused;
@@ -279,7 +280,7 @@ uint32_t tp_slice_end_args(struct tp *tp, uint32_t track, int64_t ts, uint32_t c
 }
 
 uint32_t tp_slice_end(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, uint32_t name,
-		      uint32_t arg_set_id)
+                      uint32_t arg_set_id)
 {
 	stack_t_ *st = stack_for(tp, track);
 	size_t unused;
@@ -299,7 +300,7 @@ uint32_t tp_slice_end(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, u
 			struct tp_args_builder add = {VEC_INIT};
 			tp_args_load(tp, arg_set_id, &add);
 			tp_args_merge_into(tp, pending_of(tp, &st->data[i - 1]), add.args.data,
-					   add.args.len, 0);
+			                   add.args.len, 0);
 			tp_args_builder_release(&add);
 		} else {
 			tp_slice_add_args(tp, id, arg_set_id);
@@ -317,12 +318,16 @@ uint32_t tp_slice_end(struct tp *tp, uint32_t track, int64_t ts, uint32_t cat, u
 }
 
 void tp_slice_log_overlap(struct tp *tp, enum tp_stat stat, int64_t ts, int64_t conflict_end,
-			  uint32_t conflict, const struct tp_slice_event *ev)
+                          uint32_t conflict, const struct tp_slice_event *ev)
 {
 	static const char *const keys[] = {
-		"event_name",		  "event_phase",	  "overlap_start",
-		"overlap_end",		  "conflicting_slice_name", "conflicting_slice_ts",
-		"conflicting_slice_dur",
+	    "event_name",
+	    "event_phase",
+	    "overlap_start",
+	    "overlap_end",
+	    "conflicting_slice_name",
+	    "conflicting_slice_ts",
+	    "conflicting_slice_dur",
 	};
 	uint32_t k[7];
 	for (int i = 0; i < 7; i++)
@@ -343,8 +348,8 @@ void tp_slice_log_overlap(struct tp *tp, enum tp_stat stat, int64_t ts, int64_t 
 }
 
 uint32_t tp_slice_complete_or_conflict(struct tp *tp, uint32_t track, int64_t ts, int64_t dur,
-				       uint32_t cat, uint32_t name, uint32_t arg_set_id,
-				       struct tp_slice_conflict *c)
+                                       uint32_t cat, uint32_t name, uint32_t arg_set_id,
+                                       struct tp_slice_conflict *c)
 {
 	c->slice = TP_NULL_U32;
 	if (dur < 0) {
@@ -366,13 +371,13 @@ uint32_t tp_slice_complete_or_conflict(struct tp *tp, uint32_t track, int64_t ts
 }
 
 uint32_t tp_slice_complete(struct tp *tp, uint32_t track, int64_t ts, int64_t dur, uint32_t cat,
-			   uint32_t name, uint32_t arg_set_id)
+                           uint32_t name, uint32_t arg_set_id)
 {
 	struct tp_slice_conflict c;
 	uint32_t id = tp_slice_complete_or_conflict(tp, track, ts, dur, cat, name, arg_set_id, &c);
 	if (c.slice != TP_NULL_U32)
 		tp_slice_log_overlap(tp, TP_STAT_slice_drop_overlapping_complete_event, ts, c.end,
-				     c.slice, NULL);
+		                     c.slice, NULL);
 	return id;
 }
 

@@ -46,7 +46,7 @@ static bool mapping_eq(const void *ctx, uint64_t row)
 }
 
 uint32_t tp_stack_profile_mapping(struct tp *tp, struct tp_stack_profile *sp, uint32_t name,
-				  uint32_t build_id)
+                                  uint32_t build_id)
 {
 	struct sp_key k = {tp, name, build_id, 0, 0};
 	uint64_t h = hash_key(&k);
@@ -69,7 +69,7 @@ static bool frame_eq(const void *ctx, uint64_t row)
 }
 
 uint32_t tp_stack_profile_frame(struct tp *tp, struct tp_stack_profile *sp, uint32_t mapping,
-				int64_t rel_pc, uint32_t name)
+                                int64_t rel_pc, uint32_t name)
 {
 	struct sp_key k = {tp, mapping, name, 1, rel_pc};
 	uint64_t h = hash_key(&k);
@@ -94,7 +94,7 @@ static bool callsite_eq(const void *ctx, uint64_t row)
 }
 
 uint32_t tp_stack_profile_callsite(struct tp *tp, struct tp_stack_profile *sp, uint32_t parent,
-				   uint32_t frame)
+                                   uint32_t frame)
 {
 	struct sp_key k = {tp, parent, frame, 2, 0};
 	uint64_t h = hash_key(&k);

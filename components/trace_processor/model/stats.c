@@ -47,8 +47,7 @@ void tp_istat_set(struct tp *tp, enum tp_istat s, int64_t idx, int64_t v)
 		tp->istats.data[tp->istat_pos.slots[slot].val].value = v;
 		return;
 	}
-	hmap_insert(&tp->istat_pos, istat_hash((uint32_t)s, idx), tp->istats.len,
-		    tp->istats.len);
+	hmap_insert(&tp->istat_pos, istat_hash((uint32_t)s, idx), tp->istats.len, tp->istats.len);
 	vec_push(&tp->istats, ((struct tp_istat_val){.stat = (uint32_t)s, .idx = idx, .value = v}));
 	tp->istats_sorted = false;
 }

@@ -74,39 +74,39 @@ void *tp_col_materialize(enum tp_col_type type, uint32_t cap, uint32_t n)
 }
 
 /* Sparse columns that do not exist yet stay NULL. */
-#define GROW_COL_(s, name, type, flags)                                        \
-	if (!((flags) & TP_COL_SPARSE) || t->name)                             \
+#define GROW_COL_(s, name, type, flags)          \
+	if (!((flags)&TP_COL_SPARSE) || t->name) \
 		t->name = grow(t->name, alloc, sizeof *t->name);
-#define POPULATE_COL_(s, name, type, flags)                                    \
-	if (!((flags) & TP_COL_SPARSE) || t->name)                             \
+#define POPULATE_COL_(s, name, type, flags)      \
+	if (!((flags)&TP_COL_SPARSE) || t->name) \
 		tb_populate(t->name + t->cap, (size_t)(cap - t->cap) * sizeof *t->name);
 /* Appends may use rows up to cap; a big table's columns are allocated
  * (alloc) ahead of that and made resident POPULATE_ROWS at a time, one
  * madvise a column instead of a page fault per 4 KiB of each. */
-#define APPEND_FN_(sql, s, COLS, COMP)                                         \
-	void tp_##s##_grow(struct tp_##s##_table *t)                           \
-	{                                                                      \
-		if (t->cap == t->alloc) {                                      \
-			uint32_t alloc = next_cap(t->alloc);                   \
-			COLS(GROW_COL_, s)                                     \
-			t->alloc = alloc;                                      \
-		}                                                              \
-		uint32_t cap = populate_to(t->cap, t->alloc);                  \
-		if (t->alloc > POPULATE_ROWS) {                                \
-			COLS(POPULATE_COL_, s)                                 \
-		}                                                              \
-		t->cap = cap;                                                  \
+#define APPEND_FN_(sql, s, COLS, COMP)                        \
+	void tp_##s##_grow(struct tp_##s##_table *t)          \
+	{                                                     \
+		if (t->cap == t->alloc) {                     \
+			uint32_t alloc = next_cap(t->alloc);  \
+			COLS(GROW_COL_, s)                    \
+			t->alloc = alloc;                     \
+		}                                             \
+		uint32_t cap = populate_to(t->cap, t->alloc); \
+		if (t->alloc > POPULATE_ROWS) {               \
+			COLS(POPULATE_COL_, s)                \
+		}                                             \
+		t->cap = cap;                                 \
 	}
 TP_TABLES(APPEND_FN_)
 
-#define COL_DESC_(s, name, type, flags)                                        \
+#define COL_DESC_(s, name, type, flags) \
 	{#name, type, flags, offsetof(struct tp_##s##_table, name), NULL},
 #define COMPUTED_DESC_(s, name, type, flags) {#name, type, flags, 0, tp_##s##_computed_##name},
-#define DESC_ARRAY_(sql, s, COLS, COMP)                                        \
+#define DESC_ARRAY_(sql, s, COLS, COMP) \
 	static const struct tp_col_desc s##_cols[] = {COLS(COL_DESC_, s) COMP(COMPUTED_DESC_, s)};
 TP_TABLES(DESC_ARRAY_)
 
-#define TABLE_DESC_(sql, s, COLS, COMP)                                              \
+#define TABLE_DESC_(sql, s, COLS, COMP) \
 	{#sql, offsetof(struct tp_tables, s), s##_cols, TB_ARRAY_SIZE(s##_cols)},
 const struct tp_table_desc tp_table_descs[] = {TP_TABLES(TABLE_DESC_)};
 const uint32_t tp_table_count = TB_ARRAY_SIZE(tp_table_descs);
@@ -117,11 +117,11 @@ const char *tp_column_table_name(uint32_t i)
 }
 
 #define FREE_COL_(s, name, type, flags) tb_free(t->name);
-#define RELEASE_FN_(sql, s, COLS, COMP)                                              \
-	static void release_##s(struct tp_##s##_table *t)                      \
-	{                                                                      \
-		COLS(FREE_COL_, s)                                             \
-		memset(t, 0, sizeof *t);                                       \
+#define RELEASE_FN_(sql, s, COLS, COMP)                   \
+	static void release_##s(struct tp_##s##_table *t) \
+	{                                                 \
+		COLS(FREE_COL_, s)                        \
+		memset(t, 0, sizeof *t);                  \
 	}
 TP_TABLES(RELEASE_FN_)
 

@@ -101,8 +101,8 @@ uint32_t tp_track_for_thread(struct tp *tp, uint32_t utid)
 	uint64_t v;
 	if (hmap_get(&tp->tracks->thread, utid, &v))
 		return (uint32_t)v;
-	struct tp_track_key key = {.type = "thread_execution", .event_type = "slice",
-				   .utid = utid, .upid = -1, .cpu = -1};
+	struct tp_track_key key = {
+	    .type = "thread_execution", .event_type = "slice", .utid = utid, .upid = -1, .cpu = -1};
 	uint32_t id = tp_track_get(tp, &key);
 	hmap_put(&tp->tracks->thread, utid, id);
 	/* Its dimension args now, not at the end (tp_tracks_finish): Perfetto

@@ -711,7 +711,8 @@ static unsigned evict(struct httpd *h)
 	int64_t oldest = INT64_MAX;
 	for (unsigned i = 0; i < MAX_CONNS; i++) {
 		struct conn *c = h->conns[i];
-		if (!c || c->query || c->out.len || h->stream_owner == c || (c->rx.len && !c->partial))
+		if (!c || c->query || c->out.len || h->stream_owner == c ||
+		    (c->rx.len && !c->partial))
 			continue;
 		int64_t t = c->last_in_ns > c->last_out_ns ? c->last_in_ns : c->last_out_ns;
 		if (t < oldest)
@@ -741,7 +742,8 @@ static void on_tick(struct loop *l, uint64_t id, void *ctx)
 			why = "read nothing";
 		else if (c->partial && now - c->request_start_ns > (int64_t)REQUEST_MS * 1000000)
 			why = "sent no whole request";
-		else if (!c->served && !c->rx.len && now - c->last_in_ns > (int64_t)REQUEST_MS * 1000000)
+		else if (!c->served && !c->rx.len &&
+		         now - c->last_in_ns > (int64_t)REQUEST_MS * 1000000)
 			why = "sent nothing";
 		if (!why)
 			continue;
@@ -787,7 +789,8 @@ static void on_accept(struct loop *l, int lfd, uint32_t events, void *ctx)
 			if (!h->conns[i])
 				slot = i;
 		if (slot == MAX_CONNS && (slot = evict(h)) < MAX_CONNS)
-			log_warn("httpd", "%d connections: closing the one idle longest", MAX_CONNS);
+			log_warn("httpd", "%d connections: closing the one idle longest",
+			         MAX_CONNS);
 		if (slot == MAX_CONNS) {
 			log_warn("httpd", "too many busy connections: refusing one");
 			close(fd);

@@ -18,8 +18,8 @@ void tp_idle_init(struct tp_idle_clock *c, const struct tp_idle *cfg)
 {
 	c->cfg = *cfg;
 	c->parent = (int)getppid();
-	c->orphaned_mode = cfg->start == TP_IDLE_ORPHANED ||
-			   (cfg->start == TP_IDLE_AUTO && c->parent > 1);
+	c->orphaned_mode =
+	    cfg->start == TP_IDLE_ORPHANED || (cfg->start == TP_IDLE_AUTO && c->parent > 1);
 	c->last_ms = now_ms();
 }
 

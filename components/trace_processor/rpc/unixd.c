@@ -75,7 +75,7 @@ static void flush_some(struct uconn *c)
 {
 	while (c->out_off < c->out.len) {
 		ssize_t n = send(c->fd, c->out.data + c->out_off, c->out.len - c->out_off,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		                 MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -247,7 +247,8 @@ static void on_accept(struct loop *l, int lfd, uint32_t events, void *ctx)
 				slot = i;
 		if (slot == MAX_CONNS || !peer_allowed(fd)) {
 			log_warn("unixd", "%s: refusing a connection",
-				 slot == MAX_CONNS ? "too many connections" : "peer of another user");
+			         slot == MAX_CONNS ? "too many connections"
+			                           : "peer of another user");
 			close(fd);
 			continue;
 		}
@@ -298,7 +299,7 @@ static void print_record(FILE *f, int pid, const struct tp_unixd_opts *o)
 		bool quote = !*v;
 		for (const char *p = v; *p && !quote; p++)
 			quote = !((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-				  (*p >= '0' && *p <= '9') || strchr("/._-\\:", *p));
+			          (*p >= '0' && *p <= '9') || strchr("/._-\\:", *p));
 		fputs(k == 0 ? " session=" : " socket-path=", f);
 		if (!quote) {
 			fputs(v, f);
@@ -325,7 +326,8 @@ int tp_unixd_run(struct tp_rpc *rpc, const struct tp_unixd_opts *o)
 	bool bound = false, pid_written = false;
 	int status = 1;
 	if (strlen(o->socket_path) >= sizeof sa.sun_path) {
-		fprintf(stderr, "trace_processor_shell: socket path too long: %s\n", o->socket_path);
+		fprintf(stderr, "trace_processor_shell: socket path too long: %s\n",
+		        o->socket_path);
 		return 1;
 	}
 	memcpy(sa.sun_path, o->socket_path, strlen(o->socket_path) + 1);
@@ -339,15 +341,16 @@ int tp_unixd_run(struct tp_rpc *rpc, const struct tp_unixd_opts *o)
 		if (probe >= 0)
 			close(probe);
 		if (live) {
-			fprintf(stderr,
-				"trace_processor_shell: A live session already holds %s. Pick another "
-				"--name/--path or stop the existing server.\n",
-				o->socket_path);
+			fprintf(
+			    stderr,
+			    "trace_processor_shell: A live session already holds %s. Pick another "
+			    "--name/--path or stop the existing server.\n",
+			    o->socket_path);
 			return 1;
 		}
 		if (!S_ISSOCK(st.st_mode)) {
 			fprintf(stderr, "trace_processor_shell: %s exists and is not a socket\n",
-				o->socket_path);
+			        o->socket_path);
 			return 1;
 		}
 		unlink(o->socket_path);
@@ -358,7 +361,7 @@ int tp_unixd_run(struct tp_rpc *rpc, const struct tp_unixd_opts *o)
 	umask(old);
 	if (brc < 0 || listen(u.lfd, SOMAXCONN) < 0) {
 		fprintf(stderr, "trace_processor_shell: Failed to bind session socket at %s: %s\n",
-			o->socket_path, strerror(errno));
+		        o->socket_path, strerror(errno));
 		goto out;
 	}
 	bound = true;
@@ -368,7 +371,8 @@ int tp_unixd_run(struct tp_rpc *rpc, const struct tp_unixd_opts *o)
 		fflush(stderr);
 		pid_t pid = fork();
 		if (pid < 0) {
-			fprintf(stderr, "trace_processor_shell: cannot fork: %s\n", strerror(errno));
+			fprintf(stderr, "trace_processor_shell: cannot fork: %s\n",
+			        strerror(errno));
 			goto out;
 		}
 		if (pid > 0) {
@@ -389,10 +393,10 @@ int tp_unixd_run(struct tp_rpc *rpc, const struct tp_unixd_opts *o)
 	} else {
 		print_record(stdout, (int)getpid(), o);
 		fprintf(stderr,
-			"[unix] Serving warm session '%s'. Query it with:\n"
-			"  trace_processor_shell query --remote %s \"SELECT ...\"\n"
-			"Stop it with Ctrl-C, or: trace_processor_shell server kill %s\n",
-			o->session_name, o->session_name, o->session_name);
+		        "[unix] Serving warm session '%s'. Query it with:\n"
+		        "  trace_processor_shell query --remote %s \"SELECT ...\"\n"
+		        "Stop it with Ctrl-C, or: trace_processor_shell server kill %s\n",
+		        o->session_name, o->session_name, o->session_name);
 	}
 	FILE *pf = fopen(pid_path, "we");
 	if (pf) {

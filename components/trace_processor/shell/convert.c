@@ -48,8 +48,9 @@ int tp_shell_run_convert(struct shell_opts *o)
 	const char *in = o->pos.len > 1 ? o->pos.data[1] : "-";
 	const char *out = o->pos.len > 2 ? o->pos.data[2] : "-";
 	if (o->truncate && strcmp(o->truncate, "start") != 0 && strcmp(o->truncate, "end") != 0) {
-		tp_shell_error("--truncate must specify whether to keep the 'end' or the 'start' of the "
-			    "trace.");
+		tp_shell_error(
+		    "--truncate must specify whether to keep the 'end' or the 'start' of the "
+		    "trace.");
 		return 1;
 	}
 	if (o->pid && !all_digits(o->pid)) {
@@ -68,7 +69,8 @@ int tp_shell_run_convert(struct shell_opts *o)
 	}
 	bool profile = strcmp(fmt, "profile") == 0;
 	if (!profile && ((o->pid && strtoull(o->pid, NULL, 10) != 0) || o->timestamps)) {
-		tp_shell_error("--pid and --timestamps are supported only for the 'profile' format.");
+		tp_shell_error(
+		    "--pid and --timestamps are supported only for the 'profile' format.");
 		return 1;
 	}
 	if (!profile && o->output_dir) {
@@ -97,8 +99,9 @@ int tp_shell_run_convert(struct shell_opts *o)
 			return 1;
 		}
 		if (strcmp(fmt, "firefox") == 0) {
-			tp_shell_error("convert firefox: the Firefox profiler format is not implemented in "
-				    "tracebox (use 'convert profile' for pprof or traceconv report)");
+			tp_shell_error(
+			    "convert firefox: the Firefox profiler format is not implemented in "
+			    "tracebox (use 'convert profile' for pprof or traceconv report)");
 			return 1;
 		}
 		args[n++] = fmt;
@@ -106,8 +109,9 @@ int tp_shell_run_convert(struct shell_opts *o)
 			args[n++] = "--skip-unknown";
 		if (profile) {
 			if (o->pos.len > 2) {
-				tp_shell_error("output file is not supported for 'profile', use --output-dir "
-					    "instead.");
+				tp_shell_error(
+				    "output file is not supported for 'profile', use --output-dir "
+				    "instead.");
 				return 1;
 			}
 			if (o->alloc)
@@ -166,12 +170,12 @@ int tp_shell_run_util(struct shell_opts *o)
 		mode = "binary";
 	else if (strcmp(u, "deobfuscate") == 0) {
 		tp_shell_error("util deobfuscate: Java deobfuscation (ProGuard/R8 maps) is not "
-			    "implemented in tracebox");
+		               "implemented in tracebox");
 		return 1;
 	} else {
 		tp_shell_error("util: unknown utility '%s' (expected 'merge', 'symbolize', "
-			    "'deobfuscate', 'decompress_packets' or 'text_to_binary').",
-			    u);
+		               "'deobfuscate', 'decompress_packets' or 'text_to_binary').",
+		               u);
 		return 1;
 	}
 	const char *args[] = {mode, in, out, NULL};
@@ -187,21 +191,22 @@ static const char *symlink_problem(const char *path)
 	if (stat(path, &st) == 0)
 		return NULL;
 	return errno == ELOOP ? "symbolic link loop (the link ultimately points to itself)"
-			      : "broken symbolic link (its target does not exist)";
+	                      : "broken symbolic link (its target does not exist)";
 }
 
 int tp_shell_run_bundle(struct shell_opts *o)
 {
 	if (o->pos.len < 2) {
 		tp_shell_error("bundle requires both an input and an output file path, got %zu "
-			    "argument(s).",
-			    o->pos.len);
+		               "argument(s).",
+		               o->pos.len);
 		return 1;
 	}
-	if (tp_shell_reject_extra(o, "bundle", 2,
-			       "Note: --symbol-paths takes a single comma-separated list of paths, "
-			       "e.g. --symbol-paths path1,path2,path3; do not pass each path as a "
-			       "separate argument.") < 0)
+	if (tp_shell_reject_extra(
+	        o, "bundle", 2,
+	        "Note: --symbol-paths takes a single comma-separated list of paths, "
+	        "e.g. --symbol-paths path1,path2,path3; do not pass each path as a "
+	        "separate argument.") < 0)
 		return 1;
 	const char *in = o->pos.data[0], *out = o->pos.data[1];
 	struct stat st;
@@ -216,32 +221,36 @@ int tp_shell_run_bundle(struct shell_opts *o)
 	}
 	if (stat(in, &st) != 0) {
 		if ((sp = symlink_problem(in)))
-			tp_shell_error("bundle: input file '%s' is a %s. Fix the symlink and try again.", in,
-				    sp);
+			tp_shell_error(
+			    "bundle: input file '%s' is a %s. Fix the symlink and try again.", in,
+			    sp);
 		else
-			tp_shell_error("bundle: input file '%s' does not exist. Check the path and try "
-				    "again.",
-				    in);
+			tp_shell_error(
+			    "bundle: input file '%s' does not exist. Check the path and try "
+			    "again.",
+			    in);
 		return 1;
 	}
 	if (S_ISDIR(st.st_mode)) {
-		tp_shell_error("bundle: input path '%s' is a directory, expected a trace file.", in);
+		tp_shell_error("bundle: input path '%s' is a directory, expected a trace file.",
+		               in);
 		return 1;
 	}
 	if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) {
-		tp_shell_error("bundle: output path '%s' is a directory, expected a file path for the "
-			    "bundle (e.g. %s.bundle.tar).",
-			    out, in);
+		tp_shell_error(
+		    "bundle: output path '%s' is a directory, expected a file path for the "
+		    "bundle (e.g. %s.bundle.tar).",
+		    out, in);
 		return 1;
 	}
 	if ((sp = symlink_problem(out))) {
-		tp_shell_error("bundle: output path '%s' is a %s. Fix the symlink and try again.", out,
-			    sp);
+		tp_shell_error("bundle: output path '%s' is a %s. Fix the symlink and try again.",
+		               out, sp);
 		return 1;
 	}
 	if (o->proguard_maps.len) {
 		tp_shell_error("bundle: --proguard-map: Java deobfuscation is not implemented in "
-			    "tracebox");
+		               "tracebox");
 		return 1;
 	}
 	const char *args[12];

@@ -53,8 +53,9 @@ static int copy_table(struct export_ctx *x, const char *name)
 	char *insert = sqlite3_mprintf("INSERT INTO \"%w\" VALUES(", name);
 	for (int i = 0; i < ncol; i++) {
 		const char *type = sqlite3_column_decltype(sel, i);
-		char *c = sqlite3_mprintf("%s%s\"%w\"%s%s", create, i ? ", " : "",
-					  sqlite3_column_name(sel, i), type ? " " : "", type ? type : "");
+		char *c =
+		    sqlite3_mprintf("%s%s\"%w\"%s%s", create, i ? ", " : "",
+		                    sqlite3_column_name(sel, i), type ? " " : "", type ? type : "");
 		char *v = sqlite3_mprintf("%s%s?", insert, i ? ", " : "");
 		sqlite3_free(create);
 		sqlite3_free(insert);
@@ -72,7 +73,7 @@ static int copy_table(struct export_ctx *x, const char *name)
 	sqlite3_free(v);
 	if (rc != SQLITE_OK) {
 		snprintf(x->err, sizeof x->err, "cannot create table '%s': %s", name,
-			 msg ? msg : sqlite3_errmsg(x->dst));
+		         msg ? msg : sqlite3_errmsg(x->dst));
 		sqlite3_free(msg);
 		sqlite3_finalize(sel);
 		return -1;
@@ -82,7 +83,7 @@ static int copy_table(struct export_ctx *x, const char *name)
 			sqlite3_bind_value(ins, i + 1, sqlite3_column_value(sel, i));
 		if (sqlite3_step(ins) != SQLITE_DONE) {
 			snprintf(x->err, sizeof x->err, "cannot write table '%s': %s", name,
-				 sqlite3_errmsg(x->dst));
+			         sqlite3_errmsg(x->dst));
 			rc = -1;
 			break;
 		}
@@ -113,12 +114,12 @@ static int export_db(struct tp *tp, const char *path, struct export_ctx *x)
 	int rc = sqlite3_open_v2(path, &x->dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
 	if (rc != SQLITE_OK) {
 		snprintf(x->err, sizeof x->err, "cannot create '%s': %s", path,
-			 x->dst ? sqlite3_errmsg(x->dst) : sqlite3_errstr(rc));
+		         x->dst ? sqlite3_errmsg(x->dst) : sqlite3_errstr(rc));
 		return -1;
 	}
 	/* Written once, regenerated from the trace if anything fails. */
 	sqlite3_exec(x->dst, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN", NULL, NULL,
-		     NULL);
+	             NULL);
 	x->src = tp_db(tp);
 	/* Our column tables (eponymous virtual tables: not in the schema),
 	 * then the schema's tables and views, the user's temporary ones too. */
@@ -127,11 +128,12 @@ static int export_db(struct tp *tp, const char *path, struct export_ctx *x)
 	for (uint32_t i = 0; (name = tp_column_table_name(i)); i++)
 		vec_push(&list, tb_strdup(name));
 	sqlite3_stmt *names = NULL;
-	rc = sqlite3_prepare_v2(x->src,
-				"SELECT name FROM (SELECT name, type FROM sqlite_schema UNION "
-				"SELECT name, type FROM sqlite_temp_schema) WHERE type IN ('table', "
-				"'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
-				-1, &names, NULL);
+	rc =
+	    sqlite3_prepare_v2(x->src,
+	                       "SELECT name FROM (SELECT name, type FROM sqlite_schema UNION "
+	                       "SELECT name, type FROM sqlite_temp_schema) WHERE type IN ('table', "
+	                       "'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
+	                       -1, &names, NULL);
 	if (rc != SQLITE_OK) {
 		snprintf(x->err, sizeof x->err, "%s", sqlite3_errmsg(x->src));
 		for (size_t i = 0; i < list.len; i++)
@@ -205,7 +207,7 @@ static int export_sqlite(struct tp *tp, const char *path)
 	}
 	tp_shell_metatrace_slice("API_TIMELINE", "EXPORT_SQLITE", t0, tp_shell_now_ns(), NULL);
 	fprintf(stderr, "Exported %u tables (%llu rows) to %s\n", x.tables,
-		(unsigned long long)x.rows, path);
+	        (unsigned long long)x.rows, path);
 	return 0;
 }
 
@@ -220,8 +222,8 @@ int tp_shell_run_export(struct shell_opts *o)
 	const char *fmt = o->pos.data[0];
 	if (strcmp(fmt, "sqlite") != 0 && strcmp(fmt, "arrow_tar") != 0 &&
 	    strcmp(fmt, "perfetto") != 0) {
-		tp_shell_error("export: unknown format '%s' (expected sqlite, arrow_tar, or perfetto)",
-			    fmt);
+		tp_shell_error(
+		    "export: unknown format '%s' (expected sqlite, arrow_tar, or perfetto)", fmt);
 		return 1;
 	}
 	if (!o->output) {
@@ -233,15 +235,17 @@ int tp_shell_run_export(struct shell_opts *o)
 		return 1;
 	}
 	if (strcmp(fmt, "sqlite") != 0) {
-		tp_shell_error("export %s: Perfetto's %s archive format is not implemented in tracebox "
-			    "(export sqlite is)",
-			    fmt, fmt);
+		tp_shell_error(
+		    "export %s: Perfetto's %s archive format is not implemented in tracebox "
+		    "(export sqlite is)",
+		    fmt, fmt);
 		return 1;
 	}
 	struct shell_config sc;
 	struct tp *tp = NULL;
 	int status = 1;
-	if (tp_shell_config_build(o, &sc) == 0 && (tp = tp_shell_load(o, &sc, o->pos.data[1], NULL)))
+	if (tp_shell_config_build(o, &sc) == 0 &&
+	    (tp = tp_shell_load(o, &sc, o->pos.data[1], NULL)))
 		status = export_sqlite(tp, o->output);
 	tp_free(tp);
 	tp_shell_config_release(&sc);

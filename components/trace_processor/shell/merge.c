@@ -36,11 +36,12 @@ static int validate(const char *path, bool strict)
 	}
 	sqlite3_stmt *st = NULL;
 	long long dropped = 0;
-	if (sqlite3_prepare_v2(tp_db(tp),
-			       "SELECT COALESCE(SUM(value), 0) FROM stats WHERE name IN "
-			       "('clock_sync_unrelatable_clock_domains', 'clock_sync_failure_no_path', "
-			       "'clock_sync_failure', 'trace_sorter_negative_timestamp_dropped')",
-			       -1, &st, NULL) == SQLITE_OK &&
+	if (sqlite3_prepare_v2(
+	        tp_db(tp),
+	        "SELECT COALESCE(SUM(value), 0) FROM stats WHERE name IN "
+	        "('clock_sync_unrelatable_clock_domains', 'clock_sync_failure_no_path', "
+	        "'clock_sync_failure', 'trace_sorter_negative_timestamp_dropped')",
+	        -1, &st, NULL) == SQLITE_OK &&
 	    sqlite3_step(st) == SQLITE_ROW)
 		dropped = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
@@ -49,15 +50,17 @@ static int validate(const char *path, bool strict)
 		printf("Validation: all traces line up on the shared timeline.\n");
 		status = 0;
 	} else if (strict) {
-		tp_shell_error("merge: %lld events would be dropped when this archive is opened: they "
-			    "cannot be placed on the shared timeline. Adjust the clocks in the "
-			    "manifest.",
-			    dropped);
+		tp_shell_error(
+		    "merge: %lld events would be dropped when this archive is opened: they "
+		    "cannot be placed on the shared timeline. Adjust the clocks in the "
+		    "manifest.",
+		    dropped);
 	} else {
-		fprintf(stderr,
-			"Warning: %lld events would be dropped when this archive is opened: they "
-			"cannot be placed on the shared timeline. Adjust the clocks in the manifest.\n",
-			dropped);
+		fprintf(
+		    stderr,
+		    "Warning: %lld events would be dropped when this archive is opened: they "
+		    "cannot be placed on the shared timeline. Adjust the clocks in the manifest.\n",
+		    dropped);
 		status = 0;
 	}
 out:
@@ -83,14 +86,16 @@ int tp_shell_util_merge(struct shell_opts *o)
 			const char *bj =
 			    strrchr(inputs[j], '/') ? strrchr(inputs[j], '/') + 1 : inputs[j];
 			if (strcmp(bi, bj) == 0) {
-				tp_shell_error("merge: two input files share the name '%s'; archive members "
-					    "must be unique. Rename one of the files.",
-					    bi);
+				tp_shell_error(
+				    "merge: two input files share the name '%s'; archive members "
+				    "must be unique. Rename one of the files.",
+				    bi);
 				return 1;
 			}
 		}
 		if (strlen(bi) >= 100) {
-			tp_shell_error("merge: the name '%s' is too long for an archive member", bi);
+			tp_shell_error("merge: the name '%s' is too long for an archive member",
+			               bi);
 			return 1;
 		}
 	}
@@ -103,7 +108,7 @@ int tp_shell_util_merge(struct shell_opts *o)
 		}
 		if (!strstr(manifest, "\"perfetto_manifest\"")) {
 			tp_shell_error("merge: the manifest must be a JSON object with a top-level "
-				    "perfetto_manifest key.");
+			               "perfetto_manifest key.");
 			tb_free(manifest);
 			return 1;
 		}

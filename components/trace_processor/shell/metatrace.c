@@ -33,8 +33,14 @@
 #define SEQ_ID 1
 #define MAX_SQL_ARG 4096
 
-enum { CAT_QUERY_TIMELINE = 1, CAT_QUERY_DETAILED = 2, CAT_FUNCTION_CALL = 4, CAT_DB = 8,
-       CAT_API_TIMELINE = 16, CAT_ALL = 31 };
+enum {
+	CAT_QUERY_TIMELINE = 1,
+	CAT_QUERY_DETAILED = 2,
+	CAT_FUNCTION_CALL = 4,
+	CAT_DB = 8,
+	CAT_API_TIMELINE = 16,
+	CAT_ALL = 31
+};
 
 struct mt_event {
 	unsigned cat;
@@ -107,7 +113,7 @@ int tp_shell_metatrace_start(const struct shell_opts *o)
 }
 
 void tp_shell_metatrace_slice(const char *cat, const char *name, int64_t begin_ns, int64_t end_ns,
-			   const char *sql)
+                              const char *sql)
 {
 	unsigned bit = cat_bit(cat);
 	if (!mt.path || !(mt.cats & bit))
@@ -211,7 +217,8 @@ int tp_shell_metatrace_write(void)
 		rc = -1;
 	}
 	if (f && fclose(f) != 0 && rc == 0) {
-		tp_shell_error("Error while writing metatrace file '%s': %s", mt.path, strerror(errno));
+		tp_shell_error("Error while writing metatrace file '%s': %s", mt.path,
+		               strerror(errno));
 		rc = -1;
 	}
 	pb_writer_release(&w);

@@ -167,7 +167,7 @@ out:
  * first path component (slices/with_context.sql is the module
  * slices.with_context of package slices), as Perfetto's shell does. */
 int tp_shell_stdlib_load(const char *root_arg, struct tp_shell_package **out, size_t *n, char *err,
-			 size_t err_size)
+                         size_t err_size)
 {
 	struct tp_shell_package all;
 	char *root = tb_strdup(root_arg);

@@ -101,19 +101,22 @@ int tp_shell_run_queries_csv(struct tp *tp, const char *sql, FILE *out)
 		int64_t t0 = tp_shell_now_ns();
 		if (tp_prepare(tp, tail, &st, &tail, err, sizeof err) != SQLITE_OK) {
 			size_t n = strcspn(start, ";");
-			fprintf(stderr, "Error in statement: %.*s%s\n%s\n", (int)(n > MAX_ECHO ? MAX_ECHO : n),
-				start, n > MAX_ECHO ? "..." : "", err);
+			fprintf(stderr, "Error in statement: %.*s%s\n%s\n",
+			        (int)(n > MAX_ECHO ? MAX_ECHO : n), start,
+			        n > MAX_ECHO ? "..." : "", err);
 			return -1;
 		}
 		if (!st) {
 			/* whitespace, a comment, or an INCLUDE (which ran) */
-			ran_any |= tail != start && strspn(start, " \t\r\n;") < (size_t)(tail - start) &&
-				   !is_comment_only(start, tail);
+			ran_any |= tail != start &&
+			           strspn(start, " \t\r\n;") < (size_t)(tail - start) &&
+			           !is_comment_only(start, tail);
 			continue;
 		}
 		ran_any = true;
 		int ncol = sqlite3_column_count(st);
-		bool suppress = ncol == 1 && strcmp(sqlite3_column_name(st, 0), "suppress_query_output") == 0;
+		bool suppress =
+		    ncol == 1 && strcmp(sqlite3_column_name(st, 0), "suppress_query_output") == 0;
 		bool print = ncol > 0 && !suppress;
 		if (print) {
 			if (printed_any)
@@ -135,12 +138,13 @@ int tp_shell_run_queries_csv(struct tp *tp, const char *sql, FILE *out)
 			fputc('\n', out);
 		}
 		tp_shell_metatrace_slice("QUERY_TIMELINE", "QUERY_EXECUTE", t0, tp_shell_now_ns(),
-				      sqlite3_sql(st));
+		                         sqlite3_sql(st));
 		if (rc != SQLITE_DONE) {
 			const char *q = sqlite3_sql(st);
 			size_t n = strlen(q);
-			fprintf(stderr, "Error in statement: %.*s%s\n%s\n", (int)(n > MAX_ECHO ? MAX_ECHO : n),
-				q, n > MAX_ECHO ? "..." : "", tp_sql_errmsg(db));
+			fprintf(stderr, "Error in statement: %.*s%s\n%s\n",
+			        (int)(n > MAX_ECHO ? MAX_ECHO : n), q, n > MAX_ECHO ? "..." : "",
+			        tp_sql_errmsg(db));
 			sqlite3_finalize(st);
 			return -1;
 		}
@@ -180,10 +184,11 @@ int tp_shell_run_query(struct shell_opts *o)
 		return 1;
 	if (o->structured_query_id) {
 		if (!o->summary_specs.len)
-			tp_shell_error("query: --structured-query-id requires at least one --summary-spec");
+			tp_shell_error(
+			    "query: --structured-query-id requires at least one --summary-spec");
 		else
 			tp_shell_error("query: structured queries need the trace summarizer, which "
-				    "tracebox does not have");
+			               "tracebox does not have");
 		return 1;
 	}
 	/* With --remote the trace is the server's: the first positional is the SQL. */
@@ -206,7 +211,8 @@ int tp_shell_run_query(struct shell_opts *o)
 		file = NULL;
 	}
 	if ((!sql || !*sql) && !file) {
-		tp_shell_error("query: no SQL provided. Use positional arg, -f FILE, or pipe to stdin.");
+		tp_shell_error(
+		    "query: no SQL provided. Use positional arg, -f FILE, or pipe to stdin.");
 		tb_free(sql);
 		return 1;
 	}
@@ -214,7 +220,8 @@ int tp_shell_run_query(struct shell_opts *o)
 		if (file) {
 			tb_free(sql);
 			if (!(sql = tp_shell_read_file(file, NULL))) {
-				tp_shell_error("query: unable to read file '%s': %s", file, strerror(errno));
+				tp_shell_error("query: unable to read file '%s': %s", file,
+				               strerror(errno));
 				return 1;
 			}
 		}
@@ -232,7 +239,8 @@ int tp_shell_run_query(struct shell_opts *o)
 	if (file) {
 		tb_free(sql);
 		if (!(sql = tp_shell_read_file(file, NULL))) {
-			tp_shell_error("query: unable to read file '%s': %s", file, strerror(errno));
+			tp_shell_error("query: unable to read file '%s': %s", file,
+			               strerror(errno));
 			goto out;
 		}
 	}
@@ -241,7 +249,7 @@ int tp_shell_run_query(struct shell_opts *o)
 	int rc = tp_shell_run_queries_csv(tp, sql, stdout);
 	if (rc == 0)
 		fprintf(stderr, "Query execution time: %lld ms\n",
-			(long long)((tp_shell_now_ns() - t0) / 1000000));
+		        (long long)((tp_shell_now_ns() - t0) / 1000000));
 	int64_t query_ns = tp_shell_now_ns() - t0;
 	fflush(stdout);
 	release_sigint();
@@ -268,7 +276,7 @@ int tp_shell_run_interactive(struct shell_opts *o)
 {
 	if (o->remote) {
 		tp_shell_error("interactive: --remote is only supported by the query command in "
-			    "tracebox");
+		               "tracebox");
 		return 1;
 	}
 	const char *trace = tp_shell_trace_arg(o, "interactive");
@@ -300,8 +308,8 @@ int tp_shell_run_metrics(struct shell_opts *o)
 		return 1;
 	}
 	tp_shell_error("metrics: v1 metrics (--run %s) are not implemented in tracebox: it has no "
-		    "metrics engine; query the tables or the stdlib modules with SQL instead",
-		    o->run);
+	               "metrics engine; query the tables or the stdlib modules with SQL instead",
+	               o->run);
 	return 1;
 }
 
@@ -309,6 +317,6 @@ int tp_shell_run_summarize(struct shell_opts *o)
 {
 	(void)o;
 	tp_shell_error("summarize: trace summarization (summary specs, --metrics-v2) is not "
-		    "implemented in tracebox: it has no summarizer");
+	               "implemented in tracebox: it has no summarizer");
 	return 1;
 }

@@ -84,7 +84,8 @@ static int parse_idle_start(const char *s, enum tp_idle_start *out)
 	else if (strcmp(s, "last-query") == 0)
 		*out = TP_IDLE_LAST_QUERY;
 	else {
-		tp_shell_error("Invalid --idle-start '%s' (expected auto, orphaned or last-query)", s);
+		tp_shell_error("Invalid --idle-start '%s' (expected auto, orphaned or last-query)",
+		               s);
 		return -1;
 	}
 	return 0;
@@ -110,14 +111,14 @@ static bool valid_session_name(const char *s)
 static void generate_session_name(char *out, size_t n)
 {
 	static const char *const adj[] = {"calm",  "brave", "lucky", "happy", "swift", "quiet",
-					  "bold",  "eager", "merry", "kind",  "neat",  "proud",
-					  "witty", "warm",  "shiny", "gentle"};
-	static const char *const col[] = {"amber", "azure", "blue", "coral", "green", "ivory",
-					  "jade",  "lilac", "olive", "peach", "plum",  "ruby",
-					  "rust",  "teal",  "gold", "violet"};
-	static const char *const ani[] = {"otter", "falcon", "lynx",  "panda", "tapir", "heron",
-					  "ibex",  "koala",  "marten", "quokka", "raven", "shrew",
-					  "stork", "viper",  "wren",  "yak"};
+	                                  "bold",  "eager", "merry", "kind",  "neat",  "proud",
+	                                  "witty", "warm",  "shiny", "gentle"};
+	static const char *const col[] = {"amber", "azure", "blue",  "coral", "green", "ivory",
+	                                  "jade",  "lilac", "olive", "peach", "plum",  "ruby",
+	                                  "rust",  "teal",  "gold",  "violet"};
+	static const char *const ani[] = {"otter", "falcon", "lynx",   "panda",  "tapir", "heron",
+	                                  "ibex",  "koala",  "marten", "quokka", "raven", "shrew",
+	                                  "stork", "viper",  "wren",   "yak"};
 	uint64_t seed = (uint64_t)tp_shell_now_ns() ^ ((uint64_t)getpid() << 32);
 	seed = tb_hash_u64(seed);
 	snprintf(out, n, "%s-%s-%s", adj[seed & 15], col[(seed >> 4) & 15], ani[(seed >> 8) & 15]);
@@ -144,9 +145,10 @@ static int session_socket_path(const char *name, char *out, size_t n)
 {
 	char dir[2048];
 	if (!valid_session_name(name)) {
-		tp_shell_error("Invalid session name '%s' (must match [A-Za-z0-9][A-Za-z0-9_-]* and be "
-			    "at most %d chars)",
-			    name, SESSION_NAME_MAX);
+		tp_shell_error(
+		    "Invalid session name '%s' (must match [A-Za-z0-9][A-Za-z0-9_-]* and be "
+		    "at most %d chars)",
+		    name, SESSION_NAME_MAX);
 		return -1;
 	}
 	if (session_dir(dir, sizeof dir) < 0)
@@ -158,9 +160,10 @@ static int session_socket_path(const char *name, char *out, size_t n)
 static int check_sun_path(const char *path)
 {
 	if (strlen(path) + 1 > sizeof(((struct sockaddr_un *)0)->sun_path)) {
-		tp_shell_error("Socket path is too long (%zu bytes, limit %zu): %s. Use --path with a "
-			    "shorter directory.",
-			    strlen(path), sizeof(((struct sockaddr_un *)0)->sun_path) - 1, path);
+		tp_shell_error(
+		    "Socket path is too long (%zu bytes, limit %zu): %s. Use --path with a "
+		    "shorter directory.",
+		    strlen(path), sizeof(((struct sockaddr_un *)0)->sun_path) - 1, path);
 		return -1;
 	}
 	return 0;
@@ -190,8 +193,8 @@ static int server_kill(const char *addr)
 	switch (classify_addr(addr)) {
 	case ADDR_HTTP:
 		tp_shell_error("server kill over HTTP (%s) is not supported; stop the server with "
-			    "Ctrl-C or run it with --idle-timeout.",
-			    addr);
+		               "Ctrl-C or run it with --idle-timeout.",
+		               addr);
 		return 1;
 	case ADDR_UNIX_PATH:
 		snprintf(sock, sizeof sock, "%s", addr);
@@ -248,7 +251,8 @@ int tp_shell_run_server(struct shell_opts *o)
 	bool http = strcmp(mode, "http") == 0, stdio = strcmp(mode, "stdio") == 0;
 	bool unix_mode = strcmp(mode, "unix") == 0;
 	if (!http && !stdio && !unix_mode) {
-		tp_shell_error("server: unknown mode '%s' (expected http, stdio, unix or kill)", mode);
+		tp_shell_error("server: unknown mode '%s' (expected http, stdio, unix or kill)",
+		               mode);
 		return 1;
 	}
 	if (o->remote) {
@@ -257,7 +261,7 @@ int tp_shell_run_server(struct shell_opts *o)
 	}
 	struct tp_idle idle = {0};
 	if (parse_duration_ms(o->idle_timeout, unix_mode ? UNIX_DEFAULT_IDLE_MS : 0,
-			      &idle.timeout_ms) < 0 ||
+	                      &idle.timeout_ms) < 0 ||
 	    parse_idle_start(o->idle_start, &idle.start) < 0)
 		return 1;
 	char sock[4096] = "", name[SESSION_NAME_MAX + 1] = "";
@@ -271,8 +275,9 @@ int tp_shell_run_server(struct shell_opts *o)
 			if (o->path[0] != '/') {
 				char cwd[2048];
 				if (!getcwd(cwd, sizeof cwd)) {
-					tp_shell_error("server unix: cannot get the current directory: %s",
-						    strerror(errno));
+					tp_shell_error(
+					    "server unix: cannot get the current directory: %s",
+					    strerror(errno));
 					return 1;
 				}
 				snprintf(sock, sizeof sock, "%s/%s", cwd, o->path);
@@ -286,7 +291,8 @@ int tp_shell_run_server(struct shell_opts *o)
 				snprintf(name, sizeof name, "%s", o->name);
 			else
 				generate_session_name(name, sizeof name);
-			if (session_socket_path(name, sock, sizeof sock) < 0 || check_sun_path(sock) < 0)
+			if (session_socket_path(name, sock, sizeof sock) < 0 ||
+			    check_sun_path(sock) < 0)
 				return 1;
 		}
 	}
@@ -309,9 +315,9 @@ int tp_shell_run_server(struct shell_opts *o)
 		status = tp_stdiod_run(rpc);
 	} else {
 		struct tp_unixd_opts uo = {.socket_path = sock,
-					   .session_name = o->path ? sock : name,
-					   .idle = idle,
-					   .daemonize = o->daemonize};
+		                           .session_name = o->path ? sock : name,
+		                           .idle = idle,
+		                           .daemonize = o->daemonize};
 		status = tp_unixd_run(rpc, &uo);
 	}
 	tp_rpc_free(rpc);
@@ -351,8 +357,8 @@ static int remote_connect(struct remote *r, const char *addr)
 		memcpy(sa.sun_path, path, strlen(path) + 1);
 		r->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (r->fd < 0 || connect(r->fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-			tp_shell_error("--remote: cannot connect to session '%s' (%s): %s", addr, path,
-				    strerror(errno));
+			tp_shell_error("--remote: cannot connect to session '%s' (%s): %s", addr,
+			               path, strerror(errno));
 			return -1;
 		}
 		return 0;
@@ -471,11 +477,20 @@ static int remote_next_chunk(struct remote *r, uint8_t **msg, size_t *len)
 static void print_cell(FILE *out, int type, const struct pb_field *f, double d)
 {
 	switch (type) {
-	case 2: fprintf(out, "%lld", (long long)f->val); break;
-	case 3: fprintf(out, "%f", d); break;
-	case 4: fprintf(out, "\"%.*s\"", (int)f->len, (const char *)f->data); break;
-	case 5: fputs("\"<raw bytes>\"", out); break;
-	default: fputs("\"[NULL]\"", out);
+	case 2:
+		fprintf(out, "%lld", (long long)f->val);
+		break;
+	case 3:
+		fprintf(out, "%f", d);
+		break;
+	case 4:
+		fprintf(out, "\"%.*s\"", (int)f->len, (const char *)f->data);
+		break;
+	case 5:
+		fputs("\"<raw bytes>\"", out);
+		break;
+	default:
+		fputs("\"[NULL]\"", out);
 	}
 }
 
@@ -562,8 +577,8 @@ static int remote_statement(struct remote *r, const char *sql, size_t len, bool 
 	if (r->http) {
 		char hdr[512];
 		int n = snprintf(hdr, sizeof hdr,
-				 "POST /query HTTP/1.1\r\nHost: %s\r\nContent-Length: %zu\r\n\r\n",
-				 r->host, pb_writer_size(&w));
+		                 "POST /query HTTP/1.1\r\nHost: %s\r\nContent-Length: %zu\r\n\r\n",
+		                 r->host, pb_writer_size(&w));
 		rc = tb_write_all(r->fd, hdr, (size_t)n);
 	}
 	if (rc == 0)
@@ -608,7 +623,8 @@ static int remote_statement(struct remote *r, const char *sql, size_t len, bool 
 		if (!r->http) {
 			struct pb_field f;
 			if (pb_find_field(msg, n, PB_F_TraceProcessorRpc_fatal_error, &f) >= 1) {
-				tp_shell_error("--remote: session: %.*s", (int)f.len, (const char *)f.data);
+				tp_shell_error("--remote: session: %.*s", (int)f.len,
+				               (const char *)f.data);
 				tb_free(msg);
 				status = -1;
 				break;
@@ -631,15 +647,17 @@ static int remote_statement(struct remote *r, const char *sql, size_t len, bool 
 			} else if (f.id == PB_F_QueryResult_batch && f.wire == PB_WIRE_LEN) {
 				if (!rr.header_done) {
 					rr.header_done = true;
-					rr.suppress = rr.cols.len == 0 ||
-						      (rr.cols.len == 1 &&
-						       strcmp(rr.cols.data[0], "suppress_query_output") == 0);
+					rr.suppress =
+					    rr.cols.len == 0 ||
+					    (rr.cols.len == 1 &&
+					     strcmp(rr.cols.data[0], "suppress_query_output") == 0);
 					if (!rr.suppress) {
 						if (*printed_any)
 							fputc('\n', stdout);
 						*printed_any = true;
 						for (size_t i = 0; i < rr.cols.len; i++)
-							printf("%s\"%s\"", i ? "," : "", rr.cols.data[i]);
+							printf("%s\"%s\"", i ? "," : "",
+							       rr.cols.data[i]);
 						fputc('\n', stdout);
 					}
 				}
@@ -663,24 +681,25 @@ static int remote_statement(struct remote *r, const char *sql, size_t len, bool 
 
 int tp_shell_remote_query(struct shell_opts *o, const char *sql)
 {
-	const char *bad = o->full_sort ? "--full-sort"
-			  : o->no_ftrace_raw ? "--no-ftrace-raw"
-			  : o->analyze_trace_proto_content ? "--analyze-trace-proto-content"
-			  : o->crop_track_events ? "--crop-track-events"
-			  : o->allow_sql_file_access ? "--allow-sql-file-access"
-			  : o->dev ? "--dev"
-			  : o->dev_flags.len ? "--dev-flag"
-			  : o->extra_checks ? "--extra-checks"
-			  : o->add_packages.len ? "--add-sql-package"
-			  : o->override_packages.len ? "--override-sql-package"
-			  : o->override_stdlib ? "--override-stdlib"
-			  : o->register_files_dir ? "--register-files-dir"
-			  : NULL;
+	const char *bad = o->full_sort                     ? "--full-sort"
+	                  : o->no_ftrace_raw               ? "--no-ftrace-raw"
+	                  : o->analyze_trace_proto_content ? "--analyze-trace-proto-content"
+	                  : o->crop_track_events           ? "--crop-track-events"
+	                  : o->allow_sql_file_access       ? "--allow-sql-file-access"
+	                  : o->dev                         ? "--dev"
+	                  : o->dev_flags.len               ? "--dev-flag"
+	                  : o->extra_checks                ? "--extra-checks"
+	                  : o->add_packages.len            ? "--add-sql-package"
+	                  : o->override_packages.len       ? "--override-sql-package"
+	                  : o->override_stdlib             ? "--override-stdlib"
+	                  : o->register_files_dir          ? "--register-files-dir"
+	                                                   : NULL;
 	if (bad) {
-		tp_shell_error("%s cannot be combined with --remote: the trace is already loaded and "
-			    "configured by the session. Pass this flag to `tp server unix` when "
-			    "starting the session instead.",
-			    bad);
+		tp_shell_error(
+		    "%s cannot be combined with --remote: the trace is already loaded and "
+		    "configured by the session. Pass this flag to `tp server unix` when "
+		    "starting the session instead.",
+		    bad);
 		return 1;
 	}
 	struct remote r;
@@ -722,7 +741,7 @@ int tp_shell_remote_query(struct shell_opts *o, const char *sql)
 	}
 	if (status == 0)
 		fprintf(stderr, "Query execution time: %lld ms\n",
-			(long long)((tp_shell_now_ns() - t0) / 1000000));
+		        (long long)((tp_shell_now_ns() - t0) / 1000000));
 	fflush(stdout);
 	tb_free(buf);
 	vec_release(&r.rx);

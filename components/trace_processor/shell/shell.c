@@ -51,41 +51,41 @@ static const struct shell_flag flags[SF_COUNT] = {
     [SF_VERSION] = {"version", 'v', NULL, "Prints the version."},
     [SF_FULL_SORT] = {"full-sort", 0, NULL, "Sorts every event before parsing any."},
     [SF_NO_FTRACE_RAW] = {"no-ftrace-raw", 0, NULL,
-			  "No ftrace_event (raw) rows for typed ftrace events."},
+                          "No ftrace_event (raw) rows for typed ftrace events."},
     [SF_ANALYZE_TRACE_PROTO_CONTENT] = {"analyze-trace-proto-content", 0, NULL,
-					"Analyzes the trace's protobuf content."},
+                                        "Analyzes the trace's protobuf content."},
     [SF_CROP_TRACK_EVENTS] = {"crop-track-events", 0, NULL,
-			      "Drops track events outside the range of interest."},
+                              "Drops track events outside the range of interest."},
     [SF_ALLOW_SQL_FILE_ACCESS] = {"allow-sql-file-access", 0, NULL,
-				  "Lets SQL read and write files (ATTACH, VACUUM INTO). "
-				  "Never with untrusted SQL."},
+                                  "Lets SQL read and write files (ATTACH, VACUUM INTO). "
+                                  "Never with untrusted SQL."},
     [SF_DEV] = {"dev", 0, NULL, "Enables development features."},
     [SF_DEV_FLAG] = {"dev-flag", 0, "KEY=VALUE", "Sets a development flag (with --dev)."},
     [SF_EXTRA_CHECKS] = {"extra-checks", 0, NULL, "Enables extra SQL checks."},
     [SF_ADD_SQL_PACKAGE] = {"add-sql-package", 0, "PATH[@PKG]",
-			    "Registers the .sql files under PATH as package PKG."},
+                            "Registers the .sql files under PATH as package PKG."},
     [SF_OVERRIDE_SQL_PACKAGE] = {"override-sql-package", 0, "PATH[@PKG]",
-				 "As --add-sql-package, replacing a package of that name."},
+                                 "As --add-sql-package, replacing a package of that name."},
     [SF_OVERRIDE_STDLIB] = {"override-stdlib", 0, "PATH",
-			    "Replaces stdlib modules by the .sql files under PATH (with --dev)."},
+                            "Replaces stdlib modules by the .sql files under PATH (with --dev)."},
     [SF_REGISTER_FILES_DIR] = {"register-files-dir", 0, "PATH",
-			       "Registers the files under PATH for importers."},
+                               "Registers the files under PATH for importers."},
     [SF_METRIC_EXTENSION] = {"metric-extension", 0, "DISK@VIRTUAL",
-			     "Loads v1 metric protos and SQL from DISK onto VIRTUAL."},
+                             "Loads v1 metric protos and SQL from DISK onto VIRTUAL."},
     [SF_REMOTE] = {"remote", 0, "ADDR",
-		   "Queries a warm `server unix` session (name or socket path) or "
-		   "a `server http` (host:port) instead of loading a trace."},
+                   "Queries a warm `server unix` session (name or socket path) or "
+                   "a `server http` (host:port) instead of loading a trace."},
     [SF_METATRACE] = {"metatrace", 'm', "FILE", "Writes a metatrace of the shell to FILE."},
     [SF_METATRACE_BUFFER_CAPACITY] = {"metatrace-buffer-capacity", 0, "N",
-				      "Keeps the last N metatrace events."},
+                                      "Keeps the last N metatrace events."},
     [SF_METATRACE_CATEGORIES] = {"metatrace-categories", 0, "CATEGORIES",
-				 "Comma-separated metatrace categories."},
+                                 "Comma-separated metatrace categories."},
 
     [SF_QUERY_FILE] = {"query-file", 'f', "FILE", "Reads SQL from FILE ('-': stdin)."},
     [SF_STRUCTURED_QUERY_ID] = {"structured-query-id", 0, "ID",
-				"[Advanced] Runs one structured query by ID."},
+                                "[Advanced] Runs one structured query by ID."},
     [SF_SUMMARY_SPEC] = {"summary-spec", 0, "FILE",
-			 "[Advanced] Summary spec file for structured queries (repeatable)."},
+                         "[Advanced] Summary spec file for structured queries (repeatable)."},
     [SF_INTERACTIVE] = {"interactive", 'i', NULL, "Starts the interactive shell afterwards."},
     [SF_WIDE] = {"wide", 'W', NULL, "Double column width in the interactive shell."},
     [SF_PERF_FILE] = {"perf-file", 0, "FILE", "Writes load and query times (ns) to FILE."},
@@ -93,14 +93,14 @@ static const struct shell_flag flags[SF_COUNT] = {
     [SF_PORT] = {"port", 0, "PORT", "HTTP port (default 9001)."},
     [SF_IP_ADDRESS] = {"ip-address", 0, "IP", "HTTP bind address (default localhost)."},
     [SF_ADDITIONAL_CORS_ORIGINS] = {"additional-cors-origins", 0, "O1,O2,...",
-				    "More CORS origins for HTTP mode."},
+                                    "More CORS origins for HTTP mode."},
     [SF_NAME] = {"name", 0, "NAME", "Session name for unix mode (default: generated)."},
     [SF_PATH] = {"path", 0, "PATH", "Socket path for unix mode (instead of --name)."},
     [SF_IDLE_TIMEOUT] = {"idle-timeout", 0, "auto|DUR",
-			 "Stops the server after this long idle (30s, 5m, 2h). auto: 30m for "
-			 "unix, never for http; 0/never: never."},
+                         "Stops the server after this long idle (30s, 5m, 2h). auto: 30m for "
+                         "unix, never for http; 0/never: never."},
     [SF_IDLE_START] = {"idle-start", 0, "auto|orphaned|last-query",
-		       "When the idle clock runs (auto: once the owner is gone)."},
+                       "When the idle clock runs (auto: once the owner is gone)."},
     [SF_DAEMONIZE] = {"daemonize", 0, NULL, "Detaches into the background (unix mode)."},
 
     [SF_EXPORT_OUTPUT] = {"output", 'o', "FILE", "Output file."},
@@ -118,13 +118,13 @@ static const struct shell_flag flags[SF_COUNT] = {
     [SF_SKIP_UNKNOWN] = {"skip-unknown", 0, NULL, "Leaves unknown fields out of text."},
 
     [SF_SYMBOL_PATHS] = {"symbol-paths", 0, "PATH1,PATH2,...",
-			 "More directories to look for symbol files in."},
+                         "More directories to look for symbol files in."},
     [SF_NO_AUTO_SYMBOL_PATHS] = {"no-auto-symbol-paths", 0, NULL,
-				 "Only --symbol-paths: not the mapped files' own paths."},
+                                 "Only --symbol-paths: not the mapped files' own paths."},
     [SF_PROGUARD_MAP] = {"proguard-map", 0, "[pkg=]PATH",
-			 "ProGuard/R8 mapping for deobfuscation (repeatable)."},
+                         "ProGuard/R8 mapping for deobfuscation (repeatable)."},
     [SF_NO_AUTO_PROGUARD_MAPS] = {"no-auto-proguard-maps", 0, NULL,
-				  "No automatic ProGuard/R8 mapping discovery."},
+                                  "No automatic ProGuard/R8 mapping discovery."},
 
     [SF_RUN] = {"run", 0, "NAMES", "Comma-separated metric names."},
     [SF_PRE] = {"pre", 0, "FILE", "SQL file run before the metrics."},
@@ -141,28 +141,28 @@ static const struct shell_flag flags[SF_COUNT] = {
     [SF_STRICT] = {"strict", 0, NULL, "merge: fail if the check reports dropped events."},
 };
 
-static const enum shell_flag_id query_flags[] = {SF_QUERY_FILE, SF_STRUCTURED_QUERY_ID,
-						 SF_SUMMARY_SPEC, SF_INTERACTIVE,
-						 SF_WIDE, SF_PERF_FILE, SF_COUNT};
+static const enum shell_flag_id query_flags[] = {
+    SF_QUERY_FILE, SF_STRUCTURED_QUERY_ID, SF_SUMMARY_SPEC, SF_INTERACTIVE,
+    SF_WIDE,       SF_PERF_FILE,           SF_COUNT};
 static const enum shell_flag_id interactive_flags[] = {SF_WIDE, SF_COUNT};
 static const enum shell_flag_id server_flags[] = {
-    SF_PORT, SF_IP_ADDRESS, SF_ADDITIONAL_CORS_ORIGINS, SF_NAME,     SF_PATH,
-    SF_IDLE_TIMEOUT, SF_IDLE_START, SF_DAEMONIZE, SF_COUNT};
+    SF_PORT,       SF_IP_ADDRESS, SF_ADDITIONAL_CORS_ORIGINS,
+    SF_NAME,       SF_PATH,       SF_IDLE_TIMEOUT,
+    SF_IDLE_START, SF_DAEMONIZE,  SF_COUNT};
 static const enum shell_flag_id export_flags[] = {SF_EXPORT_OUTPUT, SF_COUNT};
 static const enum shell_flag_id convert_flags[] = {
-    SF_TRUNCATE, SF_CONVERT_FULL_SORT, SF_PID,        SF_TIMESTAMPS, SF_ALLOC,       SF_PERF,
-    SF_JAVA_HEAP, SF_NO_ANNOTATIONS,   SF_OUTPUT_DIR, SF_VERBOSE,    SF_SKIP_UNKNOWN, SF_COUNT};
+    SF_TRUNCATE,  SF_CONVERT_FULL_SORT, SF_PID,        SF_TIMESTAMPS, SF_ALLOC,        SF_PERF,
+    SF_JAVA_HEAP, SF_NO_ANNOTATIONS,    SF_OUTPUT_DIR, SF_VERBOSE,    SF_SKIP_UNKNOWN, SF_COUNT};
 static const enum shell_flag_id bundle_flags[] = {SF_SYMBOL_PATHS, SF_NO_AUTO_SYMBOL_PATHS,
-						  SF_PROGUARD_MAP, SF_NO_AUTO_PROGUARD_MAPS,
-						  SF_VERBOSE,      SF_COUNT};
-static const enum shell_flag_id metrics_flags[] = {SF_RUN,       SF_PRE,         SF_METRICS_OUTPUT,
-						   SF_POST_QUERY, SF_PERF_FILE, SF_INTERACTIVE,
-						   SF_COUNT};
-static const enum shell_flag_id summarize_flags[] = {SF_METRICS_V2, SF_METADATA_QUERY, SF_FORMAT,
-						     SF_POST_QUERY, SF_PERF_FILE,      SF_INTERACTIVE,
-						     SF_COUNT};
+                                                  SF_PROGUARD_MAP, SF_NO_AUTO_PROGUARD_MAPS,
+                                                  SF_VERBOSE,      SF_COUNT};
+static const enum shell_flag_id metrics_flags[] = {
+    SF_RUN, SF_PRE, SF_METRICS_OUTPUT, SF_POST_QUERY, SF_PERF_FILE, SF_INTERACTIVE, SF_COUNT};
+static const enum shell_flag_id summarize_flags[] = {
+    SF_METRICS_V2, SF_METADATA_QUERY, SF_FORMAT, SF_POST_QUERY,
+    SF_PERF_FILE,  SF_INTERACTIVE,    SF_COUNT};
 static const enum shell_flag_id util_flags[] = {SF_VERBOSE,     SF_MERGE_OUTPUT, SF_MANIFEST,
-						SF_NO_VALIDATE, SF_STRICT,       SF_COUNT};
+                                                SF_NO_VALIDATE, SF_STRICT,       SF_COUNT};
 
 /* In Perfetto's order (its help lists them so). */
 static const struct shell_cmd commands[] = {
@@ -282,12 +282,13 @@ int tp_shell_reject_extra(const struct shell_opts *o, const char *cmd, size_t ma
 	if (o->pos.len <= max)
 		return 0;
 	fprintf(stderr, PROG ": %s: expected at most %zu positional argument(s), got %zu:", cmd,
-		max, o->pos.len);
+	        max, o->pos.len);
 	for (size_t i = max; i < o->pos.len; i++)
 		fprintf(stderr, " '%s'", o->pos.data[i]);
-	fprintf(stderr, ". Extra arguments are rejected to catch mistakes; use a "
-			"comma-separated list for flags that take several values.%s%s\n",
-		hint ? " " : "", hint ? hint : "");
+	fprintf(stderr,
+	        ". Extra arguments are rejected to catch mistakes; use a "
+	        "comma-separated list for flags that take several values.%s%s\n",
+	        hint ? " " : "", hint ? hint : "");
 	return -1;
 }
 
@@ -331,7 +332,8 @@ static void print_flag_list(FILE *out, const enum shell_flag_id *ids, size_t n)
 	for (size_t i = 0; i < n && ids[i] != SF_COUNT; i++) {
 		const struct shell_flag *f = &flags[ids[i]];
 		char name[64];
-		snprintf(name, sizeof name, "%s%s%s", f->name, f->arg ? " " : "", f->arg ? f->arg : "");
+		snprintf(name, sizeof name, "%s%s%s", f->name, f->arg ? " " : "",
+		         f->arg ? f->arg : "");
 		if (f->short_name)
 			fprintf(out, "  -%c, --%-24s", f->short_name, name);
 		else
@@ -353,7 +355,7 @@ static void print_global_flags(FILE *out)
 static void print_command_usage(FILE *out, const char *argv0, const struct shell_cmd *c)
 {
 	fprintf(out, "Usage: %s %s [FLAGS] %s\n\n%s\n\n%s\n\n", argv0, c->name, c->usage_args,
-		c->description, c->detailed_help);
+	        c->description, c->detailed_help);
 	if (c->flags[0] != SF_COUNT) {
 		fputs("Subcommand flags:\n", out);
 		print_flag_list(out, c->flags, SIZE_MAX);
@@ -365,120 +367,120 @@ static void print_command_usage(FILE *out, const char *argv0, const struct shell
 static void print_overview(FILE *out, const char *argv0)
 {
 	fprintf(out,
-		"Perfetto Trace Processor (tracebox %s).\n"
-		"Usage: %s [command] [flags] [trace_file]\n"
-		"\n"
-		"If no command is given, opens an interactive SQL shell on the trace file.\n"
-		"\n"
-		"trace_file is a Perfetto protobuf trace, Chrome JSON, ftrace/systrace text,\n"
-		"perf script output, gzip'd or not, alone or in a zip/tar, a local path, '-'\n"
-		"for stdin, or an http(s):// URL (streamed; SSL_CERT_FILE names the CA\n"
-		"bundle).\n"
-		"\n"
-		"Commands:\n",
-		TB_VERSION, argv0);
+	        "Perfetto Trace Processor (tracebox %s).\n"
+	        "Usage: %s [command] [flags] [trace_file]\n"
+	        "\n"
+	        "If no command is given, opens an interactive SQL shell on the trace file.\n"
+	        "\n"
+	        "trace_file is a Perfetto protobuf trace, Chrome JSON, ftrace/systrace text,\n"
+	        "perf script output, gzip'd or not, alone or in a zip/tar, a local path, '-'\n"
+	        "for stdin, or an http(s):// URL (streamed; SSL_CERT_FILE names the CA\n"
+	        "bundle).\n"
+	        "\n"
+	        "Commands:\n",
+	        TB_VERSION, argv0);
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(out, "  %-13s %s\n", commands[i].name, commands[i].description);
 	fputc('\n', out);
 	print_global_flags(out);
 	fprintf(out,
-		"\n"
-		"Run '%s help <command>' for per-command flags and details.\n"
-		"\n"
-		"Examples:\n"
-		"  tp trace.pb                                       Interactive shell.\n"
-		"  tp query trace.pb \"SELECT ts, dur FROM slice\"     Run a query.\n"
-		"  tp query -f queries.sql trace.pb                  Run queries from file.\n"
-		"  tp server http                                    Start HTTP server.\n"
-		"  tp convert json trace.pb out.json                 Convert to JSON.\n"
-		"  tp export sqlite -o trace.db trace.pb             Export to SQLite.\n"
-		"\n"
-		"Classic interface:\n"
-		"  The flat flags (-q, -Q, -D, --stdiod, -e, --summary, --run-metrics, ...)\n"
-		"  work as in Perfetto. Run '%s --help-classic' for their reference.\n",
-		argv0, argv0);
+	        "\n"
+	        "Run '%s help <command>' for per-command flags and details.\n"
+	        "\n"
+	        "Examples:\n"
+	        "  tp trace.pb                                       Interactive shell.\n"
+	        "  tp query trace.pb \"SELECT ts, dur FROM slice\"     Run a query.\n"
+	        "  tp query -f queries.sql trace.pb                  Run queries from file.\n"
+	        "  tp server http                                    Start HTTP server.\n"
+	        "  tp convert json trace.pb out.json                 Convert to JSON.\n"
+	        "  tp export sqlite -o trace.db trace.pb             Export to SQLite.\n"
+	        "\n"
+	        "Classic interface:\n"
+	        "  The flat flags (-q, -Q, -D, --stdiod, -e, --summary, --run-metrics, ...)\n"
+	        "  work as in Perfetto. Run '%s --help-classic' for their reference.\n",
+	        argv0, argv0);
 }
 
 static void print_classic_usage(FILE *out, const char *argv0)
 {
 	fprintf(out,
-		"Interactive trace processor shell.\n"
-		"Usage: %s [FLAGS] trace_file.pb\n"
-		"\n"
-		"General purpose:\n"
-		" -h, --help                           Prints the command overview.\n"
-		"     --help-classic                   Prints this guide.\n"
-		" -v, --version                        Prints the version.\n"
-		"\n"
-		"Behavioural:\n"
-		" -D, --httpd                          Serves the HTTP RPC (server http).\n"
-		" --http-port PORT                     Port of the HTTP RPC server.\n"
-		" --http-ip-address IP                 Address of the HTTP RPC server.\n"
-		" --http-additional-cors-origins O1,O2,...\n"
-		"                                      CORS origins besides\n"
-		"                                      https://ui.perfetto.dev,\n"
-		"                                      http://localhost:10000 and\n"
-		"                                      http://127.0.0.1:10000.\n"
-		" --stdiod                             Serves the RPC on stdin/stdout.\n"
-		" -i, --interactive                    The interactive shell after -q, -Q,\n"
-		"                                      --run-metrics or --summary.\n"
-		"\n"
-		"Parsing:\n"
-		" --full-sort                          Sorts every event before parsing.\n"
-		" --no-ftrace-raw                      No ftrace_event (raw) rows for typed\n"
-		"                                      ftrace events: less memory.\n"
-		"\n"
-		"PerfettoSQL:\n"
-		" -q, --query-file FILE                Runs the SQL in FILE.\n"
-		" -Q, --query-string QUERY             Runs QUERY.\n"
-		" --add-sql-package PATH[@PACKAGE]     The .sql files under PATH as a\n"
-		"                                      package for INCLUDE PERFETTO MODULE:\n"
-		"                                      mydir/helpers/common.sql is\n"
-		"                                      mydir.helpers.common (or, with\n"
-		"                                      @foo, foo.helpers.common).\n"
-		"\n"
-		"Trace summarization (not in tracebox):\n"
-		" --summary                            Computes a trace summary.\n"
-		" --summary-metrics-v2 ID1,ID2,...     The v2 metrics to compute, or all.\n"
-		" --summary-metadata-query ID          The query filling `metadata`.\n"
-		" --summary-spec SUMMARY_PATH          A TraceSummarySpec file.\n"
-		" --summary-format [text,binary]       Output format.\n"
-		"\n"
-		"Metatracing:\n"
-		" -m, --metatrace FILE                 Writes a metatrace to FILE.\n"
-		" --metatrace-buffer-capacity N        Keeps the last N events.\n"
-		" --metatrace-categories CATEGORIES    Comma-separated categories.\n"
-		"\n"
-		"Advanced:\n"
-		" --allow-sql-file-access              Lets SQL touch files (ATTACH,\n"
-		"                                      VACUUM INTO). Not with untrusted SQL.\n"
-		" --dev                                Development features.\n"
-		" --dev-flag KEY=VALUE                 A development flag (with --dev).\n"
-		" --extra-checks                       Extra SQL checks.\n"
-		" -e, --export FILE                    Exports the database to the SQLite\n"
-		"                                      file FILE.\n"
-		" -p, --perf-file FILE                 Writes load and query times (ns),\n"
-		"                                      with -q or --run-metrics.\n"
-		" -W, --wide                           Double column width.\n"
-		" --analyze-trace-proto-content        Analyzes the protobuf content.\n"
-		" --crop-track-events                  Drops track events outside the\n"
-		"                                      range of interest.\n"
-		" --register-files-dir PATH            Files for importers.\n"
-		" --override-stdlib=[path_to_stdlib]   Replaces stdlib modules (with --dev).\n"
-		" --override-sql-package PATH[@PKG]    As --add-sql-package, replacing a\n"
-		"                                      package of that name.\n"
-		"\n"
-		"Structured queries (not in tracebox):\n"
-		" --structured-query-spec SPEC_PATH    A TraceSummarySpec file.\n"
-		" --structured-query-id ID             The structured query to run.\n"
-		"\n"
-		"Metrics (v1, not in tracebox):\n"
-		" --run-metrics x,y,z                  Runs metrics.\n"
-		" --pre-metrics FILE                   SQL run before the metrics.\n"
-		" --metrics-output=[binary|text|json]  Output format.\n"
-		" --metric-extension DISK_PATH@VIRTUAL_PATH\n"
-		"                                      Metric protos and SQL.\n",
-		argv0);
+	        "Interactive trace processor shell.\n"
+	        "Usage: %s [FLAGS] trace_file.pb\n"
+	        "\n"
+	        "General purpose:\n"
+	        " -h, --help                           Prints the command overview.\n"
+	        "     --help-classic                   Prints this guide.\n"
+	        " -v, --version                        Prints the version.\n"
+	        "\n"
+	        "Behavioural:\n"
+	        " -D, --httpd                          Serves the HTTP RPC (server http).\n"
+	        " --http-port PORT                     Port of the HTTP RPC server.\n"
+	        " --http-ip-address IP                 Address of the HTTP RPC server.\n"
+	        " --http-additional-cors-origins O1,O2,...\n"
+	        "                                      CORS origins besides\n"
+	        "                                      https://ui.perfetto.dev,\n"
+	        "                                      http://localhost:10000 and\n"
+	        "                                      http://127.0.0.1:10000.\n"
+	        " --stdiod                             Serves the RPC on stdin/stdout.\n"
+	        " -i, --interactive                    The interactive shell after -q, -Q,\n"
+	        "                                      --run-metrics or --summary.\n"
+	        "\n"
+	        "Parsing:\n"
+	        " --full-sort                          Sorts every event before parsing.\n"
+	        " --no-ftrace-raw                      No ftrace_event (raw) rows for typed\n"
+	        "                                      ftrace events: less memory.\n"
+	        "\n"
+	        "PerfettoSQL:\n"
+	        " -q, --query-file FILE                Runs the SQL in FILE.\n"
+	        " -Q, --query-string QUERY             Runs QUERY.\n"
+	        " --add-sql-package PATH[@PACKAGE]     The .sql files under PATH as a\n"
+	        "                                      package for INCLUDE PERFETTO MODULE:\n"
+	        "                                      mydir/helpers/common.sql is\n"
+	        "                                      mydir.helpers.common (or, with\n"
+	        "                                      @foo, foo.helpers.common).\n"
+	        "\n"
+	        "Trace summarization (not in tracebox):\n"
+	        " --summary                            Computes a trace summary.\n"
+	        " --summary-metrics-v2 ID1,ID2,...     The v2 metrics to compute, or all.\n"
+	        " --summary-metadata-query ID          The query filling `metadata`.\n"
+	        " --summary-spec SUMMARY_PATH          A TraceSummarySpec file.\n"
+	        " --summary-format [text,binary]       Output format.\n"
+	        "\n"
+	        "Metatracing:\n"
+	        " -m, --metatrace FILE                 Writes a metatrace to FILE.\n"
+	        " --metatrace-buffer-capacity N        Keeps the last N events.\n"
+	        " --metatrace-categories CATEGORIES    Comma-separated categories.\n"
+	        "\n"
+	        "Advanced:\n"
+	        " --allow-sql-file-access              Lets SQL touch files (ATTACH,\n"
+	        "                                      VACUUM INTO). Not with untrusted SQL.\n"
+	        " --dev                                Development features.\n"
+	        " --dev-flag KEY=VALUE                 A development flag (with --dev).\n"
+	        " --extra-checks                       Extra SQL checks.\n"
+	        " -e, --export FILE                    Exports the database to the SQLite\n"
+	        "                                      file FILE.\n"
+	        " -p, --perf-file FILE                 Writes load and query times (ns),\n"
+	        "                                      with -q or --run-metrics.\n"
+	        " -W, --wide                           Double column width.\n"
+	        " --analyze-trace-proto-content        Analyzes the protobuf content.\n"
+	        " --crop-track-events                  Drops track events outside the\n"
+	        "                                      range of interest.\n"
+	        " --register-files-dir PATH            Files for importers.\n"
+	        " --override-stdlib=[path_to_stdlib]   Replaces stdlib modules (with --dev).\n"
+	        " --override-sql-package PATH[@PKG]    As --add-sql-package, replacing a\n"
+	        "                                      package of that name.\n"
+	        "\n"
+	        "Structured queries (not in tracebox):\n"
+	        " --structured-query-spec SPEC_PATH    A TraceSummarySpec file.\n"
+	        " --structured-query-id ID             The structured query to run.\n"
+	        "\n"
+	        "Metrics (v1, not in tracebox):\n"
+	        " --run-metrics x,y,z                  Runs metrics.\n"
+	        " --pre-metrics FILE                   SQL run before the metrics.\n"
+	        " --metrics-output=[binary|text|json]  Output format.\n"
+	        " --metric-extension DISK_PATH@VIRTUAL_PATH\n"
+	        "                                      Metric protos and SQL.\n",
+	        argv0);
 }
 
 static void print_version(void)
@@ -501,23 +503,57 @@ static const struct shell_cmd *find_command(const char *name)
 static int apply_flag(struct shell_opts *o, enum shell_flag_id id, const char *v)
 {
 	switch (id) {
-	case SF_HELP: o->help = true; break;
-	case SF_VERSION: o->version = true; break;
-	case SF_FULL_SORT: o->full_sort = true; break;
-	case SF_NO_FTRACE_RAW: o->no_ftrace_raw = true; break;
-	case SF_ANALYZE_TRACE_PROTO_CONTENT: o->analyze_trace_proto_content = true; break;
-	case SF_CROP_TRACK_EVENTS: o->crop_track_events = true; break;
-	case SF_ALLOW_SQL_FILE_ACCESS: o->allow_sql_file_access = true; break;
-	case SF_DEV: o->dev = true; break;
-	case SF_DEV_FLAG: vec_push(&o->dev_flags, v); break;
-	case SF_EXTRA_CHECKS: o->extra_checks = true; break;
-	case SF_ADD_SQL_PACKAGE: vec_push(&o->add_packages, v); break;
-	case SF_OVERRIDE_SQL_PACKAGE: vec_push(&o->override_packages, v); break;
-	case SF_OVERRIDE_STDLIB: o->override_stdlib = v; break;
-	case SF_REGISTER_FILES_DIR: o->register_files_dir = v; break;
-	case SF_METRIC_EXTENSION: vec_push(&o->metric_extensions, v); break;
-	case SF_REMOTE: o->remote = v; break;
-	case SF_METATRACE: o->metatrace = v; break;
+	case SF_HELP:
+		o->help = true;
+		break;
+	case SF_VERSION:
+		o->version = true;
+		break;
+	case SF_FULL_SORT:
+		o->full_sort = true;
+		break;
+	case SF_NO_FTRACE_RAW:
+		o->no_ftrace_raw = true;
+		break;
+	case SF_ANALYZE_TRACE_PROTO_CONTENT:
+		o->analyze_trace_proto_content = true;
+		break;
+	case SF_CROP_TRACK_EVENTS:
+		o->crop_track_events = true;
+		break;
+	case SF_ALLOW_SQL_FILE_ACCESS:
+		o->allow_sql_file_access = true;
+		break;
+	case SF_DEV:
+		o->dev = true;
+		break;
+	case SF_DEV_FLAG:
+		vec_push(&o->dev_flags, v);
+		break;
+	case SF_EXTRA_CHECKS:
+		o->extra_checks = true;
+		break;
+	case SF_ADD_SQL_PACKAGE:
+		vec_push(&o->add_packages, v);
+		break;
+	case SF_OVERRIDE_SQL_PACKAGE:
+		vec_push(&o->override_packages, v);
+		break;
+	case SF_OVERRIDE_STDLIB:
+		o->override_stdlib = v;
+		break;
+	case SF_REGISTER_FILES_DIR:
+		o->register_files_dir = v;
+		break;
+	case SF_METRIC_EXTENSION:
+		vec_push(&o->metric_extensions, v);
+		break;
+	case SF_REMOTE:
+		o->remote = v;
+		break;
+	case SF_METATRACE:
+		o->metatrace = v;
+		break;
 	case SF_METATRACE_BUFFER_CAPACITY: {
 		char *end;
 		errno = 0;
@@ -529,49 +565,132 @@ static int apply_flag(struct shell_opts *o, enum shell_flag_id id, const char *v
 		o->metatrace_capacity = n;
 		break;
 	}
-	case SF_METATRACE_CATEGORIES: o->metatrace_categories = v; break;
-	case SF_QUERY_FILE: o->query_file = v; break;
-	case SF_STRUCTURED_QUERY_ID: o->structured_query_id = v; break;
-	case SF_SUMMARY_SPEC: vec_push(&o->summary_specs, v); break;
-	case SF_INTERACTIVE: o->interactive = true; break;
-	case SF_WIDE: o->wide = true; break;
-	case SF_PERF_FILE: o->perf_file = v; break;
-	case SF_PORT: o->port = v; break;
-	case SF_IP_ADDRESS: o->ip = v; break;
-	case SF_ADDITIONAL_CORS_ORIGINS: o->cors = v; break;
-	case SF_NAME: o->name = v; break;
-	case SF_PATH: o->path = v; break;
-	case SF_IDLE_TIMEOUT: o->idle_timeout = v; break;
-	case SF_IDLE_START: o->idle_start = v; break;
-	case SF_DAEMONIZE: o->daemonize = true; break;
+	case SF_METATRACE_CATEGORIES:
+		o->metatrace_categories = v;
+		break;
+	case SF_QUERY_FILE:
+		o->query_file = v;
+		break;
+	case SF_STRUCTURED_QUERY_ID:
+		o->structured_query_id = v;
+		break;
+	case SF_SUMMARY_SPEC:
+		vec_push(&o->summary_specs, v);
+		break;
+	case SF_INTERACTIVE:
+		o->interactive = true;
+		break;
+	case SF_WIDE:
+		o->wide = true;
+		break;
+	case SF_PERF_FILE:
+		o->perf_file = v;
+		break;
+	case SF_PORT:
+		o->port = v;
+		break;
+	case SF_IP_ADDRESS:
+		o->ip = v;
+		break;
+	case SF_ADDITIONAL_CORS_ORIGINS:
+		o->cors = v;
+		break;
+	case SF_NAME:
+		o->name = v;
+		break;
+	case SF_PATH:
+		o->path = v;
+		break;
+	case SF_IDLE_TIMEOUT:
+		o->idle_timeout = v;
+		break;
+	case SF_IDLE_START:
+		o->idle_start = v;
+		break;
+	case SF_DAEMONIZE:
+		o->daemonize = true;
+		break;
 	case SF_EXPORT_OUTPUT:
-	case SF_MERGE_OUTPUT: o->output = v; break;
-	case SF_TRUNCATE: o->truncate = v; break;
-	case SF_CONVERT_FULL_SORT: o->convert_full_sort = true; break;
-	case SF_PID: o->pid = v; break;
-	case SF_TIMESTAMPS: o->timestamps = v; break;
-	case SF_ALLOC: o->alloc = true; break;
-	case SF_PERF: o->perf = true; break;
-	case SF_JAVA_HEAP: o->java_heap = true; break;
-	case SF_NO_ANNOTATIONS: o->no_annotations = true; break;
-	case SF_OUTPUT_DIR: o->output_dir = v; break;
-	case SF_VERBOSE: o->verbose = true; break;
-	case SF_SKIP_UNKNOWN: o->skip_unknown = true; break;
-	case SF_SYMBOL_PATHS: o->symbol_paths = v; break;
-	case SF_NO_AUTO_SYMBOL_PATHS: o->no_auto_symbol_paths = true; break;
-	case SF_PROGUARD_MAP: vec_push(&o->proguard_maps, v); break;
-	case SF_NO_AUTO_PROGUARD_MAPS: o->no_auto_proguard_maps = true; break;
-	case SF_RUN: o->run = v; break;
-	case SF_PRE: o->pre = v; break;
-	case SF_METRICS_OUTPUT: o->metrics_output = v; break;
-	case SF_POST_QUERY: o->post_query = v; break;
-	case SF_METRICS_V2: o->metrics_v2 = v; break;
-	case SF_METADATA_QUERY: o->metadata_query = v; break;
-	case SF_FORMAT: o->format = v; break;
-	case SF_MANIFEST: o->manifest = v; break;
-	case SF_NO_VALIDATE: o->no_validate = true; break;
-	case SF_STRICT: o->strict = true; break;
-	case SF_COUNT: break;
+	case SF_MERGE_OUTPUT:
+		o->output = v;
+		break;
+	case SF_TRUNCATE:
+		o->truncate = v;
+		break;
+	case SF_CONVERT_FULL_SORT:
+		o->convert_full_sort = true;
+		break;
+	case SF_PID:
+		o->pid = v;
+		break;
+	case SF_TIMESTAMPS:
+		o->timestamps = v;
+		break;
+	case SF_ALLOC:
+		o->alloc = true;
+		break;
+	case SF_PERF:
+		o->perf = true;
+		break;
+	case SF_JAVA_HEAP:
+		o->java_heap = true;
+		break;
+	case SF_NO_ANNOTATIONS:
+		o->no_annotations = true;
+		break;
+	case SF_OUTPUT_DIR:
+		o->output_dir = v;
+		break;
+	case SF_VERBOSE:
+		o->verbose = true;
+		break;
+	case SF_SKIP_UNKNOWN:
+		o->skip_unknown = true;
+		break;
+	case SF_SYMBOL_PATHS:
+		o->symbol_paths = v;
+		break;
+	case SF_NO_AUTO_SYMBOL_PATHS:
+		o->no_auto_symbol_paths = true;
+		break;
+	case SF_PROGUARD_MAP:
+		vec_push(&o->proguard_maps, v);
+		break;
+	case SF_NO_AUTO_PROGUARD_MAPS:
+		o->no_auto_proguard_maps = true;
+		break;
+	case SF_RUN:
+		o->run = v;
+		break;
+	case SF_PRE:
+		o->pre = v;
+		break;
+	case SF_METRICS_OUTPUT:
+		o->metrics_output = v;
+		break;
+	case SF_POST_QUERY:
+		o->post_query = v;
+		break;
+	case SF_METRICS_V2:
+		o->metrics_v2 = v;
+		break;
+	case SF_METADATA_QUERY:
+		o->metadata_query = v;
+		break;
+	case SF_FORMAT:
+		o->format = v;
+		break;
+	case SF_MANIFEST:
+		o->manifest = v;
+		break;
+	case SF_NO_VALIDATE:
+		o->no_validate = true;
+		break;
+	case SF_STRICT:
+		o->strict = true;
+		break;
+	case SF_COUNT:
+		break;
 	}
 	return 0;
 }
@@ -605,8 +724,8 @@ static int parse_command(const struct shell_cmd *cmd, int argc, char **argv, str
 			if (id == SF_COUNT)
 				break;
 			const struct shell_flag *f = &flags[id];
-			longopts[nl++] = (struct option){f->name, f->arg ? required_argument : no_argument,
-							 NULL, 256 + (int)id};
+			longopts[nl++] = (struct option){
+			    f->name, f->arg ? required_argument : no_argument, NULL, 256 + (int)id};
 			if (f->short_name && !memchr(optstring, f->short_name, ns)) {
 				optstring[ns++] = f->short_name;
 				if (f->arg)
@@ -775,7 +894,7 @@ static int find_command_arg(int argc, char **argv)
  * Returns the command, or NULL with *status the exit status (after help,
  * version or an error). */
 static const struct shell_cmd *parse_classic(int argc, char **argv, struct shell_opts *o,
-					     int *status)
+                                             int *status)
 {
 	bool httpd = false, stdiod = false, summary = false;
 	const char *export_file = NULL, *query_string = NULL, *run_metrics = NULL;
@@ -786,49 +905,130 @@ static const struct shell_cmd *parse_classic(int argc, char **argv, struct shell
 	opterr = 1;
 	while ((c = getopt_long(argc, argv, classic_short, classic_long, NULL)) != -1) {
 		switch (c) {
-		case 'h': print_overview(stdout, PROG); *status = 0; return NULL;
-		case CL_HELP_CLASSIC: print_classic_usage(stdout, PROG); *status = 0; return NULL;
-		case 'v': print_version(); *status = 0; return NULL;
-		case 'D': httpd = true; break;
-		case CL_HTTP_PORT: o->port = optarg; break;
-		case CL_HTTP_IP: o->ip = optarg; break;
-		case CL_HTTP_CORS: o->cors = optarg; break;
-		case CL_STDIOD: stdiod = true; break;
-		case 'i': o->interactive = true; break;
-		case CL_FULL_SORT: o->full_sort = true; break;
-		case CL_NO_FTRACE_RAW: o->no_ftrace_raw = true; break;
-		case 'q': o->query_file = optarg; break;
-		case 'Q': query_string = optarg; break;
-		case CL_ADD_SQL_PACKAGE: vec_push(&o->add_packages, optarg); break;
-		case CL_OVERRIDE_SQL_PACKAGE: vec_push(&o->override_packages, optarg); break;
-		case CL_STRUCTURED_QUERY_SPEC: sq_spec = optarg; break;
-		case CL_STRUCTURED_QUERY_ID: o->structured_query_id = optarg; break;
-		case CL_SUMMARY: summary = true; break;
-		case CL_SUMMARY_METRICS_V2: o->metrics_v2 = optarg; break;
-		case CL_SUMMARY_METADATA_QUERY: o->metadata_query = optarg; break;
-		case CL_SUMMARY_SPEC: vec_push(&o->summary_specs, optarg); break;
-		case CL_SUMMARY_FORMAT: o->format = optarg; break;
-		case 'm': o->metatrace = optarg; break;
+		case 'h':
+			print_overview(stdout, PROG);
+			*status = 0;
+			return NULL;
+		case CL_HELP_CLASSIC:
+			print_classic_usage(stdout, PROG);
+			*status = 0;
+			return NULL;
+		case 'v':
+			print_version();
+			*status = 0;
+			return NULL;
+		case 'D':
+			httpd = true;
+			break;
+		case CL_HTTP_PORT:
+			o->port = optarg;
+			break;
+		case CL_HTTP_IP:
+			o->ip = optarg;
+			break;
+		case CL_HTTP_CORS:
+			o->cors = optarg;
+			break;
+		case CL_STDIOD:
+			stdiod = true;
+			break;
+		case 'i':
+			o->interactive = true;
+			break;
+		case CL_FULL_SORT:
+			o->full_sort = true;
+			break;
+		case CL_NO_FTRACE_RAW:
+			o->no_ftrace_raw = true;
+			break;
+		case 'q':
+			o->query_file = optarg;
+			break;
+		case 'Q':
+			query_string = optarg;
+			break;
+		case CL_ADD_SQL_PACKAGE:
+			vec_push(&o->add_packages, optarg);
+			break;
+		case CL_OVERRIDE_SQL_PACKAGE:
+			vec_push(&o->override_packages, optarg);
+			break;
+		case CL_STRUCTURED_QUERY_SPEC:
+			sq_spec = optarg;
+			break;
+		case CL_STRUCTURED_QUERY_ID:
+			o->structured_query_id = optarg;
+			break;
+		case CL_SUMMARY:
+			summary = true;
+			break;
+		case CL_SUMMARY_METRICS_V2:
+			o->metrics_v2 = optarg;
+			break;
+		case CL_SUMMARY_METADATA_QUERY:
+			o->metadata_query = optarg;
+			break;
+		case CL_SUMMARY_SPEC:
+			vec_push(&o->summary_specs, optarg);
+			break;
+		case CL_SUMMARY_FORMAT:
+			o->format = optarg;
+			break;
+		case 'm':
+			o->metatrace = optarg;
+			break;
 		case CL_METATRACE_BUFFER_CAPACITY:
 			if (apply_flag(o, SF_METATRACE_BUFFER_CAPACITY, optarg) < 0)
 				return NULL;
 			break;
-		case CL_METATRACE_CATEGORIES: o->metatrace_categories = optarg; break;
-		case CL_DEV: o->dev = true; break;
-		case CL_DEV_FLAG: vec_push(&o->dev_flags, optarg); break;
-		case CL_EXTRA_CHECKS: o->extra_checks = true; break;
-		case 'e': export_file = optarg; break;
-		case 'p': o->perf_file = optarg; break;
-		case 'W': o->wide = true; break;
-		case CL_ANALYZE_TRACE_PROTO_CONTENT: o->analyze_trace_proto_content = true; break;
-		case CL_CROP_TRACK_EVENTS: o->crop_track_events = true; break;
-		case CL_ALLOW_SQL_FILE_ACCESS: o->allow_sql_file_access = true; break;
-		case CL_REGISTER_FILES_DIR: o->register_files_dir = optarg; break;
-		case CL_OVERRIDE_STDLIB: o->override_stdlib = optarg; break;
-		case CL_RUN_METRICS: run_metrics = optarg; break;
-		case CL_PRE_METRICS: o->pre = optarg; break;
-		case CL_METRICS_OUTPUT: o->metrics_output = optarg; break;
-		case CL_METRIC_EXTENSION: vec_push(&o->metric_extensions, optarg); break;
+		case CL_METATRACE_CATEGORIES:
+			o->metatrace_categories = optarg;
+			break;
+		case CL_DEV:
+			o->dev = true;
+			break;
+		case CL_DEV_FLAG:
+			vec_push(&o->dev_flags, optarg);
+			break;
+		case CL_EXTRA_CHECKS:
+			o->extra_checks = true;
+			break;
+		case 'e':
+			export_file = optarg;
+			break;
+		case 'p':
+			o->perf_file = optarg;
+			break;
+		case 'W':
+			o->wide = true;
+			break;
+		case CL_ANALYZE_TRACE_PROTO_CONTENT:
+			o->analyze_trace_proto_content = true;
+			break;
+		case CL_CROP_TRACK_EVENTS:
+			o->crop_track_events = true;
+			break;
+		case CL_ALLOW_SQL_FILE_ACCESS:
+			o->allow_sql_file_access = true;
+			break;
+		case CL_REGISTER_FILES_DIR:
+			o->register_files_dir = optarg;
+			break;
+		case CL_OVERRIDE_STDLIB:
+			o->override_stdlib = optarg;
+			break;
+		case CL_RUN_METRICS:
+			run_metrics = optarg;
+			break;
+		case CL_PRE_METRICS:
+			o->pre = optarg;
+			break;
+		case CL_METRICS_OUTPUT:
+			o->metrics_output = optarg;
+			break;
+		case CL_METRIC_EXTENSION:
+			vec_push(&o->metric_extensions, optarg);
+			break;
 		default:
 			print_classic_usage(stderr, PROG);
 			return NULL;
@@ -866,8 +1066,9 @@ static const struct shell_cmd *parse_classic(int argc, char **argv, struct shell
 		o->post_query = o->query_file;
 	} else if (export_file) {
 		if (o->query_file) {
-			tp_shell_error("Cannot combine -e (export) with -q (query). Use the 'export' "
-				    "subcommand directly.");
+			tp_shell_error(
+			    "Cannot combine -e (export) with -q (query). Use the 'export' "
+			    "subcommand directly.");
 			return NULL;
 		}
 		cmd = find_command("export");
@@ -922,9 +1123,9 @@ int trace_processor_shell_main(int argc, char **argv)
 		struct stat st;
 		if (stat(argv[at], &st) == 0)
 			fprintf(stderr,
-				PROG ": note: '%s' is both a command and a file here; taken as the "
-				     "command (write './%s' for the file)\n",
-				argv[at], argv[at]);
+			        PROG ": note: '%s' is both a command and a file here; taken as the "
+			             "command (write './%s' for the file)\n",
+			        argv[at], argv[at]);
 		int n = 0;
 		for (int i = 0; i < argc; i++)
 			if (i != at)
@@ -986,7 +1187,7 @@ static int check_files_dir(const char *root, const char *rel, int depth)
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
 			tp_shell_error("--register-files-dir: cannot read '%s': %s", path,
-				    strerror(errno));
+			               strerror(errno));
 			return -1;
 		}
 		close(fd);
@@ -1046,8 +1247,8 @@ static int check_dev_flags(const struct shell_opts *o)
 			}
 			tb_free(save);
 		}
-		tp_shell_error("--dev-flag %.*s: not used by tracebox's trace processor", (int)(eq - f),
-			    f);
+		tp_shell_error("--dev-flag %.*s: not used by tracebox's trace processor",
+		               (int)(eq - f), f);
 	}
 	return 0;
 }
@@ -1075,7 +1276,7 @@ int tp_shell_config_build(const struct shell_opts *o, struct shell_config *sc)
 			return -1;
 		}
 		if (tp_shell_stdlib_load(o->override_stdlib, &sc->pkgs, &sc->npkgs, err,
-					 sizeof err) < 0) {
+		                         sizeof err) < 0) {
 			tp_shell_error("Couldn't override stdlib: %s", err);
 			return -1;
 		}
@@ -1096,20 +1297,23 @@ int tp_shell_config_build(const struct shell_opts *o, struct shell_config *sc)
 	}
 	for (size_t i = nstd; i < total && rc == 0; i++) {
 		bool override = i - nstd < o->override_packages.len;
-		const char *arg = override ? o->override_packages.data[i - nstd]
-					   : o->add_packages.data[i - nstd - o->override_packages.len];
+		const char *arg = override
+		                      ? o->override_packages.data[i - nstd]
+		                      : o->add_packages.data[i - nstd - o->override_packages.len];
 		if (tp_shell_package_load(&sc->pkgs[i], arg, override, err, sizeof err) < 0) {
 			tp_shell_error("%s: %s",
-				    override ? "Couldn't override stdlib package" : "Couldn't add SQL package",
-				    err);
+			               override ? "Couldn't override stdlib package"
+			                        : "Couldn't add SQL package",
+			               err);
 			rc = -1;
 			break;
 		}
 		sc->npkgs = i + 1;
 		if (tp_register_sql_package(probe, &sc->pkgs[i].pkg, err, sizeof err) < 0) {
 			tp_shell_error("%s: %s",
-				    override ? "Couldn't override stdlib package" : "Couldn't add SQL package",
-				    err);
+			               override ? "Couldn't override stdlib package"
+			                        : "Couldn't add SQL package",
+			               err);
 			rc = -1;
 		}
 	}
@@ -1153,7 +1357,7 @@ static int loader_feed(void *ctx, const uint8_t *p, size_t n)
 	int64_t t = tp_shell_now_ns();
 	if (l->tty && t - l->last_progress > 250000000) {
 		fprintf(stderr, "\rLoading trace: %.2f MB (%.1f MB/s)", (double)l->total / 1e6,
-			(double)l->total / 1e6 / ((double)(t - l->start) / 1e9));
+		        (double)l->total / 1e6 / ((double)(t - l->start) / 1e9));
 		l->last_progress = t;
 	}
 	return 0;
@@ -1180,7 +1384,7 @@ static void symbolize_at_load(struct tp *tp)
 	const char *paths = getenv("PERFETTO_BINARY_PATH");
 	const char *mode = getenv("PERFETTO_SYMBOLIZER_MODE");
 	struct tp_symbolize_opts o = {.binary_path = paths,
-				      .find_mode = mode && strcmp(mode, "find") == 0};
+	                              .find_mode = mode && strcmp(mode, "find") == 0};
 	struct tp_symbolize_result res;
 	if (!paths || !*paths)
 		return;
@@ -1192,8 +1396,8 @@ static void symbolize_at_load(struct tp *tp)
 		return;
 	tp_symbolize_apply(tp, res.packets, res.len);
 	if (res.frames_failed)
-		tp_shell_error("%u frames from %u mappings could not be symbolized", res.frames_failed,
-			    res.mappings_failed);
+		tp_shell_error("%u frames from %u mappings could not be symbolized",
+		               res.frames_failed, res.mappings_failed);
 	tp_symbolize_result_release(&res);
 }
 
@@ -1202,9 +1406,9 @@ static void print_stats_section(struct tp *tp, const char *title, const char *wh
 {
 	char sql[512];
 	snprintf(sql, sizeof sql,
-		 "select name, idx, value, description from stats where %s and value > 0 "
-		 "order by name, idx",
-		 where);
+	         "select name, idx, value, description from stats where %s and value > 0 "
+	         "order by name, idx",
+	         where);
 	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(tp_db(tp), sql, -1, &st, NULL) != SQLITE_OK)
 		return;
@@ -1216,11 +1420,12 @@ static void print_stats_section(struct tp *tp, const char *title, const char *wh
 		const char *name = (const char *)sqlite3_column_text(st, 0);
 		const char *desc = (const char *)sqlite3_column_text(st, 3);
 		if (sqlite3_column_type(st, 1) == SQLITE_NULL)
-			fprintf(stderr, "    %s: %lld", name, (long long)sqlite3_column_int64(st, 2));
+			fprintf(stderr, "    %s: %lld", name,
+			        (long long)sqlite3_column_int64(st, 2));
 		else
 			fprintf(stderr, "    %s[%lld]: %lld", name,
-				(long long)sqlite3_column_int64(st, 1),
-				(long long)sqlite3_column_int64(st, 2));
+			        (long long)sqlite3_column_int64(st, 1),
+			        (long long)sqlite3_column_int64(st, 2));
 		if (desc && *desc)
 			fprintf(stderr, " | %s", desc);
 		fputc('\n', stderr);
@@ -1237,9 +1442,9 @@ static void print_health(struct tp *tp)
 	sqlite3_stmt *st = NULL;
 	bool any = false;
 	if (sqlite3_prepare_v2(tp_db(tp),
-			       "select 1 from stats where severity in ('error', 'data_loss') "
-			       "and value > 0 limit 1",
-			       -1, &st, NULL) == SQLITE_OK)
+	                       "select 1 from stats where severity in ('error', 'data_loss') "
+	                       "and value > 0 limit 1",
+	                       -1, &st, NULL) == SQLITE_OK)
 		any = sqlite3_step(st) == SQLITE_ROW;
 	sqlite3_finalize(st);
 	if (!any)
@@ -1250,8 +1455,8 @@ static void print_health(struct tp *tp)
 	print_stats_section(tp, "Data losses", "severity = 'data_loss'");
 }
 
-struct tp *tp_shell_load(const struct shell_opts *o, const struct shell_config *sc, const char *path,
-		      int64_t *load_ns)
+struct tp *tp_shell_load(const struct shell_opts *o, const struct shell_config *sc,
+                         const char *path, int64_t *load_ns)
 {
 	(void)o;
 	struct tp *tp = tp_new(&sc->cfg);
@@ -1294,7 +1499,7 @@ struct tp *tp_shell_load(const struct shell_opts *o, const struct shell_config *
 	int64_t ns = tp_shell_now_ns() - l.start;
 	double secs = (double)ns / 1e9;
 	fprintf(stderr, "Trace loaded: %.2f MB in %.2fs (%.1f MB/s)\n", (double)l.total / 1e6, secs,
-		secs > 0 ? (double)l.total / 1e6 / secs : 0.0);
+	        secs > 0 ? (double)l.total / 1e6 / secs : 0.0);
 	tp_shell_metatrace_slice("API_TIMELINE", "LOAD_TRACE", l.start, l.start + ns, NULL);
 	print_health(tp);
 	if (load_ns)

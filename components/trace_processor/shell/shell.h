@@ -184,8 +184,8 @@ void tp_shell_config_release(struct shell_config *sc);
  * or an http(s) URL) through tp_end_of_file, with the "Trace loaded" line
  * and the trace health summary on stderr. *load_ns (may be NULL) gets the
  * time it took. NULL after printing an error. */
-struct tp *tp_shell_load(const struct shell_opts *o, const struct shell_config *sc, const char *path,
-		      int64_t *load_ns);
+struct tp *tp_shell_load(const struct shell_opts *o, const struct shell_config *sc,
+                         const char *path, int64_t *load_ns);
 
 /* Monotonic nanoseconds. */
 int64_t tp_shell_now_ns(void);
@@ -194,7 +194,8 @@ int64_t tp_shell_now_ns(void);
 const char *tp_shell_trace_arg(const struct shell_opts *o, const char *cmd);
 
 /* At most max positionals, else Perfetto's error (with hint, if not NULL). */
-int tp_shell_reject_extra(const struct shell_opts *o, const char *cmd, size_t max, const char *hint);
+int tp_shell_reject_extra(const struct shell_opts *o, const char *cmd, size_t max,
+                          const char *hint);
 
 /* A whole file (or stdin for "-") as a NUL-terminated string, or NULL with
  * errno set. *len (may be NULL) gets its length. */
@@ -221,7 +222,7 @@ int tp_shell_metatrace_start(const struct shell_opts *o);
 /* A slice [begin_ns, end_ns) named name, in category cat ("QUERY_TIMELINE",
  * "API_TIMELINE", ...), with an optional "sql" argument. */
 void tp_shell_metatrace_slice(const char *cat, const char *name, int64_t begin_ns, int64_t end_ns,
-			   const char *sql);
+                              const char *sql);
 /* Write the file (if started). Returns 0, or -1 after printing. */
 int tp_shell_metatrace_write(void);
 
@@ -243,7 +244,7 @@ int tp_shell_package_load(struct tp_shell_package *sp, const char *arg, bool all
  * package a (replacing ours of that name). Appends one package per first
  * path component to *out (n of them). Returns 0, or -1 with err set. */
 int tp_shell_stdlib_load(const char *root, struct tp_shell_package **out, size_t *n, char *err,
-			 size_t err_size);
+                         size_t err_size);
 void tp_shell_package_release(struct tp_shell_package *sp);
 
 #endif /* TB_TP_SHELL_H */

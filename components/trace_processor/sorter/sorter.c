@@ -68,14 +68,14 @@ struct block {
 
 struct run {
 	VEC(struct entry) q;
-	size_t head;    /* q[head, len) are pending */
-	size_t dropped; /* q's first bytes whose pages were given back */
-	int64_t latest; /* the largest ts pushed */
+	size_t head;        /* q[head, len) are pending */
+	size_t dropped;     /* q's first bytes whose pages were given back */
+	int64_t latest;     /* the largest ts pushed */
 	uint64_t last_push; /* the sorter's pushed bytes at its last push */
-	bool sorted;    /* pending entries are in ts order */
-	bool expected;  /* tp_sorter_expect: holds everything back until its
-			 * first push, or until it has been idle for long */
-	uint32_t rank;  /* RANK_SHARED, or its queue's (tp_sorter_own_queue) */
+	bool sorted;        /* pending entries are in ts order */
+	bool expected;      /* tp_sorter_expect: holds everything back until its
+	                     * first push, or until it has been idle for long */
+	uint32_t rank;      /* RANK_SHARED, or its queue's (tp_sorter_own_queue) */
 };
 
 /* Queue ranks (Perfetto's queue order): equal timestamps go to the current
@@ -99,16 +99,16 @@ struct tp_sorter {
 	VEC(uint8_t *) spare;     /* BLOCK_SIZE buffers for reuse */
 	uint32_t cur;             /* block being filled, UINT32_MAX none */
 	uint64_t next_ord;
-	size_t pending, bytes;    /* buffered events and payload bytes */
-	size_t window, trigger;   /* extract once bytes passes trigger */
-	bool extracted;           /* something was extracted: late events drop */
-	bool flushing;            /* no more pushes: blocks are not kept */
-	int64_t last_ts;          /* ts of the last extracted event */
-	uint64_t late;            /* dropped, not yet added to the stats */
-	uint64_t pushed;          /* bytes ever pushed */
-	uint32_t queues;          /* own queues made */
-	VEC(struct head) heap;    /* extract: the merge tree's leaves */
-	VEC(uint32_t) nodes;      /* extract: its inner nodes (losers) */
+	size_t pending, bytes;  /* buffered events and payload bytes */
+	size_t window, trigger; /* extract once bytes passes trigger */
+	bool extracted;         /* something was extracted: late events drop */
+	bool flushing;          /* no more pushes: blocks are not kept */
+	int64_t last_ts;        /* ts of the last extracted event */
+	uint64_t late;          /* dropped, not yet added to the stats */
+	uint64_t pushed;        /* bytes ever pushed */
+	uint32_t queues;        /* own queues made */
+	VEC(struct head) heap;  /* extract: the merge tree's leaves */
+	VEC(uint32_t) nodes;    /* extract: its inner nodes (losers) */
 };
 
 struct tp_sorter *tp_sorter_new(void)
@@ -207,7 +207,7 @@ static struct run *run_of(struct tp_sorter *s, uint32_t src)
 }
 
 void *tp_sorter_push_src(struct tp_sorter *s, uint32_t src, int64_t ts, const void *payload,
-			 size_t len)
+                         size_t len)
 {
 	TB_CHECK(len <= UINT32_MAX - 8);
 	if (s->extracted && ts < s->last_ts) {
@@ -220,7 +220,8 @@ void *tp_sorter_push_src(struct tp_sorter *s, uint32_t src, int64_t ts, const vo
 	if (need > BLOCK_SIZE / 4) {
 		bi = new_block(s, need); /* its own block */
 	} else {
-		if (s->cur == UINT32_MAX || s->blocks.data[s->cur].cap - s->blocks.data[s->cur].used < need) {
+		if (s->cur == UINT32_MAX ||
+		    s->blocks.data[s->cur].cap - s->blocks.data[s->cur].used < need) {
 			uint32_t old = s->cur;
 			s->cur = UINT32_MAX;
 			if (old != UINT32_MAX && !s->blocks.data[old].live)
@@ -256,8 +257,8 @@ void *tp_sorter_push(struct tp_sorter *s, int64_t ts, const void *payload, size_
 	return tp_sorter_push_src(s, 0, ts, payload, len);
 }
 
-size_t tp_sorter_push_many(struct tp_sorter *s, uint32_t src, const int64_t *ts,
-			   const void *recs, size_t size, size_t n)
+size_t tp_sorter_push_many(struct tp_sorter *s, uint32_t src, const int64_t *ts, const void *recs,
+                           size_t size, size_t n)
 {
 	TB_CHECK(size <= 256);
 	struct run *r = run_of(s, src);
@@ -352,8 +353,8 @@ static void radix_sort(struct entry *e, size_t n)
 			sum += c;
 		}
 		for (size_t i = 0; i < n; i++)
-			dst[count[(((uint64_t)src[i].ts - (uint64_t)lo) >> shift) & (RADIX_SIZE - 1)]++] =
-				src[i];
+			dst[count[(((uint64_t)src[i].ts - (uint64_t)lo) >> shift) &
+			          (RADIX_SIZE - 1)]++] = src[i];
 		struct entry *t = src;
 		src = dst;
 		dst = t;
@@ -510,9 +511,8 @@ static void extract(struct tp_sorter *s, int64_t limit, struct tp *tp, tp_sorted
 		 * first goes first (rare: equal timestamps across queues): it
 		 * takes RANK_CURRENT, and the tree is played again. */
 		if (__builtin_expect(current != UINT32_MAX && loser[0] != w &&
-					     leaf[w].ord != DONE_ORD &&
-					     leaf[loser[0]].ts == leaf[w].ts,
-				     0)) {
+		                         leaf[w].ord != DONE_ORD && leaf[loser[0]].ts == leaf[w].ts,
+		                     0)) {
 			leaf[w].rank = RANK_CURRENT;
 			merge_build(leaf, loser, loser + k, k);
 		}
@@ -529,7 +529,8 @@ out:
 			if (r->q.cap > 4096) /* do not keep a big idle index */
 				vec_release(&r->q);
 		} else if (r->head > r->q.len / 2) {
-			memmove(r->q.data, r->q.data + r->head, (r->q.len - r->head) * sizeof *r->q.data);
+			memmove(r->q.data, r->q.data + r->head,
+			        (r->q.len - r->head) * sizeof *r->q.data);
 			r->q.len -= r->head;
 			r->head = 0;
 		}

@@ -28,7 +28,7 @@ void tp_sorter_free(struct tp_sorter *s);
  * tp_sorter_extract: the event is dropped and counted as
  * sorter_push_event_out_of_order. */
 void *tp_sorter_push_src(struct tp_sorter *s, uint32_t src, int64_t ts, const void *payload,
-			 size_t len);
+                         size_t len);
 /* tp_sorter_push_src into run 0; never NULL unless tp_sorter_extract ran. */
 void *tp_sorter_push(struct tp_sorter *s, int64_t ts, const void *payload, size_t len);
 /* n events into run src at once, as n tp_sorter_push_src calls would push
@@ -36,8 +36,8 @@ void *tp_sorter_push(struct tp_sorter *s, int64_t ts, const void *payload, size_
  * (size <= 256). For importers that decode arrays of fixed records (e.g.
  * compact_sched); the per-event bookkeeping is done once for the batch.
  * Returns how many were kept (late ones are dropped and counted). */
-size_t tp_sorter_push_many(struct tp_sorter *s, uint32_t src, const int64_t *ts,
-			   const void *recs, size_t size, size_t n);
+size_t tp_sorter_push_many(struct tp_sorter *s, uint32_t src, const int64_t *ts, const void *recs,
+                           size_t size, size_t n);
 /* Run src is a queue of its own, not part of the shared one, for the tie
  * order at equal timestamps (see sorter.c): an ftrace cpu's run, as
  * Perfetto's per-cpu queues. Call before its first push. */

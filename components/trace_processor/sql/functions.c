@@ -266,9 +266,9 @@ int tp_sql_register_functions(sqlite3 *db, struct tp_sql *sql)
 	    {"trace_dur", 0, 0, fn_trace_dur},
 	    {"__intrinsic_rows_visited", 0, 0, fn_rows_visited},
 	};
-	int rc0 = sqlite3_create_function_v2(db, "string_agg", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
-	                                     NULL, NULL, fn_string_agg_step, fn_string_agg_final,
-	                                     NULL);
+	int rc0 =
+	    sqlite3_create_function_v2(db, "string_agg", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+	                               NULL, NULL, fn_string_agg_step, fn_string_agg_final, NULL);
 	if (rc0 != SQLITE_OK)
 		return rc0;
 	for (size_t i = 0; i < TB_ARRAY_SIZE(fns); i++) {

@@ -98,8 +98,12 @@ static const char *skip_quoted(const char *p)
 	switch (*p) {
 	case '\'':
 	case '"':
-	case '`': close = *p; break;
-	case '[': close = ']'; break;
+	case '`':
+		close = *p;
+		break;
+	case '[':
+		close = ']';
+		break;
 	case '-':
 		if (p[1] == '-')
 			return p + strcspn(p, "\n");
@@ -110,7 +114,8 @@ static const char *skip_quoted(const char *p)
 			return e ? e + 2 : p + strlen(p);
 		}
 		return p;
-	default: return p;
+	default:
+		return p;
 	}
 	for (const char *q = p + 1; *q; q++) {
 		if (*q == close) {
@@ -161,8 +166,8 @@ static const struct user_macro *user_macro_find(struct tp *tp, const char *name,
 static int expand_intrinsic(sqlite3_str *out, struct tp *tp, const char *name, size_t idn,
                             const char *args, size_t n, int depth, char *err, size_t err_size);
 
-static int expand(sqlite3_str *out, struct tp *tp, const char *s, size_t n,
-                  struct macro_map *map, int depth, char *err, size_t err_size)
+static int expand(sqlite3_str *out, struct tp *tp, const char *s, size_t n, struct macro_map *map,
+                  int depth, char *err, size_t err_size)
 {
 	const char *p = s, *end = s + n, *copied = s;
 	if (depth > MACRO_MAX_DEPTH) {
@@ -197,8 +202,8 @@ static int expand(sqlite3_str *out, struct tp *tp, const char *s, size_t n,
 			return -1;
 		}
 		size_t m = 0;
-		while (m < TB_ARRAY_SIZE(macros) &&
-		       !(strlen(macros[m].name) == idn && strncasecmp(macros[m].name, id, idn) == 0))
+		while (m < TB_ARRAY_SIZE(macros) && !(strlen(macros[m].name) == idn &&
+		                                      strncasecmp(macros[m].name, id, idn) == 0))
 			m++;
 		const struct user_macro *um = NULL;
 		sqlite3_str_append(out, copied, (int)(id - copied));
@@ -388,7 +393,7 @@ static int expand_user(sqlite3_str *out, struct tp *tp, const struct user_macro 
 	"(" A ".ts <= " B ".ts + " B ".dur AND " B ".ts <= " A ".ts + " A ".dur AND CASE "  \
 	"WHEN " A ".dur = 0 AND " B ".dur = 0 THEN " A ".ts = " B ".ts WHEN " A ".dur = 0 " \
 	"THEN " B ".ts <= " A ".ts AND " A ".ts < " B ".ts + " B ".dur WHEN " B ".dur = 0 " \
-	"THEN " A ".ts <= " B ".ts AND " B ".ts < " A ".ts + " A ".dur ELSE " A ".ts < " B \
+	"THEN " A ".ts <= " B ".ts AND " B ".ts < " A ".ts + " A ".dur ELSE " A ".ts < " B  \
 	".ts + " B ".dur AND " B ".ts < " A ".ts + " A ".dur END)"
 
 /* _interval_intersect!((t0, t1, ...), (p0, ...)): the times where one
@@ -411,8 +416,8 @@ static void gen_ii(sqlite3_str *o, const struct span *t, int nt, const struct sp
 		sqlite3_str_appendf(o, ", a.id_%d AS id_%d", i, i);
 	sqlite3_str_appendf(o, ", b.id AS id_%d", nt - 1);
 	for (int k = 0; k < np; k++)
-		sqlite3_str_appendf(o, ", a.%.*s AS %.*s", (int)part[k].n, part[k].p, (int)part[k].n,
-		                    part[k].p);
+		sqlite3_str_appendf(o, ", a.%.*s AS %.*s", (int)part[k].n, part[k].p,
+		                    (int)part[k].n, part[k].p);
 	sqlite3_str_appendall(o, " FROM ");
 	gen_ii(o, t, nt - 1, part, np);
 	sqlite3_str_appendf(o, " AS a JOIN %.*s AS b ON " II_OVERLAP("a", "b"), (int)t[nt - 1].n,
@@ -440,7 +445,8 @@ static int expand_intrinsic(sqlite3_str *out, struct tp *tp, const char *name, s
 			sqlite3_str_appendf(o, "%s%c", s.p[i] == '\'' ? "'" : "", s.p[i]);
 		sqlite3_str_appendall(o, "'");
 	} else if (IS("_interval_intersect")) {
-		if (na != 2 || (nt = split_list(a[0], t, 16)) < 1 || (np = split_list(a[1], part, 8)) < 0)
+		if (na != 2 || (nt = split_list(a[0], t, 16)) < 1 ||
+		    (np = split_list(a[1], part, 8)) < 0)
 			goto bad;
 		gen_ii(o, t, nt, part, np);
 	} else if (IS("_interval_intersect_with_col_names")) {
@@ -467,12 +473,14 @@ static int expand_intrinsic(sqlite3_str *out, struct tp *tp, const char *name, s
 	} else if (IS("_interval_intersect_single")) {
 		if (na != 3)
 			goto bad;
-		sqlite3_str_appendf(o, "(SELECT b.id AS id, max(b.ts, %.*s) AS ts, "
-		                       "min(b.ts + b.dur, (%.*s) + (%.*s)) - max(b.ts, %.*s) AS dur "
-		                       "FROM %.*s AS b, (SELECT %.*s AS ts, %.*s AS dur) AS a WHERE " II_OVERLAP("a", "b") ")",
-		                    (int)a[0].n, a[0].p, (int)a[0].n, a[0].p, (int)a[1].n, a[1].p,
-		                    (int)a[0].n, a[0].p, (int)a[2].n, a[2].p, (int)a[0].n, a[0].p,
-		                    (int)a[1].n, a[1].p);
+		sqlite3_str_appendf(
+		    o,
+		    "(SELECT b.id AS id, max(b.ts, %.*s) AS ts, "
+		    "min(b.ts + b.dur, (%.*s) + (%.*s)) - max(b.ts, %.*s) AS dur "
+		    "FROM %.*s AS b, (SELECT %.*s AS ts, %.*s AS dur) AS a WHERE " II_OVERLAP(
+		        "a", "b") ")",
+		    (int)a[0].n, a[0].p, (int)a[0].n, a[0].p, (int)a[1].n, a[1].p, (int)a[0].n,
+		    a[0].p, (int)a[2].n, a[2].p, (int)a[0].n, a[0].p, (int)a[1].n, a[1].p);
 	} else {
 		rc = 0;
 	}
@@ -511,8 +519,8 @@ static bool maybe_macro(const char *p)
 
 /* sql with its macros expanded into *text (sqlite3_free it), replacements
  * recorded in map (may be NULL). An SQLite code; err set on failure. */
-static int expand_all(struct tp *tp, const char *sql, char **text, struct macro_map *map,
-                      char *err, size_t err_size)
+static int expand_all(struct tp *tp, const char *sql, char **text, struct macro_map *map, char *err,
+                      size_t err_size)
 {
 	sqlite3_str *out = sqlite3_str_new(NULL);
 	*text = NULL;
@@ -693,14 +701,16 @@ static int create_function(struct tp *tp, const char *q, const char **tail, char
 	char *name = tb_strndup(q, n), *text = NULL;
 	if (!n || (nargs = parse_arg_list(p, args, MACRO_MAX_ARGS, &p)) < 0 ||
 	    !(r = keyword(p, "RETURNS"))) {
-		snprintf(err, err_size, "CREATE PERFETTO FUNCTION: expected 'name(args) RETURNS "
-		                        "type AS select'");
+		snprintf(err, err_size,
+		         "CREATE PERFETTO FUNCTION: expected 'name(args) RETURNS "
+		         "type AS select'");
 		goto out;
 	}
 	if ((p = keyword(r, "TABLE")) && *p == '(') {
 		ncols = parse_arg_list(p, cols, 64, &p);
 		if (ncols <= 0) {
-			snprintf(err, err_size, "CREATE PERFETTO FUNCTION %s: bad TABLE columns", name);
+			snprintf(err, err_size, "CREATE PERFETTO FUNCTION %s: bad TABLE columns",
+			         name);
 			goto out;
 		}
 	} else {
@@ -726,7 +736,8 @@ static int create_function(struct tp *tp, const char *q, const char **tail, char
 		for (int i = 0; i < ncols; i++)
 			sqlite3_str_appendf(c, "%s%s", i ? ", " : "", cols[i]);
 		char *list = sqlite3_str_finish(c);
-		rc = list ? tp_sql_register_table_function(tp->db, name, list, (size_t)nargs, args, text)
+		rc = list ? tp_sql_register_table_function(tp->db, name, list, (size_t)nargs, args,
+		                                           text)
 		          : SQLITE_NOMEM;
 		sqlite3_free(list);
 	} else {
@@ -741,22 +752,25 @@ static int create_function(struct tp *tp, const char *q, const char **tail, char
 		                                NULL, NULL, user_fn_free);
 	}
 	if (rc != SQLITE_OK) {
-		snprintf(err, err_size, "CREATE PERFETTO FUNCTION %s: %s", name, sqlite3_errmsg(tp->db));
+		snprintf(err, err_size, "CREATE PERFETTO FUNCTION %s: %s", name,
+		         sqlite3_errmsg(tp->db));
 		goto out;
 	}
 	sqlite3_stmt *check = NULL;
 	rc = sqlite3_prepare_v2(tp->db, text, -1, &check, NULL);
 	if (rc == SQLITE_OK && !check)
-		rc = SQLITE_ERROR, snprintf(err, err_size, "CREATE PERFETTO FUNCTION %s: empty body", name);
+		rc = SQLITE_ERROR,
+		snprintf(err, err_size, "CREATE PERFETTO FUNCTION %s: empty body", name);
 	else if (rc != SQLITE_OK)
-		snprintf(err, err_size, "CREATE PERFETTO FUNCTION %s: %s", name, sqlite3_errmsg(tp->db));
+		snprintf(err, err_size, "CREATE PERFETTO FUNCTION %s: %s", name,
+		         sqlite3_errmsg(tp->db));
 	sqlite3_finalize(check);
 	if (rc != SQLITE_OK) {
 		if (ncols > 0)
 			sqlite3_create_module_v2(tp->db, name, NULL, NULL, NULL);
 		else
-			sqlite3_create_function_v2(tp->db, name, nargs, SQLITE_UTF8, NULL, NULL, NULL,
-			                           NULL, NULL);
+			sqlite3_create_function_v2(tp->db, name, nargs, SQLITE_UTF8, NULL, NULL,
+			                           NULL, NULL, NULL);
 	}
 out:
 	for (int i = 0; i < nargs; i++)
@@ -772,8 +786,7 @@ out:
 
 /* CREATE [OR REPLACE] PERFETTO MACRO name(arg Type, ...) RETURNS Type AS
  * text;  q is after MACRO. The body is kept as text. */
-static int create_macro(struct tp *tp, const char *q, const char **tail, char *err,
-                        size_t err_size)
+static int create_macro(struct tp *tp, const char *q, const char **tail, char *err, size_t err_size)
 {
 	struct user_macro m = {0};
 	size_t n = ident_len(q);
@@ -785,8 +798,9 @@ static int create_macro(struct tp *tp, const char *q, const char **tail, char *e
 	    body > end) {
 		for (int i = 0; i < m.nargs; i++)
 			tb_free(m.args[i]);
-		snprintf(err, err_size, "CREATE PERFETTO MACRO: expected 'name(args) RETURNS type "
-		                        "AS text'");
+		snprintf(err, err_size,
+		         "CREATE PERFETTO MACRO: expected 'name(args) RETURNS type "
+		         "AS text'");
 		return SQLITE_ERROR;
 	}
 	m.name = tb_strndup(q, n);
@@ -831,8 +845,8 @@ static int create_index(struct tp *tp, const char *q, bool replace, struct sqlit
  * Tables, views and indexes are SQLite's; a macro leaves the registry; a
  * function is replaced by nothing (SQLite cannot unregister one in use, so
  * it is overwritten by a function that reports it was dropped). */
-static int drop_perfetto(struct tp *tp, const char *q, struct sqlite3_stmt **st,
-                         const char **tail, char *err, size_t err_size)
+static int drop_perfetto(struct tp *tp, const char *q, struct sqlite3_stmt **st, const char **tail,
+                         char *err, size_t err_size)
 {
 	const char *end = statement_end(q);
 	int rc = SQLITE_OK;
@@ -934,11 +948,12 @@ static int prepare_create(struct tp *tp, const char *q, bool replace, struct sql
 }
 
 int tp_prepare(struct tp *tp, const char *sql, struct sqlite3_stmt **st, const char **tail,
-	       char *err, size_t err_size)
+               char *err, size_t err_size)
 {
 	*st = NULL;
 	const char *p = skip_space(sql), *q;
-	if ((q = keyword(p, "INCLUDE")) && (q = keyword(q, "PERFETTO")) && (q = keyword(q, "MODULE"))) {
+	if ((q = keyword(p, "INCLUDE")) && (q = keyword(q, "PERFETTO")) &&
+	    (q = keyword(q, "MODULE"))) {
 		size_t n = strcspn(q, "; \t\r\n");
 		const char *end = q + n;
 		end = skip_space(end);

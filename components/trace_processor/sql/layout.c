@@ -127,7 +127,8 @@ static void layout(const struct tp *tp, const char *key, struct lay_result *res)
 	group_of = tb_malloc((size_t)s->n * sizeof *group_of);
 	for (uint32_t i = 0; i < s->n; i++) {
 		group_of[i] = UINT32_MAX;
-		if (!bsearch(&s->track_id[i], tracks.data, tracks.len, sizeof *tracks.data, u32_cmp))
+		if (!bsearch(&s->track_id[i], tracks.data, tracks.len, sizeof *tracks.data,
+		             u32_cmp))
 			continue;
 		int64_t start = s->ts[i], dur = s->dur[i];
 		int64_t end = dur == -1 ? INT64_MAX : start + dur;
@@ -173,7 +174,8 @@ static void layout(const struct tp *tp, const char *key, struct lay_result *res)
 			row_mark(&rows.data[r], gr->start, gr->end);
 	}
 	for (size_t i = 0; i < res->ids.len; i++)
-		vec_push(&res->depths, s->depth[res->ids.data[i]] + groups.data[slice_group.data[i]].row);
+		vec_push(&res->depths,
+		         s->depth[res->ids.data[i]] + groups.data[slice_group.data[i]].row);
 out:
 	for (size_t r = 0; r < rows.len; r++)
 		vec_release(&rows.data[r].v);

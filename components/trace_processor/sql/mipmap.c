@@ -159,7 +159,8 @@ static int mm_load(sqlite3 *db, struct mm_vtab *v, const char *sql, char **err)
 		vec_resize(&d->tree, 2 * n);
 		memmove(d->tree.data + n, d->tree.data, n * sizeof *d->tree.data);
 		for (size_t i = n; i-- > 1;)
-			d->tree.data[i] = mm_slice_join(d->tree.data[2 * i], d->tree.data[2 * i + 1]);
+			d->tree.data[i] =
+			    mm_slice_join(d->tree.data[2 * i], d->tree.data[2 * i + 1]);
 	}
 	if (v->counter) {
 		size_t n = vals.len;
@@ -238,8 +239,8 @@ static size_t lower_bound(const int64_t *ts, size_t n, int64_t x)
 
 /* ---- the module ----------------------------------------------------------- */
 
-static int mm_create(sqlite3 *db, void *aux, int argc, const char *const *argv,
-                     sqlite3_vtab **out, char **err)
+static int mm_create(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
+                     char **err)
 {
 	bool counter = aux != NULL;
 	if (argc != 4) {
@@ -322,8 +323,9 @@ static int mm_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int
 	        step = sqlite3_value_int64(argv[2]);
 	if (step <= 0 || end < start || (end - start) / step > MM_MAX_BUCKETS) {
 		sqlite3_free(v->base.zErrMsg);
-		v->base.zErrMsg = sqlite3_mprintf("mipmap: bad window (start %lld, end %lld, step %lld)",
-		                                  (long long)start, (long long)end, (long long)step);
+		v->base.zErrMsg =
+		    sqlite3_mprintf("mipmap: bad window (start %lld, end %lld, step %lld)",
+		                    (long long)start, (long long)end, (long long)step);
 		return SQLITE_ERROR;
 	}
 	if (v->counter) {
@@ -350,8 +352,8 @@ static int mm_filter(sqlite3_vtab_cursor *cur, int idx, const char *idx_str, int
 		size_t n = d->ts.len, s = lower_bound(ts, n, start);
 		/* The slice just before the window joins the first bucket while it
 		 * still runs at start. */
-		if (s != 0 && (s == n || (ts[s] != start &&
-		                          ts[s] + d->tree.data[n + s].dur > start)))
+		if (s != 0 &&
+		    (s == n || (ts[s] != start && ts[s] + d->tree.data[n + s].dur > start)))
 			s--;
 		for (int64_t e = start; e < end;) {
 			e = e > INT64_MAX - step ? INT64_MAX : e + step;
@@ -389,19 +391,37 @@ static int mm_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
 	const struct mm_row *r = &c->rows.data[c->at];
 	if (((struct mm_vtab *)cur->pVtab)->counter) {
 		switch (i) {
-		case 3: sqlite3_result_double(ctx, r->min); break;
-		case 4: sqlite3_result_double(ctx, r->max); break;
-		case 5: sqlite3_result_int64(ctx, r->ts); break;
-		case 6: sqlite3_result_double(ctx, r->last); break;
+		case 3:
+			sqlite3_result_double(ctx, r->min);
+			break;
+		case 4:
+			sqlite3_result_double(ctx, r->max);
+			break;
+		case 5:
+			sqlite3_result_int64(ctx, r->ts);
+			break;
+		case 6:
+			sqlite3_result_double(ctx, r->last);
+			break;
 		}
 		return SQLITE_OK;
 	}
 	switch (i) {
-	case 3: sqlite3_result_int64(ctx, r->ts); break;
-	case 4: sqlite3_result_int64(ctx, r->id); break;
-	case 5: sqlite3_result_int64(ctx, r->count); break;
-	case 6: sqlite3_result_int64(ctx, r->dur); break;
-	case 7: sqlite3_result_int64(ctx, r->depth); break;
+	case 3:
+		sqlite3_result_int64(ctx, r->ts);
+		break;
+	case 4:
+		sqlite3_result_int64(ctx, r->id);
+		break;
+	case 5:
+		sqlite3_result_int64(ctx, r->count);
+		break;
+	case 6:
+		sqlite3_result_int64(ctx, r->dur);
+		break;
+	case 7:
+		sqlite3_result_int64(ctx, r->depth);
+		break;
 	}
 	return SQLITE_OK;
 }

@@ -57,10 +57,10 @@
 	"s.arg_set_id, s.thread_ts, s.thread_dur"
 
 static const char *const module_names[] = {
-    "slices.with_context", "slices.hierarchy",     "slices.stack",
-    "slices.self_dur",     "time.conversion",      "counters.intervals",
-    "linux.cpu.idle",      "linux.cpu.idle_stats", "linux.cpu.idle_time_in_state",
-    "linux.cpu.frequency", "stacks.cpu_profiling", "linux.irqs",
+    "slices.with_context", "slices.hierarchy",       "slices.stack",
+    "slices.self_dur",     "time.conversion",        "counters.intervals",
+    "linux.cpu.idle",      "linux.cpu.idle_stats",   "linux.cpu.idle_time_in_state",
+    "linux.cpu.frequency", "stacks.cpu_profiling",   "linux.irqs",
     "linux.perf.counters", "android.package_lookup",
 };
 
@@ -180,7 +180,7 @@ struct tablefn {
 	const char *name;
 	const char *cols; /* the result's column names, comma separated */
 	int nargs;
-	const char *body; /* SQL with ?1..?nargs, or $name for arg_names */
+	const char *body;       /* SQL with ?1..?nargs, or $name for arg_names */
 	char *const *arg_names; /* CREATE PERFETTO FUNCTION's: bound by name */
 };
 
@@ -216,18 +216,22 @@ struct tablefn {
 static const struct tablefn tablefns[] = {
     {"ancestor_slice", SLICE_ALL_COLS, 1,
      ANCESTORS_CTE("parent_id") "SELECT s.* FROM anc CROSS JOIN slice AS s ON s.id = anc.id "
-                                "WHERE anc.id IS NOT NULL ORDER BY s.id", NULL},
+                                "WHERE anc.id IS NOT NULL ORDER BY s.id",
+     NULL},
     {"descendant_slice", SLICE_ALL_COLS, 1,
      DESCENDANTS_CTE "SELECT s.* FROM d CROSS JOIN slice AS s ON s.id = d.id ORDER BY s.id", NULL},
     {"_slice_ancestor_and_self", SLICE_COLS, 1,
      ANCESTORS_CTE("id") "SELECT " SLICE_COLS_S " FROM anc CROSS JOIN slice AS s "
-                         "ON s.id = anc.id ORDER BY s.depth", NULL},
+                         "ON s.id = anc.id ORDER BY s.depth",
+     NULL},
     {"_slice_descendant_and_self", SLICE_COLS, 1,
      DESCENDANTS_CTE ", e(id) AS (SELECT ?1 UNION ALL SELECT id FROM d) SELECT " SLICE_COLS_S
-                     " FROM e CROSS JOIN slice AS s ON s.id = e.id ORDER BY s.id", NULL},
+                     " FROM e CROSS JOIN slice AS s ON s.id = e.id ORDER BY s.id",
+     NULL},
     {"ancestor_slice_by_stack", SLICE_COLS, 1,
      "SELECT DISTINCT a.* FROM slice_with_stack_id AS m CROSS JOIN "
-     "_slice_ancestor_and_self(m.id) AS a WHERE m.stack_id = ?1 ORDER BY a.ts", NULL},
+     "_slice_ancestor_and_self(m.id) AS a WHERE m.stack_id = ?1 ORDER BY a.ts",
+     NULL},
     /* Flows on the chains through ?1: forward from it, and backward. */
     {"directly_connected_flow", FLOW_COLS, 1,
      "WITH RECURSIVE fwd(fid, sid) AS (SELECT id, slice_in FROM flow WHERE slice_out = ?1 "
@@ -235,20 +239,23 @@ static const struct tablefn tablefns[] = {
      "bwd(fid, sid) AS (SELECT id, slice_out FROM flow WHERE slice_in = ?1 "
      "UNION SELECT f.id, f.slice_out FROM bwd JOIN flow AS f ON f.slice_in = bwd.sid) "
      "SELECT " FLOW_COLS " FROM flow WHERE id IN (SELECT fid FROM fwd UNION "
-     "SELECT fid FROM bwd) ORDER BY id", NULL},
+     "SELECT fid FROM bwd) ORDER BY id",
+     NULL},
     {"following_flow", FLOW_COLS, 1,
      REACH_CTE(
          "slice_out", "slice_in",
          "descendant_slice") "SELECT " FLOW_COLS
-                             " FROM flow WHERE slice_out IN (SELECT sid FROM reach) ORDER BY id", NULL},
+                             " FROM flow WHERE slice_out IN (SELECT sid FROM reach) ORDER BY id",
+     NULL},
     {"preceding_flow", FLOW_COLS, 1,
-     REACH_CTE(
-         "slice_in", "slice_out",
-         "ancestor_slice") "SELECT " FLOW_COLS
-                           " FROM flow WHERE slice_in IN (SELECT sid FROM reach) ORDER BY id", NULL},
+     REACH_CTE("slice_in", "slice_out",
+               "ancestor_slice") "SELECT " FLOW_COLS
+                                 " FROM flow WHERE slice_in IN (SELECT sid FROM reach) ORDER BY id",
+     NULL},
     {"descendant_slice_by_stack", SLICE_COLS, 1,
      "SELECT DISTINCT a.* FROM slice_with_stack_id AS m CROSS JOIN "
-     "_slice_descendant_and_self(m.id) AS a WHERE m.stack_id = ?1 ORDER BY a.ts", NULL},
+     "_slice_descendant_and_self(m.id) AS a WHERE m.stack_id = ?1 ORDER BY a.ts",
+     NULL},
 };
 
 struct tf_vtab {
@@ -458,8 +465,8 @@ static void user_tablefn_free(void *p)
 	tb_free(u);
 }
 
-int tp_sql_register_table_function(sqlite3 *db, const char *name, const char *cols,
-                                   size_t nargs, char *const *arg_names, const char *body)
+int tp_sql_register_table_function(sqlite3 *db, const char *name, const char *cols, size_t nargs,
+                                   char *const *arg_names, const char *body)
 {
 	if (nargs > TF_MAX_ARGS)
 		return SQLITE_TOOBIG;
@@ -517,13 +524,13 @@ static void fn_perf_counter_for_sample(sqlite3_context *ctx, int argc, sqlite3_v
 	if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
 		return;
 	if (sqlite3_value_type(argv[0]) != SQLITE_INTEGER) {
-		sqlite3_result_error(ctx, "linux_perf_counter_for_sample: the sample id is not an integer",
-				     -1);
+		sqlite3_result_error(
+		    ctx, "linux_perf_counter_for_sample: the sample id is not an integer", -1);
 		return;
 	}
 	if (sqlite3_value_type(argv[1]) != SQLITE_TEXT) {
-		sqlite3_result_error(ctx, "linux_perf_counter_for_sample: the counter name is not a string",
-				     -1);
+		sqlite3_result_error(
+		    ctx, "linux_perf_counter_for_sample: the counter name is not a string", -1);
 		return;
 	}
 	const struct tp_profiler_sample_table *ps = &tp->t.profiler_sample;
@@ -534,9 +541,8 @@ static void fn_perf_counter_for_sample(sqlite3_context *ctx, int argc, sqlite3_v
 	}
 	const struct tp_profiler_counter_set_table *cs = &tp->t.profiler_counter_set;
 	const char *want = (const char *)sqlite3_value_text(argv[1]);
-	for (uint32_t row = ps->counter_set_id[id]; row < cs->n && cs->counter_set_id[row] ==
-								      ps->counter_set_id[id];
-	     row++) {
+	for (uint32_t row = ps->counter_set_id[id];
+	     row < cs->n && cs->counter_set_id[row] == ps->counter_set_id[id]; row++) {
 		uint32_t c = cs->counter_id[row];
 		const char *name = tp_str(tp, tp->t.track.name[tp->t.counter.track_id[c]]);
 		if (name && strcmp(name, want) == 0) {
@@ -554,39 +560,105 @@ static const struct {
 	uint16_t id;
 	const char *name;
 } android_aids[] = {
-    {0, "ROOT"},          {1000, "SYSTEM_USER"},   {1001, "RADIO"},
-    {1002, "BLUETOOTH"},  {1003, "GRAPHICS"},      {1004, "INPUT"},
-    {1005, "AUDIO"},      {1006, "CAMERA"},        {1007, "LOG"},
-    {1008, "COMPASS"},    {1009, "MOUNT"},         {1010, "WIFI"},
-    {1011, "ADB"},        {1012, "INSTALL"},       {1013, "MEDIA"},
-    {1014, "DHCP"},       {1015, "SDCARD_RW"},     {1016, "VPN"},
-    {1017, "KEYSTORE"},   {1018, "USB"},           {1019, "DRM"},
-    {1020, "MDNSR"},      {1021, "GPS"},           {1022, "UNUSED1"},
-    {1023, "MEDIA_RW"},   {1024, "MTP"},           {1025, "UNUSED2"},
-    {1026, "DRMRPC"},     {1027, "NFC"},           {1028, "SDCARD_R"},
-    {1029, "CLAT"},       {1030, "LOOP_RADIO"},    {1031, "MEDIA_DRM"},
-    {1032, "PACKAGE_INFO"}, {1033, "SDCARD_PICS"}, {1034, "SDCARD_AV"},
-    {1035, "SDCARD_ALL"}, {1036, "LOGD"},          {1037, "SHARED_RELRO"},
-    {1038, "DBUS"},       {1039, "TLSDATE"},       {1040, "MEDIA_EX"},
-    {1041, "AUDIOSERVER"}, {1042, "METRICS_COLL"}, {1043, "METRICSD"},
-    {1044, "WEBSERV"},    {1045, "DEBUGGERD"},     {1046, "MEDIA_CODEC"},
-    {1047, "CAMERASERVER"}, {1048, "FIREWALL"},    {1049, "TRUNKS"},
-    {1050, "NVRAM"},      {1051, "DNS"},           {1052, "DNS_TETHER"},
-    {1053, "WEBVIEW_ZYGOTE"}, {1054, "VEHICLE_NETWORK"}, {1055, "MEDIA_AUDIO"},
-    {1056, "MEDIA_VIDEO"}, {1057, "MEDIA_IMAGE"},  {1058, "TOMBSTONED"},
-    {1059, "MEDIA_OBB"},  {1060, "ESE"},           {1061, "OTA_UPDATE"},
-    {1062, "AUTOMOTIVE_EVS"}, {1063, "LOWPAN"},    {1064, "HSM"},
-    {1065, "RESERVED_DISK"}, {1066, "STATSD"},     {1067, "INCIDENTD"},
-    {1068, "SECURE_ELEMENT"}, {1069, "LMKD"},      {1070, "LLKD"},
-    {1071, "IORAPD"},     {1072, "GPU_SERVICE"},   {1073, "NETWORK_STACK"},
-    {1074, "GSID"},       {1075, "FSVERITY_CERT"}, {1076, "CREDSTORE"},
-    {1077, "EXTERNAL_STORAGE"}, {1078, "EXT_DATA_RW"}, {1079, "EXT_OBB_RW"},
-    {1080, "CONTEXT_HUB"}, {1081, "VIRTMANAGER"},  {1082, "ARTD"},
-    {1083, "UWB"},        {1084, "THREAD_NETWORK"}, {1085, "DICED"},
-    {1086, "DMESGD"},     {1087, "JC_WEAVER"},     {1088, "JC_STRONGBOX"},
-    {1089, "JC_IDENTITYCRED"}, {1090, "SDK_SANDBOX"}, {1091, "SECURITY_LOG_WRITER"},
-    {1092, "PRNG_SEEDER"}, {1093, "UPROBESTATS"},  {2000, "SHELL"},
-    {2001, "CACHE"},      {2002, "DIAG"},          {9999, "NOBODY"},
+    {0, "ROOT"},
+    {1000, "SYSTEM_USER"},
+    {1001, "RADIO"},
+    {1002, "BLUETOOTH"},
+    {1003, "GRAPHICS"},
+    {1004, "INPUT"},
+    {1005, "AUDIO"},
+    {1006, "CAMERA"},
+    {1007, "LOG"},
+    {1008, "COMPASS"},
+    {1009, "MOUNT"},
+    {1010, "WIFI"},
+    {1011, "ADB"},
+    {1012, "INSTALL"},
+    {1013, "MEDIA"},
+    {1014, "DHCP"},
+    {1015, "SDCARD_RW"},
+    {1016, "VPN"},
+    {1017, "KEYSTORE"},
+    {1018, "USB"},
+    {1019, "DRM"},
+    {1020, "MDNSR"},
+    {1021, "GPS"},
+    {1022, "UNUSED1"},
+    {1023, "MEDIA_RW"},
+    {1024, "MTP"},
+    {1025, "UNUSED2"},
+    {1026, "DRMRPC"},
+    {1027, "NFC"},
+    {1028, "SDCARD_R"},
+    {1029, "CLAT"},
+    {1030, "LOOP_RADIO"},
+    {1031, "MEDIA_DRM"},
+    {1032, "PACKAGE_INFO"},
+    {1033, "SDCARD_PICS"},
+    {1034, "SDCARD_AV"},
+    {1035, "SDCARD_ALL"},
+    {1036, "LOGD"},
+    {1037, "SHARED_RELRO"},
+    {1038, "DBUS"},
+    {1039, "TLSDATE"},
+    {1040, "MEDIA_EX"},
+    {1041, "AUDIOSERVER"},
+    {1042, "METRICS_COLL"},
+    {1043, "METRICSD"},
+    {1044, "WEBSERV"},
+    {1045, "DEBUGGERD"},
+    {1046, "MEDIA_CODEC"},
+    {1047, "CAMERASERVER"},
+    {1048, "FIREWALL"},
+    {1049, "TRUNKS"},
+    {1050, "NVRAM"},
+    {1051, "DNS"},
+    {1052, "DNS_TETHER"},
+    {1053, "WEBVIEW_ZYGOTE"},
+    {1054, "VEHICLE_NETWORK"},
+    {1055, "MEDIA_AUDIO"},
+    {1056, "MEDIA_VIDEO"},
+    {1057, "MEDIA_IMAGE"},
+    {1058, "TOMBSTONED"},
+    {1059, "MEDIA_OBB"},
+    {1060, "ESE"},
+    {1061, "OTA_UPDATE"},
+    {1062, "AUTOMOTIVE_EVS"},
+    {1063, "LOWPAN"},
+    {1064, "HSM"},
+    {1065, "RESERVED_DISK"},
+    {1066, "STATSD"},
+    {1067, "INCIDENTD"},
+    {1068, "SECURE_ELEMENT"},
+    {1069, "LMKD"},
+    {1070, "LLKD"},
+    {1071, "IORAPD"},
+    {1072, "GPU_SERVICE"},
+    {1073, "NETWORK_STACK"},
+    {1074, "GSID"},
+    {1075, "FSVERITY_CERT"},
+    {1076, "CREDSTORE"},
+    {1077, "EXTERNAL_STORAGE"},
+    {1078, "EXT_DATA_RW"},
+    {1079, "EXT_OBB_RW"},
+    {1080, "CONTEXT_HUB"},
+    {1081, "VIRTMANAGER"},
+    {1082, "ARTD"},
+    {1083, "UWB"},
+    {1084, "THREAD_NETWORK"},
+    {1085, "DICED"},
+    {1086, "DMESGD"},
+    {1087, "JC_WEAVER"},
+    {1088, "JC_STRONGBOX"},
+    {1089, "JC_IDENTITYCRED"},
+    {1090, "SDK_SANDBOX"},
+    {1091, "SECURITY_LOG_WRITER"},
+    {1092, "PRNG_SEEDER"},
+    {1093, "UPROBESTATS"},
+    {2000, "SHELL"},
+    {2001, "CACHE"},
+    {2002, "DIAG"},
+    {9999, "NOBODY"},
 };
 
 /* android_package_lookup(uid): for an app id >= 10000 the package of
@@ -617,8 +689,8 @@ static void fn_android_package_lookup(sqlite3_context *ctx, int argc, sqlite3_va
 			if (!pkg)
 				pkg = "";
 			int rank = strncmp(pkg, "com.android.providers.", 22) == 0 ? 0
-				   : strcmp(pkg, "com.google.android.gms") == 0     ? 2
-										    : 1;
+			           : strcmp(pkg, "com.google.android.gms") == 0    ? 2
+			                                                           : 1;
 			if (rank > best_rank) {
 				best_rank = rank;
 				best = pkg;
@@ -696,8 +768,7 @@ int tp_sql_register_modules(sqlite3 *db, struct tp_sql *sql)
 			         units[i].unit);
 			rc = sqlite3_create_function_v2(
 			    db, name, 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
-			    (void *)&units[i].factor[dir], fn_time_scale,
-			    NULL, NULL, NULL);
+			    (void *)&units[i].factor[dir], fn_time_scale, NULL, NULL, NULL);
 		}
 	}
 	if (rc == SQLITE_OK)

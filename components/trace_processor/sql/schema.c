@@ -213,11 +213,12 @@ int tp_sql_create_views(sqlite3 *db, char **errmsg)
  * statement is prepared, before any file is looked at, so a refused ATTACH
  * says the same whether the path exists or not. */
 static int authorize(void *ctx, int action, const char *a1, const char *a2, const char *db,
-		     const char *trigger)
+                     const char *trigger)
 {
 	(void)ctx, (void)a2, (void)db, (void)trigger;
 	if (action == SQLITE_ATTACH)
-		return a1 && (a1[0] == '\0' || strcmp(a1, ":memory:") == 0) ? SQLITE_OK : SQLITE_DENY;
+		return a1 && (a1[0] == '\0' || strcmp(a1, ":memory:") == 0) ? SQLITE_OK
+		                                                            : SQLITE_DENY;
 	if (action == SQLITE_PRAGMA && a1 &&
 	    (sqlite3_stricmp(a1, "temp_store_directory") == 0 ||
 	     sqlite3_stricmp(a1, "data_store_directory") == 0))

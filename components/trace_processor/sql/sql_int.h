@@ -125,8 +125,8 @@ void tp_sql_defs_free(struct tp *tp);
 /* Register the table function `name` (CREATE PERFETTO FUNCTION ... RETURNS
  * TABLE): columns cols (comma separated names), arguments bound by name
  * ($arg_names[i]) into body for each scan (modules.c). An SQLite code. */
-int tp_sql_register_table_function(sqlite3 *db, const char *name, const char *cols,
-                                   size_t nargs, char *const *arg_names, const char *body);
+int tp_sql_register_table_function(sqlite3 *db, const char *name, const char *cols, size_t nargs,
+                                   char *const *arg_names, const char *body);
 
 /* __intrinsic_slice_mipmap and __intrinsic_counter_mipmap (mipmap.c). */
 int tp_sql_register_mipmaps(sqlite3 *db);

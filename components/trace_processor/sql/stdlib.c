@@ -34,7 +34,8 @@ const char *tp_sql_stdlib_sql(size_t i)
 	if (i >= TB_ARRAY_SIZE(tp_stdlib_files))
 		return NULL;
 	if (!stdlib_inflated) {
-		tb_embed_inflate(tp_stdlib_gz, sizeof tp_stdlib_gz, stdlib_text, sizeof stdlib_text);
+		tb_embed_inflate(tp_stdlib_gz, sizeof tp_stdlib_gz, stdlib_text,
+		                 sizeof stdlib_text);
 		TB_CHECK(stdlib_text[sizeof stdlib_text - 1] == '\0');
 		stdlib_inflated = true;
 	}
@@ -47,7 +48,8 @@ static void insert_objects(sqlite3_stmt *ins, const char *pkg, size_t pn, const 
                            const char *sql)
 {
 	static const char *const kinds[] = {"TABLE", "VIEW", "FUNCTION", "MACRO"};
-	for (const char *line = sql; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+	for (const char *line = sql; line && *line;
+	     line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
 		const char *p = line;
 		if (strncasecmp(p, "CREATE ", 7) != 0)
 			continue;
@@ -62,7 +64,9 @@ static void insert_objects(sqlite3_stmt *ins, const char *pkg, size_t pn, const 
 			if (strncasecmp(p, kinds[k], kn) != 0 || p[kn] != ' ')
 				continue;
 			const char *name = p + kn + 1;
-			size_t n = strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+			size_t n = strspn(
+			    name,
+			    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
 			sqlite3_bind_text(ins, 1, pkg, (int)pn, SQLITE_TRANSIENT);
 			sqlite3_bind_text(ins, 2, mod, -1, SQLITE_TRANSIENT);
 			sqlite3_bind_text(ins, 3, name, (int)n, SQLITE_TRANSIENT);
@@ -83,10 +87,11 @@ int tp_sql_create_stdlib_objects(sqlite3 *db)
 	                      "return_type TEXT, return_description TEXT, args TEXT, cols TEXT)",
 	                      NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(db,
-		                        "INSERT INTO __intrinsic_stdlib_objects VALUES (?1, ?2, ?3, ?4, "
-		                        "'', ?5, '', '', '[]', '[]')",
-		                        -1, &ins, NULL);
+		rc = sqlite3_prepare_v2(
+		    db,
+		    "INSERT INTO __intrinsic_stdlib_objects VALUES (?1, ?2, ?3, ?4, "
+		    "'', ?5, '', '', '[]', '[]')",
+		    -1, &ins, NULL);
 	if (rc != SQLITE_OK)
 		return rc;
 	const char *m;

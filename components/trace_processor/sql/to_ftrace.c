@@ -106,9 +106,9 @@ static void put_fmt(const struct line *l, uint32_t row, enum fmt f)
 {
 	struct tp_arg a = tp_args_row(l->tp, row);
 	uint64_t u = (uint64_t)a.v.i;
-	static const char *const softirqs[] = {"HI",      "TIMER",        "NET_TX", "NET_RX",
-					       "BLOCK",   "BLOCK_IOPOLL", "TASKLET", "SCHED",
-					       "HRTIMER", "RCU"};
+	static const char *const softirqs[] = {"HI",      "TIMER",        "NET_TX",  "NET_RX",
+	                                       "BLOCK",   "BLOCK_IOPOLL", "TASKLET", "SCHED",
+	                                       "HRTIMER", "RCU"};
 	if (a.type == TP_ARG_STRING && f != F_HEXBYTES) {
 		put_value(l, row);
 		return;
@@ -202,8 +202,8 @@ static void kernel_version(struct to_ftrace *tf)
 	sqlite3_stmt *st = NULL;
 	tf->kver_read = true;
 	if (sqlite3_prepare_v2(tf->sql->tp->db,
-			       "SELECT str_value FROM metadata WHERE name = 'system_release'", -1, &st,
-			       NULL) != SQLITE_OK)
+	                       "SELECT str_value FROM metadata WHERE name = 'system_release'", -1,
+	                       &st, NULL) != SQLITE_OK)
 		return;
 	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
 		const char *v = (const char *)sqlite3_column_text(st, 0);
@@ -225,8 +225,22 @@ static bool kver_at_least(const struct to_ftrace *tf, int major, int minor)
  * moved the preemption bit). '|' between letters, "R+" when preempted. */
 static void put_state(const struct line *l, int64_t raw)
 {
-	enum { S = 1, D = 2, T = 4, t = 8, X = 16, Z = 32, P = 64, x = 128, K = 256, W = 512,
-	       N = 1024, I = 2048, PREEMPTED = 4096, INVALID = 8192 };
+	enum {
+		S = 1,
+		D = 2,
+		T = 4,
+		t = 8,
+		X = 16,
+		Z = 32,
+		P = 64,
+		x = 128,
+		K = 256,
+		W = 512,
+		N = 1024,
+		I = 2048,
+		PREEMPTED = 4096,
+		INVALID = 8192
+	};
 	struct to_ftrace *tf = l->tf;
 	uint32_t s = (uint32_t)raw & 0xffff, f = s & 0x3f;
 	if (!tf->kver_read)
@@ -268,7 +282,7 @@ static void put_state(const struct line *l, int64_t raw)
 		uint32_t bit;
 		char c;
 	} letters[] = {{S, 'S'}, {D, 'D'}, {T, 'T'}, {t, 't'}, {X, 'X'}, {Z, 'Z'},
-		       {P, 'P'}, {x, 'x'}, {K, 'K'}, {W, 'W'}, {N, 'N'}, {I, 'I'}};
+	               {P, 'P'}, {x, 'x'}, {K, 'K'}, {W, 'W'}, {N, 'N'}, {I, 'I'}};
 	bool first = true;
 	for (size_t i = 0; i < sizeof letters / sizeof letters[0]; i++) {
 		if (!(f & letters[i].bit))
@@ -386,7 +400,7 @@ static bool special(const struct line *l, const char *ev)
 		arg(l, "io_wait", "iowait", F_PLAIN);
 		arg(l, "caller", NULL, F_KFN);
 	} else if (strcmp(ev, "workqueue_activate_work") == 0 ||
-		   strcmp(ev, "workqueue_execute_end") == 0) {
+	           strcmp(ev, "workqueue_execute_end") == 0) {
 		lit(l, " work struct ");
 		val(l, "work", F_HEX);
 	} else if (strcmp(ev, "workqueue_execute_start") == 0) {
@@ -420,8 +434,8 @@ static bool special(const struct line *l, const char *ev)
 		lit(l, "|");
 		val(l, "trace_name", F_PLAIN);
 	} else if (strcmp(ev, "dpu_tracing_mark_write") == 0 ||
-		   strcmp(ev, "panel_write_generic") == 0 ||
-		   strcmp(ev, "g2d_tracing_mark_write") == 0) {
+	           strcmp(ev, "panel_write_generic") == 0 ||
+	           strcmp(ev, "g2d_tracing_mark_write") == 0) {
 		marker(l, "type", "name");
 	} else if (strcmp(ev, "samsung_tracing_mark_write") == 0) {
 		marker(l, "trace_type", "trace_name");
@@ -513,11 +527,11 @@ static void fn_to_ftrace(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		sqlite3_str_appendf(s, " (%5lld)", (long long)tgid);
 	int64_t secs = ts / 1000000000, micros = (ts - secs * 1000000000) / 1000;
 	sqlite3_str_appendf(s, " [%03u] .... %lld.%06lld: %s:", cpu, (long long)secs,
-			    (long long)micros,
-			    strcmp(ev, "print") == 0 || strcmp(ev, "g2d_tracing_mark_write") == 0 ||
-				    strcmp(ev, "dpu_tracing_mark_write") == 0
-				? "tracing_mark_write"
-				: ev);
+	                    (long long)micros,
+	                    strcmp(ev, "print") == 0 || strcmp(ev, "g2d_tracing_mark_write") == 0 ||
+	                            strcmp(ev, "dpu_tracing_mark_write") == 0
+	                        ? "tracing_mark_write"
+	                        : ev);
 
 	uint32_t set = t->arg_set_id[row];
 	struct line l = {.tp = tp, .sql = sql, .s = s, .set = set, .tf = tf};
@@ -548,5 +562,5 @@ int tp_sql_register_to_ftrace(sqlite3 *db, struct tp_sql *sql)
 	struct to_ftrace *tf = tb_calloc(1, sizeof *tf);
 	tf->sql = sql;
 	return sqlite3_create_function_v2(db, "to_ftrace", 1, SQLITE_UTF8, tf, fn_to_ftrace, NULL,
-					  NULL, tb_free);
+	                                  NULL, tb_free);
 }

@@ -22,7 +22,7 @@
 #include <string.h>
 
 #define MOD_MAX_MAPPINGS 4096 /* mappings matched by one module */
-#define MOD_MAX_PENDING 65536  /* ModuleSymbols kept for mappings to come */
+#define MOD_MAX_PENDING 65536 /* ModuleSymbols kept for mappings to come */
 
 /* The mapping table's spelling of a raw build id: hex, except a 33-byte
  * (Breakpad) id which is already text. */

@@ -244,8 +244,8 @@ bool tp_sym_llvm_parse(const char *ans, size_t n, char *file, size_t cap, uint32
 	return true;
 }
 
-int tp_sym_llvm_lookup(struct sym_llvm *l, const char *elf, uint64_t addr, char *file,
-		    size_t cap, uint32_t *line)
+int tp_sym_llvm_lookup(struct sym_llvm *l, const char *elf, uint64_t addr, char *file, size_t cap,
+                       uint32_t *line)
 {
 	char q[PATH_MAX + 64];
 	int n;

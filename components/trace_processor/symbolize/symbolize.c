@@ -8,8 +8,8 @@
  * into a file address and looked up (symtab.c, names demangled by
  * demangle.c), and one ModuleSymbols packet is written per mapping that
  * resolved anything. When llvm-symbolizer is installed (llvm.c), each named
- * address also gets the source file and line of its file address. The packets are a valid Trace on their own, to be
- * appended to the trace or applied to the loaded one (tp_symbolize_apply).
+ * address also gets the source file and line of its file address. The packets are a valid Trace on
+ * their own, to be appended to the trace or applied to the loaded one (tp_symbolize_apply).
  *
  * rel_pc -> file address, as Perfetto's local symbolizer: rel_pc is already
  * an address in the ELF's own space when the recorder knew the load bias
@@ -47,8 +47,10 @@ static size_t unhex(const char *s, uint8_t *out, size_t cap)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		char c = s[i];
-		int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-						      : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+		int v = c >= '0' && c <= '9'   ? c - '0'
+		        : c >= 'a' && c <= 'f' ? c - 'a' + 10
+		        : c >= 'A' && c <= 'F' ? c - 'A' + 10
+		                               : -1;
 		if (v < 0)
 			return 0;
 		out[i / 2] = (uint8_t)(i % 2 ? out[i / 2] | v : v << 4);
@@ -74,8 +76,8 @@ static uint64_t correction(const struct tp *tp, uint32_t m, const struct sym_fou
 
 /* One ModuleSymbols packet for mapping m's pcs[0, n). Returns frames named. */
 static uint32_t emit_module(struct tp *tp, struct pb_writer *w, uint32_t m, const uint8_t *id,
-			    size_t id_len, const struct pending *pcs, size_t n,
-			    const struct sym_found *s, struct sym_llvm *llvm)
+                            size_t id_len, const struct pending *pcs, size_t n,
+                            const struct sym_found *s, struct sym_llvm *llvm)
 {
 	const struct tp_stack_profile_mapping_table *mt = &tp->t.stack_profile_mapping;
 	char dem[SYM_MAX_NAME], src[4096];
@@ -98,8 +100,8 @@ static uint32_t emit_module(struct tp *tp, struct pb_writer *w, uint32_t m, cons
 		unsigned line = pb_begin_nested(w, PB_F_AddressSymbols_lines);
 		pb_put_string(w, PB_F_Line_function_name,
 		              sym_demangle(fn, dem, sizeof dem) ? dem : fn);
-		if (tp_sym_llvm_lookup(llvm, s->path, (uint64_t)pcs[i].rel_pc + corr, src, sizeof src,
-				    &line_no) == 0) {
+		if (tp_sym_llvm_lookup(llvm, s->path, (uint64_t)pcs[i].rel_pc + corr, src,
+		                       sizeof src, &line_no) == 0) {
 			pb_put_string(w, PB_F_Line_source_file_name, src);
 			pb_put_uint32(w, PB_F_Line_line_number, line_no);
 		}
@@ -152,7 +154,8 @@ int tp_symbolize(struct tp *tp, const struct tp_symbolize_opts *o, struct tp_sym
 		struct sym_found found;
 		size_t id_len = unhex(tp_str(tp, mt->build_id[m]), id, sizeof id);
 		uint32_t named = 0;
-		if (id_len && sym_finder_find(&finder, tp_str(tp, mt->name[m]), id, id_len, &found) == 0) {
+		if (id_len &&
+		    sym_finder_find(&finder, tp_str(tp, mt->name[m]), id, id_len, &found) == 0) {
 			named = emit_module(tp, &w, m, id, id_len, v + i, uniq, &found, &llvm);
 			sym_found_release(&found);
 		}

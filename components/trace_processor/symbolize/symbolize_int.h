@@ -40,7 +40,7 @@ bool tp_sym_llvm_parse(const char *ans, size_t n, char *file, size_t cap, uint32
 /* Source file (into file[cap]) and line of file address addr in the ELF at
  * path elf. Returns 0, or -1 when unknown or when there is no usable
  * llvm-symbolizer (after a failure or a timeout none is asked again). */
-int tp_sym_llvm_lookup(struct sym_llvm *l, const char *elf, uint64_t addr, char *file,
-		    size_t cap, uint32_t *line);
+int tp_sym_llvm_lookup(struct sym_llvm *l, const char *elf, uint64_t addr, char *file, size_t cap,
+                       uint32_t *line);
 
 #endif /* TB_TP_SYMBOLIZE_INT_H */

@@ -656,7 +656,8 @@ void tp_ft_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len,
 	if (fs.n == 0 && pn)
 		tp_stat_inc(tp, TP_STAT_ftrace_text_payload_unparsed);
 	if (!tp->cfg.no_ftrace_raw)
-		tp_ftrace_raw(tp, &ft->model, ts, r.cpu, name, utid, TP_NULL_U32, fields_args(ft, &fs));
+		tp_ftrace_raw(tp, &ft->model, ts, r.cpu, name, utid, TP_NULL_U32,
+		              fields_args(ft, &fs));
 	if (!handle(ft, kind, ts, r.cpu, r.pid, utid, &fs, pl, pn))
 		tp_stat_inc(tp, TP_STAT_systrace_parse_failure);
 }

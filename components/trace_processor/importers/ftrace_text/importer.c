@@ -77,8 +77,8 @@ static bool ftrace_text_sniff(const uint8_t *up, size_t n)
 	/* Not a protobuf trace (a 0x0a tag and then a length varint that is no
 	 * text byte), and not JSON (whose "systemTraceEvents" may hold a
 	 * "# tracer" header of its own). */
-	if (n >= 2 && up[0] == 0x0a && (up[1] >= 0x80 || (up[1] < 0x20 && up[1] != '\n' &&
-							  up[1] != '\r' && up[1] != '\t')))
+	if (n >= 2 && up[0] == 0x0a &&
+	    (up[1] >= 0x80 || (up[1] < 0x20 && up[1] != '\n' && up[1] != '\r' && up[1] != '\t')))
 		return false;
 	size_t i = n >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
 	while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))

@@ -291,8 +291,8 @@ void tp_ft_line(struct ftrace_text *ft, const char *p, size_t n)
 	size_t len = sizeof r + l.task_len + l.event_len + l.payload_len;
 	/* Text traces are MONOTONIC, as in Perfetto: in an archive, the
 	 * protobuf trace's clocks convert them. */
-	char *dst = tp_sorter_push(ft->sorter, tp_trace_time(tp, TP_CLOCK_MONOTONIC, l.ts), NULL,
-				   len);
+	char *dst =
+	    tp_sorter_push(ft->sorter, tp_trace_time(tp, TP_CLOCK_MONOTONIC, l.ts), NULL, len);
 	if (!dst) /* late after a streaming extract: the sorter counted it */
 		return;
 	memcpy(dst, &r, sizeof r);

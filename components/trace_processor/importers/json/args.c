@@ -42,7 +42,7 @@ static void leaf_keys(struct tp *tp, struct json_args_ctx *c, uint32_t *fk, uint
 /* The key id of member k of the object whose key id is parent, i.e. of
  * "<parent>.<k>". Through a cache by (parent, k): a hit builds no text. */
 static uint32_t child_key(struct tp *tp, struct json_args_ctx *c, uint32_t parent, const char *k,
-			  size_t kn)
+                          size_t kn)
 {
 	uint64_t a, b = 0;
 	bool exact = json_words(k, kn, &a, &b);
@@ -170,7 +170,7 @@ uint64_t tp_json_args_decode_hash(const char *p, size_t n, struct tp_args_builde
  * add_value does. Inlined into the member loop: most values are leaves. */
 __attribute__((always_inline)) static inline const char *
 add_leaf(struct tp *tp, struct json_args_ctx *c, struct json_buf *out, const char *p,
-	 const char *end, bool same, uint32_t kid)
+         const char *end, bool same, uint32_t kid)
 {
 	char ch = *p;
 	uint32_t fk = kid, k = kid;
@@ -229,7 +229,7 @@ add_leaf(struct tp *tp, struct json_args_ctx *c, struct json_buf *out, const cha
  * malformed. While no array is on the path (`same`) the key and flat key
  * are one, kid; below an array their texts are built in c->key / c->flat. */
 static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json_buf *out,
-			     const char *p, const char *end, int depth, bool same, uint32_t kid)
+                             const char *p, const char *end, int depth, bool same, uint32_t kid)
 {
 	p = json_skip_ws(p, end);
 	if (p >= end)
@@ -276,7 +276,8 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json
 				if (csame) {
 					ckid = child_key(tp, c, kid, k, kn);
 					if (memo && pos < JSON_KEY_MEMOS)
-						tp_json_key_memo_set(&c->memo[pos], from, end, k, kn, ckid);
+						tp_json_key_memo_set(&c->memo[pos], from, end, k,
+						                     kn, ckid);
 					pos++;
 				} else {
 					buf_put(&c->key, ".", 1);
@@ -312,7 +313,7 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json
 }
 
 const char *tp_json_args_encode(struct tp *tp, struct json_args_ctx *c, const char *p,
-			     const char *end, struct json_buf *out)
+                                const char *end, struct json_buf *out)
 {
 	if (!c->args_key)
 		c->args_key = tp_intern_cstr(tp, "args");
@@ -397,7 +398,7 @@ void tp_json_args_free(struct tp_json_args *j)
 }
 
 bool tp_json_args_add(struct tp *tp, struct tp_json_args *j, uint32_t key, const char *text,
-		      size_t n, struct tp_args_builder *b)
+                      size_t n, struct tp_args_builder *b)
 {
 	struct json_args_ctx *c = &j->c;
 	/* The key memos are children of the previous call's key. */

@@ -30,13 +30,13 @@
 
 /* ---- the event record (sorter payload) -------------------------------- */
 
-#define JSON_EV_PID 0x001u       /* pid present (numeric or name) */
-#define JSON_EV_TID 0x002u       /* tid present */
-#define JSON_EV_PID_NAME 0x004u  /* pid was a string: pid_name is its name */
-#define JSON_EV_TID_NAME 0x008u  /* tid was a string */
-#define JSON_EV_V1_ID 0x010u     /* v1_id (from "id") is valid */
-#define JSON_EV_BIND_ID 0x020u   /* bind_id is valid */
-#define JSON_EV_BIND_KEY 0x040u  /* "bind_id" key present (even if invalid) */
+#define JSON_EV_PID 0x001u      /* pid present (numeric or name) */
+#define JSON_EV_TID 0x002u      /* tid present */
+#define JSON_EV_PID_NAME 0x004u /* pid was a string: pid_name is its name */
+#define JSON_EV_TID_NAME 0x008u /* tid was a string */
+#define JSON_EV_V1_ID 0x010u    /* v1_id (from "id") is valid */
+#define JSON_EV_BIND_ID 0x020u  /* bind_id is valid */
+#define JSON_EV_BIND_KEY 0x040u /* "bind_id" key present (even if invalid) */
 #define JSON_EV_FLOW_IN 0x080u
 #define JSON_EV_FLOW_OUT 0x100u
 #define JSON_EV_BP_E 0x200u      /* "bp": "e" */
@@ -56,10 +56,10 @@ struct json_event {
 	int64_t pid, tid; /* valid when JSON_EV_PID / JSON_EV_TID */
 	uint64_t v1_id, bind_id;
 	uint32_t name, cat;
-	uint32_t id;        /* "id" as a string (integers as their text) */
+	uint32_t id;                    /* "id" as a string (integers as their text) */
 	uint32_t id2_local, id2_global; /* one of them: global wins */
-	uint32_t args_len; /* bytes at args */
-	uint64_t args_hash; /* with JSON_EV_HASHED: the hash of the args rows */
+	uint32_t args_len;              /* bytes at args */
+	uint64_t args_hash;             /* with JSON_EV_HASHED: the hash of the args rows */
 	/* With JSON_EV_HASHED, when not NULL: the rows already decoded (the
 	 * parser's ring does it while hashing them). */
 	struct tp_args_builder *decoded;
@@ -138,9 +138,9 @@ static inline const char *json_find_quote_or_bs(const char *p, const char *end)
  * when it has no escapes, else into buf. NULL when malformed or cut off.
  * tp_json_string_escaped is the general path, taken at the first backslash. */
 const char *tp_json_string_escaped(const char *p, const char *end, struct json_buf *buf,
-				const char **s, size_t *n);
+                                   const char **s, size_t *n);
 static inline const char *json_string(const char *p, const char *end, struct json_buf *buf,
-				      const char **s, size_t *n)
+                                      const char **s, size_t *n)
 {
 	const char *q = json_find_quote_or_bs(p + 1, end);
 	if (q < end && *q == '"') {
@@ -155,9 +155,9 @@ static inline const char *json_string(const char *p, const char *end, struct jso
 struct json_num {
 	const char *s;
 	size_t n;
-	bool is_int;   /* no '.', 'e', 'E' and fits int64 */
-	int64_t i;     /* when is_int */
-	double d;      /* always; as Perfetto's json parser makes it */
+	bool is_int; /* no '.', 'e', 'E' and fits int64 */
+	int64_t i;   /* when is_int */
+	double d;    /* always; as Perfetto's json parser makes it */
 };
 /* The number of leading ASCII digits of the 8 bytes in w (0-8): a byte is a
  * digit when its high nibble is 3 and adding 6 keeps it so. A carry out of
@@ -182,9 +182,8 @@ static inline uint64_t json_digits8_value(uint64_t w, unsigned n)
  * fraction or an exponent. Returns the byte after it, or NULL for any other
  * shape, or when fewer than 17 bytes are left (the caller takes the general
  * path then). Forced inline: called for most numbers of a trace. */
-__attribute__((always_inline)) static inline const char *json_uint_fast(const char *p,
-									 const char *end,
-									 uint64_t *v)
+__attribute__((always_inline)) static inline const char *
+json_uint_fast(const char *p, const char *end, uint64_t *v)
 {
 	if (end - p < 17)
 		return NULL;
@@ -198,8 +197,8 @@ __attribute__((always_inline)) static inline const char *json_uint_fast(const ch
 		memcpy(&w, p + 8, 8);
 		unsigned m = json_digits8(w);
 		if (m) {
-			static const uint64_t pow10[9] = {1, 10, 100, 1000, 10000, 100000,
-							  1000000, 10000000, 100000000};
+			static const uint64_t pow10[9] = {
+			    1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
 			x = x * pow10[m] + json_digits8_value(w, m);
 			n += m;
 		}
@@ -241,9 +240,10 @@ bool tp_json_parse_u64(const char *s, size_t n, int base, uint64_t *out);
  * whitespace) with its key in *k, *kn (unescaped, maybe into buf); at the
  * closing '}' sets *closed and returns the byte after it; NULL when the
  * text is malformed or cut off. Forced inline: it is the args hot loop. */
-__attribute__((always_inline)) static inline const char *
-json_member(const char *p, const char *end, struct json_buf *buf, const char **k, size_t *kn,
-	    bool *closed)
+__attribute__((always_inline)) static inline const char *json_member(const char *p, const char *end,
+                                                                     struct json_buf *buf,
+                                                                     const char **k, size_t *kn,
+                                                                     bool *closed)
 {
 	*closed = false;
 	p = json_skip_sep(p, end);
@@ -266,7 +266,7 @@ json_member(const char *p, const char *end, struct json_buf *buf, const char **k
 /* Find key in the object text [p, end) (top level only). Returns a pointer
  * to its value or NULL. */
 const char *tp_json_object_find(const char *p, const char *end, const char *key,
-			     struct json_buf *buf);
+                                struct json_buf *buf);
 
 /* Byte equality a word at a time (musl's memcmp goes byte by byte). */
 static inline bool json_same_bytes(const char *a, const char *b, size_t n)
@@ -291,7 +291,7 @@ static inline bool json_same_bytes(const char *a, const char *b, size_t n)
  * pool. */
 struct json_icache {
 	struct {
-		uint64_t a, b; /* the words, or the hash and 0 */
+		uint64_t a, b;  /* the words, or the hash and 0 */
 		uint32_t n, id; /* id 0 = empty */
 	} e[2048];
 };
@@ -312,7 +312,7 @@ static inline bool json_words(const char *s, size_t n, uint64_t *a, uint64_t *b)
 		*b = y;
 	} else if (n < 4) {
 		*a = n ? (uint64_t)(unsigned char)s[0] << 16 |
-				 (uint64_t)(unsigned char)s[n >> 1] << 8 | (unsigned char)s[n - 1]
+		             (uint64_t)(unsigned char)s[n >> 1] << 8 | (unsigned char)s[n - 1]
 		       : 0;
 		*b = 0;
 	} else {
@@ -358,7 +358,7 @@ struct json_key_memo {
  * text, compared two words at a time; returns its value's first byte (after
  * whitespace) and the memo's id in *id. NULL on a miss. */
 static inline const char *json_key_memo_match(const struct json_key_memo *m, const char *p,
-					      const char *end, uint32_t *id)
+                                              const char *end, uint32_t *id)
 {
 	if (p < end && *p == ',')
 		p++;
@@ -379,7 +379,7 @@ static inline const char *json_key_memo_match(const struct json_key_memo *m, con
  * the input after `from`: kept when `"key":` is there as is (not unescaped
  * into a buffer, no spaces before the colon) and fits 16 bytes. */
 void tp_json_key_memo_set(struct json_key_memo *m, const char *from, const char *end, const char *k,
-		       size_t kn, uint32_t id);
+                          size_t kn, uint32_t id);
 
 /* ---- args.c --------------------------------------------------------------- */
 
@@ -390,9 +390,8 @@ struct json_child_key {
 };
 #define JSON_CHILD_KEYS 256 /* entries, a power of two */
 
-
 struct json_args_ctx {
-	uint32_t args_key; /* the pool id of "args", once interned */
+	uint32_t args_key;                         /* the pool id of "args", once interned */
 	struct json_key_memo memo[JSON_KEY_MEMOS]; /* the args object's keys */
 	struct json_buf flat, key, str;
 	struct json_icache keys, values;
@@ -404,7 +403,7 @@ struct json_args_ctx {
  * strings are interned now. Returns the byte after the value, or NULL (and
  * out unchanged) when it is malformed or cut off. */
 const char *tp_json_args_encode(struct tp *tp, struct json_args_ctx *c, const char *p,
-			     const char *end, struct json_buf *out);
+                                const char *end, struct json_buf *out);
 /* Append the n bytes of rows made by tp_json_args_encode to b. */
 void tp_json_args_decode(const char *rows, size_t n, struct tp_args_builder *b);
 /* tp_json_args_decode, returning the tp_args_hash_add hash of the set the
@@ -426,8 +425,8 @@ struct json_log_chunk {
  * tokenizer and read back once, in order, by the parser. */
 struct json_log {
 	VEC(struct json_log_chunk) chunks;
-	int64_t last_ts; /* of the newest record; INT64_MIN when empty */
-	size_t n;        /* records appended */
+	int64_t last_ts;             /* of the newest record; INT64_MIN when empty */
+	size_t n;                    /* records appended */
 	size_t rchunk, roff, rindex; /* the reader: chunk, offset, records read */
 };
 void tp_json_log_init(struct json_log *l);
@@ -469,19 +468,18 @@ struct json_v8;
 struct json_v8 *tp_json_v8_new(void);
 void tp_json_v8_free(struct json_v8 *v);
 /* A sample of a 'P' event e at ts, of profile node `node`. */
-typedef void (*json_v8_sample_fn)(void *ctx, const struct json_event *e, int64_t ts,
-				  uint32_t node);
+typedef void (*json_v8_sample_fn)(void *ctx, const struct json_event *e, int64_t ts, uint32_t node);
 /* Read the 'P' event e (args: its raw args text, NULL if none) at tokenize
  * time: a "Profile" starts its session (event id, pid), a "ProfileChunk"
  * adds its nodes as callsites and hands each sample with its time to push.
  * false when Perfetto would count json_tokenizer_failure (an id that is
  * not hex, samples and timeDeltas of different lengths, samples of a
  * session not started). */
-bool tp_json_v8_event(struct json_v8 *v, struct tp *tp, const struct json_event *e, const char *args,
-		   const char *args_end, json_v8_sample_fn push, void *ctx);
+bool tp_json_v8_event(struct json_v8 *v, struct tp *tp, const struct json_event *e,
+                      const char *args, const char *args_end, json_v8_sample_fn push, void *ctx);
 /* At parse time: the callsite row of node in session (id, pid), if any. */
 bool tp_json_v8_sample_callsite(struct json_v8 *v, uint64_t id, int64_t pid, uint32_t node,
-			     uint32_t *callsite);
+                                uint32_t *callsite);
 /* A consumer of a top-level string value: `piece` gets its unescaped text
  * in order, in pieces of any size (valid only during the call), then `end`
  * at the closing quote. Called on the tokenizer's thread, during feed. */
@@ -493,7 +491,7 @@ struct json_text_sink {
 /* The sink for the "systemTraceEvents" string (systrace text) of an object
  * trace; without one (the default) that value is skipped. */
 void tp_json_tokenizer_set_system_trace_sink(struct json_tokenizer *t,
-					  const struct json_text_sink *sink);
+                                             const struct json_text_sink *sink);
 /* Decode one complete event object [p, end) and push it. Returns false when
  * the text is not a well-formed object. Exposed for the parser tests. */
 bool tp_json_tokenizer_event(struct json_tokenizer *t, const char *p, const char *end);

@@ -33,7 +33,7 @@ uint32_t tp_json_intern_slow(struct tp *tp, struct json_icache *c, const char *s
 }
 
 void tp_json_key_memo_set(struct json_key_memo *m, const char *from, const char *end, const char *k,
-		       size_t kn, uint32_t id)
+                          size_t kn, uint32_t id)
 {
 	uintptr_t at = (uintptr_t)k; /* outside [from, end): unescaped into a buffer */
 	if (at <= (uintptr_t)from || at >= (uintptr_t)end || kn + 3 > 16 || k[-1] != '"' ||
@@ -100,7 +100,7 @@ static void buf_append(struct json_buf *b, const char *s, size_t n)
 }
 
 const char *tp_json_string_escaped(const char *p, const char *end, struct json_buf *buf,
-				const char **s, size_t *n)
+                                   const char **s, size_t *n)
 {
 	const char *start = ++p;
 	const char *q = json_find_quote_or_bs(p, end);
@@ -124,14 +124,26 @@ const char *tp_json_string_escaped(const char *p, const char *end, struct json_b
 		char c = q[1];
 		p = q + 2;
 		switch (c) {
-		case '"': case '\\': case '/':
+		case '"':
+		case '\\':
+		case '/':
 			vec_push(&buf->v, c);
 			break;
-		case 'b': vec_push(&buf->v, '\b'); break;
-		case 'f': vec_push(&buf->v, '\f'); break;
-		case 'n': vec_push(&buf->v, '\n'); break;
-		case 'r': vec_push(&buf->v, '\r'); break;
-		case 't': vec_push(&buf->v, '\t'); break;
+		case 'b':
+			vec_push(&buf->v, '\b');
+			break;
+		case 'f':
+			vec_push(&buf->v, '\f');
+			break;
+		case 'n':
+			vec_push(&buf->v, '\n');
+			break;
+		case 'r':
+			vec_push(&buf->v, '\r');
+			break;
+		case 't':
+			vec_push(&buf->v, '\t');
+			break;
 		case 'u': {
 			uint32_t cp, lo;
 			if (!hex4(p, end, &cp))
@@ -158,8 +170,8 @@ const char *tp_json_string_escaped(const char *p, const char *end, struct json_b
 }
 
 static const double pow10_tab[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-				   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-				   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
 bool tp_json_parse_double(const char *s, size_t n, double *out)
 {
@@ -418,7 +430,7 @@ bool tp_json_string_to_ns(const char *s, size_t n, int64_t *ns)
 }
 
 const char *tp_json_object_find(const char *p, const char *end, const char *key,
-			     struct json_buf *buf)
+                                struct json_buf *buf)
 {
 	size_t klen = strlen(key);
 	p = json_skip_ws(p, end);

@@ -72,16 +72,16 @@ struct tp_importer {
 	struct tp_args_builder ab;
 	struct ahead_ev ahead[AHEAD]; /* a ring: [ahead_head, + ahead_n) */
 	unsigned ahead_head, ahead_n;
-	struct hmap async_roots;  /* cookie (and upid) -> name of its track set */
-	struct hmap async_sets;   /* set key -> index in async_sets_v */
+	struct hmap async_roots; /* cookie (and upid) -> name of its track set */
+	struct hmap async_sets;  /* set key -> index in async_sets_v */
 	VEC(struct async_set) async_sets_v;
-	struct hmap lanes;        /* utid -> its overlap lanes in lane_sets */
+	struct hmap lanes; /* utid -> its overlap lanes in lane_sets */
 	VEC(struct lane_set) lane_sets;
-	VEC(char) group_mem;      /* equal-ts events, when re-ordering */
+	VEC(char) group_mem; /* equal-ts events, when re-ordering */
 	VEC(struct grp_ev) group;
 	int64_t group_ts;
-	uint32_t no_name;         /* "[No name]" */
-	uint32_t running;         /* "Running" */
+	uint32_t no_name; /* "[No name]" */
+	uint32_t running; /* "Running" */
 };
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -106,7 +106,7 @@ static struct tp_args_builder *event_args(struct tp_importer *imp, const struct 
 
 /* The value of a top-level key of the args object, or NULL. */
 static const char *arg_value(struct tp_importer *imp, const struct json_event *e, const char *key,
-			     const char **end)
+                             const char **end)
 {
 	if (!(e->flags & JSON_EV_HAS_ARGS))
 		return NULL;
@@ -211,8 +211,12 @@ static uint32_t spill_track(struct tp_importer *imp, uint32_t utid, int64_t ts, 
 	if (i == set->lanes.len)
 		vec_push_zeroed(&set->lanes);
 	vec_push(&set->lanes.data[i].ends, end);
-	struct tp_track_key k = {.type = "thread_overlapping_slice", .event_type = "slice",
-				 .utid = utid, .upid = -1, .cpu = -1, .extra_dim = i};
+	struct tp_track_key k = {.type = "thread_overlapping_slice",
+	                         .event_type = "slice",
+	                         .utid = utid,
+	                         .upid = -1,
+	                         .cpu = -1,
+	                         .extra_dim = i};
 	uint32_t track = tp_track_get(tp, &k);
 	/* A new lane's dimensions, Perfetto's for a compressed track (utid and
 	 * its lane), added as it interns the track. */
@@ -230,7 +234,7 @@ static uint32_t spill_track(struct tp_importer *imp, uint32_t utid, int64_t ts, 
 /* ---- phases -------------------------------------------------------------- */
 
 static void parse_complete(struct tp_importer *imp, const struct json_event *e, uint32_t utid,
-			   uint32_t cat, uint32_t name)
+                           uint32_t cat, uint32_t name)
 {
 	struct tp *tp = imp->tp;
 	if (e->dur == TP_NULL_I64) {
@@ -240,13 +244,13 @@ static void parse_complete(struct tp_importer *imp, const struct json_event *e, 
 	uint32_t track = tp_track_for_thread(tp, utid);
 	struct tp_args_builder *args = event_args(imp, e);
 	struct tp_slice_conflict c;
-	uint32_t s = tp_slice_complete_or_conflict(tp, track, e->ts, e->dur, cat, name, TP_NULL_U32,
-						   &c);
+	uint32_t s =
+	    tp_slice_complete_or_conflict(tp, track, e->ts, e->dur, cat, name, TP_NULL_U32, &c);
 	if (c.slice != TP_NULL_U32) {
 		/* It cannot nest on the thread's track: onto an overlap lane,
 		 * logged (Perfetto's slice_spill_overlapping_complete_event). */
 		tp_slice_log_overlap(tp, TP_STAT_slice_spill_overlapping_complete_event, e->ts,
-				     c.end, c.slice, &(struct tp_slice_event){name, 'X'});
+		                     c.end, c.slice, &(struct tp_slice_event){name, 'X'});
 		track = spill_track(imp, utid, e->ts, e->dur);
 		s = tp_slice_complete(tp, track, e->ts, e->dur, cat, name, TP_NULL_U32);
 	}
@@ -259,7 +263,7 @@ static void parse_complete(struct tp_importer *imp, const struct json_event *e, 
 }
 
 static void parse_instant(struct tp_importer *imp, const struct json_event *e, uint32_t utid,
-			  uint32_t cat, uint32_t slice_name)
+                          uint32_t cat, uint32_t slice_name)
 {
 	struct tp *tp = imp->tp;
 	struct tp_track_key k = {.event_type = "slice", .utid = -1, .upid = -1, .cpu = -1};
@@ -315,8 +319,8 @@ static void parse_counter(struct tp_importer *imp, const struct json_event *e, u
 	size_t nlen = 0, ilen = 0;
 	const char *name = e->name ? strpool_get(&tp->strings, e->name, &nlen) : "";
 	/* Only a string id names the counter, as Perfetto. */
-	const char *id = e->id && !(e->flags & JSON_EV_ID_NUM) ? strpool_get(&tp->strings, e->id, &ilen)
-								: "";
+	const char *id =
+	    e->id && !(e->flags & JSON_EV_ID_NUM) ? strpool_get(&tp->strings, e->id, &ilen) : "";
 	struct json_buf *b = &imp->sbuf;
 	p++;
 	for (;;) {
@@ -363,9 +367,12 @@ static void parse_counter(struct tp_importer *imp, const struct json_event *e, u
 		b->v.data[b->v.len++] = ' ';
 		memcpy(b->v.data + b->v.len, k, kn);
 		b->v.len += kn;
-		struct tp_track_key tk = {.type = "json_counter", .event_type = "counter",
-					  .utid = -1, .upid = upid, .cpu = -1,
-					  .name = tp_intern(tp, b->v.data, b->v.len)};
+		struct tp_track_key tk = {.type = "json_counter",
+		                          .event_type = "counter",
+		                          .utid = -1,
+		                          .upid = upid,
+		                          .cpu = -1,
+		                          .name = tp_intern(tp, b->v.data, b->v.len)};
 		tp_counter_add(tp, tp_track_get(tp, &tk), e->ts, v, TP_NULL_U32);
 	}
 }
@@ -376,7 +383,7 @@ static void parse_counter(struct tp_importer *imp, const struct json_event *e, u
  * takes one whose slices are all ended (by count of b and e), else a new
  * one. A 'b' counts one up, an 'e' one down, an 'n' both. */
 static uint32_t async_track(struct tp_importer *imp, const struct json_event *e, uint32_t upid,
-			    uint64_t cookie, bool scoped)
+                            uint64_t cookie, bool scoped)
 {
 	struct tp *tp = imp->tp;
 	uint64_t rk = scoped ? tb_hash_u64(cookie ^ tb_hash_u64((uint64_t)upid + 1)) : cookie;
@@ -404,10 +411,13 @@ static uint32_t async_track(struct tp_importer *imp, const struct json_event *e,
 		set->lanes.data[i].cookie = cookie; /* adopted */
 	} else if (i == set->lanes.len) {
 		struct tp_track_key k = {.type = scoped ? "legacy_async_process_slice"
-							: "legacy_async_global_slice",
-					 .event_type = "slice", .utid = -1,
-					 .upid = scoped ? (int64_t)upid : -1, .cpu = -1,
-					 .extra_dim = tb_hash_u64(sk ^ i), .name = (uint32_t)root};
+		                                        : "legacy_async_global_slice",
+		                         .event_type = "slice",
+		                         .utid = -1,
+		                         .upid = scoped ? (int64_t)upid : -1,
+		                         .cpu = -1,
+		                         .extra_dim = tb_hash_u64(sk ^ i),
+		                         .name = (uint32_t)root};
 		struct async_lane l = {cookie, 0, tp_track_new(tp, &k)};
 		vec_push(&set->lanes, l);
 	}
@@ -420,7 +430,7 @@ static uint32_t async_track(struct tp_importer *imp, const struct json_event *e,
 }
 
 static void parse_async(struct tp_importer *imp, const struct json_event *e, uint32_t cat,
-			uint32_t slice_name)
+                        uint32_t slice_name)
 {
 	struct tp *tp = imp->tp;
 	if (!(e->flags & JSON_EV_PID) || (!e->id && !e->id2_global && !e->id2_local)) {
@@ -433,7 +443,8 @@ static void parse_async(struct tp_importer *imp, const struct json_event *e, uin
 	bool scoped = !e->id && !e->id2_global;
 	uint32_t real_id = e->id ? e->id : scoped ? e->id2_local : e->id2_global;
 	bool num = e->id ? (e->flags & JSON_EV_ID_NUM) : (e->flags & JSON_EV_ID2_NUM);
-	uint64_t cookie = tb_hash_u64((uint64_t)cat << 32 | real_id) ^ (num ? 0x9e3779b97f4a7c15ull : 0);
+	uint64_t cookie =
+	    tb_hash_u64((uint64_t)cat << 32 | real_id) ^ (num ? 0x9e3779b97f4a7c15ull : 0);
 	uint32_t tr = async_track(imp, e, upid, cookie, scoped);
 	struct tp_args_builder *args = event_args(imp, e);
 	if (e->ph == 'b') {
@@ -453,8 +464,8 @@ static void parse_async(struct tp_importer *imp, const struct json_event *e, uin
  * io_wait and blocked_function from integer / string args; a Running state
  * with a cpu is also a sched row, as in Perfetto. Malformed args are
  * counted but the row is kept. */
-static void parse_thread_state(struct tp_importer *imp, const struct json_event *e,
-			       uint32_t utid, uint32_t state)
+static void parse_thread_state(struct tp_importer *imp, const struct json_event *e, uint32_t utid,
+                               uint32_t state)
 {
 	struct tp *tp = imp->tp;
 	if (e->dur == TP_NULL_I64) {
@@ -466,7 +477,8 @@ static void parse_thread_state(struct tp_importer *imp, const struct json_event 
 	tp_thread_state_set_dur(tp, row, e->dur);
 	int64_t cpu = -1;
 	if (e->flags & JSON_EV_HAS_ARGS) {
-		const char *p = json_skip_ws(e->args, e->args + e->args_len), *end = e->args + e->args_len;
+		const char *p = json_skip_ws(e->args, e->args + e->args_len),
+		           *end = e->args + e->args_len;
 		bool closed = false;
 		if (p < end && *p == '{') {
 			p++;
@@ -487,11 +499,13 @@ static void parse_thread_state(struct tp_importer *imp, const struct json_event 
 					if (p && num.is_int && is_cpu)
 						cpu = (int64_t)(uint32_t)num.i;
 					else if (p && num.is_int)
-						tp_set_thread_state_io_wait(t, row, (int64_t)(uint32_t)num.i);
+						tp_set_thread_state_io_wait(
+						    t, row, (int64_t)(uint32_t)num.i);
 				} else if (is_fn && *p == '"') {
 					p = json_string(p, end, &imp->args.str, &s, &n);
 					if (p)
-						tp_set_thread_state_blocked_function(t, row, tp_intern(tp, s, n));
+						tp_set_thread_state_blocked_function(
+						    t, row, tp_intern(tp, s, n));
 				} else {
 					p = tp_json_skip_value(p, end);
 				}
@@ -523,7 +537,7 @@ static void sort_index_hint(struct tp *tp, uint32_t *set, const char *key, int64
 }
 
 static void parse_metadata(struct tp_importer *imp, const struct json_event *e, int64_t pid,
-			   uint32_t utid)
+                           uint32_t utid)
 {
 	struct tp *tp = imp->tp;
 	const char *what = e->name ? tp_str(tp, e->name) : "";
@@ -552,14 +566,15 @@ static void parse_metadata(struct tp_importer *imp, const struct json_event *e, 
 	struct json_num num;
 	if (!v)
 		return;
-	if (!tp_json_number(v, end, &num) || (!num.is_int && !(num.d > -9.2e18 && num.d < 9.2e18))) {
+	if (!tp_json_number(v, end, &num) ||
+	    (!num.is_int && !(num.d > -9.2e18 && num.d < 9.2e18))) {
 		tp_stat_inc(tp, TP_STAT_json_parser_failure);
 		return;
 	}
 	int64_t idx = num.is_int ? num.i : (int64_t)num.d;
 	if (proc)
 		sort_index_hint(tp, &tp->t.process.arg_set_id[tp_process_for_pid(tp, pid)],
-				"process_sort_index_hint", idx);
+		                "process_sort_index_hint", idx);
 	else
 		sort_index_hint(tp, &tp->t.thread.arg_set_id[utid], "thread_sort_index_hint", idx);
 }
@@ -567,12 +582,12 @@ static void parse_metadata(struct tp_importer *imp, const struct json_event *e, 
 /* A V8 profile sample (a record v8.c pushed): a cpu_profile_stack_sample
  * row on its thread when its session and node exist, else counted. */
 static void parse_v8_sample(struct tp_importer *imp, const struct json_event *e, int64_t pid,
-			    int64_t tid)
+                            int64_t tid)
 {
 	struct tp *tp = imp->tp;
 	uint32_t callsite;
 	if (!tp_json_v8_sample_callsite(tp_json_tokenizer_v8(imp->tok), e->v1_id, pid,
-				     (uint32_t)e->bind_id, &callsite)) {
+	                                (uint32_t)e->bind_id, &callsite)) {
 		tp_stat_inc(tp, TP_STAT_legacy_v8_cpu_profile_invalid_sample);
 		return;
 	}
@@ -580,8 +595,8 @@ static void parse_v8_sample(struct tp_importer *imp, const struct json_event *e,
 	struct tp_profiler_sample s = {
 	    .ts = e->ts,
 	    .source = tp_intern_cstr(tp, "legacy_v8"),
-	    .task_context = tp_profiler_task_context(tp, tp_process_for_pid(tp, pid), utid,
-						     TP_NULL_U32),
+	    .task_context =
+	        tp_profiler_task_context(tp, tp_process_for_pid(tp, pid), utid, TP_NULL_U32),
 	    .execution_context = TP_NULL_U32,
 	    .callsite = callsite,
 	    .session = TP_NULL_U32,
@@ -618,7 +633,8 @@ static void parse_event(struct tp_importer *imp, const struct json_event *e)
 	switch (e->ph) {
 	case 'B': {
 		uint32_t track = tp_track_for_thread(tp, utid);
-		uint32_t s = tp_slice_begin_args(tp, track, e->ts, cat, slice_name, event_args(imp, e));
+		uint32_t s =
+		    tp_slice_begin_args(tp, track, e->ts, cat, slice_name, event_args(imp, e));
 		if (s != TP_NULL_U32)
 			tp_set_slice_thread_ts(&tp->t.slice, s, e->tts);
 		maybe_flow_v2(tp, e, track);
@@ -626,11 +642,12 @@ static void parse_event(struct tp_importer *imp, const struct json_event *e)
 	}
 	case 'E': {
 		uint32_t track = tp_track_for_thread(tp, utid);
-		uint32_t s = tp_slice_end_args(tp, track, e->ts, cat, e->name, event_args(imp, e), 0);
+		uint32_t s =
+		    tp_slice_end_args(tp, track, e->ts, cat, e->name, event_args(imp, e), 0);
 		if (s != TP_NULL_U32 && e->tts != TP_NULL_I64 &&
 		    tp_get_slice_thread_ts(&tp->t.slice, s) != TP_NULL_I64)
 			tp_set_slice_thread_dur(&tp->t.slice, s,
-						e->tts - tp_get_slice_thread_ts(&tp->t.slice, s));
+			                        e->tts - tp_get_slice_thread_ts(&tp->t.slice, s));
 		break;
 	}
 	case 'X':
@@ -699,7 +716,7 @@ static void flush_group(struct tp_importer *imp)
 /* Parse e (its record is rec, len bytes), or hold it in the equal-ts group
  * when the event after it (next_same: known from the ring) has its ts. */
 static void dispatch(struct tp_importer *imp, struct json_event *e, const char *rec, size_t len,
-		     bool next_same)
+                     bool next_same)
 {
 	if (imp->group.len && e->ts != imp->group_ts)
 		flush_group(imp);
@@ -708,13 +725,14 @@ static void dispatch(struct tp_importer *imp, struct json_event *e, const char *
 		return;
 	}
 	imp->group_ts = e->ts;
-	struct grp_ev g = {INT64_MAX, (uint32_t)imp->group.len, (e->flags & JSON_EV_HASHED) != 0,
-			   0, len, e->args_hash};
+	struct grp_ev g = {
+	    INT64_MAX,   (uint32_t)imp->group.len, (e->flags & JSON_EV_HASHED) != 0, 0, len,
+	    e->args_hash};
 	if (e->ph == 'E')
 		g.key = INT64_MIN;
 	else if (e->ph == 'X') /* Perfetto's key, wrapping as there: no dur is 0 */
 		g.key = (int64_t)((uint64_t)INT64_MAX -
-				  (uint64_t)(e->dur == TP_NULL_I64 ? INT64_MAX : e->dur));
+		                  (uint64_t)(e->dur == TP_NULL_I64 ? INT64_MAX : e->dur));
 	size_t off = imp->group_mem.len;
 	vec_reserve(&imp->group_mem, len);
 	memcpy(imp->group_mem.data + off, rec, len);
@@ -729,7 +747,7 @@ static void ahead_pop(struct tp_importer *imp)
 {
 	struct ahead_ev *a = &imp->ahead[imp->ahead_head];
 	const struct ahead_ev *next =
-		imp->ahead_n > 1 ? &imp->ahead[(imp->ahead_head + 1) % AHEAD] : NULL;
+	    imp->ahead_n > 1 ? &imp->ahead[(imp->ahead_head + 1) % AHEAD] : NULL;
 	dispatch(imp, &a->e, a->rec, a->len, next && next->e.ts == a->e.ts);
 	if (a->chunk != NOT_LOGGED)
 		tp_json_log_done(tp_json_tokenizer_log(imp->tok), a->chunk);
@@ -740,7 +758,7 @@ static void ahead_pop(struct tp_importer *imp)
 /* The next event in order enters the ring. A logged record is used in
  * place; a sorter's is copied, as the sorter may free it on return. */
 static void ring_add(struct tp_importer *imp, int64_t ts, const char *rec, size_t len,
-		     uint32_t chunk)
+                     uint32_t chunk)
 {
 	if (imp->ahead_n == AHEAD)
 		ahead_pop(imp);
@@ -759,7 +777,8 @@ static void ring_add(struct tp_importer *imp, int64_t ts, const char *rec, size_
 	if ((a->e.flags & (JSON_EV_ARGS_ROWS | JSON_EV_ARGS_BAD)) == JSON_EV_ARGS_ROWS &&
 	    a->e.args_len) {
 		tp_args_begin(&a->ab);
-		a->e.args_hash = tp_json_args_decode_hash(json_event_args(&a->e), a->e.args_len, &a->ab);
+		a->e.args_hash =
+		    tp_json_args_decode_hash(json_event_args(&a->e), a->e.args_len, &a->ab);
 		a->e.decoded = &a->ab;
 		a->e.flags |= JSON_EV_HASHED;
 		tp_args_prefetch(imp->tp, a->e.args_hash);
@@ -890,10 +909,10 @@ static void json_destroy(struct tp_importer *imp)
 }
 
 const struct tp_importer_ops tp_json_importer = {
-	.name = "json",
-	.sniff = json_sniff,
-	.create = json_create,
-	.parse = json_parse,
-	.eof = json_eof,
-	.destroy = json_destroy,
+    .name = "json",
+    .sniff = json_sniff,
+    .create = json_create,
+    .parse = json_parse,
+    .eof = json_eof,
+    .destroy = json_destroy,
 };

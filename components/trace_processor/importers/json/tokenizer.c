@@ -35,11 +35,11 @@ enum tok_state {
 	S_KEY_OR_END, /* in the outer dict, before a key */
 	S_KEY,        /* inside a key string */
 	S_COLON,
-	S_VALUE,      /* before the value of key */
-	S_ARRAY,      /* in traceEvents, between events */
-	S_SKIP,       /* skipping a value, then back to ret */
-	S_CAPTURE,    /* copying a cut value into tail, then process it */
-	S_TEXT,       /* inside a top-level string handed to a text sink */
+	S_VALUE,   /* before the value of key */
+	S_ARRAY,   /* in traceEvents, between events */
+	S_SKIP,    /* skipping a value, then back to ret */
+	S_CAPTURE, /* copying a cut value into tail, then process it */
+	S_TEXT,    /* inside a top-level string handed to a text sink */
 	S_DONE,
 };
 
@@ -58,19 +58,47 @@ struct vscan {
 
 /* The event keys we read. */
 enum field {
-	F_OTHER, F_PH, F_TS, F_ID, F_BP, F_S, F_PID, F_TID, F_DUR, F_TTS, F_CAT, F_ID2,
-	F_NAME, F_TDUR, F_ARGS, F_BIND_ID, F_FLOW_IN, F_FLOW_OUT,
+	F_OTHER,
+	F_PH,
+	F_TS,
+	F_ID,
+	F_BP,
+	F_S,
+	F_PID,
+	F_TID,
+	F_DUR,
+	F_TTS,
+	F_CAT,
+	F_ID2,
+	F_NAME,
+	F_TDUR,
+	F_ARGS,
+	F_BIND_ID,
+	F_FLOW_IN,
+	F_FLOW_OUT,
 };
 
 static const struct {
 	const char *name;
 	enum field f;
 } fields[] = {
-	{"ph", F_PH},     {"ts", F_TS},     {"id", F_ID},       {"bp", F_BP},
-	{"s", F_S},       {"pid", F_PID},   {"tid", F_TID},     {"dur", F_DUR},
-	{"tts", F_TTS},   {"cat", F_CAT},   {"id2", F_ID2},     {"name", F_NAME},
-	{"tdur", F_TDUR}, {"args", F_ARGS}, {"bind_id", F_BIND_ID}, {"flow_in", F_FLOW_IN},
-	{"flow_out", F_FLOW_OUT},
+    {"ph", F_PH},
+    {"ts", F_TS},
+    {"id", F_ID},
+    {"bp", F_BP},
+    {"s", F_S},
+    {"pid", F_PID},
+    {"tid", F_TID},
+    {"dur", F_DUR},
+    {"tts", F_TTS},
+    {"cat", F_CAT},
+    {"id2", F_ID2},
+    {"name", F_NAME},
+    {"tdur", F_TDUR},
+    {"args", F_ARGS},
+    {"bind_id", F_BIND_ID},
+    {"flow_in", F_FLOW_IN},
+    {"flow_out", F_FLOW_OUT},
 };
 
 /* A key `"name":` that fits a word, for key_fast. */
@@ -107,13 +135,13 @@ struct json_tokenizer {
 	char esc[12]; /* an escape of a handed-off string, cut by a chunk end */
 	size_t esc_len;
 	VEC(char) tail;
-	struct json_buf str; /* unescaped strings of the current event */
-	struct json_buf rows; /* the current event's args as encoded rows */
+	struct json_buf str;      /* unescaped strings of the current event */
+	struct json_buf rows;     /* the current event's args as encoded rows */
 	struct json_icache names; /* cat, name, string pid/tid */
 	struct json_args_ctx args;
 	struct json_key_memo memo[JSON_KEY_MEMOS]; /* event keys, by position */
-	struct json_log log; /* the events that came in ts order */
-	struct json_v8 *v8;  /* V8 profile sessions (v8.c) */
+	struct json_log log;                       /* the events that came in ts order */
+	struct json_v8 *v8;                        /* V8 profile sessions (v8.c) */
 };
 
 /* The key_fast candidates: every field whose `"name":` fits a word,
@@ -306,10 +334,10 @@ static uint32_t rec_flags(const struct json_event *e)
 static size_t event_size(const struct json_event *e, uint32_t f)
 {
 	/* Bit tests, not popcount: without -mpopcnt that is a libgcc call. */
-	size_t wide = !!(f & REC_DUR) + !!(f & REC_TTS) + !!(f & REC_TDUR) +
-		      !!(f & JSON_EV_V1_ID) + !!(f & JSON_EV_BIND_ID);
+	size_t wide = !!(f & REC_DUR) + !!(f & REC_TTS) + !!(f & REC_TDUR) + !!(f & JSON_EV_V1_ID) +
+	              !!(f & JSON_EV_BIND_ID);
 	size_t narrow = !!(f & JSON_EV_PID) + !!(f & JSON_EV_TID) + !!(f & REC_ID) +
-			!!(f & REC_ID2L) + !!(f & REC_ID2G);
+	                !!(f & REC_ID2L) + !!(f & REC_ID2G);
 	return REC_HDR + 8 * wide + 4 * narrow + e->args_len;
 }
 
@@ -411,8 +439,7 @@ void tp_json_event_decode(const void *rec, int64_t ts, struct json_event *e)
 
 /* ---- decoding one event ------------------------------------------------- */
 
-static const char *str_value(struct json_tokenizer *t, const char *p, const char *end,
-			     uint32_t *id)
+static const char *str_value(struct json_tokenizer *t, const char *p, const char *end, uint32_t *id)
 {
 	const char *s;
 	size_t n;
@@ -424,7 +451,7 @@ static const char *str_value(struct json_tokenizer *t, const char *p, const char
 
 /* A time: number or numeric string. Invalid -> TP_NULL_I64. */
 static const char *time_value(struct json_tokenizer *t, const char *p, const char *end,
-			      int64_t *out)
+                              int64_t *out)
 {
 	*out = TP_NULL_I64;
 	if (*p == '"') {
@@ -473,7 +500,7 @@ static void set_pid(struct json_event *e, bool is_tid, int64_t v, bool is_name)
  * with a synthetic id: the pool id of the name (the empty name too, which
  * is a string there, not none). */
 static const char *pid_value(struct json_tokenizer *t, const char *p, const char *end,
-			     struct json_event *e, bool is_tid)
+                             struct json_event *e, bool is_tid)
 {
 	if (*p == '"') {
 		uint32_t id = 0;
@@ -506,7 +533,7 @@ static const char *pid_value(struct json_tokenizer *t, const char *p, const char
  * leaves the outputs as they were. *is_num tells which (string ids and
  * integer ids are different async cookies). */
 static const char *id_value(struct json_tokenizer *t, const char *p, const char *end,
-			    uint32_t *as_str, bool *is_num, uint64_t *flow_id, bool *flow_ok)
+                            uint32_t *as_str, bool *is_num, uint64_t *flow_id, bool *flow_ok)
 {
 	*flow_ok = false;
 	if (*p == '"') {
@@ -541,7 +568,7 @@ static const char *id_value(struct json_tokenizer *t, const char *p, const char 
 /* "id2": {"local": ..., "global": ...}. The one that counts is kept (global
  * before local, as Perfetto), with whether it is an integer. */
 static const char *id2_value(struct json_tokenizer *t, const char *p, const char *end,
-			     struct json_event *e)
+                             struct json_event *e)
 {
 	if (*p != '{')
 		return tp_json_skip_value(p, end);
@@ -603,8 +630,7 @@ static inline size_t key_fast(const struct json_tokenizer *t, const char *p, enu
 /* A short string value ("X", "g", "e"): its first byte (0 if empty) and
  * its length, p moved past it; -1 when malformed. One-byte strings skip the
  * general string path. */
-static inline int char_value(struct json_tokenizer *t, const char **pp, const char *end,
-			     size_t *n)
+static inline int char_value(struct json_tokenizer *t, const char **pp, const char *end, size_t *n)
 {
 	const char *p = *pp;
 	if (end - p >= 3 && p[2] == '"' && p[1] != '\\' && p[1] != '"') {
@@ -622,8 +648,8 @@ static inline int char_value(struct json_tokenizer *t, const char **pp, const ch
 
 /* Decode the value of one event field. */
 static const char *event_field(struct json_tokenizer *t, enum field f, const char *p,
-			       const char *end, struct json_event *e, const char **args,
-			       const char **args_end)
+                               const char *end, struct json_event *e, const char **args,
+                               const char **args_end)
 {
 	bool b, ok;
 	int c;
@@ -740,7 +766,7 @@ static bool raw_args_phase(char ph)
  * memory: the JSON importer never extracts while tokenizing, so nothing
  * runs between the two. */
 static void push_record(struct json_tokenizer *t, struct json_event *e, const char *args,
-			const char *args_end)
+                        const char *args_end)
 {
 	struct tp *tp = t->tp;
 	size_t alen = args ? (size_t)(args_end - args) : 0;
@@ -776,9 +802,9 @@ static void push_v8_sample(void *ctx, const struct json_event *e, int64_t ts, ui
 	s.ts = ts;
 	s.dur = s.tts = s.tdur = TP_NULL_I64;
 	s.ph = 'P';
-	s.flags = (uint16_t)((e->flags & (JSON_EV_PID | JSON_EV_TID | JSON_EV_PID_NAME |
-					  JSON_EV_TID_NAME)) |
-			     JSON_EV_V1_ID | JSON_EV_BIND_ID);
+	s.flags = (uint16_t)((e->flags &
+	                      (JSON_EV_PID | JSON_EV_TID | JSON_EV_PID_NAME | JSON_EV_TID_NAME)) |
+	                     JSON_EV_V1_ID | JSON_EV_BIND_ID);
 	s.pid = e->pid;
 	s.tid = e->tid;
 	s.v1_id = e->v1_id;
@@ -950,7 +976,7 @@ static bool key_eq(const struct json_tokenizer *t, const char *lit)
  * closing quote. An escape cut by a chunk end waits in `esc`. */
 
 void tp_json_tokenizer_set_system_trace_sink(struct json_tokenizer *t,
-					  const struct json_text_sink *sink)
+                                             const struct json_text_sink *sink)
 {
 	t->system_trace = *sink;
 }
@@ -968,7 +994,7 @@ static size_t esc_need(const char *e, size_t n, int next)
 		return 6;
 	char c = e[3];
 	bool high = (e[2] == 'd' || e[2] == 'D') &&
-		    (c == '8' || c == '9' || (c >= 'a' && c <= 'b') || (c >= 'A' && c <= 'B'));
+	            (c == '8' || c == '9' || (c >= 'a' && c <= 'b') || (c >= 'A' && c <= 'B'));
 	if (!high || (n == 6 && next >= 0 && next != '\\'))
 		return 0;
 	if (n < 8)
@@ -993,7 +1019,8 @@ static const char *text_run(struct json_tokenizer *t, const char *p, const char 
 			tmp[t->esc_len + 1] = '"';
 			const char *u;
 			size_t un;
-			const char *q = tp_json_string_escaped(tmp, tmp + t->esc_len + 2, &t->str, &u, &un);
+			const char *q =
+			    tp_json_string_escaped(tmp, tmp + t->esc_len + 2, &t->str, &u, &un);
 			t->esc_len = 0;
 			if (!q) { /* a bad escape: the rest of the string is skipped */
 				tp_stat_inc(t->tp, TP_STAT_json_tokenizer_failure);
@@ -1045,8 +1072,9 @@ static int run(struct json_tokenizer *t, const char *p, const char *end)
 				t->state = S_ARRAY;
 				p++;
 			} else {
-				return tp_fail(t->tp, -EINVAL,
-					       "cannot parse json: the first character is not '{' or '['");
+				return tp_fail(
+				    t->tp, -EINVAL,
+				    "cannot parse json: the first character is not '{' or '['");
 			}
 			break;
 		}
@@ -1111,7 +1139,7 @@ static int run(struct json_tokenizer *t, const char *p, const char *end)
 				t->state = S_CAPTURE;
 				t->ret = S_KEY_OR_END;
 			} else if (key_eq(t, "systemTraceEvents") && *p == '"' &&
-				   t->system_trace.piece) {
+			           t->system_trace.piece) {
 				t->esc_len = 0;
 				t->state = S_TEXT;
 				p++;

@@ -288,8 +288,8 @@ static void start_session(struct json_v8 *v, struct tp *tp, uint64_t id, int64_t
 
 /* ---- the 'P' event ------------------------------------------------------------- */
 
-bool tp_json_v8_event(struct json_v8 *v, struct tp *tp, const struct json_event *e, const char *args,
-                   const char *args_end, json_v8_sample_fn push, void *ctx)
+bool tp_json_v8_event(struct json_v8 *v, struct tp *tp, const struct json_event *e,
+                      const char *args, const char *args_end, json_v8_sample_fn push, void *ctx)
 {
 	if (!e->id)
 		return true; /* no id: nothing, as Perfetto */
@@ -411,7 +411,7 @@ out:
 }
 
 bool tp_json_v8_sample_callsite(struct json_v8 *v, uint64_t id, int64_t pid, uint32_t node,
-                             uint32_t *callsite)
+                                uint32_t *callsite)
 {
 	struct v8_session *s = session_find(v, id, pid);
 	uint64_t c;

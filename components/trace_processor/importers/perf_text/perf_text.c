@@ -59,8 +59,8 @@ VEC_DEFINE(pt_buf, char);
 struct tp_importer {
 	struct tp *tp;
 	struct tp_stack_profile sp;
-	struct pt_buf partial;  /* an incomplete last line of the previous chunk */
-	VEC(uint32_t) frames; /* frame ids of the current sample, leaf first */
+	struct pt_buf partial; /* an incomplete last line of the previous chunk */
+	VEC(uint32_t) frames;  /* frame ids of the current sample, leaf first */
 	uint32_t session;
 	bool in_sample;
 	bool kernel_leaf;
@@ -69,8 +69,14 @@ struct tp_importer {
 	uint32_t str_kernel, str_user, str_source;
 };
 
-static bool is_ws(char c) { return c == ' ' || c == '\t'; }
-static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+static bool is_ws(char c)
+{
+	return c == ' ' || c == '\t';
+}
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
 /* Parse decimal digits [p, e) into *v; false unless all are digits. */
 static bool parse_u64(const char *p, const char *e, int64_t *v)
 {
@@ -254,7 +260,9 @@ static void finish_sample(struct tp_importer *imp)
 	uint32_t cs = TP_NULL_U32;
 	for (size_t i = imp->frames.len; i-- > 0;)
 		cs = tp_stack_profile_callsite(tp, &imp->sp, cs, imp->frames.data[i]);
-	uint32_t mode = imp->frames.len == 0 ? 0 : imp->kernel_leaf ? imp->str_kernel : imp->str_user;
+	uint32_t mode = imp->frames.len == 0 ? 0
+	                : imp->kernel_leaf   ? imp->str_kernel
+	                                     : imp->str_user;
 	uint32_t ucpu = imp->cpu < TP_MAX_CPUS ? tp_cpu_for(tp, imp->cpu) : TP_NULL_U32;
 	int64_t upid = tp->t.thread.upid[utid];
 	struct tp_profiler_sample s = {
@@ -263,10 +271,10 @@ static void finish_sample(struct tp_importer *imp)
 	    .ts = tp_trace_time(tp, TP_CLOCK_MONOTONIC, imp->ts == TP_NULL_I64 ? 0 : imp->ts),
 	    .source = imp->str_source,
 	    .task_context = tp_profiler_task_context(
-		tp, upid == TP_NULL_I64 ? TP_NULL_U32 : (uint32_t)upid, utid, TP_NULL_U32),
+	        tp, upid == TP_NULL_I64 ? TP_NULL_U32 : (uint32_t)upid, utid, TP_NULL_U32),
 	    .execution_context = ucpu != TP_NULL_U32 || mode
-				     ? tp_profiler_execution_context(tp, ucpu, mode)
-				     : TP_NULL_U32,
+	                             ? tp_profiler_execution_context(tp, ucpu, mode)
+	                             : TP_NULL_U32,
 	    .callsite = cs,
 	    .session = imp->session,
 	    .counter_set = TP_NULL_U32,
@@ -294,9 +302,10 @@ static void add_frame(struct tp_importer *imp, const struct pt_frame *f)
 	uint32_t name = tp_intern(tp, f->sym, sl);
 	uint32_t frame = tp_stack_profile_frame(tp, &imp->sp, mapping, (int64_t)f->addr, name);
 	if (imp->frames.len == 0)
-		imp->kernel_leaf = (f->dso_len && f->dso[0] == '[' &&
-				    !(f->dso_len == 9 && memcmp(f->dso, "[unknown]", 9) == 0)) ||
-				   (f->dso_len >= 7 && memcmp(f->dso + f->dso_len - 7, "vmlinux", 7) == 0);
+		imp->kernel_leaf =
+		    (f->dso_len && f->dso[0] == '[' &&
+		     !(f->dso_len == 9 && memcmp(f->dso, "[unknown]", 9) == 0)) ||
+		    (f->dso_len >= 7 && memcmp(f->dso + f->dso_len - 7, "vmlinux", 7) == 0);
 	vec_push(&imp->frames, frame);
 }
 
@@ -460,10 +469,10 @@ static void perf_text_destroy(struct tp_importer *imp)
 }
 
 const struct tp_importer_ops tp_perf_text_importer = {
-	.name = "perf_text",
-	.sniff = perf_text_sniff,
-	.create = perf_text_create,
-	.parse = perf_text_parse,
-	.eof = perf_text_eof,
-	.destroy = perf_text_destroy,
+    .name = "perf_text",
+    .sniff = perf_text_sniff,
+    .create = perf_text_create,
+    .parse = perf_text_parse,
+    .eof = perf_text_eof,
+    .destroy = perf_text_destroy,
 };

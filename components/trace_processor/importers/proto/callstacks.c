@@ -30,8 +30,7 @@
 #define INLINE_MAX_FRAMES 1024
 
 /* The dummy mappings of inline frames, by enum proto_inline_mapping. */
-static const char *const inline_mapping_names[] = {"track_event_inline", "stack_sample_inline",
-						   ""};
+static const char *const inline_mapping_names[] = {"track_event_inline", "stack_sample_inline", ""};
 
 struct proto_callstacks {
 	/* per dummy mapping: its row (TP_NULL_U32 until made), its frames by
@@ -79,7 +78,7 @@ static bool frame_eq(const void *ctx, uint64_t row)
 
 /* The frame of one InlineCallstack.Frame in dummy mapping which. */
 static uint32_t inline_frame(struct proto_importer *im, enum proto_inline_mapping which,
-			     const uint8_t *p, size_t n)
+                             const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	uint32_t name = 0, file = 0, line = TP_NULL_U32;
@@ -98,7 +97,7 @@ static uint32_t inline_frame(struct proto_importer *im, enum proto_inline_mappin
 }
 
 uint32_t tp_proto_dummy_frame(struct proto_importer *im, enum proto_inline_mapping which,
-			   uint32_t name, uint32_t file, uint32_t line)
+                              uint32_t name, uint32_t file, uint32_t line)
 {
 	struct tp *tp = im->tp;
 	struct proto_callstacks *cs = state(im);
@@ -132,7 +131,7 @@ uint32_t tp_proto_dummy_frame(struct proto_importer *im, enum proto_inline_mappi
 }
 
 uint32_t tp_proto_inline_callstack(struct proto_importer *im, enum proto_inline_mapping which,
-				const uint8_t *p, size_t n)
+                                   const uint8_t *p, size_t n)
 {
 	struct tp_stack_profile *sp = tp_proto_stack_profile(im);
 	uint32_t parent = TP_NULL_U32, depth = 0;
@@ -143,15 +142,15 @@ uint32_t tp_proto_inline_callstack(struct proto_importer *im, enum proto_inline_
 		if (f.id != PB_F_InlineCallstack_frames || f.wire != PB_WIRE_LEN)
 			continue;
 		parent = tp_stack_profile_callsite(im->tp, sp, parent,
-						   inline_frame(im, which, f.data, f.len));
+		                                   inline_frame(im, which, f.data, f.len));
 		depth++;
 	}
 	return parent;
 }
 
 void tp_proto_te_callstack_add(struct proto_importer *im, const struct proto_gen *g,
-			    const struct proto_te_callstack *cs, uint32_t slice, uint32_t track,
-			    bool end)
+                               const struct proto_te_callstack *cs, uint32_t slice, uint32_t track,
+                               bool end)
 {
 	struct tp *tp = im->tp;
 	uint32_t callsite = TP_NULL_U32;
@@ -161,7 +160,7 @@ void tp_proto_te_callstack_add(struct proto_importer *im, const struct proto_gen
 			tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
 	} else if (cs->inline_data) {
 		callsite = tp_proto_inline_callstack(im, PROTO_INLINE_TRACK_EVENT, cs->inline_data,
-						  cs->inline_len);
+		                                     cs->inline_len);
 	}
 	if (callsite == TP_NULL_U32)
 		return;
@@ -192,13 +191,14 @@ static int64_t sat_add(int64_t a, int64_t b)
 /* Advance the sequence's TrackEvent time by delta_us; false (and the
  * stat) once it is negative. */
 static bool advance(struct proto_importer *im, struct proto_seq *seq, int64_t delta_us,
-		    int64_t *delta_ns)
+                    int64_t *delta_ns)
 {
 	*delta_ns = proto_sat_mul_1000(delta_us);
 	seq->ref_ts_ns = sat_add(seq->ref_ts_ns, *delta_ns);
 	if (seq->ref_ts_ns >= 0)
 		return true;
-	tp_import_log(im->tp, TP_STAT_streaming_profile_invalid_timestamp, TP_NULL_I64, TP_NULL_U32);
+	tp_import_log(im->tp, TP_STAT_streaming_profile_invalid_timestamp, TP_NULL_I64,
+	              TP_NULL_U32);
 	return false;
 }
 
@@ -240,7 +240,7 @@ static bool repeated_next(struct repeated *it, uint64_t *v)
 }
 
 void tp_proto_streaming_profile_tokenize(struct proto_importer *im, struct proto_seq *seq,
-				      const uint8_t *p, size_t n)
+                                         const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	struct pb_field f = {0};
@@ -254,13 +254,13 @@ void tp_proto_streaming_profile_tokenize(struct proto_importer *im, struct proto
 	}
 	if (seq->ref_ts_ns < 0) {
 		tp_import_log(tp, TP_STAT_streaming_profile_invalid_timestamp, TP_NULL_I64,
-			      TP_NULL_U32);
+		              TP_NULL_U32);
 		return;
 	}
 	int64_t sample_ts = seq->ref_ts_ns;
 	int64_t conv;
-	if (tp_proto_clocks_to_trace(im->clocks, seq->id, PROTO_CLOCK_MONOTONIC, (uint64_t)sample_ts,
-				  &conv))
+	if (tp_proto_clocks_to_trace(im->clocks, seq->id, PROTO_CLOCK_MONOTONIC,
+	                             (uint64_t)sample_ts, &conv))
 		sample_ts = conv;
 
 	/* Walk the two repeated fields in step: the i-th delta times the i-th
@@ -275,7 +275,8 @@ void tp_proto_streaming_profile_tokenize(struct proto_importer *im, struct proto
 		if (!got_iid && !got_d)
 			return;
 		if (got_iid && !got_d) {
-			tp_import_log(tp, TP_STAT_stackprofile_parser_error, TP_NULL_I64, TP_NULL_U32);
+			tp_import_log(tp, TP_STAT_stackprofile_parser_error, TP_NULL_I64,
+			              TP_NULL_U32);
 			return;
 		}
 		int64_t delta_ns;
@@ -285,13 +286,13 @@ void tp_proto_streaming_profile_tokenize(struct proto_importer *im, struct proto
 			continue;
 		sample_ts = sat_add(sample_ts, delta_ns);
 		struct sample_rec rec = {iid, priority};
-		tp_proto_push(im, sample_ts, EV_STREAMING_SAMPLE, seq->gen, seq, (const uint8_t *)&rec,
-			   sizeof rec);
+		tp_proto_push(im, sample_ts, EV_STREAMING_SAMPLE, seq->gen, seq,
+		              (const uint8_t *)&rec, sizeof rec);
 	}
 }
 
-void tp_proto_streaming_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
-				  const uint8_t *p, size_t n)
+void tp_proto_streaming_sample_parse(struct proto_importer *im, int64_t ts,
+                                     const struct proto_ev *ev, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	struct sample_rec rec;

@@ -33,18 +33,18 @@ struct node {
 	uint64_t key;
 	bool incremental;
 	int64_t mult;
-	uint64_t last_raw; /* incremental clocks: last absolute raw value */
-	VEC(uint32_t) out; /* edge indexes */
-	VEC(uint32_t) path; /* edges to the trace clock (cached) */
+	uint64_t last_raw;   /* incremental clocks: last absolute raw value */
+	VEC(uint32_t) out;   /* edge indexes */
+	VEC(uint32_t) path;  /* edges to the trace clock (cached) */
 	uint32_t path_epoch; /* snapshot epoch the path was computed in, 0 never */
 	bool path_ok;
 };
 
 struct proto_clocks {
 	uint32_t trace_clock;
-	uint32_t epoch; /* bumped by every snapshot */
+	uint32_t epoch;        /* bumped by every snapshot */
 	int64_t snapshot_rows; /* snapshots put into clock_snapshot */
-	bool converted; /* a conversion happened: trace clock is fixed */
+	bool converted;        /* a conversion happened: trace clock is fixed */
 	struct hmap node_by_key, edge_by_pair;
 	VEC(struct node) nodes;
 	VEC(struct edge) edges;
@@ -129,7 +129,8 @@ static struct edge *edge_for(struct proto_clocks *c, uint32_t a, uint32_t b)
 
 #define MAX_SNAPSHOT_CLOCKS 32
 
-void tp_proto_clocks_add_snapshot(struct proto_clocks *c, uint32_t seq_id, const uint8_t *p, size_t n)
+void tp_proto_clocks_add_snapshot(struct proto_clocks *c, uint32_t seq_id, const uint8_t *p,
+                                  size_t n)
 {
 	uint32_t idx[MAX_SNAPSHOT_CLOCKS];
 	int64_t val[MAX_SNAPSHOT_CLOCKS];
@@ -185,14 +186,14 @@ void tp_proto_clocks_add_snapshot(struct proto_clocks *c, uint32_t seq_id, const
 
 static const char *builtin_clock_name(uint32_t id)
 {
-	static const char *const names[] = {NULL,       "REALTIME",         "REALTIME_COARSE",
+	static const char *const names[] = {NULL,        "REALTIME",         "REALTIME_COARSE",
 	                                    "MONOTONIC", "MONOTONIC_COARSE", "MONOTONIC_RAW",
 	                                    "BOOTTIME"};
 	return id < TB_ARRAY_SIZE(names) ? names[id] : NULL;
 }
 
 void tp_proto_clocks_snapshot_rows(struct proto_clocks *c, struct tp *tp, uint32_t machine,
-                                const uint8_t *p, size_t n)
+                                   const uint8_t *p, size_t n)
 {
 	struct {
 		uint32_t id;
@@ -316,7 +317,7 @@ static int64_t hop(const struct edge *e, int64_t ts)
 static bool to_trace(struct proto_clocks *c, uint64_t key, uint64_t raw, int64_t *out);
 
 bool tp_proto_clocks_to_trace(struct proto_clocks *c, uint32_t seq_id, uint32_t clock_id,
-			   uint64_t raw, int64_t *out)
+                              uint64_t raw, int64_t *out)
 {
 	uint64_t key = clock_key(seq_id, clock_id);
 	if (key == c->trace_clock && !c->nodes.len) {
@@ -330,7 +331,7 @@ bool tp_proto_clocks_to_trace(struct proto_clocks *c, uint32_t seq_id, uint32_t 
 
 /* The general case: through the clock graph. */
 static __attribute__((noinline)) bool to_trace(struct proto_clocks *c, uint64_t key, uint64_t raw,
-					       int64_t *out)
+                                               int64_t *out)
 {
 	uint32_t ni;
 	int64_t ts;

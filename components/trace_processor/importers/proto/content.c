@@ -44,8 +44,8 @@ struct content_node {
 	uint32_t group;
 	/* the field: NULL at the root and for the unknown leaf */
 	const ProtobufCFieldDescriptor *fd;
-	bool leaf;      /* ends the path (its type is a scalar type's name) */
-	bool unknown;   /* the "#unknown" leaf */
+	bool leaf;    /* ends the path (its type is a scalar type's name) */
+	bool unknown; /* the "#unknown" leaf */
 	int64_t size, count;
 };
 
@@ -59,8 +59,8 @@ struct content_group {
 struct proto_content {
 	VEC(struct content_node) nodes;
 	VEC(struct content_group) groups;
-	struct hmap children; /* parent << 32 | field key -> node */
-	struct hmap te_groups; /* cat << 32 | name -> group */
+	struct hmap children;                /* parent << 32 | field key -> node */
+	struct hmap te_groups;               /* cat << 32 | name -> group */
 	uint32_t plain_group, skipped_group; /* TP_NULL_U32 until used */
 };
 
@@ -87,7 +87,7 @@ void tp_proto_content_free(struct proto_importer *im)
 }
 
 static uint32_t node_new(struct proto_content *c, uint32_t group, uint32_t parent,
-			 const ProtobufCFieldDescriptor *fd, bool leaf, bool unknown)
+                         const ProtobufCFieldDescriptor *fd, bool leaf, bool unknown)
 {
 	struct content_node *nd = vec_push_zeroed(&c->nodes);
 	nd->parent = parent;
@@ -99,11 +99,11 @@ static uint32_t node_new(struct proto_content *c, uint32_t group, uint32_t paren
 }
 
 static uint32_t group_of(struct proto_content *c, enum proto_content_kind kind, uint32_t cat,
-			 uint32_t name)
+                         uint32_t name)
 {
-	uint32_t *slot = kind == PROTO_CONTENT_PLAIN ? &c->plain_group
-			 : kind == PROTO_CONTENT_SKIPPED ? &c->skipped_group
-							 : NULL;
+	uint32_t *slot = kind == PROTO_CONTENT_PLAIN     ? &c->plain_group
+	                 : kind == PROTO_CONTENT_SKIPPED ? &c->skipped_group
+	                                                 : NULL;
 	uint64_t v;
 	if (slot && *slot != TP_NULL_U32)
 		return *slot;
@@ -125,7 +125,7 @@ static uint32_t group_of(struct proto_content *c, enum proto_content_kind kind, 
 /* The child of parent for field id (0: the unknown leaf); leaf when it
  * ends the path. */
 static uint32_t child(struct proto_content *c, uint32_t parent, uint32_t id,
-		      const ProtobufCFieldDescriptor *fd, bool leaf)
+                      const ProtobufCFieldDescriptor *fd, bool leaf)
 {
 	uint64_t key = (uint64_t)parent << 32 | (uint64_t)id << 1 | leaf, v;
 	if (hmap_get(&c->children, key, &v))
@@ -160,7 +160,7 @@ static int64_t field_size(const struct pb_field *f)
 }
 
 static void walk(struct proto_content *c, uint32_t node, const ProtobufCMessageDescriptor *d,
-		 const uint8_t *p, size_t n, unsigned depth)
+                 const uint8_t *p, size_t n, unsigned depth)
 {
 	int64_t overhead = (int64_t)n, unknown = 0;
 	struct pb_reader r;
@@ -170,7 +170,7 @@ static void walk(struct proto_content *c, uint32_t node, const ProtobufCMessageD
 		int64_t size = field_size(&f);
 		overhead -= size;
 		const ProtobufCFieldDescriptor *fd =
-			f.id ? protobuf_c_message_descriptor_get_field(d, f.id) : NULL;
+		    f.id ? protobuf_c_message_descriptor_get_field(d, f.id) : NULL;
 		if (!fd) {
 			unknown += size;
 			continue;
@@ -190,7 +190,7 @@ static void walk(struct proto_content *c, uint32_t node, const ProtobufCMessageD
 }
 
 void tp_proto_content_packet(struct proto_importer *im, const uint8_t *p, size_t n,
-			  enum proto_content_kind kind, uint32_t cat, uint32_t name)
+                             enum proto_content_kind kind, uint32_t cat, uint32_t name)
 {
 	struct proto_content *c = im->root->content;
 	if (!c)
@@ -299,8 +299,8 @@ void tp_proto_content_finish(struct proto_importer *im)
 		} else {
 			fname = nd->fd->name;
 			type = nd->leaf ? leaf_type(nd->fd)
-					: ((const ProtobufCMessageDescriptor *)nd->fd->descriptor)
-						  ->short_name;
+			                : ((const ProtobufCMessageDescriptor *)nd->fd->descriptor)
+			                      ->short_name;
 		}
 		pt->parent_id[r] = nd->parent == TP_NULL_U32 ? TP_NULL_U32 : row[nd->parent];
 		pt->field_type[r] = tp_intern_cstr(tp, type);

@@ -284,10 +284,9 @@ uint32_t tp_proto_track_utid(struct proto_importer *im, struct proto_track *t)
 /* Perfetto's source args of a descriptor track: where it came from and the
  * hints the UI needs (ordering, description, counter details). */
 static uint32_t track_args(struct proto_importer *im, const struct proto_track *t, bool root,
-			   uint32_t seq_id)
+                           uint32_t seq_id)
 {
-	static const char *const orderings[] = {NULL, "lexicographic", "chronological",
-						"explicit"};
+	static const char *const orderings[] = {NULL, "lexicographic", "chronological", "explicit"};
 	struct tp *tp = im->tp;
 	struct tp_args_builder *b = &im->args;
 	uint32_t k;
@@ -306,9 +305,9 @@ static uint32_t track_args(struct proto_importer *im, const struct proto_track *
 	if (t->is_counter && (t->counter_type == 1 || t->counter_type == 2)) {
 		k = tp_intern_cstr(tp, "builtin_counter_type");
 		tp_args_add_string(b, k, k,
-				   tp_intern_cstr(tp, t->counter_type == 1
-							      ? "thread_time"
-							      : "thread_instruction_count"));
+		                   tp_intern_cstr(tp, t->counter_type == 1
+		                                          ? "thread_time"
+		                                          : "thread_instruction_count"));
 	}
 	if (t->is_counter && t->y_axis_share_key) {
 		k = tp_intern_cstr(tp, "y_axis_share_key");
@@ -345,22 +344,25 @@ static uint32_t track_args(struct proto_importer *im, const struct proto_track *
  * a name of their own take the name of their first event.
  */
 static uint32_t materialise(struct proto_importer *im, struct proto_track *t, int depth,
-			    uint32_t event_name, uint32_t seq_id)
+                            uint32_t event_name, uint32_t seq_id)
 {
 	struct tp *tp = im->tp;
 	struct tp_track_key key = {.type = "track_event",
-				   .event_type = t->is_counter ? "counter"
-						 : t->is_state	 ? "state"
-								 : "slice",
-				   .utid = -1, .upid = -1, .cpu = -1, .name = t->name};
+	                           .event_type = t->is_counter ? "counter"
+	                                         : t->is_state ? "state"
+	                                                       : "slice",
+	                           .utid = -1,
+	                           .upid = -1,
+	                           .cpu = -1,
+	                           .name = t->name};
 	uint32_t id, parent_track = TP_NULL_U32;
 	struct proto_track *parent = NULL;
 	if (t->has_parent && t->parent_uuid != 0 && depth < MAX_PARENT_DEPTH) {
 		parent = tp_proto_track_find(im, t->parent_uuid);
 		if (parent && parent != t)
 			parent_track = parent->track_id != TP_NULL_U32
-					       ? parent->track_id
-					       : materialise(im, parent, depth + 1, 0, seq_id);
+			                   ? parent->track_id
+			                   : materialise(im, parent, depth + 1, 0, seq_id);
 		else
 			parent = NULL;
 	}
@@ -396,7 +398,7 @@ done:
 }
 
 uint32_t tp_proto_track_resolve_for(struct proto_importer *im, uint64_t uuid, uint32_t event_name,
-				 uint32_t seq_id)
+                                    uint32_t seq_id)
 {
 	struct proto_track *t = tp_proto_track_find(im, uuid);
 	if (!t && uuid != 0) {
@@ -418,8 +420,11 @@ uint32_t tp_proto_track_resolve_for(struct proto_importer *im, uint64_t uuid, ui
 			/* As Perfetto: a global track merged by name (its
 			 * TrackCompressor's first and only lane). */
 			struct tp_track_key key = {.type = "global_merged_track_event",
-						   .event_type = "slice", .utid = -1, .upid = -1,
-						   .cpu = -1, .name = d.name};
+			                           .event_type = "slice",
+			                           .utid = -1,
+			                           .upid = -1,
+			                           .cpu = -1,
+			                           .name = d.name};
 			struct tp *tp = im->tp;
 			uint32_t id = tp_track_new(tp, &key), k;
 			struct tp_args_builder *b = &tp->args_scratch;
@@ -532,7 +537,7 @@ void tp_proto_process_descriptor_parse(struct proto_importer *im, const uint8_t 
 
 /* Add key = rank to each row's arg set of `sets` (process or thread). */
 static void rank_args(struct proto_importer *im, struct hmap *ranks, uint32_t *sets,
-		      const char *key)
+                      const char *key)
 {
 	struct tp *tp = im->tp;
 	uint32_t k = tp_intern_cstr(tp, key);

@@ -31,8 +31,8 @@ enum { FE_GENERIC_MIN = 65536 };
 struct ftrace_compact_rec {
 	uint32_t kind; /* EV_FTRACE_COMPACT_SWITCH / _WAKING */
 	uint32_t cpu;
-	int64_t a;     /* switch: prev_state; waking: pid */
-	int32_t pid;   /* switch: next_pid; waking: target_cpu */
+	int64_t a;   /* switch: prev_state; waking: pid */
+	int32_t pid; /* switch: next_pid; waking: target_cpu */
 	int32_t prio;
 	uint32_t comm; /* pool id */
 	uint32_t flags;
@@ -174,14 +174,14 @@ static uint32_t cpu_src(struct proto_importer *im, struct proto_seq *seq, uint32
 /* The timestamps of a delta-coded array, in the trace clock, into ts[0, n);
  * false for an event whose clock cannot be converted (counted). */
 static bool compact_ts(struct proto_importer *im, struct proto_seq *seq, int64_t clock_off,
-		       const uint64_t *delta, int64_t *ts, size_t n, bool *keep)
+                       const uint64_t *delta, int64_t *ts, size_t n, bool *keep)
 {
 	uint64_t t = 0;
 	bool all = true;
 	for (size_t i = 0; i < n; i++) {
 		t += delta[i];
 		keep[i] = tp_proto_clocks_to_trace(im->clocks, seq->id, PROTO_CLOCK_BOOTTIME,
-						(uint64_t)((int64_t)t + clock_off), &ts[i]);
+		                                   (uint64_t)((int64_t)t + clock_off), &ts[i]);
 		if (!keep[i]) {
 			tp_stat_inc(im->tp, TP_STAT_clock_sync_failure);
 			all = false;
@@ -193,7 +193,7 @@ static bool compact_ts(struct proto_importer *im, struct proto_seq *seq, int64_t
 /* Push the n records of one compact array to run src, leaving out those
  * whose timestamp did not convert. */
 static void compact_push(struct proto_importer *im, uint32_t src, int64_t *ts,
-			 struct ftrace_compact_rec *recs, const bool *keep, bool all, size_t n)
+                         struct ftrace_compact_rec *recs, const bool *keep, bool all, size_t n)
 {
 	if (!all) {
 		size_t m = 0;
@@ -209,7 +209,7 @@ static void compact_push(struct proto_importer *im, uint32_t src, int64_t *ts,
 }
 
 static void compact_sched(struct proto_importer *im, struct proto_seq *seq, uint32_t cpu,
-			  int64_t clock_off, const uint8_t *p, size_t n)
+                          int64_t clock_off, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	struct proto_ftrace *fs = state(im);
@@ -258,30 +258,32 @@ static void compact_sched(struct proto_importer *im, struct proto_seq *seq, uint
 	for (size_t i = 0; i < ns; i++) {
 		uint64_t ci = a[6].data[i];
 		recs[i] = (struct ftrace_compact_rec){
-			.kind = EV_FTRACE_COMPACT_SWITCH | im->tag,
-			.cpu = cpu,
-			.a = (int64_t)a[2].data[i],
-			.pid = (int32_t)a[3].data[i],
-			.prio = (int32_t)a[4].data[i],
-			.comm = ci < n_intern ? intern[ci] : 0,
+		    .kind = EV_FTRACE_COMPACT_SWITCH | im->tag,
+		    .cpu = cpu,
+		    .a = (int64_t)a[2].data[i],
+		    .pid = (int32_t)a[3].data[i],
+		    .prio = (int32_t)a[4].data[i],
+		    .comm = ci < n_intern ? intern[ci] : 0,
 		};
 	}
-	compact_push(im, cpu_src(im, seq, RUNS_PER_CPU * cpu + RUN_SWITCH), ts, recs, keep, all, ns);
+	compact_push(im, cpu_src(im, seq, RUNS_PER_CPU * cpu + RUN_SWITCH), ts, recs, keep, all,
+	             ns);
 
 	all = compact_ts(im, seq, clock_off, a[7].data, ts, nw, keep);
 	for (size_t i = 0; i < nw; i++) {
 		uint64_t ci = a[11].data[i];
 		recs[i] = (struct ftrace_compact_rec){
-			.kind = EV_FTRACE_COMPACT_WAKING | im->tag,
-			.cpu = cpu,
-			.a = (int32_t)a[8].data[i],
-			.pid = (int32_t)a[9].data[i],
-			.prio = (int32_t)a[10].data[i],
-			.comm = ci < n_intern ? intern[ci] : 0,
-			.flags = a[12].len ? (uint32_t)a[12].data[i] : TP_NULL_U32,
+		    .kind = EV_FTRACE_COMPACT_WAKING | im->tag,
+		    .cpu = cpu,
+		    .a = (int32_t)a[8].data[i],
+		    .pid = (int32_t)a[9].data[i],
+		    .prio = (int32_t)a[10].data[i],
+		    .comm = ci < n_intern ? intern[ci] : 0,
+		    .flags = a[12].len ? (uint32_t)a[12].data[i] : TP_NULL_U32,
 		};
 	}
-	compact_push(im, cpu_src(im, seq, RUNS_PER_CPU * cpu + RUN_WAKING), ts, recs, keep, all, nw);
+	compact_push(im, cpu_src(im, seq, RUNS_PER_CPU * cpu + RUN_WAKING), ts, recs, keep, all,
+	             nw);
 }
 
 /* A generic event descriptor: field_id -> the event name. event_descriptor
@@ -300,7 +302,7 @@ static void generic_descriptor(struct proto_importer *im, const uint8_t *p, size
 	if (pb_find_field(d.data, d.len, 1, &name) != 1 || name.wire != PB_WIRE_LEN)
 		return;
 	hmap_put(&state(im)->generic, (uint32_t)id.val,
-		 tp_intern(im->tp, (const char *)name.data, name.len));
+	         tp_intern(im->tp, (const char *)name.data, name.len));
 }
 
 /* An FtraceEvent's timestamp (exactly one), its event field id (0 none),
@@ -359,7 +361,7 @@ static void cpu_heard(struct proto_importer *im, struct proto_seq *seq, uint32_t
 }
 
 void tp_proto_ftrace_tokenize(struct proto_importer *im, struct proto_seq *seq, const uint8_t *p,
-			   size_t n)
+                              size_t n)
 {
 	struct tp *tp = im->tp;
 	uint32_t cpu = 0;
@@ -410,7 +412,7 @@ void tp_proto_ftrace_tokenize(struct proto_importer *im, struct proto_seq *seq, 
 		}
 		int64_t ts;
 		if (!tp_proto_clocks_to_trace(im->clocks, seq->id, PROTO_CLOCK_BOOTTIME,
-					   (uint64_t)((int64_t)t + off), &ts)) {
+		                              (uint64_t)((int64_t)t + off), &ts)) {
 			tp_stat_inc(tp, TP_STAT_clock_sync_failure);
 			continue;
 		}
@@ -418,16 +420,17 @@ void tp_proto_ftrace_tokenize(struct proto_importer *im, struct proto_seq *seq, 
 			continue;
 		/* Only events naming interned kernel symbols hold the
 		 * sequence's interning generation. */
-		tp_proto_push_src(im, cpu_src(im, seq, RUNS_PER_CPU * cpu + RUN_EVENTS), ts, EV_FTRACE,
-			       symbols ? seq->gen : NULL, seq, f.data, f.len, &cpu, sizeof cpu);
+		tp_proto_push_src(im, cpu_src(im, seq, RUNS_PER_CPU * cpu + RUN_EVENTS), ts,
+		                  EV_FTRACE, symbols ? seq->gen : NULL, seq, f.data, f.len, &cpu,
+		                  sizeof cpu);
 	}
 }
 
 /* Build and commit the arg set of compact event r (a cache miss). */
 static __attribute__((noinline)) uint32_t compact_args_commit(struct proto_importer *im,
-							      struct proto_ftrace *fs,
-							      const struct ftrace_compact_rec *r,
-							      const struct compact_prev *prev)
+                                                              struct proto_ftrace *fs,
+                                                              const struct ftrace_compact_rec *r,
+                                                              const struct compact_prev *prev)
 {
 	tp_args_begin(&im->args);
 	if (r->kind == EV_FTRACE_COMPACT_SWITCH) {
@@ -453,7 +456,8 @@ static __attribute__((noinline)) uint32_t compact_args_commit(struct proto_impor
  * waking), prev_state, next_comm, next_pid, next_prio}, waking {comm, pid,
  * prio, target_cpu}. */
 static inline uint32_t compact_args(struct proto_importer *im, struct proto_ftrace *fs,
-				   const struct ftrace_compact_rec *r, const struct compact_prev *prev)
+                                    const struct ftrace_compact_rec *r,
+                                    const struct compact_prev *prev)
 {
 	uint64_t k0 = (uint64_t)r->a, k1 = (uint64_t)(uint32_t)r->pid << 32 | (uint32_t)r->prio;
 	uint64_t k2 = (uint64_t)r->kind << 32 | r->comm;
@@ -462,7 +466,8 @@ static inline uint32_t compact_args(struct proto_importer *im, struct proto_ftra
 	/* Each key multiplied by its own odd constant, then folded and mixed
 	 * once more, so that keys differing in any few low bits spread. */
 	uint64_t h = (k0 * 0x9e3779b97f4a7c15ull) ^ (k1 * 0xc2b2ae3d27d4eb4full) ^
-		     (k2 * 0x165667b19e3779f9ull) ^ ((k3 ^ (uint64_t)k4 << 7) * 0xd6e8feb86659fd93ull);
+	             (k2 * 0x165667b19e3779f9ull) ^
+	             ((k3 ^ (uint64_t)k4 << 7) * 0xd6e8feb86659fd93ull);
 	h = (h ^ (h >> 32)) * 0xff51afd7ed558ccdull;
 	/* Two ways a bucket: the newest first, the one it displaced second. */
 	struct compact_args_slot *slot = &fs->args_cache[(h >> (64 - COMPACT_ARGS_BITS)) & ~1ull];
@@ -471,7 +476,8 @@ static inline uint32_t compact_args(struct proto_importer *im, struct proto_ftra
 		    slot[i].k4 == k4)
 			return slot[i].set;
 	slot[1] = slot[0];
-	slot[0] = (struct compact_args_slot){k0, k1, k2, k3, k4, compact_args_commit(im, fs, r, prev)};
+	slot[0] =
+	    (struct compact_args_slot){k0, k1, k2, k3, k4, compact_args_commit(im, fs, r, prev)};
 	return slot[0].set;
 }
 
@@ -497,12 +503,11 @@ void tp_proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const 
 		if (!tp->cfg.no_ftrace_raw) {
 			/* prev_comm: the thread's name now (a task_rename while it
 			 * ran shows), as Perfetto looks it up. */
-			struct compact_prev prev = {c->last_pid, c->last_prio,
-						    prev_utid < tp->t.thread.n
-							? tp->t.thread.name[prev_utid]
-							: 0};
+			struct compact_prev prev = {
+			    c->last_pid, c->last_prio,
+			    prev_utid < tp->t.thread.n ? tp->t.thread.name[prev_utid] : 0};
 			tp_ftrace_raw(tp, &fs->model, ts, r.cpu, fs->name_sched_switch, prev_utid,
-				      TP_NULL_U32, compact_args(im, fs, &r, &prev));
+			              TP_NULL_U32, compact_args(im, fs, &r, &prev));
 		}
 		if (row_only) {
 			/* Before the crop time: the next switch still knows
@@ -513,7 +518,8 @@ void tp_proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const 
 			return;
 		}
 		tp_ftrace_sched_switch(tp, &fs->model, ts, r.cpu, true, -1, 0,
-				       tp_ftrace_end_state(tp, &fs->model, r.a), r.pid, r.comm, r.prio);
+		                       tp_ftrace_end_state(tp, &fs->model, r.a), r.pid, r.comm,
+		                       r.prio);
 		return;
 	}
 	if (!c->has_last) {
@@ -522,8 +528,8 @@ void tp_proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const 
 	}
 	uint32_t wakee = tp_ftrace_thread_named(tp, r.a, r.comm);
 	if (!tp->cfg.no_ftrace_raw)
-		tp_ftrace_raw(tp, &fs->model, ts, r.cpu, fs->name_sched_waking, c->last_utid, r.flags,
-			      compact_args(im, fs, &r, NULL));
+		tp_ftrace_raw(tp, &fs->model, ts, r.cpu, fs->name_sched_waking, c->last_utid,
+		              r.flags, compact_args(im, fs, &r, NULL));
 	if (row_only)
 		return;
 	tp_ftrace_waking(tp, &fs->model, ts, wakee, c->last_utid);
@@ -548,7 +554,7 @@ static uint32_t symbol_field(uint32_t id)
  * generated descriptors; a kernel symbol field is the symbol's name when
  * the sequence interned it. */
 static void typed_args(struct proto_importer *im, const struct proto_gen *gen, uint32_t id,
-		       const ProtobufCMessageDescriptor *md, const uint8_t *p, size_t n)
+                       const ProtobufCMessageDescriptor *md, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	struct pb_reader r;
@@ -556,30 +562,32 @@ static void typed_args(struct proto_importer *im, const struct proto_gen *gen, u
 	uint32_t sym = gen ? symbol_field(id) : 0;
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		const ProtobufCFieldDescriptor *fd = protobuf_c_message_descriptor_get_field(md, f.id);
+		const ProtobufCFieldDescriptor *fd =
+		    protobuf_c_message_descriptor_get_field(md, f.id);
 		if (!fd || fd->label == PROTOBUF_C_LABEL_REPEATED)
 			continue;
 		uint32_t k = tp_intern_cstr(tp, fd->name);
 		if (f.id == sym && f.wire == PB_WIRE_VARINT &&
 		    proto_gen_lookup(gen, INTERN_KERNEL_SYMBOLS, f.val)) {
-			tp_args_add_string(&im->args, k, k,
-					   proto_interned_str(tp, gen, INTERN_KERNEL_SYMBOLS, f.val));
+			tp_args_add_string(
+			    &im->args, k, k,
+			    proto_interned_str(tp, gen, INTERN_KERNEL_SYMBOLS, f.val));
 			continue;
 		}
 		switch (fd->type) {
 		case PROTOBUF_C_TYPE_STRING:
 			if (f.wire == PB_WIRE_LEN)
 				tp_args_add_string(&im->args, k, k,
-						   tp_intern(tp, (const char *)f.data, f.len));
+				                   tp_intern(tp, (const char *)f.data, f.len));
 			break;
 		case PROTOBUF_C_TYPE_INT32:
 		case PROTOBUF_C_TYPE_ENUM:
 		case PROTOBUF_C_TYPE_SINT32:
 			if (f.wire == PB_WIRE_VARINT)
 				tp_args_add_int(&im->args, k, k,
-						fd->type == PROTOBUF_C_TYPE_SINT32
-							? (int32_t)((f.val >> 1) ^ -(f.val & 1))
-							: (int32_t)f.val);
+				                fd->type == PROTOBUF_C_TYPE_SINT32
+				                    ? (int32_t)((f.val >> 1) ^ -(f.val & 1))
+				                    : (int32_t)f.val);
 			break;
 		case PROTOBUF_C_TYPE_INT64:
 			if (f.wire == PB_WIRE_VARINT)
@@ -617,8 +625,8 @@ static uint32_t field_str(struct tp *tp, const uint8_t *p, size_t n, uint32_t id
  * prev_state, next_comm, next_pid, next_prio (fields 1-7), each present. */
 static void switch_args(struct proto_importer *im, const uint8_t *p, size_t n)
 {
-	static const char *const keys[] = {"prev_comm", "prev_pid",  "prev_prio", "prev_state",
-					   "next_comm", "next_pid", "next_prio"};
+	static const char *const keys[] = {"prev_comm", "prev_pid", "prev_prio", "prev_state",
+	                                   "next_comm", "next_pid", "next_prio"};
 	struct tp *tp = im->tp;
 	for (uint32_t f = 1; f <= 7; f++) {
 		uint32_t k = tp_intern_cstr(tp, keys[f - 1]);
@@ -635,7 +643,7 @@ static void switch_args(struct proto_importer *im, const uint8_t *p, size_t n)
 
 /* print: the atrace text of a userspace trace_marker write (field 2). */
 static void print_event(struct proto_importer *im, int64_t ts, int64_t pid, const uint8_t *p,
-			size_t n)
+                        size_t n)
 {
 	struct pb_field b = {0};
 	if (pb_find_field(p, n, PB_F_PrintFtraceEvent_buf, &b) != 1 || b.wire != PB_WIRE_LEN ||
@@ -652,16 +660,16 @@ static void cpu_util_cfs(struct tp *tp, int64_t ts, const uint8_t *p, size_t n)
 		const char *type, *fmt;
 		uint32_t field;
 	} c[] = {
-		{"cpu_utilization", "Cpu %u Util", 6},
-		{"cpu_capacity", "Cpu %u Cap", 2},
-		{"cpu_nr_running", "Cpu %u Nr Running", 11},
+	    {"cpu_utilization", "Cpu %u Util", 6},
+	    {"cpu_capacity", "Cpu %u Cap", 2},
+	    {"cpu_nr_running", "Cpu %u Nr Running", 11},
 	};
 	uint32_t cpu = (uint32_t)field_int(p, n, 4, 0);
 	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
 		char name[48];
 		snprintf(name, sizeof name, c[i].fmt, cpu);
 		tp_ftrace_cpu_counter(tp, c[i].type, tp_intern_cstr(tp, name), cpu, ts,
-				      (double)(uint64_t)field_int(p, n, c[i].field, 0));
+		                      (double)(uint64_t)field_int(p, n, c[i].field, 0));
 	}
 }
 
@@ -670,7 +678,7 @@ static void cpu_util_cfs(struct tp *tp, int64_t ts, const uint8_t *p, size_t n)
  * ParseKernelTracingMarkWrite takes them. The phase is the type character,
  * or from trace_begin where the driver has no type. */
 static void kernel_mark(struct proto_importer *im, int64_t ts, int64_t pid, uint32_t id,
-			const uint8_t *p, size_t n)
+                        const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	/* Field numbers: type, trace_begin, name, value (0: none). */
@@ -683,8 +691,8 @@ static void kernel_mark(struct proto_importer *im, int64_t ts, int64_t pid, uint
 	         id == PB_F_FtraceEvent_g2d_tracing_mark_write)
 		f_type = 5, f_begin = 0, f_name = 4, f_value = 6;
 	has_type = f_type && pb_find_field(p, n, f_type, &type) >= 1 && type.wire == PB_WIRE_VARINT;
-	has_begin = f_begin && pb_find_field(p, n, f_begin, &begin) >= 1 &&
-		    begin.wire == PB_WIRE_VARINT;
+	has_begin =
+	    f_begin && pb_find_field(p, n, f_begin, &begin) >= 1 && begin.wire == PB_WIRE_VARINT;
 	/* sde needs either; dpu/g2d a non-zero type; mdss trace_begin. */
 	if ((id == PB_F_FtraceEvent_sde_tracing_mark_write && !has_type && !has_begin) ||
 	    (f_type && !f_begin && (!has_type || !type.val)) ||
@@ -712,16 +720,25 @@ static const char *other_event_name(uint32_t id)
 		uint32_t id;
 		const char *name;
 	} t[] = {
-		{24, "softirq_entry"},        {25, "softirq_exit"},
-		{36, "irq_handler_entry"},    {37, "irq_handler_exit"},
-		{57, "workqueue_execute_end"}, {58, "workqueue_execute_start"},
-		{113, "suspend_resume"},      {241, "sched_process_hang"},
-		{242, "sched_process_wait"},  {313, "rss_stat"},
-		{326, "oom_score_adj_update"}, {329, "sys_enter"},
-		{330, "sys_exit"},            {332, "gpu_frequency"},
-		{408, "console"},             {491, "sched_migrate_task"},
-		{555, "timer_start"},         {614, "psci_domain_idle_exit"},
-		{615, "psci_domain_idle_enter"},
+	    {24, "softirq_entry"},
+	    {25, "softirq_exit"},
+	    {36, "irq_handler_entry"},
+	    {37, "irq_handler_exit"},
+	    {57, "workqueue_execute_end"},
+	    {58, "workqueue_execute_start"},
+	    {113, "suspend_resume"},
+	    {241, "sched_process_hang"},
+	    {242, "sched_process_wait"},
+	    {313, "rss_stat"},
+	    {326, "oom_score_adj_update"},
+	    {329, "sys_enter"},
+	    {330, "sys_exit"},
+	    {332, "gpu_frequency"},
+	    {408, "console"},
+	    {491, "sched_migrate_task"},
+	    {555, "timer_start"},
+	    {614, "psci_domain_idle_exit"},
+	    {615, "psci_domain_idle_enter"},
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
 		if (t[i].id == id)
@@ -732,7 +749,7 @@ static const char *other_event_name(uint32_t id)
 /* The ftrace_event name of event field id (0: unknown, skip it) and, for
  * typed events our protos describe, their message (for the args). */
 static uint32_t event_name(struct proto_importer *im, uint32_t id,
-			   const ProtobufCMessageDescriptor **md)
+                           const ProtobufCMessageDescriptor **md)
 {
 	struct tp *tp = im->tp;
 	if (id >= FE_GENERIC_MIN) {
@@ -743,8 +760,8 @@ static uint32_t event_name(struct proto_importer *im, uint32_t id,
 		}
 		return (uint32_t)v;
 	}
-	const ProtobufCFieldDescriptor *fd =
-		protobuf_c_message_descriptor_get_field(&perfetto__protos__ftrace_event__descriptor, id);
+	const ProtobufCFieldDescriptor *fd = protobuf_c_message_descriptor_get_field(
+	    &perfetto__protos__ftrace_event__descriptor, id);
 	if (fd && fd->type == PROTOBUF_C_TYPE_MESSAGE) {
 		*md = fd->descriptor;
 		return tp_intern_cstr(tp, fd->name);
@@ -754,7 +771,7 @@ static uint32_t event_name(struct proto_importer *im, uint32_t id,
 }
 
 void tp_proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
-			const uint8_t *p, size_t n)
+                           const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	uint32_t cpu;
@@ -763,7 +780,8 @@ void tp_proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct p
 	struct ftrace_placed pl = {.mode = FTRACE_PLACED_ROW | FTRACE_PLACED_EFFECT, .raw_ts = ts};
 	if (ev->kind == EV_FTRACE_PLACED)
 		memcpy(&pl, p + n, sizeof pl);
-	bool effect = (pl.mode & FTRACE_PLACED_EFFECT) && pl.raw_ts >= tp_proto_ftrace_kernel_crop(im);
+	bool effect =
+	    (pl.mode & FTRACE_PLACED_EFFECT) && pl.raw_ts >= tp_proto_ftrace_kernel_crop(im);
 	int64_t pid = field_int(p, n, PB_F_FtraceEvent_pid, 0);
 	uint32_t flags = TP_NULL_U32;
 	struct pb_reader r;
@@ -810,27 +828,28 @@ void tp_proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct p
 	switch (body.id) {
 	case PB_F_FtraceEvent_sched_switch:
 		tp_ftrace_sched_switch(tp, &fs->model, ts, cpu, false, field_int(bp, bn, 2, 0),
-				       field_str(tp, bp, bn, 1),
-				       tp_ftrace_end_state(tp, &fs->model, field_int(bp, bn, 4, 0)),
-				       (int32_t)field_int(bp, bn, 6, 0), field_str(tp, bp, bn, 5),
-				       (int32_t)field_int(bp, bn, 7, 0));
+		                       field_str(tp, bp, bn, 1),
+		                       tp_ftrace_end_state(tp, &fs->model, field_int(bp, bn, 4, 0)),
+		                       (int32_t)field_int(bp, bn, 6, 0), field_str(tp, bp, bn, 5),
+		                       (int32_t)field_int(bp, bn, 7, 0));
 		break;
 	case PB_F_FtraceEvent_sched_waking:
 	case PB_F_FtraceEvent_sched_wakeup:
 	case PB_F_FtraceEvent_sched_wakeup_new: {
 		uint32_t wakee = tp_ftrace_thread_named(tp, (int32_t)field_int(bp, bn, 2, 0),
-							field_str(tp, bp, bn, 1));
+		                                        field_str(tp, bp, bn, 1));
 		if (body.id == PB_F_FtraceEvent_sched_waking)
 			tp_ftrace_waking(tp, &fs->model, ts, wakee, utid);
 		break;
 	}
 	case PB_F_FtraceEvent_task_newtask:
 		tp_ftrace_new_task(tp, &fs->model, ts, (int32_t)field_int(bp, bn, 1, 0),
-				   field_str(tp, bp, bn, 2), field_int(bp, bn, 3, 0) & INT64_MAX, utid);
+		                   field_str(tp, bp, bn, 2), field_int(bp, bn, 3, 0) & INT64_MAX,
+		                   utid);
 		break;
 	case PB_F_FtraceEvent_task_rename:
 		tp_thread_rename(tp, tp_thread_for_tid(tp, (int32_t)field_int(bp, bn, 1, 0), -1),
-				 field_str(tp, bp, bn, 3), TP_NAME_FTRACE);
+		                 field_str(tp, bp, bn, 3), TP_NAME_FTRACE);
 		break;
 	case PB_F_FtraceEvent_sched_process_free:
 		tp_thread_free(tp, ts, (int32_t)field_int(bp, bn, 2, 0));
@@ -840,18 +859,18 @@ void tp_proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct p
 		uint32_t fn = 0;
 		uint64_t iid = (uint64_t)field_int(bp, bn, 2, 0);
 		const struct proto_interned *e =
-			ev->gen ? proto_gen_lookup(ev->gen, INTERN_KERNEL_SYMBOLS, iid) : NULL;
+		    ev->gen ? proto_gen_lookup(ev->gen, INTERN_KERNEL_SYMBOLS, iid) : NULL;
 		if (e)
 			fn = proto_interned_str(tp, ev->gen, INTERN_KERNEL_SYMBOLS, iid);
-		tp_ftrace_blocked_reason(tp, &fs->model,
-					 tp_thread_for_tid(tp, (int32_t)field_int(bp, bn, 1, 0), -1),
-					 (uint32_t)field_int(bp, bn, 3, 0), fn);
+		tp_ftrace_blocked_reason(
+		    tp, &fs->model, tp_thread_for_tid(tp, (int32_t)field_int(bp, bn, 1, 0), -1),
+		    (uint32_t)field_int(bp, bn, 3, 0), fn);
 		break;
 	}
 	case PB_F_FtraceEvent_cpu_frequency_limits:
 		tp_ftrace_freq_limits(tp, (uint32_t)field_int(bp, bn, 3, 0), ts,
-				      (double)(uint32_t)field_int(bp, bn, 1, 0),
-				      (double)(uint32_t)field_int(bp, bn, 2, 0));
+		                      (double)(uint32_t)field_int(bp, bn, 1, 0),
+		                      (double)(uint32_t)field_int(bp, bn, 2, 0));
 		break;
 	case PB_F_FtraceEvent_sched_cpu_util_cfs:
 		cpu_util_cfs(tp, ts, bp, bn);
@@ -864,12 +883,13 @@ void tp_proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct p
 		break;
 	case PB_F_FtraceEvent_cpu_frequency:
 		tp_ftrace_cpu_counter(tp, "cpu_frequency", fs->name_cpufreq,
-				      (uint32_t)field_int(bp, bn, 2, 0), ts,
-				      (double)(uint32_t)field_int(bp, bn, 1, 0));
+		                      (uint32_t)field_int(bp, bn, 2, 0), ts,
+		                      (double)(uint32_t)field_int(bp, bn, 1, 0));
 		break;
 	case PB_F_FtraceEvent_cpu_idle:
-		tp_ftrace_cpu_counter(tp, "cpu_idle", fs->name_cpuidle, (uint32_t)field_int(bp, bn, 2, 0),
-				      ts, (double)(uint32_t)field_int(bp, bn, 1, 0));
+		tp_ftrace_cpu_counter(tp, "cpu_idle", fs->name_cpuidle,
+		                      (uint32_t)field_int(bp, bn, 2, 0), ts,
+		                      (double)(uint32_t)field_int(bp, bn, 1, 0));
 		break;
 	case PB_F_FtraceEvent_print:
 		print_event(im, ts, pid, bp, bn);

@@ -74,7 +74,7 @@ struct proto_ftrace_kernel {
 	bool crop_known;    /* crop fixed at the first parsed event */
 	int64_t crop;
 	/* adreno, keyed by the cmdbatch's `timestamp` (its sequence number) */
-	struct hmap sync_of;    /* -> index in syncs + 1 */
+	struct hmap sync_of; /* -> index in syncs + 1 */
 	VEC(struct adreno_sync) syncs;
 	struct hmap pending_of; /* -> index in pending + 1 */
 	VEC(struct adreno_pending) pending;
@@ -110,7 +110,7 @@ void tp_proto_ftrace_kernel_free(struct proto_importer *im)
 /* ---- tokenize ------------------------------------------------------------- */
 
 void tp_proto_ftrace_kernel_bundle(struct proto_importer *im, const struct proto_seq *seq,
-				uint32_t cpu, int64_t clock_off, const uint8_t *p, size_t n)
+                                   uint32_t cpu, int64_t clock_off, const uint8_t *p, size_t n)
 {
 	struct proto_ftrace_kernel *k = kstate(im);
 	if (cpu < k->cpu_seen.len && k->cpu_seen.data[cpu])
@@ -130,7 +130,7 @@ void tp_proto_ftrace_kernel_bundle(struct proto_importer *im, const struct proto
 		return;
 	int64_t ts;
 	if (!tp_proto_clocks_to_trace(im->clocks, seq->id, PROTO_CLOCK_BOOTTIME,
-				   (uint64_t)((int64_t)f.val + clock_off), &ts)) {
+	                              (uint64_t)((int64_t)f.val + clock_off), &ts)) {
 		tp_stat_inc(im->tp, TP_STAT_clock_sync_failure);
 		return;
 	}
@@ -144,7 +144,7 @@ void tp_proto_ftrace_kernel_bundle(struct proto_importer *im, const struct proto
 /* Push the two records of a placed event: the ftrace_event row at its
  * ftrace time, the effect at `at`. */
 static void push_placed(struct proto_importer *im, const struct proto_seq *seq, uint32_t cpu,
-			int64_t raw_ts, int64_t at, const uint8_t *p, size_t n)
+                        int64_t raw_ts, int64_t at, const uint8_t *p, size_t n)
 {
 	struct ftrace_placed t = {.cpu = cpu, .mode = FTRACE_PLACED_ROW, .raw_ts = raw_ts};
 	tp_proto_push_extra(im, raw_ts, EV_FTRACE_PLACED, NULL, seq, p, n, &t, sizeof t);
@@ -165,7 +165,7 @@ static int64_t adreno_start(const struct adreno_sync *s, uint64_t start)
 }
 
 static void adreno_sync(struct proto_importer *im, const struct proto_seq *seq, uint32_t cpu,
-			int64_t ts, const uint8_t *ev, size_t evn, const uint8_t *p, size_t n)
+                        int64_t ts, const uint8_t *ev, size_t evn, const uint8_t *p, size_t n)
 {
 	struct proto_ftrace_kernel *k = kstate(im);
 	bool has;
@@ -175,10 +175,10 @@ static void adreno_sync(struct proto_importer *im, const struct proto_seq *seq, 
 	if (hmap_del(&k->pending_of, key, &i)) {
 		/* The retired event came first: its effect can be placed now. */
 		struct adreno_pending *r = &k->pending.data[i - 1];
-		struct ftrace_placed t = {.cpu = r->cpu, .mode = FTRACE_PLACED_EFFECT,
-					  .raw_ts = r->raw_ts};
+		struct ftrace_placed t = {
+		    .cpu = r->cpu, .mode = FTRACE_PLACED_EFFECT, .raw_ts = r->raw_ts};
 		tp_proto_push_extra(im, adreno_start(&s, r->start), EV_FTRACE_PLACED, NULL, r->seq,
-				 r->event, r->len, &t, sizeof t);
+		                    r->event, r->len, &t, sizeof t);
 		tb_free(r->event);
 		r->event = NULL;
 	} else if (hmap_get(&k->sync_of, key, &i)) {
@@ -191,7 +191,7 @@ static void adreno_sync(struct proto_importer *im, const struct proto_seq *seq, 
 }
 
 static void adreno_retired(struct proto_importer *im, struct proto_seq *seq, uint32_t cpu,
-			   int64_t ts, const uint8_t *ev, size_t evn, const uint8_t *p, size_t n)
+                           int64_t ts, const uint8_t *ev, size_t evn, const uint8_t *p, size_t n)
 {
 	struct proto_ftrace_kernel *k = kstate(im);
 	bool has;
@@ -205,8 +205,12 @@ static void adreno_retired(struct proto_importer *im, struct proto_seq *seq, uin
 	/* No sync yet: the row now, the effect when the sync comes. */
 	struct ftrace_placed t = {.cpu = cpu, .mode = FTRACE_PLACED_ROW, .raw_ts = ts};
 	tp_proto_push_extra(im, ts, EV_FTRACE_PLACED, NULL, seq, ev, evn, &t, sizeof t);
-	struct adreno_pending r = {.cpu = cpu, .raw_ts = ts, .start = start, .seq = seq,
-				   .event = tb_malloc(evn ? evn : 1), .len = evn};
+	struct adreno_pending r = {.cpu = cpu,
+	                           .raw_ts = ts,
+	                           .start = start,
+	                           .seq = seq,
+	                           .event = tb_malloc(evn ? evn : 1),
+	                           .len = evn};
 	memcpy(r.event, ev, evn);
 	if (hmap_get(&k->pending_of, key, &i)) {
 		tb_free(k->pending.data[i - 1].event);
@@ -218,7 +222,7 @@ static void adreno_retired(struct proto_importer *im, struct proto_seq *seq, uin
 }
 
 bool tp_proto_ftrace_kernel_place(struct proto_importer *im, struct proto_seq *seq, uint32_t cpu,
-			       int64_t ts, uint32_t id, const uint8_t *ev, size_t evn)
+                                  int64_t ts, uint32_t id, const uint8_t *ev, size_t evn)
 {
 	if (id != PB_F_FtraceEvent_thermal_exynos_acpm_bulk &&
 	    id != PB_F_FtraceEvent_kgsl_adreno_cmdbatch_sync &&
@@ -271,26 +275,31 @@ static void thermal_exynos(struct proto_importer *im, int64_t ts, const uint8_t 
 		const char *type, *fmt;
 		uint32_t field;
 	} c[] = {
-		{"acpm_thermal_temperature", "%s Temperature", 2},
-		{"acpm_cooling_device_counter", "Tj-%s Cooling Device", 4},
+	    {"acpm_thermal_temperature", "%s Temperature", 2},
+	    {"acpm_cooling_device_counter", "Tj-%s Cooling Device", 4},
 	};
 	uint32_t k_tz = tp_intern_cstr(tp, "thermal_zone_id");
 	uint32_t k_zone = tp_intern_cstr(tp, "thermal_zone");
 	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
 		char name[64];
 		snprintf(name, sizeof name, c[i].fmt, acpm_zones[tz]);
-		struct tp_track_key key = {.type = c[i].type, .event_type = "counter", .utid = -1,
-					   .upid = -1, .cpu = -1, .name = tp_intern_cstr(tp, name)};
+		struct tp_track_key key = {.type = c[i].type,
+		                           .event_type = "counter",
+		                           .utid = -1,
+		                           .upid = -1,
+		                           .cpu = -1,
+		                           .name = tp_intern_cstr(tp, name)};
 		uint32_t track = tp_track_get(tp, &key);
 		if (tp->t.track.dimension_arg_set_id[track] == TP_NULL_U32) {
 			tp_args_begin(&im->args);
-			tp_args_add_string(&im->args, k_zone, k_zone, tp_intern_cstr(tp, acpm_zones[tz]));
+			tp_args_add_string(&im->args, k_zone, k_zone,
+			                   tp_intern_cstr(tp, acpm_zones[tz]));
 			tp->t.track.dimension_arg_set_id[track] = tp_args_commit(tp, &im->args);
 		}
 		tp_args_begin(&im->args);
 		tp_args_add_int(&im->args, k_tz, k_tz, (int64_t)tz);
 		tp_counter_add(tp, track, ts, (double)(uint32_t)body_u64(p, n, c[i].field, &has),
-			       tp_args_commit(tp, &im->args));
+		               tp_args_commit(tp, &im->args));
 	}
 }
 
@@ -336,16 +345,21 @@ static void adreno_slice(struct proto_importer *im, int64_t ts, const uint8_t *p
 	}
 	char name[320];
 	if (pname)
-		snprintf(name, sizeof name, "GPU %s (Ctx=%u, Prio=%u)", tp_str(tp, pname), ctx, prio);
+		snprintf(name, sizeof name, "GPU %s (Ctx=%u, Prio=%u)", tp_str(tp, pname), ctx,
+		         prio);
 	else
 		snprintf(name, sizeof name, "GPU (Ctx=%u, Prio=%u)", ctx, prio);
 	uint64_t key = (uint64_t)ctx << 32 | prio;
-	struct tp_track_key tk = {.type = "adreno_gpu_cmdbatch", .event_type = "slice", .utid = -1,
-				  .upid = -1, .cpu = -1,
-				  .extra_dim = key << 8 | adreno_lane(k, key, ts, dur)};
+	struct tp_track_key tk = {.type = "adreno_gpu_cmdbatch",
+	                          .event_type = "slice",
+	                          .utid = -1,
+	                          .upid = -1,
+	                          .cpu = -1,
+	                          .extra_dim = key << 8 | adreno_lane(k, key, ts, dur)};
 	uint32_t track = tp_track_get(tp, &tk);
 	if (tp->t.track.dimension_arg_set_id[track] == TP_NULL_U32) {
-		uint32_t k_ctx = tp_intern_cstr(tp, "context_id"), k_prio = tp_intern_cstr(tp, "prio");
+		uint32_t k_ctx = tp_intern_cstr(tp, "context_id"),
+		         k_prio = tp_intern_cstr(tp, "prio");
 		tp_args_begin(&im->args);
 		tp_args_add_uint(&im->args, k_ctx, k_ctx, ctx);
 		tp_args_add_uint(&im->args, k_prio, k_prio, prio);
@@ -383,14 +397,17 @@ static void kprobe(struct proto_importer *im, int64_t ts, int64_t pid, const uin
 
 /* block_io_start / _done: a "block_io" slice on the device's track, with
  * the sector as an arg. */
-static void block_io(struct proto_importer *im, int64_t ts, bool start, const uint8_t *p,
-		     size_t n)
+static void block_io(struct proto_importer *im, int64_t ts, bool start, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	bool has;
 	uint64_t dev = body_u64(p, n, 1, &has);
-	struct tp_track_key key = {.type = "block_io", .event_type = "slice", .utid = -1,
-				   .upid = -1, .cpu = -1, .extra_dim = dev};
+	struct tp_track_key key = {.type = "block_io",
+	                           .event_type = "slice",
+	                           .utid = -1,
+	                           .upid = -1,
+	                           .cpu = -1,
+	                           .extra_dim = dev};
 	uint32_t track = tp_track_get(tp, &key);
 	if (tp->t.track.dimension_arg_set_id[track] == TP_NULL_U32) {
 		uint32_t k_dev = tp_intern_cstr(tp, "block_device");
@@ -413,7 +430,7 @@ static void block_io(struct proto_importer *im, int64_t ts, bool start, const ui
  * symbol (or its address in hex) on the thread's funcgraph track; idle
  * tasks all have tid 0, so theirs are per cpu. */
 static void funcgraph(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
-		      uint32_t cpu, int64_t pid, bool entry, const uint8_t *p, size_t n)
+                      uint32_t cpu, int64_t pid, bool entry, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	bool has;
@@ -446,7 +463,8 @@ static void funcgraph(struct proto_importer *im, int64_t ts, const struct proto_
 }
 
 bool tp_proto_ftrace_kernel_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
-			       uint32_t cpu, int64_t pid, uint32_t id, const uint8_t *p, size_t n)
+                                  uint32_t cpu, int64_t pid, uint32_t id, const uint8_t *p,
+                                  size_t n)
 {
 	bool has;
 	switch (id) {

@@ -71,8 +71,12 @@ static void read_body(struct body *b, const uint8_t *p, size_t n)
 static void ion_stat(struct proto_importer *im, int64_t ts, int64_t pid, const struct body *b)
 {
 	struct tp *tp = im->tp;
-	struct tp_track_key key = {.type = "ion", .event_type = "counter", .utid = -1, .upid = -1,
-				   .cpu = -1, .name = tp_intern_cstr(tp, "mem.ion")};
+	struct tp_track_key key = {.type = "ion",
+	                           .event_type = "counter",
+	                           .utid = -1,
+	                           .upid = -1,
+	                           .cpu = -1,
+	                           .name = tp_intern_cstr(tp, "mem.ion")};
 	tp_counter_add(tp, tp_track_get(tp, &key), ts, (double)b->v[3], TP_NULL_U32);
 	key.type = "ion_change";
 	key.name = tp_intern_cstr(tp, "mem.ion_change");
@@ -81,7 +85,7 @@ static void ion_stat(struct proto_importer *im, int64_t ts, int64_t pid, const s
 }
 
 void tp_proto_ftrace_misc_parse(struct proto_importer *im, struct tp_ftrace *model, int64_t ts,
-			     int64_t pid, uint32_t id, const uint8_t *p, size_t n)
+                                int64_t pid, uint32_t id, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	struct body b;
@@ -93,7 +97,7 @@ void tp_proto_ftrace_misc_parse(struct proto_importer *im, struct tp_ftrace *mod
 	case FE_MARK_VICTIM: {
 		uint32_t utid = tp_thread_for_tid(tp, tgid, -1);
 		tp_slice_complete(tp, tp_track_for_thread(tp, utid), ts, 0, 0,
-				  tp_intern_cstr(tp, "mem.oom_kill"), TP_NULL_U32);
+		                  tp_intern_cstr(tp, "mem.oom_kill"), TP_NULL_U32);
 		break;
 	}
 	case FE_ION_STAT:

@@ -48,7 +48,7 @@ struct proto_generic_kernel {
 static struct proto_generic_kernel *gstate(struct proto_importer *im)
 {
 	static const char *const names[GK_STATES] = {"Unknown", "Created", "R", "Running", "S",
-						     "D",       "T",       "Z", "X"};
+	                                             "D",       "T",       "Z", "X"};
 	if (!im->generic_kernel) {
 		struct proto_generic_kernel *g = tb_calloc(1, sizeof *g);
 		for (size_t i = 0; i < GK_STATES; i++)
@@ -101,7 +101,7 @@ static uint32_t last_state(struct proto_importer *im, uint32_t utid)
 
 /* Close utid's open state at ts and open `state` (0: no name). */
 static void push_state(struct proto_importer *im, int64_t ts, uint32_t utid, uint32_t state,
-		       uint32_t ucpu)
+                       uint32_t ucpu)
 {
 	struct tp *tp = im->tp;
 	struct tp_thread_state_table *t = &tp->t.thread_state;
@@ -119,7 +119,7 @@ static void push_state(struct proto_importer *im, int64_t ts, uint32_t utid, uin
 /* The thread an event of `state` is about, or false when the event is out
  * of order and skipped. */
 static bool task_utid(struct proto_importer *im, int64_t ts, int64_t tid, uint32_t comm,
-		      uint64_t state, uint32_t *utid)
+                      uint64_t state, uint32_t *utid)
 {
 	struct tp *tp = im->tp;
 	struct proto_generic_kernel *g = gstate(im);
@@ -233,7 +233,8 @@ static void task_state(struct proto_importer *im, int64_t ts, const uint8_t *p, 
 	} else {
 		struct gk_thread *th = gk_thread(g, utid);
 		uint32_t h = th->hanging;
-		if (h != TP_NULL_U32 && tp_sched_dur(tp, h) >= 0 && s->ts[h] + tp_sched_dur(tp, h) == ts) {
+		if (h != TP_NULL_U32 && tp_sched_dur(tp, h) >= 0 &&
+		    s->ts[h] + tp_sched_dur(tp, h) == ts) {
 			/* The end state of the slice another task closed. */
 			s->end_state[h] = name;
 			th->hanging = TP_NULL_U32;
@@ -348,10 +349,11 @@ static void cpu_freq(struct proto_importer *im, int64_t ts, const uint8_t *p, si
 	if ((uint32_t)cpu.val >= TP_MAX_CPUS)
 		return;
 	tp_ftrace_cpu_counter(im->tp, "cpu_frequency", tp_intern_cstr(im->tp, "cpufreq"),
-			      (uint32_t)cpu.val, ts, (double)(int64_t)hz.val / 1000.0);
+	                      (uint32_t)cpu.val, ts, (double)(int64_t)hz.val / 1000.0);
 }
 
-void tp_proto_generic_kernel_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n)
+void tp_proto_generic_kernel_parse(struct proto_importer *im, int64_t ts, const uint8_t *p,
+                                   size_t n)
 {
 	uint32_t field;
 	memcpy(&field, p + n, sizeof field);

@@ -31,7 +31,7 @@ static bool proto_sniff(const uint8_t *p, size_t n)
 /* A new importer of the packets of machine (a row), under root (NULL:
  * it is the root). */
 static struct proto_importer *importer_new(struct tp *tp, struct proto_importer *root,
-					   uint32_t machine)
+                                           uint32_t machine)
 {
 	struct proto_importer *im = tb_calloc(1, sizeof *im);
 	im->tp = tp;
@@ -254,10 +254,10 @@ static void proto_destroy(struct tp_importer *imp)
 }
 
 const struct tp_importer_ops tp_proto_importer = {
-	.name = "proto",
-	.sniff = proto_sniff,
-	.create = proto_create,
-	.parse = proto_parse,
-	.eof = proto_eof,
-	.destroy = proto_destroy,
+    .name = "proto",
+    .sniff = proto_sniff,
+    .create = proto_create,
+    .parse = proto_parse,
+    .eof = proto_eof,
+    .destroy = proto_destroy,
 };

@@ -76,8 +76,8 @@ static uint32_t lane_for(struct async_set *s, uint64_t cookie)
 }
 
 static uint32_t lane_track(struct proto_importer *im, const struct async_set *s, uint32_t lane,
-			   uint32_t name, uint32_t upid, uint32_t event_upid, uint32_t scope,
-			   uint32_t root)
+                           uint32_t name, uint32_t upid, uint32_t event_upid, uint32_t scope,
+                           uint32_t root)
 {
 	struct tp *tp = im->tp;
 	bool process = upid != TP_NULL_U32;
@@ -120,7 +120,8 @@ static uint32_t lane_track(struct proto_importer *im, const struct async_set *s,
 }
 
 uint32_t tp_proto_legacy_async_track(struct proto_importer *im, int phase, uint32_t name,
-				  uint32_t upid, uint32_t event_upid, uint64_t id, uint32_t scope)
+                                     uint32_t upid, uint32_t event_upid, uint64_t id,
+                                     uint32_t scope)
 {
 	struct tp *tp = im->tp;
 	if (!im->legacy_async) {

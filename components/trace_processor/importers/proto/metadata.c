@@ -51,16 +51,18 @@ void tp_proto_trace_config(struct proto_importer *im, const uint8_t *p, size_t n
 			    pb_find_field(f.data, f.len, PB_F_TraceConfig_BufferConfig_fill_policy,
 			                  &fp) == 1 &&
 			    fp.val == PB_E_TraceConfig_BufferConfig_FillPolicy_DISCARD) {
-				if (!tp_istat_get(tp, TP_ISTAT_config_write_into_file_discard, buf, &v))
+				if (!tp_istat_get(tp, TP_ISTAT_config_write_into_file_discard, buf,
+				                  &v))
 					v = 0;
-				tp_istat_set(tp, TP_ISTAT_config_write_into_file_discard, buf, v + 1);
+				tp_istat_set(tp, TP_ISTAT_config_write_into_file_discard, buf,
+				             v + 1);
 			}
 			buf++;
 		} else if (f.id == PB_F_TraceConfig_trace_attributes && f.wire == PB_WIRE_LEN) {
 			tp_proto_trace_attributes(im, f.data, f.len);
 		} else if (f.id == PB_F_TraceConfig_unique_session_name && f.wire == PB_WIRE_LEN)
 			tp_metadata_set_str(tp, "unique_session_name",
-					    tp_intern(tp, (const char *)f.data, f.len));
+			                    tp_intern(tp, (const char *)f.data, f.len));
 		else if (f.id == PB_F_TraceConfig_trace_uuid_msb && f.wire == PB_WIRE_VARINT)
 			msb = f.val;
 		else if (f.id == PB_F_TraceConfig_trace_uuid_lsb && f.wire == PB_WIRE_VARINT)
@@ -87,9 +89,9 @@ static int64_t sdk_of_release(const char *v, size_t n)
 	static const struct {
 		const char *release;
 		int sdk;
-	} map[] = {{"12", 31}, {"11", 30}, {"10", 29}, {"9", 28}, {"8.1", 27},
-		   {"8.0", 26}, {"7.1", 25}, {"7.0", 24}, {"6.0", 23}, {"5.1", 22},
-		   {"5.1.1", 22}, {"5.0", 21}, {"5.0.1", 21}, {"5.0.2", 21}};
+	} map[] = {{"12", 31},    {"11", 30},  {"10", 29},    {"9", 28},    {"8.1", 27},
+	           {"8.0", 26},   {"7.1", 25}, {"7.0", 24},   {"6.0", 23},  {"5.1", 22},
+	           {"5.1.1", 22}, {"5.0", 21}, {"5.0.1", 21}, {"5.0.2", 21}};
 	if (n && (v[0] == 'S' || v[0] == 'T'))
 		return 31;
 	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
@@ -116,7 +118,7 @@ static void fingerprint(struct tp *tp, const uint8_t *p, size_t n, int64_t *sdk)
 	if (!inc)
 		return;
 	tp_metadata_set_str(tp, "android_incremental_build",
-			    tp_intern(tp, id + 1, (size_t)(inc - (id + 1))));
+	                    tp_intern(tp, id + 1, (size_t)(inc - (id + 1))));
 	*sdk = sdk_of_release(colon + 1, (size_t)(rel - (colon + 1)));
 }
 
@@ -136,7 +138,7 @@ static int service_major(const uint8_t *p, size_t n)
 void tp_proto_system_info(struct proto_importer *im, const uint8_t *p, size_t n)
 {
 	static const char *const uts[] = {NULL, "system_name", "system_version", "system_release",
-					  "system_machine"};
+	                                  "system_machine"};
 	static const char *const strs[] = {
 	    [PB_F_SystemInfo_android_build_fingerprint] = "android_build_fingerprint",
 	    [PB_F_SystemInfo_tracing_service_version] = "tracing_service_version",
@@ -243,6 +245,6 @@ void tp_proto_trace_attributes(struct proto_importer *im, const uint8_t *p, size
 			tp_metadata_set_int(tp, im->scratch.data, (int64_t)val.val);
 		else
 			tp_metadata_set_str(tp, im->scratch.data,
-					    tp_intern(tp, (const char *)val.data, val.len));
+			                    tp_intern(tp, (const char *)val.data, val.len));
 	}
 }

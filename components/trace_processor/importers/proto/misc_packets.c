@@ -48,9 +48,12 @@ static void add_int_arg(struct tp *tp, struct tp_args_builder *b, const char *ke
 
 static uint32_t trigger_track(struct tp *tp)
 {
-	struct tp_track_key key = {.type = "triggers", .event_type = "slice", .utid = -1,
-				   .upid = -1, .cpu = -1,
-				   .name = tp_intern_cstr(tp, "Trace Triggers")};
+	struct tp_track_key key = {.type = "triggers",
+	                           .event_type = "slice",
+	                           .utid = -1,
+	                           .upid = -1,
+	                           .cpu = -1,
+	                           .name = tp_intern_cstr(tp, "Trace Triggers")};
 	return tp_track_get(tp, &key);
 }
 
@@ -58,7 +61,7 @@ static uint32_t trigger_track(struct tp *tp)
  * trace's trigger (metadata trace_trigger) is the first trace trigger, or
  * the first clone-snapshot trigger, which wins over trace triggers. */
 void tp_proto_trigger_parse(struct proto_importer *im, int64_t ts, bool clone, const uint8_t *p,
-			 size_t n)
+                            size_t n)
 {
 	struct tp *tp = im->tp;
 	struct tp_args_builder *b = &im->args;
@@ -84,7 +87,8 @@ void tp_proto_trigger_parse(struct proto_importer *im, int64_t ts, bool clone, c
 }
 
 /* ChromeTrigger: an instant named by the trigger (or "chrome_trigger"). */
-void tp_proto_chrome_trigger_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n)
+void tp_proto_chrome_trigger_parse(struct proto_importer *im, int64_t ts, const uint8_t *p,
+                                   size_t n)
 {
 	struct tp *tp = im->tp;
 	struct tp_args_builder *b = &im->args;
@@ -105,7 +109,7 @@ void tp_proto_chrome_trigger_parse(struct proto_importer *im, int64_t ts, const 
 static void base64(struct proto_importer *im, const uint8_t *p, size_t n)
 {
 	static const char abc[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	proto_scratch_reset(im);
 	for (size_t i = 0; i < n; i += 3) {
 		uint32_t v = (uint32_t)p[i] << 16;
@@ -113,8 +117,8 @@ static void base64(struct proto_importer *im, const uint8_t *p, size_t n)
 			v |= (uint32_t)p[i + 1] << 8;
 		if (i + 2 < n)
 			v |= p[i + 2];
-		char q[4] = {abc[v >> 18], abc[(v >> 12) & 63], i + 1 < n ? abc[(v >> 6) & 63] : '=',
-			     i + 2 < n ? abc[v & 63] : '='};
+		char q[4] = {abc[v >> 18], abc[(v >> 12) & 63],
+		             i + 1 < n ? abc[(v >> 6) & 63] : '=', i + 2 < n ? abc[v & 63] : '='};
 		tp_proto_scratch_add(im, q, 4);
 	}
 }
@@ -127,9 +131,12 @@ void tp_proto_chrome_metadata(struct proto_importer *im, const uint8_t *p, size_
 		bool is_str;
 		const char *key;
 	} keys[] = {
-		{2, false, "playstore_version_code"}, {6, true, "product-version"},
-		{8, true, "os-name"},		      {5, true, "package-name"},
-		{7, false, "channel"},		      {3, true, "enabled_categories"},
+	    {2, false, "playstore_version_code"},
+	    {6, true, "product-version"},
+	    {8, true, "os-name"},
+	    {5, true, "package-name"},
+	    {7, false, "channel"},
+	    {3, true, "enabled_categories"},
 	};
 	struct tp *tp = im->tp;
 	char name[64];
@@ -142,8 +149,8 @@ void tp_proto_chrome_metadata(struct proto_importer *im, const uint8_t *p, size_
 		    f.wire == PB_WIRE_LEN)
 			tp_metadata_set_str(tp, name, tp_intern(tp, (const char *)f.data, f.len));
 		else if (!keys[i].is_str && varint_field(p, n, keys[i].id, &v))
-			tp_metadata_set_int(tp, name,
-					    keys[i].id == 2 ? (int64_t)(int32_t)v : (int64_t)(uint32_t)v);
+			tp_metadata_set_int(
+			    tp, name, keys[i].id == 2 ? (int64_t)(int32_t)v : (int64_t)(uint32_t)v);
 	}
 	/* Field trials, a line break after every two. */
 	struct pb_reader r;
@@ -165,7 +172,7 @@ void tp_proto_chrome_metadata(struct proto_importer *im, const uint8_t *p, size_
 		}
 		char s[64];
 		int len = snprintf(s, sizeof s, "{ name: %u, group: %u } ", (uint32_t)trial,
-				   (uint32_t)group);
+		                   (uint32_t)group);
 		tp_proto_scratch_add(im, s, (size_t)len);
 		any = true;
 	}
@@ -178,7 +185,7 @@ void tp_proto_chrome_metadata(struct proto_importer *im, const uint8_t *p, size_
 		size_t bn = f.len;
 		base64(im, bp, bn);
 		tp_metadata_set_str(tp, "cr-background_tracing_metadata",
-				    tp_intern(tp, im->scratch.data, im->scratch.len));
+		                    tp_intern(tp, im->scratch.data, im->scratch.len));
 		uint64_t hash;
 		if (varint_field(bp, bn, 3, &hash))
 			tp_metadata_set_int(tp, "cr-scenario_name_hash", (int64_t)(uint32_t)hash);
@@ -187,13 +194,17 @@ void tp_proto_chrome_metadata(struct proto_importer *im, const uint8_t *p, size_
 
 /* InitialDisplayState: the screen state at the start of the trace. */
 void tp_proto_initial_display_state_parse(struct proto_importer *im, int64_t ts, const uint8_t *p,
-				       size_t n)
+                                          size_t n)
 {
 	struct tp *tp = im->tp;
 	uint64_t state = 0;
 	varint_field(p, n, 1, &state);
-	struct tp_track_key key = {.type = "screen_state", .event_type = "counter", .utid = -1,
-				   .upid = -1, .cpu = -1, .name = tp_intern_cstr(tp, "ScreenState")};
+	struct tp_track_key key = {.type = "screen_state",
+	                           .event_type = "counter",
+	                           .utid = -1,
+	                           .upid = -1,
+	                           .cpu = -1,
+	                           .name = tp_intern_cstr(tp, "ScreenState")};
 	tp_counter_add(tp, tp_track_get(tp, &key), ts, (double)(int32_t)state, TP_NULL_U32);
 }
 
@@ -202,8 +213,12 @@ void tp_proto_initial_display_state_parse(struct proto_importer *im, int64_t ts,
  * session: a zero-length marker. */
 void tp_proto_session_event_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n)
 {
-	static const char *const states[] = {NULL, "DISABLED", "CONFIGURED", "STARTED",
-					     "DISABLING_WAITING_STOP_ACKS", "CLONED_READ_ONLY"};
+	static const char *const states[] = {NULL,
+	                                     "DISABLED",
+	                                     "CONFIGURED",
+	                                     "STARTED",
+	                                     "DISABLING_WAITING_STOP_ACKS",
+	                                     "CLONED_READ_ONLY"};
 	struct tp *tp = im->tp;
 	struct tp_args_builder *b = &im->args;
 	uint64_t state = 0, id = 0, uid = 0, nds = 0;
@@ -215,8 +230,12 @@ void tp_proto_session_event_parse(struct proto_importer *im, int64_t ts, const u
 	varint_field(p, n, 3, &id);
 	varint_field(p, n, 4, &uid);
 	varint_field(p, n, 5, &nds);
-	struct tp_track_key key = {.type = "concurrent_tracing_sessions", .event_type = "state",
-				   .utid = -1, .upid = -1, .cpu = -1, .extra_dim = id};
+	struct tp_track_key key = {.type = "concurrent_tracing_sessions",
+	                           .event_type = "state",
+	                           .utid = -1,
+	                           .upid = -1,
+	                           .cpu = -1,
+	                           .extra_dim = id};
 	uint32_t track = tp_track_get(tp, &key);
 	if (!tp->t.track.name[track]) {
 		struct pb_field f = {0};
@@ -224,7 +243,7 @@ void tp_proto_session_event_parse(struct proto_importer *im, int64_t ts, const u
 		int len;
 		if (pb_find_field(p, n, 2, &f) == 1 && f.wire == PB_WIRE_LEN && f.len)
 			len = snprintf(name, sizeof name, "%.*s", f.len > 256 ? 256 : (int)f.len,
-				       (const char *)f.data);
+			               (const char *)f.data);
 		else
 			len = snprintf(name, sizeof name, "Session %llu", (unsigned long long)id);
 		if (state == 5)

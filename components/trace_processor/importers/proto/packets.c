@@ -24,34 +24,36 @@ void tp_proto_scratch_add(struct proto_importer *im, const void *p, size_t n)
 }
 
 struct proto_ev *tp_proto_push(struct proto_importer *im, int64_t ts, enum proto_ev_kind kind,
-			    struct proto_gen *gen, const struct proto_seq *seq, const uint8_t *p,
-			    size_t n)
+                               struct proto_gen *gen, const struct proto_seq *seq, const uint8_t *p,
+                               size_t n)
 {
 	return tp_proto_push_extra(im, ts, kind, gen, seq, p, n, NULL, 0);
 }
 
 struct proto_ev *tp_proto_push_extra(struct proto_importer *im, int64_t ts, enum proto_ev_kind kind,
-				  struct proto_gen *gen, const struct proto_seq *seq,
-				  const uint8_t *p, size_t n, const void *extra, size_t extra_len)
+                                     struct proto_gen *gen, const struct proto_seq *seq,
+                                     const uint8_t *p, size_t n, const void *extra,
+                                     size_t extra_len)
 {
-	return tp_proto_push_src(im, seq ? seq->src : 0, ts, kind, gen, seq, p, n, extra, extra_len);
+	return tp_proto_push_src(im, seq ? seq->src : 0, ts, kind, gen, seq, p, n, extra,
+	                         extra_len);
 }
 
 struct proto_ev *tp_proto_push_src(struct proto_importer *im, uint32_t src, int64_t ts,
-				enum proto_ev_kind kind, struct proto_gen *gen,
-				const struct proto_seq *seq, const uint8_t *p, size_t n,
-				const void *extra, size_t extra_len)
+                                   enum proto_ev_kind kind, struct proto_gen *gen,
+                                   const struct proto_seq *seq, const uint8_t *p, size_t n,
+                                   const void *extra, size_t extra_len)
 {
 	struct proto_ev h = {
-		.gen = gen,
-		.kind = kind | im->tag,
-		.len = (uint32_t)n,
-		.seq_id = seq ? seq->id : 0,
-		.pid = seq ? seq->pid : -1,
-		.tid = seq ? seq->tid : -1,
-		.thread_ts = TP_NULL_I64,
-		.thread_instr = TP_NULL_I64,
-		.counter_value = NAN,
+	    .gen = gen,
+	    .kind = kind | im->tag,
+	    .len = (uint32_t)n,
+	    .seq_id = seq ? seq->id : 0,
+	    .pid = seq ? seq->pid : -1,
+	    .tid = seq ? seq->tid : -1,
+	    .thread_ts = TP_NULL_I64,
+	    .thread_instr = TP_NULL_I64,
+	    .counter_value = NAN,
 	};
 	uint8_t *dst = tp_sorter_push_src(im->tp->sorter, src, ts, NULL, sizeof h + n + extra_len);
 	if (!dst)
@@ -94,7 +96,7 @@ struct pkt {
 	uint64_t ts;
 	uint32_t clock_id, seq_id, flags;
 	bool cleared, first_on_seq;
-	uint32_t dropped; /* previous_packet_dropped: DATA_LOSS_* reasons, or 1 */
+	uint32_t dropped;    /* previous_packet_dropped: DATA_LOSS_* reasons, or 1 */
 	uint64_t machine_id; /* 0: the host */
 	bool sync_marker;
 	/* for --analyze-trace-proto-content: a track_event; a field that
@@ -129,12 +131,12 @@ static void compressed(struct proto_importer *im, const uint8_t *p, size_t n)
 
 /* The packet's timestamp on the trace clock (its clock: its own, the
  * defaults', else BOOTTIME); false (counted) when it cannot be converted. */
-static inline bool packet_ts(struct proto_importer *im, const struct proto_seq *seq,
-			     bool has_clock, uint32_t clock_id, uint64_t raw, int64_t *ts)
+static inline bool packet_ts(struct proto_importer *im, const struct proto_seq *seq, bool has_clock,
+                             uint32_t clock_id, uint64_t raw, int64_t *ts)
 {
-	uint32_t clock = has_clock		       ? clock_id
-			 : seq->gen && seq->gen->clock_id ? seq->gen->clock_id
-							  : PROTO_CLOCK_BOOTTIME;
+	uint32_t clock = has_clock                        ? clock_id
+	                 : seq->gen && seq->gen->clock_id ? seq->gen->clock_id
+	                                                  : PROTO_CLOCK_BOOTTIME;
 	if (!tp_proto_clocks_to_trace(im->clocks, seq->id, clock, raw, ts)) {
 		tp_stat_inc(im->tp, TP_STAT_clock_sync_failure);
 		return false;
@@ -158,8 +160,7 @@ static bool fast_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 	bool has_ts = false, has_clock = false;
 	while (p < end) {
 		uint64_t tag, v;
-		if (!(p = pb_read_varint(p, end, &tag)) ||
-		    !(p = pb_read_varint_short(p, end, &v)))
+		if (!(p = pb_read_varint(p, end, &tag)) || !(p = pb_read_varint_short(p, end, &v)))
 			return false;
 		switch (tag) {
 		case PKT_TIMESTAMP << 3 | PB_WIRE_VARINT:
@@ -402,7 +403,7 @@ void tp_proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 	if (k.has_snapshot) {
 		tp_proto_clocks_add_snapshot(im->clocks, k.seq_id, k.snapshot.data, k.snapshot.len);
 		tp_proto_clocks_snapshot_rows(im->clocks, tp, im->machine, k.snapshot.data,
-					   k.snapshot.len);
+		                              k.snapshot.len);
 	}
 
 	int64_t ts = im->last_ts;
@@ -415,13 +416,14 @@ void tp_proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 	struct proto_ev *ev;
 	switch (k.payload.id) {
 	case PKT_TRACK_EVENT: {
-		struct proto_ev tmp = {.thread_ts = TP_NULL_I64, .thread_instr = TP_NULL_I64,
-				       .counter_value = NAN};
+		struct proto_ev tmp = {
+		    .thread_ts = TP_NULL_I64, .thread_instr = TP_NULL_I64, .counter_value = NAN};
 		struct proto_abs_counters abs;
 		struct proto_te_rec rec;
 		abs.n_int = abs.n_dbl = 0;
 		rec.kind = 0;
-		if (!tp_proto_track_event_tokenize(im, seq, pp, pn, &ts, k.has_ts, &tmp, &abs, &rec))
+		if (!tp_proto_track_event_tokenize(im, seq, pp, pn, &ts, k.has_ts, &tmp, &abs,
+		                                   &rec))
 			return;
 		if ((rec.kind & PROTO_KIND_MASK) == EV_TE_SIMPLE && !analyze) {
 			tp_sorter_push_src(tp->sorter, seq->src, ts, &rec, sizeof rec);
@@ -429,7 +431,7 @@ void tp_proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 		}
 		size_t abs_len = (abs.n_int + abs.n_dbl) * sizeof abs.v[0];
 		ev = tp_proto_push_extra(im, ts, EV_TRACK_EVENT, seq->gen, seq, pp, pn, NULL,
-				      abs_len + (analyze ? n : 0));
+		                         abs_len + (analyze ? n : 0));
 		if (!ev)
 			return;
 		/* after the payload: the absolute counter values, then (when
@@ -514,7 +516,7 @@ void tp_proto_packet(struct proto_importer *im, const uint8_t *p, size_t n)
 	case PKT_GENERIC_KERNEL_TASK_RENAME:
 	case PKT_GENERIC_KERNEL_PROCESS_TREE:
 		tp_proto_push_extra(im, ts, EV_GENERIC_KERNEL, NULL, seq, pp, pn, &k.payload.id,
-				 sizeof k.payload.id);
+		                    sizeof k.payload.id);
 		break;
 	default:
 		tp_proto_metadata_packet(im, k.payload.id, ts, pp, pn);
@@ -562,7 +564,7 @@ static void slow_data_sources(struct proto_importer *im, const struct pb_field *
 		    f.wire == PB_WIRE_LEN)
 			tp_proto_scratch_add(im, f.data, f.len);
 		tp_metadata_append_str(im->tp, "slow_start_data_source",
-				       tp_intern(im->tp, im->scratch.data, im->scratch.len));
+		                       tp_intern(im->tp, im->scratch.data, im->scratch.len));
 	}
 }
 
@@ -588,8 +590,8 @@ static void service_event(struct proto_importer *im, int64_t ts, const uint8_t *
 	}
 }
 
-void tp_proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts, const uint8_t *p,
-			   size_t n)
+void tp_proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts,
+                              const uint8_t *p, size_t n)
 {
 	switch (field) {
 	case PKT_CPU_INFO:

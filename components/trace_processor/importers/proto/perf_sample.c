@@ -41,12 +41,13 @@
 #define PERF_MAX_FRAMES 1024 /* frames per callstack */
 #define PERF_MAX_PATH 4096   /* mapping path bytes */
 
-static const char *const cpu_modes[] = {"unknown", "kernel", "user",
-					"hypervisor", "guest_kernel", "guest_user"};
+static const char *const cpu_modes[] = {"unknown",    "kernel",       "user",
+                                        "hypervisor", "guest_kernel", "guest_user"};
 static const char *const unwind_errors[] = {
-	"unknown", "none", "memory_invalid", "unwind_info", "unsupported", "invalid_map",
-	"max_frames_exceeded", "repeated_frame", "invalid_elf", "system_call", "thread_timeout",
-	"thread_does_not_exist", "bad_arch", "maps_parse", "invalid_parameter", "ptrace_call"};
+    "unknown",     "none",        "memory_invalid",      "unwind_info",
+    "unsupported", "invalid_map", "max_frames_exceeded", "repeated_frame",
+    "invalid_elf", "system_call", "thread_timeout",      "thread_does_not_exist",
+    "bad_arch",    "maps_parse",  "invalid_parameter",   "ptrace_call"};
 
 /* The counter tracks of one (sequence, cpu): its timebase's and its
  * followers', in the order of the defaults. */
@@ -98,16 +99,26 @@ void tp_proto_perf_free(struct proto_importer *im)
 static const char *counter_name(uint64_t c)
 {
 	static const char *const names[] = {
-	    [1] = "cpu-clock",		  [2] = "page-faults",
-	    [3] = "task-clock",		  [4] = "context-switches",
-	    [5] = "cpu-migrations",	  [6] = "minor-faults",
-	    [7] = "major-faults",	  [8] = "alignment-faults",
-	    [9] = "emulation-faults",	  [10] = "cpu-cycles",
-	    [11] = "instructions",	  [12] = "cache-references",
-	    [13] = "cache-misses",	  [14] = "branch-instructions",
-	    [15] = "branch-misses",	  [16] = "bus-cycles",
-	    [17] = "stalled-cycles-frontend", [18] = "stalled-cycles-backend",
-	    [19] = "ref-cycles",	  [20] = "dummy",
+	    [1] = "cpu-clock",
+	    [2] = "page-faults",
+	    [3] = "task-clock",
+	    [4] = "context-switches",
+	    [5] = "cpu-migrations",
+	    [6] = "minor-faults",
+	    [7] = "major-faults",
+	    [8] = "alignment-faults",
+	    [9] = "emulation-faults",
+	    [10] = "cpu-cycles",
+	    [11] = "instructions",
+	    [12] = "cache-references",
+	    [13] = "cache-misses",
+	    [14] = "branch-instructions",
+	    [15] = "branch-misses",
+	    [16] = "bus-cycles",
+	    [17] = "stalled-cycles-frontend",
+	    [18] = "stalled-cycles-backend",
+	    [19] = "ref-cycles",
+	    [20] = "dummy",
 	};
 	return c < TB_ARRAY_SIZE(names) && names[c] ? names[c] : "unknown";
 }
@@ -142,7 +153,7 @@ static const char *timebase_unit(const uint8_t *p, size_t n)
  * explicit name, else the counter's, the tracepoint's, or raw.TYPE.CONFIG...,
  * suffixed ":ukh" by its modifiers. */
 static uint32_t event_counter_name(struct proto_importer *im, const uint8_t *p, size_t n,
-				   bool follower)
+                                   bool follower)
 {
 #define FIELD_(name) (follower ? PB_F_FollowerEvent_##name : PB_F_PerfEvents_Timebase_##name)
 	uint32_t f_counter = FIELD_(counter), f_tracepoint = FIELD_(tracepoint),
@@ -169,8 +180,9 @@ static uint32_t event_counter_name(struct proto_importer *im, const uint8_t *p, 
 		while (pb_next(&r, &rf))
 			if (rf.id >= 1 && rf.id <= 4 && rf.wire == PB_WIRE_VARINT)
 				v[rf.id] = rf.val;
-		int len = snprintf(buf, sizeof buf, "raw.0x%" PRIx32 ".0x%" PRIx64 ".0x%" PRIx64 ".0x%" PRIx64,
-				   (uint32_t)v[1], v[2], v[3], v[4]);
+		int len = snprintf(buf, sizeof buf,
+		                   "raw.0x%" PRIx32 ".0x%" PRIx64 ".0x%" PRIx64 ".0x%" PRIx64,
+		                   (uint32_t)v[1], v[2], v[3], v[4]);
 		tp_proto_scratch_add(im, buf, (size_t)len);
 	} else {
 		tp_proto_scratch_add(im, "unknown", 7);
@@ -205,12 +217,16 @@ static uint32_t event_counter_name(struct proto_importer *im, const uint8_t *p, 
 /* A perf_cpu_counter track of (cpu, session, name), as Perfetto's: dimension
  * args cpu, perf_session_id, name; source arg is_timebase. */
 static uint32_t perf_counter_track(struct proto_importer *im, uint32_t cpu, uint32_t session,
-				   uint32_t name, bool is_timebase)
+                                   uint32_t name, bool is_timebase)
 {
 	struct tp *tp = im->tp;
-	struct tp_track_key key = {.type = "perf_cpu_counter", .event_type = "counter",
-				   .utid = -1, .upid = -1, .cpu = cpu,
-				   .extra_dim = session, .name = name};
+	struct tp_track_key key = {.type = "perf_cpu_counter",
+	                           .event_type = "counter",
+	                           .utid = -1,
+	                           .upid = -1,
+	                           .cpu = cpu,
+	                           .extra_dim = session,
+	                           .name = name};
 	uint32_t track = tp_track_get(tp, &key);
 	struct tp_track_table *t = &tp->t.track;
 	if (t->dimension_arg_set_id[track] != TP_NULL_U32)
@@ -236,8 +252,8 @@ static uint32_t perf_counter_track(struct proto_importer *im, uint32_t cpu, uint
  * first sample of each cpu, from the generation's PerfSampleDefaults: the
  * timebase, then each follower; without defaults a legacy producer, whose
  * timebase is the cpu-clock). */
-static const struct perf_stream *perf_stream(struct proto_importer *im,
-					     const struct proto_ev *ev, uint32_t cpu)
+static const struct perf_stream *perf_stream(struct proto_importer *im, const struct proto_ev *ev,
+                                             uint32_t cpu)
 {
 	struct tp *tp = im->tp;
 	struct proto_perf *ps = im->perf;
@@ -281,7 +297,8 @@ static const struct perf_stream *perf_stream(struct proto_importer *im,
 		if (f.id != PB_F_PerfSampleDefaults_followers || f.wire != PB_WIRE_LEN)
 			continue;
 		uint32_t fname = event_counter_name(im, f.data, f.len, true);
-		vec_push(&ps->followers, perf_counter_track(im, cpu, (uint32_t)session, fname, false));
+		vec_push(&ps->followers,
+		         perf_counter_track(im, cpu, (uint32_t)session, fname, false));
 		s.n_followers++;
 	}
 	if (has_defaults) {
@@ -289,14 +306,14 @@ static const struct perf_stream *perf_stream(struct proto_importer *im,
 		if (pb_find_field(d, dn, PB_F_PerfSampleDefaults_process_shard_count, &sf) == 1 &&
 		    sf.wire == PB_WIRE_VARINT && sf.val) {
 			tp_istat_set(tp, TP_ISTAT_perf_process_shard_count, (int64_t)session,
-				     (int64_t)sf.val);
+			             (int64_t)sf.val);
 			uint64_t chosen = 0;
 			if (pb_find_field(d, dn, PB_F_PerfSampleDefaults_chosen_process_shard,
 			                  &sf) == 1 &&
 			    sf.wire == PB_WIRE_VARINT)
 				chosen = sf.val;
 			tp_istat_set(tp, TP_ISTAT_perf_chosen_process_shard, (int64_t)session,
-				     (int64_t)chosen);
+			             (int64_t)chosen);
 		}
 	}
 	hmap_put(&ps->streams, (uint64_t)ev->seq_id << 32 | cpu, ps->stream.len);
@@ -306,9 +323,8 @@ static const struct perf_stream *perf_stream(struct proto_importer *im,
 
 /* The interned string iid of field (iid 0 absent: the reserved ""),
  * *found false (and a stat) when unknown. */
-static struct proto_interned *interned_string(struct proto_importer *im,
-					      const struct proto_gen *g, uint32_t field,
-					      uint64_t iid, struct pb_field *out)
+static struct proto_interned *interned_string(struct proto_importer *im, const struct proto_gen *g,
+                                              uint32_t field, uint64_t iid, struct pb_field *out)
 {
 	struct proto_interned *e = proto_gen_lookup(g, field, iid);
 	memset(out, 0, sizeof *out);
@@ -397,7 +413,7 @@ static uint32_t mapping_row(struct proto_importer *im, const struct proto_gen *g
 	struct tp_stack_profile_mapping_table *t = &tp->t.stack_profile_mapping;
 	uint32_t n_before = t->n;
 	uint32_t row = tp_stack_profile_mapping(tp, &im->perf->sp, tp_intern(tp, path, plen),
-						build_id_str(im, g, build_id));
+	                                        build_id_str(im, g, build_id));
 	if (t->n != n_before) {
 		t->start_offset[row] = (int64_t)v[0];
 		t->start[row] = (int64_t)v[1];
@@ -412,8 +428,8 @@ static uint32_t mapping_row(struct proto_importer *im, const struct proto_gen *g
 /* Frame.kind as Perfetto labels it in stack_profile_frame.type. */
 static const char *frame_kind(uint64_t kind)
 {
-	static const char *const kinds[] = {NULL, "native", "kernel", "interpreted",
-					    "jit", "gc", "runtime"};
+	static const char *const kinds[] = {NULL,  "native", "kernel", "interpreted",
+	                                    "jit", "gc",     "runtime"};
 	return kind < TB_ARRAY_SIZE(kinds) ? kinds[kind] : NULL;
 }
 
@@ -544,7 +560,7 @@ uint32_t tp_proto_callstack_row(struct proto_importer *im, const struct proto_ge
 }
 
 void tp_proto_perf_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
-			     const uint8_t *p, size_t n)
+                                const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	struct proto_perf *ps = perf_state(im);
@@ -596,7 +612,8 @@ void tp_proto_perf_sample_parse(struct proto_importer *im, int64_t ts, const str
 			skip = f.val;
 			has_skip = true;
 			break;
-		default: break;
+		default:
+			break;
 		}
 	}
 	if (pb_reader_error(&r) || cpu >= TP_MAX_CPUS) {
@@ -628,8 +645,8 @@ void tp_proto_perf_sample_parse(struct proto_importer *im, int64_t ts, const str
 	/* The counter values: the timebase's, then the followers' in order. */
 	vec_clear(&ps->counters);
 	if (has_timebase_count)
-		vec_push(&ps->counters,
-			 tp_counter_add(tp, stream->timebase, ts, (double)timebase_count, TP_NULL_U32));
+		vec_push(&ps->counters, tp_counter_add(tp, stream->timebase, ts,
+		                                       (double)timebase_count, TP_NULL_U32));
 	pb_reader_init(&r, p, n);
 	uint32_t i = 0;
 	while (pb_next(&r, &f) && i < stream->n_followers) {
@@ -645,7 +662,8 @@ void tp_proto_perf_sample_parse(struct proto_importer *im, int64_t ts, const str
 		for (bool more = packed ? pb_packed_next(&it, &v) : (v = f.val, true);
 		     more && i < stream->n_followers; more = packed && pb_packed_next(&it, &v)) {
 			uint32_t track = ps->followers.data[stream->first_follower + i++];
-			vec_push(&ps->counters, tp_counter_add(tp, track, ts, (double)v, TP_NULL_U32));
+			vec_push(&ps->counters,
+			         tp_counter_add(tp, track, ts, (double)v, TP_NULL_U32));
 		}
 	}
 	uint32_t counter_set = tp_profiler_counter_set(tp, ps->counters.data, ps->counters.len);
@@ -654,21 +672,22 @@ void tp_proto_perf_sample_parse(struct proto_importer *im, int64_t ts, const str
 	uint32_t upid = tp_process_for_pid(tp, (int64_t)(uint32_t)pid);
 	uint32_t cs = has_cs ? tp_proto_callstack_row(im, ev->gen, cs_iid) : TP_NULL_U32;
 	uint32_t ucpu = has_cpu ? tp_cpu_for(tp, (uint32_t)cpu) : TP_NULL_U32;
-	uint32_t mode_id = mode == 0 ? 0
-			 : tp_intern_cstr(tp, mode < TB_ARRAY_SIZE(cpu_modes) ? cpu_modes[mode]
-									      : "unknown");
+	uint32_t mode_id =
+	    mode == 0
+	        ? 0
+	        : tp_intern_cstr(tp, mode < TB_ARRAY_SIZE(cpu_modes) ? cpu_modes[mode] : "unknown");
 	struct tp_profiler_sample s = {
 	    .ts = ts,
 	    .source = ps->str_source,
 	    .task_context = tp_profiler_task_context(tp, upid, utid, TP_NULL_U32),
 	    .execution_context = ucpu != TP_NULL_U32 || mode_id
-				     ? tp_profiler_execution_context(tp, ucpu, mode_id)
-				     : TP_NULL_U32,
+	                             ? tp_profiler_execution_context(tp, ucpu, mode_id)
+	                             : TP_NULL_U32,
 	    .callsite = cs,
 	    .unwind_error = has_unwind ? tp_intern_cstr(tp, unwind < TB_ARRAY_SIZE(unwind_errors)
-								? unwind_errors[unwind]
-								: "unknown")
-				       : 0,
+	                                                        ? unwind_errors[unwind]
+	                                                        : "unknown")
+	                               : 0,
 	    .session = session,
 	    .counter_set = counter_set,
 	};

@@ -28,12 +28,12 @@
 #include "pb.h"
 
 /* Limits. */
-#define PROTO_MAX_PACKET ((size_t)256 << 20)    /* one TracePacket */
-#define PROTO_MAX_INFLATED ((size_t)512 << 20)  /* one compressed_packets */
-#define PROTO_MAX_COMPRESSED_DEPTH 4            /* compressed in compressed */
-#define PROTO_MAX_ARG_DEPTH 16                  /* nested debug annotations */
-#define PROTO_KEY_MAX 512                       /* arg key bytes */
-#define PROTO_MAX_EXTRA_COUNTERS 32             /* extra counter values per event */
+#define PROTO_MAX_PACKET ((size_t)256 << 20)   /* one TracePacket */
+#define PROTO_MAX_INFLATED ((size_t)512 << 20) /* one compressed_packets */
+#define PROTO_MAX_COMPRESSED_DEPTH 4           /* compressed in compressed */
+#define PROTO_MAX_ARG_DEPTH 16                 /* nested debug annotations */
+#define PROTO_KEY_MAX 512                      /* arg key bytes */
+#define PROTO_MAX_EXTRA_COUNTERS 32            /* extra counter values per event */
 
 /* TracePacket field numbers. */
 enum {
@@ -143,8 +143,8 @@ enum proto_ev_kind {
 	EV_CHROME_TRIGGER,
 	EV_INITIAL_DISPLAY_STATE,
 	EV_SESSION_EVENT,
-	EV_FTRACE_PLACED, /* one FtraceEvent, struct ftrace_placed after it */
-	EV_GENERIC_KERNEL, /* a generic_kernel_* payload, its field id (uint32) after it */
+	EV_FTRACE_PLACED,    /* one FtraceEvent, struct ftrace_placed after it */
+	EV_GENERIC_KERNEL,   /* a generic_kernel_* payload, its field id (uint32) after it */
 	EV_STREAMING_SAMPLE, /* callstack iid (u64), process priority (i64) */
 	EV_STACK_SAMPLE,
 	EV_JOURNALD, /* a SystemdJournaldEvent */
@@ -154,8 +154,8 @@ enum proto_ev_kind {
  * two sorter records at different times (ftrace_kernel.c). */
 enum { FTRACE_PLACED_ROW = 1, FTRACE_PLACED_EFFECT = 2 };
 struct ftrace_placed {
-	uint32_t cpu;  /* first, as EV_FTRACE's trailer */
-	uint32_t mode; /* FTRACE_PLACED_ROW or FTRACE_PLACED_EFFECT */
+	uint32_t cpu;   /* first, as EV_FTRACE's trailer */
+	uint32_t mode;  /* FTRACE_PLACED_ROW or FTRACE_PLACED_EFFECT */
 	int64_t raw_ts; /* the event's ftrace time (crop decisions) */
 };
 
@@ -201,10 +201,10 @@ struct proto_ev {
 	/* EV_TRACK_EVENT under --analyze-trace-proto-content: the bytes of
 	 * its whole TracePacket follow the extra counter values; 0 none */
 	uint32_t pkt_len;
-	int64_t pid, tid;      /* the sequence's thread at tokenize time, -1 */
-	int64_t thread_ts;     /* legacy thread time (ns), TP_NULL_I64 */
-	int64_t thread_instr;  /* legacy instruction count, TP_NULL_I64 */
-	double counter_value;  /* COUNTER events: the absolute value, or NaN */
+	int64_t pid, tid;     /* the sequence's thread at tokenize time, -1 */
+	int64_t thread_ts;    /* legacy thread time (ns), TP_NULL_I64 */
+	int64_t thread_instr; /* legacy instruction count, TP_NULL_I64 */
+	double counter_value; /* COUNTER events: the absolute value, or NaN */
 	/* Extra counter values made absolute at tokenize time (incremental
 	 * counters): n_abs_int int values then n_abs_dbl double values follow
 	 * the payload as doubles; 0 when the event's own values are absolute. */
@@ -226,20 +226,20 @@ struct proto_importer {
 	 * reader per machine. When the first packet from another machine comes
 	 * before any of the host's, the host adopts that machine id (its
 	 * machine row is relabelled) and the root imports its packets. */
-	struct proto_importer *root; /* itself for the root */
-	uint32_t machine;            /* machine row of the packets it imports */
-	uint32_t tag;                /* kind bits of its sorter records */
-	uint32_t n_srcs;             /* root: sorter runs handed out */
-	bool host_used;              /* root: a host packet came */
-	bool adoption_done;          /* root: the first machine packet came */
-	uint64_t adopted_raw;        /* root: the machine id it adopted, 0 none */
+	struct proto_importer *root;           /* itself for the root */
+	uint32_t machine;                      /* machine row of the packets it imports */
+	uint32_t tag;                          /* kind bits of its sorter records */
+	uint32_t n_srcs;                       /* root: sorter runs handed out */
+	bool host_used;                        /* root: a host packet came */
+	bool adoption_done;                    /* root: the first machine packet came */
+	uint64_t adopted_raw;                  /* root: the machine id it adopted, 0 none */
 	VEC(struct proto_importer *) children; /* root: by tag >> PROTO_KIND_BITS, - 1 */
 	/* tokenizer */
 	VEC(uint8_t) tail; /* an incomplete packet carried between chunks */
 	bool failed;       /* bad framing: ignore the rest of the stream */
 	unsigned depth;    /* compressed_packets nesting */
 	/* sequences */
-	struct hmap seqs; /* seq id -> struct proto_seq * */
+	struct hmap seqs;  /* seq id -> struct proto_seq * */
 	uint32_t num_cpus; /* SystemInfo.num_cpus, 0 unknown */
 #define PROTO_SEQ_CACHE 256
 	struct proto_seq *seq_cache[PROTO_SEQ_CACHE]; /* by id, for small ids */
@@ -255,13 +255,13 @@ struct proto_importer {
 		uint32_t idx1; /* index in tracks + 1, 0 empty */
 	} track_cache[PROTO_TRACK_CACHE];
 	VEC(struct proto_track) tracks;
-	uint32_t default_track; /* uuid 0, TP_NULL_U32 until used */
+	uint32_t default_track;               /* uuid 0, TP_NULL_U32 until used */
 	struct hmap desc_of_tid, desc_of_pid; /* tid/pid -> uuid of its descriptor */
-	struct hmap first_packet_seqs; /* seq ids with first_packet_on_sequence */
-	struct hmap ftrace_error_seqs; /* seq ids whose ftrace setup errors were counted */
-	bool uuid_from_packet; /* trace_uuid came from the trace (TraceUuid or config) */
+	struct hmap first_packet_seqs;        /* seq ids with first_packet_on_sequence */
+	struct hmap ftrace_error_seqs;        /* seq ids whose ftrace setup errors were counted */
+	bool uuid_from_packet;     /* trace_uuid came from the trace (TraceUuid or config) */
 	VEC(uint8_t) trace_config; /* the last TraceConfig, for end-of-file checks */
-	int service_major; /* N of tracing_service_version "Perfetto vN.", -1 unknown */
+	int service_major;         /* N of tracing_service_version "Perfetto vN.", -1 unknown */
 	/* upid / utid -> sibling_order_rank (as uint32) of its descriptor under
 	 * explicit ordering: *_sort_index_hint args at end of file. */
 	struct hmap process_rank, thread_rank;
@@ -270,13 +270,13 @@ struct proto_importer {
 	/* parse scratch */
 	VEC(char) scratch;
 	struct tp_args_builder args;
-	struct proto_ftrace *ftrace; /* ftrace.c state, NULL until used */
-	struct proto_ftrace_kernel *ftrace_kernel; /* ftrace_kernel.c, NULL until used */
+	struct proto_ftrace *ftrace;                 /* ftrace.c state, NULL until used */
+	struct proto_ftrace_kernel *ftrace_kernel;   /* ftrace_kernel.c, NULL until used */
 	struct proto_generic_kernel *generic_kernel; /* generic_kernel.c, NULL until used */
-	struct proto_perf *perf;     /* perf_sample.c state, NULL until used */
-	struct proto_callstacks *callstacks; /* callstacks.c state, NULL until used */
-	struct proto_stack_sample *stack_sample; /* stack_sample.c state, NULL until used */
-	struct proto_legacy_async *legacy_async; /* legacy_async.c state, NULL until used */
+	struct proto_perf *perf;                     /* perf_sample.c state, NULL until used */
+	struct proto_callstacks *callstacks;         /* callstacks.c state, NULL until used */
+	struct proto_stack_sample *stack_sample;     /* stack_sample.c state, NULL until used */
+	struct proto_legacy_async *legacy_async;     /* legacy_async.c state, NULL until used */
 	struct tp_json_args *json_args; /* legacy_json_value parsing, NULL until used */
 	/* PackagesList / AndroidUserList (system_probes.c): package names
 	 * inserted (pool id -> 1), android user id -> its package_list row */
@@ -324,34 +324,37 @@ void tp_proto_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t l
 /* Push an event for parsing at ts (packets.c); NULL when the sorter
  * dropped it as late. */
 struct proto_ev *tp_proto_push(struct proto_importer *im, int64_t ts, enum proto_ev_kind kind,
-			    struct proto_gen *gen, const struct proto_seq *seq, const uint8_t *p,
-			    size_t n);
+                               struct proto_gen *gen, const struct proto_seq *seq, const uint8_t *p,
+                               size_t n);
 /* The same with extra bytes copied after the payload. */
 struct proto_ev *tp_proto_push_extra(struct proto_importer *im, int64_t ts, enum proto_ev_kind kind,
-				  struct proto_gen *gen, const struct proto_seq *seq,
-				  const uint8_t *p, size_t n, const void *extra, size_t extra_len);
+                                     struct proto_gen *gen, const struct proto_seq *seq,
+                                     const uint8_t *p, size_t n, const void *extra,
+                                     size_t extra_len);
 /* The same into sorter run src instead of the sequence's. */
 struct proto_ev *tp_proto_push_src(struct proto_importer *im, uint32_t src, int64_t ts,
-				enum proto_ev_kind kind, struct proto_gen *gen,
-				const struct proto_seq *seq, const uint8_t *p, size_t n,
-				const void *extra, size_t extra_len);
+                                   enum proto_ev_kind kind, struct proto_gen *gen,
+                                   const struct proto_seq *seq, const uint8_t *p, size_t n,
+                                   const void *extra, size_t extra_len);
 /* Parse-time handlers. */
 void tp_proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
-			     const uint8_t *p, size_t n);
+                                const uint8_t *p, size_t n);
 void tp_proto_process_tree_parse(struct proto_importer *im, const struct proto_ev *ev,
-			      const uint8_t *p, size_t n);
+                                 const uint8_t *p, size_t n);
 /* SysStats / ProcessStats at ts → counter tracks (system_probes.c). */
 /* misc_packets.c: triggers, Chrome metadata, the initial display state,
  * tracing session events. */
 /* journald.c: a SystemdJournaldEvent into logs (or its counters into stats). */
 void tp_proto_journald_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
 void tp_proto_trigger_parse(struct proto_importer *im, int64_t ts, bool clone, const uint8_t *p,
-			 size_t n);
-void tp_proto_chrome_trigger_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
+                            size_t n);
+void tp_proto_chrome_trigger_parse(struct proto_importer *im, int64_t ts, const uint8_t *p,
+                                   size_t n);
 void tp_proto_chrome_metadata(struct proto_importer *im, const uint8_t *p, size_t n);
 void tp_proto_initial_display_state_parse(struct proto_importer *im, int64_t ts, const uint8_t *p,
-				       size_t n);
-void tp_proto_session_event_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
+                                          size_t n);
+void tp_proto_session_event_parse(struct proto_importer *im, int64_t ts, const uint8_t *p,
+                                  size_t n);
 /* InterruptInfo: the machine's linux_interrupt_mapping rows. */
 /* PackagesList (47) and AndroidUserList (123) at tokenize time (they
  * have no timestamp), system_probes.c. */
@@ -361,41 +364,44 @@ void tp_proto_interrupt_info_parse(struct proto_importer *im, const uint8_t *p, 
 /* CpuInfo: the cpu table's processor, cluster_id, capacity and args. */
 void tp_proto_cpu_info_parse(struct proto_importer *im, const uint8_t *p, size_t n);
 void tp_proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
-void tp_proto_process_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
+void tp_proto_process_stats_parse(struct proto_importer *im, int64_t ts, const uint8_t *p,
+                                  size_t n);
 /* Ftrace bundles (ftrace.c): tokenize pushes each event at its own ts;
  * parse fills sched, thread_state, ftrace_event and friends. */
 void tp_proto_ftrace_tokenize(struct proto_importer *im, struct proto_seq *seq, const uint8_t *p,
-			   size_t n);
+                              size_t n);
 void tp_proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
-			const uint8_t *p, size_t n);
+                           const uint8_t *p, size_t n);
 void tp_proto_ftrace_compact_parse(struct proto_importer *im, int64_t ts, const void *payload);
 void tp_proto_ftrace_free(struct proto_importer *im);
 /* ftrace_misc.c: the name of a typed ftrace event it handles (NULL if it
  * does not), and its parse-time import; model is ftrace.c's. */
 const char *tp_proto_ftrace_misc_name(uint32_t id);
 void tp_proto_ftrace_misc_parse(struct proto_importer *im, struct tp_ftrace *model, int64_t ts,
-			     int64_t pid, uint32_t id, const uint8_t *p, size_t n);
+                                int64_t pid, uint32_t id, const uint8_t *p, size_t n);
 /* ftrace_kernel.c. Tokenize time: a bundle (its cpu's first one sets the
  * crop time, metadata ftrace_latest_data_start_ns); an event of field id
  * that it places itself (true: pushed or counted, the caller skips it).
  * Parse time: the crop time (events before it only get their ftrace_event
  * row), and the effect of event id (false: not one of its events). */
 void tp_proto_ftrace_kernel_bundle(struct proto_importer *im, const struct proto_seq *seq,
-				uint32_t cpu, int64_t clock_off, const uint8_t *p, size_t n);
+                                   uint32_t cpu, int64_t clock_off, const uint8_t *p, size_t n);
 bool tp_proto_ftrace_kernel_place(struct proto_importer *im, struct proto_seq *seq, uint32_t cpu,
-			       int64_t ts, uint32_t id, const uint8_t *ev, size_t evn);
+                                  int64_t ts, uint32_t id, const uint8_t *ev, size_t evn);
 int64_t tp_proto_ftrace_kernel_crop(struct proto_importer *im);
 bool tp_proto_ftrace_kernel_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
-			       uint32_t cpu, int64_t pid, uint32_t id, const uint8_t *p, size_t n);
+                                  uint32_t cpu, int64_t pid, uint32_t id, const uint8_t *p,
+                                  size_t n);
 void tp_proto_ftrace_kernel_free(struct proto_importer *im);
 /* generic_kernel.c: a generic_kernel_* packet payload at parse time (its
  * TracePacket field id after the payload). */
-void tp_proto_generic_kernel_parse(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n);
+void tp_proto_generic_kernel_parse(struct proto_importer *im, int64_t ts, const uint8_t *p,
+                                   size_t n);
 void tp_proto_generic_kernel_free(struct proto_importer *im);
 /* PerfSample (perf_sample.c): a perf_sample row, its callstack resolved
  * through the event's generation into stack_profile_* rows. */
 void tp_proto_perf_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
-			     const uint8_t *p, size_t n);
+                                const uint8_t *p, size_t n);
 void tp_proto_perf_free(struct proto_importer *im);
 /* The importer's stack profile interning (perf_sample.c), made on first use. */
 struct tp_stack_profile *tp_proto_stack_profile(struct proto_importer *im);
@@ -414,12 +420,12 @@ struct proto_te_callstack {
 /* A track_event_callstacks row for the slice an event began, ended (end) or
  * was (an instant), when it has a callstack. */
 void tp_proto_te_callstack_add(struct proto_importer *im, const struct proto_gen *g,
-			    const struct proto_te_callstack *cs, uint32_t slice, uint32_t track,
-			    bool end);
+                               const struct proto_te_callstack *cs, uint32_t slice, uint32_t track,
+                               bool end);
 /* Tokenize time: a StreamingProfilePacket's samples at the sequence's
  * delta-coded timestamps, each pushed to the sorter as EV_STREAMING_SAMPLE. */
 void tp_proto_streaming_profile_tokenize(struct proto_importer *im, struct proto_seq *seq,
-				      const uint8_t *p, size_t n);
+                                         const uint8_t *p, size_t n);
 /* The leaf callsite of an InlineCallstack p[0, n) (frames root first, each
  * a function name, source file and line), its frames in the dummy mapping
  * which; TP_NULL_U32 without frames. */
@@ -430,17 +436,18 @@ enum proto_inline_mapping {
 	PROTO_INLINE_MAPPINGS
 };
 uint32_t tp_proto_inline_callstack(struct proto_importer *im, enum proto_inline_mapping which,
-				const uint8_t *p, size_t n);
+                                   const uint8_t *p, size_t n);
 /* The frame (name, file, line; pool ids, line TP_NULL_U32 for none) in dummy
  * mapping which, made once with a stack_profile_symbol row of its own. */
 uint32_t tp_proto_dummy_frame(struct proto_importer *im, enum proto_inline_mapping which,
-			   uint32_t name, uint32_t file, uint32_t line);
+                              uint32_t name, uint32_t file, uint32_t line);
 /* The track of a legacy async event (legacy_async.c): phase b/e/n or
  * S/T/p/F, its name (pool id), upid (TP_NULL_U32: a global or unscoped
  * id), the event's process (TP_NULL_U32 unknown), id and scope (pool id:
  * the category, the name for S/T/p/F). */
 uint32_t tp_proto_legacy_async_track(struct proto_importer *im, int phase, uint32_t name,
-				  uint32_t upid, uint32_t event_upid, uint64_t id, uint32_t scope);
+                                     uint32_t upid, uint32_t event_upid, uint64_t id,
+                                     uint32_t scope);
 void tp_proto_legacy_async_free(struct proto_importer *im);
 /* --analyze-trace-proto-content (content.c): a packet's field sizes under
  * its annotation (a TrackEvent's: its category and name, pool ids or
@@ -453,19 +460,19 @@ enum proto_content_kind {
 };
 void tp_proto_content_enable(struct proto_importer *im);
 void tp_proto_content_packet(struct proto_importer *im, const uint8_t *p, size_t n,
-			  enum proto_content_kind kind, uint32_t cat, uint32_t name);
+                             enum proto_content_kind kind, uint32_t cat, uint32_t name);
 void tp_proto_content_finish(struct proto_importer *im);
 void tp_proto_content_free(struct proto_importer *im);
 /* StackSample (TracePacket 135, stack_sample.c) at parse time. */
 void tp_proto_stack_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
-			      const uint8_t *p, size_t n);
+                                 const uint8_t *p, size_t n);
 void tp_proto_stack_sample_free(struct proto_importer *im);
-void tp_proto_streaming_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
-				  const uint8_t *p, size_t n);
+void tp_proto_streaming_sample_parse(struct proto_importer *im, int64_t ts,
+                                     const struct proto_ev *ev, const uint8_t *p, size_t n);
 void tp_proto_callstacks_free(struct proto_importer *im);
 /* Tokenize-time metadata packets (packets.c). */
 void tp_proto_metadata_packet(struct proto_importer *im, uint32_t field, int64_t ts,
-			   const uint8_t *p, size_t n);
+                              const uint8_t *p, size_t n);
 /* Tokenize time: TraceConfig (33) and SystemInfo (45) into metadata
  * (metadata.c). */
 void tp_proto_trace_config(struct proto_importer *im, const uint8_t *p, size_t n);
@@ -491,11 +498,11 @@ static inline void proto_seq_note_loss(struct proto_seq *seq, uint32_t reasons)
 /* TrackEvent tokenize-time timestamps: legacy *_us fields (track_event.c).
  * Returns false to drop the event. */
 bool tp_proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq,
-				const uint8_t *p, size_t n, int64_t *ts, bool has_ts,
-				struct proto_ev *out, struct proto_abs_counters *abs,
-				struct proto_te_rec *simple);
+                                   const uint8_t *p, size_t n, int64_t *ts, bool has_ts,
+                                   struct proto_ev *out, struct proto_abs_counters *abs,
+                                   struct proto_te_rec *simple);
 void tp_proto_track_event_parse_simple(struct proto_importer *im, int64_t ts,
-				    const struct proto_te_rec *r);
+                                       const struct proto_te_rec *r);
 /* Decode p[0, n) as a plain TrackEvent (type BEGIN/END/INSTANT, track_uuid,
  * one name, up to PROTO_PLAIN_MAX_CATS categories, nothing else) in one
  * pass. False, for the general path to handle, if it is anything else or
@@ -504,7 +511,7 @@ bool tp_proto_te_decode_plain(const uint8_t *p, size_t n, struct proto_te_plain 
 /* The sorter record of a plain event on seq: defaults' track, names and
  * categories resolved against seq's current generation. */
 void tp_proto_te_plain_record(struct proto_importer *im, const struct proto_seq *seq,
-			   const struct proto_te_plain *pl, struct proto_te_rec *rec);
+                              const struct proto_te_plain *pl, struct proto_te_rec *rec);
 
 /* v * 1000 (µs to ns), saturated at the int64 limits. */
 static inline int64_t proto_sat_mul_1000(int64_t v)

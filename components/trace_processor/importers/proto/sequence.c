@@ -103,7 +103,7 @@ void tp_proto_seq_new_gen(struct proto_importer *im, struct proto_seq *seq, bool
 		     i = hmap_next(&old->interned, i + 1)) {
 			uint64_t key = old->interned.slots[i].key;
 			gen_put(g, (uint32_t)(key & 0xff), key >> 8,
-				(void *)(uintptr_t)old->interned.slots[i].val);
+			        (void *)(uintptr_t)old->interned.slots[i].val);
 		}
 		g->parent = old;
 		tp_proto_gen_ref(old);
@@ -145,7 +145,7 @@ static void add_uuids(struct arena *a, const struct pb_field *f, uint64_t **arr,
 }
 
 void tp_proto_seq_set_defaults(struct proto_importer *im, struct proto_seq *seq, const uint8_t *p,
-			    size_t n)
+                               size_t n)
 {
 	tp_proto_seq_new_gen(im, seq, true);
 	struct proto_gen *g = seq->gen;
@@ -185,12 +185,13 @@ void tp_proto_seq_set_defaults(struct proto_importer *im, struct proto_seq *seq,
 					g->track_uuid = tf.val;
 				} else if (tf.id ==
 				           PB_F_TrackEventDefaults_extra_counter_track_uuids) {
-					add_uuids(&g->mem, &tf, &g->counter_uuids, &g->n_counter_uuids);
+					add_uuids(&g->mem, &tf, &g->counter_uuids,
+					          &g->n_counter_uuids);
 				} else if (
 				    tf.id ==
 				    PB_F_TrackEventDefaults_extra_double_counter_track_uuids) {
 					add_uuids(&g->mem, &tf, &g->dbl_counter_uuids,
-						  &g->n_dbl_counter_uuids);
+					          &g->n_dbl_counter_uuids);
 				}
 			}
 		}
@@ -198,7 +199,7 @@ void tp_proto_seq_set_defaults(struct proto_importer *im, struct proto_seq *seq,
 }
 
 void tp_proto_seq_add_interned(struct proto_importer *im, struct proto_seq *seq, const uint8_t *p,
-			    size_t n)
+                               size_t n)
 {
 	if (!seq->gen)
 		tp_proto_seq_new_gen(im, seq, false);
@@ -226,7 +227,7 @@ void tp_proto_seq_add_interned(struct proto_importer *im, struct proto_seq *seq,
 }
 
 uint32_t tp_proto_interned_str_slow(struct tp *tp, const struct proto_gen *g, uint32_t field,
-				 uint64_t iid)
+                                    uint64_t iid)
 {
 	struct proto_interned *e = proto_gen_lookup(g, field, iid);
 	if (!e) {

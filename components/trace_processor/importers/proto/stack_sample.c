@@ -57,18 +57,24 @@ void tp_proto_stack_sample_free(struct proto_importer *im)
 /* StackSample.Mode, Perfetto's labels (UNKNOWN and unknown values: NULL). */
 static const char *mode_name(uint64_t mode)
 {
-	static const char *const names[] = {NULL, "user", "kernel", "hypervisor", "guest_user",
-					    "guest_kernel"};
+	static const char *const names[] = {NULL,         "user",       "kernel",
+	                                    "hypervisor", "guest_user", "guest_kernel"};
 	return mode < TB_ARRAY_SIZE(names) ? names[mode] : NULL;
 }
 
 /* StackSample.Unit (UNSPECIFIED and unknown values: ""). */
 static const char *unit_name(uint64_t unit)
 {
-	static const char *const names[] = {"",		    "ns",	    "cycles",
-					    "instructions", "bytes",	    "page-faults",
-					    "cache-misses", "cache-references", "branch-misses",
-					    "count"};
+	static const char *const names[] = {"",
+	                                    "ns",
+	                                    "cycles",
+	                                    "instructions",
+	                                    "bytes",
+	                                    "page-faults",
+	                                    "cache-misses",
+	                                    "cache-references",
+	                                    "branch-misses",
+	                                    "count"};
 	return unit < TB_ARRAY_SIZE(names) ? names[unit] : "";
 }
 
@@ -90,8 +96,8 @@ static bool varint_field(const uint8_t *p, size_t n, uint32_t id, uint64_t *v)
 /* The message of an inline field (inline_id) or interned one (iid_id, looked
  * up in InternedData field intern) of p; false when neither resolves. */
 static bool inline_or_interned(const struct proto_ev *ev, const uint8_t *p, size_t n,
-			       uint32_t inline_id, uint32_t iid_id, uint32_t intern,
-			       struct pb_field *out)
+                               uint32_t inline_id, uint32_t iid_id, uint32_t intern,
+                               struct pb_field *out)
 {
 	uint64_t iid;
 	if (msg_field(p, n, inline_id, out))
@@ -117,7 +123,8 @@ static uint32_t async_context(struct proto_importer *im, const struct proto_gen 
 	size_t n = 0;
 	uint32_t parent = TP_NULL_U32;
 	while (iid && n < STACK_SAMPLE_MAX_ASYNC_DEPTH) {
-		struct proto_interned *e = proto_gen_lookup(g, INTERN_STACK_SAMPLE_ASYNC_CONTEXTS, iid);
+		struct proto_interned *e =
+		    proto_gen_lookup(g, INTERN_STACK_SAMPLE_ASYNC_CONTEXTS, iid);
 		if (!e)
 			break;
 		if (e->str != UINT32_MAX) {
@@ -151,7 +158,7 @@ static uint32_t async_context(struct proto_importer *im, const struct proto_gen 
 
 /* The task context of a TaskContext message; *upid its process. */
 static uint32_t task_context(struct proto_importer *im, const struct proto_ev *ev,
-			     const struct pb_field *m, uint32_t *upid)
+                             const struct pb_field *m, uint32_t *upid)
 {
 	struct tp *tp = im->tp;
 	uint64_t pid = 0, tid = 0, async = 0;
@@ -163,7 +170,7 @@ static uint32_t task_context(struct proto_importer *im, const struct proto_ev *e
 		*upid = tp_process_for_pid(tp, (int64_t)(uint32_t)pid);
 	if (has_tid)
 		utid = tp_thread_for_tid(tp, (int64_t)(uint32_t)tid,
-					 has_pid ? (int64_t)(uint32_t)pid : -1);
+		                         has_pid ? (int64_t)(uint32_t)pid : -1);
 	if (has_async)
 		actx = async_context(im, ev->gen, async);
 	return tp_profiler_task_context(tp, *upid, utid, actx);
@@ -172,7 +179,7 @@ static uint32_t task_context(struct proto_importer *im, const struct proto_ev *e
 /* The track of a CounterDescriptor d for this sample (TP_NULL_U32: a
  * per-cpu counter of a sample without cpu). */
 static uint32_t counter_track(struct proto_importer *im, uint32_t session, uint32_t source,
-			      const struct pb_field *d, bool is_timebase, uint32_t cpu)
+                              const struct pb_field *d, bool is_timebase, uint32_t cpu)
 {
 	struct tp *tp = im->tp;
 	struct pb_field f;
@@ -235,8 +242,7 @@ static uint32_t counter_track(struct proto_importer *im, uint32_t session, uint3
 
 /* The repeated CounterDescriptors id of p[0, n) as tracks into out. */
 static size_t follower_tracks(struct proto_importer *im, uint32_t session, uint32_t source,
-			      const uint8_t *p, size_t n, uint32_t id, uint32_t cpu,
-			      uint32_t *out)
+                              const uint8_t *p, size_t n, uint32_t id, uint32_t cpu, uint32_t *out)
 {
 	size_t k = 0;
 	struct pb_reader r;
@@ -251,8 +257,8 @@ static size_t follower_tracks(struct proto_importer *im, uint32_t session, uint3
 /* The counter rows of the sample's weights, timebase first (Perfetto's
  * ParseCounterValues); returns how many, in out. */
 static size_t counter_values(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
-			     uint32_t session, uint32_t source, uint32_t cpu, const uint8_t *p,
-			     size_t n, uint32_t *out)
+                             uint32_t session, uint32_t source, uint32_t cpu, const uint8_t *p,
+                             size_t n, uint32_t *out)
 {
 	struct tp *tp = im->tp;
 	const struct proto_gen *g = ev->gen;
@@ -288,13 +294,14 @@ static size_t counter_values(struct proto_importer *im, int64_t ts, const struct
 			for (bool more = packed ? pb_packed_next(&it, &iid) : (iid = f.val, true);
 			     more && nf < STACK_SAMPLE_MAX_FOLLOWERS;
 			     more = packed && pb_packed_next(&it, &iid)) {
-				const struct proto_interned *e =
-				    proto_gen_lookup(g, INTERN_STACK_SAMPLE_COUNTER_DESCRIPTORS, iid);
+				const struct proto_interned *e = proto_gen_lookup(
+				    g, INTERN_STACK_SAMPLE_COUNTER_DESCRIPTORS, iid);
 				struct pb_field fd = {.data = e ? e->data : NULL,
-						      .len = e ? e->len : 0,
-						      .wire = PB_WIRE_LEN};
-				followers[nf++] = e ? counter_track(im, session, source, &fd, false, cpu)
-						    : TP_NULL_U32;
+				                      .len = e ? e->len : 0,
+				                      .wire = PB_WIRE_LEN};
+				followers[nf++] =
+				    e ? counter_track(im, session, source, &fd, false, cpu)
+				      : TP_NULL_U32;
 			}
 		}
 	}
@@ -314,16 +321,17 @@ static size_t counter_values(struct proto_importer *im, int64_t ts, const struct
 			pb_packed_init(&it, f.data, f.len, PB_WIRE_VARINT);
 		else if (f.wire != PB_WIRE_VARINT)
 			continue;
-		for (bool more = packed ? pb_packed_next(&it, &v) : (v = f.val, true); more && i < nf;
-		     more = packed && pb_packed_next(&it, &v), i++)
+		for (bool more = packed ? pb_packed_next(&it, &v) : (v = f.val, true);
+		     more && i < nf; more = packed && pb_packed_next(&it, &v), i++)
 			if (followers[i] != TP_NULL_U32)
-				out[k++] = tp_counter_add(tp, followers[i], ts, (double)v, TP_NULL_U32);
+				out[k++] =
+				    tp_counter_add(tp, followers[i], ts, (double)v, TP_NULL_U32);
 	}
 	return k;
 }
 
 void tp_proto_stack_sample_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
-			      const uint8_t *p, size_t n)
+                                 const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	struct proto_stack_sample *ss = state(im);

@@ -44,29 +44,27 @@
  * enum names do not carry (COMMITED_AS = "Committed_AS"). Keys past the end
  * are unknown to Perfetto too and are skipped. */
 static const char *const meminfo_names[] = {
-	"MemUnspecified", "MemTotal",     "MemFree",        "MemAvailable",
-	"Buffers",        "Cached",       "SwapCached",     "Active",
-	"Inactive",       "Active(anon)", "Inactive(anon)", "Active(file)",
-	"Inactive(file)", "Unevictable",  "Mlocked",        "SwapTotal",
-	"SwapFree",       "Dirty",        "Writeback",      "AnonPages",
-	"Mapped",         "Shmem",        "Slab",           "SReclaimable",
-	"SUnreclaim",     "KernelStack",  "PageTables",     "CommitLimit",
-	"Committed_AS",   "VmallocTotal", "VmallocUsed",    "VmallocChunk",
-	"CmaTotal",       "CmaFree",
+    "MemUnspecified", "MemTotal",     "MemFree",        "MemAvailable", "Buffers",
+    "Cached",         "SwapCached",   "Active",         "Inactive",     "Active(anon)",
+    "Inactive(anon)", "Active(file)", "Inactive(file)", "Unevictable",  "Mlocked",
+    "SwapTotal",      "SwapFree",     "Dirty",          "Writeback",    "AnonPages",
+    "Mapped",         "Shmem",        "Slab",           "SReclaimable", "SUnreclaim",
+    "KernelStack",    "PageTables",   "CommitLimit",    "Committed_AS", "VmallocTotal",
+    "VmallocUsed",    "VmallocChunk", "CmaTotal",       "CmaFree",
 };
 
 /* A counter track: the same (type, name, dims) gives the same track. */
 static uint32_t counter_track(struct tp *tp, const char *type, const char *name, int64_t upid,
-			      int64_t cpu, uint64_t extra_dim, const char *unit)
+                              int64_t cpu, uint64_t extra_dim, const char *unit)
 {
 	struct tp_track_key key = {
-		.type = type,
-		.event_type = "counter",
-		.utid = -1,
-		.upid = upid,
-		.cpu = cpu,
-		.extra_dim = extra_dim,
-		.name = tp_intern_cstr(tp, name),
+	    .type = type,
+	    .event_type = "counter",
+	    .utid = -1,
+	    .upid = upid,
+	    .cpu = cpu,
+	    .extra_dim = extra_dim,
+	    .name = tp_intern_cstr(tp, name),
 	};
 	uint32_t id = tp_track_get(tp, &key);
 	if (unit && !tp->t.track.unit[id])
@@ -90,9 +88,8 @@ static bool vmstat_name(uint64_t key, char *buf, size_t cap)
 	}
 	if (key > INT32_MAX)
 		return false;
-	const ProtobufCEnumValue *v =
-		protobuf_c_enum_descriptor_get_value(&perfetto__protos__vmstat_counters__descriptor,
-						     (int)key);
+	const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
+	    &perfetto__protos__vmstat_counters__descriptor, (int)key);
 	if (!v || strncmp(v->name, "VMSTAT_", 7) != 0)
 		return false;
 	size_t i = 0;
@@ -145,12 +142,14 @@ static void cpu_times(struct tp *tp, int64_t ts, const struct pb_field *f)
 		uint32_t track = counter_track(tp, "cpustat", names[i], -1, cpu, 0, NULL);
 		if (tp->t.track.dimension_arg_set_id[track] == TP_NULL_U32) {
 			/* Perfetto's dimensions: the cpu and the field ("idle_ns"). */
-			uint32_t kc = tp_intern_cstr(tp, "cpu"), kk = tp_intern_cstr(tp, "cpustat_key");
+			uint32_t kc = tp_intern_cstr(tp, "cpu"),
+			         kk = tp_intern_cstr(tp, "cpustat_key");
 			tp_args_begin(&tp->args_scratch);
 			tp_args_add_int(&tp->args_scratch, kc, kc, cpu);
 			tp_args_add_string(&tp->args_scratch, kk, kk,
 			                   tp_intern_cstr(tp, names[i] + strlen("cpu.times.")));
-			tp->t.track.dimension_arg_set_id[track] = tp_args_commit(tp, &tp->args_scratch);
+			tp->t.track.dimension_arg_set_id[track] =
+			    tp_args_commit(tp, &tp->args_scratch);
 		}
 		push(tp, ts, track, (double)v[i]);
 	}
@@ -158,9 +157,13 @@ static void cpu_times(struct tp *tp, int64_t ts, const struct pb_field *f)
 
 static const char *psi_key(uint64_t resource)
 {
-	static const char *const keys[] = {"resource.unspecified", "cpu.some", "cpu.full",
-					   "io.some",		   "io.full",  "mem.some",
-					   "mem.full"};
+	static const char *const keys[] = {"resource.unspecified",
+	                                   "cpu.some",
+	                                   "cpu.full",
+	                                   "io.some",
+	                                   "io.full",
+	                                   "mem.some",
+	                                   "mem.full"};
 	return resource < sizeof keys / sizeof keys[0] ? keys[resource] : NULL;
 }
 
@@ -206,7 +209,7 @@ static void cpuidle(struct proto_importer *im, int64_t ts, const struct pb_field
 		if (pb_find_field(c.data, c.len, PB_F_SysStats_CpuIdleStateEntry_state, &s) == 1 &&
 		    s.wire == PB_WIRE_LEN)
 			snprintf(state, sizeof state, "%.*s", s.len > 256 ? 256 : (int)s.len,
-				 (const char *)s.data);
+			         (const char *)s.data);
 		uint64_t us = 0;
 		if (pb_find_field(c.data, c.len, PB_F_SysStats_CpuIdleStateEntry_duration_us, &d) ==
 		        1 &&
@@ -228,10 +231,10 @@ static void disk_stat(struct proto_importer *im, int64_t ts, const struct pb_fie
 	static const struct {
 		const char *name, *unit;
 	} counters[] = {
-		{"read_amount", "MB"},	     {"read_throughput", "MB/s"},
-		{"write_amount", "MB"},	     {"write_throughput", "MB/s"},
-		{"discard_amount", "MB"},    {"discard_throughput", "MB/s"},
-		{"flush_amount", "count"},   {"flush_time", "ms"},
+	    {"read_amount", "MB"},     {"read_throughput", "MB/s"},
+	    {"write_amount", "MB"},    {"write_throughput", "MB/s"},
+	    {"discard_amount", "MB"},  {"discard_throughput", "MB/s"},
+	    {"flush_amount", "count"}, {"flush_time", "ms"},
 	};
 	struct tp *tp = im->tp;
 	struct pb_reader r;
@@ -276,8 +279,9 @@ static void disk_stat(struct proto_importer *im, int64_t ts, const struct pb_fie
 		snprintf(name, sizeof name, "diskstat.[%.256s].%s", dname, counters[i].name);
 		uint32_t track = counter_track(tp, "diskstat", name, -1, -1, 0, counters[i].unit);
 		track_dims(im, track,
-			   (struct dim[]){{"device_name", dname, 0}, {"counter_name", counters[i].name, 0}},
-			   2);
+		           (struct dim[]){{"device_name", dname, 0},
+		                          {"counter_name", counters[i].name, 0}},
+		           2);
 		push(tp, ts, track, v[i]);
 	}
 }
@@ -335,7 +339,8 @@ void tp_proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8
 	              {PB_F_SysStats_num_softirq_total, "num_softirq_total"}};
 	for (size_t i = 0; i < sizeof totals / sizeof totals[0]; i++)
 		if (pb_find_field(p, n, totals[i].id, &f) == 1 && f.wire == PB_WIRE_VARINT)
-			push(tp, ts, counter_track(tp, totals[i].name, totals[i].name, -1, -1, 0, NULL),
+			push(tp, ts,
+			     counter_track(tp, totals[i].name, totals[i].name, -1, -1, 0, NULL),
 			     (double)f.val);
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f))
@@ -387,8 +392,10 @@ void tp_proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8
 		else if (f.wire != PB_WIRE_VARINT)
 			continue;
 		while (!packed || pb_packed_next(&it, &v)) {
-			uint32_t track = counter_track(tp, "gpu_frequency", "gpufreq", -1, -1, 0, "kHz");
-			track_dims(im, track, (struct dim[]){{"ugpu", NULL, 0}, {"gpu", NULL, 0}}, 2);
+			uint32_t track =
+			    counter_track(tp, "gpu_frequency", "gpufreq", -1, -1, 0, "kHz");
+			track_dims(im, track, (struct dim[]){{"ugpu", NULL, 0}, {"gpu", NULL, 0}},
+			           2);
 			push(tp, ts, track, (double)v);
 			if (!packed)
 				break;
@@ -454,7 +461,8 @@ static void process_stats_process(struct tp *tp, int64_t ts, const uint8_t *p, s
 		const char *type = NULL;
 		const char *name = process_memory_name(f.id, &type);
 		if (f.id == PB_F_ProcessStats_Process_oom_score_adj) {
-			push(tp, ts, counter_track(tp, "oom_score_adj", "oom_score_adj", upid, -1, 0, NULL),
+			push(tp, ts,
+			     counter_track(tp, "oom_score_adj", "oom_score_adj", upid, -1, 0, NULL),
 			     (double)(int64_t)f.val);
 		} else if (name) {
 			/* kB, kept in bytes */
@@ -699,9 +707,9 @@ static void cpu_freqs(struct tp *tp, uint32_t ucpu, const struct pb_field *cpu)
 
 static void cpu_args(struct proto_importer *im, uint32_t ucpu, const struct pb_field *cpu)
 {
-	static const char *const arm_keys[] = {NULL, "arm_cpu_implementer", "arm_cpu_architecture",
-					       "arm_cpu_variant", "arm_cpu_part",
-					       "arm_cpu_revision"};
+	static const char *const arm_keys[] = {
+	    NULL,           "arm_cpu_implementer", "arm_cpu_architecture", "arm_cpu_variant",
+	    "arm_cpu_part", "arm_cpu_revision"};
 	struct tp *tp = im->tp;
 	struct tp_args_builder *b = &im->args;
 	struct pb_field f = {0}, a = {0};
@@ -761,8 +769,9 @@ void tp_proto_cpu_info_parse(struct proto_importer *im, const uint8_t *p, size_t
 				d.has_capacity = true;
 			} else if (c.id == PB_F_CpuInfo_Cpu_frequencies &&
 			           c.wire == PB_WIRE_VARINT) {
-				d.max_freq = d.has_freq && d.max_freq > (uint32_t)c.val ? d.max_freq
-											 : (uint32_t)c.val;
+				d.max_freq = d.has_freq && d.max_freq > (uint32_t)c.val
+				                 ? d.max_freq
+				                 : (uint32_t)c.val;
 				d.has_freq = true;
 			} else if (c.id == PB_F_CpuInfo_Cpu_frequencies &&
 			           c.wire == PB_WIRE_LEN) { /* packed */
@@ -829,7 +838,7 @@ static size_t kworker_name_len(const char *s, size_t n)
 #define KTHREADD_PID 2
 
 static void process_tree_process(struct proto_importer *im, const struct proto_ev *ev,
-				 const uint8_t *p, size_t n, struct hmap *kthreads)
+                                 const uint8_t *p, size_t n, struct hmap *kthreads)
 {
 	struct tp *tp = im->tp;
 	int64_t pid = 0, ppid = 0, uid = -1;
@@ -899,7 +908,7 @@ static void process_tree_process(struct proto_importer *im, const struct proto_e
 	/* The cmdline is the comm (kernel threads): it names the thread too. */
 	if (cmdline_is_comm)
 		tp_thread_set_name_prio(tp, tp_thread_for_tid(tp, pid, pid), cmd,
-					TP_NAME_PROCESS_TREE);
+		                        TP_NAME_PROCESS_TREE);
 	t = &tp->t.process; /* the main thread may have grown the tables */
 	if (uid >= 0) {
 		/* Perfetto's SetProcessUid: the app id and user of any uid
@@ -924,7 +933,7 @@ static void process_tree_process(struct proto_importer *im, const struct proto_e
 }
 
 static void process_tree_thread(struct proto_importer *im, const uint8_t *p, size_t n,
-				const struct hmap *kthreads)
+                                const struct hmap *kthreads)
 {
 	int64_t tid = 0, tgid = 0;
 	const char *name = NULL;
@@ -948,11 +957,11 @@ static void process_tree_thread(struct proto_importer *im, const uint8_t *p, siz
 	if (tid == tgid && hmap_get(kthreads, (uint64_t)tid, NULL))
 		name_len = kworker_name_len(name, name_len);
 	tp_thread_set_name_prio(im->tp, utid, tp_intern(im->tp, name, name_len),
-				TP_NAME_PROCESS_TREE);
+	                        TP_NAME_PROCESS_TREE);
 }
 
 void tp_proto_process_tree_parse(struct proto_importer *im, const struct proto_ev *ev,
-			      const uint8_t *p, size_t n)
+                                 const uint8_t *p, size_t n)
 {
 	/* Processes first, then threads (a kworker main thread's name is cut
 	 * when its process is a child of kthreadd). */

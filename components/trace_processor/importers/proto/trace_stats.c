@@ -44,26 +44,26 @@ static const struct {
 	uint32_t field;
 	enum tp_istat stat;
 } buffer_fields[] = {
-	{1, TP_ISTAT_traced_buf_bytes_written},
-	{2, TP_ISTAT_traced_buf_chunks_written},
-	{3, TP_ISTAT_traced_buf_chunks_overwritten},
-	{4, TP_ISTAT_traced_buf_write_wrap_count},
-	{5, TP_ISTAT_traced_buf_patches_succeeded},
-	{6, TP_ISTAT_traced_buf_patches_failed},
-	{7, TP_ISTAT_traced_buf_readaheads_succeeded},
-	{8, TP_ISTAT_traced_buf_readaheads_failed},
-	{9, TP_ISTAT_traced_buf_abi_violations},
-	{10, TP_ISTAT_traced_buf_chunks_rewritten},
-	{11, TP_ISTAT_traced_buf_chunks_committed_out_of_order},
-	{12, TP_ISTAT_traced_buf_buffer_size},
-	{13, TP_ISTAT_traced_buf_bytes_overwritten},
-	{14, TP_ISTAT_traced_buf_bytes_read},
-	{15, TP_ISTAT_traced_buf_padding_bytes_written},
-	{16, TP_ISTAT_traced_buf_padding_bytes_cleared},
-	{17, TP_ISTAT_traced_buf_chunks_read},
-	{18, TP_ISTAT_traced_buf_chunks_discarded},
-	{19, TP_ISTAT_traced_buf_trace_writer_packet_loss},
-	{20, TP_ISTAT_traced_buf_chunks_relocated},
+    {1, TP_ISTAT_traced_buf_bytes_written},
+    {2, TP_ISTAT_traced_buf_chunks_written},
+    {3, TP_ISTAT_traced_buf_chunks_overwritten},
+    {4, TP_ISTAT_traced_buf_write_wrap_count},
+    {5, TP_ISTAT_traced_buf_patches_succeeded},
+    {6, TP_ISTAT_traced_buf_patches_failed},
+    {7, TP_ISTAT_traced_buf_readaheads_succeeded},
+    {8, TP_ISTAT_traced_buf_readaheads_failed},
+    {9, TP_ISTAT_traced_buf_abi_violations},
+    {10, TP_ISTAT_traced_buf_chunks_rewritten},
+    {11, TP_ISTAT_traced_buf_chunks_committed_out_of_order},
+    {12, TP_ISTAT_traced_buf_buffer_size},
+    {13, TP_ISTAT_traced_buf_bytes_overwritten},
+    {14, TP_ISTAT_traced_buf_bytes_read},
+    {15, TP_ISTAT_traced_buf_padding_bytes_written},
+    {16, TP_ISTAT_traced_buf_padding_bytes_cleared},
+    {17, TP_ISTAT_traced_buf_chunks_read},
+    {18, TP_ISTAT_traced_buf_chunks_discarded},
+    {19, TP_ISTAT_traced_buf_trace_writer_packet_loss},
+    {20, TP_ISTAT_traced_buf_chunks_relocated},
 };
 
 /* A message's field and the single stat it sets. */
@@ -74,19 +74,19 @@ struct field_stat {
 
 /* TraceStats field -> single stat (each is set, 0 when absent). */
 static const struct field_stat trace_fields[] = {
-	{2, TP_STAT_traced_producers_connected},  {3, TP_STAT_traced_producers_seen},
-	{4, TP_STAT_traced_data_sources_registered}, {5, TP_STAT_traced_data_sources_seen},
-	{6, TP_STAT_traced_tracing_sessions},     {7, TP_STAT_traced_total_buffers},
-	{8, TP_STAT_traced_chunks_discarded},     {9, TP_STAT_traced_patches_discarded},
-	{12, TP_STAT_traced_flushes_requested},   {13, TP_STAT_traced_flushes_succeeded},
-	{14, TP_STAT_traced_flushes_failed},
+    {2, TP_STAT_traced_producers_connected},     {3, TP_STAT_traced_producers_seen},
+    {4, TP_STAT_traced_data_sources_registered}, {5, TP_STAT_traced_data_sources_seen},
+    {6, TP_STAT_traced_tracing_sessions},        {7, TP_STAT_traced_total_buffers},
+    {8, TP_STAT_traced_chunks_discarded},        {9, TP_STAT_traced_patches_discarded},
+    {12, TP_STAT_traced_flushes_requested},      {13, TP_STAT_traced_flushes_succeeded},
+    {14, TP_STAT_traced_flushes_failed},
 };
 
 /* FilterStats field -> single stat (set only when filter_stats is there). */
 static const struct field_stat filter_fields[] = {
-	{1, TP_STAT_filter_input_packets}, {2, TP_STAT_filter_input_bytes},
-	{3, TP_STAT_filter_output_bytes},  {4, TP_STAT_filter_errors},
-	{5, TP_STAT_filter_time_taken_ns},
+    {1, TP_STAT_filter_input_packets}, {2, TP_STAT_filter_input_bytes},
+    {3, TP_STAT_filter_output_bytes},  {4, TP_STAT_filter_errors},
+    {5, TP_STAT_filter_time_taken_ns},
 };
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
@@ -115,7 +115,7 @@ static void filter_stats(struct tp *tp, const uint8_t *p, size_t n)
 		if (f.id == PB_F_TraceStats_FilterStats_bytes_discarded_per_buffer &&
 		    f.wire == PB_WIRE_VARINT) {
 			tp_istat_set(tp, TP_ISTAT_traced_buf_bytes_filtered_out, buf++,
-				     (int64_t)f.val);
+			             (int64_t)f.val);
 		} else if (f.id == PB_F_TraceStats_FilterStats_bytes_discarded_per_buffer &&
 		           f.wire == PB_WIRE_LEN) { /* packed */
 			struct pb_packed it;
@@ -123,7 +123,7 @@ static void filter_stats(struct tp *tp, const uint8_t *p, size_t n)
 			pb_packed_init(&it, f.data, f.len, PB_WIRE_VARINT);
 			while (pb_packed_next(&it, &x))
 				tp_istat_set(tp, TP_ISTAT_traced_buf_bytes_filtered_out, buf++,
-					     (int64_t)x);
+				             (int64_t)x);
 		} else if (f.wire == PB_WIRE_VARINT && f.id < N_OF(v)) {
 			v[f.id] = f.val;
 		}
@@ -141,14 +141,14 @@ void tp_proto_seq_count_loss(struct proto_seq *seq, uint32_t reasons)
 
 /* Per-buffer loss stats, by DATA_LOSS_* bit 1 << (i + 1). */
 static const enum tp_istat cause_stats[8] = {
-	TP_ISTAT_traced_buf_data_loss_read_gap,
-	TP_ISTAT_traced_buf_data_loss_chunk_corrupted,
-	TP_ISTAT_traced_buf_data_loss_orphan_continuation,
-	TP_ISTAT_traced_buf_data_loss_reassembly_gap,
-	TP_ISTAT_traced_buf_data_loss_reassembly_broken_chain,
-	TP_ISTAT_traced_buf_data_loss_overwrite,
-	TP_ISTAT_traced_buf_data_loss_writer_abort,
-	TP_ISTAT_traced_buf_data_loss_smb_full,
+    TP_ISTAT_traced_buf_data_loss_read_gap,
+    TP_ISTAT_traced_buf_data_loss_chunk_corrupted,
+    TP_ISTAT_traced_buf_data_loss_orphan_continuation,
+    TP_ISTAT_traced_buf_data_loss_reassembly_gap,
+    TP_ISTAT_traced_buf_data_loss_reassembly_broken_chain,
+    TP_ISTAT_traced_buf_data_loss_overwrite,
+    TP_ISTAT_traced_buf_data_loss_writer_abort,
+    TP_ISTAT_traced_buf_data_loss_smb_full,
 };
 
 /* TraceStats.writer_stats: what each known sequence lost, summed per
@@ -192,15 +192,15 @@ static void writer_stats(struct proto_importer *im, const uint8_t *p, size_t n)
 		}
 		per[i].sum.dropped += seq->loss.dropped;
 		per[i].inc_dropped += seq->loss.needs_inc_skipped > 0 &&
-				      seq->loss.needs_inc_skipped == seq->loss.needs_inc;
+		                      seq->loss.needs_inc_skipped == seq->loss.needs_inc;
 		for (unsigned c = 0; c < 8; c++)
 			per[i].sum.causes[c] += seq->loss.causes[c];
 	}
 	for (size_t i = 0; i < n_per; i++) {
 		tp_istat_set(tp, TP_ISTAT_traced_buf_sequence_packet_loss, per[i].buf,
-			     per[i].sum.dropped);
+		             per[i].sum.dropped);
 		tp_istat_set(tp, TP_ISTAT_traced_buf_incremental_sequences_dropped, per[i].buf,
-			     per[i].inc_dropped);
+		             per[i].inc_dropped);
 		for (unsigned c = 0; c < 8; c++)
 			tp_istat_set(tp, cause_stats[c], per[i].buf, per[i].sum.causes[c]);
 	}
@@ -239,12 +239,9 @@ static const struct {
 	uint32_t field;
 	enum tp_istat begin;
 } cpu_counters[] = {
-	{2, TP_ISTAT_ftrace_cpu_entries_begin},
-	{3, TP_ISTAT_ftrace_cpu_overrun_begin},
-	{4, TP_ISTAT_ftrace_cpu_commit_overrun_begin},
-	{5, TP_ISTAT_ftrace_cpu_bytes_begin},
-	{8, TP_ISTAT_ftrace_cpu_dropped_events_begin},
-	{9, TP_ISTAT_ftrace_cpu_read_events_begin},
+    {2, TP_ISTAT_ftrace_cpu_entries_begin},        {3, TP_ISTAT_ftrace_cpu_overrun_begin},
+    {4, TP_ISTAT_ftrace_cpu_commit_overrun_begin}, {5, TP_ISTAT_ftrace_cpu_bytes_begin},
+    {8, TP_ISTAT_ftrace_cpu_dropped_events_begin}, {9, TP_ISTAT_ftrace_cpu_read_events_begin},
 };
 
 /* Seconds as a double to ns, truncated, saturated at INT64_MAX (oldest
@@ -292,7 +289,7 @@ static void cpu_stats(struct tp *tp, int phase, const uint8_t *p, size_t n)
 	}
 	tp_istat_set(tp, TP_ISTAT_ftrace_cpu_now_ts_begin + phase, cpu, secs_to_ns(now));
 	tp_istat_set(tp, TP_ISTAT_ftrace_cpu_oldest_event_ts_begin + phase, cpu,
-		     secs_to_ns(oldest));
+	             secs_to_ns(oldest));
 }
 
 #define FTRACE_STATUS_ABI_ZERO_DATA_LENGTH 12
@@ -308,7 +305,7 @@ static void parse_error(struct tp *tp, uint64_t code, char *msg, size_t cap, siz
 	    &perfetto__protos__ftrace_parse_status__descriptor, (int)(int32_t)code);
 	if (*len < cap) {
 		int w = snprintf(msg + *len, cap - *len, "%s%s", *len ? ", " : "",
-				 v ? v->name : "FTRACE_STATUS_UNKNOWN");
+		                 v ? v->name : "FTRACE_STATUS_UNKNOWN");
 		*len += w > 0 ? (size_t)w : 0;
 	}
 }
@@ -336,9 +333,9 @@ static void parse_errors(struct tp *tp, const uint8_t *p, size_t n)
 	}
 	if (len)
 		tp_fail(tp, -EINVAL,
-			"the trace was recorded with critical ftrace parse errors (a bug in the "
-			"recorder or the kernel): %s",
-			msg);
+		        "the trace was recorded with critical ftrace parse errors (a bug in the "
+		        "recorder or the kernel): %s",
+		        msg);
 }
 
 void tp_proto_ftrace_stats(struct proto_importer *im, uint32_t seq_id, const uint8_t *p, size_t n)
@@ -415,8 +412,10 @@ void tp_proto_config_stats_eof(struct proto_importer *im)
 		while (pb_next(&r, &f)) {
 			if (f.id != PB_F_TraceConfig_buffers || f.wire != PB_WIRE_LEN)
 				continue;
-			if (tp_istat_get(tp, TP_ISTAT_traced_buf_bytes_overwritten, buf, &v) && v > 0)
-				tp_istat_set(tp, TP_ISTAT_long_trace_mode_bytes_overwritten, buf, v);
+			if (tp_istat_get(tp, TP_ISTAT_traced_buf_bytes_overwritten, buf, &v) &&
+			    v > 0)
+				tp_istat_set(tp, TP_ISTAT_long_trace_mode_bytes_overwritten, buf,
+				             v);
 			buf++;
 		}
 	}

@@ -81,7 +81,7 @@ static bool decode_extra(const struct pb_field *f, struct extra *x)
 /* The value of an incremental counter track after adding v (per sequence,
  * reset with the incremental state); v itself for other tracks. */
 static double absolute_value(struct proto_importer *im, struct proto_seq *seq, uint64_t uuid,
-			     double v, bool *changed)
+                             double v, bool *changed)
 {
 	struct proto_track *t = tp_proto_track_find(im, uuid);
 	if (!t || !t->is_incremental)
@@ -99,8 +99,8 @@ static double absolute_value(struct proto_importer *im, struct proto_seq *seq, u
 
 /* Make the extra counter values of incremental tracks absolute, in trace
  * order; abs is left empty when no value needed it. */
-static void absolute_extra(struct proto_importer *im, struct proto_seq *seq,
-			   const struct extra *x, struct proto_abs_counters *abs)
+static void absolute_extra(struct proto_importer *im, struct proto_seq *seq, const struct extra *x,
+                           struct proto_abs_counters *abs)
 {
 	const struct proto_gen *g = seq->gen;
 	const uint64_t *uu = x->n_ctr_uuids || !g ? x->ctr_uuids : g->counter_uuids;
@@ -108,13 +108,13 @@ static void absolute_extra(struct proto_importer *im, struct proto_seq *seq,
 	bool changed = false;
 	for (uint32_t i = 0; i < x->n_ctr_vals; i++)
 		abs->v[i] = i < nu ? absolute_value(im, seq, uu[i], x->ctr_vals[i], &changed)
-				   : x->ctr_vals[i];
+		                   : x->ctr_vals[i];
 	uu = x->n_dbl_uuids || !g ? x->dbl_uuids : g->dbl_counter_uuids;
 	nu = x->n_dbl_uuids || !g ? x->n_dbl_uuids : g->n_dbl_counter_uuids;
 	for (uint32_t i = 0; i < x->n_dbl_vals; i++)
 		abs->v[x->n_ctr_vals + i] =
-			i < nu ? absolute_value(im, seq, uu[i], x->dbl_vals[i], &changed)
-			       : x->dbl_vals[i];
+		    i < nu ? absolute_value(im, seq, uu[i], x->dbl_vals[i], &changed)
+		           : x->dbl_vals[i];
 	if (changed) {
 		abs->n_int = x->n_ctr_vals;
 		abs->n_dbl = x->n_dbl_vals;
@@ -182,8 +182,7 @@ bool tp_proto_te_decode_plain(const uint8_t *p, size_t n, struct proto_te_plain 
 	while (p < end) {
 		uint64_t tag, v;
 		const uint8_t *data = NULL;
-		if (!(p = pb_read_varint(p, end, &tag)) ||
-		    !(p = pb_read_varint_short(p, end, &v)))
+		if (!(p = pb_read_varint(p, end, &tag)) || !(p = pb_read_varint_short(p, end, &v)))
 			return false;
 		if ((tag & 7) == PB_WIRE_LEN) {
 			if (v > (uint64_t)(end - p))
@@ -222,7 +221,7 @@ bool tp_proto_te_decode_plain(const uint8_t *p, size_t n, struct proto_te_plain 
 /* Resolve a plain event's strings now, as decode() would at parse time
  * against the same generation. */
 void tp_proto_te_plain_record(struct proto_importer *im, const struct proto_seq *seq,
-			   const struct proto_te_plain *sf, struct proto_te_rec *rec)
+                              const struct proto_te_plain *sf, struct proto_te_rec *rec)
 {
 	struct tp *tp = im->tp;
 	const struct proto_gen *g = seq->gen;
@@ -269,9 +268,9 @@ void tp_proto_te_plain_record(struct proto_importer *im, const struct proto_seq 
 }
 
 bool tp_proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *seq,
-				const uint8_t *p, size_t n, int64_t *ts, bool has_ts,
-				struct proto_ev *out, struct proto_abs_counters *abs,
-				struct proto_te_rec *simple)
+                                   const uint8_t *p, size_t n, int64_t *ts, bool has_ts,
+                                   struct proto_ev *out, struct proto_abs_counters *abs,
+                                   struct proto_te_rec *simple)
 {
 	struct proto_te_plain sf;
 	struct extra x;
@@ -295,7 +294,8 @@ bool tp_proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *
 			continue;
 		switch (f.id) {
 		case PB_F_TrackEvent_timestamp_delta_us:
-			seq->ref_ts_ns = sat_add(seq->ref_ts_ns, proto_sat_mul_1000((int64_t)f.val));
+			seq->ref_ts_ns =
+			    sat_add(seq->ref_ts_ns, proto_sat_mul_1000((int64_t)f.val));
 			legacy_ts = seq->ref_ts_ns;
 			has_legacy_ts = true;
 			break;
@@ -350,7 +350,7 @@ bool tp_proto_track_event_tokenize(struct proto_importer *im, struct proto_seq *
 			return false;
 		}
 		if (!tp_proto_clocks_to_trace(im->clocks, seq->id, PROTO_CLOCK_MONOTONIC,
-					   (uint64_t)legacy_ts, ts))
+		                              (uint64_t)legacy_ts, ts))
 			*ts = legacy_ts;
 	} else if (*ts < 0) {
 		tp_stat_inc(im->tp, TP_STAT_track_event_invalid_timestamp);
@@ -475,8 +475,8 @@ static void decode_legacy(struct te *e, const struct pb_field *lf)
 	}
 }
 
-static bool decode(struct proto_importer *im, const struct proto_gen *g, const uint8_t *p,
-		   size_t n, struct te *e)
+static bool decode(struct proto_importer *im, const struct proto_gen *g, const uint8_t *p, size_t n,
+                   struct te *e)
 {
 	struct tp *tp = im->tp;
 	struct pb_reader r;
@@ -507,8 +507,9 @@ static bool decode(struct proto_importer *im, const struct proto_gen *g, const u
 			uint32_t k = 0;
 			repeated_u64(&f, iids, &k, 16);
 			for (uint32_t i = 0; i < k; i++)
-				add_category(im, e,
-					     proto_interned_str(tp, g, INTERN_EVENT_CATEGORIES, iids[i]));
+				add_category(
+				    im, e,
+				    proto_interned_str(tp, g, INTERN_EVENT_CATEGORIES, iids[i]));
 			break;
 		}
 		case PB_F_TrackEvent_categories:
@@ -587,19 +588,19 @@ static void kb_ids(struct tp *tp, const struct keybuf *kb, uint32_t *flat, uint3
 {
 	*key = tp_intern(tp, kb->key, kb->kn);
 	*flat = kb->fn == kb->kn && memcmp(kb->key, kb->flat, kb->fn) == 0
-			? *key
-			: tp_intern(tp, kb->flat, kb->fn);
+	            ? *key
+	            : tp_intern(tp, kb->flat, kb->fn);
 }
 
 static void nested_value(struct proto_importer *im, const uint8_t *p, size_t n, struct keybuf *kb,
-			 int depth);
+                         int depth);
 
-static void annotation_value(struct proto_importer *im, const struct proto_gen *g,
-			     const uint8_t *p, size_t n, struct keybuf *kb, int depth);
+static void annotation_value(struct proto_importer *im, const struct proto_gen *g, const uint8_t *p,
+                             size_t n, struct keybuf *kb, int depth);
 
 /* A DebugAnnotation with a name: appends ".name" and adds its value. */
 static void annotation(struct proto_importer *im, const struct proto_gen *g, const uint8_t *p,
-		       size_t n, struct keybuf *kb, int depth)
+                       size_t n, struct keybuf *kb, int depth)
 {
 	struct pb_field f = {0};
 	const char *name = NULL;
@@ -641,8 +642,8 @@ static void add_index(struct keybuf *kb, uint32_t i)
 	kb_add(kb, b, o, false);
 }
 
-static void annotation_value(struct proto_importer *im, const struct proto_gen *g,
-			     const uint8_t *p, size_t n, struct keybuf *kb, int depth)
+static void annotation_value(struct proto_importer *im, const struct proto_gen *g, const uint8_t *p,
+                             size_t n, struct keybuf *kb, int depth)
 {
 	struct tp *tp = im->tp;
 	struct tp_args_builder *b = &im->args;
@@ -678,9 +679,10 @@ static void annotation_value(struct proto_importer *im, const struct proto_gen *
 			break;
 		case PB_F_DebugAnnotation_string_value_iid:
 			kb_ids(tp, kb, &fk, &k);
-			tp_args_add_string(
-				b, fk, k,
-				proto_interned_str(tp, g, INTERN_DEBUG_ANNOTATION_STRING_VALUES, f.val));
+			tp_args_add_string(b, fk, k,
+			                   proto_interned_str(tp, g,
+			                                      INTERN_DEBUG_ANNOTATION_STRING_VALUES,
+			                                      f.val));
 			break;
 		case PB_F_DebugAnnotation_pointer_value:
 			kb_ids(tp, kb, &fk, &k);
@@ -696,8 +698,8 @@ static void annotation_value(struct proto_importer *im, const struct proto_gen *
 			if (fk == k) {
 				if (!im->json_args)
 					im->json_args = tp_json_args_new();
-				if (tp_json_args_add(tp, im->json_args, k, (const char *)f.data, f.len,
-						     b))
+				if (tp_json_args_add(tp, im->json_args, k, (const char *)f.data,
+				                     f.len, b))
 					break;
 			}
 			tp_args_add_json(b, fk, k, tp_intern(tp, (const char *)f.data, f.len));
@@ -726,7 +728,7 @@ static void annotation_value(struct proto_importer *im, const struct proto_gen *
 
 /* Legacy NestedValue: DICT (keys[i] -> values[i]), ARRAY, or a scalar. */
 static void nested_value(struct proto_importer *im, const uint8_t *p, size_t n, struct keybuf *kb,
-			 int depth)
+                         int depth)
 {
 	struct tp *tp = im->tp;
 	struct tp_args_builder *b = &im->args;
@@ -792,10 +794,11 @@ static void nested_value(struct proto_importer *im, const uint8_t *p, size_t n, 
  * separators as '/'), `.function_name` and `.line_number` (uint), each
  * present even when the message lacks it; false if iid is unknown. */
 static bool interned_location(struct proto_importer *im, const struct proto_gen *g, uint64_t iid,
-			      const char *prefix)
+                              const char *prefix)
 {
 	struct tp *tp = im->tp;
-	const struct proto_interned *e = iid ? proto_gen_lookup(g, INTERN_SOURCE_LOCATIONS, iid) : NULL;
+	const struct proto_interned *e =
+	    iid ? proto_gen_lookup(g, INTERN_SOURCE_LOCATIONS, iid) : NULL;
 	if (!e)
 		return false;
 	struct pb_field f = {0};
@@ -839,7 +842,7 @@ struct reflected {
 };
 
 static void reflect_fields(struct proto_importer *im, const struct reflected *fields,
-			   uint32_t n_fields, const uint8_t *p, size_t n)
+                           uint32_t n_fields, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	struct pb_reader r;
@@ -853,7 +856,8 @@ static void reflect_fields(struct proto_importer *im, const struct reflected *fi
 			continue;
 		uint32_t k = tp_intern_cstr(tp, rf->key);
 		if (rf->type == 's')
-			tp_args_add_string(&im->args, k, k, tp_intern(tp, (const char *)f.data, f.len));
+			tp_args_add_string(&im->args, k, k,
+			                   tp_intern(tp, (const char *)f.data, f.len));
 		else if (rf->type == 'i')
 			tp_args_add_int(&im->args, k, k, (int64_t)f.val);
 		else
@@ -863,18 +867,18 @@ static void reflect_fields(struct proto_importer *im, const struct reflected *fi
 
 /* An inline SourceLocation (TrackEvent field 33). */
 static const struct reflected inline_location[] = {
-	{"source_location.iid", 'u'},
-	{"source_location.file_name", 's'},
-	{"source_location.function_name", 's'},
-	{"source_location.line_number", 'u'},
+    {"source_location.iid", 'u'},
+    {"source_location.file_name", 's'},
+    {"source_location.function_name", 's'},
+    {"source_location.line_number", 'u'},
 };
 
 /* ChromeHistogramSample (TrackEvent field 28). */
 static const struct reflected histogram_fields[] = {
-	{"chrome_histogram_sample.name_hash", 'u'},
-	{"chrome_histogram_sample.name", 's'},
-	{"chrome_histogram_sample.sample", 'i'},
-	{"chrome_histogram_sample.name_iid", 'u'},
+    {"chrome_histogram_sample.name_hash", 'u'},
+    {"chrome_histogram_sample.name", 's'},
+    {"chrome_histogram_sample.sample", 'i'},
+    {"chrome_histogram_sample.name_iid", 'u'},
 };
 
 /* A LogMessage (body and source location by iid, priority): a `logs` row
@@ -882,7 +886,7 @@ static const struct reflected histogram_fields[] = {
  * Perfetto's, whose LogMessage priorities equal Android's) and
  * `track_event.log_message.*` args. Needs the event's thread. */
 static void log_message(struct proto_importer *im, const struct proto_gen *g, const uint8_t *p,
-			size_t n, int64_t ts, uint32_t utid)
+                        size_t n, int64_t ts, uint32_t utid)
 {
 	struct tp *tp = im->tp;
 	uint64_t body_iid = 0, loc_iid = 0;
@@ -906,7 +910,7 @@ static void log_message(struct proto_importer *im, const struct proto_gen *g, co
 	}
 	uint32_t body = proto_interned_str(tp, g, INTERN_LOG_MESSAGE_BODY, body_iid);
 	const struct proto_interned *loc =
-		has_loc ? proto_gen_lookup(g, INTERN_SOURCE_LOCATIONS, loc_iid) : NULL;
+	    has_loc ? proto_gen_lookup(g, INTERN_SOURCE_LOCATIONS, loc_iid) : NULL;
 	if (utid == TP_NULL_U32 || !body || (has_loc && !loc)) {
 		tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
 		return;
@@ -955,8 +959,8 @@ static void log_message(struct proto_importer *im, const struct proto_gen *g, co
 /* ChromeHistogramSample, as Perfetto: the interned HistogramName as
  * `chrome_histogram_sample.name` when only name_iid is given (both, or an
  * unknown iid: track_event_parser_errors); its fields are reflected too. */
-static void histogram_name(struct proto_importer *im, const struct proto_gen *g,
-			   const uint8_t *p, size_t n)
+static void histogram_name(struct proto_importer *im, const struct proto_gen *g, const uint8_t *p,
+                           size_t n)
 {
 	struct tp *tp = im->tp;
 	struct pb_field f = {0};
@@ -979,9 +983,9 @@ static void histogram_name(struct proto_importer *im, const struct proto_gen *g,
  * hints): the async id, the thread the event came from, the phase. */
 struct legacy_args {
 	bool has_source_id;
-	int64_t source_id;            /* legacy_trace_source_id */
-	uint32_t passthrough_utid;    /* legacy_event.passthrough_utid, or TP_NULL_U32 */
-	char phase;                   /* legacy_event.phase, or 0 */
+	int64_t source_id;         /* legacy_trace_source_id */
+	uint32_t passthrough_utid; /* legacy_event.passthrough_utid, or TP_NULL_U32 */
+	char phase;                /* legacy_event.phase, or 0 */
 };
 
 /* The slice args of a TrackEvent in Perfetto's order: the interned source
@@ -991,7 +995,7 @@ struct legacy_args {
  * source_location_iid), debug annotations, then the passthrough utid and
  * the phase. */
 static void build_args(struct proto_importer *im, const struct proto_gen *g, const uint8_t *p,
-		       size_t n, const struct legacy_args *la, int64_t ts, uint32_t utid)
+                       size_t n, const struct legacy_args *la, int64_t ts, uint32_t utid)
 {
 	struct tp *tp = im->tp;
 	struct pb_reader r;
@@ -1020,11 +1024,11 @@ static void build_args(struct proto_importer *im, const struct proto_gen *g, con
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
 		if (f.id == PB_F_TrackEvent_chrome_histogram_sample && f.wire == PB_WIRE_LEN) {
-			reflect_fields(im, histogram_fields, TB_ARRAY_SIZE(histogram_fields), f.data,
-				       f.len);
+			reflect_fields(im, histogram_fields, TB_ARRAY_SIZE(histogram_fields),
+			               f.data, f.len);
 		} else if (f.id == PB_F_TrackEvent_source_location && f.wire == PB_WIRE_LEN) {
 			reflect_fields(im, inline_location, TB_ARRAY_SIZE(inline_location), f.data,
-				       f.len);
+			               f.len);
 		} else if (f.id == PB_F_TrackEvent_source_location_iid &&
 		           f.wire == PB_WIRE_VARINT) {
 			k = tp_intern_cstr(tp, "source_location_iid");
@@ -1089,7 +1093,7 @@ static bool is_async_phase(int ph)
 }
 
 static uint32_t legacy_track(struct proto_importer *im, const struct proto_ev *ev, struct te *e,
-			     uint32_t *utid_out)
+                             uint32_t *utid_out)
 {
 	struct tp *tp = im->tp;
 	int64_t pid = e->pid_override ? e->pid_override : ev->pid;
@@ -1102,8 +1106,8 @@ static uint32_t legacy_track(struct proto_importer *im, const struct proto_ev *e
 		if (tid >= 0)
 			*utid_out = tp_thread_for_tid(tp, tid, pid > 0 ? pid : -1);
 		/* Only local ids are scoped to the process (which they need). */
-		uint32_t upid = TP_NULL_U32, event_upid = pid > 0 ? tp_process_for_pid(tp, pid)
-								  : TP_NULL_U32;
+		uint32_t upid = TP_NULL_U32,
+		         event_upid = pid > 0 ? tp_process_for_pid(tp, pid) : TP_NULL_U32;
 		if (!e->global_id && !e->unscoped_id) {
 			if (event_upid == TP_NULL_U32) {
 				tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
@@ -1130,8 +1134,10 @@ static uint32_t legacy_track(struct proto_importer *im, const struct proto_ev *e
 	}
 	if ((ph == 'I' || ph == 'i' || ph == 'R') && e->instant_scope == 2 && pid >= 0) {
 		struct tp_track_key key = {.type = "legacy_chrome_global_instants",
-					   .event_type = "slice", .utid = -1,
-					   .upid = tp_process_for_pid(tp, pid), .cpu = -1};
+		                           .event_type = "slice",
+		                           .utid = -1,
+		                           .upid = tp_process_for_pid(tp, pid),
+		                           .cpu = -1};
 		return tp_track_get(tp, &key);
 	}
 	if (tid >= 0) {
@@ -1143,11 +1149,11 @@ static uint32_t legacy_track(struct proto_importer *im, const struct proto_ev *e
 }
 
 static uint32_t event_track(struct proto_importer *im, const struct proto_ev *ev, struct te *e,
-			    uint32_t *utid_out)
+                            uint32_t *utid_out)
 {
 	const struct proto_gen *g = ev->gen;
 	bool legacy_fallback = e->has_legacy && !e->has_type &&
-			       (e->has_uuid ? e->uuid == 0 : !(g && g->has_track_uuid));
+	                       (e->has_uuid ? e->uuid == 0 : !(g && g->has_track_uuid));
 	if (legacy_fallback || e->pid_override || e->tid_override)
 		return legacy_track(im, ev, e, utid_out);
 	uint64_t uuid = 0;
@@ -1171,7 +1177,7 @@ static uint32_t event_track(struct proto_importer *im, const struct proto_ev *ev
 
 /* Add value to the counter track of uuid; returns the track's descriptor. */
 static struct proto_track *counter_value(struct proto_importer *im, uint64_t uuid, int64_t ts,
-					 double v, uint32_t seq_id)
+                                         double v, uint32_t seq_id)
 {
 	struct proto_track *t = tp_proto_track_find(im, uuid);
 	if (!t || !t->is_counter) {
@@ -1190,7 +1196,7 @@ struct thread_counters {
 };
 
 static void extra_counters(struct proto_importer *im, const struct proto_gen *g, struct te *e,
-			   int64_t ts, uint32_t seq_id, struct thread_counters *tc)
+                           int64_t ts, uint32_t seq_id, struct thread_counters *tc)
 {
 	const uint64_t *uu = e->x.ctr_uuids;
 	uint32_t nu = e->x.n_ctr_uuids;
@@ -1204,7 +1210,8 @@ static void extra_counters(struct proto_importer *im, const struct proto_gen *g,
 			break;
 		}
 		struct proto_track *t = counter_value(im, uu[i], ts, e->x.ctr_vals[i], seq_id);
-		double v = e->x.ctr_vals[i] * (t && t->unit_multiplier > 0 ? (double)t->unit_multiplier : 1);
+		double v = e->x.ctr_vals[i] *
+		           (t && t->unit_multiplier > 0 ? (double)t->unit_multiplier : 1);
 		if (t && t->counter_type == 1)
 			tc->time = (int64_t)v;
 		else if (t && t->counter_type == 2)
@@ -1227,8 +1234,8 @@ static void extra_counters(struct proto_importer *im, const struct proto_gen *g,
 
 /* Legacy thread time / instruction count fields also become counters on
  * the thread ("thread_time", "thread_instruction_count", no unit). */
-static void legacy_thread_counters(struct proto_importer *im, const struct proto_ev *ev,
-				   int64_t ts, uint32_t utid)
+static void legacy_thread_counters(struct proto_importer *im, const struct proto_ev *ev, int64_t ts,
+                                   uint32_t utid)
 {
 	struct tp *tp = im->tp;
 	struct tp_track_key key = {.event_type = "counter", .utid = utid, .upid = -1, .cpu = -1};
@@ -1241,14 +1248,14 @@ static void legacy_thread_counters(struct proto_importer *im, const struct proto
 		key.type = "thread_instructions";
 		key.name = tp_intern_cstr(tp, "thread_instruction_count");
 		tp_counter_add(tp, tp_track_get(tp, &key), ts, (double)ev->thread_instr,
-			       TP_NULL_U32);
+		               TP_NULL_U32);
 	}
 }
 
 /* ---- the event ------------------------------------------------------------------------ */
 
 void tp_proto_track_event_parse_simple(struct proto_importer *im, int64_t ts,
-				    const struct proto_te_rec *r)
+                                       const struct proto_te_rec *r)
 {
 	struct tp *tp = im->tp;
 	uint32_t track;
@@ -1319,12 +1326,12 @@ static void flow_v1(struct proto_importer *im, const struct te *e, uint32_t trac
  * track; uuid 0 or none is an error, there is no legacy fallback) becomes
  * the event's name from ts on; no name ends the current state. */
 static void state_event(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
-			const struct te *e, const uint8_t *p, size_t n)
+                        const struct te *e, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
-	uint64_t uuid = e->has_uuid ? e->uuid : ev->gen && ev->gen->has_track_uuid
-							  ? ev->gen->track_uuid
-							  : 0;
+	uint64_t uuid = e->has_uuid                          ? e->uuid
+	                : ev->gen && ev->gen->has_track_uuid ? ev->gen->track_uuid
+	                                                     : 0;
 	struct proto_track *t = uuid ? tp_proto_track_find(im, uuid) : NULL;
 	if (!t || !t->is_state) {
 		tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
@@ -1344,7 +1351,7 @@ static void state_event(struct proto_importer *im, int64_t ts, const struct prot
 }
 
 void tp_proto_track_event_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
-			     const uint8_t *p, size_t n)
+                                const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	struct te e;
@@ -1356,8 +1363,9 @@ void tp_proto_track_event_parse(struct proto_importer *im, int64_t ts, const str
 	/* --analyze-trace-proto-content: an event with a type or a legacy
 	 * phase, by its category and name, as Perfetto's importer. */
 	if (ev->pkt_len && (e.type || e.phase))
-		tp_proto_content_packet(im, p + n + (ev->n_abs_int + ev->n_abs_dbl) * sizeof(double),
-				     ev->pkt_len, PROTO_CONTENT_TRACK_EVENT, e.cat, e.name);
+		tp_proto_content_packet(im,
+		                        p + n + (ev->n_abs_int + ev->n_abs_dbl) * sizeof(double),
+		                        ev->pkt_len, PROTO_CONTENT_TRACK_EVENT, e.cat, e.name);
 	uint32_t type = e.type;
 	if (!e.has_type && e.has_legacy) {
 		switch (e.phase) {
@@ -1417,9 +1425,9 @@ void tp_proto_track_event_parse(struct proto_importer *im, int64_t ts, const str
 			tp_stat_inc(tp, TP_STAT_track_event_parser_errors);
 			return;
 		}
-		uint64_t uuid = e.has_uuid ? e.uuid : ev->gen && ev->gen->has_track_uuid
-							      ? ev->gen->track_uuid
-							      : 0;
+		uint64_t uuid = e.has_uuid                           ? e.uuid
+		                : ev->gen && ev->gen->has_track_uuid ? ev->gen->track_uuid
+		                                                     : 0;
 		counter_value(im, uuid, ts, v, ev->seq_id);
 		return;
 	}
@@ -1467,16 +1475,17 @@ void tp_proto_track_event_parse(struct proto_importer *im, int64_t ts, const str
 	case PB_E_TrackEvent_Type_TYPE_SLICE_END:
 		/* The begin's passthrough utid stays (Perfetto's kSkipIfExists). */
 		slice = tp_slice_end_args(tp, track, ts, e.cat, e.name, &im->args,
-					  tp_intern_cstr(tp, "legacy_event.passthrough_utid"));
+		                          tp_intern_cstr(tp, "legacy_event.passthrough_utid"));
 		if (slice != TP_NULL_U32) {
-			if (tc.time != TP_NULL_I64 && tp_get_slice_thread_ts(st, slice) != TP_NULL_I64)
-				tp_set_slice_thread_dur(st, slice,
-							tc.time - tp_get_slice_thread_ts(st, slice));
+			if (tc.time != TP_NULL_I64 &&
+			    tp_get_slice_thread_ts(st, slice) != TP_NULL_I64)
+				tp_set_slice_thread_dur(
+				    st, slice, tc.time - tp_get_slice_thread_ts(st, slice));
 			if (tc.instr != TP_NULL_I64 &&
 			    tp_get_slice_thread_instruction_count(st, slice) != TP_NULL_I64)
 				tp_set_slice_thread_instruction_delta(
-					st, slice,
-					tc.instr - tp_get_slice_thread_instruction_count(st, slice));
+				    st, slice,
+				    tc.instr - tp_get_slice_thread_instruction_count(st, slice));
 		}
 		break;
 	case PB_E_TrackEvent_Type_TYPE_INSTANT:
@@ -1488,11 +1497,11 @@ void tp_proto_track_event_parse(struct proto_importer *im, int64_t ts, const str
 		break;
 	case 100:
 		slice = tp_slice_complete(tp, track, ts, (int64_t)((uint64_t)e.duration_us * 1000),
-					  e.cat, e.name, args);
+		                          e.cat, e.name, args);
 		if (slice != TP_NULL_U32 && tc.time != TP_NULL_I64) {
 			tp_set_slice_thread_ts(st, slice, tc.time);
 			tp_set_slice_thread_dur(st, slice,
-						(int64_t)((uint64_t)e.thread_duration_us * 1000));
+			                        (int64_t)((uint64_t)e.thread_duration_us * 1000));
 		}
 		break;
 	default:
@@ -1504,7 +1513,7 @@ void tp_proto_track_event_parse(struct proto_importer *im, int64_t ts, const str
 		return;
 	if (e.cs.has_iid || e.cs.inline_data)
 		tp_proto_te_callstack_add(im, ev->gen, &e.cs, slice, track,
-		                       type == PB_E_TrackEvent_Type_TYPE_SLICE_END);
+		                          type == PB_E_TrackEvent_Type_TYPE_SLICE_END);
 	if (e.has_flows)
 		flows(im, p, n, slice);
 	/* Flow v2 through the legacy event's bind_id, in the id space of
