@@ -85,11 +85,12 @@ ensure_packages() {
 # Tools only the test suite uses (tests/cli/t1070 drives the HTML report in
 # headless Chromium; t2500 compresses journal payloads with lz4 and zstd;
 # tests/emu/ runs every target under qemu's user-mode emulators; t1200 makes
-# profiles and build logs with Go's runtime/pprof, node --cpu-prof and ninja):
+# profiles and build logs with Go's runtime/pprof, node --cpu-prof and ninja;
+# the checks run clang-format):
 # installed by `test` and `asan` when run as root, never needed by a build;
 # without them those tests SKIP.
 TEST_TOOLS="chromium:chromium lz4:lz4 zstd:zstd qemu-aarch64-static:qemu-user-static
-go:golang-go node:nodejs ninja:ninja-build"
+go:golang-go node:nodejs ninja:ninja-build clang-format:clang-format"
 
 # systemd-journal-remote, which writes the journal files tests/cli/t2500
 # reads, at the version of the installed systemd (it shares its library).
@@ -986,8 +987,8 @@ build | "")
 	;;
 test)
 	build_for_tests
-	run_checks
 	ensure_test_tools
+	run_checks
 	run_tests "$OUT/tracebox"
 	;;
 build-tests | tests)
