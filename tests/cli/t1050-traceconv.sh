@@ -84,8 +84,8 @@ for t in parser_track_event__test_flow_events_proto_v1 \
 		fail "binary_$t" "$(cat "$TMP/err")"
 		continue
 	fi
-	got=$("$bin" trace_processor_shell query "$TMP/t.pb" "$q" 2>&1)
-	want=$("$bin" trace_processor_shell query "$d/trace.pb" "$q" 2>&1)
+	got=$("$bin" trace_processor_shell query "$TMP/t.pb" "$q" 2>&1 | grep -v "^Query execution time: ")
+	want=$("$bin" trace_processor_shell query "$d/trace.pb" "$q" 2>&1 | grep -v "^Query execution time: ")
 	expect_eq "binary_$t" "$(echo "$want" | tail -n +2)" "$(echo "$got" | tail -n +2)"
 	"$bin" traceconv binary <"$d/trace.textproto" >"$TMP/s.pb" 2>"$TMP/err" &&
 		cmp -s "$TMP/s.pb" "$TMP/t.pb" && pass "binary_stdin_$t" ||
