@@ -30,6 +30,7 @@ cat >"$TMP/wif.pbtx" <<'CFG'
 duration_ms: 20000
 write_into_file: true
 file_write_period_ms: 200
+flush_period_ms: 500
 buffers { size_kb: 4096 }
 data_sources { config { name: "linux.process_stats" process_stats_config {
 	scan_all_processes_on_start: true proc_stats_poll_ms: 100 } } }
