@@ -14,6 +14,8 @@
 #   ./build.sh format-files  the C files the format check covers
 #                         (clang-format -i $(./build.sh format-files))
 #   ./build.sh asan       glibc build with ASan+UBSan, whole suite against it
+#   ./build.sh unit [FILTER]  only the ASan build (out/asan/tracebox, out/asan/unit,
+#                         the fuzz replayers), then the unit tests matching FILTER
 #   ./build.sh fuzz [T] [SECONDS]  libFuzzer campaign (clang) on target T, or all
 #   ./build.sh bench [NAME]        run bench/*_bench.c (figures, no assertions)
 #   ./build.sh size       where out/tracebox's bytes go, per library and
@@ -1005,6 +1007,11 @@ asan)
 	build_for_tests
 	ensure_test_tools
 	run_tests "$OUT/asan/tracebox"
+	;;
+unit)
+	shift
+	build_asan
+	"$OUT/asan/unit" "$@"
 	;;
 fuzz)
 	shift
