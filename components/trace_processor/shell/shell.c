@@ -133,17 +133,27 @@ static const struct shell_flag flags[SF_COUNT] = {
 
     [SF_METRICS_V2] = {"metrics-v2", 0, "IDS", "Metric IDs, or \"all\"."},
     [SF_METADATA_QUERY] = {"metadata-query", 0, "ID", "Metadata query ID."},
-    [SF_FORMAT] = {"format", 0, "FORMAT", "Output format (text or binary)."},
+    [SF_FORMAT] = {"format", 0, "FORMAT",
+                   "Output format (summarize: text|binary; query --batch: csv|tsv)."},
 
     [SF_MERGE_OUTPUT] = {"output", 'o', "FILE", "merge: the archive to write."},
     [SF_MANIFEST] = {"manifest", 0, "FILE", "merge: perfetto_manifest JSON file to include."},
     [SF_NO_VALIDATE] = {"no-validate", 0, NULL, "merge: no check of the written archive."},
     [SF_STRICT] = {"strict", 0, NULL, "merge: fail if the check reports dropped events."},
+
+    [SF_BATCH] = {"batch", 0, NULL,
+                  "Runs the SQL of -f over every TRACE: one result, a trace column first."},
+    [SF_JOBS] = {"jobs", 'j', "N", "--batch: N worker processes (default: online CPUs)."},
+    [SF_BATCH_LIST] = {"batch-list", 0, "FILE", "--batch: more traces, one per line ('-': stdin)."},
+    [SF_MAX_MEMORY] = {"max-memory", 0, "MB",
+                       "--batch: address space per worker (default: RAM / N)."},
+    [SF_BATCH_ERRORS] = {"errors", 0, "FILE", "--batch: the failed traces as trace,error."},
 };
 
 static const enum shell_flag_id query_flags[] = {
-    SF_QUERY_FILE, SF_STRUCTURED_QUERY_ID, SF_SUMMARY_SPEC, SF_INTERACTIVE,
-    SF_WIDE,       SF_PERF_FILE,           SF_COUNT};
+    SF_QUERY_FILE, SF_STRUCTURED_QUERY_ID, SF_SUMMARY_SPEC, SF_INTERACTIVE, SF_WIDE,
+    SF_PERF_FILE,  SF_EXPORT_OUTPUT,       SF_FORMAT,       SF_BATCH,       SF_JOBS,
+    SF_BATCH_LIST, SF_MAX_MEMORY,          SF_BATCH_ERRORS, SF_COUNT};
 static const enum shell_flag_id interactive_flags[] = {SF_WIDE, SF_COUNT};
 static const enum shell_flag_id server_flags[] = {
     SF_PORT,       SF_IP_ADDRESS, SF_ADDITIONAL_CORS_ORIGINS,
@@ -174,7 +184,12 @@ static const struct shell_cmd commands[] = {
      "  tp query -f queries.sql trace.pb\n"
      "  cat q.sql | tp query trace.pb\n"
      "-i opens the interactive shell afterwards. --remote ADDR runs the SQL on a\n"
-     "warm `server unix` session (or a `server http`) instead of a trace file.",
+     "warm `server unix` session (or a `server http`) instead of a trace file.\n"
+     "--batch runs the SQL of -f over many traces with -j N worker processes:\n"
+     "  tp query --batch -j 2 -f q.sql [-o OUT.csv] [--errors ERR.csv] T1 T2 ...\n"
+     "one result (csv, or --format tsv) with a trace column first, in the order\n"
+     "of the traces; a trace that fails is reported and skipped (exit 2; 1 if\n"
+     "every trace failed).",
      query_flags, tp_shell_run_query},
     {"interactive", "Interactive SQL shell.", "<trace_file>",
      "A prompt for SQL against a trace: statements end with ';', results print as\n"
@@ -688,6 +703,21 @@ static int apply_flag(struct shell_opts *o, enum shell_flag_id id, const char *v
 		break;
 	case SF_STRICT:
 		o->strict = true;
+		break;
+	case SF_BATCH:
+		o->batch = true;
+		break;
+	case SF_JOBS:
+		o->jobs = v;
+		break;
+	case SF_BATCH_LIST:
+		o->batch_list = v;
+		break;
+	case SF_MAX_MEMORY:
+		o->max_memory = v;
+		break;
+	case SF_BATCH_ERRORS:
+		o->errors_file = v;
 		break;
 	case SF_COUNT:
 		break;

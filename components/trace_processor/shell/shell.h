@@ -13,6 +13,7 @@
  *   metatrace.c    -m FILE: a trace of what the shell did
  *   interactive.c  the interactive loop
  *   packages.c     --add-sql-package / --override-stdlib directories
+ *   batch.c        query --batch: one query over many traces, N workers
  */
 #ifndef TB_TP_SHELL_H
 #define TB_TP_SHELL_H
@@ -100,6 +101,12 @@ enum shell_flag_id {
 	SF_MANIFEST,
 	SF_NO_VALIDATE,
 	SF_STRICT,
+	/* query --batch */
+	SF_BATCH,
+	SF_JOBS,
+	SF_BATCH_LIST,
+	SF_MAX_MEMORY,
+	SF_BATCH_ERRORS,
 	SF_COUNT
 };
 
@@ -132,6 +139,8 @@ struct shell_opts {
 	const char *run, *pre, *metrics_output, *post_query;
 	const char *metrics_v2, *metadata_query, *format, *manifest;
 	bool no_validate, strict;
+	bool batch; /* query --batch */
+	const char *jobs, *batch_list, *max_memory, *errors_file;
 
 	/* what is left */
 	VEC(const char *) pos;
@@ -158,6 +167,10 @@ int tp_shell_run_export(struct shell_opts *o);
 int tp_shell_run_convert(struct shell_opts *o);
 int tp_shell_run_bundle(struct shell_opts *o);
 int tp_shell_run_util(struct shell_opts *o);
+/* query --batch (batch.c): the SQL of -f over every trace, one result
+ * with a trace column. Returns 0, 2 if some traces failed, 1 if all did
+ * or on a usage error. */
+int tp_shell_run_batch(struct shell_opts *o);
 /* util merge (merge.c). */
 int tp_shell_util_merge(struct shell_opts *o);
 /* query --remote ADDR (server.c): run sql on a warm session or server. */
