@@ -7,22 +7,28 @@
  *
  *   parent                                 worker k (forked once, N of them)
  *   ------                                 ----------------------------------
- *   traces[0..n), next = 0                 loop:
+ *   traces[0..n), next = 0                 tp0 = tp_new() (once), loop:
  *   idle worker k  ── u32 index i ──▶        read i (EOF: exit)
- *                                            stderr  -> TMP/i.err
- *                                            load traces[i], run the SQL,
- *                                            last result set -> TMP/i.out
- *                  ◀── {u32 i, i32 rc} ──    reply
- *   EOF instead: worker k died (a crash, the address-space limit): trace i
- *   fails with the last line of TMP/i.err; a new worker takes k's place.
+ *                                            fork; the child, from tp0:
+ *                                              stderr  -> TMP/i.err
+ *                                              load traces[i], run the SQL,
+ *                                              last result set -> TMP/i.out
+ *                                              _exit (no tp_free)
+ *                  ◀── {u32 i, i32 rc} ──    reply: 0, 1 failed, 128 + signal
+ *   rc 1: trace i fails with the last line of TMP/i.err; 128 + N: the
+ *   child was killed (the address-space cap: an allocation failed and it
+ *   aborted). EOF instead of a reply: worker k itself died; the same, and
+ *   a new worker takes k's place.
  *   Whenever traces [emitted, j) are done, they are appended to the output
  *   (TMP/i.out's header once, then its rows) and to --errors, in order.
  *
- * Workers are forked once (no exec) so a trace costs one tp_new and a load;
- * the SQL and the SQL packages are read once by the parent. Each worker's
- * address space is capped by RLIMIT_AS (--max-memory MB; default the
- * machine's RAM divided by N). TMP/i.out is "trace,col..." then rows in CSV
- * or TSV (format below); the parent compares the header lines byte for byte.
+ * Workers are forked once (no exec); each keeps an empty trace processor
+ * and forks a child per trace from it, so a trace costs a fork and its
+ * load, not tp_new (its SQL schema: most of a small trace's cost) nor
+ * tp_free; the SQL and the SQL packages are read once by the parent. Each
+ * worker's address space (and its children's) is capped by RLIMIT_AS
+ * (--max-memory MB; default the machine's RAM divided by N). TMP/i.out is "trace,col..." then rows
+ * in CSV or TSV (format below); the parent compares the header lines byte for byte.
  *
  * CSV: Perfetto's values (query.c): quoted names and strings ('"' doubled),
  * integers, doubles with %f, NULL as "[NULL]". TSV: unquoted; tab, newline,
@@ -343,11 +349,12 @@ static int run_sql(struct batch *b, struct tp *tp, const char *trace, FILE *out)
 	return 0;
 }
 
-static int worker_task(struct batch *b, uint32_t i)
+/* In a child of the worker: load trace i into tp (fresh from tp_new) and
+ * run the SQL, the result to TMP/i.out, messages to TMP/i.err. */
+static int child_task(struct batch *b, struct tp *tp, uint32_t i)
 {
 	char path[PATH_MAX + 32];
 	const char *trace = b->traces.data[i];
-	struct tp *tp = NULL;
 	FILE *out = NULL;
 	int rc = -1;
 	snprintf(path, sizeof path, "%s/%u.err", b->tmpdir, i);
@@ -361,9 +368,7 @@ static int worker_task(struct batch *b, uint32_t i)
 		tp_shell_error("cannot create '%s': %s", path, strerror(errno));
 		goto out;
 	}
-	if (!(tp = tp_shell_load(b->o, &b->sc, trace, NULL)))
-		goto out;
-	if (run_sql(b, tp, trace, out) < 0)
+	if (tp_shell_load_into(b->o, tp, trace, NULL) < 0 || run_sql(b, tp, trace, out) < 0)
 		goto out;
 	rc = 0;
 out:
@@ -371,12 +376,41 @@ out:
 		tp_shell_error("cannot write '%s': %s", path, strerror(errno));
 		rc = -1;
 	}
-	tp_free(tp);
+	fflush(stderr);
 	return rc;
+}
+
+/* Trace i in a fork of this worker, which holds an empty trace processor
+ * (*tp0) made once: the child starts from it and exits without freeing,
+ * so a trace costs neither tp_new (its SQL schema) nor tp_free. A child
+ * killed by the memory cap leaves the worker alive. Returns the status the
+ * parent gets: 0 answered, 1 failed (TMP/i.err says why), 128 + N killed
+ * by signal N. */
+static int32_t worker_task(struct batch *b, struct tp **tp0, uint32_t i)
+{
+	if (!*tp0)
+		*tp0 = tp_new(&b->sc.cfg);
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(child_task(b, *tp0, i) == 0 ? 0 : 1);
+	if (pid < 0) {
+		/* No fork: do it here, spending the empty processor. */
+		int rc = child_task(b, *tp0, i);
+		tp_free(*tp0);
+		*tp0 = NULL;
+		return rc == 0 ? 0 : 1;
+	}
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+	}
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
 }
 
 static TB_NORETURN void worker_main(struct batch *b, int fd)
 {
+	struct tp *tp0 = NULL;
 	signal(SIGINT, SIG_DFL);
 	signal(SIGPIPE, SIG_DFL);
 	struct rlimit core = {0, 0};
@@ -393,8 +427,7 @@ static TB_NORETURN void worker_main(struct batch *b, int fd)
 			continue;
 		if (r != sizeof i || i >= b->traces.len)
 			_exit(0);
-		int32_t reply[2] = {(int32_t)i, worker_task(b, i)};
-		fflush(stderr);
+		int32_t reply[2] = {(int32_t)i, worker_task(b, &tp0, i)};
 		if (send(fd, reply, sizeof reply, MSG_NOSIGNAL) != sizeof reply)
 			_exit(1);
 	}
@@ -463,6 +496,11 @@ static char *failure_text(struct batch *b, size_t i, const char *what)
 	return s;
 }
 
+static void killed_text(struct batch *b, int sig, char *buf, size_t n)
+{
+	snprintf(buf, n, "(killed by signal %d; --max-memory %lu MB)", sig, b->max_mb);
+}
+
 /* A worker's socket said EOF: it died holding trace w->task. */
 static void worker_died(struct batch *b, struct batch_worker *w)
 {
@@ -470,8 +508,7 @@ static void worker_died(struct batch *b, struct batch_worker *w)
 	char what[160];
 	waitpid(w->pid, &status, 0);
 	if (WIFSIGNALED(status))
-		snprintf(what, sizeof what, "(worker killed by signal %d; --max-memory %lu MB)",
-		         WTERMSIG(status), b->max_mb);
+		killed_text(b, WTERMSIG(status), what, sizeof what);
 	else
 		snprintf(what, sizeof what, "(worker exited with status %d)",
 		         WIFEXITED(status) ? WEXITSTATUS(status) : -1);
@@ -695,8 +732,12 @@ static int run_workers(struct batch *b)
 				continue;
 			}
 			b->state[w->task] = reply[1] == 0 ? T_OK : T_FAILED;
+			char what[160];
+			if (reply[1] >= 128)
+				killed_text(b, reply[1] - 128, what, sizeof what);
 			if (reply[1] != 0)
-				b->errors[w->task] = failure_text(b, (size_t)w->task, NULL);
+				b->errors[w->task] =
+				    failure_text(b, (size_t)w->task, reply[1] >= 128 ? what : NULL);
 			w->task = -1;
 		}
 		if (emit_ready(b) < 0)

@@ -1488,17 +1488,27 @@ static void print_health(struct tp *tp)
 struct tp *tp_shell_load(const struct shell_opts *o, const struct shell_config *sc,
                          const char *path, int64_t *load_ns)
 {
-	(void)o;
 	struct tp *tp = tp_new(&sc->cfg);
-	struct loader l = {.tp = tp, .tty = isatty(2)};
-	struct tb_err err = {0};
-	l.start = l.last_progress = tp_shell_now_ns();
-	int rc;
 	if (tp_error(tp)[0]) {
 		tp_shell_error("%s", tp_error(tp));
 		tp_free(tp);
 		return NULL;
 	}
+	if (tp_shell_load_into(o, tp, path, load_ns) < 0) {
+		tp_free(tp);
+		return NULL;
+	}
+	return tp;
+}
+
+int tp_shell_load_into(const struct shell_opts *o, struct tp *tp, const char *path,
+                       int64_t *load_ns)
+{
+	(void)o;
+	struct loader l = {.tp = tp, .tty = isatty(2)};
+	struct tb_err err = {0};
+	l.start = l.last_progress = tp_shell_now_ns();
+	int rc;
 	if (http_is_url(path)) {
 		/* Streamed without a local copy; tp_parse errors surface via tp_error. */
 		rc = http_get(path, NULL, loader_feed, &l, &err) < 0 ? -1 : 0;
@@ -1506,8 +1516,7 @@ struct tp *tp_shell_load(const struct shell_opts *o, const struct shell_config *
 		int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
 			tp_shell_error("cannot open '%s': %s", path, strerror(errno));
-			tp_free(tp);
-			return NULL;
+			return -1;
 		}
 		rc = load_fd(&l, fd, path);
 		if (fd != 0)
@@ -1522,8 +1531,7 @@ struct tp *tp_shell_load(const struct shell_opts *o, const struct shell_config *
 	if (rc < 0) {
 		if (tp_error(tp)[0])
 			tp_shell_error("cannot load '%s': %s", path, tp_error(tp));
-		tp_free(tp);
-		return NULL;
+		return -1;
 	}
 	symbolize_at_load(tp);
 	int64_t ns = tp_shell_now_ns() - l.start;
@@ -1534,5 +1542,5 @@ struct tp *tp_shell_load(const struct shell_opts *o, const struct shell_config *
 	print_health(tp);
 	if (load_ns)
 		*load_ns = ns;
-	return tp;
+	return 0;
 }

@@ -200,6 +200,11 @@ void tp_shell_config_release(struct shell_config *sc);
 struct tp *tp_shell_load(const struct shell_opts *o, const struct shell_config *sc,
                          const char *path, int64_t *load_ns);
 
+/* The same into tp, a new trace processor (tp_new) that has loaded
+ * nothing yet. Returns 0, or -1 after printing; the caller frees tp. */
+int tp_shell_load_into(const struct shell_opts *o, struct tp *tp, const char *path,
+                       int64_t *load_ns);
+
 /* Monotonic nanoseconds. */
 int64_t tp_shell_now_ns(void);
 
