@@ -191,3 +191,17 @@ else
 	expect_exit memory-cap-lifted 0 $TP query --batch -j 2 --max-memory 2048 -f "$TMP/slices.sql" "$TMP/big.json"
 	expect_eq memory-cap-lifted-answer "\"$TMP/big.json\",400001,2000000000" "$(tail -1 "$TMP/out")"
 fi
+
+# -- SIGTERM: exit 143, no -o file, no temporary folder, no process left ----------
+mkdir "$TMP/tmpd"
+TMPDIR=$TMP/tmpd $TP query --batch -j 1 -f "$TMP/slices.sql" -o "$TMP/term.csv" \
+	"$TMP/big.json" "$TMP/big.json" "$TMP/big.json" "$TMP/big.json" "$TMP/big.json" \
+	>/dev/null 2>"$TMP/term.err" &
+pid=$!
+sleep 0.5
+kill -TERM $pid
+wait $pid && rc=0 || rc=$?
+sleep 0.2
+left=$(ps -eo args | grep -c "[-]o $TMP/term.csv")
+expect_eq sigterm "143 interrupted none 0 0" \
+	"$rc $(grep -c 'query: interrupted' "$TMP/term.err" | sed 's/1/interrupted/') $(ls "$TMP/tmpd" | wc -l | sed 's/^0$/none/') $(ls "$TMP" | grep -c term.csv) $left"

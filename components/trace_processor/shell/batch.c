@@ -44,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -390,9 +391,13 @@ static int32_t worker_task(struct batch *b, struct tp **tp0, uint32_t i)
 {
 	if (!*tp0)
 		*tp0 = tp_new(&b->sc.cfg);
+	pid_t worker = getpid();
 	pid_t pid = fork();
-	if (pid == 0)
+	if (pid == 0) {
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != worker)
+			_exit(1);
 		_exit(child_task(b, *tp0, i) == 0 ? 0 : 1);
+	}
 	if (pid < 0) {
 		/* No fork: do it here, spending the empty processor. */
 		int rc = child_task(b, *tp0, i);
@@ -408,11 +413,15 @@ static int32_t worker_task(struct batch *b, struct tp **tp0, uint32_t i)
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
 }
 
-static TB_NORETURN void worker_main(struct batch *b, int fd)
+static TB_NORETURN void worker_main(struct batch *b, int fd, pid_t parent)
 {
 	struct tp *tp0 = NULL;
 	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	signal(SIGPIPE, SIG_DFL);
+	/* Die with the parent (and, below, each child with its worker). */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+		_exit(1);
 	struct rlimit core = {0, 0};
 	setrlimit(RLIMIT_CORE, &core);
 	if (b->max_mb && !UNDER_ASAN) {
@@ -435,6 +444,14 @@ static TB_NORETURN void worker_main(struct batch *b, int fd)
 
 /* ---- the parent ------------------------------------------------------------------ */
 
+/* SIGINT or SIGTERM: stop handing out traces, leave no files behind. */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	interrupted = sig;
+}
+
 static int spawn(struct batch *b, unsigned k)
 {
 	int sv[2];
@@ -443,6 +460,7 @@ static int spawn(struct batch *b, unsigned k)
 		return -1;
 	}
 	fflush(NULL);
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		tp_shell_error("query: fork: %s", strerror(errno));
@@ -455,7 +473,7 @@ static int spawn(struct batch *b, unsigned k)
 			if (b->w[j].fd >= 0)
 				close(b->w[j].fd);
 		close(sv[0]);
-		worker_main(b, sv[1]);
+		worker_main(b, sv[1], parent);
 	}
 	close(sv[1]);
 	b->w[k] = (struct batch_worker){.pid = pid, .fd = sv[0], .task = -1};
@@ -689,6 +707,10 @@ static int run_workers(struct batch *b)
 		if (spawn(b, k) < 0)
 			return -1;
 	while (b->emitted < n) {
+		if (interrupted) {
+			tp_shell_error("query: interrupted");
+			return -1;
+		}
 		for (unsigned k = 0; k < b->jobs; k++) {
 			struct batch_worker *w = &b->w[k];
 			if (w->fd < 0 && b->next < n && spawn(b, k) < 0)
@@ -813,8 +835,16 @@ int tp_shell_run_batch(struct shell_opts *o)
 	b.w = tb_calloc(b.jobs, sizeof *b.w);
 	for (unsigned k = 0; k < b.jobs; k++)
 		b.w[k] = (struct batch_worker){.pid = -1, .fd = -1, .task = -1};
+	struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
 	int rc = run_workers(&b);
 	stop_workers(&b);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (interrupted)
+		status = 128 + interrupted;
 	ok = rc == 0;
 	if (ok)
 		status = b.nfailed == 0 ? 0 : b.nok == 0 ? 1 : 2;
