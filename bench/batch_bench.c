@@ -3,8 +3,9 @@
  * over 100 generated Chrome JSON traces of 0.5 to 2 MB (nested X events
  * with args on 4 threads, each trace a different size), wall time with
  * -j 1 and -j 2 (best of TB_BENCH_RUNS, default 3, alternating), the
- * speed-up, per-trace time, and the load average before and after, since
- * the machine is shared. The traces are generated once into
+ * speed-up, per-trace time, the CPU seconds each run used (and so how many
+ * CPUs it kept busy), and the load average before and after, since the
+ * machine is shared. The traces are generated once into
  * out/bench/batch/. `TRACEBOX=path` picks the binary (default
  * out/tracebox); TB_BENCH_TRACES=N another count. Prints figures only.
  */
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -70,8 +72,9 @@ static int make_trace(const char *path, int k, size_t bytes)
 	return fclose(f);
 }
 
-/* Run TRACEBOX query --batch -j jobs; seconds, or -1. */
-static double run(const char *tracebox, int jobs, int ntraces)
+/* Run TRACEBOX query --batch -j jobs; wall seconds, or -1. *cpu gets the
+ * CPU seconds of the run (the batch process, its workers and theirs). */
+static double run(const char *tracebox, int jobs, int ntraces, double *cpu)
 {
 	char j[16];
 	snprintf(j, sizeof j, "%d", jobs);
@@ -99,8 +102,11 @@ static double run(const char *tracebox, int jobs, int ntraces)
 		_exit(127);
 	}
 	int status = 0;
-	waitpid(pid, &status, 0);
+	struct rusage ru;
+	wait4(pid, &status, 0, &ru);
 	double t = now_s() - t0;
+	*cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 	tb_free(argv);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		fprintf(stderr, "batch_bench: -j %d exited with status %d\n", jobs, status);
@@ -149,21 +155,24 @@ int main(void)
 	fclose(q);
 
 	loadavg(la0, sizeof la0);
-	double best1 = 1e9, best2 = 1e9;
+	double best1 = 1e9, best2 = 1e9, cpu1 = 0, cpu2 = 0;
 	for (int r = 0; r < runs; r++) {
-		double t1 = run(tracebox, 1, ntraces), t2 = run(tracebox, 2, ntraces);
+		double c1, c2;
+		double t1 = run(tracebox, 1, ntraces, &c1), t2 = run(tracebox, 2, ntraces, &c2);
 		if (t1 < 0 || t2 < 0)
 			return 1;
-		best1 = t1 < best1 ? t1 : best1;
-		best2 = t2 < best2 ? t2 : best2;
+		if (t1 < best1)
+			best1 = t1, cpu1 = c1;
+		if (t2 < best2)
+			best2 = t2, cpu2 = c2;
 	}
 	loadavg(la1, sizeof la1);
 	printf("batch: %d traces, %.1f MB in all (%.2f MB each), %d runs, best of each\n", ntraces,
 	       (double)total / 1e6, (double)total / 1e6 / ntraces, runs);
-	printf("  -j 1: %.3f s (%.1f ms a trace, %.1f MB/s)\n", best1, best1 * 1e3 / ntraces,
-	       (double)total / 1e6 / best1);
-	printf("  -j 2: %.3f s (%.1f ms a trace, %.1f MB/s)\n", best2, best2 * 1e3 / ntraces,
-	       (double)total / 1e6 / best2);
+	printf("  -j 1: %.3f s (%.1f ms a trace, %.1f MB/s), %.2f s of CPU (%.2f CPUs busy)\n",
+	       best1, best1 * 1e3 / ntraces, (double)total / 1e6 / best1, cpu1, cpu1 / best1);
+	printf("  -j 2: %.3f s (%.1f ms a trace, %.1f MB/s), %.2f s of CPU (%.2f CPUs busy)\n",
+	       best2, best2 * 1e3 / ntraces, (double)total / 1e6 / best2, cpu2, cpu2 / best2);
 	printf("  speed-up -j 2 over -j 1: %.2fx (online cpus %ld)\n", best1 / best2,
 	       sysconf(_SC_NPROCESSORS_ONLN));
 	printf("  loadavg before: %s\n  loadavg after:  %s\n", la0, la1);
