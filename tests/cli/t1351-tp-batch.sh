@@ -132,6 +132,15 @@ else
 	fail corrupt-order "$(diff "$TMP/b20.want" "$TMP/b20.order")"
 fi
 
+# -- several statements: they all run, the last one's rows are the result ----------
+printf 'INCLUDE PERFETTO MODULE slices.with_context;\nselect 42 as ignored;\ncreate perfetto table t as select count(*) as n from thread_slice;\n-- the answer\nselect n from t; -- trailing\n' >"$TMP/multi.sql"
+expect_exit multi-statement-exit 0 $TP query --batch -f "$TMP/multi.sql" "$S1" "$S3"
+expect_eq multi-statement "$(printf '"trace","n"\n"%s",16\n"%s",16' "$S1" "$S3")" "$(cat "$TMP/out")"
+printf 'select 1 as a;\ncreate table zz(a);\n' >"$TMP/last.sql"
+expect_exit last-statement-no-rows 1 $TP query --batch -f "$TMP/last.sql" "$S1"
+expect_eq last-statement-no-rows-message \
+	"trace_processor_shell: query: '$S1': query failed: the last statement returns no columns" "$(cat "$TMP/err")"
+
 # -- TSV -------------------------------------------------------------------------
 printf "select 'a\tb' as s, null as z, 1.5 as f\n" >"$TMP/tsv.sql"
 expect_exit tsv-exit 0 $TP query --batch --format tsv -f "$TMP/tsv.sql" "$S1"
