@@ -146,6 +146,12 @@ printf "select 'a\tb' as s, null as z, 1.5 as f\n" >"$TMP/tsv.sql"
 expect_exit tsv-exit 0 $TP query --batch --format tsv -f "$TMP/tsv.sql" "$S1"
 expect_eq tsv "$(printf 'trace\ts\tz\tf\n%s\ta\\tb\t\t1.500000' "$S1")" "$(cat "$TMP/out")"
 
+# --errors stays CSV with --format tsv
+expect_exit tsv-errors-exit 2 $TP query --batch --format tsv -f "$TMP/slices.sql" \
+	--errors "$TMP/tsv.err.csv" "$S1" "$TMP/b20/t07.pftrace"
+expect_eq tsv-errors "$(printf '"trace","error"\n"%s","cannot load '"'"'%s'"'"': unknown trace format"' \
+	"$TMP/b20/t07.pftrace" "$TMP/b20/t07.pftrace")" "$(cat "$TMP/tsv.err.csv")"
+
 # -- unwritable -o: one error, no file, no output ---------------------------------
 expect_exit unwritable-exit 1 $TP query --batch -f "$TMP/slices.sql" -o "$TMP/no/such/dir/out.csv" "$S1"
 expect_eq unwritable-message "trace_processor_shell: query: cannot create '$TMP/no/such/dir/out.csv': No such file or directory" \

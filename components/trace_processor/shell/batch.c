@@ -33,6 +33,7 @@
  * CSV: Perfetto's values (query.c): quoted names and strings ('"' doubled),
  * integers, doubles with %f, NULL as "[NULL]". TSV: unquoted; tab, newline,
  * carriage return and backslash in strings as \t \n \r \\; NULL empty.
+ * --errors FILE is CSV either way: "trace","error", a row per failed trace.
  */
 #include "shell.h"
 
@@ -652,15 +653,9 @@ static void report_error(struct batch *b, size_t i)
 	const char *trace = b->traces.data[i];
 	fprintf(stderr, "trace_processor_shell: query: '%s': %s\n", trace, b->errors[i]);
 	if (b->errs.f) {
-		if (b->format == BATCH_TSV) {
-			put_tsv_string(b->errs.f, trace);
-			fputc('\t', b->errs.f);
-			put_tsv_string(b->errs.f, b->errors[i]);
-		} else {
-			put_csv_string(b->errs.f, trace);
-			fputc(',', b->errs.f);
-			put_csv_string(b->errs.f, b->errors[i]);
-		}
+		put_csv_string(b->errs.f, trace);
+		fputc(',', b->errs.f);
+		put_csv_string(b->errs.f, b->errors[i]);
 		fputc('\n', b->errs.f);
 	}
 }
@@ -818,7 +813,7 @@ int tp_shell_run_batch(struct shell_opts *o)
 	if (o->errors_file && sink_open(&b.errs, o->errors_file) < 0)
 		goto out;
 	if (b.errs.f)
-		fputs(b.format == BATCH_CSV ? "\"trace\",\"error\"\n" : "trace\terror\n", b.errs.f);
+		fputs("\"trace\",\"error\"\n", b.errs.f);
 	const char *tmp = getenv("TMPDIR");
 	snprintf(b.tmpdir, sizeof b.tmpdir, "%s/tb-batch.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(b.tmpdir)) {
