@@ -138,9 +138,9 @@ static char *manifest_json(const struct mf_file *f, size_t n, const char *trace_
 	puts_(&b, ", \"files\": [");
 	bool first = true;
 	for (size_t i = 0; i < n; i++) {
+		/* Every input has an entry: a reference (sync_to, trace_time)
+		 * must name one. */
 		const struct mf_file *x = &f[i];
-		if (!x->machine && !x->sync_to)
-			continue;
 		puts_(&b, first ? "\n  {\"path\": " : ",\n  {\"path\": ");
 		first = false;
 		put_str(&b, x->base);

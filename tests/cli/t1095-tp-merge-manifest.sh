@@ -12,13 +12,14 @@ bin=$TRACEBOX
 [ -x "$TB_OUT/asan/tracebox" ] && bin=$TB_OUT/asan/tracebox
 q() { "$bin" trace_processor_shell query "$1" "$2" 2>"$TMP/err"; }
 
-# Two machines' protobuf traces: BOOTTIME and REALTIME tied by a snapshot,
-# wall clocks 1 s apart, one slice each at BOOTTIME 1.1 s.
+# Two machines' protobuf traces: BOOTTIME, REALTIME and MONOTONIC tied by a
+# snapshot, wall clocks 1 s apart, one slice each at BOOTTIME 1.1 s.
 proto() { # NAME SEQ REALTIME_AT_BOOT_1S
 	cat <<TXT
 packet { clock_snapshot {
   clocks { clock_id: 6 timestamp: 1000000000 }
-  clocks { clock_id: 1 timestamp: $3 } } }
+  clocks { clock_id: 1 timestamp: $3 }
+  clocks { clock_id: 3 timestamp: 500000000 } } }
 packet { trusted_packet_sequence_id: $2 track_descriptor { uuid: $2$2 } }
 packet { trusted_packet_sequence_id: $2 timestamp: 1100000000
   track_event { type: TYPE_SLICE_BEGIN track_uuid: $2$2 name: "$1_slice" } }
@@ -94,6 +95,19 @@ expect_eq trace_time_realtime '"name","ts"
 	"$(q "$TMP/rt.tar" "select name, ts from slice order by ts")"
 expect_eq trace_time_clock_id '"int_value"
 1' "$(q "$TMP/rt.tar" "select int_value from metadata where name = 'trace_time_clock_id'")"
+
+# A clockless JSON pinned to the proto's MONOTONIC (the README's example):
+# its 2 ms are MONOTONIC 2 ms, BOOTTIME 502 ms. Unnamed inputs get an
+# entry too, so that sync_to can name them.
+"$TRACEBOX" traceconv merge -o "$TMP/mono.tar" "$TMP/phone.pb" --sync-to phone.pb \
+	--sync-clock MONOTONIC "$TMP/app.json" 2>"$TMP/err" || fail merge_mono "$(cat "$TMP/err")"
+expect_eq mono_manifest '{"perfetto_manifest": {"version": 1, "files": [
+  {"path": "phone.pb"},
+  {"path": "app.json", "clocks": {"offset_ns": 0, "sync_to": {"file": "phone.pb", "clock": "MONOTONIC"}}}]}}' \
+	"$(tar xOf "$TMP/mono.tar" perfetto_manifest.json)"
+expect_eq mono_pinned '"name","ts"
+"app_slice",502000000
+"phone_slice",1100000000' "$(q "$TMP/mono.tar" "select name, ts from slice order by ts")"
 
 # `util merge` takes a manifest file as it is; without any the files keep
 # one machine.
