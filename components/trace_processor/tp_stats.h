@@ -49,6 +49,8 @@ struct tp;
 	X(interned_data_tokenizer_errors, "info", "analysis", "An interned id was not found.")     \
 	X(clock_sync_failure, "error", "analysis",                                                 \
 	  "A timestamp could not be converted to the trace clock.")                                \
+	X(clock_sync_unrelatable_clock_domains, "error", "analysis",                               \
+	  "A file's clock could not be related to the trace time clock: its events were dropped.") \
 	X(track_event_parser_errors, "info", "analysis", "A track event could not be parsed.")     \
 	X(track_event_dropped_packets_outside_of_range_of_interest, "info", "analysis",            \
 	  "TrackEvents before the range of interest dropped (--crop-track-events).")               \
