@@ -111,6 +111,12 @@ struct tp;
 	X(ftrace_thermal_exynos_acpm_unknown_tz_id, "error", "analysis",                           \
 	  "A thermal_exynos_acpm event named a thermal zone id outside BIG, MID, LITTLE, GPU, "    \
 	  "ISP, TPU, AUR; it was skipped.")                                                        \
+	X(perf_samples_cpu_mode_unknown, "error", "analysis",                                      \
+	  "perf.data samples whose cpu mode (kernel, user, ...) was not recorded.")                \
+	X(perf_dummy_mapping_used, "info", "analysis",                                             \
+	  "perf.data frames whose address no MMAP record covers (given an unnamed mapping).")      \
+	X(perf_data_truncated, "data_loss", "trace",                                               \
+	  "The perf.data file ends inside its data or a record is corrupt: the rest is dropped.")  \
 	X(perf_samples_skipped, "error", "analysis",                                               \
 	  "Perf samples of processes in the config's scope that the profiler skipped without a "   \
 	  "callstack (read or unwind stage): such a process can be missing from the profile, but " \
@@ -201,6 +207,12 @@ struct tp;
 	  "Perf samples the kernel dropped because the cpu's ring buffer was full; which "        \
 	  "processes lost them is unknown. Lower the sampling frequency or raise "                \
 	  "ring_buffer_pages.")                                                                   \
+	X(perf_record_skipped, "error", "analysis",                                               \
+	  "perf.data records that could not be parsed (indexed by record type).")                 \
+	X(perf_unknown_record_type, "info", "analysis",                                           \
+	  "perf.data records of a type the importer does not know (indexed by record type).")     \
+	X(perf_features_skipped, "info", "analysis",                                              \
+	  "perf.data feature sections not imported (indexed by feature id).")                     \
 	X(perf_process_shard_count, "info", "trace",                                              \
 	  "The process_shard_count of the perf session's config (indexed by perf session).")      \
 	X(perf_chosen_process_shard, "info", "trace",                                             \

@@ -1377,7 +1377,7 @@ static int load_fd(struct loader *l, int fd, const char *path)
 }
 
 /* As Perfetto's shell: with PERFETTO_BINARY_PATH set, unsymbolized frames
- * of a proto trace are symbolized once it is loaded (symbolize/README.md)
+ * of a proto trace (or a perf.data file) are symbolized once it is loaded (symbolize/README.md)
  * and the symbols applied as if appended to the trace. */
 static void symbolize_at_load(struct tp *tp)
 {
@@ -1388,7 +1388,7 @@ static void symbolize_at_load(struct tp *tp)
 	struct tp_symbolize_result res;
 	if (!paths || !*paths)
 		return;
-	if (strcmp(tp_trace_type(tp), "proto") != 0) {
+	if (strcmp(tp_trace_type(tp), "proto") != 0 && strcmp(tp_trace_type(tp), "perf") != 0) {
 		tp_shell_error("skipping symbolization for non-proto trace");
 		return;
 	}
