@@ -10,7 +10,14 @@
 #include "importer.h"
 
 const struct tp_importer_ops *const tp_importers[] = {
-    &tp_ninja_log_importer, &tp_ftrace_text_importer,     &tp_pprof_importer,
-    &tp_proto_importer,     &tp_cpuprofile_importer,      &tp_json_importer,
-    &tp_perf_text_importer, &tp_collapsed_stack_importer, NULL,
+    &tp_ninja_log_importer,
+    &tp_trace_dat_importer,
+    &tp_ftrace_text_importer,
+    &tp_pprof_importer,
+    &tp_proto_importer,
+    &tp_cpuprofile_importer,
+    &tp_json_importer,
+    &tp_perf_text_importer,
+    &tp_collapsed_stack_importer,
+    NULL,
 };
