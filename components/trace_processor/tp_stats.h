@@ -149,6 +149,19 @@ struct tp;
 	X(ftrace_text_payload_unparsed, "info", "trace",                                           \
 	  "An ftrace text event had no key=value fields; its payload is kept whole as the "        \
 	  "'payload' arg of its ftrace_event row.")                                                \
+	X(trace_dat_truncated, "data_loss", "trace",                                               \
+	  "trace.dat per-cpu data ran past the end of the file; the part present was read.")       \
+	X(trace_dat_page_corrupt, "data_loss", "trace",                                            \
+	  "A trace.dat ring-buffer page or record did not fit; the rest of the page was skipped.") \
+	X(trace_dat_decompress_failure, "data_loss", "trace",                                      \
+	  "A compressed chunk of trace.dat per-cpu data did not inflate; it was skipped.")         \
+	X(trace_dat_unknown_event, "error", "trace",                                               \
+	  "A trace.dat record had an event id no format in the file describes.")                   \
+	X(trace_dat_bad_format, "error", "trace",                                                  \
+	  "A trace.dat event format file could not be parsed; its events are unknown.")            \
+	X(trace_dat_bad_event, "error", "analysis",                                                \
+	  "A known trace.dat event lacked a field its handler needs (its ftrace_event row "        \
+	  "stays).")                                                                               \
 	X(sorter_push_event_out_of_order, "error", "analysis",                                     \
 	  "Trace events are out of order event after sorting. This can happen due to many "        \
 	  "factors including clock sync drift, producers emitting events out of order or a bug "   \
