@@ -15,6 +15,9 @@
  * together; the tables differ only where members interleave on one track).
  * The first protobuf member's clock snapshots convert the timestamps of the
  * later text members (tp->clock_sync, tp_trace_time).
+ * A trace manifest member (importers/manifest/) goes before all of them; once
+ * read, it plans the others: each member's machine and the shift of its
+ * timestamps onto the merged timeline (manifest_before, manifest_plan).
  * Every file gets a `trace_file` row.
  */
 #include "tp_int.h"
@@ -32,6 +35,7 @@
 
 #include "io/io.h"
 #include "model/slices.h"
+#include "importers/manifest/manifest.h"
 
 #define SNIFF_BYTES 512
 /* A trace without a uuid of its own gets one from a hash of this many of
@@ -87,6 +91,7 @@ void tp_free(struct tp *tp)
 		tp->importer_ops->destroy(tp->importer);
 	tp_gunzip_free(tp->gunzip);
 	tp_archive_free(tp->archive);
+	tp_manifest_plan_free(tp);
 	tb_free(tp->sniff_buf);
 	tp_sorter_free(tp->sorter);
 	tp_slices_release(tp);
@@ -154,6 +159,9 @@ uint32_t tp_intern_cstr(struct tp *tp, const char *s)
 /* The importer whose sniffer accepts the first bytes p[0, n), or NULL. */
 static const struct tp_importer_ops *sniff(const uint8_t *p, size_t n)
 {
+	/* A trace manifest is JSON too: it is looked for first. */
+	if (tp_manifest_importer.sniff(p, n))
+		return &tp_manifest_importer;
 	for (const struct tp_importer_ops *const *imp = tp_importers; *imp; imp++)
 		if ((*imp)->sniff(p, n))
 			return *imp;
@@ -228,7 +236,8 @@ static int feed_decoded(void *ctx, const uint8_t *p, size_t n)
 /* A member's decoded bytes, its importer and its place in the order. */
 struct member {
 	size_t index; /* archive order */
-	int priority; /* Perfetto's archive_priority: proto 0, gzip 1, others 2 */
+	/* Perfetto's archive_priority: a manifest -1, proto 0, gzip 1, others 2 */
+	int priority;
 	const char *name;
 	const struct tp_importer_ops *ops;
 	uint8_t *data;
@@ -336,10 +345,50 @@ static int member_sniff(struct tp *tp, struct tp_archive_member *am, struct memb
 		               am->name);
 	if (m->priority == 2 && !strcmp(m->ops->name, "proto"))
 		m->priority = 0;
+	if (m->priority == 2 && m->ops == &tp_manifest_importer)
+		m->priority = -1;
 	m->name = am->name;
 	m->data = am->data;
 	m->len = am->len;
 	return 0;
+}
+
+/* The checks Perfetto makes before importing member i where a manifest is
+ * involved, then the member's machine and shift from the manifest's plan. */
+static int manifest_before(struct tp *tp, const struct member *ms, size_t n, size_t i,
+                           bool traces_seen)
+{
+	(void)n;
+	const struct tp_mf_file *e = tp_manifest_file(tp->manifest, ms[i].name);
+	bool is_manifest = ms[i].ops == &tp_manifest_importer;
+	if (is_manifest && e && (e->has_clocks || e->machine || e->has_machines))
+		return tp_fail(tp, -EINVAL,
+		               "perfetto_manifest: overrides are not supported for trace files "
+		               "which are themselves archives or perfetto_manifest files: %s",
+		               e->path);
+	if (is_manifest && traces_seen)
+		return tp_fail(tp, -EINVAL,
+		               "perfetto_manifest file must be the first trace file in the input");
+	if (!is_manifest)
+		tp_manifest_begin_member(tp, i);
+	return 0;
+}
+
+/* The manifest (the first member) was read: plan the members with it. */
+static int manifest_plan(struct tp *tp, const struct member *ms, size_t n)
+{
+	if (!tp->manifest)
+		return 0;
+	struct tp_mf_member *mm = tb_calloc(n ? n : 1, sizeof *mm);
+	for (size_t i = 0; i < n; i++)
+		mm[i] = (struct tp_mf_member){.name = ms[i].name,
+		                              .data = ms[i].data,
+		                              .len = ms[i].len,
+		                              .is_proto = !strcmp(ms[i].ops->name, "proto"),
+		                              .is_manifest = ms[i].ops == &tp_manifest_importer};
+	int rc = tp_manifest_plan(tp, mm, n);
+	tb_free(mm);
+	return rc;
 }
 
 /* Import every member of the finished archive. */
@@ -367,9 +416,14 @@ static int import_archive(struct tp *tp)
 	}
 	if (rc == 0)
 		qsort(ms, k, sizeof *ms, member_cmp);
+	bool traces_seen = false; /* a member other than a manifest was imported */
 	for (size_t i = 0; i < k && rc == 0; i++) {
 		tp->t.trace_file.processing_order[ms[i].row] = (int64_t)i + 1;
 		tp->trace_id = ms[i].row; /* the trace_id of its metadata */
+		rc = manifest_before(tp, ms, k, i, traces_seen);
+		if (rc < 0)
+			break;
+		traces_seen |= ms[i].ops != &tp_manifest_importer;
 		tp->importer_ops = ms[i].ops;
 		tp->importer = ms[i].ops->create(tp);
 		rc = ms[i].ops->parse(tp->importer, ms[i].data, ms[i].len);
@@ -380,6 +434,10 @@ static int import_archive(struct tp *tp)
 		ms[i].ops->destroy(tp->importer);
 		tp->importer = NULL;
 		tp->importer_ops = NULL;
+		tp->ts_shift = 0;
+		tp_machine_use(tp, 0);
+		if (rc == 0 && ms[i].ops == &tp_manifest_importer && !tp->mplan)
+			rc = manifest_plan(tp, ms, k);
 		/* Each member is sorted on its own: a fresh sorter takes the next
 		 * one's events even where they precede what was delivered. */
 		tp_sorter_free(tp->sorter);

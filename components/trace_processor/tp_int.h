@@ -30,6 +30,8 @@
 
 struct tp_sorter;
 struct tp_importer;
+struct tp_manifest;
+struct tp_mf_plan;
 
 /* The clock snapshots of the first protobuf file of an archive, which
  * convert the timestamps of the files after it (systrace, perf script text:
@@ -112,7 +114,14 @@ struct tp {
 	struct tp_args_builder args_scratch;
 	struct tp_profiler *profiler;    /* context interning (profiler.c), NULL until used */
 	struct tp_clock_sync clock_sync; /* an archive's first proto file's clocks */
-	uint32_t track_groups;           /* track_group_id values handed out */
+	/* The archive's trace manifest and the plan made from it
+	 * (importers/manifest/), NULL without one; ts_shift: what the current
+	 * non-protobuf member's timestamps move by on the merged timeline
+	 * (tp_trace_time, the JSON parser). */
+	struct tp_manifest *manifest;
+	struct tp_mf_plan *mplan;
+	int64_t ts_shift;
+	uint32_t track_groups; /* track_group_id values handed out */
 
 	struct tp_sorter *sorter;
 	const struct tp_importer_ops *importer_ops; /* chosen by sniffing */

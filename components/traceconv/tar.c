@@ -10,7 +10,8 @@
  *                   --symbol-paths and PERFETTO_BINARY_PATH as roots).
  *   merge -o OUT [--manifest M] TRACE...   `trace_processor_shell util merge`:
  *                   the traces under their base names, the manifest first as
- *                   perfetto_manifest.json.
+ *                   perfetto_manifest.json (or one written from per-file
+ *                   options: merge.c).
  *
  *   header (512 B): name[100] mode[8] uid[8] gid[8] size[12] mtime[12]
  *                   chksum[8] typeflag magic "ustar\0" version "00" ...
@@ -167,12 +168,17 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
-int traceconv_merge(const char *out, const char *manifest_path, const char *const *inputs, size_t n)
+int traceconv_merge_bytes(const char *out, const char *manifest_path, const char *bytes, size_t len,
+                          const char *const *inputs, size_t n)
 {
 	struct tar t;
 	char *manifest = NULL;
 	size_t mlen = 0;
-	if (manifest_path) {
+	if (bytes) {
+		manifest = tb_malloc(len ? len : 1);
+		memcpy(manifest, bytes, len);
+		mlen = len;
+	} else if (manifest_path) {
 		FILE *f = fopen(manifest_path, "rbe");
 		if (!f) {
 			fprintf(stderr, "traceconv: merge: cannot read manifest file '%s'.\n",

@@ -66,7 +66,10 @@ static void traceconv_usage(FILE *f)
 	        "  decompress_packets  the trace with compressed_packets inflated\n"
 	        "  bundle IN OUT  a TAR of the trace and the symbols its profiles need\n"
 	        "    --symbol-paths P1,P2  more symbol roots  --no-auto-symbol-paths  --verbose\n"
-	        "  merge -o OUT [--manifest M] TRACE...  traces in one TAR that opens as one\n");
+	        "  merge -o OUT [--manifest M] TRACE...  traces in one TAR that opens as one\n"
+	        "    [--trace-time CLOCK [--trace-time-file F]] [--attribute K=V]\n"
+	        "    per TRACE, before it: [--machine NAME] [--sync-to FILE [--clock CLOCK]\n"
+	        "    [--offset NS] [--sync-clock CLOCK] [--sync-machine NAME]]: a manifest\n");
 }
 
 /* The options of json, systrace, ctrace, text and bundle at argv[*i]. */
@@ -100,36 +103,6 @@ static int traceconv_text_opt(const char *mode, struct traceconv_text_opts *to,
 		return -1;
 	}
 	return 0;
-}
-
-/* merge -o OUT [--manifest M] TRACE... */
-static int traceconv_merge_main(int argc, char **argv, int first)
-{
-	const char *out = NULL, *manifest = NULL;
-	const char **inputs = tb_calloc((size_t)argc, sizeof *inputs);
-	size_t n = 0;
-	int rc = 1;
-	for (int i = first; i < argc; i++) {
-		if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) &&
-		    i + 1 < argc)
-			out = argv[++i];
-		else if (strcmp(argv[i], "--manifest") == 0 && i + 1 < argc)
-			manifest = argv[++i];
-		else if (argv[i][0] == '-' && argv[i][1])
-			fprintf(stderr, "traceconv: unknown option '%s'\n", argv[i]), n = SIZE_MAX;
-		else if (n != SIZE_MAX)
-			inputs[n++] = argv[i];
-		if (n == SIZE_MAX)
-			goto out;
-	}
-	if (!out || !n) {
-		fprintf(stderr, "traceconv: merge: -o OUT and at least one trace are needed\n");
-		goto out;
-	}
-	rc = traceconv_merge(out, manifest, inputs, n) < 0 ? 1 : 0;
-out:
-	tb_free(inputs);
-	return rc;
 }
 
 /* One `profile` option at argv[*i] (advancing *i past its value). Returns 0,

@@ -251,6 +251,12 @@ int traceconv_text(int in_fd, const char *in_name, FILE *out, const struct trace
 int traceconv_decompress_packets(int in_fd, const char *in_name, FILE *out);
 /* tar.c: a trace and its symbols as one TAR; traces merged into one TAR. */
 int traceconv_bundle(const char *in, const char *out, const struct traceconv_bundle_opts *o);
-int traceconv_merge(const char *out, const char *manifest, const char *const *inputs, size_t n);
+/* Write OUT: the manifest (bytes[0, len), else the file manifest_path, else
+ * none) as perfetto_manifest.json, then the inputs under their base names.
+ * 0 or -1 after a message. */
+int traceconv_merge_bytes(const char *out, const char *manifest_path, const char *bytes, size_t len,
+                          const char *const *inputs, size_t n);
+/* `merge` with its options from argv[first] (merge.c); the exit status. */
+int traceconv_merge_main(int argc, char **argv, int first);
 
 #endif /* TB_TRACECONV_INT_H */

@@ -278,6 +278,8 @@ static unsigned metadata_scope(const char *name)
 	for (size_t i = 0; i < TB_ARRAY_SIZE(keys); i++)
 		if (!strcmp(keys[i].name, name))
 			return keys[i].scope;
+	if (!strncmp(name, "manifest_attribute.", 19))
+		return 0; /* the archive's, as trace_time_clock_id */
 	return MD_MACHINE | MD_TRACE;
 }
 

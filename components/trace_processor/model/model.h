@@ -305,8 +305,8 @@ int64_t tp_trace_time_slow(struct tp *tp, uint32_t clock, int64_t ts);
 static inline int64_t tp_trace_time(struct tp *tp, uint32_t clock, int64_t ts)
 {
 	if (__builtin_expect(!tp->clock_sync.convert, 1))
-		return ts;
-	return tp_trace_time_slow(tp, clock, ts);
+		return ts + tp->ts_shift;
+	return tp_trace_time_slow(tp, clock, ts) + tp->ts_shift;
 }
 
 #endif /* TB_TP_MODEL_H */

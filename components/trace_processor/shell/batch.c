@@ -808,7 +808,7 @@ int tp_shell_run_batch(struct shell_opts *o)
 	}
 	if (tp_shell_config_build(o, &b.sc) < 0)
 		goto out;
-	if (sink_open(&b.out, o->output) < 0)
+	if (sink_open(&b.out, o->query_output) < 0)
 		goto out;
 	if (o->errors_file && sink_open(&b.errs, o->errors_file) < 0)
 		goto out;

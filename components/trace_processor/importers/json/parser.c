@@ -762,6 +762,7 @@ static void ring_add(struct tp_importer *imp, int64_t ts, const char *rec, size_
 {
 	if (imp->ahead_n == AHEAD)
 		ahead_pop(imp);
+	ts += imp->tp->ts_shift; /* a manifest's offset (0 without one) */
 	struct ahead_ev *a = &imp->ahead[(imp->ahead_head + imp->ahead_n++) % AHEAD];
 	if (chunk == NOT_LOGGED) {
 		vec_clear(&a->copy);

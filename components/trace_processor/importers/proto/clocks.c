@@ -49,6 +49,8 @@ struct proto_clocks {
 	VEC(struct node) nodes;
 	VEC(struct edge) edges;
 	VEC(uint32_t) queue, via; /* BFS scratch */
+	int64_t shift;            /* tp_proto_clocks_set_shift */
+	bool drop;
 	/* The last clock converted and its node (UINT32_MAX: none yet; nodes
 	 * are never removed, so only a new node can change the answer). */
 	uint64_t memo_key;
@@ -95,6 +97,12 @@ void tp_proto_clocks_free(struct proto_clocks *c)
 uint32_t tp_proto_clocks_trace_clock(const struct proto_clocks *c)
 {
 	return c->trace_clock;
+}
+
+void tp_proto_clocks_set_shift(struct proto_clocks *c, int64_t shift, bool drop)
+{
+	c->shift = shift;
+	c->drop = drop;
 }
 
 static uint32_t node_for(struct proto_clocks *c, uint64_t key, bool create)
@@ -320,13 +328,16 @@ bool tp_proto_clocks_to_trace(struct proto_clocks *c, uint32_t seq_id, uint32_t 
                               uint64_t raw, int64_t *out)
 {
 	uint64_t key = clock_key(seq_id, clock_id);
-	if (key == c->trace_clock && !c->nodes.len) {
+	if (key == c->trace_clock && !c->nodes.len && !c->drop) {
 		/* No snapshot yet: the trace clock is taken as it is. */
 		c->converted = true;
-		*out = (int64_t)raw;
+		*out = (int64_t)raw + c->shift;
 		return true;
 	}
-	return to_trace(c, key, raw, out);
+	if (c->drop || !to_trace(c, key, raw, out))
+		return false;
+	*out += c->shift;
+	return true;
 }
 
 /* The general case: through the clock graph. */

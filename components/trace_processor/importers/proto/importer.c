@@ -6,6 +6,7 @@
 #include "proto_int.h"
 #include "../../sorter/sorter.h"
 #include "../importer.h"
+#include "../manifest/manifest.h"
 
 #include <string.h>
 
@@ -31,8 +32,10 @@ static bool proto_sniff(const uint8_t *p, size_t n)
 /* A new importer of the packets of machine (a row), under root (NULL:
  * it is the root). */
 static struct proto_importer *importer_new(struct tp *tp, struct proto_importer *root,
-                                           uint32_t machine)
+                                           uint32_t machine, uint64_t raw)
 {
+	bool drop;
+	int64_t shift = tp_manifest_shift(tp, raw, &drop);
 	struct proto_importer *im = tb_calloc(1, sizeof *im);
 	im->tp = tp;
 	im->root = root ? root : im;
@@ -50,6 +53,7 @@ static struct proto_importer *importer_new(struct tp *tp, struct proto_importer 
 	hmap_init(&im->packages_seen);
 	hmap_init(&im->user_rows);
 	im->clocks = tp_proto_clocks_new();
+	tp_proto_clocks_set_shift(im->clocks, shift, drop);
 	im->default_track = TP_NULL_U32;
 	im->roi_start_ns = INT64_MIN;
 	return im;
@@ -57,9 +61,12 @@ static struct proto_importer *importer_new(struct tp *tp, struct proto_importer 
 
 static struct tp_importer *proto_create(struct tp *tp)
 {
+	/* The member's machine: the host unless a manifest names it. */
+	uint32_t machine = tp->machine;
 	tp_machine_use(tp, 0);
 	tp_thread_name_idle(tp);
-	struct proto_importer *im = importer_new(tp, NULL, 0);
+	tp_machine_use(tp, machine);
+	struct proto_importer *im = importer_new(tp, NULL, machine, 0);
 	if (tp->cfg.analyze_trace_proto_content)
 		tp_proto_content_enable(im);
 	return (struct tp_importer *)(void *)im;
@@ -68,6 +75,23 @@ static struct tp_importer *proto_create(struct tp *tp)
 struct proto_importer *tp_proto_machine_importer(struct proto_importer *root, uint64_t raw)
 {
 	TB_DCHECK(root->root == root);
+	uint32_t named;
+	if (tp_manifest_machine(root->tp, raw, &named)) {
+		/* The manifest says which machine it is (or failed the import). */
+		if (tb_err_is_set(&root->tp->err))
+			return NULL;
+		if (named == root->machine)
+			return root;
+		for (size_t i = 0; i < root->children.len; i++)
+			if (root->children.data[i]->machine == named)
+				return root->children.data[i];
+		if (root->children.len >= (1u << (32 - PROTO_KIND_BITS)) - 1)
+			return NULL;
+		struct proto_importer *c = importer_new(root->tp, root, named, raw);
+		vec_push(&root->children, c);
+		c->tag = (uint32_t)root->children.len << PROTO_KIND_BITS;
+		return c;
+	}
 	if (!root->adoption_done) {
 		/* Perfetto's rule: the host takes the first other machine's id
 		 * as its own when it has no packet of its own yet and its row is
@@ -93,7 +117,7 @@ struct proto_importer *tp_proto_machine_importer(struct proto_importer *root, ui
 	if (root->children.len >= (1u << (32 - PROTO_KIND_BITS)) - 1)
 		return NULL;
 	uint32_t machine = tp_machine_for_raw(root->tp, (int64_t)raw);
-	struct proto_importer *c = importer_new(root->tp, root, machine);
+	struct proto_importer *c = importer_new(root->tp, root, machine, raw);
 	vec_push(&root->children, c);
 	c->tag = (uint32_t)root->children.len << PROTO_KIND_BITS;
 	return c;
@@ -213,7 +237,9 @@ static int proto_eof(struct tp_importer *imp)
 	tp_proto_tracks_finish(im);
 	tp_proto_config_stats_eof(im);
 	tp_proto_content_finish(im);
-	tp_metadata_set_int(tp, "trace_time_clock_id", tp_proto_clocks_trace_clock(im->clocks));
+	uint32_t trace_clock = tp_manifest_trace_clock(tp);
+	tp_metadata_set_int(tp, "trace_time_clock_id",
+	                    trace_clock ? trace_clock : tp_proto_clocks_trace_clock(im->clocks));
 	tp_machine_use(tp, 0);
 	return 0;
 }

@@ -141,6 +141,9 @@ void tp_proto_clocks_snapshot_rows(struct proto_clocks *c, struct tp *tp, uint32
 bool tp_proto_clocks_to_trace(struct proto_clocks *c, uint32_t seq_id, uint32_t clock_id,
                               uint64_t raw, int64_t *out);
 uint32_t tp_proto_clocks_trace_clock(const struct proto_clocks *c);
+/* Add shift to every converted timestamp (a manifest's placement of this
+ * machine's clock on the merged timeline); drop: fail every conversion. */
+void tp_proto_clocks_set_shift(struct proto_clocks *c, int64_t shift, bool drop);
 /* At the end of a trace: when no earlier file's clocks are the trace's and
  * *c saw a snapshot, *c becomes tp->clock_sync (tp owns it, *c is NULL), to
  * convert the timestamps of the files after it. */
