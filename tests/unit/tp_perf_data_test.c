@@ -440,3 +440,17 @@ TEST(tp_perf_data_truncated_never_crash)
 	CHECK_EQ(tp->stats[TP_STAT_perf_data_truncated], 1);
 	tp_free(tp);
 }
+
+TEST(tp_perf_data_chunked_same_tables)
+{
+	static struct buf b;
+	build_file(&b);
+	for (size_t chunk = 1; chunk < 64; chunk += 13) {
+		struct tp *tp = tp_new(NULL);
+		for (size_t off = 0; off < b.n; off += chunk)
+			tp_parse(tp, b.d + off, b.n - off < chunk ? b.n - off : chunk);
+		tp_end_of_file(tp);
+		check_common(tp);
+		tp_free(tp);
+	}
+}

@@ -92,7 +92,6 @@ struct pd_rec { /* a record applied at end of file, in ts order */
 	int64_t ts;
 	uint64_t off; /* into in, or dec with PD_DEC_BIT */
 	uint32_t attr;
-	uint32_t seq; /* file order, the tie breaker */
 };
 
 struct pd_mm { /* one executable mapping of a process */
@@ -151,13 +150,13 @@ struct tp_importer {
 static uint16_t rd16(const uint8_t *p)
 {
 	uint16_t v;
-	memcpy(&v, p, 2);
+	__builtin_memcpy(&v, p, 2);
 	return v;
 }
 static uint32_t rd32(const uint8_t *p)
 {
 	uint32_t v;
-	memcpy(&v, p, 4);
+	__builtin_memcpy(&v, p, 4);
 	return v;
 }
 static uint64_t rd64(const uint8_t *p)
@@ -636,7 +635,7 @@ static void queue(struct tp_importer *imp, uint32_t type, const uint8_t *p, size
 	uint32_t attr = record_attr(imp, type, body, bn);
 	int64_t ts =
 	    imp->attrs.len ? record_ts(imp, &imp->attrs.data[attr], type, body, bn) : imp->last_ts;
-	struct pd_rec r = {ts, off, attr, (uint32_t)imp->recs.len};
+	struct pd_rec r = {ts, off, attr};
 	vec_push(&imp->recs, r);
 }
 
@@ -1166,12 +1165,53 @@ static uint32_t resolve(struct tp_importer *imp, const struct tp_perf_data_sampl
 	return cs;
 }
 
-static int cmp_rec(const void *x, const void *y)
+/* Stable sort of r[0, n) by ts: a natural merge sort, since perf's
+ * records come as sorted runs (one per cpu buffer and round): O(n log runs),
+ * one pass when they are already in order. */
+static void sort_recs(struct pd_rec *r, size_t n)
 {
-	const struct pd_rec *a = x, *b = y;
-	if (a->ts != b->ts)
-		return a->ts < b->ts ? -1 : 1;
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
+	VEC(size_t) runs = VEC_INIT, next = VEC_INIT;
+	vec_push(&runs, (size_t)0);
+	for (size_t i = 1; i < n; i++)
+		if (r[i].ts < r[i - 1].ts)
+			vec_push(&runs, i);
+	vec_push(&runs, n);
+	if (runs.len > 2) {
+		struct pd_rec *tmp = tb_malloc(n * sizeof(*tmp));
+		struct pd_rec *src = r, *dst = tmp;
+		while (runs.len > 2) {
+			vec_clear(&next);
+			size_t k = 0;
+			for (; k + 2 < runs.len; k += 2) {
+				size_t a = runs.data[k], m = runs.data[k + 1], b = runs.data[k + 2];
+				size_t i = a, j = m, o = a;
+				while (i < m && j < b)
+					dst[o++] = src[j].ts < src[i].ts ? src[j++] : src[i++];
+				while (i < m)
+					dst[o++] = src[i++];
+				while (j < b)
+					dst[o++] = src[j++];
+				vec_push(&next, a);
+			}
+			if (k + 1 < runs.len) { /* an odd run left */
+				size_t a = runs.data[k];
+				memcpy(dst + a, src + a, (n - a) * sizeof(*src));
+				vec_push(&next, a);
+			}
+			vec_push(&next, n);
+			size_t *d = runs.data, c = runs.cap;
+			runs.data = next.data, runs.len = next.len, runs.cap = next.cap;
+			next.data = d, next.len = 0, next.cap = c;
+			struct pd_rec *t = src;
+			src = dst;
+			dst = t;
+		}
+		if (src != r)
+			memcpy(r, src, n * sizeof(*r));
+		tb_free(tmp);
+	}
+	vec_release(&runs);
+	vec_release(&next);
 }
 
 /* Kernel symbols from perf's build-id cache: the kallsyms `perf record`
@@ -1199,11 +1239,7 @@ static void apply_all(struct tp_importer *imp)
 	struct tp *tp = imp->tp;
 	struct pd_rec *r = imp->recs.data;
 	size_t n = imp->recs.len;
-	bool sorted = true;
-	for (size_t i = 1; i < n && sorted; i++)
-		sorted = r[i - 1].ts <= r[i].ts;
-	if (!sorted)
-		qsort(r, n, sizeof(*r), cmp_rec);
+	sort_recs(r, n);
 	load_ksyms(imp);
 	for (size_t i = 0; i < n; i++) {
 		const uint8_t *p = r[i].off & PD_DEC_BIT ? imp->dec.data + (r[i].off & ~PD_DEC_BIT)
@@ -1338,6 +1374,8 @@ static int perf_data_parse(struct tp_importer *imp, const uint8_t *p, size_t n)
 		imp->failed = true;
 		return tp_fail(imp->tp, -ENOMEM, "perf.data: out of memory holding the file");
 	}
+	if (n >= (1u << 20))
+		tb_populate(imp->in.data + imp->in.len, n); /* one call, not a fault a page */
 	memcpy(imp->in.data + imp->in.len, p, n);
 	imp->in.len += n;
 	return 0;
