@@ -88,12 +88,14 @@ ensure_packages() {
 # headless Chromium; t2500 compresses journal payloads with lz4 and zstd;
 # tests/emu/ runs every target under qemu's user-mode emulators; t1200 makes
 # profiles and build logs with Go's runtime/pprof, node --cpu-prof and ninja;
-# tests/root/t3040 takes trace.dat files with trace-cmd; the checks run
+# tests/root/t3040 takes trace.dat files with trace-cmd; t1350 runs the
+# README's Dask snippet on python3-distributed's LocalCluster; the checks run
 # clang-format):
 # installed by `test` and `asan` when run as root, never needed by a build;
 # without them those tests SKIP.
 TEST_TOOLS="chromium:chromium lz4:lz4 zstd:zstd qemu-aarch64-static:qemu-user-static trace-cmd:trace-cmd
-go:golang-go node:nodejs ninja:ninja-build clang-format:clang-format sqlite3:sqlite3"
+go:golang-go node:nodejs ninja:ninja-build clang-format:clang-format sqlite3:sqlite3
+dask-scheduler:python3-distributed"
 
 # systemd-journal-remote, which writes the journal files tests/cli/t2500
 # reads, at the version of the installed systemd (it shares its library).

@@ -165,6 +165,12 @@ static int write_perf_file(const char *path, int64_t load_ns, int64_t query_ns)
 
 int tp_shell_run_query(struct shell_opts *o)
 {
+	if (o->batch)
+		return tp_shell_run_batch(o);
+	if (o->jobs || o->batch_list || o->max_memory || o->errors_file) {
+		tp_shell_error("query: -j, --batch-list, --max-memory and --errors need --batch");
+		return 1;
+	}
 	if (tp_shell_reject_extra(o, "query", 2, NULL) < 0)
 		return 1;
 	if (o->structured_query_id) {

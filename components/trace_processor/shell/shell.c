@@ -144,11 +144,20 @@ static const struct shell_flag flags[SF_COUNT] = {
     [SF_MANIFEST] = {"manifest", 0, "FILE", "merge: perfetto_manifest JSON file to include."},
     [SF_NO_VALIDATE] = {"no-validate", 0, NULL, "merge: no check of the written archive."},
     [SF_STRICT] = {"strict", 0, NULL, "merge: fail if the check reports dropped events."},
+
+    [SF_BATCH] = {"batch", 0, NULL,
+                  "Runs the SQL of -f over every TRACE: one result, a trace column first."},
+    [SF_JOBS] = {"jobs", 'j', "N", "--batch: N worker processes (default: online CPUs)."},
+    [SF_BATCH_LIST] = {"batch-list", 0, "FILE", "--batch: more traces, one per line ('-': stdin)."},
+    [SF_MAX_MEMORY] = {"max-memory", 0, "MB",
+                       "--batch: address space per worker (default: RAM / N)."},
+    [SF_BATCH_ERRORS] = {"errors", 0, "FILE", "--batch: the failed traces as trace,error."},
 };
 
 static const enum shell_flag_id query_flags[] = {
     SF_QUERY_FILE, SF_STRUCTURED_QUERY_ID, SF_SUMMARY_SPEC, SF_INTERACTIVE, SF_WIDE,
-    SF_PERF_FILE,  SF_QUERY_FORMAT,        SF_QUERY_OUTPUT, SF_COUNT};
+    SF_PERF_FILE,  SF_QUERY_FORMAT,        SF_QUERY_OUTPUT, SF_BATCH,       SF_JOBS,
+    SF_BATCH_LIST, SF_MAX_MEMORY,          SF_BATCH_ERRORS, SF_COUNT};
 static const enum shell_flag_id interactive_flags[] = {SF_WIDE, SF_COUNT};
 static const enum shell_flag_id server_flags[] = {
     SF_PORT,       SF_IP_ADDRESS, SF_ADDITIONAL_CORS_ORIGINS,
@@ -179,7 +188,12 @@ static const struct shell_cmd commands[] = {
      "  tp query -f queries.sql trace.pb\n"
      "  cat q.sql | tp query trace.pb\n"
      "-i opens the interactive shell afterwards. --remote ADDR runs the SQL on a\n"
-     "warm `server unix` session (or a `server http`) instead of a trace file.",
+     "warm `server unix` session (or a `server http`) instead of a trace file.\n"
+     "--batch runs the SQL of -f over many traces with -j N worker processes:\n"
+     "  tp query --batch -j 2 -f q.sql [-o OUT.csv] [--errors ERR.csv] T1 T2 ...\n"
+     "one result (csv, or --format tsv) with a trace column first, in the order\n"
+     "of the traces; a trace that fails is reported and skipped (exit 2; 1 if\n"
+     "every trace failed).",
      query_flags, tp_shell_run_query},
     {"interactive", "Interactive SQL shell.", "<trace_file>",
      "A prompt for SQL against a trace: statements end with ';', results print as\n"
@@ -705,6 +719,21 @@ static int apply_flag(struct shell_opts *o, enum shell_flag_id id, const char *v
 		break;
 	case SF_STRICT:
 		o->strict = true;
+		break;
+	case SF_BATCH:
+		o->batch = true;
+		break;
+	case SF_JOBS:
+		o->jobs = v;
+		break;
+	case SF_BATCH_LIST:
+		o->batch_list = v;
+		break;
+	case SF_MAX_MEMORY:
+		o->max_memory = v;
+		break;
+	case SF_BATCH_ERRORS:
+		o->errors_file = v;
 		break;
 	case SF_COUNT:
 		break;
@@ -1475,17 +1504,27 @@ static void print_health(struct tp *tp)
 struct tp *tp_shell_load(const struct shell_opts *o, const struct shell_config *sc,
                          const char *path, int64_t *load_ns)
 {
-	(void)o;
 	struct tp *tp = tp_new(&sc->cfg);
-	struct loader l = {.tp = tp, .tty = isatty(2)};
-	struct tb_err err = {0};
-	l.start = l.last_progress = tp_shell_now_ns();
-	int rc;
 	if (tp_error(tp)[0]) {
 		tp_shell_error("%s", tp_error(tp));
 		tp_free(tp);
 		return NULL;
 	}
+	if (tp_shell_load_into(o, tp, path, load_ns) < 0) {
+		tp_free(tp);
+		return NULL;
+	}
+	return tp;
+}
+
+int tp_shell_load_into(const struct shell_opts *o, struct tp *tp, const char *path,
+                       int64_t *load_ns)
+{
+	(void)o;
+	struct loader l = {.tp = tp, .tty = isatty(2)};
+	struct tb_err err = {0};
+	l.start = l.last_progress = tp_shell_now_ns();
+	int rc;
 	if (http_is_url(path)) {
 		/* Streamed without a local copy; tp_parse errors surface via tp_error. */
 		rc = http_get(path, NULL, loader_feed, &l, &err) < 0 ? -1 : 0;
@@ -1493,8 +1532,7 @@ struct tp *tp_shell_load(const struct shell_opts *o, const struct shell_config *
 		int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
 			tp_shell_error("cannot open '%s': %s", path, strerror(errno));
-			tp_free(tp);
-			return NULL;
+			return -1;
 		}
 		rc = load_fd(&l, fd, path);
 		if (fd != 0)
@@ -1509,8 +1547,7 @@ struct tp *tp_shell_load(const struct shell_opts *o, const struct shell_config *
 	if (rc < 0) {
 		if (tp_error(tp)[0])
 			tp_shell_error("cannot load '%s': %s", path, tp_error(tp));
-		tp_free(tp);
-		return NULL;
+		return -1;
 	}
 	symbolize_at_load(tp);
 	int64_t ns = tp_shell_now_ns() - l.start;
@@ -1521,5 +1558,5 @@ struct tp *tp_shell_load(const struct shell_opts *o, const struct shell_config *
 	print_health(tp);
 	if (load_ns)
 		*load_ns = ns;
-	return tp;
+	return 0;
 }

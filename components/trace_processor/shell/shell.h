@@ -15,6 +15,7 @@
  *   metatrace.c    -m FILE: a trace of what the shell did
  *   interactive.c  the interactive loop
  *   packages.c     --add-sql-package / --override-stdlib directories
+ *   batch.c        query --batch: one query over many traces, N workers
  */
 #ifndef TB_TP_SHELL_H
 #define TB_TP_SHELL_H
@@ -105,6 +106,12 @@ enum shell_flag_id {
 	SF_MANIFEST,
 	SF_NO_VALIDATE,
 	SF_STRICT,
+	/* query --batch */
+	SF_BATCH,
+	SF_JOBS,
+	SF_BATCH_LIST,
+	SF_MAX_MEMORY,
+	SF_BATCH_ERRORS,
 	SF_COUNT
 };
 
@@ -139,6 +146,8 @@ struct shell_opts {
 	const char *run, *pre, *metrics_output, *post_query;
 	const char *metrics_v2, *metadata_query, *format, *manifest;
 	bool no_validate, strict;
+	bool batch; /* query --batch */
+	const char *jobs, *batch_list, *max_memory, *errors_file;
 
 	/* what is left */
 	VEC(const char *) pos;
@@ -165,6 +174,10 @@ int tp_shell_run_export(struct shell_opts *o);
 int tp_shell_run_convert(struct shell_opts *o);
 int tp_shell_run_bundle(struct shell_opts *o);
 int tp_shell_run_util(struct shell_opts *o);
+/* query --batch (batch.c): the SQL of -f over every trace, one result
+ * with a trace column. Returns 0, 2 if some traces failed, 1 if all did
+ * or on a usage error. */
+int tp_shell_run_batch(struct shell_opts *o);
 /* util merge (merge.c). */
 int tp_shell_util_merge(struct shell_opts *o);
 /* query --remote ADDR (server.c): run sql on a warm session or server. */
@@ -193,6 +206,11 @@ void tp_shell_config_release(struct shell_config *sc);
  * time it took. NULL after printing an error. */
 struct tp *tp_shell_load(const struct shell_opts *o, const struct shell_config *sc,
                          const char *path, int64_t *load_ns);
+
+/* The same into tp, a new trace processor (tp_new) that has loaded
+ * nothing yet. Returns 0, or -1 after printing; the caller frees tp. */
+int tp_shell_load_into(const struct shell_opts *o, struct tp *tp, const char *path,
+                       int64_t *load_ns);
 
 /* Monotonic nanoseconds. */
 int64_t tp_shell_now_ns(void);
