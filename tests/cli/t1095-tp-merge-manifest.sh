@@ -109,6 +109,20 @@ expect_eq mono_pinned '"name","ts"
 "app_slice",502000000
 "phone_slice",1100000000' "$(q "$TMP/mono.tar" "select name, ts from slice order by ts")"
 
+# systrace text is MONOTONIC: alone it follows the proto's snapshot (1.0 s
+# is BOOTTIME 1.5 s). On another machine whose MONOTONIC the manifest
+# relates to the proto's, 1000 ns later, and through the snapshot once.
+printf '# tracer: nop\n#\n  app-100 (  100) [001] ...1  1.000000: tracing_mark_write: B|100|sys_slice\n  app-100 (  100) [001] ...1  1.500000: tracing_mark_write: E|100\n' >"$TMP/sys.systrace"
+"$TRACEBOX" traceconv merge -o "$TMP/sys0.tar" "$TMP/phone.pb" "$TMP/sys.systrace" 2>"$TMP/err" ||
+	fail merge_sys "$(cat "$TMP/err")"
+"$TRACEBOX" traceconv merge -o "$TMP/sys1.tar" "$TMP/phone.pb" --machine laptop --sync-to phone.pb --clock MONOTONIC \
+	--sync-clock MONOTONIC --offset 1000 "$TMP/sys.systrace" 2>"$TMP/err" ||
+	fail merge_sys "$(cat "$TMP/err")"
+expect_eq systrace_auto '"ts","dur"
+1500000000,500000000' "$(q "$TMP/sys0.tar" "select ts, dur from slice where name = 'sys_slice'")"
+expect_eq systrace_related '"ts","dur"
+1500001000,500000000' "$(q "$TMP/sys1.tar" "select ts, dur from slice where name = 'sys_slice'")"
+
 # `util merge` takes a manifest file as it is; without any the files keep
 # one machine.
 printf '{"perfetto_manifest": {"version": 1, "files": [{"path": "server.pb", "machine": {"name": "srv"}}]}}' >"$TMP/mf.json"
