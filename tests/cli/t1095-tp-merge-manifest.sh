@@ -123,6 +123,20 @@ expect_eq systrace_auto '"ts","dur"
 expect_eq systrace_related '"ts","dur"
 1500001000,500000000' "$(q "$TMP/sys1.tar" "select ts, dur from slice where name = 'sys_slice'")"
 
+# A recorded trace twice, as two machines: each keeps its own cpus and all
+# of its sched slices, at their own timestamps.
+g=$TB_SHARED/reference/golden/traces/sched.pftrace
+if [ -f "$g" ]; then
+	cp "$g" "$TMP/a.pftrace" && cp "$g" "$TMP/b.pftrace"
+	"$TRACEBOX" traceconv merge -o "$TMP/g.tar" --machine a "$TMP/a.pftrace" --machine b \
+		"$TMP/b.pftrace" 2>"$TMP/err" || fail merge_golden "$(cat "$TMP/err")"
+	one=$(q "$g" "select count(*) || ',' || min(ts) from sched" | tail -1 | tr -d '"')
+	expect_eq golden_two_machines "\"a\",$one
+\"b\",$one" "$(q "$TMP/g.tar" "select m.name, count(*), min(s.ts) from sched s join cpu c on s.ucpu = c.id join machine m on c.machine_id = m.id group by m.name order by 1" | tail -n +2)"
+else
+	skip golden_two_machines "../shared/reference/golden not found"
+fi
+
 # `util merge` takes a manifest file as it is; without any the files keep
 # one machine.
 printf '{"perfetto_manifest": {"version": 1, "files": [{"path": "server.pb", "machine": {"name": "srv"}}]}}' >"$TMP/mf.json"
