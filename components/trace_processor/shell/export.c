@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sqlite3.h"
@@ -107,6 +108,44 @@ static int copy_table(struct export_ctx *x, const char *name)
 	return ret;
 }
 
+char **tp_shell_export_names(struct tp *tp, size_t *n, struct tb_err *err)
+{
+	/* Our column tables (eponymous virtual tables: not in the schema),
+	 * then the schema's tables and views, the user's temporary ones too. */
+	sqlite3 *db = tp_db(tp);
+	VEC(char *) list = VEC_INIT;
+	const char *name;
+	for (uint32_t i = 0; (name = tp_column_table_name(i)); i++)
+		vec_push(&list, tb_strdup(name));
+	sqlite3_stmt *names = NULL;
+	int rc =
+	    sqlite3_prepare_v2(db,
+	                       "SELECT name FROM (SELECT name, type FROM sqlite_schema UNION "
+	                       "SELECT name, type FROM sqlite_temp_schema) WHERE type IN ('table', "
+	                       "'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
+	                       -1, &names, NULL);
+	if (rc != SQLITE_OK) {
+		tb_err_set(err, -EINVAL, "%s", sqlite3_errmsg(db));
+		for (size_t i = 0; i < list.len; i++)
+			tb_free(list.data[i]);
+		vec_release(&list);
+		return NULL;
+	}
+	size_t nours = list.len;
+	while (sqlite3_step(names) == SQLITE_ROW) {
+		const char *nm = (const char *)sqlite3_column_text(names, 0);
+		bool dup = false;
+		for (size_t i = 0; i < nours && !dup; i++)
+			dup = strcmp(list.data[i], nm) == 0;
+		if (!dup)
+			vec_push(&list, tb_strdup(nm));
+	}
+	sqlite3_finalize(names);
+	*n = list.len;
+	vec_push(&list, NULL);
+	return list.data;
+}
+
 /* Export every table and view of tp into the SQLite file path (created or
  * truncated). Returns 0, or -1 with x->err set. */
 static int export_db(struct tp *tp, const char *path, struct export_ctx *x)
@@ -121,52 +160,28 @@ static int export_db(struct tp *tp, const char *path, struct export_ctx *x)
 	sqlite3_exec(x->dst, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN", NULL, NULL,
 	             NULL);
 	x->src = tp_db(tp);
-	/* Our column tables (eponymous virtual tables: not in the schema),
-	 * then the schema's tables and views, the user's temporary ones too. */
-	VEC(char *) list = VEC_INIT;
-	const char *name;
-	for (uint32_t i = 0; (name = tp_column_table_name(i)); i++)
-		vec_push(&list, tb_strdup(name));
-	sqlite3_stmt *names = NULL;
-	rc =
-	    sqlite3_prepare_v2(x->src,
-	                       "SELECT name FROM (SELECT name, type FROM sqlite_schema UNION "
-	                       "SELECT name, type FROM sqlite_temp_schema) WHERE type IN ('table', "
-	                       "'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
-	                       -1, &names, NULL);
-	if (rc != SQLITE_OK) {
+	size_t nlist = 0;
+	char **list = tp_shell_export_names(tp, &nlist, NULL);
+	if (!list) {
 		snprintf(x->err, sizeof x->err, "%s", sqlite3_errmsg(x->src));
-		for (size_t i = 0; i < list.len; i++)
-			tb_free(list.data[i]);
-		vec_release(&list);
 		return -1;
 	}
-	size_t nours = list.len;
-	while (sqlite3_step(names) == SQLITE_ROW) {
-		const char *n = (const char *)sqlite3_column_text(names, 0);
-		bool dup = false;
-		for (size_t i = 0; i < nours && !dup; i++)
-			dup = strcmp(list.data[i], n) == 0;
-		if (!dup)
-			vec_push(&list, tb_strdup(n));
-	}
-	sqlite3_finalize(names);
 	int ret = 0;
-	for (size_t i = 0; i < list.len && ret == 0; i++) {
-		int r = copy_table(x, list.data[i]);
+	for (size_t i = 0; i < nlist && ret == 0; i++) {
+		int r = copy_table(x, list[i]);
 		if (r < 0) {
 			ret = -1;
 		} else if (r > 0) {
 			x->skipped++;
-			tp_shell_error("export: skipping '%s': %s", list.data[i], x->err);
+			tp_shell_error("export: skipping '%s': %s", list[i], x->err);
 			x->err[0] = '\0';
 		} else {
 			x->tables++;
 		}
 	}
-	for (size_t i = 0; i < list.len; i++)
-		tb_free(list.data[i]);
-	vec_release(&list);
+	for (size_t i = 0; i < nlist; i++)
+		tb_free(list[i]);
+	tb_free(list);
 	if (ret == 0) {
 		char *msg = NULL;
 		if (sqlite3_exec(x->dst, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
@@ -220,10 +235,13 @@ int tp_shell_run_export(struct shell_opts *o)
 		return 1;
 	}
 	const char *fmt = o->pos.data[0];
+	bool parquet = strcmp(fmt, "parquet") == 0;
 	if (strcmp(fmt, "sqlite") != 0 && strcmp(fmt, "arrow_tar") != 0 &&
-	    strcmp(fmt, "perfetto") != 0) {
+	    strcmp(fmt, "perfetto") != 0 && !parquet) {
 		tp_shell_error(
-		    "export: unknown format '%s' (expected sqlite, arrow_tar, or perfetto)", fmt);
+		    "export: unknown format '%s' (expected sqlite, parquet, arrow_tar, or "
+		    "perfetto)",
+		    fmt);
 		return 1;
 	}
 	if (!o->output) {
@@ -234,19 +252,37 @@ int tp_shell_run_export(struct shell_opts *o)
 		tp_shell_error("export: trace file is required");
 		return 1;
 	}
-	if (strcmp(fmt, "sqlite") != 0) {
+	if (o->trace_id && !parquet) {
+		tp_shell_error("export: --trace-id is for export parquet");
+		return 1;
+	}
+	if (strcmp(fmt, "sqlite") != 0 && !parquet) {
 		tp_shell_error(
 		    "export %s: Perfetto's %s archive format is not implemented in tracebox "
 		    "(export sqlite is)",
 		    fmt, fmt);
 		return 1;
 	}
+	/* The output directory first: a bad one fails before the trace loads. */
+	if (parquet && mkdir(o->output, 0777) != 0 && errno != EEXIST) {
+		tp_shell_error("export: cannot create directory '%s': %s", o->output,
+		               strerror(errno));
+		return 1;
+	}
 	struct shell_config sc;
 	struct tp *tp = NULL;
 	int status = 1;
 	if (tp_shell_config_build(o, &sc) == 0 &&
-	    (tp = tp_shell_load(o, &sc, o->pos.data[1], NULL)))
-		status = export_sqlite(tp, o->output);
+	    (tp = tp_shell_load(o, &sc, o->pos.data[1], NULL))) {
+		if (parquet) {
+			const char *id = o->trace_id, *slash = strrchr(o->pos.data[1], '/');
+			if (!id)
+				id = slash ? slash + 1 : o->pos.data[1];
+			status = tp_shell_export_parquet(tp, o->output, id);
+		} else {
+			status = export_sqlite(tp, o->output);
+		}
+	}
 	tp_free(tp);
 	tp_shell_config_release(&sc);
 	return status;

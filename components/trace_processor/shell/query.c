@@ -1,5 +1,6 @@
 /*
- * The commands that load a trace and run SQL on it: query (CSV output),
+ * The commands that load a trace and run SQL on it: query (CSV output, or
+ * another --format of query_out.c),
  * interactive, and the two Perfetto has that tracebox recognises but cannot
  * run, metrics (v1) and summarize.
  *
@@ -67,33 +68,21 @@ static bool is_comment_only(const char *p, const char *end)
 	return true;
 }
 
-/* ---- CSV ----------------------------------------------------------------------- */
-
-static void print_csv_value(FILE *out, sqlite3_stmt *st, int i)
-{
-	switch (sqlite3_column_type(st, i)) {
-	case SQLITE_INTEGER:
-		fprintf(out, "%lld", (long long)sqlite3_column_int64(st, i));
-		break;
-	case SQLITE_FLOAT:
-		fprintf(out, "%f", sqlite3_column_double(st, i));
-		break;
-	case SQLITE_TEXT:
-		fprintf(out, "\"%s\"", (const char *)sqlite3_column_text(st, i));
-		break;
-	case SQLITE_BLOB:
-		fputs("\"<raw bytes>\"", out);
-		break;
-	default:
-		fputs("\"[NULL]\"", out);
-	}
-}
+/* ---- running statements ------------------------------------------------------- */
 
 int tp_shell_run_queries_csv(struct tp *tp, const char *sql, FILE *out)
 {
+	struct tp_shell_out *o = tp_shell_out_new(TP_SHELL_FMT_CSV, out, NULL, NULL);
+	int rc = tp_shell_run_queries(tp, sql, o);
+	tp_shell_out_free(o);
+	return rc;
+}
+
+int tp_shell_run_queries(struct tp *tp, const char *sql, struct tp_shell_out *out)
+{
 	sqlite3 *db = tp_db(tp);
 	const char *tail = sql;
-	bool printed_any = false, ran_any = false;
+	bool ran_any = false;
 	while (tail && *tail) {
 		sqlite3_stmt *st = NULL;
 		const char *start = tail;
@@ -118,25 +107,21 @@ int tp_shell_run_queries_csv(struct tp *tp, const char *sql, FILE *out)
 		bool suppress =
 		    ncol == 1 && strcmp(sqlite3_column_name(st, 0), "suppress_query_output") == 0;
 		bool print = ncol > 0 && !suppress;
-		if (print) {
-			if (printed_any)
-				fputc('\n', out);
-			for (int i = 0; i < ncol; i++)
-				fprintf(out, "%s\"%s\"", i ? "," : "", sqlite3_column_name(st, i));
-			fputc('\n', out);
-			printed_any = true;
+		if (print && tp_shell_out_begin(out, st, NULL) < 0) {
+			tp_shell_error("query: %s", tp_shell_out_error(out));
+			sqlite3_finalize(st);
+			return -1;
 		}
 		int rc;
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			if (!print)
-				continue;
-			for (int i = 0; i < ncol; i++) {
-				if (i)
-					fputc(',', out);
-				print_csv_value(out, st, i);
+			if (print && tp_shell_out_row(out, st, NULL) < 0) {
+				tp_shell_error("query: %s", tp_shell_out_error(out));
+				sqlite3_finalize(st);
+				return -1;
 			}
-			fputc('\n', out);
 		}
+		if (print)
+			tp_shell_out_end(out);
 		tp_shell_metatrace_slice("QUERY_TIMELINE", "QUERY_EXECUTE", t0, tp_shell_now_ns(),
 		                         sqlite3_sql(st));
 		if (rc != SQLITE_DONE) {
@@ -232,6 +217,7 @@ int tp_shell_run_query(struct shell_opts *o)
 
 	struct shell_config sc;
 	struct tp *tp = NULL;
+	struct tp_shell_out *qout = NULL;
 	int status = 1;
 	int64_t load_ns = 0;
 	if (tp_shell_config_build(o, &sc) < 0 || !(tp = tp_shell_load(o, &sc, trace, &load_ns)))
@@ -244,9 +230,24 @@ int tp_shell_run_query(struct shell_opts *o)
 			goto out;
 		}
 	}
+	enum tp_shell_fmt fmt = TP_SHELL_FMT_CSV;
+	if (o->format && tp_shell_fmt_parse(o->format, &fmt) < 0) {
+		tp_shell_error("query: unknown --format '%s' (expected csv, tsv, json or parquet)",
+		               o->format);
+		goto out;
+	}
+	struct tb_err oerr = {0};
+	if (!(qout = tp_shell_out_new(fmt, stdout, o->query_output, &oerr))) {
+		tp_shell_error("query: %s", oerr.msg);
+		goto out;
+	}
 	catch_sigint(tp);
 	int64_t t0 = tp_shell_now_ns();
-	int rc = tp_shell_run_queries_csv(tp, sql, stdout);
+	int rc = tp_shell_run_queries(tp, sql, qout);
+	if (rc == 0 && tp_shell_out_finish(qout) < 0) {
+		tp_shell_error("query: %s", tp_shell_out_error(qout));
+		rc = -1;
+	}
 	if (rc == 0)
 		fprintf(stderr, "Query execution time: %lld ms\n",
 		        (long long)((tp_shell_now_ns() - t0) / 1000000));
@@ -264,6 +265,7 @@ int tp_shell_run_query(struct shell_opts *o)
 		release_sigint();
 	}
 out:
+	tp_shell_out_free(qout);
 	tb_free(sql);
 	tp_free(tp);
 	tp_shell_config_release(&sc);

@@ -89,6 +89,9 @@ static const struct shell_flag flags[SF_COUNT] = {
     [SF_INTERACTIVE] = {"interactive", 'i', NULL, "Starts the interactive shell afterwards."},
     [SF_WIDE] = {"wide", 'W', NULL, "Double column width in the interactive shell."},
     [SF_PERF_FILE] = {"perf-file", 0, "FILE", "Writes load and query times (ns) to FILE."},
+    [SF_QUERY_FORMAT] = {"format", 0, "FORMAT",
+                         "Result format: csv (default), tsv, json, parquet."},
+    [SF_QUERY_OUTPUT] = {"output", 'o', "FILE", "Writes the result to FILE (parquet needs it)."},
 
     [SF_PORT] = {"port", 0, "PORT", "HTTP port (default 9001)."},
     [SF_IP_ADDRESS] = {"ip-address", 0, "IP", "HTTP bind address (default localhost)."},
@@ -103,7 +106,9 @@ static const struct shell_flag flags[SF_COUNT] = {
                        "When the idle clock runs (auto: once the owner is gone)."},
     [SF_DAEMONIZE] = {"daemonize", 0, NULL, "Detaches into the background (unix mode)."},
 
-    [SF_EXPORT_OUTPUT] = {"output", 'o', "FILE", "Output file."},
+    [SF_EXPORT_OUTPUT] = {"output", 'o', "FILE", "Output file (a directory for parquet)."},
+    [SF_TRACE_ID] = {"trace-id", 0, "ID",
+                     "parquet: the trace_id column's value (default: the trace's file name)."},
 
     [SF_TRUNCATE] = {"truncate", 't', "start|end", "Keeps only the start or the end."},
     [SF_CONVERT_FULL_SORT] = {"full-sort", 0, NULL, "Sorts the whole trace first."},
@@ -142,14 +147,14 @@ static const struct shell_flag flags[SF_COUNT] = {
 };
 
 static const enum shell_flag_id query_flags[] = {
-    SF_QUERY_FILE, SF_STRUCTURED_QUERY_ID, SF_SUMMARY_SPEC, SF_INTERACTIVE,
-    SF_WIDE,       SF_PERF_FILE,           SF_COUNT};
+    SF_QUERY_FILE, SF_STRUCTURED_QUERY_ID, SF_SUMMARY_SPEC, SF_INTERACTIVE, SF_WIDE,
+    SF_PERF_FILE,  SF_QUERY_FORMAT,        SF_QUERY_OUTPUT, SF_COUNT};
 static const enum shell_flag_id interactive_flags[] = {SF_WIDE, SF_COUNT};
 static const enum shell_flag_id server_flags[] = {
     SF_PORT,       SF_IP_ADDRESS, SF_ADDITIONAL_CORS_ORIGINS,
     SF_NAME,       SF_PATH,       SF_IDLE_TIMEOUT,
     SF_IDLE_START, SF_DAEMONIZE,  SF_COUNT};
-static const enum shell_flag_id export_flags[] = {SF_EXPORT_OUTPUT, SF_COUNT};
+static const enum shell_flag_id export_flags[] = {SF_EXPORT_OUTPUT, SF_TRACE_ID, SF_COUNT};
 static const enum shell_flag_id convert_flags[] = {
     SF_TRUNCATE,  SF_CONVERT_FULL_SORT, SF_PID,        SF_TIMESTAMPS, SF_ALLOC,        SF_PERF,
     SF_JAVA_HEAP, SF_NO_ANNOTATIONS,    SF_OUTPUT_DIR, SF_VERBOSE,    SF_SKIP_UNKNOWN, SF_COUNT};
@@ -228,6 +233,9 @@ static const struct shell_cmd commands[] = {
      "Loads a trace and exports it:\n"
      "  sqlite     a SQLite database file: every table, and every view as a\n"
      "             table, with Perfetto's names (opens in sqlite3, DuckDB, ...)\n"
+     "  parquet    a directory (-o DIR) of NAME.parquet files, one per table and\n"
+     "             view, each with a leading trace_id column (--trace-id ID,\n"
+     "             default the trace's file name) so many traces concatenate\n"
      "  arrow_tar  (not in tracebox)\n"
      "  perfetto   (not in tracebox)",
      export_flags, tp_shell_run_export},
@@ -585,6 +593,15 @@ static int apply_flag(struct shell_opts *o, enum shell_flag_id id, const char *v
 		break;
 	case SF_PERF_FILE:
 		o->perf_file = v;
+		break;
+	case SF_QUERY_FORMAT:
+		o->format = v;
+		break;
+	case SF_QUERY_OUTPUT:
+		o->query_output = v;
+		break;
+	case SF_TRACE_ID:
+		o->trace_id = v;
 		break;
 	case SF_PORT:
 		o->port = v;
@@ -1377,7 +1394,7 @@ static int load_fd(struct loader *l, int fd, const char *path)
 }
 
 /* As Perfetto's shell: with PERFETTO_BINARY_PATH set, unsymbolized frames
- * of a proto trace are symbolized once it is loaded (symbolize/README.md)
+ * of a proto trace (or a perf.data file) are symbolized once it is loaded (symbolize/README.md)
  * and the symbols applied as if appended to the trace. */
 static void symbolize_at_load(struct tp *tp)
 {
@@ -1388,7 +1405,7 @@ static void symbolize_at_load(struct tp *tp)
 	struct tp_symbolize_result res;
 	if (!paths || !*paths)
 		return;
-	if (strcmp(tp_trace_type(tp), "proto") != 0) {
+	if (strcmp(tp_trace_type(tp), "proto") != 0 && strcmp(tp_trace_type(tp), "perf") != 0) {
 		tp_shell_error("skipping symbolization for non-proto trace");
 		return;
 	}

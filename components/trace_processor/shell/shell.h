@@ -5,9 +5,11 @@
  *
  *   shell.c        entry point, dispatch, help, the flag tables, global
  *                  flags into struct tp_config, loading a trace
- *   query.c        query, interactive, metrics, summarize; CSV output
+ *   query.c        query, interactive, metrics, summarize
+ *   query_out.c    result writers: csv, tsv, json, parquet (query --format)
  *   server.c       server http | stdio | unix | kill, query --remote
  *   export.c       export sqlite (and -e): the database as a SQLite file
+ *   export_parquet.c  export parquet: one Parquet file per table
  *   convert.c      convert, util, bundle: traceconv's converters
  *   merge.c        util merge: traces into one TAR
  *   metatrace.c    -m FILE: a trace of what the shell did
@@ -58,6 +60,8 @@ enum shell_flag_id {
 	SF_INTERACTIVE,
 	SF_WIDE,
 	SF_PERF_FILE,
+	SF_QUERY_FORMAT,
+	SF_QUERY_OUTPUT,
 	/* server */
 	SF_PORT,
 	SF_IP_ADDRESS,
@@ -69,6 +73,7 @@ enum shell_flag_id {
 	SF_DAEMONIZE,
 	/* export */
 	SF_EXPORT_OUTPUT,
+	SF_TRACE_ID,
 	/* convert */
 	SF_TRUNCATE,
 	SF_CONVERT_FULL_SORT,
@@ -123,7 +128,9 @@ struct shell_opts {
 	bool interactive, wide;
 	const char *port, *ip, *cors, *name, *path, *idle_timeout, *idle_start;
 	bool daemonize;
-	const char *output; /* export -o, util merge -o */
+	const char *output;       /* export -o, util merge -o */
+	const char *query_output; /* query -o */
+	const char *trace_id;     /* export parquet --trace-id */
 	const char *truncate, *pid, *timestamps, *output_dir;
 	bool convert_full_sort, alloc, perf, java_heap, no_annotations, verbose, skip_unknown;
 	const char *symbol_paths;
@@ -206,6 +213,60 @@ char *tp_shell_read_file(const char *path, size_t *len);
 /* Run every statement of sql, printing each result set as Perfetto's CSV.
  * Returns 0, or -1 after printing the error. */
 int tp_shell_run_queries_csv(struct tp *tp, const char *sql, FILE *out);
+struct tp_shell_out;
+/* The same into any result writer (query_out.c). */
+int tp_shell_run_queries(struct tp *tp, const char *sql, struct tp_shell_out *out);
+
+/* ---- result writers (query_out.c) --------------------------------------------- */
+
+/* query --format: CSV (Perfetto's, the default), TSV, JSON, Parquet. */
+enum tp_shell_fmt {
+	TP_SHELL_FMT_CSV,
+	TP_SHELL_FMT_TSV,
+	TP_SHELL_FMT_JSON,
+	TP_SHELL_FMT_PARQUET,
+};
+/* "csv", "tsv", "json" or "parquet" into *fmt; -1 for anything else. */
+int tp_shell_fmt_parse(const char *s, enum tp_shell_fmt *fmt);
+
+struct sqlite3_stmt;
+/* A writer of result sets in fmt: onto out, or with path (not NULL) into a
+ * temporary file beside path that tp_shell_out_finish renames over it
+ * (parquet needs a path). NULL with err set when the file cannot be made.
+ * Free with tp_shell_out_free, which removes an unfinished file. */
+struct tp_shell_out *tp_shell_out_new(enum tp_shell_fmt fmt, FILE *out, const char *path,
+                                      struct tb_err *err);
+void tp_shell_out_free(struct tp_shell_out *o);
+/* A result set with the columns of st, after a leading text column named
+ * lead (NULL: none; the string must outlive the set): its header. Parquet
+ * holds one set: a second one is an error. Returns 0 or -errno
+ * (tp_shell_out_error says why). */
+int tp_shell_out_begin(struct tp_shell_out *o, struct sqlite3_stmt *st, const char *lead);
+/* The current row of st (after sqlite3_step gave SQLITE_ROW), led by
+ * lead_value when the set has a leading column. Returns 0 or -errno. */
+int tp_shell_out_row(struct tp_shell_out *o, struct sqlite3_stmt *st, const char *lead_value);
+/* The end of the current result set. */
+int tp_shell_out_end(struct tp_shell_out *o);
+/* Complete the output (flush; write the Parquet footer; rename into
+ * place). Returns 0 or -errno. */
+int tp_shell_out_finish(struct tp_shell_out *o);
+const char *tp_shell_out_error(const struct tp_shell_out *o);
+/* v as JavaScript prints a number (shortest text that reads back as v;
+ * "null" for infinities): JSON and TSV doubles. */
+void tp_shell_format_double(double v, char *out, size_t size);
+
+/* The tables and views export writes (export.c): the column tables, then
+ * the schema's tables and views by name. A NULL-terminated array of n
+ * strings (tb_free each and the array), or NULL with err set. */
+char **tp_shell_export_names(struct tp *tp, size_t *n, struct tb_err *err);
+
+/* ---- export parquet (export_parquet.c) ----------------------------------------- */
+
+/* Every table and view of tp (those export sqlite writes) as DIR/NAME.parquet,
+ * each with a leading trace_id column holding trace_id. Storage tables and
+ * the views that only rename their columns are read from column storage,
+ * the other views through SQL. Returns 0 or 1 (after printing). */
+int tp_shell_export_parquet(struct tp *tp, const char *dir, const char *trace_id);
 
 /* ---- the interactive loop (interactive.c) ----------------------------------- */
 

@@ -6,6 +6,7 @@
  * precedes it is the task):
  *
  *   TASK-PID [CPU] TS: EVENT: PAYLOAD                  trace-cmd report
+ *   INSTANCE: TASK-PID [CPU] TS: EVENT: PAYLOAD        ... of an instance buffer
  *   TASK-PID [CPU] FLAGS TS: EVENT: PAYLOAD            tracefs trace, trace_pipe
  *   TASK-PID (TGID) [CPU] FLAGS TS: EVENT: PAYLOAD     ... with record-tgid
  *   TASK-PID (-----) [CPU] FLAGS TS: EVENT: PAYLOAD    ... tgid unknown
@@ -216,9 +217,23 @@ static bool match_latency_at(const char *q, const char *e, struct tp_ft_line *l)
 	return match_ts_event(skip_space(q, e), e, l);
 }
 
+/* trace-cmd report puts the name of an instance buffer before each of its
+ * events ("tbX:   bash-1 [001] ..."). A task is right-aligned in 16
+ * columns and a comm has at most 15 bytes, so a task never starts in the
+ * first column: a first token there that ends in ':' is that prefix. */
+static size_t instance_prefix(const char *s, const char *t)
+{
+	const char *q = s;
+	if (s == t || is_space(*s))
+		return 0;
+	while (q < t && !is_space(*q))
+		q++;
+	return q < t && q[-1] == ':' ? (size_t)(q - s) : 0;
+}
+
 static void set_task(const char *p, const char *dash, struct tp_ft_line *l)
 {
-	const char *s = p, *t = dash;
+	const char *s = p + instance_prefix(p, dash), *t = dash;
 	while (s < t && is_space(*s))
 		s++;
 	while (t > s && is_space(t[-1]))

@@ -1,0 +1,321 @@
+/*
+ * One ring-buffer record -> the tables, as the ftrace text importer
+ * (importers/ftrace_text/events.c) and the proto ftrace path write them:
+ * every event is a `ftrace_event` row (utid of common_pid, its cpu,
+ * common_flags) whose args are the format's fields (integers as int, char
+ * arrays and __data_loc strings as string; common_* and arrays of other
+ * types left out), and these change the model (model/ftrace.c):
+ *
+ *   sched_switch               sched, thread_state (prev_state as the
+ *                              kernel's bits, as the proto path)
+ *   sched_waking               Runnable thread_state, waker = the record's
+ *   sched_wakeup(_new)         the wakee's name
+ *   sched_blocked_reason       io_wait, blocked_function (kallsyms)
+ *   task_newtask               a thread or process (clone_flags)
+ *   task_rename, sched_process_fork, sched_process_exit
+ *   cpu_frequency, cpu_idle    cpufreq / cpuidle cpu counters
+ *   workqueue_execute_start/end  slices of the thread, named after the
+ *                              function's symbol
+ *   print                      atrace text (one arg, buf)
+ *   bputs                      its string from printk_formats (arg str)
+ *
+ * Each record's common_pid names its thread from saved_cmdlines, as
+ * trace-cmd report prints it.
+ */
+#include "trace_dat_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+	const char *name;
+	enum td_kind kind;
+	const char *slots[TD_SLOTS];
+} kinds[] = {
+    {"sched_switch",
+     TD_SCHED_SWITCH,
+     {"prev_comm", "prev_pid", "prev_prio", "prev_state", "next_comm", "next_pid", "next_prio"}},
+    {"sched_waking", TD_SCHED_WAKING, {"comm", "pid"}},
+    {"sched_wakeup", TD_SCHED_WAKEUP, {"comm", "pid"}},
+    {"sched_wakeup_new", TD_SCHED_WAKEUP_NEW, {"comm", "pid"}},
+    {"sched_blocked_reason", TD_SCHED_BLOCKED_REASON, {"pid", "caller", "io_wait"}},
+    {"task_newtask", TD_TASK_NEWTASK, {"pid", "comm", "clone_flags"}},
+    {"task_rename", TD_TASK_RENAME, {"pid", "newcomm"}},
+    {"sched_process_fork", TD_PROCESS_FORK, {"child_pid", "child_comm"}},
+    {"sched_process_exit", TD_PROCESS_EXIT, {"pid"}},
+    {"cpu_frequency", TD_CPU_FREQUENCY, {"state", "cpu_id"}},
+    {"cpu_idle", TD_CPU_IDLE, {"state", "cpu_id"}},
+    {"workqueue_execute_start", TD_WORKQUEUE_START, {"function"}},
+    {"workqueue_execute_end", TD_WORKQUEUE_END, {NULL}},
+    {"print", TD_PRINT, {"buf"}},
+    {"bputs", TD_BPUTS, {"str"}},
+    {"bprint", TD_BPRINT, {"fmt", "buf"}},
+};
+
+void tp_td_events_init(struct trace_dat *td)
+{
+	struct tp *tp = td->tp;
+	tp_ftrace_init(tp, &td->model);
+	td->str_cpufreq = tp_intern_cstr(tp, "cpufreq");
+	td->str_cpuidle = tp_intern_cstr(tp, "cpuidle");
+	td->str_workqueue = tp_intern_cstr(tp, "workqueue");
+	td->str_buf = tp_intern_cstr(tp, "buf");
+}
+
+/* Give each known event its kind and the field index of each slot. */
+void tp_td_events_resolve(struct trace_dat *td)
+{
+	for (size_t i = 0; i < td->events.len; i++) {
+		struct td_event *ev = &td->events.data[i];
+		for (int s = 0; s < TD_SLOTS; s++)
+			ev->slot[s] = -1;
+		const char *name = tp_str(td->tp, ev->name);
+		for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+			if (strcmp(kinds[k].name, name) != 0)
+				continue;
+			ev->kind = kinds[k].kind;
+			for (int s = 0; s < TD_SLOTS && kinds[k].slots[s]; s++) {
+				uint32_t key = tp_intern_cstr(td->tp, kinds[k].slots[s]);
+				for (uint32_t f = 0; f < ev->nfields; f++)
+					if (ev->fields[f].name == key)
+						ev->slot[s] = (int16_t)f;
+			}
+			break;
+		}
+	}
+}
+
+static bool read_int(const struct trace_dat *td, const struct td_field *f, const uint8_t *p,
+                     uint32_t n, int64_t *v)
+{
+	if (f->kind != TD_F_INT || f->off > n || f->size > n - f->off)
+		return false;
+	const uint8_t *q = p + f->off;
+	switch (f->size) {
+	case 1:
+		*v = f->is_signed ? (int8_t)q[0] : q[0];
+		return true;
+	case 2: {
+		uint16_t x = td_r16(td, q);
+		*v = f->is_signed ? (int16_t)x : x;
+		return true;
+	}
+	case 4: {
+		uint32_t x = td_r32(td, q);
+		*v = f->is_signed ? (int64_t)(int32_t)x : (int64_t)x;
+		return true;
+	}
+	default:
+		*v = (int64_t)td_r64(td, q);
+		return true;
+	}
+}
+
+static const char *read_str(const struct trace_dat *td, const struct td_field *f, const uint8_t *p,
+                            uint32_t n, size_t *len)
+{
+	if (f->off > n || f->size > n - f->off)
+		return NULL;
+	const uint8_t *s;
+	size_t max;
+	if (f->kind == TD_F_STR) {
+		s = p + f->off;
+		max = f->size ? f->size : n - f->off;
+	} else if (f->kind == TD_F_DYNSTR) {
+		uint32_t loc = td_r32(td, p + f->off);
+		size_t off = loc & 0xffff, l = loc >> 16;
+		if (f->rel)
+			off += f->off + f->size;
+		if (off > n || l > n - off)
+			return NULL;
+		s = p + off;
+		max = l;
+	} else {
+		return NULL;
+	}
+	const uint8_t *z = memchr(s, 0, max);
+	*len = z ? (size_t)(z - s) : max;
+	return (const char *)s;
+}
+
+static bool slot_int(const struct trace_dat *td, const struct td_event *ev, int s, const uint8_t *p,
+                     uint32_t n, int64_t *v)
+{
+	return ev->slot[s] >= 0 && read_int(td, &ev->fields[ev->slot[s]], p, n, v);
+}
+
+static uint32_t slot_str(struct trace_dat *td, const struct td_event *ev, int s, const uint8_t *p,
+                         uint32_t n)
+{
+	size_t l;
+	const char *v = ev->slot[s] >= 0 ? read_str(td, &ev->fields[ev->slot[s]], p, n, &l) : NULL;
+	return v ? tp_intern(td->tp, v, l) : 0;
+}
+
+/* The symbol name of addr (pool id), the address in hex if none. */
+static uint32_t sym_name(struct trace_dat *td, uint64_t addr)
+{
+	const struct td_sym *s = tp_td_sym_at(td, addr);
+	if (s)
+		return tp_intern(td->tp, s->name, s->len);
+	char buf[24];
+	int k = snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)addr);
+	return tp_intern(td->tp, buf, (size_t)k);
+}
+
+static uint32_t generic_args(struct trace_dat *td, const struct td_event *ev, const uint8_t *p,
+                             uint32_t n)
+{
+	tp_args_begin(&td->args);
+	for (uint32_t i = 0; i < ev->nfields; i++) {
+		const struct td_field *f = &ev->fields[i];
+		int64_t v;
+		size_t l;
+		const char *s;
+		if (f->kind == TD_F_INT) {
+			if (read_int(td, f, p, n, &v))
+				tp_args_add_int(&td->args, f->name, f->name, v);
+		} else if ((s = read_str(td, f, p, n, &l)) != NULL) {
+			tp_args_add_string(&td->args, f->name, f->name, tp_intern(td->tp, s, l));
+		}
+	}
+	return tp_args_commit(td->tp, &td->args);
+}
+
+/* The model side of a known event; false when a field it needs is
+ * missing. */
+static bool handle(struct trace_dat *td, const struct td_event *ev, int64_t ts, uint32_t cpu,
+                   int64_t pid, uint32_t utid, const uint8_t *p, uint32_t n)
+{
+	struct tp *tp = td->tp;
+	int64_t a, b, c, d;
+	switch (ev->kind) {
+	case TD_SCHED_SWITCH:
+		if (!slot_int(td, ev, 1, p, n, &a) || !slot_int(td, ev, 3, p, n, &b) ||
+		    !slot_int(td, ev, 5, p, n, &c) || !slot_int(td, ev, 6, p, n, &d))
+			return false;
+		tp_ftrace_sched_switch(tp, &td->model, ts, cpu, false, a, slot_str(td, ev, 0, p, n),
+		                       tp_ftrace_end_state(tp, &td->model, b), c,
+		                       slot_str(td, ev, 4, p, n), (int32_t)d);
+		return true;
+	case TD_SCHED_WAKING:
+	case TD_SCHED_WAKEUP:
+	case TD_SCHED_WAKEUP_NEW: {
+		if (!slot_int(td, ev, 1, p, n, &a))
+			return false;
+		uint32_t wakee = tp_ftrace_thread_named(tp, a, slot_str(td, ev, 0, p, n));
+		if (ev->kind == TD_SCHED_WAKING)
+			tp_ftrace_waking(tp, &td->model, ts, wakee, utid);
+		return true;
+	}
+	case TD_SCHED_BLOCKED_REASON:
+		if (!slot_int(td, ev, 0, p, n, &a))
+			return false;
+		if (!slot_int(td, ev, 2, p, n, &b))
+			b = TP_NULL_I64;
+		c = 0;
+		slot_int(td, ev, 1, p, n, &c);
+		tp_ftrace_blocked_reason(tp, &td->model, tp_thread_for_tid(tp, a, -1), b,
+		                         c ? sym_name(td, (uint64_t)c) : 0);
+		return true;
+	case TD_TASK_NEWTASK:
+		if (!slot_int(td, ev, 0, p, n, &a))
+			return false;
+		if (!slot_int(td, ev, 2, p, n, &b))
+			b = -1;
+		tp_ftrace_new_task(tp, &td->model, ts, a, slot_str(td, ev, 1, p, n), b, utid);
+		return true;
+	case TD_TASK_RENAME:
+		if (!slot_int(td, ev, 0, p, n, &a))
+			return false;
+		tp_thread_rename(tp, tp_thread_for_tid(tp, a, -1), slot_str(td, ev, 1, p, n),
+		                 TP_NAME_FTRACE);
+		return true;
+	case TD_PROCESS_FORK:
+		if (!slot_int(td, ev, 0, p, n, &a))
+			return false;
+		tp_ftrace_thread_named(tp, a, slot_str(td, ev, 1, p, n));
+		return true;
+	case TD_PROCESS_EXIT:
+		if (!slot_int(td, ev, 0, p, n, &a))
+			return false;
+		tp_ftrace_process_exit(tp, ts, a);
+		return true;
+	case TD_CPU_FREQUENCY:
+	case TD_CPU_IDLE:
+		if (!slot_int(td, ev, 0, p, n, &a) || !slot_int(td, ev, 1, p, n, &b) || b < 0 ||
+		    b >= TD_MAX_CPUS)
+			return false;
+		tp_ftrace_cpu_counter(tp, ev->kind == TD_CPU_IDLE ? "cpu_idle" : "cpu_frequency",
+		                      ev->kind == TD_CPU_IDLE ? td->str_cpuidle : td->str_cpufreq,
+		                      (uint32_t)b, ts, (double)(uint32_t)a);
+		return true;
+	case TD_WORKQUEUE_START:
+		if (!slot_int(td, ev, 0, p, n, &a))
+			return false;
+		tp_slice_begin(tp, tp_track_for_thread(tp, utid), ts, td->str_workqueue,
+		               sym_name(td, (uint64_t)a), TP_NULL_U32);
+		return true;
+	case TD_WORKQUEUE_END:
+		tp_slice_end(tp, tp_track_for_thread(tp, utid), ts, 0, 0, TP_NULL_U32);
+		return true;
+	default:
+		(void)pid;
+		return true;
+	}
+}
+
+void tp_td_event(struct trace_dat *td, uint32_t cpu, int64_t ts, const uint8_t *p, uint32_t n)
+{
+	struct tp *tp = td->tp;
+	if (n < 8) {
+		tp_stat_inc(tp, TP_STAT_trace_dat_page_corrupt);
+		return;
+	}
+	uint16_t type = td_r16(td, p);
+	uint64_t idx;
+	if (!hmap_get(&td->ev_by_id, type, &idx)) {
+		tp_stat_inc(tp, TP_STAT_trace_dat_unknown_event);
+		return;
+	}
+	const struct td_event *ev = &td->events.data[idx];
+	uint32_t flags = p[2];
+	int64_t pid = (int32_t)td_r32(td, p + 4);
+	uint32_t utid = tp_thread_for_tid(tp, pid, -1);
+	uint64_t comm;
+	if (pid != 0 && hmap_get(&td->comms, (uint64_t)pid, &comm))
+		tp_thread_set_name_prio(tp, utid, (uint32_t)comm, TP_NAME_FTRACE);
+
+	if (ev->kind == TD_PRINT || ev->kind == TD_BPUTS) {
+		size_t l = 0;
+		const char *s = NULL;
+		int64_t addr;
+		if (ev->kind == TD_PRINT && ev->slot[0] >= 0)
+			s = read_str(td, &ev->fields[ev->slot[0]], p, n, &l);
+		else if (ev->kind == TD_BPUTS && slot_int(td, ev, 0, p, n, &addr))
+			s = tp_td_printk_at(td, (uint64_t)addr, &l);
+		if (!s) {
+			tp_stat_inc(tp, TP_STAT_trace_dat_bad_event);
+			s = "";
+			l = 0;
+		}
+		while (l && (s[l - 1] == '\n' || (ev->kind == TD_BPUTS && l >= 2 &&
+		                                  s[l - 2] == '\\' && s[l - 1] == 'n')))
+			l -= s[l - 1] == '\n' ? 1 : 2;
+		if (!tp->cfg.no_ftrace_raw) {
+			tp_args_begin(&td->args);
+			tp_args_add_string(&td->args, td->str_buf, td->str_buf,
+			                   tp_intern(tp, s, l));
+			tp_ftrace_raw(tp, &td->model, ts, cpu, ev->name, utid, flags,
+			              tp_args_commit(tp, &td->args));
+		}
+		if (ev->kind == TD_PRINT)
+			tp_ftrace_print(tp, &td->model, ts, pid, s, l);
+		return;
+	}
+	if (!tp->cfg.no_ftrace_raw)
+		tp_ftrace_raw(tp, &td->model, ts, cpu, ev->name, utid, flags,
+		              generic_args(td, ev, p, n));
+	if (ev->kind != TD_OTHER && !handle(td, ev, ts, cpu, pid, utid, p, n))
+		tp_stat_inc(tp, TP_STAT_trace_dat_bad_event);
+}

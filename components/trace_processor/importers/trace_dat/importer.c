@@ -1,0 +1,100 @@
+/*
+ * The trace.dat importer's glue: sniffing (the magic "\x17\x08\x44tracing"),
+ * buffering the file (its parts are found by offset, so it is held once,
+ * as it arrives), and at the end the merge of every cpu of every buffer in
+ * timestamp order (ties: the cpu listed first, as trace-cmd report orders
+ * them) into events.c. Each cpu's records are in ts order already, so no
+ * sorter is needed.
+ */
+#include "trace_dat_int.h"
+#include "../importer.h"
+
+#include <string.h>
+
+static bool trace_dat_sniff(const uint8_t *p, size_t n)
+{
+	static const uint8_t magic[] = {0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g'};
+	size_t k = n < sizeof magic ? n : sizeof magic;
+	return n >= 3 && memcmp(p, magic, k) == 0;
+}
+
+static struct tp_importer *trace_dat_create(struct tp *tp)
+{
+	struct trace_dat *td = tb_calloc(1, sizeof *td);
+	td->tp = tp;
+	hmap_init(&td->ev_by_id);
+	hmap_init(&td->printk);
+	hmap_init(&td->comms);
+	tp_thread_name_idle(tp);
+	tp_td_events_init(td);
+	return (struct tp_importer *)(void *)td;
+}
+
+static int trace_dat_parse(struct tp_importer *imp, const uint8_t *p, size_t n)
+{
+	struct trace_dat *td = (struct trace_dat *)(void *)imp;
+	if (n == 0)
+		return 0;
+	if (td->in.len + n > TD_MAX_FILE || vec_try_reserve(&td->in, n) < 0)
+		return tp_fail(td->tp, -EFBIG, "trace.dat: the file is too large to load");
+	memcpy(td->in.data + td->in.len, p, n);
+	td->in.len += n;
+	return 0;
+}
+
+static int64_t convert_ts(const struct trace_dat *td, int64_t ts)
+{
+	if (td->tsc2nsec)
+		ts = (int64_t)(((unsigned __int128)(uint64_t)ts * td->tsc_mult) >> td->tsc_shift) +
+		     td->tsc_off;
+	return ts + td->ts_offset;
+}
+
+static int trace_dat_eof(struct tp_importer *imp)
+{
+	struct trace_dat *td = (struct trace_dat *)(void *)imp;
+	int rc = tp_td_file_parse(td);
+	if (rc < 0)
+		return rc;
+	tp_td_events_resolve(td);
+	size_t ncpu = td->cpus.len;
+	for (size_t i = 0; i < ncpu; i++)
+		tp_td_cpu_next(td, &td->cpus.data[i]);
+	bool convert = td->tsc2nsec || td->ts_offset;
+	for (;;) {
+		struct td_cpu *best = NULL;
+		for (size_t i = 0; i < ncpu; i++) {
+			struct td_cpu *c = &td->cpus.data[i];
+			if (c->has && (!best || c->ev_ts < best->ev_ts))
+				best = c;
+		}
+		if (!best)
+			break;
+		int64_t ts = convert ? convert_ts(td, best->ev_ts) : best->ev_ts;
+		tp_td_event(td, best->cpu, ts, best->ev, best->ev_len);
+		tp_td_cpu_next(td, best);
+	}
+	return 0;
+}
+
+static void trace_dat_destroy(struct tp_importer *imp)
+{
+	struct trace_dat *td = (struct trace_dat *)(void *)imp;
+	if (!td)
+		return;
+	tp_td_file_release(td);
+	tp_td_formats_release(td);
+	tp_ftrace_release(&td->model);
+	tp_args_builder_release(&td->args);
+	vec_release(&td->in);
+	tb_free(td);
+}
+
+const struct tp_importer_ops tp_trace_dat_importer = {
+    .name = "trace_dat",
+    .sniff = trace_dat_sniff,
+    .create = trace_dat_create,
+    .parse = trace_dat_parse,
+    .eof = trace_dat_eof,
+    .destroy = trace_dat_destroy,
+};

@@ -1,0 +1,663 @@
+/*
+ * The Parquet writer of parquet.h: our own, from the format's
+ * specification (parquet-format's parquet.thrift), no library.
+ *
+ * File layout (all integers little-endian):
+ *
+ *   "PAR1"
+ *   row group 0:  column chunk 0: [PageHeader][data page] ... column chunk N-1
+ *   row group 1:  ...
+ *   [FileMetaData]  [u32 length of FileMetaData]  "PAR1"
+ *
+ * One data page (v1, UNCOMPRESSED) per column chunk. Every column is
+ * OPTIONAL (max definition level 1), so a page is
+ *
+ *   [u32 n][definition levels: n bytes of RLE/bit-packed hybrid, width 1]
+ *   [the non-NULL values, PLAIN: INT64/DOUBLE 8 bytes, INT32 4 bytes,
+ *    BYTE_ARRAY u32 length + bytes]
+ *
+ * PageHeader and FileMetaData are Thrift structs in the compact protocol:
+ * a field is a byte (delta of field id << 4 | type), or the type byte and a
+ * zigzag varint id when the delta is not 1..15; integers are zigzag
+ * varints, binaries a varint length and the bytes, lists a byte
+ * (size << 4 | element type) or 0xf0 | type and a varint size, structs end
+ * with a 0 byte. Column chunks carry min/max statistics for INT64, INT32
+ * and DOUBLE columns and NULL counts for all, so engines skip row groups.
+ *
+ * A row group is buffered in memory (the values already PLAIN-encoded, one
+ * definition byte per row) until TP_PQ_GROUP_ROWS rows or
+ * TP_PQ_GROUP_BYTES bytes, then written with one write per chunk piece.
+ */
+#include "parquet.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* parquet.thrift enums. */
+enum {
+	PQ_T_INT32 = 1,
+	PQ_T_INT64 = 2,
+	PQ_T_DOUBLE = 5,
+	PQ_T_BYTE_ARRAY = 6,
+	PQ_REP_OPTIONAL = 1,
+	PQ_CONV_UTF8 = 0,
+	PQ_ENC_PLAIN = 0,
+	PQ_ENC_RLE = 3,
+	PQ_CODEC_UNCOMPRESSED = 0,
+	PQ_PAGE_DATA = 0,
+};
+
+/* Thrift compact protocol types. */
+enum {
+	CT_STOP = 0,
+	CT_I32 = 5,
+	CT_I64 = 6,
+	CT_BINARY = 8,
+	CT_LIST = 9,
+	CT_STRUCT = 12,
+};
+
+/* ---- Thrift compact encoder ------------------------------------------------ */
+
+struct thrift {
+	VEC(uint8_t) b;
+	int16_t last[16]; /* last field id per open struct */
+	int depth;
+};
+
+static void th_byte(struct thrift *t, uint8_t v)
+{
+	vec_push(&t->b, v);
+}
+
+static void th_varint(struct thrift *t, uint64_t v)
+{
+	while (v >= 0x80) {
+		th_byte(t, (uint8_t)(v | 0x80));
+		v >>= 7;
+	}
+	th_byte(t, (uint8_t)v);
+}
+
+static void th_zigzag(struct thrift *t, int64_t v)
+{
+	th_varint(t, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+static void th_field(struct thrift *t, int16_t id, uint8_t type)
+{
+	int16_t delta = (int16_t)(id - t->last[t->depth]);
+	if (delta > 0 && delta <= 15) {
+		th_byte(t, (uint8_t)(delta << 4 | type));
+	} else {
+		th_byte(t, type);
+		th_zigzag(t, id);
+	}
+	t->last[t->depth] = id;
+}
+
+static void th_i32(struct thrift *t, int16_t id, int32_t v)
+{
+	th_field(t, id, CT_I32);
+	th_zigzag(t, v);
+}
+
+static void th_i64(struct thrift *t, int16_t id, int64_t v)
+{
+	th_field(t, id, CT_I64);
+	th_zigzag(t, v);
+}
+
+static void th_bin(struct thrift *t, int16_t id, const void *p, size_t n)
+{
+	th_field(t, id, CT_BINARY);
+	th_varint(t, n);
+	vec_reserve(&t->b, n);
+	memcpy(t->b.data + t->b.len, p, n);
+	t->b.len += n;
+}
+
+static void th_list(struct thrift *t, int16_t id, uint8_t elem, size_t n)
+{
+	th_field(t, id, CT_LIST);
+	if (n < 15) {
+		th_byte(t, (uint8_t)(n << 4 | elem));
+	} else {
+		th_byte(t, (uint8_t)(0xf0 | elem));
+		th_varint(t, n);
+	}
+}
+
+/* A struct: as a field (id > 0) or as a list element (id 0). */
+static void th_begin(struct thrift *t, int16_t id)
+{
+	if (id > 0)
+		th_field(t, id, CT_STRUCT);
+	TB_CHECK(t->depth + 1 < (int)(sizeof t->last / sizeof t->last[0]));
+	t->last[++t->depth] = 0;
+}
+
+static void th_end(struct thrift *t)
+{
+	th_byte(t, CT_STOP);
+	t->depth--;
+}
+
+/* ---- the writer ------------------------------------------------------------ */
+
+/* What the footer needs of one written column chunk. */
+struct pq_chunk {
+	uint64_t offset, size, nvalues, nnulls;
+	bool has_minmax;
+	union {
+		int64_t i;
+		double d;
+	} min, max;
+};
+
+struct pq_col {
+	char *name;
+	enum tp_pq_type type;
+	VEC(uint8_t) def;  /* per buffered row: 1 value, 0 NULL */
+	VEC(uint8_t) vals; /* the non-NULL values, PLAIN */
+	uint64_t nnulls;
+	bool has_minmax;
+	union {
+		int64_t i;
+		double d;
+	} min, max;
+	VEC(struct pq_chunk) chunks; /* one per written row group */
+};
+
+struct pq_group {
+	uint64_t rows, bytes;
+};
+
+struct tp_pq_writer {
+	int fd;
+	uint32_t ncols;
+	struct pq_col *cols;
+	uint32_t max_rows;
+	size_t max_bytes;
+	uint32_t rows;   /* buffered rows */
+	size_t buffered; /* buffered bytes */
+	uint64_t offset; /* bytes written */
+	uint64_t total_rows;
+	VEC(struct pq_group) groups;
+	struct tb_err err;
+	bool finished;
+};
+
+static int pq_write(struct tp_pq_writer *w, const void *p, size_t n)
+{
+	if (w->err.code)
+		return w->err.code;
+	int rc = tb_write_all(w->fd, p, n);
+	if (rc < 0)
+		return tb_err_errno(&w->err, rc, "cannot write");
+	w->offset += n;
+	return 0;
+}
+
+struct tp_pq_writer *tp_pq_new(int fd, uint32_t ncols, const char *const *names,
+                               const enum tp_pq_type *types)
+{
+	struct tp_pq_writer *w = tb_calloc(1, sizeof *w);
+	w->fd = fd;
+	w->ncols = ncols;
+	w->cols = tb_calloc(ncols ? ncols : 1, sizeof *w->cols);
+	for (uint32_t i = 0; i < ncols; i++) {
+		w->cols[i].name = tb_strdup(names[i]);
+		w->cols[i].type = types ? types[i] : TP_PQ_UNSET;
+	}
+	w->max_rows = TP_PQ_GROUP_ROWS;
+	w->max_bytes = TP_PQ_GROUP_BYTES;
+	pq_write(w, "PAR1", 4);
+	return w;
+}
+
+void tp_pq_free(struct tp_pq_writer *w)
+{
+	if (!w)
+		return;
+	for (uint32_t i = 0; i < w->ncols; i++) {
+		tb_free(w->cols[i].name);
+		vec_release(&w->cols[i].def);
+		vec_release(&w->cols[i].vals);
+		vec_release(&w->cols[i].chunks);
+	}
+	tb_free(w->cols);
+	vec_release(&w->groups);
+	tb_free(w);
+}
+
+void tp_pq_set_limits(struct tp_pq_writer *w, uint32_t rows, size_t bytes)
+{
+	if (rows)
+		w->max_rows = rows;
+	if (bytes)
+		w->max_bytes = bytes;
+}
+
+enum tp_pq_type tp_pq_col_type(const struct tp_pq_writer *w, uint32_t col)
+{
+	return w->cols[col].type;
+}
+
+void tp_pq_set_type(struct tp_pq_writer *w, uint32_t col, enum tp_pq_type type)
+{
+	if (w->cols[col].type == TP_PQ_UNSET)
+		w->cols[col].type = type;
+}
+
+const char *tp_pq_error(const struct tp_pq_writer *w)
+{
+	return w->err.msg;
+}
+
+uint64_t tp_pq_rows(const struct tp_pq_writer *w)
+{
+	return w->total_rows + w->rows;
+}
+
+uint64_t tp_pq_bytes(const struct tp_pq_writer *w)
+{
+	return w->offset;
+}
+
+/* ---- appending values -------------------------------------------------------- */
+
+/* vec_reserve only when full: these run once per value. */
+#define PQ_ROOM(v, n) ((v)->cap - (v)->len >= (n) ? (void)0 : vec_reserve(v, n))
+
+static inline void put_bytes(struct pq_col *c, const void *p, size_t n)
+{
+	PQ_ROOM(&c->vals, n);
+	memcpy(c->vals.data + c->vals.len, p, n);
+	c->vals.len += n;
+}
+
+static inline void put_def(struct pq_col *c, uint8_t d)
+{
+	PQ_ROOM(&c->def, 1);
+	c->def.data[c->def.len++] = d;
+}
+
+void tp_pq_null(struct tp_pq_writer *w, uint32_t col)
+{
+	struct pq_col *c = &w->cols[col];
+	put_def(c, 0);
+	c->nnulls++;
+	w->buffered++;
+}
+
+static inline void put_i64(struct pq_col *c, int64_t v)
+{
+	if (!c->has_minmax) {
+		c->min.i = c->max.i = v;
+		c->has_minmax = true;
+	} else if (v < c->min.i) {
+		c->min.i = v;
+	} else if (v > c->max.i) {
+		c->max.i = v;
+	}
+	put_bytes(c, &v, 8);
+}
+
+static inline void put_i32(struct pq_col *c, int32_t v)
+{
+	put_i64(c, v); /* the statistics, in int64 */
+	c->vals.len -= 4;
+}
+
+static inline void put_dbl(struct pq_col *c, double v)
+{
+	if (!c->has_minmax) {
+		c->min.d = c->max.d = v;
+		c->has_minmax = true;
+	} else if (v < c->min.d) {
+		c->min.d = v;
+	} else if (v > c->max.d) {
+		c->max.d = v;
+	}
+	put_bytes(c, &v, 8);
+}
+
+static inline void put_str(struct pq_col *c, const char *s, size_t n)
+{
+	uint32_t len = (uint32_t)n;
+	PQ_ROOM(&c->vals, 4 + n);
+	memcpy(c->vals.data + c->vals.len, &len, 4);
+	if (n)
+		memcpy(c->vals.data + c->vals.len + 4, s, n);
+	c->vals.len += 4 + n;
+}
+
+void tp_pq_i64(struct tp_pq_writer *w, uint32_t col, int64_t v)
+{
+	struct pq_col *c = &w->cols[col];
+	size_t before = c->vals.len;
+	char buf[24];
+	if (c->type == TP_PQ_UNSET)
+		c->type = TP_PQ_INT64;
+	switch (c->type) {
+	case TP_PQ_INT64:
+		put_i64(c, v);
+		break;
+	case TP_PQ_INT32:
+		put_i32(c, (int32_t)v);
+		break;
+	case TP_PQ_DOUBLE:
+		put_dbl(c, (double)v);
+		break;
+	default:
+		put_str(c, buf, (size_t)snprintf(buf, sizeof buf, "%" PRId64, v));
+		break;
+	}
+	put_def(c, 1);
+	w->buffered += 1 + c->vals.len - before;
+}
+
+void tp_pq_dbl(struct tp_pq_writer *w, uint32_t col, double v)
+{
+	struct pq_col *c = &w->cols[col];
+	size_t before = c->vals.len;
+	char buf[32];
+	if (isnan(v)) {
+		tp_pq_null(w, col);
+		return;
+	}
+	if (c->type == TP_PQ_UNSET)
+		c->type = TP_PQ_DOUBLE;
+	switch (c->type) {
+	case TP_PQ_DOUBLE:
+		put_dbl(c, v);
+		break;
+	case TP_PQ_INT64:
+		put_i64(c, v >= 9.2233720368547758e18    ? INT64_MAX
+		           : v <= -9.2233720368547758e18 ? INT64_MIN
+		                                         : (int64_t)v);
+		break;
+	case TP_PQ_INT32:
+		put_i32(c, v >= 2147483647.0    ? INT32_MAX
+		           : v <= -2147483648.0 ? INT32_MIN
+		                                : (int32_t)v);
+		break;
+	default:
+		put_str(c, buf, (size_t)snprintf(buf, sizeof buf, "%.17g", v));
+		break;
+	}
+	put_def(c, 1);
+	w->buffered += 1 + c->vals.len - before;
+}
+
+void tp_pq_str(struct tp_pq_writer *w, uint32_t col, const char *s, size_t len)
+{
+	struct pq_col *c = &w->cols[col];
+	if (c->type == TP_PQ_UNSET)
+		c->type = TP_PQ_STRING;
+	if (c->type != TP_PQ_STRING) {
+		tp_pq_null(w, col);
+		return;
+	}
+	put_str(c, s, len);
+	put_def(c, 1);
+	w->buffered += 5 + len;
+}
+
+/* ---- writing a row group ----------------------------------------------------- */
+
+/* Definition levels (width 1) of n rows as RLE/bit-packed hybrid runs. */
+static void encode_levels(const uint8_t *lv, size_t n, struct thrift *out)
+{
+	size_t i = 0;
+	while (i < n) {
+		size_t run = 1;
+		while (i + run < n && lv[i + run] == lv[i])
+			run++;
+		if (run >= 8) {
+			th_varint(out, (uint64_t)run << 1);
+			th_byte(out, lv[i]);
+			i += run;
+			continue;
+		}
+		/* Groups of 8 bit-packed values until a long run starts. */
+		size_t start = i, groups = 0;
+		do {
+			groups++;
+			i += 8;
+			size_t r = 1;
+			while (i < n && i + r < n && r < 8 && lv[i + r] == lv[i])
+				r++;
+			if (i < n && r >= 8)
+				break;
+		} while (i < n);
+		th_varint(out, (uint64_t)groups << 1 | 1);
+		for (size_t g = 0; g < groups; g++) {
+			uint8_t byte = 0;
+			for (size_t k = 0; k < 8; k++) {
+				size_t at = start + g * 8 + k;
+				if (at < n && lv[at])
+					byte |= (uint8_t)(1u << k);
+			}
+			th_byte(out, byte);
+		}
+		if (i > n)
+			i = n;
+	}
+}
+
+static int32_t pq_physical(enum tp_pq_type t)
+{
+	switch (t) {
+	case TP_PQ_INT32:
+		return PQ_T_INT32;
+	case TP_PQ_INT64:
+		return PQ_T_INT64;
+	case TP_PQ_DOUBLE:
+		return PQ_T_DOUBLE;
+	default:
+		return PQ_T_BYTE_ARRAY;
+	}
+}
+
+/* The min/max of a chunk as its statistics' binaries. */
+static size_t stat_bytes(enum tp_pq_type t, const void *v, uint8_t out[8])
+{
+	if (t == TP_PQ_INT32) {
+		int32_t x = (int32_t) * (const int64_t *)v;
+		memcpy(out, &x, 4);
+		return 4;
+	}
+	memcpy(out, v, 8);
+	return 8;
+}
+
+static void th_stats(struct thrift *t, int16_t id, enum tp_pq_type type, uint64_t nnulls,
+                     bool has_minmax, const void *min, const void *max)
+{
+	uint8_t b[8];
+	size_t n;
+	th_begin(t, id);
+	th_i64(t, 3, (int64_t)nnulls);
+	if (has_minmax && type != TP_PQ_STRING && type != TP_PQ_UNSET) {
+		n = stat_bytes(type, max, b);
+		th_bin(t, 5, b, n);
+		n = stat_bytes(type, min, b);
+		th_bin(t, 6, b, n);
+	}
+	th_end(t);
+}
+
+static int flush_col(struct tp_pq_writer *w, struct pq_col *c, struct pq_chunk *ch)
+{
+	struct thrift lv = {0}, hdr = {0};
+	uint32_t n = w->rows;
+	int rc;
+
+	/* A column that has no value yet stays UNSET: it is all NULL here. */
+	if (c->nnulls == 0)
+		th_varint(&lv, (uint64_t)n << 1), th_byte(&lv, 1);
+	else if (c->nnulls == n)
+		th_varint(&lv, (uint64_t)n << 1), th_byte(&lv, 0);
+	else
+		encode_levels(c->def.data, n, &lv);
+	uint32_t lvlen = (uint32_t)lv.b.len;
+	size_t page = 4 + lv.b.len + c->vals.len;
+	if (page > INT32_MAX) {
+		rc = tb_err_set(&w->err, -EFBIG, "page of column '%s' too large", c->name);
+		goto out;
+	}
+	th_i32(&hdr, 1, PQ_PAGE_DATA);
+	th_i32(&hdr, 2, (int32_t)page);
+	th_i32(&hdr, 3, (int32_t)page);
+	th_begin(&hdr, 5);
+	th_i32(&hdr, 1, (int32_t)n);
+	th_i32(&hdr, 2, PQ_ENC_PLAIN);
+	th_i32(&hdr, 3, PQ_ENC_RLE);
+	th_i32(&hdr, 4, PQ_ENC_RLE);
+	th_end(&hdr);
+	th_byte(&hdr, CT_STOP);
+
+	ch->offset = w->offset;
+	ch->nvalues = n;
+	ch->nnulls = c->nnulls;
+	ch->has_minmax = c->has_minmax;
+	ch->min.i = c->min.i;
+	ch->max.i = c->max.i;
+	if ((rc = pq_write(w, hdr.b.data, hdr.b.len)) < 0 || (rc = pq_write(w, &lvlen, 4)) < 0 ||
+	    (rc = pq_write(w, lv.b.data, lv.b.len)) < 0 ||
+	    (c->vals.len && (rc = pq_write(w, c->vals.data, c->vals.len)) < 0))
+		goto out;
+	ch->size = w->offset - ch->offset;
+	rc = 0;
+out:
+	vec_release(&lv.b);
+	vec_release(&hdr.b);
+	return rc;
+}
+
+static int flush_group(struct tp_pq_writer *w)
+{
+	if (w->rows == 0)
+		return w->err.code;
+	uint64_t start = w->offset;
+	for (uint32_t i = 0; i < w->ncols; i++) {
+		struct pq_col *c = &w->cols[i];
+		struct pq_chunk *ch = (vec_push_zeroed(&c->chunks), vec_last(&c->chunks));
+		int rc = flush_col(w, c, ch);
+		if (rc < 0)
+			return rc;
+		vec_clear(&c->def);
+		vec_clear(&c->vals);
+		c->nnulls = 0;
+		c->has_minmax = false;
+	}
+	vec_push(&w->groups, ((struct pq_group){w->rows, w->offset - start}));
+	w->total_rows += w->rows;
+	w->rows = 0;
+	w->buffered = 0;
+	return 0;
+}
+
+int tp_pq_end_rows(struct tp_pq_writer *w, uint32_t n)
+{
+	w->rows += n;
+	for (uint32_t i = 0; i < w->ncols; i++)
+		TB_CHECK(w->cols[i].def.len == w->rows);
+	if (w->rows >= w->max_rows || w->buffered >= w->max_bytes)
+		return flush_group(w);
+	return w->err.code;
+}
+
+/* ---- the footer ----------------------------------------------------------------- */
+
+static void th_schema(struct thrift *t, const struct tp_pq_writer *w)
+{
+	th_list(t, 2, CT_STRUCT, (size_t)w->ncols + 1);
+	th_begin(t, 0);
+	th_bin(t, 4, "schema", 6);
+	th_i32(t, 5, (int32_t)w->ncols);
+	th_end(t);
+	for (uint32_t i = 0; i < w->ncols; i++) {
+		const struct pq_col *c = &w->cols[i];
+		th_begin(t, 0);
+		th_i32(t, 1, pq_physical(c->type));
+		th_i32(t, 3, PQ_REP_OPTIONAL);
+		th_bin(t, 4, c->name, strlen(c->name));
+		if (pq_physical(c->type) == PQ_T_BYTE_ARRAY) {
+			th_i32(t, 6, PQ_CONV_UTF8);
+			th_begin(t, 10); /* LogicalType, the union */
+			th_begin(t, 1);  /* STRING: StringType {} */
+			th_end(t);
+			th_end(t);
+		}
+		th_end(t);
+	}
+}
+
+static void th_chunk(struct thrift *t, const struct pq_col *c, const struct pq_chunk *ch)
+{
+	th_begin(t, 0);
+	th_i64(t, 2, (int64_t)ch->offset);
+	th_begin(t, 3);
+	th_i32(t, 1, pq_physical(c->type));
+	th_list(t, 2, CT_I32, 2);
+	th_zigzag(t, PQ_ENC_PLAIN);
+	th_zigzag(t, PQ_ENC_RLE);
+	th_list(t, 3, CT_BINARY, 1);
+	th_varint(t, strlen(c->name));
+	for (const char *p = c->name; *p; p++)
+		th_byte(t, (uint8_t)*p);
+	th_i32(t, 4, PQ_CODEC_UNCOMPRESSED);
+	th_i64(t, 5, (int64_t)ch->nvalues);
+	th_i64(t, 6, (int64_t)ch->size);
+	th_i64(t, 7, (int64_t)ch->size);
+	th_i64(t, 9, (int64_t)ch->offset);
+	th_stats(t, 12, c->type, ch->nnulls, ch->has_minmax, &ch->min, &ch->max);
+	th_end(t);
+	th_end(t);
+}
+
+int tp_pq_finish(struct tp_pq_writer *w)
+{
+	struct thrift t = {0};
+	int rc = flush_group(w);
+	if (rc < 0)
+		return rc;
+	th_i32(&t, 1, 1);
+	th_schema(&t, w);
+	th_i64(&t, 3, (int64_t)w->total_rows);
+	th_list(&t, 4, CT_STRUCT, w->groups.len);
+	for (size_t g = 0; g < w->groups.len; g++) {
+		th_begin(&t, 0);
+		th_list(&t, 1, CT_STRUCT, w->ncols);
+		for (uint32_t i = 0; i < w->ncols; i++)
+			th_chunk(&t, &w->cols[i], &w->cols[i].chunks.data[g]);
+		th_i64(&t, 2, (int64_t)w->groups.data[g].bytes);
+		th_i64(&t, 3, (int64_t)w->groups.data[g].rows);
+		th_end(&t);
+	}
+	th_bin(&t, 6, "tracebox", 8);
+	/* column_orders: every column in its type's order (TypeDefinedOrder),
+	 * which tells readers that min_value/max_value are usable. */
+	th_list(&t, 7, CT_STRUCT, w->ncols);
+	for (uint32_t i = 0; i < w->ncols; i++) {
+		th_begin(&t, 0);
+		th_begin(&t, 1);
+		th_end(&t);
+		th_end(&t);
+	}
+	th_byte(&t, CT_STOP);
+	uint32_t len = (uint32_t)t.b.len;
+	if ((rc = pq_write(w, t.b.data, t.b.len)) == 0 && (rc = pq_write(w, &len, 4)) == 0)
+		rc = pq_write(w, "PAR1", 4);
+	vec_release(&t.b);
+	if (rc == 0)
+		w->finished = true;
+	return rc;
+}

@@ -1,0 +1,83 @@
+/*
+ * A streaming Parquet writer (parquet.c): the trace processor's tables and
+ * query results as files that DuckDB, Spark, pandas or ClickHouse read
+ * without tracebox. Flat schemas only (no nesting, no repetition), every
+ * column OPTIONAL so NULLs are nulls.
+ *
+ * Values are appended column by column; tp_pq_end_rows() says that every
+ * column received n more values and flushes a row group once it reaches
+ * the row or byte bound, so memory stays bounded by one row group whatever
+ * the table's size. The file layout is described in parquet.c.
+ *
+ * Single-threaded; one writer per file descriptor.
+ */
+#ifndef TB_TP_PARQUET_H
+#define TB_TP_PARQUET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base.h"
+
+/* Physical types we write. TP_PQ_STRING is BYTE_ARRAY annotated UTF8
+ * (logical type STRING). TP_PQ_UNSET is a column whose type is decided by
+ * its first value (tp_pq_set_type or the first typed append); a column that
+ * never gets one is written as STRING (all its values are NULL). */
+enum tp_pq_type {
+	TP_PQ_UNSET,
+	TP_PQ_INT32,
+	TP_PQ_INT64,
+	TP_PQ_DOUBLE,
+	TP_PQ_STRING,
+};
+
+/* Row group bounds: whichever is reached first closes the group. */
+#define TP_PQ_GROUP_ROWS (1u << 20)
+#define TP_PQ_GROUP_BYTES ((size_t)32 << 20)
+
+struct tp_pq_writer;
+
+/* A writer of ncols columns named names[i] (copied) of types types[i] (NULL:
+ * all TP_PQ_UNSET) onto fd, which must be open for writing at offset 0 and
+ * stays the caller's. Writes the leading magic; errors (write failures)
+ * show up on the first call that returns one. Never NULL. */
+struct tp_pq_writer *tp_pq_new(int fd, uint32_t ncols, const char *const *names,
+                               const enum tp_pq_type *types);
+void tp_pq_free(struct tp_pq_writer *w);
+
+/* Lower the row group bounds (tests; 0 keeps a bound as it is). */
+void tp_pq_set_limits(struct tp_pq_writer *w, uint32_t rows, size_t bytes);
+
+/* The type of column col: its given type, or the one its first value gave. */
+enum tp_pq_type tp_pq_col_type(const struct tp_pq_writer *w, uint32_t col);
+/* Fix an UNSET column's type (no-op if it already has one). */
+void tp_pq_set_type(struct tp_pq_writer *w, uint32_t col, enum tp_pq_type type);
+
+/* Append one value to column col. An UNSET column takes the value's type.
+ * A value of another type than the column's is converted (an integer into a
+ * DOUBLE column; a double truncated into an integer one; a number printed
+ * into a STRING one; a string into a number column becomes NULL): the
+ * callers that can mix types (SQL results) pick the type first. */
+void tp_pq_null(struct tp_pq_writer *w, uint32_t col);
+void tp_pq_i64(struct tp_pq_writer *w, uint32_t col, int64_t v);
+void tp_pq_dbl(struct tp_pq_writer *w, uint32_t col, double v);
+void tp_pq_str(struct tp_pq_writer *w, uint32_t col, const char *s, size_t len);
+
+/* Every column received n more values: count them as rows, and write the
+ * row group out when it is full. Returns 0 or -errno (write failure; the
+ * message in tp_pq_error). */
+int tp_pq_end_rows(struct tp_pq_writer *w, uint32_t n);
+
+/* Write what is buffered and the footer. Returns 0 or -errno. The file is
+ * complete (but not synced) when it returns 0. */
+int tp_pq_finish(struct tp_pq_writer *w);
+
+/* Rows and bytes written so far (bytes: the file size after finish). */
+uint64_t tp_pq_rows(const struct tp_pq_writer *w);
+uint64_t tp_pq_bytes(const struct tp_pq_writer *w);
+
+/* The message of the first error, "" if none. */
+const char *tp_pq_error(const struct tp_pq_writer *w);
+
+#endif /* TB_TP_PARQUET_H */

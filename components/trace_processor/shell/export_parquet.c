@@ -1,0 +1,524 @@
+/*
+ * `export parquet -o DIR TRACE [--trace-id ID]`: every table and view that
+ * `export sqlite` writes, as DIR/NAME.parquet (io/parquet.h), each led by a
+ * trace_id column (the file name of the trace unless --trace-id says) so
+ * that the exports of many traces concatenate (read DIR1/slice.parquet,
+ * DIR2/slice.parquet ... as one table). A table that has a trace_id column of its own
+ * (flow) gets the leading one as __trace_id.
+ *
+ * Speed comes from reading column storage directly instead of stepping
+ * SQLite row by row: the storage tables (__intrinsic_slice & co.) and the
+ * views that only pick and rename a storage table's columns (`CREATE VIEW
+ * v AS SELECT *, a AS b, c FROM t`, maybe through another such view) are
+ * written a block of rows at a time from the column arrays, with the same
+ * values SQL shows (sentinels as NULL, computed columns through their
+ * getters). The other views (joins, filters, expressions) and the user's
+ * tables go through `SELECT *` and the query writer of query_out.c.
+ *
+ * Each file is written to a temporary name beside its final one and renamed
+ * when complete; the first failure (an unwritable directory, a full disk)
+ * stops the export with one message and leaves no partial file.
+ */
+#include "shell.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sqlite3.h"
+#include "../io/parquet.h"
+#include "../tp_int.h"
+
+/* Rows per block of the direct path: a divisor of TP_PQ_GROUP_ROWS. */
+#define EXPORT_BLOCK 65536u
+/* Views resolved through at most this many views. */
+#define EXPORT_VIEW_DEPTH 8
+
+/* A column of a directly readable table or view. */
+struct src_col {
+	int c;      /* described column of the storage table; -1: id */
+	char *name; /* its name in the export */
+};
+
+struct direct {
+	const struct tp_table_desc *d;
+	VEC(struct src_col) cols;
+};
+
+static void direct_release(struct direct *x)
+{
+	for (size_t i = 0; i < x->cols.len; i++)
+		tb_free(x->cols.data[i].name);
+	vec_release(&x->cols);
+	x->d = NULL;
+}
+
+static const struct tp_table_desc *find_desc(const char *name)
+{
+	for (uint32_t i = 0; i < tp_table_count; i++)
+		if (strcmp(tp_table_descs[i].sql_name, name) == 0)
+			return &tp_table_descs[i];
+	return NULL;
+}
+
+/* ---- simple views ----------------------------------------------------------------- */
+
+/* One token of a view's SQL: an identifier ([A-Za-z_][A-Za-z0-9_]*), ',' or
+ * '*'; anything else ends the simple form. */
+struct tok {
+	const char *p;
+	size_t n;
+};
+
+static bool next_tok(const char **s, struct tok *t)
+{
+	const char *p = *s;
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	t->p = p;
+	if (*p == ',' || *p == '*') {
+		t->n = 1;
+		*s = p + 1;
+		return true;
+	}
+	if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+		return false;
+	while (*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+	       (*p >= '0' && *p <= '9'))
+		p++;
+	t->n = (size_t)(p - t->p);
+	*s = p;
+	return true;
+}
+
+static bool tok_is(const struct tok *t, const char *word)
+{
+	return t->n == strlen(word) && sqlite3_strnicmp(t->p, word, (int)t->n) == 0;
+}
+
+static int resolve(sqlite3 *db, const char *name, struct direct *out, int depth);
+
+/* The column of src named n bytes at p, or -2. */
+static int src_find(const struct direct *src, const char *p, size_t n)
+{
+	for (size_t i = 0; i < src->cols.len; i++)
+		if (strlen(src->cols.data[i].name) == n &&
+		    sqlite3_strnicmp(src->cols.data[i].name, p, (int)n) == 0)
+			return (int)i;
+	return -2;
+}
+
+/* sql is "CREATE VIEW x AS SELECT items FROM t" with items '*', col or
+ * col AS name: resolve t, then map the items onto its columns. */
+static int resolve_view(sqlite3 *db, const char *sql, struct direct *out, int depth)
+{
+	static const char *const head[] = {"CREATE", "VIEW", NULL, "AS", "SELECT"};
+	struct tok t;
+	const char *s = sql, *items;
+	for (int i = 0; i < 5; i++)
+		if (!next_tok(&s, &t) || (head[i] && !tok_is(&t, head[i])))
+			return -1;
+	/* Find FROM and the source name at the end. */
+	items = s;
+	for (;;) {
+		if (!next_tok(&s, &t))
+			return -1;
+		if (tok_is(&t, "FROM"))
+			break;
+	}
+	if (!next_tok(&s, &t))
+		return -1;
+	char src_name[128];
+	if (t.n >= sizeof src_name)
+		return -1;
+	memcpy(src_name, t.p, t.n);
+	src_name[t.n] = '\0';
+	while (*s == ' ' || *s == '\n' || *s == '\t' || *s == '\r' || *s == ';')
+		s++;
+	if (*s)
+		return -1;
+	struct direct src = {0};
+	if (resolve(db, src_name, &src, depth + 1) < 0)
+		return -1;
+	out->d = src.d;
+	s = items;
+	int rc = -1;
+	for (;;) {
+		if (!next_tok(&s, &t))
+			goto out;
+		if (t.n == 1 && *t.p == '*') {
+			for (size_t i = 0; i < src.cols.len; i++)
+				vec_push(&out->cols,
+				         ((struct src_col){src.cols.data[i].c,
+				                           tb_strdup(src.cols.data[i].name)}));
+		} else if (*t.p == ',' || tok_is(&t, "FROM")) {
+			goto out;
+		} else {
+			int at = src_find(&src, t.p, t.n);
+			if (at < 0)
+				goto out;
+			struct tok alias = t;
+			const char *save = s;
+			if (!next_tok(&s, &t))
+				goto out;
+			if (tok_is(&t, "AS")) {
+				if (!next_tok(&s, &alias) || *alias.p == ',' || *alias.p == '*')
+					goto out;
+			} else {
+				s = save;
+			}
+			vec_push(&out->cols, ((struct src_col){src.cols.data[at].c,
+			                                       tb_strndup(alias.p, alias.n)}));
+		}
+		if (!next_tok(&s, &t))
+			goto out;
+		if (tok_is(&t, "FROM"))
+			break;
+		if (!(t.n == 1 && *t.p == ','))
+			goto out;
+	}
+	rc = 0;
+out:
+	direct_release(&src);
+	return rc;
+}
+
+/* A storage table, or a view that only picks its columns: into *out
+ * (direct_release it). -1 when name is neither. */
+static int resolve(sqlite3 *db, const char *name, struct direct *out, int depth)
+{
+	const struct tp_table_desc *d = find_desc(name);
+	if (d) {
+		out->d = d;
+		vec_push(&out->cols, ((struct src_col){-1, tb_strdup("id")}));
+		for (uint32_t i = 0; i < d->ncols; i++)
+			if (!(d->cols[i].flags & TP_COL_HIDDEN))
+				vec_push(&out->cols,
+				         ((struct src_col){(int)i, tb_strdup(d->cols[i].name)}));
+		return 0;
+	}
+	if (depth > EXPORT_VIEW_DEPTH)
+		return -1;
+	sqlite3_stmt *st = NULL;
+	int rc = -1;
+	if (sqlite3_prepare_v2(
+	        db,
+	        "SELECT sql FROM (SELECT name, type, sql FROM sqlite_schema UNION ALL "
+	        "SELECT name, type, sql FROM sqlite_temp_schema) "
+	        "WHERE type = 'view' AND name = ?1",
+	        -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		rc = resolve_view(db, (const char *)sqlite3_column_text(st, 0), out, depth);
+	sqlite3_finalize(st);
+	if (rc < 0)
+		direct_release(out);
+	return rc;
+}
+
+/* ---- writing ------------------------------------------------------------------------ */
+
+struct pq_export {
+	struct tp *tp;
+	const char *dir, *trace_id;
+	size_t trace_id_len;
+	unsigned tables, direct, skipped;
+	uint64_t rows, bytes;
+	struct tb_err err;
+};
+
+/* Rows [r0, r1) of column c of table d into column col of w. */
+static void write_block(struct tp_pq_writer *w, uint32_t col, struct tp *tp,
+                        const struct tp_table_desc *d, int c, uint32_t r0, uint32_t r1)
+{
+	if (c < 0) {
+		for (uint32_t r = r0; r < r1; r++)
+			tp_pq_i64(w, col, r);
+		return;
+	}
+	const struct tp_col_desc *cd = &d->cols[c];
+	const void *data = NULL;
+	if (!(cd->flags & TP_COL_COMPUTED))
+		data = *(const void *const *)((const char *)&tp->t + d->offset + cd->offset);
+	for (uint32_t r = r0; r < r1; r++) {
+		union {
+			int64_t i;
+			uint32_t u;
+			int32_t i32;
+			double f;
+			uint8_t b;
+		} v = {0};
+		if (cd->flags & TP_COL_COMPUTED) {
+			cd->get(tp, r, &v);
+		} else if (!data) {
+			switch (cd->type) {
+			case TP_I64N:
+				v.i = TP_NULL_I64;
+				break;
+			case TP_U32N:
+				v.u = TP_NULL_U32;
+				break;
+			case TP_DBLN:
+				v.f = TP_NULL_DBL;
+				break;
+			default:
+				break; /* 0, and string id 0: NULL */
+			}
+		} else {
+			switch (cd->type) {
+			case TP_I64:
+			case TP_I64N:
+				v.i = ((const int64_t *)data)[r];
+				break;
+			case TP_U32:
+			case TP_U32N:
+			case TP_STR:
+				v.u = ((const uint32_t *)data)[r];
+				break;
+			case TP_DBL:
+			case TP_DBLN:
+				v.f = ((const double *)data)[r];
+				break;
+			case TP_U8:
+				v.b = ((const uint8_t *)data)[r];
+				break;
+			case TP_I32:
+				v.i32 = ((const int32_t *)data)[r];
+				break;
+			}
+		}
+		switch (cd->type) {
+		case TP_I64:
+			tp_pq_i64(w, col, v.i);
+			break;
+		case TP_I64N:
+			if (v.i == TP_NULL_I64)
+				tp_pq_null(w, col);
+			else
+				tp_pq_i64(w, col, v.i);
+			break;
+		case TP_U32:
+			tp_pq_i64(w, col, v.u);
+			break;
+		case TP_U32N:
+			if (v.u == TP_NULL_U32)
+				tp_pq_null(w, col);
+			else
+				tp_pq_i64(w, col, v.u);
+			break;
+		case TP_U8:
+			tp_pq_i64(w, col, v.b);
+			break;
+		case TP_I32:
+			/* computed getters write the int64 of TP_I32 (as the vtab reads) */
+			tp_pq_i64(w, col, (cd->flags & TP_COL_COMPUTED) ? v.i : v.i32);
+			break;
+		case TP_DBL:
+		case TP_DBLN:
+			tp_pq_dbl(w, col, v.f); /* NaN: NULL */
+			break;
+		case TP_STR:
+			if (v.u == TP_NULL_STR) {
+				tp_pq_null(w, col);
+			} else {
+				size_t len;
+				const char *str = strpool_get(&tp->strings, v.u, &len);
+				tp_pq_str(w, col, str, len);
+			}
+			break;
+		}
+	}
+}
+
+static enum tp_pq_type pq_type_of(const struct tp_table_desc *d, int c)
+{
+	if (c < 0)
+		return TP_PQ_INT64;
+	switch (d->cols[c].type) {
+	case TP_DBL:
+	case TP_DBLN:
+		return TP_PQ_DOUBLE;
+	case TP_STR:
+		return TP_PQ_STRING;
+	default:
+		return TP_PQ_INT64;
+	}
+}
+
+/* The leading column's name: trace_id, unless the table has one. */
+static const char *lead_name(const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(names[i], "trace_id") == 0)
+			return "__trace_id";
+	return "trace_id";
+}
+
+/* DIR/NAME.parquet, '/' in NAME as '_'. */
+static void out_path(const struct pq_export *x, const char *name, char *path, size_t n)
+{
+	int len = snprintf(path, n, "%s/", x->dir);
+	size_t at = len > 0 && (size_t)len < n ? (size_t)len : 0;
+	for (const char *p = name; *p && at + 1 < n; p++)
+		path[at++] = *p == '/' ? '_' : *p;
+	snprintf(path + at, n - at, ".parquet");
+}
+
+static int export_direct(struct pq_export *x, const char *name, const struct direct *src)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	struct tp *tp = x->tp;
+	out_path(x, name, path, sizeof path);
+	int fd = tb_create_beside(path, 0644, tmp, sizeof tmp, &x->err);
+	if (fd < 0)
+		return -1;
+	size_t ncols = src->cols.len + 1;
+	const char **names = tb_calloc(ncols, sizeof *names);
+	enum tp_pq_type *types = tb_calloc(ncols, sizeof *types);
+	for (size_t i = 0; i < src->cols.len; i++) {
+		names[i + 1] = src->cols.data[i].name;
+		types[i + 1] = pq_type_of(src->d, src->cols.data[i].c);
+	}
+	names[0] = lead_name(names + 1, src->cols.len);
+	types[0] = TP_PQ_STRING;
+	struct tp_pq_writer *w = tp_pq_new(fd, (uint32_t)ncols, names, types);
+	tb_free(names);
+	tb_free(types);
+	uint32_t n = *(const uint32_t *)((const char *)&tp->t + src->d->offset);
+	int rc = 0;
+	for (uint32_t r0 = 0; r0 < n && rc == 0; r0 += EXPORT_BLOCK) {
+		uint32_t r1 = n - r0 > EXPORT_BLOCK ? r0 + EXPORT_BLOCK : n;
+		for (uint32_t r = r0; r < r1; r++)
+			tp_pq_str(w, 0, x->trace_id, x->trace_id_len);
+		for (size_t i = 0; i < src->cols.len; i++)
+			write_block(w, (uint32_t)i + 1, tp, src->d, src->cols.data[i].c, r0, r1);
+		rc = tp_pq_end_rows(w, r1 - r0);
+	}
+	if (rc == 0)
+		rc = tp_pq_finish(w);
+	if (rc < 0)
+		tb_err_set(&x->err, rc, "cannot write '%s': %s", path, tp_pq_error(w));
+	x->rows += tp_pq_rows(w);
+	x->bytes += tp_pq_bytes(w);
+	tp_pq_free(w);
+	if (close(fd) != 0 && rc == 0)
+		rc = tb_err_errno(&x->err, -errno, "cannot write '%s'", path);
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = tb_err_errno(&x->err, -errno, "cannot create '%s'", path);
+	if (rc < 0) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/* Through SQL: 0, 1 (skipped: the view does not run) or -1. */
+static int export_sql(struct pq_export *x, const char *name)
+{
+	char path[PATH_MAX];
+	sqlite3 *db = tp_db(x->tp);
+	sqlite3_stmt *st = NULL;
+	char *sql = sqlite3_mprintf("SELECT * FROM \"%w\"", name);
+	int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	sqlite3_free(sql);
+	if (rc != SQLITE_OK || sqlite3_column_count(st) == 0) {
+		tp_shell_error("export: skipping '%s': %s", name,
+		               rc != SQLITE_OK ? sqlite3_errmsg(db) : "no columns");
+		sqlite3_finalize(st);
+		return 1;
+	}
+	out_path(x, name, path, sizeof path);
+	struct tp_shell_out *o = tp_shell_out_new(TP_SHELL_FMT_PARQUET, NULL, path, &x->err);
+	if (!o) {
+		sqlite3_finalize(st);
+		return -1;
+	}
+	int ncol = sqlite3_column_count(st);
+	const char **names = tb_calloc((size_t)ncol, sizeof *names);
+	for (int i = 0; i < ncol; i++)
+		names[i] = sqlite3_column_name(st, i);
+	const char *lead = lead_name(names, (size_t)ncol);
+	tb_free(names);
+	int ret = 0;
+	uint64_t rows = 0;
+	if (tp_shell_out_begin(o, st, lead) < 0) {
+		ret = -1;
+	} else {
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			if (tp_shell_out_row(o, st, x->trace_id) < 0) {
+				ret = -1;
+				break;
+			}
+			rows++;
+		}
+		if (ret == 0 && rc != SQLITE_DONE) {
+			tp_shell_error("export: skipping '%s': %s", name, sqlite3_errmsg(db));
+			ret = 1;
+		}
+	}
+	if (ret == 0 && tp_shell_out_finish(o) < 0)
+		ret = -1;
+	if (ret < 0)
+		tb_err_set(&x->err, -EIO, "%s", tp_shell_out_error(o));
+	else if (ret == 0)
+		x->rows += rows;
+	tp_shell_out_free(o);
+	sqlite3_finalize(st);
+	if (ret == 0) {
+		struct stat sb;
+		if (stat(path, &sb) == 0)
+			x->bytes += (uint64_t)sb.st_size;
+	}
+	return ret;
+}
+
+int tp_shell_export_parquet(struct tp *tp, const char *dir, const char *trace_id)
+{
+	struct pq_export x = {.tp = tp, .dir = dir, .trace_id = trace_id};
+	x.trace_id_len = strlen(trace_id);
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+		tp_shell_error("export: cannot create directory '%s': %s", dir, strerror(errno));
+		return 1;
+	}
+	size_t n = 0;
+	char **names = tp_shell_export_names(tp, &n, &x.err);
+	if (!names) {
+		tp_shell_error("export: %s", x.err.msg);
+		return 1;
+	}
+	int64_t t0 = tp_shell_now_ns();
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		struct direct src = {0};
+		if (resolve(tp_db(tp), names[i], &src, 0) == 0) {
+			rc = export_direct(&x, names[i], &src);
+			x.direct++;
+		} else {
+			rc = export_sql(&x, names[i]);
+		}
+		direct_release(&src);
+		if (rc > 0) {
+			x.skipped++;
+			rc = 0;
+		} else if (rc == 0) {
+			x.tables++;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		tb_free(names[i]);
+	tb_free(names);
+	if (rc < 0) {
+		tp_shell_error("export: %s", x.err.msg);
+		return 1;
+	}
+	tp_shell_metatrace_slice("API_TIMELINE", "EXPORT_PARQUET", t0, tp_shell_now_ns(), NULL);
+	fprintf(stderr, "Exported %u tables (%llu rows, %u from column storage) to %s/\n", x.tables,
+	        (unsigned long long)x.rows, x.direct, dir);
+	return 0;
+}

@@ -1,0 +1,127 @@
+# trace-cmd's trace.dat, recorded on this kernel, loaded by our trace.dat
+# importer and compared with `trace-cmd report -N -t` of the same file
+# loaded by our text importer: the same sched, thread_state, ftrace_event,
+# thread, counter and slice rows, and the same args where the text prints
+# a field as it is. `trace-cmd record` fails on kernels that refuse
+# /proc/sys/kernel/ftrace_enabled, so the events are recorded in a private
+# instance and taken with `trace-cmd extract -B`; `trace-cmd convert` makes
+# the other file versions and compressions of the same data. Then cut and
+# corrupted files: one line and exit 1, or a partial load with a stat.
+# Needs root, tracefs and trace-cmd; serialised with the other live ftrace
+# tests by /tmp/tb-ftrace-live.lock.
+. tests/lib.sh
+
+live_tracefs trace-dat || exit 0
+if ! command -v trace-cmd >/dev/null 2>&1; then
+	skip trace-dat "trace-cmd is not installed"
+	exit 0
+fi
+
+inst=$TRACEFS/instances/tb3040_$$
+exec 9>/tmp/tb-ftrace-live.lock
+flock 9
+if ! mkdir "$inst" 2>/dev/null; then
+	flock -u 9
+	skip trace-dat "cannot create a tracefs instance"
+	exit 0
+fi
+at_exit "[ ! -d '$inst' ] || { echo 0 >'$inst/tracing_on'; rmdir '$inst'; } 2>/dev/null"
+echo mono >"$inst/trace_clock" 2>/dev/null
+echo 4096 >"$inst/buffer_size_kb"
+for e in sched irq power workqueue task; do
+	[ -d "$inst/events/$e" ] && echo 1 >"$inst/events/$e/enable"
+done
+echo 1 >"$inst/tracing_on"
+i=0
+while [ $i -lt 40 ]; do
+	ls /proc >/dev/null
+	sh -c 'echo x | cat >/dev/null'
+	i=$((i + 1))
+done
+sleep 0.1
+echo "B|$$|tb3040 marker" >"$inst/trace_marker"
+echo "E|$$" >"$inst/trace_marker"
+echo 0 >"$inst/tracing_on"
+trace-cmd extract -B "${inst##*/}" -o "$TMP/v7.dat" >"$TMP/extract.log" 2>&1
+flock -u 9
+if [ ! -s "$TMP/v7.dat" ]; then
+	fail extract "trace-cmd extract wrote nothing" "$(cat "$TMP/extract.log")"
+	exit 0
+fi
+trace-cmd convert --file-version 6 -i "$TMP/v7.dat" -o "$TMP/v6.dat" >/dev/null 2>&1
+trace-cmd convert --file-version 7 --compression none -i "$TMP/v7.dat" -o "$TMP/v7none.dat" >/dev/null 2>&1
+trace-cmd convert --file-version 7 --compression zstd -i "$TMP/v7.dat" -o "$TMP/v7zstd.dat" >/dev/null 2>&1
+trace-cmd report -N -t "$TMP/v7.dat" >"$TMP/report.txt" 2>/dev/null
+
+# trace-cmd's own event count (lines after "cpus=N").
+events=$(grep -vc '^cpus=' "$TMP/report.txt")
+if [ "$events" -gt 100 ]; then
+	pass recorded
+else
+	fail recorded "only $events events in trace-cmd report"
+fi
+
+Q="select count(*) from ftrace_event;
+select s.ts, s.dur, s.cpu, t.tid, s.end_state, s.priority from sched s join thread t using (utid) order by s.ts, s.cpu;
+select s.ts, s.dur, s.cpu, t.tid, s.state, (select tid from thread w where w.utid = s.waker_utid) from thread_state s join thread t using (utid) order by s.ts, t.tid, s.state;
+select e.ts, e.name, e.cpu, t.tid from ftrace_event e join thread t using (utid) order by e.id;
+select tid, name, start_ts, end_ts from thread order by tid, utid;
+select t.name, c.ts, c.value, t.cpu from counter c join cpu_counter_track t on t.id = c.track_id order by c.ts, t.name, t.cpu;
+select s.ts, s.dur, s.name, s.category, t.tid from slice s join thread_track k on k.id = s.track_id join thread t using (utid) order by s.ts, s.id;
+select e.ts, e.name, a.key, a.int_value, a.string_value from ftrace_event e join args a using (arg_set_id) where e.name in ('sched_waking', 'sched_wakeup', 'sched_wakeup_new', 'sched_process_free', 'cpu_idle', 'print') order by e.id, a.key"
+"$TRACEBOX" trace_processor_shell query "$TMP/report.txt" "$Q" >"$TMP/text.csv" 2>"$TMP/text.err"
+for v in v7 v6 v7none v7zstd; do
+	if [ ! -s "$TMP/$v.dat" ]; then
+		skip "$v-matches-text" "trace-cmd convert made no $v file"
+		continue
+	fi
+	"$TRACEBOX" trace_processor_shell query "$TMP/$v.dat" "$Q" >"$TMP/$v.csv" 2>"$TMP/$v.err"
+	n=$(sed -n 2p "$TMP/$v.csv")
+	expect_eq "$v-events" "$events" "$n"
+	if cmp -s "$TMP/text.csv" "$TMP/$v.csv"; then
+		pass "$v-matches-text"
+	else
+		fail "$v-matches-text" "$(diff "$TMP/text.csv" "$TMP/$v.csv" | head -20)"
+	fi
+done
+rows=$(grep -c . "$TMP/v7.csv")
+if [ "$rows" -gt 500 ] && grep -q '"sched_switch"' "$TMP/v7.csv" &&
+	grep -q '"tb3040 marker","\[NULL\]"' "$TMP/v7.csv"; then
+	pass compared-rows
+else
+	fail compared-rows "only $rows rows compared, or no sched_switch / marker slice"
+fi
+expect_eq trace-type trace_dat "$(tp_query "$TMP/v7.dat" "select str_value from metadata where name = 'trace_type'" | tr -d '"')"
+
+# Cut files: one line, exit 1, when the metadata is cut; a partial load
+# with trace_dat_truncated when per-cpu data is.
+size=$(wc -c <"$TMP/v6.dat")
+head -c 3000 "$TMP/v6.dat" >"$TMP/cut-meta.dat"
+expect_exit cut-metadata 1 "$TRACEBOX" trace_processor_shell query "$TMP/cut-meta.dat" "select 1"
+expect_eq cut-metadata-one-line 1 "$(wc -l <"$TMP/err")"
+if grep -q "cut short or corrupt" "$TMP/err"; then pass cut-metadata-message; else fail cut-metadata-message "$(cat "$TMP/err")"; fi
+head -c $((size - 5000)) "$TMP/v6.dat" >"$TMP/cut-data.dat"
+got=$(tp_query "$TMP/cut-data.dat" "select value from stats where name = 'trace_dat_truncated'")
+if [ "${got:-0}" -ge 1 ]; then pass cut-data-stat; else fail cut-data-stat "trace_dat_truncated: '$got'"; fi
+n=$(tp_query "$TMP/cut-data.dat" "select count(*) from ftrace_event")
+if [ "${n:-0}" -gt 0 ] && [ "$n" -lt "$events" ]; then
+	pass cut-data-partial
+else
+	fail cut-data-partial "$n of $events events"
+fi
+# Garbage over every ring-buffer page: loads, counts, never crashes.
+python3 - "$TMP/v6.dat" "$TMP/garbage.dat" <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+# the per-cpu data is the file's tail; scramble its last 64 KiB
+start = max(0, len(d) - 65536)
+for i in range(start, len(d), 7):
+    d[i] = (d[i] * 31 + 17) & 0xff
+open(sys.argv[2], "wb").write(d)
+PY
+expect_exit garbage-loads 0 "$TRACEBOX" trace_processor_shell query "$TMP/garbage.dat" \
+	"select count(*) from ftrace_event"
+# A bad version and a cut header are one-line errors.
+printf '\027\010Dtracing9\000' >"$TMP/v9.dat"
+expect_exit bad-version 1 "$TRACEBOX" trace_processor_shell query "$TMP/v9.dat" "select 1"
+if grep -q "unsupported file version '9'" "$TMP/err"; then pass bad-version-message; else fail bad-version-message "$(cat "$TMP/err")"; fi

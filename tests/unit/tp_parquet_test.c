@@ -1,0 +1,549 @@
+/*
+ * The Parquet writer (io/parquet.c), read back by a small independent
+ * reader here: the footer (Thrift compact), every column chunk's page
+ * header, definition levels (RLE/bit-packed hybrid) and PLAIN values.
+ * Edge cases: an empty table, an all-NULL column, long strings, many row
+ * groups, a column typed by its first value, a failing write. tests/cli/
+ * t1300 reads real exports back with DuckDB.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test.h"
+
+#include "base.h"
+#include "io/parquet.h"
+
+/* ---- a reader ---------------------------------------------------------------- */
+
+struct rd {
+	const uint8_t *p, *end;
+	int bad;
+};
+
+static uint64_t rd_varint(struct rd *r)
+{
+	uint64_t v = 0;
+	for (int s = 0; s < 64; s += 7) {
+		if (r->p >= r->end) {
+			r->bad = 1;
+			return 0;
+		}
+		uint8_t b = *r->p++;
+		v |= (uint64_t)(b & 0x7f) << s;
+		if (!(b & 0x80))
+			return v;
+	}
+	r->bad = 1;
+	return 0;
+}
+
+static int64_t rd_zz(struct rd *r)
+{
+	uint64_t v = rd_varint(r);
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* Next field of a struct: its id and compact type, false at STOP. */
+static int rd_field(struct rd *r, int *last, int *id, int *type)
+{
+	if (r->p >= r->end) {
+		r->bad = 1;
+		return 0;
+	}
+	uint8_t b = *r->p++;
+	if (b == 0)
+		return 0;
+	*type = b & 0x0f;
+	*id = (b >> 4) ? *last + (b >> 4) : (int)rd_zz(r);
+	*last = *id;
+	return 1;
+}
+
+static void rd_skip(struct rd *r, int type);
+
+static void rd_skip_struct(struct rd *r)
+{
+	int last = 0, id, type;
+	while (!r->bad && rd_field(r, &last, &id, &type))
+		rd_skip(r, type);
+}
+
+static size_t rd_list(struct rd *r, int *elem)
+{
+	if (r->p >= r->end) {
+		r->bad = 1;
+		return 0;
+	}
+	uint8_t b = *r->p++;
+	*elem = b & 0x0f;
+	return (b >> 4) == 15 ? (size_t)rd_varint(r) : (size_t)(b >> 4);
+}
+
+static void rd_skip(struct rd *r, int type)
+{
+	switch (type) {
+	case 1:
+	case 2:
+		break;
+	case 3:
+		r->p++;
+		break;
+	case 4:
+	case 5:
+	case 6:
+		rd_varint(r);
+		break;
+	case 7:
+		r->p += 8;
+		break;
+	case 8:
+		r->p += rd_varint(r);
+		break;
+	case 9: {
+		int elem;
+		size_t n = rd_list(r, &elem);
+		for (size_t i = 0; i < n && !r->bad; i++)
+			rd_skip(r, elem);
+		break;
+	}
+	case 12:
+		rd_skip_struct(r);
+		break;
+	default:
+		r->bad = 1;
+	}
+	if (r->p > r->end)
+		r->bad = 1;
+}
+
+struct chunk {
+	int64_t offset, nvalues, nulls, type;
+	int64_t min, max;
+	int has_min;
+};
+
+#define MAXC 8
+#define MAXG 64
+struct meta {
+	int64_t rows, ncols_schema, types[MAXC];
+	size_t ngroups;
+	int64_t group_rows[MAXG];
+	struct chunk ch[MAXG][MAXC];
+};
+
+static void rd_stats(struct rd *r, struct chunk *c)
+{
+	int last = 0, id, type;
+	while (!r->bad && rd_field(r, &last, &id, &type)) {
+		if (id == 3 && type == 6) {
+			c->nulls = rd_zz(r);
+		} else if ((id == 5 || id == 6) && type == 8) {
+			size_t n = (size_t)rd_varint(r);
+			int64_t v = 0;
+			if (n == 8)
+				memcpy(&v, r->p, 8);
+			else if (n == 4) {
+				int32_t x;
+				memcpy(&x, r->p, 4);
+				v = x;
+			}
+			r->p += n;
+			if (id == 5)
+				c->max = v;
+			else
+				c->min = v, c->has_min = 1;
+		} else {
+			rd_skip(r, type);
+		}
+	}
+}
+
+static void rd_chunk(struct rd *r, struct chunk *c)
+{
+	int last = 0, id, type;
+	while (!r->bad && rd_field(r, &last, &id, &type)) {
+		if (id != 3 || type != 12) {
+			rd_skip(r, type);
+			continue;
+		}
+		int l2 = 0;
+		while (!r->bad && rd_field(r, &l2, &id, &type)) {
+			if (id == 1)
+				c->type = rd_zz(r);
+			else if (id == 5)
+				c->nvalues = rd_zz(r);
+			else if (id == 9)
+				c->offset = rd_zz(r);
+			else if (id == 12)
+				rd_stats(r, c);
+			else
+				rd_skip(r, type);
+		}
+	}
+}
+
+static int read_meta(const uint8_t *f, size_t n, struct meta *m)
+{
+	memset(m, 0, sizeof *m);
+	if (n < 12 || memcmp(f, "PAR1", 4) || memcmp(f + n - 4, "PAR1", 4))
+		return -1;
+	uint32_t len;
+	memcpy(&len, f + n - 8, 4);
+	if (len > n - 12)
+		return -1;
+	struct rd r = {f + n - 8 - len, f + n - 8, 0};
+	int last = 0, id, type, elem;
+	while (!r.bad && rd_field(&r, &last, &id, &type)) {
+		if (id == 3) {
+			m->rows = rd_zz(&r);
+		} else if (id == 2) {
+			size_t k = rd_list(&r, &elem);
+			m->ncols_schema = (int64_t)k - 1;
+			for (size_t i = 0; i < k; i++) {
+				int l2 = 0;
+				m->types[i < MAXC ? i : 0] = -1;
+				while (!r.bad && rd_field(&r, &l2, &id, &type)) {
+					if (id == 1 && i > 0 && i <= MAXC)
+						m->types[i - 1] = rd_zz(&r);
+					else
+						rd_skip(&r, type);
+				}
+			}
+		} else if (id == 4) {
+			m->ngroups = rd_list(&r, &elem);
+			for (size_t g = 0; g < m->ngroups && g < MAXG; g++) {
+				int l2 = 0;
+				while (!r.bad && rd_field(&r, &l2, &id, &type)) {
+					if (id == 1) {
+						size_t k = rd_list(&r, &elem);
+						for (size_t c = 0; c < k && c < MAXC; c++)
+							rd_chunk(&r, &m->ch[g][c]);
+					} else if (id == 3) {
+						m->group_rows[g] = rd_zz(&r);
+					} else {
+						rd_skip(&r, type);
+					}
+				}
+			}
+		} else {
+			rd_skip(&r, type);
+		}
+	}
+	return r.bad ? -1 : 0;
+}
+
+/* One column chunk's definition levels into def (n of them) and the
+ * position of its PLAIN values in *vals. */
+static int read_page(const uint8_t *f, size_t fn, int64_t off, uint8_t *def, size_t n,
+                     const uint8_t **vals)
+{
+	struct rd r = {f + off, f + fn, 0};
+	int last = 0, id, type;
+	int64_t nvalues = -1;
+	while (!r.bad && rd_field(&r, &last, &id, &type)) {
+		if (id == 5 && type == 12) {
+			int l2 = 0;
+			while (!r.bad && rd_field(&r, &l2, &id, &type))
+				if (id == 1)
+					nvalues = rd_zz(&r);
+				else
+					rd_skip(&r, type);
+		} else {
+			rd_skip(&r, type);
+		}
+	}
+	if (r.bad || nvalues != (int64_t)n)
+		return -1;
+	uint32_t lvlen;
+	memcpy(&lvlen, r.p, 4);
+	struct rd l = {r.p + 4, r.p + 4 + lvlen, 0};
+	size_t at = 0;
+	while (at < n && l.p < l.end && !l.bad) {
+		uint64_t h = rd_varint(&l);
+		if (h & 1) {
+			for (uint64_t g = 0; g < (h >> 1); g++) {
+				uint8_t b = *l.p++;
+				for (int k = 0; k < 8; k++)
+					if (at < n)
+						def[at++] = (uint8_t)(b >> k & 1);
+					else if (b >> k & 1)
+						return -1;
+			}
+		} else {
+			uint8_t v = *l.p++;
+			for (uint64_t k = 0; k < (h >> 1); k++) {
+				if (at >= n)
+					return -1;
+				def[at++] = v;
+			}
+		}
+	}
+	if (at != n || l.bad)
+		return -1;
+	*vals = r.p + 4 + lvlen;
+	return 0;
+}
+
+/* ---- helpers -------------------------------------------------------------------- */
+
+static int tmp_fd(char *path, size_t n)
+{
+	snprintf(path, n, "/tmp/tp_parquet_test.XXXXXX");
+	return mkstemp(path);
+}
+
+static uint8_t *slurp(const char *path, size_t *n)
+{
+	char *buf = NULL;
+	if (tb_read_file(path, &buf, n, (size_t)1 << 30, NULL) < 0)
+		return NULL;
+	return (uint8_t *)buf;
+}
+
+/* ---- tests ----------------------------------------------------------------------- */
+
+TEST(tp_parquet_empty_table)
+{
+	char path[64];
+	int fd = tmp_fd(path, sizeof path);
+	CHECK(fd >= 0);
+	const char *names[] = {"a", "b"};
+	enum tp_pq_type types[] = {TP_PQ_INT64, TP_PQ_STRING};
+	struct tp_pq_writer *w = tp_pq_new(fd, 2, names, types);
+	int rc = tp_pq_finish(w);
+	tp_pq_free(w);
+	close(fd);
+	size_t n;
+	uint8_t *f = slurp(path, &n);
+	unlink(path);
+	CHECK_EQ(rc, 0);
+	CHECK(f != NULL);
+	struct meta m;
+	int mrc = read_meta(f, n, &m);
+	tb_free(f);
+	CHECK_EQ(mrc, 0);
+	CHECK_EQ(m.rows, 0);
+	CHECK_EQ(m.ngroups, 0);
+	CHECK_EQ(m.ncols_schema, 2);
+	CHECK_EQ(m.types[0], 2); /* INT64 */
+	CHECK_EQ(m.types[1], 6); /* BYTE_ARRAY */
+}
+
+TEST(tp_parquet_nulls_and_row_groups)
+{
+	char path[64];
+	int fd = tmp_fd(path, sizeof path);
+	CHECK(fd >= 0);
+	const char *names[] = {"i", "d", "none", "s"};
+	enum tp_pq_type types[] = {TP_PQ_INT64, TP_PQ_DOUBLE, TP_PQ_UNSET, TP_PQ_UNSET};
+	struct tp_pq_writer *w = tp_pq_new(fd, 4, names, types);
+	tp_pq_set_limits(w, 1000, 0);
+	const uint32_t rows = 4321;
+	int rc = 0;
+	for (uint32_t r = 0; r < rows && rc == 0; r++) {
+		if (r % 9 == 4)
+			tp_pq_null(w, 0);
+		else
+			tp_pq_i64(w, 0, r == 7 ? INT64_MIN + 1 : (int64_t)r * 3000000019LL);
+		if (r < 20 || r % 2)
+			tp_pq_null(w, 1);
+		else
+			tp_pq_dbl(w, 1, 0.1 * r);
+		tp_pq_null(w, 2);
+		if (r % 100 < 50)
+			tp_pq_null(w, 3);
+		else
+			tp_pq_str(w, 3, "h\xc3\xa9llo", 6); /* types the column STRING */
+		rc = tp_pq_end_rows(w, 1);
+	}
+	if (rc == 0)
+		rc = tp_pq_finish(w);
+	CHECK_EQ(tp_pq_rows(w), rows);
+	tp_pq_free(w);
+	close(fd);
+	size_t n;
+	uint8_t *f = slurp(path, &n);
+	unlink(path);
+	CHECK_EQ(rc, 0);
+	CHECK(f != NULL);
+	struct meta m;
+	uint8_t *def = tb_malloc(1000);
+	int bad = read_meta(f, n, &m) < 0;
+	int64_t seen = 0, values_ok = 1;
+	for (size_t g = 0; !bad && g < m.ngroups; g++) {
+		for (int c = 0; c < 4 && !bad; c++) {
+			const uint8_t *v;
+			size_t nr = (size_t)m.group_rows[g];
+			if (read_page(f, n, m.ch[g][c].offset, def, nr, &v) < 0) {
+				bad = 1;
+				break;
+			}
+			for (size_t k = 0; k < nr; k++) {
+				uint32_t r = (uint32_t)(seen + (int64_t)k);
+				int want = c == 0   ? r % 9 != 4
+				           : c == 1 ? !(r < 20 || r % 2)
+				           : c == 2 ? 0
+				                    : r % 100 >= 50;
+				if (def[k] != want)
+					values_ok = 0;
+				if (!def[k])
+					continue;
+				if (c == 0) {
+					int64_t x;
+					memcpy(&x, v, 8);
+					v += 8;
+					if (x !=
+					    (r == 7 ? INT64_MIN + 1 : (int64_t)r * 3000000019LL))
+						values_ok = 0;
+				} else if (c == 1) {
+					double x;
+					memcpy(&x, v, 8);
+					v += 8;
+					if (x != 0.1 * r)
+						values_ok = 0;
+				} else if (c == 3) {
+					uint32_t len;
+					memcpy(&len, v, 4);
+					if (len != 6 || memcmp(v + 4, "h\xc3\xa9llo", 6))
+						values_ok = 0;
+					v += 4 + len;
+				}
+			}
+		}
+		seen += m.group_rows[g];
+	}
+	tb_free(def);
+	tb_free(f);
+	CHECK(!bad);
+	CHECK_EQ(m.rows, rows);
+	CHECK_EQ(m.ngroups, 5);
+	CHECK_EQ(m.group_rows[0], 1000);
+	CHECK_EQ(m.group_rows[4], 321);
+	CHECK_EQ(seen, rows);
+	CHECK(values_ok);
+	CHECK_EQ(m.types[2], 6); /* never typed: BYTE_ARRAY, all NULL */
+	CHECK_EQ(m.types[3], 6);
+	CHECK_EQ(m.ch[0][2].nulls, 1000);
+	CHECK_EQ(m.ch[0][0].has_min, 1);
+	CHECK_EQ(m.ch[0][0].min, INT64_MIN + 1);
+	CHECK_EQ(m.ch[0][0].max, 999LL * 3000000019LL);
+}
+
+TEST(tp_parquet_long_strings)
+{
+	char path[64];
+	int fd = tmp_fd(path, sizeof path);
+	CHECK(fd >= 0);
+	const char *names[] = {"s"};
+	struct tp_pq_writer *w = tp_pq_new(fd, 1, names, NULL);
+	/* Each string a bit over a third of the byte bound: a group per two. */
+	tp_pq_set_limits(w, 0, 700000);
+	size_t len = 400000;
+	char *s = tb_malloc(len);
+	int rc = 0;
+	for (int r = 0; r < 5 && rc == 0; r++) {
+		memset(s, 'a' + r, len);
+		tp_pq_str(w, 0, s, len);
+		rc = tp_pq_end_rows(w, 1);
+	}
+	if (rc == 0)
+		rc = tp_pq_finish(w);
+	tp_pq_free(w);
+	close(fd);
+	size_t n;
+	uint8_t *f = slurp(path, &n);
+	unlink(path);
+	struct meta m;
+	int mrc = f ? read_meta(f, n, &m) : -1;
+	int ok = 1;
+	if (mrc == 0) {
+		for (size_t g = 0, r = 0; g < m.ngroups; g++) {
+			uint8_t def[4];
+			const uint8_t *v;
+			if (m.group_rows[g] > 4 || read_page(f, n, m.ch[g][0].offset, def,
+			                                     (size_t)m.group_rows[g], &v) < 0) {
+				ok = 0;
+				break;
+			}
+			for (int64_t k = 0; k < m.group_rows[g]; k++, r++) {
+				uint32_t l;
+				memcpy(&l, v, 4);
+				if (l != len || v[4] != 'a' + r || v[4 + len - 1] != 'a' + r)
+					ok = 0;
+				v += 4 + l;
+			}
+		}
+	}
+	tb_free(s);
+	tb_free(f);
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(mrc, 0);
+	CHECK_EQ(m.rows, 5);
+	CHECK_EQ(m.ngroups, 3);
+	CHECK(ok);
+}
+
+TEST(tp_parquet_mixed_values_convert)
+{
+	char path[64];
+	int fd = tmp_fd(path, sizeof path);
+	CHECK(fd >= 0);
+	const char *names[] = {"x"};
+	struct tp_pq_writer *w = tp_pq_new(fd, 1, names, NULL);
+	tp_pq_i64(w, 0, 5); /* the first value types the column INT64 */
+	tp_pq_dbl(w, 0, 2.75);
+	tp_pq_str(w, 0, "text", 4);
+	int rc = tp_pq_end_rows(w, 3);
+	CHECK_EQ(tp_pq_col_type(w, 0), TP_PQ_INT64);
+	if (rc == 0)
+		rc = tp_pq_finish(w);
+	tp_pq_free(w);
+	close(fd);
+	size_t n;
+	uint8_t *f = slurp(path, &n);
+	unlink(path);
+	struct meta m;
+	int mrc = f ? read_meta(f, n, &m) : -1;
+	uint8_t def[3] = {9, 9, 9};
+	const uint8_t *v = NULL;
+	int prc = mrc == 0 ? read_page(f, n, m.ch[0][0].offset, def, 3, &v) : -1;
+	int64_t a = 0, b = 0;
+	if (prc == 0) {
+		memcpy(&a, v, 8);
+		memcpy(&b, v + 8, 8);
+	}
+	tb_free(f);
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(prc, 0);
+	CHECK_EQ(a, 5);
+	CHECK_EQ(b, 2);
+	CHECK_EQ(def[2], 0); /* text in a number column: NULL */
+}
+
+TEST(tp_parquet_write_error)
+{
+	/* A pipe with no reader: the first write fails with EPIPE. */
+	int p[2];
+	CHECK(pipe(p) == 0);
+	close(p[0]);
+	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+	const char *names[] = {"a"};
+	struct tp_pq_writer *w = tp_pq_new(p[1], 1, names, NULL);
+	tp_pq_i64(w, 0, 1);
+	int rc = tp_pq_end_rows(w, 1);
+	if (rc == 0)
+		rc = tp_pq_finish(w);
+	char msg[TB_ERR_MSG_MAX];
+	snprintf(msg, sizeof msg, "%s", tp_pq_error(w));
+	tp_pq_free(w);
+	close(p[1]);
+	signal(SIGPIPE, old);
+	CHECK_EQ(rc, -EPIPE);
+	CHECK(strstr(msg, "cannot write") != NULL);
+}
