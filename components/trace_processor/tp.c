@@ -435,6 +435,7 @@ static int import_archive(struct tp *tp)
 		tp->importer = NULL;
 		tp->importer_ops = NULL;
 		tp->ts_shift = 0;
+		tp->ts_raw = false;
 		tp_machine_use(tp, 0);
 		if (rc == 0 && ms[i].ops == &tp_manifest_importer && !tp->mplan)
 			rc = manifest_plan(tp, ms, k);

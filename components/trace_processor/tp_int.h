@@ -117,10 +117,12 @@ struct tp {
 	/* The archive's trace manifest and the plan made from it
 	 * (importers/manifest/), NULL without one; ts_shift: what the current
 	 * non-protobuf member's timestamps move by on the merged timeline
-	 * (tp_trace_time, the JSON parser). */
+	 * (tp_trace_time, the JSON parser); ts_raw: its clock is related by the
+	 * manifest itself, so tp_trace_time leaves clock_sync out. */
 	struct tp_manifest *manifest;
 	struct tp_mf_plan *mplan;
 	int64_t ts_shift;
+	bool ts_raw;
 	uint32_t track_groups; /* track_group_id values handed out */
 
 	struct tp_sorter *sorter;

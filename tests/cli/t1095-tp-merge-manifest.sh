@@ -109,6 +109,34 @@ expect_eq mono_pinned '"name","ts"
 "app_slice",502000000
 "phone_slice",1100000000' "$(q "$TMP/mono.tar" "select name, ts from slice order by ts")"
 
+# systrace text is MONOTONIC: alone it follows the proto's snapshot (1.0 s
+# is BOOTTIME 1.5 s). On another machine whose MONOTONIC the manifest
+# relates to the proto's, 1000 ns later, and through the snapshot once.
+printf '# tracer: nop\n#\n  app-100 (  100) [001] ...1  1.000000: tracing_mark_write: B|100|sys_slice\n  app-100 (  100) [001] ...1  1.500000: tracing_mark_write: E|100\n' >"$TMP/sys.systrace"
+"$TRACEBOX" traceconv merge -o "$TMP/sys0.tar" "$TMP/phone.pb" "$TMP/sys.systrace" 2>"$TMP/err" ||
+	fail merge_sys "$(cat "$TMP/err")"
+"$TRACEBOX" traceconv merge -o "$TMP/sys1.tar" "$TMP/phone.pb" --machine laptop --sync-to phone.pb --clock MONOTONIC \
+	--sync-clock MONOTONIC --offset 1000 "$TMP/sys.systrace" 2>"$TMP/err" ||
+	fail merge_sys "$(cat "$TMP/err")"
+expect_eq systrace_auto '"ts","dur"
+1500000000,500000000' "$(q "$TMP/sys0.tar" "select ts, dur from slice where name = 'sys_slice'")"
+expect_eq systrace_related '"ts","dur"
+1500001000,500000000' "$(q "$TMP/sys1.tar" "select ts, dur from slice where name = 'sys_slice'")"
+
+# A recorded trace twice, as two machines: each keeps its own cpus and all
+# of its sched slices, at their own timestamps.
+g=$TB_SHARED/reference/golden/traces/sched.pftrace
+if [ -f "$g" ]; then
+	cp "$g" "$TMP/a.pftrace" && cp "$g" "$TMP/b.pftrace"
+	"$TRACEBOX" traceconv merge -o "$TMP/g.tar" --machine a "$TMP/a.pftrace" --machine b \
+		"$TMP/b.pftrace" 2>"$TMP/err" || fail merge_golden "$(cat "$TMP/err")"
+	one=$(q "$g" "select count(*) || ',' || min(ts) from sched" | tail -1 | tr -d '"')
+	expect_eq golden_two_machines "\"a\",$one
+\"b\",$one" "$(q "$TMP/g.tar" "select m.name, count(*), min(s.ts) from sched s join cpu c on s.ucpu = c.id join machine m on c.machine_id = m.id group by m.name order by 1" | tail -n +2)"
+else
+	skip golden_two_machines "../shared/reference/golden not found"
+fi
+
 # `util merge` takes a manifest file as it is; without any the files keep
 # one machine.
 printf '{"perfetto_manifest": {"version": 1, "files": [{"path": "server.pb", "machine": {"name": "srv"}}]}}' >"$TMP/mf.json"

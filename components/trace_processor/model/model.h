@@ -304,7 +304,7 @@ void tp_profiler_free(struct tp *tp);
 int64_t tp_trace_time_slow(struct tp *tp, uint32_t clock, int64_t ts);
 static inline int64_t tp_trace_time(struct tp *tp, uint32_t clock, int64_t ts)
 {
-	if (__builtin_expect(!tp->clock_sync.convert, 1))
+	if (__builtin_expect(!tp->clock_sync.convert || tp->ts_raw, 1))
 		return ts + tp->ts_shift;
 	return tp_trace_time_slow(tp, clock, ts) + tp->ts_shift;
 }

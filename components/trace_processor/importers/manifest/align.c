@@ -611,6 +611,10 @@ void tp_manifest_begin_member(struct tp *tp, size_t i)
 	const struct unit *u = unit_of(p, (uint32_t)i, 0);
 	tp_machine_use(tp, u ? u->row : p->pm[i].base_row);
 	tp->ts_shift = p->pm[i].is_proto ? 0 : tp_manifest_member_shift(tp, i);
+	/* A text member whose clock the manifest relates is not also
+	 * converted through the first protobuf member's snapshots. */
+	tp->ts_raw =
+	    !p->pm[i].is_proto && p->pm[i].e && p->pm[i].e->has_clocks && p->pm[i].e->clock;
 }
 
 int64_t tp_manifest_member_shift(struct tp *tp, size_t i)

@@ -71,6 +71,7 @@ static int trace_dat_eof(struct tp_importer *imp)
 		if (!best)
 			break;
 		int64_t ts = convert ? convert_ts(td, best->ev_ts) : best->ev_ts;
+		ts += td->tp->ts_shift; /* a trace manifest's offset, 0 without one */
 		tp_td_event(td, best->cpu, ts, best->ev, best->ev_len);
 		tp_td_cpu_next(td, best);
 	}
