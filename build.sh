@@ -964,7 +964,8 @@ format_sources() {
 # (STYLE.md), in seconds, on the objects of this machine's release build
 # (which `test` has just built): no component includes another's private
 # headers (tests/check/includes.sh); every external symbol carries its
-# component's prefix (tests/check/symbols.sh, nm); our C is as
+# component's prefix (tests/check/symbols.sh, nm); no protobuf field id is
+# written as a number (tests/check/fieldnums.sh); our C is as
 # .clang-format lays it out (clang-format --dry-run; noted and skipped
 # where clang-format is not installed). Banned functions are refused by the
 # compiler itself (components/base/banned.h).
@@ -975,6 +976,8 @@ run_checks() {
 	sh tests/check/includes.sh || failed="$failed includes"
 	say "check: symbol prefixes"
 	sh tests/check/symbols.sh "$OUT/$T_FLAVOR/obj" || failed="$failed symbols"
+	say "check: protobuf field numbers named"
+	sh tests/check/fieldnums.sh || failed="$failed fieldnums"
 	if command -v clang-format >/dev/null 2>&1; then
 		say "check: clang-format"
 		# shellcheck disable=SC2046

@@ -323,11 +323,13 @@ TEST(perfetto_cmd_trace_counts_of_a_file)
 		pb_put_uint32(&t, PB_F_TracePacket_trusted_packet_sequence_id, 1);
 		pb_end_nested(&t, p);
 	}
-	/* a 20 MiB packet (for_testing bytes) is skipped over, not held */
+	/* a 20 MiB packet (a field TracePacket does not declare, as
+	 * for_testing's bytes) is skipped over, not held */
+	enum { UNDECLARED_FIELD = 900 };
 	size_t big = 20u << 20;
 	uint8_t *blob = tb_calloc(1, big);
 	unsigned p = pb_begin_nested(&t, PB_F_Trace_packet);
-	pb_put_bytes(&t, 900, blob, big);
+	pb_put_bytes(&t, UNDECLARED_FIELD, blob, big);
 	pb_end_nested(&t, p);
 	tb_free(blob);
 	perf_emit_sample(&e, &w, 400, 0, 10, 11, 2, &fr, 1); /* after it: still counted */

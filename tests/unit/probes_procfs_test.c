@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "pb.h"
+#include "pb_fields.h"
 #include "probes_int.h"
 #include "procfs/procfs.h"
 #include "protos.h"
@@ -103,29 +104,29 @@ static void decode_process(const struct pb_field *pf, struct proc_rec *p)
 	pb_reader_init_field(&r, pf);
 	while (pb_next(&r, &f)) {
 		switch (f.id) {
-		case 1:
+		case PB_F_ProcessTree_Process_pid:
 			p->pid = (int32_t)f.val;
 			break;
-		case 2:
+		case PB_F_ProcessTree_Process_ppid:
 			p->ppid = (int32_t)f.val;
 			break;
-		case 5:
+		case PB_F_ProcessTree_Process_uid:
 			p->uid = (int32_t)f.val;
 			break;
-		case 6:
+		case PB_F_ProcessTree_Process_nspid:
 			p->nspid = (int32_t)f.val;
 			break;
-		case 7:
+		case PB_F_ProcessTree_Process_process_start_from_boot:
 			p->start = f.val;
 			p->has_start = true;
 			break;
-		case 8:
+		case PB_F_ProcessTree_Process_is_kthread:
 			p->kthread = f.val != 0;
 			break;
-		case 9:
+		case PB_F_ProcessTree_Process_cmdline_is_comm:
 			p->is_comm = f.val != 0;
 			break;
-		case 3:
+		case PB_F_ProcessTree_Process_cmdline:
 			if (p->nargs < 4 && f.len < 32) {
 				memcpy(p->args[p->nargs], f.data, f.len);
 				p->args[p->nargs][f.len] = '\0';
@@ -180,12 +181,12 @@ TEST(probes_procfs_process_tree)
 	len = pb_writer_size(&w);
 	pb_reader_init(&r, buf, len);
 	while (pb_next(&r, &f)) {
-		if (f.id == 1 && np < 4)
+		if (f.id == PB_F_ProcessTree_processes && np < 4)
 			decode_process(&f, &procs[np++]);
-		if (f.id == 2 && nt < 4) {
-			tids[nt] = sub_varint(&f, 1);
-			tgids[nt] = sub_varint(&f, 3);
-			sub_string(&f, 2, names[nt], sizeof names[nt]);
+		if (f.id == PB_F_ProcessTree_threads && nt < 4) {
+			tids[nt] = sub_varint(&f, PB_F_ProcessTree_Thread_tid);
+			tgids[nt] = sub_varint(&f, PB_F_ProcessTree_Thread_tgid);
+			sub_string(&f, PB_F_ProcessTree_Thread_name, names[nt], sizeof names[nt]);
 			nt++;
 		}
 	}
@@ -235,12 +236,12 @@ TEST(probes_procfs_process_tree)
 	pb_reader_init(&r, pb_writer_data(&w), pb_writer_size(&w));
 	nt = 0;
 	while (pb_next(&r, &f)) {
-		if (f.id == 1) {
+		if (f.id == PB_F_ProcessTree_processes) {
 			decode_process(&f, &procs[0]);
 			CHECK(!procs[0].has_start);
-		} else if (f.id == 2) {
-			CHECK_EQ(sub_varint(&f, 1), 43);
-			sub_string(&f, 2, names[0], sizeof names[0]);
+		} else if (f.id == PB_F_ProcessTree_threads) {
+			CHECK_EQ(sub_varint(&f, PB_F_ProcessTree_Thread_tid), 43);
+			sub_string(&f, PB_F_ProcessTree_Thread_name, names[0], sizeof names[0]);
 			CHECK_STR_EQ(names[0], "");
 			nt++;
 		}
@@ -264,7 +265,9 @@ TEST(probes_procfs_mem_counters)
 	CHECK_EQ(probes_procfs_write_mem_counters(&w, fx_root, 9999), -ENOENT);
 	CHECK_EQ(pb_writer_size(&w), 0);
 	CHECK_EQ(probes_procfs_write_mem_counters(&w, fx_root, 42), 0);
-	CHECK_EQ(pb_find_field(pb_writer_data(&w), pb_writer_size(&w), 1, &f), 1);
+	CHECK_EQ(
+	    pb_find_field(pb_writer_data(&w), pb_writer_size(&w), PB_F_ProcessStats_processes, &f),
+	    1);
 	for (uint32_t id = 1; id <= 10; id++)
 		CHECK_EQ(sub_varint(&f, id), want[id]);
 	pb_writer_release(&w);
@@ -278,12 +281,12 @@ TEST(probes_procfs_config)
 	unsigned h;
 
 	pb_writer_init_growable(&w);
-	pb_put_string(&w, 1, "linux.process_stats");
-	h = pb_begin_nested(&w, 103);
-	pb_put_bool(&w, 2, true);
-	pb_put_bool(&w, 3, true);
-	pb_put_uint32(&w, 4, 20);
-	pb_put_bool(&w, 14, true);
+	pb_put_string(&w, PB_F_DataSourceConfig_name, "linux.process_stats");
+	h = pb_begin_nested(&w, PB_F_DataSourceConfig_process_stats_config);
+	pb_put_bool(&w, PB_F_ProcessStatsConfig_scan_all_processes_on_start, true);
+	pb_put_bool(&w, PB_F_ProcessStatsConfig_record_thread_names, true);
+	pb_put_uint32(&w, PB_F_ProcessStatsConfig_proc_stats_poll_ms, 20);
+	pb_put_bool(&w, PB_F_ProcessStatsConfig_skip_main_thread_message, true);
 	pb_end_nested(&w, h);
 	probes_procfs_config_parse(pb_writer_data(&w), pb_writer_size(&w), &c);
 	CHECK(c.scan_all_processes_on_start);
@@ -308,12 +311,12 @@ static void count_tree(struct pb_writer *w, int *np, int *nt, int64_t *pid, int6
 	*pid = *tid = *tgid = -1;
 	pb_reader_init(&r, pb_writer_data(w), pb_writer_size(w));
 	while (pb_next(&r, &f)) {
-		if (f.id == 1 && (*np)++ == 0)
-			*pid = sub_varint(&f, 1);
-		if (f.id == 2) {
+		if (f.id == PB_F_ProcessTree_processes && (*np)++ == 0)
+			*pid = sub_varint(&f, PB_F_ProcessTree_Process_pid);
+		if (f.id == PB_F_ProcessTree_threads) {
 			(*nt)++;
-			*tid = sub_varint(&f, 1);
-			*tgid = sub_varint(&f, 3);
+			*tid = sub_varint(&f, PB_F_ProcessTree_Thread_tid);
+			*tgid = sub_varint(&f, PB_F_ProcessTree_Thread_tgid);
 		}
 	}
 }
@@ -381,13 +384,16 @@ TEST(probes_procfs_config_quirks)
 		struct pb_writer w;
 		unsigned h;
 		pb_writer_init_growable(&w);
-		h = pb_begin_nested(&w, 103);
+		h = pb_begin_nested(&w, PB_F_DataSourceConfig_process_stats_config);
 		if (form == 0)
-			pb_put_varint(&w, 1, 2);
+			pb_put_varint(&w, PB_F_ProcessStatsConfig_quirks,
+			              PB_E_ProcessStatsConfig_Quirks_DISABLE_ON_DEMAND);
 		else if (form == 1)
-			pb_put_bytes(&w, 1, packed, sizeof packed);
+			pb_put_bytes(&w, PB_F_ProcessStatsConfig_quirks, packed, sizeof packed);
 		else
-			pb_put_varint(&w, 1, 1); /* DISABLE_INITIAL_DUMP: ignored */
+			pb_put_varint(
+			    &w, PB_F_ProcessStatsConfig_quirks,
+			    PB_E_ProcessStatsConfig_Quirks_DISABLE_INITIAL_DUMP); /* ignored */
 		pb_end_nested(&w, h);
 		probes_procfs_config_parse(pb_writer_data(&w), pb_writer_size(&w), &c);
 		CHECK_EQ(c.disable_on_demand, form < 2);
@@ -430,16 +436,17 @@ static const char stat_fx[] = "cpu  100 0 50 1000 3 0 2 1 0 0\n"
 
 static void put_sys_config(struct pb_writer *w, bool lists)
 {
-	unsigned h = pb_begin_nested(w, 104);
-	pb_put_uint32(w, 1, 100);
+	unsigned h = pb_begin_nested(w, PB_F_DataSourceConfig_sys_stats_config);
+	pb_put_uint32(w, PB_F_SysStatsConfig_meminfo_period_ms, 100);
 	if (lists) {
-		uint64_t packed[] = {1, 5};
-		pb_put_packed_varint(w, 2, packed, 2); /* MEM_TOTAL, CACHED (packed) */
-		pb_put_uint32(w, 6, PROBES_STAT_CPU_TIMES);
-		pb_put_uint32(w, 6, PROBES_STAT_FORK_COUNT);
+		uint64_t packed[] = {PB_E_MeminfoCounters_MEMINFO_MEM_TOTAL,
+		                     PB_E_MeminfoCounters_MEMINFO_CACHED};
+		pb_put_packed_varint(w, PB_F_SysStatsConfig_meminfo_counters, packed, 2);
+		pb_put_uint32(w, PB_F_SysStatsConfig_stat_counters, PROBES_STAT_CPU_TIMES);
+		pb_put_uint32(w, PB_F_SysStatsConfig_stat_counters, PROBES_STAT_FORK_COUNT);
 	}
-	pb_put_uint32(w, 3, 200);
-	pb_put_uint32(w, 5, 100);
+	pb_put_uint32(w, PB_F_SysStatsConfig_vmstat_period_ms, 200);
+	pb_put_uint32(w, PB_F_SysStatsConfig_stat_period_ms, 100);
 	pb_end_nested(w, h);
 }
 
@@ -462,9 +469,9 @@ TEST(probes_sysstats_config)
 	/* Periods that are not multiples of the smallest: nothing is polled. */
 	pb_writer_reset(&w);
 	{
-		unsigned h = pb_begin_nested(&w, 104);
-		pb_put_uint32(&w, 1, 300);
-		pb_put_uint32(&w, 3, 200);
+		unsigned h = pb_begin_nested(&w, PB_F_DataSourceConfig_sys_stats_config);
+		pb_put_uint32(&w, PB_F_SysStatsConfig_meminfo_period_ms, 300);
+		pb_put_uint32(&w, PB_F_SysStatsConfig_vmstat_period_ms, 200);
 		pb_end_nested(&w, h);
 	}
 	probes_sysstats_config_parse(pb_writer_data(&w), pb_writer_size(&w), &c);
@@ -493,30 +500,36 @@ TEST(probes_sysstats_collect)
 	probes_sysstats_collect(&w, fx_root, &c, 0);
 	pb_reader_init(&r, pb_writer_data(&w), pb_writer_size(&w));
 	while (pb_next(&r, &f)) {
-		if (f.id == 1) {
-			int64_t k = sub_varint(&f, 1), v = sub_varint(&f, 2);
+		if (f.id == PB_F_SysStats_meminfo) {
+			int64_t k = sub_varint(&f, PB_F_SysStats_MeminfoValue_key),
+			        v = sub_varint(&f, PB_F_SysStats_MeminfoValue_value);
 			CHECK(k == 1 || k == 5);
 			CHECK_EQ(v, k == 1 ? 24684092 : 1689028);
 			nmem++;
-		} else if (f.id == 2) {
-			int64_t k = sub_varint(&f, 1), v = sub_varint(&f, 2);
+		} else if (f.id == PB_F_SysStats_vmstat) {
+			int64_t k = sub_varint(&f, PB_F_SysStats_VmstatValue_key),
+			        v = sub_varint(&f, PB_F_SysStats_VmstatValue_value);
 			if (k == 1)
 				CHECK_EQ(v, 5663366);
 			nvm++;
-		} else if (f.id == 3) {
-			int64_t cpu = sub_varint(&f, 1);
+		} else if (f.id == PB_F_SysStats_cpu_stat) {
+			int64_t cpu = sub_varint(&f, PB_F_SysStats_CpuTimes_cpu_id);
 			CHECK_EQ(cpu, ncpu);
-			CHECK_UEQ((uint64_t)sub_varint(&f, 2), (cpu ? 40 : 60) * ns);
-			CHECK_UEQ((uint64_t)sub_varint(&f, 3), (cpu ? 1 : 0) * ns);
-			CHECK_UEQ((uint64_t)sub_varint(&f, 5), 500 * ns);
-			CHECK_UEQ((uint64_t)sub_varint(&f, 9), (cpu ? 0 : 1) * ns);
+			CHECK_UEQ((uint64_t)sub_varint(&f, PB_F_SysStats_CpuTimes_user_ns),
+			          (cpu ? 40 : 60) * ns);
+			CHECK_UEQ((uint64_t)sub_varint(&f, PB_F_SysStats_CpuTimes_user_nice_ns),
+			          (cpu ? 1 : 0) * ns);
+			CHECK_UEQ((uint64_t)sub_varint(&f, PB_F_SysStats_CpuTimes_idle_ns),
+			          500 * ns);
+			CHECK_UEQ((uint64_t)sub_varint(&f, PB_F_SysStats_CpuTimes_steal_ns),
+			          (cpu ? 0 : 1) * ns);
 			ncpu++;
-		} else if (f.id == 4) {
+		} else if (f.id == PB_F_SysStats_num_forks) {
 			CHECK_UEQ(f.val, 63308);
 			forks++;
-		} else if (f.id == 5 || f.id == 6) {
+		} else if (f.id == PB_F_SysStats_num_irq_total || f.id == PB_F_SysStats_num_irq) {
 			irqs++;
-		} else if (f.id == 9) {
+		} else if (f.id == PB_F_SysStats_collection_end_timestamp) {
 			end++;
 		}
 	}
@@ -534,8 +547,8 @@ TEST(probes_sysstats_collect)
 	nvm = nmem = 0;
 	pb_reader_init(&r, pb_writer_data(&w), pb_writer_size(&w));
 	while (pb_next(&r, &f)) {
-		nvm += f.id == 2;
-		nmem += f.id == 1;
+		nvm += f.id == PB_F_SysStats_vmstat;
+		nmem += f.id == PB_F_SysStats_meminfo;
 	}
 	CHECK_EQ(nvm, 0);
 	CHECK_EQ(nmem, 2);
@@ -559,15 +572,15 @@ TEST(probes_sysstats_irqs)
 	probes_sysstats_write_stat(&w, stat_fx, &c, 10);
 	pb_reader_init(&r, pb_writer_data(&w), pb_writer_size(&w));
 	while (pb_next(&r, &f)) {
-		if (f.id == 5)
+		if (f.id == PB_F_SysStats_num_irq_total)
 			irq_total = (int64_t)f.val;
-		else if (f.id == 7)
+		else if (f.id == PB_F_SysStats_num_softirq_total)
 			softirq_total = (int64_t)f.val;
-		else if (f.id == 6 && ni < 4) {
-			irq_n[ni] = sub_varint(&f, 1);
-			irq[ni++] = sub_varint(&f, 2);
-		} else if (f.id == 8 && ns < 4) {
-			soft[ns++] = sub_varint(&f, 2);
+		else if (f.id == PB_F_SysStats_num_irq && ni < 4) {
+			irq_n[ni] = sub_varint(&f, PB_F_SysStats_InterruptCount_irq);
+			irq[ni++] = sub_varint(&f, PB_F_SysStats_InterruptCount_count);
+		} else if (f.id == PB_F_SysStats_num_softirq && ns < 4) {
+			soft[ns++] = sub_varint(&f, PB_F_SysStats_InterruptCount_count);
 		}
 	}
 	CHECK_EQ(irq_total, 1000);
@@ -617,22 +630,24 @@ TEST(probes_system_info_cpu_info)
 	snprintf(sys, sizeof sys, "%s/sys", fx_root);
 	pb_writer_init_growable(&w);
 	probes_system_info_write_cpu_info(&w, proc, sys);
-	CHECK_EQ(pb_find_field(pb_writer_data(&w), pb_writer_size(&w), 67, &pkt), 1);
+	CHECK_EQ(
+	    pb_find_field(pb_writer_data(&w), pb_writer_size(&w), PB_F_TracePacket_cpu_info, &pkt),
+	    1);
 	pb_reader_init_field(&r, &pkt);
 	while (pb_next(&r, &f)) {
 		struct pb_reader cr;
 		struct pb_field g = {0};
-		CHECK_EQ(f.id, 1);
+		CHECK_EQ(f.id, PB_F_CpuInfo_cpus);
 		if (n >= 2)
 			break;
-		sub_string(&f, 1, name, sizeof name);
+		sub_string(&f, PB_F_CpuInfo_Cpu_processor, name, sizeof name);
 		CHECK_STR_EQ(name, "unknown");
-		cap[n] = sub_varint(&f, 3);
+		cap[n] = sub_varint(&f, PB_F_CpuInfo_Cpu_capacity);
 		pb_reader_init_field(&cr, &f);
 		while (pb_next(&cr, &g))
-			if (g.id == 2 && nf[n] < 4)
+			if (g.id == PB_F_CpuInfo_Cpu_frequencies && nf[n] < 4)
 				freqs[n][nf[n]++] = (uint32_t)g.val;
-		CHECK_EQ(pb_find_field(f.data, f.len, 4, &g), 0);
+		CHECK_EQ(pb_find_field(f.data, f.len, PB_F_CpuInfo_Cpu_arm_identifier, &g), 0);
 		n++;
 	}
 	CHECK_EQ(n, 2);
@@ -651,17 +666,19 @@ TEST(probes_system_info_cpu_info)
 	                        "CPU revision\t: 0\n\n");
 	pb_writer_reset(&w);
 	probes_system_info_write_cpu_info(&w, proc, sys);
-	CHECK_EQ(pb_find_field(pb_writer_data(&w), pb_writer_size(&w), 67, &pkt), 1);
-	CHECK_EQ(pb_find_field(pkt.data, pkt.len, 1, &f), 1);
-	sub_string(&f, 1, name, sizeof name);
+	CHECK_EQ(
+	    pb_find_field(pb_writer_data(&w), pb_writer_size(&w), PB_F_TracePacket_cpu_info, &pkt),
+	    1);
+	CHECK_EQ(pb_find_field(pkt.data, pkt.len, PB_F_CpuInfo_cpus, &f), 1);
+	sub_string(&f, PB_F_CpuInfo_Cpu_processor, name, sizeof name);
 	CHECK_STR_EQ(name, "AArch64 Processor rev 13 (aarch64)");
 	{
 		struct pb_field id = {0};
-		CHECK_EQ(pb_find_field(f.data, f.len, 4, &id), 1);
-		CHECK_EQ(sub_varint(&id, 1), 0x41);
-		CHECK_EQ(sub_varint(&id, 2), 8);
-		CHECK_EQ(sub_varint(&id, 4), 0xd05);
-		CHECK_EQ(sub_varint(&id, 5), 0);
+		CHECK_EQ(pb_find_field(f.data, f.len, PB_F_CpuInfo_Cpu_arm_identifier, &id), 1);
+		CHECK_EQ(sub_varint(&id, PB_F_CpuInfo_ArmCpuIdentifier_implementer), 0x41);
+		CHECK_EQ(sub_varint(&id, PB_F_CpuInfo_ArmCpuIdentifier_architecture), 8);
+		CHECK_EQ(sub_varint(&id, PB_F_CpuInfo_ArmCpuIdentifier_part), 0xd05);
+		CHECK_EQ(sub_varint(&id, PB_F_CpuInfo_ArmCpuIdentifier_revision), 0);
 	}
 	pb_writer_release(&w);
 	fx_release();

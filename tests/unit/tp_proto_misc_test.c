@@ -11,6 +11,8 @@
 #include "../../components/trace_processor/tp_int.h"
 #include "../../components/trace_processor/sql/sql.h"
 #include "pb.h"
+#include "pb_fields.h"
+#include "../../components/trace_processor/importers/proto/proto_int.h"
 #include "test.h"
 
 /* A trace under construction: one TracePacket open at a time. */
@@ -22,10 +24,10 @@ struct mt {
 
 static void mt_begin(struct mt *t, uint64_t ts)
 {
-	t->pkt = pb_begin_nested(&t->w, 1);
-	pb_put_uint32(&t->w, 10, 1);
+	t->pkt = pb_begin_nested(&t->w, PB_F_Trace_packet);
+	pb_put_uint32(&t->w, PB_F_TracePacket_trusted_packet_sequence_id, 1);
 	if (ts)
-		pb_put_uint64(&t->w, 8, ts);
+		pb_put_uint64(&t->w, PB_F_TracePacket_timestamp, ts);
 }
 
 /* Close message m and the packet around it. */
@@ -84,23 +86,23 @@ static const char *mt_rows(struct mt *t, struct tp *tp, const char *sql)
 static void cpu_msg(struct mt *t, const char *proc, uint32_t max_freq, int64_t capacity,
                     uint64_t features, uint32_t arm_part)
 {
-	unsigned c = pb_begin_nested(&t->w, 1);
+	unsigned c = pb_begin_nested(&t->w, PB_F_CpuInfo_cpus);
 	if (proc)
-		pb_put_string(&t->w, 1, proc);
+		pb_put_string(&t->w, PB_F_CpuInfo_Cpu_processor, proc);
 	if (max_freq) {
-		pb_put_uint32(&t->w, 2, max_freq / 2);
-		pb_put_uint32(&t->w, 2, max_freq);
+		pb_put_uint32(&t->w, PB_F_CpuInfo_Cpu_frequencies, max_freq / 2);
+		pb_put_uint32(&t->w, PB_F_CpuInfo_Cpu_frequencies, max_freq);
 	}
 	if (capacity >= 0)
-		pb_put_uint32(&t->w, 3, (uint32_t)capacity);
+		pb_put_uint32(&t->w, PB_F_CpuInfo_Cpu_capacity, (uint32_t)capacity);
 	if (arm_part) {
-		unsigned a = pb_begin_nested(&t->w, 4);
-		pb_put_uint32(&t->w, 1, 65);
-		pb_put_uint32(&t->w, 4, arm_part);
+		unsigned a = pb_begin_nested(&t->w, PB_F_CpuInfo_Cpu_arm_identifier);
+		pb_put_uint32(&t->w, PB_F_CpuInfo_ArmCpuIdentifier_implementer, 65);
+		pb_put_uint32(&t->w, PB_F_CpuInfo_ArmCpuIdentifier_part, arm_part);
 		pb_end_nested(&t->w, a);
 	}
 	if (features)
-		pb_put_uint64(&t->w, 5, features);
+		pb_put_uint64(&t->w, PB_F_CpuInfo_Cpu_features, features);
 	pb_end_nested(&t->w, c);
 }
 
@@ -110,14 +112,14 @@ TEST(tp_proto_cpu_info)
 	pb_writer_init_growable(&t.w);
 	/* Clusters by maximum frequency when a capacity is missing. */
 	mt_begin(&t, 0);
-	unsigned ci = pb_begin_nested(&t.w, 67);
+	unsigned ci = pb_begin_nested(&t.w, PB_F_TracePacket_cpu_info);
 	cpu_msg(&t, "big", 2000, -1, 0, 0);
 	cpu_msg(&t, "little", 1000, 512, 1, 0);
 	cpu_msg(&t, "", 2000, 1024, (1ull << 40) | 2, 3336);
 	mt_end(&t, ci);
 	/* An empty CpuInfo is an error stat. */
 	mt_begin(&t, 0);
-	pb_put_bytes(&t.w, 67, "", 0);
+	pb_put_bytes(&t.w, PB_F_TracePacket_cpu_info, "", 0);
 	pb_end_nested(&t.w, t.pkt);
 	struct tp *tp = mt_load(&t);
 	if (!tp)
@@ -147,13 +149,13 @@ TEST(tp_proto_cpu_info)
 
 static void disk(struct mt *t, const char *dev, uint64_t sectors, uint64_t ms, uint64_t flushes)
 {
-	unsigned d = pb_begin_nested(&t->w, 13);
-	pb_put_string(&t->w, 1, dev);
-	pb_put_uint64(&t->w, 2, sectors); /* read */
-	pb_put_uint64(&t->w, 3, ms);
-	pb_put_uint64(&t->w, 4, sectors * 2); /* write */
-	pb_put_uint64(&t->w, 5, ms);
-	pb_put_uint64(&t->w, 8, flushes);
+	unsigned d = pb_begin_nested(&t->w, PB_F_SysStats_disk_stat);
+	pb_put_string(&t->w, PB_F_SysStats_DiskStat_device_name, dev);
+	pb_put_uint64(&t->w, PB_F_SysStats_DiskStat_read_sectors, sectors); /* read */
+	pb_put_uint64(&t->w, PB_F_SysStats_DiskStat_read_time_ms, ms);
+	pb_put_uint64(&t->w, PB_F_SysStats_DiskStat_write_sectors, sectors * 2); /* write */
+	pb_put_uint64(&t->w, PB_F_SysStats_DiskStat_write_time_ms, ms);
+	pb_put_uint64(&t->w, PB_F_SysStats_DiskStat_flush_count, flushes);
 	pb_end_nested(&t->w, d);
 }
 
@@ -163,13 +165,13 @@ TEST(tp_proto_sys_stats_cpuidle_disk)
 	pb_writer_init_growable(&t.w);
 	for (uint64_t i = 0; i < 2; i++) {
 		mt_begin(&t, 1000 + i * 1000);
-		unsigned s = pb_begin_nested(&t.w, 7);
+		unsigned s = pb_begin_nested(&t.w, PB_F_TracePacket_sys_stats);
 		disk(&t, "sda", 2048 + i * 4096, 100 + i * 500, 3 + i * 4);
-		unsigned c = pb_begin_nested(&t.w, 16);
-		pb_put_uint32(&t.w, 1, 3);
-		unsigned e = pb_begin_nested(&t.w, 2);
-		pb_put_string(&t.w, 1, "C1");
-		pb_put_uint64(&t.w, 2, 40 + i);
+		unsigned c = pb_begin_nested(&t.w, PB_F_SysStats_cpuidle_state);
+		pb_put_uint32(&t.w, PB_F_SysStats_CpuIdleState_cpu_id, 3);
+		unsigned e = pb_begin_nested(&t.w, PB_F_SysStats_CpuIdleState_cpuidle_state_entry);
+		pb_put_string(&t.w, PB_F_SysStats_CpuIdleStateEntry_state, "C1");
+		pb_put_uint64(&t.w, PB_F_SysStats_CpuIdleStateEntry_duration_us, 40 + i);
 		pb_end_nested(&t.w, e);
 		pb_end_nested(&t.w, c);
 		mt_end(&t, s);
@@ -211,9 +213,9 @@ static void trigger(struct mt *t, uint64_t ts, uint32_t field, const char *name,
 {
 	mt_begin(t, ts);
 	unsigned m = pb_begin_nested(&t->w, field);
-	pb_put_string(&t->w, 1, name);
-	pb_put_string(&t->w, 2, "producer");
-	pb_put_int32(&t->w, 3, uid);
+	pb_put_string(&t->w, PB_F_Trigger_trigger_name, name);
+	pb_put_string(&t->w, PB_F_Trigger_producer_name, "producer");
+	pb_put_int32(&t->w, PB_F_Trigger_trusted_producer_uid, uid);
 	mt_end(t, m);
 }
 
@@ -223,13 +225,13 @@ TEST(tp_proto_triggers)
 	pb_writer_init_growable(&t.w);
 	/* In timestamp order: trigger "b" (the trace's, until), clone "c"
 	 * (wins), trigger "a", clone "d" (too late). */
-	trigger(&t, 300, 46, "a", 1);
-	trigger(&t, 100, 46, "b", -2);
-	trigger(&t, 200, 113, "c", 3);
-	trigger(&t, 400, 113, "d", 4);
+	trigger(&t, 300, PB_F_TracePacket_trigger, "a", 1);
+	trigger(&t, 100, PB_F_TracePacket_trigger, "b", -2);
+	trigger(&t, 200, PB_F_TracePacket_clone_snapshot_trigger, "c", 3);
+	trigger(&t, 400, PB_F_TracePacket_clone_snapshot_trigger, "d", 4);
 	mt_begin(&t, 500);
-	unsigned m = pb_begin_nested(&t.w, 109);
-	pb_put_fixed32(&t.w, 2, 0xdeadbeef);
+	unsigned m = pb_begin_nested(&t.w, PKT_CHROME_TRIGGER);
+	pb_put_fixed32(&t.w, PB_F_ChromeTrigger_trigger_name_hash, 0xdeadbeef);
 	mt_end(&t, m);
 	struct tp *tp = mt_load(&t);
 	if (!tp)
@@ -262,20 +264,22 @@ TEST(tp_proto_chrome_metadata)
 	pb_writer_init_growable(&t.w);
 	for (int i = 0; i < 2; i++) {
 		mt_begin(&t, 10);
-		unsigned m = pb_begin_nested(&t.w, 51);
+		unsigned m = pb_begin_nested(&t.w, PKT_CHROME_METADATA);
 		if (i == 0) {
-			unsigned b = pb_begin_nested(&t.w, 1);
-			pb_put_fixed32(&t.w, 3, 7);
+			unsigned b = pb_begin_nested(
+			    &t.w, PB_F_ChromeMetadataPacket_background_tracing_metadata);
+			pb_put_fixed32(&t.w, PB_F_BackgroundTracingMetadata_scenario_name_hash, 7);
 			pb_end_nested(&t.w, b);
 		}
-		pb_put_int32(&t.w, 2, 100 + i);
+		pb_put_int32(&t.w, PB_F_ChromeMetadataPacket_chrome_version_code, 100 + i);
 		for (uint32_t k = 1; k <= 3; k++) {
-			unsigned h = pb_begin_nested(&t.w, 4);
-			pb_put_uint32(&t.w, 1, k);
-			pb_put_uint32(&t.w, 2, k * 10);
+			unsigned h =
+			    pb_begin_nested(&t.w, PB_F_ChromeMetadataPacket_field_trial_hashes);
+			pb_put_uint32(&t.w, PB_F_ChromeMetadataPacket_FinchHash_name, k);
+			pb_put_uint32(&t.w, PB_F_ChromeMetadataPacket_FinchHash_group, k * 10);
 			pb_end_nested(&t.w, h);
 		}
-		pb_put_string(&t.w, 8, "Linux");
+		pb_put_string(&t.w, PB_F_ChromeMetadataPacket_os_name, "Linux");
 		mt_end(&t, m);
 	}
 	struct tp *tp = mt_load(&t);
@@ -299,13 +303,13 @@ TEST(tp_proto_chrome_metadata)
 static void session(struct mt *t, uint64_t ts, uint32_t state, const char *name, uint64_t id)
 {
 	mt_begin(t, ts);
-	unsigned m = pb_begin_nested(&t->w, 134);
-	pb_put_uint32(&t->w, 1, state);
+	unsigned m = pb_begin_nested(&t->w, PKT_CONCURRENT_SESSION_EVENT);
+	pb_put_uint32(&t->w, PB_F_ConcurrentSessionEvent_state, state);
 	if (name)
-		pb_put_string(&t->w, 2, name);
-	pb_put_uint64(&t->w, 3, id);
-	pb_put_int32(&t->w, 4, 1000);
-	pb_put_uint32(&t->w, 5, 2);
+		pb_put_string(&t->w, PB_F_ConcurrentSessionEvent_session_name, name);
+	pb_put_uint64(&t->w, PB_F_ConcurrentSessionEvent_session_id, id);
+	pb_put_int32(&t->w, PB_F_ConcurrentSessionEvent_consumer_uid, 1000);
+	pb_put_uint32(&t->w, PB_F_ConcurrentSessionEvent_num_data_sources, 2);
 	mt_end(t, m);
 }
 
@@ -314,14 +318,15 @@ TEST(tp_proto_display_state_and_sessions)
 	struct mt t;
 	pb_writer_init_growable(&t.w);
 	mt_begin(&t, 5);
-	unsigned m = pb_begin_nested(&t.w, 70);
-	pb_put_int32(&t.w, 1, 2);
+	unsigned m = pb_begin_nested(&t.w, PKT_INITIAL_DISPLAY_STATE);
+	pb_put_int32(&t.w, PB_F_InitialDisplayState_display_state, 2);
 	mt_end(&t, m);
-	session(&t, 10, 2, NULL, 4);      /* CONFIGURED, unnamed */
-	session(&t, 20, 3, "renamed", 4); /* STARTED: the first name stays */
-	session(&t, 25, 5, "snap", 9);    /* CLONED_READ_ONLY */
-	session(&t, 30, 1, NULL, 4);      /* DISABLED: a marker */
-	session(&t, 40, 0, "x", 4);       /* unspecified: skipped */
+	session(&t, 10, PB_E_ConcurrentSessionEvent_State_STATE_CONFIGURED, NULL, 4); /* unnamed */
+	session(&t, 20, PB_E_ConcurrentSessionEvent_State_STATE_STARTED, "renamed",
+	        4); /* the first name stays */
+	session(&t, 25, PB_E_ConcurrentSessionEvent_State_STATE_CLONED_READ_ONLY, "snap", 9);
+	session(&t, 30, PB_E_ConcurrentSessionEvent_State_STATE_DISABLED, NULL, 4);   /* a marker */
+	session(&t, 40, PB_E_ConcurrentSessionEvent_State_STATE_UNSPECIFIED, "x", 4); /* skipped */
 	struct tp *tp = mt_load(&t);
 	if (!tp)
 		return;
@@ -353,11 +358,11 @@ static void ft_event(struct mt *t, uint64_t ts, int pid, uint32_t id, const uint
                      size_t nkv, uint32_t str_id, const char *str)
 {
 	mt_begin(t, 0);
-	unsigned b = pb_begin_nested(&t->w, 1);
-	pb_put_uint32(&t->w, 1, 0);
-	unsigned e = pb_begin_nested(&t->w, 2);
-	pb_put_uint64(&t->w, 1, ts);
-	pb_put_uint32(&t->w, 2, (uint32_t)pid);
+	unsigned b = pb_begin_nested(&t->w, PB_F_TracePacket_ftrace_events);
+	pb_put_uint32(&t->w, PB_F_FtraceEventBundle_cpu, 0);
+	unsigned e = pb_begin_nested(&t->w, PB_F_FtraceEventBundle_event);
+	pb_put_uint64(&t->w, PB_F_FtraceEvent_timestamp, ts);
+	pb_put_uint32(&t->w, PB_F_FtraceEvent_pid, (uint32_t)pid);
 	unsigned m = pb_begin_nested(&t->w, id);
 	for (size_t i = 0; i + 1 < nkv; i += 2)
 		pb_put_uint64(&t->w, (uint32_t)kv[i], kv[i + 1]);
@@ -373,22 +378,46 @@ TEST(tp_proto_ftrace_misc_events)
 	struct mt t;
 	pb_writer_init_growable(&t.w);
 	/* mdss tracing_mark_write begin/end on thread 50 of process 40 */
-	ft_event(&t, 100, 50, 80, (uint64_t[]){1, 40, 3, 1}, 4, 2, "mdss");
-	ft_event(&t, 150, 50, 80, (uint64_t[]){1, 40, 3, 0}, 4, 2, "mdss");
-	ft_event(&t, 160, 50, 80, (uint64_t[]){1, 40}, 2, 2, "no begin"); /* parse failure */
+	/* FtraceEvent fields (and their messages) protos/ does not declare. */
+	enum { FE_MARK_VICTIM = 334, FE_ION_STAT = 335 };
+	enum { MDSS = PB_F_FtraceEvent_tracing_mark_write };
+	enum { MDSS_PID = PB_F_TracingMarkWriteFtraceEvent_pid };
+	enum { MDSS_BEGIN = PB_F_TracingMarkWriteFtraceEvent_trace_begin };
+	enum { MDSS_NAME = PB_F_TracingMarkWriteFtraceEvent_trace_name };
+	enum { G2D = PB_F_FtraceEvent_g2d_tracing_mark_write };
+	enum { DPU = PB_F_FtraceEvent_dpu_tracing_mark_write };
+	enum { DPU_PID = PB_F_DpuTracingMarkWriteFtraceEvent_pid };
+	enum { DPU_TYPE = PB_F_DpuTracingMarkWriteFtraceEvent_type };
+	enum { DPU_VALUE = PB_F_DpuTracingMarkWriteFtraceEvent_value };
+	enum { DPU_NAME = PB_F_DpuTracingMarkWriteFtraceEvent_name };
+	_Static_assert(PB_F_G2dTracingMarkWriteFtraceEvent_pid == DPU_PID &&
+	                   PB_F_G2dTracingMarkWriteFtraceEvent_type == DPU_TYPE &&
+	                   PB_F_G2dTracingMarkWriteFtraceEvent_value == DPU_VALUE &&
+	                   PB_F_G2dTracingMarkWriteFtraceEvent_name == DPU_NAME,
+	               "g2d and dpu marks differ");
+	ft_event(&t, 100, 50, MDSS, (uint64_t[]){MDSS_PID, 40, MDSS_BEGIN, 1}, 4, MDSS_NAME,
+	         "mdss");
+	ft_event(&t, 150, 50, MDSS, (uint64_t[]){MDSS_PID, 40, MDSS_BEGIN, 0}, 4, MDSS_NAME,
+	         "mdss");
+	ft_event(&t, 160, 50, MDSS, (uint64_t[]){MDSS_PID, 40}, 2, MDSS_NAME,
+	         "no begin"); /* parse failure */
 	/* g2d counter of process 40 from thread 7; dpu instant: tgid ignored */
-	ft_event(&t, 200, 7, 349, (uint64_t[]){1, 40, 5, 'C', 6, 3}, 6, 4, "g2d_frame");
-	ft_event(&t, 210, 50, 348, (uint64_t[]){1, 40, 5, 'I', 6, 0}, 6, 4, "dpu_i");
-	ft_event(&t, 220, 50, 348, (uint64_t[]){1, 40, 5, 'X'}, 4, 4, "bad"); /* failure */
-	/* ion: 4096 bytes more on thread 50, 8192 in all */
-	ft_event(&t, 300, 50, 335, (uint64_t[]){1, 9, 2, 4096, 3, 8192}, 6, 0, NULL);
-	/* the oom killer picks thread 50 */
-	ft_event(&t, 400, 1, 334, (uint64_t[]){1, 50}, 2, 0, NULL);
+	ft_event(&t, 200, 7, G2D, (uint64_t[]){DPU_PID, 40, DPU_TYPE, 'C', DPU_VALUE, 3}, 6,
+	         DPU_NAME, "g2d_frame");
+	ft_event(&t, 210, 50, DPU, (uint64_t[]){DPU_PID, 40, DPU_TYPE, 'I', DPU_VALUE, 0}, 6,
+	         DPU_NAME, "dpu_i");
+	ft_event(&t, 220, 50, DPU, (uint64_t[]){DPU_PID, 40, DPU_TYPE, 'X'}, 4, DPU_NAME,
+	         "bad"); /* failure */
+	/* ion (buffer_id 1, len 2, total_allocated 3): 4096 bytes more on
+	 * thread 50, 8192 in all */
+	ft_event(&t, 300, 50, FE_ION_STAT, (uint64_t[]){1, 9, 2, 4096, 3, 8192}, 6, 0, NULL);
+	/* the oom killer (mark_victim pid 1) picks thread 50 */
+	ft_event(&t, 400, 1, FE_MARK_VICTIM, (uint64_t[]){1, 50}, 2, 0, NULL);
 	/* gpufreq, twice in one SysStats */
 	mt_begin(&t, 500);
-	unsigned s = pb_begin_nested(&t.w, 7);
-	pb_put_uint64(&t.w, 17, 300);
-	pb_put_uint64(&t.w, 17, 350);
+	unsigned s = pb_begin_nested(&t.w, PB_F_TracePacket_sys_stats);
+	pb_put_uint64(&t.w, PB_F_SysStats_gpufreq_mhz, 300);
+	pb_put_uint64(&t.w, PB_F_SysStats_gpufreq_mhz, 350);
 	mt_end(&t, s);
 	struct tp *tp = mt_load(&t);
 	if (!tp)
@@ -430,21 +459,22 @@ TEST(tp_proto_istats_many_indexes)
 	struct mt t;
 	pb_writer_init_growable(&t.w);
 	mt_begin(&t, 100);
-	unsigned s = pb_begin_nested(&t.w, 35);
+	unsigned s = pb_begin_nested(&t.w, PB_F_TracePacket_trace_stats);
 	for (unsigned i = 0; i < NBUF; i++) {
-		unsigned b = pb_begin_nested(&t.w, 1);
-		pb_put_uint64(&t.w, 1, (uint64_t)i * 10 + 1);
+		unsigned b = pb_begin_nested(&t.w, PB_F_TraceStats_buffer_stats);
+		pb_put_uint64(&t.w, PB_F_TraceStats_BufferStats_bytes_written,
+		              (uint64_t)i * 10 + 1);
 		pb_end_nested(&t.w, b);
 	}
 	mt_end(&t, s);
 	mt_begin(&t, 200);
-	s = pb_begin_nested(&t.w, 34);
-	pb_put_uint32(&t.w, 1, 1);
+	s = pb_begin_nested(&t.w, PB_F_TracePacket_ftrace_stats);
+	pb_put_uint32(&t.w, PB_F_FtraceStats_phase, 1);
 	int32_t cpus[] = {3, 4095, 4096, -1, 70000};
 	for (unsigned i = 0; i < sizeof cpus / sizeof cpus[0]; i++) {
-		unsigned c = pb_begin_nested(&t.w, 2);
-		pb_put_uint64(&t.w, 1, (uint64_t)(int64_t)cpus[i]);
-		pb_put_uint64(&t.w, 3, 7);
+		unsigned c = pb_begin_nested(&t.w, PB_F_FtraceStats_cpu_stats);
+		pb_put_uint64(&t.w, PB_F_FtraceCpuStats_cpu, (uint64_t)(int64_t)cpus[i]);
+		pb_put_uint64(&t.w, PB_F_FtraceCpuStats_overrun, 7);
 		pb_end_nested(&t.w, c);
 	}
 	mt_end(&t, s);

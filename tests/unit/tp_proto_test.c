@@ -15,6 +15,7 @@
 #include "../../components/trace_processor/model/ftrace.h"
 #include "../../components/trace_processor/sorter/sorter.h"
 #include "pb.h"
+#include "pb_fields.h"
 #include "test.h"
 
 /* ---- trace building ----------------------------------------------------------- */
@@ -30,34 +31,41 @@ static void tb_init(struct tb *t)
 }
 static void pkt_begin(struct tb *t, uint32_t seq, uint64_t ts)
 {
-	t->pkt = pb_begin_nested(&t->w, 1);
+	t->pkt = pb_begin_nested(&t->w, PB_F_Trace_packet);
 	if (seq)
-		pb_put_uint32(&t->w, 10, seq);
+		pb_put_uint32(&t->w, PB_F_TracePacket_trusted_packet_sequence_id, seq);
 	if (ts != UINT64_MAX)
-		pb_put_uint64(&t->w, 8, ts);
+		pb_put_uint64(&t->w, PB_F_TracePacket_timestamp, ts);
 }
 static void pkt_end(struct tb *t)
 {
 	pb_end_nested(&t->w, t->pkt);
 }
+/* An interned entry of InternedData field `field`: EventName, EventCategory
+ * and InternedString share iid and name's numbers. */
+_Static_assert(PB_F_EventName_iid == PB_F_EventCategory_iid &&
+                   PB_F_EventName_name == PB_F_EventCategory_name &&
+                   PB_F_EventName_iid == PB_F_InternedString_iid &&
+                   PB_F_EventName_name == PB_F_InternedString_str,
+               "interned entry layouts differ");
 static void interned_name(struct tb *t, uint32_t field, uint64_t iid, const char *name)
 {
-	unsigned id = pb_begin_nested(&t->w, 12);
+	unsigned id = pb_begin_nested(&t->w, PB_F_TracePacket_interned_data);
 	unsigned e = pb_begin_nested(&t->w, field);
-	pb_put_uint64(&t->w, 1, iid);
-	pb_put_string(&t->w, 2, name);
+	pb_put_uint64(&t->w, PB_F_EventName_iid, iid);
+	pb_put_string(&t->w, PB_F_EventName_name, name);
 	pb_end_nested(&t->w, e);
 	pb_end_nested(&t->w, id);
 }
 static void thread_track(struct tb *t, uint64_t uuid, int pid, int tid, const char *name)
 {
-	unsigned d = pb_begin_nested(&t->w, 60);
-	pb_put_uint64(&t->w, 1, uuid);
-	unsigned th = pb_begin_nested(&t->w, 4);
-	pb_put_int32(&t->w, 1, pid);
-	pb_put_int32(&t->w, 2, tid);
+	unsigned d = pb_begin_nested(&t->w, PB_F_TracePacket_track_descriptor);
+	pb_put_uint64(&t->w, PB_F_TrackDescriptor_uuid, uuid);
+	unsigned th = pb_begin_nested(&t->w, PB_F_TrackDescriptor_thread);
+	pb_put_int32(&t->w, PB_F_ThreadDescriptor_pid, pid);
+	pb_put_int32(&t->w, PB_F_ThreadDescriptor_tid, tid);
 	if (name)
-		pb_put_string(&t->w, 5, name);
+		pb_put_string(&t->w, PB_F_ThreadDescriptor_thread_name, name);
 	pb_end_nested(&t->w, th);
 	pb_end_nested(&t->w, d);
 }
@@ -65,16 +73,16 @@ static void thread_track(struct tb *t, uint64_t uuid, int pid, int tid, const ch
 static void track_event(struct tb *t, int type, uint64_t uuid, uint64_t name_iid, const char *name,
                         uint64_t cat_iid)
 {
-	unsigned e = pb_begin_nested(&t->w, 11);
-	pb_put_uint32(&t->w, 9, (uint32_t)type);
+	unsigned e = pb_begin_nested(&t->w, PB_F_TracePacket_track_event);
+	pb_put_uint32(&t->w, PB_F_TrackEvent_type, (uint32_t)type);
 	if (uuid)
-		pb_put_uint64(&t->w, 11, uuid);
+		pb_put_uint64(&t->w, PB_F_TrackEvent_track_uuid, uuid);
 	if (name_iid)
-		pb_put_uint64(&t->w, 10, name_iid);
+		pb_put_uint64(&t->w, PB_F_TrackEvent_name_iid, name_iid);
 	if (name)
-		pb_put_string(&t->w, 23, name);
+		pb_put_string(&t->w, PB_F_TrackEvent_name, name);
 	if (cat_iid)
-		pb_put_uint64(&t->w, 3, cat_iid);
+		pb_put_uint64(&t->w, PB_F_TrackEvent_category_iids, cat_iid);
 	pb_end_nested(&t->w, e);
 }
 
@@ -108,43 +116,43 @@ static uint8_t *build_basic(size_t *n)
 	struct tb t;
 	tb_init(&t);
 	pkt_begin(&t, 1, 0);
-	pb_put_uint32(&t.w, 13, 1 | 2);
+	pb_put_uint32(&t.w, PB_F_TracePacket_sequence_flags, 1 | 2);
 	thread_track(&t, 1, 10, 11, "main");
-	interned_name(&t, 2, 1, "outer");
-	interned_name(&t, 1, 1, "cat1");
+	interned_name(&t, PB_F_InternedData_event_names, 1, "outer");
+	interned_name(&t, PB_F_InternedData_event_categories, 1, "cat1");
 	{
-		unsigned d = pb_begin_nested(&t.w, 59);
-		unsigned te = pb_begin_nested(&t.w, 11);
-		pb_put_uint64(&t.w, 11, 1);
+		unsigned d = pb_begin_nested(&t.w, PB_F_TracePacket_trace_packet_defaults);
+		unsigned te = pb_begin_nested(&t.w, PB_F_TracePacketDefaults_track_event_defaults);
+		pb_put_uint64(&t.w, PB_F_TrackEventDefaults_track_uuid, 1);
 		pb_end_nested(&t.w, te);
 		pb_end_nested(&t.w, d);
 	}
 	pkt_end(&t);
 	pkt_begin(&t, 1, 100);
-	pb_put_uint32(&t.w, 13, 2);
+	pb_put_uint32(&t.w, PB_F_TracePacket_sequence_flags, 2);
 	track_event(&t, 1, 0, 1, NULL, 1);
 	pkt_end(&t);
 	pkt_begin(&t, 1, 150);
-	pb_put_uint32(&t.w, 13, 2);
-	interned_name(&t, 2, 2, "inner");
+	pb_put_uint32(&t.w, PB_F_TracePacket_sequence_flags, 2);
+	interned_name(&t, PB_F_InternedData_event_names, 2, "inner");
 	{
-		unsigned e = pb_begin_nested(&t.w, 11);
-		pb_put_uint32(&t.w, 9, 1);
-		pb_put_uint64(&t.w, 10, 2);
-		pb_put_string(&t.w, 22, "a");
-		pb_put_string(&t.w, 22, "b");
-		unsigned da = pb_begin_nested(&t.w, 4);
-		pb_put_string(&t.w, 10, "x");
-		pb_put_int64(&t.w, 4, -5);
+		unsigned e = pb_begin_nested(&t.w, PB_F_TracePacket_track_event);
+		pb_put_uint32(&t.w, PB_F_TrackEvent_type, 1);
+		pb_put_uint64(&t.w, PB_F_TrackEvent_name_iid, 2);
+		pb_put_string(&t.w, PB_F_TrackEvent_categories, "a");
+		pb_put_string(&t.w, PB_F_TrackEvent_categories, "b");
+		unsigned da = pb_begin_nested(&t.w, PB_F_TrackEvent_debug_annotations);
+		pb_put_string(&t.w, PB_F_DebugAnnotation_name, "x");
+		pb_put_int64(&t.w, PB_F_DebugAnnotation_int_value, -5);
 		pb_end_nested(&t.w, da);
-		da = pb_begin_nested(&t.w, 4);
-		pb_put_string(&t.w, 10, "d");
-		unsigned ent = pb_begin_nested(&t.w, 11);
-		pb_put_string(&t.w, 10, "k");
-		pb_put_string(&t.w, 6, "v");
+		da = pb_begin_nested(&t.w, PB_F_TrackEvent_debug_annotations);
+		pb_put_string(&t.w, PB_F_DebugAnnotation_name, "d");
+		unsigned ent = pb_begin_nested(&t.w, PB_F_DebugAnnotation_dict_entries);
+		pb_put_string(&t.w, PB_F_DebugAnnotation_name, "k");
+		pb_put_string(&t.w, PB_F_DebugAnnotation_string_value, "v");
 		pb_end_nested(&t.w, ent);
-		unsigned arr = pb_begin_nested(&t.w, 12);
-		pb_put_bool(&t.w, 2, true);
+		unsigned arr = pb_begin_nested(&t.w, PB_F_DebugAnnotation_array_values);
+		pb_put_bool(&t.w, PB_F_DebugAnnotation_bool_value, true);
 		pb_end_nested(&t.w, arr);
 		pb_end_nested(&t.w, da);
 		pb_end_nested(&t.w, e);
@@ -243,14 +251,15 @@ TEST(tp_proto_chunked_identical)
  * sends it down the general path instead of the one-pass decoder. */
 static uint8_t *build_plain(size_t *n, bool pad)
 {
+	enum { UNDECLARED_FIELD = 900 }; /* no TracePacket field has this number */
 	struct tb t;
 	tb_init(&t);
 	pkt_begin(&t, 1, 0);
-	pb_put_uint32(&t.w, 13, 1);
+	pb_put_uint32(&t.w, PB_F_TracePacket_sequence_flags, 1);
 	thread_track(&t, 7, 10, 11, "main");
-	interned_name(&t, 2, 1, "one");
-	interned_name(&t, 2, 300, "big");
-	interned_name(&t, 1, 1, "cat");
+	interned_name(&t, PB_F_InternedData_event_names, 1, "one");
+	interned_name(&t, PB_F_InternedData_event_names, 300, "big");
+	interned_name(&t, PB_F_InternedData_event_categories, 1, "cat");
 	pkt_end(&t);
 	static const struct {
 		uint32_t seq, flags;
@@ -265,11 +274,12 @@ static uint8_t *build_plain(size_t *n, bool pad)
 	};
 	for (size_t i = 0; i < TB_ARRAY_SIZE(ev); i++) {
 		pkt_begin(&t, ev[i].seq, ev[i].ts);
-		pb_put_uint32(&t.w, 13, ev[i].flags);
+		pb_put_uint32(&t.w, PB_F_TracePacket_sequence_flags, ev[i].flags);
 		if (i == 3)
-			pb_put_uint32(&t.w, 58, 6); /* timestamp_clock_id BOOTTIME */
+			pb_put_uint32(&t.w, PB_F_TracePacket_timestamp_clock_id,
+			              PB_E_BuiltinClock_BUILTIN_CLOCK_BOOTTIME);
 		if (pad)
-			pb_put_uint32(&t.w, 900, 1);
+			pb_put_uint32(&t.w, UNDECLARED_FIELD, 1);
 		track_event(&t, ev[i].type, 7, ev[i].iid, ev[i].name, ev[i].type == 1 ? 1 : 0);
 		pkt_end(&t);
 	}
@@ -316,28 +326,28 @@ TEST(tp_proto_interning_generations)
 	struct tb t;
 	tb_init(&t);
 	pkt_begin(&t, 1, 0);
-	pb_put_uint32(&t.w, 13, 1);
+	pb_put_uint32(&t.w, PB_F_TracePacket_sequence_flags, 1);
 	thread_track(&t, 1, 5, 6, NULL);
 	pkt_end(&t);
 	pkt_begin(&t, 1, 500);
-	pb_put_uint32(&t.w, 13, 1 | 2);
-	interned_name(&t, 2, 1, "first");
+	pb_put_uint32(&t.w, PB_F_TracePacket_sequence_flags, 1 | 2);
+	interned_name(&t, PB_F_InternedData_event_names, 1, "first");
 	track_event(&t, 3, 1, 1, NULL, 0);
 	pkt_end(&t);
 	pkt_begin(&t, 1, 100);
-	pb_put_uint32(&t.w, 13, 1 | 2);
-	interned_name(&t, 2, 1, "second");
+	pb_put_uint32(&t.w, PB_F_TracePacket_sequence_flags, 1 | 2);
+	interned_name(&t, PB_F_InternedData_event_names, 1, "second");
 	track_event(&t, 3, 1, 1, NULL, 0);
 	pkt_end(&t);
 	/* Dropped packets invalidate the state: skipped and counted. */
 	pkt_begin(&t, 1, 600);
-	pb_put_uint32(&t.w, 42, 1);
-	pb_put_uint32(&t.w, 13, 2);
+	pb_put_uint32(&t.w, PB_F_TracePacket_previous_packet_dropped, 1);
+	pb_put_uint32(&t.w, PB_F_TracePacket_sequence_flags, 2);
 	track_event(&t, 3, 1, 1, NULL, 0);
 	pkt_end(&t);
 	/* A sequence that never cleared its state. */
 	pkt_begin(&t, 2, 700);
-	pb_put_uint32(&t.w, 13, 2);
+	pb_put_uint32(&t.w, PB_F_TracePacket_sequence_flags, 2);
 	track_event(&t, 3, 1, 0, "x", 0);
 	pkt_end(&t);
 	size_t n;
@@ -357,18 +367,18 @@ TEST(tp_proto_interning_generations)
 static void clock_snapshot(struct tb *t, uint32_t id, uint64_t ts, bool inc, uint64_t mult,
                            uint64_t boot)
 {
-	unsigned cs = pb_begin_nested(&t->w, 6);
-	unsigned c = pb_begin_nested(&t->w, 1);
-	pb_put_uint32(&t->w, 1, 6);
-	pb_put_uint64(&t->w, 2, boot);
+	unsigned cs = pb_begin_nested(&t->w, PB_F_TracePacket_clock_snapshot);
+	unsigned c = pb_begin_nested(&t->w, PB_F_ClockSnapshot_clocks);
+	pb_put_uint32(&t->w, PB_F_ClockSnapshot_Clock_clock_id, 6);
+	pb_put_uint64(&t->w, PB_F_ClockSnapshot_Clock_timestamp, boot);
 	pb_end_nested(&t->w, c);
-	c = pb_begin_nested(&t->w, 1);
-	pb_put_uint32(&t->w, 1, id);
-	pb_put_uint64(&t->w, 2, ts);
+	c = pb_begin_nested(&t->w, PB_F_ClockSnapshot_clocks);
+	pb_put_uint32(&t->w, PB_F_ClockSnapshot_Clock_clock_id, id);
+	pb_put_uint64(&t->w, PB_F_ClockSnapshot_Clock_timestamp, ts);
 	if (inc)
-		pb_put_bool(&t->w, 3, true);
+		pb_put_bool(&t->w, PB_F_ClockSnapshot_Clock_is_incremental, true);
 	if (mult)
-		pb_put_uint64(&t->w, 4, mult);
+		pb_put_uint64(&t->w, PB_F_ClockSnapshot_Clock_unit_multiplier_ns, mult);
 	pb_end_nested(&t->w, c);
 	pb_end_nested(&t->w, cs);
 }
@@ -384,13 +394,13 @@ TEST(tp_proto_clocks)
 	/* Sequence 2: incremental clock 64 in microseconds starting at 10 us
 	 * = BOOTTIME 20000. */
 	pkt_begin(&t, 2, 20000);
-	pb_put_uint32(&t.w, 58, 6);
-	pb_put_uint32(&t.w, 13, 1);
+	pb_put_uint32(&t.w, PB_F_TracePacket_timestamp_clock_id, 6);
+	pb_put_uint32(&t.w, PB_F_TracePacket_sequence_flags, 1);
 	clock_snapshot(&t, 64, 10, true, 1000, 20000);
 	thread_track(&t, 1, 1, 1, NULL);
 	{
-		unsigned d = pb_begin_nested(&t.w, 59);
-		pb_put_uint32(&t.w, 58, 64);
+		unsigned d = pb_begin_nested(&t.w, PB_F_TracePacket_trace_packet_defaults);
+		pb_put_uint32(&t.w, PB_F_TracePacketDefaults_timestamp_clock_id, 64);
 		pb_end_nested(&t.w, d);
 	}
 	pkt_end(&t);
@@ -401,11 +411,11 @@ TEST(tp_proto_clocks)
 	track_event(&t, 2, 1, 0, NULL, 0);
 	pkt_end(&t);
 	pkt_begin(&t, 1, 6000); /* MONOTONIC 6000 = BOOTTIME 7000 */
-	pb_put_uint32(&t.w, 58, 3);
+	pb_put_uint32(&t.w, PB_F_TracePacket_timestamp_clock_id, 3);
 	track_event(&t, 3, 1, 0, "mono", 0);
 	pkt_end(&t);
 	pkt_begin(&t, 1, 1); /* REALTIME: no snapshot */
-	pb_put_uint32(&t.w, 58, 1);
+	pb_put_uint32(&t.w, PB_F_TracePacket_timestamp_clock_id, 1);
 	track_event(&t, 3, 1, 0, "lost", 0);
 	pkt_end(&t);
 	size_t n;
@@ -459,10 +469,10 @@ TEST(tp_proto_compressed_packets)
 	struct tb t;
 	tb_init(&t);
 	pkt_begin(&t, 0, UINT64_MAX);
-	pb_put_bytes(&t.w, 50, z, clen);
+	pb_put_bytes(&t.w, PB_F_TracePacket_compressed_packets, z, clen);
 	pkt_end(&t);
 	pkt_begin(&t, 0, UINT64_MAX);
-	pb_put_bytes(&t.w, 50, "garbage", 7);
+	pb_put_bytes(&t.w, PB_F_TracePacket_compressed_packets, "garbage", 7);
 	pkt_end(&t);
 	tb_free(z);
 	size_t tn;
@@ -482,24 +492,24 @@ TEST(tp_proto_counters)
 	struct tb t;
 	tb_init(&t);
 	pkt_begin(&t, 1, 0);
-	pb_put_uint32(&t.w, 13, 1);
+	pb_put_uint32(&t.w, PB_F_TracePacket_sequence_flags, 1);
 	{
-		unsigned d = pb_begin_nested(&t.w, 60);
-		pb_put_uint64(&t.w, 1, 7);
-		pb_put_string(&t.w, 2, "mem");
-		unsigned c = pb_begin_nested(&t.w, 8);
-		pb_put_uint32(&t.w, 3, 3);
-		pb_put_bool(&t.w, 5, true);
+		unsigned d = pb_begin_nested(&t.w, PB_F_TracePacket_track_descriptor);
+		pb_put_uint64(&t.w, PB_F_TrackDescriptor_uuid, 7);
+		pb_put_string(&t.w, PB_F_TrackDescriptor_name, "mem");
+		unsigned c = pb_begin_nested(&t.w, PB_F_TrackDescriptor_counter);
+		pb_put_uint32(&t.w, PB_F_CounterDescriptor_unit, 3);
+		pb_put_bool(&t.w, PB_F_CounterDescriptor_is_incremental, true);
 		pb_end_nested(&t.w, c);
 		pb_end_nested(&t.w, d);
 	}
 	pkt_end(&t);
 	for (int i = 0; i < 3; i++) {
 		pkt_begin(&t, 1, 100 + (uint64_t)i * 10);
-		unsigned e = pb_begin_nested(&t.w, 11);
-		pb_put_uint32(&t.w, 9, 4);
-		pb_put_uint64(&t.w, 11, 7);
-		pb_put_int64(&t.w, 30, 5);
+		unsigned e = pb_begin_nested(&t.w, PB_F_TracePacket_track_event);
+		pb_put_uint32(&t.w, PB_F_TrackEvent_type, 4);
+		pb_put_uint64(&t.w, PB_F_TrackEvent_track_uuid, 7);
+		pb_put_int64(&t.w, PB_F_TrackEvent_counter_value, 5);
 		pb_end_nested(&t.w, e);
 		pkt_end(&t);
 	}
@@ -533,26 +543,26 @@ TEST(tp_proto_track_source_args)
 	struct tb t;
 	tb_init(&t);
 	pkt_begin(&t, 1, 0);
-	pb_put_uint32(&t.w, 13, 1);
-	pb_put_bool(&t.w, 87, true);
+	pb_put_uint32(&t.w, PB_F_TracePacket_sequence_flags, 1);
+	pb_put_bool(&t.w, PB_F_TracePacket_first_packet_on_sequence, true);
 	{
-		unsigned d = pb_begin_nested(&t.w, 60);
-		pb_put_uint64(&t.w, 1, 1);
-		unsigned th = pb_begin_nested(&t.w, 4);
-		pb_put_int32(&t.w, 1, 5);
-		pb_put_int32(&t.w, 2, 6);
+		unsigned d = pb_begin_nested(&t.w, PB_F_TracePacket_track_descriptor);
+		pb_put_uint64(&t.w, PB_F_TrackDescriptor_uuid, 1);
+		unsigned th = pb_begin_nested(&t.w, PB_F_TrackDescriptor_thread);
+		pb_put_int32(&t.w, PB_F_ThreadDescriptor_pid, 5);
+		pb_put_int32(&t.w, PB_F_ThreadDescriptor_tid, 6);
 		pb_end_nested(&t.w, th);
-		pb_put_string(&t.w, 14, "the thread");
-		pb_put_bool(&t.w, 9, true);
+		pb_put_string(&t.w, PB_F_TrackDescriptor_description, "the thread");
+		pb_put_bool(&t.w, PB_F_TrackDescriptor_disallow_merging_with_system_tracks, true);
 		pb_end_nested(&t.w, d);
 	}
 	pkt_end(&t);
 	pkt_begin(&t, 1, 0);
 	{
-		unsigned d = pb_begin_nested(&t.w, 60);
-		pb_put_uint64(&t.w, 1, 2);
-		pb_put_uint64(&t.w, 5, 1);
-		pb_put_int32(&t.w, 12, -3);
+		unsigned d = pb_begin_nested(&t.w, PB_F_TracePacket_track_descriptor);
+		pb_put_uint64(&t.w, PB_F_TrackDescriptor_uuid, 2);
+		pb_put_uint64(&t.w, PB_F_TrackDescriptor_parent_uuid, 1);
+		pb_put_int32(&t.w, PB_F_TrackDescriptor_sibling_order_rank, -3);
 		pb_end_nested(&t.w, d);
 	}
 	pkt_end(&t);
@@ -609,16 +619,16 @@ TEST(tp_proto_track_rename_merge_none)
 	const char *names[] = {"first", "second"};
 	for (int i = 0; i < 2; i++) {
 		pkt_begin(&t, 1, 100 + (uint64_t)i);
-		unsigned d = pb_begin_nested(&t.w, 60);
-		pb_put_uint64(&t.w, 1, 1);
-		pb_put_string(&t.w, 2, names[i]);
-		pb_put_uint32(&t.w, 15, 2);
+		unsigned d = pb_begin_nested(&t.w, PB_F_TracePacket_track_descriptor);
+		pb_put_uint64(&t.w, PB_F_TrackDescriptor_uuid, 1);
+		pb_put_string(&t.w, PB_F_TrackDescriptor_name, names[i]);
+		pb_put_uint32(&t.w, PB_F_TrackDescriptor_sibling_merge_behavior, 2);
 		pb_end_nested(&t.w, d);
 		pkt_end(&t);
 		pkt_begin(&t, 1, 100 + (uint64_t)i);
-		d = pb_begin_nested(&t.w, 60);
-		pb_put_uint64(&t.w, 1, 2);
-		pb_put_string(&t.w, 2, names[i]);
+		d = pb_begin_nested(&t.w, PB_F_TracePacket_track_descriptor);
+		pb_put_uint64(&t.w, PB_F_TrackDescriptor_uuid, 2);
+		pb_put_string(&t.w, PB_F_TrackDescriptor_name, names[i]);
 		pb_end_nested(&t.w, d);
 		pkt_end(&t);
 	}
@@ -652,44 +662,44 @@ TEST(tp_proto_incremental_extra_counters)
 	tb_init(&t);
 	for (int gen = 0; gen < 2; gen++) {
 		pkt_begin(&t, 1, 1000 * (uint64_t)gen);
-		pb_put_uint32(&t.w, 13, 1);
+		pb_put_uint32(&t.w, PB_F_TracePacket_sequence_flags, 1);
 		thread_track(&t, 1, 5, 6, "t");
-		unsigned df = pb_begin_nested(&t.w, 59);
-		unsigned te = pb_begin_nested(&t.w, 11);
-		pb_put_uint64(&t.w, 11, 1);
-		pb_put_uint64(&t.w, 31, 10);
+		unsigned df = pb_begin_nested(&t.w, PB_F_TracePacket_trace_packet_defaults);
+		unsigned te = pb_begin_nested(&t.w, PB_F_TracePacketDefaults_track_event_defaults);
+		pb_put_uint64(&t.w, PB_F_TrackEventDefaults_track_uuid, 1);
+		pb_put_uint64(&t.w, PB_F_TrackEventDefaults_extra_counter_track_uuids, 10);
 		pb_end_nested(&t.w, te);
 		pb_end_nested(&t.w, df);
 		pkt_end(&t);
 		pkt_begin(&t, 1, 1000 * (uint64_t)gen);
-		unsigned d = pb_begin_nested(&t.w, 60);
-		pb_put_uint64(&t.w, 1, 10);
-		pb_put_uint64(&t.w, 5, 1);
-		unsigned c = pb_begin_nested(&t.w, 8);
-		pb_put_uint32(&t.w, 1, 1);
-		pb_put_int64(&t.w, 4, 1000);
-		pb_put_bool(&t.w, 5, true);
+		unsigned d = pb_begin_nested(&t.w, PB_F_TracePacket_track_descriptor);
+		pb_put_uint64(&t.w, PB_F_TrackDescriptor_uuid, 10);
+		pb_put_uint64(&t.w, PB_F_TrackDescriptor_parent_uuid, 1);
+		unsigned c = pb_begin_nested(&t.w, PB_F_TrackDescriptor_counter);
+		pb_put_uint32(&t.w, PB_F_CounterDescriptor_type, 1);
+		pb_put_int64(&t.w, PB_F_CounterDescriptor_unit_multiplier, 1000);
+		pb_put_bool(&t.w, PB_F_CounterDescriptor_is_incremental, true);
 		pb_end_nested(&t.w, c);
 		pb_end_nested(&t.w, d);
 		pkt_end(&t);
 		for (int i = 0; i < 2; i++) {
 			pkt_begin(&t, 1, 1000 * (uint64_t)gen + 10 + (uint64_t)i);
-			pb_put_uint32(&t.w, 13, 2);
-			unsigned e = pb_begin_nested(&t.w, 11);
-			pb_put_uint32(&t.w, 9, (uint32_t)(i + 1));
-			pb_put_string(&t.w, 23, "s");
-			pb_put_int64(&t.w, 12, gen ? 7 : 3);
+			pb_put_uint32(&t.w, PB_F_TracePacket_sequence_flags, 2);
+			unsigned e = pb_begin_nested(&t.w, PB_F_TracePacket_track_event);
+			pb_put_uint32(&t.w, PB_F_TrackEvent_type, (uint32_t)(i + 1));
+			pb_put_string(&t.w, PB_F_TrackEvent_name, "s");
+			pb_put_int64(&t.w, PB_F_TrackEvent_extra_counter_values, gen ? 7 : 3);
 			pb_end_nested(&t.w, e);
 			pkt_end(&t);
 		}
 	}
 	pkt_begin(&t, 2, 5000);
 	{
-		unsigned e = pb_begin_nested(&t.w, 11);
-		pb_put_uint32(&t.w, 9, 3);
-		pb_put_uint64(&t.w, 11, 1);
-		pb_put_string(&t.w, 23, "legacy");
-		pb_put_int64(&t.w, 17, 42);
+		unsigned e = pb_begin_nested(&t.w, PB_F_TracePacket_track_event);
+		pb_put_uint32(&t.w, PB_F_TrackEvent_type, 3);
+		pb_put_uint64(&t.w, PB_F_TrackEvent_track_uuid, 1);
+		pb_put_string(&t.w, PB_F_TrackEvent_name, "legacy");
+		pb_put_int64(&t.w, PB_F_TrackEvent_thread_time_absolute_us, 42);
 		pb_end_nested(&t.w, e);
 	}
 	pkt_end(&t);
@@ -728,44 +738,45 @@ TEST(tp_proto_legacy_timestamps)
 	tb_init(&t);
 	pkt_begin(&t, 1, UINT64_MAX);
 	{
-		unsigned cs = pb_begin_nested(&t.w, 6);
-		unsigned c = pb_begin_nested(&t.w, 1);
-		pb_put_uint32(&t.w, 1, 3);
-		pb_put_uint64(&t.w, 2, 1);
+		unsigned cs = pb_begin_nested(&t.w, PB_F_TracePacket_clock_snapshot);
+		unsigned c = pb_begin_nested(&t.w, PB_F_ClockSnapshot_clocks);
+		pb_put_uint32(&t.w, PB_F_ClockSnapshot_Clock_clock_id, 3);
+		pb_put_uint64(&t.w, PB_F_ClockSnapshot_Clock_timestamp, 1);
 		pb_end_nested(&t.w, c);
-		c = pb_begin_nested(&t.w, 1);
-		pb_put_uint32(&t.w, 1, 6);
-		pb_put_uint64(&t.w, 2, 0);
+		c = pb_begin_nested(&t.w, PB_F_ClockSnapshot_clocks);
+		pb_put_uint32(&t.w, PB_F_ClockSnapshot_Clock_clock_id, 6);
+		pb_put_uint64(&t.w, PB_F_ClockSnapshot_Clock_timestamp, 0);
 		pb_end_nested(&t.w, c);
 		pb_end_nested(&t.w, cs);
 	}
 	pkt_end(&t);
 	pkt_begin(&t, 1, UINT64_MAX);
-	pb_put_uint32(&t.w, 13, 1);
+	pb_put_uint32(&t.w, PB_F_TracePacket_sequence_flags, 1);
 	pkt_end(&t);
 	int64_t abs_us[] = {1000, -9223372036854776LL};
 	for (int i = 0; i < 2; i++) {
 		pkt_begin(&t, 1, UINT64_MAX);
-		unsigned e = pb_begin_nested(&t.w, 11);
-		pb_put_uint32(&t.w, 9, 3);
-		pb_put_string(&t.w, 23, i ? "bad" : "good");
-		pb_put_int64(&t.w, 16, abs_us[i]);
+		unsigned e = pb_begin_nested(&t.w, PB_F_TracePacket_track_event);
+		pb_put_uint32(&t.w, PB_F_TrackEvent_type, 3);
+		pb_put_string(&t.w, PB_F_TrackEvent_name, i ? "bad" : "good");
+		pb_put_int64(&t.w, PB_F_TrackEvent_timestamp_absolute_us, abs_us[i]);
 		pb_end_nested(&t.w, e);
 		pkt_end(&t);
 	}
 	pkt_begin(&t, 1, UINT64_MAX);
 	{
-		unsigned d = pb_begin_nested(&t.w, 44);
-		pb_put_int64(&t.w, 6, -9223372036854775LL);
+		unsigned d = pb_begin_nested(&t.w, PB_F_TracePacket_thread_descriptor);
+		pb_put_int64(&t.w, PB_F_ThreadDescriptor_reference_timestamp_us,
+		             -9223372036854775LL);
 		pb_end_nested(&t.w, d);
 	}
 	pkt_end(&t);
 	pkt_begin(&t, 1, UINT64_MAX);
 	{
-		unsigned e = pb_begin_nested(&t.w, 11);
-		pb_put_uint32(&t.w, 9, 3);
-		pb_put_string(&t.w, 23, "bad2");
-		pb_put_int64(&t.w, 1, -1);
+		unsigned e = pb_begin_nested(&t.w, PB_F_TracePacket_track_event);
+		pb_put_uint32(&t.w, PB_F_TrackEvent_type, 3);
+		pb_put_string(&t.w, PB_F_TrackEvent_name, "bad2");
+		pb_put_int64(&t.w, PB_F_TrackEvent_timestamp_delta_us, -1);
 		pb_end_nested(&t.w, e);
 	}
 	pkt_end(&t);
@@ -789,16 +800,16 @@ TEST(tp_proto_thread_descriptor_track_sets_sequence_thread)
 	struct tb t;
 	tb_init(&t);
 	pkt_begin(&t, 1, 0);
-	pb_put_uint32(&t.w, 13, 1);
+	pb_put_uint32(&t.w, PB_F_TracePacket_sequence_flags, 1);
 	thread_track(&t, 1, 5, 7, "t");
 	pkt_end(&t);
 	pkt_begin(&t, 1, 10);
 	{
-		unsigned e = pb_begin_nested(&t.w, 11);
-		pb_put_uint64(&t.w, 11, 0);
-		pb_put_string(&t.w, 23, "legacy");
-		unsigned l = pb_begin_nested(&t.w, 6);
-		pb_put_int32(&t.w, 2, 'I');
+		unsigned e = pb_begin_nested(&t.w, PB_F_TracePacket_track_event);
+		pb_put_uint64(&t.w, PB_F_TrackEvent_track_uuid, 0);
+		pb_put_string(&t.w, PB_F_TrackEvent_name, "legacy");
+		unsigned l = pb_begin_nested(&t.w, PB_F_TrackEvent_legacy_event);
+		pb_put_int32(&t.w, PB_F_TrackEvent_LegacyEvent_phase, 'I');
 		pb_end_nested(&t.w, l);
 		pb_end_nested(&t.w, e);
 	}
@@ -914,11 +925,20 @@ static double counter_value(struct tp *tp, uint32_t track, uint32_t nth, int64_t
 	return NAN;
 }
 
+/* A key/value entry of SysStats field `field` (meminfo, vmstat, num_irq,
+ * num_softirq, psi: one layout). */
+_Static_assert(PB_F_SysStats_MeminfoValue_key == PB_F_SysStats_VmstatValue_key &&
+                   PB_F_SysStats_MeminfoValue_value == PB_F_SysStats_VmstatValue_value &&
+                   PB_F_SysStats_MeminfoValue_key == PB_F_SysStats_InterruptCount_irq &&
+                   PB_F_SysStats_MeminfoValue_value == PB_F_SysStats_InterruptCount_count &&
+                   PB_F_SysStats_MeminfoValue_key == PB_F_SysStats_PsiSample_resource &&
+                   PB_F_SysStats_MeminfoValue_value == PB_F_SysStats_PsiSample_total_ns,
+               "sys_stats entry layouts differ");
 static void kv(struct tb *t, uint32_t field, uint64_t key, uint64_t value)
 {
 	unsigned m = pb_begin_nested(&t->w, field);
-	pb_put_uint64(&t->w, 1, key);
-	pb_put_uint64(&t->w, 2, value);
+	pb_put_uint64(&t->w, PB_F_SysStats_MeminfoValue_key, key);
+	pb_put_uint64(&t->w, PB_F_SysStats_MeminfoValue_value, value);
 	pb_end_nested(&t->w, m);
 }
 
@@ -927,19 +947,20 @@ static void kv(struct tb *t, uint32_t field, uint64_t key, uint64_t value)
 static void sys_stats_golden_packet(struct tb *t, uint64_t ts, uint64_t mem_free)
 {
 	pkt_begin(t, 1, ts);
-	unsigned s = pb_begin_nested(&t->w, 7);
-	kv(t, 1, 1, 24684092); /* MEMINFO_MEM_TOTAL */
-	kv(t, 1, 2, mem_free); /* MEMINFO_MEM_FREE */
-	kv(t, 1, 3, 24228912); /* MEMINFO_MEM_AVAILABLE */
-	kv(t, 1, 5, 1689028);  /* MEMINFO_CACHED */
+	unsigned s = pb_begin_nested(&t->w, PB_F_TracePacket_sys_stats);
+	kv(t, PB_F_SysStats_meminfo, PB_E_MeminfoCounters_MEMINFO_MEM_TOTAL, 24684092);
+	kv(t, PB_F_SysStats_meminfo, PB_E_MeminfoCounters_MEMINFO_MEM_FREE, mem_free);
+	kv(t, PB_F_SysStats_meminfo, PB_E_MeminfoCounters_MEMINFO_MEM_AVAILABLE, 24228912);
+	kv(t, PB_F_SysStats_meminfo, PB_E_MeminfoCounters_MEMINFO_CACHED, 1689028);
 	for (uint32_t cpu = 0; cpu < 2; cpu++) {
-		unsigned c = pb_begin_nested(&t->w, 3);
-		pb_put_uint32(&t->w, 1, cpu);
-		for (uint32_t f = 2; f <= 9; f++)
+		unsigned c = pb_begin_nested(&t->w, PB_F_SysStats_cpu_stat);
+		pb_put_uint32(&t->w, PB_F_SysStats_CpuTimes_cpu_id, cpu);
+		for (uint32_t f = PB_F_SysStats_CpuTimes_user_ns;
+		     f <= PB_F_SysStats_CpuTimes_steal_ns; f++)
 			pb_put_uint64(&t->w, f, (uint64_t)f * 1000000000 + cpu);
 		pb_end_nested(&t->w, c);
 	}
-	pb_put_uint64(&t->w, 4, 63308);
+	pb_put_uint64(&t->w, PB_F_SysStats_num_forks, 63308);
 	pb_end_nested(&t->w, s);
 	pkt_end(t);
 }
@@ -1013,23 +1034,24 @@ TEST(tp_proto_sys_stats_vmstat_irq_psi)
 	size_t n;
 	tb_init(&t);
 	pkt_begin(&t, 1, 500);
-	unsigned s = pb_begin_nested(&t.w, 7);
-	kv(&t, 1, 28, 100);   /* MEMINFO_COMMITED_AS */
-	kv(&t, 1, 9, 7);      /* MEMINFO_ACTIVE_ANON */
-	kv(&t, 1, 1000, 1);   /* unknown: skipped */
-	kv(&t, 2, 1, 4242);   /* VMSTAT_NR_FREE_PAGES */
-	kv(&t, 2, 127, 5);    /* VMSTAT_SWAP_RA_HIT */
-	kv(&t, 2, 100000, 5); /* unknown: skipped */
-	kv(&t, 6, 27, 900);   /* num_irq */
-	kv(&t, 8, 3, 80);     /* num_softirq */
-	pb_put_uint64(&t.w, 5, 11);
-	pb_put_uint64(&t.w, 7, 12);
-	kv(&t, 14, 5, 777); /* PSI_RESOURCE_MEMORY_SOME */
+	unsigned s = pb_begin_nested(&t.w, PB_F_TracePacket_sys_stats);
+	kv(&t, PB_F_SysStats_meminfo, PB_E_MeminfoCounters_MEMINFO_COMMITED_AS, 100);
+	kv(&t, PB_F_SysStats_meminfo, PB_E_MeminfoCounters_MEMINFO_ACTIVE_ANON, 7);
+	kv(&t, PB_F_SysStats_meminfo, 1000, 1); /* unknown: skipped */
+	kv(&t, PB_F_SysStats_vmstat, PB_E_VmstatCounters_VMSTAT_NR_FREE_PAGES, 4242);
+	kv(&t, PB_F_SysStats_vmstat, PB_E_VmstatCounters_VMSTAT_SWAP_RA_HIT, 5);
+	kv(&t, PB_F_SysStats_vmstat, 100000, 5); /* unknown: skipped */
+	kv(&t, PB_F_SysStats_num_irq, 27, 900);
+	kv(&t, PB_F_SysStats_num_softirq, 3, 80);
+	pb_put_uint64(&t.w, PB_F_SysStats_num_irq_total, 11);
+	pb_put_uint64(&t.w, PB_F_SysStats_num_softirq_total, 12);
+	kv(&t, PB_F_SysStats_psi, PB_E_SysStats_PsiSample_PsiResource_PSI_RESOURCE_MEMORY_SOME,
+	   777);
 	{
-		unsigned z = pb_begin_nested(&t.w, 15);
-		pb_put_string(&t.w, 1, "thermal_zone0");
-		pb_put_uint64(&t.w, 2, 45);
-		pb_put_string(&t.w, 3, "cpu-thermal");
+		unsigned z = pb_begin_nested(&t.w, PB_F_SysStats_thermal_zone);
+		pb_put_string(&t.w, PB_F_SysStats_ThermalZone_name, "thermal_zone0");
+		pb_put_uint64(&t.w, PB_F_SysStats_ThermalZone_temp, 45);
+		pb_put_string(&t.w, PB_F_SysStats_ThermalZone_type, "cpu-thermal");
 		pb_end_nested(&t.w, z);
 	}
 	pb_end_nested(&t.w, s);
@@ -1073,22 +1095,25 @@ TEST(tp_proto_process_stats_memory)
 	tb_init(&t);
 	for (uint64_t ts = 100; ts <= 200; ts += 100) {
 		pkt_begin(&t, 1, ts);
-		unsigned ps = pb_begin_nested(&t.w, 9);
-		unsigned p = pb_begin_nested(&t.w, 1);
-		pb_put_uint64(&t.w, 2, 1000 + ts); /* vm_size_kb, before pid */
-		pb_put_int32(&t.w, 1, 42);
-		pb_put_uint64(&t.w, 3, 10);   /* vm_rss_kb */
-		pb_put_uint64(&t.w, 4, 4);    /* rss_anon_kb */
-		pb_put_uint64(&t.w, 5, 5);    /* rss_file_kb */
-		pb_put_uint64(&t.w, 6, 1);    /* rss_shmem_kb */
-		pb_put_uint64(&t.w, 7, 2);    /* vm_swap_kb */
-		pb_put_uint64(&t.w, 8, 3);    /* vm_locked_kb */
-		pb_put_uint64(&t.w, 9, 11);   /* vm_hwm_kb */
-		pb_put_int64(&t.w, 10, -100); /* oom_score_adj */
-		pb_put_uint64(&t.w, 17, 6);   /* smr_pss_kb */
-		pb_put_uint64(&t.w, 21, 999); /* runtime_user_mode */
-		unsigned th = pb_begin_nested(&t.w, 11);
-		pb_put_int32(&t.w, 1, 43);
+		unsigned ps = pb_begin_nested(&t.w, PB_F_TracePacket_process_stats);
+		unsigned p = pb_begin_nested(&t.w, PB_F_ProcessStats_processes);
+		pb_put_uint64(&t.w, PB_F_ProcessStats_Process_vm_size_kb,
+		              1000 + ts); /* vm_size_kb, before pid */
+		pb_put_int32(&t.w, PB_F_ProcessStats_Process_pid, 42);
+		pb_put_uint64(&t.w, PB_F_ProcessStats_Process_vm_rss_kb, 10);   /* vm_rss_kb */
+		pb_put_uint64(&t.w, PB_F_ProcessStats_Process_rss_anon_kb, 4);  /* rss_anon_kb */
+		pb_put_uint64(&t.w, PB_F_ProcessStats_Process_rss_file_kb, 5);  /* rss_file_kb */
+		pb_put_uint64(&t.w, PB_F_ProcessStats_Process_rss_shmem_kb, 1); /* rss_shmem_kb */
+		pb_put_uint64(&t.w, PB_F_ProcessStats_Process_vm_swap_kb, 2);   /* vm_swap_kb */
+		pb_put_uint64(&t.w, PB_F_ProcessStats_Process_vm_locked_kb, 3); /* vm_locked_kb */
+		pb_put_uint64(&t.w, PB_F_ProcessStats_Process_vm_hwm_kb, 11);   /* vm_hwm_kb */
+		pb_put_int64(&t.w, PB_F_ProcessStats_Process_oom_score_adj,
+		             -100);                                           /* oom_score_adj */
+		pb_put_uint64(&t.w, PB_F_ProcessStats_Process_smr_pss_kb, 6); /* smr_pss_kb */
+		pb_put_uint64(&t.w, PB_F_ProcessStats_Process_runtime_user_mode,
+		              999); /* runtime_user_mode */
+		unsigned th = pb_begin_nested(&t.w, PB_F_ProcessStats_Process_threads);
+		pb_put_int32(&t.w, PB_F_ProcessStats_Thread_tid, 43);
 		pb_end_nested(&t.w, th);
 		pb_end_nested(&t.w, p);
 		pb_end_nested(&t.w, ps);
@@ -1140,17 +1165,17 @@ TEST(tp_proto_process_stats_memory)
 static void ft_switch(struct tb *t, uint64_t ts, int pid, const char *prev_comm, int prev_pid,
                       int64_t prev_state, const char *next_comm, int next_pid, int next_prio)
 {
-	unsigned e = pb_begin_nested(&t->w, 2);
-	pb_put_uint64(&t->w, 1, ts);
-	pb_put_uint32(&t->w, 2, (uint32_t)pid);
-	unsigned s = pb_begin_nested(&t->w, 4);
-	pb_put_string(&t->w, 1, prev_comm);
-	pb_put_int32(&t->w, 2, prev_pid);
-	pb_put_int32(&t->w, 3, 120);
-	pb_put_int64(&t->w, 4, prev_state);
-	pb_put_string(&t->w, 5, next_comm);
-	pb_put_int32(&t->w, 6, next_pid);
-	pb_put_int32(&t->w, 7, next_prio);
+	unsigned e = pb_begin_nested(&t->w, PB_F_FtraceEventBundle_event);
+	pb_put_uint64(&t->w, PB_F_FtraceEvent_timestamp, ts);
+	pb_put_uint32(&t->w, PB_F_FtraceEvent_pid, (uint32_t)pid);
+	unsigned s = pb_begin_nested(&t->w, PB_F_FtraceEvent_sched_switch);
+	pb_put_string(&t->w, PB_F_SchedSwitchFtraceEvent_prev_comm, prev_comm);
+	pb_put_int32(&t->w, PB_F_SchedSwitchFtraceEvent_prev_pid, prev_pid);
+	pb_put_int32(&t->w, PB_F_SchedSwitchFtraceEvent_prev_prio, 120);
+	pb_put_int64(&t->w, PB_F_SchedSwitchFtraceEvent_prev_state, prev_state);
+	pb_put_string(&t->w, PB_F_SchedSwitchFtraceEvent_next_comm, next_comm);
+	pb_put_int32(&t->w, PB_F_SchedSwitchFtraceEvent_next_pid, next_pid);
+	pb_put_int32(&t->w, PB_F_SchedSwitchFtraceEvent_next_prio, next_prio);
 	pb_end_nested(&t->w, s);
 	pb_end_nested(&t->w, e);
 }
@@ -1171,17 +1196,17 @@ TEST(tp_proto_ftrace_sched_switch)
 	size_t n;
 	tb_init(&t);
 	pkt_begin(&t, 1, UINT64_MAX);
-	unsigned b = pb_begin_nested(&t.w, 1); /* ftrace_events */
-	pb_put_uint32(&t.w, 1, 1);             /* cpu */
+	unsigned b = pb_begin_nested(&t.w, PB_F_TracePacket_ftrace_events); /* ftrace_events */
+	pb_put_uint32(&t.w, PB_F_FtraceEventBundle_cpu, 1);                 /* cpu */
 	ft_switch(&t, 1000, 0, "swapper/1", 0, 0, "a", 10, 110);
 	ft_switch(&t, 2000, 10, "a", 10, 1, "swapper/1", 0, 120);
-	unsigned e = pb_begin_nested(&t.w, 2);
-	pb_put_uint64(&t.w, 1, 2500);
-	pb_put_uint32(&t.w, 2, 0);
-	unsigned w = pb_begin_nested(&t.w, 20); /* sched_waking */
-	pb_put_string(&t.w, 1, "a");
-	pb_put_int32(&t.w, 2, 10);
-	pb_put_int32(&t.w, 5, 1);
+	unsigned e = pb_begin_nested(&t.w, PB_F_FtraceEventBundle_event);
+	pb_put_uint64(&t.w, PB_F_FtraceEvent_timestamp, 2500);
+	pb_put_uint32(&t.w, PB_F_FtraceEvent_pid, 0);
+	unsigned w = pb_begin_nested(&t.w, PB_F_FtraceEvent_sched_waking); /* sched_waking */
+	pb_put_string(&t.w, PB_F_SchedWakingFtraceEvent_comm, "a");
+	pb_put_int32(&t.w, PB_F_SchedWakingFtraceEvent_pid, 10);
+	pb_put_int32(&t.w, PB_F_SchedWakingFtraceEvent_target_cpu, 1);
 	pb_end_nested(&t.w, w);
 	pb_end_nested(&t.w, e);
 	ft_switch(&t, 3000, 0, "swapper/1", 0, 0x100, "a", 10, 110);
@@ -1255,9 +1280,9 @@ TEST(tp_proto_ftrace_sched_switch)
 static void ft_event(struct tb *t, uint64_t ts, int pid, uint32_t id, uint32_t f1, int64_t v1,
                      uint32_t fs, const char *str, uint32_t f2, int64_t v2)
 {
-	unsigned e = pb_begin_nested(&t->w, 2);
-	pb_put_uint64(&t->w, 1, ts);
-	pb_put_uint32(&t->w, 2, (uint32_t)pid);
+	unsigned e = pb_begin_nested(&t->w, PB_F_FtraceEventBundle_event);
+	pb_put_uint64(&t->w, PB_F_FtraceEvent_timestamp, ts);
+	pb_put_uint32(&t->w, PB_F_FtraceEvent_pid, (uint32_t)pid);
 	unsigned b = pb_begin_nested(&t->w, id);
 	if (f1)
 		pb_put_int64(&t->w, f1, v1);
@@ -1286,36 +1311,52 @@ static uint32_t nth_upid(struct tp *tp, int64_t pid, int nth)
  * comms. */
 TEST(tp_proto_ftrace_process_lifetimes)
 {
-	enum { NEWTASK = 235, RENAME = 236, FREE = 240 };
+	enum {
+		NEWTASK = PB_F_FtraceEvent_task_newtask,
+		RENAME = PB_F_FtraceEvent_task_rename,
+		FREE = PB_F_FtraceEvent_sched_process_free
+	};
 	struct tb t;
 	size_t n;
 	tb_init(&t);
 	pkt_begin(&t, 1, 500);
-	unsigned pt = pb_begin_nested(&t.w, 2);
-	unsigned pr = pb_begin_nested(&t.w, 1);
-	pb_put_int32(&t.w, 1, 100);
-	pb_put_int32(&t.w, 2, 1);
-	pb_put_string(&t.w, 3, "parent");
+	unsigned pt = pb_begin_nested(&t.w, PB_F_TracePacket_process_tree);
+	unsigned pr = pb_begin_nested(&t.w, PB_F_ProcessTree_processes);
+	pb_put_int32(&t.w, PB_F_ProcessTree_Process_pid, 100);
+	pb_put_int32(&t.w, PB_F_ProcessTree_Process_ppid, 1);
+	pb_put_string(&t.w, PB_F_ProcessTree_Process_cmdline, "parent");
 	pb_end_nested(&t.w, pr);
-	unsigned th = pb_begin_nested(&t.w, 2);
-	pb_put_int32(&t.w, 1, 100);
-	pb_put_int32(&t.w, 3, 100);
-	pb_put_string(&t.w, 2, "ptname");
+	unsigned th = pb_begin_nested(&t.w, PB_F_ProcessTree_threads);
+	pb_put_int32(&t.w, PB_F_ProcessTree_Thread_tid, 100);
+	pb_put_int32(&t.w, PB_F_ProcessTree_Thread_tgid, 100);
+	pb_put_string(&t.w, PB_F_ProcessTree_Thread_name, "ptname");
 	pb_end_nested(&t.w, th);
 	pb_end_nested(&t.w, pt);
 	pkt_end(&t);
 	pkt_begin(&t, 1, UINT64_MAX);
-	unsigned b = pb_begin_nested(&t.w, 1);
-	pb_put_uint32(&t.w, 1, 0);
-	ft_event(&t, 1000, 100, NEWTASK, 1, 200, 2, "child", 3, 0x11);
+	unsigned b = pb_begin_nested(&t.w, PB_F_TracePacket_ftrace_events);
+	pb_put_uint32(&t.w, PB_F_FtraceEventBundle_cpu, 0);
+	ft_event(&t, 1000, 100, NEWTASK, PB_F_TaskNewtaskFtraceEvent_pid, 200,
+	         PB_F_TaskNewtaskFtraceEvent_comm, "child", PB_F_TaskNewtaskFtraceEvent_clone_flags,
+	         0x11);
 	ft_switch(&t, 1500, 100, "ftname", 100, 1, "child", 200, 120);
-	ft_event(&t, 2000, 200, NEWTASK, 1, 201, 2, "worker", 3, 0x10000 | 0x100);
-	ft_event(&t, 2500, 201, RENAME, 1, 201, 3, "w2", 0, 0);
-	ft_event(&t, 2600, 200, RENAME, 1, 200, 3, "child2", 0, 0);
-	ft_event(&t, 3000, 0, FREE, 2, 201, 1, "w2", 0, 0);
-	ft_event(&t, 4000, 0, FREE, 2, 200, 1, "child2", 0, 0);
-	ft_event(&t, 5000, 100, NEWTASK, 1, 200, 2, "again", 3, 0x11);
-	ft_event(&t, 5100, 1, NEWTASK, 1, 0, 2, "swapper/0", 3, 0x100);
+	ft_event(&t, 2000, 200, NEWTASK, PB_F_TaskNewtaskFtraceEvent_pid, 201,
+	         PB_F_TaskNewtaskFtraceEvent_comm, "worker",
+	         PB_F_TaskNewtaskFtraceEvent_clone_flags, 0x10000 | 0x100);
+	ft_event(&t, 2500, 201, RENAME, PB_F_TaskRenameFtraceEvent_pid, 201,
+	         PB_F_TaskRenameFtraceEvent_newcomm, "w2", 0, 0);
+	ft_event(&t, 2600, 200, RENAME, PB_F_TaskRenameFtraceEvent_pid, 200,
+	         PB_F_TaskRenameFtraceEvent_newcomm, "child2", 0, 0);
+	ft_event(&t, 3000, 0, FREE, PB_F_SchedProcessFreeFtraceEvent_pid, 201,
+	         PB_F_SchedProcessFreeFtraceEvent_comm, "w2", 0, 0);
+	ft_event(&t, 4000, 0, FREE, PB_F_SchedProcessFreeFtraceEvent_pid, 200,
+	         PB_F_SchedProcessFreeFtraceEvent_comm, "child2", 0, 0);
+	ft_event(&t, 5000, 100, NEWTASK, PB_F_TaskNewtaskFtraceEvent_pid, 200,
+	         PB_F_TaskNewtaskFtraceEvent_comm, "again", PB_F_TaskNewtaskFtraceEvent_clone_flags,
+	         0x11);
+	ft_event(&t, 5100, 1, NEWTASK, PB_F_TaskNewtaskFtraceEvent_pid, 0,
+	         PB_F_TaskNewtaskFtraceEvent_comm, "swapper/0",
+	         PB_F_TaskNewtaskFtraceEvent_clone_flags, 0x100);
 	pb_end_nested(&t.w, b);
 	pkt_end(&t);
 	uint8_t *buf = tb_take(&t, &n);
@@ -1366,20 +1407,22 @@ out:
  * unknown iid leaves the function NULL. */
 TEST(tp_proto_ftrace_blocked_reason)
 {
-	enum { BLOCKED = 18 };
+	enum { BLOCKED = PB_F_FtraceEvent_sched_blocked_reason };
 	struct tb t;
 	size_t n;
 	tb_init(&t);
 	pkt_begin(&t, 1, UINT64_MAX);
-	pb_put_uint32(&t.w, 13, 1); /* incremental state cleared */
-	interned_name(&t, 26, 7, "filemap_fault");
-	unsigned b = pb_begin_nested(&t.w, 1);
-	pb_put_uint32(&t.w, 1, 0);
+	pb_put_uint32(&t.w, PB_F_TracePacket_sequence_flags, 1); /* incremental state cleared */
+	interned_name(&t, PB_F_InternedData_kernel_symbols, 7, "filemap_fault");
+	unsigned b = pb_begin_nested(&t.w, PB_F_TracePacket_ftrace_events);
+	pb_put_uint32(&t.w, PB_F_FtraceEventBundle_cpu, 0);
 	ft_switch(&t, 1000, 0, "swapper/0", 0, 0, "a", 10, 120);
 	ft_switch(&t, 2000, 10, "a", 10, 2, "b", 11, 120);
-	ft_event(&t, 2010, 0, BLOCKED, 1, 10, 0, NULL, 2, 7);
+	ft_event(&t, 2010, 0, BLOCKED, PB_F_SchedBlockedReasonFtraceEvent_pid, 10, 0, NULL,
+	         PB_F_SchedBlockedReasonFtraceEvent_caller, 7);
 	ft_switch(&t, 3000, 11, "b", 11, 2, "a", 10, 120);
-	ft_event(&t, 3010, 0, BLOCKED, 1, 11, 0, NULL, 2, 99);
+	ft_event(&t, 3010, 0, BLOCKED, PB_F_SchedBlockedReasonFtraceEvent_pid, 11, 0, NULL,
+	         PB_F_SchedBlockedReasonFtraceEvent_caller, 99);
 	pb_end_nested(&t.w, b);
 	pkt_end(&t);
 	uint8_t *buf = tb_take(&t, &n);
@@ -1418,21 +1461,29 @@ TEST(tp_proto_ftrace_compact_sched)
 	size_t n;
 	tb_init(&t);
 	pkt_begin(&t, 1, UINT64_MAX);
-	unsigned b = pb_begin_nested(&t.w, 1);
-	pb_put_uint32(&t.w, 1, 0);
-	unsigned c = pb_begin_nested(&t.w, 4);
-	pb_put_string(&t.w, 5, "a");
-	pb_put_string(&t.w, 5, "swapper/0");
-	packed_put(&t, 1, (const uint64_t[]){1000, 1000}, 2);
-	packed_put(&t, 2, (const uint64_t[]){0, 2}, 2);
-	packed_put(&t, 3, (const uint64_t[]){10, 0}, 2);
-	packed_put(&t, 4, (const uint64_t[]){120, 120}, 2);
-	packed_put(&t, 6, (const uint64_t[]){0, 1}, 2);
-	packed_put(&t, 7, (const uint64_t[]){2500}, 1);
-	packed_put(&t, 8, (const uint64_t[]){10}, 1);
-	packed_put(&t, 9, (const uint64_t[]){0}, 1);
-	packed_put(&t, 10, (const uint64_t[]){120}, 1);
-	packed_put(&t, 11, (const uint64_t[]){0}, 1);
+	unsigned b = pb_begin_nested(&t.w, PB_F_TracePacket_ftrace_events);
+	pb_put_uint32(&t.w, PB_F_FtraceEventBundle_cpu, 0);
+	unsigned c = pb_begin_nested(&t.w, PB_F_FtraceEventBundle_compact_sched);
+	pb_put_string(&t.w, PB_F_FtraceEventBundle_CompactSched_intern_table, "a");
+	pb_put_string(&t.w, PB_F_FtraceEventBundle_CompactSched_intern_table, "swapper/0");
+	packed_put(&t, PB_F_FtraceEventBundle_CompactSched_switch_timestamp,
+	           (const uint64_t[]){1000, 1000}, 2);
+	packed_put(&t, PB_F_FtraceEventBundle_CompactSched_switch_prev_state,
+	           (const uint64_t[]){0, 2}, 2);
+	packed_put(&t, PB_F_FtraceEventBundle_CompactSched_switch_next_pid,
+	           (const uint64_t[]){10, 0}, 2);
+	packed_put(&t, PB_F_FtraceEventBundle_CompactSched_switch_next_prio,
+	           (const uint64_t[]){120, 120}, 2);
+	packed_put(&t, PB_F_FtraceEventBundle_CompactSched_switch_next_comm_index,
+	           (const uint64_t[]){0, 1}, 2);
+	packed_put(&t, PB_F_FtraceEventBundle_CompactSched_waking_timestamp,
+	           (const uint64_t[]){2500}, 1);
+	packed_put(&t, PB_F_FtraceEventBundle_CompactSched_waking_pid, (const uint64_t[]){10}, 1);
+	packed_put(&t, PB_F_FtraceEventBundle_CompactSched_waking_target_cpu, (const uint64_t[]){0},
+	           1);
+	packed_put(&t, PB_F_FtraceEventBundle_CompactSched_waking_prio, (const uint64_t[]){120}, 1);
+	packed_put(&t, PB_F_FtraceEventBundle_CompactSched_waking_comm_index, (const uint64_t[]){0},
+	           1);
 	pb_end_nested(&t.w, c);
 	pb_end_nested(&t.w, b);
 	pkt_end(&t);
@@ -1463,15 +1514,20 @@ TEST(tp_proto_ftrace_compact_sched)
 static void compact_bundle(struct tb *t, uint32_t cpu, uint64_t t0, uint64_t step, int base)
 {
 	pkt_begin(t, 1, UINT64_MAX);
-	unsigned b = pb_begin_nested(&t->w, 1);
-	pb_put_uint32(&t->w, 1, cpu);
-	unsigned c = pb_begin_nested(&t->w, 4);
-	pb_put_string(&t->w, 5, "w");
-	packed_put(t, 1, (const uint64_t[]){t0, step, step}, 3);
-	packed_put(t, 2, (const uint64_t[]){1, 1, 1}, 3);
-	packed_put(t, 3, (const uint64_t[]){(uint64_t)base, (uint64_t)base + 1, (uint64_t)base}, 3);
-	packed_put(t, 4, (const uint64_t[]){120, 120, 120}, 3);
-	packed_put(t, 6, (const uint64_t[]){0, 0, 0}, 3);
+	unsigned b = pb_begin_nested(&t->w, PB_F_TracePacket_ftrace_events);
+	pb_put_uint32(&t->w, PB_F_FtraceEventBundle_cpu, cpu);
+	unsigned c = pb_begin_nested(&t->w, PB_F_FtraceEventBundle_compact_sched);
+	pb_put_string(&t->w, PB_F_FtraceEventBundle_CompactSched_intern_table, "w");
+	packed_put(t, PB_F_FtraceEventBundle_CompactSched_switch_timestamp,
+	           (const uint64_t[]){t0, step, step}, 3);
+	packed_put(t, PB_F_FtraceEventBundle_CompactSched_switch_prev_state,
+	           (const uint64_t[]){1, 1, 1}, 3);
+	packed_put(t, PB_F_FtraceEventBundle_CompactSched_switch_next_pid,
+	           (const uint64_t[]){(uint64_t)base, (uint64_t)base + 1, (uint64_t)base}, 3);
+	packed_put(t, PB_F_FtraceEventBundle_CompactSched_switch_next_prio,
+	           (const uint64_t[]){120, 120, 120}, 3);
+	packed_put(t, PB_F_FtraceEventBundle_CompactSched_switch_next_comm_index,
+	           (const uint64_t[]){0, 0, 0}, 3);
 	pb_end_nested(&t->w, c);
 	pb_end_nested(&t->w, b);
 	pkt_end(t);
@@ -1511,14 +1567,14 @@ TEST(tp_proto_ftrace_compact_sched_cpus_interleave)
 static void print_bundle(struct tb *t, uint32_t cpu, uint64_t t0, uint64_t step, int n)
 {
 	pkt_begin(t, 1, UINT64_MAX);
-	unsigned b = pb_begin_nested(&t->w, 1);
-	pb_put_uint32(&t->w, 1, cpu);
+	unsigned b = pb_begin_nested(&t->w, PB_F_TracePacket_ftrace_events);
+	pb_put_uint32(&t->w, PB_F_FtraceEventBundle_cpu, cpu);
 	for (int k = 0; k < n; k++) {
-		unsigned e = pb_begin_nested(&t->w, 2);
-		pb_put_uint64(&t->w, 1, t0 + (uint64_t)k * step);
-		pb_put_uint32(&t->w, 2, 7);
-		unsigned pr = pb_begin_nested(&t->w, 3);
-		pb_put_string(&t->w, 2, "x");
+		unsigned e = pb_begin_nested(&t->w, PB_F_FtraceEventBundle_event);
+		pb_put_uint64(&t->w, PB_F_FtraceEvent_timestamp, t0 + (uint64_t)k * step);
+		pb_put_uint32(&t->w, PB_F_FtraceEvent_pid, 7);
+		unsigned pr = pb_begin_nested(&t->w, PB_F_FtraceEvent_print);
+		pb_put_string(&t->w, PB_F_PrintFtraceEvent_buf, "x");
 		pb_end_nested(&t->w, pr);
 		pb_end_nested(&t->w, e);
 	}
@@ -1566,8 +1622,8 @@ TEST(tp_proto_ftrace_first_bundle_of_a_cpu_late)
 	size_t n;
 	tb_init(&t);
 	pkt_begin(&t, 0, UINT64_MAX); /* SystemInfo { num_cpus: 2 } */
-	unsigned si = pb_begin_nested(&t.w, 45);
-	pb_put_uint32(&t.w, 8, 2);
+	unsigned si = pb_begin_nested(&t.w, PB_F_TracePacket_system_info);
+	pb_put_uint32(&t.w, PB_F_SystemInfo_num_cpus, 2);
 	pb_end_nested(&t.w, si);
 	pkt_end(&t);
 	compact_bundle(&t, 0, 1000, 1000, 10); /* 1000 .. 3000 */
@@ -1597,47 +1653,47 @@ TEST(tp_proto_ftrace_first_bundle_of_a_cpu_late)
 
 static void perf_interned(struct tb *t)
 {
-	unsigned id = pb_begin_nested(&t->w, 12);
-	unsigned e = pb_begin_nested(&t->w, 16); /* build_ids */
-	pb_put_uint64(&t->w, 1, 1);
-	pb_put_bytes(&t->w, 2, (const uint8_t *)"\xab\x01", 2);
+	unsigned id = pb_begin_nested(&t->w, PB_F_TracePacket_interned_data);
+	unsigned e = pb_begin_nested(&t->w, PB_F_InternedData_build_ids);
+	pb_put_uint64(&t->w, PB_F_InternedString_iid, 1);
+	pb_put_bytes(&t->w, PB_F_InternedString_str, (const uint8_t *)"\xab\x01", 2);
 	pb_end_nested(&t->w, e);
 	const char *comps[] = {"usr", "lib", "libc.so"};
 	for (unsigned i = 0; i < 3; i++) {
-		e = pb_begin_nested(&t->w, 17); /* mapping_paths */
-		pb_put_uint64(&t->w, 1, i + 1);
-		pb_put_string(&t->w, 2, comps[i]);
+		e = pb_begin_nested(&t->w, PB_F_InternedData_mapping_paths);
+		pb_put_uint64(&t->w, PB_F_InternedString_iid, i + 1);
+		pb_put_string(&t->w, PB_F_InternedString_str, comps[i]);
 		pb_end_nested(&t->w, e);
 	}
 	const char *fns[] = {"main", "work"};
 	for (unsigned i = 0; i < 2; i++) {
-		e = pb_begin_nested(&t->w, 5); /* function_names */
-		pb_put_uint64(&t->w, 1, i + 1);
-		pb_put_string(&t->w, 2, fns[i]);
+		e = pb_begin_nested(&t->w, PB_F_InternedData_function_names);
+		pb_put_uint64(&t->w, PB_F_InternedString_iid, i + 1);
+		pb_put_string(&t->w, PB_F_InternedString_str, fns[i]);
 		pb_end_nested(&t->w, e);
 	}
-	e = pb_begin_nested(&t->w, 19); /* mappings */
-	pb_put_uint64(&t->w, 1, 1);
-	pb_put_uint64(&t->w, 2, 1);
-	pb_put_uint64(&t->w, 4, 0x1000);
-	pb_put_uint64(&t->w, 5, 0x5000);
-	packed_put(t, 7, (const uint64_t[]){1, 2, 3}, 3);
+	e = pb_begin_nested(&t->w, PB_F_InternedData_mappings);
+	pb_put_uint64(&t->w, PB_F_Mapping_iid, 1);
+	pb_put_uint64(&t->w, PB_F_Mapping_build_id, 1);
+	pb_put_uint64(&t->w, PB_F_Mapping_start, 0x1000);
+	pb_put_uint64(&t->w, PB_F_Mapping_end, 0x5000);
+	packed_put(t, PB_F_Mapping_path_string_ids, (const uint64_t[]){1, 2, 3}, 3);
 	pb_end_nested(&t->w, e);
 	for (unsigned i = 0; i < 2; i++) {
-		e = pb_begin_nested(&t->w, 6); /* frames */
-		pb_put_uint64(&t->w, 1, i + 1);
-		pb_put_uint64(&t->w, 2, i + 1);
-		pb_put_uint64(&t->w, 3, 1);
-		pb_put_uint64(&t->w, 4, 0x10 * (i + 1));
+		e = pb_begin_nested(&t->w, PB_F_InternedData_frames);
+		pb_put_uint64(&t->w, PB_F_Frame_iid, i + 1);
+		pb_put_uint64(&t->w, PB_F_Frame_function_name_id, i + 1);
+		pb_put_uint64(&t->w, PB_F_Frame_mapping_id, 1);
+		pb_put_uint64(&t->w, PB_F_Frame_rel_pc, 0x10 * (i + 1));
 		pb_end_nested(&t->w, e);
 	}
-	e = pb_begin_nested(&t->w, 7); /* callstacks: main -> work */
-	pb_put_uint64(&t->w, 1, 1);
-	packed_put(t, 2, (const uint64_t[]){1, 2}, 2);
+	e = pb_begin_nested(&t->w, PB_F_InternedData_callstacks); /* main -> work */
+	pb_put_uint64(&t->w, PB_F_Callstack_iid, 1);
+	packed_put(t, PB_F_Callstack_frame_ids, (const uint64_t[]){1, 2}, 2);
 	pb_end_nested(&t->w, e);
-	e = pb_begin_nested(&t->w, 7); /* main alone */
-	pb_put_uint64(&t->w, 1, 2);
-	pb_put_uint64(&t->w, 2, 1);
+	e = pb_begin_nested(&t->w, PB_F_InternedData_callstacks); /* main alone */
+	pb_put_uint64(&t->w, PB_F_Callstack_iid, 2);
+	pb_put_uint64(&t->w, PB_F_Callstack_frame_ids, 1);
 	pb_end_nested(&t->w, e);
 	pb_end_nested(&t->w, id);
 }
@@ -1645,14 +1701,14 @@ static void perf_interned(struct tb *t)
 static void perf_sample(struct tb *t, uint64_t ts, uint64_t cs, uint32_t mode)
 {
 	pkt_begin(t, 7, ts);
-	pb_put_uint32(&t->w, 13, 2);
-	unsigned s = pb_begin_nested(&t->w, 66);
-	pb_put_uint32(&t->w, 1, 3);
-	pb_put_uint32(&t->w, 2, 40);
-	pb_put_uint32(&t->w, 3, 41);
-	pb_put_uint64(&t->w, 4, cs);
-	pb_put_uint32(&t->w, 5, mode);
-	pb_put_uint32(&t->w, 16, 1);
+	pb_put_uint32(&t->w, PB_F_TracePacket_sequence_flags, 2);
+	unsigned s = pb_begin_nested(&t->w, PB_F_TracePacket_perf_sample);
+	pb_put_uint32(&t->w, PB_F_PerfSample_cpu, 3);
+	pb_put_uint32(&t->w, PB_F_PerfSample_pid, 40);
+	pb_put_uint32(&t->w, PB_F_PerfSample_tid, 41);
+	pb_put_uint64(&t->w, PB_F_PerfSample_callstack_iid, cs);
+	pb_put_uint32(&t->w, PB_F_PerfSample_cpu_mode, mode);
+	pb_put_uint32(&t->w, PB_F_PerfSample_unwind_error, 1);
 	pb_end_nested(&t->w, s);
 	pkt_end(t);
 }
@@ -1664,22 +1720,22 @@ TEST(tp_proto_perf_sample_callstacks)
 	size_t n;
 	tb_init(&t);
 	pkt_begin(&t, 7, 100);
-	pb_put_uint32(&t.w, 13, 1);
+	pb_put_uint32(&t.w, PB_F_TracePacket_sequence_flags, 1);
 	perf_interned(&t);
 	pkt_end(&t);
 	perf_sample(&t, 200, 1, 2);
 	perf_sample(&t, 300, 2, 1);
 	pkt_begin(&t, 7, 400);
-	pb_put_uint32(&t.w, 13, 2);
-	unsigned s = pb_begin_nested(&t.w, 66);
-	pb_put_uint32(&t.w, 1, 0);
-	pb_put_uint64(&t.w, 17, 5);
+	pb_put_uint32(&t.w, PB_F_TracePacket_sequence_flags, 2);
+	unsigned s = pb_begin_nested(&t.w, PB_F_TracePacket_perf_sample);
+	pb_put_uint32(&t.w, PB_F_PerfSample_cpu, 0);
+	pb_put_uint64(&t.w, PB_F_PerfSample_kernel_records_lost, 5);
 	pb_end_nested(&t.w, s);
 	pkt_end(&t);
 	pkt_begin(&t, 7, 500);
-	pb_put_uint32(&t.w, 13, 2);
-	s = pb_begin_nested(&t.w, 66);
-	pb_put_uint32(&t.w, 18, 1);
+	pb_put_uint32(&t.w, PB_F_TracePacket_sequence_flags, 2);
+	s = pb_begin_nested(&t.w, PB_F_TracePacket_perf_sample);
+	pb_put_uint32(&t.w, PB_F_PerfSample_sample_skipped_reason, 1);
 	pb_end_nested(&t.w, s);
 	pkt_end(&t);
 	uint8_t *buf = tb_take(&t, &n);
@@ -1734,13 +1790,13 @@ TEST(tp_proto_perf_sample_callstacks)
 static void perf_skipped(struct tb *t, uint64_t ts, uint32_t cpu, uint32_t tid, uint32_t reason)
 {
 	pkt_begin(t, 7, ts);
-	pb_put_uint32(&t->w, 13, 2);
-	unsigned s = pb_begin_nested(&t->w, 66);
-	pb_put_uint32(&t->w, 1, cpu);
-	pb_put_uint32(&t->w, 2, tid);
-	pb_put_uint32(&t->w, 3, tid);
-	pb_put_uint32(&t->w, 5, 2);
-	pb_put_uint32(&t->w, 18, reason);
+	pb_put_uint32(&t->w, PB_F_TracePacket_sequence_flags, 2);
+	unsigned s = pb_begin_nested(&t->w, PB_F_TracePacket_perf_sample);
+	pb_put_uint32(&t->w, PB_F_PerfSample_cpu, cpu);
+	pb_put_uint32(&t->w, PB_F_PerfSample_pid, tid);
+	pb_put_uint32(&t->w, PB_F_PerfSample_tid, tid);
+	pb_put_uint32(&t->w, PB_F_PerfSample_cpu_mode, 2);
+	pb_put_uint32(&t->w, PB_F_PerfSample_sample_skipped_reason, reason);
 	pb_end_nested(&t->w, s);
 	pkt_end(t);
 }
@@ -1748,10 +1804,10 @@ static void perf_skipped(struct tb *t, uint64_t ts, uint32_t cpu, uint32_t tid, 
 static void perf_lost(struct tb *t, uint64_t ts, uint32_t cpu, uint64_t lost)
 {
 	pkt_begin(t, 7, ts);
-	pb_put_uint32(&t->w, 13, 2);
-	unsigned s = pb_begin_nested(&t->w, 66);
-	pb_put_uint32(&t->w, 1, cpu);
-	pb_put_uint64(&t->w, 17, lost);
+	pb_put_uint32(&t->w, PB_F_TracePacket_sequence_flags, 2);
+	unsigned s = pb_begin_nested(&t->w, PB_F_TracePacket_perf_sample);
+	pb_put_uint32(&t->w, PB_F_PerfSample_cpu, cpu);
+	pb_put_uint64(&t->w, PB_F_PerfSample_kernel_records_lost, lost);
 	pb_end_nested(&t->w, s);
 	pkt_end(t);
 }
@@ -1766,10 +1822,13 @@ TEST(tp_proto_perf_sample_skips_and_losses)
 	int64_t v;
 	tb_init(&t);
 	pkt_begin(&t, 7, 100);
-	pb_put_uint32(&t.w, 13, 1);
-	unsigned d = pb_begin_nested(&t.w, 59), psd = pb_begin_nested(&t.w, 12);
-	pb_put_uint32(&t.w, 2, 4); /* process_shard_count */
-	pb_put_uint32(&t.w, 3, 3); /* chosen_process_shard */
+	pb_put_uint32(&t.w, PB_F_TracePacket_sequence_flags, 1);
+	unsigned d = pb_begin_nested(&t.w, PB_F_TracePacket_trace_packet_defaults),
+	         psd = pb_begin_nested(&t.w, PB_F_TracePacketDefaults_perf_sample_defaults);
+	pb_put_uint32(&t.w, PB_F_PerfSampleDefaults_process_shard_count,
+	              4); /* process_shard_count */
+	pb_put_uint32(&t.w, PB_F_PerfSampleDefaults_chosen_process_shard,
+	              3); /* chosen_process_shard */
 	pb_end_nested(&t.w, psd);
 	pb_end_nested(&t.w, d);
 	pkt_end(&t);
@@ -1812,7 +1871,7 @@ TEST(tp_proto_perf_sample_unknown_callstack)
 	size_t n;
 	tb_init(&t);
 	pkt_begin(&t, 7, 100);
-	pb_put_uint32(&t.w, 13, 1);
+	pb_put_uint32(&t.w, PB_F_TracePacket_sequence_flags, 1);
 	pkt_end(&t);
 	perf_sample(&t, 200, 9, 7);
 	uint8_t *buf = tb_take(&t, &n);

@@ -226,6 +226,9 @@ struct batch {
 	bool last, padded;
 };
 
+/* The varint field result.c pads a CellsBatch with (CellsBatch declares no 7). */
+enum { CELLS_BATCH_PADDING = 7 };
+
 static void decode_batch(const uint8_t *msg, const struct pb_field *bf, struct batch *b)
 {
 	struct pb_reader r;
@@ -253,7 +256,7 @@ static void decode_batch(const uint8_t *msg, const struct pb_field *bf, struct b
 			b->strings_len = f.len;
 		} else if (f.id == PB_F_QueryResult_CellsBatch_is_last_batch) {
 			b->last = f.val;
-		} else if (f.id == 7) {
+		} else if (f.id == CELLS_BATCH_PADDING) {
 			b->padded = true;
 		}
 	}
@@ -416,7 +419,7 @@ TEST(tp_rpc_stream_seq_and_framing)
 	const uint8_t status5[] = {0x0a, 0x04, 0x08, 0x05, 0x10, 0x0a};
 	c.len = 0;
 	CHECK_EQ(tp_rpc_feed(rpc, status5, sizeof status5, capture_send, &c), -EPROTO);
-	CHECK_STR_EQ(first_string(&c, 5, s, sizeof s),
+	CHECK_STR_EQ(first_string(&c, PB_F_TraceProcessorRpc_fatal_error, s, sizeof s),
 	             "RPC request out of order. Expected 2, got 5 (ERR:rpc_seq)");
 	CHECK_EQ(c.disconnects, 1);
 	CHECK_EQ(tp_rpc_feed(rpc, status1, sizeof status1, capture_send, &c), -EPROTO);
@@ -427,13 +430,15 @@ TEST(tp_rpc_stream_seq_and_framing)
 	c.len = 0;
 	const uint8_t bad[] = {0x08, 0x01};
 	CHECK_EQ(tp_rpc_feed(rpc, bad, sizeof bad, capture_send, &c), -EPROTO);
-	CHECK_STR_EQ(first_string(&c, 5, s, sizeof s), "RPC framing error");
+	CHECK_STR_EQ(first_string(&c, PB_F_TraceProcessorRpc_fatal_error, s, sizeof s),
+	             "RPC framing error");
 	/* A message over the size cap is a framing error from its header. */
 	tp_rpc_reset_stream(rpc);
 	c.len = 0;
 	const uint8_t huge[] = {0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f};
 	CHECK_EQ(tp_rpc_feed(rpc, huge, sizeof huge, capture_send, &c), -EPROTO);
-	CHECK_STR_EQ(first_string(&c, 5, s, sizeof s), "RPC framing error");
+	CHECK_STR_EQ(first_string(&c, PB_F_TraceProcessorRpc_fatal_error, s, sizeof s),
+	             "RPC framing error");
 	tp_rpc_free(rpc);
 }
 

@@ -92,7 +92,10 @@ static void prod_close(struct tprod *tp)
 	tp->w = NULL;
 }
 
-/* Packet i: timestamp = i and `size` bytes of payload in field 900. */
+/* A field number no TracePacket field has: the test payload. */
+enum { PAYLOAD_FIELD = 900 };
+
+/* Packet i: timestamp = i and `size` bytes of payload in PAYLOAD_FIELD. */
 static void prod_write(struct tprod *tp, uint64_t i, size_t size, bool reserved)
 {
 	struct pb_writer *w = tracing_writer_begin_packet(tp->w);
@@ -101,7 +104,7 @@ static void prod_write(struct tprod *tp, uint64_t i, size_t size, bool reserved)
 	pb_put_uint64(w, PB_F_TracePacket_timestamp, i);
 	if (reserved)
 		pb_put_int32(w, PB_F_TracePacket_trusted_uid, 1234);
-	pb_put_bytes(w, 900, buf, size);
+	pb_put_bytes(w, PAYLOAD_FIELD, buf, size);
 	tracing_writer_end_packet(tp->w);
 	tb_free(buf);
 }
@@ -140,7 +143,7 @@ TEST(traced_roundtrip)
 	/* The large packets came back whole. */
 	for (size_t i = 0, k = 0; i < e.packets.len; i++) {
 		struct pb_field f;
-		if (pb_find_field(e.packets.data[i], e.lens.data[i], 900, &f) == 1) {
+		if (pb_find_field(e.packets.data[i], e.lens.data[i], PAYLOAD_FIELD, &f) == 1) {
 			CHECK_EQ(f.len, k % 5 == 4 ? 9000 : 100);
 			k++;
 		}
@@ -622,11 +625,11 @@ TEST(traced_periodic_snapshots)
 	after = tb_boot_ns();
 	len = wif_read_back(rd, &data);
 	CHECK(tfx_parse_file(&e, data, len) > 0);
-	CHECK(count_field(&e, 6) >= 4);   /* clock_snapshot */
-	CHECK(count_field(&e, 36) >= 3);  /* synchronization_marker */
-	CHECK(count_field(&e, 35) >= 3);  /* trace_stats */
-	CHECK_EQ(count_field(&e, 33), 1); /* trace_config */
-	CHECK_EQ(count_field(&e, 45), 1); /* system_info */
+	CHECK(count_field(&e, PB_F_TracePacket_clock_snapshot) >= 4);
+	CHECK(count_field(&e, PB_F_TracePacket_synchronization_marker) >= 3);
+	CHECK(count_field(&e, PB_F_TracePacket_trace_stats) >= 3);
+	CHECK_EQ(count_field(&e, PB_F_TracePacket_trace_config), 1);
+	CHECK_EQ(count_field(&e, PB_F_TracePacket_system_info), 1);
 	service_events(&e, ev);
 	CHECK(ev[2] > 0 && ev[1] > 0 && ev[5] > 0); /* started, all started, disabled: once */
 	CHECK(before <= ev[2] && ev[2] <= ev[1] && ev[1] < ev[5] && ev[5] <= after);
@@ -660,10 +663,11 @@ TEST(traced_read_once_service_packets)
 	CHECK_EQ(tracing_producer_commit(p.p), 0);
 	CHECK(tfx_disable(&e));
 	CHECK(tfx_read(&e));
-	CHECK_EQ(count_field(&e, 6), 2);
-	CHECK_EQ(count_field(&e, 36), 1);
-	CHECK_EQ(count_field(&e, 35), 1);
-	CHECK_EQ(count_field(&e, 69), 3); /* started, all started, disabled */
+	CHECK_EQ(count_field(&e, PB_F_TracePacket_clock_snapshot), 2);
+	CHECK_EQ(count_field(&e, PB_F_TracePacket_synchronization_marker), 1);
+	CHECK_EQ(count_field(&e, PB_F_TracePacket_trace_stats), 1);
+	CHECK_EQ(count_field(&e, PB_F_TracePacket_service_event),
+	         3); /* started, all started, disabled */
 	prod_close(&p);
 	tfx_release(&e);
 }
@@ -783,7 +787,7 @@ static int trigger_session(struct tfx *e, struct raw_prod *p, const uint8_t *act
 	ipc_client_invoke(p->c, p->svc, "ActivateTriggers", act, n, -1, false, NULL, NULL);
 	if (!tfx_pump(e, &e->disabled) || !tfx_read(e))
 		return -1;
-	k = count_field(e, 46); /* TracePacket.trigger */
+	k = count_field(e, PB_F_TracePacket_trigger);
 	drop_packets(e);
 	return k;
 }

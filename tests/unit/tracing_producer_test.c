@@ -120,14 +120,17 @@ static struct tracing_producer *new_producer(struct loop *l, const char *sock, s
 	return r->p;
 }
 
-/* Packet i: timestamp = i and `size` bytes of payload in field 900. */
+/* A field number no TracePacket field has: the test payload. */
+enum { PAYLOAD_FIELD = 900 };
+
+/* Packet i: timestamp = i and `size` bytes of payload in PAYLOAD_FIELD. */
 static void write_packet(struct tracing_writer *w, uint64_t i, size_t size)
 {
 	struct pb_writer *pw = tracing_writer_begin_packet(w);
 	uint8_t *buf = tb_malloc(size + 1);
 	memset(buf, (int)(i & 0xff), size + 1);
 	pb_put_uint64(pw, PB_F_TracePacket_timestamp, i);
-	pb_put_bytes(pw, 900, buf, size);
+	pb_put_bytes(pw, PAYLOAD_FIELD, buf, size);
 	tracing_writer_end_packet(w);
 	tb_free(buf);
 }
@@ -179,7 +182,7 @@ TEST(tracing_producer_session_roundtrip)
 		CHECK_UEQ(ts[i], (uint64_t)i);
 	for (size_t i = 0, k = 0; i < e.packets.len; i++) {
 		struct pb_field f;
-		if (pb_find_field(e.packets.data[i], e.lens.data[i], 900, &f) == 1) {
+		if (pb_find_field(e.packets.data[i], e.lens.data[i], PAYLOAD_FIELD, &f) == 1) {
 			CHECK_EQ(f.len, k % 5 == 4 ? 9000 : 100);
 			k++;
 		}

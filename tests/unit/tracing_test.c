@@ -320,10 +320,14 @@ TEST(tracing_chunk_header_bytes)
 
 /* ---- trace writer ------------------------------------------------------- */
 
+/* Field numbers of the writer tests' own packets, beside TracePacket's
+ * timestamp: the writer and the reassembler do not look at them. */
+enum { TW_BYTES = 1, TW_STRING = 2, TW_INNER = 2, TW_VARINT = 3, TW_OUTER = 5, TW_AFTER = 6 };
+
 static void small_packet(struct pb_writer *w, unsigned i)
 {
-	pb_put_varint(w, 8, 1000 + i);
-	pb_put_string(w, 2, "hello");
+	pb_put_varint(w, PB_F_TracePacket_timestamp, 1000 + i);
+	pb_put_string(w, TW_STRING, "hello");
 }
 
 TEST(tracing_writer_small_packets)
@@ -385,8 +389,8 @@ static void big_packet(struct pb_writer *w, size_t n)
 	uint8_t *buf = tb_malloc(n);
 	for (size_t i = 0; i < n; i++)
 		buf[i] = (uint8_t)(i * 7 + (i >> 8));
-	pb_put_varint(w, 8, 42);
-	pb_put_bytes(w, 1, buf, n);
+	pb_put_varint(w, PB_F_TracePacket_timestamp, 42);
+	pb_put_bytes(w, TW_BYTES, buf, n);
 	tb_free(buf);
 }
 
@@ -442,16 +446,17 @@ TEST(tracing_writer_fragments_large_packet)
 	mem_smb_release(&m);
 }
 
-/* field 5 { field 1: bytes(n); field 2 { field 3: 99 } }, field 6: 7 */
+/* TW_OUTER { timestamp: 42, TW_BYTES: bytes(n), TW_INNER { TW_VARINT: 99 } },
+ * TW_AFTER: 7 */
 static void nested_packet(struct pb_writer *w, size_t n)
 {
-	unsigned outer = pb_begin_nested(w, 5), inner;
+	unsigned outer = pb_begin_nested(w, TW_OUTER), inner;
 	big_packet(w, n);
-	inner = pb_begin_nested(w, 2);
-	pb_put_varint(w, 3, 99);
+	inner = pb_begin_nested(w, TW_INNER);
+	pb_put_varint(w, TW_VARINT, 99);
 	pb_end_nested(w, inner);
 	pb_end_nested(w, outer);
-	pb_put_varint(w, 6, 7);
+	pb_put_varint(w, TW_AFTER, 7);
 }
 
 TEST(tracing_writer_patches_nested_sizes)
@@ -515,14 +520,14 @@ TEST(tracing_writer_patches_nested_sizes)
 	tb_free(ref);
 	pb_reader_init(&rd, pkt, len);
 	CHECK(pb_next(&rd, &f));
-	CHECK_EQ(f.id, 5);
+	CHECK_EQ(f.id, TW_OUTER);
 	CHECK_EQ(f.len, 2 + 1 + 2 + 2500 + 1 + 4 + 2);
 	pb_reader_init_field(&in, &f);
-	CHECK(pb_next(&in, &f) && f.id == 8 && f.val == 42);
-	CHECK(pb_next(&in, &f) && f.id == 1 && f.len == 2500);
-	CHECK(pb_next(&in, &f) && f.id == 2 && f.len == 2);
+	CHECK(pb_next(&in, &f) && f.id == PB_F_TracePacket_timestamp && f.val == 42);
+	CHECK(pb_next(&in, &f) && f.id == TW_BYTES && f.len == 2500);
+	CHECK(pb_next(&in, &f) && f.id == TW_INNER && f.len == 2);
 	CHECK(!pb_next(&in, &f) && pb_reader_error(&in) == PB_OK);
-	CHECK(pb_next(&rd, &f) && f.id == 6 && f.val == 7);
+	CHECK(pb_next(&rd, &f) && f.id == TW_AFTER && f.val == 7);
 	CHECK(!pb_next(&rd, &f) && pb_reader_error(&rd) == PB_OK);
 	tracing_reassembler_release(&r);
 	tracing_writer_free(tw);
@@ -553,7 +558,7 @@ TEST(tracing_writer_smb_exhaustion_drops)
 	for (int i = 0; i < 8; i++) { /* 1114 bytes each: the 4th does not fit */
 		unsigned outer;
 		struct pb_writer *w = tracing_writer_begin_packet(tw);
-		outer = pb_begin_nested(w, 5);
+		outer = pb_begin_nested(w, TW_OUTER);
 		big_packet(w, 1100);
 		pb_end_nested(w, outer);
 		CHECK_EQ(tracing_writer_end_packet(tw), 0);
@@ -588,7 +593,7 @@ TEST(tracing_writer_smb_exhaustion_drops)
 	CHECK_EQ(r.stats.dropped_packets, 1);
 	pkt = svc_packet(&s, 3, &len);
 	CHECK(pkt != NULL);
-	CHECK_EQ(pb_find_field(pkt, len, 42, &fld), 1);
+	CHECK_EQ(pb_find_field(pkt, len, PB_F_TracePacket_previous_packet_dropped, &fld), 1);
 	CHECK_EQ(fld.val, 1);
 	pb_reader_init(&rd, pkt, len);
 	while (pb_next(&rd, &fld))
@@ -611,7 +616,7 @@ TEST(tracing_writer_max_packets_per_chunk)
 	tracing_commit_batch_init(&b);
 	tw = tracing_writer_new(m.smb, 1, 1, tracing_commit_batch_add, &b);
 	for (int i = 0; i < 1100; i++) {
-		pb_put_varint(tracing_writer_begin_packet(tw), 1, 1);
+		pb_put_varint(tracing_writer_begin_packet(tw), TW_BYTES, 1);
 		tracing_writer_end_packet(tw);
 	}
 	tracing_writer_flush(tw);
@@ -912,7 +917,8 @@ static int golden_packet(void *ctx, const uint8_t *data, size_t len, bool prev_d
 	g->packets++;
 	pb_reader_init(&rd, data, len);
 	while (pb_next(&rd, &f)) {
-		if (f.wire == PB_WIRE_LEN && (f.id == 1 || f.id == 10)) {
+		if (f.wire == PB_WIRE_LEN && (f.id == PB_F_TracePacket_ftrace_events ||
+		                              f.id == PB_F_TracePacket_process_tree)) {
 			pb_reader_init_field(&in, &f);
 			while (pb_next(&in, &f))
 				;

@@ -145,12 +145,14 @@ TEST(tracing_te_incremental_state_and_clear)
 	CHECK(tfx_read(&e));
 
 	for (size_t i = 0; i < e.packets.len; i++) {
-		int64_t seq = pkt_varint(&e, i, 10), flags = pkt_varint(&e, i, 13);
+		int64_t seq = pkt_varint(&e, i, PB_F_TracePacket_trusted_packet_sequence_id),
+		        flags = pkt_varint(&e, i, PB_F_TracePacket_sequence_flags);
 		if (seq < 2)
 			continue; /* the service's own */
 		if (first_producer < 0)
 			first_producer = (int)i;
-		cleared_packets += flags == 1;
+		cleared_packets +=
+		    flags == PB_E_TracePacket_SequenceFlags_SEQ_INCREMENTAL_STATE_CLEARED;
 		interned_event_name(&e, i, name, sizeof name, &iid);
 		if (strcmp(name, "a") == 0) {
 			/* interned again from iid 1 after each clear */
@@ -160,7 +162,7 @@ TEST(tracing_te_incremental_state_and_clear)
 	}
 	CHECK(first_producer >= 0);
 	/* the sequence starts with its incremental state */
-	CHECK_EQ(pkt_varint(&e, (size_t)first_producer, 13), 1);
+	CHECK_EQ(pkt_varint(&e, (size_t)first_producer, PB_F_TracePacket_sequence_flags), 1);
 	CHECK_EQ(cleared_packets, 1 + p.clears);
 	CHECK_EQ(a_interned, 2);
 

@@ -250,6 +250,15 @@ static void end_response(struct tp_rpc *rpc, unsigned h, tp_rpc_send_fn send, vo
 		send(ctx, pb_writer_data(&rpc->out), pb_writer_size(&rpc->out));
 }
 
+/* The summarizer methods' results, indexed by method (dispatch). */
+_Static_assert(PB_F_TraceProcessorRpc_update_summarizer_spec_result ==
+                       PB_F_TraceProcessorRpc_create_summarizer_result + 1 &&
+                   PB_F_TraceProcessorRpc_query_summarizer_result ==
+                       PB_F_TraceProcessorRpc_create_summarizer_result + 2 &&
+                   PB_F_TraceProcessorRpc_destroy_summarizer_result ==
+                       PB_F_TraceProcessorRpc_create_summarizer_result + 3,
+               "summarizer result fields are not consecutive");
+
 /* A reply whose result is one message holding at most one string field. */
 static void reply_result(struct tp_rpc *rpc, int method, uint32_t result_field,
                          uint32_t error_field, const char *error, tp_rpc_send_fn send, void *ctx)
@@ -471,23 +480,25 @@ static void run_request(struct tp_rpc *rpc, const uint8_t *msg, size_t n, tp_rpc
 
 	switch (method) {
 	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_APPEND_TRACE_DATA:
-		reply_result(rpc, method, PB_F_TraceProcessorRpc_append_result, 2,
+		reply_result(rpc, method, PB_F_TraceProcessorRpc_append_result,
+		             PB_F_AppendTraceDataResult_error,
 		             has_append ? parse(rpc, append.data, append.len) : ERR_FIELD_NOT_SET,
 		             send, ctx);
 		break;
 	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_FINALIZE_TRACE_DATA:
-		reply_result(rpc, method, PB_F_TraceProcessorRpc_finalize_data_result, 1,
-		             notify_eof(rpc), send, ctx);
+		reply_result(rpc, method, PB_F_TraceProcessorRpc_finalize_data_result,
+		             PB_F_FinalizeDataResult_error, notify_eof(rpc), send, ctx);
 		break;
 	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_QUERY_STREAMING:
 		if (has_query)
 			query_streaming(rpc, &query, send, ctx);
 		else
-			reply_result(rpc, method, PB_F_TraceProcessorRpc_query_result, 2,
-			             ERR_FIELD_NOT_SET, send, ctx);
+			reply_result(rpc, method, PB_F_TraceProcessorRpc_query_result,
+			             PB_F_QueryResult_error, ERR_FIELD_NOT_SET, send, ctx);
 		break;
 	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_COMPUTE_METRIC:
-		reply_result(rpc, method, PB_F_TraceProcessorRpc_metric_result, 2,
+		reply_result(rpc, method, PB_F_TraceProcessorRpc_metric_result,
+		             PB_F_ComputeMetricResult_error,
 		             has_metric ? no_metrics : ERR_FIELD_NOT_SET, send, ctx);
 		break;
 	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_GET_METRIC_DESCRIPTORS: /* an empty
@@ -505,8 +516,8 @@ static void run_request(struct tp_rpc *rpc, const uint8_t *msg, size_t n, tp_rpc
 		end_response(rpc, begin_response(rpc, method), send, ctx);
 		break;
 	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_DISABLE_AND_READ_METATRACE:
-		reply_result(rpc, method, PB_F_TraceProcessorRpc_metatrace, 2, no_metatrace, send,
-		             ctx);
+		reply_result(rpc, method, PB_F_TraceProcessorRpc_metatrace,
+		             PB_F_DisableAndReadMetatraceResult_error, no_metatrace, send, ctx);
 		break;
 	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_GET_STATUS: {
 		unsigned h = begin_response(rpc, method);
@@ -522,24 +533,29 @@ static void run_request(struct tp_rpc *rpc, const uint8_t *msg, size_t n, tp_rpc
 		break;
 	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_REGISTER_SQL_PACKAGE: {
 		char err[1024];
-		reply_result(rpc, method, PB_F_TraceProcessorRpc_register_sql_package_result, 1,
+		reply_result(rpc, method, PB_F_TraceProcessorRpc_register_sql_package_result,
+		             PB_F_RegisterSqlPackageResult_error,
 		             has_package ? register_sql_package(rpc, &package, err, sizeof err)
 		                         : ERR_FIELD_NOT_SET,
 		             send, ctx);
 		break;
 	}
 	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_SUMMARIZE_TRACE:
-		reply_result(rpc, method, PB_F_TraceProcessorRpc_trace_summary_result, 3,
-		             no_summaries, send, ctx);
+		reply_result(rpc, method, PB_F_TraceProcessorRpc_trace_summary_result,
+		             PB_F_TraceSummaryResult_error, no_summaries, send, ctx);
 		break;
 	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_CREATE_SUMMARIZER:
 	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_UPDATE_SUMMARIZER_SPEC:
 	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_QUERY_SUMMARIZER:
 	case PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_DESTROY_SUMMARIZER: {
-		/* Results 215..218; their error fields are 2, 2, 6 and 1. */
-		static const uint8_t err_field[] = {2, 2, 6, 1};
+		/* Their results are consecutive fields, in method order. */
+		static const uint8_t err_field[] = {
+		    PB_F_CreateSummarizerResult_error, PB_F_UpdateSummarizerSpecResult_error,
+		    PB_F_QuerySummarizerResult_error, PB_F_DestroySummarizerResult_error};
 		int i = method - PB_E_TraceProcessorRpc_TraceProcessorMethod_TPM_CREATE_SUMMARIZER;
-		reply_result(rpc, method, 215 + (uint32_t)i, err_field[i], no_summaries, send, ctx);
+		reply_result(rpc, method,
+		             PB_F_TraceProcessorRpc_create_summarizer_result + (uint32_t)i,
+		             err_field[i], no_summaries, send, ctx);
 		break;
 	}
 	default: {

@@ -266,8 +266,8 @@ void tp_proto_streaming_profile_tokenize(struct proto_importer *im, struct proto
 	/* Walk the two repeated fields in step: the i-th delta times the i-th
 	 * callstack; deltas left over still advance the sequence's time. */
 	struct repeated iids, deltas;
-	repeated_init(&iids, p, n, 1);
-	repeated_init(&deltas, p, n, 2);
+	repeated_init(&iids, p, n, PB_F_StreamingProfilePacket_callstack_iid);
+	repeated_init(&deltas, p, n, PB_F_StreamingProfilePacket_timestamp_delta_us);
 	for (;;) {
 		uint64_t iid = 0, d = 0;
 		bool got_iid = repeated_next(&iids, &iid);

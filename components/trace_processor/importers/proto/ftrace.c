@@ -299,7 +299,8 @@ static void generic_descriptor(struct proto_importer *im, const uint8_t *p, size
 	                  &d) != 1 ||
 	    d.wire != PB_WIRE_LEN)
 		return;
-	if (pb_find_field(d.data, d.len, 1, &name) != 1 || name.wire != PB_WIRE_LEN)
+	if (pb_find_field(d.data, d.len, PB_F_DescriptorProto_name, &name) != 1 ||
+	    name.wire != PB_WIRE_LEN)
 		return;
 	hmap_put(&state(im)->generic, (uint32_t)id.val,
 	         tp_intern(im->tp, (const char *)name.data, name.len));
@@ -327,7 +328,7 @@ static bool event_header(const uint8_t *p, size_t n, uint64_t *ts, uint32_t *id,
 		           f.id == PB_F_FtraceEvent_funcgraph_exit) {
 			*symbols = true;
 		}
-		if (f.wire == PB_WIRE_LEN && f.id >= 3)
+		if (f.wire == PB_WIRE_LEN && f.id > PB_F_FtraceEvent_pid)
 			*id = f.id;
 	}
 	return seen == 1 && !pb_reader_error(&r);
@@ -541,10 +542,11 @@ static uint32_t symbol_field(uint32_t id)
 {
 	switch (id) {
 	case PB_F_FtraceEvent_sched_blocked_reason:
+		return PB_F_SchedBlockedReasonFtraceEvent_caller;
 	case PB_F_FtraceEvent_funcgraph_entry:
-		return 2;
+		return PB_F_FuncgraphEntryFtraceEvent_func;
 	case PB_F_FtraceEvent_funcgraph_exit:
-		return 3;
+		return PB_F_FuncgraphExitFtraceEvent_func;
 	default:
 		return 0;
 	}
@@ -628,12 +630,14 @@ static void switch_args(struct proto_importer *im, const uint8_t *p, size_t n)
 	static const char *const keys[] = {"prev_comm", "prev_pid", "prev_prio", "prev_state",
 	                                   "next_comm", "next_pid", "next_prio"};
 	struct tp *tp = im->tp;
-	for (uint32_t f = 1; f <= 7; f++) {
+	for (uint32_t f = PB_F_SchedSwitchFtraceEvent_prev_comm;
+	     f <= PB_F_SchedSwitchFtraceEvent_next_prio; f++) {
 		uint32_t k = tp_intern_cstr(tp, keys[f - 1]);
-		if (f == 1 || f == 5) {
+		if (f == PB_F_SchedSwitchFtraceEvent_prev_comm ||
+		    f == PB_F_SchedSwitchFtraceEvent_next_comm) {
 			uint32_t sid = field_str(tp, p, n, f);
 			tp_args_add_string(&im->args, k, k, sid ? sid : tp_intern(tp, "", 0));
-		} else if (f == 4) {
+		} else if (f == PB_F_SchedSwitchFtraceEvent_prev_state) {
 			tp_args_add_int(&im->args, k, k, field_int(p, n, f, 0));
 		} else {
 			tp_args_add_int(&im->args, k, k, (int32_t)field_int(p, n, f, 0));
@@ -660,11 +664,11 @@ static void cpu_util_cfs(struct tp *tp, int64_t ts, const uint8_t *p, size_t n)
 		const char *type, *fmt;
 		uint32_t field;
 	} c[] = {
-	    {"cpu_utilization", "Cpu %u Util", 6},
-	    {"cpu_capacity", "Cpu %u Cap", 2},
-	    {"cpu_nr_running", "Cpu %u Nr Running", 11},
+	    {"cpu_utilization", "Cpu %u Util", PB_F_SchedCpuUtilCfsFtraceEvent_cpu_util},
+	    {"cpu_capacity", "Cpu %u Cap", PB_F_SchedCpuUtilCfsFtraceEvent_capacity},
+	    {"cpu_nr_running", "Cpu %u Nr Running", PB_F_SchedCpuUtilCfsFtraceEvent_nr_running},
 	};
-	uint32_t cpu = (uint32_t)field_int(p, n, 4, 0);
+	uint32_t cpu = (uint32_t)field_int(p, n, PB_F_SchedCpuUtilCfsFtraceEvent_cpu, 0);
 	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
 		char name[48];
 		snprintf(name, sizeof name, c[i].fmt, cpu);
@@ -672,6 +676,19 @@ static void cpu_util_cfs(struct tp *tp, int64_t ts, const uint8_t *p, size_t n)
 		                      (double)(uint64_t)field_int(p, n, c[i].field, 0));
 	}
 }
+
+/* dpu and g2d marks are read through one set of numbers, and so is every
+ * mark's pid (tgid). */
+_Static_assert(
+    PB_F_DpuTracingMarkWriteFtraceEvent_type == PB_F_G2dTracingMarkWriteFtraceEvent_type &&
+        PB_F_DpuTracingMarkWriteFtraceEvent_name == PB_F_G2dTracingMarkWriteFtraceEvent_name &&
+        PB_F_DpuTracingMarkWriteFtraceEvent_value == PB_F_G2dTracingMarkWriteFtraceEvent_value,
+    "dpu and g2d mark fields differ");
+_Static_assert(PB_F_TracingMarkWriteFtraceEvent_pid == PB_F_SdeTracingMarkWriteFtraceEvent_pid &&
+                   PB_F_TracingMarkWriteFtraceEvent_pid ==
+                       PB_F_DpuTracingMarkWriteFtraceEvent_pid &&
+                   PB_F_TracingMarkWriteFtraceEvent_pid == PB_F_G2dTracingMarkWriteFtraceEvent_pid,
+               "mark pid fields differ");
 
 /* A display driver's tracing_mark_write (sde, dpu, g2d, mdss): an
  * atrace-style marker with its fields split, as Perfetto's
@@ -682,14 +699,20 @@ static void kernel_mark(struct proto_importer *im, int64_t ts, int64_t pid, uint
 {
 	struct tp *tp = im->tp;
 	/* Field numbers: type, trace_begin, name, value (0: none). */
-	uint32_t f_type = 0, f_begin = 3, f_name = 2, f_value = 0;
+	uint32_t f_type = 0, f_begin = PB_F_TracingMarkWriteFtraceEvent_trace_begin,
+	         f_name = PB_F_TracingMarkWriteFtraceEvent_trace_name, f_value = 0;
 	struct pb_field type = {0}, begin = {0}, name = {0};
 	bool has_type, has_begin;
 	if (id == PB_F_FtraceEvent_sde_tracing_mark_write)
-		f_type = 3, f_begin = 5, f_value = 4;
+		f_type = PB_F_SdeTracingMarkWriteFtraceEvent_trace_type,
+		f_begin = PB_F_SdeTracingMarkWriteFtraceEvent_trace_begin,
+		f_name = PB_F_SdeTracingMarkWriteFtraceEvent_trace_name,
+		f_value = PB_F_SdeTracingMarkWriteFtraceEvent_value;
 	else if (id == PB_F_FtraceEvent_dpu_tracing_mark_write ||
 	         id == PB_F_FtraceEvent_g2d_tracing_mark_write)
-		f_type = 5, f_begin = 0, f_name = 4, f_value = 6;
+		f_type = PB_F_DpuTracingMarkWriteFtraceEvent_type, f_begin = 0,
+		f_name = PB_F_DpuTracingMarkWriteFtraceEvent_name,
+		f_value = PB_F_DpuTracingMarkWriteFtraceEvent_value;
 	has_type = f_type && pb_find_field(p, n, f_type, &type) >= 1 && type.wire == PB_WIRE_VARINT;
 	has_begin =
 	    f_begin && pb_find_field(p, n, f_begin, &begin) >= 1 && begin.wire == PB_WIRE_VARINT;
@@ -701,7 +724,7 @@ static void kernel_mark(struct proto_importer *im, int64_t ts, int64_t pid, uint
 		return;
 	}
 	char phase = has_type && type.val ? (char)type.val : has_begin && begin.val ? 'B' : 'E';
-	int64_t tgid = (int32_t)field_int(p, n, 1, 0);
+	int64_t tgid = (int32_t)field_int(p, n, PB_F_TracingMarkWriteFtraceEvent_pid, 0);
 	/* dpu: only counters can trust the payload's tgid (Perfetto). */
 	if (id == PB_F_FtraceEvent_dpu_tracing_mark_write && phase != 'C')
 		tgid = 0;
@@ -770,6 +793,12 @@ static uint32_t event_name(struct proto_importer *im, uint32_t id,
 	return known ? tp_intern_cstr(tp, known) : 0; /* no args: fields unknown here */
 }
 
+_Static_assert(PB_F_SchedWakingFtraceEvent_pid == PB_F_SchedWakeupFtraceEvent_pid &&
+                   PB_F_SchedWakingFtraceEvent_pid == PB_F_SchedWakeupNewFtraceEvent_pid &&
+                   PB_F_SchedWakingFtraceEvent_comm == PB_F_SchedWakeupFtraceEvent_comm &&
+                   PB_F_SchedWakingFtraceEvent_comm == PB_F_SchedWakeupNewFtraceEvent_comm,
+               "sched wakeup event fields differ");
+
 void tp_proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct proto_ev *ev,
                            const uint8_t *p, size_t n)
 {
@@ -791,7 +820,7 @@ void tp_proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct p
 	while (pb_next(&r, &f)) {
 		if (f.id == PB_F_FtraceEvent_common_flags && f.wire == PB_WIRE_VARINT)
 			flags = (uint32_t)f.val;
-		else if (f.wire == PB_WIRE_LEN && f.id >= 3 &&
+		else if (f.wire == PB_WIRE_LEN && f.id > PB_F_FtraceEvent_pid &&
 		         f.id != PB_F_FtraceEvent_common_flags) {
 			body = f;
 			has_body = true;
@@ -812,7 +841,10 @@ void tp_proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct p
 		if (body.id == PB_F_FtraceEvent_sched_switch) {
 			/* As Perfetto: the row is the previous task's, with all
 			 * seven fields (0 or "" when absent), in proto order. */
-			row_utid = tp_thread_for_tid(tp, field_int(body.data, body.len, 2, 0), -1);
+			row_utid = tp_thread_for_tid(
+			    tp,
+			    field_int(body.data, body.len, PB_F_SchedSwitchFtraceEvent_prev_pid, 0),
+			    -1);
 			switch_args(im, body.data, body.len);
 		} else if (md) {
 			typed_args(im, ev->gen, body.id, md, body.data, body.len);
@@ -827,50 +859,72 @@ void tp_proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct p
 	size_t bn = body.len;
 	switch (body.id) {
 	case PB_F_FtraceEvent_sched_switch:
-		tp_ftrace_sched_switch(tp, &fs->model, ts, cpu, false, field_int(bp, bn, 2, 0),
-		                       field_str(tp, bp, bn, 1),
-		                       tp_ftrace_end_state(tp, &fs->model, field_int(bp, bn, 4, 0)),
-		                       (int32_t)field_int(bp, bn, 6, 0), field_str(tp, bp, bn, 5),
-		                       (int32_t)field_int(bp, bn, 7, 0));
+		tp_ftrace_sched_switch(
+		    tp, &fs->model, ts, cpu, false,
+		    field_int(bp, bn, PB_F_SchedSwitchFtraceEvent_prev_pid, 0),
+		    field_str(tp, bp, bn, PB_F_SchedSwitchFtraceEvent_prev_comm),
+		    tp_ftrace_end_state(
+		        tp, &fs->model,
+		        field_int(bp, bn, PB_F_SchedSwitchFtraceEvent_prev_state, 0)),
+		    (int32_t)field_int(bp, bn, PB_F_SchedSwitchFtraceEvent_next_pid, 0),
+		    field_str(tp, bp, bn, PB_F_SchedSwitchFtraceEvent_next_comm),
+		    (int32_t)field_int(bp, bn, PB_F_SchedSwitchFtraceEvent_next_prio, 0));
 		break;
 	case PB_F_FtraceEvent_sched_waking:
 	case PB_F_FtraceEvent_sched_wakeup:
 	case PB_F_FtraceEvent_sched_wakeup_new: {
-		uint32_t wakee = tp_ftrace_thread_named(tp, (int32_t)field_int(bp, bn, 2, 0),
-		                                        field_str(tp, bp, bn, 1));
+		/* The three messages share the field numbers (asserted above). */
+		uint32_t wakee = tp_ftrace_thread_named(
+		    tp, (int32_t)field_int(bp, bn, PB_F_SchedWakingFtraceEvent_pid, 0),
+		    field_str(tp, bp, bn, PB_F_SchedWakingFtraceEvent_comm));
 		if (body.id == PB_F_FtraceEvent_sched_waking)
 			tp_ftrace_waking(tp, &fs->model, ts, wakee, utid);
 		break;
 	}
 	case PB_F_FtraceEvent_task_newtask:
-		tp_ftrace_new_task(tp, &fs->model, ts, (int32_t)field_int(bp, bn, 1, 0),
-		                   field_str(tp, bp, bn, 2), field_int(bp, bn, 3, 0) & INT64_MAX,
+		tp_ftrace_new_task(tp, &fs->model, ts,
+		                   (int32_t)field_int(bp, bn, PB_F_TaskNewtaskFtraceEvent_pid, 0),
+		                   field_str(tp, bp, bn, PB_F_TaskNewtaskFtraceEvent_comm),
+		                   field_int(bp, bn, PB_F_TaskNewtaskFtraceEvent_clone_flags, 0) &
+		                       INT64_MAX,
 		                   utid);
 		break;
 	case PB_F_FtraceEvent_task_rename:
-		tp_thread_rename(tp, tp_thread_for_tid(tp, (int32_t)field_int(bp, bn, 1, 0), -1),
-		                 field_str(tp, bp, bn, 3), TP_NAME_FTRACE);
+		tp_thread_rename(
+		    tp,
+		    tp_thread_for_tid(
+		        tp, (int32_t)field_int(bp, bn, PB_F_TaskRenameFtraceEvent_pid, 0), -1),
+		    field_str(tp, bp, bn, PB_F_TaskRenameFtraceEvent_newcomm), TP_NAME_FTRACE);
 		break;
 	case PB_F_FtraceEvent_sched_process_free:
-		tp_thread_free(tp, ts, (int32_t)field_int(bp, bn, 2, 0));
+		tp_thread_free(tp, ts,
+		               (int32_t)field_int(bp, bn, PB_F_SchedProcessFreeFtraceEvent_pid, 0));
 		break;
 	case PB_F_FtraceEvent_sched_blocked_reason: {
 		/* caller: an interned kernel symbol (unknown iid: no function) */
 		uint32_t fn = 0;
-		uint64_t iid = (uint64_t)field_int(bp, bn, 2, 0);
+		uint64_t iid =
+		    (uint64_t)field_int(bp, bn, PB_F_SchedBlockedReasonFtraceEvent_caller, 0);
 		const struct proto_interned *e =
 		    ev->gen ? proto_gen_lookup(ev->gen, INTERN_KERNEL_SYMBOLS, iid) : NULL;
 		if (e)
 			fn = proto_interned_str(tp, ev->gen, INTERN_KERNEL_SYMBOLS, iid);
 		tp_ftrace_blocked_reason(
-		    tp, &fs->model, tp_thread_for_tid(tp, (int32_t)field_int(bp, bn, 1, 0), -1),
-		    (uint32_t)field_int(bp, bn, 3, 0), fn);
+		    tp, &fs->model,
+		    tp_thread_for_tid(
+		        tp, (int32_t)field_int(bp, bn, PB_F_SchedBlockedReasonFtraceEvent_pid, 0),
+		        -1),
+		    (uint32_t)field_int(bp, bn, PB_F_SchedBlockedReasonFtraceEvent_io_wait, 0), fn);
 		break;
 	}
 	case PB_F_FtraceEvent_cpu_frequency_limits:
-		tp_ftrace_freq_limits(tp, (uint32_t)field_int(bp, bn, 3, 0), ts,
-		                      (double)(uint32_t)field_int(bp, bn, 1, 0),
-		                      (double)(uint32_t)field_int(bp, bn, 2, 0));
+		tp_ftrace_freq_limits(
+		    tp, (uint32_t)field_int(bp, bn, PB_F_CpuFrequencyLimitsFtraceEvent_cpu_id, 0),
+		    ts,
+		    (double)(uint32_t)field_int(bp, bn, PB_F_CpuFrequencyLimitsFtraceEvent_min_freq,
+		                                0),
+		    (double)(uint32_t)field_int(bp, bn, PB_F_CpuFrequencyLimitsFtraceEvent_max_freq,
+		                                0));
 		break;
 	case PB_F_FtraceEvent_sched_cpu_util_cfs:
 		cpu_util_cfs(tp, ts, bp, bn);
@@ -882,14 +936,16 @@ void tp_proto_ftrace_parse(struct proto_importer *im, int64_t ts, const struct p
 		kernel_mark(im, ts, pid, body.id, bp, bn);
 		break;
 	case PB_F_FtraceEvent_cpu_frequency:
-		tp_ftrace_cpu_counter(tp, "cpu_frequency", fs->name_cpufreq,
-		                      (uint32_t)field_int(bp, bn, 2, 0), ts,
-		                      (double)(uint32_t)field_int(bp, bn, 1, 0));
+		tp_ftrace_cpu_counter(
+		    tp, "cpu_frequency", fs->name_cpufreq,
+		    (uint32_t)field_int(bp, bn, PB_F_CpuFrequencyFtraceEvent_cpu_id, 0), ts,
+		    (double)(uint32_t)field_int(bp, bn, PB_F_CpuFrequencyFtraceEvent_state, 0));
 		break;
 	case PB_F_FtraceEvent_cpu_idle:
-		tp_ftrace_cpu_counter(tp, "cpu_idle", fs->name_cpuidle,
-		                      (uint32_t)field_int(bp, bn, 2, 0), ts,
-		                      (double)(uint32_t)field_int(bp, bn, 1, 0));
+		tp_ftrace_cpu_counter(
+		    tp, "cpu_idle", fs->name_cpuidle,
+		    (uint32_t)field_int(bp, bn, PB_F_CpuIdleFtraceEvent_cpu_id, 0), ts,
+		    (double)(uint32_t)field_int(bp, bn, PB_F_CpuIdleFtraceEvent_state, 0));
 		break;
 	case PB_F_FtraceEvent_print:
 		print_event(im, ts, pid, bp, bn);

@@ -169,8 +169,9 @@ static void adreno_sync(struct proto_importer *im, const struct proto_seq *seq, 
 {
 	struct proto_ftrace_kernel *k = kstate(im);
 	bool has;
-	uint64_t key = body_u64(p, n, 2, &has);
-	struct adreno_sync s = {.ts = ts, .ticks = body_u64(p, n, 3, &has)};
+	uint64_t key = body_u64(p, n, PB_F_KgslAdrenoCmdbatchSyncFtraceEvent_timestamp, &has);
+	struct adreno_sync s = {
+	    .ts = ts, .ticks = body_u64(p, n, PB_F_KgslAdrenoCmdbatchSyncFtraceEvent_ticks, &has)};
 	uint64_t i;
 	if (hmap_del(&k->pending_of, key, &i)) {
 		/* The retired event came first: its effect can be placed now. */
@@ -195,8 +196,8 @@ static void adreno_retired(struct proto_importer *im, struct proto_seq *seq, uin
 {
 	struct proto_ftrace_kernel *k = kstate(im);
 	bool has;
-	uint64_t key = body_u64(p, n, 2, &has);
-	uint64_t start = body_u64(p, n, 6, &has);
+	uint64_t key = body_u64(p, n, PB_F_KgslAdrenoCmdbatchRetiredFtraceEvent_timestamp, &has);
+	uint64_t start = body_u64(p, n, PB_F_KgslAdrenoCmdbatchRetiredFtraceEvent_start, &has);
 	uint64_t i;
 	if (hmap_del(&k->sync_of, key, &i)) {
 		push_placed(im, seq, cpu, ts, adreno_start(&k->syncs.data[i - 1], start), ev, evn);
@@ -239,7 +240,8 @@ bool tp_proto_ftrace_kernel_place(struct proto_importer *im, struct proto_seq *s
 		adreno_retired(im, seq, cpu, ts, ev, evn, body.data, body.len);
 	} else {
 		bool has;
-		uint64_t at = body_u64(body.data, body.len, 11, &has);
+		uint64_t at = body_u64(body.data, body.len,
+		                       PB_F_ThermalExynosAcpmBulkFtraceEvent_timestamp, &has);
 		if (!has) {
 			tp_stat_inc(im->tp, TP_STAT_ftrace_bundle_tokenizer_errors);
 			return true;
@@ -262,11 +264,20 @@ int64_t tp_proto_ftrace_kernel_crop(struct proto_importer *im)
 	return k->crop;
 }
 
+/* Read through one set of numbers for both thermal_exynos events. */
+_Static_assert(PB_F_ThermalExynosAcpmBulkFtraceEvent_tz_id ==
+                       PB_F_ThermalExynosAcpmHighOverheadFtraceEvent_tz_id &&
+                   PB_F_ThermalExynosAcpmBulkFtraceEvent_current_temp ==
+                       PB_F_ThermalExynosAcpmHighOverheadFtraceEvent_current_temp &&
+                   PB_F_ThermalExynosAcpmBulkFtraceEvent_cdev_state ==
+                       PB_F_ThermalExynosAcpmHighOverheadFtraceEvent_cdev_state,
+               "thermal_exynos event fields differ");
+
 static void thermal_exynos(struct proto_importer *im, int64_t ts, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	bool has;
-	uint64_t tz = body_u64(p, n, 1, &has);
+	uint64_t tz = body_u64(p, n, PB_F_ThermalExynosAcpmBulkFtraceEvent_tz_id, &has);
 	if (tz >= sizeof acpm_zones / sizeof acpm_zones[0]) {
 		tp_stat_inc(tp, TP_STAT_ftrace_thermal_exynos_acpm_unknown_tz_id);
 		return;
@@ -275,8 +286,10 @@ static void thermal_exynos(struct proto_importer *im, int64_t ts, const uint8_t 
 		const char *type, *fmt;
 		uint32_t field;
 	} c[] = {
-	    {"acpm_thermal_temperature", "%s Temperature", 2},
-	    {"acpm_cooling_device_counter", "Tj-%s Cooling Device", 4},
+	    {"acpm_thermal_temperature", "%s Temperature",
+	     PB_F_ThermalExynosAcpmBulkFtraceEvent_current_temp},
+	    {"acpm_cooling_device_counter", "Tj-%s Cooling Device",
+	     PB_F_ThermalExynosAcpmBulkFtraceEvent_cdev_state},
 	};
 	uint32_t k_tz = tp_intern_cstr(tp, "thermal_zone_id");
 	uint32_t k_zone = tp_intern_cstr(tp, "thermal_zone");
@@ -328,9 +341,11 @@ static void adreno_slice(struct proto_importer *im, int64_t ts, const uint8_t *p
 	struct tp *tp = im->tp;
 	struct proto_ftrace_kernel *k = kstate(im);
 	bool has;
-	uint32_t ctx = (uint32_t)body_u64(p, n, 1, &has);
-	uint32_t prio = (uint32_t)body_u64(p, n, 8, &has);
-	uint64_t start = body_u64(p, n, 6, &has), retire = body_u64(p, n, 7, &has);
+	uint32_t ctx = (uint32_t)body_u64(p, n, PB_F_KgslAdrenoCmdbatchRetiredFtraceEvent_id, &has);
+	uint32_t prio =
+	    (uint32_t)body_u64(p, n, PB_F_KgslAdrenoCmdbatchRetiredFtraceEvent_prio, &has);
+	uint64_t start = body_u64(p, n, PB_F_KgslAdrenoCmdbatchRetiredFtraceEvent_start, &has),
+	         retire = body_u64(p, n, PB_F_KgslAdrenoCmdbatchRetiredFtraceEvent_retire, &has);
 	if (retire < start)
 		return;
 	int64_t dur = (int64_t)(retire - start) * 1000000000 / ADRENO_XO_HZ;
@@ -380,7 +395,7 @@ static void kprobe(struct proto_importer *im, int64_t ts, int64_t pid, const uin
 	if (pb_find_field(p, n, PB_F_KprobeEvent_name, &f) >= 1 && f.wire == PB_WIRE_LEN)
 		name = tp_intern(tp, (const char *)f.data, f.len);
 	uint32_t track = tp_track_for_thread(tp, tp_thread_for_tid(tp, pid, -1));
-	switch (body_u64(p, n, 2, &has)) {
+	switch (body_u64(p, n, PB_F_KprobeEvent_type, &has)) {
 	case PB_E_KprobeEvent_KprobeType_KPROBE_TYPE_BEGIN:
 		tp_slice_begin(tp, track, ts, 0, name, TP_NULL_U32);
 		break;
@@ -395,13 +410,17 @@ static void kprobe(struct proto_importer *im, int64_t ts, int64_t pid, const uin
 	}
 }
 
+_Static_assert(PB_F_BlockIoStartFtraceEvent_dev == PB_F_BlockIoDoneFtraceEvent_dev &&
+                   PB_F_BlockIoStartFtraceEvent_sector == PB_F_BlockIoDoneFtraceEvent_sector,
+               "block_io event fields differ");
+
 /* block_io_start / _done: a "block_io" slice on the device's track, with
  * the sector as an arg. */
 static void block_io(struct proto_importer *im, int64_t ts, bool start, const uint8_t *p, size_t n)
 {
 	struct tp *tp = im->tp;
 	bool has;
-	uint64_t dev = body_u64(p, n, 1, &has);
+	uint64_t dev = body_u64(p, n, PB_F_BlockIoStartFtraceEvent_dev, &has);
 	struct tp_track_key key = {.type = "block_io",
 	                           .event_type = "slice",
 	                           .utid = -1,
@@ -417,7 +436,8 @@ static void block_io(struct proto_importer *im, int64_t ts, bool start, const ui
 	}
 	uint32_t k_sector = tp_intern_cstr(tp, "sector");
 	tp_args_begin(&im->args);
-	tp_args_add_uint(&im->args, k_sector, k_sector, body_u64(p, n, 2, &has));
+	tp_args_add_uint(&im->args, k_sector, k_sector,
+	                 body_u64(p, n, PB_F_BlockIoStartFtraceEvent_sector, &has));
 	uint32_t args = tp_args_commit(tp, &im->args);
 	uint32_t name = tp_intern_cstr(tp, "block_io");
 	if (start)
@@ -434,7 +454,9 @@ static void funcgraph(struct proto_importer *im, int64_t ts, const struct proto_
 {
 	struct tp *tp = im->tp;
 	bool has;
-	uint64_t func = body_u64(p, n, entry ? 2 : 3, &has);
+	uint64_t func = body_u64(
+	    p, n, entry ? PB_F_FuncgraphEntryFtraceEvent_func : PB_F_FuncgraphExitFtraceEvent_func,
+	    &has);
 	uint32_t name = 0;
 	if (ev->gen && proto_gen_lookup(ev->gen, INTERN_KERNEL_SYMBOLS, func))
 		name = proto_interned_str(tp, ev->gen, INTERN_KERNEL_SYMBOLS, func);
@@ -479,7 +501,9 @@ bool tp_proto_ftrace_kernel_parse(struct proto_importer *im, int64_t ts, const s
 		thermal_exynos(im, ts, p, n);
 		return true;
 	case PB_F_FtraceEvent_kgsl_adreno_cmdbatch_queued:
-		hmap_put(&kstate(im)->ctx_tid, body_u64(p, n, 1, &has), (uint64_t)pid);
+		hmap_put(&kstate(im)->ctx_tid,
+		         body_u64(p, n, PB_F_KgslAdrenoCmdbatchQueuedFtraceEvent_id, &has),
+		         (uint64_t)pid);
 		return true;
 	case PB_F_FtraceEvent_kgsl_adreno_cmdbatch_retired:
 		adreno_slice(im, ts, p, n);

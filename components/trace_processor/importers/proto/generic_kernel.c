@@ -139,11 +139,11 @@ static bool task_utid(struct proto_importer *im, int64_t ts, int64_t tid, uint32
 		}
 		tp_thread_free(tp, ts, tid);
 		return true;
-	case 2: /* runnable */
+	case PB_E_GenericKernelTaskStateEvent_TaskStateEnum_TASK_STATE_RUNNABLE:
 	case PB_E_GenericKernelTaskStateEvent_TaskStateEnum_TASK_STATE_RUNNING:
-	case 4: /* sleeping */
-	case 5: /* uninterruptible */
-	case 6: /* stopped */
+	case PB_E_GenericKernelTaskStateEvent_TaskStateEnum_TASK_STATE_INTERRUPTIBLE_SLEEP:
+	case PB_E_GenericKernelTaskStateEvent_TaskStateEnum_TASK_STATE_UNINTERRUPTIBLE_SLEEP:
+	case PB_E_GenericKernelTaskStateEvent_TaskStateEnum_TASK_STATE_STOPPED:
 	case PB_E_GenericKernelTaskStateEvent_TaskStateEnum_TASK_STATE_DEAD:
 		if (known) {
 			uint32_t prev = last_state(im, *utid);

@@ -12,6 +12,7 @@
  *   134    concurrent_session_event  parse time  a state track per session
  */
 #include "proto_int.h"
+#include "pb_fields.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -65,15 +66,15 @@ void tp_proto_trigger_parse(struct proto_importer *im, int64_t ts, bool clone, c
 {
 	struct tp *tp = im->tp;
 	struct tp_args_builder *b = &im->args;
-	uint32_t name = str_field(tp, p, n, 1);
+	uint32_t name = str_field(tp, p, n, PB_F_Trigger_trigger_name);
 	if (!name)
 		name = tp_intern(tp, "", 0);
 	tp_args_begin(b);
-	uint32_t producer = str_field(tp, p, n, 2);
+	uint32_t producer = str_field(tp, p, n, PB_F_Trigger_producer_name);
 	if (producer)
 		add_str_arg(tp, b, "producer_name", producer);
 	uint64_t uid;
-	if (varint_field(p, n, 3, &uid))
+	if (varint_field(p, n, PB_F_Trigger_trusted_producer_uid, &uid))
 		add_int_arg(tp, b, "trusted_producer_uid", (int32_t)uid);
 	tp_slice_complete(tp, trigger_track(tp), ts, 0, 0, name, tp_args_commit(tp, b));
 	if (clone && im->trigger_kind != 2) {
@@ -92,9 +93,9 @@ void tp_proto_chrome_trigger_parse(struct proto_importer *im, int64_t ts, const 
 {
 	struct tp *tp = im->tp;
 	struct tp_args_builder *b = &im->args;
-	uint32_t name = str_field(tp, p, n, 1);
+	uint32_t name = str_field(tp, p, n, PB_F_ChromeTrigger_trigger_name);
 	uint64_t hash = 0;
-	varint_field(p, n, 2, &hash);
+	varint_field(p, n, PB_F_ChromeTrigger_trigger_name_hash, &hash);
 	tp_args_begin(b);
 	uint32_t k = tp_intern_cstr(tp, "chrome_trigger.name_hash");
 	tp_args_add_uint(b, k, k, hash);
@@ -131,12 +132,12 @@ void tp_proto_chrome_metadata(struct proto_importer *im, const uint8_t *p, size_
 		bool is_str;
 		const char *key;
 	} keys[] = {
-	    {2, false, "playstore_version_code"},
-	    {6, true, "product-version"},
-	    {8, true, "os-name"},
-	    {5, true, "package-name"},
-	    {7, false, "channel"},
-	    {3, true, "enabled_categories"},
+	    {PB_F_ChromeMetadataPacket_chrome_version_code, false, "playstore_version_code"},
+	    {PB_F_ChromeMetadataPacket_app_version, true, "product-version"},
+	    {PB_F_ChromeMetadataPacket_os_name, true, "os-name"},
+	    {PB_F_ChromeMetadataPacket_app_package_name, true, "package-name"},
+	    {PB_F_ChromeMetadataPacket_channel, false, "channel"},
+	    {PB_F_ChromeMetadataPacket_enabled_categories, true, "enabled_categories"},
 	};
 	struct tp *tp = im->tp;
 	char name[64];
@@ -149,8 +150,11 @@ void tp_proto_chrome_metadata(struct proto_importer *im, const uint8_t *p, size_
 		    f.wire == PB_WIRE_LEN)
 			tp_metadata_set_str(tp, name, tp_intern(tp, (const char *)f.data, f.len));
 		else if (!keys[i].is_str && varint_field(p, n, keys[i].id, &v))
-			tp_metadata_set_int(
-			    tp, name, keys[i].id == 2 ? (int64_t)(int32_t)v : (int64_t)(uint32_t)v);
+			tp_metadata_set_int(tp, name,
+			                    keys[i].id ==
+			                            PB_F_ChromeMetadataPacket_chrome_version_code
+			                        ? (int64_t)(int32_t)v
+			                        : (int64_t)(uint32_t)v);
 	}
 	/* Field trials, a line break after every two. */
 	struct pb_reader r;
@@ -159,11 +163,11 @@ void tp_proto_chrome_metadata(struct proto_importer *im, const uint8_t *p, size_
 	proto_scratch_reset(im);
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
-		if (f.id != 4 || f.wire != PB_WIRE_LEN)
+		if (f.id != PB_F_ChromeMetadataPacket_field_trial_hashes || f.wire != PB_WIRE_LEN)
 			continue;
 		uint64_t trial = 0, group = 0;
-		varint_field(f.data, f.len, 1, &trial);
-		varint_field(f.data, f.len, 2, &group);
+		varint_field(f.data, f.len, PB_F_ChromeMetadataPacket_FinchHash_name, &trial);
+		varint_field(f.data, f.len, PB_F_ChromeMetadataPacket_FinchHash_group, &group);
 		if (on_line == 2) {
 			tp_proto_scratch_add(im, "\n", 1);
 			on_line = 1;
@@ -180,14 +184,15 @@ void tp_proto_chrome_metadata(struct proto_importer *im, const uint8_t *p, size_
 		snprintf(name, sizeof name, "cr-%c-field_trial_hashes", prefix);
 		tp_metadata_set_str(tp, name, tp_intern(tp, im->scratch.data, im->scratch.len));
 	}
-	if (pb_find_field(p, n, 1, &f) == 1 && f.wire == PB_WIRE_LEN) {
+	if (pb_find_field(p, n, PB_F_ChromeMetadataPacket_background_tracing_metadata, &f) == 1 &&
+	    f.wire == PB_WIRE_LEN) {
 		const uint8_t *bp = f.data;
 		size_t bn = f.len;
 		base64(im, bp, bn);
 		tp_metadata_set_str(tp, "cr-background_tracing_metadata",
 		                    tp_intern(tp, im->scratch.data, im->scratch.len));
 		uint64_t hash;
-		if (varint_field(bp, bn, 3, &hash))
+		if (varint_field(bp, bn, PB_F_BackgroundTracingMetadata_scenario_name_hash, &hash))
 			tp_metadata_set_int(tp, "cr-scenario_name_hash", (int64_t)(uint32_t)hash);
 	}
 }
@@ -198,7 +203,7 @@ void tp_proto_initial_display_state_parse(struct proto_importer *im, int64_t ts,
 {
 	struct tp *tp = im->tp;
 	uint64_t state = 0;
-	varint_field(p, n, 1, &state);
+	varint_field(p, n, PB_F_InitialDisplayState_display_state, &state);
 	struct tp_track_key key = {.type = "screen_state",
 	                           .event_type = "counter",
 	                           .utid = -1,
@@ -222,14 +227,14 @@ void tp_proto_session_event_parse(struct proto_importer *im, int64_t ts, const u
 	struct tp *tp = im->tp;
 	struct tp_args_builder *b = &im->args;
 	uint64_t state = 0, id = 0, uid = 0, nds = 0;
-	varint_field(p, n, 1, &state);
+	varint_field(p, n, PB_F_ConcurrentSessionEvent_state, &state);
 	if (state >= TB_ARRAY_SIZE(states) || !states[state]) {
 		tp_stat_inc(tp, TP_STAT_concurrent_session_event_unknown_state);
 		return;
 	}
-	varint_field(p, n, 3, &id);
-	varint_field(p, n, 4, &uid);
-	varint_field(p, n, 5, &nds);
+	varint_field(p, n, PB_F_ConcurrentSessionEvent_session_id, &id);
+	varint_field(p, n, PB_F_ConcurrentSessionEvent_consumer_uid, &uid);
+	varint_field(p, n, PB_F_ConcurrentSessionEvent_num_data_sources, &nds);
 	struct tp_track_key key = {.type = "concurrent_tracing_sessions",
 	                           .event_type = "state",
 	                           .utid = -1,
@@ -241,12 +246,13 @@ void tp_proto_session_event_parse(struct proto_importer *im, int64_t ts, const u
 		struct pb_field f = {0};
 		char name[300];
 		int len;
-		if (pb_find_field(p, n, 2, &f) == 1 && f.wire == PB_WIRE_LEN && f.len)
+		if (pb_find_field(p, n, PB_F_ConcurrentSessionEvent_session_name, &f) == 1 &&
+		    f.wire == PB_WIRE_LEN && f.len)
 			len = snprintf(name, sizeof name, "%.*s", f.len > 256 ? 256 : (int)f.len,
 			               (const char *)f.data);
 		else
 			len = snprintf(name, sizeof name, "Session %llu", (unsigned long long)id);
-		if (state == 5)
+		if (state == PB_E_ConcurrentSessionEvent_State_STATE_CLONED_READ_ONLY)
 			snprintf(name + len, sizeof name - (size_t)len, " (clone)");
 		tp->t.track.name[track] = tp_intern_cstr(tp, name);
 		tp_args_begin(b);
@@ -257,6 +263,6 @@ void tp_proto_session_event_parse(struct proto_importer *im, int64_t ts, const u
 	add_int_arg(tp, b, "consumer_uid", (int32_t)uid);
 	add_int_arg(tp, b, "num_data_sources", (uint32_t)nds);
 	tp_state_update(tp, track, ts, tp_intern_cstr(tp, states[state]), 0, tp_args_commit(tp, b));
-	if (state == 1)
+	if (state == PB_E_ConcurrentSessionEvent_State_STATE_DISABLED)
 		tp_state_update(tp, track, ts, 0, 0, TP_NULL_U32);
 }

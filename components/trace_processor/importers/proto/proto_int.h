@@ -26,6 +26,7 @@
 #include "../../model/model.h"
 #include "../../model/ftrace.h"
 #include "pb.h"
+#include "pb_fields.h"
 
 /* Limits. */
 #define PROTO_MAX_PACKET ((size_t)256 << 20)   /* one TracePacket */
@@ -35,89 +36,95 @@
 #define PROTO_KEY_MAX 512                      /* arg key bytes */
 #define PROTO_MAX_EXTRA_COUNTERS 32            /* extra counter values per event */
 
-/* TracePacket field numbers. */
+/* TracePacket field numbers: pb_fields.h's, but for the payloads whose
+ * messages TracePacket does not declare here (declaring them would change
+ * what decodes them by descriptor: traceconv text, proto content). */
 enum {
-	PKT_FTRACE_EVENTS = 1,
-	PKT_PROCESS_TREE = 2,
-	PKT_TRUSTED_UID = 3,
-	PKT_CLOCK_SNAPSHOT = 6,
-	PKT_SYS_STATS = 7,
-	PKT_PROCESS_STATS = 9,
-	PKT_TIMESTAMP = 8,
-	PKT_SEQ_ID = 10,
-	PKT_TRACK_EVENT = 11,
-	PKT_INTERNED_DATA = 12,
-	PKT_SEQUENCE_FLAGS = 13,
-	PKT_TRACE_CONFIG = 33,
-	PKT_FTRACE_STATS = 34,
-	PKT_TRACE_STATS = 35,
-	PKT_INCREMENTAL_STATE_CLEARED = 41,
-	PKT_PREVIOUS_PACKET_DROPPED = 42,
-	PKT_PROCESS_DESCRIPTOR = 43,
-	PKT_THREAD_DESCRIPTOR = 44,
-	PKT_SYSTEM_INFO = 45,
-	PKT_COMPRESSED_PACKETS = 50,
-	PKT_TIMESTAMP_CLOCK_ID = 58,
-	PKT_DEFAULTS = 59,
-	PKT_TRACK_DESCRIPTOR = 60,
-	PKT_MODULE_SYMBOLS = 61,
-	PKT_PERF_SAMPLE = 66,
-	PKT_STREAMING_PROFILE = 54,
-	PKT_CPU_INFO = 67,
-	PKT_TRIGGER = 46,
+	PKT_FTRACE_EVENTS = PB_F_TracePacket_ftrace_events,
+	PKT_PROCESS_TREE = PB_F_TracePacket_process_tree,
+	PKT_TRUSTED_UID = PB_F_TracePacket_trusted_uid,
+	PKT_CLOCK_SNAPSHOT = PB_F_TracePacket_clock_snapshot,
+	PKT_SYS_STATS = PB_F_TracePacket_sys_stats,
+	PKT_PROCESS_STATS = PB_F_TracePacket_process_stats,
+	PKT_TIMESTAMP = PB_F_TracePacket_timestamp,
+	PKT_SEQ_ID = PB_F_TracePacket_trusted_packet_sequence_id,
+	PKT_TRACK_EVENT = PB_F_TracePacket_track_event,
+	PKT_INTERNED_DATA = PB_F_TracePacket_interned_data,
+	PKT_SEQUENCE_FLAGS = PB_F_TracePacket_sequence_flags,
+	PKT_TRACE_CONFIG = PB_F_TracePacket_trace_config,
+	PKT_FTRACE_STATS = PB_F_TracePacket_ftrace_stats,
+	PKT_TRACE_STATS = PB_F_TracePacket_trace_stats,
+	PKT_INCREMENTAL_STATE_CLEARED = PB_F_TracePacket_incremental_state_cleared,
+	PKT_PREVIOUS_PACKET_DROPPED = PB_F_TracePacket_previous_packet_dropped,
+	PKT_PROCESS_DESCRIPTOR = PB_F_TracePacket_process_descriptor,
+	PKT_THREAD_DESCRIPTOR = PB_F_TracePacket_thread_descriptor,
+	PKT_SYSTEM_INFO = PB_F_TracePacket_system_info,
+	PKT_COMPRESSED_PACKETS = PB_F_TracePacket_compressed_packets,
+	PKT_TIMESTAMP_CLOCK_ID = PB_F_TracePacket_timestamp_clock_id,
+	PKT_DEFAULTS = PB_F_TracePacket_trace_packet_defaults,
+	PKT_TRACK_DESCRIPTOR = PB_F_TracePacket_track_descriptor,
+	PKT_MODULE_SYMBOLS = PB_F_TracePacket_module_symbols,
+	PKT_PERF_SAMPLE = PB_F_TracePacket_perf_sample,
+	PKT_STREAMING_PROFILE = PB_F_TracePacket_streaming_profile_packet,
+	PKT_CPU_INFO = PB_F_TracePacket_cpu_info,
+	PKT_TRIGGER = PB_F_TracePacket_trigger,
 	PKT_CHROME_METADATA = 51,
 	PKT_INITIAL_DISPLAY_STATE = 70,
 	PKT_CHROME_TRIGGER = 109,
-	PKT_CLONE_SNAPSHOT_TRIGGER = 113,
+	PKT_CLONE_SNAPSHOT_TRIGGER = PB_F_TracePacket_clone_snapshot_trigger,
 	PKT_CONCURRENT_SESSION_EVENT = 134,
-	PKT_JOURNALD_EVENT = 132,
-	PKT_GENERIC_KERNEL_TASK_STATE = 117,
-	PKT_GENERIC_KERNEL_CPU_FREQ = 118,
-	PKT_GENERIC_KERNEL_TASK_RENAME = 120,
-	PKT_GENERIC_KERNEL_PROCESS_TREE = 122,
-	PKT_SERVICE_EVENT = 69,
-	PKT_TRUSTED_PID = 79,
-	PKT_FIRST_PACKET_ON_SEQUENCE = 87,
-	PKT_TRACE_UUID = 89,
-	PKT_TRACE_ATTRIBUTES = 126,
-	PKT_TRACK_EVENT_RANGE_OF_INTEREST = 90,
-	PKT_SYNCHRONIZATION_MARKER = 36,
-	PKT_MACHINE_ID = 98,
-	PKT_STACK_SAMPLE = 135,
-	PKT_INTERRUPT_INFO = 130,
+	PKT_JOURNALD_EVENT = PB_F_TracePacket_journald_event,
+	PKT_GENERIC_KERNEL_TASK_STATE = PB_F_TracePacket_generic_kernel_task_state_event,
+	PKT_GENERIC_KERNEL_CPU_FREQ = PB_F_TracePacket_generic_kernel_cpu_freq_event,
+	PKT_GENERIC_KERNEL_TASK_RENAME = PB_F_TracePacket_generic_kernel_task_rename_event,
+	PKT_GENERIC_KERNEL_PROCESS_TREE = PB_F_TracePacket_generic_kernel_process_tree,
+	PKT_SERVICE_EVENT = PB_F_TracePacket_service_event,
+	PKT_TRUSTED_PID = PB_F_TracePacket_trusted_pid,
+	PKT_FIRST_PACKET_ON_SEQUENCE = PB_F_TracePacket_first_packet_on_sequence,
+	PKT_TRACE_UUID = PB_F_TracePacket_trace_uuid,
+	PKT_TRACE_ATTRIBUTES = PB_F_TracePacket_trace_attributes,
+	PKT_TRACK_EVENT_RANGE_OF_INTEREST = PB_F_TracePacket_track_event_range_of_interest,
+	PKT_SYNCHRONIZATION_MARKER = PB_F_TracePacket_synchronization_marker,
+	PKT_MACHINE_ID = PB_F_TracePacket_machine_id,
+	PKT_STACK_SAMPLE = PB_F_TracePacket_stack_sample,
+	PKT_INTERRUPT_INFO = PB_F_TracePacket_interrupt_info,
 	PKT_EXTENSION_DESCRIPTOR = 72,
-	PKT_PACKAGES_LIST = 47,
-	PKT_USER_LIST = 123,
+	PKT_PACKAGES_LIST = PB_F_TracePacket_packages_list,
+	PKT_USER_LIST = PB_F_TracePacket_user_list,
 	PKT_REMOTE_CLOCK_SYNC = 107,
 };
-#define SEQ_INCREMENTAL_STATE_CLEARED 1u
-#define SEQ_NEEDS_INCREMENTAL_STATE 2u
+#define SEQ_INCREMENTAL_STATE_CLEARED \
+	((unsigned)PB_E_TracePacket_SequenceFlags_SEQ_INCREMENTAL_STATE_CLEARED)
+#define SEQ_NEEDS_INCREMENTAL_STATE \
+	((unsigned)PB_E_TracePacket_SequenceFlags_SEQ_NEEDS_INCREMENTAL_STATE)
 
 /* InternedData field numbers used here. */
 enum {
-	INTERN_EVENT_CATEGORIES = 1,
-	INTERN_EVENT_NAMES = 2,
-	INTERN_DEBUG_ANNOTATION_NAMES = 3,
-	INTERN_SOURCE_LOCATIONS = 4,
-	INTERN_FUNCTION_NAMES = 5,
-	INTERN_FRAMES = 6,
-	INTERN_CALLSTACKS = 7,
-	INTERN_BUILD_IDS = 16,
-	INTERN_MAPPING_PATHS = 17,
-	INTERN_SOURCE_PATHS = 18,
-	INTERN_MAPPINGS = 19,
-	INTERN_LOG_MESSAGE_BODY = 20,
-	INTERN_HISTOGRAM_NAMES = 25,
-	INTERN_KERNEL_SYMBOLS = 26,
-	INTERN_DEBUG_ANNOTATION_STRING_VALUES = 29,
-	INTERN_STACK_SAMPLE_TASK_CONTEXTS = 48,
-	INTERN_STACK_SAMPLE_EXECUTION_CONTEXTS = 49,
-	INTERN_STACK_SAMPLE_COUNTER_DESCRIPTORS = 50,
-	INTERN_STACK_SAMPLE_ASYNC_CONTEXTS = 51,
+	INTERN_EVENT_CATEGORIES = PB_F_InternedData_event_categories,
+	INTERN_EVENT_NAMES = PB_F_InternedData_event_names,
+	INTERN_DEBUG_ANNOTATION_NAMES = PB_F_InternedData_debug_annotation_names,
+	INTERN_SOURCE_LOCATIONS = PB_F_InternedData_source_locations,
+	INTERN_FUNCTION_NAMES = PB_F_InternedData_function_names,
+	INTERN_FRAMES = PB_F_InternedData_frames,
+	INTERN_CALLSTACKS = PB_F_InternedData_callstacks,
+	INTERN_BUILD_IDS = PB_F_InternedData_build_ids,
+	INTERN_MAPPING_PATHS = PB_F_InternedData_mapping_paths,
+	INTERN_SOURCE_PATHS = PB_F_InternedData_source_paths,
+	INTERN_MAPPINGS = PB_F_InternedData_mappings,
+	INTERN_LOG_MESSAGE_BODY = PB_F_InternedData_log_message_body,
+	INTERN_HISTOGRAM_NAMES = PB_F_InternedData_histogram_names,
+	INTERN_KERNEL_SYMBOLS = PB_F_InternedData_kernel_symbols,
+	INTERN_DEBUG_ANNOTATION_STRING_VALUES = PB_F_InternedData_debug_annotation_string_values,
+	INTERN_STACK_SAMPLE_TASK_CONTEXTS = PB_F_InternedData_stack_sample_task_contexts,
+	INTERN_STACK_SAMPLE_EXECUTION_CONTEXTS = PB_F_InternedData_stack_sample_execution_contexts,
+	INTERN_STACK_SAMPLE_COUNTER_DESCRIPTORS =
+	    PB_F_InternedData_stack_sample_counter_descriptors,
+	INTERN_STACK_SAMPLE_ASYNC_CONTEXTS =
+	    PB_F_InternedData_stack_sample_async_context_descriptors,
 };
 
-#define PROTO_CLOCK_MONOTONIC 3u
-#define PROTO_CLOCK_BOOTTIME 6u
+#define PROTO_CLOCK_MONOTONIC ((unsigned)PB_E_BuiltinClock_BUILTIN_CLOCK_MONOTONIC)
+#define PROTO_CLOCK_BOOTTIME ((unsigned)PB_E_BuiltinClock_BUILTIN_CLOCK_BOOTTIME)
 
 #include "sequence.h"
 

@@ -26,6 +26,7 @@
  * args is_timebase, unit_multiplier, description.
  */
 #include "proto_int.h"
+#include "pb_fields.h"
 
 #include <string.h>
 
@@ -137,7 +138,8 @@ static uint32_t async_context(struct proto_importer *im, const struct proto_gen 
 		if (seen)
 			break;
 		chain[n++] = e;
-		if (!varint_field(e->data, e->len, 4, &iid))
+		if (!varint_field(e->data, e->len,
+		                  PB_F_StackSample_AsyncContextDescriptor_parent_iid, &iid))
 			iid = 0;
 	}
 	struct tp_profiler_async_context_table *t = &tp->t.profiler_async_context;
@@ -145,9 +147,9 @@ static uint32_t async_context(struct proto_importer *im, const struct proto_gen 
 		struct proto_interned *e = chain[n];
 		struct pb_field f;
 		uint32_t row = tp_profiler_async_context_append(t);
-		if (msg_field(e->data, e->len, 2, &f))
+		if (msg_field(e->data, e->len, PB_F_StackSample_AsyncContextDescriptor_name, &f))
 			t->name[row] = tp_intern(tp, (const char *)f.data, f.len);
-		if (msg_field(e->data, e->len, 3, &f))
+		if (msg_field(e->data, e->len, PB_F_StackSample_AsyncContextDescriptor_kind, &f))
 			t->kind[row] = tp_intern(tp, (const char *)f.data, f.len);
 		t->parent_id[row] = parent;
 		e->str = row;
@@ -162,9 +164,10 @@ static uint32_t task_context(struct proto_importer *im, const struct proto_ev *e
 {
 	struct tp *tp = im->tp;
 	uint64_t pid = 0, tid = 0, async = 0;
-	bool has_pid = varint_field(m->data, m->len, 2, &pid);
-	bool has_tid = varint_field(m->data, m->len, 3, &tid);
-	bool has_async = varint_field(m->data, m->len, 4, &async);
+	bool has_pid = varint_field(m->data, m->len, PB_F_StackSample_TaskContext_pid, &pid);
+	bool has_tid = varint_field(m->data, m->len, PB_F_StackSample_TaskContext_tid, &tid);
+	bool has_async =
+	    varint_field(m->data, m->len, PB_F_StackSample_TaskContext_async_id, &async);
 	uint32_t utid = TP_NULL_U32, actx = TP_NULL_U32;
 	if (has_pid)
 		*upid = tp_process_for_pid(tp, (int64_t)(uint32_t)pid);
@@ -185,16 +188,19 @@ static uint32_t counter_track(struct proto_importer *im, uint32_t session, uint3
 	struct pb_field f;
 	uint64_t v;
 	uint32_t name = 0, unit = 0;
-	if (msg_field(d->data, d->len, 2, &f))
+	if (msg_field(d->data, d->len, PB_F_StackSample_CounterDescriptor_name, &f))
 		name = tp_intern(tp, (const char *)f.data, f.len);
-	if (varint_field(d->data, d->len, 3, &v) && v != 0)
+	if (varint_field(d->data, d->len, PB_F_StackSample_CounterDescriptor_unit, &v) && v != 0)
 		unit = tp_intern_cstr(tp, unit_name(v));
-	else if (msg_field(d->data, d->len, 4, &f) && f.len)
+	else if (msg_field(d->data, d->len, PB_F_StackSample_CounterDescriptor_unit_str, &f) &&
+	         f.len)
 		unit = tp_intern(tp, (const char *)f.data, f.len);
 	struct tp_profiler_session_table *st = &tp->t.profiler_session;
 	if (is_timebase && unit && !st->timebase_unit[session])
 		st->timebase_unit[session] = unit;
-	bool per_cpu = varint_field(d->data, d->len, 7, &v) && v == 2; /* SCOPE_CPU */
+	bool per_cpu =
+	    varint_field(d->data, d->len, PB_F_StackSample_CounterDescriptor_scope, &v) &&
+	    v == PB_E_StackSample_CounterDescriptor_Scope_SCOPE_CPU;
 	if (per_cpu && cpu == TP_NULL_U32)
 		return TP_NULL_U32;
 	struct tp_track_key key = {
@@ -228,11 +234,12 @@ static uint32_t counter_track(struct proto_importer *im, uint32_t session, uint3
 	tp_args_begin(b);
 	k = tp_intern_cstr(tp, "is_timebase");
 	tp_args_add_bool(b, k, k, is_timebase);
-	if (varint_field(d->data, d->len, 5, &v)) {
+	if (varint_field(d->data, d->len, PB_F_StackSample_CounterDescriptor_unit_multiplier, &v)) {
 		k = tp_intern_cstr(tp, "unit_multiplier");
 		tp_args_add_int(b, k, k, (int64_t)v);
 	}
-	if (msg_field(d->data, d->len, 6, &f) && f.len) {
+	if (msg_field(d->data, d->len, PB_F_StackSample_CounterDescriptor_description, &f) &&
+	    f.len) {
 		k = tp_intern_cstr(tp, "description");
 		tp_args_add_string(b, k, k, tp_intern(tp, (const char *)f.data, f.len));
 	}
@@ -268,21 +275,25 @@ static size_t counter_values(struct proto_importer *im, int64_t ts, const struct
 	size_t k = 0;
 	struct pb_field desc;
 	uint32_t timebase = TP_NULL_U32;
-	if (inline_or_interned(ev, p, n, 9, 10, INTERN_STACK_SAMPLE_COUNTER_DESCRIPTORS, &desc) ||
-	    (!pb_find_field(p, n, 10, &desc) && has_defaults && msg_field(d, dn, 2, &desc)))
+	if (inline_or_interned(ev, p, n, PB_F_StackSample_primary_descriptor,
+	                       PB_F_StackSample_primary_descriptor_iid,
+	                       INTERN_STACK_SAMPLE_COUNTER_DESCRIPTORS, &desc) ||
+	    (!pb_find_field(p, n, PB_F_StackSample_primary_descriptor_iid, &desc) && has_defaults &&
+	     msg_field(d, dn, PB_F_StackSampleDefaults_primary_descriptor, &desc)))
 		timebase = counter_track(im, session, source, &desc, true, cpu);
 	uint64_t w;
-	if (timebase != TP_NULL_U32 && varint_field(p, n, 11, &w))
+	if (timebase != TP_NULL_U32 && varint_field(p, n, PB_F_StackSample_primary_weight, &w))
 		out[k++] = tp_counter_add(tp, timebase, ts, (double)w, TP_NULL_U32);
 
 	uint32_t followers[STACK_SAMPLE_MAX_FOLLOWERS];
-	size_t nf = follower_tracks(im, session, source, p, n, 12, cpu, followers);
+	size_t nf = follower_tracks(im, session, source, p, n,
+	                            PB_F_StackSample_follower_descriptors, cpu, followers);
 	if (nf == 0) {
 		struct pb_reader r;
 		struct pb_field f = {0};
 		pb_reader_init(&r, p, n);
 		while (pb_next(&r, &f)) {
-			if (f.id != 13)
+			if (f.id != PB_F_StackSample_follower_descriptor_iids)
 				continue;
 			struct pb_packed it;
 			uint64_t iid;
@@ -306,13 +317,14 @@ static size_t counter_values(struct proto_importer *im, int64_t ts, const struct
 		}
 	}
 	if (nf == 0 && has_defaults)
-		nf = follower_tracks(im, session, source, d, dn, 3, cpu, followers);
+		nf = follower_tracks(im, session, source, d, dn,
+		                     PB_F_StackSampleDefaults_follower_descriptors, cpu, followers);
 	size_t i = 0;
 	struct pb_reader r;
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f) && i < nf) {
-		if (f.id != 14)
+		if (f.id != PB_F_StackSample_follower_weights)
 			continue;
 		struct pb_packed it;
 		uint64_t v;
@@ -339,18 +351,23 @@ void tp_proto_stack_sample_parse(struct proto_importer *im, int64_t ts, const st
 	struct pb_field f;
 	uint32_t source = 0;
 	if (g && g->has_stack_defaults &&
-	    msg_field(g->stack_defaults, g->stack_defaults_len, 1, &f))
+	    msg_field(g->stack_defaults, g->stack_defaults_len, PB_F_StackSampleDefaults_source,
+	              &f))
 		source = tp_intern(tp, (const char *)f.data, f.len);
 
 	uint32_t upid = TP_NULL_U32, task = TP_NULL_U32;
-	if (inline_or_interned(ev, p, n, 1, 2, INTERN_STACK_SAMPLE_TASK_CONTEXTS, &f))
+	if (inline_or_interned(ev, p, n, PB_F_StackSample_task_context,
+	                       PB_F_StackSample_task_context_iid, INTERN_STACK_SAMPLE_TASK_CONTEXTS,
+	                       &f))
 		task = task_context(im, ev, &f, &upid);
 
 	uint32_t cpu = TP_NULL_U32, exec = TP_NULL_U32;
-	if (inline_or_interned(ev, p, n, 3, 4, INTERN_STACK_SAMPLE_EXECUTION_CONTEXTS, &f)) {
+	if (inline_or_interned(ev, p, n, PB_F_StackSample_execution_context,
+	                       PB_F_StackSample_execution_context_iid,
+	                       INTERN_STACK_SAMPLE_EXECUTION_CONTEXTS, &f)) {
 		uint64_t v;
 		uint32_t ucpu = TP_NULL_U32, mode = 0;
-		if (varint_field(f.data, f.len, 2, &v)) {
+		if (varint_field(f.data, f.len, PB_F_StackSample_ExecutionContext_cpu, &v)) {
 			if (v < TP_MAX_CPUS) {
 				cpu = (uint32_t)v;
 				ucpu = tp_cpu_for(tp, cpu);
@@ -358,7 +375,8 @@ void tp_proto_stack_sample_parse(struct proto_importer *im, int64_t ts, const st
 				tp_stat_inc(tp, TP_STAT_invalid_trace_packet);
 			}
 		}
-		if (varint_field(f.data, f.len, 3, &v) && mode_name(v))
+		if (varint_field(f.data, f.len, PB_F_StackSample_ExecutionContext_mode, &v) &&
+		    mode_name(v))
 			mode = tp_intern_cstr(tp, mode_name(v));
 		exec = tp_profiler_execution_context(tp, ucpu, mode);
 	}
@@ -373,9 +391,9 @@ void tp_proto_stack_sample_parse(struct proto_importer *im, int64_t ts, const st
 
 	uint32_t callsite = TP_NULL_U32;
 	uint64_t iid;
-	if (varint_field(p, n, 6, &iid))
+	if (varint_field(p, n, PB_F_StackSample_callstack_iid, &iid))
 		callsite = tp_proto_callstack_row(im, g, iid);
-	else if (msg_field(p, n, 5, &f))
+	else if (msg_field(p, n, PB_F_StackSample_callstack, &f))
 		callsite = tp_proto_inline_callstack(im, PROTO_INLINE_STACK_SAMPLE, f.data, f.len);
 
 	struct tp_profiler_sample s = {

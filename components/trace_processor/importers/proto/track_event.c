@@ -21,6 +21,9 @@
 
 #define MAX_EXTRA_COUNTERS PROTO_MAX_EXTRA_COUNTERS
 
+/* A legacy 'X' (complete) event: our own type, past TrackEvent.Type's values. */
+#define TE_TYPE_LEGACY_COMPLETE 100
+
 /* Values of a repeated scalar field, packed or not: varint or fixed64. */
 static void repeated_u64(const struct pb_field *f, uint64_t *out, uint32_t *n, uint32_t cap)
 {
@@ -1395,7 +1398,7 @@ void tp_proto_track_event_parse(struct proto_importer *im, int64_t ts, const str
 			                                             Perfetto */
 			break;
 		case 'X':
-			type = 100; /* complete */
+			type = TE_TYPE_LEGACY_COMPLETE;
 			break;
 		case 's':
 		case 't':
@@ -1495,7 +1498,7 @@ void tp_proto_track_event_parse(struct proto_importer *im, int64_t ts, const str
 			tp_set_slice_thread_dur(st, slice, 0);
 		}
 		break;
-	case 100:
+	case TE_TYPE_LEGACY_COMPLETE:
 		slice = tp_slice_complete(tp, track, ts, (int64_t)((uint64_t)e.duration_us * 1000),
 		                          e.cat, e.name, args);
 		if (slice != TP_NULL_U32 && tc.time != TP_NULL_I64) {
