@@ -35,6 +35,10 @@
 #include <inttypes.h>
 #include <string.h>
 
+/* TracePacket.remote_clock_sync, a field our trace_packet.proto does not
+ * declare (the proto importer's PKT_REMOTE_CLOCK_SYNC). */
+enum { PKT_REMOTE_CLOCK_SYNC = 107 };
+
 /* Manifest machines get raw ids above the 32-bit ids packets carry. */
 #define FIRST_MANIFEST_RAW ((int64_t)1 << 32)
 #define NCLOCKS 7 /* builtin clocks 1..6 */
@@ -357,7 +361,7 @@ static int scan_proto(struct tp *tp, struct tp_mf_plan *p, uint32_t i, const uin
 				raw = (uint32_t)f.val;
 			else if (f.id == PB_F_TracePacket_clock_snapshot && f.wire == PB_WIRE_LEN)
 				snap = f, has_snap = true;
-			else if (f.id == 107 /* remote_clock_sync */ && f.wire == PB_WIRE_LEN)
+			else if (f.id == PKT_REMOTE_CLOCK_SYNC && f.wire == PB_WIRE_LEN)
 				sync = f, has_sync = true;
 		}
 		if (check_machine(tp, e, raw) < 0)
