@@ -155,6 +155,9 @@ struct tp;
 	  "A trace.dat ring-buffer page or record did not fit; the rest of the page was skipped.") \
 	X(trace_dat_decompress_failure, "data_loss", "trace",                                      \
 	  "A compressed chunk of trace.dat per-cpu data did not inflate; it was skipped.")         \
+	X(trace_dat_missed_events, "data_loss", "trace",                                           \
+	  "A trace.dat ring-buffer page said events were lost before it (overwritten or "          \
+	  "dropped).")                                                                             \
 	X(trace_dat_unknown_event, "error", "trace",                                               \
 	  "A trace.dat record had an event id no format in the file describes.")                   \
 	X(trace_dat_bad_format, "error", "trace",                                                  \

@@ -91,7 +91,40 @@ if [ "$rows" -gt 500 ] && grep -q '"sched_switch"' "$TMP/v7.csv" &&
 else
 	fail compared-rows "only $rows rows compared, or no sched_switch / marker slice"
 fi
+# CPUSTAT: every record trace-cmd read, in ftrace_cpu_read_events_end.
+expect_eq read-events "$events" "$(tp_query "$TMP/v7.dat" "select sum(value) from stats where name = 'ftrace_cpu_read_events_end'")"
 expect_eq trace-type trace_dat "$(tp_query "$TMP/v7.dat" "select str_value from metadata where name = 'trace_type'" | tr -d '"')"
+
+# An 8 KiB buffer overflows: the pages' lost-event counts add up to what
+# trace-cmd report prints ("[N EVENTS DROPPED]") and to the overruns.
+flock 9
+if mkdir "$inst" 2>/dev/null; then
+	echo 8 >"$inst/buffer_size_kb"
+	echo 1 >"$inst/events/sched/enable"
+	echo 1 >"$inst/tracing_on"
+	i=0
+	while [ $i -lt 30 ]; do
+		ls /proc >/dev/null
+		i=$((i + 1))
+	done
+	echo 0 >"$inst/tracing_on"
+	trace-cmd extract -B "${inst##*/}" -o "$TMP/ov.dat" >/dev/null 2>&1
+fi
+flock -u 9
+if [ -s "$TMP/ov.dat" ]; then
+	dropped=$(trace-cmd report "$TMP/ov.dat" 2>/dev/null | sed -n 's/.*\[\([0-9]*\) EVENTS DROPPED\].*/\1/p' | awk '{s += $1} END {print s + 0}')
+	missed=$(tp_query "$TMP/ov.dat" "select value from stats where name = 'trace_dat_missed_events'")
+	overrun=$(tp_query "$TMP/ov.dat" "select sum(value) from stats where name = 'ftrace_cpu_overrun_end'")
+	if [ "$dropped" -eq 0 ]; then
+		skip dropped-events "the 8 KiB buffer did not overflow"
+	elif [ "$missed" = "$dropped" ] && [ "$overrun" = "$dropped" ]; then
+		pass dropped-events
+	else
+		fail dropped-events "trace-cmd: $dropped dropped; trace_dat_missed_events $missed, overruns $overrun"
+	fi
+else
+	skip dropped-events "no overflowing recording"
+fi
 
 # Cut files: one line, exit 1, when the metadata is cut; a partial load
 # with trace_dat_truncated when per-cpu data is.

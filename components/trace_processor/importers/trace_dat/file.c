@@ -237,6 +237,46 @@ static void set_clock(struct trace_dat *td, const char *s, size_t n)
 	(void)n;
 }
 
+/* A CPUSTAT option: a cpu's per_cpu/cpuN/stats when the data was taken
+ * ("CPU: 1\nentries: 0\noverrun: 0\ncommit overrun: 0\n..."). Perfetto's
+ * ftrace_cpu_*_end stats, summed over the buffers (each has its own). */
+static void cpustat(struct trace_dat *td, const char *s, size_t n)
+{
+	static const struct {
+		const char *key;
+		enum tp_istat stat;
+	} keys[] = {
+	    {"entries: ", TP_ISTAT_ftrace_cpu_entries_end},
+	    {"overrun: ", TP_ISTAT_ftrace_cpu_overrun_end},
+	    {"commit overrun: ", TP_ISTAT_ftrace_cpu_commit_overrun_end},
+	    {"bytes: ", TP_ISTAT_ftrace_cpu_bytes_end},
+	    {"dropped events: ", TP_ISTAT_ftrace_cpu_dropped_events_end},
+	    {"read events: ", TP_ISTAT_ftrace_cpu_read_events_end},
+	};
+	const char *e = s + n, *l = s;
+	uint64_t cpu = UINT64_MAX;
+	while (l < e) {
+		const char *nl = memchr(l, '\n', (size_t)(e - l));
+		size_t ln = (size_t)((nl ? nl : e) - l);
+		uint64_t v;
+		if (ln > 5 && memcmp(l, "CPU: ", 5) == 0) {
+			if (tb_dec_prefix(l + 5, ln - 5, &cpu) == 0 || cpu >= TD_MAX_CPUS)
+				return;
+		} else if (cpu != UINT64_MAX) {
+			for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+				size_t k = strlen(keys[i].key);
+				int64_t old = 0;
+				if (ln <= k || memcmp(l, keys[i].key, k) != 0 ||
+				    tb_dec_prefix(l + k, ln - k, &v) == 0 || v > INT64_MAX)
+					continue;
+				tp_istat_get(td->tp, keys[i].stat, (int64_t)cpu, &old);
+				tp_istat_set(td->tp, keys[i].stat, (int64_t)cpu, old + (int64_t)v);
+			}
+		}
+		l = nl ? nl + 1 : e;
+	}
+}
+
 /* One option; sections is where v7 keeps the offsets of the metadata. */
 static int option(struct trace_dat *td, uint16_t id, const uint8_t *p, uint32_t n,
                   uint64_t *sections)
@@ -280,6 +320,9 @@ static int option(struct trace_dat *td, uint16_t id, const uint8_t *p, uint32_t 
 		}
 		return r.bad ? cut(td, "buffer option") : 0;
 	}
+	case 2: /* CPUSTAT */
+		cpustat(td, (const char *)p, n);
+		return 0;
 	case 7: { /* OFFSET: "%lld" added to every ts */
 		char buf[32];
 		size_t k = n < sizeof buf - 1 ? n : sizeof buf - 1;

@@ -12,6 +12,10 @@
  *           30 time extend   u32 array: delta += array << 27
  *           31 time stamp    u32 array: absolute ts (array << 27 | delta)
  *
+ * A page whose commit has bit 31 set follows lost events (the ring buffer
+ * overwrote or dropped them): their number (stored after the records when
+ * bit 30 is set, else 1) is added to trace_dat_missed_events, as
+ * trace-cmd report prints "[N EVENTS DROPPED]".
  * A record's ts is the page's plus every delta before it. A page whose
  * commit does not fit is skipped (trace_dat_page_corrupt); a record that
  * runs past its page ends the page.
@@ -19,6 +23,8 @@
 #include "trace_dat_int.h"
 
 #define TD_COMMIT_MASK ((1ull << 27) - 1) /* the flags live above */
+#define TD_MISSED_EVENTS (1ull << 31)     /* events were lost before the page */
+#define TD_MISSED_STORED (1ull << 30)     /* ... and their count follows its records */
 #define TD_ABS_TS_MASK ((1ull << 59) - 1)
 
 /* The next area of pages: the raw data, or the next inflated chunk. */
@@ -54,6 +60,21 @@ static bool next_area(struct trace_dat *td, struct td_cpu *c)
 	return true;
 }
 
+/* Events were lost before this page: how many is stored after its
+ * records when the kernel had room (bit 30), else it is not known (1). */
+static void missed(struct trace_dat *td, const uint8_t *pg, size_t avail, uint64_t commit,
+                   uint64_t flags)
+{
+	uint64_t n = 1, at = td->hp_data_off + commit;
+	if ((flags & TD_MISSED_STORED) && at + td->hp_commit_size <= avail &&
+	    at + td->hp_commit_size <= td->page_size)
+		n = td->hp_commit_size == 8 ? td_r64(td, pg + at) : td_r32(td, pg + at);
+	if (n > INT32_MAX)
+		n = 1;
+	tp_stat_set(td->tp, TP_STAT_trace_dat_missed_events,
+	            (int64_t)(td->tp->stats[TP_STAT_trace_dat_missed_events] + n));
+}
+
 /* The next page with records into c->p / c->pe; false at the end. */
 static bool next_page(struct trace_dat *td, struct td_cpu *c)
 {
@@ -69,6 +90,7 @@ static bool next_page(struct trace_dat *td, struct td_cpu *c)
 		}
 		uint64_t commit = td->hp_commit_size == 8 ? td_r64(td, pg + td->hp_commit_off)
 		                                          : td_r32(td, pg + td->hp_commit_off);
+		uint64_t flags = commit;
 		commit &= TD_COMMIT_MASK;
 		if (commit > td->page_size - td->hp_data_off) {
 			tp_stat_inc(td->tp, TP_STAT_trace_dat_page_corrupt);
@@ -78,6 +100,8 @@ static bool next_page(struct trace_dat *td, struct td_cpu *c)
 			tp_stat_inc(td->tp, TP_STAT_trace_dat_truncated);
 			commit = avail - td->hp_data_off;
 		}
+		if (flags & TD_MISSED_EVENTS)
+			missed(td, pg, avail, commit, flags);
 		c->ts = (int64_t)td_r64(td, pg + td->hp_ts_off);
 		c->p = pg + td->hp_data_off;
 		c->pe = c->p + commit;
