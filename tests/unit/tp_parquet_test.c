@@ -683,3 +683,47 @@ TEST(tp_parquet_dictionary)
 	/* Six words in 3000 rows, three columns: far smaller than PLAIN. */
 	CHECK(n < 6000);
 }
+
+TEST(tp_parquet_bulk_ints)
+{
+	char path[64];
+	int fd = tmp_fd(path, sizeof path);
+	CHECK(fd >= 0);
+	const char *names[] = {"v"};
+	struct tp_pq_writer *w = tp_pq_new(fd, 1, names, NULL);
+	int64_t v[300];
+	for (int i = 0; i < 300; i++)
+		v[i] = (int64_t)(i - 150) * 1000000007LL;
+	tp_pq_i64s(w, 0, v, 100);
+	tp_pq_null(w, 0);
+	tp_pq_i64s(w, 0, v + 100, 200);
+	int rc = tp_pq_end_rows(w, 301);
+	if (rc == 0)
+		rc = tp_pq_finish(w);
+	tp_pq_free(w);
+	close(fd);
+	size_t n = 0;
+	uint8_t *f = slurp(path, &n);
+	unlink(path);
+	struct meta m;
+	int mrc = f ? read_meta(f, n, &m) : -1;
+	uint8_t def[301];
+	const uint8_t *p = NULL;
+	int prc = mrc == 0 ? read_page(f, n, m.ch[0][0].offset, def, 301, &p) : -1;
+	int ok = prc == 0 && def[100] == 0;
+	for (int i = 0, j = 0; ok && i < 301; i++) {
+		if (i == 100)
+			continue;
+		int64_t x;
+		memcpy(&x, p + 8 * j, 8);
+		ok = def[i] == 1 && x == v[j];
+		j++;
+	}
+	tb_free(f);
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(mrc, 0);
+	CHECK(ok);
+	CHECK_EQ(m.ch[0][0].min, -150LL * 1000000007LL);
+	CHECK_EQ(m.ch[0][0].max, 149LL * 1000000007LL);
+	CHECK_EQ(m.ch[0][0].nulls, 1);
+}

@@ -378,6 +378,31 @@ void tp_pq_i64(struct tp_pq_writer *w, uint32_t col, int64_t v)
 	w->buffered += 1 + c->vals.len - before;
 }
 
+void tp_pq_i64s(struct tp_pq_writer *w, uint32_t col, const int64_t *v, size_t n)
+{
+	struct pq_col *c = &w->cols[col];
+	if (c->type == TP_PQ_UNSET)
+		c->type = TP_PQ_INT64;
+	if (c->type != TP_PQ_INT64 || n == 0) {
+		for (size_t i = 0; i < n; i++)
+			tp_pq_i64(w, col, v[i]);
+		return;
+	}
+	int64_t lo = c->has_minmax ? c->min.i : v[0], hi = c->has_minmax ? c->max.i : v[0];
+	for (size_t i = 0; i < n; i++) {
+		lo = v[i] < lo ? v[i] : lo;
+		hi = v[i] > hi ? v[i] : hi;
+	}
+	c->min.i = lo;
+	c->max.i = hi;
+	c->has_minmax = true;
+	put_bytes(c, v, n * 8);
+	PQ_ROOM(&c->def, n);
+	memset(c->def.data + c->def.len, 1, n);
+	c->def.len += n;
+	w->buffered += 9 * n;
+}
+
 void tp_pq_dbl(struct tp_pq_writer *w, uint32_t col, double v)
 {
 	struct pq_col *c = &w->cols[col];

@@ -62,6 +62,8 @@ void tp_pq_set_type(struct tp_pq_writer *w, uint32_t col, enum tp_pq_type type);
 void tp_pq_null(struct tp_pq_writer *w, uint32_t col);
 void tp_pq_i64(struct tp_pq_writer *w, uint32_t col, int64_t v);
 void tp_pq_dbl(struct tp_pq_writer *w, uint32_t col, double v);
+/* n non-NULL integers at once (the fast path of storage columns). */
+void tp_pq_i64s(struct tp_pq_writer *w, uint32_t col, const int64_t *v, size_t n);
 void tp_pq_str(struct tp_pq_writer *w, uint32_t col, const char *s, size_t len);
 /* A string the caller identifies by id (the same bytes whenever the id is
  * the same; a string pool id): the column is dictionary-encoded, each

@@ -248,15 +248,34 @@ static int64_t cpu_ns(void)
 static void write_block(struct tp_pq_writer *w, uint32_t col, struct tp *tp,
                         const struct tp_table_desc *d, int c, uint32_t r0, uint32_t r1)
 {
+	int64_t buf[1024];
 	if (c < 0) {
-		for (uint32_t r = r0; r < r1; r++)
-			tp_pq_i64(w, col, r);
+		for (uint32_t r = r0; r < r1;) {
+			size_t k = 0;
+			for (; k < 1024 && r < r1; k++, r++)
+				buf[k] = r;
+			tp_pq_i64s(w, col, buf, k);
+		}
 		return;
 	}
 	const struct tp_col_desc *cd = &d->cols[c];
 	const void *data = NULL;
 	if (!(cd->flags & TP_COL_COMPUTED))
 		data = *(const void *const *)((const char *)&tp->t + d->offset + cd->offset);
+	/* Non-nullable integers: whole runs at once. */
+	if (data && cd->type == TP_I64) {
+		tp_pq_i64s(w, col, (const int64_t *)data + r0, r1 - r0);
+		return;
+	}
+	if (data && cd->type == TP_U32) {
+		for (uint32_t r = r0; r < r1;) {
+			size_t k = 0;
+			for (; k < 1024 && r < r1; k++, r++)
+				buf[k] = ((const uint32_t *)data)[r];
+			tp_pq_i64s(w, col, buf, k);
+		}
+		return;
+	}
 	for (uint32_t r = r0; r < r1; r++) {
 		union {
 			int64_t i;
