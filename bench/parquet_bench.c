@@ -7,8 +7,9 @@
  * 64 MB to the load's peak). Prints figures; asserts nothing.
  *
  *   parquet_bench              the traces tp_bench makes in out/bench/
- *                              (synth.pftrace, sched-compact.pftrace,
- *                              synth.json), those that exist
+ *                              (synth-200mb.pftrace, .sched-compact.pftrace,
+ *                              .json, .ftrace.txt; TB_BENCH_MB=N for
+ *                              synth-Nmb.*), those that exist
  *   parquet_bench FILE...      these traces
  *   parquet_bench one FILE     one trace (what the parent runs)
  */
@@ -54,7 +55,7 @@ static int feed(void *ctx, const uint8_t *p, size_t n)
 
 static uint64_t dir_bytes(const char *dir, unsigned *files)
 {
-	char cmd[512];
+	char cmd[600];
 	snprintf(cmd, sizeof cmd, "du -sb '%s'; ls '%s' | wc -l", dir, dir);
 	FILE *p = popen(cmd, "r");
 	unsigned long long b = 0;
@@ -93,7 +94,7 @@ static int one(const char *path)
 	long rss = peak_rss_kb();
 	unsigned files = 0;
 	uint64_t bytes = dir_bytes(dir, &files);
-	char cmd[300];
+	char cmd[320];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "parquet_bench: cannot remove %s\n", dir);
@@ -111,11 +112,19 @@ static int one(const char *path)
 
 int main(int argc, char **argv)
 {
-	static const char *const defaults[] = {OUT_DIR "/synth.pftrace",
-	                                       OUT_DIR "/sched-compact.pftrace",
-	                                       OUT_DIR "/synth.json", NULL};
+	static const char *const exts[] = {"pftrace", "sched-compact.pftrace", "json",
+	                                   "ftrace.txt"};
+	char defaults_buf[4][256];
+	const char *defaults[5] = {NULL};
+	const char *mbs = getenv("TB_BENCH_MB");
+	unsigned long mb = mbs ? strtoul(mbs, NULL, 10) : 200;
 	if (argc == 3 && strcmp(argv[1], "one") == 0)
 		return one(argv[2]);
+	for (int i = 0; i < 4; i++) {
+		snprintf(defaults_buf[i], sizeof defaults_buf[i], OUT_DIR "/synth-%lumb.%s", mb,
+		         exts[i]);
+		defaults[i] = defaults_buf[i];
+	}
 	const char *const *list = argc > 1 ? (const char *const *)argv + 1 : defaults;
 	int ran = 0;
 	for (; *list; list++) {

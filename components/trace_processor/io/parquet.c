@@ -16,6 +16,10 @@
  *   [the non-NULL values, PLAIN: INT64/DOUBLE 8 bytes, INT32 4 bytes,
  *    BYTE_ARRAY u32 length + bytes]
  *
+ * A dictionary-encoded string chunk (tp_pq_str_id) is a dictionary page
+ * (its distinct strings, PLAIN) and a data page whose values are
+ * [u8 bit width][indices: RLE/bit-packed hybrid] (RLE_DICTIONARY).
+ *
  * PageHeader and FileMetaData are Thrift structs in the compact protocol:
  * a field is a byte (delta of field id << 4 | type), or the type byte and a
  * zigzag varint id when the delta is not 1..15; integers are zigzag
@@ -47,8 +51,10 @@ enum {
 	PQ_CONV_UTF8 = 0,
 	PQ_ENC_PLAIN = 0,
 	PQ_ENC_RLE = 3,
+	PQ_ENC_RLE_DICTIONARY = 8,
 	PQ_CODEC_UNCOMPRESSED = 0,
 	PQ_PAGE_DATA = 0,
+	PQ_PAGE_DICTIONARY = 2,
 };
 
 /* Thrift compact protocol types. */
@@ -152,7 +158,8 @@ static void th_end(struct thrift *t)
 /* What the footer needs of one written column chunk. */
 struct pq_chunk {
 	uint64_t offset, size, nvalues, nnulls;
-	bool has_minmax;
+	uint64_t data_offset; /* offset is the dictionary page's when dict */
+	bool has_minmax, dict;
 	union {
 		int64_t i;
 		double d;
@@ -170,6 +177,12 @@ struct pq_col {
 		int64_t i;
 		double d;
 	} min, max;
+	/* Dictionary mode (tp_pq_str_id) for the buffered row group: vals
+	 * holds the dictionary (PLAIN), idx an index per non-NULL value. */
+	bool dict, by_bytes;  /* by_bytes: tp_pq_str's, keyed by hash */
+	struct hmap dict_map; /* caller's id (or entry, by hash) -> index */
+	VEC(size_t) dict_at;  /* by_bytes: entry -> its offset in vals */
+	VEC(uint32_t) idx;
 	VEC(struct pq_chunk) chunks; /* one per written row group */
 };
 
@@ -229,6 +242,9 @@ void tp_pq_free(struct tp_pq_writer *w)
 		vec_release(&w->cols[i].def);
 		vec_release(&w->cols[i].vals);
 		vec_release(&w->cols[i].chunks);
+		vec_release(&w->cols[i].idx);
+		vec_release(&w->cols[i].dict_at);
+		hmap_release(&w->cols[i].dict_map);
 	}
 	tb_free(w->cols);
 	vec_release(&w->groups);
@@ -355,11 +371,36 @@ void tp_pq_i64(struct tp_pq_writer *w, uint32_t col, int64_t v)
 		put_dbl(c, (double)v);
 		break;
 	default:
-		put_str(c, buf, (size_t)snprintf(buf, sizeof buf, "%" PRId64, v));
-		break;
+		tp_pq_str(w, col, buf, (size_t)snprintf(buf, sizeof buf, "%" PRId64, v));
+		return;
 	}
 	put_def(c, 1);
 	w->buffered += 1 + c->vals.len - before;
+}
+
+void tp_pq_i64s(struct tp_pq_writer *w, uint32_t col, const int64_t *v, size_t n)
+{
+	struct pq_col *c = &w->cols[col];
+	if (c->type == TP_PQ_UNSET)
+		c->type = TP_PQ_INT64;
+	if (c->type != TP_PQ_INT64 || n == 0) {
+		for (size_t i = 0; i < n; i++)
+			tp_pq_i64(w, col, v[i]);
+		return;
+	}
+	int64_t lo = c->has_minmax ? c->min.i : v[0], hi = c->has_minmax ? c->max.i : v[0];
+	for (size_t i = 0; i < n; i++) {
+		lo = v[i] < lo ? v[i] : lo;
+		hi = v[i] > hi ? v[i] : hi;
+	}
+	c->min.i = lo;
+	c->max.i = hi;
+	c->has_minmax = true;
+	put_bytes(c, v, n * 8);
+	PQ_ROOM(&c->def, n);
+	memset(c->def.data + c->def.len, 1, n);
+	c->def.len += n;
+	w->buffered += 9 * n;
 }
 
 void tp_pq_dbl(struct tp_pq_writer *w, uint32_t col, double v)
@@ -388,11 +429,26 @@ void tp_pq_dbl(struct tp_pq_writer *w, uint32_t col, double v)
 		                                : (int32_t)v);
 		break;
 	default:
-		put_str(c, buf, (size_t)snprintf(buf, sizeof buf, "%.17g", v));
-		break;
+		tp_pq_str(w, col, buf, (size_t)snprintf(buf, sizeof buf, "%.17g", v));
+		return;
 	}
 	put_def(c, 1);
 	w->buffered += 1 + c->vals.len - before;
+}
+
+struct dict_key {
+	const struct pq_col *c;
+	const char *s;
+	uint32_t len;
+};
+
+static bool dict_eq(const void *ctx, uint64_t entry)
+{
+	const struct dict_key *k = ctx;
+	const uint8_t *at = k->c->vals.data + k->c->dict_at.data[entry];
+	uint32_t len;
+	memcpy(&len, at, 4);
+	return len == k->len && memcmp(at + 4, k->s, len) == 0;
 }
 
 void tp_pq_str(struct tp_pq_writer *w, uint32_t col, const char *s, size_t len)
@@ -404,9 +460,52 @@ void tp_pq_str(struct tp_pq_writer *w, uint32_t col, const char *s, size_t len)
 		tp_pq_null(w, col);
 		return;
 	}
-	put_str(c, s, len);
+	/* Strings are dictionary-encoded, keyed by their bytes. */
+	if (!c->dict && c->def.len == c->nnulls)
+		c->dict = c->by_bytes = true;
+	TB_CHECK(c->by_bytes); /* one way per row group */
+	struct dict_key k = {c, s, (uint32_t)len};
+	uint64_t h = tb_hash_bytes(s, len, 0);
+	size_t slot = hmap_lookup(&c->dict_map, h, dict_eq, &k);
+	uint32_t index;
+	if (slot == HMAP_END) {
+		index = (uint32_t)c->dict_at.len;
+		vec_push(&c->dict_at, c->vals.len);
+		hmap_insert(&c->dict_map, h, index, index);
+		put_str(c, s, len);
+		w->buffered += 4 + len;
+	} else {
+		index = (uint32_t)c->dict_map.slots[slot].val;
+	}
+	PQ_ROOM(&c->idx, 1);
+	c->idx.data[c->idx.len++] = index;
 	put_def(c, 1);
-	w->buffered += 5 + len;
+	w->buffered += 5;
+}
+
+void tp_pq_str_id(struct tp_pq_writer *w, uint32_t col, uint32_t id, const char *s, size_t len)
+{
+	struct pq_col *c = &w->cols[col];
+	if (c->type == TP_PQ_UNSET)
+		c->type = TP_PQ_STRING;
+	if (c->type != TP_PQ_STRING) {
+		tp_pq_null(w, col);
+		return;
+	}
+	if (!c->dict && c->def.len == c->nnulls)
+		c->dict = true;            /* no value yet in this row group */
+	TB_CHECK(c->dict && !c->by_bytes); /* one way per row group */
+	bool is_new;
+	uint64_t *slot = hmap_upsert(&c->dict_map, id, &is_new);
+	if (is_new) {
+		*slot = c->dict_map.len - 1;
+		put_str(c, s, len);
+		w->buffered += 4 + len;
+	}
+	PQ_ROOM(&c->idx, 1);
+	c->idx.data[c->idx.len++] = (uint32_t)*slot;
+	put_def(c, 1);
+	w->buffered += 5;
 }
 
 /* ---- writing a row group ----------------------------------------------------- */
@@ -448,6 +547,38 @@ static void encode_levels(const uint8_t *lv, size_t n, struct thrift *out)
 		}
 		if (i > n)
 			i = n;
+	}
+}
+
+/* Dictionary indices of n values: one RLE run when there is one entry,
+ * else bit-packed groups of 8 at the smallest width that holds them. */
+static void encode_indices(const uint32_t *v, size_t n, uint32_t ndict, struct thrift *out)
+{
+	int width = 1;
+	while (width < 32 && (ndict - 1) >> width)
+		width++;
+	th_byte(out, (uint8_t)width);
+	if (n == 0)
+		return;
+	if (ndict == 1) {
+		th_varint(out, (uint64_t)n << 1);
+		for (int b = 0; b < (width + 7) / 8; b++)
+			th_byte(out, 0);
+		return;
+	}
+	size_t groups = (n + 7) / 8;
+	th_varint(out, (uint64_t)groups << 1 | 1);
+	vec_reserve(&out->b, groups * (size_t)width);
+	uint64_t acc = 0;
+	int bits = 0;
+	for (size_t i = 0; i < groups * 8; i++) {
+		acc |= (uint64_t)(i < n ? v[i] : 0) << bits;
+		bits += width;
+		while (bits >= 8) {
+			out->b.data[out->b.len++] = (uint8_t)acc;
+			acc >>= 8;
+			bits -= 8;
+		}
 	}
 }
 
@@ -507,8 +638,15 @@ static int flush_col(struct tp_pq_writer *w, struct pq_col *c, struct pq_chunk *
 	else
 		encode_levels(c->def.data, n, &lv);
 	uint32_t lvlen = (uint32_t)lv.b.len;
-	size_t page = 4 + lv.b.len + c->vals.len;
-	if (page > INT32_MAX) {
+	/* With a dictionary, the data page holds indices and vals the
+	 * dictionary page. */
+	struct thrift ix = {0}, dhdr = {0};
+	if (c->dict)
+		encode_indices(c->idx.data, c->idx.len, (uint32_t)c->dict_map.len, &ix);
+	const uint8_t *body = c->dict ? ix.b.data : c->vals.data;
+	size_t body_len = c->dict ? ix.b.len : c->vals.len;
+	size_t page = 4 + lv.b.len + body_len;
+	if (page > INT32_MAX || c->vals.len > INT32_MAX) {
 		rc = tb_err_set(&w->err, -EFBIG, "page of column '%s' too large", c->name);
 		goto out;
 	}
@@ -517,13 +655,28 @@ static int flush_col(struct tp_pq_writer *w, struct pq_col *c, struct pq_chunk *
 	th_i32(&hdr, 3, (int32_t)page);
 	th_begin(&hdr, 5);
 	th_i32(&hdr, 1, (int32_t)n);
-	th_i32(&hdr, 2, PQ_ENC_PLAIN);
+	th_i32(&hdr, 2, c->dict ? PQ_ENC_RLE_DICTIONARY : PQ_ENC_PLAIN);
 	th_i32(&hdr, 3, PQ_ENC_RLE);
 	th_i32(&hdr, 4, PQ_ENC_RLE);
 	th_end(&hdr);
 	th_byte(&hdr, CT_STOP);
 
 	ch->offset = w->offset;
+	ch->dict = c->dict;
+	if (c->dict) {
+		th_i32(&dhdr, 1, PQ_PAGE_DICTIONARY);
+		th_i32(&dhdr, 2, (int32_t)c->vals.len);
+		th_i32(&dhdr, 3, (int32_t)c->vals.len);
+		th_begin(&dhdr, 7);
+		th_i32(&dhdr, 1, (int32_t)c->dict_map.len);
+		th_i32(&dhdr, 2, PQ_ENC_PLAIN);
+		th_end(&dhdr);
+		th_byte(&dhdr, CT_STOP);
+		if ((rc = pq_write(w, dhdr.b.data, dhdr.b.len)) < 0 ||
+		    (c->vals.len && (rc = pq_write(w, c->vals.data, c->vals.len)) < 0))
+			goto out;
+	}
+	ch->data_offset = w->offset;
 	ch->nvalues = n;
 	ch->nnulls = c->nnulls;
 	ch->has_minmax = c->has_minmax;
@@ -531,13 +684,15 @@ static int flush_col(struct tp_pq_writer *w, struct pq_col *c, struct pq_chunk *
 	ch->max.i = c->max.i;
 	if ((rc = pq_write(w, hdr.b.data, hdr.b.len)) < 0 || (rc = pq_write(w, &lvlen, 4)) < 0 ||
 	    (rc = pq_write(w, lv.b.data, lv.b.len)) < 0 ||
-	    (c->vals.len && (rc = pq_write(w, c->vals.data, c->vals.len)) < 0))
+	    (body_len && (rc = pq_write(w, body, body_len)) < 0))
 		goto out;
 	ch->size = w->offset - ch->offset;
 	rc = 0;
 out:
 	vec_release(&lv.b);
 	vec_release(&hdr.b);
+	vec_release(&ix.b);
+	vec_release(&dhdr.b);
 	return rc;
 }
 
@@ -554,6 +709,10 @@ static int flush_group(struct tp_pq_writer *w)
 			return rc;
 		vec_clear(&c->def);
 		vec_clear(&c->vals);
+		vec_clear(&c->idx);
+		vec_clear(&c->dict_at);
+		hmap_clear(&c->dict_map);
+		c->dict = c->by_bytes = false;
 		c->nnulls = 0;
 		c->has_minmax = false;
 	}
@@ -606,9 +765,11 @@ static void th_chunk(struct thrift *t, const struct pq_col *c, const struct pq_c
 	th_i64(t, 2, (int64_t)ch->offset);
 	th_begin(t, 3);
 	th_i32(t, 1, pq_physical(c->type));
-	th_list(t, 2, CT_I32, 2);
+	th_list(t, 2, CT_I32, ch->dict ? 3 : 2);
 	th_zigzag(t, PQ_ENC_PLAIN);
 	th_zigzag(t, PQ_ENC_RLE);
+	if (ch->dict)
+		th_zigzag(t, PQ_ENC_RLE_DICTIONARY);
 	th_list(t, 3, CT_BINARY, 1);
 	th_varint(t, strlen(c->name));
 	for (const char *p = c->name; *p; p++)
@@ -617,7 +778,9 @@ static void th_chunk(struct thrift *t, const struct pq_col *c, const struct pq_c
 	th_i64(t, 5, (int64_t)ch->nvalues);
 	th_i64(t, 6, (int64_t)ch->size);
 	th_i64(t, 7, (int64_t)ch->size);
-	th_i64(t, 9, (int64_t)ch->offset);
+	th_i64(t, 9, (int64_t)ch->data_offset);
+	if (ch->dict)
+		th_i64(t, 11, (int64_t)ch->offset);
 	th_stats(t, 12, c->type, ch->nnulls, ch->has_minmax, &ch->min, &ch->max);
 	th_end(t);
 	th_end(t);

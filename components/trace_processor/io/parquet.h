@@ -62,7 +62,14 @@ void tp_pq_set_type(struct tp_pq_writer *w, uint32_t col, enum tp_pq_type type);
 void tp_pq_null(struct tp_pq_writer *w, uint32_t col);
 void tp_pq_i64(struct tp_pq_writer *w, uint32_t col, int64_t v);
 void tp_pq_dbl(struct tp_pq_writer *w, uint32_t col, double v);
+/* n non-NULL integers at once (the fast path of storage columns). */
+void tp_pq_i64s(struct tp_pq_writer *w, uint32_t col, const int64_t *v, size_t n);
 void tp_pq_str(struct tp_pq_writer *w, uint32_t col, const char *s, size_t len);
+/* A string the caller identifies by id (the same bytes whenever the id is
+ * the same; a string pool id): the column is dictionary-encoded, each
+ * distinct id stored once per row group. A column takes its strings one
+ * way per row group: only tp_pq_str_id (and tp_pq_null) from the first. */
+void tp_pq_str_id(struct tp_pq_writer *w, uint32_t col, uint32_t id, const char *s, size_t len);
 
 /* Every column received n more values: count them as rows, and write the
  * row group out when it is full. Returns 0 or -errno (write failure; the
