@@ -35,18 +35,32 @@ static int trace_dat_parse(struct tp_importer *imp, const uint8_t *p, size_t n)
 	struct trace_dat *td = (struct trace_dat *)(void *)imp;
 	if (n == 0)
 		return 0;
-	if (td->in.len + n > TD_MAX_FILE || vec_try_reserve(&td->in, n) < 0)
+	if ((uint64_t)td->in.len + n > TD_MAX_FILE || vec_try_reserve(&td->in, n) < 0)
 		return tp_fail(td->tp, -EFBIG, "trace.dat: the file is too large to load");
 	memcpy(td->in.data + td->in.len, p, n);
 	td->in.len += n;
 	return 0;
 }
 
+/* (a * m) >> s on the 96-bit product, in 64-bit arithmetic (no __int128
+ * on 32-bit targets; the same result on every target). */
+static uint64_t mul_shift(uint64_t a, uint32_t m, uint32_t s)
+{
+	uint64_t lo = (a & 0xffffffffu) * m, hi = (a >> 32) * m;
+	uint64_t mid = (lo >> 32) + (hi & 0xffffffffu);
+	uint64_t top = (hi >> 32) + (mid >> 32);
+	uint64_t low = (mid << 32) | (lo & 0xffffffffu);
+	if (s == 0)
+		return low;
+	if (s >= 64)
+		return s >= 96 ? 0 : top >> (s - 64);
+	return (low >> s) | (top << (64 - s));
+}
+
 static int64_t convert_ts(const struct trace_dat *td, int64_t ts)
 {
 	if (td->tsc2nsec)
-		ts = (int64_t)(((unsigned __int128)(uint64_t)ts * td->tsc_mult) >> td->tsc_shift) +
-		     td->tsc_off;
+		ts = (int64_t)mul_shift((uint64_t)ts, td->tsc_mult, td->tsc_shift) + td->tsc_off;
 	return ts + td->ts_offset;
 }
 
