@@ -89,6 +89,33 @@ const char *tp_sql_errmsg(struct sqlite3 *db);
  * order; NULL past the last. */
 const char *tp_column_table_name(uint32_t i);
 
+/* ---- reading column tables (model/columns.c) ------------------------------ */
+
+/* The column tables read a block of rows at a time, with the values SQL
+ * shows (`SELECT * FROM __intrinsic_slice`): what export parquet writes
+ * without stepping SQLite row by row. Tables are numbered as for
+ * tp_column_table_name; their columns are those of SELECT *, column 0
+ * being id. */
+enum tp_value_type { TP_VALUE_INT, TP_VALUE_DOUBLE, TP_VALUE_STRING };
+/* The number of the column table called name, or -1. */
+int tp_column_table_find(const char *name);
+uint32_t tp_column_table_rows(const struct tp *tp, uint32_t table);
+uint32_t tp_column_count(uint32_t table);
+const char *tp_column_name(uint32_t table, uint32_t col);
+enum tp_value_type tp_column_type(uint32_t table, uint32_t col);
+/* Rows [row, row + n) of a column (row + n <= the table's rows): out[k]
+ * the value (INT columns the integer, DOUBLE ones the double, STRING ones
+ * the string's id for tp_string), null[k] 1 for NULL (out[k] then 0) and
+ * 0 otherwise. Returns the number of NULLs. */
+union tp_value {
+	int64_t i;
+	double d;
+};
+uint32_t tp_column_read(const struct tp *tp, uint32_t table, uint32_t col, uint32_t row, uint32_t n,
+                        union tp_value *out, uint8_t *null);
+/* The text of string id (from tp_column_read; never 0) and its length. */
+const char *tp_string(const struct tp *tp, uint32_t id, size_t *len);
+
 /* ---- user SQL packages (sql/packages.c) ---------------------------------- */
 
 /* A module of a package: `INCLUDE PERFETTO MODULE <name>` runs sql, once. */

@@ -1,5 +1,6 @@
 # `trace_processor_shell export parquet` and `query --format`: every table
-# and view exported to Parquet, read back by DuckDB (npm @duckdb/node-api in
+# exported to Parquet (Perfetto's by default, every view too with
+# --all-views), read back by DuckDB (npm @duckdb/node-api in
 # out/test-tools, see build.sh ensure_npm_tools), equals `SELECT *` through
 # the shell on the same trace: NULLs, large integers, doubles and non-ASCII
 # strings included; the SQLite export read back by the sqlite3 CLI equals
@@ -121,6 +122,47 @@ if [ -n "$DUCK" ] && [ -d "$TMP/pq1" ] && [ -d "$TMP/pq2" ]; then
 	want=$(tps query --format json "$S" "SELECT 'sched_compact.pftrace' AS trace_id, count(*) AS n, sum(dur) AS d FROM sched UNION ALL SELECT 'second', count(*), sum(dur) FROM sched" 2>/dev/null)
 	expect_eq concat-two-traces "$want" "$got"
 fi
+
+# ---- what an export holds: Perfetto's tables, or every view with --all-views ----------
+# By default one file per Perfetto table (slice once, not slices,
+# thread_slice, __intrinsic_slice ...); --all-views writes every table and
+# view export sqlite writes, and the tables both write are the same bytes.
+if [ -d "$TMP/pq1" ]; then
+	expect_eq default-set "args clock_snapshot counter cpu cpu_profile_stack_sample flow ftrace_event gpu heap_graph heap_graph_object heap_profile_allocation logs machine memory_snapshot memory_snapshot_node metadata package_list perf_sample perf_session process process_memory_snapshot sched slice stack_profile_callsite stack_profile_frame stack_profile_mapping stack_profile_symbol stack_sample state stats thread thread_state trace_bounds trace_file track" \
+		"$(ls "$TMP/pq1" | sed 's/\.parquet$//' | tr '\n' ' ' | sed 's/ $//')"
+fi
+for i in 1 3; do
+	[ -d "$TMP/pq$i" ] || continue
+	t=$(printf '%s\n' $TRACES | sed -n "${i}p")
+	d=$TMP/all$i
+	if ! tps export parquet --all-views -o "$d" "$t" >/dev/null 2>"$TMP/aerr$i"; then
+		fail "all-views-$i" "$(cat "$TMP/aerr$i")"
+		continue
+	fi
+	nall=$(ls "$d" | wc -l)
+	[ "$nall" -gt 100 ] && pass "all-views-$i-tables" || fail "all-views-$i-tables" "$nall files"
+	same=1
+	for f in "$TMP/pq$i"/*.parquet; do
+		cmp -s "$f" "$d/$(basename "$f")" || same="$(basename "$f")"
+	done
+	expect_eq "all-views-$i-default-same-bytes" 1 "$same"
+	files=$(ls "$d"/*.parquet)
+	sql=
+	for f in $files; do sql="$sql SELECT * FROM \"$(basename "$f" .parquet)\";"; done
+	tps query --format json "$t" "$sql" >"$TMP/aours$i" 2>/dev/null
+	if [ -n "$DUCK" ]; then
+		# shellcheck disable=SC2086
+		duck rows $files >"$TMP/aduck$i" 2>&1
+		if cmp -s "$TMP/aours$i" "$TMP/aduck$i"; then
+			pass "all-views-$i-duckdb-equals-select"
+		else
+			fail "all-views-$i-duckdb-equals-select" "$(diff "$TMP/aours$i" "$TMP/aduck$i" | head -5)"
+		fi
+	else
+		skip "all-views-$i-duckdb" "no node with @duckdb/node-api in $TOOLS"
+	fi
+done
+expect_exit all-views-not-sqlite 1 tps export sqlite --all-views -o "$TMP/x.db" "$S"
 
 # ---- query --format ------------------------------------------------------------------
 Q=$(printf "SELECT 1 AS a, 'x\"y' AS b, NULL AS c, 2.5 AS d, 1e-7 AS e, 'h\303\251' AS f")

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -726,4 +727,112 @@ TEST(tp_parquet_bulk_ints)
 	CHECK_EQ(m.ch[0][0].min, -150LL * 1000000007LL);
 	CHECK_EQ(m.ch[0][0].max, 149LL * 1000000007LL);
 	CHECK_EQ(m.ch[0][0].nulls, 1);
+}
+
+static const char *bulk_text(void *ctx, uint32_t id, size_t *len)
+{
+	static const char *const words[] = {"", "alpha", "beta", "gamma"};
+	(*(int *)ctx)++;
+	*len = strlen(words[id]);
+	return words[id];
+}
+
+/* The bulk appends of export parquet's direct path: numbers with NULL flags
+ * (NaN a NULL too), strings by id looked up once per row group, a constant. */
+TEST(tp_parquet_bulk_nulls_ids)
+{
+	char path[64];
+	int fd = tmp_fd(path, sizeof path);
+	CHECK(fd >= 0);
+	const char *names[] = {"i", "d", "s", "c"};
+	struct tp_pq_writer *w = tp_pq_new(fd, 4, names, NULL);
+	enum { N = 1000 };
+	int64_t iv[N], ids[N];
+	double dv[N];
+	uint8_t null[N];
+	for (int k = 0; k < N; k++) {
+		null[k] = k % 7 == 3;
+		iv[k] = null[k] ? 0 : (int64_t)(k - 500) * 3;
+		dv[k] = k % 5 == 1 ? NAN : k * 0.5 - 100;
+		ids[k] = null[k] ? 0 : 1 + k % 3;
+	}
+	int lookups = 0;
+	tp_pq_nums(w, 0, iv, null, N, false);
+	tp_pq_nums(w, 1, dv, NULL, N, true);
+	tp_pq_str_ids(w, 2, ids, null, N, bulk_text, &lookups);
+	tp_pq_str_repeat(w, 3, "trace.pb", 8, N);
+	int rc = tp_pq_end_rows(w, N);
+	if (rc == 0)
+		rc = tp_pq_finish(w);
+	tp_pq_free(w);
+	close(fd);
+	size_t n = 0;
+	uint8_t *f = slurp(path, &n);
+	unlink(path);
+	struct meta m;
+	int mrc = f ? read_meta(f, n, &m) : -1;
+	uint8_t *def = tb_malloc(N);
+	const uint8_t **strs = tb_calloc(N, sizeof *strs);
+	uint32_t *lens = tb_calloc(N, sizeof *lens);
+	const uint8_t *p = NULL;
+	int ok = mrc == 0 && m.ngroups == 1 && lookups == 3;
+	/* Integers: NULL where flagged, the others in order. */
+	if (ok && read_page(f, n, m.ch[0][0].offset, def, N, &p) == 0) {
+		for (int k = 0, j = 0; k < N && ok; k++) {
+			int64_t x;
+			if (def[k] != !null[k]) {
+				ok = 0;
+				break;
+			}
+			if (!def[k])
+				continue;
+			memcpy(&x, p + 8 * j++, 8);
+			ok = x == iv[k];
+		}
+	} else {
+		ok = 0;
+	}
+	/* Doubles: NaN is NULL. */
+	if (ok && read_page(f, n, m.ch[0][1].offset, def, N, &p) == 0) {
+		for (int k = 0, j = 0; k < N && ok; k++) {
+			double x;
+			if (def[k] != !isnan(dv[k])) {
+				ok = 0;
+				break;
+			}
+			if (!def[k])
+				continue;
+			memcpy(&x, p + 8 * j++, 8);
+			ok = x == dv[k];
+		}
+	} else {
+		ok = 0;
+	}
+	static const char *const words[] = {"", "alpha", "beta", "gamma"};
+	for (int c = 2; c < 4 && ok; c++) {
+		if (read_dict_strings(f, n, &m.ch[0][c], def, N, strs, lens) < 0) {
+			ok = 0;
+			break;
+		}
+		for (int k = 0; k < N && ok; k++) {
+			const char *want = c == 3 ? "trace.pb" : words[ids[k]];
+			if (c == 2 && null[k])
+				ok = !def[k];
+			else
+				ok = def[k] && lens[k] == strlen(want) &&
+				     !memcmp(strs[k], want, lens[k]);
+		}
+	}
+	tb_free(def);
+	tb_free(strs);
+	tb_free(lens);
+	tb_free(f);
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(mrc, 0);
+	CHECK(ok);
+	CHECK_EQ(m.ch[0][0].min, -1500);
+	CHECK_EQ(m.ch[0][0].max, 499 * 3);
+	CHECK_EQ(m.ch[0][0].nulls, 143);
+	CHECK_EQ(m.ch[0][1].nulls, 200);
+	CHECK_EQ(m.ch[0][2].nulls, 143);
 }

@@ -155,15 +155,19 @@ static void th_end(struct thrift *t)
 
 /* ---- the writer ------------------------------------------------------------ */
 
+/* A number as the statistics keep it: int64 for integer columns (INT32
+ * ones too), double for DOUBLE ones. */
+union pq_num {
+	int64_t i;
+	double d;
+};
+
 /* What the footer needs of one written column chunk. */
 struct pq_chunk {
 	uint64_t offset, size, nvalues, nnulls;
 	uint64_t data_offset; /* offset is the dictionary page's when dict */
 	bool has_minmax, dict;
-	union {
-		int64_t i;
-		double d;
-	} min, max;
+	union pq_num min, max;
 };
 
 struct pq_col {
@@ -173,15 +177,18 @@ struct pq_col {
 	VEC(uint8_t) vals; /* the non-NULL values, PLAIN */
 	uint64_t nnulls;
 	bool has_minmax;
-	union {
-		int64_t i;
-		double d;
-	} min, max;
+	union pq_num min, max;
 	/* Dictionary mode (tp_pq_str_id) for the buffered row group: vals
 	 * holds the dictionary (PLAIN), idx an index per non-NULL value. */
 	bool dict, by_bytes;  /* by_bytes: tp_pq_str's, keyed by hash */
-	struct hmap dict_map; /* caller's id (or entry, by hash) -> index */
+	struct hmap dict_map; /* by_bytes: entry (by hash) -> index */
 	VEC(size_t) dict_at;  /* by_bytes: entry -> its offset in vals */
+	uint32_t ndict;       /* entries in the dictionary */
+	/* By id: slot[id] is the id's index + 1 (0: not in the dictionary),
+	 * ids the ids in the dictionary (to clear slot per row group). */
+	uint32_t *slot;
+	size_t nslot;
+	VEC(uint32_t) ids;
 	VEC(uint32_t) idx;
 	VEC(struct pq_chunk) chunks; /* one per written row group */
 };
@@ -244,6 +251,8 @@ void tp_pq_free(struct tp_pq_writer *w)
 		vec_release(&w->cols[i].chunks);
 		vec_release(&w->cols[i].idx);
 		vec_release(&w->cols[i].dict_at);
+		vec_release(&w->cols[i].ids);
+		tb_free(w->cols[i].slot);
 		hmap_release(&w->cols[i].dict_map);
 	}
 	tb_free(w->cols);
@@ -311,36 +320,21 @@ void tp_pq_null(struct tp_pq_writer *w, uint32_t col)
 	w->buffered++;
 }
 
-static inline void put_i64(struct pq_col *c, int64_t v)
+/* One non-NULL number of a number column: into the statistics (compared
+ * as the column's type) and PLAIN into vals, width bytes of it (8; 4 for
+ * INT32, the low half of the int64, little-endian). */
+static inline void put_num(struct pq_col *c, union pq_num v, size_t width)
 {
+	bool dbl = c->type == TP_PQ_DOUBLE;
 	if (!c->has_minmax) {
-		c->min.i = c->max.i = v;
+		c->min = c->max = v;
 		c->has_minmax = true;
-	} else if (v < c->min.i) {
-		c->min.i = v;
-	} else if (v > c->max.i) {
-		c->max.i = v;
+	} else if (dbl ? v.d < c->min.d : v.i < c->min.i) {
+		c->min = v;
+	} else if (dbl ? v.d > c->max.d : v.i > c->max.i) {
+		c->max = v;
 	}
-	put_bytes(c, &v, 8);
-}
-
-static inline void put_i32(struct pq_col *c, int32_t v)
-{
-	put_i64(c, v); /* the statistics, in int64 */
-	c->vals.len -= 4;
-}
-
-static inline void put_dbl(struct pq_col *c, double v)
-{
-	if (!c->has_minmax) {
-		c->min.d = c->max.d = v;
-		c->has_minmax = true;
-	} else if (v < c->min.d) {
-		c->min.d = v;
-	} else if (v > c->max.d) {
-		c->max.d = v;
-	}
-	put_bytes(c, &v, 8);
+	put_bytes(c, &v, width);
 }
 
 static inline void put_str(struct pq_col *c, const char *s, size_t n)
@@ -362,13 +356,13 @@ void tp_pq_i64(struct tp_pq_writer *w, uint32_t col, int64_t v)
 		c->type = TP_PQ_INT64;
 	switch (c->type) {
 	case TP_PQ_INT64:
-		put_i64(c, v);
+		put_num(c, (union pq_num){.i = v}, 8);
 		break;
 	case TP_PQ_INT32:
-		put_i32(c, (int32_t)v);
+		put_num(c, (union pq_num){.i = (int32_t)v}, 4);
 		break;
 	case TP_PQ_DOUBLE:
-		put_dbl(c, (double)v);
+		put_num(c, (union pq_num){.d = (double)v}, 8);
 		break;
 	default:
 		tp_pq_str(w, col, buf, (size_t)snprintf(buf, sizeof buf, "%" PRId64, v));
@@ -416,17 +410,21 @@ void tp_pq_dbl(struct tp_pq_writer *w, uint32_t col, double v)
 		c->type = TP_PQ_DOUBLE;
 	switch (c->type) {
 	case TP_PQ_DOUBLE:
-		put_dbl(c, v);
+		put_num(c, (union pq_num){.d = v}, 8);
 		break;
 	case TP_PQ_INT64:
-		put_i64(c, v >= 9.2233720368547758e18    ? INT64_MAX
-		           : v <= -9.2233720368547758e18 ? INT64_MIN
-		                                         : (int64_t)v);
+		put_num(c,
+		        (union pq_num){.i = v >= 9.2233720368547758e18    ? INT64_MAX
+		                            : v <= -9.2233720368547758e18 ? INT64_MIN
+		                                                          : (int64_t)v},
+		        8);
 		break;
 	case TP_PQ_INT32:
-		put_i32(c, v >= 2147483647.0    ? INT32_MAX
-		           : v <= -2147483648.0 ? INT32_MIN
-		                                : (int32_t)v);
+		put_num(c,
+		        (union pq_num){.i = v >= 2147483647.0    ? INT32_MAX
+		                            : v <= -2147483648.0 ? INT32_MIN
+		                                                 : (int32_t)v},
+		        4);
 		break;
 	default:
 		tp_pq_str(w, col, buf, (size_t)snprintf(buf, sizeof buf, "%.17g", v));
@@ -483,29 +481,191 @@ void tp_pq_str(struct tp_pq_writer *w, uint32_t col, const char *s, size_t len)
 	w->buffered += 5;
 }
 
-void tp_pq_str_id(struct tp_pq_writer *w, uint32_t col, uint32_t id, const char *s, size_t len)
+/* Start a column's strings by id (dictionary by id) if it has no value in
+ * this row group: false when the column is not a STRING one. */
+static bool begin_ids(struct tp_pq_writer *w, uint32_t col)
 {
 	struct pq_col *c = &w->cols[col];
 	if (c->type == TP_PQ_UNSET)
 		c->type = TP_PQ_STRING;
-	if (c->type != TP_PQ_STRING) {
-		tp_pq_null(w, col);
-		return;
-	}
+	if (c->type != TP_PQ_STRING)
+		return false;
 	if (!c->dict && c->def.len == c->nnulls)
 		c->dict = true;            /* no value yet in this row group */
 	TB_CHECK(c->dict && !c->by_bytes); /* one way per row group */
-	bool is_new;
-	uint64_t *slot = hmap_upsert(&c->dict_map, id, &is_new);
-	if (is_new) {
-		*slot = c->dict_map.len - 1;
+	return true;
+}
+
+/* The dictionary index of id, adding it (its bytes from text) if new. */
+static inline uint32_t id_index(struct tp_pq_writer *w, struct pq_col *c, uint32_t id,
+                                tp_pq_text_fn text, void *ctx)
+{
+	if (id >= c->nslot) {
+		size_t n = c->nslot ? c->nslot : 1024;
+		while (n <= id)
+			n *= 2;
+		c->slot = tb_realloc(c->slot, n * sizeof *c->slot);
+		memset(c->slot + c->nslot, 0, (n - c->nslot) * sizeof *c->slot);
+		c->nslot = n;
+	}
+	if (!c->slot[id]) {
+		size_t len;
+		const char *s = text(ctx, id, &len);
+		c->slot[id] = ++c->ndict;
+		vec_push(&c->ids, id);
 		put_str(c, s, len);
 		w->buffered += 4 + len;
 	}
+	return c->slot[id] - 1;
+}
+
+struct one_text {
+	const char *s;
+	size_t len;
+};
+
+static const char *one_text(void *ctx, uint32_t id, size_t *len)
+{
+	const struct one_text *t = ctx;
+	(void)id;
+	*len = t->len;
+	return t->s;
+}
+
+void tp_pq_str_id(struct tp_pq_writer *w, uint32_t col, uint32_t id, const char *s, size_t len)
+{
+	struct pq_col *c = &w->cols[col];
+	if (!begin_ids(w, col)) {
+		tp_pq_null(w, col);
+		return;
+	}
+	struct one_text t = {s, len};
+	uint32_t index = id_index(w, c, id, one_text, &t);
 	PQ_ROOM(&c->idx, 1);
-	c->idx.data[c->idx.len++] = (uint32_t)*slot;
+	c->idx.data[c->idx.len++] = index;
 	put_def(c, 1);
 	w->buffered += 5;
+}
+
+void tp_pq_str_ids(struct tp_pq_writer *w, uint32_t col, const void *ids, const uint8_t *null,
+                   size_t n, tp_pq_text_fn text, void *ctx)
+{
+	struct pq_col *c = &w->cols[col];
+	if (!begin_ids(w, col)) {
+		for (size_t k = 0; k < n; k++)
+			tp_pq_null(w, col);
+		return;
+	}
+	PQ_ROOM(&c->idx, n);
+	PQ_ROOM(&c->def, n);
+	uint32_t *idx = c->idx.data + c->idx.len;
+	uint8_t *def = c->def.data + c->def.len;
+	size_t m = 0;
+	uint32_t last_id = UINT32_MAX, last = 0;
+	for (size_t k = 0; k < n; k++) {
+		def[k] = !(null && null[k]);
+		if (!def[k])
+			continue;
+		int64_t x;
+		memcpy(&x, (const uint8_t *)ids + 8 * k, 8);
+		uint32_t id = (uint32_t)x;
+		if (id != last_id) {
+			last = id_index(w, c, id, text, ctx);
+			last_id = id;
+		}
+		idx[m++] = last;
+	}
+	c->idx.len += m;
+	c->def.len += n;
+	c->nnulls += n - m;
+	w->buffered += n + 4 * m;
+}
+
+void tp_pq_str_repeat(struct tp_pq_writer *w, uint32_t col, const char *s, size_t len, size_t n)
+{
+	struct pq_col *c = &w->cols[col];
+	if (!begin_ids(w, col)) {
+		for (size_t k = 0; k < n; k++)
+			tp_pq_null(w, col);
+		return;
+	}
+	struct one_text t = {s, len};
+	uint32_t index = id_index(w, c, 0, one_text, &t);
+	PQ_ROOM(&c->idx, n);
+	PQ_ROOM(&c->def, n);
+	for (size_t k = 0; k < n; k++)
+		c->idx.data[c->idx.len + k] = index;
+	memset(c->def.data + c->def.len, 1, n);
+	c->idx.len += n;
+	c->def.len += n;
+	w->buffered += 5 * n;
+}
+
+void tp_pq_nums(struct tp_pq_writer *w, uint32_t col, const void *v, const uint8_t *null, size_t n,
+                bool dbl)
+{
+	struct pq_col *c = &w->cols[col];
+	const uint8_t *p = v;
+	if (c->type == TP_PQ_UNSET)
+		c->type = dbl ? TP_PQ_DOUBLE : TP_PQ_INT64;
+	if (c->type != (dbl ? TP_PQ_DOUBLE : TP_PQ_INT64)) {
+		/* A conversion: value by value. */
+		for (size_t k = 0; k < n; k++) {
+			union pq_num x;
+			memcpy(&x, p + 8 * k, 8);
+			if (null && null[k])
+				tp_pq_null(w, col);
+			else if (dbl)
+				tp_pq_dbl(w, col, x.d);
+			else
+				tp_pq_i64(w, col, x.i);
+		}
+		return;
+	}
+	PQ_ROOM(&c->vals, 8 * n);
+	PQ_ROOM(&c->def, n);
+	uint8_t *out = c->vals.data + c->vals.len, *def = c->def.data + c->def.len;
+	union pq_num lo = c->min, hi = c->max;
+	bool any = c->has_minmax;
+	size_t m = 0;
+	if (!dbl) {
+		for (size_t k = 0; k < n; k++) {
+			int64_t x;
+			memcpy(&x, p + 8 * k, 8);
+			def[k] = !(null && null[k]);
+			if (!def[k])
+				continue;
+			if (!any) {
+				lo.i = hi.i = x;
+				any = true;
+			}
+			lo.i = x < lo.i ? x : lo.i;
+			hi.i = x > hi.i ? x : hi.i;
+			memcpy(out + 8 * m++, &x, 8);
+		}
+	} else {
+		for (size_t k = 0; k < n; k++) {
+			double x;
+			memcpy(&x, p + 8 * k, 8);
+			def[k] = !(null && null[k]) && !isnan(x);
+			if (!def[k])
+				continue;
+			if (!any) {
+				lo.d = hi.d = x;
+				any = true;
+			}
+			lo.d = x < lo.d ? x : lo.d;
+			hi.d = x > hi.d ? x : hi.d;
+			memcpy(out + 8 * m++, &x, 8);
+		}
+	}
+	c->min = lo;
+	c->max = hi;
+	c->has_minmax = any;
+	c->vals.len += 8 * m;
+	c->def.len += n;
+	c->nnulls += n - m;
+	w->buffered += n + 8 * m;
 }
 
 /* ---- writing a row group ----------------------------------------------------- */
@@ -641,8 +801,9 @@ static int flush_col(struct tp_pq_writer *w, struct pq_col *c, struct pq_chunk *
 	/* With a dictionary, the data page holds indices and vals the
 	 * dictionary page. */
 	struct thrift ix = {0}, dhdr = {0};
+	uint32_t ndict = c->by_bytes ? (uint32_t)c->dict_map.len : c->ndict;
 	if (c->dict)
-		encode_indices(c->idx.data, c->idx.len, (uint32_t)c->dict_map.len, &ix);
+		encode_indices(c->idx.data, c->idx.len, ndict, &ix);
 	const uint8_t *body = c->dict ? ix.b.data : c->vals.data;
 	size_t body_len = c->dict ? ix.b.len : c->vals.len;
 	size_t page = 4 + lv.b.len + body_len;
@@ -668,7 +829,7 @@ static int flush_col(struct tp_pq_writer *w, struct pq_col *c, struct pq_chunk *
 		th_i32(&dhdr, 2, (int32_t)c->vals.len);
 		th_i32(&dhdr, 3, (int32_t)c->vals.len);
 		th_begin(&dhdr, 7);
-		th_i32(&dhdr, 1, (int32_t)c->dict_map.len);
+		th_i32(&dhdr, 1, (int32_t)ndict);
 		th_i32(&dhdr, 2, PQ_ENC_PLAIN);
 		th_end(&dhdr);
 		th_byte(&dhdr, CT_STOP);
@@ -712,6 +873,10 @@ static int flush_group(struct tp_pq_writer *w)
 		vec_clear(&c->idx);
 		vec_clear(&c->dict_at);
 		hmap_clear(&c->dict_map);
+		for (size_t k = 0; k < c->ids.len; k++)
+			c->slot[c->ids.data[k]] = 0;
+		vec_clear(&c->ids);
+		c->ndict = 0;
 		c->dict = c->by_bytes = false;
 		c->nnulls = 0;
 		c->has_minmax = false;

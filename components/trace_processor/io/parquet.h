@@ -33,7 +33,7 @@ enum tp_pq_type {
 };
 
 /* Row group bounds: whichever is reached first closes the group. */
-#define TP_PQ_GROUP_ROWS (1u << 20)
+#define TP_PQ_GROUP_ROWS (1u << 17)
 #define TP_PQ_GROUP_BYTES ((size_t)32 << 20)
 
 struct tp_pq_writer;
@@ -66,10 +66,26 @@ void tp_pq_dbl(struct tp_pq_writer *w, uint32_t col, double v);
 void tp_pq_i64s(struct tp_pq_writer *w, uint32_t col, const int64_t *v, size_t n);
 void tp_pq_str(struct tp_pq_writer *w, uint32_t col, const char *s, size_t len);
 /* A string the caller identifies by id (the same bytes whenever the id is
- * the same; a string pool id): the column is dictionary-encoded, each
+ * the same; a small one, a string pool's: each id is a slot of an array;
+ * tp_pq_str_repeat uses id 0): the column is dictionary-encoded, each
  * distinct id stored once per row group. A column takes its strings one
  * way per row group: only tp_pq_str_id (and tp_pq_null) from the first. */
 void tp_pq_str_id(struct tp_pq_writer *w, uint32_t col, uint32_t id, const char *s, size_t len);
+
+/* The bytes of string id, for the calls that take ids in bulk. */
+typedef const char *(*tp_pq_text_fn)(void *ctx, uint32_t id, size_t *len);
+/* n strings at once (the direct path of export parquet): ids holds n
+ * 8-byte integers, string ids as tp_pq_str_id takes them (small: a string pool's, each id a slot of
+ * an array), their bytes from text(ctx, id) the first time an id appears in a row group; null[k]
+ * nonzero for NULL (null may be NULL: none). */
+void tp_pq_str_ids(struct tp_pq_writer *w, uint32_t col, const void *ids, const uint8_t *null,
+                   size_t n, tp_pq_text_fn text, void *ctx);
+/* The same string n times (a constant column such as trace_id). */
+void tp_pq_str_repeat(struct tp_pq_writer *w, uint32_t col, const char *s, size_t len, size_t n);
+/* n numbers at once: v holds n 8-byte values, doubles when dbl (NaN is
+ * NULL) else int64_t; null[k] nonzero for NULL (null may be NULL). */
+void tp_pq_nums(struct tp_pq_writer *w, uint32_t col, const void *v, const uint8_t *null, size_t n,
+                bool dbl);
 
 /* Every column received n more values: count them as rows, and write the
  * row group out when it is full. Returns 0 or -errno (write failure; the

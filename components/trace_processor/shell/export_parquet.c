@@ -1,19 +1,22 @@
 /*
- * `export parquet -o DIR TRACE [--trace-id ID]`: every table and view that
- * `export sqlite` writes, as DIR/NAME.parquet (io/parquet.h), each led by a
- * trace_id column (the file name of the trace unless --trace-id says) so
- * that the exports of many traces concatenate (read DIR1/slice.parquet,
- * DIR2/slice.parquet ... as one table). A table that has a trace_id column of its own
- * (flow) gets the leading one as __trace_id.
+ * `export parquet -o DIR TRACE [--trace-id ID] [--all-views]`: the trace's
+ * tables as DIR/NAME.parquet (io/parquet.h), each led by a trace_id column
+ * (the file name of the trace unless --trace-id says) so that the exports
+ * of many traces concatenate (read DIR1/slice.parquet, DIR2/slice.parquet
+ * ... as one table). A table that has a trace_id column of its own (flow)
+ * gets the leading one as __trace_id. Which tables: Perfetto's, each once
+ * under its public name (default_tables below) and the user's; with
+ * --all-views every table and view that `export sqlite` writes.
  *
  * Speed comes from reading column storage directly instead of stepping
  * SQLite row by row: the storage tables (__intrinsic_slice & co.) and the
  * views that only pick and rename a storage table's columns (`CREATE VIEW
- * v AS SELECT *, a AS b, c FROM t`, maybe through another such view) are
- * written a block of rows at a time from the column arrays, with the same
- * values SQL shows (sentinels as NULL, computed columns through their
- * getters), strings dictionary-encoded by their pool ids. The other views (joins, filters,
- * expressions) and the user's tables go through `SELECT *` and the query writer of query_out.c.
+ * v AS SELECT *, a AS b, c + d AS e, f FROM t`, maybe through another such
+ * view) are written a block of rows at a time through trace_processor.h's
+ * column reader (tp_column_read: the values SQL shows, sentinels as NULL,
+ * computed columns through their getters), strings dictionary-encoded by
+ * their pool ids. The other views (joins, filters, expressions) and the
+ * user's tables go through `SELECT *` and the query writer of query_out.c.
  *
  * Each file is written to a temporary name beside its final one and renamed
  * when complete; the first failure (an unwritable directory, a full disk)
@@ -33,7 +36,7 @@
 
 #include "sqlite3.h"
 #include "../io/parquet.h"
-#include "../tp_int.h"
+#include "../trace_processor.h"
 
 /* Rows per block of the direct path: a divisor of TP_PQ_GROUP_ROWS. */
 #define EXPORT_BLOCK 65536u
@@ -42,12 +45,13 @@
 
 /* A column of a directly readable table or view. */
 struct src_col {
-	int c;      /* described column of the storage table; -1: id */
+	uint32_t c; /* column of the column table (tp_column_read's; 0: id) */
+	int plus;   /* -1, or the column added to c (`a + b AS name`) */
 	char *name; /* its name in the export */
 };
 
 struct direct {
-	const struct tp_table_desc *d;
+	int table; /* tp_column_table_find's */
 	VEC(struct src_col) cols;
 };
 
@@ -56,21 +60,13 @@ static void direct_release(struct direct *x)
 	for (size_t i = 0; i < x->cols.len; i++)
 		tb_free(x->cols.data[i].name);
 	vec_release(&x->cols);
-	x->d = NULL;
-}
-
-static const struct tp_table_desc *find_desc(const char *name)
-{
-	for (uint32_t i = 0; i < tp_table_count; i++)
-		if (strcmp(tp_table_descs[i].sql_name, name) == 0)
-			return &tp_table_descs[i];
-	return NULL;
+	x->table = -1;
 }
 
 /* ---- simple views ----------------------------------------------------------------- */
 
-/* One token of a view's SQL: an identifier ([A-Za-z_][A-Za-z0-9_]*), ',' or
- * '*'; anything else ends the simple form. */
+/* One token of a view's SQL: an identifier ([A-Za-z_][A-Za-z0-9_]*), ',',
+ * '*' or '+'; anything else ends the simple form. */
 struct tok {
 	const char *p;
 	size_t n;
@@ -82,7 +78,7 @@ static bool next_tok(const char **s, struct tok *t)
 	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
 		p++;
 	t->p = p;
-	if (*p == ',' || *p == '*') {
+	if (*p == ',' || *p == '*' || *p == '+') {
 		t->n = 1;
 		*s = p + 1;
 		return true;
@@ -114,8 +110,9 @@ static int src_find(const struct direct *src, const char *p, size_t n)
 	return -2;
 }
 
-/* sql is "CREATE VIEW x AS SELECT items FROM t" with items '*', col or
- * col AS name: resolve t, then map the items onto its columns. */
+/* sql is "CREATE VIEW x AS SELECT items FROM t" with items '*', col,
+ * col AS name or a + b AS name (two integer columns): resolve t, then map
+ * the items onto its columns. */
 static int resolve_view(sqlite3 *db, const char *sql, struct direct *out, int depth)
 {
 	static const char *const head[] = {"CREATE", "VIEW", NULL, "AS", "SELECT"};
@@ -143,10 +140,10 @@ static int resolve_view(sqlite3 *db, const char *sql, struct direct *out, int de
 		s++;
 	if (*s)
 		return -1;
-	struct direct src = {0};
+	struct direct src = {.table = -1};
 	if (resolve(db, src_name, &src, depth + 1) < 0)
 		return -1;
-	out->d = src.d;
+	out->table = src.table;
 	s = items;
 	int rc = -1;
 	for (;;) {
@@ -154,9 +151,9 @@ static int resolve_view(sqlite3 *db, const char *sql, struct direct *out, int de
 			goto out;
 		if (t.n == 1 && *t.p == '*') {
 			for (size_t i = 0; i < src.cols.len; i++)
-				vec_push(&out->cols,
-				         ((struct src_col){src.cols.data[i].c,
-				                           tb_strdup(src.cols.data[i].name)}));
+				vec_push(&out->cols, ((struct src_col){
+				                         src.cols.data[i].c, src.cols.data[i].plus,
+				                         tb_strdup(src.cols.data[i].name)}));
 		} else if (*t.p == ',' || tok_is(&t, "FROM")) {
 			goto out;
 		} else {
@@ -165,16 +162,33 @@ static int resolve_view(sqlite3 *db, const char *sql, struct direct *out, int de
 				goto out;
 			struct tok alias = t;
 			const char *save = s;
+			int plus = -1;
 			if (!next_tok(&s, &t))
 				goto out;
+			if (t.n == 1 && *t.p == '+') {
+				/* a + b AS name: both integers, neither a sum. */
+				struct tok b;
+				int at2;
+				if (!next_tok(&s, &b) || (at2 = src_find(&src, b.p, b.n)) < 0 ||
+				    src.cols.data[at].plus >= 0 || src.cols.data[at2].plus >= 0 ||
+				    tp_column_type((uint32_t)src.table, src.cols.data[at].c) !=
+				        TP_VALUE_INT ||
+				    tp_column_type((uint32_t)src.table, src.cols.data[at2].c) !=
+				        TP_VALUE_INT ||
+				    !next_tok(&s, &t) || !tok_is(&t, "AS"))
+					goto out;
+				plus = (int)src.cols.data[at2].c;
+			}
 			if (tok_is(&t, "AS")) {
 				if (!next_tok(&s, &alias) || *alias.p == ',' || *alias.p == '*')
 					goto out;
 			} else {
 				s = save;
 			}
-			vec_push(&out->cols, ((struct src_col){src.cols.data[at].c,
-			                                       tb_strndup(alias.p, alias.n)}));
+			vec_push(&out->cols,
+			         ((struct src_col){src.cols.data[at].c,
+			                           plus >= 0 ? plus : src.cols.data[at].plus,
+			                           tb_strndup(alias.p, alias.n)}));
 		}
 		if (!next_tok(&s, &t))
 			goto out;
@@ -193,14 +207,13 @@ out:
  * (direct_release it). -1 when name is neither. */
 static int resolve(sqlite3 *db, const char *name, struct direct *out, int depth)
 {
-	const struct tp_table_desc *d = find_desc(name);
-	if (d) {
-		out->d = d;
-		vec_push(&out->cols, ((struct src_col){-1, tb_strdup("id")}));
-		for (uint32_t i = 0; i < d->ncols; i++)
-			if (!(d->cols[i].flags & TP_COL_HIDDEN))
-				vec_push(&out->cols,
-				         ((struct src_col){(int)i, tb_strdup(d->cols[i].name)}));
+	int table = tp_column_table_find(name);
+	if (table >= 0) {
+		out->table = table;
+		for (uint32_t i = 0; i < tp_column_count((uint32_t)table); i++)
+			vec_push(&out->cols,
+			         ((struct src_col){i, -1,
+			                           tb_strdup(tp_column_name((uint32_t)table, i))}));
 		return 0;
 	}
 	if (depth > EXPORT_VIEW_DEPTH)
@@ -232,6 +245,9 @@ struct pq_export {
 	unsigned tables, direct, skipped;
 	uint64_t rows, bytes, direct_rows;
 	int64_t direct_ns, sql_ns; /* CPU time */
+	/* One block of a column (and of the column added to it). */
+	union tp_value *vals, *vals2;
+	uint8_t *null, *null2;
 	struct tb_err err;
 };
 
@@ -244,137 +260,42 @@ static int64_t cpu_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Rows [r0, r1) of column c of table d into column col of w. */
-static void write_block(struct tp_pq_writer *w, uint32_t col, struct tp *tp,
-                        const struct tp_table_desc *d, int c, uint32_t r0, uint32_t r1)
+static const char *pool_text(void *ctx, uint32_t id, size_t *len)
 {
-	int64_t buf[1024];
-	if (c < 0) {
-		for (uint32_t r = r0; r < r1;) {
-			size_t k = 0;
-			for (; k < 1024 && r < r1; k++, r++)
-				buf[k] = r;
-			tp_pq_i64s(w, col, buf, k);
-		}
-		return;
-	}
-	const struct tp_col_desc *cd = &d->cols[c];
-	const void *data = NULL;
-	if (!(cd->flags & TP_COL_COMPUTED))
-		data = *(const void *const *)((const char *)&tp->t + d->offset + cd->offset);
-	/* Non-nullable integers: whole runs at once. */
-	if (data && cd->type == TP_I64) {
-		tp_pq_i64s(w, col, (const int64_t *)data + r0, r1 - r0);
-		return;
-	}
-	if (data && cd->type == TP_U32) {
-		for (uint32_t r = r0; r < r1;) {
-			size_t k = 0;
-			for (; k < 1024 && r < r1; k++, r++)
-				buf[k] = ((const uint32_t *)data)[r];
-			tp_pq_i64s(w, col, buf, k);
-		}
-		return;
-	}
-	for (uint32_t r = r0; r < r1; r++) {
-		union {
-			int64_t i;
-			uint32_t u;
-			int32_t i32;
-			double f;
-			uint8_t b;
-		} v = {0};
-		if (cd->flags & TP_COL_COMPUTED) {
-			cd->get(tp, r, &v);
-		} else if (!data) {
-			switch (cd->type) {
-			case TP_I64N:
-				v.i = TP_NULL_I64;
-				break;
-			case TP_U32N:
-				v.u = TP_NULL_U32;
-				break;
-			case TP_DBLN:
-				v.f = TP_NULL_DBL;
-				break;
-			default:
-				break; /* 0, and string id 0: NULL */
-			}
-		} else {
-			switch (cd->type) {
-			case TP_I64:
-			case TP_I64N:
-				v.i = ((const int64_t *)data)[r];
-				break;
-			case TP_U32:
-			case TP_U32N:
-			case TP_STR:
-				v.u = ((const uint32_t *)data)[r];
-				break;
-			case TP_DBL:
-			case TP_DBLN:
-				v.f = ((const double *)data)[r];
-				break;
-			case TP_U8:
-				v.b = ((const uint8_t *)data)[r];
-				break;
-			case TP_I32:
-				v.i32 = ((const int32_t *)data)[r];
-				break;
-			}
-		}
-		switch (cd->type) {
-		case TP_I64:
-			tp_pq_i64(w, col, v.i);
-			break;
-		case TP_I64N:
-			if (v.i == TP_NULL_I64)
-				tp_pq_null(w, col);
-			else
-				tp_pq_i64(w, col, v.i);
-			break;
-		case TP_U32:
-			tp_pq_i64(w, col, v.u);
-			break;
-		case TP_U32N:
-			if (v.u == TP_NULL_U32)
-				tp_pq_null(w, col);
-			else
-				tp_pq_i64(w, col, v.u);
-			break;
-		case TP_U8:
-			tp_pq_i64(w, col, v.b);
-			break;
-		case TP_I32:
-			/* computed getters write the int64 of TP_I32 (as the vtab reads) */
-			tp_pq_i64(w, col, (cd->flags & TP_COL_COMPUTED) ? v.i : v.i32);
-			break;
-		case TP_DBL:
-		case TP_DBLN:
-			tp_pq_dbl(w, col, v.f); /* NaN: NULL */
-			break;
-		case TP_STR:
-			if (v.u == TP_NULL_STR) {
-				tp_pq_null(w, col);
-			} else {
-				size_t len;
-				const char *str = strpool_get(&tp->strings, v.u, &len);
-				tp_pq_str_id(w, col, v.u, str, len);
-			}
-			break;
-		}
-	}
+	return tp_string(ctx, id, len);
 }
 
-static enum tp_pq_type pq_type_of(const struct tp_table_desc *d, int c)
+/* Rows [r0, r1) of source column sc into column col of w. */
+static void write_block(struct pq_export *x, struct tp_pq_writer *w, uint32_t col, uint32_t table,
+                        const struct src_col *sc, uint32_t r0, uint32_t r1)
 {
-	if (c < 0)
-		return TP_PQ_INT64;
-	switch (d->cols[c].type) {
-	case TP_DBL:
-	case TP_DBLN:
+	uint32_t n = r1 - r0;
+	uint32_t nulls = tp_column_read(x->tp, table, sc->c, r0, n, x->vals, x->null);
+	enum tp_value_type type = tp_column_type(table, sc->c);
+	if (sc->plus >= 0) {
+		/* a + b: NULL if either is (both are integers). */
+		nulls +=
+		    tp_column_read(x->tp, table, (uint32_t)sc->plus, r0, n, x->vals2, x->null2);
+		for (uint32_t k = 0; k < n; k++) {
+			x->null[k] |= x->null2[k];
+			x->vals[k].i =
+			    x->null[k]
+			        ? 0
+			        : (int64_t)((uint64_t)x->vals[k].i + (uint64_t)x->vals2[k].i);
+		}
+	}
+	if (type == TP_VALUE_STRING)
+		tp_pq_str_ids(w, col, x->vals, nulls ? x->null : NULL, n, pool_text, x->tp);
+	else
+		tp_pq_nums(w, col, x->vals, nulls ? x->null : NULL, n, type == TP_VALUE_DOUBLE);
+}
+
+static enum tp_pq_type pq_type_of(uint32_t table, uint32_t c)
+{
+	switch (tp_column_type(table, c)) {
+	case TP_VALUE_DOUBLE:
 		return TP_PQ_DOUBLE;
-	case TP_STR:
+	case TP_VALUE_STRING:
 		return TP_PQ_STRING;
 	default:
 		return TP_PQ_INT64;
@@ -413,21 +334,21 @@ static int export_direct(struct pq_export *x, const char *name, const struct dir
 	enum tp_pq_type *types = tb_calloc(ncols, sizeof *types);
 	for (size_t i = 0; i < src->cols.len; i++) {
 		names[i + 1] = src->cols.data[i].name;
-		types[i + 1] = pq_type_of(src->d, src->cols.data[i].c);
+		types[i + 1] = pq_type_of((uint32_t)src->table, src->cols.data[i].c);
 	}
 	names[0] = lead_name(names + 1, src->cols.len);
 	types[0] = TP_PQ_STRING;
 	struct tp_pq_writer *w = tp_pq_new(fd, (uint32_t)ncols, names, types);
 	tb_free(names);
 	tb_free(types);
-	uint32_t n = *(const uint32_t *)((const char *)&tp->t + src->d->offset);
+	uint32_t table = (uint32_t)src->table;
+	uint32_t n = tp_column_table_rows(tp, table);
 	int rc = 0;
 	for (uint32_t r0 = 0; r0 < n && rc == 0; r0 += EXPORT_BLOCK) {
 		uint32_t r1 = n - r0 > EXPORT_BLOCK ? r0 + EXPORT_BLOCK : n;
-		for (uint32_t r = r0; r < r1; r++)
-			tp_pq_str_id(w, 0, 0, x->trace_id, x->trace_id_len);
+		tp_pq_str_repeat(w, 0, x->trace_id, x->trace_id_len, r1 - r0);
 		for (size_t i = 0; i < src->cols.len; i++)
-			write_block(w, (uint32_t)i + 1, tp, src->d, src->cols.data[i].c, r0, r1);
+			write_block(x, w, (uint32_t)i + 1, table, &src->cols.data[i], r0, r1);
 		rc = tp_pq_end_rows(w, r1 - r0);
 	}
 	if (rc == 0)
@@ -508,7 +429,73 @@ static int export_sql(struct pq_export *x, const char *name)
 	return ret;
 }
 
-int tp_shell_export_parquet(struct tp *tp, const char *dir, const char *trace_id)
+/* What an export holds by default: Perfetto's tables (those its SQLite
+ * export writes as data), each once under its public name. The views
+ * derived from them (slices, thread_slice, counters, sched_slice, ...: 75
+ * in all, slice's rows 7 times over) and the __intrinsic_ storage tables
+ * behind them only with --all-views. */
+static const char *const default_tables[] = {
+    "args",
+    "clock_snapshot",
+    "counter",
+    "cpu",
+    "cpu_profile_stack_sample",
+    "flow",
+    "ftrace_event",
+    "gpu",
+    "heap_graph",
+    "heap_graph_object",
+    "heap_profile_allocation",
+    "logs",
+    "machine",
+    "memory_snapshot",
+    "memory_snapshot_node",
+    "metadata",
+    "package_list",
+    "perf_sample",
+    "perf_session",
+    "process",
+    "process_memory_snapshot",
+    "sched",
+    "slice",
+    "stack_profile_callsite",
+    "stack_profile_frame",
+    "stack_profile_mapping",
+    "stack_profile_symbol",
+    "stack_sample",
+    "state",
+    "stats",
+    "thread",
+    "thread_state",
+    "trace_bounds",
+    "trace_file",
+    "track",
+};
+
+/* Is name in the default set: one of Perfetto's tables, or a table of the
+ * user's (not ours: ours start with '_')? */
+static bool in_default(sqlite3 *db, const char *name)
+{
+	for (size_t i = 0; i < TB_ARRAY_SIZE(default_tables); i++)
+		if (strcmp(default_tables[i], name) == 0)
+			return true;
+	if (name[0] == '_' || tp_column_table_find(name) >= 0)
+		return false;
+	sqlite3_stmt *st = NULL;
+	bool table = false;
+	if (sqlite3_prepare_v2(db,
+	                       "SELECT 1 FROM (SELECT name, type FROM sqlite_schema UNION ALL "
+	                       "SELECT name, type FROM sqlite_temp_schema) "
+	                       "WHERE type = 'table' AND name = ?1",
+	                       -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+		table = sqlite3_step(st) == SQLITE_ROW;
+	}
+	sqlite3_finalize(st);
+	return table;
+}
+
+int tp_shell_export_parquet(struct tp *tp, const char *dir, const char *trace_id, bool all_views)
 {
 	struct pq_export x = {.tp = tp, .dir = dir, .trace_id = trace_id};
 	x.trace_id_len = strlen(trace_id);
@@ -522,10 +509,16 @@ int tp_shell_export_parquet(struct tp *tp, const char *dir, const char *trace_id
 		tp_shell_error("export: %s", x.err.msg);
 		return 1;
 	}
+	x.vals = tb_calloc(EXPORT_BLOCK, sizeof *x.vals);
+	x.vals2 = tb_calloc(EXPORT_BLOCK, sizeof *x.vals2);
+	x.null = tb_calloc(EXPORT_BLOCK, 1);
+	x.null2 = tb_calloc(EXPORT_BLOCK, 1);
 	int64_t t0 = tp_shell_now_ns();
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		struct direct src = {0};
+		struct direct src = {.table = -1};
+		if (!all_views && !in_default(tp_db(tp), names[i]))
+			continue;
 		int64_t t1 = cpu_ns();
 		if (resolve(tp_db(tp), names[i], &src, 0) == 0) {
 			uint64_t before = x.rows;
@@ -548,6 +541,10 @@ int tp_shell_export_parquet(struct tp *tp, const char *dir, const char *trace_id
 	for (size_t i = 0; i < n; i++)
 		tb_free(names[i]);
 	tb_free(names);
+	tb_free(x.vals);
+	tb_free(x.vals2);
+	tb_free(x.null);
+	tb_free(x.null2);
 	if (rc < 0) {
 		tp_shell_error("export: %s", x.err.msg);
 		return 1;

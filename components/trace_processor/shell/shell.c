@@ -109,6 +109,9 @@ static const struct shell_flag flags[SF_COUNT] = {
     [SF_EXPORT_OUTPUT] = {"output", 'o', "FILE", "Output file (a directory for parquet)."},
     [SF_TRACE_ID] = {"trace-id", 0, "ID",
                      "parquet: the trace_id column's value (default: the trace's file name)."},
+    [SF_ALL_VIEWS] = {"all-views", 0, NULL,
+                      "parquet: every table and view (as export sqlite), not only Perfetto's "
+                      "tables."},
 
     [SF_TRUNCATE] = {"truncate", 't', "start|end", "Keeps only the start or the end."},
     [SF_CONVERT_FULL_SORT] = {"full-sort", 0, NULL, "Sorts the whole trace first."},
@@ -163,7 +166,8 @@ static const enum shell_flag_id server_flags[] = {
     SF_PORT,       SF_IP_ADDRESS, SF_ADDITIONAL_CORS_ORIGINS,
     SF_NAME,       SF_PATH,       SF_IDLE_TIMEOUT,
     SF_IDLE_START, SF_DAEMONIZE,  SF_COUNT};
-static const enum shell_flag_id export_flags[] = {SF_EXPORT_OUTPUT, SF_TRACE_ID, SF_COUNT};
+static const enum shell_flag_id export_flags[] = {SF_EXPORT_OUTPUT, SF_TRACE_ID, SF_ALL_VIEWS,
+                                                  SF_COUNT};
 static const enum shell_flag_id convert_flags[] = {
     SF_TRUNCATE,  SF_CONVERT_FULL_SORT, SF_PID,        SF_TIMESTAMPS, SF_ALLOC,        SF_PERF,
     SF_JAVA_HEAP, SF_NO_ANNOTATIONS,    SF_OUTPUT_DIR, SF_VERBOSE,    SF_SKIP_UNKNOWN, SF_COUNT};
@@ -247,8 +251,10 @@ static const struct shell_cmd commands[] = {
      "Loads a trace and exports it:\n"
      "  sqlite     a SQLite database file: every table, and every view as a\n"
      "             table, with Perfetto's names (opens in sqlite3, DuckDB, ...)\n"
-     "  parquet    a directory (-o DIR) of NAME.parquet files, one per table and\n"
-     "             view, each with a leading trace_id column (--trace-id ID,\n"
+     "  parquet    a directory (-o DIR) of NAME.parquet files, one per table\n"
+     "             (Perfetto's: slice, thread, process, track, counter, sched,\n"
+     "             args, ...; --all-views: every table and view, as sqlite),\n"
+     "             each with a leading trace_id column (--trace-id ID,\n"
      "             default the trace's file name) so many traces concatenate\n"
      "  arrow_tar  (not in tracebox)\n"
      "  perfetto   (not in tracebox)",
@@ -616,6 +622,9 @@ static int apply_flag(struct shell_opts *o, enum shell_flag_id id, const char *v
 		break;
 	case SF_TRACE_ID:
 		o->trace_id = v;
+		break;
+	case SF_ALL_VIEWS:
+		o->all_views = true;
 		break;
 	case SF_PORT:
 		o->port = v;

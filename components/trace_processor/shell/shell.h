@@ -75,6 +75,7 @@ enum shell_flag_id {
 	/* export */
 	SF_EXPORT_OUTPUT,
 	SF_TRACE_ID,
+	SF_ALL_VIEWS,
 	/* convert */
 	SF_TRUNCATE,
 	SF_CONVERT_FULL_SORT,
@@ -138,6 +139,7 @@ struct shell_opts {
 	const char *output;       /* export -o, util merge -o */
 	const char *query_output; /* query -o */
 	const char *trace_id;     /* export parquet --trace-id */
+	bool all_views;           /* export parquet --all-views */
 	const char *truncate, *pid, *timestamps, *output_dir;
 	bool convert_full_sort, alloc, perf, java_heap, no_annotations, verbose, skip_unknown;
 	const char *symbol_paths;
@@ -280,11 +282,13 @@ char **tp_shell_export_names(struct tp *tp, size_t *n, struct tb_err *err);
 
 /* ---- export parquet (export_parquet.c) ----------------------------------------- */
 
-/* Every table and view of tp (those export sqlite writes) as DIR/NAME.parquet,
- * each with a leading trace_id column holding trace_id. Storage tables and
- * the views that only rename their columns are read from column storage,
+/* The trace's tables as DIR/NAME.parquet, each with a leading trace_id
+ * column holding trace_id: Perfetto's tables (slice, thread, process, track,
+ * counter, sched, args, ..., export_parquet.c's list) and the user's, or
+ * with all_views every table and view export sqlite writes. Storage tables
+ * and the views that only pick their columns are read from column storage,
  * the other views through SQL. Returns 0 or 1 (after printing). */
-int tp_shell_export_parquet(struct tp *tp, const char *dir, const char *trace_id);
+int tp_shell_export_parquet(struct tp *tp, const char *dir, const char *trace_id, bool all_views);
 
 /* ---- the interactive loop (interactive.c) ----------------------------------- */
 
