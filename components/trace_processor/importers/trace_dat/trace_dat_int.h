@@ -132,19 +132,15 @@ struct trace_dat {
 /* Endian-aware reads of the file's numbers (p must hold enough bytes). */
 static inline uint16_t td_r16(const struct trace_dat *td, const uint8_t *p)
 {
-	return td->be ? (uint16_t)(p[0] << 8 | p[1]) : (uint16_t)(p[1] << 8 | p[0]);
+	return td->be ? tb_ld16be(p) : tb_ld16(p);
 }
 static inline uint32_t td_r32(const struct trace_dat *td, const uint8_t *p)
 {
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return td->be ? __builtin_bswap32(v) : v;
+	return td->be ? tb_ld32be(p) : tb_ld32(p);
 }
 static inline uint64_t td_r64(const struct trace_dat *td, const uint8_t *p)
 {
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return td->be ? __builtin_bswap64(v) : v;
+	return td->be ? tb_ld64be(p) : tb_ld64(p);
 }
 
 /* file.c: parse the buffered file; 0, or a negative code after tp_fail. */
