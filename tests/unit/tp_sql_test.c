@@ -1064,10 +1064,10 @@ TEST(tp_sql_vtab_group_by_matches_sorter)
 	/* The plan: GROUP BY name handed to the table ("5o": column 5 = name),
 	 * no temp b-tree. */
 	CHECK_STR_EQ(q_plan(tp, "SELECT name, count(*) FROM slice GROUP BY name", buf, sizeof buf),
-	             "SCAN __intrinsic_slice VIRTUAL TABLE INDEX 0:5o");
+	             "SCAN __intrinsic_slice VIRTUAL TABLE INDEX 0:5o 16u");
 	CHECK_STR_EQ(q_plan(tp, "SELECT depth, count(*) FROM slice WHERE dur > 0 GROUP BY depth",
 	                    buf, sizeof buf),
-	             "SCAN __intrinsic_slice VIRTUAL TABLE INDEX 0:2g 6o");
+	             "SCAN __intrinsic_slice VIRTUAL TABLE INDEX 0:2g 6o 34u");
 	CHECK_STR_EQ(q_plan(tp, "SELECT count(*) FROM slice GROUP BY +name", buf, sizeof buf),
 	             "SCAN __intrinsic_slice VIRTUAL TABLE INDEX 0:;USE TEMP B-TREE FOR GROUP BY");
 	tp_free(tp);

@@ -38,6 +38,8 @@
 #include "sql_int.h"
 
 #define TP_VTAB_MAX_TERMS 16
+#define TP_VTAB_MAX_PREFETCH 6
+#define TP_VTAB_PREFETCH 16
 
 enum tp_vtab_op {
 	OP_EQ = '=',
@@ -49,6 +51,7 @@ enum tp_vtab_op {
 	OP_NOTNULL = 'N',
 	OP_ORDER = 'o',      /* rows ordered by this column (no argument) */
 	OP_ORDER_DESC = 'O', /* the same, descending */
+	OP_USED = 'u',       /* "<mask>u": the described columns SQLite reads */
 };
 
 /* How a filter's right-hand value compares, decided once per xFilter. */
@@ -90,6 +93,10 @@ struct tp_vtab_cursor {
 	uint32_t *own;
 	uint32_t norder, pos;
 	bool grouped, whole;
+	/* Column arrays to prefetch TP_VTAB_PREFETCH rows ahead in order. */
+	uint32_t npf;
+	const char *pf_base[TP_VTAB_MAX_PREFETCH];
+	uint8_t pf_size[TP_VTAB_MAX_PREFETCH];
 };
 
 /* A row order by up to TP_VTAB_MAX_GROUP columns (keys of cols[], in
@@ -372,6 +379,9 @@ static bool plan_grouped(sqlite3_index_info *info, sqlite3_str *s, int nterms)
 	for (int i = 0; i < ncols; i++)
 		sqlite3_str_appendf(s, "%s%d%c", nterms || i ? " " : "", info->aOrderBy[i].iColumn,
 		                    info->aOrderBy[i].desc ? OP_ORDER_DESC : OP_ORDER);
+	/* The columns SQLite reads (bit c: described column c), for the
+	 * cursor to prefetch rows ahead of the order. */
+	sqlite3_str_appendf(s, " %llu%c", (unsigned long long)(info->colUsed >> 1), OP_USED);
 	return true;
 }
 
@@ -562,12 +572,57 @@ static bool row_matches(const struct tp_vtab_cursor *c, uint32_t row)
 	return true;
 }
 
+static size_t col_size(enum tp_col_type ty)
+{
+	switch (ty) {
+	case TP_I64:
+	case TP_I64N:
+	case TP_DBL:
+	case TP_DBLN:
+		return 8;
+	case TP_U8:
+		return 1;
+	default:
+		return 4;
+	}
+}
+
+/* The stored arrays a grouped scan reads out of order: the columns SQLite
+ * uses (bit c of used: described column c), and when it uses a computed
+ * one, the hidden columns (computed columns read those). */
+static void prefetch_cols(struct tp_vtab_cursor *c, uint64_t used)
+{
+	const struct tp_table_desc *d = c->t->desc;
+	bool computed = false;
+
+	c->npf = 0;
+	for (uint32_t i = 0; i < d->ncols; i++)
+		if ((d->cols[i].flags & TP_COL_COMPUTED) && (i >= 62 || (used >> i & 1)))
+			computed = true;
+	for (uint32_t i = 0; i < d->ncols && c->npf < TP_VTAB_MAX_PREFETCH; i++) {
+		const struct tp_col_desc *cd = &d->cols[i];
+		const void *data = tp_sql_col_data(c->t, i);
+		if (!data || (cd->flags & TP_COL_COMPUTED))
+			continue;
+		if ((i < 62 && (used >> i & 1)) || (computed && (cd->flags & TP_COL_HIDDEN))) {
+			c->pf_base[c->npf] = data;
+			c->pf_size[c->npf++] = (uint8_t)col_size(cd->type);
+		}
+	}
+}
+
 /* Step to the next matching row at or after (before, if desc) c->row. */
 static void seek_match(struct tp_vtab_cursor *c)
 {
 	if (c->grouped) {
 		for (; c->pos < c->norder; c->pos++) {
 			uint32_t row = c->order[c->pos];
+			if (c->pos + TP_VTAB_PREFETCH < c->norder) {
+				uint32_t ahead = c->order[c->pos + TP_VTAB_PREFETCH];
+				for (uint32_t k = 0; k < c->npf; k++)
+					__builtin_prefetch(c->pf_base[k] +
+					                   (size_t)ahead * c->pf_size[k]);
+			}
 			if (!c->whole) {
 				c->row = row;
 				return;
@@ -934,6 +989,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 	uint32_t n = tp_sql_table_rows(t);
 	const char *p = idx_str ? idx_str : "";
 	struct tp_sql_order o;
+	uint64_t used = 0;
 	int arg = 0;
 
 	c->lo = 0;
@@ -954,6 +1010,13 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 		char op = *endp;
 		struct tp_vtab_filter f = {0};
 
+		if (op == OP_USED && endp != p) {
+			used = strtoull(p, NULL, 10);
+			p = endp + 1;
+			while (*p == ' ')
+				p++;
+			continue;
+		}
 		if (endp == p || !op || col < 0 || col > (long)t->desc->ncols)
 			return SQLITE_ERROR;
 		p = endp + 1;
@@ -1021,6 +1084,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 	if (o.ncols) {
 		c->grouped = true;
 		c->pos = 0;
+		prefetch_cols(c, used);
 		if (c->lo == 0 && c->hi == n && t->sql->tp->eof &&
 		    (!c->nfilters || find_order(t, &o))) {
 			/* The whole table: one cached order, filters checked
