@@ -45,10 +45,26 @@
 
 /* A column of a directly readable table or view. */
 struct src_col {
-	uint32_t c; /* column of the column table (tp_column_read's; 0: id) */
-	int plus;   /* -1, or the column added to c (`a + b AS name`) */
-	char *name; /* its name in the export */
+	uint32_t c;   /* column of the column table (tp_column_read's; 0: id) */
+	int plus;     /* -1, or the column added to c (`a + b AS name`) */
+	char *name;   /* its name in the export */
+	bool display; /* args.display_value (ARGS_VIEW's CASE), computed here */
 };
+
+/* The args view (sql/schema.c): its display_value is an expression over
+ * __intrinsic_args that write_display computes the same way. A view of
+ * any other text goes through SQL. */
+static const char ARGS_VIEW[] =
+    "CREATE VIEW args AS SELECT id, arg_set_id, flat_key, key, int_value, string_value, "
+    "real_value, value_type, CASE value_type "
+    "WHEN 'int' THEN CAST(int_value AS TEXT) "
+    "WHEN 'uint' THEN printf('%u', int_value) "
+    "WHEN 'string' THEN string_value "
+    "WHEN 'real' THEN CAST(real_value AS TEXT) "
+    "WHEN 'pointer' THEN printf('0x%x', int_value) "
+    "WHEN 'bool' THEN (CASE WHEN int_value != 0 THEN 'true' ELSE 'false' END) "
+    "WHEN 'json' THEN string_value "
+    "ELSE NULL END AS display_value FROM __intrinsic_args";
 
 struct direct {
 	int table; /* tp_column_table_find's */
@@ -99,6 +115,15 @@ static bool tok_is(const struct tok *t, const char *word)
 }
 
 static int resolve(sqlite3 *db, const char *name, struct direct *out, int depth);
+
+/* The column of table called name, or -1. */
+static int col_named(uint32_t table, const char *name)
+{
+	for (uint32_t i = 0; i < tp_column_count(table); i++)
+		if (strcmp(tp_column_name(table, i), name) == 0)
+			return (int)i;
+	return -1;
+}
 
 /* The column of src named n bytes at p, or -2. */
 static int src_find(const struct direct *src, const char *p, size_t n)
@@ -153,7 +178,8 @@ static int resolve_view(sqlite3 *db, const char *sql, struct direct *out, int de
 			for (size_t i = 0; i < src.cols.len; i++)
 				vec_push(&out->cols, ((struct src_col){
 				                         src.cols.data[i].c, src.cols.data[i].plus,
-				                         tb_strdup(src.cols.data[i].name)}));
+				                         tb_strdup(src.cols.data[i].name),
+				                         src.cols.data[i].display}));
 		} else if (*t.p == ',' || tok_is(&t, "FROM")) {
 			goto out;
 		} else {
@@ -171,6 +197,7 @@ static int resolve_view(sqlite3 *db, const char *sql, struct direct *out, int de
 				int at2;
 				if (!next_tok(&s, &b) || (at2 = src_find(&src, b.p, b.n)) < 0 ||
 				    src.cols.data[at].plus >= 0 || src.cols.data[at2].plus >= 0 ||
+				    src.cols.data[at].display || src.cols.data[at2].display ||
 				    tp_column_type((uint32_t)src.table, src.cols.data[at].c) !=
 				        TP_VALUE_INT ||
 				    tp_column_type((uint32_t)src.table, src.cols.data[at2].c) !=
@@ -186,9 +213,9 @@ static int resolve_view(sqlite3 *db, const char *sql, struct direct *out, int de
 				s = save;
 			}
 			vec_push(&out->cols,
-			         ((struct src_col){src.cols.data[at].c,
-			                           plus >= 0 ? plus : src.cols.data[at].plus,
-			                           tb_strndup(alias.p, alias.n)}));
+			         ((struct src_col){
+			             src.cols.data[at].c, plus >= 0 ? plus : src.cols.data[at].plus,
+			             tb_strndup(alias.p, alias.n), src.cols.data[at].display}));
 		}
 		if (!next_tok(&s, &t))
 			goto out;
@@ -212,8 +239,8 @@ static int resolve(sqlite3 *db, const char *name, struct direct *out, int depth)
 		out->table = table;
 		for (uint32_t i = 0; i < tp_column_count((uint32_t)table); i++)
 			vec_push(&out->cols,
-			         ((struct src_col){i, -1,
-			                           tb_strdup(tp_column_name((uint32_t)table, i))}));
+			         ((struct src_col){
+			             i, -1, tb_strdup(tp_column_name((uint32_t)table, i)), false}));
 		return 0;
 	}
 	if (depth > EXPORT_VIEW_DEPTH)
@@ -228,8 +255,30 @@ static int resolve(sqlite3 *db, const char *name, struct direct *out, int depth)
 	        -1, &st, NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-		rc = resolve_view(db, (const char *)sqlite3_column_text(st, 0), out, depth);
+	const char *sql = NULL;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		sql = (const char *)sqlite3_column_text(st, 0);
+	if (sql && strcmp(sql, ARGS_VIEW) == 0 &&
+	    (table = tp_column_table_find("__intrinsic_args")) >= 0) {
+		/* Its columns by name, then display_value. */
+		static const char *const names[] = {"id",         "arg_set_id", "flat_key",
+		                                    "key",        "int_value",  "string_value",
+		                                    "real_value", "value_type"};
+		rc = 0;
+		out->table = table;
+		for (size_t i = 0; i < TB_ARRAY_SIZE(names) && rc == 0; i++) {
+			int c = col_named((uint32_t)table, names[i]);
+			if (c < 0)
+				rc = -1;
+			else
+				vec_push(&out->cols,
+				         ((struct src_col){(uint32_t)c, -1, tb_strdup(names[i]),
+				                           false}));
+		}
+		vec_push(&out->cols, ((struct src_col){0, -1, tb_strdup("display_value"), true}));
+	} else if (sql) {
+		rc = resolve_view(db, sql, out, depth);
+	}
 	sqlite3_finalize(st);
 	if (rc < 0)
 		direct_release(out);
@@ -248,6 +297,11 @@ struct pq_export {
 	/* One block of a column (and of the column added to it). */
 	union tp_value *vals, *vals2;
 	uint8_t *null, *null2;
+	/* args.display_value: value_type, int_value, real_value, string_value
+	 * of a block, and CAST(? AS TEXT) for the doubles. */
+	union tp_value *dv[4];
+	uint8_t *dn[4];
+	sqlite3_stmt *cast;
 	struct tb_err err;
 };
 
@@ -265,11 +319,74 @@ static const char *pool_text(void *ctx, uint32_t id, size_t *len)
 	return tp_string(ctx, id, len);
 }
 
+/* args.display_value of rows [r0, r1) of __intrinsic_args (table), as
+ * ARGS_VIEW's CASE gives it: SQLite's printf takes a NULL integer as 0. */
+static void write_display(struct pq_export *x, struct tp_pq_writer *w, uint32_t col, uint32_t table,
+                          uint32_t r0, uint32_t r1)
+{
+	static const char *const names[4] = {"value_type", "int_value", "real_value",
+	                                     "string_value"};
+	uint32_t n = r1 - r0;
+	for (int k = 0; k < 4; k++) {
+		if (!x->dv[k]) {
+			x->dv[k] = tb_calloc(EXPORT_BLOCK, sizeof *x->dv[k]);
+			x->dn[k] = tb_calloc(EXPORT_BLOCK, 1);
+		}
+		tp_column_read(x->tp, table, (uint32_t)col_named(table, names[k]), r0, n, x->dv[k],
+		               x->dn[k]);
+	}
+	for (uint32_t r = 0; r < n; r++) {
+		char buf[32];
+		const char *s = NULL;
+		size_t len = 0;
+		int64_t iv = x->dn[1][r] ? 0 : x->dv[1][r].i;
+		const char *vt = x->dn[0][r] ? "" : tp_string(x->tp, (uint32_t)x->dv[0][r].i, &len);
+		if (strcmp(vt, "int") == 0) {
+			if (!x->dn[1][r]) {
+				len = (size_t)snprintf(buf, sizeof buf, "%lld", (long long)iv);
+				s = buf;
+			}
+		} else if (strcmp(vt, "uint") == 0) {
+			len = (size_t)snprintf(buf, sizeof buf, "%llu", (unsigned long long)iv);
+			s = buf;
+		} else if (strcmp(vt, "pointer") == 0) {
+			len = (size_t)snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)iv);
+			s = buf;
+		} else if (strcmp(vt, "bool") == 0) {
+			s = !x->dn[1][r] && iv != 0 ? "true" : "false";
+			len = strlen(s);
+		} else if (strcmp(vt, "string") == 0 || strcmp(vt, "json") == 0) {
+			if (!x->dn[3][r])
+				s = tp_string(x->tp, (uint32_t)x->dv[3][r].i, &len);
+		} else if (strcmp(vt, "real") == 0 && !x->dn[2][r] && x->cast) {
+			/* SQLite's own text of a double. */
+			sqlite3_bind_double(x->cast, 1, x->dv[2][r].d);
+			if (sqlite3_step(x->cast) == SQLITE_ROW &&
+			    sqlite3_column_type(x->cast, 0) == SQLITE_TEXT) {
+				len = (size_t)sqlite3_column_bytes(x->cast, 0);
+				if (len < sizeof buf) {
+					memcpy(buf, sqlite3_column_text(x->cast, 0), len);
+					s = buf;
+				}
+			}
+			sqlite3_reset(x->cast);
+		}
+		if (s)
+			tp_pq_str(w, col, s, len);
+		else
+			tp_pq_null(w, col);
+	}
+}
+
 /* Rows [r0, r1) of source column sc into column col of w. */
 static void write_block(struct pq_export *x, struct tp_pq_writer *w, uint32_t col, uint32_t table,
                         const struct src_col *sc, uint32_t r0, uint32_t r1)
 {
 	uint32_t n = r1 - r0;
+	if (sc->display) {
+		write_display(x, w, col, table, r0, r1);
+		return;
+	}
 	uint32_t nulls = tp_column_read(x->tp, table, sc->c, r0, n, x->vals, x->null);
 	enum tp_value_type type = tp_column_type(table, sc->c);
 	if (sc->plus >= 0) {
@@ -334,7 +451,9 @@ static int export_direct(struct pq_export *x, const char *name, const struct dir
 	enum tp_pq_type *types = tb_calloc(ncols, sizeof *types);
 	for (size_t i = 0; i < src->cols.len; i++) {
 		names[i + 1] = src->cols.data[i].name;
-		types[i + 1] = pq_type_of((uint32_t)src->table, src->cols.data[i].c);
+		types[i + 1] = src->cols.data[i].display
+		                   ? TP_PQ_STRING
+		                   : pq_type_of((uint32_t)src->table, src->cols.data[i].c);
 	}
 	names[0] = lead_name(names + 1, src->cols.len);
 	types[0] = TP_PQ_STRING;
@@ -513,6 +632,7 @@ int tp_shell_export_parquet(struct tp *tp, const char *dir, const char *trace_id
 	x.vals2 = tb_calloc(EXPORT_BLOCK, sizeof *x.vals2);
 	x.null = tb_calloc(EXPORT_BLOCK, 1);
 	x.null2 = tb_calloc(EXPORT_BLOCK, 1);
+	sqlite3_prepare_v2(tp_db(tp), "SELECT CAST(?1 AS TEXT)", -1, &x.cast, NULL);
 	int64_t t0 = tp_shell_now_ns();
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
@@ -545,6 +665,11 @@ int tp_shell_export_parquet(struct tp *tp, const char *dir, const char *trace_id
 	tb_free(x.vals2);
 	tb_free(x.null);
 	tb_free(x.null2);
+	for (int k = 0; k < 4; k++) {
+		tb_free(x.dv[k]);
+		tb_free(x.dn[k]);
+	}
+	sqlite3_finalize(x.cast);
 	if (rc < 0) {
 		tp_shell_error("export: %s", x.err.msg);
 		return 1;
