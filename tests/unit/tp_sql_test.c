@@ -1129,3 +1129,36 @@ TEST(tp_sql_vtab_group_by_empty_and_reals)
 	    "-Inf|1;-1.0e+300|1;-3.25|1;0.0|2;1.0e-300|1;2.5|2;7.0|1;Inf|1");
 	tp_free(tp);
 }
+
+/* A few rows against a large string pool are merge sorted (no ranks over
+ * the whole pool); the answers stay the sorter's, and one-row lookups of an
+ * inner loop with a grouped plan stay one row. */
+TEST(tp_sql_vtab_group_by_few_rows_large_pool)
+{
+	struct tp *tp = group_slices(3000);
+	char name[32];
+	for (uint32_t i = 0; i < 60000; i++) {
+		snprintf(name, sizeof name, "pool %u", i);
+		S(tp, name);
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		tp->eof = pass == 1;
+		check_grouped_same(tp,
+		                   "SELECT name, count(*), group_concat(id) FROM slice WHERE ts < "
+		                   "3000 GROUP BY name",
+		                   "SELECT name, count(*), group_concat(id) FROM slice WHERE ts < "
+		                   "3000 GROUP BY +name");
+		check_grouped_same(
+		    tp,
+		    "SELECT depth, name, count(*), group_concat(id) FROM slice WHERE ts "
+		    "< 5000 GROUP BY depth, name ORDER BY depth DESC, name DESC",
+		    "SELECT depth, name, count(*), group_concat(id) FROM slice WHERE ts "
+		    "< 5000 GROUP BY +depth, +name ORDER BY +depth DESC, +name DESC");
+		check_grouped_same(tp,
+		                   "SELECT p.name, count(*) FROM slice s JOIN slice p ON p.id = "
+		                   "s.parent_id GROUP BY p.name",
+		                   "SELECT p.name, count(*) FROM slice s JOIN slice p ON p.id = "
+		                   "s.parent_id GROUP BY +p.name");
+	}
+	tp_free(tp);
+}

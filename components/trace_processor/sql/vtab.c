@@ -802,13 +802,78 @@ static uint32_t *sort_rows(const struct order_key *k, uint32_t *rows, uint32_t *
 	}
 }
 
+/* Row a against row b by o's columns, in the order order_key gives. */
+static int order_cmp(const struct tp_sql_table *t, const struct tp_sql_order *o, uint32_t a,
+                     uint32_t b)
+{
+	for (uint32_t i = 0; i < o->ncols; i++) {
+		uint32_t c = o->cols[i];
+		int r;
+		if (t->desc->cols[c].type == TP_STR) {
+			uint32_t x = cell(t, c, a).u, y = cell(t, c, b).u;
+			struct str_ent ex, ey;
+			if (x == y)
+				continue;
+			if (!x || !y) {
+				r = x ? 1 : -1;
+			} else {
+				ex.s = strpool_get(&t->sql->tp->strings, x, &ex.len);
+				ey.s = strpool_get(&t->sql->tp->strings, y, &ey.len);
+				r = str_ent_cmp(&ex, &ey);
+				if (r == 0)
+					continue;
+			}
+		} else {
+			struct order_key k = {t, c, false, NULL};
+			uint64_t x = order_key(&k, a), y = order_key(&k, b);
+			if (x == y)
+				continue;
+			r = x < y ? -1 : 1;
+		}
+		return (o->desc >> i & 1) ? -r : r;
+	}
+	return 0;
+}
+
+/* Stable merge sort of rows[0, m) by order_cmp; tmp holds m rows. */
+static void merge_sort_rows(const struct tp_sql_table *t, const struct tp_sql_order *o,
+                            uint32_t *rows, uint32_t *tmp, uint32_t m)
+{
+	uint32_t h = m / 2, i = 0, j = h, k = 0;
+	if (m < 2)
+		return;
+	merge_sort_rows(t, o, rows, tmp, h);
+	merge_sort_rows(t, o, rows + h, tmp, m - h);
+	while (i < h && j < m)
+		tmp[k++] = order_cmp(t, o, rows[j], rows[i]) < 0 ? rows[j++] : rows[i++];
+	while (i < h)
+		tmp[k++] = rows[i++];
+	while (j < m)
+		tmp[k++] = rows[j++];
+	memcpy(rows, tmp, (size_t)m * sizeof *rows);
+}
+
 /* rows[0, m) (tb_malloc'd, in id order) sorted by o's columns, each
  * column a stable pass from the last to the first; returns the sorted
- * buffer (rows or a new one; the other is freed). */
+ * buffer (rows or a new one; the other is freed). A few rows against a
+ * large string pool (an inner loop's lookup, a narrow range) are merge
+ * sorted instead: the text ranks cost the pool's size. */
 static uint32_t *order_rows(const struct tp_sql_table *t, const struct tp_sql_order *o,
                             uint32_t *rows, uint32_t m)
 {
-	uint32_t *tmp = tb_malloc((m ? m : 1) * sizeof *tmp);
+	uint32_t *tmp;
+	bool text = false;
+
+	if (m < 2)
+		return rows;
+	for (uint32_t i = 0; i < o->ncols; i++)
+		text |= t->desc->cols[o->cols[i]].type == TP_STR;
+	tmp = tb_malloc(m * sizeof *tmp);
+	if (text && (size_t)m * 16 < strpool_size(&t->sql->tp->strings)) {
+		merge_sort_rows(t, o, rows, tmp, m);
+		tb_free(tmp);
+		return rows;
+	}
 
 	for (uint32_t i = o->ncols; i-- > 0;) {
 		struct order_key k = {t, o->cols[i], o->desc >> i & 1, NULL};
