@@ -13,6 +13,9 @@
  *   tp_bench                 generate if missing, then load all four
  *   tp_bench json|proto|ftrace|sched   only that one
  *   tp_bench load FILE       load one trace (what the parent runs)
+ *   tp_bench large [MB...]   the large-trace curve: a mixed JSON trace of
+ *                            512, 1024, 2048, 4096 MB (or the sizes given)
+ *                            made on disk, loaded, removed
  *   TB_BENCH_MB=50 tp_bench  smaller traces (default 200 MB; the sched
  *                            trace has 50 k events per MB of that)
  */
@@ -440,10 +443,90 @@ static void run_child(const char *self, const char *path)
 	       md5, wall / md5);
 }
 
+/* A mixed JSON trace for the large-trace curve (issue 20): per group of
+ * events, nested X with args, small X, a B/E pair, an instant, a counter,
+ * an async b/e pair and a v2 flow, over 16 threads of 2 processes, in ts
+ * order; streamed to the file as it is made. */
+static void gen_json_mixed(const char *path, size_t target)
+{
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	fputs("{\"traceEvents\":[\n", f);
+	size_t bytes = 0;
+	uint64_t ts = 1000;
+	unsigned i = 0;
+	while (bytes < target) {
+		unsigned tid = 100 + i % 16, pid = 1 + (i % 16) / 8, r = next_rand();
+		int n = fprintf(
+		    f,
+		    "%s{\"ph\":\"X\",\"cat\":\"bench,cat%u\",\"name\":\"MessageLoop::RunTask\","
+		    "\"pid\":%u,\"tid\":%u,\"ts\":%llu,\"dur\":40,\"args\":{\"seq\":%u,"
+		    "\"src\":\"file_%u.cc\",\"depth\":0}},\n"
+		    "{\"ph\":\"X\",\"cat\":\"cat\",\"name\":\"ev%u\",\"pid\":%u,\"tid\":%u,"
+		    "\"ts\":%llu,\"dur\":5,\"args\":{\"a\":%u,\"b\":%u}},\n"
+		    "{\"ph\":\"B\",\"pid\":%u,\"tid\":%u,\"ts\":%llu,\"name\":\"Layout\"},\n"
+		    "{\"ph\":\"E\",\"pid\":%u,\"tid\":%u,\"ts\":%llu},\n"
+		    "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%u,\"tid\":%u,\"ts\":%llu,\"name\":\"mark\"}"
+		    ",\n"
+		    "{\"ph\":\"C\",\"pid\":%u,\"ts\":%llu,\"name\":\"mem\",\"args\":{\"v\":%u}},\n"
+		    "{\"ph\":\"b\",\"pid\":%u,\"ts\":%llu,\"cat\":\"io\",\"name\":\"req\",\"id\":%"
+		    "u},\n"
+		    "{\"ph\":\"e\",\"pid\":%u,\"ts\":%llu,\"cat\":\"io\",\"name\":\"req\",\"id\":%"
+		    "u},\n"
+		    "{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%llu,\"dur\":2,\"name\":\"send\","
+		    "\"bind_id\":\"0x%x\",\"flow_out\":true},\n"
+		    "{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%llu,\"dur\":2,\"name\":\"recv\","
+		    "\"bind_id\":\"0x%x\",\"flow_in\":true}",
+		    i ? ",\n" : "", r % 4, pid, tid, (unsigned long long)ts, r % 100000, r % 500,
+		    r % 32, pid, tid, (unsigned long long)ts + 1, r % 1000, r % 100, pid, tid,
+		    (unsigned long long)ts + 10, pid, tid, (unsigned long long)ts + 20, pid, tid,
+		    (unsigned long long)ts + 21, pid, (unsigned long long)ts + 22, r % 4096, pid,
+		    (unsigned long long)ts + 23, i, pid, (unsigned long long)ts + 30, i, pid, tid,
+		    (unsigned long long)ts + 41, i, pid, 100 + (i + 1) % 16,
+		    (unsigned long long)ts + 45, i);
+		i++;
+		bytes += (size_t)n;
+		ts += 50;
+	}
+	fputs("\n]}\n", f);
+	fclose(f);
+}
+
+/* The large-trace curve: a mixed JSON trace of each size (MB) made,
+ * loaded in a fresh process, and removed (TB_BENCH_KEEP=1 keeps it). */
+static void run_large(const char *self, int argc, char **argv)
+{
+	static const char *const def[] = {"512", "1024", "2048", "4096"};
+	int n = argc > 2 ? argc - 2 : 4;
+	for (int i = 0; i < n; i++) {
+		size_t mb = strtoul(argc > 2 ? argv[i + 2] : def[i], NULL, 10);
+		char path[256];
+		snprintf(path, sizeof path, OUT_DIR "/large-%zumb.json", mb);
+		struct stat st;
+		if (stat(path, &st) != 0) {
+			fprintf(stderr, "generating %s\n", path);
+			double t0 = now_s();
+			gen_json_mixed(path, mb << 20);
+			fprintf(stderr, "  %.1f s\n", now_s() - t0);
+		}
+		run_child(self, path);
+		if (!getenv("TB_BENCH_KEEP"))
+			unlink(path);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "load") == 0)
 		return load(argv[2]);
+	if (argc >= 2 && strcmp(argv[1], "large") == 0) {
+		mkdir(OUT_DIR, 0755);
+		run_large(argv[0], argc, argv);
+		return 0;
+	}
 	const char *mbs = getenv("TB_BENCH_MB");
 	size_t mb = mbs ? strtoul(mbs, NULL, 10) : 200;
 	static const struct {

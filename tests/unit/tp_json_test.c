@@ -1463,6 +1463,19 @@ static void show_diff(const char *what, const char *got, const char *want)
 	        want + line);
 }
 
+/* Threads of this process. */
+static int task_count(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
 TEST(tp_json_two_threads_same_tables)
 {
 	size_t len;
@@ -1486,7 +1499,14 @@ TEST(tp_json_two_threads_same_tables)
 		char *got[2];
 		for (int th = 0; th < 2; th++) {
 			setenv("TB_TP_THREADS", th ? "2" : "1", 1);
+			int tasks = task_count();
 			tp = load_chunked(json, len, chunks[c] ? chunks[c] : len);
+			/* The helper is gone once the load is. */
+			if (task_count() != tasks) {
+				fprintf(stderr, "pieces of %zu: %d threads after the load\n",
+				        chunks[c], task_count());
+				ok = false;
+			}
 			got[th] = sql_dump(tp, true);
 			tp_free(tp);
 		}

@@ -468,6 +468,9 @@ void tp_json_tokenizer_free(struct json_tokenizer *t);
  * the tokenizer's log, an older one to tp->sorter. Returns 0 or a negative
  * code after tp_fail() (input is not JSON at all). */
 int tp_json_tokenizer_feed(struct json_tokenizer *t, const uint8_t *p, size_t n);
+/* Join the helper thread, if any (at end of file: nothing is fed after
+ * it, and no thread outlives the load, e.g. across a fork). */
+void tp_json_tokenizer_end_threads(struct json_tokenizer *t);
 /* Whether the events at ts are re-ordered by Perfetto's slow comparator
  * (E first, then X longest first; see parser.c): an X was pushed and ts is
  * in the range Perfetto's sorter sorts (from the oldest ts pushed out of

@@ -874,6 +874,7 @@ static int json_eof(struct tp_importer *imp)
 	while (imp->ahead_n)
 		ahead_pop(imp);
 	flush_group(imp);
+	tp_json_tokenizer_end_threads(imp->tok);
 	if (imp->systrace)
 		tp_ftrace_text_end(imp->systrace);
 	return 0;

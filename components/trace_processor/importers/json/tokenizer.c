@@ -1591,6 +1591,14 @@ static void merge(struct json_tokenizer *t, struct json_helper *h)
 	}
 }
 
+void tp_json_tokenizer_end_threads(struct json_tokenizer *t)
+{
+	t->log.free_fn = NULL;
+	t->log.free_ctx = NULL;
+	helper_free(t->helper);
+	t->helper = NULL;
+}
+
 int tp_json_tokenizer_feed(struct json_tokenizer *t, const uint8_t *p, size_t n)
 {
 	const char *s = (const char *)p, *end = s + n, *x;
