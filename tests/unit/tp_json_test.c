@@ -1260,7 +1260,7 @@ TEST(tp_json_archive_gzip_members_share_the_cap)
  * numeric ids, id2, flows, counters, metadata, instants, late events (for
  * the sorter), empty and malformed events, spaces and newlines, and a V8
  * profile in the middle (the helper leaves it to the main thread). */
-static char *mixed_many(size_t *len)
+static char *mixed_many(int events, size_t *len)
 {
 	struct json_buf b = {VEC_INIT};
 	char ev[1024];
@@ -1269,7 +1269,7 @@ static char *mixed_many(size_t *len)
 	memcpy(b.v.data, ev, (size_t)n);
 	b.v.len = (size_t)n;
 	long ts = 1000;
-	for (int i = 0; i < 6000; i++) {
+	for (int i = 0; i < events; i++) {
 		int k = i % 23, tid = 10 + i % 5;
 		ts += 7 + i % 11;
 		long t = k == 13 ? ts - 500 : ts; /* late: goes to the sorter */
@@ -1479,7 +1479,7 @@ static int task_count(void)
 TEST(tp_json_two_threads_same_tables)
 {
 	size_t len;
-	char *json = mixed_many(&len);
+	char *json = mixed_many(6000, &len);
 	setenv("TB_TP_THREADS", "1", 1);
 	struct tp *tp = load_chunked(json, len, len);
 	CHECK_STR_EQ(tp_error(tp), "");
@@ -1529,4 +1529,27 @@ TEST(tp_json_two_threads_same_tables)
 	tb_free(want);
 	tb_free(json);
 	CHECK(ok);
+}
+
+/* A piece bigger than the helper takes at once (4 MiB) goes in parts. */
+TEST(tp_json_two_threads_big_piece)
+{
+	size_t len;
+	char *json = mixed_many(60000, &len);
+	CHECK(len > (5u << 20));
+	char *got[2];
+	for (int th = 0; th < 2; th++) {
+		setenv("TB_TP_THREADS", th ? "2" : "1", 1);
+		struct tp *tp = load_chunked(json, len, len);
+		got[th] = sql_dump(tp, true);
+		tp_free(tp);
+	}
+	unsetenv("TB_TP_THREADS");
+	bool same = strcmp(got[0], got[1]) == 0;
+	if (!same)
+		show_diff("one 5 MiB piece, two threads", got[1], got[0]);
+	tb_free(got[0]);
+	tb_free(got[1]);
+	tb_free(json);
+	CHECK(same);
 }

@@ -1313,6 +1313,7 @@ int tp_json_threads(void)
 /* The helper's share of a piece: the rest is this thread's, which also
  * merges the helper's records. */
 #define SPLIT_AT_NUM 13
+#define PIECE_MAX ((size_t)4 << 20)
 #define SPLIT_AT_DEN 20
 
 static void helper_job(struct json_helper *h)
@@ -1599,9 +1600,26 @@ void tp_json_tokenizer_end_threads(struct json_tokenizer *t)
 	t->helper = NULL;
 }
 
+static int feed_piece(struct json_tokenizer *t, const char *s, size_t n);
+
 int tp_json_tokenizer_feed(struct json_tokenizer *t, const uint8_t *p, size_t n)
 {
-	const char *s = (const char *)p, *end = s + n, *x;
+	const char *s = (const char *)p;
+	/* With a helper, big pieces go in parts of at most PIECE_MAX: what it
+	 * holds for a part (its records, its pool) stays bounded. */
+	while (t->helper && n > PIECE_MAX) {
+		int rc = feed_piece(t, s, PIECE_MAX);
+		if (rc < 0)
+			return rc;
+		s += PIECE_MAX;
+		n -= PIECE_MAX;
+	}
+	return feed_piece(t, s, n);
+}
+
+static int feed_piece(struct json_tokenizer *t, const char *s, size_t n)
+{
+	const char *end = s + n, *x;
 	struct json_helper *h = t->helper;
 	if (h && !h->split_min) {
 		const char *e = getenv("TB_TP_JSON_SPLIT_MIN");
