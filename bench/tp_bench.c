@@ -13,10 +13,14 @@
  *   tp_bench                 generate if missing, then load all four
  *   tp_bench json|proto|ftrace|sched   only that one
  *   tp_bench load FILE       load one trace (what the parent runs)
+ *   tp_bench large [MB...]   the large-trace curve: a mixed JSON trace of
+ *                            512, 1024, 2048, 4096 MB (or the sizes given)
+ *                            made on disk, loaded, removed
  *   TB_BENCH_MB=50 tp_bench  smaller traces (default 200 MB; the sched
  *                            trace has 50 k events per MB of that)
  */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +48,15 @@ static double cpu_s(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* This thread's CPU: with a helper thread loading too, the main thread's
+ * share, the critical path on an idle machine. */
+static double thread_cpu_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -109,6 +122,35 @@ static void gen_json(const char *path, size_t target)
 			bytes += (size_t)n;
 		}
 		ts += 1000 + next_rand() % 50;
+	}
+	fputs("\n]}\n", f);
+	fclose(f);
+}
+
+/* JSON of small complete events (issue 20's first shape): ~110-byte X
+ * events, a short name, one category, two small args, 8 threads taking
+ * turns, in ts order, none overlapping on its thread. */
+static void gen_json_small(const char *path, size_t target)
+{
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	fputs("{\"traceEvents\":[\n", f);
+	size_t bytes = 0;
+	uint64_t ts = 1000;
+	unsigned i = 0;
+	while (bytes < target) {
+		int n =
+		    fprintf(f,
+		            "%s{\"ph\":\"X\",\"cat\":\"cat\",\"name\":\"ev%u\",\"pid\":1,"
+		            "\"tid\":%u,\"ts\":%llu,\"dur\":%u,\"args\":{\"a\":%u,\"b\":%u}}",
+		            i ? ",\n" : "", next_rand() % 32, 100 + i % 8, (unsigned long long)ts,
+		            1 + next_rand() % 7, next_rand() % 1000, next_rand() % 100);
+		i++;
+		bytes += (size_t)n;
+		ts += 1 + next_rand() % 50;
 	}
 	fputs("\n]}\n", f);
 	fclose(f);
@@ -332,16 +374,17 @@ static int load(const char *path)
 	}
 	struct tp *tp = tp_new(NULL);
 	struct feed f = {tp, 0};
-	double t0 = now_s(), c0 = cpu_s();
+	double t0 = now_s(), c0 = cpu_s(), m0 = thread_cpu_s();
 	/* As the shell loads a file: mapped, fed in 4 MiB pieces. */
 	int rc = tb_feed_fd(fd, 4u << 20, true, feed_tp, &f);
+	double tf = now_s(), cf = cpu_s(), mf = thread_cpu_s();
 	uint64_t total = f.total;
 	close(fd);
 	if (rc < 0 && !tp_error(tp)[0])
 		fprintf(stderr, "%s: %s\n", path, strerror(-rc));
 	if (tp_end_of_file(tp) < 0)
 		fprintf(stderr, "load failed: %s\n", tp_error(tp));
-	double t1 = now_s(), c1 = cpu_s();
+	double t1 = now_s(), c1 = cpu_s(), m1 = thread_cpu_s();
 	long long slices = count_of(tp, "select count(*) from slice");
 	double t2 = now_s();
 	long long events = count_of(tp, "select count(*) from ftrace_event");
@@ -352,6 +395,9 @@ static int load(const char *path)
 	       strrchr(path, '/') ? strrchr(path, '/') + 1 : path, mb, t1 - t0, mb / (t1 - t0),
 	       c1 - c0, mb / (c1 - c0), slices, t2 - t1, (double)rss / 1024,
 	       (double)rss * 1024 / (double)total);
+	printf("%-28s feed %.2f s wall %.2f s cpu (main thread %.2f), end of file %.2f s wall "
+	       "%.2f s cpu (main thread %.2f)\n",
+	       "", tf - t0, cf - c0, mf - m0, t1 - tf, c1 - cf, m1 - mf);
 	if (events > 0)
 		printf("%-28s %lld ftrace events: %.2f M events/s wall, %.2f M/s cpu (%.0f ns cpu "
 		       "per event), %.0f bytes RSS/event\n",
@@ -362,22 +408,125 @@ static int load(const char *path)
 	return 0;
 }
 
-static void run_child(const char *self, const char *path)
+/* Runs argv in a child, waits; its wall seconds. */
+static double run_wall(char *const argv[], bool quiet)
 {
 	fflush(stdout);
+	double t0 = now_s();
 	pid_t pid = fork();
 	if (pid == 0) {
-		execl(self, self, "load", path, (char *)NULL);
+		if (quiet) {
+			int fd = open("/dev/null", O_WRONLY);
+			if (fd >= 0)
+				dup2(fd, 1);
+		}
+		execvp(argv[0], argv);
 		_exit(127);
 	}
 	int status;
 	waitpid(pid, &status, 0);
+	return now_s() - t0;
+}
+
+/* Loads path in a fresh process, then times md5sum on the same file (the
+ * issue's yardstick: the file is in the page cache for both). */
+static void run_child(const char *self, const char *path)
+{
+	char *load_argv[] = {(char *)self, "load", (char *)path, NULL};
+	char *md5_argv[] = {"md5sum", (char *)path, NULL};
+	double md5 = run_wall(md5_argv, true); /* warms the page cache too */
+	double wall = run_wall(load_argv, false);
+	double md5b = run_wall(md5_argv, true);
+	if (md5b < md5)
+		md5 = md5b;
+	printf("%-28s process wall %.2f s; md5sum %.2f s (best of 2): %.2f x md5sum\n", "", wall,
+	       md5, wall / md5);
+}
+
+/* A mixed JSON trace for the large-trace curve (issue 20): per group of
+ * events, nested X with args, small X, a B/E pair, an instant, a counter,
+ * an async b/e pair and a v2 flow, over 16 threads of 2 processes, in ts
+ * order; streamed to the file as it is made. */
+static void gen_json_mixed(const char *path, size_t target)
+{
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	fputs("{\"traceEvents\":[\n", f);
+	size_t bytes = 0;
+	uint64_t ts = 1000;
+	unsigned i = 0;
+	while (bytes < target) {
+		unsigned tid = 100 + i % 16, pid = 1 + (i % 16) / 8, r = next_rand();
+		int n = fprintf(
+		    f,
+		    "%s{\"ph\":\"X\",\"cat\":\"bench,cat%u\",\"name\":\"MessageLoop::RunTask\","
+		    "\"pid\":%u,\"tid\":%u,\"ts\":%llu,\"dur\":40,\"args\":{\"seq\":%u,"
+		    "\"src\":\"file_%u.cc\",\"depth\":0}},\n"
+		    "{\"ph\":\"X\",\"cat\":\"cat\",\"name\":\"ev%u\",\"pid\":%u,\"tid\":%u,"
+		    "\"ts\":%llu,\"dur\":5,\"args\":{\"a\":%u,\"b\":%u}},\n"
+		    "{\"ph\":\"B\",\"pid\":%u,\"tid\":%u,\"ts\":%llu,\"name\":\"Layout\"},\n"
+		    "{\"ph\":\"E\",\"pid\":%u,\"tid\":%u,\"ts\":%llu},\n"
+		    "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%u,\"tid\":%u,\"ts\":%llu,\"name\":\"mark\"}"
+		    ",\n"
+		    "{\"ph\":\"C\",\"pid\":%u,\"ts\":%llu,\"name\":\"mem\",\"args\":{\"v\":%u}},\n"
+		    "{\"ph\":\"b\",\"pid\":%u,\"ts\":%llu,\"cat\":\"io\",\"name\":\"req\",\"id\":%"
+		    "u},\n"
+		    "{\"ph\":\"e\",\"pid\":%u,\"ts\":%llu,\"cat\":\"io\",\"name\":\"req\",\"id\":%"
+		    "u},\n"
+		    "{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%llu,\"dur\":2,\"name\":\"send\","
+		    "\"bind_id\":\"0x%x\",\"flow_out\":true},\n"
+		    "{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%llu,\"dur\":2,\"name\":\"recv\","
+		    "\"bind_id\":\"0x%x\",\"flow_in\":true}",
+		    i ? ",\n" : "", r % 4, pid, tid, (unsigned long long)ts, r % 100000, r % 500,
+		    r % 32, pid, tid, (unsigned long long)ts + 1, r % 1000, r % 100, pid, tid,
+		    (unsigned long long)ts + 10, pid, tid, (unsigned long long)ts + 20, pid, tid,
+		    (unsigned long long)ts + 21, pid, (unsigned long long)ts + 22, r % 4096, pid,
+		    (unsigned long long)ts + 23, i, pid, (unsigned long long)ts + 30, i, pid, tid,
+		    (unsigned long long)ts + 41, i, pid, 100 + (i + 1) % 16,
+		    (unsigned long long)ts + 45, i);
+		i++;
+		bytes += (size_t)n;
+		ts += 50;
+	}
+	fputs("\n]}\n", f);
+	fclose(f);
+}
+
+/* The large-trace curve: a mixed JSON trace of each size (MB) made,
+ * loaded in a fresh process, and removed (TB_BENCH_KEEP=1 keeps it). */
+static void run_large(const char *self, int argc, char **argv)
+{
+	static const char *const def[] = {"512", "1024", "2048", "4096"};
+	int n = argc > 2 ? argc - 2 : 4;
+	for (int i = 0; i < n; i++) {
+		size_t mb = strtoul(argc > 2 ? argv[i + 2] : def[i], NULL, 10);
+		char path[256];
+		snprintf(path, sizeof path, OUT_DIR "/large-%zumb.json", mb);
+		struct stat st;
+		if (stat(path, &st) != 0) {
+			fprintf(stderr, "generating %s\n", path);
+			double t0 = now_s();
+			gen_json_mixed(path, mb << 20);
+			fprintf(stderr, "  %.1f s\n", now_s() - t0);
+		}
+		run_child(self, path);
+		if (!getenv("TB_BENCH_KEEP"))
+			unlink(path);
+	}
 }
 
 int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "load") == 0)
 		return load(argv[2]);
+	if (argc >= 2 && strcmp(argv[1], "large") == 0) {
+		mkdir(OUT_DIR, 0755);
+		run_large(argv[0], argc, argv);
+		return 0;
+	}
 	const char *mbs = getenv("TB_BENCH_MB");
 	size_t mb = mbs ? strtoul(mbs, NULL, 10) : 200;
 	static const struct {
@@ -385,6 +534,7 @@ int main(int argc, char **argv)
 		void (*gen)(const char *path, size_t target);
 	} kinds[] = {
 	    {"json", "json", gen_json},
+	    {"jsonsmall", "small.json", gen_json_small},
 	    {"proto", "pftrace", gen_proto},
 	    {"ftrace", "ftrace.txt", gen_ftrace_text},
 	    {"sched", "sched-compact.pftrace", gen_sched_mb},

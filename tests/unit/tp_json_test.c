@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sqlite3.h>
 #include <zlib.h>
 
 #include "test.h"
@@ -1250,4 +1251,305 @@ TEST(tp_json_archive_gzip_members_share_the_cap)
 	}
 	tb_free(tar);
 	tb_free(json);
+}
+
+/* ---- loading with two threads (tokenizer.c, "the second core") ---------- */
+
+/* A trace of many shapes: X/B/E with nested args (arrays of objects,
+ * escapes, `},{` inside strings), string and empty pids/tids, string and
+ * numeric ids, id2, flows, counters, metadata, instants, late events (for
+ * the sorter), empty and malformed events, spaces and newlines, and a V8
+ * profile in the middle (the helper leaves it to the main thread). */
+static char *mixed_many(int events, size_t *len)
+{
+	struct json_buf b = {VEC_INIT};
+	char ev[1024];
+	int n = snprintf(ev, sizeof ev, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+	vec_reserve(&b.v, 1 << 20);
+	memcpy(b.v.data, ev, (size_t)n);
+	b.v.len = (size_t)n;
+	long ts = 1000;
+	for (int i = 0; i < events; i++) {
+		int k = i % 23, tid = 10 + i % 5;
+		ts += 7 + i % 11;
+		long t = k == 13 ? ts - 500 : ts; /* late: goes to the sorter */
+		switch (k) {
+		case 0:
+			n = snprintf(
+			    ev, sizeof ev,
+			    "{\"ph\":\"B\",\"pid\":1,\"tid\":%d,\"ts\":%ld,\"name\":\"b%d\","
+			    "\"cat\":\"c%d\",\"args\":{\"a\":[1,{\"x\":\"},{y\"},{\"z\":[]}],"
+			    "\"s\":\"v%d\\n\\u00e9\",\"e\":\"\",\"f\":1.5,\"t\":true,\"n\":null}}",
+			    tid, t, i % 7, i % 3, i % 101);
+			break;
+		case 1:
+			n = snprintf(
+			    ev, sizeof ev,
+			    "{\"ph\":\"E\",\"pid\":1,\"tid\":%d,\"ts\":%ld,\"args\":{\"r\":%d}}",
+			    tid, t, i);
+			break;
+		case 2:
+			n = snprintf(
+			    ev, sizeof ev,
+			    "{ \"ph\" : \"X\", \"pid\":\"gpu\",\"tid\":\"stream %d\",\"ts\":%ld.5,"
+			    "\"dur\":3,\"name\":\"k%d\",\"args\":{\"deep\":{\"a\":{\"b\":%d}}}}",
+			    i % 4, t, i % 9, i);
+			break;
+		case 3:
+			n = snprintf(
+			    ev, sizeof ev,
+			    "{\"ph\":\"b\",\"pid\":2,\"ts\":%ld,\"name\":\"as%d\",\"cat\":\"k\","
+			    "\"id\":\"0x%x\"},{\"ph\":\"e\",\"pid\":2,\"ts\":%ld,\"name\":\"as%d\","
+			    "\"cat\":\"k\",\"id\":\"0x%x\"}",
+			    t, i % 5, i % 13, t + 1, i % 5, i % 13);
+			break;
+		case 4:
+			n = snprintf(
+			    ev, sizeof ev,
+			    "{\"ph\":\"n\",\"pid\":2,\"ts\":%ld,\"name\":\"nn\",\"cat\":\"k\","
+			    "\"id2\":{\"local\":%d},\"args\":{}}",
+			    t, i % 3);
+			break;
+		case 5:
+			n = snprintf(ev, sizeof ev,
+			             "{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%ld,\"dur\":2,"
+			             "\"name\":\"f\","
+			             "\"bind_id\":\"0x%x\",\"flow_out\":true},"
+			             "{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%ld,\"dur\":2,"
+			             "\"name\":\"g\","
+			             "\"bind_id\":\"0x%x\",\"flow_in\":true}",
+			             tid, t, i, 30 + tid, t + 1, i);
+			break;
+		case 6:
+			n = snprintf(
+			    ev, sizeof ev,
+			    "{\"ph\":\"s\",\"pid\":1,\"tid\":%d,\"ts\":%ld,\"name\":\"fl\","
+			    "\"cat\":\"f\",\"id\":%d}",
+			    tid, t, i);
+			break;
+		case 7:
+			n = snprintf(
+			    ev, sizeof ev,
+			    "{\"ph\":\"C\",\"pid\":1,\"ts\":%ld,\"name\":\"ctr\",\"id\":\"q\","
+			    "\"args\":{\"v\":%d,\"w\":\"%d.5\"}}",
+			    t, i % 17, i);
+			break;
+		case 8:
+			n = snprintf(
+			    ev, sizeof ev,
+			    "{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"ts\":0,\"name\":\"thread_name\","
+			    "\"args\":{\"name\":\"worker %d\"}}",
+			    tid, i % 11);
+			break;
+		case 9:
+			n = snprintf(ev, sizeof ev,
+			             "{\"ph\":\"i\",\"s\":\"%c\",\"pid\":1,\"tid\":%d,\"ts\":%ld,"
+			             "\"name\":\"in\\\"st\",\"tts\":%d}",
+			             "gpt"[i % 3], tid, t, i);
+			break;
+		case 10:
+			n = snprintf(ev, sizeof ev, "{}");
+			break;
+		case 11:
+			n = snprintf(ev, sizeof ev, "{\"ph\":\"X\",\"pid\":1,\"tid\":}");
+			break;
+		case 12:
+			n = snprintf(ev, sizeof ev,
+			             "\n  {\"name\":\"uniq%d\",\"ph\":\"X\",\"ts\":%ld,\"dur\":1,"
+			             "\"pid\":3,\"tid\":\"\",\"args\":{\"u%d\":\"w%d\"}}\n",
+			             i, t, i % 29, i);
+			break;
+		case 14:
+			n = snprintf(
+			    ev, sizeof ev,
+			    "{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%ld,\"dur\":\"bad\","
+			    "\"name\":\"bd\"}",
+			    tid, t);
+			break;
+		case 15:
+			n = snprintf(
+			    ev, sizeof ev,
+			    "{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"dur\":1,\"name\":\"nots\"}", tid);
+			break;
+		case 16:
+			if (i % 2 == 0) {
+				n = snprintf(
+				    ev, sizeof ev,
+				    "{\"ph\":\"P\",\"pid\":1,\"tid\":1,\"ts\":%ld,\"id\":\"0x1\","
+				    "\"name\":\"Profile\",\"args\":{\"data\":{\"startTime\":%ld}}}",
+				    t, t);
+				break;
+			}
+			/* fallthrough */
+		default:
+			n = snprintf(
+			    ev, sizeof ev,
+			    "{\"ph\":\"X\",\"cat\":\"cat\",\"name\":\"ev%d\",\"pid\":1,"
+			    "\"tid\":%d,\"ts\":%ld,\"dur\":%d,\"args\":{\"a\":%d,\"b\":%d}}",
+			    i % 31, tid, t, 1 + i % 5, i % 1000, -i);
+		}
+		vec_reserve(&b.v, (size_t)n + 4);
+		memcpy(b.v.data + b.v.len, ev, (size_t)n);
+		b.v.len += (size_t)n;
+		memcpy(b.v.data + b.v.len, ",", 1);
+		b.v.len += i % 9 == 0 ? 0 : 1; /* a missing comma now and then */
+	}
+	static const char tail[] = "{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1}],"
+	                           "\"metadata\":{\"k\":\"v\"}}";
+	vec_reserve(&b.v, sizeof tail);
+	memcpy(b.v.data + b.v.len, tail, sizeof tail);
+	b.v.len += sizeof tail - 1;
+	*len = b.v.len;
+	return b.v.data;
+}
+
+static void sql_dump_row(struct json_buf *out, sqlite3_stmt *st)
+{
+	for (int c = 0; c < sqlite3_column_count(st); c++) {
+		const char *v = (const char *)sqlite3_column_text(st, c);
+		size_t n = v ? strlen(v) : 4;
+		vec_reserve(&out->v, n + 2);
+		memcpy(out->v.data + out->v.len, v ? v : "NULL", n);
+		out->v.len += n;
+		out->v.data[out->v.len++] = c + 1 < sqlite3_column_count(st) ? '|' : '\n';
+	}
+}
+
+/* Every row of the tables a JSON trace fills, through SQL, and the pool's
+ * ids of the slice names (pool ids are the same with two threads too). */
+static char *sql_dump(struct tp *tp, bool ids)
+{
+	static const char *const q[] = {
+	    "select * from slice order by id",        "select * from args order by id",
+	    "select * from thread order by utid",     "select * from process order by upid",
+	    "select * from track order by id",        "select * from flow order by id",
+	    "select * from counter order by id",      "select * from metadata order by name",
+	    "select * from stats order by name, idx",
+	};
+	struct json_buf out = {VEC_INIT};
+	for (size_t i = 0; i < TB_ARRAY_SIZE(q); i++) {
+		sqlite3_stmt *st = NULL;
+		if (sqlite3_prepare_v2(tp_db(tp), q[i], -1, &st, NULL) != SQLITE_OK) {
+			vec_reserve(&out.v, 16);
+			memcpy(out.v.data + out.v.len, "prepare failed\n", 15);
+			out.v.len += 15;
+		}
+		while (st && sqlite3_step(st) == SQLITE_ROW)
+			sql_dump_row(&out, st);
+		sqlite3_finalize(st);
+	}
+	char num[64] = "";
+	for (uint32_t i = 0; ids && i < tp->t.slice.n; i++) {
+		int n = snprintf(num, sizeof num, "%u ", tp->t.slice.name[i]);
+		vec_reserve(&out.v, (size_t)n + 1);
+		memcpy(out.v.data + out.v.len, num, (size_t)n);
+		out.v.len += (size_t)n;
+	}
+	int n = ids ? snprintf(num, sizeof num, "pool %zu\n", strpool_size(&tp->strings)) : 0;
+	vec_reserve(&out.v, (size_t)n + 1);
+	memcpy(out.v.data + out.v.len, num, (size_t)n + 1);
+	return out.v.data;
+}
+
+/* The first difference of got and want, on stderr. */
+static void show_diff(const char *what, const char *got, const char *want)
+{
+	size_t i = 0, line = 0;
+	while (got[i] && got[i] == want[i])
+		line = got[i++] == '\n' ? i : line;
+	if (i - line > 40)
+		line = i - 40;
+	fprintf(stderr, "%s: tables differ at\n%.300s\nwant\n%.300s\n", what, got + line,
+	        want + line);
+}
+
+/* Threads of this process. */
+static int task_count(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+TEST(tp_json_two_threads_same_tables)
+{
+	size_t len;
+	char *json = mixed_many(6000, &len);
+	setenv("TB_TP_THREADS", "1", 1);
+	struct tp *tp = load_chunked(json, len, len);
+	CHECK_STR_EQ(tp_error(tp), "");
+	CHECK(tp->t.slice.n > 3000);
+	CHECK(tp->stats[TP_STAT_json_tokenizer_failure] > 100);
+	char *want = sql_dump(tp, false);
+	CHECK(strstr(want, "prepare failed") == NULL && strlen(want) > 500000);
+	tp_free(tp);
+	/* Pieces split between the threads from 64 bytes on. The tables are
+	 * the same whatever the pieces; the pool's ids too, with one thread or
+	 * two, for the same pieces (one thread's ids already depend on where
+	 * events are cut). */
+	setenv("TB_TP_JSON_SPLIT_MIN", "64", 1);
+	static const size_t chunks[] = {1, 97, 1000, 4099, 65537, 0};
+	bool ok = true;
+	for (size_t c = 0; c < TB_ARRAY_SIZE(chunks) && ok; c++) {
+		char *got[2];
+		for (int th = 0; th < 2; th++) {
+			setenv("TB_TP_THREADS", th ? "2" : "1", 1);
+			int tasks = task_count();
+			tp = load_chunked(json, len, chunks[c] ? chunks[c] : len);
+			/* The helper is gone once the load is. */
+			if (task_count() != tasks) {
+				fprintf(stderr, "pieces of %zu: %d threads after the load\n",
+				        chunks[c], task_count());
+				ok = false;
+			}
+			got[th] = sql_dump(tp, true);
+			tp_free(tp);
+		}
+		char what[64];
+		snprintf(what, sizeof what, "pieces of %zu, one thread", chunks[c]);
+		if (strncmp(got[0], want, strlen(want)) != 0) {
+			show_diff(what, got[0], want);
+			ok = false;
+		}
+		snprintf(what, sizeof what, "pieces of %zu, two threads", chunks[c]);
+		if (ok && strcmp(got[1], got[0]) != 0) {
+			show_diff(what, got[1], got[0]);
+			ok = false;
+		}
+		tb_free(got[0]);
+		tb_free(got[1]);
+	}
+	unsetenv("TB_TP_JSON_SPLIT_MIN");
+	unsetenv("TB_TP_THREADS");
+	tb_free(want);
+	tb_free(json);
+	CHECK(ok);
+}
+
+/* A piece bigger than the helper takes at once (4 MiB) goes in parts. */
+TEST(tp_json_two_threads_big_piece)
+{
+	size_t len;
+	char *json = mixed_many(60000, &len);
+	CHECK(len > (5u << 20));
+	char *got[2];
+	for (int th = 0; th < 2; th++) {
+		setenv("TB_TP_THREADS", th ? "2" : "1", 1);
+		struct tp *tp = load_chunked(json, len, len);
+		got[th] = sql_dump(tp, true);
+		tp_free(tp);
+	}
+	unsetenv("TB_TP_THREADS");
+	bool same = strcmp(got[0], got[1]) == 0;
+	if (!same)
+		show_diff("one 5 MiB piece, two threads", got[1], got[0]);
+	tb_free(got[0]);
+	tb_free(got[1]);
+	tb_free(json);
+	CHECK(same);
 }
