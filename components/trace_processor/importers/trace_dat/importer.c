@@ -36,9 +36,10 @@ static int trace_dat_parse(struct tp_importer *imp, const uint8_t *p, size_t n)
 	if (n == 0)
 		return 0;
 	if (!td->borrowed && td->in.len == 0) {
-		size_t wl;
+		size_t wl = 0;
 		const uint8_t *w = tp_whole_input(td->tp, &wl);
-		if (w && wl <= TD_MAX_FILE) {
+		uint64_t size = wl; /* a 64-bit compare on every target */
+		if (w && size <= TD_MAX_FILE) {
 			td->borrowed = true;
 			td->data = w;
 			td->len = wl;
