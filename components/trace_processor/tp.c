@@ -460,6 +460,8 @@ int tp_parse(struct tp *tp, const uint8_t *buf, size_t len)
 		return tp->err.code;
 	if (tp->eof)
 		return tp_fail(tp, -EINVAL, "tp_parse after tp_end_of_file");
+	if (tp->whole_done)
+		return tp_fail(tp, -EINVAL, "tp_parse after tp_parse_file");
 	if (len == 0)
 		return 0;
 	if (tp->bytes_parsed == 0 && len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b)
@@ -476,6 +478,17 @@ int tp_parse(struct tp *tp, const uint8_t *buf, size_t len)
 		rc = feed_decoded(tp, buf, len);
 	}
 	return rc < 0 ? tp->err.code ? tp->err.code : rc : 0;
+}
+
+int tp_parse_file(struct tp *tp, const uint8_t *buf, size_t len)
+{
+	if (tp->bytes_parsed == 0 && !tp->whole_done) {
+		tp->whole = buf;
+		tp->whole_len = len;
+	}
+	int rc = tp_parse(tp, buf, len);
+	tp->whole_done = true;
+	return rc;
 }
 
 int tp_end_of_file(struct tp *tp)

@@ -70,6 +70,11 @@ struct tp {
 	uint64_t bytes_parsed;
 	uint64_t bytes_decoded; /* out of the gzip wrapper, when there is one */
 	uint64_t head_hash;     /* FNV-1a of the first input bytes (tp.c) */
+	/* tp_parse_file's buffer: the whole input, valid until the end of
+	 * file (tp_whole_input). whole_done: no more input may follow. */
+	const uint8_t *whole;
+	size_t whole_len;
+	bool whole_done;
 	/* ModuleSymbols whose mapping was not (yet) there: a bundle's
 	 * symbols.pb member is read before its trace.perfetto. Tried again at
 	 * the end (symbolize/import.c). */
@@ -142,6 +147,17 @@ struct tp {
 	 * start > end until then. */
 	int64_t ts_min, ts_max;
 };
+
+/* The whole input when tp_parse_file gave it and the importer reads it
+ * from its first byte (no gzip, no archive member), else NULL: importers
+ * that hold the whole file read it in place instead of copying it. */
+static inline const uint8_t *tp_whole_input(const struct tp *tp, size_t *len)
+{
+	if (!tp->whole || tp->gunzip || tp->archive)
+		return NULL;
+	*len = tp->whole_len;
+	return tp->whole;
+}
 
 /* Record a fatal error (the first wins); returns code. */
 int tp_fail(struct tp *tp, int code, const char *fmt, ...) TB_PRINTF(3, 4);

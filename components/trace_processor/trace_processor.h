@@ -58,6 +58,12 @@ void tp_free(struct tp *tp);
  * errors. The bytes are copied or consumed; the caller may reuse buf. */
 int tp_parse(struct tp *tp, const uint8_t *buf, size_t len);
 
+/* tp_parse of the whole trace in one call (a mapped file), buf staying valid
+ * and unchanged until tp_end_of_file returns: importers that need the whole
+ * file at once (perf.data, trace.dat) read it in place instead of copying
+ * it. Only as the first and only input: a later tp_parse fails. */
+int tp_parse_file(struct tp *tp, const uint8_t *buf, size_t len);
+
 /* No more bytes: flush the sorter, close what is still open, build indexes.
  * Returns 0 or a negative code (tp_error()). Queries work after this. */
 int tp_end_of_file(struct tp *tp);

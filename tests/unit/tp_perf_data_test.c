@@ -454,3 +454,20 @@ TEST(tp_perf_data_chunked_same_tables)
 		tp_free(tp);
 	}
 }
+
+/* The whole file through tp_parse_file: read in place, the same tables; a
+ * tp_parse after it is refused. */
+TEST(tp_perf_data_whole_file_in_place)
+{
+	static struct buf b;
+	build_file(&b);
+	struct tp *tp = tp_new(NULL);
+	CHECK_EQ(tp_parse_file(tp, b.d, b.n), 0);
+	CHECK(tp_parse(tp, b.d, 8) < 0);
+	tp_free(tp);
+	tp = tp_new(NULL);
+	CHECK_EQ(tp_parse_file(tp, b.d, b.n), 0);
+	CHECK_EQ(tp_end_of_file(tp), 0);
+	check_common(tp);
+	tp_free(tp);
+}

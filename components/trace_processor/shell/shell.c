@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -1418,13 +1419,50 @@ static int loader_feed(void *ctx, const uint8_t *p, size_t n)
 	return 0;
 }
 
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22 /* Linux 5.14; not in musl's headers yet */
+#endif
+
+/* A regular perf.data or trace.dat file (their importers need all of it at
+ * once) mapped whole and given to tp_parse_file, which reads it in place
+ * instead of copying it; *map (*map_len bytes) is unmapped by the caller
+ * after tp_end_of_file. 1: not such a file, nothing done. */
+static int load_whole(struct loader *l, int fd, void **map, size_t *map_len)
+{
+	struct stat st;
+	uint8_t head[10];
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 16 ||
+	    (uint64_t)st.st_size > SIZE_MAX || lseek(fd, 0, SEEK_CUR) != 0 ||
+	    pread(fd, head, sizeof head, 0) != (ssize_t)sizeof head ||
+	    (memcmp(head, "PERFILE2", 8) != 0 && memcmp(head, "\x17\x08\x44tracing", 10) != 0))
+		return 1;
+	size_t n = (size_t)st.st_size;
+	void *m = mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (m == MAP_FAILED)
+		return 1;
+	(void)madvise(m, n, MADV_POPULATE_READ); /* one call, not a fault a page */
+	*map = m;
+	*map_len = n;
+	l->total += n;
+	if (tp_parse_file(l->tp, m, n) < 0) {
+		l->parse_failed = true;
+		return -1;
+	}
+	return 0;
+}
+
 /* A regular file is mapped, not copied (tb_feed_fd), unless
  * TRACE_PROCESSOR_NO_MMAP=1 (Perfetto's switch); stdin, pipes and gzip'd
  * files go through the same tp_parse either way. */
-static int load_fd(struct loader *l, int fd, const char *path)
+static int load_fd(struct loader *l, int fd, const char *path, void **whole, size_t *whole_len)
 {
 	const char *no_mmap = getenv("TRACE_PROCESSOR_NO_MMAP");
 	bool map = !no_mmap || strcmp(no_mmap, "1") != 0;
+	if (map) {
+		int w = load_whole(l, fd, whole, whole_len);
+		if (w <= 0)
+			return w;
+	}
 	int rc = tb_feed_fd(fd, READ_CHUNK, map, loader_feed, l);
 	if (rc < 0 && !l->parse_failed)
 		tp_shell_error("cannot read '%s': %s", path, strerror(-rc));
@@ -1532,6 +1570,8 @@ int tp_shell_load_into(const struct shell_opts *o, struct tp *tp, const char *pa
 	(void)o;
 	struct loader l = {.tp = tp, .tty = isatty(2)};
 	struct tb_err err = {0};
+	void *whole = NULL; /* a file mapped whole by load_whole */
+	size_t whole_len = 0;
 	l.start = l.last_progress = tp_shell_now_ns();
 	int rc;
 	if (http_is_url(path)) {
@@ -1543,7 +1583,7 @@ int tp_shell_load_into(const struct shell_opts *o, struct tp *tp, const char *pa
 			tp_shell_error("cannot open '%s': %s", path, strerror(errno));
 			return -1;
 		}
-		rc = load_fd(&l, fd, path);
+		rc = load_fd(&l, fd, path, &whole, &whole_len);
 		if (fd != 0)
 			close(fd);
 	}
@@ -1553,6 +1593,8 @@ int tp_shell_load_into(const struct shell_opts *o, struct tp *tp, const char *pa
 		tp_shell_error("%s", err.msg);
 	if (rc == 0 && tp_end_of_file(tp) < 0)
 		rc = -1;
+	if (whole)
+		munmap(whole, whole_len);
 	if (rc < 0) {
 		if (tp_error(tp)[0])
 			tp_shell_error("cannot load '%s': %s", path, tp_error(tp));

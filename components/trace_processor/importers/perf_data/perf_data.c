@@ -119,6 +119,11 @@ struct tp_importer {
 	struct tp *tp;
 	struct tp_stack_profile sp;
 	struct pd_bytes in, dec;
+	/* The file read at end of file: in's bytes, or the caller's whole
+	 * input (tp_parse_file), read in place. */
+	const uint8_t *data;
+	size_t len;
+	bool borrowed;
 	size_t dec_pos; /* the next record of dec to read */
 	ZSTD_DStream *zs;
 	uint64_t compressed;
@@ -713,7 +718,7 @@ static uint64_t record(struct tp_importer *imp, const uint8_t *p, size_t n, uint
 static int records(struct tp_importer *imp, bool dec, size_t *pos, size_t end, bool partial)
 {
 	while (end - *pos >= 8) {
-		const uint8_t *buf = dec ? imp->dec.data : imp->in.data;
+		const uint8_t *buf = dec ? imp->dec.data : imp->data;
 		const uint8_t *p = buf + *pos;
 		uint16_t sz = tb_ld16(p + 6);
 		if (sz < 8) {
@@ -1229,7 +1234,7 @@ static void apply_all(struct tp_importer *imp)
 	load_ksyms(imp);
 	for (size_t i = 0; i < n; i++) {
 		const uint8_t *p = r[i].off & PD_DEC_BIT ? imp->dec.data + (r[i].off & ~PD_DEC_BIT)
-		                                         : imp->in.data + r[i].off;
+		                                         : imp->data + r[i].off;
 		uint32_t type = tb_ld32(p);
 		size_t sz = tb_ld16(p + 6);
 		switch (type) {
@@ -1263,14 +1268,14 @@ static bool section(const struct tp_importer *imp, const uint8_t *p, uint64_t *o
 {
 	*off = tb_ld64(p);
 	*size = tb_ld64(p + 8);
-	return *off <= imp->in.len && *size <= imp->in.len - *off;
+	return *off <= imp->len && *size <= imp->len - *off;
 }
 
 static int parse_file(struct tp_importer *imp)
 {
 	struct tp *tp = imp->tp;
-	const uint8_t *h = imp->in.data;
-	size_t len = imp->in.len;
+	const uint8_t *h = imp->data;
+	size_t len = imp->len;
 	if (len < PD_FILE_HEADER_SIZE)
 		return tp_fail(tp, -EINVAL, "perf.data: truncated file header (%zu bytes)", len);
 	uint64_t attr_size = tb_ld64(h + 16), aoff, asz, doff, dsz;
@@ -1318,7 +1323,7 @@ static int parse_file(struct tp_importer *imp)
 static int parse_pipe(struct tp_importer *imp)
 {
 	size_t pos = PD_PIPE_HEADER_SIZE;
-	if (records(imp, false, &pos, imp->in.len, false) != 0)
+	if (records(imp, false, &pos, imp->len, false) != 0)
 		tp_stat_inc(imp->tp, TP_STAT_perf_data_truncated);
 	return 0;
 }
@@ -1356,6 +1361,17 @@ static int perf_data_parse(struct tp_importer *imp, const uint8_t *p, size_t n)
 	imp->tp->bytes_parsed += n;
 	if (imp->failed || n == 0)
 		return 0;
+	if (!imp->borrowed && imp->in.len == 0) {
+		size_t wl;
+		const uint8_t *w = tp_whole_input(imp->tp, &wl);
+		if (w) {
+			imp->borrowed = true;
+			imp->data = w;
+			imp->len = wl;
+		}
+	}
+	if (imp->borrowed)
+		return 0; /* all of it is in imp->data already */
 	if (vec_try_reserve(&imp->in, n) != 0) {
 		imp->failed = true;
 		return tp_fail(imp->tp, -ENOMEM, "perf.data: out of memory holding the file");
@@ -1372,9 +1388,13 @@ static int perf_data_eof(struct tp_importer *imp)
 	struct tp *tp = imp->tp;
 	if (imp->failed)
 		return 0;
-	if (imp->in.len < 16)
+	if (!imp->borrowed) {
+		imp->data = imp->in.data;
+		imp->len = imp->in.len;
+	}
+	if (imp->len < 16)
 		return tp_fail(tp, -EINVAL, "perf.data: truncated header");
-	uint64_t hsz = tb_ld64(imp->in.data + 8);
+	uint64_t hsz = tb_ld64(imp->data + 8);
 	int rc;
 	if (hsz == PD_PIPE_HEADER_SIZE)
 		rc = parse_pipe(imp);

@@ -6,7 +6,7 @@
  * compressed as a whole, and flyrecord data in chunks, with the algorithm
  * the header names (zstd or zlib).
  *
- * The whole file is in td->in; everything here points into it, or into the
+ * The whole file is at td->data; everything here points into it, or into the
  * inflated sections kept in td->owned. Any read past the end fails the load
  * with one line naming what was cut.
  */
@@ -200,18 +200,18 @@ static int add_cpu(struct trace_dat *td, uint32_t cpu, uint64_t off, uint64_t si
 		return 0;
 	if (compressed && size < UINT64_MAX - 4)
 		size += 4; /* the chunk count is not in the size */
-	if (off > td->in.len || size > td->in.len - off) {
+	if (off > td->len || size > td->len - off) {
 		/* The data of a cpu runs past the end: keep what is there. */
 		tp_stat_inc(td->tp, TP_STAT_trace_dat_truncated);
-		if (off > td->in.len)
+		if (off > td->len)
 			return 0;
-		size = td->in.len - off;
+		size = td->len - off;
 	}
 	if (cpu >= TD_MAX_CPUS)
 		return cut(td, "cpu number");
 	struct td_cpu *c = vec_push_zeroed(&td->cpus);
 	c->cpu = cpu;
-	c->data = td->in.data + off;
+	c->data = td->data + off;
 	c->end = c->data + size;
 	c->compressed = compressed;
 	if (compressed) {
@@ -290,9 +290,9 @@ static int option(struct trace_dat *td, uint16_t id, const uint8_t *p, uint32_t 
 		if (td->version == 6) {
 			/* v6: at off, "flyrecord\0" and (offset, size) per cpu of
 			 * the file's cpu count (sections[0]). */
-			if (off > td->in.len || td->in.len - off < 10)
+			if (off > td->len || td->len - off < 10)
 				return cut(td, "buffer");
-			struct td_rd b = {td->in.data + off + 10, td->in.data + td->in.len, false};
+			struct td_rd b = {td->data + off + 10, td->data + td->len, false};
 			for (uint32_t i = 0; i < sections[0] && !b.bad; i++) {
 				uint64_t o = rd64(td, &b), s = rd64(td, &b);
 				if (!b.bad && add_cpu(td, i, o, s, false) < 0)
@@ -310,8 +310,8 @@ static int option(struct trace_dat *td, uint16_t id, const uint8_t *p, uint32_t 
 		/* The section header at off says whether the data is
 		 * compressed. */
 		bool comp = false;
-		if (off <= td->in.len && td->in.len - off >= 16)
-			comp = (td_r16(td, td->in.data + off + 2) & 1) != 0;
+		if (off <= td->len && td->len - off >= 16)
+			comp = (td_r16(td, td->data + off + 2) & 1) != 0;
 		for (uint32_t i = 0; i < cpus && !r.bad; i++) {
 			uint32_t cpu = rd32(td, &r);
 			uint64_t o = rd64(td, &r), s = rd64(td, &r);
@@ -358,15 +358,15 @@ static int option(struct trace_dat *td, uint16_t id, const uint8_t *p, uint32_t 
 /* The section at off, checked to be id, its (inflated) body in *r. */
 static int section(struct trace_dat *td, uint64_t off, uint16_t id, struct td_rd *r)
 {
-	if (off > td->in.len || td->in.len - off < 16)
+	if (off > td->len || td->len - off < 16)
 		return cut(td, "section header");
-	const uint8_t *h = td->in.data + off;
+	const uint8_t *h = td->data + off;
 	uint16_t sid = td_r16(td, h), flags = td_r16(td, h + 2);
 	uint64_t size = td_r64(td, h + 8);
 	if (sid != id)
 		return tp_fail(td->tp, -EINVAL, "trace.dat: section %u found where %u was expected",
 		               sid, id);
-	if (size > td->in.len - off - 16)
+	if (size > td->len - off - 16)
 		return cut(td, "section");
 	r->p = h + 16;
 	r->e = r->p + size;
@@ -506,7 +506,7 @@ static int parse_v6(struct trace_dat *td, struct td_rd *r)
 
 int tp_td_file_parse(struct trace_dat *td)
 {
-	struct td_rd r = {td->in.data, td->in.data + td->in.len, false};
+	struct td_rd r = {td->data, td->data + td->len, false};
 	const char *magic = rd_bytes(&r, 10);
 	if (!magic || memcmp(magic, "\x17\x08\x44tracing", 10) != 0)
 		return cut(td, "magic");

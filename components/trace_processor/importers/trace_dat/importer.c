@@ -35,6 +35,18 @@ static int trace_dat_parse(struct tp_importer *imp, const uint8_t *p, size_t n)
 	struct trace_dat *td = (struct trace_dat *)(void *)imp;
 	if (n == 0)
 		return 0;
+	if (!td->borrowed && td->in.len == 0) {
+		size_t wl = 0;
+		const uint8_t *w = tp_whole_input(td->tp, &wl);
+		uint64_t size = wl; /* a 64-bit compare on every target */
+		if (w && size <= TD_MAX_FILE) {
+			td->borrowed = true;
+			td->data = w;
+			td->len = wl;
+		}
+	}
+	if (td->borrowed)
+		return 0; /* all of it is in td->data already */
 	if ((uint64_t)td->in.len + n > TD_MAX_FILE || vec_try_reserve(&td->in, n) < 0)
 		return tp_fail(td->tp, -EFBIG, "trace.dat: the file is too large to load");
 	if (n >= (1u << 20))
@@ -69,6 +81,10 @@ static int64_t convert_ts(const struct trace_dat *td, int64_t ts)
 static int trace_dat_eof(struct tp_importer *imp)
 {
 	struct trace_dat *td = (struct trace_dat *)(void *)imp;
+	if (!td->borrowed) {
+		td->data = td->in.data;
+		td->len = td->in.len;
+	}
 	int rc = tp_td_file_parse(td);
 	if (rc < 0)
 		return rc;

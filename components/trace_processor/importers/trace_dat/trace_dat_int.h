@@ -132,6 +132,11 @@ enum td_comp { TD_COMP_NONE, TD_COMP_ZSTD, TD_COMP_ZLIB };
 struct trace_dat {
 	struct tp *tp;
 	struct td_bytes in; /* the whole file, as it arrived */
+	/* The file file.c reads: in's bytes, or the caller's whole input
+	 * (tp_parse_file), read in place. */
+	const uint8_t *data;
+	size_t len;
+	bool borrowed;
 	bool too_big;
 	/* file.c */
 	bool be;
