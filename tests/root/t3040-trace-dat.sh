@@ -124,7 +124,9 @@ fi
 expect_eq trace-type trace_dat "$(tp_query "$TMP/v7.dat" "select str_value from metadata where name = 'trace_type'" | tr -d '"')"
 
 # An 8 KiB buffer overflows: the pages' lost-event counts add up to what
-# trace-cmd report prints ("[N EVENTS DROPPED]") and to the overruns.
+# trace-cmd report prints ("[N EVENTS DROPPED]", "[EVENTS DROPPED]" as 1), and
+# every one of them is among the kernel's overruns (which also count events
+# overwritten where no extracted page reports them: not equal in general).
 flock 9
 if mkdir "$inst" 2>/dev/null; then
 	echo 8 >"$inst/buffer_size_kb"
@@ -140,12 +142,16 @@ if mkdir "$inst" 2>/dev/null; then
 fi
 flock -u 9
 if [ -s "$TMP/ov.dat" ]; then
-	dropped=$(trace-cmd report "$TMP/ov.dat" 2>/dev/null | sed -n 's/.*\[\([0-9]*\) EVENTS DROPPED\].*/\1/p' | awk '{s += $1} END {print s + 0}')
+	# A page whose loss count the kernel had no room to store shows as
+	# "[EVENTS DROPPED]" (no number) and counts 1 in trace_dat_missed_events.
+	trace-cmd report "$TMP/ov.dat" >"$TMP/ov.txt" 2>/dev/null
+	dropped=$(sed -n 's/.*\[\([0-9]*\) EVENTS DROPPED\].*/\1/p' "$TMP/ov.txt" | awk '{s += $1} END {print s + 0}')
+	dropped=$((dropped + $(grep -c '\[EVENTS DROPPED\]' "$TMP/ov.txt")))
 	missed=$(tp_query "$TMP/ov.dat" "select value from stats where name = 'trace_dat_missed_events'")
 	overrun=$(tp_query "$TMP/ov.dat" "select sum(value) from stats where name = 'ftrace_cpu_overrun_end'")
 	if [ "$dropped" -eq 0 ]; then
 		skip dropped-events "the 8 KiB buffer did not overflow"
-	elif [ "$missed" = "$dropped" ] && [ "$overrun" = "$dropped" ]; then
+	elif [ "$missed" = "$dropped" ] && [ "${overrun:-0}" -ge "$dropped" ]; then
 		pass dropped-events
 	else
 		fail dropped-events "trace-cmd: $dropped dropped; trace_dat_missed_events $missed, overruns $overrun"
