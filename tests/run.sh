@@ -12,17 +12,22 @@
 #   ui    tests/ui/: the Perfetto UI's query sequences over server http
 #   emu   tests/emu/t*.sh: every release target under its qemu (SKIP without)
 # Each tier prints PASS/FAIL/SKIP lines; failing details go to stderr.
+# Every tier and script's wall seconds go to $TB_OUT/test-times.txt, the
+# slowest listed at the end (the suite's budget is 40 minutes).
 set -u
 : "${TRACEBOX:?}" "${TB_OUT:?}" "${TB_TEST_ROOT:?}"
 export TRACEBOX TB_OUT TB_TEST_ROOT
 cd "$TB_TEST_ROOT" || exit 1
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
+times=$TB_OUT/test-times.txt
+: >"$times"
 
 # run_tier LABEL CMD...: run, echo its result lines, count a crash as a failure.
 run_tier() {
 	label=$1
 	shift
+	t0=$(date +%s)
 	before=$(wc -l <"$log")
 	"$@" 2>&1 | while IFS= read -r line; do
 		case $line in
@@ -33,6 +38,7 @@ run_tier() {
 	if [ "$(wc -l <"$log")" -eq "$before" ]; then
 		echo "FAIL $label (reported nothing)" | tee -a "$log"
 	fi
+	echo "$(($(date +%s) - t0)) $label" >>"$times"
 }
 
 # A command whose non-zero exit counts as a failure even when every line it
@@ -95,5 +101,7 @@ if [ "$f" -gt 0 ]; then
 	echo "failed:"
 	grep '^FAIL ' "$log" | sed 's/^/  /'
 fi
+echo "slowest (seconds, of $(awk '{ s += $1 } END { print s }' "$times") in all; $times):"
+sort -rn "$times" | head -8 | sed 's/^/  /'
 echo "$p passed, $f failed, $s skipped"
 [ "$f" -eq 0 ]

@@ -137,6 +137,51 @@ static inline uint64_t tb_hash_u64(uint64_t x)
 	return x;
 }
 
+/* ---- unaligned loads ----------------------------------------------------- */
+
+/* Read a little-endian (tb_ldN) or big-endian (tb_ldNbe) integer from p,
+ * which need not be aligned; the caller has checked that N / 8 bytes are
+ * there. memcpy-based: one load on every target we build. */
+static inline uint16_t tb_ld16(const void *p)
+{
+	uint16_t v;
+	memcpy(&v, p, 2);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap16(v);
+#endif
+	return v;
+}
+static inline uint32_t tb_ld32(const void *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	return v;
+}
+static inline uint64_t tb_ld64(const void *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	return v;
+}
+static inline uint16_t tb_ld16be(const void *p)
+{
+	return __builtin_bswap16(tb_ld16(p));
+}
+static inline uint32_t tb_ld32be(const void *p)
+{
+	return __builtin_bswap32(tb_ld32(p));
+}
+static inline uint64_t tb_ld64be(const void *p)
+{
+	return __builtin_bswap64(tb_ld64(p));
+}
+
 /* ---- arena (arena.c) ----------------------------------------------------- */
 
 /* A bump allocator for data that dies together (per-packet scratch, per-query

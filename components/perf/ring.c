@@ -17,20 +17,6 @@
 
 #include "perf_int.h"
 
-static uint64_t ld64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static uint32_t ld32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
 /* Sample bits whose fields have a fixed size and a place we know. */
 #define PERF_ST_SUPPORTED                                                                    \
 	(PERF_ST_IDENTIFIER | PERF_ST_IP | PERF_ST_TID | PERF_ST_TIME | PERF_ST_ADDR |       \
@@ -44,7 +30,7 @@ static void split_callchain(const uint8_t *p, uint64_t nr, struct perf_record *o
 	uint64_t *kern = ips, *user = ips + PERF_MAX_FRAMES;
 	uint64_t ctx = 0;
 	for (uint64_t i = 0; i < nr; i++) {
-		uint64_t ip = ld64(p + i * 8);
+		uint64_t ip = tb_ld64(p + i * 8);
 		if (ip >= PERF_CTX_MAX) {
 			ctx = ip;
 			out->has_user_section |= ip == PERF_CTX_USER;
@@ -84,28 +70,28 @@ static void parse_sample_id(const uint8_t *p, size_t n, uint64_t sample_type,
 	if (sample_type & PERF_ST_TID)
 		p += 8;
 	if (sample_type & PERF_ST_TIME)
-		out->time = ld64(p), p += 8;
+		out->time = tb_ld64(p), p += 8;
 	if (sample_type & PERF_ST_ID)
 		p += 8;
 	if (sample_type & PERF_ST_STREAM_ID)
 		p += 8;
 	if (sample_type & PERF_ST_CPU)
-		out->cpu = ld32(p);
+		out->cpu = tb_ld32(p);
 }
 
 /* COMM:       u32 pid, tid | char comm[] (NUL, padded to 8) | sample_id
  * FORK, EXIT: u32 pid, ppid, tid, ptid | u64 time | sample_id */
 static int parse_task(const uint8_t *rec, size_t len, uint64_t sample_type, struct perf_record *out)
 {
-	uint32_t type = ld32(rec);
+	uint32_t type = tb_ld32(rec);
 	const uint8_t *p = rec + 8;
 	size_t n = len - 8;
 	if (type == PERF_RECORD_TYPE_COMM) {
 		if (n < 16)
 			return -EINVAL;
 		out->kind = PERF_REC_COMM;
-		out->pid = ld32(p);
-		out->tid = ld32(p + 4);
+		out->pid = tb_ld32(p);
+		out->tid = tb_ld32(p + 4);
 		out->comm = (const char *)p + 8;
 		out->comm_len = strnlen(out->comm, n - 8);
 		if (out->comm_len == n - 8)
@@ -119,11 +105,11 @@ static int parse_task(const uint8_t *rec, size_t len, uint64_t sample_type, stru
 	if (n < 24)
 		return -EINVAL;
 	out->kind = type == PERF_RECORD_TYPE_FORK ? PERF_REC_FORK : PERF_REC_EXIT;
-	out->pid = ld32(p);
-	out->ppid = ld32(p + 4);
-	out->tid = ld32(p + 8);
-	out->ptid = ld32(p + 12);
-	out->time = ld64(p + 16);
+	out->pid = tb_ld32(p);
+	out->ppid = tb_ld32(p + 4);
+	out->tid = tb_ld32(p + 8);
+	out->ptid = tb_ld32(p + 12);
+	out->time = tb_ld64(p + 16);
 	parse_sample_id(p + 24, n - 24, sample_type, out); /* its cpu */
 	return 0;
 }
@@ -135,15 +121,15 @@ static int parse_task(const uint8_t *rec, size_t len, uint64_t sample_type, stru
 static int parse_mmap(const uint8_t *rec, size_t len, struct perf_record *out)
 {
 	const uint8_t *p = rec + 8;
-	size_t n = len - 8, head = ld32(rec) == PERF_RECORD_TYPE_MMAP2 ? 64 : 32;
+	size_t n = len - 8, head = tb_ld32(rec) == PERF_RECORD_TYPE_MMAP2 ? 64 : 32;
 	if (n <= head)
 		return -EINVAL;
 	out->kind = PERF_REC_MMAP;
-	out->pid = ld32(p);
-	out->tid = ld32(p + 4);
-	out->map_addr = ld64(p + 8);
-	out->map_len = ld64(p + 16);
-	out->map_pgoff = ld64(p + 24);
+	out->pid = tb_ld32(p);
+	out->tid = tb_ld32(p + 4);
+	out->map_addr = tb_ld64(p + 8);
+	out->map_len = tb_ld64(p + 16);
+	out->map_pgoff = tb_ld64(p + 24);
 	out->filename = (const char *)p + head;
 	out->filename_len = strnlen(out->filename, n - head);
 	if (out->filename_len == n - head)
@@ -157,15 +143,15 @@ int perf_record_parse(const uint8_t *rec, size_t len, uint64_t sample_type, stru
 	size_t off = 8;
 	uint32_t type;
 	memset(out, 0, sizeof *out);
-	if (len < 8 || ld32(rec + 4) >> 16 != len)
+	if (len < 8 || tb_ld32(rec + 4) >> 16 != len)
 		return -EINVAL;
-	type = ld32(rec);
-	out->misc = (uint16_t)ld32(rec + 4);
+	type = tb_ld32(rec);
+	out->misc = (uint16_t)tb_ld32(rec + 4);
 	if (type == PERF_RECORD_TYPE_LOST) {
 		if (len < 24)
 			return -EINVAL;
 		out->kind = PERF_REC_LOST;
-		out->lost = ld64(rec + 16);
+		out->lost = tb_ld64(rec + 16);
 		return 0;
 	}
 	if (type == PERF_RECORD_TYPE_COMM || type == PERF_RECORD_TYPE_FORK ||
@@ -197,20 +183,20 @@ int perf_record_parse(const uint8_t *rec, size_t len, uint64_t sample_type, stru
 		const uint8_t *p = rec + off;
 		switch (fixed[i].bit) {
 		case PERF_ST_IP:
-			out->ip = ld64(p);
+			out->ip = tb_ld64(p);
 			break;
 		case PERF_ST_TID:
-			out->pid = ld32(p);
-			out->tid = ld32(p + 4);
+			out->pid = tb_ld32(p);
+			out->tid = tb_ld32(p + 4);
 			break;
 		case PERF_ST_TIME:
-			out->time = ld64(p);
+			out->time = tb_ld64(p);
 			break;
 		case PERF_ST_CPU:
-			out->cpu = ld32(p);
+			out->cpu = tb_ld32(p);
 			break;
 		case PERF_ST_PERIOD:
-			out->period = ld64(p);
+			out->period = tb_ld64(p);
 			break;
 		default:
 			break;
@@ -223,7 +209,7 @@ int perf_record_parse(const uint8_t *rec, size_t len, uint64_t sample_type, stru
 		uint64_t nr;
 		if (len - off < 8)
 			return -EINVAL;
-		nr = ld64(rec + off);
+		nr = tb_ld64(rec + off);
 		off += 8;
 		if (nr > (len - off) / 8)
 			return -EINVAL;
@@ -234,7 +220,7 @@ int perf_record_parse(const uint8_t *rec, size_t len, uint64_t sample_type, stru
 	if (sample_type & PERF_ST_REGS_USER) {
 		if (len - off < 8)
 			return -EINVAL;
-		out->regs_abi = ld64(rec + off);
+		out->regs_abi = tb_ld64(rec + off);
 		off += 8;
 		if (out->regs_abi) {
 			if ((len - off) / 8 < PERF_REGS_N)
@@ -250,12 +236,12 @@ int perf_record_parse(const uint8_t *rec, size_t len, uint64_t sample_type, stru
 		uint64_t size, dyn;
 		if (len - off < 8)
 			return -EINVAL;
-		size = ld64(rec + off);
+		size = tb_ld64(rec + off);
 		off += 8;
 		if (size) {
 			if (size > len - off || len - off - size < 8)
 				return -EINVAL;
-			dyn = ld64(rec + off + size);
+			dyn = tb_ld64(rec + off + size);
 			out->stack = rec + off;
 			out->stack_len = dyn < size ? (size_t)dyn : (size_t)size;
 			out->stack_maxed = dyn >= size;
@@ -330,7 +316,7 @@ uint64_t perf_ring_read(struct perf_ring *r, uint64_t max_bytes, perf_record_fn 
 		uint8_t hdr[8];
 		uint16_t size;
 		ring_copy(r, tail, hdr, 8);
-		size = (uint16_t)(ld32(hdr + 4) >> 16);
+		size = (uint16_t)(tb_ld32(hdr + 4) >> 16);
 		if (size < 8 || (size & 7) || size > head - tail) {
 			stats->bad_records++;
 			tail = head; /* record boundaries are lost */

@@ -73,6 +73,10 @@ static inline uint64_t tp_args_hash_end(uint64_t h)
 {
 	return tb_hash_u64(h);
 }
+/* How many times the dedup map of recent sets was emptied. Within one
+ * epoch, committing the same contents again returns the same id, so an
+ * importer may remember (contents -> id) while the epoch is unchanged. */
+uint32_t tp_args_dedup_epoch(const struct tp *tp);
 /* tp_args_commit when the builder's hash is already known. */
 uint32_t tp_args_commit_hashed(struct tp *tp, struct tp_args_builder *b, uint64_t hash);
 /* A hint well before a commit of a set with this hash: starts loading the

@@ -32,7 +32,8 @@ import os, signal, socket, struct, subprocess, sys, tempfile, time
 import http.client
 from urllib import request, error
 
-BIN, TRACE, PKGDIR = sys.argv[1], sys.argv[2], sys.argv[3]
+BIN, TRACE, PKGDIR, MERGED = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+SLICES_ALONE = int(sys.argv[5])
 
 def report(ok, name, detail=""):
     print(("ok " if ok else "fail ") + name + ("" if ok else ": " + str(detail)), flush=True)
@@ -242,6 +243,15 @@ check("first-still-there", [[0]], tp.query("select count(*) as n from ftrace_eve
 tp.close(); tp2.close()
 check("killed", (-9, -9), (tp.p.returncode, tp2.p.returncode))
 
+# A merged archive (traceconv merge of this trace and a 1.9 MB Chrome JSON),
+# sent as the package sends any trace: 1 MiB /parse bodies.
+tpm = TP(MERGED)
+check("merged-members", [["proto"], ["json"]],
+      tpm.query("select trace_type from trace_file where parent_id is not null order by id")[1])
+check("merged-sched-rows", [[362]], tpm.query("select count(*) as n from sched")[1])
+check("merged-slices", [[SLICES_ALONE]], tpm.query("select count(*) as n from slice")[1])
+tpm.close()
+
 # A trace the shell cannot read: the package's exception text.
 bad = tempfile.NamedTemporaryFile(delete=False); bad.write(b"this is not a trace\n" * 100); bad.close()
 try:
@@ -259,8 +269,12 @@ except Exc as e:
            "start-failure", str(e))
 PY
 
+JSON=$TB_SHARED/corpus/chrome_json/GoogleChrome+lighthouse__lh-load.json
+"$TRACEBOX" traceconv merge -o "$TMP/merged.tar" "$TRACE" "$JSON" 2>"$TMP/merge.err" ||
+	fail merge "$(cat "$TMP/merge.err")"
+alone=$("$TRACEBOX" trace_processor_shell -Q 'select count(*) from slice' "$JSON" 2>/dev/null | sed -n 2p)
 timeout 180 python3 "$TMP/api.py" "$TMP/trace_processor_shell" "$TRACE" "$TMP/pkgs/mypkg" \
-	>"$TMP/client" 2>"$TMP/client.err"
+	"$TMP/merged.tar" "${alone:-0}" >"$TMP/client" 2>"$TMP/client.err"
 if [ ! -s "$TMP/client" ]; then
 	fail client "the client reported nothing" "$(cat "$TMP/client.err")"
 fi

@@ -6,6 +6,8 @@
 # reason in known_differences.txt (a listed query that starts to match
 # fails, so the list only shrinks); the queries of exact_rows.txt must
 # match; each failed query is logged by the server. PASS/FAIL lines.
+# Then three of the sequences against one archive that `traceconv merge`
+# made of their three traces: every query answered, with Perfetto's columns.
 set -u
 dir=../shared/reference/ui_queries
 if ! command -v python3 >/dev/null 2>&1; then
@@ -21,3 +23,18 @@ for seq in sched tracebox-perf-profile chrome-json pytorch trace-cmd-report; do
 		tests/ui/known_differences.txt tests/ui/exact_rows.txt ||
 		echo "FAIL ui/$seq (replay exited $?)"
 done
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+if "$TRACEBOX" traceconv merge -o "$tmp/merged.tar" "$dir/../golden/traces/sched.pftrace" \
+	"$dir/../../corpus/ftrace/ARM-software+trappy__raw_trace.dat.trace-cmd-report-R.txt" \
+	"$dir/../../corpus/chrome_json/GoogleChrome+lighthouse__lh-lcp-m78.json" 2>"$tmp/err"; then
+	for seq in sched trace-cmd-report chrome-json; do
+		timeout 300 python3 tests/ui/replay.py "$TRACEBOX" "$dir/$seq.json" \
+			tests/ui/known_differences.txt tests/ui/exact_rows.txt \
+			--trace="$tmp/merged.tar" --name="merged-$seq" ||
+			echo "FAIL ui/merged-$seq (replay exited $?)"
+	done
+else
+	echo "FAIL ui/merged: traceconv merge failed: $(cat "$tmp/err")"
+fi

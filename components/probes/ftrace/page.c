@@ -23,13 +23,6 @@
 /* Absolute timestamps keep 59 bits; the rest comes from the page stamp. */
 #define RB_TS_MSB_MASK (~((1ull << 59) - 1))
 
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
 int probes_ftrace_page_begin(struct ftrace_page_iter *it, const struct ftrace_page_layout *l,
                              const uint8_t *page, size_t len)
 {
@@ -47,7 +40,7 @@ int probes_ftrace_page_begin(struct ftrace_page_iter *it, const struct ftrace_pa
 	if (l->commit_size == 8) {
 		memcpy(&commit, page + l->commit_off, 8);
 	} else {
-		commit = rd32(page + l->commit_off);
+		commit = tb_ld32(page + l->commit_off);
 	}
 	/* On little-endian machines the flags sit in the low word either way. */
 	it->commit = (uint32_t)commit & RB_COMMIT_MASK;
@@ -64,7 +57,7 @@ int probes_ftrace_page_begin(struct ftrace_page_iter *it, const struct ftrace_pa
 		if (l->commit_size == 8) {
 			memcpy(&it->missed_count, m, 8);
 		} else {
-			it->missed_count = rd32(m);
+			it->missed_count = tb_ld32(m);
 		}
 	}
 	it->p = page + l->data_off;
@@ -95,7 +88,7 @@ bool probes_ftrace_page_next(struct ftrace_page_iter *it, struct ftrace_record *
 		if (left < 4)
 			return stop(it, it->partial ? FTRACE_STATUS_PARTIAL_PAGE_READ
 			                            : FTRACE_STATUS_ABI_SHORT_EVENT_HEADER);
-		hdr = rd32(it->p);
+		hdr = tb_ld32(it->p);
 		type_len = hdr & 0x1f;
 		delta = hdr >> 5;
 		it->p += 4, left -= 4;
@@ -109,7 +102,7 @@ bool probes_ftrace_page_next(struct ftrace_page_iter *it, struct ftrace_record *
 				return stop(it, it->partial
 				                    ? FTRACE_STATUS_PARTIAL_PAGE_READ
 				                    : FTRACE_STATUS_ABI_SHORT_PADDING_LENGTH);
-			n = rd32(it->p); /* counts its own 4 bytes */
+			n = tb_ld32(it->p); /* counts its own 4 bytes */
 			if (n < 4)
 				return stop(it, FTRACE_STATUS_ABI_INVALID_PADDING_LENGTH);
 			if (n > left)
@@ -126,7 +119,7 @@ bool probes_ftrace_page_next(struct ftrace_page_iter *it, struct ftrace_record *
 				                : type_len == RB_TYPE_TIME_EXTEND
 				                    ? FTRACE_STATUS_ABI_SHORT_TIME_EXTEND
 				                    : FTRACE_STATUS_ABI_SHORT_TIME_STAMP);
-			ext = rd32(it->p);
+			ext = tb_ld32(it->p);
 			it->p += 4;
 			if (type_len == RB_TYPE_TIME_EXTEND) {
 				it->ts += ((uint64_t)ext << RB_TS_SHIFT) + delta;
@@ -145,7 +138,7 @@ bool probes_ftrace_page_next(struct ftrace_page_iter *it, struct ftrace_record *
 			if (left < 4)
 				return stop(it, it->partial ? FTRACE_STATUS_PARTIAL_PAGE_READ
 				                            : FTRACE_STATUS_ABI_SHORT_DATA_LENGTH);
-			n = rd32(it->p);
+			n = tb_ld32(it->p);
 			if (n == 0)
 				return stop(it, FTRACE_STATUS_ABI_ZERO_DATA_LENGTH);
 			if (n < 4)
@@ -167,7 +160,7 @@ bool probes_ftrace_page_next(struct ftrace_page_iter *it, struct ftrace_record *
 		rec->event_id = l->type_size == 1   ? data[l->type_off]
 		                : l->type_size == 2 ? (uint32_t)data[l->type_off] |
 		                                          (uint32_t)data[l->type_off + 1] << 8
-		                                    : rd32(data + l->type_off);
+		                                    : tb_ld32(data + l->type_off);
 		rec->data = data;
 		rec->len = n;
 		return true;

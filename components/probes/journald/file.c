@@ -78,44 +78,34 @@ enum {
 
 static const char journal_signature[8] = {'L', 'P', 'K', 'S', 'H', 'H', 'R', 'H'};
 
-static inline uint32_t rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static inline uint64_t rd64(const uint8_t *p)
-{
-	return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
-}
-
 int probes_journal_header_parse(const uint8_t *p, size_t n, struct journal_header *h,
                                 struct tb_err *err)
 {
 	memset(h, 0, sizeof *h);
 	if (n < H_MIN_SIZE || memcmp(p, journal_signature, sizeof journal_signature) != 0)
 		return tb_err_set(err, -EINVAL, "not a journal file (no LPKSHHRH header)");
-	h->compatible_flags = rd32(p + H_COMPATIBLE);
-	h->incompatible_flags = rd32(p + H_INCOMPATIBLE);
+	h->compatible_flags = tb_ld32(p + H_COMPATIBLE);
+	h->incompatible_flags = tb_ld32(p + H_INCOMPATIBLE);
 	h->state = p[H_STATE];
 	memcpy(h->file_id, p + H_FILE_ID, 16);
 	memcpy(h->machine_id, p + H_MACHINE_ID, 16);
 	memcpy(h->tail_entry_boot_id, p + H_TAIL_BOOT_ID, 16);
 	memcpy(h->seqnum_id, p + H_SEQNUM_ID, 16);
-	h->header_size = rd64(p + H_HEADER_SIZE);
-	h->arena_size = rd64(p + H_ARENA_SIZE);
-	h->data_hash_table_offset = rd64(p + H_DATA_HT_OFF);
-	h->data_hash_table_size = rd64(p + H_DATA_HT_SIZE);
-	h->field_hash_table_offset = rd64(p + H_FIELD_HT_OFF);
-	h->field_hash_table_size = rd64(p + H_FIELD_HT_SIZE);
-	h->tail_object_offset = rd64(p + H_TAIL_OBJECT);
-	h->n_objects = rd64(p + H_N_OBJECTS);
-	h->n_entries = rd64(p + H_N_ENTRIES);
-	h->tail_entry_seqnum = rd64(p + H_TAIL_SEQNUM);
-	h->head_entry_seqnum = rd64(p + H_HEAD_SEQNUM);
-	h->entry_array_offset = rd64(p + H_ENTRY_ARRAY);
-	h->head_entry_realtime = rd64(p + H_HEAD_REALTIME);
-	h->tail_entry_realtime = rd64(p + H_TAIL_REALTIME);
-	h->tail_entry_monotonic = rd64(p + H_TAIL_MONOTONIC);
+	h->header_size = tb_ld64(p + H_HEADER_SIZE);
+	h->arena_size = tb_ld64(p + H_ARENA_SIZE);
+	h->data_hash_table_offset = tb_ld64(p + H_DATA_HT_OFF);
+	h->data_hash_table_size = tb_ld64(p + H_DATA_HT_SIZE);
+	h->field_hash_table_offset = tb_ld64(p + H_FIELD_HT_OFF);
+	h->field_hash_table_size = tb_ld64(p + H_FIELD_HT_SIZE);
+	h->tail_object_offset = tb_ld64(p + H_TAIL_OBJECT);
+	h->n_objects = tb_ld64(p + H_N_OBJECTS);
+	h->n_entries = tb_ld64(p + H_N_ENTRIES);
+	h->tail_entry_seqnum = tb_ld64(p + H_TAIL_SEQNUM);
+	h->head_entry_seqnum = tb_ld64(p + H_HEAD_SEQNUM);
+	h->entry_array_offset = tb_ld64(p + H_ENTRY_ARRAY);
+	h->head_entry_realtime = tb_ld64(p + H_HEAD_REALTIME);
+	h->tail_entry_realtime = tb_ld64(p + H_TAIL_REALTIME);
+	h->tail_entry_monotonic = tb_ld64(p + H_TAIL_MONOTONIC);
 	if (h->incompatible_flags & ~(uint32_t)JOURNAL_INCOMPAT_KNOWN)
 		return tb_err_set(
 		    err, -EPROTONOSUPPORT,
@@ -200,7 +190,7 @@ static int object(struct journal_file *f, uint64_t off, int type, uint64_t min_s
 		return -EINVAL;
 	if (rd(f, off, want > O_HEADER ? want : O_HEADER, &p) < 0)
 		return -EINVAL;
-	uint64_t sz = rd64(p + 8);
+	uint64_t sz = tb_ld64(p + 8);
 	if ((type != JOURNAL_OBJECT_UNUSED && p[0] != type) || sz < min_size || sz < O_HEADER ||
 	    sz > f->limit - off)
 		return -EINVAL;
@@ -326,7 +316,7 @@ static int array_item(struct journal_file *f, uint64_t arr, uint64_t i, uint64_t
 	const uint8_t *p;
 	if (rd(f, arr + ARRAY_ITEMS + i * item_size(f), item_size(f), &p) < 0)
 		return -EINVAL;
-	*out = f->compact ? rd32(p) : rd64(p);
+	*out = f->compact ? tb_ld32(p) : tb_ld64(p);
 	return 0;
 }
 
@@ -335,7 +325,7 @@ static int array_next(struct journal_file *f, uint64_t arr, uint64_t *next)
 	const uint8_t *p;
 	if (rd(f, arr + ARRAY_NEXT, 8, &p) < 0)
 		return -EINVAL;
-	*next = rd64(p);
+	*next = tb_ld64(p);
 	return 0;
 }
 
@@ -457,7 +447,7 @@ static int decompress(struct journal_file *f, unsigned flags, const uint8_t *src
 		/* systemd: le64 decompressed size, then one LZ4 block. */
 		if (n < 8)
 			return -EINVAL;
-		uint64_t want = rd64(src);
+		uint64_t want = tb_ld64(src);
 		ssize_t got =
 		    probes_journal_lz4_block(src + 8, n - 8, dst, JOURNAL_VALUE_MAX, trunc);
 		if (got < 0 || (!*trunc && (uint64_t)got != want))
@@ -527,7 +517,7 @@ static int data_payload(struct journal_file *f, uint64_t off, const uint8_t **p,
 		return -EINVAL;
 	unsigned comp =
 	    o[1] & (JOURNAL_COMPRESSED_XZ | JOURNAL_COMPRESSED_LZ4 | JOURNAL_COMPRESSED_ZSTD);
-	uint64_t stored = rd64(o + DATA_HASH);
+	uint64_t stored = tb_ld64(o + DATA_HASH);
 	uint64_t psize = size - poff;
 	const uint8_t *pl;
 	*flags = 0;
@@ -583,11 +573,11 @@ int probes_journal_file_read_entry(struct journal_file *f, uint64_t off, struct 
 		return -EINVAL;
 	}
 	e->offset = off;
-	e->seqnum = rd64(o + ENTRY_SEQNUM);
-	e->realtime_us = rd64(o + ENTRY_REALTIME);
-	e->monotonic_us = rd64(o + ENTRY_MONOTONIC);
+	e->seqnum = tb_ld64(o + ENTRY_SEQNUM);
+	e->realtime_us = tb_ld64(o + ENTRY_REALTIME);
+	e->monotonic_us = tb_ld64(o + ENTRY_MONOTONIC);
 	memcpy(e->boot_id, o + ENTRY_BOOT_ID, 16);
-	e->xor_hash = rd64(o + ENTRY_XOR_HASH);
+	e->xor_hash = tb_ld64(o + ENTRY_XOR_HASH);
 	e->n_items = (uint32_t)((size - ENTRY_ITEMS) / isz);
 	if (!fn)
 		return 0;
@@ -602,7 +592,7 @@ int probes_journal_file_read_entry(struct journal_file *f, uint64_t off, struct 
 		goto out;
 	}
 	for (uint32_t i = 0; i < e->n_items; i++)
-		it[i] = f->compact ? rd32(o + i * isz) : rd64(o + i * isz);
+		it[i] = f->compact ? tb_ld32(o + i * isz) : tb_ld64(o + i * isz);
 	for (uint32_t i = 0; i < e->n_items; i++) {
 		const uint8_t *p;
 		size_t n;
@@ -637,7 +627,7 @@ static int bucket_head(struct journal_file *f, uint64_t off, uint64_t size, int 
 	uint64_t b = h % (size / HASH_ITEM);
 	if (rd(f, off + b * HASH_ITEM, 8, &p) < 0)
 		return -EINVAL;
-	*head = rd64(p);
+	*head = tb_ld64(p);
 	return 0;
 }
 
@@ -657,8 +647,8 @@ int probes_journal_file_find_data(struct journal_file *f, const void *data, size
 		if (steps >= JOURNAL_HASH_CHAIN_MAX ||
 		    object(f, o, JOURNAL_OBJECT_DATA, DATA_PAYLOAD, DATA_PAYLOAD, &p, &size) < 0)
 			return -EINVAL;
-		next = rd64(p + DATA_NEXT_HASH);
-		stored = rd64(p + DATA_HASH);
+		next = tb_ld64(p + DATA_NEXT_HASH);
+		stored = tb_ld64(p + DATA_HASH);
 		if (stored == h && data_payload(f, o, &pl, &pn, &flags) == 0 &&
 		    !(flags & (JOURNAL_FIELD_UNDECODED | JOURNAL_FIELD_TRUNCATED)) && pn == n &&
 		    memcmp(pl, data, n) == 0) {
@@ -687,8 +677,8 @@ int probes_journal_file_find_field(struct journal_file *f, const void *name, siz
 		if (steps >= JOURNAL_HASH_CHAIN_MAX ||
 		    object(f, o, JOURNAL_OBJECT_FIELD, FIELD_PAYLOAD, FIELD_PAYLOAD, &p, &size) < 0)
 			return -EINVAL;
-		next = rd64(p + FIELD_NEXT_HASH);
-		if (rd64(p + FIELD_HASH) == h && size - FIELD_PAYLOAD == n &&
+		next = tb_ld64(p + FIELD_NEXT_HASH);
+		if (tb_ld64(p + FIELD_HASH) == h && size - FIELD_PAYLOAD == n &&
 		    (n == 0 || (rd(f, o + FIELD_PAYLOAD, n, &p) == 0 && memcmp(p, name, n) == 0))) {
 			*off = o;
 			return 1;
@@ -707,8 +697,8 @@ int probes_journal_file_data_entries(struct journal_file *f, uint64_t data_off,
 	uint64_t size;
 	if (object(f, data_off, JOURNAL_OBJECT_DATA, DATA_PAYLOAD, DATA_PAYLOAD, &p, &size) < 0)
 		return -EINVAL;
-	uint64_t n = rd64(p + DATA_N_ENTRIES), first = rd64(p + DATA_ENTRY);
-	uint64_t arr = rd64(p + DATA_ENTRY_ARRAY), last = 0;
+	uint64_t n = tb_ld64(p + DATA_N_ENTRIES), first = tb_ld64(p + DATA_ENTRY);
+	uint64_t arr = tb_ld64(p + DATA_ENTRY_ARRAY), last = 0;
 	int rc;
 	if (n == 0)
 		return 0;
@@ -722,7 +712,7 @@ int probes_journal_file_data_entries(struct journal_file *f, uint64_t data_off,
 		    object(f, arr, JOURNAL_OBJECT_ENTRY_ARRAY, ARRAY_ITEMS, ARRAY_NEXT + 8, &p,
 		           &asize) < 0)
 			return -EINVAL;
-		next = rd64(p + ARRAY_NEXT);
+		next = tb_ld64(p + ARRAY_NEXT);
 		uint64_t cap = (asize - ARRAY_ITEMS) / item_size(f);
 		for (uint64_t i = 0; i < cap && n; i++, n--) {
 			uint64_t e;
@@ -750,7 +740,7 @@ int probes_journal_file_field_values(struct journal_file *f, const void *name, s
 		return rc;
 	if (object(f, fo, JOURNAL_OBJECT_FIELD, FIELD_PAYLOAD, FIELD_PAYLOAD, &p, &size) < 0)
 		return -EINVAL;
-	o = rd64(p + FIELD_HEAD_DATA);
+	o = tb_ld64(p + FIELD_HEAD_DATA);
 	/* Newest first: each new DATA object is put at the head of its list. */
 	for (unsigned steps = 0; o; steps++) {
 		const uint8_t *pl;
@@ -760,7 +750,7 @@ int probes_journal_file_field_values(struct journal_file *f, const void *name, s
 		if (steps >= JOURNAL_HASH_CHAIN_MAX ||
 		    object(f, o, JOURNAL_OBJECT_DATA, DATA_PAYLOAD, DATA_PAYLOAD, &p, &size) < 0)
 			return -EINVAL;
-		next = rd64(p + DATA_NEXT_FIELD);
+		next = tb_ld64(p + DATA_NEXT_FIELD);
 		if (data_payload(f, o, &pl, &pn, &flags) == 0 && (rc = fn(ctx, pl, pn, flags)))
 			return rc;
 		if (next && next >= o)

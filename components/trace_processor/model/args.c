@@ -40,7 +40,13 @@ struct tp_arg_dedup {
 		size_t cap, len;
 	} sets;                          /* content hash -> arg_set_id of recent sets */
 	uint32_t type_ids[TP_ARG_COUNT]; /* pool ids of "int", "real"...; 0 = not yet */
+	uint32_t epoch;                  /* times sets was emptied */
 };
+
+uint32_t tp_args_dedup_epoch(const struct tp *tp)
+{
+	return tp->arg_dedup->epoch;
+}
 
 void tp_args_init(struct tp *tp)
 {
@@ -344,6 +350,7 @@ static void sets_insert(struct tp *tp, uint64_t hash, uint32_t set)
 		memset(tp->arg_dedup->sets.slot, 0,
 		       tp->arg_dedup->sets.cap * sizeof *tp->arg_dedup->sets.slot);
 		tp->arg_dedup->sets.len = 0;
+		tp->arg_dedup->epoch++;
 	}
 	if (tp->arg_dedup->sets.len + 1 > tp->arg_dedup->sets.cap / 4 * 3) {
 		size_t ncap = tp->arg_dedup->sets.cap ? tp->arg_dedup->sets.cap * 2 : SETS_MIN_CAP;

@@ -25,6 +25,10 @@ struct tp_sql_table {
 	uint32_t checked_n; /* row count when sorted_mask was computed */
 	bool checked;
 	uint64_t sorted_mask; /* bit c: described column c (0-based) is sorted */
+	/* Row orders built for grouped output (vtab.c), kept once the trace
+	 * is complete (tp->eof) while the row count stays. */
+	struct tp_sql_order *orders;
+	uint32_t norders;
 };
 
 /* Described-column indexes of the args table EXTRACT_ARG reads (-1 if the
@@ -64,6 +68,8 @@ static inline const void *tp_sql_col_data(const struct tp_sql_table *t, uint32_t
 	return *(const void *const *)((char *)tp_sql_table_ptr(t) + t->desc->cols[c].offset);
 }
 
+/* Free what the tables cached (orders); sql itself stays. */
+void tp_sql_tables_release(struct tp_sql *sql);
 /* Is described column c (0-based, not counting id) sorted right now? */
 bool tp_sql_col_sorted(struct tp_sql_table *t, uint32_t c);
 /* The table state by SQL name (e.g. "__intrinsic_args"), or NULL. */

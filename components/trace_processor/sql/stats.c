@@ -184,6 +184,7 @@ static const sqlite3_module st_module = {
 
 static void sql_state_free(void *p)
 {
+	tp_sql_tables_release(p);
 	tb_free(p);
 }
 

@@ -38,6 +38,8 @@
 #include "sql_int.h"
 
 #define TP_VTAB_MAX_TERMS 16
+#define TP_VTAB_MAX_PREFETCH 6
+#define TP_VTAB_PREFETCH 16
 
 enum tp_vtab_op {
 	OP_EQ = '=',
@@ -47,6 +49,9 @@ enum tp_vtab_op {
 	OP_LE = 'L',
 	OP_ISNULL = 'n',
 	OP_NOTNULL = 'N',
+	OP_ORDER = 'o',      /* rows ordered by this column (no argument) */
+	OP_ORDER_DESC = 'O', /* the same, descending */
+	OP_USED = 'u',       /* "<mask>u": the described columns SQLite reads */
 };
 
 /* How a filter's right-hand value compares, decided once per xFilter. */
@@ -80,6 +85,30 @@ struct tp_vtab_cursor {
 	bool desc, eof;
 	uint32_t nfilters;
 	struct tp_vtab_filter filters[TP_VTAB_MAX_TERMS];
+	/* Grouped output: rows in the order of order[0, norder) instead of
+	 * id order; own is order when built for this xFilter alone (freed
+	 * with the cursor), whole that order holds every row of the table
+	 * (the range and filters are then checked per row). */
+	const uint32_t *order;
+	uint32_t *own;
+	uint32_t norder, pos;
+	bool grouped, whole;
+	/* Column arrays to prefetch TP_VTAB_PREFETCH rows ahead in order. */
+	uint32_t npf;
+	const char *pf_base[TP_VTAB_MAX_PREFETCH];
+	uint8_t pf_size[TP_VTAB_MAX_PREFETCH];
+};
+
+/* A row order by up to TP_VTAB_MAX_GROUP columns (keys of cols[], in
+ * SQLite's order for each: NULL first, numbers by value, text by BINARY;
+ * reversed where desc), equal keys in id order. */
+#define TP_VTAB_MAX_GROUP 4
+struct tp_sql_order {
+	uint32_t n; /* rows of the table when built */
+	uint32_t ncols;
+	uint32_t cols[TP_VTAB_MAX_GROUP]; /* described columns */
+	uint32_t desc;                    /* bit i: cols[i] descending */
+	uint32_t *rows;
 };
 
 static bool is_int_type(enum tp_col_type ty)
@@ -323,13 +352,46 @@ static bool term_usable(sqlite3_index_info *info, int i, const struct tp_table_d
 	return true;
 }
 
+/* A GROUP BY on the table's own columns (SQLite then needs equal keys
+ * adjacent, not sorted): the cursor hands rows out sorted by
+ * those columns as SQLite's sorter would order them, equal keys in id
+ * order, so SQLite skips its sorter and the groups still come out in the
+ * same order. Items "<col>o" / "<col>O" (descending) follow the
+ * constraints in idxStr. Not with id among the keys past the first
+ * descending one; columns after id are dropped (id is unique). */
+static bool plan_grouped(sqlite3_index_info *info, sqlite3_str *s, int nterms)
+{
+	int distinct = sqlite3_vtab_distinct(info), ncols = 0;
+
+	/* Not for DISTINCT (2): SQLite's answer lists rows in order of first
+	 * appearance, a sorted one would differ. */
+	if (distinct != 1)
+		return false;
+	for (int i = 0; i < info->nOrderBy; i++) {
+		if (info->aOrderBy[i].iColumn <= 0) {
+			if (info->aOrderBy[i].desc)
+				return false;
+			break;
+		}
+		if (++ncols > TP_VTAB_MAX_GROUP)
+			return false;
+	}
+	for (int i = 0; i < ncols; i++)
+		sqlite3_str_appendf(s, "%s%d%c", nterms || i ? " " : "", info->aOrderBy[i].iColumn,
+		                    info->aOrderBy[i].desc ? OP_ORDER_DESC : OP_ORDER);
+	/* The columns SQLite reads (bit c: described column c), for the
+	 * cursor to prefetch rows ahead of the order. */
+	sqlite3_str_appendf(s, " %llu%c", (unsigned long long)(info->colUsed >> 1), OP_USED);
+	return true;
+}
+
 static int vt_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info)
 {
 	struct tp_sql_table *t = ((struct tp_vtab *)vtab)->t;
 	const struct tp_table_desc *d = t->desc;
 	double n = tp_sql_table_rows(t), scanned = n, out;
 	double filter_sel = 1.0;
-	bool id_eq = false, has_in = false;
+	bool id_eq = false, has_in = false, grouped = false;
 	int id_bounds = 0, sorted_bounds = 0, argv = 0, nterms = 0;
 	sqlite3_str *s = sqlite3_str_new(NULL);
 
@@ -398,12 +460,15 @@ static int vt_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info)
 		if (ok) {
 			info->orderByConsumed = 1;
 			info->idxNum = desc ? 1 : 0;
+		} else if (plan_grouped(info, s, nterms)) {
+			info->orderByConsumed = 1;
+			grouped = true;
 		}
 	}
 
 	info->idxStr = sqlite3_str_finish(s);
 	info->needToFreeIdxStr = 1;
-	if (!info->idxStr && nterms)
+	if (!info->idxStr && (nterms || grouped))
 		return SQLITE_NOMEM;
 	return SQLITE_OK;
 }
@@ -423,6 +488,7 @@ static int vt_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out)
 
 static int vt_close(sqlite3_vtab_cursor *cur)
 {
+	tb_free(((struct tp_vtab_cursor *)cur)->own);
 	sqlite3_free(cur);
 	return SQLITE_OK;
 }
@@ -506,9 +572,70 @@ static bool row_matches(const struct tp_vtab_cursor *c, uint32_t row)
 	return true;
 }
 
+static size_t col_size(enum tp_col_type ty)
+{
+	switch (ty) {
+	case TP_I64:
+	case TP_I64N:
+	case TP_DBL:
+	case TP_DBLN:
+		return 8;
+	case TP_U8:
+		return 1;
+	default:
+		return 4;
+	}
+}
+
+/* The stored arrays a grouped scan reads out of order: the columns SQLite
+ * uses (bit c of used: described column c), and when it uses a computed
+ * one, the hidden columns (computed columns read those). */
+static void prefetch_cols(struct tp_vtab_cursor *c, uint64_t used)
+{
+	const struct tp_table_desc *d = c->t->desc;
+	bool computed = false;
+
+	c->npf = 0;
+	for (uint32_t i = 0; i < d->ncols; i++)
+		if ((d->cols[i].flags & TP_COL_COMPUTED) && (i >= 62 || (used >> i & 1)))
+			computed = true;
+	for (uint32_t i = 0; i < d->ncols && c->npf < TP_VTAB_MAX_PREFETCH; i++) {
+		const struct tp_col_desc *cd = &d->cols[i];
+		const void *data = tp_sql_col_data(c->t, i);
+		if (!data || (cd->flags & TP_COL_COMPUTED))
+			continue;
+		if ((i < 62 && (used >> i & 1)) || (computed && (cd->flags & TP_COL_HIDDEN))) {
+			c->pf_base[c->npf] = data;
+			c->pf_size[c->npf++] = (uint8_t)col_size(cd->type);
+		}
+	}
+}
+
 /* Step to the next matching row at or after (before, if desc) c->row. */
 static void seek_match(struct tp_vtab_cursor *c)
 {
+	if (c->grouped) {
+		for (; c->pos < c->norder; c->pos++) {
+			uint32_t row = c->order[c->pos];
+			if (c->pos + TP_VTAB_PREFETCH < c->norder) {
+				uint32_t ahead = c->order[c->pos + TP_VTAB_PREFETCH];
+				for (uint32_t k = 0; k < c->npf; k++)
+					__builtin_prefetch(c->pf_base[k] +
+					                   (size_t)ahead * c->pf_size[k]);
+			}
+			if (!c->whole) {
+				c->row = row;
+				return;
+			}
+			c->t->sql->rows_visited++;
+			if (row >= c->lo && row < c->hi && row_matches(c, row)) {
+				c->row = row;
+				return;
+			}
+		}
+		c->eof = true;
+		return;
+	}
 	for (;;) {
 		if (c->desc ? c->row < c->lo || c->row == UINT32_MAX : c->row >= c->hi) {
 			c->eof = true;
@@ -521,6 +648,298 @@ static void seek_match(struct tp_vtab_cursor *c)
 			c->row--;
 		else
 			c->row++;
+	}
+}
+
+/* ---- grouped output ------------------------------------------------------ */
+
+/* How one column of an order compares: its key is a uint64 in SQLite's
+ * order (NULL 0; integers by value; reals by value, -0.0 = 0.0; text by
+ * its rank among the strings present, by BINARY), inverted if desc. */
+struct order_key {
+	const struct tp_sql_table *t;
+	uint32_t col;
+	bool desc;
+	const uint32_t *rank; /* text: string id -> rank (0 for NULL) */
+};
+
+static uint64_t order_key(const struct order_key *k, uint32_t row)
+{
+	uint64_t key;
+
+	switch (k->t->desc->cols[k->col].type) {
+	case TP_STR:
+		key = k->rank[cell(k->t, k->col, row).u];
+		break;
+	case TP_DBL:
+	case TP_DBLN: {
+		double d = cell(k->t, k->col, row).d;
+		uint64_t b;
+		if (isnan(d)) {
+			key = 0;
+			break;
+		}
+		if (d == 0)
+			d = 0; /* -0.0 groups with 0.0 */
+		memcpy(&b, &d, sizeof b);
+		key = b >> 63 ? ~b : b | 1ull << 63;
+		break;
+	}
+	default: {
+		int64_t v;
+		/* INT64_MIN maps to 0 too, but only TP_I64N (where it is
+		 * NULL) can hold both. */
+		key = col_int(k->t, k->col, row, &v) ? (uint64_t)v ^ 1ull << 63 : 0;
+		break;
+	}
+	}
+	return k->desc ? ~key : key;
+}
+
+struct str_ent {
+	const char *s;
+	size_t len;
+	uint32_t id;
+};
+
+static int str_ent_cmp(const void *a, const void *b)
+{
+	const struct str_ent *x = a, *y = b;
+	int c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
+	if (c)
+		return c;
+	return (x->len > y->len) - (x->len < y->len);
+}
+
+/* Ranks by BINARY of the strings text column col holds on rows[0, m):
+ * string id -> 1 + position among them (equal text, equal rank); id 0
+ * (NULL) -> 0. tb_free the result. */
+static uint32_t *str_ranks(const struct tp_sql_table *t, uint32_t col, const uint32_t *rows,
+                           uint32_t m)
+{
+	const struct strpool *pool = &t->sql->tp->strings;
+	size_t np = strpool_size(pool), nd = 0;
+	uint32_t *rank = tb_calloc(np, sizeof *rank), r = 0;
+	struct str_ent *e;
+
+	for (uint32_t i = 0; i < m; i++) {
+		uint32_t id = cell(t, col, rows[i]).u;
+		if (id && id < np && !rank[id]) {
+			rank[id] = 1;
+			nd++;
+		}
+	}
+	e = tb_malloc((nd ? nd : 1) * sizeof *e);
+	nd = 0;
+	for (size_t id = 1; id < np; id++)
+		if (rank[id]) {
+			e[nd].s = strpool_get(pool, (uint32_t)id, &e[nd].len);
+			e[nd++].id = (uint32_t)id;
+		}
+	qsort(e, nd, sizeof *e, str_ent_cmp);
+	for (size_t i = 0; i < nd; i++) {
+		if (i == 0 || str_ent_cmp(&e[i - 1], &e[i]) != 0)
+			r++;
+		rank[e[i].id] = r;
+	}
+	tb_free(e);
+	return rank;
+}
+
+/* Stable sort of rows[0, m) by k's key: one counting pass when the keys
+ * span few values, else LSD radix. tmp holds m rows; returns the buffer
+ * holding the result (rows or tmp). */
+static uint32_t *sort_rows(const struct order_key *k, uint32_t *rows, uint32_t *tmp, uint32_t m)
+{
+	uint64_t lo = UINT64_MAX, hi = 0, range;
+	uint32_t *cnt;
+
+	if (m < 2)
+		return rows;
+	for (uint32_t i = 0; i < m; i++) {
+		uint64_t key = order_key(k, rows[i]);
+		if (key < lo)
+			lo = key;
+		if (key > hi)
+			hi = key;
+	}
+	range = hi - lo;
+	if (range == 0)
+		return rows;
+	if (range < (1u << 22) && range <= 4ull * m + 1024) {
+		cnt = tb_calloc(range + 2, sizeof *cnt);
+		for (uint32_t i = 0; i < m; i++)
+			cnt[order_key(k, rows[i]) - lo + 1]++;
+		for (uint64_t b = 1; b <= range + 1; b++)
+			cnt[b] += cnt[b - 1];
+		for (uint32_t i = 0; i < m; i++)
+			tmp[cnt[order_key(k, rows[i]) - lo]++] = rows[i];
+		tb_free(cnt);
+		return tmp;
+	}
+	{
+		unsigned bits = m < 65536 ? 8 : 16;
+		uint64_t mask = (1ull << bits) - 1;
+		cnt = tb_malloc(((size_t)mask + 1) * sizeof *cnt);
+		for (unsigned sh = 0; sh < 64 && range >> sh; sh += bits) {
+			uint32_t *sw, sum = 0;
+			memset(cnt, 0, ((size_t)mask + 1) * sizeof *cnt);
+			for (uint32_t i = 0; i < m; i++)
+				cnt[(order_key(k, rows[i]) - lo) >> sh & mask]++;
+			for (uint64_t b = 0; b <= mask; b++) {
+				uint32_t c = cnt[b];
+				cnt[b] = sum;
+				sum += c;
+			}
+			for (uint32_t i = 0; i < m; i++)
+				tmp[cnt[(order_key(k, rows[i]) - lo) >> sh & mask]++] = rows[i];
+			sw = rows;
+			rows = tmp;
+			tmp = sw;
+		}
+		tb_free(cnt);
+		return rows;
+	}
+}
+
+/* Row a against row b by o's columns, in the order order_key gives. */
+static int order_cmp(const struct tp_sql_table *t, const struct tp_sql_order *o, uint32_t a,
+                     uint32_t b)
+{
+	for (uint32_t i = 0; i < o->ncols; i++) {
+		uint32_t c = o->cols[i];
+		int r;
+		if (t->desc->cols[c].type == TP_STR) {
+			uint32_t x = cell(t, c, a).u, y = cell(t, c, b).u;
+			struct str_ent ex, ey;
+			if (x == y)
+				continue;
+			if (!x || !y) {
+				r = x ? 1 : -1;
+			} else {
+				ex.s = strpool_get(&t->sql->tp->strings, x, &ex.len);
+				ey.s = strpool_get(&t->sql->tp->strings, y, &ey.len);
+				r = str_ent_cmp(&ex, &ey);
+				if (r == 0)
+					continue;
+			}
+		} else {
+			struct order_key k = {t, c, false, NULL};
+			uint64_t x = order_key(&k, a), y = order_key(&k, b);
+			if (x == y)
+				continue;
+			r = x < y ? -1 : 1;
+		}
+		return (o->desc >> i & 1) ? -r : r;
+	}
+	return 0;
+}
+
+/* Stable merge sort of rows[0, m) by order_cmp; tmp holds m rows. */
+static void merge_sort_rows(const struct tp_sql_table *t, const struct tp_sql_order *o,
+                            uint32_t *rows, uint32_t *tmp, uint32_t m)
+{
+	uint32_t h = m / 2, i = 0, j = h, k = 0;
+	if (m < 2)
+		return;
+	merge_sort_rows(t, o, rows, tmp, h);
+	merge_sort_rows(t, o, rows + h, tmp, m - h);
+	while (i < h && j < m)
+		tmp[k++] = order_cmp(t, o, rows[j], rows[i]) < 0 ? rows[j++] : rows[i++];
+	while (i < h)
+		tmp[k++] = rows[i++];
+	while (j < m)
+		tmp[k++] = rows[j++];
+	memcpy(rows, tmp, (size_t)m * sizeof *rows);
+}
+
+/* rows[0, m) (tb_malloc'd, in id order) sorted by o's columns, each
+ * column a stable pass from the last to the first; returns the sorted
+ * buffer (rows or a new one; the other is freed). A few rows against a
+ * large string pool (an inner loop's lookup, a narrow range) are merge
+ * sorted instead: the text ranks cost the pool's size. */
+static uint32_t *order_rows(const struct tp_sql_table *t, const struct tp_sql_order *o,
+                            uint32_t *rows, uint32_t m)
+{
+	uint32_t *tmp;
+	bool text = false;
+
+	if (m < 2)
+		return rows;
+	for (uint32_t i = 0; i < o->ncols; i++)
+		text |= t->desc->cols[o->cols[i]].type == TP_STR;
+	tmp = tb_malloc(m * sizeof *tmp);
+	if (text && (size_t)m * 16 < strpool_size(&t->sql->tp->strings)) {
+		merge_sort_rows(t, o, rows, tmp, m);
+		tb_free(tmp);
+		return rows;
+	}
+
+	for (uint32_t i = o->ncols; i-- > 0;) {
+		struct order_key k = {t, o->cols[i], o->desc >> i & 1, NULL};
+		uint32_t *rank = NULL, *res;
+		if (t->desc->cols[k.col].type == TP_STR)
+			k.rank = rank = str_ranks(t, k.col, rows, m);
+		res = sort_rows(&k, rows, tmp, m);
+		if (res != rows) {
+			tmp = rows;
+			rows = res;
+		}
+		tb_free(rank);
+	}
+	tb_free(tmp);
+	return rows;
+}
+
+#define TP_VTAB_MAX_ORDERS 3
+
+/* The cached order of every row of t for o's columns, or NULL. */
+static const uint32_t *find_order(const struct tp_sql_table *t, const struct tp_sql_order *o)
+{
+	uint32_t n = tp_sql_table_rows(t);
+
+	for (uint32_t i = 0; i < t->norders; i++) {
+		const struct tp_sql_order *c = &t->orders[i];
+		if (c->n == n && c->ncols == o->ncols && c->desc == o->desc &&
+		    memcmp(c->cols, o->cols, o->ncols * sizeof o->cols[0]) == 0)
+			return c->rows;
+	}
+	return NULL;
+}
+
+/* The same, built if missing (evicting the oldest past TP_VTAB_MAX_ORDERS). */
+static const uint32_t *cached_order(struct tp_sql_table *t, const struct tp_sql_order *o)
+{
+	uint32_t n = tp_sql_table_rows(t), *rows;
+	const uint32_t *found = find_order(t, o);
+
+	if (found)
+		return found;
+	if (!t->orders)
+		t->orders = tb_calloc(TP_VTAB_MAX_ORDERS, sizeof *t->orders);
+	if (t->norders == TP_VTAB_MAX_ORDERS) {
+		tb_free(t->orders[0].rows);
+		memmove(t->orders, t->orders + 1, (TP_VTAB_MAX_ORDERS - 1) * sizeof *t->orders);
+		t->norders--;
+	}
+	rows = tb_malloc((n ? n : 1) * sizeof *rows);
+	for (uint32_t r = 0; r < n; r++)
+		rows[r] = r;
+	t->orders[t->norders] = *o;
+	t->orders[t->norders].n = n;
+	t->orders[t->norders].rows = order_rows(t, o, rows, n);
+	return t->orders[t->norders++].rows;
+}
+
+void tp_sql_tables_release(struct tp_sql *sql)
+{
+	for (uint32_t i = 0; i < sql->ntables; i++) {
+		struct tp_sql_table *t = &sql->tables[i];
+		for (uint32_t k = 0; k < t->norders; k++)
+			tb_free(t->orders[k].rows);
+		tb_free(t->orders);
+		t->orders = NULL;
+		t->norders = 0;
 	}
 }
 
@@ -634,6 +1053,8 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 	struct tp_sql_table *t = c->t;
 	uint32_t n = tp_sql_table_rows(t);
 	const char *p = idx_str ? idx_str : "";
+	struct tp_sql_order o;
+	uint64_t used = 0;
 	int arg = 0;
 
 	c->lo = 0;
@@ -641,6 +1062,12 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 	c->nfilters = 0;
 	c->desc = idx_num & 1;
 	c->eof = false;
+	tb_free(c->own);
+	c->own = NULL;
+	c->order = NULL;
+	c->grouped = c->whole = false;
+	o.ncols = 0;
+	o.desc = 0;
 
 	while (*p) {
 		char *endp;
@@ -648,11 +1075,26 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 		char op = *endp;
 		struct tp_vtab_filter f = {0};
 
+		if (op == OP_USED && endp != p) {
+			used = strtoull(p, NULL, 10);
+			p = endp + 1;
+			while (*p == ' ')
+				p++;
+			continue;
+		}
 		if (endp == p || !op || col < 0 || col > (long)t->desc->ncols)
 			return SQLITE_ERROR;
 		p = endp + 1;
 		while (*p == ' ')
 			p++;
+		if (op == OP_ORDER || op == OP_ORDER_DESC) {
+			if (col == 0 || o.ncols >= TP_VTAB_MAX_GROUP)
+				return SQLITE_ERROR;
+			if (op == OP_ORDER_DESC)
+				o.desc |= 1u << o.ncols;
+			o.cols[o.ncols++] = (uint32_t)col - 1;
+			continue;
+		}
 		f.op = op;
 		if (op_has_rhs(op)) {
 			if (arg >= argc)
@@ -704,6 +1146,32 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 	}
 	if (c->hi < c->lo)
 		c->hi = c->lo;
+	if (o.ncols) {
+		c->grouped = true;
+		c->pos = 0;
+		prefetch_cols(c, used);
+		if (c->lo == 0 && c->hi == n && t->sql->tp->eof &&
+		    (!c->nfilters || find_order(t, &o))) {
+			/* The whole table: one cached order, filters checked
+			 * per row (without a cached order, sorting only the
+			 * rows that match is cheaper). */
+			c->order = cached_order(t, &o);
+			c->norder = n;
+			c->whole = true;
+		} else {
+			uint32_t m = 0, *rows = tb_malloc((c->hi > c->lo ? c->hi - c->lo : 1) *
+			                                  sizeof *rows);
+			for (uint32_t r = c->lo; r < c->hi; r++) {
+				t->sql->rows_visited++;
+				if (row_matches(c, r))
+					rows[m++] = r;
+			}
+			c->order = c->own = order_rows(t, &o, rows, m);
+			c->norder = m;
+		}
+		seek_match(c);
+		return SQLITE_OK;
+	}
 	if (c->lo == c->hi) {
 		c->eof = true;
 		return SQLITE_OK;
@@ -716,7 +1184,9 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 static int vt_next(sqlite3_vtab_cursor *cur)
 {
 	struct tp_vtab_cursor *c = (struct tp_vtab_cursor *)cur;
-	if (c->desc)
+	if (c->grouped)
+		c->pos++;
+	else if (c->desc)
 		c->row--;
 	else
 		c->row++;

@@ -28,6 +28,7 @@
 #include "../../tp_int.h"
 #include "../../model/model.h"
 #include "manifest.h"
+#include "../proto/clock_snapshot.h"
 #include "pb.h"
 #include "pb_fields.h"
 
@@ -219,34 +220,13 @@ static int resolve_ref(struct tp *tp, const char *file_label, const char *machin
 /* A ClockSnapshot's builtin clocks into has/v; its primary clock, if any. */
 static void read_snapshot(const uint8_t *p, size_t n, bool *has, int64_t *v, uint32_t *primary)
 {
-	struct pb_reader r;
-	struct pb_field f = {0};
-	pb_reader_init(&r, p, n);
-	while (pb_next(&r, &f)) {
-		if (f.id == PB_F_ClockSnapshot_primary_trace_clock && f.wire == PB_WIRE_VARINT &&
-		    primary) {
-			*primary = (uint32_t)f.val;
-			continue;
-		}
-		if (f.id != PB_F_ClockSnapshot_clocks || f.wire != PB_WIRE_LEN)
-			continue;
-		uint64_t id = 0, ts = 0, mult = 1;
-		struct pb_reader cr;
-		struct pb_field cf = {0};
-		pb_reader_init_field(&cr, &f);
-		while (pb_next(&cr, &cf)) {
-			if (cf.wire != PB_WIRE_VARINT)
-				continue;
-			if (cf.id == PB_F_ClockSnapshot_Clock_clock_id)
-				id = cf.val;
-			else if (cf.id == PB_F_ClockSnapshot_Clock_timestamp)
-				ts = cf.val;
-			else if (cf.id == PB_F_ClockSnapshot_Clock_unit_multiplier_ns)
-				mult = cf.val ? cf.val : 1;
-		}
+	struct tp_clock_reading rd[64];
+	size_t k = tp_clock_snapshot_read(p, n, rd, TB_ARRAY_SIZE(rd), primary);
+	for (size_t i = 0; i < k; i++) {
+		uint64_t id = rd[i].id;
 		if (id > 0 && id < NCLOCKS && !has[id]) {
 			has[id] = true;
-			v[id] = (int64_t)(ts * mult);
+			v[id] = (int64_t)(rd[i].ts * rd[i].mult);
 		}
 	}
 }

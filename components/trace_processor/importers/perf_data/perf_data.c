@@ -145,27 +145,6 @@ struct tp_importer {
 	uint32_t modes[6];
 };
 
-/* ---- little-endian reads -------------------------------------------------- */
-
-static uint16_t rd16(const uint8_t *p)
-{
-	uint16_t v;
-	__builtin_memcpy(&v, p, 2);
-	return v;
-}
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-	__builtin_memcpy(&v, p, 4);
-	return v;
-}
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
 static void istat_add(struct tp *tp, enum tp_istat s, int64_t idx, int64_t n)
 {
 	int64_t v = 0;
@@ -202,22 +181,22 @@ int tp_perf_data_parse_attr(const uint8_t *p, size_t n, struct tp_perf_data_attr
 	memset(a, 0, sizeof(*a));
 	if (n < PD_ATTR_SIZE_VER0)
 		return -EINVAL;
-	a->type = rd32(p);
-	a->config = rd64(p + 8);
-	a->sample_type = rd64(p + 24);
-	a->read_format = rd64(p + 32);
-	uint64_t flags = rd64(p + 40);
+	a->type = tb_ld32(p);
+	a->config = tb_ld64(p + 8);
+	a->sample_type = tb_ld64(p + 24);
+	a->read_format = tb_ld64(p + 32);
+	uint64_t flags = tb_ld64(p + 40);
 	a->sample_id_all = flags >> 18 & 1;
 	bool use_clockid = flags >> 25 & 1;
 	if (n >= 80) {
-		a->branch_sample_type = rd64(p + 72);
+		a->branch_sample_type = tb_ld64(p + 72);
 		a->branch_hw_index = a->branch_sample_type >> 17 & 1;
 	}
 	if (n >= 88)
-		a->regs_user = rd64(p + 80);
-	int32_t clockid = n >= 96 ? (int32_t)rd32(p + 92) : 0;
+		a->regs_user = tb_ld64(p + 80);
+	int32_t clockid = n >= 96 ? (int32_t)tb_ld32(p + 92) : 0;
 	if (n >= 104)
-		a->regs_intr = rd64(p + 96);
+		a->regs_intr = tb_ld64(p + 96);
 	a->clock = builtin_clock(use_clockid && n >= 96, clockid);
 	return 0;
 }
@@ -236,7 +215,7 @@ static bool skip_regs(const uint8_t *p, size_t n, size_t *off, uint64_t mask)
 {
 	if (n - *off < 8)
 		return false;
-	uint64_t abi = rd64(p + *off);
+	uint64_t abi = tb_ld64(p + *off);
 	*off += 8;
 	return !abi || take(n, off, 8ull * (uint64_t)__builtin_popcountll(mask));
 }
@@ -251,7 +230,7 @@ int tp_perf_data_parse_sample(const struct tp_perf_data_attr *a, const uint8_t *
 	do {                            \
 		if (n - off < 8)        \
 			return -EINVAL; \
-		dst = rd64(p + off);    \
+		dst = tb_ld64(p + off); \
 		off += 8;               \
 	} while (0)
 	if (st & PD_SAMPLE_IDENTIFIER) {
@@ -265,8 +244,8 @@ int tp_perf_data_parse_sample(const struct tp_perf_data_attr *a, const uint8_t *
 	if (st & PD_SAMPLE_TID) {
 		if (n - off < 8)
 			return -EINVAL;
-		s->pid = rd32(p + off);
-		s->tid = rd32(p + off + 4);
+		s->pid = tb_ld32(p + off);
+		s->tid = tb_ld32(p + off + 4);
 		s->has_tid = true;
 		off += 8;
 	}
@@ -285,7 +264,7 @@ int tp_perf_data_parse_sample(const struct tp_perf_data_attr *a, const uint8_t *
 	if (st & PD_SAMPLE_CPU) {
 		if (n - off < 8)
 			return -EINVAL;
-		s->cpu = rd32(p + off);
+		s->cpu = tb_ld32(p + off);
 		s->has_cpu = true;
 		off += 8;
 	}
@@ -320,7 +299,7 @@ int tp_perf_data_parse_sample(const struct tp_perf_data_attr *a, const uint8_t *
 	if (st & PD_SAMPLE_RAW) {
 		if (n - off < 4)
 			return -EINVAL;
-		uint32_t sz = rd32(p + off);
+		uint32_t sz = tb_ld32(p + off);
 		off += 4;
 		if (!take(n, &off, sz))
 			return -EINVAL;
@@ -407,7 +386,7 @@ static uint32_t record_attr(struct tp_importer *imp, uint32_t type, const uint8_
 			return 0;
 		pos = n - pos;
 	}
-	if (pos + 8 > n || !hmap_get(&imp->ids, rd64(p + pos), &v))
+	if (pos + 8 > n || !hmap_get(&imp->ids, tb_ld64(p + pos), &v))
 		return 0;
 	return (uint32_t)v;
 }
@@ -436,7 +415,7 @@ static int64_t record_ts(struct tp_importer *imp, const struct tp_perf_data_attr
 	}
 	if (pos + 8 > n)
 		return imp->last_ts;
-	int64_t ts = (int64_t)rd64(p + pos);
+	int64_t ts = (int64_t)tb_ld64(p + pos);
 	if (ts < 0)
 		return imp->last_ts;
 	imp->last_ts = ts;
@@ -452,7 +431,7 @@ static int64_t trailer_cpu(const struct tp_perf_data_attr *a, const uint8_t *p, 
 	size_t after = (st & PD_SAMPLE_IDENTIFIER) ? 1 : 0;
 	if (8 * (after + 1) > n || trailer_words(st) * 8 > n)
 		return -1;
-	uint32_t cpu = rd32(p + n - 8 * (after + 1));
+	uint32_t cpu = tb_ld32(p + n - 8 * (after + 1));
 	return cpu < TP_MAX_CPUS ? (int64_t)cpu : -1;
 }
 
@@ -467,7 +446,7 @@ static void add_attr(struct tp_importer *imp, const uint8_t *p, size_t n, const 
 	uint32_t idx = (uint32_t)imp->attrs.len;
 	vec_push(&imp->attrs, a);
 	for (size_t i = 0; i < nids; i++)
-		hmap_put(&imp->ids, rd64(ids + 8 * i), idx);
+		hmap_put(&imp->ids, tb_ld64(ids + 8 * i), idx);
 }
 
 /* ---- features --------------------------------------------------------------- */
@@ -480,7 +459,7 @@ static bool header_string(struct tp_importer *imp, const uint8_t *p, size_t n, s
 {
 	if (n - *off < 4)
 		return false;
-	uint32_t len = rd32(p + *off);
+	uint32_t len = tb_ld32(p + *off);
 	*off += 4;
 	if (len > n - *off)
 		return false;
@@ -514,7 +493,7 @@ static void build_id_event(struct tp_importer *imp, const uint8_t *p, size_t n)
 		istat_add(imp->tp, TP_ISTAT_perf_record_skipped, PD_RECORD_HEADER_BUILD_ID, 1);
 		return;
 	}
-	uint16_t misc = rd16(p + 4);
+	uint16_t misc = tb_ld16(p + 4);
 	size_t idn = 20;
 	if ((misc & PD_MISC_BUILD_ID_SIZE) && p[12 + 20] <= 20)
 		idn = p[12 + 20];
@@ -536,7 +515,7 @@ static void feature_build_ids(struct tp_importer *imp, const uint8_t *p, size_t 
 {
 	size_t off = 0;
 	while (n - off >= 8) {
-		uint16_t sz = rd16(p + off + 6);
+		uint16_t sz = tb_ld16(p + off + 6);
 		if (sz < 8 || sz > n - off)
 			break;
 		build_id_event(imp, p + off, sz);
@@ -548,7 +527,7 @@ static void feature_cmdline(struct tp_importer *imp, const uint8_t *p, size_t n)
 {
 	if (n < 4)
 		return;
-	uint32_t nr = rd32(p);
+	uint32_t nr = tb_ld32(p);
 	size_t off = 4;
 	VEC(char) s = VEC_INIT;
 	for (uint32_t i = 0; i < nr; i++) {
@@ -574,19 +553,19 @@ static void feature_event_desc(struct tp_importer *imp, const uint8_t *p, size_t
 {
 	if (n < 8)
 		return;
-	uint32_t nr = rd32(p), asz = rd32(p + 4);
+	uint32_t nr = tb_ld32(p), asz = tb_ld32(p + 4);
 	size_t off = 8;
 	for (uint32_t i = 0; i < nr; i++) {
 		uint32_t name;
 		if (!take(n, &off, asz) || n - off < 4)
 			return;
-		uint32_t nids = rd32(p + off);
+		uint32_t nids = tb_ld32(p + off);
 		off += 4;
 		if (!header_string(imp, p, n, &off, &name) || nids > (n - off) / 8)
 			return;
 		uint64_t v = i;
 		if (nids)
-			hmap_get(&imp->ids, rd64(p + off), &v);
+			hmap_get(&imp->ids, tb_ld64(p + off), &v);
 		if (v < imp->attrs.len)
 			imp->attrs.data[v].name = name;
 		off += (size_t)nids * 8;
@@ -645,7 +624,7 @@ static void lost(struct tp_importer *imp, uint32_t type, const uint8_t *p, size_
 	size_t at = type == PD_RECORD_LOST ? 16 : 8;
 	if (n < at + 8)
 		return;
-	uint64_t count = rd64(p + at);
+	uint64_t count = tb_ld64(p + at);
 	int64_t cpu = -1;
 	if (imp->attrs.len) {
 		uint32_t a = record_attr(imp, type, p + 8, n - 8);
@@ -659,7 +638,7 @@ static void lost(struct tp_importer *imp, uint32_t type, const uint8_t *p, size_
 static uint64_t record(struct tp_importer *imp, const uint8_t *p, size_t n, uint64_t off)
 {
 	struct tp *tp = imp->tp;
-	uint32_t type = rd32(p);
+	uint32_t type = tb_ld32(p);
 	switch (type) {
 	case PD_RECORD_SAMPLE:
 	case PD_RECORD_MMAP:
@@ -677,7 +656,7 @@ static uint64_t record(struct tp_importer *imp, const uint8_t *p, size_t n, uint
 			istat_add(tp, TP_ISTAT_perf_record_skipped, type, 1);
 			break;
 		}
-		uint32_t asz = rd32(p + 12);
+		uint32_t asz = tb_ld32(p + 12);
 		if (asz < PD_ATTR_SIZE_VER0 || asz > n - 8) {
 			istat_add(tp, TP_ISTAT_perf_record_skipped, type, 1);
 			break;
@@ -687,7 +666,7 @@ static uint64_t record(struct tp_importer *imp, const uint8_t *p, size_t n, uint
 	}
 	case PD_RECORD_HEADER_FEATURE:
 		if (n >= 16)
-			feature(imp, rd64(p + 8), p + 16, n - 16);
+			feature(imp, tb_ld64(p + 8), p + 16, n - 16);
 		break;
 	case PD_RECORD_HEADER_BUILD_ID:
 		build_id_event(imp, p, n);
@@ -696,7 +675,7 @@ static uint64_t record(struct tp_importer *imp, const uint8_t *p, size_t n, uint
 		/* u64 type (2: name; 0 unit, 1 scale, 3 cpus), u64 id, then the
 		 * name. */
 		uint64_t v;
-		if (n > 24 && rd64(p + 8) == 2 && hmap_get(&imp->ids, rd64(p + 16), &v)) {
+		if (n > 24 && tb_ld64(p + 8) == 2 && hmap_get(&imp->ids, tb_ld64(p + 16), &v)) {
 			const char *s = (const char *)p + 24;
 			const char *z = memchr(s, 0, n - 24);
 			imp->attrs.data[v].name = tp_intern(tp, s, z ? (size_t)(z - s) : n - 24);
@@ -704,9 +683,9 @@ static uint64_t record(struct tp_importer *imp, const uint8_t *p, size_t n, uint
 		break;
 	}
 	case PD_RECORD_HEADER_TRACING_DATA:
-		return n >= 12 ? ((uint64_t)rd32(p + 8) + 7) & ~7ull : 0;
+		return n >= 12 ? ((uint64_t)tb_ld32(p + 8) + 7) & ~7ull : 0;
 	case PD_RECORD_AUXTRACE:
-		return n >= 16 ? rd64(p + 8) : 0;
+		return n >= 16 ? tb_ld64(p + 8) : 0;
 	case PD_RECORD_COMPRESSED:
 		if (decompress(imp, p + 8, n - 8) != 0)
 			return UINT64_MAX;
@@ -714,7 +693,7 @@ static uint64_t record(struct tp_importer *imp, const uint8_t *p, size_t n, uint
 	case PD_RECORD_COMPRESSED2: {
 		if (n < 16)
 			break;
-		uint64_t sz = rd64(p + 8);
+		uint64_t sz = tb_ld64(p + 8);
 		if (decompress(imp, p + 16, sz < n - 16 ? (size_t)sz : n - 16) != 0)
 			return UINT64_MAX;
 		break;
@@ -736,15 +715,15 @@ static int records(struct tp_importer *imp, bool dec, size_t *pos, size_t end, b
 	while (end - *pos >= 8) {
 		const uint8_t *buf = dec ? imp->dec.data : imp->in.data;
 		const uint8_t *p = buf + *pos;
-		uint16_t sz = rd16(p + 6);
+		uint16_t sz = tb_ld16(p + 6);
 		if (sz < 8) {
-			istat_add(imp->tp, TP_ISTAT_perf_record_skipped, rd32(p), 1);
+			istat_add(imp->tp, TP_ISTAT_perf_record_skipped, tb_ld32(p), 1);
 			return -1;
 		}
 		if (sz > end - *pos) {
 			if (partial)
 				return 0;
-			istat_add(imp->tp, TP_ISTAT_perf_record_skipped, rd32(p), 1);
+			istat_add(imp->tp, TP_ISTAT_perf_record_skipped, tb_ld32(p), 1);
 			return -1;
 		}
 		size_t at = *pos;
@@ -753,7 +732,7 @@ static int records(struct tp_importer *imp, bool dec, size_t *pos, size_t end, b
 			return -1;
 		*pos += sz;
 		if (extra > end - *pos) {
-			istat_add(imp->tp, TP_ISTAT_perf_record_skipped, rd32(p), 1);
+			istat_add(imp->tp, TP_ISTAT_perf_record_skipped, tb_ld32(p), 1);
 			return -1;
 		}
 		*pos += (size_t)extra;
@@ -815,13 +794,13 @@ static int decompress(struct tp_importer *imp, const uint8_t *p, size_t n)
 	size_t pos = imp->dec_pos;
 	while (imp->dec.len - pos >= 8) {
 		const uint8_t *q = imp->dec.data + pos;
-		uint32_t t = rd32(q);
+		uint32_t t = tb_ld32(q);
 		if (t == PD_RECORD_COMPRESSED || t == PD_RECORD_COMPRESSED2) {
 			istat_add(tp, TP_ISTAT_perf_record_skipped, t, 1);
 			imp->dec_pos = imp->dec.len;
 			return 0;
 		}
-		uint16_t sz = rd16(q + 6);
+		uint16_t sz = tb_ld16(q + 6);
 		if (sz < 8) {
 			istat_add(tp, TP_ISTAT_perf_record_skipped, t, 1);
 			imp->dec_pos = imp->dec.len;
@@ -925,9 +904,9 @@ static void apply_mmap(struct tp_importer *imp, uint32_t type, const uint8_t *p,
 		istat_add(tp, TP_ISTAT_perf_record_skipped, type, 1);
 		return;
 	}
-	uint16_t misc = rd16(p + 4);
-	uint32_t pid = rd32(p + 8);
-	uint64_t start = rd64(p + 16), len = rd64(p + 24), pgoff = rd64(p + 32);
+	uint16_t misc = tb_ld16(p + 4);
+	uint32_t pid = tb_ld32(p + 8);
+	uint64_t start = tb_ld64(p + 16), len = tb_ld64(p + 24), pgoff = tb_ld64(p + 32);
 	const char *name = (const char *)p + name_at;
 	const char *z = memchr(name, 0, n - name_at);
 	size_t nl = z ? (size_t)(z - name) : n - name_at;
@@ -965,7 +944,7 @@ static void apply_comm(struct tp_importer *imp, const uint8_t *p, size_t n)
 		istat_add(tp, TP_ISTAT_perf_record_skipped, PD_RECORD_COMM, 1);
 		return;
 	}
-	uint32_t pid = rd32(p + 8), tid = rd32(p + 12);
+	uint32_t pid = tb_ld32(p + 8), tid = tb_ld32(p + 12);
 	const char *s = (const char *)p + 16;
 	imp->last_task = TP_NULL_U32;
 	const char *z = memchr(s, 0, n - 16);
@@ -974,7 +953,7 @@ static void apply_comm(struct tp_importer *imp, const uint8_t *p, size_t n)
 	tp_thread_set_name(tp, utid, name);
 	if (pid == tid) {
 		uint32_t upid = tp_process_for_pid(tp, pid);
-		if (!tp->t.process.name[upid] || (rd16(p + 4) & PD_MISC_COMM_EXEC))
+		if (!tp->t.process.name[upid] || (tb_ld16(p + 4) & PD_MISC_COMM_EXEC))
 			tp_process_set_name(tp, upid, name);
 	}
 }
@@ -988,7 +967,7 @@ static void apply_fork(struct tp_importer *imp, const uint8_t *p, size_t n)
 		istat_add(tp, TP_ISTAT_perf_record_skipped, PD_RECORD_FORK, 1);
 		return;
 	}
-	uint32_t pid = rd32(p + 8), ppid = rd32(p + 12), tid = rd32(p + 16);
+	uint32_t pid = tb_ld32(p + 8), ppid = tb_ld32(p + 12), tid = tb_ld32(p + 16);
 	imp->last_task = TP_NULL_U32;
 	tp_thread_for_tid(tp, tid, pid);
 	struct pd_proc *parent = hmap_get_ptr(&imp->procs, ppid);
@@ -1056,8 +1035,15 @@ static bool chain_eq(const void *ctx, uint64_t idx)
 {
 	const struct pd_chain_key *k = ctx;
 	const struct pd_chain *c = &k->imp->chains.data[idx];
-	return c->n == k->n && c->mode == k->mode &&
-	       memcmp(k->imp->chain_bytes.data + c->off, k->p, k->n) == 0;
+	if (c->n != k->n || c->mode != k->mode)
+		return false;
+	/* Callchains are u64 arrays: compared 8 bytes a step (libc's memcmp
+	 * may go a byte at a time, and this runs once per sample). */
+	const uint8_t *a = k->imp->chain_bytes.data + c->off;
+	for (uint32_t i = 0; i + 8 <= k->n; i += 8)
+		if (tb_ld64(a + i) != tb_ld64(k->p + i))
+			return false;
+	return true;
 }
 
 static uint32_t resolve(struct tp_importer *imp, const struct tp_perf_data_sample *sp,
@@ -1073,7 +1059,7 @@ static void apply_sample(struct tp_importer *imp, const struct pd_rec *r, const 
 		istat_add(tp, TP_ISTAT_perf_record_skipped, PD_RECORD_SAMPLE, 1);
 		return;
 	}
-	unsigned mode = rd16(p + 4) & PD_MISC_CPUMODE_MASK;
+	unsigned mode = tb_ld16(p + 4) & PD_MISC_CPUMODE_MASK;
 	if (mode == 0)
 		tp_stat_inc(tp, TP_STAT_perf_samples_cpu_mode_unknown);
 	struct pd_proc *user = proc_get(imp, s.has_tid ? s.pid : UINT32_MAX - 1);
@@ -1147,7 +1133,7 @@ static uint32_t resolve(struct tp_importer *imp, const struct tp_perf_data_sampl
 	bool kernel = mode_is_kernel(mode);
 	if (s.chain) {
 		for (uint64_t i = 0; i < s.nchain && imp->frames.len < PD_MAX_FRAMES; i++) {
-			uint64_t ip = rd64(s.chain + 8 * i);
+			uint64_t ip = tb_ld64(s.chain + 8 * i);
 			if (ip >= PD_CONTEXT_MAX) {
 				kernel = ip == PD_CONTEXT_KERNEL || ip == PD_CONTEXT_GUEST_KERNEL;
 				continue;
@@ -1244,8 +1230,8 @@ static void apply_all(struct tp_importer *imp)
 	for (size_t i = 0; i < n; i++) {
 		const uint8_t *p = r[i].off & PD_DEC_BIT ? imp->dec.data + (r[i].off & ~PD_DEC_BIT)
 		                                         : imp->in.data + r[i].off;
-		uint32_t type = rd32(p);
-		size_t sz = rd16(p + 6);
+		uint32_t type = tb_ld32(p);
+		size_t sz = tb_ld16(p + 6);
 		switch (type) {
 		case PD_RECORD_SAMPLE:
 			if (imp->attrs.len)
@@ -1275,8 +1261,8 @@ static void apply_all(struct tp_importer *imp)
  * file; false when it lies outside. */
 static bool section(const struct tp_importer *imp, const uint8_t *p, uint64_t *off, uint64_t *size)
 {
-	*off = rd64(p);
-	*size = rd64(p + 8);
+	*off = tb_ld64(p);
+	*size = tb_ld64(p + 8);
 	return *off <= imp->in.len && *size <= imp->in.len - *off;
 }
 
@@ -1287,7 +1273,7 @@ static int parse_file(struct tp_importer *imp)
 	size_t len = imp->in.len;
 	if (len < PD_FILE_HEADER_SIZE)
 		return tp_fail(tp, -EINVAL, "perf.data: truncated file header (%zu bytes)", len);
-	uint64_t attr_size = rd64(h + 16), aoff, asz, doff, dsz;
+	uint64_t attr_size = tb_ld64(h + 16), aoff, asz, doff, dsz;
 	if (!section(imp, h + 24, &aoff, &asz) || attr_size < PD_ATTR_SIZE_VER0 + 16 ||
 	    attr_size > 4096)
 		return tp_fail(tp, -EINVAL, "perf.data: bad attr section");
@@ -1300,8 +1286,8 @@ static int parse_file(struct tp_importer *imp)
 	}
 	if (!imp->attrs.len)
 		return tp_fail(tp, -EINVAL, "perf.data: no event attributes");
-	doff = rd64(h + 40);
-	dsz = rd64(h + 48);
+	doff = tb_ld64(h + 40);
+	dsz = tb_ld64(h + 48);
 	bool cut = doff > len || dsz > len - doff;
 	if (doff > len)
 		doff = len;
@@ -1388,7 +1374,7 @@ static int perf_data_eof(struct tp_importer *imp)
 		return 0;
 	if (imp->in.len < 16)
 		return tp_fail(tp, -EINVAL, "perf.data: truncated header");
-	uint64_t hsz = rd64(imp->in.data + 8);
+	uint64_t hsz = tb_ld64(imp->in.data + 8);
 	int rc;
 	if (hsz == PD_PIPE_HEADER_SIZE)
 		rc = parse_pipe(imp);

@@ -17,6 +17,7 @@
  */
 #include "proto_int.h"
 #include "pb_fields.h"
+#include "clock_snapshot.h"
 
 #include <string.h>
 
@@ -137,27 +138,23 @@ static struct edge *edge_for(struct proto_clocks *c, uint32_t a, uint32_t b)
 
 #define MAX_SNAPSHOT_CLOCKS 32
 
-void tp_proto_clocks_add_snapshot(struct proto_clocks *c, uint32_t seq_id, const uint8_t *p,
-                                  size_t n)
+size_t tp_clock_snapshot_read(const uint8_t *p, size_t n, struct tp_clock_reading *out, size_t cap,
+                              uint32_t *primary)
 {
-	uint32_t idx[MAX_SNAPSHOT_CLOCKS];
-	int64_t val[MAX_SNAPSHOT_CLOCKS];
 	size_t k = 0;
 	struct pb_reader r;
 	struct pb_field f = {0};
 	pb_reader_init(&r, p, n);
 	while (pb_next(&r, &f)) {
 		if (f.id == PB_F_ClockSnapshot_primary_trace_clock && f.wire == PB_WIRE_VARINT) {
-			if (!c->converted && f.val > 0 && f.val < 64)
-				c->trace_clock = (uint32_t)f.val;
+			if (primary)
+				*primary = (uint32_t)f.val;
 			continue;
 		}
-		if (f.id != PB_F_ClockSnapshot_clocks || f.wire != PB_WIRE_LEN ||
-		    k == MAX_SNAPSHOT_CLOCKS)
+		if (f.id != PB_F_ClockSnapshot_clocks || f.wire != PB_WIRE_LEN || k == cap)
 			continue;
-		uint32_t id = 0;
-		uint64_t ts = 0, mult = 1;
-		bool inc = false;
+		struct tp_clock_reading *c = &out[k++];
+		*c = (struct tp_clock_reading){.mult = 1};
 		struct pb_reader cr;
 		struct pb_field cf = {0};
 		pb_reader_init_field(&cr, &f);
@@ -165,22 +162,36 @@ void tp_proto_clocks_add_snapshot(struct proto_clocks *c, uint32_t seq_id, const
 			if (cf.wire != PB_WIRE_VARINT)
 				continue;
 			if (cf.id == PB_F_ClockSnapshot_Clock_clock_id)
-				id = (uint32_t)cf.val;
+				c->id = cf.val;
 			else if (cf.id == PB_F_ClockSnapshot_Clock_timestamp)
-				ts = cf.val;
+				c->ts = cf.val;
 			else if (cf.id == PB_F_ClockSnapshot_Clock_is_incremental)
-				inc = cf.val != 0;
+				c->incremental = cf.val != 0;
 			else if (cf.id == PB_F_ClockSnapshot_Clock_unit_multiplier_ns)
-				mult = cf.val ? cf.val : 1;
+				c->mult = cf.val ? cf.val : 1;
 		}
-		uint32_t ni = node_for(c, clock_key(seq_id, id), true);
+	}
+	return k;
+}
+
+void tp_proto_clocks_add_snapshot(struct proto_clocks *c, uint32_t seq_id, const uint8_t *p,
+                                  size_t n)
+{
+	struct tp_clock_reading rd[MAX_SNAPSHOT_CLOCKS];
+	uint32_t idx[MAX_SNAPSHOT_CLOCKS];
+	int64_t val[MAX_SNAPSHOT_CLOCKS];
+	uint32_t primary = 0;
+	size_t k = tp_clock_snapshot_read(p, n, rd, MAX_SNAPSHOT_CLOCKS, &primary);
+	if (!c->converted && primary > 0 && primary < 64)
+		c->trace_clock = primary;
+	for (size_t i = 0; i < k; i++) {
+		uint32_t ni = node_for(c, clock_key(seq_id, (uint32_t)rd[i].id), true);
 		struct node *nd = &c->nodes.data[ni];
-		nd->incremental = inc;
-		nd->mult = (int64_t)mult;
-		nd->last_raw = ts;
-		idx[k] = ni;
-		val[k] = (int64_t)(ts * mult);
-		k++;
+		nd->incremental = rd[i].incremental;
+		nd->mult = (int64_t)rd[i].mult;
+		nd->last_raw = rd[i].ts;
+		idx[i] = ni;
+		val[i] = (int64_t)(rd[i].ts * rd[i].mult);
 	}
 	for (size_t i = 0; i < k; i++)
 		for (size_t j = 0; j < k; j++) {

@@ -65,10 +65,28 @@ void tp_td_events_init(struct trace_dat *td)
 /* Give each known event its kind and the field index of each slot. */
 void tp_td_events_resolve(struct trace_dat *td)
 {
+	/* Record types are 16 bits: one array lookup per record instead of a
+	 * hash probe. */
+	tb_free(td->ev_index);
+	td->ev_index = tb_calloc(1u << 16, sizeof *td->ev_index);
+	for (size_t i = 0; i < td->events.len; i++) {
+		uint64_t idx;
+		uint32_t id = td->events.data[i].id;
+		if (id < (1u << 16) && hmap_get(&td->ev_by_id, id, &idx) && idx == i)
+			td->ev_index[id] = (uint32_t)i + 1;
+	}
 	for (size_t i = 0; i < td->events.len; i++) {
 		struct td_event *ev = &td->events.data[i];
 		for (int s = 0; s < TD_SLOTS; s++)
 			ev->slot[s] = -1;
+		ev->args_cacheable = true;
+		ev->args_from = 8;
+		for (uint32_t f = 0; f < ev->nfields; f++) {
+			if (ev->fields[f].kind == TD_F_DYNSTR)
+				ev->args_cacheable = false;
+			if (ev->fields[f].off < ev->args_from)
+				ev->args_from = ev->fields[f].off;
+		}
 		const char *name = tp_str(td->tp, ev->name);
 		for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
 			if (strcmp(kinds[k].name, name) != 0)
@@ -138,6 +156,49 @@ static const char *read_str(const struct trace_dat *td, const struct td_field *f
 	return (const char *)s;
 }
 
+/* The pool id of 16 NUL-padded bytes at s (a comm: char[16]), through
+ * td->strs: two loads, the length from the first zero byte, one compare. */
+static uint32_t str16_id(struct trace_dat *td, const uint8_t *s)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	uint64_t a = tb_ld64(s), b = tb_ld64(s + 8);
+	uint64_t za = (a - ones) & ~a & highs, zb = (b - ones) & ~b & highs;
+	uint32_t len;
+	if (za) {
+		len = (uint32_t)__builtin_ctzll(za) / 8;
+		a &= len ? ~0ull >> (64 - 8 * len) : 0;
+		b = 0;
+	} else if (zb) {
+		len = 8 + (uint32_t)__builtin_ctzll(zb) / 8;
+		b &= len > 8 ? ~0ull >> (64 - 8 * (len - 8)) : 0;
+	} else {
+		len = 16;
+	}
+	if (!td->strs)
+		td->strs = tb_calloc(TD_STR_CACHE, sizeof *td->strs);
+	struct td_str_cache *e =
+	    &td->strs[tb_hash_u64(a ^ (b * 0x9e3779b97f4a7c15ull) ^ len) & (TD_STR_CACHE - 1)];
+	if (e->a == a && e->b == b && e->len == len && e->id)
+		return e->id;
+	uint32_t id = tp_intern(td->tp, (const char *)s, len);
+	*e = (struct td_str_cache){a, b, len, id};
+	return id;
+}
+
+/* A string field's pool id (0: empty or unreadable; *ok false: unreadable). */
+static uint32_t field_str_id(struct trace_dat *td, const struct td_field *f, const uint8_t *p,
+                             uint32_t n, bool *ok)
+{
+	if (f->kind == TD_F_STR && f->size == 16 && f->off <= n && 16 <= n - f->off) {
+		*ok = true;
+		return str16_id(td, p + f->off);
+	}
+	size_t l;
+	const char *v = read_str(td, f, p, n, &l);
+	*ok = v != NULL;
+	return v ? tp_intern(td->tp, v, l) : 0;
+}
+
 static bool slot_int(const struct trace_dat *td, const struct td_event *ev, int s, const uint8_t *p,
                      uint32_t n, int64_t *v)
 {
@@ -147,9 +208,8 @@ static bool slot_int(const struct trace_dat *td, const struct td_event *ev, int 
 static uint32_t slot_str(struct trace_dat *td, const struct td_event *ev, int s, const uint8_t *p,
                          uint32_t n)
 {
-	size_t l;
-	const char *v = ev->slot[s] >= 0 ? read_str(td, &ev->fields[ev->slot[s]], p, n, &l) : NULL;
-	return v ? tp_intern(td->tp, v, l) : 0;
+	bool ok;
+	return ev->slot[s] >= 0 ? field_str_id(td, &ev->fields[ev->slot[s]], p, n, &ok) : 0;
 }
 
 /* The symbol name of addr (pool id), the address in hex if none. */
@@ -163,23 +223,63 @@ static uint32_t sym_name(struct trace_dat *td, uint64_t addr)
 	return tp_intern(td->tp, buf, (size_t)k);
 }
 
-static uint32_t generic_args(struct trace_dat *td, const struct td_event *ev, const uint8_t *p,
-                             uint32_t n)
+static uint32_t build_args(struct trace_dat *td, const struct td_event *ev, const uint8_t *p,
+                           uint32_t n)
 {
 	tp_args_begin(&td->args);
 	for (uint32_t i = 0; i < ev->nfields; i++) {
 		const struct td_field *f = &ev->fields[i];
 		int64_t v;
-		size_t l;
-		const char *s;
+		bool ok;
 		if (f->kind == TD_F_INT) {
 			if (read_int(td, f, p, n, &v))
 				tp_args_add_int(&td->args, f->name, f->name, v);
-		} else if ((s = read_str(td, f, p, n, &l)) != NULL) {
-			tp_args_add_string(&td->args, f->name, f->name, tp_intern(td->tp, s, l));
+		} else {
+			uint32_t id = field_str_id(td, f, p, n, &ok);
+			if (ok)
+				tp_args_add_string(&td->args, f->name, f->name, id);
 		}
 	}
 	return tp_args_commit(td->tp, &td->args);
+}
+
+/* a[0, n) == b[0, n) for short keys, 8 bytes a step (libc's memcmp may go
+ * a byte at a time). */
+static bool key_eq(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		if (tb_ld64(a + i) != tb_ld64(b + i))
+			return false;
+	for (; i < n; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
+/* The arg set of a record's fields, through td->args_at when the event's
+ * args depend only on the bytes it keys. */
+static uint32_t generic_args(struct trace_dat *td, const struct td_event *ev, const uint8_t *p,
+                             uint32_t n)
+{
+	uint32_t from = ev->args_from;
+	if (!ev->args_cacheable || n < from || n - from > TD_ARGS_KEY)
+		return build_args(td, ev, p, n);
+	if (!td->args_at)
+		td->args_at = tb_calloc(TD_ARGS_CACHE, sizeof *td->args_at);
+	uint64_t h = tb_hash_bytes(p + from, n - from, (uint64_t)ev->id << 32 | n);
+	struct td_args_cache *e = &td->args_at[h & (TD_ARGS_CACHE - 1)];
+	if (e->hash == h && e->len == n && e->id == ev->id &&
+	    e->epoch == tp_args_dedup_epoch(td->tp) && key_eq(e->key, p + from, n - from))
+		return e->set;
+	uint32_t set = build_args(td, ev, p, n);
+	e->hash = h;
+	e->set = set;
+	e->epoch = tp_args_dedup_epoch(td->tp);
+	e->id = ev->id;
+	e->len = n;
+	memcpy(e->key, p + from, n - from);
+	return set;
 }
 
 /* The model side of a known event; false when a field it needs is
@@ -273,18 +373,31 @@ void tp_td_event(struct trace_dat *td, uint32_t cpu, int64_t ts, const uint8_t *
 		return;
 	}
 	uint16_t type = td_r16(td, p);
-	uint64_t idx;
-	if (!hmap_get(&td->ev_by_id, type, &idx)) {
+	uint32_t idx = td->ev_index ? td->ev_index[type] : 0;
+	if (!idx) {
 		tp_stat_inc(tp, TP_STAT_trace_dat_unknown_event);
 		return;
 	}
-	const struct td_event *ev = &td->events.data[idx];
+	const struct td_event *ev = &td->events.data[idx - 1];
 	uint32_t flags = p[2];
 	int64_t pid = (int32_t)td_r32(td, p + 4);
 	uint32_t utid = tp_thread_for_tid(tp, pid, -1);
-	uint64_t comm;
-	if (pid != 0 && hmap_get(&td->comms, (uint64_t)pid, &comm))
-		tp_thread_set_name_prio(tp, utid, (uint32_t)comm, TP_NAME_FTRACE);
+	if (pid != 0) {
+		if (!td->comm_at) {
+			td->comm_at = tb_malloc(TD_COMM_CACHE * sizeof *td->comm_at);
+			for (size_t i = 0; i < TD_COMM_CACHE; i++)
+				td->comm_at[i].pid = -1;
+		}
+		struct td_comm_cache *e = &td->comm_at[(uint64_t)pid & (TD_COMM_CACHE - 1)];
+		if (e->pid != pid) {
+			uint64_t comm = 0;
+			e->pid = pid;
+			e->found = hmap_get(&td->comms, (uint64_t)pid, &comm);
+			e->comm = (uint32_t)comm;
+		}
+		if (e->found)
+			tp_thread_set_name_prio(tp, utid, e->comm, TP_NAME_FTRACE);
+	}
 
 	if (ev->kind == TD_PRINT || ev->kind == TD_BPUTS) {
 		size_t l = 0;

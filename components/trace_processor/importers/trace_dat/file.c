@@ -387,6 +387,36 @@ static int section(struct trace_dat *td, uint64_t off, uint16_t id, struct td_rd
 	return 0;
 }
 
+/* Walk the chain of v7 options sections from off (linked by their DONE
+ * option, at most 64) and apply either the BUFFER options (buffers) or all
+ * the others. Each option is bounds-checked here, once, for both passes. */
+static int options_walk(struct trace_dat *td, uint64_t off, bool buffers, uint64_t *sections)
+{
+	for (int chain = 0; off && chain < 64; chain++) {
+		struct td_rd o;
+		int rc = section(td, off, 0, &o);
+		if (rc < 0)
+			return rc;
+		off = 0;
+		while (!o.bad && o.p < o.e) {
+			uint16_t id = rd16(td, &o);
+			uint32_t n = rd32(td, &o);
+			const uint8_t *d = (const uint8_t *)rd_bytes(&o, n);
+			if (!d)
+				break;
+			if (id == 0) {
+				off = n == 8 ? td_r64(td, d) : 0;
+				break;
+			}
+			if ((id == 3) == buffers && option(td, id, d, n, sections) < 0)
+				return -EINVAL;
+		}
+		if (o.bad)
+			return cut(td, "options");
+	}
+	return 0;
+}
+
 static int parse_v7(struct trace_dat *td, struct td_rd *r)
 {
 	size_t l;
@@ -401,32 +431,11 @@ static int parse_v7(struct trace_dat *td, struct td_rd *r)
 		td->comp = TD_COMP_ZLIB;
 	else if (strcmp(name, "none") != 0)
 		return tp_fail(td->tp, -EINVAL, "trace.dat: unsupported compression '%.32s'", name);
-	uint64_t sections[22] = {0}, first = opt;
-	/* Options sections, chained by their DONE option; at most 64. */
-	for (int chain = 0; opt && chain < 64; chain++) {
-		struct td_rd o;
-		int rc = section(td, opt, 0, &o);
-		if (rc < 0)
-			return rc;
-		opt = 0;
-		while (!o.bad && o.p < o.e) {
-			uint16_t id = rd16(td, &o);
-			uint32_t n = rd32(td, &o);
-			const uint8_t *d = (const uint8_t *)rd_bytes(&o, n);
-			if (!d)
-				break;
-			if (id == 0) {
-				opt = n == 8 ? td_r64(td, d) : 0;
-				break;
-			}
-			if (id != 3 && option(td, id, d, n, sections) < 0)
-				return -EINVAL;
-		}
-		if (o.bad)
-			return cut(td, "options");
-	}
+	uint64_t sections[22] = {0};
+	int rc = options_walk(td, opt, false, sections);
+	if (rc < 0)
+		return rc;
 	struct td_rd s;
-	int rc;
 	if (!sections[16])
 		return tp_fail(td->tp, -EINVAL, "trace.dat: no header info section");
 	if ((rc = section(td, sections[16], 16, &s)) < 0 || (rc = header_info(td, &s)) < 0)
@@ -446,29 +455,8 @@ static int parse_v7(struct trace_dat *td, struct td_rd *r)
 	if (sections[21] &&
 	    ((rc = section(td, sections[21], 21, &s)) < 0 || (rc = text_block(td, &s, 2)) < 0))
 		return rc;
-	/* The buffers last: their data needs the header page layout. Walk
-	 * the options again for them. */
-	opt = first;
-	for (int chain = 0; opt && chain < 64; chain++) {
-		struct td_rd o;
-		if ((rc = section(td, opt, 0, &o)) < 0)
-			return rc;
-		opt = 0;
-		while (!o.bad && o.p < o.e) {
-			uint16_t id = rd16(td, &o);
-			uint32_t n = rd32(td, &o);
-			const uint8_t *d = (const uint8_t *)rd_bytes(&o, n);
-			if (!d)
-				break;
-			if (id == 0) {
-				opt = n == 8 ? td_r64(td, d) : 0;
-				break;
-			}
-			if (id == 3 && option(td, id, d, n, sections) < 0)
-				return -EINVAL;
-		}
-	}
-	return 0;
+	/* The buffers last: their data needs the header page layout. */
+	return options_walk(td, opt, true, sections);
 }
 
 static int parse_v6(struct trace_dat *td, struct td_rd *r)

@@ -316,4 +316,8 @@ void tp_td_formats_release(struct trace_dat *td)
 	vec_release(&td->syms);
 	hmap_release(&td->printk);
 	hmap_release(&td->comms);
+	tb_free(td->ev_index);
+	tb_free(td->strs);
+	tb_free(td->comm_at);
+	tb_free(td->args_at);
 }

@@ -37,6 +37,8 @@ static int trace_dat_parse(struct tp_importer *imp, const uint8_t *p, size_t n)
 		return 0;
 	if ((uint64_t)td->in.len + n > TD_MAX_FILE || vec_try_reserve(&td->in, n) < 0)
 		return tp_fail(td->tp, -EFBIG, "trace.dat: the file is too large to load");
+	if (n >= (1u << 20))
+		tb_populate(td->in.data + td->in.len, n); /* one call, not a fault a page */
 	memcpy(td->in.data + td->in.len, p, n);
 	td->in.len += n;
 	return 0;

@@ -69,6 +69,10 @@ struct td_event {
 	uint32_t nfields;
 	struct td_field *fields; /* tb_malloc'd, common_* left out */
 	int16_t slot[TD_SLOTS];  /* field index of each handler key, -1 none */
+	/* Its args are a function of the record's bytes from args_from on
+	 * (no __data_loc field, which may point anywhere): see td_args_cache. */
+	bool args_cacheable;
+	uint32_t args_from;
 };
 
 struct td_sym {
@@ -78,6 +82,33 @@ struct td_sym {
 };
 
 VEC_DEFINE(td_bytes, uint8_t);
+
+/* Per-event caches in front of the pool and the maps (events.c): a
+ * char[16] field's bytes -> pool id, direct-mapped; a common_pid -> its
+ * saved_cmdlines name. Both only remember answers the pool and the map
+ * give, so they change no result. */
+#define TD_STR_CACHE 1024u
+struct td_str_cache {
+	uint64_t a, b; /* the string's bytes, zero past its length */
+	uint32_t len, id;
+};
+/* A record's bytes from its event's args_from on -> the arg set they
+ * made, while the args dedup epoch (tp_args_dedup_epoch) is the same:
+ * committing the same args again would return that set. */
+#define TD_ARGS_CACHE 4096u
+#define TD_ARGS_KEY 64u
+struct td_args_cache {
+	uint64_t hash;
+	uint32_t set, epoch;
+	uint32_t id, len; /* event id, record length (0: empty) */
+	uint8_t key[TD_ARGS_KEY];
+};
+#define TD_COMM_CACHE 256u
+struct td_comm_cache {
+	int64_t pid; /* -1: empty */
+	uint32_t comm;
+	bool found;
+};
 
 /* One cpu of one buffer: its data, read page by page (pages.c). */
 struct td_cpu {
@@ -124,6 +155,10 @@ struct trace_dat {
 	int64_t tsc_off;
 	VEC(struct td_cpu) cpus;
 	/* events.c */
+	uint32_t *ev_index;            /* record type -> index into events + 1 (0: none) */
+	struct td_str_cache *strs;     /* TD_STR_CACHE entries, on first use */
+	struct td_comm_cache *comm_at; /* TD_COMM_CACHE entries, on first use */
+	struct td_args_cache *args_at; /* TD_ARGS_CACHE entries, on first use */
 	struct tp_ftrace model;
 	struct tp_args_builder args;
 	uint32_t str_cpufreq, str_cpuidle, str_workqueue, str_buf;
@@ -132,19 +167,15 @@ struct trace_dat {
 /* Endian-aware reads of the file's numbers (p must hold enough bytes). */
 static inline uint16_t td_r16(const struct trace_dat *td, const uint8_t *p)
 {
-	return td->be ? (uint16_t)(p[0] << 8 | p[1]) : (uint16_t)(p[1] << 8 | p[0]);
+	return td->be ? tb_ld16be(p) : tb_ld16(p);
 }
 static inline uint32_t td_r32(const struct trace_dat *td, const uint8_t *p)
 {
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return td->be ? __builtin_bswap32(v) : v;
+	return td->be ? tb_ld32be(p) : tb_ld32(p);
 }
 static inline uint64_t td_r64(const struct trace_dat *td, const uint8_t *p)
 {
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return td->be ? __builtin_bswap64(v) : v;
+	return td->be ? tb_ld64be(p) : tb_ld64(p);
 }
 
 /* file.c: parse the buffered file; 0, or a negative code after tp_fail. */
