@@ -90,7 +90,8 @@ static int one(const char *path)
 	char dir[256];
 	snprintf(dir, sizeof dir, OUT_DIR "/parquet.%d", (int)getpid());
 	double w0 = now_s(CLOCK_MONOTONIC), c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
-	int rc = tp_shell_export_parquet(tp, dir, "bench", getenv("TB_BENCH_ALL_VIEWS") != NULL);
+	int rc = tp_shell_export_parquet(tp, dir, "bench", getenv("TB_BENCH_ALL_VIEWS") != NULL,
+	                                 getenv("TB_BENCH_GZIP") != NULL);
 	double wall = now_s(CLOCK_MONOTONIC) - w0, cpu = now_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
 	long rss = peak_rss_kb();
 	unsigned files = 0;

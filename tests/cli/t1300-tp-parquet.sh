@@ -175,6 +175,27 @@ for t in "$TMP/mixed.json" "$D/stdlib_prelude__test_arg_set_to_json_complex_type
 	expect_eq "args-display-value-$n" "$(tps query --format json "$t" "SELECT * FROM args" 2>/dev/null)" \
 		"$(duck rows "$TMP/args/args.parquet" 2>&1)"
 done
+# --gzip: GZIP-compressed pages read back the same, in fewer bytes.
+for i in 1 3; do
+	[ -d "$TMP/pq$i" ] && [ -n "$DUCK" ] || continue
+	t=$(printf '%s\n' $TRACES | sed -n "${i}p")
+	d=$TMP/gz$i
+	if ! tps export parquet --gzip -o "$d" "$t" >/dev/null 2>"$TMP/gerr$i"; then
+		fail "gzip-$i" "$(cat "$TMP/gerr$i")"
+		continue
+	fi
+	# shellcheck disable=SC2086
+	duck rows $(ls "$d"/*.parquet) >"$TMP/gduck$i" 2>&1
+	if cmp -s "$TMP/ours$i" "$TMP/gduck$i"; then
+		pass "gzip-$i-duckdb-equals-select"
+	else
+		fail "gzip-$i-duckdb-equals-select" "$(diff "$TMP/ours$i" "$TMP/gduck$i" | head -5)"
+	fi
+	plain=$(cat "$TMP/pq$i"/*.parquet | wc -c)
+	gz=$(cat "$d"/*.parquet | wc -c)
+	[ "$gz" -lt "$plain" ] && pass "gzip-$i-smaller" || fail "gzip-$i-smaller" "$gz >= $plain bytes"
+done
+expect_exit gzip-not-sqlite 1 tps export sqlite --gzip -o "$TMP/x.db" "$S"
 expect_exit all-views-not-sqlite 1 tps export sqlite --all-views -o "$TMP/x.db" "$S"
 
 # ---- query --format ------------------------------------------------------------------

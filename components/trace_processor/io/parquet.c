@@ -9,7 +9,8 @@
  *   row group 1:  ...
  *   [FileMetaData]  [u32 length of FileMetaData]  "PAR1"
  *
- * One data page (v1, UNCOMPRESSED) per column chunk. Every column is
+ * One data page (v1, UNCOMPRESSED, or GZIP with tp_pq_set_gzip) per column
+ * chunk. Every column is
  * OPTIONAL (max definition level 1), so a page is
  *
  *   [u32 n][definition levels: n bytes of RLE/bit-packed hybrid, width 1]
@@ -40,6 +41,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 /* parquet.thrift enums. */
 enum {
@@ -53,6 +55,7 @@ enum {
 	PQ_ENC_RLE = 3,
 	PQ_ENC_RLE_DICTIONARY = 8,
 	PQ_CODEC_UNCOMPRESSED = 0,
+	PQ_CODEC_GZIP = 2,
 	PQ_PAGE_DATA = 0,
 	PQ_PAGE_DICTIONARY = 2,
 };
@@ -165,6 +168,7 @@ union pq_num {
 /* What the footer needs of one written column chunk. */
 struct pq_chunk {
 	uint64_t offset, size, nvalues, nnulls;
+	uint64_t usize;       /* size with the pages uncompressed */
 	uint64_t data_offset; /* offset is the dictionary page's when dict */
 	bool has_minmax, dict;
 	union pq_num min, max;
@@ -210,6 +214,8 @@ struct tp_pq_writer {
 	VEC(struct pq_group) groups;
 	struct tb_err err;
 	bool finished;
+	bool gzip;              /* pages GZIP-compressed */
+	VEC(uint8_t) raw, zout; /* a page before and after compression */
 };
 
 static int pq_write(struct tp_pq_writer *w, const void *p, size_t n)
@@ -257,7 +263,14 @@ void tp_pq_free(struct tp_pq_writer *w)
 	}
 	tb_free(w->cols);
 	vec_release(&w->groups);
+	vec_release(&w->raw);
+	vec_release(&w->zout);
 	tb_free(w);
+}
+
+void tp_pq_set_gzip(struct tp_pq_writer *w, bool on)
+{
+	w->gzip = on;
 }
 
 void tp_pq_set_limits(struct tp_pq_writer *w, uint32_t rows, size_t bytes)
@@ -784,9 +797,62 @@ static void th_stats(struct thrift *t, int16_t id, enum tp_pq_type type, uint64_
 	th_end(t);
 }
 
+/* n bytes at p as a GZIP member into w->zout (fastest level: the codec is
+ * for size on disk, the export's speed comes first). */
+static int gzip_page(struct tp_pq_writer *w, const void *p, size_t n)
+{
+	z_stream z = {0};
+	if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return tb_err_set(&w->err, -ENOMEM, "cannot start zlib");
+	size_t bound = deflateBound(&z, (uLong)n);
+	vec_clear(&w->zout);
+	vec_reserve(&w->zout, bound);
+	z.next_in = (Bytef *)(uintptr_t)p;
+	z.avail_in = (uInt)n;
+	z.next_out = w->zout.data;
+	z.avail_out = (uInt)bound;
+	int zrc = deflate(&z, Z_FINISH);
+	w->zout.len = bound - z.avail_out;
+	deflateEnd(&z);
+	return zrc == Z_STREAM_END ? 0 : tb_err_set(&w->err, -EIO, "zlib failed");
+}
+
+/* A page: its header (type, the sizes, then the rest in extra) and body,
+ * GZIP-compressed when the writer says. *usize grows by the page's
+ * uncompressed size with its header. */
+static int write_page(struct tp_pq_writer *w, int32_t type, const struct thrift *extra,
+                      const void *body, size_t n, uint64_t *usize)
+{
+	struct thrift hdr = {0};
+	const void *out = body;
+	size_t out_len = n;
+	int rc;
+	if (w->gzip) {
+		if ((rc = gzip_page(w, body, n)) < 0)
+			return rc;
+		out = w->zout.data;
+		out_len = w->zout.len;
+	}
+	if (n > INT32_MAX || out_len > INT32_MAX)
+		return -EFBIG; /* flush_col names the column */
+	th_i32(&hdr, 1, type);
+	th_i32(&hdr, 2, (int32_t)n);
+	th_i32(&hdr, 3, (int32_t)out_len);
+	hdr.last[0] = 3;
+	vec_reserve(&hdr.b, extra->b.len);
+	memcpy(hdr.b.data + hdr.b.len, extra->b.data, extra->b.len);
+	hdr.b.len += extra->b.len;
+	*usize += hdr.b.len + n;
+	rc = pq_write(w, hdr.b.data, hdr.b.len);
+	if (rc == 0 && out_len)
+		rc = pq_write(w, out, out_len);
+	vec_release(&hdr.b);
+	return rc;
+}
+
 static int flush_col(struct tp_pq_writer *w, struct pq_col *c, struct pq_chunk *ch)
 {
-	struct thrift lv = {0}, hdr = {0};
+	struct thrift lv = {0}, ex = {0}, dex = {0}, ix = {0};
 	uint32_t n = w->rows;
 	int rc;
 
@@ -800,41 +866,41 @@ static int flush_col(struct tp_pq_writer *w, struct pq_col *c, struct pq_chunk *
 	uint32_t lvlen = (uint32_t)lv.b.len;
 	/* With a dictionary, the data page holds indices and vals the
 	 * dictionary page. */
-	struct thrift ix = {0}, dhdr = {0};
 	uint32_t ndict = c->by_bytes ? (uint32_t)c->dict_map.len : c->ndict;
 	if (c->dict)
 		encode_indices(c->idx.data, c->idx.len, ndict, &ix);
 	const uint8_t *body = c->dict ? ix.b.data : c->vals.data;
 	size_t body_len = c->dict ? ix.b.len : c->vals.len;
-	size_t page = 4 + lv.b.len + body_len;
-	if (page > INT32_MAX || c->vals.len > INT32_MAX) {
-		rc = tb_err_set(&w->err, -EFBIG, "page of column '%s' too large", c->name);
-		goto out;
-	}
-	th_i32(&hdr, 1, PQ_PAGE_DATA);
-	th_i32(&hdr, 2, (int32_t)page);
-	th_i32(&hdr, 3, (int32_t)page);
-	th_begin(&hdr, 5);
-	th_i32(&hdr, 1, (int32_t)n);
-	th_i32(&hdr, 2, c->dict ? PQ_ENC_RLE_DICTIONARY : PQ_ENC_PLAIN);
-	th_i32(&hdr, 3, PQ_ENC_RLE);
-	th_i32(&hdr, 4, PQ_ENC_RLE);
-	th_end(&hdr);
-	th_byte(&hdr, CT_STOP);
+	/* The data page: [u32 levels' length][levels][values]. */
+	vec_clear(&w->raw);
+	vec_reserve(&w->raw, 4 + lv.b.len + body_len);
+	memcpy(w->raw.data, &lvlen, 4);
+	memcpy(w->raw.data + 4, lv.b.data, lv.b.len);
+	if (body_len)
+		memcpy(w->raw.data + 4 + lv.b.len, body, body_len);
+	w->raw.len = 4 + lv.b.len + body_len;
+	/* The rest of the PageHeaders after the sizes (fields 1-3). */
+	ex.last[0] = 3;
+	th_begin(&ex, 5);
+	th_i32(&ex, 1, (int32_t)n);
+	th_i32(&ex, 2, c->dict ? PQ_ENC_RLE_DICTIONARY : PQ_ENC_PLAIN);
+	th_i32(&ex, 3, PQ_ENC_RLE);
+	th_i32(&ex, 4, PQ_ENC_RLE);
+	th_end(&ex);
+	th_byte(&ex, CT_STOP);
 
 	ch->offset = w->offset;
 	ch->dict = c->dict;
+	ch->usize = 0;
 	if (c->dict) {
-		th_i32(&dhdr, 1, PQ_PAGE_DICTIONARY);
-		th_i32(&dhdr, 2, (int32_t)c->vals.len);
-		th_i32(&dhdr, 3, (int32_t)c->vals.len);
-		th_begin(&dhdr, 7);
-		th_i32(&dhdr, 1, (int32_t)ndict);
-		th_i32(&dhdr, 2, PQ_ENC_PLAIN);
-		th_end(&dhdr);
-		th_byte(&dhdr, CT_STOP);
-		if ((rc = pq_write(w, dhdr.b.data, dhdr.b.len)) < 0 ||
-		    (c->vals.len && (rc = pq_write(w, c->vals.data, c->vals.len)) < 0))
+		dex.last[0] = 3;
+		th_begin(&dex, 7);
+		th_i32(&dex, 1, (int32_t)ndict);
+		th_i32(&dex, 2, PQ_ENC_PLAIN);
+		th_end(&dex);
+		th_byte(&dex, CT_STOP);
+		if ((rc = write_page(w, PQ_PAGE_DICTIONARY, &dex, c->vals.data, c->vals.len,
+		                     &ch->usize)) < 0)
 			goto out;
 	}
 	ch->data_offset = w->offset;
@@ -843,17 +909,17 @@ static int flush_col(struct tp_pq_writer *w, struct pq_col *c, struct pq_chunk *
 	ch->has_minmax = c->has_minmax;
 	ch->min.i = c->min.i;
 	ch->max.i = c->max.i;
-	if ((rc = pq_write(w, hdr.b.data, hdr.b.len)) < 0 || (rc = pq_write(w, &lvlen, 4)) < 0 ||
-	    (rc = pq_write(w, lv.b.data, lv.b.len)) < 0 ||
-	    (body_len && (rc = pq_write(w, body, body_len)) < 0))
+	if ((rc = write_page(w, PQ_PAGE_DATA, &ex, w->raw.data, w->raw.len, &ch->usize)) < 0)
 		goto out;
 	ch->size = w->offset - ch->offset;
 	rc = 0;
 out:
+	if (rc < 0 && !w->err.code)
+		tb_err_set(&w->err, rc, "page of column '%s' too large", c->name);
 	vec_release(&lv.b);
-	vec_release(&hdr.b);
+	vec_release(&ex.b);
 	vec_release(&ix.b);
-	vec_release(&dhdr.b);
+	vec_release(&dex.b);
 	return rc;
 }
 
@@ -924,7 +990,7 @@ static void th_schema(struct thrift *t, const struct tp_pq_writer *w)
 	}
 }
 
-static void th_chunk(struct thrift *t, const struct pq_col *c, const struct pq_chunk *ch)
+static void th_chunk(struct thrift *t, const struct pq_col *c, const struct pq_chunk *ch, bool gzip)
 {
 	th_begin(t, 0);
 	th_i64(t, 2, (int64_t)ch->offset);
@@ -939,9 +1005,9 @@ static void th_chunk(struct thrift *t, const struct pq_col *c, const struct pq_c
 	th_varint(t, strlen(c->name));
 	for (const char *p = c->name; *p; p++)
 		th_byte(t, (uint8_t)*p);
-	th_i32(t, 4, PQ_CODEC_UNCOMPRESSED);
+	th_i32(t, 4, gzip ? PQ_CODEC_GZIP : PQ_CODEC_UNCOMPRESSED);
 	th_i64(t, 5, (int64_t)ch->nvalues);
-	th_i64(t, 6, (int64_t)ch->size);
+	th_i64(t, 6, (int64_t)ch->usize);
 	th_i64(t, 7, (int64_t)ch->size);
 	th_i64(t, 9, (int64_t)ch->data_offset);
 	if (ch->dict)
@@ -965,7 +1031,7 @@ int tp_pq_finish(struct tp_pq_writer *w)
 		th_begin(&t, 0);
 		th_list(&t, 1, CT_STRUCT, w->ncols);
 		for (uint32_t i = 0; i < w->ncols; i++)
-			th_chunk(&t, &w->cols[i], &w->cols[i].chunks.data[g]);
+			th_chunk(&t, &w->cols[i], &w->cols[i].chunks.data[g], w->gzip);
 		th_i64(&t, 2, (int64_t)w->groups.data[g].bytes);
 		th_i64(&t, 3, (int64_t)w->groups.data[g].rows);
 		th_end(&t);

@@ -46,6 +46,11 @@ struct tp_pq_writer *tp_pq_new(int fd, uint32_t ncols, const char *const *names,
                                const enum tp_pq_type *types);
 void tp_pq_free(struct tp_pq_writer *w);
 
+/* Compress every page with GZIP (the codec every engine reads; zlib's
+ * fastest level); call before the first tp_pq_end_rows. Default off
+ * (uncompressed: the fastest to write). */
+void tp_pq_set_gzip(struct tp_pq_writer *w, bool on);
+
 /* Lower the row group bounds (tests; 0 keeps a bound as it is). */
 void tp_pq_set_limits(struct tp_pq_writer *w, uint32_t rows, size_t bytes);
 

@@ -252,9 +252,10 @@ int tp_shell_run_export(struct shell_opts *o)
 		tp_shell_error("export: trace file is required");
 		return 1;
 	}
-	if ((o->trace_id || o->all_views) && !parquet) {
-		tp_shell_error("export: --%s is for export parquet",
-		               o->trace_id ? "trace-id" : "all-views");
+	if ((o->trace_id || o->all_views || o->gzip) && !parquet) {
+		tp_shell_error("export: --%s is for export parquet", o->trace_id    ? "trace-id"
+		                                                     : o->all_views ? "all-views"
+		                                                                    : "gzip");
 		return 1;
 	}
 	if (strcmp(fmt, "sqlite") != 0 && !parquet) {
@@ -279,7 +280,7 @@ int tp_shell_run_export(struct shell_opts *o)
 			const char *id = o->trace_id, *slash = strrchr(o->pos.data[1], '/');
 			if (!id)
 				id = slash ? slash + 1 : o->pos.data[1];
-			status = tp_shell_export_parquet(tp, o->output, id, o->all_views);
+			status = tp_shell_export_parquet(tp, o->output, id, o->all_views, o->gzip);
 		} else {
 			status = export_sqlite(tp, o->output);
 		}

@@ -291,6 +291,7 @@ struct pq_export {
 	struct tp *tp;
 	const char *dir, *trace_id;
 	size_t trace_id_len;
+	bool gzip;
 	unsigned tables, direct, skipped;
 	uint64_t rows, bytes, direct_rows;
 	int64_t direct_ns, sql_ns; /* CPU time */
@@ -458,6 +459,7 @@ static int export_direct(struct pq_export *x, const char *name, const struct dir
 	names[0] = lead_name(names + 1, src->cols.len);
 	types[0] = TP_PQ_STRING;
 	struct tp_pq_writer *w = tp_pq_new(fd, (uint32_t)ncols, names, types);
+	tp_pq_set_gzip(w, x->gzip);
 	tb_free(names);
 	tb_free(types);
 	uint32_t table = (uint32_t)src->table;
@@ -509,6 +511,7 @@ static int export_sql(struct pq_export *x, const char *name)
 		sqlite3_finalize(st);
 		return -1;
 	}
+	tp_shell_out_set_gzip(o, x->gzip);
 	int ncol = sqlite3_column_count(st);
 	const char **names = tb_calloc((size_t)ncol, sizeof *names);
 	for (int i = 0; i < ncol; i++)
@@ -614,9 +617,10 @@ static bool in_default(sqlite3 *db, const char *name)
 	return table;
 }
 
-int tp_shell_export_parquet(struct tp *tp, const char *dir, const char *trace_id, bool all_views)
+int tp_shell_export_parquet(struct tp *tp, const char *dir, const char *trace_id, bool all_views,
+                            bool gzip)
 {
-	struct pq_export x = {.tp = tp, .dir = dir, .trace_id = trace_id};
+	struct pq_export x = {.tp = tp, .dir = dir, .trace_id = trace_id, .gzip = gzip};
 	x.trace_id_len = strlen(trace_id);
 	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
 		tp_shell_error("export: cannot create directory '%s': %s", dir, strerror(errno));

@@ -34,6 +34,7 @@
 
 struct tp_shell_out {
 	enum tp_shell_fmt fmt;
+	bool gzip; /* parquet: GZIP pages */
 	FILE *fp;
 	int fd; /* parquet, or the temporary file behind fp */
 	const char *path;
@@ -306,6 +307,7 @@ int tp_shell_out_begin(struct tp_shell_out *o, struct sqlite3_stmt *st, const ch
 			types[i + at] = decl_pq_type(sqlite3_column_decltype(st, i));
 		}
 		o->pq = tp_pq_new(o->fd, (uint32_t)(ncol + at), names, types);
+		tp_pq_set_gzip(o->pq, o->gzip);
 		tb_free(names);
 		tb_free(types);
 		break;
@@ -472,4 +474,9 @@ int tp_shell_out_finish(struct tp_shell_out *o)
 		return tb_err_errno(&o->err, -errno, "cannot create '%s'", o->path);
 	o->finished = true;
 	return 0;
+}
+
+void tp_shell_out_set_gzip(struct tp_shell_out *o, bool on)
+{
+	o->gzip = on;
 }

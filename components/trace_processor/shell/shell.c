@@ -110,6 +110,7 @@ static const struct shell_flag flags[SF_COUNT] = {
     [SF_EXPORT_OUTPUT] = {"output", 'o', "FILE", "Output file (a directory for parquet)."},
     [SF_TRACE_ID] = {"trace-id", 0, "ID",
                      "parquet: the trace_id column's value (default: the trace's file name)."},
+    [SF_GZIP] = {"gzip", 0, NULL, "parquet: GZIP-compressed pages (smaller files, slower export)."},
     [SF_ALL_VIEWS] = {"all-views", 0, NULL,
                       "parquet: every table and view (as export sqlite), not only Perfetto's "
                       "tables."},
@@ -168,7 +169,7 @@ static const enum shell_flag_id server_flags[] = {
     SF_NAME,       SF_PATH,       SF_IDLE_TIMEOUT,
     SF_IDLE_START, SF_DAEMONIZE,  SF_COUNT};
 static const enum shell_flag_id export_flags[] = {SF_EXPORT_OUTPUT, SF_TRACE_ID, SF_ALL_VIEWS,
-                                                  SF_COUNT};
+                                                  SF_GZIP, SF_COUNT};
 static const enum shell_flag_id convert_flags[] = {
     SF_TRUNCATE,  SF_CONVERT_FULL_SORT, SF_PID,        SF_TIMESTAMPS, SF_ALLOC,        SF_PERF,
     SF_JAVA_HEAP, SF_NO_ANNOTATIONS,    SF_OUTPUT_DIR, SF_VERBOSE,    SF_SKIP_UNKNOWN, SF_COUNT};
@@ -626,6 +627,9 @@ static int apply_flag(struct shell_opts *o, enum shell_flag_id id, const char *v
 		break;
 	case SF_ALL_VIEWS:
 		o->all_views = true;
+		break;
+	case SF_GZIP:
+		o->gzip = true;
 		break;
 	case SF_PORT:
 		o->port = v;

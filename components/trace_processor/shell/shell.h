@@ -76,6 +76,7 @@ enum shell_flag_id {
 	SF_EXPORT_OUTPUT,
 	SF_TRACE_ID,
 	SF_ALL_VIEWS,
+	SF_GZIP,
 	/* convert */
 	SF_TRUNCATE,
 	SF_CONVERT_FULL_SORT,
@@ -140,6 +141,7 @@ struct shell_opts {
 	const char *query_output; /* query -o */
 	const char *trace_id;     /* export parquet --trace-id */
 	bool all_views;           /* export parquet --all-views */
+	bool gzip;                /* export parquet --gzip */
 	const char *truncate, *pid, *timestamps, *output_dir;
 	bool convert_full_sort, alloc, perf, java_heap, no_annotations, verbose, skip_unknown;
 	const char *symbol_paths;
@@ -271,6 +273,8 @@ int tp_shell_out_end(struct tp_shell_out *o);
  * place). Returns 0 or -errno. */
 int tp_shell_out_finish(struct tp_shell_out *o);
 const char *tp_shell_out_error(const struct tp_shell_out *o);
+/* Parquet: GZIP-compressed pages (before tp_shell_out_begin). */
+void tp_shell_out_set_gzip(struct tp_shell_out *o, bool on);
 /* v as JavaScript prints a number (shortest text that reads back as v;
  * "null" for infinities): JSON and TSV doubles. */
 void tp_shell_format_double(double v, char *out, size_t size);
@@ -285,10 +289,12 @@ char **tp_shell_export_names(struct tp *tp, size_t *n, struct tb_err *err);
 /* The trace's tables as DIR/NAME.parquet, each with a leading trace_id
  * column holding trace_id: Perfetto's tables (slice, thread, process, track,
  * counter, sched, args, ..., export_parquet.c's list) and the user's, or
- * with all_views every table and view export sqlite writes. Storage tables
+ * with all_views every table and view export sqlite writes; with gzip
+ * GZIP-compressed pages. Storage tables
  * and the views that only pick their columns are read from column storage,
  * the other views through SQL. Returns 0 or 1 (after printing). */
-int tp_shell_export_parquet(struct tp *tp, const char *dir, const char *trace_id, bool all_views);
+int tp_shell_export_parquet(struct tp *tp, const char *dir, const char *trace_id, bool all_views,
+                            bool gzip);
 
 /* ---- the interactive loop (interactive.c) ----------------------------------- */
 
