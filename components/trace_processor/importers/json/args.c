@@ -141,31 +141,6 @@ static inline const char *read_row(const char *p, struct tp_arg *a)
 	return p + (1u << wc);
 }
 
-void tp_json_args_remap(char *p, size_t n, const uint32_t *map)
-{
-	char *end = p + n;
-	while (p < end) {
-		unsigned h = (unsigned char)*p++, wc = h >> 4 & 3;
-		uint32_t v;
-		memcpy(&v, p, 4);
-		v = map[v];
-		memcpy(p, &v, 4);
-		p += 4;
-		if (h & ROW_FLAT) {
-			memcpy(&v, p, 4);
-			v = map[v];
-			memcpy(p, &v, 4);
-			p += 4;
-		}
-		if ((h & 15) == TP_ARG_STRING) { /* 4 bytes (emit) */
-			memcpy(&v, p, 4);
-			v = map[v];
-			memcpy(p, &v, 4);
-		}
-		p += 1u << wc;
-	}
-}
-
 void tp_json_args_decode(const char *p, size_t n, struct tp_args_builder *b)
 {
 	const char *end = p + n;

@@ -404,9 +404,6 @@ struct json_args_ctx {
  * out unchanged) when it is malformed or cut off. */
 const char *tp_json_args_encode(struct tp *tp, struct json_args_ctx *c, const char *p,
                                 const char *end, struct json_buf *out);
-/* Rewrite the string ids (keys, flat keys, string values) of the n bytes
- * of rows at p through map (the helper thread's ids -> the pool's). */
-void tp_json_args_remap(char *p, size_t n, const uint32_t *map);
 /* Append the n bytes of rows made by tp_json_args_encode to b. */
 void tp_json_args_decode(const char *rows, size_t n, struct tp_args_builder *b);
 /* tp_json_args_decode, returning the tp_args_hash_add hash of the set the
@@ -431,19 +428,9 @@ struct json_log {
 	int64_t last_ts;             /* of the newest record; INT64_MIN when empty */
 	size_t n;                    /* records appended */
 	size_t rchunk, roff, rindex; /* the reader: chunk, offset, records read */
-	/* Chunks of JSON_LOG_CHUNK bytes already mapped (by the helper thread,
-	 * tokenizer.c), used before new ones are made. */
-	VEC(char *) spare;
-	/* When set, drained chunks are handed to it to free (the helper
-	 * thread unmaps them), else freed here. */
-	void (*free_fn)(void *ctx, void *p);
-	void *free_ctx;
 };
-#define JSON_LOG_CHUNK ((size_t)1 << 20)
 void tp_json_log_init(struct json_log *l);
 void tp_json_log_release_all(struct json_log *l);
-/* Free the spare chunks (at end of file: no more appends). */
-void tp_json_log_drop_spare(struct json_log *l);
 /* Room for a record of len bytes with timestamp ts (>= last_ts), to be
  * written by the caller before the next call. */
 char *tp_json_log_append(struct json_log *l, int64_t ts, size_t len);
@@ -459,18 +446,12 @@ size_t tp_json_log_unread(const struct json_log *l);
 /* ---- tokenizer.c ----------------------------------------------------------- */
 
 struct json_tokenizer;
-struct json_helper;
-/* 2 when a second thread is to help loading, else 1 (tokenizer.c). */
-int tp_json_threads(void);
 struct json_tokenizer *tp_json_tokenizer_new(struct tp *tp);
 void tp_json_tokenizer_free(struct json_tokenizer *t);
 /* Feed the next n bytes. An event not older than the newest logged goes to
  * the tokenizer's log, an older one to tp->sorter. Returns 0 or a negative
  * code after tp_fail() (input is not JSON at all). */
 int tp_json_tokenizer_feed(struct json_tokenizer *t, const uint8_t *p, size_t n);
-/* Join the helper thread, if any (at end of file: nothing is fed after
- * it, and no thread outlives the load, e.g. across a fork). */
-void tp_json_tokenizer_end_threads(struct json_tokenizer *t);
 /* Whether the events at ts are re-ordered by Perfetto's slow comparator
  * (E first, then X longest first; see parser.c): an X was pushed and ts is
  * in the range Perfetto's sorter sorts (from the oldest ts pushed out of

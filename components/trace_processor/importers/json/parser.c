@@ -868,13 +868,11 @@ static int json_parse(struct tp_importer *imp, const uint8_t *p, size_t n)
 
 static int json_eof(struct tp_importer *imp)
 {
-	tp_json_log_drop_spare(tp_json_tokenizer_log(imp->tok));
 	tp_sorter_flush(imp->tp->sorter, imp->tp, on_sorted, imp);
 	log_drain(imp, INT64_MAX);
 	while (imp->ahead_n)
 		ahead_pop(imp);
 	flush_group(imp);
-	tp_json_tokenizer_end_threads(imp->tok);
 	if (imp->systrace)
 		tp_ftrace_text_end(imp->systrace);
 	return 0;

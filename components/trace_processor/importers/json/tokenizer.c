@@ -28,11 +28,7 @@
 #include "../../sorter/sorter.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 enum tok_state {
 	S_START,
@@ -146,13 +142,6 @@ struct json_tokenizer {
 	struct json_key_memo memo[JSON_KEY_MEMOS]; /* event keys, by position */
 	struct json_log log;                       /* the events that came in ts order */
 	struct json_v8 *v8;                        /* V8 profile sessions (v8.c) */
-	/* The helper's own tokenizer (see "the second core" below): its
-	 * records go to local_out ([ts i64 | len u32 | record], file order)
-	 * instead of the log or the sorter, a 'P' event stops it (local_stop),
-	 * and t->tp is a shadow whose string pool and stats are its own. */
-	struct json_buf *local_out;
-	bool local_stop;
-	struct json_helper *helper; /* the main tokenizer's, NULL: one thread */
 };
 
 /* The key_fast candidates: every field whose `"name":` fits a word,
@@ -182,7 +171,7 @@ static void fast_keys_init(struct json_tokenizer *t)
 	}
 }
 
-static struct json_tokenizer *tokenizer_new(struct tp *tp)
+struct json_tokenizer *tp_json_tokenizer_new(struct tp *tp)
 {
 	struct json_tokenizer *t = tb_calloc(1, sizeof *t);
 	t->tp = tp;
@@ -192,21 +181,10 @@ static struct json_tokenizer *tokenizer_new(struct tp *tp)
 	return t;
 }
 
-static struct json_helper *helper_new(void);
-static void helper_free(struct json_helper *h);
-
-struct json_tokenizer *tp_json_tokenizer_new(struct tp *tp)
-{
-	struct json_tokenizer *t = tokenizer_new(tp);
-	t->helper = tp_json_threads() > 1 ? helper_new() : NULL;
-	return t;
-}
-
 void tp_json_tokenizer_free(struct json_tokenizer *t)
 {
 	if (!t)
 		return;
-	helper_free(t->helper);
 	vec_release(&t->tail);
 	vec_release(&t->str.v);
 	vec_release(&t->rows.v);
@@ -800,18 +778,6 @@ static void push_record(struct json_tokenizer *t, struct json_event *e, const ch
 	uint32_t flags = rec_flags(e);
 	size_t size = event_size(e, flags);
 	char *rec;
-	if (t->local_out) {
-		/* The helper: every record in file order, ts and length first. */
-		struct json_buf *o = t->local_out;
-		vec_reserve(&o->v, 12 + size);
-		rec = o->v.data + o->v.len;
-		uint32_t n = (uint32_t)size;
-		memcpy(rec, &e->ts, 8);
-		memcpy(rec + 8, &n, 4);
-		o->v.len += 12 + size;
-		event_encode(e, flags, args, rec + 12);
-		return;
-	}
 	if (e->ts >= t->log.last_ts) {
 		rec = tp_json_log_append(&t->log, e->ts, size);
 	} else {
@@ -918,10 +884,6 @@ static const char *decode_event(struct json_tokenizer *t, const char *p, const c
 			return p;
 		}
 		e.ts = 0;
-	}
-	if (e.ph == 'P' && t->local_out) {
-		t->local_stop = true; /* the helper leaves it to the main thread */
-		return p;
 	}
 	if (e.ph == 'P') {
 		/* V8 profile: read now, in file order; its samples are pushed
@@ -1241,408 +1203,7 @@ static int run(struct json_tokenizer *t, const char *p, const char *end)
 	return 0;
 }
 
-/* ---- the second core -----------------------------------------------------
- *
- * A piece of input of at least split_min bytes is cut in two at what looks
- * like a boundary between two events (`}`, `,`, `{`): the helper thread
- * decodes the events of the second part with a tokenizer of its own while
- * this one runs the first part. The helper's strings go to a string pool of
- * its own (a shadow struct tp holds it and the stats it counts), its
- * records to a buffer in file order. Once the first part is done, its end
- * is checked: when this tokenizer is between two elements of the events
- * array there (the guess was right) the helper's work is taken (merge):
- * its strings interned here in the order it first met them (so every pool
- * id is what one thread would have given), its stats added, and each of
- * its records has its ids mapped and goes to the log or the sorter exactly
- * as push_record would have sent it. Otherwise (a cut inside an event, a
- * string, an args array) its work is dropped and this tokenizer reads the
- * second part too.
- *
- * The helper stops before an event it cannot finish in the piece (cut by
- * the piece's end, malformed), before a 'P' event (V8 profiles build rows
- * at tokenize time), and at anything but an event (`]`): this tokenizer
- * goes on from there. The threads share only the job and its result, under
- * one mutex; the piece is read by both and not written; tp_parse returns
- * only once the helper is done with it. One helper per tokenizer, made on
- * the first piece that is split, joined when the tokenizer is freed. */
-
-enum { H_IDLE, H_JOB, H_DONE, H_FREE, H_QUIT };
-
-struct json_helper {
-	pthread_t thread;
-	bool started, failed;
-	pthread_mutex_t mu;
-	pthread_cond_t cv; /* phase changed */
-	int phase;
-	const char *from, *end; /* the job */
-	const char *stop;       /* the result: where it stopped */
-	size_t pool_mark;       /* ... and its string ids used: [1, pool_mark) */
-	struct json_tokenizer *t;
-	struct tp *shadow;
-	struct json_buf out;
-	VEC(uint32_t) map; /* its string ids -> ours */
-	size_t split_min;
-	/* Log chunks it maps for this tokenizer's log (the kernel's work of
-	 * making new memory, done off this thread): `want` asked for with the
-	 * job, `ready` made. */
-	size_t want;
-	VEC(char *) ready;
-	/* Drained log chunks to free (H_FREE; at end of file, while it has
-	 * nothing else to do: unmapping is the kernel's work too). */
-	VEC(void *) to_free;
-};
-
-/* Threads for loading: TB_TP_THREADS (1: one thread), else 2 when more
- * than one CPU is online. */
-int tp_json_threads(void)
-{
-	const char *e = getenv("TB_TP_THREADS");
-	if (e && *e) {
-		char *x;
-		long v = strtol(e, &x, 10);
-		if (!*x && v >= 1)
-			return v > 1 ? 2 : 1;
-	}
-	return sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
-}
-
-/* Pieces smaller than this are not split (RPC pieces, the tail of a
- * file): the hand-over costs more than it gives. TB_TP_JSON_SPLIT_MIN sets
- * it (tests split tiny pieces). */
-#define SPLIT_MIN ((size_t)256 << 10)
-/* The helper's share of a piece: the rest is this thread's, which also
- * merges the helper's records. */
-#define SPLIT_AT_NUM 13
-#define PIECE_MAX ((size_t)4 << 20)
-#define SPLIT_AT_DEN 20
-
-static void helper_job(struct json_helper *h)
-{
-	struct json_tokenizer *t = h->t;
-	struct tp *sh = h->shadow;
-	/* A fresh pool (ids from 1 again) and caches that know none of its
-	 * ids; the event key memos hold fields, not ids: kept. */
-	strpool_release(&sh->strings);
-	strpool_init(&sh->strings);
-	memset(sh->stats, 0, sizeof sh->stats);
-	memset(&t->names, 0, sizeof t->names);
-	t->args.args_key = 0;
-	memset(t->args.memo, 0, sizeof t->args.memo);
-	memset(&t->args.keys, 0, sizeof t->args.keys);
-	memset(&t->args.values, 0, sizeof t->args.values);
-	memset(t->args.children, 0, sizeof t->args.children);
-	t->local_stop = false;
-	vec_clear(&h->out.v);
-
-	const char *p = h->from, *end = h->end;
-	size_t mark;
-	for (;;) {
-		p = json_skip_sep(p, end);
-		mark = strpool_size(&sh->strings);
-		if (p >= end || *p != '{')
-			break;
-		const char *q = decode_event(t, p, end);
-		if (!q || t->local_stop)
-			break;
-		p = q;
-	}
-	h->stop = p;
-	h->pool_mark = mark;
-	while (h->ready.len < h->want) {
-		char *c = tb_malloc(JSON_LOG_CHUNK);
-		tb_populate(c, JSON_LOG_CHUNK);
-		vec_push(&h->ready, c);
-	}
-}
-
-/* Free what is in to_free; called and returns with h->mu held. */
-static void helper_frees(struct json_helper *h)
-{
-	while (h->to_free.len) {
-		void *p[16];
-		size_t n = 0;
-		while (n < TB_ARRAY_SIZE(p) && h->to_free.len)
-			p[n++] = h->to_free.data[--h->to_free.len];
-		pthread_mutex_unlock(&h->mu);
-		for (size_t i = 0; i < n; i++)
-			tb_free(p[i]);
-		pthread_mutex_lock(&h->mu);
-	}
-}
-
-static void *helper_main(void *arg)
-{
-	struct json_helper *h = arg;
-	pthread_mutex_lock(&h->mu);
-	for (;;) {
-		while (h->phase == H_IDLE || h->phase == H_DONE)
-			pthread_cond_wait(&h->cv, &h->mu);
-		if (h->phase == H_QUIT)
-			break;
-		if (h->phase == H_FREE) {
-			helper_frees(h);
-			if (h->phase == H_FREE)
-				h->phase = H_IDLE;
-			pthread_cond_broadcast(&h->cv);
-			continue;
-		}
-		pthread_mutex_unlock(&h->mu);
-		helper_job(h);
-		pthread_mutex_lock(&h->mu);
-		h->phase = H_DONE;
-		pthread_cond_broadcast(&h->cv);
-	}
-	helper_frees(h);
-	pthread_mutex_unlock(&h->mu);
-	return NULL;
-}
-
-/* The log's free_fn once the helper runs: a drained chunk is freed there. */
-static void helper_free_later(void *ctx, void *p)
-{
-	struct json_helper *h = ctx;
-	pthread_mutex_lock(&h->mu);
-	vec_push(&h->to_free, p);
-	if (h->phase == H_IDLE) {
-		h->phase = H_FREE;
-		pthread_cond_broadcast(&h->cv);
-	}
-	pthread_mutex_unlock(&h->mu);
-}
-
-static struct json_helper *helper_new(void)
-{
-	return tb_calloc(1, sizeof(struct json_helper));
-}
-
-static bool helper_start(struct json_tokenizer *main_t, struct json_helper *h)
-{
-	h->shadow = tb_calloc(1, sizeof *h->shadow);
-	strpool_init(&h->shadow->strings);
-	h->t = tokenizer_new(h->shadow);
-	h->t->local_out = &h->out;
-	pthread_mutex_init(&h->mu, NULL);
-	pthread_cond_init(&h->cv, NULL);
-	h->phase = H_IDLE;
-	/* Signals stay with the threads that were there. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int rc = pthread_create(&h->thread, NULL, helper_main, h);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	h->started = rc == 0;
-	h->failed = rc != 0;
-	if (h->started) {
-		main_t->log.free_fn = helper_free_later;
-		main_t->log.free_ctx = h;
-	}
-	return h->started;
-}
-
-static void helper_free(struct json_helper *h)
-{
-	if (!h)
-		return;
-	if (h->started) {
-		pthread_mutex_lock(&h->mu);
-		h->phase = H_QUIT;
-		pthread_cond_broadcast(&h->cv);
-		pthread_mutex_unlock(&h->mu);
-		pthread_join(h->thread, NULL);
-	}
-	if (h->t) {
-		pthread_mutex_destroy(&h->mu);
-		pthread_cond_destroy(&h->cv);
-		tp_json_tokenizer_free(h->t);
-		strpool_release(&h->shadow->strings);
-		tb_free(h->shadow);
-	}
-	vec_release(&h->out.v);
-	vec_release(&h->map);
-	vec_release(&h->to_free);
-	for (size_t i = 0; i < h->ready.len; i++)
-		tb_free(h->ready.data[i]);
-	vec_release(&h->ready);
-	tb_free(h);
-}
-
-static void helper_post(struct json_helper *h, const char *from, const char *end)
-{
-	pthread_mutex_lock(&h->mu);
-	while (h->phase != H_IDLE)
-		pthread_cond_wait(&h->cv, &h->mu);
-	h->from = from;
-	h->end = end;
-	h->phase = H_JOB;
-	pthread_cond_broadcast(&h->cv);
-	pthread_mutex_unlock(&h->mu);
-}
-
-static void helper_wait(struct json_helper *h)
-{
-	pthread_mutex_lock(&h->mu);
-	while (h->phase != H_DONE)
-		pthread_cond_wait(&h->cv, &h->mu);
-	h->phase = H_IDLE;
-	pthread_mutex_unlock(&h->mu);
-}
-
-/* A place in [s, end) past the share of this thread where an event seems
- * to start: a '{' after `}` `,` (spaces allowed). NULL if none near. */
-static const char *split_point(const char *s, const char *end)
-{
-	const char *p = s + (size_t)(end - s) / SPLIT_AT_DEN * (SPLIT_AT_DEN - SPLIT_AT_NUM);
-	const char *lim = end - p > (1 << 20) ? p + (1 << 20) : end;
-	while (p < lim) {
-		const char *b = memchr(p, '{', (size_t)(lim - p));
-		if (!b)
-			return NULL;
-		const char *q = b;
-		while (q > s && json_is_ws((unsigned char)q[-1]))
-			q--;
-		if (q > s && q[-1] == ',') {
-			q--;
-			while (q > s && json_is_ws((unsigned char)q[-1]))
-				q--;
-			if (q > s && q[-1] == '}')
-				return b;
-		}
-		p = b + 1;
-	}
-	return NULL;
-}
-
-static inline void remap_u32(char *q, const uint32_t *map)
-{
-	uint32_t v;
-	memcpy(&v, q, 4);
-	v = map[v];
-	memcpy(q, &v, 4);
-}
-
-/* The helper's string ids in the record rec -> ours. */
-static void remap_record(char *rec, const uint32_t *map)
-{
-	uint32_t f, args_len;
-	memcpy(&f, rec, 4);
-	memcpy(&args_len, rec + 12, 4);
-	remap_u32(rec + 4, map); /* name */
-	remap_u32(rec + 8, map); /* cat */
-	char *q = rec + REC_HDR;
-	q += 8 * (!!(f & REC_DUR) + !!(f & REC_TTS) + !!(f & REC_TDUR));
-	if (f & JSON_EV_PID) {
-		if (f & JSON_EV_PID_NAME)
-			remap_u32(q, map);
-		q += 4;
-	}
-	if (f & JSON_EV_TID) {
-		if (f & JSON_EV_TID_NAME)
-			remap_u32(q, map);
-		q += 4;
-	}
-	q += 8 * (!!(f & JSON_EV_V1_ID) + !!(f & JSON_EV_BIND_ID));
-	if (f & REC_ID) {
-		remap_u32(q, map);
-		q += 4;
-	}
-	if (f & REC_ID2L) {
-		remap_u32(q, map);
-		q += 4;
-	}
-	if (f & REC_ID2G) {
-		remap_u32(q, map);
-		q += 4;
-	}
-	if ((f & JSON_EV_ARGS_ROWS) && args_len)
-		tp_json_args_remap(q, args_len, map);
-}
-
-/* Take the helper's work: see above. */
-static void merge(struct json_tokenizer *t, struct json_helper *h)
-{
-	struct tp *tp = t->tp;
-	const struct strpool *lp = &h->shadow->strings;
-	size_t n = h->pool_mark;
-	vec_clear(&h->map);
-	vec_reserve(&h->map, n);
-	h->map.data[0] = 0;
-	for (size_t i = 1; i < n; i++) {
-		size_t len;
-		const char *str = strpool_get(lp, (uint32_t)i, &len);
-		h->map.data[i] =
-		    i == lp->empty ? strpool_empty(&tp->strings) : tp_intern(tp, str, len);
-	}
-	h->map.len = n;
-	for (size_t i = 0; i < TP_STAT_COUNT; i++)
-		tp->stats[i] += h->shadow->stats[i];
-	char *q = h->out.v.data, *qend = q + h->out.v.len;
-	while (q < qend) {
-		int64_t ts;
-		uint32_t len;
-		memcpy(&ts, q, 8);
-		memcpy(&len, q + 8, 4);
-		char *rec = q + 12;
-		remap_record(rec, h->map.data);
-		queue_append(t, rec[16], ts);
-		char *to = ts >= t->log.last_ts ? tp_json_log_append(&t->log, ts, len)
-		                                : tp_sorter_push(tp->sorter, ts, NULL, len);
-		if (to)
-			memcpy(to, rec, len);
-		q = rec + len;
-	}
-}
-
-void tp_json_tokenizer_end_threads(struct json_tokenizer *t)
-{
-	t->log.free_fn = NULL;
-	t->log.free_ctx = NULL;
-	helper_free(t->helper);
-	t->helper = NULL;
-}
-
-static int feed_piece(struct json_tokenizer *t, const char *s, size_t n);
-
 int tp_json_tokenizer_feed(struct json_tokenizer *t, const uint8_t *p, size_t n)
 {
-	const char *s = (const char *)p;
-	/* With a helper, big pieces go in parts of at most PIECE_MAX: what it
-	 * holds for a part (its records, its pool) stays bounded. */
-	while (t->helper && n > PIECE_MAX) {
-		int rc = feed_piece(t, s, PIECE_MAX);
-		if (rc < 0)
-			return rc;
-		s += PIECE_MAX;
-		n -= PIECE_MAX;
-	}
-	return feed_piece(t, s, n);
-}
-
-static int feed_piece(struct json_tokenizer *t, const char *s, size_t n)
-{
-	const char *end = s + n, *x;
-	struct json_helper *h = t->helper;
-	if (h && !h->split_min) {
-		const char *e = getenv("TB_TP_JSON_SPLIT_MIN");
-		h->split_min = e && *e ? strtoul(e, NULL, 10) : SPLIT_MIN;
-		if (!h->split_min)
-			h->split_min = 1;
-	}
-	if (!h || h->failed || n < h->split_min || t->state == S_DONE ||
-	    !(x = split_point(s, end)) || (!h->started && !helper_start(t, h)))
-		return run(t, s, end);
-	/* Chunks for the log: about what a piece takes (records are smaller
-	 * than their text), less the spare ones still there. */
-	size_t need = n / 2 / JSON_LOG_CHUNK + 2;
-	h->want = t->log.spare.len < need ? need - t->log.spare.len : 0;
-	helper_post(h, x, end);
-	int rc = run(t, s, x);
-	helper_wait(h);
-	while (h->ready.len)
-		vec_push(&t->log.spare, h->ready.data[--h->ready.len]);
-	if (rc < 0)
-		return rc;
-	if (t->state != S_ARRAY)
-		return run(t, x, end); /* not a boundary: its work is dropped */
-	merge(t, h);
-	return run(t, h->stop, end);
+	return run(t, (const char *)p, (const char *)p + n);
 }
