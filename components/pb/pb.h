@@ -97,26 +97,6 @@ static inline void pb_write_redundant_varint4(uint8_t out[4], uint32_t v)
 	out[3] = (uint8_t)((v >> 21) & 0x7f);
 }
 
-/* Little-endian loads of fixed32/fixed64 wire values from unaligned memory. */
-static inline uint32_t pb_load_le32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap32(v);
-#endif
-	return v;
-}
-static inline uint64_t pb_load_le64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap64(v);
-#endif
-	return v;
-}
-
 /* ---- reader ------------------------------------------------------------- */
 
 /* Reader error codes (pb_reader.error). Input errors, never crashes. */
@@ -172,7 +152,7 @@ static inline const uint8_t *pb_read_varint_short(const uint8_t *p, const uint8_
                                                   uint64_t *out)
 {
 	if (TB_LIKELY(end - p >= 4)) {
-		uint32_t w = pb_load_le32(p);
+		uint32_t w = tb_ld32(p);
 		uint32_t v = w & 0x7f;
 		if (!(w & 0x80)) {
 			*out = v;
@@ -257,13 +237,13 @@ static inline bool pb_next(struct pb_reader *r, struct pb_field *f)
 	case PB_WIRE_FIXED32:
 		if (TB_UNLIKELY(end - q < 4))
 			return pb_reader_fail(r, p, PB_ERR_TRUNCATED);
-		f->val = pb_load_le32(q);
+		f->val = tb_ld32(q);
 		q += 4;
 		break;
 	case PB_WIRE_FIXED64:
 		if (TB_UNLIKELY(end - q < 8))
 			return pb_reader_fail(r, p, PB_ERR_TRUNCATED);
-		f->val = pb_load_le64(q);
+		f->val = tb_ld64(q);
 		q += 8;
 		break;
 	case PB_WIRE_SGROUP:
@@ -364,11 +344,11 @@ static inline bool pb_packed_next(struct pb_packed *it, uint64_t *out)
 		it->p = q;
 		return true;
 	case PB_WIRE_FIXED32:
-		*out = pb_load_le32(it->p);
+		*out = tb_ld32(it->p);
 		it->p += 4;
 		return true;
 	default:
-		*out = pb_load_le64(it->p);
+		*out = tb_ld64(it->p);
 		it->p += 8;
 		return true;
 	}

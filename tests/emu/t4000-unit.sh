@@ -41,4 +41,4 @@ run_unit() {
 	echo "  ($E_NAME: $got unit tests passed under $E_QEMU -cpu $E_CPU in $secs s)" >&2
 }
 
-emu_each run_unit
+emu_each_parallel run_unit

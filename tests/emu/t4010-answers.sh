@@ -79,4 +79,4 @@ compare() {
 	echo "  ($E_NAME: answers in $(($(date +%s) - start)) s)" >&2
 }
 
-emu_each compare
+emu_each_parallel compare

@@ -533,7 +533,7 @@ static void print_batch(FILE *out, struct remote_result *rr, const uint8_t *b, s
 		if (t == 2) {
 			pb_packed_next(&it, &cell.val);
 		} else if (t == 3 && (di + 1) * 8 <= dbls.len) {
-			uint64_t bits = pb_load_le64(dbls.data + di++ * 8);
+			uint64_t bits = tb_ld64(dbls.data + di++ * 8);
 			memcpy(&d, &bits, sizeof d);
 		} else if (t == 4 && so < strs.len) {
 			cell.data = strs.data + so;
