@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "base.h"
+#include "bench_trace.h"
 #include "sqlite3.h"
 #include "trace_processor.h"
 
@@ -53,27 +54,13 @@ static __attribute__((noinline)) void descend(int depth)
 	__asm__ volatile("");
 }
 
-static double now(clockid_t c)
-{
-	struct timespec t;
-	clock_gettime(c, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 static int spin_main(double secs)
 {
-	double end = now(CLOCK_MONOTONIC) + secs;
+	double end = bench_now_s() + secs;
 	unsigned k = 0;
-	while (now(CLOCK_MONOTONIC) < end)
+	while (bench_now_s() < end)
 		descend(8 + (int)(k++ % 5));
 	return 0;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
 }
 
 /* A pipe-mode perf.data of ~want samples from a recorded file: its attrs
@@ -82,13 +69,13 @@ static uint64_t rd64(const uint8_t *p)
  * samples written, 0 when the file is not a perf.data with TIME samples. */
 static size_t amplify(const uint8_t *in, size_t n, const char *out, size_t want)
 {
-	if (n < 104 || memcmp(in, "PERFILE2", 8) != 0 || rd64(in + 8) != 104)
+	if (n < 104 || memcmp(in, "PERFILE2", 8) != 0 || tb_ld64(in + 8) != 104)
 		return 0;
-	uint64_t asz = rd64(in + 16), aoff = rd64(in + 24), alen = rd64(in + 32);
-	uint64_t doff = rd64(in + 40), dlen = rd64(in + 48);
+	uint64_t asz = tb_ld64(in + 16), aoff = tb_ld64(in + 24), alen = tb_ld64(in + 32);
+	uint64_t doff = tb_ld64(in + 40), dlen = tb_ld64(in + 48);
 	if (asz < 80 || aoff + alen > n || doff + dlen > n)
 		return 0;
-	uint64_t st = rd64(in + aoff + 24);
+	uint64_t st = tb_ld64(in + aoff + 24);
 	if (!(st & 4)) /* PERF_SAMPLE_TIME */
 		return 0;
 	size_t tpos = 8 + 8 * (size_t)__builtin_popcountll(st & (1u << 16 | 1u | 2u));
@@ -100,7 +87,7 @@ static size_t amplify(const uint8_t *in, size_t n, const char *out, size_t want)
 	fwrite(&hsz, 8, 1, f);
 	for (uint64_t a = 0; a + asz <= alen; a += asz) {
 		const uint8_t *e = in + aoff + a;
-		uint64_t ioff = rd64(e + asz - 16), ilen = rd64(e + asz - 8);
+		uint64_t ioff = tb_ld64(e + asz - 16), ilen = tb_ld64(e + asz - 8);
 		if (ioff + ilen > n)
 			ilen = 0;
 		uint32_t type = 64;
@@ -121,7 +108,7 @@ static size_t amplify(const uint8_t *in, size_t n, const char *out, size_t want)
 		if (sz < 8)
 			break;
 		if (type == 9 && sz >= tpos + 8) {
-			uint64_t t = rd64(in + p + tpos);
+			uint64_t t = tb_ld64(in + p + tpos);
 			tmin = t < tmin ? t : tmin;
 			tmax = t > tmax ? t : tmax;
 			per++;
@@ -143,7 +130,7 @@ static size_t amplify(const uint8_t *in, size_t n, const char *out, size_t want)
 				break;
 			if (type == 9 && sz >= tpos + 8) {
 				memcpy(rec, in + p, sz);
-				uint64_t t = rd64(rec + tpos) + shift;
+				uint64_t t = tb_ld64(rec + tpos) + shift;
 				memcpy(rec + tpos, &t, 8);
 				fwrite(rec, 1, sz, f);
 				written++;
@@ -155,58 +142,24 @@ static size_t amplify(const uint8_t *in, size_t n, const char *out, size_t want)
 	return written;
 }
 
-static int64_t count(struct tp *tp, const char *sql)
-{
-	sqlite3_stmt *st = NULL;
-	const char *tail;
-	char err[256];
-	int64_t v = -1;
-	if (tp_prepare(tp, sql, &st, &tail, err, sizeof err) == SQLITE_OK && st &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
 /* Import path best of TB_BENCH_RUNS times: whole, read in place as the
  * shell loads a file (tp_parse_file), else in 1 MiB tp_parse pieces (a
  * stream: the importer copies them). */
 static int import_as(const char *path, bool whole)
 {
-	int fd = open(path, O_RDONLY);
-	struct stat sb;
-	if (fd < 0 || fstat(fd, &sb) != 0) {
-		fprintf(stderr, "perf_data_bench: cannot open '%s'\n", path);
+	size_t got;
+	uint8_t *buf = bench_read_file(path, &got);
+	if (!buf)
 		return 1;
-	}
-	size_t n = (size_t)sb.st_size;
-	uint8_t *buf = tb_malloc(n ? n : 1);
-	size_t got = 0;
-	while (got < n) {
-		ssize_t r = read(fd, buf + got, n - got);
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
 	const char *e = getenv("TB_BENCH_RUNS");
 	int runs = e ? (int)strtol(e, NULL, 10) : 3;
 	double best_wall = 1e9, best_cpu = 1e9;
-	int64_t samples = 0, frames = 0;
+	long long samples = 0, frames = 0;
 	for (int r = 0; r < (runs > 0 ? runs : 1); r++) {
-		double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
-		struct tp *tp = tp_new(NULL);
-		if (whole)
-			tp_parse_file(tp, buf, got);
-		else
-			for (size_t off = 0; off < got; off += 1u << 20)
-				tp_parse(tp, buf + off,
-				         got - off < (1u << 20) ? got - off : 1u << 20);
-		if (tp_end_of_file(tp) != 0)
-			fprintf(stderr, "perf_data_bench: %s\n", tp_error(tp));
-		double w = now(CLOCK_MONOTONIC) - w0, c = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
-		samples = count(tp, "select count(*) from perf_sample");
-		frames = count(tp, "select count(*) from stack_profile_callsite");
+		double c, w;
+		struct tp *tp = bench_import(buf, got, whole, &c, &w);
+		samples = bench_query_int(tp, "select count(*) from perf_sample");
+		frames = bench_query_int(tp, "select count(*) from stack_profile_callsite");
 		tp_free(tp);
 		if (w < best_wall)
 			best_wall = w;
@@ -216,9 +169,9 @@ static int import_as(const char *path, bool whole)
 	tb_free(buf);
 	printf("perf.data import (%s): %.1f MB, %lld samples (%lld callsites): wall %.3f s (%.2f M "
 	       "samples/s, %.0f MB/s), cpu %.3f s (%.2f M samples/s)\n",
-	       whole ? "whole file" : "1 MiB pieces", (double)got / 1e6, (long long)samples,
-	       (long long)frames, best_wall, (double)samples / best_wall / 1e6,
-	       (double)got / best_wall / 1e6, best_cpu, (double)samples / best_cpu / 1e6);
+	       whole ? "whole file" : "1 MiB pieces", (double)got / 1e6, samples, frames, best_wall,
+	       (double)samples / best_wall / 1e6, (double)got / best_wall / 1e6, best_cpu,
+	       (double)samples / best_cpu / 1e6);
 	return 0;
 }
 
@@ -269,13 +222,13 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	int rc = import(BIG);
-	double w0 = now(CLOCK_MONOTONIC);
+	double w0 = bench_now_s();
 	snprintf(cmd, sizeof cmd, "perf script -i %s >/dev/null 2>&1", BIG);
 	if (system(cmd) == 0)
-		printf("perf script on the same file: wall %.3f s\n", now(CLOCK_MONOTONIC) - w0);
-	w0 = now(CLOCK_MONOTONIC);
+		printf("perf script on the same file: wall %.3f s\n", bench_now_s() - w0);
+	w0 = bench_now_s();
 	snprintf(cmd, sizeof cmd, "perf script -i %s -G -F tid >/dev/null 2>&1", BIG);
 	if (system(cmd) == 0)
-		printf("perf script -F tid (no symbols): wall %.3f s\n", now(CLOCK_MONOTONIC) - w0);
+		printf("perf script -F tid (no symbols): wall %.3f s\n", bench_now_s() - w0);
 	return rc;
 }

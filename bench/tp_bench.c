@@ -30,35 +30,13 @@
 #include <unistd.h>
 
 #include "base.h"
+#include "bench_trace.h"
 #include "ftrace_pages.h"
 #include "pb.h"
 #include "sqlite3.h"
 #include "trace_processor.h"
 
 #define OUT_DIR "out/bench"
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double cpu_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* This thread's CPU: with a helper thread loading too, the main thread's
- * share, the critical path on an idle machine. */
-static double thread_cpu_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static long peak_rss_kb(void)
 {
@@ -73,6 +51,17 @@ static long peak_rss_kb(void)
 	return kb;
 }
 
+/* path created for writing, or the bench ends here. */
+static FILE *create(const char *path)
+{
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	return f;
+}
+
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint32_t next_rand(void)
 {
@@ -85,11 +74,7 @@ static uint32_t next_rand(void)
 /* JSON: per thread, a tree of X events (depth up to 4) with a few args. */
 static void gen_json(const char *path, size_t target)
 {
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		perror(path);
-		exit(1);
-	}
+	FILE *f = create(path);
 	static const char *const names[] = {"MessageLoop::RunTask",
 	                                    "ThreadControllerImpl::DoWork",
 	                                    "v8.run",
@@ -132,11 +117,7 @@ static void gen_json(const char *path, size_t target)
  * turns, in ts order, none overlapping on its thread. */
 static void gen_json_small(const char *path, size_t target)
 {
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		perror(path);
-		exit(1);
-	}
+	FILE *f = create(path);
 	fputs("{\"traceEvents\":[\n", f);
 	size_t bytes = 0;
 	uint64_t ts = 1000;
@@ -159,11 +140,7 @@ static void gen_json_small(const char *path, size_t target)
 /* Proto: 8 threads (one sequence each) of interned begin/end events. */
 static void gen_proto(const char *path, size_t target)
 {
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		perror(path);
-		exit(1);
-	}
+	FILE *f = create(path);
 	struct pb_writer w;
 	pb_writer_init_growable(&w);
 	uint64_t ts[8];
@@ -235,11 +212,7 @@ static void gen_proto(const char *path, size_t target)
  * in, wakes another, writes an atrace begin/end pair and a generic event. */
 static void gen_ftrace_text(const char *path, size_t target)
 {
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		perror(path);
-		exit(1);
-	}
+	FILE *f = create(path);
 	fprintf(f, "cpus=4\n");
 	size_t written = 7;
 	int64_t ts = 1000000000;   /* ns */
@@ -374,19 +347,22 @@ static int load(const char *path)
 	}
 	struct tp *tp = tp_new(NULL);
 	struct feed f = {tp, 0};
-	double t0 = now_s(), c0 = cpu_s(), m0 = thread_cpu_s();
+	double t0 = bench_now_s(), c0 = bench_clock_s(CLOCK_PROCESS_CPUTIME_ID),
+	       m0 = bench_clock_s(CLOCK_THREAD_CPUTIME_ID);
 	/* As the shell loads a file: mapped, fed in 4 MiB pieces. */
 	int rc = tb_feed_fd(fd, 4u << 20, true, feed_tp, &f);
-	double tf = now_s(), cf = cpu_s(), mf = thread_cpu_s();
+	double tf = bench_now_s(), cf = bench_clock_s(CLOCK_PROCESS_CPUTIME_ID),
+	       mf = bench_clock_s(CLOCK_THREAD_CPUTIME_ID);
 	uint64_t total = f.total;
 	close(fd);
 	if (rc < 0 && !tp_error(tp)[0])
 		fprintf(stderr, "%s: %s\n", path, strerror(-rc));
 	if (tp_end_of_file(tp) < 0)
 		fprintf(stderr, "load failed: %s\n", tp_error(tp));
-	double t1 = now_s(), c1 = cpu_s(), m1 = thread_cpu_s();
+	double t1 = bench_now_s(), c1 = bench_clock_s(CLOCK_PROCESS_CPUTIME_ID),
+	       m1 = bench_clock_s(CLOCK_THREAD_CPUTIME_ID);
 	long long slices = count_of(tp, "select count(*) from slice");
-	double t2 = now_s();
+	double t2 = bench_now_s();
 	long long events = count_of(tp, "select count(*) from ftrace_event");
 	double mb = (double)total / 1e6;
 	long rss = peak_rss_kb();
@@ -412,7 +388,7 @@ static int load(const char *path)
 static double run_wall(char *const argv[], bool quiet)
 {
 	fflush(stdout);
-	double t0 = now_s();
+	double t0 = bench_now_s();
 	pid_t pid = fork();
 	if (pid == 0) {
 		if (quiet) {
@@ -425,7 +401,7 @@ static double run_wall(char *const argv[], bool quiet)
 	}
 	int status;
 	waitpid(pid, &status, 0);
-	return now_s() - t0;
+	return bench_now_s() - t0;
 }
 
 /* Loads path in a fresh process, then times md5sum on the same file (the
@@ -449,11 +425,7 @@ static void run_child(const char *self, const char *path)
  * order; streamed to the file as it is made. */
 static void gen_json_mixed(const char *path, size_t target)
 {
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		perror(path);
-		exit(1);
-	}
+	FILE *f = create(path);
 	fputs("{\"traceEvents\":[\n", f);
 	size_t bytes = 0;
 	uint64_t ts = 1000;
@@ -495,6 +467,23 @@ static void gen_json_mixed(const char *path, size_t target)
 	fclose(f);
 }
 
+/* path made by gen (target bytes) unless it exists, then loaded in a
+ * fresh process; removed afterwards when remove is set. */
+static void run_shape(const char *self, const char *path, void (*gen)(const char *, size_t),
+                      size_t target, bool remove)
+{
+	struct stat st;
+	if (stat(path, &st) != 0) {
+		fprintf(stderr, "generating %s\n", path);
+		double t0 = bench_now_s();
+		gen(path, target);
+		fprintf(stderr, "  %.1f s\n", bench_now_s() - t0);
+	}
+	run_child(self, path);
+	if (remove)
+		unlink(path);
+}
+
 /* The large-trace curve: a mixed JSON trace of each size (MB) made,
  * loaded in a fresh process, and removed (TB_BENCH_KEEP=1 keeps it). */
 static void run_large(const char *self, int argc, char **argv)
@@ -505,16 +494,7 @@ static void run_large(const char *self, int argc, char **argv)
 		size_t mb = strtoul(argc > 2 ? argv[i + 2] : def[i], NULL, 10);
 		char path[256];
 		snprintf(path, sizeof path, OUT_DIR "/large-%zumb.json", mb);
-		struct stat st;
-		if (stat(path, &st) != 0) {
-			fprintf(stderr, "generating %s\n", path);
-			double t0 = now_s();
-			gen_json_mixed(path, mb << 20);
-			fprintf(stderr, "  %.1f s\n", now_s() - t0);
-		}
-		run_child(self, path);
-		if (!getenv("TB_BENCH_KEEP"))
-			unlink(path);
+		run_shape(self, path, gen_json_mixed, mb << 20, !getenv("TB_BENCH_KEEP"));
 	}
 }
 
@@ -544,12 +524,7 @@ int main(int argc, char **argv)
 			continue;
 		char path[256];
 		snprintf(path, sizeof path, OUT_DIR "/synth-%zumb.%s", mb, kinds[i].ext);
-		struct stat st;
-		if (stat(path, &st) != 0) {
-			fprintf(stderr, "generating %s\n", path);
-			kinds[i].gen(path, mb << 20);
-		}
-		run_child(argv[0], path);
+		run_shape(argv[0], path, kinds[i].gen, mb << 20, false);
 	}
 	return 0;
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_trace.h"
 #include "ftrace_pages.h"
 #include "sqlite3.h"
 #include "trace_processor.h"
@@ -43,26 +44,6 @@ static void put_blob64(struct td_buf *b, const char *s)
 	put(b, s, strlen(s));
 }
 
-static double now(clockid_t c)
-{
-	struct timespec ts;
-	clock_gettime(c, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int64_t count(struct tp *tp, const char *sql)
-{
-	sqlite3_stmt *st = NULL;
-	const char *tail;
-	char err[256];
-	int64_t v = -1;
-	if (tp_prepare(tp, sql, &st, &tail, err, sizeof err) == SQLITE_OK && st &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
 static const char k_header_event[] = "# compressed entry header\n"
                                      "\ttype_len    :    5 bits\n"
                                      "\ttime_delta  :   27 bits\n"
@@ -75,26 +56,15 @@ static size_t import_as(const uint8_t *data, size_t len, size_t events, int runs
 {
 	double best_cpu = 1e9, best_wall = 1e9;
 	for (int r = 0; r < runs; r++) {
-		double c0 = now(CLOCK_PROCESS_CPUTIME_ID), w0 = now(CLOCK_MONOTONIC);
-		struct tp *tp = tp_new(NULL);
-		if (whole)
-			tp_parse_file(tp, data, len);
-		else
-			for (size_t at = 0; at < len; at += 1 << 20) {
-				size_t n = len - at < (1 << 20) ? len - at : (1 << 20);
-				if (tp_parse(tp, data + at, n) < 0)
-					break;
-			}
-		if (tp_end_of_file(tp) < 0)
-			fprintf(stderr, "trace_dat_bench: %s\n", tp_error(tp));
-		double c1 = now(CLOCK_PROCESS_CPUTIME_ID), w1 = now(CLOCK_MONOTONIC);
+		double cpu, wall;
+		struct tp *tp = bench_import(data, len, whole, &cpu, &wall);
 		if (!events)
-			events = (size_t)count(tp, "select count(*) from ftrace_event");
+			events = (size_t)bench_query_int(tp, "select count(*) from ftrace_event");
 		tp_free(tp);
-		if (c1 - c0 < best_cpu)
-			best_cpu = c1 - c0;
-		if (w1 - w0 < best_wall)
-			best_wall = w1 - w0;
+		if (cpu < best_cpu)
+			best_cpu = cpu;
+		if (wall < best_wall)
+			best_wall = wall;
 	}
 	printf("tracebox import (%s): %.2f M events/s CPU (%.3f s), %.2f M events/s wall "
 	       "(%.3f s)\n",
@@ -112,20 +82,13 @@ static void import(const uint8_t *data, size_t len, size_t events, int runs)
 /* trace_dat_bench import FILE: only the import of FILE. */
 static int import_file(const char *path, int runs)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		fprintf(stderr, "trace_dat_bench: cannot open '%s'\n", path);
+	size_t len;
+	uint8_t *data = bench_read_file(path, &len);
+	if (!data)
 		return 1;
-	}
-	struct td_buf b = {0};
-	uint8_t tmp[1 << 16];
-	size_t k;
-	while ((k = fread(tmp, 1, sizeof tmp, f)) > 0)
-		put(&b, tmp, k);
-	fclose(f);
-	printf("%s: %.1f MB\n", path, (double)b.len / 1e6);
-	import(b.data, b.len, 0, runs);
-	vec_release(&b);
+	printf("%s: %.1f MB\n", path, (double)len / 1e6);
+	import(data, len, 0, runs);
+	tb_free(data);
 	return 0;
 }
 
@@ -210,9 +173,9 @@ int main(int argc, char **argv)
 	if (o && system("command -v trace-cmd >/dev/null 2>&1") == 0) {
 		char sh[512];
 		snprintf(sh, sizeof sh, "trace-cmd report %s >/dev/null 2>&1", path);
-		double w0 = now(CLOCK_MONOTONIC);
+		double w0 = bench_now_s();
 		int rc = system(sh);
-		double w1 = now(CLOCK_MONOTONIC);
+		double w1 = bench_now_s();
 		printf("trace-cmd report: %.3f s wall (%.2f M events/s)%s\n", w1 - w0,
 		       (double)events / (w1 - w0) / 1e6, rc ? " [exit status not 0]" : "");
 	}
