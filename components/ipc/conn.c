@@ -51,6 +51,7 @@ static void drop_queue(struct ipc_conn *c)
 		close(c->tx_fds.data[i].fd);
 	vec_release(&c->tx_fds);
 	vec_release(&c->txq);
+	vec_release(&c->frame);
 	c->tx_head = 0;
 }
 
@@ -230,16 +231,20 @@ out:
 
 int ipc_conn_send_frame(struct ipc_conn *c, const Perfetto__Protos__IPCFrame *f, int fd)
 {
-	uint8_t *buf;
-	size_t len;
-	int r = ipc_frame_encode(f, &buf, &len);
-	if (r < 0) {
+	/* Encoded into the connection's own buffer, kept for the next frame:
+	 * a fresh block per frame of up to 128 KiB is a map and an unmap per
+	 * frame in musl's allocator (ReadBuffers replies, 32 a 4 MB trace). */
+	size_t n = ipc_frame_size(f);
+	if (n > IPC_MAX_PAYLOAD) {
 		tb_close(&fd);
-		return r;
+		return -EMSGSIZE;
 	}
-	r = ipc_conn_send(c, buf, len, fd);
-	tb_free(buf);
-	return r;
+	if (c->closed || c->failing) /* nothing to keep the buffer for */
+		return ipc_conn_send(c, NULL, 0, fd);
+	vec_clear(&c->frame);
+	vec_reserve(&c->frame, n + 4);
+	ipc_frame_pack(f, c->frame.data, n);
+	return ipc_conn_send(c, c->frame.data, n + 4, fd);
 }
 
 /* Read what is there and dispatch whole frames. Returns 1 to keep going

@@ -10,20 +10,30 @@
 
 #include "ipc.h"
 
+size_t ipc_frame_size(const Perfetto__Protos__IPCFrame *f)
+{
+	return perfetto__protos__ipcframe__get_packed_size(f);
+}
+
+void ipc_frame_pack(const Perfetto__Protos__IPCFrame *f, uint8_t *out, size_t n)
+{
+	out[0] = (uint8_t)n;
+	out[1] = (uint8_t)(n >> 8);
+	out[2] = (uint8_t)(n >> 16);
+	out[3] = (uint8_t)(n >> 24);
+	size_t packed = perfetto__protos__ipcframe__pack(f, out + 4);
+	TB_CHECK(packed == n);
+}
+
 int ipc_frame_encode(const Perfetto__Protos__IPCFrame *f, uint8_t **out, size_t *len)
 {
-	size_t n = perfetto__protos__ipcframe__get_packed_size(f);
+	size_t n = ipc_frame_size(f);
 	*out = NULL;
 	*len = 0;
 	if (n > IPC_MAX_PAYLOAD)
 		return -EMSGSIZE;
 	uint8_t *buf = tb_malloc(n + 4);
-	buf[0] = (uint8_t)n;
-	buf[1] = (uint8_t)(n >> 8);
-	buf[2] = (uint8_t)(n >> 16);
-	buf[3] = (uint8_t)(n >> 24);
-	size_t packed = perfetto__protos__ipcframe__pack(f, buf + 4);
-	TB_CHECK(packed == n);
+	ipc_frame_pack(f, buf, n);
 	*out = buf;
 	*len = n + 4;
 	return 0;

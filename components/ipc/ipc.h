@@ -64,6 +64,11 @@
  * or -EMSGSIZE (nothing allocated) when the frame would exceed
  * IPC_BUFFER_SIZE. Any thread. */
 int ipc_frame_encode(const Perfetto__Protos__IPCFrame *f, uint8_t **out, size_t *len);
+/* The same into the caller's buffer: out must hold ipc_frame_size(f) + 4
+ * bytes, where ipc_frame_size gives the IPCFrame's size without the length
+ * prefix (check it against IPC_MAX_PAYLOAD first). */
+size_t ipc_frame_size(const Perfetto__Protos__IPCFrame *f);
+void ipc_frame_pack(const Perfetto__Protos__IPCFrame *f, uint8_t *out, size_t n);
 
 /* Decode one IPCFrame payload (without the length prefix). Returns a frame
  * to release with ipc_frame_free, or NULL when the bytes are not a valid

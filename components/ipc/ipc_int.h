@@ -46,7 +46,8 @@ struct ipc_conn {
 	struct ipc_rxbuf rx;
 	int rx_fd; /* the received-fd slot, -1 when empty */
 	struct ipc_byte_vec txq;
-	size_t tx_head; /* bytes of txq already sent */
+	size_t tx_head;            /* bytes of txq already sent */
+	struct ipc_byte_vec frame; /* ipc_conn_send_frame's encoding, reused */
 	struct ipc_tx_fd_vec tx_fds;
 	size_t max_queue;
 	uint32_t timeout_ms;

@@ -46,6 +46,13 @@ void traced_consumer_on_disconnect(struct traced *t, const struct ipc_peer *peer
 		ipc_call_drop(c->read_call);
 	if (c->session)
 		traced_session_free(c->session);
+	traced_consumer_free(c);
+}
+
+void traced_consumer_free(struct traced_consumer *c)
+{
+	if (c->read_w_ready)
+		pb_writer_release(&c->read_w);
 	tb_free(c);
 }
 
@@ -129,30 +136,30 @@ static void m_disable_tracing(void *ctx, struct ipc_call *call, const uint8_t *a
 
 struct rb_out {
 	struct ipc_call *call;
-	struct pb_writer w;
+	struct pb_writer *w; /* the consumer's read_w */
 };
 
 static void rb_flush(struct rb_out *o, bool last)
 {
-	size_t n = pb_writer_size(&o->w);
-	ipc_call_reply(o->call, pb_writer_data(&o->w), n, !last, -1);
-	pb_writer_reset(&o->w);
+	size_t n = pb_writer_size(o->w);
+	ipc_call_reply(o->call, pb_writer_data(o->w), n, !last, -1);
+	pb_writer_reset(o->w);
 }
 
 static void rb_slice(struct rb_out *o, const uint8_t *data, size_t len, bool last_slice)
 {
 	while (len || last_slice) {
 		size_t room, take, inner;
-		if (pb_writer_size(&o->w) + 64 >= TRACED_READ_REPLY_MAX)
+		if (pb_writer_size(o->w) + 64 >= TRACED_READ_REPLY_MAX)
 			rb_flush(o, false);
-		room = TRACED_READ_REPLY_MAX - pb_writer_size(&o->w) - 64;
+		room = TRACED_READ_REPLY_MAX - pb_writer_size(o->w) - 64;
 		take = len < room ? len : room;
 		inner = 1 + pb_varint_size(take) + take + ((last_slice && take == len) ? 2 : 0);
-		pb_put_tag(&o->w, PB_F_ReadBuffersResponse_slices, PB_WIRE_LEN);
-		pb_put_raw_varint(&o->w, inner);
-		pb_put_bytes(&o->w, PB_F_ReadBuffersResponse_Slice_data, data, take);
+		pb_put_tag(o->w, PB_F_ReadBuffersResponse_slices, PB_WIRE_LEN);
+		pb_put_raw_varint(o->w, inner);
+		pb_put_bytes(o->w, PB_F_ReadBuffersResponse_Slice_data, data, take);
 		if (last_slice && take == len)
-			pb_put_bool(&o->w, PB_F_ReadBuffersResponse_Slice_last_slice_for_packet,
+			pb_put_bool(o->w, PB_F_ReadBuffersResponse_Slice_last_slice_for_packet,
 			            true);
 		data += take;
 		len -= take;
@@ -191,7 +198,7 @@ static void read_step(struct traced_consumer *c)
 	struct traced *t = c->svc;
 	struct traced_session *s = c->session;
 	struct ipc_call *call = c->read_call;
-	struct rb_out o = {.call = call};
+	struct rb_out o = {.call = call, .w = &c->read_w};
 	bool more = false;
 
 	if (!s || !ipc_call_alive(call)) {
@@ -203,12 +210,17 @@ static void read_step(struct traced_consumer *c)
 		c->read_timer = loop_add_timer(t->loop, TRACED_READ_RETRY_MS, 0, on_read_timer, c);
 		return;
 	}
-	pb_writer_init_growable(&o.w);
+	/* One writer for every step, kept with the consumer: a new one each
+	 * step grows to 128 KiB again (maps and unmaps in musl's allocator). */
+	if (!c->read_w_ready) {
+		pb_writer_init_growable(&c->read_w);
+		c->read_w_ready = true;
+	}
+	pb_writer_reset(&c->read_w);
 	if (traced_session_waiting_for_trigger(s)) {
 		/* no trigger yet: the trace is empty, as Perfetto's */
 		rb_flush(&o, true);
 		c->read_call = NULL;
-		pb_writer_release(&o.w);
 		return;
 	}
 	if (!c->read_header_done) {
@@ -222,7 +234,7 @@ static void read_step(struct traced_consumer *c)
 			break;
 	}
 	if (more) {
-		if (pb_writer_size(&o.w))
+		if (pb_writer_size(o.w))
 			rb_flush(&o, false);
 		c->read_timer = loop_add_timer(t->loop, 0, 0, on_read_timer, c);
 	} else {
@@ -230,7 +242,6 @@ static void read_step(struct traced_consumer *c)
 		rb_flush(&o, true);
 		c->read_call = NULL;
 	}
-	pb_writer_release(&o.w);
 }
 
 static void m_read_buffers(void *ctx, struct ipc_call *call, const uint8_t *args, size_t len)

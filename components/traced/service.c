@@ -866,7 +866,7 @@ void traced_free(struct traced *t)
 		struct traced_consumer *c = (void *)(uintptr_t)t->consumers.slots[i].val;
 		if (c->observe_call)
 			ipc_call_drop(c->observe_call);
-		tb_free(c);
+		traced_consumer_free(c);
 	}
 	hmap_release(&t->producers);
 	hmap_release(&t->consumers);

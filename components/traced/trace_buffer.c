@@ -16,6 +16,14 @@
  * sequence's fragments back into packets with the tracing reassembler, which
  * keeps a packet split across a read boundary and flags gaps; chunks fed to
  * it are freed. See README.md for the layout.
+ *
+ * Records live in slabs the buffer owns, in size classes (256 bytes, then
+ * sixteen a doubling up to 1 MiB) with a free list each, a record taking a
+ * freed block of its class or of up to eight classes above, so a session that commits, overwrites
+ * and reads thousands of 32 KiB chunks does not map and unmap a block per chunk (musl maps blocks
+ * this large one by one, and every unmap is a TLB shootdown on every CPU). The slabs together hold
+ * at most the buffer's size plus a quarter and one slab; past that a record is a heap block of its
+ * own.
  */
 #include "traced_int.h"
 #include "pb_fields.h"
@@ -44,8 +52,18 @@ struct tb_chunk {
 	struct tb_seq *seq;
 	struct tracing_chunk_header hdr;
 	size_t len, cost;
+	uint32_t cls; /* its slab block's size class + 1; 0: a heap block */
 	uint8_t payload[];
 };
+
+/* A record's place on its class's free list. */
+struct tb_free_rec {
+	struct tb_free_rec *next;
+};
+
+#define TB_REC_CLASSES 193u /* 256 B, then 16 a doubling to 1 MiB */
+#define TB_SLAB_MIN ((size_t)64 << 10)
+#define TB_SLAB_MAX ((size_t)1 << 20)
 
 struct traced_buffer {
 	uint32_t id;
@@ -58,6 +76,10 @@ struct traced_buffer {
 	struct tb_seq *seq_list;
 	uint64_t rng; /* treap priorities */
 	struct traced_buffer_stats stats;
+	struct tb_free_rec *free_recs[TB_REC_CLASSES];
+	VEC(uint8_t *) slabs;
+	uint8_t *bump; /* the newest slab's unused tail */
+	size_t bump_left, slab_bytes;
 };
 
 #define TB_RECORD_HEADER 16u
@@ -81,14 +103,86 @@ struct traced_buffer *traced_buffer_new(uint32_t id, size_t size, bool discard,
 	return b;
 }
 
+/* The size class of n bytes (n <= TB_SLAB_MAX) and its block size. */
+static uint32_t rec_class(size_t n, size_t *block)
+{
+	if (n <= 256) {
+		*block = 256;
+		return 0;
+	}
+	uint32_t p = 63u - (uint32_t)__builtin_clzll((unsigned long long)(n - 1)); /* 2^p < n */
+	size_t step = (size_t)1 << (p - 4);
+	size_t k = (n - ((size_t)1 << p) + step - 1) / step; /* 1..16 */
+	*block = ((size_t)1 << p) + k * step;
+	return (p - 8) * 16 + (uint32_t)k;
+}
+
+/* A record of bytes: a freed block of its class or of up to eight classes
+ * above, else one carved from a slab, else (slabs at their bound, or a
+ * record past 1 MiB) a heap block of its own. */
+static struct tb_chunk *rec_alloc(struct traced_buffer *b, size_t bytes)
+{
+	struct tb_chunk *c;
+	size_t sz;
+	uint32_t cls;
+	if (bytes > TB_SLAB_MAX)
+		goto heap;
+	cls = rec_class(bytes, &sz);
+	for (uint32_t k = cls; k <= cls + 8 && k < TB_REC_CLASSES; k++) {
+		struct tb_free_rec *f = b->free_recs[k];
+		if (f) {
+			b->free_recs[k] = f->next;
+			c = (struct tb_chunk *)f;
+			cls = k;
+			goto done;
+		}
+	}
+	if (b->bump_left < sz) {
+		size_t slab = b->size / 16;
+		slab = slab < TB_SLAB_MIN ? TB_SLAB_MIN : slab > TB_SLAB_MAX ? TB_SLAB_MAX : slab;
+		if (b->slab_bytes + slab > b->size + b->size / 4 + TB_SLAB_MAX)
+			goto heap;
+		b->bump = tb_malloc(slab);
+		b->bump_left = slab;
+		b->slab_bytes += slab;
+		vec_push(&b->slabs, b->bump);
+	}
+	c = (struct tb_chunk *)b->bump;
+	b->bump += sz;
+	b->bump_left -= sz;
+done:
+	memset(c, 0, sizeof *c);
+	c->cls = cls + 1;
+	return c;
+heap:
+	c = tb_malloc(bytes);
+	memset(c, 0, sizeof *c);
+	return c;
+}
+
+static void rec_free(struct traced_buffer *b, struct tb_chunk *c)
+{
+	if (!c->cls) {
+		tb_free(c);
+		return;
+	}
+	struct tb_free_rec *f = (struct tb_free_rec *)c;
+	f->next = b->free_recs[c->cls - 1];
+	b->free_recs[c->cls - 1] = f;
+}
+
 void traced_buffer_free(struct traced_buffer *b)
 {
 	if (!b)
 		return;
 	for (struct tb_chunk *c = b->head, *n; c; c = n) {
 		n = c->next;
-		tb_free(c);
+		if (!c->cls)
+			tb_free(c);
 	}
+	for (size_t i = 0; i < b->slabs.len; i++)
+		tb_free(b->slabs.data[i]);
+	vec_release(&b->slabs);
 	for (struct tb_seq *s = b->seq_list, *n; s; s = n) {
 		n = s->next;
 		tracing_reassembler_release(&s->ra);
@@ -106,6 +200,10 @@ uint32_t traced_buffer_id(const struct traced_buffer *b)
 size_t traced_buffer_size(const struct traced_buffer *b)
 {
 	return b->size;
+}
+size_t traced_buffer_mem(const struct traced_buffer *b)
+{
+	return b->slab_bytes;
 }
 const struct traced_buffer_stats *traced_buffer_stats(const struct traced_buffer *b)
 {
@@ -261,7 +359,7 @@ static void chunk_remove(struct traced_buffer *b, struct tb_chunk *c)
 	treap_remove(s, c);
 	hmap_del(&b->index, chunk_key(s->producer_id, s->writer_id, c->hdr.chunk_id), NULL);
 	b->used -= c->cost;
-	tb_free(c);
+	rec_free(b, c);
 }
 
 int traced_buffer_copy_chunk(struct traced_buffer *b, uint16_t producer_id, uid_t uid, pid_t pid,
@@ -289,8 +387,7 @@ int traced_buffer_copy_chunk(struct traced_buffer *b, uint16_t producer_id, uid_
 	if (b->stats.bytes_written + cost > 0 &&
 	    (b->stats.bytes_written % b->size) + cost > b->size)
 		b->stats.write_wrap_count++;
-	c = tb_malloc(sizeof *c + len);
-	memset(c, 0, sizeof *c);
+	c = rec_alloc(b, sizeof *c + len);
 	c->hdr = *h;
 	c->len = len;
 	c->cost = cost;

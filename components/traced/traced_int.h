@@ -90,6 +90,9 @@ struct traced_buffer *traced_buffer_new(uint32_t id, size_t size, bool discard,
 void traced_buffer_free(struct traced_buffer *b);
 uint32_t traced_buffer_id(const struct traced_buffer *b);
 size_t traced_buffer_size(const struct traced_buffer *b);
+/* Bytes of slab memory the buffer holds for its records (records past the
+ * slabs' bound are heap blocks of their own, not counted). */
+size_t traced_buffer_mem(const struct traced_buffer *b);
 const struct traced_buffer_stats *traced_buffer_stats(const struct traced_buffer *b);
 /* Copy one committed chunk (payload borrowed) in; replaces an earlier copy
  * of the same (producer, writer, chunk_id). Returns 0 or -ENOSPC when the
@@ -258,6 +261,8 @@ struct traced_consumer {
 	size_t read_buf;
 	bool read_header_done;
 	uint64_t read_timer;
+	struct pb_writer read_w; /* its replies, kept between reads */
+	bool read_w_ready;
 };
 
 /* A flush in progress: producers that still owe an ack. */
@@ -394,6 +399,8 @@ void traced_producer_send_clear_incremental_state(struct traced_producer *p, con
 extern const struct ipc_service_desc traced_consumer_port;
 void traced_consumer_on_connect(struct traced *t, const struct ipc_peer *peer);
 void traced_consumer_on_disconnect(struct traced *t, const struct ipc_peer *peer);
+/* Free a consumer (its session and calls already dealt with). */
+void traced_consumer_free(struct traced_consumer *c);
 /* Send all_data_sources_started on the consumer's ObserveEvents stream if
  * it asked and every data source of its session started (once). */
 void traced_consumer_notify_all_started(struct traced_session *s);

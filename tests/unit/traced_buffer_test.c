@@ -2,7 +2,8 @@
  * Tests for components/traced/trace_buffer.c on its own (no sockets): chunks
  * committed in any order come back in chunk_id order per sequence, across a
  * chunk_id wrap, with evictions and re-commits in between, and a sequence
- * of chunk ids no honest producer sends does not break the buffer.
+ * of chunk ids no honest producer sends does not break the buffer; and
+ * records of every size reuse the buffer's memory.
  */
 #include <stdlib.h>
 
@@ -138,4 +139,65 @@ TEST(traced_buffer_hostile_chunk_ids)
 	CHECK_UEQ(s->n + st->chunks_overwritten + st->chunks_rewritten, 20000);
 	tb_free(s);
 	traced_buffer_free(b);
+}
+
+/* One chunk of one packet {timestamp: ts, field 99: pad bytes}: about
+ * pad + 16 bytes of payload. */
+static int put_big(struct traced_buffer *b, uint32_t chunk_id, uint64_t ts, size_t pad)
+{
+	struct tracing_chunk_header h = {.chunk_id = chunk_id, .writer_id = 1, .packet_count = 1};
+	static uint8_t payload[40000];
+	uint8_t *q = payload + 4;
+	*q++ = 8 << 3;
+	q = pb_encode_varint(q, ts);
+	q = pb_encode_varint(q, 99u << 3 | 2);
+	q = pb_encode_varint(q, pad);
+	memset(q, 0x5a, pad);
+	q += pad;
+	size_t n = (size_t)(q - payload) - 4;
+	payload[0] = (uint8_t)(n | 0x80);
+	payload[1] = (uint8_t)(n >> 7 | 0x80);
+	payload[2] = (uint8_t)(n >> 14 | 0x80);
+	payload[3] = (uint8_t)(n >> 21);
+	return traced_buffer_copy_chunk(b, 1, 0, 1, &h, payload, n + 4);
+}
+
+/* Rounds of commits overwriting the oldest, then a read: every packet is
+ * read or overwritten exactly once, in order. With chunks of one size (a
+ * producer's full SMB chunks) the memory the buffer holds for its records
+ * stops growing after the first round; with sizes from 100 bytes to 32 KiB
+ * it stays within its bound (the size plus a quarter plus one 1 MiB slab). */
+static void reuse_rounds(bool mixed)
+{
+	uint32_t seq_id = 2, id = 0;
+	uint64_t invalid = 0, x = 88172645463325252ull;
+	size_t size = 512 * 1024, after_first = 0;
+	struct traced_buffer *b = traced_buffer_new(1, size, false, &seq_id);
+	const struct traced_buffer_stats *st = traced_buffer_stats(b);
+	struct seen *s = tb_calloc(1, sizeof *s);
+	for (int round = 0; round < 20; round++) {
+		for (int i = 0; i < 200; i++, id++) {
+			size_t pad = !mixed || rnd(&x) % 2 ? 32000 : 100 + rnd(&x) % 20000;
+			CHECK(put_big(b, id, id, pad) == 0);
+		}
+		traced_buffer_read(b, on_packet, s, &invalid);
+		if (round == 0)
+			after_first = traced_buffer_mem(b);
+		if (!mixed)
+			CHECK_UEQ(traced_buffer_mem(b), after_first);
+		CHECK(traced_buffer_mem(b) <= size + size / 4 + (1u << 20));
+	}
+	CHECK(after_first > 0);
+	CHECK_UEQ(s->n + st->chunks_overwritten, id);
+	for (size_t i = 1; i < s->n; i++)
+		CHECK(s->ts[i] > s->ts[i - 1]);
+	CHECK_UEQ(invalid, 0);
+	tb_free(s);
+	traced_buffer_free(b);
+}
+
+TEST(traced_buffer_reuses_record_memory)
+{
+	reuse_rounds(false);
+	reuse_rounds(true);
 }
