@@ -223,6 +223,30 @@ static uint32_t sym_name(struct trace_dat *td, uint64_t addr)
 	return tp_intern(td->tp, buf, (size_t)k);
 }
 
+/* addr as trace-cmd report prints a %ps (mode TD_SYM_NAME) or %pS
+ * (TD_SYM_OFF): the symbol holding it, "name" or "name+0xoff"; "0xaddr"
+ * when none does. Returns the length written to buf (at most cap - 1). */
+static size_t sym_text(const struct trace_dat *td, uint64_t addr, int mode, char *buf, size_t cap)
+{
+	uint64_t off;
+	const struct td_sym *s = tp_td_sym_find(td, addr, &off);
+	int k;
+	if (!s)
+		k = snprintf(buf, cap, "0x%llx", (unsigned long long)addr);
+	else if (mode == TD_SYM_NAME)
+		k = snprintf(buf, cap, "%.*s", (int)s->len, s->name);
+	else
+		k = snprintf(buf, cap, "%.*s+0x%llx", (int)s->len, s->name,
+		             (unsigned long long)off);
+	return k < 0 ? 0 : (size_t)k < cap ? (size_t)k : cap - 1;
+}
+
+static uint32_t sym_id(struct trace_dat *td, uint64_t addr, int mode)
+{
+	char buf[640];
+	return tp_intern(td->tp, buf, sym_text(td, addr, mode, buf, sizeof buf));
+}
+
 static uint32_t build_args(struct trace_dat *td, const struct td_event *ev, const uint8_t *p,
                            uint32_t n)
 {
@@ -231,7 +255,11 @@ static uint32_t build_args(struct trace_dat *td, const struct td_event *ev, cons
 		const struct td_field *f = &ev->fields[i];
 		int64_t v;
 		bool ok;
-		if (f->kind == TD_F_INT) {
+		if (f->kind == TD_F_INT && f->sym != TD_SYM_NONE) {
+			if (read_int(td, f, p, n, &v))
+				tp_args_add_string(&td->args, f->name, f->name,
+				                   sym_id(td, (uint64_t)v, f->sym));
+		} else if (f->kind == TD_F_INT) {
 			if (read_int(td, f, p, n, &v))
 				tp_args_add_int(&td->args, f->name, f->name, v);
 		} else {
