@@ -32,9 +32,12 @@
  *   clock_set_rate/enable/disable, thermal_temperature, cdev_update
  *                              global counters named as Perfetto names them
  *   workqueue_execute_start/end  slices of the thread
- *   print, tracing_mark_write, 0, bputs
+ *   print, tracing_mark_write, 0
  *                              atrace text (B/E/I/C/S/F), after any
  *                              "tracing_mark_write: " / "0x...: " / "buf="
+ *   bprint, bputs              one arg buf, the text after "SYM: "
+ *   function, funcgraph_entry/exit  ip/parent_ip, func/depth(/calltime/
+ *                              rettime), as the kernel's print fmts print
  * A handled event whose fields do not parse is counted in
  * systrace_parse_failure (its ftrace_event row stays).
  */
@@ -739,9 +742,22 @@ void tp_ft_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len,
 		return;
 	}
 	if (kind == FT_BPRINT || kind == FT_BPUTS) {
+		/* "%ps: TEXT": the text (the symbol, or 0xADDR, has no ": "), one
+		 * arg buf, as print has. */
 		size_t skip = ip_prefix(pl, pn);
+		for (size_t i = 0; !skip && i + 1 < pn; i++)
+			if (pl[i] == ':' && pl[i + 1] == ' ')
+				skip = i + 2;
 		pl += skip;
 		pn -= skip;
+		if (!tp->cfg.no_ftrace_raw) {
+			uint32_t key = tp_intern_cstr(tp, "buf");
+			tp_args_begin(&ft->args);
+			tp_args_add_string(&ft->args, key, key, tp_intern(tp, pl, pn));
+			tp_ftrace_raw(tp, &ft->model, ts, r.cpu, name, utid, TP_NULL_U32,
+			              tp_args_commit(tp, &ft->args));
+		}
+		return;
 	}
 	uint32_t fset;
 	if (kind == FT_FUNCTION || kind == FT_FUNCGRAPH_ENTRY || kind == FT_FUNCGRAPH_EXIT) {

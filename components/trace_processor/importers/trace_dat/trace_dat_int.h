@@ -170,6 +170,7 @@ struct trace_dat {
 	struct td_str_cache *strs;     /* TD_STR_CACHE entries, on first use */
 	struct td_comm_cache *comm_at; /* TD_COMM_CACHE entries, on first use */
 	struct td_args_cache *args_at; /* TD_ARGS_CACHE entries, on first use */
+	struct td_bytes msg;           /* a bprint record's formatted text */
 	struct tp_ftrace model;
 	struct tp_args_builder args;
 	uint32_t str_cpufreq, str_cpuidle, str_workqueue, str_buf;
