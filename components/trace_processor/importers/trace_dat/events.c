@@ -241,10 +241,21 @@ static size_t sym_text(const struct trace_dat *td, uint64_t addr, int mode, char
 	return k < 0 ? 0 : (size_t)k < cap ? (size_t)k : cap - 1;
 }
 
+/* sym_text's pool id, through td->syms_at (direct-mapped by address:
+ * timer and workqueue functions repeat). */
 static uint32_t sym_id(struct trace_dat *td, uint64_t addr, int mode)
 {
+	if (!td->syms_at)
+		td->syms_at = tb_calloc(TD_SYM_CACHE, sizeof *td->syms_at);
+	struct td_sym_cache *e =
+	    &td->syms_at[tb_hash_u64(addr * 2 + (uint64_t)(mode == TD_SYM_OFF)) &
+	                 (TD_SYM_CACHE - 1)];
+	if (e->id && e->addr == addr && e->mode == (uint32_t)mode)
+		return e->id;
 	char buf[640];
-	return tp_intern(td->tp, buf, sym_text(td, addr, mode, buf, sizeof buf));
+	uint32_t id = tp_intern(td->tp, buf, sym_text(td, addr, mode, buf, sizeof buf));
+	*e = (struct td_sym_cache){addr, id, (uint32_t)mode};
+	return id;
 }
 
 static uint32_t build_args(struct trace_dat *td, const struct td_event *ev, const uint8_t *p,
@@ -608,6 +619,9 @@ static bool handle(struct trace_dat *td, const struct td_event *ev, int64_t ts, 
 	}
 }
 
+static void print_like(struct trace_dat *td, const struct td_event *ev, uint32_t cpu, int64_t ts,
+                       const uint8_t *p, uint32_t n, int64_t pid, uint32_t utid, uint32_t flags);
+
 void tp_td_event(struct trace_dat *td, uint32_t cpu, int64_t ts, const uint8_t *p, uint32_t n)
 {
 	struct tp *tp = td->tp;
@@ -642,6 +656,20 @@ void tp_td_event(struct trace_dat *td, uint32_t cpu, int64_t ts, const uint8_t *
 			tp_thread_set_name_prio(tp, utid, e->comm, TP_NAME_FTRACE);
 	}
 
+	if (ev->kind >= TD_PRINT)
+		return print_like(td, ev, cpu, ts, p, n, pid, utid, flags);
+	if (!tp->cfg.no_ftrace_raw)
+		tp_ftrace_raw(tp, &td->model, ts, cpu, ev->name, utid, flags,
+		              generic_args(td, ev, p, n));
+	if (ev->kind != TD_OTHER && !handle(td, ev, ts, cpu, pid, utid, p, n))
+		tp_stat_inc(tp, TP_STAT_trace_dat_bad_event);
+}
+
+/* print, bputs and bprint: one arg buf, their text (print's to atrace). */
+static void print_like(struct trace_dat *td, const struct td_event *ev, uint32_t cpu, int64_t ts,
+                       const uint8_t *p, uint32_t n, int64_t pid, uint32_t utid, uint32_t flags)
+{
+	struct tp *tp = td->tp;
 	if (ev->kind == TD_BPRINT) {
 		int64_t addr;
 		size_t fl = 0;
@@ -695,11 +723,5 @@ void tp_td_event(struct trace_dat *td, uint32_t cpu, int64_t ts, const uint8_t *
 		}
 		if (ev->kind == TD_PRINT)
 			tp_ftrace_print(tp, &td->model, ts, pid, s, l);
-		return;
 	}
-	if (!tp->cfg.no_ftrace_raw)
-		tp_ftrace_raw(tp, &td->model, ts, cpu, ev->name, utid, flags,
-		              generic_args(td, ev, p, n));
-	if (ev->kind != TD_OTHER && !handle(td, ev, ts, cpu, pid, utid, p, n))
-		tp_stat_inc(tp, TP_STAT_trace_dat_bad_event);
 }

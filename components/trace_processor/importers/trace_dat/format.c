@@ -381,7 +381,12 @@ void tp_td_kallsyms(struct trace_dat *td, const char *s, size_t n)
 		                     t == 't' || t == 'T' || t == 'w' || t == 'W'};
 		vec_push(&td->syms, sym);
 	}
-	if (td->syms.len)
+	/* /proc/kallsyms is in address order as a rule: sort only if not
+	 * (lookups pick the text symbol among those of one address). */
+	bool sorted = true;
+	for (size_t i = 1; i < td->syms.len && sorted; i++)
+		sorted = td->syms.data[i - 1].addr <= td->syms.data[i].addr;
+	if (!sorted)
 		qsort(td->syms.data, td->syms.len, sizeof *td->syms.data, sym_cmp);
 }
 
@@ -395,9 +400,10 @@ const struct td_sym *tp_td_sym_at(const struct trace_dat *td, uint64_t addr)
 		else
 			hi = mid;
 	}
-	return lo < td->syms.len && td->syms.data[lo].addr == addr && td->syms.data[lo].text
-	           ? &td->syms.data[lo]
-	           : NULL;
+	for (; lo < td->syms.len && td->syms.data[lo].addr == addr; lo++)
+		if (td->syms.data[lo].text)
+			return &td->syms.data[lo];
+	return NULL;
 }
 
 const struct td_sym *tp_td_sym_find(const struct trace_dat *td, uint64_t addr, uint64_t *off)
@@ -413,11 +419,19 @@ const struct td_sym *tp_td_sym_find(const struct trace_dat *td, uint64_t addr, u
 	}
 	if (hi == 0 || hi == td->syms.len)
 		return NULL;
-	size_t i = hi - 1;
+	/* Of the symbols at that address, the first text one, else the first. */
+	size_t i = hi - 1, t = hi - 1;
 	while (i > 0 && td->syms.data[i - 1].addr == td->syms.data[i].addr)
 		i--;
-	*off = addr - td->syms.data[i].addr;
-	return &td->syms.data[i];
+	for (size_t j = i; j < hi; j++)
+		if (td->syms.data[j].text) {
+			t = j;
+			break;
+		}
+	if (!td->syms.data[t].text)
+		t = i;
+	*off = addr - td->syms.data[t].addr;
+	return &td->syms.data[t];
 }
 
 /* Lines `0xffffffff82a0b5c8 : "format\n"`. */
@@ -482,4 +496,5 @@ void tp_td_formats_release(struct trace_dat *td)
 	tb_free(td->strs);
 	tb_free(td->comm_at);
 	tb_free(td->args_at);
+	tb_free(td->syms_at);
 }

@@ -59,7 +59,7 @@ enum td_kind {
 	TD_CPU_IDLE,
 	TD_WORKQUEUE_START,
 	TD_WORKQUEUE_END,
-	TD_PRINT,
+	TD_PRINT, /* from here on: print-like, one arg buf (events.c) */
 	TD_BPUTS,
 	TD_BPRINT,
 };
@@ -84,7 +84,7 @@ struct td_sym {
 	uint64_t addr;
 	const char *name; /* into the kallsyms text, not NUL-terminated */
 	uint32_t len;
-	bool text; /* t, T, w or W: sorted first among symbols of one address */
+	bool text; /* t, T, w or W: preferred among symbols of one address */
 };
 
 VEC_DEFINE(td_bytes, uint8_t);
@@ -108,6 +108,12 @@ struct td_args_cache {
 	uint32_t set, epoch;
 	uint32_t id, len; /* event id, record length (0: empty) */
 	uint8_t key[TD_ARGS_KEY];
+};
+/* An address -> its symbol text's pool id (%ps / %pS args). */
+#define TD_SYM_CACHE 1024u
+struct td_sym_cache {
+	uint64_t addr;
+	uint32_t id, mode;
 };
 #define TD_COMM_CACHE 256u
 struct td_comm_cache {
@@ -170,6 +176,7 @@ struct trace_dat {
 	struct td_str_cache *strs;     /* TD_STR_CACHE entries, on first use */
 	struct td_comm_cache *comm_at; /* TD_COMM_CACHE entries, on first use */
 	struct td_args_cache *args_at; /* TD_ARGS_CACHE entries, on first use */
+	struct td_sym_cache *syms_at;  /* TD_SYM_CACHE entries, on first use */
 	struct td_bytes msg;           /* a bprint record's formatted text */
 	struct tp_ftrace model;
 	struct tp_args_builder args;
