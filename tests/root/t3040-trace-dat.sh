@@ -2,7 +2,8 @@
 # importer and compared with `trace-cmd report -N -t` of the same file
 # loaded by our text importer: the same sched, thread_state, ftrace_event,
 # thread, counter and slice rows, and the same args where the text prints
-# a field as it is. `trace-cmd record` fails on kernels that refuse
+# a field as it is (timer and workqueue `function` args: kallsyms symbols
+# both ways). `trace-cmd record` fails on kernels that refuse
 # /proc/sys/kernel/ftrace_enabled, so the events are recorded in a private
 # instance and taken with `trace-cmd extract -B`; `trace-cmd convert` makes
 # the other file versions and compressions of the same data. Then cut and
@@ -28,7 +29,7 @@ fi
 at_exit "[ ! -d '$inst' ] || { echo 0 >'$inst/tracing_on'; rmdir '$inst'; } 2>/dev/null"
 echo mono >"$inst/trace_clock" 2>/dev/null
 echo 4096 >"$inst/buffer_size_kb"
-for e in sched irq power workqueue task; do
+for e in sched irq power workqueue task timer; do
 	[ -d "$inst/events/$e" ] && echo 1 >"$inst/events/$e/enable"
 done
 echo 1 >"$inst/tracing_on"
@@ -74,7 +75,8 @@ select e.ts, e.name, e.cpu, t.tid from ftrace_event e join thread t using (utid)
 select tid, name, start_ts, end_ts from thread order by tid, utid;
 select t.name, c.ts, c.value, t.cpu from counter c join cpu_counter_track t on t.id = c.track_id order by c.ts, t.name, t.cpu;
 select s.ts, s.dur, s.name, s.category, t.tid from slice s join thread_track k on k.id = s.track_id join thread t using (utid) order by s.ts, s.id;
-select e.ts, e.name, a.key, a.int_value, a.string_value from ftrace_event e join args a using (arg_set_id) where e.name in ('sched_waking', 'sched_wakeup', 'sched_wakeup_new', 'sched_process_free', 'cpu_idle', 'print') order by e.id, a.key"
+select e.ts, e.name, a.key, a.int_value, a.string_value from ftrace_event e join args a using (arg_set_id) where e.name in ('sched_waking', 'sched_wakeup', 'sched_wakeup_new', 'sched_process_free', 'cpu_idle', 'print') order by e.id, a.key;
+select e.ts, e.name, a.string_value from ftrace_event e join args a using (arg_set_id) where a.key = 'function' and e.name in ('hrtimer_start', 'hrtimer_expire_entry', 'timer_start', 'timer_expire_entry', 'workqueue_queue_work', 'workqueue_activate_work') order by e.id"
 # The text prints seconds with 9 decimals, which the text importer turns
 # into ns as Perfetto does, (int64)(strtod(text) * 1e9), 1 ns low for some
 # values; the binary file has the ns. The same rounding on the binary side:
@@ -114,6 +116,11 @@ if [ -s "$TMP/v7zlib.dat" ]; then
 else
 	skip v7zlib-matches-zstd "no zlib file: $(head -1 "$TMP/zlib.err" 2>/dev/null)"
 fi
+# Timer and workqueue functions (printed with %ps) are kallsyms symbols
+# in both imports: this kernel refuses the function tracer, so these are
+# the recorded address fields the symbolization is checked on.
+syms=$(tp_query "$TMP/v7.dat" "select count(*) from args where key = 'function' and string_value glob '[a-z_]*' and string_value not glob '0x*'")
+if [ "${syms:-0}" -gt 0 ]; then pass symbolized; else fail symbolized "no function arg is a symbol"; fi
 rows=$(grep -c . "$TMP/v7.csv")
 if [ "$rows" -gt 500 ] && grep -q '"sched_switch"' "$TMP/v7.csv" &&
 	grep -q '"tb3040 marker","\[NULL\]"' "$TMP/v7.csv"; then
