@@ -32,9 +32,12 @@
  *   clock_set_rate/enable/disable, thermal_temperature, cdev_update
  *                              global counters named as Perfetto names them
  *   workqueue_execute_start/end  slices of the thread
- *   print, tracing_mark_write, 0, bputs
+ *   print, tracing_mark_write, 0
  *                              atrace text (B/E/I/C/S/F), after any
  *                              "tracing_mark_write: " / "0x...: " / "buf="
+ *   bprint, bputs              one arg buf, the text after "SYM: "
+ *   function, funcgraph_entry/exit  ip/parent_ip, func/depth(/calltime/
+ *                              rettime), as the kernel's print fmts print
  * A handled event whose fields do not parse is counted in
  * systrace_parse_failure (its ftrace_event row stays).
  */
@@ -309,6 +312,9 @@ static bool plugin_wakeup(const char *p, size_t n, struct ft_fields *fs)
 	X(ZERO, "0")                                      \
 	X(BPRINT, "bprint")                               \
 	X(BPUTS, "bputs")                                 \
+	X(FUNCTION, "function")                           \
+	X(FUNCGRAPH_ENTRY, "funcgraph_entry")             \
+	X(FUNCGRAPH_EXIT, "funcgraph_exit")               \
 	X(BINDER_TRANSACTION, "binder_transaction")       \
 	X(BINDER_RECEIVED, "binder_transaction_received") \
 	X(BINDER_COMMAND, "binder_command")               \
@@ -608,6 +614,101 @@ static bool handle(struct ftrace_text *ft, enum ft_kind kind, int64_t ts, uint32
 	}
 }
 
+/* [p, p + n) as a hex number of 1 to 16 digits, no 0x. */
+static bool hex_num(const char *p, size_t n, uint64_t *v)
+{
+	if (n == 0 || n > 16)
+		return false;
+	uint64_t x = 0;
+	for (size_t i = 0; i < n; i++) {
+		int d = tb_hex_digit(p[i]);
+		if (d < 0)
+			return false;
+		x = x << 4 | (uint64_t)d;
+	}
+	*v = x;
+	return true;
+}
+
+/* The text between a and b in [*p, e) ("" for a: from *p; NULL b: to the
+ * end), *p moved past b; false if a or b is missing. */
+static bool cut(const char **p, const char *e, const char *a, const char *b, const char **v,
+                size_t *vl)
+{
+	const char *q = *p;
+	size_t al = strlen(a);
+	if ((size_t)(e - q) < al || memcmp(q, a, al) != 0)
+		return false;
+	q += al;
+	if (!b) {
+		*v = q;
+		*vl = (size_t)(e - q);
+		*p = e;
+		return true;
+	}
+	size_t bl = strlen(b);
+	for (const char *r = q; r + bl <= e; r++)
+		if (memcmp(r, b, bl) == 0) {
+			*v = q;
+			*vl = (size_t)(r - q);
+			*p = r + bl;
+			return true;
+		}
+	return false;
+}
+
+/* The fields of function / funcgraph lines, as the kernel's print fmts
+ * print them (trace-cmd report -N):
+ *   function         " %ps <-- %ps"               ip, parent_ip
+ *   funcgraph_entry  "--> %ps (%u)"               func, depth
+ *   funcgraph_exit   "<-- %ps (%u) (start: %llx  end: %llx) over: %u"
+ *                    func, depth, calltime, rettime ("over" prints the
+ *                    depth again, not the overrun: left out)
+ * The symbols as strings, the numbers as ints. false if it does not
+ * match. */
+static bool func_args(struct ftrace_text *ft, enum ft_kind kind, const char *p, size_t n,
+                      uint32_t *set)
+{
+	struct tp *tp = ft->tp;
+	const char *e = p + n, *a, *b, *c, *d;
+	size_t al, bl, cl, dl;
+	int64_t depth;
+	uint64_t x = 0, y = 0;
+	tp_args_begin(&ft->args);
+	if (kind == FT_FUNCTION) {
+		if (!cut(&p, e, "", " <-- ", &a, &al) || !cut(&p, e, "", NULL, &b, &bl) || !al ||
+		    !bl)
+			return false;
+		uint32_t k1 = tp_intern_cstr(tp, "ip"), k2 = tp_intern_cstr(tp, "parent_ip");
+		tp_args_add_string(&ft->args, k1, k1, tp_intern(tp, a, al));
+		tp_args_add_string(&ft->args, k2, k2, tp_intern(tp, b, bl));
+		*set = tp_args_commit(tp, &ft->args);
+		return true;
+	}
+	bool entry = kind == FT_FUNCGRAPH_ENTRY;
+	if (!cut(&p, e, entry ? "--> " : "<-- ", " (", &a, &al) || !cut(&p, e, "", ")", &b, &bl) ||
+	    !parse_int(b, bl, &depth))
+		return false;
+	if (!entry) {
+		if (!cut(&p, e, " (start: ", "  end: ", &c, &cl) || !cut(&p, e, "", ")", &d, &dl) ||
+		    !hex_num(c, cl, &x) || !hex_num(d, dl, &y))
+			return false;
+	}
+	uint32_t kf = tp_intern_cstr(tp, "func"), kd = tp_intern_cstr(tp, "depth");
+	if (!entry) {
+		uint32_t kc = tp_intern_cstr(tp, "calltime");
+		tp_args_add_int(&ft->args, kc, kc, (int64_t)x);
+	}
+	tp_args_add_int(&ft->args, kd, kd, depth);
+	tp_args_add_string(&ft->args, kf, kf, tp_intern(tp, a, al));
+	if (!entry) {
+		uint32_t kr = tp_intern_cstr(tp, "rettime");
+		tp_args_add_int(&ft->args, kr, kr, (int64_t)y);
+	}
+	*set = tp_args_commit(tp, &ft->args);
+	return true;
+}
+
 void tp_ft_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len, void *ctx)
 {
 	struct ftrace_text *ft = ctx;
@@ -641,9 +742,35 @@ void tp_ft_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len,
 		return;
 	}
 	if (kind == FT_BPRINT || kind == FT_BPUTS) {
+		/* "%ps: TEXT": the text (the symbol, or 0xADDR, has no ": "), one
+		 * arg buf, as print has. */
 		size_t skip = ip_prefix(pl, pn);
+		for (size_t i = 0; !skip && i + 1 < pn; i++)
+			if (pl[i] == ':' && pl[i + 1] == ' ')
+				skip = i + 2;
 		pl += skip;
 		pn -= skip;
+		if (!tp->cfg.no_ftrace_raw) {
+			uint32_t key = tp_intern_cstr(tp, "buf");
+			tp_args_begin(&ft->args);
+			tp_args_add_string(&ft->args, key, key, tp_intern(tp, pl, pn));
+			tp_ftrace_raw(tp, &ft->model, ts, r.cpu, name, utid, TP_NULL_U32,
+			              tp_args_commit(tp, &ft->args));
+		}
+		return;
+	}
+	uint32_t fset;
+	if (kind == FT_FUNCTION || kind == FT_FUNCGRAPH_ENTRY || kind == FT_FUNCGRAPH_EXIT) {
+		while (pn && *pl == ' ') {
+			pl++;
+			pn--;
+		}
+		if (tp->cfg.no_ftrace_raw)
+			return;
+		if (func_args(ft, kind, pl, pn, &fset)) {
+			tp_ftrace_raw(tp, &ft->model, ts, r.cpu, name, utid, TP_NULL_U32, fset);
+			return;
+		}
 	}
 	struct ft_fields fs;
 	split_fields(pl, pn, &fs);

@@ -223,6 +223,41 @@ static uint32_t sym_name(struct trace_dat *td, uint64_t addr)
 	return tp_intern(td->tp, buf, (size_t)k);
 }
 
+/* addr as trace-cmd report prints a %ps (mode TD_SYM_NAME) or %pS
+ * (TD_SYM_OFF): the symbol holding it, "name" or "name+0xoff"; "0xaddr"
+ * when none does. Returns the length written to buf (at most cap - 1). */
+static size_t sym_text(const struct trace_dat *td, uint64_t addr, int mode, char *buf, size_t cap)
+{
+	uint64_t off;
+	const struct td_sym *s = tp_td_sym_find(td, addr, &off);
+	int k;
+	if (!s)
+		k = snprintf(buf, cap, "0x%llx", (unsigned long long)addr);
+	else if (mode == TD_SYM_NAME)
+		k = snprintf(buf, cap, "%.*s", (int)s->len, s->name);
+	else
+		k = snprintf(buf, cap, "%.*s+0x%llx", (int)s->len, s->name,
+		             (unsigned long long)off);
+	return k < 0 ? 0 : (size_t)k < cap ? (size_t)k : cap - 1;
+}
+
+/* sym_text's pool id, through td->syms_at (direct-mapped by address:
+ * timer and workqueue functions repeat). */
+static uint32_t sym_id(struct trace_dat *td, uint64_t addr, int mode)
+{
+	if (!td->syms_at)
+		td->syms_at = tb_calloc(TD_SYM_CACHE, sizeof *td->syms_at);
+	struct td_sym_cache *e =
+	    &td->syms_at[tb_hash_u64(addr * 2 + (uint64_t)(mode == TD_SYM_OFF)) &
+	                 (TD_SYM_CACHE - 1)];
+	if (e->id && e->addr == addr && e->mode == (uint32_t)mode)
+		return e->id;
+	char buf[640];
+	uint32_t id = tp_intern(td->tp, buf, sym_text(td, addr, mode, buf, sizeof buf));
+	*e = (struct td_sym_cache){addr, id, (uint32_t)mode};
+	return id;
+}
+
 static uint32_t build_args(struct trace_dat *td, const struct td_event *ev, const uint8_t *p,
                            uint32_t n)
 {
@@ -231,7 +266,11 @@ static uint32_t build_args(struct trace_dat *td, const struct td_event *ev, cons
 		const struct td_field *f = &ev->fields[i];
 		int64_t v;
 		bool ok;
-		if (f->kind == TD_F_INT) {
+		if (f->kind == TD_F_INT && f->sym != TD_SYM_NONE) {
+			if (read_int(td, f, p, n, &v))
+				tp_args_add_string(&td->args, f->name, f->name,
+				                   sym_id(td, (uint64_t)v, f->sym));
+		} else if (f->kind == TD_F_INT) {
 			if (read_int(td, f, p, n, &v))
 				tp_args_add_int(&td->args, f->name, f->name, v);
 		} else {
@@ -280,6 +319,221 @@ static uint32_t generic_args(struct trace_dat *td, const struct td_event *ev, co
 	e->len = n;
 	memcpy(e->key, p + from, n - from);
 	return set;
+}
+
+#define TD_MSG_MAX 65536u /* a formatted bprint message is cut here */
+
+static void msg_add(struct td_bytes *m, const char *s, size_t n)
+{
+	if (n > TD_MSG_MAX - m->len)
+		n = TD_MSG_MAX - m->len;
+	vec_reserve(m, n);
+	memcpy(m->data + m->len, s, n);
+	m->len += n;
+}
+
+/* The next size-byte number of a bprint buf at *b: numbers of 4 bytes or
+ * more are 4-byte aligned, shorter ones to their size (the kernel's
+ * vbin_printf); false when it does not fit before e. */
+static bool bin_num(const struct trace_dat *td, const uint8_t *base, const uint8_t **b,
+                    const uint8_t *e, uint32_t size, bool sgn, uint64_t *v)
+{
+	size_t al = size >= 4 ? 4 : size;
+	size_t at = (size_t)(*b - base);
+	at = (at + al - 1) / al * al;
+	if (at > (size_t)(e - base) || size > (size_t)(e - base) - at)
+		return false;
+	const uint8_t *q = base + at;
+	switch (size) {
+	case 1:
+		*v = sgn ? (uint64_t)(int64_t)(int8_t)q[0] : q[0];
+		break;
+	case 2:
+		*v = sgn ? (uint64_t)(int64_t)(int16_t)td_r16(td, q) : td_r16(td, q);
+		break;
+	case 4:
+		*v = sgn ? (uint64_t)(int64_t)(int32_t)td_r32(td, q) : td_r32(td, q);
+		break;
+	default:
+		*v = td_r64(td, q);
+		break;
+	}
+	*b = q + size;
+	return true;
+}
+
+/* The text of a bprint record, as trace-cmd report prints it, into out:
+ * its printk format f (escapes as the file keeps them: "\n") with the
+ * arguments the kernel's vbin_printf packed into [b, e): integers by their
+ * length modifier (long: the file's long size), strings inline and
+ * NUL-terminated, %ps/%pS and the other address pointers as numbers
+ * (symbolized), other %p<x> as the text the kernel made. false when the
+ * arguments do not fit (malformed). */
+static bool bprint_text(struct trace_dat *td, const char *f, size_t fl, const uint8_t *b,
+                        const uint8_t *e, struct td_bytes *out)
+{
+	const uint8_t *base = b;
+	const char *fe = f + fl;
+	char buf[700], spec[32];
+	vec_clear(out);
+	while (f < fe) {
+		if (*f == '\\' && f + 1 < fe) {
+			char c = f[1];
+			char x = c == 'n' ? '\n' : c == 't' ? '\t' : c;
+			msg_add(out, &x, 1);
+			f += 2;
+			continue;
+		}
+		if (*f != '%' || f + 1 >= fe) {
+			msg_add(out, f++, 1);
+			continue;
+		}
+		if (f[1] == '%') {
+			msg_add(out, "%", 1);
+			f += 2;
+			continue;
+		}
+		/* %[flags][width][.prec][len]conv */
+		const char *c0 = f++;
+		size_t sl = 0;
+		spec[sl++] = '%';
+		while (f < fe && *f && strchr("-+ #0", *f) && sl < 8)
+			spec[sl++] = *f++;
+		int wp[2] = {-1, -1};
+		for (int part = 0; part < 2; part++) {
+			if (part == 1) {
+				if (f >= fe || *f != '.')
+					break;
+				f++;
+				wp[1] = 0;
+			}
+			if (f < fe && *f == '*') {
+				uint64_t v;
+				if (!bin_num(td, base, &b, e, 4, true, &v))
+					return false;
+				wp[part] = (int)(int32_t)v;
+				f++;
+			} else {
+				int w = part ? 0 : -1;
+				while (f < fe && *f >= '0' && *f <= '9') {
+					int d = *f++ - '0';
+					w = w < 0 ? d : w < 100000 ? w * 10 + d : w;
+				}
+				if (w > 1000)
+					w = 1000;
+				wp[part] = w;
+			}
+		}
+		int lmod = 0; /* -2 hh, -1 h, 1 l, 2 ll, 3 size_t */
+		while (f < fe && *f && strchr("hlLqjzt", *f)) {
+			if (*f == 'h')
+				lmod = lmod == -1 ? -2 : -1;
+			else if (*f == 'l')
+				lmod = lmod == 1 ? 2 : 1;
+			else if (*f == 'z' || *f == 't')
+				lmod = 1;
+			else
+				lmod = 2;
+			f++;
+		}
+		if (f >= fe)
+			break;
+		char conv = *f++;
+		if (wp[0] < -1000)
+			wp[0] = -1000;
+		if (wp[0] > 1000)
+			wp[0] = 1000;
+		if (wp[1] > 1000)
+			wp[1] = 1000;
+		if (wp[0] != -1)
+			sl += (size_t)snprintf(spec + sl, sizeof spec - sl, "%d", wp[0]);
+		if (wp[1] >= 0)
+			sl += (size_t)snprintf(spec + sl, sizeof spec - sl, ".%d", wp[1]);
+		uint64_t v;
+		int k = 0;
+		switch (conv) {
+		case 'd':
+		case 'i':
+		case 'u':
+		case 'x':
+		case 'X':
+		case 'o':
+		case 'c': {
+			uint32_t size = lmod == -2 || conv == 'c' ? 1
+			                : lmod == -1              ? 2
+			                : lmod == 1               ? td->long_size
+			                : lmod == 2               ? 8
+			                                          : 4;
+			bool sgn = conv == 'd' || conv == 'i';
+			if (!bin_num(td, base, &b, e, size, sgn, &v))
+				return false;
+			if (conv == 'c') {
+				snprintf(spec + sl, sizeof spec - sl, "c");
+				k = snprintf(buf, sizeof buf, spec, (int)(uint8_t)v);
+			} else if (sgn) {
+				snprintf(spec + sl, sizeof spec - sl, "lld");
+				k = snprintf(buf, sizeof buf, spec, (long long)v);
+			} else {
+				snprintf(spec + sl, sizeof spec - sl, "ll%c", conv);
+				k = snprintf(buf, sizeof buf, spec, (unsigned long long)v);
+			}
+			break;
+		}
+		case 's': {
+			const uint8_t *z = memchr(b, 0, (size_t)(e - b));
+			if (!z)
+				return false;
+			int len = (int)(z - b);
+			if (wp[1] >= 0 && wp[1] < len)
+				len = wp[1];
+			bool left = memchr(spec, '-', sl) != NULL || wp[0] < -1;
+			int pad = (wp[0] < 0 ? -wp[0] : wp[0]) - len;
+			if (wp[0] == -1)
+				pad = 0;
+			for (int i = 0; !left && i < pad; i++)
+				msg_add(out, " ", 1);
+			msg_add(out, (const char *)b, (size_t)len);
+			for (int i = 0; left && i < pad; i++)
+				msg_add(out, " ", 1);
+			b = z + 1;
+			break;
+		}
+		case 'p': {
+			char x = f < fe ? *f : 0;
+			bool alnum = (x >= 'a' && x <= 'z') || (x >= 'A' && x <= 'Z') ||
+			             (x >= '0' && x <= '9');
+			if (!alnum || strchr("sSfFxK", x)) {
+				if (!bin_num(td, base, &b, e, td->long_size, false, &v))
+					return false;
+				if (x == 's' || x == 'f')
+					k = (int)sym_text(td, v, TD_SYM_NAME, buf, sizeof buf);
+				else if (x == 'S' || x == 'F')
+					k = (int)sym_text(td, v, TD_SYM_OFF, buf, sizeof buf);
+				else
+					k = snprintf(buf, sizeof buf, "%s%llx", alnum ? "" : "0x",
+					             (unsigned long long)v);
+			} else {
+				/* The kernel formatted it at record time. */
+				const uint8_t *z = memchr(b, 0, (size_t)(e - b));
+				if (!z)
+					return false;
+				msg_add(out, (const char *)b, (size_t)(z - b));
+				b = z + 1;
+			}
+			while (f < fe && ((*f >= 'a' && *f <= 'z') || (*f >= 'A' && *f <= 'Z') ||
+			                  (*f >= '0' && *f <= '9')))
+				f++;
+			break;
+		}
+		default:
+			/* Not a conversion the kernel packs: printed as written. */
+			msg_add(out, c0, (size_t)(f - c0));
+			break;
+		}
+		if (k > 0)
+			msg_add(out, buf, (size_t)k < sizeof buf ? (size_t)k : sizeof buf - 1);
+	}
+	return true;
 }
 
 /* The model side of a known event; false when a field it needs is
@@ -365,6 +619,9 @@ static bool handle(struct trace_dat *td, const struct td_event *ev, int64_t ts, 
 	}
 }
 
+static void print_like(struct trace_dat *td, const struct td_event *ev, uint32_t cpu, int64_t ts,
+                       const uint8_t *p, uint32_t n, int64_t pid, uint32_t utid, uint32_t flags);
+
 void tp_td_event(struct trace_dat *td, uint32_t cpu, int64_t ts, const uint8_t *p, uint32_t n)
 {
 	struct tp *tp = td->tp;
@@ -399,6 +656,48 @@ void tp_td_event(struct trace_dat *td, uint32_t cpu, int64_t ts, const uint8_t *
 			tp_thread_set_name_prio(tp, utid, e->comm, TP_NAME_FTRACE);
 	}
 
+	if (ev->kind >= TD_PRINT)
+		return print_like(td, ev, cpu, ts, p, n, pid, utid, flags);
+	if (!tp->cfg.no_ftrace_raw)
+		tp_ftrace_raw(tp, &td->model, ts, cpu, ev->name, utid, flags,
+		              generic_args(td, ev, p, n));
+	if (ev->kind != TD_OTHER && !handle(td, ev, ts, cpu, pid, utid, p, n))
+		tp_stat_inc(tp, TP_STAT_trace_dat_bad_event);
+}
+
+/* print, bputs and bprint: one arg buf, their text (print's to atrace). */
+static void print_like(struct trace_dat *td, const struct td_event *ev, uint32_t cpu, int64_t ts,
+                       const uint8_t *p, uint32_t n, int64_t pid, uint32_t utid, uint32_t flags)
+{
+	struct tp *tp = td->tp;
+	if (ev->kind == TD_BPRINT) {
+		int64_t addr;
+		size_t fl = 0;
+		const char *f = NULL;
+		const struct td_field *bf = ev->slot[1] >= 0 ? &ev->fields[ev->slot[1]] : NULL;
+		if (slot_int(td, ev, 0, p, n, &addr))
+			f = tp_td_printk_at(td, (uint64_t)addr, &fl);
+		if (!f || !bf || bf->off > n ||
+		    !bprint_text(td, f, fl, p + bf->off, p + n, &td->msg)) {
+			/* Its arguments cannot be read: a generic row. */
+			tp_stat_inc(tp, TP_STAT_trace_dat_bad_event);
+			if (!tp->cfg.no_ftrace_raw)
+				tp_ftrace_raw(tp, &td->model, ts, cpu, ev->name, utid, flags,
+				              build_args(td, ev, p, n));
+			return;
+		}
+		size_t l = td->msg.len;
+		while (l && td->msg.data[l - 1] == '\n')
+			l--;
+		if (!tp->cfg.no_ftrace_raw) {
+			tp_args_begin(&td->args);
+			tp_args_add_string(&td->args, td->str_buf, td->str_buf,
+			                   tp_intern(tp, (const char *)td->msg.data, l));
+			tp_ftrace_raw(tp, &td->model, ts, cpu, ev->name, utid, flags,
+			              tp_args_commit(tp, &td->args));
+		}
+		return;
+	}
 	if (ev->kind == TD_PRINT || ev->kind == TD_BPUTS) {
 		size_t l = 0;
 		const char *s = NULL;
@@ -424,11 +723,5 @@ void tp_td_event(struct trace_dat *td, uint32_t cpu, int64_t ts, const uint8_t *
 		}
 		if (ev->kind == TD_PRINT)
 			tp_ftrace_print(tp, &td->model, ts, pid, s, l);
-		return;
 	}
-	if (!tp->cfg.no_ftrace_raw)
-		tp_ftrace_raw(tp, &td->model, ts, cpu, ev->name, utid, flags,
-		              generic_args(td, ev, p, n));
-	if (ev->kind != TD_OTHER && !handle(td, ev, ts, cpu, pid, utid, p, n))
-		tp_stat_inc(tp, TP_STAT_trace_dat_bad_event);
 }

@@ -140,6 +140,135 @@ int tp_td_header_page(struct trace_dat *td, const char *s, size_t n)
 	return 0;
 }
 
+/* The next conversion of a printf format at [*p, e) ("%%" skipped):
+ * how many arguments it takes ('*' width and precision take one each) and,
+ * for a "%p" followed by s/f (TD_SYM_NAME) or S/F (TD_SYM_OFF), that mode.
+ * false at the end of the format. */
+static bool next_conv(const char **p, const char *e, uint32_t *nargs, uint8_t *sym)
+{
+	const char *q = *p;
+	for (;;) {
+		while (q < e && *q != '%')
+			q++;
+		if (q + 1 >= e) {
+			*p = e;
+			return false;
+		}
+		q++;
+		if (*q == '%') {
+			q++;
+			continue;
+		}
+		break;
+	}
+	*nargs = 1;
+	*sym = TD_SYM_NONE;
+	while (q < e && *q && strchr("-+ #0", *q))
+		q++;
+	for (int part = 0; part < 2; part++) {
+		if (q < e && *q == '*') {
+			(*nargs)++;
+			q++;
+		}
+		while (q < e && *q >= '0' && *q <= '9')
+			q++;
+		if (part == 0 && q < e && *q == '.')
+			q++;
+		else
+			break;
+	}
+	while (q < e && *q && strchr("hlLqjzt", *q))
+		q++;
+	if (q < e && *q == 'p') {
+		q++;
+		if (q < e && (*q == 's' || *q == 'f'))
+			*sym = TD_SYM_NAME;
+		else if (q < e && (*q == 'S' || *q == 'F'))
+			*sym = TD_SYM_OFF;
+		while (q < e && ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
+		                 (*q >= '0' && *q <= '9')))
+			q++;
+	} else if (q < e) {
+		q++;
+	}
+	*p = q;
+	return true;
+}
+
+/* A print fmt `"...", ARG, ARG...`: each field printed as a symbol
+ * (`%ps`/`%pS` of `REC->NAME`, after any cast) gets that mode, since
+ * trace-cmd report prints it so. */
+static void mark_sym_fields(struct trace_dat *td, const char *s, size_t n, struct td_field *fields,
+                            uint32_t nf)
+{
+	const char *p = s, *e = s + n;
+	if (p == e || *p != '"')
+		return;
+	const char *fb = ++p;
+	while (p < e && *p != '"')
+		p += *p == '\\' && p + 1 < e ? 2 : 1;
+	if (p == e)
+		return;
+	const char *fe = p++;
+	/* The arguments, split at top-level commas. */
+	const char *args[64];
+	size_t alen[64], na = 0;
+	int depth = 0;
+	bool quote = false;
+	const char *a = NULL;
+	for (; p <= e; p++) {
+		char c = p < e ? *p : ',';
+		if (quote) {
+			if (c == '\\')
+				p++;
+			else if (c == '"')
+				quote = false;
+			continue;
+		}
+		if (c == '"')
+			quote = true;
+		else if (c == '(' || c == '{' || c == '[')
+			depth++;
+		else if (c == ')' || c == '}' || c == ']')
+			depth--;
+		else if (c == ',' && depth <= 0) {
+			if (a && na < 64) {
+				args[na] = a;
+				alen[na++] = (size_t)(p - a);
+			}
+			a = p + 1;
+		}
+	}
+	uint32_t idx = 0, k;
+	uint8_t sym;
+	const char *q = fb;
+	while (next_conv(&q, fe, &k, &sym)) {
+		idx += k;
+		if (sym == TD_SYM_NONE || idx > na)
+			continue;
+		const char *v = args[idx - 1], *ve = v + alen[idx - 1];
+		while (v < ve && *v == ' ')
+			v++;
+		while (ve > v && ve[-1] == ' ')
+			ve--;
+		while (v < ve && *v == '(') { /* casts */
+			const char *c = memchr(v, ')', (size_t)(ve - v));
+			if (!c)
+				break;
+			v = c + 1;
+			while (v < ve && *v == ' ')
+				v++;
+		}
+		if (ve - v <= 5 || memcmp(v, "REC->", 5) != 0)
+			continue;
+		uint32_t name = tp_intern(td->tp, v + 5, (size_t)(ve - v - 5));
+		for (uint32_t f = 0; f < nf; f++)
+			if (fields[f].name == name && fields[f].kind == TD_F_INT &&
+			    fields[f].size == td->long_size)
+				fields[f].sym = sym;
+	}
+}
+
 bool tp_td_event_format(struct trace_dat *td, const char *s, size_t n)
 {
 	const char *p = s, *e = s + n, *l;
@@ -148,6 +277,8 @@ bool tp_td_event_format(struct trace_dat *td, const char *s, size_t n)
 	uint32_t name = 0;
 	struct td_field fields[TD_MAX_FIELDS];
 	uint32_t nf = 0;
+	const char *pfmt = NULL;
+	size_t pfmt_len = 0;
 	while (next_line(&p, e, &l, &ln)) {
 		if (ln >= 6 && memcmp(l, "name: ", 6) == 0) {
 			name = tp_intern(td->tp, l + 6, ln - 6);
@@ -158,8 +289,11 @@ bool tp_td_event_format(struct trace_dat *td, const char *s, size_t n)
 				return false;
 			continue;
 		}
-		if (ln >= 11 && memcmp(l, "print fmt: ", 11) == 0)
+		if (ln >= 11 && memcmp(l, "print fmt: ", 11) == 0) {
+			pfmt = l + 11;
+			pfmt_len = ln - 11;
 			break;
+		}
 		struct td_decl d;
 		uint64_t off, size, sgn = 0;
 		if (!split_decl(l, ln, &d))
@@ -178,6 +312,7 @@ bool tp_td_event_format(struct trace_dat *td, const char *s, size_t n)
 		f->size = (uint32_t)size;
 		f->is_signed = sgn != 0;
 		f->rel = false;
+		f->sym = TD_SYM_NONE;
 		bool dyn = find(d.type, d.type_len, "__data_loc") != NULL;
 		if (find(d.type, d.type_len, "__rel_loc")) {
 			dyn = true;
@@ -195,6 +330,8 @@ bool tp_td_event_format(struct trace_dat *td, const char *s, size_t n)
 	}
 	if (id == UINT64_MAX || id > UINT32_MAX || !name)
 		return false;
+	if (pfmt)
+		mark_sym_fields(td, pfmt, pfmt_len, fields, nf);
 	struct td_event ev = {.id = (uint32_t)id, .name = name, .nfields = nf};
 	ev.fields = tb_malloc((nf ? nf : 1) * sizeof *ev.fields);
 	memcpy(ev.fields, fields, nf * sizeof *fields);
@@ -212,7 +349,11 @@ bool tp_td_event_format(struct trace_dat *td, const char *s, size_t n)
 static int sym_cmp(const void *a, const void *b)
 {
 	const struct td_sym *x = a, *y = b;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->text != y->text)
+		return x->text ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name;
 }
 
 /* Lines "ffffffff81000000 T _stext" (a module's with "\t[mod]"). */
@@ -231,17 +372,21 @@ void tp_td_kallsyms(struct trace_dat *td, const char *s, size_t n)
 		if (i == 0 || i + 3 >= ln || l[i] != ' ' || l[i + 2] != ' ')
 			continue;
 		char t = l[i + 1];
-		if (t != 't' && t != 'T' && t != 'w' && t != 'W')
-			continue; /* text symbols only */
 		const char *nm = l + i + 3;
 		size_t nl = (size_t)(l + ln - nm);
 		const char *tab = memchr(nm, '\t', nl);
 		if (tab)
 			nl = (size_t)(tab - nm);
-		struct td_sym sym = {a, nm, (uint32_t)nl};
+		struct td_sym sym = {a, nm, (uint32_t)nl,
+		                     t == 't' || t == 'T' || t == 'w' || t == 'W'};
 		vec_push(&td->syms, sym);
 	}
-	if (td->syms.len)
+	/* /proc/kallsyms is in address order as a rule: sort only if not
+	 * (lookups pick the text symbol among those of one address). */
+	bool sorted = true;
+	for (size_t i = 1; i < td->syms.len && sorted; i++)
+		sorted = td->syms.data[i - 1].addr <= td->syms.data[i].addr;
+	if (!sorted)
 		qsort(td->syms.data, td->syms.len, sizeof *td->syms.data, sym_cmp);
 }
 
@@ -255,7 +400,38 @@ const struct td_sym *tp_td_sym_at(const struct trace_dat *td, uint64_t addr)
 		else
 			hi = mid;
 	}
-	return lo < td->syms.len && td->syms.data[lo].addr == addr ? &td->syms.data[lo] : NULL;
+	for (; lo < td->syms.len && td->syms.data[lo].addr == addr; lo++)
+		if (td->syms.data[lo].text)
+			return &td->syms.data[lo];
+	return NULL;
+}
+
+const struct td_sym *tp_td_sym_find(const struct trace_dat *td, uint64_t addr, uint64_t *off)
+{
+	/* hi: the first symbol above addr. */
+	size_t lo = 0, hi = td->syms.len;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (td->syms.data[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (hi == 0 || hi == td->syms.len)
+		return NULL;
+	/* Of the symbols at that address, the first text one, else the first. */
+	size_t i = hi - 1, t = hi - 1;
+	while (i > 0 && td->syms.data[i - 1].addr == td->syms.data[i].addr)
+		i--;
+	for (size_t j = i; j < hi; j++)
+		if (td->syms.data[j].text) {
+			t = j;
+			break;
+		}
+	if (!td->syms.data[t].text)
+		t = i;
+	*off = addr - td->syms.data[t].addr;
+	return &td->syms.data[t];
 }
 
 /* Lines `0xffffffff82a0b5c8 : "format\n"`. */
@@ -320,4 +496,5 @@ void tp_td_formats_release(struct trace_dat *td)
 	tb_free(td->strs);
 	tb_free(td->comm_at);
 	tb_free(td->args_at);
+	tb_free(td->syms_at);
 }

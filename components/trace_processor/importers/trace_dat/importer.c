@@ -119,6 +119,7 @@ static void trace_dat_destroy(struct tp_importer *imp)
 	tp_td_formats_release(td);
 	tp_ftrace_release(&td->model);
 	tp_args_builder_release(&td->args);
+	vec_release(&td->msg);
 	vec_release(&td->in);
 	tb_free(td);
 }

@@ -31,10 +31,15 @@ enum td_field_kind {
 	TD_F_SKIP,   /* arrays of anything else */
 };
 
+/* How trace-cmd report prints an address field (its print fmt's %ps or
+ * %pS): the kallsyms symbol holding it, "name" or "name+0xoff". */
+enum td_sym_mode { TD_SYM_NONE, TD_SYM_NAME, TD_SYM_OFF };
+
 struct td_field {
 	uint32_t name; /* pool id */
 	uint32_t off, size;
 	uint8_t kind;
+	uint8_t sym; /* enum td_sym_mode */
 	bool is_signed, rel;
 };
 
@@ -54,7 +59,7 @@ enum td_kind {
 	TD_CPU_IDLE,
 	TD_WORKQUEUE_START,
 	TD_WORKQUEUE_END,
-	TD_PRINT,
+	TD_PRINT, /* from here on: print-like, one arg buf (events.c) */
 	TD_BPUTS,
 	TD_BPRINT,
 };
@@ -79,6 +84,7 @@ struct td_sym {
 	uint64_t addr;
 	const char *name; /* into the kallsyms text, not NUL-terminated */
 	uint32_t len;
+	bool text; /* t, T, w or W: preferred among symbols of one address */
 };
 
 VEC_DEFINE(td_bytes, uint8_t);
@@ -102,6 +108,12 @@ struct td_args_cache {
 	uint32_t set, epoch;
 	uint32_t id, len; /* event id, record length (0: empty) */
 	uint8_t key[TD_ARGS_KEY];
+};
+/* An address -> its symbol text's pool id (%ps / %pS args). */
+#define TD_SYM_CACHE 1024u
+struct td_sym_cache {
+	uint64_t addr;
+	uint32_t id, mode;
 };
 #define TD_COMM_CACHE 256u
 struct td_comm_cache {
@@ -164,6 +176,8 @@ struct trace_dat {
 	struct td_str_cache *strs;     /* TD_STR_CACHE entries, on first use */
 	struct td_comm_cache *comm_at; /* TD_COMM_CACHE entries, on first use */
 	struct td_args_cache *args_at; /* TD_ARGS_CACHE entries, on first use */
+	struct td_sym_cache *syms_at;  /* TD_SYM_CACHE entries, on first use */
+	struct td_bytes msg;           /* a bprint record's formatted text */
 	struct tp_ftrace model;
 	struct tp_args_builder args;
 	uint32_t str_cpufreq, str_cpuidle, str_workqueue, str_buf;
@@ -198,6 +212,10 @@ void tp_td_printk(struct trace_dat *td, const char *s, size_t n);
 void tp_td_cmdlines(struct trace_dat *td, const char *s, size_t n);
 /* The symbol of addr ("name" exact, else NULL). */
 const struct td_sym *tp_td_sym_at(const struct trace_dat *td, uint64_t addr);
+/* The symbol holding addr as trace-cmd finds it (the last at or below
+ * addr, if a higher one follows: the last symbol has no known end), *off
+ * the distance; NULL if none. A binary search of the sorted array. */
+const struct td_sym *tp_td_sym_find(const struct trace_dat *td, uint64_t addr, uint64_t *off);
 /* The printk format at addr, or NULL (*len set). */
 const char *tp_td_printk_at(const struct trace_dat *td, uint64_t addr, size_t *len);
 void tp_td_formats_release(struct trace_dat *td);
