@@ -4,6 +4,13 @@
  * time does), and one signalfd for every signal routed through the loop.
  * Posted tasks run at the start of the next iteration.
  *
+ * A one-shot timer of zero delay (a producer's commit batch, a deferred
+ * error, the next step of a long read) needs no timerfd: it waits on the
+ * `due` list and fires at the start of the next iteration, after the posted
+ * tasks, as a 1 ns timerfd would have at the next epoll_wait, without the
+ * five syscalls (create, arm, watch, unwatch, close) a timerfd costs. The
+ * due list owns those sources: cancelling one only marks it dead.
+ *
  * Each registration is a heap `struct loop_src` whose address is the epoll
  * user data. Removing one (loop_del_fd, loop_cancel_timer, a one-shot timer
  * firing) takes it out of epoll and the lookup maps, marks it dead and parks
@@ -34,6 +41,7 @@ struct loop_src {
 	enum src_kind kind;
 	bool dead;
 	bool periodic;
+	bool immediate; /* a zero-delay one-shot timer on the due list, no fd */
 	int fd;
 	uint64_t timer_id;
 	loop_fd_fn fd_cb;
@@ -46,6 +54,8 @@ struct loop_task {
 	void *ctx;
 };
 VEC_DEFINE(loop_task_vec, struct loop_task);
+
+VEC_DEFINE(loop_src_vec, struct loop_src *);
 
 struct loop_sig {
 	loop_signal_fn cb;
@@ -64,6 +74,7 @@ struct loop {
 	int sig_code; /* si_code of the signal being dispatched, else 0 */
 	struct loop_task_vec posted;
 	struct loop_task_vec running;
+	struct loop_src_vec due, due_running; /* immediate timers */
 	struct loop_src *graveyard;
 	bool quit;
 	int quit_code;
@@ -101,6 +112,10 @@ static void free_graveyard(struct loop *l)
 static void bury(struct loop *l, struct loop_src *s)
 {
 	TB_DCHECK(!s->dead);
+	if (s->immediate) { /* the due list frees it */
+		s->dead = true;
+		return;
+	}
 	epoll_ctl(l->epfd, EPOLL_CTL_DEL, s->fd, NULL);
 	if (s->kind != SRC_FD)
 		tb_close(&s->fd);
@@ -120,6 +135,10 @@ void loop_free(struct loop *l)
 	if (l->sig_src)
 		bury(l, l->sig_src);
 	free_graveyard(l);
+	for (size_t i = 0; i < l->due.len; i++)
+		tb_free(l->due.data[i]);
+	vec_release(&l->due);
+	vec_release(&l->due_running);
 	/* A signal still pending now gets its normal disposition. */
 	pthread_sigmask(SIG_UNBLOCK, &l->unblock, NULL);
 	hmap_release(&l->fds);
@@ -199,6 +218,15 @@ static struct timespec ms_to_ts(uint64_t ms)
 uint64_t loop_add_timer(struct loop *l, uint64_t delay_ms, uint64_t period_ms, loop_timer_fn cb,
                         void *ctx)
 {
+	if (delay_ms == 0 && period_ms == 0) {
+		struct loop_src *s = src_new(SRC_TIMER, -1, ctx);
+		s->timer_cb = cb;
+		s->immediate = true;
+		s->timer_id = l->next_timer_id++;
+		hmap_put_ptr(&l->timers, s->timer_id, s);
+		vec_push(&l->due, s);
+		return s->timer_id;
+	}
 	int fd = timerfd_create(CLOCK_BOOTTIME, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (fd < 0) {
 		tb_err_errno(&l->err, -errno, "cannot create timer");
@@ -326,7 +354,25 @@ int loop_run_once(struct loop *l, int timeout_ms)
 	}
 	vec_clear(&l->running);
 
-	if (l->posted.len || l->quit)
+	/* Immediate timers; ones added meanwhile wait for the next iteration. */
+	struct loop_src_vec due = l->due_running;
+	l->due_running = l->due;
+	l->due = due;
+	for (size_t i = 0; i < l->due_running.len; i++) {
+		struct loop_src *s = l->due_running.data[i];
+		if (!s->dead) {
+			hmap_del(&l->timers, s->timer_id, NULL);
+			s->dead = true;
+			s->timer_cb(l, s->timer_id, s->ctx);
+			ran++;
+		}
+		tb_free(s);
+	}
+	vec_clear(&l->due_running);
+
+	/* Work done (as a due timerfd would have ended the wait) or queued:
+	 * only collect what is ready. */
+	if (ran || l->posted.len || l->due.len || l->quit)
 		timeout_ms = 0;
 	int n = epoll_wait(l->epfd, evs, MAX_EVENTS, timeout_ms);
 	if (n < 0) {

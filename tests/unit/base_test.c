@@ -6,6 +6,7 @@
  */
 #include "test.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -1066,6 +1067,72 @@ TEST(base_loop_timers)
 
 	/* A pending timer is released by loop_free. */
 	CHECK(loop_add_timer(l, 100000, 0, never, NULL) > 0);
+	loop_free(l);
+}
+
+struct imm_ctx {
+	struct loop *l;
+	int order[8], n;
+	uint64_t victim, chained;
+};
+
+static void on_imm(struct loop *l, uint64_t id, void *ctx)
+{
+	struct imm_ctx *c = ctx;
+	if (c->n < 8)
+		c->order[c->n++] = (int)id;
+}
+
+/* Cancels c->victim, due in the same iteration, and adds another one. */
+static void on_imm_cancel(struct loop *l, uint64_t id, void *ctx)
+{
+	struct imm_ctx *c = ctx;
+	on_imm(l, id, ctx);
+	CHECK(loop_cancel_timer(l, c->victim));
+	c->chained = loop_add_timer(l, 0, 0, on_imm, c);
+}
+
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/* Zero-delay one-shot timers: no fd, fire in order at the next iteration,
+ * cancellable before they fire (also from another's callback), one added
+ * by a callback waits for the iteration after, and loop_free releases any
+ * still due (ASan checks the memory). */
+TEST(base_loop_immediate_timers)
+{
+	struct loop *l = loop_new(NULL);
+	struct imm_ctx c = {.l = l};
+	int fds = open_fds();
+	uint64_t a = loop_add_timer(l, 0, 0, on_imm, &c);
+	uint64_t b = loop_add_timer(l, 0, 0, on_imm_cancel, &c);
+	c.victim = loop_add_timer(l, 0, 0, on_imm, &c);
+	uint64_t gone = loop_add_timer(l, 0, 0, on_imm, &c);
+	CHECK_EQ(open_fds(), fds);
+	CHECK(loop_cancel_timer(l, gone));
+	CHECK(!loop_cancel_timer(l, gone));
+	CHECK_EQ(loop_run_once(l, 0), 2); /* a, b; b cancelled the victim */
+	CHECK_EQ(c.n, 2);
+	CHECK_EQ(c.order[0], (int)a);
+	CHECK_EQ(c.order[1], (int)b);
+	CHECK(c.chained > 0);
+	CHECK(!loop_cancel_timer(l, b)); /* fired: gone */
+	int64_t t0 = tb_mono_ns();
+	CHECK_EQ(loop_run_once(l, 1000), 1); /* the chained one, without waiting */
+	CHECK(tb_mono_ns() - t0 < 500 * 1000000ll);
+	CHECK_EQ(c.order[2], (int)c.chained);
+	CHECK_EQ(loop_run_once(l, 0), 0);
+	CHECK(loop_add_timer(l, 0, 0, never, NULL) > 0);
+	CHECK(loop_add_timer(l, 0, 0, never, NULL) > 0);
 	loop_free(l);
 }
 
