@@ -29,6 +29,7 @@
 #include "../../model/model.h"
 #include "manifest.h"
 #include "../proto/clock_snapshot.h"
+#include "../../io/io.h"
 #include "pb.h"
 #include "pb_fields.h"
 
@@ -51,6 +52,11 @@ enum { PKT_REMOTE_CLOCK_SYNC = 107 };
 #define RCS_SYNCED_CLOCKS 1
 #define RCS_CLIENT_CLOCKS 2
 #define RCS_HOST_CLOCKS 3
+/* compressed_packets seen by the scan: the proto importer's bounds
+ * (PROTO_MAX_INFLATED, PROTO_MAX_COMPRESSED_DEPTH). A payload beyond them,
+ * or not zlib, is skipped here and counted when the member is imported. */
+#define SCAN_MAX_INFLATED ((size_t)512 << 20)
+#define SCAN_MAX_DEPTH 4
 
 struct unit {
 	uint32_t member;
@@ -317,10 +323,27 @@ static void remote_sync(struct tp_mf_plan *p, uint32_t client_row, uint32_t host
 			         hv[k] - cv[k]);
 }
 
+static int scan_proto(struct tp *tp, struct tp_mf_plan *p, uint32_t i, const uint8_t *data,
+                      size_t len, unsigned depth);
+
+/* The packets deflated in one compressed_packets payload, scanned as if
+ * they stood in its place (they carry their own machine ids). */
+static int scan_compressed(struct tp *tp, struct tp_mf_plan *p, uint32_t i, const uint8_t *z,
+                           size_t n, unsigned depth)
+{
+	uint8_t *out = NULL;
+	size_t out_len = 0;
+	int rc = 0;
+	if (depth < SCAN_MAX_DEPTH && tp_zlib_inflate(z, n, SCAN_MAX_INFLATED, &out, &out_len) == 0)
+		rc = scan_proto(tp, p, i, out, out_len, depth + 1);
+	tb_free(out);
+	return rc;
+}
+
 /* Scan member i's packets: its machines (units), snapshots, remote syncs,
  * and the checks its manifest entry asks for. */
 static int scan_proto(struct tp *tp, struct tp_mf_plan *p, uint32_t i, const uint8_t *data,
-                      size_t len)
+                      size_t len, unsigned depth)
 {
 	const struct tp_mf_file *e = p->pm[i].e;
 	bool pinned = e && e->has_clocks && !e->clock;
@@ -331,8 +354,8 @@ static int scan_proto(struct tp *tp, struct tp_mf_plan *p, uint32_t i, const uin
 		if (pf.id != PB_F_Trace_packet || pf.wire != PB_WIRE_LEN)
 			continue;
 		uint64_t raw = 0;
-		struct pb_field snap = {0}, sync = {0};
-		bool has_snap = false, has_sync = false;
+		struct pb_field snap = {0}, sync = {0}, zpk = {0};
+		bool has_snap = false, has_sync = false, has_zpk = false;
 		struct pb_reader r;
 		struct pb_field f = {0};
 		pb_reader_init_field(&r, &pf);
@@ -343,6 +366,14 @@ static int scan_proto(struct tp *tp, struct tp_mf_plan *p, uint32_t i, const uin
 				snap = f, has_snap = true;
 			else if (f.id == PKT_REMOTE_CLOCK_SYNC && f.wire == PB_WIRE_LEN)
 				sync = f, has_sync = true;
+			else if (f.id == PB_F_TracePacket_compressed_packets &&
+			         f.wire == PB_WIRE_LEN)
+				zpk = f, has_zpk = true;
+		}
+		if (has_zpk) {
+			if (scan_compressed(tp, p, i, zpk.data, zpk.len, depth) < 0)
+				return -EINVAL;
+			continue;
 		}
 		if (check_machine(tp, e, raw) < 0)
 			return -EINVAL;
@@ -501,7 +532,7 @@ int tp_manifest_plan(struct tp *tp, const struct tp_mf_member *ms, size_t n)
 		if (p->pm[i].is_manifest)
 			continue;
 		if (p->pm[i].is_proto) {
-			if (scan_proto(tp, p, i, ms[i].data, ms[i].len) < 0)
+			if (scan_proto(tp, p, i, ms[i].data, ms[i].len, 0) < 0)
 				return -EINVAL;
 			if (first_proto < 0 &&
 			    !(p->pm[i].e && p->pm[i].e->has_clocks && !p->pm[i].e->clock))
