@@ -247,3 +247,37 @@ else
 	skip compressed_members "no python3"
 fi
 
+# ---- manifest clock overrides in clock_snapshot -----------------------------
+# Each `clocks` entry with sync_to is one snapshot of two clocks (source at
+# max(0, -offset), sync_to's at max(0, offset)), numbered before the
+# members' own; a clock the manifest's edges so far relate to the trace time
+# gets a row (a clockless file's own clock is TRACE_FILE, 11).
+"$TRACEBOX" traceconv merge -o "$TMP/cs.tar" --trace-time BOOTTIME "$TMP/phone.pb" --machine phone \
+	--sync-to phone.pb --sync-clock BOOTTIME --offset 500 "$TMP/app.json" --sync-to app.json \
+	--offset -1000 "$TMP/sys.systrace" 2>"$TMP/err" || fail merge_snapshots "$(cat "$TMP/err")"
+expect_eq manifest_snapshot_rows '"ts","clock_id","clock_name","clock_value","snapshot_id","machine_id"
+500,11,"[NULL]",0,0,1
+500,6,"BOOTTIME",500,0,0
+500,11,"[NULL]",1000,1,0
+500,11,"[NULL]",0,1,1
+1000000000,6,"BOOTTIME",1000000000,2,0
+1000000000,1,"REALTIME",1700000001000000000,2,0
+1000000000,3,"MONOTONIC",500000000,2,0' \
+	"$(q "$TMP/cs.tar" "select ts, clock_id, clock_name, clock_value, snapshot_id, machine_id from clock_snapshot order by id")"
+# Without trace_time the trace time is no clock of the manifest's: no rows,
+# but the snapshot still takes its number.
+expect_eq manifest_snapshot_no_trace_time '"snapshot_id","n"
+1,3' "$(q "$TMP/mono.tar" "select snapshot_id, count(*) as n from clock_snapshot group by 1")"
+# An entry relating a clock to itself is a snapshot with one clock twice:
+# refused when the archive loads.
+for m in "" phone; do
+	"$TRACEBOX" traceconv merge -o "$TMP/dup.tar" ${m:+--machine $m} "$TMP/phone.pb" ${m:+--machine $m} \
+		--clock BOOTTIME --sync-to phone.pb --sync-clock BOOTTIME --offset 5 "$TMP/sys.systrace" \
+		2>"$TMP/err" || fail "merge_dup$m" "$(cat "$TMP/err")"
+	"$bin" trace_processor_shell query "$TMP/dup.tar" "select 1" >/dev/null 2>"$TMP/err"
+	rc=$?
+	id=6
+	[ -z "$m" ] || id="6(seq=0,tf=0,m=1)"
+	expect_eq "snapshot_same_clock${m:+_$m}" "1 trace_processor_shell: cannot load '$TMP/dup.tar': Clock sync error: duplicate clock domain with id=$id at snapshot 0." \
+		"$rc $(cat "$TMP/err")"
+done
