@@ -195,3 +195,89 @@ bad_merge merge_dangling_option "per-file options must come before their TRACE" 
 bad_merge merge_offset_without_sync "need --sync-to FILE" --offset 5 "$TMP/phone.pb"
 bad_merge merge_manifest_and_options "exclude each other" --manifest "$TMP/mf.json" \
 	--machine x "$TMP/phone.pb"
+
+# ---- members whose packets are all inside compressed_packets ---------------
+# deflate IN OUT [garbage]: every packet of IN, deflated into one
+# compressed_packets (TracePacket 50) packet; with garbage, bytes that are
+# not zlib instead.
+deflate() {
+	python3 - "$@" <<'PY'
+import sys, zlib
+def v(n):
+    b = b""
+    while n >= 0x80: b += bytes([n & 0x7F | 0x80]); n >>= 7
+    return b + bytes([n])
+z = b"not zlib at all" if len(sys.argv) > 3 else zlib.compress(open(sys.argv[1], "rb").read())
+inner = b"\x92\x03" + v(len(z)) + z
+open(sys.argv[2], "wb").write(b"\x0a" + v(len(inner)) + inner)
+PY
+}
+if command -v python3 >/dev/null 2>&1; then
+	mkdir -p "$TMP/z"
+	deflate "$TMP/phone.pb" "$TMP/z/phone.pb"
+	deflate "$TMP/server.pb" "$TMP/z/server.pb"
+	# The compressed members' snapshots align them as the plain ones.
+	"$TRACEBOX" traceconv merge -o "$TMP/z.tar" --machine phone "$TMP/z/phone.pb" --machine server \
+		"$TMP/z/server.pb" 2>"$TMP/err" || fail merge_compressed "$(cat "$TMP/err")"
+	expect_eq compressed_aligned '"name","ts"
+"phone_slice",1100000000
+"server_slice",2100000000' "$(q "$TMP/z.tar" "select name, ts from slice order by ts")"
+	# A clock override on a trace with snapshots is refused, compressed or
+	# not, by the trace processor and by util merge's validation.
+	for d in "$TMP" "$TMP/z"; do
+		tag=plain
+		[ "$d" = "$TMP" ] || tag=compressed
+		"$TRACEBOX" traceconv merge -o "$TMP/o.tar" "$TMP/phone.pb" --sync-to phone.pb \
+			--offset 1000000000 "$d/server.pb" 2>"$TMP/err" || fail "offset_$tag" "$(cat "$TMP/err")"
+		"$bin" trace_processor_shell query "$TMP/o.tar" "select 1" >/dev/null 2>"$TMP/err"
+		expect_eq "offset_refused_$tag" "1 trace_processor_shell: cannot load '$TMP/o.tar': perfetto_manifest: clock overrides require the trace to use a single clock" \
+			"$? $(cat "$TMP/err")"
+		tar xOf "$TMP/o.tar" perfetto_manifest.json >"$TMP/o.json"
+		"$TRACEBOX" trace_processor_shell util merge -o "$TMP/u2.tar" --manifest "$TMP/o.json" \
+			"$TMP/phone.pb" "$d/server.pb" >/dev/null 2>"$TMP/err"
+		expect_eq "util_merge_refused_$tag" "1" "$?"
+	done
+	# A payload that is not zlib: counted as alone, the rest loads.
+	deflate "$TMP/server.pb" "$TMP/z/bad.pb" garbage
+	"$TRACEBOX" traceconv merge -o "$TMP/zb.tar" --machine phone "$TMP/phone.pb" --machine server \
+		"$TMP/z/bad.pb" 2>"$TMP/err" || fail merge_bad_zlib "$(cat "$TMP/err")"
+	expect_eq bad_zlib_counted '"n","v"
+1,1' "$(q "$TMP/zb.tar" "select (select count(*) from slice) as n, (select value from stats where name = 'compressed_packets_failure') as v")"
+else
+	skip compressed_members "no python3"
+fi
+
+# ---- manifest clock overrides in clock_snapshot -----------------------------
+# Each `clocks` entry with sync_to is one snapshot of two clocks (source at
+# max(0, -offset), sync_to's at max(0, offset)), numbered before the
+# members' own; a clock the manifest's edges so far relate to the trace time
+# gets a row (a clockless file's own clock is TRACE_FILE, 11).
+"$TRACEBOX" traceconv merge -o "$TMP/cs.tar" --trace-time BOOTTIME "$TMP/phone.pb" --machine phone \
+	--sync-to phone.pb --sync-clock BOOTTIME --offset 500 "$TMP/app.json" --sync-to app.json \
+	--offset -1000 "$TMP/sys.systrace" 2>"$TMP/err" || fail merge_snapshots "$(cat "$TMP/err")"
+expect_eq manifest_snapshot_rows '"ts","clock_id","clock_name","clock_value","snapshot_id","machine_id"
+500,11,"[NULL]",0,0,1
+500,6,"BOOTTIME",500,0,0
+500,11,"[NULL]",1000,1,0
+500,11,"[NULL]",0,1,1
+1000000000,6,"BOOTTIME",1000000000,2,0
+1000000000,1,"REALTIME",1700000001000000000,2,0
+1000000000,3,"MONOTONIC",500000000,2,0' \
+	"$(q "$TMP/cs.tar" "select ts, clock_id, clock_name, clock_value, snapshot_id, machine_id from clock_snapshot order by id")"
+# Without trace_time the trace time is no clock of the manifest's: no rows,
+# but the snapshot still takes its number.
+expect_eq manifest_snapshot_no_trace_time '"snapshot_id","n"
+1,3' "$(q "$TMP/mono.tar" "select snapshot_id, count(*) as n from clock_snapshot group by 1")"
+# An entry relating a clock to itself is a snapshot with one clock twice:
+# refused when the archive loads.
+for m in "" phone; do
+	"$TRACEBOX" traceconv merge -o "$TMP/dup.tar" ${m:+--machine $m} "$TMP/phone.pb" ${m:+--machine $m} \
+		--clock BOOTTIME --sync-to phone.pb --sync-clock BOOTTIME --offset 5 "$TMP/sys.systrace" \
+		2>"$TMP/err" || fail "merge_dup$m" "$(cat "$TMP/err")"
+	"$bin" trace_processor_shell query "$TMP/dup.tar" "select 1" >/dev/null 2>"$TMP/err"
+	rc=$?
+	id=6
+	[ -z "$m" ] || id="6(seq=0,tf=0,m=1)"
+	expect_eq "snapshot_same_clock${m:+_$m}" "1 trace_processor_shell: cannot load '$TMP/dup.tar': Clock sync error: duplicate clock domain with id=$id at snapshot 0." \
+		"$rc $(cat "$TMP/err")"
+done

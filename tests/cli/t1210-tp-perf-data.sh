@@ -12,7 +12,11 @@
 #   task-clock: the count of each), `-z` (zstd-compressed records) and pipe
 #   mode (`perf record -o - > f`): counts and threads equal perf script's;
 # - bad input: a cut header is one line and exit 1; a file cut inside its
-#   data loads what precedes the cut and counts perf_data_truncated.
+#   data loads what precedes the cut and counts perf_data_truncated;
+# - per-event counter tracks (a fixed-period and a frequency event with
+#   --sample-cpu, one without cpus, a group read {a,b}:S): names, types,
+#   cpus, rows and totals equal perf script's periods summed, and every
+#   sample's counter set holds its rows at its ts.
 . tests/lib.sh
 
 bin=$TRACEBOX
@@ -176,4 +180,66 @@ if perf record -q -z -e cpu-clock -g -o - -- "$TMP/burn" >"$f" 2>"$TMP/perr"; th
 	same_counts zstd_pipe "$f"
 else
 	fail zstd_pipe_record "$(cat "$TMP/perr")"
+fi
+
+# ---- per-event counter tracks -----------------------------------------------------------
+# Each event's counter track per cpu (perf_cpu_counter; perf_global_counter
+# when samples carry no cpu), one row per sample: the running total of the
+# sample periods, or for a group read (:S) the value read. Compared with
+# perf script's periods summed per event and cpu: "name,type,cpu,
+# is_timebase,rows,last value".
+tracks() {
+	rows "$1" "select t.name, t.type, coalesce(t.cpu, -1) as cpu, t.is_timebase, count(c.id) as n,
+		cast(max(c.value) as int) as last from perf_counter_track t join counter c on c.track_id = t.id
+		group by t.id" | sort
+}
+want_tracks() { # FILE TYPE
+	if [ "$2" = perf_cpu_counter ]; then
+		perf script -i "$1" -F event,cpu,period 2>/dev/null | tr -d '[]:' |
+			awk '{ print $3, $1 + 0, $2 }'
+	else
+		perf script -i "$1" -F event,period 2>/dev/null | tr -d ':' | awk '{ print $2, -1, $1 }'
+	fi | awk -v t="$2" '{ k = $1 "," t "," $2 ",1"; n[k]++; s[k] += $3 } END { for (k in n) print k "," n[k] "," s[k] }' | sort
+}
+# in_sets FILE: samples, and counter rows in their counter sets at their ts.
+in_sets() {
+	rows "$1" "select (select count(*) from __intrinsic_profiler_sample) as samples,
+		(select count(*) from __intrinsic_profiler_sample s join __intrinsic_profiler_counter_set cs
+		on cs.counter_set_id = s.counter_set_id join counter c on c.id = cs.counter_id and c.ts = s.ts) as in_sets"
+}
+f=$TMP/ctr.data
+if rec "$f" --sample-cpu -e cpu-clock/period=250000/ -e task-clock/freq=2000/ -o "$f" -- "$TMP/burn"; then
+	want=$(want_tracks "$f" perf_cpu_counter)
+	case $want in
+	*"cpu-clock/period=250000/,perf_cpu_counter,"*"task-clock/freq=2000/,perf_cpu_counter,"*)
+		expect_eq counter_tracks_cpu "$want" "$(tracks "$f")" ;;
+	*) fail counter_tracks_cpu "perf script shows no samples of both events: $want" ;;
+	esac
+	n=$(rows "$f" "select count(*) from perf_sample")
+	expect_eq counter_sets_cpu "$n,$n" "$(in_sets "$f")"
+else
+	fail counter_record "$(cat "$TMP/perr")"
+fi
+f=$TMP/ctrg.data
+if rec "$f" -e cpu-clock -c 250000 -o "$f" -- "$TMP/burn"; then
+	want=$(want_tracks "$f" perf_global_counter)
+	case $want in
+	"cpu-clock,perf_global_counter,-1,1,"*) expect_eq counter_tracks_global "$want" "$(tracks "$f")" ;;
+	*) fail counter_tracks_global "perf script: $want" ;;
+	esac
+else
+	fail counter_global_record "$(cat "$TMP/perr")"
+fi
+f=$TMP/ctrr.data
+if rec "$f" --sample-cpu -e '{cpu-clock,task-clock}:S' -c 250000 -o "$f" -- "$TMP/burn"; then
+	want=$(want_tracks "$f" perf_cpu_counter)
+	case $want in
+	*"cpu-clock,perf_cpu_counter,"*"task-clock,perf_cpu_counter,"*)
+		expect_eq counter_tracks_read "$want" "$(tracks "$f")" ;;
+	*) fail counter_tracks_read "perf script: $want" ;;
+	esac
+	n=$(rows "$f" "select count(*) from perf_sample")
+	expect_eq counter_sets_read "$n,$((2 * n))" "$(in_sets "$f")"
+else
+	fail counter_read_record "$(cat "$TMP/perr")"
 fi

@@ -29,11 +29,13 @@
 #include "../../model/model.h"
 #include "manifest.h"
 #include "../proto/clock_snapshot.h"
+#include "../../io/io.h"
 #include "pb.h"
 #include "pb_fields.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 /* TracePacket.remote_clock_sync, a field our trace_packet.proto does not
@@ -45,12 +47,18 @@ enum { PKT_REMOTE_CLOCK_SYNC = 107 };
 #define NCLOCKS 7 /* builtin clocks 1..6 */
 #define MF_BOOTTIME 6u
 #define MF_REALTIME 1u
+#define MF_TRACE_FILE 11u /* a file's own timeline, in clock_snapshot */
 #define PRIVATE_NODE ((uint64_t)1 << 62)
 /* RemoteClockSync (protos/perfetto/trace/remote_clock_sync.proto), not in
  * our generated field list. */
 #define RCS_SYNCED_CLOCKS 1
 #define RCS_CLIENT_CLOCKS 2
 #define RCS_HOST_CLOCKS 3
+/* compressed_packets seen by the scan: the proto importer's bounds
+ * (PROTO_MAX_INFLATED, PROTO_MAX_COMPRESSED_DEPTH). A payload beyond them,
+ * or not zlib, is skipped here and counted when the member is imported. */
+#define SCAN_MAX_INFLATED ((size_t)512 << 20)
+#define SCAN_MAX_DEPTH 4
 
 struct unit {
 	uint32_t member;
@@ -79,6 +87,12 @@ struct edge {
 	int64_t d; /* at one instant b reads a + d */
 };
 
+/* A `clocks` entry's snapshot: its two clocks' machine rows (the nodes and
+ * the offset are the entry's edge, edges[k] for the k-th snapshot). */
+struct msnap {
+	uint32_t arow, brow;
+};
+
 struct pmember {
 	const char *name;
 	bool is_proto, is_manifest;
@@ -95,6 +109,7 @@ struct tp_mf_plan {
 	VEC(struct snap) snaps;
 	VEC(struct node) nodes;
 	VEC(struct edge) edges;
+	VEC(struct msnap) msnaps; /* the first msnaps.len edges are theirs */
 	size_t cur;
 	bool importing;
 	uint64_t g;
@@ -317,10 +332,27 @@ static void remote_sync(struct tp_mf_plan *p, uint32_t client_row, uint32_t host
 			         hv[k] - cv[k]);
 }
 
+static int scan_proto(struct tp *tp, struct tp_mf_plan *p, uint32_t i, const uint8_t *data,
+                      size_t len, unsigned depth);
+
+/* The packets deflated in one compressed_packets payload, scanned as if
+ * they stood in its place (they carry their own machine ids). */
+static int scan_compressed(struct tp *tp, struct tp_mf_plan *p, uint32_t i, const uint8_t *z,
+                           size_t n, unsigned depth)
+{
+	uint8_t *out = NULL;
+	size_t out_len = 0;
+	int rc = 0;
+	if (depth < SCAN_MAX_DEPTH && tp_zlib_inflate(z, n, SCAN_MAX_INFLATED, &out, &out_len) == 0)
+		rc = scan_proto(tp, p, i, out, out_len, depth + 1);
+	tb_free(out);
+	return rc;
+}
+
 /* Scan member i's packets: its machines (units), snapshots, remote syncs,
  * and the checks its manifest entry asks for. */
 static int scan_proto(struct tp *tp, struct tp_mf_plan *p, uint32_t i, const uint8_t *data,
-                      size_t len)
+                      size_t len, unsigned depth)
 {
 	const struct tp_mf_file *e = p->pm[i].e;
 	bool pinned = e && e->has_clocks && !e->clock;
@@ -331,8 +363,8 @@ static int scan_proto(struct tp *tp, struct tp_mf_plan *p, uint32_t i, const uin
 		if (pf.id != PB_F_Trace_packet || pf.wire != PB_WIRE_LEN)
 			continue;
 		uint64_t raw = 0;
-		struct pb_field snap = {0}, sync = {0};
-		bool has_snap = false, has_sync = false;
+		struct pb_field snap = {0}, sync = {0}, zpk = {0};
+		bool has_snap = false, has_sync = false, has_zpk = false;
 		struct pb_reader r;
 		struct pb_field f = {0};
 		pb_reader_init_field(&r, &pf);
@@ -343,6 +375,14 @@ static int scan_proto(struct tp *tp, struct tp_mf_plan *p, uint32_t i, const uin
 				snap = f, has_snap = true;
 			else if (f.id == PKT_REMOTE_CLOCK_SYNC && f.wire == PB_WIRE_LEN)
 				sync = f, has_sync = true;
+			else if (f.id == PB_F_TracePacket_compressed_packets &&
+			         f.wire == PB_WIRE_LEN)
+				zpk = f, has_zpk = true;
+		}
+		if (has_zpk) {
+			if (scan_compressed(tp, p, i, zpk.data, zpk.len, depth) < 0)
+				return -EINVAL;
+			continue;
 		}
 		if (check_machine(tp, e, raw) < 0)
 			return -EINVAL;
@@ -449,7 +489,21 @@ static int clock_edges(struct tp *tp, struct tp_mf_plan *p)
 			}
 			b = PRIVATE_NODE | (uint32_t)mi;
 		}
+		/* The entry is a snapshot of its two clocks: one clock twice is
+		 * refused, as Perfetto's clock graph does. */
+		if (a == b && !(a & PRIVATE_NODE)) {
+			char id[64];
+			if (src)
+				snprintf(id, sizeof id, "%u(seq=0,tf=0,m=%u)", e->clock, src);
+			else
+				snprintf(id, sizeof id, "%u", e->clock);
+			return tp_fail(tp, -EINVAL,
+			               "Clock sync error: duplicate clock domain with id=%s at "
+			               "snapshot %zu.",
+			               id, p->msnaps.len);
+		}
 		edge_add(p, a, b, e->offset_ns);
+		vec_push(&p->msnaps, ((struct msnap){src, ref}));
 		node_of(p, a)->manual_src = true;
 		continue;
 	unresolved:
@@ -459,6 +513,80 @@ static int clock_edges(struct tp *tp, struct tp_mf_plan *p)
 		               e ? e->path : m->files[k].sync_file);
 	}
 	return 0;
+}
+
+/* The value node g reads when node s reads v, over the first n edges by a
+ * shortest path of at most 4 of them (Perfetto's longest clock path). */
+static bool convert(struct tp_mf_plan *p, size_t n, uint64_t s, int64_t v, uint64_t g, int64_t *out)
+{
+	enum { MAX_HOPS = 4, MAX_SEEN = 64 };
+	uint64_t key[MAX_SEEN];
+	int64_t val[MAX_SEEN];
+	size_t seen = 1, from = 0;
+	key[0] = s, val[0] = v;
+	for (int hop = 0; hop <= MAX_HOPS; hop++) {
+		size_t to = seen;
+		for (size_t i = from; i < to; i++)
+			if (key[i] == g) {
+				*out = val[i];
+				return true;
+			}
+		for (size_t i = from; hop < MAX_HOPS && i < to; i++) {
+			for (size_t k = 0; k < n && seen < MAX_SEEN; k++) {
+				const struct edge *e = &p->edges.data[k];
+				uint64_t nk;
+				int64_t nv;
+				if (e->a == key[i])
+					nk = e->b, nv = val[i] + e->d;
+				else if (e->b == key[i])
+					nk = e->a, nv = val[i] - e->d;
+				else
+					continue;
+				bool dup = false;
+				for (size_t j = 0; j < seen && !dup; j++)
+					dup = key[j] == nk;
+				if (!dup)
+					key[seen] = nk, val[seen++] = nv;
+			}
+		}
+		from = to;
+	}
+	return false;
+}
+
+/* The clock_snapshot rows of the `clocks` entries, as Perfetto adds them
+ * when it reads the manifest: the k-th entry is snapshot k of its two
+ * clocks, and each clock that the entries so far relate to the trace time
+ * (g, none when the manifest names no trace_time) gets a row. */
+static void manifest_snapshot_rows(struct tp *tp, struct tp_mf_plan *p, bool has_g, uint64_t g)
+{
+	struct tp_clock_snapshot_table *t = &tp->t.clock_snapshot;
+	for (size_t k = 0; k < p->msnaps.len; k++) {
+		const struct edge *e = &p->edges.data[k];
+		uint64_t key[2] = {e->a, e->b};
+		uint32_t row[2] = {p->msnaps.data[k].arow, p->msnaps.data[k].brow};
+		int64_t v[2] = {e->d < 0 ? -e->d : 0, e->d > 0 ? e->d : 0};
+		for (int c = 0; c < 2 && has_g; c++) {
+			int64_t ts;
+			if (!convert(p, k + 1, key[c], v[c], g, &ts))
+				continue;
+			bool priv = key[c] & PRIVATE_NODE;
+			uint32_t clock = priv ? MF_TRACE_FILE : (uint32_t)(key[c] & 0xff);
+			const char *name = priv ? NULL : tp_manifest_clock_name(clock);
+			uint32_t r = tp_clock_snapshot_append(t);
+			t->ts[r] = ts;
+			t->clock_id[r] = clock;
+			t->clock_name[r] = name ? tp_intern_cstr(tp, name) : 0;
+			t->clock_value[r] = v[c];
+			t->snapshot_id[r] = (int64_t)k;
+			t->machine_id[r] = row[c];
+		}
+	}
+}
+
+int64_t tp_manifest_snapshot_ids(struct tp *tp)
+{
+	return tp->mplan ? (int64_t)tp->mplan->msnaps.len : 0;
 }
 
 int tp_manifest_plan(struct tp *tp, const struct tp_mf_member *ms, size_t n)
@@ -496,12 +624,13 @@ int tp_manifest_plan(struct tp *tp, const struct tp_mf_member *ms, size_t n)
 		return -EINVAL;
 	if (clock_edges(tp, p) < 0)
 		return -EINVAL;
+	manifest_snapshot_rows(tp, p, m->trace_clock != 0, clock_node(tt_row, m->trace_clock));
 	int first_proto = -1;
 	for (uint32_t i = 0; i < n; i++) {
 		if (p->pm[i].is_manifest)
 			continue;
 		if (p->pm[i].is_proto) {
-			if (scan_proto(tp, p, i, ms[i].data, ms[i].len) < 0)
+			if (scan_proto(tp, p, i, ms[i].data, ms[i].len, 0) < 0)
 				return -EINVAL;
 			if (first_proto < 0 &&
 			    !(p->pm[i].e && p->pm[i].e->has_clocks && !p->pm[i].e->clock))
@@ -657,6 +786,7 @@ void tp_manifest_plan_free(struct tp *tp)
 		vec_release(&p->snaps);
 		vec_release(&p->nodes);
 		vec_release(&p->edges);
+		vec_release(&p->msnaps);
 		tb_free(p);
 		tp->mplan = NULL;
 	}

@@ -45,6 +45,11 @@ uint32_t tp_manifest_clock_id(const char *name)
 	return 0;
 }
 
+const char *tp_manifest_clock_name(uint32_t id)
+{
+	return id < TB_ARRAY_SIZE(clock_names) ? clock_names[id] : NULL;
+}
+
 bool tp_manifest_sniff(const uint8_t *p, size_t n)
 {
 	static const char magic[] = "{\"perfetto_manifest\"";

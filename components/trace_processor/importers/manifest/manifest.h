@@ -107,6 +107,8 @@ const struct tp_mf_file *tp_manifest_file(const struct tp_manifest *m, const cha
 /* Builtin clock id of a manifest clock name (REALTIME ... BOOTTIME), 0 if
  * unknown. */
 uint32_t tp_manifest_clock_id(const char *name);
+/* The name of builtin clock id 1 ... 6, NULL for any other. */
+const char *tp_manifest_clock_name(uint32_t id);
 
 /* The importer of a manifest file (trace_type "perfetto_manifest"); tp.c
  * sniffs for it before the formats of importers/importers.c. */
@@ -138,6 +140,9 @@ int64_t tp_manifest_member_shift(struct tp *tp, size_t i);
  * true and *row when the manifest decides it; false to use the default.
  * Sets an error (and returns true with *row 0) for an undeclared id. */
 bool tp_manifest_machine(struct tp *tp, uint64_t raw, uint32_t *row);
+/* How many clock_snapshot snapshot ids the manifest's `clocks` entries
+ * took (0 .. n - 1): the members' own snapshots are numbered after them. */
+int64_t tp_manifest_snapshot_ids(struct tp *tp);
 /* The shift of the current member's timestamps on embedded machine raw
  * (after its own clock conversion); *drop when its clock cannot be placed
  * on the merged timeline (its events are dropped). */

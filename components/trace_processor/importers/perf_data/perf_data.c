@@ -113,6 +113,11 @@ struct pd_chain {   /* a callchain seen before and its leaf callsite */
 	uint32_t mode; /* the sample's cpumode (frames before any marker) */
 };
 
+struct pd_counter { /* an event's counter track on one cpu (or none) */
+	uint32_t track;
+	double value; /* its last row's value */
+};
+
 VEC_DEFINE(pd_bytes, uint8_t);
 
 struct tp_importer {
@@ -145,6 +150,14 @@ struct tp_importer {
 	struct ksyms ksyms;
 	bool have_ksyms;
 	int64_t last_ts;
+	/* Counter tracks: attr index << 32 | cpu (UINT32_MAX: the sample has
+	 * none) -> index into ctrs; the last one looked up. */
+	struct hmap counters;
+	VEC(struct pd_counter) ctrs;
+	VEC(uint32_t) set; /* scratch: a sample's counter rows */
+	uint64_t last_ckey;
+	uint32_t last_c;
+	bool last_c_valid;
 	uint32_t session, cmdline;
 	uint32_t str_source, str_kernel_dso, str_empty;
 	uint32_t modes[6];
@@ -188,9 +201,11 @@ int tp_perf_data_parse_attr(const uint8_t *p, size_t n, struct tp_perf_data_attr
 		return -EINVAL;
 	a->type = tb_ld32(p);
 	a->config = tb_ld64(p + 8);
+	a->sample_period = tb_ld64(p + 16);
 	a->sample_type = tb_ld64(p + 24);
 	a->read_format = tb_ld64(p + 32);
 	uint64_t flags = tb_ld64(p + 40);
+	a->freq = flags >> 10 & 1;
 	a->sample_id_all = flags >> 18 & 1;
 	bool use_clockid = flags >> 25 & 1;
 	if (n >= 80) {
@@ -278,6 +293,7 @@ int tp_perf_data_parse_sample(const struct tp_perf_data_attr *a, const uint8_t *
 		s->has_period = true;
 	}
 	if (st & PD_SAMPLE_READ) {
+		size_t start = off;
 		uint64_t rf = a->read_format;
 		uint64_t times = ((rf & PD_FORMAT_TOTAL_TIME_ENABLED) ? 8 : 0) +
 		                 ((rf & PD_FORMAT_TOTAL_TIME_RUNNING) ? 8 : 0);
@@ -291,6 +307,8 @@ int tp_perf_data_parse_sample(const struct tp_perf_data_attr *a, const uint8_t *
 		} else if (!take(n, &off, times + per)) {
 			return -EINVAL;
 		}
+		s->read = p + start;
+		s->read_len = off - start;
 	}
 	if (st & PD_SAMPLE_CALLCHAIN) {
 		uint64_t nr;
@@ -1054,6 +1072,117 @@ static bool chain_eq(const void *ctx, uint64_t idx)
 static uint32_t resolve(struct tp_importer *imp, const struct tp_perf_data_sample *sp,
                         struct pd_proc *user, unsigned mode);
 
+/* Event a's counter track on cpu (has_cpu false: perf_global_counter), as
+ * Perfetto's: named after the event ("" before a description names it),
+ * dimension args cpu, perf_session_id, name; source arg is_timebase (an
+ * event that samples: its period or frequency below 2^62). */
+static uint32_t counter_track(struct tp_importer *imp, const struct tp_perf_data_attr *a,
+                              bool has_cpu, uint32_t cpu)
+{
+	struct tp *tp = imp->tp;
+	uint32_t name = a->name ? a->name : imp->str_empty;
+	struct tp_track_key key = {.type = has_cpu ? "perf_cpu_counter" : "perf_global_counter",
+	                           .event_type = "counter",
+	                           .utid = -1,
+	                           .upid = -1,
+	                           .cpu = has_cpu ? (int64_t)cpu : -1,
+	                           .extra_dim = imp->session,
+	                           .name = name};
+	uint32_t track = tp_track_get(tp, &key);
+	struct tp_track_table *t = &tp->t.track;
+	if (t->dimension_arg_set_id[track] != TP_NULL_U32)
+		return track;
+	struct tp_args_builder *b = &tp->args_scratch;
+	uint32_t k;
+	tp_args_begin(b);
+	if (has_cpu) {
+		k = tp_intern_cstr(tp, "cpu");
+		tp_args_add_int(b, k, k, cpu);
+	}
+	k = tp_intern_cstr(tp, "perf_session_id");
+	tp_args_add_int(b, k, k, imp->session);
+	k = tp_intern_cstr(tp, "name");
+	tp_args_add_string(b, k, k, name);
+	t->dimension_arg_set_id[track] = tp_args_commit(tp, b);
+	tp_args_begin(b);
+	k = tp_intern_cstr(tp, "is_timebase");
+	tp_args_add_bool(b, k, k, a->sample_period < (1ull << 62));
+	t->source_arg_set_id[track] = tp_args_commit(tp, b);
+	return track;
+}
+
+/* The counter of (attr, cpu) looked up and made (counter_of: the last one
+ * without a lookup, as most samples repeat their predecessor's). */
+static uint32_t counter_find(struct tp_importer *imp, uint64_t key, uint32_t attr, bool has_cpu,
+                             uint32_t cpu)
+{
+	uint64_t v;
+	if (!hmap_get(&imp->counters, key, &v)) {
+		v = imp->ctrs.len;
+		struct pd_counter c = {counter_track(imp, &imp->attrs.data[attr], has_cpu, cpu), 0};
+		vec_push(&imp->ctrs, c);
+		hmap_put(&imp->counters, key, v);
+	}
+	imp->last_ckey = key;
+	imp->last_c = (uint32_t)v;
+	imp->last_c_valid = true;
+	return (uint32_t)v;
+}
+
+static inline struct pd_counter *counter_of(struct tp_importer *imp, uint32_t attr, bool has_cpu,
+                                            uint32_t cpu)
+{
+	uint64_t key = (uint64_t)attr << 32 | (has_cpu ? cpu : UINT32_MAX);
+	if (imp->last_c_valid && imp->last_ckey == key)
+		return &imp->ctrs.data[imp->last_c];
+	uint32_t i = counter_find(imp, key, attr, has_cpu, cpu); /* may move ctrs */
+	return &imp->ctrs.data[i];
+}
+
+/* The counter rows of a sample of event attr at ts, as Perfetto's: the
+ * values it read (PERF_SAMPLE_READ, each on its own event's track), else
+ * its period (or its event's fixed one) added to its event's running
+ * total. *set is their counter set. False when it has neither, or reads an
+ * event without an id or of an unknown one: the sample is skipped. */
+static bool sample_counters(struct tp_importer *imp, uint32_t attr,
+                            const struct tp_perf_data_sample *s, int64_t ts, uint32_t *set)
+{
+	struct tp *tp = imp->tp;
+	const struct tp_perf_data_attr *a = &imp->attrs.data[attr];
+	if (s->read) {
+		vec_clear(&imp->set);
+		uint64_t rf = a->read_format, v;
+		size_t times = ((rf & PD_FORMAT_TOTAL_TIME_ENABLED) ? 8 : 0) +
+		               ((rf & PD_FORMAT_TOTAL_TIME_RUNNING) ? 8 : 0);
+		bool group = rf & PD_FORMAT_GROUP;
+		uint64_t nr = group ? tb_ld64(s->read) : 1;
+		size_t off = 8 + times;
+		if (!(rf & PD_FORMAT_ID) || nr == 0)
+			return false;
+		for (uint64_t i = 0; i < nr; i++) {
+			uint64_t value = group ? tb_ld64(s->read + off) : tb_ld64(s->read);
+			off += group ? 8 : 0;
+			uint64_t id = tb_ld64(s->read + off);
+			off += 8 + ((rf & PD_FORMAT_LOST) ? 8 : 0);
+			if (!hmap_get(&imp->ids, id, &v))
+				return false;
+			struct pd_counter *c = counter_of(imp, (uint32_t)v, s->has_cpu, s->cpu);
+			c->value = (double)value;
+			vec_push(&imp->set,
+			         tp_counter_add(tp, c->track, ts, c->value, TP_NULL_U32));
+		}
+		*set = tp_profiler_counter_set(tp, imp->set.data, imp->set.len);
+		return true;
+	}
+	if (!s->has_period && a->freq)
+		return false;
+	struct pd_counter *c = counter_of(imp, attr, s->has_cpu, s->cpu);
+	c->value += (double)(s->has_period ? s->period : a->sample_period);
+	uint32_t id = tp_counter_add(tp, c->track, ts, c->value, TP_NULL_U32);
+	*set = tp_profiler_counter_set(tp, &id, 1);
+	return true;
+}
+
 static void apply_sample(struct tp_importer *imp, const struct pd_rec *r, const uint8_t *p,
                          size_t n)
 {
@@ -1110,14 +1239,20 @@ static void apply_sample(struct tp_importer *imp, const struct pd_rec *r, const 
 		                     ? tp_profiler_execution_context(tp, ucpu, mode_id)
 		                     : TP_NULL_U32;
 	}
+	int64_t ts = tp_trace_time(tp, a->clock, r->ts);
+	uint32_t counter_set;
+	if (!sample_counters(imp, r->attr, &s, ts, &counter_set)) {
+		istat_add(tp, TP_ISTAT_perf_record_skipped, PD_RECORD_SAMPLE, 1);
+		return;
+	}
 	struct tp_profiler_sample row = {
-	    .ts = tp_trace_time(tp, a->clock, r->ts),
+	    .ts = ts,
 	    .source = imp->str_source,
 	    .task_context = imp->last_task,
 	    .execution_context = imp->last_exec,
 	    .callsite = cs,
 	    .session = imp->session,
-	    .counter_set = TP_NULL_U32,
+	    .counter_set = counter_set,
 	};
 	uint32_t id = tp_profiler_sample_add(tp, &row);
 	struct tp_profiler_sample_table *t = &tp->t.profiler_sample;
@@ -1345,6 +1480,7 @@ static struct tp_importer *perf_data_create(struct tp *tp)
 	hmap_init(&imp->ids);
 	hmap_init(&imp->build_ids);
 	hmap_init(&imp->procs);
+	hmap_init(&imp->counters);
 	imp->kernel.dummy = TP_NULL_U32;
 	imp->last_task = TP_NULL_U32;
 	imp->str_source = tp_intern_cstr(tp, "linux.perf");
@@ -1420,6 +1556,9 @@ static void perf_data_destroy(struct tp_importer *imp)
 	hmap_release(&imp->procs);
 	hmap_release(&imp->ids);
 	hmap_release(&imp->build_ids);
+	hmap_release(&imp->counters);
+	vec_release(&imp->ctrs);
+	vec_release(&imp->set);
 	tp_stack_profile_release(&imp->sp);
 	if (imp->have_ksyms)
 		ksyms_release(&imp->ksyms);

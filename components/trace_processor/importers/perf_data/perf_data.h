@@ -52,8 +52,10 @@ struct tp_perf_data_attr {
 	uint64_t regs_user, regs_intr; /* register masks */
 	uint64_t config;
 	uint32_t type;
-	uint32_t clock;     /* Perfetto builtin clock id of the timestamps */
-	uint32_t name;      /* pool id, 0 until an event description names it */
+	uint32_t clock;         /* Perfetto builtin clock id of the timestamps */
+	uint32_t name;          /* pool id, 0 until an event description names it */
+	uint64_t sample_period; /* sample_freq when freq */
+	bool freq;
 	bool sample_id_all; /* non-sample records end with a sample_id */
 	bool branch_hw_index;
 };
@@ -66,6 +68,8 @@ struct tp_perf_data_sample {
 	bool has_id, has_ip, has_tid, has_time, has_cpu, has_period;
 	const uint8_t *chain;
 	uint64_t nchain;
+	const uint8_t *read; /* PERF_SAMPLE_READ's bytes (per read_format), or NULL */
+	size_t read_len;
 };
 
 /* Decode the body of a sample record (after its 8-byte header, n bytes)

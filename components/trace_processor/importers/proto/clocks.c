@@ -18,6 +18,7 @@
 #include "proto_int.h"
 #include "pb_fields.h"
 #include "clock_snapshot.h"
+#include "../manifest/manifest.h"
 
 #include <string.h>
 
@@ -259,7 +260,7 @@ void tp_proto_clocks_snapshot_rows(struct proto_clocks *c, struct tp *tp, uint32
 		t->clock_id[row] = clk[i].id;
 		t->clock_name[row] = name ? tp_intern_cstr(tp, name) : 0;
 		t->clock_value[row] = clk[i].value;
-		t->snapshot_id[row] = c->snapshot_rows;
+		t->snapshot_id[row] = c->snapshot_rows + tp_manifest_snapshot_ids(tp);
 		t->machine_id[row] = machine;
 	}
 	c->snapshot_rows++;
