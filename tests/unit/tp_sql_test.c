@@ -1167,14 +1167,14 @@ TEST(tp_sql_vtab_group_by_few_rows_large_pool)
 
 /* 20 counter tracks named "c<k>" (text order differs from id order), 6000
  * values spread over them, reals that round differently by order. */
-static struct tp *keyed_counters(void)
+static struct tp *keyed_counters(uint32_t names)
 {
 	struct tp *tp = tp_new(NULL);
 	uint32_t tr[20];
 	for (uint32_t k = 0; k < 20; k++) {
 		char name[16];
-		snprintf(name, sizeof name, "c%u", (k * 7) % 20);
-		struct tp_track_key ck = {.type = "c",
+		snprintf(name, sizeof name, "c%u", (k * 7) % names);
+		struct tp_track_key ck = {.type = k < 10 ? "c" : "d",
 		                          .event_type = "counter",
 		                          .utid = -1,
 		                          .upid = -1,
@@ -1198,7 +1198,7 @@ static struct tp *keyed_counters(void)
  * stays one scan of counter with a lookup per row. */
 TEST(tp_sql_vtab_join_keyed_group_by)
 {
-	struct tp *tp = keyed_counters();
+	struct tp *tp = keyed_counters(20);
 	char buf[1024];
 	int64_t v0;
 
@@ -1233,6 +1233,22 @@ TEST(tp_sql_vtab_join_keyed_group_by)
 	                   "counter_track t ON c.track_id = t.id GROUP BY t.name)"),
 	         6000);
 	CHECK_EQ(visited(tp) - v0, 6000 + 20);
+	tp_free(tp);
+
+	/* Two tracks per name: a group would be two runs, the sorter keeps
+	 * the rows in id order, so the sorter stays. */
+	tp = keyed_counters(10);
+	check_grouped_same(
+	    tp,
+	    "SELECT t.name, count(*), sum(c.value), group_concat(c.id) FROM counter c "
+	    "JOIN counter_track t ON c.track_id = t.id GROUP BY t.name",
+	    "SELECT t.name, count(*), sum(c.value), group_concat(c.id) FROM counter c "
+	    "JOIN counter_track t ON c.track_id = t.id GROUP BY +t.name");
+	CHECK(strstr(q_plan(tp,
+	                    "SELECT t.name, count(*) FROM counter c JOIN counter_track t ON "
+	                    "c.track_id = t.id GROUP BY t.name",
+	                    buf, sizeof buf),
+	             "USE TEMP B-TREE FOR GROUP BY") != NULL);
 	tp_free(tp);
 }
 

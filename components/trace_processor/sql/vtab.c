@@ -61,15 +61,17 @@ enum tp_vtab_op {
  * rows; such a lookup reads its rows out of order, mostly cache misses,
  * priced at this many sequential rows each. */
 #define TP_VTAB_KEYED_MIN_ROWS 1024
-#define TP_VTAB_KEYED_COST 4.0
+#define TP_VTAB_KEYED_COST 16.0
 
 /* SQLite 3.40 charges no sort to a join whose outer loop is a virtual
  * table it cannot prove ordered, so a GROUP BY on this table's columns
  * looks free when the table is an inner loop; a lookup from a join
  * (`col = ?` on another table's value) then pays this much per row it
  * gives for the sorter that follows, so that the plan with this table
- * outer, grouped and without a sorter, can win. */
-#define TP_VTAB_GROUP_SORT_COST 16.0
+ * outer, grouped and without a sorter, can win. Only when no two rows
+ * share the keys (group_unique): a group of several outer rows would
+ * reach real sums and group_concat in another order than the sorter's. */
+#define TP_VTAB_GROUP_SORT_COST 32.0
 
 /* How a filter's right-hand value compares, decided once per xFilter. */
 enum tp_vtab_rhs {
@@ -467,6 +469,8 @@ static int keyed_term(sqlite3_index_info *info, struct tp_sql_table *t, uint32_t
 	return best;
 }
 
+static bool group_unique(struct tp_sql_table *t, const sqlite3_index_info *info);
+
 static int vt_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info)
 {
 	struct tp_sql_table *t = ((struct tp_vtab *)vtab)->t;
@@ -548,7 +552,8 @@ static int vt_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info)
 		                    OP_USED);
 	}
 	info->estimatedRows = (sqlite3_int64)out;
-	if (joined && info->nOrderBy > 0 && sqlite3_vtab_distinct(info) == 1)
+	if (joined && info->nOrderBy > 0 && sqlite3_vtab_distinct(info) == 1 &&
+	    group_unique(t, info))
 		info->estimatedCost += TP_VTAB_GROUP_SORT_COST * out;
 
 	/* Rows come out in id order; columns that are sorted follow it. */
@@ -1035,6 +1040,33 @@ static const uint32_t *cached_order(struct tp_sql_table *t, const struct tp_sql_
 	t->orders[t->norders].n = n;
 	t->orders[t->norders].rows = order_rows(t, o, rows, n);
 	return t->orders[t->norders++].rows;
+}
+
+/* Whether no two rows of t share the ORDER BY's keys (a key on id: yes),
+ * checked on a complete trace's table of up to 65536 rows through its
+ * cached order. Then each group of a join with t outer is one row of t,
+ * whose inner rows reach the aggregates in the order the sorter would
+ * give them. */
+static bool group_unique(struct tp_sql_table *t, const sqlite3_index_info *info)
+{
+	uint32_t n = tp_sql_table_rows(t);
+	struct tp_sql_order o = {0};
+	const uint32_t *rows;
+
+	for (int i = 0; i < info->nOrderBy; i++) {
+		if (info->aOrderBy[i].iColumn <= 0)
+			return true;
+		if (o.ncols == TP_VTAB_MAX_GROUP)
+			return false;
+		o.cols[o.ncols++] = (uint32_t)info->aOrderBy[i].iColumn - 1;
+	}
+	if (!t->sql->tp->eof || n > 65536)
+		return false;
+	rows = cached_order(t, &o);
+	for (uint32_t i = 1; i < n; i++)
+		if (order_cmp(t, &o, rows[i - 1], rows[i]) == 0)
+			return false;
+	return true;
 }
 
 void tp_sql_tables_release(struct tp_sql *sql)
