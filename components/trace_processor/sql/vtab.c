@@ -1195,6 +1195,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 	uint64_t used = 0, key = 0;
 	int arg = 0;
 	long keyed = -1;
+	struct tp_vtab_filter keyf = {0};
 
 	c->lo = 0;
 	c->hi = n;
@@ -1281,6 +1282,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 			}
 			if (t->sql->tp->eof) {
 				keyed = col - 1;
+				keyf = f;
 				continue;
 			}
 			/* Not cacheable yet: a filter like any other. */
@@ -1330,13 +1332,20 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 			else
 				hi = mid;
 		}
-		c->grouped = c->whole = true;
-		c->order = rows + first;
-		c->norder = end - first;
-		c->pos = 0;
-		prefetch_cols(c, used);
-		seek_match(c);
-		return SQLITE_OK;
+		if (end - first <= c->hi - c->lo || c->nfilters >= TP_VTAB_MAX_TERMS) {
+			c->grouped = c->whole = true;
+			c->order = rows + first;
+			c->norder = end - first;
+			c->pos = 0;
+			prefetch_cols(c, used);
+			seek_match(c);
+			return SQLITE_OK;
+		}
+		/* An id or sorted-column range shorter than the run: scan
+		 * it, the key a filter like the others. */
+		c->filters[c->nfilters++] = keyf;
+		o.ncols = 0;
+		keyed = -1;
 	}
 	if (keyed >= 0)
 		return SQLITE_ERROR;
