@@ -42,6 +42,8 @@ static const struct query proto_queries[] = {
      "select p.pid, t.tid, s.name, count(*), sum(s.dur) from slice s join thread_track tt on "
      "s.track_id = tt.id join thread t using(utid) join process p using(upid) group by p.pid, "
      "t.tid, s.name"},
+    {"slice-thread_track count",
+     "select count(*), sum(s.dur) from slice s join thread_track tt on s.track_id = tt.id"},
     {"parent/child self-join",
      "select p.name, c.name, count(*), sum(c.dur) from slice c join slice p on c.parent_id = "
      "p.id group by p.name, c.name"},
@@ -62,6 +64,8 @@ static const struct query sched_queries[] = {
     {"sched by cpu", "select cpu, count(*), sum(dur) from sched group by cpu"},
     {"sched join thread",
      "select t.tid, count(*), sum(s.dur) from sched s join thread t using(utid) group by t.tid"},
+    {"sched join thread count",
+     "select count(*), sum(s.dur), sum(t.tid) from sched s join thread t using(utid)"},
 };
 
 static const struct query counter_queries[] = {
@@ -76,6 +80,8 @@ static const struct query counter_queries[] = {
     {"counter join track name",
      "select t.name, count(*), avg(c.value) from counter c join counter_track t on c.track_id = "
      "t.id group by t.name"},
+    {"counter join track count",
+     "select count(*), sum(c.value) from counter c join counter_track t on c.track_id = t.id"},
 };
 
 /* CPU seconds of this process: the machine is shared, wall time is noisy. */

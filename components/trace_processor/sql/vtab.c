@@ -52,7 +52,26 @@ enum tp_vtab_op {
 	OP_ORDER = 'o',      /* rows ordered by this column (no argument) */
 	OP_ORDER_DESC = 'O', /* the same, descending */
 	OP_USED = 'u',       /* "<mask>u": the described columns SQLite reads */
+	OP_KEYED = 'k',      /* = through the column's cached row order */
 };
+
+/* `col = ?` from a join on an integer column that is not sorted is
+ * served through the table's cached order by that column (binary search
+ * to the run of equal keys, in id order) once the table has this many
+ * rows; such a lookup reads its rows out of order, mostly cache misses,
+ * priced at this many sequential rows each. */
+#define TP_VTAB_KEYED_MIN_ROWS 1024
+#define TP_VTAB_KEYED_COST 16.0
+
+/* SQLite 3.40 charges no sort to a join whose outer loop is a virtual
+ * table it cannot prove ordered, so a GROUP BY on this table's columns
+ * looks free when the table is an inner loop; a lookup from a join
+ * (`col = ?` on another table's value) then pays this much per row it
+ * gives for the sorter that follows, so that the plan with this table
+ * outer, grouped and without a sorter, can win. Only when no two rows
+ * share the keys (group_unique): a group of several outer rows would
+ * reach real sums and group_concat in another order than the sorter's. */
+#define TP_VTAB_GROUP_SORT_COST 32.0
 
 /* How a filter's right-hand value compares, decided once per xFilter. */
 enum tp_vtab_rhs {
@@ -385,13 +404,82 @@ static bool plan_grouped(sqlite3_index_info *info, sqlite3_str *s, int nterms)
 	return true;
 }
 
+static int i64_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Rows per value of integer column c among t's n rows, NULLs apart,
+ * estimated from up to 256 rows spread evenly over the table: when the
+ * sample holds few values they are taken as all there are, else the
+ * number of values is scaled up with the table. */
+static double eq_rows(const struct tp_sql_table *t, uint32_t c, uint32_t n)
+{
+	int64_t v[256];
+	uint32_t s = n < 256 ? n : 256, m = 0, d = 0;
+	double distinct, rows;
+
+	for (uint32_t i = 0; i < s; i++)
+		if (col_int(t, c, (uint32_t)((uint64_t)i * n / s), &v[m]))
+			m++;
+	if (!m)
+		return 1;
+	qsort(v, m, sizeof v[0], i64_cmp);
+	for (uint32_t i = 0; i < m; i++)
+		if (i == 0 || v[i] != v[i - 1])
+			d++;
+	distinct = d * 4 <= m ? d : (double)d * n / s;
+	rows = (double)n * m / s / distinct;
+	return rows < 1 ? 1 : rows;
+}
+
+/* The constraint a keyed lookup (OP_KEYED) serves, or -1: an `=` whose
+ * right side is not a constant (a join's) on an integer column that is
+ * not sorted, on a complete trace's table of TP_VTAB_KEYED_MIN_ROWS rows
+ * or more, when no `id =` is usable; the one matching fewest rows. */
+static int keyed_term(sqlite3_index_info *info, struct tp_sql_table *t, uint32_t n, double *rows)
+{
+	const struct tp_table_desc *d = t->desc;
+	int best = -1;
+
+	if (!t->sql->tp->eof || n < TP_VTAB_KEYED_MIN_ROWS)
+		return -1;
+	for (int i = 0; i < info->nConstraint; i++) {
+		const struct sqlite3_index_constraint *c = &info->aConstraint[i];
+		sqlite3_value *v;
+		double r;
+		int col = c->iColumn < 0 ? 0 : c->iColumn;
+
+		if (!c->usable || c->op != SQLITE_INDEX_CONSTRAINT_EQ)
+			continue;
+		if (col == 0)
+			return -1;
+		if (!is_int_type(d->cols[col - 1].type) || sqlite3_vtab_in(info, i, -1) ||
+		    ((d->cols[col - 1].flags & TP_COL_SORTED) &&
+		     tp_sql_col_sorted(t, (uint32_t)col - 1)) ||
+		    sqlite3_vtab_rhs_value(info, i, &v) == SQLITE_OK)
+			continue;
+		r = eq_rows(t, (uint32_t)col - 1, n);
+		if (best < 0 || r < *rows) {
+			best = i;
+			*rows = r;
+		}
+	}
+	return best;
+}
+
+static bool group_unique(struct tp_sql_table *t, const sqlite3_index_info *info);
+
 static int vt_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info)
 {
 	struct tp_sql_table *t = ((struct tp_vtab *)vtab)->t;
 	const struct tp_table_desc *d = t->desc;
 	double n = tp_sql_table_rows(t), scanned = n, out;
 	double filter_sel = 1.0;
-	bool id_eq = false, has_in = false, grouped = false;
+	double key_rows = 0;
+	int keyed = keyed_term(info, t, (uint32_t)n, &key_rows);
+	bool id_eq = false, has_in = false, grouped = false, joined = keyed >= 0;
 	int id_bounds = 0, sorted_bounds = 0, argv = 0, nterms = 0;
 	sqlite3_str *s = sqlite3_str_new(NULL);
 
@@ -401,14 +489,24 @@ static int vt_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info)
 		int col = c->iColumn < 0 ? 0 : c->iColumn;
 		char op = map_op(c->op);
 
+		if (i == keyed) {
+			sqlite3_str_appendf(s, "%s%d%c", nterms ? " " : "", col, OP_KEYED);
+			nterms++;
+			info->aConstraintUsage[i].argvIndex = ++argv;
+			info->aConstraintUsage[i].omit = 1;
+			continue;
+		}
 		if (!c->usable || !op || nterms >= TP_VTAB_MAX_TERMS ||
 		    !term_usable(info, i, d, col, op))
 			continue;
 		sqlite3_str_appendf(s, "%s%d%c", nterms ? " " : "", col, op);
 		nterms++;
 		if (op_has_rhs(op)) {
+			sqlite3_value *rhs;
 			info->aConstraintUsage[i].argvIndex = ++argv;
 			info->aConstraintUsage[i].omit = 1;
+			if (sqlite3_vtab_rhs_value(info, i, &rhs) != SQLITE_OK)
+				joined = true;
 			if (op == OP_EQ && sqlite3_vtab_in(info, i, -1))
 				has_in = true;
 		}
@@ -443,10 +541,23 @@ static int vt_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info)
 	if (scanned < 1)
 		scanned = 1;
 	info->estimatedCost = scanned + (sorted_bounds ? log2(n + 1) : 0);
+	if (keyed >= 0) {
+		double cost = log2(n + 1) + TP_VTAB_KEYED_COST * key_rows;
+		if (cost < info->estimatedCost)
+			info->estimatedCost = cost;
+		if (key_rows * filter_sel < out)
+			out = key_rows * filter_sel < 1 ? 1 : key_rows * filter_sel;
+		/* The columns SQLite reads, prefetched along the run. */
+		sqlite3_str_appendf(s, " %llu%c", (unsigned long long)(info->colUsed >> 1),
+		                    OP_USED);
+	}
 	info->estimatedRows = (sqlite3_int64)out;
+	if (joined && info->nOrderBy > 0 && sqlite3_vtab_distinct(info) == 1 &&
+	    group_unique(t, info))
+		info->estimatedCost += TP_VTAB_GROUP_SORT_COST * out;
 
 	/* Rows come out in id order; columns that are sorted follow it. */
-	if (info->nOrderBy > 0 && !has_in) {
+	if (info->nOrderBy > 0 && !has_in && keyed < 0) {
 		bool ok = true;
 		unsigned char desc = info->aOrderBy[0].desc;
 		for (int i = 0; i < info->nOrderBy && ok; i++) {
@@ -931,6 +1042,33 @@ static const uint32_t *cached_order(struct tp_sql_table *t, const struct tp_sql_
 	return t->orders[t->norders++].rows;
 }
 
+/* Whether no two rows of t share the ORDER BY's keys (a key on id: yes),
+ * checked on a complete trace's table of up to 65536 rows through its
+ * cached order. Then each group of a join with t outer is one row of t,
+ * whose inner rows reach the aggregates in the order the sorter would
+ * give them. */
+static bool group_unique(struct tp_sql_table *t, const sqlite3_index_info *info)
+{
+	uint32_t n = tp_sql_table_rows(t);
+	struct tp_sql_order o = {0};
+	const uint32_t *rows;
+
+	for (int i = 0; i < info->nOrderBy; i++) {
+		if (info->aOrderBy[i].iColumn <= 0)
+			return true;
+		if (o.ncols == TP_VTAB_MAX_GROUP)
+			return false;
+		o.cols[o.ncols++] = (uint32_t)info->aOrderBy[i].iColumn - 1;
+	}
+	if (!t->sql->tp->eof || n > 65536)
+		return false;
+	rows = cached_order(t, &o);
+	for (uint32_t i = 1; i < n; i++)
+		if (order_cmp(t, &o, rows[i - 1], rows[i]) == 0)
+			return false;
+	return true;
+}
+
 void tp_sql_tables_release(struct tp_sql *sql)
 {
 	for (uint32_t i = 0; i < sql->ntables; i++) {
@@ -1054,8 +1192,10 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 	uint32_t n = tp_sql_table_rows(t);
 	const char *p = idx_str ? idx_str : "";
 	struct tp_sql_order o;
-	uint64_t used = 0;
+	uint64_t used = 0, key = 0;
 	int arg = 0;
+	long keyed = -1;
+	struct tp_vtab_filter keyf = {0};
 
 	c->lo = 0;
 	c->hi = n;
@@ -1095,7 +1235,10 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 			o.cols[o.ncols++] = (uint32_t)col - 1;
 			continue;
 		}
-		f.op = op;
+		f.op = op == OP_KEYED ? OP_EQ : op;
+		if (op == OP_KEYED &&
+		    (col == 0 || keyed >= 0 || !is_int_type(t->desc->cols[col - 1].type)))
+			return SQLITE_ERROR;
 		if (op_has_rhs(op)) {
 			if (arg >= argc)
 				return SQLITE_ERROR;
@@ -1126,6 +1269,24 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 			continue;
 		}
 		f.col = (uint32_t)col - 1;
+		if (op == OP_KEYED) {
+			int64_t lo, hi;
+			bool empty;
+			filter_interval(&f, &lo, &hi, &empty);
+			key = (uint64_t)lo ^ 1ull << 63;
+			/* Key 0 is NULL's, unless the column has no NULL. */
+			if (empty || (key == 0 && t->desc->cols[f.col].type != TP_I64 &&
+			              t->desc->cols[f.col].type != TP_I32)) {
+				c->hi = c->lo;
+				continue;
+			}
+			if (t->sql->tp->eof) {
+				keyed = col - 1;
+				keyf = f;
+				continue;
+			}
+			/* Not cacheable yet: a filter like any other. */
+		}
 		if (op_has_rhs(op) && (t->desc->cols[f.col].flags & TP_COL_SORTED) &&
 		    tp_sql_col_sorted(t, f.col)) {
 			int64_t lo, hi;
@@ -1146,6 +1307,48 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 	}
 	if (c->hi < c->lo)
 		c->hi = c->lo;
+	if (keyed >= 0 && !o.ncols) {
+		/* The run of key in the column's order, rows in id order;
+		 * the range and filters checked per row. */
+		struct order_key k = {t, (uint32_t)keyed, false, NULL};
+		const uint32_t *rows;
+		uint32_t first = 0, end = n, hi = n;
+
+		o.ncols = 1;
+		o.cols[0] = (uint32_t)keyed;
+		rows = cached_order(t, &o);
+		while (first < end) {
+			uint32_t mid = first + (end - first) / 2;
+			if (order_key(&k, rows[mid]) < key)
+				first = mid + 1;
+			else
+				end = mid;
+		}
+		end = first;
+		while (end < hi) {
+			uint32_t mid = end + (hi - end) / 2;
+			if (order_key(&k, rows[mid]) <= key)
+				end = mid + 1;
+			else
+				hi = mid;
+		}
+		if (end - first <= c->hi - c->lo || c->nfilters >= TP_VTAB_MAX_TERMS) {
+			c->grouped = c->whole = true;
+			c->order = rows + first;
+			c->norder = end - first;
+			c->pos = 0;
+			prefetch_cols(c, used);
+			seek_match(c);
+			return SQLITE_OK;
+		}
+		/* An id or sorted-column range shorter than the run: scan
+		 * it, the key a filter like the others. */
+		c->filters[c->nfilters++] = keyf;
+		o.ncols = 0;
+		keyed = -1;
+	}
+	if (keyed >= 0)
+		return SQLITE_ERROR;
 	if (o.ncols) {
 		c->grouped = true;
 		c->pos = 0;
