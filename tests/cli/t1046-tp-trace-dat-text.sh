@@ -1,7 +1,7 @@
 # trace.dat records whose text trace-cmd report makes from the file's own
 # kallsyms and printk formats: function / funcgraph addresses printed as
 # symbols (%ps, %pS), bprint's binary arguments formatted with its printk
-# format, bputs' string. tests/tools/tdat_build.py writes such a file by
+# format, bputs' string, and both their caller (arg ip). tests/tools/tdat_build.py writes such a file by
 # hand (the kernel here refuses the function tracer, and trace_printk needs
 # a module); our import of it gives the args below, which are what
 # `trace-cmd report -N -t` prints for it (checked with trace-cmd when it is
@@ -39,9 +39,13 @@ cat >"$TMP/expected.csv" <<'CSV'
 5000006000,"funcgraph_exit","func","[NULL]","vfs_read"
 5000006000,"funcgraph_exit","rettime",2500,"[NULL]"
 5000007000,"bputs","buf","[NULL]","tb bputs message"
+5000007000,"bputs","ip","[NULL]","tb_probe_fn"
 5000008000,"bprint","buf","[NULL]","tb int=42 neg=-7 u=4000000000 x=beef long=-1234567890123 ll=9223372036854775813 lx=deadbeefcafe"
+5000008000,"bprint","ip","[NULL]","tb_probe_fn"
 5000009000,"bprint","buf","[NULL]","tb str=hello world next=17 sym=ksys_read+0x5a short=vfs_read"
+5000009000,"bprint","ip","[NULL]","tb_probe_fn"
 5000010000,"bprint","buf","[NULL]","tb w=    7|| exact=vfs_read+0x0 data=some_data lx=1f pct=% end"
+5000010000,"bprint","ip","[NULL]","tb_probe_fn"
 CSV
 "$TRACEBOX" trace_processor_shell query "$TMP/h.dat" "$Q" >"$TMP/dat.csv" 2>"$TMP/dat.err"
 if cmp -s "$TMP/expected.csv" "$TMP/dat.csv"; then

@@ -35,7 +35,8 @@
  *   print, tracing_mark_write, 0
  *                              atrace text (B/E/I/C/S/F), after any
  *                              "tracing_mark_write: " / "0x...: " / "buf="
- *   bprint, bputs              one arg buf, the text after "SYM: "
+ *   bprint, bputs              arg buf, the text after "SYM: "; arg ip,
+ *                              SYM (or 0xADDR)
  *   function, funcgraph_entry/exit  ip/parent_ip, func/depth(/calltime/
  *                              rettime), as the kernel's print fmts print
  * A handled event whose fields do not parse is counted in
@@ -744,16 +745,27 @@ void tp_ft_on_sorted(struct tp *tp, int64_t ts, const void *payload, size_t len,
 	if (kind == FT_BPRINT || kind == FT_BPUTS) {
 		/* "%ps: TEXT": the text (the symbol, or 0xADDR, has no ": "), one
 		 * arg buf, as print has. */
-		size_t skip = ip_prefix(pl, pn);
+		size_t skip = ip_prefix(pl, pn), il = 0;
 		for (size_t i = 0; !skip && i + 1 < pn; i++)
 			if (pl[i] == ':' && pl[i + 1] == ' ')
 				skip = i + 2;
+		/* The caller, arg ip: the symbol, or 0xADDR (bputs' "0x...s"
+		 * without its s). */
+		while (il < skip && pl[il] != ':')
+			il++;
+		if (il > 2 && pl[0] == '0' && pl[1] == 'x' && pl[il - 1] == 's')
+			il--;
+		const char *ip = pl;
 		pl += skip;
 		pn -= skip;
 		if (!tp->cfg.no_ftrace_raw) {
 			uint32_t key = tp_intern_cstr(tp, "buf");
 			tp_args_begin(&ft->args);
 			tp_args_add_string(&ft->args, key, key, tp_intern(tp, pl, pn));
+			if (il) {
+				key = tp_intern_cstr(tp, "ip");
+				tp_args_add_string(&ft->args, key, key, tp_intern(tp, ip, il));
+			}
 			tp_ftrace_raw(tp, &ft->model, ts, r.cpu, name, utid, TP_NULL_U32,
 			              tp_args_commit(tp, &ft->args));
 		}

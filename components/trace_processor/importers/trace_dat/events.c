@@ -17,7 +17,8 @@
  *   workqueue_execute_start/end  slices of the thread, named after the
  *                              function's symbol
  *   print                      atrace text (one arg, buf)
- *   bputs                      its string from printk_formats (arg str)
+ *   bputs                      its string from printk_formats (arg buf),
+ *                              its caller symbolized (arg ip)
  *
  * Each record's common_pid names its thread from saved_cmdlines, as
  * trace-cmd report prints it.
@@ -48,8 +49,8 @@ static const struct {
     {"workqueue_execute_start", TD_WORKQUEUE_START, {"function"}},
     {"workqueue_execute_end", TD_WORKQUEUE_END, {NULL}},
     {"print", TD_PRINT, {"buf"}},
-    {"bputs", TD_BPUTS, {"str"}},
-    {"bprint", TD_BPRINT, {"fmt", "buf"}},
+    {"bputs", TD_BPUTS, {"str", "ip"}},
+    {"bprint", TD_BPRINT, {"fmt", "buf", "ip"}},
 };
 
 void tp_td_events_init(struct trace_dat *td)
@@ -60,6 +61,7 @@ void tp_td_events_init(struct trace_dat *td)
 	td->str_cpuidle = tp_intern_cstr(tp, "cpuidle");
 	td->str_workqueue = tp_intern_cstr(tp, "workqueue");
 	td->str_buf = tp_intern_cstr(tp, "buf");
+	td->str_ip = tp_intern_cstr(tp, "ip");
 }
 
 /* Give each known event its kind and the field index of each slot. */
@@ -656,8 +658,10 @@ void tp_td_event(struct trace_dat *td, uint32_t cpu, int64_t ts, const uint8_t *
 			tp_thread_set_name_prio(tp, utid, e->comm, TP_NAME_FTRACE);
 	}
 
-	if (ev->kind >= TD_PRINT)
-		return print_like(td, ev, cpu, ts, p, n, pid, utid, flags);
+	if (ev->kind >= TD_PRINT) {
+		print_like(td, ev, cpu, ts, p, n, pid, utid, flags);
+		return;
+	}
 	if (!tp->cfg.no_ftrace_raw)
 		tp_ftrace_raw(tp, &td->model, ts, cpu, ev->name, utid, flags,
 		              generic_args(td, ev, p, n));
@@ -665,7 +669,19 @@ void tp_td_event(struct trace_dat *td, uint32_t cpu, int64_t ts, const uint8_t *
 		tp_stat_inc(tp, TP_STAT_trace_dat_bad_event);
 }
 
-/* print, bputs and bprint: one arg buf, their text (print's to atrace). */
+/* bputs' and bprint's caller (slot s: its ip field) as trace-cmd report
+ * prints it before the text ("%ps: "), arg ip. */
+static void add_ip(struct trace_dat *td, const struct td_event *ev, int s, const uint8_t *p,
+                   uint32_t n)
+{
+	int64_t ip;
+	if (slot_int(td, ev, s, p, n, &ip))
+		tp_args_add_string(&td->args, td->str_ip, td->str_ip,
+		                   sym_id(td, (uint64_t)ip, TD_SYM_NAME));
+}
+
+/* print: one arg buf, its text to atrace; bputs and bprint: buf and their
+ * caller, ip. */
 static void print_like(struct trace_dat *td, const struct td_event *ev, uint32_t cpu, int64_t ts,
                        const uint8_t *p, uint32_t n, int64_t pid, uint32_t utid, uint32_t flags)
 {
@@ -693,6 +709,7 @@ static void print_like(struct trace_dat *td, const struct td_event *ev, uint32_t
 			tp_args_begin(&td->args);
 			tp_args_add_string(&td->args, td->str_buf, td->str_buf,
 			                   tp_intern(tp, (const char *)td->msg.data, l));
+			add_ip(td, ev, 2, p, n);
 			tp_ftrace_raw(tp, &td->model, ts, cpu, ev->name, utid, flags,
 			              tp_args_commit(tp, &td->args));
 		}
@@ -718,6 +735,8 @@ static void print_like(struct trace_dat *td, const struct td_event *ev, uint32_t
 			tp_args_begin(&td->args);
 			tp_args_add_string(&td->args, td->str_buf, td->str_buf,
 			                   tp_intern(tp, s, l));
+			if (ev->kind == TD_BPUTS)
+				add_ip(td, ev, 1, p, n);
 			tp_ftrace_raw(tp, &td->model, ts, cpu, ev->name, utid, flags,
 			              tp_args_commit(tp, &td->args));
 		}

@@ -180,7 +180,7 @@ struct trace_dat {
 	struct td_bytes msg;           /* a bprint record's formatted text */
 	struct tp_ftrace model;
 	struct tp_args_builder args;
-	uint32_t str_cpufreq, str_cpuidle, str_workqueue, str_buf;
+	uint32_t str_cpufreq, str_cpuidle, str_workqueue, str_buf, str_ip;
 };
 
 /* Endian-aware reads of the file's numbers (p must hold enough bytes). */
