@@ -140,6 +140,8 @@ static struct tb_chunk *rec_alloc(struct traced_buffer *b, size_t bytes)
 	if (b->bump_left < sz) {
 		size_t slab = b->size / 16;
 		slab = slab < TB_SLAB_MIN ? TB_SLAB_MIN : slab > TB_SLAB_MAX ? TB_SLAB_MAX : slab;
+		if (slab < sz)
+			slab = sz;
 		if (b->slab_bytes + slab > b->size + b->size / 4 + TB_SLAB_MAX)
 			goto heap;
 		b->bump = tb_malloc(slab);

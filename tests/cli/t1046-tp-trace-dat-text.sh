@@ -76,3 +76,14 @@ expect_eq bad-rows 14 "$(tp_query "$TMP/bad.dat" "select count(*) from ftrace_ev
 expect_eq bad-stat 3 "$(tp_query "$TMP/bad.dat" "select value from stats where name = 'trace_dat_bad_event'")"
 expect_eq bad-no-buf 0 "$(tp_query "$TMP/bad.dat" "select count(*) from ftrace_event e join args a using (arg_set_id) where e.ts > 5000010000 and a.key = 'buf'")"
 expect_eq bad-fmt "1,1,1" "$(tp_query "$TMP/bad.dat" "select group_concat(a.int_value != 0) from ftrace_event e join args a using (arg_set_id) where e.ts > 5000010000 and a.key = 'fmt'" | tr -d '"')"
+
+# A header whose long size is neither 4 nor 8 (the size bprint's %ld and
+# %p arguments take): one clear error, no crash (size 0 divided by zero,
+# size 5 read past the record).
+for ls in 0 5; do
+	python3 -c 'import sys; d = bytearray(open(sys.argv[1], "rb").read()); d[13] = int(sys.argv[3]); open(sys.argv[2], "wb").write(d)' \
+		"$TMP/h.dat" "$TMP/ls$ls.dat" "$ls"
+	"$TRACEBOX" trace_processor_shell query "$TMP/ls$ls.dat" "select count(*) from ftrace_event" >/dev/null 2>"$TMP/ls.err"
+	expect_eq "long-size-$ls" "1 trace_processor_shell: cannot load '$TMP/ls$ls.dat': trace.dat: bad long size $ls" \
+		"$? $(cat "$TMP/ls.err")"
+done

@@ -281,3 +281,19 @@ for m in "" phone; do
 	expect_eq "snapshot_same_clock${m:+_$m}" "1 trace_processor_shell: cannot load '$TMP/dup.tar': Clock sync error: duplicate clock domain with id=$id at snapshot 0." \
 		"$rc $(cat "$TMP/err")"
 done
+# Offsets whose chain passes int64 (6e18 twice from the trace time), and
+# one offset past 2^62 ns: a clear error, no overflow (UBSan stops the
+# ASan build on one).
+"$TRACEBOX" traceconv merge -o "$TMP/big.tar" --trace-time BOOTTIME "$TMP/phone.pb" --machine phone \
+	--sync-to phone.pb --sync-clock BOOTTIME --offset 6000000000000000000 "$TMP/app.json" \
+	--sync-to app.json --offset 6000000000000000000 "$TMP/sys.systrace" 2>"$TMP/err" ||
+	fail merge_big_offsets "$(cat "$TMP/err")"
+"$bin" trace_processor_shell query "$TMP/big.tar" "select count(*) from trace_file" >"$TMP/out" 2>"$TMP/err"
+expect_eq big_offsets "1 trace_processor_shell: cannot load '$TMP/big.tar': perfetto_manifest: clocks: offsets add up to more than 2^62 ns" \
+	"$? $(cat "$TMP/err")"
+"$TRACEBOX" traceconv merge -o "$TMP/big1.tar" --trace-time BOOTTIME "$TMP/phone.pb" --machine phone \
+	--sync-to phone.pb --sync-clock BOOTTIME --offset 5000000000000000000 "$TMP/app.json" 2>"$TMP/err" ||
+	fail merge_big_offset "$(cat "$TMP/err")"
+"$bin" trace_processor_shell query "$TMP/big1.tar" "select count(*) from trace_file" >"$TMP/out" 2>"$TMP/err"
+expect_eq big_offset "1 trace_processor_shell: cannot load '$TMP/big1.tar': perfetto_manifest: clocks: offsets add up to more than 2^62 ns" \
+	"$? $(cat "$TMP/err")"

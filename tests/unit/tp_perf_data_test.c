@@ -471,3 +471,45 @@ TEST(tp_perf_data_whole_file_in_place)
 	check_common(tp);
 	tp_free(tp);
 }
+
+/* A group read (PERF_SAMPLE_READ, PERF_FORMAT_ID | PERF_FORMAT_GROUP) that
+ * names an id no attr has: the sample is skipped and leaves no counter
+ * rows; the sample before it, of two known ids, has one row each. */
+TEST(tp_perf_data_group_read_unknown_id)
+{
+	static struct buf b;
+	uint8_t a[112] = {0};
+	uint32_t type = 1, size = 112;
+	uint64_t period = 4000,
+	         st = PD_SAMPLE_IDENTIFIER | PD_SAMPLE_TID | PD_SAMPLE_TIME | PD_SAMPLE_READ,
+	         rf = 4 | 8, flags = 1ull << 18 | 1ull << 25;
+	int32_t clockid = 1;
+	memcpy(a, &type, 4);
+	memcpy(a + 4, &size, 4);
+	memcpy(a + 16, &period, 8);
+	memcpy(a + 24, &st, 8);
+	memcpy(a + 32, &rf, 8);
+	memcpy(a + 40, &flags, 8);
+	memcpy(a + 92, &clockid, 4);
+	b.n = 0;
+	put(&b, "PERFILE2", 8);
+	p64(&b, 16);
+	size_t r = rec(&b, 64 /* HEADER_ATTR */, 0);
+	put(&b, a, sizeof a);
+	p64(&b, 42), p64(&b, 43);
+	end_rec(&b, r);
+	r = rec(&b, 82 /* FINISHED_INIT */, 0);
+	end_rec(&b, r);
+	r = rec(&b, 9, 2);
+	p64(&b, 42), p32(&b, 100), p32(&b, 100), p64(&b, 1000);
+	p64(&b, 2), p64(&b, 100), p64(&b, 42), p64(&b, 200), p64(&b, 43);
+	end_rec(&b, r);
+	r = rec(&b, 9, 2);
+	p64(&b, 42), p32(&b, 100), p32(&b, 100), p64(&b, 2000);
+	p64(&b, 2), p64(&b, 150), p64(&b, 42), p64(&b, 250), p64(&b, 99);
+	end_rec(&b, r);
+	struct tp *tp = load(b.d, b.n);
+	CHECK_EQ(tp->t.profiler_sample.n, 1);
+	CHECK_EQ(tp->t.counter.n, 2);
+	tp_free(tp);
+}

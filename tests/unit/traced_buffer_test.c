@@ -146,7 +146,7 @@ TEST(traced_buffer_hostile_chunk_ids)
 static int put_big(struct traced_buffer *b, uint32_t chunk_id, uint64_t ts, size_t pad)
 {
 	struct tracing_chunk_header h = {.chunk_id = chunk_id, .writer_id = 1, .packet_count = 1};
-	static uint8_t payload[40000];
+	static uint8_t payload[300000];
 	uint8_t *q = payload + 4;
 	*q++ = 8 << 3;
 	q = pb_encode_varint(q, ts);
@@ -200,4 +200,21 @@ TEST(traced_buffer_reuses_record_memory)
 {
 	reuse_rounds(false);
 	reuse_rounds(true);
+}
+
+/* Records larger than a slab (a 1 MiB buffer makes 64 KiB slabs): each
+ * gets a block that holds it, and reads back whole. */
+TEST(traced_buffer_record_larger_than_slab)
+{
+	uint32_t seq_id = 2;
+	uint64_t invalid = 0;
+	struct traced_buffer *b = traced_buffer_new(1, 1u << 20, false, &seq_id);
+	struct seen *s = tb_calloc(1, sizeof *s);
+	for (uint32_t id = 0; id < 3; id++)
+		CHECK(put_big(b, id, id, 200000) == 0);
+	traced_buffer_read(b, on_packet, s, &invalid);
+	CHECK_UEQ(s->n, 3);
+	CHECK_UEQ(invalid, 0);
+	tb_free(s);
+	traced_buffer_free(b);
 }

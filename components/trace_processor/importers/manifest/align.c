@@ -47,7 +47,8 @@ enum { PKT_REMOTE_CLOCK_SYNC = 107 };
 #define NCLOCKS 7 /* builtin clocks 1..6 */
 #define MF_BOOTTIME 6u
 #define MF_REALTIME 1u
-#define MF_TRACE_FILE 11u /* a file's own timeline, in clock_snapshot */
+#define MF_TRACE_FILE 11u
+#define MF_MAX_SHIFT ((int64_t)1 << 62) /* a file's own timeline, in clock_snapshot */
 #define PRIVATE_NODE ((uint64_t)1 << 62)
 /* RemoteClockSync (protos/perfetto/trace/remote_clock_sync.proto), not in
  * our generated field list. */
@@ -421,24 +422,34 @@ static int scan_proto(struct tp *tp, struct tp_mf_plan *p, uint32_t i, const uin
 
 /* ---- the plan ------------------------------------------------------------- */
 
-static void relax(struct tp_mf_plan *p)
+/* Spread the shifts from the reached nodes along the edges. A shift past
+ * 2^62 ns either way (offsets add up that far; 146 years, and timestamps
+ * plus it could leave int64) fails the load. */
+static int relax(struct tp *tp, struct tp_mf_plan *p)
 {
 	for (bool changed = true; changed;) {
 		changed = false;
 		for (size_t i = 0; i < p->edges.len; i++) {
 			struct edge *e = &p->edges.data[i];
 			struct node *a = node_of(p, e->a), *b = node_of(p, e->b);
+			bool over = false;
 			if (a->reached && !b->reached) {
 				b->reached = true;
-				b->shift = a->shift - e->d;
+				over = __builtin_sub_overflow(a->shift, e->d, &b->shift);
 				changed = true;
 			} else if (b->reached && !a->reached) {
 				a->reached = true;
-				a->shift = b->shift + e->d;
+				over = __builtin_add_overflow(b->shift, e->d, &a->shift);
 				changed = true;
 			}
+			if (over || a->shift > MF_MAX_SHIFT || a->shift < -MF_MAX_SHIFT ||
+			    b->shift > MF_MAX_SHIFT || b->shift < -MF_MAX_SHIFT)
+				return tp_fail(tp, -EINVAL,
+				               "perfetto_manifest: clocks: offsets add up to more "
+				               "than 2^62 ns");
 		}
 	}
+	return 0;
 }
 
 static int clock_edges(struct tp *tp, struct tp_mf_plan *p)
@@ -536,12 +547,19 @@ static bool convert(struct tp_mf_plan *p, size_t n, uint64_t s, int64_t v, uint6
 				const struct edge *e = &p->edges.data[k];
 				uint64_t nk;
 				int64_t nv;
-				if (e->a == key[i])
-					nk = e->b, nv = val[i] + e->d;
-				else if (e->b == key[i])
-					nk = e->a, nv = val[i] - e->d;
-				else
+				/* A value past int64 is no path (offsets are the
+				 * user's: they may be anything). */
+				if (e->a == key[i]) {
+					nk = e->b;
+					if (__builtin_add_overflow(val[i], e->d, &nv))
+						continue;
+				} else if (e->b == key[i]) {
+					nk = e->a;
+					if (__builtin_sub_overflow(val[i], e->d, &nv))
+						continue;
+				} else {
 					continue;
+				}
 				bool dup = false;
 				for (size_t j = 0; j < seen && !dup; j++)
 					dup = key[j] == nk;
@@ -688,7 +706,8 @@ int tp_manifest_plan(struct tp *tp, const struct tp_mf_member *ms, size_t n)
 		edge_add(p, rt_first, p->g, 0);
 	struct node *g = node_of(p, p->g);
 	g->reached = true;
-	relax(p);
+	if (relax(tp, p) < 0)
+		return -EINVAL;
 	/* What no edge reaches: the same clock as the trace time on another
 	 * machine, or a private timeline, is overlaid on it; first those no
 	 * `clocks` entry places, so that one placed relative to them follows. */
@@ -699,7 +718,8 @@ int tp_manifest_plan(struct tp *tp, const struct tp_mf_member *ms, size_t n)
 				continue;
 			if ((nd->key & PRIVATE_NODE) || (nd->key & 0xff) == (p->g & 0xff)) {
 				edge_add(p, p->g, nd->key, 0);
-				relax(p);
+				if (relax(tp, p) < 0)
+					return -EINVAL;
 			}
 		}
 	}

@@ -1159,17 +1159,25 @@ static bool sample_counters(struct tp_importer *imp, uint32_t attr,
 		size_t off = 8 + times;
 		if (!(rf & PD_FORMAT_ID) || nr == 0)
 			return false;
-		for (uint64_t i = 0; i < nr; i++) {
-			uint64_t value = group ? tb_ld64(s->read + off) : tb_ld64(s->read);
-			off += group ? 8 : 0;
-			uint64_t id = tb_ld64(s->read + off);
-			off += 8 + ((rf & PD_FORMAT_LOST) ? 8 : 0);
-			if (!hmap_get(&imp->ids, id, &v))
-				return false;
-			struct pd_counter *c = counter_of(imp, (uint32_t)v, s->has_cpu, s->cpu);
-			c->value = (double)value;
-			vec_push(&imp->set,
-			         tp_counter_add(tp, c->track, ts, c->value, TP_NULL_U32));
+		/* Every id known before any row is written: a sample skipped
+		 * for an unknown one leaves no counter rows behind. */
+		for (int pass = 0; pass < 2; pass++) {
+			size_t at = off;
+			for (uint64_t i = 0; i < nr; i++) {
+				uint64_t value = group ? tb_ld64(s->read + at) : tb_ld64(s->read);
+				at += group ? 8 : 0;
+				uint64_t id = tb_ld64(s->read + at);
+				at += 8 + ((rf & PD_FORMAT_LOST) ? 8 : 0);
+				if (!hmap_get(&imp->ids, id, &v))
+					return false;
+				if (pass == 0)
+					continue;
+				struct pd_counter *c =
+				    counter_of(imp, (uint32_t)v, s->has_cpu, s->cpu);
+				c->value = (double)value;
+				vec_push(&imp->set,
+				         tp_counter_add(tp, c->track, ts, c->value, TP_NULL_U32));
+			}
 		}
 		*set = tp_profiler_counter_set(tp, imp->set.data, imp->set.len);
 		return true;

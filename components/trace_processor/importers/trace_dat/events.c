@@ -340,6 +340,8 @@ static void msg_add(struct td_bytes *m, const char *s, size_t n)
 static bool bin_num(const struct trace_dat *td, const uint8_t *base, const uint8_t **b,
                     const uint8_t *e, uint32_t size, bool sgn, uint64_t *v)
 {
+	if (size != 1 && size != 2 && size != 4 && size != 8)
+		return false;
 	size_t al = size >= 4 ? 4 : size;
 	size_t at = (size_t)(*b - base);
 	at = (at + al - 1) / al * al;
@@ -504,7 +506,11 @@ static bool bprint_text(struct trace_dat *td, const char *f, size_t fl, const ui
 			char x = f < fe ? *f : 0;
 			bool alnum = (x >= 'a' && x <= 'z') || (x >= 'A' && x <= 'Z') ||
 			             (x >= '0' && x <= '9');
-			if (!alnum || strchr("sSfFxK", x)) {
+			/* Saved as the pointer by vbin_printf: a bare %p and
+			 * %ps/%pS/%px/%pK/%pe, and %pf/%pF of old kernels
+			 * (symbols; %pfw is fwnode text made inline). */
+			bool fw = (x == 'f' || x == 'F') && f + 1 < fe && f[1] == 'w';
+			if (!alnum || strchr("sSxKe", x) || ((x == 'f' || x == 'F') && !fw)) {
 				if (!bin_num(td, base, &b, e, td->long_size, false, &v))
 					return false;
 				if (x == 's' || x == 'f')

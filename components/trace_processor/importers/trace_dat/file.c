@@ -520,6 +520,8 @@ int tp_td_file_parse(struct trace_dat *td)
 	td->version = (uint32_t)(v[0] - '0');
 	td->be = hdr[0] != 0;
 	td->long_size = hdr[1];
+	if (td->long_size != 4 && td->long_size != 8)
+		return tp_fail(td->tp, -EINVAL, "trace.dat: bad long size %u", td->long_size);
 	td->page_size = td_r32(td, hdr + 2);
 	if (td->page_size < 64 || td->page_size > (1u << 24) ||
 	    (td->page_size & (td->page_size - 1)))
