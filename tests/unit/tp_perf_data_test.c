@@ -71,8 +71,8 @@ static void pstr(struct buf *b, const char *s)
 	 PD_SAMPLE_PERIOD | PD_SAMPLE_CALLCHAIN)
 
 /* A perf_event_attr of 112 bytes: cpu-clock, sample_id_all, clock
- * MONOTONIC. */
-static void attr(struct buf *b, uint64_t sample_type)
+ * MONOTONIC, read_format rf. */
+static void attr_rf(struct buf *b, uint64_t sample_type, uint64_t rf)
 {
 	uint8_t a[112] = {0};
 	uint32_t type = 1, size = 112;
@@ -83,9 +83,15 @@ static void attr(struct buf *b, uint64_t sample_type)
 	memcpy(a + 8, &config, 8);
 	memcpy(a + 16, &period, 8);
 	memcpy(a + 24, &sample_type, 8);
+	memcpy(a + 32, &rf, 8);
 	memcpy(a + 40, &flags, 8);
 	memcpy(a + 92, &clockid, 4);
 	put(b, a, sizeof a);
+}
+
+static void attr(struct buf *b, uint64_t sample_type)
+{
+	attr_rf(b, sample_type, 0);
 }
 
 static struct tp *load(const uint8_t *p, size_t n)
@@ -478,24 +484,12 @@ TEST(tp_perf_data_whole_file_in_place)
 TEST(tp_perf_data_group_read_unknown_id)
 {
 	static struct buf b;
-	uint8_t a[112] = {0};
-	uint32_t type = 1, size = 112;
-	uint64_t period = 4000,
-	         st = PD_SAMPLE_IDENTIFIER | PD_SAMPLE_TID | PD_SAMPLE_TIME | PD_SAMPLE_READ,
-	         rf = 4 | 8, flags = 1ull << 18 | 1ull << 25;
-	int32_t clockid = 1;
-	memcpy(a, &type, 4);
-	memcpy(a + 4, &size, 4);
-	memcpy(a + 16, &period, 8);
-	memcpy(a + 24, &st, 8);
-	memcpy(a + 32, &rf, 8);
-	memcpy(a + 40, &flags, 8);
-	memcpy(a + 92, &clockid, 4);
 	b.n = 0;
 	put(&b, "PERFILE2", 8);
 	p64(&b, 16);
 	size_t r = rec(&b, 64 /* HEADER_ATTR */, 0);
-	put(&b, a, sizeof a);
+	attr_rf(&b, PD_SAMPLE_IDENTIFIER | PD_SAMPLE_TID | PD_SAMPLE_TIME | PD_SAMPLE_READ,
+	        4 | 8 /* id, group */);
 	p64(&b, 42), p64(&b, 43);
 	end_rec(&b, r);
 	r = rec(&b, 82 /* FINISHED_INIT */, 0);
