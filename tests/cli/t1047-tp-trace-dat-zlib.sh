@@ -51,3 +51,44 @@ if [ "${got:-0}" -ge 1 ] && [ "${m:-0}" -gt 0 ] && [ "$m" -lt "$n" ]; then
 else
 	fail bad-chunk "decompress failures '$got', $m of $n events"
 fi
+# kallsyms in a compressed section: inflated only when a record needs a
+# symbol. v7_none_kallsyms_bprint.dat is v6_kallsyms_bprint.dat as
+# `trace-cmd convert --file-version 7 --compression none` writes it
+# (bprint/bputs callers and function events are symbolized). Zlib-
+# compressed, it gives the v6 file's rows; with its kallsyms section
+# damaged it still loads every record, the addresses print as hex and
+# the failure is counted.
+v6=tests/fuzz/corpus/tp_trace_dat/v6_kallsyms_bprint.dat
+python3 tests/tools/tdat_recompress.py tests/fuzz/corpus/tp_trace_dat/v7_none_kallsyms_bprint.dat "$TMP/ks.dat"
+KQ="select e.ts, e.name, a.key, a.string_value, a.int_value from ftrace_event e left join args a using (arg_set_id) order by e.id, a.key"
+"$TRACEBOX" trace_processor_shell query "$v6" "$KQ" >"$TMP/ks6.csv" 2>/dev/null
+"$TRACEBOX" trace_processor_shell query "$TMP/ks.dat" "$KQ" >"$TMP/ks7.csv" 2>/dev/null
+if grep -q '"ip","vfs_read"' "$TMP/ks6.csv" && cmp -s "$TMP/ks6.csv" "$TMP/ks7.csv"; then
+	pass kallsyms-section-same-rows
+else
+	fail kallsyms-section-same-rows "$(diff "$TMP/ks6.csv" "$TMP/ks7.csv" | head -5)"
+fi
+python3 - "$TMP/ks.dat" "$TMP/ks-bad.dat" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+# section 19 (kallsyms): u16 id, u16 flags, u32 string id, u64 size, then
+# u32 compressed size, u32 size and the zlib stream; damage the stream.
+for at in range(len(d) - 24):
+    sid, flags, _, size = struct.unpack_from("<HHIQ", d, at)
+    if sid == 19 and flags == 1 and d[at + 24:at + 26] == b"\x78\x9c":
+        for k in range(at + 26, at + 16 + size):
+            d[k] ^= 0x5a
+        break
+else:
+    sys.exit("no compressed kallsyms section")
+open(sys.argv[2], "wb").write(d)
+PY
+expect_exit kallsyms-damaged-loads 0 "$TRACEBOX" trace_processor_shell query "$TMP/ks-bad.dat" "select 1"
+got=$(tp_query "$TMP/ks-bad.dat" "select value from stats where name = 'trace_dat_decompress_failure'")
+rows=$(tp_query "$TMP/ks-bad.dat" "select count(*) from ftrace_event")
+hex=$(tp_query "$TMP/ks-bad.dat" "select count(*) from args where key = 'ip' and string_value like '0x%'")
+if [ "$got" = 1 ] && [ "$rows" = "$(tp_query "$v6" "select count(*) from ftrace_event")" ] && [ "${hex:-0}" -gt 0 ]; then
+	pass kallsyms-damaged-counted
+else
+	fail kallsyms-damaged-counted "decompress failures '$got', $rows rows, $hex hex callers"
+fi

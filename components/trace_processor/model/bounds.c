@@ -38,11 +38,9 @@ void tp_bounds_finish(struct tp *tp)
 {
 	const struct tp_tables *t = &tp->t;
 	struct bounds b = {INT64_MAX, 0};
-	for (uint32_t i = 0; i < t->ftrace_event.n; i++) {
-		int64_t ts;
-		tp_ftrace_event_computed_ts(tp, i, &ts);
-		widen(&b, ts, ts);
-	}
+	int64_t lo, hi;
+	if (tp_ftrace_event_ts_range(tp, &lo, &hi))
+		widen(&b, lo, hi);
 	for (uint32_t i = 0; i < t->sched.n; i++)
 		widen(&b, t->sched.ts[i], end_of(t->sched.ts[i], tp_sched_dur(tp, i)));
 	for (uint32_t i = 0; i < t->counter.n; i++)

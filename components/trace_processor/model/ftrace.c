@@ -399,6 +399,46 @@ void tp_ftrace_event_computed_ts(const struct tp *tp, uint32_t row, void *out)
 	*(int64_t *)out = (int64_t)ts;
 }
 
+bool tp_ftrace_event_ts_range(const struct tp *tp, int64_t *min, int64_t *max)
+{
+	const struct tp_ftrace_rows *fr = tp->ftrace_rows;
+	const uint32_t *off = tp->t.ftrace_event.ts_off;
+	uint32_t n = tp->t.ftrace_event.n;
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	for (uint32_t b = 0; b * TP_FTRACE_TS_BLOCK < n; b++) {
+		uint32_t from = b * TP_FTRACE_TS_BLOCK;
+		uint32_t to = n - from < TP_FTRACE_TS_BLOCK ? n : from + TP_FTRACE_TS_BLOCK;
+		/* UINT32_MAX marks a row in ts_wide: out of the max, and the
+		 * min is only taken when some row is not wide. */
+		uint32_t omin = UINT32_MAX, omax = 0;
+		bool wide = false;
+		for (uint32_t i = from; i < to; i++) {
+			uint32_t o = off[i];
+			omin = o < omin ? o : omin;
+			omax = o != UINT32_MAX && o > omax ? o : omax;
+			wide |= o == UINT32_MAX;
+		}
+		int64_t base = fr->ts_base.data[b];
+		if (omin != UINT32_MAX) {
+			int64_t a = (int64_t)((uint64_t)base + omin);
+			int64_t z = (int64_t)((uint64_t)base + omax);
+			lo = a < lo ? a : lo;
+			hi = z > hi ? z : hi;
+		}
+		for (uint32_t i = from; wide && i < to; i++) {
+			uint64_t ts = 0;
+			if (off[i] == UINT32_MAX) {
+				hmap_get(&fr->ts_wide, i, &ts);
+				lo = (int64_t)ts < lo ? (int64_t)ts : lo;
+				hi = (int64_t)ts > hi ? (int64_t)ts : hi;
+			}
+		}
+	}
+	*min = lo;
+	*max = hi;
+	return n > 0;
+}
+
 static const struct tp_ftrace_kind *kind_of(const struct tp *tp, uint32_t row)
 {
 	return &tp->ftrace_rows->kinds.data[tp->t.ftrace_event.kind[row]];

@@ -113,6 +113,9 @@ void tp_ftrace_rows_init(struct tp *tp);
 /* How ftrace_event stores its rows (tests): distinct (name, ucpu,
  * common_flags) kinds, and rows whose ts is in the side map. */
 void tp_ftrace_rows_counts(const struct tp *tp, size_t *kinds, size_t *ts_wide);
+/* The least and greatest ts of ftrace_event's rows, a block of
+ * TP_FTRACE_TS_BLOCK rows at a time; false when it has none. */
+bool tp_ftrace_event_ts_range(const struct tp *tp, int64_t *min, int64_t *max);
 /* Free tp->ftrace_rows and the dur side maps (tp_free). */
 void tp_ftrace_rows_release(struct tp *tp);
 

@@ -105,8 +105,10 @@ void tp_td_events_resolve(struct trace_dat *td)
 	}
 }
 
-static bool read_int(const struct trace_dat *td, const struct td_field *f, const uint8_t *p,
-                     uint32_t n, int64_t *v)
+/* Inlined: sched_switch alone reads four of these a record. */
+__attribute__((always_inline)) static inline bool read_int(const struct trace_dat *td,
+                                                           const struct td_field *f,
+                                                           const uint8_t *p, uint32_t n, int64_t *v)
 {
 	if (f->kind != TD_F_INT || f->off > n || f->size > n - f->off)
 		return false;
@@ -160,7 +162,8 @@ static const char *read_str(const struct trace_dat *td, const struct td_field *f
 
 /* The pool id of 16 NUL-padded bytes at s (a comm: char[16]), through
  * td->strs: two loads, the length from the first zero byte, one compare. */
-static uint32_t str16_id(struct trace_dat *td, const uint8_t *s)
+__attribute__((always_inline)) static inline uint32_t str16_id(struct trace_dat *td,
+                                                               const uint8_t *s)
 {
 	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
 	uint64_t a = tb_ld64(s), b = tb_ld64(s + 8);
@@ -228,7 +231,7 @@ static uint32_t sym_name(struct trace_dat *td, uint64_t addr)
 /* addr as trace-cmd report prints a %ps (mode TD_SYM_NAME) or %pS
  * (TD_SYM_OFF): the symbol holding it, "name" or "name+0xoff"; "0xaddr"
  * when none does. Returns the length written to buf (at most cap - 1). */
-static size_t sym_text(const struct trace_dat *td, uint64_t addr, int mode, char *buf, size_t cap)
+static size_t sym_text(struct trace_dat *td, uint64_t addr, int mode, char *buf, size_t cap)
 {
 	uint64_t off;
 	const struct td_sym *s = tp_td_sym_find(td, addr, &off);
@@ -298,28 +301,45 @@ static bool key_eq(const uint8_t *a, const uint8_t *b, size_t n)
 	return true;
 }
 
-/* The arg set of a record's fields, through td->args_at when the event's
- * args depend only on the bytes it keys. */
-static uint32_t generic_args(struct trace_dat *td, const struct td_event *ev, const uint8_t *p,
-                             uint32_t n)
+/* The td->args_at entry of a record (see td_args_cache), NULL when its
+ * event's args may depend on bytes past the key (a __data_loc field) or
+ * the record is longer than the key. A new entry keys the record and
+ * holds nothing yet. */
+static struct td_args_cache *memo_of(struct trace_dat *td, const struct td_event *ev,
+                                     const uint8_t *p, uint32_t n)
 {
 	uint32_t from = ev->args_from;
 	if (!ev->args_cacheable || n < from || n - from > TD_ARGS_KEY)
-		return build_args(td, ev, p, n);
+		return NULL;
 	if (!td->args_at)
 		td->args_at = tb_calloc(TD_ARGS_CACHE, sizeof *td->args_at);
 	uint64_t h = tb_hash_bytes(p + from, n - from, (uint64_t)ev->id << 32 | n);
 	struct td_args_cache *e = &td->args_at[h & (TD_ARGS_CACHE - 1)];
-	if (e->hash == h && e->len == n && e->id == ev->id &&
-	    e->epoch == tp_args_dedup_epoch(td->tp) && key_eq(e->key, p + from, n - from))
-		return e->set;
-	uint32_t set = build_args(td, ev, p, n);
+	if (e->hash == h && e->len == n && e->id == ev->id && key_eq(e->key, p + from, n - from))
+		return e;
 	e->hash = h;
-	e->set = set;
-	e->epoch = tp_args_dedup_epoch(td->tp);
 	e->id = ev->id;
 	e->len = n;
+	e->has_set = false;
+	e->has_vals = false;
 	memcpy(e->key, p + from, n - from);
+	return e;
+}
+
+/* The arg set of a record's fields, through its memo entry e (may be
+ * NULL). */
+static uint32_t generic_args(struct trace_dat *td, const struct td_event *ev, const uint8_t *p,
+                             uint32_t n, struct td_args_cache *e)
+{
+	uint32_t epoch = tp_args_dedup_epoch(td->tp);
+	if (e && e->has_set && e->epoch == epoch)
+		return e->set;
+	uint32_t set = build_args(td, ev, p, n);
+	if (e) {
+		e->set = set;
+		e->epoch = epoch;
+		e->has_set = true;
+	}
 	return set;
 }
 
@@ -546,26 +566,54 @@ static bool bprint_text(struct trace_dat *td, const char *f, size_t fl, const ui
 
 /* The model side of a known event; false when a field it needs is
  * missing. */
+/* sched_switch's and sched_waking/wakeup's fields into memo entry e
+ * (see td_args_cache; e is the record's own or a scratch one); false when
+ * one is missing. */
+static bool decode_sched(struct trace_dat *td, const struct td_event *ev, const uint8_t *p,
+                         uint32_t n, struct td_args_cache *e)
+{
+	int64_t b, d;
+	if (ev->kind == TD_SCHED_SWITCH) {
+		if (!slot_int(td, ev, 1, p, n, &e->pid[0]) || !slot_int(td, ev, 3, p, n, &b) ||
+		    !slot_int(td, ev, 5, p, n, &e->pid[1]) || !slot_int(td, ev, 6, p, n, &d))
+			return false;
+		e->str[0] = slot_str(td, ev, 0, p, n);
+		e->str[1] = tp_ftrace_end_state(td->tp, &td->model, b);
+		e->str[2] = slot_str(td, ev, 4, p, n);
+		e->prio = (int32_t)d;
+	} else {
+		if (!slot_int(td, ev, 1, p, n, &e->pid[0]))
+			return false;
+		e->str[0] = slot_str(td, ev, 0, p, n);
+	}
+	e->has_vals = true;
+	return true;
+}
+
 static bool handle(struct trace_dat *td, const struct td_event *ev, int64_t ts, uint32_t cpu,
-                   int64_t pid, uint32_t utid, const uint8_t *p, uint32_t n)
+                   int64_t pid, uint32_t utid, const uint8_t *p, uint32_t n,
+                   struct td_args_cache *e)
 {
 	struct tp *tp = td->tp;
-	int64_t a, b, c, d;
+	struct td_args_cache scratch;
+	int64_t a, b, c;
 	switch (ev->kind) {
 	case TD_SCHED_SWITCH:
-		if (!slot_int(td, ev, 1, p, n, &a) || !slot_int(td, ev, 3, p, n, &b) ||
-		    !slot_int(td, ev, 5, p, n, &c) || !slot_int(td, ev, 6, p, n, &d))
-			return false;
-		tp_ftrace_sched_switch(tp, &td->model, ts, cpu, false, a, slot_str(td, ev, 0, p, n),
-		                       tp_ftrace_end_state(tp, &td->model, b), c,
-		                       slot_str(td, ev, 4, p, n), (int32_t)d);
-		return true;
 	case TD_SCHED_WAKING:
 	case TD_SCHED_WAKEUP:
 	case TD_SCHED_WAKEUP_NEW: {
-		if (!slot_int(td, ev, 1, p, n, &a))
+		if (!e) {
+			scratch.has_vals = false;
+			e = &scratch;
+		}
+		if (!e->has_vals && !decode_sched(td, ev, p, n, e))
 			return false;
-		uint32_t wakee = tp_ftrace_thread_named(tp, a, slot_str(td, ev, 0, p, n));
+		if (ev->kind == TD_SCHED_SWITCH) {
+			tp_ftrace_sched_switch(tp, &td->model, ts, cpu, false, e->pid[0], e->str[0],
+			                       e->str[1], e->pid[1], e->str[2], e->prio);
+			return true;
+		}
+		uint32_t wakee = tp_ftrace_thread_named(tp, e->pid[0], e->str[0]);
 		if (ev->kind == TD_SCHED_WAKING)
 			tp_ftrace_waking(tp, &td->model, ts, wakee, utid);
 		return true;
@@ -668,10 +716,16 @@ void tp_td_event(struct trace_dat *td, uint32_t cpu, int64_t ts, const uint8_t *
 		print_like(td, ev, cpu, ts, p, n, pid, utid, flags);
 		return;
 	}
+	/* Sched records repeat their bytes (the same tasks switching): their
+	 * decoded fields are memoized with the args. */
+	struct td_args_cache *e = NULL;
+	if (!tp->cfg.no_ftrace_raw ||
+	    (ev->kind >= TD_SCHED_SWITCH && ev->kind <= TD_SCHED_WAKEUP_NEW))
+		e = memo_of(td, ev, p, n);
 	if (!tp->cfg.no_ftrace_raw)
 		tp_ftrace_raw(tp, &td->model, ts, cpu, ev->name, utid, flags,
-		              generic_args(td, ev, p, n));
-	if (ev->kind != TD_OTHER && !handle(td, ev, ts, cpu, pid, utid, p, n))
+		              generic_args(td, ev, p, n, e));
+	if (ev->kind != TD_OTHER && !handle(td, ev, ts, cpu, pid, utid, p, n, e))
 		tp_stat_inc(tp, TP_STAT_trace_dat_bad_event);
 }
 

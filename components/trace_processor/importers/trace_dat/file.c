@@ -355,8 +355,10 @@ static int option(struct trace_dat *td, uint16_t id, const uint8_t *p, uint32_t 
 
 /* ---- v7 sections ----------------------------------------------------------- */
 
-/* The section at off, checked to be id, its (inflated) body in *r. */
-static int section(struct trace_dat *td, uint64_t off, uint16_t id, struct td_rd *r)
+/* The section at off, checked to be id, its (inflated) body in *r. With
+ * lazy, a compressed body is not inflated: r holds it as stored (its
+ * sizes first) and the return is 1. */
+static int section_at(struct trace_dat *td, uint64_t off, uint16_t id, struct td_rd *r, bool lazy)
 {
 	if (off > td->len || td->len - off < 16)
 		return cut(td, "section header");
@@ -378,6 +380,8 @@ static int section(struct trace_dat *td, uint64_t off, uint16_t id, struct td_rd
 	uint32_t csize = td_r32(td, r->p), usize = td_r32(td, r->p + 4);
 	if (csize > size - 8 || usize > TD_MAX_SECTION)
 		return cut(td, "compressed section");
+	if (lazy)
+		return 1;
 	uint8_t *out;
 	if (tp_td_inflate(td, r->p + 8, csize, usize, &out) < 0)
 		return tp_fail(td->tp, -EINVAL, "trace.dat: a compressed section does not inflate");
@@ -385,6 +389,46 @@ static int section(struct trace_dat *td, uint64_t off, uint16_t id, struct td_rd
 	r->p = out;
 	r->e = out + usize;
 	return 0;
+}
+
+static int section(struct trace_dat *td, uint64_t off, uint16_t id, struct td_rd *r)
+{
+	return section_at(td, off, id, r, false);
+}
+
+/* The kallsyms section: most traces never look a symbol up, so a
+ * compressed one is inflated on the first lookup (tp_td_kallsyms_inflate). */
+static int kallsyms_section(struct trace_dat *td, uint64_t off)
+{
+	struct td_rd r;
+	int rc = section_at(td, off, 19, &r, true);
+	if (rc == 1) {
+		td->ksyms_z = r.p;
+		return 0;
+	}
+	return rc < 0 ? rc : text_block(td, &r, 0);
+}
+
+void tp_td_kallsyms_inflate(struct trace_dat *td)
+{
+	const uint8_t *z = td->ksyms_z;
+	uint8_t *out;
+	td->ksyms_z = NULL;
+	if (!z)
+		return;
+	uint32_t csize = td_r32(td, z), usize = td_r32(td, z + 4);
+	if (tp_td_inflate(td, z + 8, csize, usize, &out) < 0) {
+		tp_stat_inc(td->tp, TP_STAT_trace_dat_decompress_failure);
+		return;
+	}
+	vec_push(&td->owned, out);
+	struct td_rd r = {out, out + usize, false};
+	uint32_t n = rd32(td, &r);
+	const char *text = rd_bytes(&r, n);
+	if (text)
+		tp_td_kallsyms(td, text, n);
+	else
+		tp_stat_inc(td->tp, TP_STAT_trace_dat_truncated);
 }
 
 /* Walk the chain of v7 options sections from off (linked by their DONE
@@ -446,8 +490,7 @@ static int parse_v7(struct trace_dat *td, struct td_rd *r)
 	if (sections[18] &&
 	    ((rc = section(td, sections[18], 18, &s)) < 0 || (rc = event_formats(td, &s)) < 0))
 		return rc;
-	if (sections[19] &&
-	    ((rc = section(td, sections[19], 19, &s)) < 0 || (rc = text_block(td, &s, 0)) < 0))
+	if (sections[19] && (rc = kallsyms_section(td, sections[19])) < 0)
 		return rc;
 	if (sections[20] &&
 	    ((rc = section(td, sections[20], 20, &s)) < 0 || (rc = text_block(td, &s, 1)) < 0))

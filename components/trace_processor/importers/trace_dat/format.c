@@ -56,6 +56,36 @@ static bool num_after(const char *l, size_t n, const char *key, uint64_t *v)
 	return tb_dec_prefix(k, (size_t)(l + n - k), v) > 0;
 }
 
+/* A field line's numbers ("\toffset:8;\tsize:4;\tsigned:1;"), in one
+ * pass over its ';'-separated parts: v[k] and got[k] of the first part
+ * starting with offset:, size:, signed: (got false when that part has no
+ * number after the key). */
+static void field_nums(const char *l, size_t n, uint64_t v[3], bool got[3])
+{
+	static const struct {
+		const char *key;
+		size_t len;
+	} keys[3] = {{"offset:", 7}, {"size:", 5}, {"signed:", 7}};
+	bool seen[3] = {false, false, false};
+	const char *p = l, *e = l + n;
+	for (int k = 0; k < 3; k++)
+		got[k] = false;
+	while (p < e) {
+		const char *semi = memchr(p, ';', (size_t)(e - p));
+		const char *te = semi ? semi : e;
+		while (p < te && (*p == ' ' || *p == '\t'))
+			p++;
+		for (int k = 0; k < 3; k++) {
+			size_t kl = keys[k].len;
+			if (!seen[k] && (size_t)(te - p) >= kl && memcmp(p, keys[k].key, kl) == 0) {
+				seen[k] = true;
+				got[k] = tb_dec_prefix(p + kl, (size_t)(e - p - kl), &v[k]) > 0;
+			}
+		}
+		p = semi ? semi + 1 : e;
+	}
+}
+
 struct td_decl {
 	const char *type, *name;
 	size_t type_len, name_len;
@@ -295,13 +325,14 @@ bool tp_td_event_format(struct trace_dat *td, const char *s, size_t n)
 			break;
 		}
 		struct td_decl d;
-		uint64_t off, size, sgn = 0;
+		uint64_t num[3];
+		bool got[3];
 		if (!split_decl(l, ln, &d))
 			continue;
-		if (!num_after(l, ln, "offset:", &off) || !num_after(l, ln, "size:", &size) ||
-		    off > 65535 || size > 65535)
+		field_nums(l, ln, num, got);
+		uint64_t off = num[0], size = num[1], sgn = got[2] ? num[2] : 0;
+		if (!got[0] || !got[1] || off > 65535 || size > 65535)
 			return false;
-		num_after(l, ln, "signed:", &sgn);
 		if (d.name_len > 7 && memcmp(d.name, "common_", 7) == 0)
 			continue;
 		if (nf == TD_MAX_FIELDS)
@@ -357,7 +388,7 @@ static int sym_cmp(const void *a, const void *b)
 }
 
 /* Lines "ffffffff81000000 T _stext" (a module's with "\t[mod]"). */
-void tp_td_kallsyms(struct trace_dat *td, const char *s, size_t n)
+static void read_kallsyms(struct trace_dat *td, const char *s, size_t n)
 {
 	const char *p = s, *e = s + n, *l;
 	size_t ln;
@@ -390,8 +421,27 @@ void tp_td_kallsyms(struct trace_dat *td, const char *s, size_t n)
 		qsort(td->syms.data, td->syms.len, sizeof *td->syms.data, sym_cmp);
 }
 
-const struct td_sym *tp_td_sym_at(const struct trace_dat *td, uint64_t addr)
+void tp_td_kallsyms(struct trace_dat *td, const char *s, size_t n)
 {
+	if (td->ksyms_text)
+		read_kallsyms(td, td->ksyms_text, td->ksyms_len);
+	td->ksyms_text = s;
+	td->ksyms_len = n;
+}
+
+static void syms_ready(struct trace_dat *td)
+{
+	if (td->ksyms_z)
+		tp_td_kallsyms_inflate(td);
+	if (td->ksyms_text) {
+		read_kallsyms(td, td->ksyms_text, td->ksyms_len);
+		td->ksyms_text = NULL;
+	}
+}
+
+const struct td_sym *tp_td_sym_at(struct trace_dat *td, uint64_t addr)
+{
+	syms_ready(td);
 	size_t lo = 0, hi = td->syms.len;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -406,8 +456,9 @@ const struct td_sym *tp_td_sym_at(const struct trace_dat *td, uint64_t addr)
 	return NULL;
 }
 
-const struct td_sym *tp_td_sym_find(const struct trace_dat *td, uint64_t addr, uint64_t *off)
+const struct td_sym *tp_td_sym_find(struct trace_dat *td, uint64_t addr, uint64_t *off)
 {
+	syms_ready(td);
 	/* hi: the first symbol above addr. */
 	size_t lo = 0, hi = td->syms.len;
 	while (lo < hi) {
@@ -490,6 +541,8 @@ void tp_td_formats_release(struct trace_dat *td)
 	vec_release(&td->events);
 	hmap_release(&td->ev_by_id);
 	vec_release(&td->syms);
+	td->ksyms_text = NULL;
+	td->ksyms_z = NULL;
 	hmap_release(&td->printk);
 	hmap_release(&td->comms);
 	tb_free(td->ev_index);

@@ -98,15 +98,24 @@ struct td_str_cache {
 	uint64_t a, b; /* the string's bytes, zero past its length */
 	uint32_t len, id;
 };
-/* A record's bytes from its event's args_from on -> the arg set they
- * made, while the args dedup epoch (tp_args_dedup_epoch) is the same:
- * committing the same args again would return that set. */
+/* A record's bytes from its event's args_from on -> what they decode to,
+ * which only depends on those bytes:
+ *  - the arg set they made (has_set), while the args dedup epoch
+ *    (tp_args_dedup_epoch) is the same: committing the same args again
+ *    would return that set;
+ *  - a sched event's fields (has_vals): sched_switch's prev/next pid,
+ *    their comms and prev_state as pool ids and next_prio; the wakee pid
+ *    and comm of sched_waking/wakeup. */
 #define TD_ARGS_CACHE 4096u
 #define TD_ARGS_KEY 64u
 struct td_args_cache {
 	uint64_t hash;
 	uint32_t set, epoch;
 	uint32_t id, len; /* event id, record length (0: empty) */
+	bool has_set, has_vals;
+	int32_t prio;
+	int64_t pid[2];
+	uint32_t str[3];
 	uint8_t key[TD_ARGS_KEY];
 };
 /* An address -> its symbol text's pool id (%ps / %pS args). */
@@ -162,7 +171,12 @@ struct trace_dat {
 	VEC(struct td_event) events;
 	struct hmap ev_by_id;    /* id -> index into events */
 	VEC(struct td_sym) syms; /* sorted by addr */
-	struct hmap printk;      /* addr -> offset | len << 32 into printk_text */
+	/* The kallsyms text not yet read into syms: read on the first
+	 * lookup, as most traces (sched, irq) never look one up. */
+	const char *ksyms_text;
+	size_t ksyms_len;
+	const uint8_t *ksyms_z; /* a v7 compressed kallsyms section, not inflated yet */
+	struct hmap printk;     /* addr -> offset | len << 32 into printk_text */
 	const char *printk_text;
 	struct hmap comms; /* pid -> pool id */
 	/* options */
@@ -207,15 +221,19 @@ void tp_td_file_release(struct trace_dat *td);
 int tp_td_header_page(struct trace_dat *td, const char *s, size_t n);
 /* One event format file of system sys; false if it does not parse. */
 bool tp_td_event_format(struct trace_dat *td, const char *s, size_t n);
+/* The kallsyms text at s, which stays valid while td lives (the file or
+ * td->owned): kept, and read into syms on the first lookup. */
 void tp_td_kallsyms(struct trace_dat *td, const char *s, size_t n);
+/* file.c: inflate td->ksyms_z and read it (failures counted in stats). */
+void tp_td_kallsyms_inflate(struct trace_dat *td);
 void tp_td_printk(struct trace_dat *td, const char *s, size_t n);
 void tp_td_cmdlines(struct trace_dat *td, const char *s, size_t n);
 /* The symbol of addr ("name" exact, else NULL). */
-const struct td_sym *tp_td_sym_at(const struct trace_dat *td, uint64_t addr);
+const struct td_sym *tp_td_sym_at(struct trace_dat *td, uint64_t addr);
 /* The symbol holding addr as trace-cmd finds it (the last at or below
  * addr, if a higher one follows: the last symbol has no known end), *off
  * the distance; NULL if none. A binary search of the sorted array. */
-const struct td_sym *tp_td_sym_find(const struct trace_dat *td, uint64_t addr, uint64_t *off);
+const struct td_sym *tp_td_sym_find(struct trace_dat *td, uint64_t addr, uint64_t *off);
 /* The printk format at addr, or NULL (*len set). */
 const char *tp_td_printk_at(const struct trace_dat *td, uint64_t addr, size_t *len);
 void tp_td_formats_release(struct trace_dat *td);
