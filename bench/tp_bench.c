@@ -62,6 +62,20 @@ static FILE *create(const char *path)
 	return f;
 }
 
+/* A JSON trace's file, its traceEvents array opened / closed. */
+static FILE *json_create(const char *path)
+{
+	FILE *f = create(path);
+	fputs("{\"traceEvents\":[\n", f);
+	return f;
+}
+
+static void json_close(FILE *f)
+{
+	fputs("\n]}\n", f);
+	fclose(f);
+}
+
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint32_t next_rand(void)
 {
@@ -74,7 +88,7 @@ static uint32_t next_rand(void)
 /* JSON: per thread, a tree of X events (depth up to 4) with a few args. */
 static void gen_json(const char *path, size_t target)
 {
-	FILE *f = create(path);
+	FILE *f = json_create(path);
 	static const char *const names[] = {"MessageLoop::RunTask",
 	                                    "ThreadControllerImpl::DoWork",
 	                                    "v8.run",
@@ -83,7 +97,6 @@ static void gen_json(const char *path, size_t target)
 	                                    "GPUTask",
 	                                    "aten::matmul",
 	                                    "cudaLaunchKernel"};
-	fputs("{\"traceEvents\":[\n", f);
 	size_t bytes = 0;
 	uint64_t ts = 1000;
 	int first = 1;
@@ -108,8 +121,7 @@ static void gen_json(const char *path, size_t target)
 		}
 		ts += 1000 + next_rand() % 50;
 	}
-	fputs("\n]}\n", f);
-	fclose(f);
+	json_close(f);
 }
 
 /* JSON of small complete events (issue 20's first shape): ~110-byte X
@@ -117,8 +129,7 @@ static void gen_json(const char *path, size_t target)
  * turns, in ts order, none overlapping on its thread. */
 static void gen_json_small(const char *path, size_t target)
 {
-	FILE *f = create(path);
-	fputs("{\"traceEvents\":[\n", f);
+	FILE *f = json_create(path);
 	size_t bytes = 0;
 	uint64_t ts = 1000;
 	unsigned i = 0;
@@ -133,8 +144,7 @@ static void gen_json_small(const char *path, size_t target)
 		bytes += (size_t)n;
 		ts += 1 + next_rand() % 50;
 	}
-	fputs("\n]}\n", f);
-	fclose(f);
+	json_close(f);
 }
 
 /* Proto: 8 threads (one sequence each) of interned begin/end events. */
@@ -425,8 +435,7 @@ static void run_child(const char *self, const char *path)
  * order; streamed to the file as it is made. */
 static void gen_json_mixed(const char *path, size_t target)
 {
-	FILE *f = create(path);
-	fputs("{\"traceEvents\":[\n", f);
+	FILE *f = json_create(path);
 	size_t bytes = 0;
 	uint64_t ts = 1000;
 	unsigned i = 0;
@@ -463,8 +472,7 @@ static void gen_json_mixed(const char *path, size_t target)
 		bytes += (size_t)n;
 		ts += 50;
 	}
-	fputs("\n]}\n", f);
-	fclose(f);
+	json_close(f);
 }
 
 /* path made by gen (target bytes) unless it exists, then loaded in a
