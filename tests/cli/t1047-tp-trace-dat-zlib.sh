@@ -36,11 +36,18 @@ expect_exit zstd-refused 1 python3 tests/tools/tdat_recompress.py tests/fuzz/cor
 # Damage the last cpu's first chunk: trace_dat_decompress_failure, the
 # other cpus still load.
 python3 - "$TMP/zlib.dat" "$TMP/bad.dat" <<'PY'
-import struct, sys
+import sys
+sys.path.insert(0, "tests/tools")
+import tdat_recompress as t
 d = bytearray(open(sys.argv[1], "rb").read())
-# the last chunk of the file: u32 chunks, u32 csize, u32 size, zlib data
-i = d.rfind(b"\x78\x9c")
-for k in range(i + 2, min(i + 40, len(d))):
+f = t.File(bytes(d))
+# the last cpu's data: u32 chunks, then u32 csize, u32 size, the zlib
+# stream of its first chunk
+cpus = [c for oid, data in f.options() if oid == t.BUFFER
+        for c in t.buffer_option(f, data)[4] if c[2]]
+at = cpus[-1][1] + 12
+assert d[at:at + 2] == b"\x78\x9c", "no zlib stream at the last cpu's first chunk"
+for k in range(at + 2, at + 40):
     d[k] ^= 0x5a
 open(sys.argv[2], "wb").write(d)
 PY
