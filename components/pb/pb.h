@@ -354,6 +354,35 @@ static inline bool pb_packed_next(struct pb_packed *it, uint64_t *out)
 	}
 }
 
+/* The values of one occurrence f of a repeated varint field, packed (a
+ * length-delimited run) or not (one varint); none for another wire type:
+ *   struct pb_varints it;
+ *   for (pb_varints_init(&it, &f); pb_varints_next(&it, &v);) ... */
+struct pb_varints {
+	struct pb_packed packed;
+	uint64_t one;
+	int state; /* 0: `one` is next, 1: packed, 2: done */
+};
+
+static inline void pb_varints_init(struct pb_varints *it, const struct pb_field *f)
+{
+	it->one = f->val;
+	it->state = f->wire == PB_WIRE_VARINT ? 0 : f->wire == PB_WIRE_LEN ? 1 : 2;
+	if (it->state == 1)
+		pb_packed_init(&it->packed, f->data, f->len, PB_WIRE_VARINT);
+}
+
+static inline bool pb_varints_next(struct pb_varints *it, uint64_t *v)
+{
+	if (it->state == 1)
+		return pb_packed_next(&it->packed, v);
+	if (it->state != 0)
+		return false;
+	*v = it->one;
+	it->state = 2;
+	return true;
+}
+
 /* ---- writer ------------------------------------------------------------- */
 
 struct pb_writer;

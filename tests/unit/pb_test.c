@@ -875,6 +875,32 @@ TEST(pb_packed_errors)
 	CHECK_EQ(it.error, PB_OK);
 }
 
+/* A repeated varint field as the importers read it, packed or not. */
+TEST(pb_varints_packed_or_not)
+{
+	/* 1: 5 (varint), 1: [300, 2] (packed), 1: fixed32 (neither), 1: [7, bad] */
+	static const uint8_t msg[] = {0x08, 0x05, 0x0a, 0x03, 0xac, 0x02, 0x02, 0x0d,
+	                              1,    2,    3,    4,    0x0a, 0x02, 0x07, 0x96};
+	static const uint64_t want[] = {5, 300, 2, 7};
+	struct pb_reader r;
+	struct pb_field f = {0};
+	size_t n = 0, fields = 0;
+	pb_reader_init(&r, msg, sizeof msg);
+	while (pb_next(&r, &f)) {
+		struct pb_varints it;
+		uint64_t v;
+		fields++;
+		for (pb_varints_init(&it, &f); pb_varints_next(&it, &v); n++) {
+			CHECK(n < 4);
+			if (n < 4)
+				CHECK_UEQ(v, want[n]);
+		}
+		CHECK(!pb_varints_next(&it, &v)); /* stays done */
+	}
+	CHECK_EQ(fields, 4);
+	CHECK_EQ(n, 4);
+}
+
 TEST(pb_find_field_last_wins)
 {
 	static const uint8_t msg[] = {0x08, 0x01, 0x12, 0x01, 'a', 0x08, 0x02, 0x18, 0x03};

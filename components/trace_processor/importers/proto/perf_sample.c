@@ -195,15 +195,9 @@ static uint32_t event_counter_name(struct proto_importer *im, const uint8_t *p, 
 	while (pb_next(&r, &mf)) {
 		if (mf.id != f_mods)
 			continue;
-		struct pb_packed it;
+		struct pb_varints it;
 		uint64_t m;
-		bool packed = mf.wire == PB_WIRE_LEN;
-		if (packed)
-			pb_packed_init(&it, mf.data, mf.len, PB_WIRE_VARINT);
-		else if (mf.wire != PB_WIRE_VARINT)
-			continue;
-		for (bool more = packed ? pb_packed_next(&it, &m) : (m = mf.val, true); more;
-		     more = packed && pb_packed_next(&it, &m)) {
+		for (pb_varints_init(&it, &mf); pb_varints_next(&it, &m);) {
 			if (m < 1 || m > 3)
 				continue;
 			if (im->scratch.len == base)
@@ -389,15 +383,9 @@ static uint32_t mapping_row(struct proto_importer *im, const struct proto_gen *g
 			v[4] = f.val;
 		} else if (f.id == PB_F_Mapping_path_string_ids) {
 			/* path_string_ids, packed or not: "/" before each. */
-			struct pb_packed it;
+			struct pb_varints it;
 			uint64_t pid;
-			bool packed = f.wire == PB_WIRE_LEN;
-			if (packed)
-				pb_packed_init(&it, f.data, f.len, PB_WIRE_VARINT);
-			else if (f.wire != PB_WIRE_VARINT)
-				continue;
-			for (bool more = packed ? pb_packed_next(&it, &pid) : (pid = f.val, true);
-			     more; more = packed && pb_packed_next(&it, &pid)) {
+			for (pb_varints_init(&it, &f); pb_varints_next(&it, &pid);) {
 				struct pb_field s;
 				if (!interned_string(im, g, INTERN_MAPPING_PATHS, pid, &s))
 					continue;
@@ -539,15 +527,10 @@ uint32_t tp_proto_callstack_row(struct proto_importer *im, const struct proto_ge
 	while (pb_next(&r, &f)) {
 		if (f.id != PB_F_Callstack_frame_ids)
 			continue;
-		struct pb_packed it;
+		struct pb_varints it;
 		uint64_t fid;
-		bool packed = f.wire == PB_WIRE_LEN;
-		if (packed)
-			pb_packed_init(&it, f.data, f.len, PB_WIRE_VARINT);
-		else if (f.wire != PB_WIRE_VARINT)
-			continue;
-		for (bool more = packed ? pb_packed_next(&it, &fid) : (fid = f.val, true);
-		     more && depth < PERF_MAX_FRAMES; more = packed && pb_packed_next(&it, &fid)) {
+		for (pb_varints_init(&it, &f);
+		     depth < PERF_MAX_FRAMES && pb_varints_next(&it, &fid);) {
 			uint32_t fr = frame_row(im, g, fid);
 			if (fr == TP_NULL_U32)
 				return TP_NULL_U32;
@@ -652,15 +635,10 @@ void tp_proto_perf_sample_parse(struct proto_importer *im, int64_t ts, const str
 	while (pb_next(&r, &f) && i < stream->n_followers) {
 		if (f.id != PB_F_PerfSample_follower_counts)
 			continue;
-		struct pb_packed it;
+		struct pb_varints it;
 		uint64_t v;
-		bool packed = f.wire == PB_WIRE_LEN;
-		if (packed)
-			pb_packed_init(&it, f.data, f.len, PB_WIRE_VARINT);
-		else if (f.wire != PB_WIRE_VARINT)
-			continue;
-		for (bool more = packed ? pb_packed_next(&it, &v) : (v = f.val, true);
-		     more && i < stream->n_followers; more = packed && pb_packed_next(&it, &v)) {
+		for (pb_varints_init(&it, &f);
+		     i < stream->n_followers && pb_varints_next(&it, &v);) {
 			uint32_t track = ps->followers.data[stream->first_follower + i++];
 			vec_push(&ps->counters,
 			         tp_counter_add(tp, track, ts, (double)v, TP_NULL_U32));

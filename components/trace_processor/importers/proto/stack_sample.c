@@ -295,16 +295,10 @@ static size_t counter_values(struct proto_importer *im, int64_t ts, const struct
 		while (pb_next(&r, &f)) {
 			if (f.id != PB_F_StackSample_follower_descriptor_iids)
 				continue;
-			struct pb_packed it;
+			struct pb_varints it;
 			uint64_t iid;
-			bool packed = f.wire == PB_WIRE_LEN;
-			if (packed)
-				pb_packed_init(&it, f.data, f.len, PB_WIRE_VARINT);
-			else if (f.wire != PB_WIRE_VARINT)
-				continue;
-			for (bool more = packed ? pb_packed_next(&it, &iid) : (iid = f.val, true);
-			     more && nf < STACK_SAMPLE_MAX_FOLLOWERS;
-			     more = packed && pb_packed_next(&it, &iid)) {
+			for (pb_varints_init(&it, &f);
+			     nf < STACK_SAMPLE_MAX_FOLLOWERS && pb_varints_next(&it, &iid);) {
 				const struct proto_interned *e = proto_gen_lookup(
 				    g, INTERN_STACK_SAMPLE_COUNTER_DESCRIPTORS, iid);
 				struct pb_field fd = {.data = e ? e->data : NULL,
@@ -326,15 +320,9 @@ static size_t counter_values(struct proto_importer *im, int64_t ts, const struct
 	while (pb_next(&r, &f) && i < nf) {
 		if (f.id != PB_F_StackSample_follower_weights)
 			continue;
-		struct pb_packed it;
+		struct pb_varints it;
 		uint64_t v;
-		bool packed = f.wire == PB_WIRE_LEN;
-		if (packed)
-			pb_packed_init(&it, f.data, f.len, PB_WIRE_VARINT);
-		else if (f.wire != PB_WIRE_VARINT)
-			continue;
-		for (bool more = packed ? pb_packed_next(&it, &v) : (v = f.val, true);
-		     more && i < nf; more = packed && pb_packed_next(&it, &v), i++)
+		for (pb_varints_init(&it, &f); i < nf && pb_varints_next(&it, &v); i++)
 			if (followers[i] != TP_NULL_U32)
 				out[k++] =
 				    tp_counter_add(tp, followers[i], ts, (double)v, TP_NULL_U32);

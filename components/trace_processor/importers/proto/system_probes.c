@@ -384,21 +384,14 @@ void tp_proto_sys_stats_parse(struct proto_importer *im, int64_t ts, const uint8
 	while (pb_next(&r, &f)) {
 		if (f.id != PB_F_SysStats_gpufreq_mhz)
 			continue;
-		struct pb_packed it;
-		uint64_t v = f.val;
-		bool packed = f.wire == PB_WIRE_LEN;
-		if (packed)
-			pb_packed_init(&it, f.data, f.len, PB_WIRE_VARINT);
-		else if (f.wire != PB_WIRE_VARINT)
-			continue;
-		while (!packed || pb_packed_next(&it, &v)) {
+		struct pb_varints it;
+		uint64_t v;
+		for (pb_varints_init(&it, &f); pb_varints_next(&it, &v);) {
 			uint32_t track =
 			    counter_track(tp, "gpu_frequency", "gpufreq", -1, -1, 0, "kHz");
 			track_dims(im, track, (struct dim[]){{"ugpu", NULL, 0}, {"gpu", NULL, 0}},
 			           2);
 			push(tp, ts, track, (double)v);
-			if (!packed)
-				break;
 		}
 	}
 }
