@@ -11,7 +11,11 @@
  * `select count(*) from slice`. Prints figures; asserts nothing.
  *
  *   tp_bench                 generate if missing, then load all four
- *   tp_bench json|proto|ftrace|sched   only that one
+ *   tp_bench json|jsonsmall|pytorch|chrome|proto|ftrace|sched
+ *                            only that one (pytorch: a Kineto-like trace
+ *                            of CPU ops, launches, GPU kernels and their
+ *                            flows; chrome: B/E tasks, async, flows,
+ *                            instants, counters, metadata)
  *   tp_bench load FILE       load one trace (what the parent runs)
  *   tp_bench large [MB...]   the large-trace curve: a mixed JSON trace of
  *                            512, 1024, 2048, 4096 MB (or the sizes given)
@@ -475,6 +479,173 @@ static void gen_json_mixed(const char *path, size_t target)
 	json_close(f);
 }
 
+/* A PyTorch profiler (Kineto) shape: per step, CPU ops with long names and
+ * many args (input dims, types, strides), a cudaLaunchKernel runtime call
+ * each, and the GPU kernel it launches on a stream thread of the GPU
+ * process with the launch->kernel flow (s/f, cat ac2g) and Kineto's kernel
+ * args; process/thread names as metadata. */
+static void gen_json_pytorch(const char *path, size_t target)
+{
+	static const char *const ops[] = {
+	    "aten::convolution", "aten::_convolution", "aten::cudnn_convolution",
+	    "aten::add_",        "aten::batch_norm",   "aten::relu_",
+	    "aten::linear",      "aten::addmm"};
+	static const char *const kernels[] = {
+	    "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
+	    "at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, "
+	    "at::detail::Array<char*, 3>)",
+	    "void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, int, 512, true, "
+	    "1>(cudnnTensorStruct, "
+	    "float const*, cudnnTensorStruct, float*, float const*, float const*, float, float)",
+	    "ampere_sgemm_128x64_tn",
+	    "void at::native::(anonymous namespace)::max_pool_forward_nchw<float, float>(int, "
+	    "float "
+	    "const*, int, int, int, int, int, int, int, int, int, int, int, int, int, int, float*, "
+	    "long*)"};
+	FILE *f = create(path);
+	fputs("{\"schemaVersion\":1,\"deviceProperties\":[{\"id\":0,\"name\":\"NVIDIA "
+	      "A100-SXM4-40GB\","
+	      "\"totalGlobalMem\":42505273344,\"computeMajor\":8,\"computeMinor\":0}],"
+	      "\"traceEvents\":[\n"
+	      "{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0,\"pid\":4321,\"tid\":0,\"args\":"
+	      "{\"name\":\"python3\"}},\n"
+	      "{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0,\"pid\":0,\"tid\":0,\"args\":"
+	      "{\"name\":\"GPU 0\"}},\n"
+	      "{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":0,\"tid\":7,\"args\":"
+	      "{\"name\":\"stream 7\"}},\n"
+	      "{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":4321,\"tid\":4321,\"args\":"
+	      "{\"name\":\"thread 4321 (python3)\"}}",
+	      f);
+	size_t bytes = 0;
+	uint64_t ts = 1700000000000ull, gpu = ts;
+	unsigned ext = 1, corr = 100;
+	while (bytes < target) {
+		unsigned r = next_rand(), b = 16 << (r % 4), c = 3 << (r % 5);
+		uint64_t dur = 20 + r % 200, launch = ts + dur / 2;
+		uint64_t kts = gpu > launch + 5 ? gpu : launch + 5, kdur = 5 + next_rand() % 300;
+		int n = fprintf(
+		    f,
+		    ",\n{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"%s\",\"pid\":4321,\"tid\":4321,"
+		    "\"ts\":%llu,\"dur\":%llu,\"args\":{\"External id\":%u,\"Record function "
+		    "id\":0,"
+		    "\"Ev Idx\":%u,\"Input Dims\":[[%u,%u,224,224],[64,%u,7,7],[]],\"Input type\":"
+		    "[\"float\",\"float\",\"\"],\"Input "
+		    "Strides\":[[%u,50176,224,1],[%u,49,7,1],[]],"
+		    "\"Concrete Inputs\":[\"\",\"\",\"[2, 2]\"],\"Sequence number\":%u,"
+		    "\"Fwd thread id\":0}},\n"
+		    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":"
+		    "4321,"
+		    "\"tid\":4321,\"ts\":%llu,\"dur\":5,\"args\":{\"External id\":%u,\"cbid\":211,"
+		    "\"correlation\":%u}},\n"
+		    "{\"ph\":\"s\",\"id\":%u,\"pid\":4321,\"tid\":4321,\"ts\":%llu,\"cat\":"
+		    "\"ac2g\","
+		    "\"name\":\"ac2g\"},\n"
+		    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"%s\",\"pid\":0,\"tid\":7,\"ts\":%"
+		    "llu,"
+		    "\"dur\":%llu,\"args\":{\"External "
+		    "id\":%u,\"queued\":0,\"device\":0,\"context\":1,"
+		    "\"stream\":7,\"correlation\":%u,\"registers per thread\":%u,\"shared "
+		    "memory\":%u,"
+		    "\"blocks per SM\":%u.5,\"warps per "
+		    "SM\":12.0,\"grid\":[%u,1,1],\"block\":[128,1,1],"
+		    "\"est. achieved occupancy %%\":100}},\n"
+		    "{\"ph\":\"f\",\"id\":%u,\"pid\":0,\"tid\":7,\"ts\":%llu,\"cat\":\"ac2g\","
+		    "\"name\":\"ac2g\",\"bp\":\"e\"}",
+		    ops[r % 8], (unsigned long long)ts, (unsigned long long)dur, ext, ext, b, c, c,
+		    c * 50176, c * 49, ext, (unsigned long long)launch, ext, corr, corr,
+		    (unsigned long long)launch, kernels[r % 4], (unsigned long long)kts,
+		    (unsigned long long)kdur, ext, corr, 16 + r % 64, (r % 3) * 4096, r % 8, b * 64,
+		    corr, (unsigned long long)kts);
+		bytes += (size_t)n;
+		ext++;
+		corr++;
+		gpu = kts + kdur;
+		ts += dur + 1 + next_rand() % 20;
+	}
+	json_close(f);
+}
+
+/* A Chrome shape: renderer and browser main threads with B/E tasks and
+ * nested X work carrying source-location args, async b/e loads (id2),
+ * legacy flows (s/f) across threads, v2 flows (bind_id: main-thread
+ * work -> compositor draw), instants,
+ * counters, and thread/process name metadata. */
+static void gen_json_chrome(const char *path, size_t target)
+{
+	static const char *const tasks[] = {"ThreadControllerImpl::RunTask", "RunTask",
+	                                    "ThreadPool_RunTask", "SimpleWatcher::OnHandleReady"};
+	static const char *const work[] = {"ParseHTML",        "EvaluateScript", "v8.compile",
+	                                   "UpdateLayoutTree", "Layout",         "Paint",
+	                                   "CompositeLayers",  "FunctionCall"};
+	FILE *f = create(path);
+	fputs("{\"traceEvents\":[\n"
+	      "{\"pid\":100,\"tid\":0,\"ts\":0,\"ph\":\"M\",\"cat\":\"__metadata\",\"name\":"
+	      "\"process_name\",\"args\":{\"name\":\"Browser\"}},\n"
+	      "{\"pid\":200,\"tid\":0,\"ts\":0,\"ph\":\"M\",\"cat\":\"__metadata\",\"name\":"
+	      "\"process_name\",\"args\":{\"name\":\"Renderer\"}},\n"
+	      "{\"pid\":100,\"tid\":101,\"ts\":0,\"ph\":\"M\",\"cat\":\"__metadata\",\"name\":"
+	      "\"thread_name\",\"args\":{\"name\":\"CrBrowserMain\"}},\n"
+	      "{\"pid\":200,\"tid\":201,\"ts\":0,\"ph\":\"M\",\"cat\":\"__metadata\",\"name\":"
+	      "\"thread_name\",\"args\":{\"name\":\"CrRendererMain\"}},\n"
+	      "{\"pid\":200,\"tid\":202,\"ts\":0,\"ph\":\"M\",\"cat\":\"__metadata\",\"name\":"
+	      "\"thread_name\",\"args\":{\"name\":\"Compositor\"}},\n"
+	      "{\"pid\":200,\"tid\":201,\"ts\":0,\"ph\":\"M\",\"cat\":\"__metadata\",\"name\":"
+	      "\"thread_sort_index\",\"args\":{\"sort_index\":-1}}",
+	      f);
+	size_t bytes = 0;
+	uint64_t ts = 1000;
+	unsigned i = 0;
+	while (bytes < target) {
+		unsigned r = next_rand(), tid = 201 + i % 2, pid = 200;
+		if (i % 3 == 0) {
+			tid = 101;
+			pid = 100;
+		}
+		int n = fprintf(
+		    f,
+		    ",\n{\"pid\":%u,\"tid\":%u,\"ts\":%llu,\"ph\":\"B\",\"cat\":\"toplevel\","
+		    "\"name\":"
+		    "\"%s\",\"args\":{\"src_file\":\"../../base/task/sequence_manager/"
+		    "thread_controller_impl.cc\",\"src_func\":\"DoWork\"}},\n"
+		    "{\"pid\":%u,\"tid\":%u,\"ts\":%llu,\"ph\":\"X\",\"cat\":\"devtools.timeline\","
+		    "\"name\":\"%s\",\"dur\":%u,\"tdur\":%u,\"tts\":%llu,\"bind_id\":\"0x%x\","
+		    "\"flow_out\":true,\"args\":{\"data\":{"
+		    "\"frame\":"
+		    "\"F%04X\",\"url\":\"https://example.com/app.js\",\"lineNumber\":%u}}},\n"
+		    "{\"pid\":%u,\"tid\":%u,\"ts\":%llu,\"ph\":\"s\",\"cat\":\"toplevel.flow\","
+		    "\"name\":\"MojoMessage\",\"id\":\"0x%x\"},\n"
+		    "{\"pid\":%u,\"tid\":%u,\"ts\":%llu,\"ph\":\"b\",\"cat\":\"blink.resource\","
+		    "\"name\":\"ResourceLoad\",\"id2\":{\"local\":\"0x%x\"},\"args\":{\"url\":"
+		    "\"https://example.com/r%u.png\"}},\n"
+		    "{\"pid\":%u,\"tid\":%u,\"ts\":%llu,\"ph\":\"I\",\"s\":\"t\",\"cat\":\"input\","
+		    "\"name\":\"InputLatency::MouseMove\"},\n"
+		    "{\"pid\":%u,\"tid\":%u,\"ts\":%llu,\"ph\":\"E\",\"cat\":\"toplevel\",\"name\":"
+		    "\"%s\"},\n"
+		    "{\"pid\":200,\"tid\":202,\"ts\":%llu,\"ph\":\"X\",\"cat\":\"cc\",\"name\":"
+		    "\"ProxyImpl::ScheduledActionDraw\",\"dur\":12,\"bind_id\":\"0x%x\","
+		    "\"flow_in\":true},\n"
+		    "{\"pid\":200,\"tid\":202,\"ts\":%llu,\"ph\":\"f\",\"bp\":\"e\",\"cat\":"
+		    "\"toplevel.flow\",\"name\":\"MojoMessage\",\"id\":\"0x%x\"},\n"
+		    "{\"pid\":%u,\"tid\":%u,\"ts\":%llu,\"ph\":\"e\",\"cat\":\"blink.resource\","
+		    "\"name\":\"ResourceLoad\",\"id2\":{\"local\":\"0x%x\"}},\n"
+		    "{\"pid\":200,\"ts\":%llu,\"ph\":\"C\",\"cat\":\"disabled-by-default-devtools."
+		    "timeline\",\"name\":\"UpdateCounters\",\"args\":{\"documents\":%u,"
+		    "\"jsEventListeners\":%u,\"jsHeapSizeUsed\":%u,\"nodes\":%u}}",
+		    pid, tid, (unsigned long long)ts, tasks[r % 4], pid, tid,
+		    (unsigned long long)ts + 2, work[r % 8], 20 + r % 30, 15 + r % 20,
+		    (unsigned long long)ts / 2, i, r % 65536, r % 4000, pid, tid,
+		    (unsigned long long)ts + 3, i, pid, tid, (unsigned long long)ts + 4, i, r % 100,
+		    pid, tid, (unsigned long long)ts + 30, pid, tid, (unsigned long long)ts + 60,
+		    tasks[r % 4], (unsigned long long)ts + 61, i, (unsigned long long)ts + 62, i,
+		    pid, tid, (unsigned long long)ts + 70, i, (unsigned long long)ts + 71,
+		    1 + r % 4, r % 900, 1000000 + r % 9000000, r % 20000);
+		bytes += (size_t)n;
+		i++;
+		ts += 100 + next_rand() % 50;
+	}
+	json_close(f);
+}
+
 /* path made by gen (target bytes) unless it exists, then loaded in a
  * fresh process; removed afterwards when remove is set. */
 static void run_shape(const char *self, const char *path, void (*gen)(const char *, size_t),
@@ -523,6 +694,8 @@ int main(int argc, char **argv)
 	} kinds[] = {
 	    {"json", "json", gen_json},
 	    {"jsonsmall", "small.json", gen_json_small},
+	    {"pytorch", "pytorch.json", gen_json_pytorch},
+	    {"chrome", "chrome.json", gen_json_chrome},
 	    {"proto", "pftrace", gen_proto},
 	    {"ftrace", "ftrace.txt", gen_ftrace_text},
 	    {"sched", "sched-compact.pftrace", gen_sched_mb},
