@@ -1,6 +1,6 @@
 /*
- * Digits in text: the one hex-digit decoder and the one decimal-run
- * reader that the text parsers share (JSON escapes, perf script addresses,
+ * Digits in text: the one hex-digit decoder, the one decimal-run
+ * reader and the one decimal writer that the text parsers share (JSON escapes, perf script addresses,
  * ftrace text fields, tracefs format files, journal ids and fields), so
  * none of them carries its own copy. Pure, any thread.
  */
@@ -27,4 +27,17 @@ size_t tb_dec_prefix(const char *s, size_t n, uint64_t *v)
 	}
 	*v = x;
 	return i;
+}
+
+size_t tb_u64_dec(char *out, uint64_t v)
+{
+	char tmp[20];
+	size_t n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (size_t i = 0; i < n; i++)
+		out[i] = tmp[n - 1 - i];
+	return n;
 }

@@ -1267,6 +1267,18 @@ TEST(base_hex_digit)
 	CHECK_EQ(tb_hex_digit((char)0xe9), -1);
 }
 
+TEST(base_u64_dec)
+{
+	static const uint64_t vals[] = {0, 7, 10, 99, 1234, 4294967296ull, UINT64_MAX};
+	for (size_t i = 0; i < sizeof vals / sizeof *vals; i++) {
+		char want[32], got[24];
+		int wn = snprintf(want, sizeof want, "%llu", (unsigned long long)vals[i]);
+		size_t n = tb_u64_dec(got, vals[i]);
+		CHECK_EQ(n, (size_t)wn);
+		CHECK(memcmp(got, want, n) == 0);
+	}
+}
+
 TEST(base_dec_prefix)
 {
 	uint64_t v = 7;

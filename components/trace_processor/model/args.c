@@ -445,14 +445,46 @@ static uint64_t array_len(const struct tp *tp, const struct tp_arg *a, size_t na
 	return len;
 }
 
+/* Where each key of a merge is in the builder: open addressing over
+ * (key, index), index UINT32_MAX for an empty slot, for merges of up to
+ * MERGE_SET_MAX args; a linear scan past that and below MERGE_SET_MIN,
+ * where the scan is as fast. */
+#define MERGE_SET_BITS 7
+#define MERGE_SET_MAX 64
+#define MERGE_SET_MIN 12
+struct merge_set {
+	uint32_t key[1u << MERGE_SET_BITS], at[1u << MERGE_SET_BITS];
+};
+
+/* The slot of key: its own, or the empty one where it would go. */
+static uint32_t merge_slot(const struct merge_set *m, uint32_t key)
+{
+	uint32_t h = (key * 0x9e3779b1u) >> (32 - MERGE_SET_BITS);
+	while (m->at[h] != UINT32_MAX && m->key[h] != key)
+		h = (h + 1) & ((1u << MERGE_SET_BITS) - 1);
+	return h;
+}
+
 void tp_args_merge_into(struct tp *tp, struct tp_args_builder *into, const struct tp_arg *add,
                         size_t n, uint32_t keep_key)
 {
 	size_t base = into->args.len; /* the arrays' lengths before the merge */
 	char buf[1024];
+	struct merge_set set;
+	bool hashed = base + n >= MERGE_SET_MIN && base + n <= MERGE_SET_MAX;
+	if (hashed) {
+		memset(set.at, 0xff, sizeof set.at);
+		for (size_t j = 0; j < base; j++) {
+			uint32_t h = merge_slot(&set, into->args.data[j].key);
+			if (set.at[h] == UINT32_MAX) {
+				set.key[h] = into->args.data[j].key;
+				set.at[h] = (uint32_t)j;
+			}
+		}
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct tp_arg a = add[i];
-		if (a.key != a.flat_key) {
+		if (a.key != a.flat_key && base) { /* (no array to extend when empty) */
 			/* An array element: after the elements already there. */
 			size_t kl, pn, after;
 			uint64_t idx;
@@ -469,8 +501,17 @@ void tp_args_merge_into(struct tp *tp, struct tp_args_builder *into, const struc
 			}
 		}
 		size_t j = 0;
-		while (j < into->args.len && into->args.data[j].key != a.key)
-			j++;
+		if (hashed) {
+			uint32_t h = merge_slot(&set, a.key);
+			if (set.at[h] == UINT32_MAX) {
+				set.key[h] = a.key;
+				set.at[h] = (uint32_t)into->args.len;
+			}
+			j = set.at[h];
+		} else {
+			while (j < into->args.len && into->args.data[j].key != a.key)
+				j++;
+		}
 		if (j == into->args.len)
 			vec_push(&into->args, a);
 		else if (a.key != keep_key)

@@ -12,7 +12,6 @@
 #include "json_int.h"
 #include "../../model/model.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #define ARGS_MAX_DEPTH 64
@@ -297,9 +296,12 @@ static const char *add_value(struct tp *tp, struct json_args_ctx *c, struct json
 						return NULL;
 					continue;
 				}
-				char idx[16];
-				int n = snprintf(idx, sizeof idx, "[%u]", index++);
-				buf_put(&c->key, idx, (size_t)n);
+				char idx[24];
+				size_t n = 1;
+				idx[0] = '[';
+				n += tb_u64_dec(idx + 1, index++);
+				idx[n++] = ']';
+				buf_put(&c->key, idx, n);
 			}
 			if (*p != '{' && *p != '[')
 				p = add_leaf(tp, c, out, p, end, csame, ckid);
