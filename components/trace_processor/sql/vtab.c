@@ -40,6 +40,7 @@
 #define TP_VTAB_MAX_TERMS 16
 #define TP_VTAB_MAX_PREFETCH 6
 #define TP_VTAB_PREFETCH 16
+#define TP_VTAB_READERS 64
 
 enum tp_vtab_op {
 	OP_EQ = '=',
@@ -116,6 +117,14 @@ struct tp_vtab_cursor {
 	uint32_t npf;
 	const char *pf_base[TP_VTAB_MAX_PREFETCH];
 	uint8_t pf_size[TP_VTAB_MAX_PREFETCH];
+	/* How xColumn reads column c < TP_VTAB_READERS, set on its first
+	 * read after each xFilter (bit c of rd_set), so that a grouped scan's
+	 * millions of reads skip the column description. */
+	uint64_t rd_set;
+	struct tp_vtab_reader {
+		const void *data; /* a stored column's array */
+		uint8_t type;     /* enum tp_col_type, or TP_VTAB_RD_COMPUTED */
+	} rd[TP_VTAB_READERS];
 };
 
 /* A row order by up to TP_VTAB_MAX_GROUP columns (keys of cols[], in
@@ -739,7 +748,7 @@ static void seek_match(struct tp_vtab_cursor *c)
 				return;
 			}
 			c->t->sql->rows_visited++;
-			if (row >= c->lo && row < c->hi && row_matches(c, row)) {
+			if (row >= c->lo && row < c->hi && (!c->nfilters || row_matches(c, row))) {
 				c->row = row;
 				return;
 			}
@@ -1206,6 +1215,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 	c->own = NULL;
 	c->order = NULL;
 	c->grouped = c->whole = false;
+	c->rd_set = 0;
 	o.ncols = 0;
 	o.desc = 0;
 
@@ -1402,10 +1412,72 @@ static int vt_eof(sqlite3_vtab_cursor *cur)
 	return ((struct tp_vtab_cursor *)cur)->eof;
 }
 
-static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
+static void result_str(const struct tp_sql_table *t, sqlite3_context *ctx, uint32_t id)
 {
-	struct tp_vtab_cursor *c = (struct tp_vtab_cursor *)cur;
+	if (id != TP_NULL_STR) {
+		size_t len;
+		const char *str = strpool_get(&t->sql->tp->strings, id, &len);
+		sqlite3_result_text64(ctx, str, len, SQLITE_STATIC, SQLITE_UTF8);
+	}
+}
+
+/* A cell of a column of type ty as SQL (NULL sentinels as NULL), as
+ * col_int() and cell() read it. */
+static void result_cell(const struct tp_sql_table *t, sqlite3_context *ctx, enum tp_col_type ty,
+                        union tp_cell v)
+{
+	switch (ty) {
+	case TP_I64:
+	case TP_I32:
+		sqlite3_result_int64(ctx, v.i);
+		break;
+	case TP_I64N:
+		if (v.i != TP_NULL_I64)
+			sqlite3_result_int64(ctx, v.i);
+		break;
+	case TP_U32:
+		sqlite3_result_int64(ctx, v.u);
+		break;
+	case TP_U32N:
+		if (v.u != TP_NULL_U32)
+			sqlite3_result_int64(ctx, v.u);
+		break;
+	case TP_U8:
+		sqlite3_result_int64(ctx, v.b);
+		break;
+	case TP_DBL:
+	case TP_DBLN:
+		if (!isnan(v.d))
+			sqlite3_result_double(ctx, v.d);
+		break;
+	case TP_STR:
+		result_str(t, ctx, v.u);
+		break;
+	}
+}
+
+/* The reader kind of a computed column (other kinds: its enum tp_col_type). */
+#define TP_VTAB_RD_COMPUTED 0xff
+
+/* xColumn of a computed column: its getter, then as its type says. Out of
+ * line, as column_other(), so that vt_column's array reads need no frame. */
+static __attribute__((noinline)) void
+column_computed(const struct tp_sql_table *t, sqlite3_context *ctx, uint32_t col, uint32_t row)
+{
+	const struct tp_col_desc *cd = &t->desc->cols[col];
+	union tp_cell v;
+
+	cd->get(t->sql->tp, row, &v);
+	result_cell(t, ctx, cd->type, v);
+}
+
+/* xColumn for the id, sparse columns never written and columns past
+ * TP_VTAB_READERS; it sets up the reader of any other. */
+static __attribute__((noinline)) int column_other(struct tp_vtab_cursor *c, sqlite3_context *ctx,
+                                                  int i)
+{
 	const struct tp_sql_table *t = c->t;
+	const struct tp_col_desc *cd;
 	uint32_t row = c->row, col;
 
 	if (i <= 0) {
@@ -1413,34 +1485,72 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
 		return SQLITE_OK;
 	}
 	col = (uint32_t)i - 1;
-	switch (t->desc->cols[col].type) {
+	cd = &t->desc->cols[col];
+	if (col < TP_VTAB_READERS) {
+		const void *data = tp_sql_col_data(t, col);
+		if (cd->flags & TP_COL_COMPUTED) {
+			c->rd[col].type = TP_VTAB_RD_COMPUTED;
+			c->rd_set |= 1ull << col;
+		} else if (data) {
+			c->rd[col].data = data;
+			c->rd[col].type = (uint8_t)cd->type;
+			c->rd_set |= 1ull << col;
+		}
+	}
+	if (cd->flags & TP_COL_COMPUTED)
+		column_computed(t, ctx, col, row);
+	else
+		result_cell(t, ctx, cd->type, cell(t, col, row));
+	return SQLITE_OK;
+}
+
+static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
+{
+	struct tp_vtab_cursor *c = (struct tp_vtab_cursor *)cur;
+	uint32_t col = (uint32_t)i - 1, row = c->row;
+	const void *data;
+
+	if (col >= TP_VTAB_READERS || !(c->rd_set >> col & 1))
+		return column_other(c, ctx, i);
+	data = c->rd[col].data;
+	switch (c->rd[col].type) {
+	case TP_VTAB_RD_COMPUTED:
+		column_computed(c->t, ctx, col, row);
+		break;
 	case TP_I64:
-	case TP_I64N:
-	case TP_U32:
-	case TP_U32N:
-	case TP_U8:
-	case TP_I32: {
-		int64_t v;
-		if (col_int(t, col, row, &v))
-			sqlite3_result_int64(ctx, v);
+		sqlite3_result_int64(ctx, ((const int64_t *)data)[row]);
+		break;
+	case TP_I64N: {
+		int64_t x = ((const int64_t *)data)[row];
+		if (x != TP_NULL_I64)
+			sqlite3_result_int64(ctx, x);
 		break;
 	}
+	case TP_U32:
+		sqlite3_result_int64(ctx, ((const uint32_t *)data)[row]);
+		break;
+	case TP_U32N: {
+		uint32_t x = ((const uint32_t *)data)[row];
+		if (x != TP_NULL_U32)
+			sqlite3_result_int64(ctx, x);
+		break;
+	}
+	case TP_U8:
+		sqlite3_result_int64(ctx, ((const uint8_t *)data)[row]);
+		break;
+	case TP_I32:
+		sqlite3_result_int64(ctx, ((const int32_t *)data)[row]);
+		break;
 	case TP_DBL:
 	case TP_DBLN: {
-		double v = cell(t, col, row).d;
-		if (!isnan(v))
-			sqlite3_result_double(ctx, v);
+		double x = ((const double *)data)[row];
+		if (!isnan(x))
+			sqlite3_result_double(ctx, x);
 		break;
 	}
-	case TP_STR: {
-		uint32_t id = cell(t, col, row).u;
-		if (id != TP_NULL_STR) {
-			size_t len;
-			const char *str = strpool_get(&t->sql->tp->strings, id, &len);
-			sqlite3_result_text64(ctx, str, len, SQLITE_STATIC, SQLITE_UTF8);
-		}
+	case TP_STR:
+		result_str(c->t, ctx, ((const uint32_t *)data)[row]);
 		break;
-	}
 	}
 	return SQLITE_OK;
 }
