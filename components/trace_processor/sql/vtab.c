@@ -125,6 +125,13 @@ struct tp_vtab_cursor {
 		const void *data; /* a stored column's array */
 		uint8_t type;     /* enum tp_col_type, or TP_VTAB_RD_COMPUTED */
 	} rd[TP_VTAB_READERS];
+	/* A grouped scan through a cached order with runs: the key columns
+	 * (bit c: described column c) are read from key_row, the first row
+	 * of the run holding pos (same keys, same values), which stays in
+	 * cache, instead of from each row: one random read fewer per key. */
+	uint64_t key_mask;
+	uint32_t key_row, run_end, run_next, nruns;
+	const uint32_t *runs;
 };
 
 /* A row order by up to TP_VTAB_MAX_GROUP columns (keys of cols[], in
@@ -137,6 +144,11 @@ struct tp_sql_order {
 	uint32_t cols[TP_VTAB_MAX_GROUP]; /* described columns */
 	uint32_t desc;                    /* bit i: cols[i] descending */
 	uint32_t *rows;
+	/* Where the keys change: runs[k] is the first position of run k
+	 * (runs[0] = 0); NULL when there are more than n / 16 runs or a key
+	 * is real (-0.0 and 0.0 share a run but print apart). */
+	uint32_t *runs;
+	uint32_t nruns;
 };
 
 static bool is_int_type(enum tp_col_type ty)
@@ -731,6 +743,20 @@ static void prefetch_cols(struct tp_vtab_cursor *c, uint64_t used)
 	}
 }
 
+/* key_row and run_end for the run holding c->pos (past every position
+ * when the order has no runs). */
+static void next_run(struct tp_vtab_cursor *c)
+{
+	if (!c->nruns) {
+		c->run_end = UINT32_MAX;
+		return;
+	}
+	while (c->run_next < c->nruns && c->runs[c->run_next] <= c->pos)
+		c->run_next++;
+	c->key_row = c->order[c->runs[c->run_next - 1]];
+	c->run_end = c->run_next < c->nruns ? c->runs[c->run_next] : UINT32_MAX;
+}
+
 /* Step to the next matching row at or after (before, if desc) c->row. */
 static void seek_match(struct tp_vtab_cursor *c)
 {
@@ -743,6 +769,8 @@ static void seek_match(struct tp_vtab_cursor *c)
 					__builtin_prefetch(c->pf_base[k] +
 					                   (size_t)ahead * c->pf_size[k]);
 			}
+			if (c->pos >= c->run_end)
+				next_run(c);
 			if (!c->whole) {
 				c->row = row;
 				return;
@@ -1014,7 +1042,8 @@ static uint32_t *order_rows(const struct tp_sql_table *t, const struct tp_sql_or
 #define TP_VTAB_MAX_ORDERS 3
 
 /* The cached order of every row of t for o's columns, or NULL. */
-static const uint32_t *find_order(const struct tp_sql_table *t, const struct tp_sql_order *o)
+static const struct tp_sql_order *find_order(const struct tp_sql_table *t,
+                                             const struct tp_sql_order *o)
 {
 	uint32_t n = tp_sql_table_rows(t);
 
@@ -1022,16 +1051,79 @@ static const uint32_t *find_order(const struct tp_sql_table *t, const struct tp_
 		const struct tp_sql_order *c = &t->orders[i];
 		if (c->n == n && c->ncols == o->ncols && c->desc == o->desc &&
 		    memcmp(c->cols, o->cols, o->ncols * sizeof o->cols[0]) == 0)
-			return c->rows;
+			return c;
 	}
 	return NULL;
 }
 
+/* Whether rows a and b hold the same value in column c (not real). */
+static bool same_key(const struct tp_sql_table *t, uint32_t c, const char *data, size_t size,
+                     uint32_t a, uint32_t b)
+{
+	int64_t x = 0, y = 0;
+
+	switch (data ? size : 0) {
+	case 1:
+		return ((const uint8_t *)data)[a] == ((const uint8_t *)data)[b];
+	case 4:
+		return ((const uint32_t *)data)[a] == ((const uint32_t *)data)[b];
+	case 8:
+		return ((const uint64_t *)data)[a] == ((const uint64_t *)data)[b];
+	}
+	if (t->desc->cols[c].type == TP_STR)
+		return cell(t, c, a).u == cell(t, c, b).u;
+	return col_int(t, c, a, &x) == col_int(t, c, b, &y) && x == y;
+}
+
+/* o->runs of o->rows (see struct tp_sql_order): one pass over the keys
+ * in order, stored ones compared as bytes (equal bytes, equal values). */
+static void order_runs(const struct tp_sql_table *t, struct tp_sql_order *o)
+{
+	uint32_t cap = o->n / 16, m = 0, *runs;
+	const char *data[TP_VTAB_MAX_GROUP];
+	size_t size[TP_VTAB_MAX_GROUP];
+
+	o->runs = NULL;
+	o->nruns = 0;
+	for (uint32_t i = 0; i < o->ncols; i++) {
+		const struct tp_col_desc *cd = &t->desc->cols[o->cols[i]];
+		if (cd->type == TP_DBL || cd->type == TP_DBLN)
+			return;
+		data[i] = tp_sql_col_data(t, o->cols[i]);
+		size[i] = col_size(cd->type);
+	}
+	if (!cap)
+		return;
+	runs = tb_malloc(cap * sizeof *runs);
+	runs[m++] = 0;
+	for (uint32_t p = 1; p < o->n; p++) {
+		uint32_t a = o->rows[p - 1], b = o->rows[p], i;
+		if (p + TP_VTAB_PREFETCH < o->n)
+			for (i = 0; i < o->ncols; i++)
+				if (data[i])
+					__builtin_prefetch(data[i] +
+					                   (size_t)o->rows[p + TP_VTAB_PREFETCH] *
+					                       size[i]);
+		for (i = 0; i < o->ncols; i++)
+			if (!same_key(t, o->cols[i], data[i], size[i], a, b))
+				break;
+		if (i == o->ncols)
+			continue;
+		if (m == cap) {
+			tb_free(runs);
+			return;
+		}
+		runs[m++] = p;
+	}
+	o->runs = runs;
+	o->nruns = m;
+}
+
 /* The same, built if missing (evicting the oldest past TP_VTAB_MAX_ORDERS). */
-static const uint32_t *cached_order(struct tp_sql_table *t, const struct tp_sql_order *o)
+static const struct tp_sql_order *cached_order(struct tp_sql_table *t, const struct tp_sql_order *o)
 {
 	uint32_t n = tp_sql_table_rows(t), *rows;
-	const uint32_t *found = find_order(t, o);
+	const struct tp_sql_order *found = find_order(t, o);
 
 	if (found)
 		return found;
@@ -1039,6 +1131,7 @@ static const uint32_t *cached_order(struct tp_sql_table *t, const struct tp_sql_
 		t->orders = tb_calloc(TP_VTAB_MAX_ORDERS, sizeof *t->orders);
 	if (t->norders == TP_VTAB_MAX_ORDERS) {
 		tb_free(t->orders[0].rows);
+		tb_free(t->orders[0].runs);
 		memmove(t->orders, t->orders + 1, (TP_VTAB_MAX_ORDERS - 1) * sizeof *t->orders);
 		t->norders--;
 	}
@@ -1048,7 +1141,8 @@ static const uint32_t *cached_order(struct tp_sql_table *t, const struct tp_sql_
 	t->orders[t->norders] = *o;
 	t->orders[t->norders].n = n;
 	t->orders[t->norders].rows = order_rows(t, o, rows, n);
-	return t->orders[t->norders++].rows;
+	order_runs(t, &t->orders[t->norders]);
+	return &t->orders[t->norders++];
 }
 
 /* Whether no two rows of t share the ORDER BY's keys (a key on id: yes),
@@ -1071,7 +1165,7 @@ static bool group_unique(struct tp_sql_table *t, const sqlite3_index_info *info)
 	}
 	if (!t->sql->tp->eof || n > 65536)
 		return false;
-	rows = cached_order(t, &o);
+	rows = cached_order(t, &o)->rows;
 	for (uint32_t i = 1; i < n; i++)
 		if (order_cmp(t, &o, rows[i - 1], rows[i]) == 0)
 			return false;
@@ -1082,8 +1176,10 @@ void tp_sql_tables_release(struct tp_sql *sql)
 {
 	for (uint32_t i = 0; i < sql->ntables; i++) {
 		struct tp_sql_table *t = &sql->tables[i];
-		for (uint32_t k = 0; k < t->norders; k++)
+		for (uint32_t k = 0; k < t->norders; k++) {
 			tb_free(t->orders[k].rows);
+			tb_free(t->orders[k].runs);
+		}
 		tb_free(t->orders);
 		t->orders = NULL;
 		t->norders = 0;
@@ -1216,6 +1312,10 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 	c->order = NULL;
 	c->grouped = c->whole = false;
 	c->rd_set = 0;
+	c->key_mask = 0;
+	c->runs = NULL;
+	c->nruns = c->run_next = 0;
+	c->run_end = UINT32_MAX;
 	o.ncols = 0;
 	o.desc = 0;
 
@@ -1326,7 +1426,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 
 		o.ncols = 1;
 		o.cols[0] = (uint32_t)keyed;
-		rows = cached_order(t, &o);
+		rows = cached_order(t, &o)->rows;
 		while (first < end) {
 			uint32_t mid = first + (end - first) / 2;
 			if (order_key(&k, rows[mid]) < key)
@@ -1368,9 +1468,19 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 			/* The whole table: one cached order, filters checked
 			 * per row (without a cached order, sorting only the
 			 * rows that match is cheaper). */
-			c->order = cached_order(t, &o);
+			const struct tp_sql_order *co = cached_order(t, &o);
+			c->order = co->rows;
 			c->norder = n;
 			c->whole = true;
+			if (co->runs) {
+				c->runs = co->runs;
+				c->nruns = co->nruns;
+				c->run_end = 0;
+				for (uint32_t k = 0; k < o.ncols; k++)
+					if (o.cols[k] < TP_VTAB_READERS)
+						c->key_mask |= 1ull << o.cols[k];
+				prefetch_cols(c, used & ~c->key_mask);
+			}
 		} else {
 			uint32_t m = 0, *rows = tb_malloc((c->hi > c->lo ? c->hi - c->lo : 1) *
 			                                  sizeof *rows);
@@ -1486,6 +1596,8 @@ static __attribute__((noinline)) int column_other(struct tp_vtab_cursor *c, sqli
 	}
 	col = (uint32_t)i - 1;
 	cd = &t->desc->cols[col];
+	if (col < TP_VTAB_READERS && (c->key_mask >> col & 1))
+		row = c->key_row;
 	if (col < TP_VTAB_READERS) {
 		const void *data = tp_sql_col_data(t, col);
 		if (cd->flags & TP_COL_COMPUTED) {
@@ -1512,6 +1624,8 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
 
 	if (col >= TP_VTAB_READERS || !(c->rd_set >> col & 1))
 		return column_other(c, ctx, i);
+	if (c->key_mask >> col & 1)
+		row = c->key_row;
 	data = c->rd[col].data;
 	switch (c->rd[col].type) {
 	case TP_VTAB_RD_COMPUTED:
