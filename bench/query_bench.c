@@ -12,6 +12,8 @@
  *
  *   query_bench                 all three traces
  *   query_bench proto|sched|counter   one
+ *   query_bench sched 'by utid'       that trace's queries whose name holds
+ *                                     the text (for profiling one)
  *   TB_BENCH_MB=50 query_bench  smaller traces (tp_bench's files for that
  *                               size: make them with out/bench/tp_bench
  *                               proto|sched, TB_BENCH_MB the same)
@@ -213,6 +215,8 @@ static int run_query(struct tp *tp, const char *sql, long long *rows, uint64_t *
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
+static const char *query_filter;
+
 static void bench_trace(const char *path, const struct query *q, size_t nq, int runs)
 {
 	double secs;
@@ -227,6 +231,8 @@ static void bench_trace(const char *path, const struct query *q, size_t nq, int 
 		double best = 1e99, best_cpu = 1e99, first_cpu = 0;
 		long long rows = -1;
 		uint64_t sum = 0;
+		if (query_filter && !strstr(q[i].name, query_filter))
+			continue;
 		for (int r = 0; r < runs; r++) {
 			double t0 = bench_now_s(), c0 = cpu_now_s(), t, c;
 			if (run_query(tp, q[i].sql, &rows, &sum) < 0)
@@ -254,44 +260,44 @@ static bool exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
+/* Runs one trace's queries when only is NULL or names it (kind): the
+ * trace OUT_DIR/synth-<mb>mb<suffix>.pftrace; tp_bench makes the protobuf
+ * and sched ones, this program the counter one. */
+static void run_set(const char *only, const char *kind, const char *suffix, size_t mb,
+                    const struct query *q, size_t nq, int runs)
+{
+	char path[256];
+
+	if (only && strcmp(only, kind) != 0)
+		return;
+	snprintf(path, sizeof path, OUT_DIR "/synth-%zumb%s.pftrace", mb, suffix);
+	if (!exists(path)) {
+		if (strcmp(kind, "counter") != 0) {
+			printf("%s missing: make it with TB_BENCH_MB=%zu out/bench/tp_bench %s\n",
+			       path, mb, kind);
+			return;
+		}
+		fprintf(stderr, "generating %s\n", path);
+		gen_counters(path, mb);
+	}
+	bench_trace(path, q, nq, runs);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mbs = getenv("TB_BENCH_MB"), *runss = getenv("TB_BENCH_RUNS");
 	size_t mb = mbs ? strtoul(mbs, NULL, 10) : 200;
 	int runs = runss ? (int)strtol(runss, NULL, 10) : 3;
 	const char *only = argc > 1 ? argv[1] : NULL;
-	char path[256];
 
 	if (runs < 1)
 		runs = 1;
-	if (!only || strcmp(only, "proto") == 0) {
-		snprintf(path, sizeof path, OUT_DIR "/synth-%zumb.pftrace", mb);
-		if (exists(path))
-			bench_trace(path, proto_queries,
-			            sizeof proto_queries / sizeof *proto_queries, runs);
-		else
-			printf(
-			    "%s missing: make it with TB_BENCH_MB=%zu out/bench/tp_bench proto\n",
-			    path, mb);
-	}
-	if (!only || strcmp(only, "sched") == 0) {
-		snprintf(path, sizeof path, OUT_DIR "/synth-%zumb.sched-compact.pftrace", mb);
-		if (exists(path))
-			bench_trace(path, sched_queries,
-			            sizeof sched_queries / sizeof *sched_queries, runs);
-		else
-			printf(
-			    "%s missing: make it with TB_BENCH_MB=%zu out/bench/tp_bench sched\n",
-			    path, mb);
-	}
-	if (!only || strcmp(only, "counter") == 0) {
-		snprintf(path, sizeof path, OUT_DIR "/synth-%zumb.counters.pftrace", mb);
-		if (!exists(path)) {
-			fprintf(stderr, "generating %s\n", path);
-			gen_counters(path, mb);
-		}
-		bench_trace(path, counter_queries, sizeof counter_queries / sizeof *counter_queries,
-		            runs);
-	}
+	query_filter = argc > 2 ? argv[2] : NULL;
+	run_set(only, "proto", "", mb, proto_queries, sizeof proto_queries / sizeof *proto_queries,
+	        runs);
+	run_set(only, "sched", ".sched-compact", mb, sched_queries,
+	        sizeof sched_queries / sizeof *sched_queries, runs);
+	run_set(only, "counter", ".counters", mb, counter_queries,
+	        sizeof counter_queries / sizeof *counter_queries, runs);
 	return 0;
 }

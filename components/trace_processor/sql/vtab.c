@@ -40,6 +40,7 @@
 #define TP_VTAB_MAX_TERMS 16
 #define TP_VTAB_MAX_PREFETCH 6
 #define TP_VTAB_PREFETCH 16
+#define TP_VTAB_READERS 64
 
 enum tp_vtab_op {
 	OP_EQ = '=',
@@ -116,6 +117,21 @@ struct tp_vtab_cursor {
 	uint32_t npf;
 	const char *pf_base[TP_VTAB_MAX_PREFETCH];
 	uint8_t pf_size[TP_VTAB_MAX_PREFETCH];
+	/* How xColumn reads column c < TP_VTAB_READERS, set on its first
+	 * read after each xFilter (bit c of rd_set), so that a grouped scan's
+	 * millions of reads skip the column description. */
+	uint64_t rd_set;
+	struct tp_vtab_reader {
+		const void *data; /* a stored column's array */
+		uint8_t type;     /* enum tp_col_type, or TP_VTAB_RD_COMPUTED */
+	} rd[TP_VTAB_READERS];
+	/* A grouped scan through a cached order with runs: the key columns
+	 * (bit c: described column c) are read from key_row, the first row
+	 * of the run holding pos (same keys, same values), which stays in
+	 * cache, instead of from each row: one random read fewer per key. */
+	uint64_t key_mask;
+	uint32_t key_row, run_end, run_next, nruns;
+	const uint32_t *runs;
 };
 
 /* A row order by up to TP_VTAB_MAX_GROUP columns (keys of cols[], in
@@ -128,6 +144,11 @@ struct tp_sql_order {
 	uint32_t cols[TP_VTAB_MAX_GROUP]; /* described columns */
 	uint32_t desc;                    /* bit i: cols[i] descending */
 	uint32_t *rows;
+	/* Where the keys change: runs[k] is the first position of run k
+	 * (runs[0] = 0); NULL when there are more than n / 16 runs or a key
+	 * is real (-0.0 and 0.0 share a run but print apart). */
+	uint32_t *runs;
+	uint32_t nruns;
 };
 
 static bool is_int_type(enum tp_col_type ty)
@@ -722,6 +743,20 @@ static void prefetch_cols(struct tp_vtab_cursor *c, uint64_t used)
 	}
 }
 
+/* key_row and run_end for the run holding c->pos (past every position
+ * when the order has no runs). */
+static void next_run(struct tp_vtab_cursor *c)
+{
+	if (!c->nruns) {
+		c->run_end = UINT32_MAX;
+		return;
+	}
+	while (c->run_next < c->nruns && c->runs[c->run_next] <= c->pos)
+		c->run_next++;
+	c->key_row = c->order[c->runs[c->run_next - 1]];
+	c->run_end = c->run_next < c->nruns ? c->runs[c->run_next] : UINT32_MAX;
+}
+
 /* Step to the next matching row at or after (before, if desc) c->row. */
 static void seek_match(struct tp_vtab_cursor *c)
 {
@@ -734,12 +769,14 @@ static void seek_match(struct tp_vtab_cursor *c)
 					__builtin_prefetch(c->pf_base[k] +
 					                   (size_t)ahead * c->pf_size[k]);
 			}
+			if (c->pos >= c->run_end)
+				next_run(c);
 			if (!c->whole) {
 				c->row = row;
 				return;
 			}
 			c->t->sql->rows_visited++;
-			if (row >= c->lo && row < c->hi && row_matches(c, row)) {
+			if (row >= c->lo && row < c->hi && (!c->nfilters || row_matches(c, row))) {
 				c->row = row;
 				return;
 			}
@@ -1005,7 +1042,8 @@ static uint32_t *order_rows(const struct tp_sql_table *t, const struct tp_sql_or
 #define TP_VTAB_MAX_ORDERS 3
 
 /* The cached order of every row of t for o's columns, or NULL. */
-static const uint32_t *find_order(const struct tp_sql_table *t, const struct tp_sql_order *o)
+static const struct tp_sql_order *find_order(const struct tp_sql_table *t,
+                                             const struct tp_sql_order *o)
 {
 	uint32_t n = tp_sql_table_rows(t);
 
@@ -1013,16 +1051,79 @@ static const uint32_t *find_order(const struct tp_sql_table *t, const struct tp_
 		const struct tp_sql_order *c = &t->orders[i];
 		if (c->n == n && c->ncols == o->ncols && c->desc == o->desc &&
 		    memcmp(c->cols, o->cols, o->ncols * sizeof o->cols[0]) == 0)
-			return c->rows;
+			return c;
 	}
 	return NULL;
 }
 
+/* Whether rows a and b hold the same value in column c (not real). */
+static bool same_key(const struct tp_sql_table *t, uint32_t c, const char *data, size_t size,
+                     uint32_t a, uint32_t b)
+{
+	int64_t x = 0, y = 0;
+
+	switch (data ? size : 0) {
+	case 1:
+		return ((const uint8_t *)data)[a] == ((const uint8_t *)data)[b];
+	case 4:
+		return ((const uint32_t *)data)[a] == ((const uint32_t *)data)[b];
+	case 8:
+		return ((const uint64_t *)data)[a] == ((const uint64_t *)data)[b];
+	}
+	if (t->desc->cols[c].type == TP_STR)
+		return cell(t, c, a).u == cell(t, c, b).u;
+	return col_int(t, c, a, &x) == col_int(t, c, b, &y) && x == y;
+}
+
+/* o->runs of o->rows (see struct tp_sql_order): one pass over the keys
+ * in order, stored ones compared as bytes (equal bytes, equal values). */
+static void order_runs(const struct tp_sql_table *t, struct tp_sql_order *o)
+{
+	uint32_t cap = o->n / 16, m = 0, *runs;
+	const char *data[TP_VTAB_MAX_GROUP];
+	size_t size[TP_VTAB_MAX_GROUP];
+
+	o->runs = NULL;
+	o->nruns = 0;
+	for (uint32_t i = 0; i < o->ncols; i++) {
+		const struct tp_col_desc *cd = &t->desc->cols[o->cols[i]];
+		if (cd->type == TP_DBL || cd->type == TP_DBLN)
+			return;
+		data[i] = tp_sql_col_data(t, o->cols[i]);
+		size[i] = col_size(cd->type);
+	}
+	if (!cap)
+		return;
+	runs = tb_malloc(cap * sizeof *runs);
+	runs[m++] = 0;
+	for (uint32_t p = 1; p < o->n; p++) {
+		uint32_t a = o->rows[p - 1], b = o->rows[p], i;
+		if (p + TP_VTAB_PREFETCH < o->n)
+			for (i = 0; i < o->ncols; i++)
+				if (data[i])
+					__builtin_prefetch(data[i] +
+					                   (size_t)o->rows[p + TP_VTAB_PREFETCH] *
+					                       size[i]);
+		for (i = 0; i < o->ncols; i++)
+			if (!same_key(t, o->cols[i], data[i], size[i], a, b))
+				break;
+		if (i == o->ncols)
+			continue;
+		if (m == cap) {
+			tb_free(runs);
+			return;
+		}
+		runs[m++] = p;
+	}
+	o->runs = runs;
+	o->nruns = m;
+}
+
 /* The same, built if missing (evicting the oldest past TP_VTAB_MAX_ORDERS). */
-static const uint32_t *cached_order(struct tp_sql_table *t, const struct tp_sql_order *o)
+static const struct tp_sql_order *cached_order(struct tp_sql_table *t, const struct tp_sql_order *o)
 {
 	uint32_t n = tp_sql_table_rows(t), *rows;
-	const uint32_t *found = find_order(t, o);
+	const struct tp_sql_order *found = find_order(t, o);
 
 	if (found)
 		return found;
@@ -1030,6 +1131,7 @@ static const uint32_t *cached_order(struct tp_sql_table *t, const struct tp_sql_
 		t->orders = tb_calloc(TP_VTAB_MAX_ORDERS, sizeof *t->orders);
 	if (t->norders == TP_VTAB_MAX_ORDERS) {
 		tb_free(t->orders[0].rows);
+		tb_free(t->orders[0].runs);
 		memmove(t->orders, t->orders + 1, (TP_VTAB_MAX_ORDERS - 1) * sizeof *t->orders);
 		t->norders--;
 	}
@@ -1039,7 +1141,8 @@ static const uint32_t *cached_order(struct tp_sql_table *t, const struct tp_sql_
 	t->orders[t->norders] = *o;
 	t->orders[t->norders].n = n;
 	t->orders[t->norders].rows = order_rows(t, o, rows, n);
-	return t->orders[t->norders++].rows;
+	order_runs(t, &t->orders[t->norders]);
+	return &t->orders[t->norders++];
 }
 
 /* Whether no two rows of t share the ORDER BY's keys (a key on id: yes),
@@ -1062,7 +1165,7 @@ static bool group_unique(struct tp_sql_table *t, const sqlite3_index_info *info)
 	}
 	if (!t->sql->tp->eof || n > 65536)
 		return false;
-	rows = cached_order(t, &o);
+	rows = cached_order(t, &o)->rows;
 	for (uint32_t i = 1; i < n; i++)
 		if (order_cmp(t, &o, rows[i - 1], rows[i]) == 0)
 			return false;
@@ -1073,8 +1176,10 @@ void tp_sql_tables_release(struct tp_sql *sql)
 {
 	for (uint32_t i = 0; i < sql->ntables; i++) {
 		struct tp_sql_table *t = &sql->tables[i];
-		for (uint32_t k = 0; k < t->norders; k++)
+		for (uint32_t k = 0; k < t->norders; k++) {
 			tb_free(t->orders[k].rows);
+			tb_free(t->orders[k].runs);
+		}
 		tb_free(t->orders);
 		t->orders = NULL;
 		t->norders = 0;
@@ -1206,6 +1311,11 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 	c->own = NULL;
 	c->order = NULL;
 	c->grouped = c->whole = false;
+	c->rd_set = 0;
+	c->key_mask = 0;
+	c->runs = NULL;
+	c->nruns = c->run_next = 0;
+	c->run_end = UINT32_MAX;
 	o.ncols = 0;
 	o.desc = 0;
 
@@ -1316,7 +1426,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 
 		o.ncols = 1;
 		o.cols[0] = (uint32_t)keyed;
-		rows = cached_order(t, &o);
+		rows = cached_order(t, &o)->rows;
 		while (first < end) {
 			uint32_t mid = first + (end - first) / 2;
 			if (order_key(&k, rows[mid]) < key)
@@ -1358,9 +1468,19 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 			/* The whole table: one cached order, filters checked
 			 * per row (without a cached order, sorting only the
 			 * rows that match is cheaper). */
-			c->order = cached_order(t, &o);
+			const struct tp_sql_order *co = cached_order(t, &o);
+			c->order = co->rows;
 			c->norder = n;
 			c->whole = true;
+			if (co->runs) {
+				c->runs = co->runs;
+				c->nruns = co->nruns;
+				c->run_end = 0;
+				for (uint32_t k = 0; k < o.ncols; k++)
+					if (o.cols[k] < TP_VTAB_READERS)
+						c->key_mask |= 1ull << o.cols[k];
+				prefetch_cols(c, used & ~c->key_mask);
+			}
 		} else {
 			uint32_t m = 0, *rows = tb_malloc((c->hi > c->lo ? c->hi - c->lo : 1) *
 			                                  sizeof *rows);
@@ -1402,10 +1522,72 @@ static int vt_eof(sqlite3_vtab_cursor *cur)
 	return ((struct tp_vtab_cursor *)cur)->eof;
 }
 
-static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
+static void result_str(const struct tp_sql_table *t, sqlite3_context *ctx, uint32_t id)
 {
-	struct tp_vtab_cursor *c = (struct tp_vtab_cursor *)cur;
+	if (id != TP_NULL_STR) {
+		size_t len;
+		const char *str = strpool_get(&t->sql->tp->strings, id, &len);
+		sqlite3_result_text64(ctx, str, len, SQLITE_STATIC, SQLITE_UTF8);
+	}
+}
+
+/* A cell of a column of type ty as SQL (NULL sentinels as NULL), as
+ * col_int() and cell() read it. */
+static void result_cell(const struct tp_sql_table *t, sqlite3_context *ctx, enum tp_col_type ty,
+                        union tp_cell v)
+{
+	switch (ty) {
+	case TP_I64:
+	case TP_I32:
+		sqlite3_result_int64(ctx, v.i);
+		break;
+	case TP_I64N:
+		if (v.i != TP_NULL_I64)
+			sqlite3_result_int64(ctx, v.i);
+		break;
+	case TP_U32:
+		sqlite3_result_int64(ctx, v.u);
+		break;
+	case TP_U32N:
+		if (v.u != TP_NULL_U32)
+			sqlite3_result_int64(ctx, v.u);
+		break;
+	case TP_U8:
+		sqlite3_result_int64(ctx, v.b);
+		break;
+	case TP_DBL:
+	case TP_DBLN:
+		if (!isnan(v.d))
+			sqlite3_result_double(ctx, v.d);
+		break;
+	case TP_STR:
+		result_str(t, ctx, v.u);
+		break;
+	}
+}
+
+/* The reader kind of a computed column (other kinds: its enum tp_col_type). */
+#define TP_VTAB_RD_COMPUTED 0xff
+
+/* xColumn of a computed column: its getter, then as its type says. Out of
+ * line, as column_other(), so that vt_column's array reads need no frame. */
+static __attribute__((noinline)) void
+column_computed(const struct tp_sql_table *t, sqlite3_context *ctx, uint32_t col, uint32_t row)
+{
+	const struct tp_col_desc *cd = &t->desc->cols[col];
+	union tp_cell v;
+
+	cd->get(t->sql->tp, row, &v);
+	result_cell(t, ctx, cd->type, v);
+}
+
+/* xColumn for the id, sparse columns never written and columns past
+ * TP_VTAB_READERS; it sets up the reader of any other. */
+static __attribute__((noinline)) int column_other(struct tp_vtab_cursor *c, sqlite3_context *ctx,
+                                                  int i)
+{
 	const struct tp_sql_table *t = c->t;
+	const struct tp_col_desc *cd;
 	uint32_t row = c->row, col;
 
 	if (i <= 0) {
@@ -1413,34 +1595,76 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
 		return SQLITE_OK;
 	}
 	col = (uint32_t)i - 1;
-	switch (t->desc->cols[col].type) {
+	cd = &t->desc->cols[col];
+	if (col < TP_VTAB_READERS && (c->key_mask >> col & 1))
+		row = c->key_row;
+	if (col < TP_VTAB_READERS) {
+		const void *data = tp_sql_col_data(t, col);
+		if (cd->flags & TP_COL_COMPUTED) {
+			c->rd[col].type = TP_VTAB_RD_COMPUTED;
+			c->rd_set |= 1ull << col;
+		} else if (data) {
+			c->rd[col].data = data;
+			c->rd[col].type = (uint8_t)cd->type;
+			c->rd_set |= 1ull << col;
+		}
+	}
+	if (cd->flags & TP_COL_COMPUTED)
+		column_computed(t, ctx, col, row);
+	else
+		result_cell(t, ctx, cd->type, cell(t, col, row));
+	return SQLITE_OK;
+}
+
+static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
+{
+	struct tp_vtab_cursor *c = (struct tp_vtab_cursor *)cur;
+	uint32_t col = (uint32_t)i - 1, row = c->row;
+	const void *data;
+
+	if (col >= TP_VTAB_READERS || !(c->rd_set >> col & 1))
+		return column_other(c, ctx, i);
+	if (c->key_mask >> col & 1)
+		row = c->key_row;
+	data = c->rd[col].data;
+	switch (c->rd[col].type) {
+	case TP_VTAB_RD_COMPUTED:
+		column_computed(c->t, ctx, col, row);
+		break;
 	case TP_I64:
-	case TP_I64N:
-	case TP_U32:
-	case TP_U32N:
-	case TP_U8:
-	case TP_I32: {
-		int64_t v;
-		if (col_int(t, col, row, &v))
-			sqlite3_result_int64(ctx, v);
+		sqlite3_result_int64(ctx, ((const int64_t *)data)[row]);
+		break;
+	case TP_I64N: {
+		int64_t x = ((const int64_t *)data)[row];
+		if (x != TP_NULL_I64)
+			sqlite3_result_int64(ctx, x);
 		break;
 	}
+	case TP_U32:
+		sqlite3_result_int64(ctx, ((const uint32_t *)data)[row]);
+		break;
+	case TP_U32N: {
+		uint32_t x = ((const uint32_t *)data)[row];
+		if (x != TP_NULL_U32)
+			sqlite3_result_int64(ctx, x);
+		break;
+	}
+	case TP_U8:
+		sqlite3_result_int64(ctx, ((const uint8_t *)data)[row]);
+		break;
+	case TP_I32:
+		sqlite3_result_int64(ctx, ((const int32_t *)data)[row]);
+		break;
 	case TP_DBL:
 	case TP_DBLN: {
-		double v = cell(t, col, row).d;
-		if (!isnan(v))
-			sqlite3_result_double(ctx, v);
+		double x = ((const double *)data)[row];
+		if (!isnan(x))
+			sqlite3_result_double(ctx, x);
 		break;
 	}
-	case TP_STR: {
-		uint32_t id = cell(t, col, row).u;
-		if (id != TP_NULL_STR) {
-			size_t len;
-			const char *str = strpool_get(&t->sql->tp->strings, id, &len);
-			sqlite3_result_text64(ctx, str, len, SQLITE_STATIC, SQLITE_UTF8);
-		}
+	case TP_STR:
+		result_str(c->t, ctx, ((const uint32_t *)data)[row]);
 		break;
-	}
 	}
 	return SQLITE_OK;
 }
