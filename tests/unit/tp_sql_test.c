@@ -995,6 +995,29 @@ static struct tp *group_slices(uint32_t n)
 	return tp;
 }
 
+/* A grouped scan keeps reading its cached order while subqueries of the
+ * same statement make more orders of the same table than the cache keeps:
+ * the order in use must not be evicted (it was freed under the scan:
+ * heap-use-after-free under ASan). */
+TEST(tp_sql_vtab_order_in_use_not_evicted)
+{
+	struct tp *tp = group_slices(3000);
+	tp->eof = true;
+	check_grouped_same(
+	    tp,
+	    "SELECT name, count(*), max(id + (SELECT count(*) FROM (SELECT depth FROM slice GROUP "
+	    "BY depth)) + (SELECT count(*) FROM (SELECT parent_id FROM slice GROUP BY parent_id)) "
+	    "+ (SELECT count(*) FROM (SELECT dur FROM slice GROUP BY dur)) + (SELECT count(*) FROM "
+	    "(SELECT ts FROM slice GROUP BY ts))) FROM slice s GROUP BY name",
+	    "SELECT name, count(*), max(id + (SELECT count(*) FROM (SELECT depth FROM slice GROUP "
+	    "BY +depth)) + (SELECT count(*) FROM (SELECT parent_id FROM slice GROUP BY "
+	    "+parent_id)) "
+	    "+ (SELECT count(*) FROM (SELECT dur FROM slice GROUP BY +dur)) + (SELECT count(*) "
+	    "FROM "
+	    "(SELECT ts FROM slice GROUP BY +ts))) FROM slice s GROUP BY +name");
+	tp_free(tp);
+}
+
 TEST(tp_sql_vtab_group_by_matches_sorter)
 {
 	static const struct {

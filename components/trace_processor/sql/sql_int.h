@@ -28,7 +28,7 @@ struct tp_sql_table {
 	/* Row orders built for grouped output (vtab.c), kept once the trace
 	 * is complete (tp->eof) while the row count stays. */
 	struct tp_sql_order *orders;
-	uint32_t norders;
+	uint32_t norders, orders_cap;
 };
 
 /* Described-column indexes of the args table EXTRACT_ARG reads (-1 if the

@@ -132,6 +132,9 @@ struct tp_vtab_cursor {
 	uint64_t key_mask;
 	uint32_t key_row, run_end, run_next, nruns;
 	const uint32_t *runs;
+	/* The rows array of the cached order this cursor scans (its users
+	 * count holds it in the cache), NULL for none. */
+	const uint32_t *pinned;
 };
 
 /* A row order by up to TP_VTAB_MAX_GROUP columns (keys of cols[], in
@@ -146,9 +149,10 @@ struct tp_sql_order {
 	uint32_t *rows;
 	/* Where the keys change: runs[k] is the first position of run k
 	 * (runs[0] = 0); NULL when there are more than n / 16 runs or a key
-	 * is real (-0.0 and 0.0 share a run but print apart). */
+	 * column is real (not built for those). */
 	uint32_t *runs;
 	uint32_t nruns;
+	uint32_t users; /* cursors scanning rows: not evicted while any is */
 };
 
 static bool is_int_type(enum tp_col_type ty)
@@ -618,8 +622,11 @@ static int vt_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out)
 	return SQLITE_OK;
 }
 
+static void unpin_order(struct tp_vtab_cursor *c);
+
 static int vt_close(sqlite3_vtab_cursor *cur)
 {
+	unpin_order((struct tp_vtab_cursor *)cur);
 	tb_free(((struct tp_vtab_cursor *)cur)->own);
 	sqlite3_free(cur);
 	return SQLITE_OK;
@@ -1042,13 +1049,12 @@ static uint32_t *order_rows(const struct tp_sql_table *t, const struct tp_sql_or
 #define TP_VTAB_MAX_ORDERS 3
 
 /* The cached order of every row of t for o's columns, or NULL. */
-static const struct tp_sql_order *find_order(const struct tp_sql_table *t,
-                                             const struct tp_sql_order *o)
+static struct tp_sql_order *find_order(const struct tp_sql_table *t, const struct tp_sql_order *o)
 {
 	uint32_t n = tp_sql_table_rows(t);
 
 	for (uint32_t i = 0; i < t->norders; i++) {
-		const struct tp_sql_order *c = &t->orders[i];
+		struct tp_sql_order *c = &t->orders[i];
 		if (c->n == n && c->ncols == o->ncols && c->desc == o->desc &&
 		    memcmp(c->cols, o->cols, o->ncols * sizeof o->cols[0]) == 0)
 			return c;
@@ -1119,26 +1125,57 @@ static void order_runs(const struct tp_sql_table *t, struct tp_sql_order *o)
 	o->nruns = m;
 }
 
-/* The same, built if missing (evicting the oldest past TP_VTAB_MAX_ORDERS). */
-static const struct tp_sql_order *cached_order(struct tp_sql_table *t, const struct tp_sql_order *o)
+/* c scans co's rows: co stays cached until c is filtered again or
+ * closed. */
+static void pin_order(struct tp_vtab_cursor *c, struct tp_sql_order *co)
+{
+	co->users++;
+	c->pinned = co->rows;
+}
+
+static void unpin_order(struct tp_vtab_cursor *c)
+{
+	struct tp_sql_table *t = c->t;
+	for (uint32_t i = 0; c->pinned && i < t->norders; i++)
+		if (t->orders[i].rows == c->pinned && t->orders[i].users) {
+			t->orders[i].users--;
+			break;
+		}
+	c->pinned = NULL;
+}
+
+/* The same, built if missing (evicting the oldest no cursor scans, past
+ * TP_VTAB_MAX_ORDERS). */
+static struct tp_sql_order *cached_order(struct tp_sql_table *t, const struct tp_sql_order *o)
 {
 	uint32_t n = tp_sql_table_rows(t), *rows;
-	const struct tp_sql_order *found = find_order(t, o);
+	struct tp_sql_order *found = find_order(t, o);
 
 	if (found)
 		return found;
-	if (!t->orders)
-		t->orders = tb_calloc(TP_VTAB_MAX_ORDERS, sizeof *t->orders);
-	if (t->norders == TP_VTAB_MAX_ORDERS) {
-		tb_free(t->orders[0].rows);
-		tb_free(t->orders[0].runs);
-		memmove(t->orders, t->orders + 1, (TP_VTAB_MAX_ORDERS - 1) * sizeof *t->orders);
-		t->norders--;
+	if (t->norders >= TP_VTAB_MAX_ORDERS) {
+		/* The oldest order no cursor is scanning. */
+		uint32_t i = 0;
+		while (i < t->norders && t->orders[i].users)
+			i++;
+		if (i < t->norders) {
+			tb_free(t->orders[i].rows);
+			tb_free(t->orders[i].runs);
+			memmove(t->orders + i, t->orders + i + 1,
+			        (t->norders - i - 1) * sizeof *t->orders);
+			t->norders--;
+		}
+	}
+	if (t->norders == t->orders_cap) {
+		/* Past TP_VTAB_MAX_ORDERS only while nested scans hold them. */
+		t->orders_cap = t->orders_cap ? t->orders_cap * 2 : TP_VTAB_MAX_ORDERS;
+		t->orders = tb_realloc(t->orders, t->orders_cap * sizeof *t->orders);
 	}
 	rows = tb_malloc((n ? n : 1) * sizeof *rows);
 	for (uint32_t r = 0; r < n; r++)
 		rows[r] = r;
 	t->orders[t->norders] = *o;
+	t->orders[t->norders].users = 0;
 	t->orders[t->norders].n = n;
 	t->orders[t->norders].rows = order_rows(t, o, rows, n);
 	order_runs(t, &t->orders[t->norders]);
@@ -1182,7 +1219,7 @@ void tp_sql_tables_release(struct tp_sql *sql)
 		}
 		tb_free(t->orders);
 		t->orders = NULL;
-		t->norders = 0;
+		t->norders = t->orders_cap = 0;
 	}
 }
 
@@ -1309,6 +1346,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 	c->eof = false;
 	tb_free(c->own);
 	c->own = NULL;
+	unpin_order(c);
 	c->order = NULL;
 	c->grouped = c->whole = false;
 	c->rd_set = 0;
@@ -1421,12 +1459,14 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 		/* The run of key in the column's order, rows in id order;
 		 * the range and filters checked per row. */
 		struct order_key k = {t, (uint32_t)keyed, false, NULL};
+		struct tp_sql_order *ko;
 		const uint32_t *rows;
 		uint32_t first = 0, end = n, hi = n;
 
 		o.ncols = 1;
 		o.cols[0] = (uint32_t)keyed;
-		rows = cached_order(t, &o)->rows;
+		ko = cached_order(t, &o);
+		rows = ko->rows;
 		while (first < end) {
 			uint32_t mid = first + (end - first) / 2;
 			if (order_key(&k, rows[mid]) < key)
@@ -1444,6 +1484,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 		}
 		if (end - first <= c->hi - c->lo || c->nfilters >= TP_VTAB_MAX_TERMS) {
 			c->grouped = c->whole = true;
+			pin_order(c, ko);
 			c->order = rows + first;
 			c->norder = end - first;
 			c->pos = 0;
@@ -1468,7 +1509,8 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 			/* The whole table: one cached order, filters checked
 			 * per row (without a cached order, sorting only the
 			 * rows that match is cheaper). */
-			const struct tp_sql_order *co = cached_order(t, &o);
+			struct tp_sql_order *co = cached_order(t, &o);
+			pin_order(c, co);
 			c->order = co->rows;
 			c->norder = n;
 			c->whole = true;
