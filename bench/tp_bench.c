@@ -10,7 +10,7 @@
  * MB/s, ftrace events/s and peak RSS (also per event) for loading plus
  * `select count(*) from slice`. Prints figures; asserts nothing.
  *
- *   tp_bench                 generate if missing, then load all four
+ *   tp_bench                 generate if missing, then load each shape
  *   tp_bench json|jsonsmall|pytorch|chrome|proto|ftrace|sched
  *                            only that one (pytorch: a Kineto-like trace
  *                            of CPU ops, launches, GPU kernels and their
@@ -577,9 +577,8 @@ static void gen_json_chrome(const char *path, size_t target)
 	static const char *const work[] = {"ParseHTML",        "EvaluateScript", "v8.compile",
 	                                   "UpdateLayoutTree", "Layout",         "Paint",
 	                                   "CompositeLayers",  "FunctionCall"};
-	FILE *f = create(path);
-	fputs("{\"traceEvents\":[\n"
-	      "{\"pid\":100,\"tid\":0,\"ts\":0,\"ph\":\"M\",\"cat\":\"__metadata\",\"name\":"
+	FILE *f = json_create(path);
+	fputs("{\"pid\":100,\"tid\":0,\"ts\":0,\"ph\":\"M\",\"cat\":\"__metadata\",\"name\":"
 	      "\"process_name\",\"args\":{\"name\":\"Browser\"}},\n"
 	      "{\"pid\":200,\"tid\":0,\"ts\":0,\"ph\":\"M\",\"cat\":\"__metadata\",\"name\":"
 	      "\"process_name\",\"args\":{\"name\":\"Renderer\"}},\n"

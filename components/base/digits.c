@@ -1,6 +1,7 @@
 /*
  * Digits in text: the one hex-digit decoder, the one decimal-run
- * reader and the one decimal writer that the text parsers share (JSON escapes, perf script addresses,
+ * reader and the one decimal writer that the text parsers and
+ * writers share (JSON escapes, perf script addresses,
  * ftrace text fields, tracefs format files, journal ids and fields), so
  * none of them carries its own copy. Pure, any thread.
  */

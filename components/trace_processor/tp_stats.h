@@ -150,11 +150,13 @@ struct tp;
 	  "An ftrace text event had no key=value fields; its payload is kept whole as the "        \
 	  "'payload' arg of its ftrace_event row.")                                                \
 	X(trace_dat_truncated, "data_loss", "trace",                                               \
-	  "trace.dat per-cpu data ran past the end of the file; the part present was read.")       \
+	  "trace.dat per-cpu data (or its kallsyms text) ran past the end; the part present was "  \
+	  "read.")                                                                                 \
 	X(trace_dat_page_corrupt, "data_loss", "trace",                                            \
 	  "A trace.dat ring-buffer page or record did not fit; the rest of the page was skipped.") \
 	X(trace_dat_decompress_failure, "data_loss", "trace",                                      \
-	  "A compressed chunk of trace.dat per-cpu data did not inflate; it was skipped.")         \
+	  "A compressed chunk of trace.dat per-cpu data, or its compressed kallsyms section, did " \
+	  "not inflate; it was skipped (without kallsyms, addresses print as 0x...).")             \
 	X(trace_dat_missed_events, "data_loss", "trace",                                           \
 	  "A trace.dat ring-buffer page said events were lost before it (overwritten or "          \
 	  "dropped).")                                                                             \

@@ -75,21 +75,26 @@ if grep -q '"ip","vfs_read"' "$TMP/ks6.csv" && cmp -s "$TMP/ks6.csv" "$TMP/ks7.c
 else
 	fail kallsyms-section-same-rows "$(diff "$TMP/ks6.csv" "$TMP/ks7.csv" | head -5)"
 fi
-python3 - "$TMP/ks.dat" "$TMP/ks-bad.dat" <<'PY'
+# Damage the zlib stream of a file's kallsyms section (option 19), found
+# through tdat_recompress.py's reader.
+damage_kallsyms() {
+	python3 - "$1" "$2" <<'PY'
 import struct, sys
+sys.path.insert(0, "tests/tools")
+import tdat_recompress as t
 d = bytearray(open(sys.argv[1], "rb").read())
-# section 19 (kallsyms): u16 id, u16 flags, u32 string id, u64 size, then
-# u32 compressed size, u32 size and the zlib stream; damage the stream.
-for at in range(len(d) - 24):
-    sid, flags, _, size = struct.unpack_from("<HHIQ", d, at)
-    if sid == 19 and flags == 1 and d[at + 24:at + 26] == b"\x78\x9c":
-        for k in range(at + 26, at + 16 + size):
-            d[k] ^= 0x5a
-        break
-else:
-    sys.exit("no compressed kallsyms section")
+f = t.File(bytes(d))
+at = [struct.unpack(f.e + "Q", data)[0] for oid, data in f.options() if oid == 19][0]
+sid, flags, _, size = struct.unpack_from(f.e + "HHIQ", d, at)
+# u16 id, u16 flags, u32 string id, u64 size, then u32 compressed size,
+# u32 size and the zlib stream
+assert sid == 19 and flags == 1 and d[at + 24:at + 26] == b"\x78\x9c", "no zlib kallsyms"
+for k in range(at + 26, min(at + 16 + size, len(d))):
+    d[k] ^= 0x5a
 open(sys.argv[2], "wb").write(d)
 PY
+}
+damage_kallsyms "$TMP/ks.dat" "$TMP/ks-bad.dat"
 expect_exit kallsyms-damaged-loads 0 "$TRACEBOX" trace_processor_shell query "$TMP/ks-bad.dat" "select 1"
 got=$(tp_query "$TMP/ks-bad.dat" "select value from stats where name = 'trace_dat_decompress_failure'")
 rows=$(tp_query "$TMP/ks-bad.dat" "select count(*) from ftrace_event")
@@ -98,4 +103,15 @@ if [ "$got" = 1 ] && [ "$rows" = "$(tp_query "$v6" "select count(*) from ftrace_
 	pass kallsyms-damaged-counted
 else
 	fail kallsyms-damaged-counted "decompress failures '$got', $rows rows, $hex hex callers"
+fi
+# Not inflated when no record needs a symbol: the same damage in the
+# sched/irq recording (v7_none.dat, zlib) loads every row and counts
+# nothing.
+damage_kallsyms "$TMP/zlib.dat" "$TMP/zlib-ks-bad.dat"
+got=$(tp_query "$TMP/zlib-ks-bad.dat" "select value from stats where name = 'trace_dat_decompress_failure'")
+m=$(tp_query "$TMP/zlib-ks-bad.dat" "select count(*) from ftrace_event")
+if [ "$got" = 0 ] && [ "$m" = "$n" ]; then
+	pass kallsyms-not-inflated-unless-needed
+else
+	fail kallsyms-not-inflated-unless-needed "decompress failures '$got', $m of $n events"
 fi

@@ -631,16 +631,10 @@ static void annotation(struct proto_importer *im, const struct proto_gen *g, con
 
 static void add_index(struct keybuf *kb, uint32_t i)
 {
-	char b[16];
-	size_t o = 0;
-	char d[10];
-	size_t dn = 0;
-	do
-		d[dn++] = (char)('0' + i % 10);
-	while ((i /= 10) && dn < sizeof d);
-	b[o++] = '[';
-	while (dn)
-		b[o++] = d[--dn];
+	char b[24];
+	size_t o = 1;
+	b[0] = '[';
+	o += tb_u64_dec(b + 1, i);
 	b[o++] = ']';
 	kb_add(kb, b, o, false);
 }

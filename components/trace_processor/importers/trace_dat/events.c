@@ -331,13 +331,13 @@ static struct td_args_cache *memo_of(struct trace_dat *td, const struct td_event
 static uint32_t generic_args(struct trace_dat *td, const struct td_event *ev, const uint8_t *p,
                              uint32_t n, struct td_args_cache *e)
 {
-	uint32_t epoch = tp_args_dedup_epoch(td->tp);
-	if (e && e->has_set && e->epoch == epoch)
+	if (e && e->has_set && e->epoch == tp_args_dedup_epoch(td->tp))
 		return e->set;
 	uint32_t set = build_args(td, ev, p, n);
 	if (e) {
+		/* After the commit, which may have emptied the dedup map. */
 		e->set = set;
-		e->epoch = epoch;
+		e->epoch = tp_args_dedup_epoch(td->tp);
 		e->has_set = true;
 	}
 	return set;
@@ -564,8 +564,6 @@ static bool bprint_text(struct trace_dat *td, const char *f, size_t fl, const ui
 	return true;
 }
 
-/* The model side of a known event; false when a field it needs is
- * missing. */
 /* sched_switch's and sched_waking/wakeup's fields into memo entry e
  * (see td_args_cache; e is the record's own or a scratch one); false when
  * one is missing. */
@@ -590,6 +588,8 @@ static bool decode_sched(struct trace_dat *td, const struct td_event *ev, const 
 	return true;
 }
 
+/* The model side of a known event (a sched event's fields from memo entry
+ * e when it has them); false when a field it needs is missing. */
 static bool handle(struct trace_dat *td, const struct td_event *ev, int64_t ts, uint32_t cpu,
                    int64_t pid, uint32_t utid, const uint8_t *p, uint32_t n,
                    struct td_args_cache *e)

@@ -46,7 +46,7 @@ struct td_field {
 /* Known events (events.c). */
 enum td_kind {
 	TD_OTHER,
-	TD_SCHED_SWITCH,
+	TD_SCHED_SWITCH, /* SWITCH..WAKEUP_NEW: together, memoized (events.c) */
 	TD_SCHED_WAKING,
 	TD_SCHED_WAKEUP,
 	TD_SCHED_WAKEUP_NEW,

@@ -1,0 +1,1 @@
+create table cs as select * from __intrinsic_slice;
