@@ -1,1 +1,0 @@
-create table cs as select * from __intrinsic_slice;
