@@ -750,6 +750,69 @@ TEST(tp_sql_window_functions)
 	tp_free(tp);
 }
 
+/* SUM/TOTAL/AVG give SQLite 3.43+'s (Perfetto v58's) answers: compensated
+ * real sums, exact integers, the overflow rule, and the window inverse. The
+ * plain sums of SQLite 3.40 give 0.99999999999999989, 0.0 and an overflow
+ * error for the first three. */
+TEST(tp_sql_compensated_sums)
+{
+	struct tp *tp = tp_new(NULL);
+	char buf[512];
+	CHECK_STR_EQ(q_rows(tp,
+	                    "WITH RECURSIVE t(i, x) AS (SELECT 1, 0.1 UNION ALL SELECT i + 1, 0.1 "
+	                    "FROM t WHERE i < 10) SELECT printf('%.17g', sum(x)), "
+	                    "printf('%.17g', total(x)), printf('%.17g', avg(x) * 10) FROM t",
+	                    buf, sizeof buf),
+	             "1|1|1");
+	CHECK_STR_EQ(q_rows(tp,
+	                    "SELECT sum(x), total(x), avg(x) FROM (SELECT column1 AS x FROM (VALUES "
+	                    "(1e100), (1), (-1e100)))",
+	                    buf, sizeof buf),
+	             "1.0|1.0|0.333333333333333");
+	/* Past int64 and then a real: the real sum, every integer bit kept. */
+	CHECK_STR_EQ(q_rows(tp,
+	                    "SELECT printf('%.17g', sum(column1)) FROM (VALUES "
+	                    "(9223372036854775807), (1), (0.5), (-9223372036854775807))",
+	                    buf, sizeof buf),
+	             "1.5");
+	CHECK_STR_EQ(q_rows(tp,
+	                    "SELECT sum(column1), typeof(sum(column1)), total(column1), "
+	                    "avg(column1) FROM (VALUES (9007199254740993), (1), (NULL))",
+	                    buf, sizeof buf),
+	             "9007199254740994|integer|9.00719925474099e+15|4.5035996273705e+15");
+	CHECK_SQL_ERROR(tp, "SELECT sum(column1) FROM (VALUES (9223372036854775807), (1), (-5))",
+	                "integer overflow");
+	CHECK_STR_EQ(q_rows(tp, "SELECT total(column1) FROM (VALUES (9223372036854775807), (1))", buf,
+	                    sizeof buf),
+	             "9.22337203685478e+18");
+	CHECK_STR_EQ(q_rows(tp,
+	                    "SELECT sum(x), typeof(total(x)), total(x), avg(x) FROM (SELECT 1 AS x "
+	                    "WHERE 0)",
+	                    buf, sizeof buf),
+	             "NULL|real|0.0|NULL");
+	CHECK_STR_EQ(q_rows(tp,
+	                    "SELECT sum(column1), avg(column1) FROM (VALUES ('2'), ('3.5'), (NULL), "
+	                    "(4))",
+	                    buf, sizeof buf),
+	             "9.5|3.16666666666667");
+	/* The inverse step takes the leaving row off the compensated sum. */
+	CHECK_STR_EQ(q_rows(tp,
+	                    "SELECT group_concat(s, ',') FROM (SELECT sum(x) OVER (ORDER BY i ROWS "
+	                    "BETWEEN 2 PRECEDING AND CURRENT ROW) AS s FROM (SELECT column1 AS i, "
+	                    "column2 AS x FROM (VALUES (1, 1e100), "
+	                    "(2, 1), (3, -1e100), (4, 1e100), (5, 7))) ORDER BY i)",
+	                    buf, sizeof buf),
+	             "1.0e+100,1.0e+100,1.0,1.0,7.0");
+	CHECK_STR_EQ(q_rows(tp,
+	                    "SELECT group_concat(s, ',') FROM (SELECT sum(x) OVER (ORDER BY i ROWS "
+	                    "BETWEEN 1 PRECEDING AND CURRENT ROW) AS s FROM (SELECT column1 AS i, "
+	                    "column2 AS x FROM (VALUES (1, 5), (2, 6), "
+	                    "(3, NULL), (4, 8))) ORDER BY i)",
+	                    buf, sizeof buf),
+	             "5,11,6,8");
+	tp_free(tp);
+}
+
 TEST(tp_sql_time_conversion)
 {
 	struct tp *tp = tp_new(NULL);

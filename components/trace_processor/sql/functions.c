@@ -282,6 +282,8 @@ int tp_sql_register_functions(sqlite3 *db, struct tp_sql *sql)
 	if (rc == SQLITE_OK)
 		rc = tp_sql_register_window(db);
 	if (rc == SQLITE_OK)
+		rc = tp_sql_register_sums(db);
+	if (rc == SQLITE_OK)
 		rc = tp_sql_register_modules(db, sql);
 	return rc;
 }

@@ -105,6 +105,8 @@ void tp_sql_fn_arg_set_to_json(sqlite3_context *ctx, int argc, sqlite3_value **a
 int tp_sql_register_strings(sqlite3 *db);
 /* LAST_NON_NULL, INTERNAL_LAYOUT (window.c). */
 int tp_sql_register_window(sqlite3 *db);
+/* SUM, TOTAL, AVG with SQLite 3.43+'s compensated real sums (sums.c). */
+int tp_sql_register_sums(sqlite3 *db);
 /* The functions and table functions of the stdlib modules (modules.c). */
 int tp_sql_register_modules(sqlite3 *db, struct tp_sql *sql);
 /* sql with the PerfettoSQL macros expanded (include.c), into *text
