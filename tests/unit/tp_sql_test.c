@@ -359,6 +359,45 @@ TEST(tp_sql_join_uses_id_lookups)
 	tp_free(tp);
 }
 
+/* A join's inner loop filters by a text operand that changes from row to
+ * row (xFilter keeps its plan parsed and the last operand's pool id): each
+ * row gets its own operand's rows, present, absent, repeated, longer than
+ * the remembered operands, empty or NULL. */
+TEST(tp_sql_join_text_operand_per_row)
+{
+	struct tp *tp = tp_new(NULL);
+	char buf[512];
+	const char *names[] = {"t", "t", "seven", "t", "a thread name longer than 24 bytes",
+	                       "a thread name longer than 24 bytes"};
+	for (uint32_t i = 0; i < TB_ARRAY_SIZE(names); i++)
+		tp_thread_set_name(tp, tp_thread_for_tid(tp, 10 + i, 1), S(tp, names[i]));
+#define W_ROWS                                                                             \
+	"WITH w(k, n) AS (VALUES (1, 't'), (2, 'seven'), (3, 'nope'), (4, 't'), (5, 'a thread " \
+	"name longer than 24 bytes'), (6, 'a thread name longer than 24 bytes'), (7, 'nope'), " \
+	"(8, ''), (9, NULL), (10, 'seven'), (11, 'a thread name longer than 24 bytes!')) "
+	/* thread is the inner loop, name = ? pushed to its xFilter. */
+	CHECK(strstr(q_rows(tp,
+	                    "EXPLAIN QUERY PLAN " W_ROWS
+	                    "SELECT w.k, count(*) FROM w CROSS JOIN thread ON thread.name = w.n "
+	                    "GROUP BY w.k",
+	                    buf, sizeof buf),
+	             "SCAN w;") != NULL);
+	CHECK(strstr(buf, "__intrinsic_thread VIRTUAL TABLE INDEX 0:2=") != NULL);
+	CHECK_STR_EQ(q_rows(tp,
+	                    W_ROWS "SELECT group_concat(k || ':' || c, ',') FROM (SELECT w.k, "
+	                           "count(*) AS c FROM w CROSS JOIN thread ON thread.name = w.n "
+	                           "GROUP BY w.k ORDER BY w.k)",
+	                    buf, sizeof buf),
+	             "1:3,2:1,4:3,5:2,6:2,10:1");
+	CHECK_STR_EQ(q_rows(tp,
+	                    W_ROWS "SELECT group_concat(c, ',') FROM (SELECT (SELECT count(*) FROM "
+	                           "thread WHERE thread.name = w.n) AS c FROM w ORDER BY w.k)",
+	                    buf, sizeof buf),
+	             "3,1,0,3,2,2,0,0,0,1,0");
+#undef W_ROWS
+	tp_free(tp);
+}
+
 TEST(tp_sql_extract_arg_and_args_view)
 {
 	struct tp *tp = tp_new(NULL);

@@ -38,6 +38,12 @@
 #include "sql_int.h"
 
 #define TP_VTAB_MAX_TERMS 16
+/* The terms of a plan a cursor keeps parsed (vt_best_index writes at most
+ * TP_VTAB_MAX_TERMS constraints and TP_VTAB_MAX_GROUP ORDER BY columns;
+ * more is a malformed plan), and the text operands it remembers (shorter
+ * than this). */
+#define TP_VTAB_MAX_PLAN 32
+#define TP_VTAB_STR_CACHE 24
 #define TP_VTAB_MAX_PREFETCH 6
 #define TP_VTAB_PREFETCH 16
 #define TP_VTAB_READERS 64
@@ -135,12 +141,30 @@ struct tp_vtab_cursor {
 	/* The rows array of the cached order this cursor scans (its users
 	 * count holds it in the cache), NULL for none. */
 	const uint32_t *pinned;
+	/* idx_str parsed: a cursor belongs to one xFilter call site, whose
+	 * plan never changes, so a join's inner loop (an xFilter per outer
+	 * row) parses it once. plan_str is the string it came from. */
+	const char *plan_str;
+	uint64_t plan_used;
+	uint32_t nplan;
+	struct tp_vtab_term {
+		int32_t col; /* 0: id, else described column + 1 */
+		char op;
+		/* A text operand's last value and its pool id (found), so
+		 * that repeated lookups skip the pool's hash. */
+		bool str_cached, str_found;
+		uint8_t str_len;
+		uint32_t str_id;
+		char str[TP_VTAB_STR_CACHE];
+	} plan[TP_VTAB_MAX_PLAN];
 };
 
 /* A row order by up to TP_VTAB_MAX_GROUP columns (keys of cols[], in
  * SQLite's order for each: NULL first, numbers by value, text by BINARY;
  * reversed where desc), equal keys in id order. */
 #define TP_VTAB_MAX_GROUP 4
+_Static_assert(TP_VTAB_MAX_TERMS + 1 + TP_VTAB_MAX_GROUP <= TP_VTAB_MAX_PLAN,
+               "a plan of every term fits in a cursor");
 struct tp_sql_order {
 	uint32_t n; /* rows of the table when built */
 	uint32_t ncols;
@@ -1326,6 +1350,60 @@ static void narrow(struct tp_vtab_cursor *c, uint32_t first, uint32_t end)
 		c->hi = end;
 }
 
+/* Parse idx_str ("<col><op> ..." terms and "<mask>u", see vt_best_index)
+ * into c->plan; false when it is malformed. */
+static bool parse_plan(struct tp_vtab_cursor *c, const char *p)
+{
+	c->plan_str = NULL;
+	c->plan_used = 0;
+	c->nplan = 0;
+	while (*p) {
+		char *endp;
+		long col = strtol(p, &endp, 10);
+		char op = *endp;
+
+		if (op == OP_USED && endp != p) {
+			c->plan_used = strtoull(p, NULL, 10);
+			p = endp + 1;
+			while (*p == ' ')
+				p++;
+			continue;
+		}
+		if (endp == p || !op || col < 0 || col > (long)c->t->desc->ncols ||
+		    c->nplan >= TP_VTAB_MAX_PLAN)
+			return false;
+		p = endp + 1;
+		while (*p == ' ')
+			p++;
+		c->plan[c->nplan++] = (struct tp_vtab_term){.col = (int32_t)col, .op = op};
+	}
+	return true;
+}
+
+/* The pool id of a text operand (false: not in the pool, no row has it),
+ * through the term's cache of its last value. */
+static bool term_str(struct tp_vtab_cursor *c, struct tp_vtab_term *tm, sqlite3_value *v,
+                     uint32_t *id)
+{
+	const unsigned char *txt = sqlite3_value_text(v);
+	int len = sqlite3_value_bytes(v);
+	if (!txt)
+		return false;
+	if (tm->str_cached && tm->str_len == len && memcmp(tm->str, txt, (size_t)len) == 0) {
+		*id = tm->str_id;
+		return tm->str_found;
+	}
+	bool found = strpool_find(&c->t->sql->tp->strings, (const char *)txt, (size_t)len, id);
+	if (len < TP_VTAB_STR_CACHE) {
+		memcpy(tm->str, txt, (size_t)len);
+		tm->str_len = (uint8_t)len;
+		tm->str_id = *id;
+		tm->str_found = found;
+		tm->str_cached = true;
+	}
+	return found;
+}
+
 static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str, int argc,
                      sqlite3_value **argv)
 {
@@ -1334,10 +1412,17 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 	uint32_t n = tp_sql_table_rows(t);
 	const char *p = idx_str ? idx_str : "";
 	struct tp_sql_order o;
-	uint64_t used = 0, key = 0;
+	uint64_t used, key = 0;
 	int arg = 0;
 	long keyed = -1;
 	struct tp_vtab_filter keyf = {0};
+
+	if (c->plan_str != p) {
+		if (!parse_plan(c, p))
+			return SQLITE_ERROR;
+		c->plan_str = p;
+	}
+	used = c->plan_used;
 
 	c->lo = 0;
 	c->hi = n;
@@ -1357,24 +1442,12 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 	o.ncols = 0;
 	o.desc = 0;
 
-	while (*p) {
-		char *endp;
-		long col = strtol(p, &endp, 10);
-		char op = *endp;
+	for (uint32_t ti = 0; ti < c->nplan; ti++) {
+		struct tp_vtab_term *tm = &c->plan[ti];
+		long col = tm->col;
+		char op = tm->op;
 		struct tp_vtab_filter f = {0};
 
-		if (op == OP_USED && endp != p) {
-			used = strtoull(p, NULL, 10);
-			p = endp + 1;
-			while (*p == ' ')
-				p++;
-			continue;
-		}
-		if (endp == p || !op || col < 0 || col > (long)t->desc->ncols)
-			return SQLITE_ERROR;
-		p = endp + 1;
-		while (*p == ' ')
-			p++;
 		if (op == OP_ORDER || op == OP_ORDER_DESC) {
 			if (col == 0 || o.ncols >= TP_VTAB_MAX_GROUP)
 				return SQLITE_ERROR;
@@ -1391,13 +1464,8 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 			if (arg >= argc)
 				return SQLITE_ERROR;
 			if (col > 0 && t->desc->cols[col - 1].type == TP_STR) {
-				const unsigned char *txt = sqlite3_value_text(argv[arg]);
-				int len = sqlite3_value_bytes(argv[arg]);
 				f.rhs = RHS_NONE;
-				if (txt &&
-				    strpool_find(&t->sql->tp->strings, (const char *)txt,
-				                 (size_t)len, &f.s) &&
-				    f.s != 0)
+				if (term_str(c, tm, argv[arg], &f.s) && f.s != 0)
 					f.rhs = RHS_STR;
 			} else {
 				prepare_numeric(&f, argv[arg]);
