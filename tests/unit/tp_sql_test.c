@@ -398,6 +398,52 @@ TEST(tp_sql_join_text_operand_per_row)
 	tp_free(tp);
 }
 
+/* `col = integer` as a cursor's first filter skips rows on the column's
+ * array: the same rows as checking each, with other filters, the NULL
+ * sentinel and values the column cannot hold, in id order, descending,
+ * and grouped (rows collected, then sorted). */
+TEST(tp_sql_int_eq_filter_scan)
+{
+	struct tp *tp = big_slices(5000);
+	char buf[512], want[512];
+	int64_t depth3 = 0, depth3_dur2 = 0, by_dur[5] = {0};
+	for (uint32_t r = 0; r < 5000; r++) {
+		tp->t.slice.depth[r] = r % 7;
+		tp->t.slice.parent_id[r] = r % 3 == 0 ? TP_NULL_U32 : r / 2;
+		tp->t.slice.dur[r] = r % 5;
+		if (r % 7 == 3) {
+			depth3++;
+			depth3_dur2 += r % 5 == 2;
+			by_dur[r % 5]++;
+		}
+	}
+	int64_t v0 = visited(tp);
+	CHECK_EQ(q_int(tp, "SELECT count(*) FROM slice WHERE depth = 3"), depth3);
+	CHECK(visited(tp) - v0 <= 5000 + 10);
+	CHECK_EQ(q_int(tp, "SELECT count(*) FROM slice WHERE depth = 3 AND dur = 2"), depth3_dur2);
+	CHECK_EQ(q_int(tp, "SELECT count(*) FROM slice WHERE depth = 3.0"), depth3);
+	CHECK_EQ(q_int(tp, "SELECT count(*) FROM slice WHERE depth = -1"), 0);
+	CHECK_EQ(q_int(tp, "SELECT count(*) FROM slice WHERE depth = 4294967299"), 0);
+	CHECK_EQ(q_int(tp, "SELECT count(*) FROM slice WHERE parent_id = 4294967295"), 0);
+	CHECK_EQ(q_int(tp, "SELECT count(*) FROM slice WHERE parent_id IS NULL"), 1667);
+	CHECK_STR_EQ(q_rows(tp, "SELECT id FROM slice WHERE parent_id = 10", buf, sizeof buf), "20");
+	CHECK_STR_EQ(q_rows(tp, "SELECT id FROM slice WHERE parent_id = 2400 AND id > 4000", buf,
+	                    sizeof buf),
+	             "4801");
+	CHECK_STR_EQ(q_rows(tp, "SELECT id FROM slice WHERE depth = 6 ORDER BY id DESC LIMIT 3", buf,
+	                    sizeof buf),
+	             "4997;4990;4983");
+	CHECK_STR_EQ(q_rows(tp, "SELECT id FROM slice WHERE depth = 6 LIMIT 3", buf, sizeof buf),
+	             "6;13;20");
+	snprintf(want, sizeof want, "0|%lld;1|%lld;2|%lld;3|%lld;4|%lld", (long long)by_dur[0],
+	         (long long)by_dur[1], (long long)by_dur[2], (long long)by_dur[3],
+	         (long long)by_dur[4]);
+	CHECK_STR_EQ(q_rows(tp, "SELECT dur, count(*) FROM slice WHERE depth = 3 GROUP BY dur", buf,
+	                    sizeof buf),
+	             want);
+	tp_free(tp);
+}
+
 TEST(tp_sql_extract_arg_and_args_view)
 {
 	struct tp *tp = tp_new(NULL);

@@ -146,6 +146,11 @@ struct tp_vtab_cursor {
 	 * row) parses it once. plan_str is the string it came from. */
 	const char *plan_str;
 	uint64_t plan_used;
+	/* next_match's skipping (eq_scan_setup): the column array of the first
+	 * filter's `= integer`, NULL for none; eq_none: no row can match. */
+	const void *eq_col;
+	uint8_t eq_type;
+	bool eq_none;
 	uint32_t nplan;
 	struct tp_vtab_term {
 		int32_t col; /* 0: id, else described column + 1 */
@@ -735,6 +740,90 @@ static bool row_matches(const struct tp_vtab_cursor *c, uint32_t row)
 	return true;
 }
 
+/* The first row of [r, to) whose value in a stored integer column a is v,
+ * else `to`. */
+#define SCAN_EQ_FN(name, type)                                                            \
+	static uint32_t name(const void *a, type v, uint32_t r, uint32_t to)              \
+	{                                                                                 \
+		const type *x = a;                                                        \
+		while (r < to && x[r] != v)                                               \
+			r++;                                                              \
+		return r;                                                                 \
+	}
+SCAN_EQ_FN(scan_eq_u32, uint32_t)
+SCAN_EQ_FN(scan_eq_i64, int64_t)
+SCAN_EQ_FN(scan_eq_i32, int32_t)
+
+/* Set up next_match's skipping for this xFilter's filters: when the first
+ * is `=` an integer on a stored integer column, rows are skipped on that
+ * column's array alone (`utid = ?` over millions of thread_state rows)
+ * and the other filters checked on its matches. */
+static void eq_scan_setup(struct tp_vtab_cursor *c)
+{
+	const struct tp_vtab_filter *f = &c->filters[0];
+	c->eq_col = NULL;
+	c->eq_none = false;
+	if (!c->nfilters || f->op != OP_EQ || f->rhs != RHS_INT ||
+	    (c->t->desc->cols[f->col].flags & TP_COL_COMPUTED))
+		return;
+	enum tp_col_type ty = c->t->desc->cols[f->col].type;
+	if (ty != TP_U32 && ty != TP_U32N && ty != TP_I64 && ty != TP_I64N && ty != TP_I32)
+		return;
+	c->eq_col = tp_sql_col_data(c->t, f->col);
+	c->eq_type = (uint8_t)ty;
+	/* A value the column cannot hold, or its NULL: no row. */
+	c->eq_none = ((ty == TP_U32 || ty == TP_U32N) &&
+	              (f->i < 0 || f->i > (int64_t)UINT32_MAX ||
+	               (ty == TP_U32N && f->i == (int64_t)TP_NULL_U32))) ||
+	             (ty == TP_I32 && (f->i < INT32_MIN || f->i > INT32_MAX)) ||
+	             (ty == TP_I64N && f->i == TP_NULL_I64);
+}
+
+/* The first row of [from, to) that matches every filter, else `to`; each
+ * row stepped over counts as visited. */
+static uint32_t next_match(const struct tp_vtab_cursor *c, uint32_t from, uint32_t to)
+{
+	uint32_t r = from;
+	if (r >= to)
+		return to;
+	if (!c->eq_col) {
+		for (; r < to; r++) {
+			c->t->sql->rows_visited++;
+			if (row_matches(c, r))
+				return r;
+		}
+		return to;
+	}
+	if (c->eq_none) {
+		c->t->sql->rows_visited += to - r;
+		return to;
+	}
+	for (; r < to; r++) {
+		uint32_t s = r;
+		int64_t v = c->filters[0].i;
+		switch (c->eq_type) {
+		case TP_U32:
+		case TP_U32N:
+			r = scan_eq_u32(c->eq_col, (uint32_t)v, r, to);
+			break;
+		case TP_I64:
+		case TP_I64N:
+			r = scan_eq_i64(c->eq_col, v, r, to);
+			break;
+		default:
+			r = scan_eq_i32(c->eq_col, (int32_t)v, r, to);
+			break;
+		}
+		c->t->sql->rows_visited += r - s;
+		if (r >= to)
+			return to;
+		c->t->sql->rows_visited++;
+		if (row_matches(c, r))
+			return r;
+	}
+	return to;
+}
+
 static size_t col_size(enum tp_col_type ty)
 {
 	switch (ty) {
@@ -823,6 +912,12 @@ static void seek_match(struct tp_vtab_cursor *c)
 		c->t->sql->rows_visited++;
 		if (row_matches(c, c->row))
 			return;
+		/* Checked on a miss only: scans without filters pay nothing. */
+		if (c->eq_col && !c->desc) {
+			c->row = next_match(c, c->row + 1, c->hi);
+			c->eof = c->row >= c->hi;
+			return;
+		}
 		if (c->desc)
 			c->row--;
 		else
@@ -1427,6 +1522,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 	c->lo = 0;
 	c->hi = n;
 	c->nfilters = 0;
+	c->eq_col = NULL;
 	c->desc = idx_num & 1;
 	c->eof = false;
 	tb_free(c->own);
@@ -1594,11 +1690,10 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 		} else {
 			uint32_t m = 0, *rows = tb_malloc((c->hi > c->lo ? c->hi - c->lo : 1) *
 			                                  sizeof *rows);
-			for (uint32_t r = c->lo; r < c->hi; r++) {
-				t->sql->rows_visited++;
-				if (row_matches(c, r))
-					rows[m++] = r;
-			}
+			eq_scan_setup(c);
+			for (uint32_t r = next_match(c, c->lo, c->hi); r < c->hi;
+			     r = next_match(c, r + 1, c->hi))
+				rows[m++] = r;
 			c->order = c->own = order_rows(t, &o, rows, m);
 			c->norder = m;
 		}
@@ -1610,6 +1705,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 		return SQLITE_OK;
 	}
 	c->row = c->desc ? c->hi - 1 : c->lo;
+	eq_scan_setup(c);
 	seek_match(c);
 	return SQLITE_OK;
 }
