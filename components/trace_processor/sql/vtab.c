@@ -141,9 +141,10 @@ struct tp_vtab_cursor {
 	/* The rows array of the cached order this cursor scans (its users
 	 * count holds it in the cache), NULL for none. */
 	const uint32_t *pinned;
-	/* idx_str parsed: a cursor belongs to one xFilter call site, whose
-	 * plan never changes, so a join's inner loop (an xFilter per outer
-	 * row) parses it once. plan_str is the string it came from. */
+	/* idx_str parsed, so that a join's inner loop (an xFilter per outer
+	 * row, the same plan each time) parses it once. plan_str is the
+	 * string it came from: a cursor given another (a multi-index OR runs
+	 * one cursor through several plans) parses that one. */
 	const char *plan_str;
 	uint64_t plan_used;
 	/* next_match's skipping (eq_scan_setup): the column array of the first
@@ -1488,6 +1489,7 @@ static bool term_str(struct tp_vtab_cursor *c, struct tp_vtab_term *tm, sqlite3_
 		*id = tm->str_id;
 		return tm->str_found;
 	}
+	*id = 0;
 	bool found = strpool_find(&c->t->sql->tp->strings, (const char *)txt, (size_t)len, id);
 	if (len < TP_VTAB_STR_CACHE) {
 		memcpy(tm->str, txt, (size_t)len);
