@@ -367,11 +367,15 @@ TEST(tp_sql_join_text_operand_per_row)
 {
 	struct tp *tp = tp_new(NULL);
 	char buf[512];
-	const char *names[] = {"t", "t", "seven", "t", "a thread name longer than 24 bytes",
+	const char *names[] = {"t",
+	                       "t",
+	                       "seven",
+	                       "t",
+	                       "a thread name longer than 24 bytes",
 	                       "a thread name longer than 24 bytes"};
 	for (uint32_t i = 0; i < TB_ARRAY_SIZE(names); i++)
 		tp_thread_set_name(tp, tp_thread_for_tid(tp, 10 + i, 1), S(tp, names[i]));
-#define W_ROWS                                                                             \
+#define W_ROWS                                                                                  \
 	"WITH w(k, n) AS (VALUES (1, 't'), (2, 'seven'), (3, 'nope'), (4, 't'), (5, 'a thread " \
 	"name longer than 24 bytes'), (6, 'a thread name longer than 24 bytes'), (7, 'nope'), " \
 	"(8, ''), (9, NULL), (10, 'seven'), (11, 'a thread name longer than 24 bytes!')) "
@@ -426,12 +430,13 @@ TEST(tp_sql_int_eq_filter_scan)
 	CHECK_EQ(q_int(tp, "SELECT count(*) FROM slice WHERE depth = 4294967299"), 0);
 	CHECK_EQ(q_int(tp, "SELECT count(*) FROM slice WHERE parent_id = 4294967295"), 0);
 	CHECK_EQ(q_int(tp, "SELECT count(*) FROM slice WHERE parent_id IS NULL"), 1667);
-	CHECK_STR_EQ(q_rows(tp, "SELECT id FROM slice WHERE parent_id = 10", buf, sizeof buf), "20");
+	CHECK_STR_EQ(q_rows(tp, "SELECT id FROM slice WHERE parent_id = 10", buf, sizeof buf),
+	             "20");
 	CHECK_STR_EQ(q_rows(tp, "SELECT id FROM slice WHERE parent_id = 2400 AND id > 4000", buf,
 	                    sizeof buf),
 	             "4801");
-	CHECK_STR_EQ(q_rows(tp, "SELECT id FROM slice WHERE depth = 6 ORDER BY id DESC LIMIT 3", buf,
-	                    sizeof buf),
+	CHECK_STR_EQ(q_rows(tp, "SELECT id FROM slice WHERE depth = 6 ORDER BY id DESC LIMIT 3",
+	                    buf, sizeof buf),
 	             "4997;4990;4983");
 	CHECK_STR_EQ(q_rows(tp, "SELECT id FROM slice WHERE depth = 6 LIMIT 3", buf, sizeof buf),
 	             "6;13;20");
@@ -849,11 +854,12 @@ TEST(tp_sql_compensated_sums)
 	                    "printf('%.17g', total(x)), printf('%.17g', avg(x) * 10) FROM t",
 	                    buf, sizeof buf),
 	             "1|1|1");
-	CHECK_STR_EQ(q_rows(tp,
-	                    "SELECT sum(x), total(x), avg(x) FROM (SELECT column1 AS x FROM (VALUES "
-	                    "(1e100), (1), (-1e100)))",
-	                    buf, sizeof buf),
-	             "1.0|1.0|0.333333333333333");
+	CHECK_STR_EQ(
+	    q_rows(tp,
+	           "SELECT sum(x), total(x), avg(x) FROM (SELECT column1 AS x FROM (VALUES "
+	           "(1e100), (1), (-1e100)))",
+	           buf, sizeof buf),
+	    "1.0|1.0|0.333333333333333");
 	/* Past int64 and then a real: the real sum, every integer bit kept. */
 	CHECK_STR_EQ(q_rows(tp,
 	                    "SELECT printf('%.17g', sum(column1)) FROM (VALUES "
@@ -867,19 +873,20 @@ TEST(tp_sql_compensated_sums)
 	             "9007199254740994|integer|9.00719925474099e+15|4.5035996273705e+15");
 	CHECK_SQL_ERROR(tp, "SELECT sum(column1) FROM (VALUES (9223372036854775807), (1), (-5))",
 	                "integer overflow");
-	CHECK_STR_EQ(q_rows(tp, "SELECT total(column1) FROM (VALUES (9223372036854775807), (1))", buf,
-	                    sizeof buf),
+	CHECK_STR_EQ(q_rows(tp, "SELECT total(column1) FROM (VALUES (9223372036854775807), (1))",
+	                    buf, sizeof buf),
 	             "9.22337203685478e+18");
 	CHECK_STR_EQ(q_rows(tp,
 	                    "SELECT sum(x), typeof(total(x)), total(x), avg(x) FROM (SELECT 1 AS x "
 	                    "WHERE 0)",
 	                    buf, sizeof buf),
 	             "NULL|real|0.0|NULL");
-	CHECK_STR_EQ(q_rows(tp,
-	                    "SELECT sum(column1), avg(column1) FROM (VALUES ('2'), ('3.5'), (NULL), "
-	                    "(4))",
-	                    buf, sizeof buf),
-	             "9.5|3.16666666666667");
+	CHECK_STR_EQ(
+	    q_rows(tp,
+	           "SELECT sum(column1), avg(column1) FROM (VALUES ('2'), ('3.5'), (NULL), "
+	           "(4))",
+	           buf, sizeof buf),
+	    "9.5|3.16666666666667");
 	/* The inverse step takes the leaving row off the compensated sum. */
 	CHECK_STR_EQ(q_rows(tp,
 	                    "SELECT group_concat(s, ',') FROM (SELECT sum(x) OVER (ORDER BY i ROWS "

@@ -743,13 +743,13 @@ static bool row_matches(const struct tp_vtab_cursor *c, uint32_t row)
 
 /* The first row of [r, to) whose value in a stored integer column a is v,
  * else `to`. */
-#define SCAN_EQ_FN(name, type)                                                            \
-	static uint32_t name(const void *a, type v, uint32_t r, uint32_t to)              \
-	{                                                                                 \
-		const type *x = a;                                                        \
-		while (r < to && x[r] != v)                                               \
-			r++;                                                              \
-		return r;                                                                 \
+#define SCAN_EQ_FN(name, type)                                               \
+	static uint32_t name(const void *a, type v, uint32_t r, uint32_t to) \
+	{                                                                    \
+		const type *x = a;                                           \
+		while (r < to && x[r] != v)                                  \
+			r++;                                                 \
+		return r;                                                    \
 	}
 SCAN_EQ_FN(scan_eq_u32, uint32_t)
 SCAN_EQ_FN(scan_eq_i64, int64_t)
