@@ -92,10 +92,12 @@ enum tp_vtab_rhs {
 struct tp_vtab_filter {
 	uint32_t col; /* described column (0-based) */
 	char op;
+	uint8_t ty; /* the column's enum tp_col_type (filter_bind) */
 	enum tp_vtab_rhs rhs;
 	int64_t i;
 	double d;
 	uint32_t s;
+	const void *data; /* its stored array, NULL if computed or unwritten */
 };
 
 struct tp_vtab {
@@ -153,6 +155,15 @@ struct tp_vtab_cursor {
 	uint8_t eq_type;
 	bool eq_none;
 	uint32_t nplan;
+	/* The plan is `id =` then filters only (a join's per-row lookup):
+	 * vt_filter takes lookup_filter's short path. */
+	bool plan_lookup;
+	uint32_t lookup_term; /* its `id =` term */
+	int lookup_arg;       /* and that term's argv index */
+	/* Row count the readers (rd, rd_set) were set up for: kept across
+	 * xFilters while the trace is complete and the count stays, as the
+	 * cached orders are. */
+	uint32_t rd_n;
 	struct tp_vtab_term {
 		int32_t col; /* 0: id, else described column + 1 */
 		char op;
@@ -694,25 +705,59 @@ static bool int_cmp(int64_t x, char op, int64_t v)
 	}
 }
 
+/* Bind a filter (its col set) to its column's type and stored array, read
+ * directly by filter_match for every row the xFilter checks. */
+static void filter_bind(const struct tp_sql_table *t, struct tp_vtab_filter *f)
+{
+	f->ty = (uint8_t)t->desc->cols[f->col].type;
+	f->data = tp_sql_col_data(t, f->col);
+}
+
 static bool filter_match(const struct tp_sql_table *t, const struct tp_vtab_filter *f, uint32_t row)
 {
-	enum tp_col_type ty = t->desc->cols[f->col].type;
+	enum tp_col_type ty = f->ty;
+	const void *p = f->data;
 	bool null;
 	int64_t iv = 0;
 	double dv = 0;
 
 	if (ty == TP_STR) {
-		uint32_t id = cell(t, f->col, row).u;
+		uint32_t id = p ? ((const uint32_t *)p)[row] : cell(t, f->col, row).u;
 		null = id == TP_NULL_STR;
 		if (!op_has_rhs(f->op))
 			return null == (f->op == OP_ISNULL);
 		return !null && f->rhs == RHS_STR && id == f->s;
 	}
 	if (ty == TP_DBL || ty == TP_DBLN) {
-		dv = cell(t, f->col, row).d;
+		dv = p ? ((const double *)p)[row] : cell(t, f->col, row).d;
 		null = ty == TP_DBLN && isnan(dv);
 	} else {
-		null = !col_int(t, f->col, row, &iv);
+		null = false;
+		switch (p ? ty : TP_STR) {
+		case TP_I64:
+			iv = ((const int64_t *)p)[row];
+			break;
+		case TP_I64N:
+			iv = ((const int64_t *)p)[row];
+			null = iv == TP_NULL_I64;
+			break;
+		case TP_U32:
+			iv = ((const uint32_t *)p)[row];
+			break;
+		case TP_U32N:
+			iv = ((const uint32_t *)p)[row];
+			null = iv == TP_NULL_U32;
+			break;
+		case TP_U8:
+			iv = ((const uint8_t *)p)[row];
+			break;
+		case TP_I32:
+			iv = ((const int32_t *)p)[row];
+			break;
+		default: /* computed or never written */
+			null = !col_int(t, f->col, row, &iv);
+			break;
+		}
 		dv = (double)iv;
 	}
 	if (!op_has_rhs(f->op))
@@ -1450,6 +1495,7 @@ static void narrow(struct tp_vtab_cursor *c, uint32_t first, uint32_t end)
  * into c->plan; false when it is malformed. */
 static bool parse_plan(struct tp_vtab_cursor *c, const char *p)
 {
+	c->plan_lookup = false;
 	c->plan_str = NULL;
 	c->plan_used = 0;
 	c->nplan = 0;
@@ -1473,6 +1519,24 @@ static bool parse_plan(struct tp_vtab_cursor *c, const char *p)
 			p++;
 		c->plan[c->nplan++] = (struct tp_vtab_term){.col = (int32_t)col, .op = op};
 	}
+	/* One `id =` term, the others filters: a per-row lookup. */
+	int ids = 0, arg = 0;
+	c->plan_lookup = !c->plan_used && c->nplan >= 1 && c->nplan - 1 <= TP_VTAB_MAX_TERMS;
+	for (uint32_t i = 0; i < c->nplan && c->plan_lookup; i++) {
+		char op = c->plan[i].op;
+		if (op == OP_ORDER || op == OP_ORDER_DESC || op == OP_KEYED)
+			c->plan_lookup = false;
+		if (c->plan[i].col == 0) {
+			if (op != OP_EQ || ids++)
+				c->plan_lookup = false;
+			c->lookup_term = i;
+			c->lookup_arg = arg;
+		}
+		if (op_has_rhs(op))
+			arg++;
+	}
+	if (!ids)
+		c->plan_lookup = false;
 	return true;
 }
 
@@ -1501,6 +1565,55 @@ static bool term_str(struct tp_vtab_cursor *c, struct tp_vtab_term *tm, sqlite3_
 	return found;
 }
 
+/* vt_filter's short path for a plan of `id =` an integer then filters
+ * (c->plan_lookup; the inner side of most joins, called once per outer
+ * row): that one row, checked against the filters. */
+static int lookup_filter(struct tp_vtab_cursor *c, uint32_t n, int argc, sqlite3_value **argv)
+{
+	int64_t id = sqlite3_value_int64(argv[c->lookup_arg]);
+	int arg = 0;
+
+	for (uint32_t ti = 0; ti < c->nplan; ti++) {
+		struct tp_vtab_term *tm = &c->plan[ti];
+		struct tp_vtab_filter *f;
+
+		if (ti == c->lookup_term) {
+			arg++;
+			continue;
+		}
+		f = &c->filters[c->nfilters++];
+
+		f->col = (uint32_t)tm->col - 1;
+		filter_bind(c->t, f);
+		f->op = tm->op;
+		f->rhs = RHS_NONE;
+		f->i = 0;
+		f->d = 0;
+		f->s = 0;
+		if (!op_has_rhs(tm->op))
+			continue;
+		if (arg >= argc)
+			return SQLITE_ERROR;
+		if (c->t->desc->cols[f->col].type == TP_STR) {
+			if (term_str(c, tm, argv[arg], &f->s) && f->s != 0)
+				f->rhs = RHS_STR;
+		} else {
+			prepare_numeric(f, argv[arg]);
+		}
+		arg++;
+	}
+	if (id < 0 || id >= (int64_t)n) {
+		c->hi = c->lo;
+		c->eof = true;
+		return SQLITE_OK;
+	}
+	c->lo = c->row = (uint32_t)id;
+	c->hi = c->lo + 1;
+	c->t->sql->rows_visited++;
+	c->eof = !row_matches(c, c->row);
+	return SQLITE_OK;
+}
+
 static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str, int argc,
                      sqlite3_value **argv)
 {
@@ -1512,7 +1625,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 	uint64_t used, key = 0;
 	int arg = 0;
 	long keyed = -1;
-	struct tp_vtab_filter keyf = {0};
+	struct tp_vtab_filter keyf = {0}, spare;
 
 	if (c->plan_str != p) {
 		if (!parse_plan(c, p))
@@ -1532,19 +1645,28 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 	unpin_order(c);
 	c->order = NULL;
 	c->grouped = c->whole = false;
-	c->rd_set = 0;
+	if (c->rd_n != n || !t->sql->tp->eof) {
+		c->rd_set = 0;
+		c->rd_n = t->sql->tp->eof ? n : UINT32_MAX;
+	}
 	c->key_mask = 0;
 	c->runs = NULL;
 	c->nruns = c->run_next = 0;
 	c->run_end = UINT32_MAX;
 	o.ncols = 0;
 	o.desc = 0;
+	if (c->plan_lookup && c->lookup_arg < argc &&
+	    sqlite3_value_type(argv[c->lookup_arg]) == SQLITE_INTEGER)
+		return lookup_filter(c, n, argc, argv);
 
 	for (uint32_t ti = 0; ti < c->nplan; ti++) {
 		struct tp_vtab_term *tm = &c->plan[ti];
 		long col = tm->col;
 		char op = tm->op;
-		struct tp_vtab_filter f = {0};
+		/* Built in place (a stack copy read back with wide loads
+		 * stalled on store forwarding: ~40 % of an id lookup's time). */
+		struct tp_vtab_filter *f =
+		    c->nfilters < TP_VTAB_MAX_TERMS ? &c->filters[c->nfilters] : &spare;
 
 		if (op == OP_ORDER || op == OP_ORDER_DESC) {
 			if (col == 0 || o.ncols >= TP_VTAB_MAX_GROUP)
@@ -1554,7 +1676,11 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 			o.cols[o.ncols++] = (uint32_t)col - 1;
 			continue;
 		}
-		f.op = op == OP_KEYED ? OP_EQ : op;
+		f->op = op == OP_KEYED ? OP_EQ : op;
+		f->rhs = RHS_NONE;
+		f->i = 0;
+		f->d = 0;
+		f->s = 0;
 		if (op == OP_KEYED &&
 		    (col == 0 || keyed >= 0 || !is_int_type(t->desc->cols[col - 1].type)))
 			return SQLITE_ERROR;
@@ -1562,18 +1688,17 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 			if (arg >= argc)
 				return SQLITE_ERROR;
 			if (col > 0 && t->desc->cols[col - 1].type == TP_STR) {
-				f.rhs = RHS_NONE;
-				if (term_str(c, tm, argv[arg], &f.s) && f.s != 0)
-					f.rhs = RHS_STR;
+				if (term_str(c, tm, argv[arg], &f->s) && f->s != 0)
+					f->rhs = RHS_STR;
 			} else {
-				prepare_numeric(&f, argv[arg]);
+				prepare_numeric(f, argv[arg]);
 			}
 			arg++;
 		}
 		if (col == 0) {
 			int64_t lo, hi;
 			bool empty;
-			filter_interval(&f, &lo, &hi, &empty);
+			filter_interval(f, &lo, &hi, &empty);
 			if (empty || hi < 0 || lo >= (int64_t)n) {
 				c->hi = c->lo;
 				continue;
@@ -1582,42 +1707,43 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 			       hi >= (int64_t)n - 1 ? n : (uint32_t)(hi + 1));
 			continue;
 		}
-		f.col = (uint32_t)col - 1;
+		f->col = (uint32_t)col - 1;
+		filter_bind(t, f);
 		if (op == OP_KEYED) {
 			int64_t lo, hi;
 			bool empty;
-			filter_interval(&f, &lo, &hi, &empty);
+			filter_interval(f, &lo, &hi, &empty);
 			key = (uint64_t)lo ^ 1ull << 63;
 			/* Key 0 is NULL's, unless the column has no NULL. */
-			if (empty || (key == 0 && t->desc->cols[f.col].type != TP_I64 &&
-			              t->desc->cols[f.col].type != TP_I32)) {
+			if (empty || (key == 0 && t->desc->cols[f->col].type != TP_I64 &&
+			              t->desc->cols[f->col].type != TP_I32)) {
 				c->hi = c->lo;
 				continue;
 			}
 			if (t->sql->tp->eof) {
 				keyed = col - 1;
-				keyf = f;
+				keyf = *f;
 				continue;
 			}
 			/* Not cacheable yet: a filter like any other. */
 		}
-		if (op_has_rhs(op) && (t->desc->cols[f.col].flags & TP_COL_SORTED) &&
-		    tp_sql_col_sorted(t, f.col)) {
+		if (op_has_rhs(op) && (t->desc->cols[f->col].flags & TP_COL_SORTED) &&
+		    tp_sql_col_sorted(t, f->col)) {
 			int64_t lo, hi;
 			bool empty;
 			uint32_t first, end;
-			filter_interval(&f, &lo, &hi, &empty);
+			filter_interval(f, &lo, &hi, &empty);
 			if (empty) {
 				c->hi = c->lo;
 				continue;
 			}
-			tp_sql_sorted_range(t, f.col, lo, hi, &first, &end);
+			tp_sql_sorted_range(t, f->col, lo, hi, &first, &end);
 			narrow(c, first, end);
 			continue;
 		}
-		if (c->nfilters >= TP_VTAB_MAX_TERMS)
+		if (f == &spare)
 			return SQLITE_ERROR;
-		c->filters[c->nfilters++] = f;
+		c->nfilters++;
 	}
 	if (c->hi < c->lo)
 		c->hi = c->lo;
