@@ -486,6 +486,13 @@ int tb_parse_duration_ms(const char *s, uint64_t *ms, struct tb_err *err);
  * 1024: "64k", "32mb", "1g"). Stores bytes in *bytes; errors as above. */
 int tb_parse_size(const char *s, uint64_t *bytes, struct tb_err *err);
 
+/* ---- memcmp (memcmp.c) --------------------------------------------------- */
+
+/* memcmp a word at a time (the release builds' memcmp; see memcmp.c):
+ * negative, 0 or positive as the first differing byte of a is below,
+ * equal to or above b's, read as unsigned char. Pure. */
+int tb_memcmp(const void *a, const void *b, size_t n);
+
 /* ---- digits in text (digits.c) ------------------------------------------ */
 
 /* The value of the hex digit c (0-9, a-f, A-F), or -1. Pure. */

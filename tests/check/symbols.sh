@@ -8,14 +8,16 @@
 #
 # The table: a component's prefixes; base keeps short family prefixes
 # (STYLE.md). The exceptions are the applets' entry points, which carry the
-# applet's name (tracebox/applets.c's table), and the C entry point.
+# applet's name (tracebox/applets.c's table), the C entry point, and base's
+# memcmp, which replaces musl's byte-at-a-time one in the static builds
+# (base/memcmp.c).
 set -u
 objdir=${1:?usage: tests/check/symbols.sh OBJDIR}
 [ -d "$objdir/components" ] || { echo "symbols.sh: no objects in '$objdir/components'" >&2; exit 2; }
 
 prefixes() {
 	case $1 in
-	base) echo "tb_ arena_ vec_ strpool_ hmap_ log_ loop_ elf_ sym_ ksyms_ http_" ;;
+	base) echo "tb_ arena_ vec_ strpool_ hmap_ log_ loop_ elf_ sym_ ksyms_ http_ =memcmp" ;;
 	perf) echo "perf_ =traced_perf_main" ;;
 	probes) echo "probes_ =traced_probes_main" ;;
 	trace_processor) echo "tp_ =trace_processor_shell_main" ;;

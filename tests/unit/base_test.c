@@ -1303,3 +1303,48 @@ TEST(base_dec_prefix)
 	CHECK_EQ(tb_dec_prefix("99999999999999999999999", 23, &v), 23);
 	CHECK_EQ(v, UINT64_MAX);
 }
+
+static int ref_cmp(const unsigned char *a, const unsigned char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return 0;
+}
+
+/* tb_memcmp (the release builds' memcmp) orders as a byte-by-byte compare
+ * of unsigned chars: every length to 40, a difference at every position
+ * (bytes 0x00/0x7f/0x80/0xff, so a signed or word-order slip shows), at
+ * every alignment, and equal buffers. */
+TEST(base_memcmp_orders_bytes)
+{
+	static const unsigned char vals[] = {0x00, 0x01, 0x7f, 0x80, 0xfe, 0xff};
+	unsigned char a[64], b[64];
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+
+	for (size_t off = 0; off < 8; off++)
+		for (size_t n = 0; n <= 40; n++) {
+			for (size_t i = 0; i < n; i++) {
+				h = h * 6364136223846793005ull + 1442695040888963407ull;
+				a[off + i] = b[(off * 3) % 8 + i] = (unsigned char)(h >> 56);
+			}
+			const unsigned char *x = a + off, *y = b + (off * 3) % 8;
+			CHECK_EQ(tb_memcmp(x, y, n), 0);
+			for (size_t p = 0; p < n; p++)
+				for (size_t v = 0; v < TB_ARRAY_SIZE(vals); v++) {
+					unsigned char keep = y[p];
+					b[(off * 3) % 8 + p] = vals[v];
+					/* A later byte differing the other way must not
+					 * decide. */
+					unsigned char keep2 = p + 1 < n ? y[p + 1] : 0;
+					if (p + 1 < n)
+						b[(off * 3) % 8 + p + 1] = (unsigned char)~x[p + 1];
+					CHECK_EQ(tb_memcmp(x, y, n), ref_cmp(x, y, n));
+					CHECK_EQ(tb_memcmp(y, x, n), ref_cmp(y, x, n));
+					CHECK_EQ(tb_memcmp(x, y, p), 0);
+					b[(off * 3) % 8 + p] = keep;
+					if (p + 1 < n)
+						b[(off * 3) % 8 + p + 1] = keep2;
+				}
+		}
+}
