@@ -305,7 +305,7 @@ static int member_sniff(struct tp *tp, struct tp_archive_member *am, struct memb
 		struct tp_gunzip *g = tp_gunzip_new();
 		int rc = tp_gunzip_feed(g, am->data, am->len, gunzip_sink, &out, &tp->err);
 		if (rc == 0)
-			rc = tp_gunzip_finish(g, &tp->err);
+			rc = tp_gunzip_finish(g, gunzip_sink, &out, &tp->err);
 		tp_gunzip_free(g);
 		if (rc < 0) {
 			tb_free(out.m.data);
@@ -465,7 +465,7 @@ int tp_parse(struct tp *tp, const uint8_t *buf, size_t len)
 	if (len == 0)
 		return 0;
 	if (tp->bytes_parsed == 0 && len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b)
-		tp->gunzip = tp_gunzip_new();
+		tp->gunzip = tp_gunzip_new_async();
 	for (uint64_t i = tp->bytes_parsed; i < UUID_HASH_BYTES && i - tp->bytes_parsed < len; i++)
 		tp->head_hash = (tp->head_hash ^ buf[i - tp->bytes_parsed]) * 0x100000001b3ull;
 	tp->bytes_parsed += len;
@@ -497,10 +497,18 @@ int tp_end_of_file(struct tp *tp)
 		return tp->err.code;
 	if (tp->eof)
 		return 0;
-	tp->eof = true;
 	int rc = 0;
-	if (tp->gunzip && tp_gunzip_finish(tp->gunzip, &tp->err) < 0)
-		return tp->err.code;
+	/* The decoded bytes a helper thread still holds (io/gunzip.c), parsed
+	 * before the trace counts as complete. */
+	if (tp->gunzip) {
+		rc = tp_gunzip_finish(tp->gunzip, feed_decoded, tp, &tp->err);
+		if (rc < 0 && !tb_err_is_set(&tp->err))
+			tp_fail(tp, rc, "cannot decode the trace");
+		if (rc < 0)
+			return tp->err.code;
+	}
+	tp->eof = true;
+
 	/* An empty input is an empty trace (type "unknown"), as in Perfetto:
 	 * queries run against empty tables (its diff tests of SQL functions
 	 * use one). */

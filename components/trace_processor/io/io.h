@@ -17,14 +17,20 @@ struct tp_gunzip;
 typedef int (*tp_gunzip_sink)(void *ctx, const uint8_t *p, size_t n);
 
 struct tp_gunzip *tp_gunzip_new(void);
+/* The same, inflating on a helper thread when the machine has more than one
+ * CPU: feed then hands sink what has come out so far (always on the
+ * caller's thread, in order), and finish the rest; an error in the data
+ * may surface at a later feed or at finish. */
+struct tp_gunzip *tp_gunzip_new_async(void);
 void tp_gunzip_free(struct tp_gunzip *g);
 /* Inflate n more bytes of a gzip stream, passing decoded bytes to sink as
  * they come. Returns 0, a sink's negative code, or -EINVAL (err set) on
- * corrupt data. */
+ * corrupt data. The sink and ctx are the same at every call. */
 int tp_gunzip_feed(struct tp_gunzip *g, const uint8_t *p, size_t n, tp_gunzip_sink sink, void *ctx,
                    struct tb_err *err);
-/* End of input: -EINVAL (err set) if a member was cut short. */
-int tp_gunzip_finish(struct tp_gunzip *g, struct tb_err *err);
+/* End of input: the decoded bytes still queued go to sink; -EINVAL (err
+ * set) if a member was cut short or the data was corrupt. */
+int tp_gunzip_finish(struct tp_gunzip *g, tp_gunzip_sink sink, void *ctx, struct tb_err *err);
 
 /* Inflate a zlib (RFC 1950) buffer of at most max_out bytes into *out
  * (tb_malloc'd, caller frees). Returns 0 or -EINVAL / -EFBIG. */
