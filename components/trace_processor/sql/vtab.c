@@ -1663,8 +1663,8 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx_num, const char *idx_str,
 		struct tp_vtab_term *tm = &c->plan[ti];
 		long col = tm->col;
 		char op = tm->op;
-		/* Built in place (a stack copy read back with wide loads
-		 * stalled on store forwarding: ~40 % of an id lookup's time). */
+		/* Built in place in the cursor (spare: past the last slot,
+		 * an error if it would be kept). */
 		struct tp_vtab_filter *f =
 		    c->nfilters < TP_VTAB_MAX_TERMS ? &c->filters[c->nfilters] : &spare;
 
