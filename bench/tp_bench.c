@@ -11,8 +11,10 @@
  * `select count(*) from slice`. Prints figures; asserts nothing.
  *
  *   tp_bench                 generate if missing, then load each shape
- *   tp_bench json|jsonsmall|pytorch|chrome|proto|ftrace|sched
- *                            only that one (pytorch: a Kineto-like trace
+ *   tp_bench json|jsongz|jsonsmall|pytorch|chrome|proto|ftrace|sched
+ *                            only that one (jsongz: json's trace gzip'd,
+ *                            inflated on a helper thread as it loads;
+ *                            pytorch: a Kineto-like trace
  *                            of CPU ops, launches, GPU kernels and their
  *                            flows; chrome: B/E tasks, async, flows,
  *                            instants, counters, metadata)
@@ -39,6 +41,8 @@
 #include "pb.h"
 #include "sqlite3.h"
 #include "trace_processor.h"
+
+#include <zlib.h>
 
 #define OUT_DIR "out/bench"
 
@@ -645,6 +649,35 @@ static void gen_json_chrome(const char *path, size_t target)
 	json_close(f);
 }
 
+/* json's trace (made first if missing) gzip'd at level 6, as `gzip`
+ * does by default: path is that trace's path plus ".gz". */
+static void gen_json_gz(const char *path, size_t target)
+{
+	char src[256], buf[1 << 16];
+	struct stat st;
+	size_t n;
+
+	snprintf(src, sizeof src, "%.*s", (int)(strlen(path) - 3), path);
+	if (stat(src, &st) != 0)
+		gen_json(src, target);
+	FILE *in = fopen(src, "rb");
+	gzFile out = gzopen(path, "wb6");
+	if (!in || !out) {
+		perror(path);
+		exit(1);
+	}
+	while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+		if (gzwrite(out, buf, (unsigned)n) != (int)n) {
+			fprintf(stderr, "%s: gzwrite failed\n", path);
+			exit(1);
+		}
+	fclose(in);
+	if (gzclose(out) != Z_OK) {
+		fprintf(stderr, "%s: gzclose failed\n", path);
+		exit(1);
+	}
+}
+
 /* path made by gen (target bytes) unless it exists, then loaded in a
  * fresh process; removed afterwards when remove is set. */
 static void run_shape(const char *self, const char *path, void (*gen)(const char *, size_t),
@@ -692,6 +725,7 @@ int main(int argc, char **argv)
 		void (*gen)(const char *path, size_t target);
 	} kinds[] = {
 	    {"json", "json", gen_json},
+	    {"jsongz", "json.gz", gen_json_gz},
 	    {"jsonsmall", "small.json", gen_json_small},
 	    {"pytorch", "pytorch.json", gen_json_pytorch},
 	    {"chrome", "chrome.json", gen_json_chrome},
