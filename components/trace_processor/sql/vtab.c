@@ -97,7 +97,8 @@ struct tp_vtab_filter {
 	int64_t i;
 	double d;
 	uint32_t s;
-	const void *data; /* its stored array, NULL if computed or unwritten */
+	const void *data; /* its stored array, NULL if unwritten */
+	bool computed;    /* read through cell() */
 };
 
 struct tp_vtab {
@@ -210,46 +211,53 @@ union tp_cell {
 	uint8_t b;  /* TP_U8 */
 };
 
-static union tp_cell cell(const struct tp_sql_table *t, uint32_t c, uint32_t row)
+/* Row `row` of a stored column of type ty whose array is p (NULL: never
+ * written, every row NULL or 0). */
+static union tp_cell stored_cell(enum tp_col_type ty, const void *p, uint32_t row)
 {
-	const struct tp_col_desc *cd = &t->desc->cols[c];
-	const void *p;
 	union tp_cell v;
 
-	if (cd->flags & TP_COL_COMPUTED) {
-		cd->get(t->sql->tp, row, &v);
-		return v;
-	}
-	p = tp_sql_col_data(t, c);
-	switch (cd->type) {
+	switch (ty) {
 	case TP_I64:
 	case TP_I64N:
-		v.i = p ? ((const int64_t *)p)[row] : cd->type == TP_I64N ? TP_NULL_I64 : 0;
+		v.i = p ? ((const int64_t *)p)[row] : ty == TP_I64N ? TP_NULL_I64 : 0;
 		break;
 	case TP_U32:
 	case TP_U32N:
 	case TP_STR:
-		v.u = p ? ((const uint32_t *)p)[row] : cd->type == TP_U32N ? TP_NULL_U32 : 0;
+		v.u = p ? ((const uint32_t *)p)[row] : ty == TP_U32N ? TP_NULL_U32 : 0;
 		break;
 	case TP_DBL:
 	case TP_DBLN:
-		v.d = p ? ((const double *)p)[row] : cd->type == TP_DBLN ? TP_NULL_DBL : 0.0;
+		v.d = p ? ((const double *)p)[row] : ty == TP_DBLN ? TP_NULL_DBL : 0.0;
 		break;
 	case TP_U8:
 		v.b = p ? ((const uint8_t *)p)[row] : 0;
 		break;
 	case TP_I32:
+	default:
 		v.i = p ? ((const int32_t *)p)[row] : 0;
 		break;
 	}
 	return v;
 }
 
-/* Value of an integer column; false if it is NULL. */
-static bool col_int(const struct tp_sql_table *t, uint32_t c, uint32_t row, int64_t *out)
+static union tp_cell cell(const struct tp_sql_table *t, uint32_t c, uint32_t row)
 {
-	union tp_cell v = cell(t, c, row);
-	switch (t->desc->cols[c].type) {
+	const struct tp_col_desc *cd = &t->desc->cols[c];
+	union tp_cell v;
+
+	if (cd->flags & TP_COL_COMPUTED) {
+		cd->get(t->sql->tp, row, &v);
+		return v;
+	}
+	return stored_cell(cd->type, tp_sql_col_data(t, c), row);
+}
+
+/* A cell of an integer type ty as int64; false if it is NULL. */
+static bool cell_int(enum tp_col_type ty, union tp_cell v, int64_t *out)
+{
+	switch (ty) {
 	case TP_I64:
 	case TP_I32:
 		*out = v.i;
@@ -269,6 +277,12 @@ static bool col_int(const struct tp_sql_table *t, uint32_t c, uint32_t row, int6
 	default:
 		return false;
 	}
+}
+
+/* Value of an integer column; false if it is NULL. */
+static bool col_int(const struct tp_sql_table *t, uint32_t c, uint32_t row, int64_t *out)
+{
+	return cell_int(t->desc->cols[c].type, cell(t, c, row), out);
 }
 
 /* ---- sortedness ---------------------------------------------------------- */
@@ -711,53 +725,28 @@ static void filter_bind(const struct tp_sql_table *t, struct tp_vtab_filter *f)
 {
 	f->ty = (uint8_t)t->desc->cols[f->col].type;
 	f->data = tp_sql_col_data(t, f->col);
+	f->computed = t->desc->cols[f->col].flags & TP_COL_COMPUTED;
 }
 
 static bool filter_match(const struct tp_sql_table *t, const struct tp_vtab_filter *f, uint32_t row)
 {
 	enum tp_col_type ty = f->ty;
-	const void *p = f->data;
+	union tp_cell v = f->computed ? cell(t, f->col, row) : stored_cell(ty, f->data, row);
 	bool null;
 	int64_t iv = 0;
 	double dv = 0;
 
 	if (ty == TP_STR) {
-		uint32_t id = p ? ((const uint32_t *)p)[row] : cell(t, f->col, row).u;
-		null = id == TP_NULL_STR;
+		null = v.u == TP_NULL_STR;
 		if (!op_has_rhs(f->op))
 			return null == (f->op == OP_ISNULL);
-		return !null && f->rhs == RHS_STR && id == f->s;
+		return !null && f->rhs == RHS_STR && v.u == f->s;
 	}
 	if (ty == TP_DBL || ty == TP_DBLN) {
-		dv = p ? ((const double *)p)[row] : cell(t, f->col, row).d;
+		dv = v.d;
 		null = ty == TP_DBLN && isnan(dv);
 	} else {
-		null = false;
-		switch (p ? ty : TP_STR) {
-		case TP_I64:
-			iv = ((const int64_t *)p)[row];
-			break;
-		case TP_I64N:
-			iv = ((const int64_t *)p)[row];
-			null = iv == TP_NULL_I64;
-			break;
-		case TP_U32:
-			iv = ((const uint32_t *)p)[row];
-			break;
-		case TP_U32N:
-			iv = ((const uint32_t *)p)[row];
-			null = iv == TP_NULL_U32;
-			break;
-		case TP_U8:
-			iv = ((const uint8_t *)p)[row];
-			break;
-		case TP_I32:
-			iv = ((const int32_t *)p)[row];
-			break;
-		default: /* computed or never written */
-			null = !col_int(t, f->col, row, &iv);
-			break;
-		}
+		null = !cell_int(ty, v, &iv);
 		dv = (double)iv;
 	}
 	if (!op_has_rhs(f->op))
