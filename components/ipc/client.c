@@ -53,7 +53,7 @@ static void cl_on_frame(void *owner, const uint8_t *p, size_t n);
 static void cl_on_error(void *owner, int code);
 static void cl_destroy(void *owner);
 
-static const struct ipc_conn_ops cl_conn_ops = {cl_on_frame, cl_on_error, cl_destroy};
+static const struct ipc_conn_ops cl_conn_ops = {cl_on_frame, cl_on_error, cl_destroy, NULL};
 
 struct ipc_client *ipc_client_adopt_fd(struct loop *l, int fd, const struct ipc_client_ops *ops,
                                        void *ctx, struct tb_err *err)

@@ -313,6 +313,9 @@ static void conn_io(struct loop *l, int fd, uint32_t events, void *ctx)
 		if (r < 0)
 			code = r;
 	}
+	if (code == 1 && (events & LOOP_OUT) && !c->closed && !c->failing &&
+	    c->tx_head == c->txq.len && c->ops->on_drained)
+		c->ops->on_drained(c->owner);
 	if (code == 1 && !c->closed && (events & (LOOP_IN | LOOP_ERR | LOOP_HUP)))
 		code = read_some(c);
 	if (code != 1 && !c->closed && !c->failing)

@@ -35,6 +35,10 @@ struct host_client {
 	bool bound;               /* sent a BindService */
 	struct ipc_call *calls;   /* open calls, doubly linked */
 	struct ipc_call *current; /* the call whose handler is running */
+	/* ipc_call_on_drained's one-shot hook, and the call it is for. */
+	struct ipc_call *drain_call;
+	void (*drain_fn)(void *ctx);
+	void *drain_ctx;
 };
 
 struct ipc_call {
@@ -79,9 +83,10 @@ static void client_on_frame(void *owner, const uint8_t *p, size_t n);
 static void client_on_error(void *owner, int code);
 static void resume(struct ipc_host *h);
 static void client_destroy(void *owner);
+static void client_on_drained(void *owner);
 
 static const struct ipc_conn_ops client_conn_ops = {client_on_frame, client_on_error,
-                                                    client_destroy};
+                                                    client_destroy, client_on_drained};
 
 struct ipc_host *ipc_host_new(struct loop *l, const struct ipc_host_ops *ops, void *ctx)
 {
@@ -145,6 +150,7 @@ static void detach_calls(struct host_client *hc)
 	for (struct ipc_call *call = hc->calls; call; call = call->next)
 		call->client = NULL;
 	hc->calls = NULL;
+	hc->drain_call = NULL;
 }
 
 static void client_destroy(void *owner)
@@ -638,6 +644,8 @@ static void call_finish(struct ipc_call *call)
 	if (hc) {
 		if (hc->current == call)
 			hc->current = NULL;
+		if (hc->drain_call == call)
+			hc->drain_call = NULL;
 		if (call->prev)
 			call->prev->next = call->next;
 		else
@@ -722,6 +730,26 @@ size_t ipc_call_queued_bytes(const struct ipc_call *call)
 	if (!call->client)
 		return 0;
 	return call->client->conn.txq.len - call->client->conn.tx_head;
+}
+
+bool ipc_call_on_drained(struct ipc_call *call, void (*fn)(void *ctx), void *ctx)
+{
+	struct host_client *hc = call->client;
+	if (!hc || hc->conn.closed || hc->conn.failing || hc->conn.tx_head == hc->conn.txq.len)
+		return false;
+	hc->drain_call = call;
+	hc->drain_fn = fn;
+	hc->drain_ctx = ctx;
+	return true;
+}
+
+static void client_on_drained(void *owner)
+{
+	struct host_client *hc = owner;
+	if (!hc->drain_call)
+		return;
+	hc->drain_call = NULL;
+	hc->drain_fn(hc->drain_ctx); /* may set the hook again */
 }
 
 int ipc_call_take_fd(struct ipc_call *call)

@@ -245,6 +245,12 @@ bool ipc_call_alive(const struct ipc_call *call);
  * queue: a streaming reply paces itself on this instead of growing the
  * queue past IPC_SEND_QUEUE_MAX. 0 once the client is gone. */
 size_t ipc_call_queued_bytes(const struct ipc_call *call);
+/* Call fn(ctx) once, from the loop, when this client's send queue has
+ * emptied into its socket: a streaming reply's cue to send the next part,
+ * so the queue never holds more than one part. One hook per client (a later
+ * call replaces it); dropped when call finishes or the client goes. False
+ * (and no hook) when the queue is already empty or the client is gone. */
+bool ipc_call_on_drained(struct ipc_call *call, void (*fn)(void *ctx), void *ctx);
 /* The fd received from this client (the latest one, at most one is kept),
  * or -1. The caller owns it. Only during the method handler itself: later
  * calls return -1 (Perfetto scopes the received fd to the invocation). */

@@ -29,6 +29,9 @@ struct ipc_conn_ops {
 	/* Free the owner; called once when ipc_conn_free_owner was requested
 	 * while the connection was busy dispatching. */
 	void (*destroy)(void *owner);
+	/* Optional: the send queue emptied, written out from the loop once the
+	 * socket took it (never from inside ipc_conn_send). */
+	void (*on_drained)(void *owner);
 };
 
 VEC_DEFINE(ipc_byte_vec, uint8_t);

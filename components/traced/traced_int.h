@@ -32,13 +32,12 @@
 #define TRACED_DEFAULT_STOP_TIMEOUT_MS 5000u
 /* ReadBuffers replies stay below the frame cap with room for the frame. */
 #define TRACED_READ_REPLY_MAX ((size_t)128 * 1024 - 1024)
-/* ReadBuffers reads this much buffer per step and takes the next step when
- * the consumer's send queue is below the target (checked every
- * TRACED_READ_RETRY_MS), so a buffer of any size streams out without the
- * queue reaching its cap. */
-#define TRACED_READ_STEP_BYTES ((size_t)1 << 20)
-#define TRACED_READ_QUEUE_TARGET ((size_t)4 << 20)
-#define TRACED_READ_RETRY_MS 2
+/* ReadBuffers reads this much buffer per step and takes the next step once
+ * the consumer's send queue is at most the target (the drain of the queue
+ * into the socket is the cue), so a buffer of any size streams out without
+ * the queue growing past about a step. */
+#define TRACED_READ_STEP_BYTES ((size_t)256 << 10)
+#define TRACED_READ_QUEUE_TARGET ((size_t)0)
 #define TRACED_SERVICE_SEQ_ID 1u
 /* QueryServiceState replies: a TracingServiceState chunk stays below this
  * (Perfetto's kIPCBufferSize - 128), the rest goes in further replies. */

@@ -198,6 +198,12 @@ struct tsvc {
 	uint64_t last_disconnect_id;
 	int pipe_rd; /* read end kept by FdOut */
 	int big_replies;
+	/* Paced: the call, replies left, the most bytes its queue held, and
+	 * the drain cues it took. */
+	struct ipc_call *paced;
+	int paced_left, paced_drains;
+	size_t paced_max_queued;
+	bool paced_empty_refused;
 };
 
 static void m_echo(void *ctx, struct ipc_call *call, const uint8_t *a, size_t n)
@@ -291,9 +297,47 @@ static void m_big(void *ctx, struct ipc_call *call, const uint8_t *a, size_t n)
 	tb_free(buf);
 }
 
+/* Paced: args[0] replies of 100 KB, each sent once the one before has gone
+ * into the socket (ipc_call_on_drained), the last one final. */
+static void paced_next(void *ctx)
+{
+	struct tsvc *t = ctx;
+	uint8_t *buf = tb_calloc(1, 100000);
+	t->paced_drains++;
+	while (t->paced_left > 0) {
+		size_t q;
+		buf[0] = (uint8_t)t->paced_left;
+		t->paced_left--;
+		ipc_call_reply(t->paced, buf, 100000, t->paced_left > 0, -1);
+		if (!t->paced_left) {
+			t->paced = NULL;
+			break;
+		}
+		q = ipc_call_queued_bytes(t->paced);
+		if (q > t->paced_max_queued)
+			t->paced_max_queued = q;
+		if (ipc_call_on_drained(t->paced, paced_next, t))
+			break;
+	}
+	tb_free(buf);
+}
+
+static void m_paced(void *ctx, struct ipc_call *call, const uint8_t *a, size_t n)
+{
+	struct tsvc *t = ctx;
+	t->calls++;
+	t->paced = call;
+	t->paced_left = n ? a[0] : 1;
+	t->paced_drains = -1; /* paced_next counts this first step too */
+	/* Nothing queued yet: no hook, the caller goes on by itself. */
+	t->paced_empty_refused = !ipc_call_on_drained(call, paced_next, t);
+	paced_next(t);
+}
+
 static const struct ipc_method test_methods[] = {
-    {"Echo", m_echo},  {"Stream", m_stream}, {"Hold", m_hold}, {"Fail", m_fail},
-    {"FdIn", m_fd_in}, {"FdOut", m_fd_out},  {"Peer", m_peer}, {"Big", m_big},
+    {"Echo", m_echo}, {"Stream", m_stream}, {"Hold", m_hold},
+    {"Fail", m_fail}, {"FdIn", m_fd_in},    {"FdOut", m_fd_out},
+    {"Peer", m_peer}, {"Big", m_big},       {"Paced", m_paced},
 };
 static const struct ipc_service_desc test_service = {"TestService", test_methods,
                                                      TB_ARRAY_SIZE(test_methods)};
@@ -474,6 +518,41 @@ TEST(ipc_streaming_and_drop_reply)
 	rig_down(&g);
 }
 
+/* A streaming reply paced on the send queue's drain: every part arrives, in
+ * order, and the queue never holds more than one part; a client gone
+ * mid-stream drops the hook (no cue after it, nothing left to free). */
+TEST(ipc_reply_paced_on_drain)
+{
+	struct rig g;
+	struct trec r = {0};
+	uint8_t n = 40; /* 4 MB: far more than a socket buffer */
+	CHECK_EQ(rig_up(&g), 0);
+	CHECK(ipc_client_invoke(g.client, g.svc, "Paced", &n, 1, -1, false, on_reply, &r) > 0);
+	CHECK(run_until(g.loop, &r.finals));
+	CHECK(g.t.paced_empty_refused);
+	CHECK_EQ(r.replies, 40);
+	CHECK_EQ(r.failures, 0);
+	CHECK_EQ(r.last[0], 1); /* the parts count down: the last one came last */
+	CHECK(g.t.paced_drains > 0);
+	CHECK(g.t.paced_max_queued <= 100000 + 64);
+	CHECK(g.t.paced == NULL);
+	/* Again, and the client goes away after the first part. */
+	struct trec r2 = {0};
+	CHECK(ipc_client_invoke(g.client, g.svc, "Paced", &n, 1, -1, false, on_reply, &r2) > 0);
+	CHECK(run_until(g.loop, &r2.replies));
+	int drains = g.t.paced_drains;
+	ipc_client_free(g.client);
+	g.client = NULL;
+	CHECK(run_until(g.loop, &g.t.disconnects));
+	run_for(g.loop, 20);
+	CHECK_EQ(g.t.paced_drains, drains);
+	CHECK(g.t.paced_left > 0);
+	CHECK(!ipc_call_alive(g.t.paced));
+	CHECK(!ipc_call_on_drained(g.t.paced, paced_next, &g.t));
+	ipc_call_drop(g.t.paced);
+	rig_down(&g);
+}
+
 TEST(ipc_fd_passing_both_ways)
 {
 	struct rig g;
@@ -645,7 +724,7 @@ TEST(ipc_host_rejects_unknown_ids)
 	CHECK(ipc_host_adopt_fd(h, sv[0]) > 0);
 	static const struct {
 		uint32_t sid, mid;
-	} cases[] = {{0, 1}, {2, 1}, {1, 0}, {1, 9}, {99, 99}};
+	} cases[] = {{0, 1}, {2, 1}, {1, 0}, {1, TB_ARRAY_SIZE(test_methods) + 1}, {99, 99}};
 	int ok = 1;
 	for (size_t i = 0; i < TB_ARRAY_SIZE(cases) && ok; i++) {
 		Perfetto__Protos__IPCFrame f;
