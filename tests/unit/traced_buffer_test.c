@@ -166,17 +166,19 @@ static int put_big(struct traced_buffer *b, uint32_t chunk_id, uint64_t ts, size
  * read or overwritten exactly once, in order. With chunks of one size (a
  * producer's full SMB chunks) the memory the buffer holds for its records
  * stops growing after the first round; with sizes from 100 bytes to 32 KiB
- * it stays within its bound (the size plus a quarter plus one 1 MiB slab). */
-static void reuse_rounds(bool mixed)
+ * it stays within its bound (the size plus a quarter plus one slab, at most
+ * 2 MiB). A buffer of 32 MiB or more holds its records in 2 MiB slabs (huge
+ * pages where the kernel has them), so its memory is a multiple of 2 MiB. */
+static void reuse_rounds(size_t size, int chunks_a_round, bool mixed)
 {
 	uint32_t seq_id = 2, id = 0;
 	uint64_t invalid = 0, x = 88172645463325252ull;
-	size_t size = 512 * 1024, after_first = 0;
+	size_t after_first = 0;
 	struct traced_buffer *b = traced_buffer_new(1, size, false, &seq_id);
 	const struct traced_buffer_stats *st = traced_buffer_stats(b);
 	struct seen *s = tb_calloc(1, sizeof *s);
 	for (int round = 0; round < 20; round++) {
-		for (int i = 0; i < 200; i++, id++) {
+		for (int i = 0; i < chunks_a_round; i++, id++) {
 			size_t pad = !mixed || rnd(&x) % 2 ? 32000 : 100 + rnd(&x) % 20000;
 			CHECK(put_big(b, id, id, pad) == 0);
 		}
@@ -185,7 +187,9 @@ static void reuse_rounds(bool mixed)
 			after_first = traced_buffer_mem(b);
 		if (!mixed)
 			CHECK_UEQ(traced_buffer_mem(b), after_first);
-		CHECK(traced_buffer_mem(b) <= size + size / 4 + (1u << 20));
+		CHECK(traced_buffer_mem(b) <= size + size / 4 + (2u << 20));
+		if (size >= (32u << 20))
+			CHECK_UEQ(traced_buffer_mem(b) % (2u << 20), 0);
 	}
 	CHECK(after_first > 0);
 	CHECK_UEQ(s->n + st->chunks_overwritten, id);
@@ -198,8 +202,10 @@ static void reuse_rounds(bool mixed)
 
 TEST(traced_buffer_reuses_record_memory)
 {
-	reuse_rounds(false);
-	reuse_rounds(true);
+	reuse_rounds(512 * 1024, 200, false);
+	reuse_rounds(512 * 1024, 200, true);
+	reuse_rounds(32u << 20, 1400, false);
+	reuse_rounds(32u << 20, 1400, true);
 }
 
 /* Records larger than a slab (a 1 MiB buffer makes 64 KiB slabs): each
