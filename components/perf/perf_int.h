@@ -605,6 +605,19 @@ struct perf_unwinder {
 	uint32_t why;
 };
 
+/* A caller's pc is its return address less this: an address inside the
+ * call instruction, so it names the caller even when the call is the last
+ * instruction of its function (a call to a noreturn one), as Perfetto's
+ * traced_perf writes rel_pc (libunwindstack's pc adjustment: 1 on x86, 4
+ * on arm64). arm and riscv: 2, inside any call, compressed or not. */
+#if defined(__x86_64__) || defined(__i386__)
+#define PERF_CALLER_PC_ADJUST 1
+#elif defined(__aarch64__)
+#define PERF_CALLER_PC_ADJUST 4
+#else
+#define PERF_CALLER_PC_ADJUST 2
+#endif
+
 /* Whether this build can unwind DWARF (libunwind built for the target). */
 bool perf_unwind_supported(void);
 void perf_unwinder_init(struct perf_unwinder *u);
@@ -615,12 +628,13 @@ void perf_unwinder_clear(struct perf_unwinder *u);
 /* Unwind one sample of pid: regs are the n_regs sampled user registers
  * (PERF_REGS_MASK order, u64 each, unaligned), stack the stack_len bytes
  * copied from the user sp; maps the process' mappings (with build ids). The
- * pcs, leaf first (the interrupted pc, then return addresses), go to pcs
- * (room for max), each frame's sp to sps (when not NULL: the caller's sp
- * is the callee's CFA), their count to *n_out. Returns a PERF_UNWIND_ERROR_*
- * value: NONE when the walk reached the outermost frame, else why it
- * stopped (the pcs found so far are kept). Never reads outside regs, stack
- * and the files' copied tables; any bytes are safe input. */
+ * pcs, leaf first (the sampled pc, then each caller's return address less
+ * PERF_CALLER_PC_ADJUST), go to pcs (room for max), each frame's sp to sps
+ * (when not NULL: the caller's sp is the callee's CFA), their count to
+ * *n_out. Returns a PERF_UNWIND_ERROR_* value: NONE when the walk reached
+ * the outermost frame, else why it stopped (the pcs found so far are
+ * kept). Never reads outside regs, stack and the files' copied tables; any
+ * bytes are safe input. */
 uint32_t perf_unwind(struct perf_unwinder *u, int32_t pid, const struct perf_maps *maps,
                      const uint8_t *regs, size_t n_regs, const uint8_t *stack, size_t stack_len,
                      uint64_t *pcs, uint64_t *sps, size_t max, size_t *n_out);

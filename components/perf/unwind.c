@@ -519,6 +519,7 @@ uint32_t perf_unwind(struct perf_unwinder *u, int32_t pid, const struct perf_map
 	unw_word_t ip, sp, last_ip = 0, last_sp = 0;
 	uint32_t err = PERF_UNWIND_ERROR_NONE;
 	size_t n = 0;
+	bool exact = true; /* ip is the sampled pc, not a return address */
 	int rc;
 
 	*n_out = 0;
@@ -561,10 +562,14 @@ uint32_t perf_unwind(struct perf_unwinder *u, int32_t pid, const struct perf_map
 		}
 		if (sps)
 			sps[n] = sp;
-		pcs[n++] = ip;
+		pcs[n++] = exact || ip < PERF_CALLER_PC_ADJUST ? ip : ip - PERF_CALLER_PC_ADJUST;
 		last_ip = ip, last_sp = sp;
 		u->mem_error = false;
 		u->why = 0;
+		/* From here on each ip is a return address (a frame a signal
+		 * interrupted is not told apart: that takes its code bytes,
+		 * which are never read). */
+		exact = false;
 		rc = unw_step(&c);
 		if (rc == 0)
 			break;

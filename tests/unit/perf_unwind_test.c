@@ -258,9 +258,10 @@ TEST(perf_unwind_through_libc_qsort)
 	CHECK(n >= 4);
 	CHECK_UEQ(pcs[0], cap_regs[PERF_REGS_PC]);
 	CHECK_UEQ(sps[0], cap_regs[PERF_REGS_SP]);
-	CHECK_UEQ(pcs[1], (uintptr_t)ret_into_cmp);
+	/* callers: inside their call instruction, just before the return address */
+	CHECK_UEQ(pcs[1], (uintptr_t)ret_into_cmp - PERF_CALLER_PC_ADJUST);
 	for (size_t i = 0; i < n; i++) {
-		if ((uintptr_t)ret_into_test == pcs[i] && !i_test)
+		if ((uintptr_t)ret_into_test - PERF_CALLER_PC_ADJUST == pcs[i] && !i_test)
 			i_test = i;
 		if (i > 1 && !i_cmp && is_libc(perf_maps_find(&m, pcs[i])))
 			i_cmp = i; /* the first library frame: qsort's msort calling us */
@@ -292,14 +293,14 @@ TEST(perf_unwind_through_libc_qsort)
 		uint64_t rel, ra;
 		if (!is_libc(mp) || !mp->elf_loaded)
 			continue;
-		rel = perf_rel_pc(pcs[i], mp->start, mp->offset, mp->elf.load_bias) - 1;
+		rel = perf_rel_pc(pcs[i], mp->start, mp->offset, mp->elf.load_bias);
 		if (!readelf_rule(mp->path, rel, &cfa_off, &ra_off))
 			continue;
 		CHECK_UEQ(sps[i + 1], sps[i] + (uint64_t)cfa_off);
 		CHECK(sps[i + 1] + (uint64_t)ra_off >= cap_regs[PERF_REGS_SP]);
 		memcpy(&ra, cap_stack + (sps[i + 1] + (uint64_t)ra_off - cap_regs[PERF_REGS_SP]),
 		       8);
-		CHECK_UEQ(pcs[i + 1], ra);
+		CHECK_UEQ(pcs[i + 1], ra - PERF_CALLER_PC_ADJUST);
 		checked++;
 	}
 	if (system("readelf --version >/dev/null 2>&1") == 0)
