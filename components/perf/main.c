@@ -66,11 +66,21 @@
 #define PERF_UNWIND_HIST_N 16384 /* up to 4 ms; slower ones in the last bucket */
 
 /* One sample copied off the ring for DWARF unwinding: its kernel pcs
- * (kernel_frames), user registers and stack bytes, in one allocation. */
+ * (kernel_frames), user registers and stack bytes, in one allocation. Or
+ * (kind not PERF_REC_SAMPLE) a task record that changes a process' maps
+ * (FORK of a process, COMM of an exec, MMAP), queued so that it is applied in time order
+ * among the samples: a sample is unwound with the maps of its moment. */
 struct pending {
-	uint64_t time;
+	uint64_t time, seq; /* seq: order read, for equal times */
+	int kind;           /* enum perf_rec_kind */
 	uint32_t cpu, pid, tid;
 	uint16_t misc;
+	/* task records */
+	uint32_t ppid;
+	uint64_t map_addr, map_len, map_pgoff;
+	const char *filename; /* filename_len bytes, after the struct */
+	size_t filename_len;
+	/* samples */
 	size_t n_kernel, n_regs, stack_len;
 	bool stack_maxed;
 	uint64_t *kernel_ips;
@@ -116,7 +126,10 @@ struct instance {
 	 * rings are read, and unwound after every ring is drained. */
 	bool dwarf;
 	struct perf_unwinder unw;
-	VEC(struct pending *) queue;
+	VEC(struct pending *) queue;       /* samples and task records of this pass */
+	size_t queued_samples;             /* samples in queue (PERF_UNWIND_QUEUE_MAX) */
+	uint64_t queued_seq;               /* records queued so far */
+	uint64_t last_time;                /* time of the last record read that had one */
 	uint64_t queued_bytes;             /* stack bytes in queue (max_enqueued_footprint_kb) */
 	uint64_t unwind_clear_ns;          /* unwind_state_clear_period_ms */
 	int64_t unwind_cleared_at;         /* tb_mono_ns of the last clear */
@@ -130,7 +143,13 @@ struct instance {
 struct proc {
 	struct perf_maps maps;  /* empty when unreadable */
 	uint64_t maps_pass;     /* the read pass that loaded maps */
-	bool maps_read;         /* /proc/PID/maps was read (else: records only) */
+	bool maps_read;         /* /proc/PID/maps was read, or the maps follow
+	                           from records since an exec or a fork from a
+	                           process whose maps were known (else: records
+	                           only, /proc is read for a sample) */
+	bool exec_empty;        /* emptied by an exec, nothing mapped since: its
+	                           samples are unwound (to INVALID_MAP), not
+	                           skipped as of an unknown process */
 	struct perf_jitmap jit; /* /tmp/perf-PID.map, once one is seen */
 	uint64_t jit_pass;      /* the read pass that last tried to load it */
 	char jit_path[32];      /* "/tmp/perf-PID.map": the JIT frames' mapping */
@@ -184,6 +203,7 @@ static void load_maps(struct instance *in, struct proc *pr, uint32_t pid)
 	if (pid > 0 && perf_maps_load(&m, (int)pid, NULL) == 0 && m.n) {
 		perf_maps_release(&pr->maps);
 		pr->maps = m;
+		pr->exec_empty = false;
 		perf_maps_load_elf(&pr->maps);
 	} else {
 		perf_maps_release(&m);
@@ -222,9 +242,14 @@ static struct proc *proc_for(struct instance *in, uint32_t pid)
 /* UNWIND_DWARF: keep the maps of processes current from records, so a
  * process that is gone before its samples are read can still be unwound:
  * a new process starts with its parent's maps (FORK), an exec empties them
- * (COMM exec), each executable mapping is added (MMAP2). Processes not
- * seen yet get an entry without reading /proc (a sampled one reads it). */
-static void note_task(struct instance *in, const struct perf_record *rec)
+ * (COMM exec), each executable mapping is added (MMAP2). Applied in time
+ * order among the samples (unwind_queue), so a child's sample from before
+ * its exec is unwound with the maps it had then. Processes not seen yet
+ * get an entry without reading /proc (a sampled one reads it), unless
+ * their maps follow from records whole: after an exec, or a fork from a
+ * parent whose maps were known, which replace what /proc gave when the
+ * sample was read (the maps of a later moment). */
+static void note_task(struct instance *in, const struct pending *rec)
 {
 	struct proc *pr, *parent;
 	if (rec->kind == PERF_REC_MMAP) {
@@ -232,16 +257,44 @@ static void note_task(struct instance *in, const struct perf_record *rec)
 		perf_maps_add(&pr->maps, rec->map_addr, rec->map_addr + rec->map_len,
 		              rec->map_pgoff, true, rec->filename, rec->filename_len);
 		perf_maps_load_elf(&pr->maps);
-	} else if (rec->kind == PERF_REC_FORK && rec->pid == rec->tid && rec->pid != rec->ppid &&
-	           !hmap_get_ptr(&in->maps, rec->pid) &&
-	           (parent = hmap_get_ptr(&in->maps, rec->ppid))) {
+		pr->exec_empty = false;
+	} else if (rec->kind == PERF_REC_FORK && (parent = hmap_get_ptr(&in->maps, rec->ppid)) &&
+	           (parent->maps_read || !hmap_get_ptr(&in->maps, rec->pid))) {
+		bool whole = parent->maps_read;
 		pr = proc_get(in, rec->pid, false);
-		if ((parent = hmap_get_ptr(&in->maps, rec->ppid))) /* not evicted */
+		if ((parent = hmap_get_ptr(&in->maps, rec->ppid))) { /* not evicted */
 			perf_maps_copy(&pr->maps, &parent->maps);
-	} else if (rec->kind == PERF_REC_COMM && rec->comm_exec &&
-	           (pr = hmap_get_ptr(&in->maps, rec->pid))) {
+			pr->maps_read = whole;
+			pr->exec_empty = false;
+		}
+	} else if (rec->kind == PERF_REC_COMM) {
+		pr = proc_get(in, rec->pid, false);
 		perf_maps_release(&pr->maps);
+		pr->maps_read = true;
+		pr->exec_empty = true;
 	}
+}
+
+/* UNWIND_DWARF, reader side: a task record that changes maps (a new
+ * process, an exec, a mapping), queued to be applied in time order. */
+static void queue_task(struct instance *in, const struct perf_record *rec)
+{
+	struct pending *p;
+	if (rec->kind == PERF_REC_FORK   ? rec->pid != rec->tid || rec->pid == rec->ppid
+	    : rec->kind == PERF_REC_COMM ? !rec->comm_exec || rec->pid != rec->tid
+	                                 : rec->kind != PERF_REC_MMAP)
+		return;
+	p = tb_calloc(1, sizeof *p + rec->filename_len);
+	p->kind = rec->kind;
+	p->time = rec->time ? rec->time : in->last_time;
+	p->seq = in->queued_seq++;
+	p->pid = rec->pid, p->tid = rec->tid, p->ppid = rec->ppid;
+	p->map_addr = rec->map_addr, p->map_len = rec->map_len, p->map_pgoff = rec->map_pgoff;
+	p->filename = (const char *)(p + 1);
+	p->filename_len = rec->filename_len;
+	if (rec->filename_len)
+		memcpy(p + 1, rec->filename, rec->filename_len);
+	vec_push(&in->queue, p);
 }
 
 /* Anonymous memory where a JIT puts its code ("" or [anon:...] in maps). */
@@ -321,7 +374,7 @@ static void enqueue(struct instance *in, const struct perf_record *rec)
 {
 	struct pending *p;
 	size_t kbytes = rec->n_kernel * sizeof(uint64_t), rbytes = rec->n_regs * 8;
-	if (in->queue.len >= PERF_UNWIND_QUEUE_MAX ||
+	if (in->queued_samples >= PERF_UNWIND_QUEUE_MAX ||
 	    (in->footprint_limit && in->queued_bytes + rec->stack_len > in->footprint_limit)) {
 		in->shed++;
 		skip_sample(in, rec->time, rec->cpu, rec->pid, rec->tid, rec->misc,
@@ -334,7 +387,10 @@ static void enqueue(struct instance *in, const struct perf_record *rec)
 	if (rec->n_regs)
 		proc_for(in, rec->pid);
 	p = tb_malloc(sizeof *p + kbytes + rbytes + rec->stack_len);
+	memset(p, 0, sizeof *p);
+	p->kind = PERF_REC_SAMPLE;
 	p->time = rec->time;
+	p->seq = in->queued_seq++;
 	p->cpu = rec->cpu, p->pid = rec->pid, p->tid = rec->tid;
 	p->misc = rec->misc;
 	p->n_kernel = rec->n_kernel, p->n_regs = rec->n_regs, p->stack_len = rec->stack_len;
@@ -349,6 +405,7 @@ static void enqueue(struct instance *in, const struct perf_record *rec)
 	if (rec->stack_len)
 		memcpy(p->stack, rec->stack, rec->stack_len);
 	in->queued_bytes += rec->stack_len;
+	in->queued_samples++;
 	vec_push(&in->queue, p);
 }
 
@@ -375,7 +432,10 @@ static void unwind_one(struct instance *in, const struct pending *p)
 		pr = proc_for(in, p->pid);
 		if (!pr->maps.n && pr->maps_pass != in->pass)
 			load_maps(in, pr, p->pid);
-		if (!pr->maps.n) { /* gone before it could be read, no MMAP record */
+		/* gone before it could be read, no MMAP record (a sample inside
+		 * an exec, its new image not mapped yet, is unwound: the old
+		 * image's registers in no mapping, INVALID_MAP) */
+		if (!pr->maps.n && !pr->exec_empty) {
 			in->read_stage++;
 			skip_sample(in, p->time, p->cpu, p->pid, p->tid, p->misc,
 			            PERF_SKIP_READ_STAGE);
@@ -434,7 +494,17 @@ static double unwind_quantile(const struct instance *in, double q)
 	return 0;
 }
 
-/* Unwind and write everything queued, oldest first. */
+static int by_time(const void *a, const void *b)
+{
+	const struct pending *x = *(struct pending *const *)a, *y = *(struct pending *const *)b;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Unwind and write everything queued, oldest first (the rings were read
+ * one after another: their records are merged by time here), applying the
+ * task records to the maps as their time comes. */
 static void unwind_queue(struct instance *in)
 {
 	int64_t t0;
@@ -445,13 +515,20 @@ static void unwind_queue(struct instance *in)
 		perf_unwinder_clear(&in->unw);
 		in->unwind_cleared_at = t0;
 	}
+	qsort(in->queue.data, in->queue.len, sizeof in->queue.data[0], by_time);
 	for (size_t i = 0; i < in->queue.len; i++) {
-		unwind_one(in, in->queue.data[i]);
-		tb_free(in->queue.data[i]);
-		drain_packets(in);
+		struct pending *p = in->queue.data[i];
+		if (p->kind == PERF_REC_SAMPLE) {
+			unwind_one(in, p);
+			drain_packets(in);
+		} else {
+			note_task(in, p);
+		}
+		tb_free(p);
 	}
 	vec_clear(&in->queue);
 	in->queued_bytes = 0;
+	in->queued_samples = 0;
 	in->unwind_ns += (uint64_t)(tb_mono_ns() - t0);
 }
 
@@ -460,15 +537,17 @@ static void on_record(void *ctx, const struct perf_record *rec)
 	struct instance *in = ctx;
 	size_t n;
 
+	if (rec->time)
+		in->last_time = rec->time;
 	if (rec->kind == PERF_REC_MMAP) {
 		if (in->dwarf)
-			note_task(in, rec);
+			queue_task(in, rec);
 		return;
 	}
 	if (rec->kind == PERF_REC_COMM || rec->kind == PERF_REC_FORK ||
 	    rec->kind == PERF_REC_EXIT) {
 		if (in->dwarf)
-			note_task(in, rec);
+			queue_task(in, rec);
 		perf_tasks_record(&in->tasks, &in->em, &in->buf, rec);
 		drain_packets(in);
 		return;

@@ -216,7 +216,8 @@ struct perf_record {
 	size_t comm_len;
 	bool comm_exec;
 	/* PERF_REC_MMAP: [map_addr, map_addr + map_len) at file offset
-	 * map_pgoff of filename (borrowed, not terminated); pid/tid set. */
+	 * map_pgoff of filename (borrowed, not terminated); pid/tid set, and
+	 * with sample_id_all the time (else 0). */
 	uint64_t map_addr, map_len, map_pgoff;
 	const char *filename;
 	size_t filename_len;

@@ -117,8 +117,9 @@ static int parse_task(const uint8_t *rec, size_t len, uint64_t sample_type, stru
 /* MMAP:  u32 pid, tid | u64 addr, len, pgoff | char filename[] | sample_id
  * MMAP2: u32 pid, tid | u64 addr, len, pgoff | u32 maj, min | u64 ino,
  *        ino_generation (or u8 build_id_size, 3 reserved, u8 build_id[20])
- *        | u32 prot, flags | char filename[] (NUL, padded to 8) | sample_id */
-static int parse_mmap(const uint8_t *rec, size_t len, struct perf_record *out)
+ *        | u32 prot, flags | char filename[] (NUL, padded to 8) | sample_id
+ * (with sample_id_all, the time the mapping was made) */
+static int parse_mmap(const uint8_t *rec, size_t len, uint64_t sample_type, struct perf_record *out)
 {
 	const uint8_t *p = rec + 8;
 	size_t n = len - 8, head = tb_ld32(rec) == PERF_RECORD_TYPE_MMAP2 ? 64 : 32;
@@ -134,6 +135,9 @@ static int parse_mmap(const uint8_t *rec, size_t len, struct perf_record *out)
 	out->filename_len = strnlen(out->filename, n - head);
 	if (out->filename_len == n - head)
 		return -EINVAL; /* not terminated inside the record */
+	size_t body = head + ((out->filename_len + 1 + 7) & ~(size_t)7);
+	if (body <= n)
+		parse_sample_id(p + body, n - body, sample_type, out); /* its time */
 	return 0;
 }
 
@@ -158,7 +162,7 @@ int perf_record_parse(const uint8_t *rec, size_t len, uint64_t sample_type, stru
 	    type == PERF_RECORD_TYPE_EXIT)
 		return parse_task(rec, len, sample_type, out);
 	if (type == PERF_RECORD_TYPE_MMAP || type == PERF_RECORD_TYPE_MMAP2)
-		return parse_mmap(rec, len, out);
+		return parse_mmap(rec, len, sample_type, out);
 	if (type != PERF_RECORD_TYPE_SAMPLE) {
 		out->kind = PERF_REC_OTHER;
 		return 0;

@@ -11,13 +11,17 @@
  * With argv[3] "deep", it spins instead at the bottom of a 200-deep
  * recursion (deeper than the unwinder's 128-frame limit); with "fixed" it
  * does a fixed amount of work instead (argv[2] * 100 rounds of both paths:
- * bench/perf_dwarf_bench.c times it). Writes "PID CPU_NS" to argv[1] when
- * given.
+ * bench/perf_dwarf_bench.c times it); with "forkexec" it forks five
+ * children one after another, each spinning 30 ms in before_exec and then
+ * exec'ing this program anew for argv[2] seconds (samples taken before the
+ * exec are of the parent's image, those after of the new one). Writes
+ * "PID CPU_NS" to argv[1] when given.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -78,11 +82,43 @@ __attribute__((noinline)) static int deep(int n, int64_t until)
 	return r + 1;
 }
 
+__attribute__((noinline)) static void before_exec(const char *self, char *secs)
+{
+	int64_t until = cpu_ns() + 30000000;
+	uint64_t x = 1;
+	while (cpu_ns() < until)
+		for (int i = 0; i < 100000; i++)
+			x = (x ^ (x >> 31)) * 0x9e3779b97f4a7c15ull + (uint64_t)i;
+	sink += x;
+	execl(self, "dwarfwl", "", secs, (char *)NULL);
+	_exit(127);
+}
+
+static void fork_exec(char *secs)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0)
+		exit(1);
+	self[n] = 0;
+	for (int i = 0; i < 5; i++) {
+		int status;
+		pid_t pid = fork();
+		if (pid == 0)
+			before_exec(self, secs);
+		if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0)
+			exit(1);
+	}
+	exit(0);
+}
+
 int main(int argc, char **argv)
 {
 	double secs = argc > 2 ? atof(argv[2]) : 2.0;
 	int64_t start = cpu_ns(), spent_sort = 0, spent_direct = 0;
 	uint64_t x = 1;
+	if (argc > 3 && strcmp(argv[3], "forkexec") == 0)
+		fork_exec(argv[2]);
 	if (argc > 3 && strcmp(argv[3], "deep") == 0)
 		deep(200, start + (int64_t)(secs * 1e9));
 	if (argc > 3 && strcmp(argv[3], "fixed") == 0) {

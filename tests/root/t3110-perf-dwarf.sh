@@ -15,6 +15,8 @@
 #     eval loop down to Py_BytesMain and _start;
 #   - short-lived processes (gone before their samples are read) unwind
 #     from maps kept by FORK, exec and MMAP2 records;
+#   - a child's samples from between its fork and its exec unwind with the
+#     parent's maps, those after the exec with the new image's;
 #   - a 200-deep recursion: stacks are cut at 128 frames and end with the
 #     marker frame "ERROR MAX_FRAME_EXCEEDED", counted in SQL through
 #     perf_sample.unwind_error.
@@ -185,3 +187,21 @@ smain=$(count "$TMP/short.folded" dwarfwl ';main(;| )')
 echo "# short-lived: $smain of $stotal samples past start-up reach main"
 [ "$stotal" -ge 200 ] && [ $((smain * 100)) -ge $((stotal * 95)) ] && pass short-lived-unwound ||
 	fail short-lived-unwound "$smain of $stotal" "$(grep -v ';main[; ]' "$TMP/short.folded" | head -20)"
+
+# ---- 7. samples taken between a fork and its exec ------------------------------------------
+# The workload forks five children one after another; each spins 30 ms in
+# before_exec, then execs the workload anew (another load address). A
+# sample taken before the exec is unwound with the parent's maps as they
+# were at the fork, one taken after it with the new image's, whatever the
+# order the records and samples are read in.
+line=$(rec fe "$TMP/dwarf.pbtx" "$TMP/dwarfwl" /dev/null 0.05 forkexec)
+expect_eq fe-record "0 0 0 0" "$(field "$line" workload_status) $(field "$line" trace_status) \
+$(field "$line" health_status) $(field "$line" samples_skipped)"
+fpre=$(count "$TMP/fe.folded" dwarfwl ';main;fork_exec;before_exec(;| )')
+ftotal=$(settled "$TMP/fe.folded" dwarfwl)
+fmain=$(count "$TMP/fe.folded" dwarfwl ';main(;| )')
+echo "# fork-exec: $fpre samples before the exec; $fmain of $ftotal past start-up reach main"
+[ "$fpre" -ge 50 ] && pass fe-before-exec-unwound ||
+	fail fe-before-exec-unwound "$fpre" "$(grep -v ';main[; ]' "$TMP/fe.folded" | head -20)"
+[ "$ftotal" -ge 200 ] && [ $((fmain * 100)) -ge $((ftotal * 95)) ] && pass fe-reach-main ||
+	fail fe-reach-main "$fmain of $ftotal" "$(grep -v ';main[; ]' "$TMP/fe.folded" | head -20)"

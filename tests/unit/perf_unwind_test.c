@@ -510,6 +510,15 @@ TEST(perf_record_parse_mmap2)
 	CHECK_UEQ(r.map_pgoff, 0x1000);
 	CHECK_EQ(r.filename_len, 9);
 	CHECK_MEM_EQ(r.filename, "/lib/x.so", 9);
+	CHECK_UEQ(r.time, 777); /* when it was mapped, to order it among samples */
+	/* made without sample_id_all: no time */
+	h[1] = 2u | (uint32_t)(8 + 64 + 16) << 16;
+	memcpy(rec, h, 8);
+	CHECK_EQ(perf_record_parse(rec, 8 + 64 + 16, PERF_ST_TID | PERF_ST_TIME, &r, ips), 0);
+	CHECK_EQ(r.filename_len, 9);
+	CHECK_UEQ(r.time, 0);
+	h[1] = 2u | (uint32_t)sizeof rec << 16;
+	memcpy(rec, h, 8);
 	/* a file name that is not terminated inside the record */
 	memset(rec + 8 + 64, 'a', sizeof rec - 8 - 64);
 	CHECK_EQ(perf_record_parse(rec, sizeof rec, PERF_ST_TID | PERF_ST_TIME, &r, ips), -EINVAL);
