@@ -150,6 +150,12 @@ struct proc {
 	bool exec_empty;        /* emptied by an exec, nothing mapped since: its
 	                           samples are unwound (to INVALID_MAP), not
 	                           skipped as of an unknown process */
+	bool from_records;      /* the maps follow from records whole (since an
+	                           exec, or a fork from a process whose maps were
+	                           known): never re-read from /proc, whose maps
+	                           would be those of a later moment */
+	uint64_t exec_time;     /* time of the last exec applied: a FORK record
+	                           older than it (read a pass late) is stale */
 	struct perf_jitmap jit; /* /tmp/perf-PID.map, once one is seen */
 	uint64_t jit_pass;      /* the read pass that last tried to load it */
 	char jit_path[32];      /* "/tmp/perf-PID.map": the JIT frames' mapping */
@@ -201,9 +207,12 @@ static void load_maps(struct instance *in, struct proc *pr, uint32_t pid)
 	pr->maps_pass = in->pass;
 	pr->maps_read = true;
 	if (pid > 0 && perf_maps_load(&m, (int)pid, NULL) == 0 && m.n) {
+		if (in->unw.last_pid == (int32_t)pid) /* its cached tables go too */
+			in->unw.last_pid = -1;
 		perf_maps_release(&pr->maps);
 		pr->maps = m;
 		pr->exec_empty = false;
+		pr->from_records = false;
 		perf_maps_load_elf(&pr->maps);
 	} else {
 		perf_maps_release(&m);
@@ -248,10 +257,15 @@ static struct proc *proc_for(struct instance *in, uint32_t pid)
  * get an entry without reading /proc (a sampled one reads it), unless
  * their maps follow from records whole: after an exec, or a fork from a
  * parent whose maps were known, which replace what /proc gave when the
- * sample was read (the maps of a later moment). */
+ * sample was read (the maps of a later moment) and are never re-read. A
+ * FORK older than the child's last exec applied (its ring read a pass
+ * late) changes nothing. */
 static void note_task(struct instance *in, const struct pending *rec)
 {
-	struct proc *pr, *parent;
+	struct proc *pr, *parent, *child = hmap_get_ptr(&in->maps, rec->pid);
+	/* libunwind caches by pc: the pid's cached tables go with its maps */
+	if (in->unw.last_pid == (int32_t)rec->pid)
+		in->unw.last_pid = -1;
 	if (rec->kind == PERF_REC_MMAP) {
 		pr = proc_get(in, rec->pid, false);
 		perf_maps_add(&pr->maps, rec->map_addr, rec->map_addr + rec->map_len,
@@ -259,19 +273,21 @@ static void note_task(struct instance *in, const struct pending *rec)
 		perf_maps_load_elf(&pr->maps);
 		pr->exec_empty = false;
 	} else if (rec->kind == PERF_REC_FORK && (parent = hmap_get_ptr(&in->maps, rec->ppid)) &&
-	           (parent->maps_read || !hmap_get_ptr(&in->maps, rec->pid))) {
+	           (!child ||
+	            ((parent->maps_read || !child->maps.n) && rec->time >= child->exec_time))) {
 		bool whole = parent->maps_read;
 		pr = proc_get(in, rec->pid, false);
 		if ((parent = hmap_get_ptr(&in->maps, rec->ppid))) { /* not evicted */
 			perf_maps_copy(&pr->maps, &parent->maps);
-			pr->maps_read = whole;
+			pr->maps_read = pr->from_records = whole;
 			pr->exec_empty = false;
 		}
 	} else if (rec->kind == PERF_REC_COMM) {
 		pr = proc_get(in, rec->pid, false);
 		perf_maps_release(&pr->maps);
-		pr->maps_read = true;
+		pr->maps_read = pr->from_records = true;
 		pr->exec_empty = true;
+		pr->exec_time = rec->time;
 	}
 }
 
@@ -318,7 +334,7 @@ static size_t resolve(struct instance *in, const struct perf_record *rec)
 	bool missing = false;
 	for (size_t i = first_user; i < n && !missing; i++)
 		missing = in->frames[i].map_start == 0 && in->frames[i].map_end == 0;
-	if (missing && pr->maps_pass != in->pass) {
+	if (missing && pr->maps_pass != in->pass && !pr->from_records) {
 		load_maps(in, pr, rec->pid);
 		n = perf_resolve_frames(rec, pr->maps.n ? &pr->maps : NULL,
 		                        in->have_ksyms ? &in->ksyms : NULL, in->frames);
@@ -430,7 +446,7 @@ static void unwind_one(struct instance *in, const struct pending *p)
 	rec.n_kernel = p->n_kernel;
 	if (p->n_regs) {
 		pr = proc_for(in, p->pid);
-		if (!pr->maps.n && pr->maps_pass != in->pass)
+		if (!pr->maps.n && pr->maps_pass != in->pass && !pr->from_records)
 			load_maps(in, pr, p->pid);
 		/* gone before it could be read, no MMAP record (a sample inside
 		 * an exec, its new image not mapped yet, is unwound: the old
@@ -447,9 +463,11 @@ static void unwind_one(struct instance *in, const struct pending *p)
 		                p->stack_len, in->pcs, NULL, PERF_UNWIND_MAX_FRAMES, &n_user);
 		/* A pc outside every known mapping: code mapped since the maps
 		 * were read (dlopen). Re-read them once per pass and retry,
-		 * unless the stack copy was cut short anyway. */
+		 * unless the stack copy was cut short anyway, or the maps follow
+		 * from records (a sample inside an exec: /proc has the new
+		 * image's). */
 		if (err == PERF_UNWIND_ERROR_INVALID_MAP && !p->stack_maxed &&
-		    pr->maps_pass != in->pass) {
+		    pr->maps_pass != in->pass && !pr->from_records) {
 			load_maps(in, pr, p->pid);
 			err = perf_unwind(&in->unw, (int32_t)p->pid, &pr->maps, p->regs, p->n_regs,
 			                  p->stack, p->stack_len, in->pcs, NULL,

@@ -94,7 +94,7 @@ __attribute__((noinline)) static void before_exec(const char *self, char *secs)
 	_exit(127);
 }
 
-static void fork_exec(char *secs)
+__attribute__((noinline)) static void fork_exec(char *secs)
 {
 	char self[4096];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);

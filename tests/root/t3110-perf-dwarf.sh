@@ -176,7 +176,7 @@ settled() {
 	awk -v t="$2;" 'index($0, t) == 1 {
 		s = substr($0, length(t) + 1); sub(/^ERROR [A-Z_]+;/, "", s)
 		if (s ~ /^(\[ld-linux[^];]*\]|_dl_[a-z_]+)(;| )/) next
-		if (s ~ /^_start;/ && s !~ /;main(;| )/) next
+		if (s ~ /^_start(;| )/ && s !~ /;main(;| )/) next
 		n += $NF } END { print n + 0 }' "$1"
 }
 line=$(rec short "$TMP/dwarf.pbtx" "$TMP/short.sh")
