@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "test.h"
@@ -312,6 +313,16 @@ TEST(tp_sql_create_perfetto_function_macro_index)
 	CHECK_STR_EQ(run(tp, "CREATE PERFETTO FUNCTION bad() RETURNS INT AS SELECT * FROM nope",
 	                 rows, sizeof rows, err, sizeof err),
 	             "CREATE PERFETTO FUNCTION bad: no such table: nope");
+	/* A return type whose '(' never closes: an error, not a read past the
+	 * text's end (a fuzz find; the statement must end there, unpadded). */
+	{
+		static const char unclosed[] = "CREATE PERFETTO FUNCTION f(x INT) RETURNS(";
+		char *exact = malloc(sizeof unclosed);
+		memcpy(exact, unclosed, sizeof unclosed);
+		CHECK_STR_EQ(run(tp, exact, rows, sizeof rows, err, sizeof err),
+		             "CREATE PERFETTO FUNCTION f: expected 'AS select'");
+		free(exact);
+	}
 	/* Macros: text substitution of $args, nested calls, intrinsic ones. */
 	CHECK_STR_EQ(run(tp,
 	                 "CREATE PERFETTO MACRO plus(a Expr, b Expr) RETURNS Expr AS ($a) + ($b);\n"

@@ -715,8 +715,10 @@ static int create_function(struct tp *tp, const char *q, const char **tail, char
 		}
 	} else {
 		p = skip_space(r + ident_len(r));
-		if (*p == '(') /* a type with arguments, e.g. JOINID(slice.id) */
-			p = skip_space(match_paren(p, p + strlen(p)) + 1);
+		if (*p == '(') { /* a type with arguments, e.g. JOINID(slice.id) */
+			const char *close = match_paren(p, p + strlen(p));
+			p = *close ? skip_space(close + 1) : close; /* unclosed: at the end */
+		}
 	}
 	if (!(body = keyword(p, "AS")) || body >= end) {
 		snprintf(err, err_size, "CREATE PERFETTO FUNCTION %s: expected 'AS select'", name);
