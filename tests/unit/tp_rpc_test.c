@@ -442,6 +442,34 @@ TEST(tp_rpc_stream_seq_and_framing)
 	tp_rpc_free(rpc);
 }
 
+/* RESET_TRACE_PROCESSOR among messages queued in one read: the ones after
+ * it still run (a fuzz find: the reset emptied the queue being drained,
+ * and the drain then moved a negative size). */
+TEST(tp_rpc_stream_reset_among_queued)
+{
+	struct tp_rpc *rpc = tp_rpc_new(NULL, NULL, NULL);
+	struct capture c = {0};
+	/* seq 1 GET_STATUS, seq 2 RESET_TRACE_PROCESSOR, seq 3 GET_STATUS */
+	const uint8_t msgs[] = {0x0a, 0x04, 0x08, 0x01, 0x10, 0x0a, 0x0a, 0x04, 0x08,
+	                        0x02, 0x10, 0x0b, 0x0a, 0x04, 0x08, 0x03, 0x10, 0x0a};
+	/* The first piece ends inside a message, so the rest is queued. */
+	CHECK_EQ(tp_rpc_feed(rpc, msgs, 3, capture_send, &c), 0);
+	CHECK_EQ(tp_rpc_feed(rpc, msgs + 3, sizeof msgs - 3, capture_send, &c), 0);
+	struct pb_reader r;
+	struct pb_field m = {0}, f;
+	size_t n = 0, statuses = 0;
+	pb_reader_init(&r, c.buf, c.len);
+	while (pb_next(&r, &m)) {
+		n += m.id == PB_F_TraceProcessorRpcStream_msg;
+		statuses += m.id == PB_F_TraceProcessorRpcStream_msg &&
+		            pb_find_field(m.data, m.len, PB_F_TraceProcessorRpc_status, &f) == 1;
+	}
+	CHECK_EQ(n, 3);
+	CHECK_EQ(statuses, 2);
+	CHECK_EQ(c.disconnects, 0);
+	tp_rpc_free(rpc);
+}
+
 TEST(tp_rpc_stream_big_message_in_pieces)
 {
 	/* A 4 MiB APPEND_TRACE_DATA (a JSON trace padded with spaces) arriving

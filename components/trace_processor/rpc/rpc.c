@@ -53,7 +53,10 @@ static void reset_tp(struct tp_rpc *rpc, const struct tp_config *cfg)
 {
 	if (rpc->tp && rpc->reset_hook)
 		rpc->reset_hook(rpc->reset_ctx);
-	tp_rpc_abort(rpc);
+	/* A streaming query's rest goes; the messages queued after this one
+	 * stay (drain_rx is running through them). */
+	tp_result_free(rpc->pending);
+	rpc->pending = NULL;
 	rpc->cfg = *cfg;
 	tp_free(rpc->tp);
 	rpc->tp = tp_new(&rpc->cfg);
