@@ -141,6 +141,9 @@ struct tp {
 	struct sqlite3 *db;
 	struct tp_sql_packages *packages; /* user SQL packages (sql/packages.c), or NULL */
 	struct tp_sql_defs *sql_defs;     /* CREATE PERFETTO MACROs (sql/include.c), or NULL */
+	int prepare_err_off;              /* SQLite's error offset of the last failed
+	                                     tp_prepare, -1 none, -2 an INCLUDE's error
+	                                     (tp_prepare_error_report) */
 	bool eof;
 	/* The trace bounds (trace_start() and trace_end() in SQL), set from
 	 * the event tables' rows at the end of the file (tp_bounds_finish);

@@ -90,6 +90,27 @@ int tp_prepare(struct tp *tp, const char *sql, struct sqlite3_stmt **st, const c
 /* The message of the last error on db: SQLite's, or for a statement the
  * authorizer refused (file access), one that says why. */
 const char *tp_sql_errmsg(struct sqlite3 *db);
+/* The report of the error msg the last tp_prepare(tp, stmt, ...) failed
+ * with, stmt being where that call started in the query text sql
+ * (tb_malloc'd): tp_sql_traceback's at the token SQLite stopped at (its
+ * syntax errors worded as Perfetto's parser words them), or an INCLUDE's
+ * error as it is, as Perfetto gives that one no frame. */
+char *tp_prepare_error_report(struct tp *tp, const char *sql, const char *stmt, const char *msg);
+/* An error in the SQL text sql, given at the top level (a query), as
+ * Perfetto reports it (tb_malloc'd):
+ *
+ *   Traceback (most recent call last):
+ *     File "stdin" line L col C
+ *       <the line of `at`, from the statement's start if on its first line>
+ *       <a caret under `at`>
+ *   msg
+ *
+ * stmt is where the statement's text starts in sql (its first token is
+ * found past white space and comments), at where the error is (NULL: the
+ * statement's first token, as for an error while it ran); L and C count
+ * from 1 in the whole of sql. A msg that is itself a traceback (of module
+ * includes) keeps its frames after this one. */
+char *tp_sql_traceback(const char *sql, const char *stmt, const char *at, const char *msg);
 /* The SQL name of the i-th of the trace's column tables (eponymous virtual
  * tables, so not in sqlite_schema; __intrinsic_slice & co.), in declaration
  * order; NULL past the last. */

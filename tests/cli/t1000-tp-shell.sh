@@ -84,11 +84,51 @@ expect_exit sql-error 1 tps query "$TMP/t.json" "select no_such_column from slic
 grep -q 'no such column: no_such_column' "$TMP/err" && pass sql-error-message ||
 	fail sql-error-message "$(cat "$TMP/err")"
 
-# Interactive shell on piped input: errors do not end it.
-expect_exit interactive 0 sh -c "printf 'select bad;\nselect count(*) as n from slice;\n.quit\n' |
-	'$TRACEBOX' trace_processor_shell '$TMP/t.json'"
-grep -q 'Error: no such column: bad' "$TMP/out" && grep -q '^2 ' "$TMP/out" &&
-	pass interactive-output || fail interactive-output "$(cat "$TMP/out")"
+# Interactive shell on piped input, byte for byte as Perfetto v58.2's
+# (its timings aside): a line is a query, with or without `;`, of which
+# the last statement's rows show; columns of 20 and a space, numbers to
+# the right, text cut at the width; the header only with a first row; an
+# error on stderr as a traceback, and the shell goes on; an empty line says
+# how to quit; .width from then on; .q ends it (the line after never runs).
+printf '%s\n' 'select bad' "select 1 as a; select 2 as n, 2.5 as d, null as z, 'abcdefghijklmnopqrstuvwxyz' as s" \
+	'' 'select name from slice where dur < 0' '.width 8' 'select count(*) as n, 123456789012 as big' \
+	'select 3 as three;' '.q' 'select 4' >"$TMP/in.txt"
+tps "$TMP/t.json" <"$TMP/in.txt" >"$TMP/out" 2>"$TMP/err"
+expect_eq interactive-exit 0 "$?"
+sed 's/executed in [0-9]*\.[0-9][0-9][0-9] ms$/executed in T ms/' "$TMP/out" >"$TMP/out.t"
+printf '%s\n' '' 'Query executed in T ms' '' \
+	'n                    d                    z                    s                    ' \
+	'-------------------- -------------------- -------------------- -------------------- ' \
+	'                   2             2.500000 [NULL]               abcdefghijklmnopqrst ' \
+	'' 'Query executed in T ms' '' \
+	'If you want to quit either type .q or press CTRL-D (EOF)' \
+	'' 'Query executed in T ms' '' \
+	'n        big      ' '-------- -------- ' '       1 123456789012 ' \
+	'' 'Query executed in T ms' '' \
+	'three    ' '-------- ' '       3 ' \
+	'' 'Query executed in T ms' '' >"$TMP/want"
+cmp -s "$TMP/want" "$TMP/out.t" && pass interactive-output ||
+	fail interactive-output "$(diff "$TMP/want" "$TMP/out.t" | head -20)"
+expect_eq interactive-error "Traceback (most recent call last):
+  File \"stdin\" line 1 col 8
+    select bad
+           ^
+no such column: bad" "$(grep -v '^Trace loaded' "$TMP/err")"
+
+# Dot-commands: .read runs a file's statements as -q does (CSV), .reset
+# drops what was created since the load, .dump writes the database,
+# .width takes a number only, an unknown command shows the list.
+printf '%s\n' 'create table mine as select 7 as v' ".read $TMP/q.sql" '.reset' 'select * from mine' \
+	".dump $TMP/i.db" '.width x' '.nope' >"$TMP/in2.txt"
+tps "$TMP/t.json" <"$TMP/in2.txt" >"$TMP/out" 2>"$TMP/err"
+expect_eq interactive-read "$expected" "$(sed -n '4,6p' "$TMP/out")"
+grep -q '^no such table: mine$' "$TMP/err" && pass interactive-reset ||
+	fail interactive-reset "$(cat "$TMP/err")"
+[ "$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(
+	"select count(*) from slice").fetchone()[0])' "$TMP/i.db" 2>&1)" = 2 ] &&
+	pass interactive-dump || fail interactive-dump "$(cat "$TMP/err")"
+grep -q '^Invalid column width specified$' "$TMP/err" && grep -q '^Available commands:$' "$TMP/err" &&
+	pass interactive-bad-commands || fail interactive-bad-commands "$(cat "$TMP/err")"
 
 expect_exit alias-trace_processor 0 "$TRACEBOX" trace_processor --version
 grep -q 'Trace Processor RPC API version: 14' "$TMP/out" && pass version-api ||

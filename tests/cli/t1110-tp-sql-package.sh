@@ -65,7 +65,7 @@ expect_eq module-error-text 'Traceback (most recent call last):
   Module include "mylib.broken" line 2 col 1
     SELECT * FROM no_such_table;
     ^
-no such table: no_such_table' "$(errs | sed -n '2,6p')"
+no such table: no_such_table' "$(errs | sed -n '1,5p')"
 expect_exit unknown-module 1 tps query --add-sql-package "$TMP/mylib" "$TMP/t.json" \
 	"INCLUDE PERFETTO MODULE mylib.nope"
 grep -q "INCLUDE: unknown module 'mylib.nope'" "$TMP/err" && pass unknown-module-text ||

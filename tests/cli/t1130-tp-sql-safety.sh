@@ -43,8 +43,9 @@ expect_exit vacuum-in-memory 0 tps query "$TMP/t.json" "VACUUM"
 # The interactive shell: an error, the file not made, the shell goes on.
 printf "ATTACH '%s' AS x;\nCREATE TABLE x.t(a);\nselect 5 as five;\n" "$TMP/i.db" |
 	tps "$TMP/t.json" >"$TMP/out" 2>"$TMP/err"
-grep -q 'Error: not authorized' "$TMP/out" && grep -q '^5 ' "$TMP/out" && [ ! -e "$TMP/i.db" ] &&
-	pass interactive-attach-refused || fail interactive-attach-refused "$(cat "$TMP/out")"
+grep -q '^not authorized' "$TMP/err" && grep -q '^ *5 $' "$TMP/out" && [ ! -e "$TMP/i.db" ] &&
+	pass interactive-attach-refused ||
+	fail interactive-attach-refused "$(cat "$TMP/out")" "$(cat "$TMP/err")"
 # --allow-sql-file-access: the user's choice.
 expect_exit allowed-attach 0 tps query --allow-sql-file-access "$TMP/t.json" \
 	"ATTACH '$TMP/ok.db' AS x; CREATE TABLE x.t(a); INSERT INTO x.t VALUES (3); DETACH x"
@@ -60,7 +61,7 @@ python3 -c 'print("select " + "abs(" * 100000 + "1" + ")" * 100000 + " as x")' >
 python3 -c 'print("select 1 as x " + "union all select 1 " * 20000)' >"$TMP/union.sql"
 for q in long parens macros calls; do
 	expect_exit "deep-$q" 1 tps query -f "$TMP/$q.sql" "$TMP/t.json"
-	if grep -q 'Error in statement' "$TMP/err"; then pass "deep-$q-error"; else fail "deep-$q-error" "$(tail -c 300 "$TMP/err")"; fi
+	if grep -q '^Traceback (most recent call last):' "$TMP/err"; then pass "deep-$q-error"; else fail "deep-$q-error" "$(tail -c 300 "$TMP/err")"; fi
 done
 tps query -f "$TMP/long.sql" "$TMP/t.json" 2>"$TMP/err" >/dev/null
 grep -q 'Expression tree is too large (maximum depth 1000)' "$TMP/err" && pass deep-long-sqlite-message ||
@@ -75,7 +76,7 @@ expect_eq deep-900-value '"x"
 900' "$(cat "$TMP/out")"
 # Interactive: an error, then the next statement.
 { cat "$TMP/long.sql" | tr -d '\n'; printf ';\nselect 6 as six;\n'; } | tps "$TMP/t.json" >"$TMP/out" 2>"$TMP/err"
-grep -q 'Error: Expression tree is too large' "$TMP/out" && grep -q '^6 ' "$TMP/out" &&
+grep -q '^Expression tree is too large' "$TMP/err" && grep -q '^ *6 $' "$TMP/out" &&
 	pass interactive-deep || fail interactive-deep "$(tail -c 300 "$TMP/out")" "$(tail -c 300 "$TMP/err")"
 
 # ---- the RPC's /query ----------------------------------------------------------------
@@ -117,7 +118,7 @@ for sql in sys.argv[2:]:
     c.request("POST", "/query", b"\x0a" + varint(len(q)) + q)
     body = c.getresponse().read()
     err = [v.decode() for f, v in fields(body) if f == 2]
-    print(err[0] if err else "ok")
+    print(err[0].split("\n")[-1] if err else "ok")  # the message under the traceback
 PY
 python3 "$TMP/rpc.py" "$PORT" "ATTACH '$TMP/r.db' AS x" "VACUUM INTO '$TMP/r2.db'" "@$TMP/long.sql" \
 	"@$TMP/parens.sql" "@$TMP/macros.sql" "select 1" >"$TMP/rpc.out" 2>&1

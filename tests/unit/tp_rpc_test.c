@@ -346,9 +346,47 @@ TEST(tp_rpc_result_errors)
 	struct pb_writer w;
 	struct pb_field f;
 	pb_writer_init_growable(&w);
-	static const char *const bad[] = {"select * from nope", "", "  ; "};
-	static const char *const msg[] = {"no such table: nope", "No valid SQL to run",
-	                                  "No valid SQL to run"};
+	/* As Perfetto v58.2 words them: a traceback ("stdin" frame: line,
+	 * column, the line from the statement's start, a caret) at the token
+	 * SQLite stopped at, its syntax errors as Perfetto's parser words
+	 * them, the statement's start for an error while it ran. */
+	static const char *const bad[] = {
+	    "select * from nope",
+	    "",
+	    "  ; ",
+	    "select 1;\n  select bad from slice",
+	    "select 1; select\n bad2",
+	    "  /* c */ select nosuchfn(3) as c;\nselect 4",
+	    "select 1 from slice where",
+	    "selec 1",
+	    "select 'abc",
+	    "select 1; select abs(-9223372036854775808)",
+	    "select 1;\n\n  select x from (select 1 as y) where",
+	};
+	static const char *const msg[] = {
+	    "Traceback (most recent call last):\n  File \"stdin\" line 1 col 1\n"
+	    "    select * from nope\n    ^\nno such table: nope",
+	    "No valid SQL to run",
+	    "No valid SQL to run",
+	    "Traceback (most recent call last):\n  File \"stdin\" line 2 col 10\n"
+	    "    select bad from slice\n           ^\nno such column: bad",
+	    "Traceback (most recent call last):\n  File \"stdin\" line 2 col 2\n"
+	    "     bad2\n     ^\nno such column: bad2",
+	    "Traceback (most recent call last):\n  File \"stdin\" line 1 col 18\n"
+	    "    select nosuchfn(3) as c\n           ^\nno such function: nosuchfn",
+	    "Traceback (most recent call last):\n  File \"stdin\" line 1 col 26\n"
+	    "    select 1 from slice where\n                             ^\nincomplete SQL "
+	    "statement",
+	    "Traceback (most recent call last):\n  File \"stdin\" line 1 col 1\n"
+	    "    selec 1\n    ^\nsyntax error near 'selec'",
+	    "Traceback (most recent call last):\n  File \"stdin\" line 1 col 8\n"
+	    "    select 'abc\n           ^\nsyntax error near ''abc'",
+	    "Traceback (most recent call last):\n  File \"stdin\" line 1 col 11\n"
+	    "    select abs(-9223372036854775808)\n    ^\ninteger overflow",
+	    "Traceback (most recent call last):\n  File \"stdin\" line 3 col 38\n"
+	    "      select x from (select 1 as y) where\n"
+	    "                                         ^\nincomplete SQL statement",
+	};
 	for (size_t i = 0; i < TB_ARRAY_SIZE(bad); i++) {
 		struct tp_result *r = tp_result_new(tp, bad[i], strlen(bad[i]));
 		pb_writer_reset(&w);
@@ -356,6 +394,8 @@ TEST(tp_rpc_result_errors)
 		CHECK_EQ(pb_find_field(pb_writer_data(&w), pb_writer_size(&w),
 		                       PB_F_QueryResult_error, &f),
 		         1);
+		if (f.len != strlen(msg[i]) || memcmp(f.data, msg[i], f.len) != 0)
+			fprintf(stderr, "  %zu: %.*s\n", i, (int)f.len, (const char *)f.data);
 		CHECK_EQ(f.len, strlen(msg[i]));
 		CHECK_MEM_EQ(f.data, msg[i], f.len);
 		tp_result_free(r);

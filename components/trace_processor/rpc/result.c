@@ -34,6 +34,8 @@ struct tp_result {
 	sqlite3_stmt *st; /* the last statement, positioned on a row when have_row */
 	bool have_row, did_metadata, eof;
 	char *error;
+	char *sql;       /* the query as given */
+	size_t st_start; /* where st's text starts in sql */
 	char *last_sql;
 	uint32_t ncols, stmt_count, stmt_with_output;
 	uint32_t cells_per_batch, batch_bytes;
@@ -50,6 +52,14 @@ static void set_error(struct tp_result *r, const char *msg)
 		r->error = tb_strdup(msg && *msg ? msg : "Unknown error");
 }
 
+/* An error in the statement at stmt of r->sql (at: where in it, or NULL),
+ * with Perfetto's traceback of the query ("stdin"). */
+static void set_sql_error(struct tp_result *r, const char *stmt, const char *at, const char *msg)
+{
+	if (!r->error)
+		r->error = tp_sql_traceback(r->sql, stmt, at, msg && *msg ? msg : "Unknown error");
+}
+
 /* Perfetto counts a statement as having output unless it has no columns or
  * its one column is named suppress_query_output. */
 static bool has_output(sqlite3_stmt *st)
@@ -59,12 +69,12 @@ static bool has_output(sqlite3_stmt *st)
 	       (n == 1 && strcmp(sqlite3_column_name(st, 0), "suppress_query_output") != 0);
 }
 
-/* Run the statements of sql; leave the last one in r->st after its first
+/* Run the statements of r->sql; leave the last one in r->st after its first
  * step. */
-static void execute(struct tp_result *r, struct tp *tp, const char *sql)
+static void execute(struct tp_result *r, struct tp *tp)
 {
 	sqlite3 *db = tp_db(tp);
-	const char *tail = sql;
+	const char *tail = r->sql;
 	char err[1024];
 	bool ran = false; /* a statement ran, maybe one without a result
 	                   * (INCLUDE, CREATE PERFETTO FUNCTION) */
@@ -72,7 +82,8 @@ static void execute(struct tp_result *r, struct tp *tp, const char *sql)
 		sqlite3_stmt *next = NULL;
 		const char *start = tail;
 		if (tp_prepare(tp, tail, &next, &tail, err, sizeof err) != SQLITE_OK) {
-			set_error(r, err);
+			if (!r->error)
+				r->error = tp_prepare_error_report(tp, r->sql, start, err);
 			return;
 		}
 		if (!next) {
@@ -89,17 +100,18 @@ static void execute(struct tp_result *r, struct tp *tp, const char *sql)
 				while ((rc = sqlite3_step(r->st)) == SQLITE_ROW)
 					;
 			if (rc != SQLITE_DONE) {
-				set_error(r, tp_sql_errmsg(db));
+				set_sql_error(r, r->sql + r->st_start, NULL, tp_sql_errmsg(db));
 				sqlite3_finalize(next);
 				return;
 			}
 			sqlite3_finalize(r->st);
 		}
 		r->st = next;
+		r->st_start = (size_t)(start - r->sql);
 		r->stmt_count++;
 		int rc = sqlite3_step(next);
 		if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-			set_error(r, tp_sql_errmsg(db));
+			set_sql_error(r, start, NULL, tp_sql_errmsg(db));
 			return;
 		}
 		r->have_row = rc == SQLITE_ROW;
@@ -123,13 +135,12 @@ static void execute(struct tp_result *r, struct tp *tp, const char *sql)
 struct tp_result *tp_result_new(struct tp *tp, const char *sql, size_t len)
 {
 	struct tp_result *r = tb_calloc(1, sizeof *r);
-	char *copy = tb_strndup(sql ? sql : "", sql ? len : 0);
 	r->cells_per_batch = TP_RESULT_CELLS_PER_BATCH;
 	r->batch_bytes = TP_RESULT_BATCH_BYTES;
 	r->t_start = tb_mono_ns();
 	pb_writer_init_growable(&r->blobs);
-	execute(r, tp, copy);
-	tb_free(copy);
+	r->sql = tb_strndup(sql ? sql : "", sql ? len : 0);
+	execute(r, tp);
 	if (r->error) {
 		/* As Perfetto's failed iterator: no columns, no counts, no rows. */
 		r->have_row = false;
@@ -146,6 +157,7 @@ void tp_result_free(struct tp_result *r)
 		return;
 	sqlite3_finalize(r->st);
 	tb_free(r->error);
+	tb_free(r->sql);
 	tb_free(r->last_sql);
 	vec_release(&r->cells);
 	vec_release(&r->varints);
@@ -267,7 +279,8 @@ bool tp_result_next(struct tp_result *r, struct pb_writer *w)
 		int rc = sqlite3_step(r->st);
 		r->have_row = rc == SQLITE_ROW;
 		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-			set_error(r, tp_sql_errmsg(sqlite3_db_handle(r->st)));
+			set_sql_error(r, r->sql + r->st_start, NULL,
+			              tp_sql_errmsg(sqlite3_db_handle(r->st)));
 	}
 	pb_end_nested(w, strings);
 	if (r->cells.len)

@@ -84,31 +84,24 @@ static uint64_t schema_key(const unsigned char *type, const unsigned char *name)
 	"SELECT type, name, 'main' FROM sqlite_schema UNION ALL " \
 	"SELECT type, name, 'temp' FROM sqlite_temp_schema"
 
-/* What RESTORE_INITIAL_TABLES goes back to: the tables, views, indexes and
- * triggers there were once the trace was loaded. */
-static void snapshot_schema(struct tp_rpc *rpc)
+void tp_schema_snapshot(struct tp *tp, struct hmap *initial)
 {
 	sqlite3_stmt *st = NULL;
-	hmap_clear(&rpc->initial);
-	rpc->have_initial = true;
-	if (sqlite3_prepare_v2(tp_db(rpc->tp), SCHEMA_SQL, -1, &st, NULL) != SQLITE_OK)
+	hmap_clear(initial);
+	if (sqlite3_prepare_v2(tp_db(tp), SCHEMA_SQL, -1, &st, NULL) != SQLITE_OK)
 		return;
 	while (sqlite3_step(st) == SQLITE_ROW)
-		hmap_put(&rpc->initial,
+		hmap_put(initial,
 		         schema_key(sqlite3_column_text(st, 0), sqlite3_column_text(st, 1)), 1);
 	sqlite3_finalize(st);
 }
 
-void tp_rpc_restore_initial_tables(struct tp_rpc *rpc)
+void tp_schema_restore(struct tp *tp, const struct hmap *initial)
 {
 	static const char *const order[] = {"view", "trigger", "index", "table"};
-	sqlite3 *db = tp_db(rpc->tp);
-	if (!rpc->have_initial) {
-		snapshot_schema(rpc);
-		return;
-	}
+	sqlite3 *db = tp_db(tp);
 	/* What user modules made goes too: their next INCLUDE runs them again. */
-	tp_sql_packages_forget_includes(rpc->tp);
+	tp_sql_packages_forget_includes(tp);
 	/* Drop what users created since, views first (they may use tables). */
 	for (size_t k = 0; k < TB_ARRAY_SIZE(order); k++) {
 		VEC(char *) drops = VEC_INIT;
@@ -120,7 +113,7 @@ void tp_rpc_restore_initial_tables(struct tp_rpc *rpc)
 			const unsigned char *name = sqlite3_column_text(st, 1);
 			if (!type || !name || strcmp((const char *)type, order[k]) != 0 ||
 			    strncmp((const char *)name, "sqlite_", 7) == 0 ||
-			    hmap_get(&rpc->initial, schema_key(type, name), NULL))
+			    hmap_get(initial, schema_key(type, name), NULL))
 				continue;
 			char *sql = sqlite3_mprintf("DROP %s IF EXISTS %s.\"%w\"", order[k],
 			                            (const char *)sqlite3_column_text(st, 2), name);
@@ -134,6 +127,23 @@ void tp_rpc_restore_initial_tables(struct tp_rpc *rpc)
 		}
 		vec_release(&drops);
 	}
+}
+
+/* What RESTORE_INITIAL_TABLES goes back to: the tables, views, indexes and
+ * triggers there were once the trace was loaded. */
+static void snapshot_schema(struct tp_rpc *rpc)
+{
+	tp_schema_snapshot(rpc->tp, &rpc->initial);
+	rpc->have_initial = true;
+}
+
+void tp_rpc_restore_initial_tables(struct tp_rpc *rpc)
+{
+	if (!rpc->have_initial) {
+		snapshot_schema(rpc);
+		return;
+	}
+	tp_schema_restore(rpc->tp, &rpc->initial);
 }
 
 struct tp_rpc *tp_rpc_new(const struct tp_config *cfg, struct tp *preloaded, const char *trace_name)

@@ -192,6 +192,12 @@ void tp_rpc_parse(struct tp_rpc *rpc, const uint8_t *p, size_t n, struct pb_writ
 /* AppendTraceDataResult */
 void tp_rpc_notify_eof(struct tp_rpc *rpc);
 void tp_rpc_restore_initial_tables(struct tp_rpc *rpc);
+/* The schema's tables, views, indexes and triggers now (hashes of their
+ * type and name, into initial), and dropping every one made since (what
+ * user modules made too: their next INCLUDE runs them again): the RPC's
+ * RESTORE_INITIAL_TABLES and the interactive shell's .reset. */
+void tp_schema_snapshot(struct tp *tp, struct hmap *initial);
+void tp_schema_restore(struct tp *tp, const struct hmap *initial);
 /* /query: QueryArgs in, one QueryResult per batch to send (chunk = one
  * serialized QueryResult). */
 void tp_rpc_query(struct tp_rpc *rpc, const uint8_t *args, size_t n, tp_rpc_send_fn send,

@@ -193,8 +193,7 @@ static int export_db(struct tp *tp, const char *path, struct export_ctx *x)
 	return ret;
 }
 
-/* Export tp to path, through a temporary file beside it. Returns 0 or 1. */
-static int export_sqlite(struct tp *tp, const char *path)
+int tp_shell_export_sqlite(struct tp *tp, const char *path)
 {
 	struct export_ctx x = {0};
 	struct tb_err err = {0};
@@ -282,7 +281,7 @@ int tp_shell_run_export(struct shell_opts *o)
 				id = slash ? slash + 1 : o->pos.data[1];
 			status = tp_shell_export_parquet(tp, o->output, id, o->all_views, o->gzip);
 		} else {
-			status = export_sqlite(tp, o->output);
+			status = tp_shell_export_sqlite(tp, o->output);
 		}
 	}
 	tp_free(tp);

@@ -7,7 +7,9 @@
  * Query results print as Perfetto's CSV: quoted header names, quoted
  * strings, decimal integers, doubles with %f, NULL as "[NULL]", one blank
  * line between result sets; a single column named suppress_query_output
- * prints nothing.
+ * prints nothing. An SQL error stops the run and prints Perfetto's
+ * traceback of it on stderr (the line and column in the whole query text,
+ * tp_sql_traceback).
  */
 #include "shell.h"
 
@@ -20,9 +22,6 @@
 #include <unistd.h>
 
 #include "sqlite3.h"
-
-/* An SQL error quotes at most this much of its statement. */
-#define MAX_ECHO 1000
 
 /* Ctrl-C interrupts the running statement (as Perfetto's shell), not the
  * process: the statement fails with "interrupted". */
@@ -89,10 +88,9 @@ int tp_shell_run_queries(struct tp *tp, const char *sql, struct tp_shell_out *ou
 		char err[1024];
 		int64_t t0 = tp_shell_now_ns();
 		if (tp_prepare(tp, tail, &st, &tail, err, sizeof err) != SQLITE_OK) {
-			size_t n = strcspn(start, ";");
-			fprintf(stderr, "Error in statement: %.*s%s\n%s\n",
-			        (int)(n > MAX_ECHO ? MAX_ECHO : n), start,
-			        n > MAX_ECHO ? "..." : "", err);
+			char *report = tp_prepare_error_report(tp, sql, start, err);
+			fprintf(stderr, "%s\n", report);
+			tb_free(report);
 			return -1;
 		}
 		if (!st) {
@@ -125,11 +123,9 @@ int tp_shell_run_queries(struct tp *tp, const char *sql, struct tp_shell_out *ou
 		tp_shell_metatrace_slice("QUERY_TIMELINE", "QUERY_EXECUTE", t0, tp_shell_now_ns(),
 		                         sqlite3_sql(st));
 		if (rc != SQLITE_DONE) {
-			const char *q = sqlite3_sql(st);
-			size_t n = strlen(q);
-			fprintf(stderr, "Error in statement: %.*s%s\n%s\n",
-			        (int)(n > MAX_ECHO ? MAX_ECHO : n), q, n > MAX_ECHO ? "..." : "",
-			        tp_sql_errmsg(db));
+			char *report = tp_sql_traceback(sql, start, NULL, tp_sql_errmsg(db));
+			fprintf(stderr, "%s\n", report);
+			tb_free(report);
 			sqlite3_finalize(st);
 			return -1;
 		}

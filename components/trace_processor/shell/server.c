@@ -669,7 +669,7 @@ static int remote_statement(struct remote *r, const char *sql, size_t len, bool 
 			break;
 	}
 	if (status == 0 && rr.error) {
-		fprintf(stderr, "Error in statement: %.*s\n%s\n", (int)len, sql, rr.error);
+		fprintf(stderr, "%s\n", rr.error); /* the server's traceback */
 		status = 1;
 	}
 	for (size_t i = 0; i < rr.cols.len; i++)

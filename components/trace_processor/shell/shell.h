@@ -283,6 +283,10 @@ void tp_shell_format_double(double v, char *out, size_t size);
  * the schema's tables and views by name. A NULL-terminated array of n
  * strings (tb_free each and the array), or NULL with err set. */
 char **tp_shell_export_names(struct tp *tp, size_t *n, struct tb_err *err);
+/* Export tp as a SQLite database at path (export sqlite, -e, the
+ * interactive .dump), through a temporary file beside it. Returns 0 or 1
+ * (after printing). */
+int tp_shell_export_sqlite(struct tp *tp, const char *path);
 
 /* ---- export parquet (export_parquet.c) ----------------------------------------- */
 
@@ -298,7 +302,8 @@ int tp_shell_export_parquet(struct tp *tp, const char *dir, const char *trace_id
 
 /* ---- the interactive loop (interactive.c) ----------------------------------- */
 
-/* Read statements from stdin until EOF or .quit, printing aligned tables.
+/* Perfetto's interactive shell on stdin until EOF or .quit: each line a
+ * query whose last statement's rows print as a table, or a dot-command;
  * SQL errors are printed and the shell carries on. Returns 0. */
 int tp_shell_interactive(struct tp *tp, bool wide);
 

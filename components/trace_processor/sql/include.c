@@ -953,6 +953,7 @@ int tp_prepare(struct tp *tp, const char *sql, struct sqlite3_stmt **st, const c
                char *err, size_t err_size)
 {
 	*st = NULL;
+	tp->prepare_err_off = -1;
 	const char *p = skip_space(sql), *q;
 	if ((q = keyword(p, "INCLUDE")) && (q = keyword(q, "PERFETTO")) &&
 	    (q = keyword(q, "MODULE"))) {
@@ -963,7 +964,9 @@ int tp_prepare(struct tp *tp, const char *sql, struct sqlite3_stmt **st, const c
 			end++;
 		if (tail)
 			*tail = end;
-		return tp_sql_include(tp, q, n, err, err_size);
+		int rc = tp_sql_include(tp, q, n, err, err_size);
+		tp->prepare_err_off = -2; /* (after the modules' own statements) */
+		return rc;
 	}
 	if ((q = keyword(p, "CREATE"))) {
 		const char *r = keyword(q, "OR");
@@ -976,7 +979,75 @@ int tp_prepare(struct tp *tp, const char *sql, struct sqlite3_stmt **st, const c
 	if (maybe_macro(sql))
 		return prepare_expanded(tp, sql, st, tail, err, err_size);
 	int rc = sqlite3_prepare_v2(tp->db, sql, -1, st, tail);
-	if (rc != SQLITE_OK)
+	if (rc != SQLITE_OK) {
 		snprintf(err, err_size, "%s", tp_sql_errmsg(tp->db));
+		tp->prepare_err_off = sqlite3_error_offset(tp->db);
+	}
 	return rc;
+}
+
+/* tp_sql_traceback with the statement starting at start exactly. */
+static char *traceback(const char *sql, const char *start, const char *at, const char *msg)
+{
+	const char *bol = sql, *shown, *end, *nl;
+	unsigned line = 1;
+	size_t head = strlen(TP_SQL_TRACEBACK_HEAD), len;
+	char *out;
+
+	if (!at || at < start)
+		at = start;
+	for (const char *p = sql; p < at; p++)
+		if (*p == '\n')
+			line++, bol = p + 1;
+	shown = bol > start ? bol : start;
+	end = statement_end(start);
+	nl = shown + strcspn(shown, "\n");
+	if (nl < end)
+		end = nl;
+	if (end < at)
+		end = at + strcspn(at, "\n"); /* past the statement: up to the line's end */
+	while (end > shown && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+		end--;
+	if (strncmp(msg, TP_SQL_TRACEBACK_HEAD, head) == 0)
+		msg += head;
+	len = head + 64 + (size_t)(end - shown) + (size_t)(at - shown) + strlen(msg);
+	out = tb_malloc(len);
+	snprintf(out, len, "%s  File \"stdin\" line %u col %u\n    %.*s\n    %*s^\n%s",
+	         TP_SQL_TRACEBACK_HEAD, line, (unsigned)(at - bol) + 1, (int)(end - shown), shown,
+	         (int)(at - shown), "", msg);
+	return out;
+}
+
+char *tp_sql_traceback(const char *sql, const char *stmt, const char *at, const char *msg)
+{
+	return traceback(sql, skip_space(stmt), at, msg);
+}
+
+char *tp_prepare_error_report(struct tp *tp, const char *sql, const char *stmt, const char *msg)
+{
+	int off = tp->prepare_err_off;
+	const char *at = off >= 0 && (size_t)off <= strlen(stmt) ? stmt + off : NULL, *q;
+	char buf[512];
+	size_t n;
+
+	if (off == -2)
+		return tb_strdup(msg);
+	/* SQLite's wording of a syntax error -> Perfetto's parser's */
+	if (strncmp(msg, "near \"", 6) == 0 && (q = strstr(msg + 6, "\": syntax error")) &&
+	    q[15] == '\0') {
+		snprintf(buf, sizeof buf, "syntax error near '%.*s'", (int)(q - msg - 6), msg + 6);
+		msg = buf;
+	} else if (strncmp(msg, "unrecognized token: \"", 21) == 0 && (n = strlen(msg)) > 22 &&
+	           msg[n - 1] == '"') {
+		snprintf(buf, sizeof buf, "syntax error near '%.*s'", (int)(n - 22), msg + 21);
+		msg = buf;
+	} else if (strcmp(msg, "incomplete input") == 0) {
+		/* at the end, shown from its line's start (Perfetto's parser has
+		 * no statement start for it) */
+		msg = "incomplete SQL statement";
+		for (at = stmt + strlen(stmt); at > stmt && isspace((unsigned char)at[-1]);)
+			at--;
+		return traceback(sql, stmt, at, msg);
+	}
+	return tp_sql_traceback(sql, stmt, at, msg);
 }

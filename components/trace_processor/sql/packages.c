@@ -245,8 +245,6 @@ int tp_register_sql_package(struct tp *tp, const struct tp_sql_package *pkg, cha
 
 /* ---- running a module ----------------------------------------------------- */
 
-#define TRACEBACK_HEAD "Traceback (most recent call last):\n"
-
 /* err = the traceback frame of the statement at stmt in module m's SQL,
  * then inner (an error that may already be a traceback: the frame goes
  * between its head and its frames). */
@@ -261,12 +259,12 @@ static void add_frame(const struct pkg_module *m, const char *stmt, const char *
 		else
 			col++;
 	}
-	size_t head = strlen(TRACEBACK_HEAD);
-	if (strncmp(inner, TRACEBACK_HEAD, head) == 0)
+	size_t head = strlen(TP_SQL_TRACEBACK_HEAD);
+	if (strncmp(inner, TP_SQL_TRACEBACK_HEAD, head) == 0)
 		inner += head;
 	snprintf(err, err_size, "%s  Module include \"%s\" line %u col %u\n    %.*s\n    %*s^\n%s",
-	         TRACEBACK_HEAD, m->name, line, col, (int)strcspn(bol, "\n"), bol, (int)(col - 1),
-	         "", inner);
+	         TP_SQL_TRACEBACK_HEAD, m->name, line, col, (int)strcspn(bol, "\n"), bol,
+	         (int)(col - 1), "", inner);
 }
 
 /* Run every statement of m's SQL to completion. */

@@ -144,4 +144,9 @@ int tp_sql_register_layout(sqlite3 *db, struct tp_sql *sql);
 /* CREATE the public views (slice, thread, process, track, args, ...). */
 int tp_sql_create_views(sqlite3 *db, char **errmsg);
 
+/* The first line of an error with frames (Perfetto's traceback): a frame
+ * for the top-level text ("stdin", tp_sql_traceback) and one for each
+ * module include the error passed through (packages.c). */
+#define TP_SQL_TRACEBACK_HEAD "Traceback (most recent call last):\n"
+
 #endif /* TB_TP_SQL_INT_H */

@@ -1,0 +1,3 @@
+select 1; select
+ bad2 from 'x;
+  /* c */ selec nosuchfn(3) as c;

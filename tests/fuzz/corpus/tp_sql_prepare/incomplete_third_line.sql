@@ -1,0 +1,3 @@
+select 1;
+
+  select x from (select 1 as y) where
