@@ -141,9 +141,13 @@ struct tp {
 	struct sqlite3 *db;
 	struct tp_sql_packages *packages; /* user SQL packages (sql/packages.c), or NULL */
 	struct tp_sql_defs *sql_defs;     /* CREATE PERFETTO MACROs (sql/include.c), or NULL */
-	int prepare_err_off;              /* SQLite's error offset of the last failed
-	                                     tp_prepare, -1 none, -2 an INCLUDE's error
-	                                     (tp_prepare_error_report) */
+	const char *prepare_err_at;       /* where in its text the last failed
+	                                     tp_prepare stopped (SQLite's error
+	                                     offset), or NULL */
+	bool prepare_err_as_is;           /* it was an INCLUDE's error (its own
+	                                     form: tp_prepare_error_report) */
+	const char *prepare_err_stmt;     /* the statement SQLite saw began here
+	                                     (a CREATE PERFETTO's body), or NULL */
 	bool eof;
 	/* The trace bounds (trace_start() and trace_end() in SQL), set from
 	 * the event tables' rows at the end of the file (tp_bounds_finish);

@@ -130,6 +130,19 @@ grep -q '^no such table: mine$' "$TMP/err" && pass interactive-reset ||
 grep -q '^Invalid column width specified$' "$TMP/err" && grep -q '^Available commands:$' "$TMP/err" &&
 	pass interactive-bad-commands || fail interactive-bad-commands "$(cat "$TMP/err")"
 
+# A line's statements run in order, each before the next is prepared (the
+# table exists for the insert, the row for the select); a line of only ';'
+# is "No valid SQL to run", as in Perfetto. -q then -i: .reset goes back to
+# the schema the load made, dropping what -q created too.
+printf 'create table early(x);\n' >"$TMP/early.sql"
+printf '%s\n' 'create table tt(x); insert into tt values(41); select x + 1 as y from tt' ';' \
+	'.reset' 'select count(*) as n from early' >"$TMP/in3.txt"
+tps -q "$TMP/early.sql" -i "$TMP/t.json" <"$TMP/in3.txt" >"$TMP/out" 2>"$TMP/err"
+grep -q '^                  42 $' "$TMP/out" && pass interactive-statements-in-order ||
+	fail interactive-statements-in-order "$(cat "$TMP/out")" "$(cat "$TMP/err")"
+grep -q '^No valid SQL to run$' "$TMP/err" && grep -q '^no such table: early$' "$TMP/err" &&
+	pass interactive-empty-and-reset || fail interactive-empty-and-reset "$(cat "$TMP/err")"
+
 expect_exit alias-trace_processor 0 "$TRACEBOX" trace_processor --version
 grep -q 'Trace Processor RPC API version: 14' "$TMP/out" && pass version-api ||
 	fail version-api "$(cat "$TMP/out")"

@@ -318,6 +318,15 @@ expect_eq remote-by-path-rows '"n"
 28' "$(cat "$TMP/out")"
 expect_exit remote-sql-error 1 tps query --remote tbtest "select * from nope"
 grep -q 'no such table: nope' "$TMP/err" && pass remote-sql-error-message || fail remote-sql-error-message
+# A statement sent on its own still reports the line and column in the
+# whole text, as the same text run here does.
+printf 'select 1 as a;\nselect 2 as b;\n  select bad from thread;\n' >"$TMP/remote-err.sql"
+expect_exit remote-sql-error-file 1 tps query --remote tbtest -f "$TMP/remote-err.sql"
+grep -v '^Trace loaded' "$TMP/err" >"$TMP/remote.err"
+expect_exit local-sql-error-file 1 tps query -f "$TMP/remote-err.sql" "$SCHED"
+expect_eq remote-sql-error-traceback "$(grep -v '^Trace loaded' "$TMP/err")" "$(cat "$TMP/remote.err")"
+grep -q '^  File "stdin" line 3 col 10$' "$TMP/remote.err" && pass remote-sql-error-line ||
+	fail remote-sql-error-line "$(cat "$TMP/remote.err")"
 expect_exit remote-flag-conflict 1 tps query --remote tbtest --full-sort "select 1"
 grep -q -- '--full-sort cannot be combined with --remote' "$TMP/err" && pass remote-flag-conflict-message ||
 	fail remote-flag-conflict-message

@@ -362,6 +362,7 @@ TEST(tp_rpc_result_errors)
 	    "select 'abc",
 	    "select 1; select abs(-9223372036854775808)",
 	    "select 1;\n\n  select x from (select 1 as y) where",
+	    "create perfetto table t2(x INT) as\n  select bad from slice",
 	};
 	static const char *const msg[] = {
 	    "Traceback (most recent call last):\n  File \"stdin\" line 1 col 1\n"
@@ -386,6 +387,8 @@ TEST(tp_rpc_result_errors)
 	    "Traceback (most recent call last):\n  File \"stdin\" line 3 col 38\n"
 	    "      select x from (select 1 as y) where\n"
 	    "                                         ^\nincomplete SQL statement",
+	    "Traceback (most recent call last):\n  File \"stdin\" line 2 col 10\n"
+	    "    select bad from slice\n           ^\nno such column: bad",
 	};
 	for (size_t i = 0; i < TB_ARRAY_SIZE(bad); i++) {
 		struct tp_result *r = tp_result_new(tp, bad[i], strlen(bad[i]));

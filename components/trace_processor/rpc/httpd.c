@@ -587,10 +587,15 @@ static void resume_stream(struct conn *c)
 	struct httpd *h = c->h;
 	if (h->stream_owner != c || conn_full(c))
 		return;
-	int rc = tp_rpc_resume(h->rpc, c->websocket ? ws_send : send_chunk, c);
-	if (rc == TP_RPC_PAUSED)
-		return;
+	/* Not the owner while its queued messages run: a RESET among them
+	 * (on_rpc_reset) must not take c for the owner of a query of the
+	 * old trace processor; it owns the stream again if one pauses. */
 	h->stream_owner = NULL;
+	int rc = tp_rpc_resume(h->rpc, c->websocket ? ws_send : send_chunk, c);
+	if (rc == TP_RPC_PAUSED) {
+		h->stream_owner = c;
+		return;
+	}
 	if (c->rpc_post_open) {
 		c->rpc_post_open = false;
 		end_rpc_post(c);

@@ -1,6 +1,7 @@
 /*
  * The interactive shell, as Perfetto v58.2's: each line read is a query
- * (one or more statements, the last one's rows shown) or a dot-command.
+ * (one or more statements, each run before the next is prepared, the last
+ * one's rows shown; none at all is "No valid SQL to run") or a dot-command.
  *
  *   > select name, count(*) as n from slice group by 1 order by 2 desc limit 2
  *   name                 n
@@ -24,7 +25,7 @@
  *
  * Dot-commands: .quit/.q, .help, .width N, .read FILE (its statements run
  * as with -q, each result as CSV), .dump FILE (export sqlite), .reset (drop
- * what was created since the trace was loaded), .load-metrics-sql and
+ * what was created since the trace was loaded, -q's too), .load-metrics-sql and
  * .run-metrics (no v1 metrics here: nothing to load, and none to run).
  */
 #include "shell.h"
@@ -110,7 +111,9 @@ static bool next_page(void)
 	return answer[0] != 'q';
 }
 
-/* Run the statements of sql (one line of input); print the last one's rows. */
+/* Run the statements of sql (one line of input), each stepped once as it
+ * is prepared and the one before it run to its end (as the RPC's queries
+ * run); print the last one's rows. The time is up to its first row. */
 static void run_line(struct tp *tp, const char *sql, int width, bool paged)
 {
 	sqlite3 *db = tp_db(tp);
@@ -120,8 +123,8 @@ static void run_line(struct tp *tp, const char *sql, int width, bool paged)
 	char *report = NULL;
 	int64_t t0 = tp_shell_now_ns(), t1;
 	int rc = SQLITE_DONE;
+	bool ran = false;
 
-	/* Every statement but the last runs to its end. */
 	while (*tail) {
 		sqlite3_stmt *st = NULL;
 		const char *start = tail;
@@ -132,11 +135,12 @@ static void run_line(struct tp *tp, const char *sql, int width, bool paged)
 		if (!st) {
 			if (tail == start)
 				break;
+			ran |= !tp_shell_is_comment_only(start, tail); /* an INCLUDE ran */
 			continue;
 		}
 		if (last) {
-			while ((rc = sqlite3_step(last)) == SQLITE_ROW)
-				;
+			while (rc == SQLITE_ROW)
+				rc = sqlite3_step(last);
 			sqlite3_finalize(last);
 			last = NULL;
 			if (rc != SQLITE_DONE) {
@@ -147,15 +151,20 @@ static void run_line(struct tp *tp, const char *sql, int width, bool paged)
 		}
 		last = st;
 		last_start = start;
+		ran = true;
+		if ((rc = sqlite3_step(st)) != SQLITE_ROW && rc != SQLITE_DONE) {
+			report = tp_sql_traceback(sql, start, NULL, tp_sql_errmsg(db));
+			break;
+		}
 	}
 	t1 = tp_shell_now_ns();
+	if (!ran && !report)
+		report = tb_strdup("No valid SQL to run");
 	if (last && !report) {
 		long rows = 0;
-		while ((rc = sqlite3_step(last)) == SQLITE_ROW) {
+		for (; rc == SQLITE_ROW; rc = sqlite3_step(last)) {
 			if (rows % PAGE_ROWS == 0) {
-				if (rows == 0)
-					t1 = tp_shell_now_ns();
-				else if (paged && !next_page())
+				if (rows > 0 && paged && !next_page())
 					break;
 				print_header(last, width);
 			}
@@ -177,9 +186,13 @@ static void run_line(struct tp *tp, const char *sql, int width, bool paged)
 /* A dot-command (the text after the dot). Returns false for .quit. */
 static bool run_command(struct tp *tp, const char *line, int *width, const struct hmap *initial)
 {
-	char cmd[32] = "", arg[1024] = "";
-	if (sscanf(line, "%31s %1023s", cmd, arg) < 1)
-		cmd[0] = '\0';
+	char cmd[32] = "";
+	const char *arg;
+	size_t n = strcspn(line, " \t");
+	if (n < sizeof cmd)
+		memcpy(cmd, line, n), cmd[n] = '\0';
+	/* the argument: the rest of the line (a path may hold spaces) */
+	arg = line + n + strspn(line + n, " \t");
 	if (strcmp(cmd, "quit") == 0 || strcmp(cmd, "q") == 0)
 		return false;
 	if (strcmp(cmd, "dump") == 0 && arg[0]) {
@@ -213,7 +226,7 @@ static bool run_command(struct tp *tp, const char *line, int *width, const struc
 	return true;
 }
 
-int tp_shell_interactive(struct tp *tp, bool wide)
+int tp_shell_interactive(struct tp *tp, bool wide, const struct hmap *loaded)
 {
 	bool tty = isatty(0);
 	int width = wide ? 40 : 20;
@@ -223,7 +236,10 @@ int tp_shell_interactive(struct tp *tp, bool wide)
 	struct hmap initial;
 
 	hmap_init(&initial);
-	tp_schema_snapshot(tp, &initial);
+	if (!loaded) {
+		tp_schema_snapshot(tp, &initial);
+		loaded = &initial;
+	}
 	for (;;) {
 		if (tty) {
 			fputs("> ", stdout);
@@ -238,7 +254,9 @@ int tp_shell_interactive(struct tp *tp, bool wide)
 			continue;
 		}
 		if (line[0] == '.') {
-			if (!run_command(tp, line + 1, &width, &initial))
+			while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t'))
+				line[--n] = '\0';
+			if (!run_command(tp, line + 1, &width, loaded))
 				break;
 		} else {
 			run_line(tp, line, width, tty);

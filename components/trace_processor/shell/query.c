@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../rpc/rpc.h"
 #include "sqlite3.h"
 
 /* Ctrl-C interrupts the running statement (as Perfetto's shell), not the
@@ -48,8 +49,7 @@ static void release_sigint(void)
 	interrupt_db = NULL;
 }
 
-/* Is sql[start, end) only white space, semicolons and comments? */
-static bool is_comment_only(const char *p, const char *end)
+bool tp_shell_is_comment_only(const char *p, const char *end)
 {
 	while (p < end) {
 		if (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n' || *p == ';') {
@@ -97,7 +97,7 @@ int tp_shell_run_queries(struct tp *tp, const char *sql, struct tp_shell_out *ou
 			/* whitespace, a comment, or an INCLUDE (which ran) */
 			ran_any |= tail != start &&
 			           strspn(start, " \t\r\n;") < (size_t)(tail - start) &&
-			           !is_comment_only(start, tail);
+			           !tp_shell_is_comment_only(start, tail);
 			continue;
 		}
 		ran_any = true;
@@ -220,8 +220,10 @@ int tp_shell_run_query(struct shell_opts *o)
 	struct shell_config sc;
 	struct tp *tp = NULL;
 	struct tp_shell_out *qout = NULL;
+	struct hmap loaded; /* the schema after the load, for -i's .reset */
 	int status = 1;
 	int64_t load_ns = 0;
+	hmap_init(&loaded);
 	if (tp_shell_config_build(o, &sc) < 0 || !(tp = tp_shell_load(o, &sc, trace, &load_ns)))
 		goto out;
 	if (file) {
@@ -243,6 +245,8 @@ int tp_shell_run_query(struct shell_opts *o)
 		tp_shell_error("query: %s", oerr.msg);
 		goto out;
 	}
+	if (o->interactive) /* what the shell's .reset goes back to */
+		tp_schema_snapshot(tp, &loaded);
 	catch_sigint(tp);
 	int64_t t0 = tp_shell_now_ns();
 	int rc = tp_shell_run_queries(tp, sql, qout);
@@ -263,10 +267,11 @@ int tp_shell_run_query(struct shell_opts *o)
 	status = 0;
 	if (o->interactive) {
 		catch_sigint(tp);
-		tp_shell_interactive(tp, o->wide);
+		tp_shell_interactive(tp, o->wide, &loaded);
 		release_sigint();
 	}
 out:
+	hmap_release(&loaded);
 	tp_shell_out_free(qout);
 	tb_free(sql);
 	tp_free(tp);
@@ -292,7 +297,7 @@ int tp_shell_run_interactive(struct shell_opts *o)
 	if (tp_shell_config_build(o, &sc) < 0 || !(tp = tp_shell_load(o, &sc, trace, NULL)))
 		goto out;
 	catch_sigint(tp);
-	tp_shell_interactive(tp, o->wide);
+	tp_shell_interactive(tp, o->wide, NULL);
 	release_sigint();
 	status = 0;
 out:

@@ -557,7 +557,29 @@ static void print_batch(FILE *out, struct remote_result *rr, const uint8_t *b, s
 
 /* Run one statement remotely and print it. Returns 0, 1 (an SQL error,
  * printed) or -1 (transport failure, printed). */
-static int remote_statement(struct remote *r, const char *sql, size_t len, bool *printed_any)
+/* The server's traceback of sql, a piece of the query text starting at
+ * line line0 (0-based) and column col0 of it, with its "stdin" line and
+ * column counted in the whole text again (as tp_sql_traceback counts
+ * them when the query runs here). tb_malloc'd. */
+static char *whole_text_traceback(const char *err, unsigned line0, unsigned col0)
+{
+	static const char frame[] = "Traceback (most recent call last):\n  File \"stdin\" line ";
+	unsigned line, col;
+	int used = 0;
+	if (strncmp(err, frame, sizeof frame - 1) != 0 ||
+	    sscanf(err + sizeof frame - 1, "%u col %u%n", &line, &col, &used) != 2 || used <= 0)
+		return tb_strdup(err);
+	if (line == 1)
+		col += col0;
+	line += line0;
+	size_t n = strlen(err) + 64;
+	char *out = tb_malloc(n);
+	snprintf(out, n, "%s%u col %u%s", frame, line, col, err + sizeof frame - 1 + used);
+	return out;
+}
+
+static int remote_statement(struct remote *r, const char *sql, size_t len, bool *printed_any,
+                            unsigned line0, unsigned col0)
 {
 	struct pb_writer w;
 	pb_writer_init_growable(&w);
@@ -669,7 +691,9 @@ static int remote_statement(struct remote *r, const char *sql, size_t len, bool 
 			break;
 	}
 	if (status == 0 && rr.error) {
-		fprintf(stderr, "%s\n", rr.error); /* the server's traceback */
+		char *report = whole_text_traceback(rr.error, line0, col0);
+		fprintf(stderr, "%s\n", report); /* the server's traceback */
+		tb_free(report);
 		status = 1;
 	}
 	for (size_t i = 0; i < rr.cols.len; i++)
@@ -711,7 +735,8 @@ int tp_shell_remote_query(struct shell_opts *o, const char *sql)
 	/* One request per statement, split where SQLite sees one end. */
 	int status = 0;
 	bool printed_any = false, any = false;
-	const char *p = sql;
+	const char *p = sql, *counted = sql;
+	unsigned line0 = 0, col0 = 0;
 	size_t n = strlen(sql);
 	char *buf = tb_malloc(n + 2);
 	int64_t t0 = tp_shell_now_ns();
@@ -729,8 +754,13 @@ int tp_shell_remote_query(struct shell_opts *o, const char *sql)
 		}
 		size_t ws = strspn(buf, " \t\r\n;");
 		if (buf[ws]) {
+			for (; counted < p; counted++) /* where buf starts in sql */
+				if (*counted == '\n')
+					line0++, col0 = 0;
+				else
+					col0++;
 			any = true;
-			int rc = remote_statement(&r, buf, len, &printed_any);
+			int rc = remote_statement(&r, buf, len, &printed_any, line0, col0);
 			status = rc < 0 ? 1 : rc;
 		}
 		p = end;

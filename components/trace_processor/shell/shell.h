@@ -230,6 +230,9 @@ int tp_shell_reject_extra(const struct shell_opts *o, const char *cmd, size_t ma
  * errno set. *len (may be NULL) gets its length. */
 char *tp_shell_read_file(const char *path, size_t *len);
 
+/* Is [p, end) of a query only white space, semicolons and comments? */
+bool tp_shell_is_comment_only(const char *p, const char *end);
+
 /* ---- query output (query.c) ------------------------------------------------- */
 
 /* Run every statement of sql, printing each result set as Perfetto's CSV.
@@ -304,8 +307,10 @@ int tp_shell_export_parquet(struct tp *tp, const char *dir, const char *trace_id
 
 /* Perfetto's interactive shell on stdin until EOF or .quit: each line a
  * query whose last statement's rows print as a table, or a dot-command;
- * SQL errors are printed and the shell carries on. Returns 0. */
-int tp_shell_interactive(struct tp *tp, bool wide);
+ * SQL errors are printed and the shell carries on. .reset goes back to
+ * the schema loaded holds (tp_schema_snapshot once the trace was loaded;
+ * NULL: as it is now). Returns 0. */
+int tp_shell_interactive(struct tp *tp, bool wide, const struct hmap *loaded);
 
 /* ---- metatrace (metatrace.c) ------------------------------------------------- */
 

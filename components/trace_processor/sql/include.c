@@ -942,6 +942,10 @@ static int prepare_create(struct tp *tp, const char *q, bool replace, struct sql
 	size_t head = strlen(text) - strlen(body);
 	const char *t = NULL;
 	rc = tp_prepare(tp, text, st, &t, err, err_size);
+	/* where SQLite stopped, back in the caller's text (in the head: none) */
+	const char *at = tp->prepare_err_at;
+	tp->prepare_err_at = at && at >= text + head ? body + (at - text - head) : NULL;
+	tp->prepare_err_stmt = body; /* Perfetto shows the body's text */
 	if (tail)
 		*tail = t && (size_t)(t - text) >= head ? body + (t - text - head)
 		                                        : body + strlen(body);
@@ -953,7 +957,9 @@ int tp_prepare(struct tp *tp, const char *sql, struct sqlite3_stmt **st, const c
                char *err, size_t err_size)
 {
 	*st = NULL;
-	tp->prepare_err_off = -1;
+	tp->prepare_err_at = NULL;
+	tp->prepare_err_as_is = false;
+	tp->prepare_err_stmt = NULL;
 	const char *p = skip_space(sql), *q;
 	if ((q = keyword(p, "INCLUDE")) && (q = keyword(q, "PERFETTO")) &&
 	    (q = keyword(q, "MODULE"))) {
@@ -965,7 +971,8 @@ int tp_prepare(struct tp *tp, const char *sql, struct sqlite3_stmt **st, const c
 		if (tail)
 			*tail = end;
 		int rc = tp_sql_include(tp, q, n, err, err_size);
-		tp->prepare_err_off = -2; /* (after the modules' own statements) */
+		tp->prepare_err_at = NULL; /* (after the modules' own statements) */
+		tp->prepare_err_as_is = true;
 		return rc;
 	}
 	if ((q = keyword(p, "CREATE"))) {
@@ -981,7 +988,8 @@ int tp_prepare(struct tp *tp, const char *sql, struct sqlite3_stmt **st, const c
 	int rc = sqlite3_prepare_v2(tp->db, sql, -1, st, tail);
 	if (rc != SQLITE_OK) {
 		snprintf(err, err_size, "%s", tp_sql_errmsg(tp->db));
-		tp->prepare_err_off = sqlite3_error_offset(tp->db);
+		int off = sqlite3_error_offset(tp->db);
+		tp->prepare_err_at = off >= 0 && (size_t)off <= strlen(sql) ? sql + off : NULL;
 	}
 	return rc;
 }
@@ -1025,13 +1033,17 @@ char *tp_sql_traceback(const char *sql, const char *stmt, const char *at, const 
 
 char *tp_prepare_error_report(struct tp *tp, const char *sql, const char *stmt, const char *msg)
 {
-	int off = tp->prepare_err_off;
-	const char *at = off >= 0 && (size_t)off <= strlen(stmt) ? stmt + off : NULL, *q;
+	const char *at = tp->prepare_err_at, *q;
 	char buf[512];
 	size_t n;
 
-	if (off == -2)
+	if (tp->prepare_err_as_is)
 		return tb_strdup(msg);
+	if (at && (at < stmt || at > stmt + strlen(stmt)))
+		at = NULL;
+	if (tp->prepare_err_stmt && tp->prepare_err_stmt >= stmt &&
+	    tp->prepare_err_stmt <= stmt + strlen(stmt))
+		stmt = tp->prepare_err_stmt;
 	/* SQLite's wording of a syntax error -> Perfetto's parser's */
 	if (strncmp(msg, "near \"", 6) == 0 && (q = strstr(msg + 6, "\": syntax error")) &&
 	    q[15] == '\0') {
