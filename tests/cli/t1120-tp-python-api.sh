@@ -157,7 +157,9 @@ class TP:
                     chunk = f.read(1024 * 1024)
                     if not chunk: break
                     e = self.parse(chunk)
-                    if e: raise Exc("Failed while parsing trace. Error message: " + e)
+                    if e:
+                        self.close()  # (the package leaves it running; the test must not)
+                        raise Exc("Failed while parsing trace. Error message: " + e)
             self.notify_eof()
 
     def post(self, path, body):
